@@ -1,0 +1,145 @@
+//! Protocol errors: the JSON-RPC error object with the spec's codes as named constants.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A JSON-RPC error code.
+///
+/// The codes the MCP specification names are associated constants; any other integer
+/// (application-defined codes, the `-32000..=-32099` server range) is kept as is.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// `-32700`: the message is not valid JSON.
+    pub const PARSE_ERROR: Self = Self(-32700);
+    /// `-32600`: the JSON is not a valid JSON-RPC message.
+    pub const INVALID_REQUEST: Self = Self(-32600);
+    /// `-32601`: the method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: Self = Self(-32601);
+    /// `-32602`: invalid method parameters.
+    pub const INVALID_PARAMS: Self = Self(-32602);
+    /// `-32603`: internal error of the receiver.
+    pub const INTERNAL_ERROR: Self = Self(-32603);
+    /// `-32002`: the requested resource does not exist.
+    pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
+    /// `-32042`: the server needs the user to complete one or more URL elicitations first.
+    pub const URL_ELICITATION_REQUIRED: Self = Self(-32042);
+    /// `-1`: the user rejected a sampling request (the code the spec's examples use).
+    pub const USER_REJECTED: Self = Self(-1);
+
+    /// The name of a code the specification defines, if it is one.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Self::PARSE_ERROR => "parse error",
+            Self::INVALID_REQUEST => "invalid request",
+            Self::METHOD_NOT_FOUND => "method not found",
+            Self::INVALID_PARAMS => "invalid params",
+            Self::INTERNAL_ERROR => "internal error",
+            Self::RESOURCE_NOT_FOUND => "resource not found",
+            Self::URL_ELICITATION_REQUIRED => "URL elicitation required",
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Debug for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "ErrorCode({} {name})", self.0),
+            None => write!(f, "ErrorCode({})", self.0),
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl From<i32> for ErrorCode {
+    fn from(code: i32) -> Self {
+        Self(code)
+    }
+}
+
+/// The error object of a JSON-RPC error response (the schema's `Error`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ErrorData {
+    /// The error code.
+    pub code: ErrorCode,
+    /// A short description of the error, ideally one sentence.
+    pub message: Cow<'static, str>,
+    /// Additional information defined by the sender.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorData {
+    /// An error with any code and message.
+    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Attaches `data` to the error.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// `-32700`: the bytes received are not valid JSON.
+    pub fn parse_error(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::PARSE_ERROR, message)
+    }
+
+    /// `-32600`: the JSON received is not a valid JSON-RPC message.
+    pub fn invalid_request(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::INVALID_REQUEST, message)
+    }
+
+    /// `-32601`: the method does not exist or is not available; the message names it.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+    }
+
+    /// `-32602`: the parameters are invalid.
+    pub fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// `-32603`: the receiver failed while handling the request.
+    pub fn internal_error(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+
+    /// `-32002`: no resource has this URI; the URI travels in `data.uri`.
+    pub fn resource_not_found(uri: &str) -> Self {
+        Self::new(
+            ErrorCode::RESOURCE_NOT_FOUND,
+            format!("Resource not found: {uri}"),
+        )
+        .with_data(serde_json::json!({ "uri": uri }))
+    }
+}
+
+impl fmt::Display for ErrorData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code.0)
+    }
+}
+
+impl std::error::Error for ErrorData {}

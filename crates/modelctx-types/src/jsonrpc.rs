@@ -1,0 +1,580 @@
+//! The JSON-RPC 2.0 envelope: requests, notifications, result and error responses.
+//!
+//! Parameters and results travel as [`RawValue`]: the envelope is parsed once and a
+//! payload is only decoded into its typed form by whoever handles it. Parsing is strict
+//! where the specification is strict — `jsonrpc` must be `"2.0"`, an `id` is never
+//! `null`, a key may not appear twice — and tolerant of unknown keys.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::ser::{SerializeStruct, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::error::{ErrorCode, ErrorData};
+
+/// The only JSON-RPC version MCP speaks.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// A request id: a string or an integer, never `null`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestId {
+    /// An integer id (the form this SDK allocates).
+    Number(i64),
+    /// A string id.
+    String(Arc<str>),
+}
+
+impl fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::String(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        Self::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        Self::String(s.into())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        Self::String(s.into())
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Number(n) => serializer.serialize_i64(*n),
+            Self::String(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+/// An id field as read off the wire: a valid id, or an explicit `null`.
+enum IdOrNull {
+    Id(RequestId),
+    Null,
+}
+
+struct IdVisitor;
+
+impl<'de> Visitor<'de> for IdVisitor {
+    type Value = IdOrNull;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string or an integer")
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<IdOrNull, E> {
+        Ok(IdOrNull::Id(RequestId::Number(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<IdOrNull, E> {
+        i64::try_from(v)
+            .map(|n| IdOrNull::Id(RequestId::Number(n)))
+            .map_err(|_| E::custom("request id out of range"))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<IdOrNull, E> {
+        // JSON-RPC discourages fractional ids; an integral float is read as the integer.
+        if v.fract() == 0.0 && v.abs() < 9.0e15 {
+            Ok(IdOrNull::Id(RequestId::Number(v as i64)))
+        } else {
+            Err(E::custom("request id must be an integer or a string"))
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<IdOrNull, E> {
+        Ok(IdOrNull::Id(RequestId::String(v.into())))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<IdOrNull, E> {
+        Ok(IdOrNull::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<IdOrNull, E> {
+        Ok(IdOrNull::Null)
+    }
+}
+
+impl<'de> Deserialize<'de> for IdOrNull {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match deserializer.deserialize_any(IdVisitor)? {
+            IdOrNull::Id(id) => Ok(id),
+            IdOrNull::Null => Err(de::Error::custom("request id must not be null")),
+        }
+    }
+}
+
+/// A request: expects exactly one response with the same id.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct JsonRpcRequest {
+    /// The request id.
+    pub id: RequestId,
+    /// The method name.
+    pub method: Cow<'static, str>,
+    /// The parameters, undecoded.
+    pub params: Option<Box<RawValue>>,
+}
+
+impl JsonRpcRequest {
+    /// A request with the given id, method and (already serialised) parameters.
+    pub fn new(
+        id: RequestId,
+        method: impl Into<Cow<'static, str>>,
+        params: Option<Box<RawValue>>,
+    ) -> Self {
+        Self {
+            id,
+            method: method.into(),
+            params,
+        }
+    }
+}
+
+/// A notification: never answered.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct JsonRpcNotification {
+    /// The method name.
+    pub method: Cow<'static, str>,
+    /// The parameters, undecoded.
+    pub params: Option<Box<RawValue>>,
+}
+
+impl JsonRpcNotification {
+    /// A notification with the given method and (already serialised) parameters.
+    pub fn new(method: impl Into<Cow<'static, str>>, params: Option<Box<RawValue>>) -> Self {
+        Self {
+            method: method.into(),
+            params,
+        }
+    }
+}
+
+/// A successful response (the schema's `JSONRPCResultResponse`).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct JsonRpcResultResponse {
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The result, undecoded.
+    pub result: Box<RawValue>,
+}
+
+impl JsonRpcResultResponse {
+    /// A response carrying `result` for request `id`.
+    pub fn new(id: RequestId, result: Box<RawValue>) -> Self {
+        Self { id, result }
+    }
+}
+
+/// An error response (the schema's `JSONRPCErrorResponse`).
+///
+/// The id is absent only when the request's id could not be read (a parse error, or a
+/// message too malformed to find it); it is then omitted from the wire form.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct JsonRpcErrorResponse {
+    /// The id of the request this answers, when it could be read.
+    pub id: Option<RequestId>,
+    /// The error.
+    pub error: ErrorData,
+}
+
+impl JsonRpcErrorResponse {
+    /// An error response to request `id`.
+    pub fn new(id: Option<RequestId>, error: ErrorData) -> Self {
+        Self { id, error }
+    }
+}
+
+/// Any JSON-RPC message that can be decoded off the wire or encoded to be sent.
+#[derive(Debug, Clone)]
+pub enum JsonRpcMessage {
+    /// A request.
+    Request(JsonRpcRequest),
+    /// A notification.
+    Notification(JsonRpcNotification),
+    /// A successful response.
+    Response(JsonRpcResultResponse),
+    /// An error response.
+    Error(JsonRpcErrorResponse),
+}
+
+impl JsonRpcMessage {
+    /// Parses one message from bytes.
+    ///
+    /// The error says which JSON-RPC error answers the input: [`ErrorCode::PARSE_ERROR`]
+    /// when the bytes are not JSON, [`ErrorCode::INVALID_REQUEST`] when they are JSON but
+    /// not a message (with the request id when it could be read).
+    pub fn from_slice(bytes: &[u8]) -> Result<Self, InvalidMessage> {
+        match serde_json::from_slice::<Envelope>(bytes) {
+            Ok(envelope) => envelope.classify(),
+            Err(err) => Err(InvalidMessage::from_serde(bytes, err)),
+        }
+    }
+
+    /// Parses one message from a string; see [`JsonRpcMessage::from_slice`].
+    pub fn from_str(text: &str) -> Result<Self, InvalidMessage> {
+        Self::from_slice(text.as_bytes())
+    }
+
+    /// Serialises the message to its compact JSON form (no embedded newline).
+    pub fn to_vec(&self) -> Vec<u8> {
+        // Serialising these types cannot fail: every field is a string, an integer,
+        // an already-valid raw JSON value or a `serde_json::Value`.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// The method name of a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Self::Request(r) => Some(&r.method),
+            Self::Notification(n) => Some(&n.method),
+            _ => None,
+        }
+    }
+
+    /// The id of a request or response.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            Self::Request(r) => Some(&r.id),
+            Self::Response(r) => Some(&r.id),
+            Self::Error(e) => e.id.as_ref(),
+            Self::Notification(_) => None,
+        }
+    }
+}
+
+impl From<JsonRpcRequest> for JsonRpcMessage {
+    fn from(m: JsonRpcRequest) -> Self {
+        Self::Request(m)
+    }
+}
+impl From<JsonRpcNotification> for JsonRpcMessage {
+    fn from(m: JsonRpcNotification) -> Self {
+        Self::Notification(m)
+    }
+}
+impl From<JsonRpcResultResponse> for JsonRpcMessage {
+    fn from(m: JsonRpcResultResponse) -> Self {
+        Self::Response(m)
+    }
+}
+impl From<JsonRpcErrorResponse> for JsonRpcMessage {
+    fn from(m: JsonRpcErrorResponse) -> Self {
+        Self::Error(m)
+    }
+}
+
+/// Why bytes could not be read as a JSON-RPC message, and the error that answers them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvalidMessage {
+    /// The id of the offending request, when one could be read.
+    pub id: Option<RequestId>,
+    /// The error to answer with: a parse error or an invalid request.
+    pub error: ErrorData,
+}
+
+impl InvalidMessage {
+    fn invalid(id: Option<RequestId>, reason: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            id,
+            error: ErrorData::invalid_request(reason),
+        }
+    }
+
+    fn from_serde(bytes: &[u8], err: serde_json::Error) -> Self {
+        use serde_json::error::Category;
+        match err.classify() {
+            Category::Syntax | Category::Eof | Category::Io => Self {
+                id: None,
+                error: ErrorData::parse_error(format!("Parse error: {err}")),
+            },
+            Category::Data => {
+                // Valid JSON of the wrong shape: try to recover the id to answer it.
+                #[derive(Deserialize)]
+                struct IdOnly {
+                    id: Option<RequestId>,
+                }
+                let id = serde_json::from_slice::<IdOnly>(bytes)
+                    .ok()
+                    .and_then(|i| i.id);
+                Self::invalid(id, format!("Invalid request: {err}"))
+            }
+        }
+    }
+
+    /// Whether the input was not JSON at all.
+    pub fn is_parse_error(&self) -> bool {
+        self.error.code == ErrorCode::PARSE_ERROR
+    }
+
+    /// The error response that answers the input.
+    pub fn into_response(self) -> JsonRpcErrorResponse {
+        JsonRpcErrorResponse::new(self.id, self.error)
+    }
+}
+
+impl fmt::Display for InvalidMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for InvalidMessage {}
+
+/// Every member a JSON-RPC message may have; serde's derive rejects a repeated key.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    jsonrpc: Option<Cow<'static, str>>,
+    #[serde(default)]
+    id: Option<IdOrNull>,
+    #[serde(default)]
+    method: Option<Cow<'static, str>>,
+    #[serde(default)]
+    params: Option<Box<RawValue>>,
+    #[serde(default)]
+    result: Option<Box<RawValue>>,
+    #[serde(default)]
+    error: Option<ErrorData>,
+}
+
+impl Envelope {
+    fn classify(self) -> Result<JsonRpcMessage, InvalidMessage> {
+        let id = match self.id {
+            None => None,
+            Some(IdOrNull::Id(id)) => Some(id),
+            Some(IdOrNull::Null) if self.error.is_some() && self.method.is_none() => None,
+            Some(IdOrNull::Null) => {
+                return Err(InvalidMessage::invalid(None, "request id must not be null"));
+            }
+        };
+        if self.jsonrpc.as_deref() != Some(JSONRPC_VERSION) {
+            return Err(InvalidMessage::invalid(id, "jsonrpc must be \"2.0\""));
+        }
+        if let Some(params) = &self.params {
+            let first = params.get().as_bytes().first();
+            if !matches!(first, Some(b'{') | Some(b'[')) {
+                return Err(InvalidMessage::invalid(
+                    id,
+                    "params must be an object or an array",
+                ));
+            }
+        }
+        match (self.method, self.result, self.error) {
+            (Some(method), None, None) => Ok(match id {
+                Some(id) => JsonRpcMessage::Request(JsonRpcRequest {
+                    id,
+                    method,
+                    params: self.params,
+                }),
+                None => JsonRpcMessage::Notification(JsonRpcNotification {
+                    method,
+                    params: self.params,
+                }),
+            }),
+            (None, Some(result), None) if self.params.is_none() => match id {
+                Some(id) => Ok(JsonRpcMessage::Response(JsonRpcResultResponse { id, result })),
+                None => Err(InvalidMessage::invalid(None, "a response needs an id")),
+            },
+            (None, None, Some(error)) if self.params.is_none() => {
+                Ok(JsonRpcMessage::Error(JsonRpcErrorResponse { id, error }))
+            }
+            _ => Err(InvalidMessage::invalid(
+                id,
+                "not a request, notification or response",
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcMessage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Envelope::deserialize(deserializer)?
+            .classify()
+            .map_err(|e| de::Error::custom(e.error.message))
+    }
+}
+
+impl Serialize for JsonRpcRequest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("JSONRPCRequest", 4)?;
+        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+        s.serialize_field("id", &self.id)?;
+        s.serialize_field("method", &self.method)?;
+        if let Some(params) = &self.params {
+            s.serialize_field("params", params)?;
+        }
+        s.end()
+    }
+}
+
+impl Serialize for JsonRpcNotification {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("JSONRPCNotification", 3)?;
+        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+        s.serialize_field("method", &self.method)?;
+        if let Some(params) = &self.params {
+            s.serialize_field("params", params)?;
+        }
+        s.end()
+    }
+}
+
+impl Serialize for JsonRpcResultResponse {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("JSONRPCResultResponse", 3)?;
+        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+        s.serialize_field("id", &self.id)?;
+        s.serialize_field("result", &self.result)?;
+        s.end()
+    }
+}
+
+impl Serialize for JsonRpcErrorResponse {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("JSONRPCErrorResponse", 3)?;
+        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+        if let Some(id) = &self.id {
+            s.serialize_field("id", id)?;
+        }
+        s.serialize_field("error", &self.error)?;
+        s.end()
+    }
+}
+
+impl Serialize for JsonRpcMessage {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Request(m) => m.serialize(serializer),
+            Self::Notification(m) => m.serialize(serializer),
+            Self::Response(m) => m.serialize(serializer),
+            Self::Error(m) => m.serialize(serializer),
+        }
+    }
+}
+
+macro_rules! deserialize_via_message {
+    ($ty:ident, $variant:ident, $what:literal) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                match JsonRpcMessage::deserialize(deserializer)? {
+                    JsonRpcMessage::$variant(m) => Ok(m),
+                    _ => Err(de::Error::custom(concat!("expected ", $what))),
+                }
+            }
+        }
+    };
+}
+
+deserialize_via_message!(JsonRpcRequest, Request, "a JSON-RPC request");
+deserialize_via_message!(JsonRpcNotification, Notification, "a JSON-RPC notification");
+deserialize_via_message!(JsonRpcResultResponse, Response, "a JSON-RPC result response");
+deserialize_via_message!(JsonRpcErrorResponse, Error, "a JSON-RPC error response");
+
+/// Serialises a value into a raw JSON value (for parameters and results).
+pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
+    serde_json::value::to_raw_value(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<JsonRpcMessage, InvalidMessage> {
+        JsonRpcMessage::from_str(s)
+    }
+
+    #[test]
+    fn classifies_each_kind() {
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Ok(JsonRpcMessage::Request(_))
+        ));
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Ok(JsonRpcMessage::Notification(_))
+        ));
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#),
+            Ok(JsonRpcMessage::Response(_))
+        ));
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}}"#),
+            Ok(JsonRpcMessage::Error(JsonRpcErrorResponse { id: None, .. }))
+        ));
+    }
+
+    #[test]
+    fn rejects_null_id_on_request() {
+        let err = parse(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).unwrap_err();
+        assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn rejects_duplicate_keys_and_keeps_case() {
+        let err = parse(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#).unwrap_err();
+        assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST);
+        // "ID" is not "id": this is a notification with an unknown extra member.
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","ID":1,"method":"ping"}"#),
+            Ok(JsonRpcMessage::Notification(_))
+        ));
+    }
+
+    #[test]
+    fn not_json_is_a_parse_error_and_bad_shape_keeps_the_id() {
+        assert!(parse("{not json").unwrap_err().is_parse_error());
+        let err = parse(r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#).unwrap_err();
+        assert_eq!(err.id, Some(RequestId::Number(7)));
+        assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST);
+        let err = parse(r#"{"jsonrpc":"2.0","id":7,"method":3}"#).unwrap_err();
+        assert_eq!(err.id, Some(RequestId::Number(7)));
+    }
+
+    #[test]
+    fn serialises_compactly_with_version_first() {
+        let msg = JsonRpcMessage::Request(JsonRpcRequest::new(
+            RequestId::Number(1),
+            "tools/list",
+            Some(to_raw(&serde_json::json!({"cursor": "c"})).unwrap()),
+        ));
+        assert_eq!(
+            String::from_utf8(msg.to_vec()).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c"}}"#
+        );
+    }
+}
