@@ -360,7 +360,7 @@ impl std::error::Error for InvalidMessage {}
 struct Envelope {
     #[serde(default)]
     jsonrpc: Option<Cow<'static, str>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present_id")]
     id: Option<IdOrNull>,
     #[serde(default)]
     method: Option<Cow<'static, str>>,
@@ -370,6 +370,11 @@ struct Envelope {
     result: Option<Box<RawValue>>,
     #[serde(default)]
     error: Option<ErrorData>,
+}
+
+/// `Option`'s own impl would read `null` as absent; an explicit `null` must stay visible.
+fn present_id<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<IdOrNull>, D::Error> {
+    IdOrNull::deserialize(deserializer).map(Some)
 }
 
 impl Envelope {
