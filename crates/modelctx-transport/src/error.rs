@@ -1,0 +1,91 @@
+//! The transport error type.
+
+use std::fmt;
+
+use modelctx_types::InvalidMessage;
+
+/// A transport fault: opaque, with predicates for the cases a caller acts on.
+#[derive(Debug)]
+pub struct TransportError {
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Closed,
+    Invalid(InvalidMessage),
+    Io(std::io::Error),
+    Other(String),
+}
+
+impl TransportError {
+    /// The transport is closed; nothing more can be sent or received.
+    pub fn closed() -> Self {
+        Self { kind: Kind::Closed }
+    }
+
+    /// Bytes arrived that are not a valid message; the receiver may answer with the
+    /// error the [`InvalidMessage`] carries.
+    pub fn invalid(invalid: InvalidMessage) -> Self {
+        Self {
+            kind: Kind::Invalid(invalid),
+        }
+    }
+
+    /// An I/O failure.
+    pub fn io(err: std::io::Error) -> Self {
+        Self { kind: Kind::Io(err) }
+    }
+
+    /// Any other fault, described.
+    pub fn other(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Other(message.into()),
+        }
+    }
+
+    /// Whether the transport is closed.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.kind, Kind::Closed)
+    }
+
+    /// The invalid message, when that is what this error reports.
+    pub fn invalid_message(&self) -> Option<&InvalidMessage> {
+        match &self.kind {
+            Kind::Invalid(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an I/O failure.
+    pub fn is_io(&self) -> bool {
+        matches!(self.kind, Kind::Io(_))
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::Closed => f.write_str("transport closed"),
+            Kind::Invalid(m) => write!(f, "invalid message: {m}"),
+            Kind::Io(e) => write!(f, "transport I/O error: {e}"),
+            Kind::Other(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for TransportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            Kind::Io(e) => Some(e),
+            Kind::Invalid(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for TransportError {
+    fn from(err: std::io::Error) -> Self {
+        Self::io(err)
+    }
+}

@@ -1,0 +1,119 @@
+//! The transport abstraction of modelctx.
+//!
+//! A transport moves JSON-RPC messages between two peers. It splits into a
+//! [`MessageSink`], shared by every task that sends, and a [`MessageStream`], owned by the
+//! single task that receives. Each message travels as a [`TransportMessage`]: the message
+//! plus the small routing metadata that streamable HTTP needs (which request a server
+//! message relates to, resumption tokens) and that stdio or in-memory transports ignore.
+//!
+//! This crate knows nothing of sessions, servers or clients; the session runtime
+//! (`modelctx-session`) drives any transport through these traits.
+//!
+//! ```
+//! use modelctx_transport::framing::{LineDecoder, encode_line};
+//! use modelctx_types::JsonRpcMessage;
+//!
+//! let msg = JsonRpcMessage::from_str(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+//! let mut decoder = LineDecoder::new(1024);
+//! decoder.extend(&encode_line(&msg));
+//! let line = decoder.next_line().unwrap().unwrap();
+//! assert_eq!(JsonRpcMessage::from_slice(&line).unwrap().method(), Some("notifications/initialized"));
+//! ```
+
+mod error;
+pub mod framing;
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use modelctx_types::{JsonRpcMessage, RequestId};
+
+pub use error::TransportError;
+
+/// A message crossing a transport, with its routing metadata.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TransportMessage {
+    /// The JSON-RPC message.
+    pub message: JsonRpcMessage,
+    /// Outbound: the inbound request this message belongs to. A server notification or
+    /// request emitted while handling request N carries N, and a response carries its own
+    /// request's id; streamable HTTP puts such a message on N's response stream, and an
+    /// unrelated one on the standalone stream. Ignored by stdio and in-memory transports.
+    pub related_request: Option<RequestId>,
+    /// Outbound (client): resume an interrupted request from this token instead of
+    /// sending it again. Inbound (client): the newest token for the stream that carried
+    /// this message (e.g. an SSE event id). `None` where the transport cannot resume.
+    pub resumption_token: Option<Arc<str>>,
+}
+
+impl TransportMessage {
+    /// A message with no routing metadata.
+    pub fn new(message: JsonRpcMessage) -> Self {
+        Self {
+            message,
+            related_request: None,
+            resumption_token: None,
+        }
+    }
+
+    /// Marks the message as belonging to inbound request `id`.
+    #[must_use]
+    pub fn related_to(mut self, id: Option<RequestId>) -> Self {
+        self.related_request = id;
+        self
+    }
+
+    /// Attaches a resumption token.
+    #[must_use]
+    pub fn with_resumption_token(mut self, token: Option<Arc<str>>) -> Self {
+        self.resumption_token = token;
+        self
+    }
+}
+
+impl From<JsonRpcMessage> for TransportMessage {
+    fn from(message: JsonRpcMessage) -> Self {
+        Self::new(message)
+    }
+}
+
+/// The sending half of a transport, shared by every task that sends.
+pub trait MessageSink: Send + Sync + 'static {
+    /// Sends one message. Resolves once the transport accepted it (queued or written);
+    /// fails with [`TransportError::is_closed`] once the transport is closed.
+    fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>>;
+
+    /// Closes the transport: the peer sees the end of its stream, and later sends fail.
+    fn close(&self) -> BoxFuture<'_, ()>;
+}
+
+/// The receiving half of a transport, owned by one task.
+pub trait MessageStream: Send + 'static {
+    /// The next message; `None` once the peer closed the transport. An `Err` reports a
+    /// fault the receiver can survive (the stream goes on) unless it
+    /// [`is_closed`](TransportError::is_closed).
+    ///
+    /// The future must be cancel-safe: dropping it loses no message.
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>>;
+}
+
+/// A transport: anything that splits into a sink and a stream of messages.
+pub trait Transport: Send + 'static {
+    /// The sending half.
+    type Sink: MessageSink;
+    /// The receiving half.
+    type Stream: MessageStream;
+
+    /// Splits the transport into its two halves.
+    fn split(self) -> (Self::Sink, Self::Stream);
+}
+
+impl<S: MessageSink, R: MessageStream> Transport for (S, R) {
+    type Sink = S;
+    type Stream = R;
+
+    fn split(self) -> (S, R) {
+        self
+    }
+}
