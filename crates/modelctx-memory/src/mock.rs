@@ -138,7 +138,7 @@ impl MockPeer {
 
     /// Sends raw JSON text as if it had arrived off a wire (it must be a valid message).
     pub async fn send_json(&self, json: &str) {
-        let message = JsonRpcMessage::from_str(json)
+        let message = json.parse::<JsonRpcMessage>()
             .unwrap_or_else(|e| panic!("mock peer: send_json got an invalid message: {e}"));
         self.send(message).await;
     }

@@ -13,7 +13,7 @@
 //! use modelctx_transport::framing::{LineDecoder, encode_line};
 //! use modelctx_types::JsonRpcMessage;
 //!
-//! let msg = JsonRpcMessage::from_str(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+//! let msg = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.parse::<JsonRpcMessage>().unwrap();
 //! let mut decoder = LineDecoder::new(1024);
 //! decoder.extend(&encode_line(&msg));
 //! let line = decoder.next_line().unwrap().unwrap();

@@ -245,11 +245,6 @@ impl JsonRpcMessage {
         }
     }
 
-    /// Parses one message from a string; see [`JsonRpcMessage::from_slice`].
-    pub fn from_str(text: &str) -> Result<Self, InvalidMessage> {
-        Self::from_slice(text.as_bytes())
-    }
-
     /// Serialises the message to its compact JSON form (no embedded newline).
     pub fn to_vec(&self) -> Vec<u8> {
         // Serialising these types cannot fail: every field is a string, an integer,
@@ -274,6 +269,15 @@ impl JsonRpcMessage {
             Self::Error(e) => e.id.as_ref(),
             Self::Notification(_) => None,
         }
+    }
+}
+
+impl std::str::FromStr for JsonRpcMessage {
+    type Err = InvalidMessage;
+
+    /// Parses one message from a string; see [`JsonRpcMessage::from_slice`].
+    fn from_str(text: &str) -> Result<Self, InvalidMessage> {
+        Self::from_slice(text.as_bytes())
     }
 }
 
@@ -520,7 +524,7 @@ mod tests {
     use super::*;
 
     fn parse(s: &str) -> Result<JsonRpcMessage, InvalidMessage> {
-        JsonRpcMessage::from_str(s)
+        s.parse()
     }
 
     #[test]
