@@ -98,6 +98,41 @@ pub trait MessageStream: Send + 'static {
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>>;
 }
 
+impl<S: MessageSink + ?Sized> MessageSink for Box<S> {
+    fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {
+        (**self).send(message)
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        (**self).close()
+    }
+}
+
+impl<S: MessageSink + ?Sized> MessageSink for Arc<S> {
+    fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {
+        (**self).send(message)
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        (**self).close()
+    }
+}
+
+impl<R: MessageStream + ?Sized> MessageStream for Box<R> {
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
+        (**self).recv()
+    }
+}
+
+/// A type-erased transport: any transport's halves, boxed.
+pub type BoxTransport = (Box<dyn MessageSink>, Box<dyn MessageStream>);
+
+/// Erases a transport's types.
+pub fn boxed<T: Transport>(transport: T) -> BoxTransport {
+    let (sink, stream) = transport.split();
+    (Box::new(sink), Box::new(stream))
+}
+
 /// A transport: anything that splits into a sink and a stream of messages.
 pub trait Transport: Send + 'static {
     /// The sending half.
