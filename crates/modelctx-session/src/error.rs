@@ -1,0 +1,153 @@
+//! The session error type.
+
+use std::fmt;
+
+use modelctx_transport::TransportError;
+use modelctx_types::ErrorData;
+
+/// Why an outbound request or notification failed: opaque, with predicates.
+#[derive(Debug)]
+pub struct SessionError {
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// The peer answered with a JSON-RPC error.
+    Protocol(ErrorData),
+    /// No response within the timeout.
+    Timeout,
+    /// The request was cancelled through its handle.
+    Cancelled,
+    /// The connection closed before a response arrived.
+    Closed,
+    /// Refused locally, before anything was sent.
+    Refused(String),
+    /// The result could not be decoded into the method's result type.
+    InvalidResult(String),
+    /// The transport failed.
+    Transport(TransportError),
+}
+
+impl SessionError {
+    pub(crate) fn protocol(error: ErrorData) -> Self {
+        Self {
+            kind: Kind::Protocol(error),
+        }
+    }
+    pub(crate) fn timeout() -> Self {
+        Self {
+            kind: Kind::Timeout,
+        }
+    }
+    pub(crate) fn cancelled() -> Self {
+        Self {
+            kind: Kind::Cancelled,
+        }
+    }
+    pub(crate) fn closed() -> Self {
+        Self { kind: Kind::Closed }
+    }
+    pub(crate) fn invalid_result(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::InvalidResult(message.into()),
+        }
+    }
+    pub(crate) fn transport(err: TransportError) -> Self {
+        if err.is_closed() {
+            return Self::closed();
+        }
+        Self {
+            kind: Kind::Transport(err),
+        }
+    }
+
+    /// A request or notification refused locally, with the reason: the peer did not
+    /// declare the capability, the session is not initialised, and the like. Role crates
+    /// use it for their own local checks.
+    pub fn refused(reason: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Refused(reason.into()),
+        }
+    }
+
+    /// The JSON-RPC error the peer answered with.
+    pub fn protocol_error(&self) -> Option<&ErrorData> {
+        match &self.kind {
+            Kind::Protocol(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Turns the error into the JSON-RPC error it carries, if any.
+    pub fn into_protocol_error(self) -> Result<ErrorData, Self> {
+        match self.kind {
+            Kind::Protocol(e) => Ok(e),
+            kind => Err(Self { kind }),
+        }
+    }
+
+    /// Whether the request timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self.kind, Kind::Timeout)
+    }
+
+    /// Whether the request was cancelled through its handle.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.kind, Kind::Cancelled)
+    }
+
+    /// Whether the connection closed.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.kind, Kind::Closed)
+    }
+
+    /// Whether the call was refused locally before anything was sent.
+    pub fn is_refused(&self) -> bool {
+        matches!(self.kind, Kind::Refused(_))
+    }
+
+    /// Whether the peer's result did not decode into the method's result type.
+    pub fn is_invalid_result(&self) -> bool {
+        matches!(self.kind, Kind::InvalidResult(_))
+    }
+
+    /// The JSON-RPC error that reports this failure to a peer: the protocol error itself,
+    /// or an internal error describing the local failure.
+    pub fn to_error_data(&self) -> ErrorData {
+        match &self.kind {
+            Kind::Protocol(e) => e.clone(),
+            _ => ErrorData::internal_error(self.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::Protocol(e) => write!(f, "peer returned an error: {e}"),
+            Kind::Timeout => f.write_str("request timed out"),
+            Kind::Cancelled => f.write_str("request cancelled"),
+            Kind::Closed => f.write_str("connection closed"),
+            Kind::Refused(r) => write!(f, "refused: {r}"),
+            Kind::InvalidResult(m) => write!(f, "invalid result: {m}"),
+            Kind::Transport(e) => write!(f, "transport error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            Kind::Protocol(e) => Some(e),
+            Kind::Transport(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ErrorData> for SessionError {
+    fn from(e: ErrorData) -> Self {
+        Self::protocol(e)
+    }
+}

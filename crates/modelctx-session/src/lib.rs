@@ -1,0 +1,144 @@
+//! The JSON-RPC peer runtime of modelctx.
+//!
+//! A session runs one MCP conversation over any [`Transport`]: it correlates requests
+//! and responses, enforces the lifecycle, routes cancellation and progress both ways,
+//! applies timeouts, and runs inbound handlers concurrently under a bound. The role
+//! crates (`modelctx-server`, `modelctx-client`) plug in a [`Service`] and build their
+//! typed APIs on the [`Peer`] handle.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use std::sync::Arc;
+//! use futures::future::BoxFuture;
+//! use modelctx_session::{start, Peer, RequestContext, Service, SessionConfig};
+//! use modelctx_types::{ErrorData, JsonRpcRequest, RawValue};
+//!
+//! struct Echo;
+//! impl Service for Echo {
+//!     fn handle_request(self: Arc<Self>, request: JsonRpcRequest, _cx: RequestContext)
+//!         -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+//!         Box::pin(async move { Err(ErrorData::method_not_found(&request.method)) })
+//!     }
+//! }
+//!
+//! let (a, b) = modelctx_memory::pair();
+//! let server = start(a, Arc::new(Echo), SessionConfig::server().pre_initialized());
+//! let client = start(b, Arc::new(Echo), SessionConfig::client().pre_initialized());
+//! client.ping().await.unwrap();
+//! # drop(server);
+//! # }
+//! ```
+//!
+//! # Layout
+//! - `pending` — the sans-IO table of outbound requests (ids, slots, progress routes).
+//! - `lifecycle` — which messages may flow in which phase, per role.
+//! - `peer` — the outbound side: [`Peer`], [`RequestHandle`], [`RequestOptions`].
+//! - `runtime` — the receive loop and handler dispatch.
+//! - `service` — the [`Service`] trait and the per-request [`RequestContext`].
+//!
+//! # Guarantees
+//! - The receive loop never awaits user code: handlers run on their own tasks (bounded by
+//!   [`SessionConfig::max_concurrent_requests`]), notifications on one ordered task,
+//!   progress callbacks on the task awaiting the request.
+//! - Outbound ids are positive integers, never reused in a session. A response for an
+//!   unknown id, or after cancellation, is ignored.
+//! - Cancelling (or dropping) a request sends `notifications/cancelled`, never for
+//!   `initialize`; so does a timeout, before the call fails.
+//! - A handler that panics answers `-32603 Internal error`; the session lives on.
+//! - When the transport closes, every pending request fails with
+//!   [`SessionError::is_closed`] and every running handler is cancelled.
+
+mod error;
+mod lifecycle;
+mod peer;
+mod pending;
+mod runtime;
+mod service;
+
+use std::time::Duration;
+
+pub use error::SessionError;
+pub use lifecycle::Role;
+pub use peer::{Canceller, Peer, Progress, ProgressCallback, RequestHandle, RequestOptions};
+pub use runtime::start;
+pub use service::{ProgressReporter, RequestContext, Service, parse_params};
+
+/// Re-exported for handlers that watch for cancellation.
+pub use tokio_util::sync::CancellationToken;
+
+#[doc(no_inline)]
+pub use modelctx_transport::Transport;
+
+/// How a session behaves.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// Client or server.
+    pub role: Role,
+    /// How long an outbound request waits for its response unless overridden
+    /// ([`SessionConfig::DEFAULT_REQUEST_TIMEOUT`], 60 s).
+    pub request_timeout: Duration,
+    /// How many inbound requests run their handlers at once; more wait their turn
+    /// (ping and cancellation are never delayed by them).
+    pub max_concurrent_requests: usize,
+    /// Start in the operational phase, with no handshake (stateless HTTP).
+    pub pre_initialized: bool,
+    /// Whether handlers may send requests to the peer. Off for transports that cannot
+    /// carry them (stateless HTTP): such a request fails at once with a clear error.
+    pub allow_outbound_requests: bool,
+}
+
+impl SessionConfig {
+    /// The default timeout of an outbound request: 60 seconds.
+    pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+    /// The default bound on concurrently running inbound handlers.
+    pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
+
+    fn new(role: Role) -> Self {
+        Self {
+            role,
+            request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
+            max_concurrent_requests: Self::DEFAULT_MAX_CONCURRENT_REQUESTS,
+            pre_initialized: false,
+            allow_outbound_requests: true,
+        }
+    }
+
+    /// A client session with defaults.
+    pub fn client() -> Self {
+        Self::new(Role::Client)
+    }
+
+    /// A server session with defaults.
+    pub fn server() -> Self {
+        Self::new(Role::Server)
+    }
+
+    /// Sets the default request timeout.
+    #[must_use]
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets the bound on concurrently running handlers.
+    #[must_use]
+    pub fn max_concurrent_requests(mut self, n: usize) -> Self {
+        self.max_concurrent_requests = n;
+        self
+    }
+
+    /// Starts already initialised (no handshake).
+    #[must_use]
+    pub fn pre_initialized(mut self) -> Self {
+        self.pre_initialized = true;
+        self
+    }
+
+    /// Refuses handler-initiated requests to the peer.
+    #[must_use]
+    pub fn without_outbound_requests(mut self) -> Self {
+        self.allow_outbound_requests = false;
+        self
+    }
+}

@@ -1,0 +1,662 @@
+//! The outbound side: the [`Peer`] handle, typed requests with cancellation, progress and
+//! timeouts, and notifications.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use modelctx_transport::{MessageSink, TransportMessage};
+use modelctx_types::{
+    ErrorData, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, Meta, NotificationMethod,
+    ProgressToken, RawValue, RequestId, RequestMethod, to_raw,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::SessionConfig;
+use crate::error::SessionError;
+use crate::lifecycle::{self, Phase, PhaseCell, Role};
+use crate::pending::PendingTable;
+
+/// One progress update, as carried by `notifications/progress`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Progress {
+    /// The progress so far; increases with every update.
+    pub progress: f64,
+    /// The total, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A human-readable description of the current step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// A progress value with no total and no message.
+    pub fn new(progress: f64) -> Self {
+        Self {
+            progress,
+            total: None,
+            message: None,
+        }
+    }
+
+    /// Sets the total.
+    #[must_use]
+    pub fn with_total(mut self, total: f64) -> Self {
+        self.total = Some(total);
+        self
+    }
+
+    /// Sets the message.
+    #[must_use]
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+/// A callback receiving a request's progress updates, in order. It runs on the task that
+/// awaits the request, never on the receive loop.
+pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Per-request options.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// Overrides the session's default timeout.
+    pub timeout: Option<Duration>,
+    /// Restart the timeout whenever a progress update arrives.
+    pub reset_timeout_on_progress: bool,
+    /// A hard limit on the whole request, progress or not.
+    pub max_total_timeout: Option<Duration>,
+    /// Receives progress updates; setting it attaches a progress token to the request.
+    pub on_progress: Option<ProgressCallback>,
+    /// `_meta` entries to attach to the request's params.
+    pub meta: Option<Meta>,
+}
+
+impl RequestOptions {
+    /// Default options: the session's timeout, no progress.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the timeout of this request.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Restarts the timeout on each progress update, up to `max_total`.
+    #[must_use]
+    pub fn reset_timeout_on_progress(mut self, max_total: Option<Duration>) -> Self {
+        self.reset_timeout_on_progress = true;
+        self.max_total_timeout = max_total;
+        self
+    }
+
+    /// Sets a hard limit on the whole request.
+    #[must_use]
+    pub fn max_total_timeout(mut self, max_total: Duration) -> Self {
+        self.max_total_timeout = Some(max_total);
+        self
+    }
+
+    /// Receives progress updates (and attaches a progress token).
+    #[must_use]
+    pub fn on_progress(mut self, callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Attaches `_meta` entries.
+    #[must_use]
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+}
+
+impl fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
+            .field("max_total_timeout", &self.max_total_timeout)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("meta", &self.meta)
+            .finish()
+    }
+}
+
+/// How an outbound request ended, as delivered to its waiting future.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    Result(Box<RawValue>),
+    Error(ErrorData),
+    Closed,
+    Cancelled,
+}
+
+pub(crate) type Slot = oneshot::Sender<Outcome>;
+pub(crate) type ProgressSink = mpsc::UnboundedSender<Progress>;
+
+/// State shared by the receive task and every handle of one session.
+pub(crate) struct Shared {
+    pub(crate) role: Role,
+    pub(crate) config: SessionConfig,
+    pub(crate) sink: Box<dyn MessageSink>,
+    pub(crate) phase: PhaseCell,
+    pub(crate) pending: Mutex<PendingTable<Slot, ProgressSink>>,
+    /// Inbound requests being handled: id -> cancellation token.
+    pub(crate) inflight: Mutex<HashMap<RequestId, CancellationToken>>,
+    pub(crate) semaphore: Arc<Semaphore>,
+    /// Fires when the session ends, for whatever reason.
+    pub(crate) closed: CancellationToken,
+}
+
+impl Shared {
+    pub(crate) async fn send(
+        &self,
+        message: JsonRpcMessage,
+        related: Option<RequestId>,
+    ) -> Result<(), SessionError> {
+        self.sink
+            .send(TransportMessage::new(message).related_to(related))
+            .await
+            .map_err(SessionError::transport)
+    }
+
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, PendingTable<Slot, ProgressSink>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn complete(&self, id: &RequestId, outcome: Outcome) {
+        if let Some(slot) = self.lock_pending().complete(id) {
+            let _ = slot.send(outcome);
+        }
+    }
+
+    pub(crate) fn route_progress(&self, token: &ProgressToken, progress: Progress) -> bool {
+        match self.lock_pending().progress_sink(token) {
+            Some(sink) => {
+                let _ = sink.send(progress);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn fail_all_pending(&self) {
+        for slot in self.lock_pending().drain() {
+            let _ = slot.send(Outcome::Closed);
+        }
+    }
+
+    /// Abandons request `id`: frees its slot and, unless it already completed or it is
+    /// `initialize`, tells the peer with `notifications/cancelled`.
+    async fn abandon(&self, id: i64, method: &str, reason: &str, outcome: Outcome) {
+        let slot = self.lock_pending().remove(id);
+        if let Some(slot) = slot {
+            let _ = slot.send(outcome);
+            if method != lifecycle::INITIALIZE {
+                let _ = self.send(cancelled_notification(id, reason), None).await;
+            }
+        }
+    }
+}
+
+pub(crate) fn cancelled_notification(id: i64, reason: &str) -> JsonRpcMessage {
+    let params = serde_json::json!({ "requestId": id, "reason": reason });
+    JsonRpcMessage::Notification(JsonRpcNotification::new(
+        lifecycle::CANCELLED,
+        to_raw(&params).ok(),
+    ))
+}
+
+/// A handle on one session: sends requests and notifications to the peer.
+///
+/// Cheap to clone. A `Peer` handed to a request handler is *related* to that request:
+/// what it sends travels with the request (streamable HTTP puts it on the request's
+/// response stream).
+#[derive(Clone)]
+pub struct Peer {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) related: Option<RequestId>,
+}
+
+impl fmt::Debug for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Peer")
+            .field("role", &self.shared.role)
+            .field("related", &self.related)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+impl Peer {
+    /// The role this session plays.
+    pub fn role(&self) -> Role {
+        self.shared.role
+    }
+
+    /// A handle whose messages are related to inbound request `id`.
+    pub fn related_to(&self, id: Option<RequestId>) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            related: id,
+        }
+    }
+
+    /// Whether the session has ended.
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.is_cancelled()
+    }
+
+    /// Resolves when the session has ended.
+    pub async fn closed(&self) {
+        self.shared.closed.cancelled().await;
+    }
+
+    /// Ends the session: closes the transport and fails every pending request with a
+    /// connection-closed error.
+    pub async fn close(&self) {
+        self.shared.sink.close().await;
+        self.shared.closed.cancel();
+        self.shared.fail_all_pending();
+    }
+
+    /// Whether the initialization handshake has completed.
+    pub fn is_initialized(&self) -> bool {
+        self.shared.phase.get() == Phase::Operational
+    }
+
+    /// Sends a typed request with default options and waits for its typed result.
+    pub async fn request<M: RequestMethod>(
+        &self,
+        params: M::Params,
+    ) -> Result<M::Result, SessionError> {
+        self.request_with::<M>(params, RequestOptions::default())
+            .await
+    }
+
+    /// Sends a typed request and waits for its typed result.
+    pub async fn request_with<M: RequestMethod>(
+        &self,
+        params: M::Params,
+        options: RequestOptions,
+    ) -> Result<M::Result, SessionError> {
+        self.start_request::<M>(params, options).await
+    }
+
+    /// Starts a typed request and returns a handle: await it for the result, or cancel
+    /// it through [`RequestHandle::canceller`]. Dropping the handle also cancels.
+    pub fn start_request<M: RequestMethod>(
+        &self,
+        params: M::Params,
+        options: RequestOptions,
+    ) -> RequestHandle<M::Result> {
+        let raw = match serialize_params(&params) {
+            Ok(raw) => raw,
+            Err(e) => return RequestHandle::failed(self.clone(), e),
+        };
+        let handle = self.start_raw(Cow::Borrowed(M::METHOD), raw, options);
+        handle.map_result(|raw| {
+            serde_json::from_str::<M::Result>(raw.get())
+                .map_err(|e| SessionError::invalid_result(format!("{} result: {e}", M::METHOD)))
+        })
+    }
+
+    /// Sends a request by method name with raw params; the result stays raw.
+    pub fn start_raw(
+        &self,
+        method: Cow<'static, str>,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> RequestHandle<Box<RawValue>> {
+        let shared = &self.shared;
+        if self.is_closed() {
+            return RequestHandle::failed(self.clone(), SessionError::closed());
+        }
+        if let Err(reason) =
+            lifecycle::check_outbound_request(shared.role, shared.phase.get(), &method)
+        {
+            return RequestHandle::failed(self.clone(), SessionError::refused(reason));
+        }
+        if self.related.is_some()
+            && !shared.config.allow_outbound_requests
+            && method != lifecycle::PING
+        {
+            return RequestHandle::failed(
+                self.clone(),
+                SessionError::refused(
+                    "this session cannot send requests to the peer (stateless transport)",
+                ),
+            );
+        }
+        let (tx, rx) = oneshot::channel();
+        let mut progress_rx = None;
+        let id = {
+            let mut pending = shared.lock_pending();
+            let id = pending.insert(tx);
+            if options.on_progress.is_some() {
+                let (ptx, prx) = mpsc::unbounded_channel();
+                pending.route_progress(ProgressToken::Number(id), id, ptx);
+                progress_rx = Some(prx);
+            }
+            id
+        };
+        let params = match attach_meta(params, id, &options) {
+            Ok(p) => p,
+            Err(e) => {
+                shared.lock_pending().remove(id);
+                return RequestHandle::failed(self.clone(), e);
+            }
+        };
+        if method == lifecycle::INITIALIZE {
+            shared.phase.advance(Phase::New, Phase::Initializing);
+        }
+        let request = JsonRpcRequest::new(RequestId::Number(id), method.clone(), params);
+        let fut = run_request(
+            self.clone(),
+            id,
+            method.clone(),
+            request,
+            options,
+            rx,
+            progress_rx,
+        );
+        RequestHandle {
+            id: Some(id),
+            method,
+            peer: self.clone(),
+            fut: Box::pin(fut),
+        }
+    }
+
+    /// Sends a typed notification.
+    pub async fn notify<N: NotificationMethod>(
+        &self,
+        params: N::Params,
+    ) -> Result<(), SessionError> {
+        let raw = serialize_params(&params)?;
+        self.notify_raw(Cow::Borrowed(N::METHOD), raw).await
+    }
+
+    /// Sends a notification by method name with raw params.
+    pub async fn notify_raw(
+        &self,
+        method: Cow<'static, str>,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), SessionError> {
+        let shared = &self.shared;
+        if self.is_closed() {
+            return Err(SessionError::closed());
+        }
+        lifecycle::check_outbound_notification(shared.role, shared.phase.get(), &method)
+            .map_err(SessionError::refused)?;
+        let initialized = shared.role == Role::Client && method == lifecycle::INITIALIZED;
+        let msg = JsonRpcMessage::Notification(JsonRpcNotification::new(method, params));
+        shared.send(msg, self.related.clone()).await?;
+        if initialized {
+            shared
+                .phase
+                .advance(Phase::Initializing, Phase::Operational);
+        }
+        Ok(())
+    }
+
+    /// Sends a ping and waits for the (empty) answer.
+    pub async fn ping(&self) -> Result<(), SessionError> {
+        let handle = self.start_raw(
+            Cow::Borrowed(lifecycle::PING),
+            None,
+            RequestOptions::default(),
+        );
+        handle.await.map(|_| ())
+    }
+}
+
+fn serialize_params<T: Serialize>(params: &T) -> Result<Option<Box<RawValue>>, SessionError> {
+    let raw = to_raw(params)
+        .map_err(|e| SessionError::refused(format!("cannot serialise params: {e}")))?;
+    Ok((raw.get() != "null").then_some(raw))
+}
+
+/// Adds the progress token and caller `_meta` to the params, when there are any.
+fn attach_meta(
+    params: Option<Box<RawValue>>,
+    id: i64,
+    options: &RequestOptions,
+) -> Result<Option<Box<RawValue>>, SessionError> {
+    if options.on_progress.is_none() && options.meta.is_none() {
+        return Ok(params);
+    }
+    let mut object = match params {
+        Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+            Ok(Value::Object(map)) => map,
+            _ => {
+                return Err(SessionError::refused(
+                    "params must be an object to carry _meta",
+                ));
+            }
+        },
+        None => serde_json::Map::new(),
+    };
+    let meta = object
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Value::Object(meta) = meta else {
+        return Err(SessionError::refused("_meta must be an object"));
+    };
+    if let Some(extra) = &options.meta {
+        for (k, v) in &extra.0 {
+            meta.insert(k.clone(), v.clone());
+        }
+    }
+    if options.on_progress.is_some() {
+        meta.insert(Meta::PROGRESS_TOKEN.to_owned(), Value::from(id));
+    }
+    to_raw(&object)
+        .map(Some)
+        .map_err(|e| SessionError::refused(format!("cannot serialise params: {e}")))
+}
+
+/// Cancels the request when the future waiting for it is dropped early.
+struct DropGuard {
+    peer: Option<Peer>,
+    id: i64,
+    method: Cow<'static, str>,
+}
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else { return };
+        if !peer.shared.lock_pending().contains(self.id) {
+            return;
+        }
+        let id = self.id;
+        let method = std::mem::take(&mut self.method);
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(async move {
+                    peer.shared
+                        .abandon(
+                            id,
+                            &method,
+                            "request dropped by the caller",
+                            Outcome::Cancelled,
+                        )
+                        .await;
+                });
+            }
+            Err(_) => {
+                peer.shared.lock_pending().remove(id);
+            }
+        }
+    }
+}
+
+async fn run_request(
+    peer: Peer,
+    id: i64,
+    method: Cow<'static, str>,
+    request: JsonRpcRequest,
+    options: RequestOptions,
+    mut rx: oneshot::Receiver<Outcome>,
+    mut progress_rx: Option<mpsc::UnboundedReceiver<Progress>>,
+) -> Result<Box<RawValue>, SessionError> {
+    let shared = peer.shared.clone();
+    let mut guard = DropGuard {
+        peer: Some(peer.clone()),
+        id,
+        method: method.clone(),
+    };
+    if let Err(e) = shared
+        .send(JsonRpcMessage::Request(request), peer.related.clone())
+        .await
+    {
+        shared.lock_pending().remove(id);
+        guard.peer = None;
+        return Err(e);
+    }
+    let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
+    let start = Instant::now();
+    let hard = options.max_total_timeout.map(|m| start + m);
+    let cap = |t: Instant| hard.map_or(t, |h| t.min(h));
+    let mut deadline = cap(start + timeout);
+    let outcome = loop {
+        let progress = async {
+            match progress_rx.as_mut() {
+                Some(rx) => rx.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            outcome = &mut rx => break outcome.unwrap_or(Outcome::Closed),
+            Some(p) = progress => {
+                if let Some(cb) = &options.on_progress {
+                    cb(p);
+                }
+                if options.reset_timeout_on_progress {
+                    deadline = cap(Instant::now() + timeout);
+                }
+            }
+            () = tokio::time::sleep_until(deadline) => {
+                guard.peer = None;
+                shared.abandon(id, &method, "request timed out", Outcome::Cancelled).await;
+                return Err(SessionError::timeout());
+            }
+        }
+    };
+    guard.peer = None;
+    match outcome {
+        Outcome::Result(raw) => Ok(raw),
+        Outcome::Error(e) => Err(SessionError::protocol(e)),
+        Outcome::Closed => Err(SessionError::closed()),
+        Outcome::Cancelled => Err(SessionError::cancelled()),
+    }
+}
+
+/// An outbound request in flight: a future of its result, cancellable.
+///
+/// Dropping the handle before it resolves cancels the request (the peer is sent
+/// `notifications/cancelled`, except for `initialize`).
+#[must_use = "a request handle does nothing unless awaited; dropping it cancels the request"]
+pub struct RequestHandle<T> {
+    id: Option<i64>,
+    method: Cow<'static, str>,
+    peer: Peer,
+    fut: BoxFuture<'static, Result<T, SessionError>>,
+}
+
+impl<T: Send + 'static> RequestHandle<T> {
+    fn failed(peer: Peer, err: SessionError) -> Self {
+        Self {
+            id: None,
+            method: Cow::Borrowed(""),
+            peer,
+            fut: Box::pin(async move { Err(err) }),
+        }
+    }
+
+    fn map_result<U: Send + 'static>(
+        self,
+        f: impl FnOnce(T) -> Result<U, SessionError> + Send + 'static,
+    ) -> RequestHandle<U> {
+        let fut = self.fut;
+        RequestHandle {
+            id: self.id,
+            method: self.method,
+            peer: self.peer,
+            fut: Box::pin(async move { fut.await.and_then(f) }),
+        }
+    }
+
+    /// The request id, when the request was sent (`None` when it was refused locally).
+    pub fn id(&self) -> Option<RequestId> {
+        self.id.map(RequestId::Number)
+    }
+
+    /// A handle that cancels this request from anywhere.
+    pub fn canceller(&self) -> Canceller {
+        Canceller {
+            peer: self.peer.clone(),
+            id: self.id,
+            method: self.method.clone(),
+        }
+    }
+}
+
+impl<T> Future for RequestHandle<T> {
+    type Output = Result<T, SessionError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.fut.as_mut().poll(cx)
+    }
+}
+
+impl<T> fmt::Debug for RequestHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestHandle")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+/// Cancels one outbound request.
+#[derive(Debug, Clone)]
+pub struct Canceller {
+    peer: Peer,
+    id: Option<i64>,
+    method: Cow<'static, str>,
+}
+
+impl Canceller {
+    /// Cancels the request: the waiting call fails with a cancelled error, the peer is
+    /// sent `notifications/cancelled` with `reason`, and a late response is ignored.
+    /// Does nothing when the request already completed. `initialize` is never
+    /// announced as cancelled.
+    pub async fn cancel(&self, reason: &str) {
+        if let Some(id) = self.id {
+            self.peer
+                .shared
+                .abandon(id, &self.method, reason, Outcome::Cancelled)
+                .await;
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! The receive loop: one task owns the transport's stream and dispatches every inbound
+//! message without ever awaiting user code.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use modelctx_transport::{MessageStream, Transport};
+use modelctx_types::{
+    ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
+    JsonRpcResultResponse, ProgressToken, RawValue, RequestId,
+};
+use serde::Deserialize;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::SessionConfig;
+use crate::lifecycle::{self, Phase, PhaseCell, Role};
+use crate::peer::{Outcome, Peer, Progress, Shared};
+use crate::pending::PendingTable;
+use crate::service::{RequestContext, Service};
+
+/// Starts a session over `transport`, serving inbound messages with `service`.
+///
+/// Spawns the receive task on the current tokio runtime and returns the [`Peer`] handle.
+/// The session ends when the transport closes, or on [`Peer::close`]; every pending
+/// outbound request then fails with a connection-closed error and every running handler
+/// is cancelled.
+pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
+    let (sink, stream) = transport.split();
+    let phase = if config.pre_initialized {
+        Phase::Operational
+    } else {
+        Phase::New
+    };
+    let shared = Arc::new(Shared {
+        role: config.role,
+        semaphore: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
+        config,
+        sink: Box::new(sink),
+        phase: PhaseCell::new(phase),
+        pending: Mutex::new(PendingTable::default()),
+        inflight: Mutex::new(HashMap::new()),
+        closed: CancellationToken::new(),
+    });
+    let peer = Peer {
+        shared: shared.clone(),
+        related: None,
+    };
+    let (notify_tx, notify_rx) = mpsc::unbounded_channel();
+    tokio::spawn(notification_task(service.clone(), peer.clone(), notify_rx));
+    let receiver = Receiver {
+        shared,
+        peer: peer.clone(),
+        service,
+        notify_tx,
+        initialize_seen: AtomicBool::new(false),
+    };
+    tokio::spawn(receiver.run(Box::new(stream)));
+    peer
+}
+
+async fn notification_task(
+    service: Arc<dyn Service>,
+    peer: Peer,
+    mut rx: mpsc::UnboundedReceiver<JsonRpcNotification>,
+) {
+    while let Some(n) = rx.recv().await {
+        let fut = AssertUnwindSafe(service.clone().handle_notification(n, peer.clone()));
+        // A panicking notification handler loses that notification only.
+        let _ = fut.catch_unwind().await;
+    }
+}
+
+struct Receiver {
+    shared: Arc<Shared>,
+    peer: Peer,
+    service: Arc<dyn Service>,
+    notify_tx: mpsc::UnboundedSender<JsonRpcNotification>,
+    initialize_seen: AtomicBool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CancelledParams {
+    request_id: RequestId,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProgressParams {
+    progress_token: ProgressToken,
+    #[serde(flatten)]
+    progress: Progress,
+}
+
+impl Receiver {
+    async fn run(self, mut stream: Box<dyn MessageStream>) {
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = self.shared.closed.cancelled() => break,
+                next = stream.recv() => next,
+            };
+            match next {
+                None => break,
+                Some(Err(e)) if e.is_closed() => break,
+                Some(Err(e)) => {
+                    if let Some(invalid) = e.invalid_message() {
+                        let response = invalid.clone().into_response();
+                        self.spawn_send(JsonRpcMessage::Error(response), None);
+                    }
+                }
+                Some(Ok(message)) => match message.message {
+                    JsonRpcMessage::Request(r) => self.on_request(r),
+                    JsonRpcMessage::Notification(n) => self.on_notification(n),
+                    JsonRpcMessage::Response(r) => {
+                        self.shared.complete(&r.id, Outcome::Result(r.result));
+                    }
+                    JsonRpcMessage::Error(e) => {
+                        if let Some(id) = &e.id {
+                            self.shared.complete(id, Outcome::Error(e.error));
+                        }
+                    }
+                },
+            }
+        }
+        self.shutdown().await;
+    }
+
+    async fn shutdown(&self) {
+        self.shared.closed.cancel();
+        self.shared.fail_all_pending();
+        let inflight: Vec<_> = self
+            .shared
+            .inflight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .map(|(_, t)| t)
+            .collect();
+        for token in inflight {
+            token.cancel();
+        }
+        self.shared.sink.close().await;
+    }
+
+    fn spawn_send(&self, message: JsonRpcMessage, related: Option<RequestId>) {
+        let shared = self.shared.clone();
+        tokio::spawn(async move {
+            let _ = shared.send(message, related).await;
+        });
+    }
+
+    fn respond_error(&self, id: RequestId, error: ErrorData) {
+        let msg = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id.clone()), error));
+        self.spawn_send(msg, Some(id));
+    }
+
+    fn on_request(&self, request: JsonRpcRequest) {
+        let shared = &self.shared;
+        if request.method == lifecycle::PING {
+            let result = RawValue::from_string("{}".to_owned()).ok();
+            if let Some(result) = result {
+                let id = request.id;
+                let msg = JsonRpcMessage::Response(JsonRpcResultResponse::new(id.clone(), result));
+                self.spawn_send(msg, Some(id));
+            }
+            return;
+        }
+        let is_initialize = shared.role == Role::Server && request.method == lifecycle::INITIALIZE;
+        if is_initialize && self.initialize_seen.swap(true, Ordering::AcqRel) {
+            let error = ErrorData::invalid_request("initialize may be sent only once per session");
+            return self.respond_error(request.id, error);
+        }
+        if let Err(error) =
+            lifecycle::check_inbound_request(shared.role, shared.phase.get(), &request.method)
+        {
+            return self.respond_error(request.id, error);
+        }
+        let token = CancellationToken::new();
+        {
+            let mut inflight = shared.inflight.lock().unwrap_or_else(|p| p.into_inner());
+            if inflight.contains_key(&request.id) {
+                drop(inflight);
+                let error = ErrorData::invalid_request(format!(
+                    "request id {} is already in use by a request in flight",
+                    request.id
+                ));
+                return self.respond_error(request.id, error);
+            }
+            inflight.insert(request.id.clone(), token.clone());
+        }
+        let shared = shared.clone();
+        let service = self.service.clone();
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let id = request.id.clone();
+            let outcome = handle(
+                &shared,
+                service,
+                peer,
+                request,
+                token.clone(),
+                is_initialize,
+            )
+            .await;
+            shared
+                .inflight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id);
+            let message = match outcome {
+                // Cancelled: the spec says no response.
+                None => return,
+                Some(Ok(result)) => {
+                    if is_initialize {
+                        shared.phase.advance(Phase::New, Phase::Initializing);
+                    }
+                    JsonRpcMessage::Response(JsonRpcResultResponse::new(id.clone(), result))
+                }
+                Some(Err(error)) => {
+                    if is_initialize {
+                        // A failed initialize may be retried.
+                        return send_init_error(&shared, id, error).await;
+                    }
+                    JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id.clone()), error))
+                }
+            };
+            let _ = shared.send(message, Some(id)).await;
+        });
+    }
+
+    fn on_notification(&self, notification: JsonRpcNotification) {
+        let shared = &self.shared;
+        match notification.method.as_ref() {
+            lifecycle::CANCELLED => {
+                let params = notification.params.as_deref().map(RawValue::get);
+                if let Some(p) =
+                    params.and_then(|p| serde_json::from_str::<CancelledParams>(p).ok())
+                {
+                    let inflight = shared.inflight.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(token) = inflight.get(&p.request_id) {
+                        token.cancel();
+                    }
+                }
+            }
+            lifecycle::PROGRESS => {
+                let params = notification.params.as_deref().map(RawValue::get);
+                let parsed = params.and_then(|p| serde_json::from_str::<ProgressParams>(p).ok());
+                let routed =
+                    parsed.is_some_and(|p| shared.route_progress(&p.progress_token, p.progress));
+                if !routed {
+                    let _ = self.notify_tx.send(notification);
+                }
+            }
+            lifecycle::INITIALIZED => {
+                if shared.role == Role::Server {
+                    shared
+                        .phase
+                        .advance(Phase::Initializing, Phase::Operational);
+                }
+                let _ = self.notify_tx.send(notification);
+            }
+            _ => {
+                let _ = self.notify_tx.send(notification);
+            }
+        }
+    }
+}
+
+async fn send_init_error(shared: &Shared, id: RequestId, error: ErrorData) {
+    let msg = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id.clone()), error));
+    let _ = shared.send(msg, Some(id)).await;
+}
+
+/// Runs one handler under the concurrency bound; `None` when it was cancelled.
+async fn handle(
+    shared: &Shared,
+    service: Arc<dyn Service>,
+    peer: Peer,
+    request: JsonRpcRequest,
+    token: CancellationToken,
+    is_initialize: bool,
+) -> Option<Result<Box<RawValue>, ErrorData>> {
+    let _permit = tokio::select! {
+        biased;
+        () = token.cancelled() => return None,
+        permit = shared.semaphore.clone().acquire_owned() => permit.ok()?,
+    };
+    let context = RequestContext::new(&request, token.clone(), peer);
+    let fut = AssertUnwindSafe(service.handle_request(request, context)).catch_unwind();
+    let result = tokio::select! {
+        biased;
+        () = token.cancelled(), if !is_initialize => return None,
+        result = fut => result,
+    };
+    Some(match result {
+        Ok(result) => result,
+        // The panic payload stays local: it may hold internals the peer must not see.
+        Err(_) => Err(ErrorData::internal_error("Internal error")),
+    })
+}

@@ -1,0 +1,196 @@
+//! What a role crate plugs into the runtime: the [`Service`] that answers inbound
+//! requests and notifications, and the per-request [`RequestContext`].
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use modelctx_types::{
+    ErrorData, JsonRpcNotification, JsonRpcRequest, Meta, ProgressToken, RawValue, RequestId,
+};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::SessionError;
+use crate::lifecycle;
+use crate::peer::{Peer, Progress};
+
+/// Answers the requests and notifications a session receives.
+///
+/// The runtime calls [`Service::handle_request`] on a task of its own for every inbound
+/// request (except `ping`, which it answers itself), under the session's concurrency
+/// bound, and never waits for it on the receive loop. Notifications are delivered in
+/// arrival order on one task. `notifications/cancelled` and progress for the session's
+/// own requests are consumed by the runtime and not delivered here.
+pub trait Service: Send + Sync + 'static {
+    /// Answers one request with its raw result or a JSON-RPC error. A panic is caught
+    /// and answered with `-32603`.
+    fn handle_request(
+        self: Arc<Self>,
+        request: JsonRpcRequest,
+        context: RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
+
+    /// Handles one notification. The default ignores it.
+    fn handle_notification(
+        self: Arc<Self>,
+        notification: JsonRpcNotification,
+        peer: Peer,
+    ) -> BoxFuture<'static, ()> {
+        let _ = (notification, peer);
+        Box::pin(async {})
+    }
+}
+
+/// Decodes a request's params into `T`; a mismatch is `-32602 Invalid params`.
+/// Absent params decode as JSON `null` (so `Option<_>` params accept them).
+pub fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ErrorData> {
+    let text = params.map_or("null", RawValue::get);
+    serde_json::from_str(text)
+        .map_err(|e| ErrorData::invalid_params(format!("Invalid params: {e}")))
+}
+
+/// What a request handler knows about the request it serves.
+pub struct RequestContext {
+    id: RequestId,
+    meta: Option<Meta>,
+    cancellation: CancellationToken,
+    peer: Peer,
+    progress: Arc<ProgressReporter>,
+}
+
+impl fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("id", &self.id)
+            .field("meta", &self.meta)
+            .field("cancelled", &self.cancellation.is_cancelled())
+            .finish()
+    }
+}
+
+impl RequestContext {
+    pub(crate) fn new(
+        request: &JsonRpcRequest,
+        cancellation: CancellationToken,
+        peer: Peer,
+    ) -> Self {
+        let meta = read_meta(request.params.as_deref());
+        let token = meta.as_ref().and_then(Meta::progress_token);
+        let peer = peer.related_to(Some(request.id.clone()));
+        Self {
+            id: request.id.clone(),
+            progress: Arc::new(ProgressReporter {
+                token,
+                last: Mutex::new(None),
+                peer: peer.clone(),
+            }),
+            meta,
+            cancellation,
+            peer,
+        }
+    }
+
+    /// The request id.
+    pub fn request_id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The request's `_meta`, as sent.
+    pub fn meta(&self) -> Option<&Meta> {
+        self.meta.as_ref()
+    }
+
+    /// The progress token the caller attached, if any.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.progress.token.as_ref()
+    }
+
+    /// The peer, related to this request: what it sends travels with the request.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// Fires when the caller cancels the request or the session ends.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// Whether the request was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation.is_cancelled()
+    }
+
+    /// Reports progress to the caller. Without a progress token this sends nothing and
+    /// succeeds; a value that does not increase on the previous one is refused.
+    pub async fn report_progress(&self, progress: Progress) -> Result<(), SessionError> {
+        self.progress.report(progress).await
+    }
+
+    /// A cloneable progress reporter for this request.
+    pub fn progress_reporter(&self) -> Arc<ProgressReporter> {
+        self.progress.clone()
+    }
+}
+
+/// Sends `notifications/progress` for one request, enforcing increasing values.
+pub struct ProgressReporter {
+    token: Option<ProgressToken>,
+    last: Mutex<Option<f64>>,
+    peer: Peer,
+}
+
+impl fmt::Debug for ProgressReporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProgressReporter")
+            .field("token", &self.token)
+            .finish()
+    }
+}
+
+impl ProgressReporter {
+    /// Reports progress; see [`RequestContext::report_progress`].
+    pub async fn report(&self, progress: Progress) -> Result<(), SessionError> {
+        let Some(token) = &self.token else {
+            return Ok(());
+        };
+        {
+            let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(prev) = *last
+                && progress.progress.partial_cmp(&prev) != Some(std::cmp::Ordering::Greater)
+            {
+                return Err(SessionError::refused(format!(
+                    "progress must increase: {} after {prev}",
+                    progress.progress
+                )));
+            }
+            *last = Some(progress.progress);
+        }
+        let mut params = serde_json::to_value(&progress).unwrap_or_default();
+        if let Some(obj) = params.as_object_mut() {
+            obj.insert(
+                "progressToken".to_owned(),
+                serde_json::to_value(token).unwrap_or_default(),
+            );
+        }
+        let raw = modelctx_types::to_raw(&params).ok();
+        self.peer
+            .notify_raw(std::borrow::Cow::Borrowed(lifecycle::PROGRESS), raw)
+            .await
+    }
+}
+
+/// Reads `_meta` out of raw params without decoding the rest.
+fn read_meta(params: Option<&RawValue>) -> Option<Meta> {
+    let raw = params?;
+    if !raw.get().contains("\"_meta\"") {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct MetaOnly {
+        #[serde(rename = "_meta")]
+        meta: Option<Meta>,
+    }
+    serde_json::from_str::<MetaOnly>(raw.get()).ok()?.meta
+}
