@@ -1,0 +1,416 @@
+//! The client role of modelctx.
+//!
+//! [`Client::builder`] describes the client — name, version, the handlers it serves for
+//! server-initiated requests (each declares its capability) — and
+//! [`ClientBuilder::connect`] runs the handshake over a transport: `initialize`, a check
+//! that the server's protocol revision is one we speak, then
+//! `notifications/initialized`. The connected [`Client`] sends typed requests and
+//! refuses, locally, those the server did not advertise.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx_client::Client;
+//! use modelctx_server::Server;
+//!
+//! let (client_side, server_side) = modelctx_memory::pair();
+//! let _session = Server::builder("demo-server", "1.0.0").build().serve(server_side);
+//! let client = Client::builder("demo-client", "1.0.0").connect(client_side).await.unwrap();
+//! assert_eq!(client.server_info().name, "demo-server");
+//! client.ping().await.unwrap();
+//! # }
+//! ```
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use modelctx_session::{
+    Peer, RequestContext, RequestHandle, RequestOptions, Service, SessionConfig, SessionError,
+    parse_params,
+};
+use modelctx_transport::Transport;
+use modelctx_types::{
+    ClientCapabilities, ErrorData, Implementation, InitializeRequest, InitializeRequestParams,
+    InitializeResult, InitializedNotification, JsonRpcNotification, JsonRpcRequest,
+    NotificationMethod, ProtocolVersion, RawValue, RequestMethod, ServerCapabilities, to_raw,
+};
+
+pub use modelctx_session::RequestContext as CallbackContext;
+
+type RequestFn = dyn Fn(
+        Option<Box<RawValue>>,
+        RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>>
+    + Send
+    + Sync;
+type NotificationFn = dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
+
+/// Builds and connects a [`Client`].
+pub struct ClientBuilder {
+    info: Implementation,
+    capabilities: ClientCapabilities,
+    protocol_version: ProtocolVersion,
+    requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
+    notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
+    session: SessionConfig,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("info", &self.info)
+            .field("capabilities", &self.capabilities)
+            .field("protocol_version", &self.protocol_version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// Sets the human-readable title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Sets the full implementation description.
+    #[must_use]
+    pub fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Declares capabilities beyond those the registered handlers imply (e.g.
+    /// experimental ones). Handlers registered for sampling, elicitation or roots add
+    /// theirs on top.
+    #[must_use]
+    pub fn capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Offers this protocol revision in `initialize` (default: the latest).
+    #[must_use]
+    pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.protocol_version = version;
+        self
+    }
+
+    /// Sets the default timeout of every request.
+    #[must_use]
+    pub fn request_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.session = self.session.request_timeout(timeout);
+        self
+    }
+
+    /// Sets the session settings.
+    #[must_use]
+    pub fn session_config(mut self, config: SessionConfig) -> Self {
+        self.session = config;
+        self
+    }
+
+    /// Serves server-initiated request method `M` (e.g. `roots/list`). Registering the
+    /// handler of `sampling/createMessage`, `elicitation/create` or `roots/list`
+    /// declares the matching capability.
+    #[must_use]
+    pub fn request_handler<M, F, Fut>(mut self, handler: F) -> Self
+    where
+        M: RequestMethod,
+        F: Fn(M::Params, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<M::Result, ErrorData>> + Send + 'static,
+    {
+        match M::METHOD {
+            "sampling/createMessage" if self.capabilities.sampling.is_none() => {
+                self.capabilities = std::mem::take(&mut self.capabilities).with_sampling();
+            }
+            "elicitation/create" if self.capabilities.elicitation.is_none() => {
+                self.capabilities = std::mem::take(&mut self.capabilities).with_elicitation_form();
+            }
+            "roots/list" if self.capabilities.roots.is_none() => {
+                self.capabilities = std::mem::take(&mut self.capabilities).with_roots(false);
+            }
+            _ => {}
+        }
+        let handler = Arc::new(handler);
+        let erased: Arc<RequestFn> = Arc::new(move |params, cx| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                let params = parse_params::<M::Params>(params.as_deref())?;
+                let result = handler(params, cx).await?;
+                to_raw(&result).map_err(|e| {
+                    ErrorData::internal_error(format!("cannot encode the result: {e}"))
+                })
+            })
+        });
+        self.requests.insert(Cow::Borrowed(M::METHOD), erased);
+        self
+    }
+
+    /// Handles server notification method `N` (logging, progress without a callback,
+    /// list changes, ...).
+    #[must_use]
+    pub fn notification_handler<N, F, Fut>(mut self, handler: F) -> Self
+    where
+        N: NotificationMethod,
+        F: Fn(N::Params, Peer) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let erased: Arc<NotificationFn> = Arc::new(move |params, peer| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                if let Ok(params) = parse_params::<N::Params>(params.as_deref()) {
+                    handler(params, peer).await;
+                }
+            })
+        });
+        self.notifications.insert(Cow::Borrowed(N::METHOD), erased);
+        self
+    }
+
+    /// Connects over `transport`: runs the initialize handshake and returns the client.
+    /// Fails when the server answers with an error, with a protocol revision this SDK
+    /// does not speak (the session is then closed), or when the transport closes.
+    pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, SessionError> {
+        let service = Arc::new(ClientService {
+            requests: self.requests,
+            notifications: self.notifications,
+        });
+        let peer = modelctx_session::start(transport, service, self.session);
+        let params = InitializeRequestParams::new(
+            self.protocol_version,
+            self.capabilities.clone(),
+            self.info.clone(),
+        );
+        let init = match peer.request::<InitializeRequest>(params).await {
+            Ok(init) => init,
+            Err(e) => {
+                peer.close().await;
+                return Err(e);
+            }
+        };
+        if !init.protocol_version.is_supported() {
+            peer.close().await;
+            return Err(SessionError::refused(format!(
+                "the server chose protocol version {}, which this client does not support",
+                init.protocol_version
+            )));
+        }
+        peer.notify::<InitializedNotification>(None).await?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                peer,
+                init,
+                capabilities: self.capabilities,
+                info: self.info,
+            }),
+        })
+    }
+}
+
+struct ClientService {
+    requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
+    notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
+}
+
+impl Service for ClientService {
+    fn handle_request(
+        self: Arc<Self>,
+        request: JsonRpcRequest,
+        context: RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+        match self.requests.get(request.method.as_ref()) {
+            Some(handler) => handler(request.params, context),
+            None => {
+                let error = ErrorData::method_not_found(&request.method);
+                Box::pin(async move { Err(error) })
+            }
+        }
+    }
+
+    fn handle_notification(
+        self: Arc<Self>,
+        notification: JsonRpcNotification,
+        peer: Peer,
+    ) -> BoxFuture<'static, ()> {
+        match self.notifications.get(notification.method.as_ref()) {
+            Some(handler) => handler(notification.params, peer),
+            None => Box::pin(async {}),
+        }
+    }
+}
+
+/// A connected MCP client. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    peer: Peer,
+    init: InitializeResult,
+    capabilities: ClientCapabilities,
+    info: Implementation,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.inner.init.server_info)
+            .field("protocol_version", &self.inner.init.protocol_version)
+            .finish()
+    }
+}
+
+impl Client {
+    /// Starts describing a client with this name and version.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            info: Implementation::new(name, version),
+            capabilities: ClientCapabilities::new(),
+            protocol_version: ProtocolVersion::LATEST,
+            requests: HashMap::new(),
+            notifications: HashMap::new(),
+            session: SessionConfig::client(),
+        }
+    }
+
+    /// The server's `initialize` result, whole.
+    pub fn initialize_result(&self) -> &InitializeResult {
+        &self.inner.init
+    }
+
+    /// The server's name, version and title.
+    pub fn server_info(&self) -> &Implementation {
+        &self.inner.init.server_info
+    }
+
+    /// The capabilities the server advertised.
+    pub fn server_capabilities(&self) -> &ServerCapabilities {
+        &self.inner.init.capabilities
+    }
+
+    /// The server's instructions, if it gave any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.init.instructions.as_deref()
+    }
+
+    /// The negotiated protocol revision.
+    pub fn protocol_version(&self) -> &ProtocolVersion {
+        &self.inner.init.protocol_version
+    }
+
+    /// The capabilities this client declared.
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.inner.capabilities
+    }
+
+    /// This client's name, version and title.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The underlying session handle.
+    pub fn peer(&self) -> &Peer {
+        &self.inner.peer
+    }
+
+    /// Sends a typed request and waits for its result. Refused locally when the server
+    /// did not advertise the capability the method needs.
+    pub async fn request<M: RequestMethod>(
+        &self,
+        params: M::Params,
+    ) -> Result<M::Result, SessionError> {
+        self.request_with::<M>(params, RequestOptions::default())
+            .await
+    }
+
+    /// Sends a typed request with options (timeout, progress callback, `_meta`).
+    pub async fn request_with<M: RequestMethod>(
+        &self,
+        params: M::Params,
+        options: RequestOptions,
+    ) -> Result<M::Result, SessionError> {
+        self.start_request::<M>(params, options)?.await
+    }
+
+    /// Starts a typed request and returns its cancellable handle.
+    pub fn start_request<M: RequestMethod>(
+        &self,
+        params: M::Params,
+        options: RequestOptions,
+    ) -> Result<RequestHandle<M::Result>, SessionError> {
+        check_server_capability(self.server_capabilities(), M::METHOD)?;
+        Ok(self.inner.peer.start_request::<M>(params, options))
+    }
+
+    /// Sends a typed notification. Refused locally when it belongs to a capability
+    /// this client did not declare.
+    pub async fn notify<N: NotificationMethod>(
+        &self,
+        params: N::Params,
+    ) -> Result<(), SessionError> {
+        check_client_capability(&self.inner.capabilities, N::METHOD)?;
+        self.inner.peer.notify::<N>(params).await
+    }
+
+    /// Pings the server.
+    pub async fn ping(&self) -> Result<(), SessionError> {
+        self.inner.peer.ping().await
+    }
+
+    /// Closes the connection; pending requests fail with a connection-closed error.
+    pub async fn close(&self) {
+        self.inner.peer.close().await;
+    }
+
+    /// Resolves when the connection has ended.
+    pub async fn closed(&self) {
+        self.inner.peer.closed().await;
+    }
+}
+
+/// Refuses a method whose capability the server did not advertise.
+fn check_server_capability(caps: &ServerCapabilities, method: &str) -> Result<(), SessionError> {
+    let (area, present) = match method.split('/').next().unwrap_or_default() {
+        "tools" => ("tools", caps.tools.is_some()),
+        "prompts" => ("prompts", caps.prompts.is_some()),
+        "resources" if method == "resources/subscribe" || method == "resources/unsubscribe" => (
+            "resources.subscribe",
+            caps.resources
+                .as_ref()
+                .is_some_and(|r| r.subscribe == Some(true)),
+        ),
+        "resources" => ("resources", caps.resources.is_some()),
+        "completion" => ("completions", caps.completions.is_some()),
+        "logging" => ("logging", caps.logging.is_some()),
+        "tasks" => ("tasks", caps.tasks.is_some()),
+        _ => return Ok(()),
+    };
+    if present {
+        Ok(())
+    } else {
+        Err(SessionError::refused(format!(
+            "the server did not advertise the {area} capability needed for {method}"
+        )))
+    }
+}
+
+/// Refuses a notification whose capability this client did not declare.
+fn check_client_capability(caps: &ClientCapabilities, method: &str) -> Result<(), SessionError> {
+    if method == "notifications/roots/list_changed"
+        && caps
+            .roots
+            .as_ref()
+            .is_none_or(|r| r.list_changed != Some(true))
+    {
+        return Err(SessionError::refused(
+            "the client did not declare roots.listChanged, needed for notifications/roots/list_changed",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! modelctx: a Rust SDK for the Model Context Protocol (MCP).
+//!
+//! This facade re-exports the modelctx crates, one module per crate and one cargo
+//! feature per crate, so an application depends on one crate and turns on what it needs.
+//! Libraries that only need, say, the wire types depend on `modelctx-types` directly.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx::client::Client;
+//! use modelctx::server::Server;
+//!
+//! let (client_side, server_side) = modelctx::memory::pair();
+//! let _session = Server::builder("hello", "1.0.0")
+//!     .instructions("A server with nothing to offer yet.")
+//!     .build()
+//!     .serve(server_side);
+//! let client = Client::builder("me", "1.0.0").connect(client_side).await.unwrap();
+//! assert_eq!(client.instructions(), Some("A server with nothing to offer yet."));
+//! # }
+//! ```
+//!
+//! | feature | module | crate | default |
+//! |---|---|---|---|
+//! | — | [`types`] | `modelctx-types`: wire types of every revision | always |
+//! | — | [`transport`] | `modelctx-transport`: the transport traits, line framing | always |
+//! | `session` | `session` | `modelctx-session`: the JSON-RPC peer runtime | with server/client |
+//! | `server` | `server` | `modelctx-server`: the server role | yes |
+//! | `client` | `client` | `modelctx-client`: the client role | yes |
+//! | `memory` | `memory` | `modelctx-memory`: the in-process transport | yes |
+
+#[doc(inline)]
+pub use modelctx_types as types;
+
+#[doc(inline)]
+pub use modelctx_transport as transport;
+
+#[cfg(feature = "session")]
+#[doc(inline)]
+pub use modelctx_session as session;
+
+#[cfg(feature = "server")]
+#[doc(inline)]
+pub use modelctx_server as server;
+
+#[cfg(feature = "client")]
+#[doc(inline)]
+pub use modelctx_client as client;
+
+#[cfg(feature = "memory")]
+#[doc(inline)]
+pub use modelctx_memory as memory;
