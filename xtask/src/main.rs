@@ -1,7 +1,13 @@
 //! `cargo xtask`: project automation.
 //!
-//! - `cargo xtask tidy`: checks that the crate layering holds (see ARCHITECTURE.md).
+//! - `cargo xtask tidy`: checks that the crate layering holds (see ARCHITECTURE.md) and
+//!   that `conformance/requirements.lock` pins `conformance/requirements.toml`.
+//! - `cargo xtask conformance [--json PATH]`: runs the conformance suite and prints its
+//!   report (see the `modelctx-conformance` crate docs); `--update-lock` re-pins the
+//!   manifest.
+//! - `cargo xtask pin`: the same as `cargo xtask conformance --update-lock`.
 
+mod conformance;
 mod tidy;
 
 use std::process::ExitCode;
@@ -21,8 +27,13 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Some("conformance") => conformance::main(&args[1..]),
+        Some("pin") if args.len() == 1 => conformance::update_lock(),
         _ => {
-            eprintln!("usage: cargo xtask <tidy>");
+            eprintln!(
+                "usage: cargo xtask <tidy | conformance | pin>\n{}",
+                conformance::USAGE
+            );
             ExitCode::from(2)
         }
     }

@@ -1,7 +1,7 @@
 //! Tidy checks: the crate layering of ARCHITECTURE.md, enforced on the resolved
 //! dependency graph (`cargo metadata --all-features`, normal and build edges,
 //! transitively), so a forbidden edge cannot hide behind a feature or an intermediate
-//! crate.
+//! crate; and the conformance manifest pin (`conformance/requirements.lock`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -47,7 +47,8 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
 /// Runs every tidy check; the error lists each problem found.
 pub(crate) fn check(root: &Path) -> Result<(), Vec<String>> {
     let graph = Graph::load(root).map_err(|e| vec![e])?;
-    let problems = layering_problems(&graph);
+    let mut problems = layering_problems(&graph);
+    problems.extend(crate::conformance::lock_problems());
     if problems.is_empty() {
         Ok(())
     } else {
@@ -209,7 +210,10 @@ mod tests {
 
         let g = graph(&[("modelctx-memory", "modelctx-session")]);
         let p = layering_problems(&g);
-        assert!(p.iter().any(|p| p.contains("reaches modelctx-session")), "{p:?}");
+        assert!(
+            p.iter().any(|p| p.contains("reaches modelctx-session")),
+            "{p:?}"
+        );
 
         let g = graph(&[("modelctx-server", "modelctx-client")]);
         assert!(!layering_problems(&g).is_empty());
