@@ -22,6 +22,18 @@ impl From<i64> for ProgressToken {
     }
 }
 
+impl From<i32> for ProgressToken {
+    fn from(n: i32) -> Self {
+        Self::Number(n.into())
+    }
+}
+
+impl From<String> for ProgressToken {
+    fn from(s: String) -> Self {
+        Self::String(s.into())
+    }
+}
+
 impl From<&str> for ProgressToken {
     fn from(s: &str) -> Self {
         Self::String(s.into())

@@ -52,6 +52,12 @@ impl From<i64> for RequestId {
     }
 }
 
+impl From<i32> for RequestId {
+    fn from(n: i32) -> Self {
+        Self::Number(n.into())
+    }
+}
+
 impl From<&str> for RequestId {
     fn from(s: &str) -> Self {
         Self::String(s.into())
@@ -302,6 +308,67 @@ impl From<JsonRpcErrorResponse> for JsonRpcMessage {
     }
 }
 
+/// A response to a request: a result or an error (the schema's `JSONRPCResponse`; in
+/// revisions before 2025-11-25 that name meant the result response only, which the
+/// `Result` variant carries).
+#[derive(Debug, Clone)]
+pub enum JsonRpcResponse {
+    /// A successful response.
+    Result(JsonRpcResultResponse),
+    /// An error response.
+    Error(JsonRpcErrorResponse),
+}
+
+impl JsonRpcResponse {
+    /// The id of the request this answers (absent only on some error responses).
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            Self::Result(r) => Some(&r.id),
+            Self::Error(e) => e.id.as_ref(),
+        }
+    }
+}
+
+impl From<JsonRpcResultResponse> for JsonRpcResponse {
+    fn from(r: JsonRpcResultResponse) -> Self {
+        Self::Result(r)
+    }
+}
+
+impl From<JsonRpcErrorResponse> for JsonRpcResponse {
+    fn from(e: JsonRpcErrorResponse) -> Self {
+        Self::Error(e)
+    }
+}
+
+impl From<JsonRpcResponse> for JsonRpcMessage {
+    fn from(r: JsonRpcResponse) -> Self {
+        match r {
+            JsonRpcResponse::Result(r) => Self::Response(r),
+            JsonRpcResponse::Error(e) => Self::Error(e),
+        }
+    }
+}
+
+impl Serialize for JsonRpcResponse {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Result(r) => r.serialize(serializer),
+            Self::Error(e) => e.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcResponse {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match JsonRpcMessage::deserialize(deserializer)? {
+            JsonRpcMessage::Response(r) => Ok(Self::Result(r)),
+            JsonRpcMessage::Error(e) => Ok(Self::Error(e)),
+            _ => Err(de::Error::custom("expected a JSON-RPC response")),
+        }
+    }
+}
+
 /// Why bytes could not be read as a JSON-RPC message, and the error that answers them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InvalidMessage {
@@ -416,7 +483,10 @@ impl Envelope {
                 }),
             }),
             (None, Some(result), None) if self.params.is_none() => match id {
-                Some(id) => Ok(JsonRpcMessage::Response(JsonRpcResultResponse { id, result })),
+                Some(id) => Ok(JsonRpcMessage::Response(JsonRpcResultResponse {
+                    id,
+                    result,
+                })),
                 None => Err(InvalidMessage::invalid(None, "a response needs an id")),
             },
             (None, None, Some(error)) if self.params.is_none() => {
@@ -511,7 +581,11 @@ macro_rules! deserialize_via_message {
 
 deserialize_via_message!(JsonRpcRequest, Request, "a JSON-RPC request");
 deserialize_via_message!(JsonRpcNotification, Notification, "a JSON-RPC notification");
-deserialize_via_message!(JsonRpcResultResponse, Response, "a JSON-RPC result response");
+deserialize_via_message!(
+    JsonRpcResultResponse,
+    Response,
+    "a JSON-RPC result response"
+);
 deserialize_via_message!(JsonRpcErrorResponse, Error, "a JSON-RPC error response");
 
 /// Serialises a value into a raw JSON value (for parameters and results).

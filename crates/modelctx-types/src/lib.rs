@@ -9,33 +9,167 @@
 //! ```
 //! use modelctx_types::{ErrorCode, JsonRpcMessage, ProtocolVersion};
 //!
-//! let msg = JsonRpcMessage::from_str(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
+//! let msg: JsonRpcMessage = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.parse().unwrap();
 //! assert_eq!(msg.method(), Some("ping"));
 //!
-//! let err = JsonRpcMessage::from_str(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).unwrap_err();
+//! let err = r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#.parse::<JsonRpcMessage>().unwrap_err();
 //! assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST);
 //!
 //! assert!(ProtocolVersion::V2025_06_18.is_supported());
 //! ```
 //!
 //! # Conventions
-//! - Wire structs are `#[non_exhaustive]`: build them with their constructors.
+//! - Wire structs are `#[non_exhaustive]`: build them with their constructors
+//!   (`new(required...)`) and `with_*` methods for optional members.
 //! - `_meta` and open objects keep unknown keys; enums the spec may extend keep
-//!   unknown values.
+//!   unknown values (an `Unknown` variant); content blocks of an unknown `type` are kept
+//!   whole.
+//! - Every schema definition has a type of the same name, except: `JSONRPC` is spelled
+//!   `JsonRpc` and `URL` `Url`; `Error` is [`ErrorData`]; the generic `Request`,
+//!   `Notification` and `Result` are [`GenericRequest`], [`GenericNotification`] and
+//!   [`GenericResult`]; `EmptyResult`, `ReadResourceRequestParams`,
+//!   `SubscribeRequestParams`, `UnsubscribeRequestParams`, `JSONRPCError` and
+//!   `ResourceReference` are aliases.
+//! - Each `*Request` type is the whole JSON-RPC request (`jsonrpc`, `id`, `method`,
+//!   `params`), checks its `method` when read, and implements [`RequestMethod`]; each
+//!   `*Notification` likewise implements [`NotificationMethod`]. The unions
+//!   [`ClientRequest`], [`ServerRequest`], [`ClientNotification`],
+//!   [`ServerNotification`], [`ClientResult`] and [`ServerResult`] decode any message
+//!   of one side.
+//!
+//! ```
+//! use modelctx_types::{CallToolRequest, CallToolRequestParams, CallToolResult, RequestMethod};
+//!
+//! let req = CallToolRequest::new(1, CallToolRequestParams::new("echo"));
+//! assert_eq!(
+//!     serde_json::to_string(&req).unwrap(),
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#
+//! );
+//! let result: <CallToolRequest as RequestMethod>::Result = CallToolResult::text("hi");
+//! assert!(!result.is_error());
+//! ```
+//!
+//! # Older revisions
+//! One type carries every revision's form of a definition wherever it can: members
+//! added later are optional, and what was read is written back as it came (the bare
+//! `{method, params}` requests of earlier schemas included). Definitions that only
+//! exist in older revisions are [`Annotated`], [`JsonRpcBatchRequest`],
+//! [`JsonRpcBatchResponse`], [`JsonRpcError`] and [`ResourceReference`]; the only shape
+//! no single type can carry is the 2025-03-26 `JSONRPCMessage` with batches,
+//! [`JsonRpcMessageV2025_03_26`]. The `legacy` module's source lists every difference.
 
+#[macro_use]
+mod macros;
+
+mod base;
+mod capabilities;
 mod common;
+mod completion;
+mod content;
+mod elicitation;
+mod elicitation_schema;
 mod error;
 mod jsonrpc;
+mod legacy;
+mod lifecycle;
+mod logging;
+mod messages;
 mod method;
+mod notifications;
+mod prompts;
+mod resources;
+mod roots;
+mod sampling;
+mod tasks;
+mod tools;
 mod version;
 
+pub use base::{
+    EmptyResult, GenericNotification, GenericRequest, GenericResult, JsonObject,
+    NotificationParams, PaginatedRequest, PaginatedRequestParams, PaginatedResult, RequestParams,
+    TaskAugmentedRequestParams,
+};
+pub use capabilities::{
+    ClientCapabilities, ClientTaskRequestsCapability, ClientTasksCapability, ElicitationCapability,
+    ElicitationTaskCapability, ExperimentalCapabilities, PromptsCapability, ResourcesCapability,
+    RootsCapability, SamplingCapability, SamplingTaskCapability, ServerCapabilities,
+    ServerTaskRequestsCapability, ServerTasksCapability, ToolsCapability, ToolsTaskCapability,
+};
 pub use common::{Cursor, Meta, ProgressToken};
+pub use completion::{
+    CompleteArgument, CompleteContext, CompleteRequest, CompleteRequestParams, CompleteResult,
+    Completion, CompletionReference, PromptReference, ResourceTemplateReference,
+};
+pub use content::{
+    Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, ImageContent,
+    ResourceContents, ResourceLink, Role, SamplingMessageContentBlock, TextContent,
+    TextOrBlobResourceContents, TextResourceContents, ToolResultContent, ToolUseContent,
+};
+pub use elicitation::{
+    ElicitAction, ElicitRequest, ElicitRequestFormParams, ElicitRequestParams,
+    ElicitRequestUrlParams, ElicitResult, ElicitValue, ElicitationCompleteNotification,
+    ElicitationCompleteNotificationParams, UrlElicitationRequiredData, UrlElicitationRequiredError,
+};
+pub use elicitation_schema::{
+    BooleanSchema, EnumSchema, LegacyTitledEnumSchema, MultiSelectEnumSchema, NumberSchema,
+    NumberType, PrimitiveSchemaDefinition, RequestedSchema, SchemaProperties,
+    SingleSelectEnumSchema, StringFormat, StringSchema, TitledEnumItems, TitledEnumOption,
+    TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema, UntitledEnumItems,
+    UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,
+};
 pub use error::{ErrorCode, ErrorData};
 pub use jsonrpc::{
     InvalidMessage, JSONRPC_VERSION, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
-    JsonRpcRequest, JsonRpcResultResponse, RequestId, to_raw,
+    JsonRpcRequest, JsonRpcResponse, JsonRpcResultResponse, RequestId, to_raw,
+};
+pub use legacy::{
+    Annotated, JsonRpcBatchRequest, JsonRpcBatchResponse, JsonRpcError, JsonRpcMessageV2025_03_26,
+    ResourceReference,
+};
+pub use lifecycle::{
+    BaseMetadata, Icon, IconTheme, Icons, Implementation, InitializeRequest,
+    InitializeRequestParams, InitializeResult, InitializedNotification, PingRequest,
+};
+pub use logging::{
+    LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams, SetLevelRequest,
+    SetLevelRequestParams,
+};
+pub use messages::{
+    ClientNotification, ClientRequest, ClientResult, ServerNotification, ServerRequest,
+    ServerResult,
 };
 pub use method::{NotificationMethod, RequestMethod};
+pub use notifications::{
+    CancelledNotification, CancelledNotificationParams, ProgressNotification,
+    ProgressNotificationParams,
+};
+pub use prompts::{
+    GetPromptRequest, GetPromptRequestParams, GetPromptResult, ListPromptsRequest,
+    ListPromptsResult, Prompt, PromptArgument, PromptListChangedNotification, PromptMessage,
+};
+pub use resources::{
+    ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
+    ListResourcesResult, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult,
+    Resource, ResourceListChangedNotification, ResourceRequestParams, ResourceTemplate,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParams, SubscribeRequest,
+    SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
+};
+pub use roots::{ListRootsRequest, ListRootsResult, Root, RootsListChangedNotification};
+pub use sampling::{
+    CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, IncludeContext,
+    ModelHint, ModelPreferences, SamplingContent, SamplingMessage, StopReason, ToolChoice,
+    ToolChoiceMode,
+};
+pub use tasks::{
+    CancelTaskRequest, CancelTaskRequestParams, CancelTaskResult, CreateTaskResult,
+    GetTaskPayloadRequest, GetTaskPayloadRequestParams, GetTaskPayloadResult, GetTaskRequest,
+    GetTaskRequestParams, GetTaskResult, ListTasksRequest, ListTasksResult, RelatedTaskMetadata,
+    Task, TaskMetadata, TaskStatus, TaskStatusNotification, TaskStatusNotificationParams,
+};
+pub use tools::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ListToolsRequest, ListToolsResult,
+    TaskSupport, Tool, ToolAnnotations, ToolExecution, ToolListChangedNotification,
+};
 pub use version::ProtocolVersion;
 
 /// Re-exported so users can name the raw payload type.

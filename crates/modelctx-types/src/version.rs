@@ -115,7 +115,10 @@ mod tests {
         let unknown: ProtocolVersion = serde_json::from_str("\"1999-01-01\"").unwrap();
         assert_eq!(unknown.as_str(), "1999-01-01");
         assert!(!unknown.is_supported());
-        assert_eq!(ProtocolVersion::negotiate(&unknown), ProtocolVersion::LATEST);
+        assert_eq!(
+            ProtocolVersion::negotiate(&unknown),
+            ProtocolVersion::LATEST
+        );
         assert!(ProtocolVersion::V2025_11_25.at_least(&ProtocolVersion::V2025_06_18));
     }
 }

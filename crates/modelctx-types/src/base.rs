@@ -1,0 +1,331 @@
+//! The generic shapes every message builds on: the base request, notification and
+//! result, the common parameter objects, pagination.
+
+use serde::de::{self, DeserializeOwned, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::common::{Cursor, Meta, ProgressToken};
+use crate::jsonrpc::RequestId;
+use crate::tasks::TaskMetadata;
+
+/// A JSON object (open: every key is kept).
+pub type JsonObject = Map<String, Value>;
+
+tag!(JsonRpcTag = "2.0");
+
+/// Reads a present `id` member: an explicit `null` is an error, not "absent".
+pub(crate) fn de_some_id<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<RequestId>, D::Error> {
+    RequestId::deserialize(deserializer).map(Some)
+}
+
+/// Decodes a JSON object into `T`, mapping the error into the deserializer's.
+pub(crate) fn from_object<T: DeserializeOwned, E: de::Error>(map: JsonObject) -> Result<T, E> {
+    serde_json::from_value(Value::Object(map)).map_err(E::custom)
+}
+
+/// The string member `key` of an object, if it is a string.
+pub(crate) fn str_member<'a>(map: &'a JsonObject, key: &str) -> Option<&'a str> {
+    map.get(key).and_then(Value::as_str)
+}
+
+/// Writes an `f64` that holds an integer as an integer (`3`, not `3.0`), so JSON
+/// numbers survive a round trip as they were written.
+pub(crate) fn ser_f64<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        serializer.serialize_i64(*value as i64)
+    } else {
+        serializer.serialize_f64(*value)
+    }
+}
+
+/// [`ser_f64`] for an optional number.
+pub(crate) fn ser_opt_f64<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => ser_f64(v, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// The generic request shape (the schema's `Request`): a method and open parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct GenericRequest {
+    /// The method name.
+    pub method: String,
+    /// The parameters: an open object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+    /// Any other member (e.g. `jsonrpc` and `id` of a full JSON-RPC message).
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl GenericRequest {
+    /// A request shape with a method and no parameters.
+    pub fn new(method: impl Into<String>) -> Self {
+        Self {
+            method: method.into(),
+            params: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    with!(with_params => params: JsonObject);
+}
+
+/// The generic notification shape (the schema's `Notification`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct GenericNotification {
+    /// The method name.
+    pub method: String,
+    /// The parameters: an open object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+    /// Any other member (e.g. `jsonrpc` and `id` of a full JSON-RPC message).
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl GenericNotification {
+    /// A notification shape with a method and no parameters.
+    pub fn new(method: impl Into<String>) -> Self {
+        Self {
+            method: method.into(),
+            params: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    with!(with_params => params: JsonObject);
+}
+
+/// The generic result (the schema's `Result`): `_meta` plus any other keys, all kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct GenericResult {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other key of the result.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl GenericResult {
+    /// An empty result, `{}`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    with!(with_meta => meta: Meta);
+
+    /// Adds a key.
+    #[must_use]
+    pub fn with_extra(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(key.into(), value);
+        self
+    }
+}
+
+/// A result that carries no data (the schema's `EmptyResult`, an alias of `Result`).
+pub type EmptyResult = GenericResult;
+
+/// Parameters every request may carry: `_meta` (with `progressToken`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RequestParams {
+    /// Metadata; `progressToken` asks for progress notifications.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl RequestParams {
+    /// Empty parameters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    with!(with_meta => meta: Meta);
+
+    /// Asks for progress notifications with this token.
+    #[must_use]
+    pub fn with_progress_token(mut self, token: impl Into<ProgressToken>) -> Self {
+        self.meta
+            .get_or_insert_with(Meta::new)
+            .set_progress_token(token.into());
+        self
+    }
+}
+
+/// Parameters every notification may carry: `_meta`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct NotificationParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl NotificationParams {
+    /// Empty parameters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    with!(with_meta => meta: Meta);
+}
+
+/// Parameters of a request that may be task-augmented (the schema's
+/// `TaskAugmentedRequestParams`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TaskAugmentedRequestParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// When present, asks for task-augmented execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskMetadata>,
+}
+
+impl TaskAugmentedRequestParams {
+    /// Empty parameters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    with!(with_meta => meta: Meta, with_task => task: TaskMetadata);
+}
+
+/// Parameters of a paginated list request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PaginatedRequestParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Where to continue listing, from a previous result's `nextCursor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<Cursor>,
+}
+
+impl PaginatedRequestParams {
+    /// Parameters asking for the first page.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parameters asking for the page after `cursor`.
+    pub fn after(cursor: impl Into<Cursor>) -> Self {
+        Self::new().with_cursor(cursor)
+    }
+
+    with!(with_meta => meta: Meta, with_cursor => cursor: Cursor);
+}
+
+/// The generic paginated request (the schema's `PaginatedRequest`): any list method.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PaginatedRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id (`None` only in the bare form of earlier revisions).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    /// The list method.
+    pub method: String,
+    /// The parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<PaginatedRequestParams>,
+}
+
+impl PaginatedRequest {
+    /// A list request with an id and a method.
+    pub fn new(id: impl Into<RequestId>, method: impl Into<String>) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag),
+            id: Some(id.into()),
+            method: method.into(),
+            params: None,
+        }
+    }
+
+    with!(with_params => params: PaginatedRequestParams);
+}
+
+/// The generic paginated result (the schema's `PaginatedResult`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PaginatedResult {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Present when there may be more results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<Cursor>,
+}
+
+impl PaginatedResult {
+    /// A last page.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    with!(with_meta => meta: Meta, with_next_cursor => next_cursor: Cursor);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn generic_result_keeps_unknown_keys_and_meta() {
+        let v = json!({"_meta": {"a/b": 1}, "x": [1, 2], "y": {"z": null}});
+        let r: GenericResult = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(r.meta.as_ref().unwrap().get("a/b"), Some(&json!(1)));
+        assert_eq!(serde_json::to_value(&r).unwrap(), v);
+    }
+
+    #[test]
+    fn request_params_progress_token() {
+        let p = RequestParams::new().with_progress_token(7);
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"_meta": {"progressToken": 7}})
+        );
+    }
+
+    #[test]
+    fn paginated_request_rejects_null_id() {
+        let err = serde_json::from_value::<PaginatedRequest>(
+            json!({"jsonrpc":"2.0","id":null,"method":"tools/list"}),
+        );
+        assert!(err.is_err());
+        let v = json!({"method":"tools/list","params":{"cursor":"c"}});
+        let ok: PaginatedRequest = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(ok.id, None);
+        assert_eq!(serde_json::to_value(&ok).unwrap(), v);
+    }
+}

@@ -1,0 +1,478 @@
+//! Elicitation: `elicitation/create` in form mode (see
+//! [`RequestedSchema`](crate::RequestedSchema) for the form) and URL mode (2025-11-25),
+//! `notifications/elicitation/complete` and the `-32042` URL-elicitation-required
+//! error.
+
+use std::collections::BTreeMap;
+
+use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+
+use crate::base::{JsonObject, from_object};
+use crate::common::Meta;
+use crate::elicitation_schema::RequestedSchema;
+use crate::error::{ErrorCode, ErrorData};
+use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
+use crate::tasks::TaskMetadata;
+
+tag!(FormModeTag = "form");
+tag!(UrlModeTag = "url");
+
+/// Parameters of a form-mode `elicitation/create`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ElicitRequestFormParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// When present, asks for task-augmented execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskMetadata>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mode: Option<FormModeTag>,
+    /// What is asked and why.
+    pub message: String,
+    /// The form.
+    pub requested_schema: RequestedSchema,
+}
+
+impl ElicitRequestFormParams {
+    /// A form request (`mode` is written as `"form"`).
+    pub fn new(message: impl Into<String>, requested_schema: RequestedSchema) -> Self {
+        Self {
+            meta: None,
+            task: None,
+            mode: Some(FormModeTag),
+            message: message.into(),
+            requested_schema,
+        }
+    }
+
+    /// Omits `mode` (the 2025-06-18 form, which had no modes).
+    #[must_use]
+    pub fn without_mode(mut self) -> Self {
+        self.mode = None;
+        self
+    }
+
+    with!(with_meta => meta: Meta, with_task => task: TaskMetadata);
+}
+
+/// Parameters of a URL-mode `elicitation/create`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ElicitRequestUrlParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// When present, asks for task-augmented execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskMetadata>,
+    mode: UrlModeTag,
+    /// Why the interaction is needed.
+    pub message: String,
+    /// An id unique within the server (opaque to the client).
+    pub elicitation_id: String,
+    /// The URL the user should open.
+    pub url: String,
+}
+
+impl ElicitRequestUrlParams {
+    /// A URL request.
+    pub fn new(
+        message: impl Into<String>,
+        elicitation_id: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Self {
+        Self {
+            meta: None,
+            task: None,
+            mode: UrlModeTag,
+            message: message.into(),
+            elicitation_id: elicitation_id.into(),
+            url: url.into(),
+        }
+    }
+
+    with!(with_meta => meta: Meta, with_task => task: TaskMetadata);
+}
+
+/// `ElicitRequestFormParams | ElicitRequestURLParams`, told apart by `mode` (absent or
+/// `"form"`: form; `"url"`: URL; anything else is an error).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitRequestParams {
+    /// Form mode.
+    Form(ElicitRequestFormParams),
+    /// URL mode.
+    Url(ElicitRequestUrlParams),
+}
+
+impl ElicitRequestParams {
+    /// The mode name.
+    pub fn mode(&self) -> &'static str {
+        match self {
+            Self::Form(_) => FormModeTag::VALUE,
+            Self::Url(_) => UrlModeTag::VALUE,
+        }
+    }
+
+    /// The message shown to the user.
+    pub fn message(&self) -> &str {
+        match self {
+            Self::Form(p) => &p.message,
+            Self::Url(p) => &p.message,
+        }
+    }
+}
+
+impl From<ElicitRequestFormParams> for ElicitRequestParams {
+    fn from(p: ElicitRequestFormParams) -> Self {
+        Self::Form(p)
+    }
+}
+impl From<ElicitRequestUrlParams> for ElicitRequestParams {
+    fn from(p: ElicitRequestUrlParams) -> Self {
+        Self::Url(p)
+    }
+}
+
+ser_forward!(ElicitRequestParams { Form, Url });
+
+impl<'de> Deserialize<'de> for ElicitRequestParams {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = JsonObject::deserialize(deserializer)?;
+        match map.get("mode") {
+            None => Ok(Self::Form(from_object(map)?)),
+            Some(m) if m == FormModeTag::VALUE => Ok(Self::Form(from_object(map)?)),
+            Some(m) if m == UrlModeTag::VALUE => Ok(Self::Url(from_object(map)?)),
+            Some(other) => Err(de::Error::custom(format!(
+                "unsupported elicitation mode {other}"
+            ))),
+        }
+    }
+}
+
+request! {
+    /// Asks the client to elicit information from the user.
+    ElicitRequest, ElicitMethod = "elicitation/create",
+    params: ElicitRequestParams, result: ElicitResult
+}
+
+open_enum! {
+    /// What the user did.
+    ElicitAction {
+        /// Submitted or confirmed.
+        Accept = "accept",
+        /// Explicitly declined.
+        Decline = "decline",
+        /// Dismissed without choosing.
+        Cancel = "cancel",
+    }
+}
+
+/// A submitted form value: string, integer, number, boolean or list of strings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ElicitValue {
+    /// A boolean.
+    Boolean(bool),
+    /// An integer.
+    Integer(i64),
+    /// A non-integer number.
+    Number(f64),
+    /// A string.
+    String(String),
+    /// Several strings (multi-select).
+    StringArray(Vec<String>),
+}
+
+impl From<&str> for ElicitValue {
+    fn from(s: &str) -> Self {
+        Self::String(s.to_owned())
+    }
+}
+impl From<String> for ElicitValue {
+    fn from(s: String) -> Self {
+        Self::String(s)
+    }
+}
+impl From<bool> for ElicitValue {
+    fn from(b: bool) -> Self {
+        Self::Boolean(b)
+    }
+}
+impl From<i64> for ElicitValue {
+    fn from(n: i64) -> Self {
+        Self::Integer(n)
+    }
+}
+impl From<f64> for ElicitValue {
+    fn from(n: f64) -> Self {
+        Self::Number(n)
+    }
+}
+impl From<Vec<String>> for ElicitValue {
+    fn from(v: Vec<String>) -> Self {
+        Self::StringArray(v)
+    }
+}
+
+/// The client's answer to `elicitation/create`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ElicitResult {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// What the user did.
+    pub action: ElicitAction,
+    /// The submitted form (only for an accepted form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<BTreeMap<String, ElicitValue>>,
+}
+
+impl ElicitResult {
+    /// A result with this action and no content.
+    pub fn new(action: ElicitAction) -> Self {
+        Self {
+            meta: None,
+            action,
+            content: None,
+        }
+    }
+
+    /// An accepted form with these values.
+    pub fn accept(content: BTreeMap<String, ElicitValue>) -> Self {
+        Self::new(ElicitAction::Accept).with_content(content)
+    }
+
+    /// A declined request.
+    pub fn decline() -> Self {
+        Self::new(ElicitAction::Decline)
+    }
+
+    /// A cancelled request.
+    pub fn cancel() -> Self {
+        Self::new(ElicitAction::Cancel)
+    }
+
+    with!(with_meta => meta: Meta, with_content => content: BTreeMap<String, ElicitValue>);
+}
+
+/// Parameters of `notifications/elicitation/complete` (inline in the schema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ElicitationCompleteNotificationParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The completed elicitation.
+    pub elicitation_id: String,
+}
+
+impl ElicitationCompleteNotificationParams {
+    /// Parameters for `elicitation_id`.
+    pub fn new(elicitation_id: impl Into<String>) -> Self {
+        Self {
+            meta: None,
+            elicitation_id: elicitation_id.into(),
+        }
+    }
+}
+
+notification! {
+    /// Tells the client an out-of-band (URL) elicitation completed.
+    ElicitationCompleteNotification, ElicitationCompleteMethod = "notifications/elicitation/complete",
+    params: ElicitationCompleteNotificationParams
+}
+
+/// The `data` of a `-32042` error: the URL elicitations to complete first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UrlElicitationRequiredData {
+    /// The elicitations (URL mode, with ids).
+    pub elicitations: Vec<ElicitRequestUrlParams>,
+    /// Other keys.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl UrlElicitationRequiredData {
+    /// Data listing `elicitations`.
+    pub fn new(elicitations: Vec<ElicitRequestUrlParams>) -> Self {
+        Self {
+            elicitations,
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// Reads it from an error, if the error is a well-formed `-32042`.
+    pub fn from_error(error: &ErrorData) -> Option<Self> {
+        if error.code != ErrorCode::URL_ELICITATION_REQUIRED {
+            return None;
+        }
+        Self::deserialize(error.data.as_ref()?).ok()
+    }
+}
+
+impl ErrorData {
+    /// `-32042`: the user must complete these URL elicitations first.
+    pub fn url_elicitation_required(elicitations: Vec<ElicitRequestUrlParams>) -> Self {
+        let message = if elicitations.len() == 1 {
+            "This request requires more information."
+        } else {
+            "This request requires more information (several elicitations)."
+        };
+        let data = UrlElicitationRequiredData::new(elicitations);
+        let mut error = Self::new(ErrorCode::URL_ELICITATION_REQUIRED, message);
+        error.data = serde_json::to_value(data).ok();
+        error
+    }
+}
+
+/// A `-32042` error response (the schema's `URLElicitationRequiredError`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UrlElicitationRequiredError {
+    /// The id of the request this answers.
+    pub id: Option<RequestId>,
+    /// The error message.
+    pub message: String,
+    /// The elicitations.
+    pub data: UrlElicitationRequiredData,
+}
+
+impl UrlElicitationRequiredError {
+    /// An error answering `id` with these elicitations.
+    pub fn new(id: Option<RequestId>, elicitations: Vec<ElicitRequestUrlParams>) -> Self {
+        let message = ErrorData::url_elicitation_required(Vec::new())
+            .message
+            .into_owned();
+        Self {
+            id,
+            message,
+            data: UrlElicitationRequiredData::new(elicitations),
+        }
+    }
+
+    /// The error object.
+    pub fn to_error_data(&self) -> ErrorData {
+        let mut error = ErrorData::new(ErrorCode::URL_ELICITATION_REQUIRED, self.message.clone());
+        error.data = serde_json::to_value(&self.data).ok();
+        error
+    }
+
+    /// The generic error response.
+    pub fn to_response(&self) -> JsonRpcErrorResponse {
+        JsonRpcErrorResponse::new(self.id.clone(), self.to_error_data())
+    }
+
+    /// Reads it from a generic error response, if it is a well-formed `-32042`.
+    pub fn from_response(response: &JsonRpcErrorResponse) -> Option<Self> {
+        Some(Self {
+            id: response.id.clone(),
+            message: response.error.message.clone().into_owned(),
+            data: UrlElicitationRequiredData::from_error(&response.error)?,
+        })
+    }
+}
+
+impl Serialize for UrlElicitationRequiredError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_response().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for UrlElicitationRequiredError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let response = JsonRpcErrorResponse::deserialize(deserializer)?;
+        if response.error.code != ErrorCode::URL_ELICITATION_REQUIRED {
+            return Err(de::Error::custom("expected error code -32042"));
+        }
+        let data = response
+            .error
+            .data
+            .as_ref()
+            .ok_or_else(|| de::Error::missing_field("data"))?;
+        let data = UrlElicitationRequiredData::deserialize(data).map_err(de::Error::custom)?;
+        Ok(Self {
+            id: response.id,
+            message: response.error.message.into_owned(),
+            data,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn mode_dispatch() {
+        let form: ElicitRequestParams = serde_json::from_value(json!({
+            "message": "m", "requestedSchema": {"type": "object", "properties": {}}
+        }))
+        .unwrap();
+        assert_eq!(form.mode(), "form");
+        let url: ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "url", "message": "m", "elicitationId": "e", "url": "https://x"
+        }))
+        .unwrap();
+        assert_eq!(url.mode(), "url");
+        assert!(
+            serde_json::from_value::<ElicitRequestParams>(json!({"mode": "voice", "message": "m"}))
+                .is_err()
+        );
+        assert!(
+            serde_json::from_value::<ElicitRequestUrlParams>(json!({
+            "message": "m", "elicitationId": "e", "url": "https://x"}))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn elicit_result_values() {
+        let r: ElicitResult = serde_json::from_value(json!({
+            "action": "accept", "content": {"a": "s", "b": 2, "c": true, "d": ["x"], "e": 1.5}
+        }))
+        .unwrap();
+        let c = r.content.unwrap();
+        assert_eq!(c["b"], ElicitValue::Integer(2));
+        assert_eq!(c["e"], ElicitValue::Number(1.5));
+        assert_eq!(c["d"], ElicitValue::StringArray(vec!["x".into()]));
+    }
+
+    #[test]
+    fn url_elicitation_required_error_round_trip() {
+        let e = UrlElicitationRequiredError::new(
+            Some(RequestId::from(4)),
+            vec![ElicitRequestUrlParams::new("auth", "e1", "https://a")],
+        );
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["error"]["code"], json!(-32042));
+        assert_eq!(v["error"]["data"]["elicitations"][0]["mode"], json!("url"));
+        assert_eq!(
+            serde_json::from_value::<UrlElicitationRequiredError>(v).unwrap(),
+            e
+        );
+        let data = ErrorData::url_elicitation_required(vec![ElicitRequestUrlParams::new(
+            "auth",
+            "e2",
+            "https://b",
+        )]);
+        assert_eq!(
+            UrlElicitationRequiredData::from_error(&data)
+                .unwrap()
+                .elicitations[0]
+                .elicitation_id,
+            "e2"
+        );
+    }
+}

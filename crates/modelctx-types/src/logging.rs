@@ -1,0 +1,140 @@
+//! Logging: `logging/setLevel` and `notifications/message`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::base::EmptyResult;
+use crate::common::Meta;
+
+open_enum! {
+    /// The severity of a log message (RFC 5424).
+    LoggingLevel {
+        /// Debug-level messages.
+        Debug = "debug",
+        /// Informational messages.
+        Info = "info",
+        /// Normal but significant conditions.
+        Notice = "notice",
+        /// Warning conditions.
+        Warning = "warning",
+        /// Error conditions.
+        Error = "error",
+        /// Critical conditions.
+        Critical = "critical",
+        /// Action must be taken immediately.
+        Alert = "alert",
+        /// The system is unusable.
+        Emergency = "emergency",
+    }
+}
+
+impl LoggingLevel {
+    /// The severity rank, 0 (`debug`) to 7 (`emergency`); `None` for unknown levels.
+    pub fn severity(&self) -> Option<u8> {
+        Some(match self {
+            Self::Debug => 0,
+            Self::Info => 1,
+            Self::Notice => 2,
+            Self::Warning => 3,
+            Self::Error => 4,
+            Self::Critical => 5,
+            Self::Alert => 6,
+            Self::Emergency => 7,
+            Self::Unknown(_) => return None,
+        })
+    }
+
+    /// Whether a message at this level passes a `threshold` set with
+    /// `logging/setLevel` (unknown levels always pass).
+    pub fn passes(&self, threshold: &LoggingLevel) -> bool {
+        match (self.severity(), threshold.severity()) {
+            (Some(a), Some(b)) => a >= b,
+            _ => true,
+        }
+    }
+}
+
+/// Parameters of `logging/setLevel`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SetLevelRequestParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The lowest level to send.
+    pub level: LoggingLevel,
+}
+
+impl SetLevelRequestParams {
+    /// Parameters setting `level`.
+    pub fn new(level: LoggingLevel) -> Self {
+        Self { meta: None, level }
+    }
+
+    with!(with_meta => meta: Meta);
+}
+
+request! {
+    /// Sets the lowest level of log messages the server sends.
+    SetLevelRequest, SetLevelMethod = "logging/setLevel",
+    params: SetLevelRequestParams, result: EmptyResult
+}
+
+/// Parameters of `notifications/message`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct LoggingMessageNotificationParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The severity.
+    pub level: LoggingLevel,
+    /// The logger's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+    /// The data: any JSON value.
+    pub data: Value,
+}
+
+impl LoggingMessageNotificationParams {
+    /// A message at `level` carrying `data`.
+    pub fn new(level: LoggingLevel, data: impl Into<Value>) -> Self {
+        Self {
+            meta: None,
+            level,
+            logger: None,
+            data: data.into(),
+        }
+    }
+
+    with!(with_meta => meta: Meta, with_logger => logger: String);
+}
+
+notification! {
+    /// A log message from the server.
+    LoggingMessageNotification, LoggingMessageMethod = "notifications/message",
+    params: LoggingMessageNotificationParams
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn levels_order_and_unknown_kept() {
+        assert!(LoggingLevel::Error.passes(&LoggingLevel::Warning));
+        assert!(!LoggingLevel::Debug.passes(&LoggingLevel::Info));
+        let l: LoggingLevel = serde_json::from_value(json!("trace")).unwrap();
+        assert_eq!(l.as_str(), "trace");
+        assert!(
+            serde_json::from_value::<LoggingMessageNotificationParams>(json!({"level": "info"}))
+                .is_err()
+        );
+        let p: LoggingMessageNotificationParams =
+            serde_json::from_value(json!({"level": "info", "data": null})).unwrap();
+        assert_eq!(p.data, Value::Null);
+    }
+}

@@ -1,0 +1,67 @@
+//! Roots: `roots/list` and `notifications/roots/list_changed`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::base::{NotificationParams, RequestParams};
+use crate::common::Meta;
+
+/// A directory or file the server may operate on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Root {
+    /// The URI (`file://` for now).
+    pub uri: String,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl Root {
+    /// A root at `uri`.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            name: None,
+            meta: None,
+        }
+    }
+
+    with!(with_name => name: String, with_meta => meta: Meta);
+}
+
+request! {
+    /// Asks the client for its roots.
+    ListRootsRequest, ListRootsMethod = "roots/list",
+    optional params: RequestParams, result: ListRootsResult
+}
+
+/// The answer to `roots/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ListRootsResult {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The roots.
+    pub roots: Vec<Root>,
+}
+
+impl ListRootsResult {
+    /// A result with these roots.
+    pub fn new(roots: Vec<Root>) -> Self {
+        Self { meta: None, roots }
+    }
+
+    with!(with_meta => meta: Meta);
+}
+
+notification! {
+    /// Tells the server the client's roots changed.
+    RootsListChangedNotification, RootsListChangedMethod = "notifications/roots/list_changed",
+    optional params: NotificationParams
+}

@@ -1,0 +1,396 @@
+//! Sampling: `sampling/createMessage` (server asks the client to call an LLM), with
+//! tools and tool choice (2025-11-25).
+
+use serde::de::Deserializer;
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::base::JsonObject;
+use crate::common::Meta;
+use crate::content::{Role, SamplingMessageContentBlock};
+use crate::tasks::TaskMetadata;
+use crate::tools::Tool;
+
+open_enum! {
+    /// Which servers' context to include in a sampling prompt (`includeContext`).
+    IncludeContext {
+        /// No context (the default).
+        None = "none",
+        /// The requesting server's context (soft-deprecated; needs `sampling.context`).
+        ThisServer = "thisServer",
+        /// Every server's context (soft-deprecated; needs `sampling.context`).
+        AllServers = "allServers",
+    }
+}
+
+open_enum! {
+    /// Why sampling stopped: an open string with these standard values.
+    StopReason {
+        /// The assistant's turn ended naturally.
+        EndTurn = "endTurn",
+        /// A stop sequence was met.
+        StopSequence = "stopSequence",
+        /// The token limit was reached.
+        MaxTokens = "maxTokens",
+        /// The model wants to use tools.
+        ToolUse = "toolUse",
+    }
+}
+
+open_enum! {
+    /// How the model may use tools (`toolChoice.mode`).
+    ToolChoiceMode {
+        /// The model decides (the default).
+        Auto = "auto",
+        /// The model must use at least one tool.
+        Required = "required",
+        /// The model must not use tools.
+        None = "none",
+    }
+}
+
+/// Controls tool use in sampling.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolChoice {
+    /// The mode (`auto` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ToolChoiceMode>,
+}
+
+impl ToolChoice {
+    /// A choice with this mode.
+    pub fn new(mode: ToolChoiceMode) -> Self {
+        Self { mode: Some(mode) }
+    }
+}
+
+/// A hint for model selection. Keys other than `name` are kept for the client to
+/// interpret.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ModelHint {
+    /// A (sub)string of a model name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Other keys.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl ModelHint {
+    /// A hint naming a model.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: Some(name.into()),
+            extra: JsonObject::new(),
+        }
+    }
+}
+
+/// The server's (advisory) model preferences; priorities are 0 to 1.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ModelPreferences {
+    /// Hints, evaluated in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<Vec<ModelHint>>,
+    /// How much cost matters.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::base::ser_opt_f64"
+    )]
+    pub cost_priority: Option<f64>,
+    /// How much speed matters.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::base::ser_opt_f64"
+    )]
+    pub speed_priority: Option<f64>,
+    /// How much capability matters.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::base::ser_opt_f64"
+    )]
+    pub intelligence_priority: Option<f64>,
+}
+
+impl ModelPreferences {
+    /// No preferences.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    with!(
+        with_hints => hints: Vec<ModelHint>,
+        with_cost_priority => cost_priority: f64,
+        with_speed_priority => speed_priority: f64,
+        with_intelligence_priority => intelligence_priority: f64,
+    );
+}
+
+/// The content of a sampling message: one block, or (2025-11-25) an array of blocks.
+/// Earlier revisions only use the single form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SamplingContent {
+    /// One block.
+    Single(SamplingMessageContentBlock),
+    /// Several blocks.
+    Multiple(Vec<SamplingMessageContentBlock>),
+}
+
+impl SamplingContent {
+    /// The blocks, whichever the form.
+    pub fn blocks(&self) -> &[SamplingMessageContentBlock] {
+        match self {
+            Self::Single(b) => std::slice::from_ref(b),
+            Self::Multiple(v) => v,
+        }
+    }
+}
+
+impl From<SamplingMessageContentBlock> for SamplingContent {
+    fn from(b: SamplingMessageContentBlock) -> Self {
+        Self::Single(b)
+    }
+}
+
+impl From<Vec<SamplingMessageContentBlock>> for SamplingContent {
+    fn from(v: Vec<SamplingMessageContentBlock>) -> Self {
+        Self::Multiple(v)
+    }
+}
+
+impl Serialize for SamplingContent {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Single(b) => b.serialize(serializer),
+            Self::Multiple(v) => v.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SamplingContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match Value::deserialize(deserializer)? {
+            Value::Array(items) => items
+                .into_iter()
+                .map(serde_json::from_value)
+                .collect::<Result<Vec<_>, _>>()
+                .map(Self::Multiple)
+                .map_err(D::Error::custom),
+            other => serde_json::from_value(other)
+                .map(Self::Single)
+                .map_err(D::Error::custom),
+        }
+    }
+}
+
+/// A message sent to or received from an LLM.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SamplingMessage {
+    /// Who speaks.
+    pub role: Role,
+    /// The content.
+    pub content: SamplingContent,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl SamplingMessage {
+    /// A message.
+    pub fn new(role: Role, content: impl Into<SamplingContent>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            meta: None,
+        }
+    }
+
+    /// A user message with text.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self::new(Role::User, SamplingMessageContentBlock::text(text))
+    }
+
+    /// An assistant message with text.
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, SamplingMessageContentBlock::text(text))
+    }
+
+    with!(with_meta => meta: Meta);
+}
+
+/// Parameters of `sampling/createMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CreateMessageRequestParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// When present, asks for task-augmented execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskMetadata>,
+    /// The conversation.
+    pub messages: Vec<SamplingMessage>,
+    /// Model preferences.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_preferences: Option<ModelPreferences>,
+    /// A system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Context to include.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_context: Option<IncludeContext>,
+    /// Sampling temperature.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::base::ser_opt_f64"
+    )]
+    pub temperature: Option<f64>,
+    /// The maximum number of tokens to sample.
+    pub max_tokens: u64,
+    /// Stop sequences.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_sequences: Option<Vec<String>>,
+    /// Provider-specific metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<JsonObject>,
+    /// Tools the model may use (needs the client's `sampling.tools`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<Tool>>,
+    /// How the model may use tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+}
+
+impl CreateMessageRequestParams {
+    /// Parameters sampling at most `max_tokens` after `messages`.
+    pub fn new(messages: Vec<SamplingMessage>, max_tokens: u64) -> Self {
+        Self {
+            meta: None,
+            task: None,
+            messages,
+            model_preferences: None,
+            system_prompt: None,
+            include_context: None,
+            temperature: None,
+            max_tokens,
+            stop_sequences: None,
+            metadata: None,
+            tools: None,
+            tool_choice: None,
+        }
+    }
+
+    with!(
+        with_meta => meta: Meta,
+        with_task => task: TaskMetadata,
+        with_model_preferences => model_preferences: ModelPreferences,
+        with_system_prompt => system_prompt: String,
+        with_include_context => include_context: IncludeContext,
+        with_temperature => temperature: f64,
+        with_stop_sequences => stop_sequences: Vec<String>,
+        with_metadata => metadata: JsonObject,
+        with_tools => tools: Vec<Tool>,
+        with_tool_choice => tool_choice: ToolChoice,
+    );
+}
+
+request! {
+    /// Asks the client to sample an LLM.
+    CreateMessageRequest, CreateMessageMethod = "sampling/createMessage",
+    params: CreateMessageRequestParams, result: CreateMessageResult
+}
+
+/// The client's answer to `sampling/createMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CreateMessageResult {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Who speaks (normally the assistant).
+    pub role: Role,
+    /// The sampled content.
+    pub content: SamplingContent,
+    /// The model that generated it.
+    pub model: String,
+    /// Why sampling stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<StopReason>,
+}
+
+impl CreateMessageResult {
+    /// A result.
+    pub fn new(role: Role, content: impl Into<SamplingContent>, model: impl Into<String>) -> Self {
+        Self {
+            meta: None,
+            role,
+            content: content.into(),
+            model: model.into(),
+            stop_reason: None,
+        }
+    }
+
+    /// An assistant text answer.
+    pub fn assistant_text(text: impl Into<String>, model: impl Into<String>) -> Self {
+        Self::new(
+            Role::Assistant,
+            SamplingMessageContentBlock::text(text),
+            model,
+        )
+    }
+
+    with!(with_meta => meta: Meta, with_stop_reason => stop_reason: StopReason);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn content_single_or_array_and_open_strings() {
+        let r: CreateMessageResult = serde_json::from_value(json!({
+            "role": "assistant", "model": "m", "stopReason": "safety",
+            "content": [{"type": "tool_use", "id": "u", "name": "t", "input": {}},
+                        {"type": "text", "text": "x"}]
+        }))
+        .unwrap();
+        assert_eq!(r.content.blocks().len(), 2);
+        assert_eq!(r.stop_reason, Some(StopReason::Unknown("safety".into())));
+        let single =
+            CreateMessageResult::assistant_text("hi", "m").with_stop_reason(StopReason::EndTurn);
+        assert_eq!(
+            serde_json::to_value(&single).unwrap(),
+            json!({"role": "assistant", "content": {"type": "text", "text": "hi"},
+                   "model": "m", "stopReason": "endTurn"})
+        );
+        let p: CreateMessageRequestParams = serde_json::from_value(json!({
+            "messages": [], "maxTokens": 10, "includeContext": "otherServers",
+            "toolChoice": {"mode": "required"}
+        }))
+        .unwrap();
+        assert_eq!(
+            p.include_context,
+            Some(IncludeContext::Unknown("otherServers".into()))
+        );
+        assert!(
+            serde_json::from_value::<CreateMessageRequestParams>(json!({"messages": []})).is_err()
+        );
+    }
+}
