@@ -65,7 +65,10 @@ impl MockPeer {
     /// Expects the transport to close (the next receive ends) within the timeout.
     pub async fn expect_closed(&mut self) {
         if let Some(m) = self.next().await {
-            panic!("mock peer: expected the transport to close, got {:?}", m.message);
+            panic!(
+                "mock peer: expected the transport to close, got {:?}",
+                m.message
+            );
         }
     }
 
@@ -115,7 +118,8 @@ impl MockPeer {
     /// Sends a request.
     pub async fn request(&self, id: impl Into<RequestId>, method: &'static str, params: Value) {
         let params = (!params.is_null()).then(|| raw(&params));
-        self.send(JsonRpcRequest::new(id.into(), method, params)).await;
+        self.send(JsonRpcRequest::new(id.into(), method, params))
+            .await;
     }
 
     /// Sends a notification.
@@ -138,7 +142,8 @@ impl MockPeer {
 
     /// Sends raw JSON text as if it had arrived off a wire (it must be a valid message).
     pub async fn send_json(&self, json: &str) {
-        let message = json.parse::<JsonRpcMessage>()
+        let message = json
+            .parse::<JsonRpcMessage>()
             .unwrap_or_else(|e| panic!("mock peer: send_json got an invalid message: {e}"));
         self.send(message).await;
     }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -205,13 +206,13 @@ impl Shared {
         }
     }
 
-    /// Abandons request `id`: frees its slot and, unless it already completed or it is
-    /// `initialize`, tells the peer with `notifications/cancelled`.
-    async fn abandon(&self, id: i64, method: &str, reason: &str, outcome: Outcome) {
+    /// Abandons request `id`: frees its slot and, unless it already completed, was never
+    /// sent, or is `initialize`, tells the peer with `notifications/cancelled`.
+    async fn abandon(&self, id: i64, method: &str, sent: bool, reason: &str, outcome: Outcome) {
         let slot = self.lock_pending().remove(id);
         if let Some(slot) = slot {
             let _ = slot.send(outcome);
-            if method != lifecycle::INITIALIZE {
+            if sent && method != lifecycle::INITIALIZE {
                 let _ = self.send(cancelled_notification(id, reason), None).await;
             }
         }
@@ -359,6 +360,12 @@ impl Peer {
             }
             id
         };
+        // The session may have ended between the check above and the insert; shutdown
+        // marks `closed` before it drains the table, so this catches every interleaving.
+        if self.is_closed() {
+            shared.lock_pending().remove(id);
+            return RequestHandle::failed(self.clone(), SessionError::closed());
+        }
         let params = match attach_meta(params, id, &options) {
             Ok(p) => p,
             Err(e) => {
@@ -370,18 +377,18 @@ impl Peer {
             shared.phase.advance(Phase::New, Phase::Initializing);
         }
         let request = JsonRpcRequest::new(RequestId::Number(id), method.clone(), params);
-        let fut = run_request(
-            self.clone(),
+        let sent = Arc::new(AtomicBool::new(false));
+        let guard = DropGuard {
+            peer: Some(self.clone()),
             id,
-            method.clone(),
-            request,
-            options,
-            rx,
-            progress_rx,
-        );
+            method: method.clone(),
+            sent: sent.clone(),
+        };
+        let fut = run_request(guard, request, options, rx, progress_rx);
         RequestHandle {
             id: Some(id),
             method,
+            sent,
             peer: self.clone(),
             fut: Box::pin(fut),
         }
@@ -476,10 +483,13 @@ fn attach_meta(
 }
 
 /// Cancels the request when the future waiting for it is dropped early.
+///
+/// Created with the handle, so a handle dropped before its first poll frees its slot too.
 struct DropGuard {
     peer: Option<Peer>,
     id: i64,
     method: Cow<'static, str>,
+    sent: Arc<AtomicBool>,
 }
 
 impl Drop for DropGuard {
@@ -489,17 +499,18 @@ impl Drop for DropGuard {
             return;
         }
         let id = self.id;
+        if !self.sent.load(Ordering::Acquire) {
+            // Never went out: nothing to tell the peer.
+            peer.shared.lock_pending().remove(id);
+            return;
+        }
         let method = std::mem::take(&mut self.method);
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => {
                 rt.spawn(async move {
+                    let reason = "request dropped by the caller";
                     peer.shared
-                        .abandon(
-                            id,
-                            &method,
-                            "request dropped by the caller",
-                            Outcome::Cancelled,
-                        )
+                        .abandon(id, &method, true, reason, Outcome::Cancelled)
                         .await;
                 });
             }
@@ -511,20 +522,27 @@ impl Drop for DropGuard {
 }
 
 async fn run_request(
-    peer: Peer,
-    id: i64,
-    method: Cow<'static, str>,
+    mut guard: DropGuard,
     request: JsonRpcRequest,
     options: RequestOptions,
     mut rx: oneshot::Receiver<Outcome>,
     mut progress_rx: Option<mpsc::UnboundedReceiver<Progress>>,
 ) -> Result<Box<RawValue>, SessionError> {
-    let shared = peer.shared.clone();
-    let mut guard = DropGuard {
-        peer: Some(peer.clone()),
-        id,
-        method: method.clone(),
+    let Some(peer) = guard.peer.clone() else {
+        return Err(SessionError::closed());
     };
+    let (id, method) = (guard.id, guard.method.clone());
+    let shared = peer.shared.clone();
+    // Cancelled through its canceller (or the session closed) before the first poll:
+    // the request must not go out at all.
+    if !shared.lock_pending().contains(id) {
+        guard.peer = None;
+        return Err(match rx.try_recv() {
+            Ok(Outcome::Cancelled) => SessionError::cancelled(),
+            _ => SessionError::closed(),
+        });
+    }
+    guard.sent.store(true, Ordering::Release);
     if let Err(e) = shared
         .send(JsonRpcMessage::Request(request), peer.related.clone())
         .await
@@ -558,12 +576,21 @@ async fn run_request(
             }
             () = tokio::time::sleep_until(deadline) => {
                 guard.peer = None;
-                shared.abandon(id, &method, "request timed out", Outcome::Cancelled).await;
+                shared.abandon(id, &method, true, "request timed out", Outcome::Cancelled).await;
                 return Err(SessionError::timeout());
             }
         }
     };
     guard.peer = None;
+    // Updates that arrived before the response are still in the channel when the biased
+    // select above picks the response: deliver them, in order, before returning.
+    if let (Outcome::Result(_) | Outcome::Error(_), Some(rx), Some(cb)) =
+        (&outcome, progress_rx.as_mut(), &options.on_progress)
+    {
+        while let Ok(p) = rx.try_recv() {
+            cb(p);
+        }
+    }
     match outcome {
         Outcome::Result(raw) => Ok(raw),
         Outcome::Error(e) => Err(SessionError::protocol(e)),
@@ -580,6 +607,8 @@ async fn run_request(
 pub struct RequestHandle<T> {
     id: Option<i64>,
     method: Cow<'static, str>,
+    /// Whether the request went on the wire (set on its first poll).
+    sent: Arc<AtomicBool>,
     peer: Peer,
     fut: BoxFuture<'static, Result<T, SessionError>>,
 }
@@ -589,6 +618,7 @@ impl<T: Send + 'static> RequestHandle<T> {
         Self {
             id: None,
             method: Cow::Borrowed(""),
+            sent: Arc::new(AtomicBool::new(false)),
             peer,
             fut: Box::pin(async move { Err(err) }),
         }
@@ -602,6 +632,7 @@ impl<T: Send + 'static> RequestHandle<T> {
         RequestHandle {
             id: self.id,
             method: self.method,
+            sent: self.sent,
             peer: self.peer,
             fut: Box::pin(async move { fut.await.and_then(f) }),
         }
@@ -618,6 +649,7 @@ impl<T: Send + 'static> RequestHandle<T> {
             peer: self.peer.clone(),
             id: self.id,
             method: self.method.clone(),
+            sent: self.sent.clone(),
         }
     }
 }
@@ -644,6 +676,7 @@ pub struct Canceller {
     peer: Peer,
     id: Option<i64>,
     method: Cow<'static, str>,
+    sent: Arc<AtomicBool>,
 }
 
 impl Canceller {
@@ -655,7 +688,13 @@ impl Canceller {
         if let Some(id) = self.id {
             self.peer
                 .shared
-                .abandon(id, &self.method, reason, Outcome::Cancelled)
+                .abandon(
+                    id,
+                    &self.method,
+                    self.sent.load(Ordering::Acquire),
+                    reason,
+                    Outcome::Cancelled,
+                )
                 .await;
         }
     }

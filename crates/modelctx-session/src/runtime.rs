@@ -56,7 +56,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         peer: peer.clone(),
         service,
         notify_tx,
-        initialize_seen: AtomicBool::new(false),
+        initialize_seen: Arc::new(AtomicBool::new(false)),
     };
     tokio::spawn(receiver.run(Box::new(stream)));
     peer
@@ -79,7 +79,8 @@ struct Receiver {
     peer: Peer,
     service: Arc<dyn Service>,
     notify_tx: mpsc::UnboundedSender<JsonRpcNotification>,
-    initialize_seen: AtomicBool,
+    /// Set when an `initialize` is accepted; cleared again when it fails (a retry is allowed).
+    initialize_seen: Arc<AtomicBool>,
 }
 
 #[derive(Deserialize)]
@@ -196,6 +197,7 @@ impl Receiver {
         let shared = shared.clone();
         let service = self.service.clone();
         let peer = self.peer.clone();
+        let initialize_seen = self.initialize_seen.clone();
         tokio::spawn(async move {
             let id = request.id.clone();
             let outcome = handle(
@@ -224,6 +226,7 @@ impl Receiver {
                 Some(Err(error)) => {
                     if is_initialize {
                         // A failed initialize may be retried.
+                        initialize_seen.store(false, Ordering::Release);
                         return send_init_error(&shared, id, error).await;
                     }
                     JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id.clone()), error))

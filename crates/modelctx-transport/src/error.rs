@@ -34,7 +34,9 @@ impl TransportError {
 
     /// An I/O failure.
     pub fn io(err: std::io::Error) -> Self {
-        Self { kind: Kind::Io(err) }
+        Self {
+            kind: Kind::Io(err),
+        }
     }
 
     /// Any other fault, described.

@@ -1,0 +1,427 @@
+//! Lifecycle & version negotiation.
+
+use modelctx::server::Server;
+use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
+use modelctx::types::{
+    ClientCapabilities, EmptyResult, ErrorCode, JsonRpcMessage, JsonRpcRequest,
+    JsonRpcResultResponse, ListRootsRequest, ListRootsResult, ListToolsRequest, ListToolsResult,
+    LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams, PingRequest,
+    ProtocolVersion, RequestId, RootsListChangedNotification, to_raw,
+};
+use modelctx_conformance::{Connector, Direction, Test, conformance_test, within};
+use serde_json::{Value, json};
+
+use crate::support::{Echo, Pair, client, connect};
+
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        conformance_test!(
+            initialize_exchanges_versions_capabilities_and_info,
+            ["lifecycle:initialize:basic"]
+        ),
+        conformance_test!(
+            initialize_result_names_the_server,
+            ["lifecycle:initialize:server-info"]
+        ),
+        conformance_test!(
+            client_exposes_the_server_instructions,
+            ["lifecycle:initialize:instructions"]
+        ),
+        conformance_test!(
+            capabilities_follow_the_registered_handlers,
+            ["lifecycle:initialize:capabilities:from-handlers"]
+        ),
+        conformance_test!(
+            a_server_without_handlers_advertises_nothing,
+            ["lifecycle:initialize:capabilities:minimal"]
+        ),
+        conformance_test!(
+            handlers_see_the_client_info,
+            ["lifecycle:initialize:client-info"]
+        ),
+        conformance_test!(
+            client_capabilities_follow_its_callbacks,
+            ["lifecycle:initialize:client-capabilities"]
+        ),
+        conformance_test!(
+            initialized_is_sent_once_before_any_other_request,
+            ["lifecycle:initialized-notification"]
+        ),
+        conformance_test!(
+            ping_works_both_ways,
+            [
+                "lifecycle:ping",
+                "ping:client-to-server",
+                "ping:server-to-client"
+            ]
+        ),
+        conformance_test!(
+            requests_before_initialization_are_rejected,
+            ["lifecycle:requests-before-initialized"]
+        ),
+        conformance_test!(
+            nothing_but_ping_and_logging_flows_before_initialized,
+            ["lifecycle:pre-initialization-ordering"]
+        ),
+        conformance_test!(a_supported_version_is_echoed, ["lifecycle:version:match"]),
+        conformance_test!(
+            an_unknown_version_is_answered_with_the_latest,
+            ["lifecycle:version:server-fallback-latest"]
+        ),
+        conformance_test!(
+            a_client_refuses_a_version_it_cannot_speak,
+            ["lifecycle:version:reject-unsupported"]
+        ),
+        conformance_test!(
+            client_refuses_methods_the_server_did_not_advertise,
+            ["lifecycle:capability:server-not-advertised"]
+        ),
+        conformance_test!(
+            client_refuses_notifications_it_did_not_declare,
+            ["lifecycle:capability:client-not-declared"]
+        ),
+    ]
+}
+
+fn list_tools_server() -> Server {
+    Server::builder("lister", "1.0.0")
+        .request_handler::<ListToolsRequest, _, _>(|_, _| async {
+            Ok(ListToolsResult::new(vec![]))
+        })
+        .build()
+}
+
+async fn connect_to(connector: &Connector, server: &Server) -> Pair {
+    connect(connector, server, client()).await
+}
+
+/// Sends `initialize` from a raw client side and returns the result's JSON.
+async fn raw_initialize(
+    sink: &dyn MessageSink,
+    stream: &mut dyn MessageStream,
+    version: &str,
+) -> Value {
+    let params = json!({
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}
+    });
+    send_request(sink, 1, "initialize", params).await;
+    match next(stream).await {
+        JsonRpcMessage::Response(r) => serde_json::from_str(r.result.get()).unwrap(),
+        other => panic!("expected the initialize result, got {other:?}"),
+    }
+}
+
+async fn send_request(sink: &dyn MessageSink, id: i64, method: &'static str, params: Value) {
+    let request = JsonRpcRequest::new(
+        RequestId::Number(id),
+        method,
+        Some(to_raw(&params).unwrap()),
+    );
+    sink.send(TransportMessage::new(request.into()))
+        .await
+        .unwrap();
+}
+
+async fn next(stream: &mut dyn MessageStream) -> JsonRpcMessage {
+    within("the next message", stream.recv())
+        .await
+        .expect("the stream is open")
+        .expect("a valid message")
+        .message
+}
+
+async fn initialize_exchanges_versions_capabilities_and_info(connector: Connector) {
+    let server = Server::builder("srv", "2.0.0").build();
+    let pair = connect_to(&connector, &server).await;
+
+    let sent = pair.wire.sent();
+    let JsonRpcMessage::Request(init) = &sent[0] else {
+        panic!("the first message is not a request: {:?}", sent[0]);
+    };
+    assert_eq!(init.method, "initialize");
+    let params: Value = serde_json::from_str(init.params.as_ref().unwrap().get()).unwrap();
+    assert_eq!(params["protocolVersion"], ProtocolVersion::LATEST.as_str());
+    assert!(params["capabilities"].is_object());
+    assert_eq!(params["clientInfo"]["name"], "conformance-client");
+    assert_eq!(params["clientInfo"]["version"], "1.0.0");
+
+    assert_eq!(pair.client.protocol_version(), &ProtocolVersion::LATEST);
+    assert_eq!(pair.client.server_info().name, "srv");
+    assert!(pair.client.peer().is_initialized());
+    pair.client.ping().await.unwrap();
+}
+
+async fn initialize_result_names_the_server(connector: Connector) {
+    let titled = Server::builder("named", "3.1.4")
+        .title("A Named Server")
+        .build();
+    let pair = connect_to(&connector, &titled).await;
+    let info = pair.client.server_info();
+    assert_eq!(
+        (info.name.as_str(), info.version.as_str()),
+        ("named", "3.1.4")
+    );
+    assert_eq!(info.title.as_deref(), Some("A Named Server"));
+
+    let untitled = Server::builder("plain", "0.1.0").build();
+    let pair = connect_to(&connector, &untitled).await;
+    assert_eq!(pair.client.server_info().title, None);
+}
+
+async fn client_exposes_the_server_instructions(connector: Connector) {
+    let server = Server::builder("guide", "1.0.0")
+        .instructions("Call the tools in alphabetical order.")
+        .build();
+    let pair = connect_to(&connector, &server).await;
+    assert_eq!(
+        pair.client.instructions(),
+        Some("Call the tools in alphabetical order.")
+    );
+    let bare = connect_to(&connector, &Server::builder("bare", "1.0.0").build()).await;
+    assert_eq!(bare.client.instructions(), None);
+}
+
+async fn capabilities_follow_the_registered_handlers(connector: Connector) {
+    let pair = connect_to(&connector, &list_tools_server()).await;
+    let caps = pair.client.server_capabilities();
+    assert!(caps.tools.is_some(), "tools handler registered: {caps:?}");
+    assert!(
+        caps.prompts.is_none() && caps.resources.is_none(),
+        "{caps:?}"
+    );
+    assert!(
+        caps.completions.is_none() && caps.logging.is_none(),
+        "{caps:?}"
+    );
+}
+
+async fn a_server_without_handlers_advertises_nothing(connector: Connector) {
+    let pair = connect_to(&connector, &Server::builder("empty", "1.0.0").build()).await;
+    let caps = serde_json::to_value(pair.client.server_capabilities()).unwrap();
+    assert_eq!(caps, json!({}));
+}
+
+async fn handlers_see_the_client_info(connector: Connector) {
+    let server = Server::builder("who", "1.0.0")
+        .request_handler::<Echo, _, _>(|_, cx| async move {
+            let info = cx.client_info().expect("known after initialize");
+            Ok(json!({"name": info.name, "version": info.version, "title": info.title}))
+        })
+        .build();
+    let pair = connect(&connector, &server, client().title("The Tester")).await;
+    let seen = pair.client.request::<Echo>(json!({})).await.unwrap();
+    assert_eq!(
+        seen,
+        json!({"name": "conformance-client", "version": "1.0.0", "title": "The Tester"})
+    );
+    assert_eq!(
+        pair.server.client_info().unwrap().name,
+        "conformance-client"
+    );
+}
+
+async fn client_capabilities_follow_its_callbacks(connector: Connector) {
+    let server = Server::builder("caps", "1.0.0").build();
+    let with_roots = client().request_handler::<ListRootsRequest, _, _>(|_, _| async {
+        Ok(ListRootsResult::new(vec![]))
+    });
+    let pair = connect(&connector, &server, with_roots).await;
+    let caps = pair.server.client_capabilities().unwrap();
+    assert!(caps.roots.is_some(), "{caps:?}");
+    assert!(
+        caps.sampling.is_none() && caps.elicitation.is_none(),
+        "{caps:?}"
+    );
+
+    let plain = connect(&connector, &server, client()).await;
+    let caps = serde_json::to_value(plain.server.client_capabilities().unwrap()).unwrap();
+    assert_eq!(caps, json!({}));
+}
+
+async fn initialized_is_sent_once_before_any_other_request(connector: Connector) {
+    let pair = connect_to(&connector, &list_tools_server()).await;
+    pair.client.request::<ListToolsRequest>(None).await.unwrap();
+    let sent = pair.wire.sent();
+    let methods: Vec<_> = sent
+        .iter()
+        .filter_map(|m| m.method().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        methods,
+        ["initialize", "notifications/initialized", "tools/list"],
+        "{sent:?}"
+    );
+}
+
+async fn ping_works_both_ways(connector: Connector) {
+    let pair = connect_to(&connector, &Server::builder("pong", "1.0.0").build()).await;
+    let empty: EmptyResult = pair.client.request::<PingRequest>(None).await.unwrap();
+    assert_eq!(serde_json::to_value(empty).unwrap(), json!({}));
+
+    pair.server.ping().await.unwrap();
+    // The client answered the server's ping with an empty object.
+    let is_answer = |r: &modelctx_conformance::Recorded| {
+        r.direction == Direction::Sent && matches!(r.message.message, JsonRpcMessage::Response(_))
+    };
+    let log = pair.wire.wait_for(|log| log.iter().any(is_answer)).await;
+    let answer = log.iter().find(|r| is_answer(r)).unwrap();
+    let JsonRpcMessage::Response(answer) = &answer.message.message else {
+        unreachable!()
+    };
+    assert_eq!(answer.result.get(), "{}");
+}
+
+async fn requests_before_initialization_are_rejected(connector: Connector) {
+    let (client_side, server_side) = connector.transport_pair().await;
+    let _session = list_tools_server().serve(server_side);
+    let (sink, mut stream) = client_side;
+
+    send_request(sink.as_ref(), 7, "tools/list", json!({})).await;
+    match next(stream.as_mut()).await {
+        JsonRpcMessage::Error(e) => {
+            assert_eq!(e.id, Some(RequestId::Number(7)));
+            assert_eq!(e.error.code, ErrorCode::INVALID_REQUEST);
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+    // Ping is allowed before initialization.
+    send_request(sink.as_ref(), 8, "ping", json!({})).await;
+    match next(stream.as_mut()).await {
+        JsonRpcMessage::Response(r) => assert_eq!(r.id, RequestId::Number(8)),
+        other => panic!("expected the ping result, got {other:?}"),
+    }
+}
+
+async fn nothing_but_ping_and_logging_flows_before_initialized(connector: Connector) {
+    let (client_side, server_side) = connector.transport_pair().await;
+    let session = Server::builder("eager", "1.0.0").build().serve(server_side);
+    let (sink, mut stream) = client_side;
+    raw_initialize(sink.as_ref(), stream.as_mut(), "2025-11-25").await;
+
+    // No notifications/initialized yet: a server request is refused locally, while
+    // logging and ping may flow.
+    let refused = within("the refusal", session.request::<ListRootsRequest>(None))
+        .await
+        .unwrap_err();
+    assert!(refused.is_refused(), "{refused}");
+    let log = LoggingMessageNotificationParams::new(LoggingLevel::Info, json!("starting"));
+    within("the log", session.notify::<LoggingMessageNotification>(log))
+        .await
+        .unwrap();
+    assert_eq!(
+        next(stream.as_mut()).await.method(),
+        Some("notifications/message")
+    );
+    let ping = tokio::spawn({
+        let session = session.clone();
+        async move { session.ping().await }
+    });
+    let JsonRpcMessage::Request(ping_request) = next(stream.as_mut()).await else {
+        panic!("expected the server's ping");
+    };
+    assert_eq!(ping_request.method, "ping");
+    let pong = JsonRpcResultResponse::new(ping_request.id, to_raw(&json!({})).unwrap());
+    sink.send(TransportMessage::new(pong.into())).await.unwrap();
+    within("the server's ping", ping).await.unwrap().unwrap();
+
+    // Our own client sends initialize, then notifications/initialized, then the rest.
+    let pair = connect_to(&connector, &list_tools_server()).await;
+    within("tools/list", pair.client.request::<ListToolsRequest>(None))
+        .await
+        .unwrap();
+    let sent = pair.wire.sent();
+    assert_eq!(sent[0].method(), Some("initialize"));
+    assert_eq!(sent[1].method(), Some("notifications/initialized"));
+}
+
+async fn a_supported_version_is_echoed(connector: Connector) {
+    let server = Server::builder("old-friend", "1.0.0").build();
+    for version in ProtocolVersion::SUPPORTED {
+        let offered = client().protocol_version(version.clone());
+        let pair = connect(&connector, &server, offered).await;
+        assert_eq!(pair.client.protocol_version(), &version);
+        assert_eq!(pair.server.protocol_version(), Some(&version));
+        pair.client.ping().await.unwrap();
+    }
+}
+
+async fn an_unknown_version_is_answered_with_the_latest(connector: Connector) {
+    let (client_side, server_side) = connector.transport_pair().await;
+    let _session = Server::builder("modern", "1.0.0")
+        .build()
+        .serve(server_side);
+    let (sink, mut stream) = client_side;
+    let result = raw_initialize(sink.as_ref(), stream.as_mut(), "1999-12-31").await;
+    assert_eq!(result["protocolVersion"], ProtocolVersion::LATEST.as_str());
+}
+
+async fn a_client_refuses_a_version_it_cannot_speak(connector: Connector) {
+    let (client_side, server_side) = connector.transport_pair().await;
+    let (sink, mut stream) = server_side;
+    let connecting = tokio::spawn(client().connect(client_side));
+
+    let JsonRpcMessage::Request(init) = next(stream.as_mut()).await else {
+        panic!("expected initialize");
+    };
+    let result = json!({
+        "protocolVersion": "2099-01-01",
+        "capabilities": {},
+        "serverInfo": {"name": "future", "version": "9"}
+    });
+    let answer = JsonRpcResultResponse::new(init.id, to_raw(&result).unwrap());
+    sink.send(TransportMessage::new(answer.into()))
+        .await
+        .unwrap();
+
+    let err = within("the connect to fail", connecting)
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.to_string().contains("2099-01-01"), "{err}");
+    // No notifications/initialized follows: the client closed the connection instead.
+    assert!(within("the client to close", stream.recv()).await.is_none());
+}
+
+async fn client_refuses_methods_the_server_did_not_advertise(connector: Connector) {
+    let pair = connect_to(&connector, &Server::builder("toolless", "1.0.0").build()).await;
+    let before = pair.wire.messages().len();
+    let err = pair
+        .client
+        .request::<ListToolsRequest>(None)
+        .await
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    assert!(err.to_string().contains("tools"), "{err}");
+    assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
+
+    let pair = connect_to(&connector, &list_tools_server()).await;
+    pair.client.request::<ListToolsRequest>(None).await.unwrap();
+}
+
+async fn client_refuses_notifications_it_did_not_declare(connector: Connector) {
+    let server = Server::builder("roots-watcher", "1.0.0").build();
+    let pair = connect_to(&connector, &server).await;
+    let before = pair.wire.messages().len();
+    let err = pair
+        .client
+        .notify::<RootsListChangedNotification>(None)
+        .await
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
+
+    let declared = client().capabilities(ClientCapabilities::new().with_roots(true));
+    let pair = connect(&connector, &server, declared).await;
+    pair.client
+        .notify::<RootsListChangedNotification>(None)
+        .await
+        .unwrap();
+    let last = pair
+        .wire
+        .sent()
+        .last()
+        .and_then(|m| m.method().map(str::to_owned));
+    assert_eq!(last.as_deref(), Some("notifications/roots/list_changed"));
+}

@@ -1,0 +1,891 @@
+//! Protocol primitives: request ids, cancellation, timeouts, progress, errors, `_meta`.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use modelctx::server::Server;
+use modelctx::session::{Progress, RequestOptions};
+use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
+use modelctx::types::{
+    CallToolRequest, CallToolResult, ErrorCode, ErrorData, JsonRpcMessage, JsonRpcResultResponse,
+    ListRootsRequest, ListRootsResult, Meta, ProgressNotification, ProgressNotificationParams,
+    RequestId, to_raw,
+};
+use modelctx_conformance::{Connector, Direction, Test, conformance_test, within};
+use serde_json::{Value, json};
+use tokio::sync::{Notify, mpsc, oneshot};
+
+use crate::support::{Block, DropSignal, Echo, Work, client, connect};
+
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        conformance_test!(
+            request_ids_are_unique_and_never_null,
+            ["protocol:request-id:unique"]
+        ),
+        conformance_test!(
+            notifications_are_never_answered,
+            ["protocol:notifications:no-response"]
+        ),
+        conformance_test!(
+            cancelling_a_call_notifies_the_server_and_fails_locally,
+            [
+                "protocol:cancel:abort-signal",
+                "protocol:cancel:sender-targeting"
+            ]
+        ),
+        conformance_test!(
+            a_cancelled_handler_stops_and_sends_no_response,
+            [
+                "protocol:cancel:handler-abort-propagates",
+                "protocol:cancel:in-flight",
+                "protocol:cancel:server-survives"
+            ]
+        ),
+        conformance_test!(
+            initialize_is_never_cancelled,
+            ["protocol:cancel:initialize-not-cancellable"]
+        ),
+        conformance_test!(
+            a_late_response_is_ignored,
+            ["protocol:cancel:late-response-ignored"]
+        ),
+        conformance_test!(
+            the_server_can_cancel_its_own_request,
+            ["protocol:cancel:server-to-client"]
+        ),
+        conformance_test!(
+            cancelling_an_unknown_id_is_ignored,
+            ["protocol:cancel:unknown-id-ignored"]
+        ),
+        conformance_test!(
+            closing_fails_every_pending_request,
+            ["protocol:error:connection-closed"]
+        ),
+        conformance_test!(
+            a_panicking_handler_answers_internal_error,
+            ["protocol:error:internal-error"]
+        ),
+        conformance_test!(
+            malformed_params_answer_invalid_params,
+            ["protocol:error:invalid-params"]
+        ),
+        conformance_test!(
+            an_unknown_method_answers_method_not_found,
+            ["protocol:error:method-not-found"]
+        ),
+        conformance_test!(
+            request_meta_reaches_the_handler,
+            ["meta:request-to-handler"]
+        ),
+        conformance_test!(result_meta_reaches_the_client, ["meta:result-to-client"]),
+        conformance_test!(
+            progress_reaches_the_callback_in_order,
+            [
+                "protocol:progress:callback",
+                "protocol:progress:token-injected",
+                "protocol:progress:monotonic"
+            ]
+        ),
+        conformance_test!(
+            concurrent_requests_get_distinct_progress_tokens,
+            ["protocol:progress:token-unique"]
+        ),
+        conformance_test!(
+            progress_after_completion_is_dropped,
+            ["protocol:progress:stops-after-completion"]
+        ),
+        conformance_test!(
+            without_a_callback_no_token_and_no_progress,
+            ["protocol:progress:no-token"]
+        ),
+        conformance_test!(
+            client_progress_reaches_the_server,
+            ["protocol:progress:client-to-server"]
+        ),
+        conformance_test!(
+            a_request_times_out_cancels_and_the_session_survives,
+            [
+                "protocol:timeout:basic",
+                "protocol:timeout:sends-cancellation",
+                "protocol:timeout:session-survives"
+            ]
+        ),
+        conformance_test!(
+            the_session_default_timeout_applies,
+            ["protocol:timeout:session-default"]
+        ),
+        conformance_test!(
+            progress_resets_the_timeout,
+            ["protocol:timeout:reset-on-progress"]
+        ),
+        conformance_test!(
+            the_maximum_total_timeout_wins_over_progress,
+            ["protocol:timeout:max-total"]
+        ),
+    ]
+}
+
+/// A server whose `test/block` handler never finishes on its own and reports on
+/// `cancelled` when it is stopped, and whose `test/echo` returns its params.
+fn blocking_server(
+    cancelled: mpsc::UnboundedSender<Value>,
+    started: mpsc::UnboundedSender<()>,
+) -> Server {
+    Server::builder("blocker", "1.0.0")
+        .request_handler::<Block, _, _>(move |params, cx| {
+            let cancelled = cancelled.clone();
+            let started = started.clone();
+            async move {
+                let _stopped = DropSignal::new(cancelled, params);
+                let _ = started.send(());
+                cx.cancellation().cancelled().await;
+                Ok(json!("unreachable"))
+            }
+        })
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build()
+}
+
+fn cancellations_sent(log: &[modelctx_conformance::Recorded]) -> Vec<Value> {
+    log.iter()
+        .filter(|r| r.direction == Direction::Sent)
+        .filter_map(|r| match &r.message.message {
+            JsonRpcMessage::Notification(n) if n.method == "notifications/cancelled" => {
+                serde_json::from_str(n.params.as_ref()?.get()).ok()
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+async fn request_ids_are_unique_and_never_null(connector: Connector) {
+    let server = Server::builder("echo", "1.0.0")
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    let calls = (0..20).map(|i| pair.client.request::<Echo>(json!(i)));
+    let results = futures::future::join_all(calls).await;
+    for (i, r) in results.into_iter().enumerate() {
+        assert_eq!(r.unwrap(), json!(i));
+    }
+    let ids: Vec<RequestId> = pair
+        .wire
+        .sent()
+        .iter()
+        .filter_map(|m| match m {
+            JsonRpcMessage::Request(r) => Some(r.id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids.len(), 21, "initialize plus twenty calls");
+    let unique: HashSet<_> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "ids are never reused: {ids:?}");
+}
+
+async fn notifications_are_never_answered(connector: Connector) {
+    let pair = connect(
+        &connector,
+        &Server::builder("quiet", "1.0.0").build(),
+        client(),
+    )
+    .await;
+    let progress = ProgressNotificationParams::new("nobody", 1.0);
+    pair.client
+        .notify::<ProgressNotification>(progress)
+        .await
+        .unwrap();
+    pair.client
+        .peer()
+        .notify_raw("notifications/unknown-kind".into(), None)
+        .await
+        .unwrap();
+    pair.client.ping().await.unwrap();
+    // Everything the server sent answers one of our requests; nothing has no match.
+    let sent_ids: HashSet<RequestId> = pair
+        .wire
+        .sent()
+        .iter()
+        .filter_map(|m| match m {
+            JsonRpcMessage::Request(r) => Some(r.id.clone()),
+            _ => None,
+        })
+        .collect();
+    for m in pair.wire.received() {
+        match &m {
+            JsonRpcMessage::Response(r) => assert!(sent_ids.contains(&r.id), "{m:?}"),
+            JsonRpcMessage::Error(e) => {
+                panic!("an error reached the client after notifications: {e:?}")
+            }
+            JsonRpcMessage::Notification(_) | JsonRpcMessage::Request(_) => {}
+        }
+    }
+    assert_eq!(
+        pair.wire.received().len(),
+        2,
+        "initialize and ping results only"
+    );
+}
+
+async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Connector) {
+    let (cancelled_tx, mut cancelled_rx) = mpsc::unbounded_channel();
+    let (started, mut started_rx) = mpsc::unbounded_channel();
+    let server = blocking_server(cancelled_tx, started);
+    let pair = connect(&connector, &server, client()).await;
+
+    let call = pair
+        .client
+        .start_request::<Block>(json!("job"), RequestOptions::new())
+        .unwrap();
+    let id = call.id().unwrap();
+    let canceller = call.canceller();
+    let waiting = tokio::spawn(call);
+    within("the handler to start", started_rx.recv()).await;
+    canceller.cancel("the user gave up").await;
+
+    let err = within("the call to fail", waiting)
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+    assert_eq!(
+        within("the handler to see the cancellation", cancelled_rx.recv()).await,
+        Some(json!("job"))
+    );
+    let sent = cancellations_sent(&pair.wire.messages());
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["requestId"], serde_json::to_value(&id).unwrap());
+    assert_eq!(sent[0]["reason"], "the user gave up");
+
+    // A completed request is never the target of a cancellation.
+    let done = pair
+        .client
+        .start_request::<Echo>(json!(1), RequestOptions::new())
+        .unwrap();
+    let late = done.canceller();
+    assert_eq!(done.await.unwrap(), json!(1));
+    late.cancel("too late").await;
+    pair.client.ping().await.unwrap();
+    assert_eq!(cancellations_sent(&pair.wire.messages()).len(), 1);
+}
+
+async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
+    let (cancelled_tx, mut cancelled_rx) = mpsc::unbounded_channel();
+    let (started, mut started_rx) = mpsc::unbounded_channel();
+    let server = blocking_server(cancelled_tx, started);
+    let pair = connect(&connector, &server, client()).await;
+
+    let call = pair
+        .client
+        .start_request::<Block>(json!("a"), RequestOptions::new())
+        .unwrap();
+    let id = call.id().unwrap();
+    let canceller = call.canceller();
+    let waiting = tokio::spawn(call);
+    within("the handler to start", started_rx.recv()).await;
+    canceller.cancel("stop").await;
+    within("the handler to stop", cancelled_rx.recv()).await;
+    let _ = waiting.await;
+
+    // The session still serves requests, and nothing ever answered the cancelled one.
+    assert_eq!(
+        pair.client.request::<Echo>(json!("after")).await.unwrap(),
+        json!("after")
+    );
+    let answered = pair.wire.received().iter().any(|m| match m {
+        JsonRpcMessage::Response(r) => r.id == id,
+        JsonRpcMessage::Error(e) => e.id.as_ref() == Some(&id),
+        _ => false,
+    });
+    assert!(!answered, "the cancelled request got a response");
+}
+
+async fn initialize_is_never_cancelled(connector: Connector) {
+    let (client_side, server_side) = connector.transport_pair().await;
+    let (_sink, mut stream) = server_side;
+    let short = client().request_timeout(Duration::from_millis(100));
+    let connecting = tokio::spawn(short.connect(client_side));
+
+    let first = within("initialize", stream.recv()).await.unwrap().unwrap();
+    assert_eq!(first.message.method(), Some("initialize"));
+    // Never answered: the connect times out, and the client closes without ever
+    // sending notifications/cancelled for initialize.
+    let err = within("the connect to time out", connecting)
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    let after = within("the client to close", stream.recv()).await;
+    assert!(
+        after.is_none(),
+        "expected the end of the stream, got {after:?}"
+    );
+}
+
+async fn a_late_response_is_ignored(connector: Connector) {
+    let (client, mut raw) = RawServer::handshake(&connector).await;
+
+    // The client cancels a request; the server answers it anyway, afterwards.
+    let call = client
+        .start_request::<Echo>(json!("first"), RequestOptions::new())
+        .unwrap();
+    let canceller = call.canceller();
+    let waiting = tokio::spawn(call);
+    let JsonRpcMessage::Request(first) = raw.next().await else {
+        panic!("expected the request");
+    };
+    canceller.cancel("changed my mind").await;
+    let err = within("the call", waiting).await.unwrap().unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+    assert_eq!(raw.next().await.method(), Some("notifications/cancelled"));
+    raw.answer(first.id.clone(), json!("late")).await;
+
+    // The next request gets its own answer; the late one completed nothing.
+    let second = tokio::spawn({
+        let client = client.clone();
+        async move { client.request::<Echo>(json!("second")).await }
+    });
+    let JsonRpcMessage::Request(req) = raw.next().await else {
+        panic!("expected the second request");
+    };
+    assert_ne!(req.id, first.id);
+    raw.answer(req.id, json!("second answer")).await;
+    assert_eq!(
+        within("the second call", second).await.unwrap().unwrap(),
+        json!("second answer")
+    );
+}
+
+/// A scripted server side that has completed the handshake with a real client.
+struct RawServer {
+    sink: Box<dyn MessageSink>,
+    stream: Box<dyn MessageStream>,
+}
+
+impl RawServer {
+    async fn handshake(connector: &Connector) -> (modelctx::client::Client, Self) {
+        let (client_side, (sink, stream)) = connector.transport_pair().await;
+        let connecting = tokio::spawn(client().connect(client_side));
+        let mut raw = RawServer { sink, stream };
+        let JsonRpcMessage::Request(init) = raw.next().await else {
+            panic!("expected initialize");
+        };
+        let result = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "raw", "version": "0"}
+        });
+        raw.answer(init.id, result).await;
+        let client = within("connect", connecting).await.unwrap().unwrap();
+        assert_eq!(raw.next().await.method(), Some("notifications/initialized"));
+        (client, raw)
+    }
+
+    async fn next(&mut self) -> JsonRpcMessage {
+        within("the next client message", self.stream.recv())
+            .await
+            .expect("open")
+            .expect("valid")
+            .message
+    }
+
+    async fn answer(&self, id: RequestId, result: Value) {
+        let response = JsonRpcResultResponse::new(id, to_raw(&result).unwrap());
+        self.sink
+            .send(TransportMessage::new(response.into()))
+            .await
+            .unwrap();
+    }
+}
+
+async fn the_server_can_cancel_its_own_request(connector: Connector) {
+    let started = Arc::new(Notify::new());
+    let (stopped_tx, mut stopped_rx) = mpsc::unbounded_channel();
+    let roots = client().request_handler::<ListRootsRequest, _, _>({
+        let started = started.clone();
+        move |_, cx| {
+            let started = started.clone();
+            let stopped = stopped_tx.clone();
+            async move {
+                let _stopped = DropSignal::new(stopped, ());
+                started.notify_one();
+                cx.cancellation().cancelled().await;
+                Ok(ListRootsResult::new(vec![]))
+            }
+        }
+    });
+    let pair = connect(
+        &connector,
+        &Server::builder("asker", "1.0.0").build(),
+        roots,
+    )
+    .await;
+
+    let call = pair
+        .server
+        .peer()
+        .start_request::<ListRootsRequest>(None, RequestOptions::new());
+    let canceller = call.canceller();
+    let waiting = tokio::spawn(call);
+    within("the client callback to start", started.notified()).await;
+    canceller.cancel("no longer needed").await;
+    assert!(
+        within("the server call", waiting)
+            .await
+            .unwrap()
+            .unwrap_err()
+            .is_cancelled()
+    );
+    within("the client callback to stop", stopped_rx.recv())
+        .await
+        .unwrap();
+}
+
+async fn cancelling_an_unknown_id_is_ignored(connector: Connector) {
+    let server = Server::builder("echo", "1.0.0")
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    for id in [json!(999), json!("never-sent"), json!(1)] {
+        let params = to_raw(&json!({"requestId": id, "reason": "stray"})).unwrap();
+        pair.client
+            .peer()
+            .notify_raw("notifications/cancelled".into(), Some(params))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        pair.client.request::<Echo>(json!(5)).await.unwrap(),
+        json!(5)
+    );
+    let errors = pair
+        .wire
+        .received()
+        .into_iter()
+        .filter(|m| matches!(m, JsonRpcMessage::Error(_)))
+        .count();
+    assert_eq!(errors, 0);
+}
+
+async fn closing_fails_every_pending_request(connector: Connector) {
+    let (cancelled_tx, _cancelled_rx) = mpsc::unbounded_channel();
+    let (started, mut started_rx) = mpsc::unbounded_channel();
+    let server = blocking_server(cancelled_tx, started);
+    let pair = connect(&connector, &server, client()).await;
+
+    let calls: Vec<_> = (0..3)
+        .map(|i| {
+            let client = pair.client.clone();
+            tokio::spawn(async move { client.request::<Block>(json!(i)).await })
+        })
+        .collect();
+    for _ in 0..3 {
+        within("a handler to start", started_rx.recv()).await;
+    }
+    pair.server.close().await;
+    for call in calls {
+        let err = within("the pending call to fail", call)
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert!(err.is_closed(), "{err}");
+    }
+    within("the client to notice", pair.client.closed()).await;
+    assert!(pair.client.ping().await.unwrap_err().is_closed());
+}
+
+async fn a_panicking_handler_answers_internal_error(connector: Connector) {
+    let server = Server::builder("fragile", "1.0.0")
+        .request_handler::<Work, _, _>(|params, _| async move {
+            if params == json!("explode") {
+                panic!("secret internal detail");
+            }
+            Ok(params)
+        })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    let err = pair
+        .client
+        .request::<Work>(json!("explode"))
+        .await
+        .unwrap_err();
+    let err = err.protocol_error().expect("a JSON-RPC error");
+    assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+    assert!(!err.message.contains("secret"), "{err:?}");
+    assert_eq!(
+        pair.client.request::<Work>(json!("fine")).await.unwrap(),
+        json!("fine")
+    );
+}
+
+async fn malformed_params_answer_invalid_params(connector: Connector) {
+    let server = Server::builder("typed", "1.0.0")
+        .request_handler::<CallToolRequest, _, _>(|params, _| async move {
+            Ok(CallToolResult::text(params.name))
+        })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    let bad = to_raw(&json!({"name": 42, "arguments": "not an object"})).unwrap();
+    let err = pair
+        .client
+        .peer()
+        .start_raw("tools/call".into(), Some(bad), RequestOptions::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.protocol_error().unwrap().code,
+        ErrorCode::INVALID_PARAMS
+    );
+}
+
+async fn an_unknown_method_answers_method_not_found(connector: Connector) {
+    let pair = connect(
+        &connector,
+        &Server::builder("small", "1.0.0").build(),
+        client(),
+    )
+    .await;
+    let err = pair
+        .client
+        .peer()
+        .start_raw("no/such/method".into(), None, RequestOptions::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.protocol_error().unwrap().code,
+        ErrorCode::METHOD_NOT_FOUND
+    );
+}
+
+async fn request_meta_reaches_the_handler(connector: Connector) {
+    let server = Server::builder("meta", "1.0.0")
+        .request_handler::<Echo, _, _>(|_, cx| async move {
+            Ok(serde_json::to_value(cx.meta()).unwrap())
+        })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    let mut meta = Meta::new();
+    meta.insert("example.com/trace", json!({"span": "abc", "depth": [1, 2]}));
+    let seen = pair
+        .client
+        .request_with::<Echo>(json!({}), RequestOptions::new().meta(meta))
+        .await
+        .unwrap();
+    assert_eq!(
+        seen,
+        json!({"example.com/trace": {"span": "abc", "depth": [1, 2]}})
+    );
+}
+
+async fn result_meta_reaches_the_client(connector: Connector) {
+    let server = Server::builder("meta", "1.0.0")
+        .request_handler::<CallToolRequest, _, _>(|_, _| async move {
+            let mut meta = Meta::new();
+            meta.insert("example.com/cost", json!({"tokens": 12}));
+            let mut result = CallToolResult::text("done");
+            result.meta = Some(meta);
+            Ok(result)
+        })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    let result = pair
+        .client
+        .request::<CallToolRequest>(modelctx::types::CallToolRequestParams::new("any"))
+        .await
+        .unwrap();
+    let meta = result.meta.expect("result _meta");
+    assert_eq!(meta.get("example.com/cost"), Some(&json!({"tokens": 12})));
+}
+
+/// A server whose `test/work` handler reports progress 1..=n (n = `steps`) with a total
+/// and a message, then returns the token it saw.
+fn progress_server() -> Server {
+    Server::builder("worker", "1.0.0")
+        .request_handler::<Work, _, _>(|params, cx| async move {
+            let steps = params["steps"].as_u64().unwrap_or(3);
+            for step in 1..=steps {
+                let p = Progress::new(step as f64)
+                    .with_total(steps as f64)
+                    .with_message(format!("step {step}"));
+                cx.report_progress(p)
+                    .await
+                    .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+            }
+            // Going backwards is refused at the sender.
+            let refused = cx.report_progress(Progress::new(0.5)).await;
+            Ok(json!({
+                "token": serde_json::to_value(cx.progress_token()).unwrap(),
+                "backwards_refused": refused.is_err(),
+            }))
+        })
+        .build()
+}
+
+fn collect_progress() -> (RequestOptions, Arc<Mutex<Vec<Progress>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let options = RequestOptions::new().on_progress(move |p| sink.lock().unwrap().push(p));
+    (options, seen)
+}
+
+async fn progress_reaches_the_callback_in_order(connector: Connector) {
+    let pair = connect(&connector, &progress_server(), client()).await;
+    let (options, seen) = collect_progress();
+    let result = pair
+        .client
+        .request_with::<Work>(json!({"steps": 3}), options)
+        .await
+        .unwrap();
+    assert!(
+        !result["token"].is_null(),
+        "the handler saw a progress token"
+    );
+    assert_eq!(result["backwards_refused"], true);
+    let seen = seen.lock().unwrap().clone();
+    let values: Vec<_> = seen
+        .iter()
+        .map(|p| (p.progress, p.total, p.message.clone()))
+        .collect();
+    assert_eq!(
+        values,
+        vec![
+            (1.0, Some(3.0), Some("step 1".to_owned())),
+            (2.0, Some(3.0), Some("step 2".to_owned())),
+            (3.0, Some(3.0), Some("step 3".to_owned())),
+        ]
+    );
+}
+
+async fn concurrent_requests_get_distinct_progress_tokens(connector: Connector) {
+    let pair = connect(&connector, &progress_server(), client()).await;
+    let (a_options, a_seen) = collect_progress();
+    let (b_options, b_seen) = collect_progress();
+    let (a, b) = tokio::join!(
+        pair.client
+            .request_with::<Work>(json!({"steps": 2}), a_options),
+        pair.client
+            .request_with::<Work>(json!({"steps": 4}), b_options),
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_ne!(a["token"], b["token"]);
+    assert_eq!(
+        a_seen.lock().unwrap().len(),
+        2,
+        "each callback gets only its own"
+    );
+    assert_eq!(b_seen.lock().unwrap().len(), 4);
+}
+
+async fn progress_after_completion_is_dropped(connector: Connector) {
+    let (late_tx, late_rx) = oneshot::channel::<modelctx::session::Peer>();
+    let late_tx = Arc::new(Mutex::new(Some(late_tx)));
+    let server = Server::builder("chatty", "1.0.0")
+        .request_handler::<Work, _, _>(move |_, cx| {
+            let late_tx = late_tx.clone();
+            async move {
+                cx.report_progress(Progress::new(1.0)).await.ok();
+                if let Some(tx) = late_tx.lock().unwrap().take() {
+                    let _ = tx.send(cx.peer().clone());
+                }
+                Ok(json!({"token": serde_json::to_value(cx.progress_token()).unwrap()}))
+            }
+        })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    let (options, seen) = collect_progress();
+    let result = pair
+        .client
+        .request_with::<Work>(json!({}), options)
+        .await
+        .unwrap();
+    assert_eq!(seen.lock().unwrap().len(), 1);
+
+    // After the response, a stray progress notification for the same token arrives.
+    let peer = late_rx.await.unwrap();
+    let stray = json!({"progressToken": result["token"], "progress": 2.0});
+    peer.notify_raw(
+        "notifications/progress".into(),
+        Some(to_raw(&stray).unwrap()),
+    )
+    .await
+    .unwrap();
+    let is_stray = |r: &modelctx_conformance::Recorded| {
+        r.direction == Direction::Received
+            && matches!(&r.message.message, JsonRpcMessage::Notification(n)
+                if n.method == "notifications/progress"
+                    && n.params.as_ref().is_some_and(|p| p.get().contains("2.0")))
+    };
+    pair.wire.wait_for(|log| log.iter().any(is_stray)).await;
+    pair.client.ping().await.unwrap();
+    assert_eq!(seen.lock().unwrap().len(), 1, "the late update was dropped");
+}
+
+async fn without_a_callback_no_token_and_no_progress(connector: Connector) {
+    let pair = connect(&connector, &progress_server(), client()).await;
+    let result = pair
+        .client
+        .request::<Work>(json!({"steps": 3}))
+        .await
+        .unwrap();
+    assert!(result["token"].is_null(), "no token without a callback");
+    let sent = pair.wire.sent();
+    let JsonRpcMessage::Request(call) = sent.last().unwrap() else {
+        panic!("the last message sent is the call");
+    };
+    assert!(
+        !call
+            .params
+            .as_ref()
+            .unwrap()
+            .get()
+            .contains("progressToken")
+    );
+    let progress = pair
+        .wire
+        .received()
+        .iter()
+        .filter(|m| m.method() == Some("notifications/progress"))
+        .count();
+    assert_eq!(progress, 0);
+}
+
+async fn client_progress_reaches_the_server(connector: Connector) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let server = Server::builder("listener", "1.0.0")
+        .notification_handler::<ProgressNotification, _, _>(move |params, _| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(params);
+            }
+        })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    let update = ProgressNotificationParams::new("upload-7", 0.25)
+        .with_total(1.0)
+        .with_message("uploading");
+    pair.client
+        .notify::<ProgressNotification>(update.clone())
+        .await
+        .unwrap();
+    let got = within("the server's progress handler", rx.recv())
+        .await
+        .unwrap();
+    assert_eq!(got, update);
+}
+
+async fn a_request_times_out_cancels_and_the_session_survives(connector: Connector) {
+    let (cancelled_tx, mut cancelled_rx) = mpsc::unbounded_channel();
+    let (started, _started_rx) = mpsc::unbounded_channel();
+    let pair = connect(
+        &connector,
+        &blocking_server(cancelled_tx, started),
+        client(),
+    )
+    .await;
+
+    let options = RequestOptions::new().timeout(Duration::from_millis(100));
+    let err = pair
+        .client
+        .request_with::<Block>(json!("slow"), options)
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    // notifications/cancelled was on the wire before the call returned.
+    let cancels = cancellations_sent(&pair.wire.messages());
+    assert_eq!(cancels.len(), 1, "{cancels:?}");
+    assert_eq!(cancels[0]["requestId"], 2, "initialize was 1, the call 2");
+    within("the handler to be cancelled", cancelled_rx.recv()).await;
+    assert_eq!(
+        pair.client.request::<Echo>(json!("ok")).await.unwrap(),
+        json!("ok")
+    );
+}
+
+async fn the_session_default_timeout_applies(connector: Connector) {
+    let (cancelled_tx, _rx) = mpsc::unbounded_channel();
+    let (started, _started_rx) = mpsc::unbounded_channel();
+    let server = blocking_server(cancelled_tx, started);
+    let impatient = client().request_timeout(Duration::from_millis(100));
+    let pair = connect(&connector, &server, impatient).await;
+    let err = pair.client.request::<Block>(json!(1)).await.unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    // A per-request override wins over the default.
+    let patient = RequestOptions::new().timeout(Duration::from_secs(10));
+    assert_eq!(
+        pair.client
+            .request_with::<Echo>(json!(2), patient)
+            .await
+            .unwrap(),
+        json!(2)
+    );
+}
+
+/// A server whose `test/work` handler works for `steps` steps of `step_ms` each,
+/// reporting progress after every step.
+fn slow_worker() -> Server {
+    Server::builder("slow-worker", "1.0.0")
+        .request_handler::<Work, _, _>(|params, cx| async move {
+            let steps = params["steps"].as_u64().unwrap_or(1);
+            let step = Duration::from_millis(params["step_ms"].as_u64().unwrap_or(10));
+            for i in 1..=steps {
+                // Simulated work: the duration is the point of the test.
+                tokio::time::sleep(step).await;
+                cx.report_progress(Progress::new(i as f64)).await.ok();
+            }
+            Ok(json!("finished"))
+        })
+        .build()
+}
+
+async fn progress_resets_the_timeout(connector: Connector) {
+    let pair = connect(&connector, &slow_worker(), client()).await;
+    let work = json!({"steps": 6, "step_ms": 100});
+    // 600 ms of work against a 300 ms timeout: only progress keeps it alive.
+    let resetting = RequestOptions::new()
+        .timeout(Duration::from_millis(300))
+        .reset_timeout_on_progress(None)
+        .on_progress(|_| {});
+    assert_eq!(
+        pair.client
+            .request_with::<Work>(work.clone(), resetting)
+            .await
+            .unwrap(),
+        json!("finished")
+    );
+    let plain = RequestOptions::new()
+        .timeout(Duration::from_millis(300))
+        .on_progress(|_| {});
+    let err = pair
+        .client
+        .request_with::<Work>(work, plain)
+        .await
+        .unwrap_err();
+    assert!(
+        err.is_timeout(),
+        "without reset the same work times out: {err}"
+    );
+}
+
+async fn the_maximum_total_timeout_wins_over_progress(connector: Connector) {
+    let pair = connect(&connector, &slow_worker(), client()).await;
+    // Progress every 20 ms would keep resetting a 200 ms timeout for 2 s; the 400 ms
+    // total cap ends it.
+    let work = json!({"steps": 100, "step_ms": 20});
+    let options = RequestOptions::new()
+        .timeout(Duration::from_millis(200))
+        .reset_timeout_on_progress(Some(Duration::from_millis(400)))
+        .on_progress(|_| {});
+    let started = tokio::time::Instant::now();
+    let err = pair
+        .client
+        .request_with::<Work>(work, options)
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(started.elapsed() >= Duration::from_millis(400));
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the cap, not the work, ended it"
+    );
+}

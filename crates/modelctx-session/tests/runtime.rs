@@ -1,0 +1,1433 @@
+//! Runtime tests: one session (server or client role) against the scripted [`MockPeer`],
+//! asserting the exact wire messages. Each test reads in the order of the conversation.
+//!
+//! Synchronisation is by events only: the mock's bounded expectations, the test service's
+//! event channel, and "send a ping, see the ping answer" to prove the receive loop has
+//! processed everything the mock sent before it. Timeout tests run on paused time.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use modelctx_memory::MockPeer;
+use modelctx_session::{
+    CancellationToken, Peer, Progress, RequestContext, RequestHandle, RequestOptions, Role,
+    Service, SessionConfig, parse_params, start,
+};
+use modelctx_types::{
+    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, Meta, RawValue,
+    RequestId, to_raw,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
+
+// ---------------------------------------------------------------------------------------
+// The test service and harness
+// ---------------------------------------------------------------------------------------
+
+/// What the test service reports to the test.
+#[derive(Debug)]
+enum Event {
+    /// A handler started (after the concurrency bound let it run).
+    Started {
+        id: RequestId,
+        method: String,
+        token: CancellationToken,
+    },
+    /// A notification reached the service.
+    Notification(JsonRpcNotification),
+}
+
+/// Answers a few methods:
+/// - `initialize`: a fixed result, or `-32603` when the params say `{"fail": true}`;
+/// - `echo`: its params (or `{}`);
+/// - `slow`: waits for `release` (one permit per `notify_one`), then `{"released": true}`;
+/// - `panic`: panics;
+/// - `typed`: decodes `{"count": u32}` with `parse_params`;
+/// - `meta`: returns the `_meta` and progress token it saw;
+/// - `progress`: reports each of `values` and says which reports were accepted;
+/// - anything else: `-32601`.
+struct TestService {
+    events: mpsc::UnboundedSender<Event>,
+    release: Arc<Notify>,
+}
+
+#[derive(Deserialize)]
+struct TypedParams {
+    count: u32,
+}
+
+#[derive(Deserialize)]
+struct ProgressValues {
+    values: Vec<f64>,
+}
+
+impl Service for TestService {
+    fn handle_request(
+        self: Arc<Self>,
+        request: JsonRpcRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+        Box::pin(async move {
+            let method = request.method.to_string();
+            let _ = self.events.send(Event::Started {
+                id: request.id.clone(),
+                method: method.clone(),
+                token: cx.cancellation().clone(),
+            });
+            match method.as_str() {
+                "initialize" => {
+                    let params: Value = parse_params(request.params.as_deref())?;
+                    if params["fail"] == json!(true) {
+                        return Err(ErrorData::internal_error("initialize failed on purpose"));
+                    }
+                    Ok(raw(json!({
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "serverInfo": { "name": "test", "version": "0" }
+                    })))
+                }
+                "echo" => Ok(request.params.unwrap_or_else(|| raw(json!({})))),
+                "slow" => {
+                    self.release.notified().await;
+                    Ok(raw(json!({ "released": true })))
+                }
+                "panic" => panic!("secret panic text: the database password is hunter2"),
+                "typed" => {
+                    let p: TypedParams = parse_params(request.params.as_deref())?;
+                    Ok(raw(json!({ "count": p.count })))
+                }
+                "meta" => Ok(raw(json!({
+                    "meta": cx.meta(),
+                    "progressToken": cx.progress_token(),
+                }))),
+                "progress" => {
+                    let p: ProgressValues = parse_params(request.params.as_deref())?;
+                    let mut reports = Vec::new();
+                    for v in p.values {
+                        let outcome = cx.report_progress(Progress::new(v).with_total(3.0)).await;
+                        reports.push(match outcome {
+                            Ok(()) => "ok",
+                            Err(e) if e.is_refused() => "refused",
+                            Err(_) => "error",
+                        });
+                    }
+                    Ok(raw(json!({ "reports": reports })))
+                }
+                other => Err(ErrorData::method_not_found(other)),
+            }
+        })
+    }
+
+    fn handle_notification(
+        self: Arc<Self>,
+        notification: JsonRpcNotification,
+        _peer: Peer,
+    ) -> BoxFuture<'static, ()> {
+        let _ = self.events.send(Event::Notification(notification));
+        Box::pin(async {})
+    }
+}
+
+/// One session under test, the mock at the other end, and the service's events.
+struct Harness {
+    peer: Peer,
+    mock: MockPeer,
+    events: mpsc::UnboundedReceiver<Event>,
+    release: Arc<Notify>,
+}
+
+impl Harness {
+    fn new(config: SessionConfig) -> Self {
+        let (transport, mock) = MockPeer::pair();
+        let (tx, events) = mpsc::unbounded_channel();
+        let release = Arc::new(Notify::new());
+        let service = Arc::new(TestService {
+            events: tx,
+            release: release.clone(),
+        });
+        let peer = start(transport, service, config);
+        Self {
+            peer,
+            mock,
+            events,
+            release,
+        }
+    }
+
+    async fn next_event(&mut self) -> Event {
+        tokio::time::timeout(Duration::from_secs(5), self.events.recv())
+            .await
+            .expect("no service event within 5 s")
+            .expect("the service is gone")
+    }
+
+    /// Waits until a handler for `method` has started; its id and cancellation token.
+    async fn started(&mut self, method: &str) -> (RequestId, CancellationToken) {
+        loop {
+            if let Event::Started {
+                id,
+                method: m,
+                token,
+            } = self.next_event().await
+                && m == method
+            {
+                return (id, token);
+            }
+        }
+    }
+
+    /// Waits until the service received a notification for `method`; its params.
+    async fn notified(&mut self, method: &str) -> Value {
+        loop {
+            if let Event::Notification(n) = self.next_event().await
+                && n.method == method
+            {
+                return params_of(n.params.as_deref());
+            }
+        }
+    }
+
+    /// The methods of the handlers that started and are already reported, without waiting.
+    fn started_so_far(&mut self) -> Vec<String> {
+        let mut methods = Vec::new();
+        while let Ok(event) = self.events.try_recv() {
+            if let Event::Started { method, .. } = event {
+                methods.push(method);
+            }
+        }
+        methods
+    }
+
+    /// Sends a ping from the mock and expects its answer as the very next message: proves
+    /// that the session processed everything sent before and sent nothing in between.
+    async fn ping_sync(&mut self, id: i64) {
+        self.mock.request(id, "ping", Value::Null).await;
+        assert_eq!(self.mock.expect_result(id).await, json!({}));
+    }
+
+    /// Server role: the client's side of the handshake.
+    async fn serve_handshake(&mut self) {
+        self.mock.request("init", "initialize", init_params()).await;
+        let result = self.mock.expect_result("init").await;
+        assert_eq!(result["protocolVersion"], "2025-06-18");
+        self.mock
+            .notify("notifications/initialized", Value::Null)
+            .await;
+    }
+
+    /// Client role: the session sends initialize, the mock answers, the session confirms.
+    async fn client_handshake(&mut self) {
+        let init = tokio::spawn(request(&self.peer, "initialize", init_params()));
+        let req = self.mock.expect_request("initialize").await;
+        self.mock.respond(req.id, server_init_result()).await;
+        assert_eq!(init.await.unwrap().unwrap(), server_init_result());
+        self.peer
+            .notify_raw(Cow::Borrowed("notifications/initialized"), None)
+            .await
+            .unwrap();
+        self.mock
+            .expect_notification("notifications/initialized")
+            .await;
+        assert!(self.peer.is_initialized());
+    }
+}
+
+fn raw(value: Value) -> Box<RawValue> {
+    to_raw(&value).unwrap()
+}
+
+fn params_of(raw: Option<&RawValue>) -> Value {
+    raw.map_or(Value::Null, |r| serde_json::from_str(r.get()).unwrap())
+}
+
+fn init_params() -> Value {
+    json!({
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": { "name": "mock", "version": "0" }
+    })
+}
+
+fn server_init_result() -> Value {
+    json!({
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "serverInfo": { "name": "mock", "version": "0" }
+    })
+}
+
+/// Starts an outbound request with raw params (`null` = none).
+fn start_req(
+    peer: &Peer,
+    method: &'static str,
+    params: Value,
+    options: RequestOptions,
+) -> RequestHandle<Box<RawValue>> {
+    let params = (!params.is_null()).then(|| raw(params));
+    peer.start_raw(Cow::Borrowed(method), params, options)
+}
+
+/// An outbound request with default options, its result decoded.
+fn request(
+    peer: &Peer,
+    method: &'static str,
+    params: Value,
+) -> BoxFuture<'static, Result<Value, modelctx_session::SessionError>> {
+    let handle = start_req(peer, method, params, RequestOptions::new());
+    Box::pin(async move { handle.await.map(|r| params_of(Some(&r))) })
+}
+
+fn id_num(id: &RequestId) -> i64 {
+    match id {
+        RequestId::Number(n) => *n,
+        other => panic!("expected a numeric id, got {other:?}"),
+    }
+}
+
+/// The `notifications/cancelled` params the session sent for `id`.
+fn cancelled_params(n: &JsonRpcNotification) -> (i64, String) {
+    let p = params_of(n.params.as_deref());
+    (
+        p["requestId"].as_i64().expect("requestId is an integer"),
+        p["reason"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+fn progress_note(token: &Value, progress: f64) -> Value {
+    json!({ "progressToken": token, "progress": progress })
+}
+
+// ---------------------------------------------------------------------------------------
+// Ping
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn server_answers_ping_in_every_phase_and_pings_out() {
+    let mut h = Harness::new(SessionConfig::server());
+
+    // New: ping is answered with an empty object.
+    h.mock.request(1, "ping", Value::Null).await;
+    assert_eq!(h.mock.expect_result(1).await, json!({}));
+
+    // The server's own ping goes out before initialize and resolves only on the answer.
+    let mut ping = Box::pin(h.peer.ping());
+    assert!(ping.as_mut().now_or_never().is_none());
+    let req = h.mock.expect_request("ping").await;
+    assert!(req.params.is_none());
+    assert!(
+        ping.as_mut().now_or_never().is_none(),
+        "ping resolved before the answer"
+    );
+    h.mock.respond(req.id, json!({})).await;
+    ping.await.unwrap();
+
+    // Initializing (initialize answered, notifications/initialized not yet received).
+    h.mock.request(2, "initialize", init_params()).await;
+    h.mock.expect_result(2).await;
+    h.mock.request(3, "ping", Value::Null).await;
+    assert_eq!(h.mock.expect_result(3).await, json!({}));
+    assert!(!h.peer.is_initialized());
+
+    // Operational.
+    h.mock
+        .notify("notifications/initialized", Value::Null)
+        .await;
+    h.mock.request(4, "ping", Value::Null).await;
+    assert_eq!(h.mock.expect_result(4).await, json!({}));
+    assert!(h.peer.is_initialized());
+    // A string id is echoed as a string.
+    h.mock.request("p", "ping", Value::Null).await;
+    assert_eq!(h.mock.expect_result("p").await, json!({}));
+
+    let ping = tokio::spawn({
+        let peer = h.peer.clone();
+        async move { peer.ping().await }
+    });
+    let req = h.mock.expect_request("ping").await;
+    h.mock.respond(req.id, json!({})).await;
+    ping.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn client_answers_ping_in_every_phase_and_pings_out() {
+    let mut h = Harness::new(SessionConfig::client());
+    assert_eq!(h.peer.role(), Role::Client);
+
+    // New.
+    h.mock.request(1, "ping", Value::Null).await;
+    assert_eq!(h.mock.expect_result(1).await, json!({}));
+    let mut ping = Box::pin(h.peer.ping());
+    assert!(ping.as_mut().now_or_never().is_none());
+    let req = h.mock.expect_request("ping").await;
+    h.mock.respond(req.id, json!({})).await;
+    ping.await.unwrap();
+
+    // Initializing: initialize sent and answered, notifications/initialized not sent.
+    let init = tokio::spawn(request(&h.peer, "initialize", init_params()));
+    let req = h.mock.expect_request("initialize").await;
+    h.mock.request(2, "ping", Value::Null).await;
+    assert_eq!(h.mock.expect_result(2).await, json!({}));
+    h.mock.respond(req.id, server_init_result()).await;
+    init.await.unwrap().unwrap();
+    h.mock.request(3, "ping", Value::Null).await;
+    assert_eq!(h.mock.expect_result(3).await, json!({}));
+    let ping = tokio::spawn({
+        let peer = h.peer.clone();
+        async move { peer.ping().await }
+    });
+    let req = h.mock.expect_request("ping").await;
+    h.mock.respond(req.id, json!({})).await;
+    ping.await.unwrap().unwrap();
+
+    // Operational.
+    h.peer
+        .notify_raw(Cow::Borrowed("notifications/initialized"), None)
+        .await
+        .unwrap();
+    h.mock
+        .expect_notification("notifications/initialized")
+        .await;
+    h.mock.request(4, "ping", Value::Null).await;
+    assert_eq!(h.mock.expect_result(4).await, json!({}));
+}
+
+// ---------------------------------------------------------------------------------------
+// Lifecycle
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn server_rejects_requests_before_initialize() {
+    let mut h = Harness::new(SessionConfig::server());
+
+    h.mock.request(1, "echo", json!({ "x": 1 })).await;
+    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    assert!(err.message.contains("echo"), "{}", err.message);
+
+    // The handshake still works afterwards, and the rejected request never ran.
+    h.serve_handshake().await;
+    h.mock.request(2, "echo", json!({ "x": 2 })).await;
+    assert_eq!(h.mock.expect_result(2).await, json!({ "x": 2 }));
+    let started = h.started_so_far();
+    assert_eq!(started, ["initialize", "echo"]);
+}
+
+#[tokio::test]
+async fn server_serves_initialize_once_then_waits_for_initialized() {
+    let mut h = Harness::new(SessionConfig::server());
+
+    h.mock.request(1, "initialize", init_params()).await;
+    let result = h.mock.expect_result(1).await;
+    assert_eq!(result["serverInfo"]["name"], "test");
+    assert!(!h.peer.is_initialized());
+
+    // A second initialize is refused, and never reaches the service.
+    h.mock.request(2, "initialize", init_params()).await;
+    let err = h.mock.expect_error(Some(RequestId::from(2))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+
+    // Between the initialize response and notifications/initialized: rejected.
+    h.mock.request(3, "echo", json!({ "x": 3 })).await;
+    let err = h.mock.expect_error(Some(RequestId::from(3))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    assert_eq!(h.started_so_far(), ["initialize"]);
+
+    // notifications/initialized makes the session operational and reaches the service.
+    h.mock
+        .notify("notifications/initialized", Value::Null)
+        .await;
+    assert_eq!(h.notified("notifications/initialized").await, Value::Null);
+    h.mock.request(4, "echo", json!({ "x": 4 })).await;
+    assert_eq!(h.mock.expect_result(4).await, json!({ "x": 4 }));
+    assert!(h.peer.is_initialized());
+
+    // Still only once, even when operational.
+    h.mock.request(5, "initialize", init_params()).await;
+    let err = h.mock.expect_error(Some(RequestId::from(5))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    assert_eq!(h.started_so_far(), ["echo"]);
+}
+
+#[tokio::test]
+async fn server_failed_initialize_may_be_retried() {
+    let mut h = Harness::new(SessionConfig::server());
+
+    h.mock
+        .request(1, "initialize", json!({ "fail": true }))
+        .await;
+    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
+    assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+    // Still in the first phase: other requests are rejected.
+    h.mock.request(2, "echo", json!({})).await;
+    let err = h.mock.expect_error(Some(RequestId::from(2))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+
+    // The retry is served, and the session then completes its handshake.
+    h.serve_handshake().await;
+    h.mock.request(3, "echo", json!({ "ok": true })).await;
+    assert_eq!(h.mock.expect_result(3).await, json!({ "ok": true }));
+}
+
+#[tokio::test]
+async fn server_refuses_outbound_requests_until_initialized_but_may_log() {
+    let mut h = Harness::new(SessionConfig::server());
+
+    // New: a request is refused locally, a log message goes out.
+    let refused = start_req(&h.peer, "roots/list", Value::Null, RequestOptions::new());
+    assert!(refused.id().is_none());
+    let err = refused.await.unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    let err = h
+        .peer
+        .notify_raw(Cow::Borrowed("notifications/tools/list_changed"), None)
+        .await
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    h.peer
+        .notify_raw(
+            Cow::Borrowed("notifications/message"),
+            Some(raw(json!({ "level": "info", "data": "starting" }))),
+        )
+        .await
+        .unwrap();
+    // The refused request left nothing on the wire: the log message comes next.
+    let log = h.mock.expect_notification("notifications/message").await;
+    assert_eq!(
+        params_of(log.params.as_deref()),
+        json!({ "level": "info", "data": "starting" })
+    );
+
+    // Initializing: still refused.
+    h.mock.request(1, "initialize", init_params()).await;
+    h.mock.expect_result(1).await;
+    let err = request(&h.peer, "roots/list", Value::Null)
+        .await
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    h.ping_sync(2).await;
+
+    // Operational: the request goes out.
+    h.mock
+        .notify("notifications/initialized", Value::Null)
+        .await;
+    h.ping_sync(3).await;
+    let call = tokio::spawn(request(&h.peer, "roots/list", Value::Null));
+    let req = h.mock.expect_request("roots/list").await;
+    h.mock.respond(req.id, json!({ "roots": [] })).await;
+    assert_eq!(call.await.unwrap().unwrap(), json!({ "roots": [] }));
+}
+
+#[tokio::test]
+async fn client_sends_initialize_once_then_initialized_then_anything() {
+    let mut h = Harness::new(SessionConfig::client());
+
+    // Before the handshake: other requests and notifications/initialized are refused.
+    let err = request(&h.peer, "tools/list", Value::Null)
+        .await
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    let err = h
+        .peer
+        .notify_raw(Cow::Borrowed("notifications/initialized"), None)
+        .await
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    // An inbound request other than ping is rejected before the handshake.
+    h.mock.request(1, "roots/list", Value::Null).await;
+    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+
+    // initialize: allowed once; the refused requests left nothing on the wire.
+    let init = tokio::spawn(request(&h.peer, "initialize", init_params()));
+    let req = h.mock.expect_request("initialize").await;
+    assert_eq!(params_of(req.params.as_deref()), init_params());
+    h.mock.respond(req.id, server_init_result()).await;
+    assert_eq!(init.await.unwrap().unwrap(), server_init_result());
+    let err = request(&h.peer, "initialize", init_params())
+        .await
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    let err = request(&h.peer, "tools/list", Value::Null)
+        .await
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    assert!(!h.peer.is_initialized());
+
+    // notifications/initialized: operational.
+    h.peer
+        .notify_raw(Cow::Borrowed("notifications/initialized"), None)
+        .await
+        .unwrap();
+    h.mock
+        .expect_notification("notifications/initialized")
+        .await;
+    assert!(h.peer.is_initialized());
+    let call = tokio::spawn(request(&h.peer, "tools/list", Value::Null));
+    let req = h.mock.expect_request("tools/list").await;
+    h.mock.respond(req.id, json!({ "tools": [] })).await;
+    assert_eq!(call.await.unwrap().unwrap(), json!({ "tools": [] }));
+
+    // Inbound requests are now served.
+    h.mock.request(2, "echo", json!({ "y": 1 })).await;
+    assert_eq!(h.mock.expect_result(2).await, json!({ "y": 1 }));
+}
+
+// ---------------------------------------------------------------------------------------
+// Concurrency
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_stuck_handler_delays_neither_ping_nor_other_requests() {
+    let mut h = Harness::new(SessionConfig::server());
+    h.serve_handshake().await;
+
+    h.mock.request(1, "slow", Value::Null).await;
+    h.started("slow").await;
+    h.mock.request(2, "echo", json!({ "n": 2 })).await;
+    assert_eq!(h.mock.expect_result(2).await, json!({ "n": 2 }));
+    h.ping_sync(3).await;
+
+    h.release.notify_one();
+    assert_eq!(h.mock.expect_result(1).await, json!({ "released": true }));
+}
+
+#[tokio::test]
+async fn the_concurrency_bound_queues_requests_but_never_ping() {
+    let mut h = Harness::new(
+        SessionConfig::server()
+            .pre_initialized()
+            .max_concurrent_requests(1),
+    );
+
+    h.mock.request(1, "slow", Value::Null).await;
+    h.started("slow").await;
+    h.mock.request(2, "echo", json!({ "n": 2 })).await;
+    // Ping is answered while the only slot is taken, and the echo has not started.
+    h.ping_sync(3).await;
+    assert!(h.started_so_far().is_empty());
+
+    h.release.notify_one();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        match h.mock.next_message().await {
+            JsonRpcMessage::Response(r) => ids.push(r.id),
+            other => panic!("expected a response, got {other:?}"),
+        }
+    }
+    ids.sort_by_key(id_num);
+    assert_eq!(ids, [RequestId::from(1), RequestId::from(2)]);
+    assert_eq!(h.started_so_far(), ["echo"]);
+}
+
+#[tokio::test]
+async fn a_duplicate_inbound_id_in_flight_is_rejected() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    h.mock.request(1, "slow", Value::Null).await;
+    h.started("slow").await;
+    h.mock.request(1, "echo", json!({})).await;
+    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.release.notify_one();
+    assert_eq!(h.mock.expect_result(1).await, json!({ "released": true }));
+    // Once answered, the id may be used again.
+    h.mock.request(1, "echo", json!({ "again": true })).await;
+    assert_eq!(h.mock.expect_result(1).await, json!({ "again": true }));
+}
+
+// ---------------------------------------------------------------------------------------
+// Inbound cancellation
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn inbound_cancellation_fires_the_token_and_suppresses_the_response() {
+    let mut h = Harness::new(SessionConfig::server());
+    h.serve_handshake().await;
+
+    h.mock.request(1, "slow", Value::Null).await;
+    let (id, token1) = h.started("slow").await;
+    assert_eq!(id, RequestId::from(1));
+    h.mock
+        .notify(
+            "notifications/cancelled",
+            json!({ "requestId": 1, "reason": "changed my mind" }),
+        )
+        .await;
+    tokio::time::timeout(Duration::from_secs(5), token1.cancelled())
+        .await
+        .expect("the handler's token fires");
+    // No response for it: the ping answer comes next.
+    h.ping_sync(3).await;
+
+    // A second slow request, and cancellations for ids not in flight: ignored.
+    h.mock.request(2, "slow", Value::Null).await;
+    let (_, token2) = h.started("slow").await;
+    h.mock
+        .notify("notifications/cancelled", json!({ "requestId": 99 }))
+        .await;
+    h.mock
+        .notify("notifications/cancelled", json!({ "requestId": "nope" }))
+        .await;
+    h.mock
+        .notify("notifications/cancelled", json!({ "requestId": 1 }))
+        .await;
+    h.ping_sync(4).await;
+    assert!(!token2.is_cancelled(), "only the cancelled request's token");
+
+    // Release one waiter. Had request 1's handler kept running, it would be first in line
+    // and answer id 1; it was dropped, so request 2 answers.
+    h.release.notify_one();
+    assert_eq!(h.mock.expect_result(2).await, json!({ "released": true }));
+
+    // A cancellation for a request already answered changes nothing.
+    h.mock
+        .notify("notifications/cancelled", json!({ "requestId": 2 }))
+        .await;
+    h.mock.request(5, "echo", json!({ "alive": true })).await;
+    assert_eq!(h.mock.expect_result(5).await, json!({ "alive": true }));
+}
+
+// ---------------------------------------------------------------------------------------
+// Outbound requests
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn outbound_ids_are_unique_increasing_and_correlated() {
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+
+    let handles: Vec<_> = (0..3)
+        .map(|i| start_req(&h.peer, "work", json!({ "i": i }), RequestOptions::new()))
+        .collect();
+    let ids: Vec<i64> = handles.iter().map(|h| id_num(&h.id().unwrap())).collect();
+    assert!(ids[0] > 0 && ids[0] < ids[1] && ids[1] < ids[2], "{ids:?}");
+    let calls: Vec<_> = handles.into_iter().map(tokio::spawn).collect();
+
+    let mut wire = Vec::new();
+    for _ in 0..3 {
+        let req = h.mock.expect_request("work").await;
+        wire.push((
+            id_num(&req.id),
+            params_of(req.params.as_deref())["i"].clone(),
+        ));
+    }
+    wire.sort_by_key(|(id, _)| *id);
+    let expected: Vec<_> = ids
+        .iter()
+        .zip(0..3)
+        .map(|(id, i)| (*id, json!(i)))
+        .collect();
+    assert_eq!(wire, expected, "each wire id carries its own request");
+
+    // Answered out of order, each call gets its own result.
+    for (id, i) in wire.iter().rev() {
+        h.mock.respond(*id, json!({ "answer": i })).await;
+    }
+    for (call, i) in calls.into_iter().zip(0..3) {
+        let result = call.await.unwrap().unwrap();
+        assert_eq!(params_of(Some(&result)), json!({ "answer": i }));
+    }
+
+    // Ids are never reused.
+    let next = start_req(&h.peer, "work", Value::Null, RequestOptions::new());
+    assert!(id_num(&next.id().unwrap()) > ids[2]);
+}
+
+#[tokio::test]
+async fn a_peer_error_response_fails_the_call_with_it() {
+    let mut h = Harness::new(SessionConfig::client());
+    h.client_handshake().await;
+    let call = tokio::spawn(request(&h.peer, "tools/call", json!({ "name": "x" })));
+    let req = h.mock.expect_request("tools/call").await;
+    h.mock
+        .respond_error(
+            req.id,
+            ErrorData::invalid_params("unknown tool").with_data(json!({ "name": "x" })),
+        )
+        .await;
+    let err = call.await.unwrap().unwrap_err();
+    let data = err.protocol_error().expect("a protocol error");
+    assert_eq!(data.code, ErrorCode::INVALID_PARAMS);
+    assert_eq!(data.message, "unknown tool");
+    assert_eq!(data.data, Some(json!({ "name": "x" })));
+}
+
+#[tokio::test]
+async fn the_canceller_sends_cancelled_and_fails_the_call() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    let handle = start_req(
+        &h.peer,
+        "sampling/createMessage",
+        json!({ "maxTokens": 10 }),
+        RequestOptions::new(),
+    );
+    let id = handle.id().unwrap();
+    let canceller = handle.canceller();
+    let call = tokio::spawn(handle);
+    let req = h.mock.expect_request("sampling/createMessage").await;
+    assert_eq!(req.id, id);
+
+    canceller.cancel("user pressed stop").await;
+    let note = h.mock.expect_notification("notifications/cancelled").await;
+    assert_eq!(
+        params_of(note.params.as_deref()),
+        json!({ "requestId": id_num(&id), "reason": "user pressed stop" })
+    );
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+
+    // Cancelling again sends nothing: the next message is the ping sent after it.
+    canceller.cancel("again").await;
+    let ping = tokio::spawn({
+        let peer = h.peer.clone();
+        async move { peer.ping().await }
+    });
+    let req = h.mock.expect_request("ping").await;
+    h.mock.respond(req.id, json!({})).await;
+    ping.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn late_and_unknown_responses_are_ignored() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    // Request A is cancelled; request B is in flight.
+    let a = start_req(&h.peer, "a", Value::Null, RequestOptions::new());
+    let a_id = a.id().unwrap();
+    let a_cancel = a.canceller();
+    let a_call = tokio::spawn(a);
+    h.mock.expect_request("a").await;
+    a_cancel.cancel("no longer needed").await;
+    h.mock.expect_notification("notifications/cancelled").await;
+    assert!(a_call.await.unwrap().unwrap_err().is_cancelled());
+
+    let mut b = start_req(&h.peer, "b", Value::Null, RequestOptions::new());
+    let b_id = b.id().unwrap();
+    assert!((&mut b).now_or_never().is_none());
+    h.mock.expect_request("b").await;
+
+    // A late response for A, a response for an id never used, an error for one too.
+    h.mock.respond(a_id, json!({ "from": "a" })).await;
+    h.mock.respond(12345, json!({ "from": "nobody" })).await;
+    h.mock.respond("b", json!({ "from": "string id" })).await;
+    h.mock
+        .respond_error(777, ErrorData::internal_error("stray"))
+        .await;
+    h.ping_sync(1).await;
+    assert!(
+        (&mut b).now_or_never().is_none(),
+        "a stray response completed another request"
+    );
+
+    h.mock.respond(b_id, json!({ "from": "b" })).await;
+    let result = b.await.unwrap();
+    assert_eq!(params_of(Some(&result)), json!({ "from": "b" }));
+}
+
+#[tokio::test]
+async fn dropping_a_request_sends_cancelled() {
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+
+    let mut handle = start_req(&h.peer, "slow/thing", Value::Null, RequestOptions::new());
+    let id = id_num(&handle.id().unwrap());
+    assert!((&mut handle).now_or_never().is_none());
+    h.mock.expect_request("slow/thing").await;
+    drop(handle);
+    let note = h.mock.expect_notification("notifications/cancelled").await;
+    assert_eq!(cancelled_params(&note).0, id);
+
+    // The same when the task awaiting it is aborted.
+    let handle = start_req(&h.peer, "slow/other", Value::Null, RequestOptions::new());
+    let id = id_num(&handle.id().unwrap());
+    let task = tokio::spawn(handle);
+    h.mock.expect_request("slow/other").await;
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    let note = h.mock.expect_notification("notifications/cancelled").await;
+    assert_eq!(cancelled_params(&note).0, id);
+}
+
+#[tokio::test]
+async fn initialize_is_never_announced_as_cancelled() {
+    let mut h = Harness::new(SessionConfig::client());
+
+    // Dropped: no notifications/cancelled. The next message is the cancellation of the
+    // ping dropped after it (both drops spawn their announcement, in order).
+    let mut init = start_req(&h.peer, "initialize", init_params(), RequestOptions::new());
+    assert!((&mut init).now_or_never().is_none());
+    let init_req = h.mock.expect_request("initialize").await;
+    drop(init);
+    let mut ping = start_req(&h.peer, "ping", Value::Null, RequestOptions::new());
+    let ping_id = id_num(&ping.id().unwrap());
+    assert!((&mut ping).now_or_never().is_none());
+    h.mock.expect_request("ping").await;
+    drop(ping);
+    let note = h.mock.expect_notification("notifications/cancelled").await;
+    assert_eq!(cancelled_params(&note).0, ping_id);
+    assert_ne!(ping_id, id_num(&init_req.id));
+    h.ping_sync(1).await;
+}
+
+#[tokio::test]
+async fn a_cancelled_initialize_fails_locally_without_announcement() {
+    let mut h = Harness::new(SessionConfig::client());
+
+    let init = start_req(&h.peer, "initialize", init_params(), RequestOptions::new());
+    let canceller = init.canceller();
+    let call = tokio::spawn(init);
+    h.mock.expect_request("initialize").await;
+    canceller.cancel("giving up").await;
+    assert!(call.await.unwrap().unwrap_err().is_cancelled());
+    // Nothing was sent for it: the next message is the ping sent afterwards.
+    let ping = tokio::spawn({
+        let peer = h.peer.clone();
+        async move { peer.ping().await }
+    });
+    let req = h.mock.expect_request("ping").await;
+    h.mock.respond(req.id, json!({})).await;
+    ping.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_request_cancelled_before_it_is_polled_never_goes_out() {
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+
+    let handle = start_req(&h.peer, "never/sent", Value::Null, RequestOptions::new());
+    handle.canceller().cancel("changed my mind").await;
+    let err = handle.await.unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+
+    // Neither the request nor a cancellation for it went out: the ping answer is next.
+    h.mock.request(1, "ping", Value::Null).await;
+    match h.mock.next_message().await {
+        JsonRpcMessage::Response(r) => assert_eq!(r.id, RequestId::from(1)),
+        other => panic!("expected the ping answer first, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_request_dropped_before_it_is_polled_leaves_no_trace() {
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+
+    drop(start_req(
+        &h.peer,
+        "never/sent",
+        Value::Null,
+        RequestOptions::new(),
+    ));
+    let next = start_req(&h.peer, "after", Value::Null, RequestOptions::new());
+    let waiting = tokio::spawn(next);
+
+    // The dropped request never reached the wire, and nothing announced it.
+    let r = h.mock.expect_request("after").await;
+    h.mock.respond(r.id.clone(), json!({"ok": true})).await;
+    assert_eq!(waiting.await.unwrap().unwrap().get(), r#"{"ok":true}"#);
+    h.mock.request(9, "ping", Value::Null).await;
+    match h.mock.next_message().await {
+        JsonRpcMessage::Response(r) => assert_eq!(r.id, RequestId::from(9)),
+        other => panic!("expected the ping answer, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Progress
+// ---------------------------------------------------------------------------------------
+
+/// Options whose progress callback forwards each value to the returned channel.
+fn progress_options() -> (RequestOptions, mpsc::UnboundedReceiver<f64>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let options = RequestOptions::new().on_progress(move |p: Progress| {
+        let _ = tx.send(p.progress);
+    });
+    (options, rx)
+}
+
+fn drain(rx: &mut mpsc::UnboundedReceiver<f64>) -> Vec<f64> {
+    let mut values = Vec::new();
+    while let Ok(v) = rx.try_recv() {
+        values.push(v);
+    }
+    values
+}
+
+#[tokio::test]
+async fn progress_tokens_are_unique_and_route_to_their_own_callback_in_order() {
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+
+    let (opts_a, mut rx_a) = progress_options();
+    let (opts_b, mut rx_b) = progress_options();
+    let a = start_req(&h.peer, "work/a", json!({ "x": 1 }), opts_a);
+    let b = start_req(&h.peer, "work/b", Value::Null, opts_b);
+    let call_a = tokio::spawn(a);
+    let call_b = tokio::spawn(b);
+
+    let mut reqs = vec![h.mock.next_message().await, h.mock.next_message().await];
+    reqs.sort_by_key(|m| m.method().map(str::to_owned));
+    let [JsonRpcMessage::Request(ra), JsonRpcMessage::Request(rb)] = &reqs[..] else {
+        panic!("expected two requests, got {reqs:?}");
+    };
+    assert_eq!((&*ra.method, &*rb.method), ("work/a", "work/b"));
+    let pa = params_of(ra.params.as_deref());
+    let pb = params_of(rb.params.as_deref());
+    // The token is injected next to the caller's params (and creates params when none).
+    assert_eq!(pa["x"], 1);
+    let token_a = pa["_meta"]["progressToken"].clone();
+    let token_b = pb["_meta"]["progressToken"].clone();
+    assert!(!token_a.is_null() && !token_b.is_null(), "{pa} {pb}");
+    assert_ne!(token_a, token_b);
+
+    // Interleaved updates, then A's response right behind its last update.
+    for (token, value) in [
+        (&token_a, 1.0),
+        (&token_b, 10.0),
+        (&token_a, 2.0),
+        (&token_b, 20.0),
+        (&token_a, 3.0),
+    ] {
+        h.mock
+            .notify("notifications/progress", progress_note(token, value))
+            .await;
+    }
+    h.mock.respond(ra.id.clone(), json!({ "done": "a" })).await;
+    let result = call_a.await.unwrap().unwrap();
+    assert_eq!(params_of(Some(&result)), json!({ "done": "a" }));
+    assert_eq!(
+        drain(&mut rx_a),
+        [1.0, 2.0, 3.0],
+        "every update sent before the response"
+    );
+
+    h.mock
+        .notify("notifications/progress", progress_note(&token_b, 30.0))
+        .await;
+    h.mock.respond(rb.id.clone(), json!({ "done": "b" })).await;
+    call_b.await.unwrap().unwrap();
+    assert_eq!(drain(&mut rx_b), [10.0, 20.0, 30.0]);
+
+    // Routed progress never reached the service as a notification.
+    h.ping_sync(1).await;
+    let mut leaked = Vec::new();
+    while let Ok(event) = h.events.try_recv() {
+        leaked.push(event);
+    }
+    assert!(leaked.is_empty(), "{leaked:?}");
+}
+
+#[tokio::test]
+async fn progress_after_the_response_is_not_delivered() {
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+
+    let (opts, mut rx) = progress_options();
+    let mut call = start_req(&h.peer, "work", Value::Null, opts);
+    assert!((&mut call).now_or_never().is_none());
+    let req = h.mock.expect_request("work").await;
+    let token = params_of(req.params.as_deref())["_meta"]["progressToken"].clone();
+
+    h.mock
+        .notify("notifications/progress", progress_note(&token, 1.0))
+        .await;
+    h.mock.respond(req.id, json!({})).await;
+    h.mock
+        .notify("notifications/progress", progress_note(&token, 2.0))
+        .await;
+    // The late update is not routed: it reaches the service as an ordinary notification.
+    let late = h.notified("notifications/progress").await;
+    assert_eq!(late["progress"], 2.0);
+    call.await.unwrap();
+    assert_eq!(drain(&mut rx), [1.0]);
+}
+
+#[tokio::test]
+async fn a_handler_reports_progress_only_with_a_token_and_only_increasing() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    h.mock
+        .request(
+            1,
+            "progress",
+            json!({ "values": [1, 2, 2, 1.5, 3], "_meta": { "progressToken": "tok" } }),
+        )
+        .await;
+    for expected in [1.0, 2.0, 3.0] {
+        let message = h.mock.next().await.expect("a message");
+        assert_eq!(
+            message.related_request,
+            Some(RequestId::from(1)),
+            "progress travels with its request"
+        );
+        let JsonRpcMessage::Notification(n) = message.message else {
+            panic!("expected progress, got {:?}", message.message);
+        };
+        assert_eq!(n.method, "notifications/progress");
+        let p = params_of(n.params.as_deref());
+        assert_eq!(p["progressToken"], "tok");
+        assert_eq!(p["progress"].as_f64(), Some(expected));
+        assert_eq!(p["total"].as_f64(), Some(3.0));
+    }
+    assert_eq!(
+        h.mock.expect_result(1).await,
+        json!({ "reports": ["ok", "ok", "refused", "refused", "ok"] })
+    );
+
+    // Without a token: every report succeeds and nothing is sent but the result.
+    h.mock
+        .request(2, "progress", json!({ "values": [1, 2] }))
+        .await;
+    assert_eq!(
+        h.mock.expect_result(2).await,
+        json!({ "reports": ["ok", "ok"] })
+    );
+}
+
+#[tokio::test]
+async fn meta_passes_through_in_both_directions() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    // Inbound: the handler sees `_meta` as sent, and the progress token in it.
+    let meta = json!({ "progressToken": 7, "vendor/trace": { "span": "abc" } });
+    h.mock
+        .request(1, "meta", json!({ "x": 1, "_meta": meta }))
+        .await;
+    assert_eq!(
+        h.mock.expect_result(1).await,
+        json!({ "meta": meta, "progressToken": 7 })
+    );
+    h.mock.request(2, "meta", json!({ "x": 1 })).await;
+    assert_eq!(
+        h.mock.expect_result(2).await,
+        json!({ "meta": null, "progressToken": null })
+    );
+
+    // Outbound: caller `_meta` is attached; the result's `_meta` comes back untouched.
+    let mut extra = Meta::new();
+    extra.insert("vendor/trace", json!({ "span": "def" }));
+    let call = tokio::spawn(start_req(
+        &h.peer,
+        "sampling/createMessage",
+        json!({ "maxTokens": 1, "_meta": { "existing": true } }),
+        RequestOptions::new().meta(extra),
+    ));
+    let req = h.mock.expect_request("sampling/createMessage").await;
+    assert_eq!(
+        params_of(req.params.as_deref()),
+        json!({
+            "maxTokens": 1,
+            "_meta": { "existing": true, "vendor/trace": { "span": "def" } }
+        })
+    );
+    let result = json!({ "content": "hi", "_meta": { "vendor/usage": { "tokens": 3 } } });
+    h.mock.respond(req.id, result.clone()).await;
+    let got = call.await.unwrap().unwrap();
+    assert_eq!(params_of(Some(&got)), result);
+}
+
+// ---------------------------------------------------------------------------------------
+// Timeouts (paused time: the clock only moves when every task waits)
+// ---------------------------------------------------------------------------------------
+
+type RawCall = RequestHandle<Box<RawValue>>;
+
+/// Starts `method` and polls it once, so it is on the wire; the mock receives it.
+async fn sent(
+    h: &mut Harness,
+    method: &'static str,
+    options: RequestOptions,
+) -> (RawCall, JsonRpcRequest) {
+    let mut call = start_req(&h.peer, method, Value::Null, options);
+    assert!((&mut call).now_or_never().is_none());
+    let req = h.mock.expect_request(method).await;
+    assert_eq!(Some(&req.id), call.id().as_ref());
+    (call, req)
+}
+
+/// Runs `fut` while driving `call` (which runs its progress callbacks), failing if the
+/// call ends first.
+async fn while_pending<T>(call: &mut RawCall, fut: impl Future<Output = T>) -> T {
+    tokio::select! {
+        biased;
+        result = call => panic!("the call ended early: {result:?}"),
+        value = fut => value,
+    }
+}
+
+/// Awaits `call` on this task until it times out, then checks that
+/// `notifications/cancelled` for it was already on the wire when it returned (no other
+/// task ran in between). Returns how long the call took.
+async fn expect_timeout(mock: &mut MockPeer, call: RawCall) -> Duration {
+    let id = id_num(&call.id().unwrap());
+    let t0 = Instant::now();
+    let err = call.await.unwrap_err();
+    let elapsed = t0.elapsed();
+    assert!(err.is_timeout(), "{err}");
+    let queued = mock
+        .next()
+        .now_or_never()
+        .expect("notifications/cancelled is sent before the call returns")
+        .expect("a message");
+    let JsonRpcMessage::Notification(note) = queued.message else {
+        panic!("expected notifications/cancelled, got {:?}", queued.message);
+    };
+    assert_eq!(note.method, "notifications/cancelled");
+    let (cancelled_id, reason) = cancelled_params(&note);
+    assert_eq!(cancelled_id, id);
+    assert!(!reason.is_empty());
+    elapsed
+}
+
+fn assert_about(elapsed: Duration, expected: Duration) {
+    assert!(
+        elapsed >= expected && elapsed < expected + Duration::from_millis(20),
+        "took {elapsed:?}, expected {expected:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_session_default_timeout_applies_and_the_session_survives() {
+    let mut h = Harness::new(
+        SessionConfig::client()
+            .pre_initialized()
+            .request_timeout(Duration::from_millis(300)),
+    );
+
+    let (call, req) = sent(&mut h, "slow", RequestOptions::new()).await;
+    let elapsed = expect_timeout(&mut h.mock, call).await;
+    assert_about(elapsed, Duration::from_millis(300));
+
+    // A late response is ignored; the session goes on.
+    h.mock
+        .respond(req.id.clone(), json!({ "late": true }))
+        .await;
+    let (call, next) = sent(&mut h, "next", RequestOptions::new()).await;
+    assert!(id_num(&next.id) > id_num(&req.id));
+    h.mock.respond(next.id, json!({ "ok": true })).await;
+    assert_eq!(params_of(Some(&call.await.unwrap())), json!({ "ok": true }));
+    h.ping_sync(1).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_request_timeout_overrides_the_default() {
+    let mut h = Harness::new(
+        SessionConfig::client()
+            .pre_initialized()
+            .request_timeout(Duration::from_millis(100)),
+    );
+
+    // Longer than the default: still pending past 100 ms, answered at 400 ms.
+    let t0 = Instant::now();
+    let options = RequestOptions::new().timeout(Duration::from_millis(500));
+    let (mut call, req) = sent(&mut h, "long", options).await;
+    while_pending(&mut call, tokio::time::sleep(Duration::from_millis(400))).await;
+    h.mock.respond(req.id, json!({ "ok": 1 })).await;
+    call.await.unwrap();
+    assert_about(t0.elapsed(), Duration::from_millis(400));
+
+    // Shorter than the default.
+    let options = RequestOptions::new().timeout(Duration::from_millis(30));
+    let (call, _) = sent(&mut h, "short", options).await;
+    let elapsed = expect_timeout(&mut h.mock, call).await;
+    assert_about(elapsed, Duration::from_millis(30));
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_resets_the_timeout() {
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+
+    let (opts, mut rx) = progress_options();
+    let opts = opts
+        .timeout(Duration::from_millis(1000))
+        .reset_timeout_on_progress(None);
+    let t0 = Instant::now();
+    let (mut call, req) = sent(&mut h, "work", opts).await;
+    let token = params_of(req.params.as_deref())["_meta"]["progressToken"].clone();
+
+    while_pending(&mut call, tokio::time::sleep(Duration::from_millis(700))).await;
+    h.mock
+        .notify("notifications/progress", progress_note(&token, 1.0))
+        .await;
+    assert_eq!(while_pending(&mut call, rx.recv()).await, Some(1.0));
+    // Past the first deadline (1000 ms), within the one the update set (1700 ms).
+    while_pending(&mut call, tokio::time::sleep(Duration::from_millis(700))).await;
+    h.mock.respond(req.id, json!({ "done": true })).await;
+    call.await.unwrap();
+    assert_about(t0.elapsed(), Duration::from_millis(1400));
+
+    // Without updates, the same options time out after the plain timeout.
+    let (opts, _rx) = progress_options();
+    let opts = opts
+        .timeout(Duration::from_millis(1000))
+        .reset_timeout_on_progress(None);
+    let (call, _) = sent(&mut h, "work", opts).await;
+    assert_about(
+        expect_timeout(&mut h.mock, call).await,
+        Duration::from_millis(1000),
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_max_total_timeout_holds_despite_progress() {
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+
+    let (opts, mut rx) = progress_options();
+    let opts = opts
+        .timeout(Duration::from_millis(1000))
+        .reset_timeout_on_progress(Some(Duration::from_millis(2500)));
+    let t0 = Instant::now();
+    let (mut call, req) = sent(&mut h, "work", opts).await;
+    let token = params_of(req.params.as_deref())["_meta"]["progressToken"].clone();
+
+    for value in [1.0, 2.0, 3.0] {
+        while_pending(&mut call, tokio::time::sleep(Duration::from_millis(700))).await;
+        h.mock
+            .notify("notifications/progress", progress_note(&token, value))
+            .await;
+        assert_eq!(while_pending(&mut call, rx.recv()).await, Some(value));
+    }
+    // The last update, at 2100 ms, would extend to 3100 ms; the hard limit is 2500 ms.
+    expect_timeout(&mut h.mock, call).await;
+    assert_about(t0.elapsed(), Duration::from_millis(2500));
+
+    // The session is usable afterwards.
+    let mut ping = Box::pin(h.peer.ping());
+    assert!(ping.as_mut().now_or_never().is_none());
+    let req = h.mock.expect_request("ping").await;
+    h.mock.respond(req.id, json!({})).await;
+    ping.await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// Handler errors and notifications
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_panicking_handler_answers_internal_error_and_the_session_lives_on() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    h.mock.request(1, "panic", Value::Null).await;
+    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
+    assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+    assert!(!err.message.contains("secret"), "{}", err.message);
+    assert!(!err.message.contains("hunter2"), "{}", err.message);
+    assert!(err.data.is_none());
+
+    h.mock.request(2, "echo", json!({ "after": "panic" })).await;
+    assert_eq!(h.mock.expect_result(2).await, json!({ "after": "panic" }));
+}
+
+#[tokio::test]
+async fn handler_errors_reach_the_wire_with_their_codes() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    h.mock.request(1, "no/such/method", Value::Null).await;
+    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
+    assert_eq!(err.code, ErrorCode::METHOD_NOT_FOUND);
+    assert!(err.message.contains("no/such/method"), "{}", err.message);
+
+    h.mock.request(2, "typed", json!({ "count": "many" })).await;
+    let err = h.mock.expect_error(Some(RequestId::from(2))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    h.mock.request(3, "typed", Value::Null).await;
+    let err = h.mock.expect_error(Some(RequestId::from(3))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+
+    h.mock.request(4, "typed", json!({ "count": 3 })).await;
+    assert_eq!(h.mock.expect_result(4).await, json!({ "count": 3 }));
+}
+
+#[tokio::test]
+async fn notifications_are_delivered_in_order_and_never_answered() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    h.mock
+        .notify("notifications/roots/list_changed", json!({ "n": 1 }))
+        .await;
+    // A notification named like a request method is still never answered.
+    h.mock.notify("echo", json!({ "n": 2 })).await;
+    h.mock
+        .notify("notifications/unknown", json!({ "n": 3 }))
+        .await;
+    h.ping_sync(1).await;
+
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        match h.next_event().await {
+            Event::Notification(n) => {
+                seen.push((
+                    n.method.to_string(),
+                    params_of(n.params.as_deref())["n"].clone(),
+                ));
+            }
+            other => panic!("a notification ran a request handler: {other:?}"),
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            ("notifications/roots/list_changed".to_owned(), json!(1)),
+            ("echo".to_owned(), json!(2)),
+            ("notifications/unknown".to_owned(), json!(3)),
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Close
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn closing_fails_pending_requests_and_cancels_handlers() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    h.mock.request(1, "slow", Value::Null).await;
+    let (_, token) = h.started("slow").await;
+    let first = tokio::spawn(request(&h.peer, "sampling/createMessage", json!({})));
+    h.mock.expect_request("sampling/createMessage").await;
+    let (opts, _rx) = progress_options();
+    let second = tokio::spawn(start_req(&h.peer, "roots/list", Value::Null, opts));
+    h.mock.expect_request("roots/list").await;
+    assert!(!h.peer.is_closed());
+
+    h.mock.close().await;
+    let prompt = Duration::from_secs(1);
+    let err = tokio::time::timeout(prompt, first)
+        .await
+        .expect("fails promptly")
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_closed(), "{err}");
+    let err = tokio::time::timeout(prompt, second)
+        .await
+        .expect("fails promptly")
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_closed(), "{err}");
+    tokio::time::timeout(prompt, h.peer.closed())
+        .await
+        .expect("closed() resolves");
+    assert!(h.peer.is_closed());
+    tokio::time::timeout(prompt, token.cancelled())
+        .await
+        .expect("the running handler is cancelled");
+
+    // The session closes its end; the cancelled handler never answered.
+    h.mock.expect_closed().await;
+    // Later calls fail at once.
+    assert!(
+        request(&h.peer, "roots/list", Value::Null)
+            .await
+            .unwrap_err()
+            .is_closed()
+    );
+    assert!(
+        h.peer
+            .notify_raw(Cow::Borrowed("notifications/message"), None)
+            .await
+            .unwrap_err()
+            .is_closed()
+    );
+    assert!(h.peer.ping().await.unwrap_err().is_closed());
+}
