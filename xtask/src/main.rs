@@ -6,8 +6,11 @@
 //!   report (see the `modelctx-conformance` crate docs); `--update-lock` re-pins the
 //!   manifest.
 //! - `cargo xtask pin`: the same as `cargo xtask conformance --update-lock`.
+//! - `cargo xtask test`: what CI runs — formatting, lints, docs, every test, tidy and
+//!   the conformance report.
 
 mod conformance;
+mod test;
 mod tidy;
 
 use std::process::ExitCode;
@@ -29,9 +32,10 @@ fn main() -> ExitCode {
         },
         Some("conformance") => conformance::main(&args[1..]),
         Some("pin") if args.len() == 1 => conformance::update_lock(),
+        Some("test") if args.len() == 1 => test::main(&tidy::workspace_root()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <tidy | conformance | pin>\n{}",
+                "usage: cargo xtask <tidy | conformance | pin | test>\n{}",
                 conformance::USAGE
             );
             ExitCode::from(2)

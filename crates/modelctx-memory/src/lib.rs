@@ -4,7 +4,7 @@
 //! receives, as the same Rust value — nothing is serialised on the way, so this is the
 //! fastest way to connect a client and a server in one process (tests, embedding).
 //!
-//! With the `mock` feature, [`MockPeer`] plays the other side of a conversation from a
+//! With the `mock` feature, `MockPeer` plays the other side of a conversation from a
 //! test script: assert the next message, reply deterministically.
 //!
 //! ```
@@ -25,7 +25,7 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `mock` | [`MockPeer`], a scripted peer for tests |
+//! | `mock` | `MockPeer`, a scripted peer for tests |
 
 #[cfg(feature = "mock")]
 mod mock;

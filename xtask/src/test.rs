@@ -1,0 +1,77 @@
+//! `cargo xtask test`: everything CI checks, in one command — formatting, lints, docs,
+//! every test of the workspace, the layering, and the conformance report.
+
+use std::path::Path;
+use std::process::{Command, ExitCode};
+
+/// One step: a description and the cargo arguments that run it.
+struct Step {
+    what: &'static str,
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+}
+
+const STEPS: &[Step] = &[
+    Step {
+        what: "formatting",
+        args: &["fmt", "--all", "--", "--check"],
+        env: &[],
+    },
+    Step {
+        what: "lints",
+        args: &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        env: &[],
+    },
+    Step {
+        what: "docs",
+        args: &["doc", "--workspace", "--no-deps"],
+        env: &[("RUSTDOCFLAGS", "-D warnings")],
+    },
+    Step {
+        what: "tests (unit, integration, doc, conformance trials, tidy)",
+        args: &["test", "--workspace"],
+        env: &[],
+    },
+    Step {
+        what: "conformance report",
+        args: &["xtask", "conformance"],
+        env: &[],
+    },
+];
+
+/// Runs every step in order, stopping at the first failure.
+pub(crate) fn main(root: &Path) -> ExitCode {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    for step in STEPS {
+        println!(
+            "== xtask test: {} (cargo {})",
+            step.what,
+            step.args.join(" ")
+        );
+        let status = Command::new(&cargo)
+            .args(step.args)
+            .envs(step.env.iter().copied())
+            .current_dir(root)
+            .status();
+        match status {
+            Ok(s) if s.success() => {}
+            Ok(s) => {
+                eprintln!("xtask test: {} failed ({s})", step.what);
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                eprintln!("xtask test: cannot run cargo: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    println!("xtask test: all steps passed");
+    ExitCode::SUCCESS
+}
