@@ -8,12 +8,11 @@ use serde_json::{Map, Value};
 
 use crate::common::{Cursor, Meta, ProgressToken};
 use crate::jsonrpc::RequestId;
+use crate::tag::JsonRpcTag;
 use crate::tasks::TaskMetadata;
 
 /// A JSON object (open: every key is kept).
 pub type JsonObject = Map<String, Value>;
-
-tag!(JsonRpcTag = "2.0");
 
 /// Reads a present `id` member: an explicit `null` is an error, not "absent".
 pub(crate) fn de_some_id<'de, D: Deserializer<'de>>(
@@ -78,7 +77,12 @@ impl GenericRequest {
         }
     }
 
-    with!(with_params => params: JsonObject);
+    /// Sets `params`.
+    #[must_use]
+    pub fn with_params(mut self, params: impl Into<JsonObject>) -> Self {
+        self.params = Some(params.into());
+        self
+    }
 }
 
 /// The generic notification shape (the schema's `Notification`).
@@ -106,7 +110,12 @@ impl GenericNotification {
         }
     }
 
-    with!(with_params => params: JsonObject);
+    /// Sets `params`.
+    #[must_use]
+    pub fn with_params(mut self, params: impl Into<JsonObject>) -> Self {
+        self.params = Some(params.into());
+        self
+    }
 }
 
 /// The generic result (the schema's `Result`): `_meta` plus any other keys, all kept.
@@ -128,7 +137,12 @@ impl GenericResult {
         Self::default()
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 
     /// Adds a key.
     #[must_use]
@@ -157,7 +171,12 @@ impl RequestParams {
         Self::default()
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 
     /// Asks for progress notifications with this token.
     #[must_use]
@@ -185,7 +204,12 @@ impl NotificationParams {
         Self::default()
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
 /// Parameters of a request that may be task-augmented (the schema's
@@ -208,7 +232,19 @@ impl TaskAugmentedRequestParams {
         Self::default()
     }
 
-    with!(with_meta => meta: Meta, with_task => task: TaskMetadata);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `task`.
+    #[must_use]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
 }
 
 /// Parameters of a paginated list request.
@@ -235,7 +271,19 @@ impl PaginatedRequestParams {
         Self::new().with_cursor(cursor)
     }
 
-    with!(with_meta => meta: Meta, with_cursor => cursor: Cursor);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `cursor`.
+    #[must_use]
+    pub fn with_cursor(mut self, cursor: impl Into<Cursor>) -> Self {
+        self.cursor = Some(cursor.into());
+        self
+    }
 }
 
 /// The generic paginated request (the schema's `PaginatedRequest`): any list method.
@@ -263,14 +311,19 @@ impl PaginatedRequest {
     /// A list request with an id and a method.
     pub fn new(id: impl Into<RequestId>, method: impl Into<String>) -> Self {
         Self {
-            jsonrpc: Some(JsonRpcTag),
+            jsonrpc: Some(JsonRpcTag::new()),
             id: Some(id.into()),
             method: method.into(),
             params: None,
         }
     }
 
-    with!(with_params => params: PaginatedRequestParams);
+    /// Sets `params`.
+    #[must_use]
+    pub fn with_params(mut self, params: impl Into<PaginatedRequestParams>) -> Self {
+        self.params = Some(params.into());
+        self
+    }
 }
 
 /// The generic paginated result (the schema's `PaginatedResult`).
@@ -292,7 +345,19 @@ impl PaginatedResult {
         Self::default()
     }
 
-    with!(with_meta => meta: Meta, with_next_cursor => next_cursor: Cursor);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `next_cursor`.
+    #[must_use]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
 }
 
 #[cfg(test)]

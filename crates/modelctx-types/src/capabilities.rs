@@ -230,10 +230,19 @@ impl ClientCapabilities {
         self
     }
 
-    with!(
-        with_tasks => tasks: ClientTasksCapability,
-        with_experimental => experimental: ExperimentalCapabilities,
-    );
+    /// Sets `tasks`.
+    #[must_use]
+    pub fn with_tasks(mut self, tasks: impl Into<ClientTasksCapability>) -> Self {
+        self.tasks = Some(tasks.into());
+        self
+    }
+
+    /// Sets `experimental`.
+    #[must_use]
+    pub fn with_experimental(mut self, experimental: impl Into<ExperimentalCapabilities>) -> Self {
+        self.experimental = Some(experimental.into());
+        self
+    }
 }
 
 /// `prompts` server capability.
@@ -375,10 +384,19 @@ impl ServerCapabilities {
         self
     }
 
-    with!(
-        with_tasks => tasks: ServerTasksCapability,
-        with_experimental => experimental: ExperimentalCapabilities,
-    );
+    /// Sets `tasks`.
+    #[must_use]
+    pub fn with_tasks(mut self, tasks: impl Into<ServerTasksCapability>) -> Self {
+        self.tasks = Some(tasks.into());
+        self
+    }
+
+    /// Sets `experimental`.
+    #[must_use]
+    pub fn with_experimental(mut self, experimental: impl Into<ExperimentalCapabilities>) -> Self {
+        self.experimental = Some(experimental.into());
+        self
+    }
 }
 
 #[cfg(test)]

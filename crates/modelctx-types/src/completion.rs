@@ -8,9 +8,29 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::{JsonObject, from_object, str_member};
 use crate::common::Meta;
+use crate::jsonrpc::RequestId;
+use crate::method::RequestMethod;
+use crate::tag::{FixedStr, JsonRpcTag, RequestTag, Tag};
 
-tag!(PromptRefTag = "ref/prompt");
-tag!(ResourceRefTag = "ref/resource");
+/// The `"ref/prompt"` member value.
+pub(crate) type PromptRefTag = Tag<PromptRefValue>;
+
+/// Names `"ref/prompt"`.
+pub(crate) enum PromptRefValue {}
+
+impl FixedStr for PromptRefValue {
+    const VALUE: &'static str = "ref/prompt";
+}
+
+/// The `"ref/resource"` member value.
+pub(crate) type ResourceRefTag = Tag<ResourceRefValue>;
+
+/// Names `"ref/resource"`.
+pub(crate) enum ResourceRefValue {}
+
+impl FixedStr for ResourceRefValue {
+    const VALUE: &'static str = "ref/resource";
+}
 
 /// Identifies a prompt (`"type": "ref/prompt"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,13 +50,18 @@ impl PromptReference {
     /// A reference to the prompt `name`.
     pub fn new(name: impl Into<String>) -> Self {
         Self {
-            kind: PromptRefTag,
+            kind: PromptRefTag::new(),
             name: name.into(),
             title: None,
         }
     }
 
-    with!(with_title => title: String);
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
 }
 
 /// Identifies a resource or resource template (`"type": "ref/resource"`; the
@@ -55,7 +80,7 @@ impl ResourceTemplateReference {
     /// A reference to `uri`.
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
-            kind: ResourceRefTag,
+            kind: ResourceRefTag::new(),
             uri: uri.into(),
         }
     }
@@ -143,7 +168,12 @@ impl CompleteContext {
         Self::default()
     }
 
-    with!(with_arguments => arguments: BTreeMap<String, String>);
+    /// Sets `arguments`.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: impl Into<BTreeMap<String, String>>) -> Self {
+        self.arguments = Some(arguments.into());
+        self
+    }
 }
 
 /// Parameters of `completion/complete`.
@@ -175,13 +205,73 @@ impl CompleteRequestParams {
         }
     }
 
-    with!(with_meta => meta: Meta, with_context => context: CompleteContext);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `context`.
+    #[must_use]
+    pub fn with_context(mut self, context: impl Into<CompleteContext>) -> Self {
+        self.context = Some(context.into());
+        self
+    }
 }
 
-request! {
-    /// Asks the server for completion options.
-    CompleteRequest, CompleteMethod = "completion/complete",
-    params: CompleteRequestParams, result: CompleteResult
+/// Asks the server for completion options.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CompleteRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<CompleteRequest>,
+    /// The parameters.
+    pub params: CompleteRequestParams,
+}
+
+impl CompleteRequest {
+    /// The method name, `"completion/complete"`.
+    pub const METHOD: &'static str = "completion/complete";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: CompleteRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: CompleteRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for CompleteRequest {
+    const METHOD: &'static str = "completion/complete";
+    type Params = CompleteRequestParams;
+    type Result = CompleteResult;
 }
 
 /// The completion options.
@@ -212,7 +302,19 @@ impl Completion {
         }
     }
 
-    with!(with_total => total: u64, with_has_more => has_more: bool);
+    /// Sets `total`.
+    #[must_use]
+    pub fn with_total(mut self, total: impl Into<u64>) -> Self {
+        self.total = Some(total.into());
+        self
+    }
+
+    /// Sets `has_more`.
+    #[must_use]
+    pub fn with_has_more(mut self, has_more: impl Into<bool>) -> Self {
+        self.has_more = Some(has_more.into());
+        self
+    }
 }
 
 /// The answer to `completion/complete`.
@@ -249,7 +351,12 @@ impl CompleteResult {
         Self::new(completion)
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! error.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::de::{self, Deserializer};
 use serde::ser::Serializer;
@@ -14,10 +15,29 @@ use crate::common::Meta;
 use crate::elicitation_schema::RequestedSchema;
 use crate::error::{ErrorCode, ErrorData};
 use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
+use crate::method::{NotificationMethod, RequestMethod};
+use crate::tag::{FixedStr, JsonRpcTag, NotificationTag, RequestTag, Tag};
 use crate::tasks::TaskMetadata;
 
-tag!(FormModeTag = "form");
-tag!(UrlModeTag = "url");
+/// The `"form"` member value.
+pub(crate) type FormModeTag = Tag<FormModeValue>;
+
+/// Names `"form"`.
+pub(crate) enum FormModeValue {}
+
+impl FixedStr for FormModeValue {
+    const VALUE: &'static str = "form";
+}
+
+/// The `"url"` member value.
+pub(crate) type UrlModeTag = Tag<UrlModeValue>;
+
+/// Names `"url"`.
+pub(crate) enum UrlModeValue {}
+
+impl FixedStr for UrlModeValue {
+    const VALUE: &'static str = "url";
+}
 
 /// Parameters of a form-mode `elicitation/create`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,7 +64,7 @@ impl ElicitRequestFormParams {
         Self {
             meta: None,
             task: None,
-            mode: Some(FormModeTag),
+            mode: Some(FormModeTag::new()),
             message: message.into(),
             requested_schema,
         }
@@ -57,7 +77,19 @@ impl ElicitRequestFormParams {
         self
     }
 
-    with!(with_meta => meta: Meta, with_task => task: TaskMetadata);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `task`.
+    #[must_use]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
 }
 
 /// Parameters of a URL-mode `elicitation/create`.
@@ -90,14 +122,26 @@ impl ElicitRequestUrlParams {
         Self {
             meta: None,
             task: None,
-            mode: UrlModeTag,
+            mode: UrlModeTag::new(),
             message: message.into(),
             elicitation_id: elicitation_id.into(),
             url: url.into(),
         }
     }
 
-    with!(with_meta => meta: Meta, with_task => task: TaskMetadata);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `task`.
+    #[must_use]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
 }
 
 /// `ElicitRequestFormParams | ElicitRequestURLParams`, told apart by `mode` (absent or
@@ -139,7 +183,14 @@ impl From<ElicitRequestUrlParams> for ElicitRequestParams {
     }
 }
 
-ser_forward!(ElicitRequestParams { Form, Url });
+impl Serialize for ElicitRequestParams {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Form(x) => x.serialize(serializer),
+            Self::Url(x) => x.serialize(serializer),
+        }
+    }
+}
 
 impl<'de> Deserialize<'de> for ElicitRequestParams {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -155,21 +206,123 @@ impl<'de> Deserialize<'de> for ElicitRequestParams {
     }
 }
 
-request! {
-    /// Asks the client to elicit information from the user.
-    ElicitRequest, ElicitMethod = "elicitation/create",
-    params: ElicitRequestParams, result: ElicitResult
+/// Asks the client to elicit information from the user.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ElicitRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<ElicitRequest>,
+    /// The parameters.
+    pub params: ElicitRequestParams,
 }
 
-open_enum! {
-    /// What the user did.
-    ElicitAction {
-        /// Submitted or confirmed.
-        Accept = "accept",
-        /// Explicitly declined.
-        Decline = "decline",
-        /// Dismissed without choosing.
-        Cancel = "cancel",
+impl ElicitRequest {
+    /// The method name, `"elicitation/create"`.
+    pub const METHOD: &'static str = "elicitation/create";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: ElicitRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: ElicitRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for ElicitRequest {
+    const METHOD: &'static str = "elicitation/create";
+    type Params = ElicitRequestParams;
+    type Result = ElicitResult;
+}
+
+/// What the user did.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ElicitAction {
+    /// Submitted or confirmed.
+    Accept,
+    /// Explicitly declined.
+    Decline,
+    /// Dismissed without choosing.
+    Cancel,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl ElicitAction {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Accept => "accept",
+            Self::Decline => "decline",
+            Self::Cancel => "cancel",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for ElicitAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for ElicitAction {
+    fn from(s: &str) -> Self {
+        match s {
+            "accept" => Self::Accept,
+            "decline" => Self::Decline,
+            "cancel" => Self::Cancel,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for ElicitAction {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "accept" => Self::Accept,
+            "decline" => Self::Decline,
+            "cancel" => Self::Cancel,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for ElicitAction {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ElicitAction {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
     }
 }
 
@@ -260,7 +413,19 @@ impl ElicitResult {
         Self::new(ElicitAction::Cancel)
     }
 
-    with!(with_meta => meta: Meta, with_content => content: BTreeMap<String, ElicitValue>);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `content`.
+    #[must_use]
+    pub fn with_content(mut self, content: impl Into<BTreeMap<String, ElicitValue>>) -> Self {
+        self.content = Some(content.into());
+        self
+    }
 }
 
 /// Parameters of `notifications/elicitation/complete` (inline in the schema).
@@ -285,10 +450,38 @@ impl ElicitationCompleteNotificationParams {
     }
 }
 
-notification! {
-    /// Tells the client an out-of-band (URL) elicitation completed.
-    ElicitationCompleteNotification, ElicitationCompleteMethod = "notifications/elicitation/complete",
-    params: ElicitationCompleteNotificationParams
+/// Tells the client an out-of-band (URL) elicitation completed.
+///
+/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
+/// bare `{method, params}` form of earlier revisions' schemas, which is read and
+/// written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ElicitationCompleteNotification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    method: NotificationTag<ElicitationCompleteNotification>,
+    /// The parameters.
+    pub params: ElicitationCompleteNotificationParams,
+}
+
+impl ElicitationCompleteNotification {
+    /// The method name, `"notifications/elicitation/complete"`.
+    pub const METHOD: &'static str = "notifications/elicitation/complete";
+
+    /// A notification with these parameters.
+    pub fn new(params: ElicitationCompleteNotificationParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            method: NotificationTag::new(),
+            params,
+        }
+    }
+}
+
+impl NotificationMethod for ElicitationCompleteNotification {
+    const METHOD: &'static str = "notifications/elicitation/complete";
+    type Params = ElicitationCompleteNotificationParams;
 }
 
 /// The `data` of a `-32042` error: the URL elicitations to complete first.

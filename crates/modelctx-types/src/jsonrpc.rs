@@ -566,27 +566,41 @@ impl Serialize for JsonRpcMessage {
     }
 }
 
-macro_rules! deserialize_via_message {
-    ($ty:ident, $variant:ident, $what:literal) => {
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                match JsonRpcMessage::deserialize(deserializer)? {
-                    JsonRpcMessage::$variant(m) => Ok(m),
-                    _ => Err(de::Error::custom(concat!("expected ", $what))),
-                }
-            }
+impl<'de> Deserialize<'de> for JsonRpcRequest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match JsonRpcMessage::deserialize(deserializer)? {
+            JsonRpcMessage::Request(m) => Ok(m),
+            _ => Err(de::Error::custom("expected a JSON-RPC request")),
         }
-    };
+    }
 }
 
-deserialize_via_message!(JsonRpcRequest, Request, "a JSON-RPC request");
-deserialize_via_message!(JsonRpcNotification, Notification, "a JSON-RPC notification");
-deserialize_via_message!(
-    JsonRpcResultResponse,
-    Response,
-    "a JSON-RPC result response"
-);
-deserialize_via_message!(JsonRpcErrorResponse, Error, "a JSON-RPC error response");
+impl<'de> Deserialize<'de> for JsonRpcNotification {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match JsonRpcMessage::deserialize(deserializer)? {
+            JsonRpcMessage::Notification(m) => Ok(m),
+            _ => Err(de::Error::custom("expected a JSON-RPC notification")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcResultResponse {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match JsonRpcMessage::deserialize(deserializer)? {
+            JsonRpcMessage::Response(m) => Ok(m),
+            _ => Err(de::Error::custom("expected a JSON-RPC result response")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcErrorResponse {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match JsonRpcMessage::deserialize(deserializer)? {
+            JsonRpcMessage::Error(m) => Ok(m),
+            _ => Err(de::Error::custom("expected a JSON-RPC error response")),
+        }
+    }
+}
 
 /// Serialises a value into a raw JSON value (for parameters and results).
 pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {

@@ -70,7 +70,12 @@ impl Annotated {
         Self::default()
     }
 
-    with!(with_annotations => annotations: Annotations);
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
 }
 
 /// A batch of requests and notifications (2025-03-26 only).

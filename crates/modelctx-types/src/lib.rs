@@ -58,9 +58,6 @@
 //! no single type can carry is the 2025-03-26 `JSONRPCMessage` with batches,
 //! [`JsonRpcMessageV2025_03_26`]. The `legacy` module's source lists every difference.
 
-#[macro_use]
-mod macros;
-
 mod base;
 mod capabilities;
 mod common;
@@ -80,6 +77,7 @@ mod prompts;
 mod resources;
 mod roots;
 mod sampling;
+mod tag;
 mod tasks;
 mod tools;
 mod version;

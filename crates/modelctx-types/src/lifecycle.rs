@@ -1,20 +1,78 @@
 //! Lifecycle: `initialize`, `notifications/initialized`, `ping`, and the descriptions
 //! of implementations (names, titles, icons).
 
+use std::fmt;
+
+use serde::de::Deserializer;
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::base::{EmptyResult, NotificationParams, RequestParams};
 use crate::capabilities::{ClientCapabilities, ServerCapabilities};
 use crate::common::Meta;
+use crate::jsonrpc::RequestId;
+use crate::method::{NotificationMethod, RequestMethod};
+use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 use crate::version::ProtocolVersion;
 
-open_enum! {
-    /// The background an icon is designed for.
-    IconTheme {
-        /// A light background.
-        Light = "light",
-        /// A dark background.
-        Dark = "dark",
+/// The background an icon is designed for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IconTheme {
+    /// A light background.
+    Light,
+    /// A dark background.
+    Dark,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl IconTheme {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Light => "light",
+            Self::Dark => "dark",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for IconTheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for IconTheme {
+    fn from(s: &str) -> Self {
+        match s {
+            "light" => Self::Light,
+            "dark" => Self::Dark,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for IconTheme {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "light" => Self::Light,
+            "dark" => Self::Dark,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for IconTheme {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for IconTheme {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
     }
 }
 
@@ -50,11 +108,26 @@ impl Icon {
         }
     }
 
-    with!(
-        with_mime_type => mime_type: String,
-        with_sizes => sizes: Vec<String>,
-        with_theme => theme: IconTheme,
-    );
+    /// Sets `mime_type`.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets `sizes`.
+    #[must_use]
+    pub fn with_sizes(mut self, sizes: impl Into<Vec<String>>) -> Self {
+        self.sizes = Some(sizes.into());
+        self
+    }
+
+    /// Sets `theme`.
+    #[must_use]
+    pub fn with_theme(mut self, theme: impl Into<IconTheme>) -> Self {
+        self.theme = Some(theme.into());
+        self
+    }
 }
 
 /// The `icons` member shared by implementations, tools, prompts and resources (the
@@ -74,7 +147,12 @@ impl Icons {
         Self::default()
     }
 
-    with!(with_icons => icons: Vec<Icon>);
+    /// Sets `icons`.
+    #[must_use]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
 }
 
 /// A programmatic name and an optional display title (the schema's `BaseMetadata`).
@@ -98,7 +176,12 @@ impl BaseMetadata {
         }
     }
 
-    with!(with_title => title: String);
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
 
     /// What to display: the title, else the name.
     pub fn display_name(&self) -> &str {
@@ -142,12 +225,33 @@ impl Implementation {
         }
     }
 
-    with!(
-        with_title => title: String,
-        with_description => description: String,
-        with_icons => icons: Vec<Icon>,
-        with_website_url => website_url: String,
-    );
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `icons`.
+    #[must_use]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+
+    /// Sets `website_url`.
+    #[must_use]
+    pub fn with_website_url(mut self, website_url: impl Into<String>) -> Self {
+        self.website_url = Some(website_url.into());
+        self
+    }
 }
 
 /// Parameters of `initialize`.
@@ -181,13 +285,66 @@ impl InitializeRequestParams {
         }
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-request! {
-    /// The first request of a session: the client offers a revision and capabilities.
-    InitializeRequest, InitializeMethod = "initialize",
-    params: InitializeRequestParams, result: InitializeResult
+/// The first request of a session: the client offers a revision and capabilities.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InitializeRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<InitializeRequest>,
+    /// The parameters.
+    pub params: InitializeRequestParams,
+}
+
+impl InitializeRequest {
+    /// The method name, `"initialize"`.
+    pub const METHOD: &'static str = "initialize";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: InitializeRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: InitializeRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for InitializeRequest {
+    const METHOD: &'static str = "initialize";
+    type Params = InitializeRequestParams;
+    type Result = InitializeResult;
 }
 
 /// The server's answer to `initialize`.
@@ -225,19 +382,129 @@ impl InitializeResult {
         }
     }
 
-    with!(with_meta => meta: Meta, with_instructions => instructions: String);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `instructions`.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
 }
 
-notification! {
-    /// Sent by the client once initialization has finished.
-    InitializedNotification, InitializedMethod = "notifications/initialized",
-    optional params: NotificationParams
+/// Sent by the client once initialization has finished.
+///
+/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
+/// bare `{method, params}` form of earlier revisions' schemas, which is read and
+/// written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InitializedNotification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    method: NotificationTag<InitializedNotification>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<NotificationParams>,
 }
 
-request! {
-    /// A liveness check either side may send; answered with `{}`.
-    PingRequest, PingMethod = "ping",
-    optional params: RequestParams, result: EmptyResult
+impl InitializedNotification {
+    /// The method name, `"notifications/initialized"`.
+    pub const METHOD: &'static str = "notifications/initialized";
+
+    /// A notification without parameters.
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            method: NotificationTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: NotificationParams) -> Self {
+        self.params = Some(params);
+        self
+    }
+}
+
+impl Default for InitializedNotification {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NotificationMethod for InitializedNotification {
+    const METHOD: &'static str = "notifications/initialized";
+    type Params = Option<NotificationParams>;
+}
+
+/// A liveness check either side may send; answered with `{}`.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PingRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<PingRequest>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<RequestParams>,
+}
+
+impl PingRequest {
+    /// The method name, `"ping"`.
+    pub const METHOD: &'static str = "ping";
+
+    /// A request with an id and no parameters.
+    pub fn new(id: impl Into<RequestId>) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id() -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: RequestParams) -> Self {
+        self.params = Some(params);
+        self
+    }
+}
+
+impl RequestMethod for PingRequest {
+    const METHOD: &'static str = "ping";
+    type Params = Option<RequestParams>;
+    type Result = EmptyResult;
 }
 
 #[cfg(test)]

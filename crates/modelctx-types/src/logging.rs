@@ -1,30 +1,106 @@
 //! Logging: `logging/setLevel` and `notifications/message`.
 
+use std::fmt;
+
+use serde::de::Deserializer;
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::EmptyResult;
 use crate::common::Meta;
+use crate::jsonrpc::RequestId;
+use crate::method::{NotificationMethod, RequestMethod};
+use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
-open_enum! {
-    /// The severity of a log message (RFC 5424).
-    LoggingLevel {
-        /// Debug-level messages.
-        Debug = "debug",
-        /// Informational messages.
-        Info = "info",
-        /// Normal but significant conditions.
-        Notice = "notice",
-        /// Warning conditions.
-        Warning = "warning",
-        /// Error conditions.
-        Error = "error",
-        /// Critical conditions.
-        Critical = "critical",
-        /// Action must be taken immediately.
-        Alert = "alert",
-        /// The system is unusable.
-        Emergency = "emergency",
+/// The severity of a log message (RFC 5424).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LoggingLevel {
+    /// Debug-level messages.
+    Debug,
+    /// Informational messages.
+    Info,
+    /// Normal but significant conditions.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl LoggingLevel {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for LoggingLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for LoggingLevel {
+    fn from(s: &str) -> Self {
+        match s {
+            "debug" => Self::Debug,
+            "info" => Self::Info,
+            "notice" => Self::Notice,
+            "warning" => Self::Warning,
+            "error" => Self::Error,
+            "critical" => Self::Critical,
+            "alert" => Self::Alert,
+            "emergency" => Self::Emergency,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for LoggingLevel {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "debug" => Self::Debug,
+            "info" => Self::Info,
+            "notice" => Self::Notice,
+            "warning" => Self::Warning,
+            "error" => Self::Error,
+            "critical" => Self::Critical,
+            "alert" => Self::Alert,
+            "emergency" => Self::Emergency,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for LoggingLevel {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for LoggingLevel {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
     }
 }
 
@@ -72,13 +148,66 @@ impl SetLevelRequestParams {
         Self { meta: None, level }
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-request! {
-    /// Sets the lowest level of log messages the server sends.
-    SetLevelRequest, SetLevelMethod = "logging/setLevel",
-    params: SetLevelRequestParams, result: EmptyResult
+/// Sets the lowest level of log messages the server sends.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SetLevelRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<SetLevelRequest>,
+    /// The parameters.
+    pub params: SetLevelRequestParams,
+}
+
+impl SetLevelRequest {
+    /// The method name, `"logging/setLevel"`.
+    pub const METHOD: &'static str = "logging/setLevel";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: SetLevelRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: SetLevelRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for SetLevelRequest {
+    const METHOD: &'static str = "logging/setLevel";
+    type Params = SetLevelRequestParams;
+    type Result = EmptyResult;
 }
 
 /// Parameters of `notifications/message`.
@@ -109,13 +238,53 @@ impl LoggingMessageNotificationParams {
         }
     }
 
-    with!(with_meta => meta: Meta, with_logger => logger: String);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `logger`.
+    #[must_use]
+    pub fn with_logger(mut self, logger: impl Into<String>) -> Self {
+        self.logger = Some(logger.into());
+        self
+    }
 }
 
-notification! {
-    /// A log message from the server.
-    LoggingMessageNotification, LoggingMessageMethod = "notifications/message",
-    params: LoggingMessageNotificationParams
+/// A log message from the server.
+///
+/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
+/// bare `{method, params}` form of earlier revisions' schemas, which is read and
+/// written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LoggingMessageNotification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    method: NotificationTag<LoggingMessageNotification>,
+    /// The parameters.
+    pub params: LoggingMessageNotificationParams,
+}
+
+impl LoggingMessageNotification {
+    /// The method name, `"notifications/message"`.
+    pub const METHOD: &'static str = "notifications/message";
+
+    /// A notification with these parameters.
+    pub fn new(params: LoggingMessageNotificationParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            method: NotificationTag::new(),
+            params,
+        }
+    }
+}
+
+impl NotificationMethod for LoggingMessageNotification {
+    const METHOD: &'static str = "notifications/message";
+    type Params = LoggingMessageNotificationParams;
 }
 
 #[cfg(test)]

@@ -7,7 +7,10 @@ use serde::{Deserialize, Serialize};
 use crate::base::{NotificationParams, PaginatedRequestParams};
 use crate::common::{Cursor, Meta};
 use crate::content::{ContentBlock, Role};
+use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
+use crate::method::{NotificationMethod, RequestMethod};
+use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// An argument a prompt accepts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,11 +41,26 @@ impl PromptArgument {
         }
     }
 
-    with!(
-        with_title => title: String,
-        with_description => description: String,
-        with_required => required: bool,
-    );
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `required`.
+    #[must_use]
+    pub fn with_required(mut self, required: impl Into<bool>) -> Self {
+        self.required = Some(required.into());
+        self
+    }
 }
 
 /// A prompt or prompt template the server offers.
@@ -82,19 +100,102 @@ impl Prompt {
         }
     }
 
-    with!(
-        with_title => title: String,
-        with_description => description: String,
-        with_arguments => arguments: Vec<PromptArgument>,
-        with_icons => icons: Vec<Icon>,
-        with_meta => meta: Meta,
-    );
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `arguments`.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: impl Into<Vec<PromptArgument>>) -> Self {
+        self.arguments = Some(arguments.into());
+        self
+    }
+
+    /// Sets `icons`.
+    #[must_use]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-request! {
-    /// Lists the server's prompts (paginated).
-    ListPromptsRequest, ListPromptsMethod = "prompts/list",
-    optional params: PaginatedRequestParams, result: ListPromptsResult
+/// Lists the server's prompts (paginated).
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ListPromptsRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<ListPromptsRequest>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<PaginatedRequestParams>,
+}
+
+impl ListPromptsRequest {
+    /// The method name, `"prompts/list"`.
+    pub const METHOD: &'static str = "prompts/list";
+
+    /// A request with an id and no parameters.
+    pub fn new(id: impl Into<RequestId>) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id() -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
+        self.params = Some(params);
+        self
+    }
+}
+
+impl RequestMethod for ListPromptsRequest {
+    const METHOD: &'static str = "prompts/list";
+    type Params = Option<PaginatedRequestParams>;
+    type Result = ListPromptsResult;
 }
 
 /// The answer to `prompts/list`.
@@ -122,7 +223,19 @@ impl ListPromptsResult {
         }
     }
 
-    with!(with_meta => meta: Meta, with_next_cursor => next_cursor: Cursor);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `next_cursor`.
+    #[must_use]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
 }
 
 /// Parameters of `prompts/get`.
@@ -150,7 +263,19 @@ impl GetPromptRequestParams {
         }
     }
 
-    with!(with_meta => meta: Meta, with_arguments => arguments: BTreeMap<String, String>);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `arguments`.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: impl Into<BTreeMap<String, String>>) -> Self {
+        self.arguments = Some(arguments.into());
+        self
+    }
 
     /// Adds one argument.
     #[must_use]
@@ -162,10 +287,58 @@ impl GetPromptRequestParams {
     }
 }
 
-request! {
-    /// Gets a prompt, filled in with arguments.
-    GetPromptRequest, GetPromptMethod = "prompts/get",
-    params: GetPromptRequestParams, result: GetPromptResult
+/// Gets a prompt, filled in with arguments.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GetPromptRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<GetPromptRequest>,
+    /// The parameters.
+    pub params: GetPromptRequestParams,
+}
+
+impl GetPromptRequest {
+    /// The method name, `"prompts/get"`.
+    pub const METHOD: &'static str = "prompts/get";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: GetPromptRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: GetPromptRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for GetPromptRequest {
+    const METHOD: &'static str = "prompts/get";
+    type Params = GetPromptRequestParams;
+    type Result = GetPromptResult;
 }
 
 /// A message of a prompt.
@@ -224,13 +397,67 @@ impl GetPromptResult {
         }
     }
 
-    with!(with_meta => meta: Meta, with_description => description: String);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
 }
 
-notification! {
-    /// Tells the client the prompt list changed.
-    PromptListChangedNotification, PromptListChangedMethod = "notifications/prompts/list_changed",
-    optional params: NotificationParams
+/// Tells the client the prompt list changed.
+///
+/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
+/// bare `{method, params}` form of earlier revisions' schemas, which is read and
+/// written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PromptListChangedNotification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    method: NotificationTag<PromptListChangedNotification>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<NotificationParams>,
+}
+
+impl PromptListChangedNotification {
+    /// The method name, `"notifications/prompts/list_changed"`.
+    pub const METHOD: &'static str = "notifications/prompts/list_changed";
+
+    /// A notification without parameters.
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            method: NotificationTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: NotificationParams) -> Self {
+        self.params = Some(params);
+        self
+    }
+}
+
+impl Default for PromptListChangedNotification {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NotificationMethod for PromptListChangedNotification {
+    const METHOD: &'static str = "notifications/prompts/list_changed";
+    type Params = Option<NotificationParams>;
 }
 
 #[cfg(test)]

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 use crate::base::{EmptyResult, NotificationParams, PaginatedRequestParams};
 use crate::common::{Cursor, Meta};
 use crate::content::{Annotations, TextOrBlobResourceContents};
+use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
+use crate::method::{NotificationMethod, RequestMethod};
+use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// A resource the server can read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,15 +59,54 @@ impl Resource {
         }
     }
 
-    with!(
-        with_title => title: String,
-        with_description => description: String,
-        with_mime_type => mime_type: String,
-        with_annotations => annotations: Annotations,
-        with_size => size: u64,
-        with_icons => icons: Vec<Icon>,
-        with_meta => meta: Meta,
-    );
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `mime_type`.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+
+    /// Sets `size`.
+    #[must_use]
+    pub fn with_size(mut self, size: impl Into<u64>) -> Self {
+        self.size = Some(size.into());
+        self
+    }
+
+    /// Sets `icons`.
+    #[must_use]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
 /// A template (RFC 6570) for resources the server can read.
@@ -111,20 +153,109 @@ impl ResourceTemplate {
         }
     }
 
-    with!(
-        with_title => title: String,
-        with_description => description: String,
-        with_mime_type => mime_type: String,
-        with_annotations => annotations: Annotations,
-        with_icons => icons: Vec<Icon>,
-        with_meta => meta: Meta,
-    );
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `mime_type`.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+
+    /// Sets `icons`.
+    #[must_use]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-request! {
-    /// Lists the server's resources (paginated).
-    ListResourcesRequest, ListResourcesMethod = "resources/list",
-    optional params: PaginatedRequestParams, result: ListResourcesResult
+/// Lists the server's resources (paginated).
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ListResourcesRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<ListResourcesRequest>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<PaginatedRequestParams>,
+}
+
+impl ListResourcesRequest {
+    /// The method name, `"resources/list"`.
+    pub const METHOD: &'static str = "resources/list";
+
+    /// A request with an id and no parameters.
+    pub fn new(id: impl Into<RequestId>) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id() -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
+        self.params = Some(params);
+        self
+    }
+}
+
+impl RequestMethod for ListResourcesRequest {
+    const METHOD: &'static str = "resources/list";
+    type Params = Option<PaginatedRequestParams>;
+    type Result = ListResourcesResult;
 }
 
 /// The answer to `resources/list`.
@@ -152,13 +283,81 @@ impl ListResourcesResult {
         }
     }
 
-    with!(with_meta => meta: Meta, with_next_cursor => next_cursor: Cursor);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `next_cursor`.
+    #[must_use]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
 }
 
-request! {
-    /// Lists the server's resource templates (paginated).
-    ListResourceTemplatesRequest, ListResourceTemplatesMethod = "resources/templates/list",
-    optional params: PaginatedRequestParams, result: ListResourceTemplatesResult
+/// Lists the server's resource templates (paginated).
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ListResourceTemplatesRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<ListResourceTemplatesRequest>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<PaginatedRequestParams>,
+}
+
+impl ListResourceTemplatesRequest {
+    /// The method name, `"resources/templates/list"`.
+    pub const METHOD: &'static str = "resources/templates/list";
+
+    /// A request with an id and no parameters.
+    pub fn new(id: impl Into<RequestId>) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id() -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
+        self.params = Some(params);
+        self
+    }
+}
+
+impl RequestMethod for ListResourceTemplatesRequest {
+    const METHOD: &'static str = "resources/templates/list";
+    type Params = Option<PaginatedRequestParams>;
+    type Result = ListResourceTemplatesResult;
 }
 
 /// The answer to `resources/templates/list`.
@@ -186,7 +385,19 @@ impl ListResourceTemplatesResult {
         }
     }
 
-    with!(with_meta => meta: Meta, with_next_cursor => next_cursor: Cursor);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `next_cursor`.
+    #[must_use]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
 }
 
 /// Parameters naming one resource (the schema's `ResourceRequestParams`; also
@@ -211,7 +422,12 @@ impl ResourceRequestParams {
         }
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
 /// Parameters of `resources/read`.
@@ -221,10 +437,58 @@ pub type SubscribeRequestParams = ResourceRequestParams;
 /// Parameters of `resources/unsubscribe`.
 pub type UnsubscribeRequestParams = ResourceRequestParams;
 
-request! {
-    /// Reads a resource.
-    ReadResourceRequest, ReadResourceMethod = "resources/read",
-    params: ReadResourceRequestParams, result: ReadResourceResult
+/// Reads a resource.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ReadResourceRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<ReadResourceRequest>,
+    /// The parameters.
+    pub params: ReadResourceRequestParams,
+}
+
+impl ReadResourceRequest {
+    /// The method name, `"resources/read"`.
+    pub const METHOD: &'static str = "resources/read";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: ReadResourceRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: ReadResourceRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for ReadResourceRequest {
+    const METHOD: &'static str = "resources/read";
+    type Params = ReadResourceRequestParams;
+    type Result = ReadResourceResult;
 }
 
 /// The answer to `resources/read`.
@@ -248,25 +512,168 @@ impl ReadResourceResult {
         }
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-notification! {
-    /// Tells the client the resource list changed.
-    ResourceListChangedNotification, ResourceListChangedMethod = "notifications/resources/list_changed",
-    optional params: NotificationParams
+/// Tells the client the resource list changed.
+///
+/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
+/// bare `{method, params}` form of earlier revisions' schemas, which is read and
+/// written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ResourceListChangedNotification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    method: NotificationTag<ResourceListChangedNotification>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<NotificationParams>,
 }
 
-request! {
-    /// Subscribes to updates of a resource.
-    SubscribeRequest, SubscribeMethod = "resources/subscribe",
-    params: SubscribeRequestParams, result: EmptyResult
+impl ResourceListChangedNotification {
+    /// The method name, `"notifications/resources/list_changed"`.
+    pub const METHOD: &'static str = "notifications/resources/list_changed";
+
+    /// A notification without parameters.
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            method: NotificationTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: NotificationParams) -> Self {
+        self.params = Some(params);
+        self
+    }
 }
 
-request! {
-    /// Ends a subscription.
-    UnsubscribeRequest, UnsubscribeMethod = "resources/unsubscribe",
-    params: UnsubscribeRequestParams, result: EmptyResult
+impl Default for ResourceListChangedNotification {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NotificationMethod for ResourceListChangedNotification {
+    const METHOD: &'static str = "notifications/resources/list_changed";
+    type Params = Option<NotificationParams>;
+}
+
+/// Subscribes to updates of a resource.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SubscribeRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<SubscribeRequest>,
+    /// The parameters.
+    pub params: SubscribeRequestParams,
+}
+
+impl SubscribeRequest {
+    /// The method name, `"resources/subscribe"`.
+    pub const METHOD: &'static str = "resources/subscribe";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: SubscribeRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: SubscribeRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for SubscribeRequest {
+    const METHOD: &'static str = "resources/subscribe";
+    type Params = SubscribeRequestParams;
+    type Result = EmptyResult;
+}
+
+/// Ends a subscription.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UnsubscribeRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<UnsubscribeRequest>,
+    /// The parameters.
+    pub params: UnsubscribeRequestParams,
+}
+
+impl UnsubscribeRequest {
+    /// The method name, `"resources/unsubscribe"`.
+    pub const METHOD: &'static str = "resources/unsubscribe";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: UnsubscribeRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: UnsubscribeRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for UnsubscribeRequest {
+    const METHOD: &'static str = "resources/unsubscribe";
+    type Params = UnsubscribeRequestParams;
+    type Result = EmptyResult;
 }
 
 /// Parameters of `notifications/resources/updated`.
@@ -290,13 +697,46 @@ impl ResourceUpdatedNotificationParams {
         }
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-notification! {
-    /// Tells a subscribed client a resource changed.
-    ResourceUpdatedNotification, ResourceUpdatedMethod = "notifications/resources/updated",
-    params: ResourceUpdatedNotificationParams
+/// Tells a subscribed client a resource changed.
+///
+/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
+/// bare `{method, params}` form of earlier revisions' schemas, which is read and
+/// written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ResourceUpdatedNotification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    method: NotificationTag<ResourceUpdatedNotification>,
+    /// The parameters.
+    pub params: ResourceUpdatedNotificationParams,
+}
+
+impl ResourceUpdatedNotification {
+    /// The method name, `"notifications/resources/updated"`.
+    pub const METHOD: &'static str = "notifications/resources/updated";
+
+    /// A notification with these parameters.
+    pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            method: NotificationTag::new(),
+            params,
+        }
+    }
+}
+
+impl NotificationMethod for ResourceUpdatedNotification {
+    const METHOD: &'static str = "notifications/resources/updated";
+    type Params = ResourceUpdatedNotificationParams;
 }
 
 #[cfg(test)]

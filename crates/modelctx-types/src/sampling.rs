@@ -1,6 +1,8 @@
 //! Sampling: `sampling/createMessage` (server asks the client to call an LLM), with
 //! tools and tool choice (2025-11-25).
 
+use std::fmt;
+
 use serde::de::Deserializer;
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
@@ -9,44 +11,212 @@ use serde_json::Value;
 use crate::base::JsonObject;
 use crate::common::Meta;
 use crate::content::{Role, SamplingMessageContentBlock};
+use crate::jsonrpc::RequestId;
+use crate::method::RequestMethod;
+use crate::tag::{JsonRpcTag, RequestTag};
 use crate::tasks::TaskMetadata;
 use crate::tools::Tool;
 
-open_enum! {
-    /// Which servers' context to include in a sampling prompt (`includeContext`).
-    IncludeContext {
-        /// No context (the default).
-        None = "none",
-        /// The requesting server's context (soft-deprecated; needs `sampling.context`).
-        ThisServer = "thisServer",
-        /// Every server's context (soft-deprecated; needs `sampling.context`).
-        AllServers = "allServers",
+/// Which servers' context to include in a sampling prompt (`includeContext`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IncludeContext {
+    /// No context (the default).
+    None,
+    /// The requesting server's context (soft-deprecated; needs `sampling.context`).
+    ThisServer,
+    /// Every server's context (soft-deprecated; needs `sampling.context`).
+    AllServers,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl IncludeContext {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::None => "none",
+            Self::ThisServer => "thisServer",
+            Self::AllServers => "allServers",
+            Self::Unknown(s) => s,
+        }
     }
 }
 
-open_enum! {
-    /// Why sampling stopped: an open string with these standard values.
-    StopReason {
-        /// The assistant's turn ended naturally.
-        EndTurn = "endTurn",
-        /// A stop sequence was met.
-        StopSequence = "stopSequence",
-        /// The token limit was reached.
-        MaxTokens = "maxTokens",
-        /// The model wants to use tools.
-        ToolUse = "toolUse",
+impl fmt::Display for IncludeContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
-open_enum! {
-    /// How the model may use tools (`toolChoice.mode`).
-    ToolChoiceMode {
-        /// The model decides (the default).
-        Auto = "auto",
-        /// The model must use at least one tool.
-        Required = "required",
-        /// The model must not use tools.
-        None = "none",
+impl From<&str> for IncludeContext {
+    fn from(s: &str) -> Self {
+        match s {
+            "none" => Self::None,
+            "thisServer" => Self::ThisServer,
+            "allServers" => Self::AllServers,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for IncludeContext {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "none" => Self::None,
+            "thisServer" => Self::ThisServer,
+            "allServers" => Self::AllServers,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for IncludeContext {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for IncludeContext {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// Why sampling stopped: an open string with these standard values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The assistant's turn ended naturally.
+    EndTurn,
+    /// A stop sequence was met.
+    StopSequence,
+    /// The token limit was reached.
+    MaxTokens,
+    /// The model wants to use tools.
+    ToolUse,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl StopReason {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::EndTurn => "endTurn",
+            Self::StopSequence => "stopSequence",
+            Self::MaxTokens => "maxTokens",
+            Self::ToolUse => "toolUse",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for StopReason {
+    fn from(s: &str) -> Self {
+        match s {
+            "endTurn" => Self::EndTurn,
+            "stopSequence" => Self::StopSequence,
+            "maxTokens" => Self::MaxTokens,
+            "toolUse" => Self::ToolUse,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for StopReason {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "endTurn" => Self::EndTurn,
+            "stopSequence" => Self::StopSequence,
+            "maxTokens" => Self::MaxTokens,
+            "toolUse" => Self::ToolUse,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for StopReason {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for StopReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// How the model may use tools (`toolChoice.mode`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolChoiceMode {
+    /// The model decides (the default).
+    Auto,
+    /// The model must use at least one tool.
+    Required,
+    /// The model must not use tools.
+    None,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl ToolChoiceMode {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Auto => "auto",
+            Self::Required => "required",
+            Self::None => "none",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for ToolChoiceMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for ToolChoiceMode {
+    fn from(s: &str) -> Self {
+        match s {
+            "auto" => Self::Auto,
+            "required" => Self::Required,
+            "none" => Self::None,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for ToolChoiceMode {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "auto" => Self::Auto,
+            "required" => Self::Required,
+            "none" => Self::None,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for ToolChoiceMode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolChoiceMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
     }
 }
 
@@ -128,12 +298,33 @@ impl ModelPreferences {
         Self::default()
     }
 
-    with!(
-        with_hints => hints: Vec<ModelHint>,
-        with_cost_priority => cost_priority: f64,
-        with_speed_priority => speed_priority: f64,
-        with_intelligence_priority => intelligence_priority: f64,
-    );
+    /// Sets `hints`.
+    #[must_use]
+    pub fn with_hints(mut self, hints: impl Into<Vec<ModelHint>>) -> Self {
+        self.hints = Some(hints.into());
+        self
+    }
+
+    /// Sets `cost_priority`.
+    #[must_use]
+    pub fn with_cost_priority(mut self, cost_priority: impl Into<f64>) -> Self {
+        self.cost_priority = Some(cost_priority.into());
+        self
+    }
+
+    /// Sets `speed_priority`.
+    #[must_use]
+    pub fn with_speed_priority(mut self, speed_priority: impl Into<f64>) -> Self {
+        self.speed_priority = Some(speed_priority.into());
+        self
+    }
+
+    /// Sets `intelligence_priority`.
+    #[must_use]
+    pub fn with_intelligence_priority(mut self, intelligence_priority: impl Into<f64>) -> Self {
+        self.intelligence_priority = Some(intelligence_priority.into());
+        self
+    }
 }
 
 /// The content of a sampling message: one block, or (2025-11-25) an array of blocks.
@@ -228,7 +419,12 @@ impl SamplingMessage {
         Self::new(Role::Assistant, SamplingMessageContentBlock::text(text))
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
 /// Parameters of `sampling/createMessage`.
@@ -295,24 +491,132 @@ impl CreateMessageRequestParams {
         }
     }
 
-    with!(
-        with_meta => meta: Meta,
-        with_task => task: TaskMetadata,
-        with_model_preferences => model_preferences: ModelPreferences,
-        with_system_prompt => system_prompt: String,
-        with_include_context => include_context: IncludeContext,
-        with_temperature => temperature: f64,
-        with_stop_sequences => stop_sequences: Vec<String>,
-        with_metadata => metadata: JsonObject,
-        with_tools => tools: Vec<Tool>,
-        with_tool_choice => tool_choice: ToolChoice,
-    );
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `task`.
+    #[must_use]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
+
+    /// Sets `model_preferences`.
+    #[must_use]
+    pub fn with_model_preferences(
+        mut self,
+        model_preferences: impl Into<ModelPreferences>,
+    ) -> Self {
+        self.model_preferences = Some(model_preferences.into());
+        self
+    }
+
+    /// Sets `system_prompt`.
+    #[must_use]
+    pub fn with_system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(system_prompt.into());
+        self
+    }
+
+    /// Sets `include_context`.
+    #[must_use]
+    pub fn with_include_context(mut self, include_context: impl Into<IncludeContext>) -> Self {
+        self.include_context = Some(include_context.into());
+        self
+    }
+
+    /// Sets `temperature`.
+    #[must_use]
+    pub fn with_temperature(mut self, temperature: impl Into<f64>) -> Self {
+        self.temperature = Some(temperature.into());
+        self
+    }
+
+    /// Sets `stop_sequences`.
+    #[must_use]
+    pub fn with_stop_sequences(mut self, stop_sequences: impl Into<Vec<String>>) -> Self {
+        self.stop_sequences = Some(stop_sequences.into());
+        self
+    }
+
+    /// Sets `metadata`.
+    #[must_use]
+    pub fn with_metadata(mut self, metadata: impl Into<JsonObject>) -> Self {
+        self.metadata = Some(metadata.into());
+        self
+    }
+
+    /// Sets `tools`.
+    #[must_use]
+    pub fn with_tools(mut self, tools: impl Into<Vec<Tool>>) -> Self {
+        self.tools = Some(tools.into());
+        self
+    }
+
+    /// Sets `tool_choice`.
+    #[must_use]
+    pub fn with_tool_choice(mut self, tool_choice: impl Into<ToolChoice>) -> Self {
+        self.tool_choice = Some(tool_choice.into());
+        self
+    }
 }
 
-request! {
-    /// Asks the client to sample an LLM.
-    CreateMessageRequest, CreateMessageMethod = "sampling/createMessage",
-    params: CreateMessageRequestParams, result: CreateMessageResult
+/// Asks the client to sample an LLM.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CreateMessageRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<CreateMessageRequest>,
+    /// The parameters.
+    pub params: CreateMessageRequestParams,
+}
+
+impl CreateMessageRequest {
+    /// The method name, `"sampling/createMessage"`.
+    pub const METHOD: &'static str = "sampling/createMessage";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: CreateMessageRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: CreateMessageRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for CreateMessageRequest {
+    const METHOD: &'static str = "sampling/createMessage";
+    type Params = CreateMessageRequestParams;
+    type Result = CreateMessageResult;
 }
 
 /// The client's answer to `sampling/createMessage`.
@@ -355,7 +659,19 @@ impl CreateMessageResult {
         )
     }
 
-    with!(with_meta => meta: Meta, with_stop_reason => stop_reason: StopReason);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `stop_reason`.
+    #[must_use]
+    pub fn with_stop_reason(mut self, stop_reason: impl Into<StopReason>) -> Self {
+        self.stop_reason = Some(stop_reason.into());
+        self
+    }
 }
 
 #[cfg(test)]

@@ -1,26 +1,92 @@
 //! Tasks (experimental in 2025-11-25): task-augmented requests, `tasks/get`,
 //! `tasks/result`, `tasks/list`, `tasks/cancel` and `notifications/tasks/status`.
 
+use std::fmt;
+
 use serde::de::{DeserializeOwned, Deserializer};
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::{JsonObject, PaginatedRequestParams};
 use crate::common::{Cursor, Meta};
+use crate::jsonrpc::RequestId;
+use crate::method::{NotificationMethod, RequestMethod};
+use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
-open_enum! {
-    /// The status of a task.
-    TaskStatus {
-        /// Being processed.
-        Working = "working",
-        /// Waiting for input (an elicitation or a sampling request).
-        InputRequired = "input_required",
-        /// Finished; the result is available.
-        Completed = "completed",
-        /// Did not complete successfully.
-        Failed = "failed",
-        /// Cancelled before completion.
-        Cancelled = "cancelled",
+/// The status of a task.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskStatus {
+    /// Being processed.
+    Working,
+    /// Waiting for input (an elicitation or a sampling request).
+    InputRequired,
+    /// Finished; the result is available.
+    Completed,
+    /// Did not complete successfully.
+    Failed,
+    /// Cancelled before completion.
+    Cancelled,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl TaskStatus {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Working => "working",
+            Self::InputRequired => "input_required",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for TaskStatus {
+    fn from(s: &str) -> Self {
+        match s {
+            "working" => Self::Working,
+            "input_required" => Self::InputRequired,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            "cancelled" => Self::Cancelled,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for TaskStatus {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "working" => Self::Working,
+            "input_required" => Self::InputRequired,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            "cancelled" => Self::Cancelled,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for TaskStatus {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
     }
 }
 
@@ -47,7 +113,12 @@ impl TaskMetadata {
         Self::default()
     }
 
-    with!(with_ttl => ttl: u64);
+    /// Sets `ttl`.
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: impl Into<u64>) -> Self {
+        self.ttl = Some(ttl.into());
+        self
+    }
 }
 
 /// Associates a message with a task, under `_meta["io.modelcontextprotocol/related-task"]`.
@@ -134,10 +205,19 @@ impl Task {
         }
     }
 
-    with!(
-        with_status_message => status_message: String,
-        with_poll_interval => poll_interval: u64,
-    );
+    /// Sets `status_message`.
+    #[must_use]
+    pub fn with_status_message(mut self, status_message: impl Into<String>) -> Self {
+        self.status_message = Some(status_message.into());
+        self
+    }
+
+    /// Sets `poll_interval`.
+    #[must_use]
+    pub fn with_poll_interval(mut self, poll_interval: impl Into<u64>) -> Self {
+        self.poll_interval = Some(poll_interval.into());
+        self
+    }
 }
 
 /// The immediate answer to a task-augmented request.
@@ -158,97 +238,240 @@ impl CreateTaskResult {
         Self { meta: None, task }
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-macro_rules! task_id_params {
-    ($(#[$m:meta])* $name:ident) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        #[non_exhaustive]
-        pub struct $name {
-            /// Metadata.
-            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-            pub meta: Option<Meta>,
-            /// The task id.
-            pub task_id: String,
+/// Parameters of `tasks/get` (inline in the schema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct GetTaskRequestParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The task id.
+    pub task_id: String,
+}
+
+impl GetTaskRequestParams {
+    /// Parameters naming `task_id`.
+    pub fn new(task_id: impl Into<String>) -> Self {
+        Self {
+            meta: None,
+            task_id: task_id.into(),
         }
+    }
 
-        impl $name {
-            /// Parameters naming `task_id`.
-            pub fn new(task_id: impl Into<String>) -> Self {
-                Self {
-                    meta: None,
-                    task_id: task_id.into(),
-                }
-            }
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
 
-            with!(with_meta => meta: Meta);
+/// Parameters of `tasks/result` (inline in the schema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct GetTaskPayloadRequestParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The task id.
+    pub task_id: String,
+}
+
+impl GetTaskPayloadRequestParams {
+    /// Parameters naming `task_id`.
+    pub fn new(task_id: impl Into<String>) -> Self {
+        Self {
+            meta: None,
+            task_id: task_id.into(),
         }
-    };
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-macro_rules! task_result {
-    ($(#[$m:meta])* $name:ident) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        #[non_exhaustive]
-        pub struct $name {
-            /// Metadata.
-            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-            pub meta: Option<Meta>,
-            /// The task, its members inline.
-            #[serde(flatten)]
-            pub task: Task,
+/// Parameters of `tasks/cancel` (inline in the schema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CancelTaskRequestParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The task id.
+    pub task_id: String,
+}
+
+impl CancelTaskRequestParams {
+    /// Parameters naming `task_id`.
+    pub fn new(task_id: impl Into<String>) -> Self {
+        Self {
+            meta: None,
+            task_id: task_id.into(),
         }
+    }
 
-        impl $name {
-            /// A result carrying this task.
-            pub fn new(task: Task) -> Self {
-                Self { meta: None, task }
-            }
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
 
-            with!(with_meta => meta: Meta);
+/// Asks for a task's state.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GetTaskRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<GetTaskRequest>,
+    /// The parameters.
+    pub params: GetTaskRequestParams,
+}
+
+impl GetTaskRequest {
+    /// The method name, `"tasks/get"`.
+    pub const METHOD: &'static str = "tasks/get";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: GetTaskRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
         }
+    }
 
-        impl From<Task> for $name {
-            fn from(task: Task) -> Self {
-                Self::new(task)
-            }
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: GetTaskRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
         }
-    };
+    }
 }
 
-task_id_params! {
-    /// Parameters of `tasks/get` (inline in the schema).
-    GetTaskRequestParams
-}
-task_id_params! {
-    /// Parameters of `tasks/result` (inline in the schema).
-    GetTaskPayloadRequestParams
-}
-task_id_params! {
-    /// Parameters of `tasks/cancel` (inline in the schema).
-    CancelTaskRequestParams
+impl RequestMethod for GetTaskRequest {
+    const METHOD: &'static str = "tasks/get";
+    type Params = GetTaskRequestParams;
+    type Result = GetTaskResult;
 }
 
-request! {
-    /// Asks for a task's state.
-    GetTaskRequest, GetTaskMethod = "tasks/get",
-    params: GetTaskRequestParams, result: GetTaskResult
+/// The answer to `tasks/get`: `Result & Task`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct GetTaskResult {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The task, its members inline.
+    #[serde(flatten)]
+    pub task: Task,
 }
 
-task_result! {
-    /// The answer to `tasks/get`: `Result & Task`.
-    GetTaskResult
+impl GetTaskResult {
+    /// A result carrying this task.
+    pub fn new(task: Task) -> Self {
+        Self { meta: None, task }
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-request! {
-    /// Asks for a task's result, blocking until the task is terminal.
-    GetTaskPayloadRequest, GetTaskPayloadMethod = "tasks/result",
-    params: GetTaskPayloadRequestParams, result: GetTaskPayloadResult
+impl From<Task> for GetTaskResult {
+    fn from(task: Task) -> Self {
+        Self::new(task)
+    }
+}
+
+/// Asks for a task's result, blocking until the task is terminal.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GetTaskPayloadRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<GetTaskPayloadRequest>,
+    /// The parameters.
+    pub params: GetTaskPayloadRequestParams,
+}
+
+impl GetTaskPayloadRequest {
+    /// The method name, `"tasks/result"`.
+    pub const METHOD: &'static str = "tasks/result";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: GetTaskPayloadRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: GetTaskPayloadRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for GetTaskPayloadRequest {
+    const METHOD: &'static str = "tasks/result";
+    type Params = GetTaskPayloadRequestParams;
+    type Result = GetTaskPayloadResult;
 }
 
 /// The answer to `tasks/result`: exactly the underlying request's result, kept as an
@@ -291,24 +514,161 @@ impl GetTaskPayloadResult {
         self.extra.get(key)
     }
 
-    with!(with_meta => meta: Meta);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 
-request! {
-    /// Cancels a task.
-    CancelTaskRequest, CancelTaskMethod = "tasks/cancel",
-    params: CancelTaskRequestParams, result: CancelTaskResult
+/// Cancels a task.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CancelTaskRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<CancelTaskRequest>,
+    /// The parameters.
+    pub params: CancelTaskRequestParams,
 }
 
-task_result! {
-    /// The answer to `tasks/cancel`: `Result & Task`.
-    CancelTaskResult
+impl CancelTaskRequest {
+    /// The method name, `"tasks/cancel"`.
+    pub const METHOD: &'static str = "tasks/cancel";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: CancelTaskRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: CancelTaskRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
 }
 
-request! {
-    /// Lists tasks (paginated).
-    ListTasksRequest, ListTasksMethod = "tasks/list",
-    optional params: PaginatedRequestParams, result: ListTasksResult
+impl RequestMethod for CancelTaskRequest {
+    const METHOD: &'static str = "tasks/cancel";
+    type Params = CancelTaskRequestParams;
+    type Result = CancelTaskResult;
+}
+
+/// The answer to `tasks/cancel`: `Result & Task`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CancelTaskResult {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The task, its members inline.
+    #[serde(flatten)]
+    pub task: Task,
+}
+
+impl CancelTaskResult {
+    /// A result carrying this task.
+    pub fn new(task: Task) -> Self {
+        Self { meta: None, task }
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
+
+impl From<Task> for CancelTaskResult {
+    fn from(task: Task) -> Self {
+        Self::new(task)
+    }
+}
+
+/// Lists tasks (paginated).
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ListTasksRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<ListTasksRequest>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<PaginatedRequestParams>,
+}
+
+impl ListTasksRequest {
+    /// The method name, `"tasks/list"`.
+    pub const METHOD: &'static str = "tasks/list";
+
+    /// A request with an id and no parameters.
+    pub fn new(id: impl Into<RequestId>) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id() -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
+        self.params = Some(params);
+        self
+    }
+}
+
+impl RequestMethod for ListTasksRequest {
+    const METHOD: &'static str = "tasks/list";
+    type Params = Option<PaginatedRequestParams>;
+    type Result = ListTasksResult;
 }
 
 /// The answer to `tasks/list`.
@@ -336,18 +696,86 @@ impl ListTasksResult {
         }
     }
 
-    with!(with_meta => meta: Meta, with_next_cursor => next_cursor: Cursor);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `next_cursor`.
+    #[must_use]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
 }
 
-task_result! {
-    /// Parameters of `notifications/tasks/status`: `NotificationParams & Task`.
-    TaskStatusNotificationParams
+/// Parameters of `notifications/tasks/status`: `NotificationParams & Task`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TaskStatusNotificationParams {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The task, its members inline.
+    #[serde(flatten)]
+    pub task: Task,
 }
 
-notification! {
-    /// Tells the requestor a task's status changed (optional; never rely on it).
-    TaskStatusNotification, TaskStatusMethod = "notifications/tasks/status",
-    params: TaskStatusNotificationParams
+impl TaskStatusNotificationParams {
+    /// A result carrying this task.
+    pub fn new(task: Task) -> Self {
+        Self { meta: None, task }
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
+
+impl From<Task> for TaskStatusNotificationParams {
+    fn from(task: Task) -> Self {
+        Self::new(task)
+    }
+}
+
+/// Tells the requestor a task's status changed (optional; never rely on it).
+///
+/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
+/// bare `{method, params}` form of earlier revisions' schemas, which is read and
+/// written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TaskStatusNotification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    method: NotificationTag<TaskStatusNotification>,
+    /// The parameters.
+    pub params: TaskStatusNotificationParams,
+}
+
+impl TaskStatusNotification {
+    /// The method name, `"notifications/tasks/status"`.
+    pub const METHOD: &'static str = "notifications/tasks/status";
+
+    /// A notification with these parameters.
+    pub fn new(params: TaskStatusNotificationParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            method: NotificationTag::new(),
+            params,
+        }
+    }
+}
+
+impl NotificationMethod for TaskStatusNotification {
+    const METHOD: &'static str = "notifications/tasks/status";
+    type Params = TaskStatusNotificationParams;
 }
 
 #[cfg(test)]

@@ -1,13 +1,19 @@
 //! Tools: `tools/list`, `tools/call` and `notifications/tools/list_changed`.
 
+use std::fmt;
+
 use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::{JsonObject, NotificationParams, PaginatedRequestParams};
 use crate::common::{Cursor, Meta};
 use crate::content::ContentBlock;
+use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
+use crate::method::{NotificationMethod, RequestMethod};
+use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 use crate::tasks::TaskMetadata;
 
 /// Checks that a tool schema is an object whose `type` is `"object"`; every other key
@@ -28,15 +34,69 @@ fn optional_object_schema<'de, D: Deserializer<'de>>(
     object_schema(deserializer).map(Some)
 }
 
-open_enum! {
-    /// Whether a tool supports task-augmented execution.
-    TaskSupport {
-        /// Never (the default when absent).
-        Forbidden = "forbidden",
-        /// The client may ask for a task.
-        Optional = "optional",
-        /// The client must ask for a task.
-        Required = "required",
+/// Whether a tool supports task-augmented execution.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never (the default when absent).
+    Forbidden,
+    /// The client may ask for a task.
+    Optional,
+    /// The client must ask for a task.
+    Required,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl TaskSupport {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Forbidden => "forbidden",
+            Self::Optional => "optional",
+            Self::Required => "required",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for TaskSupport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for TaskSupport {
+    fn from(s: &str) -> Self {
+        match s {
+            "forbidden" => Self::Forbidden,
+            "optional" => Self::Optional,
+            "required" => Self::Required,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for TaskSupport {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "forbidden" => Self::Forbidden,
+            "optional" => Self::Optional,
+            "required" => Self::Required,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for TaskSupport {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskSupport {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
     }
 }
 
@@ -56,7 +116,12 @@ impl ToolExecution {
         Self::default()
     }
 
-    with!(with_task_support => task_support: TaskSupport);
+    /// Sets `task_support`.
+    #[must_use]
+    pub fn with_task_support(mut self, task_support: impl Into<TaskSupport>) -> Self {
+        self.task_support = Some(task_support.into());
+        self
+    }
 }
 
 /// Hints describing a tool's behaviour. Untrusted unless the server is trusted.
@@ -87,13 +152,40 @@ impl ToolAnnotations {
         Self::default()
     }
 
-    with!(
-        with_title => title: String,
-        with_read_only_hint => read_only_hint: bool,
-        with_destructive_hint => destructive_hint: bool,
-        with_idempotent_hint => idempotent_hint: bool,
-        with_open_world_hint => open_world_hint: bool,
-    );
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `read_only_hint`.
+    #[must_use]
+    pub fn with_read_only_hint(mut self, read_only_hint: impl Into<bool>) -> Self {
+        self.read_only_hint = Some(read_only_hint.into());
+        self
+    }
+
+    /// Sets `destructive_hint`.
+    #[must_use]
+    pub fn with_destructive_hint(mut self, destructive_hint: impl Into<bool>) -> Self {
+        self.destructive_hint = Some(destructive_hint.into());
+        self
+    }
+
+    /// Sets `idempotent_hint`.
+    #[must_use]
+    pub fn with_idempotent_hint(mut self, idempotent_hint: impl Into<bool>) -> Self {
+        self.idempotent_hint = Some(idempotent_hint.into());
+        self
+    }
+
+    /// Sets `open_world_hint`.
+    #[must_use]
+    pub fn with_open_world_hint(mut self, open_world_hint: impl Into<bool>) -> Self {
+        self.open_world_hint = Some(open_world_hint.into());
+        self
+    }
 }
 
 /// A tool the client can call.
@@ -161,15 +253,54 @@ impl Tool {
         Self::new(name, schema)
     }
 
-    with!(
-        with_title => title: String,
-        with_description => description: String,
-        with_execution => execution: ToolExecution,
-        with_output_schema => output_schema: JsonObject,
-        with_annotations => annotations: ToolAnnotations,
-        with_icons => icons: Vec<Icon>,
-        with_meta => meta: Meta,
-    );
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `execution`.
+    #[must_use]
+    pub fn with_execution(mut self, execution: impl Into<ToolExecution>) -> Self {
+        self.execution = Some(execution.into());
+        self
+    }
+
+    /// Sets `output_schema`.
+    #[must_use]
+    pub fn with_output_schema(mut self, output_schema: impl Into<JsonObject>) -> Self {
+        self.output_schema = Some(output_schema.into());
+        self
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: impl Into<ToolAnnotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+
+    /// Sets `icons`.
+    #[must_use]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 
     /// The input schema's `$schema` dialect, if declared.
     pub fn input_schema_dialect(&self) -> Option<&str> {
@@ -210,10 +341,66 @@ impl Tool {
     }
 }
 
-request! {
-    /// Lists the server's tools (paginated).
-    ListToolsRequest, ListToolsMethod = "tools/list",
-    optional params: PaginatedRequestParams, result: ListToolsResult
+/// Lists the server's tools (paginated).
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ListToolsRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<ListToolsRequest>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<PaginatedRequestParams>,
+}
+
+impl ListToolsRequest {
+    /// The method name, `"tools/list"`.
+    pub const METHOD: &'static str = "tools/list";
+
+    /// A request with an id and no parameters.
+    pub fn new(id: impl Into<RequestId>) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id() -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
+        self.params = Some(params);
+        self
+    }
+}
+
+impl RequestMethod for ListToolsRequest {
+    const METHOD: &'static str = "tools/list";
+    type Params = Option<PaginatedRequestParams>;
+    type Result = ListToolsResult;
 }
 
 /// The answer to `tools/list`.
@@ -241,7 +428,19 @@ impl ListToolsResult {
         }
     }
 
-    with!(with_meta => meta: Meta, with_next_cursor => next_cursor: Cursor);
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `next_cursor`.
+    #[must_use]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
 }
 
 /// Parameters of `tools/call`.
@@ -273,17 +472,80 @@ impl CallToolRequestParams {
         }
     }
 
-    with!(
-        with_meta => meta: Meta,
-        with_task => task: TaskMetadata,
-        with_arguments => arguments: JsonObject,
-    );
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `task`.
+    #[must_use]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
+
+    /// Sets `arguments`.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: impl Into<JsonObject>) -> Self {
+        self.arguments = Some(arguments.into());
+        self
+    }
 }
 
-request! {
-    /// Calls a tool.
-    CallToolRequest, CallToolMethod = "tools/call",
-    params: CallToolRequestParams, result: CallToolResult
+/// Calls a tool.
+///
+/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
+/// are absent only in the bare `{method, params}` form of earlier revisions'
+/// schemas, which is read and written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CallToolRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    /// The request id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::base::de_some_id"
+    )]
+    pub id: Option<RequestId>,
+    method: RequestTag<CallToolRequest>,
+    /// The parameters.
+    pub params: CallToolRequestParams,
+}
+
+impl CallToolRequest {
+    /// The method name, `"tools/call"`.
+    pub const METHOD: &'static str = "tools/call";
+
+    /// A request with an id and parameters.
+    pub fn new(id: impl Into<RequestId>, params: CallToolRequestParams) -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            id: Some(id.into()),
+            method: RequestTag::new(),
+            params,
+        }
+    }
+
+    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
+    /// schemas).
+    pub fn without_id(params: CallToolRequestParams) -> Self {
+        Self {
+            jsonrpc: None,
+            id: None,
+            method: RequestTag::new(),
+            params,
+        }
+    }
+}
+
+impl RequestMethod for CallToolRequest {
+    const METHOD: &'static str = "tools/call";
+    type Params = CallToolRequestParams;
+    type Result = CallToolResult;
 }
 
 /// The result of a tool call. Tool failures (including invalid arguments) are results
@@ -338,17 +600,74 @@ impl CallToolResult {
         self.is_error == Some(true)
     }
 
-    with!(
-        with_meta => meta: Meta,
-        with_structured_content => structured_content: JsonObject,
-        with_is_error => is_error: bool,
-    );
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `structured_content`.
+    #[must_use]
+    pub fn with_structured_content(mut self, structured_content: impl Into<JsonObject>) -> Self {
+        self.structured_content = Some(structured_content.into());
+        self
+    }
+
+    /// Sets `is_error`.
+    #[must_use]
+    pub fn with_is_error(mut self, is_error: impl Into<bool>) -> Self {
+        self.is_error = Some(is_error.into());
+        self
+    }
 }
 
-notification! {
-    /// Tells the client the tool list changed.
-    ToolListChangedNotification, ToolListChangedMethod = "notifications/tools/list_changed",
-    optional params: NotificationParams
+/// Tells the client the tool list changed.
+///
+/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
+/// bare `{method, params}` form of earlier revisions' schemas, which is read and
+/// written back as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolListChangedNotification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jsonrpc: Option<JsonRpcTag>,
+    method: NotificationTag<ToolListChangedNotification>,
+    /// The parameters, which may be omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<NotificationParams>,
+}
+
+impl ToolListChangedNotification {
+    /// The method name, `"notifications/tools/list_changed"`.
+    pub const METHOD: &'static str = "notifications/tools/list_changed";
+
+    /// A notification without parameters.
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: Some(JsonRpcTag::new()),
+            method: NotificationTag::new(),
+            params: None,
+        }
+    }
+
+    /// Sets the parameters.
+    #[must_use]
+    pub fn with_params(mut self, params: NotificationParams) -> Self {
+        self.params = Some(params);
+        self
+    }
+}
+
+impl Default for ToolListChangedNotification {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NotificationMethod for ToolListChangedNotification {
+    const METHOD: &'static str = "notifications/tools/list_changed";
+    type Params = Option<NotificationParams>;
 }
 
 #[cfg(test)]

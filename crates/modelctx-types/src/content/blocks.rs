@@ -1,0 +1,476 @@
+//! The content block types, one per `type`, and their tags.
+
+use serde::{Deserialize, Serialize};
+
+use super::Annotations;
+use super::ContentBlock;
+use super::resource_contents::TextOrBlobResourceContents;
+use crate::base::JsonObject;
+use crate::common::Meta;
+use crate::lifecycle::Icon;
+use crate::resources::Resource;
+use crate::tag::{FixedStr, Tag};
+
+/// The `"text"` member value.
+pub(crate) type TextTag = Tag<TextValue>;
+
+/// Names `"text"`.
+pub(crate) enum TextValue {}
+
+impl FixedStr for TextValue {
+    const VALUE: &'static str = "text";
+}
+
+/// The `"image"` member value.
+pub(crate) type ImageTag = Tag<ImageValue>;
+
+/// Names `"image"`.
+pub(crate) enum ImageValue {}
+
+impl FixedStr for ImageValue {
+    const VALUE: &'static str = "image";
+}
+
+/// The `"audio"` member value.
+pub(crate) type AudioTag = Tag<AudioValue>;
+
+/// Names `"audio"`.
+pub(crate) enum AudioValue {}
+
+impl FixedStr for AudioValue {
+    const VALUE: &'static str = "audio";
+}
+
+/// The `"resource_link"` member value.
+pub(crate) type ResourceLinkTag = Tag<ResourceLinkValue>;
+
+/// Names `"resource_link"`.
+pub(crate) enum ResourceLinkValue {}
+
+impl FixedStr for ResourceLinkValue {
+    const VALUE: &'static str = "resource_link";
+}
+
+/// The `"resource"` member value.
+pub(crate) type EmbeddedResourceTag = Tag<EmbeddedResourceValue>;
+
+/// Names `"resource"`.
+pub(crate) enum EmbeddedResourceValue {}
+
+impl FixedStr for EmbeddedResourceValue {
+    const VALUE: &'static str = "resource";
+}
+
+/// The `"tool_use"` member value.
+pub(crate) type ToolUseTag = Tag<ToolUseValue>;
+
+/// Names `"tool_use"`.
+pub(crate) enum ToolUseValue {}
+
+impl FixedStr for ToolUseValue {
+    const VALUE: &'static str = "tool_use";
+}
+
+/// The `"tool_result"` member value.
+pub(crate) type ToolResultTag = Tag<ToolResultValue>;
+
+/// Names `"tool_result"`.
+pub(crate) enum ToolResultValue {}
+
+impl FixedStr for ToolResultValue {
+    const VALUE: &'static str = "tool_result";
+}
+
+/// Text provided to or from an LLM (`"type": "text"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TextContent {
+    #[serde(rename = "type")]
+    kind: TextTag,
+    /// The text.
+    pub text: String,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl TextContent {
+    /// A text block.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            kind: TextTag::new(),
+            text: text.into(),
+            annotations: None,
+            meta: None,
+        }
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
+
+/// An image, base64-encoded (`"type": "image"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ImageContent {
+    #[serde(rename = "type")]
+    kind: ImageTag,
+    /// The base64-encoded image data.
+    pub data: String,
+    /// The MIME type of the image.
+    pub mime_type: String,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl ImageContent {
+    /// An image block from base64 data and a MIME type.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self {
+            kind: ImageTag::new(),
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+        }
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
+
+/// Audio, base64-encoded (`"type": "audio"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct AudioContent {
+    #[serde(rename = "type")]
+    kind: AudioTag,
+    /// The base64-encoded audio data.
+    pub data: String,
+    /// The MIME type of the audio.
+    pub mime_type: String,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl AudioContent {
+    /// An audio block from base64 data and a MIME type.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self {
+            kind: AudioTag::new(),
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+        }
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
+
+/// A link to a resource the server can read (`"type": "resource_link"`): a
+/// [`Resource`] with a type tag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ResourceLink {
+    #[serde(rename = "type")]
+    kind: ResourceLinkTag,
+    /// The URI of the resource.
+    pub uri: String,
+    /// The programmatic name.
+    pub name: String,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the resource represents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The MIME type, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// The size in bytes of the raw content, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Icons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl ResourceLink {
+    /// A link to `uri` named `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self::from(Resource::new(uri, name))
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `mime_type`.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+
+    /// Sets `size`.
+    #[must_use]
+    pub fn with_size(mut self, size: impl Into<u64>) -> Self {
+        self.size = Some(size.into());
+        self
+    }
+
+    /// Sets `icons`.
+    #[must_use]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// The resource this links to, without the tag.
+    pub fn into_resource(self) -> Resource {
+        let mut r = Resource::new(self.uri, self.name);
+        r.title = self.title;
+        r.description = self.description;
+        r.mime_type = self.mime_type;
+        r.annotations = self.annotations;
+        r.size = self.size;
+        r.icons = self.icons;
+        r.meta = self.meta;
+        r
+    }
+}
+
+impl From<Resource> for ResourceLink {
+    fn from(r: Resource) -> Self {
+        Self {
+            kind: ResourceLinkTag::new(),
+            uri: r.uri,
+            name: r.name,
+            title: r.title,
+            description: r.description,
+            mime_type: r.mime_type,
+            annotations: r.annotations,
+            size: r.size,
+            icons: r.icons,
+            meta: r.meta,
+        }
+    }
+}
+
+/// A resource's contents embedded in a prompt or tool result (`"type": "resource"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct EmbeddedResource {
+    #[serde(rename = "type")]
+    kind: EmbeddedResourceTag,
+    /// The contents.
+    pub resource: TextOrBlobResourceContents,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl EmbeddedResource {
+    /// Embeds these contents.
+    pub fn new(resource: impl Into<TextOrBlobResourceContents>) -> Self {
+        Self {
+            kind: EmbeddedResourceTag::new(),
+            resource: resource.into(),
+            annotations: None,
+            meta: None,
+        }
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
+
+/// A model's request to call a tool, in sampling (`"type": "tool_use"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolUseContent {
+    #[serde(rename = "type")]
+    kind: ToolUseTag,
+    /// A unique id matching tool results to this use.
+    pub id: String,
+    /// The tool to call.
+    pub name: String,
+    /// The arguments.
+    pub input: JsonObject,
+    /// Metadata (clients should preserve it in later sampling requests).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl ToolUseContent {
+    /// A tool use with an id, a tool name and arguments.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: JsonObject) -> Self {
+        Self {
+            kind: ToolUseTag::new(),
+            id: id.into(),
+            name: name.into(),
+            input,
+            meta: None,
+        }
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
+
+/// The result of a tool use, given back to the model (`"type": "tool_result"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolResultContent {
+    #[serde(rename = "type")]
+    kind: ToolResultTag,
+    /// The id of the tool use this answers.
+    pub tool_use_id: String,
+    /// The unstructured result.
+    pub content: Vec<ContentBlock>,
+    /// The structured result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<JsonObject>,
+    /// Whether the tool use failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl ToolResultContent {
+    /// A tool result for `tool_use_id` with this content.
+    pub fn new(tool_use_id: impl Into<String>, content: Vec<ContentBlock>) -> Self {
+        Self {
+            kind: ToolResultTag::new(),
+            tool_use_id: tool_use_id.into(),
+            content,
+            structured_content: None,
+            is_error: None,
+            meta: None,
+        }
+    }
+
+    /// Sets `structured_content`.
+    #[must_use]
+    pub fn with_structured_content(mut self, structured_content: impl Into<JsonObject>) -> Self {
+        self.structured_content = Some(structured_content.into());
+        self
+    }
+
+    /// Sets `is_error`.
+    #[must_use]
+    pub fn with_is_error(mut self, is_error: impl Into<bool>) -> Self {
+        self.is_error = Some(is_error.into());
+        self
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}

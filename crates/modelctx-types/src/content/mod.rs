@@ -1,0 +1,419 @@
+//! Content blocks (text, image, audio, resource links, embedded resources, tool use and
+//! tool results), annotations, roles and resource contents.
+//!
+//! Content unions are tagged by `type`: a block whose `type` this SDK does not know
+//! deserialises to the `Unknown` variant, which keeps the whole object and writes it
+//! back unchanged. A known `type` with a malformed body is an error.
+
+mod blocks;
+mod resource_contents;
+
+pub use blocks::{
+    AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResultContent,
+    ToolUseContent,
+};
+pub use resource_contents::{
+    BlobResourceContents, ResourceContents, TextOrBlobResourceContents, TextResourceContents,
+};
+
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+
+use crate::base::{JsonObject, from_object, str_member};
+use blocks::{
+    AudioTag, EmbeddedResourceTag, ImageTag, ResourceLinkTag, TextTag, ToolResultTag, ToolUseTag,
+};
+
+/// The sender or recipient of messages and data in a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Role {
+    /// The user.
+    User,
+    /// The assistant (the model).
+    Assistant,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl Role {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for Role {
+    fn from(s: &str) -> Self {
+        match s {
+            "user" => Self::User,
+            "assistant" => Self::Assistant,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for Role {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "user" => Self::User,
+            "assistant" => Self::Assistant,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// Optional hints to the client about how to use or display an object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Annotations {
+    /// Who the object is intended for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Vec<Role>>,
+    /// Importance from 0 (least) to 1 (most).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::base::ser_opt_f64"
+    )]
+    pub priority: Option<f64>,
+    /// When the object was last modified (ISO 8601).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+impl Annotations {
+    /// No annotations.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `audience`.
+    #[must_use]
+    pub fn with_audience(mut self, audience: impl Into<Vec<Role>>) -> Self {
+        self.audience = Some(audience.into());
+        self
+    }
+
+    /// Sets `priority`.
+    #[must_use]
+    pub fn with_priority(mut self, priority: impl Into<f64>) -> Self {
+        self.priority = Some(priority.into());
+        self
+    }
+
+    /// Sets `last_modified`.
+    #[must_use]
+    pub fn with_last_modified(mut self, last_modified: impl Into<String>) -> Self {
+        self.last_modified = Some(last_modified.into());
+        self
+    }
+}
+
+/// Content of prompts and tool results: text, image, audio, resource link or embedded
+/// resource, tagged by `type`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ContentBlock {
+    /// `"text"`.
+    Text(TextContent),
+    /// `"image"`.
+    Image(ImageContent),
+    /// `"audio"`.
+    Audio(AudioContent),
+    /// `"resource_link"`.
+    ResourceLink(ResourceLink),
+    /// `"resource"`.
+    Resource(EmbeddedResource),
+    /// A block of a type this SDK does not know, kept whole.
+    Unknown(JsonObject),
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+
+    /// An image block.
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::Image(ImageContent::new(data, mime_type))
+    }
+
+    /// An audio block.
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::Audio(AudioContent::new(data, mime_type))
+    }
+
+    /// A resource link block.
+    pub fn resource_link(link: impl Into<ResourceLink>) -> Self {
+        Self::ResourceLink(link.into())
+    }
+
+    /// An embedded resource block.
+    pub fn resource(contents: impl Into<TextOrBlobResourceContents>) -> Self {
+        Self::Resource(EmbeddedResource::new(contents))
+    }
+
+    /// The `type` tag.
+    pub fn kind(&self) -> &str {
+        match self {
+            Self::Text(_) => TextTag::VALUE,
+            Self::Image(_) => ImageTag::VALUE,
+            Self::Audio(_) => AudioTag::VALUE,
+            Self::ResourceLink(_) => ResourceLinkTag::VALUE,
+            Self::Resource(_) => EmbeddedResourceTag::VALUE,
+            Self::Unknown(m) => str_member(m, "type").unwrap_or(""),
+        }
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+}
+
+impl From<TextContent> for ContentBlock {
+    fn from(c: TextContent) -> Self {
+        Self::Text(c)
+    }
+}
+impl From<ImageContent> for ContentBlock {
+    fn from(c: ImageContent) -> Self {
+        Self::Image(c)
+    }
+}
+impl From<AudioContent> for ContentBlock {
+    fn from(c: AudioContent) -> Self {
+        Self::Audio(c)
+    }
+}
+impl From<ResourceLink> for ContentBlock {
+    fn from(c: ResourceLink) -> Self {
+        Self::ResourceLink(c)
+    }
+}
+impl From<EmbeddedResource> for ContentBlock {
+    fn from(c: EmbeddedResource) -> Self {
+        Self::Resource(c)
+    }
+}
+
+impl Serialize for ContentBlock {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Text(c) => c.serialize(serializer),
+            Self::Image(c) => c.serialize(serializer),
+            Self::Audio(c) => c.serialize(serializer),
+            Self::ResourceLink(c) => c.serialize(serializer),
+            Self::Resource(c) => c.serialize(serializer),
+            Self::Unknown(m) => m.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = JsonObject::deserialize(deserializer)?;
+        Ok(match str_member(&map, "type") {
+            Some(TextTag::VALUE) => Self::Text(from_object(map)?),
+            Some(ImageTag::VALUE) => Self::Image(from_object(map)?),
+            Some(AudioTag::VALUE) => Self::Audio(from_object(map)?),
+            Some(ResourceLinkTag::VALUE) => Self::ResourceLink(from_object(map)?),
+            Some(EmbeddedResourceTag::VALUE) => Self::Resource(from_object(map)?),
+            Some(_) => Self::Unknown(map),
+            None => return Err(de::Error::missing_field("type")),
+        })
+    }
+}
+
+/// Content of sampling messages: text, image, audio, tool use or tool result, tagged by
+/// `type`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SamplingMessageContentBlock {
+    /// `"text"`.
+    Text(TextContent),
+    /// `"image"`.
+    Image(ImageContent),
+    /// `"audio"`.
+    Audio(AudioContent),
+    /// `"tool_use"`.
+    ToolUse(ToolUseContent),
+    /// `"tool_result"`.
+    ToolResult(ToolResultContent),
+    /// A block of a type this SDK does not know, kept whole.
+    Unknown(JsonObject),
+}
+
+impl SamplingMessageContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+
+    /// The `type` tag.
+    pub fn kind(&self) -> &str {
+        match self {
+            Self::Text(_) => TextTag::VALUE,
+            Self::Image(_) => ImageTag::VALUE,
+            Self::Audio(_) => AudioTag::VALUE,
+            Self::ToolUse(_) => ToolUseTag::VALUE,
+            Self::ToolResult(_) => ToolResultTag::VALUE,
+            Self::Unknown(m) => str_member(m, "type").unwrap_or(""),
+        }
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+}
+
+impl From<TextContent> for SamplingMessageContentBlock {
+    fn from(c: TextContent) -> Self {
+        Self::Text(c)
+    }
+}
+impl From<ImageContent> for SamplingMessageContentBlock {
+    fn from(c: ImageContent) -> Self {
+        Self::Image(c)
+    }
+}
+impl From<AudioContent> for SamplingMessageContentBlock {
+    fn from(c: AudioContent) -> Self {
+        Self::Audio(c)
+    }
+}
+impl From<ToolUseContent> for SamplingMessageContentBlock {
+    fn from(c: ToolUseContent) -> Self {
+        Self::ToolUse(c)
+    }
+}
+impl From<ToolResultContent> for SamplingMessageContentBlock {
+    fn from(c: ToolResultContent) -> Self {
+        Self::ToolResult(c)
+    }
+}
+
+impl Serialize for SamplingMessageContentBlock {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Text(c) => c.serialize(serializer),
+            Self::Image(c) => c.serialize(serializer),
+            Self::Audio(c) => c.serialize(serializer),
+            Self::ToolUse(c) => c.serialize(serializer),
+            Self::ToolResult(c) => c.serialize(serializer),
+            Self::Unknown(m) => m.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SamplingMessageContentBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = JsonObject::deserialize(deserializer)?;
+        Ok(match str_member(&map, "type") {
+            Some(TextTag::VALUE) => Self::Text(from_object(map)?),
+            Some(ImageTag::VALUE) => Self::Image(from_object(map)?),
+            Some(AudioTag::VALUE) => Self::Audio(from_object(map)?),
+            Some(ToolUseTag::VALUE) => Self::ToolUse(from_object(map)?),
+            Some(ToolResultTag::VALUE) => Self::ToolResult(from_object(map)?),
+            Some(_) => Self::Unknown(map),
+            None => return Err(de::Error::missing_field("type")),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn content_dispatches_on_type_and_keeps_unknown() {
+        let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+            {"type": "text", "text": "hi", "_meta": {"k": 1}},
+            {"type": "image", "data": "AA==", "mimeType": "image/png"},
+            {"type": "resource_link", "uri": "file:///a", "name": "a"},
+            {"type": "resource", "resource": {"uri": "file:///b", "blob": "AA=="}},
+            {"type": "hologram", "depth": 3, "nested": {"x": [1]}}
+        ]))
+        .unwrap();
+        assert_eq!(blocks[0].as_text(), Some("hi"));
+        assert!(matches!(blocks[1], ContentBlock::Image(_)));
+        assert!(matches!(blocks[2], ContentBlock::ResourceLink(_)));
+        assert!(matches!(
+            &blocks[3],
+            ContentBlock::Resource(EmbeddedResource {
+                resource: TextOrBlobResourceContents::Blob(_),
+                ..
+            })
+        ));
+        assert_eq!(blocks[4].kind(), "hologram");
+        let back = serde_json::to_value(&blocks[4]).unwrap();
+        assert_eq!(
+            back,
+            json!({"type": "hologram", "depth": 3, "nested": {"x": [1]}})
+        );
+        let meta = serde_json::to_value(&blocks[0]).unwrap();
+        assert_eq!(
+            meta,
+            json!({"type": "text", "text": "hi", "_meta": {"k": 1}})
+        );
+    }
+
+    #[test]
+    fn known_type_with_bad_body_fails_and_missing_type_fails() {
+        assert!(serde_json::from_value::<ContentBlock>(json!({"type": "text"})).is_err());
+        assert!(serde_json::from_value::<ContentBlock>(json!({"text": "x"})).is_err());
+        assert!(
+            serde_json::from_value::<TextContent>(json!({"type": "image", "text": "x"})).is_err()
+        );
+    }
+
+    #[test]
+    fn sampling_blocks_and_roles() {
+        let b: SamplingMessageContentBlock = serde_json::from_value(json!({
+            "type": "tool_result", "toolUseId": "u1",
+            "content": [{"type": "text", "text": "ok"}], "isError": false
+        }))
+        .unwrap();
+        assert_eq!(b.kind(), "tool_result");
+        let role: Role = serde_json::from_value(json!("system")).unwrap();
+        assert_eq!(role, Role::Unknown("system".into()));
+        assert_eq!(serde_json::to_value(&role).unwrap(), json!("system"));
+        assert_eq!(Role::from("user"), Role::User);
+    }
+}

@@ -1,0 +1,505 @@
+//! The enum field forms: single- and multi-select, untitled and titled, and the legacy
+//! `enumNames` form.
+
+use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+
+use super::{ArrayTypeTag, StringTypeTag};
+use crate::base::{JsonObject, from_object, str_member};
+
+/// One option of a titled enum: `{const, title}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TitledEnumOption {
+    /// The value.
+    #[serde(rename = "const")]
+    pub value: String,
+    /// The display label.
+    pub title: String,
+}
+
+impl TitledEnumOption {
+    /// An option.
+    pub fn new(value: impl Into<String>, title: impl Into<String>) -> Self {
+        Self {
+            value: value.into(),
+            title: title.into(),
+        }
+    }
+}
+
+/// A single choice among plain values (`{"type":"string","enum":[...]}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UntitledSingleSelectEnumSchema {
+    #[serde(rename = "type")]
+    kind: StringTypeTag,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The values.
+    #[serde(rename = "enum")]
+    pub values: Vec<String>,
+    /// The default value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
+impl UntitledSingleSelectEnumSchema {
+    /// A choice among `values`.
+    pub fn new(values: Vec<String>) -> Self {
+        Self {
+            kind: StringTypeTag::new(),
+            title: None,
+            description: None,
+            values,
+            default: None,
+        }
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `default`.
+    #[must_use]
+    pub fn with_default(mut self, default: impl Into<String>) -> Self {
+        self.default = Some(default.into());
+        self
+    }
+}
+
+/// A single choice among titled options (`{"type":"string","oneOf":[{const,title}]}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TitledSingleSelectEnumSchema {
+    #[serde(rename = "type")]
+    kind: StringTypeTag,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The options.
+    pub one_of: Vec<TitledEnumOption>,
+    /// The default value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
+impl TitledSingleSelectEnumSchema {
+    /// A choice among `options`.
+    pub fn new(options: Vec<TitledEnumOption>) -> Self {
+        Self {
+            kind: StringTypeTag::new(),
+            title: None,
+            description: None,
+            one_of: options,
+            default: None,
+        }
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `default`.
+    #[must_use]
+    pub fn with_default(mut self, default: impl Into<String>) -> Self {
+        self.default = Some(default.into());
+        self
+    }
+}
+
+/// `items` of an untitled multi-select: `{"type":"string","enum":[...]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UntitledEnumItems {
+    #[serde(rename = "type")]
+    kind: StringTypeTag,
+    /// The values.
+    #[serde(rename = "enum")]
+    pub values: Vec<String>,
+}
+
+impl UntitledEnumItems {
+    /// Items among `values`.
+    pub fn new(values: Vec<String>) -> Self {
+        Self {
+            kind: StringTypeTag::new(),
+            values,
+        }
+    }
+}
+
+/// `items` of a titled multi-select: `{"anyOf":[{const,title}]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TitledEnumItems {
+    /// The options.
+    pub any_of: Vec<TitledEnumOption>,
+}
+
+impl TitledEnumItems {
+    /// Items among `options`.
+    pub fn new(options: Vec<TitledEnumOption>) -> Self {
+        Self { any_of: options }
+    }
+}
+
+/// Several choices among plain values (`{"type":"array","items":{"enum":[...]}}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UntitledMultiSelectEnumSchema {
+    #[serde(rename = "type")]
+    kind: ArrayTypeTag,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Minimum number of choices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_items: Option<u64>,
+    /// Maximum number of choices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<u64>,
+    /// The values.
+    pub items: UntitledEnumItems,
+    /// The default choices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Vec<String>>,
+}
+
+impl UntitledMultiSelectEnumSchema {
+    /// Choices among `values`.
+    pub fn new(values: Vec<String>) -> Self {
+        Self {
+            kind: ArrayTypeTag::new(),
+            title: None,
+            description: None,
+            min_items: None,
+            max_items: None,
+            items: UntitledEnumItems::new(values),
+            default: None,
+        }
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `min_items`.
+    #[must_use]
+    pub fn with_min_items(mut self, min_items: impl Into<u64>) -> Self {
+        self.min_items = Some(min_items.into());
+        self
+    }
+
+    /// Sets `max_items`.
+    #[must_use]
+    pub fn with_max_items(mut self, max_items: impl Into<u64>) -> Self {
+        self.max_items = Some(max_items.into());
+        self
+    }
+
+    /// Sets `default`.
+    #[must_use]
+    pub fn with_default(mut self, default: impl Into<Vec<String>>) -> Self {
+        self.default = Some(default.into());
+        self
+    }
+}
+
+/// Several choices among titled options (`{"type":"array","items":{"anyOf":[...]}}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TitledMultiSelectEnumSchema {
+    #[serde(rename = "type")]
+    kind: ArrayTypeTag,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Minimum number of choices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_items: Option<u64>,
+    /// Maximum number of choices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<u64>,
+    /// The options.
+    pub items: TitledEnumItems,
+    /// The default choices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Vec<String>>,
+}
+
+impl TitledMultiSelectEnumSchema {
+    /// Choices among `options`.
+    pub fn new(options: Vec<TitledEnumOption>) -> Self {
+        Self {
+            kind: ArrayTypeTag::new(),
+            title: None,
+            description: None,
+            min_items: None,
+            max_items: None,
+            items: TitledEnumItems::new(options),
+            default: None,
+        }
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `min_items`.
+    #[must_use]
+    pub fn with_min_items(mut self, min_items: impl Into<u64>) -> Self {
+        self.min_items = Some(min_items.into());
+        self
+    }
+
+    /// Sets `max_items`.
+    #[must_use]
+    pub fn with_max_items(mut self, max_items: impl Into<u64>) -> Self {
+        self.max_items = Some(max_items.into());
+        self
+    }
+
+    /// Sets `default`.
+    #[must_use]
+    pub fn with_default(mut self, default: impl Into<Vec<String>>) -> Self {
+        self.default = Some(default.into());
+        self
+    }
+}
+
+/// The deprecated titled enum (`enum` + non-standard `enumNames`); the only enum form
+/// of 2025-06-18, where it was the `EnumSchema` definition itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct LegacyTitledEnumSchema {
+    #[serde(rename = "type")]
+    kind: StringTypeTag,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The values.
+    #[serde(rename = "enum")]
+    pub values: Vec<String>,
+    /// Display names, parallel to `values`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enum_names: Option<Vec<String>>,
+    /// The default value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
+impl LegacyTitledEnumSchema {
+    /// A choice among `values`.
+    pub fn new(values: Vec<String>) -> Self {
+        Self {
+            kind: StringTypeTag::new(),
+            title: None,
+            description: None,
+            values,
+            enum_names: None,
+            default: None,
+        }
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `enum_names`.
+    #[must_use]
+    pub fn with_enum_names(mut self, enum_names: impl Into<Vec<String>>) -> Self {
+        self.enum_names = Some(enum_names.into());
+        self
+    }
+
+    /// Sets `default`.
+    #[must_use]
+    pub fn with_default(mut self, default: impl Into<String>) -> Self {
+        self.default = Some(default.into());
+        self
+    }
+}
+
+/// `UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SingleSelectEnumSchema {
+    /// Plain values.
+    Untitled(UntitledSingleSelectEnumSchema),
+    /// Titled options.
+    Titled(TitledSingleSelectEnumSchema),
+}
+
+/// `UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MultiSelectEnumSchema {
+    /// Plain values.
+    Untitled(UntitledMultiSelectEnumSchema),
+    /// Titled options.
+    Titled(TitledMultiSelectEnumSchema),
+}
+
+/// Every enum field form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnumSchema {
+    /// A single choice.
+    Single(SingleSelectEnumSchema),
+    /// Several choices.
+    Multi(MultiSelectEnumSchema),
+    /// The deprecated `enumNames` form.
+    LegacyTitled(LegacyTitledEnumSchema),
+}
+
+impl Serialize for SingleSelectEnumSchema {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Untitled(x) => x.serialize(serializer),
+            Self::Titled(x) => x.serialize(serializer),
+        }
+    }
+}
+
+impl Serialize for MultiSelectEnumSchema {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Untitled(x) => x.serialize(serializer),
+            Self::Titled(x) => x.serialize(serializer),
+        }
+    }
+}
+
+impl Serialize for EnumSchema {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Single(x) => x.serialize(serializer),
+            Self::Multi(x) => x.serialize(serializer),
+            Self::LegacyTitled(x) => x.serialize(serializer),
+        }
+    }
+}
+
+pub(super) fn enum_from_object<E: de::Error>(map: JsonObject) -> Result<Option<EnumSchema>, E> {
+    Ok(Some(match str_member(&map, "type") {
+        Some("array") => {
+            let titled = map
+                .get("items")
+                .and_then(|i| i.as_object())
+                .is_some_and(|i| i.contains_key("anyOf"));
+            EnumSchema::Multi(if titled {
+                MultiSelectEnumSchema::Titled(from_object(map)?)
+            } else {
+                MultiSelectEnumSchema::Untitled(from_object(map)?)
+            })
+        }
+        Some("string") if map.contains_key("oneOf") => {
+            EnumSchema::Single(SingleSelectEnumSchema::Titled(from_object(map)?))
+        }
+        Some("string") if map.contains_key("enumNames") => {
+            EnumSchema::LegacyTitled(from_object(map)?)
+        }
+        Some("string") if map.contains_key("enum") => {
+            EnumSchema::Single(SingleSelectEnumSchema::Untitled(from_object(map)?))
+        }
+        _ => return Ok(None),
+    }))
+}
+
+impl<'de> Deserialize<'de> for EnumSchema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        enum_from_object(JsonObject::deserialize(deserializer)?)?
+            .ok_or_else(|| de::Error::custom("not an enum schema"))
+    }
+}
+
+impl<'de> Deserialize<'de> for SingleSelectEnumSchema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match EnumSchema::deserialize(deserializer)? {
+            EnumSchema::Single(s) => Ok(s),
+            _ => Err(de::Error::custom("not a single-select enum schema")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MultiSelectEnumSchema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match EnumSchema::deserialize(deserializer)? {
+            EnumSchema::Multi(s) => Ok(s),
+            _ => Err(de::Error::custom("not a multi-select enum schema")),
+        }
+    }
+}

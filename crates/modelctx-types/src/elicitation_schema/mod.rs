@@ -1,0 +1,598 @@
+//! The form of a form-mode elicitation: a flat object of primitive fields (string,
+//! number, boolean, and the enum forms of SEP-1330 plus the legacy `enumNames` form).
+
+mod enums;
+
+pub use enums::{
+    EnumSchema, LegacyTitledEnumSchema, MultiSelectEnumSchema, SingleSelectEnumSchema,
+    TitledEnumItems, TitledEnumOption, TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema,
+    UntitledEnumItems, UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,
+};
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+
+use crate::base::{JsonObject, from_object, str_member};
+use crate::tag::{FixedStr, Tag};
+use enums::enum_from_object;
+
+/// The `"string"` member value.
+pub(crate) type StringTypeTag = Tag<StringTypeValue>;
+
+/// Names `"string"`.
+pub(crate) enum StringTypeValue {}
+
+impl FixedStr for StringTypeValue {
+    const VALUE: &'static str = "string";
+}
+
+/// The `"boolean"` member value.
+pub(crate) type BooleanTypeTag = Tag<BooleanTypeValue>;
+
+/// Names `"boolean"`.
+pub(crate) enum BooleanTypeValue {}
+
+impl FixedStr for BooleanTypeValue {
+    const VALUE: &'static str = "boolean";
+}
+
+/// The `"array"` member value.
+pub(crate) type ArrayTypeTag = Tag<ArrayTypeValue>;
+
+/// Names `"array"`.
+pub(crate) enum ArrayTypeValue {}
+
+impl FixedStr for ArrayTypeValue {
+    const VALUE: &'static str = "array";
+}
+
+/// The `"object"` member value.
+pub(crate) type ObjectTypeTag = Tag<ObjectTypeValue>;
+
+/// Names `"object"`.
+pub(crate) enum ObjectTypeValue {}
+
+impl FixedStr for ObjectTypeValue {
+    const VALUE: &'static str = "object";
+}
+
+/// The `format` of a string field.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StringFormat {
+    /// An email address.
+    Email,
+    /// A URI.
+    Uri,
+    /// A date.
+    Date,
+    /// A date and time.
+    DateTime,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl StringFormat {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Email => "email",
+            Self::Uri => "uri",
+            Self::Date => "date",
+            Self::DateTime => "date-time",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for StringFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for StringFormat {
+    fn from(s: &str) -> Self {
+        match s {
+            "email" => Self::Email,
+            "uri" => Self::Uri,
+            "date" => Self::Date,
+            "date-time" => Self::DateTime,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for StringFormat {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "email" => Self::Email,
+            "uri" => Self::Uri,
+            "date" => Self::Date,
+            "date-time" => Self::DateTime,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for StringFormat {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for StringFormat {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// A string field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct StringSchema {
+    #[serde(rename = "type")]
+    kind: StringTypeTag,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Minimum length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u64>,
+    /// Maximum length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u64>,
+    /// The format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<StringFormat>,
+    /// The default value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
+impl StringSchema {
+    /// A string field.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `min_length`.
+    #[must_use]
+    pub fn with_min_length(mut self, min_length: impl Into<u64>) -> Self {
+        self.min_length = Some(min_length.into());
+        self
+    }
+
+    /// Sets `max_length`.
+    #[must_use]
+    pub fn with_max_length(mut self, max_length: impl Into<u64>) -> Self {
+        self.max_length = Some(max_length.into());
+        self
+    }
+
+    /// Sets `format`.
+    #[must_use]
+    pub fn with_format(mut self, format: impl Into<StringFormat>) -> Self {
+        self.format = Some(format.into());
+        self
+    }
+
+    /// Sets `default`.
+    #[must_use]
+    pub fn with_default(mut self, default: impl Into<String>) -> Self {
+        self.default = Some(default.into());
+        self
+    }
+}
+
+/// The `type` of a [`NumberSchema`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NumberType {
+    /// Any number.
+    #[default]
+    Number,
+    /// An integer.
+    Integer,
+}
+
+/// A number or integer field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct NumberSchema {
+    /// `number` or `integer`.
+    #[serde(rename = "type")]
+    pub kind: NumberType,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Minimum.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::base::ser_opt_f64"
+    )]
+    pub minimum: Option<f64>,
+    /// Maximum.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::base::ser_opt_f64"
+    )]
+    pub maximum: Option<f64>,
+    /// The default value.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::base::ser_opt_f64"
+    )]
+    pub default: Option<f64>,
+}
+
+impl NumberSchema {
+    /// A field of this numeric type.
+    pub fn new(kind: NumberType) -> Self {
+        Self {
+            kind,
+            ..Self::default()
+        }
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `minimum`.
+    #[must_use]
+    pub fn with_minimum(mut self, minimum: impl Into<f64>) -> Self {
+        self.minimum = Some(minimum.into());
+        self
+    }
+
+    /// Sets `maximum`.
+    #[must_use]
+    pub fn with_maximum(mut self, maximum: impl Into<f64>) -> Self {
+        self.maximum = Some(maximum.into());
+        self
+    }
+
+    /// Sets `default`.
+    #[must_use]
+    pub fn with_default(mut self, default: impl Into<f64>) -> Self {
+        self.default = Some(default.into());
+        self
+    }
+}
+
+/// A boolean field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct BooleanSchema {
+    #[serde(rename = "type")]
+    kind: BooleanTypeTag,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The default value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<bool>,
+}
+
+impl BooleanSchema {
+    /// A boolean field.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `default`.
+    #[must_use]
+    pub fn with_default(mut self, default: impl Into<bool>) -> Self {
+        self.default = Some(default.into());
+        self
+    }
+}
+
+/// A field of an elicitation form: string, number, boolean or enum.
+///
+/// Told apart by `type` and the keys present: `boolean`; `number`/`integer`; `array`
+/// (multi-select, titled when `items.anyOf` is present); `string` with `oneOf` (titled
+/// single-select), with `enumNames` (legacy), with `enum` (untitled single-select), or
+/// else a plain string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PrimitiveSchemaDefinition {
+    /// A string field.
+    String(StringSchema),
+    /// A number field.
+    Number(NumberSchema),
+    /// A boolean field.
+    Boolean(BooleanSchema),
+    /// An enum field.
+    Enum(EnumSchema),
+}
+
+impl Serialize for PrimitiveSchemaDefinition {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::String(x) => x.serialize(serializer),
+            Self::Number(x) => x.serialize(serializer),
+            Self::Boolean(x) => x.serialize(serializer),
+            Self::Enum(x) => x.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PrimitiveSchemaDefinition {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = JsonObject::deserialize(deserializer)?;
+        match str_member(&map, "type") {
+            Some("boolean") => Ok(Self::Boolean(from_object(map)?)),
+            Some("number" | "integer") => Ok(Self::Number(from_object(map)?)),
+            Some("string" | "array") => match enum_from_object(map.clone())? {
+                Some(e) => Ok(Self::Enum(e)),
+                None if str_member(&map, "type") == Some("string") => {
+                    Ok(Self::String(from_object(map)?))
+                }
+                None => Err(de::Error::custom("an array field must be an enum")),
+            },
+            Some(other) => Err(de::Error::unknown_variant(
+                other,
+                &["string", "number", "integer", "boolean", "array"],
+            )),
+            None => Err(de::Error::missing_field("type")),
+        }
+    }
+}
+
+impl From<StringSchema> for PrimitiveSchemaDefinition {
+    fn from(s: StringSchema) -> Self {
+        Self::String(s)
+    }
+}
+impl From<NumberSchema> for PrimitiveSchemaDefinition {
+    fn from(s: NumberSchema) -> Self {
+        Self::Number(s)
+    }
+}
+impl From<BooleanSchema> for PrimitiveSchemaDefinition {
+    fn from(s: BooleanSchema) -> Self {
+        Self::Boolean(s)
+    }
+}
+impl From<EnumSchema> for PrimitiveSchemaDefinition {
+    fn from(s: EnumSchema) -> Self {
+        Self::Enum(s)
+    }
+}
+impl From<UntitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(s: UntitledSingleSelectEnumSchema) -> Self {
+        Self::Enum(EnumSchema::Single(SingleSelectEnumSchema::Untitled(s)))
+    }
+}
+impl From<TitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(s: TitledSingleSelectEnumSchema) -> Self {
+        Self::Enum(EnumSchema::Single(SingleSelectEnumSchema::Titled(s)))
+    }
+}
+impl From<UntitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(s: UntitledMultiSelectEnumSchema) -> Self {
+        Self::Enum(EnumSchema::Multi(MultiSelectEnumSchema::Untitled(s)))
+    }
+}
+impl From<TitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(s: TitledMultiSelectEnumSchema) -> Self {
+        Self::Enum(EnumSchema::Multi(MultiSelectEnumSchema::Titled(s)))
+    }
+}
+impl From<LegacyTitledEnumSchema> for PrimitiveSchemaDefinition {
+    fn from(s: LegacyTitledEnumSchema) -> Self {
+        Self::Enum(EnumSchema::LegacyTitled(s))
+    }
+}
+
+/// The fields of a form, in the order the server wrote them (form order matters to
+/// users, so this is a list rather than a sorted map).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SchemaProperties(pub Vec<(String, PrimitiveSchemaDefinition)>);
+
+impl SchemaProperties {
+    /// A field by name.
+    pub fn get(&self, name: &str) -> Option<&PrimitiveSchemaDefinition> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+    }
+}
+
+impl Serialize for SchemaProperties {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for SchemaProperties {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SchemaProperties;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of field schemas")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = access.next_entry::<String, PrimitiveSchemaDefinition>()? {
+                    if out.iter().any(|(n, _): &(String, _)| *n == k) {
+                        return Err(de::Error::custom(format!("duplicate field `{k}`")));
+                    }
+                    out.push((k, v));
+                }
+                Ok(SchemaProperties(out))
+            }
+        }
+        deserializer.deserialize_map(V)
+    }
+}
+
+/// The `requestedSchema` of a form: a flat object of primitive fields.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RequestedSchema {
+    /// The declared dialect.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    #[serde(rename = "type")]
+    kind: ObjectTypeTag,
+    /// The fields.
+    pub properties: SchemaProperties,
+    /// The required field names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<Vec<String>>,
+}
+
+impl RequestedSchema {
+    /// An empty form.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a field.
+    #[must_use]
+    pub fn with_property(
+        mut self,
+        name: impl Into<String>,
+        schema: impl Into<PrimitiveSchemaDefinition>,
+        required: bool,
+    ) -> Self {
+        let name = name.into();
+        if required {
+            self.required
+                .get_or_insert_with(Vec::new)
+                .push(name.clone());
+        }
+        self.properties.0.push((name, schema.into()));
+        self
+    }
+
+    /// Sets `schema`.
+    #[must_use]
+    pub fn with_schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_fields_dispatch_and_keep_order() {
+        let text = r#"{"type":"object","properties":{
+            "z":{"type":"string","format":"email"},
+            "a":{"type":"integer","minimum":1,"default":3},
+            "m":{"type":"boolean"},
+            "c":{"type":"string","enum":["x","y"]},
+            "t":{"type":"string","oneOf":[{"const":"x","title":"X"}]},
+            "l":{"type":"string","enum":["x"],"enumNames":["X"]},
+            "u":{"type":"array","items":{"type":"string","enum":["p"]},"minItems":1},
+            "v":{"type":"array","items":{"anyOf":[{"const":"p","title":"P"}]}}
+        },"required":["z"]}"#;
+        let s: RequestedSchema = serde_json::from_str(text).unwrap();
+        let names: Vec<_> = s.properties.0.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["z", "a", "m", "c", "t", "l", "u", "v"]);
+        use PrimitiveSchemaDefinition as P;
+        assert!(matches!(s.properties.get("z"), Some(P::String(_))));
+        assert!(
+            matches!(s.properties.get("a"), Some(P::Number(n)) if n.kind == NumberType::Integer && n.default == Some(3.0))
+        );
+        assert!(matches!(s.properties.get("m"), Some(P::Boolean(_))));
+        assert!(matches!(
+            s.properties.get("c"),
+            Some(P::Enum(EnumSchema::Single(
+                SingleSelectEnumSchema::Untitled(_)
+            )))
+        ));
+        assert!(matches!(
+            s.properties.get("t"),
+            Some(P::Enum(EnumSchema::Single(SingleSelectEnumSchema::Titled(
+                _
+            ))))
+        ));
+        assert!(matches!(
+            s.properties.get("l"),
+            Some(P::Enum(EnumSchema::LegacyTitled(_)))
+        ));
+        assert!(matches!(
+            s.properties.get("u"),
+            Some(P::Enum(EnumSchema::Multi(MultiSelectEnumSchema::Untitled(
+                _
+            ))))
+        ));
+        assert!(matches!(
+            s.properties.get("v"),
+            Some(P::Enum(EnumSchema::Multi(MultiSelectEnumSchema::Titled(_))))
+        ));
+        let back = serde_json::to_string(&s).unwrap();
+        let reparsed: serde_json::Value = serde_json::from_str(&back).unwrap();
+        assert_eq!(
+            reparsed,
+            serde_json::from_str::<serde_json::Value>(text).unwrap()
+        );
+        assert!(back.find("\"z\"").unwrap() < back.find("\"a\"").unwrap());
+    }
+}

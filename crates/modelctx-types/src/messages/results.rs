@@ -1,0 +1,417 @@
+//! The result unions: [`ServerResult`] and [`ClientResult`], decoded by shape or by
+//! the request's method.
+
+use serde::de::Deserializer;
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::base::{EmptyResult, JsonObject, from_object};
+use crate::completion::{CompleteRequest, CompleteResult};
+use crate::elicitation::{ElicitRequest, ElicitResult};
+use crate::lifecycle::{InitializeRequest, InitializeResult};
+use crate::prompts::{GetPromptRequest, GetPromptResult, ListPromptsRequest, ListPromptsResult};
+use crate::resources::{
+    ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
+    ListResourcesResult, ReadResourceRequest, ReadResourceResult,
+};
+use crate::roots::{ListRootsRequest, ListRootsResult};
+use crate::sampling::{CreateMessageRequest, CreateMessageResult};
+use crate::tasks::{
+    CancelTaskRequest, CancelTaskResult, CreateTaskResult, GetTaskPayloadRequest,
+    GetTaskPayloadResult, GetTaskRequest, GetTaskResult, ListTasksRequest, ListTasksResult,
+};
+use crate::tools::{CallToolRequest, CallToolResult, ListToolsRequest, ListToolsResult};
+
+fn has(map: &JsonObject, key: &str) -> bool {
+    map.contains_key(key)
+}
+
+fn is_task(map: &JsonObject) -> bool {
+    has(map, "taskId") && has(map, "status")
+}
+
+/// Every result a server sends.
+///
+/// Deserialisation picks the variant from the members present, first match wins:
+/// `protocolVersion` → `Initialize`, `completion` → `Complete`, `messages` →
+/// `GetPrompt`, `prompts` → `ListPrompts`, `resourceTemplates` →
+/// `ListResourceTemplates`, `resources` → `ListResources`, `contents` →
+/// `ReadResource`, `tools` → `ListTools`, `content` → `CallTool`, `tasks` →
+/// `ListTasks`, `task` → `CreateTask`, `taskId` and `status` → `GetTask`, anything
+/// else → `Empty` (which keeps every member). If the chosen variant does not decode,
+/// that is the error. `CancelTask` (same shape as `GetTask`) and `GetTaskPayload`
+/// (the shape of another result) are never chosen: use
+/// [`ServerResult::from_method`] when the request's method is known.
+// `initialize` and its result are the large variants; they travel once per
+// session, so they are not boxed (matching stays `Initialize(request)`).
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerResult {
+    /// `initialize`.
+    Initialize(InitializeResult),
+    /// `completion/complete`.
+    Complete(CompleteResult),
+    /// `prompts/get`.
+    GetPrompt(GetPromptResult),
+    /// `prompts/list`.
+    ListPrompts(ListPromptsResult),
+    /// `resources/templates/list`.
+    ListResourceTemplates(ListResourceTemplatesResult),
+    /// `resources/list`.
+    ListResources(ListResourcesResult),
+    /// `resources/read`.
+    ReadResource(ReadResourceResult),
+    /// `tools/call`.
+    CallTool(CallToolResult),
+    /// `tools/list`.
+    ListTools(ListToolsResult),
+    /// A task-augmented request's immediate answer.
+    CreateTask(CreateTaskResult),
+    /// `tasks/get`.
+    GetTask(GetTaskResult),
+    /// `tasks/result`.
+    GetTaskPayload(GetTaskPayloadResult),
+    /// `tasks/list`.
+    ListTasks(ListTasksResult),
+    /// `tasks/cancel`.
+    CancelTask(CancelTaskResult),
+    /// `ping`, `logging/setLevel`, `resources/subscribe`, ... (any other result).
+    Empty(EmptyResult),
+}
+
+impl From<InitializeResult> for ServerResult {
+    fn from(r: InitializeResult) -> Self {
+        Self::Initialize(r)
+    }
+}
+
+impl From<CompleteResult> for ServerResult {
+    fn from(r: CompleteResult) -> Self {
+        Self::Complete(r)
+    }
+}
+
+impl From<GetPromptResult> for ServerResult {
+    fn from(r: GetPromptResult) -> Self {
+        Self::GetPrompt(r)
+    }
+}
+
+impl From<ListPromptsResult> for ServerResult {
+    fn from(r: ListPromptsResult) -> Self {
+        Self::ListPrompts(r)
+    }
+}
+
+impl From<ListResourceTemplatesResult> for ServerResult {
+    fn from(r: ListResourceTemplatesResult) -> Self {
+        Self::ListResourceTemplates(r)
+    }
+}
+
+impl From<ListResourcesResult> for ServerResult {
+    fn from(r: ListResourcesResult) -> Self {
+        Self::ListResources(r)
+    }
+}
+
+impl From<ReadResourceResult> for ServerResult {
+    fn from(r: ReadResourceResult) -> Self {
+        Self::ReadResource(r)
+    }
+}
+
+impl From<CallToolResult> for ServerResult {
+    fn from(r: CallToolResult) -> Self {
+        Self::CallTool(r)
+    }
+}
+
+impl From<ListToolsResult> for ServerResult {
+    fn from(r: ListToolsResult) -> Self {
+        Self::ListTools(r)
+    }
+}
+
+impl From<CreateTaskResult> for ServerResult {
+    fn from(r: CreateTaskResult) -> Self {
+        Self::CreateTask(r)
+    }
+}
+
+impl From<GetTaskResult> for ServerResult {
+    fn from(r: GetTaskResult) -> Self {
+        Self::GetTask(r)
+    }
+}
+
+impl From<GetTaskPayloadResult> for ServerResult {
+    fn from(r: GetTaskPayloadResult) -> Self {
+        Self::GetTaskPayload(r)
+    }
+}
+
+impl From<ListTasksResult> for ServerResult {
+    fn from(r: ListTasksResult) -> Self {
+        Self::ListTasks(r)
+    }
+}
+
+impl From<CancelTaskResult> for ServerResult {
+    fn from(r: CancelTaskResult) -> Self {
+        Self::CancelTask(r)
+    }
+}
+
+impl From<EmptyResult> for ServerResult {
+    fn from(r: EmptyResult) -> Self {
+        Self::Empty(r)
+    }
+}
+
+impl Serialize for ServerResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Initialize(r) => r.serialize(serializer),
+            Self::Complete(r) => r.serialize(serializer),
+            Self::GetPrompt(r) => r.serialize(serializer),
+            Self::ListPrompts(r) => r.serialize(serializer),
+            Self::ListResourceTemplates(r) => r.serialize(serializer),
+            Self::ListResources(r) => r.serialize(serializer),
+            Self::ReadResource(r) => r.serialize(serializer),
+            Self::CallTool(r) => r.serialize(serializer),
+            Self::ListTools(r) => r.serialize(serializer),
+            Self::CreateTask(r) => r.serialize(serializer),
+            Self::GetTask(r) => r.serialize(serializer),
+            Self::GetTaskPayload(r) => r.serialize(serializer),
+            Self::ListTasks(r) => r.serialize(serializer),
+            Self::CancelTask(r) => r.serialize(serializer),
+            Self::Empty(r) => r.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerResult {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = JsonObject::deserialize(deserializer)?;
+        Ok(if has(&map, "protocolVersion") {
+            Self::Initialize(from_object(map)?)
+        } else if has(&map, "completion") {
+            Self::Complete(from_object(map)?)
+        } else if has(&map, "messages") {
+            Self::GetPrompt(from_object(map)?)
+        } else if has(&map, "prompts") {
+            Self::ListPrompts(from_object(map)?)
+        } else if has(&map, "resourceTemplates") {
+            Self::ListResourceTemplates(from_object(map)?)
+        } else if has(&map, "resources") {
+            Self::ListResources(from_object(map)?)
+        } else if has(&map, "contents") {
+            Self::ReadResource(from_object(map)?)
+        } else if has(&map, "tools") {
+            Self::ListTools(from_object(map)?)
+        } else if has(&map, "content") {
+            Self::CallTool(from_object(map)?)
+        } else if has(&map, "tasks") {
+            Self::ListTasks(from_object(map)?)
+        } else if has(&map, "task") {
+            Self::CreateTask(from_object(map)?)
+        } else if is_task(&map) {
+            Self::GetTask(from_object(map)?)
+        } else {
+            Self::Empty(from_object(map)?)
+        })
+    }
+}
+
+/// Decodes `result` as `T`, or as a `CreateTaskResult` when it carries a `task` and the
+/// method may be task-augmented.
+fn decode_result<T, R>(
+    result: &RawValue,
+    wrap: impl FnOnce(T) -> R,
+    task: Option<fn(CreateTaskResult) -> R>,
+) -> Result<R, serde_json::Error>
+where
+    T: for<'a> Deserialize<'a>,
+{
+    if let Some(task) = task {
+        let map: JsonObject = serde_json::from_str(result.get())?;
+        if map.contains_key("task") {
+            return from_object::<CreateTaskResult, serde_json::Error>(map).map(task);
+        }
+        return from_object::<T, serde_json::Error>(map).map(wrap);
+    }
+    serde_json::from_str(result.get()).map(wrap)
+}
+
+impl ServerResult {
+    /// Decodes the result of a request whose method is known: exactly the method's
+    /// result type (or `CreateTask` for a task-augmented `tools/call`); unknown methods
+    /// give `Empty`.
+    pub fn from_method(method: &str, result: &RawValue) -> Result<Self, serde_json::Error> {
+        match method {
+            InitializeRequest::METHOD => decode_result(result, Self::Initialize, None),
+            CompleteRequest::METHOD => decode_result(result, Self::Complete, None),
+            GetPromptRequest::METHOD => decode_result(result, Self::GetPrompt, None),
+            ListPromptsRequest::METHOD => decode_result(result, Self::ListPrompts, None),
+            ListResourceTemplatesRequest::METHOD => {
+                decode_result(result, Self::ListResourceTemplates, None)
+            }
+            ListResourcesRequest::METHOD => decode_result(result, Self::ListResources, None),
+            ReadResourceRequest::METHOD => decode_result(result, Self::ReadResource, None),
+            CallToolRequest::METHOD => {
+                decode_result(result, Self::CallTool, Some(Self::CreateTask))
+            }
+            ListToolsRequest::METHOD => decode_result(result, Self::ListTools, None),
+            GetTaskRequest::METHOD => decode_result(result, Self::GetTask, None),
+            GetTaskPayloadRequest::METHOD => decode_result(result, Self::GetTaskPayload, None),
+            ListTasksRequest::METHOD => decode_result(result, Self::ListTasks, None),
+            CancelTaskRequest::METHOD => decode_result(result, Self::CancelTask, None),
+            _ => decode_result(result, Self::Empty, None),
+        }
+    }
+}
+
+/// Every result a client sends.
+///
+/// Deserialisation picks the variant from the members present, first match wins:
+/// `model` → `CreateMessage`, `roots` → `ListRoots`, `action` → `Elicit`, `tasks` →
+/// `ListTasks`, `task` → `CreateTask`, `taskId` and `status` → `GetTask`, anything
+/// else → `Empty` (which keeps every member). If the chosen variant does not decode,
+/// that is the error. `CancelTask` and `GetTaskPayload` are never chosen: use
+/// [`ClientResult::from_method`] when the request's method is known.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ClientResult {
+    /// `sampling/createMessage`.
+    CreateMessage(CreateMessageResult),
+    /// `roots/list`.
+    ListRoots(ListRootsResult),
+    /// `elicitation/create`.
+    Elicit(ElicitResult),
+    /// A task-augmented request's immediate answer.
+    CreateTask(CreateTaskResult),
+    /// `tasks/get`.
+    GetTask(GetTaskResult),
+    /// `tasks/result`.
+    GetTaskPayload(GetTaskPayloadResult),
+    /// `tasks/list`.
+    ListTasks(ListTasksResult),
+    /// `tasks/cancel`.
+    CancelTask(CancelTaskResult),
+    /// `ping` (any other result).
+    Empty(EmptyResult),
+}
+
+impl From<CreateMessageResult> for ClientResult {
+    fn from(r: CreateMessageResult) -> Self {
+        Self::CreateMessage(r)
+    }
+}
+
+impl From<ListRootsResult> for ClientResult {
+    fn from(r: ListRootsResult) -> Self {
+        Self::ListRoots(r)
+    }
+}
+
+impl From<ElicitResult> for ClientResult {
+    fn from(r: ElicitResult) -> Self {
+        Self::Elicit(r)
+    }
+}
+
+impl From<CreateTaskResult> for ClientResult {
+    fn from(r: CreateTaskResult) -> Self {
+        Self::CreateTask(r)
+    }
+}
+
+impl From<GetTaskResult> for ClientResult {
+    fn from(r: GetTaskResult) -> Self {
+        Self::GetTask(r)
+    }
+}
+
+impl From<GetTaskPayloadResult> for ClientResult {
+    fn from(r: GetTaskPayloadResult) -> Self {
+        Self::GetTaskPayload(r)
+    }
+}
+
+impl From<ListTasksResult> for ClientResult {
+    fn from(r: ListTasksResult) -> Self {
+        Self::ListTasks(r)
+    }
+}
+
+impl From<CancelTaskResult> for ClientResult {
+    fn from(r: CancelTaskResult) -> Self {
+        Self::CancelTask(r)
+    }
+}
+
+impl From<EmptyResult> for ClientResult {
+    fn from(r: EmptyResult) -> Self {
+        Self::Empty(r)
+    }
+}
+
+impl Serialize for ClientResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::CreateMessage(r) => r.serialize(serializer),
+            Self::ListRoots(r) => r.serialize(serializer),
+            Self::Elicit(r) => r.serialize(serializer),
+            Self::CreateTask(r) => r.serialize(serializer),
+            Self::GetTask(r) => r.serialize(serializer),
+            Self::GetTaskPayload(r) => r.serialize(serializer),
+            Self::ListTasks(r) => r.serialize(serializer),
+            Self::CancelTask(r) => r.serialize(serializer),
+            Self::Empty(r) => r.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ClientResult {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = JsonObject::deserialize(deserializer)?;
+        Ok(if has(&map, "model") {
+            Self::CreateMessage(from_object(map)?)
+        } else if has(&map, "roots") {
+            Self::ListRoots(from_object(map)?)
+        } else if has(&map, "action") {
+            Self::Elicit(from_object(map)?)
+        } else if has(&map, "tasks") {
+            Self::ListTasks(from_object(map)?)
+        } else if has(&map, "task") {
+            Self::CreateTask(from_object(map)?)
+        } else if is_task(&map) {
+            Self::GetTask(from_object(map)?)
+        } else {
+            Self::Empty(from_object(map)?)
+        })
+    }
+}
+
+impl ClientResult {
+    /// Decodes the result of a request whose method is known: exactly the method's
+    /// result type (or `CreateTask` for a task-augmented sampling or elicitation);
+    /// unknown methods give `Empty`.
+    pub fn from_method(method: &str, result: &RawValue) -> Result<Self, serde_json::Error> {
+        match method {
+            CreateMessageRequest::METHOD => {
+                decode_result(result, Self::CreateMessage, Some(Self::CreateTask))
+            }
+            ListRootsRequest::METHOD => decode_result(result, Self::ListRoots, None),
+            ElicitRequest::METHOD => decode_result(result, Self::Elicit, Some(Self::CreateTask)),
+            GetTaskRequest::METHOD => decode_result(result, Self::GetTask, None),
+            GetTaskPayloadRequest::METHOD => decode_result(result, Self::GetTaskPayload, None),
+            ListTasksRequest::METHOD => decode_result(result, Self::ListTasks, None),
+            CancelTaskRequest::METHOD => decode_result(result, Self::CancelTask, None),
+            _ => decode_result(result, Self::Empty, None),
+        }
+    }
+}
