@@ -4,6 +4,9 @@ use modelctx_transport::{BoxTransport, boxed};
 
 use crate::kind::TransportKind;
 
+/// The in-process pipe buffer of the stdio leg, in bytes (a pipe's usual size).
+const STDIO_PIPE_BUFFER: usize = 64 * 1024;
+
 /// Connects a client side to a server side over one transport of the matrix.
 ///
 /// A test is written once against a `Connector` and the harness runs it once per
@@ -20,6 +23,10 @@ pub struct Connector {
 enum Backend {
     /// `modelctx_memory::pair()`.
     InMemory,
+    /// The stdio framing (`modelctx_stdio::StdioTransport`) over in-process pipes.
+    Stdio,
+    /// Streamable HTTP over real loopback sockets (default stateful SSE mode).
+    StreamableHttp,
 }
 
 impl Connector {
@@ -27,6 +34,8 @@ impl Connector {
     pub fn new(kind: TransportKind) -> Option<Self> {
         let backend = match kind {
             TransportKind::InMemory => Backend::InMemory,
+            TransportKind::Stdio => Backend::Stdio,
+            TransportKind::StreamableHttp => Backend::StreamableHttp,
             _ => return None,
         };
         Some(Self { backend })
@@ -44,6 +53,8 @@ impl Connector {
     pub fn kind(&self) -> TransportKind {
         match self.backend {
             Backend::InMemory => TransportKind::InMemory,
+            Backend::Stdio => TransportKind::Stdio,
+            Backend::StreamableHttp => TransportKind::StreamableHttp,
         }
     }
 
@@ -55,6 +66,18 @@ impl Connector {
                 let (client, server) = modelctx_memory::pair();
                 (boxed(client), boxed(server))
             }
+            Backend::Stdio => {
+                // Two pipes, as between a client and its child: what one side writes as
+                // lines, the other reads and parses. The tests that need a real child
+                // process spawn one themselves (`tests/conformance/stdio.rs`).
+                let (client_end, server_end) = tokio::io::duplex(STDIO_PIPE_BUFFER);
+                let (client_read, client_write) = tokio::io::split(client_end);
+                let (server_read, server_write) = tokio::io::split(server_end);
+                let client = modelctx_stdio::StdioTransport::new(client_read, client_write);
+                let server = modelctx_stdio::StdioTransport::new(server_read, server_write);
+                (boxed(client), boxed(server))
+            }
+            Backend::StreamableHttp => http::pair().await,
         }
     }
 
@@ -65,6 +88,48 @@ impl Connector {
     //     impl Served { pub async fn client(self, options: ClientOptions) -> Client }
     //
     // so tests read: `let client = connect.serve(server).await.client(options).await;`.
+}
+
+/// The streamable HTTP leg: a `StreamableHttpService` on 127.0.0.1:0 with one session
+/// opened up front (the server side), and a client transport attached to it.
+mod http {
+    use std::sync::Mutex;
+
+    use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService};
+    use modelctx_transport::{BoxTransport, Transport, boxed};
+
+    pub(super) async fn pair() -> (BoxTransport, BoxTransport) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("local addr"));
+        let server_side: std::sync::Arc<Mutex<Option<BoxTransport>>> = Default::default();
+        let slot = server_side.clone();
+        let service = StreamableHttpService::new(move |transport| {
+            // The session opened below is the server side; a later one (a client
+            // starting over) has nobody to serve it and ends at once.
+            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_none() {
+                let (sink, stream) = transport.split();
+                *slot = Some((Box::new(sink), Box::new(stream)));
+            }
+        });
+        // The session exists before the first message, as a byte pipe does, and the
+        // server ending it ends the client's stream, as closing a pipe would.
+        let session = service.open_session().expect("a session");
+        tokio::spawn(service.serve(listener, std::future::pending()));
+        let client = StreamableHttpClientTransport::builder(&url)
+            .session(session)
+            .close_on_session_end(true)
+            .build()
+            .expect("a valid URL");
+        let server = server_side
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .expect("the factory ran for the opened session");
+        (boxed(client), server)
+    }
 }
 
 #[cfg(test)]

@@ -211,7 +211,7 @@ divergence = "we do y"
 id = "a:http-only"
 section = "S"
 source = "sdk"
-transports = ["streamable-http"]
+transports = ["sse"]
 behavior = "x"
 "#;
 
@@ -242,7 +242,7 @@ behavior = "x"
         tests.push(test("a::t", &["a:tested"]));
         tests.push(test("a::d", &["a:divergent"]));
         let p = problems(&tests);
-        // Only the HTTP-only requirement is open: the SDK has no HTTP transport yet.
+        // Only the requirement on a transport the SDK lacks (legacy SSE) is open.
         assert_eq!(p["every_requirement_is_tested"].len(), 1);
         assert!(p["every_requirement_is_tested"][0].contains("defer it"));
         assert!(p["no_deferred_requirement_is_tested"].is_empty());

@@ -35,7 +35,11 @@ impl TransportKind {
     /// The transports the SDK has, in report order: a transport-independent requirement
     /// applies to each of these. Adding a transport = add it here and give `Connector` a
     /// way to build it (a unit test in `connect.rs` checks that they agree).
-    pub const SDK: &'static [TransportKind] = &[TransportKind::InMemory];
+    pub const SDK: &'static [TransportKind] = &[
+        TransportKind::InMemory,
+        TransportKind::Stdio,
+        TransportKind::StreamableHttp,
+    ];
 
     /// The name used in the manifest, trial names and the report.
     pub const fn name(self) -> &'static str {

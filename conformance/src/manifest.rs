@@ -319,7 +319,7 @@ behavior = "tools/call returns text content."
 id = "transport:http:session-header"
 section = "Hosting"
 source = "sdk"
-transports = ["streamable-http", "sse"]
+transports = ["sse"]
 behavior = "Something HTTP."
 deferred = "no HTTP transport yet"
 
@@ -337,10 +337,7 @@ divergence = "we sort by name"
         assert_eq!(m.requirements().len(), 3);
         assert_eq!(m.sections(), ["Tools", "Hosting"]);
         let http = m.get("transport:http:session-header").unwrap();
-        assert_eq!(
-            http.applies_to(),
-            [TransportKind::StreamableHttp, TransportKind::Sse]
-        );
+        assert_eq!(http.applies_to(), [TransportKind::Sse]);
         assert!(http.is_deferred());
         assert!(http.runs_on().is_empty());
         let text = m.get("tools:call:content:text").unwrap();

@@ -416,15 +416,23 @@ behavior = "x"
 deferred = "no HTTP yet"
 "#;
 
+    /// Both tests run on every SDK transport; `a::two` fails on in-memory only.
     fn results() -> Results {
-        let text = [
-            r#"{"kind":"test","name":"a::one","ids":["a:one"],"transports":["in-memory"]}"#,
-            r#"{"kind":"test","name":"a::two","ids":["a:two"],"transports":["in-memory"]}"#,
-            r#"{"kind":"run","test":"a::one","transport":"in-memory","outcome":"pass"}"#,
-            r#"{"kind":"run","test":"a::two","transport":"in-memory","outcome":"fail"}"#,
-        ]
-        .join("\n");
-        Results::parse(&text).unwrap()
+        let sdk: Vec<&str> = TransportKind::SDK.iter().map(|k| k.name()).collect();
+        let mut lines = vec![
+            format!(r#"{{"kind":"test","name":"a::one","ids":["a:one"],"transports":{sdk:?}}}"#),
+            format!(r#"{{"kind":"test","name":"a::two","ids":["a:two"],"transports":{sdk:?}}}"#),
+        ];
+        for k in &sdk {
+            let two = if *k == "in-memory" { "fail" } else { "pass" };
+            lines.push(format!(
+                r#"{{"kind":"run","test":"a::one","transport":"{k}","outcome":"pass"}}"#
+            ));
+            lines.push(format!(
+                r#"{{"kind":"run","test":"a::two","transport":"{k}","outcome":"{two}"}}"#
+            ));
+        }
+        Results::parse(&lines.join("\n")).unwrap()
     }
 
     #[test]
@@ -433,22 +441,25 @@ deferred = "no HTTP yet"
         let contract = Contract { checks: Vec::new() };
         let report = Report::build(&m, "abc".into(), &results(), contract);
         let json: serde_json::Value = serde_json::from_str(&report.to_json_string()).unwrap();
+        let sdk: Vec<&str> = TransportKind::SDK.iter().map(|k| k.name()).collect();
+        let one: serde_json::Map<_, _> =
+            sdk.iter().map(|k| (k.to_string(), "pass".into())).collect();
+        let mut two = one.clone();
+        two.insert("in-memory".into(), "fail".into());
         assert_eq!(
             json,
             serde_json::json!({
                 "manifest_sha256": "abc",
                 "spec_revision": "2025-11-25",
-                "transports": ["in-memory"],
+                "transports": sdk,
                 "requirements": [
-                    {"id": "a:one", "status": "covered", "applies_to": ["in-memory"],
-                     "results": {"in-memory": "pass"}},
-                    {"id": "a:two", "status": "uncovered", "applies_to": ["in-memory"],
-                     "results": {"in-memory": "fail"}},
+                    {"id": "a:one", "status": "covered", "applies_to": sdk, "results": one},
+                    {"id": "a:two", "status": "uncovered", "applies_to": sdk, "results": two},
                     {"id": "b:http", "status": "deferred", "applies_to": ["streamable-http"],
                      "results": {"streamable-http": "missing"}},
                 ],
                 "summary": {"total": 3, "covered": 1, "divergent": 0, "deferred": 1,
-                            "runs_passed": 1, "runs_failed": 1},
+                            "runs_passed": 2 * sdk.len() - 1, "runs_failed": 1},
             })
         );
         assert!(!report.passed());
@@ -468,7 +479,11 @@ deferred = "no HTTP yet"
         assert!(text.contains("Alpha"), "{text}");
         assert!(text.contains("Beta"), "{text}");
         assert!(text.contains("in-memory pass/fail"), "{text}");
-        assert!(text.contains("runs: 1 passed, 1 failed"), "{text}");
+        let passed = 2 * TransportKind::SDK.len() - 1;
+        assert!(
+            text.contains(&format!("runs: {passed} passed, 1 failed")),
+            "{text}"
+        );
         assert!(text.contains("lock_matches_manifest"), "{text}");
         assert!(text.contains("- stale"), "{text}");
         assert!(text.contains("conformance: FAILED"), "{text}");

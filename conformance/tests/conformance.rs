@@ -5,16 +5,64 @@
 //! so Cargo does not build it as a test binary of its own) and add its list to `main`.
 //! The harness adds the self-tests and the contract trials itself.
 
+#[path = "conformance/context.rs"]
+mod context;
+#[path = "conformance/elicitation.rs"]
+mod elicitation;
+#[path = "conformance/http_client.rs"]
+mod http_client;
+#[path = "conformance/http_resume.rs"]
+mod http_resume;
+#[path = "conformance/http_server.rs"]
+mod http_server;
+#[path = "conformance/http_support.rs"]
+mod http_support;
 #[path = "conformance/lifecycle.rs"]
 mod lifecycle;
+#[path = "conformance/list_changed.rs"]
+mod list_changed;
+#[path = "conformance/logging.rs"]
+mod logging;
+#[path = "conformance/pagination.rs"]
+mod pagination;
+#[path = "conformance/prompts.rs"]
+mod prompts;
 #[path = "conformance/protocol.rs"]
 mod protocol;
+#[path = "conformance/resources.rs"]
+mod resources;
+#[path = "conformance/roots.rs"]
+mod roots;
+#[path = "conformance/sampling.rs"]
+mod sampling;
+#[path = "conformance/stdio.rs"]
+mod stdio;
 #[path = "conformance/support.rs"]
 mod support;
+#[path = "conformance/tools.rs"]
+mod tools;
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let tests = [lifecycle::tests(), protocol::tests()].concat();
+    let tests = [
+        lifecycle::tests(),
+        protocol::tests(),
+        sampling::tests(),
+        elicitation::tests(),
+        roots::tests(),
+        stdio::tests(),
+        tools::tests(),
+        resources::tests(),
+        prompts::tests(),
+        logging::tests(),
+        pagination::tests(),
+        list_changed::tests(),
+        context::tests(),
+        http_server::tests(),
+        http_client::tests(),
+        http_resume::tests(),
+    ]
+    .concat();
     modelctx_conformance::harness::main(tests)
 }

@@ -165,10 +165,10 @@ async fn request_ids_are_unique_and_never_null(connector: Connector) {
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
         .build();
     let pair = connect(&connector, &server, client()).await;
-    let calls = (0..20).map(|i| pair.client.request::<Echo>(json!(i)));
+    let calls = (0..20).map(|i| pair.client.request::<Echo>(json!([i])));
     let results = futures::future::join_all(calls).await;
     for (i, r) in results.into_iter().enumerate() {
-        assert_eq!(r.unwrap(), json!(i));
+        assert_eq!(r.unwrap(), json!([i]));
     }
     let ids: Vec<RequestId> = pair
         .wire
@@ -236,7 +236,7 @@ async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Conn
 
     let call = pair
         .client
-        .start_request::<Block>(json!("job"), RequestOptions::new())
+        .start_request::<Block>(json!(["job"]), RequestOptions::new())
         .unwrap();
     let id = call.id().unwrap();
     let canceller = call.canceller();
@@ -251,7 +251,7 @@ async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Conn
     assert!(err.is_cancelled(), "{err}");
     assert_eq!(
         within("the handler to see the cancellation", cancelled_rx.recv()).await,
-        Some(json!("job"))
+        Some(json!(["job"]))
     );
     let sent = cancellations_sent(&pair.wire.messages());
     assert_eq!(sent.len(), 1, "{sent:?}");
@@ -261,10 +261,10 @@ async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Conn
     // A completed request is never the target of a cancellation.
     let done = pair
         .client
-        .start_request::<Echo>(json!(1), RequestOptions::new())
+        .start_request::<Echo>(json!([1]), RequestOptions::new())
         .unwrap();
     let late = done.canceller();
-    assert_eq!(done.await.unwrap(), json!(1));
+    assert_eq!(done.await.unwrap(), json!([1]));
     late.cancel("too late").await;
     pair.client.ping().await.unwrap();
     assert_eq!(cancellations_sent(&pair.wire.messages()).len(), 1);
@@ -278,7 +278,7 @@ async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
 
     let call = pair
         .client
-        .start_request::<Block>(json!("a"), RequestOptions::new())
+        .start_request::<Block>(json!(["a"]), RequestOptions::new())
         .unwrap();
     let id = call.id().unwrap();
     let canceller = call.canceller();
@@ -290,8 +290,8 @@ async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
 
     // The session still serves requests, and nothing ever answered the cancelled one.
     assert_eq!(
-        pair.client.request::<Echo>(json!("after")).await.unwrap(),
-        json!("after")
+        pair.client.request::<Echo>(json!(["after"])).await.unwrap(),
+        json!(["after"])
     );
     let answered = pair.wire.received().iter().any(|m| match m {
         JsonRpcMessage::Response(r) => r.id == id,
@@ -328,7 +328,7 @@ async fn a_late_response_is_ignored(connector: Connector) {
 
     // The client cancels a request; the server answers it anyway, afterwards.
     let call = client
-        .start_request::<Echo>(json!("first"), RequestOptions::new())
+        .start_request::<Echo>(json!(["first"]), RequestOptions::new())
         .unwrap();
     let canceller = call.canceller();
     let waiting = tokio::spawn(call);
@@ -344,7 +344,7 @@ async fn a_late_response_is_ignored(connector: Connector) {
     // The next request gets its own answer; the late one completed nothing.
     let second = tokio::spawn({
         let client = client.clone();
-        async move { client.request::<Echo>(json!("second")).await }
+        async move { client.request::<Echo>(json!(["second"])).await }
     });
     let JsonRpcMessage::Request(req) = raw.next().await else {
         panic!("expected the second request");
@@ -456,8 +456,8 @@ async fn cancelling_an_unknown_id_is_ignored(connector: Connector) {
             .unwrap();
     }
     assert_eq!(
-        pair.client.request::<Echo>(json!(5)).await.unwrap(),
-        json!(5)
+        pair.client.request::<Echo>(json!([5])).await.unwrap(),
+        json!([5])
     );
     let errors = pair
         .wire
@@ -477,7 +477,7 @@ async fn closing_fails_every_pending_request(connector: Connector) {
     let calls: Vec<_> = (0..3)
         .map(|i| {
             let client = pair.client.clone();
-            tokio::spawn(async move { client.request::<Block>(json!(i)).await })
+            tokio::spawn(async move { client.request::<Block>(json!([i])).await })
         })
         .collect();
     for _ in 0..3 {
@@ -498,7 +498,7 @@ async fn closing_fails_every_pending_request(connector: Connector) {
 async fn a_panicking_handler_answers_internal_error(connector: Connector) {
     let server = Server::builder("fragile", "1.0.0")
         .request_handler::<Work, _, _>(|params, _| async move {
-            if params == json!("explode") {
+            if params == json!(["explode"]) {
                 panic!("secret internal detail");
             }
             Ok(params)
@@ -507,15 +507,15 @@ async fn a_panicking_handler_answers_internal_error(connector: Connector) {
     let pair = connect(&connector, &server, client()).await;
     let err = pair
         .client
-        .request::<Work>(json!("explode"))
+        .request::<Work>(json!(["explode"]))
         .await
         .unwrap_err();
     let err = err.protocol_error().expect("a JSON-RPC error");
     assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
     assert!(!err.message.contains("secret"), "{err:?}");
     assert_eq!(
-        pair.client.request::<Work>(json!("fine")).await.unwrap(),
-        json!("fine")
+        pair.client.request::<Work>(json!(["fine"])).await.unwrap(),
+        json!(["fine"])
     );
 }
 
@@ -787,7 +787,7 @@ async fn a_request_times_out_cancels_and_the_session_survives(connector: Connect
     let options = RequestOptions::new().timeout(Duration::from_millis(100));
     let err = pair
         .client
-        .request_with::<Block>(json!("slow"), options)
+        .request_with::<Block>(json!(["slow"]), options)
         .await
         .unwrap_err();
     assert!(err.is_timeout(), "{err}");
@@ -797,8 +797,8 @@ async fn a_request_times_out_cancels_and_the_session_survives(connector: Connect
     assert_eq!(cancels[0]["requestId"], 2, "initialize was 1, the call 2");
     within("the handler to be cancelled", cancelled_rx.recv()).await;
     assert_eq!(
-        pair.client.request::<Echo>(json!("ok")).await.unwrap(),
-        json!("ok")
+        pair.client.request::<Echo>(json!(["ok"])).await.unwrap(),
+        json!(["ok"])
     );
 }
 
@@ -808,16 +808,16 @@ async fn the_session_default_timeout_applies(connector: Connector) {
     let server = blocking_server(cancelled_tx, started);
     let impatient = client().request_timeout(Duration::from_millis(100));
     let pair = connect(&connector, &server, impatient).await;
-    let err = pair.client.request::<Block>(json!(1)).await.unwrap_err();
+    let err = pair.client.request::<Block>(json!([1])).await.unwrap_err();
     assert!(err.is_timeout(), "{err}");
     // A per-request override wins over the default.
     let patient = RequestOptions::new().timeout(Duration::from_secs(10));
     assert_eq!(
         pair.client
-            .request_with::<Echo>(json!(2), patient)
+            .request_with::<Echo>(json!([2]), patient)
             .await
             .unwrap(),
-        json!(2)
+        json!([2])
     );
 }
 

@@ -39,7 +39,8 @@ pub(crate) fn client() -> ClientBuilder {
     Client::builder("conformance-client", "1.0.0")
 }
 
-/// Declares a test-only request method taking and returning any JSON.
+/// Declares a test-only request method taking and returning any JSON (on a wire, params
+/// must be an object or an array, as JSON-RPC requires: wrap a scalar in an array).
 macro_rules! test_method {
     ($name:ident = $method:literal) => {
         #[doc = concat!("The test-only request `", $method, "`.")]

@@ -19,6 +19,48 @@
 //! client.ping().await.unwrap();
 //! # }
 //! ```
+//!
+//! # Answering the server
+//!
+//! Sampling, elicitation (form and URL mode) and roots are typed async callbacks, each
+//! run on its request's own task and dropped if the server cancels it. Configuring one
+//! declares its capability, and only then ([`ClientBuilder::sampling`] with its
+//! [`SamplingSupport`], [`ClientBuilder::form_elicitation`],
+//! [`ClientBuilder::url_elicitation`], [`ClientBuilder::roots`] with a managed
+//! [`RootsList`], [`ClientBuilder::roots_callback`]). A form is checked against the
+//! spec's restricted schema before the callback sees it and the answer before it is
+//! sent; a `-32042` error reads as [`UrlElicitationRequired`] through
+//! [`Client::url_elicitation_required`].
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx_client::{Client, FormAnswer, RootsList, SamplingSupport};
+//! use modelctx_types::{CreateMessageResult, Root};
+//!
+//! let roots = RootsList::new(vec![Root::new("file:///work/repo")]).unwrap();
+//! let builder = Client::builder("demo-client", "1.0.0")
+//!     .sampling(SamplingSupport::new(), |_params, _cx| async {
+//!         Ok(CreateMessageResult::assistant_text("Hello!", "local-model"))
+//!     })
+//!     .form_elicitation(|form, _cx| async move { Ok(FormAnswer::Accept(form.prefilled)) })
+//!     .roots(roots.clone(), true);
+//! let (client_side, server_side) = modelctx_memory::pair();
+//! let session = modelctx_server::Server::builder("demo-server", "1.0.0").build().serve(server_side);
+//! let _client = builder.connect(client_side).await.unwrap();
+//! let declared = session.client_capabilities().unwrap();
+//! assert!(declared.sampling.is_some() && declared.elicitation.is_some());
+//! // Sends notifications/roots/list_changed, since `listChanged` was declared.
+//! roots.add(Root::new("file:///work/other")).await.unwrap();
+//! # }
+//! ```
+
+mod callbacks;
+mod elicitation;
+mod features;
+mod list_changed;
+mod ordering;
+mod roots;
+mod validation;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -38,7 +80,14 @@ use modelctx_types::{
     NotificationMethod, ProtocolVersion, RawValue, RequestMethod, ServerCapabilities, to_raw,
 };
 
+pub use callbacks::{SamplingSupport, sampling_rejected};
+pub use elicitation::{
+    FormAnswer, FormContent, FormError, FormRequest, UrlAnswer, UrlElicitationRequired, UrlRequest,
+};
+pub use features::{PagedMethod, Pages};
+pub use list_changed::{ListKind, ListUpdate};
 pub use modelctx_session::RequestContext as CallbackContext;
+pub use roots::{RootsError, RootsList};
 
 type RequestFn = dyn Fn(
         Option<Box<RawValue>>,
@@ -56,6 +105,8 @@ pub struct ClientBuilder {
     requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
     notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
     session: SessionConfig,
+    callbacks: callbacks::Callbacks,
+    list_changed: list_changed::Reactions,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -175,7 +226,19 @@ impl ClientBuilder {
     /// Connects over `transport`: runs the initialize handshake and returns the client.
     /// Fails when the server answers with an error, with a protocol revision this SDK
     /// does not speak (the session is then closed), or when the transport closes.
-    pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, SessionError> {
+    pub async fn connect<T: Transport>(mut self, transport: T) -> Result<Client, SessionError> {
+        let capabilities = self.callbacks.declare(self.capabilities);
+        let elicitations = Arc::new(elicitation::Tracker::default());
+        self.callbacks.install(
+            &capabilities,
+            &elicitations,
+            &mut self.requests,
+            &mut self.notifications,
+        );
+        let list_gate = self.list_changed.install(&mut self.notifications);
+        let features = features::FeatureState::default();
+        features.log_order.install(&mut self.notifications);
+        let transport = features.log_order.wrap(transport);
         let service = Arc::new(ClientService {
             requests: self.requests,
             notifications: self.notifications,
@@ -183,7 +246,7 @@ impl ClientBuilder {
         let peer = modelctx_session::start(transport, service, self.session);
         let params = InitializeRequestParams::new(
             self.protocol_version,
-            self.capabilities.clone(),
+            capabilities.clone(),
             self.info.clone(),
         );
         let init = match peer.request::<InitializeRequest>(params).await {
@@ -200,13 +263,17 @@ impl ClientBuilder {
                 init.protocol_version
             )));
         }
+        list_gate.open(&init.capabilities);
         peer.notify::<InitializedNotification>(None).await?;
+        self.callbacks.attach(&capabilities, &peer);
         Ok(Client {
             inner: Arc::new(Inner {
                 peer,
                 init,
-                capabilities: self.capabilities,
+                capabilities,
                 info: self.info,
+                elicitations,
+                features,
             }),
         })
     }
@@ -255,6 +322,8 @@ struct Inner {
     init: InitializeResult,
     capabilities: ClientCapabilities,
     info: Implementation,
+    elicitations: Arc<elicitation::Tracker>,
+    features: features::FeatureState,
 }
 
 impl fmt::Debug for Client {
@@ -276,6 +345,8 @@ impl Client {
             requests: HashMap::new(),
             notifications: HashMap::new(),
             session: SessionConfig::client(),
+            callbacks: callbacks::Callbacks::default(),
+            list_changed: list_changed::Reactions::default(),
         }
     }
 

@@ -1,36 +1,50 @@
 //! The per-request context a server handler receives.
 
-use std::sync::{Arc, OnceLock};
+use std::any::Any;
+use std::sync::Arc;
 
 use modelctx_session::{
     CancellationToken, Peer, Progress, RequestContext, RequestOptions, SessionError,
 };
 use modelctx_types::{
-    ClientCapabilities, Implementation, Meta, NotificationMethod, ProgressToken, ProtocolVersion,
-    RequestId, RequestMethod,
+    ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
+    LoggingMessageNotificationParams, Meta, NotificationMethod, ProgressToken, ProtocolVersion,
+    ReadResourceResult, RequestId, RequestMethod,
 };
+use serde_json::Value;
 
-/// What one session knows about its client, set by `initialize`.
-#[derive(Debug, Default)]
-pub(crate) struct ClientState {
-    pub(crate) info: OnceLock<Implementation>,
-    pub(crate) capabilities: OnceLock<ClientCapabilities>,
-    pub(crate) protocol_version: OnceLock<ProtocolVersion>,
-    /// Fires when the client sends `notifications/initialized`.
-    pub(crate) initialized: CancellationToken,
-}
+use crate::session::SessionState;
+use crate::{Inner, Server, ServerSession};
 
 /// The context of one request: who asked, with what `_meta`, and the means to report
-/// progress, watch for cancellation, and talk back to the client.
-#[derive(Debug)]
+/// progress, log, watch for cancellation, reach the application's shared state, read
+/// the server's own resources and talk back to the client. Cheap to clone.
+#[derive(Clone)]
 pub struct Context {
-    request: RequestContext,
-    client: Arc<ClientState>,
+    pub(crate) request: Arc<RequestContext>,
+    pub(crate) session: Arc<SessionState>,
+    pub(crate) server: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("request", &self.request)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Context {
-    pub(crate) fn new(request: RequestContext, client: Arc<ClientState>) -> Self {
-        Self { request, client }
+    pub(crate) fn new(
+        request: RequestContext,
+        session: Arc<SessionState>,
+        server: Arc<Inner>,
+    ) -> Self {
+        Self {
+            request: Arc::new(request),
+            session,
+            server,
+        }
     }
 
     /// The id of the request being served.
@@ -50,17 +64,45 @@ impl Context {
 
     /// The client's name, version and title, once initialised.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.client.info.get()
+        self.session.info.get()
     }
 
     /// The capabilities the client declared, once initialised.
     pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
-        self.client.capabilities.get()
+        self.session.capabilities.get()
     }
 
     /// The negotiated protocol revision, once initialised.
     pub fn protocol_version(&self) -> Option<&ProtocolVersion> {
-        self.client.protocol_version.get()
+        self.session.protocol_version.get()
+    }
+
+    /// The session this request arrived on.
+    pub fn session(&self) -> ServerSession {
+        let peer = self
+            .session
+            .peer
+            .get()
+            .cloned()
+            .unwrap_or_else(|| self.request.peer().related_to(None));
+        ServerSession {
+            peer,
+            state: self.session.clone(),
+        }
+    }
+
+    /// The server serving this request (to change its registries, announce resource
+    /// updates, ...).
+    pub fn server(&self) -> Server {
+        Server {
+            inner: self.server.clone(),
+        }
+    }
+
+    /// The application state given to [`ServerBuilder::state`](crate::ServerBuilder::state),
+    /// if it is a `T`.
+    pub fn state<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.server.state.clone()?.downcast::<T>().ok()
     }
 
     /// Fires when the client cancels this request or the session ends.
@@ -73,10 +115,83 @@ impl Context {
         self.request.is_cancelled()
     }
 
-    /// Reports progress. Without a progress token from the client this sends nothing;
-    /// a value that does not increase is refused.
+    /// Reports progress as `notifications/progress` carrying the client's token.
+    /// Without a progress token from the client this sends nothing and succeeds; a
+    /// value that does not increase is refused.
     pub async fn report_progress(&self, progress: Progress) -> Result<(), SessionError> {
         self.request.report_progress(progress).await
+    }
+
+    /// Sends a log message (`notifications/message`) at `level`, from `logger`, related
+    /// to this request. Nothing is sent when the level is below the one the client
+    /// chose with `logging/setLevel`; refused when the server did not declare the
+    /// `logging` capability.
+    pub async fn log(
+        &self,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: impl Into<Value>,
+    ) -> Result<(), SessionError> {
+        if self.server.capabilities.logging.is_none() {
+            return Err(SessionError::refused(
+                "the server did not declare the logging capability",
+            ));
+        }
+        if !self.session.logs(&level) {
+            return Ok(());
+        }
+        let mut params = LoggingMessageNotificationParams::new(level, data);
+        params.logger = logger.map(str::to_owned);
+        self.request
+            .peer()
+            .notify::<LoggingMessageNotification>(params)
+            .await
+    }
+
+    /// Logs at `debug`; see [`Context::log`].
+    pub async fn debug(&self, data: impl Into<Value>) -> Result<(), SessionError> {
+        self.log(LoggingLevel::Debug, None, data).await
+    }
+
+    /// Logs at `info`; see [`Context::log`].
+    pub async fn info(&self, data: impl Into<Value>) -> Result<(), SessionError> {
+        self.log(LoggingLevel::Info, None, data).await
+    }
+
+    /// Logs at `notice`; see [`Context::log`].
+    pub async fn notice(&self, data: impl Into<Value>) -> Result<(), SessionError> {
+        self.log(LoggingLevel::Notice, None, data).await
+    }
+
+    /// Logs at `warning`; see [`Context::log`].
+    pub async fn warning(&self, data: impl Into<Value>) -> Result<(), SessionError> {
+        self.log(LoggingLevel::Warning, None, data).await
+    }
+
+    /// Logs at `error`; see [`Context::log`].
+    pub async fn error(&self, data: impl Into<Value>) -> Result<(), SessionError> {
+        self.log(LoggingLevel::Error, None, data).await
+    }
+
+    /// Logs at `critical`; see [`Context::log`].
+    pub async fn critical(&self, data: impl Into<Value>) -> Result<(), SessionError> {
+        self.log(LoggingLevel::Critical, None, data).await
+    }
+
+    /// Logs at `alert`; see [`Context::log`].
+    pub async fn alert(&self, data: impl Into<Value>) -> Result<(), SessionError> {
+        self.log(LoggingLevel::Alert, None, data).await
+    }
+
+    /// Logs at `emergency`; see [`Context::log`].
+    pub async fn emergency(&self, data: impl Into<Value>) -> Result<(), SessionError> {
+        self.log(LoggingLevel::Emergency, None, data).await
+    }
+
+    /// Reads a resource this server registers (fixed or through a template), as
+    /// `resources/read` would; an unknown URI is `-32002`.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+        crate::dispatch::read_resource(self.clone(), uri).await
     }
 
     /// The session's peer, related to this request.

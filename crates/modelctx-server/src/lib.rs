@@ -1,64 +1,159 @@
 //! The server role of modelctx.
 //!
-//! A [`Server`] is built once — name, version, instructions, and a typed handler per
-//! request method — and serves any number of sessions, each over its own transport.
-//! It answers `initialize` itself (version negotiation, capabilities derived from the
-//! handlers you registered) and hands every other request to your handler with a
-//! [`Context`].
+//! A typed tool server in a few lines — arguments are a struct whose JSON Schema is
+//! generated, the result is structured output with a generated `outputSchema`:
 //!
 //! ```
-//! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! use modelctx_server::{Context, Server};
-//! use modelctx_types::{EmptyResult, ErrorData, PingRequest};
+//! use modelctx_server::{Context, Json, Server, ToolDef};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
 //!
-//! let server = Server::builder("demo", "1.0.0")
-//!     .instructions("Say hello.")
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Add {
+//!     /// The first term.
+//!     a: i64,
+//!     /// The second term.
+//!     b: i64,
+//! }
+//!
+//! let add = ToolDef::new("add", |args: Add, _cx: Context| async move {
+//!     Ok::<_, String>(Json(args.a + args.b))
+//! });
+//! let server = Server::builder("calculator", "1.0.0")
+//!     .tool(add.description("Adds two numbers"))?
 //!     .build();
-//! let (transport, _client_side) = modelctx_memory::pair();
-//! let session = server.serve(transport);
-//! assert!(!session.is_initialized());
-//! # }
+//! # assert!(server.capabilities().tools.is_some());
+//! # Ok::<(), modelctx_server::RegistrationError>(())
 //! ```
+//!
+//! A [`Server`] is built once and serves any number of sessions, each over its own
+//! transport ([`Server::serve`]). It answers `initialize` itself (version negotiation,
+//! capabilities derived from what you registered) and every other request from either
+//! layer:
+//!
+//! - **High level** — registries of tools ([`ToolDef`]), resources ([`ResourceDef`]),
+//!   URI templates ([`TemplateDef`]), prompts ([`PromptDef`]) and their completion
+//!   sources, built without macros. Arguments are validated against generated JSON
+//!   Schemas before your function runs; lists are paged with opaque cursors; the
+//!   registries can change while clients are connected ([`Server::add_tool`], ...) and
+//!   every connected session then gets one debounced `notifications/*/list_changed` per
+//!   kind; resource subscriptions are kept per session ([`Server::notify_resource_updated`]);
+//!   `logging/setLevel` is honoured per session.
+//! - **Low level** — a typed handler per method ([`ServerBuilder::request_handler`]),
+//!   which takes precedence over the registries for that method.
+//!
+//! Every handler gets a [`Context`]: request id, `_meta`, client info and capabilities,
+//! the session, the application state ([`ServerBuilder::state`]), progress, logging
+//! helpers per level, and reading the server's own resources.
+//!
+//! # Capabilities
+//!
+//! | key | advertised when |
+//! |---|---|
+//! | `tools` | a tool is registered, [`ServerBuilder::enable_tools`], or a `tools/*` handler |
+//! | `resources` | a resource or template is registered, [`ServerBuilder::enable_resources`], or a `resources/*` handler |
+//! | `resources.subscribe` | high-level resources (unless [`ServerBuilder::resource_subscriptions`]`(false)`), or a `resources/subscribe` handler |
+//! | `prompts` | a prompt is registered, [`ServerBuilder::enable_prompts`], or a `prompts/*` handler |
+//! | `*.listChanged` | for kinds served from registries, unless [`ServerBuilder::list_changed`]`(false)`; for every declared kind with `list_changed(true)` |
+//! | `completions` | a completion source exists, [`ServerBuilder::enable_completions`], or a `completion/complete` handler |
+//! | `logging` | anything high-level is registered, [`ServerBuilder::logging`], or a `logging/setLevel` handler |
+//!
+//! Capabilities are fixed when the server is built: enable a kind up front when its
+//! registry starts empty and fills later.
+//!
+//! # Features
+//!
+//! This crate has no cargo features; schemas are generated with schemars (2020-12) and
+//! validated with jsonschema, which never fetches a remote or file `$ref`.
 
+mod base64;
+mod completion;
 mod context;
+mod context_client;
+mod dispatch;
+mod prompt;
+mod registry;
+mod resource;
+mod schema;
+mod session;
+mod tool;
+mod uri_template;
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use modelctx_session::{Peer, RequestContext, Service, SessionConfig, SessionError, parse_params};
 use modelctx_transport::Transport;
 use modelctx_types::{
-    ClientCapabilities, ErrorData, Implementation, InitializeRequest, InitializeRequestParams,
-    InitializeResult, JsonRpcNotification, JsonRpcRequest, NotificationMethod, ProtocolVersion,
-    RawValue, RequestMethod, ServerCapabilities, to_raw,
+    ClientCapabilities, EmptyResult, ErrorData, Implementation, InitializeRequest,
+    InitializeRequestParams, InitializeResult, JsonRpcNotification, JsonRpcRequest,
+    NotificationMethod, ProtocolVersion, RawValue, RequestMethod, ServerCapabilities,
+    SetLevelRequestParams, to_raw,
 };
 
-use context::ClientState;
+pub use completion::{CompletionInput, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context::Context;
+pub use context_client::{ClientRequestError, Elicited, FormValues, form_schema};
+pub use prompt::{IntoPromptResult, PromptDef};
+pub use registry::RegistrationError;
+pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};
+pub use tool::{IntoToolResult, Json, ToolDef};
+pub use uri_template::UriTemplate;
+
+/// schemars, re-exported for `#[derive(JsonSchema)]` on argument types (add
+/// `#[schemars(crate = "modelctx_server::schemars")]` when not depending on it directly).
+pub use schemars;
+
+use registry::{Announcer, ListKind, Registry};
+use session::SessionState;
+
+/// The error a high-level function may return: anything that converts into a boxed
+/// error (`String`, `&str`, any `std::error::Error`). An [`ErrorData`] keeps its code
+/// where the failure becomes a JSON-RPC error (resources, prompts, completions).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Turns a function's error into the JSON-RPC error sent for it.
+pub(crate) fn into_error_data(error: BoxError, what: &str) -> ErrorData {
+    match error.downcast::<ErrorData>() {
+        Ok(data) => *data,
+        Err(other) => ErrorData::internal_error(format!("{what}: {other}")),
+    }
+}
+
+/// Arguments of a tool or prompt that takes none.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+pub struct NoArgs {}
 
 type RequestFn = dyn Fn(Option<Box<RawValue>>, Context) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>>
     + Send
     + Sync;
 type NotificationFn = dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
 
-/// An MCP server: its identity, capabilities and handlers. Cheap to clone; serve it on
-/// as many transports as you like.
+/// An MCP server: its identity, capabilities, registries and handlers. Cheap to clone;
+/// serve it on as many transports as you like.
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     info: Implementation,
     instructions: Option<String>,
-    capabilities: ServerCapabilities,
+    pub(crate) capabilities: ServerCapabilities,
     requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
     notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
     session: SessionConfig,
+    pub(crate) registry: Registry,
+    announcer: Arc<Announcer>,
+    pub(crate) state: Option<Arc<dyn Any + Send + Sync>>,
+    pub(crate) page_size: usize,
 }
 
 impl fmt::Debug for Server {
@@ -83,6 +178,14 @@ impl Server {
             requests: HashMap::new(),
             notifications: HashMap::new(),
             session: SessionConfig::server(),
+            registry: Registry::default(),
+            enabled: Enabled::default(),
+            list_changed: None,
+            subscriptions: true,
+            logging: false,
+            page_size: ServerBuilder::DEFAULT_PAGE_SIZE,
+            debounce: ServerBuilder::DEFAULT_DEBOUNCE,
+            state: None,
         }
     }
 
@@ -104,14 +207,96 @@ impl Server {
     /// Serves one session with explicit session settings (e.g. pre-initialised for a
     /// stateless transport).
     pub fn serve_with<T: Transport>(&self, transport: T, config: SessionConfig) -> ServerSession {
-        let client = Arc::new(ClientState::default());
+        let state = Arc::new(SessionState::default());
         let service = Arc::new(SessionService {
             server: self.inner.clone(),
-            client: client.clone(),
+            state: state.clone(),
         });
         let peer = modelctx_session::start(transport, service, config);
-        ServerSession { peer, client }
+        let _ = state.peer.set(peer.clone());
+        self.inner.announcer.track(&state);
+        ServerSession { peer, state }
     }
+
+    /// Adds a tool while the server runs; connected sessions are told (debounced
+    /// `notifications/tools/list_changed`) when `tools.listChanged` was advertised.
+    pub fn add_tool(&self, tool: ToolDef) -> Result<(), RegistrationError> {
+        self.inner.registry.add_tool(tool)?;
+        self.inner.announcer.changed(ListKind::Tools);
+        Ok(())
+    }
+
+    /// Removes the tool called `name`; returns whether there was one (and then tells
+    /// connected sessions, as [`Server::add_tool`] does).
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.inner.registry.remove_tool(name);
+        if removed {
+            self.inner.announcer.changed(ListKind::Tools);
+        }
+        removed
+    }
+
+    /// Adds a fixed resource while the server runs (announced like [`Server::add_tool`]).
+    pub fn add_resource(&self, resource: ResourceDef) -> Result<(), RegistrationError> {
+        self.inner.registry.add_resource(resource)?;
+        self.inner.announcer.changed(ListKind::Resources);
+        Ok(())
+    }
+
+    /// Removes the resource at `uri`; returns whether there was one.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.inner.registry.remove_resource(uri);
+        if removed {
+            self.inner.announcer.changed(ListKind::Resources);
+        }
+        removed
+    }
+
+    /// Adds a resource template while the server runs (announced as a resources change).
+    pub fn add_resource_template(&self, template: TemplateDef) -> Result<(), RegistrationError> {
+        self.inner.registry.add_template(template)?;
+        self.inner.announcer.changed(ListKind::Resources);
+        Ok(())
+    }
+
+    /// Removes the template `uri_template`; returns whether there was one.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let removed = self.inner.registry.remove_template(uri_template);
+        if removed {
+            self.inner.announcer.changed(ListKind::Resources);
+        }
+        removed
+    }
+
+    /// Adds a prompt while the server runs (announced like [`Server::add_tool`]).
+    pub fn add_prompt(&self, prompt: PromptDef) -> Result<(), RegistrationError> {
+        self.inner.registry.add_prompt(prompt)?;
+        self.inner.announcer.changed(ListKind::Prompts);
+        Ok(())
+    }
+
+    /// Removes the prompt called `name`; returns whether there was one.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.inner.registry.remove_prompt(name);
+        if removed {
+            self.inner.announcer.changed(ListKind::Prompts);
+        }
+        removed
+    }
+
+    /// Marks the resource at `uri` changed: every session subscribed to it gets
+    /// `notifications/resources/updated`. Returns how many sessions were told.
+    pub async fn notify_resource_updated(&self, uri: &str) -> usize {
+        self.inner.announcer.resource_updated(uri).await
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Enabled {
+    tools: bool,
+    resources: bool,
+    prompts: bool,
+    completions: bool,
 }
 
 /// Builds a [`Server`].
@@ -122,6 +307,14 @@ pub struct ServerBuilder {
     requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
     notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
     session: SessionConfig,
+    registry: Registry,
+    enabled: Enabled,
+    list_changed: Option<bool>,
+    subscriptions: bool,
+    logging: bool,
+    page_size: usize,
+    debounce: Duration,
+    state: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -133,6 +326,13 @@ impl fmt::Debug for ServerBuilder {
 }
 
 impl ServerBuilder {
+    /// How many items a list page holds unless [`ServerBuilder::page_size`] says
+    /// otherwise.
+    pub const DEFAULT_PAGE_SIZE: usize = 100;
+    /// How long changes to a registry are gathered into one `list_changed`
+    /// announcement unless [`ServerBuilder::list_changed_debounce`] says otherwise.
+    pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(20);
+
     /// Sets the human-readable title.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
@@ -154,7 +354,7 @@ impl ServerBuilder {
         self
     }
 
-    /// Advertises exactly these capabilities instead of deriving them from handlers.
+    /// Advertises exactly these capabilities instead of deriving them.
     #[must_use]
     pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
         self.capabilities = Some(capabilities);
@@ -168,8 +368,107 @@ impl ServerBuilder {
         self
     }
 
+    /// Registers a tool. Refused when the name is taken or breaks the naming rules
+    /// (1–128 characters of `A-Z a-z 0-9 _ - .`), or a schema does not compile.
+    pub fn tool(self, tool: ToolDef) -> Result<Self, RegistrationError> {
+        self.registry.add_tool(tool)?;
+        Ok(self)
+    }
+
+    /// Registers a resource at a fixed URI. Refused when the URI is taken.
+    pub fn resource(self, resource: ResourceDef) -> Result<Self, RegistrationError> {
+        self.registry.add_resource(resource)?;
+        Ok(self)
+    }
+
+    /// Registers a resource template. Refused when the template is taken or malformed.
+    pub fn resource_template(self, template: TemplateDef) -> Result<Self, RegistrationError> {
+        self.registry.add_template(template)?;
+        Ok(self)
+    }
+
+    /// Registers a prompt. Refused when the name is taken.
+    pub fn prompt(self, prompt: PromptDef) -> Result<Self, RegistrationError> {
+        self.registry.add_prompt(prompt)?;
+        Ok(self)
+    }
+
+    /// Advertises `tools` even while no tool is registered (for tools added later).
+    #[must_use]
+    pub fn enable_tools(mut self) -> Self {
+        self.enabled.tools = true;
+        self
+    }
+
+    /// Advertises `resources` even while none is registered.
+    #[must_use]
+    pub fn enable_resources(mut self) -> Self {
+        self.enabled.resources = true;
+        self
+    }
+
+    /// Advertises `prompts` even while none is registered.
+    #[must_use]
+    pub fn enable_prompts(mut self) -> Self {
+        self.enabled.prompts = true;
+        self
+    }
+
+    /// Advertises `completions` even while no completion source exists.
+    #[must_use]
+    pub fn enable_completions(mut self) -> Self {
+        self.enabled.completions = true;
+        self
+    }
+
+    /// Advertises `logging` (implied by any high-level registration).
+    #[must_use]
+    pub fn logging(mut self) -> Self {
+        self.logging = true;
+        self
+    }
+
+    /// Whether `tools`, `resources` and `prompts` advertise `listChanged` (and registry
+    /// changes are announced). By default the kinds served from registries do and
+    /// those served only by low-level handlers do not; this sets it for every kind
+    /// declared (low-level handlers then send the notifications themselves).
+    #[must_use]
+    pub fn list_changed(mut self, enabled: bool) -> Self {
+        self.list_changed = Some(enabled);
+        self
+    }
+
+    /// How long registry changes are gathered into one announcement per kind.
+    #[must_use]
+    pub fn list_changed_debounce(mut self, window: Duration) -> Self {
+        self.debounce = window;
+        self
+    }
+
+    /// Whether high-level resources advertise and serve subscriptions (default: yes).
+    #[must_use]
+    pub fn resource_subscriptions(mut self, enabled: bool) -> Self {
+        self.subscriptions = enabled;
+        self
+    }
+
+    /// How many items each page of a list holds (at least 1).
+    #[must_use]
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+
+    /// Shares application state with every handler ([`Context::state`]).
+    #[must_use]
+    pub fn state<T: Any + Send + Sync>(mut self, state: T) -> Self {
+        self.state = Some(Arc::new(state));
+        self
+    }
+
     /// Registers the handler of request method `M`. Its params arrive decoded (a
-    /// mismatch is answered `-32602`); its result is encoded as `M::Result`.
+    /// mismatch is answered `-32602`); its result is encoded as `M::Result`. It takes
+    /// precedence over the registries for that method.
     #[must_use]
     pub fn request_handler<M, F, Fut>(mut self, handler: F) -> Self
     where
@@ -215,9 +514,13 @@ impl ServerBuilder {
 
     /// Builds the server.
     pub fn build(self) -> Server {
-        let capabilities = self
-            .capabilities
-            .unwrap_or_else(|| derive_capabilities(self.requests.keys().map(|k| k.as_ref())));
+        let capabilities = self.capabilities.clone().unwrap_or_else(|| self.derive());
+        let listed = |c: Option<Option<bool>>| c.flatten() == Some(true);
+        let enabled = [
+            listed(capabilities.tools.as_ref().map(|c| c.list_changed)),
+            listed(capabilities.resources.as_ref().map(|c| c.list_changed)),
+            listed(capabilities.prompts.as_ref().map(|c| c.list_changed)),
+        ];
         Server {
             inner: Arc::new(Inner {
                 info: self.info,
@@ -226,8 +529,53 @@ impl ServerBuilder {
                 requests: self.requests,
                 notifications: self.notifications,
                 session: self.session,
+                registry: self.registry,
+                announcer: Arc::new(Announcer::new(self.debounce, enabled)),
+                state: self.state,
+                page_size: self.page_size,
             }),
         }
+    }
+
+    /// The capabilities of the handlers and registries.
+    fn derive(&self) -> ServerCapabilities {
+        let mut caps = derive_capabilities(self.requests.keys().map(|k| k.as_ref()));
+        let registry = &self.registry;
+        let has = |n: usize| n > 0;
+        let tools = self.enabled.tools || has(registry::snapshot(&registry.tools).len());
+        let resources = self.enabled.resources
+            || has(registry::snapshot(&registry.resources).len())
+            || has(registry::snapshot(&registry.templates).len());
+        let prompts = self.enabled.prompts || has(registry::snapshot(&registry.prompts).len());
+        let list_changed = self.list_changed.unwrap_or(true);
+        if tools {
+            caps = caps.with_tools(list_changed);
+        }
+        if resources {
+            let subscribe = self.subscriptions || self.requests.contains_key("resources/subscribe");
+            caps = caps.with_resources(subscribe, list_changed);
+        }
+        if prompts {
+            caps = caps.with_prompts(list_changed);
+        }
+        if let Some(explicit) = self.list_changed {
+            if let Some(c) = caps.tools.as_mut() {
+                c.list_changed = Some(explicit);
+            }
+            if let Some(c) = caps.resources.as_mut() {
+                c.list_changed = Some(explicit);
+            }
+            if let Some(c) = caps.prompts.as_mut() {
+                c.list_changed = Some(explicit);
+            }
+        }
+        if self.enabled.completions || registry.has_completions() {
+            caps = caps.with_completions();
+        }
+        if self.logging || tools || resources || prompts {
+            caps = caps.with_logging();
+        }
+        caps
     }
 }
 
@@ -255,18 +603,19 @@ fn derive_capabilities<'a>(methods: impl Iterator<Item = &'a str>) -> ServerCapa
     caps
 }
 
-/// The session-side service: one per session, sharing the server's handlers.
+/// The session-side service: one per session, sharing the server's handlers and
+/// registries, holding the session's own state.
 struct SessionService {
     server: Arc<Inner>,
-    client: Arc<ClientState>,
+    state: Arc<SessionState>,
 }
 
 impl SessionService {
     fn initialize(&self, params: InitializeRequestParams) -> InitializeResult {
         let version = ProtocolVersion::negotiate(&params.protocol_version);
-        let _ = self.client.info.set(params.client_info);
-        let _ = self.client.capabilities.set(params.capabilities);
-        let _ = self.client.protocol_version.set(version.clone());
+        let _ = self.state.info.set(params.client_info);
+        let _ = self.state.capabilities.set(params.capabilities);
+        let _ = self.state.protocol_version.set(version.clone());
         let mut result = InitializeResult::new(
             version,
             self.server.capabilities.clone(),
@@ -274,6 +623,36 @@ impl SessionService {
         );
         result.instructions = self.server.instructions.clone();
         result
+    }
+
+    /// `logging/setLevel`: an unknown level is `-32602`; a known one becomes the
+    /// session's minimum, then the low-level handler (if any) sees the request too.
+    fn set_level(
+        &self,
+        params: Option<Box<RawValue>>,
+        cx: Context,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+        let parsed = parse_params::<SetLevelRequestParams>(params.as_deref()).and_then(|p| {
+            if p.level.severity().is_some() {
+                Ok(p)
+            } else {
+                Err(ErrorData::invalid_params(format!(
+                    "Invalid log level {:?}: expected one of debug, info, notice, warning, error, critical, alert, emergency",
+                    p.level.as_str()
+                )))
+            }
+        });
+        let handler = self.server.requests.get("logging/setLevel").cloned();
+        let state = self.state.clone();
+        Box::pin(async move {
+            let level = parsed?.level;
+            state.set_log_level(level);
+            match handler {
+                Some(handler) => handler(params, cx).await,
+                None => to_raw(&EmptyResult::new())
+                    .map_err(|e| ErrorData::internal_error(e.to_string())),
+            }
+        })
     }
 }
 
@@ -289,9 +668,15 @@ impl Service for SessionService {
                 .and_then(|r| to_raw(&r).map_err(|e| ErrorData::internal_error(e.to_string())));
             return Box::pin(async move { result });
         }
-        let cx = Context::new(context, self.client.clone());
-        match self.server.requests.get(request.method.as_ref()) {
-            Some(handler) => handler(request.params, cx),
+        let cx = Context::new(context, self.state.clone(), self.server.clone());
+        if request.method == "logging/setLevel" && self.server.capabilities.logging.is_some() {
+            return self.set_level(request.params, cx);
+        }
+        if let Some(handler) = self.server.requests.get(request.method.as_ref()) {
+            return handler(request.params, cx);
+        }
+        match dispatch::builtin(&request.method, request.params, cx) {
+            Some(answer) => answer,
             None => {
                 let error = ErrorData::method_not_found(&request.method);
                 Box::pin(async move { Err(error) })
@@ -305,7 +690,7 @@ impl Service for SessionService {
         peer: Peer,
     ) -> BoxFuture<'static, ()> {
         if notification.method == "notifications/initialized" {
-            self.client.initialized.cancel();
+            self.state.initialized.cancel();
         }
         match self.server.notifications.get(notification.method.as_ref()) {
             Some(handler) => handler(notification.params, peer),
@@ -318,7 +703,7 @@ impl Service for SessionService {
 #[derive(Debug, Clone)]
 pub struct ServerSession {
     peer: Peer,
-    client: Arc<ClientState>,
+    state: Arc<SessionState>,
 }
 
 impl ServerSession {
@@ -329,17 +714,17 @@ impl ServerSession {
 
     /// The client's name, version and title, once initialised.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.client.info.get()
+        self.state.info.get()
     }
 
     /// The capabilities the client declared, once initialised.
     pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
-        self.client.capabilities.get()
+        self.state.capabilities.get()
     }
 
     /// The negotiated protocol revision, once initialised.
     pub fn protocol_version(&self) -> Option<&ProtocolVersion> {
-        self.client.protocol_version.get()
+        self.state.protocol_version.get()
     }
 
     /// Whether the client completed the handshake.
@@ -349,7 +734,7 @@ impl ServerSession {
 
     /// Resolves once the client sent `notifications/initialized`.
     pub async fn initialized(&self) {
-        self.client.initialized.cancelled().await;
+        self.state.initialized.cancelled().await;
     }
 
     /// Sends a request to the client.
@@ -366,6 +751,11 @@ impl ServerSession {
         params: N::Params,
     ) -> Result<(), SessionError> {
         self.peer.notify::<N>(params).await
+    }
+
+    /// Whether the client is subscribed to updates of `uri`.
+    pub fn is_subscribed(&self, uri: &str) -> bool {
+        self.state.is_subscribed(uri)
     }
 
     /// Pings the client.

@@ -85,6 +85,9 @@ pub struct RequestOptions {
     pub on_progress: Option<ProgressCallback>,
     /// `_meta` entries to attach to the request's params.
     pub meta: Option<Meta>,
+    /// Resume an interrupted request from this transport token (e.g. the last SSE event
+    /// id seen) instead of sending it again; transports that cannot resume ignore it.
+    pub resumption_token: Option<Arc<str>>,
 }
 
 impl RequestOptions {
@@ -128,6 +131,13 @@ impl RequestOptions {
         self.meta = Some(meta);
         self
     }
+
+    /// Resumes an interrupted request from a transport's resumption token.
+    #[must_use]
+    pub fn resume_from(mut self, token: Arc<str>) -> Self {
+        self.resumption_token = Some(token);
+        self
+    }
 }
 
 impl fmt::Debug for RequestOptions {
@@ -138,6 +148,7 @@ impl fmt::Debug for RequestOptions {
             .field("max_total_timeout", &self.max_total_timeout)
             .field("on_progress", &self.on_progress.is_some())
             .field("meta", &self.meta)
+            .field("resumption_token", &self.resumption_token)
             .finish()
     }
 }
@@ -416,13 +427,16 @@ impl Peer {
         lifecycle::check_outbound_notification(shared.role, shared.phase.get(), &method)
             .map_err(SessionError::refused)?;
         let initialized = shared.role == Role::Client && method == lifecycle::INITIALIZED;
-        let msg = JsonRpcMessage::Notification(JsonRpcNotification::new(method, params));
-        shared.send(msg, self.related.clone()).await?;
         if initialized {
+            // Operational before the notification leaves: the server may answer it with
+            // a request at once, and over HTTP that request can arrive (on another
+            // stream) before this send has returned.
             shared
                 .phase
                 .advance(Phase::Initializing, Phase::Operational);
         }
+        let msg = JsonRpcMessage::Notification(JsonRpcNotification::new(method, params));
+        shared.send(msg, self.related.clone()).await?;
         Ok(())
     }
 
@@ -437,10 +451,20 @@ impl Peer {
     }
 }
 
+/// Serialises params; `null` means "no params". JSON-RPC allows only an object or an
+/// array there, so anything else is refused locally on every transport (the in-memory
+/// transport never serialises, so a wire would be the first to notice otherwise).
 fn serialize_params<T: Serialize>(params: &T) -> Result<Option<Box<RawValue>>, SessionError> {
     let raw = to_raw(params)
         .map_err(|e| SessionError::refused(format!("cannot serialise params: {e}")))?;
-    Ok((raw.get() != "null").then_some(raw))
+    match raw.get().as_bytes().first() {
+        _ if raw.get() == "null" => Ok(None),
+        Some(b'{') | Some(b'[') => Ok(Some(raw)),
+        _ => Err(SessionError::refused(format!(
+            "params must be a JSON object or array, not {}",
+            raw.get()
+        ))),
+    }
 }
 
 /// Adds the progress token and caller `_meta` to the params, when there are any.
@@ -543,9 +567,14 @@ async fn run_request(
         });
     }
     guard.sent.store(true, Ordering::Release);
+    let message = TransportMessage::new(JsonRpcMessage::Request(request))
+        .related_to(peer.related.clone())
+        .with_resumption_token(options.resumption_token.clone());
     if let Err(e) = shared
-        .send(JsonRpcMessage::Request(request), peer.related.clone())
+        .sink
+        .send(message)
         .await
+        .map_err(SessionError::transport)
     {
         shared.lock_pending().remove(id);
         guard.peer = None;
@@ -696,6 +725,29 @@ impl Canceller {
                     Outcome::Cancelled,
                 )
                 .await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_must_be_an_object_or_an_array() {
+        assert!(serialize_params(&Option::<Value>::None).unwrap().is_none());
+        assert!(
+            serialize_params(&serde_json::json!({"a": 1}))
+                .unwrap()
+                .is_some()
+        );
+        assert!(serialize_params(&serde_json::json!([1])).unwrap().is_some());
+        for bad in [
+            serde_json::json!(3),
+            serde_json::json!("x"),
+            serde_json::json!(true),
+        ] {
+            assert!(serialize_params(&bad).unwrap_err().is_refused(), "{bad}");
         }
     }
 }

@@ -300,6 +300,12 @@ async fn handle(
         () = token.cancelled(), if !is_initialize => return None,
         result = fut => result,
     };
+    // The cancellation may land while the handler is being polled (another thread fires
+    // the token and the handler, watching it, finishes in the same poll): the request is
+    // cancelled all the same, and a cancelled request gets no response.
+    if token.is_cancelled() && !is_initialize {
+        return None;
+    }
     Some(match result {
         Ok(result) => result,
         // The panic payload stays local: it may hold internals the peer must not see.

@@ -27,6 +27,9 @@
 //! | `server` | `server` | `modelctx-server`: the server role | yes |
 //! | `client` | `client` | `modelctx-client`: the client role | yes |
 //! | `memory` | `memory` | `modelctx-memory`: the in-process transport | yes |
+//! | `http-server` | `http` | `modelctx-http`: the streamable HTTP server (axum/tower) | no |
+//! | `http-client` | `http` | `modelctx-http`: the streamable HTTP client transport (reqwest) | no |
+//! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients | no |
 
 #[doc(inline)]
 pub use modelctx_types as types;
@@ -49,3 +52,16 @@ pub use modelctx_client as client;
 #[cfg(feature = "memory")]
 #[doc(inline)]
 pub use modelctx_memory as memory;
+
+#[cfg(any(feature = "http-server", feature = "http-client"))]
+#[doc(inline)]
+pub use modelctx_http as http;
+
+#[cfg(feature = "stdio")]
+#[doc(inline)]
+pub use modelctx_stdio as stdio;
+
+/// The README's code blocks, compiled and run as doc tests so the quickstart stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

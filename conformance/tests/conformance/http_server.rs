@@ -1,0 +1,707 @@
+//! Hosting over streamable HTTP: sessions, HTTP semantics, stateless mode — checked on
+//! the wire with a raw HTTP client against a `Server` hosted on a loopback port.
+
+use std::sync::{Arc, Mutex};
+
+use modelctx::http::{StreamableHttpServerConfig, cors_layer};
+use modelctx::server::Server;
+use modelctx::types::ErrorData;
+use modelctx_conformance::{Connector, Test, conformance_test, within};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::http_support::{
+    ACCEPT_BOTH, Note, Raw, call, host, initialize, read_events_until, send,
+};
+use crate::support::{Echo, Work, client};
+
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        conformance_test!(
+            initialize_mints_a_visible_ascii_session_id,
+            ["hosting:session:create", "hosting:session:id-charset"]
+        ),
+        conformance_test!(
+            requests_reach_their_session_with_its_state,
+            ["hosting:session:reuse"]
+        ),
+        conformance_test!(
+            delete_ends_the_session_and_its_transport,
+            ["hosting:session:delete"]
+        ),
+        conformance_test!(unknown_session_ids_draw_404, ["hosting:session:unknown-id"]),
+        conformance_test!(missing_session_id_draws_400, ["hosting:session:missing-id"]),
+        conformance_test!(
+            a_second_initialize_is_refused,
+            ["hosting:session:reinitialize"]
+        ),
+        conformance_test!(
+            cors_layer_exposes_the_session_id,
+            ["hosting:session:cors-expose"]
+        ),
+        conformance_test!(
+            stateless_serves_concurrent_clients_without_session_ids,
+            [
+                "hosting:stateless:concurrent-clients",
+                "hosting:stateless:no-session-id",
+                "transport:streamable-http:stateless"
+            ]
+        ),
+        conformance_test!(
+            a_stateless_transport_serves_one_request,
+            ["hosting:stateless:no-reuse"]
+        ),
+        conformance_test!(
+            stateless_handlers_cannot_call_the_client,
+            ["transport:streamable-http:stateless-restrictions"]
+        ),
+        conformance_test!(
+            post_without_both_media_types_draws_406,
+            ["hosting:http:accept-406"]
+        ),
+        conformance_test!(batches_only_for_2025_03_26, ["hosting:http:batch"]),
+        conformance_test!(
+            non_json_content_type_draws_415,
+            ["hosting:http:content-type-415"]
+        ),
+        conformance_test!(
+            foreign_origin_or_host_draws_403_before_any_session,
+            [
+                "hosting:http:dns-rebinding",
+                "transport:streamable-http:origin-validation"
+            ]
+        ),
+        conformance_test!(
+            json_response_mode_answers_with_one_json_body,
+            [
+                "hosting:http:json-response-mode",
+                "transport:streamable-http:json-response",
+                "client-transport:http:json-response-parsed"
+            ]
+        ),
+        conformance_test!(other_http_methods_draw_405, ["hosting:http:method-405"]),
+        conformance_test!(
+            notifications_and_responses_draw_202,
+            ["hosting:http:notifications-202"]
+        ),
+        conformance_test!(
+            rejections_reach_the_error_callback,
+            ["hosting:http:onerror"]
+        ),
+        conformance_test!(bad_bodies_draw_400, ["hosting:http:parse-error-400"]),
+        conformance_test!(
+            bad_protocol_version_header_draws_400,
+            ["hosting:http:protocol-version-400"]
+        ),
+        conformance_test!(
+            absent_protocol_version_means_2025_03_26,
+            ["hosting:http:protocol-version-default"]
+        ),
+        conformance_test!(
+            a_second_standalone_stream_is_rejected,
+            ["hosting:http:second-sse-rejected"]
+        ),
+        conformance_test!(
+            the_post_stream_ends_after_its_response,
+            ["hosting:http:sse-close-after-response"]
+        ),
+        conformance_test!(
+            each_message_travels_on_exactly_one_stream,
+            [
+                "hosting:http:no-broadcast",
+                "hosting:http:response-same-connection",
+                "hosting:http:standalone-sse",
+                "hosting:http:standalone-sse-no-response",
+                "transport:streamable-http:unrelated-messages"
+            ]
+        ),
+    ]
+}
+
+fn echo_server() -> Server {
+    Server::builder("echo", "1.0.0")
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build()
+}
+
+fn default_config() -> StreamableHttpServerConfig {
+    StreamableHttpServerConfig::default()
+}
+
+async fn initialize_mints_a_visible_ascii_session_id(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let r = send(raw.post(None, &initialize(1, "2025-11-25"))).await;
+        assert_eq!(r.status, 200);
+        let id = r
+            .header("mcp-session-id")
+            .expect("Mcp-Session-Id")
+            .to_owned();
+        assert!(!id.is_empty());
+        assert!(id.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{id:?}");
+        let result = &r.messages()[0]["result"];
+        assert_eq!(result["serverInfo"]["name"], "echo");
+        ids.push(id);
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "every initialize gets a new session");
+    assert_eq!(hosted.service.session_count(), 3);
+}
+
+async fn requests_reach_their_session_with_its_state(_: Connector) {
+    let server = Server::builder("state", "1.0.0")
+        .request_handler::<Echo, _, _>(|_, cx| async move {
+            // State from the initialize request of this session.
+            Ok(json!(cx.client_info().map(|i| i.name.clone())))
+        })
+        .build();
+    let hosted = host(server, default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let a = raw.init().await;
+    let mut init_b = initialize(1, "2025-11-25");
+    init_b["params"]["clientInfo"]["name"] = json!("other");
+    let b = send(raw.post(None, &init_b)).await;
+    let b = b.header("mcp-session-id").unwrap().to_owned();
+    send(raw.post(
+        Some(&b),
+        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    ))
+    .await;
+    for (session, name) in [(&a, "raw"), (&b, "other"), (&a, "raw")] {
+        let r = send(raw.post(Some(session), &call(7, "test/echo", json!({})))).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("mcp-session-id"), Some(session.as_str()));
+        assert_eq!(r.messages().last().unwrap()["result"], json!(name));
+    }
+}
+
+async fn delete_ends_the_session_and_its_transport(_: Connector) {
+    let mut hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let id = raw.init().await;
+    let started = hosted.session().await;
+    assert_eq!(started.id.as_deref(), Some(id.as_str()));
+    let r = send(
+        raw.request(http::Method::DELETE)
+            .header("mcp-session-id", &id)
+            .header("mcp-protocol-version", "2025-11-25"),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    within("the session to end", started.session.closed()).await;
+    let r = send(raw.post(Some(&id), &call(2, "test/echo", json!({"n": 1})))).await;
+    assert_eq!(r.status, 404);
+    assert_eq!(hosted.service.session_count(), 0);
+}
+
+async fn unknown_session_ids_draw_404(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let _live = raw.init().await;
+    let bogus = "no-such-session";
+    let post = send(raw.post(Some(bogus), &call(2, "test/echo", json!({"n": 1})))).await;
+    let get = send(raw.get(bogus)).await;
+    let delete = send(
+        raw.request(http::Method::DELETE)
+            .header("mcp-session-id", bogus),
+    )
+    .await;
+    assert_eq!((post.status, get.status, delete.status), (404, 404, 404));
+}
+
+async fn missing_session_id_draws_400(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let _live = raw.init().await;
+    let r = send(raw.post(None, &call(2, "test/echo", json!({"n": 1})))).await;
+    assert_eq!(r.status, 400);
+    let r = send(raw.post(
+        None,
+        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    ))
+    .await;
+    assert_eq!(r.status, 400);
+    let r = send(
+        raw.request(http::Method::GET)
+            .header("accept", "text/event-stream"),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+}
+
+async fn a_second_initialize_is_refused(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let id = raw.init().await;
+    let r = send(raw.post(Some(&id), &initialize(5, "2025-11-25"))).await;
+    let answer = r.messages().into_iter().find(|m| m["id"] == json!(5));
+    let answer = answer.unwrap_or_else(|| panic!("an answer to the second initialize: {r:?}"));
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    // The session is untouched.
+    let r = send(raw.post(Some(&id), &call(6, "test/echo", json!({"still": true})))).await;
+    assert_eq!(
+        r.messages().last().unwrap()["result"],
+        json!({"still": true})
+    );
+}
+
+async fn cors_layer_exposes_the_session_id(_: Connector) {
+    let service = modelctx::http::StreamableHttpService::new({
+        let server = echo_server();
+        move |t| {
+            server.serve(t);
+        }
+    });
+    let app = service
+        .router()
+        .layer(cors_layer(&["http://localhost:5173"]));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let raw = Raw::new(&url);
+    let r = send(
+        raw.post(None, &initialize(1, "2025-11-25"))
+            .header("origin", "http://localhost:5173"),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let exposed = r
+        .header("access-control-expose-headers")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(exposed.contains("mcp-session-id"), "{exposed:?}");
+    let preflight = send(
+        raw.request(http::Method::OPTIONS)
+            .header("origin", "http://localhost:5173")
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "mcp-session-id, mcp-protocol-version",
+            ),
+    )
+    .await;
+    let allowed = preflight
+        .header("access-control-allow-headers")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(allowed.contains("mcp-session-id") && allowed.contains("mcp-protocol-version"));
+}
+
+async fn stateless_serves_concurrent_clients_without_session_ids(_: Connector) {
+    let hosted = host(echo_server(), default_config().stateless()).await;
+    let clients = (0..5).map(|i| {
+        let (transport, handle) = hosted.transport();
+        async move {
+            let client = client().connect(transport).await.expect("connects");
+            let r = client.request::<Echo>(json!({"i": i})).await.expect("echo");
+            assert_eq!(handle.session_id(), None, "no session id in stateless mode");
+            r
+        }
+    });
+    let results = within("five clients", futures::future::join_all(clients)).await;
+    assert_eq!(results, (0..5).map(|i| json!({"i": i})).collect::<Vec<_>>());
+    // On the wire: no Mcp-Session-Id, and a made-up one is not checked.
+    let raw = Raw::new(&hosted.url);
+    let r = send(raw.post(None, &initialize(1, "2025-11-25"))).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("mcp-session-id"), None);
+    let r = send(raw.post(Some("made-up"), &call(2, "test/echo", json!({"x": 1})))).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("mcp-session-id"), None);
+    assert_eq!(r.messages().last().unwrap()["result"], json!({"x": 1}));
+    assert_eq!(hosted.service.session_count(), 0);
+}
+
+async fn a_stateless_transport_serves_one_request(_: Connector) {
+    let mut hosted = host(echo_server(), default_config().stateless()).await;
+    let raw = Raw::new(&hosted.url);
+    for i in 0..2 {
+        let r = send(raw.post(None, &call(i, "test/echo", json!({"i": i})))).await;
+        assert_eq!(r.messages().last().unwrap()["result"], json!({"i": i}));
+        let started = hosted.session().await;
+        // Its one request answered, the transport is finished: nothing more reaches it.
+        within("the per-request session to end", started.session.closed()).await;
+        let fed = started.session.notify::<Note>(json!("more")).await;
+        assert!(
+            fed.is_err(),
+            "a finished stateless transport takes nothing more"
+        );
+    }
+}
+
+async fn stateless_handlers_cannot_call_the_client(_: Connector) {
+    let server = Server::builder("asker", "1.0.0")
+        .request_handler::<Work, _, _>(|_, cx| async move {
+            match cx.request::<Echo>(json!({"from": "the server"})).await {
+                Ok(v) => Ok(json!({ "unexpected": v })),
+                Err(e) => Err(ErrorData::internal_error(e.to_string())),
+            }
+        })
+        .build();
+    let hosted = host(server, default_config().stateless()).await;
+    let (transport, _) = hosted.transport();
+    let client = client()
+        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
+        .connect(transport)
+        .await
+        .unwrap();
+    let err = within("the call to fail", client.request::<Work>(json!({})))
+        .await
+        .expect_err("a server-to-client request cannot work statelessly");
+    assert!(err.to_string().contains("stateless"), "{err}");
+}
+
+async fn post_without_both_media_types_draws_406(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    for accept in ["application/json", "text/event-stream", "text/html"] {
+        let body = initialize(1, "2025-11-25").to_string();
+        let r = send(raw.bare_post(Some(accept), Some("application/json"), body)).await;
+        assert_eq!(r.status, 406, "Accept: {accept}");
+    }
+    let id = raw.init().await;
+    let r = send(raw.get_as(&id, "application/json", Some("2025-11-25"))).await;
+    assert_eq!(r.status, 406);
+    assert_eq!(
+        hosted.service.session_count(),
+        1,
+        "no session from refused POSTs"
+    );
+}
+
+async fn batches_only_for_2025_03_26(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let batch = json!([
+        call(2, "test/echo", json!({"v": "a"})),
+        call(3, "test/echo", json!({"v": "b"}))
+    ]);
+    let id = raw.init().await;
+    let r = send(raw.post(Some(&id), &batch)).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], json!(-32600));
+    let r = send(raw.post(Some(&id), &json!([]))).await;
+    assert_eq!(r.status, 400);
+    // A session that negotiated 2025-03-26 is served batches.
+    let old = raw.init_version("2025-03-26").await;
+    let r = send(raw.post_as(Some(&old), Some("2025-03-26"), &batch)).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let mut results: Vec<Value> = r.messages().iter().map(|m| m["result"].clone()).collect();
+    results.sort_by_key(Value::to_string);
+    assert_eq!(results, vec![json!({"v": "a"}), json!({"v": "b"})]);
+}
+
+async fn non_json_content_type_draws_415(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    for ct in [
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        None,
+    ] {
+        let body = initialize(1, "2025-11-25").to_string();
+        assert_eq!(
+            send(raw.bare_post(Some(ACCEPT_BOTH), ct, body))
+                .await
+                .status,
+            415,
+            "Content-Type: {ct:?}"
+        );
+    }
+    let body = initialize(1, "2025-11-25").to_string();
+    let ok = send(raw.bare_post(
+        Some(ACCEPT_BOTH),
+        Some("application/json; charset=utf-8"),
+        body,
+    ))
+    .await;
+    assert_eq!(ok.status, 200);
+}
+
+async fn foreign_origin_or_host_draws_403_before_any_session(_: Connector) {
+    let mut hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let r = send(
+        raw.post(None, &initialize(1, "2025-11-25"))
+            .header("origin", "http://evil.example"),
+    )
+    .await;
+    assert_eq!(r.status, 403);
+    let r = send(
+        raw.post(None, &initialize(1, "2025-11-25"))
+            .header("host", "evil.example"),
+    )
+    .await;
+    assert_eq!(r.status, 403, "a rebound request: foreign Host, no Origin");
+    assert_eq!(
+        hosted.service.session_count(),
+        0,
+        "no session work was done"
+    );
+    // Loopback origins are fine; and so is an established session's GET check.
+    let r = send(
+        raw.post(None, &initialize(1, "2025-11-25"))
+            .header("origin", format!("http://localhost:{}", 1234)),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let _ = hosted.session().await;
+    let id = r.header("mcp-session-id").unwrap().to_owned();
+    let r = send(raw.get(&id).header("origin", "https://evil.example")).await;
+    assert_eq!(r.status, 403);
+}
+
+async fn json_response_mode_answers_with_one_json_body(_: Connector) {
+    let hosted = host(echo_server(), default_config().json_response()).await;
+    let raw = Raw::new(&hosted.url);
+    let id = raw.init().await;
+    let r = send(raw.post(Some(&id), &call(2, "test/echo", json!({"k": 1})))).await;
+    assert_eq!(r.status, 200);
+    assert!(
+        r.header("content-type")
+            .unwrap()
+            .starts_with("application/json")
+    );
+    assert_eq!(r.json()["result"], json!({"k": 1}));
+    // The client transport reads such a body as exactly one message, end to end.
+    let (transport, _) = hosted.transport();
+    let client = client().connect(transport).await.unwrap();
+    for i in 0..3 {
+        assert_eq!(
+            client.request::<Echo>(json!({"i": i})).await.unwrap(),
+            json!({"i": i})
+        );
+    }
+}
+
+async fn other_http_methods_draw_405(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    for method in [http::Method::PUT, http::Method::PATCH] {
+        let r = send(raw.request(method.clone()).header("accept", ACCEPT_BOTH)).await;
+        assert_eq!(r.status, 405, "{method}");
+    }
+}
+
+async fn notifications_and_responses_draw_202(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let id = raw.init().await;
+    let note = json!({"jsonrpc":"2.0","method":"notifications/roots/list_changed"});
+    let r = send(raw.post(Some(&id), &note)).await;
+    assert_eq!((r.status, r.body.as_str()), (202, ""));
+    let response = json!({"jsonrpc":"2.0","id":99,"result":{}});
+    let r = send(raw.post(Some(&id), &response)).await;
+    assert_eq!((r.status, r.body.as_str()), (202, ""));
+}
+
+async fn rejections_reach_the_error_callback(_: Connector) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let config = default_config().on_error(move |r| log.lock().unwrap().push(r.status.as_u16()));
+    let hosted = host(echo_server(), config).await;
+    let raw = Raw::new(&hosted.url);
+    let init = initialize(1, "2025-11-25").to_string();
+    send(raw.bare_post(Some("text/html"), Some("application/json"), init.clone())).await;
+    send(raw.bare_post(Some(ACCEPT_BOTH), Some("text/plain"), init)).await;
+    send(raw.post(None, &json!("nonsense"))).await;
+    send(raw.post(Some("unknown"), &call(1, "test/echo", json!({})))).await;
+    send(
+        raw.post(None, &initialize(1, "2025-11-25"))
+            .header("origin", "http://evil.example"),
+    )
+    .await;
+    assert_eq!(*seen.lock().unwrap(), vec![406, 415, 400, 404, 403]);
+}
+
+async fn bad_bodies_draw_400(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let post = |body: &'static str| {
+        raw.bare_post(Some(ACCEPT_BOTH), Some("application/json"), body.to_owned())
+    };
+    let r = send(post("{not json")).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], json!(-32700));
+    for invalid in [
+        r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
+        r#""text""#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+    ] {
+        let r = send(post(invalid)).await;
+        assert_eq!(r.status, 400, "{invalid}");
+        assert_eq!(r.json()["error"]["code"], json!(-32600), "{invalid}");
+    }
+    // Over the cap: 413 before parsing.
+    let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(5 * 1024 * 1024));
+    let r = send(raw.bare_post(Some(ACCEPT_BOTH), Some("application/json"), big)).await;
+    assert_eq!(r.status, 413);
+}
+
+async fn bad_protocol_version_header_draws_400(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let id = raw.init().await;
+    for version in ["2099-01-01", "garbage", "2025-06-18"] {
+        let r = send(raw.post_as(Some(&id), Some(version), &call(2, "test/echo", json!({})))).await;
+        assert_eq!(r.status, 400, "MCP-Protocol-Version: {version}");
+    }
+    let r = send(raw.get_as(&id, "text/event-stream", Some("1999-12-31"))).await;
+    assert_eq!(r.status, 400);
+}
+
+async fn absent_protocol_version_means_2025_03_26(_: Connector) {
+    // Stateless: no session to tell the revision, so only the header can.
+    let hosted = host(echo_server(), default_config().stateless()).await;
+    let raw = Raw::new(&hosted.url);
+    let batch = json!([
+        call(1, "test/echo", json!({})),
+        call(2, "test/echo", json!({}))
+    ]);
+    let post = |version: Option<&str>| raw.post_as(None, version, &batch);
+    // Without the header the request is 2025-03-26, which allows batches ...
+    let r = send(post(None)).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.messages().len(), 2);
+    // ... with a later revision named, the same body is refused.
+    assert_eq!(send(post(Some("2025-11-25"))).await.status, 400);
+}
+
+async fn a_second_standalone_stream_is_rejected(_: Connector) {
+    let hosted = host(echo_server(), default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let id = raw.init().await;
+    let first = within("the GET", raw.get(&id).send()).await.unwrap();
+    assert_eq!(first.status(), 200);
+    assert!(
+        first.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let second = send(raw.get(&id)).await;
+    assert_eq!(second.status, 409);
+    drop(first);
+}
+
+async fn the_post_stream_ends_after_its_response(_: Connector) {
+    let server = Server::builder("chatty", "1.0.0")
+        .request_handler::<Work, _, _>(|_, cx| async move {
+            for i in 0..3 {
+                cx.notify::<Note>(json!({"i": i}))
+                    .await
+                    .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+            }
+            Ok(json!("done"))
+        })
+        .build();
+    let hosted = host(server, default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let id = raw.init().await;
+    // `send` reads to the end of the body: it returns only because the stream ended.
+    let r = send(raw.post(Some(&id), &call(2, "test/work", json!({})))).await;
+    assert!(
+        r.header("content-type")
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let messages = r.messages();
+    let last = messages.last().expect("messages");
+    assert_eq!(
+        last["result"],
+        json!("done"),
+        "the response is the last event"
+    );
+    let notes: Vec<_> = messages
+        .iter()
+        .filter(|m| m["method"] == "test/note")
+        .map(|m| m["params"].clone())
+        .collect();
+    assert_eq!(
+        notes,
+        vec![json!({"i": 0}), json!({"i": 1}), json!({"i": 2})],
+        "related messages come first, in order"
+    );
+}
+
+async fn each_message_travels_on_exactly_one_stream(_: Connector) {
+    let (go_tx, go_rx) = mpsc::unbounded_channel::<()>();
+    let go_rx = Arc::new(tokio::sync::Mutex::new(go_rx));
+    let server = Server::builder("routes", "1.0.0")
+        .request_handler::<Work, _, _>(move |params, cx| {
+            let go = go_rx.clone();
+            async move {
+                cx.notify::<Note>(json!({"related": params["who"].clone()}))
+                    .await
+                    .ok();
+                let params = params["who"].clone();
+                go.lock().await.recv().await;
+                Ok(params)
+            }
+        })
+        .build();
+    let mut hosted = host(server, default_config()).await;
+    let raw = Raw::new(&hosted.url);
+    let id = raw.init().await;
+    let started = hosted.session().await;
+    let mut standalone = within("the GET", raw.get(&id).send()).await.unwrap();
+    assert!(
+        standalone.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let a = tokio::spawn(send(
+        raw.post(Some(&id), &call(2, "test/work", json!({"who": "a"}))),
+    ));
+    let b = tokio::spawn(send(
+        raw.post(Some(&id), &call(3, "test/work", json!({"who": "b"}))),
+    ));
+    // Unrelated traffic while both calls are open.
+    started
+        .session
+        .notify::<Note>(json!({"unrelated": 1}))
+        .await
+        .unwrap();
+    started
+        .session
+        .notify::<Note>(json!({"unrelated": 2}))
+        .await
+        .unwrap();
+    let on_get = read_events_until(&mut standalone, |e| {
+        e.iter().filter(|e| !e.data.is_empty()).count() >= 2
+    })
+    .await;
+    go_tx.send(()).unwrap();
+    go_tx.send(()).unwrap();
+    let a = within("call a", a).await.unwrap();
+    let b = within("call b", b).await.unwrap();
+    let get_msgs: Vec<Value> = on_get.iter().filter_map(|e| e.json()).collect();
+    assert_eq!(
+        get_msgs
+            .iter()
+            .map(|m| m["params"].clone())
+            .collect::<Vec<_>>(),
+        vec![json!({"unrelated": 1}), json!({"unrelated": 2})],
+        "unrelated messages on the standalone stream only"
+    );
+    assert!(
+        get_msgs
+            .iter()
+            .all(|m| m.get("result").is_none() && m.get("error").is_none())
+    );
+    for (r, who, rid) in [(&a, "a", 2), (&b, "b", 3)] {
+        let msgs = r.messages();
+        assert_eq!(
+            msgs,
+            vec![
+                json!({"jsonrpc":"2.0","method":"test/note","params":{"related": who}}),
+                json!({"jsonrpc":"2.0","id":rid,"result":who}),
+            ],
+            "stream of call {who}: its own note, then its own response"
+        );
+    }
+}

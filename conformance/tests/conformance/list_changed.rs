@@ -1,0 +1,287 @@
+//! list_changed and dynamic registration: the client's signal-only and auto-refresh
+//! reactions (only for advertised kinds), the server's debounced announcements, and
+//! registrations after clients connected.
+
+use std::sync::{Arc, Mutex};
+
+use modelctx::client::{ListKind, ListUpdate};
+use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server, ToolDef};
+use modelctx::types::{
+    LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams,
+    ToolListChangedNotification,
+};
+use modelctx_conformance::{Connector, Recording, Test, conformance_test, within};
+use tokio::sync::mpsc;
+
+use crate::support::{client, connect};
+
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        conformance_test!(
+            signal_only_does_not_refetch,
+            ["client:list-changed:signal-only"]
+        ),
+        conformance_test!(
+            auto_refresh_delivers_the_fresh_list,
+            ["client:list-changed:auto-refresh"]
+        ),
+        conformance_test!(
+            reactions_need_the_advertised_capability,
+            ["client:list-changed:capability-gated"]
+        ),
+        conformance_test!(
+            a_burst_of_changes_is_announced_once,
+            ["mcpserver:list-changed:debounce"]
+        ),
+        conformance_test!(
+            registrations_after_connect_change_the_lists,
+            ["mcpserver:register:post-connect"]
+        ),
+    ]
+}
+
+fn tool(name: &str) -> ToolDef {
+    ToolDef::new(name, |_: NoArgs, _cx: Context| async move {
+        Ok::<_, String>("x")
+    })
+}
+
+fn count(wire: &Recording, method: &str) -> usize {
+    wire.received()
+        .iter()
+        .filter(|m| m.method() == Some(method))
+        .count()
+}
+
+async fn signal_only_does_not_refetch(connector: Connector) {
+    let server = Server::builder("dynamic", "1.0.0").enable_tools().build();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let builder = client().on_list_changed(ListKind::Tools, move |kind| {
+        let _ = tx.send(kind);
+    });
+    let pair = connect(&connector, &server, builder).await;
+    server.add_tool(tool("one")).unwrap();
+    assert_eq!(within("the signal", rx.recv()).await, Some(ListKind::Tools));
+    // The callback ran on the notification; the client asked for no list.
+    assert!(
+        !pair
+            .wire
+            .sent()
+            .iter()
+            .any(|m| m.method() == Some("tools/list"))
+    );
+}
+
+async fn auto_refresh_delivers_the_fresh_list(connector: Connector) {
+    let server = Server::builder("dynamic", "1.0.0")
+        .page_size(1)
+        .tool(tool("first"))
+        .unwrap()
+        .build();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let builder = client().on_list_refreshed(ListKind::Tools, move |update| {
+        let _ = tx.send(update);
+    });
+    let pair = connect(&connector, &server, builder).await;
+    server.add_tool(tool("second")).unwrap();
+    let update = within("the refreshed list", rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let ListUpdate::Tools(tools) = update else {
+        panic!("expected tools, got {update:?}");
+    };
+    let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["first", "second"]);
+    // The client re-listed after the notification, following the pages.
+    let messages = pair.wire.messages();
+    let notified = messages
+        .iter()
+        .position(|r| r.message.message.method() == Some("notifications/tools/list_changed"))
+        .unwrap();
+    let listed = messages[notified..]
+        .iter()
+        .filter(|r| r.message.message.method() == Some("tools/list"))
+        .count();
+    assert_eq!(listed, 2);
+}
+
+async fn reactions_need_the_advertised_capability(connector: Connector) {
+    let server = Server::builder("static", "1.0.0")
+        .list_changed(false)
+        .tool(tool("fixed"))
+        .unwrap()
+        .build();
+    let signals = Arc::new(Mutex::new(Vec::new()));
+    let (signal_log, refresh_log) = (signals.clone(), signals.clone());
+    let (log_tx, mut log_rx) = mpsc::unbounded_channel();
+    let builder = client()
+        .on_list_changed(ListKind::Tools, move |kind| {
+            signal_log.lock().unwrap().push(format!("{kind:?}"))
+        })
+        .on_list_refreshed(ListKind::Tools, move |_| {
+            refresh_log.lock().unwrap().push("refresh".to_owned())
+        })
+        .notification_handler::<LoggingMessageNotification, _, _>(move |params, _peer| {
+            let log_tx = log_tx.clone();
+            async move {
+                let _ = log_tx.send(params.data);
+            }
+        });
+    let pair = connect(&connector, &server, builder).await;
+    assert_ne!(
+        pair.client
+            .server_capabilities()
+            .tools
+            .as_ref()
+            .unwrap()
+            .list_changed,
+        Some(true)
+    );
+    // A registry change is not announced without the capability...
+    server.add_tool(tool("late")).unwrap();
+    // ...and a stray announcement does not trigger the client's reactions.
+    pair.server
+        .notify::<ToolListChangedNotification>(None)
+        .await
+        .unwrap();
+    pair.server
+        .notify::<LoggingMessageNotification>(LoggingMessageNotificationParams::new(
+            LoggingLevel::Info,
+            "marker",
+        ))
+        .await
+        .unwrap();
+    // Notifications are handled in order: once the marker is seen, the announcement
+    // before it was handled too.
+    assert_eq!(within("the marker", log_rx.recv()).await.unwrap(), "marker");
+    assert!(signals.lock().unwrap().is_empty());
+    assert!(
+        !pair
+            .wire
+            .sent()
+            .iter()
+            .any(|m| m.method() == Some("tools/list"))
+    );
+    assert_eq!(count(&pair.wire, "notifications/tools/list_changed"), 1);
+}
+
+async fn a_burst_of_changes_is_announced_once(connector: Connector) {
+    let server = Server::builder("bursty", "1.0.0")
+        .enable_tools()
+        .enable_prompts()
+        .build();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx2, mut rx2) = mpsc::unbounded_channel();
+    let listen = |tx: mpsc::UnboundedSender<ListKind>| {
+        let (a, b) = (tx.clone(), tx);
+        client()
+            .on_list_changed(ListKind::Tools, move |k| {
+                let _ = a.send(k);
+            })
+            .on_list_changed(ListKind::Prompts, move |k| {
+                let _ = b.send(k);
+            })
+    };
+    let first = connect(&connector, &server, listen(tx)).await;
+    let second = connect(&connector, &server, listen(tx2)).await;
+    for i in 0..10 {
+        server.add_tool(tool(&format!("t{i}"))).unwrap();
+    }
+    assert!(server.remove_tool("t3"));
+    assert_eq!(
+        within("first client", rx.recv()).await,
+        Some(ListKind::Tools)
+    );
+    assert_eq!(
+        within("second client", rx2.recv()).await,
+        Some(ListKind::Tools)
+    );
+    // A later change of another kind is announced after the burst's one: any extra
+    // tools announcement from the burst would have come before it.
+    server
+        .add_prompt(PromptDef::new("p", |_: NoArgs, _cx: Context| async move {
+            Ok::<_, String>("x".to_owned())
+        }))
+        .unwrap();
+    assert_eq!(
+        within("prompts, first", rx.recv()).await,
+        Some(ListKind::Prompts)
+    );
+    assert_eq!(
+        within("prompts, second", rx2.recv()).await,
+        Some(ListKind::Prompts)
+    );
+    for pair in [&first, &second] {
+        assert_eq!(count(&pair.wire, "notifications/tools/list_changed"), 1);
+        assert_eq!(count(&pair.wire, "notifications/prompts/list_changed"), 1);
+        assert_eq!(pair.client.list_all_tools().await.unwrap().len(), 9);
+    }
+}
+
+async fn registrations_after_connect_change_the_lists(connector: Connector) {
+    let server = Server::builder("dynamic", "1.0.0")
+        .enable_tools()
+        .enable_resources()
+        .enable_prompts()
+        .build();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut builder = client();
+    for kind in [ListKind::Tools, ListKind::Resources, ListKind::Prompts] {
+        let tx = tx.clone();
+        builder = builder.on_list_changed(kind, move |k| {
+            let _ = tx.send(k);
+        });
+    }
+    let pair = connect(&connector, &server, builder).await;
+    assert!(pair.client.list_all_tools().await.unwrap().is_empty());
+
+    server.add_tool(tool("t")).unwrap();
+    server
+        .add_resource(ResourceDef::new(
+            "file:///r",
+            "r",
+            |_cx: Context| async move { Ok::<_, String>("r") },
+        ))
+        .unwrap();
+    server
+        .add_prompt(PromptDef::new("p", |_: NoArgs, _cx: Context| async move {
+            Ok::<_, String>("p".to_owned())
+        }))
+        .unwrap();
+    let mut kinds = Vec::new();
+    for _ in 0..3 {
+        kinds.push(within("an announcement", rx.recv()).await.unwrap());
+    }
+    kinds.sort_by_key(|k| format!("{k:?}"));
+    assert_eq!(
+        kinds,
+        [ListKind::Prompts, ListKind::Resources, ListKind::Tools]
+    );
+    assert_eq!(pair.client.list_all_tools().await.unwrap()[0].name, "t");
+    assert_eq!(
+        pair.client.list_all_resources().await.unwrap()[0].uri,
+        "file:///r"
+    );
+    assert_eq!(pair.client.list_all_prompts().await.unwrap()[0].name, "p");
+
+    assert!(server.remove_tool("t"));
+    assert!(server.remove_resource("file:///r"));
+    assert!(server.remove_prompt("p"));
+    assert!(!server.remove_prompt("p"));
+    let mut kinds = Vec::new();
+    for _ in 0..3 {
+        kinds.push(within("a removal announcement", rx.recv()).await.unwrap());
+    }
+    assert_eq!(kinds.len(), 3);
+    assert!(pair.client.list_all_tools().await.unwrap().is_empty());
+    assert!(pair.client.list_all_resources().await.unwrap().is_empty());
+    assert!(pair.client.list_all_prompts().await.unwrap().is_empty());
+    // The tool is gone for calls too.
+    let gone = pair
+        .client
+        .call_tool("t", modelctx::types::JsonObject::new())
+        .await
+        .unwrap_err();
+    assert!(gone.protocol_error().is_some());
+}

@@ -1,0 +1,226 @@
+//! Logging: `logging/setLevel` (handler, invalid levels, filtering per session) and
+//! `notifications/message` (every level, every field, the context's helpers).
+
+use std::sync::{Arc, Mutex};
+
+use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::types::{
+    EmptyResult, ErrorCode, JsonObject, LoggingLevel, LoggingMessageNotification,
+    LoggingMessageNotificationParams, SetLevelRequest, SetLevelRequestParams,
+};
+use modelctx_conformance::{Connector, Test, conformance_test, within};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::support::{client, connect};
+use crate::tools::{connect_to, error_code};
+
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        conformance_test!(set_level_reaches_the_handler, ["logging:set-level"]),
+        conformance_test!(
+            an_unknown_level_is_invalid_params,
+            ["logging:set-level:invalid-level"]
+        ),
+        conformance_test!(
+            every_level_arrives_with_its_fields,
+            [
+                "logging:message:all-levels",
+                "logging:message:fields",
+                "logging:capability:declared",
+                "mcpserver:context:logging"
+            ]
+        ),
+        conformance_test!(
+            messages_below_the_level_are_withheld,
+            ["logging:message:filtered"]
+        ),
+    ]
+}
+
+const LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// A server whose `chatter` tool logs once at each of `LEVELS`, from logger `db`.
+fn chatty() -> Server {
+    let tool = ToolDef::new("chatter", |_: NoArgs, cx: Context| async move {
+        for (i, level) in LEVELS.iter().enumerate() {
+            cx.log(
+                LoggingLevel::from(*level),
+                Some("db"),
+                json!({"seq": i, "level": level}),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        }
+        Ok::<_, String>("logged")
+    });
+    Server::builder("chatty", "1.0.0")
+        .tool(tool)
+        .unwrap()
+        .build()
+}
+
+/// A client that forwards every log message to a channel.
+fn listening() -> (
+    modelctx::client::ClientBuilder,
+    mpsc::UnboundedReceiver<LoggingMessageNotificationParams>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let builder =
+        client().notification_handler::<LoggingMessageNotification, _, _>(move |params, _peer| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(params);
+            }
+        });
+    (builder, rx)
+}
+
+async fn set_level_reaches_the_handler(connector: Connector) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let server = Server::builder("levels", "1.0.0")
+        .request_handler::<SetLevelRequest, _, _>(move |params: SetLevelRequestParams, _cx| {
+            log.lock().unwrap().push(params.level.as_str().to_owned());
+            async move { Ok(EmptyResult::new()) }
+        })
+        .build();
+    let pair = connect_to(&connector, &server).await;
+    assert!(pair.client.server_capabilities().logging.is_some());
+    pair.client
+        .set_logging_level(LoggingLevel::Warning)
+        .await
+        .unwrap();
+    pair.client
+        .set_logging_level(LoggingLevel::Debug)
+        .await
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), ["warning", "debug"]);
+    let last = serde_json::to_value(pair.wire.received().pop().unwrap()).unwrap();
+    assert_eq!(last["result"], json!({}));
+}
+
+async fn an_unknown_level_is_invalid_params(connector: Connector) {
+    let pair = connect_to(&connector, &chatty()).await;
+    let error = pair
+        .client
+        .request::<SetLevelRequest>(SetLevelRequestParams::new(LoggingLevel::from("verbose")))
+        .await
+        .unwrap_err();
+    assert_eq!(error_code(&error), ErrorCode::INVALID_PARAMS);
+    assert!(error.to_string().contains("verbose"), "{error}");
+    // Every one of the eight levels is accepted.
+    for level in LEVELS {
+        pair.client
+            .set_logging_level(LoggingLevel::from(level))
+            .await
+            .unwrap();
+    }
+}
+
+async fn every_level_arrives_with_its_fields(connector: Connector) {
+    let (builder, mut rx) = listening();
+    let helpers = ToolDef::new("helpers", |_: NoArgs, cx: Context| async move {
+        let r: Result<(), _> = async {
+            cx.debug("d").await?;
+            cx.info("i").await?;
+            cx.notice("n").await?;
+            cx.warning("w").await?;
+            cx.error("e").await?;
+            cx.critical("c").await?;
+            cx.alert("a").await?;
+            cx.emergency("em").await
+        }
+        .await;
+        r.map_err(|e: modelctx::session::SessionError| e.to_string())?;
+        Ok::<_, String>("ok")
+    });
+    let server = chatty();
+    server.add_tool(helpers).unwrap();
+    let pair = connect(&connector, &server, builder).await;
+    assert!(pair.client.server_capabilities().logging.is_some());
+
+    pair.client
+        .call_tool("chatter", JsonObject::new())
+        .await
+        .unwrap();
+    for (i, level) in LEVELS.iter().enumerate() {
+        let message = within("a log message", rx.recv()).await.unwrap();
+        assert_eq!(message.level.as_str(), *level);
+        assert_eq!(message.logger.as_deref(), Some("db"));
+        assert_eq!(message.data, json!({"seq": i, "level": level}));
+    }
+
+    pair.client
+        .call_tool("helpers", JsonObject::new())
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        let message = within("a helper's message", rx.recv()).await.unwrap();
+        seen.push((message.level.as_str().to_owned(), message.data));
+    }
+    let expected: Vec<(String, Value)> = LEVELS
+        .iter()
+        .zip(["d", "i", "n", "w", "e", "c", "a", "em"])
+        .map(|(l, d)| ((*l).to_owned(), json!(d)))
+        .collect();
+    assert_eq!(seen, expected);
+}
+
+async fn messages_below_the_level_are_withheld(connector: Connector) {
+    let server = chatty();
+    let pair = connect_to(&connector, &server).await;
+    let other = connect_to(&connector, &server).await;
+    pair.client
+        .set_logging_level(LoggingLevel::Error)
+        .await
+        .unwrap();
+    pair.client
+        .call_tool("chatter", JsonObject::new())
+        .await
+        .unwrap();
+    // The notifications precede the reply on the wire, so they are all recorded now.
+    let levels = |wire: &modelctx_conformance::Recording| -> Vec<String> {
+        wire.received()
+            .iter()
+            .filter(|m| m.method() == Some("notifications/message"))
+            .map(|m| {
+                serde_json::to_value(m).unwrap()["params"]["level"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(
+        levels(&pair.wire),
+        ["error", "critical", "alert", "emergency"]
+    );
+    // The level is per session: another client still hears everything.
+    other
+        .client
+        .call_tool("chatter", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(levels(&other.wire), LEVELS);
+    // Lowering the level lets everything through again.
+    pair.client
+        .set_logging_level(LoggingLevel::Debug)
+        .await
+        .unwrap();
+    pair.client
+        .call_tool("chatter", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(levels(&pair.wire).len(), 4 + 8);
+}

@@ -1,0 +1,630 @@
+//! The client's HTTP exchanges: POSTs, SSE reading, reconnection, session loss.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use http::{HeaderMap, Method, StatusCode, header};
+use modelctx_transport::{TransportError, TransportMessage};
+use modelctx_types::{
+    ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
+    JsonRpcRequest, RequestId,
+};
+
+use super::{ClientInner, is_response};
+use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use crate::sse::SseParser;
+
+/// The error code of requests failed by the transport (not by the server).
+const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
+
+/// How long closing waits for the server to acknowledge the session's DELETE.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub(super) async fn send(
+    inner: Arc<ClientInner>,
+    message: TransportMessage,
+) -> Result<(), TransportError> {
+    if inner.closed.is_cancelled() {
+        return Err(TransportError::closed());
+    }
+    let token = message.resumption_token.clone();
+    match message.message {
+        JsonRpcMessage::Request(request) => {
+            if request.method == "initialize" {
+                let mut st = inner.state();
+                if !std::mem::take(&mut st.attached) {
+                    st.session_id = None;
+                }
+                st.protocol_version = None;
+                st.generation += 1;
+                st.expired = false;
+                st.tokens.clear();
+                st.standalone_started = false;
+                st.init_id = Some(request.id.clone());
+                st.init_request = Some(request.clone());
+            } else if inner.state().expired {
+                reinitialize(&inner).await?;
+            }
+            let generation = {
+                let mut st = inner.state();
+                let g = st.generation;
+                st.inflight.insert(request.id.clone(), g);
+                g
+            };
+            let task_inner = inner.clone();
+            tokio::spawn(async move {
+                let id = request.id.clone();
+                let outcome = tokio::select! {
+                    biased;
+                    () = task_inner.closed.cancelled() => Ok(()),
+                    r = run_request(&task_inner, request, token, generation) => r,
+                };
+                match outcome {
+                    Ok(()) => maybe_start_standalone(&task_inner),
+                    Err(reason) => fail_request(&task_inner, id, reason).await,
+                }
+            });
+            Ok(())
+        }
+        other => {
+            if let Some(id) = cancelled_id(&other) {
+                inner.state().inflight.remove(&id);
+            }
+            let initialized = other.method() == Some("notifications/initialized");
+            if inner.state().expired && !initialized {
+                reinitialize(&inner).await?;
+            }
+            post_message(&inner, &other).await?;
+            maybe_start_standalone(&inner);
+            Ok(())
+        }
+    }
+}
+
+pub(super) async fn close(inner: Arc<ClientInner>) {
+    if inner.closed.is_cancelled() {
+        return;
+    }
+    inner.closed.cancel();
+    let session = inner.state().session_id.clone();
+    if session.is_some() {
+        // 405 means the server does not end sessions on request: fine either way. A
+        // server that does not answer does not hold the close up for long.
+        let delete = request(&inner, Method::DELETE, None, None);
+        let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
+    }
+}
+
+fn cancelled_id(message: &JsonRpcMessage) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Cancelled {
+        request_id: RequestId,
+    }
+    match message {
+        JsonRpcMessage::Notification(n) if n.method == "notifications/cancelled" => n
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
+            .map(|c| c.request_id),
+        _ => None,
+    }
+}
+
+/// Sends one HTTP request with the session headers, custom headers and credentials;
+/// retries once when the auth hook asks to after a 401/403.
+async fn request(
+    inner: &ClientInner,
+    method: Method,
+    body: Option<Vec<u8>>,
+    last_event_id: Option<&str>,
+) -> Result<reqwest::Response, TransportError> {
+    let mut retried = false;
+    loop {
+        let (session, version, generation) = {
+            let st = inner.state();
+            (
+                st.session_id.clone(),
+                st.protocol_version.clone(),
+                st.generation,
+            )
+        };
+        let mut rb = inner.http.request(method.clone(), &inner.url);
+        rb = rb.headers(inner.headers.clone());
+        if let Some(auth) = &inner.auth {
+            rb = rb.headers(auth.headers().await?);
+        }
+        let accept = if method == Method::POST {
+            "application/json, text/event-stream"
+        } else {
+            "text/event-stream"
+        };
+        if method != Method::DELETE {
+            rb = rb.header(header::ACCEPT, accept);
+        }
+        if let Some(s) = &session {
+            rb = rb.header(MCP_SESSION_ID, s);
+        }
+        if let Some(v) = &version {
+            rb = rb.header(MCP_PROTOCOL_VERSION, v);
+        }
+        if let Some(id) = last_event_id {
+            rb = rb.header(LAST_EVENT_ID, id);
+        }
+        if let Some(b) = &body {
+            rb = rb
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(b.clone());
+        }
+        let response = rb
+            .send()
+            .await
+            .map_err(|e| TransportError::other(format!("HTTP request failed: {e}")))?;
+        let status = response.status();
+        if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+            && !retried
+            && let Some(auth) = &inner.auth
+            && auth.on_rejected(status.as_u16(), response.headers()).await
+        {
+            retried = true;
+            continue;
+        }
+        if status == StatusCode::NOT_FOUND && session.is_some() {
+            // Only the session this request named is gone (a newer one may exist).
+            session_lost(inner, generation).await;
+            return Err(TransportError::other(
+                "the server ended the session (HTTP 404); the next request starts a new one",
+            ));
+        }
+        return Ok(response);
+    }
+}
+
+/// POSTs a notification or response; the server must accept it (202).
+async fn post_message(inner: &ClientInner, message: &JsonRpcMessage) -> Result<(), TransportError> {
+    let body = serde_json::to_vec(message).map_err(|e| TransportError::other(e.to_string()))?;
+    let response = request(inner, Method::POST, Some(body), None).await?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    Err(TransportError::other(format!(
+        "the server refused the message: HTTP {status}"
+    )))
+}
+
+fn maybe_start_standalone(inner: &Arc<ClientInner>) {
+    if !inner.standalone {
+        return;
+    }
+    let generation = {
+        let mut st = inner.state();
+        if st.standalone_started || st.session_id.is_none() || st.expired {
+            return;
+        }
+        st.standalone_started = true;
+        st.generation
+    };
+    let inner = inner.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            biased;
+            () = inner.closed.cancelled() => {}
+            () = standalone(&inner, generation) => {}
+        }
+    });
+}
+
+/// Keeps the standalone GET stream open, reconnecting with `Last-Event-ID`.
+async fn standalone(inner: &ClientInner, generation: u64) {
+    let mut last_id: Option<String> = None;
+    let mut retry = inner.reconnect_delay;
+    let mut failures = 0u32;
+    loop {
+        if inner.state().generation != generation {
+            return;
+        }
+        match request(inner, Method::GET, None, last_id.as_deref()).await {
+            Ok(response) if response.status() == StatusCode::METHOD_NOT_ALLOWED => return,
+            Ok(response) if is_sse(&response) => {
+                let read = read_sse(inner, response, None, None, &mut last_id).await;
+                if let Some(r) = read.retry {
+                    retry = r;
+                }
+                if read.events > 0 {
+                    failures = 0;
+                } else {
+                    failures += 1;
+                }
+            }
+            Ok(_) => failures += 1,
+            Err(_) if inner.state().generation != generation => return,
+            Err(_) => failures += 1,
+        }
+        if failures > inner.max_reconnects {
+            return;
+        }
+        tokio::time::sleep(retry).await;
+    }
+}
+
+fn is_sse(response: &reqwest::Response) -> bool {
+    content_type(response.headers()).eq_ignore_ascii_case("text/event-stream")
+}
+
+fn content_type(headers: &HeaderMap) -> &str {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map_or("", str::trim)
+}
+
+/// Sends request `request` (or resumes it from `token`) and delivers its answer.
+async fn run_request(
+    inner: &ClientInner,
+    request: JsonRpcRequest,
+    token: Option<Arc<str>>,
+    generation: u64,
+) -> Result<(), String> {
+    let id = request.id.clone();
+    let mut last_id = token.as_deref().map(str::to_owned);
+    let mut retry = inner.reconnect_delay;
+    if token.is_none() {
+        let message = JsonRpcMessage::Request(request);
+        let body = serde_json::to_vec(&message).map_err(|e| e.to_string())?;
+        let response = request_or_reason(inner, Method::POST, Some(body), None).await?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(status_reason(status, response).await);
+        }
+        if inner.state().init_id.as_ref() == Some(&id) {
+            capture_session_id(inner, response.headers(), generation);
+        }
+        if content_type(response.headers()).eq_ignore_ascii_case("application/json") {
+            let bytes = response
+                .bytes()
+                .await
+                .map_err(|e| format!("reading the response failed: {e}"))?;
+            let message = JsonRpcMessage::from_slice(&bytes)
+                .map_err(|e| format!("the server sent an invalid response: {e}"))?;
+            deliver(inner, message, None, None).await;
+            return Ok(());
+        }
+        if !is_sse(&response) {
+            return Err(format!(
+                "the server answered a request with HTTP {status} and no content"
+            ));
+        }
+        let read = read_sse(inner, response, Some(&id), None, &mut last_id).await;
+        if read.answered {
+            return Ok(());
+        }
+        if let Some(r) = read.retry {
+            retry = r;
+        }
+        match &last_id {
+            // No priming event id: the stream cannot be resumed.
+            None => return Err("the response stream ended before the response".to_owned()),
+            Some(token) if !inner.resume_streams => {
+                return Err(format!(
+                    "the response stream broke before the response; resume with token {token}"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    // Resume with GET + Last-Event-ID until the response arrives.
+    let rewrite = token.is_some().then(|| id.clone());
+    let mut failures = 0u32;
+    let mut first = token.is_some();
+    loop {
+        if !first {
+            tokio::time::sleep(retry).await;
+        }
+        first = false;
+        if inner.state().generation != generation || !inner.state().inflight.contains_key(&id) {
+            return Ok(());
+        }
+        let response = request_or_reason(inner, Method::GET, None, last_id.as_deref()).await?;
+        let status = response.status();
+        if !status.is_success() || !is_sse(&response) {
+            return Err(status_reason(status, response).await);
+        }
+        let read = read_sse(inner, response, Some(&id), rewrite.as_ref(), &mut last_id).await;
+        if read.answered {
+            return Ok(());
+        }
+        if let Some(r) = read.retry {
+            retry = r;
+        }
+        if read.events == 0 {
+            failures += 1;
+            if failures > inner.max_reconnects {
+                return Err("the response stream could not be resumed".to_owned());
+            }
+        } else {
+            failures = 0;
+        }
+    }
+}
+
+async fn request_or_reason(
+    inner: &ClientInner,
+    method: Method,
+    body: Option<Vec<u8>>,
+    last_event_id: Option<&str>,
+) -> Result<reqwest::Response, String> {
+    request(inner, method, body, last_event_id)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn status_reason(status: StatusCode, response: reqwest::Response) -> String {
+    let text = response.text().await.unwrap_or_default();
+    let detail = serde_json::from_str::<JsonRpcMessage>(&text)
+        .ok()
+        .and_then(|m| match m {
+            JsonRpcMessage::Error(e) => Some(e.error.message.to_string()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    format!("the server answered HTTP {status}: {detail}")
+}
+
+fn capture_session_id(inner: &ClientInner, headers: &HeaderMap, generation: u64) {
+    let id = headers
+        .get(MCP_SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    let mut st = inner.state();
+    if st.generation == generation
+        && let Some(id) = id
+    {
+        st.session_id = Some(id.to_owned());
+    }
+}
+
+struct Read {
+    answered: bool,
+    events: usize,
+    retry: Option<Duration>,
+}
+
+/// Reads an SSE body, delivering its messages, until it ends or `want`'s response
+/// arrived. `rewrite`: responses on this stream answer that (resumed) request.
+async fn read_sse(
+    inner: &ClientInner,
+    response: reqwest::Response,
+    want: Option<&RequestId>,
+    rewrite: Option<&RequestId>,
+    last_id: &mut Option<String>,
+) -> Read {
+    let mut read = Read {
+        answered: false,
+        events: 0,
+        retry: None,
+    };
+    let mut parser = SseParser::new(inner.max_event_bytes);
+    let mut body = response.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let Ok(chunk) = chunk else { break };
+        let Ok(events) = parser.push(&chunk) else {
+            break;
+        };
+        for event in events {
+            read.events += 1;
+            if let Some(r) = event.retry {
+                read.retry = Some(r);
+            }
+            if let Some(id) = &event.id {
+                *last_id = Some(id.clone());
+                if let Some(want) = want {
+                    inner
+                        .state()
+                        .tokens
+                        .insert(want.clone(), Arc::from(id.as_str()));
+                }
+            }
+            if event.data.trim().is_empty() {
+                continue;
+            }
+            let Ok(mut message) = JsonRpcMessage::from_slice(event.data.as_bytes()) else {
+                continue;
+            };
+            if let Some(target) = rewrite {
+                message = rewrite_id(message, target);
+            }
+            let answers_want = is_response(&message) && message.id() == want && want.is_some();
+            let token = event.id.as_deref().map(Arc::from);
+            deliver(inner, message, token, want).await;
+            if answers_want {
+                read.answered = true;
+                return read;
+            }
+        }
+    }
+    read
+}
+
+fn rewrite_id(message: JsonRpcMessage, id: &RequestId) -> JsonRpcMessage {
+    match message {
+        JsonRpcMessage::Response(mut r) => {
+            r.id = id.clone();
+            JsonRpcMessage::Response(r)
+        }
+        JsonRpcMessage::Error(mut e) => {
+            e.id = Some(id.clone());
+            JsonRpcMessage::Error(e)
+        }
+        other => other,
+    }
+}
+
+/// Hands one inbound message to the session, noting what passes (initialize result,
+/// answered requests).
+async fn deliver(
+    inner: &ClientInner,
+    message: JsonRpcMessage,
+    token: Option<Arc<str>>,
+    stream_of: Option<&RequestId>,
+) {
+    if let (true, Some(id)) = (is_response(&message), message.id()) {
+        let mut st = inner.state();
+        st.inflight.remove(id);
+        if stream_of == Some(id) {
+            st.tokens.remove(id);
+        }
+        if st.init_id.as_ref() == Some(id)
+            && let JsonRpcMessage::Response(r) = &message
+        {
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Init {
+                protocol_version: String,
+            }
+            if let Ok(i) = serde_json::from_str::<Init>(r.result.get())
+                && modelctx_types::ProtocolVersion::new(i.protocol_version.clone()).is_supported()
+            {
+                st.protocol_version = Some(i.protocol_version);
+            }
+        }
+    }
+    let _ = inner
+        .tx
+        .send(TransportMessage::new(message).with_resumption_token(token))
+        .await;
+}
+
+/// Fails request `id` with a transport error, unless it was answered meanwhile.
+async fn fail_request(inner: &ClientInner, id: RequestId, reason: String) {
+    // A closed transport fails everything pending as closed, through the session.
+    if inner.state().inflight.remove(&id).is_none() || inner.closed.is_cancelled() {
+        return;
+    }
+    let error = ErrorData::new(TRANSPORT_ERROR, reason);
+    let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error));
+    let _ = inner.tx.send(TransportMessage::new(message)).await;
+}
+
+/// The server answered 404 to session `generation`: its in-flight requests fail, and the
+/// next request starts a new session.
+async fn session_lost(inner: &ClientInner, generation: u64) {
+    let dead: Vec<RequestId> = {
+        let mut st = inner.state();
+        if st.generation != generation || st.expired {
+            return;
+        }
+        if inner.close_on_session_end {
+            st.session_id = None;
+            st.generation += 1;
+            drop(st);
+            inner.closed.cancel();
+            return;
+        }
+        st.session_id = None;
+        st.expired = true;
+        st.standalone_started = false;
+        st.generation += 1;
+        st.tokens.clear();
+        let dead: Vec<RequestId> = st
+            .inflight
+            .iter()
+            .filter(|(_, g)| **g == generation)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &dead {
+            st.inflight.remove(id);
+        }
+        dead
+    };
+    for id in dead {
+        let error = ErrorData::new(
+            TRANSPORT_ERROR,
+            "the server ended the session (HTTP 404); the request was not completed",
+        );
+        let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error));
+        let _ = inner.tx.send(TransportMessage::new(message)).await;
+    }
+}
+
+/// Starts a new session by repeating the initialize handshake this transport saw.
+async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
+    let _guard = inner.reinit.lock().await;
+    let (init, generation) = {
+        let mut st = inner.state();
+        if !st.expired {
+            return Ok(());
+        }
+        let Some(init) = st.init_request.clone() else {
+            return Err(TransportError::other(
+                "the session ended and there is no initialize to start a new one",
+            ));
+        };
+        st.session_id = None;
+        st.protocol_version = None;
+        (init, st.generation)
+    };
+    let body = serde_json::to_vec(&JsonRpcMessage::Request(init))
+        .map_err(|e| TransportError::other(e.to_string()))?;
+    let response = request(inner, Method::POST, Some(body), None).await?;
+    if !response.status().is_success() {
+        return Err(TransportError::other(format!(
+            "starting a new session failed: HTTP {}",
+            response.status()
+        )));
+    }
+    capture_session_id(inner, response.headers(), generation);
+    let mut version = None;
+    let result = if is_sse(&response) {
+        let mut parser = SseParser::new(inner.max_event_bytes);
+        let mut body = response.bytes_stream();
+        let mut found = None;
+        'outer: while let Some(Ok(chunk)) = body.next().await {
+            let Ok(events) = parser.push(&chunk) else {
+                break;
+            };
+            for e in events {
+                if let Ok(m) = JsonRpcMessage::from_slice(e.data.as_bytes())
+                    && is_response(&m)
+                {
+                    found = Some(m);
+                    break 'outer;
+                }
+            }
+        }
+        found
+    } else {
+        response
+            .bytes()
+            .await
+            .ok()
+            .and_then(|b| JsonRpcMessage::from_slice(&b).ok())
+    };
+    if let Some(JsonRpcMessage::Response(r)) = result {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Init {
+            protocol_version: String,
+        }
+        version = serde_json::from_str::<Init>(r.result.get())
+            .ok()
+            .map(|i| i.protocol_version);
+    }
+    let Some(version) = version else {
+        return Err(TransportError::other(
+            "starting a new session failed: no initialize result",
+        ));
+    };
+    {
+        let mut st = inner.state();
+        st.protocol_version = Some(version);
+        st.expired = false;
+    }
+    let initialized =
+        JsonRpcMessage::Notification(JsonRpcNotification::new("notifications/initialized", None));
+    post_message(inner, &initialized).await?;
+    maybe_start_standalone(inner);
+    Ok(())
+}

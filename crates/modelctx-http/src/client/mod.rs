@@ -1,0 +1,397 @@
+//! The client side: a `Transport` over reqwest.
+
+mod io;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use http::{HeaderMap, HeaderName, HeaderValue};
+use modelctx_transport::{MessageSink, MessageStream, Transport, TransportError, TransportMessage};
+use modelctx_types::{JsonRpcMessage, JsonRpcRequest, RequestId};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Adds credentials to every request and reacts when the server refuses them.
+///
+/// The OAuth support implements this; a static bearer token is a three-line impl.
+pub trait AuthHook: Send + Sync + 'static {
+    /// Headers to add to the next request (e.g. `Authorization`).
+    fn headers(&self) -> BoxFuture<'_, Result<HeaderMap, TransportError>>;
+
+    /// The server answered 401 or 403 (`headers` are the response's, with its
+    /// `WWW-Authenticate`). Return true to retry the request once with fresh
+    /// [`headers`](Self::headers), false to fail it.
+    fn on_rejected(&self, status: u16, headers: &HeaderMap) -> BoxFuture<'_, bool>;
+}
+
+/// What is known about the current session.
+#[derive(Default)]
+pub(crate) struct State {
+    pub(crate) session_id: Option<String>,
+    pub(crate) protocol_version: Option<String>,
+    /// Bumped at every new session: work of an older one stops.
+    pub(crate) generation: u64,
+    /// Requests sent and not yet answered, with the generation they were sent in.
+    pub(crate) inflight: HashMap<RequestId, u64>,
+    /// The initialize request, repeated to start a new session after a 404.
+    pub(crate) init_request: Option<JsonRpcRequest>,
+    pub(crate) init_id: Option<RequestId>,
+    /// The server forgot the session (404): the next request starts a new one.
+    pub(crate) expired: bool,
+    /// The newest SSE event id seen on each request's stream.
+    pub(crate) tokens: HashMap<RequestId, Arc<str>>,
+    pub(crate) standalone_started: bool,
+    /// Attached to a session with [`StreamableHttpClientBuilder::session`] that has
+    /// not seen its `initialize` yet: the first one is sent on it.
+    pub(crate) attached: bool,
+}
+
+pub(crate) struct ClientInner {
+    pub(crate) url: String,
+    pub(crate) http: reqwest::Client,
+    pub(crate) headers: HeaderMap,
+    pub(crate) auth: Option<Arc<dyn AuthHook>>,
+    pub(crate) standalone: bool,
+    pub(crate) max_event_bytes: usize,
+    pub(crate) reconnect_delay: Duration,
+    pub(crate) max_reconnects: u32,
+    pub(crate) close_on_session_end: bool,
+    pub(crate) resume_streams: bool,
+    pub(crate) tx: mpsc::Sender<TransportMessage>,
+    pub(crate) closed: CancellationToken,
+    pub(crate) state: Mutex<State>,
+    pub(crate) reinit: tokio::sync::Mutex<()>,
+}
+
+impl ClientInner {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Builds a [`StreamableHttpClientTransport`].
+pub struct StreamableHttpClientBuilder {
+    url: String,
+    http: Option<reqwest::Client>,
+    headers: HeaderMap,
+    auth: Option<Arc<dyn AuthHook>>,
+    standalone: bool,
+    max_event_bytes: usize,
+    reconnect_delay: Duration,
+    max_reconnects: u32,
+    close_on_session_end: bool,
+    resume_streams: bool,
+    session: Option<String>,
+    protocol_version: Option<String>,
+}
+
+impl fmt::Debug for StreamableHttpClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamableHttpClientBuilder")
+            .field("url", &self.url)
+            .field("standalone", &self.standalone)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamableHttpClientBuilder {
+    /// Sends everything through `client` (its TLS, proxy, timeouts and redirect policy).
+    /// The default client follows redirects only within the endpoint's origin, so
+    /// credentials are never replayed to another origin.
+    #[must_use]
+    pub fn client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
+    }
+
+    /// Adds a header to every POST, GET and DELETE.
+    #[must_use]
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// Authenticates every request through `hook`.
+    #[must_use]
+    pub fn auth(mut self, hook: impl AuthHook) -> Self {
+        self.auth = Some(Arc::new(hook));
+        self
+    }
+
+    /// Whether to open the standalone GET stream after initialisation (default true).
+    #[must_use]
+    pub fn standalone_stream(mut self, open: bool) -> Self {
+        self.standalone = open;
+        self
+    }
+
+    /// The wait before a reconnect when the server sent no `retry` (default 1 s), and
+    /// how many reconnects in a row may fail before a stream is given up (default 5).
+    #[must_use]
+    pub fn reconnect(mut self, delay: Duration, max_attempts: u32) -> Self {
+        self.reconnect_delay = delay;
+        self.max_reconnects = max_attempts;
+        self
+    }
+
+    /// The largest SSE event accepted (default 16 MiB).
+    #[must_use]
+    pub fn max_event_bytes(mut self, max: usize) -> Self {
+        self.max_event_bytes = max;
+        self
+    }
+
+    /// Attaches to an existing session instead of starting a new one: requests carry
+    /// this `Mcp-Session-Id` from the start (the first `initialize`, if any, is sent on
+    /// it). With [`protocol_version`](Self::protocol_version), reattach to a session
+    /// that is already initialised, e.g. to resume a call with a saved token.
+    #[must_use]
+    pub fn session(mut self, id: impl Into<String>) -> Self {
+        self.session = Some(id.into());
+        self
+    }
+
+    /// The protocol version of an attached session (sent as `MCP-Protocol-Version`).
+    #[must_use]
+    pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.protocol_version = Some(version.into());
+        self
+    }
+
+    /// Whether a request's SSE stream that breaks before its response is resumed
+    /// automatically (GET with `Last-Event-ID`, default true). When false the request
+    /// fails, and the caller resumes it later with its
+    /// [resumption token](HttpClientHandle::resumption_token).
+    #[must_use]
+    pub fn resume_interrupted_streams(mut self, resume: bool) -> Self {
+        self.resume_streams = resume;
+        self
+    }
+
+    /// When the server forgets the session (HTTP 404), end the transport (the session
+    /// runtime then fails every pending request as closed) instead of failing the
+    /// in-flight requests and starting a new session on the next request (default).
+    #[must_use]
+    pub fn close_on_session_end(mut self, close: bool) -> Self {
+        self.close_on_session_end = close;
+        self
+    }
+
+    /// The transport. Fails on a URL that is not `http` or `https`.
+    pub fn build(self) -> Result<StreamableHttpClientTransport, TransportError> {
+        let parsed = reqwest::Url::parse(&self.url)
+            .map_err(|e| TransportError::other(format!("invalid endpoint URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(TransportError::other(
+                "the endpoint URL must be http or https",
+            ));
+        }
+        let http = match self.http {
+            Some(c) => c,
+            None => default_client()?,
+        };
+        let (tx, rx) = mpsc::channel(256);
+        let closed = CancellationToken::new();
+        let state = State {
+            attached: self.session.is_some(),
+            session_id: self.session,
+            protocol_version: self.protocol_version,
+            ..State::default()
+        };
+        let inner = Arc::new(ClientInner {
+            url: self.url,
+            http,
+            headers: self.headers,
+            auth: self.auth,
+            standalone: self.standalone,
+            max_event_bytes: self.max_event_bytes,
+            reconnect_delay: self.reconnect_delay,
+            max_reconnects: self.max_reconnects,
+            close_on_session_end: self.close_on_session_end,
+            resume_streams: self.resume_streams,
+            tx,
+            closed: closed.clone(),
+            state: Mutex::new(state),
+            reinit: tokio::sync::Mutex::new(()),
+        });
+        Ok(StreamableHttpClientTransport { inner, rx, closed })
+    }
+}
+
+/// A client that follows redirects only within the original origin.
+fn default_client() -> Result<reqwest::Client, TransportError> {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if attempt.previous().len() >= 10 || !same_origin {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .redirect(policy)
+        .build()
+        .map_err(|e| TransportError::other(format!("cannot build the HTTP client: {e}")))
+}
+
+/// The streamable HTTP client transport.
+///
+/// Every outbound message is a POST; a request's answer (JSON or SSE) flows back through
+/// the stream half. The session id and the negotiated version are read as the
+/// `initialize` exchange passes through and sent on every later request. See
+/// [`HttpClientHandle`] for what can be observed from outside.
+pub struct StreamableHttpClientTransport {
+    inner: Arc<ClientInner>,
+    rx: mpsc::Receiver<TransportMessage>,
+    closed: CancellationToken,
+}
+
+impl fmt::Debug for StreamableHttpClientTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamableHttpClientTransport")
+            .field("url", &self.inner.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamableHttpClientTransport {
+    /// A transport to `url` with default settings.
+    pub fn new(url: &str) -> Result<Self, TransportError> {
+        Self::builder(url).build()
+    }
+
+    /// A builder for a transport to `url`.
+    pub fn builder(url: &str) -> StreamableHttpClientBuilder {
+        StreamableHttpClientBuilder {
+            url: url.to_owned(),
+            http: None,
+            headers: HeaderMap::new(),
+            auth: None,
+            standalone: true,
+            max_event_bytes: 16 * 1024 * 1024,
+            reconnect_delay: Duration::from_secs(1),
+            max_reconnects: 5,
+            close_on_session_end: false,
+            resume_streams: true,
+            session: None,
+            protocol_version: None,
+        }
+    }
+
+    /// A handle that observes the transport after it was handed to a session.
+    pub fn handle(&self) -> HttpClientHandle {
+        HttpClientHandle {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+/// Observes a [`StreamableHttpClientTransport`]: session id, negotiated version,
+/// resumption tokens.
+#[derive(Clone)]
+pub struct HttpClientHandle {
+    inner: Arc<ClientInner>,
+}
+
+impl fmt::Debug for HttpClientHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClientHandle")
+            .field("session_id", &self.session_id())
+            .field("protocol_version", &self.protocol_version())
+            .finish()
+    }
+}
+
+impl HttpClientHandle {
+    /// The `Mcp-Session-Id` the server issued, while the session lives.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.state().session_id.clone()
+    }
+
+    /// The protocol version negotiated by `initialize`.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.inner.state().protocol_version.clone()
+    }
+
+    /// The newest SSE event id seen on request `id`'s stream: save it, and pass it as
+    /// the resumption token of a later request to resume the call.
+    pub fn resumption_token(&self, id: &RequestId) -> Option<Arc<str>> {
+        self.inner.state().tokens.get(id).cloned()
+    }
+
+    /// Whether the transport was closed.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.is_cancelled()
+    }
+}
+
+impl Transport for StreamableHttpClientTransport {
+    type Sink = HttpClientSink;
+    type Stream = HttpClientStream;
+
+    fn split(self) -> (HttpClientSink, HttpClientStream) {
+        (
+            HttpClientSink { inner: self.inner },
+            HttpClientStream {
+                rx: self.rx,
+                closed: self.closed,
+            },
+        )
+    }
+}
+
+/// The sending half: one POST per message.
+pub struct HttpClientSink {
+    inner: Arc<ClientInner>,
+}
+
+impl fmt::Debug for HttpClientSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClientSink").finish_non_exhaustive()
+    }
+}
+
+impl MessageSink for HttpClientSink {
+    fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(io::send(self.inner.clone(), message))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(io::close(self.inner.clone()))
+    }
+}
+
+/// The receiving half: messages from every response stream and the standalone stream.
+pub struct HttpClientStream {
+    rx: mpsc::Receiver<TransportMessage>,
+    closed: CancellationToken,
+}
+
+impl fmt::Debug for HttpClientStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClientStream").finish_non_exhaustive()
+    }
+}
+
+impl MessageStream for HttpClientStream {
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
+        Box::pin(async move {
+            tokio::select! {
+                biased;
+                m = self.rx.recv() => m.map(Ok),
+                () = self.closed.cancelled() => None,
+            }
+        })
+    }
+}
+
+/// The message text of a JSON-RPC message, for logs and errors.
+pub(crate) fn is_response(m: &JsonRpcMessage) -> bool {
+    matches!(m, JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_))
+}

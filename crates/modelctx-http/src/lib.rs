@@ -1,0 +1,67 @@
+//! The streamable HTTP transport of modelctx (MCP revisions 2025-03-26 and later).
+//!
+//! - **Server** (feature `server`): `StreamableHttpService`, a tower service / axum
+//!   router that hosts one MCP session per `Mcp-Session-Id`. It knows nothing of tools:
+//!   for each new session it calls a factory with an `HttpServerTransport` and the
+//!   factory starts a session on it. Stateful (default) or stateless, SSE (default) or
+//!   JSON answers, resumable through an `EventStore`, and locked down by default
+//!   (Origin and Host limited to loopback names, 4 MiB body cap, read timeouts, bounded
+//!   queues, session cap and idle expiry).
+//! - **Client** (feature `client`): `StreamableHttpClientTransport`, a
+//!   `Transport` over reqwest: POST per message, JSON or SSE answers, the standalone GET
+//!   stream, session id and negotiated version kept and sent, reconnection with
+//!   `Last-Event-ID`, a new session after a 404, DELETE on close, an `AuthHook`.
+//!
+//! ```
+//! # #[cfg(all(feature = "server", feature = "client"))]
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService};
+//! use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
+//! use modelctx_types::JsonRpcMessage;
+//!
+//! // A "server" that answers every request with an empty result.
+//! let service = StreamableHttpService::new(|transport| {
+//!     let (sink, mut stream) = transport.split();
+//!     tokio::spawn(async move {
+//!         while let Some(Ok(m)) = stream.recv().await {
+//!             if let JsonRpcMessage::Request(r) = m.message {
+//!                 let reply = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, r.id);
+//!                 let reply = reply.parse::<JsonRpcMessage>().unwrap();
+//!                 sink.send(TransportMessage::new(reply)).await.unwrap();
+//!             }
+//!         }
+//!     });
+//! });
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+//! let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+//! tokio::spawn(service.serve(listener, std::future::pending()));
+//!
+//! let (sink, mut stream) = StreamableHttpClientTransport::new(&url).unwrap().split();
+//! let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+//! sink.send(TransportMessage::new(init.parse().unwrap())).await.unwrap();
+//! let reply = stream.recv().await.unwrap().unwrap();
+//! assert_eq!(reply.message.id().map(|i| i.to_string()), Some("1".into()));
+//! # }
+//! # #[cfg(not(all(feature = "server", feature = "client")))] fn main() {}
+//! ```
+//!
+//! | feature | what | pulls in |
+//! |---|---|---|
+//! | `server` | `StreamableHttpService`, `EventStore`, `cors_layer` | axum, tower, tower-http |
+//! | `client` | `StreamableHttpClientTransport`, `AuthHook` | reqwest (no TLS) |
+//!
+//! Neither is on by default. TLS for the client comes from the `reqwest::Client` you pass
+//! in (build it with the TLS backend of your choice).
+
+#[cfg(feature = "client")]
+mod client;
+pub mod headers;
+#[cfg(feature = "server")]
+mod server;
+#[cfg(any(feature = "client", feature = "server"))]
+mod sse;
+
+#[cfg(feature = "client")]
+pub use client::*;
+#[cfg(feature = "server")]
+pub use server::*;

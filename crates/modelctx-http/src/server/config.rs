@@ -1,0 +1,351 @@
+//! Server settings, the Origin/Host checks and the CORS helper.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderName, Method, header};
+
+use super::event_store::{EventStore, InMemoryEventStore};
+use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+
+/// A request the transport refused before any session saw it, as reported to
+/// [`StreamableHttpServerConfig::on_error`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Rejection {
+    /// The HTTP status sent back (`200 OK` for a fault on a stream already answered,
+    /// such as a reader too slow to keep its connection).
+    pub status: http::StatusCode,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// The callback that hears about every transport-level rejection.
+pub type ErrorCallback = Arc<dyn Fn(&Rejection) + Send + Sync>;
+
+/// Which `Origin` headers the server accepts. A request without `Origin` (not from a
+/// browser) always passes this check; the [`HostPolicy`] still applies to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OriginPolicy {
+    /// Origins on a loopback host (`localhost`, `127.0.0.1`, `[::1]`), any port, plus
+    /// the listed ones (exact `scheme://host[:port]`). The default, with an empty list.
+    LoopbackAnd(Vec<String>),
+    /// Exactly the listed origins.
+    Only(Vec<String>),
+    /// Every origin (behind a proxy that checks it; never for a local server).
+    Any,
+}
+
+/// Which `Host` headers the server accepts (DNS-rebinding protection: a rebound
+/// request looks same-origin, so the `Host` is the only tell).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostPolicy {
+    /// `localhost`, `127.0.0.1` and `[::1]`, any port, plus the listed host names
+    /// (with or without a port). The default, with an empty list.
+    LoopbackAnd(Vec<String>),
+    /// Every host (behind a reverse proxy that checks it).
+    Any,
+}
+
+/// Settings of a [`StreamableHttpService`](super::StreamableHttpService).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct StreamableHttpServerConfig {
+    /// Sessions with `Mcp-Session-Id` (default) or stateless (a fresh session per POST).
+    pub stateful: bool,
+    /// Answer each request POST with one `application/json` body instead of an SSE stream.
+    pub json_response: bool,
+    /// Where SSE events are kept for `Last-Event-ID` replay; `None` turns resumability
+    /// (event ids, priming events) off. Default: a bounded [`InMemoryEventStore`].
+    pub event_store: Option<Arc<dyn EventStore>>,
+    /// The `retry` (ms) sent with each priming event, telling clients how soon to
+    /// reconnect after the server closes a stream early (default 1 s).
+    pub retry_interval: Duration,
+    /// Accepted `Origin` headers.
+    pub origins: OriginPolicy,
+    /// Accepted `Host` headers.
+    pub hosts: HostPolicy,
+    /// The largest POST body accepted; larger draws 413 (default 4 MiB).
+    pub max_body_bytes: usize,
+    /// How long reading a POST body may take (default 30 s); slower draws 408.
+    pub body_timeout: Duration,
+    /// How long a connection may take to send a request's headers (default 10 s), when
+    /// served by [`StreamableHttpService::serve`](super::StreamableHttpService::serve);
+    /// a slower client is disconnected.
+    pub header_read_timeout: Duration,
+    /// A session with no request and no open stream for this long is ended
+    /// (default 300 s; `None` keeps sessions until DELETE).
+    pub session_idle_timeout: Option<Duration>,
+    /// The most sessions alive at once; an initialize beyond it draws 503 (default 10 000).
+    pub max_sessions: usize,
+    /// Events queued for one SSE connection; a reader that falls this far behind is
+    /// disconnected and resumes with `Last-Event-ID` (default 256).
+    pub stream_queue: usize,
+    /// Messages queued towards one session's handlers before a POST waits (default 64).
+    pub inbound_queue: usize,
+    /// Hears about every transport-level rejection.
+    pub on_error: Option<ErrorCallback>,
+}
+
+impl fmt::Debug for StreamableHttpServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamableHttpServerConfig")
+            .field("stateful", &self.stateful)
+            .field("json_response", &self.json_response)
+            .field("event_store", &self.event_store.is_some())
+            .field("origins", &self.origins)
+            .field("hosts", &self.hosts)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for StreamableHttpServerConfig {
+    fn default() -> Self {
+        Self {
+            stateful: true,
+            json_response: false,
+            event_store: Some(Arc::new(InMemoryEventStore::new())),
+            retry_interval: Duration::from_secs(1),
+            origins: OriginPolicy::LoopbackAnd(Vec::new()),
+            hosts: HostPolicy::LoopbackAnd(Vec::new()),
+            max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
+            body_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(10),
+            session_idle_timeout: Some(Duration::from_secs(300)),
+            max_sessions: 10_000,
+            stream_queue: 256,
+            inbound_queue: 64,
+            on_error: None,
+        }
+    }
+}
+
+impl StreamableHttpServerConfig {
+    /// The default POST body cap: 4 MiB.
+    pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+    /// Stateless mode: no session ids, a fresh pre-initialised session per POST, no GET
+    /// stream, and handlers cannot send requests to the client.
+    #[must_use]
+    pub fn stateless(mut self) -> Self {
+        self.stateful = false;
+        self
+    }
+
+    /// Answer request POSTs with a single JSON body.
+    #[must_use]
+    pub fn json_response(mut self) -> Self {
+        self.json_response = true;
+        self
+    }
+
+    /// Uses `store` for resumability.
+    #[must_use]
+    pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        self.event_store = Some(store);
+        self
+    }
+
+    /// Turns resumability off (no event ids, no priming events).
+    #[must_use]
+    pub fn without_event_store(mut self) -> Self {
+        self.event_store = None;
+        self
+    }
+
+    /// Sets the `retry` interval sent to clients.
+    #[must_use]
+    pub fn retry_interval(mut self, retry: Duration) -> Self {
+        self.retry_interval = retry;
+        self
+    }
+
+    /// Sets the accepted origins.
+    #[must_use]
+    pub fn origins(mut self, origins: OriginPolicy) -> Self {
+        self.origins = origins;
+        self
+    }
+
+    /// Sets the accepted hosts.
+    #[must_use]
+    pub fn hosts(mut self, hosts: HostPolicy) -> Self {
+        self.hosts = hosts;
+        self
+    }
+
+    /// Sets the body cap.
+    #[must_use]
+    pub fn max_body_bytes(mut self, max: usize) -> Self {
+        self.max_body_bytes = max;
+        self
+    }
+
+    /// Sets the body read timeout.
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// Sets the header read timeout.
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets (or, with `None`, removes) the idle timeout of sessions.
+    #[must_use]
+    pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Sets the session cap.
+    #[must_use]
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max;
+        self
+    }
+
+    /// Sets the per-connection event queue.
+    #[must_use]
+    pub fn stream_queue(mut self, events: usize) -> Self {
+        self.stream_queue = events.max(1);
+        self
+    }
+
+    /// Hears about every transport-level rejection.
+    #[must_use]
+    pub fn on_error(mut self, callback: impl Fn(&Rejection) + Send + Sync + 'static) -> Self {
+        self.on_error = Some(Arc::new(callback));
+        self
+    }
+}
+
+const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+/// The host part of `host[:port]` (IPv6 literals keep their brackets).
+fn host_name(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return match authority.find(']') {
+            Some(end) => &authority[..=end],
+            None => authority,
+        };
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+fn is_loopback(authority: &str) -> bool {
+    let host = host_name(authority);
+    LOOPBACK.iter().any(|l| host.eq_ignore_ascii_case(l))
+}
+
+impl OriginPolicy {
+    pub(crate) fn allows(&self, origin: &str) -> bool {
+        let listed = |list: &[String]| list.iter().any(|o| o.eq_ignore_ascii_case(origin));
+        match self {
+            OriginPolicy::Any => true,
+            OriginPolicy::Only(list) => listed(list),
+            OriginPolicy::LoopbackAnd(list) => {
+                if listed(list) {
+                    return true;
+                }
+                let authority = origin
+                    .strip_prefix("http://")
+                    .or_else(|| origin.strip_prefix("https://"));
+                authority.is_some_and(|a| !a.contains('/') && !a.contains('@') && is_loopback(a))
+            }
+        }
+    }
+}
+
+impl HostPolicy {
+    pub(crate) fn allows(&self, host: &str) -> bool {
+        match self {
+            HostPolicy::Any => true,
+            HostPolicy::LoopbackAnd(list) => {
+                is_loopback(host)
+                    || list.iter().any(|h| {
+                        h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(host_name(host))
+                    })
+            }
+        }
+    }
+}
+
+/// A CORS layer for browser clients: allows `origins`, the MCP methods and request
+/// headers, and exposes `Mcp-Session-Id` so scripts can read it. Apply it around the
+/// router (`router.layer(cors_layer(..))`); the server's own Origin check still applies.
+pub fn cors_layer(origins: &[&str]) -> tower_http::cors::CorsLayer {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    let values: Vec<http::HeaderValue> = origins
+        .iter()
+        .filter_map(|o| http::HeaderValue::from_str(o).ok())
+        .collect();
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(values))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            header::AUTHORIZATION,
+            HeaderName::from_static(MCP_SESSION_ID),
+            HeaderName::from_static(MCP_PROTOCOL_VERSION),
+            HeaderName::from_static(LAST_EVENT_ID),
+        ])
+        .expose_headers([
+            HeaderName::from_static(MCP_SESSION_ID),
+            HeaderName::from_static(MCP_PROTOCOL_VERSION),
+        ])
+}
+
+/// Checks `Origin` and `Host`; the reason when the request must be refused with 403.
+pub(crate) fn check_origin_and_host(
+    config: &StreamableHttpServerConfig,
+    headers: &HeaderMap,
+) -> Result<(), String> {
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let ok = origin.to_str().is_ok_and(|o| config.origins.allows(o));
+        if !ok {
+            return Err(format!("origin {origin:?} is not allowed"));
+        }
+    }
+    match headers.get(header::HOST).map(|h| h.to_str()) {
+        Some(Ok(host)) if config.hosts.allows(host) => Ok(()),
+        None if config.hosts == HostPolicy::Any => Ok(()),
+        Some(host) => Err(format!("host {host:?} is not allowed")),
+        None => Err("the request has no Host header".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_defaults() {
+        let o = OriginPolicy::LoopbackAnd(vec!["https://app.example".into()]);
+        assert!(o.allows("http://localhost:3000"));
+        assert!(o.allows("http://127.0.0.1"));
+        assert!(o.allows("http://[::1]:8080"));
+        assert!(o.allows("https://app.example"));
+        assert!(!o.allows("http://evil.example"));
+        assert!(!o.allows("http://localhost.evil.example"));
+        assert!(!o.allows("http://evil@localhost"));
+        assert!(!o.allows("null"));
+        let h = HostPolicy::LoopbackAnd(vec!["mcp.example".into()]);
+        assert!(h.allows("127.0.0.1:9000"));
+        assert!(h.allows("localhost"));
+        assert!(h.allows("mcp.example:443"));
+        assert!(!h.allows("evil.example"));
+        assert!(!h.allows("127.0.0.1.evil.example"));
+    }
+}

@@ -1,0 +1,222 @@
+//! Resumability: SSE event ids and the store that replays missed events.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+
+/// The id of one SSE event: the stream it belongs to and its position on that stream.
+///
+/// Written as `<stream>-<seq>`. Stream 0 is the session's standalone GET stream; every
+/// POST that carries requests opens a new stream. Ids are unique across a session's
+/// streams, so a `Last-Event-ID` names exactly one stream and one place on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventId {
+    /// The stream.
+    pub stream: u64,
+    /// The position on the stream, from 0 (the priming event).
+    pub seq: u64,
+}
+
+impl fmt::Display for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.stream, self.seq)
+    }
+}
+
+impl FromStr for EventId {
+    type Err = InvalidEventId;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (stream, seq) = s.split_once('-').ok_or(InvalidEventId)?;
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        if !digits(stream) || !digits(seq) {
+            return Err(InvalidEventId);
+        }
+        Ok(Self {
+            stream: stream.parse().map_err(|_| InvalidEventId)?,
+            seq: seq.parse().map_err(|_| InvalidEventId)?,
+        })
+    }
+}
+
+/// A string that is not an [`EventId`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidEventId;
+
+impl fmt::Display for InvalidEventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("not an event id of this server")
+    }
+}
+
+impl std::error::Error for InvalidEventId {}
+
+/// Keeps the events of a session's SSE streams so a client can resume a broken stream
+/// with `Last-Event-ID`.
+///
+/// Calls happen while the session's routing state is locked, so they must return
+/// promptly and never block on I/O; a remote store buffers and writes behind.
+pub trait EventStore: Send + Sync + 'static {
+    /// Records event `id` of `session`. `data` is the JSON-RPC message text, empty for a
+    /// priming event.
+    fn store(&self, session: &str, id: EventId, data: Arc<str>);
+
+    /// The events of `after`'s stream that came later than `after`, in order; `None`
+    /// when `after` cannot be mapped (unknown session or stream, or events after it
+    /// were already evicted, so the replay would have a gap).
+    fn replay_after(&self, session: &str, after: EventId) -> Option<Vec<(EventId, Arc<str>)>>;
+
+    /// Forgets everything of a session that ended.
+    fn forget_session(&self, session: &str);
+}
+
+/// The default [`EventStore`]: in memory, bounded per stream and in streams per session.
+#[derive(Debug)]
+pub struct InMemoryEventStore {
+    max_events_per_stream: usize,
+    max_streams_per_session: usize,
+    sessions: Mutex<HashMap<Arc<str>, SessionEvents>>,
+}
+
+#[derive(Debug, Default)]
+struct SessionEvents {
+    streams: HashMap<u64, VecDeque<(u64, Arc<str>)>>,
+    /// Stream ids, oldest first, for eviction.
+    order: VecDeque<u64>,
+}
+
+impl InMemoryEventStore {
+    /// Events kept per stream by default.
+    pub const DEFAULT_MAX_EVENTS_PER_STREAM: usize = 1024;
+    /// Streams kept per session by default (the oldest is evicted first).
+    pub const DEFAULT_MAX_STREAMS_PER_SESSION: usize = 256;
+
+    /// A store with the default bounds.
+    pub fn new() -> Self {
+        Self::with_limits(
+            Self::DEFAULT_MAX_EVENTS_PER_STREAM,
+            Self::DEFAULT_MAX_STREAMS_PER_SESSION,
+        )
+    }
+
+    /// A store keeping at most `events` events per stream and `streams` streams per
+    /// session.
+    pub fn with_limits(events: usize, streams: usize) -> Self {
+        Self {
+            max_events_per_stream: events.max(1),
+            max_streams_per_session: streams.max(1),
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl Default for InMemoryEventStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventStore for InMemoryEventStore {
+    fn store(&self, session: &str, id: EventId, data: Arc<str>) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let events = match sessions.get_mut(session) {
+            Some(e) => e,
+            None => sessions.entry(Arc::from(session)).or_default(),
+        };
+        if !events.streams.contains_key(&id.stream) {
+            if events.order.len() >= self.max_streams_per_session
+                && let Some(old) = events.order.pop_front()
+            {
+                events.streams.remove(&old);
+            }
+            events.order.push_back(id.stream);
+        }
+        let stream = events.streams.entry(id.stream).or_default();
+        if stream.len() >= self.max_events_per_stream {
+            stream.pop_front();
+        }
+        stream.push_back((id.seq, data));
+    }
+
+    fn replay_after(&self, session: &str, after: EventId) -> Option<Vec<(EventId, Arc<str>)>> {
+        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let stream = sessions.get(session)?.streams.get(&after.stream)?;
+        let first = stream.front()?.0;
+        let last = stream.back()?.0;
+        // The id must be one we issued and still cover: events after it must all be here.
+        if after.seq + 1 < first || after.seq > last {
+            return None;
+        }
+        Some(
+            stream
+                .iter()
+                .filter(|(seq, _)| *seq > after.seq)
+                .map(|(seq, data)| {
+                    let id = EventId {
+                        stream: after.stream,
+                        seq: *seq,
+                    };
+                    (id, data.clone())
+                })
+                .collect(),
+        )
+    }
+
+    fn forget_session(&self, session: &str) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_reject_junk() {
+        let id = EventId { stream: 3, seq: 7 };
+        assert_eq!(id.to_string().parse::<EventId>(), Ok(id));
+        for bad in ["", "3", "3-", "-7", "a-1", "1-2-3", "+1-2", "1- 2"] {
+            assert!(bad.parse::<EventId>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn replays_only_its_stream_and_refuses_gaps() {
+        let store = InMemoryEventStore::with_limits(2, 8);
+        let data = |s: &str| Arc::<str>::from(s);
+        for seq in 0..4 {
+            store.store("s", EventId { stream: 1, seq }, data(&format!("a{seq}")));
+            store.store("s", EventId { stream: 2, seq }, data(&format!("b{seq}")));
+        }
+        let got = store
+            .replay_after("s", EventId { stream: 1, seq: 2 })
+            .unwrap();
+        assert_eq!(got, vec![(EventId { stream: 1, seq: 3 }, data("a3"))]);
+        // seq 0 was evicted: replaying after it would skip seq 1.
+        assert!(
+            store
+                .replay_after("s", EventId { stream: 1, seq: 0 })
+                .is_none()
+        );
+        assert!(
+            store
+                .replay_after("s", EventId { stream: 9, seq: 0 })
+                .is_none()
+        );
+        assert!(
+            store
+                .replay_after("t", EventId { stream: 1, seq: 3 })
+                .is_none()
+        );
+        store.forget_session("s");
+        assert!(
+            store
+                .replay_after("s", EventId { stream: 1, seq: 3 })
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,718 @@
+//! The server side: a tower service hosting one MCP session per `Mcp-Session-Id`.
+
+// The request steps below fail with the HTTP response that answers the request; it is
+// built once per rejected request, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
+mod config;
+mod event_store;
+mod session;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, Weak};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body_util::BodyExt;
+use modelctx_types::{
+    ErrorData, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RawValue, RequestId,
+};
+use tokio::time::Instant;
+
+pub use config::{
+    ErrorCallback, HostPolicy, OriginPolicy, Rejection, StreamableHttpServerConfig, cors_layer,
+};
+pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId};
+pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
+
+use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use session::{Answer, SessionState};
+
+type Factory = dyn Fn(HttpServerTransport) + Send + Sync;
+
+/// Hosts MCP sessions over streamable HTTP.
+///
+/// The service knows nothing of tools or handlers: for every new MCP session (every
+/// POST in stateless mode) it calls the factory with an [`HttpServerTransport`], and
+/// the factory starts a session on it, typically `server.serve(transport)`. Mount
+/// [`router`](Self::router) anywhere (`Router::new().nest_service("/mcp", ..)`), or run
+/// it on a listener with [`serve`](Self::serve).
+#[derive(Clone)]
+pub struct StreamableHttpService {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: Arc<StreamableHttpServerConfig>,
+    factory: Box<Factory>,
+    sessions: Mutex<HashMap<Arc<str>, Arc<SessionState>>>,
+}
+
+impl fmt::Debug for StreamableHttpService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamableHttpService")
+            .field("config", &self.inner.config)
+            .field("sessions", &self.session_count())
+            .finish()
+    }
+}
+
+impl StreamableHttpService {
+    /// A service with the default settings (stateful, SSE answers, resumable, Origin
+    /// and Host limited to loopback names).
+    pub fn new(factory: impl Fn(HttpServerTransport) + Send + Sync + 'static) -> Self {
+        Self::with_config(StreamableHttpServerConfig::default(), factory)
+    }
+
+    /// A service with explicit settings.
+    pub fn with_config(
+        config: StreamableHttpServerConfig,
+        factory: impl Fn(HttpServerTransport) + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                config: Arc::new(config),
+                factory: Box::new(factory),
+                sessions: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The MCP endpoint as an axum router answering on every path it is mounted at.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .fallback(handle)
+            .with_state(self.inner.clone())
+    }
+
+    /// Starts a stateful session ahead of any `initialize` and returns its id: for a
+    /// client attached out of band (a gateway that provisions sessions, or a test
+    /// harness). The factory is called as usual; the session then takes its
+    /// `initialize` (sent with this id) like any other. `None` in stateless mode, at the
+    /// session cap, or without OS randomness.
+    pub fn open_session(&self) -> Option<String> {
+        if !self.inner.config.stateful
+            || self.inner.lock_sessions().len() >= self.inner.config.max_sessions
+        {
+            return None;
+        }
+        self.inner
+            .create_session(true, false)
+            .map(|s| s.id.to_string())
+    }
+
+    /// How many sessions are alive.
+    pub fn session_count(&self) -> usize {
+        self.inner.lock_sessions().len()
+    }
+
+    /// Ends every session (their streams close, their handlers see the transport end).
+    pub fn close_all_sessions(&self) {
+        let sessions: Vec<_> = self.inner.lock_sessions().drain().map(|(_, s)| s).collect();
+        for s in sessions {
+            s.terminate();
+        }
+    }
+
+    /// Serves the endpoint at every path of `listener` until `shutdown` resolves, then
+    /// stops accepting, ends every session and waits for open connections to finish.
+    ///
+    /// Each connection gets `TCP_NODELAY` (SSE writes small events; without it Nagle's
+    /// algorithm and delayed ACKs stall each one) and the configured
+    /// [header read timeout](StreamableHttpServerConfig::header_read_timeout).
+    ///
+    /// Bind `127.0.0.1` for a local server. The default [`HostPolicy`] admits only
+    /// loopback host names, so a server reachable under another name must list it (or,
+    /// behind a proxy that checks it, use [`HostPolicy::Any`]).
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        use hyper_util::rt::{TokioIo, TokioTimer};
+        let router = self.router();
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let header_timeout = self.inner.config.header_read_timeout;
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let accepted = tokio::select! {
+                () = &mut shutdown => break,
+                accepted = listener.accept() => accepted,
+            };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors and the like: back off instead of spinning.
+                    self.inner.report(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        format!("accept failed: {e}"),
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let service = hyper_util::service::TowerToHyperService::new(router.clone());
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let watched = graceful.watch(connection);
+            tokio::spawn(async move {
+                let _ = watched.await;
+            });
+        }
+        drop(listener);
+        self.close_all_sessions();
+        graceful.shutdown().await;
+        Ok(())
+    }
+}
+
+impl Inner {
+    fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Arc<SessionState>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn report(&self, status: StatusCode, reason: String) {
+        if let Some(cb) = &self.config.on_error {
+            cb(&Rejection { status, reason });
+        }
+    }
+
+    fn reject(&self, status: StatusCode, reason: impl Into<String>) -> Response {
+        let reason = reason.into();
+        self.report(status, reason.clone());
+        let code = if status == StatusCode::BAD_REQUEST {
+            ErrorData::invalid_request(reason)
+        } else {
+            ErrorData::new(modelctx_types::ErrorCode(-32000), reason)
+        };
+        error_response(status, JsonRpcErrorResponse::new(None, code))
+    }
+
+    /// Creates a session and calls the factory.
+    /// `None` when the OS cannot supply randomness for the id.
+    fn create_session(
+        self: &Arc<Self>,
+        stateful: bool,
+        pre_initialized: bool,
+    ) -> Option<Arc<SessionState>> {
+        let id: Arc<str> = Arc::from(new_session_id()?);
+        let weak: Weak<Inner> = Arc::downgrade(self);
+        let on_end: Option<session::OnEnd> = stateful.then(|| {
+            Box::new(move |id: &str| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.lock_sessions().remove(id);
+                }
+            }) as session::OnEnd
+        });
+        let (state, rx) = SessionState::new(id.clone(), stateful, self.config.clone(), on_end);
+        if stateful {
+            self.lock_sessions().insert(id, state.clone());
+            if let Some(idle) = self.config.session_idle_timeout {
+                tokio::spawn(reap_when_idle(Arc::downgrade(&state), idle));
+            }
+        }
+        (self.factory)(HttpServerTransport {
+            state: state.clone(),
+            rx,
+            pre_initialized,
+        });
+        Some(state)
+    }
+}
+
+/// Ends a session once it has seen no request and held no stream for `idle`.
+async fn reap_when_idle(state: Weak<SessionState>, idle: std::time::Duration) {
+    loop {
+        let Some(s) = state.upgrade() else { return };
+        let deadline = s.last_activity() + idle;
+        let closed = s.closed.clone();
+        drop(s);
+        tokio::select! {
+            () = closed.cancelled() => return,
+            () = tokio::time::sleep_until(deadline) => {}
+        }
+        let Some(s) = state.upgrade() else { return };
+        if s.has_live_connection() {
+            s.touch();
+        } else if s.last_activity() + idle <= Instant::now() {
+            s.terminate();
+            return;
+        }
+    }
+}
+
+/// A session id: 128 random bits from the OS, as 32 hex digits (visible ASCII).
+/// `None` without OS randomness: a guessable id is never minted.
+fn new_session_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn error_response(status: StatusCode, body: JsonRpcErrorResponse) -> Response {
+    let body = serde_json::to_vec(&JsonRpcMessage::Error(body)).unwrap_or_default();
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn status_only(status: StatusCode) -> Response {
+    Response::builder()
+        .status(status)
+        .body(Body::empty())
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Err(reason) = config::check_origin_and_host(&inner.config, &parts.headers) {
+        return inner.reject(StatusCode::FORBIDDEN, reason);
+    }
+    match parts.method {
+        Method::POST => post(&inner, &parts.headers, body).await,
+        Method::GET => get(&inner, &parts.headers),
+        Method::DELETE => delete(&inner, &parts.headers),
+        _ => {
+            let mut response = inner.reject(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("method {} is not allowed on the MCP endpoint", parts.method),
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            response
+        }
+    }
+}
+
+/// Whether `Accept` allows `mime` (`type/subtype`), wildcards included.
+fn accepts(headers: &HeaderMap, mime: &str) -> bool {
+    let (kind, _) = mime.split_once('/').unwrap_or((mime, ""));
+    headers.get_all(header::ACCEPT).iter().any(|v| {
+        v.to_str().unwrap_or("").split(',').any(|item| {
+            let range = item.split(';').next().unwrap_or("").trim();
+            range.eq_ignore_ascii_case(mime)
+                || range == "*/*"
+                || range.eq_ignore_ascii_case(&format!("{kind}/*"))
+        })
+    })
+}
+
+fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Resolves the session a non-initialize request names.
+fn find_session(inner: &Inner, headers: &HeaderMap) -> Result<Arc<SessionState>, Response> {
+    let Some(id) = headers.get(MCP_SESSION_ID) else {
+        return Err(inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the Mcp-Session-Id header is required",
+        ));
+    };
+    let session = id
+        .to_str()
+        .ok()
+        .and_then(|id| inner.lock_sessions().get(id).cloned());
+    match session {
+        Some(s) if !s.closed.is_cancelled() => {
+            s.touch();
+            Ok(s)
+        }
+        _ => Err(inner.reject(StatusCode::NOT_FOUND, "Not Found: no such session")),
+    }
+}
+
+/// Checks `MCP-Protocol-Version` and returns the revision the request speaks.
+fn protocol_version(
+    inner: &Inner,
+    headers: &HeaderMap,
+    session: Option<&SessionState>,
+) -> Result<ProtocolVersion, Response> {
+    let negotiated = session.and_then(SessionState::negotiated_version);
+    match headers.get(MCP_PROTOCOL_VERSION) {
+        Some(value) => {
+            let version = value
+                .to_str()
+                .ok()
+                .map(|v| ProtocolVersion::new(v.to_owned()));
+            match version {
+                Some(v) if v.is_supported() => {
+                    if negotiated.as_deref().is_some_and(|n| n != v.as_str()) {
+                        return Err(inner.reject(
+                            StatusCode::BAD_REQUEST,
+                            format!("Bad Request: MCP-Protocol-Version {} differs from the negotiated one", v.as_str()),
+                        ));
+                    }
+                    Ok(v)
+                }
+                _ => Err(inner.reject(
+                    StatusCode::BAD_REQUEST,
+                    format!("Bad Request: unsupported MCP-Protocol-Version {value:?}"),
+                )),
+            }
+        }
+        None => Ok(negotiated.map_or(ProtocolVersion::V2025_03_26, ProtocolVersion::new)),
+    }
+}
+
+async fn read_body(inner: &Inner, body: Body) -> Result<Bytes, Response> {
+    let limited = http_body_util::Limited::new(body, inner.config.max_body_bytes);
+    match tokio::time::timeout(inner.config.body_timeout, limited.collect()).await {
+        Err(_) => Err(inner.reject(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request body was not received in time",
+        )),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(inner.reject(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the request body exceeds {} bytes",
+                inner.config.max_body_bytes
+            ),
+        )),
+        Ok(Err(e)) => Err(inner.reject(
+            StatusCode::BAD_REQUEST,
+            format!("the request body could not be read: {e}"),
+        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// The body's messages and whether it was a batch; `Err` answers 400.
+fn parse_body(inner: &Inner, bytes: &[u8]) -> Result<(Vec<JsonRpcMessage>, bool), Response> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        let items = serde_json::from_slice::<Vec<Box<RawValue>>>(bytes)
+            .map_err(|e| bad_message(inner, ErrorData::parse_error(format!("Parse error: {e}"))))?;
+        if items.is_empty() {
+            return Err(bad_message(
+                inner,
+                ErrorData::invalid_request("empty batch"),
+            ));
+        }
+        let messages = items
+            .iter()
+            .map(|raw| JsonRpcMessage::from_slice(raw.get().as_bytes()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|invalid| bad_message(inner, invalid.error))?;
+        return Ok((messages, true));
+    }
+    JsonRpcMessage::from_slice(bytes)
+        .map(|m| (vec![m], false))
+        .map_err(|invalid| {
+            let status = StatusCode::BAD_REQUEST;
+            if let Some(cb) = &inner.config.on_error {
+                cb(&Rejection {
+                    status,
+                    reason: invalid.error.message.to_string(),
+                });
+            }
+            error_response(status, invalid.into_response())
+        })
+}
+
+fn bad_message(inner: &Inner, error: ErrorData) -> Response {
+    if let Some(cb) = &inner.config.on_error {
+        cb(&Rejection {
+            status: StatusCode::BAD_REQUEST,
+            reason: error.message.to_string(),
+        });
+    }
+    error_response(
+        StatusCode::BAD_REQUEST,
+        JsonRpcErrorResponse::new(None, error),
+    )
+}
+
+const INITIALIZE: &str = "initialize";
+
+async fn post(inner: &Arc<Inner>, headers: &HeaderMap, body: Body) -> Response {
+    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+        return inner.reject(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the client must accept both application/json and text/event-stream",
+        );
+    }
+    let json = header_str(headers, header::CONTENT_TYPE.as_str()).is_some_and(|ct| {
+        ct.split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    });
+    if !json {
+        return inner.reject(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
+        );
+    }
+    let bytes = match read_body(inner, body).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let (messages, batch) = match parse_body(inner, &bytes) {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let init = messages.iter().any(|m| m.method() == Some(INITIALIZE));
+    if init && messages.len() > 1 {
+        return inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: initialize must be sent on its own",
+        );
+    }
+    let stateful = inner.config.stateful;
+    let session = if !stateful {
+        None
+    } else if init && headers.get(MCP_SESSION_ID).is_none() {
+        if inner.lock_sessions().len() >= inner.config.max_sessions {
+            return inner.reject(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: too many sessions",
+            );
+        }
+        None
+    } else {
+        match find_session(inner, headers) {
+            Ok(s) => Some(s),
+            Err(r) => return r,
+        }
+    };
+    if !init {
+        let version = match protocol_version(inner, headers, session.as_deref()) {
+            Ok(v) => v,
+            Err(r) => return r,
+        };
+        if batch && !version.allows_batches() {
+            return bad_message(
+                inner,
+                ErrorData::invalid_request(format!(
+                    "batches are not supported in protocol version {}",
+                    version.as_str()
+                )),
+            );
+        }
+    }
+    let session = match session {
+        Some(s) => s,
+        None => match inner.create_session(stateful, !stateful && !init) {
+            Some(s) => s,
+            None => {
+                return inner.reject(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "no randomness available for a session id",
+                );
+            }
+        },
+    };
+    dispatch(inner, session, messages, init).await
+}
+
+async fn dispatch(
+    inner: &Inner,
+    session: Arc<SessionState>,
+    messages: Vec<JsonRpcMessage>,
+    init: bool,
+) -> Response {
+    let ids: Vec<RequestId> = messages
+        .iter()
+        .filter_map(|m| match m {
+            JsonRpcMessage::Request(r) => Some(r.id.clone()),
+            _ => None,
+        })
+        .collect();
+    if let Some(dup) = ids.iter().find(|id| session.is_in_flight(id)) {
+        return bad_message(
+            inner,
+            ErrorData::invalid_request(format!("request id {dup} is already in flight")),
+        );
+    }
+    let cancelled: Vec<RequestId> = messages.iter().filter_map(cancelled_id).collect();
+    if init && let Some(id) = ids.first() {
+        session.expect_initialize(id.clone());
+    }
+    let answer = (!ids.is_empty()).then(|| session.open_answer(&ids));
+    if session.push(messages).await.is_err() {
+        return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
+    }
+    for id in &cancelled {
+        session.forget_request(id);
+    }
+    let mut response = match answer {
+        None => {
+            if !session.stateful {
+                session.finish_inbound();
+            }
+            status_only(StatusCode::ACCEPTED)
+        }
+        Some(Answer::Sse(events)) => sse_response(events),
+        Some(Answer::Json(waiters)) => {
+            let mut out = Vec::with_capacity(waiters.len());
+            for rx in waiters {
+                match rx.await {
+                    Ok(m) => out.push(m),
+                    Err(_) => {
+                        return inner.reject(
+                            StatusCode::NOT_FOUND,
+                            "Not Found: the session ended before answering",
+                        );
+                    }
+                }
+            }
+            let body = if out.len() == 1 {
+                serde_json::to_vec(&out[0])
+            } else {
+                serde_json::to_vec(&out)
+            };
+            Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body.unwrap_or_default()))
+                .unwrap_or_else(|_| Response::new(Body::empty()))
+        }
+    };
+    if session.stateful
+        && let Ok(v) = HeaderValue::from_str(&session.id)
+    {
+        response.headers_mut().insert(MCP_SESSION_ID, v);
+    }
+    response
+}
+
+fn cancelled_id(message: &JsonRpcMessage) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Cancelled {
+        request_id: RequestId,
+    }
+    match message {
+        JsonRpcMessage::Notification(n) if n.method == "notifications/cancelled" => n
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
+            .map(|c| c.request_id),
+        _ => None,
+    }
+}
+
+fn sse_response(events: futures::stream::BoxStream<'static, Bytes>) -> Response {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(events.map(Ok::<_, Infallible>)))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
+    if !accepts(headers, "text/event-stream") {
+        return inner.reject(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the client must accept text/event-stream",
+        );
+    }
+    if !inner.config.stateful {
+        return inner.reject(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method Not Allowed: a stateless server has no standalone stream",
+        );
+    }
+    let session = match find_session(inner, headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let Err(r) = protocol_version(inner, headers, Some(&session)) {
+        return r;
+    }
+    let events = match header_str(headers, LAST_EVENT_ID) {
+        Some(last) => {
+            let Ok(after) = last.parse::<EventId>() else {
+                return inner.reject(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: Last-Event-ID is not an event id of this server",
+                );
+            };
+            match session.resume(after) {
+                Ok(events) => events,
+                Err(()) => {
+                    return inner.reject(
+                        StatusCode::BAD_REQUEST,
+                        "Bad Request: Last-Event-ID names no stream of this session that can be replayed",
+                    );
+                }
+            }
+        }
+        None => match session.open_standalone() {
+            Some(events) => events,
+            None => {
+                return inner.reject(
+                    StatusCode::CONFLICT,
+                    "Conflict: only one standalone SSE stream is allowed per session",
+                );
+            }
+        },
+    };
+    let mut response = sse_response(events);
+    if let Ok(v) = HeaderValue::from_str(&session.id) {
+        response.headers_mut().insert(MCP_SESSION_ID, v);
+    }
+    response
+}
+
+fn delete(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
+    if !inner.config.stateful {
+        return inner.reject(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method Not Allowed: a stateless server has no sessions to end",
+        );
+    }
+    let session = match find_session(inner, headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let Err(r) = protocol_version(inner, headers, Some(&session)) {
+        return r;
+    }
+    session.terminate();
+    status_only(StatusCode::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_random_visible_ascii() {
+        let a = new_session_id().unwrap();
+        let b = new_session_id().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
+    }
+
+    #[test]
+    fn accept_wildcards() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        assert!(accepts(&h, "application/json") && accepts(&h, "text/event-stream"));
+        h.insert(header::ACCEPT, HeaderValue::from_static("text/html"));
+        assert!(!accepts(&h, "application/json"));
+        h.insert(header::ACCEPT, HeaderValue::from_static("*/*;q=0.8"));
+        assert!(accepts(&h, "text/event-stream"));
+    }
+}

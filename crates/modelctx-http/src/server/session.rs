@@ -1,0 +1,669 @@
+//! One hosted MCP session: its routing table, its SSE streams, and the transport handed
+//! to the session runtime.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use modelctx_transport::{MessageSink, MessageStream, Transport, TransportError, TransportMessage};
+use modelctx_types::{JsonRpcMessage, RequestId};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{Rejection, StreamableHttpServerConfig};
+use super::event_store::EventId;
+use crate::sse;
+
+/// The standalone GET stream of a session.
+pub(crate) const STANDALONE: u64 = 0;
+
+/// Where the answer to one inbound request goes.
+enum Route {
+    /// On SSE stream N.
+    Sse(u64),
+    /// As the single JSON body of its POST.
+    Json(oneshot::Sender<JsonRpcMessage>),
+}
+
+#[derive(Default)]
+struct StreamState {
+    next_seq: u64,
+    /// The HTTP connection currently carrying the stream.
+    conn: Option<mpsc::Sender<Bytes>>,
+    /// Requests on this stream still waiting for their response.
+    open_requests: usize,
+    /// Events that found no connection (standalone stream only).
+    backlog: VecDeque<Bytes>,
+}
+
+impl StreamState {
+    fn has_live_conn(&self) -> bool {
+        self.conn.as_ref().is_some_and(|c| !c.is_closed())
+    }
+}
+
+#[derive(Default)]
+struct Routes {
+    next_stream: u64,
+    requests: HashMap<RequestId, Route>,
+    streams: HashMap<u64, StreamState>,
+}
+
+/// Called with a session's id when it ends, so the registry can drop it.
+pub(crate) type OnEnd = Box<dyn Fn(&str) + Send + Sync>;
+
+/// The shared state of one hosted session.
+pub(crate) struct SessionState {
+    pub(crate) id: Arc<str>,
+    pub(crate) stateful: bool,
+    config: Arc<StreamableHttpServerConfig>,
+    inbound: Mutex<Option<mpsc::Sender<TransportMessage>>>,
+    routes: Mutex<Routes>,
+    pub(crate) closed: CancellationToken,
+    last_activity: Mutex<Instant>,
+    /// The id of the initialize request, until its response passes.
+    init_request: Mutex<Option<RequestId>>,
+    /// The protocol version negotiated by initialize, once its result passed.
+    negotiated: Mutex<Option<String>>,
+    on_end: Mutex<Option<OnEnd>>,
+}
+
+/// What the HTTP layer gets for a POST that carried requests.
+pub(crate) enum Answer {
+    /// SSE events, starting with the priming event (when resumable).
+    Sse(futures::stream::BoxStream<'static, Bytes>),
+    /// One JSON response per request, in order.
+    Json(Vec<oneshot::Receiver<JsonRpcMessage>>),
+}
+
+impl SessionState {
+    pub(crate) fn new(
+        id: Arc<str>,
+        stateful: bool,
+        config: Arc<StreamableHttpServerConfig>,
+        on_end: Option<OnEnd>,
+    ) -> (Arc<Self>, mpsc::Receiver<TransportMessage>) {
+        let (tx, rx) = mpsc::channel(config.inbound_queue.max(1));
+        let mut routes = Routes {
+            next_stream: STANDALONE + 1,
+            ..Routes::default()
+        };
+        if stateful {
+            routes.streams.insert(STANDALONE, StreamState::default());
+        }
+        let state = Arc::new(Self {
+            id,
+            stateful,
+            config,
+            inbound: Mutex::new(Some(tx)),
+            routes: Mutex::new(routes),
+            closed: CancellationToken::new(),
+            last_activity: Mutex::new(Instant::now()),
+            init_request: Mutex::new(None),
+            negotiated: Mutex::new(None),
+            on_end: Mutex::new(on_end),
+        });
+        (state, rx)
+    }
+
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn touch(&self) {
+        *self.last_activity.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    pub(crate) fn last_activity(&self) -> Instant {
+        *self.last_activity.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn has_live_connection(&self) -> bool {
+        self.routes()
+            .streams
+            .values()
+            .any(StreamState::has_live_conn)
+    }
+
+    /// The protocol version initialize negotiated, once known.
+    pub(crate) fn negotiated_version(&self) -> Option<String> {
+        self.negotiated
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn expect_initialize(&self, id: RequestId) {
+        *self.init_request.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
+    }
+
+    fn report(&self, reason: String) {
+        if let Some(cb) = &self.config.on_error {
+            cb(&Rejection {
+                status: http::StatusCode::OK,
+                reason,
+            });
+        }
+    }
+
+    /// Ends the session: its handlers see the end of their stream, open connections end,
+    /// stored events are forgotten, and the registry drops it.
+    pub(crate) fn terminate(&self) {
+        if self.closed.is_cancelled() {
+            return;
+        }
+        self.closed.cancel();
+        self.inbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        {
+            let mut routes = self.routes();
+            routes.requests.clear();
+            routes.streams.clear();
+        }
+        if let Some(store) = &self.config.event_store {
+            store.forget_session(&self.id);
+        }
+        let on_end = self.on_end.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(on_end) = on_end {
+            on_end(&self.id);
+        }
+    }
+
+    /// Stops taking messages (stateless sessions, once their POST is answered).
+    pub(crate) fn finish_inbound(&self) {
+        self.inbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+
+    /// Hands `messages` to the session's handlers, in order.
+    pub(crate) async fn push(&self, messages: Vec<JsonRpcMessage>) -> Result<(), ()> {
+        let tx = self
+            .inbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(())?;
+        for message in messages {
+            tx.send(TransportMessage::new(message))
+                .await
+                .map_err(|_| ())?;
+        }
+        Ok(())
+    }
+
+    /// Whether inbound request `id` is still waiting for its response.
+    pub(crate) fn is_in_flight(&self, id: &RequestId) -> bool {
+        self.routes().requests.contains_key(id)
+    }
+
+    /// Opens the answer for a POST carrying `ids` (SSE stream or JSON waiters).
+    pub(crate) fn open_answer(&self, ids: &[RequestId]) -> Answer {
+        let mut routes = self.routes();
+        if self.config.json_response {
+            let rxs = ids
+                .iter()
+                .map(|id| {
+                    let (tx, rx) = oneshot::channel();
+                    routes.requests.insert(id.clone(), Route::Json(tx));
+                    rx
+                })
+                .collect();
+            return Answer::Json(rxs);
+        }
+        let stream_id = routes.next_stream;
+        routes.next_stream += 1;
+        for id in ids {
+            routes.requests.insert(id.clone(), Route::Sse(stream_id));
+        }
+        let (tx, rx) = mpsc::channel(self.config.stream_queue);
+        let mut stream = StreamState {
+            open_requests: ids.len(),
+            conn: Some(tx),
+            ..StreamState::default()
+        };
+        let mut first = Vec::new();
+        if let Some(priming) = self.priming(stream_id, &mut stream) {
+            first.push(priming);
+        }
+        routes.streams.insert(stream_id, stream);
+        Answer::Sse(chain(first, rx))
+    }
+
+    /// The priming event of a new stream (id, empty data, `retry`), when resumable.
+    fn priming(&self, stream_id: u64, stream: &mut StreamState) -> Option<Bytes> {
+        let store = self.config.event_store.as_ref()?;
+        if !self.stateful {
+            return None;
+        }
+        let id = EventId {
+            stream: stream_id,
+            seq: stream.next_seq,
+        };
+        stream.next_seq += 1;
+        store.store(&self.id, id, Arc::from(""));
+        Some(sse::encode(
+            Some(&id.to_string()),
+            "",
+            Some(self.config.retry_interval),
+        ))
+    }
+
+    /// Opens the standalone GET stream; `None` when one is already connected.
+    pub(crate) fn open_standalone(&self) -> Option<futures::stream::BoxStream<'static, Bytes>> {
+        let mut routes = self.routes();
+        let stream = routes.streams.get_mut(&STANDALONE)?;
+        if stream.has_live_conn() {
+            return None;
+        }
+        let (tx, rx) = mpsc::channel(self.config.stream_queue);
+        let mut first = Vec::new();
+        if let Some(priming) = self.priming(STANDALONE, stream) {
+            first.push(priming);
+        }
+        first.extend(stream.backlog.drain(..));
+        stream.conn = Some(tx);
+        Some(chain(first, rx))
+    }
+
+    /// Resumes the stream `after` belongs to: its later events, then (if the stream is
+    /// still open) what comes next, on a connection that replaces any older one. `Err`
+    /// when the id cannot be mapped.
+    pub(crate) fn resume(
+        &self,
+        after: EventId,
+    ) -> Result<futures::stream::BoxStream<'static, Bytes>, ()> {
+        let store = self.config.event_store.as_ref().ok_or(())?;
+        let mut routes = self.routes();
+        let replay = store.replay_after(&self.id, after).ok_or(())?;
+        let first: Vec<Bytes> = replay
+            .iter()
+            .map(|(id, data)| {
+                let retry = (id.seq == 0).then_some(self.config.retry_interval);
+                sse::encode(Some(&id.to_string()), data, retry)
+            })
+            .collect();
+        match routes.streams.get_mut(&after.stream) {
+            Some(stream) => {
+                // A resumption replaces the connection it resumes: the client lost it,
+                // even if the server has not noticed yet.
+                stream.backlog.clear();
+                let (tx, rx) = mpsc::channel(self.config.stream_queue);
+                stream.conn = Some(tx);
+                Ok(chain(first, rx))
+            }
+            // The stream is complete: the replay is all there is.
+            None => Ok(futures::stream::iter(first).boxed()),
+        }
+    }
+
+    /// Closes the connection carrying request `id`'s stream without ending the stream;
+    /// the client resumes it with `Last-Event-ID` after the `retry` interval. Only
+    /// meaningful with an event store (otherwise the rest of the stream is lost).
+    pub(crate) fn close_request_stream(&self, id: &RequestId) -> bool {
+        let mut routes = self.routes();
+        let Some(Route::Sse(stream_id)) = routes.requests.get(id) else {
+            return false;
+        };
+        let stream_id = *stream_id;
+        routes
+            .streams
+            .get_mut(&stream_id)
+            .is_some_and(|s| s.conn.take().is_some())
+    }
+
+    /// Closes the standalone stream's connection (the client reconnects).
+    pub(crate) fn close_standalone_stream(&self) -> bool {
+        self.routes()
+            .streams
+            .get_mut(&STANDALONE)
+            .is_some_and(|s| s.conn.take().is_some())
+    }
+
+    /// An inbound `notifications/cancelled` for request `id`: no response will come, so
+    /// its stream (or JSON waiter) is released.
+    pub(crate) fn forget_request(&self, id: &RequestId) {
+        let mut routes = self.routes();
+        if let Some(Route::Sse(stream_id)) = routes.requests.remove(id) {
+            let done = routes.streams.get_mut(&stream_id).is_some_and(|s| {
+                s.open_requests = s.open_requests.saturating_sub(1);
+                s.open_requests == 0
+            });
+            if done {
+                routes.streams.remove(&stream_id);
+            }
+        }
+    }
+
+    /// Writes one event on stream `stream_id`.
+    fn deliver(&self, routes: &mut Routes, stream_id: u64, data: &str) {
+        let Some(stream) = routes.streams.get_mut(&stream_id) else {
+            return;
+        };
+        let id = match &self.config.event_store {
+            Some(store) if self.stateful => {
+                let id = EventId {
+                    stream: stream_id,
+                    seq: stream.next_seq,
+                };
+                stream.next_seq += 1;
+                store.store(&self.id, id, Arc::from(data));
+                Some(id.to_string())
+            }
+            _ => None,
+        };
+        let event = sse::encode(id.as_deref(), data, None);
+        if let Some(conn) = &stream.conn {
+            match conn.try_send(event) {
+                Ok(()) => return,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    // A slow reader: drop its connection rather than buffer without
+                    // bound; with an event store it resumes from its last event id.
+                    stream.conn = None;
+                    self.report(format!(
+                        "session {}: SSE reader too slow, connection of stream {stream_id} closed",
+                        self.id
+                    ));
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(event)) => {
+                    stream.conn = None;
+                    if stream_id == STANDALONE {
+                        self.backlog(stream, event);
+                    }
+                    return;
+                }
+            }
+        }
+        if stream_id == STANDALONE {
+            self.backlog(stream, event);
+        }
+    }
+
+    fn backlog(&self, stream: &mut StreamState, event: Bytes) {
+        if stream.backlog.len() >= self.config.stream_queue {
+            stream.backlog.pop_front();
+            self.report(format!(
+                "session {}: standalone stream backlog full, oldest message dropped",
+                self.id
+            ));
+        }
+        stream.backlog.push_back(event);
+    }
+
+    fn route_outbound(&self, message: TransportMessage) -> Result<(), TransportError> {
+        if self.closed.is_cancelled() {
+            return Err(TransportError::closed());
+        }
+        let msg = message.message;
+        let data = serde_json::to_string(&msg).map_err(|e| TransportError::other(e.to_string()))?;
+        let mut routes = self.routes();
+        match &msg {
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
+                let Some(id) = msg.id().cloned() else {
+                    self.report("an error response without id has no stream".to_owned());
+                    return Ok(());
+                };
+                self.note_initialize_result(&id, &msg);
+                match routes.requests.remove(&id) {
+                    Some(Route::Json(tx)) => {
+                        let _ = tx.send(msg);
+                    }
+                    Some(Route::Sse(stream_id)) => {
+                        self.deliver(&mut routes, stream_id, &data);
+                        let done = routes.streams.get_mut(&stream_id).is_some_and(|s| {
+                            s.open_requests = s.open_requests.saturating_sub(1);
+                            s.open_requests == 0
+                        });
+                        if done {
+                            // The stream is complete: dropping its sender ends the body
+                            // once the queued events are written.
+                            routes.streams.remove(&stream_id);
+                        }
+                    }
+                    None => {
+                        self.report(format!("response to request {id}, which is not in flight"))
+                    }
+                }
+                if !self.stateful && routes.requests.is_empty() {
+                    // A stateless session serves one POST: it is done.
+                    drop(routes);
+                    self.finish_inbound();
+                }
+            }
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {
+                let related =
+                    message
+                        .related_request
+                        .as_ref()
+                        .and_then(|r| match routes.requests.get(r) {
+                            Some(Route::Sse(s)) => Some(*s),
+                            _ => None,
+                        });
+                match related {
+                    Some(stream_id) => self.deliver(&mut routes, stream_id, &data),
+                    None if self.stateful => self.deliver(&mut routes, STANDALONE, &data),
+                    // Stateless JSON answers have no stream for a notification: it is
+                    // dropped, as it would be with no listener.
+                    None if matches!(msg, JsonRpcMessage::Notification(_)) => {}
+                    None => {
+                        return Err(TransportError::other(
+                            "a stateless HTTP session has no stream to carry a request to the client",
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn note_initialize_result(&self, id: &RequestId, msg: &JsonRpcMessage) {
+        let mut init = self.init_request.lock().unwrap_or_else(|p| p.into_inner());
+        if init.as_ref() != Some(id) {
+            return;
+        }
+        *init = None;
+        if let JsonRpcMessage::Response(r) = msg {
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Init {
+                protocol_version: String,
+            }
+            if let Ok(i) = serde_json::from_str::<Init>(r.result.get()) {
+                *self.negotiated.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(i.protocol_version);
+            }
+        }
+    }
+}
+
+fn chain(
+    first: Vec<Bytes>,
+    rx: mpsc::Receiver<Bytes>,
+) -> futures::stream::BoxStream<'static, Bytes> {
+    let rest =
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
+    futures::stream::iter(first).chain(rest).boxed()
+}
+
+/// The transport a hosted session runs over, handed to the service's factory.
+pub struct HttpServerTransport {
+    pub(crate) state: Arc<SessionState>,
+    pub(crate) rx: mpsc::Receiver<TransportMessage>,
+    pub(crate) pre_initialized: bool,
+}
+
+impl fmt::Debug for HttpServerTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpServerTransport")
+            .field("session_id", &self.session_id())
+            .field("stateless", &self.is_stateless())
+            .finish()
+    }
+}
+
+impl HttpServerTransport {
+    /// The `Mcp-Session-Id` of this session (`None` in stateless mode).
+    pub fn session_id(&self) -> Option<&str> {
+        self.state.stateful.then_some(&*self.state.id)
+    }
+
+    /// Whether this transport serves one stateless POST.
+    pub fn is_stateless(&self) -> bool {
+        !self.state.stateful
+    }
+
+    /// Whether the session must start already initialised: true for a stateless POST
+    /// that is not an `initialize` (there was no handshake on this transport).
+    pub fn needs_pre_initialized_session(&self) -> bool {
+        self.pre_initialized
+    }
+
+    /// Whether handlers may send requests to the client over this transport (false in
+    /// stateless mode: there is no stream to carry them back).
+    pub fn allows_outbound_requests(&self) -> bool {
+        self.state.stateful
+    }
+
+    /// A handle that closes this session's SSE connections early.
+    pub fn stream_control(&self) -> StreamControl {
+        StreamControl {
+            state: Arc::downgrade(&self.state),
+        }
+    }
+}
+
+impl Transport for HttpServerTransport {
+    type Sink = HttpServerSink;
+    type Stream = HttpServerStream;
+
+    fn split(self) -> (HttpServerSink, HttpServerStream) {
+        (
+            HttpServerSink {
+                state: self.state.clone(),
+            },
+            HttpServerStream {
+                rx: self.rx,
+                closed: self.state.closed.clone(),
+            },
+        )
+    }
+}
+
+/// Closes SSE connections of one session early, without ending their streams: the
+/// client reconnects after the `retry` interval and resumes with `Last-Event-ID`.
+#[derive(Debug, Clone)]
+pub struct StreamControl {
+    state: Weak<SessionState>,
+}
+
+impl StreamControl {
+    /// Closes the connection of the stream answering request `id`; false when that
+    /// request has no open SSE stream.
+    pub fn close_request_stream(&self, id: &RequestId) -> bool {
+        self.state
+            .upgrade()
+            .is_some_and(|s| s.close_request_stream(id))
+    }
+
+    /// Closes the standalone GET stream's connection; false when none is open.
+    pub fn close_standalone_stream(&self) -> bool {
+        self.state
+            .upgrade()
+            .is_some_and(|s| s.close_standalone_stream())
+    }
+}
+
+/// The sending half of [`HttpServerTransport`]: routes each message to its stream.
+pub struct HttpServerSink {
+    state: Arc<SessionState>,
+}
+
+impl fmt::Debug for HttpServerSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpServerSink").finish_non_exhaustive()
+    }
+}
+
+impl MessageSink for HttpServerSink {
+    fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {
+        let result = self.state.route_outbound(message);
+        Box::pin(async move { result })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        self.state.terminate();
+        Box::pin(async {})
+    }
+}
+
+/// The receiving half of [`HttpServerTransport`]: what the session's POSTs carried.
+pub struct HttpServerStream {
+    rx: mpsc::Receiver<TransportMessage>,
+    closed: CancellationToken,
+}
+
+impl fmt::Debug for HttpServerStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpServerStream").finish_non_exhaustive()
+    }
+}
+
+impl MessageStream for HttpServerStream {
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
+        Box::pin(async move {
+            tokio::select! {
+                biased;
+                m = self.rx.recv() => m.map(Ok),
+                () = self.closed.cancelled() => None,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::event_store::InMemoryEventStore;
+
+    fn note(i: usize) -> TransportMessage {
+        let text = format!(r#"{{"jsonrpc":"2.0","method":"n","params":{{"i":{i}}}}}"#);
+        TransportMessage::new(text.parse().unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_slow_reader_is_cut_off_and_resumes_from_the_store() {
+        let config = StreamableHttpServerConfig::default()
+            .stream_queue(2)
+            .event_store(Arc::new(InMemoryEventStore::new()));
+        let (state, _rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
+        // Never polled: a reader that does not read.
+        let unread = state.open_standalone().unwrap();
+        for i in 0..10 {
+            state.route_outbound(note(i)).unwrap();
+        }
+        assert!(
+            !state.has_live_connection(),
+            "the connection was dropped, not grown"
+        );
+        // What the slow reader still gets: the priming event and what fit the queue.
+        let got: Vec<Bytes> = unread.collect().await;
+        assert_eq!(got.len(), 3);
+        // Everything is in the store, in order, for a resumption after the priming id.
+        let resumed = state.resume(EventId { stream: 0, seq: 0 }).unwrap();
+        state.terminate();
+        let events: Vec<Bytes> = resumed.collect().await;
+        assert_eq!(events.len(), 10);
+        let text = String::from_utf8(events.concat()).unwrap();
+        let first = text.find(r#""i":0"#).unwrap();
+        let last = text.find(r#""i":9"#).unwrap();
+        assert!(first < last);
+    }
+}

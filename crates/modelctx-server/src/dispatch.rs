@@ -1,0 +1,257 @@
+//! The high-level server's answers to the feature methods, served from its registries
+//! when no low-level handler was registered for the method.
+
+use std::future::Future;
+
+use futures::future::BoxFuture;
+use modelctx_session::parse_params;
+use modelctx_types::{
+    CallToolRequestParams, CompleteRequestParams, CompleteResult, Completion, CompletionReference,
+    EmptyResult, ErrorData, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, RawValue,
+    ReadResourceRequestParams, ReadResourceResult, ResourceRequestParams, to_raw,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::completion::CompletionInput;
+use crate::context::Context;
+use crate::registry::{lookup, page, snapshot};
+
+type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
+
+/// The built-in answer to `method`, if the server serves it from its registries.
+pub(crate) fn builtin(method: &str, params: Option<Box<RawValue>>, cx: Context) -> Option<Answer> {
+    let caps = &cx.server.capabilities;
+    let subscribe = caps
+        .resources
+        .as_ref()
+        .is_some_and(|r| r.subscribe == Some(true));
+    Some(match method {
+        "tools/list" if caps.tools.is_some() => answer(params, cx, list_tools),
+        "tools/call" if caps.tools.is_some() => answer(params, cx, call_tool),
+        "resources/list" if caps.resources.is_some() => answer(params, cx, list_resources),
+        "resources/templates/list" if caps.resources.is_some() => {
+            answer(params, cx, list_templates)
+        }
+        "resources/read" if caps.resources.is_some() => {
+            answer(params, cx, |p: ReadResourceRequestParams, cx| async move {
+                read_resource(cx, &p.uri).await
+            })
+        }
+        "resources/subscribe" if subscribe => answer(params, cx, subscribe_resource),
+        "resources/unsubscribe" if subscribe => answer(params, cx, unsubscribe_resource),
+        "prompts/list" if caps.prompts.is_some() => answer(params, cx, list_prompts),
+        "prompts/get" if caps.prompts.is_some() => answer(params, cx, get_prompt),
+        "completion/complete" if caps.completions.is_some() => answer(params, cx, complete),
+        _ => return None,
+    })
+}
+
+fn answer<P, R, F, Fut>(params: Option<Box<RawValue>>, cx: Context, f: F) -> Answer
+where
+    P: DeserializeOwned + Send + 'static,
+    R: Serialize,
+    F: FnOnce(P, Context) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<R, ErrorData>> + Send + 'static,
+{
+    Box::pin(async move {
+        let params = parse_params::<P>(params.as_deref())?;
+        let result = f(params, cx).await?;
+        to_raw(&result)
+            .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}")))
+    })
+}
+
+fn cursor_of(params: Option<&PaginatedRequestParams>) -> Option<&modelctx_types::Cursor> {
+    params.and_then(|p| p.cursor.as_ref())
+}
+
+async fn list_tools(
+    params: Option<PaginatedRequestParams>,
+    cx: Context,
+) -> Result<ListToolsResult, ErrorData> {
+    let all = snapshot(&cx.server.registry.tools);
+    let (items, next) = page(
+        all,
+        cursor_of(params.as_ref()),
+        cx.server.page_size,
+        "tools/list",
+    )?;
+    let mut result = ListToolsResult::new(items.iter().map(|t| t.tool.clone()).collect());
+    result.next_cursor = next;
+    Ok(result)
+}
+
+async fn call_tool(
+    params: CallToolRequestParams,
+    cx: Context,
+) -> Result<modelctx_types::CallToolResult, ErrorData> {
+    let Some(tool) = lookup(&cx.server.registry.tools, &params.name) else {
+        return Err(ErrorData::invalid_params(format!(
+            "Unknown tool: {}",
+            params.name
+        )));
+    };
+    tool.call(params, cx).await
+}
+
+async fn list_resources(
+    params: Option<PaginatedRequestParams>,
+    cx: Context,
+) -> Result<ListResourcesResult, ErrorData> {
+    let all = snapshot(&cx.server.registry.resources);
+    let (items, next) = page(
+        all,
+        cursor_of(params.as_ref()),
+        cx.server.page_size,
+        "resources/list",
+    )?;
+    let mut result = ListResourcesResult::new(items.iter().map(|r| r.resource.clone()).collect());
+    result.next_cursor = next;
+    Ok(result)
+}
+
+async fn list_templates(
+    params: Option<PaginatedRequestParams>,
+    cx: Context,
+) -> Result<ListResourceTemplatesResult, ErrorData> {
+    let all = snapshot(&cx.server.registry.templates);
+    let (items, next) = page(
+        all,
+        cursor_of(params.as_ref()),
+        cx.server.page_size,
+        "resources/templates/list",
+    )?;
+    let mut result =
+        ListResourceTemplatesResult::new(items.iter().map(|t| t.template.clone()).collect());
+    result.next_cursor = next;
+    Ok(result)
+}
+
+/// Reads `uri`: a fixed resource first, then the first template (in template order)
+/// the URI fits; neither is `-32002`.
+pub(crate) async fn read_resource(cx: Context, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    if let Some(resource) = lookup(&cx.server.registry.resources, uri) {
+        return resource.read(cx).await.map(ReadResourceResult::new);
+    }
+    for template in snapshot(&cx.server.registry.templates) {
+        if let Some(read) = template.read(uri, cx.clone()) {
+            return read.await.map(ReadResourceResult::new);
+        }
+    }
+    Err(ErrorData::resource_not_found(uri))
+}
+
+/// Whether `uri` names a resource this server can read.
+fn resource_exists(cx: &Context, uri: &str) -> bool {
+    lookup(&cx.server.registry.resources, uri).is_some()
+        || snapshot(&cx.server.registry.templates)
+            .iter()
+            .any(|t| t.parsed.match_uri(uri).is_some())
+}
+
+async fn subscribe_resource(
+    params: ResourceRequestParams,
+    cx: Context,
+) -> Result<EmptyResult, ErrorData> {
+    if !resource_exists(&cx, &params.uri) {
+        return Err(ErrorData::resource_not_found(&params.uri));
+    }
+    cx.session.subscribe(&params.uri);
+    Ok(EmptyResult::new())
+}
+
+async fn unsubscribe_resource(
+    params: ResourceRequestParams,
+    cx: Context,
+) -> Result<EmptyResult, ErrorData> {
+    cx.session.unsubscribe(&params.uri);
+    Ok(EmptyResult::new())
+}
+
+async fn list_prompts(
+    params: Option<PaginatedRequestParams>,
+    cx: Context,
+) -> Result<ListPromptsResult, ErrorData> {
+    let all = snapshot(&cx.server.registry.prompts);
+    let (items, next) = page(
+        all,
+        cursor_of(params.as_ref()),
+        cx.server.page_size,
+        "prompts/list",
+    )?;
+    let mut result = ListPromptsResult::new(items.iter().map(|p| p.prompt.clone()).collect());
+    result.next_cursor = next;
+    Ok(result)
+}
+
+async fn get_prompt(
+    params: GetPromptRequestParams,
+    cx: Context,
+) -> Result<modelctx_types::GetPromptResult, ErrorData> {
+    let Some(prompt) = lookup(&cx.server.registry.prompts, &params.name) else {
+        return Err(ErrorData::invalid_params(format!(
+            "Unknown prompt: {}",
+            params.name
+        )));
+    };
+    prompt.get(params.arguments, cx).await
+}
+
+async fn complete(params: CompleteRequestParams, cx: Context) -> Result<CompleteResult, ErrorData> {
+    let argument = params.argument.name.clone();
+    let source = match &params.reference {
+        CompletionReference::Prompt(reference) => {
+            let Some(prompt) = lookup(&cx.server.registry.prompts, &reference.name) else {
+                return Err(ErrorData::invalid_params(format!(
+                    "Unknown prompt: {}",
+                    reference.name
+                )));
+            };
+            let known = prompt
+                .prompt
+                .arguments
+                .iter()
+                .flatten()
+                .any(|a| a.name == argument);
+            if !known {
+                return Err(ErrorData::invalid_params(format!(
+                    "Prompt {} has no argument {argument}",
+                    reference.name
+                )));
+            }
+            prompt.completions.get(&argument).cloned()
+        }
+        CompletionReference::Resource(reference) => {
+            let templates = snapshot(&cx.server.registry.templates);
+            let template = templates
+                .iter()
+                .find(|t| t.template.uri_template == reference.uri)
+                .or_else(|| {
+                    templates
+                        .iter()
+                        .find(|t| t.parsed.match_uri(&reference.uri).is_some())
+                });
+            let Some(template) = template else {
+                return Err(ErrorData::invalid_params(format!(
+                    "No resource template matches {}",
+                    reference.uri
+                )));
+            };
+            if !template.parsed.variables().any(|v| v == argument) {
+                return Err(ErrorData::invalid_params(format!(
+                    "Template {} has no variable {argument}",
+                    template.template.uri_template
+                )));
+            }
+            template.completions.get(&argument).cloned()
+        }
+    };
+    let Some(source) = source else {
+        return Ok(CompleteResult::new(Completion::new(Vec::new())));
+    };
+    let mut input = CompletionInput::new(argument, params.argument.value);
+    input.arguments = params.context.and_then(|c| c.arguments).unwrap_or_default();
+    source(input, cx).await.map(CompleteResult::new)
+}

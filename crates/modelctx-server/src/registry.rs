@@ -1,0 +1,363 @@
+//! The registries of the high-level server (tools, resources, templates, prompts),
+//! changeable while clients are connected, and the debounced `list_changed`
+//! announcements to every live session.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+
+use modelctx_types::{
+    Cursor, ErrorData, PromptListChangedNotification, ResourceListChangedNotification,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParams, ToolListChangedNotification,
+};
+
+use crate::prompt::{PromptDef, RegisteredPrompt};
+use crate::resource::{RegisteredResource, RegisteredTemplate, ResourceDef, TemplateDef};
+use crate::session::SessionState;
+use crate::tool::{RegisteredTool, ToolDef};
+
+/// Why a tool, resource, template or prompt was refused at registration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistrationError {
+    kind: ErrorKind,
+    message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ErrorKind {
+    Duplicate,
+    Invalid,
+}
+
+impl RegistrationError {
+    fn duplicate(what: &str, id: &str) -> Self {
+        Self {
+            kind: ErrorKind::Duplicate,
+            message: format!("{what} {id:?} is already registered"),
+        }
+    }
+
+    fn invalid(message: String) -> Self {
+        Self {
+            kind: ErrorKind::Invalid,
+            message,
+        }
+    }
+
+    /// The name (or URI, or URI template) is already in use.
+    pub fn is_duplicate(&self) -> bool {
+        self.kind == ErrorKind::Duplicate
+    }
+
+    /// The definition breaks a rule: a tool name outside `[A-Za-z0-9_.-]{1,128}`, a
+    /// schema that does not compile or does not describe an object, a malformed URI
+    /// template, ...
+    pub fn is_invalid(&self) -> bool {
+        self.kind == ErrorKind::Invalid
+    }
+}
+
+impl fmt::Display for RegistrationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RegistrationError {}
+
+/// The kinds of list a client can be told changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    Tools = 0,
+    Resources = 1,
+    Prompts = 2,
+}
+
+/// Tools, resources, templates and prompts, each keyed by its identifier and listed in
+/// identifier order. Entries are shared (`Arc`): a request clones what it needs and
+/// never holds a lock across an await.
+#[derive(Default)]
+pub(crate) struct Registry {
+    pub(crate) tools: RwLock<BTreeMap<String, Arc<RegisteredTool>>>,
+    pub(crate) resources: RwLock<BTreeMap<String, Arc<RegisteredResource>>>,
+    pub(crate) templates: RwLock<BTreeMap<String, Arc<RegisteredTemplate>>>,
+    pub(crate) prompts: RwLock<BTreeMap<String, Arc<RegisteredPrompt>>>,
+}
+
+fn insert<T>(
+    map: &RwLock<BTreeMap<String, Arc<T>>>,
+    what: &str,
+    id: String,
+    entry: T,
+) -> Result<(), RegistrationError> {
+    let mut map = map.write().unwrap_or_else(|p| p.into_inner());
+    if map.contains_key(&id) {
+        return Err(RegistrationError::duplicate(what, &id));
+    }
+    map.insert(id, Arc::new(entry));
+    Ok(())
+}
+
+fn remove<T>(map: &RwLock<BTreeMap<String, Arc<T>>>, id: &str) -> bool {
+    map.write()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(id)
+        .is_some()
+}
+
+/// A snapshot of a registry's entries.
+pub(crate) fn snapshot<T>(map: &RwLock<BTreeMap<String, Arc<T>>>) -> Vec<Arc<T>> {
+    map.read()
+        .unwrap_or_else(|p| p.into_inner())
+        .values()
+        .cloned()
+        .collect()
+}
+
+/// One entry by identifier.
+pub(crate) fn lookup<T>(map: &RwLock<BTreeMap<String, Arc<T>>>, id: &str) -> Option<Arc<T>> {
+    map.read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(id)
+        .cloned()
+}
+
+impl Registry {
+    pub(crate) fn add_tool(&self, def: ToolDef) -> Result<(), RegistrationError> {
+        let entry = RegisteredTool::new(def).map_err(RegistrationError::invalid)?;
+        insert(&self.tools, "tool", entry.tool.name.clone(), entry)
+    }
+
+    pub(crate) fn remove_tool(&self, name: &str) -> bool {
+        remove(&self.tools, name)
+    }
+
+    pub(crate) fn add_resource(&self, def: ResourceDef) -> Result<(), RegistrationError> {
+        let entry = RegisteredResource::new(def).map_err(RegistrationError::invalid)?;
+        insert(
+            &self.resources,
+            "resource",
+            entry.resource.uri.clone(),
+            entry,
+        )
+    }
+
+    pub(crate) fn remove_resource(&self, uri: &str) -> bool {
+        remove(&self.resources, uri)
+    }
+
+    pub(crate) fn add_template(&self, def: TemplateDef) -> Result<(), RegistrationError> {
+        let entry = RegisteredTemplate::new(def).map_err(RegistrationError::invalid)?;
+        let id = entry.template.uri_template.clone();
+        insert(&self.templates, "resource template", id, entry)
+    }
+
+    pub(crate) fn remove_template(&self, uri_template: &str) -> bool {
+        remove(&self.templates, uri_template)
+    }
+
+    pub(crate) fn add_prompt(&self, def: PromptDef) -> Result<(), RegistrationError> {
+        let entry = RegisteredPrompt::new(def).map_err(RegistrationError::invalid)?;
+        insert(&self.prompts, "prompt", entry.prompt.name.clone(), entry)
+    }
+
+    pub(crate) fn remove_prompt(&self, name: &str) -> bool {
+        remove(&self.prompts, name)
+    }
+
+    pub(crate) fn has_completions(&self) -> bool {
+        snapshot(&self.prompts)
+            .iter()
+            .any(|p| !p.completions.is_empty())
+            || snapshot(&self.templates)
+                .iter()
+                .any(|t| !t.completions.is_empty())
+    }
+}
+
+/// One page of `items` starting at the opaque `cursor`, and the cursor of the next page
+/// (none on the last). A cursor this server did not issue for this list is `-32602`.
+pub(crate) fn page<T>(
+    items: Vec<T>,
+    cursor: Option<&Cursor>,
+    size: usize,
+    list: &str,
+) -> Result<(Vec<T>, Option<Cursor>), ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => decode_cursor(&cursor.0, list)
+            .filter(|&offset| offset <= items.len())
+            .ok_or_else(|| ErrorData::invalid_params(format!("Invalid cursor for {list}")))?,
+    };
+    let size = size.max(1);
+    let end = start.saturating_add(size).min(items.len());
+    let next = (end < items.len()).then(|| Cursor(encode_cursor(end, list)));
+    let page = items.into_iter().skip(start).take(end - start).collect();
+    Ok((page, next))
+}
+
+fn encode_cursor(offset: usize, list: &str) -> String {
+    crate::base64::encode(format!("{list}#{offset}").as_bytes())
+}
+
+fn decode_cursor(cursor: &str, list: &str) -> Option<usize> {
+    let bytes = crate::base64::decode(cursor)?;
+    let text = String::from_utf8(bytes).ok()?;
+    let (name, offset) = text.rsplit_once('#')?;
+    if name != list || offset.starts_with('+') {
+        return None;
+    }
+    offset.parse().ok()
+}
+
+/// The live sessions and the pending `list_changed` announcements.
+pub(crate) struct Announcer {
+    sessions: Mutex<Vec<Weak<SessionState>>>,
+    pending: Mutex<Pending>,
+    debounce: Duration,
+    /// Which kinds advertise `listChanged: true` (tools, resources, prompts).
+    enabled: [bool; 3],
+    /// The runtime sessions were served on, for changes made outside of it.
+    runtime: std::sync::OnceLock<tokio::runtime::Handle>,
+}
+
+#[derive(Default)]
+struct Pending {
+    kinds: [bool; 3],
+    scheduled: bool,
+}
+
+impl Announcer {
+    pub(crate) fn new(debounce: Duration, enabled: [bool; 3]) -> Self {
+        Self {
+            sessions: Mutex::new(Vec::new()),
+            pending: Mutex::new(Pending::default()),
+            debounce,
+            enabled,
+            runtime: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn track(&self, session: &Arc<SessionState>) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let _ = self.runtime.set(runtime);
+        }
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.retain(|s| s.upgrade().is_some_and(|s| !is_closed(&s)));
+        sessions.push(Arc::downgrade(session));
+    }
+
+    /// The open sessions.
+    pub(crate) fn live(&self) -> Vec<Arc<SessionState>> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.retain(|s| s.upgrade().is_some_and(|s| !is_closed(&s)));
+        sessions.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Notes that a list changed; one announcement per kind goes to every live session
+    /// after the debounce window, however many changes the window saw.
+    pub(crate) fn changed(self: &Arc<Self>, kind: ListKind) {
+        if !self.enabled[kind as usize] {
+            return;
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        pending.kinds[kind as usize] = true;
+        if pending.scheduled {
+            return;
+        }
+        let runtime = tokio::runtime::Handle::try_current()
+            .ok()
+            .or_else(|| self.runtime.get().cloned());
+        let Some(runtime) = runtime else {
+            // No session was ever served: nobody to announce to.
+            pending.kinds = [false; 3];
+            return;
+        };
+        pending.scheduled = true;
+        drop(pending);
+        let this = self.clone();
+        runtime.spawn(async move {
+            tokio::time::sleep(this.debounce).await;
+            let kinds = {
+                let mut pending = this.pending.lock().unwrap_or_else(|p| p.into_inner());
+                pending.scheduled = false;
+                std::mem::take(&mut pending.kinds)
+            };
+            for session in this.live() {
+                let Some(peer) = session.live_peer() else {
+                    continue;
+                };
+                // A session that closed meanwhile just misses the announcement.
+                if kinds[ListKind::Tools as usize] {
+                    let _ = peer.notify::<ToolListChangedNotification>(None).await;
+                }
+                if kinds[ListKind::Resources as usize] {
+                    let _ = peer.notify::<ResourceListChangedNotification>(None).await;
+                }
+                if kinds[ListKind::Prompts as usize] {
+                    let _ = peer.notify::<PromptListChangedNotification>(None).await;
+                }
+            }
+        });
+    }
+
+    /// Sends `notifications/resources/updated` to every session subscribed to `uri`;
+    /// returns how many were told.
+    pub(crate) async fn resource_updated(&self, uri: &str) -> usize {
+        let mut told = 0;
+        for session in self.live() {
+            if !session.is_subscribed(uri) {
+                continue;
+            }
+            if let Some(peer) = session.live_peer() {
+                let params = ResourceUpdatedNotificationParams::new(uri);
+                if peer
+                    .notify::<ResourceUpdatedNotification>(params)
+                    .await
+                    .is_ok()
+                {
+                    told += 1;
+                }
+            }
+        }
+        told
+    }
+}
+
+fn is_closed(session: &SessionState) -> bool {
+    session.peer.get().is_some_and(|p| p.is_closed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_walk_the_list_once() {
+        let items: Vec<u32> = (0..5).collect();
+        let (first, next) = page(items.clone(), None, 2, "tools").unwrap();
+        assert_eq!(first, [0, 1]);
+        let (second, next) = page(items.clone(), next.as_ref(), 2, "tools").unwrap();
+        assert_eq!(second, [2, 3]);
+        let (last, next) = page(items.clone(), next.as_ref(), 2, "tools").unwrap();
+        assert_eq!((last, next), (vec![4], None));
+    }
+
+    #[test]
+    fn foreign_cursors_are_invalid_params() {
+        let items: Vec<u32> = (0..5).collect();
+        let (_, next) = page(items.clone(), None, 2, "tools").unwrap();
+        for bad in [
+            Cursor("garbage".into()),
+            Cursor(encode_cursor(99, "tools")),
+            Cursor(encode_cursor(2, "prompts")),
+            Cursor(crate::base64::encode(b"tools#+2")),
+        ] {
+            let err = page(items.clone(), Some(&bad), 2, "tools").unwrap_err();
+            assert_eq!(err.code, modelctx_types::ErrorCode::INVALID_PARAMS);
+        }
+        let err = page(items, next.as_ref(), 2, "prompts").unwrap_err();
+        assert_eq!(err.code, modelctx_types::ErrorCode::INVALID_PARAMS);
+    }
+}

@@ -1,0 +1,402 @@
+//! Resources of the high-level server: fixed URIs and RFC 6570 URI templates whose
+//! variables reach the function as typed arguments.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use modelctx_types::{
+    Annotations, BlobResourceContents, ErrorData, Icon, JsonObject, Meta, Resource,
+    ResourceTemplate, TextOrBlobResourceContents, TextResourceContents,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use crate::completion::{CompleteFn, CompletionInput, IntoCompletion, completer};
+use crate::context::Context;
+use crate::schema::{Compiled, coerce_strings, schema_of};
+use crate::uri_template::UriTemplate;
+use crate::{BoxError, into_error_data};
+
+type ReadFn = dyn Fn(String, Context) -> BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>>
+    + Send
+    + Sync;
+type TemplateFn = dyn Fn(
+        serde_json::Value,
+        String,
+        Context,
+    ) -> BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>>
+    + Send
+    + Sync;
+
+/// Binary resource contents: sent base64-encoded in a `blob`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob(pub Vec<u8>);
+
+/// What a resource function may return: text (`String`, `&'static str`), bytes
+/// ([`Blob`]), or the contents spelled out. Text and blobs get the requested URI, and
+/// contents without a MIME type get the resource's `mimeType`.
+pub trait IntoContents: Send + 'static {
+    /// Converts the value into the contents of `uri`.
+    fn into_contents(self, uri: &str) -> Vec<TextOrBlobResourceContents>;
+}
+
+impl IntoContents for String {
+    fn into_contents(self, uri: &str) -> Vec<TextOrBlobResourceContents> {
+        vec![TextResourceContents::new(uri, self).into()]
+    }
+}
+
+impl IntoContents for &'static str {
+    fn into_contents(self, uri: &str) -> Vec<TextOrBlobResourceContents> {
+        self.to_owned().into_contents(uri)
+    }
+}
+
+impl IntoContents for Blob {
+    fn into_contents(self, uri: &str) -> Vec<TextOrBlobResourceContents> {
+        vec![BlobResourceContents::new(uri, crate::base64::encode(&self.0)).into()]
+    }
+}
+
+impl IntoContents for TextResourceContents {
+    fn into_contents(self, _: &str) -> Vec<TextOrBlobResourceContents> {
+        vec![self.into()]
+    }
+}
+
+impl IntoContents for BlobResourceContents {
+    fn into_contents(self, _: &str) -> Vec<TextOrBlobResourceContents> {
+        vec![self.into()]
+    }
+}
+
+impl IntoContents for TextOrBlobResourceContents {
+    fn into_contents(self, _: &str) -> Vec<TextOrBlobResourceContents> {
+        vec![self]
+    }
+}
+
+impl IntoContents for Vec<TextOrBlobResourceContents> {
+    fn into_contents(self, _: &str) -> Vec<TextOrBlobResourceContents> {
+        self
+    }
+}
+
+/// A resource at a fixed URI and the async function that reads it. A failing function
+/// (its `Err`) answers `resources/read` with a JSON-RPC error: an [`ErrorData`] is sent
+/// as is, anything else as `-32603` with its message.
+pub struct ResourceDef {
+    pub(crate) resource: Resource,
+    pub(crate) handler: Arc<ReadFn>,
+}
+
+impl fmt::Debug for ResourceDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceDef")
+            .field("resource", &self.resource)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResourceDef {
+    /// The resource at `uri`, called `name`, read by `f`.
+    pub fn new<F, Fut, R, E>(uri: impl Into<String>, name: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, E>> + Send + 'static,
+        R: IntoContents,
+        E: Into<BoxError>,
+    {
+        Self::from_resource(Resource::new(uri, name), f)
+    }
+
+    /// A resource described in full (title, annotations, size, ...), read by `f`.
+    pub fn from_resource<F, Fut, R, E>(resource: Resource, f: F) -> Self
+    where
+        F: Fn(Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, E>> + Send + 'static,
+        R: IntoContents,
+        E: Into<BoxError>,
+    {
+        let f = Arc::new(f);
+        let handler: Arc<ReadFn> = Arc::new(move |uri, cx| {
+            let f = f.clone();
+            Box::pin(async move {
+                match f(cx).await {
+                    Ok(value) => Ok(value.into_contents(&uri)),
+                    Err(e) => Err(into_error_data(e.into(), &format!("Reading {uri} failed"))),
+                }
+            })
+        });
+        Self { resource, handler }
+    }
+
+    /// The resource as `resources/list` shows it.
+    pub fn resource(&self) -> &Resource {
+        &self.resource
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.resource.description = Some(description.into());
+        self
+    }
+
+    /// Sets the display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.resource.title = Some(title.into());
+        self
+    }
+
+    /// Sets the MIME type (also given to text and blob contents the function returns
+    /// without one).
+    #[must_use]
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.resource.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the annotations (audience, priority, last modified).
+    #[must_use]
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.resource.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets the size in bytes.
+    #[must_use]
+    pub fn size(mut self, size: u64) -> Self {
+        self.resource.size = Some(size);
+        self
+    }
+
+    /// Sets the icons.
+    #[must_use]
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.resource.icons = Some(icons);
+        self
+    }
+
+    /// Sets the resource's `_meta`.
+    #[must_use]
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.resource.meta = Some(meta);
+        self
+    }
+}
+
+/// A URI template and the async function that reads every resource fitting it. The
+/// template's variables reach the function as the fields of `T` (strings are converted
+/// to the numbers and booleans `T`'s schema asks for); values that do not fit `T`
+/// answer `-32602`.
+pub struct TemplateDef {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) handler: Arc<TemplateFn>,
+    pub(crate) schema: JsonObject,
+    pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
+}
+
+impl fmt::Debug for TemplateDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TemplateDef")
+            .field("template", &self.template)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TemplateDef {
+    /// The template `uri_template` (RFC 6570), called `name`, read by `f`.
+    pub fn new<T, F, Fut, R, E>(
+        uri_template: impl Into<String>,
+        name: impl Into<String>,
+        f: F,
+    ) -> Self
+    where
+        T: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(T, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, E>> + Send + 'static,
+        R: IntoContents,
+        E: Into<BoxError>,
+    {
+        let template = ResourceTemplate::new(uri_template, name);
+        let f = Arc::new(f);
+        let handler: Arc<TemplateFn> = Arc::new(move |vars, uri, cx| {
+            let f = f.clone();
+            Box::pin(async move {
+                let args: T = serde_json::from_value(vars).map_err(|e| {
+                    ErrorData::invalid_params(format!("Invalid variables in {uri}: {e}"))
+                })?;
+                match f(args, cx).await {
+                    Ok(value) => Ok(value.into_contents(&uri)),
+                    Err(e) => Err(into_error_data(e.into(), &format!("Reading {uri} failed"))),
+                }
+            })
+        });
+        Self {
+            template,
+            handler,
+            schema: schema_of::<T>(),
+            completions: BTreeMap::new(),
+        }
+    }
+
+    /// The template as `resources/templates/list` shows it.
+    pub fn template(&self) -> &ResourceTemplate {
+        &self.template
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.template.description = Some(description.into());
+        self
+    }
+
+    /// Sets the display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.template.title = Some(title.into());
+        self
+    }
+
+    /// Sets the MIME type of the resources it yields.
+    #[must_use]
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.template.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the annotations.
+    #[must_use]
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.template.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets the template's `_meta`.
+    #[must_use]
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.template.meta = Some(meta);
+        self
+    }
+
+    /// Completes values of the template variable `variable` with `f` (served by
+    /// `completion/complete` with a `ref/resource` reference).
+    #[must_use]
+    pub fn complete<F, Fut, V, E>(mut self, variable: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(CompletionInput, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<V, E>> + Send + 'static,
+        V: IntoCompletion,
+        E: Into<BoxError>,
+    {
+        self.completions.insert(variable.into(), completer(f));
+        self
+    }
+}
+
+/// A template accepted into a registry: parsed and its variables' schema compiled.
+pub(crate) struct RegisteredTemplate {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) parsed: UriTemplate,
+    schema: JsonObject,
+    compiled: Compiled,
+    handler: Arc<TemplateFn>,
+    pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
+}
+
+impl RegisteredTemplate {
+    pub(crate) fn new(def: TemplateDef) -> Result<Self, String> {
+        let parsed = UriTemplate::parse(&def.template.uri_template)?;
+        let compiled = Compiled::new(&def.schema)
+            .map_err(|e| format!("variables of {}: {e}", def.template.uri_template))?;
+        if let Some(unknown) = def
+            .completions
+            .keys()
+            .find(|k| !parsed.variables().any(|v| v == k.as_str()))
+        {
+            return Err(format!(
+                "completion for {unknown:?}, which is not a variable of {}",
+                def.template.uri_template
+            ));
+        }
+        Ok(Self {
+            template: def.template,
+            parsed,
+            schema: def.schema,
+            compiled,
+            handler: def.handler,
+            completions: def.completions,
+        })
+    }
+
+    /// Reads `uri` if it fits the template; `None` if it does not.
+    pub(crate) fn read(
+        &self,
+        uri: &str,
+        cx: Context,
+    ) -> Option<BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>>> {
+        let vars = self.parsed.match_uri(uri)?;
+        let value = coerce_strings(&self.schema, vars);
+        if let Err(problems) = self.compiled.check(&value) {
+            let error =
+                ErrorData::invalid_params(format!("Invalid variables in {uri}: {problems}"));
+            return Some(Box::pin(async move { Err(error) }));
+        }
+        let fut = (self.handler)(value, uri.to_owned(), cx);
+        Some(with_mime_type(fut, self.template.mime_type.clone()))
+    }
+}
+
+/// A fixed resource accepted into a registry.
+pub(crate) struct RegisteredResource {
+    pub(crate) resource: Resource,
+    handler: Arc<ReadFn>,
+}
+
+impl RegisteredResource {
+    pub(crate) fn new(def: ResourceDef) -> Result<Self, String> {
+        if def.resource.uri.is_empty() {
+            return Err("a resource needs a non-empty URI".to_owned());
+        }
+        Ok(Self {
+            resource: def.resource,
+            handler: def.handler,
+        })
+    }
+
+    pub(crate) fn read(
+        &self,
+        cx: Context,
+    ) -> BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>> {
+        let fut = (self.handler)(self.resource.uri.clone(), cx);
+        with_mime_type(fut, self.resource.mime_type.clone())
+    }
+}
+
+/// Gives contents without a MIME type the one their resource or template declares.
+fn with_mime_type(
+    fut: BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>>,
+    mime: Option<String>,
+) -> BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>> {
+    Box::pin(async move {
+        let mut contents = fut.await?;
+        for c in &mut contents {
+            match c {
+                TextOrBlobResourceContents::Text(t) if t.mime_type.is_none() => {
+                    t.mime_type.clone_from(&mime);
+                }
+                TextOrBlobResourceContents::Blob(b) if b.mime_type.is_none() => {
+                    b.mime_type.clone_from(&mime);
+                }
+                _ => {}
+            }
+        }
+        Ok(contents)
+    })
+}

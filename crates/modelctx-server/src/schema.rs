@@ -1,0 +1,196 @@
+//! JSON Schema: generation from Rust types (schemars, 2020-12) and validation
+//! (jsonschema, local references only — a `$ref` is never fetched).
+
+use modelctx_types::JsonObject;
+use schemars::JsonSchema;
+use serde_json::{Map, Value};
+
+/// A compiled schema, built once at registration.
+pub(crate) struct Compiled {
+    validator: jsonschema::Validator,
+}
+
+impl Compiled {
+    /// Compiles `schema`; a schema that does not compile (or whose `$ref` points outside
+    /// the document, which we never fetch) is an error.
+    pub(crate) fn new(schema: &JsonObject) -> Result<Self, String> {
+        let value = Value::Object(schema.clone());
+        jsonschema::options()
+            .build(&value)
+            .map(|validator| Self { validator })
+            .map_err(|e| format!("the schema does not compile: {e}"))
+    }
+
+    /// Checks `instance`, describing every violation.
+    pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(instance)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                if path.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{path}: {e}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
+/// The JSON Schema (2020-12) of `T`, as an object.
+pub(crate) fn schema_of<T: JsonSchema + ?Sized>() -> JsonObject {
+    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    match schema.to_value() {
+        Value::Object(map) => map,
+        // `true` accepts anything: the same as an empty schema.
+        Value::Bool(true) => Map::new(),
+        other => {
+            let mut map = Map::new();
+            map.insert("not".to_owned(), other);
+            map
+        }
+    }
+}
+
+/// Whether a schema describes JSON objects only.
+pub(crate) fn is_object_schema(schema: &JsonObject) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// An object schema with the single required property `result` holding `inner`; the
+/// `$schema` and `$defs` of `inner` move to the root so its references still resolve.
+pub(crate) fn wrap_as_result(mut inner: JsonObject) -> JsonObject {
+    let mut root = Map::new();
+    if let Some(dialect) = inner.remove("$schema") {
+        root.insert("$schema".to_owned(), dialect);
+    }
+    let defs = inner.remove("$defs");
+    inner.remove("title");
+    root.insert("type".to_owned(), Value::from("object"));
+    let mut properties = Map::new();
+    properties.insert("result".to_owned(), Value::Object(inner));
+    root.insert("properties".to_owned(), Value::Object(properties));
+    root.insert("required".to_owned(), Value::from(vec!["result"]));
+    if let Some(defs) = defs {
+        root.insert("$defs".to_owned(), defs);
+    }
+    root
+}
+
+/// Turns string values (prompt arguments, URI template variables) into the JSON types
+/// the schema's properties ask for: numbers, integers and booleans are parsed; anything
+/// that does not parse stays a string, for validation to report.
+pub(crate) fn coerce_strings(
+    schema: &JsonObject,
+    values: impl IntoIterator<Item = (String, String)>,
+) -> Value {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let mut out = Map::new();
+    for (name, text) in values {
+        let types = properties
+            .and_then(|p| p.get(&name))
+            .and_then(Value::as_object)
+            .map(|p| declared_types(schema, p))
+            .unwrap_or_default();
+        out.insert(name, coerce(&text, &types));
+    }
+    Value::Object(out)
+}
+
+fn declared_types(root: &JsonObject, property: &JsonObject) -> Vec<String> {
+    let mut property = property;
+    // Follow one local `$ref` (`#/$defs/Name`).
+    if let Some(target) = property
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|name| root.get("$defs")?.get(name)?.as_object())
+    {
+        property = target;
+    }
+    match property.get("type") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn coerce(text: &str, types: &[String]) -> Value {
+    let wants = |t: &str| types.iter().any(|x| x == t);
+    if wants("string") || types.is_empty() {
+        return Value::from(text);
+    }
+    if wants("integer")
+        && let Ok(n) = text.parse::<i64>()
+    {
+        return Value::from(n);
+    }
+    if wants("number")
+        && let Ok(n) = text.parse::<f64>()
+        && let Some(n) = serde_json::Number::from_f64(n)
+    {
+        return Value::Number(n);
+    }
+    if wants("boolean")
+        && let Ok(b) = text.parse::<bool>()
+    {
+        return Value::Bool(b);
+    }
+    if wants("null") && text.is_empty() {
+        return Value::Null;
+    }
+    Value::from(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strings_become_the_declared_types() {
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "integer"}, "x": {"type": ["number", "null"]},
+            "b": {"type": "boolean"}, "s": {"type": "string"}}});
+        let schema = schema.as_object().unwrap();
+        let values = [
+            ("n", "42"),
+            ("x", "1.5"),
+            ("b", "true"),
+            ("s", "7"),
+            ("other", "z"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        assert_eq!(
+            coerce_strings(schema, values),
+            json!({"n": 42, "x": 1.5, "b": true, "s": "7", "other": "z"})
+        );
+    }
+
+    #[test]
+    fn a_wrapped_schema_keeps_its_definitions_at_the_root() {
+        let inner = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "array", "items": {"$ref": "#/$defs/Point"},
+            "$defs": {"Point": {"type": "object"}}});
+        let wrapped = wrap_as_result(inner.as_object().unwrap().clone());
+        let compiled = Compiled::new(&wrapped).unwrap();
+        assert!(compiled.check(&json!({"result": [{}]})).is_ok());
+        assert!(compiled.check(&json!({"result": [1]})).is_err());
+        assert!(compiled.check(&json!([])).is_err());
+    }
+
+    #[test]
+    fn a_remote_reference_is_never_fetched() {
+        let schema = json!({"$ref": "https://example.invalid/schema.json"});
+        assert!(Compiled::new(schema.as_object().unwrap()).is_err());
+    }
+}

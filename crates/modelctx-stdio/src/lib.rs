@@ -1,0 +1,98 @@
+//! The stdio transport of modelctx: newline-delimited JSON-RPC over a process's
+//! stdin and stdout.
+//!
+//! - **Server side:** [`stdio()`] speaks MCP on this process's own stdin/stdout. When
+//!   stdin closes, the stream ends, the session ends, and a server whose `main` awaits
+//!   its session exits by itself.
+//! - **Client side:** [`ChildProcess`] spawns a server (program, args, env, working
+//!   directory; stderr inherited, passed line by line to a callback, or written to a
+//!   file) and gives a [`StdioClient`], a transport over the child's pipes, plus a
+//!   [`ChildHandle`] whose [`shutdown`](ChildHandle::shutdown) closes stdin, waits,
+//!   sends `SIGTERM`, waits, kills, and reports the exit status.
+//! - **Any pipes:** [`StdioTransport::new`] runs the same framing over any
+//!   `AsyncRead`/`AsyncWrite` pair, e.g. the halves of `tokio::io::duplex`.
+//!
+//! # The wire
+//!
+//! One message per line, `\n`-terminated; an outgoing message never contains an
+//! embedded newline (see `modelctx_transport::framing`). Inbound:
+//!
+//! | input line | what happens |
+//! |---|---|
+//! | a valid message | delivered |
+//! | blank | ignored |
+//! | not JSON (a stray log line) | skipped, reported as [`Diagnostic::SkippedLine`]; no answer, so two peers cannot feed each other an error storm |
+//! | JSON but not a valid message | [`TransportError::invalid`](modelctx_transport::TransportError::invalid): the session answers with the spec's error (with the id when it can be read) |
+//! | longer than the cap ([`StdioOptions::max_line`], default 32 MiB), or invalid UTF-8 | one error, reported as [`Diagnostic::Fatal`], then the stream ends and the session closes |
+//! | end of input | the stream ends (a partial last line is dropped and reported) |
+//!
+//! Writes go through one writer task per transport, which flushes whenever its queue
+//! runs empty: a burst of messages is written with one flush.
+//!
+//! # Keep stdout clean
+//!
+//! A stdio server's stdout carries protocol messages and nothing else: one stray
+//! `println!` corrupts the stream. Log to **stderr**. In particular
+//! `tracing_subscriber::fmt()` writes to *stdout* unless told otherwise; build it with
+//! `.with_writer(std::io::stderr)`. The host usually shows or records the server's
+//! stderr; [`Stderr`] gives a client the same choice.
+//!
+//! # Example
+//!
+//! Two ends of the stdio framing, connected by an in-process pipe:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx_stdio::StdioTransport;
+//! use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
+//! use modelctx_types::JsonRpcNotification;
+//!
+//! let (a, b) = tokio::io::duplex(4096);
+//! let (a_read, a_write) = tokio::io::split(a);
+//! let (b_read, b_write) = tokio::io::split(b);
+//! let (a_sink, _a_stream) = StdioTransport::new(a_read, a_write).split();
+//! let (_b_sink, mut b_stream) = StdioTransport::new(b_read, b_write).split();
+//!
+//! let note = JsonRpcNotification::new("notifications/initialized", None);
+//! a_sink.send(TransportMessage::new(note.into())).await.unwrap();
+//! a_sink.close().await;
+//! let got = b_stream.recv().await.unwrap().unwrap();
+//! assert_eq!(got.message.method(), Some("notifications/initialized"));
+//! assert!(b_stream.recv().await.is_none()); // closing a sink ends the peer's stream
+//! # }
+//! ```
+//!
+//! A server binary serves one session on its stdio and exits when the host closes
+//! stdin (with the facade: `server.serve(modelctx::stdio::stdio()).closed().await`).
+//! `examples/src/bin/stdio-server.rs` and `stdio-client.rs` show both sides.
+//!
+//! # Features
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | — | this crate has no optional features; `SIGTERM` uses `nix` (its `signal` module only) on unix |
+
+mod child;
+mod options;
+mod pipe;
+
+pub use child::{
+    ChildHandle, ChildProcess, DEFAULT_GRACE_PERIOD, DEFAULT_TERM_TIMEOUT, Shutdown, ShutdownStep,
+    Stderr, StdioClient,
+};
+pub use modelctx_transport::framing::DEFAULT_MAX_LINE;
+pub use options::{DEFAULT_CLOSE_TIMEOUT, DEFAULT_QUEUE, Diagnostic, StdioOptions};
+pub use pipe::{StdioSink, StdioStream, StdioTransport};
+
+/// A transport on this process's stdin and stdout, with the default options.
+pub fn stdio() -> StdioTransport {
+    stdio_with(StdioOptions::new())
+}
+
+/// A transport on this process's stdin and stdout, with `options`.
+pub fn stdio_with(options: StdioOptions) -> StdioTransport {
+    StdioTransport::with_options(tokio::io::stdin(), tokio::io::stdout(), options)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,162 @@
+//! Settings shared by both ends of a stdio connection, and the diagnostics they report.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use modelctx_transport::framing::DEFAULT_MAX_LINE;
+
+/// The default number of encoded lines that may wait for the writer before a sender
+/// waits.
+pub const DEFAULT_QUEUE: usize = 1024;
+
+/// The default time [`close`](modelctx_transport::MessageSink::close) waits for queued
+/// lines to be written before it drops the output anyway.
+pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+type DiagnosticFn = Arc<dyn Fn(&Diagnostic) + Send + Sync>;
+
+/// How a stdio transport reads and writes.
+///
+/// ```
+/// use modelctx_stdio::StdioOptions;
+///
+/// let options = StdioOptions::new()
+///     .max_line(1024 * 1024)
+///     .on_diagnostic(|d| eprintln!("stdio: {d}"));
+/// assert_eq!(options.max_line_len(), 1024 * 1024);
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct StdioOptions {
+    max_line: usize,
+    queue: usize,
+    close_timeout: Duration,
+    on_diagnostic: Option<DiagnosticFn>,
+}
+
+impl StdioOptions {
+    /// The defaults: lines up to [`DEFAULT_MAX_LINE`] bytes, a queue of
+    /// [`DEFAULT_QUEUE`] lines, [`DEFAULT_CLOSE_TIMEOUT`], diagnostics dropped.
+    pub fn new() -> Self {
+        Self {
+            max_line: DEFAULT_MAX_LINE,
+            queue: DEFAULT_QUEUE,
+            close_timeout: DEFAULT_CLOSE_TIMEOUT,
+            on_diagnostic: None,
+        }
+    }
+
+    /// Caps one inbound line at `bytes` (at least 1). A longer line is a fatal error:
+    /// the stream reports it and ends.
+    #[must_use]
+    pub fn max_line(mut self, bytes: usize) -> Self {
+        self.max_line = bytes.max(1);
+        self
+    }
+
+    /// The inbound line cap.
+    pub fn max_line_len(&self) -> usize {
+        self.max_line
+    }
+
+    /// How many encoded lines may wait for the writer (at least 1) before `send` waits.
+    #[must_use]
+    pub fn queue(mut self, lines: usize) -> Self {
+        self.queue = lines.max(1);
+        self
+    }
+
+    /// How long `close` waits for queued lines to be written (a peer that stopped
+    /// reading would otherwise hold it forever).
+    #[must_use]
+    pub fn close_timeout(mut self, timeout: Duration) -> Self {
+        self.close_timeout = timeout;
+        self
+    }
+
+    /// Calls `f` for every line the stream could not deliver and for the fault that ends
+    /// it (see [`Diagnostic`]). The callback runs on the receiving task: keep it short
+    /// (log it). Without one, diagnostics are dropped.
+    #[must_use]
+    pub fn on_diagnostic(mut self, f: impl Fn(&Diagnostic) + Send + Sync + 'static) -> Self {
+        self.on_diagnostic = Some(Arc::new(f));
+        self
+    }
+
+    pub(crate) fn queue_len(&self) -> usize {
+        self.queue
+    }
+
+    pub(crate) fn close_timeout_value(&self) -> Duration {
+        self.close_timeout
+    }
+
+    pub(crate) fn report(&self, diagnostic: Diagnostic) {
+        if let Some(f) = &self.on_diagnostic {
+            f(&diagnostic);
+        }
+    }
+}
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for StdioOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdioOptions")
+            .field("max_line", &self.max_line)
+            .field("queue", &self.queue)
+            .field("close_timeout", &self.close_timeout)
+            .field("on_diagnostic", &self.on_diagnostic.is_some())
+            .finish()
+    }
+}
+
+/// Something the receiving side of a stdio transport noticed about its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Diagnostic {
+    /// A line that is not JSON (a stray log line, say) was skipped without an answer.
+    SkippedLine {
+        /// Why it is not JSON.
+        reason: String,
+        /// The line's length in bytes.
+        len: usize,
+    },
+    /// A JSON line that is not a valid JSON-RPC message; the stream reports it as
+    /// [`TransportError::invalid`](modelctx_transport::TransportError::invalid) so the
+    /// session answers it.
+    InvalidMessage {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The input ended in the middle of a line; the partial line was dropped.
+    PartialLineAtEof {
+        /// The partial line's length in bytes.
+        len: usize,
+    },
+    /// A fault that ends the stream: a line over the cap, invalid UTF-8, a read error.
+    Fatal {
+        /// What happened.
+        reason: String,
+    },
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SkippedLine { reason, len } => {
+                write!(f, "skipped a non-JSON line of {len} bytes: {reason}")
+            }
+            Self::InvalidMessage { reason } => write!(f, "invalid JSON-RPC message: {reason}"),
+            Self::PartialLineAtEof { len } => {
+                write!(f, "input ended inside a line; dropped {len} bytes")
+            }
+            Self::Fatal { reason } => write!(f, "stdio input failed: {reason}"),
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! The transport over any byte pipe pair: stdin/stdout, a child's pipes, in-process
+//! duplex streams.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use modelctx_transport::framing::{FrameError, LineDecoder, encode_line};
+use modelctx_transport::{MessageSink, MessageStream, Transport, TransportError, TransportMessage};
+use modelctx_types::JsonRpcMessage;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::options::{Diagnostic, StdioOptions};
+
+type BoxReader = Box<dyn AsyncRead + Send + Unpin>;
+type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// How many bytes one read asks for.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The output buffer: lines queued while the writer was busy go out in one write.
+const WRITE_BUFFER: usize = 64 * 1024;
+
+/// Newline-delimited JSON-RPC over a reader and a writer.
+///
+/// Built by [`stdio`](crate::stdio) for a server on its own stdin/stdout, by
+/// [`ChildProcess`](crate::ChildProcess) for a client on a child's pipes, or by
+/// [`new`](Self::new) over any pipes (`tokio::io::duplex` halves in tests).
+pub struct StdioTransport {
+    sink: StdioSink,
+    stream: StdioStream,
+}
+
+impl StdioTransport {
+    /// A transport reading messages from `reader` and writing them to `writer`, with
+    /// the default [`StdioOptions`].
+    pub fn new<R, W>(reader: R, writer: W) -> Self
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        Self::with_options(reader, writer, StdioOptions::new())
+    }
+
+    /// A transport over `reader` and `writer` with `options`.
+    pub fn with_options<R, W>(reader: R, writer: W, options: StdioOptions) -> Self
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        Self {
+            sink: StdioSink::new(Box::new(writer), &options),
+            stream: StdioStream::new(Box::new(reader), options),
+        }
+    }
+
+    /// Keeps `guard` alive as long as the sink (a child process's supervisor).
+    pub(crate) fn guard_sink(mut self, guard: Arc<dyn Any + Send + Sync>) -> Self {
+        self.sink.guard = Some(guard);
+        self
+    }
+
+    /// A handle that closes this transport's output, shared with the sink.
+    pub(crate) fn output(&self) -> Output {
+        Output(self.sink.shared.clone())
+    }
+}
+
+impl fmt::Debug for StdioTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdioTransport")
+            .field("sink", &self.sink)
+            .field("stream", &self.stream)
+            .finish()
+    }
+}
+
+impl Transport for StdioTransport {
+    type Sink = StdioSink;
+    type Stream = StdioStream;
+
+    fn split(self) -> (StdioSink, StdioStream) {
+        (self.sink, self.stream)
+    }
+}
+
+/// The sending half of a [`StdioTransport`].
+///
+/// `send` encodes the message as one line (never an embedded newline) and queues it for
+/// a single writer task, started on the first send, which writes every queued line and
+/// flushes once the queue is empty: a burst of messages costs one flush. `close` lets the
+/// writer drain the queue (for at most the close timeout), then closes the output, which
+/// the peer reads as end of input; a `close` while another is under way waits for it, so
+/// after any `close` returns, everything sent before it has been written.
+pub struct StdioSink {
+    shared: Arc<SinkShared>,
+    guard: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl StdioSink {
+    fn new(writer: BoxWriter, options: &StdioOptions) -> Self {
+        Self {
+            shared: Arc::new(SinkShared {
+                state: Mutex::new(SinkState::Idle {
+                    writer,
+                    queue: options.queue_len(),
+                }),
+                close_timeout: options.close_timeout_value(),
+                closed: watch::channel(false).0,
+            }),
+            guard: None,
+        }
+    }
+}
+
+impl fmt::Debug for StdioSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &*lock(&self.shared.state) {
+            SinkState::Idle { .. } => "idle",
+            SinkState::Running { .. } => "running",
+            SinkState::Closed => "closed",
+        };
+        f.debug_struct("StdioSink").field("state", &state).finish()
+    }
+}
+
+impl MessageSink for StdioSink {
+    fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            let line = encode_line(&message.message);
+            let tx = self.shared.sender()?;
+            tx.send(line).await.map_err(|_| TransportError::closed())
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shared.close())
+    }
+}
+
+/// A second handle on a sink's output, to close it (a child's stdin) from elsewhere.
+#[derive(Clone)]
+pub(crate) struct Output(Arc<SinkShared>);
+
+impl Output {
+    pub(crate) async fn close(&self) {
+        self.0.close().await;
+    }
+}
+
+struct SinkShared {
+    state: Mutex<SinkState>,
+    close_timeout: Duration,
+    /// Set once the output is closed: a second `close` waits for the first to finish.
+    closed: watch::Sender<bool>,
+}
+
+enum SinkState {
+    /// Nothing sent yet: the writer task starts on the first send, inside the runtime.
+    Idle {
+        writer: BoxWriter,
+        queue: usize,
+    },
+    Running {
+        tx: mpsc::Sender<Vec<u8>>,
+        task: JoinHandle<()>,
+    },
+    Closed,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl SinkShared {
+    /// The queue's sender, starting the writer task on first use.
+    fn sender(&self) -> Result<mpsc::Sender<Vec<u8>>, TransportError> {
+        let mut state = lock(&self.state);
+        match &*state {
+            SinkState::Running { tx, .. } => return Ok(tx.clone()),
+            SinkState::Closed => return Err(TransportError::closed()),
+            SinkState::Idle { .. } => {}
+        }
+        let SinkState::Idle { writer, queue } = std::mem::replace(&mut *state, SinkState::Closed)
+        else {
+            return Err(TransportError::closed());
+        };
+        let (tx, rx) = mpsc::channel(queue);
+        let task = tokio::spawn(write_lines(writer, rx));
+        *state = SinkState::Running {
+            tx: tx.clone(),
+            task,
+        };
+        Ok(tx)
+    }
+
+    async fn close(&self) {
+        let previous = std::mem::replace(&mut *lock(&self.state), SinkState::Closed);
+        match previous {
+            SinkState::Idle { mut writer, .. } => {
+                let _ = tokio::time::timeout(self.close_timeout, writer.shutdown()).await;
+            }
+            SinkState::Running { tx, mut task } => {
+                // The writer drains what is queued, then closes the output; a peer that
+                // stopped reading must not hold `close` forever.
+                drop(tx);
+                if tokio::time::timeout(self.close_timeout, &mut task)
+                    .await
+                    .is_err()
+                {
+                    task.abort();
+                }
+            }
+            SinkState::Closed => {
+                // Another close is draining the queue (or has): wait until it is done.
+                let mut done = self.closed.subscribe();
+                let _ = tokio::time::timeout(self.close_timeout, done.wait_for(|d| *d)).await;
+                return;
+            }
+        }
+        self.closed.send_replace(true);
+    }
+}
+
+/// The writer task: writes queued lines, flushing whenever the queue runs empty, until
+/// every sender is gone (then closes the output) or a write fails (then later sends fail
+/// with a closed error).
+async fn write_lines(writer: BoxWriter, mut rx: mpsc::Receiver<Vec<u8>>) {
+    let mut out = BufWriter::with_capacity(WRITE_BUFFER, writer);
+    'lines: while let Some(line) = rx.recv().await {
+        if out.write_all(&line).await.is_err() {
+            return;
+        }
+        while let Ok(line) = rx.try_recv() {
+            if out.write_all(&line).await.is_err() {
+                break 'lines;
+            }
+        }
+        if out.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = out.shutdown().await;
+}
+
+/// The receiving half of a [`StdioTransport`].
+///
+/// Reads lines of at most the configured cap and yields one message per line. A line
+/// that is not JSON is skipped (reported as [`Diagnostic::SkippedLine`]): answering
+/// stray output with errors would only feed an error storm. A JSON line that is not a
+/// valid message yields [`TransportError::invalid`], which the session answers with the
+/// spec's error when it can read the id. A line over the cap, invalid UTF-8 or a read
+/// error yields one error and then the end of the stream. End of input ends the stream.
+pub struct StdioStream {
+    reader: BoxReader,
+    decoder: LineDecoder,
+    buf: Vec<u8>,
+    done: bool,
+    options: StdioOptions,
+}
+
+impl StdioStream {
+    fn new(reader: BoxReader, options: StdioOptions) -> Self {
+        Self {
+            reader,
+            decoder: LineDecoder::new(options.max_line_len()),
+            buf: vec![0; READ_CHUNK],
+            done: false,
+            options,
+        }
+    }
+
+    /// Ends the stream with a fatal error.
+    fn fail(&mut self, reason: String) -> Option<Result<TransportMessage, TransportError>> {
+        self.done = true;
+        self.options.report(Diagnostic::Fatal {
+            reason: reason.clone(),
+        });
+        Some(Err(TransportError::other(format!(
+            "stdio input failed: {reason}"
+        ))))
+    }
+
+    async fn next(&mut self) -> Option<Result<TransportMessage, TransportError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            match self.decoder.next_line() {
+                Some(Ok(line)) => match JsonRpcMessage::from_slice(&line) {
+                    Ok(message) => return Some(Ok(TransportMessage::new(message))),
+                    Err(invalid) if invalid.is_parse_error() => {
+                        self.options.report(Diagnostic::SkippedLine {
+                            reason: invalid.error.message.to_string(),
+                            len: line.len(),
+                        });
+                    }
+                    Err(invalid) => {
+                        self.options.report(Diagnostic::InvalidMessage {
+                            reason: invalid.error.message.to_string(),
+                        });
+                        return Some(Err(TransportError::invalid(invalid)));
+                    }
+                },
+                Some(Err(FrameError::LineTooLong { max })) => {
+                    return self.fail(format!("a line exceeds the limit of {max} bytes"));
+                }
+                Some(Err(e)) => return self.fail(e.to_string()),
+                None => match self.reader.read(&mut self.buf).await {
+                    Ok(0) => {
+                        self.done = true;
+                        let rest = self.decoder.remainder();
+                        if !rest.iter().all(u8::is_ascii_whitespace) {
+                            let len = rest.len();
+                            self.options.report(Diagnostic::PartialLineAtEof { len });
+                        }
+                        return None;
+                    }
+                    Ok(n) => self.decoder.extend(&self.buf[..n]),
+                    Err(e) => return self.fail(format!("read error: {e}")),
+                },
+            }
+        }
+    }
+}
+
+impl fmt::Debug for StdioStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdioStream")
+            .field("done", &self.done)
+            .field("buffered", &self.decoder.remainder().len())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl MessageStream for StdioStream {
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
+        // Cancel-safe: the only await is one `read`, which loses nothing when dropped;
+        // bytes read are in the decoder before the next await.
+        Box::pin(self.next())
+    }
+}
