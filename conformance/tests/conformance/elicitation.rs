@@ -117,6 +117,10 @@ pub(crate) fn tests() -> Vec<Test> {
             a_typed_form_from_a_tool_context,
             ["mcpserver:context:elicit"]
         ),
+        conformance_test!(
+            a_tool_function_raises_url_elicitation_required,
+            ["mcpserver:tool:url-elicitation-error"]
+        ),
     ]
 }
 
@@ -850,4 +854,66 @@ async fn a_typed_form_from_a_tool_context(connector: Connector) {
         let pair = connect(&connector, &server, answering(answer)).await;
         assert_eq!(call(&pair).await, text);
     }
+}
+
+/// The arguments of the `open-vault` tool.
+#[derive(serde::Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct Vault {
+    /// Which vault to open.
+    vault: String,
+}
+
+async fn a_tool_function_raises_url_elicitation_required(connector: Connector) {
+    // A high-level tool function returns the -32042 error instead of a result.
+    let server = Server::builder("vaults", "1.0.0")
+        .tool(ToolDef::new(
+            "open-vault",
+            |args: Vault, cx: Context| async move {
+                let needed = [sign_in(&format!("{}-login", args.vault))];
+                Err::<CallToolResult, ErrorData>(cx.url_elicitation_required(needed))
+            },
+        ))
+        .expect("a valid tool")
+        .build();
+    let pair = connect(&connector, &server, url_client(UrlAnswer::Accept).0).await;
+
+    let arguments = json!({"vault": "team"}).as_object().cloned().unwrap();
+    let call = CallToolRequestParams::new("open-vault").with_arguments(arguments);
+    let err = pair
+        .client
+        .request::<CallToolRequest>(call)
+        .await
+        .unwrap_err();
+
+    // A JSON-RPC error, not an isError result, with the elicitations intact.
+    let data = err.protocol_error().expect("a JSON-RPC error");
+    assert_eq!(data.code.0, -32042);
+    assert_eq!(
+        data.data.as_ref().unwrap()["elicitations"],
+        serde_json::to_value(vec![sign_in("team-login")]).unwrap()
+    );
+    let required = pair
+        .client
+        .url_elicitation_required(&err)
+        .expect("surfaced as the typed error");
+    assert_eq!(required.elicitations(), [sign_in("team-login")]);
+
+    // Any other error from the same kind of function stays a tool execution error.
+    let plain = Server::builder("plain", "1.0.0")
+        .tool(ToolDef::new(
+            "fails",
+            |_: NoArgs, _cx: Context| async move {
+                Err::<CallToolResult, ErrorData>(ErrorData::invalid_params("no such vault"))
+            },
+        ))
+        .expect("a valid tool")
+        .build();
+    let pair = connect(&connector, &plain, client()).await;
+    let result = pair
+        .client
+        .request::<CallToolRequest>(CallToolRequestParams::new("fails"))
+        .await
+        .expect("an isError result, not a JSON-RPC error");
+    assert!(result.is_error());
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use modelctx_types::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ErrorData, Icon, JsonObject, Meta, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, ErrorData, Icon, JsonObject,
+    Meta, Tool, ToolAnnotations,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -21,8 +21,36 @@ use crate::BoxError;
 use crate::context::Context;
 use crate::schema::{Compiled, is_object_schema, schema_of, wrap_as_result};
 
-type ToolFn =
-    dyn Fn(JsonObject, Context) -> BoxFuture<'static, Result<CallToolResult, String>> + Send + Sync;
+type ToolFn = dyn Fn(JsonObject, Context) -> BoxFuture<'static, Result<CallToolResult, ToolFailure>>
+    + Send
+    + Sync;
+
+/// How a tool function failed.
+pub(crate) enum ToolFailure {
+    /// A tool execution error: reported to the model as a result with `isError: true`.
+    Execution(String),
+    /// A protocol error the spec lets a tool raise as such — today only `-32042`, URL
+    /// elicitation required, whose `data.elicitations` the caller must get intact.
+    Protocol(ErrorData),
+}
+
+impl From<String> for ToolFailure {
+    fn from(message: String) -> Self {
+        Self::Execution(message)
+    }
+}
+
+/// Sorts a tool function's error: `-32042` stays a JSON-RPC error, anything else is
+/// an execution error described by its message.
+fn classify(error: BoxError) -> ToolFailure {
+    match error.downcast::<ErrorData>() {
+        Ok(data) if data.code == ErrorCode::URL_ELICITATION_REQUIRED => {
+            ToolFailure::Protocol(*data)
+        }
+        Ok(data) => ToolFailure::Execution(data.to_string()),
+        Err(other) => ToolFailure::Execution(other.to_string()),
+    }
+}
 
 /// A tool to register: its description (name, schemas, annotations, ...) and the async
 /// function that runs it.
@@ -31,7 +59,9 @@ type ToolFn =
 /// type, the output schema from the result type (see [`IntoToolResult`]). Arguments are
 /// validated against the input schema before the function runs; a failure, an `Err`
 /// from the function, or a panic becomes a result with `isError: true` — never a
-/// JSON-RPC error. [`ToolDef::with_schema`] registers a hand-written description,
+/// JSON-RPC error. The one exception is the error the spec defines for it: a function
+/// returning `Err(cx.url_elicitation_required(..))` (an [`ErrorData`] with code
+/// `-32042`) fails the call with that error, its elicitations intact. [`ToolDef::with_schema`] registers a hand-written description,
 /// kept exactly as given.
 pub struct ToolDef {
     pub(crate) tool: Tool,
@@ -71,8 +101,8 @@ impl ToolDef {
                 let args: A = serde_json::from_value(Value::Object(args))
                     .map_err(|e| format!("Invalid arguments: {e}"))?;
                 match f(args, cx).await {
-                    Ok(result) => result.into_tool_result(wrap),
-                    Err(e) => Err(e.into().to_string()),
+                    Ok(result) => Ok(result.into_tool_result(wrap)?),
+                    Err(e) => Err(classify(e.into())),
                 }
             })
         });
@@ -95,8 +125,8 @@ impl ToolDef {
             let f = f.clone();
             Box::pin(async move {
                 match f(args, cx).await {
-                    Ok(result) => result.into_tool_result(false),
-                    Err(e) => Err(e.into().to_string()),
+                    Ok(result) => Ok(result.into_tool_result(false)?),
+                    Err(e) => Err(classify(e.into())),
                 }
             })
         });
@@ -283,7 +313,10 @@ impl RegisteredTool {
         let run = AssertUnwindSafe((self.handler)(args, cx)).catch_unwind();
         let result = match run.await {
             Ok(Ok(result)) => result,
-            Ok(Err(message)) => return Ok(CallToolResult::error(message)),
+            Ok(Err(ToolFailure::Execution(message))) => {
+                return Ok(CallToolResult::error(message));
+            }
+            Ok(Err(ToolFailure::Protocol(error))) => return Err(error),
             Err(_) => {
                 return Ok(CallToolResult::error(format!(
                     "Tool {name} failed: it panicked"
