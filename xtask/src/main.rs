@@ -6,10 +6,16 @@
 //!   report (see the `modelctx-conformance` crate docs); `--update-lock` re-pins the
 //!   manifest.
 //! - `cargo xtask pin`: the same as `cargo xtask conformance --update-lock`.
+//! - `cargo xtask bench [--quick] [--json PATH]`: modelctx against rmcp and raw
+//!   baselines, side by side (see `crates/modelctx-bench/BENCHMARKS.md`).
 //! - `cargo xtask test`: what CI runs — formatting, lints, docs, every test, tidy and
 //!   the conformance report.
+//! - `cargo xtask interop`: the official MCP conformance suite against the
+//!   `conformance-server` and `conformance-client` examples (see `interop.rs`).
 
+mod bench;
 mod conformance;
+mod interop;
 mod test;
 mod tidy;
 
@@ -31,12 +37,16 @@ fn main() -> ExitCode {
             }
         },
         Some("conformance") => conformance::main(&args[1..]),
+        Some("bench") => bench::main(&args[1..], &tidy::workspace_root()),
         Some("pin") if args.len() == 1 => conformance::update_lock(),
         Some("test") if args.len() == 1 => test::main(&tidy::workspace_root()),
+        Some("interop") => interop::main(&tidy::workspace_root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <tidy | conformance | pin | test>\n{}",
-                conformance::USAGE
+                "usage: cargo xtask <tidy | conformance | pin | bench | test | interop>\n{}\n{}\n{}",
+                conformance::USAGE,
+                bench::USAGE,
+                interop::USAGE
             );
             ExitCode::from(2)
         }

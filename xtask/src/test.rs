@@ -1,5 +1,7 @@
 //! `cargo xtask test`: everything CI checks, in one command — formatting, lints, docs,
-//! every test of the workspace, the layering, and the conformance report.
+//! every test of the workspace, the layering, the conformance report, the benchmarks'
+//! smoke run, and the external proof (`cargo xtask interop`: installs its pinned tools
+//! into `.tools/` on first use).
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
@@ -42,6 +44,16 @@ const STEPS: &[Step] = &[
     Step {
         what: "conformance report",
         args: &["xtask", "conformance"],
+        env: &[],
+    },
+    Step {
+        what: "benchmarks smoke run (every scenario once, answers verified)",
+        args: &["xtask", "bench", "--quick"],
+        env: &[],
+    },
+    Step {
+        what: "external proof: the official MCP conformance suite and cross-SDK interop",
+        args: &["xtask", "interop"],
         env: &[],
     },
 ];

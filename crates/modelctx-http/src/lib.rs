@@ -59,9 +59,18 @@ pub mod headers;
 #[cfg(feature = "server")]
 mod server;
 #[cfg(any(feature = "client", feature = "server"))]
+mod shared;
+#[cfg(any(feature = "client", feature = "server"))]
 mod sse;
 
 #[cfg(feature = "client")]
-pub use client::*;
+pub use client::{
+    AuthHook, HttpClientHandle, HttpClientSink, HttpClientStream, StreamableHttpClientBuilder,
+    StreamableHttpClientTransport,
+};
 #[cfg(feature = "server")]
-pub use server::*;
+pub use server::{
+    ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,
+    HttpServerTransport, InMemoryEventStore, InvalidEventId, OriginPolicy, Rejection,
+    StreamControl, StreamableHttpServerConfig, StreamableHttpService, cors_layer,
+};

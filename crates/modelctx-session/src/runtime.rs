@@ -57,6 +57,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         service,
         notify_tx,
         initialize_seen: Arc::new(AtomicBool::new(false)),
+        initialized_early: Arc::new(AtomicBool::new(false)),
     };
     tokio::spawn(receiver.run(Box::new(stream)));
     peer
@@ -81,6 +82,10 @@ struct Receiver {
     notify_tx: mpsc::UnboundedSender<JsonRpcNotification>,
     /// Set when an `initialize` is accepted; cleared again when it fails (a retry is allowed).
     initialize_seen: Arc<AtomicBool>,
+    /// `notifications/initialized` arrived while `initialize` was still being answered
+    /// (a client that pipelines the handshake): the session becomes operational as soon
+    /// as the answer goes out, instead of waiting forever for a second notification.
+    initialized_early: Arc<AtomicBool>,
 }
 
 #[derive(Deserialize)]
@@ -198,6 +203,7 @@ impl Receiver {
         let service = self.service.clone();
         let peer = self.peer.clone();
         let initialize_seen = self.initialize_seen.clone();
+        let initialized_early = self.initialized_early.clone();
         tokio::spawn(async move {
             let id = request.id.clone();
             let outcome = handle(
@@ -220,6 +226,11 @@ impl Receiver {
                 Some(Ok(result)) => {
                     if is_initialize {
                         shared.phase.advance(Phase::New, Phase::Initializing);
+                        if initialized_early.load(Ordering::Acquire) {
+                            shared
+                                .phase
+                                .advance(Phase::Initializing, Phase::Operational);
+                        }
                     }
                     JsonRpcMessage::Response(JsonRpcResultResponse::new(id.clone(), result))
                 }
@@ -260,7 +271,16 @@ impl Receiver {
                 }
             }
             lifecycle::INITIALIZED => {
-                if shared.role == Role::Server {
+                if shared.role == Role::Server
+                    && !shared
+                        .phase
+                        .advance(Phase::Initializing, Phase::Operational)
+                    && self.initialize_seen.load(Ordering::Acquire)
+                {
+                    // `initialize` is still being answered: remember, then retry once in
+                    // case the answer went out in between (the handler task checks the
+                    // flag right after it advances, so one of the two sees the other).
+                    self.initialized_early.store(true, Ordering::Release);
                     shared
                         .phase
                         .advance(Phase::Initializing, Phase::Operational);

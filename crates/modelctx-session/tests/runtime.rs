@@ -454,6 +454,25 @@ async fn server_serves_initialize_once_then_waits_for_initialized() {
 }
 
 #[tokio::test]
+async fn a_pipelined_handshake_still_becomes_operational() {
+    let mut h = Harness::new(SessionConfig::server());
+
+    // The client sends notifications/initialized without waiting for the answer.
+    h.mock.request(1, "initialize", init_params()).await;
+    h.mock
+        .notify("notifications/initialized", Value::Null)
+        .await;
+    let result = h.mock.expect_result(1).await;
+    assert_eq!(result["serverInfo"]["name"], "test");
+    assert_eq!(h.notified("notifications/initialized").await, Value::Null);
+
+    // Once the answer is out, the session is operational: no second notification needed.
+    h.mock.request(2, "echo", json!({ "x": 2 })).await;
+    assert_eq!(h.mock.expect_result(2).await, json!({ "x": 2 }));
+    assert!(h.peer.is_initialized());
+}
+
+#[tokio::test]
 async fn server_failed_initialize_may_be_retried() {
     let mut h = Harness::new(SessionConfig::server());
 

@@ -1,5 +1,6 @@
 //! The client's HTTP exchanges: POSTs, SSE reading, reconnection, session loss.
 
+use crate::shared::cancelled_id;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -93,22 +94,6 @@ pub(super) async fn close(inner: Arc<ClientInner>) {
         // server that does not answer does not hold the close up for long.
         let delete = request(&inner, Method::DELETE, None, None);
         let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
-    }
-}
-
-fn cancelled_id(message: &JsonRpcMessage) -> Option<RequestId> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Cancelled {
-        request_id: RequestId,
-    }
-    match message {
-        JsonRpcMessage::Notification(n) if n.method == "notifications/cancelled" => n
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
-            .map(|c| c.request_id),
-        _ => None,
     }
 }
 

@@ -8,6 +8,7 @@ mod config;
 mod event_store;
 mod session;
 
+use crate::shared::cancelled_id;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt;
@@ -337,7 +338,13 @@ fn find_session(inner: &Inner, headers: &HeaderMap) -> Result<Arc<SessionState>,
     }
 }
 
-/// Checks `MCP-Protocol-Version` and returns the revision the request speaks.
+/// Checks `MCP-Protocol-Version` and returns the revision the request speaks: the
+/// session's negotiated one when there is a session, else the header's, else 2025-03-26.
+///
+/// Only a malformed or unsupported header is refused. A supported revision other than
+/// the negotiated one is accepted, as the spec asks (and as the official conformance
+/// suite, which sends `2025-03-26` on a 2025-11-25 session, expects); the session keeps
+/// speaking the revision it negotiated.
 fn protocol_version(
     inner: &Inner,
     headers: &HeaderMap,
@@ -351,15 +358,7 @@ fn protocol_version(
                 .ok()
                 .map(|v| ProtocolVersion::new(v.to_owned()));
             match version {
-                Some(v) if v.is_supported() => {
-                    if negotiated.as_deref().is_some_and(|n| n != v.as_str()) {
-                        return Err(inner.reject(
-                            StatusCode::BAD_REQUEST,
-                            format!("Bad Request: MCP-Protocol-Version {} differs from the negotiated one", v.as_str()),
-                        ));
-                    }
-                    Ok(v)
-                }
+                Some(v) if v.is_supported() => Ok(negotiated.map_or(v, ProtocolVersion::new)),
                 _ => Err(inner.reject(
                     StatusCode::BAD_REQUEST,
                     format!("Bad Request: unsupported MCP-Protocol-Version {value:?}"),
@@ -589,22 +588,6 @@ async fn dispatch(
         response.headers_mut().insert(MCP_SESSION_ID, v);
     }
     response
-}
-
-fn cancelled_id(message: &JsonRpcMessage) -> Option<RequestId> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Cancelled {
-        request_id: RequestId,
-    }
-    match message {
-        JsonRpcMessage::Notification(n) if n.method == "notifications/cancelled" => n
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
-            .map(|c| c.request_id),
-        _ => None,
-    }
 }
 
 fn sse_response(events: futures::stream::BoxStream<'static, Bytes>) -> Response {

@@ -1,0 +1,711 @@
+//! The load generator: runs one scenario against one target and prints its figures as
+//! one JSON object on stdout (`cargo xtask bench` runs it once per target and round).
+//!
+//! ```text
+//! bench-load memory TARGET [--calls N]
+//! bench-load stdio TARGET [--calls N]
+//! bench-load http MODE TARGET [--calls N]
+//! bench-load sessions TARGET [--calls N]
+//! bench-load cold TARGET [--calls N]
+//! ```
+//!
+//! TARGET is `modelctx`, `rmcp` or `baseline`; MODE is `stateful`, `json` or `stateless`.
+//! The stdio and HTTP servers are the `bench-server-TARGET` binaries next to this one.
+
+use std::future::Future;
+use std::process::{ExitCode, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use modelctx_bench::stats::Latencies;
+use modelctx_bench::{HttpMode, PROTOCOL_VERSION, wire};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// Concurrent callers in the in-memory throughput figure.
+const MEMORY_CONCURRENCY: usize = 64;
+/// Requests in flight in the stdio pipelined figure.
+const STDIO_WINDOW: usize = 64;
+/// Clients in the HTTP concurrent figures.
+const HTTP_CLIENTS: usize = 32;
+/// The bound on every wait for a server (start, an answer).
+const WAIT: Duration = Duration::from_secs(30);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Modelctx,
+    Rmcp,
+    Baseline,
+}
+
+impl Target {
+    fn parse(name: &str) -> Option<Self> {
+        match name {
+            "modelctx" => Some(Self::Modelctx),
+            "rmcp" => Some(Self::Rmcp),
+            "baseline" => Some(Self::Baseline),
+            _ => None,
+        }
+    }
+
+    fn server(self) -> Result<std::path::PathBuf, String> {
+        let name = match self {
+            Self::Modelctx => "bench-server-modelctx",
+            Self::Rmcp => "bench-server-rmcp",
+            Self::Baseline => "bench-server-baseline",
+        };
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        Ok(exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+    }
+}
+
+type Figures = Vec<(&'static str, f64)>;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match run().await {
+        Ok(figures) => {
+            let object: serde_json::Map<String, serde_json::Value> = figures
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.into()))
+                .collect();
+            println!("{}", serde_json::Value::Object(object));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bench-load: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<Figures, String> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut calls = 2000usize;
+    if let Some(i) = args.iter().position(|a| a == "--calls") {
+        calls = args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n >= HTTP_CLIENTS)
+            .ok_or("--calls needs a number of at least 32")?;
+        args.drain(i..i + 2);
+    }
+    let target = |name: &str| Target::parse(name).ok_or(format!("unknown target {name:?}"));
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["memory", t] => memory(target(t)?, calls).await,
+        ["stdio", t] => stdio(target(t)?, calls).await,
+        ["sessions", t] => sessions(target(t)?, calls).await,
+        ["cold", t] => cold(target(t)?, calls).await,
+        ["http", mode, t] => {
+            let mode = HttpMode::parse(mode).ok_or(format!("unknown HTTP mode {mode:?}"))?;
+            http(mode, target(t)?, calls).await
+        }
+        _ => Err(
+            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | cold T> [--calls N]"
+                .into(),
+        ),
+    }
+}
+
+/// Calls `call` `calls` times one after another, timing each.
+async fn sequential<F, Fut>(calls: usize, mut call: F) -> Result<Latencies, String>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), String>>,
+{
+    for _ in 0..calls / 10 {
+        call().await?;
+    }
+    let mut samples = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let start = Instant::now();
+        call().await?;
+        samples.push(start.elapsed());
+    }
+    Ok(Latencies::from_durations(&samples))
+}
+
+/// `workers` tasks share `calls` calls; returns calls per second.
+async fn concurrent<F, Fut>(calls: usize, workers: usize, call: F) -> Result<f64, String>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let per_worker = calls / workers;
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|_| {
+            let call = call.clone();
+            tokio::spawn(async move {
+                for _ in 0..per_worker {
+                    call().await?;
+                }
+                Ok::<(), String>(())
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.map_err(|e| e.to_string())??;
+    }
+    Ok((per_worker * workers) as f64 / start.elapsed().as_secs_f64())
+}
+
+fn latency_figures(prefix: [&'static str; 2], latencies: &Latencies) -> [(&'static str, f64); 2] {
+    [
+        (prefix[0], latencies.percentile(50.0)),
+        (prefix[1], latencies.percentile(99.0)),
+    ]
+}
+
+// ---- scenario 1: in-memory ----------------------------------------------------------
+
+async fn memory(target: Target, calls: usize) -> Result<Figures, String> {
+    const SEQ: [&str; 2] = ["seq_p50_us", "seq_p99_us"];
+    const RATE: &str = "conc64_calls_per_s";
+    let mut figures = Figures::new();
+    match target {
+        Target::Modelctx => {
+            use modelctx::types::CallToolRequest;
+            use modelctx_bench::modelctx_side::{call_params, check, server};
+            let (client_side, server_side) = modelctx::memory::pair();
+            let _session = server().serve(server_side);
+            let client = modelctx::client::Client::builder("bench-load", "0.1.0")
+                .connect(client_side)
+                .await
+                .map_err(|e| e.to_string())?;
+            check(
+                &client
+                    .request::<CallToolRequest>(call_params())
+                    .await
+                    .map_err(|e| e.to_string())?,
+            )?;
+            let call = move || {
+                let client = client.clone();
+                async move {
+                    client
+                        .request::<CallToolRequest>(call_params())
+                        .await
+                        .map(drop)
+                        .map_err(|e| e.to_string())
+                }
+            };
+            figures.extend(latency_figures(SEQ, &sequential(calls, &call).await?));
+            figures.push((RATE, concurrent(calls, MEMORY_CONCURRENCY, call).await?));
+        }
+        Target::Rmcp => {
+            use modelctx_bench::rmcp_side::{Echo, call_params, check, pair};
+            use rmcp::ServiceExt;
+            let (client_side, server_side) = pair(modelctx::memory::DEFAULT_CAPACITY);
+            let server = tokio::spawn(Echo.serve(server_side));
+            let client = Arc::new(().serve(client_side).await.map_err(|e| e.to_string())?);
+            let _server = server
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
+            check(
+                &client
+                    .call_tool(call_params())
+                    .await
+                    .map_err(|e| e.to_string())?,
+            )?;
+            let call = move || {
+                let client = client.clone();
+                async move {
+                    client
+                        .call_tool(call_params())
+                        .await
+                        .map(drop)
+                        .map_err(|e| e.to_string())
+                }
+            };
+            figures.extend(latency_figures(SEQ, &sequential(calls, &call).await?));
+            figures.push((RATE, concurrent(calls, MEMORY_CONCURRENCY, call).await?));
+        }
+        Target::Baseline => {
+            let client =
+                modelctx_bench::baseline::MemoryClient::start(modelctx::memory::DEFAULT_CAPACITY);
+            if client.call().await? != modelctx_bench::TEXT {
+                return Err("the baseline did not echo".into());
+            }
+            let call = move || {
+                let client = client.clone();
+                async move { client.call().await.map(drop) }
+            };
+            figures.extend(latency_figures(SEQ, &sequential(calls, &call).await?));
+            figures.push((RATE, concurrent(calls, MEMORY_CONCURRENCY, call).await?));
+        }
+    }
+    Ok(figures)
+}
+
+// ---- scenario 2: stdio --------------------------------------------------------------
+
+struct Pipes {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl Pipes {
+    fn spawn(target: Target) -> Result<Self, String> {
+        let program = target.server()?;
+        let mut child = Command::new(&program)
+            .arg("stdio")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
+        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?);
+        Ok(Self {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        })
+    }
+
+    async fn send(&mut self, message: &str) -> Result<(), String> {
+        let mut line = String::with_capacity(message.len() + 1);
+        line.push_str(message);
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+        self.stdin.flush().await.map_err(|e| e.to_string())
+    }
+
+    /// Reads lines until the answer to `id`.
+    async fn answer(&mut self, id: u64) -> Result<(), String> {
+        loop {
+            let got = read_answer(&mut self.stdout, &mut self.line).await?;
+            if got == Some(id) {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn handshake(&mut self) -> Result<(), String> {
+        self.send(&wire::initialize()).await?;
+        tokio::time::timeout(WAIT, self.answer(0))
+            .await
+            .map_err(|_| "no answer to initialize")??;
+        self.send(wire::initialized()).await
+    }
+
+    async fn finish(self) -> Result<(), String> {
+        let Pipes {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        match tokio::time::timeout(WAIT, child.wait()).await {
+            Ok(status) => status.map(drop).map_err(|e| e.to_string()),
+            Err(_) => {
+                let _ = child.kill().await;
+                Err("the server did not exit when its stdin closed".into())
+            }
+        }
+    }
+}
+
+/// Reads one line and returns the id of the answer on it (`None` for a notification).
+async fn read_answer(
+    stdout: &mut BufReader<ChildStdout>,
+    line: &mut String,
+) -> Result<Option<u64>, String> {
+    line.clear();
+    let n = tokio::time::timeout(WAIT, stdout.read_line(line))
+        .await
+        .map_err(|_| "the server stopped answering")?
+        .map_err(|e| e.to_string())?;
+    if n == 0 {
+        return Err("the server closed its stdout".into());
+    }
+    wire::answer_id(line.trim_end())
+}
+
+async fn stdio(target: Target, calls: usize) -> Result<Figures, String> {
+    let mut pipes = Pipes::spawn(target)?;
+    pipes.handshake().await?;
+    // Sequential: one call in flight.
+    let mut id = 0u64;
+    for _ in 0..calls / 10 {
+        id += 1;
+        pipes.send(&wire::call(id)).await?;
+        pipes.answer(id).await?;
+    }
+    let mut samples = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        id += 1;
+        let start = Instant::now();
+        pipes.send(&wire::call(id)).await?;
+        pipes.answer(id).await?;
+        samples.push(start.elapsed());
+    }
+    let latencies = Latencies::from_durations(&samples);
+    // Pipelined: up to STDIO_WINDOW calls in flight, written by one task and read here.
+    let Pipes {
+        child,
+        mut stdin,
+        mut stdout,
+        mut line,
+    } = pipes;
+    let window = Arc::new(tokio::sync::Semaphore::new(STDIO_WINDOW));
+    let first = id + 1;
+    let start = Instant::now();
+    let writer = {
+        let window = window.clone();
+        tokio::spawn(async move {
+            for id in first..first + calls as u64 {
+                window.acquire().await.map_err(|e| e.to_string())?.forget();
+                let mut text = wire::call(id);
+                text.push('\n');
+                stdin
+                    .write_all(text.as_bytes())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if window.available_permits() == 0 || id + 1 == first + calls as u64 {
+                    stdin.flush().await.map_err(|e| e.to_string())?;
+                }
+            }
+            stdin.flush().await.map_err(|e| e.to_string())?;
+            Ok::<ChildStdin, String>(stdin)
+        })
+    };
+    let mut answered = 0;
+    while answered < calls {
+        if read_answer(&mut stdout, &mut line).await?.is_some() {
+            answered += 1;
+            window.add_permits(1);
+        }
+    }
+    let rate = calls as f64 / start.elapsed().as_secs_f64();
+    let stdin = writer.await.map_err(|e| e.to_string())??;
+    Pipes {
+        child,
+        stdin,
+        stdout,
+        line,
+    }
+    .finish()
+    .await?;
+    Ok(vec![
+        ("seq_p50_us", latencies.percentile(50.0)),
+        ("seq_p99_us", latencies.percentile(99.0)),
+        ("pipelined_calls_per_s", rate),
+    ])
+}
+
+// ---- scenario 3: streamable HTTP ----------------------------------------------------
+
+struct HttpClient {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    authority: String,
+    session: Option<String>,
+}
+
+impl HttpClient {
+    async fn connect(addr: &str, mode: HttpMode) -> Result<Self, String> {
+        let mut client = Self::open(addr).await?;
+        client.handshake(mode).await?;
+        Ok(client)
+    }
+
+    /// One HTTP/1.1 connection, no MCP traffic yet.
+    async fn open(addr: &str) -> Result<Self, String> {
+        let stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| e.to_string())?;
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .map_err(|e| e.to_string())?;
+        tokio::spawn(connection);
+        Ok(Self {
+            sender,
+            authority: addr.to_owned(),
+            session: None,
+        })
+    }
+
+    /// `initialize` and `notifications/initialized`; keeps the session id it is given.
+    async fn handshake(&mut self, mode: HttpMode) -> Result<(), String> {
+        let (status, session, body) = self.post(wire::initialize()).await?;
+        if status != hyper::StatusCode::OK {
+            return Err(format!("initialize answered {status}: {body}"));
+        }
+        self.session = session;
+        if mode.stateful() && self.session.is_none() {
+            return Err("a stateful server gave no Mcp-Session-Id".into());
+        }
+        let (status, _, body) = self.post(wire::initialized().to_owned()).await?;
+        if status != hyper::StatusCode::ACCEPTED {
+            return Err(format!("initialized answered {status}: {body}"));
+        }
+        Ok(())
+    }
+
+    /// POSTs one message; returns the status, the session id header and the body.
+    async fn post(
+        &mut self,
+        message: String,
+    ) -> Result<(hyper::StatusCode, Option<String>, String), String> {
+        let mut request = hyper::Request::post("/mcp")
+            .header(hyper::header::HOST, &self.authority)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .header(hyper::header::ACCEPT, "application/json, text/event-stream")
+            .header("mcp-protocol-version", PROTOCOL_VERSION);
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        let request = request
+            .body(Full::new(Bytes::from(message)))
+            .map_err(|e| e.to_string())?;
+        self.sender.ready().await.map_err(|e| e.to_string())?;
+        let response = tokio::time::timeout(WAIT, self.sender.send_request(request))
+            .await
+            .map_err(|_| "no HTTP answer")?
+            .map_err(|e| e.to_string())?;
+        let status = response.status();
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = tokio::time::timeout(WAIT, response.into_body().collect())
+            .await
+            .map_err(|_| "the answer's body did not end")?
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        let body = String::from_utf8(body.to_vec()).map_err(|e| e.to_string())?;
+        Ok((status, session, body))
+    }
+
+    /// One echo call: checks the answer, in a JSON body or among SSE events.
+    async fn call(&mut self, id: u64) -> Result<(), String> {
+        let (status, _, body) = self.post(wire::call(id)).await?;
+        if status != hyper::StatusCode::OK {
+            return Err(format!("tools/call answered {status}: {body}"));
+        }
+        let trimmed = body.trim_start();
+        if trimmed.starts_with('{') {
+            return match wire::answer_id(trimmed.trim_end())? {
+                Some(got) if got == id => Ok(()),
+                other => Err(format!("expected answer {id}, got {other:?}")),
+            };
+        }
+        for line in body.lines() {
+            if let Some(data) = line.strip_prefix("data:") {
+                let data = data.trim();
+                if data.starts_with('{') && wire::answer_id(data)? == Some(id) {
+                    return Ok(());
+                }
+            }
+        }
+        Err(format!("no answer {id} in the event stream: {body}"))
+    }
+}
+
+/// `clients` clients, each on its own connection (and session), share `calls` calls.
+async fn http_load(
+    addr: &str,
+    mode: HttpMode,
+    clients: usize,
+    calls: usize,
+) -> Result<(Latencies, f64), String> {
+    let per_client = calls / clients;
+    let mut connected = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        let mut client = HttpClient::connect(addr, mode).await?;
+        for id in 1..=(per_client / 10).max(1) as u64 {
+            client.call(id).await?;
+        }
+        connected.push(client);
+    }
+    let start = Instant::now();
+    let tasks: Vec<_> = connected
+        .into_iter()
+        .map(|mut client| {
+            tokio::spawn(async move {
+                let mut samples = Vec::with_capacity(per_client);
+                for id in 1..=per_client as u64 {
+                    let begin = Instant::now();
+                    client.call(1000 + id).await?;
+                    samples.push(begin.elapsed());
+                }
+                Ok::<_, String>(samples)
+            })
+        })
+        .collect();
+    let mut samples = Vec::with_capacity(calls);
+    for task in tasks {
+        samples.extend(task.await.map_err(|e| e.to_string())??);
+    }
+    let rate = (per_client * clients) as f64 / start.elapsed().as_secs_f64();
+    Ok((Latencies::from_durations(&samples), rate))
+}
+
+/// A `bench-server-TARGET http MODE` child and the address it listens on.
+struct HttpServer {
+    child: Child,
+    stdin: ChildStdin,
+    addr: String,
+}
+
+impl HttpServer {
+    async fn start(target: Target, mode: HttpMode) -> Result<Self, String> {
+        let program = target.server()?;
+        let mut child = Command::new(&program)
+            .args(["http", mode.name()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
+        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?);
+        let mut line = String::new();
+        tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+            .await
+            .map_err(|_| "the server did not start")?
+            .map_err(|e| e.to_string())?;
+        let addr = line
+            .trim()
+            .strip_prefix("listening ")
+            .ok_or(format!("unexpected server output {line:?}"))?
+            .to_owned();
+        Ok(Self { child, stdin, addr })
+    }
+
+    /// The server's resident set size in KiB (Linux: `VmRSS` in `/proc/PID/status`).
+    fn rss_kib(&self) -> Result<f64, String> {
+        let pid = self.child.id().ok_or("the server has exited")?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map_err(|e| format!("cannot read the server's memory use: {e}"))?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .ok_or_else(|| "no VmRSS in /proc/PID/status".into())
+    }
+
+    async fn stop(self) -> Result<(), String> {
+        let Self {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        if tokio::time::timeout(WAIT, child.wait()).await.is_err() {
+            let _ = child.kill().await;
+            return Err("the server did not exit when its stdin closed".into());
+        }
+        Ok(())
+    }
+}
+
+async fn http(mode: HttpMode, target: Target, calls: usize) -> Result<Figures, String> {
+    let server = HttpServer::start(target, mode).await?;
+    let (one, one_rate) = http_load(&server.addr, mode, 1, calls).await?;
+    let (many, many_rate) = http_load(&server.addr, mode, HTTP_CLIENTS, calls).await?;
+    server.stop().await?;
+    Ok(vec![
+        ("c1_p50_us", one.percentile(50.0)),
+        ("c1_p99_us", one.percentile(99.0)),
+        ("c1_calls_per_s", one_rate),
+        ("c32_p50_us", many.percentile(50.0)),
+        ("c32_p99_us", many.percentile(99.0)),
+        ("c32_calls_per_s", many_rate),
+    ])
+}
+
+// ---- scenario 4: sessions -----------------------------------------------------------
+
+/// Connections that open sessions at once in the sessions scenario.
+const SESSION_OPENERS: usize = 8;
+
+/// Opens `calls / 5` (at most 1,000) stateful sessions from 8 connections, each session
+/// `initialize` + `notifications/initialized`, and leaves them idle: the initialize rate,
+/// and the server's resident memory growth per idle session.
+async fn sessions(target: Target, calls: usize) -> Result<Figures, String> {
+    let count = (calls / 5).clamp(SESSION_OPENERS, 1000) / SESSION_OPENERS * SESSION_OPENERS;
+    let server = HttpServer::start(target, HttpMode::Stateful).await?;
+    // A few sessions first, so the figure leaves out one-off start-up allocations.
+    let mut warm = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
+    warm.call(1).await?;
+    let before = server.rss_kib()?;
+    let start = Instant::now();
+    let openers: Vec<_> = (0..SESSION_OPENERS)
+        .map(|_| {
+            let addr = server.addr.clone();
+            tokio::spawn(async move {
+                let mut client = HttpClient::connect(&addr, HttpMode::Stateful).await?;
+                for _ in 1..count / SESSION_OPENERS {
+                    client.session = None;
+                    client.handshake(HttpMode::Stateful).await?;
+                }
+                Ok::<_, String>(client)
+            })
+        })
+        .collect();
+    let mut clients = Vec::new();
+    for opener in openers {
+        clients.push(opener.await.map_err(|e| e.to_string())??);
+    }
+    let rate = count as f64 / start.elapsed().as_secs_f64();
+    let after = server.rss_kib()?;
+    drop(clients);
+    server.stop().await?;
+    Ok(vec![
+        ("initialize_per_s", rate),
+        (
+            "rss_kib_per_idle_session",
+            (after - before).max(0.0) / count as f64,
+        ),
+    ])
+}
+
+// ---- scenario 5: cold start ---------------------------------------------------------
+
+/// Process start to the first `initialize` answer, over stdio and over HTTP (median of
+/// `calls / 50`, at least 3, starts each).
+async fn cold(target: Target, calls: usize) -> Result<Figures, String> {
+    let starts = (calls / 50).max(3);
+    let mut stdio_ms = Vec::with_capacity(starts);
+    let mut http_ms = Vec::with_capacity(starts);
+    for _ in 0..starts {
+        let start = Instant::now();
+        let mut pipes = Pipes::spawn(target)?;
+        pipes.send(&wire::initialize()).await?;
+        pipes.answer(0).await?;
+        stdio_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        pipes.finish().await?;
+
+        let start = Instant::now();
+        let server = HttpServer::start(target, HttpMode::Stateful).await?;
+        let mut client = HttpClient::open(&server.addr).await?;
+        let (status, _, body) = client.post(wire::initialize()).await?;
+        if status != hyper::StatusCode::OK {
+            return Err(format!("initialize answered {status}: {body}"));
+        }
+        http_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        drop(client);
+        server.stop().await?;
+    }
+    let median = |v: &[f64]| modelctx_bench::stats::median(v).unwrap_or_default();
+    Ok(vec![
+        ("stdio_ms", median(&stdio_ms)),
+        ("http_ms", median(&http_ms)),
+    ])
+}

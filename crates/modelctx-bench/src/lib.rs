@@ -1,0 +1,88 @@
+//! Side-by-side benchmarks of modelctx against rmcp and against raw baselines.
+//!
+//! This package is unpublished. `cargo xtask bench [--quick] [--json PATH]` builds it in
+//! release mode and runs its binaries; see `BENCHMARKS.md` next to this crate's
+//! `Cargo.toml` for the scenarios, how to read the table, and the latest figures.
+//!
+//! - `bench-load`: the load generator. One process per measurement, so no scenario warms
+//!   caches or allocators for the next one.
+//! - `bench-server-modelctx`, `bench-server-rmcp`, `bench-server-baseline`: the same
+//!   `echo` tool (returns its `text` argument) served over stdio (`stdio`) or streamable
+//!   HTTP on loopback (`http <mode>`).
+//!
+//! - `compile/modelctx`, `compile/rmcp`: minimal stdio echo servers, each its own
+//!   workspace, whose clean release builds `cargo xtask bench --compile` times.
+//!
+//! Every SDK-specific line lives in [`modelctx_side`] or [`rmcp_side`]; the raw baselines
+//! (the physical limit of each path) are in [`baseline`]. The stdio and HTTP load
+//! generators speak the wire protocol themselves, so both SDKs' servers face exactly the
+//! same client.
+//!
+//! ```
+//! let stats = modelctx_bench::stats::Latencies::from_micros(vec![3.0, 1.0, 2.0]);
+//! assert_eq!(stats.percentile(50.0), 2.0);
+//! ```
+
+pub mod baseline;
+pub mod modelctx_side;
+pub mod rmcp_side;
+pub mod stats;
+pub mod wire;
+
+/// The tool every server offers.
+pub const TOOL: &str = "echo";
+
+/// The text the load generator sends and expects back.
+pub const TEXT: &str = "the quick brown fox jumps over the lazy dog";
+
+/// The protocol version the raw load generators ask for; both SDKs speak it.
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// How a streamable HTTP server is configured for a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpMode {
+    /// A session per client (`Mcp-Session-Id`), each answer on its own SSE stream.
+    Stateful,
+    /// No sessions, each answer as one `application/json` body. (rmcp offers JSON
+    /// answers only without sessions, so both SDKs run stateless here.)
+    Json,
+    /// No sessions, each answer on its own SSE stream.
+    Stateless,
+}
+
+impl HttpMode {
+    /// Every mode, in table order.
+    pub const ALL: [HttpMode; 3] = [HttpMode::Stateful, HttpMode::Json, HttpMode::Stateless];
+
+    /// The mode's command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpMode::Stateful => "stateful",
+            HttpMode::Json => "json",
+            HttpMode::Stateless => "stateless",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether the server keeps a session per client.
+    pub fn stateful(self) -> bool {
+        self == HttpMode::Stateful
+    }
+}
+
+/// Waits until this process's stdin reaches end of file: how the load generator tells a
+/// server child to stop (it drops the pipe), with no signal and no port to poll.
+pub async fn stdin_closed() {
+    use tokio::io::AsyncReadExt;
+    let mut stdin = tokio::io::stdin();
+    let mut buf = [0u8; 64];
+    while let Ok(n) = stdin.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The modelctx side of every scenario: the echo server and its transports.
+
+use modelctx::http::{HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService};
+use modelctx::server::Server;
+use modelctx::session::SessionConfig;
+use modelctx::types::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ErrorData, ListToolsRequest,
+    ListToolsResult, Tool,
+};
+use serde_json::{Value, json};
+
+use crate::{HttpMode, TEXT, TOOL};
+
+/// The echo server: `echo` returns its `text` argument as one text block.
+pub fn server() -> Server {
+    let schema = json!({
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"]
+    });
+    let tool = Tool::new(TOOL, schema.as_object().cloned().unwrap_or_default());
+    Server::builder("bench-modelctx", env!("CARGO_PKG_VERSION"))
+        .request_handler::<ListToolsRequest, _, _>(move |_, _| {
+            let tool = tool.clone();
+            async move { Ok(ListToolsResult::new(vec![tool])) }
+        })
+        .request_handler::<CallToolRequest, _, _>(|params, _| async move {
+            if params.name != TOOL {
+                return Err(ErrorData::invalid_params("unknown tool"));
+            }
+            let text = params
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get("text"))
+                .and_then(Value::as_str)
+                .ok_or_else(|| ErrorData::invalid_params("`text` must be a string"))?;
+            Ok(CallToolResult::text(text))
+        })
+        .build()
+}
+
+/// The parameters of one echo call.
+pub fn call_params() -> CallToolRequestParams {
+    CallToolRequestParams::new(TOOL).with_arguments(
+        json!({"text": TEXT})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+}
+
+/// Checks that a result echoes [`TEXT`].
+pub fn check(result: &CallToolResult) -> Result<(), String> {
+    let text = serde_json::to_string(result).map_err(|e| e.to_string())?;
+    if text.contains(TEXT) {
+        Ok(())
+    } else {
+        Err(format!("modelctx echo returned {text}"))
+    }
+}
+
+/// Serves the echo tool on this process's stdin/stdout until stdin closes.
+pub async fn serve_stdio() {
+    let session = server().serve(modelctx::stdio::stdio());
+    session.closed().await;
+    session.close().await;
+}
+
+/// Serves the echo tool over streamable HTTP on `listener` (until the process ends).
+pub async fn serve_http(listener: tokio::net::TcpListener, mode: HttpMode) -> Result<(), String> {
+    let mut config = StreamableHttpServerConfig::default();
+    if !mode.stateful() {
+        config = config.stateless();
+    }
+    if mode == HttpMode::Json {
+        config = config.json_response();
+    }
+    let server = server();
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        let config = session_config(&transport);
+        server.serve_with(transport, config);
+    });
+    service
+        .serve(listener, std::future::pending::<()>())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+fn session_config(transport: &HttpServerTransport) -> SessionConfig {
+    let mut config = SessionConfig::server();
+    if transport.needs_pre_initialized_session() {
+        config = config.pre_initialized();
+    }
+    if !transport.allows_outbound_requests() {
+        config = config.without_outbound_requests();
+    }
+    config
+}

@@ -1,0 +1,171 @@
+//! The rmcp side of every scenario: the same echo tool, written against rmcp's
+//! `ServerHandler`, plus an in-process transport over bounded tokio channels (the same
+//! layout as `modelctx::memory::pair`).
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::{HttpMode, TEXT, TOOL};
+
+/// The echo server: `echo` returns its `text` argument as one text block.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Echo;
+
+impl ServerHandler for Echo {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        let schema = json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"]
+        });
+        let tool = Tool::new(
+            TOOL,
+            "returns its text argument",
+            schema.as_object().cloned().unwrap_or_default(),
+        );
+        Ok(rmcp::model::ListToolsResult::with_all_items(vec![tool]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != TOOL {
+            return Err(ErrorData::invalid_params("unknown tool", None));
+        }
+        let text = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("text"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| ErrorData::invalid_params("`text` must be a string", None))?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+/// The parameters of one echo call.
+pub fn call_params() -> CallToolRequestParams {
+    CallToolRequestParams::new(TOOL).with_arguments(
+        json!({"text": TEXT})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+}
+
+/// Checks that a result echoes [`TEXT`].
+pub fn check(result: &CallToolResult) -> Result<(), String> {
+    let text = serde_json::to_string(result).map_err(|e| e.to_string())?;
+    if text.contains(TEXT) {
+        Ok(())
+    } else {
+        Err(format!("rmcp echo returned {text}"))
+    }
+}
+
+/// One end of an in-process rmcp connection: messages move as Rust values through
+/// bounded tokio channels, never serialised.
+#[derive(Debug)]
+pub struct MemoryTransport<R: rmcp::service::ServiceRole> {
+    tx: mpsc::Sender<TxJsonRpcMessage<R>>,
+    rx: mpsc::Receiver<RxJsonRpcMessage<R>>,
+}
+
+/// The peer's end of a [`MemoryTransport`] is gone.
+#[derive(Debug)]
+pub struct Closed;
+
+impl std::fmt::Display for Closed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("in-process peer closed")
+    }
+}
+
+impl std::error::Error for Closed {}
+
+impl<R: rmcp::service::ServiceRole> Transport<R> for MemoryTransport<R> {
+    type Error = Closed;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<R>,
+    ) -> impl Future<Output = Result<(), Closed>> + Send + 'static {
+        let tx = self.tx.clone();
+        async move { tx.send(item).await.map_err(|_| Closed) }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<R>>> + Send {
+        self.rx.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Closed> {
+        self.rx.close();
+        Ok(())
+    }
+}
+
+/// Two connected in-process transports with `capacity` messages of buffer each way.
+pub fn pair(capacity: usize) -> (MemoryTransport<RoleClient>, MemoryTransport<RoleServer>) {
+    let (c2s_tx, c2s_rx) = mpsc::channel(capacity);
+    let (s2c_tx, s2c_rx) = mpsc::channel(capacity);
+    (
+        MemoryTransport {
+            tx: c2s_tx,
+            rx: s2c_rx,
+        },
+        MemoryTransport {
+            tx: s2c_tx,
+            rx: c2s_rx,
+        },
+    )
+}
+
+/// Serves the echo tool on this process's stdin/stdout until stdin closes.
+pub async fn serve_stdio() -> Result<(), String> {
+    let running = Echo
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| e.to_string())?;
+    running.waiting().await.map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Serves the echo tool over streamable HTTP on `listener` (until the process ends).
+pub async fn serve_http(listener: tokio::net::TcpListener, mode: HttpMode) -> Result<(), String> {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(mode.stateful())
+        .with_json_response(mode == HttpMode::Json);
+    let service = StreamableHttpService::new(
+        || Ok(Echo),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    // TCP_NODELAY on every connection, as modelctx's server and the baseline set it.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, router)
+        .await
+        .map_err(|e| e.to_string())
+}

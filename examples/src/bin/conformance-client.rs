@@ -1,0 +1,298 @@
+//! The client the official MCP conformance suite (`@modelcontextprotocol/conformance`)
+//! tests: it does what each client scenario expects, through the client API.
+//!
+//! The suite runs `conformance-client <server URL>` with the scenario's name in
+//! `MCP_CONFORMANCE_SCENARIO` (and, for some, data in `MCP_CONFORMANCE_CONTEXT`);
+//! `cargo xtask interop` drives it. The exit status is non-zero when the flow failed.
+//!
+//! - `initialize`: connect, list the tools (when the server has any), disconnect;
+//! - `tools_call`: also call `add_numbers` with `{a: 5, b: 3}`;
+//! - `elicitation-sep1034-client-defaults`: accept the server's form with its defaults
+//!   (the client fills them in) while calling `test_client_elicitation_defaults`;
+//! - `sse-retry`: call `test_reconnection`, whose SSE stream the server closes
+//!   mid-call; the transport reconnects after the `retry` interval with `Last-Event-ID`;
+//! - anything else (the OAuth scenarios among them): connect, list the tools and call
+//!   the first one. This client has no OAuth, so those fail; the expected-failures file
+//!   lists them.
+//!
+//! With `--interop http <URL>` or `--interop stdio <program> [args...]` it drives
+//! another SDK's server instead (`xtask/interop/ts-server.mjs` and `py-server.py`
+//! in `cargo xtask interop`): tools with progress and logging, a resource, a prompt, completion, and
+//! tools that ask this client for sampling and elicitation — asserting on each result.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use modelctx::client::{Client, FormAnswer, SamplingSupport};
+use modelctx::http::StreamableHttpClientTransport;
+use modelctx::session::RequestOptions;
+use modelctx::stdio::{ChildProcess, Stderr};
+use modelctx::transport::Transport;
+use modelctx::types::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CreateMessageResult, ElicitValue,
+    JsonObject, LoggingLevel, LoggingMessageNotification, PromptReference,
+    SamplingMessageContentBlock, TextOrBlobResourceContents,
+};
+use serde_json::json;
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+fn arguments(value: serde_json::Value) -> JsonObject {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+/// Reports a tool's result; an `isError` result fails the flow.
+fn check(name: &str, result: &CallToolResult) -> Result<(), Error> {
+    let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).collect();
+    eprintln!("{name} -> {}", text.join(" "));
+    if result.is_error == Some(true) {
+        return Err(format!("{name} failed: {}", text.join(" ")).into());
+    }
+    Ok(())
+}
+
+async fn run(scenario: &str, url: &str) -> Result<(), Error> {
+    let transport = StreamableHttpClientTransport::new(url)?;
+    let mut builder = Client::builder("modelctx-conformance-client", "1.0.0");
+    if scenario == "elicitation-sep1034-client-defaults" {
+        // Accept with the form's defaults: `prefilled` holds every default the schema
+        // gives, which is what the scenario checks arrives.
+        builder = builder
+            .form_elicitation(|form, _cx| async move { Ok(FormAnswer::Accept(form.prefilled)) });
+    }
+    let client = builder.connect(transport).await?;
+    eprintln!(
+        "connected to {} (protocol {})",
+        client.server_info().name,
+        client.protocol_version()
+    );
+    // The `initialize` scenario's server advertises no capability at all.
+    let tools = if client.server_capabilities().tools.is_some() {
+        client.list_all_tools().await?
+    } else {
+        Vec::new()
+    };
+    let outcome = match scenario {
+        "initialize" => Ok(()),
+        "tools_call" => {
+            let result = client
+                .call_tool("add_numbers", arguments(json!({"a": 5, "b": 3})))
+                .await?;
+            check("add_numbers", &result)
+        }
+        "elicitation-sep1034-client-defaults" => {
+            let result = client
+                .call_tool("test_client_elicitation_defaults", JsonObject::new())
+                .await?;
+            check("test_client_elicitation_defaults", &result)
+        }
+        "sse-retry" => {
+            let result = client
+                .call_tool("test_reconnection", JsonObject::new())
+                .await?;
+            check("test_reconnection", &result)
+        }
+        other => {
+            eprintln!("scenario {other:?}: connect, list and call the first tool");
+            match tools.first() {
+                Some(tool) => {
+                    let result = client.call_tool(&tool.name, JsonObject::new()).await?;
+                    check(&tool.name, &result)
+                }
+                None => Ok(()),
+            }
+        }
+    };
+    client.close().await;
+    outcome
+}
+
+/// Fails the flow with `what` unless `ok`.
+fn ensure(ok: bool, what: impl std::fmt::Display) -> Result<(), Error> {
+    if ok {
+        Ok(())
+    } else {
+        Err(what.to_string().into())
+    }
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).collect()
+}
+
+/// Drives another SDK's interop server (see the module docs) over `transport`.
+async fn interop<T: Transport>(transport: T) -> Result<(), Error> {
+    let (logs_tx, mut logs) = tokio::sync::mpsc::unbounded_channel();
+    let client = Client::builder("modelctx-interop-client", "1.0.0")
+        .sampling(SamplingSupport::new(), |params, _cx| async move {
+            let question: String = params
+                .messages
+                .iter()
+                .flat_map(|m| m.content.blocks())
+                .filter_map(|b| match b {
+                    SamplingMessageContentBlock::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            Ok(CreateMessageResult::assistant_text(
+                format!("echo: {question}"),
+                "modelctx-test-model",
+            ))
+        })
+        .form_elicitation(|form, _cx| async move {
+            let mut answer = form.prefilled;
+            answer.insert("name".into(), ElicitValue::String("Ada".into()));
+            answer.insert("age".into(), ElicitValue::Integer(36));
+            Ok(FormAnswer::Accept(answer))
+        })
+        .notification_handler::<LoggingMessageNotification, _, _>(move |message, _peer| {
+            let _ = logs_tx.send(message.data);
+            async {}
+        })
+        .connect(transport)
+        .await?;
+    let name = client.server_info().name.clone();
+    let sdk = match name.as_str() {
+        "ts-interop-server" => "TypeScript",
+        "py-interop-server" => "Python",
+        other => return Err(format!("unknown interop server {other:?}").into()),
+    };
+    client.set_logging_level(LoggingLevel::Info).await?;
+
+    let tools: Vec<String> = client
+        .list_all_tools()
+        .await?
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    for expected in ["add", "ask_llm", "ask_user"] {
+        ensure(
+            tools.iter().any(|t| t == expected),
+            format!("tool {expected} in {tools:?}"),
+        )?;
+    }
+
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let seen = progress.clone();
+    let options = RequestOptions::new().on_progress(move |p| {
+        seen.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(p.progress);
+    });
+    let params =
+        CallToolRequestParams::new("add").with_arguments(arguments(json!({"a": 2, "b": 3})));
+    let sum = client
+        .request_with::<CallToolRequest>(params, options)
+        .await?;
+    ensure(
+        text_of(&sum) == "5",
+        format!("add(2, 3) = {:?}", text_of(&sum)),
+    )?;
+    let progress = progress.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    ensure(progress == [1.0, 2.0], format!("progress {progress:?}"))?;
+    let log = tokio::time::timeout(Duration::from_secs(5), logs.recv()).await;
+    ensure(
+        matches!(&log, Ok(Some(data)) if data == "adding 2 and 3"),
+        format!("log message {log:?}"),
+    )?;
+
+    let about = client.read_resource("info://about").await?;
+    let about = match about.contents.first() {
+        Some(TextOrBlobResourceContents::Text(t)) => t.text.clone(),
+        other => format!("{other:?}"),
+    };
+    ensure(
+        about == format!("A {sdk} SDK server."),
+        format!("info://about: {about:?}"),
+    )?;
+
+    let prompt = client
+        .get_prompt(
+            "greet",
+            BTreeMap::from([("name".to_owned(), "Ada".to_owned())]),
+        )
+        .await?;
+    let greeting = prompt.messages.first().and_then(|m| m.content.as_text());
+    ensure(
+        greeting == Some("Hello, Ada!"),
+        format!("greet: {greeting:?}"),
+    )?;
+
+    let completion = client
+        .complete(PromptReference::new("greet"), "name", "Al", BTreeMap::new())
+        .await?;
+    let values = completion.completion.values;
+    ensure(
+        values == ["Alan", "Alice"],
+        format!("completion {values:?}"),
+    )?;
+
+    let llm = client
+        .call_tool("ask_llm", arguments(json!({"question": "ping?"})))
+        .await?;
+    let llm = text_of(&llm);
+    ensure(
+        llm == "LLM said: echo: ping? (model modelctx-test-model)",
+        format!("ask_llm: {llm:?}"),
+    )?;
+
+    let user = client
+        .call_tool("ask_user", arguments(json!({"message": "Who are you?"})))
+        .await?;
+    let user = text_of(&user);
+    let content = user
+        .strip_prefix("accept: ")
+        .and_then(|c| serde_json::from_str::<serde_json::Value>(c).ok());
+    ensure(
+        content == Some(json!({"name": "Ada", "age": 36})),
+        format!("ask_user: {user:?}"),
+    )?;
+
+    client.close().await;
+    eprintln!("interop: every step against {name} passed");
+    Ok(())
+}
+
+async fn interop_main(args: &[String]) -> Result<(), Error> {
+    match args {
+        [mode, url] if mode == "http" => interop(StreamableHttpClientTransport::new(url)?).await,
+        [mode, program, rest @ ..] if mode == "stdio" => {
+            let child = ChildProcess::new(program)
+                .args(rest)
+                .stderr(Stderr::lines(|line| eprintln!("[server] {line}")))
+                .spawn()?;
+            interop(child).await
+        }
+        _ => Err(
+            "usage: conformance-client --interop (http <URL> | stdio <program> [args...])".into(),
+        ),
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--interop") {
+        return match interop_main(&args[1..]).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("conformance-client --interop: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: conformance-client <server URL> (scenario in MCP_CONFORMANCE_SCENARIO)");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    match run(&scenario, &url).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("conformance-client ({scenario}): {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,496 @@
+//! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`)
+//! tests: every tool, resource and prompt its server scenarios ask for, written with the
+//! high-level API.
+//!
+//! Run it with `cargo run -p modelctx-examples --bin conformance-server -- [--port N]`
+//! (default port 3001); it serves `http://127.0.0.1:N/mcp` over streamable HTTP
+//! (stateful, SSE answers, resumable). `cargo xtask interop` starts it and runs the
+//! suite against it, and drives it from the TypeScript SDK's client. With `--stdio` it
+//! serves one session on stdin/stdout instead.
+
+use std::time::Duration;
+
+use modelctx::http::{StreamControl, StreamableHttpServerConfig, StreamableHttpService};
+use modelctx::server::schemars::JsonSchema;
+use modelctx::server::{
+    Blob, CompletionInput, Context, Elicited, NoArgs, PromptDef, ResourceDef, Server, TemplateDef,
+    ToolDef,
+};
+use modelctx::session::{Progress, SessionConfig};
+use modelctx::types::{
+    ContentBlock, CreateMessageRequestParams, PromptMessage, RequestedSchema, Role,
+    SamplingMessage, SamplingMessageContentBlock, TextResourceContents, Tool,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// A 1×1 PNG image.
+const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+/// Eight samples of silence as an 8 kHz mono WAV file.
+const WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Arguments of `test_sampling`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct SamplingArgs {
+    /// The prompt to send to the client's LLM.
+    prompt: String,
+}
+
+/// Arguments of `test_elicitation`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct ElicitationArgs {
+    /// The message to show the user.
+    message: String,
+}
+
+/// Arguments of `test_prompt_with_arguments`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct TwoArgs {
+    /// First test argument.
+    arg1: String,
+    /// Second test argument.
+    arg2: String,
+}
+
+/// Arguments of `test_prompt_with_embedded_resource`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+#[serde(rename_all = "camelCase")]
+struct EmbedArgs {
+    /// URI of the resource to embed.
+    resource_uri: String,
+}
+
+/// The variables of `test://template/{id}/data`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct TemplateVars {
+    id: String,
+}
+
+/// Lets `test_reconnection` close its own SSE connection: one per session.
+struct Streams(StreamControl);
+
+fn object(value: Value) -> serde_json::Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// How an elicitation was answered, as the scenarios expect to read it.
+fn describe(answer: Elicited<modelctx::server::FormValues>) -> (String, Value) {
+    match answer {
+        Elicited::Accepted(values) => ("accept".into(), json!(values)),
+        Elicited::Declined => ("decline".into(), Value::Null),
+        Elicited::Cancelled => ("cancel".into(), Value::Null),
+    }
+}
+
+/// Elicits `schema` and reports the answer as `"{prefix}: action=..., content=..."`.
+async fn elicit(
+    cx: &Context,
+    prefix: &str,
+    message: String,
+    schema: Value,
+) -> Result<String, Error> {
+    let schema: RequestedSchema = serde_json::from_value(schema)?;
+    let answer = cx
+        .elicit_form_schema(message, schema)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (action, content) = describe(answer);
+    Ok(format!("{prefix}: action={action}, content={content}"))
+}
+
+fn tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef::new("test_simple_text", |_: NoArgs, _cx| async {
+            Ok::<_, Error>("This is a simple text response for testing.")
+        })
+        .description("Returns simple text"),
+        ToolDef::new("test_image_content", |_: NoArgs, _cx| async {
+            Ok::<_, Error>(ContentBlock::image(PNG, "image/png"))
+        })
+        .description("Returns an image"),
+        ToolDef::new("test_audio_content", |_: NoArgs, _cx| async {
+            Ok::<_, Error>(ContentBlock::audio(WAV, "audio/wav"))
+        })
+        .description("Returns audio"),
+        ToolDef::new("test_embedded_resource", |_: NoArgs, _cx| async {
+            Ok::<_, Error>(ContentBlock::resource(
+                TextResourceContents::new(
+                    "test://embedded-resource",
+                    "This is an embedded resource content.",
+                )
+                .with_mime_type("text/plain"),
+            ))
+        })
+        .description("Returns an embedded resource"),
+        ToolDef::new("test_multiple_content_types", |_: NoArgs, _cx| async {
+            Ok::<_, Error>(vec![
+                ContentBlock::text("Multiple content types test:"),
+                ContentBlock::image(PNG, "image/png"),
+                ContentBlock::resource(
+                    TextResourceContents::new(
+                        "test://mixed-content-resource",
+                        json!({"test": "data", "value": 123}).to_string(),
+                    )
+                    .with_mime_type("application/json"),
+                ),
+            ])
+        })
+        .description("Returns text, an image and a resource"),
+        ToolDef::new(
+            "test_tool_with_logging",
+            |_: NoArgs, cx: Context| async move {
+                cx.info("Tool execution started").await?;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                cx.info("Tool processing data").await?;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                cx.info("Tool execution completed").await?;
+                Ok::<_, Error>("Logging completed")
+            },
+        )
+        .description("Logs three messages while it runs"),
+        ToolDef::new(
+            "test_tool_with_progress",
+            |_: NoArgs, cx: Context| async move {
+                for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                    if i > 0 {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    cx.report_progress(Progress::new(step).with_total(100.0))
+                        .await?;
+                }
+                Ok::<_, Error>("Progress completed")
+            },
+        )
+        .description("Reports progress 0, 50 and 100 of 100"),
+        ToolDef::new("test_error_handling", |_: NoArgs, _cx| async {
+            Err::<String, Error>("This tool intentionally returns an error for testing".into())
+        })
+        .description("Always fails"),
+        ToolDef::new(
+            "test_sampling",
+            |args: SamplingArgs, cx: Context| async move {
+                let params = CreateMessageRequestParams::new(
+                    vec![SamplingMessage::user_text(args.prompt)],
+                    100,
+                );
+                let result = cx.sample(params).await.map_err(|e| e.to_string())?;
+                let text = result
+                    .content
+                    .blocks()
+                    .iter()
+                    .filter_map(|b| match b {
+                        SamplingMessageContentBlock::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("");
+                Ok::<_, Error>(format!("LLM response: {text}"))
+            },
+        )
+        .description("Asks the client's LLM"),
+        ToolDef::new(
+            "test_elicitation",
+            |args: ElicitationArgs, cx: Context| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"}
+                    },
+                    "required": ["username", "email"]
+                });
+                elicit(&cx, "User response", args.message, schema).await
+            },
+        )
+        .description("Asks the user for a username and an email address"),
+        ToolDef::new(
+            "test_elicitation_sep1034_defaults",
+            |_: NoArgs, cx: Context| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "default": "John Doe"},
+                        "age": {"type": "integer", "default": 30},
+                        "score": {"type": "number", "default": 95.5},
+                        "status": {
+                            "type": "string",
+                            "enum": ["active", "inactive", "pending"],
+                            "default": "active"
+                        },
+                        "verified": {"type": "boolean", "default": true}
+                    }
+                });
+                elicit(
+                    &cx,
+                    "Elicitation completed",
+                    "Please review your details".into(),
+                    schema,
+                )
+                .await
+            },
+        )
+        .description("Elicits a form whose fields all have defaults"),
+        ToolDef::new(
+            "test_elicitation_sep1330_enums",
+            |_: NoArgs, cx: Context| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {
+                            "type": "string",
+                            "enum": ["option1", "option2", "option3"]
+                        },
+                        "titledSingle": {
+                            "type": "string",
+                            "oneOf": [
+                                {"const": "value1", "title": "First Option"},
+                                {"const": "value2", "title": "Second Option"},
+                                {"const": "value3", "title": "Third Option"}
+                            ]
+                        },
+                        "legacyEnum": {
+                            "type": "string",
+                            "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"]
+                        },
+                        "untitledMulti": {
+                            "type": "array",
+                            "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+                        },
+                        "titledMulti": {
+                            "type": "array",
+                            "items": {
+                                "anyOf": [
+                                    {"const": "value1", "title": "First Choice"},
+                                    {"const": "value2", "title": "Second Choice"},
+                                    {"const": "value3", "title": "Third Choice"}
+                                ]
+                            }
+                        }
+                    }
+                });
+                elicit(
+                    &cx,
+                    "Elicitation completed",
+                    "Please pick some options".into(),
+                    schema,
+                )
+                .await
+            },
+        )
+        .description("Elicits every kind of enum field"),
+        ToolDef::with_schema(
+            Tool::new(
+                "json_schema_2020_12_tool",
+                object(json!({
+                    "$schema": "https://json-schema.org/draft/2020-12/schema",
+                    "type": "object",
+                    "$defs": {
+                        "address": {
+                            "type": "object",
+                            "properties": {
+                                "street": {"type": "string"},
+                                "city": {"type": "string"}
+                            }
+                        }
+                    },
+                    "properties": {
+                        "name": {"type": "string"},
+                        "address": {"$ref": "#/$defs/address"}
+                    },
+                    "additionalProperties": false
+                })),
+            )
+            .with_description("Tool with JSON Schema 2020-12 features"),
+            |args, _cx| async move { Ok::<_, Error>(format!("Received {}", Value::Object(args))) },
+        ),
+        ToolDef::new("test_reconnection", |_: NoArgs, cx: Context| async move {
+            // Close this call's SSE connection mid-call: the client reconnects with
+            // `Last-Event-ID` and gets the result from the event store.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if let Some(streams) = cx.state::<Streams>() {
+                streams.0.close_request_stream(cx.request_id());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok::<_, Error>("Reconnection test completed")
+        })
+        .description("Closes its SSE stream mid-call, then answers"),
+    ]
+}
+
+fn server(streams: Option<StreamControl>) -> Result<Server, Error> {
+    let mut builder = Server::builder("modelctx-conformance-server", "1.0.0");
+    if let Some(streams) = streams {
+        builder = builder.state(Streams(streams));
+    }
+    for tool in tools() {
+        builder = builder.tool(tool)?;
+    }
+    let builder = builder
+        .resource(
+            ResourceDef::new("test://static-text", "static-text", |_cx| async {
+                Ok::<_, Error>("This is the content of the static text resource.")
+            })
+            .description("A static text resource")
+            .mime_type("text/plain"),
+        )?
+        .resource(
+            ResourceDef::new("test://static-binary", "static-binary", |_cx| async {
+                Ok::<_, Error>(Blob(png_bytes()))
+            })
+            .description("A static binary resource")
+            .mime_type("image/png"),
+        )?
+        .resource(
+            ResourceDef::new("test://watched-resource", "watched-resource", |_cx| async {
+                Ok::<_, Error>("Watched resource content.")
+            })
+            .description("A resource to subscribe to")
+            .mime_type("text/plain"),
+        )?
+        .resource_template(
+            TemplateDef::new(
+                "test://template/{id}/data",
+                "template-data",
+                |vars: TemplateVars, _cx| async move {
+                    let data = json!({
+                        "id": vars.id,
+                        "templateTest": true,
+                        "data": format!("Data for ID: {}", vars.id)
+                    });
+                    Ok::<_, Error>(data.to_string())
+                },
+            )
+            .description("Data by id")
+            .mime_type("application/json"),
+        )?
+        .prompt(
+            PromptDef::new("test_simple_prompt", |_: NoArgs, _cx| async {
+                Ok::<_, Error>(PromptMessage::user_text(
+                    "This is a simple prompt for testing.",
+                ))
+            })
+            .description("A prompt without arguments"),
+        )?
+        .prompt(
+            PromptDef::new(
+                "test_prompt_with_arguments",
+                |args: TwoArgs, _cx| async move {
+                    Ok::<_, Error>(PromptMessage::user_text(format!(
+                        "Prompt with arguments: arg1='{}', arg2='{}'",
+                        args.arg1, args.arg2
+                    )))
+                },
+            )
+            .description("A prompt with two arguments")
+            .complete("arg1", complete_arg1),
+        )?
+        .prompt(
+            PromptDef::new(
+                "test_prompt_with_embedded_resource",
+                |args: EmbedArgs, _cx| async move {
+                    Ok::<_, Error>(vec![
+                        PromptMessage::new(
+                            Role::User,
+                            ContentBlock::resource(
+                                TextResourceContents::new(
+                                    args.resource_uri,
+                                    "Embedded resource content for testing.",
+                                )
+                                .with_mime_type("text/plain"),
+                            ),
+                        ),
+                        PromptMessage::user_text("Please process the embedded resource above."),
+                    ])
+                },
+            )
+            .description("A prompt embedding a resource"),
+        )?
+        .prompt(
+            PromptDef::new("test_prompt_with_image", |_: NoArgs, _cx| async {
+                Ok::<_, Error>(vec![
+                    PromptMessage::new(Role::User, ContentBlock::image(PNG, "image/png")),
+                    PromptMessage::user_text("Please analyze the image above."),
+                ])
+            })
+            .description("A prompt with an image"),
+        )?;
+    Ok(builder.build())
+}
+
+async fn complete_arg1(input: CompletionInput, _cx: Context) -> Result<Vec<String>, Error> {
+    Ok(["paris", "park", "party"]
+        .into_iter()
+        .filter(|v| v.starts_with(&input.value))
+        .map(str::to_owned)
+        .collect())
+}
+
+fn png_bytes() -> Vec<u8> {
+    // The same 1×1 PNG as `PNG`, as bytes.
+    const BYTES: [u8; 69] = [
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90,
+        0x77, 0x53, 0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8,
+        0xcf, 0xc0, 0x00, 0x00, 0x03, 0x01, 0x01, 0x00, 0xc9, 0xfe, 0x92, 0xef, 0x00, 0x00, 0x00,
+        0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    ];
+    BYTES.to_vec()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let mut port = 3001u16;
+    let mut stdio = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--stdio" => stdio = true,
+            "--port" => {
+                port = args
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .ok_or("--port needs a number")?;
+            }
+            other => return Err(format!("unknown argument {other:?}").into()),
+        }
+    }
+    // Fail at start-up, not per session, if a definition is refused.
+    let single = server(None)?;
+    if stdio {
+        // One session on stdin/stdout; `test_reconnection` has no SSE stream to close.
+        let session = single.serve(modelctx::stdio::stdio());
+        session.closed().await;
+        session.close().await;
+        return Ok(());
+    }
+    let config = StreamableHttpServerConfig::default()
+        .on_error(|rejection| eprintln!("rejected ({}): {}", rejection.status, rejection.reason));
+    let service = StreamableHttpService::with_config(config, |transport| {
+        // One server per session, so `test_reconnection` reaches its own streams.
+        match server(Some(transport.stream_control())) {
+            Ok(server) => {
+                server.serve_with(transport, SessionConfig::server());
+            }
+            Err(e) => eprintln!("cannot build the server: {e}"),
+        }
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    eprintln!("MCP endpoint: http://{}/mcp", listener.local_addr()?);
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    service.serve(listener, shutdown).await?;
+    Ok(())
+}

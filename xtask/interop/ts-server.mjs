@@ -1,0 +1,171 @@
+// A server built with the TypeScript SDK (@modelcontextprotocol/sdk, pinned in
+// package-lock.json), for modelctx's `conformance-client --interop` to drive.
+// `cargo xtask interop` copies this file next to the installed node_modules and runs:
+//
+//   node ts-server.mjs http <port>   streamable HTTP at http://127.0.0.1:<port>/mcp
+//   node ts-server.mjs stdio         stdio
+//
+// Fixtures: tools `add` (progress and a log message), `ask_llm` (sampling) and `ask_user`
+// (form elicitation); resource `info://about`; prompt `greet` whose `name` completes.
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+
+const NAMES = ['Alan', 'Alice', 'Bob'];
+
+function buildServer() {
+  const server = new Server(
+    { name: 'ts-interop-server', version: '1.0.0' },
+    { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} } },
+  );
+  const object = (properties, required) => ({ type: 'object', properties, required });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [
+      {
+        name: 'add',
+        description: 'Adds two numbers, reporting progress',
+        inputSchema: object({ a: { type: 'number' }, b: { type: 'number' } }, ['a', 'b']),
+      },
+      {
+        name: 'ask_llm',
+        description: "Asks the client's LLM",
+        inputSchema: object({ question: { type: 'string' } }, ['question']),
+      },
+      {
+        name: 'ask_user',
+        description: 'Asks the user for a name and an age',
+        inputSchema: object({ message: { type: 'string' } }, ['message']),
+      },
+    ],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const args = request.params.arguments ?? {};
+    const text = (t) => ({ content: [{ type: 'text', text: t }] });
+    switch (request.params.name) {
+      case 'add': {
+        const token = request.params._meta?.progressToken;
+        await extra.sendNotification({
+          method: 'notifications/message',
+          params: { level: 'info', logger: 'add', data: `adding ${args.a} and ${args.b}` },
+        });
+        if (token !== undefined) {
+          for (const progress of [1, 2]) {
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress, total: 2 },
+            });
+          }
+        }
+        return text(String(args.a + args.b));
+      }
+      case 'ask_llm': {
+        const answer = await extra.sendRequest(
+          {
+            method: 'sampling/createMessage',
+            params: {
+              messages: [{ role: 'user', content: { type: 'text', text: args.question } }],
+              maxTokens: 50,
+            },
+          },
+          CreateMessageResultSchema,
+        );
+        return text(`LLM said: ${answer.content.text} (model ${answer.model})`);
+      }
+      case 'ask_user': {
+        const answer = await extra.sendRequest(
+          {
+            method: 'elicitation/create',
+            params: {
+              message: args.message,
+              requestedSchema: object(
+                { name: { type: 'string' }, age: { type: 'integer', minimum: 0 } },
+                ['name'],
+              ),
+            },
+          },
+          ElicitResultSchema,
+        );
+        return text(`${answer.action}: ${JSON.stringify(answer.content ?? null)}`);
+      }
+      default:
+        return { isError: true, ...text(`unknown tool ${request.params.name}`) };
+    }
+  });
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: [{ uri: 'info://about', name: 'about', mimeType: 'text/plain' }],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    if (request.params.uri !== 'info://about') {
+      throw new Error(`no resource ${request.params.uri}`);
+    }
+    return {
+      contents: [{ uri: 'info://about', mimeType: 'text/plain', text: 'A TypeScript SDK server.' }],
+    };
+  });
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    prompts: [
+      { name: 'greet', description: 'Greets someone', arguments: [{ name: 'name', required: true }] },
+    ],
+  }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => ({
+    messages: [
+      {
+        role: 'user',
+        content: { type: 'text', text: `Hello, ${request.params.arguments?.name}!` },
+      },
+    ],
+  }));
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const prefix = request.params.argument.value;
+    const values = NAMES.filter((n) => n.startsWith(prefix));
+    return { completion: { values, total: values.length, hasMore: false } };
+  });
+  return server;
+}
+
+const [mode, port] = process.argv.slice(2);
+if (mode === 'stdio') {
+  await buildServer().connect(new StdioServerTransport());
+} else if (mode === 'http' && port) {
+  const sessions = new Map();
+  const httpServer = http.createServer(async (req, res) => {
+    if (!req.url?.startsWith('/mcp')) {
+      res.writeHead(404).end();
+      return;
+    }
+    const id = req.headers['mcp-session-id'];
+    let transport = id ? sessions.get(id) : undefined;
+    if (!transport) {
+      if (id) {
+        res.writeHead(404).end();
+        return;
+      }
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => sessions.set(sid, transport),
+      });
+      transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
+      await buildServer().connect(transport);
+    }
+    await transport.handleRequest(req, res);
+  });
+  httpServer.listen(Number(port), '127.0.0.1', () => {
+    console.error(`ts-server: listening on http://127.0.0.1:${port}/mcp`);
+  });
+} else {
+  console.error('usage: ts-server.mjs http <port> | stdio');
+  process.exit(2);
+}

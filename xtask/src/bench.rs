@@ -1,0 +1,414 @@
+//! `cargo xtask bench`: modelctx against rmcp and the raw baselines, side by side.
+//!
+//! Builds the `modelctx-bench` binaries with cargo (xtask itself links no SDK crate),
+//! then runs `bench-load` once per scenario, target and round, interleaving the targets
+//! (modelctx, rmcp, baseline, then the reverse order the next round, ...) so drift on a
+//! shared machine spreads evenly. Each run prints its figures as JSON; the report is the
+//! median of every figure over the rounds, with the ratios modelctx/rmcp and
+//! modelctx/baseline. See `crates/modelctx-bench/BENCHMARKS.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+pub(crate) const USAGE: &str = "\
+cargo xtask bench [--quick] [--rounds N] [--calls N] [--compile] [--json PATH]
+    --quick    a smoke run: dev profile, 1 round, few calls (figures not meaningful)
+    --compile  also time a clean release build of a minimal stdio server per SDK (minutes)";
+
+const TARGETS: [&str; 3] = ["modelctx", "rmcp", "baseline"];
+
+/// The scenarios, by name, with the `bench-load` arguments that run them.
+const SCENARIOS: &[(&str, &[&str])] = &[
+    ("in-memory", &["memory"]),
+    ("stdio", &["stdio"]),
+    ("http stateful SSE", &["http", "stateful"]),
+    ("http stateless JSON", &["http", "json"]),
+    ("http stateless SSE", &["http", "stateless"]),
+    ("sessions (http stateful)", &["sessions"]),
+    ("cold start", &["cold"]),
+];
+
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Options {
+    quick: bool,
+    compile: bool,
+    rounds: usize,
+    calls: usize,
+    json: Option<PathBuf>,
+}
+
+pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut quick = false;
+    let mut compile = false;
+    let mut rounds = None;
+    let mut calls = None;
+    let mut json = None;
+    let mut it = args.iter();
+    let number = |v: Option<&String>, what: &str, min: usize| {
+        v.and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n >= min)
+            .ok_or(format!("{what} needs a number of at least {min}"))
+    };
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--quick" => quick = true,
+            "--compile" => compile = true,
+            "--rounds" => rounds = Some(number(it.next(), "--rounds", 1)?),
+            "--calls" => calls = Some(number(it.next(), "--calls", 32)?),
+            "--json" => match it.next() {
+                Some(path) => json = Some(PathBuf::from(path)),
+                None => return Err("--json needs a path".into()),
+            },
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(Options {
+        quick,
+        compile,
+        rounds: rounds.unwrap_or(if quick { 1 } else { 7 }),
+        calls: calls.unwrap_or(if quick { 200 } else { 5000 }),
+        json,
+    })
+}
+
+/// Runs the subcommand.
+pub(crate) fn main(args: &[String], root: &Path) -> ExitCode {
+    let options = match parse_args(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("bench: {e}\nusage:\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&options, root) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(options: &Options, root: &Path) -> Result<(), String> {
+    let started = Instant::now();
+    let load = build(root, !options.quick)?;
+    // samples[scenario][figure][target] = one value per round
+    let mut samples: Vec<BTreeMap<String, BTreeMap<&str, Vec<f64>>>> =
+        vec![BTreeMap::new(); SCENARIOS.len()];
+    let mut order: Vec<Vec<String>> = vec![Vec::new(); SCENARIOS.len()];
+    for round in 0..options.rounds {
+        eprintln!("bench: round {}/{}", round + 1, options.rounds);
+        for (i, (name, args)) in SCENARIOS.iter().enumerate() {
+            let mut targets = TARGETS;
+            if round % 2 == 1 {
+                targets.reverse();
+            }
+            for target in targets {
+                let figures = run_load(&load, args, target, options.calls)
+                    .map_err(|e| format!("{name} / {target}: {e}"))?;
+                for (figure, value) in figures {
+                    if !order[i].contains(&figure) {
+                        order[i].push(figure.clone());
+                    }
+                    samples[i]
+                        .entry(figure)
+                        .or_default()
+                        .entry(target)
+                        .or_default()
+                        .push(value);
+                }
+            }
+        }
+    }
+    let mut rows = rows(&samples, &order);
+    if options.compile {
+        rows.extend(compile_cost(root)?);
+    }
+    print_table(&rows, options);
+    eprintln!("bench: done in {:.1} s", started.elapsed().as_secs_f64());
+    if let Some(path) = &options.json {
+        let report = json!({
+            "machine": machine(),
+            "profile": if options.quick { "dev" } else { "release" },
+            "rounds": options.rounds,
+            "calls": options.calls,
+            "results": rows.iter().map(Row::to_json).collect::<Vec<_>>(),
+        });
+        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Builds the bench binaries; returns the path of `bench-load` (the servers sit next
+/// to it).
+fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command.args([
+        "build",
+        "-p",
+        "modelctx-bench",
+        "--bins",
+        "--message-format=json-render-diagnostics",
+    ]);
+    if release {
+        command.arg("--release");
+    }
+    let out = command
+        .current_dir(root)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !out.status.success() {
+        return Err("building modelctx-bench failed".into());
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|m| m["target"]["name"] == "bench-load")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| "cargo built no bench-load executable".into())
+}
+
+fn run_load(
+    load: &Path,
+    args: &[&str],
+    target: &str,
+    calls: usize,
+) -> Result<Vec<(String, f64)>, String> {
+    let out = Command::new(load)
+        .args(args)
+        .arg(target)
+        .args(["--calls", &calls.to_string()])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", load.display()))?;
+    if !out.status.success() {
+        return Err(format!("bench-load failed ({})", out.status));
+    }
+    let figures: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("bench-load printed no JSON: {e}"))?;
+    let figures = figures.as_object().ok_or("bench-load printed no object")?;
+    figures
+        .iter()
+        .map(|(k, v)| {
+            v.as_f64()
+                .map(|v| (k.clone(), v))
+                .ok_or(format!("figure {k} is not a number"))
+        })
+        .collect()
+}
+
+struct Row {
+    scenario: &'static str,
+    figure: String,
+    medians: [Option<f64>; 3],
+    samples: BTreeMap<String, Vec<f64>>,
+}
+
+impl Row {
+    /// Whether a larger value is better (throughput) rather than worse (latency).
+    fn higher_is_better(&self) -> bool {
+        self.figure.ends_with("_per_s")
+    }
+
+    fn ratio(&self, other: usize) -> Option<f64> {
+        match (self.medians[0], self.medians[other]) {
+            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+            _ => None,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "scenario": self.scenario,
+            "figure": self.figure,
+            "better": if self.higher_is_better() { "higher" } else { "lower" },
+            "modelctx": self.medians[0],
+            "rmcp": self.medians[1],
+            "baseline": self.medians[2],
+            "modelctx_per_rmcp": self.ratio(1),
+            "modelctx_per_baseline": self.ratio(2),
+            "samples": self.samples,
+        })
+    }
+}
+
+fn rows(samples: &[BTreeMap<String, BTreeMap<&str, Vec<f64>>>], order: &[Vec<String>]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (i, (scenario, _)) in SCENARIOS.iter().enumerate() {
+        for figure in &order[i] {
+            let by_target = &samples[i][figure];
+            let medians = TARGETS.map(|t| by_target.get(t).and_then(|v| median(v)));
+            rows.push(Row {
+                scenario,
+                figure: figure.clone(),
+                medians,
+                samples: by_target
+                    .iter()
+                    .map(|(t, v)| ((*t).to_owned(), v.clone()))
+                    .collect(),
+            });
+        }
+    }
+    rows
+}
+
+/// Scenario 6: a clean release build of `crates/modelctx-bench/compile/<sdk>` (a minimal
+/// stdio echo server, its own workspace) in a fresh target directory: wall time and the
+/// size of the binary.
+fn compile_cost(root: &Path) -> Result<Vec<Row>, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut seconds = [None; 3];
+    let mut kib = [None; 3];
+    for (i, sdk) in ["modelctx", "rmcp"].into_iter().enumerate() {
+        let dir = root.join("crates/modelctx-bench/compile").join(sdk);
+        let target = std::env::temp_dir().join(format!(
+            "modelctx-bench-compile-{sdk}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&target);
+        eprintln!("bench: clean release build of the minimal {sdk} server");
+        let start = Instant::now();
+        let status = Command::new(&cargo)
+            .args(["build", "--release", "--quiet", "--target-dir"])
+            .arg(&target)
+            .current_dir(&dir)
+            .env_remove("CARGO_TARGET_DIR")
+            .status()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        let elapsed = start.elapsed().as_secs_f64();
+        let binary = target.join("release").join(format!(
+            "compile-cost-{sdk}{}",
+            std::env::consts::EXE_SUFFIX
+        ));
+        let size = std::fs::metadata(&binary).map(|m| m.len());
+        let _ = std::fs::remove_dir_all(&target);
+        if !status.success() {
+            return Err(format!("the minimal {sdk} server did not build"));
+        }
+        seconds[i] = Some(elapsed);
+        kib[i] = Some(size.map_err(|e| format!("{}: {e}", binary.display()))? as f64 / 1024.0);
+    }
+    Ok(vec![
+        Row {
+            scenario: "compile cost",
+            figure: "clean_release_build_s".into(),
+            medians: seconds,
+            samples: BTreeMap::new(),
+        },
+        Row {
+            scenario: "compile cost",
+            figure: "binary_kib".into(),
+            medians: kib,
+            samples: BTreeMap::new(),
+        },
+    ])
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+fn print_table(rows: &[Row], options: &Options) {
+    let profile = if options.quick {
+        "dev profile, smoke run: figures are not meaningful"
+    } else {
+        "release"
+    };
+    println!(
+        "medians of {} round(s), {} calls per run ({profile})\n",
+        options.rounds, options.calls
+    );
+    println!(
+        "| scenario | figure | modelctx | rmcp | baseline | modelctx/rmcp | modelctx/baseline |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    let value = |v: Option<f64>| match v {
+        None => "-".to_owned(),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 10.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.2}"),
+    };
+    let ratio = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
+    for row in rows {
+        let arrow = if row.higher_is_better() { "↑" } else { "↓" };
+        println!(
+            "| {} | {} {arrow} | {} | {} | {} | {} | {} |",
+            row.scenario,
+            row.figure,
+            value(row.medians[0]),
+            value(row.medians[1]),
+            value(row.medians[2]),
+            ratio(row.ratio(1)),
+            ratio(row.ratio(2)),
+        );
+    }
+}
+
+fn machine() -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    json!({
+        "os": std::env::consts::OS,
+        "arch": std::env::consts::ARCH,
+        "cpu": cpu,
+        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments() {
+        let args = |a: &[&str]| parse_args(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let quick = args(&["--quick", "--json", "out.json"]).unwrap();
+        assert!(quick.quick);
+        assert_eq!(quick.rounds, 1);
+        assert_eq!(quick.json, Some(PathBuf::from("out.json")));
+        let full = args(&["--rounds", "3"]).unwrap();
+        assert_eq!((full.quick, full.rounds, full.calls), (false, 3, 5000));
+        assert!(!full.compile);
+        assert!(args(&["--compile"]).unwrap().compile);
+        assert!(args(&["--calls", "5"]).is_err());
+        assert!(args(&["--json"]).is_err());
+        assert!(args(&["--fast"]).is_err());
+    }
+
+    #[test]
+    fn medians_and_ratios() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        let row = Row {
+            scenario: "x",
+            figure: "calls_per_s".into(),
+            medians: [Some(300.0), Some(100.0), None],
+            samples: BTreeMap::new(),
+        };
+        assert!(row.higher_is_better());
+        assert_eq!(row.ratio(1), Some(3.0));
+        assert_eq!(row.ratio(2), None);
+    }
+}
