@@ -244,7 +244,7 @@ pub struct CompleteRequest {
 
 impl CompleteRequest {
     /// The method name, `"completion/complete"`.
-    pub const METHOD: &'static str = "completion/complete";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: CompleteRequestParams) -> Self {

@@ -230,7 +230,7 @@ pub struct ElicitRequest {
 
 impl ElicitRequest {
     /// The method name, `"elicitation/create"`.
-    pub const METHOD: &'static str = "elicitation/create";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: ElicitRequestParams) -> Self {
@@ -467,7 +467,7 @@ pub struct ElicitationCompleteNotification {
 
 impl ElicitationCompleteNotification {
     /// The method name, `"notifications/elicitation/complete"`.
-    pub const METHOD: &'static str = "notifications/elicitation/complete";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification with these parameters.
     pub fn new(params: ElicitationCompleteNotificationParams) -> Self {

@@ -317,7 +317,7 @@ pub struct InitializeRequest {
 
 impl InitializeRequest {
     /// The method name, `"initialize"`.
-    pub const METHOD: &'static str = "initialize";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: InitializeRequestParams) -> Self {
@@ -415,7 +415,7 @@ pub struct InitializedNotification {
 
 impl InitializedNotification {
     /// The method name, `"notifications/initialized"`.
-    pub const METHOD: &'static str = "notifications/initialized";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification without parameters.
     pub fn new() -> Self {
@@ -470,7 +470,7 @@ pub struct PingRequest {
 
 impl PingRequest {
     /// The method name, `"ping"`.
-    pub const METHOD: &'static str = "ping";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and no parameters.
     pub fn new(id: impl Into<RequestId>) -> Self {

@@ -180,7 +180,7 @@ pub struct SetLevelRequest {
 
 impl SetLevelRequest {
     /// The method name, `"logging/setLevel"`.
-    pub const METHOD: &'static str = "logging/setLevel";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: SetLevelRequestParams) -> Self {
@@ -270,7 +270,7 @@ pub struct LoggingMessageNotification {
 
 impl LoggingMessageNotification {
     /// The method name, `"notifications/message"`.
-    pub const METHOD: &'static str = "notifications/message";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification with these parameters.
     pub fn new(params: LoggingMessageNotificationParams) -> Self {

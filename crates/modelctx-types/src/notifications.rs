@@ -66,7 +66,7 @@ pub struct CancelledNotification {
 
 impl CancelledNotification {
     /// The method name, `"notifications/cancelled"`.
-    pub const METHOD: &'static str = "notifications/cancelled";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification with these parameters.
     pub fn new(params: CancelledNotificationParams) -> Self {
@@ -159,7 +159,7 @@ pub struct ProgressNotification {
 
 impl ProgressNotification {
     /// The method name, `"notifications/progress"`.
-    pub const METHOD: &'static str = "notifications/progress";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification with these parameters.
     pub fn new(params: ProgressNotificationParams) -> Self {

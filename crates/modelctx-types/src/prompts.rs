@@ -161,7 +161,7 @@ pub struct ListPromptsRequest {
 
 impl ListPromptsRequest {
     /// The method name, `"prompts/list"`.
-    pub const METHOD: &'static str = "prompts/list";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and no parameters.
     pub fn new(id: impl Into<RequestId>) -> Self {
@@ -311,7 +311,7 @@ pub struct GetPromptRequest {
 
 impl GetPromptRequest {
     /// The method name, `"prompts/get"`.
-    pub const METHOD: &'static str = "prompts/get";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: GetPromptRequestParams) -> Self {
@@ -430,7 +430,7 @@ pub struct PromptListChangedNotification {
 
 impl PromptListChangedNotification {
     /// The method name, `"notifications/prompts/list_changed"`.
-    pub const METHOD: &'static str = "notifications/prompts/list_changed";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification without parameters.
     pub fn new() -> Self {

@@ -221,7 +221,7 @@ pub struct ListResourcesRequest {
 
 impl ListResourcesRequest {
     /// The method name, `"resources/list"`.
-    pub const METHOD: &'static str = "resources/list";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and no parameters.
     pub fn new(id: impl Into<RequestId>) -> Self {
@@ -323,7 +323,7 @@ pub struct ListResourceTemplatesRequest {
 
 impl ListResourceTemplatesRequest {
     /// The method name, `"resources/templates/list"`.
-    pub const METHOD: &'static str = "resources/templates/list";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and no parameters.
     pub fn new(id: impl Into<RequestId>) -> Self {
@@ -461,7 +461,7 @@ pub struct ReadResourceRequest {
 
 impl ReadResourceRequest {
     /// The method name, `"resources/read"`.
-    pub const METHOD: &'static str = "resources/read";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: ReadResourceRequestParams) -> Self {
@@ -538,7 +538,7 @@ pub struct ResourceListChangedNotification {
 
 impl ResourceListChangedNotification {
     /// The method name, `"notifications/resources/list_changed"`.
-    pub const METHOD: &'static str = "notifications/resources/list_changed";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification without parameters.
     pub fn new() -> Self {
@@ -592,7 +592,7 @@ pub struct SubscribeRequest {
 
 impl SubscribeRequest {
     /// The method name, `"resources/subscribe"`.
-    pub const METHOD: &'static str = "resources/subscribe";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: SubscribeRequestParams) -> Self {
@@ -646,7 +646,7 @@ pub struct UnsubscribeRequest {
 
 impl UnsubscribeRequest {
     /// The method name, `"resources/unsubscribe"`.
-    pub const METHOD: &'static str = "resources/unsubscribe";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: UnsubscribeRequestParams) -> Self {
@@ -722,7 +722,7 @@ pub struct ResourceUpdatedNotification {
 
 impl ResourceUpdatedNotification {
     /// The method name, `"notifications/resources/updated"`.
-    pub const METHOD: &'static str = "notifications/resources/updated";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification with these parameters.
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {

@@ -73,7 +73,7 @@ pub struct ListRootsRequest {
 
 impl ListRootsRequest {
     /// The method name, `"roots/list"`.
-    pub const METHOD: &'static str = "roots/list";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and no parameters.
     pub fn new(id: impl Into<RequestId>) -> Self {
@@ -154,7 +154,7 @@ pub struct RootsListChangedNotification {
 
 impl RootsListChangedNotification {
     /// The method name, `"notifications/roots/list_changed"`.
-    pub const METHOD: &'static str = "notifications/roots/list_changed";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification without parameters.
     pub fn new() -> Self {

@@ -589,7 +589,7 @@ pub struct CreateMessageRequest {
 
 impl CreateMessageRequest {
     /// The method name, `"sampling/createMessage"`.
-    pub const METHOD: &'static str = "sampling/createMessage";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: CreateMessageRequestParams) -> Self {

@@ -357,7 +357,7 @@ pub struct GetTaskRequest {
 
 impl GetTaskRequest {
     /// The method name, `"tasks/get"`.
-    pub const METHOD: &'static str = "tasks/get";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: GetTaskRequestParams) -> Self {
@@ -444,7 +444,7 @@ pub struct GetTaskPayloadRequest {
 
 impl GetTaskPayloadRequest {
     /// The method name, `"tasks/result"`.
-    pub const METHOD: &'static str = "tasks/result";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: GetTaskPayloadRequestParams) -> Self {
@@ -546,7 +546,7 @@ pub struct CancelTaskRequest {
 
 impl CancelTaskRequest {
     /// The method name, `"tasks/cancel"`.
-    pub const METHOD: &'static str = "tasks/cancel";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: CancelTaskRequestParams) -> Self {
@@ -634,7 +634,7 @@ pub struct ListTasksRequest {
 
 impl ListTasksRequest {
     /// The method name, `"tasks/list"`.
-    pub const METHOD: &'static str = "tasks/list";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and no parameters.
     pub fn new(id: impl Into<RequestId>) -> Self {
@@ -761,7 +761,7 @@ pub struct TaskStatusNotification {
 
 impl TaskStatusNotification {
     /// The method name, `"notifications/tasks/status"`.
-    pub const METHOD: &'static str = "notifications/tasks/status";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification with these parameters.
     pub fn new(params: TaskStatusNotificationParams) -> Self {

@@ -366,7 +366,7 @@ pub struct ListToolsRequest {
 
 impl ListToolsRequest {
     /// The method name, `"tools/list"`.
-    pub const METHOD: &'static str = "tools/list";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and no parameters.
     pub fn new(id: impl Into<RequestId>) -> Self {
@@ -518,7 +518,7 @@ pub struct CallToolRequest {
 
 impl CallToolRequest {
     /// The method name, `"tools/call"`.
-    pub const METHOD: &'static str = "tools/call";
+    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
 
     /// A request with an id and parameters.
     pub fn new(id: impl Into<RequestId>, params: CallToolRequestParams) -> Self {
@@ -640,7 +640,7 @@ pub struct ToolListChangedNotification {
 
 impl ToolListChangedNotification {
     /// The method name, `"notifications/tools/list_changed"`.
-    pub const METHOD: &'static str = "notifications/tools/list_changed";
+    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
 
     /// A notification without parameters.
     pub fn new() -> Self {
