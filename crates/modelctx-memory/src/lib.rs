@@ -102,6 +102,20 @@ impl MemorySink {
 
 impl MessageSink for MemorySink {
     fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {
+        // The common case, room in the channel, costs no sender clone.
+        let message = match self.tx.read() {
+            Ok(guard) => match guard.as_ref() {
+                Some(tx) => match tx.try_send(message) {
+                    Ok(()) => return Box::pin(std::future::ready(Ok(()))),
+                    Err(mpsc::error::TrySendError::Full(message)) => message,
+                    Err(mpsc::error::TrySendError::Closed(_)) => {
+                        return Box::pin(std::future::ready(Err(TransportError::closed())));
+                    }
+                },
+                None => return Box::pin(std::future::ready(Err(TransportError::closed()))),
+            },
+            Err(_) => message,
+        };
         let tx = self.sender();
         Box::pin(async move {
             match tx {

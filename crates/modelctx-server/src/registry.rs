@@ -213,13 +213,30 @@ fn decode_cursor(cursor: &str, list: &str) -> Option<usize> {
 
 /// The live sessions and the pending `list_changed` announcements.
 pub(crate) struct Announcer {
-    sessions: Mutex<Vec<Weak<SessionState>>>,
+    sessions: Mutex<Tracked>,
     pending: Mutex<Pending>,
     debounce: Duration,
     /// Which kinds advertise `listChanged: true` (tools, resources, prompts).
     enabled: [bool; 3],
     /// The runtime sessions were served on, for changes made outside of it.
     runtime: std::sync::OnceLock<tokio::runtime::Handle>,
+}
+
+/// The sessions served so far, pruned of ended ones now and then: pruning on every new
+/// session would make opening n sessions cost O(n²).
+#[derive(Default)]
+struct Tracked {
+    sessions: Vec<Weak<SessionState>>,
+    /// Prune when the list grows past this length.
+    prune_at: usize,
+}
+
+impl Tracked {
+    fn prune(&mut self) {
+        self.sessions
+            .retain(|s| s.upgrade().is_some_and(|s| !is_closed(&s)));
+        self.prune_at = (self.sessions.len() * 2).max(64);
+    }
 }
 
 #[derive(Default)]
@@ -231,7 +248,7 @@ struct Pending {
 impl Announcer {
     pub(crate) fn new(debounce: Duration, enabled: [bool; 3]) -> Self {
         Self {
-            sessions: Mutex::new(Vec::new()),
+            sessions: Mutex::new(Tracked::default()),
             pending: Mutex::new(Pending::default()),
             debounce,
             enabled,
@@ -243,16 +260,18 @@ impl Announcer {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let _ = self.runtime.set(runtime);
         }
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        sessions.retain(|s| s.upgrade().is_some_and(|s| !is_closed(&s)));
-        sessions.push(Arc::downgrade(session));
+        let mut tracked = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if tracked.sessions.len() >= tracked.prune_at {
+            tracked.prune();
+        }
+        tracked.sessions.push(Arc::downgrade(session));
     }
 
     /// The open sessions.
     pub(crate) fn live(&self) -> Vec<Arc<SessionState>> {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        sessions.retain(|s| s.upgrade().is_some_and(|s| !is_closed(&s)));
-        sessions.iter().filter_map(Weak::upgrade).collect()
+        let mut tracked = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        tracked.prune();
+        tracked.sessions.iter().filter_map(Weak::upgrade).collect()
     }
 
     /// Notes that a list changed; one announcement per kind goes to every live session

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -219,9 +218,9 @@ impl Shared {
 
     /// Abandons request `id`: frees its slot and, unless it already completed, was never
     /// sent, or is `initialize`, tells the peer with `notifications/cancelled`.
-    async fn abandon(&self, id: i64, method: &str, sent: bool, reason: &str, outcome: Outcome) {
-        let slot = self.lock_pending().remove(id);
-        if let Some(slot) = slot {
+    async fn abandon(&self, id: i64, method: &str, reason: &str, outcome: Outcome) {
+        let taken = self.lock_pending().take(id);
+        if let Some((slot, sent)) = taken {
             let _ = slot.send(outcome);
             if sent && method != lifecycle::INITIALIZE {
                 let _ = self.send(cancelled_notification(id, reason), None).await;
@@ -326,10 +325,13 @@ impl Peer {
             Err(e) => return RequestHandle::failed(self.clone(), e),
         };
         let handle = self.start_raw(Cow::Borrowed(M::METHOD), raw, options);
-        handle.map_result(|raw| {
-            serde_json::from_str::<M::Result>(raw.get())
-                .map_err(|e| SessionError::invalid_result(format!("{} result: {e}", M::METHOD)))
-        })
+        RequestHandle {
+            id: handle.id,
+            method: handle.method,
+            peer: handle.peer,
+            state: handle.state,
+            decode: decode_result::<M>,
+        }
     }
 
     /// Sends a request by method name with raw params; the result stays raw.
@@ -388,20 +390,18 @@ impl Peer {
             shared.phase.advance(Phase::New, Phase::Initializing);
         }
         let request = JsonRpcRequest::new(RequestId::Number(id), method.clone(), params);
-        let sent = Arc::new(AtomicBool::new(false));
         let guard = DropGuard {
             peer: Some(self.clone()),
             id,
             method: method.clone(),
-            sent: sent.clone(),
         };
         let fut = run_request(guard, request, options, rx, progress_rx);
         RequestHandle {
             id: Some(id),
             method,
-            sent,
             peer: self.clone(),
-            fut: Box::pin(fut),
+            state: HandleState::Running(Box::pin(fut)),
+            decode: Ok,
         }
     }
 
@@ -513,36 +513,34 @@ struct DropGuard {
     peer: Option<Peer>,
     id: i64,
     method: Cow<'static, str>,
-    sent: Arc<AtomicBool>,
 }
 
 impl Drop for DropGuard {
     fn drop(&mut self) {
         let Some(peer) = self.peer.take() else { return };
-        if !peer.shared.lock_pending().contains(self.id) {
+        let taken = peer.shared.lock_pending().take(self.id);
+        // Already completed, or never went out: nothing to tell the peer.
+        let Some((_slot, true)) = taken else { return };
+        if self.method == lifecycle::INITIALIZE {
             return;
         }
         let id = self.id;
-        if !self.sent.load(Ordering::Acquire) {
-            // Never went out: nothing to tell the peer.
-            peer.shared.lock_pending().remove(id);
-            return;
-        }
-        let method = std::mem::take(&mut self.method);
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn(async move {
-                    let reason = "request dropped by the caller";
-                    peer.shared
-                        .abandon(id, &method, true, reason, Outcome::Cancelled)
-                        .await;
-                });
-            }
-            Err(_) => {
-                peer.shared.lock_pending().remove(id);
-            }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let notice = cancelled_notification(id, "request dropped by the caller");
+                let _ = peer.shared.send(notice, None).await;
+            });
         }
     }
+}
+
+/// Decodes the typed result of request method `M`.
+// Takes the box by value: its type is the handle's `decode` pointer, whose raw
+// instance hands the box on unchanged.
+#[allow(clippy::boxed_local)]
+fn decode_result<M: RequestMethod>(raw: Box<RawValue>) -> Result<M::Result, SessionError> {
+    serde_json::from_str::<M::Result>(raw.get())
+        .map_err(|e| SessionError::invalid_result(format!("{} result: {e}", M::METHOD)))
 }
 
 async fn run_request(
@@ -559,14 +557,13 @@ async fn run_request(
     let shared = peer.shared.clone();
     // Cancelled through its canceller (or the session closed) before the first poll:
     // the request must not go out at all.
-    if !shared.lock_pending().contains(id) {
+    if !shared.lock_pending().mark_sent(id) {
         guard.peer = None;
         return Err(match rx.try_recv() {
             Ok(Outcome::Cancelled) => SessionError::cancelled(),
             _ => SessionError::closed(),
         });
     }
-    guard.sent.store(true, Ordering::Release);
     let message = TransportMessage::new(JsonRpcMessage::Request(request))
         .related_to(peer.related.clone())
         .with_resumption_token(options.resumption_token.clone());
@@ -605,7 +602,7 @@ async fn run_request(
             }
             () = tokio::time::sleep_until(deadline) => {
                 guard.peer = None;
-                shared.abandon(id, &method, true, "request timed out", Outcome::Cancelled).await;
+                shared.abandon(id, &method, "request timed out", Outcome::Cancelled).await;
                 return Err(SessionError::timeout());
             }
         }
@@ -636,34 +633,28 @@ async fn run_request(
 pub struct RequestHandle<T> {
     id: Option<i64>,
     method: Cow<'static, str>,
-    /// Whether the request went on the wire (set on its first poll).
-    sent: Arc<AtomicBool>,
     peer: Peer,
-    fut: BoxFuture<'static, Result<T, SessionError>>,
+    state: HandleState,
+    /// Turns the raw result into `T` (the identity for raw requests): a plain function,
+    /// so a typed request costs no second boxed future.
+    decode: fn(Box<RawValue>) -> Result<T, SessionError>,
 }
 
-impl<T: Send + 'static> RequestHandle<T> {
+enum HandleState {
+    Running(BoxFuture<'static, Result<Box<RawValue>, SessionError>>),
+    /// Refused locally; the error is handed out on the first poll.
+    Failed(Option<SessionError>),
+}
+
+impl<T> RequestHandle<T> {
     fn failed(peer: Peer, err: SessionError) -> Self {
         Self {
             id: None,
             method: Cow::Borrowed(""),
-            sent: Arc::new(AtomicBool::new(false)),
             peer,
-            fut: Box::pin(async move { Err(err) }),
-        }
-    }
-
-    fn map_result<U: Send + 'static>(
-        self,
-        f: impl FnOnce(T) -> Result<U, SessionError> + Send + 'static,
-    ) -> RequestHandle<U> {
-        let fut = self.fut;
-        RequestHandle {
-            id: self.id,
-            method: self.method,
-            sent: self.sent,
-            peer: self.peer,
-            fut: Box::pin(async move { fut.await.and_then(f) }),
+            state: HandleState::Failed(Some(err)),
+            // A failed handle never has a raw result to decode.
+            decode: |_| Err(SessionError::closed()),
         }
     }
 
@@ -678,7 +669,6 @@ impl<T: Send + 'static> RequestHandle<T> {
             peer: self.peer.clone(),
             id: self.id,
             method: self.method.clone(),
-            sent: self.sent.clone(),
         }
     }
 }
@@ -687,7 +677,13 @@ impl<T> Future for RequestHandle<T> {
     type Output = Result<T, SessionError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.fut.as_mut().poll(cx)
+        let decode = self.decode;
+        match &mut self.state {
+            HandleState::Running(fut) => fut.as_mut().poll(cx).map(|r| r.and_then(decode)),
+            HandleState::Failed(err) => {
+                Poll::Ready(Err(err.take().unwrap_or_else(SessionError::closed)))
+            }
+        }
     }
 }
 
@@ -705,7 +701,6 @@ pub struct Canceller {
     peer: Peer,
     id: Option<i64>,
     method: Cow<'static, str>,
-    sent: Arc<AtomicBool>,
 }
 
 impl Canceller {
@@ -717,13 +712,7 @@ impl Canceller {
         if let Some(id) = self.id {
             self.peer
                 .shared
-                .abandon(
-                    id,
-                    &self.method,
-                    self.sent.load(Ordering::Acquire),
-                    reason,
-                    Outcome::Cancelled,
-                )
+                .abandon(id, &self.method, reason, Outcome::Cancelled)
                 .await;
         }
     }

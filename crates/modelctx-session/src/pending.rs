@@ -13,7 +13,8 @@ use modelctx_types::{ProgressToken, RequestId};
 #[derive(Debug)]
 pub(crate) struct PendingTable<S, P> {
     next_id: i64,
-    slots: HashMap<i64, S>,
+    /// Request id -> (slot, whether the request went on the wire).
+    slots: HashMap<i64, (S, bool)>,
     /// Progress token -> (request id, progress sink).
     progress: HashMap<ProgressToken, (i64, P)>,
 }
@@ -33,8 +34,20 @@ impl<S, P> PendingTable<S, P> {
     pub(crate) fn insert(&mut self, slot: S) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
-        self.slots.insert(id, slot);
+        self.slots.insert(id, (slot, false));
         id
+    }
+
+    /// Records that request `id` went on the wire; `false` when it is no longer in flight
+    /// (cancelled, or the session closed, before it could be sent).
+    pub(crate) fn mark_sent(&mut self, id: i64) -> bool {
+        match self.slots.get_mut(&id) {
+            Some((_, sent)) => {
+                *sent = true;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Routes progress notifications carrying `token` to request `id` until it completes.
@@ -53,9 +66,17 @@ impl<S, P> PendingTable<S, P> {
 
     /// Removes request `id` (completion, cancellation, timeout) and its progress route.
     pub(crate) fn remove(&mut self, id: i64) -> Option<S> {
-        let slot = self.slots.remove(&id)?;
-        self.progress.retain(|_, (rid, _)| *rid != id);
-        Some(slot)
+        self.take(id).map(|(slot, _)| slot)
+    }
+
+    /// Removes request `id` like [`remove`](Self::remove), also telling whether it had
+    /// been sent (so whether the peer must hear of its cancellation).
+    pub(crate) fn take(&mut self, id: i64) -> Option<(S, bool)> {
+        let entry = self.slots.remove(&id)?;
+        if !self.progress.is_empty() {
+            self.progress.retain(|_, (rid, _)| *rid != id);
+        }
+        Some(entry)
     }
 
     /// The progress sink for `token`, while its request is in flight.
@@ -64,6 +85,7 @@ impl<S, P> PendingTable<S, P> {
     }
 
     /// Whether request `id` is still in flight.
+    #[cfg(test)]
     pub(crate) fn contains(&self, id: i64) -> bool {
         self.slots.contains_key(&id)
     }
@@ -71,7 +93,7 @@ impl<S, P> PendingTable<S, P> {
     /// Removes every slot (the transport closed).
     pub(crate) fn drain(&mut self) -> Vec<S> {
         self.progress.clear();
-        self.slots.drain().map(|(_, s)| s).collect()
+        self.slots.drain().map(|(_, (s, _))| s).collect()
     }
 
     /// The number of requests in flight.
@@ -121,6 +143,17 @@ mod tests {
             t.contains(id),
             "an unrelated response leaves the request pending"
         );
+    }
+
+    #[test]
+    fn a_slot_remembers_whether_it_was_sent() {
+        let mut t = Table::default();
+        let a = t.insert("a");
+        let b = t.insert("b");
+        assert!(t.mark_sent(a));
+        assert_eq!(t.take(a), Some(("a", true)));
+        assert_eq!(t.take(b), Some(("b", false)));
+        assert!(!t.mark_sent(b), "a removed request cannot be marked sent");
     }
 
     #[test]

@@ -5,8 +5,10 @@ use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use modelctx_transport::{MessageStream, Transport};
 use modelctx_types::{
     ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
@@ -49,13 +51,11 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         shared: shared.clone(),
         related: None,
     };
-    let (notify_tx, notify_rx) = mpsc::unbounded_channel();
-    tokio::spawn(notification_task(service.clone(), peer.clone(), notify_rx));
     let receiver = Receiver {
         shared,
         peer: peer.clone(),
         service,
-        notify_tx,
+        notify_tx: None,
         initialize_seen: Arc::new(AtomicBool::new(false)),
         initialized_early: Arc::new(AtomicBool::new(false)),
     };
@@ -79,7 +79,10 @@ struct Receiver {
     shared: Arc<Shared>,
     peer: Peer,
     service: Arc<dyn Service>,
-    notify_tx: mpsc::UnboundedSender<JsonRpcNotification>,
+    /// The queue of the task that runs notification handlers in arrival order; that task
+    /// starts with the first notification (many sessions, e.g. stateless HTTP ones,
+    /// never see one).
+    notify_tx: Option<mpsc::UnboundedSender<JsonRpcNotification>>,
     /// Set when an `initialize` is accepted; cleared again when it fails (a retry is allowed).
     initialize_seen: Arc<AtomicBool>,
     /// `notifications/initialized` arrived while `initialize` was still being answered
@@ -103,11 +106,15 @@ struct ProgressParams {
 }
 
 impl Receiver {
-    async fn run(self, mut stream: Box<dyn MessageStream>) {
+    async fn run(mut self, mut stream: Box<dyn MessageStream>) {
+        // One registration on the session's close signal for the whole loop, rather than
+        // a fresh waiter per message.
+        let closed = self.shared.closed.clone();
+        let mut closed = std::pin::pin!(closed.cancelled_owned());
         loop {
             let next = tokio::select! {
                 biased;
-                () = self.shared.closed.cancelled() => break,
+                () = &mut closed => break,
                 next = stream.recv() => next,
             };
             match next {
@@ -120,7 +127,11 @@ impl Receiver {
                     }
                 }
                 Some(Ok(message)) => match message.message {
-                    JsonRpcMessage::Request(r) => self.on_request(r),
+                    JsonRpcMessage::Request(r) => {
+                        if let Some(job) = self.on_request(r) {
+                            run_inline_or_spawn(job).await;
+                        }
+                    }
                     JsonRpcMessage::Notification(n) => self.on_notification(n),
                     JsonRpcMessage::Response(r) => {
                         self.shared.complete(&r.id, Outcome::Result(r.result));
@@ -165,7 +176,9 @@ impl Receiver {
         self.spawn_send(msg, Some(id));
     }
 
-    fn on_request(&self, request: JsonRpcRequest) {
+    /// Admits one inbound request and returns the job that answers it (`None` when it
+    /// was answered at once, with an error or a ping's empty result).
+    fn on_request(&self, request: JsonRpcRequest) -> Option<BoxFuture<'static, ()>> {
         let shared = &self.shared;
         if request.method == lifecycle::PING {
             let result = RawValue::from_string("{}".to_owned()).ok();
@@ -174,17 +187,19 @@ impl Receiver {
                 let msg = JsonRpcMessage::Response(JsonRpcResultResponse::new(id.clone(), result));
                 self.spawn_send(msg, Some(id));
             }
-            return;
+            return None;
         }
         let is_initialize = shared.role == Role::Server && request.method == lifecycle::INITIALIZE;
         if is_initialize && self.initialize_seen.swap(true, Ordering::AcqRel) {
             let error = ErrorData::invalid_request("initialize may be sent only once per session");
-            return self.respond_error(request.id, error);
+            self.respond_error(request.id, error);
+            return None;
         }
         if let Err(error) =
             lifecycle::check_inbound_request(shared.role, shared.phase.get(), &request.method)
         {
-            return self.respond_error(request.id, error);
+            self.respond_error(request.id, error);
+            return None;
         }
         let token = CancellationToken::new();
         {
@@ -195,7 +210,8 @@ impl Receiver {
                     "request id {} is already in use by a request in flight",
                     request.id
                 ));
-                return self.respond_error(request.id, error);
+                self.respond_error(request.id, error);
+                return None;
             }
             inflight.insert(request.id.clone(), token.clone());
         }
@@ -204,7 +220,7 @@ impl Receiver {
         let peer = self.peer.clone();
         let initialize_seen = self.initialize_seen.clone();
         let initialized_early = self.initialized_early.clone();
-        tokio::spawn(async move {
+        Some(Box::pin(async move {
             let id = request.id.clone();
             let outcome = handle(
                 &shared,
@@ -244,10 +260,24 @@ impl Receiver {
                 }
             };
             let _ = shared.send(message, Some(id)).await;
-        });
+        }))
     }
 
-    fn on_notification(&self, notification: JsonRpcNotification) {
+    /// Hands a notification to the ordered notification task, starting it if need be.
+    fn deliver(&mut self, notification: JsonRpcNotification) {
+        let tx = self.notify_tx.get_or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(notification_task(
+                self.service.clone(),
+                self.peer.clone(),
+                rx,
+            ));
+            tx
+        });
+        let _ = tx.send(notification);
+    }
+
+    fn on_notification(&mut self, notification: JsonRpcNotification) {
         let shared = &self.shared;
         match notification.method.as_ref() {
             lifecycle::CANCELLED => {
@@ -267,7 +297,7 @@ impl Receiver {
                 let routed =
                     parsed.is_some_and(|p| shared.route_progress(&p.progress_token, p.progress));
                 if !routed {
-                    let _ = self.notify_tx.send(notification);
+                    self.deliver(notification);
                 }
             }
             lifecycle::INITIALIZED => {
@@ -285,12 +315,25 @@ impl Receiver {
                         .phase
                         .advance(Phase::Initializing, Phase::Operational);
                 }
-                let _ = self.notify_tx.send(notification);
+                self.deliver(notification);
             }
             _ => {
-                let _ = self.notify_tx.send(notification);
+                self.deliver(notification);
             }
         }
+    }
+}
+
+/// Polls a request's job once on the receive task; only a job that is still pending after
+/// that (a handler that awaits something, or a full sink) gets a task of its own.
+///
+/// Most handlers answer in their first poll, so this saves a spawn and a task hand-off
+/// per request. User code is polled here but never awaited: a pending handler moves to
+/// its own task, which polls it again at once (so its wakers are re-registered there).
+async fn run_inline_or_spawn(mut job: BoxFuture<'static, ()>) {
+    let done = std::future::poll_fn(|cx| Poll::Ready(job.as_mut().poll(cx).is_ready())).await;
+    if !done {
+        tokio::spawn(job);
     }
 }
 
@@ -308,17 +351,26 @@ async fn handle(
     token: CancellationToken,
     is_initialize: bool,
 ) -> Option<Result<Box<RawValue>, ErrorData>> {
-    let _permit = tokio::select! {
-        biased;
-        () = token.cancelled() => return None,
-        permit = shared.semaphore.clone().acquire_owned() => permit.ok()?,
+    let _permit = match shared.semaphore.clone().try_acquire_owned() {
+        Ok(permit) => permit,
+        Err(_) => tokio::select! {
+            biased;
+            () = token.cancelled() => return None,
+            permit = shared.semaphore.clone().acquire_owned() => permit.ok()?,
+        },
     };
     let context = RequestContext::new(&request, token.clone(), peer);
-    let fut = AssertUnwindSafe(service.handle_request(request, context)).catch_unwind();
-    let result = tokio::select! {
-        biased;
-        () = token.cancelled(), if !is_initialize => return None,
-        result = fut => result,
+    let mut fut =
+        std::pin::pin!(AssertUnwindSafe(service.handle_request(request, context)).catch_unwind());
+    // The handler first: one that answers in its first poll never registers a waiter on
+    // the token (the check below still drops its answer if the request was cancelled).
+    let result = match futures::poll!(fut.as_mut()) {
+        Poll::Ready(result) => result,
+        Poll::Pending => tokio::select! {
+            biased;
+            () = token.cancelled(), if !is_initialize => return None,
+            result = fut => result,
+        },
     };
     // The cancellation may land while the handler is being polled (another thread fires
     // the token and the handler, watching it, finishes in the same poll): the request is

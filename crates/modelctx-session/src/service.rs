@@ -57,7 +57,8 @@ pub struct RequestContext {
     meta: Option<Meta>,
     cancellation: CancellationToken,
     peer: Peer,
-    progress: Arc<ProgressReporter>,
+    /// Only when the caller attached a progress token: most requests need none.
+    progress: Option<Arc<ProgressReporter>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -81,10 +82,12 @@ impl RequestContext {
         let peer = peer.related_to(Some(request.id.clone()));
         Self {
             id: request.id.clone(),
-            progress: Arc::new(ProgressReporter {
-                token,
-                last: Mutex::new(None),
-                peer: peer.clone(),
+            progress: token.map(|token| {
+                Arc::new(ProgressReporter {
+                    token: Some(token),
+                    last: Mutex::new(None),
+                    peer: peer.clone(),
+                })
             }),
             meta,
             cancellation,
@@ -104,7 +107,7 @@ impl RequestContext {
 
     /// The progress token the caller attached, if any.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
-        self.progress.token.as_ref()
+        self.progress.as_ref().and_then(|p| p.token.as_ref())
     }
 
     /// The peer, related to this request: what it sends travels with the request.
@@ -125,12 +128,22 @@ impl RequestContext {
     /// Reports progress to the caller. Without a progress token this sends nothing and
     /// succeeds; a value that does not increase on the previous one is refused.
     pub async fn report_progress(&self, progress: Progress) -> Result<(), SessionError> {
-        self.progress.report(progress).await
+        match &self.progress {
+            Some(reporter) => reporter.report(progress).await,
+            None => Ok(()),
+        }
     }
 
     /// A cloneable progress reporter for this request.
     pub fn progress_reporter(&self) -> Arc<ProgressReporter> {
-        self.progress.clone()
+        match &self.progress {
+            Some(reporter) => reporter.clone(),
+            None => Arc::new(ProgressReporter {
+                token: None,
+                last: Mutex::new(None),
+                peer: self.peer.clone(),
+            }),
+        }
     }
 }
 

@@ -208,7 +208,13 @@ impl Inner {
         stateful: bool,
         pre_initialized: bool,
     ) -> Option<Arc<SessionState>> {
-        let id: Arc<str> = Arc::from(new_session_id()?);
+        // A stateless "session" lives for one POST and its id is never sent anywhere:
+        // no randomness (a system call) for it.
+        let id: Arc<str> = if stateful {
+            Arc::from(new_session_id()?)
+        } else {
+            Arc::from("stateless")
+        };
         let weak: Weak<Inner> = Arc::downgrade(self);
         let on_end: Option<session::OnEnd> = stateful.then(|| {
             Box::new(move |id: &str| {
