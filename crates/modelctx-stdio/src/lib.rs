@@ -90,8 +90,61 @@ pub fn stdio() -> StdioTransport {
 }
 
 /// A transport on this process's stdin and stdout, with `options`.
+///
+/// On unix, when stdin or stdout is a pipe (as when a host spawns the server) and a
+/// tokio runtime is running, that end is read or written through the runtime's reactor
+/// in non-blocking mode; otherwise (a terminal, a file, no runtime) through tokio's
+/// `stdin()`/`stdout()`, which hand every read and write to the blocking thread pool.
+/// Non-blocking mode belongs to the pipe end, not to this process's descriptor, so
+/// anything else holding the same end (rare: hosts keep the other ends) sees it too.
 pub fn stdio_with(options: StdioOptions) -> StdioTransport {
-    StdioTransport::with_options(tokio::io::stdin(), tokio::io::stdout(), options)
+    StdioTransport::with_options(pipes::stdin(), pipes::stdout(), options)
+}
+
+/// This process's stdin and stdout, on the reactor when they are pipes.
+mod pipes {
+    use tokio::io::{AsyncRead, AsyncWrite};
+
+    type Reader = Box<dyn AsyncRead + Send + Unpin>;
+    type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+    #[cfg(unix)]
+    pub(crate) fn stdin() -> Reader {
+        use std::os::fd::AsFd;
+        use tokio::net::unix::pipe;
+        let pipe = tokio::runtime::Handle::try_current()
+            .ok()
+            .and_then(|_| std::io::stdin().as_fd().try_clone_to_owned().ok())
+            .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
+        match pipe {
+            Some(pipe) => Box::new(pipe),
+            None => Box::new(tokio::io::stdin()),
+        }
+    }
+
+    #[cfg(unix)]
+    pub(crate) fn stdout() -> Writer {
+        use std::os::fd::AsFd;
+        use tokio::net::unix::pipe;
+        let pipe = tokio::runtime::Handle::try_current()
+            .ok()
+            .and_then(|_| std::io::stdout().as_fd().try_clone_to_owned().ok())
+            .and_then(|fd| pipe::Sender::from_owned_fd(fd).ok());
+        match pipe {
+            Some(pipe) => Box::new(pipe),
+            None => Box::new(tokio::io::stdout()),
+        }
+    }
+
+    #[cfg(not(unix))]
+    pub(crate) fn stdin() -> Reader {
+        Box::new(tokio::io::stdin())
+    }
+
+    #[cfg(not(unix))]
+    pub(crate) fn stdout() -> Writer {
+        Box::new(tokio::io::stdout())
+    }
 }
 
 #[cfg(test)]
