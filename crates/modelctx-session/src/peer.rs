@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -176,9 +177,18 @@ pub(crate) struct Shared {
     pub(crate) semaphore: Arc<Semaphore>,
     /// Fires when the session ends, for whatever reason.
     pub(crate) closed: CancellationToken,
+    /// Set just before `closed` fires: a lock-free check for the hot path (reading the
+    /// token takes its mutex, which every caller of this session shares).
+    pub(crate) closed_flag: AtomicBool,
 }
 
 impl Shared {
+    /// Marks the session ended and wakes everything waiting for that.
+    pub(crate) fn mark_closed(&self) {
+        self.closed_flag.store(true, Ordering::Release);
+        self.closed.cancel();
+    }
+
     pub(crate) async fn send(
         &self,
         message: JsonRpcMessage,
@@ -274,7 +284,7 @@ impl Peer {
 
     /// Whether the session has ended.
     pub fn is_closed(&self) -> bool {
-        self.shared.closed.is_cancelled()
+        self.shared.closed_flag.load(Ordering::Acquire)
     }
 
     /// Resolves when the session has ended.
@@ -286,7 +296,7 @@ impl Peer {
     /// connection-closed error.
     pub async fn close(&self) {
         self.shared.sink.close().await;
-        self.shared.closed.cancel();
+        self.shared.mark_closed();
         self.shared.fail_all_pending();
     }
 

@@ -46,6 +46,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         pending: Mutex::new(PendingTable::default()),
         inflight: Mutex::new(HashMap::new()),
         closed: CancellationToken::new(),
+        closed_flag: AtomicBool::new(false),
     });
     let peer = Peer {
         shared: shared.clone(),
@@ -148,7 +149,7 @@ impl Receiver {
     }
 
     async fn shutdown(&self) {
-        self.shared.closed.cancel();
+        self.shared.mark_closed();
         self.shared.fail_all_pending();
         let inflight: Vec<_> = self
             .shared
@@ -222,15 +223,7 @@ impl Receiver {
         let initialized_early = self.initialized_early.clone();
         Some(Box::pin(async move {
             let id = request.id.clone();
-            let outcome = handle(
-                &shared,
-                service,
-                peer,
-                request,
-                token.clone(),
-                is_initialize,
-            )
-            .await;
+            let outcome = handle(&shared, service, peer, request, token, is_initialize).await;
             shared
                 .inflight
                 .lock()
