@@ -9,13 +9,18 @@ use modelctx_session::SessionError;
 use modelctx_types::{
     CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitRequest, ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams,
-    ElicitValue, ElicitationCompleteNotification, ElicitationCompleteNotificationParams, ErrorData,
-    IncludeContext, ListRootsRequest, ProtocolVersion, RequestedSchema, Role, Root,
-    SamplingContent, SamplingMessage, SamplingMessageContentBlock,
+    ElicitValue, ElicitationCompleteNotification, ElicitationCompleteNotificationParams,
+    EnumSchema, ErrorData, IncludeContext, ListRootsRequest, MultiSelectEnumSchema,
+    PrimitiveSchemaDefinition, ProtocolVersion, RequestedSchema, Role, Root, SamplingContent,
+    SamplingMessage, SamplingMessageContentBlock, SingleSelectEnumSchema,
 };
+#[cfg(feature = "schemars")]
 use schemars::JsonSchema;
+#[cfg(feature = "schemars")]
 use schemars::generate::SchemaSettings;
+#[cfg(feature = "schemars")]
 use serde::de::DeserializeOwned;
+#[cfg(feature = "schemars")]
 use serde_json::{Map, Value, json};
 
 use crate::Context;
@@ -64,7 +69,9 @@ pub struct ClientRequestError {
 enum Kind {
     /// Refused before sending: an undeclared capability or invalid parameters.
     Refused(String),
-    /// The typed form does not fit the spec's restricted form schema.
+    /// The typed form does not fit the spec's restricted form schema (only typed forms,
+    /// feature `schemars`, can be unfit).
+    #[cfg_attr(not(feature = "schemars"), allow(dead_code))]
     UnfitForm(String),
     /// The client's answer does not match what was asked.
     InvalidAnswer(String),
@@ -248,7 +255,8 @@ impl Context {
     /// a title or description), with defaults. A `T` outside that is refused
     /// ([`ClientRequestError::is_unfit_form`]). The accepted answer is checked against
     /// the form and decoded into `T`; a mismatch is
-    /// [`ClientRequestError::is_invalid_answer`].
+    /// [`ClientRequestError::is_invalid_answer`]. Needs feature `schemars`.
+    #[cfg(feature = "schemars")]
     pub async fn elicit_form<T: JsonSchema + DeserializeOwned>(
         &self,
         message: impl Into<String>,
@@ -270,8 +278,10 @@ impl Context {
     }
 
     /// Asks the user to fill in `schema` (`elicitation/create`, form mode). Refused
-    /// locally when the client lacks form mode; an accepted answer is validated against
-    /// `schema` on arrival.
+    /// locally when the client lacks form mode or `schema` is not a valid JSON Schema
+    /// (an unknown `$schema` dialect, titled choices without options, a name twice in
+    /// `required`, a bound that is not finite); an accepted answer is checked against
+    /// `schema` on arrival ([`RequestedSchema::check_answer`]).
     pub async fn elicit_form_schema(
         &self,
         message: impl Into<String>,
@@ -283,8 +293,8 @@ impl Context {
                 "the client did not declare form-mode elicitation",
             ));
         }
-        let validator = validator_for(&schema)?;
-        let mut params = ElicitRequestFormParams::new(message, schema);
+        check_form(&schema)?;
+        let mut params = ElicitRequestFormParams::new(message, schema.clone());
         if !self.speaks_2025_11_25() {
             params = params.without_mode();
         }
@@ -295,9 +305,7 @@ impl Context {
         match result.action {
             ElicitAction::Accept => {
                 let values = result.content.unwrap_or_default();
-                let instance = serde_json::to_value(&values)
-                    .map_err(|e| ClientRequestError::invalid_answer(e.to_string()))?;
-                if let Err(e) = validator.validate(&instance) {
+                if let Err(e) = schema.check_answer(&values) {
                     return Err(ClientRequestError::invalid_answer(format!(
                         "the form answer does not match the form: {e}"
                     )));
@@ -394,13 +402,71 @@ impl Context {
     }
 }
 
-fn validator_for(schema: &RequestedSchema) -> Result<jsonschema::Validator, ClientRequestError> {
-    let value = serde_json::to_value(schema)
-        .map_err(|e| ClientRequestError::refused(format!("cannot encode the form: {e}")))?;
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&value)
-        .map_err(|e| ClientRequestError::refused(format!("invalid form schema: {e}")))
+/// Refuses what a JSON Schema 2020-12 validator would not compile: a `$schema` that
+/// names no JSON Schema dialect, titled choices with no option (`oneOf`/`anyOf` need at
+/// least one), a field name listed twice in `required`, and a bound that is not a finite
+/// number.
+fn check_form(schema: &RequestedSchema) -> Result<(), ClientRequestError> {
+    let invalid =
+        |reason: String| ClientRequestError::refused(format!("invalid form schema: {reason}"));
+    if let Some(dialect) = &schema.schema
+        && !is_dialect(dialect)
+    {
+        return Err(invalid(format!("{dialect:?} names no JSON Schema dialect")));
+    }
+    if let Some(required) = &schema.required
+        && let Some((_, name)) = required
+            .iter()
+            .enumerate()
+            .find(|(i, name)| required[..*i].contains(name))
+    {
+        return Err(invalid(format!("`required` lists {name:?} twice")));
+    }
+    for (name, field) in &schema.properties.0 {
+        let empty_choice = match field {
+            PrimitiveSchemaDefinition::Enum(EnumSchema::Single(
+                SingleSelectEnumSchema::Titled(s),
+            )) => s.one_of.is_empty(),
+            PrimitiveSchemaDefinition::Enum(EnumSchema::Multi(MultiSelectEnumSchema::Titled(
+                m,
+            ))) => m.items.any_of.is_empty(),
+            _ => false,
+        };
+        if empty_choice {
+            return Err(invalid(format!("field `{name}` offers no option")));
+        }
+        if let PrimitiveSchemaDefinition::Number(n) = field
+            && [n.minimum, n.maximum]
+                .iter()
+                .flatten()
+                .any(|b| !b.is_finite())
+        {
+            return Err(invalid(format!(
+                "field `{name}` has a bound that is not a finite number"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `uri` names a JSON Schema dialect (draft-04 to 2020-12, or the current one),
+/// with or without a trailing `#`, over http or https.
+fn is_dialect(uri: &str) -> bool {
+    let uri = uri.trim_end_matches('#');
+    let path = uri
+        .strip_prefix("https://json-schema.org/")
+        .or_else(|| uri.strip_prefix("http://json-schema.org/"));
+    matches!(
+        path,
+        Some(
+            "draft/2020-12/schema"
+                | "draft/2019-09/schema"
+                | "draft-07/schema"
+                | "draft-06/schema"
+                | "draft-04/schema"
+                | "schema"
+        )
+    )
 }
 
 fn is_absolute_url(url: &str) -> bool {
@@ -485,6 +551,9 @@ fn check_tool_messages(messages: &[SamplingMessage]) -> Result<(), String> {
 /// struct Nested { address: Rsvp }
 /// assert!(modelctx_server::form_schema::<Nested>().unwrap_err().is_unfit_form());
 /// ```
+///
+/// Needs feature `schemars`.
+#[cfg(feature = "schemars")]
 pub fn form_schema<T: JsonSchema>() -> Result<RequestedSchema, ClientRequestError> {
     let mut settings = SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;
@@ -495,6 +564,7 @@ pub fn form_schema<T: JsonSchema>() -> Result<RequestedSchema, ClientRequestErro
     })
 }
 
+#[cfg(feature = "schemars")]
 fn reduce_form(root: &Value) -> Result<RequestedSchema, String> {
     if root.get("type").and_then(Value::as_str) != Some("object") {
         return Err("a form must be a struct with named fields".to_owned());
@@ -520,6 +590,7 @@ fn reduce_form(root: &Value) -> Result<RequestedSchema, String> {
 }
 
 /// Strips `null` from a nullable (optional) field's schema.
+#[cfg(feature = "schemars")]
 fn without_null(field: &Map<String, Value>) -> Map<String, Value> {
     let mut field = field.clone();
     if let Some(Value::Array(types)) = field.get("type") {
@@ -561,6 +632,7 @@ fn without_null(field: &Map<String, Value>) -> Map<String, Value> {
     field
 }
 
+#[cfg(feature = "schemars")]
 fn copy(from: &Map<String, Value>, to: &mut Map<String, Value>, keys: &[&str]) {
     for key in keys {
         if let Some(v) = from.get(*key) {
@@ -571,6 +643,7 @@ fn copy(from: &Map<String, Value>, to: &mut Map<String, Value>, keys: &[&str]) {
 
 /// `[{const, title}]` from a titled enum's options, or `None` when they are not all
 /// string constants.
+#[cfg(feature = "schemars")]
 fn titled_options(options: &[Value]) -> Option<Vec<Value>> {
     options
         .iter()
@@ -586,6 +659,7 @@ fn titled_options(options: &[Value]) -> Option<Vec<Value>> {
         .collect()
 }
 
+#[cfg(feature = "schemars")]
 fn string_values(values: &[Value]) -> Option<Vec<Value>> {
     values
         .iter()
@@ -593,6 +667,7 @@ fn string_values(values: &[Value]) -> Option<Vec<Value>> {
         .collect()
 }
 
+#[cfg(feature = "schemars")]
 fn reduce_field(name: &str, field: &Value) -> Result<Value, String> {
     let unfit = |what: &str| {
         Err(format!(
@@ -678,12 +753,12 @@ fn reduce_field(name: &str, field: &Value) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use modelctx_types::{
-        EnumSchema, MultiSelectEnumSchema, PrimitiveSchemaDefinition, SingleSelectEnumSchema,
-    };
     use modelctx_types::{ToolResultContent, ToolUseContent};
+    #[cfg(feature = "schemars")]
     use serde::Deserialize;
+    use serde_json::{Map, Value, json};
 
+    #[cfg(feature = "schemars")]
     #[derive(JsonSchema, Deserialize)]
     #[serde(rename_all = "lowercase")]
     #[allow(dead_code)]
@@ -692,6 +767,7 @@ mod tests {
         Green,
     }
 
+    #[cfg(feature = "schemars")]
     #[derive(JsonSchema, Deserialize)]
     #[allow(dead_code)]
     enum Size {
@@ -701,10 +777,12 @@ mod tests {
         L,
     }
 
+    #[cfg(feature = "schemars")]
     fn default_count() -> i64 {
         3
     }
 
+    #[cfg(feature = "schemars")]
     #[derive(JsonSchema, Deserialize)]
     #[allow(dead_code)]
     struct Everything {
@@ -722,6 +800,7 @@ mod tests {
         sizes: Vec<Size>,
     }
 
+    #[cfg(feature = "schemars")]
     #[test]
     fn a_flat_struct_becomes_a_form() {
         let schema = form_schema::<Everything>().unwrap();
@@ -771,24 +850,28 @@ mod tests {
         assert!(required.contains(&"email".to_owned()) && !required.contains(&"ratio".to_owned()));
     }
 
+    #[cfg(feature = "schemars")]
     #[derive(JsonSchema, Deserialize)]
     #[allow(dead_code)]
     struct Inner {
         x: i32,
     }
 
+    #[cfg(feature = "schemars")]
     #[derive(JsonSchema, Deserialize)]
     #[allow(dead_code)]
     struct Nested {
         inner: Inner,
     }
 
+    #[cfg(feature = "schemars")]
     #[derive(JsonSchema, Deserialize)]
     #[allow(dead_code)]
     struct Listy {
         names: Vec<String>,
     }
 
+    #[cfg(feature = "schemars")]
     #[test]
     fn unfit_types_are_refused_with_the_field_named() {
         let err = form_schema::<Nested>().unwrap_err();
@@ -797,6 +880,50 @@ mod tests {
         let err = form_schema::<Listy>().unwrap_err();
         assert!(err.to_string().contains("`names`"), "{err}");
         assert!(form_schema::<String>().unwrap_err().is_unfit_form());
+    }
+
+    #[test]
+    fn forms_no_json_schema_validator_would_compile_are_refused() {
+        let form = |value: Value| -> RequestedSchema { serde_json::from_value(value).unwrap() };
+        let ok = form(
+            json!({"$schema": "https://json-schema.org/draft/2020-12/schema#",
+            "type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}),
+        );
+        assert!(check_form(&ok).is_ok());
+        for (bad, why) in [
+            (
+                json!({"$schema": "https://example.test/mine", "type": "object", "properties": {}}),
+                "dialect",
+            ),
+            (
+                json!({"type": "object", "properties": {}, "required": ["a", "a"]}),
+                "twice",
+            ),
+            (
+                json!({"type": "object", "properties": {"c": {"type": "string", "oneOf": []}}}),
+                "no option",
+            ),
+            (
+                json!({"type": "object", "properties": {"c": {"type": "array", "items": {"anyOf": []}}}}),
+                "no option",
+            ),
+        ] {
+            let err = check_form(&form(bad)).unwrap_err();
+            assert!(err.is_refused() && err.to_string().contains(why), "{err}");
+        }
+        let infinite = RequestedSchema::new().with_property(
+            "n",
+            modelctx_types::NumberSchema::new(modelctx_types::NumberType::Number)
+                .with_maximum(f64::INFINITY),
+            false,
+        );
+        assert!(
+            check_form(&infinite)
+                .unwrap_err()
+                .to_string()
+                .contains("finite")
+        );
+        assert!(is_dialect("http://json-schema.org/draft-07/schema#") && !is_dialect("draft-07"));
     }
 
     #[test]

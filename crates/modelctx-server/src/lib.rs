@@ -63,8 +63,23 @@
 //!
 //! # Features
 //!
-//! This crate has no cargo features; schemas are generated with schemars (2020-12) and
-//! validated with jsonschema, which never fetches a remote or file `$ref`.
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `schemars` | yes | schemas derived from Rust types with schemars (2020-12): `ToolDef::new`, `Json` output, `PromptDef::new`, `TemplateDef::new`, `form_schema`, `Context::elicit_form`, `NoArgs`, and the `schemars` re-export |
+//! | `schema-validation` | yes | JSON Schema validation with jsonschema (never fetches a remote or file `$ref`): tool arguments against `inputSchema`, `structuredContent` against `outputSchema`, prompt arguments and template variables against their generated schemas; schemas must compile to register |
+//!
+//! Without `schema-validation` (e.g. `default-features = false`), the server still
+//! checks what does not need a JSON Schema engine: tool names, that tool schemas have
+//! `"type": "object"`, required prompt arguments, that a tool with an `outputSchema`
+//! returns `structuredContent`, and elicitation form answers (checked exactly by
+//! [`RequestedSchema::check_answer`](modelctx_types::RequestedSchema::check_answer),
+//! which needs no JSON Schema engine). Typed arguments (`ToolDef::new`, prompts,
+//! templates) are still checked by decoding them into their Rust type (a failure is an
+//! `isError` result for tools, `-32602` otherwise), and typed results are shaped by their
+//! types. What it no longer checks: arguments of a [`ToolDef::with_schema`] tool reach
+//! the function as sent, and `structuredContent` is not checked against the
+//! `outputSchema`; constraints a decode does not see (`minimum`, `pattern`, `format`,
+//! ... from `#[schemars(...)]` attributes) are not enforced.
 
 mod base64;
 mod completion;
@@ -99,15 +114,20 @@ use modelctx_types::{
 
 pub use completion::{CompletionInput, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context::Context;
-pub use context_client::{ClientRequestError, Elicited, FormValues, form_schema};
+#[cfg(feature = "schemars")]
+pub use context_client::form_schema;
+pub use context_client::{ClientRequestError, Elicited, FormValues};
 pub use prompt::{IntoPromptResult, PromptDef};
 pub use registry::RegistrationError;
 pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};
-pub use tool::{IntoToolResult, Json, ToolDef};
+#[cfg(feature = "schemars")]
+pub use tool::Json;
+pub use tool::{IntoToolResult, ToolDef};
 pub use uri_template::UriTemplate;
 
 /// schemars, re-exported for `#[derive(JsonSchema)]` on argument types (add
 /// `#[schemars(crate = "modelctx_server::schemars")]` when not depending on it directly).
+#[cfg(feature = "schemars")]
 pub use schemars;
 
 use registry::{Announcer, ListKind, Registry};
@@ -127,6 +147,7 @@ pub(crate) fn into_error_data(error: BoxError, what: &str) -> ErrorData {
 }
 
 /// Arguments of a tool or prompt that takes none.
+#[cfg(feature = "schemars")]
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 pub struct NoArgs {}

@@ -7,17 +7,25 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use modelctx_types::{
-    ErrorData, GetPromptResult, Icon, JsonObject, Meta, Prompt, PromptArgument, PromptMessage,
-};
+#[cfg(feature = "schemars")]
+use modelctx_types::PromptArgument;
+use modelctx_types::{ErrorData, GetPromptResult, Icon, JsonObject, Meta, Prompt, PromptMessage};
+#[cfg(feature = "schemars")]
 use schemars::JsonSchema;
+#[cfg(feature = "schemars")]
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::BoxError;
 use crate::completion::{CompleteFn, CompletionInput, IntoCompletion, completer};
 use crate::context::Context;
-use crate::schema::{Compiled, coerce_strings, is_object_schema, schema_of};
-use crate::{BoxError, into_error_data};
+#[cfg(feature = "schemars")]
+use crate::into_error_data;
+#[cfg(feature = "schema-validation")]
+use crate::schema::Compiled;
+#[cfg(feature = "schemars")]
+use crate::schema::schema_of;
+use crate::schema::{coerce_strings, is_object_schema};
 
 type PromptFn =
     dyn Fn(Value, Context) -> BoxFuture<'static, Result<GetPromptResult, ErrorData>> + Send + Sync;
@@ -59,7 +67,8 @@ impl IntoPromptResult for String {
 /// (name, doc comment as description, required unless optional). `prompts/get`
 /// answers `-32602` — without calling the function — when a required argument is
 /// missing or a value does not fit `T` (strings are converted to the numbers and
-/// booleans `T` asks for).
+/// booleans `T` asks for; with feature `schema-validation` the values are checked
+/// against `T`'s schema, without it by decoding them into `T`).
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) schema: JsonObject,
@@ -76,7 +85,9 @@ impl fmt::Debug for PromptDef {
 }
 
 impl PromptDef {
-    /// A prompt named `name`, filled in by `f` from arguments of type `T`.
+    /// A prompt named `name`, filled in by `f` from arguments of type `T`. Needs
+    /// feature `schemars`.
+    #[cfg(feature = "schemars")]
     pub fn new<T, F, Fut, R, E>(name: impl Into<String>, f: F) -> Self
     where
         T: DeserializeOwned + JsonSchema + Send + 'static,
@@ -158,6 +169,7 @@ impl PromptDef {
 }
 
 /// The prompt arguments an object schema describes.
+#[cfg(feature = "schemars")]
 fn arguments_of(schema: &JsonObject) -> Vec<PromptArgument> {
     let required: Vec<&str> = schema
         .get("required")
@@ -189,6 +201,7 @@ fn arguments_of(schema: &JsonObject) -> Vec<PromptArgument> {
 pub(crate) struct RegisteredPrompt {
     pub(crate) prompt: Prompt,
     schema: JsonObject,
+    #[cfg(feature = "schema-validation")]
     compiled: Compiled,
     handler: Arc<PromptFn>,
     pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
@@ -205,6 +218,7 @@ impl RegisteredPrompt {
                 def.prompt.name
             ));
         }
+        #[cfg(feature = "schema-validation")]
         let compiled = Compiled::new(&def.schema)
             .map_err(|e| format!("arguments of prompt {:?}: {e}", def.prompt.name))?;
         let known: Vec<&str> = def
@@ -227,6 +241,7 @@ impl RegisteredPrompt {
         Ok(Self {
             prompt: def.prompt,
             schema: def.schema,
+            #[cfg(feature = "schema-validation")]
             compiled,
             handler: def.handler,
             completions: def.completions,
@@ -256,6 +271,7 @@ impl RegisteredPrompt {
             )));
         }
         let value = coerce_strings(&self.schema, arguments);
+        #[cfg(feature = "schema-validation")]
         if let Err(problems) = self.compiled.check(&value) {
             return Err(ErrorData::invalid_params(format!(
                 "Invalid arguments for prompt {name}: {problems}"

@@ -11,12 +11,18 @@ use modelctx_types::{
     Annotations, BlobResourceContents, ErrorData, Icon, JsonObject, Meta, Resource,
     ResourceTemplate, TextOrBlobResourceContents, TextResourceContents,
 };
+#[cfg(feature = "schemars")]
 use schemars::JsonSchema;
+#[cfg(feature = "schemars")]
 use serde::de::DeserializeOwned;
 
 use crate::completion::{CompleteFn, CompletionInput, IntoCompletion, completer};
 use crate::context::Context;
-use crate::schema::{Compiled, coerce_strings, schema_of};
+#[cfg(feature = "schema-validation")]
+use crate::schema::Compiled;
+use crate::schema::coerce_strings;
+#[cfg(feature = "schemars")]
+use crate::schema::schema_of;
 use crate::uri_template::UriTemplate;
 use crate::{BoxError, into_error_data};
 
@@ -210,7 +216,9 @@ impl fmt::Debug for TemplateDef {
 }
 
 impl TemplateDef {
-    /// The template `uri_template` (RFC 6570), called `name`, read by `f`.
+    /// The template `uri_template` (RFC 6570), called `name`, read by `f`. Needs
+    /// feature `schemars`.
+    #[cfg(feature = "schemars")]
     pub fn new<T, F, Fut, R, E>(
         uri_template: impl Into<String>,
         name: impl Into<String>,
@@ -305,6 +313,7 @@ pub(crate) struct RegisteredTemplate {
     pub(crate) template: ResourceTemplate,
     pub(crate) parsed: UriTemplate,
     schema: JsonObject,
+    #[cfg(feature = "schema-validation")]
     compiled: Compiled,
     handler: Arc<TemplateFn>,
     pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
@@ -313,6 +322,7 @@ pub(crate) struct RegisteredTemplate {
 impl RegisteredTemplate {
     pub(crate) fn new(def: TemplateDef) -> Result<Self, String> {
         let parsed = UriTemplate::parse(&def.template.uri_template)?;
+        #[cfg(feature = "schema-validation")]
         let compiled = Compiled::new(&def.schema)
             .map_err(|e| format!("variables of {}: {e}", def.template.uri_template))?;
         if let Some(unknown) = def
@@ -329,6 +339,7 @@ impl RegisteredTemplate {
             template: def.template,
             parsed,
             schema: def.schema,
+            #[cfg(feature = "schema-validation")]
             compiled,
             handler: def.handler,
             completions: def.completions,
@@ -343,6 +354,7 @@ impl RegisteredTemplate {
     ) -> Option<BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>>> {
         let vars = self.parsed.match_uri(uri)?;
         let value = coerce_strings(&self.schema, vars);
+        #[cfg(feature = "schema-validation")]
         if let Err(problems) = self.compiled.check(&value) {
             let error =
                 ErrorData::invalid_params(format!("Invalid variables in {uri}: {problems}"));

@@ -1,15 +1,19 @@
-//! JSON Schema: generation from Rust types (schemars, 2020-12) and validation
-//! (jsonschema, local references only — a `$ref` is never fetched).
+//! JSON Schema: generation from Rust types (schemars, 2020-12; feature `schemars`),
+//! validation (jsonschema, local references only — a `$ref` is never fetched; feature
+//! `schema-validation`), and the few schema reads the registries need either way.
 
 use modelctx_types::JsonObject;
+#[cfg(feature = "schemars")]
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 /// A compiled schema, built once at registration.
+#[cfg(feature = "schema-validation")]
 pub(crate) struct Compiled {
     validator: jsonschema::Validator,
 }
 
+#[cfg(feature = "schema-validation")]
 impl Compiled {
     /// Compiles `schema`; a schema that does not compile (or whose `$ref` points outside
     /// the document, which we never fetch) is an error.
@@ -44,6 +48,7 @@ impl Compiled {
 }
 
 /// The JSON Schema (2020-12) of `T`, as an object.
+#[cfg(feature = "schemars")]
 pub(crate) fn schema_of<T: JsonSchema + ?Sized>() -> JsonObject {
     let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
     match schema.to_value() {
@@ -65,6 +70,7 @@ pub(crate) fn is_object_schema(schema: &JsonObject) -> bool {
 
 /// An object schema with the single required property `result` holding `inner`; the
 /// `$schema` and `$defs` of `inner` move to the root so its references still resolve.
+#[cfg(feature = "schemars")]
 pub(crate) fn wrap_as_result(mut inner: JsonObject) -> JsonObject {
     let mut root = Map::new();
     if let Some(dialect) = inner.remove("$schema") {
@@ -176,6 +182,7 @@ mod tests {
         );
     }
 
+    #[cfg(all(feature = "schemars", feature = "schema-validation"))]
     #[test]
     fn a_wrapped_schema_keeps_its_definitions_at_the_root() {
         let inner = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -188,6 +195,7 @@ mod tests {
         assert!(compiled.check(&json!([])).is_err());
     }
 
+    #[cfg(feature = "schema-validation")]
     #[test]
     fn a_remote_reference_is_never_fetched() {
         let schema = json!({"$ref": "https://example.invalid/schema.json"});

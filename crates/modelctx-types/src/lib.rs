@@ -109,8 +109,8 @@ pub use elicitation::{
     ElicitationCompleteNotificationParams, UrlElicitationRequiredData, UrlElicitationRequiredError,
 };
 pub use elicitation_schema::{
-    BooleanSchema, EnumSchema, LegacyTitledEnumSchema, MultiSelectEnumSchema, NumberSchema,
-    NumberType, PrimitiveSchemaDefinition, RequestedSchema, SchemaProperties,
+    BooleanSchema, EnumSchema, FormMismatch, LegacyTitledEnumSchema, MultiSelectEnumSchema,
+    NumberSchema, NumberType, PrimitiveSchemaDefinition, RequestedSchema, SchemaProperties,
     SingleSelectEnumSchema, StringFormat, StringSchema, TitledEnumItems, TitledEnumOption,
     TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema, UntitledEnumItems,
     UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,

@@ -25,11 +25,19 @@
 //! | — | [`transport`] | `modelctx-transport`: the transport traits, line framing | always |
 //! | `session` | `session` | `modelctx-session`: the JSON-RPC peer runtime | with server/client |
 //! | `server` | `server` | `modelctx-server`: the server role | yes |
+//! | `schemars` | `server` | schemas derived from Rust types for tools, prompts, templates and forms (`ToolDef::new`, `Json`, ...) | yes |
+//! | `schema-validation` | `server` | JSON Schema validation of tool arguments and results, prompt arguments and template variables (jsonschema) | yes |
 //! | `client` | `client` | `modelctx-client`: the client role | yes |
 //! | `memory` | `memory` | `modelctx-memory`: the in-process transport | yes |
 //! | `http-server` | `http` | `modelctx-http`: the streamable HTTP server (axum/tower) | no |
 //! | `http-client` | `http` | `modelctx-http`: the streamable HTTP client transport (reqwest) | no |
 //! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients | no |
+//!
+//! A minimal server (`default-features = false, features = ["server", "stdio"]`) builds
+//! neither schemars nor jsonschema: its tools are described by hand
+//! (`ToolDef::with_schema`) or answered by typed request handlers. See the
+//! `modelctx-server` feature table for exactly what is and is not checked without
+//! `schema-validation`.
 
 #[doc(inline)]
 pub use modelctx_types as types;

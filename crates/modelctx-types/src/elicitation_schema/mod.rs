@@ -2,12 +2,14 @@
 //! number, boolean, and the enum forms of SEP-1330 plus the legacy `enumNames` form).
 
 mod enums;
+mod validate;
 
 pub use enums::{
     EnumSchema, LegacyTitledEnumSchema, MultiSelectEnumSchema, SingleSelectEnumSchema,
     TitledEnumItems, TitledEnumOption, TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema,
     UntitledEnumItems, UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,
 };
+pub use validate::FormMismatch;
 
 use std::fmt;
 

@@ -7,6 +7,10 @@
 //! based on which members are present (documented on each enum); when the request's
 //! method is known, [`ServerResult::from_method`] / [`ClientResult::from_method`] decode
 //! exactly the expected type instead.
+//!
+//! The unions' conversions (`from_parts`, `to_json_rpc`, `from_method`, ...) are
+//! `#[inline]`: each one instantiates the serde code of every type of its union, so it
+//! is compiled only into the crates that call it, not into every build of this crate.
 
 mod notifications;
 mod requests;

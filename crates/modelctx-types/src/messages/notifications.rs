@@ -61,6 +61,7 @@ impl ClientNotification {
     /// Decodes a notification from its method and parameters: an unknown method
     /// gives `-32601`, bad parameters `-32602` (a receiver never answers a
     /// notification, but may log the error).
+    #[inline]
     pub fn from_parts(method: &str, params: Option<&RawValue>) -> Result<Self, ErrorData> {
         let map = Value::Object(envelope(None, method, params)?);
         let decoded = match method {
@@ -77,11 +78,13 @@ impl ClientNotification {
     }
 
     /// Decodes a notification off the generic envelope.
+    #[inline]
     pub fn from_json_rpc(notification: &JsonRpcNotification) -> Result<Self, ErrorData> {
         Self::from_parts(&notification.method, notification.params.as_deref())
     }
 
     /// The generic envelope.
+    #[inline]
     pub fn to_json_rpc(&self) -> Result<JsonRpcNotification, serde_json::Error> {
         let mut map = match serde_json::to_value(self)? {
             Value::Object(map) => map,
@@ -208,6 +211,7 @@ impl ServerNotification {
     /// Decodes a notification from its method and parameters: an unknown method
     /// gives `-32601`, bad parameters `-32602` (a receiver never answers a
     /// notification, but may log the error).
+    #[inline]
     pub fn from_parts(method: &str, params: Option<&RawValue>) -> Result<Self, ErrorData> {
         let map = Value::Object(envelope(None, method, params)?);
         let decoded = match method {
@@ -238,11 +242,13 @@ impl ServerNotification {
     }
 
     /// Decodes a notification off the generic envelope.
+    #[inline]
     pub fn from_json_rpc(notification: &JsonRpcNotification) -> Result<Self, ErrorData> {
         Self::from_parts(&notification.method, notification.params.as_deref())
     }
 
     /// The generic envelope.
+    #[inline]
     pub fn to_json_rpc(&self) -> Result<JsonRpcNotification, serde_json::Error> {
         let mut map = match serde_json::to_value(self)? {
             Value::Object(map) => map,

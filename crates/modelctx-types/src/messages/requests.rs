@@ -138,6 +138,7 @@ impl ClientRequest {
 
     /// Decodes a request from its envelope parts: an unknown method gives
     /// `-32601` (method not found), bad parameters `-32602` (invalid params).
+    #[inline]
     pub fn from_parts(
         id: Option<&RequestId>,
         method: &str,
@@ -170,6 +171,7 @@ impl ClientRequest {
     }
 
     /// Decodes a request off the generic envelope.
+    #[inline]
     pub fn from_json_rpc(request: &JsonRpcRequest) -> Result<Self, ErrorData> {
         Self::from_parts(
             Some(&request.id),
@@ -179,6 +181,7 @@ impl ClientRequest {
     }
 
     /// The generic envelope; `None` when the request has no id.
+    #[inline]
     pub fn to_json_rpc(&self) -> Option<JsonRpcRequest> {
         let id = self.id()?.clone();
         let mut map = match serde_json::to_value(self).ok()? {
@@ -413,6 +416,7 @@ impl ServerRequest {
 
     /// Decodes a request from its envelope parts: an unknown method gives
     /// `-32601` (method not found), bad parameters `-32602` (invalid params).
+    #[inline]
     pub fn from_parts(
         id: Option<&RequestId>,
         method: &str,
@@ -434,6 +438,7 @@ impl ServerRequest {
     }
 
     /// Decodes a request off the generic envelope.
+    #[inline]
     pub fn from_json_rpc(request: &JsonRpcRequest) -> Result<Self, ErrorData> {
         Self::from_parts(
             Some(&request.id),
@@ -443,6 +448,7 @@ impl ServerRequest {
     }
 
     /// The generic envelope; `None` when the request has no id.
+    #[inline]
     pub fn to_json_rpc(&self) -> Option<JsonRpcRequest> {
         let id = self.id()?.clone();
         let mut map = match serde_json::to_value(self).ok()? {

@@ -250,6 +250,7 @@ impl ServerResult {
     /// Decodes the result of a request whose method is known: exactly the method's
     /// result type (or `CreateTask` for a task-augmented `tools/call`); unknown methods
     /// give `Empty`.
+    #[inline]
     pub fn from_method(method: &str, result: &RawValue) -> Result<Self, serde_json::Error> {
         match method {
             InitializeRequest::METHOD => decode_result(result, Self::Initialize, None),
@@ -400,6 +401,7 @@ impl ClientResult {
     /// Decodes the result of a request whose method is known: exactly the method's
     /// result type (or `CreateTask` for a task-augmented sampling or elicitation);
     /// unknown methods give `Empty`.
+    #[inline]
     pub fn from_method(method: &str, result: &RawValue) -> Result<Self, serde_json::Error> {
         match method {
             CreateMessageRequest::METHOD => {
