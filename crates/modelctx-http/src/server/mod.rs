@@ -548,9 +548,21 @@ async fn dispatch(
     if init && let Some(id) = ids.first() {
         session.expect_initialize(id.clone());
     }
-    let answer = (!ids.is_empty()).then(|| session.open_answer(&ids));
-    if session.push(messages).await.is_err() {
+    let mut answer = (!ids.is_empty()).then(|| session.open_answer(&ids));
+    let stream = match &answer {
+        Some(Answer::Sse { stream, .. }) => Some(*stream),
+        _ => None,
+    };
+    if session.push(messages, stream).await.is_err() {
         return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
+    }
+    // The head of an SSE answer waits until the runtime has handled the POST's
+    // messages (or the stream's first event, or its end): a handler that answers at
+    // once has then queued its event and ended the stream, and hyper writes head, event
+    // and end in one write instead of three, each a wake-up of the client. A handler
+    // still running leaves the stream open and the head goes out.
+    if let Some(Answer::Sse { handled, .. }) = &mut answer {
+        let _ = handled.await;
     }
     for id in &cancelled {
         session.forget_request(id);
@@ -562,7 +574,7 @@ async fn dispatch(
             }
             status_only(StatusCode::ACCEPTED)
         }
-        Some(Answer::Sse(events)) => sse_response(events),
+        Some(Answer::Sse { events, .. }) => sse_response(events),
         Some(Answer::Json(waiters)) => {
             let mut out = Vec::with_capacity(waiters.len());
             for rx in waiters {

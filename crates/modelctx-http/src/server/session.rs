@@ -38,6 +38,10 @@ struct StreamState {
     open_requests: usize,
     /// Events that found no connection (standalone stream only).
     backlog: VecDeque<Bytes>,
+    /// Held while the POST that opened this stream waits to send its head: dropped
+    /// when the runtime has handled the POST's messages, at the stream's first event,
+    /// or with the stream.
+    handled: Option<oneshot::Sender<()>>,
 }
 
 impl StreamState {
@@ -53,6 +57,15 @@ struct Routes {
     streams: HashMap<u64, StreamState>,
 }
 
+/// One inbound message on its way to the session runtime.
+pub(crate) struct Inbound {
+    message: TransportMessage,
+    /// The answer stream whose head waits for this message to be handled: released
+    /// when the runtime comes back for the next message (a handler that answers at
+    /// once has answered by then).
+    taken: Option<u64>,
+}
+
 /// Called with a session's id when it ends, so the registry can drop it.
 pub(crate) type OnEnd = Box<dyn Fn(&str) + Send + Sync>;
 
@@ -61,7 +74,7 @@ pub(crate) struct SessionState {
     pub(crate) id: Arc<str>,
     pub(crate) stateful: bool,
     config: Arc<StreamableHttpServerConfig>,
-    inbound: Mutex<Option<mpsc::Sender<TransportMessage>>>,
+    inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
     routes: Mutex<Routes>,
     pub(crate) closed: CancellationToken,
     last_activity: Mutex<Instant>,
@@ -75,7 +88,14 @@ pub(crate) struct SessionState {
 /// What the HTTP layer gets for a POST that carried requests.
 pub(crate) enum Answer {
     /// SSE events, starting with the priming event (when resumable).
-    Sse(futures::stream::BoxStream<'static, Bytes>),
+    Sse {
+        /// The events.
+        events: futures::stream::BoxStream<'static, Bytes>,
+        /// The stream's id, to pass to [`SessionState::push`].
+        stream: u64,
+        /// Resolves when the head may go out (see [`StreamState::handled`]).
+        handled: oneshot::Receiver<()>,
+    },
     /// One JSON response per request, in order.
     Json(Vec<oneshot::Receiver<JsonRpcMessage>>),
 }
@@ -86,7 +106,7 @@ impl SessionState {
         stateful: bool,
         config: Arc<StreamableHttpServerConfig>,
         on_end: Option<OnEnd>,
-    ) -> (Arc<Self>, mpsc::Receiver<TransportMessage>) {
+    ) -> (Arc<Self>, mpsc::Receiver<Inbound>) {
         let (tx, rx) = mpsc::channel(config.inbound_queue.max(1));
         let mut routes = Routes {
             next_stream: STANDALONE + 1,
@@ -183,18 +203,26 @@ impl SessionState {
             .take();
     }
 
-    /// Hands `messages` to the session's handlers, in order.
-    pub(crate) async fn push(&self, messages: Vec<JsonRpcMessage>) -> Result<(), ()> {
+    /// Hands `messages` to the session's handlers, in order. `answer` names the SSE
+    /// stream answering them, released once the runtime has handled the last one.
+    pub(crate) async fn push(
+        &self,
+        messages: Vec<JsonRpcMessage>,
+        mut answer: Option<u64>,
+    ) -> Result<(), ()> {
         let tx = self
             .inbound
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or(())?;
-        for message in messages {
-            tx.send(TransportMessage::new(message))
-                .await
-                .map_err(|_| ())?;
+        let last = messages.len().saturating_sub(1);
+        for (i, message) in messages.into_iter().enumerate() {
+            let inbound = Inbound {
+                message: TransportMessage::new(message),
+                taken: if i == last { answer.take() } else { None },
+            };
+            tx.send(inbound).await.map_err(|_| ())?;
         }
         Ok(())
     }
@@ -224,9 +252,11 @@ impl SessionState {
             routes.requests.insert(id.clone(), Route::Sse(stream_id));
         }
         let (tx, rx) = mpsc::channel(self.config.stream_queue);
+        let (handled_tx, handled) = oneshot::channel();
         let mut stream = StreamState {
             open_requests: ids.len(),
             conn: Some(tx),
+            handled: Some(handled_tx),
             ..StreamState::default()
         };
         let mut first = Vec::new();
@@ -234,7 +264,11 @@ impl SessionState {
             first.push(priming);
         }
         routes.streams.insert(stream_id, stream);
-        Answer::Sse(chain(first, rx))
+        Answer::Sse {
+            events: chain(first, rx),
+            stream: stream_id,
+            handled,
+        }
     }
 
     /// The priming event of a new stream (id, empty data, `retry`), when resumable.
@@ -342,11 +376,19 @@ impl SessionState {
         }
     }
 
+    /// The runtime has handled the messages answered on stream `stream_id`.
+    fn release(&self, stream_id: u64) {
+        if let Some(stream) = self.routes().streams.get_mut(&stream_id) {
+            stream.handled = None;
+        }
+    }
+
     /// Writes one event on stream `stream_id`.
     fn deliver(&self, routes: &mut Routes, stream_id: u64, data: &str) {
         let Some(stream) = routes.streams.get_mut(&stream_id) else {
             return;
         };
+        stream.handled = None;
         let id = match &self.config.event_store {
             Some(store) if self.stateful => {
                 let id = EventId {
@@ -496,7 +538,7 @@ fn chain(
 /// The transport a hosted session runs over, handed to the service's factory.
 pub struct HttpServerTransport {
     pub(crate) state: Arc<SessionState>,
-    pub(crate) rx: mpsc::Receiver<TransportMessage>,
+    pub(crate) rx: mpsc::Receiver<Inbound>,
     pub(crate) pre_initialized: bool,
 }
 
@@ -552,6 +594,8 @@ impl Transport for HttpServerTransport {
             HttpServerStream {
                 rx: self.rx,
                 closed: self.state.closed.clone(),
+                state: self.state.clone(),
+                taken: None,
             },
         )
     }
@@ -606,8 +650,12 @@ impl MessageSink for HttpServerSink {
 
 /// The receiving half of [`HttpServerTransport`]: what the session's POSTs carried.
 pub struct HttpServerStream {
-    rx: mpsc::Receiver<TransportMessage>,
+    rx: mpsc::Receiver<Inbound>,
     closed: CancellationToken,
+    state: Arc<SessionState>,
+    /// The answer stream of the previous message, released when the runtime asks for
+    /// the next one.
+    taken: Option<u64>,
 }
 
 impl fmt::Debug for HttpServerStream {
@@ -618,12 +666,17 @@ impl fmt::Debug for HttpServerStream {
 
 impl MessageStream for HttpServerStream {
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
+        if let Some(stream) = self.taken.take() {
+            self.state.release(stream);
+        }
         Box::pin(async move {
-            tokio::select! {
+            let inbound = tokio::select! {
                 biased;
-                m = self.rx.recv() => m.map(Ok),
-                () = self.closed.cancelled() => None,
-            }
+                m = self.rx.recv() => m?,
+                () = self.closed.cancelled() => return None,
+            };
+            self.taken = inbound.taken;
+            Some(Ok(inbound.message))
         })
     }
 }
@@ -636,6 +689,62 @@ mod tests {
     fn note(i: usize) -> TransportMessage {
         let text = format!(r#"{{"jsonrpc":"2.0","method":"n","params":{{"i":{i}}}}}"#);
         TransportMessage::new(text.parse().unwrap())
+    }
+
+    fn request(id: i64) -> JsonRpcMessage {
+        let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call"}}"#);
+        text.parse().unwrap()
+    }
+
+    fn answer(id: i64) -> TransportMessage {
+        let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+        TransportMessage::new(text.parse().unwrap())
+    }
+
+    fn open(state: &SessionState, id: i64) -> (u64, oneshot::Receiver<()>) {
+        match state.open_answer(&[RequestId::Number(id)]) {
+            Answer::Sse {
+                stream, handled, ..
+            } => (stream, handled),
+            Answer::Json(_) => panic!("expected an SSE answer"),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_sse_head_waits_until_the_runtime_handled_the_post() {
+        let config = StreamableHttpServerConfig::default();
+        let (state, rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
+        let transport = HttpServerTransport {
+            state: state.clone(),
+            rx,
+            pre_initialized: true,
+        };
+        let (sink, mut stream) = transport.split();
+
+        // Released when the runtime comes back for the next message (a handler that
+        // is still running).
+        let (id, mut handled) = open(&state, 1);
+        state.push(vec![request(1)], Some(id)).await.unwrap();
+        stream.recv().await.unwrap().unwrap();
+        assert!(handled.try_recv().is_err(), "not yet handled");
+        let next = stream.recv();
+        assert!(handled.await.is_err(), "released by the next recv");
+        drop(next);
+
+        // Released by the stream's first event (a transport user that answers before
+        // asking for more).
+        let (id, mut handled) = open(&state, 2);
+        state.push(vec![request(2)], Some(id)).await.unwrap();
+        stream.recv().await.unwrap().unwrap();
+        assert!(handled.try_recv().is_err(), "not yet handled");
+        sink.send(answer(2)).await.unwrap();
+        assert!(handled.await.is_err(), "released by the answer");
+
+        // Released when the session ends.
+        let (id, handled) = open(&state, 3);
+        state.push(vec![request(3)], Some(id)).await.unwrap();
+        state.terminate();
+        assert!(handled.await.is_err(), "released by the end");
     }
 
     #[tokio::test]
