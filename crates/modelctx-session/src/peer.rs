@@ -204,8 +204,14 @@ impl Shared {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    // The pending table's lock is released before a caller is woken: the woken caller
+    // (often on another thread, about to start its next request) would otherwise find the
+    // lock still held and sleep on it, two more futex calls and a wake-up on the path.
+    // (Progress is sent under the lock: its receiver never takes it.)
+
     pub(crate) fn complete(&self, id: &RequestId, outcome: Outcome) {
-        if let Some(slot) = self.lock_pending().complete(id) {
+        let slot = self.lock_pending().complete(id);
+        if let Some(slot) = slot {
             let _ = slot.send(outcome);
         }
     }
@@ -221,7 +227,8 @@ impl Shared {
     }
 
     pub(crate) fn fail_all_pending(&self) {
-        for slot in self.lock_pending().drain() {
+        let slots = self.lock_pending().drain();
+        for slot in slots {
             let _ = slot.send(Outcome::Closed);
         }
     }
