@@ -143,6 +143,7 @@ impl StreamableHttpService {
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let header_timeout = self.inner.config.header_read_timeout;
         let mut shutdown = std::pin::pin!(shutdown);
+        let heartbeat = tokio::spawn(keep_timer_driver_ahead());
         loop {
             let accepted = tokio::select! {
                 () = &mut shutdown => break,
@@ -173,9 +174,26 @@ impl StreamableHttpService {
             });
         }
         drop(listener);
+        heartbeat.abort();
         self.close_all_sessions();
         graceful.shutdown().await;
         Ok(())
+    }
+}
+
+/// Keeps a timer due within a second, for as long as the server runs.
+///
+/// hyper arms a header read timer on every connection for every request head. Tokio
+/// wakes its parked timer driver (an eventfd write and a thread wake-up) whenever a new
+/// timer is due before the driver's next planned wake-up, which with no other timer
+/// pending is every time: about 8 % of the server's CPU under load, measured. With this
+/// timer always due sooner, arming a (longer) header timer wakes nobody; it costs one
+/// wake-up a second.
+async fn keep_timer_driver_ahead() {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
     }
 }
 
@@ -314,7 +332,9 @@ fn accepts(headers: &HeaderMap, mime: &str) -> bool {
             let range = item.split(';').next().unwrap_or("").trim();
             range.eq_ignore_ascii_case(mime)
                 || range == "*/*"
-                || range.eq_ignore_ascii_case(&format!("{kind}/*"))
+                || range
+                    .strip_suffix("/*")
+                    .is_some_and(|k| k.eq_ignore_ascii_case(kind))
         })
     })
 }
@@ -715,5 +735,9 @@ mod tests {
         assert!(!accepts(&h, "application/json"));
         h.insert(header::ACCEPT, HeaderValue::from_static("*/*;q=0.8"));
         assert!(accepts(&h, "text/event-stream"));
+        h.insert(header::ACCEPT, HeaderValue::from_static("Text/*"));
+        assert!(accepts(&h, "text/event-stream") && !accepts(&h, "application/json"));
+        h.insert(header::ACCEPT, HeaderValue::from_static("text/"));
+        assert!(!accepts(&h, "text/event-stream"));
     }
 }
