@@ -8,13 +8,39 @@
 use std::collections::HashMap;
 
 use modelctx_types::{ProgressToken, RequestId};
+use tokio::time::Instant;
+
+/// One in-flight request.
+#[derive(Debug)]
+struct Entry<S> {
+    slot: S,
+    /// Whether the request went on the wire.
+    sent: bool,
+    /// When it times out (set when it is sent).
+    deadline: Option<Instant>,
+    /// Whether the peer hears of its timeout with `notifications/cancelled` (not for
+    /// `initialize`).
+    notify_on_timeout: bool,
+}
+
+/// A request that timed out, taken out of the table.
+#[derive(Debug)]
+pub(crate) struct Expired<S> {
+    pub(crate) id: i64,
+    pub(crate) slot: S,
+    /// Whether the peer must hear of it with `notifications/cancelled`.
+    pub(crate) notify_peer: bool,
+}
 
 /// In-flight outbound requests, keyed by the ids this table allocated.
 #[derive(Debug)]
 pub(crate) struct PendingTable<S, P> {
     next_id: i64,
-    /// Request id -> (slot, whether the request went on the wire).
-    slots: HashMap<i64, (S, bool)>,
+    slots: HashMap<i64, Entry<S>>,
+    /// The deadline the session's timer is set for: no later than any deadline in the
+    /// table. It stays set after its requests complete (so the next request, due later,
+    /// needs no new timer) until the timer fires and [`expire`](Self::expire) resets it.
+    armed: Option<Instant>,
     /// Progress token -> (request id, progress sink).
     progress: HashMap<ProgressToken, (i64, P)>,
 }
@@ -25,6 +51,7 @@ impl<S, P> Default for PendingTable<S, P> {
             next_id: 1,
             slots: HashMap::new(),
             progress: HashMap::new(),
+            armed: None,
         }
     }
 }
@@ -34,20 +61,79 @@ impl<S, P> PendingTable<S, P> {
     pub(crate) fn insert(&mut self, slot: S) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
-        self.slots.insert(id, (slot, false));
+        let entry = Entry {
+            slot,
+            sent: false,
+            deadline: None,
+            notify_on_timeout: false,
+        };
+        self.slots.insert(id, entry);
         id
     }
 
-    /// Records that request `id` went on the wire; `false` when it is no longer in flight
-    /// (cancelled, or the session closed, before it could be sent).
-    pub(crate) fn mark_sent(&mut self, id: i64) -> bool {
+    /// Records that request `id` goes on the wire and times out at `deadline`. `None`
+    /// when it is no longer in flight (cancelled, or the session closed, before it could
+    /// be sent); else whether the timer must be set earlier (to `deadline`).
+    pub(crate) fn mark_sent(
+        &mut self,
+        id: i64,
+        deadline: Instant,
+        notify_on_timeout: bool,
+    ) -> Option<bool> {
+        let entry = self.slots.get_mut(&id)?;
+        entry.sent = true;
+        entry.deadline = Some(deadline);
+        entry.notify_on_timeout = notify_on_timeout;
+        Some(self.arm(deadline))
+    }
+
+    /// Moves request `id`'s deadline (a progress update restarted its timeout); whether
+    /// the timer must be set earlier.
+    pub(crate) fn set_deadline(&mut self, id: i64, deadline: Instant) -> bool {
         match self.slots.get_mut(&id) {
-            Some((_, sent)) => {
-                *sent = true;
-                true
+            Some(entry) => {
+                entry.deadline = Some(deadline);
+                self.arm(deadline)
             }
             None => false,
         }
+    }
+
+    fn arm(&mut self, deadline: Instant) -> bool {
+        let earlier = self.armed.is_none_or(|armed| deadline < armed);
+        if earlier {
+            self.armed = Some(deadline);
+        }
+        earlier
+    }
+
+    /// The deadline the session's timer should wait for.
+    pub(crate) fn armed(&self) -> Option<Instant> {
+        self.armed
+    }
+
+    /// Takes out every request due by `now`, and sets the timer for the earliest
+    /// deadline left (or none).
+    pub(crate) fn expire(&mut self, now: Instant) -> Vec<Expired<S>> {
+        let due: Vec<i64> = self
+            .slots
+            .iter()
+            .filter(|(_, e)| e.deadline.is_some_and(|d| d <= now))
+            .map(|(id, _)| *id)
+            .collect();
+        let expired = due
+            .into_iter()
+            .filter_map(|id| {
+                let entry = self.take_entry(id)?;
+                Some(Expired {
+                    id,
+                    notify_peer: entry.sent && entry.notify_on_timeout,
+                    slot: entry.slot,
+                })
+            })
+            .collect();
+        self.armed = self.slots.values().filter_map(|e| e.deadline).min();
+        expired
     }
 
     /// Routes progress notifications carrying `token` to request `id` until it completes.
@@ -72,6 +158,10 @@ impl<S, P> PendingTable<S, P> {
     /// Removes request `id` like [`remove`](Self::remove), also telling whether it had
     /// been sent (so whether the peer must hear of its cancellation).
     pub(crate) fn take(&mut self, id: i64) -> Option<(S, bool)> {
+        self.take_entry(id).map(|e| (e.slot, e.sent))
+    }
+
+    fn take_entry(&mut self, id: i64) -> Option<Entry<S>> {
         let entry = self.slots.remove(&id)?;
         if !self.progress.is_empty() {
             self.progress.retain(|_, (rid, _)| *rid != id);
@@ -93,7 +183,7 @@ impl<S, P> PendingTable<S, P> {
     /// Removes every slot (the transport closed).
     pub(crate) fn drain(&mut self) -> Vec<S> {
         self.progress.clear();
-        self.slots.drain().map(|(_, (s, _))| s).collect()
+        self.slots.drain().map(|(_, e)| e.slot).collect()
     }
 
     /// The number of requests in flight.
@@ -150,10 +240,69 @@ mod tests {
         let mut t = Table::default();
         let a = t.insert("a");
         let b = t.insert("b");
-        assert!(t.mark_sent(a));
+        let soon = Instant::now();
+        assert!(t.mark_sent(a, soon, true).is_some());
         assert_eq!(t.take(a), Some(("a", true)));
         assert_eq!(t.take(b), Some(("b", false)));
-        assert!(!t.mark_sent(b), "a removed request cannot be marked sent");
+        assert!(
+            t.mark_sent(b, soon, true).is_none(),
+            "a removed request cannot be marked sent"
+        );
+    }
+
+    #[test]
+    fn the_timer_is_set_only_for_an_earlier_deadline_and_kept_after_completion() {
+        let mut t = Table::default();
+        let now = Instant::now();
+        let sec = |n: u64| now + std::time::Duration::from_secs(n);
+        let a = t.insert("a");
+        let b = t.insert("b");
+        let c = t.insert("c");
+        assert_eq!(t.mark_sent(a, sec(10), true), Some(true), "first deadline");
+        assert_eq!(
+            t.mark_sent(b, sec(20), false),
+            Some(false),
+            "later: no timer"
+        );
+        assert_eq!(t.armed(), Some(sec(10)));
+        t.complete(&RequestId::Number(a));
+        assert_eq!(
+            t.armed(),
+            Some(sec(10)),
+            "kept: the next request needs no timer"
+        );
+        assert_eq!(
+            t.mark_sent(c, sec(5), true),
+            Some(true),
+            "earlier: timer moves"
+        );
+        assert!(
+            !t.set_deadline(c, sec(30)),
+            "a later deadline needs no timer"
+        );
+
+        // Nothing is due before its deadline; the timer moves to the earliest left.
+        assert!(t.expire(sec(19)).is_empty());
+        assert_eq!(t.armed(), Some(sec(20)));
+        let due = t.expire(sec(20));
+        assert_eq!(due.len(), 1);
+        assert_eq!(
+            (due[0].id, due[0].slot, due[0].notify_peer),
+            (b, "b", false)
+        );
+        assert_eq!(t.armed(), Some(sec(30)));
+        let due = t.expire(sec(31));
+        assert_eq!((due[0].id, due[0].notify_peer), (c, true));
+        assert_eq!(t.armed(), None, "nothing left to time");
+        assert_eq!(t.len(), 0);
+    }
+
+    #[test]
+    fn an_unsent_request_never_times_out() {
+        let mut t = Table::default();
+        let a = t.insert("a");
+        assert!(t.expire(Instant::now()).is_empty());
+        assert!(t.contains(a));
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         inflight: Mutex::new(HashMap::new()),
         closed: CancellationToken::new(),
         closed_flag: AtomicBool::new(false),
+        deadline_changed: tokio::sync::Notify::new(),
+        deadline_watcher: AtomicBool::new(false),
     });
     let peer = Peer {
         shared: shared.clone(),
