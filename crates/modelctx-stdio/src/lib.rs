@@ -4,10 +4,10 @@
 //! - **Server side:** [`stdio()`] speaks MCP on this process's own stdin/stdout. When
 //!   stdin closes, the stream ends, the session ends, and a server whose `main` awaits
 //!   its session exits by itself.
-//! - **Client side:** [`ChildProcess`] spawns a server (program, args, env, working
+//! - **Client side** (feature `child`): `ChildProcess` spawns a server (program, args, env, working
 //!   directory; stderr inherited, passed line by line to a callback, or written to a
-//!   file) and gives a [`StdioClient`], a transport over the child's pipes, plus a
-//!   [`ChildHandle`] whose [`shutdown`](ChildHandle::shutdown) closes stdin, waits,
+//!   file) and gives a `StdioClient`, a transport over the child's pipes, plus a
+//!   `ChildHandle` whose `shutdown` closes stdin, waits,
 //!   sends `SIGTERM`, waits, kills, and reports the exit status.
 //! - **Any pipes:** [`StdioTransport::new`] runs the same framing over any
 //!   `AsyncRead`/`AsyncWrite` pair, e.g. the halves of `tokio::io::duplex`.
@@ -35,7 +35,7 @@
 //! `println!` corrupts the stream. Log to **stderr**. In particular
 //! `tracing_subscriber::fmt()` writes to *stdout* unless told otherwise; build it with
 //! `.with_writer(std::io::stderr)`. The host usually shows or records the server's
-//! stderr; [`Stderr`] gives a client the same choice.
+//! stderr; `Stderr` gives a client the same choice.
 //!
 //! # Example
 //!
@@ -70,12 +70,14 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | — | this crate has no optional features; `SIGTERM` uses `nix` (its `signal` module only) on unix |
+//! | `child` | `ChildProcess`, `StdioClient`, `ChildHandle`: run a server as a child process (tokio's `process` module; `SIGTERM` through `nix`, its `signal` module only, on unix). Off by default: a server never needs it, and it is a sizeable part of a minimal server's build. The facade turns it on with its `client` feature. |
 
+#[cfg(feature = "child")]
 mod child;
 mod options;
 mod pipe;
 
+#[cfg(feature = "child")]
 pub use child::{
     ChildHandle, ChildProcess, DEFAULT_GRACE_PERIOD, DEFAULT_TERM_TIMEOUT, Shutdown, ShutdownStep,
     Stderr, StdioClient,

@@ -1,7 +1,6 @@
 //! The transport over any byte pipe pair: stdin/stdout, a child's pipes, in-process
 //! duplex streams.
 
-use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,7 +27,7 @@ const WRITE_BUFFER: usize = 64 * 1024;
 /// Newline-delimited JSON-RPC over a reader and a writer.
 ///
 /// Built by [`stdio`](crate::stdio) for a server on its own stdin/stdout, by
-/// [`ChildProcess`](crate::ChildProcess) for a client on a child's pipes, or by
+/// `ChildProcess` (feature `child`) for a client on a child's pipes, or by
 /// [`new`](Self::new) over any pipes (`tokio::io::duplex` halves in tests).
 pub struct StdioTransport {
     sink: StdioSink,
@@ -59,12 +58,14 @@ impl StdioTransport {
     }
 
     /// Keeps `guard` alive as long as the sink (a child process's supervisor).
-    pub(crate) fn guard_sink(mut self, guard: Arc<dyn Any + Send + Sync>) -> Self {
+    #[cfg(feature = "child")]
+    pub(crate) fn guard_sink(mut self, guard: Arc<dyn std::any::Any + Send + Sync>) -> Self {
         self.sink.guard = Some(guard);
         self
     }
 
     /// A handle that closes this transport's output, shared with the sink.
+    #[cfg(feature = "child")]
     pub(crate) fn output(&self) -> Output {
         Output(self.sink.shared.clone())
     }
@@ -98,7 +99,9 @@ impl Transport for StdioTransport {
 /// after any `close` returns, everything sent before it has been written.
 pub struct StdioSink {
     shared: Arc<SinkShared>,
-    guard: Option<Arc<dyn Any + Send + Sync>>,
+    /// Kept alive as long as the sink: a child process's supervisor.
+    #[cfg(feature = "child")]
+    guard: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl StdioSink {
@@ -112,6 +115,7 @@ impl StdioSink {
                 close_timeout: options.close_timeout_value(),
                 closed: watch::channel(false).0,
             }),
+            #[cfg(feature = "child")]
             guard: None,
         }
     }
@@ -143,9 +147,11 @@ impl MessageSink for StdioSink {
 }
 
 /// A second handle on a sink's output, to close it (a child's stdin) from elsewhere.
+#[cfg(feature = "child")]
 #[derive(Clone)]
 pub(crate) struct Output(Arc<SinkShared>);
 
+#[cfg(feature = "child")]
 impl Output {
     pub(crate) async fn close(&self) {
         self.0.close().await;

@@ -240,7 +240,7 @@ async fn the_write_side_ends_when_the_reader_is_gone() {
     assert!(err.is_closed());
 }
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "child"))]
 mod child {
     use std::os::unix::process::ExitStatusExt;
 

@@ -31,7 +31,7 @@
 //! | `memory` | `memory` | `modelctx-memory`: the in-process transport | yes |
 //! | `http-server` | `http` | `modelctx-http`: the streamable HTTP server (axum/tower) | no |
 //! | `http-client` | `http` | `modelctx-http`: the streamable HTTP client transport (reqwest) | no |
-//! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients | no |
+//! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
 //!
 //! A minimal server (`default-features = false, features = ["server", "stdio"]`) builds
 //! neither schemars nor jsonschema: its tools are described by hand
