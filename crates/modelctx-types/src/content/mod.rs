@@ -7,6 +7,7 @@
 
 mod blocks;
 mod resource_contents;
+mod tagged;
 
 pub use blocks::{
     AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResultContent,
@@ -22,7 +23,7 @@ use serde::de::{self, Deserializer};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
-use crate::base::{JsonObject, from_object, str_member};
+use crate::base::{JsonObject, str_member};
 use blocks::{
     AudioTag, EmbeddedResourceTag, ImageTag, ResourceLinkTag, TextTag, ToolResultTag, ToolUseTag,
 };
@@ -241,18 +242,39 @@ impl Serialize for ContentBlock {
     }
 }
 
+impl tagged::TaggedUnion for ContentBlock {
+    const EXPECTING: &'static str = "a content block (an object with a `type`)";
+
+    fn is_known(tag: &str) -> bool {
+        matches!(
+            tag,
+            TextTag::VALUE
+                | ImageTag::VALUE
+                | AudioTag::VALUE
+                | ResourceLinkTag::VALUE
+                | EmbeddedResourceTag::VALUE
+        )
+    }
+
+    fn decode<'de, D: Deserializer<'de>>(tag: &str, object: D) -> Result<Self, D::Error> {
+        Ok(match tag {
+            TextTag::VALUE => Self::Text(Deserialize::deserialize(object)?),
+            ImageTag::VALUE => Self::Image(Deserialize::deserialize(object)?),
+            AudioTag::VALUE => Self::Audio(Deserialize::deserialize(object)?),
+            ResourceLinkTag::VALUE => Self::ResourceLink(Deserialize::deserialize(object)?),
+            EmbeddedResourceTag::VALUE => Self::Resource(Deserialize::deserialize(object)?),
+            _ => return Err(de::Error::custom(format!("unknown content type {tag}"))),
+        })
+    }
+
+    fn unknown(object: JsonObject) -> Self {
+        Self::Unknown(object)
+    }
+}
+
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
-        Ok(match str_member(&map, "type") {
-            Some(TextTag::VALUE) => Self::Text(from_object(map)?),
-            Some(ImageTag::VALUE) => Self::Image(from_object(map)?),
-            Some(AudioTag::VALUE) => Self::Audio(from_object(map)?),
-            Some(ResourceLinkTag::VALUE) => Self::ResourceLink(from_object(map)?),
-            Some(EmbeddedResourceTag::VALUE) => Self::Resource(from_object(map)?),
-            Some(_) => Self::Unknown(map),
-            None => return Err(de::Error::missing_field("type")),
-        })
+        tagged::deserialize(deserializer)
     }
 }
 
@@ -341,25 +363,46 @@ impl Serialize for SamplingMessageContentBlock {
     }
 }
 
+impl tagged::TaggedUnion for SamplingMessageContentBlock {
+    const EXPECTING: &'static str = "a sampling content block (an object with a `type`)";
+
+    fn is_known(tag: &str) -> bool {
+        matches!(
+            tag,
+            TextTag::VALUE
+                | ImageTag::VALUE
+                | AudioTag::VALUE
+                | ToolUseTag::VALUE
+                | ToolResultTag::VALUE
+        )
+    }
+
+    fn decode<'de, D: Deserializer<'de>>(tag: &str, object: D) -> Result<Self, D::Error> {
+        Ok(match tag {
+            TextTag::VALUE => Self::Text(Deserialize::deserialize(object)?),
+            ImageTag::VALUE => Self::Image(Deserialize::deserialize(object)?),
+            AudioTag::VALUE => Self::Audio(Deserialize::deserialize(object)?),
+            ToolUseTag::VALUE => Self::ToolUse(Deserialize::deserialize(object)?),
+            ToolResultTag::VALUE => Self::ToolResult(Deserialize::deserialize(object)?),
+            _ => return Err(de::Error::custom(format!("unknown content type {tag}"))),
+        })
+    }
+
+    fn unknown(object: JsonObject) -> Self {
+        Self::Unknown(object)
+    }
+}
+
 impl<'de> Deserialize<'de> for SamplingMessageContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
-        Ok(match str_member(&map, "type") {
-            Some(TextTag::VALUE) => Self::Text(from_object(map)?),
-            Some(ImageTag::VALUE) => Self::Image(from_object(map)?),
-            Some(AudioTag::VALUE) => Self::Audio(from_object(map)?),
-            Some(ToolUseTag::VALUE) => Self::ToolUse(from_object(map)?),
-            Some(ToolResultTag::VALUE) => Self::ToolResult(from_object(map)?),
-            Some(_) => Self::Unknown(map),
-            None => return Err(de::Error::missing_field("type")),
-        })
+        tagged::deserialize(deserializer)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn content_dispatches_on_type_and_keeps_unknown() {
@@ -401,6 +444,62 @@ mod tests {
         assert!(
             serde_json::from_value::<TextContent>(json!({"type": "image", "text": "x"})).is_err()
         );
+    }
+
+    #[test]
+    fn text_decodes_alike_whether_type_comes_first_or_not() {
+        let cases = [
+            r#"{"type":"text","text":"hi","annotations":{"priority":0.5},"_meta":{"k":1}}"#,
+            r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#,
+            r#"{"type":"resource","resource":{"uri":"file:///b","text":"t"}}"#,
+            r#"{"type":"hologram","depth":3,"nested":{"x":[1]}}"#,
+        ];
+        for text in cases {
+            // `type` first (decoded straight into the struct), then last (collected).
+            let first: ContentBlock = serde_json::from_str(text).unwrap();
+            let value: Value = serde_json::from_str(text).unwrap();
+            let mut members: Vec<(String, Value)> =
+                value.as_object().unwrap().clone().into_iter().collect();
+            members.sort_by_key(|(k, _)| k == "type");
+            let last = format!(
+                "{{{}}}",
+                members
+                    .iter()
+                    .map(|(k, v)| format!("{}:{v}", Value::from(k.as_str())))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            assert!(last.ends_with(&format!("\"type\":{}}}", value["type"])));
+            let last: ContentBlock = serde_json::from_str(&last).unwrap();
+            assert_eq!(first, last, "{text}");
+            assert_eq!(serde_json::to_value(&first).unwrap(), value, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_leading_type_is_checked_like_any_other() {
+        let bad = [
+            r#"{"type":"text"}"#,                          // known type, body missing
+            r#"{"type":"text","text":7}"#,                 // known type, bad body
+            r#"{"type":"text","type":"text","text":"x"}"#, // duplicate member
+            r#"{"type":7,"text":"x"}"#,                    // type not a string
+            r#"{"text":"x"}"#,                             // no type
+            r#"{}"#,
+            r#"[]"#,
+            r#""text""#,
+        ];
+        for text in bad {
+            assert!(
+                serde_json::from_str::<ContentBlock>(text).is_err(),
+                "{text}"
+            );
+        }
+        let b: SamplingMessageContentBlock =
+            serde_json::from_str(r#"{"type":"tool_use","id":"u","name":"n","input":{}}"#).unwrap();
+        assert_eq!(b.kind(), "tool_use");
+        let unknown: SamplingMessageContentBlock =
+            serde_json::from_str(r#"{"type":"sketch","strokes":[]}"#).unwrap();
+        assert_eq!(unknown.kind(), "sketch");
     }
 
     #[test]
