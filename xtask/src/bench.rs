@@ -15,9 +15,10 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 pub(crate) const USAGE: &str = "\
-cargo xtask bench [--quick] [--rounds N] [--calls N] [--compile] [--json PATH]
+cargo xtask bench [--quick] [--rounds N] [--calls N] [--compile] [--compile-rounds N] [--json PATH]
     --quick    a smoke run: dev profile, 1 round, few calls (figures not meaningful)
-    --compile  also time a clean release build of a minimal stdio server per SDK (minutes)";
+    --compile  also time clean release builds of a minimal stdio server per SDK, 3 each,
+               interleaved (minutes); --compile-rounds sets how many";
 
 const TARGETS: [&str; 3] = ["modelctx", "rmcp", "baseline"];
 
@@ -36,6 +37,7 @@ const SCENARIOS: &[(&str, &[&str])] = &[
 pub(crate) struct Options {
     quick: bool,
     compile: bool,
+    compile_rounds: usize,
     rounds: usize,
     calls: usize,
     json: Option<PathBuf>,
@@ -44,6 +46,7 @@ pub(crate) struct Options {
 pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut quick = false;
     let mut compile = false;
+    let mut compile_rounds = 3;
     let mut rounds = None;
     let mut calls = None;
     let mut json = None;
@@ -57,6 +60,10 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
         match arg.as_str() {
             "--quick" => quick = true,
             "--compile" => compile = true,
+            "--compile-rounds" => {
+                compile = true;
+                compile_rounds = number(it.next(), "--compile-rounds", 1)?;
+            }
             "--rounds" => rounds = Some(number(it.next(), "--rounds", 1)?),
             "--calls" => calls = Some(number(it.next(), "--calls", 32)?),
             "--json" => match it.next() {
@@ -69,6 +76,7 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
     Ok(Options {
         quick,
         compile,
+        compile_rounds,
         rounds: rounds.unwrap_or(if quick { 1 } else { 7 }),
         calls: calls.unwrap_or(if quick { 200 } else { 5000 }),
         json,
@@ -126,7 +134,7 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
     }
     let mut rows = rows(&samples, &order);
     if options.compile {
-        rows.extend(compile_cost(root)?);
+        rows.extend(compile_cost(root, options.compile_rounds)?);
     }
     print_table(&rows, options);
     eprintln!("bench: done in {:.1} s", started.elapsed().as_secs_f64());
@@ -260,48 +268,63 @@ fn rows(samples: &[BTreeMap<String, BTreeMap<&str, Vec<f64>>>], order: &[Vec<Str
     rows
 }
 
-/// Scenario 6: a clean release build of `crates/modelctx-bench/compile/<sdk>` (a minimal
-/// stdio echo server, its own workspace) in a fresh target directory: wall time and the
-/// size of the binary.
-fn compile_cost(root: &Path) -> Result<Vec<Row>, String> {
+/// Scenario 6: clean release builds of `crates/modelctx-bench/compile/<sdk>` (a minimal
+/// stdio echo server, its own workspace), each in a fresh target directory, `rounds` per
+/// SDK, interleaved (modelctx, rmcp, then rmcp, modelctx, ...): the median wall time and
+/// the size of the binary.
+fn compile_cost(root: &Path, rounds: usize) -> Result<Vec<Row>, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut seconds = [None; 3];
+    let mut seconds: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut kib = [None; 3];
-    for (i, sdk) in ["modelctx", "rmcp"].into_iter().enumerate() {
-        let dir = root.join("crates/modelctx-bench/compile").join(sdk);
-        let target = std::env::temp_dir().join(format!(
-            "modelctx-bench-compile-{sdk}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&target);
-        eprintln!("bench: clean release build of the minimal {sdk} server");
-        let start = Instant::now();
-        let status = Command::new(&cargo)
-            .args(["build", "--release", "--quiet", "--target-dir"])
-            .arg(&target)
-            .current_dir(&dir)
-            .env_remove("CARGO_TARGET_DIR")
-            .status()
-            .map_err(|e| format!("cannot run cargo: {e}"))?;
-        let elapsed = start.elapsed().as_secs_f64();
-        let binary = target.join("release").join(format!(
-            "compile-cost-{sdk}{}",
-            std::env::consts::EXE_SUFFIX
-        ));
-        let size = std::fs::metadata(&binary).map(|m| m.len());
-        let _ = std::fs::remove_dir_all(&target);
-        if !status.success() {
-            return Err(format!("the minimal {sdk} server did not build"));
+    for round in 0..rounds {
+        let mut order = [(0, "modelctx"), (1, "rmcp")];
+        if round % 2 == 1 {
+            order.reverse();
         }
-        seconds[i] = Some(elapsed);
-        kib[i] = Some(size.map_err(|e| format!("{}: {e}", binary.display()))? as f64 / 1024.0);
+        for (i, sdk) in order {
+            let dir = root.join("crates/modelctx-bench/compile").join(sdk);
+            let target = std::env::temp_dir().join(format!(
+                "modelctx-bench-compile-{sdk}-{}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&target);
+            eprintln!(
+                "bench: clean release build of the minimal {sdk} server ({}/{rounds})",
+                round + 1
+            );
+            let start = Instant::now();
+            let status = Command::new(&cargo)
+                .args(["build", "--release", "--quiet", "--target-dir"])
+                .arg(&target)
+                .current_dir(&dir)
+                .env_remove("CARGO_TARGET_DIR")
+                .status()
+                .map_err(|e| format!("cannot run cargo: {e}"))?;
+            let elapsed = start.elapsed().as_secs_f64();
+            let binary = target.join("release").join(format!(
+                "compile-cost-{sdk}{}",
+                std::env::consts::EXE_SUFFIX
+            ));
+            let size = std::fs::metadata(&binary).map(|m| m.len());
+            let _ = std::fs::remove_dir_all(&target);
+            if !status.success() {
+                return Err(format!("the minimal {sdk} server did not build"));
+            }
+            seconds.entry(sdk.to_owned()).or_default().push(elapsed);
+            kib[i] = Some(size.map_err(|e| format!("{}: {e}", binary.display()))? as f64 / 1024.0);
+        }
     }
+    let medians = [
+        seconds.get("modelctx").and_then(|v| median(v)),
+        seconds.get("rmcp").and_then(|v| median(v)),
+        None,
+    ];
     Ok(vec![
         Row {
             scenario: "compile cost",
             figure: "clean_release_build_s".into(),
-            medians: seconds,
-            samples: BTreeMap::new(),
+            medians,
+            samples: seconds,
         },
         Row {
             scenario: "compile cost",
@@ -391,7 +414,13 @@ mod tests {
         let full = args(&["--rounds", "3"]).unwrap();
         assert_eq!((full.quick, full.rounds, full.calls), (false, 3, 5000));
         assert!(!full.compile);
-        assert!(args(&["--compile"]).unwrap().compile);
+        let compile = args(&["--compile"]).unwrap();
+        assert!(compile.compile);
+        assert_eq!(compile.compile_rounds, 3);
+        let one = args(&["--compile-rounds", "1"]).unwrap();
+        assert!(one.compile);
+        assert_eq!(one.compile_rounds, 1);
+        assert!(args(&["--compile-rounds", "0"]).is_err());
         assert!(args(&["--calls", "5"]).is_err());
         assert!(args(&["--json"]).is_err());
         assert!(args(&["--fast"]).is_err());
