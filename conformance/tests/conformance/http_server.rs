@@ -655,6 +655,9 @@ async fn each_message_travels_on_exactly_one_stream(_: Connector) {
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let started = hosted.session().await;
+    // `notifications/initialized` was answered 202 when it was queued; the server may
+    // send its own notifications only once it has handled it.
+    within("the handshake", started.session.initialized()).await;
     let mut standalone = within("the GET", raw.get(&id).send()).await.unwrap();
     assert!(
         standalone.headers()["content-type"]

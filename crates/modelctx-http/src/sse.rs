@@ -16,26 +16,47 @@ pub(crate) struct SseEvent {
 
 /// Encodes one event. `data` must not contain a newline (JSON-RPC messages are written
 /// compact, and raw values have their line breaks replaced before encoding).
+///
+/// The buffer is sized exactly, so the `Bytes` takes it over without a second
+/// allocation (one for a buffer with spare capacity).
 #[cfg(feature = "server")]
-pub(crate) fn encode(id: Option<&str>, data: &str, retry: Option<Duration>) -> bytes::Bytes {
-    let mut out = String::with_capacity(data.len() + 32);
-    if let Some(retry) = retry {
-        out.push_str("retry: ");
-        out.push_str(&retry.as_millis().to_string());
-        out.push('\n');
+pub(crate) fn encode(
+    id: Option<crate::server::EventId>,
+    data: &str,
+    retry: Option<Duration>,
+) -> bytes::Bytes {
+    use std::fmt::Write;
+    fn digits(n: u128) -> usize {
+        n.checked_ilog10().map_or(1, |d| d as usize + 1)
+    }
+    const EVENT: &str = "event: message\n";
+    let retry = retry.map(|r| r.as_millis());
+    let lines = data.split('\n').map(|l| l.trim_end_matches('\r'));
+    let len = retry.map_or(0, |ms| "retry: \n".len() + digits(ms))
+        + id.map_or(0, |id| {
+            "id: -\n".len() + digits(id.stream.into()) + digits(id.seq.into())
+        })
+        + EVENT.len()
+        + lines
+            .clone()
+            .map(|l| "data: \n".len() + l.len())
+            .sum::<usize>()
+        + 1;
+    let mut out = String::with_capacity(len);
+    if let Some(ms) = retry {
+        let _ = writeln!(out, "retry: {ms}");
     }
     if let Some(id) = id {
-        out.push_str("id: ");
-        out.push_str(id);
-        out.push('\n');
+        let _ = writeln!(out, "id: {id}");
     }
-    out.push_str("event: message\n");
-    for line in data.split('\n') {
+    out.push_str(EVENT);
+    for line in lines {
         out.push_str("data: ");
-        out.push_str(line.trim_end_matches('\r'));
+        out.push_str(line);
         out.push('\n');
     }
     out.push('\n');
+    debug_assert_eq!(out.len(), len);
     bytes::Bytes::from(out)
 }
 
@@ -142,8 +163,9 @@ mod tests {
 
     #[test]
     fn round_trips_split_anywhere() {
-        let a = encode(Some("0-1"), "", Some(Duration::from_millis(250)));
-        let b = encode(Some("0-2"), r#"{"jsonrpc":"2.0","method":"x"}"#, None);
+        let id = |seq| Some(crate::server::EventId { stream: 0, seq });
+        let a = encode(id(1), "", Some(Duration::from_millis(250)));
+        let b = encode(id(2), r#"{"jsonrpc":"2.0","method":"x"}"#, None);
         let all = [a.as_ref(), b.as_ref()].concat();
         for split in 0..all.len() {
             let mut p = SseParser::new(1024);

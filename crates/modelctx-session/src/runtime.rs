@@ -9,7 +9,7 @@ use std::task::Poll;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_transport::{MessageStream, Transport};
+use modelctx_transport::{DirectReceiver, MessageStream, Transport, TransportMessage};
 use modelctx_types::{
     ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
     JsonRpcResultResponse, ProgressToken, RawValue, RequestId,
@@ -54,15 +54,20 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         shared: shared.clone(),
         related: None,
     };
-    let receiver = Receiver {
+    let core = Arc::new(Core {
         shared,
         peer: peer.clone(),
         service,
-        notify_tx: None,
         initialize_seen: Arc::new(AtomicBool::new(false)),
         initialized_early: Arc::new(AtomicBool::new(false)),
+    });
+    let mut stream: Box<dyn MessageStream> = Box::new(stream);
+    stream.offer_direct(core.clone());
+    let receiver = Receiver {
+        core,
+        notify_tx: None,
     };
-    tokio::spawn(receiver.run(Box::new(stream)));
+    tokio::spawn(receiver.run(stream));
     peer
 }
 
@@ -78,14 +83,21 @@ async fn notification_task(
     }
 }
 
+/// The receive task: owns the transport's stream.
 struct Receiver {
-    shared: Arc<Shared>,
-    peer: Peer,
-    service: Arc<dyn Service>,
+    core: Arc<Core>,
     /// The queue of the task that runs notification handlers in arrival order; that task
     /// starts with the first notification (many sessions, e.g. stateless HTTP ones,
     /// never see one).
     notify_tx: Option<mpsc::UnboundedSender<JsonRpcNotification>>,
+}
+
+/// What admitting an inbound request needs, shared by the receive task and by
+/// transports that deliver requests on their own tasks ([`DirectReceiver`]).
+struct Core {
+    shared: Arc<Shared>,
+    peer: Peer,
+    service: Arc<dyn Service>,
     /// Set when an `initialize` is accepted; cleared again when it fails (a retry is allowed).
     initialize_seen: Arc<AtomicBool>,
     /// `notifications/initialized` arrived while `initialize` was still being answered
@@ -112,7 +124,7 @@ impl Receiver {
     async fn run(mut self, mut stream: Box<dyn MessageStream>) {
         // One registration on the session's close signal for the whole loop, rather than
         // a fresh waiter per message.
-        let closed = self.shared.closed.clone();
+        let closed = self.core.shared.closed.clone();
         let mut closed = std::pin::pin!(closed.cancelled_owned());
         loop {
             let next = tokio::select! {
@@ -126,22 +138,22 @@ impl Receiver {
                 Some(Err(e)) => {
                     if let Some(invalid) = e.invalid_message() {
                         let response = invalid.clone().into_response();
-                        self.spawn_send(JsonRpcMessage::Error(response), None);
+                        self.core.spawn_send(JsonRpcMessage::Error(response), None);
                     }
                 }
                 Some(Ok(message)) => match message.message {
                     JsonRpcMessage::Request(r) => {
-                        if let Some(job) = self.on_request(r) {
+                        if let Some(job) = self.core.on_request(r) {
                             run_inline_or_spawn(job).await;
                         }
                     }
                     JsonRpcMessage::Notification(n) => self.on_notification(n),
                     JsonRpcMessage::Response(r) => {
-                        self.shared.complete(&r.id, Outcome::Result(r.result));
+                        self.core.shared.complete(&r.id, Outcome::Result(r.result));
                     }
                     JsonRpcMessage::Error(e) => {
                         if let Some(id) = &e.id {
-                            self.shared.complete(id, Outcome::Error(e.error));
+                            self.core.shared.complete(id, Outcome::Error(e.error));
                         }
                     }
                 },
@@ -151,10 +163,10 @@ impl Receiver {
     }
 
     async fn shutdown(&self) {
-        self.shared.mark_closed();
-        self.shared.fail_all_pending();
-        let inflight: Vec<_> = self
-            .shared
+        let shared = &self.core.shared;
+        shared.mark_closed();
+        shared.fail_all_pending();
+        let inflight: Vec<_> = shared
             .inflight
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -164,9 +176,104 @@ impl Receiver {
         for token in inflight {
             token.cancel();
         }
-        self.shared.sink.close().await;
+        shared.sink.close().await;
     }
 
+    /// Hands a notification to the ordered notification task, starting it if need be.
+    fn deliver(&mut self, notification: JsonRpcNotification) {
+        let tx = self.notify_tx.get_or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(notification_task(
+                self.core.service.clone(),
+                self.core.peer.clone(),
+                rx,
+            ));
+            tx
+        });
+        let _ = tx.send(notification);
+    }
+
+    fn on_notification(&mut self, notification: JsonRpcNotification) {
+        let core = self.core.clone();
+        let shared = &core.shared;
+        match notification.method.as_ref() {
+            lifecycle::CANCELLED => {
+                let params = notification.params.as_deref().map(RawValue::get);
+                if let Some(p) =
+                    params.and_then(|p| serde_json::from_str::<CancelledParams>(p).ok())
+                {
+                    let inflight = shared.inflight.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(token) = inflight.get(&p.request_id) {
+                        token.cancel();
+                    }
+                }
+            }
+            lifecycle::PROGRESS => {
+                let params = notification.params.as_deref().map(RawValue::get);
+                let parsed = params.and_then(|p| serde_json::from_str::<ProgressParams>(p).ok());
+                let routed =
+                    parsed.is_some_and(|p| shared.route_progress(&p.progress_token, p.progress));
+                if !routed {
+                    self.deliver(notification);
+                }
+            }
+            lifecycle::INITIALIZED => {
+                if shared.role == Role::Server
+                    && !shared
+                        .phase
+                        .advance(Phase::Initializing, Phase::Operational)
+                    && core.initialize_seen.load(Ordering::Acquire)
+                {
+                    // `initialize` is still being answered: remember, then retry once in
+                    // case the answer went out in between (the handler task checks the
+                    // flag right after it advances, so one of the two sees the other).
+                    core.initialized_early.store(true, Ordering::Release);
+                    shared
+                        .phase
+                        .advance(Phase::Initializing, Phase::Operational);
+                }
+                self.deliver(notification);
+            }
+            _ => {
+                self.deliver(notification);
+            }
+        }
+    }
+}
+
+impl DirectReceiver for Core {
+    /// Requests, and responses to our own requests, once the session is operational:
+    /// they need nothing from the receive task (a request's order relative to other
+    /// requests is not defined; handlers run concurrently anyway). The handshake and
+    /// notifications (cancellation, progress, ordered delivery to handlers) go through
+    /// the receive task.
+    fn receive(&self, message: TransportMessage) -> Option<TransportMessage> {
+        let shared = &self.shared;
+        let direct = !self.peer.is_closed()
+            && shared.phase.get() == Phase::Operational
+            && !matches!(message.message, JsonRpcMessage::Notification(_));
+        if !direct {
+            return Some(message);
+        }
+        match message.message {
+            JsonRpcMessage::Request(r) => {
+                if let Some(job) = self.on_request(r) {
+                    poll_once_or_spawn(job);
+                }
+            }
+            JsonRpcMessage::Response(r) => shared.complete(&r.id, Outcome::Result(r.result)),
+            JsonRpcMessage::Error(e) => {
+                if let Some(id) = &e.id {
+                    shared.complete(id, Outcome::Error(e.error));
+                }
+            }
+            JsonRpcMessage::Notification(_) => {}
+        }
+        None
+    }
+}
+
+impl Core {
     fn spawn_send(&self, message: JsonRpcMessage, related: Option<RequestId>) {
         let shared = self.shared.clone();
         tokio::spawn(async move {
@@ -218,6 +325,11 @@ impl Receiver {
             }
             inflight.insert(request.id.clone(), token.clone());
         }
+        // A request taken directly may race the session's end, which marks it closed
+        // before it cancels everything in flight: one of the two sees the other.
+        if self.peer.is_closed() {
+            token.cancel();
+        }
         let shared = shared.clone();
         let service = self.service.clone();
         let peer = self.peer.clone();
@@ -257,66 +369,6 @@ impl Receiver {
             let _ = shared.send(message, Some(id)).await;
         }))
     }
-
-    /// Hands a notification to the ordered notification task, starting it if need be.
-    fn deliver(&mut self, notification: JsonRpcNotification) {
-        let tx = self.notify_tx.get_or_insert_with(|| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(notification_task(
-                self.service.clone(),
-                self.peer.clone(),
-                rx,
-            ));
-            tx
-        });
-        let _ = tx.send(notification);
-    }
-
-    fn on_notification(&mut self, notification: JsonRpcNotification) {
-        let shared = &self.shared;
-        match notification.method.as_ref() {
-            lifecycle::CANCELLED => {
-                let params = notification.params.as_deref().map(RawValue::get);
-                if let Some(p) =
-                    params.and_then(|p| serde_json::from_str::<CancelledParams>(p).ok())
-                {
-                    let inflight = shared.inflight.lock().unwrap_or_else(|p| p.into_inner());
-                    if let Some(token) = inflight.get(&p.request_id) {
-                        token.cancel();
-                    }
-                }
-            }
-            lifecycle::PROGRESS => {
-                let params = notification.params.as_deref().map(RawValue::get);
-                let parsed = params.and_then(|p| serde_json::from_str::<ProgressParams>(p).ok());
-                let routed =
-                    parsed.is_some_and(|p| shared.route_progress(&p.progress_token, p.progress));
-                if !routed {
-                    self.deliver(notification);
-                }
-            }
-            lifecycle::INITIALIZED => {
-                if shared.role == Role::Server
-                    && !shared
-                        .phase
-                        .advance(Phase::Initializing, Phase::Operational)
-                    && self.initialize_seen.load(Ordering::Acquire)
-                {
-                    // `initialize` is still being answered: remember, then retry once in
-                    // case the answer went out in between (the handler task checks the
-                    // flag right after it advances, so one of the two sees the other).
-                    self.initialized_early.store(true, Ordering::Release);
-                    shared
-                        .phase
-                        .advance(Phase::Initializing, Phase::Operational);
-                }
-                self.deliver(notification);
-            }
-            _ => {
-                self.deliver(notification);
-            }
-        }
-    }
 }
 
 /// Polls a request's job once on the receive task; only a job that is still pending after
@@ -328,6 +380,17 @@ impl Receiver {
 async fn run_inline_or_spawn(mut job: BoxFuture<'static, ()>) {
     let done = std::future::poll_fn(|cx| Poll::Ready(job.as_mut().poll(cx).is_ready())).await;
     if !done {
+        tokio::spawn(job);
+    }
+}
+
+/// [`run_inline_or_spawn`] outside an async context (a transport's task calling
+/// [`DirectReceiver::receive`]): the first poll gets a waker that does nothing, which
+/// is sound because a job still pending is spawned, and its task polls it again at once,
+/// registering real wakers.
+fn poll_once_or_spawn(mut job: BoxFuture<'static, ()>) {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    if job.as_mut().poll(&mut cx).is_pending() {
         tokio::spawn(job);
     }
 }

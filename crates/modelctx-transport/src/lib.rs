@@ -96,6 +96,37 @@ pub trait MessageStream: Send + 'static {
     ///
     /// The future must be cancel-safe: dropping it loses no message.
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>>;
+
+    /// Offers the receiver's [`DirectReceiver`]: a transport whose inbound messages
+    /// arrive on tasks of their own (streamable HTTP: one per POST) may hand them to it
+    /// there, instead of queueing them for [`recv`](Self::recv) on the receiver's task.
+    ///
+    /// The receiver holds this transport's sink, so the transport should keep only a
+    /// [`Weak`](std::sync::Weak) reference. The default ignores the offer: every message
+    /// goes through `recv`. Wrappers that must see every message (recorders, counters)
+    /// keep that default.
+    fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
+        let _ = receiver;
+    }
+}
+
+/// The receiving side's entry point for messages that a transport delivers on its own
+/// tasks (see [`MessageStream::offer_direct`]).
+///
+/// The session runtime otherwise reads messages one at a time on its own task; taking a
+/// message on the task it arrived on saves two task hand-offs per request (to the
+/// receiver's task and back), which is most of what a request costs on a fast path.
+pub trait DirectReceiver: Send + Sync + 'static {
+    /// Handles `message` on the caller's task: work that finishes at once (a handler that
+    /// answers in its first poll) is done, and its answer sent, when this returns; work
+    /// that does not continues on a task of its own. `Some` gives the message back
+    /// untouched when its order relative to queued messages matters (the lifecycle
+    /// handshake, notifications, a closed session): the transport then delivers it, and
+    /// every later message of the same batch, through [`MessageStream::recv`].
+    ///
+    /// Call it only from within a tokio runtime, and only when no message is waiting in
+    /// the `recv` queue (a message taken here would overtake it).
+    fn receive(&self, message: TransportMessage) -> Option<TransportMessage>;
 }
 
 impl<S: MessageSink + ?Sized> MessageSink for Box<S> {
@@ -121,6 +152,10 @@ impl<S: MessageSink + ?Sized> MessageSink for Arc<S> {
 impl<R: MessageStream + ?Sized> MessageStream for Box<R> {
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
         (**self).recv()
+    }
+
+    fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
+        (**self).offer_direct(receiver);
     }
 }
 

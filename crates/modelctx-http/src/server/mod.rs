@@ -139,7 +139,13 @@ impl StreamableHttpService {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         use hyper_util::rt::{TokioIo, TokioTimer};
-        let router = self.router();
+        // The endpoint answers on every path, so the connection calls it straight,
+        // without the router's matching, boxing and service layers.
+        let inner = self.inner.clone();
+        let endpoint = hyper::service::service_fn(move |request: http::Request<_>| {
+            let inner = inner.clone();
+            async move { Ok::<_, Infallible>(respond(&inner, request).await) }
+        });
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let header_timeout = self.inner.config.header_read_timeout;
         let mut shutdown = std::pin::pin!(shutdown);
@@ -162,12 +168,11 @@ impl StreamableHttpService {
                 }
             };
             let _ = stream.set_nodelay(true);
-            let service = hyper_util::service::TowerToHyperService::new(router.clone());
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout);
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let connection = builder.serve_connection(TokioIo::new(stream), endpoint.clone());
             let watched = graceful.watch(connection);
             tokio::spawn(async move {
                 let _ = watched.await;
@@ -290,7 +295,10 @@ fn error_response(status: StatusCode, body: JsonRpcErrorResponse) -> Response {
     let body = serde_json::to_vec(&JsonRpcMessage::Error(body)).unwrap_or_default();
     Response::builder()
         .status(status)
-        .header(header::CONTENT_TYPE, "application/json")
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )
         .body(Body::from(body))
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
@@ -303,14 +311,24 @@ fn status_only(status: StatusCode) -> Response {
 }
 
 async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
+    respond(&inner, request).await
+}
+
+/// Answers one HTTP request to the endpoint. Generic over the body so that `serve()`
+/// hands hyper's body straight in (the router passes axum's boxed one).
+async fn respond<B>(inner: &Arc<Inner>, request: http::Request<B>) -> Response
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let (parts, body) = request.into_parts();
     if let Err(reason) = config::check_origin_and_host(&inner.config, &parts.headers) {
         return inner.reject(StatusCode::FORBIDDEN, reason);
     }
     match parts.method {
-        Method::POST => post(&inner, &parts.headers, body).await,
-        Method::GET => get(&inner, &parts.headers),
-        Method::DELETE => delete(&inner, &parts.headers),
+        Method::POST => post(inner, &parts.headers, body).await,
+        Method::GET => get(inner, &parts.headers),
+        Method::DELETE => delete(inner, &parts.headers),
         _ => {
             let mut response = inner.reject(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -379,25 +397,53 @@ fn protocol_version(
     let negotiated = session.and_then(SessionState::negotiated_version);
     match headers.get(MCP_PROTOCOL_VERSION) {
         Some(value) => {
-            let version = value
-                .to_str()
-                .ok()
-                .map(|v| ProtocolVersion::new(v.to_owned()));
-            match version {
-                Some(v) if v.is_supported() => Ok(negotiated.map_or(v, ProtocolVersion::new)),
-                _ => Err(inner.reject(
+            let supported = value.to_str().ok().and_then(|v| {
+                ProtocolVersion::SUPPORTED
+                    .into_iter()
+                    .find(|s| s.as_str() == v)
+            });
+            match supported {
+                Some(v) => Ok(negotiated.cloned().unwrap_or(v)),
+                None => Err(inner.reject(
                     StatusCode::BAD_REQUEST,
                     format!("Bad Request: unsupported MCP-Protocol-Version {value:?}"),
                 )),
             }
         }
-        None => Ok(negotiated.map_or(ProtocolVersion::V2025_03_26, ProtocolVersion::new)),
+        None => Ok(negotiated.cloned().unwrap_or(ProtocolVersion::V2025_03_26)),
     }
 }
 
-async fn read_body(inner: &Inner, body: Body) -> Result<Bytes, Response> {
+/// Reads the whole body, at most `max_body_bytes`. A body that arrives as one frame
+/// (the usual case) is passed on as is, without copying or buffering.
+async fn read_body<B>(inner: &Inner, body: B) -> Result<Bytes, Response>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let limited = http_body_util::Limited::new(body, inner.config.max_body_bytes);
-    match tokio::time::timeout(inner.config.body_timeout, limited.collect()).await {
+    let collect = async move {
+        let mut limited = std::pin::pin!(limited);
+        let mut first = Bytes::new();
+        let mut more: Option<Vec<u8>> = None;
+        while let Some(frame) = limited.frame().await {
+            let Ok(data) = frame?.into_data() else {
+                continue;
+            };
+            match &mut more {
+                None if first.is_empty() => first = data,
+                None => {
+                    let mut all = Vec::with_capacity(first.len() + data.len());
+                    all.extend_from_slice(&first);
+                    all.extend_from_slice(&data);
+                    more = Some(all);
+                }
+                Some(all) => all.extend_from_slice(&data),
+            }
+        }
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(more.map_or(first, Bytes::from))
+    };
+    match tokio::time::timeout(inner.config.body_timeout, collect).await {
         Err(_) => Err(inner.reject(
             StatusCode::REQUEST_TIMEOUT,
             "the request body was not received in time",
@@ -413,7 +459,7 @@ async fn read_body(inner: &Inner, body: Body) -> Result<Bytes, Response> {
             StatusCode::BAD_REQUEST,
             format!("the request body could not be read: {e}"),
         )),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Ok(bytes)) => Ok(bytes),
     }
 }
 
@@ -465,7 +511,11 @@ fn bad_message(inner: &Inner, error: ErrorData) -> Response {
 
 const INITIALIZE: &str = "initialize";
 
-async fn post(inner: &Arc<Inner>, headers: &HeaderMap, body: Body) -> Response {
+async fn post<B>(inner: &Arc<Inner>, headers: &HeaderMap, body: B) -> Response
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
         return inner.reject(
             StatusCode::NOT_ACCEPTABLE,
@@ -573,15 +623,16 @@ async fn dispatch(
         Some(Answer::Sse { stream, .. }) => Some(*stream),
         _ => None,
     };
-    if session.push(messages, stream).await.is_err() {
+    let Ok(queued) = session.push(messages, stream).await else {
         return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
-    }
+    };
     // The head of an SSE answer waits until the runtime has handled the POST's
     // messages (or the stream's first event, or its end): a handler that answers at
     // once has then queued its event and ended the stream, and hyper writes head, event
     // and end in one write instead of three, each a wake-up of the client. A handler
-    // still running leaves the stream open and the head goes out.
-    if let Some(Answer::Sse { handled, .. }) = &mut answer {
+    // still running leaves the stream open and the head goes out. Messages the runtime
+    // took directly were handled before `push` returned.
+    if queued && let Some(Answer::Sse { handled, .. }) = &mut answer {
         let _ = handled.await;
     }
     for id in &cancelled {
@@ -609,31 +660,59 @@ async fn dispatch(
                 }
             }
             let body = if out.len() == 1 {
-                serde_json::to_vec(&out[0])
+                out.swap_remove(0)
             } else {
-                serde_json::to_vec(&out)
+                format!("[{}]", out.join(","))
             };
             Response::builder()
                 .status(StatusCode::OK)
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(Body::from(body.unwrap_or_default()))
+                .header(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )
+                .body(Body::from(body))
                 .unwrap_or_else(|_| Response::new(Body::empty()))
         }
     };
-    if session.stateful
-        && let Ok(v) = HeaderValue::from_str(&session.id)
-    {
-        response.headers_mut().insert(MCP_SESSION_ID, v);
+    if let Some(v) = &session.id_header {
+        response.headers_mut().insert(MCP_SESSION_ID, v.clone());
     }
     response
 }
 
-fn sse_response(events: futures::stream::BoxStream<'static, Bytes>) -> Response {
+/// An SSE answer. The events already queued are taken at once; when the stream has
+/// ended too (a handler that answered in its first poll), the answer goes out as one
+/// body of known length instead of a chunked stream: one write, no chunk framing, and
+/// nothing left for hyper to poll.
+fn sse_response(mut events: futures::stream::BoxStream<'static, Bytes>) -> Response {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut ready = Vec::new();
+    // Polling with a waker that does nothing is sound: a pending stream is polled
+    // again by hyper, with its own waker, before anything waits on it.
+    let complete = loop {
+        match events.poll_next_unpin(&mut cx) {
+            std::task::Poll::Ready(Some(event)) => ready.push(event),
+            std::task::Poll::Ready(None) => break true,
+            std::task::Poll::Pending => break false,
+        }
+    };
+    let body = if complete {
+        Body::from(match ready.len() {
+            1 => ready.swap_remove(0),
+            _ => Bytes::from(ready.concat()),
+        })
+    } else {
+        let events = futures::stream::iter(ready).chain(events);
+        Body::from_stream(events.map(Ok::<_, Infallible>))
+    };
     Response::builder()
         .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .body(Body::from_stream(events.map(Ok::<_, Infallible>)))
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        )
+        .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
+        .body(body)
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
@@ -686,8 +765,8 @@ fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
         },
     };
     let mut response = sse_response(events);
-    if let Ok(v) = HeaderValue::from_str(&session.id) {
-        response.headers_mut().insert(MCP_SESSION_ID, v);
+    if let Some(v) = &session.id_header {
+        response.headers_mut().insert(MCP_SESSION_ID, v.clone());
     }
     response
 }

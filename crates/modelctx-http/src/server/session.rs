@@ -3,13 +3,15 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use modelctx_transport::{MessageSink, MessageStream, Transport, TransportError, TransportMessage};
-use modelctx_types::{JsonRpcMessage, RequestId};
+use modelctx_transport::{
+    DirectReceiver, MessageSink, MessageStream, Transport, TransportError, TransportMessage,
+};
+use modelctx_types::{JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -25,8 +27,8 @@ pub(crate) const STANDALONE: u64 = 0;
 enum Route {
     /// On SSE stream N.
     Sse(u64),
-    /// As the single JSON body of its POST.
-    Json(oneshot::Sender<JsonRpcMessage>),
+    /// As the single JSON body of its POST (the response's JSON text).
+    Json(oneshot::Sender<String>),
 }
 
 #[derive(Default)]
@@ -75,13 +77,20 @@ pub(crate) struct SessionState {
     pub(crate) stateful: bool,
     config: Arc<StreamableHttpServerConfig>,
     inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    /// The session runtime's direct entry, when it offered one: a POST's messages are
+    /// then handled on the POST's own task (weak: the runtime holds this session).
+    direct: OnceLock<Weak<dyn DirectReceiver>>,
     routes: Mutex<Routes>,
     pub(crate) closed: CancellationToken,
     last_activity: Mutex<Instant>,
     /// The id of the initialize request, until its response passes.
     init_request: Mutex<Option<RequestId>>,
+    /// The data of every priming event (shared, not allocated per stream).
+    empty: Arc<str>,
     /// The protocol version negotiated by initialize, once its result passed.
-    negotiated: Mutex<Option<String>>,
+    negotiated: OnceLock<ProtocolVersion>,
+    /// `Mcp-Session-Id` as a header value, for every answer of a stateful session.
+    pub(crate) id_header: Option<http::HeaderValue>,
     on_end: Mutex<Option<OnEnd>>,
 }
 
@@ -96,8 +105,8 @@ pub(crate) enum Answer {
         /// Resolves when the head may go out (see [`StreamState::handled`]).
         handled: oneshot::Receiver<()>,
     },
-    /// One JSON response per request, in order.
-    Json(Vec<oneshot::Receiver<JsonRpcMessage>>),
+    /// One JSON response (its text) per request, in order.
+    Json(Vec<oneshot::Receiver<String>>),
 }
 
 impl SessionState {
@@ -115,16 +124,24 @@ impl SessionState {
         if stateful {
             routes.streams.insert(STANDALONE, StreamState::default());
         }
+        let id_header = if stateful {
+            http::HeaderValue::from_str(&id).ok()
+        } else {
+            None
+        };
         let state = Arc::new(Self {
+            id_header,
             id,
             stateful,
             config,
             inbound: Mutex::new(Some(tx)),
+            direct: OnceLock::new(),
             routes: Mutex::new(routes),
             closed: CancellationToken::new(),
             last_activity: Mutex::new(Instant::now()),
             init_request: Mutex::new(None),
-            negotiated: Mutex::new(None),
+            negotiated: OnceLock::new(),
+            empty: Arc::from(""),
             on_end: Mutex::new(on_end),
         });
         (state, rx)
@@ -150,11 +167,8 @@ impl SessionState {
     }
 
     /// The protocol version initialize negotiated, once known.
-    pub(crate) fn negotiated_version(&self) -> Option<String> {
-        self.negotiated
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    pub(crate) fn negotiated_version(&self) -> Option<&ProtocolVersion> {
+        self.negotiated.get()
     }
 
     pub(crate) fn expect_initialize(&self, id: RequestId) {
@@ -205,26 +219,46 @@ impl SessionState {
 
     /// Hands `messages` to the session's handlers, in order. `answer` names the SSE
     /// stream answering them, released once the runtime has handled the last one.
+    ///
+    /// While nothing waits in the session's queue, messages the runtime takes directly
+    /// ([`DirectReceiver`]) are handled here, on the POST's task: a handler that answers
+    /// at once has answered when this returns. The first message it gives back, and
+    /// every later one, go through the queue. `Ok(true)` when some did.
     pub(crate) async fn push(
         &self,
         messages: Vec<JsonRpcMessage>,
         mut answer: Option<u64>,
-    ) -> Result<(), ()> {
+    ) -> Result<bool, ()> {
         let tx = self
             .inbound
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or(())?;
-        let last = messages.len().saturating_sub(1);
-        for (i, message) in messages.into_iter().enumerate() {
+        let mut messages = messages.into_iter();
+        let mut queued = Vec::new();
+        let direct = self.direct.get().and_then(Weak::upgrade);
+        if let Some(direct) = direct
+            && tx.capacity() == tx.max_capacity()
+        {
+            for message in messages.by_ref() {
+                if let Some(back) = direct.receive(TransportMessage::new(message)) {
+                    queued.push(back);
+                    break;
+                }
+            }
+        }
+        queued.extend(messages.map(TransportMessage::new));
+        let last = queued.len().saturating_sub(1);
+        let any = !queued.is_empty();
+        for (i, message) in queued.into_iter().enumerate() {
             let inbound = Inbound {
-                message: TransportMessage::new(message),
+                message,
                 taken: if i == last { answer.take() } else { None },
             };
             tx.send(inbound).await.map_err(|_| ())?;
         }
-        Ok(())
+        Ok(any)
     }
 
     /// Whether inbound request `id` is still waiting for its response.
@@ -282,12 +316,8 @@ impl SessionState {
             seq: stream.next_seq,
         };
         stream.next_seq += 1;
-        store.store(&self.id, id, Arc::from(""));
-        Some(sse::encode(
-            Some(&id.to_string()),
-            "",
-            Some(self.config.retry_interval),
-        ))
+        store.store(&self.id, id, self.empty.clone());
+        Some(sse::encode(Some(id), "", Some(self.config.retry_interval)))
     }
 
     /// Opens the standalone GET stream; `None` when one is already connected.
@@ -321,7 +351,7 @@ impl SessionState {
             .iter()
             .map(|(id, data)| {
                 let retry = (id.seq == 0).then_some(self.config.retry_interval);
-                sse::encode(Some(&id.to_string()), data, retry)
+                sse::encode(Some(*id), data, retry)
             })
             .collect();
         match routes.streams.get_mut(&after.stream) {
@@ -397,11 +427,11 @@ impl SessionState {
                 };
                 stream.next_seq += 1;
                 store.store(&self.id, id, Arc::from(data));
-                Some(id.to_string())
+                Some(id)
             }
             _ => None,
         };
-        let event = sse::encode(id.as_deref(), data, None);
+        let event = sse::encode(id, data, None);
         if let Some(conn) = &stream.conn {
             match conn.try_send(event) {
                 Ok(()) => return,
@@ -456,7 +486,7 @@ impl SessionState {
                 self.note_initialize_result(&id, &msg);
                 match routes.requests.remove(&id) {
                     Some(Route::Json(tx)) => {
-                        let _ = tx.send(msg);
+                        let _ = tx.send(data);
                     }
                     Some(Route::Sse(stream_id)) => {
                         self.deliver(&mut routes, stream_id, &data);
@@ -519,8 +549,11 @@ impl SessionState {
                 protocol_version: String,
             }
             if let Ok(i) = serde_json::from_str::<Init>(r.result.get()) {
-                *self.negotiated.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some(i.protocol_version);
+                let version = ProtocolVersion::SUPPORTED
+                    .into_iter()
+                    .find(|v| v.as_str() == i.protocol_version)
+                    .unwrap_or_else(|| ProtocolVersion::new(i.protocol_version));
+                let _ = self.negotiated.set(version);
             }
         }
     }
@@ -678,6 +711,10 @@ impl MessageStream for HttpServerStream {
             self.taken = inbound.taken;
             Some(Ok(inbound.message))
         })
+    }
+
+    fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
+        let _ = self.state.direct.set(Arc::downgrade(&receiver));
     }
 }
 
