@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use modelctx_session::Peer;
-use modelctx_transport::{MessageStream, Transport, TransportError, TransportMessage};
+use modelctx_transport::{
+    DirectReceiver, MessageStream, Transport, TransportError, TransportMessage,
+};
 use modelctx_types::{JsonRpcMessage, RawValue};
 use tokio::sync::watch;
 
@@ -68,6 +70,12 @@ impl<S: MessageStream> MessageStream for CountingStream<S> {
             }
             next
         })
+    }
+
+    // Only requests and responses are taken directly; the log messages counted here
+    // are notifications, which always come through `recv`.
+    fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
+        self.inner.offer_direct(receiver);
     }
 }
 

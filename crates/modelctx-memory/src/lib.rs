@@ -30,10 +30,14 @@
 #[cfg(feature = "mock")]
 mod mock;
 
-use std::sync::RwLock;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 use futures::future::BoxFuture;
-use modelctx_transport::{MessageSink, MessageStream, Transport, TransportError, TransportMessage};
+use modelctx_transport::{
+    DirectReceiver, MessageSink, MessageStream, Transport, TransportError, TransportMessage,
+};
 use tokio::sync::mpsc;
 
 #[cfg(feature = "mock")]
@@ -53,16 +57,66 @@ pub fn pair_with_capacity(capacity: usize) -> (MemoryTransport, MemoryTransport)
     let capacity = capacity.max(1);
     let (a_tx, b_rx) = mpsc::channel(capacity);
     let (b_tx, a_rx) = mpsc::channel(capacity);
+    let (to_b, to_a) = (Arc::new(Inbox::default()), Arc::new(Inbox::default()));
     (
         MemoryTransport {
-            sink: MemorySink::new(a_tx),
-            stream: MemoryStream { rx: a_rx },
+            sink: MemorySink::new(a_tx, to_b.clone()),
+            stream: MemoryStream::new(a_rx, to_a.clone()),
         },
         MemoryTransport {
-            sink: MemorySink::new(b_tx),
-            stream: MemoryStream { rx: b_rx },
+            sink: MemorySink::new(b_tx, to_a),
+            stream: MemoryStream::new(b_rx, to_b),
         },
     )
+}
+
+/// One direction's delivery state, shared by the sending sink and the receiving stream.
+#[derive(Default)]
+struct Inbox {
+    /// The receiver's direct entry, once its session offered one (weak: the receiver
+    /// holds the sink of the other direction, which may hold this).
+    direct: OnceLock<Weak<dyn DirectReceiver>>,
+    /// Messages queued, or taken by the receiver and not yet handled (it handles one
+    /// until it asks for the next). A message goes direct only when this is zero, so
+    /// it never overtakes one sent before it.
+    queued: AtomicUsize,
+}
+
+impl std::fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbox")
+            .field("direct", &self.direct.get().is_some())
+            .field("queued", &self.queued.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// How deeply direct deliveries may nest on one thread: a handler that, in its first
+/// poll, sends a request whose handler sends one back, and so on. Deeper messages are
+/// queued, so a ping-pong of handlers cannot exhaust the stack.
+const MAX_DIRECT_DEPTH: u32 = 8;
+
+thread_local! {
+    static DIRECT_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Hands `message` to the receiver on this task when it takes messages directly and
+/// nothing sent earlier is still waiting; gives it back otherwise.
+fn try_direct(inbox: &Inbox, message: TransportMessage) -> Option<TransportMessage> {
+    if inbox.queued.load(Ordering::Acquire) != 0 {
+        return Some(message);
+    }
+    let Some(receiver) = inbox.direct.get().and_then(Weak::upgrade) else {
+        return Some(message);
+    };
+    let depth = DIRECT_DEPTH.with(Cell::get);
+    if depth >= MAX_DIRECT_DEPTH {
+        return Some(message);
+    }
+    DIRECT_DEPTH.with(|d| d.set(depth + 1));
+    let back = receiver.receive(message);
+    DIRECT_DEPTH.with(|d| d.set(depth));
+    back
 }
 
 /// One end of an in-process connection.
@@ -82,16 +136,23 @@ impl Transport for MemoryTransport {
 }
 
 /// The sending half of a [`MemoryTransport`].
+///
+/// When the receiving session takes messages directly (the session runtime offers
+/// it) and nothing sent earlier is still waiting, a request or response is handled on
+/// the sender's task: a handler that answers in its first poll has answered when `send`
+/// returns, with no task hand-off either way.
 #[derive(Debug)]
 pub struct MemorySink {
     /// `None` once closed; dropping the last sender ends the peer's stream.
     tx: RwLock<Option<mpsc::Sender<TransportMessage>>>,
+    inbox: Arc<Inbox>,
 }
 
 impl MemorySink {
-    fn new(tx: mpsc::Sender<TransportMessage>) -> Self {
+    fn new(tx: mpsc::Sender<TransportMessage>, inbox: Arc<Inbox>) -> Self {
         Self {
             tx: RwLock::new(Some(tx)),
+            inbox,
         }
     }
 
@@ -102,6 +163,15 @@ impl MemorySink {
 
 impl MessageSink for MemorySink {
     fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {
+        let closed = self.tx.read().map_or(true, |g| g.is_none());
+        if closed {
+            return Box::pin(std::future::ready(Err(TransportError::closed())));
+        }
+        let Some(message) = try_direct(&self.inbox, message) else {
+            return Box::pin(std::future::ready(Ok(())));
+        };
+        let queued = &self.inbox.queued;
+        queued.fetch_add(1, Ordering::AcqRel);
         // The common case, room in the channel, costs no sender clone.
         let message = match self.tx.read() {
             Ok(guard) => match guard.as_ref() {
@@ -109,19 +179,27 @@ impl MessageSink for MemorySink {
                     Ok(()) => return Box::pin(std::future::ready(Ok(()))),
                     Err(mpsc::error::TrySendError::Full(message)) => message,
                     Err(mpsc::error::TrySendError::Closed(_)) => {
+                        queued.fetch_sub(1, Ordering::AcqRel);
                         return Box::pin(std::future::ready(Err(TransportError::closed())));
                     }
                 },
-                None => return Box::pin(std::future::ready(Err(TransportError::closed()))),
+                None => {
+                    queued.fetch_sub(1, Ordering::AcqRel);
+                    return Box::pin(std::future::ready(Err(TransportError::closed())));
+                }
             },
             Err(_) => message,
         };
         let tx = self.sender();
         Box::pin(async move {
-            match tx {
+            let sent = match tx {
                 Some(tx) => tx.send(message).await.map_err(|_| TransportError::closed()),
                 None => Err(TransportError::closed()),
+            };
+            if sent.is_err() {
+                queued.fetch_sub(1, Ordering::AcqRel);
             }
+            sent
         })
     }
 
@@ -137,11 +215,35 @@ impl MessageSink for MemorySink {
 #[derive(Debug)]
 pub struct MemoryStream {
     rx: mpsc::Receiver<TransportMessage>,
+    inbox: Arc<Inbox>,
+    /// A message was taken and is being handled until the next `recv`.
+    holding: bool,
+}
+
+impl MemoryStream {
+    fn new(rx: mpsc::Receiver<TransportMessage>, inbox: Arc<Inbox>) -> Self {
+        Self {
+            rx,
+            inbox,
+            holding: false,
+        }
+    }
 }
 
 impl MessageStream for MemoryStream {
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
-        Box::pin(async move { self.rx.recv().await.map(Ok) })
+        if std::mem::take(&mut self.holding) {
+            self.inbox.queued.fetch_sub(1, Ordering::AcqRel);
+        }
+        Box::pin(async move {
+            let message = self.rx.recv().await?;
+            self.holding = true;
+            Some(Ok(message))
+        })
+    }
+
+    fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
+        let _ = self.inbox.direct.set(Arc::downgrade(&receiver));
     }
 }
 

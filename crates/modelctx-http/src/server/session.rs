@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use bytes::Bytes;
@@ -80,6 +81,10 @@ pub(crate) struct SessionState {
     /// The session runtime's direct entry, when it offered one: a POST's messages are
     /// then handled on the POST's own task (weak: the runtime holds this session).
     direct: OnceLock<Weak<dyn DirectReceiver>>,
+    /// Messages queued for the runtime, or taken and not yet handled (it handles one
+    /// until it asks for the next): a message goes direct only when this is zero, so it
+    /// never overtakes one that came before it.
+    queued: AtomicUsize,
     routes: Mutex<Routes>,
     pub(crate) closed: CancellationToken,
     last_activity: Mutex<Instant>,
@@ -136,6 +141,7 @@ impl SessionState {
             config,
             inbound: Mutex::new(Some(tx)),
             direct: OnceLock::new(),
+            queued: AtomicUsize::new(0),
             routes: Mutex::new(routes),
             closed: CancellationToken::new(),
             last_activity: Mutex::new(Instant::now()),
@@ -239,7 +245,7 @@ impl SessionState {
         let mut queued = Vec::new();
         let direct = self.direct.get().and_then(Weak::upgrade);
         if let Some(direct) = direct
-            && tx.capacity() == tx.max_capacity()
+            && self.queued.load(Ordering::Acquire) == 0
         {
             for message in messages.by_ref() {
                 if let Some(back) = direct.receive(TransportMessage::new(message)) {
@@ -256,7 +262,11 @@ impl SessionState {
                 message,
                 taken: if i == last { answer.take() } else { None },
             };
-            tx.send(inbound).await.map_err(|_| ())?;
+            self.queued.fetch_add(1, Ordering::AcqRel);
+            if tx.send(inbound).await.is_err() {
+                self.queued.fetch_sub(1, Ordering::AcqRel);
+                return Err(());
+            }
         }
         Ok(any)
     }
@@ -629,6 +639,7 @@ impl Transport for HttpServerTransport {
                 closed: self.state.closed.clone(),
                 state: self.state.clone(),
                 taken: None,
+                holding: false,
             },
         )
     }
@@ -689,6 +700,8 @@ pub struct HttpServerStream {
     /// The answer stream of the previous message, released when the runtime asks for
     /// the next one.
     taken: Option<u64>,
+    /// A message was taken and is being handled until the next `recv`.
+    holding: bool,
 }
 
 impl fmt::Debug for HttpServerStream {
@@ -702,6 +715,9 @@ impl MessageStream for HttpServerStream {
         if let Some(stream) = self.taken.take() {
             self.state.release(stream);
         }
+        if std::mem::take(&mut self.holding) {
+            self.state.queued.fetch_sub(1, Ordering::AcqRel);
+        }
         Box::pin(async move {
             let inbound = tokio::select! {
                 biased;
@@ -709,6 +725,7 @@ impl MessageStream for HttpServerStream {
                 () = self.closed.cancelled() => return None,
             };
             self.taken = inbound.taken;
+            self.holding = true;
             Some(Ok(inbound.message))
         })
     }
