@@ -274,6 +274,113 @@ mod tests {
         assert!(b_stream.recv().await.is_none());
     }
 
+    fn request(id: i64) -> TransportMessage {
+        let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call"}}"#);
+        TransportMessage::new(text.parse().unwrap())
+    }
+
+    /// Takes requests (recording their ids), gives every other message back.
+    #[derive(Default)]
+    struct TakesRequests {
+        taken: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl DirectReceiver for TakesRequests {
+        fn receive(&self, message: TransportMessage) -> Option<TransportMessage> {
+            match &message.message {
+                JsonRpcMessage::Request(r) => {
+                    self.taken.lock().unwrap().push(r.id.to_string());
+                    None
+                }
+                _ => Some(message),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_direct_receiver_takes_requests_but_never_overtakes_a_queued_message() {
+        let (a, b) = pair();
+        let (a_sink, _a_stream) = a.split();
+        let (_b_sink, mut b_stream) = b.split();
+        let receiver = Arc::new(TakesRequests::default());
+        b_stream.offer_direct(receiver.clone());
+
+        // Nothing waits: the request is taken on the sender's task.
+        a_sink.send(request(1)).await.unwrap();
+        assert_eq!(*receiver.taken.lock().unwrap(), ["1"]);
+
+        // A notification is given back and queued; a request sent after it queues too.
+        a_sink.send(note("first")).await.unwrap();
+        a_sink.send(request(2)).await.unwrap();
+        assert_eq!(receiver.taken.lock().unwrap().len(), 1);
+        let first = b_stream.recv().await.unwrap().unwrap();
+        assert_eq!(first.message.method(), Some("first"));
+        let second = b_stream.recv().await.unwrap().unwrap();
+        assert_eq!(
+            second.message.id().map(ToString::to_string).as_deref(),
+            Some("2")
+        );
+
+        // Still being handled until the receiver asks for the next message.
+        a_sink.send(request(3)).await.unwrap();
+        assert_eq!(receiver.taken.lock().unwrap().len(), 1);
+        let third = b_stream.recv().await.unwrap().unwrap();
+        assert_eq!(
+            third.message.id().map(ToString::to_string).as_deref(),
+            Some("3")
+        );
+        drop(b_stream.recv());
+        a_sink.send(request(4)).await.unwrap();
+        assert_eq!(*receiver.taken.lock().unwrap(), ["1", "4"]);
+    }
+
+    /// Answers every request by sending another one back the same way, at once.
+    struct PingPong {
+        sink: std::sync::Mutex<Option<Arc<MemorySink>>>,
+        depth: std::sync::atomic::AtomicUsize,
+    }
+
+    impl DirectReceiver for PingPong {
+        fn receive(&self, message: TransportMessage) -> Option<TransportMessage> {
+            let JsonRpcMessage::Request(r) = &message.message else {
+                return Some(message);
+            };
+            let next = r.id.to_string().parse::<i64>().unwrap() + 1;
+            self.depth.fetch_max(next as usize, Ordering::Relaxed);
+            let sink = self.sink.lock().unwrap().clone().unwrap();
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            let sent = sink.send(request(next)).as_mut().poll(&mut cx);
+            assert!(matches!(sent, std::task::Poll::Ready(Ok(()))));
+            None
+        }
+    }
+
+    #[tokio::test]
+    async fn direct_deliveries_nest_only_so_deep() {
+        let (a, b) = pair();
+        let (a_sink, _a_stream) = a.split();
+        let (_b_sink, mut b_stream) = b.split();
+        let a_sink = Arc::new(a_sink);
+        let receiver = Arc::new(PingPong {
+            sink: std::sync::Mutex::new(Some(a_sink.clone())),
+            depth: AtomicUsize::new(0),
+        });
+        b_stream.offer_direct(receiver.clone());
+        a_sink.send(request(0)).await.unwrap();
+        // Requests 0..=7 were taken directly, each inside the one before; request 8
+        // was queued instead of nesting deeper.
+        assert_eq!(
+            receiver.depth.load(Ordering::Relaxed),
+            MAX_DIRECT_DEPTH as usize
+        );
+        let queued = b_stream.recv().await.unwrap().unwrap();
+        assert_eq!(
+            queued.message.id().map(ToString::to_string),
+            Some(MAX_DIRECT_DEPTH.to_string())
+        );
+        receiver.sink.lock().unwrap().take();
+    }
+
     #[tokio::test]
     async fn sending_to_a_dropped_peer_fails_closed() {
         let (a, b) = pair();
