@@ -30,13 +30,12 @@
 #[cfg(feature = "mock")]
 mod mock;
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, RwLock};
 
 use futures::future::BoxFuture;
 use modelctx_transport::{
-    DirectReceiver, MessageSink, MessageStream, Transport, TransportError, TransportMessage,
+    DirectReceiver, DirectSlot, Holding, MessageSink, MessageStream, Transport, TransportError,
+    TransportMessage,
 };
 use tokio::sync::mpsc;
 
@@ -57,7 +56,10 @@ pub fn pair_with_capacity(capacity: usize) -> (MemoryTransport, MemoryTransport)
     let capacity = capacity.max(1);
     let (a_tx, b_rx) = mpsc::channel(capacity);
     let (b_tx, a_rx) = mpsc::channel(capacity);
-    let (to_b, to_a) = (Arc::new(Inbox::default()), Arc::new(Inbox::default()));
+    let (to_b, to_a) = (
+        Arc::new(DirectSlot::default()),
+        Arc::new(DirectSlot::default()),
+    );
     (
         MemoryTransport {
             sink: MemorySink::new(a_tx, to_b.clone()),
@@ -68,55 +70,6 @@ pub fn pair_with_capacity(capacity: usize) -> (MemoryTransport, MemoryTransport)
             stream: MemoryStream::new(b_rx, to_b),
         },
     )
-}
-
-/// One direction's delivery state, shared by the sending sink and the receiving stream.
-#[derive(Default)]
-struct Inbox {
-    /// The receiver's direct entry, once its session offered one (weak: the receiver
-    /// holds the sink of the other direction, which may hold this).
-    direct: OnceLock<Weak<dyn DirectReceiver>>,
-    /// Messages queued, or taken by the receiver and not yet handled (it handles one
-    /// until it asks for the next). A message goes direct only when this is zero, so
-    /// it never overtakes one sent before it.
-    queued: AtomicUsize,
-}
-
-impl std::fmt::Debug for Inbox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Inbox")
-            .field("direct", &self.direct.get().is_some())
-            .field("queued", &self.queued.load(Ordering::Relaxed))
-            .finish()
-    }
-}
-
-/// How deeply direct deliveries may nest on one thread: a handler that, in its first
-/// poll, sends a request whose handler sends one back, and so on. Deeper messages are
-/// queued, so a ping-pong of handlers cannot exhaust the stack.
-const MAX_DIRECT_DEPTH: u32 = 8;
-
-thread_local! {
-    static DIRECT_DEPTH: Cell<u32> = const { Cell::new(0) };
-}
-
-/// Hands `message` to the receiver on this task when it takes messages directly and
-/// nothing sent earlier is still waiting; gives it back otherwise.
-fn try_direct(inbox: &Inbox, message: TransportMessage) -> Option<TransportMessage> {
-    if inbox.queued.load(Ordering::Acquire) != 0 {
-        return Some(message);
-    }
-    let Some(receiver) = inbox.direct.get().and_then(Weak::upgrade) else {
-        return Some(message);
-    };
-    let depth = DIRECT_DEPTH.with(Cell::get);
-    if depth >= MAX_DIRECT_DEPTH {
-        return Some(message);
-    }
-    DIRECT_DEPTH.with(|d| d.set(depth + 1));
-    let back = receiver.receive(message);
-    DIRECT_DEPTH.with(|d| d.set(depth));
-    back
 }
 
 /// One end of an in-process connection.
@@ -140,19 +93,20 @@ impl Transport for MemoryTransport {
 /// When the receiving session takes messages directly (the session runtime offers
 /// it) and nothing sent earlier is still waiting, a request or response is handled on
 /// the sender's task: a handler that answers in its first poll has answered when `send`
-/// returns, with no task hand-off either way.
+/// returns, with no task hand-off either way. Nesting is bounded
+/// ([`MAX_DIRECT_DEPTH`](modelctx_transport::MAX_DIRECT_DEPTH)).
 #[derive(Debug)]
 pub struct MemorySink {
     /// `None` once closed; dropping the last sender ends the peer's stream.
     tx: RwLock<Option<mpsc::Sender<TransportMessage>>>,
-    inbox: Arc<Inbox>,
+    direct: Arc<DirectSlot>,
 }
 
 impl MemorySink {
-    fn new(tx: mpsc::Sender<TransportMessage>, inbox: Arc<Inbox>) -> Self {
+    fn new(tx: mpsc::Sender<TransportMessage>, direct: Arc<DirectSlot>) -> Self {
         Self {
             tx: RwLock::new(Some(tx)),
-            inbox,
+            direct,
         }
     }
 
@@ -167,11 +121,11 @@ impl MessageSink for MemorySink {
         if closed {
             return Box::pin(std::future::ready(Err(TransportError::closed())));
         }
-        let Some(message) = try_direct(&self.inbox, message) else {
+        let Some(message) = self.direct.try_deliver(message) else {
             return Box::pin(std::future::ready(Ok(())));
         };
-        let queued = &self.inbox.queued;
-        queued.fetch_add(1, Ordering::AcqRel);
+        let direct = &self.direct;
+        direct.queue();
         // The common case, room in the channel, costs no sender clone.
         let message = match self.tx.read() {
             Ok(guard) => match guard.as_ref() {
@@ -179,12 +133,12 @@ impl MessageSink for MemorySink {
                     Ok(()) => return Box::pin(std::future::ready(Ok(()))),
                     Err(mpsc::error::TrySendError::Full(message)) => message,
                     Err(mpsc::error::TrySendError::Closed(_)) => {
-                        queued.fetch_sub(1, Ordering::AcqRel);
+                        direct.unqueue();
                         return Box::pin(std::future::ready(Err(TransportError::closed())));
                     }
                 },
                 None => {
-                    queued.fetch_sub(1, Ordering::AcqRel);
+                    direct.unqueue();
                     return Box::pin(std::future::ready(Err(TransportError::closed())));
                 }
             },
@@ -197,7 +151,7 @@ impl MessageSink for MemorySink {
                 None => Err(TransportError::closed()),
             };
             if sent.is_err() {
-                queued.fetch_sub(1, Ordering::AcqRel);
+                direct.unqueue();
             }
             sent
         })
@@ -215,35 +169,32 @@ impl MessageSink for MemorySink {
 #[derive(Debug)]
 pub struct MemoryStream {
     rx: mpsc::Receiver<TransportMessage>,
-    inbox: Arc<Inbox>,
-    /// A message was taken and is being handled until the next `recv`.
-    holding: bool,
+    direct: Arc<DirectSlot>,
+    holding: Holding,
 }
 
 impl MemoryStream {
-    fn new(rx: mpsc::Receiver<TransportMessage>, inbox: Arc<Inbox>) -> Self {
+    fn new(rx: mpsc::Receiver<TransportMessage>, direct: Arc<DirectSlot>) -> Self {
         Self {
             rx,
-            inbox,
-            holding: false,
+            direct,
+            holding: Holding::default(),
         }
     }
 }
 
 impl MessageStream for MemoryStream {
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
-        if std::mem::take(&mut self.holding) {
-            self.inbox.queued.fetch_sub(1, Ordering::AcqRel);
-        }
+        self.holding.next(&self.direct);
         Box::pin(async move {
             let message = self.rx.recv().await?;
-            self.holding = true;
+            self.holding.took();
             Some(Ok(message))
         })
     }
 
     fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
-        let _ = self.inbox.direct.set(Arc::downgrade(&receiver));
+        self.direct.offer(&receiver);
     }
 }
 
@@ -251,6 +202,7 @@ impl MessageStream for MemoryStream {
 mod tests {
     use super::*;
     use modelctx_types::{JsonRpcMessage, JsonRpcNotification};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn note(method: &'static str) -> TransportMessage {
         TransportMessage::new(JsonRpcMessage::Notification(JsonRpcNotification::new(
@@ -337,7 +289,7 @@ mod tests {
     /// Answers every request by sending another one back the same way, at once.
     struct PingPong {
         sink: std::sync::Mutex<Option<Arc<MemorySink>>>,
-        depth: std::sync::atomic::AtomicUsize,
+        depth: AtomicUsize,
     }
 
     impl DirectReceiver for PingPong {
@@ -371,12 +323,12 @@ mod tests {
         // was queued instead of nesting deeper.
         assert_eq!(
             receiver.depth.load(Ordering::Relaxed),
-            MAX_DIRECT_DEPTH as usize
+            modelctx_transport::MAX_DIRECT_DEPTH as usize
         );
         let queued = b_stream.recv().await.unwrap().unwrap();
         assert_eq!(
             queued.message.id().map(ToString::to_string),
-            Some(MAX_DIRECT_DEPTH.to_string())
+            Some(modelctx_transport::MAX_DIRECT_DEPTH.to_string())
         );
         receiver.sink.lock().unwrap().take();
     }

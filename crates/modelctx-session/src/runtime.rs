@@ -142,20 +142,8 @@ impl Receiver {
                     }
                 }
                 Some(Ok(message)) => match message.message {
-                    JsonRpcMessage::Request(r) => {
-                        if let Some(job) = self.core.on_request(r) {
-                            run_inline_or_spawn(job).await;
-                        }
-                    }
                     JsonRpcMessage::Notification(n) => self.on_notification(n),
-                    JsonRpcMessage::Response(r) => {
-                        self.core.shared.complete(&r.id, Outcome::Result(r.result));
-                    }
-                    JsonRpcMessage::Error(e) => {
-                        if let Some(id) = &e.id {
-                            self.core.shared.complete(id, Outcome::Error(e.error));
-                        }
-                    }
+                    other => self.core.take(other),
                 },
             }
         }
@@ -248,32 +236,39 @@ impl DirectReceiver for Core {
     /// notifications (cancellation, progress, ordered delivery to handlers) go through
     /// the receive task.
     fn receive(&self, message: TransportMessage) -> Option<TransportMessage> {
-        let shared = &self.shared;
         let direct = !self.peer.is_closed()
-            && shared.phase.get() == Phase::Operational
+            && self.shared.phase.get() == Phase::Operational
             && !matches!(message.message, JsonRpcMessage::Notification(_));
         if !direct {
             return Some(message);
         }
-        match message.message {
-            JsonRpcMessage::Request(r) => {
-                if let Some(job) = self.on_request(r) {
-                    poll_once_or_spawn(job);
-                }
-            }
-            JsonRpcMessage::Response(r) => shared.complete(&r.id, Outcome::Result(r.result)),
-            JsonRpcMessage::Error(e) => {
-                if let Some(id) = &e.id {
-                    shared.complete(id, Outcome::Error(e.error));
-                }
-            }
-            JsonRpcMessage::Notification(_) => {}
-        }
+        self.take(message.message);
         None
     }
 }
 
 impl Core {
+    /// Handles a request (its handler polled once here, spawned if still pending) or
+    /// a response to one of our requests; notifications are the receive task's.
+    fn take(&self, message: JsonRpcMessage) {
+        match message {
+            JsonRpcMessage::Request(r) => {
+                if let Some(job) = self.on_request(r) {
+                    poll_once_or_spawn(job);
+                }
+            }
+            JsonRpcMessage::Response(r) => {
+                self.shared.complete(&r.id, Outcome::Result(r.result));
+            }
+            JsonRpcMessage::Error(e) => {
+                if let Some(id) = &e.id {
+                    self.shared.complete(id, Outcome::Error(e.error));
+                }
+            }
+            JsonRpcMessage::Notification(_) => {}
+        }
+    }
+
     fn spawn_send(&self, message: JsonRpcMessage, related: Option<RequestId>) {
         let shared = self.shared.clone();
         tokio::spawn(async move {
@@ -371,23 +366,15 @@ impl Core {
     }
 }
 
-/// Polls a request's job once on the receive task; only a job that is still pending after
-/// that (a handler that awaits something, or a full sink) gets a task of its own.
+/// Polls a request's job once, on whichever task received the request (the receive
+/// task, or a transport's task delivering directly); only a job that is still pending
+/// after that (a handler that awaits something, or a full sink) gets a task of its own.
 ///
 /// Most handlers answer in their first poll, so this saves a spawn and a task hand-off
-/// per request. User code is polled here but never awaited: a pending handler moves to
-/// its own task, which polls it again at once (so its wakers are re-registered there).
-async fn run_inline_or_spawn(mut job: BoxFuture<'static, ()>) {
-    let done = std::future::poll_fn(|cx| Poll::Ready(job.as_mut().poll(cx).is_ready())).await;
-    if !done {
-        tokio::spawn(job);
-    }
-}
-
-/// [`run_inline_or_spawn`] outside an async context (a transport's task calling
-/// [`DirectReceiver::receive`]): the first poll gets a waker that does nothing, which
-/// is sound because a job still pending is spawned, and its task polls it again at once,
-/// registering real wakers.
+/// per request. User code is polled here but never awaited. The first poll gets a waker
+/// that does nothing, which is sound because a pending job is spawned and its task
+/// polls it again at once, registering real wakers (and the receiving task is not woken
+/// for a job it no longer owns).
 fn poll_once_or_spawn(mut job: BoxFuture<'static, ()>) {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     if job.as_mut().poll(&mut cx).is_pending() {

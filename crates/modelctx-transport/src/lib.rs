@@ -23,7 +23,10 @@
 mod error;
 pub mod framing;
 
-use std::sync::Arc;
+use std::cell::Cell;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 use futures::future::BoxFuture;
 use modelctx_types::{JsonRpcMessage, RequestId};
@@ -127,6 +130,102 @@ pub trait DirectReceiver: Send + Sync + 'static {
     /// Call it only from within a tokio runtime, and only when no message is waiting in
     /// the `recv` queue (a message taken here would overtake it).
     fn receive(&self, message: TransportMessage) -> Option<TransportMessage>;
+}
+
+/// How deeply direct deliveries may nest on one thread (a handler that, in its first
+/// poll, sends a request whose handler sends one back, and so on, over in-process
+/// transports). Deeper messages are queued, so a ping-pong cannot exhaust the stack.
+pub const MAX_DIRECT_DEPTH: u32 = 8;
+
+thread_local! {
+    static DIRECT_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The transport's side of direct delivery for one direction of a connection: the
+/// receiver's [`DirectReceiver`], once offered, and the count of messages that went the
+/// queued way and are not yet handled.
+///
+/// The ordering rule lives here: a message is delivered directly only while that count
+/// is zero, so it never overtakes one sent before it. The transport calls
+/// [`queue`](Self::queue) before it queues a message (and [`unqueue`](Self::unqueue) if
+/// queueing failed), and its stream calls [`handled`](Self::handled) when the receiver
+/// asks for the next message after taking one (the receiver handles a message until it
+/// asks again) — [`Holding`] does that bookkeeping for a stream.
+#[derive(Default)]
+pub struct DirectSlot {
+    receiver: OnceLock<Weak<dyn DirectReceiver>>,
+    queued: AtomicUsize,
+}
+
+impl fmt::Debug for DirectSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DirectSlot")
+            .field("offered", &self.receiver.get().is_some())
+            .field("queued", &self.queued.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl DirectSlot {
+    /// Keeps the receiver's entry (weakly: the receiver holds the transport's sink);
+    /// what [`MessageStream::offer_direct`] does with it.
+    pub fn offer(&self, receiver: &Arc<dyn DirectReceiver>) {
+        let _ = self.receiver.set(Arc::downgrade(receiver));
+    }
+
+    /// Hands `message` to the receiver on this task when one was offered, nothing
+    /// queued is unhandled and nesting allows; gives it back otherwise (queue it then).
+    pub fn try_deliver(&self, message: TransportMessage) -> Option<TransportMessage> {
+        if self.queued.load(Ordering::Acquire) != 0 {
+            return Some(message);
+        }
+        let Some(receiver) = self.receiver.get().and_then(Weak::upgrade) else {
+            return Some(message);
+        };
+        let depth = DIRECT_DEPTH.with(Cell::get);
+        if depth >= MAX_DIRECT_DEPTH {
+            return Some(message);
+        }
+        DIRECT_DEPTH.with(|d| d.set(depth + 1));
+        let back = receiver.receive(message);
+        DIRECT_DEPTH.with(|d| d.set(depth));
+        back
+    }
+
+    /// A message is about to be queued.
+    pub fn queue(&self) {
+        self.queued.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Queueing the message announced with [`queue`](Self::queue) failed.
+    pub fn unqueue(&self) {
+        self.queued.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// The receiver has handled a queued message it took.
+    pub fn handled(&self) {
+        self.queued.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A stream's half of [`DirectSlot`] bookkeeping: whether the receiver holds a message
+/// it took from the queue. Call [`next`](Self::next) at the start of every `recv` and
+/// [`took`](Self::took) when `recv` yields a queued message.
+#[derive(Debug, Default)]
+pub struct Holding(bool);
+
+impl Holding {
+    /// The receiver asks for the next message: the one it held is handled.
+    pub fn next(&mut self, slot: &DirectSlot) {
+        if std::mem::take(&mut self.0) {
+            slot.handled();
+        }
+    }
+
+    /// `recv` yields a queued message.
+    pub fn took(&mut self) {
+        self.0 = true;
+    }
 }
 
 impl<S: MessageSink + ?Sized> MessageSink for Box<S> {

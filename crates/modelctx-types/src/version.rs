@@ -50,6 +50,11 @@ impl ProtocolVersion {
         Self::SUPPORTED.contains(self)
     }
 
+    /// The revision named `version` when this SDK speaks it (without allocating).
+    pub fn supported(version: &str) -> Option<Self> {
+        Self::SUPPORTED.into_iter().find(|v| v.as_str() == version)
+    }
+
     /// A server's answer to a client's requested version: the same version when we speak
     /// it, otherwise our latest (the client then decides whether it can go on).
     pub fn negotiate(requested: &Self) -> Self {

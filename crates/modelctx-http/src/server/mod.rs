@@ -396,54 +396,26 @@ fn protocol_version(
 ) -> Result<ProtocolVersion, Response> {
     let negotiated = session.and_then(SessionState::negotiated_version);
     match headers.get(MCP_PROTOCOL_VERSION) {
-        Some(value) => {
-            let supported = value.to_str().ok().and_then(|v| {
-                ProtocolVersion::SUPPORTED
-                    .into_iter()
-                    .find(|s| s.as_str() == v)
-            });
-            match supported {
-                Some(v) => Ok(negotiated.cloned().unwrap_or(v)),
-                None => Err(inner.reject(
-                    StatusCode::BAD_REQUEST,
-                    format!("Bad Request: unsupported MCP-Protocol-Version {value:?}"),
-                )),
-            }
-        }
+        Some(value) => match value.to_str().ok().and_then(ProtocolVersion::supported) {
+            Some(v) => Ok(negotiated.cloned().unwrap_or(v)),
+            None => Err(inner.reject(
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: unsupported MCP-Protocol-Version {value:?}"),
+            )),
+        },
         None => Ok(negotiated.cloned().unwrap_or(ProtocolVersion::V2025_03_26)),
     }
 }
 
-/// Reads the whole body, at most `max_body_bytes`. A body that arrives as one frame
-/// (the usual case) is passed on as is, without copying or buffering.
+/// Reads the whole body, at most `max_body_bytes` (a body that arrived as one frame is
+/// not copied).
 async fn read_body<B>(inner: &Inner, body: B) -> Result<Bytes, Response>
 where
     B: hyper::body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let limited = http_body_util::Limited::new(body, inner.config.max_body_bytes);
-    let collect = async move {
-        let mut limited = std::pin::pin!(limited);
-        let mut first = Bytes::new();
-        let mut more: Option<Vec<u8>> = None;
-        while let Some(frame) = limited.frame().await {
-            let Ok(data) = frame?.into_data() else {
-                continue;
-            };
-            match &mut more {
-                None if first.is_empty() => first = data,
-                None => {
-                    let mut all = Vec::with_capacity(first.len() + data.len());
-                    all.extend_from_slice(&first);
-                    all.extend_from_slice(&data);
-                    more = Some(all);
-                }
-                Some(all) => all.extend_from_slice(&data),
-            }
-        }
-        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(more.map_or(first, Bytes::from))
-    };
-    match tokio::time::timeout(inner.config.body_timeout, collect).await {
+    match tokio::time::timeout(inner.config.body_timeout, limited.collect()).await {
         Err(_) => Err(inner.reject(
             StatusCode::REQUEST_TIMEOUT,
             "the request body was not received in time",
@@ -459,7 +431,7 @@ where
             StatusCode::BAD_REQUEST,
             format!("the request body could not be read: {e}"),
         )),
-        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }
 }
 

@@ -3,14 +3,14 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use modelctx_transport::{
-    DirectReceiver, MessageSink, MessageStream, Transport, TransportError, TransportMessage,
+    DirectReceiver, DirectSlot, Holding, MessageSink, MessageStream, Transport, TransportError,
+    TransportMessage,
 };
 use modelctx_types::{JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot};
@@ -79,12 +79,8 @@ pub(crate) struct SessionState {
     config: Arc<StreamableHttpServerConfig>,
     inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
     /// The session runtime's direct entry, when it offered one: a POST's messages are
-    /// then handled on the POST's own task (weak: the runtime holds this session).
-    direct: OnceLock<Weak<dyn DirectReceiver>>,
-    /// Messages queued for the runtime, or taken and not yet handled (it handles one
-    /// until it asks for the next): a message goes direct only when this is zero, so it
-    /// never overtakes one that came before it.
-    queued: AtomicUsize,
+    /// then handled on the POST's own task, unless earlier ones are still queued.
+    direct: DirectSlot,
     routes: Mutex<Routes>,
     pub(crate) closed: CancellationToken,
     last_activity: Mutex<Instant>,
@@ -140,8 +136,7 @@ impl SessionState {
             stateful,
             config,
             inbound: Mutex::new(Some(tx)),
-            direct: OnceLock::new(),
-            queued: AtomicUsize::new(0),
+            direct: DirectSlot::default(),
             routes: Mutex::new(routes),
             closed: CancellationToken::new(),
             last_activity: Mutex::new(Instant::now()),
@@ -243,15 +238,10 @@ impl SessionState {
             .ok_or(())?;
         let mut messages = messages.into_iter();
         let mut queued = Vec::new();
-        let direct = self.direct.get().and_then(Weak::upgrade);
-        if let Some(direct) = direct
-            && self.queued.load(Ordering::Acquire) == 0
-        {
-            for message in messages.by_ref() {
-                if let Some(back) = direct.receive(TransportMessage::new(message)) {
-                    queued.push(back);
-                    break;
-                }
+        for message in messages.by_ref() {
+            if let Some(back) = self.direct.try_deliver(TransportMessage::new(message)) {
+                queued.push(back);
+                break;
             }
         }
         queued.extend(messages.map(TransportMessage::new));
@@ -262,9 +252,9 @@ impl SessionState {
                 message,
                 taken: if i == last { answer.take() } else { None },
             };
-            self.queued.fetch_add(1, Ordering::AcqRel);
+            self.direct.queue();
             if tx.send(inbound).await.is_err() {
-                self.queued.fetch_sub(1, Ordering::AcqRel);
+                self.direct.unqueue();
                 return Err(());
             }
         }
@@ -559,9 +549,7 @@ impl SessionState {
                 protocol_version: String,
             }
             if let Ok(i) = serde_json::from_str::<Init>(r.result.get()) {
-                let version = ProtocolVersion::SUPPORTED
-                    .into_iter()
-                    .find(|v| v.as_str() == i.protocol_version)
+                let version = ProtocolVersion::supported(&i.protocol_version)
                     .unwrap_or_else(|| ProtocolVersion::new(i.protocol_version));
                 let _ = self.negotiated.set(version);
             }
@@ -639,7 +627,7 @@ impl Transport for HttpServerTransport {
                 closed: self.state.closed.clone(),
                 state: self.state.clone(),
                 taken: None,
-                holding: false,
+                holding: Holding::default(),
             },
         )
     }
@@ -700,8 +688,7 @@ pub struct HttpServerStream {
     /// The answer stream of the previous message, released when the runtime asks for
     /// the next one.
     taken: Option<u64>,
-    /// A message was taken and is being handled until the next `recv`.
-    holding: bool,
+    holding: Holding,
 }
 
 impl fmt::Debug for HttpServerStream {
@@ -715,9 +702,7 @@ impl MessageStream for HttpServerStream {
         if let Some(stream) = self.taken.take() {
             self.state.release(stream);
         }
-        if std::mem::take(&mut self.holding) {
-            self.state.queued.fetch_sub(1, Ordering::AcqRel);
-        }
+        self.holding.next(&self.state.direct);
         Box::pin(async move {
             let inbound = tokio::select! {
                 biased;
@@ -725,13 +710,13 @@ impl MessageStream for HttpServerStream {
                 () = self.closed.cancelled() => return None,
             };
             self.taken = inbound.taken;
-            self.holding = true;
+            self.holding.took();
             Some(Ok(inbound.message))
         })
     }
 
     fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
-        let _ = self.state.direct.set(Arc::downgrade(&receiver));
+        self.state.direct.offer(&receiver);
     }
 }
 
