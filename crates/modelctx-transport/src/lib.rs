@@ -105,7 +105,7 @@ pub trait MessageStream: Send + 'static {
     /// there, instead of queueing them for [`recv`](Self::recv) on the receiver's task.
     ///
     /// The receiver holds this transport's sink, so the transport should keep only a
-    /// [`Weak`](std::sync::Weak) reference. The default ignores the offer: every message
+    /// [`Weak`] reference. The default ignores the offer: every message
     /// goes through `recv`. Wrappers that must see every message (recorders, counters)
     /// keep that default.
     fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
