@@ -187,6 +187,13 @@ pub(crate) struct Shared {
     pub(crate) deadline_changed: tokio::sync::Notify,
     /// Whether the deadline watcher was started (on the first deadline).
     pub(crate) deadline_watcher: AtomicBool,
+    /// Set when an `initialize` is accepted; cleared again when it fails (a retry is
+    /// allowed).
+    pub(crate) initialize_seen: AtomicBool,
+    /// `notifications/initialized` arrived while `initialize` was still being answered
+    /// (a client that pipelines the handshake): the session becomes operational as soon
+    /// as the answer goes out, instead of waiting forever for a second notification.
+    pub(crate) initialized_early: AtomicBool,
 }
 
 impl Shared {

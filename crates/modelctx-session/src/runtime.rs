@@ -49,6 +49,8 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         closed_flag: AtomicBool::new(false),
         deadline_changed: tokio::sync::Notify::new(),
         deadline_watcher: AtomicBool::new(false),
+        initialize_seen: AtomicBool::new(false),
+        initialized_early: AtomicBool::new(false),
     });
     let peer = Peer {
         shared: shared.clone(),
@@ -58,8 +60,6 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         shared,
         peer: peer.clone(),
         service,
-        initialize_seen: Arc::new(AtomicBool::new(false)),
-        initialized_early: Arc::new(AtomicBool::new(false)),
     });
     let mut stream: Box<dyn MessageStream> = Box::new(stream);
     stream.offer_direct(core.clone());
@@ -98,12 +98,6 @@ struct Core {
     shared: Arc<Shared>,
     peer: Peer,
     service: Arc<dyn Service>,
-    /// Set when an `initialize` is accepted; cleared again when it fails (a retry is allowed).
-    initialize_seen: Arc<AtomicBool>,
-    /// `notifications/initialized` arrived while `initialize` was still being answered
-    /// (a client that pipelines the handshake): the session becomes operational as soon
-    /// as the answer goes out, instead of waiting forever for a second notification.
-    initialized_early: Arc<AtomicBool>,
 }
 
 #[derive(Deserialize)]
@@ -210,12 +204,12 @@ impl Receiver {
                     && !shared
                         .phase
                         .advance(Phase::Initializing, Phase::Operational)
-                    && core.initialize_seen.load(Ordering::Acquire)
+                    && shared.initialize_seen.load(Ordering::Acquire)
                 {
                     // `initialize` is still being answered: remember, then retry once in
                     // case the answer went out in between (the handler task checks the
                     // flag right after it advances, so one of the two sees the other).
-                    core.initialized_early.store(true, Ordering::Release);
+                    shared.initialized_early.store(true, Ordering::Release);
                     shared
                         .phase
                         .advance(Phase::Initializing, Phase::Operational);
@@ -295,7 +289,7 @@ impl Core {
             return None;
         }
         let is_initialize = shared.role == Role::Server && request.method == lifecycle::INITIALIZE;
-        if is_initialize && self.initialize_seen.swap(true, Ordering::AcqRel) {
+        if is_initialize && shared.initialize_seen.swap(true, Ordering::AcqRel) {
             let error = ErrorData::invalid_request("initialize may be sent only once per session");
             self.respond_error(request.id, error);
             return None;
@@ -328,8 +322,6 @@ impl Core {
         let shared = shared.clone();
         let service = self.service.clone();
         let peer = self.peer.clone();
-        let initialize_seen = self.initialize_seen.clone();
-        let initialized_early = self.initialized_early.clone();
         Some(Box::pin(async move {
             let id = request.id.clone();
             let outcome = handle(&shared, service, peer, request, token, is_initialize).await;
@@ -344,7 +336,7 @@ impl Core {
                 Some(Ok(result)) => {
                     if is_initialize {
                         shared.phase.advance(Phase::New, Phase::Initializing);
-                        if initialized_early.load(Ordering::Acquire) {
+                        if shared.initialized_early.load(Ordering::Acquire) {
                             shared
                                 .phase
                                 .advance(Phase::Initializing, Phase::Operational);
@@ -355,7 +347,7 @@ impl Core {
                 Some(Err(error)) => {
                     if is_initialize {
                         // A failed initialize may be retried.
-                        initialize_seen.store(false, Ordering::Release);
+                        shared.initialize_seen.store(false, Ordering::Release);
                         return send_init_error(&shared, id, error).await;
                     }
                     JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id.clone()), error))

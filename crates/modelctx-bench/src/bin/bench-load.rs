@@ -4,12 +4,14 @@
 //! ```text
 //! bench-load memory TARGET [--calls N]
 //! bench-load stdio TARGET [--calls N]
-//! bench-load http MODE TARGET [--calls N]
+//! bench-load http MODE TARGET [--calls N] [--clients N]
 //! bench-load sessions TARGET [--calls N]
 //! bench-load cold TARGET [--calls N]
 //! ```
 //!
 //! TARGET is `modelctx`, `rmcp` or `baseline`; MODE is `stateful`, `json` or `stateless`.
+//! `--clients N` runs only the HTTP phase with N clients (for profiling one phase under
+//! `perf`); by default both phases run, 1 and 32 clients.
 //! The stdio and HTTP servers are the `bench-server-TARGET` binaries next to this one.
 
 use std::future::Future;
@@ -92,6 +94,16 @@ async fn run() -> Result<Figures, String> {
             .ok_or("--calls needs a number of at least 32")?;
         args.drain(i..i + 2);
     }
+    let mut clients = None;
+    if let Some(i) = args.iter().position(|a| a == "--clients") {
+        clients = Some(
+            args.get(i + 1)
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| (1..=calls).contains(&n))
+                .ok_or("--clients needs a number between 1 and --calls")?,
+        );
+        args.drain(i..i + 2);
+    }
     let target = |name: &str| Target::parse(name).ok_or(format!("unknown target {name:?}"));
     match args
         .iter()
@@ -105,10 +117,10 @@ async fn run() -> Result<Figures, String> {
         ["cold", t] => cold(target(t)?, calls).await,
         ["http", mode, t] => {
             let mode = HttpMode::parse(mode).ok_or(format!("unknown HTTP mode {mode:?}"))?;
-            http(mode, target(t)?, calls).await
+            http(mode, target(t)?, calls, clients).await
         }
         _ => Err(
-            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | cold T> [--calls N]"
+            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | cold T> [--calls N] [--clients N]"
                 .into(),
         ),
     }
@@ -615,8 +627,22 @@ impl HttpServer {
     }
 }
 
-async fn http(mode: HttpMode, target: Target, calls: usize) -> Result<Figures, String> {
+async fn http(
+    mode: HttpMode,
+    target: Target,
+    calls: usize,
+    clients: Option<usize>,
+) -> Result<Figures, String> {
     let server = HttpServer::start(target, mode).await?;
+    if let Some(clients) = clients {
+        let (latencies, rate) = http_load(&server.addr, mode, clients, calls).await?;
+        server.stop().await?;
+        return Ok(vec![
+            ("p50_us", latencies.percentile(50.0)),
+            ("p99_us", latencies.percentile(99.0)),
+            ("calls_per_s", rate),
+        ]);
+    }
     let (one, one_rate) = http_load(&server.addr, mode, 1, calls).await?;
     let (many, many_rate) = http_load(&server.addr, mode, HTTP_CLIENTS, calls).await?;
     server.stop().await?;

@@ -55,6 +55,8 @@ struct Inner {
     config: Arc<StreamableHttpServerConfig>,
     factory: Box<Factory>,
     sessions: Mutex<HashMap<Arc<str>, Arc<SessionState>>>,
+    /// The id every stateless session shares (one allocation, not one per POST).
+    stateless_id: Arc<str>,
 }
 
 impl fmt::Debug for StreamableHttpService {
@@ -83,6 +85,7 @@ impl StreamableHttpService {
                 config: Arc::new(config),
                 factory: Box::new(factory),
                 sessions: Mutex::new(HashMap::new()),
+                stateless_id: Arc::from("stateless"),
             }),
         }
     }
@@ -236,10 +239,10 @@ impl Inner {
         let id: Arc<str> = if stateful {
             Arc::from(new_session_id()?)
         } else {
-            Arc::from("stateless")
+            self.stateless_id.clone()
         };
-        let weak: Weak<Inner> = Arc::downgrade(self);
         let on_end: Option<session::OnEnd> = stateful.then(|| {
+            let weak: Weak<Inner> = Arc::downgrade(self);
             Box::new(move |id: &str| {
                 if let Some(inner) = weak.upgrade() {
                     inner.lock_sessions().remove(id);
