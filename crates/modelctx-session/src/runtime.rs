@@ -71,15 +71,28 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     peer
 }
 
+/// A notification handler, its panic caught: a panicking handler loses that notification
+/// only.
+type NotificationJob = futures::future::CatchUnwind<AssertUnwindSafe<BoxFuture<'static, ()>>>;
+
+fn notification_job(core: &Core, notification: JsonRpcNotification) -> NotificationJob {
+    let handler = core
+        .service
+        .clone()
+        .handle_notification(notification, core.peer.clone());
+    AssertUnwindSafe(handler).catch_unwind()
+}
+
+/// Runs notification handlers one after another, in arrival order: first the handler
+/// that was still running when the task started, then each queued notification.
 async fn notification_task(
-    service: Arc<dyn Service>,
-    peer: Peer,
+    running: NotificationJob,
+    core: Arc<Core>,
     mut rx: mpsc::UnboundedReceiver<JsonRpcNotification>,
 ) {
+    let _ = running.await;
     while let Some(n) = rx.recv().await {
-        let fut = AssertUnwindSafe(service.clone().handle_notification(n, peer.clone()));
-        // A panicking notification handler loses that notification only.
-        let _ = fut.catch_unwind().await;
+        let _ = notification_job(&core, n).await;
     }
 }
 
@@ -87,8 +100,8 @@ async fn notification_task(
 struct Receiver {
     core: Arc<Core>,
     /// The queue of the task that runs notification handlers in arrival order; that task
-    /// starts with the first notification (many sessions, e.g. stateless HTTP ones,
-    /// never see one).
+    /// starts with the first handler that does not finish in its first poll (most
+    /// sessions never need it).
     notify_tx: Option<mpsc::UnboundedSender<JsonRpcNotification>>,
 }
 
@@ -161,18 +174,26 @@ impl Receiver {
         shared.sink.close().await;
     }
 
-    /// Hands a notification to the ordered notification task, starting it if need be.
+    /// Runs a notification's handler, in arrival order. Until a handler is still
+    /// running after its first poll, each one is polled here, on the receive task, and
+    /// most finish in that poll (`notifications/initialized`, say): no task, no queue.
+    /// The first that does not finish starts the notification task, which completes it
+    /// and then runs every later notification, in order.
     fn deliver(&mut self, notification: JsonRpcNotification) {
-        let tx = self.notify_tx.get_or_insert_with(|| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(notification_task(
-                self.core.service.clone(),
-                self.core.peer.clone(),
-                rx,
-            ));
-            tx
-        });
-        let _ = tx.send(notification);
+        if let Some(tx) = &self.notify_tx {
+            let _ = tx.send(notification);
+            return;
+        }
+        let mut job = notification_job(&self.core, notification);
+        // Polling with a waker that does nothing is sound: a pending job moves to the
+        // notification task, which polls it again at once with its own waker.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if job.poll_unpin(&mut cx).is_ready() {
+            return;
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(notification_task(job, self.core.clone(), rx));
+        self.notify_tx = Some(tx);
     }
 
     fn on_notification(&mut self, notification: JsonRpcNotification) {

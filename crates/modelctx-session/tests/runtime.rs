@@ -128,6 +128,13 @@ impl Service for TestService {
         notification: JsonRpcNotification,
         _peer: Peer,
     ) -> BoxFuture<'static, ()> {
+        if notification.method == "notifications/slow" {
+            // Reported only once released, like the `slow` request.
+            return Box::pin(async move {
+                self.release.notified().await;
+                let _ = self.events.send(Event::Notification(notification));
+            });
+        }
         let _ = self.events.send(Event::Notification(notification));
         Box::pin(async {})
     }
@@ -1391,6 +1398,38 @@ async fn notifications_are_delivered_in_order_and_never_answered() {
             ("notifications/unknown".to_owned(), json!(3)),
         ]
     );
+}
+
+#[tokio::test]
+async fn a_notification_handler_that_waits_holds_back_the_later_ones() {
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+
+    // The first handler does not finish at once; the two after it wait their turn.
+    h.mock.notify("notifications/slow", json!({ "n": 1 })).await;
+    h.mock.notify("notifications/a", json!({ "n": 2 })).await;
+    h.mock.notify("notifications/b", json!({ "n": 3 })).await;
+    h.ping_sync(1).await;
+    assert!(
+        h.events.try_recv().is_err(),
+        "a later notification overtook the waiting handler"
+    );
+
+    h.release.notify_one();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        match h.next_event().await {
+            Event::Notification(n) => seen.push(params_of(n.params.as_deref())["n"].clone()),
+            other => panic!("unexpected event {other:?}"),
+        }
+    }
+    assert_eq!(seen, [json!(1), json!(2), json!(3)]);
+
+    // Later ones still arrive, in order.
+    h.mock.notify("notifications/c", json!({ "n": 4 })).await;
+    match h.next_event().await {
+        Event::Notification(n) => assert_eq!(params_of(n.params.as_deref())["n"], json!(4)),
+        other => panic!("unexpected event {other:?}"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
