@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
@@ -185,10 +186,7 @@ impl Receiver {
             return;
         }
         let mut job = notification_job(&self.core, notification);
-        // Polling with a waker that does nothing is sound: a pending job moves to the
-        // notification task, which polls it again at once with its own waker.
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        if job.poll_unpin(&mut cx).is_ready() {
+        if poll_once(&mut job) {
             return;
         }
         let (tx, rx) = mpsc::unbounded_channel();
@@ -384,15 +382,20 @@ impl Core {
 /// after that (a handler that awaits something, or a full sink) gets a task of its own.
 ///
 /// Most handlers answer in their first poll, so this saves a spawn and a task hand-off
-/// per request. User code is polled here but never awaited. The first poll gets a waker
-/// that does nothing, which is sound because a pending job is spawned and its task
-/// polls it again at once, registering real wakers (and the receiving task is not woken
-/// for a job it no longer owns).
+/// per request. User code is polled here but never awaited.
 fn poll_once_or_spawn(mut job: BoxFuture<'static, ()>) {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    if job.as_mut().poll(&mut cx).is_pending() {
+    if !poll_once(&mut job) {
         tokio::spawn(job);
     }
+}
+
+/// Polls `job` once, with a waker that does nothing; `true` when it finished. Sound
+/// only because the caller hands a job that is still pending to a task of its own,
+/// which polls it again at once and registers real wakers there (and the polling task
+/// is not woken for a job it no longer owns).
+fn poll_once<F: Future + Unpin>(job: &mut F) -> bool {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    Pin::new(job).poll(&mut cx).is_ready()
 }
 
 async fn send_init_error(shared: &Shared, id: RequestId, error: ErrorData) {
