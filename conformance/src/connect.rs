@@ -2,23 +2,27 @@
 
 use modelctx_transport::{BoxTransport, boxed};
 
-use crate::kind::TransportKind;
+use crate::kind::{Cell, SpecVersion, TransportKind};
 
 /// The in-process pipe buffer of the stdio leg, in bytes (a pipe's usual size).
 const STDIO_PIPE_BUFFER: usize = 64 * 1024;
 
-/// Connects a client side to a server side over one transport of the matrix.
+/// Connects a client side to a server side in one cell of the matrix: a transport and
+/// the spec version both sides speak.
 ///
-/// A test is written once against a `Connector` and the harness runs it once per
-/// transport its requirements apply to. A test that needs the concrete transport (HTTP
-/// status codes, the raw wire) checks [`kind`](Self::kind).
+/// A test is written once against a `Connector` and the harness runs it once per cell
+/// its requirements apply to (and the SDK has). A test that needs the concrete transport
+/// (HTTP status codes, the raw wire) checks [`kind`](Self::kind); one that only makes
+/// sense in one era says so through its requirement's window, not by checking
+/// [`version`](Self::version).
 #[derive(Debug, Clone)]
 pub struct Connector {
     backend: Backend,
+    version: SpecVersion,
 }
 
 /// How each transport is built. Adding a transport: a variant here, its arms below, and
-/// its kind in [`TransportKind::SDK`].
+/// its cells in the manifest's `[sdk_cells]`.
 #[derive(Debug, Clone, Copy)]
 enum Backend {
     /// `modelctx_memory::pair()`.
@@ -27,26 +31,25 @@ enum Backend {
     Stdio,
     /// Streamable HTTP over real loopback sockets (default stateful SSE mode).
     StreamableHttp,
+    /// Streamable HTTP in stateless mode: a server session per POST.
+    StreamableHttpStateless,
 }
 
 impl Connector {
-    /// The connector for `kind`, if the SDK has that transport.
-    pub fn new(kind: TransportKind) -> Option<Self> {
-        let backend = match kind {
+    /// The connector for `cell`, if the runner can build its transport. Whether the SDK
+    /// has the cell is the manifest's business (`[sdk_cells]`); the harness asks both.
+    pub fn new(cell: Cell) -> Option<Self> {
+        let backend = match cell.transport {
             TransportKind::InMemory => Backend::InMemory,
             TransportKind::Stdio => Backend::Stdio,
             TransportKind::StreamableHttp => Backend::StreamableHttp,
+            TransportKind::StreamableHttpStateless => Backend::StreamableHttpStateless,
             _ => return None,
         };
-        Some(Self { backend })
-    }
-
-    /// A connector for every transport the SDK has, in report order.
-    pub fn all() -> Vec<Self> {
-        TransportKind::SDK
-            .iter()
-            .filter_map(|&k| Self::new(k))
-            .collect()
+        Some(Self {
+            backend,
+            version: cell.version,
+        })
     }
 
     /// The transport this connector uses.
@@ -55,11 +58,29 @@ impl Connector {
             Backend::InMemory => TransportKind::InMemory,
             Backend::Stdio => TransportKind::Stdio,
             Backend::StreamableHttp => TransportKind::StreamableHttp,
+            Backend::StreamableHttpStateless => TransportKind::StreamableHttpStateless,
         }
+    }
+
+    /// The spec version the test's client and server speak.
+    pub fn version(&self) -> SpecVersion {
+        self.version
+    }
+
+    /// The cell this connector connects in.
+    pub fn cell(&self) -> Cell {
+        Cell::new(self.kind(), self.version)
     }
 
     /// A fresh connection: `(client side, server side)`. What one side sends, the other
     /// receives, in order; closing one side's sink ends the other side's stream.
+    ///
+    /// # Panics
+    ///
+    /// On the stateless HTTP leg, which has no single server-side transport (each POST
+    /// gets a session of its own): a test that drives the transport directly must leave
+    /// that cell out (`drives-transport-directly`); others serve through
+    /// [`serve_stateless_http`](Self::serve_stateless_http).
     pub async fn transport_pair(&self) -> (BoxTransport, BoxTransport) {
         match self.backend {
             Backend::InMemory => {
@@ -78,7 +99,22 @@ impl Connector {
                 (boxed(client), boxed(server))
             }
             Backend::StreamableHttp => http::pair().await,
+            Backend::StreamableHttpStateless => panic!(
+                "{}: no single server-side transport on the stateless leg; a test that \
+                 drives the transport directly excludes this cell (drives-transport-directly)",
+                self.cell()
+            ),
         }
+    }
+
+    /// The stateless HTTP leg: starts a stateless `StreamableHttpService` on
+    /// 127.0.0.1:0 whose `factory` serves each POST's transport, and returns a client
+    /// transport for it. The server runs until the test's runtime ends.
+    pub async fn serve_stateless_http<F>(&self, factory: F) -> BoxTransport
+    where
+        F: Fn(modelctx_http::HttpServerTransport) + Send + Sync + 'static,
+    {
+        http::stateless(factory).await
     }
 
     // Role-level helpers go here once modelctx-server and modelctx-client land, built on
@@ -95,7 +131,10 @@ impl Connector {
 mod http {
     use std::sync::Mutex;
 
-    use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService};
+    use modelctx_http::{
+        HttpServerTransport, StreamableHttpClientTransport, StreamableHttpServerConfig,
+        StreamableHttpService,
+    };
     use modelctx_transport::{BoxTransport, Transport, boxed};
 
     pub(super) async fn pair() -> (BoxTransport, BoxTransport) {
@@ -130,6 +169,23 @@ mod http {
             .expect("the factory ran for the opened session");
         (boxed(client), server)
     }
+
+    pub(super) async fn stateless<F>(factory: F) -> BoxTransport
+    where
+        F: Fn(HttpServerTransport) + Send + Sync + 'static,
+    {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("local addr"));
+        let config = StreamableHttpServerConfig::default().stateless();
+        let service = StreamableHttpService::with_config(config, factory);
+        tokio::spawn(service.serve(listener, std::future::pending()));
+        let client = StreamableHttpClientTransport::builder(&url)
+            .build()
+            .expect("a valid URL");
+        boxed(client)
+    }
 }
 
 #[cfg(test)]
@@ -137,14 +193,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_sdk_transport_has_a_connector_and_no_other() {
-        for kind in TransportKind::ALL {
-            let connector = Connector::new(kind);
-            assert_eq!(connector.is_some(), kind.in_sdk(), "{kind}");
-            if let Some(c) = connector {
-                assert_eq!(c.kind(), kind);
+    fn every_transport_but_legacy_sse_has_a_connector() {
+        for transport in TransportKind::ALL {
+            for version in SpecVersion::ALL {
+                let cell = Cell::new(transport, version);
+                let connector = Connector::new(cell);
+                assert_eq!(
+                    connector.is_some(),
+                    transport != TransportKind::Sse,
+                    "{cell}"
+                );
+                if let Some(c) = connector {
+                    assert_eq!(c.cell(), cell);
+                }
             }
         }
-        assert_eq!(Connector::all().len(), TransportKind::SDK.len());
     }
 }

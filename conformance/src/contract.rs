@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::kind::TransportKind;
+use crate::kind::Cell;
 use crate::manifest::Manifest;
 use crate::pin::{self, Paths, ReferenceCheck};
 
@@ -20,12 +20,12 @@ pub const SELF_TESTS: &[&str] = &[
 /// A registered test as the contract and the report see it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registered {
-    /// `<area>::<function>`, the trial name without the `[transport]` suffix.
+    /// `<area>::<function>`, the trial name without the `[<transport>@<version>]` suffix.
     pub name: String,
     /// The requirement IDs it covers.
     pub ids: Vec<String>,
-    /// The transports it runs on.
-    pub transports: Vec<TransportKind>,
+    /// The cells it runs in.
+    pub cells: Vec<Cell>,
 }
 
 /// One rule of the contract and what it found.
@@ -84,23 +84,23 @@ pub fn coverage(manifest: &Manifest, tests: &[Registered]) -> Vec<Check> {
             testing.entry(id.as_str()).or_default().push(t);
         }
     }
-    let tested_on = |id: &str, kind: TransportKind| {
+    let tested_in = |id: &str, cell: Cell| {
         testing
             .get(id)
-            .is_some_and(|ts| ts.iter().any(|t| t.transports.contains(&kind)))
+            .is_some_and(|ts| ts.iter().any(|t| t.cells.contains(&cell)))
     };
-    let untested = |id: &str, runs_on: &[TransportKind], applies_to: &[TransportKind]| {
-        if runs_on.is_empty() {
-            let names: Vec<&str> = applies_to.iter().map(|k| k.name()).collect();
+    let untested = |id: &str, runs_in: &[Cell], applies_to: &[Cell]| {
+        if runs_in.is_empty() {
+            let names: Vec<String> = applies_to.iter().map(Cell::to_string).collect();
             return vec![format!(
                 "{id}: applies only to {}, which the SDK lacks: defer it until one lands",
                 names.join(", ")
             )];
         }
-        runs_on
+        runs_in
             .iter()
-            .filter(|&&k| !tested_on(id, k))
-            .map(|k| format!("{id}: no test runs on {k}"))
+            .filter(|&&c| !tested_in(id, c))
+            .map(|c| format!("{id}: no test runs in {c}"))
             .collect::<Vec<_>>()
     };
 
@@ -117,7 +117,7 @@ pub fn coverage(manifest: &Manifest, tests: &[Registered]) -> Vec<Check> {
             }
             continue;
         }
-        let problems = untested(&r.id, &r.runs_on(), &r.applies_to());
+        let problems = untested(&r.id, r.runs_in(), r.applies_to());
         if r.is_divergent() {
             divergent_tested.extend(
                 problems
@@ -144,9 +144,9 @@ pub fn coverage(manifest: &Manifest, tests: &[Registered]) -> Vec<Check> {
         for id in t.ids.iter().filter(|id| !manifest.contains(id)) {
             names_requirement.push(format!("{}: unknown requirement {id:?}", t.name));
         }
-        if t.transports.is_empty() {
+        if t.cells.is_empty() {
             names_requirement.push(format!(
-                "{}: runs on no transport: its requirements share no transport the SDK has",
+                "{}: runs in no cell: its requirements share no cell the SDK has",
                 t.name
             ));
         }
@@ -187,6 +187,11 @@ mod tests {
     use super::*;
 
     const MANIFEST: &str = r#"
+spec_versions = ["2025-11-25"]
+[sdk_cells]
+in-memory = ["2025-11-25"]
+stdio = ["2025-11-25"]
+
 [[requirement]]
 id = "a:tested"
 section = "S"
@@ -220,7 +225,7 @@ behavior = "x"
         Registered {
             name: name.into(),
             ids: ids.iter().map(|s| s.to_string()).collect(),
-            transports: m.transports_for(ids),
+            cells: m.cells_for(ids),
         }
     }
 
@@ -263,7 +268,7 @@ behavior = "x"
         let has = |rule: &str, text: &str| p[rule].iter().any(|p| p.contains(text));
         assert!(has(
             "every_requirement_is_tested",
-            "a:divergent: no test runs on in-memory"
+            "a:divergent: no test runs in in-memory@2025-11-25"
         ));
         assert!(has("divergent_requirements_are_tested", "a:divergent"));
         assert!(has("no_deferred_requirement_is_tested", "a::stale"));
@@ -283,12 +288,12 @@ behavior = "x"
     }
 
     #[test]
-    fn a_test_whose_requirements_share_no_transport_runs_nowhere() {
+    fn a_test_whose_requirements_share_no_cell_runs_nowhere() {
         let p = problems(&[test("a::mixed", &["a:tested", "a:http-only"])]);
         assert!(
             p["every_test_names_a_requirement"]
                 .iter()
-                .any(|p| p.contains("runs on no transport"))
+                .any(|p| p.contains("runs in no cell"))
         );
     }
 }

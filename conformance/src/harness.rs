@@ -1,8 +1,8 @@
 //! The custom test harness behind `tests/conformance.rs` (`harness = false`).
 //!
 //! [`main`] checks every registered test against the manifest before anything runs (an
-//! unknown requirement ID stops the run, loudly), turns each (test, transport) pair into a
-//! libtest-mimic trial named `<area>::<function>[<transport>]`, adds one trial per
+//! unknown requirement ID stops the run, loudly), turns each (test, cell) pair into a
+//! libtest-mimic trial named `<area>::<function>[<transport>@<version>]`, adds one trial per
 //! contract rule (`contract::<rule>`), and runs them with the usual `cargo test` flags and
 //! filters. Each trial gets a fresh multi-thread tokio runtime and [`TRIAL_TIMEOUT`], so a
 //! hang fails instead of stalling. With [`RESULTS_ENV`] set, it writes the results file
@@ -21,7 +21,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 use crate::connect::Connector;
 use crate::contract::{Contract, Registered};
-use crate::kind::TransportKind;
+use crate::kind::Cell;
 use crate::manifest::Manifest;
 use crate::pin::{self, Paths};
 use crate::registry::Test;
@@ -88,13 +88,13 @@ pub fn main(tests: Vec<Test>) -> ExitCode {
         ));
     }
     for (test, reg) in all.into_iter().zip(&registered) {
-        for &kind in &reg.transports {
+        for &cell in &reg.cells {
             let (test, results) = (test.clone(), results.clone());
-            trials.push(Trial::test(format!("{}[{kind}]", test.name()), move || {
-                let outcome = run_trial(&test, kind, TRIAL_TIMEOUT);
+            trials.push(Trial::test(format!("{}[{cell}]", test.name()), move || {
+                let outcome = run_trial(&test, cell, TRIAL_TIMEOUT);
                 let line = Run {
                     test: test.name().to_owned(),
-                    transport: kind,
+                    cell,
                     outcome: if outcome.is_ok() {
                         Outcome::Pass
                     } else {
@@ -131,25 +131,31 @@ fn validate(manifest: &Manifest, tests: &[Test]) -> Result<(), Vec<String>> {
     }
 }
 
-/// What the contract and the report see of each test: a self-test (no IDs) runs on
-/// every SDK transport, any other test on those all its requirements apply to.
+/// What the contract and the report see of each test: a self-test (no IDs) runs in
+/// every SDK cell that has a raw transport pair, any other test in the SDK cells all
+/// its requirements admit.
 fn registrations(manifest: &Manifest, tests: &[Test]) -> Vec<Registered> {
     tests
         .iter()
         .map(|t| Registered {
             name: t.name().to_owned(),
             ids: t.ids().iter().map(|id| (*id).to_owned()).collect(),
-            transports: if t.ids().is_empty() {
-                TransportKind::SDK.to_vec()
+            cells: if t.ids().is_empty() {
+                manifest
+                    .sdk_cells()
+                    .iter()
+                    .copied()
+                    .filter(|c| c.has_transport_pair())
+                    .collect()
             } else {
-                manifest.transports_for(t.ids())
+                manifest.cells_for(t.ids())
             },
         })
         .collect()
 }
 
-fn run_trial(test: &Test, kind: TransportKind, limit: Duration) -> Result<(), Failed> {
-    let connector = Connector::new(kind).ok_or_else(|| format!("no connector for {kind}"))?;
+fn run_trial(test: &Test, cell: Cell, limit: Duration) -> Result<(), Failed> {
+    let connector = Connector::new(cell).ok_or_else(|| format!("no connector for {cell}"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -203,6 +209,10 @@ mod tests {
     use super::*;
 
     const MANIFEST: &str = r#"
+spec_versions = ["2025-11-25"]
+[sdk_cells]
+in-memory = ["2025-11-25"]
+
 [[requirement]]
 id = "a:b"
 section = "S"
@@ -236,7 +246,10 @@ behavior = "x"
 
     #[test]
     fn a_trial_fails_on_panic_or_timeout_and_passes_otherwise() {
-        let kind = TransportKind::InMemory;
+        let kind = Cell::new(
+            crate::kind::TransportKind::InMemory,
+            crate::kind::SpecVersion::V2025_11_25,
+        );
         let err = run_trial(&Test::new("a::p", &[], panics), kind, TRIAL_TIMEOUT).unwrap_err();
         assert!(format!("{err:?}").contains("boom"), "{err:?}");
         let short = Duration::from_millis(50);

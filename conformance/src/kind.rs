@@ -1,14 +1,16 @@
-//! The transports of the matrix, by name.
+//! The matrix: transports by name, spec versions, and the (transport, version) cells a
+//! test runs in.
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A transport a conformance test can run over.
 ///
-/// The manifest names the wire transports (`stdio`, `streamable-http`, `sse`);
-/// `in-memory` is this SDK's own extra transport, which every transport-independent
-/// requirement also applies to. [`TransportKind::SDK`] lists the ones the SDK has today.
+/// The manifest names the wire transports (`stdio`, `streamable-http`,
+/// `streamable-http-stateless`, `sse`); `in-memory` is the in-process transport every
+/// transport-independent requirement also applies to. Which of them the SDK has, and in
+/// which spec versions, is data: the `[sdk_cells]` table of `requirements.toml`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -17,28 +19,23 @@ pub enum TransportKind {
     InMemory,
     /// Newline-delimited JSON over a child's stdin/stdout.
     Stdio,
-    /// Streamable HTTP (2025-03-26 and later).
+    /// Streamable HTTP (2025-03-26 and later) with sessions (`Mcp-Session-Id`).
     StreamableHttp,
+    /// Streamable HTTP without sessions: a fresh server session per POST, no standalone
+    /// GET stream, no server-to-client requests.
+    StreamableHttpStateless,
     /// The legacy HTTP+SSE transport (2024-11-05).
     Sse,
 }
 
 impl TransportKind {
     /// Every transport kind, in report order.
-    pub const ALL: [TransportKind; 4] = [
+    pub const ALL: [TransportKind; 5] = [
         TransportKind::InMemory,
         TransportKind::Stdio,
         TransportKind::StreamableHttp,
+        TransportKind::StreamableHttpStateless,
         TransportKind::Sse,
-    ];
-
-    /// The transports the SDK has, in report order: a transport-independent requirement
-    /// applies to each of these. Adding a transport = add it here and give `Connector` a
-    /// way to build it (a unit test in `connect.rs` checks that they agree).
-    pub const SDK: &'static [TransportKind] = &[
-        TransportKind::InMemory,
-        TransportKind::Stdio,
-        TransportKind::StreamableHttp,
     ];
 
     /// The name used in the manifest, trial names and the report.
@@ -47,6 +44,7 @@ impl TransportKind {
             TransportKind::InMemory => "in-memory",
             TransportKind::Stdio => "stdio",
             TransportKind::StreamableHttp => "streamable-http",
+            TransportKind::StreamableHttpStateless => "streamable-http-stateless",
             TransportKind::Sse => "sse",
         }
     }
@@ -60,16 +58,101 @@ impl TransportKind {
     pub const fn is_wire(self) -> bool {
         !matches!(self, TransportKind::InMemory)
     }
-
-    /// Whether the SDK has this transport yet.
-    pub fn in_sdk(self) -> bool {
-        Self::SDK.contains(&self)
-    }
 }
 
 impl fmt::Display for TransportKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A protocol revision on the era axis of the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum SpecVersion {
+    /// 2025-11-25: `initialize`, sessions.
+    #[serde(rename = "2025-11-25")]
+    V2025_11_25,
+    /// 2026-07-28: no handshake, the per-request envelope, `server/discover`.
+    #[serde(rename = "2026-07-28")]
+    V2026_07_28,
+}
+
+impl SpecVersion {
+    /// Every version, oldest first (the order of the era axis).
+    pub const ALL: [SpecVersion; 2] = [SpecVersion::V2025_11_25, SpecVersion::V2026_07_28];
+
+    /// The revision string.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SpecVersion::V2025_11_25 => "2025-11-25",
+            SpecVersion::V2026_07_28 => "2026-07-28",
+        }
+    }
+
+    /// The version with this revision string.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == name)
+    }
+}
+
+impl fmt::Display for SpecVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One cell of the matrix: a transport in one spec version. Written
+/// `<transport>@<version>` (trial names, the report's `results` keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cell {
+    /// The transport.
+    pub transport: TransportKind,
+    /// The spec version the client and server speak.
+    pub version: SpecVersion,
+}
+
+impl Cell {
+    /// The cell of `transport` in `version`.
+    pub const fn new(transport: TransportKind, version: SpecVersion) -> Self {
+        Self { transport, version }
+    }
+
+    /// Parses `<transport>@<version>`.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (t, v) = text.split_once('@')?;
+        Some(Self::new(
+            TransportKind::from_name(t)?,
+            SpecVersion::from_name(v)?,
+        ))
+    }
+
+    /// Whether the connector can hand a test one raw `(client, server)` transport pair
+    /// here. The stateless HTTP leg cannot (a server session lives for one POST): tests
+    /// that drive the transport directly exclude it (`drives-transport-directly`).
+    pub const fn has_transport_pair(self) -> bool {
+        !matches!(self.transport, TransportKind::StreamableHttpStateless)
+    }
+}
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.transport, self.version)
+    }
+}
+
+impl Serialize for Cell {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Cell {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Cell::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!("{text:?} is not a `<transport>@<version>` cell"))
+        })
     }
 }
 
@@ -81,12 +164,32 @@ mod tests {
     fn names_round_trip() {
         for kind in TransportKind::ALL {
             assert_eq!(TransportKind::from_name(kind.name()), Some(kind));
-        }
-        assert_eq!(TransportKind::from_name("http"), None);
-        assert!(!TransportKind::InMemory.is_wire());
-        for kind in TransportKind::ALL {
             let json = serde_json::to_string(&kind).unwrap();
             assert_eq!(json, format!("\"{kind}\""));
         }
+        assert_eq!(TransportKind::from_name("http"), None);
+        assert!(!TransportKind::InMemory.is_wire());
+        for v in SpecVersion::ALL {
+            assert_eq!(SpecVersion::from_name(v.name()), Some(v));
+            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{v}\""));
+        }
+        assert_eq!(SpecVersion::from_name("2024-11-05"), None);
+    }
+
+    #[test]
+    fn cells_are_written_transport_at_version() {
+        let cell = Cell::new(
+            TransportKind::StreamableHttpStateless,
+            SpecVersion::V2025_11_25,
+        );
+        assert_eq!(cell.to_string(), "streamable-http-stateless@2025-11-25");
+        assert_eq!(Cell::parse(&cell.to_string()), Some(cell));
+        assert_eq!(serde_json::to_string(&cell).unwrap(), format!("\"{cell}\""));
+        let back: Cell = serde_json::from_str(&format!("\"{cell}\"")).unwrap();
+        assert_eq!(back, cell);
+        assert!(Cell::parse("stdio").is_none());
+        assert!(Cell::parse("stdio@2099-01-01").is_none());
+        assert!(serde_json::from_str::<Cell>("\"nope\"").is_err());
+        assert!(!cell.has_transport_pair());
     }
 }

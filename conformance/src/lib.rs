@@ -1,10 +1,13 @@
 //! The modelctx conformance suite.
 //!
 //! `requirements.toml` lists every interaction requirement (one `[[requirement]]` per
-//! ID, the same IDs as the reference manifest); `requirements.lock` pins its sha256. Each
-//! conformance test names the requirement IDs it covers, is written once against a
-//! [`Connector`], and runs once per transport those requirements apply to. A contract
-//! keeps manifest and tests honest both ways, and `cargo xtask conformance` reports.
+//! ID, the same IDs as the reference manifest) and the matrix: the era axis
+//! (`spec_versions`), the transports' era locks, and the (transport, version) cells the
+//! SDK runs today (`[sdk_cells]`). `requirements.lock` pins its sha256 and the reference's.
+//! Each conformance test names the requirement IDs it covers, is written once against a
+//! [`Connector`], and runs once per cell those requirements apply to and the SDK has. A
+//! contract keeps manifest and tests honest both ways, and `cargo xtask conformance`
+//! reports.
 //!
 //! # Writing a conformance test
 //!
@@ -38,13 +41,16 @@
 //! ```
 //!
 //! - [`conformance_test!`] names the test `<area>::<function>`; the harness runs it as
-//!   `lifecycle::initialized_reaches_the_server[in-memory]`, so
-//!   `cargo test -p modelctx-conformance -- lifecycle::` filters as usual.
+//!   `lifecycle::initialized_reaches_the_server[in-memory@2025-11-25]`, so
+//!   `cargo test -p modelctx-conformance -- lifecycle::` (or `-- @2025-11-25`) filters as
+//!   usual.
 //! - An ID missing from the manifest stops the whole run before anything runs.
-//! - [`Connector::transport_pair`] gives a fresh `(client side, server side)` pair; the
-//!   role-level helpers (serve a server, connect a client) join the `Connector` once the
-//!   server and client crates land. [`Connector::kind`] tells a test which transport it is
-//!   on, for the few that need the concrete one.
+//! - [`Connector::transport_pair`] gives a fresh `(client side, server side)` pair (not on
+//!   the stateless HTTP leg, which has a server session per POST: there
+//!   [`Connector::serve_stateless_http`] serves a factory). [`Connector::kind`] tells a test
+//!   which transport it is on, for the few that need the concrete one. A test that only
+//!   makes sense in one era says so through its requirements' windows (`added_in`,
+//!   `removed_in`), never by an `if` on [`Connector::version`].
 //! - [`record`] wraps a side's transport and logs both directions in order, for
 //!   wire-level invariants ([`Recording::messages`], [`Recording::wait_for`]).
 //! - Never sleep to synchronise: await the event under [`within`] (or
@@ -53,27 +59,31 @@
 //! # The contract
 //!
 //! Run as `contract::*` trials with the suite and again by the report:
-//! every non-deferred requirement has a test on each transport it applies to that the SDK
-//! has (one that applies only to transports the SDK lacks must be deferred); no deferred
+//! every non-deferred requirement has a test in each cell it applies to that the SDK has
+//! (one that applies only to cells the SDK lacks must be deferred); no deferred
 //! requirement has a test (a stale deferral fails); every test names a known requirement
 //! (only the [`SELF_TESTS`](contract::SELF_TESTS) name none); a divergent requirement has
-//! a test; `requirements.lock` matches `requirements.toml`; and the ID set equals the
-//! reference `../shared/interaction-manifest/requirements.json` (when that file is absent
-//! outside CI the check says so and relies on the lock; with `CI=true` absence fails).
-//! After reviewing a manifest change, re-pin with `cargo xtask conformance --update-lock`.
+//! a test; `requirements.lock` matches `requirements.toml` and the reference manifest it
+//! names; and the manifest follows that reference — the same ID set, and per requirement
+//! the same transports, era window and succession, keeping the reference's arm exclusions
+//! (when the reference is absent outside CI the check says so and relies on the lock; with
+//! `CI=true` absence fails). After reviewing a manifest change, re-pin with `cargo xtask
+//! conformance --update-lock`; to move to a new reference, review `cargo xtask
+//! conformance --manifest-diff PATH` first, then `--update-lock --reference PATH`.
 //!
 //! # Reading the report
 //!
-//! `cargo xtask conformance [--json PATH]` runs every trial, then prints one row per
-//! manifest section: how many requirements it has (`total`), how many are `covered`
-//! (every transport they apply to passed), `divergent`, `deferred`, and `open` (neither:
-//! a run failed or a transport has no run), then per SDK transport `pass/fail` — how many
-//! of the section's requirements passed or failed there. Below the table: the trial
-//! totals (self-tests included) and each contract rule with its violations. It exits
-//! non-zero on any failed run or contract violation. The JSON form is
-//! [`report::JsonReport`]: per requirement a `status` (`covered`, `divergent`,
-//! `deferred`, or `uncovered`) and a result per transport it applies to (`pass`, `fail`,
-//! `missing`).
+//! `cargo xtask conformance [--json PATH]` runs every trial, then prints a table per spec
+//! version with one row per manifest section: how many requirements exist in that version
+//! (`total`), how many are `covered` (every cell of that version they apply to that the
+//! SDK has passed), `divergent`, `deferred`, `unserved` (they apply there only to cells
+//! the SDK lacks yet) and `open` (a run failed or a cell has no run), then per transport
+//! `pass/fail`, or `-(N)` where the SDK lacks that cell. Below the tables: the totals, the
+//! trials per cell (self-tests included) and each contract rule with its violations. It
+//! exits non-zero on any failed run or contract violation. The JSON form is
+//! [`report::JsonReport`]: per requirement a `status`, a `by_version` standing, and a
+//! result per cell it applies to, keyed `"<transport>@<version>"` (`pass`, `fail`,
+//! `missing`, `unserved`); the summary adds totals per version and runs per cell.
 //!
 //! # The divergence lifecycle
 //!

@@ -1,17 +1,32 @@
 //! The requirements manifest (`conformance/requirements.toml`): load, validate, look up.
 //!
-//! One `[[requirement]]` per ID:
+//! The file starts with the matrix, then has one `[[requirement]]` per ID:
 //!
 //! ```toml
+//! spec_versions = ["2025-11-25", "2026-07-28"]   # the era axis, oldest first
+//!
+//! [transport_versions]          # era locks: a transport listed here runs only these
+//! sse = ["2025-11-25"]
+//!
+//! [sdk_cells]                   # what the SDK runs today, per transport
+//! in-memory = ["2025-11-25"]
+//!
 //! [[requirement]]
 //! id = "tools:call:content:text"
 //! section = "Tools"
 //! source = "https://modelcontextprotocol.io/specification/2025-11-25/server/tools#calling-tools"
 //! behavior = "tools/call returns the tool's text content."
-//! # transports = ["streamable-http"]   # absent = every transport the SDK has
-//! # deferred = "why it is not tested yet"
+//! # transports = ["streamable-http"]   # absent = every transport
+//! # added_in = "2026-07-28"            # the era window [added_in, removed_in)
+//! # removed_in = "2026-07-28"
+//! # supersedes = ["old:id"]            # / superseded_by = "new:id"; both ends must agree
+//! # arm_exclusions = [{ transport = "streamable-http-stateless", reason = "requires-session" }]
+//! # deferred = "why it is not tested yet (the issue that will cover it)"
 //! # divergence = "what we do instead of the required behaviour"
 //! ```
+//!
+//! A requirement *applies* to the cells (transport, version) its transports, its window,
+//! the era locks and its exclusions leave; it *runs* in those the SDK has (`[sdk_cells]`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -19,20 +34,55 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::kind::TransportKind;
-
-/// The spec revision the manifest describes, unless it says otherwise (`spec_revision`).
-pub const DEFAULT_SPEC_REVISION: &str = "2025-11-25";
+use crate::kind::{Cell, SpecVersion, TransportKind};
 
 /// The prefix every spec deep link starts with.
 pub const SPEC_LINK_PREFIX: &str = "https://modelcontextprotocol.io/specification/";
 
+/// Why a single cell is carved out of a requirement: the reference manifest's typed
+/// vocabulary, kept as is so the reasons double as a re-admission checklist (grep for one
+/// when the gap it names closes).
+pub const EXCLUSION_REASONS: &[&str] = &[
+    "asserts-legacy-handshake",
+    "method-not-in-modern-registry",
+    "legacy-only-vocabulary",
+    "modern-error-surface",
+    "requires-session",
+    "drives-transport-directly",
+    "server-initiated-request",
+];
+
 /// A validated manifest.
 #[derive(Debug, Clone)]
 pub struct Manifest {
-    spec_revision: String,
+    spec_versions: Vec<SpecVersion>,
+    transport_versions: BTreeMap<TransportKind, Vec<SpecVersion>>,
+    sdk_cells: Vec<Cell>,
     requirements: Vec<Requirement>,
     by_id: BTreeMap<String, usize>,
+}
+
+/// One `(transport, version)` carve-out of a requirement: `None` on a side means every
+/// transport (or every version).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ArmExclusion {
+    /// The transport excluded, or every transport.
+    pub transport: Option<TransportKind>,
+    /// The version excluded, or every version.
+    pub version: Option<SpecVersion>,
+    /// One of [`EXCLUSION_REASONS`].
+    pub reason: String,
+    /// Free-form context.
+    pub note: Option<String>,
+}
+
+impl ArmExclusion {
+    /// Whether it carves out `cell`.
+    pub fn excludes(&self, cell: Cell) -> bool {
+        self.transport.is_none_or(|t| t == cell.transport)
+            && self.version.is_none_or(|v| v == cell.version)
+    }
 }
 
 /// One requirement of the manifest.
@@ -45,8 +95,8 @@ pub struct Requirement {
     pub section: String,
     /// A spec deep link, `sdk` (an SDK-chosen guarantee) or `issue:#n`.
     pub source: String,
-    /// The wire transports it applies to; `None` = transport-independent (every transport
-    /// the SDK has, in-memory included).
+    /// The wire transports it applies to; `None` = transport-independent (every
+    /// transport, in-memory included).
     pub transports: Option<Vec<TransportKind>>,
     /// The required behaviour.
     pub behavior: String,
@@ -54,22 +104,34 @@ pub struct Requirement {
     pub deferred: Option<String>,
     /// What the SDK does instead of the required behaviour (its tests pin that).
     pub divergence: Option<String>,
+    /// The first version it applies in (`None`: since the first on the axis).
+    pub added_in: Option<SpecVersion>,
+    /// The first version it no longer applies in (`None`: still applies).
+    pub removed_in: Option<SpecVersion>,
+    /// The retired requirements it replaces.
+    pub supersedes: Vec<String>,
+    /// The requirement that replaces it.
+    pub superseded_by: Option<String>,
+    /// Single cells carved out, each for a typed reason.
+    pub arm_exclusions: Vec<ArmExclusion>,
+    cells: Vec<Cell>,
+    runs_in: Vec<Cell>,
 }
 
 impl Requirement {
-    /// The transports it applies to: its own list, or every transport the SDK has.
-    pub fn applies_to(&self) -> Vec<TransportKind> {
-        match &self.transports {
-            Some(list) => list.clone(),
-            None => TransportKind::SDK.to_vec(),
-        }
+    /// Every cell it applies to, in report order (served by the SDK or not).
+    pub fn applies_to(&self) -> &[Cell] {
+        &self.cells
     }
 
-    /// The transports it applies to that the SDK has: where its tests run.
-    pub fn runs_on(&self) -> Vec<TransportKind> {
-        let mut kinds = self.applies_to();
-        kinds.retain(|k| k.in_sdk());
-        kinds
+    /// The cells it applies to that the SDK has: where its tests run.
+    pub fn runs_in(&self) -> &[Cell] {
+        &self.runs_in
+    }
+
+    /// Whether the requirement exists in `version` (its era window).
+    pub fn in_window(&self, version: SpecVersion) -> bool {
+        self.added_in.is_none_or(|a| version >= a) && self.removed_in.is_none_or(|r| version < r)
     }
 
     /// Whether it is deferred (no test expected).
@@ -117,7 +179,10 @@ impl std::error::Error for ManifestError {}
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawManifest {
-    spec_revision: Option<String>,
+    spec_versions: Vec<String>,
+    #[serde(default)]
+    transport_versions: BTreeMap<String, Vec<String>>,
+    sdk_cells: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     requirement: Vec<RawRequirement>,
 }
@@ -132,6 +197,117 @@ struct RawRequirement {
     behavior: String,
     deferred: Option<String>,
     divergence: Option<String>,
+    added_in: Option<String>,
+    removed_in: Option<String>,
+    #[serde(default)]
+    supersedes: Vec<String>,
+    superseded_by: Option<String>,
+    #[serde(default)]
+    arm_exclusions: Vec<RawExclusion>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExclusion {
+    transport: Option<String>,
+    version: Option<String>,
+    reason: String,
+    note: Option<String>,
+}
+
+/// The matrix part of a manifest, validated.
+struct Matrix {
+    spec_versions: Vec<SpecVersion>,
+    transport_versions: BTreeMap<TransportKind, Vec<SpecVersion>>,
+    sdk_cells: Vec<Cell>,
+}
+
+impl Matrix {
+    fn parse(raw: &RawManifest, problems: &mut Vec<String>) -> Self {
+        let mut spec_versions = Vec::new();
+        for name in &raw.spec_versions {
+            match SpecVersion::from_name(name) {
+                Some(v) if spec_versions.contains(&v) => {
+                    problems.push(format!("spec_versions: {name:?} listed twice"))
+                }
+                Some(v) => spec_versions.push(v),
+                None => problems.push(format!("spec_versions: unknown version {name:?}")),
+            }
+        }
+        if spec_versions.is_empty() {
+            problems.push("spec_versions is empty".into());
+        }
+        if !spec_versions.is_sorted() {
+            problems.push("spec_versions must be oldest first".into());
+        }
+        let mut versions_of = |table: &str, map: &BTreeMap<String, Vec<String>>| {
+            let mut out = BTreeMap::new();
+            for (name, list) in map {
+                let Some(kind) = TransportKind::from_name(name) else {
+                    problems.push(format!("{table}: unknown transport {name:?}"));
+                    continue;
+                };
+                let mut versions = Vec::new();
+                for v in list {
+                    match SpecVersion::from_name(v).filter(|v| spec_versions.contains(v)) {
+                        Some(v) if !versions.contains(&v) => versions.push(v),
+                        Some(_) => problems.push(format!("{table}.{name}: {v:?} listed twice")),
+                        None => problems
+                            .push(format!("{table}.{name}: {v:?} is not one of spec_versions")),
+                    }
+                }
+                out.insert(kind, versions);
+            }
+            out
+        };
+        let transport_versions = versions_of("transport_versions", &raw.transport_versions);
+        let sdk = versions_of("sdk_cells", &raw.sdk_cells);
+        let mut sdk_cells = Vec::new();
+        for (&transport, versions) in &sdk {
+            for &version in versions {
+                let locked_out = transport_versions
+                    .get(&transport)
+                    .is_some_and(|allowed| !allowed.contains(&version));
+                if locked_out {
+                    problems.push(format!(
+                        "sdk_cells.{transport}: {version} is outside the transport's era lock"
+                    ));
+                }
+                sdk_cells.push(Cell::new(transport, version));
+            }
+        }
+        sdk_cells.sort();
+        Self {
+            spec_versions,
+            transport_versions,
+            sdk_cells,
+        }
+    }
+
+    /// The cells a requirement with these transports, window and exclusions applies to.
+    fn cells(
+        &self,
+        transports: Option<&[TransportKind]>,
+        window: impl Fn(SpecVersion) -> bool,
+        exclusions: &[ArmExclusion],
+    ) -> Vec<Cell> {
+        let kinds = transports.unwrap_or(&TransportKind::ALL);
+        let mut cells = Vec::new();
+        for &transport in kinds {
+            for &version in &self.spec_versions {
+                let cell = Cell::new(transport, version);
+                let locked_out = self
+                    .transport_versions
+                    .get(&transport)
+                    .is_some_and(|allowed| !allowed.contains(&version));
+                if window(version) && !locked_out && !exclusions.iter().any(|e| e.excludes(cell)) {
+                    cells.push(cell);
+                }
+            }
+        }
+        cells.sort();
+        cells
+    }
 }
 
 impl Manifest {
@@ -147,6 +323,15 @@ impl Manifest {
         let raw: RawManifest =
             toml::from_str(text).map_err(|e| ManifestError::one(format!("not valid: {e}")))?;
         let mut problems = Vec::new();
+        let matrix = Matrix::parse(&raw, &mut problems);
+        let version = |name: &Option<String>, what: &str, problems: &mut Vec<String>| {
+            let name = name.as_deref()?;
+            let v = SpecVersion::from_name(name).filter(|v| matrix.spec_versions.contains(v));
+            if v.is_none() {
+                problems.push(format!("{what} {name:?} is not one of spec_versions"));
+            }
+            v
+        };
         let mut requirements = Vec::with_capacity(raw.requirement.len());
         let mut by_id = BTreeMap::new();
         for (index, r) in raw.requirement.into_iter().enumerate() {
@@ -155,7 +340,8 @@ impl Manifest {
             } else {
                 format!("requirement {:?}", r.id)
             };
-            let mut bad = |what: String| problems.push(format!("{at}: {what}"));
+            let mut local = Vec::new();
+            let mut bad = |what: String| local.push(what);
             if !is_valid_id(&r.id) {
                 bad("id must be `<area>:<feature>[:<variant>]` (lowercase, no spaces)".into());
             }
@@ -187,27 +373,77 @@ impl Manifest {
             if r.divergence.as_deref().is_some_and(|d| d.trim().is_empty()) {
                 bad("divergence needs a note saying what the SDK does instead".into());
             }
-            let transports = match r.transports {
+            let transports = match &r.transports {
                 None => None,
                 Some(names) => {
                     let mut kinds = Vec::new();
                     if names.is_empty() {
                         bad("transports is empty: leave it out when transport-independent".into());
                     }
-                    for name in &names {
+                    for name in names {
                         match TransportKind::from_name(name).filter(|k| k.is_wire()) {
                             Some(k) if kinds.contains(&k) => {
                                 bad(format!("transport {name:?} listed twice"))
                             }
                             Some(k) => kinds.push(k),
                             None => bad(format!(
-                                "unknown transport {name:?} (allowed: stdio, streamable-http, sse)"
+                                "unknown transport {name:?} (allowed: stdio, streamable-http, \
+                                 streamable-http-stateless, sse)"
                             )),
                         }
                     }
                     Some(kinds)
                 }
             };
+            let added_in = version(&r.added_in, "added_in", &mut local);
+            let removed_in = version(&r.removed_in, "removed_in", &mut local);
+            if let (Some(a), Some(rm)) = (added_in, removed_in)
+                && a >= rm
+            {
+                local.push(format!(
+                    "the window [{a}, {rm}) is empty: added_in must come before removed_in"
+                ));
+            }
+            let mut arm_exclusions = Vec::new();
+            for e in r.arm_exclusions {
+                if !EXCLUSION_REASONS.contains(&e.reason.as_str()) {
+                    local.push(format!(
+                        "arm exclusion reason {:?} is not one of {}",
+                        e.reason,
+                        EXCLUSION_REASONS.join(", ")
+                    ));
+                }
+                let transport = e.transport.as_deref().and_then(|name| {
+                    let kind = TransportKind::from_name(name);
+                    if kind.is_none() {
+                        local.push(format!("arm exclusion names unknown transport {name:?}"));
+                    }
+                    kind
+                });
+                let version = version(&e.version, "arm exclusion version", &mut local);
+                if e.transport.is_none() && e.version.is_none() {
+                    local.push("an arm exclusion needs a transport, a version or both".into());
+                }
+                arm_exclusions.push(ArmExclusion {
+                    transport,
+                    version,
+                    reason: e.reason,
+                    note: e.note,
+                });
+            }
+            let window = |v: SpecVersion| {
+                added_in.is_none_or(|a| v >= a) && removed_in.is_none_or(|rm| v < rm)
+            };
+            let cells = matrix.cells(transports.as_deref(), window, &arm_exclusions);
+            if cells.is_empty() {
+                local.push("applies to no cell of the matrix".into());
+            }
+            let runs_in: Vec<Cell> = cells
+                .iter()
+                .copied()
+                .filter(|c| matrix.sdk_cells.contains(c))
+                .collect();
+            problems.extend(local.into_iter().map(|p| format!("{at}: {p}")));
             requirements.push(Requirement {
                 id: r.id,
                 section: r.section,
@@ -216,23 +452,41 @@ impl Manifest {
                 behavior: r.behavior,
                 deferred: r.deferred,
                 divergence: r.divergence,
+                added_in,
+                removed_in,
+                supersedes: r.supersedes,
+                superseded_by: r.superseded_by,
+                arm_exclusions,
+                cells,
+                runs_in,
             });
         }
+        problems.extend(succession_problems(&requirements, &by_id));
         if !problems.is_empty() {
             return Err(ManifestError { problems });
         }
         Ok(Self {
-            spec_revision: raw
-                .spec_revision
-                .unwrap_or_else(|| DEFAULT_SPEC_REVISION.to_owned()),
+            spec_versions: matrix.spec_versions,
+            transport_versions: matrix.transport_versions,
+            sdk_cells: matrix.sdk_cells,
             requirements,
             by_id,
         })
     }
 
-    /// The spec revision it describes.
-    pub fn spec_revision(&self) -> &str {
-        &self.spec_revision
+    /// The era axis, oldest first.
+    pub fn spec_versions(&self) -> &[SpecVersion] {
+        &self.spec_versions
+    }
+
+    /// The era locks: a transport listed runs only these versions.
+    pub fn transport_versions(&self) -> &BTreeMap<TransportKind, Vec<SpecVersion>> {
+        &self.transport_versions
+    }
+
+    /// The cells the SDK runs today, in report order.
+    pub fn sdk_cells(&self) -> &[Cell] {
+        &self.sdk_cells
     }
 
     /// The requirements, in file order.
@@ -266,18 +520,64 @@ impl Manifest {
         seen
     }
 
-    /// The transports a test naming `ids` runs on: those the SDK has that every one of
-    /// its (known) requirements applies to.
-    pub fn transports_for(&self, ids: &[&str]) -> Vec<TransportKind> {
-        let mut kinds = TransportKind::SDK.to_vec();
+    /// The cells a test naming `ids` runs in: those the SDK has that every one of its
+    /// (known) requirements admits.
+    pub fn cells_for(&self, ids: &[&str]) -> Vec<Cell> {
+        let mut cells = self.sdk_cells.clone();
         for id in ids {
             if let Some(r) = self.get(id) {
-                let runs_on = r.runs_on();
-                kinds.retain(|k| runs_on.contains(k));
+                cells.retain(|c| r.runs_in.contains(c));
             }
         }
-        kinds
+        cells
     }
+}
+
+/// `supersedes` / `superseded_by` must name known requirements, agree both ways, and
+/// be versioned: the retired end has `removed_in`, the replacement `added_in`.
+fn succession_problems(
+    requirements: &[Requirement],
+    by_id: &BTreeMap<String, usize>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let get = |id: &str| by_id.get(id).map(|&i| &requirements[i]);
+    for r in requirements {
+        if let Some(next) = &r.superseded_by {
+            match get(next) {
+                None => problems.push(format!("requirement {:?}: superseded_by unknown {next:?}", r.id)),
+                Some(n) if !n.supersedes.contains(&r.id) => problems.push(format!(
+                    "requirement {:?}: superseded_by {next:?}, which does not list it in supersedes",
+                    r.id
+                )),
+                Some(_) => {}
+            }
+            if r.removed_in.is_none() {
+                problems.push(format!(
+                    "requirement {:?}: superseded, so it needs removed_in",
+                    r.id
+                ));
+            }
+        }
+        for old in &r.supersedes {
+            match get(old) {
+                None => problems.push(format!("requirement {:?}: supersedes unknown {old:?}", r.id)),
+                Some(o) if o.superseded_by.as_deref() != Some(r.id.as_str()) => {
+                    problems.push(format!(
+                        "requirement {:?}: supersedes {old:?}, whose superseded_by does not name it",
+                        r.id
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        if !r.supersedes.is_empty() && r.added_in.is_none() {
+            problems.push(format!(
+                "requirement {:?}: supersedes others, so it needs added_in",
+                r.id
+            ));
+        }
+    }
+    problems
 }
 
 fn is_valid_id(id: &str) -> bool {
@@ -306,9 +606,20 @@ fn is_valid_source(source: &str) -> bool {
 mod tests {
     use super::*;
 
-    const TINY: &str = r#"
-spec_revision = "2025-11-25"
+    const MATRIX: &str = r#"
+spec_versions = ["2025-11-25", "2026-07-28"]
 
+[transport_versions]
+sse = ["2025-11-25"]
+streamable-http-stateless = ["2025-11-25"]
+
+[sdk_cells]
+in-memory = ["2025-11-25", "2026-07-28"]
+stdio = ["2025-11-25"]
+streamable-http = ["2025-11-25"]
+"#;
+
+    const TINY: &str = r#"
 [[requirement]]
 id = "tools:call:content:text"
 section = "Tools"
@@ -329,33 +640,98 @@ section = "Tools"
 source = "issue:#12"
 behavior = "Tools list in registration order."
 divergence = "we sort by name"
+
+[[requirement]]
+id = "lifecycle:old"
+section = "Lifecycle"
+source = "sdk"
+behavior = "old"
+removed_in = "2026-07-28"
+superseded_by = "lifecycle:new"
+arm_exclusions = [{ transport = "stdio", reason = "requires-session", note = "why" }]
+
+[[requirement]]
+id = "lifecycle:new"
+section = "Lifecycle"
+source = "sdk"
+behavior = "new"
+added_in = "2026-07-28"
+supersedes = ["lifecycle:old"]
 "#;
+
+    fn manifest(requirements: &str) -> Result<Manifest, ManifestError> {
+        Manifest::parse(&format!("{MATRIX}{requirements}"))
+    }
+
+    fn cell(text: &str) -> Cell {
+        Cell::parse(text).unwrap()
+    }
+
+    fn cells(list: &[&str]) -> Vec<Cell> {
+        let mut out: Vec<Cell> = list.iter().map(|c| cell(c)).collect();
+        out.sort();
+        out
+    }
 
     #[test]
     fn a_valid_manifest_loads_and_looks_up() {
-        let m = Manifest::parse(TINY).unwrap();
-        assert_eq!(m.requirements().len(), 3);
-        assert_eq!(m.sections(), ["Tools", "Hosting"]);
+        let m = manifest(TINY).unwrap();
+        assert_eq!(m.requirements().len(), 5);
+        assert_eq!(m.sections(), ["Tools", "Hosting", "Lifecycle"]);
+        assert_eq!(m.spec_versions(), SpecVersion::ALL);
+        assert_eq!(
+            m.sdk_cells(),
+            cells(&[
+                "in-memory@2025-11-25",
+                "in-memory@2026-07-28",
+                "stdio@2025-11-25",
+                "streamable-http@2025-11-25"
+            ])
+        );
         let http = m.get("transport:http:session-header").unwrap();
-        assert_eq!(http.applies_to(), [TransportKind::Sse]);
+        assert_eq!(http.applies_to(), [cell("sse@2025-11-25")]);
         assert!(http.is_deferred());
-        assert!(http.runs_on().is_empty());
+        assert!(http.runs_in().is_empty());
         let text = m.get("tools:call:content:text").unwrap();
-        assert_eq!(text.applies_to(), TransportKind::SDK);
+        // Every transport in every version, less the era locks.
+        assert_eq!(text.applies_to().len(), 2 + 2 + 2 + 1 + 1);
+        assert_eq!(text.runs_in(), m.sdk_cells());
         assert!(m.get("tools:call:nope").is_none());
         assert!(m.get("tools:list:order").unwrap().is_divergent());
-        assert_eq!(
-            m.transports_for(&["tools:call:content:text"]),
-            TransportKind::SDK
-        );
+        assert_eq!(m.cells_for(&["tools:call:content:text"]), m.sdk_cells());
         assert!(
-            m.transports_for(&["tools:call:content:text", "transport:http:session-header"])
+            m.cells_for(&["tools:call:content:text", "transport:http:session-header"])
                 .is_empty()
         );
     }
 
+    #[test]
+    fn windows_and_exclusions_shape_the_cells() {
+        let m = manifest(TINY).unwrap();
+        let old = m.get("lifecycle:old").unwrap();
+        assert!(old.in_window(SpecVersion::V2025_11_25));
+        assert!(!old.in_window(SpecVersion::V2026_07_28));
+        assert_eq!(
+            old.runs_in(),
+            cells(&["in-memory@2025-11-25", "streamable-http@2025-11-25"])
+        );
+        assert!(old.applies_to().contains(&cell("sse@2025-11-25")));
+        assert!(!old.applies_to().contains(&cell("stdio@2025-11-25")));
+        let new = m.get("lifecycle:new").unwrap();
+        assert_eq!(new.runs_in(), [cell("in-memory@2026-07-28")]);
+        assert_eq!(
+            new.applies_to(),
+            cells(&[
+                "in-memory@2026-07-28",
+                "stdio@2026-07-28",
+                "streamable-http@2026-07-28"
+            ])
+        );
+        assert!(m.cells_for(&["lifecycle:old", "lifecycle:new"]).is_empty());
+    }
+
     fn problems(text: &str) -> Vec<String> {
-        Manifest::parse(text).unwrap_err().problems().to_vec()
+        manifest(text).unwrap_err().problems().to_vec()
     }
 
     fn one(fields: &str) -> String {
@@ -372,6 +748,7 @@ divergence = "we sort by name"
         );
         assert!(problems(&dup)[0].contains("duplicate id"));
 
+        let base = format!("id = \"a:b\"\nbehavior = \"x\"\n{spec}");
         let cases = [
             (
                 format!("id = \"a:b\"\nbehavior = \" \"\n{spec}"),
@@ -390,30 +767,45 @@ divergence = "we sort by name"
                 "source",
             ),
             (
-                format!(
-                    "id = \"a:b\"\nbehavior = \"x\"\n{spec}\ndeferred = \"r\"\ndivergence = \"n\""
-                ),
+                format!("{base}\ndeferred = \"r\"\ndivergence = \"n\""),
                 "both set",
             ),
             (
-                format!("id = \"a:b\"\nbehavior = \"x\"\n{spec}\ntransports = [\"in-memory\"]"),
+                format!("{base}\ntransports = [\"in-memory\"]"),
                 "unknown transport \"in-memory\"",
             ),
             (
-                format!("id = \"a:b\"\nbehavior = \"x\"\n{spec}\ntransports = [\"http\"]"),
+                format!("{base}\ntransports = [\"http\"]"),
                 "unknown transport",
             ),
+            (format!("{base}\ntransports = []"), "transports is empty"),
+            (format!("{base}\ndeferred = \"\""), "needs a reason"),
+            (format!("{base}\ndefered = \"typo\""), "unknown field"),
             (
-                format!("id = \"a:b\"\nbehavior = \"x\"\n{spec}\ntransports = []"),
-                "transports is empty",
+                format!("{base}\nadded_in = \"2024-11-05\""),
+                "not one of spec_versions",
             ),
             (
-                format!("id = \"a:b\"\nbehavior = \"x\"\n{spec}\ndeferred = \"\""),
-                "needs a reason",
+                format!("{base}\nadded_in = \"2026-07-28\"\nremoved_in = \"2025-11-25\""),
+                "window",
             ),
             (
-                format!("id = \"a:b\"\nbehavior = \"x\"\n{spec}\ndefered = \"typo\""),
-                "unknown field",
+                format!(
+                    "{base}\narm_exclusions = [{{ transport = \"stdio\", reason = \"flaky\" }}]"
+                ),
+                "reason \"flaky\"",
+            ),
+            (
+                format!("{base}\narm_exclusions = [{{ reason = \"requires-session\" }}]"),
+                "needs a transport, a version or both",
+            ),
+            (
+                format!("{base}\ntransports = [\"sse\"]\nadded_in = \"2026-07-28\""),
+                "applies to no cell",
+            ),
+            (
+                format!("{base}\nsuperseded_by = \"a:c\""),
+                "superseded_by unknown",
             ),
         ];
         for (fields, expected) in cases {
@@ -422,6 +814,32 @@ divergence = "we sort by name"
                 p.iter().any(|p| p.contains(expected)),
                 "{fields}: expected {expected:?} in {p:?}"
             );
+        }
+    }
+
+    #[test]
+    fn succession_must_agree_both_ways_and_be_versioned() {
+        let one_sided = TINY.replace("supersedes = [\"lifecycle:old\"]", "");
+        let p = problems(&one_sided);
+        assert!(p.iter().any(|p| p.contains("does not list it")), "{p:?}");
+        let unversioned = TINY.replace("removed_in = \"2026-07-28\"\n", "");
+        let p = problems(&unversioned);
+        assert!(p.iter().any(|p| p.contains("needs removed_in")), "{p:?}");
+    }
+
+    #[test]
+    fn the_matrix_is_checked() {
+        let bad = "spec_versions = [\"2026-07-28\", \"2025-11-25\", \"2099-01-01\"]\n\
+                   [transport_versions]\nsse = [\"2025-11-25\"]\n\
+                   [sdk_cells]\nsse = [\"2026-07-28\"]\nwarp = [\"2025-11-25\"]\n";
+        let p = Manifest::parse(bad).unwrap_err().problems().to_vec();
+        for expected in [
+            "unknown version \"2099-01-01\"",
+            "oldest first",
+            "outside the transport's era lock",
+            "unknown transport \"warp\"",
+        ] {
+            assert!(p.iter().any(|p| p.contains(expected)), "{expected}: {p:?}");
         }
     }
 

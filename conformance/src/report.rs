@@ -1,9 +1,10 @@
 //! The results file the harness writes and the report built from it.
 //!
 //! With `MODELCTX_CONFORMANCE_RESULTS=<path>` set, the harness writes one JSON object
-//! per line: first every registered test (`{"kind":"test","name","ids","transports"}`),
-//! then one line per finished trial (`{"kind":"run","test","transport","outcome"}`).
-//! [`Report::build`] joins that with the manifest and the contract.
+//! per line: first every registered test (`{"kind":"test","name","ids","cells"}`), then
+//! one line per finished trial (`{"kind":"run","test","cell","outcome"}`), a cell being
+//! written `"<transport>@<version>"`. [`Report::build`] joins that with the manifest and
+//! the contract.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,7 +12,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::contract::{Contract, Registered};
-use crate::kind::TransportKind;
+use crate::kind::{Cell, SpecVersion, TransportKind};
 use crate::manifest::{Manifest, Requirement};
 
 /// The environment variable naming the results file.
@@ -32,8 +33,8 @@ pub enum Outcome {
 pub struct Run {
     /// The test's name.
     pub test: String,
-    /// The transport it ran on.
-    pub transport: TransportKind,
+    /// The cell it ran in.
+    pub cell: Cell,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -76,21 +77,23 @@ impl Results {
     }
 }
 
-/// A requirement's standing.
+/// A requirement's standing (overall, or within one version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
-    /// Every transport it applies to has a passing run.
+    /// Every cell it applies to that the SDK has passed, and there is at least one.
     Covered,
     /// Its tests pin what the SDK does instead (see its `divergence`).
     Divergent,
     /// Not tested yet (see its `deferred`).
     Deferred,
-    /// Neither: a run failed, or a transport it applies to has no run (yet).
+    /// None of the cells it applies to (in that version) is one the SDK has yet.
+    Unserved,
+    /// None of those: a run failed, or a cell the SDK has went without a run.
     Uncovered,
 }
 
-/// A requirement's result on one transport.
+/// A requirement's result in one cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunResult {
@@ -98,8 +101,10 @@ pub enum RunResult {
     Pass,
     /// At least one run failed.
     Fail,
-    /// No run.
+    /// The SDK has the cell, but no run named the requirement there.
     Missing,
+    /// The SDK does not have this cell yet (transport or version not built).
+    Unserved,
 }
 
 /// One requirement in the JSON report.
@@ -107,12 +112,44 @@ pub enum RunResult {
 pub struct RequirementReport {
     /// Its ID.
     pub id: String,
-    /// Its standing.
+    /// Its standing over every cell the SDK has.
     pub status: Status,
-    /// The transports it applies to.
-    pub applies_to: Vec<TransportKind>,
-    /// Its result per transport it applies to.
-    pub results: BTreeMap<TransportKind, RunResult>,
+    /// Its standing per version it exists in.
+    pub by_version: BTreeMap<SpecVersion, Status>,
+    /// The cells it applies to.
+    pub applies_to: Vec<Cell>,
+    /// Its result per cell it applies to, keyed `"<transport>@<version>"`.
+    pub results: BTreeMap<Cell, RunResult>,
+}
+
+/// Totals over a set of requirements.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Totals {
+    /// Requirements counted.
+    pub total: usize,
+    /// Covered.
+    pub covered: usize,
+    /// Divergent.
+    pub divergent: usize,
+    /// Deferred.
+    pub deferred: usize,
+    /// Applying only to cells the SDK does not have yet.
+    pub unserved: usize,
+    /// Neither (a failure or a missing run).
+    pub open: usize,
+}
+
+impl Totals {
+    fn add(&mut self, status: Status) {
+        self.total += 1;
+        match status {
+            Status::Covered => self.covered += 1,
+            Status::Divergent => self.divergent += 1,
+            Status::Deferred => self.deferred += 1,
+            Status::Unserved => self.unserved += 1,
+            Status::Uncovered => self.open += 1,
+        }
+    }
 }
 
 /// The totals of the JSON report.
@@ -130,6 +167,10 @@ pub struct Summary {
     pub runs_passed: usize,
     /// Trials that failed (self-tests included).
     pub runs_failed: usize,
+    /// Per version: the requirements that exist in it, by their standing there.
+    pub by_version: BTreeMap<SpecVersion, Totals>,
+    /// Per cell the SDK has: trials passed and failed.
+    pub runs_by_cell: BTreeMap<Cell, (usize, usize)>,
 }
 
 /// The machine-readable report (`cargo xtask conformance --json PATH`).
@@ -137,22 +178,23 @@ pub struct Summary {
 pub struct JsonReport {
     /// The sha256 of `requirements.toml`.
     pub manifest_sha256: String,
-    /// The spec revision the manifest describes.
-    pub spec_revision: String,
-    /// The transports the SDK has (the matrix).
+    /// The era axis, oldest first.
+    pub spec_versions: Vec<SpecVersion>,
+    /// The transports the SDK has (in at least one version).
     pub transports: Vec<TransportKind>,
+    /// The cells the SDK has: the matrix that ran.
+    pub cells: Vec<Cell>,
     /// Every requirement, in manifest order.
     pub requirements: Vec<RequirementReport>,
     /// The totals.
     pub summary: Summary,
 }
 
-/// The conformance report: the JSON form, the per-section table and the contract.
+/// The conformance report: the JSON form, the per-version tables and the contract.
 #[derive(Debug)]
 pub struct Report {
     json: JsonReport,
     sections: Vec<(String, Vec<usize>)>,
-    runs_by_transport: BTreeMap<TransportKind, (usize, usize)>,
     contract: Contract,
 }
 
@@ -169,54 +211,66 @@ impl Report {
             .iter()
             .map(|t| (t.name.as_str(), t.ids.as_slice()))
             .collect();
-        // (requirement, transport) -> outcomes of the runs that named it.
-        let mut outcomes: BTreeMap<(&str, TransportKind), Vec<Outcome>> = BTreeMap::new();
-        let mut runs_by_transport = BTreeMap::new();
-        for &k in TransportKind::SDK {
-            runs_by_transport.insert(k, (0, 0));
-        }
+        // (requirement, cell) -> outcomes of the runs that named it.
+        let mut outcomes: BTreeMap<(&str, Cell), Vec<Outcome>> = BTreeMap::new();
         let mut summary = Summary::default();
+        for &c in manifest.sdk_cells() {
+            summary.runs_by_cell.insert(c, (0, 0));
+        }
         for run in &results.runs {
-            let counts = runs_by_transport.entry(run.transport).or_insert((0, 0));
+            let counts = summary.runs_by_cell.entry(run.cell).or_insert((0, 0));
             match run.outcome {
-                Outcome::Pass => {
-                    summary.runs_passed += 1;
-                    counts.0 += 1;
-                }
-                Outcome::Fail => {
-                    summary.runs_failed += 1;
-                    counts.1 += 1;
-                }
+                Outcome::Pass => counts.0 += 1,
+                Outcome::Fail => counts.1 += 1,
             }
             for id in ids_of.get(run.test.as_str()).copied().unwrap_or_default() {
                 outcomes
-                    .entry((id.as_str(), run.transport))
+                    .entry((id.as_str(), run.cell))
                     .or_default()
                     .push(run.outcome);
             }
         }
+        summary.runs_passed = summary.runs_by_cell.values().map(|c| c.0).sum();
+        summary.runs_failed = summary.runs_by_cell.values().map(|c| c.1).sum();
 
         let mut requirements = Vec::new();
         let mut sections: Vec<(String, Vec<usize>)> = Vec::new();
         for r in manifest.requirements() {
-            let applies_to = r.applies_to();
-            let results: BTreeMap<_, _> = applies_to
+            let results: BTreeMap<Cell, RunResult> = r
+                .applies_to()
                 .iter()
-                .map(|&k| {
-                    let result = match outcomes.get(&(r.id.as_str(), k)) {
-                        None => RunResult::Missing,
-                        Some(o) if o.contains(&Outcome::Fail) => RunResult::Fail,
-                        Some(_) => RunResult::Pass,
+                .map(|&c| {
+                    let result = if !r.runs_in().contains(&c) {
+                        RunResult::Unserved
+                    } else {
+                        match outcomes.get(&(r.id.as_str(), c)) {
+                            None => RunResult::Missing,
+                            Some(o) if o.contains(&Outcome::Fail) => RunResult::Fail,
+                            Some(_) => RunResult::Pass,
+                        }
                     };
-                    (k, result)
+                    (c, result)
                 })
                 .collect();
-            let status = status_of(r, &results);
+            let status = status_of(r, results.values().copied());
             match status {
                 Status::Covered => summary.covered += 1,
                 Status::Divergent => summary.divergent += 1,
                 Status::Deferred => summary.deferred += 1,
-                Status::Uncovered => {}
+                Status::Unserved | Status::Uncovered => {}
+            }
+            let mut by_version = BTreeMap::new();
+            for &v in manifest.spec_versions() {
+                let mut in_version = results
+                    .iter()
+                    .filter(|(c, _)| c.version == v)
+                    .map(|(_, &res)| res)
+                    .peekable();
+                if in_version.peek().is_some() {
+                    let s = status_of(r, in_version);
+                    summary.by_version.entry(v).or_default().add(s);
+                    by_version.insert(v, s);
+                }
             }
             match sections.iter_mut().find(|(s, _)| *s == r.section) {
                 Some((_, members)) => members.push(requirements.len()),
@@ -225,36 +279,41 @@ impl Report {
             requirements.push(RequirementReport {
                 id: r.id.clone(),
                 status,
-                applies_to,
+                by_version,
+                applies_to: r.applies_to().to_vec(),
                 results,
             });
         }
         summary.total = requirements.len();
+        let mut transports: Vec<TransportKind> =
+            manifest.sdk_cells().iter().map(|c| c.transport).collect();
+        transports.dedup();
         Self {
             json: JsonReport {
                 manifest_sha256,
-                spec_revision: manifest.spec_revision().to_owned(),
-                transports: TransportKind::SDK.to_vec(),
+                spec_versions: manifest.spec_versions().to_vec(),
+                transports,
+                cells: manifest.sdk_cells().to_vec(),
                 requirements,
                 summary,
             },
             sections,
-            runs_by_transport,
             contract,
         }
     }
 
-    /// The machine-readable form.
+    /// The machine-readable report.
     pub fn json(&self) -> &JsonReport {
         &self.json
     }
 
-    /// The machine-readable form as pretty JSON.
+    /// The JSON report as pretty-printed text.
     pub fn to_json_string(&self) -> String {
-        serde_json::to_string_pretty(&self.json).unwrap_or_default() + "\n"
+        serde_json::to_string_pretty(&self.json)
+            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// The contract it was built with.
+    /// The contract as checked.
     pub fn contract(&self) -> &Contract {
         &self.contract
     }
@@ -264,43 +323,68 @@ impl Report {
         self.json.summary.runs_failed == 0 && self.contract.passed()
     }
 
-    /// The human-readable report: a table per section, the run totals, the contract.
-    pub fn render(&self) -> String {
-        let transports = &self.json.transports;
+    /// One table per version: a row per section with the requirements that exist in
+    /// that version by standing, then per transport `pass/fail` where the SDK has the
+    /// cell, or `-(N)` where it does not yet (N requirements apply there).
+    fn render_version(&self, version: SpecVersion, out: &mut String) {
+        let transports: Vec<TransportKind> = TransportKind::ALL
+            .into_iter()
+            .filter(|&t| {
+                self.json
+                    .requirements
+                    .iter()
+                    .any(|r| r.results.contains_key(&Cell::new(t, version)))
+            })
+            .collect();
         let mut header: Vec<String> = [
             "section",
             "total",
             "covered",
             "divergent",
             "deferred",
+            "unserved",
             "open",
         ]
         .map(String::from)
         .to_vec();
-        header.extend(transports.iter().map(|k| format!("{k} pass/fail")));
+        header.extend(transports.iter().map(|k| k.to_string()));
         let mut rows = vec![header];
         let mut row_for = |name: &str, members: &[&RequirementReport]| {
-            let count = |s: Status| members.iter().filter(|r| r.status == s).count();
+            let mut totals = Totals::default();
+            for r in members {
+                if let Some(&s) = r.by_version.get(&version) {
+                    totals.add(s);
+                }
+            }
+            if totals.total == 0 {
+                return;
+            }
             let mut row = vec![
                 name.to_owned(),
-                members.len().to_string(),
-                count(Status::Covered).to_string(),
-                count(Status::Divergent).to_string(),
-                count(Status::Deferred).to_string(),
-                count(Status::Uncovered).to_string(),
+                totals.total.to_string(),
+                totals.covered.to_string(),
+                totals.divergent.to_string(),
+                totals.deferred.to_string(),
+                totals.unserved.to_string(),
+                totals.open.to_string(),
             ];
-            for k in transports {
+            for &t in &transports {
+                let cell = Cell::new(t, version);
                 let with = |res: RunResult| {
                     members
                         .iter()
-                        .filter(|r| r.results.get(k) == Some(&res))
+                        .filter(|r| r.results.get(&cell) == Some(&res))
                         .count()
                 };
-                row.push(format!(
-                    "{}/{}",
-                    with(RunResult::Pass),
-                    with(RunResult::Fail)
-                ));
+                if self.json.cells.contains(&cell) {
+                    row.push(format!(
+                        "{}/{}",
+                        with(RunResult::Pass),
+                        with(RunResult::Fail)
+                    ));
+                } else {
+                    row.push(format!("-({})", with(RunResult::Unserved)));
+                }
             }
             rows.push(row);
         };
@@ -317,9 +401,22 @@ impl Report {
         let widths: Vec<usize> = (0..rows[0].len())
             .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
             .collect();
-        let mut out = format!(
-            "conformance report: spec {}, manifest sha256 {}\n\n",
-            self.json.spec_revision, self.json.manifest_sha256
+        let served: Vec<String> = self
+            .json
+            .cells
+            .iter()
+            .filter(|c| c.version == version)
+            .map(|c| c.transport.to_string())
+            .collect();
+        let _ = writeln!(
+            out,
+            "spec {version}: SDK cells {}  (transport columns: requirements passed/failed \
+             there; -(N): the SDK lacks the cell, N requirements apply)\n",
+            if served.is_empty() {
+                "none yet".to_owned()
+            } else {
+                served.join(", ")
+            }
         );
         let last = rows.len() - 1;
         for (i, row) in rows.iter().enumerate() {
@@ -344,13 +441,31 @@ impl Report {
                 .collect();
             let _ = writeln!(out, "{}", cells.join("  ").trim_end());
         }
+        out.push('\n');
+    }
+
+    /// The human-readable report: a table per version, the totals, the contract.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "conformance report: manifest sha256 {}\n\n",
+            self.json.manifest_sha256
+        );
+        for &v in &self.json.spec_versions {
+            self.render_version(v, &mut out);
+        }
         let s = &self.json.summary;
-        let per: Vec<String> = self
-            .runs_by_transport
+        let _ = writeln!(
+            out,
+            "requirements: {} in all; {} covered, {} divergent, {} deferred \
+             (covered = passed in every cell the SDK has)",
+            s.total, s.covered, s.divergent, s.deferred
+        );
+        let per: Vec<String> = s
+            .runs_by_cell
             .iter()
-            .map(|(k, (p, f))| format!("{k}: {p} passed, {f} failed"))
+            .map(|(c, (p, f))| format!("{c}: {p} passed, {f} failed"))
             .collect();
-        let _ = writeln!(out, "\nruns by transport: {}", per.join("; "));
+        let _ = writeln!(out, "runs by cell: {}", per.join("; "));
         let _ = writeln!(
             out,
             "runs: {} passed, {} failed",
@@ -377,12 +492,17 @@ impl Report {
     }
 }
 
-fn status_of(r: &Requirement, results: &BTreeMap<TransportKind, RunResult>) -> Status {
+fn status_of(r: &Requirement, results: impl Iterator<Item = RunResult>) -> Status {
     if r.is_deferred() {
-        Status::Deferred
-    } else if r.is_divergent() {
-        Status::Divergent
-    } else if !results.is_empty() && results.values().all(|&x| x == RunResult::Pass) {
+        return Status::Deferred;
+    }
+    if r.is_divergent() {
+        return Status::Divergent;
+    }
+    let served: Vec<RunResult> = results.filter(|&x| x != RunResult::Unserved).collect();
+    if served.is_empty() {
+        Status::Unserved
+    } else if served.iter().all(|&x| x == RunResult::Pass) {
         Status::Covered
     } else {
         Status::Uncovered
@@ -395,16 +515,24 @@ mod tests {
     use crate::contract::Check;
 
     const MANIFEST: &str = r#"
+spec_versions = ["2025-11-25", "2026-07-28"]
+[sdk_cells]
+in-memory = ["2025-11-25"]
+stdio = ["2025-11-25"]
+
 [[requirement]]
 id = "a:one"
 section = "Alpha"
 source = "sdk"
+transports = ["stdio"]
 behavior = "x"
 
 [[requirement]]
 id = "a:two"
 section = "Alpha"
 source = "sdk"
+transports = ["stdio"]
+removed_in = "2026-07-28"
 behavior = "x"
 
 [[requirement]]
@@ -416,22 +544,14 @@ behavior = "x"
 deferred = "no HTTP yet"
 "#;
 
-    /// Both tests run on every SDK transport; `a::two` fails on in-memory only.
+    /// Both tests run in stdio@2025-11-25; `a::two` fails there.
     fn results() -> Results {
-        let sdk: Vec<&str> = TransportKind::SDK.iter().map(|k| k.name()).collect();
-        let mut lines = vec![
-            format!(r#"{{"kind":"test","name":"a::one","ids":["a:one"],"transports":{sdk:?}}}"#),
-            format!(r#"{{"kind":"test","name":"a::two","ids":["a:two"],"transports":{sdk:?}}}"#),
+        let lines = [
+            r#"{"kind":"test","name":"a::one","ids":["a:one"],"cells":["stdio@2025-11-25"]}"#,
+            r#"{"kind":"test","name":"a::two","ids":["a:two"],"cells":["stdio@2025-11-25"]}"#,
+            r#"{"kind":"run","test":"a::one","cell":"stdio@2025-11-25","outcome":"pass"}"#,
+            r#"{"kind":"run","test":"a::two","cell":"stdio@2025-11-25","outcome":"fail"}"#,
         ];
-        for k in &sdk {
-            let two = if *k == "in-memory" { "fail" } else { "pass" };
-            lines.push(format!(
-                r#"{{"kind":"run","test":"a::one","transport":"{k}","outcome":"pass"}}"#
-            ));
-            lines.push(format!(
-                r#"{{"kind":"run","test":"a::two","transport":"{k}","outcome":"{two}"}}"#
-            ));
-        }
         Results::parse(&lines.join("\n")).unwrap()
     }
 
@@ -441,32 +561,46 @@ deferred = "no HTTP yet"
         let contract = Contract { checks: Vec::new() };
         let report = Report::build(&m, "abc".into(), &results(), contract);
         let json: serde_json::Value = serde_json::from_str(&report.to_json_string()).unwrap();
-        let sdk: Vec<&str> = TransportKind::SDK.iter().map(|k| k.name()).collect();
-        let one: serde_json::Map<_, _> =
-            sdk.iter().map(|k| (k.to_string(), "pass".into())).collect();
-        let mut two = one.clone();
-        two.insert("in-memory".into(), "fail".into());
         assert_eq!(
             json,
             serde_json::json!({
                 "manifest_sha256": "abc",
-                "spec_revision": "2025-11-25",
-                "transports": sdk,
+                "spec_versions": ["2025-11-25", "2026-07-28"],
+                "transports": ["in-memory", "stdio"],
+                "cells": ["in-memory@2025-11-25", "stdio@2025-11-25"],
                 "requirements": [
-                    {"id": "a:one", "status": "covered", "applies_to": sdk, "results": one},
-                    {"id": "a:two", "status": "uncovered", "applies_to": sdk, "results": two},
-                    {"id": "b:http", "status": "deferred", "applies_to": ["streamable-http"],
-                     "results": {"streamable-http": "missing"}},
+                    {"id": "a:one", "status": "covered",
+                     "by_version": {"2025-11-25": "covered", "2026-07-28": "unserved"},
+                     "applies_to": ["stdio@2025-11-25", "stdio@2026-07-28"],
+                     "results": {"stdio@2025-11-25": "pass", "stdio@2026-07-28": "unserved"}},
+                    {"id": "a:two", "status": "uncovered",
+                     "by_version": {"2025-11-25": "uncovered"},
+                     "applies_to": ["stdio@2025-11-25"],
+                     "results": {"stdio@2025-11-25": "fail"}},
+                    {"id": "b:http", "status": "deferred",
+                     "by_version": {"2025-11-25": "deferred", "2026-07-28": "deferred"},
+                     "applies_to": ["streamable-http@2025-11-25", "streamable-http@2026-07-28"],
+                     "results": {"streamable-http@2025-11-25": "unserved",
+                                 "streamable-http@2026-07-28": "unserved"}},
                 ],
-                "summary": {"total": 3, "covered": 1, "divergent": 0, "deferred": 1,
-                            "runs_passed": 2 * sdk.len() - 1, "runs_failed": 1},
+                "summary": {
+                    "total": 3, "covered": 1, "divergent": 0, "deferred": 1,
+                    "runs_passed": 1, "runs_failed": 1,
+                    "by_version": {
+                        "2025-11-25": {"total": 3, "covered": 1, "divergent": 0, "deferred": 1,
+                                       "unserved": 0, "open": 1},
+                        "2026-07-28": {"total": 2, "covered": 0, "divergent": 0, "deferred": 1,
+                                       "unserved": 1, "open": 0},
+                    },
+                    "runs_by_cell": {"in-memory@2025-11-25": [0, 0], "stdio@2025-11-25": [1, 1]},
+                },
             })
         );
         assert!(!report.passed());
     }
 
     #[test]
-    fn the_table_has_a_row_per_section_and_the_contract() {
+    fn there_is_a_table_per_version_with_a_row_per_section_and_the_contract() {
         let m = Manifest::parse(MANIFEST).unwrap();
         let contract = Contract {
             checks: vec![Check {
@@ -476,17 +610,19 @@ deferred = "no HTTP yet"
             }],
         };
         let text = Report::build(&m, "abc".into(), &results(), contract).render();
-        assert!(text.contains("Alpha"), "{text}");
-        assert!(text.contains("Beta"), "{text}");
-        assert!(text.contains("in-memory pass/fail"), "{text}");
-        let passed = 2 * TransportKind::SDK.len() - 1;
-        assert!(
-            text.contains(&format!("runs: {passed} passed, 1 failed")),
-            "{text}"
-        );
-        assert!(text.contains("lock_matches_manifest"), "{text}");
-        assert!(text.contains("- stale"), "{text}");
-        assert!(text.contains("conformance: FAILED"), "{text}");
+        for expected in [
+            "spec 2025-11-25: SDK cells in-memory, stdio",
+            "spec 2026-07-28: SDK cells none yet",
+            "Alpha",
+            "Beta",
+            "-(1)",
+            "runs: 1 passed, 1 failed",
+            "lock_matches_manifest",
+            "- stale",
+            "conformance: FAILED",
+        ] {
+            assert!(text.contains(expected), "{expected:?} in\n{text}");
+        }
     }
 
     #[test]

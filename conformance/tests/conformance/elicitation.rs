@@ -331,7 +331,7 @@ async fn an_empty_capability_means_form(connector: Connector) {
         .0
         .capabilities(declared);
     let pair = connect(&connector, &elicitor(), builder).await;
-    let caps = serde_json::to_value(pair.server.client_capabilities().unwrap()).unwrap();
+    let caps = serde_json::to_value(pair.server().client_capabilities().unwrap()).unwrap();
     assert_eq!(caps, json!({"elicitation": {}}));
     let got = ask_form(&pair, "Who?", &contact_form()).await;
     assert_eq!(got, json!({"accepted": {"name": "Ada"}}));
@@ -381,7 +381,7 @@ async fn the_server_sends_only_declared_modes(connector: Connector) {
 async fn no_elicitation_capability_is_invalid_params(connector: Connector) {
     let pair = connect(&connector, &elicitor(), client()).await;
     assert!(
-        pair.server
+        pair.server()
             .client_capabilities()
             .unwrap()
             .elicitation
@@ -694,7 +694,7 @@ async fn a_refused_call_succeeds_after_the_url_flow(connector: Connector) {
 
     // The user completes the flow in a browser; the server learns of it and says so.
     authorized.store(true, Ordering::Release);
-    pair.server
+    pair.server()
         .notify::<ElicitationCompleteNotification>(ElicitationCompleteNotificationParams::new(
             "auth-1",
         ))

@@ -47,7 +47,7 @@ pub(crate) fn tests() -> Vec<Test> {
         ),
         conformance_test!(
             the_client_follows_a_downgrade,
-            ["lifecycle:version:downgrade"]
+            ["client-transport:http:protocol-version-stored"]
         ),
         conformance_test!(
             concurrent_calls_each_get_their_own_answer,

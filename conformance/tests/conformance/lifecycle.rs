@@ -11,7 +11,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Direction, Test, conformance_test, within};
 use serde_json::{Value, json};
 
-use crate::support::{Echo, Pair, client, connect};
+use crate::support::{Echo, Pair, client, connect, scripted_server};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -48,12 +48,16 @@ pub(crate) fn tests() -> Vec<Test> {
             ["lifecycle:initialized-notification"]
         ),
         conformance_test!(
-            ping_works_both_ways,
-            [
-                "lifecycle:ping",
-                "ping:client-to-server",
-                "ping:server-to-client"
-            ]
+            the_client_pings_the_server,
+            ["lifecycle:ping", "ping:client-to-server"]
+        ),
+        conformance_test!(
+            the_server_pings_the_client,
+            ["lifecycle:ping", "ping:server-to-client"]
+        ),
+        conformance_test!(
+            the_client_follows_an_older_version,
+            ["lifecycle:version:downgrade"]
         ),
         conformance_test!(
             requests_before_initialization_are_rejected,
@@ -217,7 +221,7 @@ async fn handlers_see_the_client_info(connector: Connector) {
         json!({"name": "conformance-client", "version": "1.0.0", "title": "The Tester"})
     );
     assert_eq!(
-        pair.server.client_info().unwrap().name,
+        pair.server().client_info().unwrap().name,
         "conformance-client"
     );
 }
@@ -228,7 +232,7 @@ async fn client_capabilities_follow_its_callbacks(connector: Connector) {
         Ok(ListRootsResult::new(vec![]))
     });
     let pair = connect(&connector, &server, with_roots).await;
-    let caps = pair.server.client_capabilities().unwrap();
+    let caps = pair.server().client_capabilities().unwrap();
     assert!(caps.roots.is_some(), "{caps:?}");
     assert!(
         caps.sampling.is_none() && caps.elicitation.is_none(),
@@ -236,7 +240,7 @@ async fn client_capabilities_follow_its_callbacks(connector: Connector) {
     );
 
     let plain = connect(&connector, &server, client()).await;
-    let caps = serde_json::to_value(plain.server.client_capabilities().unwrap()).unwrap();
+    let caps = serde_json::to_value(plain.server().client_capabilities().unwrap()).unwrap();
     assert_eq!(caps, json!({}));
 }
 
@@ -255,12 +259,15 @@ async fn initialized_is_sent_once_before_any_other_request(connector: Connector)
     );
 }
 
-async fn ping_works_both_ways(connector: Connector) {
+async fn the_client_pings_the_server(connector: Connector) {
     let pair = connect_to(&connector, &Server::builder("pong", "1.0.0").build()).await;
     let empty: EmptyResult = pair.client.request::<PingRequest>(None).await.unwrap();
     assert_eq!(serde_json::to_value(empty).unwrap(), json!({}));
+}
 
-    pair.server.ping().await.unwrap();
+async fn the_server_pings_the_client(connector: Connector) {
+    let pair = connect_to(&connector, &Server::builder("pong", "1.0.0").build()).await;
+    pair.server().ping().await.unwrap();
     // The client answered the server's ping with an empty object.
     let is_answer = |r: &modelctx_conformance::Recorded| {
         r.direction == Direction::Sent && matches!(r.message.message, JsonRpcMessage::Response(_))
@@ -342,7 +349,15 @@ async fn a_supported_version_is_echoed(connector: Connector) {
         let offered = client().protocol_version(version.clone());
         let pair = connect(&connector, &server, offered).await;
         assert_eq!(pair.client.protocol_version(), &version);
-        assert_eq!(pair.server.protocol_version(), Some(&version));
+        // The server's initialize result carried the offered version back.
+        let answered = |r: &modelctx_conformance::Recorded| match &r.message.message {
+            JsonRpcMessage::Response(res) if r.direction == Direction::Received => {
+                serde_json::from_str::<Value>(res.result.get())
+                    .is_ok_and(|v| v["protocolVersion"] == version.as_str())
+            }
+            _ => false,
+        };
+        pair.wire.wait_for(|log| log.iter().any(answered)).await;
         pair.client.ping().await.unwrap();
     }
 }
@@ -355,6 +370,23 @@ async fn an_unknown_version_is_answered_with_the_latest(connector: Connector) {
     let (sink, mut stream) = client_side;
     let result = raw_initialize(sink.as_ref(), stream.as_mut(), "1999-12-31").await;
     assert_eq!(result["protocolVersion"], ProtocolVersion::LATEST.as_str());
+}
+
+/// A scripted server that speaks only 2025-03-26 (no `Server` can be told to).
+async fn the_client_follows_an_older_version(connector: Connector) {
+    let old = scripted_server(&connector, |method| match method {
+        "initialize" => json!({"protocolVersion": "2025-03-26", "capabilities": {},
+                               "serverInfo": {"name": "old", "version": "1"}}),
+        _ => json!({}),
+    })
+    .await;
+    let client = within("the client to connect", client().connect(old))
+        .await
+        .expect("the client accepts the older version");
+    assert_eq!(client.protocol_version().as_str(), "2025-03-26");
+    within("a ping at that version", client.ping())
+        .await
+        .unwrap();
 }
 
 async fn a_client_refuses_a_version_it_cannot_speak(connector: Connector) {

@@ -141,11 +141,11 @@ async fn reactions_need_the_advertised_capability(connector: Connector) {
     // A registry change is not announced without the capability...
     server.add_tool(tool("late")).unwrap();
     // ...and a stray announcement does not trigger the client's reactions.
-    pair.server
+    pair.server()
         .notify::<ToolListChangedNotification>(None)
         .await
         .unwrap();
-    pair.server
+    pair.server()
         .notify::<LoggingMessageNotification>(LoggingMessageNotificationParams::new(
             LoggingLevel::Info,
             "marker",

@@ -36,6 +36,14 @@ pub(crate) fn tests() -> Vec<Test> {
             ]
         ),
         conformance_test!(
+            abandoning_a_call_stops_its_handler,
+            ["protocol:cancel:abort-signal"]
+        ),
+        conformance_test!(
+            cancellations_name_only_our_own_pending_requests,
+            ["protocol:cancel:sender-targeting"]
+        ),
+        conformance_test!(
             a_cancelled_handler_stops_and_sends_no_response,
             [
                 "protocol:cancel:handler-abort-propagates",
@@ -270,6 +278,78 @@ async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Conn
     assert_eq!(cancellations_sent(&pair.wire.messages()).len(), 1);
 }
 
+async fn abandoning_a_call_stops_its_handler(connector: Connector) {
+    let (cancelled_tx, mut cancelled_rx) = mpsc::unbounded_channel();
+    let (started, mut started_rx) = mpsc::unbounded_channel();
+    let server = blocking_server(cancelled_tx, started);
+    let pair = connect(&connector, &server, client()).await;
+
+    // The caller gives up by dropping the task that awaits the call.
+    let call = pair
+        .client
+        .start_request::<Block>(json!(["abandoned"]), RequestOptions::new())
+        .unwrap();
+    let id = call.id().unwrap();
+    let waiting = tokio::spawn(call);
+    within("the handler to start", started_rx.recv()).await;
+    waiting.abort();
+
+    assert_eq!(
+        within("the handler to be stopped", cancelled_rx.recv()).await,
+        Some(json!(["abandoned"]))
+    );
+    let sent = cancellations_sent(&pair.wire.messages());
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["requestId"], serde_json::to_value(&id).unwrap());
+    // The session goes on serving.
+    let echoed = pair
+        .client
+        .start_request::<Echo>(json!(["after"]), RequestOptions::new())
+        .unwrap();
+    assert_eq!(
+        within("a later call", echoed).await.unwrap(),
+        json!(["after"])
+    );
+}
+
+/// Runs on every leg, the stateless one included: it looks only at what the client
+/// sends, not at the handler (on the stateless leg the cancellation reaches a fresh
+/// session, which cannot stop the first POST's handler).
+async fn cancellations_name_only_our_own_pending_requests(connector: Connector) {
+    let (cancelled_tx, _cancelled_rx) = mpsc::unbounded_channel();
+    let (started, mut started_rx) = mpsc::unbounded_channel();
+    let server = blocking_server(cancelled_tx, started);
+    let pair = connect(&connector, &server, client()).await;
+
+    let done = pair
+        .client
+        .start_request::<Echo>(json!([1]), RequestOptions::new())
+        .unwrap();
+    let late = done.canceller();
+    assert_eq!(within("the echo", done).await.unwrap(), json!([1]));
+    late.cancel("too late").await;
+
+    let call = pair
+        .client
+        .start_request::<Block>(json!(["pending"]), RequestOptions::new())
+        .unwrap();
+    let id = call.id().unwrap();
+    let canceller = call.canceller();
+    let waiting = tokio::spawn(call);
+    within("the handler to start", started_rx.recv()).await;
+    canceller.cancel("changed my mind").await;
+    let err = within("the call to fail", waiting)
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+
+    // One cancellation went out, for the pending request; none for the answered one.
+    let sent = cancellations_sent(&pair.wire.messages());
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["requestId"], serde_json::to_value(&id).unwrap());
+}
+
 async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
     let (cancelled_tx, mut cancelled_rx) = mpsc::unbounded_channel();
     let (started, mut started_rx) = mpsc::unbounded_channel();
@@ -423,7 +503,7 @@ async fn the_server_can_cancel_its_own_request(connector: Connector) {
     .await;
 
     let call = pair
-        .server
+        .server()
         .peer()
         .start_request::<ListRootsRequest>(None, RequestOptions::new());
     let canceller = call.canceller();
@@ -483,7 +563,7 @@ async fn closing_fails_every_pending_request(connector: Connector) {
     for _ in 0..3 {
         within("a handler to start", started_rx.recv()).await;
     }
-    pair.server.close().await;
+    pair.server().close().await;
     for call in calls {
         let err = within("the pending call to fail", call)
             .await

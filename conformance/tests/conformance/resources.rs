@@ -548,7 +548,7 @@ async fn subscribers_hear_of_updates_until_they_unsubscribe(connector: Connector
         .subscribe_resource("file:///logo.png")
         .await
         .unwrap();
-    assert!(pair.server.is_subscribed("file:///readme.md"));
+    assert!(pair.server().is_subscribed("file:///readme.md"));
     // Unknown URIs cannot be subscribed to.
     let unknown = pair
         .client

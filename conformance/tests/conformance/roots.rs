@@ -80,7 +80,7 @@ async fn a_handler_lists_the_client_roots(connector: Connector) {
     let roots = RootsList::new(project_roots()).unwrap();
     let pair = connect(&connector, &roots_server().0, client().roots(roots, false)).await;
     assert_eq!(
-        serde_json::to_value(pair.server.client_capabilities().unwrap()).unwrap(),
+        serde_json::to_value(pair.server().client_capabilities().unwrap()).unwrap(),
         json!({"roots": {"listChanged": false}})
     );
     let got = list(&pair).await;

@@ -194,12 +194,12 @@ async fn a_sampling_callback_declares_the_capability(connector: Connector) {
 
     let (full, _) = recording_client(SamplingSupport::new().with_tools().with_context(), answer);
     let pair = connect(&connector, &server, full).await;
-    let caps = serde_json::to_value(pair.server.client_capabilities().unwrap()).unwrap();
+    let caps = serde_json::to_value(pair.server().client_capabilities().unwrap()).unwrap();
     assert_eq!(caps, json!({"sampling": {"tools": {}, "context": {}}}));
 
     let none = connect(&connector, &server, client()).await;
     assert!(
-        none.server
+        none.server()
             .client_capabilities()
             .unwrap()
             .sampling
