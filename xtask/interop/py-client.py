@@ -1,21 +1,34 @@
 """The Python SDK's client (`mcp`, pinned in requirements.txt) driving modelctx's
-`conformance-server` example. `cargo xtask interop` runs it twice:
+`conformance-server` example. `cargo xtask interop` runs it over both transports:
 
-    python py-client.py http <url>            streamable HTTP
-    python py-client.py stdio <server binary>  stdio (the binary is run with --stdio)
+    python py-client.py [--era ERA] http <url>            streamable HTTP
+    python py-client.py [--era ERA] stdio <server binary>  stdio (the binary is run with --stdio)
 
-Every step asserts on the result; the exit status is non-zero on the first mismatch.
+`--era` picks how the client negotiates the protocol revision:
+
+    (absent)     the SDK's default, `mode="auto"`: probe `server/discover`, fall back to
+                 the `initialize` handshake when the server does not speak 2026-07-28
+    2025-11-25   `mode="legacy"`: the `initialize` handshake only, no probe
+    2026-07-28   `mode="2026-07-28"`: the stateless era only (per-request `_meta`
+                 envelope, no `initialize`); `server/discover` is then sent explicitly,
+                 with no fallback, to learn the server's identity and capabilities
+
+Once connected it prints `negotiated protocol version: <version>` to stdout. Every step
+asserts on the result; the exit status is non-zero on the first mismatch.
 """
 
 import asyncio
 import json
 import sys
+import traceback
+import warnings
 
 import mcp.types as types
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
-from pydantic import AnyUrl
+from mcp import Client, MCPDeprecationWarning, MCPError, StdioServerParameters
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+MODES = {None: "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
+USAGE = "usage: py-client.py [--era 2025-11-25|2026-07-28] (http <url> | stdio <server binary>)"
 
 asked = {"sampling": [], "elicitation": []}
 logs = []
@@ -43,23 +56,39 @@ def text(result):
     return "".join(c.text for c in result.content if c.type == "text")
 
 
-async def drive(session):
-    steps = []
-    init = await session.initialize()
-    assert init.serverInfo.name == "modelctx-conformance-server", init.serverInfo
-    caps = init.capabilities
-    assert caps.tools and caps.resources and caps.prompts and caps.completions and caps.logging
-    steps.append("initialize")
+async def connect_step(client, era):
+    """Completes the era negotiation `Client` leaves to us, then checks the server."""
+    print(f"negotiated protocol version: {client.protocol_version}", flush=True)
+    if era == "2026-07-28":
+        # A pinned mode adopts a synthesized discover result (no identity, no
+        # capabilities); ask the server for the real one, with no legacy fallback.
+        raw = await client.session.send_discover(era)
+        client.session.adopt(types.DiscoverResult.model_validate(raw))
+        step = "server/discover"
+    else:
+        step = "initialize" if client.session.initialize_result is not None else "server/discover"
+    if era is not None:
+        assert client.protocol_version == era, f"asked for {era}, negotiated {client.protocol_version}"
+    info = client.server_info
+    assert info is not None and info.name == "modelctx-conformance-server", info
+    caps = client.server_capabilities
+    assert caps.tools and caps.resources and caps.prompts and caps.completions and caps.logging, caps
+    return step
 
-    names = [t.name for t in (await session.list_tools()).tools]
+
+async def drive(client, era):
+    steps = [await connect_step(client, era)]
+    legacy = client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+
+    names = [t.name for t in (await client.list_tools()).tools]
     for name in ["test_simple_text", "test_tool_with_progress", "test_sampling", "test_elicitation"]:
         assert name in names, names
     steps.append("tools/list")
 
-    result = await session.call_tool("test_simple_text", {})
+    result = await client.call_tool("test_simple_text", {})
     assert text(result) == "This is a simple text response for testing.", result
-    failed = await session.call_tool("test_error_handling", {})
-    assert failed.isError is True, failed
+    failed = await client.call_tool("test_error_handling", {})
+    assert failed.is_error is True, failed
     steps.append("tools/call")
 
     progress = []
@@ -67,22 +96,25 @@ async def drive(session):
     async def on_progress(value, total, message):
         progress.append((value, total))
 
-    result = await session.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
+    result = await client.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
     assert text(result) == "Progress completed", result
     assert progress == [(0, 100), (50, 100), (100, 100)], progress
     steps.append("progress")
 
-    await session.set_logging_level("info")
-    await session.call_tool("test_tool_with_logging", {})
+    # Handshake era: `logging/setLevel`. 2026-07-28: the client's `log_level` opt-in,
+    # stamped on every request's `_meta`.
+    if legacy:
+        await client.set_logging_level("info")
+    await client.call_tool("test_tool_with_logging", {})
     got = [l.data for l in logs if l.level == "info"]
     assert got == ["Tool execution started", "Tool processing data", "Tool execution completed"], got
     steps.append("logging")
 
-    resources = (await session.list_resources()).resources
+    resources = (await client.list_resources()).resources
     assert any(str(r.uri) == "test://static-text" for r in resources), resources
-    read = await session.read_resource(AnyUrl("test://static-text"))
+    read = await client.read_resource("test://static-text")
     assert read.contents[0].text == "This is the content of the static text resource.", read
-    templated = await session.read_resource(AnyUrl("test://template/42/data"))
+    templated = await client.read_resource("test://template/42/data")
     assert json.loads(templated.contents[0].text) == {
         "id": "42",
         "templateTest": True,
@@ -90,51 +122,83 @@ async def drive(session):
     }, templated
     steps.append("resources")
 
-    prompt = await session.get_prompt("test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"})
+    prompt = await client.get_prompt("test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"})
     assert prompt.messages[0].content.text == "Prompt with arguments: arg1='hello', arg2='world'", prompt
     steps.append("prompts")
 
-    completion = await session.complete(
+    completion = await client.complete(
         types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments"),
         {"name": "arg1", "value": "par"},
     )
     assert completion.completion.values == ["paris", "park", "party"], completion
     steps.append("completion")
 
-    result = await session.call_tool("test_sampling", {"prompt": "ping?"})
+    result = await client.call_tool("test_sampling", {"prompt": "ping?"})
     assert text(result) == "LLM response: echo: ping?", result
-    assert len(asked["sampling"]) == 1 and asked["sampling"][0].maxTokens == 100
+    assert len(asked["sampling"]) == 1 and asked["sampling"][0].max_tokens == 100, asked["sampling"]
     steps.append("sampling")
 
-    result = await session.call_tool("test_elicitation", {"message": "Who are you?"})
+    result = await client.call_tool("test_elicitation", {"message": "Who are you?"})
     assert (
         text(result) == 'User response: action=accept, content={"email":"ada@example.com","username":"ada"}'
     ), result
-    assert asked["elicitation"][0].message == "Who are you?"
+    assert asked["elicitation"][0].message == "Who are you?", asked["elicitation"]
     steps.append("elicitation")
     return steps
 
 
-async def main(mode, target):
-    callbacks = dict(
+async def main(era, mode, target):
+    server = target if mode == "http" else StdioServerParameters(command=target, args=["--stdio"])
+    client = Client(
+        server,
+        mode=MODES[era],
         sampling_callback=on_sampling,
         elicitation_callback=on_elicitation,
         logging_callback=on_log,
+        log_level="info",
     )
-    if mode == "http":
-        async with streamablehttp_client(target) as (read, write, _):
-            async with ClientSession(read, write, **callbacks) as session:
-                steps = await drive(session)
-    else:
-        params = StdioServerParameters(command=target, args=["--stdio"])
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, **callbacks) as session:
-                steps = await drive(session)
-    print(f"py-client ({mode}): {len(steps)} steps passed: {', '.join(steps)}")
+    async with client:
+        steps = await drive(client, era)
+    label = f"{mode}, era {era}" if era else mode
+    print(f"py-client ({label}): {len(steps)} steps passed: {', '.join(steps)}")
+
+
+def parse(argv):
+    era = None
+    if argv[:1] == ["--era"]:
+        if len(argv) < 2 or argv[1] not in MODES:
+            print(f"py-client.py: unknown era {argv[1:2]}; {USAGE}", file=sys.stderr)
+            sys.exit(2)
+        era, argv = argv[1], argv[2:]
+    if len(argv) != 2 or argv[0] not in ("http", "stdio"):
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
+    return era, argv[0], argv[1]
+
+
+def leaves(error):
+    """The exceptions inside (possibly nested) exception groups."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
+    return [error]
+
+
+def describe(error):
+    if isinstance(error, AssertionError):
+        return f"assertion failed: {error}"
+    if isinstance(error, MCPError):
+        return f"MCP error {error.error.code}: {error.error.message} (data: {error.error.data!r})"
+    return f"{type(error).__name__}: {error}"
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("http", "stdio"):
-        print("usage: py-client.py http <url> | stdio <server binary>", file=sys.stderr)
-        sys.exit(2)
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    # The handshake-era legs use `logging/setLevel` on purpose.
+    warnings.simplefilter("ignore", MCPDeprecationWarning)
+    era, mode, target = parse(sys.argv[1:])
+    try:
+        asyncio.run(main(era, mode, target))
+    except Exception as e:  # noqa: BLE001 - report every failure in one line, then exit 1
+        traceback.print_exc()
+        for leaf in leaves(e):
+            print(f"py-client ({mode}): FAILED: {describe(leaf)}", file=sys.stderr)
+        sys.exit(1)

@@ -54,7 +54,17 @@ const transport =
 
 const text = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
 
+// v1 has no getter for the negotiated version; it hands it to the transport once the
+// handshake is done (stdio has no such hook, so give it one).
+let negotiated;
+const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
+transport.setProtocolVersion = (version) => {
+  negotiated = version;
+  setProtocolVersion?.(version);
+};
+
 await client.connect(transport);
+console.log(`negotiated protocol version: ${negotiated}`);
 const steps = [];
 const step = async (name, f) => {
   await f();

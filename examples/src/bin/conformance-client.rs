@@ -11,9 +11,12 @@
 //!   (the client fills them in) while calling `test_client_elicitation_defaults`;
 //! - `sse-retry`: call `test_reconnection`, whose SSE stream the server closes
 //!   mid-call; the transport reconnects after the `retry` interval with `Last-Event-ID`;
+//! - `json-schema-2020-12-preservation`: pass the `inputSchema` this client received for
+//!   `json_schema_2020_12_tool` back, as parsed, to `json_schema_echo` — the suite checks
+//!   that no JSON Schema 2020-12 keyword was lost on the way through the client types;
 //! - anything else (the OAuth scenarios among them): connect, list the tools and call
-//!   the first one. This client has no OAuth, so those fail; the expected-failures file
-//!   lists them.
+//!   the first one. This client has no OAuth yet, so those fail; the expected-failures
+//!   files list them, each with the issue that will make it pass.
 //!
 //! With `--interop http <URL>` or `--interop stdio <program> [args...]` it drives
 //! another SDK's server instead (`xtask/interop/ts-server.mjs` and `py-server.py`
@@ -94,6 +97,17 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
                 .await?;
             check("test_reconnection", &result)
         }
+        "json-schema-2020-12-preservation" => {
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or("the server lists no json_schema_2020_12_tool")?;
+            let schema = serde_json::Value::Object(focal.input_schema.clone());
+            let result = client
+                .call_tool("json_schema_echo", arguments(json!({ "schema": schema })))
+                .await?;
+            check("json_schema_echo", &result)
+        }
         other => {
             eprintln!("scenario {other:?}: connect, list and call the first tool");
             match tools.first() {
@@ -153,9 +167,11 @@ async fn interop<T: Transport>(transport: T) -> Result<(), Error> {
         })
         .connect(transport)
         .await?;
+    // `cargo xtask interop` reads the era each leg negotiated from this line.
+    println!("negotiated protocol version: {}", client.protocol_version());
     let name = client.server_info().name.clone();
     let sdk = match name.as_str() {
-        "ts-interop-server" => "TypeScript",
+        "ts-interop-server" | "ts2-interop-server" => "TypeScript",
         "py-interop-server" => "Python",
         other => return Err(format!("unknown interop server {other:?}").into()),
     };
