@@ -504,6 +504,9 @@ async fn messages_sent_while_disconnected_are_replayed_in_order(_: Connector) {
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let started = hosted.session().await;
+    // The 202 for `notifications/initialized` can come back before the session has
+    // handled it; the server may send only once it has.
+    within("initialized", started.session.initialized()).await;
     let mut get = within("the GET", raw.get(&id).send()).await.unwrap();
     let priming = read_events_until(&mut get, |e| !e.is_empty()).await[0]
         .id

@@ -476,7 +476,7 @@ async fn typed_results_are_structured_and_mirrored(connector: Connector) {
         .call_tool("weather", obj(json!({"city": "Lyon"})))
         .await
         .unwrap();
-    let structured = Value::Object(result.structured_content.clone().unwrap());
+    let structured = result.structured_content.clone().unwrap();
     assert_eq!(
         structured,
         json!({"city": "Lyon", "celsius": 21.5, "sunny": true})
@@ -511,17 +511,14 @@ async fn primitive_results_are_wrapped_under_result(connector: Connector) {
         .call_tool("count", JsonObject::new())
         .await
         .unwrap();
-    assert_eq!(
-        Value::Object(count.structured_content.unwrap()),
-        json!({"result": 42})
-    );
+    assert_eq!(count.structured_content.unwrap(), json!({"result": 42}));
     let letters = pair
         .client
         .call_tool("letters", JsonObject::new())
         .await
         .unwrap();
     assert_eq!(
-        Value::Object(letters.structured_content.unwrap()),
+        letters.structured_content.unwrap(),
         json!({"result": ["a", "b"]})
     );
 }
@@ -736,10 +733,7 @@ async fn the_client_checks_structured_content(connector: Connector) {
         .call_tool("measure", obj(json!({"give": {"meters": 3.5}})))
         .await
         .unwrap();
-    assert_eq!(
-        Value::Object(good.structured_content.unwrap()),
-        json!({"meters": 3.5})
-    );
+    assert_eq!(good.structured_content.unwrap(), json!({"meters": 3.5}));
 
     let bad = pair
         .client
@@ -759,7 +753,7 @@ async fn the_client_checks_structured_content(connector: Connector) {
         .unwrap();
     assert!(flagged.is_error());
     assert_eq!(
-        Value::Object(flagged.structured_content.unwrap()),
+        flagged.structured_content.unwrap(),
         json!({"meters": "far"})
     );
 }
@@ -801,10 +795,7 @@ async fn the_server_checks_structured_content(connector: Connector) {
     let flagged = call("flagged").await.unwrap();
     assert!(flagged.is_error());
     let fine = call("fine").await.unwrap();
-    assert_eq!(
-        Value::Object(fine.structured_content.unwrap()),
-        json!({"meters": 2})
-    );
+    assert_eq!(fine.structured_content.unwrap(), json!({"meters": 2}));
 }
 
 async fn bad_tool_registrations_are_refused(connector: Connector) {
@@ -992,7 +983,7 @@ async fn the_tool_context_exposes_the_request(connector: Connector) {
         )
         .await
         .unwrap();
-    let seen = Value::Object(result.structured_content.unwrap())["result"].clone();
+    let seen = result.structured_content.unwrap()["result"].clone();
     let sent_id = pair
         .wire
         .messages()

@@ -430,12 +430,17 @@ async fn answer_elicitation(
             }
         }
         ElicitRequestParams::Url(params) => {
+            // 2025-11-25 requires the id (only 2026-07-28 drops it).
+            let Some(id) = params.elicitation_id.clone() else {
+                return Err(ErrorData::invalid_params(
+                    "Invalid params: missing field `elicitationId`",
+                ));
+            };
             let Some(callback) = url else {
                 return Err(ErrorData::invalid_params(
                     "this client did not declare URL-mode elicitation",
                 ));
             };
-            let id = params.elicitation_id.clone();
             match callback(UrlRequest { params }, cx).await? {
                 UrlAnswer::Accept => {
                     tracker.expect(&id);

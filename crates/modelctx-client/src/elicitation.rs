@@ -86,7 +86,7 @@ impl UrlRequest {
 
     /// The server's id of this elicitation.
     pub fn elicitation_id(&self) -> &str {
-        &self.params.elicitation_id
+        self.params.elicitation_id()
     }
 }
 
@@ -137,7 +137,7 @@ impl UrlElicitationRequired {
     /// listed elicitation. Bound it with a timeout: a server may never send them.
     pub async fn completed(&self) {
         for e in &self.elicitations {
-            self.tracker.wait(&e.elicitation_id).await;
+            self.tracker.wait(e.elicitation_id()).await;
         }
     }
 }
@@ -165,8 +165,16 @@ impl Client {
             return None;
         }
         let parsed = UrlElicitationRequiredData::from_error(data)?;
+        // 2025-11-25 requires every id (only 2026-07-28 drops them).
+        if parsed
+            .elicitations
+            .iter()
+            .any(|e| e.elicitation_id.is_none())
+        {
+            return None;
+        }
         for e in &parsed.elicitations {
-            self.inner.elicitations.expect(&e.elicitation_id);
+            self.inner.elicitations.expect(e.elicitation_id());
         }
         Some(UrlElicitationRequired {
             message: data.message.clone().into_owned(),

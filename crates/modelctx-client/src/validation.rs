@@ -77,10 +77,10 @@ impl OutputSchemas {
                 "tool {name} has an outputSchema but its result has no structuredContent"
             ));
         };
-        let instance = Value::Object(structured.clone());
+        let instance = structured;
         let problems: Vec<String> = schema
             .0
-            .iter_errors(&instance)
+            .iter_errors(instance)
             .map(|e| {
                 let path = e.instance_path().to_string();
                 if path.is_empty() {
@@ -118,11 +118,9 @@ mod tests {
         let schema =
             json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
         schemas.remember(&[tool_with_output(schema)]);
-        let good = CallToolResult::new(vec![])
-            .with_structured_content(json!({"n": 1}).as_object().unwrap().clone());
+        let good = CallToolResult::new(vec![]).with_structured_content(json!({"n": 1}));
         assert!(schemas.check("t", &good).is_ok());
-        let bad = CallToolResult::new(vec![])
-            .with_structured_content(json!({"n": "one"}).as_object().unwrap().clone());
+        let bad = CallToolResult::new(vec![]).with_structured_content(json!({"n": "one"}));
         assert!(
             schemas
                 .check("t", &bad)
@@ -134,8 +132,7 @@ mod tests {
                 .check("t", &CallToolResult::text("no structure"))
                 .is_err()
         );
-        let error = CallToolResult::error("failed")
-            .with_structured_content(json!({"n": "one"}).as_object().unwrap().clone());
+        let error = CallToolResult::error("failed").with_structured_content(json!({"n": "one"}));
         assert!(schemas.check("t", &error).is_ok());
         assert!(schemas.check("unknown", &bad).is_ok());
     }

@@ -362,7 +362,7 @@ impl RegisteredTool {
         }
         #[cfg(feature = "schema-validation")]
         if let (Some(output), Some(structured)) = (&self.output, &result.structured_content)
-            && let Err(problems) = output.check(&Value::Object(structured.clone()))
+            && let Err(problems) = output.check(structured)
         {
             return Err(ErrorData::internal_error(format!(
                 "Tool {name} returned structuredContent that does not match its outputSchema: {problems}"
@@ -461,10 +461,7 @@ mod tests {
     fn json_output_wraps_non_objects() {
         let wrapped = Json(vec![1, 2]).into_tool_result(true).unwrap();
         let structured = wrapped.structured_content.unwrap();
-        assert_eq!(
-            Value::Object(structured.clone()),
-            serde_json::json!({"result": [1, 2]})
-        );
+        assert_eq!(structured.clone(), serde_json::json!({"result": [1, 2]}));
         assert_eq!(wrapped.content[0].as_text(), Some(r#"{"result":[1,2]}"#));
     }
 }

@@ -1,6 +1,8 @@
 //! The generic shapes every message builds on: the base request, notification and
 //! result, the common parameter objects, pagination.
 
+use std::fmt;
+
 use serde::de::{self, DeserializeOwned, Deserializer};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
@@ -11,8 +13,17 @@ use crate::jsonrpc::RequestId;
 use crate::tag::JsonRpcTag;
 use crate::tasks::TaskMetadata;
 
-/// A JSON object (open: every key is kept).
+/// A JSON object (open: every key is kept); the schema's `JSONObject` (2026-07-28).
 pub type JsonObject = Map<String, Value>;
+
+/// Any JSON value (the schema's `JSONValue`, 2026-07-28).
+///
+/// The 2026-07-28 schema's `JSONValue` leaves out `null` and non-integer numbers; this
+/// alias reads and writes every JSON value.
+pub type JsonValue = Value;
+
+/// A JSON array (the schema's `JSONArray`, 2026-07-28).
+pub type JsonArray = Vec<Value>;
 
 /// Reads a present `id` member: an explicit `null` is an error, not "absent".
 pub(crate) fn de_some_id<'de, D: Deserializer<'de>>(
@@ -49,6 +60,76 @@ pub(crate) fn ser_opt_f64<S: Serializer>(
     match value {
         Some(v) => ser_f64(v, serializer),
         None => serializer.serialize_none(),
+    }
+}
+
+/// What kind of result a response carries (the schema's `ResultType`, 2026-07-28).
+///
+/// Every result of 2026-07-28 names its kind in `resultType`; a result without the
+/// member (every earlier revision) is to be read as [`ResultType::Complete`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResultType {
+    /// `"complete"`: the request is done and the result is final.
+    Complete,
+    /// `"input_required"`: an [`InputRequiredResult`](crate::InputRequiredResult); the
+    /// client answers its input requests and retries the request.
+    InputRequired,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl ResultType {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Complete => "complete",
+            Self::InputRequired => "input_required",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The kind of a result whose `resultType` is `value` (absent means complete).
+    pub fn or_complete(value: Option<&Self>) -> Self {
+        value.cloned().unwrap_or(Self::Complete)
+    }
+}
+
+impl fmt::Display for ResultType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for ResultType {
+    fn from(s: &str) -> Self {
+        match s {
+            "complete" => Self::Complete,
+            "input_required" => Self::InputRequired,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for ResultType {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "complete" => Self::Complete,
+            "input_required" => Self::InputRequired,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for ResultType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ResultType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
     }
 }
 
@@ -126,6 +207,9 @@ pub struct GenericResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
     /// Every other key of the result.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -141,6 +225,13 @@ impl GenericResult {
     #[must_use]
     pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
         self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `result_type`.
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
         self
     }
 
@@ -334,6 +425,9 @@ pub struct PaginatedResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
     /// Present when there may be more results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<Cursor>,
@@ -349,6 +443,13 @@ impl PaginatedResult {
     #[must_use]
     pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
         self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `result_type`.
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
         self
     }
 

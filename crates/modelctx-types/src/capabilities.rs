@@ -174,6 +174,9 @@ pub struct ClientCapabilities {
     /// Present if the client supports task-augmented requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<ClientTasksCapability>,
+    /// Extensions supported, by extension id (2026-07-28), each with its settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<BTreeMap<String, JsonObject>>,
     /// Capabilities this SDK does not know.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -234,6 +237,15 @@ impl ClientCapabilities {
     #[must_use]
     pub fn with_tasks(mut self, tasks: impl Into<ClientTasksCapability>) -> Self {
         self.tasks = Some(tasks.into());
+        self
+    }
+
+    /// Declares the extension `id` (2026-07-28) with these settings.
+    #[must_use]
+    pub fn with_extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
+        self.extensions
+            .get_or_insert_with(BTreeMap::new)
+            .insert(id.into(), settings);
         self
     }
 
@@ -313,6 +325,9 @@ pub struct ServerCapabilities {
     /// Present if the server supports task-augmented requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<ServerTasksCapability>,
+    /// Extensions supported, by extension id (2026-07-28), each with its settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<BTreeMap<String, JsonObject>>,
     /// Capabilities this SDK does not know.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -388,6 +403,15 @@ impl ServerCapabilities {
     #[must_use]
     pub fn with_tasks(mut self, tasks: impl Into<ServerTasksCapability>) -> Self {
         self.tasks = Some(tasks.into());
+        self
+    }
+
+    /// Declares the extension `id` (2026-07-28) with these settings.
+    #[must_use]
+    pub fn with_extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
+        self.extensions
+            .get_or_insert_with(BTreeMap::new)
+            .insert(id.into(), settings);
         self
     }
 

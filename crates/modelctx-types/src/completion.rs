@@ -6,6 +6,7 @@ use serde::de::{self, Deserializer};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
+use crate::base::ResultType;
 use crate::base::{JsonObject, from_object, str_member};
 use crate::common::Meta;
 use crate::jsonrpc::RequestId;
@@ -325,6 +326,9 @@ pub struct CompleteResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
     /// The options.
     pub completion: Completion,
 }
@@ -334,6 +338,7 @@ impl CompleteResult {
     pub fn new(completion: Completion) -> Self {
         Self {
             meta: None,
+            result_type: None,
             completion,
         }
     }
@@ -355,6 +360,13 @@ impl CompleteResult {
     #[must_use]
     pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
         self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `result_type` (2026-07-28).
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
         self
     }
 }

@@ -106,14 +106,16 @@ pub struct ElicitRequestUrlParams {
     mode: UrlModeTag,
     /// Why the interaction is needed.
     pub message: String,
-    /// An id unique within the server (opaque to the client).
-    pub elicitation_id: String,
+    /// An id unique within the server (opaque to the client). Required in 2025-11-25;
+    /// 2026-07-28 removed it (a server correlates retries through `requestState`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation_id: Option<String>,
     /// The URL the user should open.
     pub url: String,
 }
 
 impl ElicitRequestUrlParams {
-    /// A URL request.
+    /// A URL request with an elicitation id (the 2025-11-25 form).
     pub fn new(
         message: impl Into<String>,
         elicitation_id: impl Into<String>,
@@ -124,9 +126,27 @@ impl ElicitRequestUrlParams {
             task: None,
             mode: UrlModeTag::new(),
             message: message.into(),
-            elicitation_id: elicitation_id.into(),
+            elicitation_id: Some(elicitation_id.into()),
             url: url.into(),
         }
+    }
+
+    /// A URL request without an elicitation id (the 2026-07-28 form, sent inside an
+    /// `InputRequiredResult`).
+    pub fn without_elicitation_id(message: impl Into<String>, url: impl Into<String>) -> Self {
+        Self {
+            meta: None,
+            task: None,
+            mode: UrlModeTag::new(),
+            message: message.into(),
+            elicitation_id: None,
+            url: url.into(),
+        }
+    }
+
+    /// The elicitation id, `""` when absent (2026-07-28).
+    pub fn elicitation_id(&self) -> &str {
+        self.elicitation_id.as_deref().unwrap_or_default()
     }
 
     /// Sets `meta`.
@@ -664,7 +684,7 @@ mod tests {
             UrlElicitationRequiredData::from_error(&data)
                 .unwrap()
                 .elicitations[0]
-                .elicitation_id,
+                .elicitation_id(),
             "e2"
         );
     }

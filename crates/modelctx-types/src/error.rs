@@ -25,8 +25,22 @@ impl ErrorCode {
     pub const INVALID_PARAMS: Self = Self(-32602);
     /// `-32603`: internal error of the receiver.
     pub const INTERNAL_ERROR: Self = Self(-32603);
-    /// `-32002`: the requested resource does not exist.
+    /// `-32002`: the requested resource does not exist (2025-11-25 and earlier; clients
+    /// still accept it from such servers). 2026-07-28 answers with
+    /// [`ErrorCode::RESOURCE_NOT_FOUND_V2026_07_28`] instead.
     pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
+    /// `-32602`: the requested resource does not exist, from 2026-07-28 on (SEP-2164):
+    /// the invalid-params code, with the URI in `data.uri`.
+    pub const RESOURCE_NOT_FOUND_V2026_07_28: Self = Self::INVALID_PARAMS;
+    /// `-32020`: an HTTP header disagrees with the message body (2026-07-28).
+    pub const HEADER_MISMATCH: Self = Self(-32020);
+    /// `-32021`: the request needs a client capability the client did not declare;
+    /// `data.requiredCapabilities` names it (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: Self = Self(-32021);
+    /// `-32022`: the server does not speak the request's protocol version;
+    /// `data.supported` lists what it speaks, `data.requested` echoes the request
+    /// (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: Self = Self(-32022);
     /// `-32042`: the server needs the user to complete one or more URL elicitations first.
     pub const URL_ELICITATION_REQUIRED: Self = Self(-32042);
     /// `-1`: the user rejected a sampling request (the code the spec's examples use).
@@ -42,6 +56,9 @@ impl ErrorCode {
             Self::INTERNAL_ERROR => "internal error",
             Self::RESOURCE_NOT_FOUND => "resource not found",
             Self::URL_ELICITATION_REQUIRED => "URL elicitation required",
+            Self::HEADER_MISMATCH => "header mismatch",
+            Self::MISSING_REQUIRED_CLIENT_CAPABILITY => "missing required client capability",
+            Self::UNSUPPORTED_PROTOCOL_VERSION => "unsupported protocol version",
             _ => return None,
         })
     }
@@ -133,6 +150,33 @@ impl ErrorData {
             format!("Resource not found: {uri}"),
         )
         .with_data(serde_json::json!({ "uri": uri }))
+    }
+
+    /// Resource not found the 2026-07-28 way (SEP-2164): `-32602` with the URI in
+    /// `data.uri`.
+    pub fn resource_not_found_v2026_07_28(uri: &str) -> Self {
+        Self::new(
+            ErrorCode::RESOURCE_NOT_FOUND_V2026_07_28,
+            format!("Resource not found: {uri}"),
+        )
+        .with_data(serde_json::json!({ "uri": uri }))
+    }
+
+    /// Whether this error says a resource does not exist: `-32002` (up to 2025-11-25),
+    /// or `-32602` with a string `data.uri` (2026-07-28).
+    pub fn is_resource_not_found(&self) -> bool {
+        self.code == ErrorCode::RESOURCE_NOT_FOUND
+            || (self.code == ErrorCode::RESOURCE_NOT_FOUND_V2026_07_28
+                && self
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("uri"))
+                    .is_some_and(Value::is_string))
+    }
+
+    /// `-32020`: an HTTP header disagrees with the body (2026-07-28).
+    pub fn header_mismatch(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::HEADER_MISMATCH, message)
     }
 }
 

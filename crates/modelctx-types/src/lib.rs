@@ -1,7 +1,8 @@
 //! Wire types of the Model Context Protocol.
 //!
-//! This crate holds the serde types of every message of MCP revision 2025-11-25 and
-//! what differs in 2025-06-18, 2025-03-26 and 2024-11-05, the JSON-RPC envelope, the
+//! This crate holds the serde types of every message of MCP revisions 2025-11-25 and
+//! 2026-07-28 and what differs in 2025-06-18, 2025-03-26 and 2024-11-05, the JSON-RPC
+//! envelope, the
 //! error codes the specification names, and a marker type per method that ties the
 //! method name to its parameter and result types. It has no async code and does no I/O:
 //! it depends on serde and serde_json only.
@@ -57,12 +58,40 @@
 //! [`JsonRpcBatchResponse`], [`JsonRpcError`] and [`ResourceReference`]; the only shape
 //! no single type can carry is the 2025-03-26 `JSONRPCMessage` with batches,
 //! [`JsonRpcMessageV2025_03_26`]. The `legacy` module's source lists every difference.
+//!
+//! # Revision 2026-07-28
+//! The types carry 2026-07-28 (stateless MCP), but the runtime does not negotiate it
+//! yet: [`ProtocolVersion::V2026_07_28`] is in [`ProtocolVersion::KNOWN`], not in
+//! [`ProtocolVersion::SUPPORTED`]. Definitions that keep their name are the same types,
+//! with the new members as `Option`s written only when set:
+//! - every result: `result_type` ([`ResultType`]); the list results and
+//!   [`ReadResourceResult`]: `ttl_ms` and `cache_scope` ([`CacheScope`]);
+//! - `tools/call`, `prompts/get`, `resources/read` params: `input_responses` and
+//!   `request_state` (multi round-trip requests, [`InputRequiredResult`]);
+//! - `_meta` stays the open [`Meta`]; its `io.modelcontextprotocol/*` keys are constants
+//!   and accessors on [`Meta`], and [`RequestMetaObject`], [`ResultMetaObject`],
+//!   [`NotificationMetaObject`] type it in full;
+//! - `structuredContent` may be any JSON value (`structured_content` is a `Value` in
+//!   [`CallToolResult`] and [`ToolResultContent`]); `outputSchema` may be any schema object;
+//! - capabilities: `extensions`; URL elicitation: `elicitation_id` is optional;
+//! - `sampling/createMessage`, `elicitation/create` and `roots/list` travel without `id`
+//!   and `jsonrpc` inside [`InputRequests`] (the request types' bare form).
+//!
+//! New definitions have new types: [`DiscoverRequest`], the `subscriptions/listen`
+//! types ([`SubscriptionsListenRequest`], [`SubscriptionFilter`], ...), the MRTR types
+//! ([`InputRequest`], [`InputResponse`], [`InputRequiredOr`]), the typed
+//! `*ResultResponse` aliases of [`ResultResponse`], and the named errors
+//! ([`UnsupportedProtocolVersionError`], [`ParseError`], ...). The unions gained
+//! `server/discover`, `subscriptions/listen`, `notifications/subscriptions/acknowledged`
+//! and the `InputRequired`, `Discover` and `SubscriptionsListen` results.
 
 mod base;
+mod cache;
 mod capabilities;
 mod common;
 mod completion;
 mod content;
+mod discover;
 mod elicitation;
 mod elicitation_schema;
 mod error;
@@ -71,22 +100,28 @@ mod legacy;
 mod lifecycle;
 mod logging;
 mod messages;
+mod meta;
 mod method;
+mod mrtr;
+mod named_errors;
 mod notifications;
 mod prompts;
 mod resources;
+mod responses;
 mod roots;
 mod sampling;
+mod subscriptions;
 mod tag;
 mod tasks;
 mod tools;
 mod version;
 
 pub use base::{
-    EmptyResult, GenericNotification, GenericRequest, GenericResult, JsonObject,
-    NotificationParams, PaginatedRequest, PaginatedRequestParams, PaginatedResult, RequestParams,
-    TaskAugmentedRequestParams,
+    EmptyResult, GenericNotification, GenericRequest, GenericResult, JsonArray, JsonObject,
+    JsonValue, NotificationParams, PaginatedRequest, PaginatedRequestParams, PaginatedResult,
+    RequestParams, ResultType, TaskAugmentedRequestParams,
 };
+pub use cache::{CacheScope, CacheableResult};
 pub use capabilities::{
     ClientCapabilities, ClientTaskRequestsCapability, ClientTasksCapability, ElicitationCapability,
     ElicitationTaskCapability, ExperimentalCapabilities, PromptsCapability, ResourcesCapability,
@@ -103,6 +138,7 @@ pub use content::{
     ResourceContents, ResourceLink, Role, SamplingMessageContentBlock, TextContent,
     TextOrBlobResourceContents, TextResourceContents, ToolResultContent, ToolUseContent,
 };
+pub use discover::{DiscoverRequest, DiscoverResult};
 pub use elicitation::{
     ElicitAction, ElicitRequest, ElicitRequestFormParams, ElicitRequestParams,
     ElicitRequestUrlParams, ElicitResult, ElicitValue, ElicitationCompleteNotification,
@@ -136,7 +172,20 @@ pub use messages::{
     ClientNotification, ClientRequest, ClientResult, ServerNotification, ServerRequest,
     ServerResult,
 };
+pub use meta::{
+    MetaObject, NotificationMetaObject, RequestMetaObject, ResultMetaObject,
+    SubscriptionsListenResultMetaObject,
+};
 pub use method::{NotificationMethod, RequestMethod};
+pub use mrtr::{
+    InputRequest, InputRequests, InputRequiredOr, InputRequiredResult, InputResponse,
+    InputResponseRequestParams, InputResponses,
+};
+pub use named_errors::{
+    HeaderMismatchError, InternalError, InvalidParamsError, InvalidRequestError,
+    MethodNotFoundError, MissingRequiredClientCapabilityData, MissingRequiredClientCapabilityError,
+    ParseError, UnsupportedProtocolVersionData, UnsupportedProtocolVersionError,
+};
 pub use notifications::{
     CancelledNotification, CancelledNotificationParams, ProgressNotification,
     ProgressNotificationParams,
@@ -152,11 +201,22 @@ pub use resources::{
     ResourceUpdatedNotification, ResourceUpdatedNotificationParams, SubscribeRequest,
     SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
 };
+pub use responses::{
+    CallToolResultResponse, CompleteResultResponse, DiscoverResultResponse,
+    GetPromptResultResponse, ListPromptsResultResponse, ListResourceTemplatesResultResponse,
+    ListResourcesResultResponse, ListToolsResultResponse, ReadResourceResultResponse,
+    ResultResponse, SubscriptionsListenResultResponse,
+};
 pub use roots::{ListRootsRequest, ListRootsResult, Root, RootsListChangedNotification};
 pub use sampling::{
     CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, IncludeContext,
     ModelHint, ModelPreferences, SamplingContent, SamplingMessage, StopReason, ToolChoice,
     ToolChoiceMode,
+};
+pub use subscriptions::{
+    SubscriptionFilter, SubscriptionsAcknowledgedNotification,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequest,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult,
 };
 pub use tasks::{
     CancelTaskRequest, CancelTaskRequestParams, CancelTaskResult, CreateTaskResult,

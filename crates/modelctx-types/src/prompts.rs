@@ -4,12 +4,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::ResultType;
 use crate::base::{NotificationParams, PaginatedRequestParams};
+use crate::cache::CacheScope;
 use crate::common::{Cursor, Meta};
 use crate::content::{ContentBlock, Role};
 use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
 use crate::method::{NotificationMethod, RequestMethod};
+use crate::mrtr::InputResponses;
 use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// An argument a prompt accepts.
@@ -206,6 +209,15 @@ pub struct ListPromptsResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// How long the client may cache this result, in milliseconds (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache this result: one authorization context or anyone (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
     /// Present when there may be more prompts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<Cursor>,
@@ -218,6 +230,9 @@ impl ListPromptsResult {
     pub fn new(prompts: Vec<Prompt>) -> Self {
         Self {
             meta: None,
+            result_type: None,
+            ttl_ms: None,
+            cache_scope: None,
             next_cursor: None,
             prompts,
         }
@@ -236,6 +251,27 @@ impl ListPromptsResult {
         self.next_cursor = Some(next_cursor.into());
         self
     }
+
+    /// Sets `result_type` (2026-07-28).
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+
+    /// Sets `ttl_ms` (2026-07-28).
+    #[must_use]
+    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
+        self.ttl_ms = Some(ttl_ms);
+        self
+    }
+
+    /// Sets `cache_scope` (2026-07-28).
+    #[must_use]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
+        self
+    }
 }
 
 /// Parameters of `prompts/get`.
@@ -246,6 +282,14 @@ pub struct GetPromptRequestParams {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The client's answers to the input requests of an earlier `InputRequiredResult`,
+    /// by key (2026-07-28, multi round-trip requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// The opaque `requestState` of an earlier `InputRequiredResult`, echoed back
+    /// (2026-07-28, multi round-trip requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
     /// The prompt's name.
     pub name: String,
     /// Template arguments.
@@ -258,6 +302,8 @@ impl GetPromptRequestParams {
     pub fn new(name: impl Into<String>) -> Self {
         Self {
             meta: None,
+            input_responses: None,
+            request_state: None,
             name: name.into(),
             arguments: None,
         }
@@ -283,6 +329,20 @@ impl GetPromptRequestParams {
         self.arguments
             .get_or_insert_with(BTreeMap::new)
             .insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets `input_responses` (2026-07-28).
+    #[must_use]
+    pub fn with_input_responses(mut self, input_responses: impl Into<InputResponses>) -> Self {
+        self.input_responses = Some(input_responses.into());
+        self
+    }
+
+    /// Sets `request_state` (2026-07-28).
+    #[must_use]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
         self
     }
 }
@@ -380,6 +440,9 @@ pub struct GetPromptResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
     /// A description of the prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -392,6 +455,7 @@ impl GetPromptResult {
     pub fn new(messages: Vec<PromptMessage>) -> Self {
         Self {
             meta: None,
+            result_type: None,
             description: None,
             messages,
         }
@@ -408,6 +472,13 @@ impl GetPromptResult {
     #[must_use]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `result_type` (2026-07-28).
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
         self
     }
 }

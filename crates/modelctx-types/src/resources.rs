@@ -3,12 +3,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::ResultType;
 use crate::base::{EmptyResult, NotificationParams, PaginatedRequestParams};
+use crate::cache::CacheScope;
 use crate::common::{Cursor, Meta};
 use crate::content::{Annotations, TextOrBlobResourceContents};
 use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
 use crate::method::{NotificationMethod, RequestMethod};
+use crate::mrtr::InputResponses;
 use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// A resource the server can read.
@@ -266,6 +269,15 @@ pub struct ListResourcesResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// How long the client may cache this result, in milliseconds (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache this result: one authorization context or anyone (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
     /// Present when there may be more resources.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<Cursor>,
@@ -278,6 +290,9 @@ impl ListResourcesResult {
     pub fn new(resources: Vec<Resource>) -> Self {
         Self {
             meta: None,
+            result_type: None,
+            ttl_ms: None,
+            cache_scope: None,
             next_cursor: None,
             resources,
         }
@@ -294,6 +309,27 @@ impl ListResourcesResult {
     #[must_use]
     pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
         self.next_cursor = Some(next_cursor.into());
+        self
+    }
+
+    /// Sets `result_type` (2026-07-28).
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+
+    /// Sets `ttl_ms` (2026-07-28).
+    #[must_use]
+    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
+        self.ttl_ms = Some(ttl_ms);
+        self
+    }
+
+    /// Sets `cache_scope` (2026-07-28).
+    #[must_use]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
         self
     }
 }
@@ -368,6 +404,15 @@ pub struct ListResourceTemplatesResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// How long the client may cache this result, in milliseconds (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache this result: one authorization context or anyone (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
     /// Present when there may be more templates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<Cursor>,
@@ -380,6 +425,9 @@ impl ListResourceTemplatesResult {
     pub fn new(resource_templates: Vec<ResourceTemplate>) -> Self {
         Self {
             meta: None,
+            result_type: None,
+            ttl_ms: None,
+            cache_scope: None,
             next_cursor: None,
             resource_templates,
         }
@@ -398,10 +446,33 @@ impl ListResourceTemplatesResult {
         self.next_cursor = Some(next_cursor.into());
         self
     }
+
+    /// Sets `result_type` (2026-07-28).
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+
+    /// Sets `ttl_ms` (2026-07-28).
+    #[must_use]
+    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
+        self.ttl_ms = Some(ttl_ms);
+        self
+    }
+
+    /// Sets `cache_scope` (2026-07-28).
+    #[must_use]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
+        self
+    }
 }
 
 /// Parameters naming one resource (the schema's `ResourceRequestParams`; also
 /// `ReadResourceRequestParams`, `SubscribeRequestParams`, `UnsubscribeRequestParams`).
+///
+/// `input_responses` and `request_state` belong to `resources/read` only (2026-07-28).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -409,6 +480,14 @@ pub struct ResourceRequestParams {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The client's answers to the input requests of an earlier `InputRequiredResult`,
+    /// by key (2026-07-28, multi round-trip requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// The opaque `requestState` of an earlier `InputRequiredResult`, echoed back
+    /// (2026-07-28, multi round-trip requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
     /// The resource URI.
     pub uri: String,
 }
@@ -418,6 +497,8 @@ impl ResourceRequestParams {
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
             meta: None,
+            input_responses: None,
+            request_state: None,
             uri: uri.into(),
         }
     }
@@ -426,6 +507,20 @@ impl ResourceRequestParams {
     #[must_use]
     pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
         self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `input_responses` (2026-07-28).
+    #[must_use]
+    pub fn with_input_responses(mut self, input_responses: impl Into<InputResponses>) -> Self {
+        self.input_responses = Some(input_responses.into());
+        self
+    }
+
+    /// Sets `request_state` (2026-07-28).
+    #[must_use]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
         self
     }
 }
@@ -499,6 +594,15 @@ pub struct ReadResourceResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// How long the client may cache this result, in milliseconds (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache this result: one authorization context or anyone (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
     /// The contents (a resource may have sub-resources).
     pub contents: Vec<TextOrBlobResourceContents>,
 }
@@ -508,6 +612,9 @@ impl ReadResourceResult {
     pub fn new(contents: Vec<TextOrBlobResourceContents>) -> Self {
         Self {
             meta: None,
+            result_type: None,
+            ttl_ms: None,
+            cache_scope: None,
             contents,
         }
     }
@@ -516,6 +623,27 @@ impl ReadResourceResult {
     #[must_use]
     pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
         self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `result_type` (2026-07-28).
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+
+    /// Sets `ttl_ms` (2026-07-28).
+    #[must_use]
+    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
+        self.ttl_ms = Some(ttl_ms);
+        self
+    }
+
+    /// Sets `cache_scope` (2026-07-28).
+    #[must_use]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
         self
     }
 }

@@ -7,12 +7,15 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::base::ResultType;
 use crate::base::{JsonObject, NotificationParams, PaginatedRequestParams};
+use crate::cache::CacheScope;
 use crate::common::{Cursor, Meta};
 use crate::content::ContentBlock;
 use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
 use crate::method::{NotificationMethod, RequestMethod};
+use crate::mrtr::InputResponses;
 use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 use crate::tasks::TaskMetadata;
 
@@ -26,12 +29,6 @@ fn object_schema<'de, D: Deserializer<'de>>(deserializer: D) -> Result<JsonObjec
             "a tool schema must have \"type\": \"object\"",
         )),
     }
-}
-
-fn optional_object_schema<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<JsonObject>, D::Error> {
-    object_schema(deserializer).map(Some)
 }
 
 /// Whether a tool supports task-augmented execution.
@@ -192,7 +189,7 @@ impl ToolAnnotations {
 ///
 /// `input_schema` and `output_schema` are kept as JSON objects, so every JSON Schema
 /// keyword (`$schema`, `$defs`, `additionalProperties`, ...) survives a round trip; on
-/// input their `type` must be `"object"`.
+/// input the `type` of `input_schema` must be `"object"` (every revision says so).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -211,12 +208,10 @@ pub struct Tool {
     /// Execution properties.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<ToolExecution>,
-    /// JSON Schema of `structuredContent` in results.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "optional_object_schema"
-    )]
+    /// JSON Schema of `structuredContent` in results. Up to 2025-11-25 its `type` was
+    /// `"object"`; from 2026-07-28 it may be any JSON Schema 2020-12 object (SEP-2106),
+    /// so any object is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<JsonObject>,
     /// Behaviour hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -411,6 +406,15 @@ pub struct ListToolsResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// How long the client may cache this result, in milliseconds (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache this result: one authorization context or anyone (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
     /// Present when there may be more tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<Cursor>,
@@ -423,6 +427,9 @@ impl ListToolsResult {
     pub fn new(tools: Vec<Tool>) -> Self {
         Self {
             meta: None,
+            result_type: None,
+            ttl_ms: None,
+            cache_scope: None,
             next_cursor: None,
             tools,
         }
@@ -441,6 +448,27 @@ impl ListToolsResult {
         self.next_cursor = Some(next_cursor.into());
         self
     }
+
+    /// Sets `result_type` (2026-07-28).
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+
+    /// Sets `ttl_ms` (2026-07-28).
+    #[must_use]
+    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
+        self.ttl_ms = Some(ttl_ms);
+        self
+    }
+
+    /// Sets `cache_scope` (2026-07-28).
+    #[must_use]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
+        self
+    }
 }
 
 /// Parameters of `tools/call`.
@@ -451,6 +479,14 @@ pub struct CallToolRequestParams {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The client's answers to the input requests of an earlier `InputRequiredResult`,
+    /// by key (2026-07-28, multi round-trip requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// The opaque `requestState` of an earlier `InputRequiredResult`, echoed back
+    /// (2026-07-28, multi round-trip requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
     /// When present, asks for task-augmented execution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMetadata>,
@@ -466,6 +502,8 @@ impl CallToolRequestParams {
     pub fn new(name: impl Into<String>) -> Self {
         Self {
             meta: None,
+            input_responses: None,
+            request_state: None,
             task: None,
             name: name.into(),
             arguments: None,
@@ -490,6 +528,20 @@ impl CallToolRequestParams {
     #[must_use]
     pub fn with_arguments(mut self, arguments: impl Into<JsonObject>) -> Self {
         self.arguments = Some(arguments.into());
+        self
+    }
+
+    /// Sets `input_responses` (2026-07-28).
+    #[must_use]
+    pub fn with_input_responses(mut self, input_responses: impl Into<InputResponses>) -> Self {
+        self.input_responses = Some(input_responses.into());
+        self
+    }
+
+    /// Sets `request_state` (2026-07-28).
+    #[must_use]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
         self
     }
 }
@@ -550,6 +602,9 @@ impl RequestMethod for CallToolRequest {
 
 /// The result of a tool call. Tool failures (including invalid arguments) are results
 /// with `isError: true`, not protocol errors.
+///
+/// `structuredContent` is an object up to 2025-11-25 and any JSON value from 2026-07-28
+/// (SEP-2106), so it is kept as a [`Value`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -557,11 +612,15 @@ pub struct CallToolResult {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// The kind of result (2026-07-28; absent before, which means complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
     /// The unstructured result.
     pub content: Vec<ContentBlock>,
-    /// The structured result (conforming to the tool's `outputSchema`).
+    /// The structured result, conforming to the tool's `outputSchema`: a JSON object up
+    /// to 2025-11-25, any JSON value from 2026-07-28.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<JsonObject>,
+    pub structured_content: Option<Value>,
     /// Whether the call failed (false when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
@@ -572,6 +631,7 @@ impl CallToolResult {
     pub fn new(content: Vec<ContentBlock>) -> Self {
         Self {
             meta: None,
+            result_type: None,
             content,
             structured_content: None,
             is_error: None,
@@ -607,9 +667,10 @@ impl CallToolResult {
         self
     }
 
-    /// Sets `structured_content`.
+    /// Sets `structured_content`: a JSON object (a [`JsonObject`] or an object
+    /// [`Value`]) for every revision; any other value only for 2026-07-28 clients.
     #[must_use]
-    pub fn with_structured_content(mut self, structured_content: impl Into<JsonObject>) -> Self {
+    pub fn with_structured_content(mut self, structured_content: impl Into<Value>) -> Self {
         self.structured_content = Some(structured_content.into());
         self
     }
@@ -618,6 +679,13 @@ impl CallToolResult {
     #[must_use]
     pub fn with_is_error(mut self, is_error: impl Into<bool>) -> Self {
         self.is_error = Some(is_error.into());
+        self
+    }
+
+    /// Sets `result_type` (2026-07-28).
+    #[must_use]
+    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
+        self.result_type = Some(result_type.into());
         self
     }
 }

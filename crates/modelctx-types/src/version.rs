@@ -22,6 +22,23 @@ impl ProtocolVersion {
     pub const V2025_06_18: Self = Self(Cow::Borrowed("2025-06-18"));
     /// URL elicitation, sampling with tools, tasks, icons.
     pub const V2025_11_25: Self = Self(Cow::Borrowed("2025-11-25"));
+    /// Stateless MCP: no `initialize`, `server/discover`, multi round-trip requests,
+    /// `subscriptions/listen`, cacheable results.
+    ///
+    /// The wire types carry this revision, but the runtime does not negotiate it yet: it
+    /// is not in [`ProtocolVersion::SUPPORTED`], so [`ProtocolVersion::is_supported`] is
+    /// false for it. See [`ProtocolVersion::KNOWN`].
+    pub const V2026_07_28: Self = Self(Cow::Borrowed("2026-07-28"));
+    /// Every revision whose wire types this crate carries, newest first: the revisions
+    /// the runtime negotiates ([`ProtocolVersion::SUPPORTED`]) and those it only has
+    /// types for.
+    pub const KNOWN: [Self; 5] = [
+        Self::V2026_07_28,
+        Self::V2025_11_25,
+        Self::V2025_06_18,
+        Self::V2025_03_26,
+        Self::V2024_11_05,
+    ];
     /// The newest revision this SDK speaks, offered by default.
     pub const LATEST: Self = Self::V2025_11_25;
     /// Every revision this SDK speaks, newest first.
@@ -125,5 +142,13 @@ mod tests {
             ProtocolVersion::LATEST
         );
         assert!(ProtocolVersion::V2025_11_25.at_least(&ProtocolVersion::V2025_06_18));
+        // Typed, not negotiated.
+        assert!(!ProtocolVersion::V2026_07_28.is_supported());
+        assert_eq!(ProtocolVersion::supported("2026-07-28"), None);
+        assert_eq!(
+            ProtocolVersion::negotiate(&ProtocolVersion::V2026_07_28),
+            ProtocolVersion::V2025_11_25
+        );
+        assert!(ProtocolVersion::KNOWN.contains(&ProtocolVersion::V2026_07_28));
     }
 }

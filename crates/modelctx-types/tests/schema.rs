@@ -2,8 +2,8 @@
 //!
 //! `tests/fixtures/<revision>/<Definition>.json` holds 1–4 example values of one definition
 //! of the official MCP schema (copied byte for byte under `tests/official-schema/`): every
-//! definition of 2025-11-25, and for 2025-06-18, 2025-03-26 and 2024-11-05 the definitions
-//! whose shape differs from 2025-11-25. For every example:
+//! definition of 2025-11-25 and of 2026-07-28, and for 2025-06-18, 2025-03-26 and
+//! 2024-11-05 the definitions whose shape differs from 2025-11-25. For every example:
 //!
 //! - (a) the example validates against its definition in the official schema (this checks
 //!   the fixtures);
@@ -24,8 +24,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// The revision every definition must be covered for.
+/// The revision the older revisions are compared with.
 const CURRENT: &str = "2025-11-25";
+
+/// The revision after [`CURRENT`], typed but not yet negotiated by the runtime.
+const NEXT: &str = "2026-07-28";
+
+/// The revisions every definition must be covered for.
+const FULL: [&str; 2] = [CURRENT, NEXT];
 
 /// The older revisions, with fixtures for the definitions that differ from [`CURRENT`].
 const OLDER: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
@@ -200,6 +206,166 @@ mod mapping {
         "UntitledSingleSelectEnumSchema" => t::UntitledSingleSelectEnumSchema,
     };
 
+    /// Definition of 2026-07-28 => the Rust type that carries it. Definitions that keep
+    /// their name map to the same type as in 2025-11-25.
+    pub(super) const V2026_07_28: &[(&str, RoundTrip)] = types! {
+        "Annotations" => t::Annotations,
+        "AudioContent" => t::AudioContent,
+        "BaseMetadata" => t::BaseMetadata,
+        "BlobResourceContents" => t::BlobResourceContents,
+        "BooleanSchema" => t::BooleanSchema,
+        "CacheableResult" => t::CacheableResult,
+        "CallToolRequest" => t::CallToolRequest,
+        "CallToolRequestParams" => t::CallToolRequestParams,
+        "CallToolResult" => t::CallToolResult,
+        "CallToolResultResponse" => t::CallToolResultResponse,
+        "CancelledNotification" => t::CancelledNotification,
+        "CancelledNotificationParams" => t::CancelledNotificationParams,
+        "ClientCapabilities" => t::ClientCapabilities,
+        "ClientNotification" => t::ClientNotification,
+        "ClientRequest" => t::ClientRequest,
+        "ClientResult" => t::ClientResult,
+        "CompleteRequest" => t::CompleteRequest,
+        "CompleteRequestParams" => t::CompleteRequestParams,
+        "CompleteResult" => t::CompleteResult,
+        "CompleteResultResponse" => t::CompleteResultResponse,
+        "ContentBlock" => t::ContentBlock,
+        "CreateMessageRequest" => t::CreateMessageRequest,
+        "CreateMessageRequestParams" => t::CreateMessageRequestParams,
+        "CreateMessageResult" => t::CreateMessageResult,
+        "Cursor" => t::Cursor,
+        "DiscoverRequest" => t::DiscoverRequest,
+        "DiscoverResult" => t::DiscoverResult,
+        "DiscoverResultResponse" => t::DiscoverResultResponse,
+        "ElicitRequest" => t::ElicitRequest,
+        "ElicitRequestFormParams" => t::ElicitRequestFormParams,
+        "ElicitRequestParams" => t::ElicitRequestParams,
+        "ElicitRequestURLParams" => t::ElicitRequestUrlParams,
+        "ElicitResult" => t::ElicitResult,
+        "EmbeddedResource" => t::EmbeddedResource,
+        "EmptyResult" => t::EmptyResult,
+        "EnumSchema" => t::EnumSchema,
+        "Error" => t::ErrorData,
+        "GetPromptRequest" => t::GetPromptRequest,
+        "GetPromptRequestParams" => t::GetPromptRequestParams,
+        "GetPromptResult" => t::GetPromptResult,
+        "GetPromptResultResponse" => t::GetPromptResultResponse,
+        "HeaderMismatchError" => t::HeaderMismatchError,
+        "Icon" => t::Icon,
+        "Icons" => t::Icons,
+        "ImageContent" => t::ImageContent,
+        "Implementation" => t::Implementation,
+        "InputRequest" => t::InputRequest,
+        "InputRequests" => t::InputRequests,
+        "InputRequiredResult" => t::InputRequiredResult,
+        "InputResponse" => t::InputResponse,
+        "InputResponseRequestParams" => t::InputResponseRequestParams,
+        "InputResponses" => t::InputResponses,
+        "InternalError" => t::InternalError,
+        "InvalidParamsError" => t::InvalidParamsError,
+        "InvalidRequestError" => t::InvalidRequestError,
+        "JSONArray" => t::JsonArray,
+        "JSONObject" => t::JsonObject,
+        "JSONRPCErrorResponse" => t::JsonRpcErrorResponse,
+        "JSONRPCMessage" => t::JsonRpcMessage,
+        "JSONRPCNotification" => t::JsonRpcNotification,
+        "JSONRPCRequest" => t::JsonRpcRequest,
+        "JSONRPCResponse" => t::JsonRpcResponse,
+        "JSONRPCResultResponse" => t::JsonRpcResultResponse,
+        "JSONValue" => t::JsonValue,
+        "LegacyTitledEnumSchema" => t::LegacyTitledEnumSchema,
+        "ListPromptsRequest" => t::ListPromptsRequest,
+        "ListPromptsResult" => t::ListPromptsResult,
+        "ListPromptsResultResponse" => t::ListPromptsResultResponse,
+        "ListResourceTemplatesRequest" => t::ListResourceTemplatesRequest,
+        "ListResourceTemplatesResult" => t::ListResourceTemplatesResult,
+        "ListResourceTemplatesResultResponse" => t::ListResourceTemplatesResultResponse,
+        "ListResourcesRequest" => t::ListResourcesRequest,
+        "ListResourcesResult" => t::ListResourcesResult,
+        "ListResourcesResultResponse" => t::ListResourcesResultResponse,
+        "ListRootsRequest" => t::ListRootsRequest,
+        "ListRootsResult" => t::ListRootsResult,
+        "ListToolsRequest" => t::ListToolsRequest,
+        "ListToolsResult" => t::ListToolsResult,
+        "ListToolsResultResponse" => t::ListToolsResultResponse,
+        "LoggingLevel" => t::LoggingLevel,
+        "LoggingMessageNotification" => t::LoggingMessageNotification,
+        "LoggingMessageNotificationParams" => t::LoggingMessageNotificationParams,
+        "MetaObject" => t::MetaObject,
+        "MethodNotFoundError" => t::MethodNotFoundError,
+        "MissingRequiredClientCapabilityError" => t::MissingRequiredClientCapabilityError,
+        "ModelHint" => t::ModelHint,
+        "ModelPreferences" => t::ModelPreferences,
+        "MultiSelectEnumSchema" => t::MultiSelectEnumSchema,
+        "Notification" => t::GenericNotification,
+        "NotificationMetaObject" => t::NotificationMetaObject,
+        "NotificationParams" => t::NotificationParams,
+        "NumberSchema" => t::NumberSchema,
+        "PaginatedRequest" => t::PaginatedRequest,
+        "PaginatedRequestParams" => t::PaginatedRequestParams,
+        "PaginatedResult" => t::PaginatedResult,
+        "ParseError" => t::ParseError,
+        "PrimitiveSchemaDefinition" => t::PrimitiveSchemaDefinition,
+        "ProgressNotification" => t::ProgressNotification,
+        "ProgressNotificationParams" => t::ProgressNotificationParams,
+        "ProgressToken" => t::ProgressToken,
+        "Prompt" => t::Prompt,
+        "PromptArgument" => t::PromptArgument,
+        "PromptListChangedNotification" => t::PromptListChangedNotification,
+        "PromptMessage" => t::PromptMessage,
+        "PromptReference" => t::PromptReference,
+        "ReadResourceRequest" => t::ReadResourceRequest,
+        "ReadResourceRequestParams" => t::ReadResourceRequestParams,
+        "ReadResourceResult" => t::ReadResourceResult,
+        "ReadResourceResultResponse" => t::ReadResourceResultResponse,
+        "Request" => t::GenericRequest,
+        "RequestId" => t::RequestId,
+        "RequestMetaObject" => t::RequestMetaObject,
+        "RequestParams" => t::RequestParams,
+        "Resource" => t::Resource,
+        "ResourceContents" => t::ResourceContents,
+        "ResourceLink" => t::ResourceLink,
+        "ResourceListChangedNotification" => t::ResourceListChangedNotification,
+        "ResourceRequestParams" => t::ResourceRequestParams,
+        "ResourceTemplate" => t::ResourceTemplate,
+        "ResourceTemplateReference" => t::ResourceTemplateReference,
+        "ResourceUpdatedNotification" => t::ResourceUpdatedNotification,
+        "ResourceUpdatedNotificationParams" => t::ResourceUpdatedNotificationParams,
+        "Result" => t::GenericResult,
+        "ResultMetaObject" => t::ResultMetaObject,
+        "ResultType" => t::ResultType,
+        "Role" => t::Role,
+        "Root" => t::Root,
+        "SamplingMessage" => t::SamplingMessage,
+        "SamplingMessageContentBlock" => t::SamplingMessageContentBlock,
+        "ServerCapabilities" => t::ServerCapabilities,
+        "ServerNotification" => t::ServerNotification,
+        "ServerResult" => t::ServerResult,
+        "SingleSelectEnumSchema" => t::SingleSelectEnumSchema,
+        "StringSchema" => t::StringSchema,
+        "SubscriptionFilter" => t::SubscriptionFilter,
+        "SubscriptionsAcknowledgedNotification" => t::SubscriptionsAcknowledgedNotification,
+        "SubscriptionsAcknowledgedNotificationParams" => t::SubscriptionsAcknowledgedNotificationParams,
+        "SubscriptionsListenRequest" => t::SubscriptionsListenRequest,
+        "SubscriptionsListenRequestParams" => t::SubscriptionsListenRequestParams,
+        "SubscriptionsListenResult" => t::SubscriptionsListenResult,
+        "SubscriptionsListenResultMetaObject" => t::SubscriptionsListenResultMetaObject,
+        "SubscriptionsListenResultResponse" => t::SubscriptionsListenResultResponse,
+        "TextContent" => t::TextContent,
+        "TextResourceContents" => t::TextResourceContents,
+        "TitledMultiSelectEnumSchema" => t::TitledMultiSelectEnumSchema,
+        "TitledSingleSelectEnumSchema" => t::TitledSingleSelectEnumSchema,
+        "Tool" => t::Tool,
+        "ToolAnnotations" => t::ToolAnnotations,
+        "ToolChoice" => t::ToolChoice,
+        "ToolListChangedNotification" => t::ToolListChangedNotification,
+        "ToolResultContent" => t::ToolResultContent,
+        "ToolUseContent" => t::ToolUseContent,
+        "UnsupportedProtocolVersionError" => t::UnsupportedProtocolVersionError,
+        "UntitledMultiSelectEnumSchema" => t::UntitledMultiSelectEnumSchema,
+        "UntitledSingleSelectEnumSchema" => t::UntitledSingleSelectEnumSchema,
+    };
+
     /// Definition of 2025-06-18 => the Rust type that carries its older shape.
     pub(super) const V2025_06_18: &[(&str, RoundTrip)] = types! {
         "CallToolRequest" => t::CallToolRequest,
@@ -279,6 +445,7 @@ mod mapping {
 
 fn mapping_for(revision: &str) -> &'static [(&'static str, RoundTrip)] {
     match revision {
+        "2026-07-28" => mapping::V2026_07_28,
         "2025-11-25" => mapping::V2025_11_25,
         "2025-06-18" => mapping::V2025_06_18,
         "2025-03-26" => mapping::V2025_03_26,
@@ -379,7 +546,7 @@ impl Revision {
 }
 
 static REVISIONS: LazyLock<BTreeMap<&'static str, Revision>> = LazyLock::new(|| {
-    std::iter::once(CURRENT)
+    FULL.into_iter()
         .chain(OLDER)
         .map(|name| (name, Revision::load(name)))
         .collect()
@@ -528,15 +695,17 @@ fn report(problems: &[String]) -> String {
 #[test]
 fn every_fixture_validates_against_the_official_schema() {
     let mut problems = Vec::new();
-    let current = revision(CURRENT);
-    for definition in current.definitions.keys() {
-        if !current.fixtures.contains_key(definition) {
-            problems.push(format!("{CURRENT}/{definition}: no fixture"));
+    for name in FULL {
+        let full = revision(name);
+        for definition in full.definitions.keys() {
+            if !full.fixtures.contains_key(definition) {
+                problems.push(format!("{name}/{definition}: no fixture"));
+            }
         }
     }
-    for name in std::iter::once(CURRENT).chain(OLDER) {
+    for name in FULL.into_iter().chain(OLDER) {
         let rev = revision(name);
-        let differing = (name != CURRENT).then(|| differing_definitions(rev));
+        let differing = (!FULL.contains(&name)).then(|| differing_definitions(rev));
         for (definition, examples) in &rev.fixtures {
             let at = format!("{name}/{definition}.json");
             if !rev.definitions.contains_key(definition) {
@@ -683,7 +852,7 @@ fn the_round_trip_check_reports_what_changed() {
 
 #[test]
 fn each_mapping_table_names_its_revision_definitions_once() {
-    for name in std::iter::once(CURRENT).chain(OLDER) {
+    for name in FULL.into_iter().chain(OLDER) {
         let rev = revision(name);
         let mut seen = BTreeSet::new();
         for (definition, _) in mapping_for(name) {
@@ -709,6 +878,76 @@ fn rust_types_round_trip_every_2025_11_25_definition() {
         covered == total && problems.is_empty(),
         "schema coverage: {covered}/{total} definitions\n{}",
         report(&problems)
+    );
+}
+
+#[test]
+fn rust_types_round_trip_every_2026_07_28_definition() {
+    let rev = revision(NEXT);
+    let total = rev.definitions.len();
+    let (covered, problems) = coverage(rev, rev.definitions.keys().map(String::as_str));
+    println!("schema coverage: {covered}/{total} definitions ({NEXT})");
+    assert!(
+        covered == total && problems.is_empty(),
+        "schema coverage {NEXT}: {covered}/{total} definitions\n{}",
+        report(&problems)
+    );
+}
+
+#[test]
+fn the_2026_07_28_validators_reject_what_the_schema_forbids() {
+    // Guards the harness for the new revision: results need `resultType`, requests the
+    // per-request `_meta`, and the named errors their code.
+    let next = revision(NEXT);
+    let meta = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let rejected = [
+        ("CallToolResult", serde_json::json!({"content": []})),
+        (
+            "ListToolsResult",
+            serde_json::json!({"resultType": "complete", "tools": []}),
+        ),
+        (
+            "CallToolRequest",
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}),
+        ),
+        (
+            "RequestMetaObject",
+            serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"}),
+        ),
+        (
+            "UnsupportedProtocolVersionError",
+            serde_json::json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "m",
+                "data": {"supported": [], "requested": "x"}}}),
+        ),
+        (
+            "ParseError",
+            serde_json::json!({"code": -32600, "message": "m"}),
+        ),
+        (
+            "SubscriptionsListenResult",
+            serde_json::json!({"resultType": "complete", "_meta": {}}),
+        ),
+        (
+            "CacheableResult",
+            serde_json::json!({"resultType": "complete", "ttlMs": -1, "cacheScope": "public"}),
+        ),
+    ];
+    for (definition, value) in &rejected {
+        assert!(
+            !next.schema_errors(definition, value).is_empty(),
+            "{definition} accepted {value}"
+        );
+    }
+    assert!(
+        next.schema_errors(
+            "CallToolRequest",
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "x", "_meta": meta}})
+        )
+        .is_empty()
     );
 }
 

@@ -1,6 +1,7 @@
 //! The content block types, one per `type`, and their tags.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::Annotations;
 use super::ContentBlock;
@@ -419,6 +420,9 @@ impl ToolUseContent {
 }
 
 /// The result of a tool use, given back to the model (`"type": "tool_result"`).
+///
+/// `structuredContent` is an object up to 2025-11-25 and any JSON value from 2026-07-28
+/// (SEP-2106), so it is kept as a [`Value`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -429,9 +433,10 @@ pub struct ToolResultContent {
     pub tool_use_id: String,
     /// The unstructured result.
     pub content: Vec<ContentBlock>,
-    /// The structured result.
+    /// The structured result: a JSON object up to 2025-11-25, any JSON value from
+    /// 2026-07-28.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<JsonObject>,
+    pub structured_content: Option<Value>,
     /// Whether the tool use failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
@@ -453,9 +458,10 @@ impl ToolResultContent {
         }
     }
 
-    /// Sets `structured_content`.
+    /// Sets `structured_content`: a JSON object for every revision, any other value
+    /// only for 2026-07-28.
     #[must_use]
-    pub fn with_structured_content(mut self, structured_content: impl Into<JsonObject>) -> Self {
+    pub fn with_structured_content(mut self, structured_content: impl Into<Value>) -> Self {
         self.structured_content = Some(structured_content.into());
         self
     }

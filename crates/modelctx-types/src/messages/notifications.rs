@@ -16,6 +16,7 @@ use crate::notifications::{CancelledNotification, ProgressNotification};
 use crate::prompts::PromptListChangedNotification;
 use crate::resources::{ResourceListChangedNotification, ResourceUpdatedNotification};
 use crate::roots::RootsListChangedNotification;
+use crate::subscriptions::SubscriptionsAcknowledgedNotification;
 use crate::tasks::TaskStatusNotification;
 use crate::tools::ToolListChangedNotification;
 
@@ -177,6 +178,8 @@ pub enum ServerNotification {
     ElicitationComplete(ElicitationCompleteNotification),
     /// `notifications/tasks/status`.
     TaskStatus(TaskStatusNotification),
+    /// `notifications/subscriptions/acknowledged` (2026-07-28).
+    SubscriptionsAcknowledged(SubscriptionsAcknowledgedNotification),
 }
 
 impl ServerNotification {
@@ -191,6 +194,7 @@ impl ServerNotification {
         PromptListChangedNotification::METHOD,
         ElicitationCompleteNotification::METHOD,
         TaskStatusNotification::METHOD,
+        SubscriptionsAcknowledgedNotification::METHOD,
     ];
 
     /// The method name.
@@ -205,6 +209,7 @@ impl ServerNotification {
             Self::PromptListChanged(_) => PromptListChangedNotification::METHOD,
             Self::ElicitationComplete(_) => ElicitationCompleteNotification::METHOD,
             Self::TaskStatus(_) => TaskStatusNotification::METHOD,
+            Self::SubscriptionsAcknowledged(_) => SubscriptionsAcknowledgedNotification::METHOD,
         }
     }
 
@@ -236,6 +241,9 @@ impl ServerNotification {
                 serde_json::from_value(map).map(Self::ElicitationComplete)
             }
             TaskStatusNotification::METHOD => serde_json::from_value(map).map(Self::TaskStatus),
+            SubscriptionsAcknowledgedNotification::METHOD => {
+                serde_json::from_value(map).map(Self::SubscriptionsAcknowledged)
+            }
             _ => return Err(ErrorData::method_not_found(method)),
         };
         decoded.map_err(|e| ErrorData::invalid_params(format!("Invalid params: {e}")))
@@ -313,6 +321,12 @@ impl From<TaskStatusNotification> for ServerNotification {
     }
 }
 
+impl From<SubscriptionsAcknowledgedNotification> for ServerNotification {
+    fn from(n: SubscriptionsAcknowledgedNotification) -> Self {
+        Self::SubscriptionsAcknowledged(n)
+    }
+}
+
 impl Serialize for ServerNotification {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -325,6 +339,7 @@ impl Serialize for ServerNotification {
             Self::PromptListChanged(n) => n.serialize(serializer),
             Self::ElicitationComplete(n) => n.serialize(serializer),
             Self::TaskStatus(n) => n.serialize(serializer),
+            Self::SubscriptionsAcknowledged(n) => n.serialize(serializer),
         }
     }
 }
@@ -350,6 +365,9 @@ impl<'de> Deserialize<'de> for ServerNotification {
                 from_object(map).map(Self::ElicitationComplete)
             }
             TaskStatusNotification::METHOD => from_object(map).map(Self::TaskStatus),
+            SubscriptionsAcknowledgedNotification::METHOD => {
+                from_object(map).map(Self::SubscriptionsAcknowledged)
+            }
             _ => Err(de::Error::unknown_variant(&method, Self::METHODS)),
         }
     }

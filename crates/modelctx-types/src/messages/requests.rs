@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 
 use crate::base::{JsonObject, from_object};
 use crate::completion::CompleteRequest;
+use crate::discover::DiscoverRequest;
 use crate::elicitation::ElicitRequest;
 use crate::error::ErrorData;
 use crate::jsonrpc::{JsonRpcRequest, RequestId};
@@ -20,6 +21,7 @@ use crate::resources::{
 };
 use crate::roots::ListRootsRequest;
 use crate::sampling::CreateMessageRequest;
+use crate::subscriptions::SubscriptionsListenRequest;
 use crate::tasks::{CancelTaskRequest, GetTaskPayloadRequest, GetTaskRequest, ListTasksRequest};
 use crate::tools::{CallToolRequest, ListToolsRequest};
 
@@ -66,6 +68,10 @@ pub enum ClientRequest {
     ListTasks(ListTasksRequest),
     /// `tasks/cancel`.
     CancelTask(CancelTaskRequest),
+    /// `server/discover` (2026-07-28).
+    Discover(DiscoverRequest),
+    /// `subscriptions/listen` (2026-07-28).
+    SubscriptionsListen(SubscriptionsListenRequest),
 }
 
 impl ClientRequest {
@@ -88,6 +94,8 @@ impl ClientRequest {
         GetTaskPayloadRequest::METHOD,
         ListTasksRequest::METHOD,
         CancelTaskRequest::METHOD,
+        DiscoverRequest::METHOD,
+        SubscriptionsListenRequest::METHOD,
     ];
 
     /// The method name.
@@ -110,6 +118,8 @@ impl ClientRequest {
             Self::GetTaskPayload(_) => GetTaskPayloadRequest::METHOD,
             Self::ListTasks(_) => ListTasksRequest::METHOD,
             Self::CancelTask(_) => CancelTaskRequest::METHOD,
+            Self::Discover(_) => DiscoverRequest::METHOD,
+            Self::SubscriptionsListen(_) => SubscriptionsListenRequest::METHOD,
         }
     }
 
@@ -133,6 +143,8 @@ impl ClientRequest {
             Self::GetTaskPayload(r) => r.id.as_ref(),
             Self::ListTasks(r) => r.id.as_ref(),
             Self::CancelTask(r) => r.id.as_ref(),
+            Self::Discover(r) => Some(&r.id),
+            Self::SubscriptionsListen(r) => Some(&r.id),
         }
     }
 
@@ -165,6 +177,10 @@ impl ClientRequest {
             GetTaskPayloadRequest::METHOD => serde_json::from_value(map).map(Self::GetTaskPayload),
             ListTasksRequest::METHOD => serde_json::from_value(map).map(Self::ListTasks),
             CancelTaskRequest::METHOD => serde_json::from_value(map).map(Self::CancelTask),
+            DiscoverRequest::METHOD => serde_json::from_value(map).map(Self::Discover),
+            SubscriptionsListenRequest::METHOD => {
+                serde_json::from_value(map).map(Self::SubscriptionsListen)
+            }
             _ => return Err(ErrorData::method_not_found(method)),
         };
         decoded.map_err(|e| ErrorData::invalid_params(format!("Invalid params: {e}")))
@@ -295,6 +311,18 @@ impl From<CancelTaskRequest> for ClientRequest {
     }
 }
 
+impl From<DiscoverRequest> for ClientRequest {
+    fn from(r: DiscoverRequest) -> Self {
+        Self::Discover(r)
+    }
+}
+
+impl From<SubscriptionsListenRequest> for ClientRequest {
+    fn from(r: SubscriptionsListenRequest) -> Self {
+        Self::SubscriptionsListen(r)
+    }
+}
+
 impl Serialize for ClientRequest {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -315,6 +343,8 @@ impl Serialize for ClientRequest {
             Self::GetTaskPayload(r) => r.serialize(serializer),
             Self::ListTasks(r) => r.serialize(serializer),
             Self::CancelTask(r) => r.serialize(serializer),
+            Self::Discover(r) => r.serialize(serializer),
+            Self::SubscriptionsListen(r) => r.serialize(serializer),
         }
     }
 }
@@ -346,6 +376,8 @@ impl<'de> Deserialize<'de> for ClientRequest {
             GetTaskPayloadRequest::METHOD => from_object(map).map(Self::GetTaskPayload),
             ListTasksRequest::METHOD => from_object(map).map(Self::ListTasks),
             CancelTaskRequest::METHOD => from_object(map).map(Self::CancelTask),
+            DiscoverRequest::METHOD => from_object(map).map(Self::Discover),
+            SubscriptionsListenRequest::METHOD => from_object(map).map(Self::SubscriptionsListen),
             _ => Err(de::Error::unknown_variant(&method, Self::METHODS)),
         }
     }

@@ -8,8 +8,10 @@ use serde_json::value::RawValue;
 
 use crate::base::{EmptyResult, JsonObject, from_object};
 use crate::completion::{CompleteRequest, CompleteResult};
+use crate::discover::{DiscoverRequest, DiscoverResult};
 use crate::elicitation::{ElicitRequest, ElicitResult};
 use crate::lifecycle::{InitializeRequest, InitializeResult};
+use crate::mrtr::{InputRequiredResult, is_input_required};
 use crate::prompts::{GetPromptRequest, GetPromptResult, ListPromptsRequest, ListPromptsResult};
 use crate::resources::{
     ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
@@ -17,6 +19,7 @@ use crate::resources::{
 };
 use crate::roots::{ListRootsRequest, ListRootsResult};
 use crate::sampling::{CreateMessageRequest, CreateMessageResult};
+use crate::subscriptions::{SubscriptionsListenRequest, SubscriptionsListenResult};
 use crate::tasks::{
     CancelTaskRequest, CancelTaskResult, CreateTaskResult, GetTaskPayloadRequest,
     GetTaskPayloadResult, GetTaskRequest, GetTaskResult, ListTasksRequest, ListTasksResult,
@@ -31,16 +34,28 @@ fn is_task(map: &JsonObject) -> bool {
     has(map, "taskId") && has(map, "status")
 }
 
+/// `{"_meta": {"io.modelcontextprotocol/subscriptionId": ..}, "resultType"?}` and
+/// nothing else: the end of a `subscriptions/listen` stream.
+fn is_subscriptions_listen(map: &JsonObject) -> bool {
+    map.get("_meta")
+        .and_then(|m| m.as_object())
+        .is_some_and(|m| m.contains_key(crate::common::Meta::SUBSCRIPTION_ID))
+        && map.keys().all(|k| k == "_meta" || k == "resultType")
+}
+
 /// Every result a server sends.
 ///
 /// Deserialisation picks the variant from the members present, first match wins:
-/// `protocolVersion` → `Initialize`, `completion` → `Complete`, `messages` →
+/// `"resultType": "input_required"` → `InputRequired`, `supportedVersions` →
+/// `Discover`, `protocolVersion` → `Initialize`, `completion` → `Complete`, `messages` →
 /// `GetPrompt`, `prompts` → `ListPrompts`, `resourceTemplates` →
 /// `ListResourceTemplates`, `resources` → `ListResources`, `contents` →
 /// `ReadResource`, `tools` → `ListTools`, `content` → `CallTool`, `tasks` →
-/// `ListTasks`, `task` → `CreateTask`, `taskId` and `status` → `GetTask`, anything
-/// else → `Empty` (which keeps every member). If the chosen variant does not decode,
-/// that is the error. `CancelTask` (same shape as `GetTask`) and `GetTaskPayload`
+/// `ListTasks`, `task` → `CreateTask`, `taskId` and `status` → `GetTask`, only `_meta`
+/// with `io.modelcontextprotocol/subscriptionId` (and `resultType`) →
+/// `SubscriptionsListen`, anything else → `Empty` (which keeps every member). If the
+/// chosen variant does not decode, that is the error. `CancelTask` (same shape as
+/// `GetTask`) and `GetTaskPayload`
 /// (the shape of another result) are never chosen: use
 /// [`ServerResult::from_method`] when the request's method is known.
 // `initialize` and its result are the large variants; they travel once per
@@ -77,6 +92,13 @@ pub enum ServerResult {
     ListTasks(ListTasksResult),
     /// `tasks/cancel`.
     CancelTask(CancelTaskResult),
+    /// The interim answer of `tools/call`, `prompts/get` or `resources/read`: input
+    /// is needed first (2026-07-28).
+    InputRequired(InputRequiredResult),
+    /// `server/discover` (2026-07-28).
+    Discover(DiscoverResult),
+    /// `subscriptions/listen` (2026-07-28).
+    SubscriptionsListen(SubscriptionsListenResult),
     /// `ping`, `logging/setLevel`, `resources/subscribe`, ... (any other result).
     Empty(EmptyResult),
 }
@@ -165,6 +187,24 @@ impl From<CancelTaskResult> for ServerResult {
     }
 }
 
+impl From<InputRequiredResult> for ServerResult {
+    fn from(r: InputRequiredResult) -> Self {
+        Self::InputRequired(r)
+    }
+}
+
+impl From<DiscoverResult> for ServerResult {
+    fn from(r: DiscoverResult) -> Self {
+        Self::Discover(r)
+    }
+}
+
+impl From<SubscriptionsListenResult> for ServerResult {
+    fn from(r: SubscriptionsListenResult) -> Self {
+        Self::SubscriptionsListen(r)
+    }
+}
+
 impl From<EmptyResult> for ServerResult {
     fn from(r: EmptyResult) -> Self {
         Self::Empty(r)
@@ -188,6 +228,9 @@ impl Serialize for ServerResult {
             Self::GetTaskPayload(r) => r.serialize(serializer),
             Self::ListTasks(r) => r.serialize(serializer),
             Self::CancelTask(r) => r.serialize(serializer),
+            Self::InputRequired(r) => r.serialize(serializer),
+            Self::Discover(r) => r.serialize(serializer),
+            Self::SubscriptionsListen(r) => r.serialize(serializer),
             Self::Empty(r) => r.serialize(serializer),
         }
     }
@@ -196,7 +239,11 @@ impl Serialize for ServerResult {
 impl<'de> Deserialize<'de> for ServerResult {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let map = JsonObject::deserialize(deserializer)?;
-        Ok(if has(&map, "protocolVersion") {
+        Ok(if is_input_required(&map) {
+            Self::InputRequired(from_object(map)?)
+        } else if has(&map, "supportedVersions") {
+            Self::Discover(from_object(map)?)
+        } else if has(&map, "protocolVersion") {
             Self::Initialize(from_object(map)?)
         } else if has(&map, "completion") {
             Self::Complete(from_object(map)?)
@@ -220,10 +267,35 @@ impl<'de> Deserialize<'de> for ServerResult {
             Self::CreateTask(from_object(map)?)
         } else if is_task(&map) {
             Self::GetTask(from_object(map)?)
+        } else if is_subscriptions_listen(&map) {
+            Self::SubscriptionsListen(from_object(map)?)
         } else {
             Self::Empty(from_object(map)?)
         })
     }
+}
+
+/// Decodes `result` as `T`, or as an `InputRequiredResult` when it says
+/// `"resultType": "input_required"` (2026-07-28 multi round-trip requests).
+/// With `task`, a result carrying a `task` is a `CreateTaskResult`.
+fn decode_or_input_required<T>(
+    result: &RawValue,
+    wrap: impl FnOnce(T) -> ServerResult,
+    task: bool,
+) -> Result<ServerResult, serde_json::Error>
+where
+    T: for<'a> Deserialize<'a>,
+{
+    let map: JsonObject = serde_json::from_str(result.get())?;
+    if is_input_required(&map) {
+        return from_object::<InputRequiredResult, serde_json::Error>(map)
+            .map(ServerResult::InputRequired);
+    }
+    if task && map.contains_key("task") {
+        return from_object::<CreateTaskResult, serde_json::Error>(map)
+            .map(ServerResult::CreateTask);
+    }
+    from_object::<T, serde_json::Error>(map).map(wrap)
 }
 
 /// Decodes `result` as `T`, or as a `CreateTaskResult` when it carries a `task` and the
@@ -248,23 +320,28 @@ where
 
 impl ServerResult {
     /// Decodes the result of a request whose method is known: exactly the method's
-    /// result type (or `CreateTask` for a task-augmented `tools/call`); unknown methods
-    /// give `Empty`.
+    /// result type (or `CreateTask` for a task-augmented `tools/call`, or
+    /// `InputRequired` for a `tools/call`, `prompts/get` or `resources/read` result with
+    /// `"resultType": "input_required"`); unknown methods give `Empty`.
     #[inline]
     pub fn from_method(method: &str, result: &RawValue) -> Result<Self, serde_json::Error> {
         match method {
+            DiscoverRequest::METHOD => decode_result(result, Self::Discover, None),
+            SubscriptionsListenRequest::METHOD => {
+                decode_result(result, Self::SubscriptionsListen, None)
+            }
             InitializeRequest::METHOD => decode_result(result, Self::Initialize, None),
             CompleteRequest::METHOD => decode_result(result, Self::Complete, None),
-            GetPromptRequest::METHOD => decode_result(result, Self::GetPrompt, None),
+            GetPromptRequest::METHOD => decode_or_input_required(result, Self::GetPrompt, false),
             ListPromptsRequest::METHOD => decode_result(result, Self::ListPrompts, None),
             ListResourceTemplatesRequest::METHOD => {
                 decode_result(result, Self::ListResourceTemplates, None)
             }
             ListResourcesRequest::METHOD => decode_result(result, Self::ListResources, None),
-            ReadResourceRequest::METHOD => decode_result(result, Self::ReadResource, None),
-            CallToolRequest::METHOD => {
-                decode_result(result, Self::CallTool, Some(Self::CreateTask))
+            ReadResourceRequest::METHOD => {
+                decode_or_input_required(result, Self::ReadResource, false)
             }
+            CallToolRequest::METHOD => decode_or_input_required(result, Self::CallTool, true),
             ListToolsRequest::METHOD => decode_result(result, Self::ListTools, None),
             GetTaskRequest::METHOD => decode_result(result, Self::GetTask, None),
             GetTaskPayloadRequest::METHOD => decode_result(result, Self::GetTaskPayload, None),

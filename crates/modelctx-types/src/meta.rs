@@ -1,0 +1,278 @@
+//! The typed `_meta` objects of 2026-07-28: what a request, a result and a
+//! notification reserve under `io.modelcontextprotocol/*`.
+//!
+//! Messages keep `_meta` as the open [`Meta`] map (every key survives, and the same
+//! message types carry every revision); these types are the schema's named shapes of
+//! it, for reading or building one in full. Each converts to [`Meta`] and is read from
+//! one with `from_meta`. The reserved keys are constants on [`Meta`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::base::JsonObject;
+use crate::capabilities::ClientCapabilities;
+use crate::common::{Meta, ProgressToken};
+use crate::jsonrpc::RequestId;
+use crate::lifecycle::Implementation;
+use crate::logging::LoggingLevel;
+
+/// The schema's `MetaObject`: any `_meta` (an open object).
+pub type MetaObject = Meta;
+
+fn to_meta<T: Serialize>(value: &T) -> Meta {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(map)) => Meta(map),
+        // Every type here serialises to an object.
+        _ => Meta::new(),
+    }
+}
+
+/// The `_meta` of a 2026-07-28 request (the schema's `RequestMetaObject`): the
+/// protocol revision and client capabilities every request carries, now that there is
+/// no `initialize`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RequestMetaObject {
+    /// The revision the request speaks (must match the `MCP-Protocol-Version` header on
+    /// HTTP).
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    pub protocol_version: String,
+    /// The client's capabilities for this request (servers must not infer them from
+    /// earlier requests).
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    pub client_capabilities: ClientCapabilities,
+    /// Who the client is (self-reported, for display and logs).
+    #[serde(
+        rename = "io.modelcontextprotocol/clientInfo",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_info: Option<Implementation>,
+    /// The log level this request opts in to; absent, the server sends no
+    /// `notifications/message` for it.
+    #[serde(
+        rename = "io.modelcontextprotocol/logLevel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub log_level: Option<LoggingLevel>,
+    /// Asks for `notifications/progress` with this token.
+    #[serde(
+        rename = "progressToken",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub progress_token: Option<ProgressToken>,
+    /// Every other key.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl RequestMetaObject {
+    /// The required members: the revision and the client's capabilities.
+    pub fn new(
+        protocol_version: impl Into<String>,
+        client_capabilities: ClientCapabilities,
+    ) -> Self {
+        Self {
+            protocol_version: protocol_version.into(),
+            client_capabilities,
+            client_info: None,
+            log_level: None,
+            progress_token: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// Sets `client_info`.
+    #[must_use]
+    pub fn with_client_info(mut self, client_info: impl Into<Implementation>) -> Self {
+        self.client_info = Some(client_info.into());
+        self
+    }
+
+    /// Sets `log_level`.
+    #[must_use]
+    pub fn with_log_level(mut self, log_level: LoggingLevel) -> Self {
+        self.log_level = Some(log_level);
+        self
+    }
+
+    /// Sets `progress_token`.
+    #[must_use]
+    pub fn with_progress_token(mut self, token: impl Into<ProgressToken>) -> Self {
+        self.progress_token = Some(token.into());
+        self
+    }
+
+    /// Reads it from a request's `_meta`; fails when a required key is missing or a
+    /// reserved key is malformed.
+    pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
+        Self::deserialize(&serde_json::Value::Object(meta.0.clone()))
+    }
+}
+
+impl From<RequestMetaObject> for Meta {
+    fn from(value: RequestMetaObject) -> Self {
+        to_meta(&value)
+    }
+}
+
+/// The `_meta` of a 2026-07-28 result (the schema's `ResultMetaObject`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ResultMetaObject {
+    /// Who the server is (servers should say so on every result).
+    #[serde(
+        rename = "io.modelcontextprotocol/serverInfo",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_info: Option<Implementation>,
+    /// Every other key.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl ResultMetaObject {
+    /// An empty `_meta`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `server_info`.
+    #[must_use]
+    pub fn with_server_info(mut self, server_info: impl Into<Implementation>) -> Self {
+        self.server_info = Some(server_info.into());
+        self
+    }
+
+    /// Reads it from a result's `_meta`; fails when a reserved key is malformed.
+    pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
+        Self::deserialize(&serde_json::Value::Object(meta.0.clone()))
+    }
+}
+
+impl From<ResultMetaObject> for Meta {
+    fn from(value: ResultMetaObject) -> Self {
+        to_meta(&value)
+    }
+}
+
+/// The `_meta` of a 2026-07-28 notification (the schema's `NotificationMetaObject`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct NotificationMetaObject {
+    /// The `subscriptions/listen` stream this notification belongs to: the id of the
+    /// `subscriptions/listen` request.
+    #[serde(
+        rename = "io.modelcontextprotocol/subscriptionId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub subscription_id: Option<RequestId>,
+    /// Every other key.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl NotificationMetaObject {
+    /// An empty `_meta`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `subscription_id`.
+    #[must_use]
+    pub fn with_subscription_id(mut self, subscription_id: impl Into<RequestId>) -> Self {
+        self.subscription_id = Some(subscription_id.into());
+        self
+    }
+
+    /// Reads it from a notification's `_meta`; fails when a reserved key is malformed.
+    pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
+        Self::deserialize(&serde_json::Value::Object(meta.0.clone()))
+    }
+}
+
+impl From<NotificationMetaObject> for Meta {
+    fn from(value: NotificationMetaObject) -> Self {
+        to_meta(&value)
+    }
+}
+
+/// The `_meta` of a `subscriptions/listen` result (the schema's
+/// `SubscriptionsListenResultMetaObject`): the subscription's id is required.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SubscriptionsListenResultMetaObject {
+    /// The subscription the stream carried (the `subscriptions/listen` request's id).
+    #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
+    pub subscription_id: RequestId,
+    /// Who the server is.
+    #[serde(
+        rename = "io.modelcontextprotocol/serverInfo",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_info: Option<Implementation>,
+    /// Every other key.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl SubscriptionsListenResultMetaObject {
+    /// A `_meta` naming the subscription.
+    pub fn new(subscription_id: impl Into<RequestId>) -> Self {
+        Self {
+            subscription_id: subscription_id.into(),
+            server_info: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// Sets `server_info`.
+    #[must_use]
+    pub fn with_server_info(mut self, server_info: impl Into<Implementation>) -> Self {
+        self.server_info = Some(server_info.into());
+        self
+    }
+
+    /// Reads it from a result's `_meta`; fails without a subscription id.
+    pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
+        Self::deserialize(&serde_json::Value::Object(meta.0.clone()))
+    }
+}
+
+impl From<SubscriptionsListenResultMetaObject> for Meta {
+    fn from(value: SubscriptionsListenResultMetaObject) -> Self {
+        to_meta(&value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn request_meta_converts_both_ways() {
+        let typed = RequestMetaObject::new("2026-07-28", ClientCapabilities::new())
+            .with_client_info(Implementation::new("c", "1"))
+            .with_progress_token(3);
+        let meta = Meta::from(typed.clone());
+        assert_eq!(meta.protocol_version(), Some("2026-07-28"));
+        assert_eq!(meta.progress_token(), Some(ProgressToken::Number(3)));
+        assert_eq!(meta.client_info().unwrap().name, "c");
+        assert_eq!(RequestMetaObject::from_meta(&meta).unwrap(), typed);
+        // The required keys are required.
+        let mut partial = Meta::new();
+        partial.set_protocol_version("2026-07-28");
+        assert!(RequestMetaObject::from_meta(&partial).is_err());
+        let mut n = Meta::new();
+        n.set_subscription_id(&RequestId::from("listen-1"));
+        assert_eq!(
+            serde_json::to_value(&n).unwrap(),
+            json!({"io.modelcontextprotocol/subscriptionId": "listen-1"})
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! Multi round-trip requests (2026-07-28, SEP-2322).
+//!
+//! Instead of sending its own requests to the client, a server answers `tools/call`,
+//! `prompts/get` or `resources/read` with an [`InputRequiredResult`]: the
+//! `sampling/createMessage`, `roots/list` and `elicitation/create` requests it needs
+//! answered ([`InputRequests`], by key) and an opaque `requestState`. The client
+//! retries the original request with the answers ([`InputResponses`], same keys) and
+//! the `requestState` in its params. The embedded requests have neither `jsonrpc` nor
+//! `id`: they are the request types' bare form.
+
+use std::collections::BTreeMap;
+
+use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::base::{JsonObject, ResultType, from_object, str_member};
+use crate::common::Meta;
+use crate::elicitation::{ElicitRequest, ElicitResult};
+use crate::roots::{ListRootsRequest, ListRootsResult};
+use crate::sampling::{CreateMessageRequest, CreateMessageResult};
+
+/// A request a server needs answered before it can finish (the schema's
+/// `InputRequest`), told apart by `method`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum InputRequest {
+    /// `sampling/createMessage`.
+    CreateMessage(CreateMessageRequest),
+    /// `roots/list`.
+    ListRoots(ListRootsRequest),
+    /// `elicitation/create`.
+    Elicit(ElicitRequest),
+}
+
+impl InputRequest {
+    /// The method name.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Self::CreateMessage(_) => CreateMessageRequest::METHOD,
+            Self::ListRoots(_) => ListRootsRequest::METHOD,
+            Self::Elicit(_) => ElicitRequest::METHOD,
+        }
+    }
+}
+
+impl From<CreateMessageRequest> for InputRequest {
+    fn from(r: CreateMessageRequest) -> Self {
+        Self::CreateMessage(r)
+    }
+}
+
+impl From<ListRootsRequest> for InputRequest {
+    fn from(r: ListRootsRequest) -> Self {
+        Self::ListRoots(r)
+    }
+}
+
+impl From<ElicitRequest> for InputRequest {
+    fn from(r: ElicitRequest) -> Self {
+        Self::Elicit(r)
+    }
+}
+
+impl Serialize for InputRequest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::CreateMessage(r) => r.serialize(serializer),
+            Self::ListRoots(r) => r.serialize(serializer),
+            Self::Elicit(r) => r.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for InputRequest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = JsonObject::deserialize(deserializer)?;
+        match str_member(&map, "method") {
+            Some(CreateMessageRequest::METHOD) => from_object(map).map(Self::CreateMessage),
+            Some(ListRootsRequest::METHOD) => from_object(map).map(Self::ListRoots),
+            Some(ElicitRequest::METHOD) => from_object(map).map(Self::Elicit),
+            Some(other) => Err(de::Error::custom(format!(
+                "unknown input request method {other:?}"
+            ))),
+            None => Err(de::Error::missing_field("method")),
+        }
+    }
+}
+
+/// The input requests of an [`InputRequiredResult`], by a key the server chooses
+/// (the schema's `InputRequests`).
+pub type InputRequests = BTreeMap<String, InputRequest>;
+
+/// The client's answer to one [`InputRequest`] (the schema's `InputResponse`).
+///
+/// Deserialisation picks the variant from the members present: `model` →
+/// `CreateMessage`, `roots` → `ListRoots`, `action` → `Elicit`; anything else is an
+/// error.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum InputResponse {
+    /// The answer to `sampling/createMessage`.
+    CreateMessage(CreateMessageResult),
+    /// The answer to `roots/list`.
+    ListRoots(ListRootsResult),
+    /// The answer to `elicitation/create`.
+    Elicit(ElicitResult),
+}
+
+impl From<CreateMessageResult> for InputResponse {
+    fn from(r: CreateMessageResult) -> Self {
+        Self::CreateMessage(r)
+    }
+}
+
+impl From<ListRootsResult> for InputResponse {
+    fn from(r: ListRootsResult) -> Self {
+        Self::ListRoots(r)
+    }
+}
+
+impl From<ElicitResult> for InputResponse {
+    fn from(r: ElicitResult) -> Self {
+        Self::Elicit(r)
+    }
+}
+
+impl Serialize for InputResponse {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::CreateMessage(r) => r.serialize(serializer),
+            Self::ListRoots(r) => r.serialize(serializer),
+            Self::Elicit(r) => r.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for InputResponse {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = JsonObject::deserialize(deserializer)?;
+        if map.contains_key("model") {
+            from_object(map).map(Self::CreateMessage)
+        } else if map.contains_key("roots") {
+            from_object(map).map(Self::ListRoots)
+        } else if map.contains_key("action") {
+            from_object(map).map(Self::Elicit)
+        } else {
+            Err(de::Error::custom(
+                "an input response has `model`, `roots` or `action`",
+            ))
+        }
+    }
+}
+
+/// The client's answers, by the keys of the server's [`InputRequests`] (the schema's
+/// `InputResponses`).
+pub type InputResponses = BTreeMap<String, InputResponse>;
+
+/// The schema's `InputResponseRequestParams`: the members a retried request adds to
+/// its params. `tools/call`, `prompts/get` and `resources/read` carry them as
+/// `input_responses` and `request_state` on their own params types.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct InputResponseRequestParams {
+    /// Metadata (the request's `io.modelcontextprotocol/*` keys).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// The `requestState` of the `InputRequiredResult`, echoed back unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+}
+
+impl InputResponseRequestParams {
+    /// Empty parameters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `input_responses`.
+    #[must_use]
+    pub fn with_input_responses(mut self, input_responses: impl Into<InputResponses>) -> Self {
+        self.input_responses = Some(input_responses.into());
+        self
+    }
+
+    /// Sets `request_state`.
+    #[must_use]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
+        self
+    }
+}
+
+/// The interim answer of a multi round-trip request: the server needs input first
+/// (the schema's `InputRequiredResult`, `resultType: "input_required"`).
+///
+/// At least one of `input_requests` and `request_state` must be present.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct InputRequiredResult {
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Always [`ResultType::InputRequired`] when built by this SDK.
+    pub result_type: ResultType,
+    /// What the client must answer, by key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_requests: Option<InputRequests>,
+    /// Opaque server state the client echoes back on the retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+}
+
+impl InputRequiredResult {
+    /// An interim result asking for these inputs.
+    pub fn new(input_requests: impl Into<InputRequests>) -> Self {
+        Self {
+            meta: None,
+            result_type: ResultType::InputRequired,
+            input_requests: Some(input_requests.into()),
+            request_state: None,
+        }
+    }
+
+    /// An interim result carrying only state (the client retries at once).
+    pub fn with_state_only(request_state: impl Into<String>) -> Self {
+        Self {
+            meta: None,
+            result_type: ResultType::InputRequired,
+            input_requests: None,
+            request_state: Some(request_state.into()),
+        }
+    }
+
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
+    /// Sets `request_state`.
+    #[must_use]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
+        self
+    }
+}
+
+/// The answer to a request that may need input first: an [`InputRequiredResult`] or
+/// the method's own result `R` (the `result` of `CallToolResultResponse`,
+/// `GetPromptResultResponse` and `ReadResourceResultResponse`).
+///
+/// Read by `resultType`: `"input_required"` is `InputRequired`; anything else,
+/// including no `resultType` (earlier revisions), is `Complete`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputRequiredOr<R> {
+    /// The server needs input; retry with the answers.
+    InputRequired(InputRequiredResult),
+    /// The final result.
+    Complete(R),
+}
+
+impl<R: Serialize> Serialize for InputRequiredOr<R> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::InputRequired(r) => r.serialize(serializer),
+            Self::Complete(r) => r.serialize(serializer),
+        }
+    }
+}
+
+impl<'de, R: for<'a> Deserialize<'a>> Deserialize<'de> for InputRequiredOr<R> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = JsonObject::deserialize(deserializer)?;
+        if is_input_required(&map) {
+            from_object(map).map(Self::InputRequired)
+        } else {
+            from_object(map).map(Self::Complete)
+        }
+    }
+}
+
+/// Whether a result object says `"resultType": "input_required"`.
+pub(crate) fn is_input_required(map: &JsonObject) -> bool {
+    matches!(map.get("resultType"), Some(Value::String(t)) if t == "input_required")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::to_raw;
+    use crate::messages::ServerResult;
+    use crate::tools::CallToolResult;
+    use serde_json::json;
+
+    #[test]
+    fn input_required_or_reads_by_result_type() {
+        let interim = json!({"resultType": "input_required", "requestState": "s",
+            "inputRequests": {"r": {"method": "roots/list"}}});
+        let r: InputRequiredOr<CallToolResult> = serde_json::from_value(interim.clone()).unwrap();
+        let InputRequiredOr::InputRequired(ir) = &r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(
+            ir.input_requests.as_ref().unwrap()["r"].method(),
+            "roots/list"
+        );
+        assert_eq!(serde_json::to_value(&r).unwrap(), interim);
+        // No resultType (an earlier revision's server) is complete.
+        let done: InputRequiredOr<CallToolResult> =
+            serde_json::from_value(json!({"content": []})).unwrap();
+        assert!(matches!(done, InputRequiredOr::Complete(_)));
+        // The embedded requests have no id; a request with an unknown method is refused.
+        assert!(serde_json::from_value::<InputRequest>(json!({"method": "tools/call"})).is_err());
+    }
+
+    #[test]
+    fn server_result_from_method_knows_input_required() {
+        let raw = to_raw(&json!({"resultType": "input_required", "requestState": "x"})).unwrap();
+        for method in ["tools/call", "prompts/get", "resources/read"] {
+            assert!(matches!(
+                ServerResult::from_method(method, &raw).unwrap(),
+                ServerResult::InputRequired(_)
+            ));
+        }
+        let raw = to_raw(&json!({"resultType": "complete", "content": [],
+            "structuredContent": [1, 2]}))
+        .unwrap();
+        let ServerResult::CallTool(r) = ServerResult::from_method("tools/call", &raw).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(r.structured_content, Some(json!([1, 2])));
+    }
+
+    #[test]
+    fn input_responses_by_shape() {
+        let v = json!({"a": {"action": "decline"}, "b": {"roots": []}});
+        let r: InputResponses = serde_json::from_value(v.clone()).unwrap();
+        assert!(matches!(r["a"], InputResponse::Elicit(_)));
+        assert!(matches!(r["b"], InputResponse::ListRoots(_)));
+        assert_eq!(serde_json::to_value(&r).unwrap(), v);
+        assert!(serde_json::from_value::<InputResponse>(json!({})).is_err());
+    }
+}

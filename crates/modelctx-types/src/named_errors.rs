@@ -1,0 +1,702 @@
+//! The named errors of 2026-07-28: the JSON-RPC error objects with a fixed code
+//! (`ParseError`, `InvalidRequestError`, `MethodNotFoundError`, `InvalidParamsError`,
+//! `InternalError`) and the MCP error responses with typed `data`
+//! (`HeaderMismatchError`, `MissingRequiredClientCapabilityError`,
+//! `UnsupportedProtocolVersionError`).
+//!
+//! Each reads only its own code and converts to and from the generic [`ErrorData`] /
+//! [`JsonRpcErrorResponse`], which is what the runtime sends and receives.
+
+use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::base::JsonObject;
+use crate::capabilities::ClientCapabilities;
+use crate::error::{ErrorCode, ErrorData};
+use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
+
+/// Reads an error object and checks its code.
+fn read_error<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    code: ErrorCode,
+) -> Result<ErrorData, D::Error> {
+    let error = ErrorData::deserialize(deserializer)?;
+    if error.code == code {
+        Ok(error)
+    } else {
+        Err(de::Error::custom(format!(
+            "expected error code {code}, found {}",
+            error.code
+        )))
+    }
+}
+
+/// Reads an error response and checks its code.
+fn read_response<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    code: ErrorCode,
+) -> Result<JsonRpcErrorResponse, D::Error> {
+    let response = JsonRpcErrorResponse::deserialize(deserializer)?;
+    if response.error.code == code {
+        Ok(response)
+    } else {
+        Err(de::Error::custom(format!(
+            "expected error code {code}, found {}",
+            response.error.code
+        )))
+    }
+}
+
+/// The `data` of an error decoded as `T`.
+fn read_data<T: for<'a> Deserialize<'a>, E: de::Error>(error: &ErrorData) -> Result<T, E> {
+    let data = error
+        .data
+        .as_ref()
+        .ok_or_else(|| E::missing_field("data"))?;
+    T::deserialize(data).map_err(E::custom)
+}
+
+/// A `-32700` error object: the message is not valid JSON (the schema's `ParseError`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ParseError {
+    /// A short description of the error.
+    pub message: String,
+    /// Additional information defined by the sender.
+    pub data: Option<Value>,
+}
+
+impl ParseError {
+    /// The code, `-32700`.
+    pub const CODE: ErrorCode = ErrorCode::PARSE_ERROR;
+
+    /// An error with this message and no data.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Sets `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Reads it from a generic error, if the code is `-32700`.
+    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
+        (error.code == Self::CODE).then(|| Self {
+            message: error.message.clone().into_owned(),
+            data: error.data.clone(),
+        })
+    }
+
+    /// The generic error object.
+    pub fn to_error_data(&self) -> ErrorData {
+        let error = ErrorData::new(Self::CODE, self.message.clone());
+        match &self.data {
+            Some(data) => error.with_data(data.clone()),
+            None => error,
+        }
+    }
+}
+
+impl From<ParseError> for ErrorData {
+    fn from(error: ParseError) -> Self {
+        error.to_error_data()
+    }
+}
+
+impl Serialize for ParseError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_error_data().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ParseError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let error = read_error(deserializer, Self::CODE)?;
+        Ok(Self {
+            message: error.message.into_owned(),
+            data: error.data,
+        })
+    }
+}
+
+/// A `-32600` error object: the JSON is not a valid JSON-RPC request (the schema's `InvalidRequestError`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InvalidRequestError {
+    /// A short description of the error.
+    pub message: String,
+    /// Additional information defined by the sender.
+    pub data: Option<Value>,
+}
+
+impl InvalidRequestError {
+    /// The code, `-32600`.
+    pub const CODE: ErrorCode = ErrorCode::INVALID_REQUEST;
+
+    /// An error with this message and no data.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Sets `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Reads it from a generic error, if the code is `-32600`.
+    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
+        (error.code == Self::CODE).then(|| Self {
+            message: error.message.clone().into_owned(),
+            data: error.data.clone(),
+        })
+    }
+
+    /// The generic error object.
+    pub fn to_error_data(&self) -> ErrorData {
+        let error = ErrorData::new(Self::CODE, self.message.clone());
+        match &self.data {
+            Some(data) => error.with_data(data.clone()),
+            None => error,
+        }
+    }
+}
+
+impl From<InvalidRequestError> for ErrorData {
+    fn from(error: InvalidRequestError) -> Self {
+        error.to_error_data()
+    }
+}
+
+impl Serialize for InvalidRequestError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_error_data().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for InvalidRequestError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let error = read_error(deserializer, Self::CODE)?;
+        Ok(Self {
+            message: error.message.into_owned(),
+            data: error.data,
+        })
+    }
+}
+
+/// A `-32601` error object: the method does not exist or is not available (the schema's `MethodNotFoundError`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct MethodNotFoundError {
+    /// A short description of the error.
+    pub message: String,
+    /// Additional information defined by the sender.
+    pub data: Option<Value>,
+}
+
+impl MethodNotFoundError {
+    /// The code, `-32601`.
+    pub const CODE: ErrorCode = ErrorCode::METHOD_NOT_FOUND;
+
+    /// An error with this message and no data.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Sets `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Reads it from a generic error, if the code is `-32601`.
+    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
+        (error.code == Self::CODE).then(|| Self {
+            message: error.message.clone().into_owned(),
+            data: error.data.clone(),
+        })
+    }
+
+    /// The generic error object.
+    pub fn to_error_data(&self) -> ErrorData {
+        let error = ErrorData::new(Self::CODE, self.message.clone());
+        match &self.data {
+            Some(data) => error.with_data(data.clone()),
+            None => error,
+        }
+    }
+}
+
+impl From<MethodNotFoundError> for ErrorData {
+    fn from(error: MethodNotFoundError) -> Self {
+        error.to_error_data()
+    }
+}
+
+impl Serialize for MethodNotFoundError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_error_data().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for MethodNotFoundError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let error = read_error(deserializer, Self::CODE)?;
+        Ok(Self {
+            message: error.message.into_owned(),
+            data: error.data,
+        })
+    }
+}
+
+/// A `-32602` error object: the parameters are invalid (also: a resource does not exist, from 2026-07-28) (the schema's `InvalidParamsError`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InvalidParamsError {
+    /// A short description of the error.
+    pub message: String,
+    /// Additional information defined by the sender.
+    pub data: Option<Value>,
+}
+
+impl InvalidParamsError {
+    /// The code, `-32602`.
+    pub const CODE: ErrorCode = ErrorCode::INVALID_PARAMS;
+
+    /// An error with this message and no data.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Sets `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Reads it from a generic error, if the code is `-32602`.
+    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
+        (error.code == Self::CODE).then(|| Self {
+            message: error.message.clone().into_owned(),
+            data: error.data.clone(),
+        })
+    }
+
+    /// The generic error object.
+    pub fn to_error_data(&self) -> ErrorData {
+        let error = ErrorData::new(Self::CODE, self.message.clone());
+        match &self.data {
+            Some(data) => error.with_data(data.clone()),
+            None => error,
+        }
+    }
+}
+
+impl From<InvalidParamsError> for ErrorData {
+    fn from(error: InvalidParamsError) -> Self {
+        error.to_error_data()
+    }
+}
+
+impl Serialize for InvalidParamsError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_error_data().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for InvalidParamsError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let error = read_error(deserializer, Self::CODE)?;
+        Ok(Self {
+            message: error.message.into_owned(),
+            data: error.data,
+        })
+    }
+}
+
+/// A `-32603` error object: the receiver failed while handling the request (the schema's `InternalError`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InternalError {
+    /// A short description of the error.
+    pub message: String,
+    /// Additional information defined by the sender.
+    pub data: Option<Value>,
+}
+
+impl InternalError {
+    /// The code, `-32603`.
+    pub const CODE: ErrorCode = ErrorCode::INTERNAL_ERROR;
+
+    /// An error with this message and no data.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Sets `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Reads it from a generic error, if the code is `-32603`.
+    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
+        (error.code == Self::CODE).then(|| Self {
+            message: error.message.clone().into_owned(),
+            data: error.data.clone(),
+        })
+    }
+
+    /// The generic error object.
+    pub fn to_error_data(&self) -> ErrorData {
+        let error = ErrorData::new(Self::CODE, self.message.clone());
+        match &self.data {
+            Some(data) => error.with_data(data.clone()),
+            None => error,
+        }
+    }
+}
+
+impl From<InternalError> for ErrorData {
+    fn from(error: InternalError) -> Self {
+        error.to_error_data()
+    }
+}
+
+impl Serialize for InternalError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_error_data().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for InternalError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let error = read_error(deserializer, Self::CODE)?;
+        Ok(Self {
+            message: error.message.into_owned(),
+            data: error.data,
+        })
+    }
+}
+
+/// A `-32020` error response: an HTTP header (`MCP-Protocol-Version`, `Mcp-Method`,
+/// `Mcp-Name`, ...) disagrees with the message body (the schema's
+/// `HeaderMismatchError`, 2026-07-28).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct HeaderMismatchError {
+    /// The id of the request this answers, when it could be read.
+    pub id: Option<RequestId>,
+    /// The error message.
+    pub message: String,
+    /// Additional information defined by the sender.
+    pub data: Option<Value>,
+}
+
+impl HeaderMismatchError {
+    /// The code, `-32020`.
+    pub const CODE: ErrorCode = ErrorCode::HEADER_MISMATCH;
+
+    /// An error answering `id`.
+    pub fn new(id: Option<RequestId>, message: impl Into<String>) -> Self {
+        Self {
+            id,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Sets `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The generic error response.
+    pub fn to_response(&self) -> JsonRpcErrorResponse {
+        let mut error = ErrorData::new(Self::CODE, self.message.clone());
+        error.data = self.data.clone();
+        JsonRpcErrorResponse::new(self.id.clone(), error)
+    }
+
+    /// Reads it from a generic error response, if the code is `-32020`.
+    pub fn from_response(response: &JsonRpcErrorResponse) -> Option<Self> {
+        (response.error.code == Self::CODE).then(|| Self {
+            id: response.id.clone(),
+            message: response.error.message.clone().into_owned(),
+            data: response.error.data.clone(),
+        })
+    }
+}
+
+impl Serialize for HeaderMismatchError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_response().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for HeaderMismatchError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let response = read_response(deserializer, Self::CODE)?;
+        Ok(Self {
+            id: response.id,
+            message: response.error.message.into_owned(),
+            data: response.error.data,
+        })
+    }
+}
+
+/// The `data` of a `-32021` error: the capabilities the request needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct MissingRequiredClientCapabilityData {
+    /// The client capabilities the request requires.
+    pub required_capabilities: ClientCapabilities,
+    /// Other keys.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl MissingRequiredClientCapabilityData {
+    /// Data naming these capabilities.
+    pub fn new(required_capabilities: ClientCapabilities) -> Self {
+        Self {
+            required_capabilities,
+            extra: JsonObject::new(),
+        }
+    }
+}
+
+/// A `-32021` error response: the request needs a client capability the request's
+/// `_meta` did not declare (the schema's `MissingRequiredClientCapabilityError`,
+/// 2026-07-28).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct MissingRequiredClientCapabilityError {
+    /// The id of the request this answers, when it could be read.
+    pub id: Option<RequestId>,
+    /// The error message.
+    pub message: String,
+    /// The capabilities that were needed.
+    pub data: MissingRequiredClientCapabilityData,
+}
+
+impl MissingRequiredClientCapabilityError {
+    /// The code, `-32021`.
+    pub const CODE: ErrorCode = ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY;
+
+    /// An error answering `id`, naming the capabilities it needed.
+    pub fn new(
+        id: Option<RequestId>,
+        message: impl Into<String>,
+        required_capabilities: ClientCapabilities,
+    ) -> Self {
+        Self {
+            id,
+            message: message.into(),
+            data: MissingRequiredClientCapabilityData::new(required_capabilities),
+        }
+    }
+
+    /// The generic error object.
+    pub fn to_error_data(&self) -> ErrorData {
+        let mut error = ErrorData::new(Self::CODE, self.message.clone());
+        error.data = serde_json::to_value(&self.data).ok();
+        error
+    }
+
+    /// The generic error response.
+    pub fn to_response(&self) -> JsonRpcErrorResponse {
+        JsonRpcErrorResponse::new(self.id.clone(), self.to_error_data())
+    }
+
+    /// Reads it from a generic error response, if it is a well-formed `-32021`.
+    pub fn from_response(response: &JsonRpcErrorResponse) -> Option<Self> {
+        if response.error.code != Self::CODE {
+            return None;
+        }
+        Some(Self {
+            id: response.id.clone(),
+            message: response.error.message.clone().into_owned(),
+            data: read_data::<_, serde_json::Error>(&response.error).ok()?,
+        })
+    }
+}
+
+impl Serialize for MissingRequiredClientCapabilityError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_response().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for MissingRequiredClientCapabilityError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let response = read_response(deserializer, Self::CODE)?;
+        let data = read_data(&response.error)?;
+        Ok(Self {
+            id: response.id,
+            message: response.error.message.into_owned(),
+            data,
+        })
+    }
+}
+
+/// The `data` of a `-32022` error: what the server speaks and what was asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UnsupportedProtocolVersionData {
+    /// The revisions the server speaks.
+    pub supported: Vec<String>,
+    /// The revision the request asked for.
+    pub requested: String,
+    /// Other keys.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl UnsupportedProtocolVersionData {
+    /// Data listing `supported` and echoing `requested`.
+    pub fn new(supported: Vec<String>, requested: impl Into<String>) -> Self {
+        Self {
+            supported,
+            requested: requested.into(),
+            extra: JsonObject::new(),
+        }
+    }
+}
+
+/// A `-32022` error response: the server does not speak the request's protocol
+/// revision (the schema's `UnsupportedProtocolVersionError`, 2026-07-28).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UnsupportedProtocolVersionError {
+    /// The id of the request this answers, when it could be read.
+    pub id: Option<RequestId>,
+    /// The error message.
+    pub message: String,
+    /// The supported and the requested revisions.
+    pub data: UnsupportedProtocolVersionData,
+}
+
+impl UnsupportedProtocolVersionError {
+    /// The code, `-32022`.
+    pub const CODE: ErrorCode = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
+
+    /// An error answering `id`: `requested` is not among `supported`.
+    pub fn new(
+        id: Option<RequestId>,
+        supported: Vec<String>,
+        requested: impl Into<String>,
+    ) -> Self {
+        let data = UnsupportedProtocolVersionData::new(supported, requested);
+        Self {
+            id,
+            message: format!("Unsupported protocol version: {}", data.requested),
+            data,
+        }
+    }
+
+    /// The generic error object.
+    pub fn to_error_data(&self) -> ErrorData {
+        let mut error = ErrorData::new(Self::CODE, self.message.clone());
+        error.data = serde_json::to_value(&self.data).ok();
+        error
+    }
+
+    /// The generic error response.
+    pub fn to_response(&self) -> JsonRpcErrorResponse {
+        JsonRpcErrorResponse::new(self.id.clone(), self.to_error_data())
+    }
+
+    /// Reads it from a generic error response, if it is a well-formed `-32022`.
+    pub fn from_response(response: &JsonRpcErrorResponse) -> Option<Self> {
+        if response.error.code != Self::CODE {
+            return None;
+        }
+        Some(Self {
+            id: response.id.clone(),
+            message: response.error.message.clone().into_owned(),
+            data: read_data::<_, serde_json::Error>(&response.error).ok()?,
+        })
+    }
+}
+
+impl Serialize for UnsupportedProtocolVersionError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_response().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for UnsupportedProtocolVersionError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let response = read_response(deserializer, Self::CODE)?;
+        let data = read_data(&response.error)?;
+        Ok(Self {
+            id: response.id,
+            message: response.error.message.into_owned(),
+            data,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_reads_only_its_code() {
+        let v = json!({"code": -32700, "message": "Parse error"});
+        assert!(serde_json::from_value::<ParseError>(v.clone()).is_ok());
+        assert!(serde_json::from_value::<InternalError>(v).is_err());
+        let e = InvalidParamsError::new("bad").with_data(json!({"uri": "file:///x"}));
+        assert!(ErrorData::from(e).is_resource_not_found());
+    }
+
+    #[test]
+    fn unsupported_protocol_version_round_trip() {
+        let e = UnsupportedProtocolVersionError::new(
+            Some(RequestId::Number(1)),
+            vec!["2026-07-28".to_owned()],
+            "2024-01-01",
+        );
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["error"]["code"], json!(-32022));
+        assert_eq!(v["error"]["data"]["requested"], json!("2024-01-01"));
+        let back = UnsupportedProtocolVersionError::from_response(&e.to_response()).unwrap();
+        assert_eq!(back, e);
+        let generic: JsonRpcErrorResponse = serde_json::from_value(v).unwrap();
+        assert!(MissingRequiredClientCapabilityError::from_response(&generic).is_none());
+        assert_eq!(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.name(),
+            Some("unsupported protocol version")
+        );
+    }
+}
