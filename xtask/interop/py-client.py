@@ -2,7 +2,8 @@
 `conformance-server` example. `cargo xtask interop` runs it over both transports:
 
     python py-client.py [--era ERA] http <url>            streamable HTTP
-    python py-client.py [--era ERA] stdio <server binary>  stdio (the binary is run with --stdio)
+    python py-client.py [--era ERA] stdio <server binary> [args...]  stdio (the binary is
+        run with the given args, --stdio when there are none)
 
 `--era` picks how the client negotiates the protocol revision:
 
@@ -147,8 +148,12 @@ async def drive(client, era):
     return steps
 
 
-async def main(era, mode, target):
-    server = target if mode == "http" else StdioServerParameters(command=target, args=["--stdio"])
+async def main(era, mode, target, extra):
+    server = (
+        target
+        if mode == "http"
+        else StdioServerParameters(command=target, args=extra or ["--stdio"])
+    )
     client = Client(
         server,
         mode=MODES[era],
@@ -170,10 +175,10 @@ def parse(argv):
             print(f"py-client.py: unknown era {argv[1:2]}; {USAGE}", file=sys.stderr)
             sys.exit(2)
         era, argv = argv[1], argv[2:]
-    if len(argv) != 2 or argv[0] not in ("http", "stdio"):
+    if len(argv) < 2 or argv[0] not in ("http", "stdio") or (argv[0] == "http" and len(argv) != 2):
         print(USAGE, file=sys.stderr)
         sys.exit(2)
-    return era, argv[0], argv[1]
+    return era, argv[0], argv[1], argv[2:]
 
 
 def leaves(error):
@@ -194,9 +199,9 @@ def describe(error):
 if __name__ == "__main__":
     # The handshake-era legs use `logging/setLevel` on purpose.
     warnings.simplefilter("ignore", MCPDeprecationWarning)
-    era, mode, target = parse(sys.argv[1:])
+    era, mode, target, extra = parse(sys.argv[1:])
     try:
-        asyncio.run(main(era, mode, target))
+        asyncio.run(main(era, mode, target, extra))
     except Exception as e:  # noqa: BLE001 - report every failure in one line, then exit 1
         traceback.print_exc()
         for leaf in leaves(e):

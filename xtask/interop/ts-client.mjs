@@ -3,7 +3,8 @@
 // next to the installed node_modules and runs it twice:
 //
 //   node ts-client.mjs http <url>            streamable HTTP
-//   node ts-client.mjs stdio <server binary>  stdio (the binary is run with --stdio)
+//   node ts-client.mjs stdio <server binary> [args...]  stdio (the binary is run with the
+//     given args, --stdio when there are none)
 //
 // Every step asserts on the result; the exit status is non-zero on the first mismatch.
 import assert from 'node:assert/strict';
@@ -16,9 +17,9 @@ import {
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
-const [mode, target] = process.argv.slice(2);
+const [mode, target, ...extra] = process.argv.slice(2);
 if (!['http', 'stdio'].includes(mode) || !target) {
-  console.error('usage: ts-client.mjs http <url> | stdio <server binary>');
+  console.error('usage: ts-client.mjs http <url> | stdio <server binary> [args...]');
   process.exit(2);
 }
 
@@ -50,7 +51,11 @@ client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
 const transport =
   mode === 'http'
     ? new StreamableHTTPClientTransport(new URL(target))
-    : new StdioClientTransport({ command: target, args: ['--stdio'], stderr: 'inherit' });
+    : new StdioClientTransport({
+        command: target,
+        args: extra.length ? extra : ['--stdio'],
+        stderr: 'inherit',
+      });
 
 const text = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
 

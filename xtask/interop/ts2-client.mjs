@@ -3,7 +3,8 @@
 // next to the installed node_modules and runs it over both transports:
 //
 //   node ts2-client.mjs [--era ERA] http <url>            streamable HTTP
-//   node ts2-client.mjs [--era ERA] stdio <server binary>  stdio (the binary is run with --stdio)
+//   node ts2-client.mjs [--era ERA] stdio <server binary> [args...]  stdio (the binary is
+//     run with the given args, --stdio when there are none)
 //
 // `--era` picks the client's `versionNegotiation` mode:
 //
@@ -35,8 +36,8 @@ if (args[0] === '--era') {
   }
   args = args.slice(2);
 }
-const [mode, target] = args;
-if (args.length !== 2 || !['http', 'stdio'].includes(mode)) {
+const [mode, target, ...extra] = args;
+if (args.length < 2 || !['http', 'stdio'].includes(mode) || (mode === 'http' && extra.length)) {
   console.error(USAGE);
   process.exit(2);
 }
@@ -81,7 +82,11 @@ client.setNotificationHandler('notifications/message', (n) => {
 const transport =
   mode === 'http'
     ? new StreamableHTTPClientTransport(new URL(target))
-    : new StdioClientTransport({ command: target, args: ['--stdio'], stderr: 'inherit' });
+    : new StdioClientTransport({
+        command: target,
+        args: extra.length ? extra : ['--stdio'],
+        stderr: 'inherit',
+      });
 
 const text = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
 

@@ -13,7 +13,9 @@ use modelctx_types::{
 };
 use serde_json::Value;
 
+use crate::mrtr::Round;
 use crate::session::SessionState;
+use crate::stateless::Envelope;
 use crate::{Inner, Server, ServerSession};
 
 /// The context of one request: who asked, with what `_meta`, and the means to report
@@ -24,6 +26,14 @@ pub struct Context {
     pub(crate) request: Arc<RequestContext>,
     pub(crate) session: Arc<SessionState>,
     pub(crate) server: Arc<Inner>,
+    /// In the stateless era (2026-07-28): what the request itself says about its client,
+    /// which replaces what a handshake would have told the session.
+    pub(crate) envelope: Option<Arc<Envelope>>,
+    /// In the stateless era, for a request that may ask the client for input: the
+    /// round it is in (see `mrtr`).
+    pub(crate) round: Option<Arc<Round>>,
+    /// The key the next input this context asks for goes under.
+    pub(crate) input_key: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -44,7 +54,34 @@ impl Context {
             request: Arc::new(request),
             session,
             server,
+            envelope: None,
+            round: None,
+            input_key: None,
         }
+    }
+
+    /// The context of a request of the stateless era that may ask the client for input
+    /// in rounds.
+    pub(crate) fn in_round(mut self, round: Arc<Round>) -> Self {
+        self.round = Some(round);
+        self
+    }
+
+    /// This context, naming the next input it asks the client for (sampling,
+    /// elicitation, roots) `key`. In protocol 2026-07-28 the input is asked for under
+    /// that key in the request's `InputRequiredResult` (otherwise it is `input-N`, for
+    /// the N-th unnamed ask); in a session the name is not used.
+    #[doc(hidden)]
+    pub fn with_input_key(&self, key: impl Into<String>) -> Self {
+        let mut cx = self.clone();
+        cx.input_key = Some(Arc::from(key.into()));
+        cx
+    }
+
+    /// The context of a request of the stateless era, served on its own envelope.
+    pub(crate) fn in_stateless_era(mut self, envelope: Envelope) -> Self {
+        self.envelope = Some(Arc::new(envelope));
+        self
     }
 
     /// The id of the request being served.
@@ -62,19 +99,31 @@ impl Context {
         self.request.progress_token()
     }
 
-    /// The client's name, version and title, once initialised.
+    /// The client's name, version and title: from the handshake, or (protocol
+    /// 2026-07-28) from this request, if it said.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.session.info.get()
+        match &self.envelope {
+            Some(envelope) => envelope.info.as_ref(),
+            None => self.session.info.get(),
+        }
     }
 
-    /// The capabilities the client declared, once initialised.
+    /// The capabilities the client declared: in the handshake, or (protocol
+    /// 2026-07-28) on this request.
     pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
-        self.session.capabilities.get()
+        match &self.envelope {
+            Some(envelope) => Some(&envelope.capabilities),
+            None => self.session.capabilities.get(),
+        }
     }
 
-    /// The negotiated protocol revision, once initialised.
+    /// The protocol revision of this request: the negotiated one, or (2026-07-28) the
+    /// one the request carries.
     pub fn protocol_version(&self) -> Option<&ProtocolVersion> {
-        self.session.protocol_version.get()
+        match &self.envelope {
+            Some(envelope) => Some(&envelope.version),
+            None => self.session.protocol_version.get(),
+        }
     }
 
     /// The session this request arrived on.
@@ -124,8 +173,9 @@ impl Context {
 
     /// Sends a log message (`notifications/message`) at `level`, from `logger`, related
     /// to this request. Nothing is sent when the level is below the one the client
-    /// chose with `logging/setLevel`; refused when the server did not declare the
-    /// `logging` capability.
+    /// chose with `logging/setLevel` (protocol 2026-07-28: the request's
+    /// `io.modelcontextprotocol/logLevel`, without which nothing is sent at all);
+    /// refused when the server did not declare the `logging` capability.
     pub async fn log(
         &self,
         level: LoggingLevel,
@@ -137,7 +187,14 @@ impl Context {
                 "the server did not declare the logging capability",
             ));
         }
-        if !self.session.logs(&level) {
+        let wanted = match &self.envelope {
+            Some(envelope) => envelope
+                .log_level
+                .as_ref()
+                .is_some_and(|min| level.passes(min)),
+            None => self.session.logs(&level),
+        };
+        if !wanted {
             return Ok(());
         }
         let mut params = LoggingMessageNotificationParams::new(level, data);

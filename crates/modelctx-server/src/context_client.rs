@@ -24,6 +24,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::Context;
+use crate::mrtr::{self, Asked};
+use modelctx_types::{ElicitResult, InputRequest, ListRootsResult};
 
 /// The submitted values of a form, by field name.
 pub type FormValues = BTreeMap<String, ElicitValue>;
@@ -174,6 +176,38 @@ impl Context {
             .ok_or_else(|| ClientRequestError::refused("the client has not initialised yet"))
     }
 
+    /// In the stateless era, the client lacks `what`: with a round, the request fails
+    /// with `-32021` whatever the handler makes of the refusal returned here.
+    fn missing(&self, what: &str, required: serde_json::Value) -> ClientRequestError {
+        if let Some(round) = &self.round {
+            round.fail(mrtr::missing_capability(what, required));
+        }
+        ClientRequestError::refused(format!("the client did not declare {what}"))
+    }
+
+    /// Where an input the handler asks for comes from: in a session, a request to the
+    /// client (`Ok(None)`); in the stateless era, the client's answer on this retry, or
+    /// (not answered yet) the end of the round, which asks for it — this call then never
+    /// returns, and the handler runs again from the start on the retry.
+    async fn input<R: serde::de::DeserializeOwned>(
+        &self,
+        request: impl FnOnce() -> InputRequest,
+    ) -> Result<Option<R>, ClientRequestError> {
+        if self.envelope.is_none() {
+            return Ok(None);
+        }
+        let Some(round) = &self.round else {
+            return Err(ClientRequestError::refused(
+                "in protocol 2026-07-28 only tools/call, prompts/get and resources/read may ask the client for input",
+            ));
+        };
+        match round.ask::<R>(self.input_key.as_deref(), request()) {
+            Ok(Asked::Answered(answer)) => Ok(Some(answer)),
+            Ok(Asked::Pending) => std::future::pending().await,
+            Err(error) => Err(ClientRequestError::invalid_answer(error.message)),
+        }
+    }
+
     fn speaks_2025_11_25(&self) -> bool {
         self.protocol_version()
             .is_some_and(|v| v.at_least(&ProtocolVersion::V2025_11_25))
@@ -193,8 +227,9 @@ impl Context {
     ) -> Result<CreateMessageResult, ClientRequestError> {
         let caps = self.declared()?;
         let Some(sampling) = &caps.sampling else {
-            return Err(ClientRequestError::refused(
-                "the client did not declare the sampling capability",
+            return Err(self.missing(
+                "the sampling capability",
+                serde_json::json!({"sampling": {}}),
             ));
         };
         let tool_blocks = params.messages.iter().any(|m| {
@@ -243,6 +278,10 @@ impl Context {
             ));
         }
         check_tool_messages(&params.messages).map_err(ClientRequestError::refused)?;
+        let ask = || InputRequest::from(CreateMessageRequest::without_id(params.clone()));
+        if let Some(answer) = self.input::<CreateMessageResult>(ask).await? {
+            return Ok(answer);
+        }
         Ok(self.peer().request::<CreateMessageRequest>(params).await?)
     }
 
@@ -289,8 +328,9 @@ impl Context {
     ) -> Result<Elicited<FormValues>, ClientRequestError> {
         let caps = self.declared()?;
         if !caps.elicitation.as_ref().is_some_and(|e| e.supports_form()) {
-            return Err(ClientRequestError::refused(
-                "the client did not declare form-mode elicitation",
+            return Err(self.missing(
+                "form-mode elicitation",
+                serde_json::json!({"elicitation": {"form": {}}}),
             ));
         }
         check_form(&schema)?;
@@ -298,10 +338,12 @@ impl Context {
         if !self.speaks_2025_11_25() {
             params = params.without_mode();
         }
-        let result = self
-            .peer()
-            .request::<ElicitRequest>(ElicitRequestParams::Form(params))
-            .await?;
+        let params = ElicitRequestParams::Form(params);
+        let ask = || InputRequest::from(ElicitRequest::without_id(params.clone()));
+        let result = match self.input::<ElicitResult>(ask).await? {
+            Some(answer) => answer,
+            None => self.peer().request::<ElicitRequest>(params).await?,
+        };
         match result.action {
             ElicitAction::Accept => {
                 let values = result.content.unwrap_or_default();
@@ -334,8 +376,9 @@ impl Context {
         let caps = self.declared()?;
         if !caps.elicitation.as_ref().is_some_and(|e| e.supports_url()) || !self.speaks_2025_11_25()
         {
-            return Err(ClientRequestError::refused(
-                "the client did not declare URL-mode elicitation",
+            return Err(self.missing(
+                "URL-mode elicitation",
+                serde_json::json!({"elicitation": {"url": {}}}),
             ));
         }
         let url = url.into();
@@ -344,11 +387,18 @@ impl Context {
                 "{url:?} is not an absolute URL"
             )));
         }
-        let params = ElicitRequestUrlParams::new(message, elicitation_id, url);
-        let result = self
-            .peer()
-            .request::<ElicitRequest>(ElicitRequestParams::Url(params))
-            .await?;
+        let params = if self.envelope.is_some() {
+            // 2026-07-28 has no elicitation ids: the retry itself says the flow ended.
+            ElicitRequestUrlParams::without_elicitation_id(message, url)
+        } else {
+            ElicitRequestUrlParams::new(message, elicitation_id, url)
+        };
+        let params = ElicitRequestParams::Url(params);
+        let ask = || InputRequest::from(ElicitRequest::without_id(params.clone()));
+        let result = match self.input::<ElicitResult>(ask).await? {
+            Some(answer) => answer,
+            None => self.peer().request::<ElicitRequest>(params).await?,
+        };
         match result.action {
             ElicitAction::Accept => Ok(Elicited::Accepted(())),
             ElicitAction::Decline => Ok(Elicited::Declined),
@@ -384,9 +434,11 @@ impl Context {
     /// not declare `roots`.
     pub async fn list_roots(&self) -> Result<Vec<Root>, ClientRequestError> {
         if self.declared()?.roots.is_none() {
-            return Err(ClientRequestError::refused(
-                "the client did not declare the roots capability",
-            ));
+            return Err(self.missing("the roots capability", serde_json::json!({"roots": {}})));
+        }
+        let ask = || InputRequest::from(ListRootsRequest::without_id());
+        if let Some(answer) = self.input::<ListRootsResult>(ask).await? {
+            return Ok(answer.roots);
         }
         Ok(self.peer().request::<ListRootsRequest>(None).await?.roots)
     }

@@ -86,11 +86,13 @@ mod completion;
 mod context;
 mod context_client;
 mod dispatch;
+mod mrtr;
 mod prompt;
 mod registry;
 mod resource;
 mod schema;
 mod session;
+mod stateless;
 mod tool;
 mod uri_template;
 
@@ -100,16 +102,18 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
 use modelctx_session::{Peer, RequestContext, Service, SessionConfig, SessionError, parse_params};
 use modelctx_transport::Transport;
 use modelctx_types::{
     ClientCapabilities, EmptyResult, ErrorData, Implementation, InitializeRequest,
-    InitializeRequestParams, InitializeResult, JsonRpcNotification, JsonRpcRequest,
+    InitializeRequestParams, InitializeResult, JsonRpcNotification, JsonRpcRequest, Meta,
     NotificationMethod, ProtocolVersion, RawValue, RequestMethod, ServerCapabilities,
-    SetLevelRequestParams, to_raw,
+    SetLevelRequestParams, SubscriptionsAcknowledgedNotification,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+    SubscriptionsListenResult, to_raw,
 };
 
 pub use completion::{CompletionInput, IntoCompletion, MAX_COMPLETION_VALUES};
@@ -175,6 +179,11 @@ pub(crate) struct Inner {
     announcer: Arc<Announcer>,
     pub(crate) state: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) page_size: usize,
+    /// Serves the stateless era (2026-07-28) beside the handshake era.
+    stateless_era: bool,
+    /// Seals the `requestState` of multi round-trip requests (the process's key unless
+    /// given).
+    state_key: Option<mrtr::StateKey>,
 }
 
 impl fmt::Debug for Server {
@@ -207,6 +216,8 @@ impl Server {
             page_size: ServerBuilder::DEFAULT_PAGE_SIZE,
             debounce: ServerBuilder::DEFAULT_DEBOUNCE,
             state: None,
+            stateless_era: false,
+            state_key: None,
         }
     }
 
@@ -228,6 +239,11 @@ impl Server {
     /// Serves one session with explicit session settings (e.g. pre-initialised for a
     /// stateless transport).
     pub fn serve_with<T: Transport>(&self, transport: T, config: SessionConfig) -> ServerSession {
+        let config = if self.inner.stateless_era {
+            config.unstable_stateless_era(true)
+        } else {
+            config
+        };
         let state = Arc::new(SessionState::default());
         let service = Arc::new(SessionService {
             server: self.inner.clone(),
@@ -336,6 +352,8 @@ pub struct ServerBuilder {
     page_size: usize,
     debounce: Duration,
     state: Option<Arc<dyn Any + Send + Sync>>,
+    stateless_era: bool,
+    state_key: Option<mrtr::StateKey>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -533,6 +551,29 @@ impl ServerBuilder {
         self
     }
 
+    /// Also serves protocol version 2026-07-28, the stateless era, from the same
+    /// handlers: a request carrying its envelope in `_meta` needs no handshake. Unstable
+    /// and off by default while the era is being built (issue 19): input-required
+    /// results and `subscriptions/listen` are not there yet, so a handler that asks the
+    /// client for input fails in this era.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn unstable_2026_07_28(mut self) -> Self {
+        self.stateless_era = true;
+        self
+    }
+
+    /// The key that seals the `requestState` of requests that ask the client for input
+    /// in rounds (protocol 2026-07-28): every process serving one endpoint must use the
+    /// same key, since a retry may reach any of them. Without it, each process draws a
+    /// random key of its own. Unstable with the era.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn unstable_request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(mrtr::StateKey::new(key));
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Server {
         let capabilities = self.capabilities.clone().unwrap_or_else(|| self.derive());
@@ -554,6 +595,8 @@ impl ServerBuilder {
                 announcer: Arc::new(Announcer::new(self.debounce, enabled)),
                 state: self.state,
                 page_size: self.page_size,
+                stateless_era: self.stateless_era,
+                state_key: self.state_key,
             }),
         }
     }
@@ -677,12 +720,198 @@ impl SessionService {
     }
 }
 
+/// Runs a handler that may ask for input: its own answer, unless it asks for input it
+/// does not have (or is refused for good) first — then the round ends with what it asked
+/// for (every input asked concurrently, in one round) or the refusal.
+async fn run_round(
+    answer: BoxFuture<'static, Result<Box<RawValue>, ErrorData>>,
+    round: &mrtr::Round,
+    key: &mrtr::StateKey,
+) -> Result<Box<RawValue>, ErrorData> {
+    let mut answer = answer;
+    let finished = tokio::select! {
+        biased;
+        result = &mut answer => Some(result),
+        () = round.wake.notified() => None,
+    };
+    let finished = match finished {
+        Some(result) => Some(result),
+        // Inputs asked for concurrently register in the same poll; one more poll lets
+        // a handler that finishes anyway do so.
+        None => match futures::poll!(&mut answer) {
+            std::task::Poll::Ready(result) => Some(result),
+            std::task::Poll::Pending => None,
+        },
+    };
+    match finished {
+        Some(result) => match round.fatal() {
+            Some(error) => Err(error),
+            None => result,
+        },
+        None if round.must_end() => round.end(key, SystemTime::now()),
+        // Woken without anything to end with: cannot happen (every wake follows an
+        // ask or a refusal), but the handler's answer is still the answer.
+        None => answer.await,
+    }
+}
+
+impl SessionService {
+    /// `subscriptions/listen` (protocol 2026-07-28): acknowledges with the filter, then
+    /// sends the changes it asks for, each tagged with the subscription's id (the
+    /// request's id), on the request's own stream until the client closes it (which
+    /// cancels the request: no answer follows) or the stream breaks.
+    fn listen(
+        &self,
+        params: Option<Box<RawValue>>,
+        context: &RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+        let params = match parse_params::<SubscriptionsListenRequestParams>(params.as_deref()) {
+            Ok(params) => params,
+            Err(error) => return Box::pin(async move { Err(error) }),
+        };
+        let filter = params.notifications;
+        let id = context.request_id().clone();
+        let peer = context.peer().clone();
+        let cancelled = context.cancellation().clone();
+        let announcer = self.server.announcer.clone();
+        Box::pin(async move {
+            let (tx, mut changes) = tokio::sync::mpsc::unbounded_channel();
+            let _listening = announcer.listen(filter.clone(), tx);
+            let mut tag = Meta::new();
+            tag.set_subscription_id(&id);
+            let ack = SubscriptionsAcknowledgedNotificationParams::new(filter).with_meta(tag);
+            peer.notify::<SubscriptionsAcknowledgedNotification>(ack)
+                .await
+                .map_err(|e| e.to_error_data())?;
+            loop {
+                let change = tokio::select! {
+                    () = cancelled.cancelled() => {
+                        return Err(ErrorData::internal_error("the subscription was cancelled"));
+                    }
+                    change = changes.recv() => change,
+                };
+                let Some(change) = change else { break };
+                let tag = serde_json::json!({ Meta::SUBSCRIPTION_ID: &id });
+                let (method, params) = match change {
+                    registry::Change::List(kind) => (
+                        match kind {
+                            registry::ListKind::Tools => "notifications/tools/list_changed",
+                            registry::ListKind::Prompts => "notifications/prompts/list_changed",
+                            registry::ListKind::Resources => "notifications/resources/list_changed",
+                        },
+                        serde_json::json!({ "_meta": tag }),
+                    ),
+                    registry::Change::Resource(uri) => (
+                        "notifications/resources/updated",
+                        serde_json::json!({ "uri": uri, "_meta": tag }),
+                    ),
+                };
+                let params =
+                    to_raw(&params).map_err(|e| ErrorData::internal_error(e.to_string()))?;
+                if peer
+                    .notify_raw(Cow::Borrowed(method), Some(params))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            to_raw(&SubscriptionsListenResult::new(id))
+                .map_err(|e| ErrorData::internal_error(e.to_string()))
+        })
+    }
+
+    /// The key that seals this server's `requestState`.
+    fn state_key(&self) -> Result<mrtr::StateKey, ErrorData> {
+        self.server
+            .state_key
+            .clone()
+            .or_else(mrtr::StateKey::process)
+            .ok_or_else(|| {
+                ErrorData::internal_error("no randomness available for the requestState key")
+            })
+    }
+
+    /// A request of the stateless era: its envelope checked, the era's own methods
+    /// answered here, every other one served by the same handlers as in a session, and
+    /// the answer finished for the era.
+    fn stateless(
+        self: Arc<Self>,
+        request: JsonRpcRequest,
+        context: RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+        let method = request.method.clone();
+        if stateless::removed(&method) {
+            let error = ErrorData::method_not_found(&method);
+            return Box::pin(async move { Err(error) });
+        }
+        let envelope = match stateless::envelope(context.meta()) {
+            Ok(envelope) => envelope,
+            Err(error) => return Box::pin(async move { Err(error) }),
+        };
+        let info = self.server.info.clone();
+        if method == "server/discover" {
+            let result = stateless::discover(
+                &self.server.capabilities,
+                self.server.instructions.as_deref(),
+            )
+            .and_then(|raw| stateless::finish_result(&method, &raw, &info));
+            return Box::pin(async move { result });
+        }
+        if method == "subscriptions/listen" {
+            return self.listen(request.params, &context);
+        }
+        let mut cx = Context::new(context, self.state.clone(), self.server.clone())
+            .in_stateless_era(envelope);
+        let mut params = request.params;
+        let mut round = None;
+        if mrtr::METHODS.contains(&method.as_ref()) {
+            let opened = self.state_key().and_then(|key| {
+                let split = mrtr::split(params.take())?;
+                let opened = mrtr::Round::open(&key, &method, &split, SystemTime::now())?;
+                Ok((key, split.params, Arc::new(opened)))
+            });
+            match opened {
+                Ok((key, own, opened)) => {
+                    params = own;
+                    cx = cx.in_round(opened.clone());
+                    round = Some((key, opened));
+                }
+                Err(error) => return Box::pin(async move { Err(error) }),
+            }
+        }
+        let answer = match self.server.requests.get(method.as_ref()) {
+            Some(handler) => handler(params, cx),
+            None => match dispatch::builtin(&method, params, cx) {
+                Some(answer) => answer,
+                None => {
+                    let error = ErrorData::method_not_found(&method);
+                    return Box::pin(async move { Err(error) });
+                }
+            },
+        };
+        Box::pin(async move {
+            let outcome = match round {
+                None => answer.await,
+                Some((key, round)) => run_round(answer, &round, &key).await,
+            };
+            match outcome {
+                Ok(raw) => stateless::finish_result(&method, &raw, &info),
+                Err(error) => Err(stateless::finish_error(error)),
+            }
+        })
+    }
+}
+
 impl Service for SessionService {
     fn handle_request(
         self: Arc<Self>,
         request: JsonRpcRequest,
         context: RequestContext,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+        if self.server.stateless_era && context.peer().is_stateless_era() {
+            return self.stateless(request, context);
+        }
         if request.method == <InitializeRequest as RequestMethod>::METHOD {
             let result = parse_params::<InitializeRequestParams>(request.params.as_deref())
                 .map(|params| self.initialize(params))

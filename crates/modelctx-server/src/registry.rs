@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use modelctx_types::{
     Cursor, ErrorData, PromptListChangedNotification, ResourceListChangedNotification,
-    ResourceUpdatedNotification, ResourceUpdatedNotificationParams, ToolListChangedNotification,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParams, SubscriptionFilter,
+    ToolListChangedNotification,
 };
 
 use crate::prompt::{PromptDef, RegisteredPrompt};
@@ -211,9 +212,62 @@ fn decode_cursor(cursor: &str, list: &str) -> Option<usize> {
     offset.parse().ok()
 }
 
-/// The live sessions and the pending `list_changed` announcements.
+/// What a `subscriptions/listen` stream (protocol 2026-07-28) is told.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Change {
+    /// A list changed.
+    List(ListKind),
+    /// A resource changed.
+    Resource(String),
+}
+
+/// One open `subscriptions/listen` stream: what it asked for, where its changes go.
+struct Listener {
+    id: u64,
+    filter: SubscriptionFilter,
+    tx: tokio::sync::mpsc::UnboundedSender<Change>,
+}
+
+impl Listener {
+    fn wants(&self, change: &Change) -> bool {
+        let on = |flag: Option<bool>| flag == Some(true);
+        match change {
+            Change::List(ListKind::Tools) => on(self.filter.tools_list_changed),
+            Change::List(ListKind::Prompts) => on(self.filter.prompts_list_changed),
+            Change::List(ListKind::Resources) => on(self.filter.resources_list_changed),
+            Change::Resource(uri) => self
+                .filter
+                .resource_subscriptions
+                .as_ref()
+                .is_some_and(|uris| uris.iter().any(|u| u == uri)),
+        }
+    }
+}
+
+/// Removes its listener when the stream it serves ends.
+pub(crate) struct Listening {
+    announcer: Weak<Announcer>,
+    id: u64,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        if let Some(announcer) = self.announcer.upgrade() {
+            announcer
+                .listeners
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .retain(|l| l.id != self.id);
+        }
+    }
+}
+
+/// The live sessions, the open `subscriptions/listen` streams, and the pending
+/// `list_changed` announcements.
 pub(crate) struct Announcer {
     sessions: Mutex<Tracked>,
+    listeners: Mutex<Vec<Listener>>,
+    next_listener: std::sync::atomic::AtomicU64,
     pending: Mutex<Pending>,
     debounce: Duration,
     /// Which kinds advertise `listChanged: true` (tools, resources, prompts).
@@ -249,6 +303,8 @@ impl Announcer {
     pub(crate) fn new(debounce: Duration, enabled: [bool; 3]) -> Self {
         Self {
             sessions: Mutex::new(Tracked::default()),
+            listeners: Mutex::new(Vec::new()),
+            next_listener: std::sync::atomic::AtomicU64::new(0),
             pending: Mutex::new(Pending::default()),
             debounce,
             enabled,
@@ -265,6 +321,38 @@ impl Announcer {
             tracked.prune();
         }
         tracked.sessions.push(Arc::downgrade(session));
+    }
+
+    /// Opens a `subscriptions/listen` stream: the changes `filter` asks for go to `tx`
+    /// until the returned guard is dropped.
+    pub(crate) fn listen(
+        self: &Arc<Self>,
+        filter: SubscriptionFilter,
+        tx: tokio::sync::mpsc::UnboundedSender<Change>,
+    ) -> Listening {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let _ = self.runtime.set(runtime);
+        }
+        let id = self
+            .next_listener
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Listener { id, filter, tx });
+        Listening {
+            announcer: Arc::downgrade(self),
+            id,
+        }
+    }
+
+    /// Tells every listener that asked for `change`; returns how many were told.
+    fn tell(&self, change: &Change) -> usize {
+        let listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+        listeners
+            .iter()
+            .filter(|l| l.wants(change) && l.tx.send(change.clone()).is_ok())
+            .count()
     }
 
     /// The open sessions.
@@ -303,6 +391,11 @@ impl Announcer {
                 pending.scheduled = false;
                 std::mem::take(&mut pending.kinds)
             };
+            for kind in [ListKind::Tools, ListKind::Resources, ListKind::Prompts] {
+                if kinds[kind as usize] {
+                    this.tell(&Change::List(kind));
+                }
+            }
             for session in this.live() {
                 let Some(peer) = session.live_peer() else {
                     continue;
@@ -324,7 +417,7 @@ impl Announcer {
     /// Sends `notifications/resources/updated` to every session subscribed to `uri`;
     /// returns how many were told.
     pub(crate) async fn resource_updated(&self, uri: &str) -> usize {
-        let mut told = 0;
+        let mut told = self.tell(&Change::Resource(uri.to_owned()));
         for session in self.live() {
             if !session.is_subscribed(uri) {
                 continue;

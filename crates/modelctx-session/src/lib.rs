@@ -86,6 +86,9 @@ pub struct SessionConfig {
     /// Whether handlers may send requests to the peer. Off for transports that cannot
     /// carry them (stateless HTTP): such a request fails at once with a clear error.
     pub allow_outbound_requests: bool,
+    /// Serve the stateless era (2026-07-28) on a server session: see
+    /// [`SessionConfig::unstable_stateless_era`].
+    stateless_era: bool,
 }
 
 impl SessionConfig {
@@ -101,6 +104,7 @@ impl SessionConfig {
             max_concurrent_requests: Self::DEFAULT_MAX_CONCURRENT_REQUESTS,
             pre_initialized: false,
             allow_outbound_requests: true,
+            stateless_era: false,
         }
     }
 
@@ -126,6 +130,23 @@ impl SessionConfig {
     pub fn max_concurrent_requests(mut self, n: usize) -> Self {
         self.max_concurrent_requests = n;
         self
+    }
+
+    /// Lets a server session serve the stateless era (2026-07-28): a first request that
+    /// carries `_meta["io.modelcontextprotocol/protocolVersion"]` needs no handshake, and
+    /// the session then serves every request on its own envelope and sends no requests
+    /// of its own. Unstable: the era is being built (issue 19) and off by default.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn unstable_stateless_era(mut self, on: bool) -> Self {
+        self.stateless_era = on;
+        self
+    }
+
+    /// Whether [`SessionConfig::unstable_stateless_era`] is on.
+    #[doc(hidden)]
+    pub fn serves_stateless_era(&self) -> bool {
+        self.stateless_era
     }
 
     /// Starts already initialised (no handshake).

@@ -3,8 +3,11 @@
 //! Server: `New` until it answers `initialize`, `Initializing` until the client's
 //! `notifications/initialized`, then `Operational`. Client: `New` until it sends
 //! `initialize`, `Initializing` until it sends `notifications/initialized`, then
-//! `Operational`. Ping flows in every phase. Pure functions over the phase, so the rules
-//! are tested without any I/O.
+//! `Operational`. Ping flows in every phase. A server configured for the stateless era
+//! (2026-07-28) moves from `New` straight to `Stateless` on a request carrying the
+//! per-request envelope (`_meta["io.modelcontextprotocol/protocolVersion"]`): no
+//! handshake, every request stands alone, and the server sends no requests of its own.
+//! Pure functions over the phase, so the rules are tested without any I/O.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -26,6 +29,15 @@ pub(crate) enum Phase {
     New = 0,
     Initializing = 1,
     Operational = 2,
+    /// The stateless era (2026-07-28): serving, with no handshake behind it.
+    Stateless = 3,
+}
+
+impl Phase {
+    /// Whether requests are served (after the handshake, or in the stateless era).
+    pub(crate) fn is_serving(self) -> bool {
+        matches!(self, Phase::Operational | Phase::Stateless)
+    }
 }
 
 /// The phase, shared between the receive task and every sender.
@@ -41,7 +53,8 @@ impl PhaseCell {
         match self.0.load(Ordering::Acquire) {
             0 => Phase::New,
             1 => Phase::Initializing,
-            _ => Phase::Operational,
+            2 => Phase::Operational,
+            _ => Phase::Stateless,
         }
     }
 
@@ -67,7 +80,7 @@ pub(crate) fn check_inbound_request(
     phase: Phase,
     method: &str,
 ) -> Result<(), ErrorData> {
-    if method == PING || phase == Phase::Operational {
+    if method == PING || phase.is_serving() {
         return Ok(());
     }
     match (role, method) {
@@ -80,6 +93,11 @@ pub(crate) fn check_inbound_request(
 
 /// Whether an outbound request may be sent now; the reason otherwise.
 pub(crate) fn check_outbound_request(role: Role, phase: Phase, method: &str) -> Result<(), String> {
+    if phase == Phase::Stateless {
+        return Err(format!(
+            "cannot send {method}: the stateless era (2026-07-28) has no requests from the server; a handler asks the client for input through an input-required result"
+        ));
+    }
     if method == PING {
         return Ok(());
     }
@@ -104,6 +122,14 @@ pub(crate) fn check_outbound_notification(
     phase: Phase,
     method: &str,
 ) -> Result<(), String> {
+    if phase == Phase::Stateless {
+        // Everything travels with the request it belongs to in this era (progress and
+        // log messages with their request, change notifications with the
+        // `subscriptions/listen` request that asked for them): see `Peer::notify_raw`.
+        return Err(format!(
+            "cannot send {method} in the stateless era (2026-07-28) outside a request"
+        ));
+    }
     if phase == Phase::Operational || method == CANCELLED || method == PROGRESS {
         return Ok(());
     }
@@ -165,5 +191,25 @@ mod tests {
         assert!(!p.advance(Phase::Initializing, Phase::Operational));
         assert!(p.advance(Phase::New, Phase::Initializing));
         assert_eq!(p.get(), Phase::Initializing);
+    }
+
+    #[test]
+    fn the_stateless_era_serves_everything_and_sends_only_request_scoped_messages() {
+        assert!(check_inbound_request(Role::Server, Phase::Stateless, "tools/list").is_ok());
+        assert!(check_outbound_request(Role::Server, Phase::Stateless, "roots/list").is_err());
+        assert!(check_outbound_request(Role::Server, Phase::Stateless, PING).is_err());
+        assert!(check_outbound_notification(Role::Server, Phase::Stateless, PROGRESS).is_err());
+        assert!(
+            check_outbound_notification(
+                Role::Server,
+                Phase::Stateless,
+                "notifications/tools/list_changed"
+            )
+            .is_err()
+        );
+        let cell = PhaseCell::new(Phase::New);
+        assert!(cell.advance(Phase::New, Phase::Stateless));
+        assert_eq!(cell.get(), Phase::Stateless);
+        assert!(cell.get().is_serving());
     }
 }

@@ -370,9 +370,17 @@ impl Peer {
         self.shared.fail_all_pending();
     }
 
-    /// Whether the initialization handshake has completed.
+    /// Whether the session serves requests: the initialization handshake has
+    /// completed, or the session serves the stateless era, which has none.
     pub fn is_initialized(&self) -> bool {
-        self.shared.phase.get() == Phase::Operational
+        self.shared.phase.get().is_serving()
+    }
+
+    /// Whether the session serves the stateless era (2026-07-28): its first request
+    /// came with the per-request envelope instead of `initialize`. Unstable.
+    #[doc(hidden)]
+    pub fn is_stateless_era(&self) -> bool {
+        self.shared.phase.get() == Phase::Stateless
     }
 
     /// Sends a typed request with default options and waits for its typed result.
@@ -504,8 +512,12 @@ impl Peer {
         if self.is_closed() {
             return Err(SessionError::closed());
         }
-        lifecycle::check_outbound_notification(shared.role, shared.phase.get(), &method)
-            .map_err(SessionError::refused)?;
+        let phase = shared.phase.get();
+        // In the stateless era a notification travels with the request it belongs to.
+        if !(phase == Phase::Stateless && self.related.is_some()) {
+            lifecycle::check_outbound_notification(shared.role, phase, &method)
+                .map_err(SessionError::refused)?;
+        }
         let initialized = shared.role == Role::Client && method == lifecycle::INITIALIZED;
         if initialized {
             // Operational before the notification leaves: the server may answer it with

@@ -32,8 +32,11 @@ use crate::service::{RequestContext, Service};
 /// outbound request then fails with a connection-closed error and every running handler
 /// is cancelled.
 pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
+    let stateless_era = config.serves_stateless_era() && transport.carries_stateless_era();
     let (sink, stream) = transport.split();
-    let phase = if config.pre_initialized {
+    let phase = if stateless_era {
+        Phase::Stateless
+    } else if config.pre_initialized {
         Phase::Operational
     } else {
         Phase::New
@@ -250,7 +253,7 @@ impl DirectReceiver for Core {
     /// the receive task.
     fn receive(&self, message: TransportMessage) -> Option<TransportMessage> {
         let direct = !self.peer.is_closed()
-            && self.shared.phase.get() == Phase::Operational
+            && self.shared.phase.get().is_serving()
             && !matches!(message.message, JsonRpcMessage::Notification(_));
         if !direct {
             return Some(message);
@@ -298,7 +301,18 @@ impl Core {
     /// was answered at once, with an error or a ping's empty result).
     fn on_request(&self, request: JsonRpcRequest) -> Option<BoxFuture<'static, ()>> {
         let shared = &self.shared;
-        if request.method == lifecycle::PING {
+        if shared.role == Role::Server
+            && shared.config.serves_stateless_era()
+            && shared.phase.get() == Phase::New
+            && carries_envelope(&request)
+        {
+            // The stateless era: this request and every later one stand on their own
+            // envelope (the server checks it); there is no handshake to wait for.
+            shared.phase.advance(Phase::New, Phase::Stateless);
+        }
+        // `ping` is gone from the stateless era: the server answers it like any
+        // unknown method.
+        if request.method == lifecycle::PING && shared.phase.get() != Phase::Stateless {
             let result = RawValue::from_string("{}".to_owned()).ok();
             if let Some(result) = result {
                 let id = request.id;
@@ -375,6 +389,29 @@ impl Core {
             let _ = shared.send(message, Some(id)).await;
         }))
     }
+}
+
+/// Whether a request's `_meta` carries the stateless era's protocol version key (read
+/// only for a session's first request).
+fn carries_envelope(request: &JsonRpcRequest) -> bool {
+    let Some(params) = request.params.as_deref() else {
+        return false;
+    };
+    if !params
+        .get()
+        .contains(modelctx_types::Meta::PROTOCOL_VERSION)
+    {
+        return false;
+    }
+    #[derive(Deserialize)]
+    struct MetaOnly {
+        #[serde(rename = "_meta")]
+        meta: Option<modelctx_types::Meta>,
+    }
+    serde_json::from_str::<MetaOnly>(params.get())
+        .ok()
+        .and_then(|m| m.meta)
+        .is_some_and(|m| m.protocol_version().is_some())
 }
 
 /// Polls a request's job once, on whichever task received the request (the receive

@@ -276,6 +276,15 @@ pub trait Transport: Send + 'static {
 
     /// Splits the transport into its two halves.
     fn split(self) -> (Self::Sink, Self::Stream);
+
+    /// Whether this transport carries one request of the stateless era (protocol
+    /// 2026-07-28), which needs no handshake: a session that serves the era starts
+    /// serving at once. False unless the transport knows (streamable HTTP does, from the
+    /// request's headers). Unstable while the era is being built.
+    #[doc(hidden)]
+    fn carries_stateless_era(&self) -> bool {
+        false
+    }
 }
 
 impl<S: MessageSink, R: MessageStream> Transport for (S, R) {

@@ -6,7 +6,8 @@
 //! (default port 3001); it serves `http://127.0.0.1:N/mcp` over streamable HTTP
 //! (stateful, SSE answers, resumable). `cargo xtask interop` starts it and runs the
 //! suite against it, and drives it from the TypeScript SDK's client. With `--stdio` it
-//! serves one session on stdin/stdout instead.
+//! serves one session on stdin/stdout instead. With `--unstable-2026` it also serves
+//! protocol 2026-07-28 (the stateless era, still being built) from the same handlers.
 
 use std::time::Duration;
 
@@ -298,6 +299,7 @@ fn tools() -> Vec<ToolDef> {
                     "type": "object",
                     "$defs": {
                         "address": {
+                            "$anchor": "addressDef",
                             "type": "object",
                             "properties": {
                                 "street": {"type": "string"},
@@ -307,8 +309,18 @@ fn tools() -> Vec<ToolDef> {
                     },
                     "properties": {
                         "name": {"type": "string"},
-                        "address": {"$ref": "#/$defs/address"}
+                        "address": {"$ref": "#/$defs/address"},
+                        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                        "phone": {"type": "string"},
+                        "email": {"type": "string"}
                     },
+                    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                    "if": {
+                        "properties": {"contactMethod": {"const": "phone"}},
+                        "required": ["contactMethod"]
+                    },
+                    "then": {"required": ["phone"]},
+                    "else": {"required": ["email"]},
                     "additionalProperties": false
                 })),
             )
@@ -327,10 +339,240 @@ fn tools() -> Vec<ToolDef> {
         })
         .description("Closes its SSE stream mid-call, then answers"),
     ]
+    .into_iter()
+    .chain(era_2026_tools())
+    .collect()
 }
 
-fn server(streams: Option<StreamControl>) -> Result<Server, Error> {
+/// The text of a sampling answer.
+fn sampled_text(result: &modelctx::types::CreateMessageResult) -> String {
+    result
+        .content
+        .blocks()
+        .iter()
+        .filter_map(|b| match b {
+            SamplingMessageContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Asks for a one-field form under `key` and returns the field's value as text.
+async fn ask_field(
+    cx: &Context,
+    key: &str,
+    message: &str,
+    field: &str,
+    kind: &str,
+) -> Result<String, Error> {
+    let schema: RequestedSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {field: {"type": kind}},
+        "required": [field]
+    }))?;
+    let answer = cx
+        .with_input_key(key)
+        .elicit_form_schema(message, schema)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(match answer {
+        Elicited::Accepted(form) => form
+            .get(field)
+            .map(|v| serde_json::to_value(v).unwrap_or_default())
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+            .unwrap_or_default(),
+        Elicited::Declined => "declined".to_owned(),
+        Elicited::Cancelled => "cancelled".to_owned(),
+    })
+}
+
+/// A question for the client's LLM.
+fn question(text: &str) -> CreateMessageRequestParams {
+    CreateMessageRequestParams::new(vec![SamplingMessage::user_text(text)], 50)
+}
+
+/// The fixtures of the 2026-07-28 scenarios (`server-stateless` and the
+/// `input-required-result-*` family): each asks for input the same way in both eras.
+fn era_2026_tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef::new("test_logging_tool", |_: NoArgs, cx: Context| async move {
+            cx.info(json!("test_logging_tool is running")).await?;
+            Ok::<_, Error>("Logged one message (sent only when the request asked for logs).")
+        })
+        .description("Logs one info message, then answers"),
+        ToolDef::new(
+            "test_missing_capability",
+            |_: NoArgs, cx: Context| async move {
+                let result = cx
+                    .sample(question("Say hello"))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok::<_, Error>(format!("LLM said: {}", sampled_text(&result)))
+            },
+        )
+        .description("Needs the client's sampling capability"),
+        ToolDef::new(
+            "test_streaming_elicitation",
+            |_: NoArgs, cx: Context| async move {
+                let name =
+                    ask_field(&cx, "user_name", "What is your name?", "name", "string").await?;
+                Ok::<_, Error>(format!("Hello, {name}!"))
+            },
+        )
+        .description("Asks the user for input while the call runs"),
+        ToolDef::new(
+            "test_input_required_result_elicitation",
+            |_: NoArgs, cx: Context| async move {
+                let name =
+                    ask_field(&cx, "user_name", "What is your name?", "name", "string").await?;
+                Ok::<_, Error>(format!("Hello, {name}!"))
+            },
+        )
+        .description("Asks the user's name, then greets them"),
+        ToolDef::new(
+            "test_input_required_result_sampling",
+            |_: NoArgs, cx: Context| async move {
+                let answer = cx
+                    .with_input_key("capital_question")
+                    .sample(question("What is the capital of France?"))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok::<_, Error>(format!("LLM said: {}", sampled_text(&answer)))
+            },
+        )
+        .description("Asks the client's LLM a question"),
+        ToolDef::new(
+            "test_input_required_result_list_roots",
+            |_: NoArgs, cx: Context| async move {
+                let roots = cx
+                    .with_input_key("client_roots")
+                    .list_roots()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
+                Ok::<_, Error>(format!("Roots: {}", uris.join(", ")))
+            },
+        )
+        .description("Lists the client's roots"),
+        ToolDef::new(
+            "test_input_required_result_request_state",
+            |_: NoArgs, cx: Context| async move {
+                let ok = ask_field(&cx, "confirm", "Please confirm", "ok", "boolean").await?;
+                Ok::<_, Error>(format!("state-ok (confirmed: {ok})"))
+            },
+        )
+        .description("Asks for a confirmation carried through requestState"),
+        ToolDef::new(
+            "test_input_required_result_multiple_inputs",
+            |_: NoArgs, cx: Context| async move {
+                let (name, greeting, roots) = tokio::join!(
+                    ask_field(&cx, "user_name", "What is your name?", "name", "string"),
+                    async {
+                        cx.with_input_key("greeting")
+                            .sample(question("Generate a greeting"))
+                            .await
+                            .map_err(|e| Error::from(e.to_string()))
+                    },
+                    async {
+                        cx.with_input_key("client_roots")
+                            .list_roots()
+                            .await
+                            .map_err(|e| Error::from(e.to_string()))
+                    },
+                );
+                Ok::<_, Error>(format!(
+                    "{} {} ({} roots)",
+                    sampled_text(&greeting?),
+                    name?,
+                    roots?.len()
+                ))
+            },
+        )
+        .description("Asks for a name, an LLM greeting and the roots at once"),
+        ToolDef::new(
+            "test_input_required_result_multi_round",
+            |_: NoArgs, cx: Context| async move {
+                let name = ask_field(&cx, "step1", "What is your name?", "name", "string").await?;
+                let color = ask_field(
+                    &cx,
+                    "step2",
+                    "What is your favourite colour?",
+                    "color",
+                    "string",
+                )
+                .await?;
+                Ok::<_, Error>(format!("{name} likes {color}"))
+            },
+        )
+        .description("Asks two questions, one round each"),
+        ToolDef::new(
+            "test_input_required_result_tampered_state",
+            |_: NoArgs, cx: Context| async move {
+                let name =
+                    ask_field(&cx, "user_name", "What is your name?", "name", "string").await?;
+                Ok::<_, Error>(format!("Hello, {name}!"))
+            },
+        )
+        .description("Asks the user's name; a tampered requestState is refused"),
+        ToolDef::new(
+            "test_input_required_result_capabilities",
+            |_: NoArgs, cx: Context| async move {
+                // Only what the client declared: a form when it can show one, else its LLM.
+                let can_elicit = cx
+                    .client_capabilities()
+                    .is_some_and(|c| c.elicitation.is_some());
+                if can_elicit {
+                    let name =
+                        ask_field(&cx, "user_name", "What is your name?", "name", "string").await?;
+                    return Ok::<_, Error>(format!("Hello, {name}!"));
+                }
+                let answer = cx
+                    .with_input_key("fallback_question")
+                    .sample(question("Pick a name"))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(format!("Hello, {}!", sampled_text(&answer)))
+            },
+        )
+        .description("Asks only for input the client declared it can give"),
+        ToolDef::new(
+            "test_trigger_tool_change",
+            |_: NoArgs, cx: Context| async move {
+                // Adds a tool and takes it away again: the list ends as it was, and one
+                // `notifications/tools/list_changed` goes out.
+                let server = cx.server();
+                server.add_tool(ToolDef::new(
+                    "test_transient_tool",
+                    |_: NoArgs, _cx| async { Ok::<_, Error>("transient") },
+                ))?;
+                server.remove_tool("test_transient_tool");
+                Ok::<_, Error>("The tool list changed")
+            },
+        )
+        .description("Changes the tool list (and changes it back)"),
+        ToolDef::new(
+            "test_trigger_prompt_change",
+            |_: NoArgs, cx: Context| async move {
+                let server = cx.server();
+                server.add_prompt(PromptDef::new(
+                    "test_transient_prompt",
+                    |_: NoArgs, _cx| async {
+                        Ok::<_, Error>(PromptMessage::user_text("transient"))
+                    },
+                ))?;
+                server.remove_prompt("test_transient_prompt");
+                Ok::<_, Error>("The prompt list changed")
+            },
+        )
+        .description("Changes the prompt list (and changes it back)"),
+    ]
+}
+
+fn server(streams: Option<StreamControl>, era_2026: bool) -> Result<Server, Error> {
     let mut builder = Server::builder("modelctx-conformance-server", "1.0.0");
+    if era_2026 {
+        builder = builder.unstable_2026_07_28();
+    }
     if let Some(streams) = streams {
         builder = builder.state(Streams(streams));
     }
@@ -425,6 +667,25 @@ fn server(streams: Option<StreamControl>) -> Result<Server, Error> {
                 ])
             })
             .description("A prompt with an image"),
+        )?
+        .prompt(
+            PromptDef::new(
+                "test_input_required_result_prompt",
+                |_: NoArgs, cx: Context| async move {
+                    let context = ask_field(
+                        &cx,
+                        "user_context",
+                        "What context should the prompt use?",
+                        "context",
+                        "string",
+                    )
+                    .await?;
+                    Ok::<_, Error>(PromptMessage::user_text(format!(
+                        "Answer with this context in mind: {context}"
+                    )))
+                },
+            )
+            .description("A prompt that asks the user for its context first"),
         )?;
     Ok(builder.build())
 }
@@ -453,10 +714,12 @@ fn png_bytes() -> Vec<u8> {
 async fn main() -> Result<(), Error> {
     let mut port = 3001u16;
     let mut stdio = false;
+    let mut era_2026 = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--stdio" => stdio = true,
+            "--unstable-2026" => era_2026 = true,
             "--port" => {
                 port = args
                     .next()
@@ -467,7 +730,10 @@ async fn main() -> Result<(), Error> {
         }
     }
     // Fail at start-up, not per session, if a definition is refused.
-    let single = server(None)?;
+    let single = server(None, era_2026)?;
+    // Requests of the stateless era share one server, so a change one request makes is
+    // seen by the `subscriptions/listen` stream of another.
+    let shared = single.clone();
     if stdio {
         // One session on stdin/stdout; `test_reconnection` has no SSE stream to close.
         let session = single.serve(modelctx::stdio::stdio());
@@ -475,11 +741,18 @@ async fn main() -> Result<(), Error> {
         session.close().await;
         return Ok(());
     }
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .on_error(|rejection| eprintln!("rejected ({}): {}", rejection.status, rejection.reason));
-    let service = StreamableHttpService::with_config(config, |transport| {
+    if era_2026 {
+        config = config.unstable_stateless_era();
+    }
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        if transport.is_stateless() {
+            shared.serve_with(transport, SessionConfig::server());
+            return;
+        }
         // One server per session, so `test_reconnection` reaches its own streams.
-        match server(Some(transport.stream_control())) {
+        match server(Some(transport.stream_control()), era_2026) {
             Ok(server) => {
                 server.serve_with(transport, SessionConfig::server());
             }

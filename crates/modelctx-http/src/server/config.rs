@@ -88,6 +88,9 @@ pub struct StreamableHttpServerConfig {
     pub inbound_queue: usize,
     /// Hears about every transport-level rejection.
     pub on_error: Option<ErrorCallback>,
+    /// Serve protocol 2026-07-28 (the stateless era) beside the session era; see
+    /// [`StreamableHttpServerConfig::unstable_stateless_era`].
+    pub(crate) stateless_era: bool,
 }
 
 impl fmt::Debug for StreamableHttpServerConfig {
@@ -122,6 +125,7 @@ impl Default for StreamableHttpServerConfig {
             stream_queue: 256,
             inbound_queue: 64,
             on_error: None,
+            stateless_era: false,
         }
     }
 }
@@ -129,6 +133,19 @@ impl Default for StreamableHttpServerConfig {
 impl StreamableHttpServerConfig {
     /// The default POST body cap: 4 MiB.
     pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+    /// Also serves protocol 2026-07-28, the stateless era, on the same endpoint: a POST
+    /// whose `MCP-Protocol-Version` names a version without a handshake (or whose request
+    /// carries the era's envelope in `_meta`) is checked against the era's header rules
+    /// and served by a session of its own that starts serving at once; every other POST
+    /// is served as before. Unstable and off by default while the era is being built
+    /// (issue 19); the factory's server must serve the era too.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn unstable_stateless_era(mut self) -> Self {
+        self.stateless_era = true;
+        self
+    }
 
     /// Stateless mode: no session ids, a fresh pre-initialised session per POST, no GET
     /// stream, and handlers cannot send requests to the client.

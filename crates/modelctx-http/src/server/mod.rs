@@ -5,6 +5,7 @@
 #![allow(clippy::result_large_err)]
 
 mod config;
+mod era;
 mod event_store;
 mod session;
 
@@ -109,7 +110,7 @@ impl StreamableHttpService {
             return None;
         }
         self.inner
-            .create_session(true, false)
+            .create_session(true, false, false)
             .map(|s| s.id.to_string())
     }
 
@@ -233,6 +234,7 @@ impl Inner {
         self: &Arc<Self>,
         stateful: bool,
         pre_initialized: bool,
+        stateless_era: bool,
     ) -> Option<Arc<SessionState>> {
         // A stateless "session" lives for one POST and its id is never sent anywhere:
         // no randomness (a system call) for it.
@@ -260,6 +262,7 @@ impl Inner {
             state: state.clone(),
             rx,
             pre_initialized,
+            stateless_era,
         });
         Some(state)
     }
@@ -516,6 +519,9 @@ where
         Ok(m) => m,
         Err(r) => return r,
     };
+    if inner.config.stateless_era && era::is_stateless(headers, &messages) {
+        return stateless_post(inner, headers, messages, batch).await;
+    }
     let init = messages.iter().any(|m| m.method() == Some(INITIALIZE));
     if init && messages.len() > 1 {
         return inner.reject(
@@ -557,7 +563,7 @@ where
     }
     let session = match session {
         Some(s) => s,
-        None => match inner.create_session(stateful, !stateful && !init) {
+        None => match inner.create_session(stateful, !stateful && !init, false) {
             Some(s) => s,
             None => {
                 return inner.reject(
@@ -567,14 +573,79 @@ where
             }
         },
     };
-    dispatch(inner, session, messages, init).await
+    dispatch(inner, session, messages, init, false).await
 }
 
+/// A POST of the stateless era (2026-07-28): one request, its headers checked against
+/// its body, served by a session of its own that starts serving at once.
+async fn stateless_post(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+    messages: Vec<JsonRpcMessage>,
+    batch: bool,
+) -> Response {
+    if batch {
+        return bad_message(
+            inner,
+            ErrorData::invalid_request(
+                "Invalid request: protocol version 2026-07-28 has no batches; send one message per POST",
+            ),
+        );
+    }
+    let Some(message) = messages.into_iter().next() else {
+        return bad_message(inner, ErrorData::invalid_request("empty body"));
+    };
+    let request = match message {
+        // The era defines no client notification over HTTP (closing a response stream
+        // cancels its request): accepted, and nothing to deliver.
+        JsonRpcMessage::Notification(_) => return status_only(StatusCode::ACCEPTED),
+        JsonRpcMessage::Request(request) => request,
+        JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
+            return bad_message(
+                inner,
+                ErrorData::invalid_request(
+                    "Invalid request: in protocol version 2026-07-28 the client sends no responses",
+                ),
+            );
+        }
+    };
+    if let Err(error) = era::check_headers(headers, &request) {
+        if let Some(cb) = &inner.config.on_error {
+            cb(&Rejection {
+                status: StatusCode::BAD_REQUEST,
+                reason: error.message.to_string(),
+            });
+        }
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            JsonRpcErrorResponse::new(Some(request.id), error),
+        );
+    }
+    let Some(session) = inner.create_session(false, false, true) else {
+        return inner.reject(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the session could not be created",
+        );
+    };
+    dispatch(
+        inner,
+        session,
+        vec![JsonRpcMessage::Request(request)],
+        false,
+        true,
+    )
+    .await
+}
+
+/// Hands a POST's messages to its session and answers the POST. `stateless_era`: the
+/// answer's HTTP status follows the JSON-RPC error it carries, when it is known before
+/// the head goes out (see [`era::status_of`]).
 async fn dispatch(
     inner: &Inner,
     session: Arc<SessionState>,
     messages: Vec<JsonRpcMessage>,
     init: bool,
+    stateless_era: bool,
 ) -> Response {
     let ids: Vec<RequestId> = messages
         .iter()
@@ -620,6 +691,7 @@ async fn dispatch(
             }
             status_only(StatusCode::ACCEPTED)
         }
+        Some(Answer::Sse { events, .. }) if stateless_era => era::response(events),
         Some(Answer::Sse { events, .. }) => sse_response(events),
         Some(Answer::Json(waiters)) => {
             let mut out = Vec::with_capacity(waiters.len());
@@ -639,8 +711,13 @@ async fn dispatch(
             } else {
                 format!("[{}]", out.join(","))
             };
+            let status = if stateless_era {
+                era::status_of(&body)
+            } else {
+                StatusCode::OK
+            };
             Response::builder()
-                .status(StatusCode::OK)
+                .status(status)
                 .header(
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),

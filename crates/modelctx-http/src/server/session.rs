@@ -571,6 +571,8 @@ pub struct HttpServerTransport {
     pub(crate) state: Arc<SessionState>,
     pub(crate) rx: mpsc::Receiver<Inbound>,
     pub(crate) pre_initialized: bool,
+    /// Carries one request of the stateless era (2026-07-28).
+    pub(crate) stateless_era: bool,
 }
 
 impl fmt::Debug for HttpServerTransport {
@@ -616,6 +618,10 @@ impl HttpServerTransport {
 impl Transport for HttpServerTransport {
     type Sink = HttpServerSink;
     type Stream = HttpServerStream;
+
+    fn carries_stateless_era(&self) -> bool {
+        self.stateless_era
+    }
 
     fn split(self) -> (HttpServerSink, HttpServerStream) {
         (
@@ -757,6 +763,7 @@ mod tests {
             state: state.clone(),
             rx,
             pre_initialized: true,
+            stateless_era: false,
         };
         let (sink, mut stream) = transport.split();
 

@@ -1,0 +1,387 @@
+//! The stateless era (protocol 2026-07-28) on the server's endpoint: which POSTs belong
+//! to it, the header rules it adds (`MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
+//! must match the body, else `400` with `-32020`), and the HTTP status an answer gets
+//! from the JSON-RPC error it carries (`404` for an unknown method, `400` for a request
+//! the server refused as malformed).
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use modelctx_types::{ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion};
+use serde::Deserialize;
+use serde_json::Value;
+use std::convert::Infallible;
+
+use crate::headers::MCP_PROTOCOL_VERSION;
+
+/// `Mcp-Method`: the request's method, mirrored.
+const MCP_METHOD: &str = "mcp-method";
+/// `Mcp-Name`: the tool or prompt name, or the resource URI, mirrored.
+const MCP_NAME: &str = "mcp-name";
+
+/// Whether a POST belongs to the stateless era: its `MCP-Protocol-Version` names no
+/// version of the session era (the stateless era's, or one the server will refuse with
+/// the versions it serves), or, without the header, its one request carries the era's
+/// envelope in `_meta`.
+pub(super) fn is_stateless(headers: &HeaderMap, messages: &[JsonRpcMessage]) -> bool {
+    if let Some(value) = headers.get(MCP_PROTOCOL_VERSION) {
+        return value
+            .to_str()
+            .map_or(true, |v| ProtocolVersion::supported(v).is_none());
+    }
+    matches!(messages, [JsonRpcMessage::Request(r)] if body_version(r).is_some())
+}
+
+/// The parts of a request's params the headers mirror.
+#[derive(Deserialize, Default)]
+struct Mirrored {
+    #[serde(rename = "_meta")]
+    meta: Option<Meta>,
+    name: Option<Value>,
+    uri: Option<Value>,
+}
+
+fn mirrored(request: &JsonRpcRequest) -> Mirrored {
+    request
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Mirrored>(p.get()).ok())
+        .unwrap_or_default()
+}
+
+fn body_version(request: &JsonRpcRequest) -> Option<String> {
+    let raw = request.params.as_deref()?;
+    if !raw.get().contains(Meta::PROTOCOL_VERSION) {
+        return None;
+    }
+    mirrored(request)
+        .meta?
+        .protocol_version()
+        .map(str::to_owned)
+}
+
+/// Checks the headers the era requires against the body. A body that lacks what a
+/// header mirrors is left to the server, which answers it as malformed (`-32602`).
+pub(super) fn check_headers(
+    headers: &HeaderMap,
+    request: &JsonRpcRequest,
+) -> Result<(), ErrorData> {
+    let version = header_value(headers, MCP_PROTOCOL_VERSION, "MCP-Protocol-Version")?;
+    let body = mirrored(request);
+    if let Some(in_body) = body.meta.as_ref().and_then(Meta::protocol_version)
+        && in_body != version
+    {
+        return Err(ErrorData::header_mismatch(format!(
+            "Header mismatch: MCP-Protocol-Version header value {version:?} does not match the body's _meta protocol version {in_body:?}"
+        )));
+    }
+    let method = header_value(headers, MCP_METHOD, "Mcp-Method")?;
+    if method != request.method.as_ref() {
+        return Err(ErrorData::header_mismatch(format!(
+            "Header mismatch: Mcp-Method header value {method:?} does not match the body's method {:?}",
+            request.method.as_ref()
+        )));
+    }
+    let named = match request.method.as_ref() {
+        "tools/call" | "prompts/get" => body.name.as_ref(),
+        "resources/read" => body.uri.as_ref(),
+        _ => return Ok(()),
+    };
+    let raw = header_value(headers, MCP_NAME, "Mcp-Name")?;
+    let name = decode(raw.trim()).ok_or_else(|| {
+        ErrorData::header_mismatch(format!(
+            "Header mismatch: the Mcp-Name header value {raw:?} is not valid (bad Base64 encoding)"
+        ))
+    })?;
+    if let Some(Value::String(in_body)) = named
+        && *in_body != name
+    {
+        return Err(ErrorData::header_mismatch(format!(
+            "Header mismatch: Mcp-Name header value {name:?} does not match the body value {in_body:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// A header's value: required, and visible ASCII (or spaces and tabs).
+fn header_value<'h>(headers: &'h HeaderMap, name: &str, shown: &str) -> Result<&'h str, ErrorData> {
+    let value = headers.get(name).ok_or_else(|| {
+        ErrorData::header_mismatch(format!(
+            "Header mismatch: the {shown} header is required in protocol version 2026-07-28"
+        ))
+    })?;
+    value.to_str().map_err(|_| {
+        ErrorData::header_mismatch(format!(
+            "Header mismatch: the {shown} header holds characters a header value may not"
+        ))
+    })
+}
+
+/// A mirrored value: as written, or Base64-decoded when it has the sentinel form
+/// `=?base64?...?=` (for values a header cannot carry); `None` when that encoding is
+/// invalid.
+fn decode(value: &str) -> Option<String> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        Some(encoded) => String::from_utf8(base64_decode(encoded)?).ok(),
+        None => Some(value.to_owned()),
+    }
+}
+
+/// Strict standard Base64 (RFC 4648 §4): padded to a multiple of four, no other
+/// characters.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    fn value(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let bytes = text.as_bytes();
+    if !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    for (i, chunk) in bytes.chunks(4).enumerate() {
+        let last = i + 1 == bytes.len() / 4;
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &c in &chunk[..4 - pad] {
+            n = (n << 6) | value(c)?;
+        }
+        n <<= 6 * pad as u32;
+        let group = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&group[..3 - pad]);
+    }
+    Some(out)
+}
+
+/// The HTTP status of an answer of the era, from the error it carries: `404` for an
+/// unknown method, `400` for a request refused as malformed (bad JSON-RPC, invalid
+/// params, header mismatch, missing client capability, unsupported version); `200`
+/// for results and every other error.
+pub(super) fn status_of(body: &str) -> StatusCode {
+    #[derive(Deserialize)]
+    struct Probe {
+        error: Option<Code>,
+    }
+    #[derive(Deserialize)]
+    struct Code {
+        code: i32,
+    }
+    let code = serde_json::from_str::<Probe>(body)
+        .ok()
+        .and_then(|p| p.error)
+        .map(|e| ErrorCode(e.code));
+    match code {
+        Some(ErrorCode::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+        Some(
+            ErrorCode::PARSE_ERROR
+            | ErrorCode::INVALID_REQUEST
+            | ErrorCode::INVALID_PARAMS
+            | ErrorCode::HEADER_MISMATCH
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        ) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// The answer to a request of the era: when the handler has answered by now and sent
+/// nothing else, one `application/json` body whose status follows [`status_of`];
+/// otherwise (progress or log messages on the way) an SSE stream, with proxies told not
+/// to buffer it.
+pub(super) fn response(mut events: futures::stream::BoxStream<'static, Bytes>) -> Response {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut ready = Vec::new();
+    // Polling with a waker that does nothing is sound: a pending stream is polled again
+    // by hyper, with its own waker, before anything waits on it.
+    let complete = loop {
+        match events.poll_next_unpin(&mut cx) {
+            std::task::Poll::Ready(Some(event)) => ready.push(event),
+            std::task::Poll::Ready(None) => break true,
+            std::task::Poll::Pending => break false,
+        }
+    };
+    if complete
+        && let [event] = ready.as_slice()
+        && let Some(json) = sse_data(event)
+    {
+        let status = status_of(&json);
+        return Response::builder()
+            .status(status)
+            .header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )
+            .body(Body::from(json))
+            .unwrap_or_else(|_| Response::new(Body::empty()));
+    }
+    let body = if complete {
+        Body::from(Bytes::from(ready.concat()))
+    } else {
+        let events = futures::stream::iter(ready).chain(events);
+        Body::from_stream(events.map(Ok::<_, Infallible>))
+    };
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        )
+        .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
+        .header("x-accel-buffering", HeaderValue::from_static("no"))
+        .body(body)
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// The data of one SSE event (its `data:` lines joined), if it has any.
+fn sse_data(event: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(event).ok()?;
+    let lines: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(method: &str, params: Value) -> JsonRpcRequest {
+        let text = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        match JsonRpcMessage::from_slice(text.to_string().as_bytes()).unwrap() {
+            JsonRpcMessage::Request(r) => r,
+            _ => unreachable!(),
+        }
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    fn envelope() -> Value {
+        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}})
+    }
+
+    #[test]
+    fn which_posts_belong_to_the_era() {
+        let call = JsonRpcMessage::Request(request("tools/list", json!({"_meta": envelope()})));
+        let plain = JsonRpcMessage::Request(request("tools/list", json!({})));
+        let era = headers(&[("mcp-protocol-version", "2026-07-28")]);
+        let old = headers(&[("mcp-protocol-version", "2025-11-25")]);
+        let odd = headers(&[("mcp-protocol-version", "v999.0.0")]);
+        assert!(is_stateless(&era, std::slice::from_ref(&plain)));
+        assert!(is_stateless(&odd, std::slice::from_ref(&plain)));
+        assert!(!is_stateless(&old, std::slice::from_ref(&plain)));
+        assert!(is_stateless(&HeaderMap::new(), std::slice::from_ref(&call)));
+        assert!(!is_stateless(&HeaderMap::new(), &[plain]));
+    }
+
+    #[test]
+    fn headers_must_mirror_the_body() {
+        let call = request(
+            "tools/call",
+            json!({"name": "weather", "arguments": {}, "_meta": envelope()}),
+        );
+        let good = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "  weather "),
+        ];
+        assert!(check_headers(&headers(&good), &call).is_ok());
+        let encoded = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?d2VhdGhlcg==?="),
+        ]);
+        assert!(check_headers(&encoded, &call).is_ok());
+        for bad in [
+            vec![("mcp-method", "tools/call"), ("mcp-name", "weather")],
+            vec![
+                ("mcp-protocol-version", "2025-11-25"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "weather"),
+            ],
+            vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-name", "weather"),
+            ],
+            vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "TOOLS/CALL"),
+                ("mcp-name", "weather"),
+            ],
+            vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+            ],
+            vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "wrong"),
+            ],
+            vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "=?base64?d2Vhd!!!GhlcgZ==?="),
+            ],
+        ] {
+            let error = check_headers(&headers(&bad), &call).unwrap_err();
+            assert_eq!(error.code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
+        }
+        // No protocol version in the body: the server answers that (-32602).
+        let bare = request("server/discover", json!({}));
+        let h = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+        ]);
+        assert!(check_headers(&h, &bare).is_ok());
+    }
+
+    #[test]
+    fn base64_is_strict() {
+        assert_eq!(base64_decode("SGVsbG8=").unwrap(), b"Hello");
+        assert_eq!(base64_decode("SGk=").unwrap(), b"Hi");
+        assert_eq!(base64_decode("").unwrap(), b"");
+        assert!(base64_decode("SGVsbG8").is_none());
+        assert!(base64_decode("SGVs!!!bG8=").is_none());
+        assert!(base64_decode("SG==SGVs").is_none());
+        assert_eq!(decode("=?base64?SGVsbG8=").unwrap(), "=?base64?SGVsbG8=");
+    }
+
+    #[test]
+    fn statuses_follow_the_error() {
+        let error = |code: i64| {
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "m"}}).to_string()
+        };
+        assert_eq!(status_of(&error(-32601)), StatusCode::NOT_FOUND);
+        for code in [-32602, -32020, -32021, -32022, -32600] {
+            assert_eq!(status_of(&error(code)), StatusCode::BAD_REQUEST);
+        }
+        assert_eq!(status_of(&error(-32603)), StatusCode::OK);
+        assert_eq!(
+            status_of(&json!({"jsonrpc": "2.0", "id": 1, "result": {}}).to_string()),
+            StatusCode::OK
+        );
+    }
+}

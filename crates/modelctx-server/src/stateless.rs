@@ -1,0 +1,291 @@
+//! The stateless era (2026-07-28): every request carries its own envelope in `_meta`
+//! (protocol version, client capabilities, optionally client info and log level) and is
+//! served on it alone; there is no handshake and no per-session client state.
+//!
+//! The same handlers serve both eras. This module checks the envelope, answers what the
+//! era changes (`server/discover`; methods the era removed are unknown methods), and
+//! finishes every result the way the era wants it (`resultType`, the server's identity
+//! in `_meta`, caching hints) and every error (resource-not-found is `-32602`).
+
+use modelctx_types::{
+    ClientCapabilities, DiscoverResult, ErrorCode, ErrorData, Implementation, LoggingLevel, Meta,
+    ProtocolVersion, RawValue, ServerCapabilities, to_raw,
+};
+use serde_json::{Map, Value, json};
+
+/// The protocol versions served without a handshake.
+pub(crate) const VERSIONS: [ProtocolVersion; 1] = [ProtocolVersion::V2026_07_28];
+
+/// Methods of the handshake era that 2026-07-28 removed: unknown methods here.
+const REMOVED: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+];
+
+/// Methods whose complete results carry caching hints (`ttlMs`, `cacheScope`).
+const CACHEABLE: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+/// What one request says about its client.
+#[derive(Debug, Clone)]
+pub(crate) struct Envelope {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) info: Option<Implementation>,
+    /// The lowest level the client wants log messages at; none are sent without it.
+    pub(crate) log_level: Option<LoggingLevel>,
+}
+
+/// Reads and checks a request's envelope.
+///
+/// Missing or malformed members are `-32602`; a version this server does not serve is
+/// `-32022` with the versions it serves in `data.supported` and the one asked for in
+/// `data.requested`.
+pub(crate) fn envelope(meta: Option<&Meta>) -> Result<Envelope, ErrorData> {
+    let missing = |key: &str| {
+        ErrorData::invalid_params(format!(
+            "Invalid params: the request's _meta must carry \"{key}\" (protocol version 2026-07-28 has no initialize handshake: every request says who is asking)"
+        ))
+    };
+    let meta = meta.ok_or_else(|| missing(Meta::PROTOCOL_VERSION))?;
+    let requested = match meta.get(Meta::PROTOCOL_VERSION) {
+        None => return Err(missing(Meta::PROTOCOL_VERSION)),
+        Some(Value::String(v)) => v.as_str(),
+        Some(other) => {
+            return Err(ErrorData::invalid_params(format!(
+                "Invalid params: \"{}\" must be a string, got {other}",
+                Meta::PROTOCOL_VERSION
+            )));
+        }
+    };
+    let Some(version) = VERSIONS.iter().find(|v| v.as_str() == requested).cloned() else {
+        return Err(unsupported_version(requested));
+    };
+    let capabilities = match meta.get(Meta::CLIENT_CAPABILITIES) {
+        None => return Err(missing(Meta::CLIENT_CAPABILITIES)),
+        Some(value) => {
+            serde_json::from_value::<ClientCapabilities>(value.clone()).map_err(|e| {
+                ErrorData::invalid_params(format!(
+                    "Invalid params: \"{}\" is not a capabilities object: {e}",
+                    Meta::CLIENT_CAPABILITIES
+                ))
+            })?
+        }
+    };
+    let info = match meta.get(Meta::CLIENT_INFO) {
+        None => None,
+        Some(value) => Some(
+            serde_json::from_value::<Implementation>(value.clone()).map_err(|e| {
+                ErrorData::invalid_params(format!(
+                    "Invalid params: \"{}\" is not a name and version: {e}",
+                    Meta::CLIENT_INFO
+                ))
+            })?,
+        ),
+    };
+    let log_level = match meta.get(Meta::LOG_LEVEL) {
+        None => None,
+        Some(value) => {
+            let level = serde_json::from_value::<LoggingLevel>(value.clone())
+                .ok()
+                .filter(|l| l.severity().is_some())
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(format!(
+                        "Invalid params: \"{}\" must be one of debug, info, notice, warning, error, critical, alert, emergency; got {value}",
+                        Meta::LOG_LEVEL
+                    ))
+                })?;
+            Some(level)
+        }
+    };
+    Ok(Envelope {
+        version,
+        capabilities,
+        info,
+        log_level,
+    })
+}
+
+/// `-32022`: the versions this server serves and the one asked for.
+pub(crate) fn unsupported_version(requested: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        format!(
+            "Unsupported protocol version {requested:?}: this server serves {} without a handshake",
+            VERSIONS.map(|v| v.as_str().to_owned()).join(", ")
+        ),
+    )
+    .with_data(json!({
+        "supported": VERSIONS.map(|v| v.as_str().to_owned()),
+        "requested": requested,
+    }))
+}
+
+/// Whether the era removed `method` (it is then an unknown method).
+pub(crate) fn removed(method: &str) -> bool {
+    REMOVED.contains(&method)
+}
+
+/// The answer to `server/discover`.
+pub(crate) fn discover(
+    capabilities: &ServerCapabilities,
+    instructions: Option<&str>,
+) -> Result<Box<RawValue>, ErrorData> {
+    let mut result = DiscoverResult::new(
+        VERSIONS.map(|v| v.as_str().to_owned()).to_vec(),
+        capabilities.clone(),
+        0,
+        modelctx_types::CacheScope::Private,
+    );
+    if let Some(text) = instructions {
+        result = result.with_instructions(text);
+    }
+    to_raw(&result).map_err(|e| ErrorData::internal_error(format!("cannot encode: {e}")))
+}
+
+/// Finishes a result for the era: `resultType` (`"complete"` unless the handler said
+/// otherwise), the server's identity in `_meta`, and for a complete result of a
+/// cacheable method the caching hints (`ttlMs` 0 and `cacheScope` `"private"` unless
+/// the handler set them: nothing is fresh for long and nothing is shared by default).
+pub(crate) fn finish_result(
+    method: &str,
+    raw: &RawValue,
+    server_info: &Implementation,
+) -> Result<Box<RawValue>, ErrorData> {
+    let mut result: Map<String, Value> = serde_json::from_str(raw.get()).map_err(|e| {
+        ErrorData::internal_error(format!("the handler's result is not a JSON object: {e}"))
+    })?;
+    let complete = match result.get("resultType") {
+        None => {
+            result.insert("resultType".to_owned(), Value::from("complete"));
+            true
+        }
+        Some(kind) => kind == "complete",
+    };
+    if complete && CACHEABLE.contains(&method) {
+        result.entry("ttlMs").or_insert_with(|| Value::from(0u64));
+        result
+            .entry("cacheScope")
+            .or_insert_with(|| Value::from("private"));
+    }
+    let meta = result
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta
+        && !meta.contains_key(Meta::SERVER_INFO)
+    {
+        let info = serde_json::to_value(server_info)
+            .map_err(|e| ErrorData::internal_error(format!("cannot encode: {e}")))?;
+        meta.insert(Meta::SERVER_INFO.to_owned(), info);
+    }
+    to_raw(&result).map_err(|e| ErrorData::internal_error(format!("cannot encode: {e}")))
+}
+
+/// Finishes an error for the era: resource-not-found is `-32602` with `data.uri`
+/// (2026-07-28 must not send `-32002`).
+pub(crate) fn finish_error(mut error: ErrorData) -> ErrorData {
+    if error.code == ErrorCode::RESOURCE_NOT_FOUND {
+        error.code = ErrorCode::RESOURCE_NOT_FOUND_V2026_07_28;
+    }
+    error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(value: Value) -> Meta {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn the_envelope_needs_a_served_version_and_capabilities() {
+        let ok = envelope(Some(&meta(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "io.modelcontextprotocol/logLevel": "info",
+        }))))
+        .unwrap();
+        assert_eq!(ok.version, ProtocolVersion::V2026_07_28);
+        assert!(ok.capabilities.elicitation.is_some());
+        assert_eq!(ok.info.unwrap().name, "c");
+        assert_eq!(ok.log_level, Some(LoggingLevel::Info));
+
+        let e = envelope(None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        let e = envelope(Some(&meta(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28"
+        }))))
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert!(e.message.contains("clientCapabilities"));
+
+        let e = envelope(Some(&meta(json!({
+            "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }))))
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(
+            e.data,
+            Some(json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}))
+        );
+
+        let e = envelope(Some(&meta(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/logLevel": "loud",
+        }))))
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn results_get_their_type_identity_and_caching_hints() {
+        let info = Implementation::new("s", "1");
+        let raw = to_raw(&json!({"tools": []})).unwrap();
+        let done: Value =
+            serde_json::from_str(finish_result("tools/list", &raw, &info).unwrap().get()).unwrap();
+        assert_eq!(
+            done,
+            json!({"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}})
+        );
+        let raw = to_raw(&json!({"content": [], "_meta": {"k": 1}})).unwrap();
+        let done: Value =
+            serde_json::from_str(finish_result("tools/call", &raw, &info).unwrap().get()).unwrap();
+        assert_eq!(done["resultType"], "complete");
+        assert_eq!(done["_meta"]["k"], 1);
+        assert!(done.get("ttlMs").is_none());
+        let raw = to_raw(&json!({"resultType": "input_required", "requestState": "x"})).unwrap();
+        let done: Value =
+            serde_json::from_str(finish_result("resources/read", &raw, &info).unwrap().get())
+                .unwrap();
+        assert!(
+            done.get("ttlMs").is_none(),
+            "interim results are not cacheable"
+        );
+    }
+
+    #[test]
+    fn resource_not_found_is_invalid_params_with_the_uri() {
+        let e = finish_error(ErrorData::resource_not_found("file:///x"));
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(e.data, Some(json!({"uri": "file:///x"})));
+        assert!(e.is_resource_not_found());
+    }
+}
