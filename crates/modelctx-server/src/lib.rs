@@ -821,6 +821,28 @@ impl SessionService {
         })
     }
 
+    /// A `tools/call` over HTTP: the tool's `x-mcp-header` arguments against the
+    /// request's `Mcp-Param-*` headers.
+    fn check_param_headers(
+        &self,
+        params: Option<&RawValue>,
+        mirrored: &[(String, String)],
+    ) -> Result<(), ErrorData> {
+        #[derive(serde::Deserialize)]
+        struct Call {
+            name: String,
+            arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        }
+        let Some(call) = params.and_then(|p| serde_json::from_str::<Call>(p.get()).ok()) else {
+            // Malformed params are the handler's to refuse.
+            return Ok(());
+        };
+        let Some(tool) = registry::lookup(&self.server.registry.tools, &call.name) else {
+            return Ok(());
+        };
+        stateless::check_param_headers(&tool.tool.input_schema, call.arguments.as_ref(), mirrored)
+    }
+
     /// The key that seals this server's `requestState`.
     fn state_key(&self) -> Result<mrtr::StateKey, ErrorData> {
         self.server
@@ -879,6 +901,12 @@ impl SessionService {
                 }
                 Err(error) => return Box::pin(async move { Err(error) }),
             }
+        }
+        if method == "tools/call"
+            && let Some(mirrored) = cx.request.mirrored_params()
+            && let Err(error) = self.check_param_headers(params.as_deref(), mirrored)
+        {
+            return Box::pin(async move { Err(error) });
         }
         let answer = match self.server.requests.get(method.as_ref()) {
             Some(handler) => handler(params, cx),

@@ -194,6 +194,91 @@ pub(crate) fn finish_result(
     to_raw(&result).map_err(|e| ErrorData::internal_error(format!("cannot encode: {e}")))
 }
 
+/// Checks a `tools/call`'s `Mcp-Param-{Name}` headers (`mirrored`: lower-cased names
+/// without the prefix) against the arguments its tool marks with `x-mcp-header`: an
+/// argument that has a value needs its header, equal to it (after `=?base64?…?=`
+/// decoding; integers in decimal, booleans as `true`/`false`), else `-32020`.
+pub(crate) fn check_param_headers(
+    input_schema: &Map<String, Value>,
+    arguments: Option<&Map<String, Value>>,
+    mirrored: &[(String, String)],
+) -> Result<(), ErrorData> {
+    let mut marked = Vec::new();
+    marked_params(input_schema, &mut Vec::new(), &mut marked);
+    for (header, path) in marked {
+        let mut value = arguments.map(|a| Value::Object(a.clone()));
+        for key in &path {
+            value = value.and_then(|v| v.get(key).cloned());
+        }
+        let expected = match value {
+            Some(Value::String(s)) => s,
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+            // No value (or one a header cannot mirror): no header is expected.
+            _ => continue,
+        };
+        let name = header.to_ascii_lowercase();
+        let Some((_, raw)) = mirrored.iter().find(|(n, _)| *n == name) else {
+            return Err(ErrorData::header_mismatch(format!(
+                "Header mismatch: the Mcp-Param-{header} header is required (argument {:?} has a value)",
+                path.join(".")
+            )));
+        };
+        let got = decode_header(raw.trim()).ok_or_else(|| {
+            ErrorData::header_mismatch(format!(
+                "Header mismatch: the Mcp-Param-{header} header value is not valid (bad characters or Base64)"
+            ))
+        })?;
+        if got != expected {
+            return Err(ErrorData::header_mismatch(format!(
+                "Header mismatch: Mcp-Param-{header} header value {got:?} does not match the argument's value {expected:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The `x-mcp-header` names of a schema's properties reachable through `properties`
+/// alone, with their paths.
+fn marked_params(
+    schema: &Map<String, Value>,
+    path: &mut Vec<String>,
+    out: &mut Vec<(String, Vec<String>)>,
+) {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return;
+    };
+    for (name, property) in properties {
+        let Value::Object(property) = property else {
+            continue;
+        };
+        path.push(name.clone());
+        if let Some(Value::String(header)) = property.get("x-mcp-header") {
+            out.push((header.clone(), path.clone()));
+        }
+        marked_params(property, path, out);
+        path.pop();
+    }
+}
+
+/// A header value as sent, or decoded from `=?base64?…?=`; `None` when it holds
+/// characters a header value may not, or its Base64 is invalid.
+fn decode_header(value: &str) -> Option<String> {
+    if value
+        .chars()
+        .any(|c| c != '\t' && !(' '..='~').contains(&c))
+    {
+        return None;
+    }
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        Some(encoded) => String::from_utf8(crate::base64::decode(encoded)?).ok(),
+        None => Some(value.to_owned()),
+    }
+}
+
 /// Finishes an error for the era: resource-not-found is `-32602` with `data.uri`
 /// (2026-07-28 must not send `-32002`).
 pub(crate) fn finish_error(mut error: ErrorData) -> ErrorData {
@@ -279,6 +364,47 @@ mod tests {
             done.get("ttlMs").is_none(),
             "interim results are not cacheable"
         );
+    }
+
+    #[test]
+    fn marked_arguments_need_matching_headers() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "limit": {"type": "integer", "x-mcp-header": "Limit"},
+            "query": {"type": "string"},
+        }});
+        let schema = schema.as_object().unwrap();
+        let args = json!({"region": "us-west1", "limit": 42, "query": "q"});
+        let args = args.as_object();
+        let h = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect()
+        };
+        assert!(
+            check_param_headers(schema, args, &h(&[("region", "us-west1"), ("limit", "42")]))
+                .is_ok()
+        );
+        assert!(
+            check_param_headers(
+                schema,
+                args,
+                &h(&[("region", "=?base64?dXMtd2VzdDE=?="), ("limit", "42")])
+            )
+            .is_ok()
+        );
+        for bad in [
+            h(&[("limit", "42")]),
+            h(&[("region", "us-east1"), ("limit", "42")]),
+            h(&[("region", "=?base64?dXMtd2VzdDE?="), ("limit", "42")]),
+            h(&[("region", "us-west1"), ("limit", "\u{0}")]),
+        ] {
+            let e = check_param_headers(schema, args, &bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
+        }
+        // No value: no header expected.
+        assert!(check_param_headers(schema, json!({}).as_object(), &[]).is_ok());
     }
 
     #[test]

@@ -194,6 +194,8 @@ pub(crate) struct Shared {
     /// (a client that pipelines the handshake): the session becomes operational as soon
     /// as the answer goes out, instead of waiting forever for a second notification.
     pub(crate) initialized_early: AtomicBool,
+    /// The transport's `Mcp-Param-*` headers (see `Transport::mirrored_params`).
+    pub(crate) mirrored: Option<Arc<[(String, String)]>>,
 }
 
 impl Shared {

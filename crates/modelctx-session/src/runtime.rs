@@ -33,6 +33,7 @@ use crate::service::{RequestContext, Service};
 /// is cancelled.
 pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
     let stateless_era = config.serves_stateless_era() && transport.carries_stateless_era();
+    let mirrored = transport.mirrored_params().map(Arc::from);
     let (sink, stream) = transport.split();
     let phase = if stateless_era {
         Phase::Stateless
@@ -55,6 +56,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         deadline_watcher: AtomicBool::new(false),
         initialize_seen: AtomicBool::new(false),
         initialized_early: AtomicBool::new(false),
+        mirrored,
     });
     let peer = Peer {
         shared: shared.clone(),

@@ -105,6 +105,13 @@ impl RequestContext {
         self.meta.as_ref()
     }
 
+    /// The `Mcp-Param-{Name}` headers that came with this request (lower-cased names,
+    /// without the prefix), when its transport has HTTP headers. Unstable.
+    #[doc(hidden)]
+    pub fn mirrored_params(&self) -> Option<&[(String, String)]> {
+        self.peer.shared.mirrored.as_deref()
+    }
+
     /// The progress token the caller attached, if any.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
         self.progress.as_ref().and_then(|p| p.token.as_ref())

@@ -285,6 +285,15 @@ pub trait Transport: Send + 'static {
     fn carries_stateless_era(&self) -> bool {
         false
     }
+
+    /// The `Mcp-Param-{Name}` headers of the one request this transport carries, as
+    /// `(name, value)` with the name lower-cased and without its prefix: `Some` only for
+    /// a transport with HTTP headers (streamable HTTP in the stateless era), so a server
+    /// can check them against the tool's `x-mcp-header` parameters. Unstable.
+    #[doc(hidden)]
+    fn mirrored_params(&self) -> Option<Vec<(String, String)>> {
+        None
+    }
 }
 
 impl<S: MessageSink, R: MessageStream> Transport for (S, R) {

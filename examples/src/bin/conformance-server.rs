@@ -535,6 +535,27 @@ fn era_2026_tools() -> Vec<ToolDef> {
             },
         )
         .description("Asks only for input the client declared it can give"),
+        ToolDef::with_schema(
+            Tool::new(
+                "test_custom_header",
+                object(json!({
+                    "type": "object",
+                    "properties": {
+                        "region": {
+                            "type": "string",
+                            "description": "Where to run; mirrored into Mcp-Param-Region",
+                            "x-mcp-header": "Region"
+                        }
+                    },
+                    "required": ["region"]
+                })),
+            )
+            .with_description("Echoes a parameter the client also sends as a header"),
+            |args, _cx| async move {
+                let region = args.get("region").and_then(Value::as_str).unwrap_or("?");
+                Ok::<_, Error>(format!("Region: {region}"))
+            },
+        ),
         ToolDef::new(
             "test_trigger_tool_change",
             |_: NoArgs, cx: Context| async move {

@@ -119,6 +119,22 @@ fn header_value<'h>(headers: &'h HeaderMap, name: &str, shown: &str) -> Result<&
     })
 }
 
+/// The request's `Mcp-Param-{Name}` headers: `(name, value)`, the name lower-cased and
+/// without the prefix. A value that is not visible ASCII is kept as an empty string with
+/// a marker the server refuses (`\u{0}`), so the server reports it.
+pub(super) fn mirrored_params(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let param = name.as_str().strip_prefix("mcp-param-")?;
+            let value = value
+                .to_str()
+                .map_or_else(|_| "\u{0}".to_owned(), str::to_owned);
+            Some((param.to_owned(), value))
+        })
+        .collect()
+}
+
 /// A mirrored value: as written, or Base64-decoded when it has the sentinel form
 /// `=?base64?...?=` (for values a header cannot carry); `None` when that encoding is
 /// invalid.

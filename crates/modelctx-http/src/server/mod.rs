@@ -110,7 +110,7 @@ impl StreamableHttpService {
             return None;
         }
         self.inner
-            .create_session(true, false, false)
+            .create_session(true, false, None)
             .map(|s| s.id.to_string())
     }
 
@@ -234,7 +234,7 @@ impl Inner {
         self: &Arc<Self>,
         stateful: bool,
         pre_initialized: bool,
-        stateless_era: bool,
+        stateless_era: Option<Vec<(String, String)>>,
     ) -> Option<Arc<SessionState>> {
         // A stateless "session" lives for one POST and its id is never sent anywhere:
         // no randomness (a system call) for it.
@@ -262,7 +262,8 @@ impl Inner {
             state: state.clone(),
             rx,
             pre_initialized,
-            stateless_era,
+            stateless_era: stateless_era.is_some(),
+            mirrored: stateless_era,
         });
         Some(state)
     }
@@ -563,7 +564,7 @@ where
     }
     let session = match session {
         Some(s) => s,
-        None => match inner.create_session(stateful, !stateful && !init, false) {
+        None => match inner.create_session(stateful, !stateful && !init, None) {
             Some(s) => s,
             None => {
                 return inner.reject(
@@ -621,7 +622,8 @@ async fn stateless_post(
             JsonRpcErrorResponse::new(Some(request.id), error),
         );
     }
-    let Some(session) = inner.create_session(false, false, true) else {
+    let mirrored = era::mirrored_params(headers);
+    let Some(session) = inner.create_session(false, false, Some(mirrored)) else {
         return inner.reject(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the session could not be created",

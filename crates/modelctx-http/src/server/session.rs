@@ -573,6 +573,8 @@ pub struct HttpServerTransport {
     pub(crate) pre_initialized: bool,
     /// Carries one request of the stateless era (2026-07-28).
     pub(crate) stateless_era: bool,
+    /// That request's `Mcp-Param-*` headers.
+    pub(crate) mirrored: Option<Vec<(String, String)>>,
 }
 
 impl fmt::Debug for HttpServerTransport {
@@ -621,6 +623,10 @@ impl Transport for HttpServerTransport {
 
     fn carries_stateless_era(&self) -> bool {
         self.stateless_era
+    }
+
+    fn mirrored_params(&self) -> Option<Vec<(String, String)>> {
+        self.mirrored.clone()
     }
 
     fn split(self) -> (HttpServerSink, HttpServerStream) {
@@ -764,6 +770,7 @@ mod tests {
             rx,
             pre_initialized: true,
             stateless_era: false,
+            mirrored: None,
         };
         let (sink, mut stream) = transport.split();
 
