@@ -196,6 +196,11 @@ pub(crate) struct Shared {
     pub(crate) initialized_early: AtomicBool,
     /// The transport's `Mcp-Param-*` headers (see `Transport::mirrored_params`).
     pub(crate) mirrored: Option<Arc<[(String, String)]>>,
+    /// Answers the runtime gave at once (ping, refusals) still being sent on tasks of
+    /// their own: the session's end waits for them before it closes the sink.
+    pub(crate) sends_in_flight: std::sync::atomic::AtomicUsize,
+    /// Fires when `sends_in_flight` drops to zero.
+    pub(crate) sends_idle: tokio::sync::Notify,
 }
 
 impl Shared {

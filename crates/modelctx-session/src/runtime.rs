@@ -25,6 +25,9 @@ use crate::peer::{Outcome, Peer, Progress, Shared};
 use crate::pending::PendingTable;
 use crate::service::{RequestContext, Service};
 
+/// How long the session's end waits for answers it already gave to leave.
+const SEND_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Starts a session over `transport`, serving inbound messages with `service`.
 ///
 /// Spawns the receive task on the current tokio runtime and returns the [`Peer`] handle.
@@ -57,6 +60,8 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         initialize_seen: AtomicBool::new(false),
         initialized_early: AtomicBool::new(false),
         mirrored,
+        sends_in_flight: std::sync::atomic::AtomicUsize::new(0),
+        sends_idle: tokio::sync::Notify::new(),
     });
     let peer = Peer {
         shared: shared.clone(),
@@ -177,6 +182,18 @@ impl Receiver {
         for token in inflight {
             token.cancel();
         }
+        // Answers already given (a ping's, a refusal) leave before the sink closes: a
+        // peer that stops sending (stdin closed) still reads what it was answered.
+        let flushed = async {
+            loop {
+                let idle = shared.sends_idle.notified();
+                if shared.sends_in_flight.load(Ordering::Acquire) == 0 {
+                    break;
+                }
+                idle.await;
+            }
+        };
+        let _ = tokio::time::timeout(SEND_FLUSH_LIMIT, flushed).await;
         shared.sink.close().await;
     }
 
@@ -287,10 +304,23 @@ impl Core {
         }
     }
 
+    /// Sends an answer the runtime gave itself: at once when the sink takes it in one
+    /// poll, else on a task of its own that the session's end waits for.
     fn spawn_send(&self, message: JsonRpcMessage, related: Option<RequestId>) {
         let shared = self.shared.clone();
-        tokio::spawn(async move {
+        let mut send: BoxFuture<'static, ()> = Box::pin(async move {
             let _ = shared.send(message, related).await;
+        });
+        if poll_once(&mut send) {
+            return;
+        }
+        let shared = self.shared.clone();
+        shared.sends_in_flight.fetch_add(1, Ordering::AcqRel);
+        tokio::spawn(async move {
+            send.await;
+            if shared.sends_in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+                shared.sends_idle.notify_waiters();
+            }
         });
     }
 

@@ -1489,3 +1489,97 @@ async fn closing_fails_pending_requests_and_cancels_handlers() {
     );
     assert!(h.peer.ping().await.unwrap_err().is_closed());
 }
+
+// ---------------------------------------------------------------------------------------
+// The session's end
+// ---------------------------------------------------------------------------------------
+
+/// A sink that takes each message only on its second poll (a write that does not finish
+/// at once, like a pipe under load), recording what it took and when it was closed.
+struct SlowSink {
+    log: Arc<std::sync::Mutex<Vec<String>>>,
+    closed: Arc<Notify>,
+}
+
+impl modelctx_transport::MessageSink for SlowSink {
+    fn send(
+        &self,
+        message: modelctx_transport::TransportMessage,
+    ) -> BoxFuture<'_, Result<(), modelctx_transport::TransportError>> {
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            let text = serde_json::to_string(&message.message).unwrap();
+            self.log.lock().unwrap().push(text);
+            Ok(())
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.log.lock().unwrap().push("closed".to_owned());
+            self.closed.notify_one();
+        })
+    }
+}
+
+/// The inbound side: the test's messages, then the end of the stream.
+struct Inbound(mpsc::UnboundedReceiver<modelctx_transport::TransportMessage>);
+
+impl modelctx_transport::MessageStream for Inbound {
+    fn recv(
+        &mut self,
+    ) -> BoxFuture<
+        '_,
+        Option<Result<modelctx_transport::TransportMessage, modelctx_transport::TransportError>>,
+    > {
+        Box::pin(async move { self.0.recv().await.map(Ok) })
+    }
+}
+
+#[tokio::test]
+async fn answers_given_at_once_leave_before_the_sink_closes_when_the_peer_stops_sending() {
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let closed = Arc::new(Notify::new());
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (events, _events) = mpsc::unbounded_channel();
+    let service = Arc::new(TestService {
+        events,
+        release: Arc::new(Notify::new()),
+    });
+    let peer = start(
+        (
+            SlowSink {
+                log: log.clone(),
+                closed: closed.clone(),
+            },
+            Inbound(rx),
+        ),
+        service,
+        SessionConfig::server(),
+    );
+    // A ping (answered by the runtime itself) and a request refused before the
+    // handshake, then the peer closes its side (stdin reaches EOF).
+    let ping = JsonRpcRequest::new(RequestId::from(1), "ping", None);
+    let early = JsonRpcRequest::new(RequestId::from(2), "tools/list", None);
+    tx.send(modelctx_transport::TransportMessage::new(ping.into()))
+        .unwrap();
+    tx.send(modelctx_transport::TransportMessage::new(early.into()))
+        .unwrap();
+    drop(tx);
+    tokio::time::timeout(Duration::from_secs(5), peer.closed())
+        .await
+        .expect("the session ends when its input does");
+    tokio::time::timeout(Duration::from_secs(5), closed.notified())
+        .await
+        .expect("the sink is closed");
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert!(
+        log[..2].iter().any(|l| l.contains(r#""id":1,"result":{}"#)),
+        "{log:?}"
+    );
+    assert!(
+        log[..2].iter().any(|l| l.contains(r#""id":2,"error""#)),
+        "{log:?}"
+    );
+}
