@@ -731,7 +731,7 @@ impl Leg {
                 self.wire.name()
             ),
             Role::Server => format!(
-                "modelctx-client -> {}-server{era} ({})",
+                "modelctx-client{era} -> {}-server ({})",
                 self.peer.name(),
                 self.wire.name()
             ),
@@ -753,6 +753,7 @@ const LEGS: &[Leg] = &[
     Leg::new(TypeScriptV2, Role::Client, Http, Some("2026-07-28")),
     Leg::new(TypeScriptV2, Role::Client, StdioWire, Some("2026-07-28")),
     Leg::new(TypeScriptV2, Role::Server, Http, None),
+    Leg::new(TypeScriptV2, Role::Server, Http, Some("2026-07-28")),
     Leg::new(TypeScriptV2, Role::Server, StdioWire, None),
     Leg::new(Python, Role::Client, Http, None),
     Leg::new(Python, Role::Client, StdioWire, None),
@@ -762,6 +763,8 @@ const LEGS: &[Leg] = &[
     Leg::new(Python, Role::Client, StdioWire, Some("2026-07-28")),
     Leg::new(Python, Role::Server, Http, None),
     Leg::new(Python, Role::Server, StdioWire, None),
+    Leg::new(Python, Role::Server, Http, Some("2026-07-28")),
+    Leg::new(Python, Role::Server, StdioWire, Some("2026-07-28")),
 ];
 
 #[derive(Debug)]
@@ -851,6 +854,9 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
         Role::Server => {
             let mut ours = Command::new(&client_bin);
             ours.arg("--interop");
+            if let Some(era) = leg.era {
+                ours.args(["--era", era]);
+            }
             match leg.wire {
                 Http => {
                     let mut server = leg.peer.command(paths, Role::Server)?;

@@ -355,8 +355,19 @@ impl Client {
         self.request::<CompleteRequest>(params).await
     }
 
-    /// Asks the server to send only log messages at `level` or above.
+    /// Asks the server to send only log messages at `level` or above. In protocol
+    /// 2026-07-28 there is no `logging/setLevel`: the level then travels with every
+    /// later request (`io.modelcontextprotocol/logLevel`), and without it the server
+    /// sends no log messages at all.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), SessionError> {
+        if self.inner.stateless.is_some() {
+            *self
+                .inner
+                .log_level
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some(level);
+            return Ok(());
+        }
         self.request::<SetLevelRequest>(SetLevelRequestParams::new(level))
             .await
             .map(drop)

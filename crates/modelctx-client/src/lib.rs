@@ -60,6 +60,7 @@ mod features;
 mod list_changed;
 mod ordering;
 mod roots;
+mod stateless;
 mod validation;
 
 use std::borrow::Cow;
@@ -76,7 +77,7 @@ use modelctx_session::{
 use modelctx_transport::Transport;
 use modelctx_types::{
     ClientCapabilities, ErrorData, Implementation, InitializeRequest, InitializeRequestParams,
-    InitializeResult, InitializedNotification, JsonRpcNotification, JsonRpcRequest,
+    InitializeResult, InitializedNotification, JsonRpcNotification, JsonRpcRequest, Meta,
     NotificationMethod, ProtocolVersion, RawValue, RequestMethod, ServerCapabilities, to_raw,
 };
 
@@ -107,6 +108,9 @@ pub struct ClientBuilder {
     session: SessionConfig,
     callbacks: callbacks::Callbacks,
     list_changed: list_changed::Reactions,
+    /// The 2026-07-28 era: `None` off, `Some(false)` when the server offers it (else
+    /// the handshake), `Some(true)` only it.
+    stateless_era: Option<bool>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -223,6 +227,20 @@ impl ClientBuilder {
         self
     }
 
+    /// Also speaks protocol 2026-07-28, the stateless era: `connect` asks the server
+    /// with `server/discover` first and, when it offers 2026-07-28, sends every request
+    /// with its own envelope (no handshake) and answers a server's input requests
+    /// (sampling, elicitation, roots) with the same callbacks, retrying the request with
+    /// the answers. When the server does not offer it, `connect` falls back to the
+    /// handshake unless `pinned`. Unstable and off by default while the era is being
+    /// built (issue 20).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn unstable_2026_07_28(mut self, pinned: bool) -> Self {
+        self.stateless_era = Some(pinned);
+        self
+    }
+
     /// Connects over `transport`: runs the initialize handshake and returns the client.
     /// Fails when the server answers with an error, with a protocol revision this SDK
     /// does not speak (the session is then closed), or when the transport closes.
@@ -239,11 +257,40 @@ impl ClientBuilder {
         let features = features::FeatureState::default();
         features.log_order.install(&mut self.notifications);
         let transport = features.log_order.wrap(transport);
+        let requests = Arc::new(self.requests);
         let service = Arc::new(ClientService {
-            requests: self.requests,
+            requests: requests.clone(),
             notifications: self.notifications,
         });
         let peer = modelctx_session::start(transport, service, self.session);
+        if let Some(pinned) = self.stateless_era {
+            let envelope = stateless::envelope(&capabilities, &self.info);
+            match stateless::discover(&peer, &envelope).await {
+                Ok(init) => {
+                    peer.unstable_enter_stateless_era();
+                    list_gate.open(&init.capabilities);
+                    return Ok(Client {
+                        inner: Arc::new(Inner {
+                            peer,
+                            init,
+                            capabilities,
+                            info: self.info,
+                            elicitations,
+                            features,
+                            stateless: Some(envelope),
+                            log_level: std::sync::Mutex::new(None),
+                            requests,
+                        }),
+                    });
+                }
+                Err(e) if pinned => {
+                    peer.close().await;
+                    return Err(e);
+                }
+                // Not offered: the handshake era.
+                Err(_) => {}
+            }
+        }
         let params = InitializeRequestParams::new(
             self.protocol_version,
             capabilities.clone(),
@@ -274,13 +321,16 @@ impl ClientBuilder {
                 info: self.info,
                 elicitations,
                 features,
+                stateless: None,
+                log_level: std::sync::Mutex::new(None),
+                requests,
             }),
         })
     }
 }
 
 struct ClientService {
-    requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
+    requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
     notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
 }
 
@@ -324,6 +374,14 @@ struct Inner {
     info: Implementation,
     elicitations: Arc<elicitation::Tracker>,
     features: features::FeatureState,
+    /// In the stateless era: the envelope every request carries in `_meta`.
+    stateless: Option<Meta>,
+    /// In the stateless era: the log level `set_logging_level` chose, sent with every
+    /// request (`io.modelcontextprotocol/logLevel`).
+    log_level: std::sync::Mutex<Option<modelctx_types::LoggingLevel>>,
+    /// The handlers of requests from the server, which also answer a server's input
+    /// requests in the stateless era.
+    requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
 }
 
 impl fmt::Debug for Client {
@@ -347,6 +405,7 @@ impl Client {
             session: SessionConfig::client(),
             callbacks: callbacks::Callbacks::default(),
             list_changed: list_changed::Reactions::default(),
+            stateless_era: None,
         }
     }
 
@@ -406,6 +465,10 @@ impl Client {
         params: M::Params,
         options: RequestOptions,
     ) -> Result<M::Result, SessionError> {
+        if self.inner.stateless.is_some() {
+            check_server_capability(self.server_capabilities(), M::METHOD)?;
+            return stateless::request::<M>(self, params, options).await;
+        }
         self.start_request::<M>(params, options)?.await
     }
 
@@ -416,7 +479,26 @@ impl Client {
         options: RequestOptions,
     ) -> Result<RequestHandle<M::Result>, SessionError> {
         check_server_capability(self.server_capabilities(), M::METHOD)?;
+        let options = match self.envelope() {
+            Some(envelope) => stateless::with_envelope(options, &envelope),
+            None => options,
+        };
         Ok(self.inner.peer.start_request::<M>(params, options))
+    }
+
+    /// The stateless era's envelope with the chosen log level, if the client is in it.
+    pub(crate) fn envelope(&self) -> Option<Meta> {
+        let mut envelope = self.inner.stateless.clone()?;
+        if let Some(level) = self
+            .inner
+            .log_level
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            envelope.set_log_level(level);
+        }
+        Some(envelope)
     }
 
     /// Sends a typed notification. Refused locally when it belongs to a capability
@@ -429,8 +511,14 @@ impl Client {
         self.inner.peer.notify::<N>(params).await
     }
 
-    /// Pings the server.
+    /// Pings the server. Protocol 2026-07-28 has no ping: the client asks
+    /// `server/discover` instead.
     pub async fn ping(&self) -> Result<(), SessionError> {
+        if let Some(envelope) = self.envelope() {
+            return stateless::discover(&self.inner.peer, &envelope)
+                .await
+                .map(|_| ());
+        }
         self.inner.peer.ping().await
     }
 

@@ -67,6 +67,7 @@ impl PhaseCell {
 }
 
 pub(crate) const PING: &str = "ping";
+pub(crate) const DISCOVER: &str = "server/discover";
 pub(crate) const INITIALIZE: &str = "initialize";
 pub(crate) const INITIALIZED: &str = "notifications/initialized";
 pub(crate) const CANCELLED: &str = "notifications/cancelled";
@@ -93,6 +94,13 @@ pub(crate) fn check_inbound_request(
 
 /// Whether an outbound request may be sent now; the reason otherwise.
 pub(crate) fn check_outbound_request(role: Role, phase: Phase, method: &str) -> Result<(), String> {
+    if role == Role::Client && phase == Phase::Stateless {
+        return Ok(());
+    }
+    // A client may ask which eras the server speaks before it commits to one.
+    if role == Role::Client && phase == Phase::New && method == DISCOVER {
+        return Ok(());
+    }
     if phase == Phase::Stateless {
         return Err(format!(
             "cannot send {method}: the stateless era (2026-07-28) has no requests from the server; a handler asks the client for input through an input-required result"

@@ -383,6 +383,14 @@ impl Peer {
         self.shared.phase.get().is_serving()
     }
 
+    /// Moves a client session that has not started a handshake into the stateless era
+    /// (2026-07-28): requests need no handshake from then on. False when the session
+    /// was not new. Unstable.
+    #[doc(hidden)]
+    pub fn unstable_enter_stateless_era(&self) -> bool {
+        self.shared.role == Role::Client && self.shared.phase.advance(Phase::New, Phase::Stateless)
+    }
+
     /// Whether the session serves the stateless era (2026-07-28): its first request
     /// came with the per-request envelope instead of `initialize`. Unstable.
     #[doc(hidden)]

@@ -95,6 +95,21 @@ impl RequestContext {
         }
     }
 
+    /// The context of a request that did not come over the session: an input request
+    /// embedded in a server's answer (protocol 2026-07-28), answered by the same handler
+    /// as a request from the server. No `_meta`, no progress, its own cancellation.
+    /// Unstable.
+    #[doc(hidden)]
+    pub fn unstable_detached(id: RequestId, peer: Peer) -> Self {
+        Self {
+            id,
+            meta: None,
+            cancellation: CancellationToken::new(),
+            peer,
+            progress: None,
+        }
+    }
+
     /// The request id.
     pub fn request_id(&self) -> &RequestId {
         &self.id

@@ -22,6 +22,8 @@
 //! another SDK's server instead (`xtask/interop/ts-server.mjs` and `py-server.py`
 //! in `cargo xtask interop`): tools with progress and logging, a resource, a prompt, completion, and
 //! tools that ask this client for sampling and elicitation — asserting on each result.
+//! `--interop --era 2026-07-28 ...` speaks only protocol 2026-07-28 (the stateless era,
+//! still behind its unstable switch): the server's input requests come back in rounds.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -58,7 +60,15 @@ fn check(name: &str, result: &CallToolResult) -> Result<(), Error> {
 
 async fn run(scenario: &str, url: &str) -> Result<(), Error> {
     let transport = StreamableHttpClientTransport::new(url)?;
-    let mut builder = Client::builder("modelctx-conformance-client", "1.0.0");
+    // Both eras: `server/discover` first, the handshake when the server does not offer
+    // 2026-07-28 (the era is still behind its unstable switch).
+    let mut builder =
+        Client::builder("modelctx-conformance-client", "1.0.0").unstable_2026_07_28(false);
+    if scenario == "sep-2322-client-request-state" {
+        // Confirms whatever the server asks to confirm (the scenario's input requests).
+        builder = builder
+            .form_elicitation(|form, _cx| async move { Ok(FormAnswer::Accept(form.prefilled)) });
+    }
     if scenario == "elicitation-sep1034-client-defaults" {
         // Accept with the form's defaults: `prefilled` holds every default the schema
         // gives, which is what the scenario checks arrives.
@@ -108,6 +118,24 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
                 .await?;
             check("json_schema_echo", &result)
         }
+        "sep-2322-client-request-state" => {
+            // Every tool of the scenario, in order: input answered in rounds, the state
+            // echoed, an unrelated call in between carrying neither.
+            for tool in &tools {
+                let result = client.call_tool(&tool.name, JsonObject::new()).await?;
+                check(&tool.name, &result)?;
+            }
+            Ok(())
+        }
+        other if !context_tool_calls().is_empty() => {
+            // The scenario says which calls to make (`MCP_CONFORMANCE_CONTEXT`).
+            eprintln!("scenario {other:?}: the tool calls its context lists");
+            for (name, arguments) in context_tool_calls() {
+                let result = client.call_tool(&name, arguments).await?;
+                check(&name, &result)?;
+            }
+            Ok(())
+        }
         other => {
             eprintln!("scenario {other:?}: connect, list and call the first tool");
             match tools.first() {
@@ -121,6 +149,29 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
     };
     client.close().await;
     outcome
+}
+
+/// The `toolCalls` of the scenario's `MCP_CONFORMANCE_CONTEXT`, if it has any.
+fn context_tool_calls() -> Vec<(String, JsonObject)> {
+    let Some(context) = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
+    else {
+        return Vec::new();
+    };
+    context["toolCalls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .filter_map(|call| {
+                    let name = call["name"].as_str()?.to_owned();
+                    let arguments = call["arguments"].as_object().cloned().unwrap_or_default();
+                    Some((name, arguments))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Fails the flow with `what` unless `ok`.
@@ -137,9 +188,14 @@ fn text_of(result: &CallToolResult) -> String {
 }
 
 /// Drives another SDK's interop server (see the module docs) over `transport`.
-async fn interop<T: Transport>(transport: T) -> Result<(), Error> {
+async fn interop<T: Transport>(transport: T, era_2026: bool) -> Result<(), Error> {
     let (logs_tx, mut logs) = tokio::sync::mpsc::unbounded_channel();
-    let client = Client::builder("modelctx-interop-client", "1.0.0")
+    let mut builder = Client::builder("modelctx-interop-client", "1.0.0");
+    if era_2026 {
+        // Only the stateless era (pinned): the leg fails if the server does not offer it.
+        builder = builder.unstable_2026_07_28(true);
+    }
+    let client = builder
         .sampling(SamplingSupport::new(), |params, _cx| async move {
             let question: String = params
                 .messages
@@ -272,17 +328,23 @@ async fn interop<T: Transport>(transport: T) -> Result<(), Error> {
 }
 
 async fn interop_main(args: &[String]) -> Result<(), Error> {
+    let (era_2026, args) = match args {
+        [flag, version, rest @ ..] if flag == "--era" && version == "2026-07-28" => (true, rest),
+        _ => (false, args),
+    };
     match args {
-        [mode, url] if mode == "http" => interop(StreamableHttpClientTransport::new(url)?).await,
+        [mode, url] if mode == "http" => {
+            interop(StreamableHttpClientTransport::new(url)?, era_2026).await
+        }
         [mode, program, rest @ ..] if mode == "stdio" => {
             let child = ChildProcess::new(program)
                 .args(rest)
                 .stderr(Stderr::lines(|line| eprintln!("[server] {line}")))
                 .spawn()?;
-            interop(child).await
+            interop(child, era_2026).await
         }
         _ => Err(
-            "usage: conformance-client --interop (http <URL> | stdio <program> [args...])".into(),
+            "usage: conformance-client --interop [--era 2026-07-28] (http <URL> | stdio <program> [args...])".into(),
         ),
     }
 }

@@ -31,6 +31,29 @@ pub(super) async fn send(
     }
     let token = message.resumption_token.clone();
     match message.message {
+        JsonRpcMessage::Request(request) if era_version(&request).is_some() => {
+            // The stateless era (2026-07-28): no session, the headers mirror the body.
+            {
+                let mut st = inner.state();
+                st.inflight.insert(request.id.clone(), 0);
+                if request.method == "tools/list" {
+                    st.tool_lists.insert(request.id.clone());
+                }
+            }
+            let task_inner = inner.clone();
+            tokio::spawn(async move {
+                let id = request.id.clone();
+                let outcome = tokio::select! {
+                    biased;
+                    () = task_inner.closed.cancelled() => Ok(()),
+                    r = run_stateless(&task_inner, request) => r,
+                };
+                if let Err(reason) = outcome {
+                    fail_request(&task_inner, id, reason).await;
+                }
+            });
+            Ok(())
+        }
         JsonRpcMessage::Request(request) => {
             if request.method == "initialize" {
                 let mut st = inner.state();
@@ -163,6 +186,229 @@ async fn request(
             ));
         }
         return Ok(response);
+    }
+}
+
+/// The protocol version a request of the stateless era carries in its `_meta`.
+fn era_version(request: &JsonRpcRequest) -> Option<String> {
+    let params = request.params.as_deref()?;
+    if !params
+        .get()
+        .contains(modelctx_types::Meta::PROTOCOL_VERSION)
+    {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<modelctx_types::Meta>,
+    }
+    serde_json::from_str::<Params>(params.get())
+        .ok()?
+        .meta?
+        .protocol_version()
+        .map(str::to_owned)
+}
+
+/// The headers a request of the stateless era mirrors from its body:
+/// `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for the methods that name a
+/// tool, prompt or resource (Base64 in the `=?base64?…?=` form when the value is not a
+/// plain header value).
+fn era_headers(request: &JsonRpcRequest, version: &str) -> Vec<(String, String)> {
+    let mut headers = vec![
+        (MCP_PROTOCOL_VERSION.to_owned(), version.to_owned()),
+        ("mcp-method".to_owned(), request.method.to_string()),
+    ];
+    let field = match request.method.as_ref() {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return headers,
+    };
+    let value = request
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
+        .and_then(|p| p.get(field).and_then(|v| v.as_str()).map(str::to_owned));
+    if let Some(value) = value {
+        headers.push(("mcp-name".to_owned(), header_safe(&value)));
+    }
+    headers
+}
+
+/// The `Mcp-Param-{Name}` headers of a `tools/call`: each argument the tool's schema
+/// marks with `x-mcp-header` (as learned from `tools/list`) that has a value — a
+/// string as is (or Base64 when it cannot travel plain), an integer in decimal, a
+/// boolean as `true`/`false`; no header for a missing or null value.
+fn param_headers(inner: &ClientInner, request: &JsonRpcRequest) -> Vec<(String, String)> {
+    let Some(params) = request
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
+    else {
+        return Vec::new();
+    };
+    let Some(name) = params.get("name").and_then(|n| n.as_str()) else {
+        return Vec::new();
+    };
+    let marked = inner
+        .state()
+        .param_headers
+        .get(name)
+        .cloned()
+        .unwrap_or_default();
+    let mut headers = Vec::new();
+    for (header, path) in marked {
+        let mut value = params.get("arguments");
+        for key in &path {
+            value = value.and_then(|v| v.get(key));
+        }
+        let text = match value {
+            Some(serde_json::Value::String(s)) => header_safe(s),
+            Some(serde_json::Value::Bool(b)) => b.to_string(),
+            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+            _ => continue,
+        };
+        headers.push((format!("mcp-param-{header}"), text));
+    }
+    headers
+}
+
+/// Remembers, from a `tools/list` answer of the stateless era, which arguments each
+/// tool mirrors into headers.
+fn learn_param_headers(inner: &ClientInner, result: &modelctx_types::RawValue) {
+    #[derive(serde::Deserialize)]
+    struct Listed {
+        tools: Vec<serde_json::Value>,
+    }
+    let Ok(listed) = serde_json::from_str::<Listed>(result.get()) else {
+        return;
+    };
+    let mut st = inner.state();
+    for tool in listed.tools {
+        let (Some(name), Some(schema)) = (
+            tool.get("name").and_then(|n| n.as_str()),
+            tool.get("inputSchema"),
+        ) else {
+            continue;
+        };
+        let mut marked = Vec::new();
+        marked_params(schema, &mut Vec::new(), &mut marked);
+        st.param_headers.insert(name.to_owned(), marked);
+    }
+}
+
+/// The `x-mcp-header` names of a schema's properties reachable through `properties`
+/// alone, with their paths.
+fn marked_params(
+    schema: &serde_json::Value,
+    path: &mut Vec<String>,
+    out: &mut Vec<(String, Vec<String>)>,
+) {
+    let Some(serde_json::Value::Object(properties)) = schema.get("properties") else {
+        return;
+    };
+    for (name, property) in properties {
+        path.push(name.clone());
+        if let Some(serde_json::Value::String(header)) = property.get("x-mcp-header") {
+            out.push((header.clone(), path.clone()));
+        }
+        marked_params(property, path, out);
+        path.pop();
+    }
+}
+
+/// A value as a header carries it: as is when it is plain visible ASCII without
+/// surrounding spaces, else `=?base64?…?=` (also for a value that looks like that form).
+fn header_safe(value: &str) -> String {
+    let visible = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let padded = value.starts_with(' ') || value.ends_with(' ');
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
+    let plain = visible && !padded && !sentinel;
+    if plain {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            crate::shared::base64_encode(value.as_bytes())
+        )
+    }
+}
+
+/// One request of the stateless era: its own POST, its answer from the JSON body or
+/// the SSE stream — or, for a refusal with an HTTP error status, from the JSON-RPC
+/// error in the body.
+async fn run_stateless(inner: &ClientInner, request: JsonRpcRequest) -> Result<(), String> {
+    let id = request.id.clone();
+    let version = era_version(&request).unwrap_or_default();
+    let mut headers = era_headers(&request, &version);
+    if request.method == "tools/call" {
+        headers.extend(param_headers(inner, &request));
+    }
+    let body = serde_json::to_vec(&JsonRpcMessage::Request(request)).map_err(|e| e.to_string())?;
+    let mut retried = false;
+    let response = loop {
+        let mut rb = inner.http.request(Method::POST, &inner.url);
+        rb = rb.headers(inner.headers.clone());
+        if let Some(auth) = &inner.auth {
+            rb = rb.headers(auth.headers().await.map_err(|e| e.to_string())?);
+        }
+        rb = rb
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header(header::CONTENT_TYPE, "application/json");
+        for (name, value) in &headers {
+            rb = rb.header(name.as_str(), value.as_str());
+        }
+        let response = rb
+            .body(body.clone())
+            .send()
+            .await
+            .map_err(|e| format!("HTTP request failed: {e}"))?;
+        let status = response.status();
+        if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+            && !retried
+            && let Some(auth) = &inner.auth
+            && auth.on_rejected(status.as_u16(), response.headers()).await
+        {
+            retried = true;
+            continue;
+        }
+        break response;
+    };
+    let status = response.status();
+    if is_sse(&response) && status.is_success() {
+        let mut last_id = None;
+        let read = read_sse(inner, response, Some(&id), None, &mut last_id).await;
+        return if read.answered {
+            Ok(())
+        } else {
+            Err("the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed)".to_owned())
+        };
+    }
+    let text = response
+        .text()
+        .await
+        .map_err(|e| format!("reading the response failed: {e}"))?;
+    match JsonRpcMessage::from_slice(text.as_bytes()) {
+        Ok(message @ JsonRpcMessage::Response(_)) if status.is_success() => {
+            deliver(inner, message, None, None).await;
+            Ok(())
+        }
+        // A refusal (400, 404, ...) carries its JSON-RPC error: that is the answer.
+        Ok(JsonRpcMessage::Error(error))
+            if error.id.is_none() || error.id.as_ref() == Some(&id) =>
+        {
+            deliver(
+                inner,
+                rewrite_id(JsonRpcMessage::Error(error), &id),
+                None,
+                None,
+            )
+            .await;
+            Ok(())
+        }
+        _ => Err(format!(
+            "the server answered HTTP {status} without a JSON-RPC answer"
+        )),
     }
 }
 
@@ -455,6 +701,11 @@ async fn deliver(
     token: Option<Arc<str>>,
     stream_of: Option<&RequestId>,
 ) {
+    if let (JsonRpcMessage::Response(r), true) = (&message, is_response(&message))
+        && inner.state().tool_lists.remove(&r.id)
+    {
+        learn_param_headers(inner, &r.result);
+    }
     if let (true, Some(id)) = (is_response(&message), message.id()) {
         let mut st = inner.state();
         st.inflight.remove(id);

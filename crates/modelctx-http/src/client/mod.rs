@@ -47,6 +47,11 @@ pub(crate) struct State {
     /// Attached to a session with [`StreamableHttpClientBuilder::session`] that has
     /// not seen its `initialize` yet: the first one is sent on it.
     pub(crate) attached: bool,
+    /// `tools/list` requests of the stateless era awaiting their answer.
+    pub(crate) tool_lists: std::collections::HashSet<RequestId>,
+    /// Per tool, the arguments its `inputSchema` marks with `x-mcp-header`: the header
+    /// name and the path of `properties` keys to the value (stateless era).
+    pub(crate) param_headers: HashMap<String, Vec<(String, Vec<String>)>>,
 }
 
 pub(crate) struct ClientInner {

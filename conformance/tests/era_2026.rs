@@ -1,0 +1,156 @@
+//! The 2026-07-28 era end to end with modelctx on both sides (both behind their unstable
+//! switches until the era is complete): the client finds the era with `server/discover`
+//! and serves the server's input requests from the same callbacks it uses in a session.
+//! These tests join the manifest's 2026-07-28 cells when the SDK declares them.
+
+use std::time::Duration;
+
+use modelctx::client::{Client, FormAnswer};
+use modelctx::server::{Context, Elicited, Server, ToolDef};
+use modelctx::types::{CallToolResult, ElicitValue, RequestedSchema, Tool};
+use serde_json::json;
+
+fn greeter(stateless: bool) -> Server {
+    let tool = Tool::new(
+        "greet",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    let greet = ToolDef::with_schema(tool, |_args, cx: Context| async move {
+        let schema: RequestedSchema = serde_json::from_value(json!({
+            "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]
+        }))
+        .unwrap();
+        let answer = cx
+            .elicit_form_schema("What is your name?", schema)
+            .await
+            .map_err(|e| e.to_string())?;
+        let name = match answer {
+            Elicited::Accepted(form) => match form.get("name") {
+                Some(ElicitValue::String(name)) => name.clone(),
+                other => format!("{other:?}"),
+            },
+            _ => "stranger".to_owned(),
+        };
+        Ok::<_, String>(CallToolResult::text(format!("Hello, {name}!")))
+    });
+    let builder = Server::builder("greeter", "1.0.0").tool(greet).unwrap();
+    if stateless {
+        builder.unstable_2026_07_28().build()
+    } else {
+        builder.build()
+    }
+}
+
+fn era_client(pinned: bool) -> modelctx::client::ClientBuilder {
+    Client::builder("era-client", "1.0.0")
+        .form_elicitation(|form, _cx| async move {
+            let mut answer = form.prefilled;
+            answer.insert("name".to_owned(), ElicitValue::String("Ada".to_owned()));
+            Ok(FormAnswer::Accept(answer))
+        })
+        .unstable_2026_07_28(pinned)
+}
+
+async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(10), f)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within 10 s"))
+}
+
+#[tokio::test]
+async fn a_client_that_speaks_both_eras_finds_the_stateless_one_and_answers_input_requests() {
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = greeter(true).serve(server_side);
+    let client = within("connect", era_client(false).connect(client_side))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version().as_str(), "2026-07-28");
+    assert_eq!(client.server_info().name, "greeter");
+    let tools = within("tools/list", client.list_all_tools()).await.unwrap();
+    assert_eq!(tools[0].name, "greet");
+    let result = within(
+        "tools/call",
+        client.call_tool("greet", serde_json::Map::new()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+    within("ping", client.ping()).await.unwrap();
+}
+
+#[tokio::test]
+async fn against_a_handshake_only_server_it_falls_back_unless_pinned() {
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = greeter(false).serve(server_side);
+    let client = within("connect", era_client(false).connect(client_side))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version().as_str(), "2025-11-25");
+    let result = within(
+        "tools/call",
+        client.call_tool("greet", serde_json::Map::new()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = greeter(false).serve(server_side);
+    assert!(
+        within("connect", era_client(true).connect(client_side))
+            .await
+            .is_err()
+    );
+}
+
+/// One endpoint serving both eras, on a loopback port.
+async fn http_endpoint() -> String {
+    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
+    let server = greeter(true);
+    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        server.serve_with(transport, modelctx::session::SessionConfig::server());
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    url
+}
+
+#[tokio::test]
+async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds() {
+    let url = http_endpoint().await;
+    let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
+    let client = within("connect", era_client(true).connect(transport))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version().as_str(), "2026-07-28");
+    let result = within(
+        "tools/call",
+        client.call_tool("greet", serde_json::Map::new()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+    // A refusal comes back as the JSON-RPC error the server sent (HTTP 404 here).
+    let error = within(
+        "an unknown tool",
+        client.call_tool("nope", serde_json::Map::new()),
+    )
+    .await;
+    assert!(error.is_err() || error.unwrap().is_error());
+
+    // The same endpoint still serves a handshake client.
+    let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
+    let old = within(
+        "connect (2025)",
+        Client::builder("old", "1.0.0")
+            .form_elicitation(|form, _cx| async move { Ok(FormAnswer::Accept(form.prefilled)) })
+            .connect(transport),
+    )
+    .await
+    .unwrap();
+    assert_eq!(old.protocol_version().as_str(), "2025-11-25");
+}

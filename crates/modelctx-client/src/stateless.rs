@@ -1,0 +1,177 @@
+//! The client in protocol 2026-07-28, the stateless era: no handshake, an envelope in
+//! every request's `_meta`, and multi round-trip requests — a `tools/call`,
+//! `prompts/get` or `resources/read` the server answers with an `InputRequiredResult`
+//! is retried (a new request) with the answers to its input requests, which the same
+//! callbacks give as to requests from a server in a session.
+
+use std::borrow::Cow;
+
+use modelctx_session::{Peer, RequestContext, RequestOptions, SessionError};
+use modelctx_types::{
+    ClientCapabilities, DiscoverRequest, ErrorData, Implementation, InitializeResult, Meta,
+    ProtocolVersion, RequestId, RequestMethod, RequestParams, to_raw,
+};
+use serde_json::{Map, Value};
+
+use crate::Client;
+
+/// The methods a server may answer with an `InputRequiredResult`.
+const ROUND_TRIP_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+
+/// How many rounds of input a request may take before the client gives up.
+const MAX_ROUNDS: usize = 16;
+
+/// The `_meta` envelope of every request: protocol version, capabilities, identity.
+pub(crate) fn envelope(capabilities: &ClientCapabilities, info: &Implementation) -> Meta {
+    let mut meta = Meta::new();
+    meta.set_protocol_version(ProtocolVersion::V2026_07_28.as_str());
+    meta.set_client_capabilities(capabilities);
+    meta.set_client_info(info);
+    meta
+}
+
+/// `options` with the envelope added to its `_meta` (the caller's keys win).
+pub(crate) fn with_envelope(mut options: RequestOptions, envelope: &Meta) -> RequestOptions {
+    let mut meta = envelope.clone();
+    if let Some(own) = options.meta.take() {
+        for (key, value) in own.0.iter() {
+            meta.insert(key.clone(), value.clone());
+        }
+    }
+    options.meta = Some(meta);
+    options
+}
+
+/// Asks the server which eras it speaks; `Ok` (what a handshake would have said) when it
+/// offers 2026-07-28.
+pub(crate) async fn discover(
+    peer: &Peer,
+    envelope: &Meta,
+) -> Result<InitializeResult, SessionError> {
+    let version = ProtocolVersion::V2026_07_28;
+    let params = RequestParams::new().with_meta(envelope.clone());
+    let found = match peer.request::<DiscoverRequest>(Some(params.clone())).await {
+        Ok(found) => found,
+        // An unsupported-version refusal that lists our version: ask once more.
+        Err(e) if offers(&e, version.as_str()) => {
+            peer.request::<DiscoverRequest>(Some(params)).await?
+        }
+        Err(e) => return Err(e),
+    };
+    if !found
+        .supported_versions
+        .iter()
+        .any(|v| v == version.as_str())
+    {
+        return Err(SessionError::refused(format!(
+            "the server offers protocol versions {:?}, not {}",
+            found.supported_versions,
+            version.as_str()
+        )));
+    }
+    let info = found
+        .meta
+        .as_ref()
+        .and_then(Meta::server_info)
+        .unwrap_or_else(|| Implementation::new("unknown", "unknown"));
+    let mut init = InitializeResult::new(version, found.capabilities, info);
+    init.instructions = found.instructions;
+    Ok(init)
+}
+
+/// Whether `error` is a `-32022` whose `data.supported` lists `version`.
+fn offers(error: &SessionError, version: &str) -> bool {
+    error.protocol_error().is_some_and(|e| {
+        e.code == modelctx_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            && e.data
+                .as_ref()
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .is_some_and(|s| s.iter().any(|v| v == version))
+    })
+}
+
+/// A request of the era: the envelope on each attempt, and the server's input
+/// requests answered until it completes.
+pub(crate) async fn request<M: RequestMethod>(
+    client: &Client,
+    params: M::Params,
+    options: RequestOptions,
+) -> Result<M::Result, SessionError> {
+    let envelope = client.envelope().unwrap_or_default();
+    let mut params = match serde_json::to_value(&params) {
+        Ok(Value::Object(map)) => map,
+        Ok(Value::Null) => Map::new(),
+        Ok(other) => {
+            return Err(SessionError::refused(format!(
+                "{} params must be an object, got {other}",
+                M::METHOD
+            )));
+        }
+        Err(e) => return Err(SessionError::refused(format!("cannot encode params: {e}"))),
+    };
+    let mut options = Some(options);
+    for _round in 0..=MAX_ROUNDS {
+        // The caller's options (progress, timeout) go with the first attempt; retries
+        // carry the envelope and the caller's `_meta`.
+        let attempt = options.take().unwrap_or_default();
+        let attempt = with_envelope(attempt, &envelope);
+        let raw = to_raw(&params).map_err(|e| SessionError::refused(e.to_string()))?;
+        let answer = client
+            .peer()
+            .start_raw(Cow::Borrowed(M::METHOD), Some(raw), attempt)
+            .await?;
+        let value: Value = serde_json::from_str(answer.get())
+            .map_err(|e| SessionError::refused(format!("the answer is not JSON: {e}")))?;
+        let input_required =
+            value.get("resultType").and_then(Value::as_str) == Some("input_required");
+        if !input_required || !ROUND_TRIP_METHODS.contains(&M::METHOD) {
+            return serde_json::from_value::<M::Result>(value).map_err(|e| {
+                SessionError::refused(format!("the {} answer does not decode: {e}", M::METHOD))
+            });
+        }
+        let responses = answer_inputs(client, value.get("inputRequests")).await?;
+        params.insert("inputResponses".to_owned(), Value::Object(responses));
+        match value.get("requestState") {
+            Some(state) => params.insert("requestState".to_owned(), state.clone()),
+            None => params.remove("requestState"),
+        };
+    }
+    Err(SessionError::refused(format!(
+        "the server asked for input more than {MAX_ROUNDS} times for one {}",
+        M::METHOD
+    )))
+}
+
+/// The answers to an `InputRequiredResult`'s input requests, by key, from the handlers
+/// that answer the same requests from a server in a session.
+async fn answer_inputs(
+    client: &Client,
+    requests: Option<&Value>,
+) -> Result<Map<String, Value>, SessionError> {
+    let mut responses = Map::new();
+    let Some(Value::Object(requests)) = requests else {
+        return Ok(responses);
+    };
+    for (key, request) in requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        let Some(handler) = client.inner.requests.get(method) else {
+            return Err(SessionError::refused(format!(
+                "the server asked for {method:?} (input {key:?}), which this client does not answer"
+            )));
+        };
+        let params = match request.get("params") {
+            Some(params) => Some(to_raw(params).map_err(|e| SessionError::refused(e.to_string()))?),
+            None => None,
+        };
+        let cx =
+            RequestContext::unstable_detached(RequestId::from(key.as_str()), client.peer().clone());
+        let answer = handler(params, cx).await.map_err(|e: ErrorData| {
+            SessionError::refused(format!("answering input {key:?}: {e}"))
+        })?;
+        let answer: Value =
+            serde_json::from_str(answer.get()).map_err(|e| SessionError::refused(e.to_string()))?;
+        responses.insert(key.clone(), answer);
+    }
+    Ok(responses)
+}
