@@ -123,7 +123,7 @@ mod selftest;
 #[cfg(feature = "runner")]
 mod wait;
 
-pub use kind::TransportKind;
+pub use kind::{Cell, SpecVersion, TransportKind};
 
 #[cfg(feature = "runner")]
 pub use connect::Connector;

@@ -70,15 +70,26 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
     }
     let (client_side, server_side) = connect.transport_pair().await;
     let (client_side, wire) = record(client_side);
-    let session = server.serve(server_side);
+    let stateless_era = connect.version() == modelctx_conformance::SpecVersion::V2026_07_28;
+    let (session, client) = if stateless_era {
+        let config = SessionConfig::server().unstable_stateless_era(true);
+        (
+            server.serve_with(server_side, config),
+            client.unstable_2026_07_28(true),
+        )
+    } else {
+        (server.serve(server_side), client)
+    };
     let client = within("the client to connect", client.connect(client_side))
         .await
         .expect("the client connects");
-    within(
-        "the server to see notifications/initialized",
-        session.initialized(),
-    )
-    .await;
+    if !stateless_era {
+        within(
+            "the server to see notifications/initialized",
+            session.initialized(),
+        )
+        .await;
+    }
     Pair {
         client,
         server: Some(session),

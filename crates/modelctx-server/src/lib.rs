@@ -937,7 +937,9 @@ impl Service for SessionService {
         request: JsonRpcRequest,
         context: RequestContext,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
-        if self.server.stateless_era && context.peer().is_stateless_era() {
+        // The session enters the era only when its config lets it (which the server's
+        // switch sets, and a caller of `serve_with` may set too).
+        if context.peer().is_stateless_era() {
             return self.stateless(request, context);
         }
         if request.method == <InitializeRequest as RequestMethod>::METHOD {
