@@ -154,3 +154,57 @@ async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds(
     .unwrap();
     assert_eq!(old.protocol_version().as_str(), "2025-11-25");
 }
+
+/// Sends on its channel when dropped.
+struct OnDrop(Option<tokio::sync::mpsc::UnboundedSender<()>>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+#[tokio::test]
+async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
+    let tool = Tool::new(
+        "wait",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    let wait = ToolDef::with_schema(tool, move |_args, cx: Context| {
+        let started = started_tx.clone();
+        let stopped = stopped_tx.clone();
+        async move {
+            // Dropped with the handler: a cancelled handler is stopped, not resumed.
+            let _signal = OnDrop(Some(stopped));
+            let _ = started.send(());
+            cx.cancellation().cancelled().await;
+            Ok::<_, String>(CallToolResult::text("cancelled"))
+        }
+    });
+    let server = Server::builder("waiter", "1.0.0")
+        .tool(wait)
+        .unwrap()
+        .unstable_2026_07_28()
+        .build();
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = server.serve(server_side);
+    let client = within("connect", era_client(true).connect(client_side))
+        .await
+        .unwrap();
+    let call = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool("wait", serde_json::Map::new()).await })
+    };
+    within("the handler to start", started.recv())
+        .await
+        .unwrap();
+    // The caller gives up: its request is dropped, which sends notifications/cancelled.
+    call.abort();
+    within("the handler to see the cancellation", stopped.recv())
+        .await
+        .unwrap();
+}
