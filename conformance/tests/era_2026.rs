@@ -208,3 +208,65 @@ async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn closing_the_response_stream_cancels_the_request_over_http() {
+    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
+    let tool = Tool::new(
+        "wait",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    let wait = ToolDef::with_schema(tool, move |_args, cx: Context| {
+        let started = started_tx.clone();
+        let stopped = stopped_tx.clone();
+        async move {
+            let _signal = OnDrop(Some(stopped));
+            let _ = started.send(());
+            cx.cancellation().cancelled().await;
+            Ok::<_, String>(CallToolResult::text("cancelled"))
+        }
+    });
+    let server = Server::builder("waiter", "1.0.0")
+        .tool(wait)
+        .unwrap()
+        .unstable_2026_07_28()
+        .build();
+    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        server.serve_with(transport, modelctx::session::SessionConfig::server());
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending()));
+
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "wait", "arguments": {},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let response = within(
+        "the response head",
+        reqwest::Client::new()
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "wait")
+            .body(body.to_string())
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    within("the handler to start", started.recv())
+        .await
+        .unwrap();
+    drop(response);
+    within("the handler to be stopped", stopped.recv())
+        .await
+        .unwrap();
+}

@@ -735,6 +735,7 @@ async fn deliver(
 
 /// Fails request `id` with a transport error, unless it was answered meanwhile.
 async fn fail_request(inner: &ClientInner, id: RequestId, reason: String) {
+    inner.state().tool_lists.remove(&id);
     // A closed transport fails everything pending as closed, through the session.
     if inner.state().inflight.remove(&id).is_none() || inner.closed.is_cancelled() {
         return;

@@ -218,7 +218,10 @@ pub(super) fn status_of(body: &str) -> StatusCode {
 /// nothing else, one `application/json` body whose status follows [`status_of`];
 /// otherwise (progress or log messages on the way) an SSE stream, with proxies told not
 /// to buffer it.
-pub(super) fn response(mut events: futures::stream::BoxStream<'static, Bytes>) -> Response {
+pub(super) fn response(
+    mut events: futures::stream::BoxStream<'static, Bytes>,
+    on_abandon: Box<dyn FnOnce() + Send>,
+) -> Response {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     let mut ready = Vec::new();
     // Polling with a waker that does nothing is sound: a pending stream is polled again
@@ -248,6 +251,10 @@ pub(super) fn response(mut events: futures::stream::BoxStream<'static, Bytes>) -
         Body::from(Bytes::from(ready.concat()))
     } else {
         let events = futures::stream::iter(ready).chain(events);
+        let events = CancelOnDrop {
+            events: events.boxed(),
+            on_abandon: Some(on_abandon),
+        };
         Body::from_stream(events.map(Ok::<_, Infallible>))
     };
     Response::builder()
@@ -260,6 +267,49 @@ pub(super) fn response(mut events: futures::stream::BoxStream<'static, Bytes>) -
         .header("x-accel-buffering", HeaderValue::from_static("no"))
         .body(body)
         .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// An SSE body that, dropped before its end (the client closed the stream), runs
+/// `on_abandon`: in this era that cancels the stream's request.
+struct CancelOnDrop {
+    events: futures::stream::BoxStream<'static, Bytes>,
+    on_abandon: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl futures::Stream for CancelOnDrop {
+    type Item = Bytes;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Bytes>> {
+        let next = self.events.poll_next_unpin(cx);
+        if let std::task::Poll::Ready(None) = next {
+            // Ended by the server: nothing to cancel.
+            self.on_abandon = None;
+        }
+        next
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(on_abandon) = self.on_abandon.take() {
+            on_abandon();
+        }
+    }
+}
+
+/// `notifications/cancelled` for request `id`, as the client would have sent it.
+pub(super) fn cancelled(id: &modelctx_types::RequestId) -> JsonRpcMessage {
+    let params = serde_json::json!({
+        "requestId": id,
+        "reason": "the client closed the response stream",
+    });
+    JsonRpcMessage::Notification(modelctx_types::JsonRpcNotification::new(
+        "notifications/cancelled",
+        modelctx_types::to_raw(&params).ok(),
+    ))
 }
 
 /// The data of one SSE event (its `data:` lines joined), if it has any.

@@ -693,7 +693,23 @@ async fn dispatch(
             }
             status_only(StatusCode::ACCEPTED)
         }
-        Some(Answer::Sse { events, .. }) if stateless_era => era::response(events),
+        Some(Answer::Sse { events, .. }) if stateless_era => {
+            // Closing the response stream cancels its request (protocol 2026-07-28).
+            let session = session.clone();
+            let ids = ids.clone();
+            era::response(
+                events,
+                Box::new(move || {
+                    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                        return;
+                    };
+                    runtime.spawn(async move {
+                        let notices = ids.iter().map(era::cancelled).collect();
+                        let _ = session.push(notices, None).await;
+                    });
+                }),
+            )
+        }
         Some(Answer::Sse { events, .. }) => sse_response(events),
         Some(Answer::Json(waiters)) => {
             let mut out = Vec::with_capacity(waiters.len());
