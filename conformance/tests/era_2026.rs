@@ -270,3 +270,54 @@ async fn closing_the_response_stream_cancels_the_request_over_http() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_client_that_abandons_a_call_over_http_closes_its_stream_and_the_handler_stops() {
+    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
+    let tool = Tool::new(
+        "wait",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    let wait = ToolDef::with_schema(tool, move |_args, cx: Context| {
+        let started = started_tx.clone();
+        let stopped = stopped_tx.clone();
+        async move {
+            let _signal = OnDrop(Some(stopped));
+            let _ = started.send(());
+            cx.cancellation().cancelled().await;
+            Ok::<_, String>(CallToolResult::text("cancelled"))
+        }
+    });
+    let server = Server::builder("waiter", "1.0.0")
+        .tool(wait)
+        .unwrap()
+        .unstable_2026_07_28()
+        .build();
+    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        server.serve_with(transport, modelctx::session::SessionConfig::server());
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending()));
+
+    let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
+    let client = within("connect", era_client(true).connect(transport))
+        .await
+        .unwrap();
+    let call = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool("wait", serde_json::Map::new()).await })
+    };
+    within("the handler to start", started.recv())
+        .await
+        .unwrap();
+    call.abort();
+    within("the handler to be stopped", stopped.recv())
+        .await
+        .unwrap();
+}

@@ -41,17 +41,23 @@ pub(super) async fn send(
                 }
             }
             let task_inner = inner.clone();
-            tokio::spawn(async move {
+            let id = request.id.clone();
+            // Held while the task is being registered, so it cannot finish (and forget
+            // itself) before it is known.
+            let mut st = inner.state();
+            let task = tokio::spawn(async move {
                 let id = request.id.clone();
                 let outcome = tokio::select! {
                     biased;
                     () = task_inner.closed.cancelled() => Ok(()),
                     r = run_stateless(&task_inner, request) => r,
                 };
+                task_inner.state().stateless_posts.remove(&id);
                 if let Err(reason) = outcome {
                     fail_request(&task_inner, id, reason).await;
                 }
             });
+            st.stateless_posts.insert(id, task.abort_handle());
             Ok(())
         }
         JsonRpcMessage::Request(request) => {
@@ -93,7 +99,18 @@ pub(super) async fn send(
         }
         other => {
             if let Some(id) = cancelled_id(&other) {
-                inner.state().inflight.remove(&id);
+                let post = {
+                    let mut st = inner.state();
+                    st.inflight.remove(&id);
+                    st.tool_lists.remove(&id);
+                    st.stateless_posts.remove(&id)
+                };
+                if let Some(post) = post {
+                    // Protocol 2026-07-28 over HTTP: closing the request's stream is the
+                    // cancellation; there is nothing to POST.
+                    post.abort();
+                    return Ok(());
+                }
             }
             let initialized = other.method() == Some("notifications/initialized");
             if inner.state().expired && !initialized {

@@ -47,6 +47,9 @@ pub(crate) struct State {
     /// Attached to a session with [`StreamableHttpClientBuilder::session`] that has
     /// not seen its `initialize` yet: the first one is sent on it.
     pub(crate) attached: bool,
+    /// Requests of the stateless era in flight, by id: cancelling one aborts its POST,
+    /// which closes its response stream (the era's cancellation over HTTP).
+    pub(crate) stateless_posts: HashMap<RequestId, tokio::task::AbortHandle>,
     /// `tools/list` requests of the stateless era awaiting their answer.
     pub(crate) tool_lists: std::collections::HashSet<RequestId>,
     /// Per tool, the arguments its `inputSchema` marks with `x-mcp-header`: the header
