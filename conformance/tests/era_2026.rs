@@ -321,3 +321,30 @@ async fn a_client_that_abandons_a_call_over_http_closes_its_stream_and_the_handl
         .await
         .unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_ignores_the_probe_gets_the_handshake_after_a_bounded_wait() {
+    use modelctx::transport::{MessageSink, MessageStream, Transport, TransportMessage};
+    use modelctx::types::{JsonRpcMessage, JsonRpcResultResponse, to_raw};
+    let (client_side, server_side) = modelctx::memory::pair();
+    // A server of the handshake era that says nothing to requests before `initialize`.
+    tokio::spawn(async move {
+        let (sink, mut stream) = server_side.split();
+        while let Some(Ok(m)) = stream.recv().await {
+            if let JsonRpcMessage::Request(r) = m.message
+                && r.method == "initialize"
+            {
+                let result = to_raw(&json!({
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "serverInfo": {"name": "quiet", "version": "1"}}))
+                .unwrap();
+                let reply = JsonRpcResultResponse::new(r.id, result);
+                let _ = sink.send(TransportMessage::new(reply.into())).await;
+            }
+        }
+    });
+    // Paused time: the probe's bounded wait passes as soon as everything is idle.
+    let client = era_client(false).connect(client_side).await.unwrap();
+    assert_eq!(client.protocol_version().as_str(), "2025-11-25");
+    assert_eq!(client.server_info().name, "quiet");
+}

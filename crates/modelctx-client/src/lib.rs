@@ -265,7 +265,8 @@ impl ClientBuilder {
         let peer = modelctx_session::start(transport, service, self.session);
         if let Some(pinned) = self.stateless_era {
             let envelope = stateless::envelope(&capabilities, &self.info);
-            match stateless::discover(&peer, &envelope).await {
+            let timeout = (!pinned).then_some(stateless::PROBE_TIMEOUT);
+            match stateless::discover(&peer, &envelope, timeout).await {
                 Ok(init) => {
                     peer.unstable_enter_stateless_era();
                     list_gate.open(&init.capabilities);
@@ -515,7 +516,7 @@ impl Client {
     /// `server/discover` instead.
     pub async fn ping(&self) -> Result<(), SessionError> {
         if let Some(envelope) = self.envelope() {
-            return stateless::discover(&self.inner.peer, &envelope)
+            return stateless::discover(&self.inner.peer, &envelope, None)
                 .await
                 .map(|_| ());
         }

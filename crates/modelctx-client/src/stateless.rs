@@ -21,6 +21,11 @@ const ROUND_TRIP_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/r
 /// How many rounds of input a request may take before the client gives up.
 const MAX_ROUNDS: usize = 16;
 
+/// How long `connect` waits for a `server/discover` answer before it takes the server
+/// for one of the handshake era (a server that ignores unknown requests before
+/// `initialize`), unless the client is pinned to 2026-07-28.
+pub(crate) const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The `_meta` envelope of every request: protocol version, capabilities, identity.
 pub(crate) fn envelope(capabilities: &ClientCapabilities, info: &Implementation) -> Meta {
     let mut meta = Meta::new();
@@ -47,15 +52,19 @@ pub(crate) fn with_envelope(mut options: RequestOptions, envelope: &Meta) -> Req
 pub(crate) async fn discover(
     peer: &Peer,
     envelope: &Meta,
+    timeout: Option<std::time::Duration>,
 ) -> Result<InitializeResult, SessionError> {
     let version = ProtocolVersion::V2026_07_28;
     let params = RequestParams::new().with_meta(envelope.clone());
-    let found = match peer.request::<DiscoverRequest>(Some(params.clone())).await {
+    let ask = |params: RequestParams| {
+        let mut options = RequestOptions::default();
+        options.timeout = timeout;
+        peer.start_request::<DiscoverRequest>(Some(params), options)
+    };
+    let found = match ask(params.clone()).await {
         Ok(found) => found,
         // An unsupported-version refusal that lists our version: ask once more.
-        Err(e) if offers(&e, version.as_str()) => {
-            peer.request::<DiscoverRequest>(Some(params)).await?
-        }
+        Err(e) if offers(&e, version.as_str()) => ask(params).await?,
         Err(e) => return Err(e),
     };
     if !found
