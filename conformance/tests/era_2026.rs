@@ -348,3 +348,102 @@ async fn a_server_that_ignores_the_probe_gets_the_handshake_after_a_bounded_wait
     assert_eq!(client.protocol_version().as_str(), "2025-11-25");
     assert_eq!(client.server_info().name, "quiet");
 }
+
+/// A server whose tool list changes while a subscription listens.
+fn listed_server() -> Server {
+    Server::builder("lists", "1.0.0")
+        .enable_tools()
+        .enable_prompts()
+        .unstable_2026_07_28()
+        .build()
+}
+
+fn extra_tool(name: &str) -> ToolDef {
+    let tool = Tool::new(name, json!({"type": "object"}).as_object().unwrap().clone());
+    ToolDef::with_schema(tool, |_args, _cx: Context| async move {
+        Ok::<_, String>(CallToolResult::text("extra"))
+    })
+}
+
+async fn listen_for_tool_changes(client: &Client, server: &Server) {
+    use modelctx::types::{ServerNotification, SubscriptionFilter};
+    let mut tools = client
+        .unstable_subscribe(SubscriptionFilter::new().with_tools_list_changed(true))
+        .unwrap();
+    let mut prompts = client
+        .unstable_subscribe(SubscriptionFilter::new().with_prompts_list_changed(true))
+        .unwrap();
+    let ack = within("the acknowledgement", tools.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(ack, ServerNotification::SubscriptionsAcknowledged(_)),
+        "{ack:?}"
+    );
+    let ack = within("the acknowledgement", prompts.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(ack, ServerNotification::SubscriptionsAcknowledged(_)),
+        "{ack:?}"
+    );
+    server.add_tool(extra_tool("extra")).unwrap();
+    let changed = within("the change", tools.next()).await.unwrap().unwrap();
+    assert!(
+        matches!(changed, ServerNotification::ToolListChanged(_)),
+        "{changed:?}"
+    );
+    // The prompt subscription hears nothing of tools: a prompt change is next for it.
+    server
+        .add_prompt(modelctx::server::PromptDef::new(
+            "extra_prompt",
+            |_: modelctx::server::NoArgs, _cx| async {
+                Ok::<_, String>(modelctx::types::PromptMessage::user_text("hi"))
+            },
+        ))
+        .unwrap();
+    let changed = within("the prompt change", prompts.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(changed, ServerNotification::PromptListChanged(_)),
+        "{changed:?}"
+    );
+    tools.close();
+    prompts.close();
+}
+
+#[tokio::test]
+async fn subscriptions_deliver_the_changes_they_asked_for() {
+    let server = listed_server();
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = server.serve(server_side);
+    let client = within("connect", era_client(true).connect(client_side))
+        .await
+        .unwrap();
+    listen_for_tool_changes(&client, &server).await;
+}
+
+#[tokio::test]
+async fn subscriptions_deliver_the_changes_they_asked_for_over_http() {
+    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
+    let server = listed_server();
+    let shared = server.clone();
+    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        shared.serve_with(transport, modelctx::session::SessionConfig::server());
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
+    let client = within("connect", era_client(true).connect(transport))
+        .await
+        .unwrap();
+    listen_for_tool_changes(&client, &server).await;
+}

@@ -61,6 +61,7 @@ mod list_changed;
 mod ordering;
 mod roots;
 mod stateless;
+mod subscriptions;
 mod validation;
 
 use std::borrow::Cow;
@@ -89,6 +90,8 @@ pub use features::{PagedMethod, Pages};
 pub use list_changed::{ListKind, ListUpdate};
 pub use modelctx_session::RequestContext as CallbackContext;
 pub use roots::{RootsError, RootsList};
+#[doc(hidden)]
+pub use subscriptions::Subscription;
 
 type RequestFn = dyn Fn(
         Option<Box<RawValue>>,
@@ -258,9 +261,11 @@ impl ClientBuilder {
         features.log_order.install(&mut self.notifications);
         let transport = features.log_order.wrap(transport);
         let requests = Arc::new(self.requests);
+        let subscriptions = subscriptions::Routes::default();
         let service = Arc::new(ClientService {
             requests: requests.clone(),
             notifications: self.notifications,
+            subscriptions: subscriptions.clone(),
         });
         let peer = modelctx_session::start(transport, service, self.session);
         if let Some(pinned) = self.stateless_era {
@@ -281,6 +286,7 @@ impl ClientBuilder {
                             stateless: Some(envelope),
                             log_level: std::sync::Mutex::new(None),
                             requests,
+                            subscriptions,
                         }),
                     });
                 }
@@ -325,6 +331,7 @@ impl ClientBuilder {
                 stateless: None,
                 log_level: std::sync::Mutex::new(None),
                 requests,
+                subscriptions,
             }),
         })
     }
@@ -332,6 +339,8 @@ impl ClientBuilder {
 
 struct ClientService {
     requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
+    /// Open `subscriptions/listen` streams (2026-07-28): their notifications go there.
+    subscriptions: subscriptions::Routes,
     notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
 }
 
@@ -355,6 +364,9 @@ impl Service for ClientService {
         notification: JsonRpcNotification,
         peer: Peer,
     ) -> BoxFuture<'static, ()> {
+        if subscriptions::route(&self.subscriptions, &notification) {
+            return Box::pin(async {});
+        }
         match self.notifications.get(notification.method.as_ref()) {
             Some(handler) => handler(notification.params, peer),
             None => Box::pin(async {}),
@@ -383,6 +395,8 @@ struct Inner {
     /// The handlers of requests from the server, which also answer a server's input
     /// requests in the stateless era.
     requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
+    /// Open `subscriptions/listen` streams.
+    subscriptions: subscriptions::Routes,
 }
 
 impl fmt::Debug for Client {
