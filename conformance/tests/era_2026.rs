@@ -447,3 +447,41 @@ async fn subscriptions_deliver_the_changes_they_asked_for_over_http() {
         .unwrap();
     listen_for_tool_changes(&client, &server).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_list_is_served_from_the_cache_until_its_ttl_runs_out() {
+    use modelctx::types::{ListToolsRequest, ListToolsResult};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let asked = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let server = Server::builder("cached", "1.0.0")
+        .request_handler::<ListToolsRequest, _, _>(move |_params, _cx: Context| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let mut result = ListToolsResult::new(vec![Tool::new(
+                    "t",
+                    json!({"type": "object"}).as_object().unwrap().clone(),
+                )]);
+                result.ttl_ms = Some(60_000);
+                Ok(result)
+            }
+        })
+        .unstable_2026_07_28()
+        .build();
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = server.serve(server_side);
+    let client = era_client(true).connect(client_side).await.unwrap();
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "the second listing is cached"
+    );
+    tokio::time::advance(std::time::Duration::from_secs(61)).await;
+    client.list_all_tools().await.unwrap();
+    assert_eq!(asked.load(Ordering::SeqCst), 2, "stale after ttlMs");
+    client.unstable_clear_cache();
+    client.list_all_tools().await.unwrap();
+    assert_eq!(asked.load(Ordering::SeqCst), 3, "the cache can be bypassed");
+}

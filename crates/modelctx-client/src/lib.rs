@@ -262,10 +262,12 @@ impl ClientBuilder {
         let transport = features.log_order.wrap(transport);
         let requests = Arc::new(self.requests);
         let subscriptions = subscriptions::Routes::default();
+        let cache = Arc::new(stateless::Cache::default());
         let service = Arc::new(ClientService {
             requests: requests.clone(),
             notifications: self.notifications,
             subscriptions: subscriptions.clone(),
+            cache: cache.clone(),
         });
         let peer = modelctx_session::start(transport, service, self.session);
         if let Some(pinned) = self.stateless_era {
@@ -287,6 +289,7 @@ impl ClientBuilder {
                             log_level: std::sync::Mutex::new(None),
                             requests,
                             subscriptions,
+                            cache,
                         }),
                     });
                 }
@@ -332,6 +335,7 @@ impl ClientBuilder {
                 log_level: std::sync::Mutex::new(None),
                 requests,
                 subscriptions,
+                cache,
             }),
         })
     }
@@ -341,6 +345,7 @@ struct ClientService {
     requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
     /// Open `subscriptions/listen` streams (2026-07-28): their notifications go there.
     subscriptions: subscriptions::Routes,
+    cache: Arc<stateless::Cache>,
     notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
 }
 
@@ -364,6 +369,8 @@ impl Service for ClientService {
         notification: JsonRpcNotification,
         peer: Peer,
     ) -> BoxFuture<'static, ()> {
+        self.cache
+            .invalidate(&notification.method, notification.params.as_deref());
         if subscriptions::route(&self.subscriptions, &notification) {
             return Box::pin(async {});
         }
@@ -397,6 +404,9 @@ struct Inner {
     requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
     /// Open `subscriptions/listen` streams.
     subscriptions: subscriptions::Routes,
+    /// Fresh cacheable answers (2026-07-28 caching hints); shared with the service,
+    /// which drops what change notifications make stale.
+    cache: Arc<stateless::Cache>,
 }
 
 impl fmt::Debug for Client {
@@ -499,6 +509,14 @@ impl Client {
             None => options,
         };
         Ok(self.inner.peer.start_request::<M>(params, options))
+    }
+
+    /// Forgets every cached answer (protocol 2026-07-28 lets a client serve a list or a
+    /// resource again until the server's `ttlMs` runs out; a change notification drops
+    /// the stale ones by itself). Unstable, with the era.
+    #[doc(hidden)]
+    pub fn unstable_clear_cache(&self) {
+        self.inner.cache.clear();
     }
 
     /// The stateless era's envelope with the chosen log level, if the client is in it.

@@ -5,11 +5,12 @@
 //! callbacks give as to requests from a server in a session.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use modelctx_session::{Peer, RequestContext, RequestOptions, SessionError};
 use modelctx_types::{
     ClientCapabilities, DiscoverRequest, ErrorData, Implementation, InitializeResult, Meta,
-    ProtocolVersion, RequestId, RequestMethod, RequestParams, to_raw,
+    ProtocolVersion, RawValue, RequestId, RequestMethod, RequestParams, to_raw,
 };
 use serde_json::{Map, Value};
 
@@ -17,6 +18,88 @@ use crate::Client;
 
 /// The methods a server may answer with an `InputRequiredResult`.
 const ROUND_TRIP_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+
+/// The methods whose complete answers carry caching hints (`ttlMs`, `cacheScope`).
+const CACHEABLE: [&str; 5] = [
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+/// Fresh answers of cacheable requests, by method and params (without `_meta`): served
+/// again until their `ttlMs` runs out or a change notification drops them.
+#[derive(Debug, Default)]
+pub(crate) struct Cache(std::sync::Mutex<HashMap<String, (tokio::time::Instant, Value)>>);
+
+impl Cache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (tokio::time::Instant, Value)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn key(method: &str, params: &Map<String, Value>) -> String {
+        let mut params = params.clone();
+        params.remove("_meta");
+        format!("{method}\u{0}{}", Value::Object(params))
+    }
+
+    fn get(&self, key: &str) -> Option<Value> {
+        let mut cache = self.lock();
+        match cache.get(key) {
+            Some((expires, value)) if tokio::time::Instant::now() < *expires => Some(value.clone()),
+            Some(_) => {
+                cache.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn put(&self, key: String, value: &Value) {
+        let ttl = value.get("ttlMs").and_then(Value::as_u64).unwrap_or(0);
+        if ttl == 0 || value.get("resultType").and_then(Value::as_str) != Some("complete") {
+            return;
+        }
+        let expires = tokio::time::Instant::now() + std::time::Duration::from_millis(ttl);
+        self.lock().insert(key, (expires, value.clone()));
+    }
+
+    /// Drops what a change notification makes stale: a list, or one resource's reads.
+    pub(crate) fn invalidate(&self, method: &str, params: Option<&RawValue>) {
+        let stale: &[&str] = match method {
+            "notifications/tools/list_changed" => &["tools/list"],
+            "notifications/prompts/list_changed" => &["prompts/list"],
+            "notifications/resources/list_changed" => {
+                &["resources/list", "resources/templates/list"]
+            }
+            "notifications/resources/updated" => {
+                let uri = params
+                    .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                    .and_then(|p| p.get("uri").and_then(Value::as_str).map(str::to_owned));
+                let mut cache = self.lock();
+                match uri {
+                    Some(uri) => cache.retain(|key, _| {
+                        !(key.starts_with("resources/read\u{0}") && key.contains(&uri))
+                    }),
+                    None => cache.retain(|key, _| !key.starts_with("resources/read\u{0}")),
+                }
+                return;
+            }
+            _ => return,
+        };
+        self.lock().retain(|key, _| {
+            !stale
+                .iter()
+                .any(|m| key.starts_with(m) && key[m.len()..].starts_with('\u{0}'))
+        });
+    }
+
+    /// Drops everything.
+    pub(crate) fn clear(&self) {
+        self.lock().clear();
+    }
+}
 
 /// How many rounds of input a request may take before the client gives up.
 const MAX_ROUNDS: usize = 16;
@@ -119,6 +202,17 @@ pub(crate) async fn request<M: RequestMethod>(
         }
         Err(e) => return Err(SessionError::refused(format!("cannot encode params: {e}"))),
     };
+    let cache_key = CACHEABLE
+        .contains(&M::METHOD)
+        .then(|| Cache::key(M::METHOD, &params));
+    if let Some(fresh) = cache_key.as_deref().and_then(|k| client.inner.cache.get(k)) {
+        return serde_json::from_value::<M::Result>(fresh).map_err(|e| {
+            SessionError::refused(format!(
+                "the cached {} answer does not decode: {e}",
+                M::METHOD
+            ))
+        });
+    }
     let mut options = Some(options);
     for _round in 0..=MAX_ROUNDS {
         // The caller's options (progress, timeout) go with the first attempt; retries
@@ -135,6 +229,10 @@ pub(crate) async fn request<M: RequestMethod>(
         let input_required =
             value.get("resultType").and_then(Value::as_str) == Some("input_required");
         if !input_required || !ROUND_TRIP_METHODS.contains(&M::METHOD) {
+            // A retry's answer depends on its answers: never cached.
+            if let Some(key) = cache_key.filter(|_| !params.contains_key("inputResponses")) {
+                client.inner.cache.put(key, &value);
+            }
             return serde_json::from_value::<M::Result>(value).map_err(|e| {
                 SessionError::refused(format!("the {} answer does not decode: {e}", M::METHOD))
             });
@@ -183,4 +281,43 @@ async fn answer_inputs(
         responses.insert(key.clone(), answer);
     }
     Ok(responses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fresh(ttl: u64) -> Value {
+        json!({"resultType": "complete", "ttlMs": ttl, "tools": []})
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn change_notifications_drop_what_they_make_stale() {
+        let cache = Cache::default();
+        let tools = Cache::key("tools/list", &Map::new());
+        let prompts = Cache::key("prompts/list", &Map::new());
+        let read =
+            |uri: &str| Cache::key("resources/read", json!({"uri": uri}).as_object().unwrap());
+        cache.put(tools.clone(), &fresh(1000));
+        cache.put(prompts.clone(), &fresh(1000));
+        cache.put(read("a://x"), &fresh(1000));
+        cache.put(read("a://y"), &fresh(1000));
+        cache.put(Cache::key("resources/list", &Map::new()), &fresh(0));
+        assert!(
+            cache
+                .get(&Cache::key("resources/list", &Map::new()))
+                .is_none(),
+            "ttl 0"
+        );
+        cache.invalidate("notifications/tools/list_changed", None);
+        assert!(cache.get(&tools).is_none());
+        assert!(cache.get(&prompts).is_some());
+        let updated = to_raw(&json!({"uri": "a://x"})).unwrap();
+        cache.invalidate("notifications/resources/updated", Some(&updated));
+        assert!(cache.get(&read("a://x")).is_none());
+        assert!(cache.get(&read("a://y")).is_some());
+        tokio::time::advance(std::time::Duration::from_millis(1001)).await;
+        assert!(cache.get(&prompts).is_none(), "expired");
+    }
 }
