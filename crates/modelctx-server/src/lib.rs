@@ -184,6 +184,8 @@ pub(crate) struct Inner {
     /// Seals the `requestState` of multi round-trip requests (the process's key unless
     /// given).
     state_key: Option<mrtr::StateKey>,
+    /// The caching hints of cacheable results in the 2026-07-28 era.
+    cache_hints: stateless::CacheHints,
 }
 
 impl fmt::Debug for Server {
@@ -218,6 +220,7 @@ impl Server {
             state: None,
             stateless_era: false,
             state_key: None,
+            cache_hints: stateless::CacheHints::default(),
         }
     }
 
@@ -354,6 +357,7 @@ pub struct ServerBuilder {
     state: Option<Arc<dyn Any + Send + Sync>>,
     stateless_era: bool,
     state_key: Option<mrtr::StateKey>,
+    cache_hints: stateless::CacheHints,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -574,6 +578,25 @@ impl ServerBuilder {
         self
     }
 
+    /// The caching hints of this server's cacheable results in protocol 2026-07-28
+    /// (`server/discover`, the four lists, `resources/read`) when a handler does not set
+    /// its own: how long a client may keep one (`ttl`, in whole milliseconds) and who
+    /// may share it. The default, `0` and `private`, lets nothing be served stale or
+    /// shared. Unstable with the era.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn unstable_cache_hints(
+        mut self,
+        ttl: Duration,
+        scope: modelctx_types::CacheScope,
+    ) -> Self {
+        self.cache_hints = stateless::CacheHints {
+            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            scope,
+        };
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Server {
         let capabilities = self.capabilities.clone().unwrap_or_else(|| self.derive());
@@ -597,6 +620,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 stateless_era: self.stateless_era,
                 state_key: self.state_key,
+                cache_hints: self.cache_hints,
             }),
         }
     }
@@ -873,11 +897,13 @@ impl SessionService {
         };
         let info = self.server.info.clone();
         if method == "server/discover" {
+            let hints = &self.server.cache_hints;
             let result = stateless::discover(
                 &self.server.capabilities,
                 self.server.instructions.as_deref(),
+                hints,
             )
-            .and_then(|raw| stateless::finish_result(&method, &raw, &info));
+            .and_then(|raw| stateless::finish_result(&method, &raw, &info, hints));
             return Box::pin(async move { result });
         }
         if method == "subscriptions/listen" {
@@ -918,13 +944,14 @@ impl SessionService {
                 }
             },
         };
+        let hints = self.server.cache_hints.clone();
         Box::pin(async move {
             let outcome = match round {
                 None => answer.await,
                 Some((key, round)) => run_round(answer, &round, &key).await,
             };
             match outcome {
-                Ok(raw) => stateless::finish_result(&method, &raw, &info),
+                Ok(raw) => stateless::finish_result(&method, &raw, &info, &hints),
                 Err(error) => Err(stateless::finish_error(error)),
             }
         })

@@ -143,12 +143,13 @@ pub(crate) fn removed(method: &str) -> bool {
 pub(crate) fn discover(
     capabilities: &ServerCapabilities,
     instructions: Option<&str>,
+    hints: &CacheHints,
 ) -> Result<Box<RawValue>, ErrorData> {
     let mut result = DiscoverResult::new(
         VERSIONS.map(|v| v.as_str().to_owned()).to_vec(),
         capabilities.clone(),
-        0,
-        modelctx_types::CacheScope::Private,
+        hints.ttl_ms,
+        hints.scope.clone(),
     );
     if let Some(text) = instructions {
         result = result.with_instructions(text);
@@ -156,14 +157,33 @@ pub(crate) fn discover(
     to_raw(&result).map_err(|e| ErrorData::internal_error(format!("cannot encode: {e}")))
 }
 
+/// The caching hints a server puts on cacheable results its handlers leave without:
+/// by default `ttlMs` 0 (stale at once) and `cacheScope` `"private"` (never shared
+/// across authorization contexts) — nothing served stale, nothing shared, unless the
+/// server says so.
+#[derive(Debug, Clone)]
+pub(crate) struct CacheHints {
+    pub(crate) ttl_ms: u64,
+    pub(crate) scope: modelctx_types::CacheScope,
+}
+
+impl Default for CacheHints {
+    fn default() -> Self {
+        Self {
+            ttl_ms: 0,
+            scope: modelctx_types::CacheScope::Private,
+        }
+    }
+}
+
 /// Finishes a result for the era: `resultType` (`"complete"` unless the handler said
 /// otherwise), the server's identity in `_meta`, and for a complete result of a
-/// cacheable method the caching hints (`ttlMs` 0 and `cacheScope` `"private"` unless
-/// the handler set them: nothing is fresh for long and nothing is shared by default).
+/// cacheable method the caching hints `hints` unless the handler set its own.
 pub(crate) fn finish_result(
     method: &str,
     raw: &RawValue,
     server_info: &Implementation,
+    hints: &CacheHints,
 ) -> Result<Box<RawValue>, ErrorData> {
     let mut result: Map<String, Value> = serde_json::from_str(raw.get()).map_err(|e| {
         ErrorData::internal_error(format!("the handler's result is not a JSON object: {e}"))
@@ -176,10 +196,12 @@ pub(crate) fn finish_result(
         Some(kind) => kind == "complete",
     };
     if complete && CACHEABLE.contains(&method) {
-        result.entry("ttlMs").or_insert_with(|| Value::from(0u64));
+        result
+            .entry("ttlMs")
+            .or_insert_with(|| Value::from(hints.ttl_ms));
         result
             .entry("cacheScope")
-            .or_insert_with(|| Value::from("private"));
+            .or_insert_with(|| Value::from(hints.scope.as_str()));
     }
     let meta = result
         .entry("_meta")
@@ -343,23 +365,34 @@ mod tests {
     fn results_get_their_type_identity_and_caching_hints() {
         let info = Implementation::new("s", "1");
         let raw = to_raw(&json!({"tools": []})).unwrap();
-        let done: Value =
-            serde_json::from_str(finish_result("tools/list", &raw, &info).unwrap().get()).unwrap();
+        let done: Value = serde_json::from_str(
+            finish_result("tools/list", &raw, &info, &CacheHints::default())
+                .unwrap()
+                .get(),
+        )
+        .unwrap();
         assert_eq!(
             done,
             json!({"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
                 "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}})
         );
         let raw = to_raw(&json!({"content": [], "_meta": {"k": 1}})).unwrap();
-        let done: Value =
-            serde_json::from_str(finish_result("tools/call", &raw, &info).unwrap().get()).unwrap();
+        let done: Value = serde_json::from_str(
+            finish_result("tools/call", &raw, &info, &CacheHints::default())
+                .unwrap()
+                .get(),
+        )
+        .unwrap();
         assert_eq!(done["resultType"], "complete");
         assert_eq!(done["_meta"]["k"], 1);
         assert!(done.get("ttlMs").is_none());
         let raw = to_raw(&json!({"resultType": "input_required", "requestState": "x"})).unwrap();
-        let done: Value =
-            serde_json::from_str(finish_result("resources/read", &raw, &info).unwrap().get())
-                .unwrap();
+        let done: Value = serde_json::from_str(
+            finish_result("resources/read", &raw, &info, &CacheHints::default())
+                .unwrap()
+                .get(),
+        )
+        .unwrap();
         assert!(
             done.get("ttlMs").is_none(),
             "interim results are not cacheable"

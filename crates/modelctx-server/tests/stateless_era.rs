@@ -438,3 +438,27 @@ async fn the_same_handler_sends_a_request_in_a_session() {
         "Hello, Grace!"
     );
 }
+
+#[tokio::test]
+async fn a_server_may_let_clients_keep_its_lists() {
+    let server = Server::builder("cacheable", "1.0.0")
+        .tool(logging_tool())
+        .unwrap()
+        .unstable_cache_hints(
+            std::time::Duration::from_secs(300),
+            modelctx_types::CacheScope::Public,
+        )
+        .unstable_2026_07_28()
+        .build();
+    let (_session, mut mock) = serve(&server);
+    mock.request(1, "tools/list", json!({"_meta": meta(json!({}))}))
+        .await;
+    let listed = mock.expect_result(1).await;
+    assert_eq!(listed["ttlMs"], 300_000);
+    assert_eq!(listed["cacheScope"], "public");
+    mock.request(2, "server/discover", json!({"_meta": meta(json!({}))}))
+        .await;
+    let found = mock.expect_result(2).await;
+    assert_eq!(found["ttlMs"], 300_000);
+    assert_eq!(found["cacheScope"], "public");
+}
