@@ -485,3 +485,46 @@ async fn a_list_is_served_from_the_cache_until_its_ttl_runs_out() {
     client.list_all_tools().await.unwrap();
     assert_eq!(asked.load(Ordering::SeqCst), 3, "the cache can be bypassed");
 }
+
+#[tokio::test]
+async fn a_header_mismatch_makes_the_client_relearn_the_tool_and_retry_over_http() {
+    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
+    let tool = Tool::new(
+        "regional",
+        json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}})
+        .as_object()
+        .unwrap()
+        .clone(),
+    );
+    let regional = ToolDef::with_schema(tool, |args, _cx: Context| async move {
+        Ok::<_, String>(CallToolResult::text(format!(
+            "ran in {}",
+            args["region"].as_str().unwrap_or("?")
+        )))
+    });
+    let server = Server::builder("regions", "1.0.0")
+        .tool(regional)
+        .unwrap()
+        .unstable_2026_07_28()
+        .build();
+    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        server.serve_with(transport, modelctx::session::SessionConfig::server());
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
+    let client = within("connect", era_client(true).connect(transport))
+        .await
+        .unwrap();
+    // Called before any listing: the first POST lacks Mcp-Param-Region (-32020).
+    let arguments = json!({"region": "eu-west1"}).as_object().unwrap().clone();
+    let result = within("the call", client.call_tool("regional", arguments))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("ran in eu-west1"));
+}

@@ -214,21 +214,49 @@ pub(crate) async fn request<M: RequestMethod>(
         });
     }
     let mut options = Some(options);
-    for _round in 0..=MAX_ROUNDS {
+    let mut relisted = false;
+    let mut round = 0;
+    while round <= MAX_ROUNDS {
         // The caller's options (progress, timeout) go with the first attempt; retries
         // carry the envelope and the caller's `_meta`.
         let attempt = options.take().unwrap_or_default();
         let attempt = with_envelope(attempt, &envelope);
         let raw = to_raw(&params).map_err(|e| SessionError::refused(e.to_string()))?;
-        let answer = client
+        let answer = match client
             .peer()
             .start_raw(Cow::Borrowed(M::METHOD), Some(raw), attempt)
-            .await?;
+            .await
+        {
+            Ok(answer) => answer,
+            // The tool's headers changed under us (a mirrored parameter was added):
+            // list the tools again, which teaches the transport the new headers, and
+            // send the call once more.
+            Err(e)
+                if M::METHOD == "tools/call"
+                    && !relisted
+                    && e.protocol_error()
+                        .is_some_and(|e| e.code == modelctx_types::ErrorCode::HEADER_MISMATCH) =>
+            {
+                relisted = true;
+                client
+                    .inner
+                    .cache
+                    .invalidate("notifications/tools/list_changed", None);
+                relist_tools(client, &envelope).await?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        round += 1;
         let value: Value = serde_json::from_str(answer.get())
             .map_err(|e| SessionError::refused(format!("the answer is not JSON: {e}")))?;
         let input_required =
             value.get("resultType").and_then(Value::as_str) == Some("input_required");
         if !input_required || !ROUND_TRIP_METHODS.contains(&M::METHOD) {
+            let mut value = value;
+            if M::METHOD == "tools/list" {
+                drop_tools_with_bad_headers(&mut value);
+            }
             // A retry's answer depends on its answers: never cached.
             if let Some(key) = cache_key.filter(|_| !params.contains_key("inputResponses")) {
                 client.inner.cache.put(key, &value);
@@ -248,6 +276,101 @@ pub(crate) async fn request<M: RequestMethod>(
         "the server asked for input more than {MAX_ROUNDS} times for one {}",
         M::METHOD
     )))
+}
+
+/// Lists the tools again, page by page, straight through the session (the transport
+/// learns their mirrored parameters from the answers on the way).
+async fn relist_tools(client: &Client, envelope: &Meta) -> Result<(), SessionError> {
+    let mut cursor: Option<Value> = None;
+    for _page in 0..100 {
+        let mut params = Map::new();
+        if let Some(cursor) = cursor.take() {
+            params.insert("cursor".to_owned(), cursor);
+        }
+        let raw = to_raw(&params).map_err(|e| SessionError::refused(e.to_string()))?;
+        let options = with_envelope(RequestOptions::default(), envelope);
+        let page = client
+            .peer()
+            .start_raw(Cow::Borrowed("tools/list"), Some(raw), options)
+            .await?;
+        let page: Value = serde_json::from_str(page.get()).map_err(|e| {
+            SessionError::refused(format!("the tools/list answer is not JSON: {e}"))
+        })?;
+        match page.get("nextCursor") {
+            Some(next) if !next.is_null() => cursor = Some(next.clone()),
+            _ => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+/// Leaves out of a `tools/list` answer every tool whose `x-mcp-header` annotations
+/// break the spec's rules (a client must not use such a tool over HTTP, and a single
+/// bad definition must not cost the others).
+fn drop_tools_with_bad_headers(result: &mut Value) {
+    if let Some(Value::Array(tools)) = result.get_mut("tools") {
+        tools.retain(|tool| {
+            tool.get("inputSchema")
+                .is_none_or(|schema| check_param_headers(schema).is_ok())
+        });
+    }
+}
+
+/// Checks a tool's `x-mcp-header` annotations: each a non-empty HTTP token, unique
+/// without regard to case, on a string, integer or boolean property reachable from
+/// the root through `properties` alone.
+pub(crate) fn check_param_headers(schema: &Value) -> Result<(), String> {
+    let mut seen = Vec::new();
+    walk_headers(schema, true, &mut seen)
+}
+
+fn walk_headers(schema: &Value, reachable: bool, seen: &mut Vec<String>) -> Result<(), String> {
+    match schema {
+        Value::Object(map) => {
+            if let Some(header) = map.get("x-mcp-header") {
+                let Value::String(name) = header else {
+                    return Err("x-mcp-header must be a string".to_owned());
+                };
+                let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+                if name.is_empty() || !name.chars().all(token) {
+                    return Err(format!("x-mcp-header {name:?} is not an HTTP header token"));
+                }
+                if !reachable {
+                    return Err(format!(
+                        "x-mcp-header {name:?} is not reachable through properties alone"
+                    ));
+                }
+                let primitive = matches!(
+                    map.get("type").and_then(Value::as_str),
+                    Some("string" | "integer" | "boolean")
+                );
+                if !primitive {
+                    return Err(format!(
+                        "x-mcp-header {name:?} is not on a string, integer or boolean"
+                    ));
+                }
+                let lower = name.to_ascii_lowercase();
+                if seen.contains(&lower) {
+                    return Err(format!("x-mcp-header {name:?} appears twice"));
+                }
+                seen.push(lower);
+            }
+            for (key, value) in map {
+                if key == "properties" {
+                    if let Value::Object(properties) = value {
+                        for property in properties.values() {
+                            walk_headers(property, reachable, seen)?;
+                        }
+                    }
+                } else if key != "x-mcp-header" {
+                    walk_headers(value, false, seen)?;
+                }
+            }
+            Ok(())
+        }
+        Value::Array(items) => items.iter().try_for_each(|v| walk_headers(v, false, seen)),
+        _ => Ok(()),
+    }
 }
 
 /// The answers to an `InputRequiredResult`'s input requests, by key, from the handlers
@@ -290,6 +413,37 @@ mod tests {
 
     fn fresh(ttl: u64) -> Value {
         json!({"resultType": "complete", "ttlMs": ttl, "tools": []})
+    }
+
+    #[test]
+    fn header_annotations_follow_the_rules() {
+        let ok = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "nested": {"type": "object", "properties": {
+                "n": {"type": "integer", "x-mcp-header": "N"}}},
+        }});
+        assert!(check_param_headers(&ok).is_ok());
+        for bad in [
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "Bad Name"}}}),
+            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+            json!({"properties": {
+                "a": {"type": "string", "x-mcp-header": "X"},
+                "b": {"type": "string", "x-mcp-header": "x"}}}),
+            json!({"properties": {"a": {"type": "array", "items": {
+                "type": "string", "x-mcp-header": "A"}}}}),
+            json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
+        ] {
+            assert!(check_param_headers(&bad).is_err(), "{bad}");
+        }
+        let mut listed = json!({"tools": [
+            {"name": "good", "inputSchema": ok},
+            {"name": "bad", "inputSchema": {"type": "object", "properties": {
+                "a": {"type": "number", "x-mcp-header": "A"}}}},
+        ]});
+        drop_tools_with_bad_headers(&mut listed);
+        assert_eq!(listed["tools"].as_array().unwrap().len(), 1);
+        assert_eq!(listed["tools"][0]["name"], "good");
     }
 
     #[tokio::test(start_paused = true)]
