@@ -311,65 +311,8 @@ fn drop_tools_with_bad_headers(result: &mut Value) {
     if let Some(Value::Array(tools)) = result.get_mut("tools") {
         tools.retain(|tool| {
             tool.get("inputSchema")
-                .is_none_or(|schema| check_param_headers(schema).is_ok())
+                .is_none_or(|schema| modelctx_types::mirror::check_mirrored_params(schema).is_ok())
         });
-    }
-}
-
-/// Checks a tool's `x-mcp-header` annotations: each a non-empty HTTP token, unique
-/// without regard to case, on a string, integer or boolean property reachable from
-/// the root through `properties` alone.
-pub(crate) fn check_param_headers(schema: &Value) -> Result<(), String> {
-    let mut seen = Vec::new();
-    walk_headers(schema, true, &mut seen)
-}
-
-fn walk_headers(schema: &Value, reachable: bool, seen: &mut Vec<String>) -> Result<(), String> {
-    match schema {
-        Value::Object(map) => {
-            if let Some(header) = map.get("x-mcp-header") {
-                let Value::String(name) = header else {
-                    return Err("x-mcp-header must be a string".to_owned());
-                };
-                let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-                if name.is_empty() || !name.chars().all(token) {
-                    return Err(format!("x-mcp-header {name:?} is not an HTTP header token"));
-                }
-                if !reachable {
-                    return Err(format!(
-                        "x-mcp-header {name:?} is not reachable through properties alone"
-                    ));
-                }
-                let primitive = matches!(
-                    map.get("type").and_then(Value::as_str),
-                    Some("string" | "integer" | "boolean")
-                );
-                if !primitive {
-                    return Err(format!(
-                        "x-mcp-header {name:?} is not on a string, integer or boolean"
-                    ));
-                }
-                let lower = name.to_ascii_lowercase();
-                if seen.contains(&lower) {
-                    return Err(format!("x-mcp-header {name:?} appears twice"));
-                }
-                seen.push(lower);
-            }
-            for (key, value) in map {
-                if key == "properties" {
-                    if let Value::Object(properties) = value {
-                        for property in properties.values() {
-                            walk_headers(property, reachable, seen)?;
-                        }
-                    }
-                } else if key != "x-mcp-header" {
-                    walk_headers(value, false, seen)?;
-                }
-            }
-            Ok(())
-        }
-        Value::Array(items) => items.iter().try_for_each(|v| walk_headers(v, false, seen)),
-        _ => Ok(()),
     }
 }
 
@@ -416,28 +359,10 @@ mod tests {
     }
 
     #[test]
-    fn header_annotations_follow_the_rules() {
-        let ok = json!({"type": "object", "properties": {
-            "region": {"type": "string", "x-mcp-header": "Region"},
-            "nested": {"type": "object", "properties": {
-                "n": {"type": "integer", "x-mcp-header": "N"}}},
-        }});
-        assert!(check_param_headers(&ok).is_ok());
-        for bad in [
-            json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
-            json!({"properties": {"a": {"type": "string", "x-mcp-header": "Bad Name"}}}),
-            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
-            json!({"properties": {
-                "a": {"type": "string", "x-mcp-header": "X"},
-                "b": {"type": "string", "x-mcp-header": "x"}}}),
-            json!({"properties": {"a": {"type": "array", "items": {
-                "type": "string", "x-mcp-header": "A"}}}}),
-            json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
-        ] {
-            assert!(check_param_headers(&bad).is_err(), "{bad}");
-        }
+    fn tools_with_bad_header_annotations_are_left_out() {
         let mut listed = json!({"tools": [
-            {"name": "good", "inputSchema": ok},
+            {"name": "good", "inputSchema": {"type": "object", "properties": {
+                "a": {"type": "string", "x-mcp-header": "A"}}}},
             {"name": "bad", "inputSchema": {"type": "object", "properties": {
                 "a": {"type": "number", "x-mcp-header": "A"}}}},
         ]});

@@ -9,7 +9,7 @@
 
 use modelctx_types::{
     ClientCapabilities, DiscoverResult, ErrorCode, ErrorData, Implementation, LoggingLevel, Meta,
-    ProtocolVersion, RawValue, ServerCapabilities, to_raw,
+    ProtocolVersion, RawValue, ServerCapabilities, mirror, to_raw,
 };
 use serde_json::{Map, Value, json};
 
@@ -225,28 +225,22 @@ pub(crate) fn check_param_headers(
     arguments: Option<&Map<String, Value>>,
     mirrored: &[(String, String)],
 ) -> Result<(), ErrorData> {
-    let mut marked = Vec::new();
-    marked_params(input_schema, &mut Vec::new(), &mut marked);
-    for (header, path) in marked {
-        let mut value = arguments.map(|a| Value::Object(a.clone()));
-        for key in &path {
-            value = value.and_then(|v| v.get(key).cloned());
-        }
-        let expected = match value {
-            Some(Value::String(s)) => s,
-            Some(Value::Bool(b)) => b.to_string(),
-            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
-            // No value (or one a header cannot mirror): no header is expected.
-            _ => continue,
+    let schema = Value::Object(input_schema.clone());
+    let arguments = arguments.map(|a| Value::Object(a.clone()));
+    for marked in mirror::mirrored_params(&schema) {
+        // No value (or one a header cannot mirror): no header is expected.
+        let Some(expected) = mirror::argument_text(arguments.as_ref(), &marked.path) else {
+            continue;
         };
+        let header = &marked.header;
         let name = header.to_ascii_lowercase();
         let Some((_, raw)) = mirrored.iter().find(|(n, _)| *n == name) else {
             return Err(ErrorData::header_mismatch(format!(
                 "Header mismatch: the Mcp-Param-{header} header is required (argument {:?} has a value)",
-                path.join(".")
+                marked.path.join(".")
             )));
         };
-        let got = decode_header(raw.trim()).ok_or_else(|| {
+        let got = mirror::decode_header_value(raw).ok_or_else(|| {
             ErrorData::header_mismatch(format!(
                 "Header mismatch: the Mcp-Param-{header} header value is not valid (bad characters or Base64)"
             ))
@@ -258,47 +252,6 @@ pub(crate) fn check_param_headers(
         }
     }
     Ok(())
-}
-
-/// The `x-mcp-header` names of a schema's properties reachable through `properties`
-/// alone, with their paths.
-fn marked_params(
-    schema: &Map<String, Value>,
-    path: &mut Vec<String>,
-    out: &mut Vec<(String, Vec<String>)>,
-) {
-    let Some(Value::Object(properties)) = schema.get("properties") else {
-        return;
-    };
-    for (name, property) in properties {
-        let Value::Object(property) = property else {
-            continue;
-        };
-        path.push(name.clone());
-        if let Some(Value::String(header)) = property.get("x-mcp-header") {
-            out.push((header.clone(), path.clone()));
-        }
-        marked_params(property, path, out);
-        path.pop();
-    }
-}
-
-/// A header value as sent, or decoded from `=?base64?…?=`; `None` when it holds
-/// characters a header value may not, or its Base64 is invalid.
-fn decode_header(value: &str) -> Option<String> {
-    if value
-        .chars()
-        .any(|c| c != '\t' && !(' '..='~').contains(&c))
-    {
-        return None;
-    }
-    match value
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    {
-        Some(encoded) => String::from_utf8(crate::base64::decode(encoded)?).ok(),
-        None => Some(value.to_owned()),
-    }
 }
 
 /// Finishes an error for the era: resource-not-found is `-32602` with `data.uri`

@@ -102,6 +102,7 @@ mod logging;
 mod messages;
 mod meta;
 mod method;
+pub mod mirror;
 mod mrtr;
 mod named_errors;
 mod notifications;

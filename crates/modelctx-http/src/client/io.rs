@@ -15,6 +15,7 @@ use modelctx_types::{
 use super::{ClientInner, is_response};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::sse::SseParser;
+use modelctx_types::mirror;
 
 /// The error code of requests failed by the transport (not by the server).
 const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
@@ -247,7 +248,7 @@ fn era_headers(request: &JsonRpcRequest, version: &str) -> Vec<(String, String)>
         .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
         .and_then(|p| p.get(field).and_then(|v| v.as_str()).map(str::to_owned));
     if let Some(value) = value {
-        headers.push(("mcp-name".to_owned(), header_safe(&value)));
+        headers.push(("mcp-name".to_owned(), mirror::header_value(&value)));
     }
     headers
 }
@@ -273,21 +274,16 @@ fn param_headers(inner: &ClientInner, request: &JsonRpcRequest) -> Vec<(String, 
         .get(name)
         .cloned()
         .unwrap_or_default();
-    let mut headers = Vec::new();
-    for (header, path) in marked {
-        let mut value = params.get("arguments");
-        for key in &path {
-            value = value.and_then(|v| v.get(key));
-        }
-        let text = match value {
-            Some(serde_json::Value::String(s)) => header_safe(s),
-            Some(serde_json::Value::Bool(b)) => b.to_string(),
-            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
-            _ => continue,
-        };
-        headers.push((format!("mcp-param-{header}"), text));
-    }
-    headers
+    marked
+        .into_iter()
+        .filter_map(|m| {
+            let text = mirror::argument_text(params.get("arguments"), &m.path)?;
+            Some((
+                format!("mcp-param-{}", m.header),
+                mirror::header_value(&text),
+            ))
+        })
+        .collect()
 }
 
 /// Remembers, from a `tools/list` answer of the stateless era, which arguments each
@@ -308,46 +304,8 @@ fn learn_param_headers(inner: &ClientInner, result: &modelctx_types::RawValue) {
         ) else {
             continue;
         };
-        let mut marked = Vec::new();
-        marked_params(schema, &mut Vec::new(), &mut marked);
-        st.param_headers.insert(name.to_owned(), marked);
-    }
-}
-
-/// The `x-mcp-header` names of a schema's properties reachable through `properties`
-/// alone, with their paths.
-fn marked_params(
-    schema: &serde_json::Value,
-    path: &mut Vec<String>,
-    out: &mut Vec<(String, Vec<String>)>,
-) {
-    let Some(serde_json::Value::Object(properties)) = schema.get("properties") else {
-        return;
-    };
-    for (name, property) in properties {
-        path.push(name.clone());
-        if let Some(serde_json::Value::String(header)) = property.get("x-mcp-header") {
-            out.push((header.clone(), path.clone()));
-        }
-        marked_params(property, path, out);
-        path.pop();
-    }
-}
-
-/// A value as a header carries it: as is when it is plain visible ASCII without
-/// surrounding spaces, else `=?base64?…?=` (also for a value that looks like that form).
-fn header_safe(value: &str) -> String {
-    let visible = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
-    let padded = value.starts_with(' ') || value.ends_with(' ');
-    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
-    let plain = visible && !padded && !sentinel;
-    if plain {
-        value.to_owned()
-    } else {
-        format!(
-            "=?base64?{}?=",
-            crate::shared::base64_encode(value.as_bytes())
-        )
+        st.param_headers
+            .insert(name.to_owned(), mirror::mirrored_params(schema));
     }
 }
 

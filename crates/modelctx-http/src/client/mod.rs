@@ -54,7 +54,7 @@ pub(crate) struct State {
     pub(crate) tool_lists: std::collections::HashSet<RequestId>,
     /// Per tool, the arguments its `inputSchema` marks with `x-mcp-header`: the header
     /// name and the path of `properties` keys to the value (stateless era).
-    pub(crate) param_headers: HashMap<String, Vec<(String, Vec<String>)>>,
+    pub(crate) param_headers: HashMap<String, Vec<modelctx_types::mirror::MirroredParam>>,
 }
 
 pub(crate) struct ClientInner {

@@ -9,7 +9,9 @@ use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use modelctx_types::{ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion};
+use modelctx_types::{
+    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, mirror,
+};
 use serde::Deserialize;
 use serde_json::Value;
 use std::convert::Infallible;
@@ -90,7 +92,7 @@ pub(super) fn check_headers(
         _ => return Ok(()),
     };
     let raw = header_value(headers, MCP_NAME, "Mcp-Name")?;
-    let name = decode(raw.trim()).ok_or_else(|| {
+    let name = mirror::decode_header_value(raw).ok_or_else(|| {
         ErrorData::header_mismatch(format!(
             "Header mismatch: the Mcp-Name header value {raw:?} is not valid (bad Base64 encoding)"
         ))
@@ -133,54 +135,6 @@ pub(super) fn mirrored_params(headers: &HeaderMap) -> Vec<(String, String)> {
             Some((param.to_owned(), value))
         })
         .collect()
-}
-
-/// A mirrored value: as written, or Base64-decoded when it has the sentinel form
-/// `=?base64?...?=` (for values a header cannot carry); `None` when that encoding is
-/// invalid.
-fn decode(value: &str) -> Option<String> {
-    match value
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    {
-        Some(encoded) => String::from_utf8(base64_decode(encoded)?).ok(),
-        None => Some(value.to_owned()),
-    }
-}
-
-/// Strict standard Base64 (RFC 4648 §4): padded to a multiple of four, no other
-/// characters.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    fn value(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let bytes = text.as_bytes();
-    if !bytes.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
-    for (i, chunk) in bytes.chunks(4).enumerate() {
-        let last = i + 1 == bytes.len() / 4;
-        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut n = 0u32;
-        for &c in &chunk[..4 - pad] {
-            n = (n << 6) | value(c)?;
-        }
-        n <<= 6 * pad as u32;
-        let group = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&group[..3 - pad]);
-    }
-    Some(out)
 }
 
 /// The HTTP status of an answer of the era, from the error it carries: `404` for an
@@ -422,17 +376,6 @@ mod tests {
             ("mcp-method", "server/discover"),
         ]);
         assert!(check_headers(&h, &bare).is_ok());
-    }
-
-    #[test]
-    fn base64_is_strict() {
-        assert_eq!(base64_decode("SGVsbG8=").unwrap(), b"Hello");
-        assert_eq!(base64_decode("SGk=").unwrap(), b"Hi");
-        assert_eq!(base64_decode("").unwrap(), b"");
-        assert!(base64_decode("SGVsbG8").is_none());
-        assert!(base64_decode("SGVs!!!bG8=").is_none());
-        assert!(base64_decode("SG==SGVs").is_none());
-        assert_eq!(decode("=?base64?SGVsbG8=").unwrap(), "=?base64?SGVsbG8=");
     }
 
     #[test]
