@@ -194,7 +194,7 @@ pub(crate) struct Shared {
     /// (a client that pipelines the handshake): the session becomes operational as soon
     /// as the answer goes out, instead of waiting forever for a second notification.
     pub(crate) initialized_early: AtomicBool,
-    /// The transport's `Mcp-Param-*` headers (see `Transport::mirrored_params`).
+    /// The transport's `Mcp-Param-*` headers (see `Transport::stateless_era_request`).
     pub(crate) mirrored: Option<Arc<[(String, String)]>>,
     /// Answers the runtime gave at once (ping, refusals) still being sent on tasks of
     /// their own: the session's end waits for them before it closes the sink.

@@ -35,8 +35,8 @@ const SEND_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// outbound request then fails with a connection-closed error and every running handler
 /// is cancelled.
 pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
-    let stateless_era = config.serves_stateless_era() && transport.carries_stateless_era();
-    let mirrored = transport.mirrored_params().map(Arc::from);
+    let mirrored = transport.stateless_era_request().map(Arc::from);
+    let stateless_era = config.serves_stateless_era() && mirrored.is_some();
     let (sink, stream) = transport.split();
     let phase = if stateless_era {
         Phase::Stateless

@@ -277,21 +277,14 @@ pub trait Transport: Send + 'static {
     /// Splits the transport into its two halves.
     fn split(self) -> (Self::Sink, Self::Stream);
 
-    /// Whether this transport carries one request of the stateless era (protocol
-    /// 2026-07-28), which needs no handshake: a session that serves the era starts
-    /// serving at once. False unless the transport knows (streamable HTTP does, from the
-    /// request's headers). Unstable while the era is being built.
+    /// `Some` when this transport carries one request of the stateless era (protocol
+    /// 2026-07-28), which needs no handshake — a session that serves the era starts
+    /// serving at once — with the request's `Mcp-Param-{Name}` headers as
+    /// `(name, value)`, the name lower-cased and without its prefix, for the server to
+    /// check against the tool's `x-mcp-header` arguments. `None` unless the transport
+    /// knows (streamable HTTP does, from the request's headers). Unstable.
     #[doc(hidden)]
-    fn carries_stateless_era(&self) -> bool {
-        false
-    }
-
-    /// The `Mcp-Param-{Name}` headers of the one request this transport carries, as
-    /// `(name, value)` with the name lower-cased and without its prefix: `Some` only for
-    /// a transport with HTTP headers (streamable HTTP in the stateless era), so a server
-    /// can check them against the tool's `x-mcp-header` parameters. Unstable.
-    #[doc(hidden)]
-    fn mirrored_params(&self) -> Option<Vec<(String, String)>> {
+    fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
         None
     }
 }

@@ -262,8 +262,7 @@ impl Inner {
             state: state.clone(),
             rx,
             pre_initialized,
-            stateless_era: stateless_era.is_some(),
-            mirrored: stateless_era,
+            stateless_era,
         });
         Some(state)
     }

@@ -571,10 +571,9 @@ pub struct HttpServerTransport {
     pub(crate) state: Arc<SessionState>,
     pub(crate) rx: mpsc::Receiver<Inbound>,
     pub(crate) pre_initialized: bool,
-    /// Carries one request of the stateless era (2026-07-28).
-    pub(crate) stateless_era: bool,
-    /// That request's `Mcp-Param-*` headers.
-    pub(crate) mirrored: Option<Vec<(String, String)>>,
+    /// `Some` when it carries one request of the stateless era (2026-07-28): that
+    /// request's `Mcp-Param-*` headers.
+    pub(crate) stateless_era: Option<Vec<(String, String)>>,
 }
 
 impl fmt::Debug for HttpServerTransport {
@@ -621,12 +620,8 @@ impl Transport for HttpServerTransport {
     type Sink = HttpServerSink;
     type Stream = HttpServerStream;
 
-    fn carries_stateless_era(&self) -> bool {
-        self.stateless_era
-    }
-
-    fn mirrored_params(&self) -> Option<Vec<(String, String)>> {
-        self.mirrored.clone()
+    fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
+        self.stateless_era.clone()
     }
 
     fn split(self) -> (HttpServerSink, HttpServerStream) {
@@ -769,8 +764,7 @@ mod tests {
             state: state.clone(),
             rx,
             pre_initialized: true,
-            stateless_era: false,
-            mirrored: None,
+            stateless_era: None,
         };
         let (sink, mut stream) = transport.split();
 
