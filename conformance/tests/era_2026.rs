@@ -103,10 +103,9 @@ async fn against_a_handshake_only_server_it_falls_back_unless_pinned() {
     );
 }
 
-/// One endpoint serving both eras, on a loopback port.
-async fn http_endpoint() -> String {
+/// One endpoint serving both eras with `server`, on a loopback port.
+async fn http_endpoint(server: Server) -> String {
     use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
-    let server = greeter(true);
     let config = StreamableHttpServerConfig::default().unstable_stateless_era();
     let service = StreamableHttpService::with_config(config, move |transport| {
         server.serve_with(transport, modelctx::session::SessionConfig::server());
@@ -121,7 +120,7 @@ async fn http_endpoint() -> String {
 
 #[tokio::test]
 async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds() {
-    let url = http_endpoint().await;
+    let url = http_endpoint(greeter(true)).await;
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
     let client = within("connect", era_client(true).connect(transport))
         .await
@@ -134,13 +133,17 @@ async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds(
     .await
     .unwrap();
     assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
-    // A refusal comes back as the JSON-RPC error the server sent (HTTP 404 here).
+    // A refusal sent with an HTTP error status (400 here) comes back as the JSON-RPC
+    // error in its body.
     let error = within(
         "an unknown tool",
         client.call_tool("nope", serde_json::Map::new()),
     )
-    .await;
-    assert!(error.is_err() || error.unwrap().is_error());
+    .await
+    .unwrap_err();
+    let error = error.protocol_error().expect("the server's JSON-RPC error");
+    assert_eq!(error.code, modelctx::types::ErrorCode::INVALID_PARAMS);
+    assert!(error.message.contains("nope"), "{}", error.message);
 
     // The same endpoint still serves a handshake client.
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
@@ -166,10 +169,15 @@ impl Drop for OnDrop {
     }
 }
 
-#[tokio::test]
-async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
-    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
-    let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
+/// A server whose tool `wait` runs until cancelled: `started` hears when it starts,
+/// `stopped` when its handler is dropped (a cancelled handler is stopped, not resumed).
+fn waiting_server() -> (
+    Server,
+    tokio::sync::mpsc::UnboundedReceiver<()>,
+    tokio::sync::mpsc::UnboundedReceiver<()>,
+) {
+    let (started_tx, started) = tokio::sync::mpsc::unbounded_channel();
+    let (stopped_tx, stopped) = tokio::sync::mpsc::unbounded_channel();
     let tool = Tool::new(
         "wait",
         json!({"type": "object"}).as_object().unwrap().clone(),
@@ -178,7 +186,6 @@ async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
         let started = started_tx.clone();
         let stopped = stopped_tx.clone();
         async move {
-            // Dropped with the handler: a cancelled handler is stopped, not resumed.
             let _signal = OnDrop(Some(stopped));
             let _ = started.send(());
             cx.cancellation().cancelled().await;
@@ -190,6 +197,12 @@ async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
         .unwrap()
         .unstable_2026_07_28()
         .build();
+    (server, started, stopped)
+}
+
+#[tokio::test]
+async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
+    let (server, mut started, mut stopped) = waiting_server();
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
     let client = within("connect", era_client(true).connect(client_side))
@@ -211,37 +224,8 @@ async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
 
 #[tokio::test]
 async fn closing_the_response_stream_cancels_the_request_over_http() {
-    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
-    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
-    let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
-    let tool = Tool::new(
-        "wait",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    let wait = ToolDef::with_schema(tool, move |_args, cx: Context| {
-        let started = started_tx.clone();
-        let stopped = stopped_tx.clone();
-        async move {
-            let _signal = OnDrop(Some(stopped));
-            let _ = started.send(());
-            cx.cancellation().cancelled().await;
-            Ok::<_, String>(CallToolResult::text("cancelled"))
-        }
-    });
-    let server = Server::builder("waiter", "1.0.0")
-        .tool(wait)
-        .unwrap()
-        .unstable_2026_07_28()
-        .build();
-    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
-    let service = StreamableHttpService::with_config(config, move |transport| {
-        server.serve_with(transport, modelctx::session::SessionConfig::server());
-    });
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending()));
+    let (server, mut started, mut stopped) = waiting_server();
+    let url = http_endpoint(server).await;
 
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
         "name": "wait", "arguments": {},
@@ -273,37 +257,8 @@ async fn closing_the_response_stream_cancels_the_request_over_http() {
 
 #[tokio::test]
 async fn a_client_that_abandons_a_call_over_http_closes_its_stream_and_the_handler_stops() {
-    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
-    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
-    let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
-    let tool = Tool::new(
-        "wait",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    let wait = ToolDef::with_schema(tool, move |_args, cx: Context| {
-        let started = started_tx.clone();
-        let stopped = stopped_tx.clone();
-        async move {
-            let _signal = OnDrop(Some(stopped));
-            let _ = started.send(());
-            cx.cancellation().cancelled().await;
-            Ok::<_, String>(CallToolResult::text("cancelled"))
-        }
-    });
-    let server = Server::builder("waiter", "1.0.0")
-        .tool(wait)
-        .unwrap()
-        .unstable_2026_07_28()
-        .build();
-    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
-    let service = StreamableHttpService::with_config(config, move |transport| {
-        server.serve_with(transport, modelctx::session::SessionConfig::server());
-    });
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending()));
+    let (server, mut started, mut stopped) = waiting_server();
+    let url = http_endpoint(server).await;
 
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
     let client = within("connect", era_client(true).connect(transport))
@@ -429,18 +384,8 @@ async fn subscriptions_deliver_the_changes_they_asked_for() {
 
 #[tokio::test]
 async fn subscriptions_deliver_the_changes_they_asked_for_over_http() {
-    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
     let server = listed_server();
-    let shared = server.clone();
-    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
-    let service = StreamableHttpService::with_config(config, move |transport| {
-        shared.serve_with(transport, modelctx::session::SessionConfig::server());
-    });
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending()));
+    let url = http_endpoint(server.clone()).await;
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
     let client = within("connect", era_client(true).connect(transport))
         .await
@@ -488,7 +433,6 @@ async fn a_list_is_served_from_the_cache_until_its_ttl_runs_out() {
 
 #[tokio::test]
 async fn a_header_mismatch_makes_the_client_relearn_the_tool_and_retry_over_http() {
-    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
     let tool = Tool::new(
         "regional",
         json!({"type": "object", "properties": {
@@ -508,15 +452,7 @@ async fn a_header_mismatch_makes_the_client_relearn_the_tool_and_retry_over_http
         .unwrap()
         .unstable_2026_07_28()
         .build();
-    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
-    let service = StreamableHttpService::with_config(config, move |transport| {
-        server.serve_with(transport, modelctx::session::SessionConfig::server());
-    });
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending()));
+    let url = http_endpoint(server).await;
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
     let client = within("connect", era_client(true).connect(transport))
         .await
