@@ -780,6 +780,26 @@ async fn run_round(
 }
 
 impl SessionService {
+    /// The answer to `method` in either era: its low-level handler, else the
+    /// registries' built-in answer, else method not found.
+    fn serve(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        cx: Context,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+        if let Some(handler) = self.server.requests.get(method) {
+            return handler(params, cx);
+        }
+        match dispatch::builtin(method, params, cx) {
+            Some(answer) => answer,
+            None => {
+                let error = ErrorData::method_not_found(method);
+                Box::pin(async move { Err(error) })
+            }
+        }
+    }
+
     /// `subscriptions/listen` (protocol 2026-07-28): acknowledges with the filter, then
     /// sends the changes it asks for, each tagged with the subscription's id (the
     /// request's id), on the request's own stream until the client closes it (which
@@ -934,16 +954,7 @@ impl SessionService {
         {
             return Box::pin(async move { Err(error) });
         }
-        let answer = match self.server.requests.get(method.as_ref()) {
-            Some(handler) => handler(params, cx),
-            None => match dispatch::builtin(&method, params, cx) {
-                Some(answer) => answer,
-                None => {
-                    let error = ErrorData::method_not_found(&method);
-                    return Box::pin(async move { Err(error) });
-                }
-            },
-        };
+        let answer = self.serve(&method, params, cx);
         let hints = self.server.cache_hints.clone();
         Box::pin(async move {
             let outcome = match round {
@@ -979,16 +990,7 @@ impl Service for SessionService {
         if request.method == "logging/setLevel" && self.server.capabilities.logging.is_some() {
             return self.set_level(request.params, cx);
         }
-        if let Some(handler) = self.server.requests.get(request.method.as_ref()) {
-            return handler(request.params, cx);
-        }
-        match dispatch::builtin(&request.method, request.params, cx) {
-            Some(answer) => answer,
-            None => {
-                let error = ErrorData::method_not_found(&request.method);
-                Box::pin(async move { Err(error) })
-            }
-        }
+        self.serve(&request.method, request.params, cx)
     }
 
     fn handle_notification(

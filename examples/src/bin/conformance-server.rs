@@ -386,6 +386,14 @@ async fn ask_field(
     })
 }
 
+/// A tool that asks the user's name (under the key `user_name`), then greets them.
+fn greeter(name: &str) -> ToolDef {
+    ToolDef::new(name, |_: NoArgs, cx: Context| async move {
+        let name = ask_field(&cx, "user_name", "What is your name?", "name", "string").await?;
+        Ok::<_, Error>(format!("Hello, {name}!"))
+    })
+}
+
 /// A question for the client's LLM.
 fn question(text: &str) -> CreateMessageRequestParams {
     CreateMessageRequestParams::new(vec![SamplingMessage::user_text(text)], 50)
@@ -411,24 +419,10 @@ fn era_2026_tools() -> Vec<ToolDef> {
             },
         )
         .description("Needs the client's sampling capability"),
-        ToolDef::new(
-            "test_streaming_elicitation",
-            |_: NoArgs, cx: Context| async move {
-                let name =
-                    ask_field(&cx, "user_name", "What is your name?", "name", "string").await?;
-                Ok::<_, Error>(format!("Hello, {name}!"))
-            },
-        )
-        .description("Asks the user for input while the call runs"),
-        ToolDef::new(
-            "test_input_required_result_elicitation",
-            |_: NoArgs, cx: Context| async move {
-                let name =
-                    ask_field(&cx, "user_name", "What is your name?", "name", "string").await?;
-                Ok::<_, Error>(format!("Hello, {name}!"))
-            },
-        )
-        .description("Asks the user's name, then greets them"),
+        greeter("test_streaming_elicitation")
+            .description("Asks the user for input while the call runs"),
+        greeter("test_input_required_result_elicitation")
+            .description("Asks the user's name, then greets them"),
         ToolDef::new(
             "test_input_required_result_sampling",
             |_: NoArgs, cx: Context| async move {
@@ -505,15 +499,8 @@ fn era_2026_tools() -> Vec<ToolDef> {
             },
         )
         .description("Asks two questions, one round each"),
-        ToolDef::new(
-            "test_input_required_result_tampered_state",
-            |_: NoArgs, cx: Context| async move {
-                let name =
-                    ask_field(&cx, "user_name", "What is your name?", "name", "string").await?;
-                Ok::<_, Error>(format!("Hello, {name}!"))
-            },
-        )
-        .description("Asks the user's name; a tampered requestState is refused"),
+        greeter("test_input_required_result_tampered_state")
+            .description("Asks the user's name; a tampered requestState is refused"),
         ToolDef::new(
             "test_input_required_result_capabilities",
             |_: NoArgs, cx: Context| async move {
