@@ -122,16 +122,14 @@ fn header_value<'h>(headers: &'h HeaderMap, name: &str, shown: &str) -> Result<&
 }
 
 /// The request's `Mcp-Param-{Name}` headers: `(name, value)`, the name lower-cased and
-/// without the prefix. A value that is not visible ASCII is kept as an empty string with
-/// a marker the server refuses (`\u{0}`), so the server reports it.
+/// without the prefix. Bytes that are not visible ASCII stay (lossily) in the value, so
+/// the server's check refuses it (`mirror::decode_header_value`).
 pub(super) fn mirrored_params(headers: &HeaderMap) -> Vec<(String, String)> {
     headers
         .iter()
         .filter_map(|(name, value)| {
             let param = name.as_str().strip_prefix("mcp-param-")?;
-            let value = value
-                .to_str()
-                .map_or_else(|_| "\u{0}".to_owned(), str::to_owned);
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
             Some((param.to_owned(), value))
         })
         .collect()
