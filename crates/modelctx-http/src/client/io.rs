@@ -34,18 +34,15 @@ pub(super) async fn send(
     match message.message {
         JsonRpcMessage::Request(request) if era_version(&request).is_some() => {
             // The stateless era (2026-07-28): no session, the headers mirror the body.
-            {
-                let mut st = inner.state();
-                st.inflight.insert(request.id.clone(), 0);
-                if request.method == "tools/list" {
-                    st.tool_lists.insert(request.id.clone());
-                }
+            // The state stays locked until the task is registered, so it cannot finish
+            // (and forget itself) before it is known.
+            let mut st = inner.state();
+            st.inflight.insert(request.id.clone(), 0);
+            if request.method == "tools/list" {
+                st.tool_lists.insert(request.id.clone());
             }
             let task_inner = inner.clone();
             let id = request.id.clone();
-            // Held while the task is being registered, so it cannot finish (and forget
-            // itself) before it is known.
-            let mut st = inner.state();
             let task = tokio::spawn(async move {
                 let id = request.id.clone();
                 let outcome = tokio::select! {
