@@ -5,12 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use modelctx::client::{
-    CallbackContext, ClientBuilder, FormAnswer, FormContent, FormRequest, UrlAnswer, UrlRequest,
+    CallbackContext, Client, ClientBuilder, FormAnswer, FormContent, FormRequest, UrlAnswer,
+    UrlRequest,
 };
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{
     ClientRequestError, Context, Elicited, FormValues, NoArgs, Server, ToolDef,
 };
+use modelctx::session::SessionError;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock,
     ElicitRequest, ElicitRequestFormParams, ElicitRequestUrlParams, ElicitResult, ElicitValue,
@@ -21,7 +23,9 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{Pair, Work, client, connect};
+use crate::support::{
+    Pair, Work, call_work, client, connect, input_asking_server, stateless_era, work_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -124,41 +128,49 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-/// A server whose `test/work` handler elicits as told — `{"form": {message, schema}}`,
-/// `{"url": {message, id, url}}`, `{"raw": params}` (sent as is, skipping the local
-/// checks) or `{"complete": id}` — and reports the outcome as JSON.
+/// A server whose `elicit` tool elicits as told — `{"form": {message, schema}}`,
+/// `{"url": {message, id, url}}` or `{"complete": id}` — or reports the client's
+/// capabilities as the request states them (`{"caps": true}`), and reports the
+/// outcome as JSON; its `test/work` handler sends `{"raw": params}` as is, skipping
+/// the local checks (a request from the server: the handshake era only).
 fn elicitor() -> Server {
     Server::builder("elicitor", "1.0.0")
-        .request_handler::<Work, _, _>(|request: Value, cx: Context| async move {
-            let bad = |e: serde_json::Error| ErrorData::invalid_params(e.to_string());
+        .tool(work_tool("elicit", |request: Value, cx: Context| async move {
             if let Some(form) = request.get("form") {
-                let schema: RequestedSchema =
-                    serde_json::from_value(form["schema"].clone()).map_err(bad)?;
+                let schema: RequestedSchema = match serde_json::from_value(form["schema"].clone()) {
+                    Ok(schema) => schema,
+                    Err(e) => return json!({"unreadable": e.to_string()}),
+                };
                 let message = form["message"].as_str().unwrap_or_default().to_owned();
-                return Ok(outcome(cx.elicit_form_schema(message, schema).await));
+                return outcome(cx.elicit_form_schema(message, schema).await);
             }
             if let Some(url) = request.get("url") {
                 let text = |k: &str| url[k].as_str().unwrap_or_default().to_owned();
                 let result = cx.elicit_url(text("message"), text("id"), text("url")).await;
-                return Ok(outcome(result.map(|e| match e {
+                return outcome(result.map(|e| match e {
                     Elicited::Accepted(()) => Elicited::Accepted(FormValues::new()),
                     Elicited::Declined => Elicited::Declined,
                     Elicited::Cancelled => Elicited::Cancelled,
-                })));
-            }
-            if let Some(raw) = request.get("raw") {
-                return Ok(match cx.peer().request::<RawElicit>(raw.clone()).await {
-                    Ok(r) => json!({"ok": r}),
-                    Err(e) => json!({"code": e.to_error_data().code.0, "protocol": e.protocol_error().is_some()}),
-                });
+                }));
             }
             if let Some(id) = request.get("complete").and_then(Value::as_str) {
-                cx.notify_elicitation_complete(id)
-                    .await
-                    .map_err(|e| ErrorData::internal_error(e.to_string()))?;
-                return Ok(json!({"sent": true}));
+                return match cx.notify_elicitation_complete(id).await {
+                    Ok(()) => json!({"sent": true}),
+                    Err(e) => json!({"sent": false, "error": e.to_string()}),
+                };
             }
-            Err(ErrorData::invalid_params("unknown step"))
+            if request.get("caps").is_some() {
+                return json!({"caps": cx.client_capabilities()});
+            }
+            json!({"unknown": request})
+        }))
+        .expect("a valid tool")
+        .request_handler::<Work, _, _>(|request: Value, cx: Context| async move {
+            let raw = request.get("raw").cloned().unwrap_or_default();
+            Ok(match cx.peer().request::<RawElicit>(raw).await {
+                Ok(r) => json!({"ok": r}),
+                Err(e) => json!({"code": e.to_error_data().code.0, "protocol": e.protocol_error().is_some()}),
+            })
         })
         .build()
 }
@@ -199,19 +211,13 @@ async fn work(pair: &Pair, request: Value) -> Value {
 }
 
 async fn ask_form(pair: &Pair, message: &str, schema: &Value) -> Value {
-    work(
-        pair,
-        json!({"form": {"message": message, "schema": schema}}),
-    )
-    .await
+    let form = json!({"form": {"message": message, "schema": schema}});
+    call_work(pair, "elicit", form).await
 }
 
 async fn ask_url(pair: &Pair, id: &str, url: &str) -> Value {
-    work(
-        pair,
-        json!({"url": {"message": "Please sign in", "id": id, "url": url}}),
-    )
-    .await
+    let url = json!({"url": {"message": "Please sign in", "id": id, "url": url}});
+    call_work(pair, "elicit", url).await
 }
 
 /// A client whose form callback forwards each request and answers `answer`.
@@ -331,8 +337,8 @@ async fn an_empty_capability_means_form(connector: Connector) {
         .0
         .capabilities(declared);
     let pair = connect(&connector, &elicitor(), builder).await;
-    let caps = serde_json::to_value(pair.server().client_capabilities().unwrap()).unwrap();
-    assert_eq!(caps, json!({"elicitation": {}}));
+    let caps = call_work(&pair, "elicit", json!({"caps": true})).await;
+    assert_eq!(caps, json!({"caps": {"elicitation": {}}}));
     let got = ask_form(&pair, "Who?", &contact_form()).await;
     assert_eq!(got, json!({"accepted": {"name": "Ada"}}));
 }
@@ -353,6 +359,24 @@ fn form_params(schema: &Value) -> Value {
 async fn an_undeclared_mode_is_invalid_params(connector: Connector) {
     let (builder, _) = form_client(FormAnswer::Cancel);
     let pair = connect(&connector, &elicitor(), builder).await;
+    if stateless_era(&pair.client) {
+        // No requests from the server: the same elicitations arrive as the input a
+        // tools/call result asks for, and the client fails the call instead.
+        let (builder, mut seen) = form_client(FormAnswer::Cancel);
+        let (asker, _) =
+            input_asking_server(&connector, builder, "elicitation/create", url_params("e1")).await;
+        let err = call_any_tool(&asker).await.unwrap_err();
+        assert!(err.to_string().contains("-32602"), "{err}");
+        assert!(seen.try_recv().is_err(), "the form callback was not called");
+
+        let (builder, mut seen) = url_client(UrlAnswer::Accept);
+        let form = form_params(&contact_form());
+        let (asker, _) = input_asking_server(&connector, builder, "elicitation/create", form).await;
+        let err = call_any_tool(&asker).await.unwrap_err();
+        assert!(err.to_string().contains("-32602"), "{err}");
+        assert!(seen.try_recv().is_err(), "the URL callback was not called");
+        return;
+    }
     let got = work(&pair, json!({"raw": url_params("e1")})).await;
     assert_eq!(got, json!({"code": -32602, "protocol": true}));
 
@@ -361,6 +385,13 @@ async fn an_undeclared_mode_is_invalid_params(connector: Connector) {
     let got = work(&pair, json!({"raw": form_params(&contact_form())})).await;
     assert_eq!(got, json!({"code": -32602, "protocol": true}));
     assert!(seen.try_recv().is_err(), "the URL callback was not called");
+}
+
+/// A `tools/call` the client sends as is.
+async fn call_any_tool(client: &Client) -> Result<CallToolResult, SessionError> {
+    client
+        .request::<CallToolRequest>(CallToolRequestParams::new("any"))
+        .await
 }
 
 async fn the_server_sends_only_declared_modes(connector: Connector) {
@@ -399,11 +430,33 @@ async fn a_request_without_mode_is_a_form(connector: Connector) {
     let pair = connect(&connector, &elicitor(), builder).await;
     let schema: RequestedSchema = serde_json::from_value(contact_form()).unwrap();
     let params = ElicitRequestFormParams::new("Who?", schema).without_mode();
+    let accepted = json!({"action": "accept", "content": {"name": "Ada"}});
+    if stateless_era(&pair.client) {
+        // The input a tools/call result asks for; the answer rides on the retry.
+        let answer = content(&[("name", "Ada".into())]);
+        let (builder, mut seen) = form_client(FormAnswer::Accept(answer));
+        let raw = serde_json::to_value(&params).unwrap();
+        assert!(raw.get("mode").is_none(), "{raw}");
+        let (asker, wire) =
+            input_asking_server(&connector, builder, "elicitation/create", raw).await;
+        call_any_tool(&asker).await.unwrap();
+        let request = within("the form callback", seen.recv()).await.unwrap();
+        assert_eq!(request.message(), "Who?");
+        let retry = wire
+            .sent()
+            .into_iter()
+            .filter_map(|m| match m {
+                JsonRpcMessage::Request(r) if r.method == "tools/call" => r.params,
+                _ => None,
+            })
+            .nth(1)
+            .expect("the call was sent again with the answer");
+        let retry: Value = serde_json::from_str(retry.get()).unwrap();
+        assert_eq!(retry["inputResponses"]["ask"], accepted);
+        return;
+    }
     let got = work(&pair, json!({"raw": params})).await;
-    assert_eq!(
-        got["ok"],
-        json!({"action": "accept", "content": {"name": "Ada"}})
-    );
+    assert_eq!(got["ok"], accepted);
     let request = within("the form callback", seen.recv()).await.unwrap();
     assert_eq!(request.message(), "Who?");
     let sent = pair
@@ -605,8 +658,8 @@ async fn completion_notifications_reach_the_client_and_unknown_ids_are_ignored(
     );
 
     // Notifications are delivered in order: an unknown id first, then the known one.
-    work(&pair, json!({"complete": "never-asked"})).await;
-    work(&pair, json!({"complete": "e1"})).await;
+    call_work(&pair, "elicit", json!({"complete": "never-asked"})).await;
+    call_work(&pair, "elicit", json!({"complete": "e1"})).await;
     assert_eq!(within("the completion", done.recv()).await.unwrap(), "e1");
     let note = pair
         .wire
@@ -623,12 +676,12 @@ async fn completion_notifications_reach_the_client_and_unknown_ids_are_ignored(
     assert_eq!(note, json!({"elicitationId": "e1"}));
 
     // A finished id is ignored too; the next real one is still delivered.
-    work(&pair, json!({"complete": "e1"})).await;
+    call_work(&pair, "elicit", json!({"complete": "e1"})).await;
     assert_eq!(
         ask_url(&pair, "e2", "https://a.example.test/").await,
         json!({"accepted": {}})
     );
-    work(&pair, json!({"complete": "e2"})).await;
+    call_work(&pair, "elicit", json!({"complete": "e2"})).await;
     assert_eq!(within("the completion", done.recv()).await.unwrap(), "e2");
     pair.client.ping().await.expect("the session is unaffected");
 }

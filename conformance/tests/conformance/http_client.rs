@@ -55,7 +55,10 @@ pub(crate) fn tests() -> Vec<Test> {
         ),
         conformance_test!(
             a_404_fails_in_flight_calls_and_starts_a_new_session,
-            ["client-transport:http:404-surfaces"]
+            [
+                "client-transport:http:404-surfaces",
+                "client-transport:http:session-404-reinitialize"
+            ]
         ),
         conformance_test!(
             after_delete_a_new_connection_gets_a_new_session,

@@ -13,10 +13,14 @@ use tokio::sync::mpsc;
 use crate::http_support::{
     ACCEPT_BOTH, Note, Raw, call, host, initialize, read_events_until, send,
 };
-use crate::support::{Echo, Work, client};
+use crate::support::{Echo, Work, client, modern_vocabulary};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
+        conformance_test!(
+            a_2025_exchange_carries_no_modern_vocabulary,
+            ["hosting:http:legacy-no-modern-vocabulary"]
+        ),
         conformance_test!(
             initialize_mints_a_visible_ascii_session_id,
             ["hosting:session:create", "hosting:session:id-charset"]
@@ -27,7 +31,10 @@ pub(crate) fn tests() -> Vec<Test> {
         ),
         conformance_test!(
             delete_ends_the_session_and_its_transport,
-            ["hosting:session:delete"]
+            [
+                "hosting:session:delete",
+                "hosting:session:post-termination-404"
+            ]
         ),
         conformance_test!(unknown_session_ids_draw_404, ["hosting:session:unknown-id"]),
         conformance_test!(missing_session_id_draws_400, ["hosting:session:missing-id"]),
@@ -91,7 +98,10 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(bad_bodies_draw_400, ["hosting:http:parse-error-400"]),
         conformance_test!(
             bad_protocol_version_header_draws_400,
-            ["hosting:http:protocol-version-400"]
+            [
+                "hosting:http:protocol-version-400",
+                "hosting:http:protocol-version-rejection-literal"
+            ]
         ),
         conformance_test!(
             absent_protocol_version_means_2025_03_26,
@@ -192,8 +202,10 @@ async fn delete_ends_the_session_and_its_transport(_: Connector) {
     .await;
     assert_eq!(r.status, 200);
     within("the session to end", started.session.closed()).await;
+    // Whatever comes for it afterwards: 404.
     let r = send(raw.post(Some(&id), &call(2, "test/echo", json!({"n": 1})))).await;
     assert_eq!(r.status, 404);
+    assert_eq!(send(raw.get(&id)).await.status, 404);
     assert_eq!(hosted.service.session_count(), 0);
 }
 
@@ -548,6 +560,11 @@ async fn bad_protocol_version_header_draws_400(_: Connector) {
     for version in ["2099-01-01", "garbage"] {
         let r = send(raw.post_as(Some(&id), Some(version), &call(2, "test/echo", json!({})))).await;
         assert_eq!(r.status, 400, "MCP-Protocol-Version: {version}");
+        assert!(
+            r.body.contains("Unsupported protocol version"),
+            "{}",
+            r.body
+        );
     }
     // A supported revision other than the negotiated one is not refused.
     let r = send(raw.post_as(
@@ -714,5 +731,32 @@ async fn each_message_travels_on_exactly_one_stream(_: Connector) {
             ],
             "stream of call {who}: its own note, then its own response"
         );
+    }
+}
+
+/// A 2025-era client of a server that speaks both eras: neither the frames nor the
+/// HTTP headers either way carry any of the 2026-07-28 vocabulary.
+async fn a_2025_exchange_carries_no_modern_vocabulary(_: Connector) {
+    let server = Server::builder("both-eras", "1.0.0")
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .unstable_2026_07_28()
+        .build();
+    let hosted = host(server, default_config()).await;
+    let (transport, _handle) = hosted.transport();
+    let (transport, wire) = modelctx_conformance::record(modelctx::transport::boxed(transport));
+    let client = client().connect(transport).await.unwrap();
+    client.request::<Echo>(json!({"k": 1})).await.unwrap();
+    client.close().await;
+    for m in wire.messages() {
+        let frame = serde_json::to_string(&m.message.message).unwrap();
+        assert_eq!(modern_vocabulary(&frame), None, "{frame}");
+    }
+    let seen = hosted.seen();
+    assert!(seen.len() >= 3, "initialize, initialized, the call");
+    for request in seen {
+        for (name, value) in &request.headers {
+            let header = format!("{name}: {}", value.to_str().unwrap_or(""));
+            assert_eq!(modern_vocabulary(&header), None, "{header}");
+        }
     }
 }

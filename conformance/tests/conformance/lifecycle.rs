@@ -1,17 +1,19 @@
 //! Lifecycle & version negotiation.
 
-use modelctx::server::Server;
+use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
 use modelctx::types::{
-    ClientCapabilities, EmptyResult, ErrorCode, JsonRpcMessage, JsonRpcRequest,
+    ClientCapabilities, EmptyResult, ErrorCode, JsonObject, JsonRpcMessage, JsonRpcRequest,
     JsonRpcResultResponse, ListRootsRequest, ListRootsResult, ListToolsRequest, ListToolsResult,
     LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams, PingRequest,
     ProtocolVersion, RequestId, RootsListChangedNotification, to_raw,
 };
-use modelctx_conformance::{Connector, Direction, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Direction, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
-use crate::support::{Echo, Pair, client, connect, scripted_server};
+use crate::support::{
+    Echo, Pair, client, connect, modern_vocabulary, scripted_server, stateless_era,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -83,6 +85,10 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             client_refuses_notifications_it_did_not_declare,
             ["lifecycle:capability:client-not-declared"]
+        ),
+        conformance_test!(
+            an_earlier_revision_carries_no_modern_vocabulary,
+            ["lifecycle:stateless:unpinned-legacy-wire"]
         ),
     ]
 }
@@ -333,14 +339,26 @@ async fn nothing_but_ping_and_logging_flows_before_initialized(connector: Connec
     sink.send(TransportMessage::new(pong.into())).await.unwrap();
     within("the server's ping", ping).await.unwrap().unwrap();
 
-    // Our own client sends initialize, then notifications/initialized, then the rest.
+    // Our own client negotiates before anything else: initialize then
+    // notifications/initialized, or (2026-07-28, which has no initialization) the
+    // server/discover probe; only then the caller's request.
     let pair = connect_to(&connector, &list_tools_server()).await;
     within("tools/list", pair.client.request::<ListToolsRequest>(None))
         .await
         .unwrap();
-    let sent = pair.wire.sent();
-    assert_eq!(sent[0].method(), Some("initialize"));
-    assert_eq!(sent[1].method(), Some("notifications/initialized"));
+    let sent: Vec<_> = pair
+        .wire
+        .sent()
+        .iter()
+        .map(|m| m.method().map(str::to_owned))
+        .collect();
+    let negotiation: &[&str] = if stateless_era(&pair.client) {
+        &["server/discover", "tools/list"]
+    } else {
+        &["initialize", "notifications/initialized", "tools/list"]
+    };
+    let expected: Vec<_> = negotiation.iter().map(|m| Some((*m).to_owned())).collect();
+    assert_eq!(sent, expected);
 }
 
 async fn a_supported_version_is_echoed(connector: Connector) {
@@ -444,16 +462,62 @@ async fn client_refuses_notifications_it_did_not_declare(connector: Connector) {
     assert!(err.is_refused(), "{err}");
     assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
 
+    // Declared, it goes out, in an era that has it: 2026-07-28 has no client
+    // notifications outside a request, and refuses this one whatever is declared.
     let declared = client().capabilities(ClientCapabilities::new().with_roots(true));
     let pair = connect(&connector, &server, declared).await;
-    pair.client
+    let before = pair.wire.messages().len();
+    let sent = pair
+        .client
         .notify::<RootsListChangedNotification>(None)
-        .await
-        .unwrap();
+        .await;
+    if stateless_era(&pair.client) {
+        let err = sent.unwrap_err();
+        assert!(err.to_string().contains("2026-07-28"), "{err}");
+        assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
+        return;
+    }
+    sent.unwrap();
     let last = pair
         .wire
         .sent()
         .last()
         .and_then(|m| m.method().map(str::to_owned));
     assert_eq!(last.as_deref(), Some("notifications/roots/list_changed"));
+}
+
+/// A client left to negotiate (not pinned to 2026-07-28) with a server that speaks
+/// every revision: they agree on 2025-11-25, and no frame either way carries 2026-07-28
+/// vocabulary — not the server's result stamps, not the client's envelope.
+async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) {
+    let tool = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
+        Ok::<_, String>("hi")
+    });
+    let server = Server::builder("both-eras", "1.0.0")
+        .tool(tool)
+        .unwrap()
+        .unstable_2026_07_28()
+        .build();
+    let client = if connector.cell().has_transport_pair() {
+        let (client_side, server_side) = connector.transport_pair().await;
+        server.serve(server_side);
+        let (client_side, wire) = record(client_side);
+        let client = within("the client to connect", client().connect(client_side))
+            .await
+            .unwrap();
+        (client, wire)
+    } else {
+        let pair = connect(&connector, &server, client()).await;
+        (pair.client, pair.wire)
+    };
+    let (client, wire) = client;
+    assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
+    client.list_all_tools().await.unwrap();
+    client.call_tool("hello", JsonObject::new()).await.unwrap();
+    let messages = wire.messages();
+    assert!(messages.len() >= 6, "{messages:?}");
+    for m in messages {
+        let frame = serde_json::to_string(&m.message.message).unwrap();
+        assert_eq!(modern_vocabulary(&frame), None, "{frame}");
+    }
 }

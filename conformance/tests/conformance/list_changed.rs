@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use modelctx::client::{ListKind, ListUpdate};
 use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server, ToolDef};
 use modelctx::types::{
-    LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams,
+    CallToolRequest, CallToolRequestParams, LoggingLevel, LoggingMessageNotification,
     ToolListChangedNotification,
 };
 use modelctx_conformance::{Connector, Recording, Test, conformance_test, within};
@@ -107,9 +107,20 @@ async fn auto_refresh_delivers_the_fresh_list(connector: Connector) {
 }
 
 async fn reactions_need_the_advertised_capability(connector: Connector) {
+    // Its tool announces a change the server never advertised, then a log marker: a
+    // stray announcement inside a request, which every era can carry.
+    let stray = ToolDef::new("stray", |_: NoArgs, cx: Context| async move {
+        cx.notify::<ToolListChangedNotification>(None)
+            .await
+            .map_err(|e| e.to_string())?;
+        cx.info("marker").await.map_err(|e| e.to_string())?;
+        Ok::<_, String>("announced")
+    });
     let server = Server::builder("static", "1.0.0")
         .list_changed(false)
         .tool(tool("fixed"))
+        .unwrap()
+        .tool(stray)
         .unwrap()
         .build();
     let signals = Arc::new(Mutex::new(Vec::new()));
@@ -141,15 +152,14 @@ async fn reactions_need_the_advertised_capability(connector: Connector) {
     // A registry change is not announced without the capability...
     server.add_tool(tool("late")).unwrap();
     // ...and a stray announcement does not trigger the client's reactions.
-    pair.server()
-        .notify::<ToolListChangedNotification>(None)
+    pair.client
+        .set_logging_level(LoggingLevel::Info)
         .await
         .unwrap();
-    pair.server()
-        .notify::<LoggingMessageNotification>(LoggingMessageNotificationParams::new(
-            LoggingLevel::Info,
-            "marker",
-        ))
+    // The bare request: `call_tool` would list the tools first to learn the output
+    // schema, and this test counts the lists.
+    pair.client
+        .request::<CallToolRequest>(CallToolRequestParams::new("stray"))
         .await
         .unwrap();
     // Notifications are handled in order: once the marker is seen, the announcement

@@ -24,10 +24,13 @@ pub(crate) fn tests() -> Vec<Test> {
         ),
         conformance_test!(
             every_level_arrives_with_its_fields,
+            ["logging:capability:declared"]
+        ),
+        conformance_test!(
+            every_level_arrives_with_its_fields_in_every_era => every_level_arrives_with_its_fields,
             [
                 "logging:message:all-levels",
                 "logging:message:fields",
-                "logging:capability:declared",
                 "mcpserver:context:logging"
             ]
         ),
@@ -148,6 +151,11 @@ async fn every_level_arrives_with_its_fields(connector: Connector) {
     server.add_tool(helpers).unwrap();
     let pair = connect(&connector, &server, builder).await;
     assert!(pair.client.server_capabilities().logging.is_some());
+    // Every level asked for (2026-07-28 sends none to a request that does not opt in).
+    pair.client
+        .set_logging_level(LoggingLevel::Debug)
+        .await
+        .unwrap();
 
     pair.client
         .call_tool("chatter", JsonObject::new())

@@ -18,18 +18,18 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect};
+use crate::support::{client, connect, raw_options};
 use crate::tools::{connect_to, error_code, from_json};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
         conformance_test!(
             a_typed_prompt_is_listed_with_its_arguments,
-            [
-                "prompts:list:basic",
-                "prompts:capability:declared",
-                "mcpserver:prompt:decorated"
-            ]
+            ["prompts:capability:declared"]
+        ),
+        conformance_test!(
+            a_typed_prompt_is_listed_with_its_arguments_in_every_era => a_typed_prompt_is_listed_with_its_arguments,
+            ["prompts:list:basic", "mcpserver:prompt:decorated"]
         ),
         conformance_test!(
             arguments_reach_the_prompt_and_optional_ones_may_be_left_out,
@@ -48,7 +48,11 @@ pub(crate) fn tests() -> Vec<Test> {
         ),
         conformance_test!(
             an_unknown_prompt_is_invalid_params,
-            ["prompts:get:unknown-name", "mcpserver:prompt:unknown-name"]
+            ["mcpserver:prompt:unknown-name"]
+        ),
+        conformance_test!(
+            an_unknown_prompt_is_invalid_params_in_every_era => an_unknown_prompt_is_invalid_params,
+            ["prompts:get:unknown-name"]
         ),
         conformance_test!(
             messages_mix_roles_and_content_in_order,
@@ -71,11 +75,13 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             prompt_arguments_complete_with_context,
             [
-                "completion:prompt-arg",
-                "completion:context-arguments",
                 "completion:capability:declared",
                 "mcpserver:completion:capability-auto"
             ]
+        ),
+        conformance_test!(
+            prompt_arguments_complete_with_context_in_every_era => prompt_arguments_complete_with_context,
+            ["completion:prompt-arg", "completion:context-arguments"]
         ),
         conformance_test!(
             template_variables_complete,
@@ -646,7 +652,7 @@ async fn without_completion_sources_complete_is_not_found(connector: Connector) 
     let remote = pair
         .client
         .peer()
-        .request::<CompleteRequest>(params)
+        .request_with::<CompleteRequest>(params, raw_options(&pair.client))
         .await
         .unwrap_err();
     assert_eq!(error_code(&remote), ErrorCode::METHOD_NOT_FOUND);

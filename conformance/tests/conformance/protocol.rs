@@ -16,7 +16,7 @@ use modelctx_conformance::{Connector, Direction, Test, conformance_test, within}
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc, oneshot};
 
-use crate::support::{Block, DropSignal, Echo, Work, client, connect};
+use crate::support::{Block, DropSignal, Echo, Work, client, connect, payload};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -38,6 +38,14 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             abandoning_a_call_stops_its_handler,
             ["protocol:cancel:abort-signal"]
+        ),
+        conformance_test!(
+            abandoning_a_call_posts_one_cancellation => abandoning_a_call_stops_its_handler,
+            ["client-transport:http:cancel-posts-frame"]
+        ),
+        conformance_test!(
+            abandoning_one_call_leaves_the_others_running,
+            ["protocol:cancel:abort-scoped"]
         ),
         conformance_test!(
             cancellations_name_only_our_own_pending_requests,
@@ -90,11 +98,11 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(result_meta_reaches_the_client, ["meta:result-to-client"]),
         conformance_test!(
             progress_reaches_the_callback_in_order,
-            [
-                "protocol:progress:callback",
-                "protocol:progress:token-injected",
-                "protocol:progress:monotonic"
-            ]
+            ["protocol:progress:token-injected"]
+        ),
+        conformance_test!(
+            progress_reaches_the_callback_in_order_in_every_era => progress_reaches_the_callback_in_order,
+            ["protocol:progress:callback", "protocol:progress:monotonic"]
         ),
         conformance_test!(
             concurrent_requests_get_distinct_progress_tokens,
@@ -102,7 +110,10 @@ pub(crate) fn tests() -> Vec<Test> {
         ),
         conformance_test!(
             progress_after_completion_is_dropped,
-            ["protocol:progress:stops-after-completion"]
+            [
+                "protocol:progress:stops-after-completion",
+                "protocol:progress:late-dropped-by-client"
+            ]
         ),
         conformance_test!(
             without_a_callback_no_token_and_no_progress,
@@ -135,6 +146,22 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
+/// `tools/call` with params of any shape, to send what the typed request cannot.
+struct UntypedToolCall;
+impl modelctx::types::RequestMethod for UntypedToolCall {
+    const METHOD: &'static str = "tools/call";
+    type Params = Value;
+    type Result = Value;
+}
+
+/// A method no server here implements.
+struct NoSuchMethod;
+impl modelctx::types::RequestMethod for NoSuchMethod {
+    const METHOD: &'static str = "no/such/method";
+    type Params = Value;
+    type Result = Value;
+}
+
 /// A server whose `test/block` handler never finishes on its own and reports on
 /// `cancelled` when it is stopped, and whose `test/echo` returns its params.
 fn blocking_server(
@@ -146,13 +173,13 @@ fn blocking_server(
             let cancelled = cancelled.clone();
             let started = started.clone();
             async move {
-                let _stopped = DropSignal::new(cancelled, params);
+                let _stopped = DropSignal::new(cancelled, payload(params));
                 let _ = started.send(());
                 cx.cancellation().cancelled().await;
-                Ok(json!("unreachable"))
+                Ok(json!({"unreachable": true}))
             }
         })
-        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(payload(params)) })
         .build()
 }
 
@@ -170,46 +197,51 @@ fn cancellations_sent(log: &[modelctx_conformance::Recorded]) -> Vec<Value> {
 
 async fn request_ids_are_unique_and_never_null(connector: Connector) {
     let server = Server::builder("echo", "1.0.0")
-        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(payload(params)) })
         .build();
     let pair = connect(&connector, &server, client()).await;
-    let calls = (0..20).map(|i| pair.client.request::<Echo>(json!([i])));
+    let calls = (0..20).map(|i| pair.client.request::<Echo>(json!({"v": i})));
     let results = futures::future::join_all(calls).await;
     for (i, r) in results.into_iter().enumerate() {
-        assert_eq!(r.unwrap(), json!([i]));
+        assert_eq!(payload(r.unwrap()), json!({"v": i}));
     }
-    let ids: Vec<RequestId> = pair
+    // Every request of the connection (the handshake's too, in an era that has one).
+    let requests: Vec<(String, RequestId)> = pair
         .wire
         .sent()
         .iter()
         .filter_map(|m| match m {
-            JsonRpcMessage::Request(r) => Some(r.id.clone()),
+            JsonRpcMessage::Request(r) => Some((r.method.to_string(), r.id.clone())),
             _ => None,
         })
         .collect();
-    assert_eq!(ids.len(), 21, "initialize plus twenty calls");
+    let calls = requests.iter().filter(|(m, _)| m == "test/echo").count();
+    assert_eq!(calls, 20, "{requests:?}");
+    let ids: Vec<&RequestId> = requests.iter().map(|(_, id)| id).collect();
     let unique: HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len(), "ids are never reused: {ids:?}");
 }
 
 async fn notifications_are_never_answered(connector: Connector) {
-    let pair = connect(
-        &connector,
-        &Server::builder("quiet", "1.0.0").build(),
-        client(),
-    )
-    .await;
-    let progress = ProgressNotificationParams::new("nobody", 1.0);
+    let server = Server::builder("quiet", "1.0.0")
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(payload(params)) })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    // The notification both eras let a client send outside a request: cancellations,
+    // here naming nothing pending.
+    for id in [4242, 4343] {
+        let stray = to_raw(&json!({"requestId": id, "reason": "stray"})).unwrap();
+        pair.client
+            .peer()
+            .notify_raw("notifications/cancelled".into(), Some(stray))
+            .await
+            .unwrap();
+    }
+    // A request sent after them: its answer proves the server read past them.
     pair.client
-        .notify::<ProgressNotification>(progress)
+        .request::<Echo>(json!({"after": true}))
         .await
         .unwrap();
-    pair.client
-        .peer()
-        .notify_raw("notifications/unknown-kind".into(), None)
-        .await
-        .unwrap();
-    pair.client.ping().await.unwrap();
     // Everything the server sent answers one of our requests; nothing has no match.
     let sent_ids: HashSet<RequestId> = pair
         .wire
@@ -231,8 +263,8 @@ async fn notifications_are_never_answered(connector: Connector) {
     }
     assert_eq!(
         pair.wire.received().len(),
-        2,
-        "initialize and ping results only"
+        sent_ids.len(),
+        "one answer per request, nothing else"
     );
 }
 
@@ -244,7 +276,7 @@ async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Conn
 
     let call = pair
         .client
-        .start_request::<Block>(json!(["job"]), RequestOptions::new())
+        .start_request::<Block>(json!({"v": "job"}), RequestOptions::new())
         .unwrap();
     let id = call.id().unwrap();
     let canceller = call.canceller();
@@ -259,7 +291,7 @@ async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Conn
     assert!(err.is_cancelled(), "{err}");
     assert_eq!(
         within("the handler to see the cancellation", cancelled_rx.recv()).await,
-        Some(json!(["job"]))
+        Some(json!({"v": "job"}))
     );
     let sent = cancellations_sent(&pair.wire.messages());
     assert_eq!(sent.len(), 1, "{sent:?}");
@@ -269,12 +301,12 @@ async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Conn
     // A completed request is never the target of a cancellation.
     let done = pair
         .client
-        .start_request::<Echo>(json!([1]), RequestOptions::new())
+        .start_request::<Echo>(json!({"v": 1}), RequestOptions::new())
         .unwrap();
     let late = done.canceller();
-    assert_eq!(done.await.unwrap(), json!([1]));
+    assert_eq!(payload(done.await.unwrap()), json!({"v": 1}));
     late.cancel("too late").await;
-    pair.client.ping().await.unwrap();
+    pair.client.request::<Echo>(json!({"v": 2})).await.unwrap();
     assert_eq!(cancellations_sent(&pair.wire.messages()).len(), 1);
 }
 
@@ -287,7 +319,7 @@ async fn abandoning_a_call_stops_its_handler(connector: Connector) {
     // The caller gives up by dropping the task that awaits the call.
     let call = pair
         .client
-        .start_request::<Block>(json!(["abandoned"]), RequestOptions::new())
+        .start_request::<Block>(json!({"v": "abandoned"}), RequestOptions::new())
         .unwrap();
     let id = call.id().unwrap();
     let waiting = tokio::spawn(call);
@@ -296,7 +328,7 @@ async fn abandoning_a_call_stops_its_handler(connector: Connector) {
 
     assert_eq!(
         within("the handler to be stopped", cancelled_rx.recv()).await,
-        Some(json!(["abandoned"]))
+        Some(json!({"v": "abandoned"}))
     );
     let sent = cancellations_sent(&pair.wire.messages());
     assert_eq!(sent.len(), 1, "{sent:?}");
@@ -304,12 +336,66 @@ async fn abandoning_a_call_stops_its_handler(connector: Connector) {
     // The session goes on serving.
     let echoed = pair
         .client
-        .start_request::<Echo>(json!(["after"]), RequestOptions::new())
+        .start_request::<Echo>(json!({"v": "after"}), RequestOptions::new())
         .unwrap();
     assert_eq!(
-        within("a later call", echoed).await.unwrap(),
-        json!(["after"])
+        payload(within("a later call", echoed).await.unwrap()),
+        json!({"v": "after"})
     );
+}
+
+async fn abandoning_one_call_leaves_the_others_running(connector: Connector) {
+    let (cancelled, mut cancelled_rx) = mpsc::unbounded_channel();
+    let (block_started, mut block_started_rx) = mpsc::unbounded_channel();
+    let (work_started, mut work_started_rx) = mpsc::unbounded_channel();
+    let release = Arc::new(Notify::new());
+    let gate = release.clone();
+    let server = Server::builder("two-jobs", "1.0.0")
+        .request_handler::<Block, _, _>(move |params, cx| {
+            let cancelled = cancelled.clone();
+            let started = block_started.clone();
+            async move {
+                let _stopped = DropSignal::new(cancelled, payload(params));
+                let _ = started.send(());
+                cx.cancellation().cancelled().await;
+                Ok(json!({"unreachable": true}))
+            }
+        })
+        .request_handler::<Work, _, _>(move |params, _cx| {
+            let gate = gate.clone();
+            let started = work_started.clone();
+            async move {
+                let _ = started.send(());
+                gate.notified().await;
+                Ok(payload(params))
+            }
+        })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+
+    let kept = tokio::spawn({
+        let client = pair.client.clone();
+        async move { client.request::<Work>(json!({"job": "kept"})).await }
+    });
+    within("the kept call's handler to start", work_started_rx.recv()).await;
+    let abandoned = tokio::spawn({
+        let client = pair.client.clone();
+        async move { client.request::<Block>(json!({"job": "abandoned"})).await }
+    });
+    within(
+        "the abandoned call's handler to start",
+        block_started_rx.recv(),
+    )
+    .await;
+    abandoned.abort();
+    assert_eq!(
+        within("the abandoned handler to stop", cancelled_rx.recv()).await,
+        Some(json!({"job": "abandoned"}))
+    );
+    // The other call was not touched: released now, it answers.
+    release.notify_one();
+    let result = within("the kept call", kept).await.unwrap().unwrap();
+    assert_eq!(payload(result), json!({"job": "kept"}));
 }
 
 /// Runs on every leg, the stateless one included: it looks only at what the client
@@ -323,15 +409,18 @@ async fn cancellations_name_only_our_own_pending_requests(connector: Connector) 
 
     let done = pair
         .client
-        .start_request::<Echo>(json!([1]), RequestOptions::new())
+        .start_request::<Echo>(json!({"v": 1}), RequestOptions::new())
         .unwrap();
     let late = done.canceller();
-    assert_eq!(within("the echo", done).await.unwrap(), json!([1]));
+    assert_eq!(
+        payload(within("the echo", done).await.unwrap()),
+        json!({"v": 1})
+    );
     late.cancel("too late").await;
 
     let call = pair
         .client
-        .start_request::<Block>(json!(["pending"]), RequestOptions::new())
+        .start_request::<Block>(json!({"v": "pending"}), RequestOptions::new())
         .unwrap();
     let id = call.id().unwrap();
     let canceller = call.canceller();
@@ -358,7 +447,7 @@ async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
 
     let call = pair
         .client
-        .start_request::<Block>(json!(["a"]), RequestOptions::new())
+        .start_request::<Block>(json!({"v": "a"}), RequestOptions::new())
         .unwrap();
     let id = call.id().unwrap();
     let canceller = call.canceller();
@@ -370,8 +459,13 @@ async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
 
     // The session still serves requests, and nothing ever answered the cancelled one.
     assert_eq!(
-        pair.client.request::<Echo>(json!(["after"])).await.unwrap(),
-        json!(["after"])
+        payload(
+            pair.client
+                .request::<Echo>(json!({"v": "after"}))
+                .await
+                .unwrap()
+        ),
+        json!({"v": "after"})
     );
     let answered = pair.wire.received().iter().any(|m| match m {
         JsonRpcMessage::Response(r) => r.id == id,
@@ -408,7 +502,7 @@ async fn a_late_response_is_ignored(connector: Connector) {
 
     // The client cancels a request; the server answers it anyway, afterwards.
     let call = client
-        .start_request::<Echo>(json!(["first"]), RequestOptions::new())
+        .start_request::<Echo>(json!({"v": "first"}), RequestOptions::new())
         .unwrap();
     let canceller = call.canceller();
     let waiting = tokio::spawn(call);
@@ -424,7 +518,7 @@ async fn a_late_response_is_ignored(connector: Connector) {
     // The next request gets its own answer; the late one completed nothing.
     let second = tokio::spawn({
         let client = client.clone();
-        async move { client.request::<Echo>(json!(["second"])).await }
+        async move { client.request::<Echo>(json!({"v": "second"})).await }
     });
     let JsonRpcMessage::Request(req) = raw.next().await else {
         panic!("expected the second request");
@@ -524,7 +618,7 @@ async fn the_server_can_cancel_its_own_request(connector: Connector) {
 
 async fn cancelling_an_unknown_id_is_ignored(connector: Connector) {
     let server = Server::builder("echo", "1.0.0")
-        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(payload(params)) })
         .build();
     let pair = connect(&connector, &server, client()).await;
     for id in [json!(999), json!("never-sent"), json!(1)] {
@@ -536,8 +630,8 @@ async fn cancelling_an_unknown_id_is_ignored(connector: Connector) {
             .unwrap();
     }
     assert_eq!(
-        pair.client.request::<Echo>(json!([5])).await.unwrap(),
-        json!([5])
+        payload(pair.client.request::<Echo>(json!({"v": 5})).await.unwrap()),
+        json!({"v": 5})
     );
     let errors = pair
         .wire
@@ -557,7 +651,7 @@ async fn closing_fails_every_pending_request(connector: Connector) {
     let calls: Vec<_> = (0..3)
         .map(|i| {
             let client = pair.client.clone();
-            tokio::spawn(async move { client.request::<Block>(json!([i])).await })
+            tokio::spawn(async move { client.request::<Block>(json!({"v": i})).await })
         })
         .collect();
     for _ in 0..3 {
@@ -572,30 +666,36 @@ async fn closing_fails_every_pending_request(connector: Connector) {
         assert!(err.is_closed(), "{err}");
     }
     within("the client to notice", pair.client.closed()).await;
-    assert!(pair.client.ping().await.unwrap_err().is_closed());
+    let after = pair.client.request::<Echo>(json!({"v": 3})).await;
+    assert!(after.unwrap_err().is_closed());
 }
 
 async fn a_panicking_handler_answers_internal_error(connector: Connector) {
     let server = Server::builder("fragile", "1.0.0")
         .request_handler::<Work, _, _>(|params, _| async move {
-            if params == json!(["explode"]) {
+            if payload(params.clone()) == json!({"v": "explode"}) {
                 panic!("secret internal detail");
             }
-            Ok(params)
+            Ok(payload(params))
         })
         .build();
     let pair = connect(&connector, &server, client()).await;
     let err = pair
         .client
-        .request::<Work>(json!(["explode"]))
+        .request::<Work>(json!({"v": "explode"}))
         .await
         .unwrap_err();
     let err = err.protocol_error().expect("a JSON-RPC error");
     assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
     assert!(!err.message.contains("secret"), "{err:?}");
     assert_eq!(
-        pair.client.request::<Work>(json!(["fine"])).await.unwrap(),
-        json!(["fine"])
+        payload(
+            pair.client
+                .request::<Work>(json!({"v": "fine"}))
+                .await
+                .unwrap()
+        ),
+        json!({"v": "fine"})
     );
 }
 
@@ -606,11 +706,10 @@ async fn malformed_params_answer_invalid_params(connector: Connector) {
         })
         .build();
     let pair = connect(&connector, &server, client()).await;
-    let bad = to_raw(&json!({"name": 42, "arguments": "not an object"})).unwrap();
+    let bad = json!({"name": 42, "arguments": "not an object"});
     let err = pair
         .client
-        .peer()
-        .start_raw("tools/call".into(), Some(bad), RequestOptions::new())
+        .request::<UntypedToolCall>(bad)
         .await
         .unwrap_err();
     assert_eq!(
@@ -628,8 +727,7 @@ async fn an_unknown_method_answers_method_not_found(connector: Connector) {
     .await;
     let err = pair
         .client
-        .peer()
-        .start_raw("no/such/method".into(), None, RequestOptions::new())
+        .request::<NoSuchMethod>(json!({}))
         .await
         .unwrap_err();
     assert_eq!(
@@ -867,18 +965,30 @@ async fn a_request_times_out_cancels_and_the_session_survives(connector: Connect
     let options = RequestOptions::new().timeout(Duration::from_millis(100));
     let err = pair
         .client
-        .request_with::<Block>(json!(["slow"]), options)
+        .request_with::<Block>(json!({"v": "slow"}), options)
         .await
         .unwrap_err();
     assert!(err.is_timeout(), "{err}");
     // notifications/cancelled was on the wire before the call returned.
     let cancels = cancellations_sent(&pair.wire.messages());
     assert_eq!(cancels.len(), 1, "{cancels:?}");
-    assert_eq!(cancels[0]["requestId"], 2, "initialize was 1, the call 2");
+    let call = pair.wire.sent().into_iter().find_map(|m| match m {
+        JsonRpcMessage::Request(r) if r.method == "test/block" => Some(r.id),
+        _ => None,
+    });
+    assert_eq!(
+        cancels[0]["requestId"],
+        serde_json::to_value(call.expect("the call was sent")).unwrap()
+    );
     within("the handler to be cancelled", cancelled_rx.recv()).await;
     assert_eq!(
-        pair.client.request::<Echo>(json!(["ok"])).await.unwrap(),
-        json!(["ok"])
+        payload(
+            pair.client
+                .request::<Echo>(json!({"v": "ok"}))
+                .await
+                .unwrap()
+        ),
+        json!({"v": "ok"})
     );
 }
 
@@ -888,16 +998,22 @@ async fn the_session_default_timeout_applies(connector: Connector) {
     let server = blocking_server(cancelled_tx, started);
     let impatient = client().request_timeout(Duration::from_millis(100));
     let pair = connect(&connector, &server, impatient).await;
-    let err = pair.client.request::<Block>(json!([1])).await.unwrap_err();
+    let err = pair
+        .client
+        .request::<Block>(json!({"v": 1}))
+        .await
+        .unwrap_err();
     assert!(err.is_timeout(), "{err}");
     // A per-request override wins over the default.
     let patient = RequestOptions::new().timeout(Duration::from_secs(10));
     assert_eq!(
-        pair.client
-            .request_with::<Echo>(json!([2]), patient)
-            .await
-            .unwrap(),
-        json!([2])
+        payload(
+            pair.client
+                .request_with::<Echo>(json!({"v": 2}), patient)
+                .await
+                .unwrap()
+        ),
+        json!({"v": 2})
     );
 }
 
@@ -913,7 +1029,7 @@ fn slow_worker() -> Server {
                 tokio::time::sleep(step).await;
                 cx.report_progress(Progress::new(i as f64)).await.ok();
             }
-            Ok(json!("finished"))
+            Ok(json!({"done": "finished"}))
         })
         .build()
 }
@@ -927,11 +1043,13 @@ async fn progress_resets_the_timeout(connector: Connector) {
         .reset_timeout_on_progress(None)
         .on_progress(|_| {});
     assert_eq!(
-        pair.client
-            .request_with::<Work>(work.clone(), resetting)
-            .await
-            .unwrap(),
-        json!("finished")
+        payload(
+            pair.client
+                .request_with::<Work>(work.clone(), resetting)
+                .await
+                .unwrap()
+        ),
+        json!({"done": "finished"})
     );
     let plain = RequestOptions::new()
         .timeout(Duration::from_millis(300))

@@ -9,7 +9,7 @@ use modelctx::server::{Blob, Context, NoArgs, ResourceDef, Server, TemplateDef, 
 use modelctx::types::{
     Annotations, ContentBlock, EmptyResult, ErrorCode, ErrorData, JsonObject,
     ListResourceTemplatesRequest, ListResourcesRequest, Resource, ResourceLink,
-    ResourceRequestParams, ResourceUpdatedNotification, Role, SubscribeRequest,
+    ResourceRequestParams, ResourceUpdatedNotification, Role, SubscribeRequest, SubscriptionFilter,
     TextOrBlobResourceContents, UnsubscribeRequest,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
@@ -17,18 +17,25 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect};
+use crate::support::{client, connect, raw_options, stateless_era};
 use crate::tools::{connect_to, error_code, from_json};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
         conformance_test!(
+            subscribing_needs_the_2026_era,
+            ["subscriptions:listen:client:era-guard"]
+        ),
+        conformance_test!(
             fixed_resources_are_listed_and_read,
+            ["resources:capability:declared"]
+        ),
+        conformance_test!(
+            fixed_resources_are_listed_and_read_in_every_era => fixed_resources_are_listed_and_read,
             [
                 "resources:list:basic",
                 "resources:read:text",
                 "resources:read:blob",
-                "resources:capability:declared",
                 "mcpserver:resource:static"
             ]
         ),
@@ -306,9 +313,15 @@ async fn an_unknown_uri_is_resource_not_found(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
+    // -32002 until 2026-07-28, which made it -32602 (SEP-2164).
+    let not_found = if stateless_era(&pair.client) {
+        ErrorCode::INVALID_PARAMS
+    } else {
+        ErrorCode::RESOURCE_NOT_FOUND
+    };
     for uri in ["file:///unknown.txt", "notes://a/b", "other://x"] {
         let error = pair.client.read_resource(uri).await.unwrap_err();
-        assert_eq!(error_code(&error), ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
+        assert_eq!(error_code(&error), not_found, "{uri}");
         assert_eq!(
             error.protocol_error().unwrap().data,
             Some(json!({"uri": uri}))
@@ -523,7 +536,10 @@ async fn subscriptions_need_the_capability(connector: Connector) {
     let remote = pair
         .client
         .peer()
-        .request::<SubscribeRequest>(ResourceRequestParams::new("file:///a"))
+        .request_with::<SubscribeRequest>(
+            ResourceRequestParams::new("file:///a"),
+            raw_options(&pair.client),
+        )
         .await
         .unwrap_err();
     assert_eq!(error_code(&remote), ErrorCode::METHOD_NOT_FOUND);
@@ -679,4 +695,16 @@ async fn a_resource_link_from_a_tool_can_be_read(connector: Connector) {
         text_of(&read.contents[0]),
         ("file:///report.csv", Some("text/csv"), "a,b\n1,2\n")
     );
+}
+
+/// A session of the handshake era has no `subscriptions/listen`: asking for one is
+/// refused locally with a reason that names the era, and nothing is sent.
+async fn subscribing_needs_the_2026_era(connector: Connector) {
+    let pair = connect(&connector, &library(), client()).await;
+    let before = pair.wire.messages().len();
+    let filter = SubscriptionFilter::new().with_resources_list_changed(true);
+    let err = pair.client.unstable_subscribe(filter).unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    assert!(err.to_string().contains("2026-07-28"), "{err}");
+    assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
 }

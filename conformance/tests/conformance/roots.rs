@@ -4,13 +4,14 @@
 use modelctx::client::{CallbackContext, RootsList};
 use modelctx::server::{Context, Server};
 use modelctx::types::{
-    ErrorCode, ErrorData, JsonRpcMessage, ListRootsRequest, Root, RootsListChangedNotification,
+    CallToolRequest, CallToolRequestParams, ErrorCode, ErrorData, JsonObject, JsonRpcMessage,
+    ListRootsRequest, Root, RootsListChangedNotification,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{Pair, Work, client, connect};
+use crate::support::{Pair, Work, call_work, client, connect, stateless_era, work_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -38,20 +39,21 @@ pub(crate) fn tests() -> Vec<Test> {
 fn roots_server() -> (Server, mpsc::UnboundedReceiver<()>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let server = Server::builder("roots-reader", "1.0.0")
-        .request_handler::<Work, _, _>(|request: Value, cx: Context| async move {
-            if request.get("raw").is_some() {
-                return Ok(match cx.peer().request::<ListRootsRequest>(None).await {
-                    Ok(r) => json!({"ok": r.roots}),
-                    Err(e) => json!({"protocol": e.protocol_error().is_some(), "code": e.to_error_data().code.0}),
-                });
-            }
-            Ok(match cx.list_roots().await {
+        .tool(work_tool("roots", |_request: Value, cx: Context| async move {
+            match cx.list_roots().await {
                 Ok(roots) => json!({"ok": roots}),
                 Err(e) => {
                     let data = e.to_error_data();
                     json!({"refused": e.is_refused(), "protocol": e.protocol_error().is_some(),
                            "code": data.code.0, "message": data.message})
                 }
+            }
+        }))
+        .expect("a valid tool")
+        .request_handler::<Work, _, _>(|_request: Value, cx: Context| async move {
+            Ok(match cx.peer().request::<ListRootsRequest>(None).await {
+                Ok(r) => json!({"ok": r.roots}),
+                Err(e) => json!({"protocol": e.protocol_error().is_some(), "code": e.to_error_data().code.0}),
             })
         })
         .notification_handler::<RootsListChangedNotification, _, _>(move |_params, _peer| {
@@ -63,10 +65,7 @@ fn roots_server() -> (Server, mpsc::UnboundedReceiver<()>) {
 }
 
 async fn list(pair: &Pair) -> Value {
-    pair.client
-        .request::<Work>(json!({}))
-        .await
-        .expect("the handler answers")
+    call_work(pair, "roots", json!({})).await
 }
 
 fn project_roots() -> Vec<Root> {
@@ -191,10 +190,28 @@ async fn roots_are_file_uris(connector: Connector) {
         ])
     });
     let pair = connect(&connector, &roots_server().0, bad).await;
-    let got = list(&pair).await;
-    assert_eq!(got["protocol"], json!(true), "{got}");
-    let leaked = pair.wire.sent().iter().any(|m| {
-        matches!(m, JsonRpcMessage::Response(r) if r.result.get().contains("https://example.test"))
+    if stateless_era(&pair.client) {
+        // The roots are the input the call's result asks for: the call fails.
+        let call = CallToolRequestParams::new("roots").with_arguments(JsonObject::new());
+        let err = pair
+            .client
+            .request::<CallToolRequest>(call)
+            .await
+            .unwrap_err();
+        assert!(err.is_refused(), "{err}");
+    } else {
+        let got = list(&pair).await;
+        assert_eq!(got["protocol"], json!(true), "{got}");
+    }
+    // Neither as an answer (2025-11-25) nor as an input response on a retry (2026-07-28);
+    // an error may name it.
+    let leaked = pair.wire.sent().iter().any(|m| match m {
+        JsonRpcMessage::Response(r) => r.result.get().contains("https://example.test"),
+        JsonRpcMessage::Request(r) => r
+            .params
+            .as_ref()
+            .is_some_and(|p| p.get().contains("https://example.test")),
+        _ => false,
     });
     assert!(!leaked, "the non-file root never left the client");
 

@@ -4,9 +4,9 @@
 use modelctx::client::{CallbackContext, ClientBuilder, SamplingSupport, sampling_rejected};
 use modelctx::server::{ClientRequestError, Context, Server};
 use modelctx::types::{
-    AudioContent, CallToolRequest, CallToolResult, ContentBlock, CreateMessageRequest,
-    CreateMessageRequestParams, CreateMessageResult, ErrorData, ImageContent, IncludeContext,
-    JsonObject, JsonRpcMessage, ModelHint, ModelPreferences, Role, SamplingContent,
+    AudioContent, CallToolRequest, CallToolRequestParams, CallToolResult, ContentBlock,
+    CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ErrorData, ImageContent,
+    IncludeContext, JsonObject, JsonRpcMessage, ModelHint, ModelPreferences, Role, SamplingContent,
     SamplingMessage, SamplingMessageContentBlock, StopReason, Tool, ToolChoice, ToolChoiceMode,
     ToolResultContent, ToolUseContent,
 };
@@ -14,7 +14,9 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{Pair, Work, client, connect};
+use crate::support::{
+    Pair, Work, call_work, client, connect, input_asking_server, stateless_era, work_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -81,28 +83,35 @@ pub(crate) fn tests() -> Vec<Test> {
             unanswered_tool_use_is_refused,
             ["sampling:tool-use:result-balance"]
         ),
+        conformance_test!(
+            unanswered_tool_use_never_leaves_the_server => unanswered_tool_use_is_refused,
+            ["sampling:tool-use:server-preflight"]
+        ),
     ]
 }
 
-/// A server whose `test/work` handler samples with the params it is given: through
-/// `Context::sample` (`{"params": ...}`), or sent as is, skipping the local checks
-/// (`{"raw": ...}`), and reports the outcome as JSON.
+/// A server whose `sample` tool samples with the params it is given through
+/// `Context::sample` and reports the outcome as JSON, and whose `test/work` handler
+/// sends the params it is given as is, skipping the local checks (a request from the
+/// server: the handshake era only).
 fn sampler() -> Server {
     Server::builder("sampler", "1.0.0")
-        .request_handler::<Work, _, _>(|request: Value, cx: Context| async move {
-            if let Some(raw) = request.get("raw") {
-                let params: CreateMessageRequestParams = serde_json::from_value(raw.clone())
-                    .map_err(|e| ErrorData::invalid_params(e.to_string()))?;
-                let result = cx.peer().request::<CreateMessageRequest>(params).await;
-                return Ok(match result {
-                    Ok(r) => json!({"ok": r}),
-                    Err(e) => json!({"protocol": e.protocol_error().is_some(), "code": e.to_error_data().code.0, "message": e.to_error_data().message}),
-                });
+        .tool(work_tool("sample", |request: Value, cx: Context| async move {
+            match serde_json::from_value::<CreateMessageRequestParams>(request["params"].clone()) {
+                Ok(params) => outcome(cx.sample(params).await),
+                Err(e) => json!({"unreadable": e.to_string()}),
             }
-            let params: CreateMessageRequestParams =
-                serde_json::from_value(request["params"].clone())
-                    .map_err(|e| ErrorData::invalid_params(e.to_string()))?;
-            Ok(outcome(cx.sample(params).await))
+        }))
+        .expect("a valid tool")
+        .request_handler::<Work, _, _>(|request: Value, cx: Context| async move {
+            let raw = request.get("raw").cloned().unwrap_or_default();
+            let params: CreateMessageRequestParams = serde_json::from_value(raw)
+                .map_err(|e| ErrorData::invalid_params(e.to_string()))?;
+            let result = cx.peer().request::<CreateMessageRequest>(params).await;
+            Ok(match result {
+                Ok(r) => json!({"ok": r}),
+                Err(e) => json!({"protocol": e.protocol_error().is_some(), "code": e.to_error_data().code.0, "message": e.to_error_data().message}),
+            })
         })
         .build()
 }
@@ -124,10 +133,7 @@ fn outcome(result: Result<CreateMessageResult, ClientRequestError>) -> Value {
 }
 
 async fn sample(pair: &Pair, params: &CreateMessageRequestParams) -> Value {
-    pair.client
-        .request::<Work>(json!({ "params": params }))
-        .await
-        .expect("the handler answers")
+    call_work(pair, "sample", json!({ "params": params })).await
 }
 
 async fn sample_raw(pair: &Pair, params: &CreateMessageRequestParams) -> Value {
@@ -549,8 +555,25 @@ async fn unanswered_tool_use_is_refused(connector: Connector) {
     assert_eq!(got["refused"], json!(true), "{got}");
     assert_eq!(got["code"], json!(-32602));
     assert!(!sampling_sent(&pair));
-    let got = sample_raw(&pair, &unbalanced).await;
-    assert_eq!(got["code"], json!(-32602), "{got}");
+    // Sent anyway, the client refuses it: as the answer to a request from the server,
+    // or (2026-07-28, which has none) by failing the call whose input it was.
+    if stateless_era(&pair.client) {
+        let answer = CreateMessageResult::assistant_text("ok", "m");
+        let (builder, mut asked) = recording_client(SamplingSupport::new().with_tools(), answer);
+        let raw = serde_json::to_value(&unbalanced).unwrap();
+        let (asker, _wire) =
+            input_asking_server(&connector, builder, "sampling/createMessage", raw).await;
+        let err = asker
+            .request::<CallToolRequest>(CallToolRequestParams::new("any"))
+            .await
+            .unwrap_err();
+        assert!(err.is_refused(), "{err}");
+        assert!(err.to_string().contains("-32602"), "{err}");
+        assert!(asked.try_recv().is_err(), "the callback was not called");
+    } else {
+        let got = sample_raw(&pair, &unbalanced).await;
+        assert_eq!(got["code"], json!(-32602), "{got}");
+    }
 
     let balanced = CreateMessageRequestParams::new(
         vec![

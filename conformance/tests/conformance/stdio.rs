@@ -369,7 +369,7 @@ async fn a_server_ignoring_stdin_close_is_terminated_then_killed(_connect: Conne
     }
 }
 
-async fn the_servers_stderr_reaches_the_client_side(_connect: Connector) {
+async fn the_servers_stderr_reaches_the_client_side(connect_in: Connector) {
     // Line by line to a callback, while the protocol runs.
     let (child, mut stderr) = fixture(&[]);
     let (client, handle) = connect(child).await;
@@ -384,9 +384,11 @@ async fn the_servers_stderr_reaches_the_client_side(_connect: Connector) {
     within("shutdown", handle.shutdown()).await.unwrap();
 
     // Straight to a file.
+    // One file per cell: the cells of this test run at the same time.
     let path = std::env::temp_dir().join(format!(
-        "modelctx-conformance-stderr-{}.log",
-        std::process::id()
+        "modelctx-conformance-stderr-{}-{}.log",
+        std::process::id(),
+        connect_in.cell().to_string().replace('@', "-")
     ));
     let file = std::fs::File::create(&path).unwrap();
     let child = ChildProcess::new(FIXTURE).stderr(Stderr::file(file));

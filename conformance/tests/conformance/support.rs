@@ -3,13 +3,17 @@
 
 use modelctx::client::{Client, ClientBuilder};
 use modelctx::http::HttpServerTransport;
-use modelctx::server::{Server, ServerSession};
+use modelctx::server::{Context, Server, ServerSession, ToolDef};
+use modelctx::session::RequestOptions;
 use modelctx::session::SessionConfig;
 use modelctx::transport::{BoxTransport, MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx::types::RequestMethod;
+use modelctx::types::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, JsonObject, Meta, ProtocolVersion, Tool,
+};
 use modelctx::types::{JsonRpcMessage, JsonRpcResultResponse, to_raw};
 use modelctx_conformance::{Connector, Recording, record, within};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A connected pair, with the client side's wire recorded.
 pub(crate) struct Pair {
@@ -101,10 +105,10 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
 /// result and ignores everything else. For tests that need a server no `Server` is (one
 /// that answers `initialize` with an older version, say). On the stateless HTTP leg it
 /// plays each POST's session the same way. Returns the client's side.
-pub(crate) async fn scripted_server(
-    connector: &Connector,
-    answer: fn(&str) -> Value,
-) -> BoxTransport {
+pub(crate) async fn scripted_server<A>(connector: &Connector, answer: A) -> BoxTransport
+where
+    A: Fn(&str) -> Value + Clone + Send + Sync + 'static,
+{
     if connector.cell().has_transport_pair() {
         let (client_side, server_side) = connector.transport_pair().await;
         tokio::spawn(answer_every_request(server_side, answer));
@@ -115,13 +119,13 @@ pub(crate) async fn scripted_server(
             let (sink, stream) = transport.split();
             tokio::spawn(answer_every_request(
                 (Box::new(sink), Box::new(stream)),
-                answer,
+                answer.clone(),
             ));
         })
         .await
 }
 
-async fn answer_every_request((sink, mut stream): BoxTransport, answer: fn(&str) -> Value) {
+async fn answer_every_request<A: Fn(&str) -> Value>((sink, mut stream): BoxTransport, answer: A) {
     while let Some(Ok(m)) = stream.recv().await {
         if let JsonRpcMessage::Request(r) = m.message {
             let result = to_raw(&answer(&r.method)).expect("a JSON value serialises");
@@ -136,13 +140,52 @@ async fn answer_every_request((sink, mut stream): BoxTransport, answer: fn(&str)
     }
 }
 
+/// Whether `client` negotiated the stateless era (2026-07-28), where some behaviours
+/// the manifest names differ by the spec's own rules (an error code, a removed
+/// notification); tests branch on what the client negotiated, never on the cell.
+pub(crate) fn stateless_era(client: &Client) -> bool {
+    client.protocol_version() == &ProtocolVersion::V2026_07_28
+}
+
+/// Request options for sending through [`Client::peer`] what the typed API would refuse
+/// to send: in the stateless era they carry the envelope the client stamps on its own
+/// requests, so the server judges the request itself, not a missing envelope.
+pub(crate) fn raw_options(client: &Client) -> RequestOptions {
+    if !stateless_era(client) {
+        return RequestOptions::new();
+    }
+    let mut meta = Meta::new();
+    meta.insert(Meta::PROTOCOL_VERSION, json!(client.protocol_version()));
+    meta.insert(
+        Meta::CLIENT_CAPABILITIES,
+        serde_json::to_value(client.capabilities()).expect("capabilities serialise"),
+    );
+    meta.insert(
+        Meta::CLIENT_INFO,
+        serde_json::to_value(client.info()).expect("client info serialises"),
+    );
+    RequestOptions::new().meta(meta)
+}
+
 /// A client with default settings.
 pub(crate) fn client() -> ClientBuilder {
     Client::builder("conformance-client", "1.0.0")
 }
 
-/// Declares a test-only request method taking and returning any JSON (on a wire, params
-/// must be an object or an array, as JSON-RPC requires: wrap a scalar in an array).
+/// A test payload without what the protocol adds around it: `_meta` (2026-07-28 stamps
+/// its envelope on every request and the server's identity on every result) and a
+/// result's `resultType`.
+pub(crate) fn payload(mut value: Value) -> Value {
+    if let Some(object) = value.as_object_mut() {
+        object.remove("_meta");
+        object.remove("resultType");
+    }
+    value
+}
+
+/// Declares a test-only request method taking and returning any JSON object (params
+/// must be an object to carry the 2026-07-28 envelope in `_meta`, and a result an
+/// object to carry `resultType`; [`payload`] strips both off again).
 macro_rules! test_method {
     ($name:ident = $method:literal) => {
         #[doc = concat!("The test-only request `", $method, "`.")]
@@ -181,4 +224,110 @@ impl<T> Drop for DropSignal<T> {
             let _ = self.tx.send(value);
         }
     }
+}
+
+/// A tool named `name` that takes any JSON object and answers with what `work` makes
+/// of it as its structured content. A handler that asks the client for input
+/// (sampling, elicitation, roots) runs in a tool: 2026-07-28 carries input requests
+/// only on the results of `tools/call`, `prompts/get` and `resources/read`.
+pub(crate) fn work_tool<F, Fut>(name: &str, work: F) -> ToolDef
+where
+    F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Value> + Send + 'static,
+{
+    let schema = json!({"type": "object"});
+    let Value::Object(schema) = schema else {
+        unreachable!("an object literal")
+    };
+    let work = std::sync::Arc::new(work);
+    ToolDef::with_schema(
+        Tool::new(name, schema),
+        move |arguments: JsonObject, cx: Context| {
+            let work = work.clone();
+            async move {
+                match work(Value::Object(arguments), cx).await {
+                    Value::Object(outcome) => Ok(CallToolResult::structured(outcome)),
+                    other => Err(format!("a work tool answers an object, not {other}")),
+                }
+            }
+        },
+    )
+}
+
+/// Calls the [`work_tool`] `name` with `arguments` (the bare request: `call_tool`
+/// would list the tools first, which tests of the wire would see) and returns its
+/// structured content.
+pub(crate) async fn call_work(pair: &Pair, name: &str, arguments: Value) -> Value {
+    let Value::Object(arguments) = arguments else {
+        panic!("work arguments are an object")
+    };
+    let params = CallToolRequestParams::new(name).with_arguments(arguments);
+    let result = pair
+        .client
+        .request::<CallToolRequest>(params)
+        .await
+        .expect("the work tool answers");
+    result
+        .structured_content
+        .expect("a work tool answers with structured content")
+}
+
+/// A 2026-07-28 server played by hand whose first `tools/call` answer asks the client
+/// for one input, `method` with `params` as given (what a `Server` would refuse to
+/// send) under the key `ask`, and whose later ones complete; its `server/discover`
+/// offers tools. Returns the client connected to
+/// it with `client`, and its recorded wire.
+pub(crate) async fn input_asking_server(
+    connector: &Connector,
+    client: ClientBuilder,
+    method: &'static str,
+    params: Value,
+) -> (Client, Recording) {
+    // The first call asks; a retry (carrying the answer) completes.
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let answer = move |asked: &str| match asked {
+        "server/discover" => json!({
+            "resultType": "complete",
+            "supportedVersions": ["2026-07-28"],
+            "ttlMs": 0,
+            "cacheScope": "private",
+            "capabilities": {"tools": {}},
+            "_meta": {Meta::SERVER_INFO: {"name": "asker", "version": "1.0.0"}}
+        }),
+        "tools/call" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => json!({
+            "resultType": "input_required",
+            "inputRequests": {"ask": {"method": method, "params": params.clone()}}
+        }),
+        "tools/call" => json!({"resultType": "complete", "content": []}),
+        other => json!({"resultType": "complete", "unexpected": other}),
+    };
+    let transport = scripted_server(connector, answer).await;
+    let (transport, wire) = record(transport);
+    let client = within(
+        "the client to connect",
+        client.unstable_2026_07_28(true).connect(transport),
+    )
+    .await
+    .expect("the client connects");
+    (client, wire)
+}
+
+/// The first piece of 2026-07-28 wire vocabulary in `text` (a frame or a header name),
+/// if any: what a session of an earlier revision must never carry.
+pub(crate) fn modern_vocabulary(text: &str) -> Option<&'static str> {
+    const MODERN: [&str; 9] = [
+        "\"resultType\"",
+        "\"ttlMs\"",
+        "\"cacheScope\"",
+        "io.modelcontextprotocol/",
+        "2026-07-28",
+        "server/discover",
+        "mcp-method",
+        "mcp-name",
+        "mcp-param-",
+    ];
+    let lower = text.to_ascii_lowercase();
+    MODERN
+        .into_iter()
+        .find(|word| lower.contains(&word.to_ascii_lowercase()))
 }

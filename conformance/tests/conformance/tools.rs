@@ -10,7 +10,8 @@ use modelctx::server::{Context, Json, NoArgs, Server, ToolDef};
 use modelctx::session::{Progress, RequestOptions};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, JsonObject,
-    JsonRpcMessage, ListToolsRequest, ListToolsResult, LoggingMessageNotification, Meta, Tool,
+    JsonRpcMessage, ListToolsRequest, ListToolsResult, LoggingLevel, LoggingMessageNotification,
+    Meta, Tool,
 };
 use modelctx_conformance::{Connector, Direction, Test, conformance_test, within};
 use serde::{Deserialize, Serialize};
@@ -23,11 +24,11 @@ pub(crate) fn tests() -> Vec<Test> {
     vec![
         conformance_test!(
             a_typed_tool_is_listed_and_called,
-            [
-                "tools:call:content:text",
-                "tools:list:basic",
-                "tools:capability:declared"
-            ]
+            ["tools:capability:declared"]
+        ),
+        conformance_test!(
+            a_typed_tool_is_listed_and_called_in_every_era => a_typed_tool_is_listed_and_called,
+            ["tools:call:content:text", "tools:list:basic"]
         ),
         conformance_test!(
             every_content_kind_survives_in_order,
@@ -87,7 +88,9 @@ pub(crate) fn tests() -> Vec<Test> {
             the_client_checks_structured_content,
             [
                 "client:output-schema:validate",
-                "client:output-schema:skip-on-error"
+                "client:output-schema:skip-on-error",
+                "client:output-schema:missing-structured",
+                "client:output-schema:auto-list"
             ]
         ),
         conformance_test!(
@@ -423,6 +426,11 @@ async fn log_messages_reach_the_callback_before_the_reply(connector: Connector) 
             }
         });
     let pair = connect(&connector, &server, builder).await;
+    // Asked for: in 2026-07-28 a request that does not opt in gets no log messages.
+    pair.client
+        .set_logging_level(LoggingLevel::Debug)
+        .await
+        .unwrap();
     for round in 0..3 {
         let result = pair
             .client
@@ -716,6 +724,9 @@ fn loose_server() -> Server {
         })
         .request_handler::<CallToolRequest, _, _>(|params, _cx| async move {
             let args = params.arguments.unwrap_or_default();
+            if args.get("bare") == Some(&Value::Bool(true)) {
+                return Ok(CallToolResult::text("no structure"));
+            }
             let structured = obj(args["give"].clone());
             let result = CallToolResult::structured(structured);
             Ok(match args.get("error") {
@@ -734,6 +745,27 @@ async fn the_client_checks_structured_content(connector: Connector) {
         .await
         .unwrap();
     assert_eq!(good.structured_content.unwrap(), json!({"meters": 3.5}));
+    // The first call listed the tools to learn the output schema; no call since has.
+    let lists = || {
+        pair.wire
+            .sent()
+            .iter()
+            .filter(|m| m.method() == Some("tools/list"))
+            .count()
+    };
+    assert_eq!(lists(), 1);
+
+    // A declared output schema and no structuredContent: refused.
+    let missing = pair
+        .client
+        .call_tool("measure", obj(json!({"bare": true})))
+        .await
+        .unwrap_err();
+    assert!(missing.is_refused(), "{missing:?}");
+    assert!(
+        missing.to_string().contains("structuredContent"),
+        "{missing}"
+    );
 
     let bad = pair
         .client
@@ -756,6 +788,7 @@ async fn the_client_checks_structured_content(connector: Connector) {
         flagged.structured_content.unwrap(),
         json!({"meters": "far"})
     );
+    assert_eq!(lists(), 1, "the schema was listed once");
 }
 
 async fn the_server_checks_structured_content(connector: Connector) {

@@ -260,6 +260,12 @@ impl ClientBuilder {
         let features = features::FeatureState::default();
         features.log_order.install(&mut self.notifications);
         let transport = features.log_order.wrap(transport);
+        // The kinds the application reacts to (a reaction, or a handler of its own): in
+        // the stateless era their notifications only flow on a subscription.
+        let watched: Vec<ListKind> = ListKind::ALL
+            .into_iter()
+            .filter(|k| self.notifications.contains_key(k.notification()))
+            .collect();
         let requests = Arc::new(self.requests);
         let subscriptions = subscriptions::Routes::default();
         let cache = Arc::new(stateless::Cache::default());
@@ -269,14 +275,23 @@ impl ClientBuilder {
             subscriptions: subscriptions.clone(),
             cache: cache.clone(),
         });
-        let peer = modelctx_session::start(transport, service, self.session);
+        let peer = modelctx_session::start(transport, service.clone(), self.session);
         if let Some(pinned) = self.stateless_era {
             let envelope = stateless::envelope(&capabilities, &self.info);
             let timeout = (!pinned).then_some(stateless::PROBE_TIMEOUT);
             match stateless::discover(&peer, &envelope, timeout).await {
                 Ok(init) => {
                     peer.unstable_enter_stateless_era();
-                    list_gate.open(&init.capabilities);
+                    list_gate.open(&init.capabilities, Some(&envelope));
+                    let list_changes = subscriptions::watch_lists(
+                        &peer,
+                        &envelope,
+                        &watched,
+                        &init.capabilities,
+                        &subscriptions,
+                        service.clone(),
+                    )
+                    .await;
                     return Ok(Client {
                         inner: Arc::new(Inner {
                             peer,
@@ -290,6 +305,7 @@ impl ClientBuilder {
                             requests,
                             subscriptions,
                             cache,
+                            _list_changes: list_changes,
                         }),
                     });
                 }
@@ -320,7 +336,7 @@ impl ClientBuilder {
                 init.protocol_version
             )));
         }
-        list_gate.open(&init.capabilities);
+        list_gate.open(&init.capabilities, None);
         peer.notify::<InitializedNotification>(None).await?;
         self.callbacks.attach(&capabilities, &peer);
         Ok(Client {
@@ -336,12 +352,13 @@ impl ClientBuilder {
                 requests,
                 subscriptions,
                 cache,
+                _list_changes: None,
             }),
         })
     }
 }
 
-struct ClientService {
+pub(crate) struct ClientService {
     requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
     /// Open `subscriptions/listen` streams (2026-07-28): their notifications go there.
     subscriptions: subscriptions::Routes,
@@ -374,6 +391,17 @@ impl Service for ClientService {
         if subscriptions::route(&self.subscriptions, &notification) {
             return Box::pin(async {});
         }
+        self.deliver(notification, peer)
+    }
+}
+
+impl ClientService {
+    /// Hands `notification` to the application's handler for its method, if any.
+    pub(crate) fn deliver(
+        &self,
+        notification: JsonRpcNotification,
+        peer: Peer,
+    ) -> BoxFuture<'static, ()> {
         match self.notifications.get(notification.method.as_ref()) {
             Some(handler) => handler(notification.params, peer),
             None => Box::pin(async {}),
@@ -407,6 +435,9 @@ struct Inner {
     /// Fresh cacheable answers (2026-07-28 caching hints); shared with the service,
     /// which drops what change notifications make stale.
     cache: Arc<stateless::Cache>,
+    /// In the stateless era, the `subscriptions/listen` request that carries the list
+    /// changes the application reacts to; dropping the client ends it.
+    _list_changes: Option<subscriptions::ListWatch>,
 }
 
 impl fmt::Debug for Client {

@@ -6,11 +6,11 @@
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use modelctx_session::{Peer, SessionError};
+use modelctx_session::{Peer, RequestOptions, SessionError};
 use modelctx_types::{
-    Cursor, ListPromptsRequest, ListResourcesRequest, ListToolsRequest, PaginatedRequestParams,
-    Prompt, PromptListChangedNotification, RawValue, Resource, ResourceListChangedNotification,
-    ServerCapabilities, Tool, ToolListChangedNotification,
+    Cursor, ListPromptsRequest, ListResourcesRequest, ListToolsRequest, Meta,
+    PaginatedRequestParams, Prompt, PromptListChangedNotification, RawValue, Resource,
+    ResourceListChangedNotification, ServerCapabilities, Tool, ToolListChangedNotification,
 };
 
 use crate::features::PagedMethod;
@@ -29,6 +29,9 @@ pub enum ListKind {
 }
 
 impl ListKind {
+    /// Every kind.
+    pub const ALL: [ListKind; 3] = [Self::Tools, Self::Resources, Self::Prompts];
+
     /// The notification announcing a change of this kind.
     pub fn notification(self) -> &'static str {
         match self {
@@ -86,15 +89,21 @@ impl fmt::Debug for Reactions {
 /// Opens once the server's capabilities are known; until then (and for kinds it did
 /// not advertise) the reactions stay silent.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Gate(Arc<OnceLock<ServerCapabilities>>);
+pub(crate) struct Gate(Arc<OnceLock<(ServerCapabilities, Option<Meta>)>>);
 
 impl Gate {
-    pub(crate) fn open(&self, caps: &ServerCapabilities) {
-        let _ = self.0.set(caps.clone());
+    /// Opens the gate with the server's capabilities and, in the stateless era, the
+    /// envelope a refresh's requests carry.
+    pub(crate) fn open(&self, caps: &ServerCapabilities, envelope: Option<&Meta>) {
+        let _ = self.0.set((caps.clone(), envelope.cloned()));
     }
 
     fn allows(&self, kind: ListKind) -> bool {
-        self.0.get().is_some_and(|caps| kind.advertised(caps))
+        self.0.get().is_some_and(|(caps, _)| kind.advertised(caps))
+    }
+
+    fn envelope(&self) -> Option<Meta> {
+        self.0.get().and_then(|(_, envelope)| envelope.clone())
     }
 }
 
@@ -118,6 +127,7 @@ impl Reactions {
                     let previous = previous.clone();
                     let reaction = reaction.clone();
                     let allowed = gate.allows(kind);
+                    let envelope = gate.envelope();
                     Box::pin(async move {
                         if let Some(previous) = previous {
                             previous(params, peer.clone()).await;
@@ -127,7 +137,9 @@ impl Reactions {
                         }
                         match reaction {
                             Reaction::Signal(signal) => signal(kind),
-                            Reaction::Refresh(refreshed) => refreshed(refresh(kind, &peer).await),
+                            Reaction::Refresh(refreshed) => {
+                                refreshed(refresh(kind, &peer, envelope.as_ref()).await)
+                            }
                         }
                     })
                 });
@@ -137,23 +149,37 @@ impl Reactions {
     }
 }
 
-/// Fetches the whole list of `kind`, following cursors opaquely.
-async fn refresh(kind: ListKind, peer: &Peer) -> Result<ListUpdate, SessionError> {
+/// Fetches the whole list of `kind`, following cursors opaquely; each request carries
+/// `envelope` in the stateless era.
+async fn refresh(
+    kind: ListKind,
+    peer: &Peer,
+    envelope: Option<&Meta>,
+) -> Result<ListUpdate, SessionError> {
     Ok(match kind {
-        ListKind::Tools => ListUpdate::Tools(fetch_all::<ListToolsRequest>(peer).await?),
+        ListKind::Tools => ListUpdate::Tools(fetch_all::<ListToolsRequest>(peer, envelope).await?),
         ListKind::Resources => {
-            ListUpdate::Resources(fetch_all::<ListResourcesRequest>(peer).await?)
+            ListUpdate::Resources(fetch_all::<ListResourcesRequest>(peer, envelope).await?)
         }
-        ListKind::Prompts => ListUpdate::Prompts(fetch_all::<ListPromptsRequest>(peer).await?),
+        ListKind::Prompts => {
+            ListUpdate::Prompts(fetch_all::<ListPromptsRequest>(peer, envelope).await?)
+        }
     })
 }
 
-async fn fetch_all<M: PagedMethod>(peer: &Peer) -> Result<Vec<M::Item>, SessionError> {
+async fn fetch_all<M: PagedMethod>(
+    peer: &Peer,
+    envelope: Option<&Meta>,
+) -> Result<Vec<M::Item>, SessionError> {
     let mut items = Vec::new();
     let mut cursor: Option<Cursor> = None;
     loop {
+        let mut options = RequestOptions::default();
+        if let Some(envelope) = envelope {
+            options = crate::stateless::with_envelope(options, envelope);
+        }
         let page = peer
-            .request::<M>(cursor.take().map(PaginatedRequestParams::after))
+            .request_with::<M>(cursor.take().map(PaginatedRequestParams::after), options)
             .await?;
         let next = M::next_cursor(&page).cloned();
         items.extend(M::into_items(page));

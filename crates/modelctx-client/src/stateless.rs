@@ -118,12 +118,21 @@ pub(crate) fn envelope(capabilities: &ClientCapabilities, info: &Implementation)
     meta
 }
 
-/// `options` with the envelope added to its `_meta` (the caller's keys win).
+/// `options` with the envelope added to its `_meta`. The caller's own keys survive,
+/// and a caller's log level wins over the client's; the version, capabilities and
+/// client info are the client's to state and win over a caller's value.
 pub(crate) fn with_envelope(mut options: RequestOptions, envelope: &Meta) -> RequestOptions {
+    const STATED: [&str; 3] = [
+        Meta::PROTOCOL_VERSION,
+        Meta::CLIENT_CAPABILITIES,
+        Meta::CLIENT_INFO,
+    ];
     let mut meta = envelope.clone();
     if let Some(own) = options.meta.take() {
-        for (key, value) in own.0.iter() {
-            meta.insert(key.clone(), value.clone());
+        for (key, value) in own.0 {
+            if !STATED.contains(&key.as_str()) {
+                meta.insert(key, value);
+            }
         }
     }
     options.meta = Some(meta);

@@ -146,3 +146,102 @@ impl Client {
         })
     }
 }
+
+/// The subscription a stateless-era client opens at connect for the list changes its
+/// application reacts to, so reactions and handlers written for a session keep
+/// working: its notifications reach the same handlers. Dropped with the client, which
+/// ends the request; if the server ends it, no new one is opened.
+pub(crate) struct ListWatch {
+    id: RequestId,
+    routes: Routes,
+    /// Drives the request and hands its notifications over; aborting it drops the
+    /// request, which cancels it.
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ListWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+    }
+}
+
+/// How long connect waits for the server to acknowledge the list-change subscription
+/// before going on (the subscription stays open either way).
+const ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Opens the list-change subscription for the `watched` kinds the server advertises
+/// `listChanged` for, and waits (bounded) for its acknowledgement, so a change made
+/// after connect returns is not missed. `None` when there is nothing to watch or the
+/// request could not be sent.
+pub(crate) async fn watch_lists(
+    peer: &modelctx_session::Peer,
+    envelope: &Meta,
+    watched: &[crate::ListKind],
+    caps: &modelctx_types::ServerCapabilities,
+    routes: &Routes,
+    service: Arc<crate::ClientService>,
+) -> Option<ListWatch> {
+    use crate::ListKind;
+    let kinds: Vec<ListKind> = watched
+        .iter()
+        .copied()
+        .filter(|k| k.advertised(caps))
+        .collect();
+    if kinds.is_empty() {
+        return None;
+    }
+    let filter = SubscriptionFilter::new()
+        .with_tools_list_changed(kinds.contains(&ListKind::Tools))
+        .with_resources_list_changed(kinds.contains(&ListKind::Resources))
+        .with_prompts_list_changed(kinds.contains(&ListKind::Prompts));
+    let params = to_raw(&SubscriptionsListenRequestParams::new(filter)).ok()?;
+    let mut options = RequestOptions::default();
+    options.meta = Some(envelope.clone());
+    options.timeout = Some(std::time::Duration::from_secs(365 * 24 * 3600));
+    let mut request = peer.start_raw(Cow::Borrowed("subscriptions/listen"), Some(params), options);
+    let id = request.id()?;
+    let (tx, mut notifications) = mpsc::unbounded_channel::<JsonRpcNotification>();
+    routes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(id.clone(), tx);
+    let (acked_tx, acked) = tokio::sync::oneshot::channel::<()>();
+    let peer = peer.clone();
+    let task = tokio::spawn(async move {
+        let mut acked_tx = Some(acked_tx);
+        let mut open = true;
+        loop {
+            let notification = tokio::select! {
+                biased;
+                notification = notifications.recv() => notification,
+                // The server ended the subscription (or it failed): what was already
+                // routed is still delivered, then the task ends.
+                _ = &mut request, if open => {
+                    open = false;
+                    notifications.close();
+                    continue;
+                }
+            };
+            let Some(notification) = notification else {
+                return;
+            };
+            if notification.method == "notifications/subscriptions/acknowledged" {
+                if let Some(tx) = acked_tx.take() {
+                    let _ = tx.send(());
+                }
+                continue;
+            }
+            service.deliver(notification, peer.clone()).await;
+        }
+    });
+    let _ = tokio::time::timeout(ACK_WAIT, acked).await;
+    Some(ListWatch {
+        id,
+        routes: routes.clone(),
+        task,
+    })
+}

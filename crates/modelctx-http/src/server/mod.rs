@@ -406,7 +406,10 @@ fn protocol_version(
             Some(v) => Ok(negotiated.cloned().unwrap_or(v)),
             None => Err(inner.reject(
                 StatusCode::BAD_REQUEST,
-                format!("Bad Request: unsupported MCP-Protocol-Version {value:?}"),
+                // Other SDKs' clients look for this literal while negotiating.
+                format!(
+                    "Bad Request: Unsupported protocol version {value:?} (MCP-Protocol-Version)"
+                ),
             )),
         },
         None => Ok(negotiated.cloned().unwrap_or(ProtocolVersion::V2025_03_26)),
