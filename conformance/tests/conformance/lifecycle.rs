@@ -1,18 +1,20 @@
 //! Lifecycle & version negotiation.
 
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::session::RequestOptions;
 use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
 use modelctx::types::{
-    ClientCapabilities, EmptyResult, ErrorCode, JsonObject, JsonRpcMessage, JsonRpcRequest,
-    JsonRpcResultResponse, ListRootsRequest, ListRootsResult, ListToolsRequest, ListToolsResult,
-    LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams, PingRequest,
-    ProtocolVersion, RequestId, RootsListChangedNotification, to_raw,
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, EmptyResult, ErrorCode, JsonObject,
+    JsonRpcMessage, JsonRpcRequest, JsonRpcResultResponse, ListRootsRequest, ListRootsResult,
+    ListToolsRequest, ListToolsResult, LoggingLevel, LoggingMessageNotification,
+    LoggingMessageNotificationParams, Meta, PingRequest, ProtocolVersion, RequestId,
+    RootsListChangedNotification, to_raw,
 };
 use modelctx_conformance::{Connector, Direction, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
 use crate::support::{
-    Echo, Pair, client, connect, modern_vocabulary, scripted_server, stateless_era,
+    DropSignal, Echo, Pair, client, connect, modern_vocabulary, scripted_server, stateless_era,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -89,6 +91,21 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             an_earlier_revision_carries_no_modern_vocabulary,
             ["lifecycle:stateless:unpinned-legacy-wire"]
+        ),
+        conformance_test!(
+            every_request_says_who_is_asking,
+            [
+                "lifecycle:stateless:request-envelope",
+                "lifecycle:envelope:stamped-on-every-request"
+            ]
+        ),
+        conformance_test!(
+            the_callers_meta_survives_the_envelope,
+            ["lifecycle:stateless:caller-meta-preserved"]
+        ),
+        conformance_test!(
+            a_handshake_only_server_gets_the_handshake_after_the_probe,
+            ["lifecycle:discover:fallback-method-not-found"]
         ),
     ]
 }
@@ -520,4 +537,130 @@ async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) 
         let frame = serde_json::to_string(&m.message.message).unwrap();
         assert_eq!(modern_vocabulary(&frame), None, "{frame}");
     }
+}
+
+/// 2026-07-28: no initialize; every request carries the envelope in `_meta`
+/// (protocolVersion, clientCapabilities and clientInfo), notifications do not.
+async fn every_request_says_who_is_asking(connector: Connector) {
+    let (cancelled, mut cancelled_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (started, mut started_rx) = tokio::sync::mpsc::unbounded_channel();
+    let waits = ToolDef::new("waits", move |_: NoArgs, _cx: Context| {
+        let stopped = DropSignal::new(cancelled.clone(), ());
+        let started = started.clone();
+        async move {
+            let _stopped = stopped;
+            let _ = started.send(());
+            std::future::pending::<()>().await;
+            Ok::<_, String>("unreachable")
+        }
+    });
+    let server = Server::builder("envelope", "1.0.0")
+        .tool(waits)
+        .unwrap()
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build();
+    let declared = ClientCapabilities::new().with_roots(true);
+    let pair = connect(&connector, &server, client().capabilities(declared)).await;
+    pair.client.list_all_tools().await.unwrap();
+    pair.client.request::<Echo>(json!({"k": 1})).await.unwrap();
+    // A call given up on: its cancellation is a notification, without the envelope.
+    let call = pair
+        .client
+        .start_request::<CallToolRequest>(
+            CallToolRequestParams::new("waits"),
+            RequestOptions::new(),
+        )
+        .unwrap();
+    let canceller = call.canceller();
+    let waiting = tokio::spawn(call);
+    within("the handler to start", started_rx.recv()).await;
+    canceller.cancel("enough").await;
+    within("the handler to stop", cancelled_rx.recv()).await;
+    let _ = waiting.await;
+
+    let sent = pair.wire.sent();
+    assert!(!sent.iter().any(|m| m.method() == Some("initialize")));
+    let requests: Vec<Value> = sent
+        .iter()
+        .filter(|m| matches!(m, JsonRpcMessage::Request(_)))
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect();
+    assert!(requests.len() >= 4, "{requests:?}");
+    for request in &requests {
+        let meta = &request["params"]["_meta"];
+        assert_eq!(meta[Meta::PROTOCOL_VERSION], "2026-07-28", "{request}");
+        assert_eq!(
+            meta[Meta::CLIENT_CAPABILITIES],
+            json!({"roots": {"listChanged": true}})
+        );
+        assert_eq!(
+            meta[Meta::CLIENT_INFO]["name"],
+            "conformance-client",
+            "{request}"
+        );
+    }
+    let notifications: Vec<Value> = sent
+        .iter()
+        .filter(|m| matches!(m, JsonRpcMessage::Notification(_)))
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect();
+    assert!(!notifications.is_empty(), "the cancellation was sent");
+    for notification in &notifications {
+        let text = notification.to_string();
+        assert!(!text.contains(Meta::PROTOCOL_VERSION), "{text}");
+        assert!(!text.contains(Meta::CLIENT_CAPABILITIES), "{text}");
+    }
+}
+
+/// The caller's own `_meta` keys reach the handler; the envelope's keys are the
+/// client's to state, whatever the caller put there.
+async fn the_callers_meta_survives_the_envelope(connector: Connector) {
+    let server = Server::builder("meta", "1.0.0")
+        .request_handler::<Echo, _, _>(|_, cx| async move {
+            Ok(serde_json::to_value(cx.meta()).unwrap())
+        })
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    let mut meta = Meta::new();
+    meta.insert("example.com/trace", json!("abc"));
+    meta.insert(Meta::PROTOCOL_VERSION, json!("1999-01-01"));
+    let seen = pair
+        .client
+        .request_with::<Echo>(json!({}), RequestOptions::new().meta(meta))
+        .await
+        .unwrap();
+    assert_eq!(seen["example.com/trace"], "abc");
+    assert_eq!(seen[Meta::PROTOCOL_VERSION], "2026-07-28");
+}
+
+/// A client left to choose its era asks `server/discover` first; a server of the
+/// handshake era refuses it, and the client falls back to initialize on the same
+/// connection.
+async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: Connector) {
+    let (client_side, server_side) = connector.transport_pair().await;
+    let legacy = Server::builder("legacy-only", "1.0.0").build();
+    let session = legacy.serve(server_side);
+    let (client_side, wire) = record(client_side);
+    let client = within(
+        "the client to connect",
+        client().unstable_2026_07_28(false).connect(client_side),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
+    within("the handshake to finish", session.initialized()).await;
+    let sent: Vec<_> = wire
+        .sent()
+        .iter()
+        .filter_map(|m| m.method().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        sent,
+        ["server/discover", "initialize", "notifications/initialized"]
+    );
+    let refused = wire.received().into_iter().find_map(|m| match m {
+        JsonRpcMessage::Error(e) => Some(e),
+        _ => None,
+    });
+    assert!(refused.is_some(), "the probe was refused");
 }

@@ -1,18 +1,21 @@
-//! Logging: `logging/setLevel` (handler, invalid levels, filtering per session) and
-//! `notifications/message` (every level, every field, the context's helpers).
+//! Logging: `logging/setLevel` (handler, invalid levels, filtering per session), the
+//! per-request level of 2026-07-28, and `notifications/message` (every level, every
+//! field, the context's helpers).
 
 use std::sync::{Arc, Mutex};
 
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::session::RequestOptions;
 use modelctx::types::{
-    EmptyResult, ErrorCode, JsonObject, LoggingLevel, LoggingMessageNotification,
-    LoggingMessageNotificationParams, SetLevelRequest, SetLevelRequestParams,
+    CallToolRequest, CallToolRequestParams, EmptyResult, ErrorCode, JsonObject, LoggingLevel,
+    LoggingMessageNotification, LoggingMessageNotificationParams, Meta, SetLevelRequest,
+    SetLevelRequestParams,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect};
+use crate::support::{client, connect, raw_options};
 use crate::tools::{connect_to, error_code};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -37,6 +40,17 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             messages_below_the_level_are_withheld,
             ["logging:message:filtered"]
+        ),
+        conformance_test!(
+            each_request_opts_in_to_its_own_level,
+            [
+                "logging:per-request:opt-in",
+                "logging:per-request:threshold"
+            ]
+        ),
+        conformance_test!(
+            an_unknown_request_level_is_invalid_params,
+            ["logging:per-request:invalid-level"]
         ),
     ]
 }
@@ -231,4 +245,83 @@ async fn messages_below_the_level_are_withheld(connector: Connector) {
         .await
         .unwrap();
     assert_eq!(levels(&pair.wire).len(), 4 + 8);
+}
+
+/// The levels of the log messages `wire` received, in order.
+fn received_levels(wire: &modelctx_conformance::Recording) -> Vec<String> {
+    wire.received()
+        .iter()
+        .filter(|m| m.method() == Some("notifications/message"))
+        .map(|m| {
+            serde_json::to_value(m).unwrap()["params"]["level"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// 2026-07-28: no `logging/setLevel`; a request that names no level
+/// (`io.modelcontextprotocol/logLevel`) gets no log messages, one that names a level
+/// gets that level and above.
+async fn each_request_opts_in_to_its_own_level(connector: Connector) {
+    let (builder, mut rx) = listening();
+    let pair = connect(&connector, &chatty(), builder).await;
+    pair.client
+        .call_tool("chatter", JsonObject::new())
+        .await
+        .unwrap();
+    // Messages precede the reply on the wire: none came.
+    assert_eq!(received_levels(&pair.wire), Vec::<String>::new());
+    assert!(rx.try_recv().is_err());
+
+    pair.client
+        .set_logging_level(LoggingLevel::Error)
+        .await
+        .unwrap();
+    assert!(
+        !pair
+            .wire
+            .sent()
+            .iter()
+            .any(|m| m.method() == Some("logging/setLevel")),
+        "the level travels on each request instead"
+    );
+    pair.client
+        .call_tool("chatter", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        received_levels(&pair.wire),
+        ["error", "critical", "alert", "emergency"]
+    );
+    let call = pair
+        .wire
+        .sent()
+        .into_iter()
+        .filter(|m| m.method() == Some("tools/call"))
+        .last()
+        .unwrap();
+    let call = serde_json::to_value(&call).unwrap();
+    assert_eq!(call["params"]["_meta"][Meta::LOG_LEVEL], "error");
+}
+
+async fn an_unknown_request_level_is_invalid_params(connector: Connector) {
+    let pair = connect(&connector, &chatty(), client()).await;
+    let mut options = raw_options(&pair.client);
+    let mut meta = options.meta.take().unwrap_or_default();
+    meta.insert(Meta::LOG_LEVEL, json!("deafening"));
+    let err = pair
+        .client
+        .peer()
+        .request_with::<CallToolRequest>(
+            CallToolRequestParams::new("chatter"),
+            RequestOptions::new().meta(meta),
+        )
+        .await
+        .unwrap_err();
+    let err = err.protocol_error().expect("the server's error");
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    assert!(err.message.contains("deafening"), "{err:?}");
+    assert_eq!(received_levels(&pair.wire), Vec::<String>::new());
 }

@@ -44,6 +44,10 @@ pub(crate) fn tests() -> Vec<Test> {
             ["client-transport:http:cancel-posts-frame"]
         ),
         conformance_test!(
+            abandoning_a_call_sends_one_cancellation_on_a_stream => abandoning_a_call_stops_its_handler,
+            ["protocol:cancel:stream-frame"]
+        ),
+        conformance_test!(
             abandoning_one_call_leaves_the_others_running,
             ["protocol:cancel:abort-scoped"]
         ),
