@@ -34,8 +34,9 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
         "modelctx-memory" | "modelctx-stdio" | "modelctx-sse" => {
             &["modelctx-types", "modelctx-transport"]
         }
-        "modelctx-oauth" => &["modelctx-types"],
-        "modelctx-http" => &["modelctx-types", "modelctx-transport", "modelctx-oauth"],
+        "modelctx-http" => &["modelctx-types", "modelctx-transport"],
+        // OAuth sits above the HTTP client transport: it implements its auth hook.
+        "modelctx-oauth" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
         "modelctx-session" => &["modelctx-types", "modelctx-transport"],
         "modelctx-server" | "modelctx-client" => {
             &["modelctx-types", "modelctx-transport", "modelctx-session"]

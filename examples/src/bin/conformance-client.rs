@@ -14,9 +14,14 @@
 //! - `json-schema-2020-12-preservation`: pass the `inputSchema` this client received for
 //!   `json_schema_2020_12_tool` back, as parsed, to `json_schema_echo` — the suite checks
 //!   that no JSON Schema 2020-12 keyword was lost on the way through the client types;
-//! - anything else (the OAuth scenarios among them): connect, list the tools and call
-//!   the first one. This client has no OAuth yet, so those fail; the expected-failures
-//!   files list them, each with the issue that will make it pass.
+//! - `auth/*`: the same flow as below through an OAuth client (`modelctx-oauth`) as
+//!   the transport's auth hook: authorization code (a headless "browser" follows the
+//!   authorization endpoint's redirect and hands the redirect URL back), pre-registered
+//!   credentials, client-ID metadata documents, dynamic registration, client
+//!   credentials (`client_secret_basic`, `private_key_jwt`), JWT-bearer grants
+//!   (workload identity; an enterprise ID-JAG from the IdP by token exchange) and
+//!   DPoP, each as the scenario's `MCP_CONFORMANCE_CONTEXT` says;
+//! - anything else: connect, list the tools and call the first one.
 //!
 //! With `--interop http <URL>` or `--interop stdio <program> [args...]` it drives
 //! another SDK's server instead (`xtask/interop/ts-server.mjs` and `py-server.py`
@@ -30,6 +35,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use modelctx::client::{Client, FormAnswer, SamplingSupport};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
@@ -39,6 +45,10 @@ use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CreateMessageResult, ElicitValue,
     JsonObject, LoggingLevel, LoggingMessageNotification, PromptReference,
     SamplingMessageContentBlock, TextOrBlobResourceContents,
+};
+use modelctx_oauth::{
+    AuthorizationHandler, AuthorizationResponse, ClientRegistration, IdJagExchange, OAuthClient,
+    OAuthError, SigningKey,
 };
 use serde_json::json;
 
@@ -59,7 +69,135 @@ fn check(name: &str, result: &CallToolResult) -> Result<(), Error> {
 }
 
 async fn run(scenario: &str, url: &str) -> Result<(), Error> {
-    let transport = StreamableHttpClientTransport::new(url)?;
+    let oauth = if scenario.starts_with("auth/") {
+        Some(oauth_client(scenario, url)?)
+    } else {
+        None
+    };
+    let outcome = run_with(scenario, url, oauth.clone()).await;
+    if let (Err(_), Some(oauth)) = (&outcome, &oauth)
+        && let Some(e) = oauth.last_error()
+    {
+        eprintln!("OAuth: {e}");
+    }
+    outcome
+}
+
+/// The client-ID metadata document URL the suite expects (`auth/basic-cimd`).
+const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The scenario's `MCP_CONFORMANCE_CONTEXT` string `name`.
+fn context_str(name: &str) -> Option<String> {
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?;
+    let context: serde_json::Value = serde_json::from_str(&context).ok()?;
+    context[name].as_str().map(str::to_owned)
+}
+
+fn required(name: &str) -> Result<String, Error> {
+    context_str(name).ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no {name}").into())
+}
+
+/// The OAuth client for an `auth/*` scenario.
+fn oauth_client(scenario: &str, url: &str) -> Result<OAuthClient, Error> {
+    let builder = OAuthClient::builder(url).client_name("modelctx-conformance-client", None);
+    let builder = match scenario {
+        "auth/client-credentials-basic" => builder.client_credentials().client(
+            ClientRegistration::new(required("client_id")?).with_secret(required("client_secret")?),
+        ),
+        "auth/client-credentials-jwt" => builder
+            .client_credentials()
+            .client(
+                ClientRegistration::new(required("client_id")?).with_auth_method("private_key_jwt"),
+            )
+            .client_key(SigningKey::from_pkcs8_pem(&required("private_key_pem")?)?),
+        "auth/wif-jwt-bearer" => {
+            let jwt = required("valid_jwt")?;
+            builder
+                .jwt_bearer(move |_request| {
+                    let jwt = jwt.clone();
+                    async move { Ok(jwt) }
+                })
+                .client(ClientRegistration::new(required("client_id")?))
+        }
+        "auth/enterprise-managed-authorization" => builder
+            .jwt_bearer(IdJagExchange::new(
+                &required("idp_token_endpoint")?,
+                ClientRegistration::new(required("idp_client_id")?),
+                required("idp_id_token")?,
+            )?)
+            .client(
+                ClientRegistration::new(required("client_id")?)
+                    .with_secret(required("client_secret")?),
+            ),
+        _ => {
+            let mut builder = builder
+                .authorization_code(HeadlessBrowser::new()?)
+                .client_metadata_document(CIMD_URL)
+                .dpop(scenario.starts_with("auth/dpop"));
+            if let (Some(id), Some(secret), Some(issuer)) = (
+                context_str("client_id"),
+                context_str("client_secret"),
+                context_str("issuer"),
+            ) {
+                builder =
+                    builder.pre_registered(issuer, ClientRegistration::new(id).with_secret(secret));
+            }
+            builder
+        }
+    };
+    Ok(builder.build()?)
+}
+
+/// The user's browser, headless: it opens the authorization URL, and instead of
+/// following the authorization server's redirect to the client, hands it back.
+#[derive(Debug)]
+struct HeadlessBrowser {
+    http: reqwest::Client,
+}
+
+impl HeadlessBrowser {
+    fn new() -> Result<Self, Error> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Self { http })
+    }
+}
+
+impl AuthorizationHandler for HeadlessBrowser {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1:8976/callback".to_owned()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
+        Box::pin(async move {
+            let fail =
+                |e: String| OAuthError::application(format!("the authorization endpoint: {e}"));
+            let response = self
+                .http
+                .get(authorization_url)
+                .send()
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .ok_or_else(|| fail(format!("no redirect (HTTP {})", response.status())))?;
+            AuthorizationResponse::from_redirect_url(location)
+        })
+    }
+}
+
+async fn run_with(scenario: &str, url: &str, oauth: Option<OAuthClient>) -> Result<(), Error> {
+    let mut transport = StreamableHttpClientTransport::builder(url);
+    if let Some(oauth) = oauth {
+        transport = transport.auth(oauth);
+    }
+    let transport = transport.build()?;
     // Both eras: `server/discover` first, the handshake when the server does not offer
     // 2026-07-28 (the era is still behind its unstable switch).
     let mut builder =

@@ -136,14 +136,15 @@ pub(super) async fn close(inner: Arc<ClientInner>) {
 }
 
 /// Sends one HTTP request with the session headers, custom headers and credentials;
-/// retries once when the auth hook asks to after a 401/403.
+/// retries (once, or as often as the hook allows) when the auth hook asks to after a
+/// 401/403.
 async fn request(
     inner: &ClientInner,
     method: Method,
     body: Option<Vec<u8>>,
     last_event_id: Option<&str>,
 ) -> Result<reqwest::Response, TransportError> {
-    let mut retried = false;
+    let mut retries = 0;
     loop {
         let (session, version, generation) = {
             let st = inner.state();
@@ -156,7 +157,7 @@ async fn request(
         let mut rb = inner.http.request(method.clone(), &inner.url);
         rb = rb.headers(inner.headers.clone());
         if let Some(auth) = &inner.auth {
-            rb = rb.headers(auth.headers().await?);
+            rb = rb.headers(auth.headers_for(&method, &inner.url).await?);
         }
         let accept = if method == Method::POST {
             "application/json, text/event-stream"
@@ -186,11 +187,11 @@ async fn request(
             .map_err(|e| TransportError::other(format!("HTTP request failed: {e}")))?;
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
-            && !retried
             && let Some(auth) = &inner.auth
+            && retries < auth.max_retries()
             && auth.on_rejected(status.as_u16(), response.headers()).await
         {
-            retried = true;
+            retries += 1;
             continue;
         }
         if status == StatusCode::NOT_FOUND && session.is_some() {
@@ -317,12 +318,13 @@ async fn run_stateless(inner: &ClientInner, request: JsonRpcRequest) -> Result<(
         headers.extend(param_headers(inner, &request));
     }
     let body = serde_json::to_vec(&JsonRpcMessage::Request(request)).map_err(|e| e.to_string())?;
-    let mut retried = false;
+    let mut retries = 0;
     let response = loop {
         let mut rb = inner.http.request(Method::POST, &inner.url);
         rb = rb.headers(inner.headers.clone());
         if let Some(auth) = &inner.auth {
-            rb = rb.headers(auth.headers().await.map_err(|e| e.to_string())?);
+            let headers = auth.headers_for(&Method::POST, &inner.url).await;
+            rb = rb.headers(headers.map_err(|e| e.to_string())?);
         }
         rb = rb
             .header(header::ACCEPT, "application/json, text/event-stream")
@@ -337,11 +339,11 @@ async fn run_stateless(inner: &ClientInner, request: JsonRpcRequest) -> Result<(
             .map_err(|e| format!("HTTP request failed: {e}"))?;
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
-            && !retried
             && let Some(auth) = &inner.auth
+            && retries < auth.max_retries()
             && auth.on_rejected(status.as_u16(), response.headers()).await
         {
-            retried = true;
+            retries += 1;
             continue;
         }
         break response;

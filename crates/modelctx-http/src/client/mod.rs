@@ -22,9 +22,29 @@ pub trait AuthHook: Send + Sync + 'static {
     fn headers(&self) -> BoxFuture<'_, Result<HeaderMap, TransportError>>;
 
     /// The server answered 401 or 403 (`headers` are the response's, with its
-    /// `WWW-Authenticate`). Return true to retry the request once with fresh
-    /// [`headers`](Self::headers), false to fail it.
+    /// `WWW-Authenticate`). Return true to retry the request with fresh
+    /// [`headers`](Self::headers) (at most [`max_retries`](Self::max_retries) times),
+    /// false to fail it.
     fn on_rejected(&self, status: u16, headers: &HeaderMap) -> BoxFuture<'_, bool>;
+
+    /// Headers for a request `method` to `url`; the transport calls this rather than
+    /// [`headers`](Self::headers), which it defaults to. Credentials bound to the
+    /// request (a DPoP proof signs the method and URL) come from here.
+    fn headers_for<'a>(
+        &'a self,
+        method: &'a http::Method,
+        url: &'a str,
+    ) -> BoxFuture<'a, Result<HeaderMap, TransportError>> {
+        let _ = (method, url);
+        self.headers()
+    }
+
+    /// How many times one request may be retried after [`on_rejected`](Self::on_rejected)
+    /// returned true (default 1). A hook that allows more must stop loops itself, e.g.
+    /// a server nonce challenge right after a new token.
+    fn max_retries(&self) -> u32 {
+        1
+    }
 }
 
 /// What is known about the current session.

@@ -1,0 +1,72 @@
+//! OAuth 2.1 for modelctx: the client side of MCP authorization.
+//!
+//! An MCP server over HTTP may be an OAuth protected resource. [`OAuthClient`] (feature
+//! `client`) is the [`AuthHook`](modelctx_http::AuthHook) of the streamable HTTP client
+//! transport that gets and keeps the tokens, as the MCP authorization specification
+//! (2025-11-25 and 2026-07-28) says:
+//!
+//! - **Discovery**: protected-resource metadata (RFC 9728) from the 401's
+//!   `WWW-Authenticate` `resource_metadata`, else the path-aware then the root
+//!   well-known URI; its `resource` must be the server. Authorization-server metadata
+//!   (RFC 8414 / OpenID Connect) in the specification's order, its `issuer` checked;
+//!   2025-03-26 servers' root metadata and default endpoints as a fallback.
+//! - **Registration**: pre-registered credentials (bound to their issuer), else a
+//!   client-ID metadata document URL where supported, else dynamic registration
+//!   (RFC 7591).
+//! - **Authorization code** with PKCE S256 (refused when the server does not list it),
+//!   `state`, the RFC 8707 `resource`, the RFC 9207 `iss` check, scope selection
+//!   (the challenge's `scope`, else `scopes_supported`, else none; `offline_access`
+//!   when offered); the user is reached through an [`AuthorizationHandler`] —
+//!   [`LoopbackRedirect`] for command-line apps. The flow runs in its own task: a
+//!   request that times out while the user is still authorizing does not abort it,
+//!   and its token serves the next requests.
+//! - **Tokens**: client authentication `client_secret_basic`, `client_secret_post`,
+//!   `none`, `private_key_jwt`; refresh before expiry; `invalid_grant` drops the tokens,
+//!   `invalid_client` the registration too; 403 `insufficient_scope` step-up with the
+//!   union of scopes, within a limit; a 401 right after a new token is not answered by
+//!   another authorization.
+//! - **Without a user**: client credentials, RFC 7523 JWT-bearer grants (workload
+//!   identity, or an enterprise ID-JAG that [`IdJagExchange`] obtains by token
+//!   exchange) with the assertion from the application; DPoP
+//!   (RFC 9449) proof-of-possession, nonces honoured.
+//! - **Safety**: metadata and endpoints `https` only (plain `http` for loopback),
+//!   redirects within the same origin only, bounded answers and time limits; tokens and
+//!   secrets never in `Debug` output or errors, and only attached to requests to the
+//!   server's own origin.
+//!
+//! Credentials live in a [`CredentialStore`] keyed by (authorization-server issuer,
+//! resource): [`InMemoryCredentialStore`] (default) or [`FileCredentialStore`].
+//!
+//! ```no_run
+//! # #[cfg(feature = "client")]
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use modelctx_http::StreamableHttpClientTransport;
+//! use modelctx_oauth::{FileCredentialStore, LoopbackRedirect, OAuthClient};
+//!
+//! let url = "https://mcp.example.com/mcp";
+//! let oauth = OAuthClient::builder(url)
+//!     .authorization_code(LoopbackRedirect::bind(0).await?)
+//!     .client_name("my-cli", None)
+//!     .store(FileCredentialStore::new("credentials.json"))
+//!     .build()?;
+//! let transport = StreamableHttpClientTransport::builder(url).auth(oauth).build()?;
+//! # let _ = transport; Ok(()) }
+//! ```
+//!
+//! | feature | what | pulls in |
+//! |---|---|---|
+//! | `client` | [`OAuthClient`], stores, [`LoopbackRedirect`] | reqwest (no TLS), p256 |
+//!
+//! Nothing is on by default. TLS comes from the `reqwest::Client` you pass to
+//! [`OAuthClientBuilder::http_client`].
+
+#[cfg(feature = "client")]
+mod client;
+
+#[cfg(feature = "client")]
+pub use client::{
+    AssertionRequest, AuthorizationHandler, AuthorizationResponse, ClientRegistration,
+    CredentialKey, CredentialStore, ErrorKind, FileCredentialStore, IdJagExchange,
+    InMemoryCredentialStore, JwtBearerAssertion, LoopbackRedirect, OAuthClient, OAuthClientBuilder,
+    OAuthError, SigningKey, StoredCredentials, TokenSet,
+};
