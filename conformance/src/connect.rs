@@ -98,8 +98,10 @@ impl Connector {
                 let server = modelctx_stdio::StdioTransport::new(server_read, server_write);
                 (boxed(client), boxed(server))
             }
-            Backend::StreamableHttp => http::pair().await,
-            Backend::StreamableHttpStateless => panic!(
+            Backend::StreamableHttp if self.version != SpecVersion::V2026_07_28 => {
+                http::pair().await
+            }
+            Backend::StreamableHttp | Backend::StreamableHttpStateless => panic!(
                 "{}: no single server-side transport on the stateless leg; a test that \
                  drives the transport directly excludes this cell (drives-transport-directly)",
                 self.cell()
@@ -107,14 +109,15 @@ impl Connector {
         }
     }
 
-    /// The stateless HTTP leg: starts a stateless `StreamableHttpService` on
-    /// 127.0.0.1:0 whose `factory` serves each POST's transport, and returns a client
-    /// transport for it. The server runs until the test's runtime ends.
+    /// The stateless HTTP leg, and streamable HTTP in 2026-07-28: starts a
+    /// `StreamableHttpService` on 127.0.0.1:0 (stateless, or serving the stateless era)
+    /// whose `factory` serves each POST's transport, and returns a client transport for
+    /// it. The server runs until the test's runtime ends.
     pub async fn serve_stateless_http<F>(&self, factory: F) -> BoxTransport
     where
         F: Fn(modelctx_http::HttpServerTransport) + Send + Sync + 'static,
     {
-        http::stateless(factory).await
+        http::stateless(factory, self.version == SpecVersion::V2026_07_28).await
     }
 
     // Role-level helpers go here once modelctx-server and modelctx-client land, built on
@@ -170,7 +173,7 @@ mod http {
         (boxed(client), server)
     }
 
-    pub(super) async fn stateless<F>(factory: F) -> BoxTransport
+    pub(super) async fn stateless<F>(factory: F, era_2026: bool) -> BoxTransport
     where
         F: Fn(HttpServerTransport) + Send + Sync + 'static,
     {
@@ -178,7 +181,11 @@ mod http {
             .await
             .expect("bind 127.0.0.1:0");
         let url = format!("http://{}/mcp", listener.local_addr().expect("local addr"));
-        let config = StreamableHttpServerConfig::default().stateless();
+        let config = if era_2026 {
+            StreamableHttpServerConfig::default().unstable_stateless_era()
+        } else {
+            StreamableHttpServerConfig::default().stateless()
+        };
         let service = StreamableHttpService::with_config(config, factory);
         tokio::spawn(service.serve(listener, std::future::pending()));
         let client = StreamableHttpClientTransport::builder(&url)

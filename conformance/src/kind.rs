@@ -128,10 +128,15 @@ impl Cell {
     }
 
     /// Whether the connector can hand a test one raw `(client, server)` transport pair
-    /// here. The stateless HTTP leg cannot (a server session lives for one POST): tests
-    /// that drive the transport directly exclude it (`drives-transport-directly`).
+    /// here. The stateless HTTP leg cannot (a server session lives for one POST), nor
+    /// can streamable HTTP in 2026-07-28, stateless by construction: tests that drive
+    /// the transport directly exclude them (`drives-transport-directly`).
     pub const fn has_transport_pair(self) -> bool {
-        !matches!(self.transport, TransportKind::StreamableHttpStateless)
+        !matches!(
+            (self.transport, self.version),
+            (TransportKind::StreamableHttpStateless, _)
+                | (TransportKind::StreamableHttp, SpecVersion::V2026_07_28)
+        )
     }
 }
 

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Mutex as AsyncMutex, mpsc};
 
 use crate::http_support::{Note, Raw, Script, Seen, call, host, host_scripted, send};
-use crate::support::{Block, Echo, Work, client};
+use crate::support::{Block, Echo, Work, client, raw_options};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -43,6 +43,16 @@ pub(crate) fn tests() -> Vec<Test> {
                 "client-transport:http:session-stored",
                 "client-transport:http:protocol-version-header",
                 "client-transport:http:protocol-version-stored"
+            ]
+        ),
+        conformance_test!(
+            a_stateless_era_client_sends_the_standard_headers,
+            [
+                "client-transport:http:accept-header-post",
+                "client-transport:http:custom-headers",
+                "client-transport:http:custom-client",
+                "client-transport:http:protocol-version-header",
+                "client-transport:http:404-surfaces"
             ]
         ),
         conformance_test!(
@@ -590,4 +600,69 @@ async fn a_url_elicitation_right_after_initialization(_: Connector) {
         .filter(|s| s.method == http::Method::GET)
         .count();
     assert!(get >= 1, "it travelled on the standalone GET stream");
+}
+
+/// 2026-07-28 over HTTP: every POST carries both media types in `Accept`, the
+/// transport's own and its reqwest client's headers, and `MCP-Protocol-Version`, and no
+/// session id; a 404 (here: a method 2026-07-28 removed) reaches the caller as an error.
+async fn a_stateless_era_client_sends_the_standard_headers(_: Connector) {
+    let server = Server::builder("h", "1.0.0")
+        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
+        .unstable_2026_07_28()
+        .build();
+    let hosted = host(
+        server,
+        StreamableHttpServerConfig::default().unstable_stateless_era(),
+    )
+    .await;
+    let mut defaults = http::HeaderMap::new();
+    defaults.insert("x-from-client", http::HeaderValue::from_static("yes"));
+    let http_client = reqwest::Client::builder()
+        .default_headers(defaults)
+        .build()
+        .unwrap();
+    let transport = StreamableHttpClientTransport::builder(&hosted.url)
+        .client(http_client)
+        .header(
+            http::HeaderName::from_static("x-custom"),
+            http::HeaderValue::from_static("42"),
+        )
+        .build()
+        .unwrap();
+    let client = client()
+        .unstable_2026_07_28(true)
+        .connect(transport)
+        .await
+        .unwrap();
+    client.request::<Echo>(json!({"k": 1})).await.unwrap();
+    let removed = client
+        .peer()
+        .request_with::<modelctx::types::PingRequest>(None, raw_options(&client))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        removed.protocol_error().map(|e| e.code),
+        Some(modelctx::types::ErrorCode::METHOD_NOT_FOUND),
+        "{removed}"
+    );
+    client.close().await;
+    let all = hosted.seen();
+    assert!(all.len() >= 3, "discover, the call, the ping: {all:?}");
+    for s in &all {
+        assert_eq!(s.method, http::Method::POST, "{s:?}");
+        assert_eq!(s.header("x-custom"), Some("42"), "{s:?}");
+        assert_eq!(s.header("x-from-client"), Some("yes"), "{s:?}");
+        let accept = s.header("accept").unwrap_or_default();
+        assert!(
+            accept.contains("application/json") && accept.contains("text/event-stream"),
+            "{accept}"
+        );
+        assert_eq!(
+            s.header("mcp-protocol-version"),
+            Some("2026-07-28"),
+            "{s:?}"
+        );
+        assert_eq!(s.header("mcp-session-id"), None, "{s:?}");
+    }
+    assert!(all.iter().any(|s| s.status == http::StatusCode::NOT_FOUND));
 }

@@ -18,6 +18,10 @@ use crate::support::{Echo, Work, client, modern_vocabulary};
 pub(crate) fn tests() -> Vec<Test> {
     vec![
         conformance_test!(
+            a_stateless_era_answer_comes_back_on_its_own_post,
+            ["hosting:http:response-same-connection"]
+        ),
+        conformance_test!(
             a_2025_exchange_carries_no_modern_vocabulary,
             ["hosting:http:legacy-no-modern-vocabulary"]
         ),
@@ -758,5 +762,39 @@ async fn a_2025_exchange_carries_no_modern_vocabulary(_: Connector) {
             let header = format!("{name}: {}", value.to_str().unwrap_or(""));
             assert_eq!(modern_vocabulary(&header), None, "{header}");
         }
+    }
+}
+
+/// 2026-07-28 over HTTP: a request's answer is the body of the POST that carried it
+/// (no session, no other stream to put it on).
+async fn a_stateless_era_answer_comes_back_on_its_own_post(_: Connector) {
+    let server = Server::builder("echo", "1.0.0")
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .unstable_2026_07_28()
+        .build();
+    let hosted = host(server, default_config().unstable_stateless_era()).await;
+    let raw = Raw::new(&hosted.url);
+    let envelope = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
+    });
+    for id in [7, 8] {
+        let body = call(id, "test/echo", json!({"n": id, "_meta": envelope}));
+        let r = send(
+            raw.request(http::Method::POST)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "test/echo")
+                .body(body.to_string()),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{r:?}");
+        assert_eq!(r.header("mcp-session-id"), None);
+        let messages = r.messages();
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert_eq!(messages[0]["id"], id);
+        assert_eq!(messages[0]["result"]["n"], id);
     }
 }

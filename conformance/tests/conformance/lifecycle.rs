@@ -1,5 +1,6 @@
 //! Lifecycle & version negotiation.
 
+use modelctx::http::StreamableHttpServerConfig;
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::session::RequestOptions;
 use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
@@ -10,9 +11,12 @@ use modelctx::types::{
     LoggingMessageNotificationParams, Meta, PingRequest, ProtocolVersion, RequestId,
     RootsListChangedNotification, to_raw,
 };
-use modelctx_conformance::{Connector, Direction, Test, conformance_test, record, within};
+use modelctx_conformance::{
+    Connector, Direction, Test, TransportKind, conformance_test, record, within,
+};
 use serde_json::{Value, json};
 
+use crate::http_support::host;
 use crate::support::{
     DropSignal, Echo, Pair, client, connect, modern_vocabulary, scripted_server, stateless_era,
 };
@@ -523,6 +527,16 @@ async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) 
             .await
             .unwrap();
         (client, wire)
+    } else if connector.kind() == TransportKind::StreamableHttp {
+        // 2026-07-28 over HTTP, stateless: an endpoint that serves both eras.
+        let config = StreamableHttpServerConfig::default().unstable_stateless_era();
+        let hosted = host(server, config).await;
+        let (transport, _) = hosted.transport();
+        let (client_side, wire) = record(modelctx::transport::boxed(transport));
+        let client = within("the client to connect", client().connect(client_side))
+            .await
+            .unwrap();
+        (client, wire)
     } else {
         let pair = connect(&connector, &server, client()).await;
         (pair.client, pair.wire)
@@ -637,9 +651,16 @@ async fn the_callers_meta_survives_the_envelope(connector: Connector) {
 /// handshake era refuses it, and the client falls back to initialize on the same
 /// connection.
 async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: Connector) {
-    let (client_side, server_side) = connector.transport_pair().await;
     let legacy = Server::builder("legacy-only", "1.0.0").build();
-    let session = legacy.serve(server_side);
+    // Over HTTP: an endpoint of the handshake era only.
+    let (client_side, session, _hosted) = if connector.cell().has_transport_pair() {
+        let (client_side, server_side) = connector.transport_pair().await;
+        (client_side, Some(legacy.serve(server_side)), None)
+    } else {
+        let hosted = host(legacy, StreamableHttpServerConfig::default()).await;
+        let (transport, _) = hosted.transport();
+        (modelctx::transport::boxed(transport), None, Some(hosted))
+    };
     let (client_side, wire) = record(client_side);
     let client = within(
         "the client to connect",
@@ -648,7 +669,9 @@ async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: C
     .await
     .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
-    within("the handshake to finish", session.initialized()).await;
+    if let Some(session) = session {
+        within("the handshake to finish", session.initialized()).await;
+    }
     let sent: Vec<_> = wire
         .sent()
         .iter()

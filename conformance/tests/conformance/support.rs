@@ -56,13 +56,23 @@ pub(crate) fn stateless_config(transport: &HttpServerTransport) -> SessionConfig
 pub(crate) async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {
     if !connect.cell().has_transport_pair() {
         let per_post = server.clone();
+        let era_2026 = connect.version() == modelctx_conformance::SpecVersion::V2026_07_28;
         let client_side = connect
             .serve_stateless_http(move |transport| {
-                let config = stateless_config(&transport);
+                let config = if era_2026 {
+                    SessionConfig::server().unstable_stateless_era(true)
+                } else {
+                    stateless_config(&transport)
+                };
                 per_post.serve_with(transport, config);
             })
             .await;
         let (client_side, wire) = record(client_side);
+        let client = if era_2026 {
+            client.unstable_2026_07_28(true)
+        } else {
+            client
+        };
         let client = within("the client to connect", client.connect(client_side))
             .await
             .expect("the client connects");

@@ -37,6 +37,7 @@ pub(super) async fn send(
             // The state stays locked until the task is registered, so it cannot finish
             // (and forget itself) before it is known.
             let mut st = inner.state();
+            st.stateless_era = true;
             st.inflight.insert(request.id.clone(), 0);
             if request.method == "tools/list" {
                 st.tool_lists.insert(request.id.clone());
@@ -107,6 +108,12 @@ pub(super) async fn send(
                     // Protocol 2026-07-28 over HTTP: closing the request's stream is the
                     // cancellation; there is nothing to POST.
                     post.abort();
+                    return Ok(());
+                }
+                let st = inner.state();
+                if st.stateless_era && st.session_id.is_none() {
+                    // No open stream for it: nothing is running to stop, and the era has
+                    // no notifications from the client to say so with.
                     return Ok(());
                 }
             }

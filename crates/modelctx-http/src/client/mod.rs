@@ -67,6 +67,8 @@ pub(crate) struct State {
     /// Attached to a session with [`StreamableHttpClientBuilder::session`] that has
     /// not seen its `initialize` yet: the first one is sent on it.
     pub(crate) attached: bool,
+    /// A request of the stateless era (2026-07-28) was sent: the client speaks it.
+    pub(crate) stateless_era: bool,
     /// Requests of the stateless era in flight, by id: cancelling one aborts its POST,
     /// which closes its response stream (the era's cancellation over HTTP).
     pub(crate) stateless_posts: HashMap<RequestId, tokio::task::AbortHandle>,
