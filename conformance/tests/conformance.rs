@@ -11,6 +11,8 @@ mod context;
 mod elicitation;
 #[path = "conformance/http_client.rs"]
 mod http_client;
+#[path = "conformance/http_modern.rs"]
+mod http_modern;
 #[path = "conformance/http_resume.rs"]
 mod http_resume;
 #[path = "conformance/http_server.rs"]
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         context::tests(),
         http_server::tests(),
         http_client::tests(),
+        http_modern::tests(),
         http_resume::tests(),
     ]
     .concat();

@@ -313,6 +313,14 @@ impl ClientBuilder {
                     peer.close().await;
                     return Err(e);
                 }
+                // Nobody answered: an outage says nothing about the server's era.
+                Err(e)
+                    if e.protocol_error()
+                        .is_some_and(modelctx_transport::is_undelivered) =>
+                {
+                    peer.close().await;
+                    return Err(e);
+                }
                 // Not offered: the handshake era.
                 Err(_) => {}
             }

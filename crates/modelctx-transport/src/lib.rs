@@ -33,6 +33,26 @@ use modelctx_types::{JsonRpcMessage, RequestId};
 
 pub use error::TransportError;
 
+/// The error a transport answers a request with, locally, when it could not deliver it
+/// at all (streamable HTTP: the POST never reached a server — a refused connection, a
+/// name that does not resolve). Code `-32000`, `data: {"undelivered": true}`, so a
+/// caller can tell "nobody answered" from any answer a server gave.
+pub fn undelivered(reason: impl Into<String>) -> modelctx_types::ErrorData {
+    modelctx_types::ErrorData::new(modelctx_types::ErrorCode(-32000), reason.into())
+        .with_data(serde_json::json!({ "undelivered": true }))
+}
+
+/// Whether `error` is a transport's [`undelivered`] report rather than a peer's answer.
+pub fn is_undelivered(error: &modelctx_types::ErrorData) -> bool {
+    error.code == modelctx_types::ErrorCode(-32000)
+        && error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("undelivered"))
+            .and_then(serde_json::Value::as_bool)
+            == Some(true)
+}
+
 /// A message crossing a transport, with its routing metadata.
 #[derive(Debug, Clone)]
 #[non_exhaustive]

@@ -19,6 +19,8 @@ use modelctx_types::mirror;
 
 /// The error code of requests failed by the transport (not by the server).
 const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
+/// How a failure to reach the server at all begins (the request never left).
+const UNDELIVERED: &str = "HTTP request failed";
 
 /// How long closing waits for the server to acknowledge the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -191,7 +193,7 @@ async fn request(
         let response = rb
             .send()
             .await
-            .map_err(|e| TransportError::other(format!("HTTP request failed: {e}")))?;
+            .map_err(|e| TransportError::other(format!("{UNDELIVERED}: {e}")))?;
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth
@@ -343,7 +345,7 @@ async fn run_stateless(inner: &ClientInner, request: JsonRpcRequest) -> Result<(
             .body(body.clone())
             .send()
             .await
-            .map_err(|e| format!("HTTP request failed: {e}"))?;
+            .map_err(|e| format!("{UNDELIVERED}: {e}"))?;
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth
@@ -721,7 +723,11 @@ async fn fail_request(inner: &ClientInner, id: RequestId, reason: String) {
     if inner.state().inflight.remove(&id).is_none() || inner.closed.is_cancelled() {
         return;
     }
-    let error = ErrorData::new(TRANSPORT_ERROR, reason);
+    let error = if reason.starts_with(UNDELIVERED) {
+        modelctx_transport::undelivered(reason)
+    } else {
+        ErrorData::new(TRANSPORT_ERROR, reason)
+    };
     let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error));
     let _ = inner.tx.send(TransportMessage::new(message)).await;
 }

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::convert::Infallible;
 
-use crate::headers::MCP_PROTOCOL_VERSION;
+use crate::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 
 /// `Mcp-Method`: the request's method, mirrored.
 const MCP_METHOD: &str = "mcp-method";
@@ -25,13 +25,16 @@ const MCP_NAME: &str = "mcp-name";
 
 /// Whether a POST belongs to the stateless era: its `MCP-Protocol-Version` names no
 /// version of the session era (the stateless era's, or one the server will refuse with
-/// the versions it serves), or, without the header, its one request carries the era's
-/// envelope in `_meta`.
+/// the versions it serves) and it names no session, or, without the header, its one
+/// request carries the era's envelope in `_meta`.
 pub(super) fn is_stateless(headers: &HeaderMap, messages: &[JsonRpcMessage]) -> bool {
     if let Some(value) = headers.get(MCP_PROTOCOL_VERSION) {
-        return value
+        let session_era = value
             .to_str()
-            .map_or(true, |v| ProtocolVersion::supported(v).is_none());
+            .is_ok_and(|v| ProtocolVersion::supported(v).is_some());
+        // A version neither era knows, on a request of a session: the session era
+        // refuses it, the way handshake-era clients expect.
+        return !session_era && !headers.contains_key(MCP_SESSION_ID);
     }
     matches!(messages, [JsonRpcMessage::Request(r)] if body_version(r).is_some())
 }
