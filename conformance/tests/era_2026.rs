@@ -48,7 +48,11 @@ fn era_client(pinned: bool) -> modelctx::client::ClientBuilder {
             answer.insert("name".to_owned(), ElicitValue::String("Ada".to_owned()));
             Ok(FormAnswer::Accept(answer))
         })
-        .unstable_2026_07_28(pinned)
+        .mode(if pinned {
+            modelctx::client::ConnectMode::Discover
+        } else {
+            modelctx::client::ConnectMode::Auto
+        })
 }
 
 async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
@@ -150,6 +154,7 @@ async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds(
     let old = within(
         "connect (2025)",
         Client::builder("old", "1.0.0")
+            .mode(modelctx::client::ConnectMode::Legacy)
             .form_elicitation(|form, _cx| async move { Ok(FormAnswer::Accept(form.prefilled)) })
             .connect(transport),
     )

@@ -630,7 +630,7 @@ async fn a_stateless_era_client_sends_the_standard_headers(_: Connector) {
         .build()
         .unwrap();
     let client = client()
-        .unstable_2026_07_28(true)
+        .mode(modelctx::client::ConnectMode::Discover)
         .connect(transport)
         .await
         .unwrap();

@@ -359,7 +359,7 @@ async fn the_client_mirrors_the_body_in_its_headers(_: Connector) {
     let (transport, _) = hosted.transport();
     let (transport, wire) = record(modelctx::transport::boxed(transport));
     let modern = client()
-        .unstable_2026_07_28(true)
+        .mode(modelctx::client::ConnectMode::Discover)
         .connect(transport)
         .await
         .unwrap();
@@ -436,7 +436,7 @@ async fn annotated_arguments_travel_as_param_headers(_: Connector) {
     let hosted = both_eras(regional_server()).await;
     let (transport, _) = hosted.transport();
     let modern = client()
-        .unstable_2026_07_28(true)
+        .mode(modelctx::client::ConnectMode::Discover)
         .connect(transport)
         .await
         .unwrap();
@@ -488,7 +488,7 @@ async fn a_header_mismatch_is_relearned_and_retried_once(_: Connector) {
     let hosted = both_eras(regional_server()).await;
     let (transport, _) = hosted.transport();
     let modern = client()
-        .unstable_2026_07_28(true)
+        .mode(modelctx::client::ConnectMode::Discover)
         .connect(transport)
         .await
         .unwrap();
@@ -531,7 +531,9 @@ async fn an_unreachable_server_is_an_error_not_the_handshake_era(_: Connector) {
     let (transport, wire) = record(modelctx::transport::boxed(transport));
     let err = within(
         "the connect to fail",
-        client().unstable_2026_07_28(false).connect(transport),
+        client()
+            .mode(modelctx::client::ConnectMode::Auto)
+            .connect(transport),
     )
     .await
     .unwrap_err();

@@ -1,5 +1,6 @@
 //! Lifecycle & version negotiation.
 
+use modelctx::client::ConnectMode;
 use modelctx::http::StreamableHttpServerConfig;
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::session::RequestOptions;
@@ -18,7 +19,8 @@ use serde_json::{Value, json};
 
 use crate::http_support::host;
 use crate::support::{
-    DropSignal, Echo, Pair, client, connect, modern_vocabulary, scripted_server, stateless_era,
+    DropSignal, Echo, Pair, both_eras, client, connect, modern_vocabulary, scripted_server,
+    stateless_era,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -110,6 +112,21 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             a_handshake_only_server_gets_the_handshake_after_the_probe,
             ["lifecycle:discover:fallback-method-not-found"]
+        ),
+        conformance_test!(
+            the_legacy_mode_never_probes,
+            ["lifecycle:mode:legacy-never-probes"]
+        ),
+        conformance_test!(
+            a_pinned_client_starts_with_the_callers_first_request,
+            [
+                "lifecycle:mode:pin-never-handshakes",
+                "lifecycle:stateless:no-initialize"
+            ]
+        ),
+        conformance_test!(
+            a_kept_discover_answer_saves_the_probe,
+            ["lifecycle:mode:prior-discover-zero-rtt"]
         ),
     ]
 }
@@ -664,7 +681,9 @@ async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: C
     let (client_side, wire) = record(client_side);
     let client = within(
         "the client to connect",
-        client().unstable_2026_07_28(false).connect(client_side),
+        client()
+            .mode(modelctx::client::ConnectMode::Auto)
+            .connect(client_side),
     )
     .await
     .unwrap();
@@ -686,4 +705,122 @@ async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: C
         _ => None,
     });
     assert!(refused.is_some(), "the probe was refused");
+}
+
+/// A server that speaks both eras, with a tool and instructions to recognise it by.
+fn two_era_server() -> Server {
+    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
+        Ok::<_, String>("hi")
+    });
+    Server::builder("two-eras", "2.0.0")
+        .instructions("Both eras, one server.")
+        .tool(hello)
+        .unwrap()
+        .unstable_2026_07_28()
+        .build()
+}
+
+/// The methods a wire's sent messages name, in order.
+fn sent_methods(wire: &modelctx_conformance::Recording) -> Vec<String> {
+    wire.sent()
+        .iter()
+        .filter_map(|m| m.method().map(str::to_owned))
+        .collect()
+}
+
+async fn the_legacy_mode_never_probes(connector: Connector) {
+    let (transport, _hosted) = both_eras(&connector, &two_era_server()).await;
+    let (transport, wire) = record(transport);
+    let legacy = within(
+        "the client to connect",
+        client().mode(ConnectMode::Legacy).connect(transport),
+    )
+    .await
+    .unwrap();
+    assert_eq!(legacy.protocol_version(), &ProtocolVersion::V2025_11_25);
+    legacy.list_all_tools().await.unwrap();
+    assert_eq!(
+        sent_methods(&wire),
+        ["initialize", "notifications/initialized", "tools/list"]
+    );
+}
+
+async fn a_pinned_client_starts_with_the_callers_first_request(connector: Connector) {
+    let (transport, _hosted) = both_eras(&connector, &two_era_server()).await;
+    let (transport, wire) = record(transport);
+    let pinned = within(
+        "the client to connect",
+        client()
+            .mode(ConnectMode::Pin(ProtocolVersion::V2026_07_28))
+            .connect(transport),
+    )
+    .await
+    .unwrap();
+    // Born connected: nothing crossed the wire, and the revision is the pinned one.
+    assert!(wire.messages().is_empty(), "{:?}", wire.messages());
+    assert_eq!(pinned.protocol_version(), &ProtocolVersion::V2026_07_28);
+    assert!(pinned.discover_result().is_none());
+    // Nothing is known of the server, so nothing is refused locally: the first request
+    // on the wire is the caller's, with the whole envelope.
+    let result = pinned.call_tool("hello", JsonObject::new()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("hi"));
+    let sent = wire.sent();
+    let first = serde_json::to_value(&sent[0]).unwrap();
+    assert_eq!(first["method"], "tools/call", "{first}");
+    let meta = &first["params"]["_meta"];
+    assert_eq!(meta[Meta::PROTOCOL_VERSION], "2026-07-28");
+    assert!(meta[Meta::CLIENT_CAPABILITIES].is_object(), "{first}");
+    assert_eq!(meta[Meta::CLIENT_INFO]["name"], "conformance-client");
+    let methods = sent_methods(&wire);
+    assert!(
+        !methods
+            .iter()
+            .any(|m| m == "initialize" || m == "server/discover")
+    );
+    // Only a stateless revision can be pinned.
+    let (transport, _hosted) = both_eras(&connector, &two_era_server()).await;
+    let err = client()
+        .mode(ConnectMode::Pin(ProtocolVersion::V2025_11_25))
+        .connect(transport)
+        .await
+        .unwrap_err();
+    assert!(
+        err.is_refused() && err.to_string().contains("Legacy"),
+        "{err}"
+    );
+}
+
+async fn a_kept_discover_answer_saves_the_probe(connector: Connector) {
+    let server = two_era_server();
+    let (transport, _hosted) = both_eras(&connector, &server).await;
+    let first = within(
+        "the first client to connect",
+        client().mode(ConnectMode::Discover).connect(transport),
+    )
+    .await
+    .unwrap();
+    let kept = first
+        .discover_result()
+        .cloned()
+        .expect("the discover answer");
+    first.close().await;
+
+    let (transport, _hosted) = both_eras(&connector, &server).await;
+    let (transport, wire) = record(transport);
+    let again = within(
+        "the second client to connect",
+        client()
+            .mode(ConnectMode::Prior(Box::new(kept)))
+            .connect(transport),
+    )
+    .await
+    .unwrap();
+    assert!(wire.messages().is_empty(), "no negotiation traffic");
+    assert_eq!(again.protocol_version(), &ProtocolVersion::V2026_07_28);
+    assert_eq!(again.server_info().name, "two-eras");
+    assert_eq!(again.server_info().version, "2.0.0");
+    assert_eq!(again.instructions(), Some("Both eras, one server."));
+    assert!(again.server_capabilities().tools.is_some());
+    again.call_tool("hello", JsonObject::new()).await.unwrap();
+    assert!(!sent_methods(&wire).iter().any(|m| m == "server/discover"));
 }

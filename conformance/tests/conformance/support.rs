@@ -69,7 +69,7 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
             .await;
         let (client_side, wire) = record(client_side);
         let client = if era_2026 {
-            client.unstable_2026_07_28(true)
+            client.mode(modelctx::client::ConnectMode::Discover)
         } else {
             client
         };
@@ -89,7 +89,7 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
         let config = SessionConfig::server().unstable_stateless_era(true);
         (
             server.serve_with(server_side, config),
-            client.unstable_2026_07_28(true),
+            client.mode(modelctx::client::ConnectMode::Discover),
         )
     } else {
         (server.serve(server_side), client)
@@ -177,9 +177,11 @@ pub(crate) fn raw_options(client: &Client) -> RequestOptions {
     RequestOptions::new().meta(meta)
 }
 
-/// A client with default settings.
+/// A client of the handshake era (`ConnectMode::Legacy`: `initialize` is its first
+/// message, as the 2025-11-25 cells' wires expect); [`connect`] makes it speak
+/// 2026-07-28 in those cells, and tests of the other modes choose theirs.
 pub(crate) fn client() -> ClientBuilder {
-    Client::builder("conformance-client", "1.0.0")
+    Client::builder("conformance-client", "1.0.0").mode(modelctx::client::ConnectMode::Legacy)
 }
 
 /// A test payload without what the protocol adds around it: `_meta` (2026-07-28 stamps
@@ -315,7 +317,9 @@ pub(crate) async fn input_asking_server(
     let (transport, wire) = record(transport);
     let client = within(
         "the client to connect",
-        client.unstable_2026_07_28(true).connect(transport),
+        client
+            .mode(modelctx::client::ConnectMode::Discover)
+            .connect(transport),
     )
     .await
     .expect("the client connects");
@@ -340,4 +344,23 @@ pub(crate) fn modern_vocabulary(text: &str) -> Option<&'static str> {
     MODERN
         .into_iter()
         .find(|word| lower.contains(&word.to_ascii_lowercase()))
+}
+
+/// A client-side transport to `server` (built to speak both eras) in this cell, with
+/// no client behaviour chosen yet: over a transport pair where the cell has one,
+/// else (streamable HTTP in 2026-07-28) an endpoint serving both eras, returned too so
+/// the caller can look at what it saw.
+pub(crate) async fn both_eras(
+    connector: &Connector,
+    server: &Server,
+) -> (BoxTransport, Option<crate::http_support::Hosted>) {
+    if connector.cell().has_transport_pair() {
+        let (client_side, server_side) = connector.transport_pair().await;
+        server.serve(server_side);
+        return (client_side, None);
+    }
+    let config = modelctx::http::StreamableHttpServerConfig::default().unstable_stateless_era();
+    let hosted = crate::http_support::host(server.clone(), config).await;
+    let (transport, _) = hosted.transport();
+    (modelctx::transport::boxed(transport), Some(hosted))
 }

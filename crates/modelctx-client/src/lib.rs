@@ -77,9 +77,10 @@ use modelctx_session::{
 };
 use modelctx_transport::Transport;
 use modelctx_types::{
-    ClientCapabilities, ErrorData, Implementation, InitializeRequest, InitializeRequestParams,
-    InitializeResult, InitializedNotification, JsonRpcNotification, JsonRpcRequest, Meta,
-    NotificationMethod, ProtocolVersion, RawValue, RequestMethod, ServerCapabilities, to_raw,
+    ClientCapabilities, DiscoverResult, ErrorData, Implementation, InitializeRequest,
+    InitializeRequestParams, InitializeResult, InitializedNotification, JsonRpcNotification,
+    JsonRpcRequest, Meta, NotificationMethod, ProtocolVersion, RawValue, RequestMethod,
+    ServerCapabilities, to_raw,
 };
 
 pub use callbacks::{SamplingSupport, sampling_rejected};
@@ -111,9 +112,41 @@ pub struct ClientBuilder {
     session: SessionConfig,
     callbacks: callbacks::Callbacks,
     list_changed: list_changed::Reactions,
-    /// The 2026-07-28 era: `None` off, `Some(false)` when the server offers it (else
-    /// the handshake), `Some(true)` only it.
-    stateless_era: Option<bool>,
+    /// How `connect` settles the revision.
+    mode: ConnectMode,
+}
+
+/// How [`ClientBuilder::connect`] settles the protocol revision with the server.
+///
+/// Protocol 2026-07-28 (the stateless era) has no handshake: every request carries the
+/// client's version, capabilities and identity, and `server/discover` tells what a
+/// server speaks. Earlier revisions open a session with `initialize`. Whichever applies,
+/// the client's API is the same, and [`Client::protocol_version`],
+/// [`Client::server_capabilities`], [`Client::server_info`] and
+/// [`Client::instructions`] say what was learnt.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub enum ConnectMode {
+    /// `server/discover` first; the `initialize` handshake when the server does not
+    /// offer 2026-07-28: it answers with an error (as servers of earlier revisions do)
+    /// or says nothing within a bounded wait (5 s). A `-32022` listing 2026-07-28 is
+    /// asked once more. A request that never reached the server (a network error) is
+    /// an error, not a verdict on its era.
+    #[default]
+    Auto,
+    /// 2026-07-28 only: `server/discover`, and an error when the server does not offer
+    /// it.
+    Discover,
+    /// The `initialize` handshake only; `server/discover` is never sent.
+    Legacy,
+    /// No probe and no handshake: the client speaks this revision from its first
+    /// request, for a caller that knows the server. Only a stateless revision
+    /// (2026-07-28) can be pinned; nothing is known of the server, so no call is
+    /// refused locally for a capability it might lack.
+    Pin(ProtocolVersion),
+    /// No probe and no handshake, with what an earlier `server/discover` answered (see
+    /// [`Client::discover_result`]): its capabilities, identity and instructions.
+    Prior(Box<DiscoverResult>),
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -230,17 +263,10 @@ impl ClientBuilder {
         self
     }
 
-    /// Also speaks protocol 2026-07-28, the stateless era: `connect` asks the server
-    /// with `server/discover` first and, when it offers 2026-07-28, sends every request
-    /// with its own envelope (no handshake) and answers a server's input requests
-    /// (sampling, elicitation, roots) with the same callbacks, retrying the request with
-    /// the answers. When the server does not offer it, `connect` falls back to the
-    /// handshake unless `pinned`. Unstable and off by default while the era is being
-    /// built (issue 20).
-    #[doc(hidden)]
+    /// How `connect` settles the protocol revision (default [`ConnectMode::Auto`]).
     #[must_use]
-    pub fn unstable_2026_07_28(mut self, pinned: bool) -> Self {
-        self.stateless_era = Some(pinned);
+    pub fn mode(mut self, mode: ConnectMode) -> Self {
+        self.mode = mode;
         self
     }
 
@@ -276,54 +302,81 @@ impl ClientBuilder {
             cache: cache.clone(),
         });
         let peer = modelctx_session::start(transport, service.clone(), self.session);
-        if let Some(pinned) = self.stateless_era {
-            let envelope = stateless::envelope(&capabilities, &self.info);
-            let timeout = (!pinned).then_some(stateless::PROBE_TIMEOUT);
-            match stateless::discover(&peer, &envelope, timeout).await {
-                Ok(init) => {
-                    peer.unstable_enter_stateless_era();
-                    list_gate.open(&init.capabilities, Some(&envelope));
-                    let list_changes = subscriptions::watch_lists(
-                        &peer,
-                        &envelope,
-                        &watched,
-                        &init.capabilities,
-                        &subscriptions,
-                        service.clone(),
-                    )
-                    .await;
-                    return Ok(Client {
-                        inner: Arc::new(Inner {
-                            peer,
-                            init,
-                            capabilities,
-                            info: self.info,
-                            elicitations,
-                            features,
-                            stateless: Some(envelope),
-                            log_level: std::sync::Mutex::new(None),
-                            requests,
-                            subscriptions,
-                            cache,
-                            _list_changes: list_changes,
-                        }),
-                    });
+        let envelope = stateless::envelope(&capabilities, &self.info);
+        let stateless = match self.mode {
+            ConnectMode::Legacy => None,
+            ConnectMode::Auto | ConnectMode::Discover => {
+                let only = matches!(self.mode, ConnectMode::Discover);
+                let timeout = (!only).then_some(stateless::PROBE_TIMEOUT);
+                let found = stateless::discover(&peer, &envelope, timeout).await;
+                match found.and_then(|found| {
+                    let init = stateless::negotiated(&found)?;
+                    Ok((init, Some(found), true))
+                }) {
+                    Ok(known) => Some(known),
+                    // Nobody answered: an outage says nothing about the server's era.
+                    Err(e)
+                        if only
+                            || e.protocol_error()
+                                .is_some_and(modelctx_transport::is_undelivered) =>
+                    {
+                        peer.close().await;
+                        return Err(e);
+                    }
+                    // Not offered: the handshake era.
+                    Err(_) => None,
                 }
-                Err(e) if pinned => {
-                    peer.close().await;
-                    return Err(e);
-                }
-                // Nobody answered: an outage says nothing about the server's era.
-                Err(e)
-                    if e.protocol_error()
-                        .is_some_and(modelctx_transport::is_undelivered) =>
-                {
-                    peer.close().await;
-                    return Err(e);
-                }
-                // Not offered: the handshake era.
-                Err(_) => {}
             }
+            ConnectMode::Pin(version) => {
+                if version != ProtocolVersion::V2026_07_28 {
+                    peer.close().await;
+                    return Err(SessionError::refused(format!(
+                        "protocol version {version} has a handshake and cannot be pinned; \
+                         use ConnectMode::Legacy"
+                    )));
+                }
+                let unknown = Implementation::new("unknown", "unknown");
+                let init = InitializeResult::new(version, ServerCapabilities::default(), unknown);
+                Some((init, None, false))
+            }
+            ConnectMode::Prior(found) => match stateless::negotiated(&found) {
+                Ok(init) => Some((init, Some(*found), true)),
+                Err(e) => {
+                    peer.close().await;
+                    return Err(e);
+                }
+            },
+        };
+        if let Some((init, discovered, capabilities_known)) = stateless {
+            peer.unstable_enter_stateless_era();
+            list_gate.open(&init.capabilities, Some(&envelope));
+            let list_changes = subscriptions::watch_lists(
+                &peer,
+                &envelope,
+                &watched,
+                &init.capabilities,
+                &subscriptions,
+                service.clone(),
+            )
+            .await;
+            return Ok(Client {
+                inner: Arc::new(Inner {
+                    peer,
+                    init,
+                    discovered,
+                    capabilities_known,
+                    capabilities,
+                    info: self.info,
+                    elicitations,
+                    features,
+                    stateless: Some(envelope),
+                    log_level: std::sync::Mutex::new(None),
+                    requests,
+                    subscriptions,
+                    cache,
+                    _list_changes: list_changes,
+                }),
+            });
         }
         let params = InitializeRequestParams::new(
             self.protocol_version,
@@ -351,6 +404,8 @@ impl ClientBuilder {
             inner: Arc::new(Inner {
                 peer,
                 init,
+                discovered: None,
+                capabilities_known: true,
                 capabilities,
                 info: self.info,
                 elicitations,
@@ -426,6 +481,11 @@ pub struct Client {
 struct Inner {
     peer: Peer,
     init: InitializeResult,
+    /// The `server/discover` answer the client connected with, in the stateless era.
+    discovered: Option<DiscoverResult>,
+    /// False for a pinned client, which knows nothing of the server's capabilities and
+    /// so refuses nothing locally for want of one.
+    capabilities_known: bool,
     capabilities: ClientCapabilities,
     info: Implementation,
     elicitations: Arc<elicitation::Tracker>,
@@ -469,7 +529,7 @@ impl Client {
             session: SessionConfig::client(),
             callbacks: callbacks::Callbacks::default(),
             list_changed: list_changed::Reactions::default(),
-            stateless_era: None,
+            mode: ConnectMode::default(),
         }
     }
 
@@ -491,6 +551,12 @@ impl Client {
     /// The server's instructions, if it gave any.
     pub fn instructions(&self) -> Option<&str> {
         self.inner.init.instructions.as_deref()
+    }
+
+    /// The `server/discover` answer this client connected with (protocol 2026-07-28),
+    /// to keep for a later [`ConnectMode::Prior`] connection that skips the probe.
+    pub fn discover_result(&self) -> Option<&DiscoverResult> {
+        self.inner.discovered.as_ref()
     }
 
     /// The negotiated protocol revision.
@@ -530,7 +596,9 @@ impl Client {
         options: RequestOptions,
     ) -> Result<M::Result, SessionError> {
         if self.inner.stateless.is_some() {
-            check_server_capability(self.server_capabilities(), M::METHOD)?;
+            if self.inner.capabilities_known {
+                check_server_capability(self.server_capabilities(), M::METHOD)?;
+            }
             return stateless::request::<M>(self, params, options).await;
         }
         self.start_request::<M>(params, options)?.await
@@ -542,7 +610,9 @@ impl Client {
         params: M::Params,
         options: RequestOptions,
     ) -> Result<RequestHandle<M::Result>, SessionError> {
-        check_server_capability(self.server_capabilities(), M::METHOD)?;
+        if self.inner.capabilities_known {
+            check_server_capability(self.server_capabilities(), M::METHOD)?;
+        }
         let options = match self.envelope() {
             Some(envelope) => stateless::with_envelope(options, &envelope),
             None => options,

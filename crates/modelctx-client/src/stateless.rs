@@ -9,8 +9,9 @@ use std::collections::HashMap;
 
 use modelctx_session::{Peer, RequestContext, RequestOptions, SessionError};
 use modelctx_types::{
-    ClientCapabilities, DiscoverRequest, ErrorData, Implementation, InitializeResult, Meta,
-    ProtocolVersion, RawValue, RequestId, RequestMethod, RequestParams, to_raw,
+    ClientCapabilities, DiscoverRequest, DiscoverResult, ErrorData, Implementation,
+    InitializeResult, Meta, ProtocolVersion, RawValue, RequestId, RequestMethod, RequestParams,
+    to_raw,
 };
 use serde_json::{Map, Value};
 
@@ -139,13 +140,13 @@ pub(crate) fn with_envelope(mut options: RequestOptions, envelope: &Meta) -> Req
     options
 }
 
-/// Asks the server which eras it speaks; `Ok` (what a handshake would have said) when it
-/// offers 2026-07-28.
+/// Asks the server which eras it speaks (`server/discover`), once more on a `-32022`
+/// that lists 2026-07-28.
 pub(crate) async fn discover(
     peer: &Peer,
     envelope: &Meta,
     timeout: Option<std::time::Duration>,
-) -> Result<InitializeResult, SessionError> {
+) -> Result<DiscoverResult, SessionError> {
     let version = ProtocolVersion::V2026_07_28;
     let params = RequestParams::new().with_meta(envelope.clone());
     let ask = |params: RequestParams| {
@@ -153,12 +154,18 @@ pub(crate) async fn discover(
         options.timeout = timeout;
         peer.start_request::<DiscoverRequest>(Some(params), options)
     };
-    let found = match ask(params.clone()).await {
-        Ok(found) => found,
+    match ask(params.clone()).await {
+        Ok(found) => Ok(found),
         // An unsupported-version refusal that lists our version: ask once more.
-        Err(e) if offers(&e, version.as_str()) => ask(params).await?,
-        Err(e) => return Err(e),
-    };
+        Err(e) if offers(&e, version.as_str()) => ask(params).await,
+        Err(e) => Err(e),
+    }
+}
+
+/// What a handshake would have said, from a `server/discover` answer that offers
+/// 2026-07-28 (an error when it does not).
+pub(crate) fn negotiated(found: &DiscoverResult) -> Result<InitializeResult, SessionError> {
+    let version = ProtocolVersion::V2026_07_28;
     if !found
         .supported_versions
         .iter()
@@ -175,8 +182,8 @@ pub(crate) async fn discover(
         .as_ref()
         .and_then(Meta::server_info)
         .unwrap_or_else(|| Implementation::new("unknown", "unknown"));
-    let mut init = InitializeResult::new(version, found.capabilities, info);
-    init.instructions = found.instructions;
+    let mut init = InitializeResult::new(version, found.capabilities.clone(), info);
+    init.instructions = found.instructions.clone();
     Ok(init)
 }
 

@@ -200,8 +200,8 @@ async fn run_with(scenario: &str, url: &str, oauth: Option<OAuthClient>) -> Resu
     let transport = transport.build()?;
     // Both eras: `server/discover` first, the handshake when the server does not offer
     // 2026-07-28 (the era is still behind its unstable switch).
-    let mut builder =
-        Client::builder("modelctx-conformance-client", "1.0.0").unstable_2026_07_28(false);
+    let mut builder = Client::builder("modelctx-conformance-client", "1.0.0")
+        .mode(modelctx::client::ConnectMode::Auto);
     if scenario == "sep-2322-client-request-state" {
         // Confirms whatever the server asks to confirm (the scenario's input requests).
         builder = builder
@@ -331,7 +331,7 @@ async fn interop<T: Transport>(transport: T, era_2026: bool) -> Result<(), Error
     let mut builder = Client::builder("modelctx-interop-client", "1.0.0");
     if era_2026 {
         // Only the stateless era (pinned): the leg fails if the server does not offer it.
-        builder = builder.unstable_2026_07_28(true);
+        builder = builder.mode(modelctx::client::ConnectMode::Discover);
     }
     let client = builder
         .sampling(SamplingSupport::new(), |params, _cx| async move {

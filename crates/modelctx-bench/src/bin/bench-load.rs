@@ -188,7 +188,9 @@ async fn memory(target: Target, calls: usize) -> Result<Figures, String> {
             use modelctx_bench::modelctx_side::{call_params, check, server};
             let (client_side, server_side) = modelctx::memory::pair();
             let _session = server().serve(server_side);
+            // The handshake alone, as rmcp's client does it (no server/discover probe).
             let client = modelctx::client::Client::builder("bench-load", "0.1.0")
+                .mode(modelctx::client::ConnectMode::Legacy)
                 .connect(client_side)
                 .await
                 .map_err(|e| e.to_string())?;
