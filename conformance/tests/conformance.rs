@@ -5,6 +5,10 @@
 //! so Cargo does not build it as a test binary of its own) and add its list to `main`.
 //! The harness adds the self-tests and the contract trials itself.
 
+#[path = "conformance/client_auth.rs"]
+mod client_auth;
+#[path = "conformance/client_auth_support.rs"]
+mod client_auth_support;
 #[path = "conformance/context.rs"]
 mod context;
 #[path = "conformance/elicitation.rs"]
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
         http_client::tests(),
         http_modern::tests(),
         http_resume::tests(),
+        client_auth::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

@@ -9,20 +9,24 @@
 //!   `WWW-Authenticate` `resource_metadata`, else the path-aware then the root
 //!   well-known URI; its `resource` must be the server. Authorization-server metadata
 //!   (RFC 8414 / OpenID Connect) in the specification's order, its `issuer` checked;
-//!   2025-03-26 servers' root metadata and default endpoints as a fallback.
+//!   2025-03-26 servers' root metadata and default endpoints as a fallback. An
+//!   authorization server given as configuration
+//!   ([`OAuthClientBuilder::authorization_server`]) is used alone: its RFC 8414
+//!   metadata, the resource server not consulted.
 //! - **Registration**: pre-registered credentials (bound to their issuer), else a
 //!   client-ID metadata document URL where supported, else dynamic registration
 //!   (RFC 7591).
 //! - **Authorization code** with PKCE S256 (refused when the server does not list it),
 //!   `state`, the RFC 8707 `resource`, the RFC 9207 `iss` check, scope selection
-//!   (the challenge's `scope`, else `scopes_supported`, else none; `offline_access`
-//!   when offered); the user is reached through an [`AuthorizationHandler`] —
+//!   (the challenge's `scope`, else `scopes_supported`, else none; `offline_access`,
+//!   with `prompt=consent`, when offered); the user is reached through an [`AuthorizationHandler`] —
 //!   [`LoopbackRedirect`] for command-line apps. The flow runs in its own task: a
 //!   request that times out while the user is still authorizing does not abort it,
 //!   and its token serves the next requests.
 //! - **Tokens**: client authentication `client_secret_basic`, `client_secret_post`,
-//!   `none`, `private_key_jwt`; refresh before expiry; `invalid_grant` drops the tokens,
-//!   `invalid_client` the registration too; 403 `insufficient_scope` step-up with the
+//!   `none`, `private_key_jwt` (a registration answer naming another, or a secret
+//!   method without a secret, is refused); refresh before expiry; `invalid_grant` drops
+//!   the tokens, `invalid_client` and `unauthorized_client` the registration too; 403 `insufficient_scope` step-up with the
 //!   union of scopes, within a limit; a 401 right after a new token is not answered by
 //!   another authorization.
 //! - **Without a user**: client credentials, RFC 7523 JWT-bearer grants (workload

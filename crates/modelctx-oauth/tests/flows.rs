@@ -260,6 +260,7 @@ async fn offline_access_only_when_the_server_offers_it() {
     let oauth = client(&world).build().unwrap();
     assert!(rejected(&oauth, 401, &world.challenge(Some("mcp"))).await);
     assert_eq!(world.authorizations()[0]["scope"], "mcp offline_access");
+    assert_eq!(world.authorizations()[0]["prompt"], "consent");
 
     let world = World::start(Config {
         as_scopes: Some(vec!["mcp".into()]),
@@ -269,6 +270,7 @@ async fn offline_access_only_when_the_server_offers_it() {
     let oauth = client(&world).build().unwrap();
     assert!(rejected(&oauth, 401, &world.challenge(Some("mcp"))).await);
     assert_eq!(world.authorizations()[0]["scope"], "mcp");
+    assert!(!world.authorizations()[0].contains_key("prompt"));
 }
 
 /// A flow that fails: on_rejected asks for the retry, whose headers carry the error.
@@ -566,24 +568,73 @@ async fn invalid_grant_clears_tokens_only_and_invalid_client_the_registration() 
     assert!(stored.tokens.is_none());
     assert_eq!(stored.registration.unwrap().client_id, "client-1");
 
+    for refusal in ["invalid_client", "unauthorized_client"] {
+        let world = World::start(Config {
+            expires_in: 10,
+            refresh: refusal,
+            ..Config::default()
+        })
+        .await;
+        let store = Arc::new(InMemoryCredentialStore::new());
+        let oauth = client(&world).store(store.clone()).build().unwrap();
+        assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+        let h = headers_for(&oauth, &world.server).await.unwrap();
+        assert!(bearer(&h).is_none());
+        let key = CredentialKey::new(&world.issuer, &world.server);
+        let stored = store.load(&key).await.unwrap().unwrap();
+        assert!(stored.tokens.is_none(), "{refusal}");
+        assert!(stored.registration.is_none(), "{refusal}");
+        // The next 401 registers anew.
+        assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+        assert_eq!(world.registrations().len(), 2, "{refusal}");
+    }
+}
+
+#[tokio::test]
+async fn a_configured_authorization_server_is_used_alone() {
+    // The resource names another authorization server; the configured one is used,
+    // and the resource server is not asked.
     let world = World::start(Config {
-        expires_in: 10,
-        refresh: "invalid_client",
+        prm_issuer: Some("http://127.0.0.1:1".into()),
         ..Config::default()
     })
     .await;
-    let store = Arc::new(InMemoryCredentialStore::new());
-    let oauth = client(&world).store(store.clone()).build().unwrap();
+    let oauth = client(&world)
+        .authorization_server(world.issuer.clone())
+        .build()
+        .unwrap();
     assert!(rejected(&oauth, 401, &world.challenge(None)).await);
-    let h = headers_for(&oauth, &world.server).await.unwrap();
-    assert!(bearer(&h).is_none());
-    let key = CredentialKey::new(&world.issuer, &world.server);
-    let stored = store.load(&key).await.unwrap().unwrap();
-    assert!(stored.tokens.is_none());
-    assert!(stored.registration.is_none());
-    // The next 401 registers anew.
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
-    assert_eq!(world.registrations().len(), 2);
+    assert!(!world.events().iter().any(|e| matches!(e, Event::Prm(_))));
+    assert_eq!(world.authorizations()[0]["resource"], world.server);
+    assert!(bearer(&headers_for(&oauth, &world.server).await.unwrap()).is_some());
+
+    // Its metadata must name it: else no assertion is asked for, nothing is sent.
+    let world = World::start(Config {
+        metadata_issuer: Some("https://attacker.example".into()),
+        ..Config::default()
+    })
+    .await;
+    let asked = Arc::new(Mutex::new(0));
+    let count = asked.clone();
+    let oauth = OAuthClient::builder(&world.server)
+        .authorization_server(world.issuer.clone())
+        .jwt_bearer(move |_: modelctx_oauth::AssertionRequest| {
+            *count.lock().unwrap() += 1;
+            async { Ok("id-jag".to_owned()) }
+        })
+        .client(ClientRegistration::new("c").with_secret("s"))
+        .build()
+        .unwrap();
+    let e = failing_flow(&world, &oauth).await;
+    assert_eq!(e.kind(), ErrorKind::IssuerMismatch);
+    assert_eq!(*asked.lock().unwrap(), 0);
+    assert!(world.token_requests().is_empty());
+    // A configured issuer must be a usable URL.
+    let e = client(&world)
+        .authorization_server("not a url")
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config);
 }
 
 #[tokio::test]
@@ -611,6 +662,71 @@ async fn step_up_asks_for_the_union_within_a_limit() {
         "Bearer error=\"invalid_token\"".parse().unwrap(),
     );
     assert!(!rejected(&oauth, 403, &plain).await);
+}
+
+/// A user who authorizes at once, or, while `holding`, says so and waits for a release.
+#[derive(Clone, Default)]
+struct HeldUser {
+    holding: Arc<std::sync::atomic::AtomicBool>,
+    opened: Arc<tokio::sync::Notify>,
+    release: Arc<tokio::sync::Notify>,
+}
+
+impl AuthorizationHandler for HeldUser {
+    fn redirect_uri(&self) -> String {
+        Browser::honest().redirect_uri()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
+        Box::pin(async move {
+            if self.holding.load(std::sync::atomic::Ordering::SeqCst) {
+                let released = self.release.notified();
+                self.opened.notify_one();
+                released.await;
+            }
+            Browser::honest().authorize(authorization_url).await
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_403_for_an_older_token_is_retried_with_the_stepped_up_one() {
+    let world = World::start(Config::default()).await;
+    let user = HeldUser::default();
+    let oauth = OAuthClient::builder(&world.server)
+        .authorization_code(user.clone())
+        .build()
+        .unwrap();
+    assert!(rejected(&oauth, 401, &world.challenge(Some("read"))).await);
+    headers_for(&oauth, &world.server).await.unwrap();
+    headers_for(&oauth, &world.server).await.unwrap();
+    // One request's 403 starts a step-up; the user takes their time.
+    user.holding
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let opened = user.opened.notified();
+    let hook = oauth.clone();
+    let insufficient = world.insufficient("write");
+    let first = tokio::spawn(async move { hook.on_rejected(403, &insufficient).await });
+    tokio::time::timeout(LIMIT, opened).await.unwrap();
+    // Another request, sent with the same old token, is refused meanwhile.
+    let stale = world.insufficient("write");
+    let second = oauth.on_rejected(403, &stale);
+    futures::pin_mut!(second);
+    assert!(futures::poll!(&mut second).is_pending());
+    user.holding
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    user.release.notify_one();
+    assert!(tokio::time::timeout(LIMIT, first).await.unwrap().unwrap());
+    // It is retried with the new token instead of failing: nothing new to ask for.
+    assert!(tokio::time::timeout(LIMIT, second).await.unwrap());
+    assert_eq!(world.authorizations().len(), 2);
+    assert_eq!(
+        bearer(&headers_for(&oauth, &world.server).await.unwrap()).as_deref(),
+        Some("Bearer at-3")
+    );
 }
 
 #[tokio::test]

@@ -99,7 +99,8 @@ pub(super) async fn send(
             Ok(())
         }
         other => {
-            if let Some(id) = cancelled_id(&other) {
+            let cancellation = cancelled_id(&other);
+            if let Some(id) = cancellation.clone() {
                 let post = {
                     let mut st = inner.state();
                     st.inflight.remove(&id);
@@ -122,6 +123,20 @@ pub(super) async fn send(
             let initialized = other.method() == Some("notifications/initialized");
             if inner.state().expired && !initialized {
                 reinitialize(&inner).await?;
+            }
+            if cancellation.is_some() {
+                // A cancellation goes out on its own: it may have to wait (behind an
+                // authorization the auth hook is running, say), and the request it
+                // cancels is already given up — its caller (a timeout) must not wait.
+                let task_inner = inner.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        biased;
+                        () = task_inner.closed.cancelled() => {}
+                        _ = post_message(&task_inner, &other) => {}
+                    }
+                });
+                return Ok(());
             }
             post_message(&inner, &other).await?;
             maybe_start_standalone(&inner);

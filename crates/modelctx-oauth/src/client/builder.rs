@@ -74,6 +74,7 @@ impl OAuthClient {
             pre_registered: Vec::new(),
             client_key: None,
             scopes: None,
+            authorization_server: None,
             dpop: false,
             max_step_ups: 3,
             refresh_margin: Duration::from_secs(60),
@@ -96,6 +97,7 @@ pub struct OAuthClientBuilder {
     pre_registered: Vec<(Option<String>, ClientRegistration)>,
     client_key: Option<SigningKey>,
     scopes: Option<Vec<String>>,
+    authorization_server: Option<String>,
     dpop: bool,
     max_step_ups: u32,
     refresh_margin: Duration,
@@ -205,6 +207,17 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// The authorization server, as configuration (an enterprise's, for the
+    /// JWT-bearer grant of an ID-JAG): its metadata is read from its own RFC 8414
+    /// well-known URI only, and must name this issuer exactly before any assertion or
+    /// secret is sent; the resource server is never asked which authorization server
+    /// to use (no protected-resource metadata; the `resource` is the server URL).
+    #[must_use]
+    pub fn authorization_server(mut self, issuer: impl Into<String>) -> Self {
+        self.authorization_server = Some(issuer.into());
+        self
+    }
+
     /// Binds tokens to a per-client key with DPoP (RFC 9449) when the authorization
     /// server supports ES256 proofs (default off): a fresh proof on every token and
     /// resource request, server nonces honoured. The key lives as long as the client, so
@@ -265,6 +278,10 @@ impl OAuthClientBuilder {
                 ));
             }
         }
+        if let Some(issuer) = &self.authorization_server {
+            parse_url(issuer, "authorization server issuer")
+                .map_err(|e| OAuthError::new(ErrorKind::Config, e.message()))?;
+        }
         // The private-network guard: on unless the server itself is local (then its
         // authorization server may well be too).
         let guard = self
@@ -292,11 +309,13 @@ impl OAuthClientBuilder {
             pre_registered: self.pre_registered,
             client_key: self.client_key,
             scopes: self.scopes,
+            authorization_server: self.authorization_server,
             dpop_key,
             max_step_ups: self.max_step_ups,
             refresh_margin: self.refresh_margin.as_secs(),
             state: tokio::sync::Mutex::new(State::default()),
             last_error: Mutex::new(None),
+            serial: std::sync::atomic::AtomicU64::new(0),
         }))
     }
 }

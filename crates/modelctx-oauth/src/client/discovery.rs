@@ -125,9 +125,11 @@ pub(crate) fn as_candidates(issuer: &Url) -> Vec<Url> {
 
 /// The authorization-server metadata of `issuer` (the string as the PRM names it),
 /// whose `issuer` must be that string exactly. `None` when no well-known URI answers.
+/// With `rfc8414_only`, only RFC 8414's URI is asked, not OpenID Connect's.
 pub(crate) async fn authorization_server(
     fetcher: &Fetcher,
     issuer: &str,
+    rfc8414_only: bool,
 ) -> Result<Option<AuthorizationServerMetadata>, OAuthError> {
     let issuer_url = parse_url(issuer, "authorization server issuer")?;
     if issuer_url.query().is_some() {
@@ -136,7 +138,11 @@ pub(crate) async fn authorization_server(
             format!("the issuer {issuer} has a query"),
         ));
     }
-    for url in as_candidates(&issuer_url) {
+    let mut candidates = as_candidates(&issuer_url);
+    if rfc8414_only {
+        candidates.truncate(1);
+    }
+    for url in candidates {
         let answer = fetcher.get(&url).await?;
         if answer.status == StatusCode::NOT_FOUND || !answer.status.is_success() {
             continue;
@@ -186,7 +192,7 @@ pub(crate) async fn discover(
                     "the protected resource metadata names no authorization server",
                 )
             })?;
-            let meta = authorization_server(fetcher, issuer)
+            let meta = authorization_server(fetcher, issuer, false)
                 .await?
                 .ok_or_else(|| {
                     OAuthError::new(
@@ -204,7 +210,7 @@ pub(crate) async fn discover(
             // A 2025-03-26 server: the authorization server is the server's origin,
             // its metadata at the root, else the default endpoints.
             let origin = server.origin().ascii_serialization();
-            let meta = match authorization_server(fetcher, &origin).await? {
+            let meta = match authorization_server(fetcher, &origin, false).await? {
                 Some(meta) => meta,
                 None => AuthorizationServerMetadata::fallback(&origin),
             };
@@ -217,6 +223,31 @@ pub(crate) async fn discover(
             })
         }
     }
+}
+
+/// Discovery with the authorization server `issuer` given as configuration: its RFC
+/// 8414 metadata only; the resource server is not consulted (no protected-resource
+/// metadata), and the resource is the server URL.
+pub(crate) async fn discover_at(
+    fetcher: &Fetcher,
+    server: &Url,
+    issuer: &str,
+) -> Result<Discovered, OAuthError> {
+    let meta = authorization_server(fetcher, issuer, true)
+        .await?
+        .ok_or_else(|| {
+            OAuthError::new(
+                ErrorKind::Discovery,
+                format!("no authorization server metadata found for the configured {issuer}"),
+            )
+        })?;
+    let mut resource = server.clone();
+    resource.set_fragment(None);
+    Ok(Discovered {
+        resource: resource.to_string(),
+        scopes_supported: None,
+        server: meta,
+    })
 }
 
 #[cfg(test)]

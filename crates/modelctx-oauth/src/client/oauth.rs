@@ -1,6 +1,7 @@
 //! [`OAuthClient`]: the flows, tied to the HTTP client transport's [`AuthHook`].
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -15,7 +16,7 @@ use super::credentials::{
     ClientRegistration, CredentialKey, CredentialStore, StoredCredentials, TokenSet,
 };
 use super::crypto::{SigningKey, b64, now_secs, pkce, random_string};
-use super::discovery::{Discovered, discover};
+use super::discovery::{Discovered, discover, discover_at};
 use super::dpop;
 use super::error::{ErrorKind, OAuthError};
 use super::exchange::{check_response, parse_token_answer};
@@ -60,11 +61,14 @@ pub(super) struct Inner {
     pub(super) pre_registered: Vec<(Option<String>, ClientRegistration)>,
     pub(super) client_key: Option<SigningKey>,
     pub(super) scopes: Option<Vec<String>>,
+    pub(super) authorization_server: Option<String>,
     pub(super) dpop_key: Option<SigningKey>,
     pub(super) max_step_ups: u32,
     pub(super) refresh_margin: u64,
     pub(super) state: tokio::sync::Mutex<State>,
     pub(super) last_error: Mutex<Option<OAuthError>>,
+    /// Bumped whenever new tokens arrive (a grant or a refresh).
+    pub(super) serial: AtomicU64,
 }
 
 #[derive(Default)]
@@ -184,8 +188,14 @@ impl OAuthClient {
         // (its timeout, a cancellation) while the user is still authorizing, the
         // authorization completes anyway and its token serves the next requests.
         let inner = self.inner.clone();
+        let seen = inner.serial.load(Ordering::SeqCst);
         let flow = tokio::spawn(async move {
             let mut st = inner.state.lock().await;
+            if inner.serial.load(Ordering::SeqCst) != seen && st.creds.tokens.is_some() {
+                // New tokens arrived after this refusal (another request's flow ran
+                // meanwhile): the request went with older ones; retry with these.
+                return true;
+            }
             match inner.handle(&mut st, status, &challenge, nonce).await {
                 Ok(retry) => retry,
                 Err(e) => {
@@ -274,8 +284,10 @@ impl Inner {
             return Ok(self
                 .refusal("the server refused a token it had just issued; not authorizing again"));
         }
-        let discovered =
-            discover(&self.fetcher, &self.server, challenge.resource_metadata()).await?;
+        let discovered = match &self.authorization_server {
+            Some(issuer) => discover_at(&self.fetcher, &self.server, issuer).await?,
+            None => discover(&self.fetcher, &self.server, challenge.resource_metadata()).await?,
+        };
         let key = CredentialKey::new(&discovered.server.issuer, &discovered.resource);
         if st.key.as_ref() != Some(&key) {
             if let Some(old) = st.key.take() {
@@ -330,11 +342,11 @@ impl Inner {
     }
 
     /// After a failed token request: `invalid_grant` drops the tokens,
-    /// `invalid_client` the registration too.
+    /// `invalid_client` and `unauthorized_client` the registration too.
     async fn forget_after(&self, st: &mut State, e: &OAuthError) {
         match e.oauth_error() {
             Some("invalid_grant") => st.creds.tokens = None,
-            Some("invalid_client") => {
+            Some("invalid_client" | "unauthorized_client") => {
                 st.creds.tokens = None;
                 st.creds.registration = None;
             }
@@ -367,6 +379,7 @@ impl Inner {
             }
         };
         st.creds.tokens = Some(tokens);
+        self.serial.fetch_add(1, Ordering::SeqCst);
         st.creds.requested_scopes = scopes;
         st.fresh = true;
         st.uses = 0;
@@ -535,14 +548,36 @@ impl Inner {
             ));
         }
         // The server may substitute metadata (RFC 7591 §3.2.1): what it answers wins,
-        // and what it leaves out stays as requested.
+        // and what it leaves out stays as requested. Metadata the flow does not depend
+        // on (application_type, grant_types…) is taken as is; credentials it could not
+        // apply are refused here, before anything is stored or the user is involved.
+        let registered = r
+            .token_endpoint_auth_method
+            .unwrap_or_else(|| method.to_owned());
+        let unusable = match registered.as_str() {
+            "none" => None,
+            "client_secret_basic" | "client_secret_post" if r.client_secret.is_none() => {
+                Some("but issued no client_secret")
+            }
+            "client_secret_basic" | "client_secret_post" => None,
+            "private_key_jwt" if self.client_key.is_none() => {
+                Some("but this client has no key to sign its assertions")
+            }
+            "private_key_jwt" => None,
+            _ => Some("which this client does not implement"),
+        };
+        if let Some(why) = unusable {
+            return Err(OAuthError::new(
+                ErrorKind::Registration,
+                format!(
+                    "the server registered the client with token_endpoint_auth_method {registered:?}, {why}"
+                ),
+            ));
+        }
         Ok(ClientRegistration {
             client_id: r.client_id,
             client_secret: r.client_secret,
-            token_endpoint_auth_method: Some(
-                r.token_endpoint_auth_method
-                    .unwrap_or_else(|| method.to_owned()),
-            ),
+            token_endpoint_auth_method: Some(registered),
             client_secret_expires_at: r.client_secret_expires_at,
         })
     }
@@ -593,6 +628,10 @@ impl Inner {
             if !scopes.is_empty() {
                 q.append_pair("scope", &scopes.join(" "));
             }
+            if scopes.iter().any(|s| s == "offline_access") {
+                // OpenID Connect Core §11: offline access is granted with consent only.
+                q.append_pair("prompt", "consent");
+            }
         }
         let issuer = meta.issuer.clone();
         let iss_required = meta.authorization_response_iss_parameter_supported == Some(true);
@@ -635,6 +674,7 @@ impl Inner {
             tokens.scope = old.scope;
         }
         st.creds.tokens = Some(tokens);
+        self.serial.fetch_add(1, Ordering::SeqCst);
         st.fresh = false;
         st.uses = 0;
         self.save(st).await

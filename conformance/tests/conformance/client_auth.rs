@@ -1,0 +1,1455 @@
+//! Client auth: the OAuth client (`modelctx-oauth`) on the streamable HTTP client
+//! transport, against an OAuth-protected MCP endpoint and its authorization server on
+//! loopback (`client_auth_support.rs`), in each era's cell.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use modelctx::session::{RequestOptions, SessionError};
+use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_oauth::{
+    AssertionRequest, ClientRegistration, CredentialKey, CredentialStore, ErrorKind, IdJagExchange,
+    InMemoryCredentialStore, OAuthClient, OAuthError, SigningKey, StoredCredentials, TokenSet,
+};
+use serde_json::{Value, json};
+use sha2::Digest as _;
+
+use crate::client_auth_support::{Browser, Config, Event, Hold, ID_JAG, JWT_BEARER, PrmAt, World};
+use crate::support::Echo;
+
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        conformance_test!(
+            a_401_runs_one_authorization_code_flow,
+            [
+                "client-auth:401-triggers-flow",
+                "client-auth:dcr",
+                "client-auth:pkce:s256",
+                "client-auth:resource-parameter"
+            ]
+        ),
+        conformance_test!(
+            every_request_after_authorization_carries_the_bearer_token,
+            ["client-auth:bearer-header:every-request"]
+        ),
+        conformance_test!(
+            a_token_refused_right_after_authorization_fails_the_request,
+            ["client-auth:401-after-auth-throws"]
+        ),
+        conformance_test!(
+            a_403_steps_up_once_with_the_union_of_scopes,
+            [
+                "client-auth:403-scope-upgrade",
+                "client-auth:403-scope-union"
+            ]
+        ),
+        conformance_test!(
+            scopes_come_from_the_challenge_then_the_resource_then_none,
+            ["client-auth:scope-selection:priority"]
+        ),
+        conformance_test!(
+            offline_access_is_asked_for_with_consent_when_offered,
+            ["client-auth:authorize:offline-access-consent"]
+        ),
+        conformance_test!(
+            resource_metadata_from_the_challenge_else_the_well_known_order,
+            ["client-auth:prm-discovery:fallback-order"]
+        ),
+        conformance_test!(
+            without_resource_metadata_the_server_origin_is_the_authorization_server,
+            ["client-auth:prm-discovery:no-prm-fallback"]
+        ),
+        conformance_test!(
+            resource_metadata_for_another_resource_aborts,
+            ["client-auth:prm-resource-mismatch"]
+        ),
+        conformance_test!(
+            authorization_server_metadata_is_probed_in_the_spec_order,
+            ["client-auth:as-metadata-discovery:priority-order"]
+        ),
+        conformance_test!(
+            metadata_naming_another_issuer_is_refused,
+            ["client-auth:as-metadata-discovery:issuer-validation"]
+        ),
+        conformance_test!(
+            without_s256_in_the_metadata_the_client_stops,
+            ["client-auth:pkce:refuse-if-unsupported"]
+        ),
+        conformance_test!(
+            a_missing_or_forged_state_is_discarded,
+            ["client-auth:state:verify"]
+        ),
+        conformance_test!(
+            the_authorization_response_iss_is_checked,
+            ["client-auth:authorization-response:iss-verify"]
+        ),
+        conformance_test!(
+            an_error_redirect_aborts_before_the_token_request,
+            ["client-auth:authorize:error-surfaces"]
+        ),
+        conformance_test!(
+            a_refused_registration_surfaces_status_and_body,
+            ["client-auth:dcr:registration-error-surfaces"]
+        ),
+        conformance_test!(
+            substituted_registration_metadata_completes_unusable_credentials_do_not,
+            ["client-auth:dcr:substituted-metadata"]
+        ),
+        conformance_test!(
+            a_client_id_metadata_document_replaces_registration,
+            ["client-auth:cimd"]
+        ),
+        conformance_test!(
+            pre_registered_credentials_skip_registration,
+            ["client-auth:pre-registration"]
+        ),
+        conformance_test!(
+            the_token_endpoint_auth_method_is_the_registered_one,
+            ["client-auth:token-endpoint-auth-method"]
+        ),
+        conformance_test!(
+            client_credentials_need_no_user,
+            ["client-auth:client-credentials"]
+        ),
+        conformance_test!(
+            client_credentials_with_a_signed_client_assertion,
+            ["client-auth:private-key-jwt"]
+        ),
+        conformance_test!(
+            a_new_authorization_server_gets_a_new_registration,
+            ["client-auth:as-binding"]
+        ),
+        conformance_test!(
+            invalid_client_drops_registration_and_tokens,
+            ["client-auth:invalid-client-clears-all"]
+        ),
+        conformance_test!(
+            invalid_grant_drops_only_the_tokens,
+            ["client-auth:invalid-grant-clears-tokens"]
+        ),
+        conformance_test!(
+            an_expiring_token_is_refreshed_before_the_next_request,
+            ["client-auth:refresh:transparent"]
+        ),
+        conformance_test!(
+            tokens_from_elsewhere_are_never_presented,
+            ["client-auth:token-provenance"]
+        ),
+        conformance_test!(
+            a_login_does_not_stop_the_challenged_requests_clock,
+            ["client-auth:login-time:not-counted"]
+        ),
+        conformance_test!(
+            a_request_queued_behind_a_login_times_out_on_its_own_clock,
+            ["client-auth:login-time:other-requests-keep-counting"]
+        ),
+        conformance_test!(
+            an_enterprise_id_jag_is_presented_by_jwt_bearer,
+            ["client-auth:identity-assertion"]
+        ),
+        conformance_test!(
+            the_assertion_comes_from_the_application_callback,
+            ["client-auth:identity-assertion:assertion-callback"]
+        ),
+        conformance_test!(
+            a_configured_authorization_server_is_the_only_one_asked,
+            ["client-auth:identity-assertion:issuer-pinning"]
+        ),
+        conformance_test!(
+            a_disabled_jwt_bearer_grant_fails_the_connection,
+            ["client-auth:identity-assertion:disabled-rejected"]
+        ),
+        conformance_test!(
+            a_rejected_assertion_fails_the_connection,
+            ["client-auth:identity-assertion:invalid-assertion"]
+        ),
+    ]
+}
+
+/// Connecting through `oauth` fails, with the OAuth client's error (of `kind`) in the
+/// error the caller sees; returns that error.
+async fn connect_fails(world: &World, oauth: &OAuthClient, kind: ErrorKind) -> OAuthError {
+    let error = match world.connect(oauth).await {
+        Ok(_) => panic!("the connection must fail with {kind:?}"),
+        Err(e) => e,
+    };
+    let oauth_error = oauth.last_error().expect("the OAuth client's error");
+    assert_eq!(oauth_error.kind(), kind, "{oauth_error}");
+    assert!(
+        error.to_string().contains(oauth_error.message()),
+        "the caller sees the OAuth error: {error} / {oauth_error}"
+    );
+    oauth_error
+}
+
+/// Connects and makes one call: the endpoint answers through the token. In
+/// 2025-11-25 it also waits for the standalone GET stream to be open, so that what the
+/// test does next meets no request of the client's own making.
+async fn connect_and_call(world: &World, oauth: &OAuthClient) -> modelctx::client::Client {
+    let client = world.connect(oauth).await.expect("the client connects");
+    let answer = within("the echo", client.request::<Echo>(json!({"k": 1})))
+        .await
+        .expect("the protected endpoint answers");
+    assert_eq!(answer["k"], 1);
+    if !world.era_2026 {
+        world
+            .wait_for("the standalone GET stream", |e| {
+                matches!(e, Event::Mcp { method, status: 200, .. } if method == http::Method::GET)
+            })
+            .await;
+    }
+    client
+}
+
+fn base64url_sha256(text: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
+fn basic(id: &str, secret: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
+    )
+}
+
+/// Whether the endpoint ever saw `Authorization: Bearer <token>`.
+fn presented(world: &World, token: &str) -> bool {
+    let expected = format!("Bearer {token}");
+    world
+        .mcp_requests()
+        .iter()
+        .any(|(_, a, _, _)| a.as_deref() == Some(expected.as_str()))
+}
+
+async fn a_401_runs_one_authorization_code_flow(connector: Connector) {
+    let world = World::start(&connector, Config::default()).await;
+    let oauth = world.oauth().build().unwrap();
+    connect_and_call(&world, &oauth).await;
+
+    // The first request went without a token and drew the one 401.
+    let mcp = world.mcp_requests();
+    assert_eq!(mcp[0].1, None);
+    assert_eq!(mcp[0].3, 401);
+    assert_eq!(mcp.iter().filter(|r| r.3 == 401).count(), 1, "{mcp:?}");
+    // One discovery, one registration (no client_id was configured), one authorization,
+    // one token request: the flow ran once.
+    let registrations = world.registrations();
+    assert_eq!(registrations.len(), 1);
+    let (at, body) = &registrations[0];
+    assert_eq!(at, &world.issuer);
+    assert_eq!(
+        body["redirect_uris"],
+        json!(["http://127.0.0.1:9/callback"])
+    );
+    let authorizations = world.authorizations();
+    assert_eq!(authorizations.len(), 1);
+    let q = &authorizations[0];
+    assert_eq!(q["client_id"], "client-1");
+    assert_eq!(q["response_type"], "code");
+    // PKCE S256: the challenge, then its verifier at the token endpoint.
+    assert_eq!(q["code_challenge_method"], "S256");
+    let tokens = world.token_requests();
+    assert_eq!(tokens.len(), 1);
+    let (form, _) = &tokens[0];
+    assert_eq!(form["grant_type"], "authorization_code");
+    assert_eq!(
+        base64url_sha256(&form["code_verifier"]),
+        q["code_challenge"]
+    );
+    // RFC 8707: both legs name the MCP server's canonical URI.
+    assert_eq!(q["resource"], world.server);
+    assert_eq!(form["resource"], world.server);
+    // Every later request carried the token the flow obtained.
+    let token = oauth.tokens().await.expect("a token").access_token;
+    assert!(
+        mcp[1..]
+            .iter()
+            .all(|r| r.1 == Some(format!("Bearer {token}")))
+    );
+}
+
+async fn every_request_after_authorization_carries_the_bearer_token(connector: Connector) {
+    let world = World::start(&connector, Config::default()).await;
+    let oauth = world.oauth().build().unwrap();
+    let client = connect_and_call(&world, &oauth).await;
+    client.close().await;
+    if !world.era_2026 {
+        world
+            .wait_for(
+                "the DELETE",
+                |e| matches!(e, Event::Mcp { method, .. } if method == http::Method::DELETE),
+            )
+            .await;
+    }
+    let token = oauth.tokens().await.expect("a token").access_token;
+    let mcp = world.mcp_requests();
+    assert!(mcp.len() >= 3, "{mcp:?}");
+    for (method, authorization, query, status) in &mcp[1..] {
+        assert_eq!(
+            authorization.as_deref(),
+            Some(format!("Bearer {token}").as_str()),
+            "{method}"
+        );
+        assert_ne!(*status, 401, "{method}");
+        assert!(
+            query.as_deref().is_none_or(|q| !q.contains(&token)),
+            "never in the query: {query:?}"
+        );
+    }
+    let methods: Vec<&http::Method> = mcp.iter().map(|r| &r.0).collect();
+    if !world.era_2026 {
+        assert!(methods.contains(&&http::Method::GET), "{methods:?}");
+        assert!(methods.contains(&&http::Method::DELETE), "{methods:?}");
+    }
+}
+
+async fn a_token_refused_right_after_authorization_fails_the_request(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            refuse_all: true,
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world.oauth().build().unwrap();
+    let error = match world.connect(&oauth).await {
+        Ok(_) => panic!("a server refusing every token cannot be connected to"),
+        Err(e) => e,
+    };
+    let last = oauth.last_error().expect("the OAuth client's error");
+    assert!(last.message().contains("just issued"), "{last}");
+    assert!(!error.to_string().is_empty());
+    // One authorization; the request without a token and its one retry with the new one.
+    assert_eq!(world.authorizations().len(), 1);
+    assert_eq!(world.token_requests().len(), 1);
+    let mcp = world.mcp_requests();
+    assert_eq!(mcp.len(), 2, "{mcp:?}");
+    assert_eq!(mcp[0].1, None);
+    assert!(mcp[1].1.is_some());
+}
+
+async fn a_403_steps_up_once_with_the_union_of_scopes(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            challenge_scope: Some("read".into()),
+            withheld_scopes: vec!["admin".into()],
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world.oauth().build().unwrap();
+    let client = connect_and_call(&world, &oauth).await;
+    // The endpoint now needs `write`: one 403, one step-up, the call answered.
+    world.set(|c| c.required_scope = Some("write".into()));
+    let answer = within(
+        "the stepped-up call",
+        client.request::<Echo>(json!({"w": 1})),
+    )
+    .await
+    .expect("answered after the step-up");
+    assert_eq!(answer["w"], 1);
+    let scopes: Vec<String> = world
+        .authorizations()
+        .iter()
+        .map(|q| q["scope"].clone())
+        .collect();
+    assert_eq!(
+        scopes,
+        ["read", "read write"],
+        "the union, not the new scope alone"
+    );
+    // `admin` is never granted: the refused call gets one step-up, then fails instead of
+    // asking again.
+    world.set(|c| c.required_scope = Some("admin".into()));
+    let forbidden = |w: &World| w.mcp_requests().iter().filter(|r| r.3 == 403).count();
+    let before = forbidden(&world);
+    let error = within("the refused call", client.request::<Echo>(json!({"a": 1})))
+        .await
+        .expect_err("admin is never granted");
+    assert!(!error.to_string().is_empty());
+    let scopes: Vec<String> = world
+        .authorizations()
+        .iter()
+        .map(|q| q["scope"].clone())
+        .collect();
+    assert_eq!(scopes, ["read", "read write", "read write admin"]);
+    assert_eq!(forbidden(&world) - before, 2, "the call and its one retry");
+}
+
+async fn scopes_come_from_the_challenge_then_the_resource_then_none(connector: Connector) {
+    let prm_scopes = Some(vec!["files:read".to_owned(), "files:write".to_owned()]);
+    // The challenge's scope wins over scopes_supported.
+    let world = World::start(
+        &connector,
+        Config {
+            challenge_scope: Some("files:read".into()),
+            prm_scopes: prm_scopes.clone(),
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    assert_eq!(world.authorizations()[0]["scope"], "files:read");
+    // No scope in the challenge: the resource's scopes_supported.
+    let world = World::start(
+        &connector,
+        Config {
+            prm_scopes,
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    assert_eq!(world.authorizations()[0]["scope"], "files:read files:write");
+    // Neither: no scope parameter at all.
+    let world = World::start(&connector, Config::default()).await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    assert!(!world.authorizations()[0].contains_key("scope"));
+}
+
+async fn offline_access_is_asked_for_with_consent_when_offered(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            challenge_scope: Some("mcp".into()),
+            as_scopes: Some(vec!["mcp".into(), "offline_access".into()]),
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    // The client registered for the refresh_token grant…
+    let (_, registration) = &world.registrations()[0];
+    assert!(
+        registration["grant_types"]
+            .as_array()
+            .is_some_and(|g| g.contains(&json!("refresh_token"))),
+        "{registration}"
+    );
+    // …and asks for offline_access, with the consent prompt it requires.
+    let q = &world.authorizations()[0];
+    assert_eq!(q["scope"], "mcp offline_access");
+    assert_eq!(q["prompt"], "consent");
+    // Not offered: neither.
+    let world = World::start(
+        &connector,
+        Config {
+            challenge_scope: Some("mcp".into()),
+            as_scopes: Some(vec!["mcp".into()]),
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    let q = &world.authorizations()[0];
+    assert_eq!(q["scope"], "mcp");
+    assert!(!q.contains_key("prompt"));
+}
+
+/// The PRM probes, in order, with whether each was found.
+fn prm_probes(world: &World) -> Vec<(String, bool)> {
+    world
+        .well_known()
+        .into_iter()
+        .filter(|(p, _)| {
+            p.starts_with("/.well-known/oauth-protected-resource") || p.contains("custom")
+        })
+        .collect()
+}
+
+async fn resource_metadata_from_the_challenge_else_the_well_known_order(connector: Connector) {
+    // The challenge names the document: only it is fetched.
+    const CUSTOM: &str = "/meta/custom-prm.json";
+    let world = World::start(
+        &connector,
+        Config {
+            prm_at: PrmAt::Custom(CUSTOM),
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    assert_eq!(prm_probes(&world), [(CUSTOM.to_owned(), true)]);
+    // No hint: the path-aware well-known URI, then the root one.
+    let world = World::start(
+        &connector,
+        Config {
+            hint: false,
+            prm_at: PrmAt::Root,
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    assert_eq!(
+        prm_probes(&world),
+        [
+            (
+                "/.well-known/oauth-protected-resource/mcp".to_owned(),
+                false
+            ),
+            ("/.well-known/oauth-protected-resource".to_owned(), true),
+        ]
+    );
+    // The path-aware one answering: the root one is not asked.
+    let world = World::start(
+        &connector,
+        Config {
+            hint: false,
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    assert_eq!(
+        prm_probes(&world),
+        [("/.well-known/oauth-protected-resource/mcp".to_owned(), true)]
+    );
+}
+
+async fn without_resource_metadata_the_server_origin_is_the_authorization_server(
+    connector: Connector,
+) {
+    let world = World::start(
+        &connector,
+        Config {
+            hint: false,
+            prm_at: PrmAt::Nowhere,
+            as_on_resource_origin: true,
+            ..Config::default()
+        },
+    )
+    .await;
+    let origin = world.server.trim_end_matches("/mcp").to_owned();
+    assert_eq!(world.issuer, origin);
+    let oauth = world.oauth().build().unwrap();
+    connect_and_call(&world, &oauth).await;
+    // Both PRM probes fail; the metadata comes from the server's origin.
+    assert_eq!(
+        world.well_known(),
+        [
+            (
+                "/.well-known/oauth-protected-resource/mcp".to_owned(),
+                false
+            ),
+            ("/.well-known/oauth-protected-resource".to_owned(), false),
+            ("/.well-known/oauth-authorization-server".to_owned(), true),
+        ]
+    );
+    assert_eq!(world.registrations()[0].0, origin);
+    assert_eq!(world.authorizations()[0]["resource"], world.server);
+}
+
+async fn resource_metadata_for_another_resource_aborts(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            prm_resource: Some("http://127.0.0.1:1/elsewhere".into()),
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world.oauth().build().unwrap();
+    let e = connect_fails(&world, &oauth, ErrorKind::ResourceMismatch).await;
+    assert!(e.message().contains("elsewhere"), "{e}");
+    // Nothing was asked of the authorization server.
+    assert!(
+        world
+            .well_known()
+            .iter()
+            .all(|(p, _)| p.starts_with("/.well-known/oauth-protected-resource")),
+        "{:?}",
+        world.well_known()
+    );
+    assert!(world.registrations().is_empty());
+    assert!(world.authorizations().is_empty());
+}
+
+/// The authorization-server metadata probes, in order.
+fn metadata_probes(world: &World) -> Vec<(String, bool)> {
+    world
+        .well_known()
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with("/.well-known/oauth-protected-resource"))
+        .collect()
+}
+
+async fn authorization_server_metadata_is_probed_in_the_spec_order(connector: Connector) {
+    // An issuer with a path, answering only at the last candidate.
+    let world = World::start(
+        &connector,
+        Config {
+            issuer_path: "/tenant",
+            metadata_path: Some("/tenant/.well-known/openid-configuration".into()),
+            ..Config::default()
+        },
+    )
+    .await;
+    assert!(world.issuer.ends_with("/tenant"));
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    assert_eq!(
+        metadata_probes(&world),
+        [
+            (
+                "/.well-known/oauth-authorization-server/tenant".to_owned(),
+                false
+            ),
+            ("/.well-known/openid-configuration/tenant".to_owned(), false),
+            ("/tenant/.well-known/openid-configuration".to_owned(), true),
+        ]
+    );
+    // An issuer without a path: the root forms, OAuth then OpenID.
+    let world = World::start(
+        &connector,
+        Config {
+            metadata_path: Some("/.well-known/openid-configuration".into()),
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    assert_eq!(
+        metadata_probes(&world),
+        [
+            ("/.well-known/oauth-authorization-server".to_owned(), false),
+            ("/.well-known/openid-configuration".to_owned(), true),
+        ]
+    );
+}
+
+async fn metadata_naming_another_issuer_is_refused(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            metadata_issuer: Some("https://attacker.example".into()),
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world.oauth().build().unwrap();
+    let e = connect_fails(&world, &oauth, ErrorKind::IssuerMismatch).await;
+    assert!(e.message().contains("attacker.example"), "{e}");
+    assert!(world.registrations().is_empty());
+    assert!(world.authorizations().is_empty());
+    assert!(world.token_requests().is_empty());
+}
+
+async fn without_s256_in_the_metadata_the_client_stops(connector: Connector) {
+    for methods in [None, Some(vec!["plain".to_owned()])] {
+        let world = World::start(
+            &connector,
+            Config {
+                pkce_methods: methods.clone(),
+                ..Config::default()
+            },
+        )
+        .await;
+        let oauth = world.oauth().build().unwrap();
+        let e = connect_fails(&world, &oauth, ErrorKind::PkceUnsupported).await;
+        assert!(e.message().contains("S256"), "{methods:?}: {e}");
+        assert!(world.authorizations().is_empty(), "{methods:?}");
+        assert!(world.token_requests().is_empty(), "{methods:?}");
+    }
+}
+
+async fn a_missing_or_forged_state_is_discarded(connector: Connector) {
+    for tamper in [("state", ""), ("state", "forged")] {
+        let world = World::start(&connector, Config::default()).await;
+        let oauth = OAuthClient::builder(&world.server)
+            .authorization_code(Browser {
+                tamper: Some(tamper),
+                hold: None,
+            })
+            .build()
+            .unwrap();
+        let e = connect_fails(&world, &oauth, ErrorKind::StateMismatch).await;
+        assert!(e.message().contains("state"), "{e}");
+        // The authorization URL carried a state; the answer without it was discarded.
+        let q = &world.authorizations()[0];
+        assert!(q["state"].len() >= 16, "{q:?}");
+        assert!(world.token_requests().is_empty(), "{tamper:?}");
+    }
+}
+
+async fn the_authorization_response_iss_is_checked(connector: Connector) {
+    // Another issuer, or none where the server advertises it: refused.
+    for (mode, supported) in [("wrong", true), ("wrong", false), ("omit", true)] {
+        let world = World::start(
+            &connector,
+            Config {
+                iss_mode: mode,
+                iss_supported: supported,
+                ..Config::default()
+            },
+        )
+        .await;
+        let oauth = world.oauth().build().unwrap();
+        connect_fails(&world, &oauth, ErrorKind::IssuerMismatch).await;
+        assert!(world.token_requests().is_empty(), "{mode} {supported}");
+    }
+    // The right one, or none where the server does not advertise it: accepted.
+    for (mode, supported) in [("correct", true), ("omit", false)] {
+        let world = World::start(
+            &connector,
+            Config {
+                iss_mode: mode,
+                iss_supported: supported,
+                ..Config::default()
+            },
+        )
+        .await;
+        connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    }
+}
+
+async fn an_error_redirect_aborts_before_the_token_request(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            authorize_error: Some("access_denied"),
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world.oauth().build().unwrap();
+    let e = connect_fails(&world, &oauth, ErrorKind::Authorization).await;
+    assert_eq!(e.oauth_error(), Some("access_denied"));
+    assert!(e.message().contains("the user said no"), "{e}");
+    assert_eq!(world.authorizations().len(), 1);
+    assert!(world.token_requests().is_empty());
+}
+
+async fn a_refused_registration_surfaces_status_and_body(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            register_status: 400,
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world.oauth().build().unwrap();
+    let e = connect_fails(&world, &oauth, ErrorKind::Registration).await;
+    assert_eq!(e.status(), Some(400));
+    assert_eq!(e.oauth_error(), Some("invalid_client_metadata"));
+    assert!(e.message().contains("not allowed here"), "{e}");
+    assert!(world.authorizations().is_empty());
+}
+
+async fn substituted_registration_metadata_completes_unusable_credentials_do_not(
+    connector: Connector,
+) {
+    // Metadata the server substituted but the flow does not depend on: it completes.
+    let world = World::start(
+        &connector,
+        Config {
+            register_patch: json!({
+                "application_type": "smart-fridge",
+                "redirect_uris": null,
+                "grant_types": ["authorization_code", "refresh_token", "urn:example:extra"],
+            }),
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    // Credentials the authorization-code flow cannot apply: a registration error before
+    // anything is stored or the user is sent to authorize.
+    let unusable = [
+        json!({"token_endpoint_auth_method": "tls_client_auth"}),
+        json!({"token_endpoint_auth_method": "private_key_jwt"}),
+        json!({"token_endpoint_auth_method": "client_secret_basic"}),
+        json!({"token_endpoint_auth_method": "client_secret_post"}),
+    ];
+    for patch in unusable {
+        let world = World::start(
+            &connector,
+            Config {
+                register_patch: patch.clone(),
+                ..Config::default()
+            },
+        )
+        .await;
+        let store = Arc::new(InMemoryCredentialStore::new());
+        let oauth = world.oauth().store(store.clone()).build().unwrap();
+        let e = connect_fails(&world, &oauth, ErrorKind::Registration).await;
+        assert!(
+            e.message().contains("token_endpoint_auth_method"),
+            "{patch}: {e}"
+        );
+        assert_eq!(world.registrations().len(), 1);
+        assert!(world.authorizations().is_empty(), "{patch}");
+        let key = CredentialKey::new(&world.issuer, &world.server);
+        let stored = store.load(&key).await.unwrap();
+        assert!(
+            stored.is_none_or(|s| s.registration.is_none()),
+            "{patch}: nothing persisted"
+        );
+    }
+}
+
+async fn a_client_id_metadata_document_replaces_registration(connector: Connector) {
+    const DOCUMENT: &str = "https://app.example/oauth/client.json";
+    let world = World::start(
+        &connector,
+        Config {
+            cimd: true,
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world
+        .oauth()
+        .client_metadata_document(DOCUMENT)
+        .build()
+        .unwrap();
+    connect_and_call(&world, &oauth).await;
+    assert!(world.registrations().is_empty());
+    assert_eq!(world.authorizations()[0]["client_id"], DOCUMENT);
+    assert_eq!(world.token_requests()[0].0["client_id"], DOCUMENT);
+}
+
+async fn pre_registered_credentials_skip_registration(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            auth_methods: vec!["client_secret_basic".into()],
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world
+        .oauth()
+        .pre_registered(
+            world.issuer.clone(),
+            ClientRegistration::new("pre-registered").with_secret("pre-secret"),
+        )
+        .build()
+        .unwrap();
+    connect_and_call(&world, &oauth).await;
+    assert!(world.registrations().is_empty());
+    assert_eq!(world.authorizations()[0]["client_id"], "pre-registered");
+    let (form, authorization) = &world.token_requests()[0];
+    assert_eq!(
+        authorization.as_deref(),
+        Some(basic("pre-registered", "pre-secret").as_str())
+    );
+    assert!(!form.contains_key("client_secret"));
+}
+
+async fn the_token_endpoint_auth_method_is_the_registered_one(connector: Connector) {
+    // The client asks for client_secret_basic; the server registers it for
+    // client_secret_post: the token request authenticates that way.
+    let world = World::start(
+        &connector,
+        Config {
+            auth_methods: vec!["client_secret_basic".into(), "client_secret_post".into()],
+            register_patch: json!({"token_endpoint_auth_method": "client_secret_post"}),
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    let (_, asked) = &world.registrations()[0];
+    assert_eq!(asked["token_endpoint_auth_method"], "client_secret_basic");
+    let (form, authorization) = &world.token_requests()[0];
+    assert_eq!(form["client_id"], "client-1");
+    assert_eq!(form["client_secret"], "secret-1");
+    assert_eq!(authorization, &None);
+    // Registered as asked: HTTP Basic, the secret not in the form.
+    let world = World::start(
+        &connector,
+        Config {
+            auth_methods: vec!["client_secret_basic".into(), "client_secret_post".into()],
+            ..Config::default()
+        },
+    )
+    .await;
+    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    let (form, authorization) = &world.token_requests()[0];
+    assert_eq!(
+        authorization.as_deref(),
+        Some(basic("client-1", "secret-1").as_str())
+    );
+    assert!(!form.contains_key("client_secret"));
+}
+
+async fn client_credentials_need_no_user(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            auth_methods: vec!["client_secret_basic".into()],
+            challenge_scope: Some("jobs".into()),
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = OAuthClient::builder(&world.server)
+        .client_credentials()
+        .client(ClientRegistration::new("m2m").with_secret("m2m-secret"))
+        .build()
+        .unwrap();
+    connect_and_call(&world, &oauth).await;
+    assert!(world.authorizations().is_empty(), "no user in the loop");
+    assert!(world.registrations().is_empty());
+    let (form, authorization) = &world.token_requests()[0];
+    assert_eq!(form["grant_type"], "client_credentials");
+    assert_eq!(form["scope"], "jobs");
+    assert_eq!(
+        authorization.as_deref(),
+        Some(basic("m2m", "m2m-secret").as_str())
+    );
+    let token = oauth.tokens().await.expect("a token").access_token;
+    assert!(presented(&world, &token));
+}
+
+/// Verifies an ES256 JWT with `jwk`; its claims.
+fn verify_es256(jwt: &str, jwk: &Value) -> Value {
+    use p256::ecdsa::signature::Verifier as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let part = |i: usize| -> Value {
+        serde_json::from_slice(&b64.decode(jwt.split('.').nth(i).unwrap()).unwrap()).unwrap()
+    };
+    assert_eq!(part(0)["alg"], "ES256");
+    let coordinate = |name: &str| b64.decode(jwk[name].as_str().unwrap()).unwrap();
+    let (x, y) = (coordinate("x"), coordinate("y"));
+    let point = p256::EncodedPoint::from_affine_coordinates(
+        x.as_slice().into(),
+        y.as_slice().into(),
+        false,
+    );
+    let key = p256::ecdsa::VerifyingKey::from_encoded_point(&point).unwrap();
+    let (input, signature) = jwt.rsplit_once('.').unwrap();
+    let signature = p256::ecdsa::Signature::from_slice(&b64.decode(signature).unwrap()).unwrap();
+    key.verify(input.as_bytes(), &signature)
+        .expect("a valid ES256 signature");
+    part(1)
+}
+
+async fn client_credentials_with_a_signed_client_assertion(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            auth_methods: vec!["private_key_jwt".into()],
+            ..Config::default()
+        },
+    )
+    .await;
+    let key = SigningKey::generate().unwrap();
+    let oauth = OAuthClient::builder(&world.server)
+        .client_credentials()
+        .client(ClientRegistration::new("m2m").with_auth_method("private_key_jwt"))
+        .client_key(key.clone())
+        .build()
+        .unwrap();
+    connect_and_call(&world, &oauth).await;
+    let (form, authorization) = &world.token_requests()[0];
+    assert_eq!(form["grant_type"], "client_credentials");
+    assert_eq!(authorization, &None);
+    assert_eq!(
+        form["client_assertion_type"],
+        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    );
+    let claims = verify_es256(&form["client_assertion"], &key.public_jwk());
+    assert_eq!(claims["iss"], "m2m");
+    assert_eq!(claims["sub"], "m2m");
+    assert_eq!(claims["aud"], world.issuer);
+    let token = oauth.tokens().await.expect("a token").access_token;
+    assert!(presented(&world, &token));
+}
+
+async fn a_new_authorization_server_gets_a_new_registration(connector: Connector) {
+    let world = World::start(&connector, Config::default()).await;
+    let store = Arc::new(InMemoryCredentialStore::new());
+    let oauth = world.oauth().store(store.clone()).build().unwrap();
+    let client = connect_and_call(&world, &oauth).await;
+    let first_id = world.authorizations()[0]["client_id"].clone();
+    // The resource moves to another authorization server; its old tokens are refused.
+    let other = World::start(&connector, Config::default()).await;
+    other.count_from(100);
+    world.trust(&other);
+    let new_issuer = other.issuer.clone();
+    world.set(|c| c.prm_issuer = Some(new_issuer));
+    world.revoke_all();
+    let answer = within(
+        "the call after the move",
+        client.request::<Echo>(json!({"m": 1})),
+    )
+    .await
+    .expect("answered with a token of the new server");
+    assert_eq!(answer["m"], 1);
+    // A registration of its own at the new server, never the old client_id.
+    let registrations = other.registrations();
+    assert_eq!(registrations.len(), 1);
+    assert_eq!(registrations[0].0, other.issuer);
+    let new_id = other.authorizations()[0]["client_id"].clone();
+    assert_ne!(new_id, first_id);
+    assert_eq!(other.token_requests()[0].0["client_id"], new_id);
+    assert_eq!(world.registrations().len(), 1);
+    assert_eq!(world.authorizations().len(), 1);
+    // What was bound to the old issuer is gone from the store.
+    let old = CredentialKey::new(&world.issuer, &world.server);
+    assert!(store.load(&old).await.unwrap().is_none());
+    let new = CredentialKey::new(&other.issuer, &world.server);
+    let stored = store.load(&new).await.unwrap().expect("the new binding");
+    assert_eq!(stored.registration.unwrap().client_id, new_id);
+}
+
+/// A credential store that records what each save kept: (a client_id, tokens present).
+#[derive(Default)]
+struct RecordingStore {
+    inner: InMemoryCredentialStore,
+    saves: Mutex<Vec<(Option<String>, bool)>>,
+}
+
+impl CredentialStore for RecordingStore {
+    fn load<'a>(
+        &'a self,
+        key: &'a CredentialKey,
+    ) -> futures::future::BoxFuture<'a, Result<Option<StoredCredentials>, OAuthError>> {
+        self.inner.load(key)
+    }
+
+    fn save<'a>(
+        &'a self,
+        key: &'a CredentialKey,
+        credentials: &'a StoredCredentials,
+    ) -> futures::future::BoxFuture<'a, Result<(), OAuthError>> {
+        self.saves.lock().unwrap().push((
+            credentials
+                .registration
+                .as_ref()
+                .map(|r| r.client_id.clone()),
+            credentials.tokens.is_some(),
+        ));
+        self.inner.save(key, credentials)
+    }
+
+    fn clear<'a>(
+        &'a self,
+        key: &'a CredentialKey,
+    ) -> futures::future::BoxFuture<'a, Result<(), OAuthError>> {
+        self.inner.clear(key)
+    }
+}
+
+/// Connects, then has the endpoint revoke the token and the AS answer the refresh
+/// with `error`; the next call goes through after a new authorization. Returns what the
+/// store saw after the refused refresh, and the client_ids of the authorizations.
+async fn refused_refresh(
+    connector: &Connector,
+    error: &'static str,
+) -> (World, Vec<(Option<String>, bool)>) {
+    let world = World::start(connector, Config::default()).await;
+    let store = Arc::new(RecordingStore::default());
+    let oauth = world.oauth().store(store.clone()).build().unwrap();
+    let client = connect_and_call(&world, &oauth).await;
+    let old = oauth.tokens().await.expect("a token");
+    let saved_before = store.saves.lock().unwrap().len();
+    world.revoke_all();
+    world.set(|c| c.refresh = error);
+    let answer = within(
+        "the call after the refused refresh",
+        client.request::<Echo>(json!({"r": 1})),
+    )
+    .await
+    .expect("answered after a new authorization");
+    assert_eq!(answer["r"], 1);
+    // The refresh was tried with the stored refresh token, and refused.
+    let refreshes: Vec<_> = world
+        .token_requests()
+        .into_iter()
+        .filter(|(f, _)| f["grant_type"] == "refresh_token")
+        .collect();
+    assert_eq!(refreshes.len(), 1);
+    assert_eq!(
+        Some(&refreshes[0].0["refresh_token"]),
+        old.refresh_token.as_ref()
+    );
+    assert_eq!(world.authorizations().len(), 2, "authorized anew");
+    assert_ne!(oauth.tokens().await.unwrap().access_token, old.access_token);
+    let saves = store.saves.lock().unwrap()[saved_before..].to_vec();
+    (world, saves)
+}
+
+async fn invalid_client_drops_registration_and_tokens(connector: Connector) {
+    for error in ["invalid_client", "unauthorized_client"] {
+        let (world, saves) = refused_refresh(&connector, error).await;
+        // Right after the refusal, nothing is kept: neither registration nor tokens.
+        assert_eq!(saves.first(), Some(&(None, false)), "{error}: {saves:?}");
+        // So the client registered again, and authorized as the new client.
+        assert_eq!(world.registrations().len(), 2, "{error}");
+        let ids: Vec<String> = world
+            .authorizations()
+            .iter()
+            .map(|q| q["client_id"].clone())
+            .collect();
+        assert_ne!(ids[0], ids[1], "{error}");
+    }
+}
+
+async fn invalid_grant_drops_only_the_tokens(connector: Connector) {
+    let (world, saves) = refused_refresh(&connector, "invalid_grant").await;
+    // Right after the refusal: the registration kept, the tokens gone.
+    assert_eq!(
+        saves.first(),
+        Some(&(Some("client-1".to_owned()), false)),
+        "{saves:?}"
+    );
+    // The same client authorized again, without registering again.
+    assert_eq!(world.registrations().len(), 1);
+    let ids: Vec<String> = world
+        .authorizations()
+        .iter()
+        .map(|q| q["client_id"].clone())
+        .collect();
+    assert_eq!(ids, ["client-1", "client-1"]);
+}
+
+async fn an_expiring_token_is_refreshed_before_the_next_request(connector: Connector) {
+    // Tokens of the authorization code live 10 s: within the client's refresh margin.
+    let world = World::start(
+        &connector,
+        Config {
+            code_expires_in: 10,
+            ..Config::default()
+        },
+    )
+    .await;
+    let store = Arc::new(InMemoryCredentialStore::new());
+    let oauth = world.oauth().store(store.clone()).build().unwrap();
+    connect_and_call(&world, &oauth).await;
+    let requests = world.token_requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(requests[0].0["grant_type"], "authorization_code");
+    let (refresh, _) = &requests[1];
+    assert_eq!(refresh["grant_type"], "refresh_token");
+    assert!(refresh["refresh_token"].starts_with("rt-"));
+    assert_eq!(refresh["resource"], world.server);
+    assert_eq!(world.authorizations().len(), 1, "no user for a refresh");
+    // The refreshed token is stored and is what the endpoint saw; the expiring one
+    // never went out.
+    let key = CredentialKey::new(&world.issuer, &world.server);
+    let stored = store.load(&key).await.unwrap().unwrap().tokens.unwrap();
+    assert_eq!(Some(stored.clone()), oauth.tokens().await);
+    assert!(presented(&world, &stored.access_token));
+    assert!(
+        world
+            .mcp_requests()
+            .iter()
+            .skip(1)
+            .all(|r| r.1 == Some(format!("Bearer {}", stored.access_token)))
+    );
+}
+
+fn token_set(access: &str) -> TokenSet {
+    serde_json::from_value(json!({"access_token": access, "token_type": "Bearer"})).unwrap()
+}
+
+async fn tokens_from_elsewhere_are_never_presented(connector: Connector) {
+    let world = World::start(&connector, Config::default()).await;
+    // The store holds tokens for this resource from another authorization server, and
+    // this AS's tokens for another resource.
+    let store = Arc::new(InMemoryCredentialStore::new());
+    let mut foreign = StoredCredentials::default();
+    foreign.tokens = Some(token_set("from-another-as"));
+    store
+        .save(
+            &CredentialKey::new("https://as.elsewhere.example", &world.server),
+            &foreign,
+        )
+        .await
+        .unwrap();
+    let mut other_resource = StoredCredentials::default();
+    other_resource.tokens = Some(token_set("for-another-resource"));
+    store
+        .save(
+            &CredentialKey::new(&world.issuer, "http://127.0.0.1:1/mcp"),
+            &other_resource,
+        )
+        .await
+        .unwrap();
+    let oauth = world.oauth().store(store.clone()).build().unwrap();
+    connect_and_call(&world, &oauth).await;
+    assert!(!presented(&world, "from-another-as"));
+    assert!(!presented(&world, "for-another-resource"));
+    // Only what this server's AS issued went out.
+    let issued: Vec<String> = world
+        .mcp_requests()
+        .iter()
+        .filter_map(|r| r.1.clone())
+        .collect();
+    assert!(!issued.is_empty());
+    let token = oauth.tokens().await.unwrap().access_token;
+    assert!(
+        issued.iter().all(|a| a == &format!("Bearer {token}")),
+        "{issued:?}"
+    );
+    assert_eq!(world.token_requests().len(), 1);
+}
+
+/// A world whose user authorizes at once for the connection, then is held at the next
+/// authorization until released; the client is connected with a token for `read`, and
+/// the endpoint now needs `write` (a step-up through the user).
+async fn held_login(connector: &Connector) -> (World, OAuthClient, modelctx::client::Client, Hold) {
+    let world = World::start(
+        connector,
+        Config {
+            challenge_scope: Some("read".into()),
+            ..Config::default()
+        },
+    )
+    .await;
+    let hold = Hold::default();
+    let oauth = OAuthClient::builder(&world.server)
+        .authorization_code(Browser {
+            tamper: None,
+            hold: Some(hold.clone()),
+        })
+        .build()
+        .unwrap();
+    let client = connect_and_call(&world, &oauth).await;
+    hold.holding
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    world.set(|c| c.required_scope = Some("write".into()));
+    (world, oauth, client, hold)
+}
+
+const SHORT: Duration = Duration::from_millis(300);
+
+fn with_timeout(timeout: Duration) -> RequestOptions {
+    RequestOptions::new().timeout(timeout)
+}
+
+async fn a_login_does_not_stop_the_challenged_requests_clock(connector: Connector) {
+    let (world, _oauth, client, hold) = held_login(&connector).await;
+    // The challenged call's clock runs on while the user is at the authorization
+    // server: it times out there.
+    let opened = hold.opened.notified();
+    let challenged = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .request_with::<Echo>(json!({"c": 1}), with_timeout(SHORT))
+                .await
+        }
+    });
+    within("the user to be sent to authorize", opened).await;
+    let outcome = within("the challenged call", challenged).await.unwrap();
+    assert!(
+        outcome.as_ref().is_err_and(SessionError::is_timeout),
+        "{outcome:?}"
+    );
+    // The login goes on in its own task; once the user is done, its token serves the
+    // next call at once, with no second authorization.
+    hold.holding
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    hold.release.notify_one();
+    let answer = within("the next call", client.request::<Echo>(json!({"n": 2})))
+        .await
+        .expect("answered with the stepped-up token");
+    assert_eq!(answer["n"], 2);
+    assert_eq!(world.authorizations().len(), 2);
+}
+
+async fn a_request_queued_behind_a_login_times_out_on_its_own_clock(connector: Connector) {
+    let (world, _oauth, client, hold) = held_login(&connector).await;
+    let opened = hold.opened.notified();
+    // The challenged call (the default, long timeout) starts the login…
+    let challenged = tokio::spawn({
+        let client = client.clone();
+        async move { client.request::<Echo>(json!({"c": 1})).await }
+    });
+    within("the user to be sent to authorize", opened).await;
+    // …and another call waiting behind it keeps its own, short clock.
+    let queued = within(
+        "the queued call to time out",
+        client.request_with::<Echo>(json!({"q": 1}), with_timeout(SHORT)),
+    )
+    .await;
+    assert!(
+        queued.as_ref().is_err_and(SessionError::is_timeout),
+        "{queued:?}"
+    );
+    assert!(
+        !challenged.is_finished(),
+        "the challenged call still waits for the login"
+    );
+    hold.holding
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    hold.release.notify_one();
+    let answer = within("the challenged call", challenged)
+        .await
+        .unwrap()
+        .expect("answered after the login");
+    assert_eq!(answer["c"], 1);
+    assert_eq!(world.authorizations().len(), 2);
+}
+
+/// The test IdP's token exchange, for the enterprise user `user-id-token`.
+fn idp(world: &World, id_token: &str) -> IdJagExchange {
+    IdJagExchange::new(
+        &format!("{}/idp/token", world.issuer),
+        ClientRegistration::new("idp-client").with_secret("idp-secret"),
+        id_token,
+    )
+    .unwrap()
+}
+
+fn enterprise_world_config(enabled: bool) -> Config {
+    Config {
+        auth_methods: vec!["client_secret_basic".into()],
+        jwt_bearer: enabled,
+        ..Config::default()
+    }
+}
+
+async fn an_enterprise_id_jag_is_presented_by_jwt_bearer(connector: Connector) {
+    let world = World::start(&connector, enterprise_world_config(true)).await;
+    let oauth = OAuthClient::builder(&world.server)
+        .jwt_bearer(idp(&world, "user-id-token"))
+        .client(ClientRegistration::new("mcp-client").with_secret("mcp-secret"))
+        .build()
+        .unwrap();
+    connect_and_call(&world, &oauth).await;
+    // The IdP exchanged the user's ID token for an ID-JAG for this AS and resource…
+    let exchange = world
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Exchange(form) => Some(form),
+            _ => None,
+        })
+        .expect("a token exchange at the IdP");
+    assert_eq!(
+        exchange["requested_token_type"],
+        "urn:ietf:params:oauth:token-type:id-jag"
+    );
+    assert_eq!(exchange["audience"], world.issuer);
+    assert_eq!(exchange["resource"], world.server);
+    // …which the client presented with the JWT-bearer grant: no authorize, no
+    // registration.
+    assert!(world.authorizations().is_empty());
+    assert!(world.registrations().is_empty());
+    let (form, authorization) = &world.token_requests()[0];
+    assert_eq!(form["grant_type"], JWT_BEARER);
+    assert_eq!(form["assertion"], ID_JAG);
+    assert_eq!(
+        authorization.as_deref(),
+        Some(basic("mcp-client", "mcp-secret").as_str())
+    );
+    let token = oauth.tokens().await.expect("a token").access_token;
+    assert!(presented(&world, &token));
+}
+
+async fn the_assertion_comes_from_the_application_callback(connector: Connector) {
+    let world = World::start(&connector, enterprise_world_config(true)).await;
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    let oauth = OAuthClient::builder(&world.server)
+        .jwt_bearer(move |request: AssertionRequest| {
+            record.lock().unwrap().push(request);
+            async move { Ok(ID_JAG.to_owned()) }
+        })
+        .client(ClientRegistration::new("mcp-client").with_secret("mcp-secret"))
+        .build()
+        .unwrap();
+    connect_and_call(&world, &oauth).await;
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].issuer, world.issuer, "the AS is the audience");
+    assert_eq!(asked[0].resource, world.server);
+    let (form, _) = &world.token_requests()[0];
+    assert_eq!(form["grant_type"], JWT_BEARER);
+    assert_eq!(form["assertion"], ID_JAG);
+}
+
+async fn a_disabled_jwt_bearer_grant_fails_the_connection(connector: Connector) {
+    let world = World::start(&connector, enterprise_world_config(false)).await;
+    let oauth = OAuthClient::builder(&world.server)
+        .jwt_bearer(idp(&world, "user-id-token"))
+        .client(ClientRegistration::new("mcp-client").with_secret("mcp-secret"))
+        .build()
+        .unwrap();
+    let e = connect_fails(&world, &oauth, ErrorKind::TokenEndpoint).await;
+    assert_eq!(e.oauth_error(), Some("unsupported_grant_type"));
+    assert!(oauth.tokens().await.is_none());
+    assert!(world.mcp_requests().iter().all(|r| r.1.is_none()));
+}
+
+async fn a_rejected_assertion_fails_the_connection(connector: Connector) {
+    let world = World::start(&connector, enterprise_world_config(true)).await;
+    let oauth = OAuthClient::builder(&world.server)
+        .jwt_bearer(|_: AssertionRequest| async { Ok("a.forged.assertion".to_owned()) })
+        .client(ClientRegistration::new("mcp-client").with_secret("mcp-secret"))
+        .build()
+        .unwrap();
+    let e = connect_fails(&world, &oauth, ErrorKind::TokenEndpoint).await;
+    assert_eq!(e.oauth_error(), Some("invalid_grant"));
+    assert_eq!(
+        world.token_requests()[0].0["assertion"],
+        "a.forged.assertion"
+    );
+    assert!(oauth.tokens().await.is_none());
+    assert!(world.mcp_requests().iter().all(|r| r.1.is_none()));
+}
+
+async fn a_configured_authorization_server_is_the_only_one_asked(connector: Connector) {
+    // The resource's metadata names another authorization server: it is not read.
+    let world = World::start(
+        &connector,
+        Config {
+            prm_issuer: Some("http://127.0.0.1:1".into()),
+            ..enterprise_world_config(true)
+        },
+    )
+    .await;
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let oauth = enterprise_client(&world, &asked);
+    connect_and_call(&world, &oauth).await;
+    assert_eq!(
+        world.well_known(),
+        [("/.well-known/oauth-authorization-server".to_owned(), true)],
+        "only the configured issuer's RFC 8414 metadata"
+    );
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    let (form, authorization) = &world.token_requests()[0];
+    assert_eq!(form["assertion"], ID_JAG);
+    assert_eq!(form["resource"], world.server);
+    assert!(authorization.is_some());
+    // Metadata that does not validate: neither the ID-JAG nor the secret goes out.
+    let world = World::start(
+        &connector,
+        Config {
+            metadata_issuer: Some("https://attacker.example".into()),
+            ..enterprise_world_config(true)
+        },
+    )
+    .await;
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let oauth = enterprise_client(&world, &asked);
+    connect_fails(&world, &oauth, ErrorKind::IssuerMismatch).await;
+    assert!(asked.lock().unwrap().is_empty(), "no ID-JAG asked for");
+    assert!(
+        world.token_requests().is_empty(),
+        "nothing sent to the token endpoint"
+    );
+}
+
+/// A JWT-bearer client pinned to `world`'s authorization server, recording what its
+/// assertion callback is asked.
+fn enterprise_client(world: &World, asked: &Arc<Mutex<Vec<AssertionRequest>>>) -> OAuthClient {
+    let record = asked.clone();
+    OAuthClient::builder(&world.server)
+        .authorization_server(world.issuer.clone())
+        .jwt_bearer(move |request: AssertionRequest| {
+            record.lock().unwrap().push(request);
+            async move { Ok(ID_JAG.to_owned()) }
+        })
+        .client(ClientRegistration::new("mcp-client").with_secret("mcp-secret"))
+        .build()
+        .unwrap()
+}
