@@ -182,7 +182,7 @@ mod http {
             .expect("bind 127.0.0.1:0");
         let url = format!("http://{}/mcp", listener.local_addr().expect("local addr"));
         let config = if era_2026 {
-            StreamableHttpServerConfig::default().unstable_stateless_era()
+            StreamableHttpServerConfig::default()
         } else {
             StreamableHttpServerConfig::default().stateless()
         };

@@ -10,6 +10,7 @@ use modelctx::server::{Context, Elicited, Server, ToolDef};
 use modelctx::types::{CallToolResult, ElicitValue, RequestedSchema, Tool};
 use serde_json::json;
 
+/// A server whose tool asks for a name; `stateless`: it also serves 2026-07-28.
 fn greeter(stateless: bool) -> Server {
     let tool = Tool::new(
         "greet",
@@ -33,12 +34,11 @@ fn greeter(stateless: bool) -> Server {
         };
         Ok::<_, String>(CallToolResult::text(format!("Hello, {name}!")))
     });
-    let builder = Server::builder("greeter", "1.0.0").tool(greet).unwrap();
-    if stateless {
-        builder.unstable_2026_07_28().build()
-    } else {
-        builder.build()
-    }
+    Server::builder("greeter", "1.0.0")
+        .tool(greet)
+        .unwrap()
+        .stateless_era(stateless)
+        .build()
 }
 
 fn era_client(pinned: bool) -> modelctx::client::ClientBuilder {
@@ -110,7 +110,7 @@ async fn against_a_handshake_only_server_it_falls_back_unless_pinned() {
 /// One endpoint serving both eras with `server`, on a loopback port.
 async fn http_endpoint(server: Server) -> String {
     use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
-    let config = StreamableHttpServerConfig::default().unstable_stateless_era();
+    let config = StreamableHttpServerConfig::default();
     let service = StreamableHttpService::with_config(config, move |transport| {
         server.serve_with(transport, modelctx::session::SessionConfig::server());
     });
@@ -200,7 +200,6 @@ fn waiting_server() -> (
     let server = Server::builder("waiter", "1.0.0")
         .tool(wait)
         .unwrap()
-        .unstable_2026_07_28()
         .build();
     (server, started, stopped)
 }
@@ -314,7 +313,6 @@ fn listed_server() -> Server {
     Server::builder("lists", "1.0.0")
         .enable_tools()
         .enable_prompts()
-        .unstable_2026_07_28()
         .build()
 }
 
@@ -416,7 +414,6 @@ async fn a_list_is_served_from_the_cache_until_its_ttl_runs_out() {
                 Ok(result)
             }
         })
-        .unstable_2026_07_28()
         .build();
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
@@ -455,7 +452,6 @@ async fn a_header_mismatch_makes_the_client_relearn_the_tool_and_retry_over_http
     let server = Server::builder("regions", "1.0.0")
         .tool(regional)
         .unwrap()
-        .unstable_2026_07_28()
         .build();
     let url = http_endpoint(server).await;
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();

@@ -843,10 +843,7 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
                     outcome
                 }
                 StdioWire => {
-                    client
-                        .arg("stdio")
-                        .arg(&server_bin)
-                        .args(["--stdio", "--unstable-2026"]);
+                    client.arg("stdio").arg(&server_bin).arg("--stdio");
                     run_logged(paths, &mut client, log_name, LEG_LIMIT)
                 }
             }
@@ -1053,13 +1050,13 @@ fn issues_of(entries: &[(String, Option<u32>)]) -> String {
 // Processes
 // ---------------------------------------------------------------------------------------
 
-/// Starts `conformance-server --unstable-2026` (one endpoint serving both eras; the
+/// Starts `conformance-server` (one endpoint serving both eras; the
 /// 2026-07-28 era is still behind that switch, issue 19) on a free loopback port, its
 /// stderr in `logs/<log_name>`, and waits until it listens; returns it (killed when
 /// dropped) and its URL.
 fn start_both_eras_server(paths: &Paths, log_name: &str) -> Result<(KillOnDrop, String), String> {
     let mut server = Command::new(paths.bin.join("conformance-server"));
-    server.args(["--unstable-2026", "--port"]);
+    server.arg("--port");
     start_http(paths, server, log_name)
 }
 

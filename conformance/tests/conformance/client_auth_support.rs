@@ -217,13 +217,10 @@ pub(crate) struct World {
 
 /// A `Server` answering `test/echo`, in the connector's era.
 fn echo_server(era_2026: bool) -> Server {
-    let builder = Server::builder("protected", "1.0.0")
-        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) });
-    if era_2026 {
-        builder.unstable_2026_07_28().build()
-    } else {
-        builder.build()
-    }
+    Server::builder("protected", "1.0.0")
+        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
+        .stateless_era(era_2026)
+        .build()
 }
 
 async fn listen() -> (tokio::net::TcpListener, String) {
@@ -245,11 +242,7 @@ impl World {
         *shared.server.lock().unwrap() = server.clone();
 
         let mcp_server = echo_server(era_2026);
-        let service_config = if era_2026 {
-            StreamableHttpServerConfig::default().unstable_stateless_era()
-        } else {
-            StreamableHttpServerConfig::default()
-        };
+        let service_config = StreamableHttpServerConfig::default().stateless_era(era_2026);
         let service = StreamableHttpService::with_config(service_config, move |transport| {
             let config = session_config(&transport);
             mcp_server.serve_with(transport, config);

@@ -608,13 +608,8 @@ async fn a_url_elicitation_right_after_initialization(_: Connector) {
 async fn a_stateless_era_client_sends_the_standard_headers(_: Connector) {
     let server = Server::builder("h", "1.0.0")
         .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-        .unstable_2026_07_28()
         .build();
-    let hosted = host(
-        server,
-        StreamableHttpServerConfig::default().unstable_stateless_era(),
-    )
-    .await;
+    let hosted = host(server, StreamableHttpServerConfig::default()).await;
     let mut defaults = http::HeaderMap::new();
     defaults.insert("x-from-client", http::HeaderValue::from_static("yes"));
     let http_client = reqwest::Client::builder()

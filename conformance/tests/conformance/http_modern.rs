@@ -78,11 +78,7 @@ pub(crate) fn tests() -> Vec<Test> {
 
 /// An endpoint serving both eras with `server`.
 async fn both_eras(server: Server) -> Hosted {
-    host(
-        server,
-        StreamableHttpServerConfig::default().unstable_stateless_era(),
-    )
-    .await
+    host(server, StreamableHttpServerConfig::default()).await
 }
 
 fn echo_server() -> Server {
@@ -93,7 +89,6 @@ fn echo_server() -> Server {
         .tool(hello)
         .unwrap()
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .unstable_2026_07_28()
         .build()
 }
 
@@ -220,7 +215,6 @@ async fn a_panicking_handler_is_a_generic_internal_error(_: Connector) {
             panic!("secret internal detail")
         })
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .unstable_2026_07_28()
         .build();
     let hosted = both_eras(server).await;
     let raw = Raw::new(&hosted.url);
@@ -266,7 +260,6 @@ async fn an_envelope_without_a_required_key_is_400(_: Connector) {
             counted.fetch_add(1, Ordering::SeqCst);
             async move { Ok(params) }
         })
-        .unstable_2026_07_28()
         .build();
     let hosted = both_eras(server).await;
     let raw = Raw::new(&hosted.url);
@@ -298,7 +291,6 @@ async fn a_handlers_error_keeps_its_data_and_takes_the_tables_status(_: Connecto
                     .with_data(json!({"why": "test"})),
             )
         })
-        .unstable_2026_07_28()
         .build();
     let hosted = both_eras(server).await;
     let raw = Raw::new(&hosted.url);
@@ -327,7 +319,6 @@ async fn a_posted_notification_is_202_and_a_posted_response_400(_: Connector) {
             counted.fetch_add(1, Ordering::SeqCst);
             async {}
         })
-        .unstable_2026_07_28()
         .build();
     let hosted = both_eras(server).await;
     let raw = Raw::new(&hosted.url);
@@ -428,7 +419,6 @@ fn regional_server() -> Server {
     Server::builder("regions", "1.0.0")
         .tool(regional)
         .unwrap()
-        .unstable_2026_07_28()
         .build()
 }
 

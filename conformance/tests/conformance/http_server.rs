@@ -743,7 +743,6 @@ async fn each_message_travels_on_exactly_one_stream(_: Connector) {
 async fn a_2025_exchange_carries_no_modern_vocabulary(_: Connector) {
     let server = Server::builder("both-eras", "1.0.0")
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .unstable_2026_07_28()
         .build();
     let hosted = host(server, default_config()).await;
     let (transport, _handle) = hosted.transport();
@@ -770,9 +769,8 @@ async fn a_2025_exchange_carries_no_modern_vocabulary(_: Connector) {
 async fn a_stateless_era_answer_comes_back_on_its_own_post(_: Connector) {
     let server = Server::builder("echo", "1.0.0")
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .unstable_2026_07_28()
         .build();
-    let hosted = host(server, default_config().unstable_stateless_era()).await;
+    let hosted = host(server, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let envelope = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -534,7 +534,6 @@ async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) 
     let server = Server::builder("both-eras", "1.0.0")
         .tool(tool)
         .unwrap()
-        .unstable_2026_07_28()
         .build();
     let client = if connector.cell().has_transport_pair() {
         let (client_side, server_side) = connector.transport_pair().await;
@@ -546,7 +545,7 @@ async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) 
         (client, wire)
     } else if connector.kind() == TransportKind::StreamableHttp {
         // 2026-07-28 over HTTP, stateless: an endpoint that serves both eras.
-        let config = StreamableHttpServerConfig::default().unstable_stateless_era();
+        let config = StreamableHttpServerConfig::default();
         let hosted = host(server, config).await;
         let (transport, _) = hosted.transport();
         let (client_side, wire) = record(modelctx::transport::boxed(transport));
@@ -668,13 +667,16 @@ async fn the_callers_meta_survives_the_envelope(connector: Connector) {
 /// handshake era refuses it, and the client falls back to initialize on the same
 /// connection.
 async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: Connector) {
-    let legacy = Server::builder("legacy-only", "1.0.0").build();
+    let legacy = Server::builder("legacy-only", "1.0.0")
+        .stateless_era(false)
+        .build();
     // Over HTTP: an endpoint of the handshake era only.
     let (client_side, session, _hosted) = if connector.cell().has_transport_pair() {
         let (client_side, server_side) = connector.transport_pair().await;
         (client_side, Some(legacy.serve(server_side)), None)
     } else {
-        let hosted = host(legacy, StreamableHttpServerConfig::default()).await;
+        let config = StreamableHttpServerConfig::default().stateless_era(false);
+        let hosted = host(legacy, config).await;
         let (transport, _) = hosted.transport();
         (modelctx::transport::boxed(transport), None, Some(hosted))
     };
@@ -716,7 +718,6 @@ fn two_era_server() -> Server {
         .instructions("Both eras, one server.")
         .tool(hello)
         .unwrap()
-        .unstable_2026_07_28()
         .build()
 }
 

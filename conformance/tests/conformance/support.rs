@@ -359,7 +359,7 @@ pub(crate) async fn both_eras(
         server.serve(server_side);
         return (client_side, None);
     }
-    let config = modelctx::http::StreamableHttpServerConfig::default().unstable_stateless_era();
+    let config = modelctx::http::StreamableHttpServerConfig::default();
     let hosted = crate::http_support::host(server.clone(), config).await;
     let (transport, _) = hosted.transport();
     (modelctx::transport::boxed(transport), Some(hosted))

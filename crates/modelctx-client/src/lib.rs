@@ -34,11 +34,13 @@
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! use modelctx_client::{Client, FormAnswer, RootsList, SamplingSupport};
+//! use modelctx_client::{Client, ConnectMode, FormAnswer, RootsList, SamplingSupport};
 //! use modelctx_types::{CreateMessageResult, Root};
 //!
 //! let roots = RootsList::new(vec![Root::new("file:///work/repo")]).unwrap();
 //! let builder = Client::builder("demo-client", "1.0.0")
+//!     // The handshake era, whose session keeps what the client declared.
+//!     .mode(ConnectMode::Legacy)
 //!     .sampling(SamplingSupport::new(), |_params, _cx| async {
 //!         Ok(CreateMessageResult::assistant_text("Hello!", "local-model"))
 //!     })

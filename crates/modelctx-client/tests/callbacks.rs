@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use modelctx_client::{Client, SamplingSupport};
+use modelctx_client::{Client, ConnectMode, SamplingSupport};
 use modelctx_server::Server;
 use modelctx_session::RequestOptions;
 use modelctx_types::{
@@ -41,6 +41,8 @@ async fn a_slow_callback_does_not_block_the_session() {
     let (client_side, server_side) = modelctx_memory::pair();
     let session = Server::builder("s", "1").build().serve(server_side);
     let _client = Client::builder("c", "1")
+        // Requests from the server: the handshake era.
+        .mode(ConnectMode::Legacy)
         .sampling(SamplingSupport::new(), move |_params, _cx| {
             let gate = gate.lock().unwrap().take();
             async move {
@@ -75,6 +77,8 @@ async fn the_server_can_cancel_a_callback() {
     let (client_side, server_side) = modelctx_memory::pair();
     let session = Server::builder("s", "1").build().serve(server_side);
     let _client = Client::builder("c", "1")
+        // Requests from the server: the handshake era.
+        .mode(ConnectMode::Legacy)
         .sampling(SamplingSupport::new(), move |_params, cx| {
             let guard = Dropped(dropped_tx.lock().unwrap().take());
             let started = started_tx.clone();

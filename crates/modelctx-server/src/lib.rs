@@ -218,7 +218,7 @@ impl Server {
             page_size: ServerBuilder::DEFAULT_PAGE_SIZE,
             debounce: ServerBuilder::DEFAULT_DEBOUNCE,
             state: None,
-            stateless_era: false,
+            stateless_era: true,
             state_key: None,
             cache_hints: stateless::CacheHints::default(),
         }
@@ -555,25 +555,25 @@ impl ServerBuilder {
         self
     }
 
-    /// Also serves protocol version 2026-07-28, the stateless era, from the same
-    /// handlers: a request carrying its envelope in `_meta` needs no handshake. Unstable
-    /// and off by default while the era is being built (issue 19): input-required
-    /// results and `subscriptions/listen` are not there yet, so a handler that asks the
-    /// client for input fails in this era.
-    #[doc(hidden)]
+    /// Whether the server also serves protocol 2026-07-28, the stateless era, from the
+    /// same handlers (on by default): a request that carries the era's envelope in
+    /// `_meta` needs no handshake and is served on its own; `server/discover` says what
+    /// the server speaks; a handler that asks the client for input (elicitation,
+    /// sampling, roots) ends the round with an input-required result and runs again on
+    /// the client's retry with the answers. Clients of the handshake era see no
+    /// difference. Off: the server answers only the handshake era.
     #[must_use]
-    pub fn unstable_2026_07_28(mut self) -> Self {
-        self.stateless_era = true;
+    pub fn stateless_era(mut self, on: bool) -> Self {
+        self.stateless_era = on;
         self
     }
 
     /// The key that seals the `requestState` of requests that ask the client for input
     /// in rounds (protocol 2026-07-28): every process serving one endpoint must use the
     /// same key, since a retry may reach any of them. Without it, each process draws a
-    /// random key of its own. Unstable with the era.
-    #[doc(hidden)]
+    /// random key of its own.
     #[must_use]
-    pub fn unstable_request_state_key(mut self, key: [u8; 32]) -> Self {
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
         self.state_key = Some(mrtr::StateKey::new(key));
         self
     }
@@ -582,14 +582,9 @@ impl ServerBuilder {
     /// (`server/discover`, the four lists, `resources/read`) when a handler does not set
     /// its own: how long a client may keep one (`ttl`, in whole milliseconds) and who
     /// may share it. The default, `0` and `private`, lets nothing be served stale or
-    /// shared. Unstable with the era.
-    #[doc(hidden)]
+    /// shared.
     #[must_use]
-    pub fn unstable_cache_hints(
-        mut self,
-        ttl: Duration,
-        scope: modelctx_types::CacheScope,
-    ) -> Self {
+    pub fn cache_hints(mut self, ttl: Duration, scope: modelctx_types::CacheScope) -> Self {
         self.cache_hints = stateless::CacheHints {
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
             scope,

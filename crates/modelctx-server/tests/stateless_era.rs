@@ -37,11 +37,7 @@ fn server(stateless: bool) -> Server {
         .tool(logging_tool())
         .unwrap()
         .enable_resources();
-    let builder = if stateless {
-        builder.unstable_2026_07_28()
-    } else {
-        builder
-    };
+    let builder = builder.stateless_era(stateless);
     builder.build()
 }
 
@@ -284,7 +280,6 @@ fn greeter() -> Server {
         .unwrap()
         .tool(survey)
         .unwrap()
-        .unstable_2026_07_28()
         .build()
 }
 
@@ -444,11 +439,10 @@ async fn a_server_may_let_clients_keep_its_lists() {
     let server = Server::builder("cacheable", "1.0.0")
         .tool(logging_tool())
         .unwrap()
-        .unstable_cache_hints(
+        .cache_hints(
             std::time::Duration::from_secs(300),
             modelctx_types::CacheScope::Public,
         )
-        .unstable_2026_07_28()
         .build();
     let (_session, mut mock) = serve(&server);
     mock.request(1, "tools/list", json!({"_meta": meta(json!({}))}))

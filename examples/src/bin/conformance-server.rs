@@ -6,8 +6,8 @@
 //! (default port 3001); it serves `http://127.0.0.1:N/mcp` over streamable HTTP
 //! (stateful, SSE answers, resumable). `cargo xtask interop` starts it and runs the
 //! suite against it, and drives it from the TypeScript SDK's client. With `--stdio` it
-//! serves one session on stdin/stdout instead. With `--unstable-2026` it also serves
-//! protocol 2026-07-28 (the stateless era, still being built) from the same handlers.
+//! serves one session on stdin/stdout instead. Both eras are served from the same
+//! handlers: 2026-07-28 (stateless) and the handshake era.
 
 use std::time::Duration;
 
@@ -576,11 +576,8 @@ fn era_2026_tools() -> Vec<ToolDef> {
     ]
 }
 
-fn server(streams: Option<StreamControl>, era_2026: bool) -> Result<Server, Error> {
+fn server(streams: Option<StreamControl>) -> Result<Server, Error> {
     let mut builder = Server::builder("modelctx-conformance-server", "1.0.0");
-    if era_2026 {
-        builder = builder.unstable_2026_07_28();
-    }
     if let Some(streams) = streams {
         builder = builder.state(Streams(streams));
     }
@@ -722,12 +719,10 @@ fn png_bytes() -> Vec<u8> {
 async fn main() -> Result<(), Error> {
     let mut port = 3001u16;
     let mut stdio = false;
-    let mut era_2026 = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--stdio" => stdio = true,
-            "--unstable-2026" => era_2026 = true,
             "--port" => {
                 port = args
                     .next()
@@ -738,7 +733,7 @@ async fn main() -> Result<(), Error> {
         }
     }
     // Fail at start-up, not per session, if a definition is refused.
-    let single = server(None, era_2026)?;
+    let single = server(None)?;
     // Requests of the stateless era share one server, so a change one request makes is
     // seen by the `subscriptions/listen` stream of another.
     let shared = single.clone();
@@ -749,18 +744,15 @@ async fn main() -> Result<(), Error> {
         session.close().await;
         return Ok(());
     }
-    let mut config = StreamableHttpServerConfig::default()
+    let config = StreamableHttpServerConfig::default()
         .on_error(|rejection| eprintln!("rejected ({}): {}", rejection.status, rejection.reason));
-    if era_2026 {
-        config = config.unstable_stateless_era();
-    }
     let service = StreamableHttpService::with_config(config, move |transport| {
         if transport.is_stateless() {
             shared.serve_with(transport, SessionConfig::server());
             return;
         }
         // One server per session, so `test_reconnection` reaches its own streams.
-        match server(Some(transport.stream_control()), era_2026) {
+        match server(Some(transport.stream_control())) {
             Ok(server) => {
                 server.serve_with(transport, SessionConfig::server());
             }

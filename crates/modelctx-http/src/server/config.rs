@@ -89,7 +89,7 @@ pub struct StreamableHttpServerConfig {
     /// Hears about every transport-level rejection.
     pub on_error: Option<ErrorCallback>,
     /// Serve protocol 2026-07-28 (the stateless era) beside the session era; see
-    /// [`StreamableHttpServerConfig::unstable_stateless_era`].
+    /// [`StreamableHttpServerConfig::stateless_era`].
     pub(crate) stateless_era: bool,
 }
 
@@ -125,7 +125,7 @@ impl Default for StreamableHttpServerConfig {
             stream_queue: 256,
             inbound_queue: 64,
             on_error: None,
-            stateless_era: false,
+            stateless_era: true,
         }
     }
 }
@@ -134,16 +134,16 @@ impl StreamableHttpServerConfig {
     /// The default POST body cap: 4 MiB.
     pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-    /// Also serves protocol 2026-07-28, the stateless era, on the same endpoint: a POST
-    /// whose `MCP-Protocol-Version` names a version without a handshake (or whose request
-    /// carries the era's envelope in `_meta`) is checked against the era's header rules
-    /// and served by a session of its own that starts serving at once; every other POST
-    /// is served as before. Unstable and off by default while the era is being built
-    /// (issue 19); the factory's server must serve the era too.
-    #[doc(hidden)]
+    /// Whether the endpoint also serves protocol 2026-07-28, the stateless era (on by
+    /// default): a POST whose `MCP-Protocol-Version` names a version without a
+    /// handshake and no session (or whose request carries the era's envelope in
+    /// `_meta`) is checked against the era's header rules and served by a session of
+    /// its own that starts serving at once; every other POST is served as before. The
+    /// factory's server must serve the era too (`ServerBuilder::stateless_era`, also on
+    /// by default).
     #[must_use]
-    pub fn unstable_stateless_era(mut self) -> Self {
-        self.stateless_era = true;
+    pub fn stateless_era(mut self, on: bool) -> Self {
+        self.stateless_era = on;
         self
     }
 
