@@ -70,6 +70,10 @@ pub(crate) fn tests() -> Vec<Test> {
             ["client-transport:http:header-mismatch-recovery"]
         ),
         conformance_test!(
+            abandoning_a_call_closes_its_stream_and_posts_nothing,
+            ["client-transport:http:cancel-closes-stream"]
+        ),
+        conformance_test!(
             an_unreachable_server_is_an_error_not_the_handshake_era,
             ["lifecycle:discover:network-error-raises"]
         ),
@@ -535,4 +539,59 @@ async fn an_unreachable_server_is_an_error_not_the_handshake_era(_: Connector) {
         .filter_map(|m| m.method().map(str::to_owned))
         .collect();
     assert_eq!(sent, ["server/discover"], "no fallback to initialize");
+}
+
+async fn abandoning_a_call_closes_its_stream_and_posts_nothing(_: Connector) {
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
+    let wait = ToolDef::new("wait", move |_: NoArgs, _cx: Context| {
+        let stopped = crate::support::DropSignal::new(stopped_tx.clone(), ());
+        let started = started_tx.clone();
+        async move {
+            let _stopped = stopped;
+            let _ = started.send(());
+            std::future::pending::<()>().await;
+            Ok::<_, String>("unreachable")
+        }
+    });
+    let server = Server::builder("waiter", "1.0.0")
+        .tool(wait)
+        .unwrap()
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build();
+    let hosted = both_eras(server).await;
+    let (transport, _) = hosted.transport();
+    let modern = client()
+        .mode(modelctx::client::ConnectMode::Discover)
+        .connect(transport)
+        .await
+        .unwrap();
+    let call = tokio::spawn({
+        let modern = modern.clone();
+        async move {
+            let params = modelctx::types::CallToolRequestParams::new("wait");
+            modern
+                .request::<modelctx::types::CallToolRequest>(params)
+                .await
+        }
+    });
+    within("the handler to start", started.recv()).await;
+    call.abort();
+    // Closing the call's own stream is the cancellation: the handler stops...
+    within("the handler to stop", stopped.recv()).await;
+    // ...and nothing more was POSTed for it (a notification would carry no Mcp-Method).
+    modern
+        .request::<Echo>(json!({"after": true}))
+        .await
+        .unwrap();
+    let mut methods: Vec<_> = hosted
+        .seen()
+        .iter()
+        .map(|s| s.header("mcp-method").unwrap_or("(none)").to_owned())
+        .collect();
+    methods.sort();
+    // (The abandoned call's own POST is there unless the server saw it go before it
+    // answered; either way there is no other.)
+    methods.retain(|m| m != "tools/call");
+    assert_eq!(methods, ["server/discover", "test/echo"]);
 }
