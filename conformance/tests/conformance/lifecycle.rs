@@ -6,9 +6,9 @@ use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::session::RequestOptions;
 use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
 use modelctx::types::{
-    CallToolRequest, CallToolRequestParams, ClientCapabilities, EmptyResult, ErrorCode, JsonObject,
-    JsonRpcMessage, JsonRpcRequest, JsonRpcResultResponse, ListRootsRequest, ListRootsResult,
-    ListToolsRequest, ListToolsResult, LoggingLevel, LoggingMessageNotification,
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, EmptyResult, ErrorCode, ErrorData,
+    JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResultResponse, ListRootsRequest,
+    ListRootsResult, ListToolsRequest, ListToolsResult, LoggingLevel, LoggingMessageNotification,
     LoggingMessageNotificationParams, Meta, PingRequest, ProtocolVersion, RequestId,
     RootsListChangedNotification, to_raw,
 };
@@ -112,6 +112,14 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             a_handshake_only_server_gets_the_handshake_after_the_probe,
             ["lifecycle:discover:fallback-method-not-found"]
+        ),
+        conformance_test!(
+            discover_says_what_the_server_speaks,
+            ["lifecycle:discover:basic"]
+        ),
+        conformance_test!(
+            a_version_refusal_that_lists_ours_is_asked_again,
+            ["lifecycle:discover:retry-on-32022"]
         ),
         conformance_test!(
             the_legacy_mode_never_probes,
@@ -824,4 +832,109 @@ async fn a_kept_discover_answer_saves_the_probe(connector: Connector) {
     assert!(again.server_capabilities().tools.is_some());
     again.call_tool("hello", JsonObject::new()).await.unwrap();
     assert!(!sent_methods(&wire).iter().any(|m| m == "server/discover"));
+}
+
+async fn discover_says_what_the_server_speaks(connector: Connector) {
+    let (transport, _hosted) = both_eras(&connector, &two_era_server()).await;
+    let (transport, wire) = record(transport);
+    let modern = within(
+        "the client to connect",
+        client()
+            .mode(ConnectMode::Pin(ProtocolVersion::V2026_07_28))
+            .connect(transport),
+    )
+    .await
+    .unwrap();
+    let found = modern.discover().await.unwrap();
+    assert!(found.supported_versions.iter().any(|v| v == "2026-07-28"));
+    assert!(found.capabilities.tools.is_some());
+    assert_eq!(
+        found.instructions.as_deref(),
+        Some("Both eras, one server.")
+    );
+    assert_eq!(
+        found
+            .meta
+            .as_ref()
+            .and_then(Meta::server_info)
+            .map(|i| i.name),
+        Some("two-eras".to_owned())
+    );
+    // The request carries nothing but the envelope.
+    let sent = serde_json::to_value(&wire.sent()[0]).unwrap();
+    assert_eq!(sent["method"], "server/discover");
+    let params = sent["params"].as_object().unwrap();
+    assert_eq!(params.keys().collect::<Vec<_>>(), ["_meta"], "{sent}");
+
+    // A session of the handshake era has no such method: refused, nothing sent.
+    let (transport, _hosted) = both_eras(&connector, &two_era_server()).await;
+    let (transport, wire) = record(transport);
+    let legacy = client().connect(transport).await.unwrap();
+    let before = wire.messages().len();
+    assert!(legacy.discover().await.unwrap_err().is_refused());
+    assert_eq!(wire.messages().len(), before);
+}
+
+/// A server played by hand that refuses the first `server/discover` with `-32022`
+/// listing 2026-07-28, and answers the second.
+async fn a_version_refusal_that_lists_ours_is_asked_again(connector: Connector) {
+    let discovers = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = discovers.clone();
+    let answer = move |method: &str| -> Result<Value, ErrorData> {
+        match method {
+            "server/discover" if count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
+                Err(ErrorData::new(
+                    ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                    "Unsupported protocol version",
+                )
+                .with_data(json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})))
+            }
+            "server/discover" => Ok(json!({
+                "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+                "supportedVersions": ["2026-07-28"], "capabilities": {},
+                "_meta": {Meta::SERVER_INFO: {"name": "picky", "version": "1"}}
+            })),
+            other => Ok(json!({"resultType": "complete", "unexpected": other})),
+        }
+    };
+    let transport = crate::support::scripted_server_with_errors(&connector, answer).await;
+    let (transport, wire) = record(transport);
+    let modern = within(
+        "the client to connect",
+        client().mode(ConnectMode::Auto).connect(transport),
+    )
+    .await
+    .unwrap();
+    assert_eq!(modern.protocol_version(), &ProtocolVersion::V2026_07_28);
+    assert_eq!(modern.server_info().name, "picky");
+    assert_eq!(sent_methods(&wire), ["server/discover", "server/discover"]);
+
+    // Listing nothing we speak: the refusal stands, and auto mode falls back.
+    let answer = |method: &str| -> Result<Value, ErrorData> {
+        match method {
+            "server/discover" => Err(ErrorData::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+            )
+            .with_data(json!({"supported": ["2099-01-01"], "requested": "2026-07-28"}))),
+            "initialize" => Ok(json!({
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "serverInfo": {"name": "old", "version": "1"}
+            })),
+            _ => Ok(json!({})),
+        }
+    };
+    let transport = crate::support::scripted_server_with_errors(&connector, answer).await;
+    let (transport, wire) = record(transport);
+    let fallback = within(
+        "the client to connect",
+        client().mode(ConnectMode::Auto).connect(transport),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fallback.protocol_version(), &ProtocolVersion::V2025_11_25);
+    assert_eq!(
+        sent_methods(&wire),
+        ["server/discover", "initialize", "notifications/initialized"]
+    );
 }

@@ -364,3 +364,42 @@ pub(crate) async fn both_eras(
     let (transport, _) = hosted.transport();
     (modelctx::transport::boxed(transport), Some(hosted))
 }
+
+/// [`scripted_server`] whose script may also answer with an error.
+pub(crate) async fn scripted_server_with_errors<A>(connector: &Connector, answer: A) -> BoxTransport
+where
+    A: Fn(&str) -> Result<Value, modelctx::types::ErrorData> + Clone + Send + Sync + 'static,
+{
+    let serve = move |(sink, mut stream): BoxTransport, answer: A| async move {
+        while let Some(Ok(m)) = stream.recv().await {
+            if let JsonRpcMessage::Request(r) = m.message {
+                let reply: JsonRpcMessage = match answer(&r.method) {
+                    Ok(result) => {
+                        let result = to_raw(&result).expect("a JSON value serialises");
+                        JsonRpcResultResponse::new(r.id.clone(), result).into()
+                    }
+                    Err(error) => {
+                        modelctx::types::JsonRpcErrorResponse::new(Some(r.id.clone()), error).into()
+                    }
+                };
+                let sent = sink
+                    .send(TransportMessage::new(reply).related_to(Some(r.id)))
+                    .await;
+                if sent.is_err() {
+                    return;
+                }
+            }
+        }
+    };
+    if connector.cell().has_transport_pair() {
+        let (client_side, server_side) = connector.transport_pair().await;
+        tokio::spawn(serve(server_side, answer));
+        return client_side;
+    }
+    connector
+        .serve_stateless_http(move |transport| {
+            let (sink, stream) = transport.split();
+            tokio::spawn(serve((Box::new(sink), Box::new(stream)), answer.clone()));
+        })
+        .await
+}

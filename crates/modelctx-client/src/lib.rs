@@ -666,6 +666,19 @@ impl Client {
         self.inner.peer.ping().await
     }
 
+    /// Asks the server again what it speaks (`server/discover`, protocol 2026-07-28):
+    /// the revisions, capabilities, instructions and identity it offers now, with the
+    /// answer's caching hints. Refused locally in a session of the handshake era, which
+    /// has no such method.
+    pub async fn discover(&self) -> Result<DiscoverResult, SessionError> {
+        let Some(envelope) = self.envelope() else {
+            return Err(SessionError::refused(
+                "server/discover needs protocol 2026-07-28; this session negotiated the handshake era",
+            ));
+        };
+        stateless::discover(&self.inner.peer, &envelope, None).await
+    }
+
     /// Closes the connection; pending requests fail with a connection-closed error.
     pub async fn close(&self) {
         self.inner.peer.close().await;
