@@ -325,28 +325,16 @@ fn extra_tool(name: &str) -> ToolDef {
 
 async fn listen_for_tool_changes(client: &Client, server: &Server) {
     use modelctx::types::{ServerNotification, SubscriptionFilter};
-    let mut tools = client
-        .unstable_subscribe(SubscriptionFilter::new().with_tools_list_changed(true))
-        .unwrap();
-    let mut prompts = client
-        .unstable_subscribe(SubscriptionFilter::new().with_prompts_list_changed(true))
-        .unwrap();
-    let ack = within("the acknowledgement", tools.next())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        matches!(ack, ServerNotification::SubscriptionsAcknowledged(_)),
-        "{ack:?}"
-    );
-    let ack = within("the acknowledgement", prompts.next())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        matches!(ack, ServerNotification::SubscriptionsAcknowledged(_)),
-        "{ack:?}"
-    );
+    let tools = SubscriptionFilter::new().with_tools_list_changed(true);
+    let prompts = SubscriptionFilter::new().with_prompts_list_changed(true);
+    let (tools, prompts) = within(
+        "the acknowledgements",
+        futures::future::join(client.subscribe(tools), client.subscribe(prompts)),
+    )
+    .await;
+    let (mut tools, mut prompts) = (tools.unwrap(), prompts.unwrap());
+    assert_eq!(tools.honored().tools_list_changed, Some(true));
+    assert_eq!(prompts.honored().prompts_list_changed, Some(true));
     server.add_tool(extra_tool("extra")).unwrap();
     let changed = within("the change", tools.next()).await.unwrap().unwrap();
     assert!(

@@ -403,3 +403,54 @@ where
         })
         .await
 }
+
+/// How a hand-played server answers one request: the messages to send back, in order
+/// and related to the request, then whether to close (the connection, or over
+/// stateless HTTP the request's own stream) instead of going on.
+pub(crate) type Script = std::sync::Arc<
+    dyn Fn(
+            modelctx::types::JsonRpcRequest,
+        ) -> futures::future::BoxFuture<'static, (Vec<JsonRpcMessage>, bool)>
+        + Send
+        + Sync,
+>;
+
+/// A server played by hand, answering each request on a task of its own with `script`.
+/// Returns the client's side.
+pub(crate) async fn raw_server(connector: &Connector, script: Script) -> BoxTransport {
+    fn serve((sink, mut stream): BoxTransport, script: Script) {
+        let sink: std::sync::Arc<dyn MessageSink> = std::sync::Arc::from(sink);
+        tokio::spawn(async move {
+            while let Some(Ok(m)) = stream.recv().await {
+                let JsonRpcMessage::Request(request) = m.message else {
+                    continue;
+                };
+                let (sink, script) = (sink.clone(), script.clone());
+                tokio::spawn(async move {
+                    let id = request.id.clone();
+                    let (messages, close) = script(request).await;
+                    for message in messages {
+                        let message = TransportMessage::new(message).related_to(Some(id.clone()));
+                        if sink.send(message).await.is_err() {
+                            return;
+                        }
+                    }
+                    if close {
+                        sink.close().await;
+                    }
+                });
+            }
+        });
+    }
+    if connector.cell().has_transport_pair() {
+        let (client_side, server_side) = connector.transport_pair().await;
+        serve(server_side, script);
+        return client_side;
+    }
+    connector
+        .serve_stateless_http(move |transport| {
+            let (sink, stream) = transport.split();
+            serve((Box::new(sink), Box::new(stream)), script.clone());
+        })
+        .await
+}

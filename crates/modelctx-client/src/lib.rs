@@ -358,7 +358,6 @@ impl ClientBuilder {
                 &watched,
                 &init.capabilities,
                 &subscriptions,
-                service.clone(),
             )
             .await;
             return Ok(Client {
@@ -453,9 +452,7 @@ impl Service for ClientService {
     ) -> BoxFuture<'static, ()> {
         self.cache
             .invalidate(&notification.method, notification.params.as_deref());
-        if subscriptions::route(&self.subscriptions, &notification) {
-            return Box::pin(async {});
-        }
+        subscriptions::route(&self.subscriptions, &notification);
         self.deliver(notification, peer)
     }
 }

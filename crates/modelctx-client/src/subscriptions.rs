@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use modelctx_session::{RequestHandle, RequestOptions, SessionError};
 use modelctx_types::{
     JsonRpcNotification, Meta, RawValue, RequestId, ServerNotification, SubscriptionFilter,
-    SubscriptionsListenRequestParams, to_raw,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams, to_raw,
 };
 use tokio::sync::mpsc;
 
@@ -19,14 +19,15 @@ use crate::Client;
 /// Where each open subscription's notifications go, by subscription id.
 pub(crate) type Routes = Arc<Mutex<HashMap<RequestId, mpsc::UnboundedSender<JsonRpcNotification>>>>;
 
-/// Takes a notification that belongs to a subscription (its `_meta` names one that is
-/// open); `false` leaves it to the client's notification handlers.
-pub(crate) fn route(routes: &Routes, notification: &JsonRpcNotification) -> bool {
+/// Hands a notification that belongs to a subscription (its `_meta` names one that is
+/// open) to it. The client's notification handlers get it too (the caller goes on):
+/// observers and reactions keep working whoever listens.
+pub(crate) fn route(routes: &Routes, notification: &JsonRpcNotification) {
     let Some(params) = notification.params.as_deref() else {
-        return false;
+        return;
     };
     if !params.get().contains(Meta::SUBSCRIPTION_ID) {
-        return false;
+        return;
     }
     #[derive(serde::Deserialize)]
     struct Tagged {
@@ -38,25 +39,38 @@ pub(crate) fn route(routes: &Routes, notification: &JsonRpcNotification) -> bool
         .and_then(|t| t.meta)
         .and_then(|m| m.subscription_id())
     else {
-        return false;
+        return;
     };
     let routes = routes.lock().unwrap_or_else(|p| p.into_inner());
-    match routes.get(&id) {
-        Some(tx) => tx.send(notification.clone()).is_ok(),
-        None => false,
+    if let Some(tx) = routes.get(&id) {
+        let _ = tx.send(notification.clone());
     }
 }
 
-/// An open `subscriptions/listen` stream. [`next`](Subscription::next) yields the
-/// server's acknowledgement, then each change notification; it ends when the server
-/// ends the subscription, and reports an error when the stream is lost. Dropping it
-/// (or [`close`](Subscription::close)) ends the request. Unstable, with the era.
+/// An open `subscriptions/listen` stream (protocol 2026-07-28), from
+/// [`Client::subscribe`]: [`honored`](Subscription::honored) is what the server
+/// acknowledged it will send, [`next`](Subscription::next) each change it sends. The
+/// same notifications also reach the client's notification handlers and list-change
+/// reactions. It ends when the server ends the subscription; a stream that breaks
+/// instead is reported as an error, and nothing opens a new one. Dropping it (or
+/// [`close`](Subscription::close)) ends the request.
 #[derive(Debug)]
 pub struct Subscription {
     id: RequestId,
+    honored: SubscriptionFilter,
     notifications: mpsc::UnboundedReceiver<JsonRpcNotification>,
     request: Option<RequestHandle<Box<RawValue>>>,
+    /// Why the stream ended without the server's closing answer, once drained.
+    lost: Option<SessionError>,
     routes: Routes,
+}
+
+/// The notification that acknowledges a subscription.
+const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+
+fn decode(notification: &JsonRpcNotification) -> Result<ServerNotification, SessionError> {
+    ServerNotification::from_json_rpc(notification)
+        .map_err(|e| SessionError::refused(format!("a malformed notification: {e}")))
 }
 
 impl Subscription {
@@ -65,26 +79,42 @@ impl Subscription {
         &self.id
     }
 
-    /// The next notification: `None` once the server ended the subscription, an error
-    /// when the stream was lost (the connection closed, the request failed).
+    /// What the server acknowledged it will send: the subset of the requested filter it
+    /// honours.
+    pub fn honored(&self) -> &SubscriptionFilter {
+        &self.honored
+    }
+
+    /// The next change: `None` once the server ended the subscription (after every
+    /// change it sent before), an error when the stream was lost (the connection
+    /// closed, the request failed without the server's closing answer).
     pub async fn next(&mut self) -> Option<Result<ServerNotification, SessionError>> {
-        let request = self.request.as_mut()?;
-        tokio::select! {
-            biased;
-            notification = self.notifications.recv() => {
-                let notification = notification?;
-                Some(
-                    ServerNotification::from_json_rpc(&notification)
-                        .map_err(|e| SessionError::refused(format!("a malformed notification: {e}"))),
-                )
-            }
-            ended = request => {
-                self.request = None;
-                match ended {
-                    Ok(_) => None,
-                    Err(e) => Some(Err(e)),
+        loop {
+            let notification = if let Some(request) = self.request.as_mut() {
+                tokio::select! {
+                    biased;
+                    notification = self.notifications.recv() => notification,
+                    ended = request => {
+                        self.request = None;
+                        // Nothing more comes in; what came before the end is still
+                        // delivered first.
+                        self.notifications.close();
+                        if let Err(e) = ended {
+                            self.lost = Some(e);
+                        }
+                        continue;
+                    }
                 }
+            } else {
+                self.notifications.recv().await
+            };
+            let Some(notification) = notification else {
+                return self.lost.take().map(Err);
+            };
+            if notification.method == ACKNOWLEDGED {
+                continue;
             }
+            return Some(decode(&notification));
         }
     }
 
@@ -104,11 +134,11 @@ impl Drop for Subscription {
 }
 
 impl Client {
-    /// Opens a `subscriptions/listen` stream for the changes `filter` asks for
-    /// (protocol 2026-07-28 only; refused in a session of the handshake era). Unstable
-    /// while the era is being built.
-    #[doc(hidden)]
-    pub fn unstable_subscribe(
+    /// Opens a `subscriptions/listen` stream for the changes `filter` asks for and waits
+    /// for the server's acknowledgement (protocol 2026-07-28 only; refused in a session
+    /// of the handshake era, whose servers announce changes on their own). Several
+    /// subscriptions run at once on one client, each hearing only its own changes.
+    pub async fn subscribe(
         &self,
         filter: SubscriptionFilter,
     ) -> Result<Subscription, SessionError> {
@@ -123,39 +153,81 @@ impl Client {
         options.meta = Some(envelope);
         // Subscriptions stay open: no timeout.
         options.timeout = Some(std::time::Duration::from_secs(365 * 24 * 3600));
-        let request =
+        let mut request =
             self.peer()
                 .start_raw(Cow::Borrowed("subscriptions/listen"), Some(params), options);
         let Some(id) = request.id() else {
             // Refused before it was sent: the handle holds the reason.
-            return Err(SessionError::refused(
-                "subscriptions/listen was refused locally",
-            ));
+            return Err(match (&mut request).await {
+                Err(e) => e,
+                Ok(_) => SessionError::refused("subscriptions/listen was refused locally"),
+            });
         };
-        let (tx, notifications) = mpsc::unbounded_channel();
+        // Registered before the request goes out (a handle sends on its first poll), so
+        // the acknowledgement cannot come first.
+        let (tx, mut notifications) = mpsc::unbounded_channel();
         let routes = self.inner.subscriptions.clone();
         routes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id.clone(), tx);
+        let mut unroute = Unroute(Some((routes.clone(), id.clone())));
+        let honored = loop {
+            tokio::select! {
+                biased;
+                notification = notifications.recv() => {
+                    let Some(notification) = notification else {
+                        return Err(SessionError::refused("the subscription's route closed"));
+                    };
+                    if notification.method != ACKNOWLEDGED {
+                        continue;
+                    }
+                    let params = notification.params.as_deref().map(RawValue::get).unwrap_or("{}");
+                    let ack: SubscriptionsAcknowledgedNotificationParams =
+                        serde_json::from_str(params).map_err(|e| {
+                            SessionError::refused(format!("a malformed acknowledgement: {e}"))
+                        })?;
+                    break ack.notifications;
+                }
+                ended = &mut request => {
+                    return Err(ended.err().unwrap_or_else(|| {
+                        SessionError::refused("the server ended the subscription before acknowledging it")
+                    }));
+                }
+            }
+        };
+        unroute.0 = None;
         Ok(Subscription {
             id,
+            honored,
             notifications,
             request: Some(request),
+            lost: None,
             routes,
         })
     }
 }
 
+/// Forgets a subscription's route unless disarmed (an abandoned or failed subscribe).
+struct Unroute(Option<(Routes, RequestId)>);
+
+impl Drop for Unroute {
+    fn drop(&mut self) {
+        if let Some((routes, id)) = self.0.take() {
+            routes.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        }
+    }
+}
+
 /// The subscription a stateless-era client opens at connect for the list changes its
 /// application reacts to, so reactions and handlers written for a session keep
-/// working: its notifications reach the same handlers. Dropped with the client, which
-/// ends the request; if the server ends it, no new one is opened.
+/// working: its notifications reach the same handlers (every subscription's do).
+/// Dropped with the client, which ends the request; if the server ends it, no new one
+/// is opened.
 pub(crate) struct ListWatch {
     id: RequestId,
     routes: Routes,
-    /// Drives the request and hands its notifications over; aborting it drops the
-    /// request, which cancels it.
+    /// Drives the request; aborting it drops the request, which cancels it.
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -183,7 +255,6 @@ pub(crate) async fn watch_lists(
     watched: &[crate::ListKind],
     caps: &modelctx_types::ServerCapabilities,
     routes: &Routes,
-    service: Arc<crate::ClientService>,
 ) -> Option<ListWatch> {
     use crate::ListKind;
     let kinds: Vec<ListKind> = watched
@@ -210,32 +281,28 @@ pub(crate) async fn watch_lists(
         .unwrap_or_else(|p| p.into_inner())
         .insert(id.clone(), tx);
     let (acked_tx, acked) = tokio::sync::oneshot::channel::<()>();
-    let peer = peer.clone();
     let task = tokio::spawn(async move {
         let mut acked_tx = Some(acked_tx);
         let mut open = true;
         loop {
-            let notification = tokio::select! {
+            tokio::select! {
                 biased;
-                notification = notifications.recv() => notification,
-                // The server ended the subscription (or it failed): what was already
-                // routed is still delivered, then the task ends.
+                notification = notifications.recv() => match notification {
+                    // The handlers get every change (routing tees); only the
+                    // acknowledgement matters here.
+                    Some(n) if n.method == ACKNOWLEDGED => {
+                        if let Some(tx) = acked_tx.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    Some(_) => {}
+                    None => return,
+                },
                 _ = &mut request, if open => {
                     open = false;
                     notifications.close();
-                    continue;
                 }
-            };
-            let Some(notification) = notification else {
-                return;
-            };
-            if notification.method == "notifications/subscriptions/acknowledged" {
-                if let Some(tx) = acked_tx.take() {
-                    let _ = tx.send(());
-                }
-                continue;
             }
-            service.deliver(notification, peer.clone()).await;
         }
     });
     let _ = tokio::time::timeout(ACK_WAIT, acked).await;
