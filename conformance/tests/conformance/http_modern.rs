@@ -74,6 +74,10 @@ pub(crate) fn tests() -> Vec<Test> {
             ["client-transport:http:cancel-closes-stream"]
         ),
         conformance_test!(
+            a_stray_session_id_is_never_echoed,
+            ["client-transport:http:stateless-ignores-session-id"]
+        ),
+        conformance_test!(
             an_unreachable_server_is_an_error_not_the_handshake_era,
             ["lifecycle:discover:network-error-raises"]
         ),
@@ -594,4 +598,63 @@ async fn abandoning_a_call_closes_its_stream_and_posts_nothing(_: Connector) {
     // answered; either way there is no other.)
     methods.retain(|m| m != "tools/call");
     assert_eq!(methods, ["server/discover", "test/echo"]);
+}
+
+/// A misbehaving 2026-07-28 endpoint that stamps `Mcp-Session-Id` on every answer: the
+/// client's wire stays POST-only and never carries the id back.
+async fn a_stray_session_id_is_never_echoed(_: Connector) {
+    use std::sync::Mutex;
+    let service = modelctx::http::StreamableHttpService::new({
+        let server = echo_server();
+        move |transport| {
+            server.serve_with(transport, modelctx::session::SessionConfig::server());
+        }
+    });
+    let seen: Arc<Mutex<Vec<(http::Method, Option<String>)>>> = Arc::default();
+    let log = seen.clone();
+    let app = service.router().layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let log = log.clone();
+            async move {
+                let session = request
+                    .headers()
+                    .get("mcp-session-id")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                log.lock()
+                    .unwrap()
+                    .push((request.method().clone(), session));
+                let mut response = next.run(request).await;
+                response
+                    .headers_mut()
+                    .insert("mcp-session-id", http::HeaderValue::from_static("stray-1"));
+                response
+            }
+        },
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
+    let handle = transport.handle();
+    let modern = client()
+        .mode(modelctx::client::ConnectMode::Discover)
+        .connect(transport)
+        .await
+        .unwrap();
+    modern.list_all_tools().await.unwrap();
+    modern.request::<Echo>(json!({"k": 1})).await.unwrap();
+    modern.close().await;
+    assert_eq!(handle.session_id(), None, "the stray id was not kept");
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.len() >= 3, "{seen:?}");
+    for (method, session) in &seen {
+        assert_eq!(
+            method,
+            &http::Method::POST,
+            "no GET stream, no DELETE: {seen:?}"
+        );
+        assert_eq!(session, &None, "{seen:?}");
+    }
 }
