@@ -610,7 +610,9 @@ async fn a_stray_session_id_is_never_echoed(_: Connector) {
             server.serve_with(transport, modelctx::session::SessionConfig::server());
         }
     });
-    let seen: Arc<Mutex<Vec<(http::Method, Option<String>)>>> = Arc::default();
+    // Each request's method and the session id it carried.
+    type Seen = Vec<(http::Method, Option<String>)>;
+    let seen: Arc<Mutex<Seen>> = Arc::default();
     let log = seen.clone();
     let app = service.router().layer(axum::middleware::from_fn(
         move |request: axum::extract::Request, next: axum::middleware::Next| {
