@@ -76,6 +76,10 @@ pub(crate) fn tests() -> Vec<Test> {
             ]
         ),
         conformance_test!(
+            a_fixed_resource_can_be_not_found,
+            ["mcpserver:resource:static-not-found"]
+        ),
+        conformance_test!(
             a_failing_resource_function_is_a_json_rpc_error,
             ["mcpserver:resource:read-throws-surfaced"]
         ),
@@ -383,6 +387,57 @@ async fn a_failing_resource_function_is_a_json_rpc_error(connector: Connector) {
     );
     // The session lives on.
     assert!(pair.client.list_all_resources().await.unwrap().len() == 2);
+
+    // A function that panics (Rust's unexpected exception): -32603, its text withheld.
+    let server = Server::builder("fragile", "1.0.0")
+        .resource(ResourceDef::new(
+            "db://fragile",
+            "fragile",
+            |_cx: Context| async move {
+                if true {
+                    panic!("secret internal detail");
+                }
+                Ok::<_, String>("unreachable")
+            },
+        ))
+        .unwrap()
+        .build();
+    let pair = connect_to(&connector, &server).await;
+    let err = pair.client.read_resource("db://fragile").await.unwrap_err();
+    let data = err.protocol_error().unwrap();
+    assert_eq!(data.code, ErrorCode::INTERNAL_ERROR);
+    assert!(!data.message.contains("secret"), "{}", data.message);
+    assert_eq!(pair.client.list_all_resources().await.unwrap().len(), 1);
+}
+
+/// A fixed resource whose function finds nothing answers like a template's would: the
+/// era's resource-not-found code (-32002 until 2026-07-28, then -32602, SEP-2164) with
+/// the function's message and the URI in `data`.
+async fn a_fixed_resource_can_be_not_found(connector: Connector) {
+    let server = Server::builder("rows", "1.0.0")
+        .resource(ResourceDef::new(
+            "db://rows/7",
+            "row 7",
+            |_cx: Context| async move {
+                Err::<String, _>(
+                    ErrorData::new(ErrorCode::RESOURCE_NOT_FOUND, "row 7 was deleted")
+                        .with_data(json!({"uri": "db://rows/7"})),
+                )
+            },
+        ))
+        .unwrap()
+        .build();
+    let pair = connect_to(&connector, &server).await;
+    let err = pair.client.read_resource("db://rows/7").await.unwrap_err();
+    let data = err.protocol_error().unwrap();
+    let not_found = if stateless_era(&pair.client) {
+        ErrorCode::INVALID_PARAMS
+    } else {
+        ErrorCode::RESOURCE_NOT_FOUND
+    };
+    assert_eq!(data.code, not_found);
+    assert_eq!(data.message, "row 7 was deleted");
+    assert_eq!(data.data.as_ref().unwrap()["uri"], "db://rows/7");
 }
 
 async fn duplicate_resources_are_refused(connector: Connector) {
