@@ -122,6 +122,10 @@ pub(crate) fn tests() -> Vec<Test> {
             ["lifecycle:discover:retry-on-32022"]
         ),
         conformance_test!(
+            a_silent_server_gets_the_handshake_after_the_probe_wait,
+            ["lifecycle:discover:fallback-silence"]
+        ),
+        conformance_test!(
             the_legacy_mode_never_probes,
             ["lifecycle:mode:legacy-never-probes"]
         ),
@@ -936,5 +940,43 @@ async fn a_version_refusal_that_lists_ours_is_asked_again(connector: Connector) 
     assert_eq!(
         sent_methods(&wire),
         ["server/discover", "initialize", "notifications/initialized"]
+    );
+}
+
+/// A server of the handshake era that says nothing to requests before `initialize`:
+/// the probe goes unanswered, and after the probe wait the client falls back.
+async fn a_silent_server_gets_the_handshake_after_the_probe_wait(connector: Connector) {
+    let answer = |method: &str| -> Option<Value> {
+        match method {
+            "initialize" => Some(json!({
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "serverInfo": {"name": "taciturn", "version": "1"}
+            })),
+            "server/discover" => None,
+            _ => Some(json!({})),
+        }
+    };
+    let transport = crate::support::scripted_server_with_silence(&connector, answer).await;
+    let (transport, wire) = record(transport);
+    let client = within(
+        "the client to connect",
+        client()
+            .mode(ConnectMode::Auto)
+            .probe_timeout(std::time::Duration::from_millis(200))
+            .connect(transport),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
+    assert_eq!(client.server_info().name, "taciturn");
+    // The probe given up on is cancelled, then the handshake.
+    assert_eq!(
+        sent_methods(&wire),
+        [
+            "server/discover",
+            "notifications/cancelled",
+            "initialize",
+            "notifications/initialized"
+        ]
     );
 }

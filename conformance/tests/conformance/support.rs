@@ -454,3 +454,22 @@ pub(crate) async fn raw_server(connector: &Connector, script: Script) -> BoxTran
         })
         .await
 }
+
+/// [`scripted_server`] whose script may leave a request unanswered (`None`).
+pub(crate) async fn scripted_server_with_silence<A>(
+    connector: &Connector,
+    answer: A,
+) -> BoxTransport
+where
+    A: Fn(&str) -> Option<Value> + Clone + Send + Sync + 'static,
+{
+    let script: Script = std::sync::Arc::new(move |request: modelctx::types::JsonRpcRequest| {
+        let reply = answer(&request.method).map(|result| {
+            let result = to_raw(&result).expect("a JSON value serialises");
+            JsonRpcMessage::from(JsonRpcResultResponse::new(request.id, result))
+        });
+        Box::pin(async move { (reply.into_iter().collect(), false) })
+            as futures::future::BoxFuture<'static, _>
+    });
+    raw_server(connector, script).await
+}

@@ -116,6 +116,8 @@ pub struct ClientBuilder {
     list_changed: list_changed::Reactions,
     /// How `connect` settles the revision.
     mode: ConnectMode,
+    /// How long `ConnectMode::Auto` waits for an answer to `server/discover`.
+    probe_timeout: std::time::Duration,
 }
 
 /// How [`ClientBuilder::connect`] settles the protocol revision with the server.
@@ -131,7 +133,8 @@ pub struct ClientBuilder {
 pub enum ConnectMode {
     /// `server/discover` first; the `initialize` handshake when the server does not
     /// offer 2026-07-28: it answers with an error (as servers of earlier revisions do)
-    /// or says nothing within a bounded wait (5 s). A `-32022` listing 2026-07-28 is
+    /// or says nothing within a bounded wait ([`ClientBuilder::probe_timeout`], 5 s by
+    /// default). A `-32022` listing 2026-07-28 is
     /// asked once more. A request that never reached the server (a network error) is
     /// an error, not a verdict on its era.
     #[default]
@@ -272,6 +275,15 @@ impl ClientBuilder {
         self
     }
 
+    /// How long [`ConnectMode::Auto`] waits for an answer to its `server/discover`
+    /// probe before taking a silent server for one of the handshake era (default 5 s;
+    /// servers of that era may ignore requests that come before `initialize`).
+    #[must_use]
+    pub fn probe_timeout(mut self, wait: std::time::Duration) -> Self {
+        self.probe_timeout = wait;
+        self
+    }
+
     /// Connects over `transport`: runs the initialize handshake and returns the client.
     /// Fails when the server answers with an error, with a protocol revision this SDK
     /// does not speak (the session is then closed), or when the transport closes.
@@ -309,7 +321,7 @@ impl ClientBuilder {
             ConnectMode::Legacy => None,
             ConnectMode::Auto | ConnectMode::Discover => {
                 let only = matches!(self.mode, ConnectMode::Discover);
-                let timeout = (!only).then_some(stateless::PROBE_TIMEOUT);
+                let timeout = (!only).then_some(self.probe_timeout);
                 let found = stateless::discover(&peer, &envelope, timeout).await;
                 match found.and_then(|found| {
                     let init = stateless::negotiated(&found)?;
@@ -529,6 +541,7 @@ impl Client {
             callbacks: callbacks::Callbacks::default(),
             list_changed: list_changed::Reactions::default(),
             mode: ConnectMode::default(),
+            probe_timeout: stateless::PROBE_TIMEOUT,
         }
     }
 
