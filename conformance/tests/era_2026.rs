@@ -453,3 +453,47 @@ async fn a_header_mismatch_makes_the_client_relearn_the_tool_and_retry_over_http
         .unwrap();
     assert_eq!(result.content[0].as_text(), Some("ran in eu-west1"));
 }
+
+#[tokio::test]
+async fn a_caller_can_answer_input_requests_itself_round_by_round() {
+    use modelctx::client::Round;
+    use modelctx::types::{
+        CallToolRequest, CallToolRequestParams, ElicitResult, InputRequest, InputResponse,
+    };
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = greeter(true).serve(server_side);
+    // Declares form elicitation, but answers it by hand rather than from a callback.
+    let client = within("connect", era_client(true).connect(client_side))
+        .await
+        .unwrap();
+    let mut params = CallToolRequestParams::new("greet");
+    let asked = match within(
+        "the first round",
+        client.request_round::<CallToolRequest>(params.clone(), Default::default()),
+    )
+    .await
+    .unwrap()
+    {
+        Round::InputRequired(asked) => asked,
+        other => panic!("expected a request for input, got {other:?}"),
+    };
+    let requests = asked.input_requests.clone().unwrap();
+    let (key, request) = requests.iter().next().unwrap();
+    assert!(matches!(request, InputRequest::Elicit(_)), "{request:?}");
+    // The answer, with the state echoed: the same call completes.
+    let mut content = std::collections::BTreeMap::new();
+    content.insert("name".to_owned(), ElicitValue::String("Grace".to_owned()));
+    let answer = InputResponse::from(ElicitResult::accept(content));
+    params.input_responses = Some([(key.clone(), answer)].into_iter().collect());
+    params.request_state = asked.request_state.clone();
+    let done = within(
+        "the second round",
+        client.request_round::<CallToolRequest>(params, Default::default()),
+    )
+    .await
+    .unwrap();
+    match done {
+        Round::Complete(result) => assert_eq!(result.content[0].as_text(), Some("Hello, Grace!")),
+        other => panic!("{other:?}"),
+    }
+}

@@ -120,6 +120,16 @@ pub struct ClientBuilder {
     probe_timeout: std::time::Duration,
 }
 
+/// One answer to a request that may ask for input ([`Client::request_round`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Round<T> {
+    /// The request's result.
+    Complete(T),
+    /// The server needs these inputs first (protocol 2026-07-28).
+    InputRequired(modelctx_types::InputRequiredResult),
+}
+
 /// How [`ClientBuilder::connect`] settles the protocol revision with the server.
 ///
 /// Protocol 2026-07-28 (the stateless era) has no handshake: every request carries the
@@ -614,6 +624,30 @@ impl Client {
             return stateless::request::<M>(self, params, options).await;
         }
         self.start_request::<M>(params, options)?.await
+    }
+
+    /// Sends a typed request once and returns the server's answer as it came: its
+    /// result, or (protocol 2026-07-28, on `tools/call`, `prompts/get` and
+    /// `resources/read`) its request for input — for a caller that answers input itself
+    /// rather than through the client's callbacks, which [`request_with`](Self::request_with)
+    /// uses. To go on, send the same params again with `input_responses` holding the
+    /// answers by key and `request_state` echoing the one the answer carried. In the
+    /// handshake era input requests arrive as requests from the server instead, and
+    /// every answer is complete.
+    pub async fn request_round<M: RequestMethod>(
+        &self,
+        params: M::Params,
+        options: RequestOptions,
+    ) -> Result<Round<M::Result>, SessionError> {
+        if self.inner.stateless.is_some() {
+            if self.inner.capabilities_known {
+                check_server_capability(self.server_capabilities(), M::METHOD)?;
+            }
+            return stateless::round::<M>(self, params, options).await;
+        }
+        Ok(Round::Complete(
+            self.start_request::<M>(params, options)?.await?,
+        ))
     }
 
     /// Starts a typed request and returns its cancellable handle.

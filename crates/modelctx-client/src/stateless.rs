@@ -10,12 +10,12 @@ use std::collections::HashMap;
 use modelctx_session::{Peer, RequestContext, RequestOptions, SessionError};
 use modelctx_types::{
     ClientCapabilities, DiscoverRequest, DiscoverResult, ErrorData, Implementation,
-    InitializeResult, Meta, ProtocolVersion, RawValue, RequestId, RequestMethod, RequestParams,
-    to_raw,
+    InitializeResult, InputRequiredResult, Meta, ProtocolVersion, RawValue, RequestId,
+    RequestMethod, RequestParams, to_raw,
 };
 use serde_json::{Map, Value};
 
-use crate::Client;
+use crate::{Client, Round};
 
 /// The methods a server may answer with an `InputRequiredResult`.
 const ROUND_TRIP_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
@@ -206,6 +206,31 @@ pub(crate) async fn request<M: RequestMethod>(
     params: M::Params,
     options: RequestOptions,
 ) -> Result<M::Result, SessionError> {
+    match run::<M>(client, params, options, true).await? {
+        Round::Complete(result) => Ok(result),
+        Round::InputRequired(_) => Err(SessionError::refused(
+            "the server asked for input the client did not answer",
+        )),
+    }
+}
+
+/// One round of a request of the era: the answer as it came, input requests included.
+pub(crate) async fn round<M: RequestMethod>(
+    client: &Client,
+    params: M::Params,
+    options: RequestOptions,
+) -> Result<Round<M::Result>, SessionError> {
+    run::<M>(client, params, options, false).await
+}
+
+/// Sends a request of the era; with `answer_inputs_here`, answers the server's input requests with
+/// the client's callbacks until it completes, else returns the first answer as is.
+async fn run<M: RequestMethod>(
+    client: &Client,
+    params: M::Params,
+    options: RequestOptions,
+    answer_inputs_here: bool,
+) -> Result<Round<M::Result>, SessionError> {
     let envelope = client.envelope().unwrap_or_default();
     let mut params = match serde_json::to_value(&params) {
         Ok(Value::Object(map)) => map,
@@ -222,12 +247,14 @@ pub(crate) async fn request<M: RequestMethod>(
         .contains(&M::METHOD)
         .then(|| Cache::key(M::METHOD, &params));
     if let Some(fresh) = cache_key.as_deref().and_then(|k| client.inner.cache.get(k)) {
-        return serde_json::from_value::<M::Result>(fresh).map_err(|e| {
-            SessionError::refused(format!(
-                "the cached {} answer does not decode: {e}",
-                M::METHOD
-            ))
-        });
+        return serde_json::from_value::<M::Result>(fresh)
+            .map(Round::Complete)
+            .map_err(|e| {
+                SessionError::refused(format!(
+                    "the cached {} answer does not decode: {e}",
+                    M::METHOD
+                ))
+            });
     }
     let mut options = Some(options);
     let mut relisted = false;
@@ -277,9 +304,18 @@ pub(crate) async fn request<M: RequestMethod>(
             if let Some(key) = cache_key.filter(|_| !params.contains_key("inputResponses")) {
                 client.inner.cache.put(key, &value);
             }
-            return serde_json::from_value::<M::Result>(value).map_err(|e| {
-                SessionError::refused(format!("the {} answer does not decode: {e}", M::METHOD))
-            });
+            return serde_json::from_value::<M::Result>(value)
+                .map(Round::Complete)
+                .map_err(|e| {
+                    SessionError::refused(format!("the {} answer does not decode: {e}", M::METHOD))
+                });
+        }
+        if !answer_inputs_here {
+            return serde_json::from_value::<InputRequiredResult>(value)
+                .map(Round::InputRequired)
+                .map_err(|e| {
+                    SessionError::refused(format!("the input-required answer does not decode: {e}"))
+                });
         }
         let responses = answer_inputs(client, value.get("inputRequests")).await?;
         params.insert("inputResponses".to_owned(), Value::Object(responses));
