@@ -1,14 +1,21 @@
 //! A server built with the high-level API — a typed tool with structured output, a
-//! URI template, a prompt with argument completion, per-session logging — and a
-//! client exercising each over an in-memory connection.
+//! tool that asks the user for input mid-call, a URI template, a prompt with argument
+//! completion, logging — and a client exercising each over an in-memory connection.
+//! The same server and client code run in both protocol eras: the client connects once
+//! in the handshake era (2025-11-25) and once in the stateless one (2026-07-28), where
+//! the tool's question travels as an input-required result and the call is retried
+//! with the answer, without the tool or the callback knowing.
 //!
 //! Run with `cargo run -p modelctx-examples --bin features`.
 
 use std::collections::BTreeMap;
 
-use modelctx::client::{Client, ListKind};
+use modelctx::client::{Client, ConnectMode, FormAnswer, ListKind};
 use modelctx::server::schemars::JsonSchema;
-use modelctx::server::{CompletionInput, Context, Json, PromptDef, Server, TemplateDef, ToolDef};
+use modelctx::server::{
+    CompletionInput, Context, Elicited, Json, NoArgs, PromptDef, Server, TemplateDef, ToolDef,
+};
+use modelctx::types::ElicitValue;
 use modelctx::types::{
     LoggingLevel, LoggingMessageNotification, PromptMessage, PromptReference,
     TextOrBlobResourceContents,
@@ -30,6 +37,16 @@ struct Convert {
 struct Temperature {
     celsius: f64,
     fahrenheit: f64,
+}
+
+/// The form `book` asks the user to fill in.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct Booking {
+    /// The guest's name.
+    name: String,
+    /// How many nights.
+    nights: u8,
 }
 
 /// The variables of the `cities://{name}` template.
@@ -85,8 +102,23 @@ fn server() -> Result<Server, Box<dyn std::error::Error>> {
     })
     .description("Asks for a forecast")
     .complete("city", complete_city);
+    // Asks the user mid-call. In a session the question is a request to the client; in
+    // 2026-07-28 it ends the round, and the tool runs again with the answer on the
+    // client's retry — so everything before the question must be safe to repeat.
+    let book = ToolDef::new("book", |_: NoArgs, cx: Context| async move {
+        let booking = cx
+            .elicit_form::<Booking>("Who is staying, and for how long?")
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(match booking {
+            Elicited::Accepted(b) => format!("Booked {} night(s) for {}.", b.nights, b.name),
+            Elicited::Declined | Elicited::Cancelled => "No booking made.".to_owned(),
+        })
+    })
+    .description("Books a room, asking who and how long");
     Ok(Server::builder("features-demo", "1.0.0")
         .tool(convert)?
+        .tool(book)?
         .resource_template(cities)?
         .prompt(forecast)?
         .build())
@@ -103,15 +135,33 @@ async fn complete_city(input: CompletionInput, _cx: Context) -> Result<Vec<Strin
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = server()?;
-    let (client_side, server_side) = modelctx::memory::pair();
-    let _session = server.serve(server_side);
-    let client = Client::builder("features-client", "1.0.0")
-        .notification_handler::<LoggingMessageNotification, _, _>(|message, _peer| async move {
-            println!("  [server log, {}] {}", message.level, message.data);
-        })
-        .on_list_changed(ListKind::Tools, |_| println!("  (the tool list changed)"))
-        .connect(client_side)
-        .await?;
+    // The same client code against the same server, in each era.
+    for mode in [ConnectMode::Legacy, ConnectMode::Auto] {
+        let (client_side, server_side) = modelctx::memory::pair();
+        let _session = server.serve(server_side);
+        let client = Client::builder("features-client", "1.0.0")
+            .mode(mode)
+            .notification_handler::<LoggingMessageNotification, _, _>(|message, _peer| async move {
+                println!("  [server log, {}] {}", message.level, message.data);
+            })
+            .on_list_changed(ListKind::Tools, |_| println!("  (the tool list changed)"))
+            .form_elicitation(|form, _cx| async move {
+                println!("  [the user is asked] {}", form.message());
+                let mut answer = form.prefilled;
+                answer.insert("name".to_owned(), ElicitValue::String("Ada".to_owned()));
+                answer.insert("nights".to_owned(), ElicitValue::Integer(3));
+                Ok(FormAnswer::Accept(answer))
+            })
+            .connect(client_side)
+            .await?;
+        println!("== protocol {}", client.protocol_version());
+        tour(&client).await?;
+        client.close().await;
+    }
+    Ok(())
+}
+
+async fn tour(client: &Client) -> Result<(), Box<dyn std::error::Error>> {
     client.set_logging_level(LoggingLevel::Info).await?;
 
     for tool in client.list_all_tools().await? {
@@ -131,6 +181,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .await?;
     println!("convert(21) -> {:?}", result.structured_content);
+    let booked = client.call_tool("book", Default::default()).await?;
+    println!(
+        "book -> {}",
+        booked.content[0].as_text().unwrap_or_default()
+    );
 
     let read = client.read_resource("cities://Lyon").await?;
     if let Some(TextOrBlobResourceContents::Text(text)) = read.contents.first() {
@@ -163,6 +218,5 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             message.content.as_text().unwrap_or_default()
         );
     }
-    client.close().await;
     Ok(())
 }
