@@ -1,0 +1,210 @@
+//! Where the authorization server keeps clients and grants.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Mutex;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use crate::jose;
+
+/// A registered client.
+#[derive(Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RegisteredClient {
+    /// The client's id.
+    pub client_id: String,
+    /// SHA-256 (base64url) of its secret; `None` for a public client.
+    pub secret_hash: Option<String>,
+    /// `token_endpoint_auth_method`: `none`, `client_secret_basic` or
+    /// `client_secret_post`.
+    pub auth_method: String,
+    /// The redirect URIs it may use, each compared exactly.
+    pub redirect_uris: Vec<String>,
+    /// The grant types it may use.
+    pub grant_types: Vec<String>,
+    /// Every metadata field it registered (echoed by the registration endpoint).
+    pub metadata: Map<String, Value>,
+}
+
+impl fmt::Debug for RegisteredClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredClient")
+            .field("client_id", &self.client_id)
+            .field("auth_method", &self.auth_method)
+            .field("redirect_uris", &self.redirect_uris)
+            .field("grant_types", &self.grant_types)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegisteredClient {
+    /// A public client (no secret, PKCE only) using the authorization code with
+    /// `redirect_uris`.
+    pub fn public(
+        client_id: impl Into<String>,
+        redirect_uris: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Self {
+            client_id: client_id.into(),
+            secret_hash: None,
+            auth_method: "none".into(),
+            redirect_uris: redirect_uris.into_iter().map(Into::into).collect(),
+            grant_types: vec!["authorization_code".into(), "refresh_token".into()],
+            metadata: Map::new(),
+        }
+    }
+
+    /// A confidential client authenticating with `secret` (HTTP Basic or in the form)
+    /// that may use the authorization code with `redirect_uris` and client credentials.
+    pub fn confidential(
+        client_id: impl Into<String>,
+        secret: &str,
+        redirect_uris: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Self {
+            client_id: client_id.into(),
+            secret_hash: Some(super::hash(secret)),
+            auth_method: "client_secret_basic".into(),
+            redirect_uris: redirect_uris.into_iter().map(Into::into).collect(),
+            grant_types: vec![
+                "authorization_code".into(),
+                "refresh_token".into(),
+                "client_credentials".into(),
+            ],
+            metadata: Map::new(),
+        }
+    }
+}
+
+/// What a code, a refresh token or a pending authorization request stands for.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Grant {
+    /// The client it was given to.
+    pub client_id: String,
+    /// The user who consented (the client itself for client credentials).
+    pub subject: String,
+    /// The granted (or requested) scopes, space-separated.
+    pub scope: String,
+    /// The resource (audience) the tokens are for.
+    pub resource: Option<String>,
+    /// The redirect URI of the authorization request.
+    pub redirect_uri: Option<String>,
+    /// The PKCE S256 challenge of the authorization request.
+    pub code_challenge: Option<String>,
+    /// The authorization request's `state`.
+    pub state: Option<String>,
+    /// When it stops being usable, in seconds since the Unix epoch.
+    pub expires_at: u64,
+}
+
+/// The kind of a [`Grant`] in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GrantKind {
+    /// An authorization request waiting for the user's consent.
+    Pending,
+    /// An authorization code.
+    Code,
+    /// A refresh token.
+    Refresh,
+}
+
+/// A store failure (the authorization server answers `server_error`).
+#[derive(Debug, Clone)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Clients and grants of the authorization server. Grants are stored under a SHA-256
+/// of the code or token (never the value itself) and taken out when used, which makes
+/// codes and refresh tokens single-use: `take_grant` must remove atomically.
+/// [`InMemoryStore`] keeps them in memory.
+pub trait AuthorizationStore: Send + Sync + 'static {
+    /// Adds or replaces a client.
+    fn put_client(&self, client: RegisteredClient) -> BoxFuture<'_, Result<(), StoreError>>;
+
+    /// The client with this id.
+    fn client<'a>(
+        &'a self,
+        client_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<RegisteredClient>, StoreError>>;
+
+    /// Keeps `grant` under `key`.
+    fn put_grant<'a>(
+        &'a self,
+        kind: GrantKind,
+        key: &'a str,
+        grant: Grant,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Removes and returns the grant under `key` (expired or not).
+    fn take_grant<'a>(
+        &'a self,
+        kind: GrantKind,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Grant>, StoreError>>;
+}
+
+/// An [`AuthorizationStore`] in memory, for development, tests and single-process
+/// servers: everything is lost on restart. Expired grants are dropped as new ones come.
+#[derive(Debug, Default)]
+pub struct InMemoryStore {
+    clients: Mutex<HashMap<String, RegisteredClient>>,
+    grants: Mutex<HashMap<(GrantKind, String), Grant>>,
+}
+
+impl InMemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl AuthorizationStore for InMemoryStore {
+    fn put_client(&self, client: RegisteredClient) -> BoxFuture<'_, Result<(), StoreError>> {
+        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        clients.insert(client.client_id.clone(), client);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn client<'a>(
+        &'a self,
+        client_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<RegisteredClient>, StoreError>> {
+        let clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        let found = clients.get(client_id).cloned();
+        Box::pin(async { Ok(found) })
+    }
+
+    fn put_grant<'a>(
+        &'a self,
+        kind: GrantKind,
+        key: &'a str,
+        grant: Grant,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let now = jose::now_secs();
+        let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
+        grants.retain(|_, g| g.expires_at > now);
+        grants.insert((kind, key.to_owned()), grant);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn take_grant<'a>(
+        &'a self,
+        kind: GrantKind,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Grant>, StoreError>> {
+        let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
+        let found = grants.remove(&(kind, key.to_owned()));
+        Box::pin(async { Ok(found) })
+    }
+}
