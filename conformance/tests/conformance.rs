@@ -9,6 +9,8 @@
 mod context;
 #[path = "conformance/elicitation.rs"]
 mod elicitation;
+#[path = "conformance/hosting_auth.rs"]
+mod hosting_auth;
 #[path = "conformance/http_client.rs"]
 mod http_client;
 #[path = "conformance/http_resume.rs"]
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         http_server::tests(),
         http_client::tests(),
         http_resume::tests(),
+        hosting_auth::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)
