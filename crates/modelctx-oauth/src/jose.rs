@@ -128,6 +128,125 @@ pub(crate) fn sign_es256(
     format!("{input}.{}", b64url(&signature.to_bytes()))
 }
 
+/// How old a DPoP proof may be (its `iat`), and so how long its `jti` is remembered.
+pub(crate) const DPOP_WINDOW_SECS: u64 = 300;
+/// How far in the future a proof's `iat` may lie (clock skew).
+const DPOP_SKEW_SECS: u64 = 60;
+
+/// A DPoP proof that checked out: the RFC 7638 thumbprint of its key, and the replay
+/// key (`jkt` and `jti`) to remember until `expires_at`.
+#[derive(Debug)]
+pub(crate) struct DpopProof {
+    pub(crate) jkt: String,
+    pub(crate) replay_key: String,
+}
+
+/// The RFC 7638 SHA-256 thumbprint of a P-256 JWK (`crv`, `kty`, `x`, `y`, in order).
+pub(crate) fn thumbprint(jwk: &Value) -> String {
+    use sha2::Digest as _;
+    let canonical = serde_json::json!({
+        "crv": jwk["crv"], "kty": jwk["kty"], "x": jwk["x"], "y": jwk["y"],
+    })
+    .to_string();
+    b64url(&sha2::Sha256::digest(canonical.as_bytes()))
+}
+
+/// Whether two URLs are the same `htu` (RFC 9449 §4.3: scheme, host, port and path;
+/// query and fragment ignored; a trailing `/` too).
+fn same_htu(a: &str, b: &str) -> bool {
+    match (url::Url::parse(a), url::Url::parse(b)) {
+        (Ok(a), Ok(b)) => {
+            a.scheme() == b.scheme()
+                && a.host() == b.host()
+                && a.port_or_known_default() == b.port_or_known_default()
+                && a.path().trim_end_matches('/') == b.path().trim_end_matches('/')
+        }
+        _ => false,
+    }
+}
+
+/// Checks a DPoP proof (RFC 9449 §4.3) for a request `method` to `htu`, presenting
+/// `access_token` (then `ath` must match) or none (a token request). Only ES256 keys.
+pub(crate) fn check_dpop(
+    proof: &str,
+    method: &str,
+    htu: &str,
+    access_token: Option<&str>,
+) -> Result<DpopProof, &'static str> {
+    use sha2::Digest as _;
+    let jws = Jws::parse(proof)?;
+    if jws.header.get("typ").and_then(Value::as_str) != Some("dpop+jwt") {
+        return Err("the proof's typ is not dpop+jwt");
+    }
+    let jwk = jws.header.get("jwk").ok_or("the proof carries no jwk")?;
+    if jwk.get("d").is_some() {
+        return Err("the proof's jwk is a private key");
+    }
+    let key = p256_key(jwk).ok_or("the proof's key is not an ES256 (P-256) key")?;
+    if !jws.verifies_with(&key) {
+        return Err("the proof's signature does not verify");
+    }
+    let claims = &jws.claims;
+    if claims.get("htm").and_then(Value::as_str) != Some(method) {
+        return Err("the proof is for another HTTP method (htm)");
+    }
+    if !claims
+        .get("htu")
+        .and_then(Value::as_str)
+        .is_some_and(|u| same_htu(u, htu))
+    {
+        return Err("the proof is for another URL (htu)");
+    }
+    let now = now_secs();
+    match claims.get("iat").and_then(Value::as_u64) {
+        Some(iat) if iat + DPOP_WINDOW_SECS >= now && iat <= now + DPOP_SKEW_SECS => {}
+        _ => return Err("the proof is stale or from the future (iat)"),
+    }
+    let jti = claims
+        .get("jti")
+        .and_then(Value::as_str)
+        .filter(|j| !j.is_empty() && j.len() <= 256)
+        .ok_or("the proof has no usable jti")?;
+    if let Some(token) = access_token {
+        let ath = b64url(&sha2::Sha256::digest(token.as_bytes()));
+        if claims.get("ath").and_then(Value::as_str) != Some(ath.as_str()) {
+            return Err("the proof is for another access token (ath)");
+        }
+    }
+    let jkt = thumbprint(jwk);
+    Ok(DpopProof {
+        replay_key: format!("{jkt}.{jti}"),
+        jkt,
+    })
+}
+
+/// The `jti`s of the DPoP proofs seen within the window: a proof is good once.
+/// Bounded: past `MAX` live entries new proofs are refused (the window empties it).
+#[derive(Debug, Default)]
+pub(crate) struct ReplayCache {
+    seen: std::sync::Mutex<(std::collections::HashMap<String, u64>, usize)>,
+}
+
+impl ReplayCache {
+    const MAX: usize = 100_000;
+
+    /// Records `key`; `false` when it was seen within the window (or the cache is full).
+    pub(crate) fn first_use(&self, key: &str) -> bool {
+        let now = now_secs();
+        let mut guard = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let (seen, sweep_at) = &mut *guard;
+        if seen.len() >= (*sweep_at).max(1024) {
+            seen.retain(|_, until| *until > now);
+            *sweep_at = seen.len() * 2;
+        }
+        if seen.get(key).is_some_and(|until| *until > now) || seen.len() >= Self::MAX {
+            return false;
+        }
+        seen.insert(key.to_owned(), now + DPOP_WINDOW_SECS + DPOP_SKEW_SECS);
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +271,47 @@ mod tests {
         }
         assert!(Jws::parse(&"a".repeat(MAX_TOKEN_LEN + 1)).is_err());
         assert!(Jws::parse("e30.e30.").is_ok());
+    }
+
+    #[cfg(feature = "authorization-server")]
+    #[test]
+    fn dpop_proofs_are_checked_claim_by_claim() {
+        use p256::ecdsa::signature::Signer as _;
+        let key = p256::ecdsa::SigningKey::from_slice(&[11u8; 32]).unwrap();
+        let jwk = public_jwk(key.verifying_key(), "");
+        let sign = |header: Value, claims: Value| {
+            let input = format!(
+                "{}.{}",
+                b64url(header.to_string().as_bytes()),
+                b64url(claims.to_string().as_bytes())
+            );
+            let sig: Signature = key.sign(input.as_bytes());
+            format!("{input}.{}", b64url(&sig.to_bytes()))
+        };
+        let header = serde_json::json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk});
+        let claims = |htm: &str, htu: &str, iat: u64| serde_json::json!({"htm": htm, "htu": htu, "iat": iat, "jti": "j1"});
+        let now = now_secs();
+        let url = "https://rs.example/mcp";
+        let good = sign(
+            header.clone(),
+            claims("POST", "https://rs.example/mcp?x", now),
+        );
+        let proof = check_dpop(&good, "POST", url, None).unwrap();
+        assert_eq!(proof.jkt, thumbprint(&jwk));
+        assert!(check_dpop(&good, "GET", url, None).is_err());
+        assert!(check_dpop(&good, "POST", "https://rs.example/other", None).is_err());
+        assert!(
+            check_dpop(&good, "POST", url, Some("token")).is_err(),
+            "no ath"
+        );
+        let stale = sign(header.clone(), claims("POST", url, now - 3600));
+        assert!(check_dpop(&stale, "POST", url, None).is_err());
+        let mut plain = header.clone();
+        plain["typ"] = "JWT".into();
+        assert!(check_dpop(&sign(plain, claims("POST", url, now)), "POST", url, None).is_err());
+        let cache = ReplayCache::default();
+        assert!(cache.first_use(&proof.replay_key));
+        assert!(!cache.first_use(&proof.replay_key));
     }
 
     #[test]

@@ -1086,3 +1086,154 @@ async fn client_credentials_need_the_secret_and_revoked_refresh_tokens_stop() {
         (400, Some("invalid_grant"))
     );
 }
+
+// ---- DPoP (RFC 9449) ----
+
+/// A DPoP proof by `key` for `htm` `htu`, bound to `token` when given.
+fn dpop_proof(key: &p256::ecdsa::SigningKey, htm: &str, htu: &str, token: Option<&str>) -> String {
+    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk(key, "")});
+    let mut jwk_only = header.clone();
+    jwk_only["jwk"].as_object_mut().unwrap().remove("kid");
+    let jti = URL_SAFE_NO_PAD.encode(now().to_be_bytes()) + &format!("{:p}", &jwk_only);
+    let mut claims = json!({"htm": htm, "htu": htu, "iat": now(), "jti": jti});
+    if let Some(token) = token {
+        claims["ath"] = URL_SAFE_NO_PAD
+            .encode(sha2::Sha256::digest(token.as_bytes()))
+            .into();
+    }
+    let input = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(jwk_only.to_string()),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
+}
+
+#[tokio::test]
+async fn our_client_gets_and_uses_dpop_bound_tokens() {
+    let world = World::start(None).await;
+    let user = User::alice();
+    let oauth = OAuthClient::builder(&world.mcp)
+        .authorization_code(user.clone())
+        .client_name("e2e-dpop", None)
+        .dpop(true)
+        .build()
+        .unwrap();
+    let transport = StreamableHttpClientTransport::builder(&world.mcp)
+        .auth(oauth.clone())
+        .build()
+        .unwrap();
+    let client = within(
+        "the client to connect",
+        Client::builder("e2e", "1.0.0").connect(transport),
+    )
+    .await
+    .expect("connected with DPoP");
+    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
+        .await
+        .unwrap();
+    assert!(text_of(&who).starts_with("alice via "));
+    let tokens = oauth.tokens().await.unwrap();
+    assert_eq!(tokens.token_type, "DPoP");
+    // Stolen, the bound token is of no use as a bearer token, nor with a proof by
+    // another key.
+    let r = world
+        .initialize(&world.mcp, Some(&format!("Bearer {}", tokens.access_token)))
+        .await;
+    assert_eq!(r.status(), 401);
+    assert!(challenge(&r).contains("invalid_token"));
+    let thief = p256::ecdsa::SigningKey::from_slice(&[12u8; 32]).unwrap();
+    let r = world
+        .http
+        .post(&world.mcp)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("authorization", format!("DPoP {}", tokens.access_token))
+        .header(
+            "dpop",
+            dpop_proof(&thief, "POST", &world.mcp, Some(&tokens.access_token)),
+        )
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let c = challenge(&r);
+    assert!(c.starts_with("DPoP "), "{c}");
+    assert!(c.contains("invalid_dpop_proof"), "{c}");
+}
+
+#[tokio::test]
+async fn a_dpop_proof_fits_one_request_once() {
+    let world = World::start(None).await;
+    world
+        .auth
+        .register_client(RegisteredClient::confidential(
+            "svc",
+            "svc-secret",
+            Vec::<String>::new(),
+        ))
+        .await
+        .unwrap();
+    let key = p256::ecdsa::SigningKey::from_slice(&[13u8; 32]).unwrap();
+    let token_url = format!("{}/token", world.issuer);
+    let answer: Value = world
+        .http
+        .post(&token_url)
+        .basic_auth("svc", Some("svc-secret"))
+        .header("dpop", dpop_proof(&key, "POST", &token_url, None))
+        .form(&[("grant_type", "client_credentials"), ("scope", "mcp:tools")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["token_type"], "DPoP");
+    let token = answer["access_token"].as_str().unwrap().to_owned();
+    let post = |proof: String| {
+        world
+            .http
+            .post(&world.mcp)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("authorization", format!("DPoP {token}"))
+            .header("dpop", proof)
+            .body(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}})
+                .to_string(),
+            )
+            .send()
+    };
+    let proof = dpop_proof(&key, "POST", &world.mcp, Some(&token));
+    let first = post(proof.clone()).await.unwrap();
+    assert_eq!(
+        first.status(),
+        200,
+        "{:?}",
+        first.headers().get("www-authenticate")
+    );
+    // The same proof again: a replay.
+    let replay = post(proof).await.unwrap();
+    assert_eq!(replay.status(), 401);
+    assert!(challenge(&replay).contains("used before"));
+    // For another method, another URL, another token.
+    for (what, proof) in [
+        ("htm", dpop_proof(&key, "GET", &world.mcp, Some(&token))),
+        ("htu", dpop_proof(&key, "POST", &world.other, Some(&token))),
+        ("ath", dpop_proof(&key, "POST", &world.mcp, Some("another"))),
+        ("no ath", dpop_proof(&key, "POST", &world.mcp, None)),
+    ] {
+        let r = post(proof).await.unwrap();
+        assert_eq!(r.status(), 401, "{what}");
+        assert!(challenge(&r).contains("invalid_dpop_proof"), "{what}");
+    }
+    // Without a proof at all.
+    let r = world
+        .initialize(&world.mcp, Some(&format!("DPoP {token}")))
+        .await;
+    assert_eq!(r.status(), 401);
+}

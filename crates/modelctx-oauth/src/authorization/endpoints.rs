@@ -267,6 +267,7 @@ async fn authorize(State(inner): Shared, RawQuery(query): RawQuery) -> Response 
         redirect_uri: Some(redirect_uri),
         code_challenge: Some(challenge.clone()),
         state: state.map(str::to_owned),
+        dpop_jkt: None,
         expires_at: jose::now_secs() + PENDING_TTL,
     };
     show_consent(&inner, &client, &txn, &grant, None).await
@@ -458,6 +459,41 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
         Ok(c) => c,
         Err(r) => return r,
     };
+    // A DPoP proof binds the tokens to its key (RFC 9449 §5).
+    let dpop_jkt = {
+        let mut proofs = headers.get_all("dpop").iter();
+        match (proofs.next(), proofs.next()) {
+            (None, _) => None,
+            (Some(proof), None) => {
+                let checked = proof
+                    .to_str()
+                    .map_err(|_| "the DPoP proof is malformed")
+                    .and_then(|proof| {
+                        jose::check_dpop(proof, "POST", &inner.endpoint("/token"), None)
+                    });
+                match checked {
+                    Ok(c) if inner.replay.first_use(&c.replay_key) => Some(c.jkt),
+                    Ok(_) => {
+                        return oauth_error(
+                            StatusCode::BAD_REQUEST,
+                            "invalid_dpop_proof",
+                            "the DPoP proof was used before",
+                        );
+                    }
+                    Err(why) => {
+                        return oauth_error(StatusCode::BAD_REQUEST, "invalid_dpop_proof", why);
+                    }
+                }
+            }
+            (Some(_), Some(_)) => {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_dpop_proof",
+                    "send one DPoP proof",
+                );
+            }
+        }
+    };
     let grant_type = p.get("grant_type").map(String::as_str).unwrap_or("");
     if !client.grant_types.iter().any(|g| g == grant_type)
         && matches!(
@@ -534,6 +570,13 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
             if grant.client_id != client.client_id || grant.expires_at <= jose::now_secs() {
                 return invalid_grant("the refresh token is expired or belongs to another client");
             }
+            if grant.dpop_jkt.is_some() && grant.dpop_jkt != dpop_jkt {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_dpop_proof",
+                    "the refresh token is bound to a DPoP key; prove possession of it",
+                );
+            }
             if let Some(scope) = p.get("scope") {
                 let granted: Vec<&str> = grant.scope.split(' ').collect();
                 if !scope
@@ -603,6 +646,7 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
                 redirect_uri: None,
                 code_challenge: None,
                 state: None,
+                dpop_jkt: None,
                 expires_at: 0,
             }
         }
@@ -614,10 +658,19 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
             );
         }
     };
+    let grant = Grant {
+        dpop_jkt: dpop_jkt.or(grant.dpop_jkt),
+        ..grant
+    };
     let (access, ttl) = inner.access_token(&grant);
+    let token_type = if grant.dpop_jkt.is_some() {
+        "DPoP"
+    } else {
+        "Bearer"
+    };
     let mut answer = json!({
         "access_token": access,
-        "token_type": "Bearer",
+        "token_type": token_type,
         "expires_in": ttl,
     });
     if !grant.scope.is_empty() {

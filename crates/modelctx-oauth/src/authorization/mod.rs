@@ -147,7 +147,9 @@ impl std::error::Error for SetupError {}
 ///   carries `state` and `iss` (RFC 9207);
 /// - `/token`: authorization code (single-use, one minute, verifier checked, redirect
 ///   URI and client bound), refresh token (rotated: each is single-use), client
-///   credentials; `Cache-Control: no-store` and `Pragma: no-cache` on every answer;
+///   credentials; `Cache-Control: no-store` and `Pragma: no-cache` on every answer; a
+///   request with a DPoP proof (RFC 9449, ES256) gets tokens bound to its key
+///   (`cnf.jkt`, `token_type` DPoP), and refreshing them needs a proof by that key;
 /// - `/register`: dynamic registration (RFC 7591), redirect URIs `https` or loopback
 ///   `http` only, the registered metadata echoed;
 /// - `/revoke` (RFC 7009, refresh tokens) and `/introspect` (RFC 7662).
@@ -169,6 +171,8 @@ pub(crate) struct Inner {
     pub(crate) kid: String,
     /// The issuer's path ("" or "/tenant"): the endpoints live under it.
     pub(crate) prefix: String,
+    /// The DPoP proofs seen lately at the token endpoint.
+    pub(crate) replay: jose::ReplayCache,
 }
 
 impl fmt::Debug for AuthorizationServer {
@@ -238,6 +242,7 @@ impl AuthorizationServer {
                 key,
                 kid,
                 prefix,
+                replay: jose::ReplayCache::default(),
             }),
         })
     }
@@ -281,6 +286,7 @@ impl AuthorizationServer {
             "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
             "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
             "authorization_response_iss_parameter_supported": true,
+            "dpop_signing_alg_values_supported": ["ES256"],
         });
         if c.dynamic_registration {
             doc["registration_endpoint"] = self.endpoint("/register").into();
@@ -331,6 +337,9 @@ impl Inner {
         }
         if !grant.scope.is_empty() {
             claims["scope"] = grant.scope.as_str().into();
+        }
+        if let Some(jkt) = &grant.dpop_jkt {
+            claims["cnf"] = json!({"jkt": jkt});
         }
         (
             jose::sign_es256(&self.key, &self.kid, "at+jwt", &claims),

@@ -96,6 +96,8 @@ pub struct Grant {
     pub code_challenge: Option<String>,
     /// The authorization request's `state`.
     pub state: Option<String>,
+    /// The RFC 7638 thumbprint of the DPoP key the tokens are bound to (RFC 9449).
+    pub dpop_jkt: Option<String>,
     /// When it stops being usable, in seconds since the Unix epoch.
     pub expires_at: u64,
 }

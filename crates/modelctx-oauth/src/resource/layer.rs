@@ -13,7 +13,8 @@ use http::{HeaderValue, Method, Request, StatusCode, header};
 use modelctx_transport::Extensions;
 use serde_json::Value;
 
-use super::{Inner, Operation, TokenError, check_audience};
+use super::{AuthInfo, Inner, Operation, TokenError, check_audience};
+use crate::jose;
 
 /// The layer of a [`ResourceServer`](super::ResourceServer): wraps a service with
 /// [`RequireBearer`].
@@ -101,7 +102,7 @@ where
 /// The request, with the caller's [`AuthInfo`] attached, or the answer refusing it.
 async fn admit(rs: &Inner, request: Request<Body>) -> Result<Request<Body>, Response> {
     let config = &rs.config;
-    let token = match bearer_token(request.headers()) {
+    let (token, dpop) = match bearer_token(request.headers()) {
         Bearer::Missing => {
             return Err(challenge(
                 rs,
@@ -118,12 +119,16 @@ async fn admit(rs: &Inner, request: Request<Body>) -> Result<Request<Body>, Resp
                 "the Authorization header is not a valid bearer token",
             ));
         }
-        Bearer::Token(token) => token,
+        Bearer::Token(token) => (token, false),
+        Bearer::Dpop(token) => (token, true),
     };
     let info = match rs.verifier.verify(&token).await {
         Ok(info) => info,
         Err(e) => return Err(refused(rs, &e)),
     };
+    if let Some(refusal) = check_binding(rs, &request, &token, dpop, &info) {
+        return Err(refusal);
+    }
     drop(token);
     if let Err(e) = check_audience(&info, &config.resource) {
         return Err(refused(rs, &e));
@@ -164,6 +169,70 @@ enum Bearer {
     Missing,
     Malformed,
     Token(String),
+    /// `Authorization: DPoP` (RFC 9449 §7.1).
+    Dpop(String),
+}
+
+/// The key binding of a token (`cnf.jkt`, RFC 9449 §6), checked against the request's
+/// DPoP proof; an unbound token must come as `Bearer`, a bound one as `DPoP`. `Some`
+/// refuses the request.
+fn check_binding(
+    rs: &Inner,
+    request: &Request<Body>,
+    token: &str,
+    dpop: bool,
+    info: &AuthInfo,
+) -> Option<Response> {
+    let jkt = info
+        .claims
+        .get("cnf")
+        .and_then(|c| c.get("jkt"))
+        .and_then(Value::as_str);
+    match (jkt, dpop) {
+        (None, false) => None,
+        (Some(_), false) => Some(challenge(
+            rs,
+            StatusCode::UNAUTHORIZED,
+            Some("invalid_token"),
+            "the token is bound to a DPoP key; present it with a DPoP proof",
+        )),
+        (None, true) => Some(dpop_challenge(
+            rs,
+            "invalid_token",
+            "the token is not bound to a DPoP key",
+        )),
+        (Some(jkt), true) => check_proof(rs, request, token, jkt)
+            .err()
+            .map(|why| dpop_challenge(rs, "invalid_dpop_proof", why)),
+    }
+}
+
+/// The request's one DPoP proof, for this request and `token`, by the key `jkt`, and
+/// not seen before.
+fn check_proof(
+    rs: &Inner,
+    request: &Request<Body>,
+    token: &str,
+    jkt: &str,
+) -> Result<(), &'static str> {
+    let mut proofs = request.headers().get_all("dpop").iter();
+    let (Some(proof), None) = (proofs.next(), proofs.next()) else {
+        return Err("exactly one DPoP header is needed");
+    };
+    let proof = proof.to_str().map_err(|_| "the DPoP proof is malformed")?;
+    let checked = jose::check_dpop(
+        proof,
+        request.method().as_str(),
+        &rs.config.resource,
+        Some(token),
+    )?;
+    if checked.jkt != jkt {
+        return Err("the proof's key is not the one the token is bound to");
+    }
+    if !rs.replay.first_use(&checked.replay_key) {
+        return Err("the proof was used before");
+    }
+    Ok(())
 }
 
 /// The token of the one `Authorization: Bearer` header (RFC 6750 §2.1). Another
@@ -186,7 +255,8 @@ fn bearer_token(headers: &http::HeaderMap) -> Bearer {
             Bearer::Missing
         };
     };
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    let dpop = scheme.eq_ignore_ascii_case("dpop");
+    if !dpop && !scheme.eq_ignore_ascii_case("bearer") {
         return Bearer::Missing;
     }
     let token = token.trim_matches(' ');
@@ -194,7 +264,11 @@ fn bearer_token(headers: &http::HeaderMap) -> Bearer {
     if token.is_empty() || !token.chars().all(token68) {
         return Bearer::Malformed;
     }
-    Bearer::Token(token.to_owned())
+    if dpop {
+        Bearer::Dpop(token.to_owned())
+    } else {
+        Bearer::Token(token.to_owned())
+    }
 }
 
 /// The operations a POST body asks for, message by message (none when it is not JSON:
@@ -220,6 +294,21 @@ fn operations(body: &[u8]) -> Vec<Operation> {
             })
         })
         .collect()
+}
+
+/// A 401 with a `WWW-Authenticate: DPoP` challenge (RFC 9449 §7.1).
+fn dpop_challenge(rs: &Inner, error: &str, description: &str) -> Response {
+    let mut response = challenge(rs, StatusCode::UNAUTHORIZED, Some(error), description);
+    let value = format!(
+        "DPoP algs=\"ES256\", error=\"{}\", error_description=\"{}\", resource_metadata=\"{}\"",
+        quoted(error),
+        quoted(description),
+        quoted(&rs.metadata_url)
+    );
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    response
 }
 
 fn refused(rs: &Inner, error: &TokenError) -> Response {

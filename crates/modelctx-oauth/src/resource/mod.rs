@@ -291,6 +291,10 @@ impl std::error::Error for ConfigError {}
 /// - The audience is always checked: a token whose `aud` does not name this
 ///   server's resource URI is refused (401 `invalid_token`). There is no switch.
 /// - Missing scopes: 403 with `error="insufficient_scope"` and the `scope` needed.
+/// - DPoP (RFC 9449): a token bound to a key (`cnf.jkt`) is taken only as
+///   `Authorization: DPoP` with a valid proof for this request (ES256 key matching the
+///   binding, `htm`/`htu` of this request and resource, `ath` of the token, fresh `iat`,
+///   a `jti` not seen within five minutes); presented as a bearer token it is refused.
 /// - The verified [`AuthInfo`] goes to the handlers (`cx.extensions()`); nothing
 ///   about the token is logged or echoed.
 #[derive(Clone)]
@@ -303,6 +307,8 @@ pub(crate) struct Inner {
     pub(crate) verifier: Box<dyn TokenVerifier>,
     pub(crate) metadata_url: String,
     pub(crate) metadata_path: String,
+    /// The DPoP proofs seen lately (each is good once).
+    pub(crate) replay: jose::ReplayCache,
 }
 
 impl fmt::Debug for ResourceServer {
@@ -343,6 +349,7 @@ impl ResourceServer {
                 metadata_path,
                 config,
                 verifier: Box::new(verifier),
+                replay: jose::ReplayCache::default(),
             }),
         })
     }
@@ -365,6 +372,7 @@ impl ResourceServer {
             "resource": c.resource,
             "authorization_servers": c.authorization_servers,
             "bearer_methods_supported": ["header"],
+            "dpop_signing_alg_values_supported": ["ES256"],
         });
         let mut scopes: Vec<&str> = c.scopes_supported.iter().map(String::as_str).collect();
         for s in c
