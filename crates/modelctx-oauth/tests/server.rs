@@ -1237,3 +1237,50 @@ async fn a_dpop_proof_fits_one_request_once() {
         .await;
     assert_eq!(r.status(), 401);
 }
+
+#[tokio::test]
+async fn a_session_answers_only_the_caller_that_opened_it() {
+    let world = World::start(None).await;
+    let mine = world.service_token(&world.mcp, "mcp:tools").await;
+    world
+        .auth
+        .register_client(RegisteredClient::confidential(
+            "other",
+            "other-secret",
+            Vec::<String>::new(),
+        ))
+        .await
+        .unwrap();
+    let theirs: Value = world
+        .http
+        .post(format!("{}/token", world.issuer))
+        .basic_auth("other", Some("other-secret"))
+        .form(&[("grant_type", "client_credentials"), ("scope", "mcp:tools")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let theirs = theirs["access_token"].as_str().unwrap().to_owned();
+    let r = world
+        .initialize(&world.mcp, Some(&format!("Bearer {mine}")))
+        .await;
+    assert_eq!(r.status(), 200);
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let list = |token: &str| {
+        world
+            .http
+            .post(&world.mcp)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {token}"))
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string())
+            .send()
+    };
+    // Another caller with a valid token and the leaked session id: no such session.
+    assert_eq!(list(&theirs).await.unwrap().status(), 404);
+    assert_eq!(list(&mine).await.unwrap().status(), 200);
+}

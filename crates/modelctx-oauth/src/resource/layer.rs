@@ -13,8 +13,12 @@ use http::{HeaderValue, Method, Request, StatusCode, header};
 use modelctx_transport::Extensions;
 use serde_json::Value;
 
+use super::sessions::Owner;
 use super::{AuthInfo, Inner, Operation, TokenError, check_audience};
 use crate::jose;
+
+/// The streamable HTTP session header.
+const MCP_SESSION_ID: &str = "mcp-session-id";
 
 /// The layer of a [`ResourceServer`](super::ResourceServer): wraps a service with
 /// [`RequireBearer`].
@@ -91,10 +95,37 @@ where
             if request.method() == Method::OPTIONS {
                 return service.call(request).await;
             }
-            match admit(&rs, request).await {
-                Ok(request) => service.call(request).await,
-                Err(refusal) => Ok(refusal),
+            let request = match admit(&rs, request).await {
+                Ok(request) => request,
+                Err(refusal) => return Ok(refusal),
+            };
+            let owner = request.extensions().get::<AuthInfo>().map(Owner::of);
+            let session = request
+                .headers()
+                .get(MCP_SESSION_ID)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let ending = request.method() == Method::DELETE;
+            if let (Some(owner), Some(id)) = (&owner, &session)
+                && !rs.sessions.admit(id, owner)
+            {
+                return Ok(plain(StatusCode::NOT_FOUND, "Not Found: no such session"));
             }
+            let response = service.call(request).await?;
+            match (&session, owner) {
+                (Some(id), _) if ending && response.status().is_success() => rs.sessions.end(id),
+                (None, Some(owner)) => {
+                    if let Some(id) = response
+                        .headers()
+                        .get(MCP_SESSION_ID)
+                        .and_then(|v| v.to_str().ok())
+                    {
+                        rs.sessions.bind(id, owner);
+                    }
+                }
+                _ => {}
+            }
+            Ok(response)
         })
     }
 }

@@ -5,6 +5,7 @@ mod fetch;
 mod introspection;
 mod jwt;
 mod layer;
+mod sessions;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -295,6 +296,9 @@ impl std::error::Error for ConfigError {}
 ///   `Authorization: DPoP` with a valid proof for this request (ES256 key matching the
 ///   binding, `htm`/`htu` of this request and resource, `ath` of the token, fresh `iat`,
 ///   a `jti` not seen within five minutes); presented as a bearer token it is refused.
+/// - An MCP session belongs to the caller that created it (issuer, subject, client):
+///   its `Mcp-Session-Id` with another caller's token is answered 404, as an unknown
+///   session, so a leaked session id is no use to another user.
 /// - The verified [`AuthInfo`] goes to the handlers (`cx.extensions()`); nothing
 ///   about the token is logged or echoed.
 #[derive(Clone)]
@@ -309,6 +313,8 @@ pub(crate) struct Inner {
     pub(crate) metadata_path: String,
     /// The DPoP proofs seen lately (each is good once).
     pub(crate) replay: jose::ReplayCache,
+    /// The caller each MCP session belongs to.
+    pub(crate) sessions: sessions::Sessions,
 }
 
 impl fmt::Debug for ResourceServer {
@@ -350,6 +356,7 @@ impl ResourceServer {
                 config,
                 verifier: Box::new(verifier),
                 replay: jose::ReplayCache::default(),
+                sessions: sessions::Sessions::default(),
             }),
         })
     }
