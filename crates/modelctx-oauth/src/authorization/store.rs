@@ -158,10 +158,35 @@ pub trait AuthorizationStore: Send + Sync + 'static {
 
 /// An [`AuthorizationStore`] in memory, for development, tests and single-process
 /// servers: everything is lost on restart. Expired grants are dropped as new ones come.
-#[derive(Debug, Default)]
+///
+/// Bounded, since anyone may register a client or open a consent page: at most
+/// 10,000 clients and 100,000 live grants by default ([`limits`](Self::limits));
+/// past that, new ones are refused (the server answers `server_error`).
+#[derive(Debug)]
 pub struct InMemoryStore {
     clients: Mutex<HashMap<String, RegisteredClient>>,
-    grants: Mutex<HashMap<(GrantKind, String), Grant>>,
+    grants: Mutex<Grants>,
+    max_clients: usize,
+    max_grants: usize,
+}
+
+#[derive(Debug, Default)]
+struct Grants {
+    map: HashMap<(GrantKind, String), Grant>,
+    /// The size at which expired grants are swept out next (amortised: a sweep at most
+    /// every time the map doubles).
+    sweep_at: usize,
+}
+
+impl Default for InMemoryStore {
+    fn default() -> Self {
+        Self {
+            clients: Mutex::default(),
+            grants: Mutex::default(),
+            max_clients: 10_000,
+            max_grants: 100_000,
+        }
+    }
 }
 
 impl InMemoryStore {
@@ -169,13 +194,27 @@ impl InMemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Sets how many clients and live grants it holds at most.
+    #[must_use]
+    pub fn limits(mut self, max_clients: usize, max_grants: usize) -> Self {
+        self.max_clients = max_clients;
+        self.max_grants = max_grants;
+        self
+    }
 }
 
 impl AuthorizationStore for InMemoryStore {
     fn put_client(&self, client: RegisteredClient) -> BoxFuture<'_, Result<(), StoreError>> {
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
-        clients.insert(client.client_id.clone(), client);
-        Box::pin(async { Ok(()) })
+        let result =
+            if clients.len() >= self.max_clients && !clients.contains_key(&client.client_id) {
+                Err(StoreError("the client store is full".into()))
+            } else {
+                clients.insert(client.client_id.clone(), client);
+                Ok(())
+            };
+        Box::pin(async { result })
     }
 
     fn client<'a>(
@@ -195,9 +234,17 @@ impl AuthorizationStore for InMemoryStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let now = jose::now_secs();
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-        grants.retain(|_, g| g.expires_at > now);
-        grants.insert((kind, key.to_owned()), grant);
-        Box::pin(async { Ok(()) })
+        if grants.map.len() >= grants.sweep_at.max(1024) {
+            grants.map.retain(|_, g| g.expires_at > now);
+            grants.sweep_at = grants.map.len() * 2;
+        }
+        let result = if grants.map.len() >= self.max_grants {
+            Err(StoreError("the grant store is full".into()))
+        } else {
+            grants.map.insert((kind, key.to_owned()), grant);
+            Ok(())
+        };
+        Box::pin(async { result })
     }
 
     fn take_grant<'a>(
@@ -206,7 +253,94 @@ impl AuthorizationStore for InMemoryStore {
         key: &'a str,
     ) -> BoxFuture<'a, Result<Option<Grant>, StoreError>> {
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-        let found = grants.remove(&(kind, key.to_owned()));
+        let found = grants.map.remove(&(kind, key.to_owned()));
         Box::pin(async { Ok(found) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(expires_at: u64) -> Grant {
+        Grant {
+            client_id: "c".into(),
+            subject: "s".into(),
+            scope: String::new(),
+            resource: None,
+            redirect_uri: None,
+            code_challenge: None,
+            state: None,
+            dpop_jkt: None,
+            expires_at,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_store_is_bounded_and_grants_are_taken_once() {
+        let store = InMemoryStore::new().limits(1, 2000);
+        store
+            .put_client(RegisteredClient::public("a", ["https://a/cb"]))
+            .await
+            .unwrap();
+        // Replacing is fine; a second client is not.
+        store
+            .put_client(RegisteredClient::public("a", ["https://a/cb2"]))
+            .await
+            .unwrap();
+        assert!(
+            store
+                .put_client(RegisteredClient::public("b", ["https://b/cb"]))
+                .await
+                .is_err()
+        );
+
+        let live = jose::now_secs() + 600;
+        for i in 0..2000 {
+            store
+                .put_grant(GrantKind::Code, &i.to_string(), grant(live))
+                .await
+                .unwrap();
+        }
+        assert!(
+            store
+                .put_grant(GrantKind::Code, "full", grant(live))
+                .await
+                .is_err()
+        );
+        assert!(
+            store
+                .take_grant(GrantKind::Code, "7")
+                .await
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            store
+                .take_grant(GrantKind::Code, "7")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            store
+                .take_grant(GrantKind::Refresh, "8")
+                .await
+                .unwrap()
+                .is_none()
+        );
+
+        // Expired grants make room as new ones come.
+        let store = InMemoryStore::new().limits(1, 1500);
+        for i in 0..1500 {
+            store
+                .put_grant(GrantKind::Pending, &i.to_string(), grant(1))
+                .await
+                .unwrap();
+        }
+        store
+            .put_grant(GrantKind::Pending, "new", grant(live))
+            .await
+            .unwrap();
     }
 }
