@@ -65,6 +65,27 @@ impl<'t> Jws<'t> {
         self.header.get("kid").and_then(Value::as_str)
     }
 
+    /// Whether the signature verifies with `key`, under the algorithm the key is for
+    /// (the header's `alg` must name it).
+    #[cfg(feature = "resource-server")]
+    pub(crate) fn verifies_with_key(&self, key: &PublicKey) -> bool {
+        match key {
+            PublicKey::Es256(key) => self.verifies_with(key),
+            PublicKey::Rs256(key) => {
+                use rsa::signature::Verifier as _;
+                if self.alg() != Some("RS256") {
+                    return false;
+                }
+                let Ok(signature) = rsa::pkcs1v15::Signature::try_from(self.signature.as_slice())
+                else {
+                    return false;
+                };
+                key.verify(self.signing_input.as_bytes(), &signature)
+                    .is_ok()
+            }
+        }
+    }
+
     /// Whether the ES256 signature verifies with `key`.
     pub(crate) fn verifies_with(&self, key: &VerifyingKey) -> bool {
         use p256::ecdsa::signature::Verifier as _;
@@ -77,6 +98,36 @@ impl<'t> Jws<'t> {
         key.verify(self.signing_input.as_bytes(), &signature)
             .is_ok()
     }
+}
+
+/// A public key that verifies access tokens: ES256 (P-256) or RS256 (RSA of 2048 to
+/// 4096 bits).
+#[cfg(feature = "resource-server")]
+#[derive(Clone, Debug)]
+pub(crate) enum PublicKey {
+    Es256(VerifyingKey),
+    Rs256(rsa::pkcs1v15::VerifyingKey<sha2::Sha256>),
+}
+
+/// The public key of a JWK, if it is a P-256 or an RSA (2048 to 4096 bits) one.
+#[cfg(feature = "resource-server")]
+pub(crate) fn public_key(jwk: &Value) -> Option<PublicKey> {
+    if jwk["kty"] == "EC" {
+        return p256_key(jwk).map(PublicKey::Es256);
+    }
+    if jwk["kty"] != "RSA" || jwk.get("alg").is_some_and(|a| a != "RS256") {
+        return None;
+    }
+    let number = |name: &str| {
+        let bytes = URL_SAFE_NO_PAD.decode(jwk[name].as_str()?).ok()?;
+        Some(rsa::BigUint::from_bytes_be(&bytes))
+    };
+    let key = rsa::RsaPublicKey::new(number("n")?, number("e")?).ok()?;
+    use rsa::traits::PublicKeyParts as _;
+    if key.size() < 256 {
+        return None;
+    }
+    Some(PublicKey::Rs256(rsa::pkcs1v15::VerifyingKey::new(key)))
 }
 
 /// The P-256 public key of a JWK, if it is one (`kty` EC, `crv` P-256, `x`, `y`).

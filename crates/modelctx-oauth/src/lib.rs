@@ -72,7 +72,7 @@
 //! metadata, authorization code with PKCE S256 and a consent page, refresh-token
 //! rotation, client credentials, dynamic registration, revocation and introspection,
 //! ES256 JWT access tokens. For production, put your identity provider's issuer and
-//! JWKS URI into [`JwtVerifier::new`] instead (it must issue ES256 JWTs with `aud` set
+//! JWKS URI into [`JwtVerifier::new`] instead (it must issue ES256 or RS256 JWTs with `aud` set
 //! to the MCP server's URI, or offer introspection).
 //!
 //! ```
@@ -112,13 +112,13 @@
 //! | feature | what | pulls in |
 //! |---|---|---|
 //! | `client` | [`OAuthClient`], stores, [`LoopbackRedirect`] | reqwest (no TLS), p256 |
-//! | `resource-server` | [`ResourceServer`], [`JwtVerifier`], [`IntrospectionVerifier`] | axum, tower, reqwest (no TLS), p256 |
+//! | `resource-server` | [`ResourceServer`], [`JwtVerifier`], [`IntrospectionVerifier`] | axum, tower, reqwest (no TLS), p256, rsa |
 //! | `authorization-server` | [`AuthorizationServer`], [`InMemoryStore`] | axum, p256 |
 //!
 //! Nothing is on by default. TLS comes from the `reqwest::Client` you pass to
 //! `OAuthClientBuilder::http_client`, `JwtVerifier::http_client` or
-//! `IntrospectionVerifier::http_client`. Only ES256 JWTs are verified (RustCrypto's
-//! pure-Rust P-256; no C or assembly crypto).
+//! `IntrospectionVerifier::http_client`. JWTs are verified with ES256 or RS256
+//! (RustCrypto's pure-Rust `p256` and `rsa`; no C or assembly crypto).
 
 #[cfg(feature = "authorization-server")]
 mod authorization;

@@ -1284,3 +1284,53 @@ async fn a_session_answers_only_the_caller_that_opened_it() {
     assert_eq!(list(&theirs).await.unwrap().status(), 404);
     assert_eq!(list(&mine).await.unwrap().status(), 200);
 }
+
+#[tokio::test]
+async fn rs256_tokens_of_an_identity_provider_verify_too() {
+    use rsa::pkcs8::DecodePrivateKey as _;
+    use rsa::signature::{SignatureEncoding as _, Signer as _};
+    use rsa::traits::PublicKeyParts as _;
+    // A throwaway key made for this test.
+    let private = rsa::RsaPrivateKey::from_pkcs8_pem(include_str!("keys/rs256-test.pem")).unwrap();
+    let public = private.to_public_key();
+    let jwks = json!({"keys": [{"kty": "RSA", "kid": "r1", "alg": "RS256", "use": "sig",
+        "n": URL_SAFE_NO_PAD.encode(public.n().to_bytes_be()),
+        "e": URL_SAFE_NO_PAD.encode(public.e().to_bytes_be())}]});
+    let signer = rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new(private);
+    let sign = |alg: &str, claims: &Value| {
+        let header = json!({"alg": alg, "typ": "JWT", "kid": "r1"});
+        let input = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(claims.to_string())
+        );
+        let sig = signer.sign(input.as_bytes());
+        format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
+    };
+    let verifier = JwtVerifier::with_jwks("https://idp.example", &jwks).unwrap();
+    let claims = json!({"iss": "https://idp.example", "sub": "carol", "aud": "https://mcp.example/mcp",
+        "exp": now() + 300, "scp": ["a", "b"], "azp": "app"});
+    let info = verifier.verify(&sign("RS256", &claims)).await.unwrap();
+    assert_eq!(info.subject.as_deref(), Some("carol"));
+    assert_eq!(info.client_id.as_deref(), Some("app"));
+    assert!(info.has_scopes(["a", "b"]));
+    // The same RSA signature under another algorithm's name is refused, and so is a
+    // token for another issuer.
+    assert!(
+        verifier
+            .verify(&sign("ES256", &claims))
+            .await
+            .unwrap_err()
+            .is_invalid()
+    );
+    assert!(
+        verifier
+            .verify(&sign("RS512", &claims))
+            .await
+            .unwrap_err()
+            .is_invalid()
+    );
+    let mut other = claims.clone();
+    other["iss"] = "https://evil.example".into();
+    assert!(verifier.verify(&sign("RS256", &other)).await.is_err());
+}

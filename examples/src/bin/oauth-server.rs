@@ -16,7 +16,7 @@
 //!
 //! Both bind 127.0.0.1 only. To put a real identity provider in front instead, drop the
 //! authorization server and give `ResourceServerConfig::new` the provider's issuer and
-//! `JwtVerifier::new` its JWKS URI (ES256 access tokens whose `aud` is the MCP URL), or
+//! `JwtVerifier::new` its JWKS URI (ES256 or RS256 access tokens whose `aud` is the MCP URL), or
 //! use `IntrospectionVerifier` with its introspection endpoint.
 
 use modelctx::http::StreamableHttpService;

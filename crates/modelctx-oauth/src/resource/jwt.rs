@@ -4,14 +4,13 @@ use std::fmt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use p256::ecdsa::VerifyingKey;
 use serde_json::Value;
 use tokio::time::Instant;
 
 use super::{AuthInfo, ConfigError, DEFAULT_LEEWAY_SECS, TokenError, TokenVerifier, fetch};
-use crate::jose::{self, Jws};
+use crate::jose::{self, Jws, PublicKey};
 
-/// Verifies JWT access tokens: an ES256 signature by a key of the authorization
+/// Verifies JWT access tokens: an ES256 or RS256 signature by a key of the authorization
 /// server's JWKS, `iss` equal to the issuer, `exp` present and not past, `nbf` (when
 /// present) reached, both within a leeway (60 s by default). The resource server checks
 /// `aud` itself.
@@ -23,7 +22,9 @@ use crate::jose::{self, Jws};
 /// cache is fetched again after an hour anyway. If the JWKS cannot be fetched and no
 /// key is known, the request gets 503.
 ///
-/// Only ES256 keys and tokens: others are refused as invalid.
+/// Only ES256 (P-256) and RS256 (RSA, 2048 to 4096 bits) keys and tokens: others,
+/// `none` and HMAC included, are refused as invalid. A token's `alg` must match its
+/// key's type.
 pub struct JwtVerifier {
     issuer: String,
     jwks_uri: Option<String>,
@@ -36,7 +37,7 @@ pub struct JwtVerifier {
 
 #[derive(Default)]
 struct Cache {
-    keys: Vec<(Option<String>, VerifyingKey)>,
+    keys: Vec<(Option<String>, PublicKey)>,
     fetched: Option<Instant>,
 }
 
@@ -56,11 +57,11 @@ impl JwtVerifier {
     }
 
     /// Tokens from `issuer`, signed by a key of the fixed JWKS `jwks` (never fetched).
-    /// `Err` when it holds no ES256 (P-256) key.
+    /// `Err` when it holds no ES256 (P-256) or RS256 (RSA) key.
     pub fn with_jwks(issuer: impl Into<String>, jwks: &Value) -> Result<Self, ConfigError> {
         let keys = keys_of(jwks);
         if keys.is_empty() {
-            return Err(ConfigError("the JWKS holds no P-256 key".into()));
+            return Err(ConfigError("the JWKS holds no P-256 or RSA key".into()));
         }
         Ok(Self::build(issuer.into(), None, keys))
     }
@@ -68,7 +69,7 @@ impl JwtVerifier {
     fn build(
         issuer: String,
         jwks_uri: Option<String>,
-        keys: Vec<(Option<String>, VerifyingKey)>,
+        keys: Vec<(Option<String>, PublicKey)>,
     ) -> Self {
         let fetched = (!keys.is_empty()).then(Instant::now);
         Self {
@@ -104,15 +105,15 @@ impl JwtVerifier {
         self
     }
 
-    async fn keys_for(&self, kid: Option<&str>) -> Result<Vec<VerifyingKey>, TokenError> {
+    async fn keys_for(&self, kid: Option<&str>) -> Result<Vec<PublicKey>, TokenError> {
         let inner = self;
         let mut cache = inner.cache.lock().await;
-        let matching = |cache: &Cache| -> Vec<VerifyingKey> {
+        let matching = |cache: &Cache| -> Vec<PublicKey> {
             cache
                 .keys
                 .iter()
                 .filter(|(k, _)| kid.is_none() || k.as_deref() == kid)
-                .map(|(_, key)| *key)
+                .map(|(_, key)| key.clone())
                 .collect()
         };
         let known = matching(&cache);
@@ -144,14 +145,14 @@ impl JwtVerifier {
     async fn check(&self, token: &str) -> Result<AuthInfo, TokenError> {
         let jws = Jws::parse(token)
             .map_err(|why| TokenError::invalid(format!("malformed token: {why}")))?;
-        if jws.alg() != Some("ES256") {
+        if !matches!(jws.alg(), Some("ES256" | "RS256")) {
             return Err(TokenError::invalid("the token's algorithm is not accepted"));
         }
         let keys = self.keys_for(jws.kid()).await?;
         if keys.is_empty() {
             return Err(TokenError::invalid("the token's signing key is unknown"));
         }
-        if !keys.iter().any(|k| jws.verifies_with(k)) {
+        if !keys.iter().any(|k| jws.verifies_with_key(k)) {
             return Err(TokenError::invalid("the token's signature does not verify"));
         }
         let claims = &jws.claims;
@@ -182,13 +183,13 @@ impl TokenVerifier for JwtVerifier {
     }
 }
 
-/// The P-256 signing keys of a JWKS, with their key ids.
-fn keys_of(jwks: &Value) -> Vec<(Option<String>, VerifyingKey)> {
+/// The ES256 and RS256 signing keys of a JWKS, with their key ids.
+fn keys_of(jwks: &Value) -> Vec<(Option<String>, PublicKey)> {
     jwks["keys"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|k| k["use"].as_str().is_none_or(|u| u == "sig"))
-        .filter_map(|k| Some((k["kid"].as_str().map(str::to_owned), jose::p256_key(k)?)))
+        .filter_map(|k| Some((k["kid"].as_str().map(str::to_owned), jose::public_key(k)?)))
         .collect()
 }
