@@ -833,17 +833,35 @@ async fn codes_are_single_use_verifier_bound_and_redirect_bound() {
             ("refresh_token", token.to_owned()),
         ]
     };
-    let (status, _, body) = send(refresh_form(&refresh)).await;
-    assert_eq!(status, 200, "{body}");
-    let rotated = body["refresh_token"].as_str().unwrap().to_owned();
-    assert_ne!(rotated, refresh);
+    // The first code was presented twice: what it gave is revoked.
     let (status, _, body) = send(refresh_form(&refresh)).await;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
     );
-    let (status, _, _) = send(refresh_form(&rotated)).await;
-    assert_eq!(status, 200);
+
+    let code = world.code(&client_id, &challenge).await;
+    let (status, _, body) = send(form(&code, &verifier, REDIRECT)).await;
+    assert_eq!(status, 200, "{body}");
+    let refresh = body["refresh_token"].as_str().unwrap().to_owned();
+    let (status, _, body) = send(refresh_form(&refresh)).await;
+    assert_eq!(status, 200, "{body}");
+    let rotated = body["refresh_token"].as_str().unwrap().to_owned();
+    assert_ne!(rotated, refresh);
+    let (status, _, body) = send(refresh_form(&rotated)).await;
+    assert_eq!(status, 200, "{body}");
+    let newest = body["refresh_token"].as_str().unwrap().to_owned();
+    // A spent refresh token presented again: refused, and its family with it.
+    let (status, _, body) = send(refresh_form(&refresh)).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    let (status, _, body) = send(refresh_form(&newest)).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
 }
 
 #[tokio::test]

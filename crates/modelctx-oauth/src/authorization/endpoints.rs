@@ -268,6 +268,7 @@ async fn authorize(State(inner): Shared, RawQuery(query): RawQuery) -> Response 
         code_challenge: Some(challenge.clone()),
         state: state.map(str::to_owned),
         dpop_jkt: None,
+        family: None,
         expires_at: jose::now_secs() + PENDING_TTL,
     };
     show_consent(&inner, &client, &txn, &grant, None).await
@@ -518,9 +519,14 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
                 );
             };
             // Taken out whatever follows: a code is good for one attempt.
-            let grant = match inner.store.take_grant(GrantKind::Code, &hash(code)).await {
+            let key = hash(code);
+            let grant = match inner.store.take_grant(GrantKind::Code, &key).await {
                 Ok(Some(g)) => g,
-                Ok(None) => return invalid_grant("the code is unknown or was already used"),
+                Ok(None) => {
+                    // A code presented again: what it was exchanged for is revoked.
+                    revoke_family_of(&inner, &key).await;
+                    return invalid_grant("the code is unknown or was already used");
+                }
                 Err(_) => return server_error(),
             };
             if grant.client_id != client.client_id || grant.expires_at <= jose::now_secs() {
@@ -545,7 +551,23 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
                     "the resource differs from the authorization request's",
                 );
             }
-            grant
+            let spent = Grant {
+                family: Some(key.clone()),
+                expires_at: jose::now_secs() + SPENT_TTL,
+                ..grant.clone()
+            };
+            if inner
+                .store
+                .put_grant(GrantKind::Spent, &key, spent)
+                .await
+                .is_err()
+            {
+                return server_error();
+            }
+            Grant {
+                family: Some(key),
+                ..grant
+            }
         }
         "refresh_token" => {
             let Some(refresh) = p.get("refresh_token") else {
@@ -556,17 +578,32 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
                 );
             };
             // Rotation: the refresh token is spent, a new one comes with the answer.
-            let mut grant = match inner
-                .store
-                .take_grant(GrantKind::Refresh, &hash(refresh))
-                .await
-            {
+            let key = hash(refresh);
+            let mut grant = match inner.store.take_grant(GrantKind::Refresh, &key).await {
                 Ok(Some(g)) => g,
                 Ok(None) => {
+                    // A rotated refresh token presented again: one of its holders is
+                    // not the client; the whole family is revoked.
+                    revoke_family_of(&inner, &key).await;
                     return invalid_grant("the refresh token is unknown or was already used");
                 }
                 Err(_) => return server_error(),
             };
+            if family_revoked(&inner, grant.family.as_deref()).await {
+                return invalid_grant("the refresh token was revoked after a replay");
+            }
+            let spent = Grant {
+                expires_at: grant.expires_at,
+                ..grant.clone()
+            };
+            if inner
+                .store
+                .put_grant(GrantKind::Spent, &key, spent)
+                .await
+                .is_err()
+            {
+                return server_error();
+            }
             if grant.client_id != client.client_id || grant.expires_at <= jose::now_secs() {
                 return invalid_grant("the refresh token is expired or belongs to another client");
             }
@@ -647,6 +684,7 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
                 code_challenge: None,
                 state: None,
                 dpop_jkt: None,
+                family: None,
                 expires_at: 0,
             }
         }
@@ -700,6 +738,51 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
         answer["refresh_token"] = refresh.into();
     }
     json_response(StatusCode::OK, &answer)
+}
+
+/// How long an exchanged code is remembered, to revoke its tokens if it comes again.
+const SPENT_TTL: u64 = 900;
+
+/// After a replay of the spent code or refresh token under `key`: revokes its family.
+async fn revoke_family_of(inner: &Inner, key: &str) {
+    let Ok(Some(spent)) = inner.store.take_grant(GrantKind::Spent, key).await else {
+        return;
+    };
+    if let Some(family) = &spent.family {
+        let revoked = Grant {
+            expires_at: jose::now_secs() + inner.config.refresh_token_ttl.as_secs().max(1),
+            ..spent.clone()
+        };
+        let _ = inner
+            .store
+            .put_grant(GrantKind::RevokedFamily, family, revoked)
+            .await;
+    }
+    // Still spent: a third attempt finds the family revoked all the same.
+    let _ = inner.store.put_grant(GrantKind::Spent, key, spent).await;
+}
+
+/// Whether the token family was revoked after a replay.
+async fn family_revoked(inner: &Inner, family: Option<&str>) -> bool {
+    let Some(family) = family else {
+        return false;
+    };
+    match inner
+        .store
+        .take_grant(GrantKind::RevokedFamily, family)
+        .await
+    {
+        Ok(Some(revoked)) => {
+            let _ = inner
+                .store
+                .put_grant(GrantKind::RevokedFamily, family, revoked)
+                .await;
+            true
+        }
+        Ok(None) => false,
+        // Unknown: refuse rather than let a possibly stolen token through.
+        Err(_) => true,
+    }
 }
 
 const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_credentials"];

@@ -146,8 +146,9 @@ impl std::error::Error for SetupError {}
 ///   (plain HTML form) whose login the [`UserAuthenticator`] checks; the answer
 ///   carries `state` and `iss` (RFC 9207);
 /// - `/token`: authorization code (single-use, one minute, verifier checked, redirect
-///   URI and client bound), refresh token (rotated: each is single-use), client
-///   credentials; `Cache-Control: no-store` and `Pragma: no-cache` on every answer; a
+///   URI and client bound), refresh token (rotated: each is single-use; a spent code or
+///   refresh token presented again revokes every refresh token descending from the
+///   same authorization), client credentials; `Cache-Control: no-store` and `Pragma: no-cache` on every answer; a
 ///   request with a DPoP proof (RFC 9449, ES256) gets tokens bound to its key
 ///   (`cnf.jkt`, `token_type` DPoP), and refreshing them needs a proof by that key;
 /// - `/register`: dynamic registration (RFC 7591), redirect URIs `https` or loopback

@@ -98,6 +98,9 @@ pub struct Grant {
     pub state: Option<String>,
     /// The RFC 7638 thumbprint of the DPoP key the tokens are bound to (RFC 9449).
     pub dpop_jkt: Option<String>,
+    /// The tokens that descend from one authorization code: revoked together when the
+    /// code or one of its spent refresh tokens is presented again.
+    pub family: Option<String>,
     /// When it stops being usable, in seconds since the Unix epoch.
     pub expires_at: u64,
 }
@@ -112,6 +115,10 @@ pub enum GrantKind {
     Code,
     /// A refresh token.
     Refresh,
+    /// A code or refresh token already exchanged (its `family`, to revoke on replay).
+    Spent,
+    /// A token family revoked after a replay (keyed by the family).
+    RevokedFamily,
 }
 
 /// A store failure (the authorization server answers `server_error`).
@@ -272,6 +279,7 @@ mod tests {
             code_challenge: None,
             state: None,
             dpop_jkt: None,
+            family: None,
             expires_at,
         }
     }
