@@ -1352,3 +1352,21 @@ async fn rs256_tokens_of_an_identity_provider_verify_too() {
     other["iss"] = "https://evil.example".into();
     assert!(verifier.verify(&sign("RS256", &other)).await.is_err());
 }
+
+#[tokio::test]
+async fn an_unreachable_key_set_is_a_503_not_a_refused_token() {
+    // Nothing listens on port 9: the JWKS cannot be fetched.
+    let world = World::start(Some(Box::new(|issuer: &str| {
+        Box::new(JwtVerifier::new(issuer, "http://127.0.0.1:9/jwks"))
+    })))
+    .await;
+    let token = world.service_token(&world.mcp, "mcp:tools").await;
+    let r = world
+        .initialize(&world.mcp, Some(&format!("Bearer {token}")))
+        .await;
+    assert_eq!(r.status(), 503);
+    assert!(r.headers().get("www-authenticate").is_none());
+    // A malformed token is still refused as such, without asking for keys.
+    let r = world.initialize(&world.mcp, Some("Bearer abc")).await;
+    assert_eq!(r.status(), 401);
+}
