@@ -126,6 +126,8 @@ mod authorization;
 mod client;
 #[cfg(any(feature = "resource-server", feature = "authorization-server"))]
 mod jose;
+#[cfg(any(feature = "client", feature = "authorization-server"))]
+mod netguard;
 #[cfg(feature = "resource-server")]
 mod resource;
 

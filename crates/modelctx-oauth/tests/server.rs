@@ -1370,3 +1370,113 @@ async fn an_unreachable_key_set_is_a_503_not_a_refused_token() {
     let r = world.initialize(&world.mcp, Some("Bearer abc")).await;
     assert_eq!(r.status(), 401);
 }
+
+#[tokio::test]
+async fn a_client_id_metadata_document_stands_in_for_registration() {
+    // The document, served on its own loopback origin.
+    let (l, origin) = listener().await;
+    let doc_url = format!("{origin}/client.json");
+    let liar_url = format!("{origin}/liar.json");
+    let doc = doc_url.clone();
+    serve(
+        l,
+        axum::Router::new()
+            .route(
+                "/client.json",
+                axum::routing::get(move || {
+                    let doc = json!({"client_id": doc, "client_name": "Doc App",
+                        "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"});
+                    async move { axum::Json(doc) }
+                }),
+            )
+            .route(
+                "/liar.json",
+                axum::routing::get(|| async {
+                    axum::Json(json!({"client_id": "https://someone.else/c.json",
+                        "redirect_uris": [REDIRECT]}))
+                }),
+            ),
+    );
+    let (as_listener, issuer) = listener().await;
+    let mcp = "http://127.0.0.1:1/mcp";
+    let config = AuthorizationServerConfig::new(&issuer, mcp)
+        .scopes_supported(["mcp:tools"])
+        .private_network_documents(true);
+    let auth = AuthorizationServer::new(config, InMemoryStore::new(), |l: &Login<'_>| {
+        Some(l.username.to_owned())
+    })
+    .unwrap();
+    assert_eq!(
+        auth.metadata()["client_id_metadata_document_supported"],
+        true
+    );
+    serve(as_listener, auth.router());
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let (verifier, challenge) = pkce();
+    let authorize = |client_id: &str, redirect: &str| {
+        let mut url = url::Url::parse(&format!("{issuer}/authorize")).unwrap();
+        url.query_pairs_mut()
+            .append_pair("response_type", "code")
+            .append_pair("client_id", client_id)
+            .append_pair("redirect_uri", redirect)
+            .append_pair("code_challenge", &challenge)
+            .append_pair("code_challenge_method", "S256")
+            .append_pair("state", "s");
+        url.to_string()
+    };
+    let page = http
+        .get(authorize(&doc_url, REDIRECT))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Doc App"), "{page}");
+    let location = consent(&http, &authorize(&doc_url, REDIRECT), "any").await;
+    let code = query_param(&location, "code").unwrap();
+    let answer = http
+        .post(format!("{issuer}/token"))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("client_id", doc_url.as_str()),
+            ("code", code.as_str()),
+            ("code_verifier", verifier.as_str()),
+            ("redirect_uri", REDIRECT),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+
+    // A redirect URI the document does not list, a document naming another client.
+    for (client, redirect) in [
+        (doc_url.as_str(), "http://127.0.0.1:9/elsewhere"),
+        (liar_url.as_str(), REDIRECT),
+    ] {
+        let r = http.get(authorize(client, redirect)).send().await.unwrap();
+        assert_eq!(r.status(), 400, "{client} {redirect}");
+        assert!(r.headers().get("location").is_none());
+    }
+
+    // By default the server fetches from the public internet only: a loopback
+    // document URL is just an unknown client.
+    let (l2, issuer2) = listener().await;
+    let guarded = AuthorizationServer::new(
+        AuthorizationServerConfig::new(&issuer2, mcp),
+        InMemoryStore::new(),
+        |l: &Login<'_>| Some(l.username.to_owned()),
+    )
+    .unwrap();
+    serve(l2, guarded.router());
+    let r = http
+        .get(authorize(&doc_url, REDIRECT).replace(&issuer, &issuer2))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("not registered"));
+}

@@ -13,6 +13,7 @@ use base64::engine::general_purpose::STANDARD;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Map, Value, json};
 
+use super::cimd;
 use super::page::{self, Consent};
 use super::{
     Grant, GrantKind, Inner, Login, RegisteredClient, hash, random_token, same, secure_or_loopback,
@@ -185,10 +186,25 @@ async fn authorize(State(inner): Shared, RawQuery(query): RawQuery) -> Response 
             "the request names no client (client_id)",
         );
     };
-    let client = match inner.store.client(client_id).await {
-        Ok(Some(c)) => c,
-        Ok(None) => return page::error(StatusCode::BAD_REQUEST, "the client is not registered"),
-        Err(_) => return page::error(StatusCode::INTERNAL_SERVER_ERROR, "the store failed"),
+    let client = if cimd::is_document_url(&inner, client_id) {
+        // A client ID metadata document, fetched anew for each authorization request.
+        match cimd::fetch(&inner, client_id).await {
+            Ok(client) => {
+                if inner.store.put_client(client.clone()).await.is_err() {
+                    return page::error(StatusCode::INTERNAL_SERVER_ERROR, "the store failed");
+                }
+                client
+            }
+            Err(why) => return page::error(StatusCode::BAD_REQUEST, &why),
+        }
+    } else {
+        match inner.store.client(client_id).await {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                return page::error(StatusCode::BAD_REQUEST, "the client is not registered");
+            }
+            Err(_) => return page::error(StatusCode::INTERNAL_SERVER_ERROR, "the store failed"),
+        }
     };
     // The redirect URI is checked before anything is sent to it: a URI the client did
     // not register gets an error page, never a redirect.

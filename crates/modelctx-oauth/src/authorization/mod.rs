@@ -1,5 +1,6 @@
 //! The bundled authorization server (feature `authorization-server`).
 
+mod cimd;
 mod endpoints;
 mod page;
 mod store;
@@ -85,6 +86,13 @@ pub struct AuthorizationServerConfig {
     pub refresh_token_ttl: Duration,
     /// Whether `/register` takes dynamic registrations (RFC 7591; on by default).
     pub dynamic_registration: bool,
+    /// Whether a `client_id` that is an `https` URL names a client ID metadata document
+    /// (fetched at each authorization request; on by default).
+    pub client_metadata_documents: bool,
+    /// Whether those documents may live on loopback and private-network addresses (and
+    /// plain `http` on loopback): off by default, so that the server fetches only from
+    /// the public internet; on for development and tests.
+    pub private_network_documents: bool,
 }
 
 impl AuthorizationServerConfig {
@@ -98,7 +106,23 @@ impl AuthorizationServerConfig {
             code_ttl: Duration::from_secs(60),
             refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),
             dynamic_registration: true,
+            client_metadata_documents: true,
+            private_network_documents: false,
         }
+    }
+
+    /// Turns client ID metadata documents on or off.
+    #[must_use]
+    pub fn client_metadata_documents(mut self, on: bool) -> Self {
+        self.client_metadata_documents = on;
+        self
+    }
+
+    /// Lets client ID metadata documents live on loopback or private addresses.
+    #[must_use]
+    pub fn private_network_documents(mut self, allow: bool) -> Self {
+        self.private_network_documents = allow;
+        self
     }
 
     /// Limits and advertises the scopes.
@@ -153,6 +177,10 @@ impl std::error::Error for SetupError {}
 ///   (`cnf.jkt`, `token_type` DPoP), and refreshing them needs a proof by that key;
 /// - `/register`: dynamic registration (RFC 7591), redirect URIs `https` or loopback
 ///   `http` only, the registered metadata echoed;
+/// - client ID metadata documents: a `client_id` that is an `https` URL with a path is
+///   fetched at each authorization request (no redirects, at most 64 KiB, five seconds,
+///   public addresses only unless allowed) and must name itself, list its redirect URIs
+///   and be a public client;
 /// - `/revoke` (RFC 7009, refresh tokens) and `/introspect` (RFC 7662).
 ///
 /// Access tokens are ES256 JWTs (RFC 9068) with `aud` set to the resource, which
@@ -174,6 +202,9 @@ pub(crate) struct Inner {
     pub(crate) prefix: String,
     /// The DPoP proofs seen lately at the token endpoint.
     pub(crate) replay: jose::ReplayCache,
+    /// Fetches client ID metadata documents (no redirects, the private-network guard
+    /// unless turned off).
+    pub(crate) documents: reqwest::Client,
 }
 
 impl fmt::Debug for AuthorizationServer {
@@ -233,6 +264,15 @@ impl AuthorizationServer {
             ));
         }
         let prefix = url.path().trim_end_matches('/').to_owned();
+        let mut documents = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(5));
+        if !config.private_network_documents {
+            documents = documents.dns_resolver(Arc::new(crate::netguard::PublicOnly));
+        }
+        let documents = documents
+            .build()
+            .map_err(|e| SetupError(format!("cannot build the HTTP client: {e}")))?;
         let jwk = jose::public_jwk(key.verifying_key(), "");
         let kid = hash(&format!("{}{}", jwk["x"], jwk["y"]))[..16].to_owned();
         Ok(Self {
@@ -244,6 +284,7 @@ impl AuthorizationServer {
                 kid,
                 prefix,
                 replay: jose::ReplayCache::default(),
+                documents,
             }),
         })
     }
@@ -289,6 +330,9 @@ impl AuthorizationServer {
             "authorization_response_iss_parameter_supported": true,
             "dpop_signing_alg_values_supported": ["ES256"],
         });
+        if c.client_metadata_documents {
+            doc["client_id_metadata_document_supported"] = true.into();
+        }
         if c.dynamic_registration {
             doc["registration_endpoint"] = self.endpoint("/register").into();
         }
