@@ -5,12 +5,13 @@ use std::fmt;
 use std::sync::Mutex;
 
 use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::jose;
 
-/// A registered client.
-#[derive(Clone, PartialEq)]
+/// A registered client. Serde-serialisable, for stores that keep clients elsewhere.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RegisteredClient {
     /// The client's id.
@@ -79,7 +80,8 @@ impl RegisteredClient {
 }
 
 /// What a code, a refresh token or a pending authorization request stands for.
-#[derive(Debug, Clone, PartialEq)]
+/// Serde-serialisable, for stores that keep grants elsewhere.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Grant {
     /// The client it was given to.
@@ -97,16 +99,19 @@ pub struct Grant {
     /// The authorization request's `state`.
     pub state: Option<String>,
     /// The RFC 7638 thumbprint of the DPoP key the tokens are bound to (RFC 9449).
+    #[serde(default)]
     pub dpop_jkt: Option<String>,
     /// The tokens that descend from one authorization code: revoked together when the
     /// code or one of its spent refresh tokens is presented again.
+    #[serde(default)]
     pub family: Option<String>,
     /// When it stops being usable, in seconds since the Unix epoch.
     pub expires_at: u64,
 }
 
 /// The kind of a [`Grant`] in the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum GrantKind {
     /// An authorization request waiting for the user's consent.
