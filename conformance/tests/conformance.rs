@@ -13,6 +13,8 @@ mod client_auth_support;
 mod context;
 #[path = "conformance/elicitation.rs"]
 mod elicitation;
+#[path = "conformance/hosting_auth.rs"]
+mod hosting_auth;
 #[path = "conformance/http_client.rs"]
 mod http_client;
 #[path = "conformance/http_modern.rs"]
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         http_modern::tests(),
         http_resume::tests(),
         client_auth::tests(),
+        hosting_auth::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

@@ -4,7 +4,7 @@
 //!    `@modelcontextprotocol/conformance`, the TypeScript SDK v1 and v2 from the npm
 //!    registry; the Python SDK from PyPI) into the ignored `.tools/interop/` with
 //!    `xtask/interop/install.sh`, unless they are there already.
-//! 2. Builds the `conformance-server` and `conformance-client` examples.
+//! 2. Builds the `conformance-server`, `conformance-client` and `oauth-server` examples.
 //! 3. The official suite, once per frozen requirement set ([`REVISIONS`]) and role:
 //!    `server --requirements R` against `conformance-server` on a free loopback port, and
 //!    `client --requirements R` with the suite starting its own servers and running
@@ -21,6 +21,12 @@
 //!    streamable HTTP and stdio; each side asserts on every result, and each leg reports
 //!    the protocol version it negotiated. Legs that cannot pass yet are listed in
 //!    `xtask/interop/expected-failures/cross-sdk.yml` under the same shrink-only rule.
+//!    The `http+oauth` legs have the peer's client authorize with OAuth against the
+//!    `oauth-server` example (modelctx's resource server and bundled authorization
+//!    server) before calling a tool.
+//! 5. The official suite's `authorization` command (the authorization-server scenarios)
+//!    against the bundled authorization server of `oauth-server`, the user's consent
+//!    given by `xtask/interop/as-consent.mjs`; every scenario must pass.
 //!
 //! The summary gives the tier score the way the suite counts it (scored scenarios passed
 //! of all scored scenarios of every frozen set: server N/67, client N/50) and the
@@ -198,14 +204,14 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
     };
     let started = Instant::now();
     let paths = Paths::new(root);
-    let (sets, legs) = match run(&paths) {
+    let (sets, legs, auth) = match run(&paths) {
         Ok(outcome) => outcome,
         Err(e) => {
             eprintln!("interop: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let report = report_json(&sets, &legs, started.elapsed());
+    let report = report_json(&sets, &legs, &auth, started.elapsed());
     let ok = report["ok"] == Value::Bool(true);
     if json_out {
         println!(
@@ -213,7 +219,7 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
             serde_json::to_string_pretty(&report).expect("a JSON value serialises")
         );
     } else {
-        print!("{}", human_report(&sets, &legs, started.elapsed()));
+        print!("{}", human_report(&sets, &legs, &auth, started.elapsed()));
     }
     if ok {
         eprintln!("interop: ok");
@@ -224,7 +230,9 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
     }
 }
 
-fn run(paths: &Paths) -> Result<(Vec<SetOutcome>, Vec<LegOutcome>), String> {
+type Outcomes = (Vec<SetOutcome>, Vec<LegOutcome>, AuthorizationOutcome);
+
+fn run(paths: &Paths) -> Result<Outcomes, String> {
     eprintln!("== interop: installing the pinned tools (xtask/interop/install.sh)");
     let status = Command::new("sh")
         .arg(paths.root.join("xtask/interop/install.sh"))
@@ -244,6 +252,7 @@ fn run(paths: &Paths) -> Result<(Vec<SetOutcome>, Vec<LegOutcome>), String> {
         .current_dir(&paths.root)
         .args(["build", "-p", "modelctx-examples"])
         .args(["--bin", "conformance-server", "--bin", "conformance-client"])
+        .args(["--bin", "oauth-server"])
         .stdout(Stdio::null())
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
@@ -273,7 +282,8 @@ fn run(paths: &Paths) -> Result<(Vec<SetOutcome>, Vec<LegOutcome>), String> {
     }
     let cross = read(&paths.expected("cross-sdk")).and_then(|t| parse_expected(&t))?;
     let legs = cross_sdk(paths, &cross)?;
-    Ok((sets, legs))
+    let auth = authorization_suite(paths)?;
+    Ok((sets, legs, auth))
 }
 
 /// The installed suite must be the pinned one (the registry's `latest` tag is older).
@@ -661,10 +671,22 @@ impl Peer {
         }
     }
 
+    /// The client that authorizes with OAuth against the `oauth-server` example.
+    fn oauth_script(self) -> Result<&'static str, String> {
+        match self {
+            Peer::TypeScriptV1 => Ok("ts-oauth-client.mjs"),
+            Peer::Python => Ok("py-oauth-client.py"),
+            Peer::TypeScriptV2 => Err("no OAuth client script for typescript-v2".into()),
+        }
+    }
+
     /// The interpreter and the script, copied next to `node_modules` for Node so its
     /// imports resolve.
     fn command(self, paths: &Paths, role: Role) -> Result<Command, String> {
-        let script = self.script(role);
+        self.command_for(paths, self.script(role))
+    }
+
+    fn command_for(self, paths: &Paths, script: &str) -> Result<Command, String> {
         let source = paths.root.join("xtask/interop").join(script);
         Ok(match self {
             Peer::Python => {
@@ -688,6 +710,10 @@ impl Peer {
 enum Wire {
     Http,
     Stdio,
+    /// Streamable HTTP to the `oauth-server` example: the peer's client authorizes with
+    /// OAuth (discovery, dynamic registration, the consent page, PKCE) against modelctx's
+    /// resource server and bundled authorization server, then calls a tool.
+    OAuthHttp,
 }
 
 impl Wire {
@@ -695,6 +721,7 @@ impl Wire {
         match self {
             Wire::Http => "http",
             Wire::Stdio => "stdio",
+            Wire::OAuthHttp => "http+oauth",
         }
     }
 }
@@ -740,7 +767,7 @@ impl Leg {
 }
 
 use Peer::{Python, TypeScriptV1, TypeScriptV2};
-use Wire::{Http, Stdio as StdioWire};
+use Wire::{Http, OAuthHttp, Stdio as StdioWire};
 
 /// Every cross-SDK leg, in the order they run.
 const LEGS: &[Leg] = &[
@@ -765,7 +792,13 @@ const LEGS: &[Leg] = &[
     Leg::new(Python, Role::Server, StdioWire, None),
     Leg::new(Python, Role::Server, Http, Some("2026-07-28")),
     Leg::new(Python, Role::Server, StdioWire, Some("2026-07-28")),
+    Leg::new(TypeScriptV1, Role::Client, OAuthHttp, None),
+    Leg::new(Python, Role::Client, OAuthHttp, None),
 ];
+
+/// The user the OAuth legs log in as at the consent page, and the password the
+/// `oauth-server` example takes (`OAUTH_DEMO_PASSWORD`).
+const OAUTH_USER: (&str, &str) = ("interop-user", "interop-password");
 
 #[derive(Debug)]
 struct LegOutcome {
@@ -827,6 +860,20 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
     let server_bin = paths.bin.join("conformance-server");
     let client_bin = paths.bin.join("conformance-client");
     match leg.peer_role {
+        Role::Client if leg.wire == OAuthHttp => {
+            let mut client = leg.peer.command_for(paths, leg.peer.oauth_script()?)?;
+            let mut server = Command::new(paths.bin.join("oauth-server"));
+            server.env("OAUTH_DEMO_PASSWORD", OAUTH_USER.1).args([
+                "--as-port",
+                &free_port()?.to_string(),
+                "--mcp-port",
+            ]);
+            let (server, url) = start_http(paths, server, &format!("server-for-{log_name}"))?;
+            client.args([url.as_str(), OAUTH_USER.0, OAUTH_USER.1]);
+            let outcome = run_logged(paths, &mut client, log_name, LEG_LIMIT);
+            drop(server);
+            outcome
+        }
         Role::Client => {
             let mut client = leg.peer.command(paths, Role::Client)?;
             if let Some(era) = leg.era {
@@ -842,6 +889,7 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
                     drop(server);
                     outcome
                 }
+                OAuthHttp => Err("an OAuth leg runs against oauth-server (above)".into()),
                 StdioWire => {
                     client.arg("stdio").arg(&server_bin).arg("--stdio");
                     run_logged(paths, &mut client, log_name, LEG_LIMIT)
@@ -865,6 +913,10 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
                     drop(server);
                     outcome
                 }
+                OAuthHttp => Err(format!(
+                    "{}: OAuth legs drive modelctx's server only",
+                    leg.id()
+                )),
                 StdioWire => {
                     let server = leg.peer.command(paths, Role::Server)?;
                     ours.arg("stdio").arg(server.get_program());
@@ -874,6 +926,130 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// The authorization-server scenarios
+// ---------------------------------------------------------------------------------------
+
+/// The official suite's `authorization` run against the bundled authorization server.
+#[derive(Debug)]
+struct AuthorizationOutcome {
+    /// Every scenario the suite ran, and whether it passed.
+    scenarios: Vec<(String, bool)>,
+    suite_status_ok: bool,
+}
+
+impl AuthorizationOutcome {
+    fn ok(&self) -> bool {
+        self.suite_status_ok
+            && !self.scenarios.is_empty()
+            && self.scenarios.iter().all(|(_, ok)| *ok)
+    }
+}
+
+/// Runs `authorization` against `oauth-server`'s authorization server with a client
+/// registered for the suite's callback, playing the user (`as-consent.mjs`) when the
+/// suite prints the authorization URL.
+fn authorization_suite(paths: &Paths) -> Result<AuthorizationOutcome, String> {
+    use std::io::{BufRead as _, BufReader, Write as _};
+
+    let callback_port = free_port()?;
+    let mcp_port = free_port()?;
+    let mut server = Command::new(paths.bin.join("oauth-server"));
+    server
+        .env("OAUTH_DEMO_PASSWORD", OAUTH_USER.1)
+        .args(["--client", "conformance"])
+        .arg(format!("http://127.0.0.1:{callback_port}/callback"))
+        .args(["--mcp-port", &mcp_port.to_string(), "--as-port"]);
+    // `start_http` gives the last port an `/mcp` URL: here it is the issuer's.
+    let (server, url) = start_http(paths, server, "server-for-authorization.log")?;
+    let issuer = url.trim_end_matches("/mcp").to_owned();
+    let out_dir = paths.logs.join("authorization-server");
+    if out_dir.exists() {
+        std::fs::remove_dir_all(&out_dir)
+            .map_err(|e| format!("cannot clear {}: {e}", out_dir.display()))?;
+    }
+    eprintln!("== interop: official suite, authorization, against oauth-server at {issuer}");
+    let log_path = paths.logs.join("authorization.log");
+    let mut log = File::create(&log_path)
+        .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
+    let err = log
+        .try_clone()
+        .map_err(|e| format!("cannot share {}: {e}", log_path.display()))?;
+    let mut suite = Command::new(&paths.node);
+    let child = suite
+        .arg(paths.suite.join("dist/index.js"))
+        .args([
+            "authorization",
+            "--url",
+            &issuer,
+            "--client-id",
+            "conformance",
+        ])
+        .arg("--resource")
+        .arg(format!("http://127.0.0.1:{mcp_port}/mcp"))
+        .args(["--port", &callback_port.to_string()])
+        .arg("--output-dir")
+        .arg(&out_dir)
+        .current_dir(&paths.tools)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("cannot start the suite: {e}"))?;
+    let mut child = KillOnDrop(child);
+    let stdout = child
+        .0
+        .stdout
+        .take()
+        .ok_or("the suite's stdout is not piped")?;
+    // The suite's output goes to the log; the authorization URL it prints comes here.
+    let (urls, asked) = std::sync::mpsc::channel();
+    let prefix = format!("{issuer}/authorize?");
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = writeln!(log, "{line}");
+            if line.starts_with(&prefix) {
+                let _ = urls.send(line);
+            }
+        }
+    });
+    if let Ok(authorization_url) = asked.recv_timeout(LEG_LIMIT) {
+        let mut consent = Peer::TypeScriptV1.command_for(paths, "as-consent.mjs")?;
+        consent.args([authorization_url.as_str(), OAUTH_USER.0, OAUTH_USER.1]);
+        run_logged(paths, &mut consent, "authorization-consent.log", LEG_LIMIT)?;
+    }
+    let deadline = Instant::now() + LEG_LIMIT;
+    let status = loop {
+        match child.0.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                return Err(format!(
+                    "the authorization suite ran over {LEG_LIMIT:?}; its output is in {}",
+                    log_path.display()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(format!("waiting for the authorization suite: {e}")),
+        }
+    };
+    let _ = reader.join();
+    drop(server);
+    let scenarios = read_results(&out_dir, Role::Client)?
+        .into_iter()
+        .map(|(name, result)| {
+            let name = name
+                .strip_prefix("authorization-server-")
+                .unwrap_or(&name)
+                .to_owned();
+            (name, result.passed)
+        })
+        .collect();
+    Ok(AuthorizationOutcome {
+        scenarios,
+        suite_status_ok: status.success(),
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -899,12 +1075,17 @@ fn unscored(sets: &[SetOutcome], extension: bool) -> (usize, usize) {
         })
 }
 
-fn report_json(sets: &[SetOutcome], legs: &[LegOutcome], elapsed: Duration) -> Value {
+fn report_json(
+    sets: &[SetOutcome],
+    legs: &[LegOutcome],
+    auth: &AuthorizationOutcome,
+    elapsed: Duration,
+) -> Value {
     let (sp, st) = tier(sets, Role::Server);
     let (cp, ct) = tier(sets, Role::Client);
     let (ep, et) = unscored(sets, true);
     let (op, ot) = unscored(sets, false);
-    let ok = sets.iter().all(SetOutcome::ok) && legs.iter().all(LegOutcome::ok);
+    let ok = sets.iter().all(SetOutcome::ok) && legs.iter().all(LegOutcome::ok) && auth.ok();
     json!({
         "suite": { "package": SUITE_PACKAGE, "version": SUITE_VERSION },
         "tier": {
@@ -925,12 +1106,23 @@ fn report_json(sets: &[SetOutcome], legs: &[LegOutcome], elapsed: Duration) -> V
             "seconds": (l.seconds * 10.0).round() / 10.0,
             "ok": l.ok(),
         })).collect::<Vec<_>>(),
+        "authorization_server": {
+            "scenarios": auth.scenarios.iter().map(|(name, passed)| json!({
+                "scenario": name, "passed": passed,
+            })).collect::<Vec<_>>(),
+            "ok": auth.ok(),
+        },
         "seconds": elapsed.as_secs(),
         "ok": ok,
     })
 }
 
-fn human_report(sets: &[SetOutcome], legs: &[LegOutcome], elapsed: Duration) -> String {
+fn human_report(
+    sets: &[SetOutcome],
+    legs: &[LegOutcome],
+    auth: &AuthorizationOutcome,
+    elapsed: Duration,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -1021,10 +1213,25 @@ fn human_report(sets: &[SetOutcome], legs: &[LegOutcome], elapsed: Duration) -> 
     } else {
         ""
     };
+    let _ = writeln!(out, "  {passed}/{} legs pass{rest}", legs.len());
     let _ = writeln!(
         out,
-        "  {passed}/{} legs pass{rest}\ninterop: took {:.0?}",
-        legs.len(),
+        "interop: official suite `authorization` against the bundled authorization server"
+    );
+    for (name, ok) in &auth.scenarios {
+        let _ = writeln!(out, "  {name:<58} {}", if *ok { "pass" } else { "FAIL" });
+    }
+    let auth_passed = auth.scenarios.iter().filter(|(_, ok)| *ok).count();
+    let _ = writeln!(
+        out,
+        "  {auth_passed}/{} scenarios pass{}{}\ninterop: took {:.0?}",
+        auth.scenarios.len(),
+        if auth.suite_status_ok {
+            ""
+        } else {
+            "; the suite itself failed (see its log)"
+        },
+        if auth.ok() { "" } else { "  <-- FAILED" },
         elapsed
     );
     out

@@ -6,7 +6,10 @@
 //!   factory starts a session on it. Stateful (default) or stateless, SSE (default) or
 //!   JSON answers, resumable through an `EventStore`, and locked down by default
 //!   (Origin and Host limited to loopback names, 4 MiB body cap, read timeouts, bounded
-//!   queues, session cap and idle expiry).
+//!   queues, session cap and idle expiry). A [`modelctx_transport::Extensions`] value
+//!   that a layer in front of it puts in the HTTP request's extensions travels with each
+//!   message of that POST to the session's handlers (the OAuth resource server of
+//!   `modelctx-oauth` passes the verified caller that way).
 //! - **Client** (feature `client`): `StreamableHttpClientTransport`, a
 //!   `Transport` over reqwest: POST per message, JSON or SSE answers, the standalone GET
 //!   stream, session id and negotiated version kept and sent, reconnection with

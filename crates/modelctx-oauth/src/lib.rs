@@ -1,4 +1,6 @@
-//! OAuth 2.1 for modelctx: the client side of MCP authorization.
+//! OAuth 2.1 for modelctx: both sides of MCP authorization.
+//!
+//! ## Client
 //!
 //! An MCP server over HTTP may be an OAuth protected resource. [`OAuthClient`] (feature
 //! `client`) is the [`AuthHook`](modelctx_http::AuthHook) of the streamable HTTP client
@@ -57,15 +59,81 @@
 //! # let _ = transport; Ok(()) }
 //! ```
 //!
+//! ## Server
+//!
+//! An MCP server over streamable HTTP becomes a protected resource with a
+//! [`ResourceServer`] (feature `resource-server`): its layer goes in front of the
+//! endpoint and checks every request's bearer token — from the `Authorization` header
+//! only — with a [`TokenVerifier`] ([`JwtVerifier`] against the authorization server's
+//! JWKS, or [`IntrospectionVerifier`]), then **always** checks the audience against the
+//! server's own resource URI, then the scopes (for every request, and per tool,
+//! resource or prompt: [`Operation`]). Refusals are 401 / 403 with the
+//! `WWW-Authenticate: Bearer` challenge a client needs (`resource_metadata`, `error`,
+//! `scope`). Handlers read the caller as `cx.extensions().get::<AuthInfo>()`.
+//!
+//! For development, tests and small deployments, [`AuthorizationServer`] (feature
+//! `authorization-server`) is a bundled authorization server as an axum router:
+//! metadata, authorization code with PKCE S256 and a consent page, refresh-token
+//! rotation, client credentials, dynamic registration, revocation and introspection,
+//! ES256 JWT access tokens. For production, put your identity provider's issuer and
+//! JWKS URI into [`JwtVerifier::new`] instead (it must issue ES256 or RS256 JWTs with `aud` set
+//! to the MCP server's URI, or offer introspection).
+//!
+//! ```
+//! # #[cfg(all(feature = "resource-server", feature = "authorization-server"))]
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx_oauth::{
+//!     AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login, ResourceServer,
+//!     ResourceServerConfig,
+//! };
+//!
+//! let issuer = "http://127.0.0.1:8081";
+//! let mcp = "http://127.0.0.1:8080/mcp";
+//! let users = |login: &Login<'_>| (login.username == "alice").then(|| "alice".to_owned());
+//! let auth = AuthorizationServer::new(
+//!     AuthorizationServerConfig::new(issuer, mcp).scopes_supported(["mcp"]),
+//!     InMemoryStore::new(),
+//!     users,
+//! )
+//! .unwrap();
+//! let rs = ResourceServer::new(
+//!     ResourceServerConfig::new(mcp, issuer).required_scopes(["mcp"]),
+//!     auth.verifier(), // or JwtVerifier::new(issuer, jwks_uri) for another server
+//! )
+//! .unwrap();
+//! // The MCP endpoint behind the layer, the metadata beside it; the AS on its origin.
+//! let endpoint = axum::Router::new(); // e.g. StreamableHttpService::router()
+//! let app = axum::Router::new()
+//!     .nest_service("/mcp", endpoint.layer(rs.layer()))
+//!     .merge(rs.metadata_router());
+//! let as_app = auth.router();
+//! # let _ = (app, as_app);
+//! assert_eq!(rs.metadata_url(), "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp");
+//! # }
+//! # #[cfg(not(all(feature = "resource-server", feature = "authorization-server")))] fn main() {}
+//! ```
+//!
 //! | feature | what | pulls in |
 //! |---|---|---|
 //! | `client` | [`OAuthClient`], stores, [`LoopbackRedirect`] | reqwest (no TLS), p256 |
+//! | `resource-server` | [`ResourceServer`], [`JwtVerifier`], [`IntrospectionVerifier`] | axum, tower, reqwest (no TLS), p256, rsa |
+//! | `authorization-server` | [`AuthorizationServer`], [`InMemoryStore`] | axum, p256 |
 //!
 //! Nothing is on by default. TLS comes from the `reqwest::Client` you pass to
-//! [`OAuthClientBuilder::http_client`].
+//! `OAuthClientBuilder::http_client`, `JwtVerifier::http_client` or
+//! `IntrospectionVerifier::http_client`. JWTs are verified with ES256 or RS256
+//! (RustCrypto's pure-Rust `p256` and `rsa`; no C or assembly crypto).
 
+#[cfg(feature = "authorization-server")]
+mod authorization;
 #[cfg(feature = "client")]
 mod client;
+#[cfg(any(feature = "resource-server", feature = "authorization-server"))]
+mod jose;
+#[cfg(any(feature = "client", feature = "authorization-server"))]
+mod netguard;
+#[cfg(feature = "resource-server")]
+mod resource;
 
 #[cfg(feature = "client")]
 pub use client::{
@@ -73,4 +141,16 @@ pub use client::{
     CredentialKey, CredentialStore, ErrorKind, FileCredentialStore, IdJagExchange,
     InMemoryCredentialStore, JwtBearerAssertion, LoopbackRedirect, OAuthClient, OAuthClientBuilder,
     OAuthError, SigningKey, StoredCredentials, TokenSet,
+};
+
+#[cfg(feature = "resource-server")]
+pub use resource::{
+    AuthInfo, ConfigError, IntrospectionVerifier, JwtVerifier, Operation, RequireBearer,
+    RequireBearerLayer, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier,
+};
+
+#[cfg(feature = "authorization-server")]
+pub use authorization::{
+    AuthorizationServer, AuthorizationServerConfig, AuthorizationStore, Grant, GrantKind,
+    InMemoryStore, Login, RegisteredClient, SetupError, StoreError, UserAuthenticator,
 };

@@ -94,6 +94,15 @@ impl Context {
         self.request.meta()
     }
 
+    /// What the transport attached to this request. Over streamable HTTP these are the
+    /// [`Extensions`](modelctx_session::Extensions) that layers in front of the endpoint
+    /// put in the HTTP request's extensions: behind `modelctx-oauth`'s resource server,
+    /// `cx.extensions().get::<modelctx_oauth::AuthInfo>()` is the verified
+    /// caller. Empty for transports that attach nothing.
+    pub fn extensions(&self) -> &modelctx_session::Extensions {
+        self.request.extensions()
+    }
+
     /// The progress token the client attached, if any.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
         self.request.progress_token()

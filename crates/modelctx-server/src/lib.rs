@@ -121,6 +121,7 @@ pub use context::Context;
 #[cfg(feature = "schemars")]
 pub use context_client::form_schema;
 pub use context_client::{ClientRequestError, Elicited, FormValues};
+pub use modelctx_session::Extensions;
 pub use prompt::{IntoPromptResult, PromptDef};
 pub use registry::RegistrationError;
 pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};

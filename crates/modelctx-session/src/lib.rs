@@ -67,7 +67,7 @@ pub use service::{ProgressReporter, RequestContext, Service, parse_params};
 pub use tokio_util::sync::CancellationToken;
 
 #[doc(no_inline)]
-pub use modelctx_transport::Transport;
+pub use modelctx_transport::{Extensions, Transport};
 
 /// How a session behaves.
 #[derive(Debug, Clone)]

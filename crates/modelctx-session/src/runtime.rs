@@ -10,7 +10,7 @@ use std::task::Poll;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_transport::{DirectReceiver, MessageStream, Transport, TransportMessage};
+use modelctx_transport::{DirectReceiver, Extensions, MessageStream, Transport, TransportMessage};
 use modelctx_types::{
     ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
     JsonRpcResultResponse, ProgressToken, RawValue, RequestId,
@@ -161,7 +161,7 @@ impl Receiver {
                 }
                 Some(Ok(message)) => match message.message {
                     JsonRpcMessage::Notification(n) => self.on_notification(n),
-                    other => self.core.take(other),
+                    _ => self.core.take(message),
                 },
             }
         }
@@ -277,7 +277,7 @@ impl DirectReceiver for Core {
         if !direct {
             return Some(message);
         }
-        self.take(message.message);
+        self.take(message);
         None
     }
 }
@@ -285,10 +285,10 @@ impl DirectReceiver for Core {
 impl Core {
     /// Handles a request (its handler polled once here, spawned if still pending) or
     /// a response to one of our requests; notifications are the receive task's.
-    fn take(&self, message: JsonRpcMessage) {
-        match message {
+    fn take(&self, message: TransportMessage) {
+        match message.message {
             JsonRpcMessage::Request(r) => {
-                if let Some(job) = self.on_request(r) {
+                if let Some(job) = self.on_request(r, message.extensions) {
                     poll_once_or_spawn(job);
                 }
             }
@@ -331,7 +331,11 @@ impl Core {
 
     /// Admits one inbound request and returns the job that answers it (`None` when it
     /// was answered at once, with an error or a ping's empty result).
-    fn on_request(&self, request: JsonRpcRequest) -> Option<BoxFuture<'static, ()>> {
+    fn on_request(
+        &self,
+        request: JsonRpcRequest,
+        extensions: Extensions,
+    ) -> Option<BoxFuture<'static, ()>> {
         let shared = &self.shared;
         if shared.role == Role::Server
             && shared.config.serves_stateless_era()
@@ -389,7 +393,16 @@ impl Core {
         let peer = self.peer.clone();
         Some(Box::pin(async move {
             let id = request.id.clone();
-            let outcome = handle(&shared, service, peer, request, token, is_initialize).await;
+            let outcome = handle(
+                &shared,
+                service,
+                peer,
+                request,
+                extensions,
+                token,
+                is_initialize,
+            )
+            .await;
             shared
                 .inflight
                 .lock()
@@ -478,6 +491,7 @@ async fn handle(
     service: Arc<dyn Service>,
     peer: Peer,
     request: JsonRpcRequest,
+    extensions: Extensions,
     token: CancellationToken,
     is_initialize: bool,
 ) -> Option<Result<Box<RawValue>, ErrorData>> {
@@ -489,7 +503,7 @@ async fn handle(
             permit = shared.semaphore.clone().acquire_owned() => permit.ok()?,
         },
     };
-    let context = RequestContext::new(&request, token.clone(), peer);
+    let context = RequestContext::new(&request, token.clone(), peer).with_extensions(extensions);
     let mut fut =
         std::pin::pin!(AssertUnwindSafe(service.handle_request(request, context)).catch_unwind());
     // The handler first: one that answers in its first poll never registers a waiter on

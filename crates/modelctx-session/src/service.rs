@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
+use modelctx_transport::Extensions;
 use modelctx_types::{
     ErrorData, JsonRpcNotification, JsonRpcRequest, Meta, ProgressToken, RawValue, RequestId,
 };
@@ -59,6 +60,8 @@ pub struct RequestContext {
     peer: Peer,
     /// Only when the caller attached a progress token: most requests need none.
     progress: Option<Arc<ProgressReporter>>,
+    /// What the transport attached to the request (see [`Extensions`]).
+    extensions: Extensions,
 }
 
 impl fmt::Debug for RequestContext {
@@ -92,7 +95,22 @@ impl RequestContext {
             meta,
             cancellation,
             peer,
+            extensions: Extensions::new(),
         }
+    }
+
+    /// This context with what the transport attached to its request.
+    pub(crate) fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// What the transport attached to this request: for streamable HTTP, the
+    /// [`Extensions`] that layers in front of the endpoint put in the HTTP request's
+    /// extensions (an OAuth resource server puts the verified token's claims there).
+    /// Empty for transports that attach nothing.
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
     }
 
     /// The context of a request that did not come over the session: an input request
@@ -107,6 +125,7 @@ impl RequestContext {
             cancellation: CancellationToken::new(),
             peer,
             progress: None,
+            extensions: Extensions::new(),
         }
     }
 

@@ -21,6 +21,7 @@
 //! ```
 
 mod error;
+mod extensions;
 pub mod framing;
 
 use std::cell::Cell;
@@ -32,6 +33,7 @@ use futures::future::BoxFuture;
 use modelctx_types::{JsonRpcMessage, RequestId};
 
 pub use error::TransportError;
+pub use extensions::Extensions;
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a
@@ -68,6 +70,11 @@ pub struct TransportMessage {
     /// sending it again. Inbound (client): the newest token for the stream that carried
     /// this message (e.g. an SSE event id). `None` where the transport cannot resume.
     pub resumption_token: Option<Arc<str>>,
+    /// Inbound: what the transport knows about the message beyond its JSON (streamable
+    /// HTTP: the [`Extensions`] layers in front of it put in the HTTP request's
+    /// extensions, such as a verified caller identity). Handlers see it in their
+    /// request context. Empty elsewhere.
+    pub extensions: Extensions,
 }
 
 impl TransportMessage {
@@ -77,6 +84,7 @@ impl TransportMessage {
             message,
             related_request: None,
             resumption_token: None,
+            extensions: Extensions::new(),
         }
     }
 
@@ -91,6 +99,14 @@ impl TransportMessage {
     #[must_use]
     pub fn with_resumption_token(mut self, token: Option<Arc<str>>) -> Self {
         self.resumption_token = token;
+        self
+    }
+
+    /// Attaches what the transport knows about the message (see
+    /// [`extensions`](Self::extensions)).
+    #[must_use]
+    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
         self
     }
 }

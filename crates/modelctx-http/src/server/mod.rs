@@ -24,6 +24,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
+use modelctx_transport::Extensions;
 use modelctx_types::{
     ErrorData, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RawValue, RequestId,
 };
@@ -332,7 +333,15 @@ where
         return inner.reject(StatusCode::FORBIDDEN, reason);
     }
     match parts.method {
-        Method::POST => post(inner, &parts.headers, body).await,
+        Method::POST => {
+            // What layers in front of the endpoint attached for the session's handlers.
+            let extensions = parts
+                .extensions
+                .get::<Extensions>()
+                .cloned()
+                .unwrap_or_default();
+            post(inner, &parts.headers, &extensions, body).await
+        }
         Method::GET => get(inner, &parts.headers),
         Method::DELETE => delete(inner, &parts.headers),
         _ => {
@@ -492,7 +501,12 @@ fn bad_message(inner: &Inner, error: ErrorData) -> Response {
 
 const INITIALIZE: &str = "initialize";
 
-async fn post<B>(inner: &Arc<Inner>, headers: &HeaderMap, body: B) -> Response
+async fn post<B>(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+    extensions: &Extensions,
+    body: B,
+) -> Response
 where
     B: hyper::body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -523,7 +537,7 @@ where
         Err(r) => return r,
     };
     if inner.config.stateless_era && era::is_stateless(headers, &messages) {
-        return stateless_post(inner, headers, messages, batch).await;
+        return stateless_post(inner, headers, extensions, messages, batch).await;
     }
     let init = messages.iter().any(|m| m.method() == Some(INITIALIZE));
     if init && messages.len() > 1 {
@@ -576,7 +590,7 @@ where
             }
         },
     };
-    dispatch(inner, session, messages, init, false).await
+    dispatch(inner, session, messages, extensions, init, false).await
 }
 
 /// A POST of the stateless era (2026-07-28): one request, its headers checked against
@@ -584,6 +598,7 @@ where
 async fn stateless_post(
     inner: &Arc<Inner>,
     headers: &HeaderMap,
+    extensions: &Extensions,
     messages: Vec<JsonRpcMessage>,
     batch: bool,
 ) -> Response {
@@ -635,6 +650,7 @@ async fn stateless_post(
         inner,
         session,
         vec![JsonRpcMessage::Request(request)],
+        extensions,
         false,
         true,
     )
@@ -648,6 +664,7 @@ async fn dispatch(
     inner: &Inner,
     session: Arc<SessionState>,
     messages: Vec<JsonRpcMessage>,
+    extensions: &Extensions,
     init: bool,
     stateless_era: bool,
 ) -> Response {
@@ -673,7 +690,7 @@ async fn dispatch(
         Some(Answer::Sse { stream, .. }) => Some(*stream),
         _ => None,
     };
-    let Ok(queued) = session.push(messages, stream).await else {
+    let Ok(queued) = session.push(messages, stream, extensions).await else {
         return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
     };
     // The head of an SSE answer waits until the runtime has handled the POST's
@@ -707,7 +724,7 @@ async fn dispatch(
                     };
                     runtime.spawn(async move {
                         let notices = ids.iter().map(era::cancelled).collect();
-                        let _ = session.push(notices, None).await;
+                        let _ = session.push(notices, None, &Extensions::new()).await;
                     });
                 }),
             )

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use modelctx_transport::{
-    DirectReceiver, DirectSlot, Holding, MessageSink, MessageStream, Transport, TransportError,
-    TransportMessage,
+    DirectReceiver, DirectSlot, Extensions, Holding, MessageSink, MessageStream, Transport,
+    TransportError, TransportMessage,
 };
 use modelctx_types::{JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot};
@@ -224,11 +224,13 @@ impl SessionState {
     /// While nothing waits in the session's queue, messages the runtime takes directly
     /// ([`DirectReceiver`]) are handled here, on the POST's task: a handler that answers
     /// at once has answered when this returns. The first message it gives back, and
-    /// every later one, go through the queue. `Ok(true)` when some did.
+    /// every later one, go through the queue. `Ok(true)` when some did. Each message
+    /// carries `extensions` (the POST's, see [`modelctx_transport::Extensions`]).
     pub(crate) async fn push(
         &self,
         messages: Vec<JsonRpcMessage>,
         mut answer: Option<u64>,
+        extensions: &Extensions,
     ) -> Result<bool, ()> {
         let tx = self
             .inbound
@@ -239,12 +241,14 @@ impl SessionState {
         let mut messages = messages.into_iter();
         let mut queued = Vec::new();
         for message in messages.by_ref() {
-            if let Some(back) = self.direct.try_deliver(TransportMessage::new(message)) {
+            let message = TransportMessage::new(message).with_extensions(extensions.clone());
+            if let Some(back) = self.direct.try_deliver(message) {
                 queued.push(back);
                 break;
             }
         }
-        queued.extend(messages.map(TransportMessage::new));
+        queued
+            .extend(messages.map(|m| TransportMessage::new(m).with_extensions(extensions.clone())));
         let last = queued.len().saturating_sub(1);
         let any = !queued.is_empty();
         for (i, message) in queued.into_iter().enumerate() {
@@ -771,7 +775,10 @@ mod tests {
         // Released when the runtime comes back for the next message (a handler that
         // is still running).
         let (id, mut handled) = open(&state, 1);
-        state.push(vec![request(1)], Some(id)).await.unwrap();
+        state
+            .push(vec![request(1)], Some(id), &Extensions::new())
+            .await
+            .unwrap();
         stream.recv().await.unwrap().unwrap();
         assert!(handled.try_recv().is_err(), "not yet handled");
         let next = stream.recv();
@@ -781,7 +788,10 @@ mod tests {
         // Released by the stream's first event (a transport user that answers before
         // asking for more).
         let (id, mut handled) = open(&state, 2);
-        state.push(vec![request(2)], Some(id)).await.unwrap();
+        state
+            .push(vec![request(2)], Some(id), &Extensions::new())
+            .await
+            .unwrap();
         stream.recv().await.unwrap().unwrap();
         assert!(handled.try_recv().is_err(), "not yet handled");
         sink.send(answer(2)).await.unwrap();
@@ -789,7 +799,10 @@ mod tests {
 
         // Released when the session ends.
         let (id, handled) = open(&state, 3);
-        state.push(vec![request(3)], Some(id)).await.unwrap();
+        state
+            .push(vec![request(3)], Some(id), &Extensions::new())
+            .await
+            .unwrap();
         state.terminate();
         assert!(handled.await.is_err(), "released by the end");
     }

@@ -1,0 +1,434 @@
+//! The bundled authorization server (feature `authorization-server`).
+
+mod cimd;
+mod endpoints;
+mod page;
+mod store;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use http::HeaderMap;
+use p256::ecdsa::SigningKey;
+use p256::pkcs8::DecodePrivateKey as _;
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+pub use store::{
+    AuthorizationStore, Grant, GrantKind, InMemoryStore, RegisteredClient, StoreError,
+};
+
+use crate::jose;
+
+/// What the user typed into the consent page, and the request that carried it.
+/// `Debug` leaves the password and headers out.
+#[non_exhaustive]
+pub struct Login<'a> {
+    /// The `username` field.
+    pub username: &'a str,
+    /// The `password` field (never logged by the server).
+    pub password: &'a str,
+    /// The headers of the form's POST (cookies of an existing login, say).
+    pub headers: &'a HeaderMap,
+    /// The client asking for access.
+    pub client_id: &'a str,
+    /// The scopes it asks for, space-separated.
+    pub scope: &'a str,
+}
+
+impl fmt::Debug for Login<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Login")
+            .field("username", &self.username)
+            .field("client_id", &self.client_id)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Decides who the user on the consent page is: the subject the tokens will name, or
+/// `None` to show the page again with an error. Any
+/// `Fn(&Login) -> Option<String>` is one.
+pub trait UserAuthenticator: Send + Sync + 'static {
+    /// Checks the login; `Some(subject)` when the user is known and consents.
+    fn authenticate<'a>(&'a self, login: &'a Login<'a>) -> BoxFuture<'a, Option<String>>;
+}
+
+impl<F> UserAuthenticator for F
+where
+    F: Fn(&Login<'_>) -> Option<String> + Send + Sync + 'static,
+{
+    fn authenticate<'a>(&'a self, login: &'a Login<'a>) -> BoxFuture<'a, Option<String>> {
+        let subject = self(login);
+        Box::pin(async move { subject })
+    }
+}
+
+/// The settings of an [`AuthorizationServer`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AuthorizationServerConfig {
+    /// The issuer URL (`https://auth.example.com`, or `http://127.0.0.1:PORT` for
+    /// development); the endpoints live under it.
+    pub issuer: String,
+    /// The resources (MCP server URIs) tokens may be for. A request naming another
+    /// `resource` is refused (`invalid_target`); one naming none gets the first.
+    pub resources: Vec<String>,
+    /// The scopes clients may ask for (advertised as `scopes_supported`); empty: any.
+    pub scopes_supported: Vec<String>,
+    /// The lifetime of access tokens (one hour by default).
+    pub access_token_ttl: Duration,
+    /// The lifetime of authorization codes (one minute by default).
+    pub code_ttl: Duration,
+    /// The lifetime of refresh tokens (30 days by default).
+    pub refresh_token_ttl: Duration,
+    /// Whether `/register` takes dynamic registrations (RFC 7591; on by default).
+    pub dynamic_registration: bool,
+    /// Whether a `client_id` that is an `https` URL names a client ID metadata document
+    /// (fetched at each authorization request; on by default).
+    pub client_metadata_documents: bool,
+    /// Whether those documents may live on loopback and private-network addresses (and
+    /// plain `http` on loopback): off by default, so that the server fetches only from
+    /// the public internet; on for development and tests.
+    pub private_network_documents: bool,
+}
+
+impl AuthorizationServerConfig {
+    /// A server at `issuer` issuing tokens for `resource`.
+    pub fn new(issuer: impl Into<String>, resource: impl Into<String>) -> Self {
+        Self {
+            issuer: issuer.into().trim_end_matches('/').to_owned(),
+            resources: vec![resource.into()],
+            scopes_supported: Vec::new(),
+            access_token_ttl: Duration::from_secs(3600),
+            code_ttl: Duration::from_secs(60),
+            refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),
+            dynamic_registration: true,
+            client_metadata_documents: true,
+            private_network_documents: false,
+        }
+    }
+
+    /// Turns client ID metadata documents on or off.
+    #[must_use]
+    pub fn client_metadata_documents(mut self, on: bool) -> Self {
+        self.client_metadata_documents = on;
+        self
+    }
+
+    /// Lets client ID metadata documents live on loopback or private addresses.
+    #[must_use]
+    pub fn private_network_documents(mut self, allow: bool) -> Self {
+        self.private_network_documents = allow;
+        self
+    }
+
+    /// Limits and advertises the scopes.
+    #[must_use]
+    pub fn scopes_supported(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the lifetime of access tokens.
+    #[must_use]
+    pub fn access_token_ttl(mut self, ttl: Duration) -> Self {
+        self.access_token_ttl = ttl;
+        self
+    }
+
+    /// Turns dynamic client registration on or off.
+    #[must_use]
+    pub fn dynamic_registration(mut self, on: bool) -> Self {
+        self.dynamic_registration = on;
+        self
+    }
+}
+
+/// Why an [`AuthorizationServer`] could not be set up.
+#[derive(Debug, Clone)]
+pub struct SetupError(String);
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+/// A small OAuth 2.1 authorization server for MCP servers, as an axum [`Router`]
+/// (for development, tests and small deployments; put a real identity provider in
+/// front of larger ones).
+///
+/// - `/.well-known/oauth-authorization-server` (RFC 8414 metadata, path-aware for an
+///   issuer with a path) and `/jwks`;
+/// - `/authorize`: PKCE `S256` required; the client's redirect URI must match a
+///   registered one exactly, or the user is not redirected at all; a consent page
+///   (plain HTML form) whose login the [`UserAuthenticator`] checks; the answer
+///   carries `state` and `iss` (RFC 9207);
+/// - `/token`: authorization code (single-use, one minute, verifier checked, redirect
+///   URI and client bound), refresh token (rotated: each is single-use; a spent code or
+///   refresh token presented again revokes every refresh token descending from the
+///   same authorization), client credentials; `Cache-Control: no-store` and `Pragma: no-cache` on every answer; a
+///   request with a DPoP proof (RFC 9449, ES256) gets tokens bound to its key
+///   (`cnf.jkt`, `token_type` DPoP), and refreshing them needs a proof by that key;
+/// - `/register`: dynamic registration (RFC 7591), redirect URIs `https` or loopback
+///   `http` only, the registered metadata echoed;
+/// - client ID metadata documents: a `client_id` that is an `https` URL with a path is
+///   fetched at each authorization request (no redirects, at most 64 KiB, five seconds,
+///   public addresses only unless allowed) and must name itself, list its redirect URIs
+///   and be a public client;
+/// - `/revoke` (RFC 7009, refresh tokens) and `/introspect` (RFC 7662).
+///
+/// Access tokens are ES256 JWTs (RFC 9068) with `aud` set to the resource, which
+/// [`JwtVerifier`](crate::JwtVerifier) checks against [`jwks`](Self::jwks).
+///
+/// [`Router`]: axum::Router
+#[derive(Clone)]
+pub struct AuthorizationServer {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: AuthorizationServerConfig,
+    pub(crate) store: Box<dyn AuthorizationStore>,
+    pub(crate) users: Box<dyn UserAuthenticator>,
+    pub(crate) key: SigningKey,
+    pub(crate) kid: String,
+    /// The issuer's path ("" or "/tenant"): the endpoints live under it.
+    pub(crate) prefix: String,
+    /// The DPoP proofs seen lately at the token endpoint.
+    pub(crate) replay: jose::ReplayCache,
+    /// Fetches client ID metadata documents (no redirects, the private-network guard
+    /// unless turned off).
+    pub(crate) documents: reqwest::Client,
+}
+
+impl fmt::Debug for AuthorizationServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthorizationServer")
+            .field("issuer", &self.inner.config.issuer)
+            .field("kid", &self.inner.kid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuthorizationServer {
+    /// A server with a fresh signing key (tokens die with the process), the given
+    /// store, and `users` behind the consent page. `Err` when the issuer is not an
+    /// `https` URL (or `http` on a loopback host) without query or fragment, or the
+    /// system has no randomness.
+    pub fn new(
+        config: AuthorizationServerConfig,
+        store: impl AuthorizationStore,
+        users: impl UserAuthenticator,
+    ) -> Result<Self, SetupError> {
+        let key = loop {
+            let bytes = random_bytes::<32>()?;
+            // Out-of-range scalars (probability ~2^-32) are drawn again.
+            if let Ok(key) = SigningKey::from_slice(&bytes) {
+                break key;
+            }
+        };
+        Self::build(config, store, users, key)
+    }
+
+    /// Like [`new`](Self::new), signing with a P-256 key from PKCS#8 PEM (so tokens
+    /// survive restarts).
+    pub fn with_signing_key(
+        config: AuthorizationServerConfig,
+        store: impl AuthorizationStore,
+        users: impl UserAuthenticator,
+        pkcs8_pem: &str,
+    ) -> Result<Self, SetupError> {
+        let key = SigningKey::from_pkcs8_pem(pkcs8_pem)
+            .map_err(|_| SetupError("the signing key is not a P-256 PKCS#8 PEM key".into()))?;
+        Self::build(config, store, users, key)
+    }
+
+    fn build(
+        config: AuthorizationServerConfig,
+        store: impl AuthorizationStore,
+        users: impl UserAuthenticator,
+        key: SigningKey,
+    ) -> Result<Self, SetupError> {
+        let url = url::Url::parse(&config.issuer)
+            .map_err(|e| SetupError(format!("the issuer is not a URL: {e}")))?;
+        if !secure_or_loopback(&url) || url.query().is_some() || url.fragment().is_some() {
+            return Err(SetupError(
+                "the issuer must be an https URL (http only on loopback) without query or fragment"
+                    .into(),
+            ));
+        }
+        let prefix = url.path().trim_end_matches('/').to_owned();
+        let mut documents = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(5));
+        if !config.private_network_documents {
+            documents = documents.dns_resolver(Arc::new(crate::netguard::PublicOnly));
+        }
+        let documents = documents
+            .build()
+            .map_err(|e| SetupError(format!("cannot build the HTTP client: {e}")))?;
+        let jwk = jose::public_jwk(key.verifying_key(), "");
+        let kid = hash(&format!("{}{}", jwk["x"], jwk["y"]))[..16].to_owned();
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                store: Box::new(store),
+                users: Box::new(users),
+                key,
+                kid,
+                prefix,
+                replay: jose::ReplayCache::default(),
+                documents,
+            }),
+        })
+    }
+
+    /// The issuer URL.
+    pub fn issuer(&self) -> &str {
+        &self.inner.config.issuer
+    }
+
+    /// The public keys that verify the access tokens (a JWKS), as served at `/jwks`.
+    pub fn jwks(&self) -> Value {
+        json!({"keys": [jose::public_jwk(self.inner.key.verifying_key(), &self.inner.kid)]})
+    }
+
+    /// A [`JwtVerifier`](crate::JwtVerifier) for this server's tokens that knows its
+    /// keys already (no fetch), for a resource server in the same process.
+    #[cfg(feature = "resource-server")]
+    pub fn verifier(&self) -> crate::JwtVerifier {
+        match crate::JwtVerifier::with_jwks(self.issuer(), &self.jwks()) {
+            Ok(verifier) => verifier,
+            // The JWKS always holds our P-256 key; fall back to fetching it anyway.
+            Err(_) => crate::JwtVerifier::new(self.issuer(), self.endpoint("/jwks")),
+        }
+    }
+
+    /// The authorization-server metadata (RFC 8414).
+    pub fn metadata(&self) -> Value {
+        let c = &self.inner.config;
+        let mut doc = json!({
+            "issuer": c.issuer,
+            "authorization_endpoint": self.endpoint("/authorize"),
+            "token_endpoint": self.endpoint("/token"),
+            "revocation_endpoint": self.endpoint("/revoke"),
+            "introspection_endpoint": self.endpoint("/introspect"),
+            "jwks_uri": self.endpoint("/jwks"),
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+            "authorization_response_iss_parameter_supported": true,
+            "dpop_signing_alg_values_supported": ["ES256"],
+        });
+        if c.client_metadata_documents {
+            doc["client_id_metadata_document_supported"] = true.into();
+        }
+        if c.dynamic_registration {
+            doc["registration_endpoint"] = self.endpoint("/register").into();
+        }
+        if !c.scopes_supported.is_empty() {
+            doc["scopes_supported"] = c.scopes_supported.clone().into();
+        }
+        doc
+    }
+
+    /// Registers a client ahead of time (a confidential client for client
+    /// credentials, or a public one with known redirect URIs).
+    pub async fn register_client(&self, client: RegisteredClient) -> Result<(), StoreError> {
+        self.inner.store.put_client(client).await
+    }
+
+    /// The routes: mount at the issuer's origin (`Router::merge`).
+    pub fn router(&self) -> axum::Router {
+        endpoints::router(self.inner.clone())
+    }
+
+    pub(crate) fn endpoint(&self, path: &str) -> String {
+        self.inner.endpoint(path)
+    }
+}
+
+impl Inner {
+    pub(crate) fn endpoint(&self, path: &str) -> String {
+        format!("{}{path}", self.config.issuer)
+    }
+
+    /// A signed access token.
+    pub(crate) fn access_token(&self, grant: &Grant) -> (String, u64) {
+        let now = jose::now_secs();
+        let ttl = self.config.access_token_ttl.as_secs().max(1);
+        let jti = random_token().unwrap_or_default();
+        let mut claims = json!({
+            "iss": self.config.issuer,
+            "sub": grant.subject,
+            "client_id": grant.client_id,
+            "iat": now,
+            "nbf": now,
+            "exp": now + ttl,
+            "jti": jti,
+        });
+        if let Some(resource) = &grant.resource {
+            claims["aud"] = resource.as_str().into();
+        }
+        if !grant.scope.is_empty() {
+            claims["scope"] = grant.scope.as_str().into();
+        }
+        if let Some(jkt) = &grant.dpop_jkt {
+            claims["cnf"] = json!({"jkt": jkt});
+        }
+        (
+            jose::sign_es256(&self.key, &self.kid, "at+jwt", &claims),
+            ttl,
+        )
+    }
+}
+
+/// `https`, or `http` on a loopback host.
+pub(crate) fn secure_or_loopback(url: &url::Url) -> bool {
+    match url.scheme() {
+        "https" => true,
+        "http" => match url.host() {
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// base64url(SHA-256(`text`)): how secrets, codes and tokens are stored.
+pub(crate) fn hash(text: &str) -> String {
+    jose::b64url(&Sha256::digest(text.as_bytes()))
+}
+
+fn random_bytes<const N: usize>() -> Result<[u8; N], SetupError> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| SetupError(format!("the system random source failed: {e}")))?;
+    Ok(bytes)
+}
+
+/// 256 random bits, base64url: codes, tokens, client ids and secrets.
+pub(crate) fn random_token() -> Result<String, SetupError> {
+    random_bytes::<32>().map(|b| jose::b64url(&b))
+}
+
+/// Equality of two strings in time independent of where they differ.
+pub(crate) fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}

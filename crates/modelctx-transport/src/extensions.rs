@@ -1,0 +1,85 @@
+//! Typed values a transport attaches to the messages it delivers.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// A small type map a transport attaches to each inbound message: what it knows about
+/// the message beyond its JSON (streamable HTTP carries what layers in front of it,
+/// such as an OAuth resource server, put in the HTTP request's extensions). Handlers
+/// read it from their request context; the session runtime passes it through
+/// untouched and never looks inside.
+///
+/// Cheap to clone (one `Arc`); empty costs nothing. One value per type.
+///
+/// ```
+/// use modelctx_transport::Extensions;
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Caller(&'static str);
+///
+/// let mut ext = Extensions::new();
+/// assert!(ext.get::<Caller>().is_none());
+/// ext.insert(Caller("alice"));
+/// assert_eq!(ext.get::<Caller>(), Some(&Caller("alice")));
+/// ```
+#[derive(Clone, Default)]
+pub struct Extensions {
+    map: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
+}
+
+impl Extensions {
+    /// No values.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stores `value`, replacing the value of the same type, if any.
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
+        let map = Arc::make_mut(self.map.get_or_insert_with(Default::default));
+        map.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The value of type `T`, if one was stored.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.map
+            .as_ref()?
+            .get(&TypeId::of::<T>())
+            .and_then(|v| v.downcast_ref::<T>())
+    }
+
+    /// Whether no value is stored.
+    pub fn is_empty(&self) -> bool {
+        self.map.as_ref().is_none_or(|m| m.is_empty())
+    }
+}
+
+impl fmt::Debug for Extensions {
+    /// Only the count: the values may be secrets (credentials, claims).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Extensions")
+            .field("len", &self.map.as_ref().map_or(0, |m| m.len()))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_until_written() {
+        let mut a = Extensions::new();
+        a.insert(1u32);
+        let mut b = a.clone();
+        b.insert(2u32);
+        b.insert("x");
+        assert_eq!(a.get::<u32>(), Some(&1));
+        assert_eq!(b.get::<u32>(), Some(&2));
+        assert_eq!(b.get::<&str>(), Some(&"x"));
+        assert!(a.get::<&str>().is_none());
+        assert!(Extensions::new().is_empty());
+        assert_eq!(format!("{a:?}"), "Extensions { len: 1 }");
+    }
+}
