@@ -796,11 +796,12 @@ struct Listening {
     barrier: Option<Arc<tokio::sync::Barrier>>,
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone)]
 enum End {
     Open,
     Answer,
-    Break,
+    /// Break the stream when told.
+    Break(Arc<tokio::sync::Notify>),
 }
 
 fn listening_script(listening: Listening) -> crate::support::Script {
@@ -816,7 +817,7 @@ fn listening_script(listening: Listening) -> crate::support::Script {
             if request.method != "subscriptions/listen" {
                 let answer = json!({"resultType": "complete", "content": [], "tools": []});
                 let reply = JsonRpcResultResponse::new(request.id, to_raw(&answer).unwrap());
-                return (vec![JsonRpcMessage::from(reply)], false);
+                return (vec![JsonRpcMessage::from(reply)], None);
             }
             if let Some(barrier) = &listening.barrier {
                 barrier.wait().await;
@@ -842,14 +843,20 @@ fn listening_script(listening: Listening) -> crate::support::Script {
             }
             match listening.end {
                 // No answer: the subscription stays open.
-                End::Open => (messages, false),
+                End::Open => (messages, None),
                 End::Answer => {
                     let answer = json!({"resultType": "complete", "_meta": tag});
                     let reply = JsonRpcResultResponse::new(request.id, to_raw(&answer).unwrap());
                     messages.push(reply.into());
-                    (messages, false)
+                    (messages, None)
                 }
-                End::Break => (messages, true),
+                // Once the client has seen what came before: a stream that broke before
+                // the acknowledgement arrived would fail the subscribe instead.
+                End::Break(when) => {
+                    let close: crate::support::Close =
+                        Box::pin(async move { when.notified().await });
+                    (messages, Some(close))
+                }
             }
         }) as futures::future::BoxFuture<'static, _>
     })
@@ -994,10 +1001,11 @@ async fn the_servers_closing_answer_ends_a_subscription_cleanly(connector: Conne
 }
 
 async fn a_broken_subscription_stream_is_an_error(connector: Connector) {
+    let breaker = Arc::new(tokio::sync::Notify::new());
     let listening = Listening {
         honored: None,
         changes: vec![("notifications/tools/list_changed", json!({}))],
-        end: End::Break,
+        end: End::Break(breaker.clone()),
         barrier: None,
     };
     let client = subscriber(&connector, listening, client()).await;
@@ -1013,6 +1021,7 @@ async fn a_broken_subscription_stream_is_an_error(connector: Connector) {
         matches!(change, ServerNotification::ToolListChanged(_)),
         "{change:?}"
     );
+    breaker.notify_one();
     // The stream ended without the server's answer: reported, and nothing reopens it.
     let lost = within("the loss", subscription.next()).await;
     assert!(matches!(lost, Some(Err(_))), "{lost:?}");

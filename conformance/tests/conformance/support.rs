@@ -405,15 +405,18 @@ where
 }
 
 /// How a hand-played server answers one request: the messages to send back, in order
-/// and related to the request, then whether to close (the connection, or over
-/// stateless HTTP the request's own stream) instead of going on.
+/// and related to the request, then, if given, a future after which it closes (the
+/// connection, or over stateless HTTP the request's own stream) instead of going on.
 pub(crate) type Script = std::sync::Arc<
     dyn Fn(
             modelctx::types::JsonRpcRequest,
-        ) -> futures::future::BoxFuture<'static, (Vec<JsonRpcMessage>, bool)>
+        ) -> futures::future::BoxFuture<'static, (Vec<JsonRpcMessage>, Option<Close>)>
         + Send
         + Sync,
 >;
+
+/// What a [`Script`] waits for before it closes.
+pub(crate) type Close = futures::future::BoxFuture<'static, ()>;
 
 /// A server played by hand, answering each request on a task of its own with `script`.
 /// Returns the client's side.
@@ -435,7 +438,8 @@ pub(crate) async fn raw_server(connector: &Connector, script: Script) -> BoxTran
                             return;
                         }
                     }
-                    if close {
+                    if let Some(close) = close {
+                        close.await;
                         sink.close().await;
                     }
                 });
@@ -468,7 +472,7 @@ where
             let result = to_raw(&result).expect("a JSON value serialises");
             JsonRpcMessage::from(JsonRpcResultResponse::new(request.id, result))
         });
-        Box::pin(async move { (reply.into_iter().collect(), false) })
+        Box::pin(async move { (reply.into_iter().collect(), None) })
             as futures::future::BoxFuture<'static, _>
     });
     raw_server(connector, script).await
