@@ -58,350 +58,105 @@ fn read_data<T: for<'a> Deserialize<'a>, E: de::Error>(error: &ErrorData) -> Res
     T::deserialize(data).map_err(E::custom)
 }
 
-/// A `-32700` error object: the message is not valid JSON (the schema's `ParseError`).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ParseError {
-    /// A short description of the error.
-    pub message: String,
-    /// Additional information defined by the sender.
-    pub data: Option<Value>,
-}
-
-impl ParseError {
-    /// The code, `-32700`.
-    pub const CODE: ErrorCode = ErrorCode::PARSE_ERROR;
-
-    /// An error with this message and no data.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            data: None,
+/// Declares a JSON-RPC error object with a fixed code and no typed `data`: the
+/// message, any `data`, and the conversions to and from [`ErrorData`] and JSON.
+macro_rules! code_error {
+    ($(#[$doc:meta])* $name:ident, $code:ident, $code_text:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub struct $name {
+            /// A short description of the error.
+            pub message: String,
+            /// Additional information defined by the sender.
+            pub data: Option<Value>,
         }
-    }
 
-    /// Sets `data`.
-    #[must_use]
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
+        impl $name {
+            #[doc = concat!("The code, `", $code_text, "`.")]
+            pub const CODE: ErrorCode = ErrorCode::$code;
 
-    /// Reads it from a generic error, if the code is `-32700`.
-    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
-        (error.code == Self::CODE).then(|| Self {
-            message: error.message.clone().into_owned(),
-            data: error.data.clone(),
-        })
-    }
+            /// An error with this message and no data.
+            pub fn new(message: impl Into<String>) -> Self {
+                Self {
+                    message: message.into(),
+                    data: None,
+                }
+            }
 
-    /// The generic error object.
-    pub fn to_error_data(&self) -> ErrorData {
-        let error = ErrorData::new(Self::CODE, self.message.clone());
-        match &self.data {
-            Some(data) => error.with_data(data.clone()),
-            None => error,
+            /// Sets `data`.
+            #[must_use]
+            pub fn with_data(mut self, data: Value) -> Self {
+                self.data = Some(data);
+                self
+            }
+
+            #[doc = concat!("Reads it from a generic error, if the code is `", $code_text, "`.")]
+            pub fn from_error_data(error: &ErrorData) -> Option<Self> {
+                (error.code == Self::CODE).then(|| Self {
+                    message: error.message.clone().into_owned(),
+                    data: error.data.clone(),
+                })
+            }
+
+            /// The generic error object.
+            pub fn to_error_data(&self) -> ErrorData {
+                let error = ErrorData::new(Self::CODE, self.message.clone());
+                match &self.data {
+                    Some(data) => error.with_data(data.clone()),
+                    None => error,
+                }
+            }
         }
-    }
-}
 
-impl From<ParseError> for ErrorData {
-    fn from(error: ParseError) -> Self {
-        error.to_error_data()
-    }
-}
-
-impl Serialize for ParseError {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_error_data().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for ParseError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let error = read_error(deserializer, Self::CODE)?;
-        Ok(Self {
-            message: error.message.into_owned(),
-            data: error.data,
-        })
-    }
-}
-
-/// A `-32600` error object: the JSON is not a valid JSON-RPC request (the schema's `InvalidRequestError`).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct InvalidRequestError {
-    /// A short description of the error.
-    pub message: String,
-    /// Additional information defined by the sender.
-    pub data: Option<Value>,
-}
-
-impl InvalidRequestError {
-    /// The code, `-32600`.
-    pub const CODE: ErrorCode = ErrorCode::INVALID_REQUEST;
-
-    /// An error with this message and no data.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            data: None,
+        impl From<$name> for ErrorData {
+            fn from(error: $name) -> Self {
+                error.to_error_data()
+            }
         }
-    }
 
-    /// Sets `data`.
-    #[must_use]
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-
-    /// Reads it from a generic error, if the code is `-32600`.
-    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
-        (error.code == Self::CODE).then(|| Self {
-            message: error.message.clone().into_owned(),
-            data: error.data.clone(),
-        })
-    }
-
-    /// The generic error object.
-    pub fn to_error_data(&self) -> ErrorData {
-        let error = ErrorData::new(Self::CODE, self.message.clone());
-        match &self.data {
-            Some(data) => error.with_data(data.clone()),
-            None => error,
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                self.to_error_data().serialize(serializer)
+            }
         }
-    }
-}
 
-impl From<InvalidRequestError> for ErrorData {
-    fn from(error: InvalidRequestError) -> Self {
-        error.to_error_data()
-    }
-}
-
-impl Serialize for InvalidRequestError {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_error_data().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for InvalidRequestError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let error = read_error(deserializer, Self::CODE)?;
-        Ok(Self {
-            message: error.message.into_owned(),
-            data: error.data,
-        })
-    }
-}
-
-/// A `-32601` error object: the method does not exist or is not available (the schema's `MethodNotFoundError`).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct MethodNotFoundError {
-    /// A short description of the error.
-    pub message: String,
-    /// Additional information defined by the sender.
-    pub data: Option<Value>,
-}
-
-impl MethodNotFoundError {
-    /// The code, `-32601`.
-    pub const CODE: ErrorCode = ErrorCode::METHOD_NOT_FOUND;
-
-    /// An error with this message and no data.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            data: None,
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let error = read_error(deserializer, Self::CODE)?;
+                Ok(Self {
+                    message: error.message.into_owned(),
+                    data: error.data,
+                })
+            }
         }
-    }
-
-    /// Sets `data`.
-    #[must_use]
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-
-    /// Reads it from a generic error, if the code is `-32601`.
-    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
-        (error.code == Self::CODE).then(|| Self {
-            message: error.message.clone().into_owned(),
-            data: error.data.clone(),
-        })
-    }
-
-    /// The generic error object.
-    pub fn to_error_data(&self) -> ErrorData {
-        let error = ErrorData::new(Self::CODE, self.message.clone());
-        match &self.data {
-            Some(data) => error.with_data(data.clone()),
-            None => error,
-        }
-    }
+    };
 }
 
-impl From<MethodNotFoundError> for ErrorData {
-    fn from(error: MethodNotFoundError) -> Self {
-        error.to_error_data()
-    }
-}
-
-impl Serialize for MethodNotFoundError {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_error_data().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for MethodNotFoundError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let error = read_error(deserializer, Self::CODE)?;
-        Ok(Self {
-            message: error.message.into_owned(),
-            data: error.data,
-        })
-    }
-}
-
-/// A `-32602` error object: the parameters are invalid (also: a resource does not exist, from 2026-07-28) (the schema's `InvalidParamsError`).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct InvalidParamsError {
-    /// A short description of the error.
-    pub message: String,
-    /// Additional information defined by the sender.
-    pub data: Option<Value>,
-}
-
-impl InvalidParamsError {
-    /// The code, `-32602`.
-    pub const CODE: ErrorCode = ErrorCode::INVALID_PARAMS;
-
-    /// An error with this message and no data.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    /// Sets `data`.
-    #[must_use]
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-
-    /// Reads it from a generic error, if the code is `-32602`.
-    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
-        (error.code == Self::CODE).then(|| Self {
-            message: error.message.clone().into_owned(),
-            data: error.data.clone(),
-        })
-    }
-
-    /// The generic error object.
-    pub fn to_error_data(&self) -> ErrorData {
-        let error = ErrorData::new(Self::CODE, self.message.clone());
-        match &self.data {
-            Some(data) => error.with_data(data.clone()),
-            None => error,
-        }
-    }
-}
-
-impl From<InvalidParamsError> for ErrorData {
-    fn from(error: InvalidParamsError) -> Self {
-        error.to_error_data()
-    }
-}
-
-impl Serialize for InvalidParamsError {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_error_data().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for InvalidParamsError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let error = read_error(deserializer, Self::CODE)?;
-        Ok(Self {
-            message: error.message.into_owned(),
-            data: error.data,
-        })
-    }
-}
-
-/// A `-32603` error object: the receiver failed while handling the request (the schema's `InternalError`).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct InternalError {
-    /// A short description of the error.
-    pub message: String,
-    /// Additional information defined by the sender.
-    pub data: Option<Value>,
-}
-
-impl InternalError {
-    /// The code, `-32603`.
-    pub const CODE: ErrorCode = ErrorCode::INTERNAL_ERROR;
-
-    /// An error with this message and no data.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    /// Sets `data`.
-    #[must_use]
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-
-    /// Reads it from a generic error, if the code is `-32603`.
-    pub fn from_error_data(error: &ErrorData) -> Option<Self> {
-        (error.code == Self::CODE).then(|| Self {
-            message: error.message.clone().into_owned(),
-            data: error.data.clone(),
-        })
-    }
-
-    /// The generic error object.
-    pub fn to_error_data(&self) -> ErrorData {
-        let error = ErrorData::new(Self::CODE, self.message.clone());
-        match &self.data {
-            Some(data) => error.with_data(data.clone()),
-            None => error,
-        }
-    }
-}
-
-impl From<InternalError> for ErrorData {
-    fn from(error: InternalError) -> Self {
-        error.to_error_data()
-    }
-}
-
-impl Serialize for InternalError {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_error_data().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for InternalError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let error = read_error(deserializer, Self::CODE)?;
-        Ok(Self {
-            message: error.message.into_owned(),
-            data: error.data,
-        })
-    }
-}
+code_error!(
+    /// A `-32700` error object: the message is not valid JSON (the schema's `ParseError`).
+    ParseError, PARSE_ERROR, "-32700"
+);
+code_error!(
+    /// A `-32600` error object: the JSON is not a valid JSON-RPC request (the schema's
+    /// `InvalidRequestError`).
+    InvalidRequestError, INVALID_REQUEST, "-32600"
+);
+code_error!(
+    /// A `-32601` error object: the method does not exist or is not available (the
+    /// schema's `MethodNotFoundError`).
+    MethodNotFoundError, METHOD_NOT_FOUND, "-32601"
+);
+code_error!(
+    /// A `-32602` error object: the parameters are invalid (also: a resource does not
+    /// exist, from 2026-07-28) (the schema's `InvalidParamsError`).
+    InvalidParamsError, INVALID_PARAMS, "-32602"
+);
+code_error!(
+    /// A `-32603` error object: the receiver failed while handling the request (the
+    /// schema's `InternalError`).
+    InternalError, INTERNAL_ERROR, "-32603"
+);
 
 /// A `-32020` error response: an HTTP header (`MCP-Protocol-Version`, `Mcp-Method`,
 /// `Mcp-Name`, ...) disagrees with the message body (the schema's
