@@ -147,65 +147,74 @@ impl Client {
                 "subscriptions/listen needs protocol 2026-07-28; this session negotiated the handshake era",
             ));
         };
-        let params = SubscriptionsListenRequestParams::new(filter);
-        let params = to_raw(&params).map_err(|e| SessionError::refused(e.to_string()))?;
-        let mut options = RequestOptions::default();
-        options.meta = Some(envelope);
-        // Subscriptions stay open: no timeout.
-        options.timeout = Some(std::time::Duration::from_secs(365 * 24 * 3600));
-        let mut request =
-            self.peer()
-                .start_raw(Cow::Borrowed("subscriptions/listen"), Some(params), options);
-        let Some(id) = request.id() else {
-            // Refused before it was sent: the handle holds the reason.
-            return Err(match (&mut request).await {
-                Err(e) => e,
-                Ok(_) => SessionError::refused("subscriptions/listen was refused locally"),
-            });
-        };
-        // Registered before the request goes out (a handle sends on its first poll), so
-        // the acknowledgement cannot come first.
-        let (tx, mut notifications) = mpsc::unbounded_channel();
-        let routes = self.inner.subscriptions.clone();
-        routes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.clone(), tx);
-        let mut unroute = Unroute(Some((routes.clone(), id.clone())));
-        let honored = loop {
-            tokio::select! {
-                biased;
-                notification = notifications.recv() => {
-                    let Some(notification) = notification else {
-                        return Err(SessionError::refused("the subscription's route closed"));
-                    };
-                    if notification.method != ACKNOWLEDGED {
-                        continue;
-                    }
-                    let params = notification.params.as_deref().map(RawValue::get).unwrap_or("{}");
-                    let ack: SubscriptionsAcknowledgedNotificationParams =
-                        serde_json::from_str(params).map_err(|e| {
-                            SessionError::refused(format!("a malformed acknowledgement: {e}"))
-                        })?;
-                    break ack.notifications;
-                }
-                ended = &mut request => {
-                    return Err(ended.err().unwrap_or_else(|| {
-                        SessionError::refused("the server ended the subscription before acknowledging it")
-                    }));
-                }
-            }
-        };
-        unroute.0 = None;
-        Ok(Subscription {
-            id,
-            honored,
-            notifications,
-            request: Some(request),
-            lost: None,
-            routes,
-        })
+        open(self.peer(), envelope, &self.inner.subscriptions, filter).await
     }
+}
+
+/// Starts a `subscriptions/listen` request with `envelope`, routes its notifications
+/// through `routes`, and waits for the acknowledgement.
+async fn open(
+    peer: &modelctx_session::Peer,
+    envelope: Meta,
+    routes: &Routes,
+    filter: SubscriptionFilter,
+) -> Result<Subscription, SessionError> {
+    let params = SubscriptionsListenRequestParams::new(filter);
+    let params = to_raw(&params).map_err(|e| SessionError::refused(e.to_string()))?;
+    let mut options = RequestOptions::default();
+    options.meta = Some(envelope);
+    // Subscriptions stay open: no timeout.
+    options.timeout = Some(std::time::Duration::from_secs(365 * 24 * 3600));
+    let mut request = peer.start_raw(Cow::Borrowed("subscriptions/listen"), Some(params), options);
+    let Some(id) = request.id() else {
+        // Refused before it was sent: the handle holds the reason.
+        return Err(match (&mut request).await {
+            Err(e) => e,
+            Ok(_) => SessionError::refused("subscriptions/listen was refused locally"),
+        });
+    };
+    // Registered before the request goes out (a handle sends on its first poll), so
+    // the acknowledgement cannot come first.
+    let (tx, mut notifications) = mpsc::unbounded_channel();
+    let routes = routes.clone();
+    routes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(id.clone(), tx);
+    let mut unroute = Unroute(Some((routes.clone(), id.clone())));
+    let honored = loop {
+        tokio::select! {
+            biased;
+            notification = notifications.recv() => {
+                let Some(notification) = notification else {
+                    return Err(SessionError::refused("the subscription's route closed"));
+                };
+                if notification.method != ACKNOWLEDGED {
+                    continue;
+                }
+                let params = notification.params.as_deref().map(RawValue::get).unwrap_or("{}");
+                let ack: SubscriptionsAcknowledgedNotificationParams =
+                    serde_json::from_str(params).map_err(|e| {
+                        SessionError::refused(format!("a malformed acknowledgement: {e}"))
+                    })?;
+                break ack.notifications;
+            }
+            ended = &mut request => {
+                return Err(ended.err().unwrap_or_else(|| {
+                    SessionError::refused("the server ended the subscription before acknowledging it")
+                }));
+            }
+        }
+    };
+    unroute.0 = None;
+    Ok(Subscription {
+        id,
+        honored,
+        notifications,
+        request: Some(request),
+        lost: None,
+        routes,
+    })
 }
 
 /// Forgets a subscription's route unless disarmed (an abandoned or failed subscribe).
@@ -225,19 +234,14 @@ impl Drop for Unroute {
 /// Dropped with the client, which ends the request; if the server ends it, no new one
 /// is opened.
 pub(crate) struct ListWatch {
-    id: RequestId,
-    routes: Routes,
-    /// Drives the request; aborting it drops the request, which cancels it.
+    /// Opens the subscription and drains it (its changes reach the handlers by routing);
+    /// aborting it drops the subscription, which cancels the request.
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for ListWatch {
     fn drop(&mut self) {
         self.task.abort();
-        self.routes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.id);
     }
 }
 
@@ -247,8 +251,7 @@ const ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Opens the list-change subscription for the `watched` kinds the server advertises
 /// `listChanged` for, and waits (bounded) for its acknowledgement, so a change made
-/// after connect returns is not missed. `None` when there is nothing to watch or the
-/// request could not be sent.
+/// after connect returns is not missed. `None` when there is nothing to watch.
 pub(crate) async fn watch_lists(
     peer: &modelctx_session::Peer,
     envelope: &Meta,
@@ -269,46 +272,15 @@ pub(crate) async fn watch_lists(
         .with_tools_list_changed(kinds.contains(&ListKind::Tools))
         .with_resources_list_changed(kinds.contains(&ListKind::Resources))
         .with_prompts_list_changed(kinds.contains(&ListKind::Prompts));
-    let params = to_raw(&SubscriptionsListenRequestParams::new(filter)).ok()?;
-    let mut options = RequestOptions::default();
-    options.meta = Some(envelope.clone());
-    options.timeout = Some(std::time::Duration::from_secs(365 * 24 * 3600));
-    let mut request = peer.start_raw(Cow::Borrowed("subscriptions/listen"), Some(params), options);
-    let id = request.id()?;
-    let (tx, mut notifications) = mpsc::unbounded_channel::<JsonRpcNotification>();
-    routes
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(id.clone(), tx);
+    let (peer, envelope, routes) = (peer.clone(), envelope.clone(), routes.clone());
     let (acked_tx, acked) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        let mut acked_tx = Some(acked_tx);
-        let mut open = true;
-        loop {
-            tokio::select! {
-                biased;
-                notification = notifications.recv() => match notification {
-                    // The handlers get every change (routing tees); only the
-                    // acknowledgement matters here.
-                    Some(n) if n.method == ACKNOWLEDGED => {
-                        if let Some(tx) = acked_tx.take() {
-                            let _ = tx.send(());
-                        }
-                    }
-                    Some(_) => {}
-                    None => return,
-                },
-                _ = &mut request, if open => {
-                    open = false;
-                    notifications.close();
-                }
-            }
+        let opened = open(&peer, envelope, &routes, filter).await;
+        let _ = acked_tx.send(());
+        if let Ok(mut subscription) = opened {
+            while subscription.next().await.is_some() {}
         }
     });
     let _ = tokio::time::timeout(ACK_WAIT, acked).await;
-    Some(ListWatch {
-        id,
-        routes: routes.clone(),
-        task,
-    })
+    Some(ListWatch { task })
 }
