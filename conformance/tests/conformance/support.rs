@@ -117,37 +117,51 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
 /// plays each POST's session the same way. Returns the client's side.
 pub(crate) async fn scripted_server<A>(connector: &Connector, answer: A) -> BoxTransport
 where
-    A: Fn(&str) -> Value + Clone + Send + Sync + 'static,
+    A: Fn(&str) -> Value + Send + Sync + 'static,
 {
-    if connector.cell().has_transport_pair() {
-        let (client_side, server_side) = connector.transport_pair().await;
-        tokio::spawn(answer_every_request(server_side, answer));
-        return client_side;
-    }
-    connector
-        .serve_stateless_http(move |transport| {
-            let (sink, stream) = transport.split();
-            tokio::spawn(answer_every_request(
-                (Box::new(sink), Box::new(stream)),
-                answer.clone(),
-            ));
-        })
-        .await
+    scripted(connector, move |method| Some(Ok(answer(method)))).await
 }
 
-async fn answer_every_request<A: Fn(&str) -> Value>((sink, mut stream): BoxTransport, answer: A) {
-    while let Some(Ok(m)) = stream.recv().await {
-        if let JsonRpcMessage::Request(r) = m.message {
-            let result = to_raw(&answer(&r.method)).expect("a JSON value serialises");
-            let reply = JsonRpcResultResponse::new(r.id.clone(), result);
-            let sent = sink
-                .send(TransportMessage::new(reply.into()).related_to(Some(r.id)))
-                .await;
-            if sent.is_err() {
-                return;
+/// [`scripted_server`] whose script may also answer with an error.
+pub(crate) async fn scripted_server_with_errors<A>(connector: &Connector, answer: A) -> BoxTransport
+where
+    A: Fn(&str) -> Result<Value, modelctx::types::ErrorData> + Send + Sync + 'static,
+{
+    scripted(connector, move |method| Some(answer(method))).await
+}
+
+/// [`scripted_server`] whose script may leave a request unanswered (`None`).
+pub(crate) async fn scripted_server_with_silence<A>(
+    connector: &Connector,
+    answer: A,
+) -> BoxTransport
+where
+    A: Fn(&str) -> Option<Value> + Send + Sync + 'static,
+{
+    scripted(connector, move |method| answer(method).map(Ok)).await
+}
+
+/// The scripted servers above: each request answered (or not) by its method alone.
+async fn scripted<A>(connector: &Connector, answer: A) -> BoxTransport
+where
+    A: Fn(&str) -> Option<Result<Value, modelctx::types::ErrorData>> + Send + Sync + 'static,
+{
+    let script: Script = std::sync::Arc::new(move |request: modelctx::types::JsonRpcRequest| {
+        let reply = answer(&request.method).map(|answer| -> JsonRpcMessage {
+            match answer {
+                Ok(result) => {
+                    let result = to_raw(&result).expect("a JSON value serialises");
+                    JsonRpcResultResponse::new(request.id, result).into()
+                }
+                Err(error) => {
+                    modelctx::types::JsonRpcErrorResponse::new(Some(request.id), error).into()
+                }
             }
-        }
-    }
+        });
+        Box::pin(async move { (reply.into_iter().collect(), None) })
+            as futures::future::BoxFuture<'static, _>
+    });
+    raw_server(connector, script).await
 }
 
 /// Whether `client` negotiated the stateless era (2026-07-28), where some behaviours
@@ -365,45 +379,6 @@ pub(crate) async fn both_eras(
     (modelctx::transport::boxed(transport), Some(hosted))
 }
 
-/// [`scripted_server`] whose script may also answer with an error.
-pub(crate) async fn scripted_server_with_errors<A>(connector: &Connector, answer: A) -> BoxTransport
-where
-    A: Fn(&str) -> Result<Value, modelctx::types::ErrorData> + Clone + Send + Sync + 'static,
-{
-    let serve = move |(sink, mut stream): BoxTransport, answer: A| async move {
-        while let Some(Ok(m)) = stream.recv().await {
-            if let JsonRpcMessage::Request(r) = m.message {
-                let reply: JsonRpcMessage = match answer(&r.method) {
-                    Ok(result) => {
-                        let result = to_raw(&result).expect("a JSON value serialises");
-                        JsonRpcResultResponse::new(r.id.clone(), result).into()
-                    }
-                    Err(error) => {
-                        modelctx::types::JsonRpcErrorResponse::new(Some(r.id.clone()), error).into()
-                    }
-                };
-                let sent = sink
-                    .send(TransportMessage::new(reply).related_to(Some(r.id)))
-                    .await;
-                if sent.is_err() {
-                    return;
-                }
-            }
-        }
-    };
-    if connector.cell().has_transport_pair() {
-        let (client_side, server_side) = connector.transport_pair().await;
-        tokio::spawn(serve(server_side, answer));
-        return client_side;
-    }
-    connector
-        .serve_stateless_http(move |transport| {
-            let (sink, stream) = transport.split();
-            tokio::spawn(serve((Box::new(sink), Box::new(stream)), answer.clone()));
-        })
-        .await
-}
-
 /// How a hand-played server answers one request: the messages to send back, in order
 /// and related to the request, then, if given, a future after which it closes (the
 /// connection, or over stateless HTTP the request's own stream) instead of going on.
@@ -457,23 +432,4 @@ pub(crate) async fn raw_server(connector: &Connector, script: Script) -> BoxTran
             serve((Box::new(sink), Box::new(stream)), script.clone());
         })
         .await
-}
-
-/// [`scripted_server`] whose script may leave a request unanswered (`None`).
-pub(crate) async fn scripted_server_with_silence<A>(
-    connector: &Connector,
-    answer: A,
-) -> BoxTransport
-where
-    A: Fn(&str) -> Option<Value> + Clone + Send + Sync + 'static,
-{
-    let script: Script = std::sync::Arc::new(move |request: modelctx::types::JsonRpcRequest| {
-        let reply = answer(&request.method).map(|result| {
-            let result = to_raw(&result).expect("a JSON value serialises");
-            JsonRpcMessage::from(JsonRpcResultResponse::new(request.id, result))
-        });
-        Box::pin(async move { (reply.into_iter().collect(), None) })
-            as futures::future::BoxFuture<'static, _>
-    });
-    raw_server(connector, script).await
 }
