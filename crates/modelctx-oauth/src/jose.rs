@@ -185,7 +185,7 @@ pub(crate) const DPOP_WINDOW_SECS: u64 = 300;
 const DPOP_SKEW_SECS: u64 = 60;
 
 /// A DPoP proof that checked out: the RFC 7638 thumbprint of its key, and the replay
-/// key (`jkt` and `jti`) to remember until `expires_at`.
+/// key (`jkt` and `jti`) to remember for the proof window.
 #[derive(Debug)]
 pub(crate) struct DpopProof {
     pub(crate) jkt: String,
@@ -315,8 +315,6 @@ mod tests {
             "e30.e30.!!",
         ] {
             if let Ok(jws) = Jws::parse(bad) {
-                let key = p256_key(&serde_json::json!({})).is_none();
-                assert!(key);
                 assert!(jws.alg().is_none(), "{bad}");
             }
         }

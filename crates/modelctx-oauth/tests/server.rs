@@ -1112,7 +1112,10 @@ fn dpop_proof(key: &p256::ecdsa::SigningKey, htm: &str, htu: &str, token: Option
     let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk(key, "")});
     let mut jwk_only = header.clone();
     jwk_only["jwk"].as_object_mut().unwrap().remove("kid");
-    let jti = URL_SAFE_NO_PAD.encode(now().to_be_bytes()) + &format!("{:p}", &jwk_only);
+    // Unique per proof, however fast they are made.
+    static PROOFS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = PROOFS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let jti = format!("{}-{n}", URL_SAFE_NO_PAD.encode(now().to_be_bytes()));
     let mut claims = json!({"htm": htm, "htu": htu, "iat": now(), "jti": jti});
     if let Some(token) = token {
         claims["ath"] = URL_SAFE_NO_PAD

@@ -608,10 +608,7 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
             if family_revoked(&inner, grant.family.as_deref()).await {
                 return invalid_grant("the refresh token was revoked after a replay");
             }
-            let spent = Grant {
-                expires_at: grant.expires_at,
-                ..grant.clone()
-            };
+            let spent = grant.clone();
             if inner
                 .store
                 .put_grant(GrantKind::Spent, &key, spent)

@@ -1,7 +1,7 @@
 //! Discovery: protected-resource metadata (RFC 9728) and authorization-server metadata
 //! (RFC 8414 / OpenID Connect) in the order of the MCP authorization specification.
 
-use reqwest::{StatusCode, Url};
+use reqwest::Url;
 
 use super::error::{ErrorKind, OAuthError};
 use super::fetch::{Fetcher, parse_url};
@@ -144,7 +144,7 @@ pub(crate) async fn authorization_server(
     }
     for url in candidates {
         let answer = fetcher.get(&url).await?;
-        if answer.status == StatusCode::NOT_FOUND || !answer.status.is_success() {
+        if !answer.status.is_success() {
             continue;
         }
         let meta: AuthorizationServerMetadata = answer.json("authorization server metadata")?;

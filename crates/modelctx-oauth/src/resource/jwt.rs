@@ -106,8 +106,7 @@ impl JwtVerifier {
     }
 
     async fn keys_for(&self, kid: Option<&str>) -> Result<Vec<PublicKey>, TokenError> {
-        let inner = self;
-        let mut cache = inner.cache.lock().await;
+        let mut cache = self.cache.lock().await;
         let matching = |cache: &Cache| -> Vec<PublicKey> {
             cache
                 .keys
@@ -117,16 +116,16 @@ impl JwtVerifier {
                 .collect()
         };
         let known = matching(&cache);
-        let Some(uri) = &inner.jwks_uri else {
+        let Some(uri) = &self.jwks_uri else {
             return Ok(known);
         };
         let age = cache.fetched.map(|t| t.elapsed());
-        let stale = age.is_none_or(|a| a >= inner.max_age);
-        let may_refresh = age.is_none_or(|a| a >= inner.min_refresh);
+        let stale = age.is_none_or(|a| a >= self.max_age);
+        let may_refresh = age.is_none_or(|a| a >= self.min_refresh);
         if !(stale || (known.is_empty() && may_refresh)) {
             return Ok(known);
         }
-        let request = inner
+        let request = self
             .http
             .get(uri)
             .header(http::header::ACCEPT, "application/json");
