@@ -202,32 +202,15 @@ fn too_large(max: usize) -> OAuthError {
 
 /// `application/x-www-form-urlencoded`.
 pub(crate) fn encode_form(pairs: &[(&str, &str)]) -> String {
-    let mut out = String::new();
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        out.push_str(&form_escape(k));
-        out.push('=');
-        out.push_str(&form_escape(v));
-    }
-    out
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
 }
 
 /// One form-urlencoded component (also what `client_secret_basic` applies to the client
 /// id and secret, RFC 6749 §2.3.1).
 pub(crate) fn form_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                out.push(b as char)
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 /// Whether `url` points at this machine (`localhost`, 127.0.0.0/8, `::1`).
