@@ -47,6 +47,8 @@ mod sampling;
 mod stdio;
 #[path = "conformance/support.rs"]
 mod support;
+#[path = "conformance/tasks.rs"]
+mod tasks;
 #[path = "conformance/tools.rs"]
 mod tools;
 
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
         http_resume::tests(),
         client_auth::tests(),
         hosting_auth::tests(),
+        tasks::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

@@ -64,6 +64,7 @@ mod ordering;
 mod roots;
 mod stateless;
 mod subscriptions;
+mod tasks;
 mod validation;
 
 use std::borrow::Cow;
@@ -118,6 +119,8 @@ pub struct ClientBuilder {
     mode: ConnectMode,
     /// How long `ConnectMode::Auto` waits for an answer to `server/discover`.
     probe_timeout: std::time::Duration,
+    /// Runs the server's task-augmented requests, when set.
+    tasks: Option<modelctx_session::tasks::TaskConfig>,
 }
 
 /// One answer to a request that may ask for input ([`Client::request_round`]).
@@ -294,6 +297,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Runs the server's task-augmented `sampling/createMessage` and
+    /// `elicitation/create` (protocol 2025-11-25 tasks) with the same callbacks as plain
+    /// ones: declares `tasks` (`list`, `cancel`, and the request kinds this client has
+    /// callbacks for), answers with the task at once, runs the callback in the
+    /// background, and answers `tasks/get`, `tasks/result`, `tasks/list` and
+    /// `tasks/cancel` from the server. Tasks are kept in memory, bounded.
+    #[must_use]
+    pub fn tasks(mut self, config: modelctx_session::tasks::TaskConfig) -> Self {
+        self.tasks = Some(config);
+        self
+    }
+
     /// Connects over `transport`: runs the initialize handshake and returns the client.
     /// Fails when the server answers with an error, with a protocol revision this SDK
     /// does not speak (the session is then closed), or when the transport closes.
@@ -306,6 +321,14 @@ impl ClientBuilder {
             &mut self.requests,
             &mut self.notifications,
         );
+        let capabilities = match self.tasks.take() {
+            Some(config) => {
+                let capabilities = tasks::declare(capabilities, &self.requests);
+                tasks::install(config, &capabilities, &mut self.requests);
+                capabilities
+            }
+            None => capabilities,
+        };
         let list_gate = self.list_changed.install(&mut self.notifications);
         let features = features::FeatureState::default();
         features.log_order.install(&mut self.notifications);
@@ -552,6 +575,7 @@ impl Client {
             list_changed: list_changed::Reactions::default(),
             mode: ConnectMode::default(),
             probe_timeout: stateless::PROBE_TIMEOUT,
+            tasks: None,
         }
     }
 

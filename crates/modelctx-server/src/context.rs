@@ -13,6 +13,8 @@ use modelctx_types::{
 };
 use serde_json::Value;
 
+use modelctx_session::tasks::TaskRun;
+
 use crate::mrtr::Round;
 use crate::session::SessionState;
 use crate::stateless::Envelope;
@@ -34,6 +36,9 @@ pub struct Context {
     pub(crate) round: Option<Arc<Round>>,
     /// The key the next input this context asks for goes under.
     pub(crate) input_key: Option<Arc<str>>,
+    /// When the request runs as a task (2025-11-25): the task, through which requests
+    /// to the client travel and whose cancellation this context reports.
+    pub(crate) task: Option<Arc<TaskRun>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -57,7 +62,20 @@ impl Context {
             envelope: None,
             round: None,
             input_key: None,
+            task: None,
         }
+    }
+
+    /// The context of a request that runs as task `run`.
+    pub(crate) fn in_task(mut self, run: Arc<TaskRun>) -> Self {
+        self.task = Some(run);
+        self
+    }
+
+    /// The id of the task this request runs as (protocol 2025-11-25, a task-augmented
+    /// call), if it does.
+    pub fn task_id(&self) -> Option<&str> {
+        self.task.as_deref().map(TaskRun::id)
     }
 
     /// The context of a request of the stateless era that may ask the client for input
@@ -163,21 +181,32 @@ impl Context {
         self.server.state.clone()?.downcast::<T>().ok()
     }
 
-    /// Fires when the client cancels this request or the session ends.
+    /// Fires when the client cancels this request or the session ends; for a request
+    /// running as a task, when the client cancels the task (`tasks/cancel`) — neither
+    /// cancelling the original request nor the session ending stops a task.
     pub fn cancellation(&self) -> &CancellationToken {
-        self.request.cancellation()
+        match &self.task {
+            Some(run) => run.cancellation(),
+            None => self.request.cancellation(),
+        }
     }
 
-    /// Whether the request was cancelled.
+    /// Whether the request (or its task) was cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.request.is_cancelled()
+        self.cancellation().is_cancelled()
     }
 
     /// Reports progress as `notifications/progress` carrying the client's token.
     /// Without a progress token from the client this sends nothing and succeeds; a
-    /// value that does not increase is refused.
+    /// value that does not increase is refused. A request running as a task keeps the
+    /// original token after its `CreateTaskResult`; the report is best effort then (a
+    /// session gone meanwhile loses it without failing the task).
     pub async fn report_progress(&self, progress: Progress) -> Result<(), SessionError> {
-        self.request.report_progress(progress).await
+        let sent = self.request.report_progress(progress).await;
+        match sent {
+            Err(e) if self.task.is_some() && !e.is_refused() => Ok(()),
+            other => other,
+        }
     }
 
     /// Sends a log message (`notifications/message`) at `level`, from `logger`, related

@@ -208,6 +208,57 @@ impl Context {
         }
     }
 
+    /// Sends a request to the client in a session: directly, related to this request;
+    /// for a request running as a task, through the task's side channel (tagged with
+    /// the task, carried by the client's next `tasks/result`, the task
+    /// `input_required` meanwhile).
+    async fn ask_client<M: modelctx_types::RequestMethod>(
+        &self,
+        params: M::Params,
+    ) -> Result<M::Result, SessionError> {
+        match &self.task {
+            Some(run) => run.request::<M>(params).await,
+            None => self.peer().request::<M>(params).await,
+        }
+    }
+
+    /// Sends `M` to the client as a task (protocol 2025-11-25): the client answers at
+    /// once with the task, and the handle polls it, waits for its result or cancels it.
+    /// Refused locally unless the client declared task support for `M`
+    /// (`tasks.requests.sampling.createMessage`, `tasks.requests.elicitation.create`).
+    pub async fn request_as_task<M: modelctx_types::RequestMethod>(
+        &self,
+        params: M::Params,
+        task: modelctx_types::TaskMetadata,
+    ) -> Result<modelctx_session::tasks::TaskHandle<M::Result>, SessionError> {
+        let kinds = self
+            .client_capabilities()
+            .and_then(|c| c.tasks.as_ref())
+            .and_then(|t| t.requests.as_ref());
+        let declared = match M::METHOD {
+            "sampling/createMessage" => kinds
+                .and_then(|k| k.sampling.as_ref())
+                .is_some_and(|s| s.create_message.is_some()),
+            "elicitation/create" => kinds
+                .and_then(|k| k.elicitation.as_ref())
+                .is_some_and(|e| e.create.is_some()),
+            _ => false,
+        };
+        if !declared || self.envelope.is_some() {
+            return Err(SessionError::refused(format!(
+                "the client did not declare task support for {}",
+                M::METHOD
+            )));
+        }
+        modelctx_session::tasks::start_task::<M>(
+            self.peer(),
+            params,
+            task,
+            modelctx_session::RequestOptions::default(),
+        )
+        .await
+    }
+
     fn speaks_2025_11_25(&self) -> bool {
         self.protocol_version()
             .is_some_and(|v| v.at_least(&ProtocolVersion::V2025_11_25))
@@ -282,7 +333,7 @@ impl Context {
         if let Some(answer) = self.input::<CreateMessageResult>(ask).await? {
             return Ok(answer);
         }
-        Ok(self.peer().request::<CreateMessageRequest>(params).await?)
+        Ok(self.ask_client::<CreateMessageRequest>(params).await?)
     }
 
     /// Asks the user to fill in a form derived from `T` (`elicitation/create`, form
@@ -342,7 +393,7 @@ impl Context {
         let ask = || InputRequest::from(ElicitRequest::without_id(params.clone()));
         let result = match self.input::<ElicitResult>(ask).await? {
             Some(answer) => answer,
-            None => self.peer().request::<ElicitRequest>(params).await?,
+            None => self.ask_client::<ElicitRequest>(params).await?,
         };
         match result.action {
             ElicitAction::Accept => {
@@ -397,7 +448,7 @@ impl Context {
         let ask = || InputRequest::from(ElicitRequest::without_id(params.clone()));
         let result = match self.input::<ElicitResult>(ask).await? {
             Some(answer) => answer,
-            None => self.peer().request::<ElicitRequest>(params).await?,
+            None => self.ask_client::<ElicitRequest>(params).await?,
         };
         match result.action {
             ElicitAction::Accept => Ok(Elicited::Accepted(())),
@@ -440,7 +491,7 @@ impl Context {
         if let Some(answer) = self.input::<ListRootsResult>(ask).await? {
             return Ok(answer.roots);
         }
-        Ok(self.peer().request::<ListRootsRequest>(None).await?.roots)
+        Ok(self.ask_client::<ListRootsRequest>(None).await?.roots)
     }
 
     /// The `-32042` error to return from a handler that cannot go on until the user

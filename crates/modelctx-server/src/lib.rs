@@ -93,6 +93,7 @@ mod resource;
 mod schema;
 mod session;
 mod stateless;
+mod tasks;
 mod tool;
 mod uri_template;
 
@@ -105,6 +106,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
+use modelctx_session::tasks::{TASK_METHODS, TaskHost};
 use modelctx_session::{Peer, RequestContext, Service, SessionConfig, SessionError, parse_params};
 use modelctx_transport::Transport;
 use modelctx_types::{
@@ -122,6 +124,7 @@ pub use context::Context;
 pub use context_client::form_schema;
 pub use context_client::{ClientRequestError, Elicited, FormValues};
 pub use modelctx_session::Extensions;
+pub use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskStore};
 pub use prompt::{IntoPromptResult, PromptDef};
 pub use registry::RegistrationError;
 pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};
@@ -187,6 +190,8 @@ pub(crate) struct Inner {
     state_key: Option<mrtr::StateKey>,
     /// The caching hints of cacheable results in the 2026-07-28 era.
     cache_hints: stateless::CacheHints,
+    /// Runs task-augmented requests (2025-11-25 tasks), when enabled.
+    pub(crate) tasks: Option<Arc<TaskHost>>,
 }
 
 impl fmt::Debug for Server {
@@ -222,6 +227,7 @@ impl Server {
             stateless_era: true,
             state_key: None,
             cache_hints: stateless::CacheHints::default(),
+            tasks: None,
         }
     }
 
@@ -359,6 +365,7 @@ pub struct ServerBuilder {
     stateless_era: bool,
     state_key: Option<mrtr::StateKey>,
     cache_hints: stateless::CacheHints,
+    tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -593,6 +600,39 @@ impl ServerBuilder {
         self
     }
 
+    /// Runs task-augmented `tools/call` (the tasks utility of protocol 2025-11-25) for
+    /// tools whose [`ToolDef::task_support`] allows it, keeping tasks in a bounded
+    /// [`InMemoryTaskStore`] unless [`ServerBuilder::task_store`] gives another; declares
+    /// `tasks` (`list`, `cancel`, `requests.tools.call`) and answers `tasks/get`,
+    /// `tasks/result`, `tasks/list` and `tasks/cancel`.
+    ///
+    /// A tool run as a task is the same function as in a plain call: its context's
+    /// [`Context::task_id`] is set, its requests to the client (sampling, elicitation,
+    /// roots) go through the task's side channel, and its cancellation is the task's.
+    /// Tasks are bound to the authenticated caller when there is one
+    /// ([`modelctx_transport::Principal`]), else to the session; on a transport without
+    /// sessions and without authentication they are reachable by anyone holding their
+    /// (128-bit random) id.
+    #[must_use]
+    pub fn tasks(mut self, config: TaskConfig) -> Self {
+        let store = self.tasks.take().and_then(|(_, store)| store);
+        self.tasks = Some((config, store));
+        self
+    }
+
+    /// Keeps tasks in `store` (shared by several processes, say) and enables them as
+    /// [`ServerBuilder::tasks`] does, with its configuration or the default one.
+    #[must_use]
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        let config = self
+            .tasks
+            .take()
+            .map(|(config, _)| config)
+            .unwrap_or_default();
+        self.tasks = Some((config, Some(store)));
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Server {
         let capabilities = self.capabilities.clone().unwrap_or_else(|| self.derive());
@@ -617,6 +657,10 @@ impl ServerBuilder {
                 stateless_era: self.stateless_era,
                 state_key: self.state_key,
                 cache_hints: self.cache_hints,
+                tasks: self.tasks.map(|(config, store)| {
+                    let store = store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::default()));
+                    TaskHost::new(store, config)
+                }),
             }),
         }
     }
@@ -658,6 +702,13 @@ impl ServerBuilder {
         }
         if self.logging || tools || resources || prompts {
             caps = caps.with_logging();
+        }
+        if self.tasks.is_some() {
+            caps = caps.with_tool_tasks();
+            if !tools && let Some(tasks) = caps.tasks.as_mut() {
+                // Nothing to run as a task yet, but the task methods are there.
+                tasks.requests = None;
+            }
         }
         caps
     }
@@ -981,6 +1032,39 @@ impl Service for SessionService {
                 .map(|params| self.initialize(params))
                 .and_then(|r| to_raw(&r).map_err(|e| ErrorData::internal_error(e.to_string())));
             return Box::pin(async move { result });
+        }
+        let handled_here = |m: &str| !self.server.requests.contains_key(m);
+        if let Some(host) = &self.server.tasks
+            && self.server.capabilities.tasks.is_some()
+        {
+            let method = request.method.as_ref();
+            if TASK_METHODS.contains(&method) && handled_here(method) {
+                let owner = tasks::owner(&context, &self.state);
+                let peer = context.peer().clone();
+                return match host.serve(method, request.params, owner, peer) {
+                    Some(answer) => answer,
+                    None => {
+                        let error = ErrorData::method_not_found(method);
+                        Box::pin(async move { Err(error) })
+                    }
+                };
+            }
+            let tool_tasks = self
+                .server
+                .capabilities
+                .tasks
+                .as_ref()
+                .and_then(|t| t.requests.as_ref())
+                .and_then(|r| r.tools.as_ref())
+                .is_some_and(|t| t.call.is_some());
+            if method == "tools/call" && tool_tasks && handled_here(method) {
+                let owner = tasks::owner(&context, &self.state);
+                let cx = Context::new(context, self.state.clone(), self.server.clone());
+                let service = self.clone();
+                return tasks::call_tool(host.clone(), owner, request.params, cx, move |p, cx| {
+                    service.serve("tools/call", p, cx)
+                });
+            }
         }
         let cx = Context::new(context, self.state.clone(), self.server.clone());
         if request.method == "logging/setLevel" && self.server.capabilities.logging.is_some() {

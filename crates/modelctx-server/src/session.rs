@@ -2,7 +2,7 @@
 //! subscriptions. It lives in the session's service, never in a global.
 
 use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use modelctx_session::{CancellationToken, Peer};
 use modelctx_types::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion};
@@ -21,6 +21,8 @@ pub(crate) struct SessionState {
     log_level: Mutex<Option<LoggingLevel>>,
     /// URIs the client subscribed to.
     subscriptions: Mutex<HashSet<String>>,
+    /// The session's key for binding tasks to it: random, made on first use.
+    task_key: OnceLock<Option<Arc<str>>>,
 }
 
 impl SessionState {
@@ -53,6 +55,24 @@ impl SessionState {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .contains(uri)
+    }
+
+    /// The key tasks created on this session are bound to (`None` only when the
+    /// system has no randomness to offer).
+    pub(crate) fn task_key(&self) -> Option<Arc<str>> {
+        self.task_key
+            .get_or_init(|| {
+                let mut bytes = [0u8; 16];
+                getrandom::fill(&mut bytes).ok()?;
+                Some(
+                    bytes
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<String>()
+                        .into(),
+                )
+            })
+            .clone()
     }
 
     /// The session's peer while it is open and initialised.

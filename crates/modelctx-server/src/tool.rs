@@ -10,7 +10,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use modelctx_types::{
     CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, ErrorData, Icon, JsonObject,
-    Meta, Tool, ToolAnnotations,
+    Meta, TaskSupport, Tool, ToolAnnotations,
 };
 #[cfg(feature = "schemars")]
 use schemars::JsonSchema;
@@ -156,6 +156,19 @@ impl ToolDef {
     #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.tool.description = Some(description.into());
+        self
+    }
+
+    /// Whether the tool may run as a task (protocol 2025-11-25), listed as
+    /// `execution.taskSupport`: `forbidden` (the default, also when unset), `optional`
+    /// or `required`. Takes effect on a server built with
+    /// [`ServerBuilder::tasks`](crate::ServerBuilder::tasks), which refuses a
+    /// task-augmented call of a forbidding tool, and a plain call of a requiring one,
+    /// with `-32601`.
+    #[must_use]
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        let execution = self.tool.execution.take().unwrap_or_default();
+        self.tool.execution = Some(execution.with_task_support(support));
         self
     }
 

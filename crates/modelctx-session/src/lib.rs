@@ -35,6 +35,7 @@
 //! - `peer` — the outbound side: [`Peer`], [`RequestHandle`], [`RequestOptions`].
 //! - `runtime` — the receive loop and handler dispatch.
 //! - `service` — the [`Service`] trait and the per-request [`RequestContext`].
+//! - [`tasks`] — both sides of task-augmented requests (2025-11-25).
 //!
 //! # Guarantees
 //! - The receive loop never awaits user code: handlers run on their own tasks (bounded by
@@ -54,6 +55,7 @@ mod peer;
 mod pending;
 mod runtime;
 mod service;
+pub mod tasks;
 
 use std::time::Duration;
 

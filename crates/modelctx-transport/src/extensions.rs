@@ -83,3 +83,34 @@ mod tests {
         assert_eq!(format!("{a:?}"), "Extensions { len: 1 }");
     }
 }
+
+/// The authenticated caller of a message, as a layer in front of the transport
+/// identified it (`modelctx-oauth`'s resource server inserts one: the token's issuer
+/// with its subject, or its client when it has no subject). State bound to a caller —
+/// tasks — is bound to this. Never logged.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Principal(Arc<str>);
+
+impl Principal {
+    /// A caller known by `id`, unique across the identity providers the server trusts.
+    pub fn new(id: impl Into<Arc<str>>) -> Self {
+        Self(id.into())
+    }
+
+    /// The caller's id.
+    pub fn id(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Principal(..)")
+    }
+}
+
+/// Marks a message that arrived without a lasting session (stateless streamable HTTP,
+/// where every POST is served by a session of its own): state bound to "the session"
+/// cannot be, and binds to the [`Principal`] alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Sessionless;

@@ -33,7 +33,7 @@ use futures::future::BoxFuture;
 use modelctx_types::{JsonRpcMessage, RequestId};
 
 pub use error::TransportError;
-pub use extensions::Extensions;
+pub use extensions::{Extensions, Principal, Sessionless};
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a

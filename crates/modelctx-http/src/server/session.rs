@@ -238,6 +238,15 @@ impl SessionState {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or(())?;
+        let owned;
+        let extensions = if self.stateful {
+            extensions
+        } else {
+            let mut marked = extensions.clone();
+            marked.insert(modelctx_transport::Sessionless);
+            owned = marked;
+            &owned
+        };
         let mut messages = messages.into_iter();
         let mut queued = Vec::new();
         for message in messages.by_ref() {

@@ -191,6 +191,9 @@ async fn admit(rs: &Inner, request: Request<Body>) -> Result<Request<Body>, Resp
     }
     let mut extensions = parts.extensions.remove::<Extensions>().unwrap_or_default();
     extensions.insert(info.clone());
+    if let Some(principal) = info.principal() {
+        extensions.insert(principal);
+    }
     parts.extensions.insert(extensions);
     parts.extensions.insert(info);
     Ok(Request::from_parts(parts, body))

@@ -57,6 +57,21 @@ impl fmt::Debug for AuthInfo {
 }
 
 impl AuthInfo {
+    /// The caller as state is bound to it (see [`modelctx_transport::Principal`]): the
+    /// issuer with the subject, or with the client when the token names no subject;
+    /// `None` for a token naming neither.
+    pub fn principal(&self) -> Option<modelctx_transport::Principal> {
+        let issuer = self.issuer.as_deref().unwrap_or("");
+        let who = match (&self.subject, &self.client_id) {
+            (Some(subject), _) => format!("sub:{subject}"),
+            (None, Some(client)) => format!("client:{client}"),
+            (None, None) => return None,
+        };
+        Some(modelctx_transport::Principal::new(format!(
+            "{issuer} {who}"
+        )))
+    }
+
     /// Reads the standard claims out of a JWT's claims or an introspection answer.
     pub fn from_claims(claims: Map<String, Value>) -> Self {
         let string = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);

@@ -1,0 +1,605 @@
+//! The receiver side of tasks: creating them, running the side channel, and answering
+//! `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use modelctx_types::{
+    CancelTaskRequestParams, CancelTaskResult, ErrorData, GetTaskPayloadRequestParams,
+    GetTaskRequestParams, GetTaskResult, ListTasksResult, Meta, PaginatedRequestParams, RawValue,
+    RelatedTaskMetadata, Task, TaskMetadata, TaskStatus, TaskStatusNotification,
+    TaskStatusNotificationParams,
+};
+use tokio::sync::{oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::store::{TaskOutcome, TaskOwner, TaskRecord, TaskStore, TaskUpdate, timestamp};
+use crate::service::parse_params;
+use crate::{Peer, RequestOptions, SessionError};
+
+/// How a task host treats the tasks it creates.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TaskConfig {
+    /// The retention of a task whose requestor asked for none (default one hour).
+    pub default_ttl: Duration,
+    /// The longest retention granted; longer requests are cut to it (default one day).
+    pub max_ttl: Duration,
+    /// The polling interval suggested to requestors (default one second).
+    pub poll_interval: Duration,
+    /// Tasks per `tasks/list` page (default 50).
+    pub page_size: usize,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        Self {
+            default_ttl: Duration::from_secs(3600),
+            max_ttl: Duration::from_secs(86_400),
+            poll_interval: Duration::from_secs(1),
+            page_size: 50,
+        }
+    }
+}
+
+impl TaskConfig {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the retention of tasks whose requestor asked for none.
+    #[must_use]
+    pub fn default_ttl(mut self, ttl: Duration) -> Self {
+        self.default_ttl = ttl;
+        self
+    }
+
+    /// Sets the longest retention granted.
+    #[must_use]
+    pub fn max_ttl(mut self, ttl: Duration) -> Self {
+        self.max_ttl = ttl;
+        self
+    }
+
+    /// Sets the polling interval suggested to requestors.
+    #[must_use]
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// Sets the number of tasks per `tasks/list` page.
+    #[must_use]
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+}
+
+/// A request a running task sends its requestor, waiting in the task's side channel
+/// for a `tasks/result` to carry it.
+struct Side {
+    method: Cow<'static, str>,
+    params: Option<Box<RawValue>>,
+    reply: oneshot::Sender<Result<Box<RawValue>, SessionError>>,
+}
+
+/// What this process knows of a task it runs, beyond the store.
+struct Live {
+    /// Bumped at every change a `tasks/result` waiter must look at.
+    version: watch::Sender<u64>,
+    queue: Mutex<VecDeque<Side>>,
+    /// Side requests sent and not answered yet.
+    waiting: AtomicUsize,
+    /// Fires on `tasks/cancel`.
+    cancelled: CancellationToken,
+    /// Where `notifications/tasks/status` go: the creating session.
+    notify: Option<Peer>,
+}
+
+impl Live {
+    fn bump(&self) {
+        self.version.send_modify(|v| *v = v.wrapping_add(1));
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, VecDeque<Side>> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The receiver side of tasks (protocol 2025-11-25), shared by the server and the
+/// client roles: it creates tasks in a [`TaskStore`], runs their side channel (requests
+/// a running task makes of its requestor wait, in order, until a `tasks/result` call
+/// carries them), and answers the four task methods for a requestor.
+pub struct TaskHost {
+    store: Arc<dyn TaskStore>,
+    config: TaskConfig,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+}
+
+impl fmt::Debug for TaskHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskHost")
+            .field("config", &self.config)
+            .field("running", &self.lock_live().len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The four methods a task host answers.
+pub const TASK_METHODS: [&str; 4] = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];
+
+impl TaskHost {
+    /// A host keeping its tasks in `store`.
+    pub fn new(store: Arc<dyn TaskStore>, config: TaskConfig) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            config,
+            live: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The host's configuration.
+    pub fn config(&self) -> &TaskConfig {
+        &self.config
+    }
+
+    fn lock_live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Live>>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn live(&self, id: &str) -> Option<Arc<Live>> {
+        self.lock_live().get(id).cloned()
+    }
+
+    /// Creates a task for a request of `method` that asked for `requested`, owned by
+    /// `owner`; status notifications go to `notify`. The returned [`TaskRun`] is the
+    /// handle the work reports through; the task starts `working`.
+    pub async fn create(
+        self: &Arc<Self>,
+        owner: TaskOwner,
+        method: &str,
+        requested: &TaskMetadata,
+        notify: Option<Peer>,
+    ) -> Result<TaskRun, ErrorData> {
+        let id = new_task_id()?;
+        let ttl = requested
+            .ttl
+            .map_or(self.config.default_ttl, Duration::from_millis)
+            .min(self.config.max_ttl);
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let now = timestamp(SystemTime::now());
+        let poll = u64::try_from(self.config.poll_interval.as_millis()).unwrap_or(u64::MAX);
+        let task = Task::new(&id, TaskStatus::Working, &now, &now, Some(ttl_ms))
+            .with_status_message("The operation is now in progress.")
+            .with_poll_interval(poll);
+        self.store
+            .insert(TaskRecord::new(task.clone(), owner, method))
+            .await?;
+        let live = Arc::new(Live {
+            version: watch::channel(0).0,
+            queue: Mutex::new(VecDeque::new()),
+            waiting: AtomicUsize::new(0),
+            cancelled: CancellationToken::new(),
+            notify: notify.map(|p| p.related_to(None)),
+        });
+        self.lock_live().insert(id.clone(), live.clone());
+        Ok(TaskRun {
+            host: self.clone(),
+            id,
+            task,
+            live,
+            finished: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    async fn record(&self, requestor: &TaskOwner, id: &str) -> Result<TaskRecord, ErrorData> {
+        match self.store.get(id).await {
+            Some(record) if requestor.may_access(&record.owner) => Ok(record),
+            _ => Err(ErrorData::invalid_params(format!(
+                "Failed to retrieve task: Task not found: {id}"
+            ))),
+        }
+    }
+
+    async fn update(&self, id: &str, update: TaskUpdate) -> Result<Task, ErrorData> {
+        let record = self
+            .store
+            .update(id, update)
+            .await
+            .map_err(|e| e.to_error_data())?;
+        let live = self.live(id);
+        if let Some(live) = &live {
+            live.bump();
+            if let Some(peer) = &live.notify {
+                // Optional by the spec: a requestor that cannot take it loses nothing.
+                let params = TaskStatusNotificationParams::new(record.task.clone());
+                let _ = peer.notify::<TaskStatusNotification>(params).await;
+            }
+        }
+        if record.task.status.is_terminal() {
+            self.lock_live().remove(id);
+        }
+        Ok(record.task)
+    }
+
+    /// `tasks/get`: the task as it stands.
+    pub async fn get(&self, requestor: &TaskOwner, id: &str) -> Result<Task, ErrorData> {
+        Ok(self.record(requestor, id).await?.task)
+    }
+
+    /// `tasks/list`: the requestor's tasks, a page at a time.
+    pub async fn list(
+        &self,
+        requestor: &TaskOwner,
+        cursor: Option<&str>,
+    ) -> Result<ListTasksResult, ErrorData> {
+        let page = self
+            .store
+            .list(requestor, cursor, self.config.page_size)
+            .await?;
+        let mut result = ListTasksResult::new(page.tasks);
+        if let Some(next) = page.next_cursor {
+            result = result.with_next_cursor(next);
+        }
+        Ok(result)
+    }
+
+    /// `tasks/cancel`: a running task becomes `cancelled` (a terminal one is `-32602`);
+    /// what its side channel still holds is dropped. The work itself is told through
+    /// [`TaskRun::cancellation`] and may go on; its outcome no longer changes the task.
+    pub async fn cancel(&self, requestor: &TaskOwner, id: &str) -> Result<Task, ErrorData> {
+        self.record(requestor, id).await?;
+        let live = self.live(id);
+        let task = self
+            .update(id, TaskUpdate::Cancel)
+            .await
+            .map_err(|e| ErrorData::invalid_params(format!("Cannot cancel task: {}", e.message)))?;
+        if let Some(live) = live {
+            live.cancelled.cancel();
+            // Dropping a queued request fails its asker, which is told of the
+            // cancellation anyway.
+            live.queue().clear();
+            live.bump();
+        }
+        Ok(task)
+    }
+
+    /// `tasks/result`: waits until the task is terminal and answers what the request
+    /// would have answered, its result tagged with the task; meanwhile the side
+    /// channel's requests travel, in order, over `peer` (related to the `tasks/result`
+    /// request, so streamable HTTP carries them on its stream) and their answers go
+    /// back to the waiting work.
+    pub async fn result(
+        &self,
+        requestor: &TaskOwner,
+        id: &str,
+        peer: &Peer,
+    ) -> Result<Box<RawValue>, ErrorData> {
+        self.record(requestor, id).await?;
+        let mut inflight = FuturesUnordered::new();
+        loop {
+            let live = self.live(id);
+            let mut changes = live.as_ref().map(|l| {
+                let mut rx = l.version.subscribe();
+                rx.borrow_and_update();
+                rx
+            });
+            if let Some(live) = &live {
+                let sides: Vec<Side> = live.queue().drain(..).collect();
+                for side in sides {
+                    inflight.push(forward(peer.clone(), side));
+                }
+            }
+            let record = self.record(requestor, id).await?;
+            if record.task.status.is_terminal() {
+                let outcome = record.outcome.unwrap_or_else(|| {
+                    Err(ErrorData::internal_error(
+                        "The task ended without a result.",
+                    ))
+                });
+                return outcome.and_then(|raw| tag_result(&raw, id));
+            }
+            let poll = self.config.poll_interval;
+            tokio::select! {
+                changed = async {
+                    match changes.as_mut() {
+                        Some(rx) => rx.changed().await.is_ok(),
+                        // Not run here (another process's, or this one restarted):
+                        // the store is all there is to watch.
+                        None => { tokio::time::sleep(poll).await; true }
+                    }
+                } => {
+                    // A closed channel means the run finished: the store says how.
+                    let _ = changed;
+                }
+                Some(()) = inflight.next(), if !inflight.is_empty() => {}
+                () = peer.closed() => {
+                    return Err(ErrorData::internal_error("the session closed"));
+                }
+            }
+        }
+    }
+
+    /// Answers `method` if it is one of the four task methods, for `requestor`, with
+    /// `peer` related to the request (for `tasks/result`'s side channel).
+    pub fn serve(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        requestor: TaskOwner,
+        peer: Peer,
+    ) -> Option<BoxFuture<'static, Result<Box<RawValue>, ErrorData>>> {
+        let host = self.clone();
+        let answer: BoxFuture<'static, Result<Box<RawValue>, ErrorData>> = match method {
+            "tasks/get" => Box::pin(async move {
+                let p = parse_params::<GetTaskRequestParams>(params.as_deref())?;
+                let task = host.get(&requestor, &p.task_id).await?;
+                to_raw(&GetTaskResult::new(task))
+            }),
+            "tasks/result" => Box::pin(async move {
+                let p = parse_params::<GetTaskPayloadRequestParams>(params.as_deref())?;
+                host.result(&requestor, &p.task_id, &peer).await
+            }),
+            "tasks/list" => Box::pin(async move {
+                let p = match params.as_deref() {
+                    None => PaginatedRequestParams::default(),
+                    Some(raw) => parse_params::<PaginatedRequestParams>(Some(raw))?,
+                };
+                let cursor = p.cursor.as_ref().map(|c| c.0.as_str());
+                to_raw(&host.list(&requestor, cursor).await?)
+            }),
+            "tasks/cancel" => Box::pin(async move {
+                let p = parse_params::<CancelTaskRequestParams>(params.as_deref())?;
+                let task = host.cancel(&requestor, &p.task_id).await?;
+                to_raw(&CancelTaskResult::new(task))
+            }),
+            _ => return None,
+        };
+        Some(answer)
+    }
+}
+
+/// Sends one side-channel request and hands its answer back to the waiting work.
+async fn forward(peer: Peer, side: Side) {
+    let answer = peer
+        .start_raw(side.method, side.params, RequestOptions::default())
+        .await;
+    let _ = side.reply.send(answer);
+}
+
+/// The running side of one task: the work reports through it, and its side-channel
+/// requests go through it.
+pub struct TaskRun {
+    host: Arc<TaskHost>,
+    id: String,
+    task: Task,
+    live: Arc<Live>,
+    finished: std::sync::atomic::AtomicBool,
+}
+
+impl fmt::Debug for TaskRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskRun").field("id", &self.id).finish()
+    }
+}
+
+impl TaskRun {
+    /// The task id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The task as created (what the `CreateTaskResult` carries).
+    pub fn task(&self) -> &Task {
+        &self.task
+    }
+
+    /// Fires when the requestor cancels the task with `tasks/cancel`.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.live.cancelled
+    }
+
+    /// Asks the requestor something on the task's behalf (an elicitation, a sampling
+    /// request): the request, tagged with the task, waits in the side channel until a
+    /// `tasks/result` call carries it, and the task is `input_required` meanwhile.
+    /// Fails when the task is cancelled first.
+    pub async fn ask(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, SessionError> {
+        if self.live.cancelled.is_cancelled() {
+            return Err(cancelled());
+        }
+        let params = tag_params(params, &self.id).map_err(SessionError::protocol)?;
+        let (reply, answer) = oneshot::channel();
+        self.live.queue().push_back(Side {
+            method: method.into(),
+            params: Some(params),
+            reply,
+        });
+        if self.live.waiting.fetch_add(1, Ordering::AcqRel) == 0 {
+            let to = TaskUpdate::Status {
+                status: TaskStatus::InputRequired,
+                message: Some("The task is waiting for input.".to_owned()),
+            };
+            let _ = self.host.update(&self.id, to).await;
+        }
+        self.live.bump();
+        let answer = tokio::select! {
+            answer = answer => answer.unwrap_or_else(|_| Err(cancelled())),
+            () = self.live.cancelled.cancelled() => Err(cancelled()),
+        };
+        if self.live.waiting.fetch_sub(1, Ordering::AcqRel) == 1
+            && !self.live.cancelled.is_cancelled()
+        {
+            let to = TaskUpdate::Status {
+                status: TaskStatus::Working,
+                message: Some("The operation is now in progress.".to_owned()),
+            };
+            let _ = self.host.update(&self.id, to).await;
+        }
+        answer
+    }
+
+    /// [`TaskRun::ask`] with typed params and result.
+    pub async fn request<M: modelctx_types::RequestMethod>(
+        &self,
+        params: M::Params,
+    ) -> Result<M::Result, SessionError> {
+        let raw = serde_json::value::to_raw_value(&params)
+            .map_err(|e| SessionError::refused(format!("params do not serialise: {e}")))?;
+        let answer = self.ask(M::METHOD, Some(raw)).await?;
+        serde_json::from_str(answer.get()).map_err(|e| {
+            SessionError::invalid_result(format!(
+                "the answer to {} does not decode: {e}",
+                M::METHOD
+            ))
+        })
+    }
+
+    /// Records the work's outcome: `completed`, or `failed` when `failed` (a JSON-RPC
+    /// error, or a tool result with `isError`). A cancelled task stays cancelled.
+    pub async fn finish(&self, outcome: TaskOutcome, failed: bool) {
+        self.finished.store(true, Ordering::Release);
+        let failed = failed || outcome.is_err();
+        let _ = self
+            .host
+            .update(&self.id, TaskUpdate::Finish { outcome, failed })
+            .await;
+        self.host.lock_live().remove(&self.id);
+        self.live.bump();
+    }
+}
+
+impl Drop for TaskRun {
+    fn drop(&mut self) {
+        if *self.finished.get_mut() {
+            return;
+        }
+        // The work ended without an outcome (it panicked, or its future was dropped):
+        // the task fails rather than stay `working` until it expires.
+        let host = self.host.clone();
+        let id = self.id.clone();
+        let live = self.live.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let outcome = Err(ErrorData::internal_error(
+                    "the work of the task ended without an answer",
+                ));
+                let _ = host
+                    .update(
+                        &id,
+                        TaskUpdate::Finish {
+                            outcome,
+                            failed: true,
+                        },
+                    )
+                    .await;
+                host.lock_live().remove(&id);
+                live.bump();
+            });
+        }
+    }
+}
+
+/// What an ask gets when the task is cancelled, or its queued request is dropped.
+fn cancelled() -> SessionError {
+    SessionError::cancelled()
+}
+
+/// 128 random bits, hex: unguessable, so a task without an owner stays private to
+/// whoever holds its id.
+fn new_task_id() -> Result<String, ErrorData> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|_| ErrorData::internal_error("no randomness available for a task id"))?;
+    let mut id = String::with_capacity(36);
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            id.push('-');
+        }
+        id.push_str(&format!("{b:02x}"));
+    }
+    Ok(id)
+}
+
+fn to_raw<T: serde::Serialize>(value: &T) -> Result<Box<RawValue>, ErrorData> {
+    serde_json::value::to_raw_value(value).map_err(|e| ErrorData::internal_error(e.to_string()))
+}
+
+fn with_related(value: &mut serde_json::Value, id: &str) {
+    let Some(object) = value.as_object_mut() else {
+        return;
+    };
+    let meta = object
+        .entry("_meta")
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    if let Some(meta) = meta.as_object_mut() {
+        let mut tag = Meta::new();
+        RelatedTaskMetadata::new(id).insert_into(&mut tag);
+        if let Some(v) = tag.get(RelatedTaskMetadata::META_KEY) {
+            meta.insert(RelatedTaskMetadata::META_KEY.to_owned(), v.clone());
+        }
+    }
+}
+
+/// A request's params with `_meta["io.modelcontextprotocol/related-task"]` naming `id`.
+fn tag_params(params: Option<Box<RawValue>>, id: &str) -> Result<Box<RawValue>, ErrorData> {
+    let mut value = match params {
+        Some(raw) => serde_json::from_str::<serde_json::Value>(raw.get())
+            .map_err(|e| ErrorData::internal_error(e.to_string()))?,
+        None => serde_json::Value::Object(serde_json::Map::new()),
+    };
+    with_related(&mut value, id);
+    to_raw(&value)
+}
+
+/// A `tasks/result` answer: the stored result with the related-task `_meta`.
+fn tag_result(raw: &RawValue, id: &str) -> Result<Box<RawValue>, ErrorData> {
+    let mut value = serde_json::from_str::<serde_json::Value>(raw.get())
+        .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+    with_related(&mut value, id);
+    to_raw(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_ids_are_random_and_uuid_shaped() {
+        let a = new_task_id().unwrap();
+        let b = new_task_id().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(a.matches('-').count(), 4);
+    }
+
+    #[test]
+    fn results_and_params_are_tagged_with_the_task() {
+        let raw = RawValue::from_string(r#"{"content":[],"_meta":{"k":1}}"#.into()).unwrap();
+        let tagged: serde_json::Value =
+            serde_json::from_str(tag_result(&raw, "t1").unwrap().get()).unwrap();
+        assert_eq!(tagged["_meta"]["k"], 1);
+        assert_eq!(
+            tagged["_meta"][RelatedTaskMetadata::META_KEY]["taskId"],
+            "t1"
+        );
+        let params: serde_json::Value =
+            serde_json::from_str(tag_params(None, "t2").unwrap().get()).unwrap();
+        assert_eq!(
+            params["_meta"][RelatedTaskMetadata::META_KEY]["taskId"],
+            "t2"
+        );
+    }
+}

@@ -1,0 +1,517 @@
+//! Where tasks are kept: the [`TaskStore`] trait, the rules every store applies, and
+//! the bounded in-memory store.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use modelctx_types::{ErrorData, RawValue, Task, TaskStatus};
+
+/// Who may reach a task: the authenticated caller that created it when there is one,
+/// otherwise the session it was created on. A task created with neither (a stateless
+/// transport without authentication) is reachable by anyone who knows its id, which is
+/// why ids carry 128 random bits.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct TaskOwner {
+    session: Option<Arc<str>>,
+    principal: Option<Arc<str>>,
+}
+
+impl fmt::Debug for TaskOwner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Session ids and principals are credentials of a sort: never printed.
+        f.debug_struct("TaskOwner")
+            .field("session", &self.session.is_some())
+            .field("principal", &self.principal.is_some())
+            .finish()
+    }
+}
+
+impl TaskOwner {
+    /// The owner of a task created on `session` (its id, `None` when the transport has
+    /// no sessions) by `principal` (the authenticated caller, if any).
+    pub fn new(session: Option<&str>, principal: Option<&str>) -> Self {
+        Self {
+            session: session.map(Arc::from),
+            principal: principal.map(Arc::from),
+        }
+    }
+
+    /// Whether a requestor identified as `self` may see a task owned by `owner`.
+    pub fn may_access(&self, owner: &TaskOwner) -> bool {
+        match (&owner.principal, &owner.session) {
+            (Some(principal), _) => self.principal.as_ref() == Some(principal),
+            (None, Some(session)) => self.session.as_ref() == Some(session),
+            (None, None) => true,
+        }
+    }
+}
+
+/// The outcome of the request a task runs: its result, or its JSON-RPC error.
+pub type TaskOutcome = Result<Box<RawValue>, ErrorData>;
+
+/// One task as a store keeps it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TaskRecord {
+    /// The task as the protocol shows it.
+    pub task: Task,
+    /// Who may reach it.
+    pub owner: TaskOwner,
+    /// The method of the request that created it.
+    pub method: String,
+    /// The request's outcome, once it has one.
+    pub outcome: Option<TaskOutcome>,
+    /// When the store may forget it (`None`: never).
+    pub expires_at: Option<SystemTime>,
+}
+
+impl TaskRecord {
+    /// A record for a task just created.
+    pub fn new(task: Task, owner: TaskOwner, method: impl Into<String>) -> Self {
+        let expires_at = task
+            .ttl
+            .map(|ms| SystemTime::now() + Duration::from_millis(ms));
+        Self {
+            task,
+            owner,
+            method: method.into(),
+            outcome: None,
+            expires_at,
+        }
+    }
+}
+
+/// A change to a task. Every store applies it with [`TaskUpdate::apply`], so the status
+/// machine is the same whatever keeps the tasks.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TaskUpdate {
+    /// Moves a running task to `working` or `input_required`.
+    Status {
+        /// The new status.
+        status: TaskStatus,
+        /// The new status message (`None` clears it).
+        message: Option<String>,
+    },
+    /// The request finished: `completed`, or `failed` when `failed`; a task already
+    /// terminal (cancelled) keeps its status and its outcome.
+    Finish {
+        /// The request's outcome.
+        outcome: TaskOutcome,
+        /// Whether it counts as a failure (a JSON-RPC error, a tool result with
+        /// `isError`).
+        failed: bool,
+    },
+    /// `tasks/cancel`: a running task becomes `cancelled`.
+    Cancel,
+}
+
+/// Why an update was not applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpdateError {
+    /// No such task (or it expired).
+    NotFound,
+    /// The task is terminal, or the transition is not one the status machine allows.
+    Illegal(TaskStatus),
+}
+
+impl UpdateError {
+    /// The JSON-RPC error a requestor sees (`-32602` either way).
+    pub fn to_error_data(&self) -> ErrorData {
+        match self {
+            UpdateError::NotFound => ErrorData::invalid_params("Task not found"),
+            UpdateError::Illegal(status) => ErrorData::invalid_params(format!(
+                "Cannot change the task: it is already in status '{status}'"
+            )),
+        }
+    }
+}
+
+impl TaskUpdate {
+    /// Applies the update to `record` at `now`, or says why it cannot be.
+    pub fn apply(self, record: &mut TaskRecord, now: SystemTime) -> Result<(), UpdateError> {
+        let current = record.task.status.clone();
+        match self {
+            TaskUpdate::Status { status, message } => {
+                let allowed = matches!(
+                    (&current, &status),
+                    (TaskStatus::Working, TaskStatus::InputRequired)
+                        | (TaskStatus::InputRequired, TaskStatus::Working)
+                        | (TaskStatus::Working, TaskStatus::Working)
+                        | (TaskStatus::InputRequired, TaskStatus::InputRequired)
+                );
+                if !allowed {
+                    return Err(UpdateError::Illegal(current));
+                }
+                record.task.status = status;
+                record.task.status_message = message;
+            }
+            TaskUpdate::Finish { outcome, failed } => {
+                if current.is_terminal() {
+                    return Err(UpdateError::Illegal(current));
+                }
+                record.task.status = if failed {
+                    TaskStatus::Failed
+                } else {
+                    TaskStatus::Completed
+                };
+                record.task.status_message = match &outcome {
+                    Err(error) => Some(error.message.to_string()),
+                    Ok(_) if failed => Some("The request completed with an error.".to_owned()),
+                    Ok(_) => None,
+                };
+                record.outcome = Some(outcome);
+            }
+            TaskUpdate::Cancel => {
+                if current.is_terminal() {
+                    return Err(UpdateError::Illegal(current));
+                }
+                record.task.status = TaskStatus::Cancelled;
+                record.task.status_message = Some("The task was cancelled by request.".to_owned());
+                record.outcome = Some(Err(ErrorData::internal_error("The task was cancelled.")));
+            }
+        }
+        record.task.last_updated_at = timestamp(now);
+        Ok(())
+    }
+}
+
+/// One page of [`TaskStore::list`].
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct TaskPage {
+    /// The tasks, oldest first.
+    pub tasks: Vec<Task>,
+    /// The cursor of the next page, if there is one.
+    pub next_cursor: Option<String>,
+}
+
+/// Keeps tasks: their state, owner and outcome. The session's task host drives it; a
+/// store shared by several server processes (the Redis issue) implements the same
+/// trait. Expired tasks are invisible (`get` answers `None`, `list` skips them).
+#[async_trait]
+pub trait TaskStore: Send + Sync + 'static {
+    /// Keeps a new task; refused (`-32603`) when the store is full.
+    async fn insert(&self, record: TaskRecord) -> Result<(), ErrorData>;
+    /// The task `id`, unless unknown or expired.
+    async fn get(&self, id: &str) -> Option<TaskRecord>;
+    /// Applies `update` to task `id` atomically and returns the task after it.
+    async fn update(&self, id: &str, update: TaskUpdate) -> Result<TaskRecord, UpdateError>;
+    /// The tasks `requestor` may see, `limit` per page, after `cursor` (an invalid
+    /// cursor is `-32602`).
+    async fn list(
+        &self,
+        requestor: &TaskOwner,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<TaskPage, ErrorData>;
+}
+
+/// A [`TaskStore`] in this process's memory, bounded: at most `capacity` tasks (expired
+/// ones are purged first, then the oldest terminal one makes room; a store full of
+/// running tasks refuses new ones).
+pub struct InMemoryTaskStore {
+    capacity: usize,
+    inner: Mutex<Tasks>,
+}
+
+#[derive(Default)]
+struct Tasks {
+    next: u64,
+    by_id: HashMap<String, (u64, TaskRecord)>,
+    order: BTreeMap<u64, String>,
+}
+
+impl fmt::Debug for InMemoryTaskStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InMemoryTaskStore")
+            .field("capacity", &self.capacity)
+            .field("tasks", &self.lock().by_id.len())
+            .finish()
+    }
+}
+
+impl Default for InMemoryTaskStore {
+    fn default() -> Self {
+        Self::new(10_000)
+    }
+}
+
+impl InMemoryTaskStore {
+    /// A store holding at most `capacity` tasks.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity: capacity.max(1),
+            inner: Mutex::new(Tasks::default()),
+        }
+    }
+
+    /// How many tasks it holds (expired ones included until purged).
+    pub fn len(&self) -> usize {
+        self.lock().by_id.len()
+    }
+
+    /// Whether it holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Tasks> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Tasks {
+    fn purge(&mut self, now: SystemTime) {
+        let expired: Vec<(u64, String)> = self
+            .by_id
+            .iter()
+            .filter(|(_, (_, r))| r.expires_at.is_some_and(|at| at <= now))
+            .map(|(id, (seq, _))| (*seq, id.clone()))
+            .collect();
+        for (seq, id) in expired {
+            self.by_id.remove(&id);
+            self.order.remove(&seq);
+        }
+    }
+
+    fn live(&mut self, id: &str, now: SystemTime) -> Option<&mut TaskRecord> {
+        let expired = self
+            .by_id
+            .get(id)
+            .is_some_and(|(_, r)| r.expires_at.is_some_and(|at| at <= now));
+        if expired {
+            if let Some((seq, _)) = self.by_id.remove(id) {
+                self.order.remove(&seq);
+            }
+            return None;
+        }
+        self.by_id.get_mut(id).map(|(_, r)| r)
+    }
+}
+
+const CURSOR_PREFIX: &str = "tasks-after-";
+
+#[async_trait]
+impl TaskStore for InMemoryTaskStore {
+    async fn insert(&self, record: TaskRecord) -> Result<(), ErrorData> {
+        let now = SystemTime::now();
+        let mut tasks = self.lock();
+        if tasks.by_id.len() >= self.capacity {
+            tasks.purge(now);
+        }
+        if tasks.by_id.len() >= self.capacity {
+            let oldest_done = tasks
+                .order
+                .iter()
+                .find(|(_, id)| {
+                    tasks
+                        .by_id
+                        .get(*id)
+                        .is_some_and(|(_, r)| r.task.status.is_terminal())
+                })
+                .map(|(seq, id)| (*seq, id.clone()));
+            match oldest_done {
+                Some((seq, id)) => {
+                    tasks.order.remove(&seq);
+                    tasks.by_id.remove(&id);
+                }
+                None => {
+                    return Err(ErrorData::internal_error(
+                        "Too many running tasks: try again later",
+                    ));
+                }
+            }
+        }
+        let seq = tasks.next;
+        tasks.next += 1;
+        tasks.order.insert(seq, record.task.task_id.clone());
+        tasks
+            .by_id
+            .insert(record.task.task_id.clone(), (seq, record));
+        Ok(())
+    }
+
+    async fn get(&self, id: &str) -> Option<TaskRecord> {
+        self.lock().live(id, SystemTime::now()).cloned()
+    }
+
+    async fn update(&self, id: &str, update: TaskUpdate) -> Result<TaskRecord, UpdateError> {
+        let now = SystemTime::now();
+        let mut tasks = self.lock();
+        let record = tasks.live(id, now).ok_or(UpdateError::NotFound)?;
+        update.apply(record, now)?;
+        Ok(record.clone())
+    }
+
+    async fn list(
+        &self,
+        requestor: &TaskOwner,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<TaskPage, ErrorData> {
+        let after = match cursor {
+            None => None,
+            Some(c) => Some(
+                c.strip_prefix(CURSOR_PREFIX)
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| ErrorData::invalid_params("Invalid cursor for tasks/list"))?,
+            ),
+        };
+        let mut tasks = self.lock();
+        tasks.purge(SystemTime::now());
+        let start = after.map_or(0, |n| n + 1);
+        let mut page = TaskPage::default();
+        let mut last = None;
+        for (seq, id) in tasks.order.range(start..) {
+            let Some((_, record)) = tasks.by_id.get(id) else {
+                continue;
+            };
+            if !requestor.may_access(&record.owner) {
+                continue;
+            }
+            if page.tasks.len() == limit.max(1) {
+                page.next_cursor = last.map(|n: u64| format!("{CURSOR_PREFIX}{n}"));
+                break;
+            }
+            page.tasks.push(record.task.clone());
+            last = Some(*seq);
+        }
+        Ok(page)
+    }
+}
+
+/// `now` as an RFC 3339 UTC timestamp with milliseconds (`2025-11-25T10:30:00.000Z`).
+pub fn timestamp(now: SystemTime) -> String {
+    let since = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = since.as_secs();
+    let millis = since.subsec_millis();
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (the "days from civil"
+/// algorithm, inverted).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, owner: &TaskOwner) -> TaskRecord {
+        let task = Task::new(id, TaskStatus::Working, "t", "t", Some(60_000));
+        TaskRecord::new(task, owner.clone(), "tools/call")
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(
+            timestamp(SystemTime::UNIX_EPOCH),
+            "1970-01-01T00:00:00.000Z"
+        );
+        let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_066_600_123);
+        assert_eq!(timestamp(t), "2025-11-25T10:30:00.123Z");
+        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(timestamp(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn only_legal_transitions_apply() {
+        let owner = TaskOwner::default();
+        let now = SystemTime::now();
+        let mut r = record("a", &owner);
+        let to = |status| TaskUpdate::Status {
+            status,
+            message: None,
+        };
+        to(TaskStatus::InputRequired).apply(&mut r, now).unwrap();
+        to(TaskStatus::Working).apply(&mut r, now).unwrap();
+        let done = TaskUpdate::Finish {
+            outcome: Ok(RawValue::from_string("{}".into()).unwrap()),
+            failed: false,
+        };
+        done.apply(&mut r, now).unwrap();
+        assert_eq!(r.task.status, TaskStatus::Completed);
+        for update in [to(TaskStatus::Working), TaskUpdate::Cancel] {
+            assert_eq!(
+                update.apply(&mut r, now),
+                Err(UpdateError::Illegal(TaskStatus::Completed))
+            );
+        }
+        let mut c = record("b", &owner);
+        TaskUpdate::Cancel.apply(&mut c, now).unwrap();
+        let late = TaskUpdate::Finish {
+            outcome: Ok(RawValue::from_string("{}".into()).unwrap()),
+            failed: false,
+        };
+        assert!(late.apply(&mut c, now).is_err());
+        assert_eq!(c.task.status, TaskStatus::Cancelled);
+    }
+
+    #[test]
+    fn owners_see_their_own_tasks() {
+        let alice = TaskOwner::new(Some("s1"), Some("alice"));
+        let alice_elsewhere = TaskOwner::new(Some("s2"), Some("alice"));
+        let bob = TaskOwner::new(Some("s1"), Some("bob"));
+        assert!(alice_elsewhere.may_access(&alice));
+        assert!(!bob.may_access(&alice));
+        let s1 = TaskOwner::new(Some("s1"), None);
+        assert!(TaskOwner::new(Some("s1"), None).may_access(&s1));
+        assert!(!TaskOwner::new(Some("s2"), None).may_access(&s1));
+        assert!(bob.may_access(&TaskOwner::default()));
+    }
+
+    #[tokio::test]
+    async fn the_store_pages_bounds_and_expires() {
+        let store = InMemoryTaskStore::new(3);
+        let me = TaskOwner::new(Some("s1"), None);
+        let other = TaskOwner::new(Some("s2"), None);
+        for id in ["a", "b"] {
+            store.insert(record(id, &me)).await.unwrap();
+        }
+        store.insert(record("x", &other)).await.unwrap();
+        // Full of running tasks: refused.
+        assert!(store.insert(record("c", &me)).await.is_err());
+        let first = store.list(&me, None, 1).await.unwrap();
+        assert_eq!(first.tasks[0].task_id, "a");
+        let next = first.next_cursor.unwrap();
+        let second = store.list(&me, Some(&next), 1).await.unwrap();
+        assert_eq!(second.tasks[0].task_id, "b");
+        assert!(second.next_cursor.is_none());
+        assert!(store.list(&me, Some("nonsense"), 1).await.is_err());
+        // A terminal task makes room.
+        store.update("a", TaskUpdate::Cancel).await.unwrap();
+        store.insert(record("c", &me)).await.unwrap();
+        assert!(store.get("a").await.is_none());
+        // Expiry.
+        let mut gone = record("d", &me);
+        gone.expires_at = Some(SystemTime::now() - Duration::from_secs(1));
+        store.update("c", TaskUpdate::Cancel).await.unwrap();
+        store.insert(gone).await.unwrap();
+        assert!(store.get("d").await.is_none());
+    }
+}
