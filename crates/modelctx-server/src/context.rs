@@ -1,7 +1,7 @@
 //! The per-request context a server handler receives.
 
 use std::any::Any;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use modelctx_session::{
     CancellationToken, Peer, Progress, RequestContext, RequestOptions, SessionError,
@@ -39,6 +39,17 @@ pub struct Context {
     /// When the request runs as a task (2025-11-25): the task, through which requests
     /// to the client travel and whose cancellation this context reports.
     pub(crate) task: Option<Arc<TaskRun>>,
+    /// In the stateless era, for a call that may become a task of the tasks extension:
+    /// the task, once it is one.
+    pub(crate) escalation: Option<Arc<Escalating>>,
+}
+
+/// A call that may become a task of the tasks extension: the task once it is one, and
+/// the cancellation the handler sees throughout (the task's, once there is a task).
+#[derive(Debug, Default)]
+pub(crate) struct Escalating {
+    pub(crate) run: OnceLock<Arc<TaskRun>>,
+    pub(crate) cancelled: CancellationToken,
 }
 
 impl std::fmt::Debug for Context {
@@ -63,7 +74,24 @@ impl Context {
             round: None,
             input_key: None,
             task: None,
+            escalation: None,
         }
+    }
+
+    /// The context of a call that may become a task of the tasks extension.
+    pub(crate) fn escalating(mut self, slot: Arc<Escalating>) -> Self {
+        self.escalation = Some(slot);
+        self
+    }
+
+    /// The task of the tasks extension this call became, if it did.
+    pub(crate) fn escalated(&self) -> Option<&Arc<TaskRun>> {
+        self.escalation.as_ref()?.run.get()
+    }
+
+    /// The task this request runs as, whichever era made it one.
+    fn running_task(&self) -> Option<&Arc<TaskRun>> {
+        self.task.as_ref().or_else(|| self.escalated())
     }
 
     /// The context of a request that runs as task `run`.
@@ -72,10 +100,11 @@ impl Context {
         self
     }
 
-    /// The id of the task this request runs as (protocol 2025-11-25, a task-augmented
-    /// call), if it does.
+    /// The id of the task this request runs as, if it does: a task-augmented call
+    /// (protocol 2025-11-25), or a call the server turned into a task of the tasks
+    /// extension (2026-07-28).
     pub fn task_id(&self) -> Option<&str> {
-        self.task.as_deref().map(TaskRun::id)
+        self.running_task().map(|run| run.id())
     }
 
     /// The context of a request of the stateless era that may ask the client for input
@@ -185,6 +214,12 @@ impl Context {
     /// running as a task, when the client cancels the task (`tasks/cancel`) — neither
     /// cancelling the original request nor the session ending stops a task.
     pub fn cancellation(&self) -> &CancellationToken {
+        if let Some(escalation) = &self.escalation {
+            // One token before and after the call becomes a task: a handler that took
+            // it early still hears `tasks/cancel`. (Before, cancelling the request
+            // drops the handler altogether.)
+            return &escalation.cancelled;
+        }
         match &self.task {
             Some(run) => run.cancellation(),
             None => self.request.cancellation(),
@@ -204,7 +239,7 @@ impl Context {
     pub async fn report_progress(&self, progress: Progress) -> Result<(), SessionError> {
         let sent = self.request.report_progress(progress).await;
         match sent {
-            Err(e) if self.task.is_some() && !e.is_refused() => Ok(()),
+            Err(e) if self.running_task().is_some() && !e.is_refused() => Ok(()),
             other => other,
         }
     }

@@ -196,6 +196,14 @@ impl Context {
         if self.envelope.is_none() {
             return Ok(None);
         }
+        if let Some(run) = self.escalated() {
+            // A task of the tasks extension: the input waits among its inputRequests
+            // until a tasks/update answers it.
+            let answer = run.ask_input(self.input_key.as_deref(), request()).await?;
+            return serde_json::from_value(answer)
+                .map(Some)
+                .map_err(|e| ClientRequestError::invalid_answer(e.to_string()));
+        }
         let Some(round) = &self.round else {
             return Err(ClientRequestError::refused(
                 "in protocol 2026-07-28 only tools/call, prompts/get and resources/read may ask the client for input",

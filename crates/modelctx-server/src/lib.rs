@@ -794,16 +794,38 @@ impl SessionService {
 /// Runs a handler that may ask for input: its own answer, unless it asks for input it
 /// does not have (or is refused for good) first — then the round ends with what it asked
 /// for (every input asked concurrently, in one round) or the refusal.
+///
+/// A call that may become a task (`escalation`, the tasks extension) becomes one when
+/// it has run the escalation's window without answering or asking for input.
 async fn run_round(
     answer: BoxFuture<'static, Result<Box<RawValue>, ErrorData>>,
     round: &mrtr::Round,
     key: &mrtr::StateKey,
+    escalation: Option<tasks::Escalation>,
 ) -> Result<Box<RawValue>, ErrorData> {
     let mut answer = answer;
+    let escalation = match escalation {
+        Some(escalation) if escalation.window.is_zero() => {
+            return escalation.start(answer).await;
+        }
+        other => other,
+    };
+    let window = escalation.as_ref().map(|e| e.window);
     let finished = tokio::select! {
         biased;
         result = &mut answer => Some(result),
         () = round.wake.notified() => None,
+        () = async {
+            match window {
+                Some(window) => tokio::time::sleep(window).await,
+                None => std::future::pending().await,
+            }
+        } => {
+            return match escalation {
+                Some(escalation) => escalation.start(answer).await,
+                None => answer.await,
+            };
+        }
     };
     let finished = match finished {
         Some(result) => Some(result),
@@ -954,6 +976,29 @@ impl SessionService {
         context: RequestContext,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
         let method = request.method.clone();
+        if let Some(host) = self.server.tasks.clone()
+            && matches!(
+                method.as_ref(),
+                "tasks/get" | "tasks/update" | "tasks/cancel"
+            )
+        {
+            let envelope = match stateless::envelope(context.meta()) {
+                Ok(envelope) => envelope,
+                Err(error) => return Box::pin(async move { Err(error) }),
+            };
+            let owner = tasks::owner(&context, &self.state);
+            let cx = Context::new(context, self.state.clone(), self.server.clone())
+                .in_stateless_era(envelope);
+            let answer = tasks::serve_extension(host, &method, request.params, owner, &cx);
+            let info = self.server.info.clone();
+            let hints = self.server.cache_hints.clone();
+            return Box::pin(async move {
+                match answer.await {
+                    Ok(raw) => stateless::finish_result(&method, &raw, &info, &hints),
+                    Err(error) => Err(stateless::finish_error(error)),
+                }
+            });
+        }
         if stateless::removed(&method) {
             let error = ErrorData::method_not_found(&method);
             return Box::pin(async move { Err(error) });
@@ -965,12 +1010,15 @@ impl SessionService {
         let info = self.server.info.clone();
         if method == "server/discover" {
             let hints = &self.server.cache_hints;
-            let result = stateless::discover(
-                &self.server.capabilities,
-                self.server.instructions.as_deref(),
-                hints,
-            )
-            .and_then(|raw| stateless::finish_result(&method, &raw, &info, hints));
+            let mut capabilities = self.server.capabilities.clone();
+            if capabilities.tasks.take().is_some() {
+                // The era's tasks are the extension's, not the 2025-11-25 utility's.
+                capabilities = capabilities
+                    .with_extension(modelctx_types::ext_tasks::EXTENSION_ID, Default::default());
+            }
+            let result =
+                stateless::discover(&capabilities, self.server.instructions.as_deref(), hints)
+                    .and_then(|raw| stateless::finish_result(&method, &raw, &info, hints));
             return Box::pin(async move { result });
         }
         if method == "subscriptions/listen" {
@@ -1001,12 +1049,31 @@ impl SessionService {
         {
             return Box::pin(async move { Err(error) });
         }
+        let mut escalation = None;
+        if method == "tools/call" {
+            match tasks::extension_mode(&cx, params.as_deref()) {
+                Err(error) => return Box::pin(async move { Err(error) }),
+                Ok(None) => {}
+                Ok(Some(window)) => {
+                    if let Some(host) = self.server.tasks.clone() {
+                        let slot = Arc::new(context::Escalating::default());
+                        cx = cx.escalating(slot.clone());
+                        escalation = Some(tasks::Escalation {
+                            host,
+                            owner: tasks::owner(&cx.request, &self.state),
+                            slot,
+                            window,
+                        });
+                    }
+                }
+            }
+        }
         let answer = self.serve(&method, params, cx);
         let hints = self.server.cache_hints.clone();
         Box::pin(async move {
             let outcome = match round {
                 None => answer.await,
-                Some((key, round)) => run_round(answer, &round, &key).await,
+                Some((key, round)) => run_round(answer, &round, &key, escalation).await,
             };
             match outcome {
                 Ok(raw) => stateless::finish_result(&method, &raw, &info, &hints),

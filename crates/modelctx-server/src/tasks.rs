@@ -2,12 +2,13 @@
 //! as the receiver of tasks, on `modelctx_session::tasks`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use modelctx_session::parse_params;
 use modelctx_session::tasks::{TaskHost, TaskOwner};
 use modelctx_types::{
-    CreateTaskResult, ErrorCode, ErrorData, RawValue, TaskMetadata, TaskSupport, to_raw,
+    CreateTaskResult, ErrorCode, ErrorData, RawValue, TaskMetadata, TaskSupport, ext_tasks, to_raw,
 };
 
 use crate::context::Context;
@@ -110,4 +111,146 @@ fn is_error(raw: &RawValue) -> bool {
         is_error: bool,
     }
     serde_json::from_str::<Flag>(raw.get()).is_ok_and(|f| f.is_error)
+}
+
+/// In protocol 2026-07-28 (the tasks extension), how a `tools/call` runs: `Ok(None)`
+/// as a plain call; `Ok(Some(window))` as a call that becomes a task once it has run
+/// `window` without answering or asking for input (zero: a task at once); `-32021`
+/// for a tool that needs a task from a client that did not declare the extension.
+pub(crate) fn extension_mode(
+    cx: &Context,
+    params: Option<&RawValue>,
+) -> Result<Option<Duration>, ErrorData> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        name: String,
+    }
+    let Some(host) = &cx.server.tasks else {
+        return Ok(None);
+    };
+    let Some(name) = params.and_then(|p| serde_json::from_str::<Probe>(p.get()).ok()) else {
+        return Ok(None);
+    };
+    let Some(tool) = lookup(&cx.server.registry.tools, &name.name) else {
+        return Ok(None);
+    };
+    let support = tool
+        .tool
+        .execution
+        .as_ref()
+        .and_then(|e| e.task_support.clone())
+        .unwrap_or(TaskSupport::Forbidden);
+    if !matches!(support, TaskSupport::Optional | TaskSupport::Required) {
+        return Ok(None);
+    }
+    if !declares_extension(cx) {
+        return match support {
+            TaskSupport::Required => Err(missing_extension()),
+            _ => Ok(None),
+        };
+    }
+    Ok(Some(tool.task_window.unwrap_or(host.config().sync_window)))
+}
+
+/// Whether the request declares the tasks extension among its client capabilities.
+pub(crate) fn declares_extension(cx: &Context) -> bool {
+    cx.client_capabilities()
+        .and_then(|c| c.extensions.as_ref())
+        .is_some_and(|e| e.contains_key(ext_tasks::EXTENSION_ID))
+}
+
+/// `-32021` naming the tasks extension.
+pub(crate) fn missing_extension() -> ErrorData {
+    crate::mrtr::missing_capability(
+        "the tasks extension (io.modelcontextprotocol/tasks)",
+        serde_json::json!({"extensions": {ext_tasks::EXTENSION_ID: {}}}),
+    )
+}
+
+/// Turns a running call into a task of the tasks extension: the task is stored (a
+/// `tasks/get` finds it before the answer leaves), the call goes on in the background
+/// as the task's work, and its `CreateTaskResult` is the answer.
+pub(crate) struct Escalation {
+    pub(crate) host: Arc<TaskHost>,
+    pub(crate) owner: TaskOwner,
+    pub(crate) slot: Arc<crate::context::Escalating>,
+    pub(crate) window: Duration,
+}
+
+impl Escalation {
+    pub(crate) async fn start(self, work: Answer) -> Result<Box<RawValue>, ErrorData> {
+        let cancelled = self.slot.cancelled.clone();
+        let run = Arc::new(
+            self.host
+                .create_with(
+                    self.owner,
+                    "tools/call",
+                    &TaskMetadata::new(),
+                    None,
+                    cancelled,
+                )
+                .await?,
+        );
+        let _ = self.slot.run.set(run.clone());
+        let created = ext_tasks::CreateTaskResult::new(ext_tasks::Task::from_utility(run.task()));
+        tokio::spawn(async move {
+            let outcome = work.await;
+            // A tool's own error (`isError`) completes the task; only a JSON-RPC error
+            // fails it.
+            let failed = outcome.is_err();
+            run.finish(outcome, failed).await;
+        });
+        to_raw(&created).map_err(|e| ErrorData::internal_error(e.to_string()))
+    }
+}
+
+/// Serves `tasks/get`, `tasks/update` and `tasks/cancel` of the tasks extension, for a
+/// request that declared it (else `-32021`, before the task is looked up).
+pub(crate) fn serve_extension(
+    host: Arc<TaskHost>,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    owner: TaskOwner,
+    cx: &Context,
+) -> Answer {
+    if !declares_extension(cx) {
+        let error = missing_extension();
+        return Box::pin(async move { Err(error) });
+    }
+    let method = method.to_owned();
+    Box::pin(async move {
+        let encode = |e: serde_json::Error| ErrorData::internal_error(e.to_string());
+        match method.as_str() {
+            "tasks/get" => {
+                let p = parse_params::<ext_tasks::TaskIdParams>(params.as_deref())?;
+                let task = host.detailed(&owner, &p.task_id).await?;
+                to_raw(&ext_tasks::GetTaskResult::new(task)).map_err(encode)
+            }
+            "tasks/update" => {
+                let p = parse_params::<UpdateProbe>(params.as_deref())?;
+                let responses = p
+                    .input_responses
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k, serde_json::from_value(v).ok()?)))
+                    .collect();
+                host.answer(&owner, &p.task_id, responses).await?;
+                to_raw(&ext_tasks::Acknowledgement::new()).map_err(encode)
+            }
+            _ => {
+                let p = parse_params::<ext_tasks::TaskIdParams>(params.as_deref())?;
+                host.cancel_quietly(&owner, &p.task_id).await?;
+                to_raw(&ext_tasks::Acknowledgement::new()).map_err(encode)
+            }
+        }
+    })
+}
+
+/// `tasks/update` params read leniently: an answer under a key the task never issued
+/// may be anything, and is ignored.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateProbe {
+    task_id: String,
+    #[serde(default)]
+    input_responses: std::collections::BTreeMap<String, serde_json::Value>,
 }

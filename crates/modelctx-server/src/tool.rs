@@ -76,6 +76,7 @@ fn classify(error: BoxError) -> ToolFailure {
 pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Arc<ToolFn>,
+    pub(crate) task_window: Option<std::time::Duration>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -118,7 +119,11 @@ impl ToolDef {
                 }
             })
         });
-        Self { tool, handler }
+        Self {
+            tool,
+            handler,
+            task_window: None,
+        }
     }
 
     /// A tool described by hand: `tool`'s schemas (with their `$schema`, `$defs`,
@@ -144,7 +149,11 @@ impl ToolDef {
                 }
             })
         });
-        Self { tool, handler }
+        Self {
+            tool,
+            handler,
+            task_window: None,
+        }
     }
 
     /// The tool as `tools/list` shows it.
@@ -169,6 +178,18 @@ impl ToolDef {
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         let execution = self.tool.execution.take().unwrap_or_default();
         self.tool.execution = Some(execution.with_task_support(support));
+        self
+    }
+
+    /// In protocol 2026-07-28, where the server decides which calls become tasks (the
+    /// tasks extension, for a client that declares it): a call of this tool becomes a
+    /// task once it has run `window` without answering or asking for input (zero: at
+    /// once, before it runs). Until then it answers directly, or asks for input in
+    /// rounds. Unset: the server's [`TaskConfig::sync_window`](crate::TaskConfig).
+    /// Needs [`ToolDef::task_support`] `optional` or `required`.
+    #[must_use]
+    pub fn task_window(mut self, window: std::time::Duration) -> Self {
+        self.task_window = Some(window);
         self
     }
 
@@ -289,6 +310,8 @@ pub(crate) fn structured_result(structured: JsonObject) -> CallToolResult {
 /// `schema-validation`).
 pub(crate) struct RegisteredTool {
     pub(crate) tool: Tool,
+    /// How long a call runs before it becomes a task (tasks extension), if set.
+    pub(crate) task_window: Option<std::time::Duration>,
     #[cfg(feature = "schema-validation")]
     input: Compiled,
     #[cfg(feature = "schema-validation")]
@@ -300,7 +323,11 @@ impl RegisteredTool {
     /// Checks a definition: the naming rules, and schemas that describe objects (and,
     /// with feature `schema-validation`, compile).
     pub(crate) fn new(def: ToolDef) -> Result<Self, String> {
-        let ToolDef { tool, handler } = def;
+        let ToolDef {
+            tool,
+            handler,
+            task_window,
+        } = def;
         check_tool_name(&tool.name)?;
         if !is_object_schema(&tool.input_schema) {
             return Err(format!(
@@ -329,6 +356,7 @@ impl RegisteredTool {
         };
         Ok(Self {
             tool,
+            task_window,
             #[cfg(feature = "schema-validation")]
             input,
             #[cfg(feature = "schema-validation")]

@@ -95,6 +95,7 @@ mod discover;
 mod elicitation;
 mod elicitation_schema;
 mod error;
+pub mod ext_tasks;
 mod jsonrpc;
 mod legacy;
 mod lifecycle;

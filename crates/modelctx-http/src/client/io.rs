@@ -252,7 +252,7 @@ fn era_version(request: &JsonRpcRequest) -> Option<String> {
 
 /// The headers a request of the stateless era mirrors from its body:
 /// `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for the methods that name a
-/// tool, prompt or resource (Base64 in the `=?base64?…?=` form when the value is not a
+/// tool, prompt, resource or (the tasks extension) task (Base64 in the `=?base64?…?=` form when the value is not a
 /// plain header value).
 fn era_headers(request: &JsonRpcRequest, version: &str) -> Vec<(String, String)> {
     let mut headers = vec![
@@ -262,6 +262,8 @@ fn era_headers(request: &JsonRpcRequest, version: &str) -> Vec<(String, String)>
     let field = match request.method.as_ref() {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        // The tasks extension: the task routes its requests.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return headers,
     };
     let value = request

@@ -46,6 +46,8 @@ struct Mirrored {
     meta: Option<Meta>,
     name: Option<Value>,
     uri: Option<Value>,
+    #[serde(rename = "taskId")]
+    task_id: Option<Value>,
 }
 
 fn mirrored(request: &JsonRpcRequest) -> Mirrored {
@@ -92,6 +94,7 @@ pub(super) fn check_headers(
     let named = match request.method.as_ref() {
         "tools/call" | "prompts/get" => body.name.as_ref(),
         "resources/read" => body.uri.as_ref(),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => body.task_id.as_ref(),
         _ => return Ok(()),
     };
     let raw = header_value(headers, MCP_NAME, "Mcp-Name")?;

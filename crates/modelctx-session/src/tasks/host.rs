@@ -11,12 +11,14 @@ use std::time::{Duration, SystemTime};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
+use modelctx_types::ext_tasks;
 use modelctx_types::{
     CancelTaskRequestParams, CancelTaskResult, ErrorData, GetTaskPayloadRequestParams,
-    GetTaskRequestParams, GetTaskResult, ListTasksResult, Meta, PaginatedRequestParams, RawValue,
-    RelatedTaskMetadata, Task, TaskMetadata, TaskStatus, TaskStatusNotification,
-    TaskStatusNotificationParams,
+    GetTaskRequestParams, GetTaskResult, InputRequest, InputRequests, InputResponses,
+    ListTasksResult, Meta, PaginatedRequestParams, RawValue, RelatedTaskMetadata, Task,
+    TaskMetadata, TaskStatus, TaskStatusNotification, TaskStatusNotificationParams,
 };
+use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -36,6 +38,10 @@ pub struct TaskConfig {
     pub poll_interval: Duration,
     /// Tasks per `tasks/list` page (default 50).
     pub page_size: usize,
+    /// The tasks extension (2026-07-28), where the server decides which calls become
+    /// tasks: how long a call that may become one runs before it does (default 100 ms;
+    /// zero: at once). A call that answers sooner answers directly.
+    pub sync_window: Duration,
 }
 
 impl Default for TaskConfig {
@@ -45,6 +51,7 @@ impl Default for TaskConfig {
             max_ttl: Duration::from_secs(86_400),
             poll_interval: Duration::from_secs(1),
             page_size: 50,
+            sync_window: Duration::from_millis(100),
         }
     }
 }
@@ -76,6 +83,14 @@ impl TaskConfig {
         self
     }
 
+    /// Sets how long a call that may become a task of the tasks extension runs before
+    /// it does.
+    #[must_use]
+    pub fn sync_window(mut self, window: Duration) -> Self {
+        self.sync_window = window;
+        self
+    }
+
     /// Sets the number of tasks per `tasks/list` page.
     #[must_use]
     pub fn page_size(mut self, size: usize) -> Self {
@@ -101,11 +116,29 @@ struct Live {
     waiting: AtomicUsize,
     /// Fires on `tasks/cancel`.
     cancelled: CancellationToken,
+    /// The tasks extension (2026-07-28): requests the task waits on, by key, until a
+    /// `tasks/update` answers them.
+    inputs: Mutex<Inputs>,
     /// Where `notifications/tasks/status` go: the creating session.
     notify: Option<Peer>,
 }
 
+/// A task's keyed input requests (the tasks extension).
+#[derive(Default)]
+struct Inputs {
+    /// Outstanding, in the order asked.
+    waiting: Vec<(String, InputRequest, oneshot::Sender<Value>)>,
+    /// Every key used so far: a key names one request over the task's lifetime.
+    used: std::collections::HashSet<String>,
+    /// Numbers unnamed keys.
+    next: u64,
+}
+
 impl Live {
+    fn inputs(&self) -> std::sync::MutexGuard<'_, Inputs> {
+        self.inputs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn bump(&self) {
         self.version.send_modify(|v| *v = v.wrapping_add(1));
     }
@@ -170,6 +203,20 @@ impl TaskHost {
         requested: &TaskMetadata,
         notify: Option<Peer>,
     ) -> Result<TaskRun, ErrorData> {
+        self.create_with(owner, method, requested, notify, CancellationToken::new())
+            .await
+    }
+
+    /// [`TaskHost::create`], with the token that `tasks/cancel` fires (for work that
+    /// already watches it).
+    pub async fn create_with(
+        self: &Arc<Self>,
+        owner: TaskOwner,
+        method: &str,
+        requested: &TaskMetadata,
+        notify: Option<Peer>,
+        cancelled: CancellationToken,
+    ) -> Result<TaskRun, ErrorData> {
         let id = new_task_id()?;
         let ttl = requested
             .ttl
@@ -188,7 +235,8 @@ impl TaskHost {
             version: watch::channel(0).0,
             queue: Mutex::new(VecDeque::new()),
             waiting: AtomicUsize::new(0),
-            cancelled: CancellationToken::new(),
+            cancelled,
+            inputs: Mutex::new(Inputs::default()),
             notify: notify.map(|p| p.related_to(None)),
         });
         self.lock_live().insert(id.clone(), live.clone());
@@ -329,6 +377,105 @@ impl TaskHost {
         }
     }
 
+    /// `tasks/get` of the tasks extension: the task with what its status carries —
+    /// the outstanding input requests while `input_required`, the result once
+    /// `completed`, the error once `failed`.
+    pub async fn detailed(
+        &self,
+        requestor: &TaskOwner,
+        id: &str,
+    ) -> Result<ext_tasks::DetailedTask, ErrorData> {
+        let record = self.record(requestor, id).await?;
+        let mut detailed =
+            ext_tasks::DetailedTask::new(ext_tasks::Task::from_utility(&record.task));
+        match record.task.status {
+            TaskStatus::InputRequired => {
+                let requests: InputRequests = self
+                    .live(id)
+                    .map(|live| {
+                        live.inputs()
+                            .waiting
+                            .iter()
+                            .map(|(key, request, _)| (key.clone(), request.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                detailed.input_requests = Some(requests);
+            }
+            TaskStatus::Completed => {
+                if let Some(Ok(raw)) = &record.outcome {
+                    detailed.result = serde_json::from_str(raw.get()).ok();
+                }
+            }
+            TaskStatus::Failed => {
+                detailed.error = match &record.outcome {
+                    Some(Err(error)) => serde_json::to_value(error).ok(),
+                    // A result counted as a failure (a 2025-era task): its error is
+                    // the result itself.
+                    Some(Ok(raw)) => serde_json::from_str(raw.get()).ok(),
+                    None => None,
+                };
+            }
+            _ => {}
+        }
+        Ok(detailed)
+    }
+
+    /// `tasks/update` of the tasks extension: answers the task's outstanding input
+    /// requests by key; keys not outstanding (never issued, already answered) are
+    /// ignored. The answered keys are gone from the task before this returns.
+    pub async fn answer(
+        &self,
+        requestor: &TaskOwner,
+        id: &str,
+        responses: InputResponses,
+    ) -> Result<(), ErrorData> {
+        self.record(requestor, id).await?;
+        let Some(live) = self.live(id) else {
+            return Ok(());
+        };
+        let mut answered = Vec::new();
+        let idle = {
+            let mut inputs = live.inputs();
+            for (key, response) in responses {
+                if let Some(at) = inputs.waiting.iter().position(|(k, _, _)| *k == key) {
+                    let (_, _, reply) = inputs.waiting.remove(at);
+                    answered.push((reply, response));
+                }
+            }
+            inputs.waiting.is_empty()
+        };
+        if idle && !answered.is_empty() && !live.cancelled.is_cancelled() {
+            // Observable at once: the next tasks/get no longer shows input_required.
+            let to = TaskUpdate::Status {
+                status: TaskStatus::Working,
+                message: Some("The operation is now in progress.".to_owned()),
+            };
+            let _ = self.update(id, to).await;
+        }
+        for (reply, response) in answered {
+            let value = serde_json::to_value(&response).unwrap_or(Value::Null);
+            let _ = reply.send(value);
+        }
+        Ok(())
+    }
+
+    /// `tasks/cancel` of the tasks extension: like [`TaskHost::cancel`], but a task
+    /// that already ended is acknowledged too (cancelling is idempotent there); only
+    /// an unknown task is `-32602`.
+    pub async fn cancel_quietly(&self, requestor: &TaskOwner, id: &str) -> Result<(), ErrorData> {
+        let record = self.record(requestor, id).await?;
+        if record.task.status.is_terminal() {
+            return Ok(());
+        }
+        match self.cancel(requestor, id).await {
+            Ok(_) => Ok(()),
+            // It ended meanwhile.
+            Err(_) if self.record(requestor, id).await.is_ok() => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
     /// Answers `method` if it is one of the four task methods, for `requestor`, with
     /// `peer` related to the request (for `tasks/result`'s side channel).
     pub fn serve(
@@ -448,6 +595,54 @@ impl TaskRun {
             };
             let _ = self.host.update(&self.id, to).await;
         }
+        answer
+    }
+
+    /// Asks the requestor for input on the task's behalf, the tasks extension's way
+    /// (2026-07-28): the request waits under `key` (a fresh `input-N` when `None` or
+    /// when the key was used before) among the task's `inputRequests`, the task is
+    /// `input_required` meanwhile, and the answer a `tasks/update` brings is returned.
+    /// Fails when the task is cancelled first.
+    pub async fn ask_input(
+        &self,
+        key: Option<&str>,
+        request: InputRequest,
+    ) -> Result<Value, SessionError> {
+        if self.live.cancelled.is_cancelled() {
+            return Err(cancelled());
+        }
+        let (reply, answer) = oneshot::channel();
+        let first = {
+            let mut inputs = self.live.inputs();
+            let key = match key {
+                Some(key) if !inputs.used.contains(key) => key.to_owned(),
+                _ => loop {
+                    inputs.next += 1;
+                    let candidate = match key {
+                        Some(key) => format!("{key}-{}", inputs.next),
+                        None => format!("input-{}", inputs.next),
+                    };
+                    if !inputs.used.contains(&candidate) {
+                        break candidate;
+                    }
+                },
+            };
+            inputs.used.insert(key.clone());
+            inputs.waiting.push((key, request, reply));
+            inputs.waiting.len() == 1
+        };
+        if first {
+            let to = TaskUpdate::Status {
+                status: TaskStatus::InputRequired,
+                message: Some("The task is waiting for input.".to_owned()),
+            };
+            let _ = self.host.update(&self.id, to).await;
+        }
+        let answer = tokio::select! {
+            answer = answer => answer.map_err(|_| cancelled()),
+            () = self.live.cancelled.cancelled() => Err(cancelled()),
+        };
+        // `answer` moved the task back to `working` when the last input landed.
         answer
     }
 
