@@ -5,6 +5,10 @@
 //   node ts-client.mjs http <url>            streamable HTTP
 //   node ts-client.mjs stdio <server binary> [args...]  stdio (the binary is run with the
 //     given args, --stdio when there are none)
+//   node ts-client.mjs --tasks http|stdio ...  the tasks flow (protocol 2025-11-25) instead:
+//     `wait_for_gate` called as a task with the SDK's experimental task API, followed
+//     from working to completed once `open_gate` opens its gate, its result from
+//     tasks/result, another one cancelled, and the tasks listed
 //
 // Every step asserts on the result; the exit status is non-zero on the first mismatch.
 import assert from 'node:assert/strict';
@@ -12,14 +16,19 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
+  CallToolResultSchema,
   CreateMessageRequestSchema,
+  CreateTaskResultSchema,
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
+  RELATED_TASK_META_KEY,
 } from '@modelcontextprotocol/sdk/types.js';
 
-const [mode, target, ...extra] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const tasks = argv[0] === '--tasks';
+const [mode, target, ...extra] = tasks ? argv.slice(1) : argv;
 if (!['http', 'stdio'].includes(mode) || !target) {
-  console.error('usage: ts-client.mjs http <url> | stdio <server binary> [args...]');
+  console.error('usage: ts-client.mjs [--tasks] (http <url> | stdio <server binary> [args...])');
   process.exit(2);
 }
 
@@ -81,6 +90,124 @@ await step('initialize', async () => {
   const caps = client.getServerCapabilities();
   assert.ok(caps.tools && caps.resources && caps.prompts && caps.completions && caps.logging);
 });
+
+if (tasks) {
+  await taskSteps();
+  await client.close();
+  console.log(`ts-client (${mode}, tasks): ${steps.length} steps passed: ${steps.join(', ')}`);
+  process.exit(0);
+}
+
+async function taskSteps() {
+  const invalidParams = (e) => e.code === -32602;
+  const waitFor = (gate) => ({ name: 'wait_for_gate', arguments: { gate } });
+  const relatedTask = (result) => result._meta?.[RELATED_TASK_META_KEY]?.taskId;
+  const ids = {};
+
+  await step('tasks capability', async () => {
+    const caps = client.getServerCapabilities().tasks;
+    assert.ok(caps?.list && caps?.cancel && caps?.requests?.tools?.call, JSON.stringify(caps));
+  });
+
+  await step('tools/list', async () => {
+    const { tools } = await client.listTools();
+    const tool = tools.find((t) => t.name === 'wait_for_gate');
+    assert.equal(tool?.execution?.taskSupport, 'optional');
+  });
+
+  // The SDK's own flow: create, poll tasks/get until terminal, then tasks/result. The
+  // gate opens once the first poll has seen the task working.
+  await step('task: working -> completed', async () => {
+    const statuses = [];
+    let created;
+    let result;
+    const stream = client.experimental.tasks.callToolStream(waitFor('first'), CallToolResultSchema, {
+      task: { ttl: 60000 },
+    });
+    for await (const message of stream) {
+      if (message.type === 'taskCreated') {
+        created = message.task;
+        assert.equal(created.status, 'working');
+        assert.equal(created.ttl, 60000);
+        assert.equal(created.pollInterval, 100);
+        assert.ok(created.taskId && created.createdAt && created.lastUpdatedAt);
+      } else if (message.type === 'taskStatus') {
+        assert.equal(message.task.taskId, created.taskId);
+        statuses.push(message.task.status);
+        if (statuses.length === 1) {
+          assert.equal(message.task.status, 'working');
+          const opened = await client.callTool({ name: 'open_gate', arguments: { gate: 'first' } });
+          assert.equal(text(opened), 'opened first');
+        }
+      } else if (message.type === 'result') {
+        result = message.result;
+      } else {
+        throw message.error;
+      }
+    }
+    assert.equal(statuses.at(-1), 'completed', JSON.stringify(statuses));
+    assert.ok(statuses.slice(0, -1).every((s) => s === 'working'), JSON.stringify(statuses));
+    assert.equal(text(result), 'gate first opened');
+    assert.notEqual(result.isError, true);
+    assert.equal(relatedTask(result), created.taskId);
+    ids.first = created.taskId;
+  });
+
+  // tasks/result asked while the task works waits for its result.
+  await step('tasks/result waits', async () => {
+    const { task } = await client.request(
+      { method: 'tools/call', params: waitFor('second') },
+      CreateTaskResultSchema,
+      { task: { ttl: 60000 } },
+    );
+    assert.equal(task.status, 'working');
+    assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'working');
+    const pending = client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    await client.callTool({ name: 'open_gate', arguments: { gate: 'second' } });
+    const result = await pending;
+    assert.equal(text(result), 'gate second opened');
+    assert.equal(relatedTask(result), task.taskId);
+    assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'completed');
+    ids.second = task.taskId;
+  });
+
+  await step('tasks/cancel', async () => {
+    const { task } = await client.request(
+      { method: 'tools/call', params: waitFor('never') },
+      CreateTaskResultSchema,
+      { task: {} },
+    );
+    assert.equal(task.status, 'working');
+    const cancelled = await client.experimental.tasks.cancelTask(task.taskId);
+    assert.equal(cancelled.taskId, task.taskId);
+    assert.equal(cancelled.status, 'cancelled');
+    assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'cancelled');
+    await assert.rejects(client.experimental.tasks.cancelTask(task.taskId), invalidParams);
+    ids.cancelled = task.taskId;
+  });
+
+  await step('tasks/list', async () => {
+    const listed = new Map();
+    let cursor;
+    do {
+      const page = await client.experimental.tasks.listTasks(cursor);
+      for (const task of page.tasks) listed.set(task.taskId, task.status);
+      cursor = page.nextCursor;
+    } while (cursor);
+    assert.equal(listed.get(ids.first), 'completed');
+    assert.equal(listed.get(ids.second), 'completed');
+    assert.equal(listed.get(ids.cancelled), 'cancelled');
+  });
+
+  await step('unknown task', async () => {
+    await assert.rejects(client.experimental.tasks.getTask('no-such-task'), invalidParams);
+  });
+
+  await step('plain call of a task tool', async () => {
+    const result = await client.callTool(waitFor('first'));
+    assert.equal(text(result), 'gate first opened');
+  });
+}
 
 await step('tools/list', async () => {
   const { tools } = await client.listTools();

@@ -7,9 +7,13 @@
 //
 // Fixtures: tools `add` (progress and a log message), `ask_llm` (sampling) and `ask_user`
 // (form elicitation); resource `info://about`; prompt `greet` whose `name` completes.
+// Tasks (2025-11-25, the SDK's experimental task store): `wait_for_gate` may run as a
+// task (`execution.taskSupport: optional`) and finishes once `open_gate` opens its gate,
+// so the caller decides when a task ends and nothing depends on timing.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -26,10 +30,33 @@ import {
 
 const NAMES = ['Alan', 'Alice', 'Bob'];
 
+// The gates of `wait_for_gate`, by name, shared by every session of the process.
+const gates = new Map();
+const gate = (name) => {
+  let g = gates.get(name);
+  if (!g) {
+    let open;
+    g = { opened: new Promise((resolve) => (open = resolve)), open };
+    gates.set(name, g);
+  }
+  return g;
+};
+
 function buildServer() {
   const server = new Server(
     { name: 'ts-interop-server', version: '1.0.0' },
-    { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} } },
+    {
+      capabilities: {
+        tools: {},
+        resources: {},
+        prompts: {},
+        completions: {},
+        logging: {},
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      // Answers tasks/get, tasks/result, tasks/list and tasks/cancel.
+      taskStore: new InMemoryTaskStore(),
+    },
   );
   const object = (properties, required) => ({ type: 'object', properties, required });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -48,6 +75,17 @@ function buildServer() {
         name: 'ask_user',
         description: 'Asks the user for a name and an age',
         inputSchema: object({ message: { type: 'string' } }, ['message']),
+      },
+      {
+        name: 'wait_for_gate',
+        description: 'Waits until open_gate opens the named gate (may run as a task)',
+        inputSchema: object({ gate: { type: 'string' } }, ['gate']),
+        execution: { taskSupport: 'optional' },
+      },
+      {
+        name: 'open_gate',
+        description: 'Opens the named gate',
+        inputSchema: object({ gate: { type: 'string' } }, ['gate']),
       },
     ],
   }));
@@ -100,6 +138,23 @@ function buildServer() {
         );
         return text(`${answer.action}: ${JSON.stringify(answer.content ?? null)}`);
       }
+      case 'wait_for_gate': {
+        const work = gate(args.gate).opened.then(() => text(`gate ${args.gate} opened`));
+        const task = request.params.task;
+        if (!task) {
+          return await work;
+        }
+        const created = await extra.taskStore.createTask({ ttl: task.ttl, pollInterval: 100 });
+        // The work goes on after the answer; a task cancelled meanwhile stays cancelled
+        // (the store refuses a result for a terminal task).
+        work
+          .then((result) => extra.taskStore.storeTaskResult(created.taskId, 'completed', result))
+          .catch((e) => console.error(`ts-server: task ${created.taskId}: ${e.message}`));
+        return { task: created };
+      }
+      case 'open_gate':
+        gate(args.gate).open();
+        return text(`opened ${args.gate}`);
       default:
         return { isError: true, ...text(`unknown tool ${request.params.name}`) };
     }
