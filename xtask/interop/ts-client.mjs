@@ -8,10 +8,12 @@
 //   node ts-client.mjs --tasks http|stdio ...  the tasks flow (protocol 2025-11-25) instead:
 //     `wait_for_gate` called as a task with the SDK's experimental task API, followed
 //     from working to completed once `open_gate` opens its gate, its result from
-//     tasks/result, another one cancelled, and the tasks listed
+//     tasks/result, another one cancelled, and the tasks listed; the server's
+//     notifications/tasks/status must report the completion and the cancellation
 //
 // Every step asserts on the result; the exit status is non-zero on the first mismatch.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -22,6 +24,7 @@ import {
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
   RELATED_TASK_META_KEY,
+  TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
 const argv = process.argv.slice(2);
@@ -56,6 +59,24 @@ const logs = [];
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
   logs.push(n.params);
 });
+// notifications/tasks/status, by task id and status; `notified` waits (bounded) for one.
+const told = new Set();
+const telling = new Map();
+client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+  const key = `${n.params.taskId} ${n.params.status}`;
+  told.add(key);
+  telling.get(key)?.();
+});
+const notified = (taskId, status) =>
+  new Promise((resolve, reject) => {
+    const key = `${taskId} ${status}`;
+    if (told.has(key)) return resolve();
+    const timer = setTimeout(() => reject(new Error(`no notifications/tasks/status ${key}`)), 20000);
+    telling.set(key, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 
 const transport =
   mode === 'http'
@@ -103,6 +124,9 @@ async function taskSteps() {
   const waitFor = (gate) => ({ name: 'wait_for_gate', arguments: { gate } });
   const relatedTask = (result) => result._meta?.[RELATED_TASK_META_KEY]?.taskId;
   const ids = {};
+  // Gates are the server process's: names of this run only.
+  const run = randomUUID();
+  const gates = { first: `first-${run}`, second: `second-${run}`, never: `never-${run}` };
 
   await step('tasks capability', async () => {
     const caps = client.getServerCapabilities().tasks;
@@ -121,7 +145,7 @@ async function taskSteps() {
     const statuses = [];
     let created;
     let result;
-    const stream = client.experimental.tasks.callToolStream(waitFor('first'), CallToolResultSchema, {
+    const stream = client.experimental.tasks.callToolStream(waitFor(gates.first), CallToolResultSchema, {
       task: { ttl: 60000 },
     });
     for await (const message of stream) {
@@ -136,8 +160,8 @@ async function taskSteps() {
         statuses.push(message.task.status);
         if (statuses.length === 1) {
           assert.equal(message.task.status, 'working');
-          const opened = await client.callTool({ name: 'open_gate', arguments: { gate: 'first' } });
-          assert.equal(text(opened), 'opened first');
+          const opened = await client.callTool({ name: 'open_gate', arguments: { gate: gates.first } });
+          assert.equal(text(opened), `opened ${gates.first}`);
         }
       } else if (message.type === 'result') {
         result = message.result;
@@ -147,25 +171,26 @@ async function taskSteps() {
     }
     assert.equal(statuses.at(-1), 'completed', JSON.stringify(statuses));
     assert.ok(statuses.slice(0, -1).every((s) => s === 'working'), JSON.stringify(statuses));
-    assert.equal(text(result), 'gate first opened');
+    assert.equal(text(result), `gate ${gates.first} opened`);
     assert.notEqual(result.isError, true);
     assert.equal(relatedTask(result), created.taskId);
+    await notified(created.taskId, 'completed');
     ids.first = created.taskId;
   });
 
   // tasks/result asked while the task works waits for its result.
   await step('tasks/result waits', async () => {
     const { task } = await client.request(
-      { method: 'tools/call', params: waitFor('second') },
+      { method: 'tools/call', params: waitFor(gates.second) },
       CreateTaskResultSchema,
       { task: { ttl: 60000 } },
     );
     assert.equal(task.status, 'working');
     assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'working');
     const pending = client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
-    await client.callTool({ name: 'open_gate', arguments: { gate: 'second' } });
+    await client.callTool({ name: 'open_gate', arguments: { gate: gates.second } });
     const result = await pending;
-    assert.equal(text(result), 'gate second opened');
+    assert.equal(text(result), `gate ${gates.second} opened`);
     assert.equal(relatedTask(result), task.taskId);
     assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'completed');
     ids.second = task.taskId;
@@ -173,7 +198,7 @@ async function taskSteps() {
 
   await step('tasks/cancel', async () => {
     const { task } = await client.request(
-      { method: 'tools/call', params: waitFor('never') },
+      { method: 'tools/call', params: waitFor(gates.never) },
       CreateTaskResultSchema,
       { task: {} },
     );
@@ -183,6 +208,7 @@ async function taskSteps() {
     assert.equal(cancelled.status, 'cancelled');
     assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'cancelled');
     await assert.rejects(client.experimental.tasks.cancelTask(task.taskId), invalidParams);
+    await notified(task.taskId, 'cancelled');
     ids.cancelled = task.taskId;
   });
 
@@ -204,8 +230,8 @@ async function taskSteps() {
   });
 
   await step('plain call of a task tool', async () => {
-    const result = await client.callTool(waitFor('first'));
-    assert.equal(text(result), 'gate first opened');
+    const result = await client.callTool(waitFor(gates.first));
+    assert.equal(text(result), `gate ${gates.first} opened`);
   });
 }
 

@@ -32,7 +32,8 @@
 //! `--interop --tasks ...` runs the tasks flow of protocol 2025-11-25 instead: a
 //! task-augmented call of the server's `wait_for_gate` tool polled with `tasks/get`
 //! from `working` to `completed` (its gate opened by a call of `open_gate`), its result
-//! from `tasks/result`, a second one cancelled, and both in `tasks/list`.
+//! from `tasks/result` (and `notifications/tasks/status` reporting the completion), a
+//! second one cancelled, and both in `tasks/list`.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -49,8 +50,8 @@ use modelctx::transport::Transport;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CreateMessageResult, ElicitValue,
     ErrorCode, JsonObject, LoggingLevel, LoggingMessageNotification, PromptReference,
-    RelatedTaskMetadata, SamplingMessageContentBlock, Task, TaskMetadata, TaskStatus, TaskSupport,
-    TextOrBlobResourceContents,
+    RelatedTaskMetadata, SamplingMessageContentBlock, Task, TaskMetadata, TaskStatus,
+    TaskStatusNotification, TaskSupport, TextOrBlobResourceContents,
 };
 use modelctx_oauth::{
     AuthorizationHandler, AuthorizationResponse, ClientRegistration, IdJagExchange, OAuthClient,
@@ -490,7 +491,12 @@ fn is_invalid_params(e: &modelctx::session::SessionError) -> bool {
 /// Drives the tasks of another SDK's interop server (protocol 2025-11-25; see the
 /// module docs) over `transport`.
 async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
+    let (told_tx, mut told) = tokio::sync::mpsc::unbounded_channel();
     let client = Client::builder("modelctx-interop-client", "1.0.0")
+        .notification_handler::<TaskStatusNotification, _, _>(move |params, _peer| {
+            let _ = told_tx.send(params.task);
+            async {}
+        })
         .connect(transport)
         .await?;
     println!("negotiated protocol version: {}", client.protocol_version());
@@ -526,11 +532,18 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     let gate = |name: &str| {
         CallToolRequestParams::new("wait_for_gate").with_arguments(arguments(json!({"gate": name})))
     };
+    // Gates are the server process's: names of this run only.
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let run = format!("{}-{run}", std::process::id());
+    let (first, never) = (format!("first-{run}"), format!("never-{run}"));
+    let first_opened = format!("gate {first} opened");
 
     // A task that completes: created working, still working when polled, completed once
     // its gate opens; `tasks/result`, asked for while it works, waits for the result.
     let handle = client
-        .call_tool_as_task(gate("first"), TaskMetadata::new().with_ttl(60_000u64))
+        .call_tool_as_task(gate(&first), TaskMetadata::new().with_ttl(60_000u64))
         .await?;
     let created = handle.created().clone();
     ensure(
@@ -551,10 +564,10 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
         async move { handle.result().await }
     });
     let opened = client
-        .call_tool("open_gate", arguments(json!({"gate": "first"})))
+        .call_tool("open_gate", arguments(json!({"gate": first})))
         .await?;
     ensure(
-        text_of(&opened) == "opened first",
+        text_of(&opened) == format!("opened {first}"),
         format!("open_gate: {:?}", text_of(&opened)),
     )?;
     let mut seen = vec![created.status.clone(), polled.status.clone()];
@@ -571,7 +584,7 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     )?;
     let result = within("tasks/result", waiting).await???;
     ensure(
-        text_of(&result) == "gate first opened" && result.is_error != Some(true),
+        text_of(&result) == first_opened && result.is_error != Some(true),
         format!("tasks/result {result:?}"),
     )?;
     let related = result
@@ -582,16 +595,27 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
         related.as_ref().map(|r| r.task_id.as_str()) == Some(created.task_id.as_str()),
         format!("tasks/result's related-task _meta {:?}", result.meta),
     )?;
+    // The server told of the completion too.
+    within("notifications/tasks/status: completed", async {
+        while let Some(task) = told.recv().await {
+            if task.task_id == created.task_id && task.status == TaskStatus::Completed {
+                return Ok(());
+            }
+        }
+        Err::<(), Error>("the notification handler went away".into())
+    })
+    .await??;
+
     // Asked again once terminal, it answers at once with the same result.
     let again = within("tasks/result again", handle.result()).await??;
     ensure(
-        text_of(&again) == "gate first opened",
+        text_of(&again) == first_opened,
         format!("tasks/result again {again:?}"),
     )?;
 
     // A task cancelled while it works stays cancelled; cancelling it again is -32602.
     let second = client
-        .call_tool_as_task(gate("never"), TaskMetadata::new())
+        .call_tool_as_task(gate(&never), TaskMetadata::new())
         .await?;
     let working = second.status().await?;
     ensure(
@@ -638,10 +662,10 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
 
     // The same tool called plainly answers with its result.
     let plain = client
-        .call_tool("wait_for_gate", arguments(json!({"gate": "first"})))
+        .call_tool("wait_for_gate", arguments(json!({"gate": first})))
         .await?;
     ensure(
-        text_of(&plain) == "gate first opened",
+        text_of(&plain) == first_opened,
         format!("plain wait_for_gate {plain:?}"),
     )?;
 
