@@ -8,8 +8,10 @@
 //   node ts-client.mjs --tasks http|stdio ...  the tasks flow (protocol 2025-11-25) instead:
 //     `wait_for_gate` called as a task with the SDK's experimental task API, followed
 //     from working to completed once `open_gate` opens its gate, its result from
-//     tasks/result, another one cancelled, and the tasks listed; the server's
-//     notifications/tasks/status must report the completion and the cancellation
+//     tasks/result, another one cancelled, one of `ask_in_task` whose elicitation
+//     travels inside tasks/result, and the tasks listed; the server's
+//     notifications/tasks/status must report the completion, the cancellation and the
+//     wait for input
 //
 // Every step asserts on the result; the exit status is non-zero on the first mismatch.
 import assert from 'node:assert/strict';
@@ -212,6 +214,33 @@ async function taskSteps() {
     ids.cancelled = task.taskId;
   });
 
+  // The side channel: the task asks for input, is input_required (as the server
+  // notifies) while its request waits, and tasks/result carries the request, tagged
+  // with the task, to the elicitation handler, then returns the result.
+  await step('side channel', async () => {
+    const before = asked.elicitation.length;
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'ask_in_task', arguments: { message: 'Who are you?' } } },
+      CreateTaskResultSchema,
+      { task: {} },
+    );
+    await notified(task.taskId, 'input_required');
+    assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'input_required');
+    assert.equal(asked.elicitation.length, before, 'nothing asked before tasks/result');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    assert.equal(
+      text(result),
+      'User response: action=accept, content={"email":"ada@example.com","username":"ada"}',
+    );
+    assert.equal(relatedTask(result), task.taskId);
+    const elicitation = asked.elicitation.at(-1);
+    assert.equal(asked.elicitation.length, before + 1);
+    assert.equal(elicitation.message, 'Who are you?');
+    assert.equal(elicitation._meta?.[RELATED_TASK_META_KEY]?.taskId, task.taskId);
+    assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'completed');
+    ids.asked = task.taskId;
+  });
+
   await step('tasks/list', async () => {
     const listed = new Map();
     let cursor;
@@ -223,6 +252,7 @@ async function taskSteps() {
     assert.equal(listed.get(ids.first), 'completed');
     assert.equal(listed.get(ids.second), 'completed');
     assert.equal(listed.get(ids.cancelled), 'cancelled');
+    assert.equal(listed.get(ids.asked), 'completed');
   });
 
   await step('unknown task', async () => {

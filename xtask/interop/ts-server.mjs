@@ -9,11 +9,13 @@
 // (form elicitation); resource `info://about`; prompt `greet` whose `name` completes.
 // Tasks (2025-11-25, the SDK's experimental task store): `wait_for_gate` may run as a
 // task (`execution.taskSupport: optional`) and finishes once `open_gate` opens its gate,
-// so the caller decides when a task ends and nothing depends on timing.
+// so the caller decides when a task ends and nothing depends on timing. `ask_in_task`
+// must run as a task and asks the client for a name through the task's side channel
+// (the request waits in the SDK's task message queue for a tasks/result to carry it).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
+import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -21,10 +23,12 @@ import {
   CompleteRequestSchema,
   CreateMessageResultSchema,
   ElicitResultSchema,
+  ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
@@ -56,6 +60,7 @@ function buildServer() {
       },
       // Answers tasks/get, tasks/result, tasks/list and tasks/cancel.
       taskStore: new InMemoryTaskStore(),
+      taskMessageQueue: new InMemoryTaskMessageQueue(),
     },
   );
   const object = (properties, required) => ({ type: 'object', properties, required });
@@ -81,6 +86,12 @@ function buildServer() {
         description: 'Waits until open_gate opens the named gate (may run as a task)',
         inputSchema: object({ gate: { type: 'string' } }, ['gate']),
         execution: { taskSupport: 'optional' },
+      },
+      {
+        name: 'ask_in_task',
+        description: 'Asks the user for a name from within a task',
+        inputSchema: object({ message: { type: 'string' } }, ['message']),
+        execution: { taskSupport: 'required' },
       },
       {
         name: 'open_gate',
@@ -149,6 +160,35 @@ function buildServer() {
         // (the store refuses a result for a terminal task).
         work
           .then((result) => extra.taskStore.storeTaskResult(created.taskId, 'completed', result))
+          .catch((e) => console.error(`ts-server: task ${created.taskId}: ${e.message}`));
+        return { task: created };
+      }
+      case 'ask_in_task': {
+        const task = request.params.task;
+        if (!task) {
+          throw new McpError(ErrorCode.MethodNotFound, 'ask_in_task must be called as a task');
+        }
+        const created = await extra.taskStore.createTask({ ttl: task.ttl, pollInterval: 100 });
+        // Queued for the next tasks/result (the task is input_required meanwhile).
+        extra
+          .sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                message: args.message,
+                requestedSchema: object({ name: { type: 'string' } }, ['name']),
+              },
+            },
+            ElicitResultSchema,
+            { relatedTask: { taskId: created.taskId } },
+          )
+          .then((answer) =>
+            extra.taskStore.storeTaskResult(
+              created.taskId,
+              'completed',
+              text(`${answer.action}: ${JSON.stringify(answer.content ?? null)}`),
+            ),
+          )
           .catch((e) => console.error(`ts-server: task ${created.taskId}: ${e.message}`));
         return { task: created };
       }

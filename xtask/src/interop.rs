@@ -27,7 +27,8 @@
 //!    2025-11-25 between modelctx and the TypeScript SDK v1 (`--tasks` on both sides):
 //!    a task-augmented `tools/call` created `working`, polled with `tasks/get` to
 //!    `completed`, its result (with the related-task `_meta`) from `tasks/result`, a
-//!    second task cancelled, and `tasks/list`.
+//!    second task cancelled, an elicitation through a task's side channel (carried inside
+//!    `tasks/result`), the status notifications, and `tasks/list`.
 //! 5. The official suite's `authorization` command (the authorization-server scenarios)
 //!    against the bundled authorization server of `oauth-server`, the user's consent
 //!    given by `xtask/interop/as-consent.mjs`; every scenario must pass.

@@ -33,7 +33,8 @@
 //! task-augmented call of the server's `wait_for_gate` tool polled with `tasks/get`
 //! from `working` to `completed` (its gate opened by a call of `open_gate`), its result
 //! from `tasks/result` (and `notifications/tasks/status` reporting the completion), a
-//! second one cancelled, and both in `tasks/list`.
+//! second one cancelled, a task of `ask_in_task` whose elicitation travels inside
+//! `tasks/result`, and all of them in `tasks/list`.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -492,7 +493,22 @@ fn is_invalid_params(e: &modelctx::session::SessionError) -> bool {
 /// module docs) over `transport`.
 async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     let (told_tx, mut told) = tokio::sync::mpsc::unbounded_channel();
+    // The related task of each elicitation the server sends.
+    let (asked_tx, mut asked) = tokio::sync::mpsc::unbounded_channel();
     let client = Client::builder("modelctx-interop-client", "1.0.0")
+        .form_elicitation(move |form, _cx| {
+            let related = form
+                .params
+                .meta
+                .as_ref()
+                .and_then(RelatedTaskMetadata::from_meta);
+            let _ = asked_tx.send(related.map(|r| r.task_id));
+            async move {
+                let mut answer = form.prefilled;
+                answer.insert("name".into(), ElicitValue::String("Ada".into()));
+                Ok(FormAnswer::Accept(answer))
+            }
+        })
         .notification_handler::<TaskStatusNotification, _, _>(move |params, _peer| {
             let _ = told_tx.send(params.task);
             async {}
@@ -638,7 +654,42 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
         format!("tasks/cancel of a cancelled task {twice:?}"),
     )?;
 
-    // Both are listed, as they ended.
+    // The side channel: the task asks for input, is `input_required` while its request
+    // waits, and `tasks/result` carries the request (tagged with the task) to this
+    // client's elicitation callback, then returns the result.
+    let ask = CallToolRequestParams::new("ask_in_task")
+        .with_arguments(arguments(json!({"message": "Who are you?"})));
+    let asking = client.call_tool_as_task(ask, TaskMetadata::new()).await?;
+    let mut statuses = asking.statuses();
+    let mut seen = Vec::new();
+    while let Some(task) = within("tasks/get to change", statuses.next()).await? {
+        let status = task?.status;
+        seen.push(status.clone());
+        if status == TaskStatus::InputRequired || status.is_terminal() {
+            break;
+        }
+    }
+    ensure(
+        seen.last() == Some(&TaskStatus::InputRequired),
+        format!("statuses of ask_in_task {seen:?}"),
+    )?;
+    let answered = within("tasks/result of ask_in_task", asking.result()).await??;
+    ensure(
+        text_of(&answered) == r#"accept: {"name":"Ada"}"#,
+        format!("ask_in_task {answered:?}"),
+    )?;
+    let related = asked.try_recv();
+    ensure(
+        related.as_ref().ok().and_then(Option::as_deref) == Some(asking.id()),
+        format!("the elicitation's related task {related:?}"),
+    )?;
+    let done = asking.status().await?;
+    ensure(
+        done.status == TaskStatus::Completed,
+        format!("ask_in_task after tasks/result {done:?}"),
+    )?;
+
+    // All are listed, as they ended.
     let listed = client.list_all_tasks().await?;
     let status_of = |id: &str| {
         listed
@@ -648,7 +699,8 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     };
     ensure(
         status_of(&created.task_id) == Some(TaskStatus::Completed)
-            && status_of(second.id()) == Some(TaskStatus::Cancelled),
+            && status_of(second.id()) == Some(TaskStatus::Cancelled)
+            && status_of(asking.id()) == Some(TaskStatus::Completed),
         format!("tasks/list {listed:?}"),
     )?;
 

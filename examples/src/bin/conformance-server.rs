@@ -12,7 +12,8 @@
 //! It runs tasks (protocol 2025-11-25): `wait_for_gate` may be called as a task and
 //! finishes once `open_gate` opens its gate (or its task is cancelled), so the
 //! TypeScript SDK's client can follow a task from `working` to `completed` without
-//! depending on timing.
+//! depending on timing; `ask_in_task` must be called as a task and elicits through the
+//! task's side channel.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -152,7 +153,7 @@ async fn elicit(
     Ok(format!("{prefix}: action={action}, content={content}"))
 }
 
-/// The tools of the tasks legs: `wait_for_gate` may run as a task.
+/// The tools of the tasks legs: `wait_for_gate` may run as a task, `ask_in_task` must.
 fn gate_tools(gates: &Gates) -> Vec<ToolDef> {
     let waiting = gates.clone();
     let opening = gates.clone();
@@ -177,6 +178,23 @@ fn gate_tools(gates: &Gates) -> Vec<ToolDef> {
             }
         })
         .description("Opens the named gate"),
+        ToolDef::new(
+            "ask_in_task",
+            |args: ElicitationArgs, cx: Context| async move {
+                // Run as a task, the question waits for the client's next tasks/result.
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"}
+                    },
+                    "required": ["username", "email"]
+                });
+                elicit(&cx, "User response", args.message, schema).await
+            },
+        )
+        .description("Asks the user for a username and an email address from within a task")
+        .task_support(TaskSupport::Required),
     ]
 }
 
