@@ -7,9 +7,15 @@
 //
 // Fixtures: tools `add` (progress and a log message), `ask_llm` (sampling) and `ask_user`
 // (form elicitation); resource `info://about`; prompt `greet` whose `name` completes.
+// Tasks (2025-11-25, the SDK's experimental task store): `wait_for_gate` may run as a
+// task (`execution.taskSupport: optional`) and finishes once `open_gate` opens its gate,
+// so the caller decides when a task ends and nothing depends on timing. `ask_in_task`
+// must run as a task and asks the client for a name through the task's side channel
+// (the request waits in the SDK's task message queue for a tasks/result to carry it).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -17,19 +23,45 @@ import {
   CompleteRequestSchema,
   CreateMessageResultSchema,
   ElicitResultSchema,
+  ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
 const NAMES = ['Alan', 'Alice', 'Bob'];
 
+// The gates of `wait_for_gate`, by name, shared by every session of the process.
+const gates = new Map();
+const gate = (name) => {
+  let g = gates.get(name);
+  if (!g) {
+    let open;
+    g = { opened: new Promise((resolve) => (open = resolve)), open };
+    gates.set(name, g);
+  }
+  return g;
+};
+
 function buildServer() {
   const server = new Server(
     { name: 'ts-interop-server', version: '1.0.0' },
-    { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} } },
+    {
+      capabilities: {
+        tools: {},
+        resources: {},
+        prompts: {},
+        completions: {},
+        logging: {},
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      // Answers tasks/get, tasks/result, tasks/list and tasks/cancel.
+      taskStore: new InMemoryTaskStore(),
+      taskMessageQueue: new InMemoryTaskMessageQueue(),
+    },
   );
   const object = (properties, required) => ({ type: 'object', properties, required });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -48,6 +80,23 @@ function buildServer() {
         name: 'ask_user',
         description: 'Asks the user for a name and an age',
         inputSchema: object({ message: { type: 'string' } }, ['message']),
+      },
+      {
+        name: 'wait_for_gate',
+        description: 'Waits until open_gate opens the named gate (may run as a task)',
+        inputSchema: object({ gate: { type: 'string' } }, ['gate']),
+        execution: { taskSupport: 'optional' },
+      },
+      {
+        name: 'ask_in_task',
+        description: 'Asks the user for a name from within a task',
+        inputSchema: object({ message: { type: 'string' } }, ['message']),
+        execution: { taskSupport: 'required' },
+      },
+      {
+        name: 'open_gate',
+        description: 'Opens the named gate',
+        inputSchema: object({ gate: { type: 'string' } }, ['gate']),
       },
     ],
   }));
@@ -100,6 +149,52 @@ function buildServer() {
         );
         return text(`${answer.action}: ${JSON.stringify(answer.content ?? null)}`);
       }
+      case 'wait_for_gate': {
+        const work = gate(args.gate).opened.then(() => text(`gate ${args.gate} opened`));
+        const task = request.params.task;
+        if (!task) {
+          return await work;
+        }
+        const created = await extra.taskStore.createTask({ ttl: task.ttl, pollInterval: 100 });
+        // The work goes on after the answer; a task cancelled meanwhile stays cancelled
+        // (the store refuses a result for a terminal task).
+        work
+          .then((result) => extra.taskStore.storeTaskResult(created.taskId, 'completed', result))
+          .catch((e) => console.error(`ts-server: task ${created.taskId}: ${e.message}`));
+        return { task: created };
+      }
+      case 'ask_in_task': {
+        const task = request.params.task;
+        if (!task) {
+          throw new McpError(ErrorCode.MethodNotFound, 'ask_in_task must be called as a task');
+        }
+        const created = await extra.taskStore.createTask({ ttl: task.ttl, pollInterval: 100 });
+        // Queued for the next tasks/result (the task is input_required meanwhile).
+        extra
+          .sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                message: args.message,
+                requestedSchema: object({ name: { type: 'string' } }, ['name']),
+              },
+            },
+            ElicitResultSchema,
+            { relatedTask: { taskId: created.taskId } },
+          )
+          .then((answer) =>
+            extra.taskStore.storeTaskResult(
+              created.taskId,
+              'completed',
+              text(`${answer.action}: ${JSON.stringify(answer.content ?? null)}`),
+            ),
+          )
+          .catch((e) => console.error(`ts-server: task ${created.taskId}: ${e.message}`));
+        return { task: created };
+      }
+      case 'open_gate':
+        gate(args.gate).open();
+        return text(`opened ${args.gate}`);
       default:
         return { isError: true, ...text(`unknown tool ${request.params.name}`) };
     }

@@ -23,7 +23,12 @@
 //!    `xtask/interop/expected-failures/cross-sdk.yml` under the same shrink-only rule.
 //!    The `http+oauth` legs have the peer's client authorize with OAuth against the
 //!    `oauth-server` example (modelctx's resource server and bundled authorization
-//!    server) before calling a tool.
+//!    server) before calling a tool. The `tasks` legs run the tasks flow of protocol
+//!    2025-11-25 between modelctx and the TypeScript SDK v1 (`--tasks` on both sides):
+//!    a task-augmented `tools/call` created `working`, polled with `tasks/get` to
+//!    `completed`, its result (with the related-task `_meta`) from `tasks/result`, a
+//!    second task cancelled, an elicitation through a task's side channel (carried inside
+//!    `tasks/result`), the status notifications, and `tasks/list`.
 //! 5. The official suite's `authorization` command (the authorization-server scenarios)
 //!    against the bundled authorization server of `oauth-server`, the user's consent
 //!    given by `xtask/interop/as-consent.mjs`; every scenario must pass.
@@ -726,8 +731,9 @@ impl Wire {
     }
 }
 
-/// One cross-SDK leg: who is the client, over which transport, and the era the peer
-/// client is told to use (`None`: its default mode).
+/// One cross-SDK leg: who is the client, over which transport, the era the peer
+/// client is told to use (`None`: its default mode), and whether it runs the tasks
+/// flow instead of the usual one.
 #[derive(Debug, Clone, Copy)]
 struct Leg {
     peer: Peer,
@@ -736,6 +742,8 @@ struct Leg {
     peer_role: Role,
     wire: Wire,
     era: Option<&'static str>,
+    /// Both sides run their tasks flow (`--tasks`), in the peer's default era.
+    tasks: bool,
 }
 
 impl Leg {
@@ -745,20 +753,31 @@ impl Leg {
             peer_role,
             wire,
             era,
+            tasks: false,
         }
     }
 
-    /// `python-client -> modelctx-server (http)`, with `@<era>` when the era is forced.
+    /// A leg running the tasks flow (protocol 2025-11-25).
+    const fn tasks(peer: Peer, peer_role: Role, wire: Wire) -> Self {
+        Self {
+            tasks: true,
+            ..Self::new(peer, peer_role, wire, None)
+        }
+    }
+
+    /// `python-client -> modelctx-server (http)`, with `@<era>` when the era is forced
+    /// and `, tasks` for the tasks flow.
     fn id(&self) -> String {
         let era = self.era.map(|e| format!("@{e}")).unwrap_or_default();
+        let flow = if self.tasks { ", tasks" } else { "" };
         match self.peer_role {
             Role::Client => format!(
-                "{}-client{era} -> modelctx-server ({})",
+                "{}-client{era} -> modelctx-server ({}{flow})",
                 self.peer.name(),
                 self.wire.name()
             ),
             Role::Server => format!(
-                "modelctx-client{era} -> {}-server ({})",
+                "modelctx-client{era} -> {}-server ({}{flow})",
                 self.peer.name(),
                 self.wire.name()
             ),
@@ -775,6 +794,10 @@ const LEGS: &[Leg] = &[
     Leg::new(TypeScriptV1, Role::Client, StdioWire, None),
     Leg::new(TypeScriptV1, Role::Server, Http, None),
     Leg::new(TypeScriptV1, Role::Server, StdioWire, None),
+    Leg::tasks(TypeScriptV1, Role::Client, Http),
+    Leg::tasks(TypeScriptV1, Role::Client, StdioWire),
+    Leg::tasks(TypeScriptV1, Role::Server, Http),
+    Leg::tasks(TypeScriptV1, Role::Server, StdioWire),
     Leg::new(TypeScriptV2, Role::Client, Http, None),
     Leg::new(TypeScriptV2, Role::Client, StdioWire, None),
     Leg::new(TypeScriptV2, Role::Client, Http, Some("2026-07-28")),
@@ -828,11 +851,12 @@ fn cross_sdk(paths: &Paths, expected: &Expected) -> Result<Vec<LegOutcome>, Stri
     for (leg, id) in LEGS.iter().zip(ids) {
         eprintln!("== interop: {id}");
         let log_name = format!(
-            "leg-{}-{}{}-{}.log",
+            "leg-{}-{}{}-{}{}.log",
             leg.peer.name(),
             leg.peer_role.name(),
             leg.era.map(|e| format!("-{e}")).unwrap_or_default(),
-            leg.wire.name()
+            leg.wire.name(),
+            if leg.tasks { "-tasks" } else { "" }
         );
         let started = Instant::now();
         let (status, output) = run_leg(paths, leg, &log_name)?;
@@ -879,6 +903,9 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
             if let Some(era) = leg.era {
                 client.args(["--era", era]);
             }
+            if leg.tasks {
+                client.arg("--tasks");
+            }
             // One endpoint serving both eras: the peer's mode picks its era.
             match leg.wire {
                 Http => {
@@ -901,6 +928,9 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
             ours.arg("--interop");
             if let Some(era) = leg.era {
                 ours.args(["--era", era]);
+            }
+            if leg.tasks {
+                ours.arg("--tasks");
             }
             match leg.wire {
                 Http => {

@@ -29,12 +29,19 @@
 //! tools that ask this client for sampling and elicitation — asserting on each result.
 //! `--interop --era 2026-07-28 ...` speaks only protocol 2026-07-28 (the stateless era,
 //! still behind its unstable switch): the server's input requests come back in rounds.
+//! `--interop --tasks ...` runs the tasks flow of protocol 2025-11-25 instead: a
+//! task-augmented call of the server's `wait_for_gate` tool polled with `tasks/get`
+//! from `working` to `completed` (its gate opened by a call of `open_gate`), its result
+//! from `tasks/result` (and `notifications/tasks/status` reporting the completion), a
+//! second one cancelled, a task of `ask_in_task` whose elicitation travels inside
+//! `tasks/result`, and all of them in `tasks/list`.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use modelctx::client::{Client, FormAnswer, SamplingSupport};
 use modelctx::http::StreamableHttpClientTransport;
@@ -43,8 +50,9 @@ use modelctx::stdio::{ChildProcess, Stderr};
 use modelctx::transport::Transport;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CreateMessageResult, ElicitValue,
-    JsonObject, LoggingLevel, LoggingMessageNotification, PromptReference,
-    SamplingMessageContentBlock, TextOrBlobResourceContents,
+    ErrorCode, JsonObject, LoggingLevel, LoggingMessageNotification, PromptReference,
+    RelatedTaskMetadata, SamplingMessageContentBlock, Task, TaskMetadata, TaskStatus,
+    TaskStatusNotification, TaskSupport, TextOrBlobResourceContents,
 };
 use modelctx_oauth::{
     AuthorizationHandler, AuthorizationResponse, ClientRegistration, IdJagExchange, OAuthClient,
@@ -465,24 +473,290 @@ async fn interop<T: Transport>(transport: T, era_2026: bool) -> Result<(), Error
     Ok(())
 }
 
+/// How long the tasks flow waits for any one thing the server does.
+const TASK_WAIT: Duration = Duration::from_secs(20);
+
+/// `f`, or an error naming `what` when it takes longer than [`TASK_WAIT`].
+async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> Result<T, Error> {
+    tokio::time::timeout(TASK_WAIT, f)
+        .await
+        .map_err(|_| format!("{what}: nothing within {TASK_WAIT:?}").into())
+}
+
+/// Whether `e` is the JSON-RPC error `-32602`.
+fn is_invalid_params(e: &modelctx::session::SessionError) -> bool {
+    e.protocol_error()
+        .is_some_and(|e| e.code == ErrorCode::INVALID_PARAMS)
+}
+
+/// Drives the tasks of another SDK's interop server (protocol 2025-11-25; see the
+/// module docs) over `transport`.
+async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
+    let (told_tx, mut told) = tokio::sync::mpsc::unbounded_channel();
+    // The related task of each elicitation the server sends.
+    let (asked_tx, mut asked) = tokio::sync::mpsc::unbounded_channel();
+    let client = Client::builder("modelctx-interop-client", "1.0.0")
+        .form_elicitation(move |form, _cx| {
+            let related = form
+                .params
+                .meta
+                .as_ref()
+                .and_then(RelatedTaskMetadata::from_meta);
+            let _ = asked_tx.send(related.map(|r| r.task_id));
+            async move {
+                let mut answer = form.prefilled;
+                answer.insert("name".into(), ElicitValue::String("Ada".into()));
+                Ok(FormAnswer::Accept(answer))
+            }
+        })
+        .notification_handler::<TaskStatusNotification, _, _>(move |params, _peer| {
+            let _ = told_tx.send(params.task);
+            async {}
+        })
+        .connect(transport)
+        .await?;
+    println!("negotiated protocol version: {}", client.protocol_version());
+    let name = client.server_info().name.clone();
+    ensure(
+        name == "ts-interop-server",
+        format!("unknown interop server {name:?}"),
+    )?;
+    let caps = client
+        .server_capabilities()
+        .tasks
+        .clone()
+        .unwrap_or_default();
+    let tools_call = caps
+        .requests
+        .as_ref()
+        .and_then(|r| r.tools.as_ref())
+        .is_some_and(|t| t.call.is_some());
+    ensure(
+        caps.list.is_some() && caps.cancel.is_some() && tools_call,
+        format!("tasks capability {caps:?}"),
+    )?;
+    let tools = client.list_all_tools().await?;
+    let support = tools
+        .iter()
+        .find(|t| t.name == "wait_for_gate")
+        .and_then(|t| t.execution.as_ref())
+        .and_then(|e| e.task_support.clone());
+    ensure(
+        support == Some(TaskSupport::Optional),
+        format!("wait_for_gate's taskSupport {support:?}"),
+    )?;
+    let gate = |name: &str| {
+        CallToolRequestParams::new("wait_for_gate").with_arguments(arguments(json!({"gate": name})))
+    };
+    // Gates are the server process's: names of this run only.
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let run = format!("{}-{run}", std::process::id());
+    let (first, never) = (format!("first-{run}"), format!("never-{run}"));
+    let first_opened = format!("gate {first} opened");
+
+    // A task that completes: created working, still working when polled, completed once
+    // its gate opens; `tasks/result`, asked for while it works, waits for the result.
+    let handle = client
+        .call_tool_as_task(gate(&first), TaskMetadata::new().with_ttl(60_000u64))
+        .await?;
+    let created = handle.created().clone();
+    ensure(
+        created.status == TaskStatus::Working
+            && created.ttl == Some(60_000)
+            && created.poll_interval == Some(100)
+            && !created.task_id.is_empty()
+            && !created.created_at.is_empty(),
+        format!("created task {created:?}"),
+    )?;
+    let polled = handle.status().await?;
+    ensure(
+        polled.task_id == created.task_id && polled.status == TaskStatus::Working,
+        format!("tasks/get before the gate opens: {polled:?}"),
+    )?;
+    let waiting = tokio::spawn({
+        let handle = handle.clone();
+        async move { handle.result().await }
+    });
+    let opened = client
+        .call_tool("open_gate", arguments(json!({"gate": first})))
+        .await?;
+    ensure(
+        text_of(&opened) == format!("opened {first}"),
+        format!("open_gate: {:?}", text_of(&opened)),
+    )?;
+    let mut seen = vec![created.status.clone(), polled.status.clone()];
+    let mut statuses = handle.statuses();
+    while let Some(task) = within("tasks/get to change", statuses.next()).await? {
+        seen.push(task?.status);
+    }
+    ensure(
+        seen.last() == Some(&TaskStatus::Completed)
+            && seen[..seen.len() - 1]
+                .iter()
+                .all(|s| *s == TaskStatus::Working),
+        format!("statuses {seen:?}"),
+    )?;
+    let result = within("tasks/result", waiting).await???;
+    ensure(
+        text_of(&result) == first_opened && result.is_error != Some(true),
+        format!("tasks/result {result:?}"),
+    )?;
+    let related = result
+        .meta
+        .as_ref()
+        .and_then(RelatedTaskMetadata::from_meta);
+    ensure(
+        related.as_ref().map(|r| r.task_id.as_str()) == Some(created.task_id.as_str()),
+        format!("tasks/result's related-task _meta {:?}", result.meta),
+    )?;
+    // The server told of the completion too.
+    within("notifications/tasks/status: completed", async {
+        while let Some(task) = told.recv().await {
+            if task.task_id == created.task_id && task.status == TaskStatus::Completed {
+                return Ok(());
+            }
+        }
+        Err::<(), Error>("the notification handler went away".into())
+    })
+    .await??;
+
+    // Asked again once terminal, it answers at once with the same result.
+    let again = within("tasks/result again", handle.result()).await??;
+    ensure(
+        text_of(&again) == first_opened,
+        format!("tasks/result again {again:?}"),
+    )?;
+
+    // A task cancelled while it works stays cancelled; cancelling it again is -32602.
+    let second = client
+        .call_tool_as_task(gate(&never), TaskMetadata::new())
+        .await?;
+    let working = second.status().await?;
+    ensure(
+        working.status == TaskStatus::Working,
+        format!("second task {working:?}"),
+    )?;
+    let cancelled = second.cancel().await?;
+    ensure(
+        cancelled.task_id == second.id() && cancelled.status == TaskStatus::Cancelled,
+        format!("tasks/cancel {cancelled:?}"),
+    )?;
+    let after = second.status().await?;
+    ensure(
+        after.status == TaskStatus::Cancelled,
+        format!("tasks/get after tasks/cancel {after:?}"),
+    )?;
+    let twice = second.cancel().await;
+    ensure(
+        twice.as_ref().is_err_and(is_invalid_params),
+        format!("tasks/cancel of a cancelled task {twice:?}"),
+    )?;
+
+    // The side channel: the task asks for input, is `input_required` while its request
+    // waits, and `tasks/result` carries the request (tagged with the task) to this
+    // client's elicitation callback, then returns the result.
+    let ask = CallToolRequestParams::new("ask_in_task")
+        .with_arguments(arguments(json!({"message": "Who are you?"})));
+    let asking = client.call_tool_as_task(ask, TaskMetadata::new()).await?;
+    let mut statuses = asking.statuses();
+    let mut seen = Vec::new();
+    while let Some(task) = within("tasks/get to change", statuses.next()).await? {
+        let status = task?.status;
+        seen.push(status.clone());
+        if status == TaskStatus::InputRequired || status.is_terminal() {
+            break;
+        }
+    }
+    ensure(
+        seen.last() == Some(&TaskStatus::InputRequired),
+        format!("statuses of ask_in_task {seen:?}"),
+    )?;
+    let answered = within("tasks/result of ask_in_task", asking.result()).await??;
+    ensure(
+        text_of(&answered) == r#"accept: {"name":"Ada"}"#,
+        format!("ask_in_task {answered:?}"),
+    )?;
+    let related = asked.try_recv();
+    ensure(
+        related.as_ref().ok().and_then(Option::as_deref) == Some(asking.id()),
+        format!("the elicitation's related task {related:?}"),
+    )?;
+    let done = asking.status().await?;
+    ensure(
+        done.status == TaskStatus::Completed,
+        format!("ask_in_task after tasks/result {done:?}"),
+    )?;
+
+    // All are listed, as they ended.
+    let listed = client.list_all_tasks().await?;
+    let status_of = |id: &str| {
+        listed
+            .iter()
+            .find(|t| t.task_id == id)
+            .map(|t| t.status.clone())
+    };
+    ensure(
+        status_of(&created.task_id) == Some(TaskStatus::Completed)
+            && status_of(second.id()) == Some(TaskStatus::Cancelled)
+            && status_of(asking.id()) == Some(TaskStatus::Completed),
+        format!("tasks/list {listed:?}"),
+    )?;
+
+    // An unknown task id is -32602.
+    let unknown = Task::new("no-such-task", TaskStatus::Working, "", "", None);
+    let unknown = client.task_handle::<CallToolResult>(unknown).status().await;
+    ensure(
+        unknown.as_ref().is_err_and(is_invalid_params),
+        format!("tasks/get of an unknown task {unknown:?}"),
+    )?;
+
+    // The same tool called plainly answers with its result.
+    let plain = client
+        .call_tool("wait_for_gate", arguments(json!({"gate": first})))
+        .await?;
+    ensure(
+        text_of(&plain) == first_opened,
+        format!("plain wait_for_gate {plain:?}"),
+    )?;
+
+    client.close().await;
+    eprintln!("interop: every task step against {name} passed");
+    Ok(())
+}
+
 async fn interop_main(args: &[String]) -> Result<(), Error> {
     let (era_2026, args) = match args {
         [flag, version, rest @ ..] if flag == "--era" && version == "2026-07-28" => (true, rest),
         _ => (false, args),
     };
+    let (tasks, args) = match args {
+        [flag, rest @ ..] if flag == "--tasks" && !era_2026 => (true, rest),
+        _ => (false, args),
+    };
     match args {
         [mode, url] if mode == "http" => {
-            interop(StreamableHttpClientTransport::new(url)?, era_2026).await
+            let transport = StreamableHttpClientTransport::new(url)?;
+            if tasks {
+                interop_tasks(transport).await
+            } else {
+                interop(transport, era_2026).await
+            }
         }
         [mode, program, rest @ ..] if mode == "stdio" => {
             let child = ChildProcess::new(program)
                 .args(rest)
                 .stderr(Stderr::lines(|line| eprintln!("[server] {line}")))
                 .spawn()?;
-            interop(child, era_2026).await
+            if tasks {
+                interop_tasks(child).await
+            } else {
+                interop(child, era_2026).await
+            }
         }
         _ => Err(
-            "usage: conformance-client --interop [--era 2026-07-28] (http <URL> | stdio <program> [args...])".into(),
+            "usage: conformance-client --interop [--era 2026-07-28 | --tasks] (http <URL> | stdio <program> [args...])".into(),
         ),
     }
 }

@@ -8,7 +8,15 @@
 //! suite against it, and drives it from the TypeScript SDK's client. With `--stdio` it
 //! serves one session on stdin/stdout instead. Both eras are served from the same
 //! handlers: 2026-07-28 (stateless) and the handshake era.
+//!
+//! It runs tasks (protocol 2025-11-25): `wait_for_gate` may be called as a task and
+//! finishes once `open_gate` opens its gate (or its task is cancelled), so the
+//! TypeScript SDK's client can follow a task from `working` to `completed` without
+//! depending on timing; `ask_in_task` must be called as a task and elicits through the
+//! task's side channel.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use modelctx::http::{StreamControl, StreamableHttpServerConfig, StreamableHttpService};
@@ -68,6 +76,41 @@ struct EmbedArgs {
     resource_uri: String,
 }
 
+/// Arguments of `wait_for_gate` and `open_gate`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct GateArgs {
+    /// The gate's name.
+    gate: String,
+}
+
+/// The gates of `wait_for_gate`, by name, shared by every session of the process.
+#[derive(Clone, Default)]
+struct Gates(Arc<Mutex<HashMap<String, tokio::sync::watch::Sender<bool>>>>);
+
+impl Gates {
+    fn get(&self, name: &str) -> tokio::sync::watch::Sender<bool> {
+        let mut gates = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        gates
+            .entry(name.to_owned())
+            .or_insert_with(|| tokio::sync::watch::channel(false).0)
+            .clone()
+    }
+
+    fn open(&self, name: &str) {
+        self.get(name).send_replace(true);
+    }
+
+    /// Waits until the gate opens; `false` when `cx` is cancelled first.
+    async fn wait(&self, name: &str, cx: &Context) -> bool {
+        let mut open = self.get(name).subscribe();
+        tokio::select! {
+            opened = open.wait_for(|o| *o) => opened.is_ok(),
+            () = cx.cancellation().cancelled() => false,
+        }
+    }
+}
+
 /// The variables of `test://template/{id}/data`.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "modelctx::server::schemars")]
@@ -108,6 +151,51 @@ async fn elicit(
         .map_err(|e| e.to_string())?;
     let (action, content) = describe(answer);
     Ok(format!("{prefix}: action={action}, content={content}"))
+}
+
+/// The tools of the tasks legs: `wait_for_gate` may run as a task, `ask_in_task` must.
+fn gate_tools(gates: &Gates) -> Vec<ToolDef> {
+    let waiting = gates.clone();
+    let opening = gates.clone();
+    vec![
+        ToolDef::new("wait_for_gate", move |args: GateArgs, cx: Context| {
+            let gates = waiting.clone();
+            async move {
+                if gates.wait(&args.gate, &cx).await {
+                    Ok(format!("gate {} opened", args.gate))
+                } else {
+                    Err::<String, Error>(format!("gate {}: cancelled", args.gate).into())
+                }
+            }
+        })
+        .description("Waits until open_gate opens the named gate (may run as a task)")
+        .task_support(TaskSupport::Optional),
+        ToolDef::new("open_gate", move |args: GateArgs, _cx| {
+            let gates = opening.clone();
+            async move {
+                gates.open(&args.gate);
+                Ok::<_, Error>(format!("opened {}", args.gate))
+            }
+        })
+        .description("Opens the named gate"),
+        ToolDef::new(
+            "ask_in_task",
+            |args: ElicitationArgs, cx: Context| async move {
+                // Run as a task, the question waits for the client's next tasks/result.
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"}
+                    },
+                    "required": ["username", "email"]
+                });
+                elicit(&cx, "User response", args.message, schema).await
+            },
+        )
+        .description("Asks the user for a username and an email address from within a task")
+        .task_support(TaskSupport::Required),
+    ]
 }
 
 fn tools() -> Vec<ToolDef> {
@@ -722,12 +810,13 @@ fn era_2026_tools() -> Vec<ToolDef> {
     ]
 }
 
-fn server(streams: Option<StreamControl>) -> Result<Server, Error> {
-    let mut builder = Server::builder("modelctx-conformance-server", "1.0.0");
+fn server(streams: Option<StreamControl>, gates: &Gates) -> Result<Server, Error> {
+    let mut builder = Server::builder("modelctx-conformance-server", "1.0.0")
+        .tasks(TaskConfig::new().poll_interval(Duration::from_millis(100)));
     if let Some(streams) = streams {
         builder = builder.state(Streams(streams));
     }
-    for tool in tools() {
+    for tool in tools().into_iter().chain(gate_tools(gates)) {
         builder = builder.tool(tool)?;
     }
     let builder = builder.tasks(TaskConfig::new());
@@ -880,7 +969,8 @@ async fn main() -> Result<(), Error> {
         }
     }
     // Fail at start-up, not per session, if a definition is refused.
-    let single = server(None)?;
+    let gates = Gates::default();
+    let single = server(None, &gates)?;
     // Requests of the stateless era share one server, so a change one request makes is
     // seen by the `subscriptions/listen` stream of another.
     let shared = single.clone();
@@ -899,7 +989,7 @@ async fn main() -> Result<(), Error> {
             return;
         }
         // One server per session, so `test_reconnection` reaches its own streams.
-        match server(Some(transport.stream_control())) {
+        match server(Some(transport.stream_control()), &gates) {
             Ok(server) => {
                 server.serve_with(transport, SessionConfig::server());
             }

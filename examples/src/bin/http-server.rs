@@ -1,4 +1,6 @@
-//! A streamable HTTP server with one tool, `countdown`, which reports progress.
+//! A streamable HTTP server with one long-running tool, `countdown`, which reports
+//! progress and may run as a task (protocol 2025-11-25): the client gets the task at
+//! once, polls it, fetches the result when it is done, or cancels it.
 //!
 //! Run it with `cargo run -p modelctx-examples --bin http-server -- [--stateless] [--json]
 //! [--port N]` (default port 8000), then the `http-client` example against it.
@@ -9,50 +11,57 @@
 //!
 //! It binds 127.0.0.1 only; the default Origin and Host checks admit loopback names.
 
-use modelctx::http::{HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService};
-use modelctx::server::Server;
-use modelctx::session::{Progress, SessionConfig};
-use modelctx::types::{
-    CallToolRequest, CallToolResult, ErrorData, ListToolsRequest, ListToolsResult, Tool,
-};
-use serde_json::json;
+use std::time::Duration;
 
-fn countdown_server() -> Server {
-    let countdown = Tool::new(
-        "countdown",
-        json!({
-            "type": "object",
-            "properties": {"from": {"type": "integer", "minimum": 1, "maximum": 100}},
-            "required": ["from"]
-        })
-        .as_object()
-        .cloned()
-        .unwrap_or_default(),
-    );
-    Server::builder("countdown-http", "1.0.0")
-        .instructions("Call `countdown` with a starting number.")
-        .request_handler::<ListToolsRequest, _, _>(move |_, _| {
-            let tool = countdown.clone();
-            async move { Ok(ListToolsResult::new(vec![tool])) }
-        })
-        .request_handler::<CallToolRequest, _, _>(|params, cx| async move {
-            let from = params
-                .arguments
-                .as_ref()
-                .and_then(|a| a.get("from"))
-                .and_then(|v| v.as_u64())
-                .filter(|n| (1..=100).contains(n))
-                .ok_or_else(|| ErrorData::invalid_params("`from` must be an integer in 1..=100"))?;
-            for step in 1..=from {
-                // Progress travels on this request's SSE stream, ahead of the result.
-                let progress = Progress::new(step as f64).with_total(from as f64);
-                cx.report_progress(progress)
-                    .await
-                    .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+use modelctx::http::{HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService};
+use modelctx::server::schemars::JsonSchema;
+use modelctx::server::{Context, Server, TaskConfig, ToolDef};
+use modelctx::session::{Progress, SessionConfig};
+use modelctx::types::TaskSupport;
+use serde::Deserialize;
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// How long each step of the countdown takes.
+const STEP: Duration = Duration::from_millis(500);
+
+/// Arguments of `countdown`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct Countdown {
+    /// Where to start, from 1 to 100.
+    #[schemars(range(min = 1, max = 100))]
+    from: u32,
+}
+
+fn countdown_server() -> Result<Server, Error> {
+    let countdown = ToolDef::new("countdown", |args: Countdown, cx: Context| async move {
+        if !(1..=100).contains(&args.from) {
+            return Err::<_, Error>("`from` must be an integer in 1..=100".into());
+        }
+        for step in 1..=args.from {
+            tokio::select! {
+                () = tokio::time::sleep(STEP) => {}
+                // The client cancelled the call, or the task (`tasks/cancel`).
+                () = cx.cancellation().cancelled() => return Err("cancelled".into()),
             }
-            Ok(CallToolResult::text("liftoff"))
-        })
-        .build()
+            // Progress goes to the client's progress token, also once the call runs as a
+            // task.
+            let progress = Progress::new(f64::from(step)).with_total(f64::from(args.from));
+            cx.report_progress(progress).await?;
+        }
+        Ok("liftoff")
+    })
+    .description("Counts down from `from`, a step every half second, reporting progress")
+    // A plain call waits for the result; a task-augmented one gets a task at once.
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("countdown-http", "1.0.0")
+        .instructions("Call `countdown` with a starting number, as a task if it is a long one.")
+        // Tasks are kept in memory; clients are told to poll every 250 ms.
+        .tasks(TaskConfig::new().poll_interval(Duration::from_millis(250)))
+        .tool(countdown)?
+        .build();
+    Ok(server)
 }
 
 /// The session settings the transport asks for (pre-initialised and without
@@ -69,7 +78,7 @@ fn session_config(transport: &HttpServerTransport) -> SessionConfig {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Error> {
     let mut config = StreamableHttpServerConfig::default()
         .on_error(|rejection| eprintln!("rejected ({}): {}", rejection.status, rejection.reason));
     let mut port = 8000u16;
@@ -100,7 +109,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "SSE answers"
         }
     );
-    let server = countdown_server();
+    let server = countdown_server()?;
     let service = StreamableHttpService::with_config(config, move |transport| {
         let config = session_config(&transport);
         server.serve_with(transport, config);
