@@ -43,6 +43,8 @@ mod resources;
 mod roots;
 #[path = "conformance/sampling.rs"]
 mod sampling;
+#[path = "conformance/sse.rs"]
+mod sse;
 #[path = "conformance/stdio.rs"]
 mod stdio;
 #[path = "conformance/support.rs"]
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
         http_resume::tests(),
         client_auth::tests(),
         hosting_auth::tests(),
+        sse::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

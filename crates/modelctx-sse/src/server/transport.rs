@@ -197,9 +197,10 @@ pub(crate) struct SessionGuard {
 
 impl Drop for SessionGuard {
     fn drop(&mut self) {
-        self.closed.cancel();
+        // Forgotten first: whoever sees the session end finds it gone.
         if let Some(service) = self.service.upgrade() {
             service.forget(&self.id);
         }
+        self.closed.cancel();
     }
 }
