@@ -224,8 +224,8 @@ impl fmt::Debug for FallbackHandle {
 }
 
 impl FallbackHandle {
-    /// The transport in use: `None` until the server answered `initialize` (or while
-    /// the fallback is connecting).
+    /// The transport in use: `None` until the server answered `initialize` or any
+    /// request over streamable HTTP (and while the fallback is connecting).
     pub fn active(&self) -> Option<ActiveTransport> {
         self.shared.active()
     }
@@ -370,6 +370,11 @@ impl MessageStream for FallbackStream {
                     .unwrap_or_else(|p| p.into_inner())
                     .clone();
                 let Some(init) = init.filter(|i| m.message.id() == Some(&i.id)) else {
+                    // A server answering over streamable HTTP before any `initialize`
+                    // (protocol 2026-07-28 has none) settles it too.
+                    if matches!(m.message, JsonRpcMessage::Response(_)) {
+                        self.shared.set_active(ActiveTransport::StreamableHttp);
+                    }
                     return received;
                 };
                 let refused = matches!(m.message, JsonRpcMessage::Error(_))
