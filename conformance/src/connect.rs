@@ -33,6 +33,8 @@ enum Backend {
     StreamableHttp,
     /// Streamable HTTP in stateless mode: a server session per POST.
     StreamableHttpStateless,
+    /// The legacy HTTP+SSE transport over real loopback sockets.
+    Sse,
 }
 
 impl Connector {
@@ -44,7 +46,7 @@ impl Connector {
             TransportKind::Stdio => Backend::Stdio,
             TransportKind::StreamableHttp => Backend::StreamableHttp,
             TransportKind::StreamableHttpStateless => Backend::StreamableHttpStateless,
-            _ => return None,
+            TransportKind::Sse => Backend::Sse,
         };
         Some(Self {
             backend,
@@ -59,6 +61,7 @@ impl Connector {
             Backend::Stdio => TransportKind::Stdio,
             Backend::StreamableHttp => TransportKind::StreamableHttp,
             Backend::StreamableHttpStateless => TransportKind::StreamableHttpStateless,
+            Backend::Sse => TransportKind::Sse,
         }
     }
 
@@ -101,6 +104,7 @@ impl Connector {
             Backend::StreamableHttp if self.version != SpecVersion::V2026_07_28 => {
                 http::pair().await
             }
+            Backend::Sse => sse::pair().await,
             Backend::StreamableHttp | Backend::StreamableHttpStateless => panic!(
                 "{}: no single server-side transport on the stateless leg; a test that \
                  drives the transport directly excludes this cell (drives-transport-directly)",
@@ -195,21 +199,54 @@ mod http {
     }
 }
 
+/// The legacy SSE leg: an `SseService` on 127.0.0.1:0 and a client connected to it;
+/// the session the client's stream opened is the server side.
+mod sse {
+    use std::sync::{Arc, Mutex};
+
+    use modelctx_sse::{SseClientTransport, SseService};
+    use modelctx_transport::{BoxTransport, Transport, boxed};
+
+    pub(super) async fn pair() -> (BoxTransport, BoxTransport) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let url = format!("http://{}/sse", listener.local_addr().expect("local addr"));
+        let server_side: Arc<Mutex<Option<BoxTransport>>> = Default::default();
+        let slot = server_side.clone();
+        let service = SseService::new(move |transport| {
+            // The first stream is the server side; a later one has nobody to serve it.
+            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_none() {
+                let (sink, stream) = transport.split();
+                *slot = Some((Box::new(sink), Box::new(stream)));
+            }
+        });
+        tokio::spawn(service.serve(listener, std::future::pending()));
+        // The session exists once `connect` returns: the endpoint event follows it.
+        let client = SseClientTransport::connect(&url)
+            .await
+            .expect("the legacy SSE client connects");
+        let server = server_side
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .expect("the factory ran for the client's stream");
+        (boxed(client), server)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_transport_but_legacy_sse_has_a_connector() {
+    fn every_transport_has_a_connector() {
         for transport in TransportKind::ALL {
             for version in SpecVersion::ALL {
                 let cell = Cell::new(transport, version);
                 let connector = Connector::new(cell);
-                assert_eq!(
-                    connector.is_some(),
-                    transport != TransportKind::Sse,
-                    "{cell}"
-                );
+                assert!(connector.is_some(), "{cell}");
                 if let Some(c) = connector {
                     assert_eq!(c.cell(), cell);
                 }

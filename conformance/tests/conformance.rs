@@ -43,6 +43,8 @@ mod resources;
 mod roots;
 #[path = "conformance/sampling.rs"]
 mod sampling;
+#[path = "conformance/sse.rs"]
+mod sse;
 #[path = "conformance/stdio.rs"]
 mod stdio;
 #[path = "conformance/support.rs"]
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
         client_auth::tests(),
         hosting_auth::tests(),
         tasks::tests(),
+        sse::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

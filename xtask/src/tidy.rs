@@ -31,10 +31,11 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
     Some(match krate {
         "modelctx-types" => &[],
         "modelctx-transport" => &["modelctx-types"],
-        "modelctx-memory" | "modelctx-stdio" | "modelctx-sse" => {
-            &["modelctx-types", "modelctx-transport"]
-        }
+        "modelctx-memory" | "modelctx-stdio" => &["modelctx-types", "modelctx-transport"],
         "modelctx-http" => &["modelctx-types", "modelctx-transport"],
+        // Legacy SSE sits above streamable HTTP: it shares its protections and auth
+        // hook, and its client holds the streamable client's fallback to it.
+        "modelctx-sse" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
         // OAuth sits above the HTTP client transport: it implements its auth hook.
         "modelctx-oauth" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
         "modelctx-session" => &["modelctx-types", "modelctx-transport"],

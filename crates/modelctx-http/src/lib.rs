@@ -50,7 +50,7 @@
 //!
 //! | feature | what | pulls in |
 //! |---|---|---|
-//! | `server` | `StreamableHttpService`, `EventStore`, `cors_layer` | axum, tower, tower-http |
+//! | `server` | `StreamableHttpService`, `EventStore`, `cors_layer`, `hosting` | axum, tower, tower-http |
 //! | `client` | `StreamableHttpClientTransport`, `AuthHook` | reqwest (no TLS) |
 //!
 //! Neither is on by default. TLS for the client comes from the `reqwest::Client` you pass
@@ -63,7 +63,7 @@ pub mod headers;
 mod server;
 #[cfg(any(feature = "client", feature = "server"))]
 mod shared;
-#[cfg(any(feature = "client", feature = "server"))]
+#[cfg(feature = "server")]
 mod sse;
 
 #[cfg(feature = "client")]
@@ -75,5 +75,5 @@ pub use client::{
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,
     HttpServerTransport, InMemoryEventStore, InvalidEventId, OriginPolicy, Rejection,
-    StreamControl, StreamableHttpServerConfig, StreamableHttpService, cors_layer,
+    StreamControl, StreamableHttpServerConfig, StreamableHttpService, cors_layer, hosting,
 };

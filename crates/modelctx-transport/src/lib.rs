@@ -23,6 +23,7 @@
 mod error;
 mod extensions;
 pub mod framing;
+pub mod sse;
 
 use std::cell::Cell;
 use std::fmt;

@@ -31,6 +31,9 @@
 //! | `memory` | `memory` | `modelctx-memory`: the in-process transport | yes |
 //! | `http-server` | `http` | `modelctx-http`: the streamable HTTP server (axum/tower) | no |
 //! | `http-client` | `http` | `modelctx-http`: the streamable HTTP client transport (reqwest) | no |
+//! | `sse-server` | `sse` | `modelctx-sse`: the legacy HTTP+SSE server (axum) | no |
+//! | `sse-client` | `sse` | `modelctx-sse`: the legacy HTTP+SSE client and the streamable client's fallback to it (reqwest) | no |
+//! | `sse` | `sse` | both of the above | no |
 //! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
 //!
 //! A minimal server (`default-features = false, features = ["server", "stdio"]`) builds
@@ -64,6 +67,10 @@ pub use modelctx_memory as memory;
 #[cfg(any(feature = "http-server", feature = "http-client"))]
 #[doc(inline)]
 pub use modelctx_http as http;
+
+#[cfg(any(feature = "sse-server", feature = "sse-client"))]
+#[doc(inline)]
+pub use modelctx_sse as sse;
 
 #[cfg(feature = "stdio")]
 #[doc(inline)]

@@ -3,12 +3,15 @@
 //! it is done, fetches its result, and cancels a second, longer one.
 //!
 //! Run the server first, then `cargo run -p modelctx-examples --bin http-client -- [URL]`
-//! (default `http://127.0.0.1:8000/mcp`).
+//! (default `http://127.0.0.1:8000/mcp`). The client speaks streamable HTTP and falls
+//! back to the legacy HTTP+SSE transport when the server refuses its `initialize` POST
+//! with 400, 404 or 405, as the spec's backwards-compatibility section describes: give
+//! it `http://127.0.0.1:8000/sse` (or any legacy-only server) to see the fallback.
 
 use futures::StreamExt;
 use modelctx::client::{Client, ConnectMode};
-use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
+use modelctx::sse::FallbackClientTransport;
 use modelctx::types::{CallToolRequest, CallToolRequestParams, ListToolsRequest, TaskMetadata};
 use serde_json::json;
 
@@ -26,20 +29,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "http://127.0.0.1:8000/mcp".to_owned());
-    let transport = StreamableHttpClientTransport::new(&url)?;
+    let transport = FallbackClientTransport::new(&url)?;
     let handle = transport.handle();
     let client = Client::builder("http-example-client", "1.0.0")
         .connect(transport)
         .await?;
     println!(
-        "connected to {} {} (protocol {}, session {})",
+        "connected to {} {} (protocol {}, over {:?}, session {})",
         client.server_info().name,
         client.server_info().version,
         client.protocol_version(),
+        handle.active(),
         handle
+            .streamable()
             .session_id()
             .as_deref()
-            .unwrap_or("none: stateless server")
+            .unwrap_or("none: stateless or legacy server")
     );
 
     let tools = client.request::<ListToolsRequest>(None).await?;
@@ -60,7 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Tasks belong to protocol 2025-11-25, whose sessions start with the handshake.
     let client = Client::builder("http-example-client", "1.0.0")
         .mode(ConnectMode::Legacy)
-        .connect(StreamableHttpClientTransport::new(&url)?)
+        .connect(FallbackClientTransport::new(&url)?)
         .await?;
     println!("connected again (protocol {})", client.protocol_version());
 

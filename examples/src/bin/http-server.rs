@@ -1,9 +1,12 @@
 //! A streamable HTTP server with one long-running tool, `countdown`, which reports
 //! progress and may run as a task (protocol 2025-11-25): the client gets the task at
-//! once, polls it, fetches the result when it is done, or cancels it.
+//! once, polls it, fetches the result when it is done, or cancels it. The same server is
+//! reachable over the legacy HTTP+SSE transport (2024-11-05) at `/sse`, for hosts that
+//! speak only that.
 //!
 //! Run it with `cargo run -p modelctx-examples --bin http-server -- [--stateless] [--json]
-//! [--port N]` (default port 8000), then the `http-client` example against it.
+//! [--port N]` (default port 8000), then the `http-client` example against it (with
+//! `http://127.0.0.1:8000/sse` as its URL it falls back to the legacy transport).
 //!
 //! - default: stateful (an `Mcp-Session-Id` per client), SSE answers, resumable;
 //! - `--stateless`: a fresh pre-initialised session per POST, no session ids;
@@ -13,10 +16,13 @@
 
 use std::time::Duration;
 
-use modelctx::http::{HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService};
+use modelctx::http::{
+    HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService, hosting,
+};
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{Context, Server, TaskConfig, ToolDef};
 use modelctx::session::{Progress, SessionConfig};
+use modelctx::sse::{SseServerConfig, SseService};
 use modelctx::types::TaskSupport;
 use serde::Deserialize;
 
@@ -110,20 +116,33 @@ async fn main() -> Result<(), Error> {
         }
     );
     let server = countdown_server()?;
-    let service = StreamableHttpService::with_config(config, move |transport| {
+    // One server behind both transports: streamable HTTP at /mcp, and the legacy
+    // HTTP+SSE transport (2024-11-05) at /sse + /messages for older hosts, with the
+    // same protections.
+    let sse_config = SseServerConfig::matching(&config);
+    let header_timeout = config.header_read_timeout;
+    let for_http = server.clone();
+    let http = StreamableHttpService::with_config(config, move |transport| {
         let config = session_config(&transport);
-        server.serve_with(transport, config);
+        for_http.serve_with(transport, config);
     });
+    let sse = SseService::with_config(sse_config, move |transport| {
+        server.serve(transport);
+    });
+    let router = sse.router().nest_service("/mcp", http.router());
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     // Logs go to stderr; stdout stays free for whatever runs this.
-    eprintln!(
-        "MCP endpoint: http://{}/mcp ({mode})",
-        listener.local_addr()?
-    );
-    let shutdown = async {
+    let addr = listener.local_addr()?;
+    eprintln!("MCP endpoint: http://{addr}/mcp ({mode})");
+    eprintln!("legacy SSE endpoint: http://{addr}/sse");
+    let shutdown = async move {
         let _ = tokio::signal::ctrl_c().await;
         eprintln!("shutting down");
+        // Streams last as long as their sessions: end them so the server can stop.
+        http.close_all_sessions();
+        sse.close_all_sessions();
     };
-    service.serve(listener, shutdown).await?;
+    // TCP_NODELAY on every connection, the header read timeout, graceful shutdown.
+    hosting::serve_router(listener, router, header_timeout, shutdown).await?;
     Ok(())
 }

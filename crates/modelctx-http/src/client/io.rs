@@ -14,7 +14,7 @@ use modelctx_types::{
 
 use super::{ClientInner, is_response};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
-use crate::sse::SseParser;
+use modelctx_transport::sse::SseParser;
 use modelctx_types::mirror;
 
 /// The error code of requests failed by the transport (not by the server).
@@ -73,6 +73,7 @@ pub(super) async fn send(
                 st.tokens.clear();
                 st.standalone_started = false;
                 st.init_id = Some(request.id.clone());
+                st.initialize_status = None;
                 st.init_request = Some(request.clone());
             } else if inner.state().expired {
                 reinitialize(&inner).await?;
@@ -507,10 +508,18 @@ async fn run_request(
         let body = serde_json::to_vec(&message).map_err(|e| e.to_string())?;
         let response = request_or_reason(inner, Method::POST, Some(body), None).await?;
         let status = response.status();
+        let init = {
+            let mut st = inner.state();
+            let init = st.init_id.as_ref() == Some(&id);
+            if init {
+                st.initialize_status = Some(status);
+            }
+            init
+        };
         if !status.is_success() {
             return Err(status_reason(status, response).await);
         }
-        if inner.state().init_id.as_ref() == Some(&id) {
+        if init {
             capture_session_id(inner, response.headers(), generation);
         }
         if content_type(response.headers()).eq_ignore_ascii_case("application/json") {

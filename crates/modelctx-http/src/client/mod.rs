@@ -59,6 +59,8 @@ pub(crate) struct State {
     /// The initialize request, repeated to start a new session after a 404.
     pub(crate) init_request: Option<JsonRpcRequest>,
     pub(crate) init_id: Option<RequestId>,
+    /// The HTTP status the server answered the latest `initialize` POST with.
+    pub(crate) initialize_status: Option<http::StatusCode>,
     /// The server forgot the session (404): the next request starts a new one.
     pub(crate) expired: bool,
     /// The newest SSE event id seen on each request's stream.
@@ -347,6 +349,15 @@ impl HttpClientHandle {
     /// The protocol version negotiated by `initialize`.
     pub fn protocol_version(&self) -> Option<String> {
         self.inner.state().protocol_version.clone()
+    }
+
+    /// The HTTP status the server answered the latest `initialize` POST with, once it
+    /// answered: set before the request's answer (or its failure) reaches the session.
+    /// A `400`, `404` or `405` here marks a server that may speak only the legacy
+    /// HTTP+SSE transport (the spec's backwards-compatibility rule; `modelctx-sse`
+    /// falls back on it).
+    pub fn initialize_status(&self) -> Option<http::StatusCode> {
+        self.inner.state().initialize_status
     }
 
     /// The newest SSE event id seen on request `id`'s stream: save it, and pass it as

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{HeaderMap, HeaderName, Method, header};
+use http::{HeaderName, Method, header};
 
 use super::event_store::{EventStore, InMemoryEventStore};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
@@ -19,6 +19,17 @@ pub struct Rejection {
     pub status: http::StatusCode,
     /// Why, in words.
     pub reason: String,
+}
+
+impl Rejection {
+    /// A rejection with `status`, for reason `reason` (transports built on this crate's
+    /// protections report theirs the same way).
+    pub fn new(status: http::StatusCode, reason: impl Into<String>) -> Self {
+        Self {
+            status,
+            reason: reason.into(),
+        }
+    }
 }
 
 /// The callback that hears about every transport-level rejection.
@@ -266,7 +277,8 @@ fn is_loopback(authority: &str) -> bool {
 }
 
 impl OriginPolicy {
-    pub(crate) fn allows(&self, origin: &str) -> bool {
+    /// Whether a request with this `Origin` header value may pass.
+    pub fn allows(&self, origin: &str) -> bool {
         let listed = |list: &[String]| list.iter().any(|o| o.eq_ignore_ascii_case(origin));
         match self {
             OriginPolicy::Any => true,
@@ -285,7 +297,8 @@ impl OriginPolicy {
 }
 
 impl HostPolicy {
-    pub(crate) fn allows(&self, host: &str) -> bool {
+    /// Whether a request with this `Host` header value (`host[:port]`) may pass.
+    pub fn allows(&self, host: &str) -> bool {
         match self {
             HostPolicy::Any => true,
             HostPolicy::LoopbackAnd(list) => {
@@ -322,25 +335,6 @@ pub fn cors_layer(origins: &[&str]) -> tower_http::cors::CorsLayer {
             HeaderName::from_static(MCP_SESSION_ID),
             HeaderName::from_static(MCP_PROTOCOL_VERSION),
         ])
-}
-
-/// Checks `Origin` and `Host`; the reason when the request must be refused with 403.
-pub(crate) fn check_origin_and_host(
-    config: &StreamableHttpServerConfig,
-    headers: &HeaderMap,
-) -> Result<(), String> {
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let ok = origin.to_str().is_ok_and(|o| config.origins.allows(o));
-        if !ok {
-            return Err(format!("origin {origin:?} is not allowed"));
-        }
-    }
-    match headers.get(header::HOST).map(|h| h.to_str()) {
-        Some(Ok(host)) if config.hosts.allows(host) => Ok(()),
-        None if config.hosts == HostPolicy::Any => Ok(()),
-        Some(host) => Err(format!("host {host:?} is not allowed")),
-        None => Err("the request has no Host header".to_owned()),
-    }
 }
 
 #[cfg(test)]

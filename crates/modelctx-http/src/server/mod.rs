@@ -7,6 +7,7 @@
 mod config;
 mod era;
 mod event_store;
+pub mod hosting;
 mod session;
 
 use crate::shared::cancelled_id;
@@ -23,7 +24,6 @@ use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use http_body_util::BodyExt;
 use modelctx_transport::Extensions;
 use modelctx_types::{
     ErrorData, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RawValue, RequestId,
@@ -143,7 +143,6 @@ impl StreamableHttpService {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        use hyper_util::rt::{TokioIo, TokioTimer};
         // The endpoint answers on every path, so the connection calls it straight,
         // without the router's matching, boxing and service layers.
         let inner = self.inner.clone();
@@ -151,59 +150,17 @@ impl StreamableHttpService {
             let inner = inner.clone();
             async move { Ok::<_, Infallible>(respond(&inner, request).await) }
         });
-        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let header_timeout = self.inner.config.header_read_timeout;
-        let mut shutdown = std::pin::pin!(shutdown);
-        let heartbeat = tokio::spawn(keep_timer_driver_ahead());
-        loop {
-            let accepted = tokio::select! {
-                () = &mut shutdown => break,
-                accepted = listener.accept() => accepted,
-            };
-            let stream = match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of descriptors and the like: back off instead of spinning.
-                    self.inner.report(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        format!("accept failed: {e}"),
-                    );
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    continue;
-                }
-            };
-            let _ = stream.set_nodelay(true);
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(header_timeout);
-            let connection = builder.serve_connection(TokioIo::new(stream), endpoint.clone());
-            let watched = graceful.watch(connection);
-            tokio::spawn(async move {
-                let _ = watched.await;
-            });
-        }
-        drop(listener);
-        heartbeat.abort();
-        self.close_all_sessions();
-        graceful.shutdown().await;
-        Ok(())
-    }
-}
-
-/// Keeps a timer due within a second, for as long as the server runs.
-///
-/// hyper arms a header read timer on every connection for every request head. Tokio
-/// wakes its parked timer driver (an eventfd write and a thread wake-up) whenever a new
-/// timer is due before the driver's next planned wake-up, which with no other timer
-/// pending is every time: about 8 % of the server's CPU under load, measured. With this
-/// timer always due sooner, arming a (longer) header timer wakes nobody; it costs one
-/// wake-up a second.
-async fn keep_timer_driver_ahead() {
-    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
+        let reporter = self.inner.clone();
+        hosting::accept_loop(
+            listener,
+            header_timeout,
+            shutdown,
+            endpoint,
+            move |reason| reporter.report(StatusCode::SERVICE_UNAVAILABLE, reason),
+            || self.close_all_sessions(),
+        )
+        .await
     }
 }
 
@@ -329,8 +286,10 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (parts, body) = request.into_parts();
-    if let Err(reason) = config::check_origin_and_host(&inner.config, &parts.headers) {
-        return inner.reject(StatusCode::FORBIDDEN, reason);
+    if let Err(r) =
+        hosting::check_origin_and_host(&inner.config.origins, &inner.config.hosts, &parts.headers)
+    {
+        return inner.reject(r.status, r.reason);
     }
     match parts.method {
         Method::POST => {
@@ -425,32 +384,15 @@ fn protocol_version(
     }
 }
 
-/// Reads the whole body, at most `max_body_bytes` (a body that arrived as one frame is
-/// not copied).
+/// Reads the whole body, at most `max_body_bytes`, within `body_timeout`.
 async fn read_body<B>(inner: &Inner, body: B) -> Result<Bytes, Response>
 where
     B: hyper::body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let limited = http_body_util::Limited::new(body, inner.config.max_body_bytes);
-    match tokio::time::timeout(inner.config.body_timeout, limited.collect()).await {
-        Err(_) => Err(inner.reject(
-            StatusCode::REQUEST_TIMEOUT,
-            "the request body was not received in time",
-        )),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(inner.reject(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the request body exceeds {} bytes",
-                inner.config.max_body_bytes
-            ),
-        )),
-        Ok(Err(e)) => Err(inner.reject(
-            StatusCode::BAD_REQUEST,
-            format!("the request body could not be read: {e}"),
-        )),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-    }
+    hosting::read_body(body, inner.config.max_body_bytes, inner.config.body_timeout)
+        .await
+        .map_err(|r| inner.reject(r.status, r.reason))
 }
 
 /// The body's messages and whether it was a batch; `Err` answers 400.
@@ -517,16 +459,8 @@ where
             "Not Acceptable: the client must accept both application/json and text/event-stream",
         );
     }
-    let json = header_str(headers, header::CONTENT_TYPE.as_str()).is_some_and(|ct| {
-        ct.split(';')
-            .next()
-            .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
-    });
-    if !json {
-        return inner.reject(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Unsupported Media Type: Content-Type must be application/json",
-        );
+    if let Err(r) = hosting::check_json_content_type(headers) {
+        return inner.reject(r.status, r.reason);
     }
     let bytes = match read_body(inner, body).await {
         Ok(b) => b,

@@ -1,0 +1,208 @@
+//! What every MCP endpoint over HTTP shares, whichever transport it speaks: the Origin
+//! and Host checks, the JSON content type, the capped and timed body read, and an
+//! accept loop that sets `TCP_NODELAY`. Streamable HTTP uses them, and so does the
+//! legacy HTTP+SSE transport (`modelctx-sse`), so both are protected alike.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode, header};
+use http_body_util::BodyExt;
+
+use super::config::{HostPolicy, OriginPolicy, Rejection};
+
+fn rejection(status: StatusCode, reason: impl Into<String>) -> Rejection {
+    Rejection {
+        status,
+        reason: reason.into(),
+    }
+}
+
+/// Checks `Origin` (when present) against `origins` and `Host` against `hosts`; a
+/// refusal is `403 Forbidden`, to be sent before any session sees the request.
+pub fn check_origin_and_host(
+    origins: &OriginPolicy,
+    hosts: &HostPolicy,
+    headers: &HeaderMap,
+) -> Result<(), Rejection> {
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let ok = origin.to_str().is_ok_and(|o| origins.allows(o));
+        if !ok {
+            return Err(rejection(
+                StatusCode::FORBIDDEN,
+                format!("origin {origin:?} is not allowed"),
+            ));
+        }
+    }
+    match headers.get(header::HOST).map(|h| h.to_str()) {
+        Some(Ok(host)) if hosts.allows(host) => Ok(()),
+        None if *hosts == HostPolicy::Any => Ok(()),
+        Some(host) => Err(rejection(
+            StatusCode::FORBIDDEN,
+            format!("host {host:?} is not allowed"),
+        )),
+        None => Err(rejection(
+            StatusCode::FORBIDDEN,
+            "the request has no Host header",
+        )),
+    }
+}
+
+/// Checks that the body is declared `application/json` (parameters allowed); a
+/// refusal is `415 Unsupported Media Type`.
+pub fn check_json_content_type(headers: &HeaderMap) -> Result<(), Rejection> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if json {
+        Ok(())
+    } else {
+        Err(rejection(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
+        ))
+    }
+}
+
+/// Reads a whole request body of at most `max` bytes within `timeout` (a body that
+/// arrived as one frame is not copied). Refusals: `413` over the cap, `408` too slow,
+/// `400` a broken body.
+pub async fn read_body<B>(body: B, max: usize, timeout: Duration) -> Result<Bytes, Rejection>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limited = http_body_util::Limited::new(body, max);
+    match tokio::time::timeout(timeout, limited.collect()).await {
+        Err(_) => Err(rejection(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request body was not received in time",
+        )),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(rejection(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body exceeds {max} bytes"),
+        )),
+        Ok(Err(e)) => Err(rejection(
+            StatusCode::BAD_REQUEST,
+            format!("the request body could not be read: {e}"),
+        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then stops accepting and
+/// waits for open connections to finish. Each connection gets `TCP_NODELAY` (SSE
+/// writes small events; without it Nagle's algorithm and delayed ACKs stall each one
+/// about 40 ms, and `axum::serve` leaves it off) and `header_read_timeout`.
+///
+/// For a router that mounts several MCP endpoints (streamable HTTP at `/mcp` and the
+/// legacy SSE endpoints beside it, say). Streams stay open as long as their sessions:
+/// end the services' sessions (`close_all_sessions`) before `shutdown` resolves, or
+/// the wait for open connections lasts as long as they do.
+pub async fn serve_router(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use tower::ServiceExt;
+    let service = hyper::service::service_fn(move |request: http::Request<_>| {
+        let router = router.clone();
+        async move {
+            let response = router
+                .oneshot(request.map(axum::body::Body::new))
+                .await
+                .unwrap_or_else(|never: Infallible| match never {});
+            Ok::<_, Infallible>(response)
+        }
+    });
+    accept_loop(
+        listener,
+        header_read_timeout,
+        shutdown,
+        service,
+        |_| {},
+        || {},
+    )
+    .await
+}
+
+/// The accept loop of [`serve_router`] and of the services' own `serve`: `on_error`
+/// hears about failed accepts, `on_stop` runs once accepting stopped, before the wait
+/// for open connections (a service ends its sessions there).
+pub(crate) async fn accept_loop<S>(
+    listener: tokio::net::TcpListener,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    service: S,
+    on_error: impl Fn(String),
+    on_stop: impl FnOnce(),
+) -> std::io::Result<()>
+where
+    S: hyper::service::Service<
+            http::Request<hyper::body::Incoming>,
+            Response = http::Response<axum::body::Body>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    let heartbeat = tokio::spawn(keep_timer_driver_ahead());
+    loop {
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors and the like: back off instead of spinning.
+                on_error(format!("accept failed: {e}"));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_read_timeout);
+        let connection = builder.serve_connection(TokioIo::new(stream), service.clone());
+        let watched = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = watched.await;
+        });
+    }
+    drop(listener);
+    heartbeat.abort();
+    on_stop();
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// Keeps a timer due within a second, for as long as the server runs.
+///
+/// hyper arms a header read timer on every connection for every request head. Tokio
+/// wakes its parked timer driver (an eventfd write and a thread wake-up) whenever a new
+/// timer is due before the driver's next planned wake-up, which with no other timer
+/// pending is every time: about 8 % of the server's CPU under load, measured. With this
+/// timer always due sooner, arming a (longer) header timer wakes nobody; it costs one
+/// wake-up a second.
+async fn keep_timer_driver_ahead() {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+    }
+}

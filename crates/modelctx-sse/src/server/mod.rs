@@ -1,0 +1,365 @@
+//! The server side: `GET /sse` opens a session's event stream, `POST /messages`
+//! delivers a message to it.
+
+mod config;
+mod transport;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use modelctx_http::hosting;
+use modelctx_transport::{Extensions, TransportMessage};
+use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use config::SseServerConfig;
+pub use transport::{SseServerSink, SseServerStream, SseServerTransport};
+
+use transport::{EventStream, Session, SessionGuard};
+
+type Factory = dyn Fn(SseServerTransport) + Send + Sync;
+
+/// Hosts MCP sessions over the legacy HTTP+SSE transport (protocol 2024-11-05, served
+/// to any client of the handshake era).
+///
+/// `GET /sse` starts a session: the service calls the factory with an
+/// [`SseServerTransport`] (the factory starts a session on it, typically
+/// `server.serve(transport)`), and the stream's first event, `endpoint`, names the URL
+/// to POST messages to, `/messages?session_id=<id>` with a fresh random id. Every
+/// message of the session then travels on that stream as a `message` event. A POST is
+/// answered `202 Accepted` once its message is queued for the session; `400` for a
+/// missing or malformed session id, `404` for one no live session has. The session ends
+/// when its stream disconnects.
+///
+/// Mount [`router`](Self::router) (it serves both paths; merge it with a streamable
+/// HTTP router to serve both transports from one listener, see
+/// [`modelctx_http::hosting::serve_router`]), or run it with [`serve`](Self::serve).
+#[derive(Clone)]
+pub struct SseService {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    config: SseServerConfig,
+    factory: Box<Factory>,
+    sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+}
+
+impl fmt::Debug for SseService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SseService")
+            .field("config", &self.inner.config)
+            .field("sessions", &self.session_count())
+            .finish()
+    }
+}
+
+impl SseService {
+    /// A service with the default settings.
+    pub fn new(factory: impl Fn(SseServerTransport) + Send + Sync + 'static) -> Self {
+        Self::with_config(SseServerConfig::default(), factory)
+    }
+
+    /// A service with explicit settings.
+    pub fn with_config(
+        config: SseServerConfig,
+        factory: impl Fn(SseServerTransport) + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                config,
+                factory: Box::new(factory),
+                sessions: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The two endpoints as an axum router: `GET` on the event stream's path, `POST`
+    /// on the message path (other methods there draw 405).
+    pub fn router(&self) -> Router {
+        use axum::routing::{get, post};
+        Router::new()
+            .route(&self.inner.config.sse_path, get(open_stream))
+            .route(&self.inner.config.message_path, post(post_message))
+            .with_state(self.inner.clone())
+    }
+
+    /// How many sessions are alive.
+    pub fn session_count(&self) -> usize {
+        self.inner.lock_sessions().len()
+    }
+
+    /// Ends every session (their streams end, their handlers see the transport end).
+    pub fn close_all_sessions(&self) {
+        let sessions: Vec<_> = self.inner.lock_sessions().drain().map(|(_, s)| s).collect();
+        for s in sessions {
+            s.closed.cancel();
+        }
+    }
+
+    /// Serves the router on `listener` until `shutdown` resolves, then ends every
+    /// session and waits for open connections to finish. Each connection gets
+    /// `TCP_NODELAY` and the configured header read timeout.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let router = self.router();
+        let timeout = self.inner.config.header_read_timeout;
+        let service = self.clone();
+        let shutdown = async move {
+            shutdown.await;
+            service.close_all_sessions();
+        };
+        hosting::serve_router(listener, router, timeout, shutdown).await
+    }
+}
+
+impl Inner {
+    fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn forget(&self, id: &str) {
+        self.lock_sessions().remove(id);
+    }
+
+    pub(crate) fn report(&self, status: StatusCode, reason: String) {
+        if let Some(cb) = &self.config.on_error {
+            cb(&modelctx_http::Rejection::new(status, reason));
+        }
+    }
+
+    fn reject(&self, status: StatusCode, reason: impl Into<String>) -> Response {
+        let reason = reason.into();
+        self.report(status, reason.clone());
+        let error = if status == StatusCode::BAD_REQUEST {
+            ErrorData::invalid_request(reason)
+        } else {
+            ErrorData::new(ErrorCode(-32000), reason)
+        };
+        json_response(status, &JsonRpcErrorResponse::new(None, error))
+    }
+}
+
+fn json_response(status: StatusCode, error: &JsonRpcErrorResponse) -> Response {
+    let body = serde_json::to_vec(&JsonRpcMessage::Error(error.clone())).unwrap_or_default();
+    Response::builder()
+        .status(status)
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )
+        .body(Body::from(body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// A session id: 128 random bits from the OS, as 32 lower-case hex digits. `None`
+/// without OS randomness: a guessable id is never minted.
+fn new_session_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether `id` has the shape of an id this service mints.
+fn well_formed(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Whether `Accept` (when sent) allows `text/event-stream`.
+fn accepts_event_stream(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(header::ACCEPT).iter().peekable();
+    if values.peek().is_none() {
+        return true;
+    }
+    values.any(|v| {
+        v.to_str().unwrap_or("").split(',').any(|item| {
+            let range = item.split(';').next().unwrap_or("").trim();
+            range.eq_ignore_ascii_case("text/event-stream")
+                || range == "*/*"
+                || range.eq_ignore_ascii_case("text/*")
+        })
+    })
+}
+
+/// `GET /sse`: a new session and its event stream.
+async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Response {
+    let headers = request.headers();
+    let config = &inner.config;
+    if let Err(r) = hosting::check_origin_and_host(&config.origins, &config.hosts, headers) {
+        return inner.reject(r.status, r.reason);
+    }
+    if !accepts_event_stream(headers) {
+        return inner.reject(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the client must accept text/event-stream",
+        );
+    }
+    let Some(id) = new_session_id() else {
+        return inner.reject(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "no randomness available for a session id",
+        );
+    };
+    let id: Arc<str> = Arc::from(id);
+    let (out_tx, out_rx) = mpsc::channel(config.stream_queue.max(1));
+    let (in_tx, in_rx) = mpsc::channel(config.inbound_queue.max(1));
+    let closed = CancellationToken::new();
+    {
+        // The session is registered before its endpoint is announced.
+        let mut sessions = inner.lock_sessions();
+        if sessions.len() >= config.max_sessions {
+            drop(sessions);
+            return inner.reject(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: too many sessions",
+            );
+        }
+        sessions.insert(
+            id.clone(),
+            Arc::new(Session {
+                inbound: in_tx,
+                closed: closed.clone(),
+            }),
+        );
+    }
+    let service = Arc::downgrade(&inner);
+    let guard = SessionGuard {
+        id: id.clone(),
+        closed: closed.clone(),
+        service: service.clone(),
+    };
+    (inner.factory)(SseServerTransport {
+        sink: SseServerSink {
+            id: id.clone(),
+            out: Mutex::new(Some(out_tx)),
+            closed: closed.clone(),
+            send_timeout: config.send_timeout,
+            service,
+        },
+        stream: SseServerStream {
+            inbound: in_rx,
+            closed: closed.clone(),
+        },
+    });
+    let endpoint = format!("{}?session_id={id}", config.message_path);
+    let keep_alive = config.keep_alive.map(|every| {
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick
+    });
+    let stream = EventStream {
+        endpoint: Some(modelctx_transport::sse::encode_event("endpoint", &endpoint)),
+        events: out_rx,
+        keep_alive,
+        ended: Box::pin(closed.cancelled_owned()),
+        _guard: guard,
+    };
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        )
+        .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
+        .header("x-accel-buffering", HeaderValue::from_static("no"))
+        .body(Body::from_stream(stream))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// The `session_id` query parameter, when present.
+fn session_param(query: Option<&str>) -> Option<&str> {
+    query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("session_id="))
+}
+
+/// `POST /messages?session_id=...`: one message for a live session.
+async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let config = &inner.config;
+    if let Err(r) = hosting::check_origin_and_host(&config.origins, &config.hosts, &parts.headers) {
+        return inner.reject(r.status, r.reason);
+    }
+    let Some(id) = session_param(parts.uri.query()) else {
+        return inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the session_id query parameter is required",
+        );
+    };
+    if !well_formed(id) {
+        return inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the session_id is not a session id of this server",
+        );
+    }
+    let session = inner.lock_sessions().get(id).cloned();
+    let Some(session) = session.filter(|s| !s.closed.is_cancelled()) else {
+        return inner.reject(StatusCode::NOT_FOUND, "Not Found: no such session");
+    };
+    if let Err(r) = hosting::check_json_content_type(&parts.headers) {
+        return inner.reject(r.status, r.reason);
+    }
+    let bytes = match hosting::read_body(body, config.max_body_bytes, config.body_timeout).await {
+        Ok(b) => b,
+        Err(r) => return inner.reject(r.status, r.reason),
+    };
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: one JSON-RPC message per POST (no batches)",
+        );
+    }
+    let message = match JsonRpcMessage::from_slice(&bytes) {
+        Ok(m) => m,
+        Err(invalid) => {
+            inner.report(StatusCode::BAD_REQUEST, invalid.error.message.to_string());
+            return json_response(StatusCode::BAD_REQUEST, &invalid.into_response());
+        }
+    };
+    if let JsonRpcMessage::Request(request) = &message
+        && crate::carries_stateless_era(request)
+    {
+        let error = ErrorData::invalid_request(
+            "Invalid request: protocol 2026-07-28 is not served over the legacy HTTP+SSE transport; \
+             initialize a session instead",
+        );
+        inner.report(StatusCode::BAD_REQUEST, error.message.to_string());
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &JsonRpcErrorResponse::new(Some(request.id.clone()), error),
+        );
+    }
+    let mut message = TransportMessage::new(message);
+    if let Some(extensions) = parts.extensions.get::<Extensions>() {
+        message.extensions = extensions.clone();
+    }
+    let queued = tokio::select! {
+        biased;
+        () = session.closed.cancelled() => None,
+        r = tokio::time::timeout(config.body_timeout, session.inbound.send(message)) => Some(r),
+    };
+    match queued {
+        Some(Ok(Ok(()))) => Response::builder()
+            .status(StatusCode::ACCEPTED)
+            .body(Body::empty())
+            .unwrap_or_else(|_| Response::new(Body::empty())),
+        None | Some(Ok(Err(_))) => {
+            inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended")
+        }
+        Some(Err(_)) => inner.reject(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: the session did not take the message in time",
+        ),
+    }
+}

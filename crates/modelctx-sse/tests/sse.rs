@@ -1,0 +1,256 @@
+//! The legacy SSE transport against bad input and broken peers: the server's
+//! protections and refusals, and the client's clear errors for a stream that never
+//! becomes usable.
+
+use std::time::Duration;
+
+use axum::response::IntoResponse;
+use modelctx_sse::{SseClientTransport, SseServerConfig, SseService};
+use modelctx_transport::sse::SseParser;
+use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
+use modelctx_types::JsonRpcMessage;
+use tokio::sync::mpsc;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(WAIT, f)
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+}
+
+/// An echo "server": every request is answered with its params as the result; `ended`
+/// hears when its session's stream ended.
+fn echo(transport: modelctx_sse::SseServerTransport, ended: mpsc::UnboundedSender<()>) {
+    let (sink, mut stream) = transport.split();
+    tokio::spawn(async move {
+        while let Some(Ok(m)) = stream.recv().await {
+            if let JsonRpcMessage::Request(r) = m.message {
+                let params = r.params.as_deref().map_or("{}", |p| p.get());
+                let reply = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{params}}}"#, r.id);
+                let reply: JsonRpcMessage = reply.parse().unwrap();
+                let _ = sink.send(TransportMessage::new(reply)).await;
+            }
+        }
+        let _ = ended.send(());
+    });
+}
+
+async fn serve(config: SseServerConfig) -> (String, SseService) {
+    let (origin, service, _) = serve_watched(config).await;
+    (origin, service)
+}
+
+async fn serve_watched(
+    config: SseServerConfig,
+) -> (String, SseService, mpsc::UnboundedReceiver<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let (ended_tx, ended) = mpsc::unbounded_channel();
+    let service = SseService::with_config(config, move |t| echo(t, ended_tx.clone()));
+    tokio::spawn(service.clone().serve(listener, std::future::pending()));
+    (origin, service, ended)
+}
+
+/// Opens a raw stream and returns it with its message URL.
+async fn open(origin: &str) -> (reqwest::Response, String) {
+    let mut response = reqwest::get(format!("{origin}/sse")).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let mut parser = SseParser::new(4096);
+    let endpoint = within("the endpoint", async {
+        loop {
+            let chunk = response.chunk().await.unwrap().unwrap();
+            if let Some(e) = parser.push(&chunk).unwrap().into_iter().next() {
+                return e;
+            }
+        }
+    })
+    .await;
+    assert_eq!(endpoint.event_type(), "endpoint");
+    (response, format!("{origin}{}", endpoint.data))
+}
+
+async fn post(url: &str, content_type: &str, body: impl Into<reqwest::Body>) -> (u16, String) {
+    let r = reqwest::Client::new()
+        .post(url)
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn the_body_rules_of_streamable_http_apply() {
+    let (rejected_tx, mut rejected) = mpsc::unbounded_channel();
+    let config = SseServerConfig::default()
+        .max_body_bytes(1024)
+        .on_error(move |r| {
+            let _ = rejected_tx.send(r.status.as_u16());
+        });
+    let (origin, _service) = serve(config).await;
+    let (_stream, url) = open(&origin).await;
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+    assert_eq!(post(&url, "text/plain", ping).await.0, 415);
+    assert_eq!(
+        post(&url, "application/json", vec![b' '; 2048]).await.0,
+        413
+    );
+    let (status, body) = post(&url, "application/json", "{not json").await;
+    assert_eq!(status, 400);
+    assert!(body.contains("-32700"), "a parse error is answered: {body}");
+    let (status, body) = post(&url, "application/json", format!("[{ping}]")).await;
+    assert_eq!(status, 400, "one message per POST: {body}");
+    // Protocol 2026-07-28 has no session to travel in: refused, its id echoed.
+    let modern = r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    let (status, body) = post(&url, "application/json", modern).await;
+    assert_eq!(status, 400);
+    assert!(body.contains(r#""id":7"#), "{body}");
+    assert_eq!(
+        post(&url, "application/json; charset=utf-8", ping).await.0,
+        202
+    );
+    for expected in [415, 413, 400, 400, 400] {
+        assert_eq!(within("a rejection", rejected.recv()).await, Some(expected));
+    }
+}
+
+#[tokio::test]
+async fn foreign_origins_and_hosts_draw_403_and_open_no_session() {
+    let (origin, service) = serve(SseServerConfig::default()).await;
+    let client = reqwest::Client::new();
+    let r = client
+        .get(format!("{origin}/sse"))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = client
+        .get(format!("{origin}/sse"))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    assert_eq!(service.session_count(), 0);
+    let (_stream, url) = open(&origin).await;
+    let r = client
+        .post(&url)
+        .header("origin", "http://evil.example")
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","method":"x"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+}
+
+#[tokio::test]
+async fn the_session_cap_holds() {
+    let (origin, _service) = serve(SseServerConfig::default().max_sessions(1)).await;
+    let (_first, _) = open(&origin).await;
+    let r = reqwest::get(format!("{origin}/sse")).await.unwrap();
+    assert_eq!(r.status(), 503);
+}
+
+#[tokio::test]
+async fn a_client_round_trip_and_close_ends_the_server_session() {
+    let (origin, service, mut ended) = serve_watched(SseServerConfig::default()).await;
+    let transport = SseClientTransport::connect(&format!("{origin}/sse"))
+        .await
+        .unwrap();
+    let (sink, mut stream) = transport.split();
+    let request: JsonRpcMessage = r#"{"jsonrpc":"2.0","id":3,"method":"echo","params":{"a":1}}"#
+        .parse()
+        .unwrap();
+    sink.send(TransportMessage::new(request)).await.unwrap();
+    let reply = within("the answer", stream.recv()).await.unwrap().unwrap();
+    assert_eq!(
+        serde_json::to_value(&reply.message).unwrap()["result"]["a"],
+        1
+    );
+    assert_eq!(service.session_count(), 1);
+    sink.close().await;
+    assert!(within("the stream to end", stream.recv()).await.is_none());
+    // The server notices the disconnect: the session's stream ends, and the service
+    // has forgotten it by then.
+    within("the server session to end", ended.recv()).await;
+    assert_eq!(service.session_count(), 0);
+}
+
+/// A one-route server whose `/sse` answers with `body` as an event stream.
+async fn scripted(body: &'static str, keep_open: bool) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let router = axum::Router::new().route(
+        "/sse",
+        axum::routing::get(move || async move {
+            let head = futures::stream::once(async move {
+                Ok::<_, std::convert::Infallible>(bytes::Bytes::from_static(body.as_bytes()))
+            });
+            let stream: futures::stream::BoxStream<'static, _> = if keep_open {
+                Box::pin(futures::StreamExt::chain(head, futures::stream::pending()))
+            } else {
+                Box::pin(head)
+            };
+            (
+                [("content-type", "text/event-stream")],
+                axum::body::Body::from_stream(stream),
+            )
+                .into_response()
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    origin
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_before_its_endpoint_is_a_clear_error() {
+    let origin = scripted(": hello\n\n", false).await;
+    let err = SseClientTransport::connect(&format!("{origin}/sse"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("ended before its endpoint"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_without_an_endpoint_times_out_clearly() {
+    let origin = scripted(": hello\n\n", true).await;
+    let err = SseClientTransport::builder(&format!("{origin}/sse"))
+        .endpoint_timeout(Duration::from_millis(200))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("no endpoint event within"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn an_endpoint_on_another_origin_is_refused() {
+    let origin = scripted(
+        "event: endpoint\ndata: http://evil.example/messages?session_id=1\n\n",
+        true,
+    )
+    .await;
+    let err = SseClientTransport::connect(&format!("{origin}/sse"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not on the origin"), "{err}");
+}
+
+#[tokio::test]
+async fn a_server_that_is_not_sse_is_a_clear_error() {
+    let (origin, _service) = serve(SseServerConfig::default()).await;
+    let err = SseClientTransport::connect(&format!("{origin}/nowhere"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("HTTP 404"), "{err}");
+}

@@ -1,0 +1,229 @@
+//! Server-sent events, sans-IO: an incremental parser with a cap on one event's size
+//! and an encoder for one event.
+//!
+//! Both HTTP transports use it: streamable HTTP (`modelctx-http`) for its response and
+//! standalone streams, and the legacy HTTP+SSE transport (`modelctx-sse`), whose
+//! `endpoint` event is the reason the event type is kept.
+//!
+//! ```
+//! use modelctx_transport::sse::{SseParser, encode_event};
+//!
+//! let bytes = encode_event("endpoint", "/messages?session_id=ab12");
+//! let mut parser = SseParser::new(1024);
+//! let (head, tail) = bytes.split_at(7);
+//! assert!(parser.push(head).unwrap().is_empty());
+//! let events = parser.push(tail).unwrap();
+//! assert_eq!(events[0].event_type(), "endpoint");
+//! assert_eq!(events[0].data, "/messages?session_id=ab12");
+//! ```
+
+use std::fmt;
+use std::time::Duration;
+
+/// One server-sent event.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SseEvent {
+    /// The `event:` field, when present (absent means `message`).
+    pub event: Option<String>,
+    /// The `id:` field, when present.
+    pub id: Option<String>,
+    /// The joined `data:` lines (empty for a priming event).
+    pub data: String,
+    /// The `retry:` field, when present.
+    pub retry: Option<Duration>,
+}
+
+impl SseEvent {
+    /// The event's type: its `event:` field, or `message` without one.
+    pub fn event_type(&self) -> &str {
+        self.event.as_deref().unwrap_or("message")
+    }
+}
+
+/// An event grew past the parser's cap; the stream cannot be read further.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseTooLarge {
+    max: usize,
+}
+
+impl SseTooLarge {
+    /// The cap that was exceeded, in bytes.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+}
+
+impl fmt::Display for SseTooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a server-sent event exceeds {} bytes", self.max)
+    }
+}
+
+impl std::error::Error for SseTooLarge {}
+
+/// An incremental SSE parser with a cap on the size of one event.
+#[derive(Debug)]
+pub struct SseParser {
+    buf: Vec<u8>,
+    max_event: usize,
+    event: SseEvent,
+    has_data: bool,
+    has_fields: bool,
+    pending: usize,
+}
+
+impl SseParser {
+    /// A parser that refuses any event larger than `max_event` bytes.
+    pub fn new(max_event: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            max_event,
+            event: SseEvent::default(),
+            has_data: false,
+            has_fields: false,
+            pending: 0,
+        }
+    }
+
+    /// Feeds bytes; returns the events they complete, in order.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, SseTooLarge> {
+        self.buf.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        let mut start = 0;
+        while let Some(pos) = self.buf[start..].iter().position(|&b| b == b'\n') {
+            let end = start + pos;
+            let mut line = &self.buf[start..end];
+            if line.last() == Some(&b'\r') {
+                line = &line[..line.len() - 1];
+            }
+            let line = String::from_utf8_lossy(line).into_owned();
+            start = end + 1;
+            if let Some(event) = self.line(&line) {
+                events.push(event);
+            }
+        }
+        self.buf.drain(..start);
+        if self.buf.len() + self.pending > self.max_event {
+            return Err(SseTooLarge {
+                max: self.max_event,
+            });
+        }
+        Ok(events)
+    }
+
+    fn line(&mut self, line: &str) -> Option<SseEvent> {
+        if line.is_empty() {
+            if !self.has_fields {
+                return None;
+            }
+            self.has_fields = false;
+            self.has_data = false;
+            self.pending = 0;
+            return Some(std::mem::take(&mut self.event));
+        }
+        if line.starts_with(':') {
+            return None;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        self.pending += line.len();
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.event.data.push('\n');
+                }
+                self.event.data.push_str(value);
+                self.has_data = true;
+                self.has_fields = true;
+            }
+            "event" => {
+                self.event.event = Some(value.to_owned());
+                self.has_fields = true;
+            }
+            "id" if !value.contains('\0') => {
+                self.event.id = Some(value.to_owned());
+                self.has_fields = true;
+            }
+            "retry" => {
+                if let Ok(ms) = value.parse::<u64>() {
+                    self.event.retry = Some(Duration::from_millis(ms));
+                    self.has_fields = true;
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+/// Encodes one event of type `event` (no id, no retry). Each line of `data` becomes a
+/// `data:` line (a `\r` before a line break is dropped), so any text travels intact;
+/// `event` must be one line.
+pub fn encode_event(event: &str, data: &str) -> bytes::Bytes {
+    let lines = data.split('\n').map(|l| l.trim_end_matches('\r'));
+    let len = "event: \n".len()
+        + event.len()
+        + lines
+            .clone()
+            .map(|l| "data: \n".len() + l.len())
+            .sum::<usize>()
+        + 1;
+    let mut out = String::with_capacity(len);
+    out.push_str("event: ");
+    out.push_str(event);
+    out.push('\n');
+    for line in lines {
+        out.push_str("data: ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push('\n');
+    bytes::Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_split_anywhere() {
+        let a = b"retry: 250\nid: 0-1\ndata: \n\n".to_vec();
+        let b = encode_event("message", r#"{"jsonrpc":"2.0","method":"x"}"#);
+        let all = [a.as_slice(), b.as_ref()].concat();
+        for split in 0..all.len() {
+            let mut p = SseParser::new(1024);
+            let mut got = p.push(&all[..split]).unwrap();
+            got.extend(p.push(&all[split..]).unwrap());
+            assert_eq!(got.len(), 2, "split at {split}");
+            assert_eq!(got[0].id.as_deref(), Some("0-1"));
+            assert_eq!(got[0].data, "");
+            assert_eq!(got[0].event_type(), "message");
+            assert_eq!(got[0].retry, Some(Duration::from_millis(250)));
+            assert_eq!(got[1].event.as_deref(), Some("message"));
+            assert_eq!(got[1].data, r#"{"jsonrpc":"2.0","method":"x"}"#);
+        }
+    }
+
+    #[test]
+    fn comments_and_crlf_and_cap() {
+        let mut p = SseParser::new(16);
+        let got = p
+            .push(b": keep-alive\r\n\r\nevent: endpoint\r\ndata: ab\r\ndata: c\r\n\r\n")
+            .unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].event_type(), "endpoint");
+        assert_eq!(got[0].data, "ab\nc");
+        assert!(p.push(&[b'x'; 32]).is_err());
+    }
+
+    #[test]
+    fn multi_line_data_survives_encoding() {
+        let encoded = encode_event("message", "a\r\nb\nc");
+        let mut p = SseParser::new(1024);
+        let got = p.push(&encoded).unwrap();
+        assert_eq!(got[0].data, "a\nb\nc");
+    }
+}
