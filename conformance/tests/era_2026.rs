@@ -442,3 +442,78 @@ async fn a_caller_can_answer_input_requests_itself_round_by_round() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A server whose `long` tool becomes a task (it outlasts its window) and asks for a
+/// name from inside it, then answers after a gate opens.
+fn task_server(gate: tokio::sync::watch::Receiver<bool>) -> Server {
+    let long = ToolDef::new("long", move |_: modelctx::server::NoArgs, cx: Context| {
+        let mut gate = gate.clone();
+        async move {
+            let schema: RequestedSchema = serde_json::from_value(json!({
+                "type": "object", "properties": {"name": {"type": "string"}}
+            }))
+            .unwrap();
+            let answer = cx
+                .elicit_form_schema("Who is asking?", schema)
+                .await
+                .map_err(|e| e.to_string())?;
+            let _ = gate.wait_for(|open| *open).await;
+            let name = answer
+                .accepted()
+                .and_then(|form| form.get("name").cloned())
+                .map(|v| serde_json::to_value(v).unwrap());
+            Ok::<_, String>(format!("done for {}", name.unwrap_or_default()))
+        }
+    })
+    .task_support(modelctx::types::TaskSupport::Optional)
+    .task_window(Duration::ZERO);
+    Server::builder("tasks", "1.0.0")
+        .tasks(modelctx::server::TaskConfig::new().poll_interval(Duration::from_millis(10)))
+        .tool(long)
+        .unwrap()
+        .build()
+}
+
+#[tokio::test]
+async fn a_call_the_server_makes_a_task_of_is_followed_to_its_result() {
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = task_server(gate).serve(server_side);
+    let client = era_client(true)
+        .tasks(modelctx::server::TaskConfig::new())
+        .connect(client_side)
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version().as_str(), "2026-07-28");
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("long", serde_json::Map::new()).await }
+    });
+    // The task asked for the name through its inputRequests, the client's form
+    // callback answered through tasks/update; the result comes once the gate opens.
+    open.send_replace(true);
+    let result: CallToolResult = within("the task's result", call).await.unwrap().unwrap();
+    assert_eq!(result.content[0].as_text(), Some("done for \"Ada\""));
+    // Asking for a task is the 2025 way, refused in this era.
+    let refused = client
+        .call_tool_as_task(
+            modelctx::types::CallToolRequestParams::new("long"),
+            modelctx::types::TaskMetadata::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(refused.is_refused());
+}
+
+#[tokio::test]
+async fn without_the_extension_the_same_call_runs_plainly() {
+    let (open, gate) = tokio::sync::watch::channel(true);
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = task_server(gate).serve(server_side);
+    let client = era_client(true).connect(client_side).await.unwrap();
+    let result = within("the call", client.call_tool("long", serde_json::Map::new()))
+        .await
+        .unwrap();
+    assert!(!result.is_error(), "{result:?}");
+    drop(open);
+}

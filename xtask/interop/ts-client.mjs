@@ -8,7 +8,7 @@
 //   node ts-client.mjs --tasks http|stdio ...  the tasks flow (protocol 2025-11-25) instead:
 //     `wait_for_gate` called as a task with the SDK's experimental task API, followed
 //     from working to completed once `open_gate` opens its gate, its result from
-//     tasks/result, another one cancelled, one of `ask_in_task` whose elicitation
+//     tasks/result, another one cancelled, one of `side_channel_task` whose elicitation
 //     travels inside tasks/result, and the tasks listed; the server's
 //     notifications/tasks/status must report the completion, the cancellation and the
 //     wait for input
@@ -220,7 +220,7 @@ async function taskSteps() {
   await step('side channel', async () => {
     const before = asked.elicitation.length;
     const { task } = await client.request(
-      { method: 'tools/call', params: { name: 'ask_in_task', arguments: { message: 'Who are you?' } } },
+      { method: 'tools/call', params: { name: 'side_channel_task', arguments: { message: 'Who are you?' } } },
       CreateTaskResultSchema,
       { task: {} },
     );

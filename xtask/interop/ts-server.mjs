@@ -9,7 +9,7 @@
 // (form elicitation); resource `info://about`; prompt `greet` whose `name` completes.
 // Tasks (2025-11-25, the SDK's experimental task store): `wait_for_gate` may run as a
 // task (`execution.taskSupport: optional`) and finishes once `open_gate` opens its gate,
-// so the caller decides when a task ends and nothing depends on timing. `ask_in_task`
+// so the caller decides when a task ends and nothing depends on timing. `side_channel_task`
 // must run as a task and asks the client for a name through the task's side channel
 // (the request waits in the SDK's task message queue for a tasks/result to carry it).
 import http from 'node:http';
@@ -88,7 +88,7 @@ function buildServer() {
         execution: { taskSupport: 'optional' },
       },
       {
-        name: 'ask_in_task',
+        name: 'side_channel_task',
         description: 'Asks the user for a name from within a task',
         inputSchema: object({ message: { type: 'string' } }, ['message']),
         execution: { taskSupport: 'required' },
@@ -163,10 +163,10 @@ function buildServer() {
           .catch((e) => console.error(`ts-server: task ${created.taskId}: ${e.message}`));
         return { task: created };
       }
-      case 'ask_in_task': {
+      case 'side_channel_task': {
         const task = request.params.task;
         if (!task) {
-          throw new McpError(ErrorCode.MethodNotFound, 'ask_in_task must be called as a task');
+          throw new McpError(ErrorCode.MethodNotFound, 'side_channel_task must be called as a task');
         }
         const created = await extra.taskStore.createTask({ ttl: task.ttl, pollInterval: 100 });
         // Queued for the next tasks/result (the task is input_required meanwhile).

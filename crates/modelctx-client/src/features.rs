@@ -74,6 +74,16 @@ impl PagedMethod for ListPromptsRequest {
     }
 }
 
+impl PagedMethod for modelctx_types::ListTasksRequest {
+    type Item = modelctx_types::Task;
+    fn next_cursor(result: &modelctx_types::ListTasksResult) -> Option<&Cursor> {
+        result.next_cursor.as_ref()
+    }
+    fn into_items(result: modelctx_types::ListTasksResult) -> Vec<modelctx_types::Task> {
+        result.tasks
+    }
+}
+
 /// Walks a paged list one page at a time: the first request carries no cursor, each
 /// next one the previous page's `nextCursor` exactly as received; the walk ends after
 /// the first page without one. Cursors are never parsed, changed or kept beyond the

@@ -297,12 +297,21 @@ impl ClientBuilder {
         self
     }
 
-    /// Runs the server's task-augmented `sampling/createMessage` and
-    /// `elicitation/create` (protocol 2025-11-25 tasks) with the same callbacks as plain
-    /// ones: declares `tasks` (`list`, `cancel`, and the request kinds this client has
-    /// callbacks for), answers with the task at once, runs the callback in the
-    /// background, and answers `tasks/get`, `tasks/result`, `tasks/list` and
-    /// `tasks/cancel` from the server. Tasks are kept in memory, bounded.
+    /// Takes part in tasks, in either era, with the same callbacks as plain requests.
+    ///
+    /// Protocol 2025-11-25: runs the server's task-augmented `sampling/createMessage`
+    /// and `elicitation/create`: declares `tasks` (`list`, `cancel`, and the request
+    /// kinds this client has callbacks for), answers with the task at once, runs the
+    /// callback in the background, and answers `tasks/get`, `tasks/result`,
+    /// `tasks/list` and `tasks/cancel` from the server (tasks kept in memory,
+    /// bounded). [`Client::call_tool_as_task`] asks the server for tasks.
+    ///
+    /// Protocol 2026-07-28: declares the tasks extension (`io.modelcontextprotocol/tasks`)
+    /// on every request, so the server may answer a `tools/call` with a task; the call
+    /// then follows it — polling `tasks/get` at the interval the server suggests,
+    /// answering its input requests through `tasks/update` with the callbacks — and
+    /// returns the tool's result as if it had come at once. Dropping the call cancels
+    /// the task.
     #[must_use]
     pub fn tasks(mut self, config: modelctx_session::tasks::TaskConfig) -> Self {
         self.tasks = Some(config);
@@ -772,6 +781,14 @@ fn check_server_capability(caps: &ServerCapabilities, method: &str) -> Result<()
         "resources" => ("resources", caps.resources.is_some()),
         "completion" => ("completions", caps.completions.is_some()),
         "logging" => ("logging", caps.logging.is_some()),
+        "tasks" if method == "tasks/list" => (
+            "tasks.list",
+            caps.tasks.as_ref().is_some_and(|t| t.list.is_some()),
+        ),
+        "tasks" if method == "tasks/cancel" => (
+            "tasks.cancel",
+            caps.tasks.as_ref().is_some_and(|t| t.cancel.is_some()),
+        ),
         "tasks" => ("tasks", caps.tasks.is_some()),
         _ => return Ok(()),
     };

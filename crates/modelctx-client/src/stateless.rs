@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use modelctx_session::{Peer, RequestContext, RequestOptions, SessionError};
+use modelctx_types::ext_tasks;
 use modelctx_types::{
     ClientCapabilities, DiscoverRequest, DiscoverResult, ErrorData, Implementation,
     InitializeResult, InputRequiredResult, Meta, ProtocolVersion, RawValue, RequestId,
@@ -114,7 +115,13 @@ pub(crate) const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_
 pub(crate) fn envelope(capabilities: &ClientCapabilities, info: &Implementation) -> Meta {
     let mut meta = Meta::new();
     meta.set_protocol_version(ProtocolVersion::V2026_07_28.as_str());
-    meta.set_client_capabilities(capabilities);
+    let mut capabilities = capabilities.clone();
+    if capabilities.tasks.take().is_some() {
+        // The era's tasks are the extension's: a client that takes tasks follows the
+        // ones the server makes of its calls.
+        capabilities = capabilities.with_extension(ext_tasks::EXTENSION_ID, Default::default());
+    }
+    meta.set_client_capabilities(&capabilities);
     meta.set_client_info(info);
     meta
 }
@@ -293,6 +300,19 @@ async fn run<M: RequestMethod>(
         round += 1;
         let value: Value = serde_json::from_str(answer.get())
             .map_err(|e| SessionError::refused(format!("the answer is not JSON: {e}")))?;
+        let value = if value.get("resultType").and_then(Value::as_str) == Some("task") {
+            // The tasks extension: the server made a task of the call; follow it to its
+            // result (which answers like the call would have).
+            if M::METHOD != "tools/call" || !declares_tasks(&envelope) {
+                return Err(SessionError::refused(format!(
+                    "the server answered {} with a task, which this client did not ask for",
+                    M::METHOD
+                )));
+            }
+            follow_task(client, &envelope, &value).await?
+        } else {
+            value
+        };
         let input_required =
             value.get("resultType").and_then(Value::as_str) == Some("input_required");
         if !input_required || !ROUND_TRIP_METHODS.contains(&M::METHOD) {
@@ -328,6 +348,133 @@ async fn run<M: RequestMethod>(
         "the server asked for input more than {MAX_ROUNDS} times for one {}",
         M::METHOD
     )))
+}
+
+/// Whether the envelope declares the tasks extension.
+fn declares_tasks(envelope: &Meta) -> bool {
+    envelope
+        .client_capabilities()
+        .and_then(|c| c.extensions)
+        .is_some_and(|e| e.contains_key(ext_tasks::EXTENSION_ID))
+}
+
+/// Sends `tasks/cancel` for a task whose caller stopped waiting, unless it ended.
+struct CancelOnDrop {
+    peer: modelctx_session::Peer,
+    envelope: Meta,
+    task_id: Option<String>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(task_id) = self.task_id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (peer, envelope) = (self.peer.clone(), self.envelope.clone());
+        runtime.spawn(async move {
+            let params = serde_json::json!({ "taskId": task_id });
+            if let Ok(raw) = to_raw(&params) {
+                let options = with_envelope(RequestOptions::default(), &envelope);
+                // Best effort: the caller is gone, nobody waits for the answer.
+                let _ = peer
+                    .start_raw(Cow::Borrowed("tasks/cancel"), Some(raw), options)
+                    .await;
+            }
+        });
+    }
+}
+
+/// Follows a task of the tasks extension to its end: polls `tasks/get` at the interval
+/// the server suggests, answers its input requests (each key once) with the client's
+/// callbacks through `tasks/update`, and returns the result it inlines once
+/// `completed` (or the error once `failed`). Dropping the call cancels the task.
+async fn follow_task(
+    client: &Client,
+    envelope: &Meta,
+    created: &Value,
+) -> Result<Value, SessionError> {
+    let Some(task_id) = created.get("taskId").and_then(Value::as_str) else {
+        return Err(SessionError::refused("the server's task has no taskId"));
+    };
+    let interval = |task: &Value, fallback: u64| {
+        let ms = task
+            .get("pollIntervalMs")
+            .and_then(Value::as_u64)
+            .unwrap_or(fallback);
+        ms.clamp(10, 30_000)
+    };
+    let mut wait = interval(created, 1000);
+    let mut guard = CancelOnDrop {
+        peer: client.peer().clone(),
+        envelope: envelope.clone(),
+        task_id: Some(task_id.to_owned()),
+    };
+    let mut answered = std::collections::HashSet::new();
+    let send = |method: &'static str, params: Value| {
+        let options = with_envelope(RequestOptions::default(), envelope);
+        async move {
+            let raw = to_raw(&params).map_err(|e| SessionError::refused(e.to_string()))?;
+            let answer = client
+                .peer()
+                .start_raw(Cow::Borrowed(method), Some(raw), options)
+                .await?;
+            serde_json::from_str::<Value>(answer.get())
+                .map_err(|e| SessionError::refused(format!("the {method} answer is not JSON: {e}")))
+        }
+    };
+    loop {
+        let task = send("tasks/get", serde_json::json!({ "taskId": task_id })).await?;
+        match task.get("status").and_then(Value::as_str) {
+            Some("completed") => {
+                guard.task_id = None;
+                return task
+                    .get("result")
+                    .cloned()
+                    .ok_or_else(|| SessionError::refused("the completed task carries no result"));
+            }
+            Some("failed") => {
+                guard.task_id = None;
+                let error = task
+                    .get("error")
+                    .cloned()
+                    .and_then(|e| serde_json::from_value::<ErrorData>(e).ok())
+                    .unwrap_or_else(|| ErrorData::internal_error("the task failed"));
+                return Err(SessionError::from_peer_error(error));
+            }
+            Some("cancelled") => {
+                guard.task_id = None;
+                return Err(SessionError::from_peer_error(ErrorData::internal_error(
+                    "the task was cancelled",
+                )));
+            }
+            Some("input_required") => {
+                let mut fresh = Map::new();
+                if let Some(Value::Object(requests)) = task.get("inputRequests") {
+                    for (key, request) in requests {
+                        if !answered.contains(key) {
+                            fresh.insert(key.clone(), request.clone());
+                        }
+                    }
+                }
+                if !fresh.is_empty() {
+                    let responses = answer_inputs(client, Some(&Value::Object(fresh))).await?;
+                    answered.extend(responses.keys().cloned());
+                    let update = serde_json::json!({
+                        "taskId": task_id,
+                        "inputResponses": responses,
+                    });
+                    send("tasks/update", update).await?;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        wait = interval(&task, wait);
+        tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+    }
 }
 
 /// Lists the tools again, page by page, straight through the session (the transport

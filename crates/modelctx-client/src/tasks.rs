@@ -152,6 +152,19 @@ impl Client {
         start_task::<CallToolRequest>(self.peer(), params, task, RequestOptions::default()).await
     }
 
+    /// The 2025-11-25 tasks utility is not in protocol 2026-07-28: there the server
+    /// decides which calls become tasks (the tasks extension), and a client built with
+    /// [`ClientBuilder::tasks`](crate::ClientBuilder::tasks) follows them to their
+    /// result inside `call_tool`.
+    fn refuse_in_the_stateless_era(&self) -> Result<(), SessionError> {
+        if self.inner.stateless.is_some() {
+            return Err(SessionError::refused(
+                "protocol 2026-07-28 has no client-requested tasks: the server makes tasks of long calls, and call_tool follows them (ClientBuilder::tasks declares the tasks extension)",
+            ));
+        }
+        Ok(())
+    }
+
     /// The handle of a task this client created earlier (its id from a
     /// `CreateTaskResult` or [`Client::list_tasks`]), for a request whose result is `R`.
     pub fn task_handle<R: serde::de::DeserializeOwned + Send + 'static>(
@@ -167,6 +180,7 @@ impl Client {
         &self,
         cursor: Option<Cursor>,
     ) -> Result<ListTasksResult, SessionError> {
+        self.refuse_in_the_stateless_era()?;
         let listed = self
             .server_capabilities()
             .tasks
@@ -177,25 +191,14 @@ impl Client {
                 "the server did not declare tasks.list",
             ));
         }
-        let params = cursor.map(|cursor| {
-            let mut p = PaginatedRequestParams::default();
-            p.cursor = Some(cursor);
-            p
-        });
-        self.request::<ListTasksRequest>(params).await
+        self.request::<ListTasksRequest>(cursor.map(PaginatedRequestParams::after))
+            .await
     }
 
-    /// Every task the server lists for this client, all pages.
+    /// Every task the server lists for this client, all pages (also walkable a page at
+    /// a time with `client.pages::<ListTasksRequest>()`).
     pub async fn list_all_tasks(&self) -> Result<Vec<Task>, SessionError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.list_tasks(cursor).await?;
-            all.extend(page.tasks);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+        self.refuse_in_the_stateless_era()?;
+        self.pages::<ListTasksRequest>().collect_all().await
     }
 }

@@ -873,16 +873,36 @@ impl SessionService {
     /// sends the changes it asks for, each tagged with the subscription's id (the
     /// request's id), on the request's own stream until the client closes it (which
     /// cancels the request: no answer follows) or the stream breaks.
+    ///
+    /// With the tasks extension, `taskIds` asks for `notifications/tasks` (the task as
+    /// `tasks/get` would show it) at every change of those tasks the caller may see; the
+    /// acknowledgement lists the ones accepted. Asking without declaring the extension
+    /// is `-32021`.
     fn listen(
         &self,
         params: Option<Box<RawValue>>,
         context: &RequestContext,
+        declares_tasks: bool,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
         let params = match parse_params::<SubscriptionsListenRequestParams>(params.as_deref()) {
             Ok(params) => params,
             Err(error) => return Box::pin(async move { Err(error) }),
         };
-        let filter = params.notifications;
+        let mut filter = params.notifications;
+        let host = match (&filter.task_ids, &self.server.tasks) {
+            (Some(_), Some(_)) if !declares_tasks => {
+                let error = tasks::missing_extension();
+                return Box::pin(async move { Err(error) });
+            }
+            (Some(_), Some(host)) => Some(host.clone()),
+            (Some(_), None) => {
+                // No tasks here: none to watch, and the acknowledgement says so.
+                filter.task_ids = None;
+                None
+            }
+            (None, _) => None,
+        };
+        let owner = tasks::owner(context, &self.state);
         let id = context.request_id().clone();
         let peer = context.peer().clone();
         let cancelled = context.cancellation().clone();
@@ -890,6 +910,18 @@ impl SessionService {
         Box::pin(async move {
             let (tx, mut changes) = tokio::sync::mpsc::unbounded_channel();
             let _listening = announcer.listen(filter.clone(), tx);
+            let mut task_changes = host.as_ref().map(|h| h.watch());
+            let mut watched = std::collections::HashSet::new();
+            if let (Some(host), Some(ids)) = (&host, filter.task_ids.as_mut()) {
+                let mut accepted = Vec::new();
+                for task in ids.drain(..) {
+                    if host.get(&owner, &task).await.is_ok() {
+                        watched.insert(task.clone());
+                        accepted.push(task);
+                    }
+                }
+                *ids = accepted;
+            }
             let mut tag = Meta::new();
             tag.set_subscription_id(&id);
             let ack = SubscriptionsAcknowledgedNotificationParams::new(filter).with_meta(tag);
@@ -902,6 +934,29 @@ impl SessionService {
                         return Err(ErrorData::internal_error("the subscription was cancelled"));
                     }
                     change = changes.recv() => change,
+                    task = async {
+                        match task_changes.as_mut() {
+                            Some(rx) => rx.recv().await,
+                            None => std::future::pending().await,
+                        }
+                    } => {
+                        let (Ok(task), Some(host)) = (task, &host) else { continue };
+                        if !watched.contains(&task) {
+                            continue;
+                        }
+                        let Ok(detailed) = host.detailed(&owner, &task).await else { continue };
+                        let mut params = serde_json::to_value(&detailed)
+                            .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+                        params["_meta"] = serde_json::json!({ Meta::SUBSCRIPTION_ID: &id });
+                        let params = to_raw(&params)
+                            .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+                        let method = <modelctx_types::ext_tasks::TaskNotification as
+                            modelctx_types::NotificationMethod>::METHOD;
+                        if peer.notify_raw(Cow::Borrowed(method), Some(params)).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                 };
                 let Some(change) = change else { break };
                 let tag = serde_json::json!({ Meta::SUBSCRIPTION_ID: &id });
@@ -1022,7 +1077,12 @@ impl SessionService {
             return Box::pin(async move { result });
         }
         if method == "subscriptions/listen" {
-            return self.listen(request.params, &context);
+            let declares = envelope
+                .capabilities
+                .extensions
+                .as_ref()
+                .is_some_and(|e| e.contains_key(modelctx_types::ext_tasks::EXTENSION_ID));
+            return self.listen(request.params, &context, declares);
         }
         let mut cx = Context::new(context, self.state.clone(), self.server.clone())
             .in_stateless_era(envelope);

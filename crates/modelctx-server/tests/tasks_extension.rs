@@ -338,3 +338,47 @@ async fn cancelling_a_waiting_task_settles_it_cancelled() {
     assert_eq!(after["status"], "cancelled");
     assert!(after.get("inputRequests").is_none());
 }
+
+#[tokio::test]
+async fn a_listen_stream_carries_the_watched_tasks_changes() {
+    let gate = Gate::new();
+    let (_session, mut mock) = serve(&server(&gate));
+    let created = call(&mut mock, 1, "tools/call", json!({"name": "slow"})).await;
+    let task = created["taskId"].as_str().unwrap().to_owned();
+
+    // Without the extension, asking for task notifications is refused.
+    let asking = json!({"notifications": {"taskIds": [task]}});
+    mock.request(2, "subscriptions/listen", with_meta(asking.clone(), false))
+        .await;
+    let refused = mock.expect_error(Some(2.into())).await;
+    assert_eq!(refused.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+
+    let mut filter = asking.clone();
+    filter["notifications"]["taskIds"] = json!([task, "not-a-task"]);
+    mock.request(3, "subscriptions/listen", with_meta(filter, true))
+        .await;
+    let ack = mock
+        .expect_notification("notifications/subscriptions/acknowledged")
+        .await;
+    let ack: Value = serde_json::from_str(ack.params.unwrap().get()).unwrap();
+    assert_eq!(
+        ack["notifications"]["taskIds"],
+        json!([task]),
+        "only known tasks"
+    );
+
+    gate.open();
+    let done = within("the completion's notification", async {
+        loop {
+            let note = mock.expect_notification("notifications/tasks").await;
+            let note: Value = serde_json::from_str(note.params.unwrap().get()).unwrap();
+            if note["status"] == "completed" {
+                return note;
+            }
+        }
+    })
+    .await;
+    assert_eq!(done["taskId"], json!(task));
+    assert_eq!(done["result"]["content"][0]["text"], "slow done");
+    assert_eq!(done["_meta"]["io.modelcontextprotocol/subscriptionId"], 3);
+}

@@ -71,6 +71,13 @@ impl SessionError {
         }
     }
 
+    /// A JSON-RPC error the peer reported other than as a response to the request —
+    /// the error a task of the tasks extension failed with, inlined in `tasks/get`. It
+    /// reads as [`SessionError::protocol_error`] like any other.
+    pub fn from_peer_error(error: ErrorData) -> Self {
+        Self::protocol(error)
+    }
+
     /// The JSON-RPC error the peer answered with.
     pub fn protocol_error(&self) -> Option<&ErrorData> {
         match &self.kind {

@@ -35,6 +35,9 @@ pub struct SubscriptionFilter {
     /// `resources/subscribe`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// The tasks extension: `notifications/tasks` for these tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<String>>,
 }
 
 impl SubscriptionFilter {
@@ -68,6 +71,13 @@ impl SubscriptionFilter {
     #[must_use]
     pub fn with_resource_subscriptions(mut self, uris: Vec<String>) -> Self {
         self.resource_subscriptions = Some(uris);
+        self
+    }
+
+    /// Sets `task_ids` (the tasks extension).
+    #[must_use]
+    pub fn with_task_ids(mut self, ids: Vec<String>) -> Self {
+        self.task_ids = Some(ids);
         self
     }
 }

@@ -33,7 +33,7 @@
 //! task-augmented call of the server's `wait_for_gate` tool polled with `tasks/get`
 //! from `working` to `completed` (its gate opened by a call of `open_gate`), its result
 //! from `tasks/result` (and `notifications/tasks/status` reporting the completion), a
-//! second one cancelled, a task of `ask_in_task` whose elicitation travels inside
+//! second one cancelled, a task of `side_channel_task` whose elicitation travels inside
 //! `tasks/result`, and all of them in `tasks/list`.
 
 use std::collections::BTreeMap;
@@ -657,7 +657,7 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     // The side channel: the task asks for input, is `input_required` while its request
     // waits, and `tasks/result` carries the request (tagged with the task) to this
     // client's elicitation callback, then returns the result.
-    let ask = CallToolRequestParams::new("ask_in_task")
+    let ask = CallToolRequestParams::new("side_channel_task")
         .with_arguments(arguments(json!({"message": "Who are you?"})));
     let asking = client.call_tool_as_task(ask, TaskMetadata::new()).await?;
     let mut statuses = asking.statuses();
@@ -671,12 +671,12 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     }
     ensure(
         seen.last() == Some(&TaskStatus::InputRequired),
-        format!("statuses of ask_in_task {seen:?}"),
+        format!("statuses of side_channel_task {seen:?}"),
     )?;
-    let answered = within("tasks/result of ask_in_task", asking.result()).await??;
+    let answered = within("tasks/result of side_channel_task", asking.result()).await??;
     ensure(
         text_of(&answered) == r#"accept: {"name":"Ada"}"#,
-        format!("ask_in_task {answered:?}"),
+        format!("side_channel_task {answered:?}"),
     )?;
     let related = asked.try_recv();
     ensure(
@@ -686,7 +686,7 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     let done = asking.status().await?;
     ensure(
         done.status == TaskStatus::Completed,
-        format!("ask_in_task after tasks/result {done:?}"),
+        format!("side_channel_task after tasks/result {done:?}"),
     )?;
 
     // All are listed, as they ended.

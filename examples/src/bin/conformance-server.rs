@@ -12,7 +12,7 @@
 //! It runs tasks (protocol 2025-11-25): `wait_for_gate` may be called as a task and
 //! finishes once `open_gate` opens its gate (or its task is cancelled), so the
 //! TypeScript SDK's client can follow a task from `working` to `completed` without
-//! depending on timing; `ask_in_task` must be called as a task and elicits through the
+//! depending on timing; `side_channel_task` must be called as a task and elicits through the
 //! task's side channel.
 
 use std::collections::HashMap;
@@ -153,7 +153,7 @@ async fn elicit(
     Ok(format!("{prefix}: action={action}, content={content}"))
 }
 
-/// The tools of the tasks legs: `wait_for_gate` may run as a task, `ask_in_task` must.
+/// The tools of the tasks legs: `wait_for_gate` may run as a task, `side_channel_task` must.
 fn gate_tools(gates: &Gates) -> Vec<ToolDef> {
     let waiting = gates.clone();
     let opening = gates.clone();
@@ -179,7 +179,7 @@ fn gate_tools(gates: &Gates) -> Vec<ToolDef> {
         })
         .description("Opens the named gate"),
         ToolDef::new(
-            "ask_in_task",
+            "side_channel_task",
             |args: ElicitationArgs, cx: Context| async move {
                 // Run as a task, the question waits for the client's next tasks/result.
                 let schema = json!({
@@ -819,7 +819,6 @@ fn server(streams: Option<StreamControl>, gates: &Gates) -> Result<Server, Error
     for tool in tools().into_iter().chain(gate_tools(gates)) {
         builder = builder.tool(tool)?;
     }
-    let builder = builder.tasks(TaskConfig::new());
     let builder = builder
         .resource(
             ResourceDef::new("test://static-text", "static-text", |_cx| async {

@@ -156,6 +156,9 @@ pub struct TaskHost {
     store: Arc<dyn TaskStore>,
     config: TaskConfig,
     live: Mutex<HashMap<String, Arc<Live>>>,
+    /// The id of every task whose state changed, for watchers (the extension's
+    /// `notifications/tasks`).
+    changes: tokio::sync::broadcast::Sender<String>,
 }
 
 impl fmt::Debug for TaskHost {
@@ -177,7 +180,14 @@ impl TaskHost {
             store,
             config,
             live: Mutex::new(HashMap::new()),
+            changes: tokio::sync::broadcast::channel(256).0,
         })
+    }
+
+    /// The ids of tasks whose state changes from now on (a watcher that falls behind
+    /// by more than 256 changes misses some and is told so by the receiver).
+    pub fn watch(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.changes.subscribe()
     }
 
     /// The host's configuration.
@@ -276,6 +286,7 @@ impl TaskHost {
         if record.task.status.is_terminal() {
             self.lock_live().remove(id);
         }
+        let _ = self.changes.send(id.to_owned());
         Ok(record.task)
     }
 
