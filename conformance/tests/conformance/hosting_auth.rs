@@ -19,7 +19,7 @@ use modelctx_conformance::{Connector, SpecVersion, Test, conformance_test, withi
 use modelctx_oauth::{
     AuthInfo, AuthorizationHandler, AuthorizationResponse, AuthorizationServer,
     AuthorizationServerConfig, InMemoryStore, JwtVerifier, Login, OAuthClient, OAuthError,
-    Operation, RegisteredClient, ResourceServer, ResourceServerConfig,
+    Operation, RegisteredClient, ResourceServer, ResourceServerConfig, TrustedIdentityProvider,
 };
 use p256::ecdsa::signature::Signer as _;
 use serde_json::{Value, json};
@@ -35,6 +35,10 @@ pub(crate) fn tests() -> Vec<Test> {
                 "hosting:auth:metadata-endpoints",
                 "hosting:auth:prm:authorization-servers-field"
             ]
+        ),
+        conformance_test!(
+            identity_assertions_are_advertised_and_exchanged_for_tokens,
+            ["client-auth:identity-assertion:metadata-advertised"]
         ),
         conformance_test!(
             no_token_draws_401_with_resource_metadata,
@@ -116,6 +120,44 @@ struct Protected {
     http: reqwest::Client,
 }
 
+/// The enterprise identity provider the bundled authorization server trusts, and its
+/// signing key.
+const IDP: &str = "https://idp.example.test";
+const IDP_KEY: [u8; 32] = [0x17; 32];
+const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+fn idp_jwk() -> Value {
+    let key = p256::ecdsa::SigningKey::from_slice(&IDP_KEY).expect("a valid scalar");
+    let point = key.verifying_key().to_encoded_point(false);
+    json!({
+        "kty": "EC", "crv": "P-256", "kid": "idp-1",
+        "x": URL_SAFE_NO_PAD.encode(point.x().unwrap()),
+        "y": URL_SAFE_NO_PAD.encode(point.y().unwrap()),
+    })
+}
+
+/// An identity assertion (ID-JAG) signed with `key`, with `claims`.
+fn id_jag(key: &[u8; 32], claims: &Value) -> String {
+    let header = json!({"alg": "ES256", "typ": "oauth-id-jag+jwt", "kid": "idp-1"});
+    let part = |v: &Value| URL_SAFE_NO_PAD.encode(serde_json::to_vec(v).unwrap());
+    let input = format!("{}.{}", part(&header), part(claims));
+    let key = p256::ecdsa::SigningKey::from_slice(key).expect("a valid scalar");
+    let signature: p256::ecdsa::Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature.to_bytes()))
+}
+
+/// The claims of an assertion the IdP issues to `enterprise` for employee 7.
+fn id_jag_claims(issuer: &str, resource: &str, jti: &str) -> Value {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    json!({
+        "iss": IDP, "sub": "employee-7", "aud": issuer, "client_id": "enterprise",
+        "jti": jti, "iat": now, "exp": now + 300, "resource": resource, "scope": "mcp:tools",
+    })
+}
+
 fn key_pem() -> String {
     use p256::pkcs8::EncodePrivateKey as _;
     let key = p256::SecretKey::from_slice(&KEY).expect("a valid scalar");
@@ -161,8 +203,11 @@ async fn protected(connect: &Connector) -> Protected {
     let (mcp_listener, origin) = bind().await;
     let mcp = format!("{origin}/mcp");
     let other = format!("{origin}/other");
-    let mut config =
-        AuthorizationServerConfig::new(&issuer, &mcp).scopes_supported(["mcp:tools", "mcp:admin"]);
+    let mut config = AuthorizationServerConfig::new(&issuer, &mcp)
+        .scopes_supported(["mcp:tools", "mcp:admin"])
+        .trust_identity_provider(
+            TrustedIdentityProvider::new(IDP, &json!({"keys": [idp_jwk()]})).expect("a P-256 key"),
+        );
     config.resources.push(other.clone());
     let users = |login: &Login<'_>| (login.username == "alice").then(|| "alice".to_owned());
     let auth =
@@ -175,6 +220,10 @@ async fn protected(connect: &Connector) -> Protected {
     ))
     .await
     .unwrap();
+    let mut enterprise =
+        RegisteredClient::confidential("enterprise", "ent-secret", Vec::<String>::new());
+    enterprise.grant_types = vec![JWT_BEARER_GRANT.to_owned()];
+    auth.register_client(enterprise).await.unwrap();
     let as_app = auth.router();
     tokio::spawn(async move { axum::serve(as_listener, as_app).await });
 
@@ -539,6 +588,93 @@ async fn the_authorization_code_flow_reaches_a_handler_and_reconnects(connect: C
         "alice"
     );
     assert_eq!(alice.asked.load(Ordering::SeqCst), 1);
+}
+
+async fn identity_assertions_are_advertised_and_exchanged_for_tokens(connect: Connector) {
+    let p = protected(&connect).await;
+    let metadata = send(p.http.get(format!(
+        "{}/.well-known/oauth-authorization-server",
+        p.issuer
+    )))
+    .await
+    .json();
+    assert!(
+        metadata["grant_types_supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(JWT_BEARER_GRANT)),
+        "{metadata}"
+    );
+    assert_eq!(
+        metadata["authorization_grant_profiles_supported"],
+        json!(["urn:ietf:params:oauth:grant-profile:id-jag"])
+    );
+
+    // The SDK's client presents an assertion from the IdP: a token for the employee.
+    let mint = |request: modelctx_oauth::AssertionRequest| async move {
+        let claims = id_jag_claims(&request.issuer, &request.resource, "jti-client");
+        Ok::<_, OAuthError>(id_jag(&IDP_KEY, &claims))
+    };
+    let oauth = OAuthClient::builder(&p.mcp)
+        .jwt_bearer(mint)
+        .client(modelctx_oauth::ClientRegistration::new("enterprise").with_secret("ent-secret"))
+        .build()
+        .unwrap();
+    let transport = StreamableHttpClientTransport::builder(&p.mcp)
+        .auth(oauth)
+        .build()
+        .unwrap();
+    let mode = if p.version == SpecVersion::V2026_07_28 {
+        modelctx::client::ConnectMode::Discover
+    } else {
+        modelctx::client::ConnectMode::Legacy
+    };
+    let client = within(
+        "the client to connect",
+        Client::builder("conformance", "1.0.0")
+            .mode(mode)
+            .connect(transport),
+    )
+    .await
+    .expect("connected with the assertion's token");
+    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&who).unwrap()["content"][0]["text"],
+        "employee-7"
+    );
+
+    // Refused: a replayed assertion, another client's, an untrusted signer's.
+    let present = |assertion: String| {
+        let http = p.http.clone();
+        let token = format!("{}/token", p.issuer);
+        async move {
+            send(
+                http.post(token)
+                    .basic_auth("enterprise", Some("ent-secret"))
+                    .form(&[("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)]),
+            )
+            .await
+        }
+    };
+    let fresh = id_jag(&IDP_KEY, &id_jag_claims(&p.issuer, &p.mcp, "jti-raw"));
+    assert_eq!(present(fresh.clone()).await.status, 200);
+    let replayed = present(fresh).await;
+    assert_eq!(
+        replayed.json()["error"],
+        "invalid_grant",
+        "{}",
+        replayed.body
+    );
+    let mut other = id_jag_claims(&p.issuer, &p.mcp, "jti-other");
+    other["client_id"] = json!("svc");
+    assert_eq!(
+        present(id_jag(&IDP_KEY, &other)).await.json()["error"],
+        "invalid_grant"
+    );
+    let forged = id_jag(&[0x42; 32], &id_jag_claims(&p.issuer, &p.mcp, "jti-forged"));
+    assert_eq!(present(forged).await.json()["error"], "invalid_grant");
 }
 
 async fn authorize_without_pkce_is_invalid_request(connect: Connector) {

@@ -152,5 +152,6 @@ pub use resource::{
 #[cfg(feature = "authorization-server")]
 pub use authorization::{
     AuthorizationServer, AuthorizationServerConfig, AuthorizationStore, Grant, GrantKind,
-    InMemoryStore, Login, RegisteredClient, SetupError, StoreError, UserAuthenticator,
+    InMemoryStore, Login, RegisteredClient, SetupError, StoreError, TrustedIdentityProvider,
+    UserAuthenticator,
 };

@@ -701,6 +701,40 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
                 expires_at: 0,
             }
         }
+        super::JWT_BEARER if !inner.config.identity_providers.is_empty() => {
+            if !client.grant_types.iter().any(|g| g == super::JWT_BEARER) {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "unauthorized_client",
+                    "the client may not use the jwt-bearer grant",
+                );
+            }
+            let Some(assertion) = p.get("assertion") else {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "assertion is missing",
+                );
+            };
+            match identity_assertion(&inner, &client.client_id, assertion, &p) {
+                Ok(grant) => grant,
+                Err(Refusal::Target) => {
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_target",
+                        "the resource is not served by this authorization server",
+                    );
+                }
+                Err(Refusal::Scope) => {
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_scope",
+                        "a requested scope is not granted by the assertion or not supported",
+                    );
+                }
+                Err(Refusal::Grant(why)) => return invalid_grant(why),
+            }
+        }
         _ => {
             return oauth_error(
                 StatusCode::BAD_REQUEST,
@@ -727,7 +761,7 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
     if !grant.scope.is_empty() {
         answer["scope"] = grant.scope.as_str().into();
     }
-    let refreshable = grant_type != "client_credentials"
+    let refreshable = !matches!(grant_type, "client_credentials" | super::JWT_BEARER)
         && client.grant_types.iter().any(|g| g == "refresh_token");
     if refreshable {
         let Ok(refresh) = random_token() else {
@@ -751,6 +785,121 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
         answer["refresh_token"] = refresh.into();
     }
     json_response(StatusCode::OK, &answer)
+}
+
+/// Why an identity assertion was refused.
+enum Refusal {
+    Grant(&'static str),
+    Target,
+    Scope,
+}
+
+/// How far the clocks of the identity provider and this server may disagree.
+const ASSERTION_SKEW_SECS: u64 = 60;
+
+/// Checks an identity assertion (ID-JAG) presented by `client_id` and makes the grant
+/// it stands for: the provider's subject, for the assertion's resource, with the scopes
+/// asked for (within the assertion's) or else the assertion's.
+fn identity_assertion(
+    inner: &Inner,
+    client_id: &str,
+    assertion: &str,
+    p: &HashMap<String, String>,
+) -> Result<Grant, Refusal> {
+    let jws =
+        jose::Jws::parse(assertion).map_err(|_| Refusal::Grant("the assertion is not a JWT"))?;
+    let typ = jws.header.get("typ").and_then(Value::as_str).unwrap_or("");
+    if !typ.eq_ignore_ascii_case(super::ID_JAG_TYP) {
+        return Err(Refusal::Grant(
+            "the assertion is not an identity assertion (typ oauth-id-jag+jwt)",
+        ));
+    }
+    let claim = |name: &str| jws.claims.get(name).and_then(Value::as_str);
+    let issuer = claim("iss").ok_or(Refusal::Grant("the assertion names no issuer"))?;
+    let provider = inner
+        .config
+        .identity_providers
+        .iter()
+        .find(|idp| idp.issuer() == issuer)
+        .ok_or(Refusal::Grant("the assertion's issuer is not trusted"))?;
+    if !provider.signed(&jws) {
+        return Err(Refusal::Grant("the assertion's signature does not verify"));
+    }
+    let ours = inner.config.issuer.trim_end_matches('/');
+    let for_us = match jws.claims.get("aud") {
+        Some(Value::String(aud)) => aud.trim_end_matches('/') == ours,
+        Some(Value::Array(auds)) => auds
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|aud| aud.trim_end_matches('/') == ours),
+        _ => false,
+    };
+    if !for_us {
+        return Err(Refusal::Grant(
+            "the assertion is not for this authorization server",
+        ));
+    }
+    let now = jose::now_secs();
+    let exp = jws.claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
+    if exp + ASSERTION_SKEW_SECS <= now {
+        return Err(Refusal::Grant("the assertion has expired"));
+    }
+    if jws
+        .claims
+        .get("iat")
+        .and_then(Value::as_u64)
+        .is_some_and(|iat| iat > now + ASSERTION_SKEW_SECS)
+    {
+        return Err(Refusal::Grant("the assertion was issued in the future"));
+    }
+    if claim("client_id") != Some(client_id) {
+        return Err(Refusal::Grant("the assertion was issued to another client"));
+    }
+    let subject = claim("sub")
+        .filter(|s| !s.is_empty())
+        .ok_or(Refusal::Grant("the assertion names no subject"))?;
+    let jti = claim("jti").ok_or(Refusal::Grant("the assertion has no jti"))?;
+    let resource = resource_of(inner, claim("resource").map(str::to_owned).as_ref())
+        .map_err(|()| Refusal::Target)?;
+    if let Some(asked) = p.get("resource")
+        && resource_of(inner, Some(asked)).ok().flatten() != resource
+    {
+        return Err(Refusal::Target);
+    }
+    let granted: Vec<&str> = claim("scope")
+        .unwrap_or("")
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let scope = match p.get("scope") {
+        Some(asked) => {
+            let asked: Vec<&str> = asked.split(' ').filter(|s| !s.is_empty()).collect();
+            if !asked.iter().all(|s| granted.contains(s)) {
+                return Err(Refusal::Scope);
+            }
+            asked.join(" ")
+        }
+        None => granted.join(" "),
+    };
+    if !scopes_known(inner, &scope) {
+        return Err(Refusal::Scope);
+    }
+    // One use per assertion (within the replay window of proofs).
+    if !inner.replay.first_use(&format!("id-jag {issuer} {jti}")) {
+        return Err(Refusal::Grant("the assertion was used before"));
+    }
+    Ok(Grant {
+        client_id: client_id.to_owned(),
+        subject: subject.to_owned(),
+        scope,
+        resource,
+        redirect_uri: None,
+        code_challenge: None,
+        state: None,
+        dpop_jkt: None,
+        family: None,
+        expires_at: 0,
+    })
 }
 
 /// How long an exchanged code is remembered, to revoke its tokens if it comes again.
@@ -798,7 +947,12 @@ async fn family_revoked(inner: &Inner, family: Option<&str>) -> bool {
     }
 }
 
-const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_credentials"];
+const GRANT_TYPES: [&str; 4] = [
+    "authorization_code",
+    "refresh_token",
+    "client_credentials",
+    super::JWT_BEARER,
+];
 const AUTH_METHODS: [&str; 3] = ["none", "client_secret_basic", "client_secret_post"];
 
 /// Dynamic client registration (RFC 7591).

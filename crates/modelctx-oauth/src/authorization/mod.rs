@@ -66,6 +66,13 @@ where
     }
 }
 
+/// The RFC 7523 grant type that carries an assertion.
+pub(crate) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// The grant profile of identity assertions (ID-JAG) under that grant.
+pub(crate) const ID_JAG_PROFILE: &str = "urn:ietf:params:oauth:grant-profile:id-jag";
+/// The JWT type of an ID-JAG.
+pub(crate) const ID_JAG_TYP: &str = "oauth-id-jag+jwt";
+
 /// The settings of an [`AuthorizationServer`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -93,6 +100,64 @@ pub struct AuthorizationServerConfig {
     /// plain `http` on loopback): off by default, so that the server fetches only from
     /// the public internet; on for development and tests.
     pub private_network_documents: bool,
+    /// The enterprise identity providers whose identity assertions (ID-JAG) the token
+    /// endpoint takes (enterprise-managed authorization, SEP-990): none by default, and
+    /// the grant is then refused as unsupported.
+    pub identity_providers: Vec<TrustedIdentityProvider>,
+}
+
+/// An enterprise identity provider whose Identity Assertion JWT Authorization Grants
+/// (ID-JAG) the token endpoint exchanges for access tokens: the RFC 7523 jwt-bearer
+/// grant with the ID-JAG profile. An assertion must be an `oauth-id-jag+jwt` signed
+/// (ES256) by one of the provider's keys, issued by it, for this server (`aud`), for
+/// the client that presents it (`client_id`), unexpired, and for a resource this server
+/// serves; its `sub` becomes the token's subject and its `scope` bounds the token's.
+#[derive(Clone)]
+pub struct TrustedIdentityProvider {
+    issuer: String,
+    keys: Vec<(Option<String>, p256::ecdsa::VerifyingKey)>,
+}
+
+impl std::fmt::Debug for TrustedIdentityProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrustedIdentityProvider")
+            .field("issuer", &self.issuer)
+            .field("keys", &self.keys.len())
+            .finish()
+    }
+}
+
+impl TrustedIdentityProvider {
+    /// The provider `issuer` signing with the P-256 keys of `jwks` (a JWK Set, as its
+    /// `jwks_uri` serves it); `None` when the set holds no P-256 key.
+    pub fn new(issuer: impl Into<String>, jwks: &Value) -> Option<Self> {
+        let keys: Vec<_> = jwks["keys"]
+            .as_array()?
+            .iter()
+            .filter_map(|jwk| {
+                let kid = jwk["kid"].as_str().map(str::to_owned);
+                crate::jose::p256_key(jwk).map(|key| (kid, key))
+            })
+            .collect();
+        (!keys.is_empty()).then(|| Self {
+            issuer: issuer.into(),
+            keys,
+        })
+    }
+
+    /// The provider's issuer identifier.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// Whether `jws` is signed by one of the provider's keys (the one its `kid` names,
+    /// when it names one).
+    pub(crate) fn signed(&self, jws: &crate::jose::Jws<'_>) -> bool {
+        self.keys
+            .iter()
+            .filter(|(kid, _)| jws.kid().is_none() || kid.as_deref() == jws.kid())
+            .any(|(_, key)| jws.verifies_with(key))
+    }
 }
 
 impl AuthorizationServerConfig {
@@ -108,7 +173,16 @@ impl AuthorizationServerConfig {
             dynamic_registration: true,
             client_metadata_documents: true,
             private_network_documents: false,
+            identity_providers: Vec::new(),
         }
+    }
+
+    /// Takes identity assertions (ID-JAG) from `provider` at the token endpoint, and
+    /// advertises the jwt-bearer grant with the ID-JAG profile.
+    #[must_use]
+    pub fn trust_identity_provider(mut self, provider: TrustedIdentityProvider) -> Self {
+        self.identity_providers.push(provider);
+        self
     }
 
     /// Turns client ID metadata documents on or off.
@@ -338,6 +412,12 @@ impl AuthorizationServer {
         }
         if !c.scopes_supported.is_empty() {
             doc["scopes_supported"] = c.scopes_supported.clone().into();
+        }
+        if !c.identity_providers.is_empty() {
+            if let Some(grants) = doc["grant_types_supported"].as_array_mut() {
+                grants.push(JWT_BEARER.into());
+            }
+            doc["authorization_grant_profiles_supported"] = json!([ID_JAG_PROFILE]);
         }
         doc
     }
