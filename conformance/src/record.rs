@@ -161,4 +161,9 @@ impl MessageStream for RecordingStream {
             next
         })
     }
+
+    // Clocks change no message: the recording sees the same wire with them.
+    fn offer_clocks(&mut self, clocks: Arc<dyn modelctx_transport::RequestClocks>) {
+        self.inner.offer_clocks(clocks);
+    }
 }

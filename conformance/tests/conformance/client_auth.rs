@@ -137,7 +137,7 @@ pub(crate) fn tests() -> Vec<Test> {
             ["client-auth:token-provenance"]
         ),
         conformance_test!(
-            a_login_does_not_stop_the_challenged_requests_clock,
+            a_login_holds_the_challenged_requests_clock,
             ["client-auth:login-time:not-counted"]
         ),
         conformance_test!(
@@ -1219,39 +1219,49 @@ async fn held_login(connector: &Connector) -> (World, OAuthClient, modelctx::cli
 }
 
 const SHORT: Duration = Duration::from_millis(300);
+/// A call's budget where what it does within the budget matters too.
+const BUDGET: Duration = Duration::from_secs(1);
 
 fn with_timeout(timeout: Duration) -> RequestOptions {
     RequestOptions::new().timeout(timeout)
 }
 
-async fn a_login_does_not_stop_the_challenged_requests_clock(connector: Connector) {
+async fn a_login_holds_the_challenged_requests_clock(connector: Connector) {
     let (world, _oauth, client, hold) = held_login(&connector).await;
-    // The challenged call's clock runs on while the user is at the authorization
-    // server: it times out there.
     let opened = hold.opened.notified();
     let challenged = tokio::spawn({
         let client = client.clone();
         async move {
             client
-                .request_with::<Echo>(json!({"c": 1}), with_timeout(SHORT))
+                .request_with::<Echo>(json!({"c": 1}), with_timeout(BUDGET))
                 .await
         }
     });
     within("the user to be sent to authorize", opened).await;
-    let outcome = within("the challenged call", challenged).await.unwrap();
+    // A call started after the challenged one, with the same budget, runs out of it
+    // while the user is still at the authorization server…
+    let queued = within(
+        "the later call to time out",
+        client.request_with::<Echo>(json!({"q": 1}), with_timeout(BUDGET)),
+    )
+    .await;
     assert!(
-        outcome.as_ref().is_err_and(SessionError::is_timeout),
-        "{outcome:?}"
+        queued.as_ref().is_err_and(SessionError::is_timeout),
+        "{queued:?}"
     );
-    // The login goes on in its own task; once the user is done, its token serves the
-    // next call at once, with no second authorization.
+    // …while the challenged call, whose clock the login holds, still waits.
+    assert!(
+        !challenged.is_finished(),
+        "the user's time does not count against the challenged call"
+    );
     hold.holding
         .store(false, std::sync::atomic::Ordering::SeqCst);
     hold.release.notify_one();
-    let answer = within("the next call", client.request::<Echo>(json!({"n": 2})))
+    let answer = within("the challenged call", challenged)
         .await
-        .expect("answered with the stepped-up token");
-    assert_eq!(answer["n"], 2);
+        .unwrap()
+        .expect("answered within the budget it had left");
+    assert_eq!(answer["c"], 1);
     assert_eq!(world.authorizations().len(), 2);
 }
 

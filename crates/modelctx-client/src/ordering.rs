@@ -77,6 +77,10 @@ impl<S: MessageStream> MessageStream for CountingStream<S> {
     fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
         self.inner.offer_direct(receiver);
     }
+
+    fn offer_clocks(&mut self, clocks: Arc<dyn modelctx_transport::RequestClocks>) {
+        self.inner.offer_clocks(clocks);
+    }
 }
 
 impl LogOrder {

@@ -203,6 +203,23 @@ pub(crate) struct Shared {
     pub(crate) sends_idle: tokio::sync::Notify,
 }
 
+impl modelctx_transport::RequestClocks for Shared {
+    fn pause(&self, id: &RequestId) {
+        if let RequestId::Number(n) = id {
+            self.lock_pending().hold(*n, tokio::time::Instant::now());
+        }
+    }
+
+    fn resume(&self, id: &RequestId) {
+        if let RequestId::Number(n) = id
+            && self.lock_pending().release(*n, tokio::time::Instant::now())
+        {
+            // The watcher runs: the request had a deadline before it was held.
+            self.deadline_changed.notify_one();
+        }
+    }
+}
+
 impl Shared {
     /// Sets the session's timer earlier: starts the watcher on first use, else wakes it.
     fn rearm_deadlines(self: &Arc<Self>) {

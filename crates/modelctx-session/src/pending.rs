@@ -18,6 +18,9 @@ struct Entry<S> {
     sent: bool,
     /// When it times out (set when it is sent).
     deadline: Option<Instant>,
+    /// While its timeout is held (the transport waits on something other than the
+    /// peer): the budget it had left.
+    held: Option<std::time::Duration>,
     /// Whether the peer hears of its timeout with `notifications/cancelled` (not for
     /// `initialize`).
     notify_on_timeout: bool,
@@ -65,6 +68,7 @@ impl<S, P> PendingTable<S, P> {
             slot,
             sent: false,
             deadline: None,
+            held: None,
             notify_on_timeout: false,
         };
         self.slots.insert(id, entry);
@@ -87,10 +91,41 @@ impl<S, P> PendingTable<S, P> {
         Some(self.arm(deadline))
     }
 
+    /// Holds request `id`'s timeout: its deadline is put aside with the budget it had
+    /// left. Nothing for an unknown, unsent or already held request.
+    pub(crate) fn hold(&mut self, id: i64, now: Instant) {
+        if let Some(entry) = self.slots.get_mut(&id)
+            && let Some(deadline) = entry.deadline.take()
+        {
+            entry.held = Some(deadline.saturating_duration_since(now));
+        }
+    }
+
+    /// Restarts a held timeout with the budget it had left; whether the timer must be
+    /// set earlier.
+    pub(crate) fn release(&mut self, id: i64, now: Instant) -> bool {
+        match self.slots.get_mut(&id) {
+            Some(entry) => match entry.held.take() {
+                Some(left) => {
+                    let deadline = now + left;
+                    entry.deadline = Some(deadline);
+                    self.arm(deadline)
+                }
+                None => false,
+            },
+            None => false,
+        }
+    }
+
     /// Moves request `id`'s deadline (a progress update restarted its timeout); whether
     /// the timer must be set earlier.
     pub(crate) fn set_deadline(&mut self, id: i64, deadline: Instant) -> bool {
         match self.slots.get_mut(&id) {
+            // A held timeout stays held; the budget it resumes with is the new one.
+            Some(entry) if entry.held.is_some() => {
+                entry.held = Some(deadline.saturating_duration_since(Instant::now()));
+                false
+            }
             Some(entry) => {
                 entry.deadline = Some(deadline);
                 self.arm(deadline)
@@ -295,6 +330,22 @@ mod tests {
         assert_eq!((due[0].id, due[0].notify_peer), (c, true));
         assert_eq!(t.armed(), None, "nothing left to time");
         assert_eq!(t.len(), 0);
+    }
+
+    #[test]
+    fn a_held_timeout_resumes_with_the_budget_it_had_left() {
+        use std::time::Duration;
+        let mut t: PendingTable<u8, ()> = PendingTable::default();
+        let start = Instant::now();
+        let a = t.insert(1);
+        t.mark_sent(a, start + Duration::from_secs(10), true);
+        t.hold(a, start + Duration::from_secs(4));
+        // Held: nothing expires, however late.
+        assert!(t.expire(start + Duration::from_secs(100)).is_empty());
+        // Released at 100 s with the 6 s it had left.
+        assert!(t.release(a, start + Duration::from_secs(100)));
+        assert!(t.expire(start + Duration::from_secs(105)).is_empty());
+        assert_eq!(t.expire(start + Duration::from_secs(106)).len(), 1);
     }
 
     #[test]

@@ -74,6 +74,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     });
     let mut stream: Box<dyn MessageStream> = Box::new(stream);
     stream.offer_direct(core.clone());
+    stream.offer_clocks(core.shared.clone());
     let receiver = Receiver {
         core,
         notify_tx: None,

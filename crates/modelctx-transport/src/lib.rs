@@ -20,6 +20,7 @@
 //! assert_eq!(JsonRpcMessage::from_slice(&line).unwrap().method(), Some("notifications/initialized"));
 //! ```
 
+mod clock;
 mod error;
 mod extensions;
 pub mod framing;
@@ -33,6 +34,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use futures::future::BoxFuture;
 use modelctx_types::{JsonRpcMessage, RequestId};
 
+pub use clock::{ClockHold, RequestClock, RequestClocks};
 pub use error::TransportError;
 pub use extensions::{Extensions, Principal, Sessionless};
 
@@ -147,6 +149,15 @@ pub trait MessageStream: Send + 'static {
     /// keep that default.
     fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
         let _ = receiver;
+    }
+
+    /// Offers the session's [`RequestClocks`]: a transport whose sending of a request
+    /// may wait on something other than the peer (the HTTP client's auth hook, while
+    /// the user authorizes) holds that request's timeout meanwhile
+    /// ([`RequestClock::hold`]). Keep only a [`Weak`] reference (the clocks belong to
+    /// the session, which holds the sink). The default ignores the offer.
+    fn offer_clocks(&mut self, clocks: Arc<dyn RequestClocks>) {
+        let _ = clocks;
     }
 }
 
@@ -292,6 +303,10 @@ impl<R: MessageStream + ?Sized> MessageStream for Box<R> {
 
     fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
         (**self).offer_direct(receiver);
+    }
+
+    fn offer_clocks(&mut self, clocks: Arc<dyn RequestClocks>) {
+        (**self).offer_clocks(clocks);
     }
 }
 

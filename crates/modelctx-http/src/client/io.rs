@@ -155,7 +155,7 @@ pub(super) async fn close(inner: Arc<ClientInner>) {
     if session.is_some() {
         // 405 means the server does not end sessions on request: fine either way. A
         // server that does not answer does not hold the close up for long.
-        let delete = request(&inner, Method::DELETE, None, None);
+        let delete = request(&inner, Method::DELETE, None, None, None);
         let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
     }
 }
@@ -168,6 +168,7 @@ async fn request(
     method: Method,
     body: Option<Vec<u8>>,
     last_event_id: Option<&str>,
+    for_request: Option<&RequestId>,
 ) -> Result<reqwest::Response, TransportError> {
     let mut retries = 0;
     loop {
@@ -214,7 +215,13 @@ async fn request(
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth
             && retries < auth.max_retries()
-            && auth.on_rejected(status.as_u16(), response.headers()).await
+            && auth
+                .on_rejected_for(
+                    status.as_u16(),
+                    response.headers(),
+                    inner.clock(for_request),
+                )
+                .await
         {
             retries += 1;
             continue;
@@ -368,7 +375,9 @@ async fn run_stateless(inner: &ClientInner, request: JsonRpcRequest) -> Result<(
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth
             && retries < auth.max_retries()
-            && auth.on_rejected(status.as_u16(), response.headers()).await
+            && auth
+                .on_rejected_for(status.as_u16(), response.headers(), inner.clock(Some(&id)))
+                .await
         {
             retries += 1;
             continue;
@@ -416,7 +425,7 @@ async fn run_stateless(inner: &ClientInner, request: JsonRpcRequest) -> Result<(
 /// POSTs a notification or response; the server must accept it (202).
 async fn post_message(inner: &ClientInner, message: &JsonRpcMessage) -> Result<(), TransportError> {
     let body = serde_json::to_vec(message).map_err(|e| TransportError::other(e.to_string()))?;
-    let response = request(inner, Method::POST, Some(body), None).await?;
+    let response = request(inner, Method::POST, Some(body), None, None).await?;
     let status = response.status();
     if status.is_success() {
         return Ok(());
@@ -457,7 +466,7 @@ async fn standalone(inner: &ClientInner, generation: u64) {
         if inner.state().generation != generation {
             return;
         }
-        match request(inner, Method::GET, None, last_id.as_deref()).await {
+        match request(inner, Method::GET, None, last_id.as_deref(), None).await {
             Ok(response) if response.status() == StatusCode::METHOD_NOT_ALLOWED => return,
             Ok(response) if is_sse(&response) => {
                 let read = read_sse(inner, response, None, None, &mut last_id).await;
@@ -506,7 +515,7 @@ async fn run_request(
     if token.is_none() {
         let message = JsonRpcMessage::Request(request);
         let body = serde_json::to_vec(&message).map_err(|e| e.to_string())?;
-        let response = request_or_reason(inner, Method::POST, Some(body), None).await?;
+        let response = request_or_reason(inner, Method::POST, Some(body), None, Some(&id)).await?;
         let status = response.status();
         let init = {
             let mut st = inner.state();
@@ -567,7 +576,8 @@ async fn run_request(
         if inner.state().generation != generation || !inner.state().inflight.contains_key(&id) {
             return Ok(());
         }
-        let response = request_or_reason(inner, Method::GET, None, last_id.as_deref()).await?;
+        let response =
+            request_or_reason(inner, Method::GET, None, last_id.as_deref(), None).await?;
         let status = response.status();
         if !status.is_success() || !is_sse(&response) {
             return Err(status_reason(status, response).await);
@@ -595,8 +605,9 @@ async fn request_or_reason(
     method: Method,
     body: Option<Vec<u8>>,
     last_event_id: Option<&str>,
+    for_request: Option<&RequestId>,
 ) -> Result<reqwest::Response, String> {
-    request(inner, method, body, last_event_id)
+    request(inner, method, body, last_event_id, for_request)
         .await
         .map_err(|e| e.to_string())
 }
@@ -818,7 +829,7 @@ async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
     };
     let body = serde_json::to_vec(&JsonRpcMessage::Request(init))
         .map_err(|e| TransportError::other(e.to_string()))?;
-    let response = request(inner, Method::POST, Some(body), None).await?;
+    let response = request(inner, Method::POST, Some(body), None, None).await?;
     if !response.status().is_success() {
         return Err(TransportError::other(format!(
             "starting a new session failed: HTTP {}",

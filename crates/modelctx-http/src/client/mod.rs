@@ -27,6 +27,22 @@ pub trait AuthHook: Send + Sync + 'static {
     /// false to fail it.
     fn on_rejected(&self, status: u16, headers: &HeaderMap) -> BoxFuture<'_, bool>;
 
+    /// [`on_rejected`](Self::on_rejected) for a request whose timeout is `clock`: a
+    /// hook that waits on the user (an authorization in a browser) holds the clock
+    /// meanwhile ([`RequestClock::hold`](modelctx_transport::RequestClock::hold)), so
+    /// the user's time does not count against the request, and the request resumes with
+    /// the budget it had left; its own HTTP calls still count. The transport calls this
+    /// one; the default ignores the clock.
+    fn on_rejected_for<'a>(
+        &'a self,
+        status: u16,
+        headers: &'a HeaderMap,
+        clock: modelctx_transport::RequestClock,
+    ) -> BoxFuture<'a, bool> {
+        let _ = clock;
+        self.on_rejected(status, headers)
+    }
+
     /// Headers for a request `method` to `url`; the transport calls this rather than
     /// [`headers`](Self::headers), which it defaults to. Credentials bound to the
     /// request (a DPoP proof signs the method and URL) come from here.
@@ -96,11 +112,28 @@ pub(crate) struct ClientInner {
     pub(crate) closed: CancellationToken,
     pub(crate) state: Mutex<State>,
     pub(crate) reinit: tokio::sync::Mutex<()>,
+    /// The session's request timeouts (held while the auth hook waits on the user).
+    pub(crate) clocks: Mutex<Option<std::sync::Weak<dyn modelctx_transport::RequestClocks>>>,
 }
 
 impl ClientInner {
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Request `id`'s timeout, as the session offered it (one that holds nothing
+    /// before, or without an id).
+    pub(crate) fn clock(&self, id: Option<&RequestId>) -> modelctx_transport::RequestClock {
+        let id = id.cloned().unwrap_or(RequestId::Number(0));
+        let clocks = self
+            .clocks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match clocks {
+            Some(clocks) => modelctx_transport::RequestClock::from_weak(clocks, id),
+            None => modelctx_transport::RequestClock::none(id),
+        }
     }
 }
 
@@ -248,6 +281,7 @@ impl StreamableHttpClientBuilder {
             closed: closed.clone(),
             state: Mutex::new(state),
             reinit: tokio::sync::Mutex::new(()),
+            clocks: Mutex::new(None),
         });
         Ok(StreamableHttpClientTransport { inner, rx, closed })
     }
@@ -377,11 +411,13 @@ impl Transport for StreamableHttpClientTransport {
     type Stream = HttpClientStream;
 
     fn split(self) -> (HttpClientSink, HttpClientStream) {
+        let weak = Arc::downgrade(&self.inner);
         (
             HttpClientSink { inner: self.inner },
             HttpClientStream {
                 rx: self.rx,
                 closed: self.closed,
+                inner: weak,
             },
         )
     }
@@ -412,6 +448,7 @@ impl MessageSink for HttpClientSink {
 pub struct HttpClientStream {
     rx: mpsc::Receiver<TransportMessage>,
     closed: CancellationToken,
+    inner: std::sync::Weak<ClientInner>,
 }
 
 impl fmt::Debug for HttpClientStream {
@@ -429,6 +466,12 @@ impl MessageStream for HttpClientStream {
                 () = self.closed.cancelled() => None,
             }
         })
+    }
+
+    fn offer_clocks(&mut self, clocks: Arc<dyn modelctx_transport::RequestClocks>) {
+        if let Some(inner) = self.inner.upgrade() {
+            *inner.clocks.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::downgrade(&clocks));
+        }
     }
 }
 

@@ -85,6 +85,9 @@ pub(super) struct State {
     pending: Option<OAuthError>,
     as_nonce: Option<String>,
     rs_nonce: Option<String>,
+    /// The timeout of the request whose refusal started the running flow: held while
+    /// the user is at the authorization server.
+    user_clock: Option<modelctx_transport::RequestClock>,
 }
 
 impl OAuthClient {
@@ -166,7 +169,12 @@ impl OAuthClient {
         Ok(headers)
     }
 
-    async fn rejected(&self, status: u16, headers: &HeaderMap) -> bool {
+    async fn rejected(
+        &self,
+        status: u16,
+        headers: &HeaderMap,
+        clock: Option<modelctx_transport::RequestClock>,
+    ) -> bool {
         let challenges = parse_www_authenticate(
             headers
                 .get_all(http::header::WWW_AUTHENTICATE)
@@ -196,7 +204,10 @@ impl OAuthClient {
                 // meanwhile): the request went with older ones; retry with these.
                 return true;
             }
-            match inner.handle(&mut st, status, &challenge, nonce).await {
+            st.user_clock = clock;
+            let handled = inner.handle(&mut st, status, &challenge, nonce).await;
+            st.user_clock = None;
+            match handled {
                 Ok(retry) => retry,
                 Err(e) => {
                     *inner.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
@@ -635,7 +646,15 @@ impl Inner {
         }
         let issuer = meta.issuer.clone();
         let iss_required = meta.authorization_response_iss_parameter_supported == Some(true);
-        let response = handler.authorize(url.as_str()).await?;
+        let response = {
+            // The user's time at the authorization server is not the challenged
+            // request's: its timeout waits (this flow's own HTTP calls still count).
+            let _held = st
+                .user_clock
+                .as_ref()
+                .map(modelctx_transport::RequestClock::hold);
+            handler.authorize(url.as_str()).await?
+        };
         let code = check_response(&response, &state, &issuer, iss_required)?;
         let form = vec![
             ("grant_type", "authorization_code".to_owned()),
@@ -838,7 +857,17 @@ impl AuthHook for OAuthClient {
 
     fn on_rejected(&self, status: u16, headers: &HeaderMap) -> BoxFuture<'_, bool> {
         let headers = headers.clone();
-        Box::pin(async move { self.rejected(status, &headers).await })
+        Box::pin(async move { self.rejected(status, &headers, None).await })
+    }
+
+    fn on_rejected_for<'a>(
+        &'a self,
+        status: u16,
+        headers: &'a HeaderMap,
+        clock: modelctx_transport::RequestClock,
+    ) -> BoxFuture<'a, bool> {
+        let headers = headers.clone();
+        Box::pin(async move { self.rejected(status, &headers, Some(clock)).await })
     }
 
     /// Two: a DPoP nonce challenge may follow the retry with a new token. Loops are

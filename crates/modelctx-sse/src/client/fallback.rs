@@ -55,6 +55,15 @@ impl AuthHook for SharedHook {
         self.0.on_rejected(status, headers)
     }
 
+    fn on_rejected_for<'a>(
+        &'a self,
+        status: u16,
+        headers: &'a http::HeaderMap,
+        clock: modelctx_transport::RequestClock,
+    ) -> BoxFuture<'a, bool> {
+        self.0.on_rejected_for(status, headers, clock)
+    }
+
     fn headers_for<'a>(
         &'a self,
         method: &'a http::Method,

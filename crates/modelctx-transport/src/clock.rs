@@ -1,0 +1,93 @@
+//! Holding an outbound request's timeout while it waits on something that is not the
+//! peer: a user at an authorization server, say.
+
+use std::fmt;
+use std::sync::{Arc, Weak};
+
+use modelctx_types::RequestId;
+
+/// The timeouts of a session's outbound requests, as the session keeps them. A session
+/// offers it to its transport ([`MessageStream::offer_clocks`](crate::MessageStream::offer_clocks)).
+pub trait RequestClocks: Send + Sync + 'static {
+    /// Stops request `id`'s timeout, keeping the budget it had left (nothing for an
+    /// unknown or finished request, or one already held).
+    fn pause(&self, id: &RequestId);
+    /// Restarts it with that budget.
+    fn resume(&self, id: &RequestId);
+}
+
+/// One request's timeout, for a transport to [`hold`](Self::hold) while the request
+/// waits on something other than the peer. Holds nothing once the session is gone.
+#[derive(Clone)]
+pub struct RequestClock {
+    clocks: Weak<dyn RequestClocks>,
+    id: RequestId,
+}
+
+impl fmt::Debug for RequestClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestClock")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl RequestClock {
+    /// Request `id`'s timeout in `clocks`.
+    pub fn new(clocks: &Arc<dyn RequestClocks>, id: RequestId) -> Self {
+        Self {
+            clocks: Arc::downgrade(clocks),
+            id,
+        }
+    }
+
+    /// Request `id`'s timeout in the clocks `clocks` points to (a transport keeps the
+    /// session's clocks weakly).
+    pub fn from_weak(clocks: Weak<dyn RequestClocks>, id: RequestId) -> Self {
+        Self { clocks, id }
+    }
+
+    /// A clock that holds nothing (no session offered one).
+    pub fn none(id: RequestId) -> Self {
+        let clocks: Weak<dyn RequestClocks> = Weak::<NoClocks>::new();
+        Self { clocks, id }
+    }
+
+    /// The request.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// Stops the request's timeout until the returned guard is dropped.
+    pub fn hold(&self) -> ClockHold {
+        if let Some(clocks) = self.clocks.upgrade() {
+            clocks.pause(&self.id);
+        }
+        ClockHold {
+            clock: self.clone(),
+        }
+    }
+}
+
+/// Keeps a request's timeout stopped; dropping it restarts the timeout with what was
+/// left.
+#[derive(Debug)]
+#[must_use = "the timeout restarts when the hold is dropped"]
+pub struct ClockHold {
+    clock: RequestClock,
+}
+
+impl Drop for ClockHold {
+    fn drop(&mut self) {
+        if let Some(clocks) = self.clock.clocks.upgrade() {
+            clocks.resume(&self.clock.id);
+        }
+    }
+}
+
+struct NoClocks;
+
+impl RequestClocks for NoClocks {
+    fn pause(&self, _: &RequestId) {}
+    fn resume(&self, _: &RequestId) {}
+}
