@@ -1,7 +1,9 @@
 """The Python SDK's client (`mcp`, pinned in requirements.txt) driving modelctx's
-`conformance-server` example. `cargo xtask interop` runs it over both transports:
+`conformance-server` example. `cargo xtask interop` runs it over each transport:
 
     python py-client.py [--era ERA] http <url>            streamable HTTP
+    python py-client.py [--era ERA] sse <url>             the legacy HTTP+SSE transport
+        (2024-11-05, `sse_client`; the URL of the event stream)
     python py-client.py [--era ERA] stdio <server binary> [args...]  stdio (the binary is
         run with the given args, --stdio when there are none)
 
@@ -26,10 +28,11 @@ import warnings
 
 import mcp.types as types
 from mcp import Client, MCPDeprecationWarning, MCPError, StdioServerParameters
+from mcp.client.sse import sse_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 MODES = {None: "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
-USAGE = "usage: py-client.py [--era 2025-11-25|2026-07-28] (http <url> | stdio <server binary>)"
+USAGE = "usage: py-client.py [--era 2025-11-25|2026-07-28] (http <url> | sse <url> | stdio <server binary>)"
 
 asked = {"sampling": [], "elicitation": []}
 logs = []
@@ -149,11 +152,12 @@ async def drive(client, era):
 
 
 async def main(era, mode, target, extra):
-    server = (
-        target
-        if mode == "http"
-        else StdioServerParameters(command=target, args=extra or ["--stdio"])
-    )
+    if mode == "http":
+        server = target
+    elif mode == "sse":
+        server = sse_client(target)
+    else:
+        server = StdioServerParameters(command=target, args=extra or ["--stdio"])
     client = Client(
         server,
         mode=MODES[era],
@@ -175,7 +179,7 @@ def parse(argv):
             print(f"py-client.py: unknown era {argv[1:2]}; {USAGE}", file=sys.stderr)
             sys.exit(2)
         era, argv = argv[1], argv[2:]
-    if len(argv) < 2 or argv[0] not in ("http", "stdio") or (argv[0] == "http" and len(argv) != 2):
+    if len(argv) < 2 or argv[0] not in ("http", "sse", "stdio") or (argv[0] != "stdio" and len(argv) != 2):
         print(USAGE, file=sys.stderr)
         sys.exit(2)
     return era, argv[0], argv[1], argv[2:]

@@ -2,6 +2,10 @@
 `conformance-client --interop` to drive. `cargo xtask interop` runs:
 
     python py-server.py http <port>   streamable HTTP at http://127.0.0.1:<port>/mcp
+    python py-server.py sse <port>    only the legacy HTTP+SSE transport (2024-11-05,
+        `SseServerTransport`): GET http://127.0.0.1:<port>/sse opens a session's event
+        stream, whose `endpoint` event names /messages/?session_id=<id> to POST to; a
+        POST to /sse (a streamable HTTP client's `initialize`) is refused with 405
     python py-server.py stdio         stdio
 
 The same fixtures as ts-server.mjs: tools `add` (progress and a log message), `ask_llm`
@@ -116,8 +120,10 @@ server._lowlevel_server.middleware.append(report_era)
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "http":
         server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "sse":
+        server.run(transport="sse", host="127.0.0.1", port=int(sys.argv[2]))
     elif sys.argv[1:] == ["stdio"]:
         server.run(transport="stdio")
     else:
-        print("usage: py-server.py http <port> | stdio", file=sys.stderr)
+        print("usage: py-server.py http <port> | sse <port> | stdio", file=sys.stderr)
         sys.exit(2)

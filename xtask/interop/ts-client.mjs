@@ -1,8 +1,10 @@
 // The TypeScript SDK's client (@modelcontextprotocol/sdk, pinned in package-lock.json)
 // driving modelctx's `conformance-server` example. `cargo xtask interop` copies this file
-// next to the installed node_modules and runs it twice:
+// next to the installed node_modules and runs it over each transport:
 //
 //   node ts-client.mjs http <url>            streamable HTTP
+//   node ts-client.mjs sse <url>             the legacy HTTP+SSE transport (2024-11-05,
+//     `SSEClientTransport`; the URL of the event stream)
 //   node ts-client.mjs stdio <server binary> [args...]  stdio (the binary is run with the
 //     given args, --stdio when there are none)
 //   node ts-client.mjs --tasks http|stdio ...  the tasks flow (protocol 2025-11-25) instead:
@@ -17,6 +19,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
@@ -32,8 +35,8 @@ import {
 const argv = process.argv.slice(2);
 const tasks = argv[0] === '--tasks';
 const [mode, target, ...extra] = tasks ? argv.slice(1) : argv;
-if (!['http', 'stdio'].includes(mode) || !target) {
-  console.error('usage: ts-client.mjs [--tasks] (http <url> | stdio <server binary> [args...])');
+if (!['http', 'sse', 'stdio'].includes(mode) || !target) {
+  console.error('usage: ts-client.mjs [--tasks] (http <url> | sse <url> | stdio <server binary> [args...])');
   process.exit(2);
 }
 
@@ -83,6 +86,8 @@ const notified = (taskId, status) =>
 const transport =
   mode === 'http'
     ? new StreamableHTTPClientTransport(new URL(target))
+    : mode === 'sse'
+    ? new SSEClientTransport(new URL(target))
     : new StdioClientTransport({
         command: target,
         args: extra.length ? extra : ['--stdio'],

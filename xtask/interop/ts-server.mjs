@@ -3,6 +3,10 @@
 // `cargo xtask interop` copies this file next to the installed node_modules and runs:
 //
 //   node ts-server.mjs http <port>   streamable HTTP at http://127.0.0.1:<port>/mcp
+//   node ts-server.mjs sse <port>    only the legacy HTTP+SSE transport (2024-11-05,
+//     `SSEServerTransport`): GET http://127.0.0.1:<port>/sse opens a session's event
+//     stream, whose `endpoint` event names /messages?sessionId=<id> to POST to; a POST
+//     to /sse (a streamable HTTP client's `initialize`) is refused with 405
 //   node ts-server.mjs stdio         stdio
 //
 // Fixtures: tools `add` (progress and a log message), `ask_llm` (sampling) and `ask_user`
@@ -16,6 +20,7 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -260,7 +265,31 @@ if (mode === 'stdio') {
   httpServer.listen(Number(port), '127.0.0.1', () => {
     console.error(`ts-server: listening on http://127.0.0.1:${port}/mcp`);
   });
+} else if (mode === 'sse' && port) {
+  const sessions = new Map();
+  const httpServer = http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/sse' && req.method === 'GET') {
+      const transport = new SSEServerTransport('/messages', res);
+      sessions.set(transport.sessionId, transport);
+      res.on('close', () => sessions.delete(transport.sessionId));
+      // Starts the stream and sends the `endpoint` event.
+      await buildServer().connect(transport);
+    } else if (url.pathname === '/messages' && req.method === 'POST') {
+      const transport = sessions.get(url.searchParams.get('sessionId'));
+      if (!transport) {
+        res.writeHead(404).end('no such session');
+        return;
+      }
+      await transport.handlePostMessage(req, res);
+    } else {
+      res.writeHead(url.pathname === '/sse' ? 405 : 404).end();
+    }
+  });
+  httpServer.listen(Number(port), '127.0.0.1', () => {
+    console.error(`ts-server: legacy SSE endpoint http://127.0.0.1:${port}/sse`);
+  });
 } else {
-  console.error('usage: ts-server.mjs http <port> | stdio');
+  console.error('usage: ts-server.mjs http <port> | sse <port> | stdio');
   process.exit(2);
 }

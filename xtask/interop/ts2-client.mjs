@@ -1,8 +1,10 @@
 // The TypeScript SDK v2 client (@modelcontextprotocol/client, pinned in package-lock.json)
 // driving modelctx's `conformance-server` example. `cargo xtask interop` copies this file
-// next to the installed node_modules and runs it over both transports:
+// next to the installed node_modules and runs it over each transport:
 //
 //   node ts2-client.mjs [--era ERA] http <url>            streamable HTTP
+//   node ts2-client.mjs sse <url>             the legacy HTTP+SSE transport (2024-11-05,
+//     `SSEClientTransport`; the URL of the event stream), the handshake era only
 //   node ts2-client.mjs [--era ERA] stdio <server binary> [args...]  stdio (the binary is
 //     run with the given args, --stdio when there are none)
 //
@@ -16,10 +18,16 @@
 // Once connected it prints `negotiated protocol version: <version>` to stdout. Every step
 // asserts on the result; the exit status is non-zero on the first mismatch.
 import assert from 'node:assert/strict';
-import { Client, LOG_LEVEL_META_KEY, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  LOG_LEVEL_META_KEY,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-const USAGE = 'usage: ts2-client.mjs [--era 2025-11-25|2026-07-28] (http <url> | stdio <server binary>)';
+const USAGE =
+  'usage: ts2-client.mjs [--era 2025-11-25|2026-07-28] (http <url> | sse <url> | stdio <server binary>)';
 const NEGOTIATION = {
   default: undefined,
   '2025-11-25': { mode: 'legacy' },
@@ -37,7 +45,7 @@ if (args[0] === '--era') {
   args = args.slice(2);
 }
 const [mode, target, ...extra] = args;
-if (args.length < 2 || !['http', 'stdio'].includes(mode) || (mode === 'http' && extra.length)) {
+if (args.length < 2 || !['http', 'sse', 'stdio'].includes(mode) || (mode !== 'stdio' && extra.length)) {
   console.error(USAGE);
   process.exit(2);
 }
@@ -82,6 +90,8 @@ client.setNotificationHandler('notifications/message', (n) => {
 const transport =
   mode === 'http'
     ? new StreamableHTTPClientTransport(new URL(target))
+    : mode === 'sse'
+    ? new SSEClientTransport(new URL(target))
     : new StdioClientTransport({
         command: target,
         args: extra.length ? extra : ['--stdio'],

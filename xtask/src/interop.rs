@@ -18,7 +18,7 @@
 //!    never scored.
 //! 4. Cross-SDK legs ([`LEGS`]): the TypeScript SDK (v1 and v2) and the Python SDK drive
 //!    `conformance-server`, and `conformance-client --interop` drives their servers, over
-//!    streamable HTTP and stdio; each side asserts on every result, and each leg reports
+//!    streamable HTTP, stdio and the legacy HTTP+SSE transport; each side asserts on every result, and each leg reports
 //!    the protocol version it negotiated. Legs that cannot pass yet are listed in
 //!    `xtask/interop/expected-failures/cross-sdk.yml` under the same shrink-only rule.
 //!    The `http+oauth` legs have the peer's client authorize with OAuth against the
@@ -28,7 +28,15 @@
 //!    a task-augmented `tools/call` created `working`, polled with `tasks/get` to
 //!    `completed`, its result (with the related-task `_meta`) from `tasks/result`, a
 //!    second task cancelled, an elicitation through a task's side channel (carried inside
-//!    `tasks/result`), the status notifications, and `tasks/list`.
+//!    `tasks/result`), the status notifications, and `tasks/list`. The `sse` legs run
+//!    the usual flow over the legacy HTTP+SSE transport (2024-11-05): the peers' SSE
+//!    clients (TypeScript v1 and v2 `SSEClientTransport`, Python `sse_client`) against
+//!    `conformance-server --sse` (`/sse` and `/messages` beside `/mcp`), and
+//!    `conformance-client --interop sse` (`SseClientTransport`) against the peers' SSE
+//!    servers (TypeScript v1 `SSEServerTransport`, Python `SseServerTransport`), which
+//!    serve nothing else. In the `sse-fallback` legs `conformance-client --interop
+//!    fallback` points `FallbackClientTransport` at such a server: streamable HTTP is
+//!    refused, the client falls back to the legacy transport and must report it active.
 //! 5. The official suite's `authorization` command (the authorization-server scenarios)
 //!    against the bundled authorization server of `oauth-server`, the user's consent
 //!    given by `xtask/interop/as-consent.mjs`; every scenario must pass.
@@ -719,6 +727,14 @@ enum Wire {
     /// OAuth (discovery, dynamic registration, the consent page, PKCE) against modelctx's
     /// resource server and bundled authorization server, then calls a tool.
     OAuthHttp,
+    /// The legacy HTTP+SSE transport (2024-11-05): `GET /sse`, `POST` to the endpoint
+    /// the stream names. `conformance-server --sse` serves it beside `/mcp`; the peers'
+    /// servers serve only it.
+    Sse,
+    /// modelctx's `FallbackClientTransport` pointed at a peer's SSE-only server: its
+    /// streamable HTTP `initialize` is refused (405), it falls back to the legacy
+    /// transport on the same URL, and must report that one active.
+    SseFallback,
 }
 
 impl Wire {
@@ -727,6 +743,8 @@ impl Wire {
             Wire::Http => "http",
             Wire::Stdio => "stdio",
             Wire::OAuthHttp => "http+oauth",
+            Wire::Sse => "sse",
+            Wire::SseFallback => "sse-fallback",
         }
     }
 }
@@ -786,7 +804,7 @@ impl Leg {
 }
 
 use Peer::{Python, TypeScriptV1, TypeScriptV2};
-use Wire::{Http, OAuthHttp, Stdio as StdioWire};
+use Wire::{Http, OAuthHttp, Sse, SseFallback, Stdio as StdioWire};
 
 /// Every cross-SDK leg, in the order they run.
 const LEGS: &[Leg] = &[
@@ -817,6 +835,14 @@ const LEGS: &[Leg] = &[
     Leg::new(Python, Role::Server, StdioWire, Some("2026-07-28")),
     Leg::new(TypeScriptV1, Role::Client, OAuthHttp, None),
     Leg::new(Python, Role::Client, OAuthHttp, None),
+    Leg::new(TypeScriptV1, Role::Client, Sse, None),
+    Leg::new(TypeScriptV2, Role::Client, Sse, None),
+    Leg::new(Python, Role::Client, Sse, None),
+    Leg::new(TypeScriptV1, Role::Server, Sse, None),
+    Leg::new(Python, Role::Server, Sse, None),
+    Leg::new(Python, Role::Server, Sse, Some("2025-11-25")),
+    Leg::new(TypeScriptV1, Role::Server, SseFallback, None),
+    Leg::new(Python, Role::Server, SseFallback, None),
 ];
 
 /// The user the OAuth legs log in as at the consent page, and the password the
@@ -917,6 +943,20 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
                     outcome
                 }
                 OAuthHttp => Err("an OAuth leg runs against oauth-server (above)".into()),
+                Sse => {
+                    let mut server = Command::new(&server_bin);
+                    server.args(["--sse", "--port"]);
+                    let (server, url) =
+                        start_http(paths, server, &format!("server-for-{log_name}"))?;
+                    client.args(["sse", &sse_url(&url)]);
+                    let outcome = run_logged(paths, &mut client, log_name, LEG_LIMIT);
+                    drop(server);
+                    outcome
+                }
+                SseFallback => Err(format!(
+                    "{}: the fallback legs run modelctx's client",
+                    leg.id()
+                )),
                 StdioWire => {
                     client.arg("stdio").arg(&server_bin).arg("--stdio");
                     run_logged(paths, &mut client, log_name, LEG_LIMIT)
@@ -947,6 +987,19 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
                     "{}: OAuth legs drive modelctx's server only",
                     leg.id()
                 )),
+                // The peer serves only the legacy transport; modelctx's client opens it
+                // directly, or through the fallback from streamable HTTP.
+                Sse | SseFallback => {
+                    let mut server = leg.peer.command(paths, Role::Server)?;
+                    server.arg("sse");
+                    let (server, url) =
+                        start_http(paths, server, &format!("server-for-{log_name}"))?;
+                    let kind = if leg.wire == Sse { "sse" } else { "fallback" };
+                    ours.args([kind, &sse_url(&url)]);
+                    let outcome = run_logged(paths, &mut ours, log_name, LEG_LIMIT);
+                    drop(server);
+                    outcome
+                }
                 StdioWire => {
                     let server = leg.peer.command(paths, Role::Server)?;
                     ours.arg("stdio").arg(server.get_program());
@@ -956,6 +1009,11 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
             }
         }
     }
+}
+
+/// The legacy transport's event stream on the origin of `start_http`'s `/mcp` URL.
+fn sse_url(mcp_url: &str) -> String {
+    format!("{}/sse", mcp_url.trim_end_matches("/mcp"))
 }
 
 // ---------------------------------------------------------------------------------------

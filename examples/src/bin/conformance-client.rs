@@ -27,8 +27,15 @@
 //! another SDK's server instead (`xtask/interop/ts-server.mjs` and `py-server.py`
 //! in `cargo xtask interop`): tools with progress and logging, a resource, a prompt, completion, and
 //! tools that ask this client for sampling and elicitation — asserting on each result.
+//! `--interop sse <URL>` drives it over the legacy HTTP+SSE transport (2024-11-05,
+//! `SseClientTransport`, the URL of the event stream), and `--interop fallback <URL>`
+//! through `FallbackClientTransport` pointed at a server that speaks only the legacy
+//! transport: streamable HTTP is refused, and the leg fails unless the transport
+//! reports the legacy one active once connected.
 //! `--interop --era 2026-07-28 ...` speaks only protocol 2026-07-28 (the stateless era,
-//! still behind its unstable switch): the server's input requests come back in rounds.
+//! still behind its unstable switch): the server's input requests come back in rounds;
+//! `--interop --era 2025-11-25 ...` only the `initialize` handshake (no
+//! `server/discover` probe first, which is the default).
 //! `--interop --tasks ...` runs the tasks flow of protocol 2025-11-25 instead: a
 //! task-augmented call of the server's `wait_for_gate` tool polled with `tasks/get`
 //! from `working` to `completed` (its gate opened by a call of `open_gate`), its result
@@ -43,9 +50,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use modelctx::client::{Client, FormAnswer, SamplingSupport};
+use modelctx::client::{Client, ConnectMode, FormAnswer, SamplingSupport};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
+use modelctx::sse::{ActiveTransport, FallbackClientTransport, SseClientTransport};
 use modelctx::stdio::{ChildProcess, Stderr};
 use modelctx::transport::Transport;
 use modelctx::types::{
@@ -333,15 +341,16 @@ fn text_of(result: &CallToolResult) -> String {
     result.content.iter().filter_map(|c| c.as_text()).collect()
 }
 
-/// Drives another SDK's interop server (see the module docs) over `transport`.
-async fn interop<T: Transport>(transport: T, era_2026: bool) -> Result<(), Error> {
+/// Drives another SDK's interop server (see the module docs) over `transport`;
+/// `connected` checks the transport once the client is connected.
+async fn interop<T: Transport>(
+    transport: T,
+    mode: ConnectMode,
+    connected: impl FnOnce() -> Result<(), Error>,
+) -> Result<(), Error> {
     let (logs_tx, mut logs) = tokio::sync::mpsc::unbounded_channel();
-    let mut builder = Client::builder("modelctx-interop-client", "1.0.0");
-    if era_2026 {
-        // Only the stateless era (pinned): the leg fails if the server does not offer it.
-        builder = builder.mode(modelctx::client::ConnectMode::Discover);
-    }
-    let client = builder
+    let client = Client::builder("modelctx-interop-client", "1.0.0")
+        .mode(mode)
         .sampling(SamplingSupport::new(), |params, _cx| async move {
             let question: String = params
                 .messages
@@ -371,6 +380,7 @@ async fn interop<T: Transport>(transport: T, era_2026: bool) -> Result<(), Error
         .await?;
     // `cargo xtask interop` reads the era each leg negotiated from this line.
     println!("negotiated protocol version: {}", client.protocol_version());
+    connected()?;
     let name = client.server_info().name.clone();
     let sdk = match name.as_str() {
         "ts-interop-server" | "ts2-interop-server" => "TypeScript",
@@ -727,24 +737,57 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
 }
 
 async fn interop_main(args: &[String]) -> Result<(), Error> {
-    let (era_2026, args) = match args {
-        [flag, version, rest @ ..] if flag == "--era" && version == "2026-07-28" => (true, rest),
-        _ => (false, args),
+    let (mode, args) = match args {
+        // Only the stateless era (pinned): the leg fails if the server does not offer it.
+        [flag, version, rest @ ..] if flag == "--era" && version == "2026-07-28" => {
+            (Some(ConnectMode::Discover), rest)
+        }
+        // Only the handshake: `server/discover` is never sent.
+        [flag, version, rest @ ..] if flag == "--era" && version == "2025-11-25" => {
+            (Some(ConnectMode::Legacy), rest)
+        }
+        _ => (None, args),
     };
     let (tasks, args) = match args {
-        [flag, rest @ ..] if flag == "--tasks" && !era_2026 => (true, rest),
+        [flag, rest @ ..] if flag == "--tasks" && mode.is_none() => (true, rest),
         _ => (false, args),
     };
+    // By default `server/discover` first, the handshake when the server does not offer
+    // 2026-07-28.
+    let mode = mode.unwrap_or(ConnectMode::Auto);
+    let plain = || Ok::<(), Error>(());
     match args {
-        [mode, url] if mode == "http" => {
+        [kind, url] if kind == "http" => {
             let transport = StreamableHttpClientTransport::new(url)?;
             if tasks {
                 interop_tasks(transport).await
             } else {
-                interop(transport, era_2026).await
+                interop(transport, mode, plain).await
             }
         }
-        [mode, program, rest @ ..] if mode == "stdio" => {
+        [kind, url] if kind == "sse" && !tasks => {
+            let transport = SseClientTransport::connect(url).await?;
+            eprintln!(
+                "interop: legacy SSE stream open, POSTing to {}",
+                transport.endpoint()
+            );
+            interop(transport, mode, plain).await
+        }
+        [kind, url] if kind == "fallback" && !tasks => {
+            let transport = FallbackClientTransport::new(url)?;
+            let handle = transport.handle();
+            interop(transport, mode, move || {
+                let active = handle.active();
+                // `cargo xtask interop` keeps it in the leg's log.
+                println!("active transport: {active:?}");
+                ensure(
+                    active == Some(ActiveTransport::LegacySse),
+                    format!("the fallback to the legacy transport: active {active:?}"),
+                )
+            })
+            .await
+        }
+        [kind, program, rest @ ..] if kind == "stdio" => {
             let child = ChildProcess::new(program)
                 .args(rest)
                 .stderr(Stderr::lines(|line| eprintln!("[server] {line}")))
@@ -752,11 +795,11 @@ async fn interop_main(args: &[String]) -> Result<(), Error> {
             if tasks {
                 interop_tasks(child).await
             } else {
-                interop(child, era_2026).await
+                interop(child, mode, plain).await
             }
         }
         _ => Err(
-            "usage: conformance-client --interop [--era 2026-07-28 | --tasks] (http <URL> | stdio <program> [args...])".into(),
+            "usage: conformance-client --interop [--era 2025-11-25|2026-07-28 | --tasks] (http <URL> | stdio <program> [args...]) | --interop [--era ERA] (sse | fallback) <URL>".into(),
         ),
     }
 }

@@ -7,7 +7,10 @@
 //! (stateful, SSE answers, resumable). `cargo xtask interop` starts it and runs the
 //! suite against it, and drives it from the TypeScript SDK's client. With `--stdio` it
 //! serves one session on stdin/stdout instead. Both eras are served from the same
-//! handlers: 2026-07-28 (stateless) and the handshake era.
+//! handlers: 2026-07-28 (stateless) and the handshake era. With `--sse` it also serves
+//! the legacy HTTP+SSE transport (2024-11-05) beside `/mcp`, at `/sse` (the event
+//! stream) and `/messages` (where the client POSTs), one server per stream, for the
+//! SSE legs of `cargo xtask interop`.
 //!
 //! It runs tasks (protocol 2025-11-25): `wait_for_gate` may be called as a task and
 //! finishes once `open_gate` opens its gate (or its task is cancelled), so the
@@ -19,13 +22,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use modelctx::http::{StreamControl, StreamableHttpServerConfig, StreamableHttpService};
+use modelctx::http::{StreamControl, StreamableHttpServerConfig, StreamableHttpService, hosting};
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{
     Blob, CompletionInput, Context, Elicited, NoArgs, PromptDef, ResourceDef, Server, TaskConfig,
     TemplateDef, ToolDef,
 };
 use modelctx::session::{Progress, SessionConfig};
+use modelctx::sse::{SseServerConfig, SseService};
 use modelctx::types::{
     ContentBlock, CreateMessageRequestParams, PromptMessage, RequestedSchema, Role,
     SamplingMessage, SamplingMessageContentBlock, TaskSupport, TextResourceContents, Tool,
@@ -954,10 +958,12 @@ fn png_bytes() -> Vec<u8> {
 async fn main() -> Result<(), Error> {
     let mut port = 3001u16;
     let mut stdio = false;
+    let mut sse = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--stdio" => stdio = true,
+            "--sse" => sse = true,
             "--port" => {
                 port = args
                     .next()
@@ -982,6 +988,11 @@ async fn main() -> Result<(), Error> {
     }
     let config = StreamableHttpServerConfig::default()
         .on_error(|rejection| eprintln!("rejected ({}): {}", rejection.status, rejection.reason));
+    let sse_config = SseServerConfig::matching(&config).on_error(|rejection| {
+        eprintln!("rejected (sse, {}): {}", rejection.status, rejection.reason);
+    });
+    let header_timeout = config.header_read_timeout;
+    let for_sse = gates.clone();
     let service = StreamableHttpService::with_config(config, move |transport| {
         if transport.is_stateless() {
             shared.serve_with(transport, SessionConfig::server());
@@ -996,10 +1007,32 @@ async fn main() -> Result<(), Error> {
         }
     });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
-    eprintln!("MCP endpoint: http://{}/mcp", listener.local_addr()?);
-    let shutdown = async {
+    let addr = listener.local_addr()?;
+    eprintln!("MCP endpoint: http://{addr}/mcp");
+    if !sse {
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        service.serve(listener, shutdown).await?;
+        return Ok(());
+    }
+    // The legacy HTTP+SSE transport beside streamable HTTP, on the same listener and
+    // with the same protections: one server per event stream (the handshake era).
+    let legacy =
+        SseService::with_config(sse_config, move |transport| match server(None, &for_sse) {
+            Ok(server) => {
+                server.serve_with(transport, SessionConfig::server());
+            }
+            Err(e) => eprintln!("cannot build the server: {e}"),
+        });
+    let router = legacy.router().nest_service("/mcp", service.router());
+    eprintln!("legacy SSE endpoint: http://{addr}/sse");
+    let shutdown = async move {
         let _ = tokio::signal::ctrl_c().await;
+        // Streams last as long as their sessions: end them so the server can stop.
+        service.close_all_sessions();
+        legacy.close_all_sessions();
     };
-    service.serve(listener, shutdown).await?;
+    hosting::serve_router(listener, router, header_timeout, shutdown).await?;
     Ok(())
 }

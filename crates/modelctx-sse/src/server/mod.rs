@@ -36,8 +36,11 @@ type Factory = dyn Fn(SseServerTransport) + Send + Sync;
 /// to POST messages to, `/messages?session_id=<id>` with a fresh random id. Every
 /// message of the session then travels on that stream as a `message` event. A POST is
 /// answered `202 Accepted` once its message is queued for the session; `400` for a
-/// missing or malformed session id, `404` for one no live session has. The session ends
-/// when its stream disconnects.
+/// missing or malformed session id, `404` for one no live session has. A request of
+/// protocol 2026-07-28 (its envelope in `_meta`) is accepted too, and answered on the
+/// stream with an error saying to `initialize` instead: a client probing
+/// `server/discover` first then falls back to the handshake. The session ends when its
+/// stream disconnects.
 ///
 /// Mount [`router`](Self::router) (it serves both paths; merge it with a streamable
 /// HTTP router to serve both transports from one listener, see
@@ -229,6 +232,7 @@ async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Respo
             id.clone(),
             Arc::new(Session {
                 inbound: in_tx,
+                outbound: out_tx.downgrade(),
                 closed: closed.clone(),
             }),
         );
@@ -330,15 +334,7 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
     if let JsonRpcMessage::Request(request) = &message
         && crate::carries_stateless_era(request)
     {
-        let error = ErrorData::invalid_request(
-            "Invalid request: protocol 2026-07-28 is not served over the legacy HTTP+SSE transport; \
-             initialize a session instead",
-        );
-        inner.report(StatusCode::BAD_REQUEST, error.message.to_string());
-        return json_response(
-            StatusCode::BAD_REQUEST,
-            &JsonRpcErrorResponse::new(Some(request.id.clone()), error),
-        );
+        return refuse_on_stream(&inner, &session, request).await;
     }
     let mut message = TransportMessage::new(message);
     if let Some(extensions) = parts.extensions.get::<Extensions>() {
@@ -350,16 +346,58 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
         r = tokio::time::timeout(config.body_timeout, session.inbound.send(message)) => Some(r),
     };
     match queued {
-        Some(Ok(Ok(()))) => Response::builder()
-            .status(StatusCode::ACCEPTED)
-            .body(Body::empty())
-            .unwrap_or_else(|_| Response::new(Body::empty())),
+        Some(Ok(Ok(()))) => accepted(),
         None | Some(Ok(Err(_))) => {
             inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended")
         }
         Some(Err(_)) => inner.reject(
             StatusCode::SERVICE_UNAVAILABLE,
             "Service Unavailable: the session did not take the message in time",
+        ),
+    }
+}
+
+fn accepted() -> Response {
+    Response::builder()
+        .status(StatusCode::ACCEPTED)
+        .body(Body::empty())
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// Refuses a request of protocol 2026-07-28 (which has no session to travel in) the
+/// way the legacy transport answers any request: the POST is accepted and the error
+/// travels on the session's event stream. A legacy client reads answers only there, and
+/// some (the Python SDK's `sse_client`) take a refused POST for a broken transport and
+/// drop the connection, so a client probing `server/discover` before `initialize`
+/// could not fall back to the handshake. The session never sees the request.
+async fn refuse_on_stream(
+    inner: &Inner,
+    session: &Session,
+    request: &modelctx_types::JsonRpcRequest,
+) -> Response {
+    let error = ErrorData::invalid_request(
+        "Invalid request: protocol 2026-07-28 is not served over the legacy HTTP+SSE transport; \
+         initialize a session instead",
+    );
+    let answer = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(request.id.clone()), error));
+    let json = serde_json::to_string(&answer).unwrap_or_default();
+    let event = modelctx_transport::sse::encode_event("message", &json);
+    let Some(out) = session.outbound.upgrade() else {
+        return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
+    };
+    let sent = tokio::select! {
+        biased;
+        () = session.closed.cancelled() => None,
+        r = tokio::time::timeout(inner.config.send_timeout, out.send(event)) => Some(r),
+    };
+    match sent {
+        Some(Ok(Ok(()))) => accepted(),
+        None | Some(Ok(Err(_))) => {
+            inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended")
+        }
+        Some(Err(_)) => inner.reject(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: the session's stream did not take the answer in time",
         ),
     }
 }

@@ -20,6 +20,9 @@ use super::Inner;
 pub(crate) struct Session {
     /// Messages POSTed for the session, towards its handlers.
     pub(crate) inbound: mpsc::Sender<TransportMessage>,
+    /// The session's event stream, for what the service itself answers there (weak:
+    /// the stream ends once the sink closes).
+    pub(crate) outbound: mpsc::WeakSender<Bytes>,
     /// Cancelled when the session ends (stream gone, send timeout, shutdown).
     pub(crate) closed: CancellationToken,
 }
