@@ -13,6 +13,8 @@ mod client_auth_support;
 mod context;
 #[path = "conformance/elicitation.rs"]
 mod elicitation;
+#[path = "conformance/extensions.rs"]
+mod extensions;
 #[path = "conformance/hosting_auth.rs"]
 mod hosting_auth;
 #[path = "conformance/http_client.rs"]
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
         client_auth::tests(),
         hosting_auth::tests(),
         tasks::tests(),
+        extensions::tests(),
         sse::tests(),
     ]
     .concat();

@@ -74,6 +74,10 @@ pub(crate) fn tests() -> Vec<Test> {
             ["client-transport:http:cancel-closes-stream"]
         ),
         conformance_test!(
+            a_vendor_request_mirrors_the_param_its_type_names,
+            ["client-transport:http:vendor-name-param-header"]
+        ),
+        conformance_test!(
             a_stray_session_id_is_never_echoed,
             ["client-transport:http:stateless-ignores-session-id"]
         ),
@@ -659,4 +663,58 @@ async fn a_stray_session_id_is_never_echoed(_: Connector) {
         );
         assert_eq!(session, &None, "{seen:?}");
     }
+}
+
+/// A vendor request that names its target the way `tools/call` names its tool: its type
+/// says which params key `Mcp-Name` mirrors.
+struct GetWidget;
+impl modelctx::types::RequestMethod for GetWidget {
+    const METHOD: &'static str = "com.example/widgets/get";
+    const NAME_PARAM: Option<&'static str> = Some("widgetId");
+    type Params = Value;
+    type Result = Value;
+}
+
+async fn a_vendor_request_mirrors_the_param_its_type_names(_: Connector) {
+    let server = Server::builder("widgets", "1.0.0")
+        .request_handler::<GetWidget, _, _>(|params, _| async move {
+            Ok(json!({ "widget": params["widgetId"] }))
+        })
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build();
+    let hosted = both_eras(server).await;
+    let (transport, _) = hosted.transport();
+    // Nothing tells the client about the method: its type alone does.
+    let modern = client()
+        .mode(modelctx::client::ConnectMode::Discover)
+        .connect(transport)
+        .await
+        .unwrap();
+    let answer = modern
+        .request::<GetWidget>(json!({"widgetId": "w-42", "depth": 2}))
+        .await
+        .unwrap();
+    assert_eq!(answer["widget"], "w-42");
+    // A value that cannot travel plain goes Base64'd, like any Mcp-Name.
+    modern
+        .request::<GetWidget>(json!({"widgetId": "wïdget"}))
+        .await
+        .unwrap();
+    let posts: Vec<_> = hosted
+        .seen()
+        .into_iter()
+        .filter(|s| s.header("mcp-method") == Some("com.example/widgets/get"))
+        .collect();
+    assert_eq!(posts.len(), 2, "{posts:?}");
+    assert_eq!(posts[0].header("mcp-name"), Some("w-42"));
+    let encoded = posts[1].header("mcp-name").expect("the mirrored name");
+    assert!(encoded.starts_with("=?base64?"), "{encoded}");
+    // A vendor request whose type names nothing sends no Mcp-Name.
+    modern.request::<Echo>(json!({"k": 1})).await.unwrap();
+    let echo = hosted
+        .seen()
+        .into_iter()
+        .find(|s| s.header("mcp-method") == Some("test/echo"))
+        .expect("the echo POST");
+    assert_eq!(echo.header("mcp-name"), None);
 }

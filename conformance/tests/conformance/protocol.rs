@@ -147,6 +147,10 @@ pub(crate) fn tests() -> Vec<Test> {
             the_maximum_total_timeout_wins_over_progress,
             ["protocol:timeout:max-total"]
         ),
+        conformance_test!(
+            a_caller_chosen_id_names_its_request_and_its_subscription,
+            ["protocol:request-id:caller-supplied"]
+        ),
     ]
 }
 
@@ -1091,4 +1095,138 @@ async fn the_maximum_total_timeout_wins_over_progress(connector: Connector) {
         started.elapsed() < Duration::from_secs(2),
         "the cap, not the work, ended it"
     );
+}
+
+async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Connector) {
+    use modelctx::server::{NoArgs, PromptDef, ToolDef};
+    use modelctx::types::{
+        CallToolRequest, CallToolRequestParams, JsonRpcMessage, Meta, RequestId,
+        ServerNotification, SubscriptionFilter,
+    };
+
+    let whoami =
+        crate::support::work_tool(
+            "whoami",
+            |_, cx| async move { json!({ "id": cx.request_id() }) },
+        );
+    let prompt = |name: &str| {
+        PromptDef::new(
+            name,
+            |_: NoArgs, _cx: modelctx::server::Context| async move { Ok::<_, String>("p".to_owned()) },
+        )
+    };
+    let server = Server::builder("ids", "1.0.0")
+        .tool(whoami)
+        .unwrap()
+        .prompt(prompt("first"))
+        .unwrap()
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+
+    // The caller's id is the request's: known before anything is sent, and what the
+    // server sees.
+    let params = CallToolRequestParams::new("whoami");
+    let handle = pair
+        .client
+        .start_request::<CallToolRequest>(params, RequestOptions::new().id("call-7"))
+        .unwrap();
+    assert_eq!(handle.id(), Some(RequestId::from("call-7")));
+    let result = within("whoami", handle).await.unwrap();
+    assert_eq!(result.structured_content.unwrap()["id"], json!("call-7"));
+
+    // Two subscriptions under ids of the caller's, a string and a number.
+    let tools = SubscriptionFilter::new().with_tools_list_changed(true);
+    let prompts = SubscriptionFilter::new().with_prompts_list_changed(true);
+    let mut watch_tools = within(
+        "the tools subscription",
+        pair.client
+            .subscribe_with(tools.clone(), RequestOptions::new().id("watch-tools")),
+    )
+    .await
+    .unwrap();
+    let mut watch_prompts = within(
+        "the prompts subscription",
+        pair.client
+            .subscribe_with(prompts, RequestOptions::new().id(1_000_000)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(watch_tools.id(), &RequestId::from("watch-tools"));
+    assert_eq!(watch_prompts.id(), &RequestId::Number(1_000_000));
+    let listens: Vec<RequestId> = pair
+        .wire
+        .sent()
+        .into_iter()
+        .filter_map(|m| match m {
+            JsonRpcMessage::Request(r) if r.method == "subscriptions/listen" => Some(r.id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        listens,
+        vec![RequestId::from("watch-tools"), RequestId::Number(1_000_000)]
+    );
+
+    // An id in flight is refused locally: nothing goes out.
+    let before = pair.wire.sent().len();
+    let err = pair
+        .client
+        .subscribe_with(tools, RequestOptions::new().id("watch-tools"))
+        .await
+        .unwrap_err();
+    assert!(err.is_refused(), "{err:?}");
+    assert_eq!(pair.wire.sent().len(), before);
+
+    // Each change reaches the subscription whose id it is tagged with, and only it: a
+    // tools change, a prompts change, another tools change.
+    server
+        .add_tool(ToolDef::new(
+            "added",
+            |_: NoArgs, _cx: modelctx::server::Context| async move { Ok::<_, String>("x") },
+        ))
+        .unwrap();
+    let change = within("the tools change", watch_tools.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(change, ServerNotification::ToolListChanged(_)),
+        "{change:?}"
+    );
+    server.add_prompt(prompt("second")).unwrap();
+    let change = within("the prompts change", watch_prompts.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(change, ServerNotification::PromptListChanged(_)),
+        "{change:?}"
+    );
+    server
+        .add_tool(ToolDef::new(
+            "again",
+            |_: NoArgs, _cx: modelctx::server::Context| async move { Ok::<_, String>("x") },
+        ))
+        .unwrap();
+    let change = within("the next tools change", watch_tools.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(change, ServerNotification::ToolListChanged(_)),
+        "the prompts change went to its own subscription only: {change:?}"
+    );
+    // On the wire, each change named its subscription by exactly the caller's id.
+    for message in pair.wire.received() {
+        let JsonRpcMessage::Notification(n) = message else {
+            continue;
+        };
+        let params: Value = serde_json::from_str(n.params.as_deref().unwrap().get()).unwrap();
+        let tag = &params["_meta"][Meta::SUBSCRIPTION_ID];
+        match n.method.as_ref() {
+            "notifications/tools/list_changed" => assert_eq!(tag, &json!("watch-tools")),
+            "notifications/prompts/list_changed" => assert_eq!(tag, &json!(1_000_000)),
+            _ => {}
+        }
+    }
 }

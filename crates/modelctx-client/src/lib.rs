@@ -55,9 +55,19 @@
 //! roots.add(Root::new("file:///work/other")).await.unwrap();
 //! # }
 //! ```
+//!
+//! # Extensions
+//!
+//! [`ClientBuilder::extension`] takes part in an extension (SEP-2133): a
+//! [`ClientExtension`] advertises its identifier and settings, may claim `resultType`
+//! values for `tools/call` (finished by its resolver into an ordinary
+//! [`CallToolResult`](modelctx_types::CallToolResult); a type neither core nor claimed by a
+//! declared extension is an invalid result), and may bind vendor notifications
+//! ([`NotificationBinding`]).
 
 mod callbacks;
 mod elicitation;
+mod extensions;
 mod features;
 mod list_changed;
 mod ordering;
@@ -83,13 +93,14 @@ use modelctx_types::{
     ClientCapabilities, DiscoverResult, ErrorData, Implementation, InitializeRequest,
     InitializeRequestParams, InitializeResult, InitializedNotification, JsonRpcNotification,
     JsonRpcRequest, Meta, NotificationMethod, ProtocolVersion, RawValue, RequestMethod,
-    ServerCapabilities, to_raw,
+    ServerCapabilities, ext_tasks, to_raw,
 };
 
 pub use callbacks::{SamplingSupport, sampling_rejected};
 pub use elicitation::{
     FormAnswer, FormContent, FormError, FormRequest, UrlAnswer, UrlElicitationRequired, UrlRequest,
 };
+pub use extensions::{Claimed, ClientExtension, NotificationBinding};
 pub use features::{PagedMethod, Pages};
 pub use list_changed::{ListKind, ListUpdate};
 pub use modelctx_session::RequestContext as CallbackContext;
@@ -103,7 +114,8 @@ type RequestFn = dyn Fn(
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>>
     + Send
     + Sync;
-type NotificationFn = dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
+pub(crate) type NotificationFn =
+    dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
 
 /// Builds and connects a [`Client`].
 pub struct ClientBuilder {
@@ -121,6 +133,8 @@ pub struct ClientBuilder {
     probe_timeout: std::time::Duration,
     /// Runs the server's task-augmented requests, when set.
     tasks: Option<modelctx_session::tasks::TaskConfig>,
+    /// The extensions the client takes part in.
+    extensions: Vec<ClientExtension>,
 }
 
 /// One answer to a request that may ask for input ([`Client::request_round`]).
@@ -318,6 +332,17 @@ impl ClientBuilder {
         self
     }
 
+    /// Takes part in extension `extension` (SEP-2133): advertises its identifier and
+    /// settings, resolves the result types it claims, and delivers the notifications
+    /// it binds (see [`ClientExtension`]). A later extension with the same identifier
+    /// replaces an earlier one.
+    #[must_use]
+    pub fn extension(mut self, extension: ClientExtension) -> Self {
+        self.extensions.retain(|e| e.id != extension.id);
+        self.extensions.push(extension);
+        self
+    }
+
     /// Connects over `transport`: runs the initialize handshake and returns the client.
     /// Fails when the server answers with an error, with a protocol revision this SDK
     /// does not speak (the session is then closed), or when the transport closes.
@@ -334,10 +359,19 @@ impl ClientBuilder {
             Some(config) => {
                 let capabilities = tasks::declare(capabilities, &self.requests);
                 tasks::install(config, &capabilities, &mut self.requests);
+                // In 2026-07-28 the tasks extension claims `resultType: "task"`.
+                self.extensions.retain(|e| e.id != ext_tasks::EXTENSION_ID);
+                self.extensions.push(stateless::tasks_extension());
                 capabilities
             }
             None => capabilities,
         };
+        let declared = extensions::declare(
+            capabilities,
+            std::mem::take(&mut self.extensions),
+            &mut self.notifications,
+        );
+        let claims = Arc::new(declared.claims);
         let list_gate = self.list_changed.install(&mut self.notifications);
         let features = features::FeatureState::default();
         features.log_order.install(&mut self.notifications);
@@ -358,7 +392,7 @@ impl ClientBuilder {
             cache: cache.clone(),
         });
         let peer = modelctx_session::start(transport, service.clone(), self.session);
-        let envelope = stateless::envelope(&capabilities, &self.info);
+        let envelope = stateless::envelope(&declared.modern, &self.info);
         let stateless = match self.mode {
             ConnectMode::Legacy => None,
             ConnectMode::Auto | ConnectMode::Discover => {
@@ -420,7 +454,8 @@ impl ClientBuilder {
                     init,
                     discovered,
                     capabilities_known,
-                    capabilities,
+                    capabilities: declared.modern,
+                    claims,
                     info: self.info,
                     elicitations,
                     features,
@@ -433,6 +468,9 @@ impl ClientBuilder {
                 }),
             });
         }
+        // No claim can activate in the handshake era: extensions that claim result
+        // types stay out of its ad.
+        let capabilities = declared.legacy;
         let params = InitializeRequestParams::new(
             self.protocol_version,
             capabilities.clone(),
@@ -462,6 +500,7 @@ impl ClientBuilder {
                 discovered: None,
                 capabilities_known: true,
                 capabilities,
+                claims,
                 info: self.info,
                 elicitations,
                 features,
@@ -540,6 +579,8 @@ struct Inner {
     /// so refuses nothing locally for want of one.
     capabilities_known: bool,
     capabilities: ClientCapabilities,
+    /// The result types the declared extensions claim (2026-07-28), with resolvers.
+    claims: Arc<extensions::Claims>,
     info: Implementation,
     elicitations: Arc<elicitation::Tracker>,
     features: features::FeatureState,
@@ -585,6 +626,7 @@ impl Client {
             mode: ConnectMode::default(),
             probe_timeout: stateless::PROBE_TIMEOUT,
             tasks: None,
+            extensions: Vec::new(),
         }
     }
 

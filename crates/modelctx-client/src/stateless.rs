@@ -10,13 +10,13 @@ use std::collections::HashMap;
 use modelctx_session::{Peer, RequestContext, RequestOptions, SessionError};
 use modelctx_types::ext_tasks;
 use modelctx_types::{
-    ClientCapabilities, DiscoverRequest, DiscoverResult, ErrorData, Implementation,
+    CallToolResult, ClientCapabilities, DiscoverRequest, DiscoverResult, ErrorData, Implementation,
     InitializeResult, InputRequiredResult, Meta, ProtocolVersion, RawValue, RequestId,
     RequestMethod, RequestParams, to_raw,
 };
 use serde_json::{Map, Value};
 
-use crate::{Client, Round};
+use crate::{Claimed, Client, ClientExtension, Round};
 
 /// The methods a server may answer with an `InputRequiredResult`.
 const ROUND_TRIP_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
@@ -116,11 +116,9 @@ pub(crate) fn envelope(capabilities: &ClientCapabilities, info: &Implementation)
     let mut meta = Meta::new();
     meta.set_protocol_version(ProtocolVersion::V2026_07_28.as_str());
     let mut capabilities = capabilities.clone();
-    if capabilities.tasks.take().is_some() {
-        // The era's tasks are the extension's: a client that takes tasks follows the
-        // ones the server makes of its calls.
-        capabilities = capabilities.with_extension(ext_tasks::EXTENSION_ID, Default::default());
-    }
+    // The era's tasks are the extension's (declared among the extensions, with its
+    // claim of `resultType: "task"`): the 2025 capability has no place here.
+    capabilities.tasks = None;
     meta.set_client_capabilities(&capabilities);
     meta.set_client_info(info);
     meta
@@ -269,7 +267,10 @@ async fn run<M: RequestMethod>(
     while round <= MAX_ROUNDS {
         // The caller's options (progress, timeout) go with the first attempt; retries
         // carry the envelope and the caller's `_meta`.
-        let attempt = options.take().unwrap_or_default();
+        let mut attempt = options.take().unwrap_or_default();
+        if attempt.name_param.is_none() {
+            attempt.name_param = M::NAME_PARAM;
+        }
         let attempt = with_envelope(attempt, &envelope);
         let raw = to_raw(&params).map_err(|e| SessionError::refused(e.to_string()))?;
         let answer = match client
@@ -300,19 +301,7 @@ async fn run<M: RequestMethod>(
         round += 1;
         let value: Value = serde_json::from_str(answer.get())
             .map_err(|e| SessionError::refused(format!("the answer is not JSON: {e}")))?;
-        let value = if value.get("resultType").and_then(Value::as_str) == Some("task") {
-            // The tasks extension: the server made a task of the call; follow it to its
-            // result (which answers like the call would have).
-            if M::METHOD != "tools/call" || !declares_tasks(&envelope) {
-                return Err(SessionError::refused(format!(
-                    "the server answered {} with a task, which this client did not ask for",
-                    M::METHOD
-                )));
-            }
-            follow_task(client, &envelope, &value).await?
-        } else {
-            value
-        };
+        let value = resolve_claim::<M>(client, value).await?;
         let input_required =
             value.get("resultType").and_then(Value::as_str) == Some("input_required");
         if !input_required || !ROUND_TRIP_METHODS.contains(&M::METHOD) {
@@ -350,12 +339,62 @@ async fn run<M: RequestMethod>(
     )))
 }
 
-/// Whether the envelope declares the tasks extension.
-fn declares_tasks(envelope: &Meta) -> bool {
-    envelope
-        .client_capabilities()
-        .and_then(|c| c.extensions)
-        .is_some_and(|e| e.contains_key(ext_tasks::EXTENSION_ID))
+/// Checks an answer's `resultType` against the types this client supports — the core
+/// ones (`complete`, absent meaning the same, and `input_required`) and those its
+/// declared extensions claim — and finishes a claimed `tools/call` answer with its
+/// extension's resolver. Any other type is an invalid result (SEP-2322: a `resultType`
+/// the client does not recognise is invalid), as is a claimed type on another method.
+async fn resolve_claim<M: RequestMethod>(
+    client: &Client,
+    value: Value,
+) -> Result<Value, SessionError> {
+    let claimed = match value.get("resultType") {
+        None => return Ok(value),
+        Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {
+            return Ok(value);
+        }
+        Some(Value::String(kind)) => kind.clone(),
+        Some(other) => {
+            return Err(SessionError::invalid_result(format!(
+                "the {} answer's resultType is not a string: {other}",
+                M::METHOD
+            )));
+        }
+    };
+    let Some((resolver, settings)) = client.inner.claims.get(&claimed) else {
+        return Err(SessionError::invalid_result(format!(
+            "the {} answer has resultType {claimed:?}, which is neither core nor claimed by \
+             an extension this client declared",
+            M::METHOD
+        )));
+    };
+    if M::METHOD != "tools/call" {
+        return Err(SessionError::invalid_result(format!(
+            "the {} answer has resultType {claimed:?}, claimed for tools/call only",
+            M::METHOD
+        )));
+    }
+    let resolved = resolver(Claimed {
+        result_type: claimed,
+        result: value,
+        settings,
+        client: client.clone(),
+    })
+    .await?;
+    serde_json::to_value(resolved)
+        .map_err(|e| SessionError::invalid_result(format!("the resolved result: {e}")))
+}
+
+/// The tasks extension (SEP-2663) as the client takes part in it in 2026-07-28: it
+/// claims `resultType: "task"` on `tools/call`, and follows such a task to its end.
+pub(crate) fn tasks_extension() -> ClientExtension {
+    ClientExtension::new(ext_tasks::EXTENSION_ID).claim("task", |claimed: Claimed| async move {
+        let client = claimed.client;
+        let envelope = client.envelope().unwrap_or_default();
+        let result = follow_task(&client, &envelope, &claimed.result).await?;
+        serde_json::from_value::<CallToolResult>(result)
+            .map_err(|e| SessionError::invalid_result(format!("the task's tools/call result: {e}")))
+    })
 }
 
 /// Sends `tasks/cancel` for a task whose caller stopped waiting, unless it ended.

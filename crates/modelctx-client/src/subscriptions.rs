@@ -142,12 +142,31 @@ impl Client {
         &self,
         filter: SubscriptionFilter,
     ) -> Result<Subscription, SessionError> {
+        self.subscribe_with(filter, RequestOptions::default()).await
+    }
+
+    /// [`subscribe`](Self::subscribe) with request options: a caller's
+    /// [`RequestOptions::id`] becomes the subscription's id (the one the server tags
+    /// its notifications with, and [`Subscription::id`]) before anything is sent; a
+    /// caller's `_meta` keys travel with the envelope. No timeout unless one is set.
+    pub async fn subscribe_with(
+        &self,
+        filter: SubscriptionFilter,
+        options: RequestOptions,
+    ) -> Result<Subscription, SessionError> {
         let Some(envelope) = self.envelope() else {
             return Err(SessionError::refused(
                 "subscriptions/listen needs protocol 2026-07-28; this session negotiated the handshake era",
             ));
         };
-        open(self.peer(), envelope, &self.inner.subscriptions, filter).await
+        open(
+            self.peer(),
+            envelope,
+            &self.inner.subscriptions,
+            filter,
+            options,
+        )
+        .await
     }
 }
 
@@ -158,13 +177,15 @@ async fn open(
     envelope: Meta,
     routes: &Routes,
     filter: SubscriptionFilter,
+    options: RequestOptions,
 ) -> Result<Subscription, SessionError> {
     let params = SubscriptionsListenRequestParams::new(filter);
     let params = to_raw(&params).map_err(|e| SessionError::refused(e.to_string()))?;
-    let mut options = RequestOptions::default();
-    options.meta = Some(envelope);
-    // Subscriptions stay open: no timeout.
-    options.timeout = Some(std::time::Duration::from_secs(365 * 24 * 3600));
+    let mut options = crate::stateless::with_envelope(options, &envelope);
+    // Subscriptions stay open: no timeout, unless the caller wants one.
+    if options.timeout.is_none() {
+        options.timeout = Some(std::time::Duration::from_secs(365 * 24 * 3600));
+    }
     let mut request = peer.start_raw(Cow::Borrowed("subscriptions/listen"), Some(params), options);
     let Some(id) = request.id() else {
         // Refused before it was sent: the handle holds the reason.
@@ -275,7 +296,7 @@ pub(crate) async fn watch_lists(
     let (peer, envelope, routes) = (peer.clone(), envelope.clone(), routes.clone());
     let (acked_tx, acked) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        let opened = open(&peer, envelope, &routes, filter).await;
+        let opened = open(&peer, envelope, &routes, filter, RequestOptions::default()).await;
         let _ = acked_tx.send(());
         if let Ok(mut subscription) = opened {
             while subscription.next().await.is_some() {}

@@ -48,7 +48,9 @@ impl SessionError {
     pub(crate) fn closed() -> Self {
         Self { kind: Kind::Closed }
     }
-    pub(crate) fn invalid_result(message: impl Into<String>) -> Self {
+    /// A result that does not decode or is not one the caller can accept (e.g. a
+    /// `resultType` the client does not support).
+    pub fn invalid_result(message: impl Into<String>) -> Self {
         Self {
             kind: Kind::InvalidResult(message.into()),
         }

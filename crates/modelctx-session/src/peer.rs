@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::SessionConfig;
 use crate::error::SessionError;
 use crate::lifecycle::{self, Phase, PhaseCell, Role};
-use crate::pending::PendingTable;
+use crate::pending::{IdRefused, PendingTable};
 
 /// One progress update, as carried by `notifications/progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,6 +88,15 @@ pub struct RequestOptions {
     /// Resume an interrupted request from this transport token (e.g. the last SSE event
     /// id seen) instead of sending it again; transports that cannot resume ignore it.
     pub resumption_token: Option<Arc<str>>,
+    /// The request's id, chosen by the caller (e.g. to know a `subscriptions/listen`
+    /// stream by it before any answer comes); `None` lets the session allocate one. A
+    /// caller's id is refused locally when a request with it is in flight, or when it is
+    /// a number the session may already have used (ids never repeat in a session).
+    pub id: Option<RequestId>,
+    /// The params key whose value the request's `Mcp-Name` HTTP header mirrors (2026-07-28),
+    /// for a method the transport does not know. [`Peer::start_request`] sets it from
+    /// [`RequestMethod::NAME_PARAM`]; transports without such headers ignore it.
+    pub name_param: Option<&'static str>,
 }
 
 impl RequestOptions {
@@ -138,6 +147,22 @@ impl RequestOptions {
         self.resumption_token = Some(token);
         self
     }
+
+    /// Sends the request under this id instead of one the session allocates (see
+    /// [`id`](Self::id)): the caller knows it before any answer comes.
+    #[must_use]
+    pub fn id(mut self, id: impl Into<RequestId>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// Mirrors the params key `key` into the request's `Mcp-Name` header (see
+    /// [`name_param`](Self::name_param)).
+    #[must_use]
+    pub fn name_param(mut self, key: &'static str) -> Self {
+        self.name_param = Some(key);
+        self
+    }
 }
 
 impl fmt::Debug for RequestOptions {
@@ -149,6 +174,8 @@ impl fmt::Debug for RequestOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("meta", &self.meta)
             .field("resumption_token", &self.resumption_token)
+            .field("id", &self.id)
+            .field("name_param", &self.name_param)
             .finish()
     }
 }
@@ -205,15 +232,11 @@ pub(crate) struct Shared {
 
 impl modelctx_transport::RequestClocks for Shared {
     fn pause(&self, id: &RequestId) {
-        if let RequestId::Number(n) = id {
-            self.lock_pending().hold(*n, tokio::time::Instant::now());
-        }
+        self.lock_pending().hold(id, tokio::time::Instant::now());
     }
 
     fn resume(&self, id: &RequestId) {
-        if let RequestId::Number(n) = id
-            && self.lock_pending().release(*n, tokio::time::Instant::now())
-        {
+        if self.lock_pending().release(id, tokio::time::Instant::now()) {
             // The watcher runs: the request had a deadline before it was held.
             self.deadline_changed.notify_one();
         }
@@ -282,7 +305,7 @@ impl Shared {
 
     /// Abandons request `id`: frees its slot and, unless it already completed, was never
     /// sent, or is `initialize`, tells the peer with `notifications/cancelled`.
-    async fn abandon(&self, id: i64, method: &str, reason: &str, outcome: Outcome) {
+    async fn abandon(&self, id: &RequestId, method: &str, reason: &str, outcome: Outcome) {
         let taken = self.lock_pending().take(id);
         if let Some((slot, sent)) = taken {
             let _ = slot.send(outcome);
@@ -318,7 +341,7 @@ async fn watch_deadlines(shared: Arc<Shared>) {
         for e in expired {
             if e.notify_peer {
                 let _ = shared
-                    .send(cancelled_notification(e.id, "request timed out"), None)
+                    .send(cancelled_notification(&e.id, "request timed out"), None)
                     .await;
             }
             let _ = e.slot.send(Outcome::TimedOut);
@@ -333,7 +356,7 @@ async fn sleep_until_some(deadline: Option<Instant>) {
     }
 }
 
-pub(crate) fn cancelled_notification(id: i64, reason: &str) -> JsonRpcMessage {
+pub(crate) fn cancelled_notification(id: &RequestId, reason: &str) -> JsonRpcMessage {
     let params = serde_json::json!({ "requestId": id, "reason": reason });
     JsonRpcMessage::Notification(JsonRpcNotification::new(
         lifecycle::CANCELLED,
@@ -444,6 +467,10 @@ impl Peer {
             Ok(raw) => raw,
             Err(e) => return RequestHandle::failed(self.clone(), e),
         };
+        let mut options = options;
+        if options.name_param.is_none() {
+            options.name_param = M::NAME_PARAM;
+        }
         let handle = self.start_raw(Cow::Borrowed(M::METHOD), raw, options);
         RequestHandle {
             id: handle.id,
@@ -485,10 +512,28 @@ impl Peer {
         let mut progress_rx = None;
         let id = {
             let mut pending = shared.lock_pending();
-            let id = pending.insert(tx);
+            let id = match &options.id {
+                None => pending.insert(tx),
+                Some(chosen) => match pending.insert_with_id(chosen.clone(), tx) {
+                    Ok(()) => chosen.clone(),
+                    Err(why) => {
+                        drop(pending);
+                        let why = match why {
+                            IdRefused::InFlight => "a request with this id is in flight",
+                            IdRefused::MayRepeat => {
+                                "the session may already have used this number, and ids never repeat"
+                            }
+                        };
+                        return RequestHandle::failed(
+                            self.clone(),
+                            SessionError::refused(format!("request id {chosen}: {why}")),
+                        );
+                    }
+                },
+            };
             if options.on_progress.is_some() {
                 let (ptx, prx) = mpsc::unbounded_channel();
-                pending.route_progress(ProgressToken::Number(id), id, ptx);
+                pending.route_progress(progress_token(&id), id.clone(), ptx);
                 progress_rx = Some(prx);
             }
             id
@@ -496,23 +541,23 @@ impl Peer {
         // The session may have ended between the check above and the insert; shutdown
         // marks `closed` before it drains the table, so this catches every interleaving.
         if self.is_closed() {
-            shared.lock_pending().remove(id);
+            shared.lock_pending().remove(&id);
             return RequestHandle::failed(self.clone(), SessionError::closed());
         }
-        let params = match attach_meta(params, id, &options) {
+        let params = match attach_meta(params, &id, &options) {
             Ok(p) => p,
             Err(e) => {
-                shared.lock_pending().remove(id);
+                shared.lock_pending().remove(&id);
                 return RequestHandle::failed(self.clone(), e);
             }
         };
         if method == lifecycle::INITIALIZE {
             shared.phase.advance(Phase::New, Phase::Initializing);
         }
-        let request = JsonRpcRequest::new(RequestId::Number(id), method.clone(), params);
+        let request = JsonRpcRequest::new(id.clone(), method.clone(), params);
         let guard = DropGuard {
             peer: Some(self.clone()),
-            id,
+            id: id.clone(),
             method: method.clone(),
         };
         let fut = run_request(guard, request, options, rx, progress_rx);
@@ -591,10 +636,18 @@ fn serialize_params<T: Serialize>(params: &T) -> Result<Option<Box<RawValue>>, S
     }
 }
 
+/// The progress token of request `id`: the id itself.
+fn progress_token(id: &RequestId) -> ProgressToken {
+    match id {
+        RequestId::Number(n) => ProgressToken::Number(*n),
+        RequestId::String(s) => ProgressToken::String(s.clone()),
+    }
+}
+
 /// Adds the progress token and caller `_meta` to the params, when there are any.
 fn attach_meta(
     params: Option<Box<RawValue>>,
-    id: i64,
+    id: &RequestId,
     options: &RequestOptions,
 ) -> Result<Option<Box<RawValue>>, SessionError> {
     if options.on_progress.is_none() && options.meta.is_none() {
@@ -623,7 +676,9 @@ fn attach_meta(
         }
     }
     if options.on_progress.is_some() {
-        meta.insert(Meta::PROGRESS_TOKEN.to_owned(), Value::from(id));
+        let token = serde_json::to_value(progress_token(id))
+            .map_err(|e| SessionError::refused(format!("cannot serialise params: {e}")))?;
+        meta.insert(Meta::PROGRESS_TOKEN.to_owned(), token);
     }
     to_raw(&object)
         .map(Some)
@@ -635,23 +690,23 @@ fn attach_meta(
 /// Created with the handle, so a handle dropped before its first poll frees its slot too.
 struct DropGuard {
     peer: Option<Peer>,
-    id: i64,
+    id: RequestId,
     method: Cow<'static, str>,
 }
 
 impl Drop for DropGuard {
     fn drop(&mut self) {
         let Some(peer) = self.peer.take() else { return };
-        let taken = peer.shared.lock_pending().take(self.id);
+        let taken = peer.shared.lock_pending().take(&self.id);
         // Already completed, or never went out: nothing to tell the peer.
         let Some((_slot, true)) = taken else { return };
         if self.method == lifecycle::INITIALIZE {
             return;
         }
-        let id = self.id;
+        let id = std::mem::replace(&mut self.id, RequestId::Number(0));
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                let notice = cancelled_notification(id, "request dropped by the caller");
+                let notice = cancelled_notification(&id, "request dropped by the caller");
                 let _ = peer.shared.send(notice, None).await;
             });
         }
@@ -677,7 +732,7 @@ async fn run_request(
     let Some(peer) = guard.peer.clone() else {
         return Err(SessionError::closed());
     };
-    let (id, method) = (guard.id, guard.method.clone());
+    let (id, method) = (guard.id.clone(), guard.method.clone());
     let shared = peer.shared.clone();
     let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
     let start = Instant::now();
@@ -688,7 +743,7 @@ async fn run_request(
     let marked =
         shared
             .lock_pending()
-            .mark_sent(id, cap(start + timeout), method != lifecycle::INITIALIZE);
+            .mark_sent(&id, cap(start + timeout), method != lifecycle::INITIALIZE);
     match marked {
         None => {
             guard.peer = None;
@@ -702,14 +757,15 @@ async fn run_request(
     }
     let message = TransportMessage::new(JsonRpcMessage::Request(request))
         .related_to(peer.related.clone())
-        .with_resumption_token(options.resumption_token.clone());
+        .with_resumption_token(options.resumption_token.clone())
+        .with_name_param(options.name_param);
     if let Err(e) = shared
         .sink
         .send(message)
         .await
         .map_err(SessionError::transport)
     {
-        shared.lock_pending().remove(id);
+        shared.lock_pending().remove(&id);
         guard.peer = None;
         return Err(e);
     }
@@ -729,7 +785,7 @@ async fn run_request(
                 }
                 if options.reset_timeout_on_progress {
                     let deadline = cap(Instant::now() + timeout);
-                    if shared.lock_pending().set_deadline(id, deadline) {
+                    if shared.lock_pending().set_deadline(&id, deadline) {
                         shared.rearm_deadlines();
                     }
                 }
@@ -761,7 +817,7 @@ async fn run_request(
 /// `notifications/cancelled`, except for `initialize`).
 #[must_use = "a request handle does nothing unless awaited; dropping it cancels the request"]
 pub struct RequestHandle<T> {
-    id: Option<i64>,
+    id: Option<RequestId>,
     method: Cow<'static, str>,
     peer: Peer,
     state: HandleState,
@@ -790,14 +846,14 @@ impl<T> RequestHandle<T> {
 
     /// The request id, when the request was sent (`None` when it was refused locally).
     pub fn id(&self) -> Option<RequestId> {
-        self.id.map(RequestId::Number)
+        self.id.clone()
     }
 
     /// A handle that cancels this request from anywhere.
     pub fn canceller(&self) -> Canceller {
         Canceller {
             peer: self.peer.clone(),
-            id: self.id,
+            id: self.id.clone(),
             method: self.method.clone(),
         }
     }
@@ -829,7 +885,7 @@ impl<T> fmt::Debug for RequestHandle<T> {
 #[derive(Debug, Clone)]
 pub struct Canceller {
     peer: Peer,
-    id: Option<i64>,
+    id: Option<RequestId>,
     method: Cow<'static, str>,
 }
 
@@ -839,7 +895,7 @@ impl Canceller {
     /// Does nothing when the request already completed. `initialize` is never
     /// announced as cancelled.
     pub async fn cancel(&self, reason: &str) {
-        if let Some(id) = self.id {
+        if let Some(id) = &self.id {
             self.peer
                 .shared
                 .abandon(id, &self.method, reason, Outcome::Cancelled)

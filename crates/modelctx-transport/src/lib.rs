@@ -78,6 +78,11 @@ pub struct TransportMessage {
     /// extensions, such as a verified caller identity). Handlers see it in their
     /// request context. Empty elsewhere.
     pub extensions: Extensions,
+    /// Outbound request: the params key whose value its `Mcp-Name` header mirrors
+    /// (streamable HTTP, 2026-07-28), as its request type declares it
+    /// (`RequestMethod::NAME_PARAM`). Routing metadata for a method the transport does
+    /// not know by name; `None` for the rest, and ignored by transports without headers.
+    pub name_param: Option<&'static str>,
 }
 
 impl TransportMessage {
@@ -88,7 +93,16 @@ impl TransportMessage {
             related_request: None,
             resumption_token: None,
             extensions: Extensions::new(),
+            name_param: None,
         }
+    }
+
+    /// Names the params key the request's `Mcp-Name` header mirrors (see
+    /// [`name_param`](Self::name_param)).
+    #[must_use]
+    pub fn with_name_param(mut self, key: Option<&'static str>) -> Self {
+        self.name_param = key;
+        self
     }
 
     /// Marks the message as belonging to inbound request `id`.

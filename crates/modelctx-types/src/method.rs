@@ -15,6 +15,12 @@ pub trait RequestMethod: Send + Sync + 'static {
     type Params: Serialize + DeserializeOwned + Send + Sync + 'static;
     /// The `result` member of a successful response.
     type Result: Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// The params key whose (string) value the request's `Mcp-Name` HTTP header mirrors
+    /// in protocol 2026-07-28, for a vendor method that names a target the way
+    /// `tools/call` names its tool (`Some("widgetId")`). The HTTP client transport
+    /// mirrors it with no registration of the method; `None` (the default) sends no
+    /// `Mcp-Name`. The core methods need none: the transport knows theirs.
+    const NAME_PARAM: Option<&'static str> = None;
 }
 
 /// A notification method: its name and parameter type.

@@ -33,6 +33,7 @@ pub(super) async fn send(
         return Err(TransportError::closed());
     }
     let token = message.resumption_token.clone();
+    let name_param = message.name_param;
     match message.message {
         JsonRpcMessage::Request(request) if era_version(&request).is_some() => {
             // The stateless era (2026-07-28): no session, the headers mirror the body.
@@ -51,7 +52,7 @@ pub(super) async fn send(
                 let outcome = tokio::select! {
                     biased;
                     () = task_inner.closed.cancelled() => Ok(()),
-                    r = run_stateless(&task_inner, request) => r,
+                    r = run_stateless(&task_inner, request, name_param) => r,
                 };
                 task_inner.state().stateless_posts.remove(&id);
                 if let Err(reason) = outcome {
@@ -261,8 +262,14 @@ fn era_version(request: &JsonRpcRequest) -> Option<String> {
 /// The headers a request of the stateless era mirrors from its body:
 /// `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for the methods that name a
 /// tool, prompt, resource or (the tasks extension) task (Base64 in the `=?base64?…?=` form when the value is not a
-/// plain header value).
-fn era_headers(request: &JsonRpcRequest, version: &str) -> Vec<(String, String)> {
+/// plain header value). Any other method names the params key its `Mcp-Name` mirrors
+/// through the message's routing metadata (`name_param`, from its request type's
+/// `RequestMethod::NAME_PARAM`): the transport needs no list of vendor methods.
+fn era_headers(
+    request: &JsonRpcRequest,
+    version: &str,
+    name_param: Option<&'static str>,
+) -> Vec<(String, String)> {
     let mut headers = vec![
         (MCP_PROTOCOL_VERSION.to_owned(), version.to_owned()),
         ("mcp-method".to_owned(), request.method.to_string()),
@@ -272,7 +279,10 @@ fn era_headers(request: &JsonRpcRequest, version: &str) -> Vec<(String, String)>
         "resources/read" => "uri",
         // The tasks extension: the task routes its requests.
         "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
-        _ => return headers,
+        _ => match name_param {
+            Some(field) => field,
+            None => return headers,
+        },
     };
     let value = request
         .params
@@ -344,10 +354,14 @@ fn learn_param_headers(inner: &ClientInner, result: &modelctx_types::RawValue) {
 /// One request of the stateless era: its own POST, its answer from the JSON body or
 /// the SSE stream — or, for a refusal with an HTTP error status, from the JSON-RPC
 /// error in the body.
-async fn run_stateless(inner: &ClientInner, request: JsonRpcRequest) -> Result<(), String> {
+async fn run_stateless(
+    inner: &ClientInner,
+    request: JsonRpcRequest,
+    name_param: Option<&'static str>,
+) -> Result<(), String> {
     let id = request.id.clone();
     let version = era_version(&request).unwrap_or_default();
-    let mut headers = era_headers(&request, &version);
+    let mut headers = era_headers(&request, &version, name_param);
     if request.method == "tools/call" {
         headers.extend(param_headers(inner, &request));
     }
