@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use modelctx::http::{StreamableHttpServerConfig, cors_layer};
 use modelctx::server::Server;
-use modelctx::types::ErrorData;
+use modelctx::session::RequestOptions;
+use modelctx::types::{ErrorCode, ErrorData};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -13,7 +14,7 @@ use tokio::sync::mpsc;
 use crate::http_support::{
     ACCEPT_BOTH, Note, Raw, call, host, initialize, read_events_until, send,
 };
-use crate::support::{Echo, Work, client, modern_vocabulary};
+use crate::support::{Block, DropSignal, Echo, Work, client, modern_vocabulary};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -89,6 +90,14 @@ pub(crate) fn tests() -> Vec<Test> {
                 "transport:streamable-http:json-response",
                 "client-transport:http:json-response-parsed"
             ]
+        ),
+        conformance_test!(
+            a_cancelled_request_ends_its_post_with_request_cancelled,
+            ["transport:streamable-http:cancelled-request-terminated"]
+        ),
+        conformance_test!(
+            json_response_mode_keeps_request_scoped_messages_off_the_wire,
+            ["transport:streamable-http:json-response-restrictions"]
         ),
         conformance_test!(other_http_methods_draw_405, ["hosting:http:method-405"]),
         conformance_test!(
@@ -491,6 +500,162 @@ async fn json_response_mode_answers_with_one_json_body(_: Connector) {
             json!({"i": i})
         );
     }
+}
+
+/// A server whose `test/block` never answers on its own (it reports its start, and on
+/// `stopped` when it is dropped) and whose `test/echo` returns its params.
+fn blocking_server(
+    stopped: mpsc::UnboundedSender<()>,
+    started: mpsc::UnboundedSender<()>,
+) -> Server {
+    Server::builder("blocker", "1.0.0")
+        .request_handler::<Block, _, _>(move |_, cx| {
+            let stopped = stopped.clone();
+            let started = started.clone();
+            async move {
+                let _stopped = DropSignal::new(stopped, ());
+                let _ = started.send(());
+                cx.cancellation().cancelled().await;
+                Ok(json!({"unreachable": true}))
+            }
+        })
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build()
+}
+
+/// A 2025-era session, in SSE and in JSON-response mode: `notifications/cancelled`
+/// stops the handler, and the request's POST still ends, with `-32800` for its id (the
+/// JSON body, or the last event of its stream). The session lives on.
+async fn a_cancelled_request_ends_its_post_with_request_cancelled(_: Connector) {
+    for json_mode in [false, true] {
+        let (stopped_tx, mut stopped) = mpsc::unbounded_channel();
+        let (started_tx, mut started) = mpsc::unbounded_channel();
+        let config = if json_mode {
+            default_config().json_response()
+        } else {
+            default_config()
+        };
+        let hosted = host(blocking_server(stopped_tx, started_tx), config).await;
+        let raw = Raw::new(&hosted.url);
+        let id = raw.init().await;
+        let blocked = tokio::spawn(send(raw.post(Some(&id), &call(7, "test/block", json!({})))));
+        within("the handler to start", started.recv()).await;
+        let cancel = json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "no longer needed"}
+        });
+        assert_eq!(send(raw.post(Some(&id), &cancel)).await.status, 202);
+
+        let r = within("the cancelled POST to end", blocked).await.unwrap();
+        assert_eq!(r.status, 200, "{r:?}");
+        let content_type = r.header("content-type").unwrap_or_default();
+        let expected = if json_mode {
+            "application/json"
+        } else {
+            "text/event-stream"
+        };
+        assert!(content_type.starts_with(expected), "{r:?}");
+        let messages = r.messages();
+        let last = messages
+            .last()
+            .unwrap_or_else(|| panic!("no message: {r:?}"));
+        assert_eq!(last["id"], json!(7), "{r:?}");
+        assert_eq!(
+            last["error"]["code"],
+            json!(ErrorCode::REQUEST_CANCELLED.0),
+            "{r:?}"
+        );
+        assert_eq!(
+            messages.iter().filter(|m| m["id"] == json!(7)).count(),
+            1,
+            "one answer, the transport's: {r:?}"
+        );
+        within("the handler to stop", stopped.recv()).await;
+        let r = send(raw.post(Some(&id), &call(8, "test/echo", json!({"after": true})))).await;
+        assert_eq!(
+            r.messages().last().unwrap()["result"],
+            json!({"after": true})
+        );
+
+        // Through the client: the cancelled call fails as cancelled (the late -32800
+        // completes nothing), and the session serves on.
+        let (transport, _) = hosted.transport();
+        let client = client().connect(transport).await.unwrap();
+        let call = client
+            .start_request::<Block>(json!({}), RequestOptions::new())
+            .unwrap();
+        let canceller = call.canceller();
+        let waiting = tokio::spawn(call);
+        within("the handler to start", started.recv()).await;
+        canceller.cancel("no longer needed").await;
+        let err = within("the call to fail", waiting)
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert!(err.is_cancelled(), "{err}");
+        within("the handler to stop", stopped.recv()).await;
+        assert_eq!(
+            client
+                .request::<Echo>(json!({"still": true}))
+                .await
+                .unwrap(),
+            json!({"still": true})
+        );
+    }
+}
+
+/// JSON-response mode: a request's POST gets one JSON body, which carries only its
+/// response. A request the handler sends the client fails at once with `-32600`, its
+/// notifications go nowhere; the standalone GET stream still carries what is not
+/// related to a request.
+async fn json_response_mode_keeps_request_scoped_messages_off_the_wire(_: Connector) {
+    let server = Server::builder("scoped", "1.0.0")
+        .request_handler::<Work, _, _>(|_, cx| async move {
+            cx.notify::<Note>(json!({"related": true}))
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+            let asked = cx.request::<Echo>(json!({"from": "the handler"})).await;
+            let code = match &asked {
+                Ok(v) => return Ok(json!({"unexpected": v})),
+                Err(e) => e.protocol_error().map(|e| e.code.0),
+            };
+            Ok(json!({"askCode": code}))
+        })
+        .build();
+    let mut hosted = host(server, default_config().json_response()).await;
+    let raw = Raw::new(&hosted.url);
+    let id = raw.init().await;
+    let started = hosted.session().await;
+    within("the handshake", started.session.initialized()).await;
+    let mut standalone = within("the GET", raw.get(&id).send()).await.unwrap();
+    assert_eq!(standalone.status(), 200);
+
+    let r = send(raw.post(Some(&id), &call(2, "test/work", json!({})))).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(
+        r.header("content-type")
+            .unwrap()
+            .starts_with("application/json")
+    );
+    assert_eq!(
+        r.json(),
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"askCode": -32600}}),
+        "the body is the response alone, and the handler's request failed with -32600"
+    );
+
+    // Unrelated traffic still goes on the standalone stream, and it is the first
+    // message there: neither the handler's notification nor its request went there.
+    started
+        .session
+        .notify::<Note>(json!({"unrelated": 1}))
+        .await
+        .unwrap();
+    let on_get = read_events_until(&mut standalone, |e| e.iter().any(|e| !e.data.is_empty())).await;
+    let get_msgs: Vec<Value> = on_get.iter().filter_map(|e| e.json()).collect();
+    assert_eq!(
+        get_msgs,
+        vec![json!({"jsonrpc": "2.0", "method": "test/note", "params": {"unrelated": 1}})]
+    );
 }
 
 async fn other_http_methods_draw_405(_: Connector) {

@@ -116,6 +116,7 @@ type RequestFn = dyn Fn(
     + Sync;
 pub(crate) type NotificationFn =
     dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
+type PeerErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
 
 /// Builds and connects a [`Client`].
 pub struct ClientBuilder {
@@ -135,6 +136,8 @@ pub struct ClientBuilder {
     tasks: Option<modelctx_session::tasks::TaskConfig>,
     /// The extensions the client takes part in.
     extensions: Vec<ClientExtension>,
+    /// Hears errors the server could not attribute to a request.
+    on_peer_error: Option<Arc<PeerErrorFn>>,
 }
 
 /// One answer to a request that may ask for input ([`Client::request_round`]).
@@ -295,6 +298,21 @@ impl ClientBuilder {
         self
     }
 
+    /// Hears every error response the server sends without a request id
+    /// (`"id": null`): the server reporting a failure it could not attribute to a
+    /// request, such as a message from this client it could not parse. Without it such
+    /// errors are dropped (they answer no request, and are never answered). The
+    /// callback runs in arrival order with the server's notifications, with the
+    /// session's peer; it must not block.
+    #[must_use]
+    pub fn on_peer_error<F>(mut self, callback: F) -> Self
+    where
+        F: Fn(ErrorData, &Peer) + Send + Sync + 'static,
+    {
+        self.on_peer_error = Some(Arc::new(callback));
+        self
+    }
+
     /// How `connect` settles the protocol revision (default [`ConnectMode::Auto`]).
     #[must_use]
     pub fn mode(mut self, mode: ConnectMode) -> Self {
@@ -390,6 +408,7 @@ impl ClientBuilder {
             notifications: self.notifications,
             subscriptions: subscriptions.clone(),
             cache: cache.clone(),
+            on_peer_error: self.on_peer_error,
         });
         let peer = modelctx_session::start(transport, service.clone(), self.session);
         let envelope = stateless::envelope(&declared.modern, &self.info);
@@ -521,6 +540,7 @@ pub(crate) struct ClientService {
     subscriptions: subscriptions::Routes,
     cache: Arc<stateless::Cache>,
     notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
+    on_peer_error: Option<Arc<PeerErrorFn>>,
 }
 
 impl Service for ClientService {
@@ -547,6 +567,15 @@ impl Service for ClientService {
             .invalidate(&notification.method, notification.params.as_deref());
         subscriptions::route(&self.subscriptions, &notification);
         self.deliver(notification, peer)
+    }
+
+    fn handle_peer_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
+        // Called in the future, so the runtime catches a panic of the callback.
+        Box::pin(async move {
+            if let Some(callback) = &self.on_peer_error {
+                callback(error, &peer);
+            }
+        })
     }
 }
 
@@ -627,6 +656,7 @@ impl Client {
             probe_timeout: stateless::PROBE_TIMEOUT,
             tasks: None,
             extensions: Vec::new(),
+            on_peer_error: None,
         }
     }
 

@@ -164,6 +164,7 @@ type RequestFn = dyn Fn(Option<Box<RawValue>>, Context) -> BoxFuture<'static, Re
     + Send
     + Sync;
 type NotificationFn = dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
+type PeerErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
 
 /// An MCP server: its identity, capabilities, registries and handlers. Cheap to clone;
 /// serve it on as many transports as you like.
@@ -192,6 +193,8 @@ pub(crate) struct Inner {
     cache_hints: stateless::CacheHints,
     /// Runs task-augmented requests (2025-11-25 tasks), when enabled.
     pub(crate) tasks: Option<Arc<TaskHost>>,
+    /// Hears errors a client could not attribute to a request.
+    on_peer_error: Option<Arc<PeerErrorFn>>,
 }
 
 impl fmt::Debug for Server {
@@ -228,6 +231,7 @@ impl Server {
             state_key: None,
             cache_hints: stateless::CacheHints::default(),
             tasks: None,
+            on_peer_error: None,
         }
     }
 
@@ -366,6 +370,7 @@ pub struct ServerBuilder {
     state_key: Option<mrtr::StateKey>,
     cache_hints: stateless::CacheHints,
     tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
+    on_peer_error: Option<Arc<PeerErrorFn>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -563,6 +568,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Hears every error response a client sends without a request id (`"id": null`):
+    /// the client reporting a failure it could not attribute to a request, such as a
+    /// message from this server it could not parse. Without it such errors are dropped
+    /// (they answer no request, and are never answered). The callback runs in arrival
+    /// order with the session's notifications, with the session's peer; it must not
+    /// block.
+    #[must_use]
+    pub fn on_peer_error<F>(mut self, callback: F) -> Self
+    where
+        F: Fn(ErrorData, &Peer) + Send + Sync + 'static,
+    {
+        self.on_peer_error = Some(Arc::new(callback));
+        self
+    }
+
     /// Whether the server also serves protocol 2026-07-28, the stateless era, from the
     /// same handlers (on by default): a request that carries the era's envelope in
     /// `_meta` needs no handshake and is served on its own; `server/discover` says what
@@ -661,6 +681,7 @@ impl ServerBuilder {
                     let store = store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::default()));
                     TaskHost::new(store, config)
                 }),
+                on_peer_error: self.on_peer_error,
             }),
         }
     }
@@ -1212,6 +1233,15 @@ impl Service for SessionService {
             Some(handler) => handler(notification.params, peer),
             None => Box::pin(async {}),
         }
+    }
+
+    fn handle_peer_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
+        // Called in the future, so the runtime catches a panic of the callback.
+        Box::pin(async move {
+            if let Some(callback) = &self.server.on_peer_error {
+                callback(error, &peer);
+            }
+        })
     }
 }
 

@@ -25,6 +25,8 @@ enum Kind {
     Refused(String),
     /// The result could not be decoded into the method's result type.
     InvalidResult(String),
+    /// The transport refused to carry the request, with this JSON-RPC error.
+    TransportRefused(ErrorData),
     /// The transport failed.
     Transport(TransportError),
 }
@@ -59,6 +61,11 @@ impl SessionError {
         if err.is_closed() {
             return Self::closed();
         }
+        if let Some(refusal) = err.refusal() {
+            return Self {
+                kind: Kind::TransportRefused(refusal.clone()),
+            };
+        }
         Self {
             kind: Kind::Transport(err),
         }
@@ -80,10 +87,11 @@ impl SessionError {
         Self::protocol(error)
     }
 
-    /// The JSON-RPC error the peer answered with.
+    /// The JSON-RPC error the peer answered with, or the one the transport refused the
+    /// request with (a request the streamable HTTP server cannot carry: `-32600`).
     pub fn protocol_error(&self) -> Option<&ErrorData> {
         match &self.kind {
-            Kind::Protocol(e) => Some(e),
+            Kind::Protocol(e) | Kind::TransportRefused(e) => Some(e),
             _ => None,
         }
     }
@@ -91,7 +99,7 @@ impl SessionError {
     /// Turns the error into the JSON-RPC error it carries, if any.
     pub fn into_protocol_error(self) -> Result<ErrorData, Self> {
         match self.kind {
-            Kind::Protocol(e) => Ok(e),
+            Kind::Protocol(e) | Kind::TransportRefused(e) => Ok(e),
             kind => Err(Self { kind }),
         }
     }
@@ -125,7 +133,7 @@ impl SessionError {
     /// or an internal error describing the local failure.
     pub fn to_error_data(&self) -> ErrorData {
         match &self.kind {
-            Kind::Protocol(e) => e.clone(),
+            Kind::Protocol(e) | Kind::TransportRefused(e) => e.clone(),
             _ => ErrorData::internal_error(self.to_string()),
         }
     }
@@ -140,6 +148,7 @@ impl fmt::Display for SessionError {
             Kind::Closed => f.write_str("connection closed"),
             Kind::Refused(r) => write!(f, "refused: {r}"),
             Kind::InvalidResult(m) => write!(f, "invalid result: {m}"),
+            Kind::TransportRefused(e) => write!(f, "the transport refused the request: {e}"),
             Kind::Transport(e) => write!(f, "transport error: {e}"),
         }
     }
@@ -148,7 +157,7 @@ impl fmt::Display for SessionError {
 impl std::error::Error for SessionError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            Kind::Protocol(e) => Some(e),
+            Kind::Protocol(e) | Kind::TransportRefused(e) => Some(e),
             Kind::Transport(e) => Some(e),
             _ => None,
         }

@@ -83,15 +83,25 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     peer
 }
 
-/// A notification handler, its panic caught: a panicking handler loses that notification
-/// only.
+/// What the runtime hands the service in arrival order: notifications, and errors the
+/// peer could not attribute to a request.
+enum Delivery {
+    Notification(JsonRpcNotification),
+    /// An error response without id (`"id": null`): see [`Service::handle_peer_error`].
+    PeerError(ErrorData),
+}
+
+/// A notification handler (or peer-error handler), its panic caught: a panicking
+/// handler loses that message only.
 type NotificationJob = futures::future::CatchUnwind<AssertUnwindSafe<BoxFuture<'static, ()>>>;
 
-fn notification_job(core: &Core, notification: JsonRpcNotification) -> NotificationJob {
-    let handler = core
-        .service
-        .clone()
-        .handle_notification(notification, core.peer.clone());
+fn notification_job(core: &Core, delivery: Delivery) -> NotificationJob {
+    let service = core.service.clone();
+    let peer = core.peer.clone();
+    let handler = match delivery {
+        Delivery::Notification(n) => service.handle_notification(n, peer),
+        Delivery::PeerError(e) => service.handle_peer_error(e, peer),
+    };
     AssertUnwindSafe(handler).catch_unwind()
 }
 
@@ -100,11 +110,11 @@ fn notification_job(core: &Core, notification: JsonRpcNotification) -> Notificat
 async fn notification_task(
     running: NotificationJob,
     core: Arc<Core>,
-    mut rx: mpsc::UnboundedReceiver<JsonRpcNotification>,
+    mut rx: mpsc::UnboundedReceiver<Delivery>,
 ) {
     let _ = running.await;
-    while let Some(n) = rx.recv().await {
-        let _ = notification_job(&core, n).await;
+    while let Some(d) = rx.recv().await {
+        let _ = notification_job(&core, d).await;
     }
 }
 
@@ -114,7 +124,7 @@ struct Receiver {
     /// The queue of the task that runs notification handlers in arrival order; that task
     /// starts with the first handler that does not finish in its first poll (most
     /// sessions never need it).
-    notify_tx: Option<mpsc::UnboundedSender<JsonRpcNotification>>,
+    notify_tx: Option<mpsc::UnboundedSender<Delivery>>,
 }
 
 /// What admitting an inbound request needs, shared by the receive task and by
@@ -162,6 +172,11 @@ impl Receiver {
                 }
                 Some(Ok(message)) => match message.message {
                     JsonRpcMessage::Notification(n) => self.on_notification(n),
+                    // An error the peer could not attribute to a request: in arrival
+                    // order with the notifications, to the service (never answered).
+                    JsonRpcMessage::Error(e) if e.id.is_none() => {
+                        self.deliver(Delivery::PeerError(e.error));
+                    }
                     _ => self.core.take(message),
                 },
             }
@@ -203,12 +218,12 @@ impl Receiver {
     /// most finish in that poll (`notifications/initialized`, say): no task, no queue.
     /// The first that does not finish starts the notification task, which completes it
     /// and then runs every later notification, in order.
-    fn deliver(&mut self, notification: JsonRpcNotification) {
+    fn deliver(&mut self, delivery: Delivery) {
         if let Some(tx) = &self.notify_tx {
-            let _ = tx.send(notification);
+            let _ = tx.send(delivery);
             return;
         }
-        let mut job = notification_job(&self.core, notification);
+        let mut job = notification_job(&self.core, delivery);
         if poll_once(&mut job) {
             return;
         }
@@ -238,7 +253,7 @@ impl Receiver {
                 let routed =
                     parsed.is_some_and(|p| shared.route_progress(&p.progress_token, p.progress));
                 if !routed {
-                    self.deliver(notification);
+                    self.deliver(Delivery::Notification(notification));
                 }
             }
             lifecycle::INITIALIZED => {
@@ -256,10 +271,10 @@ impl Receiver {
                         .phase
                         .advance(Phase::Initializing, Phase::Operational);
                 }
-                self.deliver(notification);
+                self.deliver(Delivery::Notification(notification));
             }
             _ => {
-                self.deliver(notification);
+                self.deliver(Delivery::Notification(notification));
             }
         }
     }
@@ -268,13 +283,16 @@ impl Receiver {
 impl DirectReceiver for Core {
     /// Requests, and responses to our own requests, once the session is operational:
     /// they need nothing from the receive task (a request's order relative to other
-    /// requests is not defined; handlers run concurrently anyway). The handshake and
-    /// notifications (cancellation, progress, ordered delivery to handlers) go through
-    /// the receive task.
+    /// requests is not defined; handlers run concurrently anyway). The handshake,
+    /// notifications (cancellation, progress, ordered delivery to handlers) and errors
+    /// without id (delivered in order with notifications) go through the receive task.
     fn receive(&self, message: TransportMessage) -> Option<TransportMessage> {
-        let direct = !self.peer.is_closed()
-            && self.shared.phase.get().is_serving()
-            && !matches!(message.message, JsonRpcMessage::Notification(_));
+        let ordered = match &message.message {
+            JsonRpcMessage::Notification(_) => true,
+            JsonRpcMessage::Error(e) => e.id.is_none(),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Response(_) => false,
+        };
+        let direct = !self.peer.is_closed() && self.shared.phase.get().is_serving() && !ordered;
         if !direct {
             return Some(message);
         }
@@ -297,6 +315,7 @@ impl Core {
                 self.shared.complete(&r.id, Outcome::Result(r.result));
             }
             JsonRpcMessage::Error(e) => {
+                // (Errors without id are the receive task's, see `receive`.)
                 if let Some(id) = &e.id {
                     self.shared.complete(id, Outcome::Error(e.error));
                 }

@@ -21,9 +21,10 @@ use crate::peer::{Peer, Progress};
 ///
 /// The runtime calls [`Service::handle_request`] on a task of its own for every inbound
 /// request (except `ping`, which it answers itself), under the session's concurrency
-/// bound, and never waits for it on the receive loop. Notifications are delivered in
-/// arrival order on one task. `notifications/cancelled` and progress for the session's
-/// own requests are consumed by the runtime and not delivered here.
+/// bound, and never waits for it on the receive loop. Notifications (and errors without
+/// id, [`Service::handle_peer_error`]) are delivered in arrival order on one task.
+/// `notifications/cancelled` and progress for the session's own requests are consumed
+/// by the runtime and not delivered here.
 pub trait Service: Send + Sync + 'static {
     /// Answers one request with its raw result or a JSON-RPC error. A panic is caught
     /// and answered with `-32603`.
@@ -40,6 +41,17 @@ pub trait Service: Send + Sync + 'static {
         peer: Peer,
     ) -> BoxFuture<'static, ()> {
         let _ = (notification, peer);
+        Box::pin(async {})
+    }
+
+    /// Handles an error response that carries no request id (`"id": null`): the peer
+    /// reporting a failure it could not attribute to a request, such as a message of
+    /// ours it could not parse. It answers none of our requests (those still wait for
+    /// their own answers or time out) and is never answered. Delivered in arrival
+    /// order with the notifications. The default ignores it; the role crates hand it to
+    /// the application (`ServerBuilder::on_peer_error`, `ClientBuilder::on_peer_error`).
+    fn handle_peer_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
+        let _ = (error, peer);
         Box::pin(async {})
     }
 }

@@ -40,6 +40,8 @@ enum Event {
     },
     /// A notification reached the service.
     Notification(JsonRpcNotification),
+    /// An error without id reached the service.
+    PeerError(ErrorData),
 }
 
 /// Answers a few methods:
@@ -136,6 +138,11 @@ impl Service for TestService {
             });
         }
         let _ = self.events.send(Event::Notification(notification));
+        Box::pin(async {})
+    }
+
+    fn handle_peer_error(self: Arc<Self>, error: ErrorData, _peer: Peer) -> BoxFuture<'static, ()> {
+        let _ = self.events.send(Event::PeerError(error));
         Box::pin(async {})
     }
 }
@@ -1398,6 +1405,52 @@ async fn notifications_are_delivered_in_order_and_never_answered() {
             ("notifications/unknown".to_owned(), json!(3)),
         ]
     );
+}
+
+#[tokio::test]
+async fn errors_without_id_reach_the_service_in_order_and_are_never_answered() {
+    for role in [SessionConfig::server(), SessionConfig::client()] {
+        let mut h = Harness::new(role.pre_initialized());
+        // A request of ours in flight: an error without id answers none of them.
+        let (call, sent) = sent(&mut h, "echo", RequestOptions::new()).await;
+
+        h.mock.notify("notifications/a", json!({ "n": 1 })).await;
+        h.mock
+            .send_json(
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+            )
+            .await;
+        h.mock
+            .send_json(r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"no id at all"}}"#)
+            .await;
+        h.mock.notify("notifications/b", json!({ "n": 2 })).await;
+        // Answered as the very next message: nothing answered the errors.
+        h.ping_sync(1).await;
+
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            seen.push(match h.next_event().await {
+                Event::Notification(n) => n.method.to_string(),
+                Event::PeerError(e) => format!("error {}: {}", e.code, e.message),
+                other => panic!("unexpected event {other:?}"),
+            });
+        }
+        assert_eq!(
+            seen,
+            [
+                "notifications/a",
+                "error -32700: Parse error",
+                "error -32600: no id at all",
+                "notifications/b",
+            ]
+        );
+        // The request still waits for its own answer.
+        h.mock.respond(sent.id, json!({ "mine": true })).await;
+        assert_eq!(
+            params_of(Some(&call.await.unwrap())),
+            json!({ "mine": true })
+        );
+    }
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use modelctx_types::InvalidMessage;
+use modelctx_types::{ErrorData, InvalidMessage};
 
 /// A transport fault: opaque, with predicates for the cases a caller acts on.
 #[derive(Debug)]
@@ -15,6 +15,7 @@ enum Kind {
     Closed,
     Invalid(InvalidMessage),
     Io(std::io::Error),
+    Refused(ErrorData),
     Other(String),
 }
 
@@ -39,6 +40,16 @@ impl TransportError {
         }
     }
 
+    /// The transport refuses to carry this message, for the reason a JSON-RPC error
+    /// states: what the sender's caller gets, as if the peer had answered with it. The
+    /// streamable HTTP server refuses so a request a handler sends in JSON-response mode
+    /// (`-32600`: its POST's single JSON body can carry only the response).
+    pub fn refused(error: ErrorData) -> Self {
+        Self {
+            kind: Kind::Refused(error),
+        }
+    }
+
     /// Any other fault, described.
     pub fn other(message: impl Into<String>) -> Self {
         Self {
@@ -59,6 +70,14 @@ impl TransportError {
         }
     }
 
+    /// The JSON-RPC error of a [`TransportError::refused`] message.
+    pub fn refusal(&self) -> Option<&ErrorData> {
+        match &self.kind {
+            Kind::Refused(e) => Some(e),
+            _ => None,
+        }
+    }
+
     /// Whether this is an I/O failure.
     pub fn is_io(&self) -> bool {
         matches!(self.kind, Kind::Io(_))
@@ -71,6 +90,7 @@ impl fmt::Display for TransportError {
             Kind::Closed => f.write_str("transport closed"),
             Kind::Invalid(m) => write!(f, "invalid message: {m}"),
             Kind::Io(e) => write!(f, "transport I/O error: {e}"),
+            Kind::Refused(e) => write!(f, "the transport refused the message: {e}"),
             Kind::Other(m) => f.write_str(m),
         }
     }
@@ -81,6 +101,7 @@ impl std::error::Error for TransportError {
         match &self.kind {
             Kind::Io(e) => Some(e),
             Kind::Invalid(m) => Some(m),
+            Kind::Refused(e) => Some(e),
             _ => None,
         }
     }

@@ -45,6 +45,10 @@ impl ErrorCode {
     pub const URL_ELICITATION_REQUIRED: Self = Self(-32042);
     /// `-1`: the user rejected a sampling request (the code the spec's examples use).
     pub const USER_REJECTED: Self = Self(-1);
+    /// `-32800`: the request was cancelled (`notifications/cancelled`). Not a code the
+    /// specification names: the streamable HTTP server answers a cancelled request with
+    /// it so that the request's POST completes (every other transport sends nothing).
+    pub const REQUEST_CANCELLED: Self = Self(-32800);
 
     /// The name of a code the specification defines, if it is one.
     pub fn name(self) -> Option<&'static str> {
@@ -59,6 +63,7 @@ impl ErrorCode {
             Self::HEADER_MISMATCH => "header mismatch",
             Self::MISSING_REQUIRED_CLIENT_CAPABILITY => "missing required client capability",
             Self::UNSUPPORTED_PROTOCOL_VERSION => "unsupported protocol version",
+            Self::REQUEST_CANCELLED => "request cancelled",
             _ => return None,
         })
     }
@@ -172,6 +177,12 @@ impl ErrorData {
                     .as_ref()
                     .and_then(|d| d.get("uri"))
                     .is_some_and(Value::is_string))
+    }
+
+    /// `-32800`: the request was cancelled before it was answered (see
+    /// [`ErrorCode::REQUEST_CANCELLED`]).
+    pub fn request_cancelled(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::REQUEST_CANCELLED, message)
     }
 
     /// `-32020`: an HTTP header disagrees with the body (2026-07-28).

@@ -68,6 +68,9 @@ pub struct StreamableHttpServerConfig {
     /// Sessions with `Mcp-Session-Id` (default) or stateless (a fresh session per POST).
     pub stateful: bool,
     /// Answer each request POST with one `application/json` body instead of an SSE stream.
+    /// The body carries the response only: a request a handler sends the client fails at
+    /// once (`-32600`), its notifications (progress, log messages) are dropped; messages
+    /// not related to a request still go on the standalone GET stream.
     pub json_response: bool,
     /// Where SSE events are kept for `Last-Event-ID` replay; `None` turns resumability
     /// (event ids, priming events) off. Default: a bounded [`InMemoryEventStore`].
@@ -166,7 +169,9 @@ impl StreamableHttpServerConfig {
         self
     }
 
-    /// Answer request POSTs with a single JSON body.
+    /// Answer request POSTs with a single JSON body, which carries the response only: a
+    /// request a handler sends the client fails at once (`-32600`), its notifications
+    /// are dropped; the standalone GET stream is unaffected.
     #[must_use]
     pub fn json_response(mut self) -> Self {
         self.json_response = true;

@@ -637,7 +637,7 @@ async fn dispatch(
         let _ = handled.await;
     }
     for id in &cancelled {
-        session.forget_request(id);
+        session.cancel_request(id);
     }
     let mut response = match answer {
         None => {

@@ -12,7 +12,7 @@ use modelctx_transport::{
     DirectReceiver, DirectSlot, Extensions, Holding, MessageSink, MessageStream, Transport,
     TransportError, TransportMessage,
 };
-use modelctx_types::{JsonRpcMessage, ProtocolVersion, RequestId};
+use modelctx_types::{ErrorData, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -404,19 +404,32 @@ impl SessionState {
             .is_some_and(|s| s.conn.take().is_some())
     }
 
-    /// An inbound `notifications/cancelled` for request `id`: no response will come, so
-    /// its stream (or JSON waiter) is released.
-    pub(crate) fn forget_request(&self, id: &RequestId) {
-        let mut routes = self.routes();
-        if let Some(Route::Sse(stream_id)) = routes.requests.remove(id) {
-            let done = routes.streams.get_mut(&stream_id).is_some_and(|s| {
-                s.open_requests = s.open_requests.saturating_sub(1);
-                s.open_requests == 0
-            });
-            if done {
-                routes.streams.remove(&stream_id);
-            }
+    /// An inbound `notifications/cancelled` for request `id`. The session sends no
+    /// response for a cancelled request, but its POST must end, and this wire ends a
+    /// request's answer only with a response for its id: the transport answers it
+    /// itself, with `-32800` (the JSON body, or the last event of its SSE stream). A
+    /// response the handler still sends afterwards finds no route and is dropped.
+    /// `initialize` is never cancelled (the session answers it regardless).
+    pub(crate) fn cancel_request(&self, id: &RequestId) {
+        if self
+            .init_request
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            == Some(id)
+        {
+            return;
         }
+        let mut routes = self.routes();
+        if !routes.requests.contains_key(id) {
+            return;
+        }
+        let error = ErrorData::request_cancelled("Request cancelled");
+        let response = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id.clone()), error));
+        let Ok(data) = serde_json::to_string(&response) else {
+            return;
+        };
+        self.complete(&mut routes, id, &data);
     }
 
     /// The runtime has handled the messages answered on stream `stream_id`.
@@ -490,63 +503,84 @@ impl SessionState {
         let msg = message.message;
         let data = serde_json::to_string(&msg).map_err(|e| TransportError::other(e.to_string()))?;
         let mut routes = self.routes();
-        match &msg {
-            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
-                let Some(id) = msg.id().cloned() else {
-                    self.report("an error response without id has no stream".to_owned());
-                    return Ok(());
-                };
-                self.note_initialize_result(&id, &msg);
-                match routes.requests.remove(&id) {
-                    Some(Route::Json(tx)) => {
-                        let _ = tx.send(data);
-                    }
-                    Some(Route::Sse(stream_id)) => {
-                        self.deliver(&mut routes, stream_id, &data);
-                        let done = routes.streams.get_mut(&stream_id).is_some_and(|s| {
-                            s.open_requests = s.open_requests.saturating_sub(1);
-                            s.open_requests == 0
-                        });
-                        if done {
-                            // The stream is complete: dropping its sender ends the body
-                            // once the queued events are written.
-                            routes.streams.remove(&stream_id);
-                        }
-                    }
-                    None => {
-                        self.report(format!("response to request {id}, which is not in flight"))
-                    }
-                }
-                if !self.stateful && routes.requests.is_empty() {
-                    // A stateless session serves one POST: it is done.
-                    drop(routes);
-                    self.finish_inbound();
+        let answers = match &msg {
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+        };
+        if let Some(id) = answers {
+            self.note_initialize_result(id, &msg);
+            if !self.complete(&mut routes, id, &data) {
+                self.report(format!("response to request {id}, which is not in flight"));
+            }
+            return Ok(());
+        }
+        // A request, a notification, or an error the server could not attribute to a
+        // request (no id): none of them answers a request; each goes on one stream.
+        let related = message
+            .related_request
+            .as_ref()
+            .and_then(|r| routes.requests.get(r));
+        match related {
+            Some(Route::Sse(stream_id)) => {
+                let stream_id = *stream_id;
+                self.deliver(&mut routes, stream_id, &data);
+            }
+            // JSON-response mode: the request's POST gets one JSON body, which carries
+            // only its response. A request to the client fails at once; a notification
+            // (progress, a log message) is not delivered, as with no listener.
+            Some(Route::Json(_)) => {
+                if matches!(msg, JsonRpcMessage::Request(_)) {
+                    return Err(TransportError::refused(ErrorData::invalid_request(
+                        "Invalid request: in JSON-response mode a request's answer is one JSON \
+                         body, which cannot carry a request to the client",
+                    )));
                 }
             }
-            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {
-                let related =
-                    message
-                        .related_request
-                        .as_ref()
-                        .and_then(|r| match routes.requests.get(r) {
-                            Some(Route::Sse(s)) => Some(*s),
-                            _ => None,
-                        });
-                match related {
-                    Some(stream_id) => self.deliver(&mut routes, stream_id, &data),
-                    None if self.stateful => self.deliver(&mut routes, STANDALONE, &data),
-                    // Stateless JSON answers have no stream for a notification: it is
-                    // dropped, as it would be with no listener.
-                    None if matches!(msg, JsonRpcMessage::Notification(_)) => {}
-                    None => {
-                        return Err(TransportError::other(
-                            "a stateless HTTP session has no stream to carry a request to the client",
-                        ));
-                    }
-                }
+            None if matches!(msg, JsonRpcMessage::Error(_)) => {
+                // The standalone stream carries no responses; a stateless one has none.
+                self.report("an error response without id has no stream".to_owned());
+            }
+            None if self.stateful => self.deliver(&mut routes, STANDALONE, &data),
+            // Stateless answers have no stream for a notification: it is dropped, as it
+            // would be with no listener.
+            None if matches!(msg, JsonRpcMessage::Notification(_)) => {}
+            None => {
+                return Err(TransportError::other(
+                    "a stateless HTTP session has no stream to carry a request to the client",
+                ));
             }
         }
         Ok(())
+    }
+
+    /// Ends request `id`'s route with `data`, its response: the JSON body, or the last
+    /// event of the request on its SSE stream (the stream ends with its last request).
+    /// False when the request has no route (answered, forgotten, never seen).
+    fn complete(&self, routes: &mut Routes, id: &RequestId, data: &str) -> bool {
+        match routes.requests.remove(id) {
+            Some(Route::Json(tx)) => {
+                let _ = tx.send(data.to_owned());
+            }
+            Some(Route::Sse(stream_id)) => {
+                self.deliver(routes, stream_id, data);
+                let done = routes.streams.get_mut(&stream_id).is_some_and(|s| {
+                    s.open_requests = s.open_requests.saturating_sub(1);
+                    s.open_requests == 0
+                });
+                if done {
+                    // The stream is complete: dropping its sender ends the body once the
+                    // queued events are written.
+                    routes.streams.remove(&stream_id);
+                }
+            }
+            None => return false,
+        }
+        if !self.stateful && routes.requests.is_empty() {
+            // A stateless session serves one POST: it is done.
+            self.finish_inbound();
+        }
+        true
     }
 
     fn note_initialize_result(&self, id: &RequestId, msg: &JsonRpcMessage) {
