@@ -517,3 +517,62 @@ async fn without_the_extension_the_same_call_runs_plainly() {
     assert!(!result.is_error(), "{result:?}");
     drop(open);
 }
+
+/// `Client::watch` in either era: the same filter, the same stream of changes — a
+/// `subscriptions/listen` stream in 2026-07-28, the server's own announcements and
+/// `resources/subscribe` in the handshake era.
+async fn watch_in(legacy: bool) {
+    use modelctx::server::ResourceDef;
+    use modelctx::types::{ServerNotification, SubscriptionFilter};
+    let server = Server::builder("watched", "1.0.0")
+        .enable_tools()
+        .resource(ResourceDef::new("file:///a.txt", "a", |_cx| async {
+            Ok::<_, String>("a")
+        }))
+        .unwrap()
+        .build();
+    let (client_side, server_side) = modelctx::memory::pair();
+    let _session = server.serve(server_side);
+    let client = era_client(true).mode(if legacy {
+        modelctx::client::ConnectMode::Legacy
+    } else {
+        modelctx::client::ConnectMode::Discover
+    });
+    let client = within("connect", client.connect(client_side))
+        .await
+        .unwrap();
+    let filter = SubscriptionFilter::new()
+        .with_tools_list_changed(true)
+        .with_resource_subscriptions(vec!["file:///a.txt".to_owned()]);
+    let mut watch = within("the watch", client.watch(filter)).await.unwrap();
+    assert_eq!(watch.honored().tools_list_changed, Some(true));
+    assert_eq!(
+        watch.honored().resource_subscriptions.as_deref(),
+        Some(&["file:///a.txt".to_owned()][..])
+    );
+    server.notify_resource_updated("file:///a.txt").await;
+    let updated = within("the update", watch.next()).await.unwrap().unwrap();
+    assert!(
+        matches!(&updated, ServerNotification::ResourceUpdated(n) if n.params.uri == "file:///a.txt"),
+        "{updated:?}"
+    );
+    server.add_tool(extra_tool("late")).unwrap();
+    let changed = within("the list change", watch.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(changed, ServerNotification::ToolListChanged(_)),
+        "{changed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_watch_is_the_same_in_the_handshake_era() {
+    watch_in(true).await;
+}
+
+#[tokio::test]
+async fn a_watch_is_the_same_in_the_stateless_era() {
+    watch_in(false).await;
+}

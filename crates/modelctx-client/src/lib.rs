@@ -106,7 +106,7 @@ pub use list_changed::{ListKind, ListUpdate};
 pub use modelctx_session::RequestContext as CallbackContext;
 pub use roots::{RootsError, RootsList};
 #[doc(hidden)]
-pub use subscriptions::Subscription;
+pub use subscriptions::{Subscription, Watch};
 
 type RequestFn = dyn Fn(
         Option<Box<RawValue>>,
@@ -402,11 +402,13 @@ impl ClientBuilder {
             .collect();
         let requests = Arc::new(self.requests);
         let subscriptions = subscriptions::Routes::default();
+        let watchers = subscriptions::Watchers::default();
         let cache = Arc::new(stateless::Cache::default());
         let service = Arc::new(ClientService {
             requests: requests.clone(),
             notifications: self.notifications,
             subscriptions: subscriptions.clone(),
+            watchers: watchers.clone(),
             cache: cache.clone(),
             on_peer_error: self.on_peer_error,
         });
@@ -482,6 +484,7 @@ impl ClientBuilder {
                     log_level: std::sync::Mutex::new(None),
                     requests,
                     subscriptions,
+                    watchers,
                     cache,
                     _list_changes: list_changes,
                 }),
@@ -527,6 +530,7 @@ impl ClientBuilder {
                 log_level: std::sync::Mutex::new(None),
                 requests,
                 subscriptions,
+                watchers,
                 cache,
                 _list_changes: None,
             }),
@@ -538,6 +542,8 @@ pub(crate) struct ClientService {
     requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
     /// Open `subscriptions/listen` streams (2026-07-28): their notifications go there.
     subscriptions: subscriptions::Routes,
+    /// Open watches of the handshake era: the notifications they asked for go there.
+    watchers: subscriptions::Watchers,
     cache: Arc<stateless::Cache>,
     notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
     on_peer_error: Option<Arc<PeerErrorFn>>,
@@ -566,6 +572,7 @@ impl Service for ClientService {
         self.cache
             .invalidate(&notification.method, notification.params.as_deref());
         subscriptions::route(&self.subscriptions, &notification);
+        subscriptions::route_to_watchers(&self.watchers, &notification);
         self.deliver(notification, peer)
     }
 
@@ -623,6 +630,8 @@ struct Inner {
     requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
     /// Open `subscriptions/listen` streams.
     subscriptions: subscriptions::Routes,
+    /// Open watches of the handshake era.
+    watchers: subscriptions::Watchers,
     /// Fresh cacheable answers (2026-07-28 caching hints); shared with the service,
     /// which drops what change notifications make stale.
     cache: Arc<stateless::Cache>,

@@ -305,3 +305,210 @@ pub(crate) async fn watch_lists(
     let _ = tokio::time::timeout(ACK_WAIT, acked).await;
     Some(ListWatch { task })
 }
+
+/// The watches of the handshake era: each with what it asked for and where its
+/// notifications go.
+pub(crate) type Watchers = Arc<
+    Mutex<
+        Vec<(
+            u64,
+            SubscriptionFilter,
+            mpsc::UnboundedSender<JsonRpcNotification>,
+        )>,
+    >,
+>;
+
+/// Hands a change notification to every watch of the handshake era that asked for it.
+pub(crate) fn route_to_watchers(watchers: &Watchers, notification: &JsonRpcNotification) {
+    let watchers = watchers.lock().unwrap_or_else(|p| p.into_inner());
+    if watchers.is_empty() {
+        return;
+    }
+    let uri = || {
+        #[derive(serde::Deserialize)]
+        struct Updated {
+            uri: String,
+        }
+        notification
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Updated>(p.get()).ok())
+            .map(|u| u.uri)
+    };
+    for (_, filter, tx) in watchers.iter() {
+        let wanted = match notification.method.as_ref() {
+            "notifications/tools/list_changed" => filter.tools_list_changed == Some(true),
+            "notifications/prompts/list_changed" => filter.prompts_list_changed == Some(true),
+            "notifications/resources/list_changed" => filter.resources_list_changed == Some(true),
+            "notifications/resources/updated" => uri().is_some_and(|uri| {
+                filter
+                    .resource_subscriptions
+                    .as_ref()
+                    .is_some_and(|uris| uris.contains(&uri))
+            }),
+            _ => false,
+        };
+        if wanted {
+            let _ = tx.send(notification.clone());
+        }
+    }
+}
+
+/// The changes a filter asks for, in either era ([`Client::watch`]): a
+/// `subscriptions/listen` stream in protocol 2026-07-28; in the handshake era, the
+/// server's own announcements — list changes it declared `listChanged` for, and
+/// `resources/subscribe` for each URI when it supports subscriptions — picked out of
+/// the session's notifications. [`honored`](Watch::honored) says what will come;
+/// dropping the watch ends it (unsubscribing its URIs).
+#[derive(Debug)]
+pub struct Watch {
+    inner: WatchKind,
+}
+
+#[derive(Debug)]
+enum WatchKind {
+    Listen(Box<Subscription>),
+    Session {
+        key: u64,
+        honored: SubscriptionFilter,
+        notifications: mpsc::UnboundedReceiver<JsonRpcNotification>,
+        client: Client,
+    },
+}
+
+impl Watch {
+    /// What the server will announce: the filter as acknowledged (2026-07-28), or the
+    /// part of it the server's capabilities serve (handshake era).
+    pub fn honored(&self) -> &SubscriptionFilter {
+        match &self.inner {
+            WatchKind::Listen(subscription) => subscription.honored(),
+            WatchKind::Session { honored, .. } => honored,
+        }
+    }
+
+    /// The next change; `None` once the watch ended (the server ended the
+    /// subscription, or the session closed).
+    pub async fn next(&mut self) -> Option<Result<ServerNotification, SessionError>> {
+        match &mut self.inner {
+            WatchKind::Listen(subscription) => subscription.next().await,
+            WatchKind::Session {
+                notifications,
+                client,
+                ..
+            } => {
+                let peer = client.peer().clone();
+                tokio::select! {
+                    next = notifications.recv() => next.map(|n| decode(&n)),
+                    () = peer.closed() => None,
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let WatchKind::Session {
+            key,
+            honored,
+            client,
+            ..
+        } = &self.inner
+        else {
+            return;
+        };
+        client
+            .inner
+            .watchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(k, _, _)| k != key);
+        let uris = honored.resource_subscriptions.clone().unwrap_or_default();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if uris.is_empty() || client.peer().is_closed() {
+            return;
+        }
+        let client = client.clone();
+        runtime.spawn(async move {
+            for uri in uris {
+                // Best effort: nobody waits for the answers.
+                let params = modelctx_types::ResourceRequestParams::new(uri);
+                let _ = client
+                    .request::<modelctx_types::UnsubscribeRequest>(params)
+                    .await;
+            }
+        });
+    }
+}
+
+impl Client {
+    /// Watches the changes `filter` asks for with the same code in either era: a
+    /// [`subscribe`](Self::subscribe) stream in protocol 2026-07-28; in the handshake
+    /// era the list changes the server declared `listChanged` for, and
+    /// `resources/subscribe` for the filter's URIs when the server supports
+    /// subscriptions (its `notifications/resources/updated` then come here). What the
+    /// server cannot announce is left out of [`Watch::honored`].
+    pub async fn watch(&self, filter: SubscriptionFilter) -> Result<Watch, SessionError> {
+        if self.envelope().is_some() {
+            return Ok(Watch {
+                inner: WatchKind::Listen(Box::new(self.subscribe(filter).await?)),
+            });
+        }
+        let caps = self.server_capabilities();
+        let listed = |on: Option<bool>, declared: Option<Option<bool>>| {
+            (on == Some(true) && declared.flatten() == Some(true)).then_some(true)
+        };
+        let mut honored = SubscriptionFilter::new();
+        honored.tools_list_changed = listed(
+            filter.tools_list_changed,
+            caps.tools.as_ref().map(|c| c.list_changed),
+        );
+        honored.prompts_list_changed = listed(
+            filter.prompts_list_changed,
+            caps.prompts.as_ref().map(|c| c.list_changed),
+        );
+        honored.resources_list_changed = listed(
+            filter.resources_list_changed,
+            caps.resources.as_ref().map(|c| c.list_changed),
+        );
+        let subscribable = caps
+            .resources
+            .as_ref()
+            .is_some_and(|r| r.subscribe == Some(true));
+        let (tx, notifications) = mpsc::unbounded_channel();
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let wanted = filter.resource_subscriptions.clone().unwrap_or_default();
+        let mut watching = honored.clone();
+        watching.resource_subscriptions = subscribable.then(|| wanted.clone());
+        // Registered before subscribing, so no update is missed.
+        self.inner
+            .watchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((key, watching, tx));
+        let mut watch = Watch {
+            inner: WatchKind::Session {
+                key,
+                honored,
+                notifications,
+                client: self.clone(),
+            },
+        };
+        if subscribable && !wanted.is_empty() {
+            let mut subscribed = Vec::new();
+            for uri in wanted {
+                let params = modelctx_types::ResourceRequestParams::new(uri.clone());
+                self.request::<modelctx_types::SubscribeRequest>(params)
+                    .await?;
+                subscribed.push(uri);
+                if let WatchKind::Session { honored, .. } = &mut watch.inner {
+                    honored.resource_subscriptions = Some(subscribed.clone());
+                }
+            }
+        }
+        Ok(watch)
+    }
+}
