@@ -210,6 +210,53 @@ async fn dpop_nonce_right_after_a_new_token_through_the_transport() {
     assert_eq!(world.authorizations().len(), 1);
 }
 
+/// The `jwk` of the DPoP proof a client attaches to a request to `url`.
+async fn proof_key(oauth: &OAuthClient, url: &str) -> Value {
+    let headers = headers_for(oauth, url).await.unwrap();
+    let proof = headers["dpop"].to_str().unwrap();
+    let header = proof.split('.').next().unwrap();
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header)
+        .unwrap();
+    serde_json::from_slice::<Value>(&header).unwrap()["jwk"].clone()
+}
+
+#[tokio::test]
+async fn dpop_bound_tokens_of_an_earlier_run_keep_their_key() {
+    let world = World::start(Config {
+        dpop_algs: Some(vec!["ES256".into()]),
+        ..Config::default()
+    })
+    .await;
+    let store = Arc::new(InMemoryCredentialStore::new());
+    let first = client(&world)
+        .dpop(true)
+        .store(store.clone())
+        .build()
+        .unwrap();
+    assert_eq!(initialize(&world, &first).await.unwrap(), "7");
+    let key = proof_key(&first, &world.server).await;
+    // The stored credentials hold the key (and their Debug form does not show it).
+    let stored = store
+        .load(&CredentialKey::new(&world.issuer, &world.server))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(stored.dpop_key.is_some());
+    assert!(!format!("{stored:?}").contains("PRIVATE KEY"));
+
+    // A later run with the same store: the stored DPoP token, proofs by the same key,
+    // no new authorization.
+    let later = client(&world)
+        .dpop(true)
+        .store(store.clone())
+        .build()
+        .unwrap();
+    assert_eq!(initialize(&world, &later).await.unwrap(), "7");
+    assert_eq!(proof_key(&later, &world.server).await, key);
+    assert_eq!(world.authorizations().len(), 1);
+}
+
 #[tokio::test]
 async fn a_server_refusing_every_token_fails_the_request_without_looping() {
     let world = World::start(Config {

@@ -220,9 +220,9 @@ impl OAuthClientBuilder {
 
     /// Binds tokens to a per-client key with DPoP (RFC 9449) when the authorization
     /// server supports ES256 proofs (default off): a fresh proof on every token and
-    /// resource request, server nonces honoured. The key lives as long as the client, so
-    /// DPoP-bound tokens a [`CredentialStore`] kept are of no use to a later process (it
-    /// authorizes anew).
+    /// resource request, server nonces honoured. The key is kept in the
+    /// [`CredentialStore`] with the tokens bound to it, so a later process goes on using
+    /// them (the file store keeps it as it keeps the tokens: a secret).
     #[must_use]
     pub fn dpop(mut self, enabled: bool) -> Self {
         self.dpop = enabled;
@@ -292,7 +292,7 @@ impl OAuthClientBuilder {
             None => default_client(guard)?,
         };
         let dpop_key = if self.dpop {
-            Some(SigningKey::generate()?)
+            Some(Arc::new(SigningKey::generate()?))
         } else {
             None
         };

@@ -124,7 +124,7 @@ impl fmt::Debug for TokenSet {
 }
 
 /// What a [`CredentialStore`] keeps for one (authorization server, resource) pair.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StoredCredentials {
     /// The client's registration at this authorization server.
@@ -136,6 +136,21 @@ pub struct StoredCredentials {
     /// Every scope asked for so far (the step-up union).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requested_scopes: Vec<String>,
+    /// The private key DPoP-bound tokens are bound to (PKCS#8 PEM), kept with them so
+    /// a later process can still use them. A secret like the tokens: never logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
+}
+
+impl std::fmt::Debug for StoredCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredCredentials")
+            .field("registration", &self.registration)
+            .field("tokens", &self.tokens)
+            .field("requested_scopes", &self.requested_scopes)
+            .field("dpop_key", &self.dpop_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// The key of stored credentials: credentials are bound to the authorization server

@@ -80,6 +80,15 @@ impl SigningKey {
         Ok(Self { key, kid: None })
     }
 
+    /// The key as a PKCS#8 PEM document (to keep it: a secret).
+    pub fn to_pkcs8_pem(&self) -> Result<String, OAuthError> {
+        use p256::pkcs8::EncodePrivateKey as _;
+        self.key
+            .to_pkcs8_pem(p256::pkcs8::LineEnding::LF)
+            .map(|pem| pem.to_string())
+            .map_err(|e| OAuthError::new(ErrorKind::Key, format!("cannot encode the key: {e}")))
+    }
+
     /// A fresh random key (for DPoP: one per client).
     pub fn generate() -> Result<Self, OAuthError> {
         loop {

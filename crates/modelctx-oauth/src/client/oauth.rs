@@ -62,7 +62,7 @@ pub(super) struct Inner {
     pub(super) client_key: Option<SigningKey>,
     pub(super) scopes: Option<Vec<String>>,
     pub(super) authorization_server: Option<String>,
-    pub(super) dpop_key: Option<SigningKey>,
+    pub(super) dpop_key: Option<Arc<SigningKey>>,
     pub(super) max_step_ups: u32,
     pub(super) refresh_margin: u64,
     pub(super) state: tokio::sync::Mutex<State>,
@@ -85,6 +85,8 @@ pub(super) struct State {
     pending: Option<OAuthError>,
     as_nonce: Option<String>,
     rs_nonce: Option<String>,
+    /// The DPoP key of the stored credentials in use (the client's own until then).
+    dpop_key: Option<Arc<SigningKey>>,
     /// The timeout of the request whose refusal started the running flow: held while
     /// the user is at the authorization server.
     user_clock: Option<modelctx_transport::RequestClock>,
@@ -154,7 +156,7 @@ impl OAuthClient {
             })?;
         value.set_sensitive(true);
         headers.insert(http::header::AUTHORIZATION, value);
-        if dpop && let Some(key) = &inner.dpop_key {
+        if dpop && let Some(key) = st.dpop_key.as_ref().or(inner.dpop_key.as_ref()) {
             let proof = dpop::proof(
                 key,
                 method.as_str(),
@@ -307,6 +309,26 @@ impl Inner {
                 self.store.clear(&old).await?;
             }
             st.creds = self.store.load(&key).await?.unwrap_or_default();
+            st.dpop_key = None;
+            if let Some(own) = &self.dpop_key {
+                // Tokens bound to a stored key stay usable: that key signs their proofs.
+                match st.creds.dpop_key.as_deref().map(SigningKey::from_pkcs8_pem) {
+                    Some(Ok(stored)) => st.dpop_key = Some(Arc::new(stored)),
+                    _ => {
+                        st.creds.dpop_key = Some(own.to_pkcs8_pem()?);
+                        st.dpop_key = Some(own.clone());
+                        if st
+                            .creds
+                            .tokens
+                            .as_ref()
+                            .is_some_and(|t| t.token_type.eq_ignore_ascii_case("dpop"))
+                        {
+                            // Bound to a key nobody kept: of no use.
+                            st.creds.tokens = None;
+                        }
+                    }
+                }
+            }
             st.key = Some(key);
             st.discovered = Some(discovered);
             st.step_ups = 0;
@@ -791,7 +813,8 @@ impl Inner {
                 ));
             }
         }
-        let dpop_key = self.dpop_key.as_ref().filter(|_| {
+        let dpop_key = st.dpop_key.clone().or_else(|| self.dpop_key.clone());
+        let dpop_key = dpop_key.as_ref().filter(|_| {
             meta.dpop_signing_alg_values_supported
                 .as_ref()
                 .is_some_and(|a| a.iter().any(|a| a == "ES256"))
