@@ -50,12 +50,20 @@ pub fn check(data: &[u8]) {
     };
 
     let verdict = form.check_answer(&answer);
-    assert_eq!(form.check_answer(&answer), verdict, "the verdict is not deterministic");
+    assert_eq!(
+        form.check_answer(&answer),
+        verdict,
+        "the verdict is not deterministic"
+    );
 
     // The same answer after a trip through JSON gets the same verdict.
     let json = serde_json::to_vec(&answer).expect("an answer encodes");
     let back: Answer = serde_json::from_slice(&json).expect("an encoded answer decodes");
-    assert_eq!(form.check_answer(&back), verdict, "the verdict changed over JSON");
+    assert_eq!(
+        form.check_answer(&back),
+        verdict,
+        "the verdict changed over JSON"
+    );
 
     // It blames a field the form names.
     if let Err(mismatch) = &verdict
@@ -73,9 +81,11 @@ pub fn check(data: &[u8]) {
         .flatten()
         .all(|name| answer.contains_key(name));
     let fields_ok = form.properties.0.iter().all(|(name, field)| {
-        answer
-            .get(name)
-            .is_none_or(|value| single(name, field).check_answer(&answer_of(name, value)).is_ok())
+        answer.get(name).is_none_or(|value| {
+            single(name, field)
+                .check_answer(&answer_of(name, value))
+                .is_ok()
+        })
     });
     assert_eq!(
         verdict.is_ok(),
@@ -86,11 +96,16 @@ pub fn check(data: &[u8]) {
     // Members the form does not describe pass unchecked.
     let mut extra = answer.clone();
     let mut name = String::from("_undescribed");
-    while form.properties.get(&name).is_some() || form.required.iter().flatten().any(|r| *r == name) {
+    while form.properties.get(&name).is_some() || form.required.iter().flatten().any(|r| *r == name)
+    {
         name.push('_');
     }
     extra.insert(name, ElicitValue::Boolean(true));
-    assert_eq!(form.check_answer(&extra).is_ok(), verdict.is_ok(), "an undescribed member changed the verdict");
+    assert_eq!(
+        form.check_answer(&extra).is_ok(),
+        verdict.is_ok(),
+        "an undescribed member changed the verdict"
+    );
 
     assert_stable("RequestedSchema", &form);
 }

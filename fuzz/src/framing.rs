@@ -141,7 +141,10 @@ pub fn check(data: &[u8]) {
     let expected = model(stream, max);
 
     let whole = decode(&[stream], max);
-    assert_eq!(whole, expected, "the decoder disagrees with the framing rules");
+    assert_eq!(
+        whole, expected,
+        "the decoder disagrees with the framing rules"
+    );
     let parts = chunks(stream, data[1]);
     let chunked = decode(&parts, max);
     assert_eq!(chunked, expected, "the lines depend on the read chunks");
@@ -159,7 +162,8 @@ fn transport(parts: &[&[u8]], max: usize, expected: &[Item]) {
     let options = StdioOptions::new()
         .max_line(max)
         .on_diagnostic(move |d| seen.lock().unwrap().push(d.clone()));
-    let (_sink, mut stream) = StdioTransport::with_options(reader, tokio::io::sink(), options).split();
+    let (_sink, mut stream) =
+        StdioTransport::with_options(reader, tokio::io::sink(), options).split();
 
     let mut got = Vec::new();
     crate::runtime().block_on(async {

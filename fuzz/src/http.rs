@@ -51,7 +51,9 @@ fn server(stateless_era: bool) -> Server {
             .unwrap_or_default(),
     );
     let echo = ToolDef::with_schema(tool, |args, _cx| async move {
-        Ok::<_, String>(CallToolResult::text(serde_json::Value::Object(args).to_string()))
+        Ok::<_, String>(CallToolResult::text(
+            serde_json::Value::Object(args).to_string(),
+        ))
     });
     Server::builder("fuzz", "1.0.0")
         .tool(echo)
@@ -141,13 +143,26 @@ pub fn check(data: &[u8]) {
             if let Some(id) = response.headers().get("mcp-session-id") {
                 session = Some(id.clone());
             }
-            check_response(response).await;
+            let status = response.status();
+            let body = check_response(response).await;
+            if trace() {
+                eprintln!(
+                    "{} {} -> {status}\n{}",
+                    written.method,
+                    written.path,
+                    String::from_utf8_lossy(&body)
+                );
+            }
         }
         service.close_all_sessions();
         // Time is paused: this returns once every task that can run has run.
         tokio::time::sleep(Duration::from_secs(1)).await;
     });
-    assert_eq!(service.session_count(), 0, "a session outlived close_all_sessions");
+    assert_eq!(
+        service.session_count(),
+        0,
+        "a session outlived close_all_sessions"
+    );
 }
 
 fn build(written: &Written<'_>, session: Option<&HeaderValue>) -> Option<Request<Body>> {
@@ -166,12 +181,17 @@ fn build(written: &Written<'_>, session: Option<&HeaderValue>) -> Option<Request
         };
         request = request.header(name, value);
     }
-    request
-        .body(Body::from(written.body.to_owned()))
-        .ok()
+    request.body(Body::from(written.body.to_owned())).ok()
 }
 
-async fn check_response(response: http::Response<Body>) {
+/// `MODELCTX_FUZZ_TRACE=1`: print each answer (to see how deep a seed gets).
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("MODELCTX_FUZZ_TRACE").is_some())
+}
+
+/// Checks one answer; returns the body bytes read.
+async fn check_response(response: http::Response<Body>) -> Vec<u8> {
     let status = response.status();
     assert_ne!(
         status,
@@ -210,7 +230,10 @@ async fn check_response(response: http::Response<Body>) {
                 continue;
             }
             JsonRpcMessageV2025_03_26::from_slice(event.data.as_bytes()).unwrap_or_else(|e| {
-                panic!("an SSE event is not a JSON-RPC message ({e}): {:?}", event.data)
+                panic!(
+                    "an SSE event is not a JSON-RPC message ({e}): {:?}",
+                    event.data
+                )
             });
         }
     } else if content_type.starts_with("application/json") && ended && !bytes.is_empty() {
@@ -221,4 +244,5 @@ async fn check_response(response: http::Response<Body>) {
             )
         });
     }
+    bytes
 }

@@ -138,7 +138,11 @@ pub fn check(data: &[u8]) {
         let bytes = encode_event(kind, data);
         let back = feed(&mut SseParser::new(bytes.len() + 1), &[&bytes]).expect("under the cap");
         assert_eq!(back.len(), 1, "one encoded event parses as one event");
-        assert_eq!(back[0].0.as_deref(), Some(kind), "encode_event then parse changed the type");
+        assert_eq!(
+            back[0].0.as_deref(),
+            Some(kind),
+            "encode_event then parse changed the type"
+        );
         assert_eq!(&back[0].2, data, "encode_event then parse changed the data");
     }
 }

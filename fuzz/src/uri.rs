@@ -19,7 +19,10 @@ fn expand(template: &str) -> String {
     };
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
-        let close = open + rest[open..].find('}').expect("a parsed template is balanced");
+        let close = open
+            + rest[open..]
+                .find('}')
+                .expect("a parsed template is balanced");
         let body = &rest[open + 1..close];
         rest = &rest[close + 1..];
         let (op, list) = match body.chars().next() {
@@ -84,7 +87,11 @@ pub fn check(data: &[u8]) {
                 "matched `{name}`, which is not a variable of {template:?}"
             );
         }
-        assert_eq!(parsed.match_uri(uri), Some(found), "matching is not deterministic");
+        assert_eq!(
+            parsed.match_uri(uri),
+            Some(found),
+            "matching is not deterministic"
+        );
     }
 
     let expanded = expand(template);
