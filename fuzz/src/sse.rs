@@ -33,10 +33,7 @@ fn model(stream: &[u8]) -> Vec<Event> {
         let line = String::from_utf8_lossy(line);
         if line.is_empty() {
             if fields {
-                events.push(std::mem::replace(
-                    &mut current,
-                    (None, None, String::new(), None),
-                ));
+                events.push(std::mem::take(&mut current));
                 fields = false;
                 has_data = false;
             }
