@@ -6,7 +6,7 @@
 //! level 4 modifiers are accepted (`{var:3}` bounds the length of a match, `{/var*}`
 //! takes the remaining segments). Matched values are percent-decoded.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
 /// A parsed URI template.
@@ -105,7 +105,8 @@ impl UriTemplate {
     /// optional expression (query, path parameters) left out are absent from the map.
     pub fn match_uri(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let mut vars = BTreeMap::new();
-        match_parts(&self.parts, uri, &mut vars).then_some(vars)
+        let mut failed = HashSet::new();
+        match_parts(&self.parts, uri, &mut vars, &mut failed).then_some(vars)
     }
 }
 
@@ -152,14 +153,28 @@ fn parse_expression(body: &str, source: &str) -> Result<Part, String> {
     Ok(Part::Expression(op, vars))
 }
 
-fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -> bool {
+/// Whether `uri` fits `parts`, filling `vars` when it does. Whether the rest of a
+/// template fits the rest of a URI does not depend on what was captured before, so a
+/// (parts left, bytes left) pair that failed once is not tried again: without that,
+/// adjacent expressions backtrack exponentially (`{a}{b}{c}...` against a long URI that
+/// does not fit took seconds for 140 bytes; found by the `uri_template` fuzz target).
+fn match_parts(
+    parts: &[Part],
+    uri: &str,
+    vars: &mut BTreeMap<String, String>,
+    failed: &mut HashSet<(usize, usize)>,
+) -> bool {
     let Some((first, rest)) = parts.split_first() else {
         return uri.is_empty();
     };
-    match first {
+    let state = (parts.len(), uri.len());
+    if failed.contains(&state) {
+        return false;
+    }
+    let fits = match first {
         Part::Literal(lit) => uri
             .strip_prefix(lit.as_str())
-            .is_some_and(|tail| match_parts(rest, tail, vars)),
+            .is_some_and(|tail| match_parts(rest, tail, vars, failed)),
         Part::Expression(op, specs) => {
             let extent = uri
                 .char_indices()
@@ -176,7 +191,7 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -
                 if capture(*op, specs, &uri[..end], &mut found) {
                     let mut trial = vars.clone();
                     trial.extend(found);
-                    if match_parts(rest, &uri[end..], &mut trial) {
+                    if match_parts(rest, &uri[end..], &mut trial, failed) {
                         *vars = trial;
                         return true;
                     }
@@ -184,7 +199,11 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -
             }
             false
         }
+    };
+    if !fits {
+        failed.insert(state);
     }
+    fits
 }
 
 /// Characters an expression of this operator can never produce.
@@ -390,6 +409,26 @@ mod tests {
     fn prefix_modifiers_bound_the_match() {
         assert_eq!(vars("c://{code:3}", "c://abc"), pairs(&[("code", "abc")]));
         assert_eq!(vars("c://{code:3}", "c://abcd"), None);
+    }
+
+    /// Found by the `uri_template` fuzz target: adjacent expressions backtracked
+    /// exponentially on a URI that does not fit (SECURITY.md case 15). Bounded: the
+    /// match runs on its own thread and must be done well within the wait.
+    #[test]
+    fn adjacent_expressions_do_not_backtrack_exponentially() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let t = UriTemplate::parse("m://{a}{b}{c}{d}{e}{f}{g}{h}/end").unwrap();
+            let miss = t.match_uri(&format!("m://{}/nope", "x".repeat(60)));
+            let hit = t.match_uri(&format!("m://{}/end", "x".repeat(60)));
+            let _ = tx.send((miss, hit));
+        });
+        let (miss, hit) = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("matching finished");
+        assert_eq!(miss, None);
+        let hit = hit.expect("a match");
+        assert_eq!(hit.values().map(String::len).sum::<usize>(), 60);
     }
 
     #[test]

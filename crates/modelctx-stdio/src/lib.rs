@@ -21,9 +21,9 @@
 //! |---|---|
 //! | a valid message | delivered |
 //! | blank | ignored |
-//! | not JSON (a stray log line) | skipped, reported as [`Diagnostic::SkippedLine`]; no answer, so two peers cannot feed each other an error storm |
+//! | not JSON (a stray log line, or a line that is not UTF-8) | skipped, reported as [`Diagnostic::SkippedLine`]; no answer, so two peers cannot feed each other an error storm |
 //! | JSON but not a valid message | [`TransportError::invalid`](modelctx_transport::TransportError::invalid): the session answers with the spec's error (with the id when it can be read) |
-//! | longer than the cap ([`StdioOptions::max_line`], default 32 MiB), or invalid UTF-8 | one error, reported as [`Diagnostic::Fatal`], then the stream ends and the session closes |
+//! | longer than the cap ([`StdioOptions::max_line`], default 32 MiB) | one error, reported as [`Diagnostic::Fatal`], then the stream ends and the session closes |
 //! | end of input | the stream ends (a partial last line is dropped and reported) |
 //!
 //! Writes go through one writer task per transport, which flushes whenever its queue

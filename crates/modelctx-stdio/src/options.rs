@@ -120,7 +120,8 @@ impl fmt::Debug for StdioOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Diagnostic {
-    /// A line that is not JSON (a stray log line, say) was skipped without an answer.
+    /// A line that is not JSON (a stray log line, say, or a line that is not UTF-8)
+    /// was skipped without an answer.
     SkippedLine {
         /// Why it is not JSON.
         reason: String,
@@ -139,7 +140,7 @@ pub enum Diagnostic {
         /// The partial line's length in bytes.
         len: usize,
     },
-    /// A fault that ends the stream: a line over the cap, invalid UTF-8, a read error.
+    /// A fault that ends the stream: a line over the cap, a read error.
     Fatal {
         /// What happened.
         reason: String,

@@ -259,8 +259,9 @@ async fn write_lines(writer: BoxWriter, mut rx: mpsc::Receiver<Vec<u8>>) {
 /// that is not JSON is skipped (reported as [`Diagnostic::SkippedLine`]): answering
 /// stray output with errors would only feed an error storm. A JSON line that is not a
 /// valid message yields [`TransportError::invalid`], which the session answers with the
-/// spec's error when it can read the id. A line over the cap, invalid UTF-8 or a read
-/// error yields one error and then the end of the stream. End of input ends the stream.
+/// spec's error when it can read the id. A line that is not UTF-8 is skipped like any
+/// other line that is not JSON. A line over the cap or a read error yields one error
+/// and then the end of the stream. End of input ends the stream.
 pub struct StdioStream {
     reader: BoxReader,
     decoder: LineDecoder,
@@ -315,7 +316,14 @@ impl StdioStream {
                 Some(Err(FrameError::LineTooLong { max })) => {
                     return self.fail(format!("a line exceeds the limit of {max} bytes"));
                 }
-                Some(Err(e)) => return self.fail(e.to_string()),
+                // Like any line that is not JSON (JSON is UTF-8): reported, skipped, and
+                // never answered; one corrupt byte must not end the session.
+                Some(Err(FrameError::InvalidUtf8 { len })) => {
+                    self.options.report(Diagnostic::SkippedLine {
+                        reason: FrameError::InvalidUtf8 { len }.to_string(),
+                        len,
+                    });
+                }
                 None => match self.reader.read(&mut self.buf).await {
                     Ok(0) => {
                         self.done = true;

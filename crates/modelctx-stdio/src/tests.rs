@@ -111,20 +111,23 @@ async fn a_line_over_the_cap_ends_the_stream_with_an_error() {
     ));
 }
 
+/// SECURITY.md case 13 (issue #25): a line that is not UTF-8 is skipped and reported
+/// like any line that is not JSON; it used to end the stream.
 #[tokio::test]
-async fn invalid_utf8_ends_the_stream_with_an_error() {
-    let (mut pipe, mut stream, _seen) = reader(StdioOptions::new());
+async fn invalid_utf8_is_skipped_and_reading_goes_on() {
+    let (mut pipe, mut stream, seen) = reader(StdioOptions::new());
     pipe.write_all(
         b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n",
     )
     .await
     .unwrap();
-    let err = within("the error", stream.recv())
-        .await
-        .unwrap()
-        .unwrap_err();
-    assert!(err.to_string().contains("UTF-8"), "{err}");
-    assert!(!err.is_closed() && err.invalid_message().is_none());
+    assert_eq!(next_method(&mut stream).await, "a");
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        matches!(&seen[..], [Diagnostic::SkippedLine { len: 30, reason }] if reason.contains("UTF-8")),
+        "{seen:?}"
+    );
+    drop(pipe);
     assert!(within("the end", stream.recv()).await.is_none());
 }
 

@@ -26,23 +26,28 @@ pub fn encode_line(message: &JsonRpcMessage) -> Vec<u8> {
     out
 }
 
-/// Why a line could not be framed. Both are fatal for the stream.
+/// Why a line could not be framed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {
-    /// A line grew past the cap before its newline arrived.
+    /// A line grew past the cap before its newline arrived. Fatal: the decoder cannot
+    /// find the next line (it keeps answering this error).
     LineTooLong {
         /// The cap in bytes.
         max: usize,
     },
-    /// A line is not valid UTF-8.
-    InvalidUtf8,
+    /// A line is not valid UTF-8. Only that line is lost: the decoder has consumed it
+    /// and goes on with the next.
+    InvalidUtf8 {
+        /// The line's length in bytes.
+        len: usize,
+    },
 }
 
 impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::LineTooLong { max } => write!(f, "line exceeds the limit of {max} bytes"),
-            Self::InvalidUtf8 => f.write_str("line is not valid UTF-8"),
+            Self::InvalidUtf8 { len } => write!(f, "a line of {len} bytes is not valid UTF-8"),
         }
     }
 }
@@ -79,7 +84,10 @@ impl LineDecoder {
         loop {
             let Some(pos) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') else {
                 self.scanned = self.buf.len();
-                if self.buf.len() > self.max {
+                // A `\r` that may yet be followed by its `\n` is not part of the line:
+                // the verdict must not depend on where a read happened to stop.
+                let pending = self.buf.len() - usize::from(self.buf.last() == Some(&b'\r'));
+                if pending > self.max {
                     return Some(Err(FrameError::LineTooLong { max: self.max }));
                 }
                 return None;
@@ -98,7 +106,7 @@ impl LineDecoder {
                 continue;
             }
             if std::str::from_utf8(&line).is_err() {
-                return Some(Err(FrameError::InvalidUtf8));
+                return Some(Err(FrameError::InvalidUtf8 { len: line.len() }));
             }
             return Some(Ok(line));
         }
@@ -136,7 +144,39 @@ mod tests {
         );
         let mut d = LineDecoder::new(100);
         d.extend(b"\xff\xfe\n");
-        assert_eq!(d.next_line().unwrap().unwrap_err(), FrameError::InvalidUtf8);
+        assert_eq!(
+            d.next_line().unwrap().unwrap_err(),
+            FrameError::InvalidUtf8 { len: 2 }
+        );
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_consumed_and_the_next_one_follows() {
+        let mut d = LineDecoder::new(100);
+        d.extend(b"{\"a\":\"\xc3\"}\n{\"b\":1}\n");
+        assert_eq!(
+            d.next_line().unwrap().unwrap_err(),
+            FrameError::InvalidUtf8 { len: 9 }
+        );
+        assert_eq!(d.next_line().unwrap().unwrap(), b"{\"b\":1}");
+        assert!(d.next_line().is_none());
+    }
+
+    /// Found by the `stdio_framing` fuzz target: a line of exactly the cap, ending in
+    /// `\r\n`, was refused when a read stopped between the `\r` and the `\n`, and
+    /// accepted otherwise.
+    #[test]
+    fn a_line_at_the_cap_does_not_depend_on_where_a_read_stops() {
+        let mut d = LineDecoder::new(4);
+        d.extend(b"1234\r");
+        assert!(d.next_line().is_none());
+        d.extend(b"\n");
+        assert_eq!(d.next_line().unwrap().unwrap(), b"1234");
+        d.extend(b"1234\r5");
+        assert_eq!(
+            d.next_line().unwrap().unwrap_err(),
+            FrameError::LineTooLong { max: 4 }
+        );
     }
 
     #[test]

@@ -97,9 +97,10 @@ impl SseParser {
             if line.last() == Some(&b'\r') {
                 line = &line[..line.len() - 1];
             }
+            let len = line.len();
             let line = String::from_utf8_lossy(line).into_owned();
             start = end + 1;
-            if let Some(event) = self.line(&line) {
+            if let Some(event) = self.line(&line, len) {
                 events.push(event);
             }
         }
@@ -112,14 +113,18 @@ impl SseParser {
         Ok(events)
     }
 
-    fn line(&mut self, line: &str) -> Option<SseEvent> {
+    /// One line; `len` is its length as received (what the cap counts: invalid UTF-8
+    /// replaced by U+FFFD takes up to three times as much room).
+    fn line(&mut self, line: &str, len: usize) -> Option<SseEvent> {
         if line.is_empty() {
+            // Every blank line ends an event, dispatched or not: what an undispatched
+            // one counted (unknown fields) must not add up across events.
+            self.pending = 0;
             if !self.has_fields {
                 return None;
             }
             self.has_fields = false;
             self.has_data = false;
-            self.pending = 0;
             return Some(std::mem::take(&mut self.event));
         }
         if line.starts_with(':') {
@@ -129,7 +134,7 @@ impl SseParser {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
             None => (line, ""),
         };
-        self.pending += line.len();
+        self.pending += len;
         match field {
             "data" => {
                 if self.has_data {
@@ -217,6 +222,28 @@ mod tests {
         assert_eq!(got[0].event_type(), "endpoint");
         assert_eq!(got[0].data, "ab\nc");
         assert!(p.push(&[b'x'; 32]).is_err());
+    }
+
+    /// Found by the `sse_parser` fuzz target: lines of unknown fields were counted
+    /// against the cap but only a dispatched event reset the count, so a long-lived
+    /// stream of such events (a server's own keep-alives, say) hit the cap in the end.
+    #[test]
+    fn events_without_known_fields_do_not_add_up_against_the_cap() {
+        let mut p = SseParser::new(32);
+        for _ in 0..100 {
+            assert_eq!(p.push(b"ping: 1\n\n").unwrap(), []);
+        }
+        assert_eq!(p.push(b"data: x\n\n").unwrap()[0].data, "x");
+    }
+
+    /// Found by the `sse_parser` fuzz target: the cap counted a line after invalid
+    /// UTF-8 was replaced (3 bytes per bad byte), not the bytes received.
+    #[test]
+    fn the_cap_counts_bytes_as_received() {
+        let mut p = SseParser::new(16);
+        assert_eq!(p.push(b"data: \xff\xff\xff\xff\xff\n").unwrap(), []);
+        let got = p.push(b"\n").unwrap();
+        assert_eq!(got[0].data, "\u{fffd}".repeat(5));
     }
 
     #[test]

@@ -650,6 +650,20 @@ mod tests {
         );
     }
 
+    /// Found by the `elicitation_schema` fuzz target (built without jsonschema, so
+    /// without serde_json's `float_roundtrip`): a number in a form answer changed by one
+    /// ulp when written back and read again. The workspace now always asks for exact
+    /// float parsing.
+    #[test]
+    fn numbers_survive_a_round_trip_exactly() {
+        let text = format!("{}1.25", "2".repeat(48));
+        let first: ElicitValue = serde_json::from_str(&text).unwrap();
+        let again: ElicitValue =
+            serde_json::from_str(&serde_json::to_string(&first).unwrap()).unwrap();
+        assert_eq!(first, again);
+        assert_eq!(first, ElicitValue::Number(text.parse::<f64>().unwrap()));
+    }
+
     #[test]
     fn elicit_result_values() {
         let r: ElicitResult = serde_json::from_value(json!({

@@ -245,8 +245,15 @@ impl JsonRpcMessage {
     /// when the bytes are not JSON, [`ErrorCode::INVALID_REQUEST`] when they are JSON but
     /// not a message (with the request id when it could be read).
     pub fn from_slice(bytes: &[u8]) -> Result<Self, InvalidMessage> {
-        match serde_json::from_slice::<Envelope>(bytes) {
-            Ok(envelope) => envelope.classify(),
+        // JSON text is UTF-8, and serde_json does not check the strings it skips.
+        if let Err(e) = std::str::from_utf8(bytes) {
+            return Err(InvalidMessage {
+                id: None,
+                error: ErrorData::parse_error(format!("Parse error: not UTF-8: {e}")),
+            });
+        }
+        match serde_json::from_slice::<Object>(bytes) {
+            Ok(Object(envelope)) => envelope.classify(),
             Err(err) => Err(InvalidMessage::from_serde(bytes, err)),
         }
     }
@@ -393,6 +400,12 @@ impl InvalidMessage {
                 id: None,
                 error: ErrorData::parse_error(format!("Parse error: {err}")),
             },
+            // The reader stops at the first member of the wrong shape: what follows may
+            // still not be JSON, which is a parse error whatever came before.
+            Category::Data if serde_json::from_slice::<de::IgnoredAny>(bytes).is_err() => Self {
+                id: None,
+                error: ErrorData::parse_error(format!("Parse error: {err}")),
+            },
             Category::Data => {
                 // Valid JSON of the wrong shape: try to recover the id to answer it.
                 #[derive(Deserialize)]
@@ -427,6 +440,8 @@ impl fmt::Display for InvalidMessage {
 impl std::error::Error for InvalidMessage {}
 
 /// Every member a JSON-RPC message may have; serde's derive rejects a repeated key.
+/// Read through [`Object`]: the derive alone would also take a JSON array as the
+/// members in order (`["2.0", 1, "ping"]` as a ping).
 #[derive(Deserialize)]
 struct Envelope {
     #[serde(default)]
@@ -441,6 +456,25 @@ struct Envelope {
     result: Option<Box<RawValue>>,
     #[serde(default)]
     error: Option<ErrorData>,
+}
+
+/// An [`Envelope`] read from a JSON object only.
+struct Object(Envelope);
+
+impl<'de> Deserialize<'de> for Object {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ObjectOnly;
+        impl<'de> Visitor<'de> for ObjectOnly {
+            type Value = Object;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Object, A::Error> {
+                Envelope::deserialize(de::value::MapAccessDeserializer::new(map)).map(Object)
+            }
+        }
+        deserializer.deserialize_map(ObjectOnly)
+    }
 }
 
 /// `Option`'s own impl would read `null` as absent; an explicit `null` must stay visible.
@@ -502,7 +536,8 @@ impl Envelope {
 
 impl<'de> Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Envelope::deserialize(deserializer)?
+        Object::deserialize(deserializer)?
+            .0
             .classify()
             .map_err(|e| de::Error::custom(e.error.message))
     }
@@ -633,6 +668,50 @@ mod tests {
             parse(r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}}"#),
             Ok(JsonRpcMessage::Error(JsonRpcErrorResponse { id: None, .. }))
         ));
+    }
+
+    /// Found by the `jsonrpc_decode` fuzz target: serde's derived struct reader also
+    /// takes a JSON array as the fields in order, so `["2.0", 1, "ping"]` was a ping.
+    #[test]
+    fn an_array_is_never_a_message() {
+        for text in [
+            r#"["2.0",1,"ping"]"#,
+            r#"["2.0"]"#,
+            "[]",
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+        ] {
+            let err = parse(text).unwrap_err();
+            assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST, "{text}");
+        }
+    }
+
+    /// Found by the `jsonrpc_decode` fuzz target: input that is not JSON got -32600
+    /// when its first value already had the wrong shape (the parser stopped there).
+    #[test]
+    fn input_that_is_not_json_is_a_parse_error_whatever_its_shape() {
+        for text in [
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"params":1=}]"#,
+            r#"{"jsonrpc":2,"id":1,"method":"ping""#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping",,}"#,
+        ] {
+            let err = parse(text).unwrap_err();
+            assert_eq!(err.error.code, ErrorCode::PARSE_ERROR, "{text}");
+            assert!(err.id.is_none());
+        }
+    }
+
+    /// Found by the `jsonrpc_decode` fuzz target: serde_json does not check the UTF-8
+    /// of strings it skips, so bytes that are not JSON (JSON is UTF-8) decoded as a
+    /// message when the bad bytes sat in an unknown member.
+    #[test]
+    fn input_that_is_not_utf8_is_a_parse_error() {
+        for text in [
+            &b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"junk\":\"\xff\"}"[..],
+            b"{\"jsonrpc\":2,\"junk\":\"\xff\"}",
+        ] {
+            let err = JsonRpcMessage::from_slice(text).unwrap_err();
+            assert_eq!(err.error.code, ErrorCode::PARSE_ERROR);
+        }
     }
 
     #[test]

@@ -1,0 +1,97 @@
+//! A server session over the stdio transport survives bad lines (SECURITY.md cases 1
+//! and 13): a line that is not JSON and a line that is not UTF-8 are both skipped,
+//! unanswered and reported, and the next request is served.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use modelctx_server::Server;
+use modelctx_stdio::{Diagnostic, StdioOptions, StdioTransport};
+use modelctx_transport::framing::LineDecoder;
+use modelctx_types::JsonRpcMessage;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+
+const WAIT: Duration = Duration::from_secs(5);
+
+/// The next message the server wrote.
+async fn next(from: &mut DuplexStream, decoder: &mut LineDecoder) -> JsonRpcMessage {
+    let read = async {
+        loop {
+            if let Some(line) = decoder.next_line() {
+                return JsonRpcMessage::from_slice(&line.unwrap()).unwrap();
+            }
+            let mut buf = [0; 4096];
+            let n = from.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the server closed its output");
+            decoder.extend(&buf[..n]);
+        }
+    };
+    tokio::time::timeout(WAIT, read)
+        .await
+        .expect("an answer from the server")
+}
+
+#[tokio::test]
+async fn a_session_skips_a_line_that_is_not_utf8_and_serves_the_next_request() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let options = StdioOptions::new().on_diagnostic(move |d| log.lock().unwrap().push(d.clone()));
+    let (mut client, server_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_end);
+    let server = Server::builder("utf8", "1.0.0").build();
+    let session = server.serve(StdioTransport::with_options(read, write, options));
+
+    client
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                "\n",
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut decoder = LineDecoder::new(1 << 20);
+    let init = next(&mut client, &mut decoder).await;
+    assert!(matches!(&init, JsonRpcMessage::Response(r) if r.id == 1.into()));
+
+    // A request whose method holds a byte that is not UTF-8, a stray log line, a ping.
+    client
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"p\xffng\"}\n")
+        .await
+        .unwrap();
+    client.write_all(b"INFO not a message\n").await.unwrap();
+    client
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    // The first answer is the ping's: neither bad line was answered.
+    let answer = next(&mut client, &mut decoder).await;
+    assert!(
+        matches!(&answer, JsonRpcMessage::Response(r) if r.id == 3.into()),
+        "{answer:?}"
+    );
+    let skipped: Vec<Diagnostic> = seen.lock().unwrap().clone();
+    assert!(
+        matches!(
+            &skipped[..],
+            [Diagnostic::SkippedLine { reason, len: 40 }, Diagnostic::SkippedLine { len: 18, .. }]
+                if reason.contains("UTF-8")
+        ),
+        "{skipped:?}"
+    );
+
+    // The session still serves.
+    client
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    let answer = next(&mut client, &mut decoder).await;
+    assert!(matches!(&answer, JsonRpcMessage::Response(r) if r.id == 4.into()));
+    drop(client);
+    tokio::time::timeout(WAIT, session.closed())
+        .await
+        .expect("the session ends with its input");
+}
