@@ -131,7 +131,7 @@ pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};
 #[cfg(feature = "schemars")]
 pub use tool::Json;
 pub use tool::{IntoToolResult, ToolDef};
-pub use uri_template::UriTemplate;
+pub use uri_template::{MAX_MATCHED_URI, UriTemplate};
 
 /// schemars, re-exported for `#[derive(JsonSchema)]` on argument types (add
 /// `#[schemars(crate = "modelctx_server::schemars")]` when not depending on it directly).
