@@ -4,7 +4,7 @@
 //! with `tasks/cancel`. The 2025-11-25 tasks utility keeps its own types at the crate
 //! root; these share its names, hence the module.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::common::Meta;
@@ -16,11 +16,6 @@ use crate::tasks::TaskStatus;
 
 /// The extension's identifier, the key under `capabilities.extensions`.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tasks";
-
-/// A present `ttlMs` that may be `null` (unlimited).
-fn nullable<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
-    Option::<u64>::deserialize(deserializer)
-}
 
 /// A task: what its handle, `tasks/get` and `notifications/tasks` carry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,7 +34,7 @@ pub struct Task {
     /// Last update time (ISO 8601).
     pub last_updated_at: String,
     /// Retention from creation in integer milliseconds; `None` (`null`) for unlimited.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::tasks::nullable")]
     pub ttl_ms: Option<u64>,
     /// Suggested polling interval in integer milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -157,7 +157,9 @@ impl RelatedTaskMetadata {
 }
 
 /// A present `ttl` that may be `null` (absent is an error).
-fn nullable<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+pub(crate) fn nullable<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u64>, D::Error> {
     Option::<u64>::deserialize(deserializer)
 }
 
