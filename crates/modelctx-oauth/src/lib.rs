@@ -145,7 +145,7 @@ pub use client::{
 
 #[cfg(feature = "resource-server")]
 pub use resource::{
-    AuthInfo, ConfigError, IntrospectionVerifier, JwtVerifier, Operation, RequireBearer,
+    AuthInfo, ConfigError, IntrospectionVerifier, JwtVerifier, Listing, Operation, RequireBearer,
     RequireBearerLayer, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier,
 };
 

@@ -5,6 +5,7 @@ use std::future::Future;
 
 use futures::future::BoxFuture;
 use modelctx_session::parse_params;
+use modelctx_transport::{Offering, Permissions};
 use modelctx_types::{
     CallToolRequestParams, CompleteRequestParams, CompleteResult, Completion, CompletionReference,
     EmptyResult, ErrorData, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
@@ -17,6 +18,20 @@ use serde::de::DeserializeOwned;
 use crate::completion::CompletionInput;
 use crate::context::Context;
 use crate::registry::{lookup, page, snapshot};
+
+/// The items of a listing the caller may see: those its [`Permissions`] (put in the
+/// request's extensions by a layer in front, such as an OAuth resource server) allow,
+/// or all of them when there are none. Filtered before paging, so a cursor's offset is
+/// into what this caller sees.
+fn permitted<T>(cx: &Context, items: Vec<T>, offering: impl Fn(&T) -> Offering<'_>) -> Vec<T> {
+    match cx.extensions().get::<Permissions>() {
+        Some(permissions) => items
+            .into_iter()
+            .filter(|item| permissions.allows(offering(item)))
+            .collect(),
+        None => items,
+    }
+}
 
 type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
 
@@ -71,7 +86,9 @@ async fn list_tools(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListToolsResult, ErrorData> {
-    let all = snapshot(&cx.server.registry.tools);
+    let all = permitted(&cx, snapshot(&cx.server.registry.tools), |t| {
+        Offering::Tool(&t.tool.name)
+    });
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -100,7 +117,9 @@ async fn list_resources(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let all = snapshot(&cx.server.registry.resources);
+    let all = permitted(&cx, snapshot(&cx.server.registry.resources), |r| {
+        Offering::Resource(&r.resource.uri)
+    });
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -116,7 +135,9 @@ async fn list_templates(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
-    let all = snapshot(&cx.server.registry.templates);
+    let all = permitted(&cx, snapshot(&cx.server.registry.templates), |t| {
+        Offering::ResourceTemplate(&t.template.uri_template)
+    });
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -174,7 +195,9 @@ async fn list_prompts(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListPromptsResult, ErrorData> {
-    let all = snapshot(&cx.server.registry.prompts);
+    let all = permitted(&cx, snapshot(&cx.server.registry.prompts), |p| {
+        Offering::Prompt(&p.prompt.name)
+    });
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
