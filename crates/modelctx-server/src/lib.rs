@@ -38,7 +38,10 @@
 //!   registries can change while clients are connected ([`Server::add_tool`], ...) and
 //!   every connected session then gets one debounced `notifications/*/list_changed` per
 //!   kind; resource subscriptions are kept per session ([`Server::notify_resource_updated`]);
-//!   `logging/setLevel` is honoured per session.
+//!   `logging/setLevel` is honoured per session. A request whose extensions carry
+//!   [`modelctx_transport::Permissions`] (an OAuth resource server set to list only
+//!   what the caller may use puts one there) is shown only the tools, resources,
+//!   templates and prompts they allow.
 //! - **Low level** — a typed handler per method ([`ServerBuilder::request_handler`]),
 //!   which takes precedence over the registries for that method.
 //!

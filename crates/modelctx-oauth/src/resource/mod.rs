@@ -343,6 +343,8 @@ impl std::error::Error for ConfigError {}
 /// - The audience is always checked: a token whose `aud` does not name this
 ///   server's resource URI is refused (401 `invalid_token`). There is no switch.
 /// - Missing scopes: 403 with `error="insufficient_scope"` and the `scope` needed.
+/// - Listings show every tool, resource and prompt, or only those the caller's scopes
+///   allow ([`Listing`], [`ResourceServerConfig::listing`]).
 /// - DPoP (RFC 9449): a token bound to a key (`cnf.jkt`) is taken only as
 ///   `Authorization: DPoP` with a valid proof for this request (ES256 key matching the
 ///   binding, `htm`/`htu` of this request and resource, `ath` of the token, fresh `iat`,
