@@ -1850,9 +1850,13 @@ async fn registration_takes_private_key_jwt_with_keys_only() {
             "grant_types": ["client_credentials"]}),
         json!({"token_endpoint_auth_method": "private_key_jwt", "jwks": jwks,
             "jwks_uri": "https://app.example/jwks", "grant_types": ["client_credentials"]}),
-        // Loopback key sets only where private-network documents are allowed.
+        // Loopback or private key sets only where private-network documents are allowed.
         json!({"token_endpoint_auth_method": "private_key_jwt",
             "jwks_uri": "http://127.0.0.1:9/jwks", "grant_types": ["client_credentials"]}),
+        json!({"token_endpoint_auth_method": "private_key_jwt",
+            "jwks_uri": "https://10.0.0.1/jwks", "grant_types": ["client_credentials"]}),
+        json!({"token_endpoint_auth_method": "private_key_jwt",
+            "jwks_uri": "https://localhost/jwks", "grant_types": ["client_credentials"]}),
     ] {
         let r = world.register(bad.clone()).await;
         assert_eq!(r.status(), 400, "{bad}");

@@ -220,10 +220,8 @@ async fn assertion_client(
 /// (no redirects; public addresses only unless `private_network_documents`).
 async fn fetch_jwks(inner: &Inner, uri: &str) -> Result<Value, String> {
     let url = url::Url::parse(uri).map_err(|_| "the client's jwks_uri is not a URL".to_owned())?;
-    if !(url.scheme() == "https"
-        || (inner.config.private_network_documents && super::secure_or_loopback(&url)))
-    {
-        return Err("the client's jwks_uri is not an https URL".into());
+    if !super::cimd::fetchable(inner, &url) {
+        return Err("the client's jwks_uri is not an https URL on a public host".into());
     }
     let mut response = inner
         .documents

@@ -1002,10 +1002,7 @@ async fn register(State(inner): Shared, body: Bytes) -> Response {
     let jwks_uri_ok = |v: &Value| {
         v.as_str()
             .and_then(|u| url::Url::parse(u).ok())
-            .is_some_and(|u| {
-                u.scheme() == "https"
-                    || (inner.config.private_network_documents && secure_or_loopback(&u))
-            })
+            .is_some_and(|u| cimd::fetchable(&inner, &u) && u.fragment().is_none())
     };
     match (
         method == "private_key_jwt",
@@ -1022,7 +1019,10 @@ async fn register(State(inner): Shared, body: Bytes) -> Response {
             );
         }
         (true, None, Some(uri)) if !jwks_uri_ok(uri) => {
-            return bad("invalid_client_metadata", "jwks_uri must be an https URL");
+            return bad(
+                "invalid_client_metadata",
+                "jwks_uri must be an https URL on a public host",
+            );
         }
         (true, None, None) => {
             return bad(
