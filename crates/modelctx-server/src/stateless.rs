@@ -211,6 +211,82 @@ impl Default for CacheHints {
     }
 }
 
+/// The members of a result [`finish_result`] may add, as the handler left them.
+#[derive(serde::Deserialize)]
+struct Present<'a> {
+    #[serde(rename = "resultType", default, borrow)]
+    result_type: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "ttlMs", default)]
+    ttl_ms: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "cacheScope", default)]
+    cache_scope: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<serde::de::IgnoredAny>,
+}
+
+/// [`finish_result`] without building the result as a map: when the handler's object
+/// has no `_meta`, every member to add is new, so it is appended to the object's text
+/// (one scan of the result, no tree). `None` leaves the result to the general path
+/// (a `_meta` to add to, or not an object).
+fn finish_by_appending(
+    method: &str,
+    raw: &RawValue,
+    server_info: &Implementation,
+    hints: &CacheHints,
+) -> Option<Box<RawValue>> {
+    let text = raw.get().trim();
+    let present: Present<'_> = serde_json::from_str(text).ok()?;
+    if present.meta.is_some() || !text.ends_with('}') {
+        return None;
+    }
+    // A member the probe saw as absent but whose name is in the text (a `null` value,
+    // or the name inside a nested value) is for the general path to judge.
+    let unsure = |seen: bool, name: &str| !seen && text.contains(name);
+    if unsure(present.result_type.is_some(), "\"resultType\"")
+        || unsure(present.ttl_ms.is_some(), "\"ttlMs\"")
+        || unsure(present.cache_scope.is_some(), "\"cacheScope\"")
+        || unsure(false, "\"_meta\"")
+    {
+        return None;
+    }
+    let head = text[..text.len() - 1].trim_end();
+    let info = serde_json::to_string(server_info).ok()?;
+    let mut out = String::with_capacity(text.len() + info.len() + 96);
+    out.push_str(head);
+    let member = |out: &mut String, name: &str, value: &str| {
+        if !out.ends_with('{') {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(name);
+        out.push_str("\":");
+        out.push_str(value);
+    };
+    let complete = match &present.result_type {
+        None => {
+            member(&mut out, "resultType", "\"complete\"");
+            true
+        }
+        Some(kind) => kind == "complete",
+    };
+    if complete && CACHEABLE.contains(&method) {
+        if present.ttl_ms.is_none() {
+            member(&mut out, "ttlMs", &hints.ttl_ms.to_string());
+        }
+        if present.cache_scope.is_none() {
+            let scope = serde_json::to_string(hints.scope.as_str()).ok()?;
+            member(&mut out, "cacheScope", &scope);
+        }
+    }
+    let meta = format!(
+        "{{{}:{info}}}",
+        serde_json::to_string(Meta::SERVER_INFO).ok()?
+    );
+    member(&mut out, "_meta", &meta);
+    out.push('}');
+    RawValue::from_string(out).ok()
+}
+
 /// Finishes a result for the era: `resultType` (`"complete"` unless the handler said
 /// otherwise), the server's identity in `_meta`, and for a complete result of a
 /// cacheable method the caching hints `hints` unless the handler set its own.
@@ -220,6 +296,9 @@ pub(crate) fn finish_result(
     server_info: &Implementation,
     hints: &CacheHints,
 ) -> Result<Box<RawValue>, ErrorData> {
+    if let Some(done) = finish_by_appending(method, raw, server_info, hints) {
+        return Ok(done);
+    }
     let mut result: Map<String, Value> = serde_json::from_str(raw.get()).map_err(|e| {
         ErrorData::internal_error(format!("the handler's result is not a JSON object: {e}"))
     })?;
@@ -347,6 +426,78 @@ mod tests {
         }))))
         .unwrap_err();
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn appending_finishes_results_as_the_general_path_does() {
+        let info = Implementation::new("s", "1");
+        let hints = CacheHints::new(
+            std::time::Duration::from_secs(2),
+            modelctx_types::CacheScope::Public,
+        );
+        for (method, result) in [
+            ("tools/list", json!({"tools": []})),
+            ("tools/list", json!({})),
+            ("tools/list", json!({"tools": [], "ttlMs": 5})),
+            (
+                "resources/read",
+                json!({"contents": [], "cacheScope": "private"}),
+            ),
+            (
+                "tools/call",
+                json!({"content": [{"type": "text", "text": "x"}]}),
+            ),
+            (
+                "tools/call",
+                json!({"resultType": "input_required", "requestState": "s"}),
+            ),
+            ("tools/call", json!({"resultType": null, "content": []})),
+            (
+                "tools/call",
+                json!({"content": [], "structuredContent": {"resultType": 1}}),
+            ),
+            (
+                "tools/call",
+                json!({"content": [], "structuredContent": {"_meta": 1}}),
+            ),
+        ] {
+            let raw = to_raw(&result).unwrap();
+            let general = {
+                let mut map: Map<String, Value> = serde_json::from_value(result.clone()).unwrap();
+                let complete = match map.get("resultType") {
+                    None => {
+                        map.insert("resultType".into(), json!("complete"));
+                        true
+                    }
+                    Some(kind) => kind == "complete",
+                };
+                if complete && CACHEABLE.contains(&method) {
+                    map.entry("ttlMs").or_insert(json!(2000));
+                    map.entry("cacheScope").or_insert(json!("public"));
+                }
+                map.insert(
+                    "_meta".into(),
+                    json!({Meta::SERVER_INFO: {"name": "s", "version": "1"}}),
+                );
+                Value::Object(map)
+            };
+            let done: Value =
+                serde_json::from_str(finish_result(method, &raw, &info, &hints).unwrap().get())
+                    .unwrap();
+            assert_eq!(done, general, "{method} {result}");
+            // No member twice (a parsed value would hide it): each name occurs as often
+            // in the text as in the general path's.
+            let text = finish_result(method, &raw, &info, &hints).unwrap();
+            let expected = serde_json::to_string(&general).unwrap();
+            for name in ["\"resultType\"", "\"ttlMs\"", "\"cacheScope\"", "\"_meta\""] {
+                assert_eq!(
+                    text.get().matches(name).count(),
+                    expected.matches(name).count(),
+                    "{name} in {}",
+                    text.get()
+                );
+            }
+        }
     }
 
     #[test]
