@@ -202,10 +202,10 @@ pub(crate) fn call(result: &Value) -> String {
     for block in blocks.into_iter().flatten() {
         content(&mut out, block);
     }
-    if blocks.is_none_or(Vec::is_empty) {
-        if let Some(structured) = result.get("structuredContent") {
-            let _ = writeln!(out, "{}", pretty(structured));
-        }
+    if blocks.is_none_or(Vec::is_empty)
+        && let Some(structured) = result.get("structuredContent")
+    {
+        let _ = writeln!(out, "{}", pretty(structured));
     }
     out
 }

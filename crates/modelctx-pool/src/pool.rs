@@ -140,10 +140,10 @@ impl ClientPoolBuilder {
             let server = name.to_owned();
             options = options.stderr(move |line| f(&server, line));
         }
-        if let (Some(auth), ServerConfig::Http(http)) = (&self.auth, config) {
-            if let Some(hook) = auth(name, http) {
-                options = options.auth(hook);
-            }
+        if let (Some(auth), ServerConfig::Http(http)) = (&self.auth, config)
+            && let Some(hook) = auth(name, http)
+        {
+            options = options.auth(hook);
         }
         config.connect((self.client)(name), &options).await
     }
@@ -324,7 +324,7 @@ impl ClientPool {
         for (server, listed) in lists {
             match listed {
                 Ok(tools) => out.tools.extend(tools.into_iter().map(|mut tool| {
-                    let original_name = std::mem::replace(&mut tool.name, String::new());
+                    let original_name = std::mem::take(&mut tool.name);
                     tool.name = self.namespaced(server, &original_name);
                     PoolTool {
                         server: server.clone(),
