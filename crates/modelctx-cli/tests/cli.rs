@@ -393,6 +393,155 @@ async fn usage_and_failure_exit_codes() {
     assert!(run.stderr.contains("no_such_tool"), "{}", run.stderr);
 }
 
+/// A server behind the OAuth resource server, with the bundled authorization server
+/// (users: any name, password `pw`). Returns the MCP URL.
+async fn serve_protected() -> String {
+    use modelctx::types::{JsonObject, Tool};
+    use modelctx_oauth::{
+        AuthInfo, AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login,
+        ResourceServer, ResourceServerConfig,
+    };
+    let as_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let mcp_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let issuer = format!("http://{}", as_listener.local_addr().expect("addr"));
+    let mcp = format!("http://{}/mcp", mcp_listener.local_addr().expect("addr"));
+    let users = |login: &Login<'_>| (login.password == "pw").then(|| login.username.to_owned());
+    let auth = AuthorizationServer::new(
+        AuthorizationServerConfig::new(&issuer, &mcp).scopes_supported(["mcp:tools"]),
+        InMemoryStore::new(),
+        users,
+    )
+    .expect("authorization server");
+    let rs = ResourceServer::new(
+        ResourceServerConfig::new(&mcp, &issuer)
+            .scopes_supported(["mcp:tools"])
+            .required_scopes(["mcp:tools"]),
+        auth.verifier(),
+    )
+    .expect("resource server");
+    let whoami = ToolDef::with_schema(
+        Tool::without_arguments("whoami"),
+        |_: JsonObject, cx: Context| async move {
+            let caller = cx
+                .extensions()
+                .get::<AuthInfo>()
+                .ok_or("no verified caller")?;
+            Ok::<_, String>(format!(
+                "you are {}",
+                caller.subject.as_deref().unwrap_or("?")
+            ))
+        },
+    );
+    let server = Server::builder("cli-test-oauth", "1.0.0")
+        .tool(whoami)
+        .expect("tool")
+        .build();
+    let service = StreamableHttpService::new(move |transport| {
+        server.serve(transport);
+    });
+    let app = axum::Router::new()
+        .nest_service("/mcp", service.router().layer(rs.layer()))
+        .merge(rs.metadata_router());
+    let as_app = auth.router();
+    tokio::spawn(async move { axum::serve(as_listener, as_app).await });
+    tokio::spawn(async move { axum::serve(mcp_listener, app).await });
+    mcp
+}
+
+/// The user: opens the authorization URL, logs in as `alice` on the consent page, and
+/// follows the redirect back to the CLI's loopback listener.
+async fn log_in(authorization_url: &str) {
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("browser");
+    let page = browser
+        .get(authorization_url)
+        .send()
+        .await
+        .expect("the consent page")
+        .text()
+        .await
+        .expect("page text");
+    let attr = |after: &str| -> String {
+        let start = page
+            .find(after)
+            .unwrap_or_else(|| panic!("no {after} in {page}"))
+            + after.len();
+        page[start..]
+            .split('"')
+            .next()
+            .unwrap_or_default()
+            .replace("&amp;", "&")
+    };
+    let action = attr("<form method=\"post\" action=\"");
+    let txn = attr("name=\"txn\" value=\"");
+    let approved = browser
+        .post(&action)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "txn={txn}&username=alice&password=pw&decision=approve"
+        ))
+        .send()
+        .await
+        .expect("the consent POST");
+    let callback = approved
+        .headers()
+        .get("location")
+        .and_then(|l| l.to_str().ok())
+        .unwrap_or_else(|| panic!("no redirect after consent ({})", approved.status()))
+        .to_owned();
+    browser
+        .get(&callback)
+        .send()
+        .await
+        .expect("the loopback callback");
+}
+
+async fn logs_in_when_the_server_asks() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    let url = serve_protected().await;
+
+    let run = modelctx(&["call", "whoami", "--no-login", &url], &[]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+
+    let mut child = tokio::process::Command::new(BIN)
+        .args(["call", "whoami", &url])
+        .env_remove("MODELCTX_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("modelctx runs");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let prefix = "Open this URL in a browser to authorize: ";
+    let session = async {
+        let mut seen = Vec::new();
+        while let Some(line) = stderr.next_line().await.expect("stderr") {
+            if let Some(at) = line.find(prefix) {
+                log_in(&line[at + prefix.len()..]).await;
+                break;
+            }
+            seen.push(line);
+        }
+        let mut out = String::new();
+        stdout.read_to_string(&mut out).await.expect("stdout");
+        let status = child.wait().await.expect("exit");
+        (status.code(), out, seen)
+    };
+    let (code, out, seen) = tokio::time::timeout(WAIT, session)
+        .await
+        .expect("the login and the call finish");
+    assert_eq!(code, Some(0), "stderr before the login: {seen:?}");
+    assert_eq!(out, "you are alice\n");
+}
+
 fn trial<F, Fut>(name: &'static str, test: F) -> Trial
 where
     F: FnOnce() -> Fut + Send + 'static,
@@ -428,6 +577,7 @@ fn main() {
         trial("read_and_prompt", read_and_prompt),
         trial("a_server_from_a_config_file", a_server_from_a_config_file),
         trial("usage_and_failure_exit_codes", usage_and_failure_exit_codes),
+        trial("logs_in_when_the_server_asks", logs_in_when_the_server_asks),
     ];
     libtest_mimic::run(&Arguments::from_args(), trials).exit();
 }
