@@ -235,6 +235,47 @@ async fn a_custom_separator_namespaces_and_routes() {
     pool.close().await;
 }
 
+/// A legacy HTTP+SSE server (`/sse`, `/messages`) and nothing else: an entry typed
+/// `sse` reaches it directly, an untyped URL through the fallback (its POST to `/sse`
+/// is refused with 405).
+async fn legacy_sse_directly_and_through_the_fallback() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let old = server("old");
+    let sse = modelctx::sse::SseService::new(move |transport| {
+        old.serve(transport);
+    });
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(modelctx::http::hosting::serve_router(
+        listener,
+        sse.router(),
+        Duration::from_secs(5),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let doc = json!({"mcpServers": {
+        "direct": {"type": "sse", "url": format!("{base}/sse")},
+        "fallback": {"url": format!("{base}/sse")}
+    }});
+    let config = McpServers::from_json(&doc.to_string()).expect("config");
+    let pool = ClientPool::builder().connect(&config).await;
+    for (name, health) in pool.health() {
+        assert!(health.is_connected(), "{name}: {health}");
+    }
+    let args = json!({"text": "legacy"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for tool in ["direct__echo", "fallback__echo"] {
+        let result = pool.call_tool(tool, args.clone()).await.expect(tool);
+        assert_eq!(text(&result), "old: legacy", "{tool}");
+    }
+    pool.close().await;
+}
+
 fn trial<F, Fut>(name: &'static str, test: F) -> Trial
 where
     F: FnOnce() -> Fut + Send + 'static,
@@ -269,6 +310,10 @@ fn main() {
         trial(
             "a_custom_separator_namespaces_and_routes",
             a_custom_separator_namespaces_and_routes,
+        ),
+        trial(
+            "legacy_sse_directly_and_through_the_fallback",
+            legacy_sse_directly_and_through_the_fallback,
         ),
     ];
     libtest_mimic::run(&Arguments::from_args(), trials).exit();
