@@ -12,7 +12,7 @@ use modelctx_oauth::{
     RegisteredClient, ResourceServer, ResourceServerConfig,
 };
 use modelctx_server::{Context, PromptDef, ResourceDef, Server, TemplateDef, ToolDef};
-use modelctx_types::{JsonObject, Tool};
+use modelctx_types::{CacheScope, JsonObject, Tool};
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde_json::Value;
 
@@ -48,6 +48,8 @@ fn mcp_server() -> Server {
     };
     Server::builder("listed", "1.0.0")
         .page_size(1)
+        // Shareable by default; a list shaped by the caller's permissions is not.
+        .cache_hints(Duration::from_secs(60), CacheScope::Public)
         .tool(tool("open"))
         .unwrap()
         .tool(tool("admin"))
@@ -215,6 +217,8 @@ async fn by_default_listings_show_everything_and_calls_are_still_checked() {
     let world = World::start().await;
     let client = world.client(&world.all, "mcp:tools").await;
     assert_eq!(listed(&client).await, EVERYTHING);
+    let page = within("a page", client.list_tools(None)).await.unwrap();
+    assert_eq!(page.cache_scope, Some(CacheScope::Public));
     // Listed is not callable: the layer refuses the call without the scope (403, which
     // a client without an OAuth hook sees as a failed request).
     assert!(
@@ -244,6 +248,9 @@ async fn permitted_listings_hide_what_the_token_cannot_use() {
             "tool open",
         ]
     );
+    // What this caller is shown is its own: never for a shared cache.
+    let page = within("a page", weak.list_tools(None)).await.unwrap();
+    assert_eq!(page.cache_scope, Some(CacheScope::Private));
     // Hidden is not callable either.
     assert!(
         within("admin", weak.call_tool("admin", JsonObject::new()))

@@ -2,15 +2,16 @@
 //! when no low-level handler was registered for the method.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use modelctx_session::parse_params;
 use modelctx_transport::{Offering, Permissions};
 use modelctx_types::{
-    CallToolRequestParams, CompleteRequestParams, CompleteResult, Completion, CompletionReference,
-    EmptyResult, ErrorData, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, RawValue,
-    ReadResourceRequestParams, ReadResourceResult, ResourceRequestParams, to_raw,
+    CacheScope, CallToolRequestParams, CompleteRequestParams, CompleteResult, Completion,
+    CompletionReference, EmptyResult, ErrorData, GetPromptRequestParams, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    RawValue, ReadResourceRequestParams, ReadResourceResult, ResourceRequestParams, to_raw,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -18,6 +19,7 @@ use serde::de::DeserializeOwned;
 use crate::completion::CompletionInput;
 use crate::context::Context;
 use crate::registry::{lookup, page, snapshot};
+use crate::stateless::CacheHints;
 
 /// The items of a listing the caller may see: those its [`Permissions`] (put in the
 /// request's extensions by a layer in front, such as an OAuth resource server) allow,
@@ -78,6 +80,33 @@ where
     })
 }
 
+/// In protocol 2026-07-28 (`None` before it), the scope of a list whose entries are
+/// `all` (see [`CacheHints::list_scope`]); `private` whatever the hints say when the
+/// list was filtered by the caller's [`Permissions`].
+fn list_scope<T>(
+    cx: &Context,
+    all: &[Arc<T>],
+    hints: impl Fn(&T) -> Option<&CacheHints>,
+) -> Option<CacheScope> {
+    cx.envelope.as_ref()?;
+    if cx.extensions().get::<Permissions>().is_some() {
+        // Shaped by the caller's permissions: never for a shared cache.
+        return Some(CacheScope::Private);
+    }
+    Some(
+        cx.server
+            .cache_hints
+            .list_scope(all.iter().map(|e| hints(e))),
+    )
+}
+
+/// How long a page of a list, `page`, stays fresh (see [`CacheHints::page_ttl`]).
+fn page_ttl<T>(cx: &Context, page: &[Arc<T>], hints: impl Fn(&T) -> Option<&CacheHints>) -> u64 {
+    cx.server
+        .cache_hints
+        .page_ttl(page.iter().map(|e| hints(e)))
+}
+
 fn cursor_of(params: Option<&PaginatedRequestParams>) -> Option<&modelctx_types::Cursor> {
     params.and_then(|p| p.cursor.as_ref())
 }
@@ -89,6 +118,7 @@ async fn list_tools(
     let all = permitted(&cx, snapshot(&cx.server.registry.tools), |t| {
         Offering::Tool(&t.tool.name)
     });
+    let scope = list_scope(&cx, &all, |t| t.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -97,6 +127,10 @@ async fn list_tools(
     )?;
     let mut result = ListToolsResult::new(items.iter().map(|t| t.tool.clone()).collect());
     result.next_cursor = next;
+    if let Some(scope) = scope {
+        result.ttl_ms = Some(page_ttl(&cx, &items, |t| t.cache.as_ref()));
+        result.cache_scope = Some(scope);
+    }
     Ok(result)
 }
 
@@ -120,6 +154,7 @@ async fn list_resources(
     let all = permitted(&cx, snapshot(&cx.server.registry.resources), |r| {
         Offering::Resource(&r.resource.uri)
     });
+    let scope = list_scope(&cx, &all, |r| r.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -128,6 +163,10 @@ async fn list_resources(
     )?;
     let mut result = ListResourcesResult::new(items.iter().map(|r| r.resource.clone()).collect());
     result.next_cursor = next;
+    if let Some(scope) = scope {
+        result.ttl_ms = Some(page_ttl(&cx, &items, |r| r.cache.as_ref()));
+        result.cache_scope = Some(scope);
+    }
     Ok(result)
 }
 
@@ -138,6 +177,7 @@ async fn list_templates(
     let all = permitted(&cx, snapshot(&cx.server.registry.templates), |t| {
         Offering::ResourceTemplate(&t.template.uri_template)
     });
+    let scope = list_scope(&cx, &all, |t| t.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -147,6 +187,10 @@ async fn list_templates(
     let mut result =
         ListResourceTemplatesResult::new(items.iter().map(|t| t.template.clone()).collect());
     result.next_cursor = next;
+    if let Some(scope) = scope {
+        result.ttl_ms = Some(page_ttl(&cx, &items, |t| t.cache.as_ref()));
+        result.cache_scope = Some(scope);
+    }
     Ok(result)
 }
 
@@ -154,14 +198,34 @@ async fn list_templates(
 /// the URI fits; neither is `-32002`.
 pub(crate) async fn read_resource(cx: Context, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     if let Some(resource) = lookup(&cx.server.registry.resources, uri) {
-        return resource.read(cx).await.map(ReadResourceResult::new);
+        let era = cx.envelope.is_some();
+        let contents = resource.read(cx).await?;
+        return Ok(read_result(contents, era, resource.cache.as_ref()));
     }
     for template in snapshot(&cx.server.registry.templates) {
         if let Some(read) = template.read(uri, cx.clone()) {
-            return read.await.map(ReadResourceResult::new);
+            let contents = read.await?;
+            let era = cx.envelope.is_some();
+            return Ok(read_result(contents, era, template.cache.as_ref()));
         }
     }
     Err(ErrorData::resource_not_found(uri))
+}
+
+/// The answer to `resources/read`, carrying in protocol 2026-07-28 (`era`) the caching
+/// hints of the resource or template that served it, `own`, if it has its own (the
+/// server's are added later otherwise).
+fn read_result(
+    contents: Vec<modelctx_types::TextOrBlobResourceContents>,
+    era: bool,
+    own: Option<&CacheHints>,
+) -> ReadResourceResult {
+    let mut result = ReadResourceResult::new(contents);
+    if era && let Some(own) = own {
+        result.ttl_ms = Some(own.ttl_ms);
+        result.cache_scope = Some(own.scope.clone());
+    }
+    result
 }
 
 /// Whether `uri` names a resource this server can read.
@@ -198,6 +262,7 @@ async fn list_prompts(
     let all = permitted(&cx, snapshot(&cx.server.registry.prompts), |p| {
         Offering::Prompt(&p.prompt.name)
     });
+    let scope = list_scope(&cx, &all, |p| p.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -206,6 +271,10 @@ async fn list_prompts(
     )?;
     let mut result = ListPromptsResult::new(items.iter().map(|p| p.prompt.clone()).collect());
     result.next_cursor = next;
+    if let Some(scope) = scope {
+        result.ttl_ms = Some(page_ttl(&cx, &items, |p| p.cache.as_ref()));
+        result.cache_scope = Some(scope);
+    }
     Ok(result)
 }
 
