@@ -137,8 +137,11 @@ pub use tool_set::__private;
 pub use tool_set::ToolSet;
 pub use uri_template::{MAX_MATCHED_URI, UriTemplate};
 
-/// schemars, re-exported for `#[derive(JsonSchema)]` on argument types (add
-/// `#[schemars(crate = "modelctx_server::schemars")]` when not depending on it directly).
+/// schemars, re-exported for `#[derive(JsonSchema)]` on argument types. Its derive
+/// names the crate as `schemars::...`, resolved where the type is defined: bring this
+/// re-export into scope in that module (`use modelctx_server::schemars::{self,
+/// JsonSchema};`), or depend on `schemars = "1"` directly; no `#[schemars(crate = ...)]`
+/// line is needed either way.
 #[cfg(feature = "schemars")]
 pub use schemars;
 
