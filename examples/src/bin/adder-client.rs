@@ -11,13 +11,8 @@ use serde_json::json;
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let program = std::env::args().nth(1).unwrap_or("./adder-server".into());
     let server = ChildProcess::new(program).spawn()?;
-    let client = Client::builder("adder-client", "1.0.0")
-        .connect(server)
-        .await?;
-    let args = json!({"a": 2, "b": 3})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+    let client = Client::builder("me", "1.0.0").connect(server).await?;
+    let args = serde_json::from_value(json!({"a": 2, "b": 3}))?;
     let result = client.call_tool("add", args).await?;
     println!("2 + 3 = {}", result.content[0].as_text().unwrap_or("?"));
     client.close().await;
