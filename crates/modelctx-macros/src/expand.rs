@@ -290,8 +290,9 @@ impl ToolFn {
             }
         };
 
-        // Spanned on the function's name: a future that is not `Send` is reported
-        // there, with the value held across an `.await` pointed at in its body.
+        // Spanned on the function's name: a future that is not `Send` is reported at
+        // the tool (rustc shows the `#[tool]` line), with the value held across an
+        // `.await` pointed at in its body.
         let future = quote_spanned!(span=> async move { #body });
         let closure = if uses_self {
             quote_spanned! {span=> {

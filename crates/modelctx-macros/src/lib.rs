@@ -82,7 +82,7 @@
 //! - **Send.** A tool's future runs on a multi-threaded runtime, so it must be `Send`.
 //!   One that is not (an `Rc` or a `std::sync::MutexGuard` held across an `.await`)
 //!   fails to compile with "the future of this `#[tool]` function is not `Send`",
-//!   pointing at the function and at the value held across the await.
+//!   pointing at the `#[tool]` line and at the value held across the await.
 //! - **Options.** `#[tool(name = "...", description = "...", title = "...")]`, each
 //!   optional: the name defaults to the function's, the description to its doc
 //!   comment. `NAME_tool()` returns a plain `ToolDef`: chain `.annotations(..)`,
