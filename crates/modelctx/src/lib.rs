@@ -36,6 +36,7 @@
 //! | `sse-client` | `sse` | `modelctx-sse`: the legacy HTTP+SSE client and the streamable client's fallback to it (reqwest) | no |
 //! | `sse` | `sse` | both of the above | no |
 //! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
+//! | `pool` | `pool` | `modelctx-pool`: many servers from one `mcpServers` configuration, namespaced tools (turns on `client`, `stdio`, `http-client`, `sse-client`) | no |
 //!
 //! A minimal server (`default-features = false, features = ["server", "stdio"]`) builds
 //! neither schemars nor jsonschema: its tools are described by hand
@@ -90,6 +91,10 @@ pub use modelctx_sse as sse;
 #[cfg(feature = "stdio")]
 #[doc(inline)]
 pub use modelctx_stdio as stdio;
+
+#[cfg(feature = "pool")]
+#[doc(inline)]
+pub use modelctx_pool as pool;
 
 /// The README's code blocks, compiled and run as doc tests so the quickstart stays true.
 #[cfg(doctest)]
