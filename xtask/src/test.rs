@@ -53,6 +53,11 @@ const STEPS: &[Step] = &[
         env: &[],
     },
     Step {
+        what: "fuzzing smoke run: every cargo-fuzz target built with nightly and run 3 s (installs cargo-fuzz into .tools/ when missing)",
+        args: &["xtask", "fuzz", "--secs", "3"],
+        env: &[],
+    },
+    Step {
         what: "external proof: the official MCP conformance suite and cross-SDK interop",
         args: &["xtask", "interop"],
         env: &[],
