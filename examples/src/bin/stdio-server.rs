@@ -19,16 +19,28 @@
 //! Try it without a host: `cargo run -p modelctx-examples --bin stdio-client` spawns it
 //! and calls its tools.
 //!
-//! Tools: `greet` (`{"name": "..."}`) and `countdown` (`{"from": 3}`, reports progress),
+//! Tools: `greet` (`{"name": "..."}`), `countdown` (`{"from": 3}`, reports progress) and
+//! `introduce` (no arguments: asks the user for their name mid-call, with a form —
+//! the same code in both protocol eras: a 2025-11-25 session sends
+//! `elicitation/create`, a 2026-07-28 call answers `input_required` and finishes when
+//! the client sends it again with the answer),
 //! written with `#[tools]`: each `#[tool]` method's parameters are its arguments (schema
 //! generated, checked before it runs), its doc comment its description.
 //! Nothing but protocol messages may reach stdout, so every log line here goes to
 //! stderr (with `tracing_subscriber`, build it with `.with_writer(std::io::stderr)`).
 
 use modelctx::macros::tools;
-use modelctx::server::{Context, Server};
+use modelctx::schemars::{self, JsonSchema};
+use modelctx::server::{ClientRequestError, Context, Server};
 use modelctx::session::{Progress, SessionError};
 use modelctx::stdio::StdioOptions;
+
+/// What `introduce` asks the user for.
+#[derive(serde::Deserialize, JsonSchema)]
+struct Introduction {
+    /// Your name.
+    name: String,
+}
 
 /// The tools, sharing the greeting read from the environment.
 struct Tools {
@@ -46,6 +58,16 @@ impl Tools {
     ) -> String {
         eprintln!("stdio-server: greeting {name}");
         format!("{}, {name}!", self.greeting)
+    }
+
+    /// Asks who you are (a form), then greets you.
+    #[tool]
+    async fn introduce(&self, cx: &Context) -> Result<String, ClientRequestError> {
+        let answer = cx.elicit_form::<Introduction>("Who are you?").await?;
+        Ok(match answer.accepted() {
+            Some(you) => format!("{}, {}!", self.greeting, you.name),
+            None => "Nice to meet you anyway.".to_owned(),
+        })
     }
 
     /// Counts from 1 up to `from`, reporting each step as progress, then says "liftoff".
