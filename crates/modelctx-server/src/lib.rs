@@ -205,6 +205,8 @@ pub(crate) struct Inner {
     pub(crate) tasks: Option<Arc<TaskHost>>,
     /// Hears errors a client could not attribute to a request.
     on_peer_error: Option<Arc<PeerErrorFn>>,
+    /// The bound on running handlers every session of this server shares.
+    handler_limit: Option<modelctx_session::HandlerLimit>,
 }
 
 impl fmt::Debug for Server {
@@ -242,6 +244,7 @@ impl Server {
             cache_hints: stateless::CacheHints::default(),
             tasks: None,
             on_peer_error: None,
+            handler_limit: None,
         }
     }
 
@@ -263,11 +266,16 @@ impl Server {
     /// Serves one session with explicit session settings (e.g. pre-initialised for a
     /// stateless transport).
     pub fn serve_with<T: Transport>(&self, transport: T, config: SessionConfig) -> ServerSession {
-        let config = if self.inner.stateless_era {
+        let mut config = if self.inner.stateless_era {
             config.unstable_stateless_era(true)
         } else {
             config
         };
+        if config.handler_limit.is_none()
+            && let Some(limit) = &self.inner.handler_limit
+        {
+            config = config.handler_limit(limit.clone());
+        }
         let state = Arc::new(SessionState::default());
         let service = Arc::new(SessionService {
             server: self.inner.clone(),
@@ -381,6 +389,7 @@ pub struct ServerBuilder {
     cache_hints: stateless::CacheHints,
     tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
     on_peer_error: Option<Arc<PeerErrorFn>>,
+    handler_limit: Option<modelctx_session::HandlerLimit>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -424,6 +433,19 @@ impl ServerBuilder {
     #[must_use]
     pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
         self.capabilities = Some(capabilities);
+        self
+    }
+
+    /// Bounds the handlers running at once across every session this server serves
+    /// (each session also keeps its own bound,
+    /// [`SessionConfig::max_concurrent_requests`]): beyond it a request waits for a
+    /// slot, so one busy or flooding client cannot take more than its own bound of the
+    /// server's work. Unbounded across sessions unless set; a session whose
+    /// [`SessionConfig`] brings its own [`HandlerLimit`](modelctx_session::HandlerLimit)
+    /// keeps that one.
+    #[must_use]
+    pub fn max_concurrent_handlers(mut self, n: usize) -> Self {
+        self.handler_limit = Some(modelctx_session::HandlerLimit::new(n));
         self
     }
 
@@ -702,6 +724,7 @@ impl ServerBuilder {
                     TaskHost::new(store, config)
                 }),
                 on_peer_error: self.on_peer_error,
+                handler_limit: self.handler_limit,
             }),
         }
     }
