@@ -35,6 +35,7 @@
 //! | `sse-client` | `sse` | `modelctx-sse`: the legacy HTTP+SSE client and the streamable client's fallback to it (reqwest) | no |
 //! | `sse` | `sse` | both of the above | no |
 //! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
+//! | `redis` | `redis` | `modelctx-redis`: the event store and task store in Redis, shared by several server processes | no |
 //!
 //! A minimal server (`default-features = false, features = ["server", "stdio"]`) builds
 //! neither schemars nor jsonschema: its tools are described by hand
@@ -75,6 +76,10 @@ pub use modelctx_sse as sse;
 #[cfg(feature = "stdio")]
 #[doc(inline)]
 pub use modelctx_stdio as stdio;
+
+#[cfg(feature = "redis")]
+#[doc(inline)]
+pub use modelctx_redis as redis;
 
 /// The README's code blocks, compiled and run as doc tests so the quickstart stays true.
 #[cfg(doctest)]
