@@ -217,3 +217,34 @@ async fn two_processes_share_tasks_and_only_one_move_wins() {
     let want: Vec<_> = (0..20).map(|r| format!("race-{r}")).collect();
     assert_eq!(seen, want);
 }
+
+#[tokio::test]
+async fn after_a_redis_restart_lost_tasks_are_unknown_and_new_ones_work() {
+    let mut redis = RedisServer::start();
+    let store = RedisTaskStore::new(redis.connection().await, RedisTaskStoreConfig::default());
+    let owner = TaskOwner::new(Some("s"), None);
+    within(store.insert(record("kept", &owner))).await.unwrap();
+    redis.restart();
+    // Unknown (not a hang, not a panic): `tasks/get` answers -32602 "not found".
+    assert!(within(store.get("kept")).await.is_none());
+    assert_eq!(
+        within(store.update("kept", TaskUpdate::Cancel))
+            .await
+            .unwrap_err(),
+        UpdateError::NotFound
+    );
+    // The connection comes back: a new task is stored (a first attempt may still meet
+    // the old connection and be refused with -32603, which a caller sees as such).
+    let mut stored = false;
+    for attempt in 0..3 {
+        match within(store.insert(record(&format!("new-{attempt}"), &owner))).await {
+            Ok(()) => {
+                stored = true;
+                assert!(within(store.get(&format!("new-{attempt}"))).await.is_some());
+                break;
+            }
+            Err(e) => assert_eq!(e.code, ErrorCode::INTERNAL_ERROR),
+        }
+    }
+    assert!(stored, "the store did not reconnect");
+}

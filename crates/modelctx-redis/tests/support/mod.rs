@@ -46,11 +46,26 @@ impl RedisServer {
         );
     }
 
+    /// Stops the server and starts a new one on the same port: what it held is gone
+    /// (no persistence), as after a crash.
+    pub fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let fresh = Self::try_start_on(self.port)
+            .unwrap_or_else(|e| panic!("cannot restart redis-server: {e}"));
+        *self = fresh;
+    }
+
     fn try_start() -> Result<Self, String> {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("no free loopback port: {e}"))?
             .port();
+        Self::try_start_on(port)
+    }
+
+    fn try_start_on(port: u16) -> Result<Self, String> {
         let dir = std::env::temp_dir().join(format!(
             "modelctx-redis-{}-{}",
             std::process::id(),
