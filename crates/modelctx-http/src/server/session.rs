@@ -879,6 +879,94 @@ mod tests {
         assert!(handled.await.is_err(), "released by the end");
     }
 
+    /// An event store whose first replay answers only once `go` is sent, saying on
+    /// `called` that it was asked (a remote store's round trip, made observable).
+    struct SlowReplay {
+        inner: InMemoryEventStore,
+        called: mpsc::UnboundedSender<()>,
+        go: Mutex<Option<oneshot::Receiver<()>>>,
+    }
+
+    impl crate::server::event_store::EventStore for SlowReplay {
+        fn store(&self, session: &str, id: EventId, data: Arc<str>) {
+            self.inner.store(session, id, data);
+        }
+
+        fn replay_after(
+            &self,
+            session: &str,
+            after: EventId,
+        ) -> BoxFuture<'static, crate::server::event_store::Replay> {
+            // What was stored when asked; the answer comes later.
+            let snapshot = self.inner.replay_after(session, after);
+            let go = self.go.lock().unwrap().take();
+            let _ = self.called.send(());
+            Box::pin(async move {
+                if let Some(go) = go {
+                    let _ = go.await;
+                }
+                snapshot.await
+            })
+        }
+
+        fn forget_session(&self, session: &str) {
+            self.inner.forget_session(session);
+        }
+    }
+
+    #[tokio::test]
+    async fn events_routed_while_the_store_reads_reach_the_resumed_stream_once() {
+        let (called, mut asked) = mpsc::unbounded_channel();
+        let (go, gate) = oneshot::channel();
+        let store = SlowReplay {
+            inner: InMemoryEventStore::new(),
+            called,
+            go: Mutex::new(Some(gate)),
+        };
+        let config = StreamableHttpServerConfig::default()
+            .stream_queue(2)
+            .event_store(Arc::new(store));
+        let (state, _rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
+        let unread = state.open_standalone().unwrap();
+        for i in 0..5 {
+            state.route_outbound(note(i)).unwrap();
+        }
+        assert!(!state.has_live_connection(), "the slow reader was cut off");
+        drop(unread);
+        let resuming = tokio::spawn({
+            let state = state.clone();
+            async move { state.resume(EventId { stream: 0, seq: 0 }).await }
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(5), asked.recv())
+            .await
+            .unwrap();
+        // Routed while the store is being read: not in its answer, not on any
+        // connection.
+        for i in 5..8 {
+            state.route_outbound(note(i)).unwrap();
+        }
+        go.send(()).unwrap();
+        let resumed = tokio::time::timeout(std::time::Duration::from_secs(5), resuming)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        // And after: on the new connection.
+        for i in 8..10 {
+            state.route_outbound(note(i)).unwrap();
+        }
+        state.terminate();
+        let text = String::from_utf8(resumed.collect::<Vec<Bytes>>().await.concat()).unwrap();
+        let mut at = 0;
+        for i in 0..10 {
+            let needle = format!(r#""i":{i}}}"#);
+            assert_eq!(text.matches(&needle).count(), 1, "note {i} once: {text}");
+            let found = text.find(&needle).unwrap();
+            assert!(found >= at, "note {i} in order: {text}");
+            at = found;
+        }
+    }
+
     #[tokio::test]
     async fn a_slow_reader_is_cut_off_and_resumes_from_the_store() {
         let config = StreamableHttpServerConfig::default()
