@@ -1,17 +1,15 @@
 //! The task store's behaviour, one suite run against the in-memory store and against
 //! `RedisTaskStore` on a real redis-server, plus what only a shared store can show.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::support::{RedisServer, WITHIN};
 use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use modelctx_session::tasks::{
     InMemoryTaskStore, TaskOwner, TaskRecord, TaskStore, TaskUpdate, UpdateError,
 };
 use modelctx_types::{ErrorCode, RawValue, Task, TaskStatus};
-use support::{RedisServer, WITHIN};
 
 fn record(id: &str, owner: &TaskOwner) -> TaskRecord {
     let task = Task::new(id, TaskStatus::Working, "t", "t", Some(60_000));

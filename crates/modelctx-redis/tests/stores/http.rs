@@ -2,11 +2,10 @@
 //! stream breaks in the middle resumes with `Last-Event-ID` and the client gets every
 //! event and the result exactly once, in order, replayed from Redis.
 
-mod support;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::{RedisServer, WITHIN};
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::{
     StreamControl, StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
@@ -16,7 +15,6 @@ use modelctx::session::SessionConfig;
 use modelctx::types::{ErrorData, NotificationMethod, RequestMethod};
 use modelctx_redis::{RedisEventStore, RedisEventStoreConfig};
 use serde_json::{Value, json};
-use support::{RedisServer, WITHIN};
 use tokio::sync::mpsc;
 
 struct Work;

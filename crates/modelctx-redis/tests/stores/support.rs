@@ -2,8 +2,6 @@
 //! temporary directory and no persistence, ready once it answers PING, killed on drop.
 //! A test that cannot start one fails and says why; it is never skipped.
 
-#![allow(dead_code, unreachable_pub)]
-
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -18,9 +16,9 @@ use redis::aio::ConnectionManager;
 const READY_WITHIN: Duration = Duration::from_secs(10);
 
 /// Every wait of a test on the stores.
-pub const WITHIN: Duration = Duration::from_secs(10);
+pub(crate) const WITHIN: Duration = Duration::from_secs(10);
 
-pub struct RedisServer {
+pub(crate) struct RedisServer {
     child: Child,
     dir: PathBuf,
     port: u16,
@@ -30,7 +28,7 @@ static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 impl RedisServer {
     /// Starts a server, or panics with what went wrong and how to fix it.
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let mut last = String::new();
         // The free port is found by binding :0 and closing; another process may take it
         // before redis-server binds it, so a bind failure is retried.
@@ -48,7 +46,7 @@ impl RedisServer {
 
     /// Stops the server and starts a new one on the same port: what it held is gone
     /// (no persistence), as after a crash.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -132,12 +130,12 @@ impl RedisServer {
         Ok(server)
     }
 
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
     /// A fresh reconnecting connection.
-    pub async fn connection(&self) -> ConnectionManager {
+    pub(crate) async fn connection(&self) -> ConnectionManager {
         tokio::time::timeout(WITHIN, modelctx_redis::connect(&self.url()))
             .await
             .expect("connecting timed out")
@@ -145,7 +143,7 @@ impl RedisServer {
     }
 
     /// Every key, sorted.
-    pub async fn keys(&self) -> Vec<String> {
+    pub(crate) async fn keys(&self) -> Vec<String> {
         let mut conn = self.connection().await;
         let mut keys: Vec<String> = redis::cmd("KEYS")
             .arg("*")

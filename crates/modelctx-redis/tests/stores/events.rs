@@ -1,13 +1,11 @@
 //! The event store's behaviour, one suite run against the in-memory store and against
 //! `RedisEventStore` on a real redis-server: both must answer the same.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{RedisServer, WITHIN};
 use modelctx_http::{EventId, EventStore, InMemoryEventStore};
 use modelctx_redis::{RedisEventStore, RedisEventStoreConfig};
-use support::{RedisServer, WITHIN};
 
 fn id(stream: u64, seq: u64) -> EventId {
     EventId { stream, seq }

@@ -1,18 +1,16 @@
 //! No unbounded key growth: after churn, what is left in Redis is bounded by the
 //! configuration, and every key but the task indexes expires on its own.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::support::{RedisServer, WITHIN};
 use modelctx_http::{EventId, EventStore};
 use modelctx_redis::{
     RedisEventStore, RedisEventStoreConfig, RedisTaskStore, RedisTaskStoreConfig,
 };
 use modelctx_session::tasks::{TaskOwner, TaskRecord, TaskStore, TaskUpdate};
 use modelctx_types::{Task, TaskStatus};
-use support::{RedisServer, WITHIN};
 
 async fn pttl(redis: &RedisServer, key: &str) -> i64 {
     let mut conn = redis.connection().await;
