@@ -38,12 +38,14 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
         "modelctx-sse" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
         // OAuth sits above the HTTP client transport: it implements its auth hook.
         "modelctx-oauth" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
-        // Shared stores implement the HTTP event store and the session's task store.
+        // Shared stores implement the HTTP event store, the session's task store and
+        // the OAuth authorization server's store.
         "modelctx-redis" => &[
             "modelctx-types",
             "modelctx-transport",
             "modelctx-http",
             "modelctx-session",
+            "modelctx-oauth",
         ],
         "modelctx-session" => &["modelctx-types", "modelctx-transport"],
         "modelctx-server" | "modelctx-client" => {

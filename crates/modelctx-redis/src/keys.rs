@@ -61,4 +61,34 @@ impl Keys {
     pub(crate) fn task_counter(&self) -> String {
         format!("{}tasks:next", self.prefix)
     }
+
+    /// A registered OAuth client.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn oauth_client(&self, id: &str) -> String {
+        format!("{}oauth:client:{id}", self.prefix)
+    }
+
+    /// The set of registered OAuth clients' ids.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn oauth_clients(&self) -> String {
+        format!("{}oauth:clients", self.prefix)
+    }
+
+    /// What a grant's key starts with.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn oauth_grant_prefix(&self) -> String {
+        format!("{}oauth:grant:", self.prefix)
+    }
+
+    /// One grant (`member` is `<kind>:<key>`).
+    #[cfg(feature = "oauth")]
+    pub(crate) fn oauth_grant(&self, member: &str) -> String {
+        format!("{}oauth:grant:{member}", self.prefix)
+    }
+
+    /// Live grants by expiry (score: Unix milliseconds).
+    #[cfg(feature = "oauth")]
+    pub(crate) fn oauth_grants(&self) -> String {
+        format!("{}oauth:grants", self.prefix)
+    }
 }

@@ -8,10 +8,14 @@
 //! - [`RedisTaskStore`] implements the sessions' [`TaskStore`](modelctx_session::tasks::TaskStore):
 //!   status, results and expiry of tasks, shared by every process on the same Redis,
 //!   with the same owner checks and cursors as the in-memory store.
+//! - `RedisAuthorizationStore` (feature `oauth`) implements the bundled OAuth
+//!   authorization server's `AuthorizationStore`: clients, and codes, refresh tokens
+//!   and pending consents taken out atomically, so each is used once across processes.
 //!
-//! Every key starts with a configurable prefix (`"modelctx:"` by default) and every key
-//! but the task store's four index keys has an expiry, so a Redis shared for months does
-//! not fill up with dead sessions.
+//! Every key starts with a configurable prefix (`"modelctx:"` by default). Event and
+//! task keys expire on their own (only the task store's four index keys do not, and
+//! they are bounded by its capacity), so a Redis shared for months does not fill up
+//! with dead sessions.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -35,15 +39,20 @@
 //!
 //! | feature | what |
 //! |---|---|
-//! | — | both stores, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
+//! | — | the event and task stores, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
+//! | `oauth` | `RedisAuthorizationStore`, for modelctx-oauth's `authorization-server` |
 
 #![deny(missing_docs)]
 
 mod events;
 mod keys;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod tasks;
 
 pub use events::{RedisEventStore, RedisEventStoreConfig};
+#[cfg(feature = "oauth")]
+pub use oauth::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
 pub use tasks::{RedisTaskStore, RedisTaskStoreConfig};
 
 /// The redis-rs crate this one is built on, for [`ConnectionManager`](redis::aio::ConnectionManager)

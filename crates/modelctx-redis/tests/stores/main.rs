@@ -4,5 +4,7 @@
 mod events;
 mod http;
 mod keys;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod support;
 mod tasks;
