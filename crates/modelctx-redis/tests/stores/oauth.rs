@@ -151,5 +151,8 @@ async fn a_code_is_used_once_across_processes() {
             .is_none()
     );
     let keys = redis.keys().await;
-    assert!(keys.is_empty(), "every grant was taken or expired: {keys:?}");
+    assert!(
+        keys.is_empty(),
+        "every grant was taken or expired: {keys:?}"
+    );
 }
