@@ -29,6 +29,8 @@ const SCENARIOS: &[(&str, &[&str])] = &[
     ("http stateful SSE", &["http", "stateful"]),
     ("http stateless JSON", &["http", "json"]),
     ("http stateless SSE", &["http", "stateless"]),
+    ("http 2026-07-28 JSON", &["http", "modern"]),
+    ("http 2026-07-28 MRTR (2 POSTs)", &["http", "mrtr"]),
     ("sessions (http stateful)", &["sessions"]),
     ("cold start", &["cold"]),
 ];

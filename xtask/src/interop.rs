@@ -1296,11 +1296,18 @@ fn human_report(
         );
     }
     let passed = legs.iter().filter(|l| l.passed).count();
-    let rest = if passed < legs.len() {
-        "; the rest are listed expected failures"
-    } else {
-        ""
-    };
+    let expected = legs
+        .iter()
+        .filter(|l| !l.passed && l.expected_failure.is_some())
+        .count();
+    let unexpected = legs.len() - passed - expected;
+    let mut rest = String::new();
+    if expected > 0 {
+        rest.push_str(&format!("; {expected} listed expected failures"));
+    }
+    if unexpected > 0 {
+        rest.push_str(&format!("; {unexpected} FAILED unexpectedly"));
+    }
     let _ = writeln!(out, "  {passed}/{} legs pass{rest}", legs.len());
     let _ = writeln!(
         out,

@@ -51,6 +51,17 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
         "modelctx-server" | "modelctx-client" => {
             &["modelctx-types", "modelctx-transport", "modelctx-session"]
         }
+        // The multi-server host sits above the client role and every client transport
+        // (it spawns children and opens HTTP connections); never the server role.
+        "modelctx-pool" => &[
+            "modelctx-types",
+            "modelctx-transport",
+            "modelctx-session",
+            "modelctx-client",
+            "modelctx-stdio",
+            "modelctx-http",
+            "modelctx-sse",
+        ],
         _ => return None,
     })
 }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{TEXT, TOOL};
+use crate::{ASK_KEY, ASK_TOOL, TEXT, TOOL};
 
 #[derive(Serialize, Deserialize)]
 struct CallRequest<'a> {
@@ -192,6 +192,17 @@ struct AnyParams<'a> {
     #[serde(borrow)]
     name: Option<&'a str>,
     arguments: Option<EchoArguments>,
+    #[serde(rename = "inputResponses")]
+    input_responses: Option<serde::de::IgnoredAny>,
+}
+
+/// The first answer to a call of the confirming tool: one form elicitation and a state
+/// (the baseline neither seals it nor reads the answer: the physical limit of the two
+/// POSTs).
+fn input_required(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"input_required","inputRequests":{{"{ASK_KEY}":{{"method":"elicitation/create","params":{{"mode":"form","message":"Echo it?","requestedSchema":{{"type":"object","properties":{{"confirm":{{"type":"boolean"}}}},"required":["confirm"]}}}}}}}},"requestState":"baseline"}}}}"#
+    )
 }
 
 /// Session ids handed out by the HTTP baseline (so the stateful load runs unchanged).
@@ -220,8 +231,14 @@ async fn answer_http(request: Request<Incoming>) -> Result<Response<Full<Bytes>>
     let text = match message.params {
         Some(AnyParams {
             name: Some(name),
+            input_responses: None,
+            ..
+        }) if name == ASK_TOOL => return Ok(reply(StatusCode::OK, input_required(id))),
+        Some(AnyParams {
+            name: Some(name),
             arguments: Some(args),
-        }) if name == TOOL => args.text,
+            ..
+        }) if name == TOOL || name == ASK_TOOL => args.text,
         _ => String::new(),
     };
     let mut response = reply(StatusCode::OK, answer(id, text));

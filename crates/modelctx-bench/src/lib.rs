@@ -32,6 +32,14 @@ pub mod wire;
 /// The tool every server offers.
 pub const TOOL: &str = "echo";
 
+/// The tool that asks the client to confirm (form elicitation) before it echoes its
+/// `text` argument: one multi round-trip request in protocol 2026-07-28.
+pub const ASK_TOOL: &str = "confirm";
+
+/// The key under which the baseline and rmcp ask for the confirmation (modelctx names
+/// its own; the load generator reads whichever key the server chose).
+pub const ASK_KEY: &str = "confirm";
+
 /// The text the load generator sends and expects back.
 pub const TEXT: &str = "the quick brown fox jumps over the lazy dog";
 
@@ -48,11 +56,25 @@ pub enum HttpMode {
     Json,
     /// No sessions, each answer on its own SSE stream.
     Stateless,
+    /// Protocol 2026-07-28: no handshake, every request carries its envelope in `_meta`
+    /// and the `Mcp-Method`/`Mcp-Name` headers; answers as `application/json`. The
+    /// server is configured as for the handshake era (both eras on one endpoint).
+    Modern,
+    /// Protocol 2026-07-28, the `confirm` tool: each call is two POSTs, the first
+    /// answered `input_required` (a form elicitation and a sealed `requestState`), the
+    /// retry carrying the confirmation answered with the echo.
+    Mrtr,
 }
 
 impl HttpMode {
     /// Every mode, in table order.
-    pub const ALL: [HttpMode; 3] = [HttpMode::Stateful, HttpMode::Json, HttpMode::Stateless];
+    pub const ALL: [HttpMode; 5] = [
+        HttpMode::Stateful,
+        HttpMode::Json,
+        HttpMode::Stateless,
+        HttpMode::Modern,
+        HttpMode::Mrtr,
+    ];
 
     /// The mode's command-line name.
     pub fn name(self) -> &'static str {
@@ -60,6 +82,8 @@ impl HttpMode {
             HttpMode::Stateful => "stateful",
             HttpMode::Json => "json",
             HttpMode::Stateless => "stateless",
+            HttpMode::Modern => "modern",
+            HttpMode::Mrtr => "mrtr",
         }
     }
 
@@ -71,6 +95,16 @@ impl HttpMode {
     /// Whether the server keeps a session per client.
     pub fn stateful(self) -> bool {
         self == HttpMode::Stateful
+    }
+
+    /// Whether the clients speak protocol 2026-07-28 (no handshake).
+    pub fn modern(self) -> bool {
+        matches!(self, HttpMode::Modern | HttpMode::Mrtr)
+    }
+
+    /// Whether the server answers with `application/json` bodies.
+    pub fn json(self) -> bool {
+        matches!(self, HttpMode::Json | HttpMode::Modern | HttpMode::Mrtr)
     }
 }
 

@@ -5,14 +5,22 @@ use modelctx::server::Server;
 use modelctx::session::SessionConfig;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ErrorData, ListToolsRequest,
-    ListToolsResult, Tool,
+    ListToolsResult, RequestedSchema, Tool,
 };
 use serde_json::{Value, json};
 
-use crate::{HttpMode, TEXT, TOOL};
+use crate::{ASK_TOOL, HttpMode, TEXT, TOOL};
 
-/// The echo server: `echo` returns its `text` argument as one text block.
+/// The echo server: `echo` returns its `text` argument as one text block; `confirm`
+/// asks the user to confirm (a form elicitation) before it does the same — the same
+/// handler in both eras, one multi round-trip request in protocol 2026-07-28.
 pub fn server() -> Server {
+    let form: RequestedSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean"}},
+        "required": ["confirm"]
+    }))
+    .unwrap_or_else(|e| panic!("the confirmation form is a valid schema: {e}"));
     let schema = json!({
         "type": "object",
         "properties": {"text": {"type": "string"}},
@@ -24,17 +32,32 @@ pub fn server() -> Server {
             let tool = tool.clone();
             async move { Ok(ListToolsResult::new(vec![tool])) }
         })
-        .request_handler::<CallToolRequest, _, _>(|params, _| async move {
-            if params.name != TOOL {
-                return Err(ErrorData::invalid_params("unknown tool"));
+        .request_handler::<CallToolRequest, _, _>(move |params, cx| {
+            let form = form.clone();
+            async move {
+                if params.name == ASK_TOOL {
+                    let answer = cx
+                        .elicit_form_schema("Echo it?", form)
+                        .await
+                        .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+                    let confirmed = answer
+                        .accepted()
+                        .and_then(|values| values.get("confirm").cloned())
+                        .is_some_and(|v| serde_json::to_value(v).ok() == Some(Value::Bool(true)));
+                    if !confirmed {
+                        return Err(ErrorData::invalid_params("not confirmed"));
+                    }
+                } else if params.name != TOOL {
+                    return Err(ErrorData::invalid_params("unknown tool"));
+                }
+                let text = params
+                    .arguments
+                    .as_ref()
+                    .and_then(|a| a.get("text"))
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| ErrorData::invalid_params("`text` must be a string"))?;
+                Ok(CallToolResult::text(text))
             }
-            let text = params
-                .arguments
-                .as_ref()
-                .and_then(|a| a.get("text"))
-                .and_then(Value::as_str)
-                .ok_or_else(|| ErrorData::invalid_params("`text` must be a string"))?;
-            Ok(CallToolResult::text(text))
         })
         .build()
 }
@@ -69,10 +92,11 @@ pub async fn serve_stdio() {
 /// Serves the echo tool over streamable HTTP on `listener` (until the process ends).
 pub async fn serve_http(listener: tokio::net::TcpListener, mode: HttpMode) -> Result<(), String> {
     let mut config = StreamableHttpServerConfig::default();
-    if !mode.stateful() {
+    // The 2026-07-28 scenarios run on the default endpoint, which serves both eras.
+    if matches!(mode, HttpMode::Json | HttpMode::Stateless) {
         config = config.stateless();
     }
-    if mode == HttpMode::Json {
+    if mode.json() {
         config = config.json_response();
     }
     let server = server();

@@ -2,10 +2,12 @@
 //! `ServerHandler`, plus an in-process transport over bounded tokio channels (the same
 //! layout as `modelctx::memory::pair`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputRequest,
+    InputRequests, InputRequiredResult, PaginatedRequestParams, RequestStateCodec, SealOptions,
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
@@ -16,7 +18,77 @@ use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::{HttpMode, TEXT, TOOL};
+use crate::{ASK_KEY, ASK_TOOL, HttpMode, TEXT, TOOL};
+
+/// What the confirming tool binds its sealed `requestState` to.
+const STATE_BINDING: &[u8] = b"tools/call confirm";
+
+/// The process's key for sealing `requestState` (HMAC-SHA256, as modelctx seals its
+/// own), drawn from the system's random source at first use.
+fn codec() -> Result<&'static RequestStateCodec, ErrorData> {
+    static CODEC: OnceLock<Result<RequestStateCodec, String>> = OnceLock::new();
+    CODEC
+        .get_or_init(|| {
+            use std::io::Read;
+            let mut key = [0u8; 32];
+            std::fs::File::open("/dev/urandom")
+                .and_then(|mut f| f.read_exact(&mut key))
+                .map_err(|e| format!("no random key: {e}"))?;
+            RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| ErrorData::internal_error(e.clone(), None))
+}
+
+/// The confirming tool, written as rmcp asks: the first call returns an
+/// `InputRequiredResult` by hand (a form elicitation and the sealed text), the retry
+/// opens the state and reads the user's answer.
+fn confirm(request: &CallToolRequestParams) -> Result<CallToolResponse, ErrorData> {
+    let codec = codec()?;
+    let Some(responses) = &request.input_responses else {
+        let text = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("text"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| ErrorData::invalid_params("`text` must be a string", None))?;
+        let ask: InputRequest = serde_json::from_value(json!({
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": "Echo it?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"confirm": {"type": "boolean"}},
+                    "required": ["confirm"]
+                }
+            }
+        }))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let options = SealOptions::new()
+            .associated_data(STATE_BINDING)
+            .ttl(Duration::from_secs(300));
+        let state = codec
+            .seal_json_with(&text, &options)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let requests: InputRequests = [(ASK_KEY.to_owned(), ask)].into_iter().collect();
+        return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
+    };
+    let state = request
+        .request_state
+        .as_deref()
+        .ok_or_else(|| ErrorData::invalid_params("missing requestState", None))?;
+    let text: String = codec
+        .open_json_with(state, STATE_BINDING)
+        .map_err(|e| ErrorData::invalid_params(format!("bad requestState: {e}"), None))?;
+    let confirmed = responses
+        .get(ASK_KEY)
+        .is_some_and(|r| r["action"] == "accept" && r["content"]["confirm"] == true);
+    if !confirmed {
+        return Err(ErrorData::invalid_params("not confirmed", None));
+    }
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+}
 
 /// The echo server: `echo` returns its `text` argument as one text block.
 #[derive(Debug, Clone, Copy, Default)]
@@ -50,6 +122,9 @@ impl ServerHandler for Echo {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == ASK_TOOL {
+            return confirm(&request);
+        }
         if request.name != TOOL {
             return Err(ErrorData::invalid_params("unknown tool", None));
         }
@@ -154,7 +229,7 @@ pub async fn serve_stdio() -> Result<(), String> {
 pub async fn serve_http(listener: tokio::net::TcpListener, mode: HttpMode) -> Result<(), String> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(mode.stateful())
-        .with_json_response(mode == HttpMode::Json);
+        .with_json_response(mode.json());
     let service = StreamableHttpService::new(
         || Ok(Echo),
         Arc::new(LocalSessionManager::default()),

@@ -4,7 +4,13 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::{PROTOCOL_VERSION, TEXT, TOOL};
+use crate::{ASK_TOOL, PROTOCOL_VERSION, TEXT, TOOL};
+
+/// The protocol version of the 2026 scenarios.
+pub const PROTOCOL_2026: &str = "2026-07-28";
+
+/// The `_meta` envelope every 2026-07-28 request carries (form elicitation declared).
+const ENVELOPE_2026: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"bench-load","version":"0.1.0"}}"#;
 
 /// The `initialize` request, with id 0.
 pub fn initialize() -> String {
@@ -23,6 +29,55 @@ pub fn call(id: u64) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{"text":"{TEXT}"}}}}}}"#
     )
+}
+
+/// A 2026-07-28 `tools/call` of `tool` (the echo tool or [`ASK_TOOL`]) with request id
+/// `id`: its envelope in `_meta`, no handshake before it.
+pub fn call_2026(id: u64, tool: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"text":"{TEXT}"}},{ENVELOPE_2026}}}}}"#
+    )
+}
+
+/// The retry of a [`ASK_TOOL`] call: the user's confirmation under `key`, and the
+/// server's `requestState` echoed back.
+pub fn retry_2026(id: u64, key: &str, state: &str) -> Result<String, String> {
+    let key = serde_json::to_string(key).map_err(|e| e.to_string())?;
+    let state = serde_json::to_string(state).map_err(|e| e.to_string())?;
+    Ok(format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{ASK_TOOL}","arguments":{{"text":"{TEXT}"}},"inputResponses":{{{key}:{{"action":"accept","content":{{"confirm":true}}}}}},"requestState":{state},{ENVELOPE_2026}}}}}"#
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InputRequired {
+    result_type: String,
+    input_requests: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+    request_state: String,
+}
+
+#[derive(Deserialize)]
+struct InterimAnswer {
+    id: Option<u64>,
+    result: Option<InputRequired>,
+}
+
+/// Reads the first answer to a [`ASK_TOOL`] call: it must be answer `id` with
+/// `resultType` `input_required`, one input request and a `requestState`; returns the
+/// request's key and the state.
+pub fn input_required(text: &str, id: u64) -> Result<(String, String), String> {
+    let answer: InterimAnswer = serde_json::from_str(text)
+        .map_err(|e| format!("not an input_required answer ({e}): {text}"))?;
+    let result = match (answer.id, answer.result) {
+        (Some(got), Some(result)) if got == id && result.result_type == "input_required" => result,
+        _ => return Err(format!("expected input_required for {id}: {text}")),
+    };
+    let mut keys = result.input_requests.into_keys();
+    match (keys.next(), keys.next()) {
+        (Some(key), None) => Ok((key, result.request_state)),
+        _ => Err(format!("expected one input request: {text}")),
+    }
 }
 
 #[derive(Deserialize)]
@@ -65,5 +120,17 @@ mod tests {
         assert!(answer_id("not json").is_err());
         // The requests themselves parse as answers (the stdio baseline echoes them).
         assert_eq!(answer_id(&call(3)), Ok(Some(3)));
+        assert_eq!(answer_id(&call_2026(4, TOOL)), Ok(Some(4)));
+        let retry = retry_2026(5, "input-0", "sealed\"state").unwrap();
+        let parsed: serde_json::Value = serde_json::from_str(&retry).unwrap();
+        assert_eq!(parsed["params"]["requestState"], "sealed\"state");
+        assert_eq!(
+            parsed["params"]["inputResponses"]["input-0"]["content"]["confirm"],
+            true
+        );
+        let interim = r#"{"jsonrpc":"2.0","id":6,"result":{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create"}},"requestState":"s"}}"#;
+        assert_eq!(input_required(interim, 6), Ok(("k".into(), "s".into())));
+        assert!(input_required(interim, 7).is_err());
+        assert!(input_required(&ok, 7).is_err());
     }
 }

@@ -2,14 +2,15 @@
 //! when no low-level handler was registered for the method.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use modelctx_session::parse_params;
 use modelctx_types::{
-    CallToolRequestParams, CompleteRequestParams, CompleteResult, Completion, CompletionReference,
-    EmptyResult, ErrorData, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, RawValue,
-    ReadResourceRequestParams, ReadResourceResult, ResourceRequestParams, to_raw,
+    CacheScope, CallToolRequestParams, CompleteRequestParams, CompleteResult, Completion,
+    CompletionReference, EmptyResult, ErrorData, GetPromptRequestParams, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    RawValue, ReadResourceRequestParams, ReadResourceResult, ResourceRequestParams, to_raw,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -17,6 +18,7 @@ use serde::de::DeserializeOwned;
 use crate::completion::CompletionInput;
 use crate::context::Context;
 use crate::registry::{lookup, page, snapshot};
+use crate::stateless::CacheHints;
 
 type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
 
@@ -63,6 +65,28 @@ where
     })
 }
 
+/// In protocol 2026-07-28 (`None` before it), the scope of a list whose entries are
+/// `all` (see [`CacheHints::list_scope`]).
+fn list_scope<T>(
+    cx: &Context,
+    all: &[Arc<T>],
+    hints: impl Fn(&T) -> Option<&CacheHints>,
+) -> Option<CacheScope> {
+    cx.envelope.as_ref()?;
+    Some(
+        cx.server
+            .cache_hints
+            .list_scope(all.iter().map(|e| hints(e))),
+    )
+}
+
+/// How long a page of a list, `page`, stays fresh (see [`CacheHints::page_ttl`]).
+fn page_ttl<T>(cx: &Context, page: &[Arc<T>], hints: impl Fn(&T) -> Option<&CacheHints>) -> u64 {
+    cx.server
+        .cache_hints
+        .page_ttl(page.iter().map(|e| hints(e)))
+}
+
 fn cursor_of(params: Option<&PaginatedRequestParams>) -> Option<&modelctx_types::Cursor> {
     params.and_then(|p| p.cursor.as_ref())
 }
@@ -72,6 +96,7 @@ async fn list_tools(
     cx: Context,
 ) -> Result<ListToolsResult, ErrorData> {
     let all = snapshot(&cx.server.registry.tools);
+    let scope = list_scope(&cx, &all, |t| t.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -80,6 +105,10 @@ async fn list_tools(
     )?;
     let mut result = ListToolsResult::new(items.iter().map(|t| t.tool.clone()).collect());
     result.next_cursor = next;
+    if let Some(scope) = scope {
+        result.ttl_ms = Some(page_ttl(&cx, &items, |t| t.cache.as_ref()));
+        result.cache_scope = Some(scope);
+    }
     Ok(result)
 }
 
@@ -101,6 +130,7 @@ async fn list_resources(
     cx: Context,
 ) -> Result<ListResourcesResult, ErrorData> {
     let all = snapshot(&cx.server.registry.resources);
+    let scope = list_scope(&cx, &all, |r| r.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -109,6 +139,10 @@ async fn list_resources(
     )?;
     let mut result = ListResourcesResult::new(items.iter().map(|r| r.resource.clone()).collect());
     result.next_cursor = next;
+    if let Some(scope) = scope {
+        result.ttl_ms = Some(page_ttl(&cx, &items, |r| r.cache.as_ref()));
+        result.cache_scope = Some(scope);
+    }
     Ok(result)
 }
 
@@ -117,6 +151,7 @@ async fn list_templates(
     cx: Context,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
     let all = snapshot(&cx.server.registry.templates);
+    let scope = list_scope(&cx, &all, |t| t.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -126,6 +161,10 @@ async fn list_templates(
     let mut result =
         ListResourceTemplatesResult::new(items.iter().map(|t| t.template.clone()).collect());
     result.next_cursor = next;
+    if let Some(scope) = scope {
+        result.ttl_ms = Some(page_ttl(&cx, &items, |t| t.cache.as_ref()));
+        result.cache_scope = Some(scope);
+    }
     Ok(result)
 }
 
@@ -133,14 +172,34 @@ async fn list_templates(
 /// the URI fits; neither is `-32002`.
 pub(crate) async fn read_resource(cx: Context, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     if let Some(resource) = lookup(&cx.server.registry.resources, uri) {
-        return resource.read(cx).await.map(ReadResourceResult::new);
+        let era = cx.envelope.is_some();
+        let contents = resource.read(cx).await?;
+        return Ok(read_result(contents, era, resource.cache.as_ref()));
     }
     for template in snapshot(&cx.server.registry.templates) {
         if let Some(read) = template.read(uri, cx.clone()) {
-            return read.await.map(ReadResourceResult::new);
+            let contents = read.await?;
+            let era = cx.envelope.is_some();
+            return Ok(read_result(contents, era, template.cache.as_ref()));
         }
     }
     Err(ErrorData::resource_not_found(uri))
+}
+
+/// The answer to `resources/read`, carrying in protocol 2026-07-28 (`era`) the caching
+/// hints of the resource or template that served it, `own`, if it has its own (the
+/// server's are added later otherwise).
+fn read_result(
+    contents: Vec<modelctx_types::TextOrBlobResourceContents>,
+    era: bool,
+    own: Option<&CacheHints>,
+) -> ReadResourceResult {
+    let mut result = ReadResourceResult::new(contents);
+    if era && let Some(own) = own {
+        result.ttl_ms = Some(own.ttl_ms);
+        result.cache_scope = Some(own.scope.clone());
+    }
+    result
 }
 
 /// Whether `uri` names a resource this server can read.
@@ -175,6 +234,7 @@ async fn list_prompts(
     cx: Context,
 ) -> Result<ListPromptsResult, ErrorData> {
     let all = snapshot(&cx.server.registry.prompts);
+    let scope = list_scope(&cx, &all, |p| p.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
@@ -183,6 +243,10 @@ async fn list_prompts(
     )?;
     let mut result = ListPromptsResult::new(items.iter().map(|p| p.prompt.clone()).collect());
     result.next_cursor = next;
+    if let Some(scope) = scope {
+        result.ttl_ms = Some(page_ttl(&cx, &items, |p| p.cache.as_ref()));
+        result.cache_scope = Some(scope);
+    }
     Ok(result)
 }
 

@@ -610,13 +610,12 @@ impl ServerBuilder {
     /// (`server/discover`, the four lists, `resources/read`) when a handler does not set
     /// its own: how long a client may keep one (`ttl`, in whole milliseconds) and who
     /// may share it. The default, `0` and `private`, lets nothing be served stale or
-    /// shared.
+    /// shared. A tool, prompt, resource or template may carry hints of its own
+    /// ([`ToolDef::cache_hints`] and the like), which win for the lists it is in and the
+    /// reads it serves.
     #[must_use]
     pub fn cache_hints(mut self, ttl: Duration, scope: modelctx_types::CacheScope) -> Self {
-        self.cache_hints = stateless::CacheHints {
-            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
-            scope,
-        };
+        self.cache_hints = stateless::CacheHints::new(ttl, scope);
         self
     }
 

@@ -146,7 +146,11 @@ pub(crate) fn split(params: Option<Box<RawValue>>) -> Result<Split, ErrorData> {
 #[derive(Debug)]
 pub(crate) struct Round {
     method: String,
-    digest: String,
+    /// The request's own params, for the digest a state is bound to.
+    params: Option<Box<RawValue>>,
+    /// The digest, computed when a state is checked or sealed (most requests that may
+    /// ask for input never do).
+    digest: std::sync::OnceLock<String>,
     /// What the client answered so far, by key.
     answers: BTreeMap<String, Value>,
     inner: Mutex<Asking>,
@@ -182,12 +186,13 @@ impl Round {
         split: &Split,
         now: SystemTime,
     ) -> Result<Self, ErrorData> {
-        let digest = digest(method, split.params.as_deref());
+        let digest = std::sync::OnceLock::new();
         let mut answers = BTreeMap::new();
         if let Some(state) = &split.state {
             let sealed = unseal(key, state)?;
             let now = seconds(now);
-            if sealed.method != method || sealed.digest != digest {
+            let own = digest.get_or_init(|| self::digest(method, split.params.as_deref()));
+            if sealed.method != method || sealed.digest != *own {
                 return Err(ErrorData::invalid_params(
                     "Invalid params: requestState belongs to another request",
                 ));
@@ -210,6 +215,7 @@ impl Round {
         }
         Ok(Self {
             method: method.to_owned(),
+            params: split.params.clone(),
             digest,
             answers,
             inner: Mutex::new(Asking::default()),
@@ -271,7 +277,10 @@ impl Round {
         }
         let sealed = Sealed {
             method: self.method.clone(),
-            digest: self.digest.clone(),
+            digest: self
+                .digest
+                .get_or_init(|| digest(&self.method, self.params.as_deref()))
+                .clone(),
             expires: seconds(now) + STATE_LIFETIME.as_secs(),
             answers: self.answers.clone(),
         };

@@ -74,6 +74,7 @@ pub struct PromptDef {
     pub(crate) schema: JsonObject,
     pub(crate) handler: Arc<PromptFn>,
     pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
 impl fmt::Debug for PromptDef {
@@ -117,6 +118,7 @@ impl PromptDef {
             schema,
             handler,
             completions: BTreeMap::new(),
+            cache: None,
         }
     }
 
@@ -129,6 +131,20 @@ impl PromptDef {
     #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.prompt.description = Some(description.into());
+        self
+    }
+
+    /// Sets the caching hints this prompt's entry in `prompts/list` carries in protocol 2026-07-28: how long a client
+    /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
+    /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
+    /// A list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is.
+    #[must_use]
+    pub fn cache_hints(
+        mut self,
+        ttl: std::time::Duration,
+        scope: modelctx_types::CacheScope,
+    ) -> Self {
+        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
         self
     }
 
@@ -205,6 +221,8 @@ pub(crate) struct RegisteredPrompt {
     compiled: Compiled,
     handler: Arc<PromptFn>,
     pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
+    /// Its caching hints in `prompts/list`, if it has its own.
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
 impl RegisteredPrompt {
@@ -245,6 +263,7 @@ impl RegisteredPrompt {
             compiled,
             handler: def.handler,
             completions: def.completions,
+            cache: def.cache,
         })
     }
 

@@ -97,6 +97,7 @@ impl IntoContents for Vec<TextOrBlobResourceContents> {
 pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) handler: Arc<ReadFn>,
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
 impl fmt::Debug for ResourceDef {
@@ -137,7 +138,11 @@ impl ResourceDef {
                 }
             })
         });
-        Self { resource, handler }
+        Self {
+            resource,
+            handler,
+            cache: None,
+        }
     }
 
     /// The resource as `resources/list` shows it.
@@ -149,6 +154,20 @@ impl ResourceDef {
     #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.resource.description = Some(description.into());
+        self
+    }
+
+    /// Sets the caching hints this resource carries in protocol 2026-07-28: how long a client
+    /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
+    /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
+    /// They cover the entry in `resources/list` (a list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is) and every `resources/read` of it.
+    #[must_use]
+    pub fn cache_hints(
+        mut self,
+        ttl: std::time::Duration,
+        scope: modelctx_types::CacheScope,
+    ) -> Self {
+        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
         self
     }
 
@@ -205,6 +224,7 @@ pub struct TemplateDef {
     pub(crate) handler: Arc<TemplateFn>,
     pub(crate) schema: JsonObject,
     pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
 impl fmt::Debug for TemplateDef {
@@ -250,6 +270,7 @@ impl TemplateDef {
             handler,
             schema: schema_of::<T>(),
             completions: BTreeMap::new(),
+            cache: None,
         }
     }
 
@@ -262,6 +283,20 @@ impl TemplateDef {
     #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.template.description = Some(description.into());
+        self
+    }
+
+    /// Sets the caching hints this template carries in protocol 2026-07-28: how long a client
+    /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
+    /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
+    /// They cover the entry in `resources/templates/list` (a list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is) and every `resources/read` it serves.
+    #[must_use]
+    pub fn cache_hints(
+        mut self,
+        ttl: std::time::Duration,
+        scope: modelctx_types::CacheScope,
+    ) -> Self {
+        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
         self
     }
 
@@ -317,6 +352,8 @@ pub(crate) struct RegisteredTemplate {
     compiled: Compiled,
     handler: Arc<TemplateFn>,
     pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
+    /// Its caching hints, if it has its own.
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
 impl RegisteredTemplate {
@@ -343,6 +380,7 @@ impl RegisteredTemplate {
             compiled,
             handler: def.handler,
             completions: def.completions,
+            cache: def.cache,
         })
     }
 
@@ -369,6 +407,8 @@ impl RegisteredTemplate {
 pub(crate) struct RegisteredResource {
     pub(crate) resource: Resource,
     handler: Arc<ReadFn>,
+    /// Its caching hints, if it has its own.
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
 impl RegisteredResource {
@@ -379,6 +419,7 @@ impl RegisteredResource {
         Ok(Self {
             resource: def.resource,
             handler: def.handler,
+            cache: def.cache,
         })
     }
 

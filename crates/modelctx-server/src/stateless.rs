@@ -77,7 +77,7 @@ pub(crate) fn envelope(meta: Option<&Meta>) -> Result<Envelope, ErrorData> {
     let capabilities = match meta.get(Meta::CLIENT_CAPABILITIES) {
         None => return Err(missing(Meta::CLIENT_CAPABILITIES)),
         Some(value) => {
-            serde_json::from_value::<ClientCapabilities>(value.clone()).map_err(|e| {
+            <ClientCapabilities as serde::Deserialize>::deserialize(value).map_err(|e| {
                 ErrorData::invalid_params(format!(
                     "Invalid params: \"{}\" is not a capabilities object: {e}",
                     Meta::CLIENT_CAPABILITIES
@@ -88,7 +88,7 @@ pub(crate) fn envelope(meta: Option<&Meta>) -> Result<Envelope, ErrorData> {
     let info = match meta.get(Meta::CLIENT_INFO) {
         None => None,
         Some(value) => Some(
-            serde_json::from_value::<Implementation>(value.clone()).map_err(|e| {
+            <Implementation as serde::Deserialize>::deserialize(value).map_err(|e| {
                 ErrorData::invalid_params(format!(
                     "Invalid params: \"{}\" is not a name and version: {e}",
                     Meta::CLIENT_INFO
@@ -99,7 +99,7 @@ pub(crate) fn envelope(meta: Option<&Meta>) -> Result<Envelope, ErrorData> {
     let log_level = match meta.get(Meta::LOG_LEVEL) {
         None => None,
         Some(value) => {
-            let level = serde_json::from_value::<LoggingLevel>(value.clone())
+            let level = <LoggingLevel as serde::Deserialize>::deserialize(value)
                 .ok()
                 .filter(|l| l.severity().is_some())
                 .ok_or_else(|| {
@@ -167,6 +167,41 @@ pub(crate) struct CacheHints {
     pub(crate) scope: modelctx_types::CacheScope,
 }
 
+impl CacheHints {
+    pub(crate) fn new(ttl: std::time::Duration, scope: modelctx_types::CacheScope) -> Self {
+        Self {
+            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            scope,
+        }
+    }
+
+    /// How long one page of a list stays fresh: the shortest `ttl` among the page's
+    /// entries, an entry without hints of its own having the server's (`self`); an
+    /// empty page has the server's.
+    pub(crate) fn page_ttl<'a>(&self, page: impl IntoIterator<Item = Option<&'a Self>>) -> u64 {
+        page.into_iter()
+            .map(|hints| hints.unwrap_or(self).ttl_ms)
+            .min()
+            .unwrap_or(self.ttl_ms)
+    }
+
+    /// Who may share a list's pages: the scope every entry of the whole list has
+    /// (`public` only when all are), so every page of one list has the same scope, as
+    /// the spec requires; `private` when they differ. An entry without hints of its own
+    /// has the server's (`self`); an empty list has the server's.
+    pub(crate) fn list_scope<'a>(
+        &self,
+        all: impl IntoIterator<Item = Option<&'a Self>>,
+    ) -> modelctx_types::CacheScope {
+        let mut all = all.into_iter().map(|hints| &hints.unwrap_or(self).scope);
+        match all.next() {
+            None => self.scope.clone(),
+            Some(first) if all.all(|s| s == first) => first.clone(),
+            Some(_) => modelctx_types::CacheScope::Private,
+        }
+    }
+}
+
 impl Default for CacheHints {
     fn default() -> Self {
         Self {
@@ -174,6 +209,82 @@ impl Default for CacheHints {
             scope: modelctx_types::CacheScope::Private,
         }
     }
+}
+
+/// The members of a result [`finish_result`] may add, as the handler left them.
+#[derive(serde::Deserialize)]
+struct Present<'a> {
+    #[serde(rename = "resultType", default, borrow)]
+    result_type: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "ttlMs", default)]
+    ttl_ms: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "cacheScope", default)]
+    cache_scope: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<serde::de::IgnoredAny>,
+}
+
+/// [`finish_result`] without building the result as a map: when the handler's object
+/// has no `_meta`, every member to add is new, so it is appended to the object's text
+/// (one scan of the result, no tree). `None` leaves the result to the general path
+/// (a `_meta` to add to, or not an object).
+fn finish_by_appending(
+    method: &str,
+    raw: &RawValue,
+    server_info: &Implementation,
+    hints: &CacheHints,
+) -> Option<Box<RawValue>> {
+    let text = raw.get().trim();
+    let present: Present<'_> = serde_json::from_str(text).ok()?;
+    if present.meta.is_some() || !text.ends_with('}') {
+        return None;
+    }
+    // A member the probe saw as absent but whose name is in the text (a `null` value,
+    // or the name inside a nested value) is for the general path to judge.
+    let unsure = |seen: bool, name: &str| !seen && text.contains(name);
+    if unsure(present.result_type.is_some(), "\"resultType\"")
+        || unsure(present.ttl_ms.is_some(), "\"ttlMs\"")
+        || unsure(present.cache_scope.is_some(), "\"cacheScope\"")
+        || unsure(false, "\"_meta\"")
+    {
+        return None;
+    }
+    let head = text[..text.len() - 1].trim_end();
+    let info = serde_json::to_string(server_info).ok()?;
+    let mut out = String::with_capacity(text.len() + info.len() + 96);
+    out.push_str(head);
+    let member = |out: &mut String, name: &str, value: &str| {
+        if !out.ends_with('{') {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(name);
+        out.push_str("\":");
+        out.push_str(value);
+    };
+    let complete = match &present.result_type {
+        None => {
+            member(&mut out, "resultType", "\"complete\"");
+            true
+        }
+        Some(kind) => kind == "complete",
+    };
+    if complete && CACHEABLE.contains(&method) {
+        if present.ttl_ms.is_none() {
+            member(&mut out, "ttlMs", &hints.ttl_ms.to_string());
+        }
+        if present.cache_scope.is_none() {
+            let scope = serde_json::to_string(hints.scope.as_str()).ok()?;
+            member(&mut out, "cacheScope", &scope);
+        }
+    }
+    let meta = format!(
+        "{{{}:{info}}}",
+        serde_json::to_string(Meta::SERVER_INFO).ok()?
+    );
+    member(&mut out, "_meta", &meta);
+    out.push('}');
+    RawValue::from_string(out).ok()
 }
 
 /// Finishes a result for the era: `resultType` (`"complete"` unless the handler said
@@ -185,6 +296,9 @@ pub(crate) fn finish_result(
     server_info: &Implementation,
     hints: &CacheHints,
 ) -> Result<Box<RawValue>, ErrorData> {
+    if let Some(done) = finish_by_appending(method, raw, server_info, hints) {
+        return Ok(done);
+    }
     let mut result: Map<String, Value> = serde_json::from_str(raw.get()).map_err(|e| {
         ErrorData::internal_error(format!("the handler's result is not a JSON object: {e}"))
     })?;
@@ -312,6 +426,78 @@ mod tests {
         }))))
         .unwrap_err();
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn appending_finishes_results_as_the_general_path_does() {
+        let info = Implementation::new("s", "1");
+        let hints = CacheHints::new(
+            std::time::Duration::from_secs(2),
+            modelctx_types::CacheScope::Public,
+        );
+        for (method, result) in [
+            ("tools/list", json!({"tools": []})),
+            ("tools/list", json!({})),
+            ("tools/list", json!({"tools": [], "ttlMs": 5})),
+            (
+                "resources/read",
+                json!({"contents": [], "cacheScope": "private"}),
+            ),
+            (
+                "tools/call",
+                json!({"content": [{"type": "text", "text": "x"}]}),
+            ),
+            (
+                "tools/call",
+                json!({"resultType": "input_required", "requestState": "s"}),
+            ),
+            ("tools/call", json!({"resultType": null, "content": []})),
+            (
+                "tools/call",
+                json!({"content": [], "structuredContent": {"resultType": 1}}),
+            ),
+            (
+                "tools/call",
+                json!({"content": [], "structuredContent": {"_meta": 1}}),
+            ),
+        ] {
+            let raw = to_raw(&result).unwrap();
+            let general = {
+                let mut map: Map<String, Value> = serde_json::from_value(result.clone()).unwrap();
+                let complete = match map.get("resultType") {
+                    None => {
+                        map.insert("resultType".into(), json!("complete"));
+                        true
+                    }
+                    Some(kind) => kind == "complete",
+                };
+                if complete && CACHEABLE.contains(&method) {
+                    map.entry("ttlMs").or_insert(json!(2000));
+                    map.entry("cacheScope").or_insert(json!("public"));
+                }
+                map.insert(
+                    "_meta".into(),
+                    json!({Meta::SERVER_INFO: {"name": "s", "version": "1"}}),
+                );
+                Value::Object(map)
+            };
+            let done: Value =
+                serde_json::from_str(finish_result(method, &raw, &info, &hints).unwrap().get())
+                    .unwrap();
+            assert_eq!(done, general, "{method} {result}");
+            // No member twice (a parsed value would hide it): each name occurs as often
+            // in the text as in the general path's.
+            let text = finish_result(method, &raw, &info, &hints).unwrap();
+            let expected = serde_json::to_string(&general).unwrap();
+            for name in ["\"resultType\"", "\"ttlMs\"", "\"cacheScope\"", "\"_meta\""] {
+                assert_eq!(
+                    text.get().matches(name).count(),
+                    expected.matches(name).count(),
+                    "{name} in {}",
+                    text.get()
+                );
+            }
+        }
     }
 
     #[test]

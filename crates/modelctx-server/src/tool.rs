@@ -77,6 +77,7 @@ pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Arc<ToolFn>,
     pub(crate) task_window: Option<std::time::Duration>,
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -123,6 +124,7 @@ impl ToolDef {
             tool,
             handler,
             task_window: None,
+            cache: None,
         }
     }
 
@@ -153,6 +155,7 @@ impl ToolDef {
             tool,
             handler,
             task_window: None,
+            cache: None,
         }
     }
 
@@ -190,6 +193,20 @@ impl ToolDef {
     #[must_use]
     pub fn task_window(mut self, window: std::time::Duration) -> Self {
         self.task_window = Some(window);
+        self
+    }
+
+    /// Sets the caching hints this tool's entry in `tools/list` carries in protocol 2026-07-28: how long a client
+    /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
+    /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
+    /// A list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is.
+    #[must_use]
+    pub fn cache_hints(
+        mut self,
+        ttl: std::time::Duration,
+        scope: modelctx_types::CacheScope,
+    ) -> Self {
+        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
         self
     }
 
@@ -312,6 +329,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) tool: Tool,
     /// How long a call runs before it becomes a task (tasks extension), if set.
     pub(crate) task_window: Option<std::time::Duration>,
+    /// Its caching hints in `tools/list`, if it has its own.
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
     #[cfg(feature = "schema-validation")]
     input: Compiled,
     #[cfg(feature = "schema-validation")]
@@ -327,6 +346,7 @@ impl RegisteredTool {
             tool,
             handler,
             task_window,
+            cache,
         } = def;
         check_tool_name(&tool.name)?;
         if !is_object_schema(&tool.input_schema) {
@@ -357,6 +377,7 @@ impl RegisteredTool {
         Ok(Self {
             tool,
             task_window,
+            cache,
             #[cfg(feature = "schema-validation")]
             input,
             #[cfg(feature = "schema-validation")]

@@ -456,3 +456,160 @@ async fn a_server_may_let_clients_keep_its_lists() {
     assert_eq!(found["ttlMs"], 300_000);
     assert_eq!(found["cacheScope"], "public");
 }
+
+/// A server whose entries carry caching hints of their own: `stable` (five minutes,
+/// public), `fresh` (one second, public) and `mine` (no hints: the server's ten seconds,
+/// public), listed two per page; a resource and a template with hints of their own.
+fn hinted_server() -> Server {
+    use modelctx_server::{PromptDef, ResourceDef, TemplateDef};
+    use modelctx_types::CacheScope;
+    use std::time::Duration;
+    let tool = |name: &str| {
+        ToolDef::with_schema(
+            Tool::new(name, json!({"type": "object"}).as_object().unwrap().clone()),
+            |_args, _cx: Context| async move { Ok::<_, String>(CallToolResult::text("ok")) },
+        )
+    };
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Name {
+        name: String,
+    }
+    Server::builder("hinted", "1.0.0")
+        .page_size(2)
+        .cache_hints(Duration::from_secs(10), CacheScope::Public)
+        .tool(tool("stable").cache_hints(Duration::from_secs(300), CacheScope::Public))
+        .unwrap()
+        .tool(tool("fresh").cache_hints(Duration::from_secs(1), CacheScope::Public))
+        .unwrap()
+        .tool(tool("mine"))
+        .unwrap()
+        .prompt(
+            PromptDef::new("per-user", |_a: Name, _cx: Context| async move {
+                Ok::<_, String>("hi".to_owned())
+            })
+            .cache_hints(Duration::from_secs(60), CacheScope::Private),
+        )
+        .unwrap()
+        .resource(
+            ResourceDef::new("test://motd", "motd", |_cx: Context| async move {
+                Ok::<_, String>("hello")
+            })
+            .cache_hints(Duration::from_secs(30), CacheScope::Public),
+        )
+        .unwrap()
+        .resource_template(
+            TemplateDef::new(
+                "test://users/{name}",
+                "user",
+                |a: Name, _cx: Context| async move { Ok::<_, String>(format!("user {}", a.name)) },
+            )
+            .cache_hints(Duration::from_secs(5), CacheScope::Private),
+        )
+        .unwrap()
+        .build()
+}
+
+#[tokio::test]
+async fn entries_with_hints_of_their_own_set_the_hints_of_the_lists_and_reads_they_are_in() {
+    let (_session, mut mock) = serve(&hinted_server());
+
+    // Page one (`fresh`, `mine`): fresh for the shorter of one second and the server's
+    // ten; every tool of the list is public, so the page is.
+    mock.request(1, "tools/list", json!({"_meta": meta(json!({}))}))
+        .await;
+    let first = mock.expect_result(1).await;
+    assert_eq!(first["tools"][0]["name"], "fresh");
+    assert_eq!(first["ttlMs"], 1_000);
+    assert_eq!(first["cacheScope"], "public");
+
+    // Page two (`stable`) has its own five minutes.
+    let cursor = first["nextCursor"].clone();
+    mock.request(
+        2,
+        "tools/list",
+        json!({"cursor": cursor, "_meta": meta(json!({}))}),
+    )
+    .await;
+    let second = mock.expect_result(2).await;
+    assert_eq!(second["tools"][0]["name"], "stable");
+    assert_eq!(second["ttlMs"], 300_000);
+    assert_eq!(second["cacheScope"], "public");
+
+    // A private prompt makes its list private.
+    mock.request(3, "prompts/list", json!({"_meta": meta(json!({}))}))
+        .await;
+    let prompts = mock.expect_result(3).await;
+    assert_eq!(prompts["ttlMs"], 60_000);
+    assert_eq!(prompts["cacheScope"], "private");
+
+    // A resource's hints cover its listing and its reads.
+    mock.request(4, "resources/list", json!({"_meta": meta(json!({}))}))
+        .await;
+    let listed = mock.expect_result(4).await;
+    assert_eq!(
+        (listed["ttlMs"].clone(), listed["cacheScope"].clone()),
+        (json!(30_000), json!("public"))
+    );
+    mock.request(
+        5,
+        "resources/read",
+        json!({"uri": "test://motd", "_meta": meta(json!({}))}),
+    )
+    .await;
+    let read = mock.expect_result(5).await;
+    assert_eq!(read["contents"][0]["text"], "hello");
+    assert_eq!(
+        (read["ttlMs"].clone(), read["cacheScope"].clone()),
+        (json!(30_000), json!("public"))
+    );
+
+    // And a template's cover its listing and every read it serves.
+    mock.request(
+        6,
+        "resources/templates/list",
+        json!({"_meta": meta(json!({}))}),
+    )
+    .await;
+    let templates = mock.expect_result(6).await;
+    assert_eq!(
+        (templates["ttlMs"].clone(), templates["cacheScope"].clone()),
+        (json!(5_000), json!("private"))
+    );
+    mock.request(
+        7,
+        "resources/read",
+        json!({"uri": "test://users/ada", "_meta": meta(json!({}))}),
+    )
+    .await;
+    let user = mock.expect_result(7).await;
+    assert_eq!(user["contents"][0]["text"], "user ada");
+    assert_eq!(
+        (user["ttlMs"].clone(), user["cacheScope"].clone()),
+        (json!(5_000), json!("private"))
+    );
+}
+
+#[tokio::test]
+async fn entries_with_hints_of_their_own_add_nothing_in_the_handshake_era() {
+    let (_session, mut mock) = serve(&hinted_server());
+    mock.request(
+        "init",
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "old", "version": "1"}}),
+    )
+    .await;
+    mock.expect_result("init").await;
+    mock.notify("notifications/initialized", json!({})).await;
+    for (id, method, params) in [
+        (1, "tools/list", json!({})),
+        (2, "prompts/list", json!({})),
+        (3, "resources/templates/list", json!({})),
+        (4, "resources/read", json!({"uri": "test://motd"})),
+    ] {
+        mock.request(id, method, params).await;
+        let result = mock.expect_result(id).await;
+        assert!(result.get("ttlMs").is_none(), "{method}: {result}");
+        assert!(result.get("cacheScope").is_none(), "{method}: {result}");
+    }
+}

@@ -36,6 +36,7 @@
 //! | `sse` | `sse` | both of the above | no |
 //! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
 //! | `redis` | `redis` | `modelctx-redis`: the event store and task store in Redis, shared by several server processes | no |
+//! | `pool` | `pool` | `modelctx-pool`: many servers from one `mcpServers` configuration, namespaced tools (turns on `client`, `stdio`, `http-client`, `sse-client`) | no |
 //!
 //! A minimal server (`default-features = false, features = ["server", "stdio"]`) builds
 //! neither schemars nor jsonschema: its tools are described by hand
@@ -80,6 +81,10 @@ pub use modelctx_stdio as stdio;
 #[cfg(feature = "redis")]
 #[doc(inline)]
 pub use modelctx_redis as redis;
+
+#[cfg(feature = "pool")]
+#[doc(inline)]
+pub use modelctx_pool as pool;
 
 /// The README's code blocks, compiled and run as doc tests so the quickstart stays true.
 #[cfg(doctest)]

@@ -9,7 +9,9 @@
 //! bench-load cold TARGET [--calls N]
 //! ```
 //!
-//! TARGET is `modelctx`, `rmcp` or `baseline`; MODE is `stateful`, `json` or `stateless`.
+//! TARGET is `modelctx`, `rmcp` or `baseline`; MODE is `stateful`, `json`, `stateless`,
+//! `modern` (protocol 2026-07-28, no handshake) or `mrtr` (2026-07-28, each call two
+//! POSTs: `input_required`, then the retry with the user's confirmation).
 //! `--clients N` runs only the HTTP phase with N clients (for profiling one phase under
 //! `perf`); by default both phases run, 1 and 32 clients.
 //! The stdio and HTTP servers are the `bench-server-TARGET` binaries next to this one.
@@ -427,12 +429,19 @@ struct HttpClient {
     sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     authority: String,
     session: Option<String>,
+    /// Whether requests speak protocol 2026-07-28 (envelope, `Mcp-*` headers).
+    modern: bool,
 }
 
 impl HttpClient {
+    /// A client ready to call: after the handshake, or (protocol 2026-07-28) at once.
     async fn connect(addr: &str, mode: HttpMode) -> Result<Self, String> {
         let mut client = Self::open(addr).await?;
-        client.handshake(mode).await?;
+        if mode.modern() {
+            client.modern = true;
+        } else {
+            client.handshake(mode).await?;
+        }
         Ok(client)
     }
 
@@ -451,6 +460,7 @@ impl HttpClient {
             sender,
             authority: addr.to_owned(),
             session: None,
+            modern: false,
         })
     }
 
@@ -472,15 +482,44 @@ impl HttpClient {
     }
 
     /// POSTs one message; returns the status, the session id header and the body.
+    /// POSTs one message (a 2026-07-28 `tools/call` of tool `name`, when the client
+    /// speaks that version); returns the status, the session id header and the body.
+    async fn post_call(
+        &mut self,
+        message: String,
+        name: &str,
+    ) -> Result<(hyper::StatusCode, Option<String>, String), String> {
+        self.send(message, Some(name)).await
+    }
+
     async fn post(
         &mut self,
         message: String,
     ) -> Result<(hyper::StatusCode, Option<String>, String), String> {
+        self.send(message, None).await
+    }
+
+    async fn send(
+        &mut self,
+        message: String,
+        name: Option<&str>,
+    ) -> Result<(hyper::StatusCode, Option<String>, String), String> {
+        let version = if self.modern {
+            wire::PROTOCOL_2026
+        } else {
+            PROTOCOL_VERSION
+        };
         let mut request = hyper::Request::post("/mcp")
             .header(hyper::header::HOST, &self.authority)
             .header(hyper::header::CONTENT_TYPE, "application/json")
             .header(hyper::header::ACCEPT, "application/json, text/event-stream")
-            .header("mcp-protocol-version", PROTOCOL_VERSION);
+            .header("mcp-protocol-version", version);
+        if self.modern {
+            request = request.header("mcp-method", "tools/call");
+            if let Some(name) = name {
+                request = request.header("mcp-name", name);
+            }
+        }
         if let Some(session) = &self.session {
             request = request.header("mcp-session-id", session);
         }
@@ -509,27 +548,76 @@ impl HttpClient {
 
     /// One echo call: checks the answer, in a JSON body or among SSE events.
     async fn call(&mut self, id: u64) -> Result<(), String> {
-        let (status, _, body) = self.post(wire::call(id)).await?;
+        let message = if self.modern {
+            wire::call_2026(id, modelctx_bench::TOOL)
+        } else {
+            wire::call(id)
+        };
+        let (status, _, body) = self.post_call(message, modelctx_bench::TOOL).await?;
+        check_echo(status, &body, id)
+    }
+
+    /// One call of the scenario `mode`.
+    async fn call_in(&mut self, mode: HttpMode, id: u64) -> Result<(), String> {
+        if mode == HttpMode::Mrtr {
+            self.call_confirmed(id).await
+        } else {
+            self.call(id).await
+        }
+    }
+
+    /// One call of the confirming tool (protocol 2026-07-28): the first POST must come
+    /// back `input_required`; the retry carries the confirmation and the state, and
+    /// must come back with the echo.
+    async fn call_confirmed(&mut self, id: u64) -> Result<(), String> {
+        let ask = modelctx_bench::ASK_TOOL;
+        let (status, _, body) = self.post_call(wire::call_2026(id, ask), ask).await?;
         if status != hyper::StatusCode::OK {
             return Err(format!("tools/call answered {status}: {body}"));
         }
-        let trimmed = body.trim_start();
-        if trimmed.starts_with('{') {
-            return match wire::answer_id(trimmed.trim_end())? {
-                Some(got) if got == id => Ok(()),
-                other => Err(format!("expected answer {id}, got {other:?}")),
-            };
-        }
-        for line in body.lines() {
-            if let Some(data) = line.strip_prefix("data:") {
-                let data = data.trim();
-                if data.starts_with('{') && wire::answer_id(data)? == Some(id) {
-                    return Ok(());
-                }
+        let (key, state) = wire::input_required(first_message(&body)?, id)?;
+        let (status, _, body) = self
+            .post_call(wire::retry_2026(id, &key, &state)?, ask)
+            .await?;
+        check_echo(status, &body, id)
+    }
+}
+
+/// The first JSON-RPC message of an answer: the JSON body, or the first SSE event's.
+fn first_message(body: &str) -> Result<&str, String> {
+    let trimmed = body.trim();
+    if trimmed.starts_with('{') {
+        return Ok(trimmed);
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|data| data.starts_with('{'))
+        .ok_or_else(|| format!("no message in the answer: {body}"))
+}
+
+/// Checks the answer to echo call `id`: 200, and the echo in a JSON body or among SSE
+/// events.
+fn check_echo(status: hyper::StatusCode, body: &str, id: u64) -> Result<(), String> {
+    if status != hyper::StatusCode::OK {
+        return Err(format!("tools/call answered {status}: {body}"));
+    }
+    let trimmed = body.trim_start();
+    if trimmed.starts_with('{') {
+        return match wire::answer_id(trimmed.trim_end())? {
+            Some(got) if got == id => Ok(()),
+            other => Err(format!("expected answer {id}, got {other:?}")),
+        };
+    }
+    for line in body.lines() {
+        if let Some(data) = line.strip_prefix("data:") {
+            let data = data.trim();
+            if data.starts_with('{') && wire::answer_id(data)? == Some(id) {
+                return Ok(());
             }
         }
-        Err(format!("no answer {id} in the event stream: {body}"))
     }
+    Err(format!("no answer {id} in the event stream: {body}"))
 }
 
 /// `clients` clients, each on its own connection (and session), share `calls` calls.
@@ -544,7 +632,7 @@ async fn http_load(
     for _ in 0..clients {
         let mut client = HttpClient::connect(addr, mode).await?;
         for id in 1..=(per_client / 10).max(1) as u64 {
-            client.call(id).await?;
+            client.call_in(mode, id).await?;
         }
         connected.push(client);
     }
@@ -556,7 +644,7 @@ async fn http_load(
                 let mut samples = Vec::with_capacity(per_client);
                 for id in 1..=per_client as u64 {
                     let begin = Instant::now();
-                    client.call(1000 + id).await?;
+                    client.call_in(mode, 1000 + id).await?;
                     samples.push(begin.elapsed());
                 }
                 Ok::<_, String>(samples)

@@ -63,6 +63,39 @@ pub trait AuthHook: Send + Sync + 'static {
     }
 }
 
+/// A shared hook is a hook: one `Arc<dyn AuthHook>` can authenticate several transports
+/// (a host that connects to many servers through one OAuth client, the legacy fallback).
+impl<H: AuthHook + ?Sized> AuthHook for Arc<H> {
+    fn headers(&self) -> BoxFuture<'_, Result<HeaderMap, TransportError>> {
+        (**self).headers()
+    }
+
+    fn on_rejected(&self, status: u16, headers: &HeaderMap) -> BoxFuture<'_, bool> {
+        (**self).on_rejected(status, headers)
+    }
+
+    fn on_rejected_for<'a>(
+        &'a self,
+        status: u16,
+        headers: &'a HeaderMap,
+        clock: modelctx_transport::RequestClock,
+    ) -> BoxFuture<'a, bool> {
+        (**self).on_rejected_for(status, headers, clock)
+    }
+
+    fn headers_for<'a>(
+        &'a self,
+        method: &'a http::Method,
+        url: &'a str,
+    ) -> BoxFuture<'a, Result<HeaderMap, TransportError>> {
+        (**self).headers_for(method, url)
+    }
+
+    fn max_retries(&self) -> u32 {
+        (**self).max_retries()
+    }
+}
+
 /// What is known about the current session.
 #[derive(Default)]
 pub(crate) struct State {

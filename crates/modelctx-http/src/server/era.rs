@@ -43,11 +43,25 @@ pub(super) fn is_stateless(headers: &HeaderMap, messages: &[JsonRpcMessage]) -> 
 #[derive(Deserialize, Default)]
 struct Mirrored {
     #[serde(rename = "_meta")]
-    meta: Option<Meta>,
+    meta: Option<BodyMeta>,
     name: Option<Value>,
     uri: Option<Value>,
     #[serde(rename = "taskId")]
     task_id: Option<Value>,
+}
+
+/// The one member of a request's `_meta` the headers mirror (the rest is skipped, not
+/// built).
+#[derive(Deserialize, Default)]
+struct BodyMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<Value>,
+}
+
+impl BodyMeta {
+    fn protocol_version(&self) -> Option<&str> {
+        self.protocol_version.as_ref()?.as_str()
+    }
 }
 
 fn mirrored(request: &JsonRpcRequest) -> Mirrored {
@@ -77,7 +91,7 @@ pub(super) fn check_headers(
 ) -> Result<(), ErrorData> {
     let version = header_value(headers, MCP_PROTOCOL_VERSION, "MCP-Protocol-Version")?;
     let body = mirrored(request);
-    if let Some(in_body) = body.meta.as_ref().and_then(Meta::protocol_version)
+    if let Some(in_body) = body.meta.as_ref().and_then(BodyMeta::protocol_version)
         && in_body != version
     {
         return Err(ErrorData::header_mismatch(format!(
@@ -146,6 +160,10 @@ pub(super) fn mirrored_params(headers: &HeaderMap) -> Vec<(String, String)> {
 /// params, header mismatch, missing client capability, unsupported version); `200`
 /// for results and every other error.
 pub(super) fn status_of(body: &str) -> StatusCode {
+    // An answer with no member named `error` anywhere is a result: no need to parse it.
+    if !body.contains("\"error\"") {
+        return StatusCode::OK;
+    }
     #[derive(Deserialize)]
     struct Probe {
         error: Option<Code>,

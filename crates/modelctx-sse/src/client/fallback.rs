@@ -43,40 +43,6 @@ impl fmt::Debug for FallbackClientBuilder {
     }
 }
 
-/// Forwards to a hook shared by both transports.
-struct SharedHook(Arc<dyn AuthHook>);
-
-impl AuthHook for SharedHook {
-    fn headers(&self) -> BoxFuture<'_, Result<http::HeaderMap, TransportError>> {
-        self.0.headers()
-    }
-
-    fn on_rejected(&self, status: u16, headers: &http::HeaderMap) -> BoxFuture<'_, bool> {
-        self.0.on_rejected(status, headers)
-    }
-
-    fn on_rejected_for<'a>(
-        &'a self,
-        status: u16,
-        headers: &'a http::HeaderMap,
-        clock: modelctx_transport::RequestClock,
-    ) -> BoxFuture<'a, bool> {
-        self.0.on_rejected_for(status, headers, clock)
-    }
-
-    fn headers_for<'a>(
-        &'a self,
-        method: &'a http::Method,
-        url: &'a str,
-    ) -> BoxFuture<'a, Result<http::HeaderMap, TransportError>> {
-        self.0.headers_for(method, url)
-    }
-
-    fn max_retries(&self) -> u32 {
-        self.0.max_retries()
-    }
-}
-
 impl FallbackClientBuilder {
     /// Sends everything through `client`.
     #[must_use]
@@ -98,7 +64,7 @@ impl FallbackClientBuilder {
     #[must_use]
     pub fn auth(mut self, hook: impl AuthHook) -> Self {
         let hook: Arc<dyn AuthHook> = Arc::new(hook);
-        self.http = self.http.auth(SharedHook(hook.clone()));
+        self.http = self.http.auth(hook.clone());
         self.sse = self.sse.auth_shared(hook);
         self
     }

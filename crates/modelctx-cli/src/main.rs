@@ -1,0 +1,375 @@
+//! `modelctx`: a command-line MCP client.
+//!
+//! ```text
+//! modelctx list -- my-server --flag          # a stdio server
+//! modelctx call add a=1 b=2 http://127.0.0.1:8000/mcp
+//! modelctx read file:///notes.txt --server files --config mcp.json
+//! modelctx prompt review code=@x --json -- my-server
+//! ```
+//!
+//! Built on the public API only (the `modelctx` facade with its `pool` feature, and
+//! `modelctx-oauth`'s client): the connection is `modelctx::pool::ServerConfig::connect`,
+//! the requests are `Client`'s typed calls. `modelctx --help` has the whole grammar and
+//! the exit codes.
+
+mod args;
+mod render;
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use modelctx::client::{Client, ConnectMode};
+use modelctx::http::AuthHook;
+use modelctx::pool::{
+    ConnectOptions, Connection, HttpServer, McpServers, ServerConfig, StdioServer,
+};
+use modelctx::session::{Progress, RequestOptions, SessionError};
+use modelctx::types::CallToolRequestParams;
+use modelctx_oauth::{FileCredentialStore, LoopbackRedirect, OAuthClient};
+use serde_json::{Value, json};
+
+use args::{Cli, Command, Mode, Parsed, Section, Target};
+
+/// The tool answered with `isError: true`.
+const TOOL_ERROR: u8 = 1;
+/// The command line (or the configuration it names) is wrong.
+const USAGE: u8 = 2;
+/// The server could not be reached, or answered with an error.
+const FAILURE: u8 = 3;
+
+/// Why the command did not succeed, and the exit code that says so.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Self {
+        Self {
+            code: USAGE,
+            message: message.into(),
+        }
+    }
+
+    fn failed(message: impl Into<String>) -> Self {
+        Self {
+            code: FAILURE,
+            message: message.into(),
+        }
+    }
+
+    fn session(what: &str, e: &SessionError) -> Self {
+        match e.protocol_error() {
+            Some(error) => Self::failed(format!(
+                "{what}: the server answered error {}: {}",
+                error.code.0, error.message
+            )),
+            None => Self::failed(format!("{what}: {e}")),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let argv: Result<Vec<String>, _> = std::env::args_os()
+        .skip(1)
+        .map(std::ffi::OsString::into_string)
+        .collect();
+    let parsed = argv
+        .map_err(|bad| format!("argument {bad:?} is not UTF-8"))
+        .and_then(|argv| args::parse(argv, std::env::var("MODELCTX_CONFIG").ok()));
+    let cli = match parsed {
+        Ok(Parsed::Run(cli)) => cli,
+        Ok(Parsed::Help) => {
+            print!("{}", args::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Ok(Parsed::Version) => {
+            println!("modelctx {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("modelctx: {e}\nTry `modelctx --help`.");
+            return ExitCode::from(USAGE);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("modelctx: cannot start the async runtime: {e}");
+            return ExitCode::from(FAILURE);
+        }
+    };
+    match runtime.block_on(run(*cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            eprintln!("modelctx: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    let connection = connect(&cli).await?;
+    let outcome = act(&cli, connection.client()).await;
+    connection.close().await;
+    outcome
+}
+
+/// The configuration entry the target names.
+fn server_config(cli: &Cli) -> Result<ServerConfig, Failure> {
+    let mut config = match &cli.target {
+        Target::Stdio { program, args } => {
+            ServerConfig::Stdio(StdioServer::new(program).with_args(args.iter().cloned()))
+        }
+        Target::Url(url) => ServerConfig::Http(HttpServer::new(url)),
+        Target::Server { name, config } => {
+            let servers =
+                McpServers::from_file(config).map_err(|e| Failure::usage(e.to_string()))?;
+            match servers.get(name) {
+                Some(Ok(server)) => server.clone(),
+                Some(Err(e)) => return Err(Failure::usage(e.to_string())),
+                None => {
+                    let known: Vec<_> = servers.iter().map(|(n, _)| n).collect();
+                    return Err(Failure::usage(format!(
+                        "no server `{name}` in {} (it has: {})",
+                        config.display(),
+                        known.join(", ")
+                    )));
+                }
+            }
+        }
+    };
+    if let ServerConfig::Http(http) = &mut config {
+        for (name, value) in &cli.headers {
+            http.headers.insert(name.clone(), value.clone());
+        }
+    } else if !cli.headers.is_empty() {
+        return Err(Failure::usage("--header applies to HTTP servers only"));
+    }
+    Ok(config)
+}
+
+async fn connect(cli: &Cli) -> Result<Connection, Failure> {
+    let config = server_config(cli)?;
+    let mut client = Client::builder("modelctx", env!("CARGO_PKG_VERSION")).mode(match cli.mode {
+        Mode::Auto => ConnectMode::Auto,
+        Mode::Legacy => ConnectMode::Legacy,
+        Mode::Stateless => ConnectMode::Discover,
+    });
+    if let Some(timeout) = cli.timeout {
+        client = client.request_timeout(timeout);
+    }
+    let mut options = ConnectOptions::new();
+    if cli.quiet {
+        options = options.stderr(|_| {});
+    }
+    if let (true, ServerConfig::Http(http)) = (cli.login, &config) {
+        options = options.auth(oauth(cli, &http.url).await?);
+    }
+    config
+        .connect(client, &options)
+        .await
+        .map_err(|e| Failure::failed(format!("cannot connect: {e}")))
+}
+
+/// The OAuth client that logs in when the server answers 401: the authorization URL is
+/// shown on stderr, and the browser comes back to a one-shot listener on 127.0.0.1.
+/// Until a server asks, it adds nothing to the requests.
+async fn oauth(cli: &Cli, url: &str) -> Result<Arc<dyn AuthHook>, Failure> {
+    let redirect = LoopbackRedirect::bind(0)
+        .await
+        .map_err(|e| Failure::failed(format!("cannot prepare the OAuth login: {e}")))?;
+    let mut builder = OAuthClient::builder(url)
+        .authorization_code(redirect)
+        .client_name("modelctx", None);
+    if let Some(path) = &cli.token_store {
+        builder = builder.store(FileCredentialStore::new(path.clone()));
+    }
+    let oauth = builder
+        .build()
+        .map_err(|e| Failure::usage(format!("OAuth for {url}: {e}")))?;
+    Ok(Arc::new(oauth))
+}
+
+fn print_result(cli: &Cli, value: &Value, human: fn(&Value) -> String) -> Result<(), Failure> {
+    let text = if cli.json {
+        let mut text = serde_json::to_string_pretty(value)
+            .map_err(|e| Failure::failed(format!("cannot print the result: {e}")))?;
+        text.push('\n');
+        text
+    } else {
+        human(value)
+    };
+    let mut stdout = std::io::stdout().lock();
+    // A closed stdout (`modelctx ... | head`) is not the server's failure.
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    Ok(())
+}
+
+fn to_json(value: impl serde::Serialize) -> Result<Value, Failure> {
+    serde_json::to_value(value).map_err(|e| Failure::failed(format!("cannot encode: {e}")))
+}
+
+async fn act(cli: &Cli, client: &Client) -> Result<u8, Failure> {
+    match &cli.command {
+        Command::List(sections) => {
+            let listing = list(client, sections).await?;
+            print_result(cli, &listing, render::list)?;
+            Ok(0)
+        }
+        Command::Call { tool, args } => {
+            // The input schema says which `KEY=VALUE` values are strings; `call_tool`
+            // lists the tools anyway (to check structured output).
+            let schema = if args.iter().any(|a| matches!(a, args::ToolArg::Loose(..))) {
+                client
+                    .list_all_tools()
+                    .await
+                    .ok()
+                    .and_then(|tools| tools.into_iter().find(|t| t.name == *tool))
+                    .map(|t| t.input_schema)
+            } else {
+                None
+            };
+            let arguments = args::tool_arguments(args, schema.as_ref());
+            let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+            let progress = ProgressLine::new(cli.quiet);
+            let result = client.call_tool_with(params, progress.options()).await;
+            progress.finish();
+            let result = result.map_err(|e| Failure::session(&format!("call {tool}"), &e))?;
+            print_result(cli, &to_json(&result)?, render::call)?;
+            if result.is_error() {
+                if !cli.json {
+                    eprintln!("modelctx: the tool `{tool}` reported an error");
+                }
+                return Ok(TOOL_ERROR);
+            }
+            Ok(0)
+        }
+        Command::Read { uri } => {
+            let result = client
+                .read_resource(uri.clone())
+                .await
+                .map_err(|e| Failure::session(&format!("read {uri}"), &e))?;
+            print_result(cli, &to_json(&result)?, render::read)?;
+            Ok(0)
+        }
+        Command::Prompt { name, args } => {
+            let arguments: BTreeMap<String, String> = args.iter().cloned().collect();
+            let result = client
+                .get_prompt(name.clone(), arguments)
+                .await
+                .map_err(|e| Failure::session(&format!("prompt {name}"), &e))?;
+            print_result(cli, &to_json(&result)?, render::prompt)?;
+            Ok(0)
+        }
+    }
+}
+
+/// `list`: the server's identity and era, then every page of each kind asked for. A
+/// kind the server does not offer lists as empty.
+async fn list(client: &Client, sections: &[Section]) -> Result<Value, Failure> {
+    let caps = client.server_capabilities();
+    let mut listing = json!({
+        "serverInfo": to_json(client.server_info())?,
+        "protocolVersion": client.protocol_version().as_str(),
+    });
+    for section in sections {
+        match section {
+            Section::Tools => {
+                let tools = match caps.tools {
+                    Some(_) => client
+                        .list_all_tools()
+                        .await
+                        .map_err(|e| Failure::session("tools/list", &e))?,
+                    None => Vec::new(),
+                };
+                listing["tools"] = to_json(tools)?;
+            }
+            Section::Resources => {
+                let (resources, templates) = match caps.resources {
+                    Some(_) => (
+                        client
+                            .list_all_resources()
+                            .await
+                            .map_err(|e| Failure::session("resources/list", &e))?,
+                        client
+                            .list_all_resource_templates()
+                            .await
+                            .map_err(|e| Failure::session("resources/templates/list", &e))?,
+                    ),
+                    None => (Vec::new(), Vec::new()),
+                };
+                listing["resources"] = to_json(resources)?;
+                listing["resourceTemplates"] = to_json(templates)?;
+            }
+            Section::Prompts => {
+                let prompts = match caps.prompts {
+                    Some(_) => client
+                        .list_all_prompts()
+                        .await
+                        .map_err(|e| Failure::session("prompts/list", &e))?,
+                    None => Vec::new(),
+                };
+                listing["prompts"] = to_json(prompts)?;
+            }
+        }
+    }
+    Ok(listing)
+}
+
+/// Progress of a running call, on stderr: redrawn in place on a terminal, one line per
+/// update otherwise (a log, a test).
+struct ProgressLine {
+    quiet: bool,
+    terminal: bool,
+    shown: Arc<AtomicBool>,
+}
+
+impl ProgressLine {
+    fn new(quiet: bool) -> Self {
+        Self {
+            quiet,
+            terminal: std::io::stderr().is_terminal(),
+            shown: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    fn options(&self) -> RequestOptions {
+        if self.quiet {
+            return RequestOptions::new();
+        }
+        let (terminal, shown) = (self.terminal, self.shown.clone());
+        RequestOptions::new().on_progress(move |p: Progress| {
+            let mut text = match p.total {
+                Some(total) => format!("progress {}/{}", p.progress, total),
+                None => format!("progress {}", p.progress),
+            };
+            if let Some(message) = &p.message {
+                text.push_str(": ");
+                text.push_str(message);
+            }
+            let mut stderr = std::io::stderr().lock();
+            let _ = if terminal {
+                write!(stderr, "\r\x1b[2K{text}")
+            } else {
+                writeln!(stderr, "{text}")
+            };
+            let _ = stderr.flush();
+            shown.store(true, Ordering::Relaxed);
+        })
+    }
+
+    fn finish(&self) {
+        if self.terminal && self.shown.load(Ordering::Relaxed) {
+            eprintln!();
+        }
+    }
+}

@@ -1,0 +1,583 @@
+//! The built `modelctx` binary against real servers: this test binary run again as a
+//! stdio server (`serve-stdio`), and a streamable HTTP server on loopback in the test's
+//! own runtime. Every run of the binary is bounded; stdout is parsed (`--json`) or
+//! snapshot (human output), and the exit codes are asserted.
+//!
+//! The harness is libtest-mimic (`harness = false`) so that `main` can be the stdio
+//! server: libtest would write its banner on stdout, the child's protocol stream.
+
+use std::future::Future;
+use std::process::Stdio;
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Trial};
+use modelctx::http::StreamableHttpService;
+use modelctx::server::schemars::JsonSchema;
+use modelctx::server::{Context, Json, PromptDef, ResourceDef, Server, ToolDef};
+use modelctx::session::Progress;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_modelctx");
+const WAIT: Duration = Duration::from_secs(30);
+
+#[derive(serde::Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct Echo {
+    /// What to say back.
+    text: String,
+}
+
+#[derive(serde::Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+#[derive(serde::Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct Countdown {
+    from: u32,
+}
+
+#[derive(serde::Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct Greet {
+    name: String,
+}
+
+#[derive(serde::Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct NoArgs {}
+
+fn server(name: &str) -> Server {
+    let echo = ToolDef::new("echo", |a: Echo, _cx: Context| async move {
+        Ok::<_, String>(a.text)
+    })
+    .description("Says the text back.");
+    let add = ToolDef::new("add", |a: Add, _cx: Context| async move {
+        Ok::<_, String>(Json(a.a + a.b))
+    })
+    .description("Adds two integers.");
+    let fail = ToolDef::new("fail", |_: NoArgs, _cx: Context| async move {
+        Err::<String, _>("the tool failed on purpose".to_owned())
+    });
+    let countdown = ToolDef::new("countdown", |a: Countdown, cx: Context| async move {
+        for step in 1..=a.from {
+            let progress = Progress::new(f64::from(step)).with_total(f64::from(a.from));
+            cx.report_progress(progress)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Ok::<_, String>("liftoff")
+    })
+    .description("Counts down, with progress.");
+    let greeting = ResourceDef::new("mem://greeting", "greeting", |_cx| async {
+        Ok::<_, String>("hello from a resource")
+    });
+    let greet = PromptDef::new("greet", |a: Greet, _cx: Context| async move {
+        Ok::<_, String>(format!("Hello, {}!", a.name))
+    });
+    Server::builder(name, "1.0.0")
+        .tool(echo)
+        .and_then(|b| b.tool(add))
+        .and_then(|b| b.tool(fail))
+        .and_then(|b| b.tool(countdown))
+        .and_then(|b| b.resource(greeting))
+        .and_then(|b| b.prompt(greet))
+        .expect("the test server registers")
+        .build()
+}
+
+fn serve_stdio() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let name = std::env::var("CLI_TEST_NAME").unwrap_or_else(|_| "cli-test-stdio".into());
+        let session = server(&name).serve(modelctx::stdio::stdio());
+        session.closed().await;
+        session.close().await;
+    });
+}
+
+/// A streamable HTTP server on 127.0.0.1, served until the sender is dropped.
+async fn serve_http() -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let server = server("cli-test-http");
+    let service = StreamableHttpService::new(move |transport| {
+        server.serve(transport);
+    });
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(service.serve(listener, async move {
+        let _ = stopped.await;
+    }));
+    (url, stop)
+}
+
+/// The arguments that make this binary a stdio server.
+fn stdio_target() -> Vec<String> {
+    let exe = std::env::current_exe().expect("test exe");
+    vec![
+        "--".into(),
+        exe.to_string_lossy().into_owned(),
+        "serve-stdio".into(),
+    ]
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}): {}\nstderr: {}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+/// Runs `modelctx ARGS`, bounded.
+async fn modelctx(args: &[&str], extra: &[String]) -> Run {
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .args(args)
+        .args(extra)
+        .env_remove("MODELCTX_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(WAIT, command.output())
+        .await
+        .unwrap_or_else(|_| panic!("modelctx {args:?} did not finish within {WAIT:?}"))
+        .expect("modelctx runs");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn names(list: &Value, key: &str, field: &str) -> Vec<String> {
+    let mut names: Vec<String> = list[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {list}"))
+        .iter()
+        .filter_map(|item| item[field].as_str().map(str::to_owned))
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+async fn list_json_over_stdio() {
+    let run = modelctx(&["list", "--json"], &stdio_target()).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let list = run.json();
+    assert_eq!(
+        names(&list, "tools", "name"),
+        ["add", "countdown", "echo", "fail"]
+    );
+    assert_eq!(names(&list, "resources", "uri"), ["mem://greeting"]);
+    assert_eq!(names(&list, "prompts", "name"), ["greet"]);
+    assert_eq!(list["resourceTemplates"], json!([]));
+    assert_eq!(list["serverInfo"]["name"], "cli-test-stdio");
+    // Auto mode: the server offers 2026-07-28.
+    assert_eq!(list["protocolVersion"], "2026-07-28");
+
+    let run = modelctx(&["list", "tools", "--json"], &stdio_target()).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let list = run.json();
+    assert!(list.get("tools").is_some() && list.get("prompts").is_none());
+}
+
+async fn list_human_output() {
+    let run = modelctx(&["list", "--mode", "legacy"], &stdio_target()).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!("list_human", run.stdout);
+}
+
+async fn call_over_http_in_both_eras() {
+    let (url, _stop) = serve_http().await;
+    for (mode, era) in [
+        ("auto", "2026-07-28"),
+        ("legacy", "2025-11-25"),
+        ("2026", "2026-07-28"),
+    ] {
+        let run = modelctx(&["list", "--json", "--mode", mode, &url], &[]).await;
+        assert_eq!(run.code, 0, "{mode}: {}", run.stderr);
+        assert_eq!(run.json()["protocolVersion"], era, "{mode}");
+
+        let run = modelctx(
+            &[
+                "call", "add", "a=2", "b:=40", "--json", "--mode", mode, &url,
+            ],
+            &[],
+        )
+        .await;
+        assert_eq!(run.code, 0, "{mode}: {}", run.stderr);
+        let result = run.json();
+        assert_eq!(
+            result["structuredContent"]["result"], 42,
+            "{mode}: {result}"
+        );
+        assert!(
+            !result
+                .get("isError")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        );
+
+        let run = modelctx(&["call", "add", "a=2", "b:=40", "--mode", mode, &url], &[]).await;
+        assert_eq!(run.code, 0, "{mode}: {}", run.stderr);
+        assert_eq!(run.stdout, "{\"result\":42}\n", "{mode}");
+    }
+}
+
+async fn a_string_property_keeps_what_looks_like_json() {
+    let run = modelctx(&["call", "echo", "text=42", "--json"], &stdio_target()).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["content"][0]["text"], "42");
+    let run = modelctx(&["call", "echo", "text=two words"], &stdio_target()).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "two words\n"),
+        "{}",
+        run.stderr
+    );
+}
+
+async fn a_tool_error_exits_1() {
+    let run = modelctx(&["call", "fail"], &stdio_target()).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("the tool failed on purpose"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("reported an error"), "{}", run.stderr);
+
+    let run = modelctx(&["call", "fail", "--json"], &stdio_target()).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.json()["isError"], true);
+}
+
+async fn progress_goes_to_stderr() {
+    let (url, _stop) = serve_http().await;
+    let run = modelctx(&["call", "countdown", "from=3", &url], &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "liftoff\n");
+    let lines: Vec<_> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("progress"))
+        .collect();
+    assert_eq!(
+        lines,
+        ["progress 1/3", "progress 2/3", "progress 3/3"],
+        "{}",
+        run.stderr
+    );
+
+    let run = modelctx(&["call", "countdown", "from=3", "--quiet", &url], &[]).await;
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+}
+
+async fn read_and_prompt() {
+    let (url, _stop) = serve_http().await;
+    let run = modelctx(&["read", "mem://greeting", &url], &[]).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "hello from a resource\n"),
+        "{}",
+        run.stderr
+    );
+    let run = modelctx(&["read", "mem://greeting", "--json", &url], &[]).await;
+    assert_eq!(run.json()["contents"][0]["uri"], "mem://greeting");
+
+    let run = modelctx(&["prompt", "greet", "name=Ada"], &stdio_target()).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "user: Hello, Ada!\n"),
+        "{}",
+        run.stderr
+    );
+    let run = modelctx(&["prompt", "greet", "name=Ada", "--json"], &stdio_target()).await;
+    assert_eq!(run.json()["messages"][0]["content"]["text"], "Hello, Ada!");
+}
+
+async fn a_server_from_a_config_file() {
+    let (url, _stop) = serve_http().await;
+    let exe = std::env::current_exe().expect("test exe");
+    let dir = std::env::temp_dir().join(format!("modelctx-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("mcp.json");
+    let config = json!({"mcpServers": {
+        "local": {"command": exe, "args": ["serve-stdio"], "env": {"CLI_TEST_NAME": "from-config"}},
+        "web": {"type": "http", "url": url},
+        "broken": {"type": "telepathy"}
+    }});
+    std::fs::write(&path, config.to_string()).expect("write config");
+    let file = path.to_string_lossy().into_owned();
+
+    let run = modelctx(
+        &["list", "--json", "--server", "local", "--config", &file],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["serverInfo"]["name"], "from-config");
+    let run = modelctx(
+        &["call", "echo", "text=hi", "--server=web", "--config", &file],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "hi\n"),
+        "{}",
+        run.stderr
+    );
+
+    let run = modelctx(&["list", "--server", "nope", "--config", &file], &[]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no server `nope`") && run.stderr.contains("broken, local, web"),
+        "{}",
+        run.stderr
+    );
+    let run = modelctx(&["list", "--server", "broken", "--config", &file], &[]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("telepathy"), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+async fn usage_and_failure_exit_codes() {
+    let run = modelctx(&["list"], &[]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("no server given"), "{}", run.stderr);
+    let run = modelctx(&["call", "add", "a:={", "http://127.0.0.1:9/mcp"], &[]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let run = modelctx(&["--help"], &[]).await;
+    assert!(run.code == 0 && run.stdout.contains("Exit status"));
+
+    // Nothing listens on a port we bound and released.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr").port()
+    };
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let run = modelctx(&["list", "--no-login", &url], &[]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot connect"), "{}", run.stderr);
+    let run = modelctx(
+        &["list"],
+        &["--".into(), "/nonexistent/modelctx-no-such-server".into()],
+    )
+    .await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+
+    // An error answer from the server (an unknown tool) is a protocol failure.
+    let (url, _stop) = serve_http().await;
+    let run = modelctx(&["call", "no_such_tool", &url], &[]).await;
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("no_such_tool"), "{}", run.stderr);
+}
+
+/// A server behind the OAuth resource server, with the bundled authorization server
+/// (users: any name, password `pw`). Returns the MCP URL.
+async fn serve_protected() -> String {
+    use modelctx::types::{JsonObject, Tool};
+    use modelctx_oauth::{
+        AuthInfo, AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login,
+        ResourceServer, ResourceServerConfig,
+    };
+    let as_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let mcp_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let issuer = format!("http://{}", as_listener.local_addr().expect("addr"));
+    let mcp = format!("http://{}/mcp", mcp_listener.local_addr().expect("addr"));
+    let users = |login: &Login<'_>| (login.password == "pw").then(|| login.username.to_owned());
+    let auth = AuthorizationServer::new(
+        AuthorizationServerConfig::new(&issuer, &mcp).scopes_supported(["mcp:tools"]),
+        InMemoryStore::new(),
+        users,
+    )
+    .expect("authorization server");
+    let rs = ResourceServer::new(
+        ResourceServerConfig::new(&mcp, &issuer)
+            .scopes_supported(["mcp:tools"])
+            .required_scopes(["mcp:tools"]),
+        auth.verifier(),
+    )
+    .expect("resource server");
+    let whoami = ToolDef::with_schema(
+        Tool::without_arguments("whoami"),
+        |_: JsonObject, cx: Context| async move {
+            let caller = cx
+                .extensions()
+                .get::<AuthInfo>()
+                .ok_or("no verified caller")?;
+            Ok::<_, String>(format!(
+                "you are {}",
+                caller.subject.as_deref().unwrap_or("?")
+            ))
+        },
+    );
+    let server = Server::builder("cli-test-oauth", "1.0.0")
+        .tool(whoami)
+        .expect("tool")
+        .build();
+    let service = StreamableHttpService::new(move |transport| {
+        server.serve(transport);
+    });
+    let app = axum::Router::new()
+        .nest_service("/mcp", service.router().layer(rs.layer()))
+        .merge(rs.metadata_router());
+    let as_app = auth.router();
+    tokio::spawn(async move { axum::serve(as_listener, as_app).await });
+    tokio::spawn(async move { axum::serve(mcp_listener, app).await });
+    mcp
+}
+
+/// The user: opens the authorization URL, logs in as `alice` on the consent page, and
+/// follows the redirect back to the CLI's loopback listener.
+async fn log_in(authorization_url: &str) {
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("browser");
+    let page = browser
+        .get(authorization_url)
+        .send()
+        .await
+        .expect("the consent page")
+        .text()
+        .await
+        .expect("page text");
+    let attr = |after: &str| -> String {
+        let start = page
+            .find(after)
+            .unwrap_or_else(|| panic!("no {after} in {page}"))
+            + after.len();
+        page[start..]
+            .split('"')
+            .next()
+            .unwrap_or_default()
+            .replace("&amp;", "&")
+    };
+    let action = attr("<form method=\"post\" action=\"");
+    let txn = attr("name=\"txn\" value=\"");
+    let approved = browser
+        .post(&action)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "txn={txn}&username=alice&password=pw&decision=approve"
+        ))
+        .send()
+        .await
+        .expect("the consent POST");
+    let callback = approved
+        .headers()
+        .get("location")
+        .and_then(|l| l.to_str().ok())
+        .unwrap_or_else(|| panic!("no redirect after consent ({})", approved.status()))
+        .to_owned();
+    browser
+        .get(&callback)
+        .send()
+        .await
+        .expect("the loopback callback");
+}
+
+async fn logs_in_when_the_server_asks() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    let url = serve_protected().await;
+
+    let run = modelctx(&["call", "whoami", "--no-login", &url], &[]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+
+    let mut child = tokio::process::Command::new(BIN)
+        .args(["call", "whoami", &url])
+        .env_remove("MODELCTX_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("modelctx runs");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let prefix = "Open this URL in a browser to authorize: ";
+    let session = async {
+        let mut seen = Vec::new();
+        while let Some(line) = stderr.next_line().await.expect("stderr") {
+            if let Some(at) = line.find(prefix) {
+                log_in(&line[at + prefix.len()..]).await;
+                break;
+            }
+            seen.push(line);
+        }
+        let mut out = String::new();
+        stdout.read_to_string(&mut out).await.expect("stdout");
+        let status = child.wait().await.expect("exit");
+        (status.code(), out, seen)
+    };
+    let (code, out, seen) = tokio::time::timeout(WAIT, session)
+        .await
+        .expect("the login and the call finish");
+    assert_eq!(code, Some(0), "stderr before the login: {seen:?}");
+    assert_eq!(out, "you are alice\n");
+}
+
+fn trial<F, Fut>(name: &'static str, test: F) -> Trial
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    Trial::test(name, move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime
+            .block_on(async { tokio::time::timeout(4 * WAIT, test()).await })
+            .map_err(|_| format!("{name} did not finish").into())
+    })
+}
+
+fn main() {
+    if std::env::args().nth(1).as_deref() == Some("serve-stdio") {
+        serve_stdio();
+        return;
+    }
+    let trials = vec![
+        trial("list_json_over_stdio", list_json_over_stdio),
+        trial("list_human_output", list_human_output),
+        trial("call_over_http_in_both_eras", call_over_http_in_both_eras),
+        trial(
+            "a_string_property_keeps_what_looks_like_json",
+            a_string_property_keeps_what_looks_like_json,
+        ),
+        trial("a_tool_error_exits_1", a_tool_error_exits_1),
+        trial("progress_goes_to_stderr", progress_goes_to_stderr),
+        trial("read_and_prompt", read_and_prompt),
+        trial("a_server_from_a_config_file", a_server_from_a_config_file),
+        trial("usage_and_failure_exit_codes", usage_and_failure_exit_codes),
+        trial("logs_in_when_the_server_asks", logs_in_when_the_server_asks),
+    ];
+    libtest_mimic::run(&Arguments::from_args(), trials).exit();
+}

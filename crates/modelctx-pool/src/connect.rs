@@ -1,0 +1,295 @@
+//! Connecting to one configured server.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue};
+use modelctx_client::{Client, ClientBuilder};
+use modelctx_http::{AuthHook, StreamableHttpClientTransport};
+use modelctx_session::SessionError;
+use modelctx_sse::{FallbackClientTransport, SseClientTransport};
+use modelctx_stdio::{ChildHandle, ChildProcess, Stderr};
+use modelctx_transport::TransportError;
+
+use crate::config::{HttpServer, HttpTransport, ServerConfig, StdioServer};
+
+type LineFn = dyn Fn(&str) + Send + Sync;
+
+/// How [`ServerConfig::connect`] reaches a server, beyond what the configuration says.
+#[derive(Clone, Default)]
+pub struct ConnectOptions {
+    auth: Option<Arc<dyn AuthHook>>,
+    stderr: Option<Arc<LineFn>>,
+    timeout: Option<Duration>,
+}
+
+impl fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("auth", &self.auth.is_some())
+            .field("stderr", &self.stderr.is_some())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl ConnectOptions {
+    /// No auth hook, the child's stderr inherited, no time limit beyond the client's
+    /// own request timeouts.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Authenticates HTTP requests through `hook` (an `OAuthClient` of
+    /// `modelctx-oauth`, which logs in when the server answers 401). Stdio servers
+    /// ignore it.
+    #[must_use]
+    pub fn auth(mut self, hook: Arc<dyn AuthHook>) -> Self {
+        self.auth = Some(hook);
+        self
+    }
+
+    /// Hands each line a stdio server writes on its stderr to `f` (by default the
+    /// child inherits ours).
+    #[must_use]
+    pub fn stderr(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.stderr = Some(Arc::new(f));
+        self
+    }
+
+    /// Gives up when the server is not connected (spawned or reached, and the
+    /// handshake or discovery done) within `limit`. Leave it unset when a user may have
+    /// to log in first.
+    #[must_use]
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
+    pub(crate) fn stderr_fn(&self) -> Option<Arc<LineFn>> {
+        self.stderr.clone()
+    }
+}
+
+/// A connected server: its client, and for a stdio server the child process.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    client: Client,
+    child: Option<ChildHandle>,
+}
+
+impl Connection {
+    /// The client session.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The child process of a stdio server.
+    pub fn child(&self) -> Option<&ChildHandle> {
+        self.child.as_ref()
+    }
+
+    /// Ends the session (an HTTP session is deleted on the server) and, for a stdio
+    /// server, shuts the child down: stdin closed, a grace period, then `SIGTERM`, then
+    /// kill.
+    pub async fn close(&self) {
+        self.client.close().await;
+        if let Some(child) = &self.child {
+            // The outcome (how the child exited) is the child's business; it is gone
+            // either way.
+            let _ = child.shutdown().await;
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Connects to this server with `client` (its name, callbacks and era mode are the
+    /// caller's).
+    pub async fn connect(
+        &self,
+        client: ClientBuilder,
+        options: &ConnectOptions,
+    ) -> Result<Connection, ConnectError> {
+        let attempt = async {
+            match self {
+                Self::Stdio(server) => connect_stdio(server, client, options).await,
+                Self::Http(server) => connect_http(server, client, options).await,
+            }
+        };
+        match options.timeout {
+            // Dropping the attempt drops the child's transport and handle, which shuts
+            // the child down.
+            Some(limit) => {
+                tokio::time::timeout(limit, attempt)
+                    .await
+                    .unwrap_or(Err(ConnectError::new(
+                        Kind::Timeout,
+                        format!("not connected within {limit:?}"),
+                    )))
+            }
+            None => attempt.await,
+        }
+    }
+}
+
+async fn connect_stdio(
+    server: &StdioServer,
+    client: ClientBuilder,
+    options: &ConnectOptions,
+) -> Result<Connection, ConnectError> {
+    let mut child = ChildProcess::new(&server.command).args(&server.args);
+    for (key, value) in &server.env {
+        child = child.env(key, value);
+    }
+    if let Some(dir) = &server.cwd {
+        child = child.current_dir(dir.clone());
+    }
+    if let Some(f) = options.stderr_fn() {
+        child = child.stderr(Stderr::lines(move |line| f(line)));
+    }
+    let child = child.spawn().map_err(|e| {
+        ConnectError::new(Kind::Spawn, format!("cannot run `{}`: {e}", server.command))
+    })?;
+    let handle = child.handle();
+    match client.connect(child).await {
+        Ok(client) => Ok(Connection {
+            client,
+            child: Some(handle),
+        }),
+        Err(e) => {
+            let _ = handle.shutdown().await;
+            Err(ConnectError::session(e))
+        }
+    }
+}
+
+async fn connect_http(
+    server: &HttpServer,
+    client: ClientBuilder,
+    options: &ConnectOptions,
+) -> Result<Connection, ConnectError> {
+    let mut headers = Vec::with_capacity(server.headers.len());
+    for (name, value) in &server.headers {
+        let name = HeaderName::try_from(name.as_str())
+            .map_err(|_| ConnectError::new(Kind::Config, format!("bad header name {name:?}")))?;
+        let value = HeaderValue::try_from(value.as_str()).map_err(|_| {
+            ConnectError::new(Kind::Config, format!("bad value for header `{name}`"))
+        })?;
+        headers.push((name, value));
+    }
+    let connected = match server.transport {
+        HttpTransport::Auto => {
+            let mut builder = FallbackClientTransport::builder(&server.url);
+            for (name, value) in headers {
+                builder = builder.header(name, value);
+            }
+            if let Some(hook) = &options.auth {
+                builder = builder.auth(hook.clone());
+            }
+            client.connect(builder.build().map_err(transport)?).await
+        }
+        HttpTransport::Streamable => {
+            let mut builder = StreamableHttpClientTransport::builder(&server.url);
+            for (name, value) in headers {
+                builder = builder.header(name, value);
+            }
+            if let Some(hook) = &options.auth {
+                builder = builder.auth(hook.clone());
+            }
+            client.connect(builder.build().map_err(transport)?).await
+        }
+        HttpTransport::Sse => {
+            let mut builder = SseClientTransport::builder(&server.url);
+            for (name, value) in headers {
+                builder = builder.header(name, value);
+            }
+            if let Some(hook) = &options.auth {
+                builder = builder.auth_shared(hook.clone());
+            }
+            client
+                .connect(builder.connect().await.map_err(transport)?)
+                .await
+        }
+    };
+    connected
+        .map(|client| Connection {
+            client,
+            child: None,
+        })
+        .map_err(ConnectError::session)
+}
+
+fn transport(e: TransportError) -> ConnectError {
+    ConnectError::new(Kind::Transport, e.to_string())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Config,
+    Spawn,
+    Transport,
+    Session,
+    Timeout,
+}
+
+/// Why a server could not be connected. Cheap to clone: a pool keeps it as the
+/// server's health.
+#[derive(Debug, Clone)]
+pub struct ConnectError {
+    kind: Kind,
+    message: Arc<str>,
+}
+
+impl ConnectError {
+    fn new(kind: Kind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: Arc::from(message.into()),
+        }
+    }
+
+    fn session(e: SessionError) -> Self {
+        Self::new(Kind::Session, e.to_string())
+    }
+
+    pub(crate) fn config(message: impl Into<String>) -> Self {
+        Self::new(Kind::Config, message)
+    }
+
+    /// The configuration entry is unusable (a malformed entry, a bad header, a server
+    /// name the pool cannot namespace).
+    pub fn is_config(&self) -> bool {
+        self.kind == Kind::Config
+    }
+
+    /// The child process could not be started.
+    pub fn is_spawn(&self) -> bool {
+        self.kind == Kind::Spawn
+    }
+
+    /// The transport failed before the session started (a bad URL, no legacy
+    /// `endpoint` event).
+    pub fn is_transport(&self) -> bool {
+        self.kind == Kind::Transport
+    }
+
+    /// The session failed: the handshake or discovery was refused, the server went away
+    /// or never answered.
+    pub fn is_session(&self) -> bool {
+        self.kind == Kind::Session
+    }
+
+    /// The [time limit](ConnectOptions::timeout) ran out.
+    pub fn is_timeout(&self) -> bool {
+        self.kind == Kind::Timeout
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConnectError {}

@@ -1,0 +1,320 @@
+//! `ClientPool` against real servers: a stdio child (this test binary, run again with
+//! `serve-stdio`), a streamable HTTP server on loopback, and entries that cannot work.
+//!
+//! The harness is libtest-mimic (`harness = false`) so that `main` can be the child
+//! server: libtest would write its banner on stdout, the child's protocol stream.
+
+use std::future::Future;
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Trial};
+use modelctx::http::StreamableHttpService;
+use modelctx::server::{Server, ToolDef};
+use modelctx::types::{CallToolResult, JsonObject, Tool};
+use modelctx_pool::{ClientPool, Health, McpServers};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// `echo` answers "<who>: <text>", `only_<who>` exists on one server only.
+fn server(who: &str) -> Server {
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    let schema = schema.as_object().cloned().unwrap_or_default();
+    let me = who.to_owned();
+    let echo = ToolDef::with_schema(
+        Tool::new("echo", schema.clone()),
+        move |args: JsonObject, _cx| {
+            let me = me.clone();
+            async move {
+                let text = args.get("text").and_then(Value::as_str).unwrap_or("");
+                Ok::<_, String>(CallToolResult::text(format!("{me}: {text}")))
+            }
+        },
+    );
+    let only = ToolDef::with_schema(
+        Tool::new(format!("only_{who}"), schema),
+        |_args: JsonObject, _cx| async { Ok::<_, String>("only") },
+    );
+    Server::builder(format!("pool-test-{who}"), "1.0.0")
+        .tool(echo)
+        .and_then(|b| b.tool(only))
+        .expect("tools register")
+        .build()
+}
+
+fn serve_stdio() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let who = std::env::var("POOL_TEST_WHO").unwrap_or_else(|_| "nobody".into());
+        let session = server(&who).serve(modelctx::stdio::stdio());
+        session.closed().await;
+        session.close().await;
+    });
+}
+
+/// Serves `server("web")` on 127.0.0.1 until the returned sender is dropped.
+async fn serve_http() -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let web = server("web");
+    let service = StreamableHttpService::new(move |transport| {
+        web.serve(transport);
+    });
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(service.serve(listener, async move {
+        let _ = stopped.await;
+    }));
+    (url, stop)
+}
+
+fn config(url: &str) -> McpServers {
+    let exe = std::env::current_exe().expect("test exe");
+    let doc = json!({"mcpServers": {
+        "local": {"command": exe, "args": ["serve-stdio"], "env": {"POOL_TEST_WHO": "local"}},
+        "web": {"type": "streamable-http", "url": url},
+        "broken": {"command": "/nonexistent/modelctx-no-such-server"},
+        "bad": {"type": "carrier-pigeon"},
+        "a__b": {"command": exe, "args": ["serve-stdio"]},
+        "off": {"command": exe, "disabled": true}
+    }});
+    McpServers::from_json(&doc.to_string()).expect("config parses")
+}
+
+fn text(result: &CallToolResult) -> String {
+    serde_json::to_value(&result.content).expect("content")[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+async fn connects_lists_routes_and_reports_health() {
+    let (url, _stop) = serve_http().await;
+    let pool = ClientPool::builder()
+        .stderr(|server, line| eprintln!("[{server}] {line}"))
+        .connect(&config(&url))
+        .await;
+
+    let health = pool.health();
+    let names: Vec<_> = health.keys().map(String::as_str).collect();
+    assert_eq!(names, ["a__b", "bad", "broken", "local", "web"]);
+    assert!(health["local"].is_connected(), "{}", health["local"]);
+    assert!(health["web"].is_connected(), "{}", health["web"]);
+    let Health::Failed(broken) = &health["broken"] else {
+        panic!("broken is {}", health["broken"]);
+    };
+    assert!(broken.is_spawn(), "{broken}");
+    let Health::Failed(bad) = &health["bad"] else {
+        panic!("bad is {}", health["bad"]);
+    };
+    assert!(
+        bad.is_config() && bad.to_string().contains("carrier-pigeon"),
+        "{bad}"
+    );
+    let Health::Failed(sep) = &health["a__b"] else {
+        panic!("a__b is {}", health["a__b"]);
+    };
+    assert_eq!(
+        sep.to_string(),
+        "server name `a__b` contains the tool separator `__`"
+    );
+
+    let listing = pool.list_tools().await;
+    assert!(listing.failures.is_empty());
+    let mut names: Vec<_> = listing.tools.iter().map(|t| t.tool.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "local__echo",
+            "local__only_local",
+            "web__echo",
+            "web__only_web"
+        ]
+    );
+    let web_echo = listing
+        .tools
+        .iter()
+        .find(|t| t.tool.name == "web__echo")
+        .expect("listed");
+    assert_eq!(
+        (web_echo.server.as_str(), web_echo.original_name.as_str()),
+        ("web", "echo")
+    );
+
+    let args = |t: &str| json!({"text": t}).as_object().cloned().unwrap_or_default();
+    let (local, web) = tokio::join!(
+        pool.call_tool("local__echo", args("hi")),
+        pool.call_tool("web__echo", args("there"))
+    );
+    assert_eq!(text(&local.expect("local call")), "local: hi");
+    assert_eq!(text(&web.expect("web call")), "web: there");
+
+    let unknown = pool
+        .call_tool("nowhere__echo", args("x"))
+        .await
+        .unwrap_err();
+    assert!(unknown.is_refused(), "{unknown}");
+    let no_sep = pool.call_tool("echo", args("x")).await.unwrap_err();
+    assert!(no_sep.is_refused(), "{no_sep}");
+    let down = pool.call_tool("broken__echo", args("x")).await.unwrap_err();
+    assert!(
+        down.is_refused() && down.to_string().contains("not connected"),
+        "{down}"
+    );
+    // A tool the server does not have is the server's answer, not the pool's.
+    let missing = pool.call_tool("web__nope", args("x")).await;
+    assert!(
+        missing
+            .as_ref()
+            .map(CallToolResult::is_error)
+            .unwrap_or(true),
+        "{missing:?}"
+    );
+
+    pool.close().await;
+    for (name, health) in pool.health() {
+        assert!(
+            !health.is_connected(),
+            "{name} is still connected after close"
+        );
+    }
+    assert!(matches!(pool.health()["local"], Health::Closed));
+    assert!(matches!(pool.health()["web"], Health::Closed));
+}
+
+async fn a_child_that_exits_is_reported_closed_and_the_rest_keep_working() {
+    let (url, _stop) = serve_http().await;
+    let pool = ClientPool::builder().connect(&config(&url)).await;
+    let local = pool.connection("local").expect("local connected");
+    let exited = local
+        .child()
+        .expect("a stdio child")
+        .shutdown()
+        .await
+        .expect("shutdown");
+    assert!(exited.status().code().is_some() || !exited.status().success());
+    local.client().closed().await;
+    assert!(matches!(pool.health()["local"], Health::Closed));
+    assert!(pool.health()["web"].is_connected());
+
+    let listing = pool.list_tools().await;
+    let names: Vec<_> = listing.tools.iter().map(|t| t.tool.name.as_str()).collect();
+    assert_eq!(names, ["web__echo", "web__only_web"]);
+    let args = json!({"text": "still"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let web = pool
+        .call_tool("web__echo", args.clone())
+        .await
+        .expect("web");
+    assert_eq!(text(&web), "web: still");
+    let gone = pool.call_tool("local__echo", args).await.unwrap_err();
+    assert!(gone.is_closed(), "{gone}");
+    pool.close().await;
+}
+
+async fn a_custom_separator_namespaces_and_routes() {
+    let (url, _stop) = serve_http().await;
+    let doc = json!({"mcpServers": {"web": {"url": url}, "a__b": {"url": url}}});
+    let config = McpServers::from_json(&doc.to_string()).expect("config");
+    let pool = ClientPool::builder().separator(".").connect(&config).await;
+    assert!(pool.health().values().all(Health::is_connected));
+    assert_eq!(pool.route("a__b.echo"), Some(("a__b", "echo")));
+    let args = json!({"text": "dot"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let result = pool.call_tool("a__b.echo", args).await.expect("call");
+    assert_eq!(text(&result), "web: dot");
+    pool.close().await;
+}
+
+/// A legacy HTTP+SSE server (`/sse`, `/messages`) and nothing else: an entry typed
+/// `sse` reaches it directly, an untyped URL through the fallback (its POST to `/sse`
+/// is refused with 405).
+async fn legacy_sse_directly_and_through_the_fallback() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let old = server("old");
+    let sse = modelctx::sse::SseService::new(move |transport| {
+        old.serve(transport);
+    });
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(modelctx::http::hosting::serve_router(
+        listener,
+        sse.router(),
+        Duration::from_secs(5),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let doc = json!({"mcpServers": {
+        "direct": {"type": "sse", "url": format!("{base}/sse")},
+        "fallback": {"url": format!("{base}/sse")}
+    }});
+    let config = McpServers::from_json(&doc.to_string()).expect("config");
+    let pool = ClientPool::builder().connect(&config).await;
+    for (name, health) in pool.health() {
+        assert!(health.is_connected(), "{name}: {health}");
+    }
+    let args = json!({"text": "legacy"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for tool in ["direct__echo", "fallback__echo"] {
+        let result = pool.call_tool(tool, args.clone()).await.expect(tool);
+        assert_eq!(text(&result), "old: legacy", "{tool}");
+    }
+    pool.close().await;
+}
+
+fn trial<F, Fut>(name: &'static str, test: F) -> Trial
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    Trial::test(name, move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime
+            .block_on(async { tokio::time::timeout(WAIT, test()).await })
+            .map_err(|_| format!("{name} did not finish within {WAIT:?}").into())
+    })
+}
+
+fn main() {
+    if std::env::args().nth(1).as_deref() == Some("serve-stdio") {
+        serve_stdio();
+        return;
+    }
+    let trials = vec![
+        trial(
+            "connects_lists_routes_and_reports_health",
+            connects_lists_routes_and_reports_health,
+        ),
+        trial(
+            "a_child_that_exits_is_reported_closed_and_the_rest_keep_working",
+            a_child_that_exits_is_reported_closed_and_the_rest_keep_working,
+        ),
+        trial(
+            "a_custom_separator_namespaces_and_routes",
+            a_custom_separator_namespaces_and_routes,
+        ),
+        trial(
+            "legacy_sse_directly_and_through_the_fallback",
+            legacy_sse_directly_and_through_the_fallback,
+        ),
+    ];
+    libtest_mimic::run(&Arguments::from_args(), trials).exit();
+}
