@@ -48,6 +48,8 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
             "modelctx-oauth",
         ],
         "modelctx-session" => &["modelctx-types", "modelctx-transport"],
+        // The proc-macro crate only emits code naming the facade; it links none of it.
+        "modelctx-macros" => &[],
         "modelctx-server" | "modelctx-client" => {
             &["modelctx-types", "modelctx-transport", "modelctx-session"]
         }

@@ -38,7 +38,10 @@
 //!   registries can change while clients are connected ([`Server::add_tool`], ...) and
 //!   every connected session then gets one debounced `notifications/*/list_changed` per
 //!   kind; resource subscriptions are kept per session ([`Server::notify_resource_updated`]);
-//!   `logging/setLevel` is honoured per session.
+//!   `logging/setLevel` is honoured per session. A request whose extensions carry
+//!   [`modelctx_transport::Permissions`] (an OAuth resource server set to list only
+//!   what the caller may use puts one there) is shown only the tools, resources,
+//!   templates and prompts they allow.
 //! - **Low level** — a typed handler per method ([`ServerBuilder::request_handler`]),
 //!   which takes precedence over the registries for that method.
 //!
@@ -95,6 +98,7 @@ mod session;
 mod stateless;
 mod tasks;
 mod tool;
+mod tool_set;
 mod uri_template;
 
 use std::any::Any;
@@ -131,10 +135,16 @@ pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};
 #[cfg(feature = "schemars")]
 pub use tool::Json;
 pub use tool::{IntoToolResult, ToolDef};
+#[doc(hidden)]
+pub use tool_set::__private;
+pub use tool_set::ToolSet;
 pub use uri_template::{MAX_MATCHED_URI, UriTemplate};
 
-/// schemars, re-exported for `#[derive(JsonSchema)]` on argument types (add
-/// `#[schemars(crate = "modelctx_server::schemars")]` when not depending on it directly).
+/// schemars, re-exported for `#[derive(JsonSchema)]` on argument types. Its derive
+/// names the crate as `schemars::...`, resolved where the type is defined: bring this
+/// re-export into scope in that module (`use modelctx_server::schemars::{self,
+/// JsonSchema};`), or depend on `schemars = "1"` directly; no `#[schemars(crate = ...)]`
+/// line is needed either way.
 #[cfg(feature = "schemars")]
 pub use schemars;
 
@@ -428,6 +438,17 @@ impl ServerBuilder {
     /// (1–128 characters of `A-Z a-z 0-9 _ - .`), or a schema does not compile.
     pub fn tool(self, tool: ToolDef) -> Result<Self, RegistrationError> {
         self.registry.add_tool(tool)?;
+        Ok(self)
+    }
+
+    /// Registers several tools in one call: a `Vec` or array of [`ToolDef`]s, or the
+    /// `#[tool]` methods of a type whose `impl` block carries `#[tools]` (feature
+    /// `macros` of the `modelctx` facade). Refused at the first tool
+    /// [`ServerBuilder::tool`] would refuse.
+    pub fn tools(mut self, tools: impl ToolSet) -> Result<Self, RegistrationError> {
+        for tool in tools.into_tool_defs() {
+            self = self.tool(tool)?;
+        }
         Ok(self)
     }
 
