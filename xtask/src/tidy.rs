@@ -38,6 +38,15 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
         "modelctx-sse" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
         // OAuth sits above the HTTP client transport: it implements its auth hook.
         "modelctx-oauth" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
+        // Shared stores implement the HTTP event store, the session's task store and
+        // the OAuth authorization server's store.
+        "modelctx-redis" => &[
+            "modelctx-types",
+            "modelctx-transport",
+            "modelctx-http",
+            "modelctx-session",
+            "modelctx-oauth",
+        ],
         "modelctx-session" => &["modelctx-types", "modelctx-transport"],
         // The proc-macro crate only emits code naming the facade; it links none of it.
         "modelctx-macros" => &[],

@@ -74,6 +74,6 @@ pub use client::{
 #[cfg(feature = "server")]
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,
-    HttpServerTransport, InMemoryEventStore, InvalidEventId, OriginPolicy, Rejection,
+    HttpServerTransport, InMemoryEventStore, InvalidEventId, OriginPolicy, Rejection, Replay,
     StreamControl, StreamableHttpServerConfig, StreamableHttpService, cors_layer, hosting,
 };

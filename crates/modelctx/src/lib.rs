@@ -36,6 +36,7 @@
 //! | `sse-client` | `sse` | `modelctx-sse`: the legacy HTTP+SSE client and the streamable client's fallback to it (reqwest) | no |
 //! | `sse` | `sse` | both of the above | no |
 //! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
+//! | `redis` | `redis` | `modelctx-redis`: the event store and task store in Redis, shared by several server processes | no |
 //! | `pool` | `pool` | `modelctx-pool`: many servers from one `mcpServers` configuration, namespaced tools (turns on `client`, `stdio`, `http-client`, `sse-client`) | no |
 //!
 //! A minimal server (`default-features = false, features = ["server", "stdio"]`) builds
@@ -91,6 +92,10 @@ pub use modelctx_sse as sse;
 #[cfg(feature = "stdio")]
 #[doc(inline)]
 pub use modelctx_stdio as stdio;
+
+#[cfg(feature = "redis")]
+#[doc(inline)]
+pub use modelctx_redis as redis;
 
 #[cfg(feature = "pool")]
 #[doc(inline)]

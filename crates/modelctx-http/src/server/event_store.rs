@@ -5,6 +5,9 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 /// The id of one SSE event: the stream it belongs to and its position on that stream.
 ///
 /// Written as `<stream>-<seq>`. Stream 0 is the session's standalone GET stream; every
@@ -52,11 +55,19 @@ impl fmt::Display for InvalidEventId {
 
 impl std::error::Error for InvalidEventId {}
 
+/// What [`EventStore::replay_after`] answers: the missed events in order, or `None` when
+/// the id cannot be mapped.
+pub type Replay = Option<Vec<(EventId, Arc<str>)>>;
+
 /// Keeps the events of a session's SSE streams so a client can resume a broken stream
 /// with `Last-Event-ID`.
 ///
-/// Calls happen while the session's routing state is locked, so they must return
-/// promptly and never block on I/O; a remote store buffers and writes behind.
+/// `store` and `forget_session` are called while the session's routing state is locked,
+/// so they must return promptly and never block on I/O: a remote store queues them and
+/// writes behind. `replay_after` is called with no lock held and may do I/O; its answer
+/// must reflect every `store` and `forget_session` call made before it (a write-behind
+/// store sends reads through the same ordered queue as its writes). The transport reads
+/// again for events stored while a replay was in flight, so none is lost or repeated.
 pub trait EventStore: Send + Sync + 'static {
     /// Records event `id` of `session`. `data` is the JSON-RPC message text, empty for a
     /// priming event.
@@ -64,8 +75,9 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// The events of `after`'s stream that came later than `after`, in order; `None`
     /// when `after` cannot be mapped (unknown session or stream, or events after it
-    /// were already evicted, so the replay would have a gap).
-    fn replay_after(&self, session: &str, after: EventId) -> Option<Vec<(EventId, Arc<str>)>>;
+    /// were already evicted, so the replay would have a gap) or the store cannot be
+    /// read.
+    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'static, Replay>;
 
     /// Forgets everything of a session that ended.
     fn forget_session(&self, session: &str);
@@ -139,7 +151,20 @@ impl EventStore for InMemoryEventStore {
         stream.push_back((id.seq, data));
     }
 
-    fn replay_after(&self, session: &str, after: EventId) -> Option<Vec<(EventId, Arc<str>)>> {
+    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'static, Replay> {
+        futures::future::ready(self.replay_now(session, after)).boxed()
+    }
+
+    fn forget_session(&self, session: &str) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session);
+    }
+}
+
+impl InMemoryEventStore {
+    fn replay_now(&self, session: &str, after: EventId) -> Replay {
         let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         let stream = sessions.get(session)?.streams.get(&after.stream)?;
         let first = stream.front()?.0;
@@ -161,13 +186,6 @@ impl EventStore for InMemoryEventStore {
                 })
                 .collect(),
         )
-    }
-
-    fn forget_session(&self, session: &str) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(session);
     }
 }
 
@@ -193,29 +211,29 @@ mod tests {
             store.store("s", EventId { stream: 2, seq }, data(&format!("b{seq}")));
         }
         let got = store
-            .replay_after("s", EventId { stream: 1, seq: 2 })
+            .replay_now("s", EventId { stream: 1, seq: 2 })
             .unwrap();
         assert_eq!(got, vec![(EventId { stream: 1, seq: 3 }, data("a3"))]);
         // seq 0 was evicted: replaying after it would skip seq 1.
         assert!(
             store
-                .replay_after("s", EventId { stream: 1, seq: 0 })
+                .replay_now("s", EventId { stream: 1, seq: 0 })
                 .is_none()
         );
         assert!(
             store
-                .replay_after("s", EventId { stream: 9, seq: 0 })
+                .replay_now("s", EventId { stream: 9, seq: 0 })
                 .is_none()
         );
         assert!(
             store
-                .replay_after("t", EventId { stream: 1, seq: 3 })
+                .replay_now("t", EventId { stream: 1, seq: 3 })
                 .is_none()
         );
         store.forget_session("s");
         assert!(
             store
-                .replay_after("s", EventId { stream: 1, seq: 3 })
+                .replay_now("s", EventId { stream: 1, seq: 3 })
                 .is_none()
         );
     }

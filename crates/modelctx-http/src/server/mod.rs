@@ -33,7 +33,7 @@ use tokio::time::Instant;
 pub use config::{
     ErrorCallback, HostPolicy, OriginPolicy, Rejection, StreamableHttpServerConfig, cors_layer,
 };
-pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId};
+pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId, Replay};
 pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
@@ -303,7 +303,7 @@ where
             extensions.insert(parts.headers.clone());
             post(inner, &parts.headers, &extensions, body).await
         }
-        Method::GET => get(inner, &parts.headers),
+        Method::GET => get(inner, &parts.headers).await,
         Method::DELETE => delete(inner, &parts.headers),
         _ => {
             let mut response = inner.reject(
@@ -741,7 +741,7 @@ fn sse_response(mut events: futures::stream::BoxStream<'static, Bytes>) -> Respo
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
-fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
+async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
     if !accepts(headers, "text/event-stream") {
         return inner.reject(
             StatusCode::NOT_ACCEPTABLE,
@@ -769,7 +769,7 @@ fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
                     "Bad Request: Last-Event-ID is not an event id of this server",
                 );
             };
-            match session.resume(after) {
+            match session.resume(after).await {
                 Ok(events) => events,
                 Err(()) => {
                     return inner.reject(

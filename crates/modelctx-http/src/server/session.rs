@@ -353,13 +353,50 @@ impl SessionState {
     /// Resumes the stream `after` belongs to: its later events, then (if the stream is
     /// still open) what comes next, on a connection that replaces any older one. `Err`
     /// when the id cannot be mapped.
-    pub(crate) fn resume(
+    ///
+    /// The store is read with no lock held (a remote store does I/O). Events routed
+    /// while it was read went to the connection being replaced, or nowhere: once the new
+    /// connection is in place (everything from `cutoff` on goes to it), the store is read
+    /// again for the events in between, so the client gets each event once, in order.
+    pub(crate) async fn resume(
         &self,
         after: EventId,
     ) -> Result<futures::stream::BoxStream<'static, Bytes>, ()> {
-        let store = self.config.event_store.as_ref().ok_or(())?;
-        let mut routes = self.routes();
-        let replay = store.replay_after(&self.id, after).ok_or(())?;
+        let store = self.config.event_store.clone().ok_or(())?;
+        let open_before = self.routes().streams.contains_key(&after.stream);
+        let mut replay = store.replay_after(&self.id, after).await.ok_or(())?;
+        let last = replay.last().map_or(after.seq, |(id, _)| id.seq);
+        let (cutoff, rx) = {
+            let mut routes = self.routes();
+            match routes.streams.get_mut(&after.stream) {
+                Some(stream) => {
+                    // A resumption replaces the connection it resumes: the client lost
+                    // it, even if the server has not noticed yet.
+                    stream.backlog.clear();
+                    let (tx, rx) = mpsc::channel(self.config.stream_queue);
+                    stream.conn = Some(tx);
+                    (Some(stream.next_seq), Some(rx))
+                }
+                // The stream is complete: the store holds all there is.
+                None => (None, None),
+            }
+        };
+        let missed = match cutoff {
+            Some(cutoff) => last + 1 < cutoff,
+            // Completed while the store was read: its last events came after the read.
+            None => open_before,
+        };
+        if missed {
+            let since = EventId {
+                stream: after.stream,
+                seq: last,
+            };
+            let more = store.replay_after(&self.id, since).await.ok_or(())?;
+            replay.extend(
+                more.into_iter()
+                    .filter(|(id, _)| id.seq > last && cutoff.is_none_or(|c| id.seq < c)),
+            );
+        }
         let first: Vec<Bytes> = replay
             .iter()
             .map(|(id, data)| {
@@ -367,18 +404,10 @@ impl SessionState {
                 sse::encode(Some(*id), data, retry)
             })
             .collect();
-        match routes.streams.get_mut(&after.stream) {
-            Some(stream) => {
-                // A resumption replaces the connection it resumes: the client lost it,
-                // even if the server has not noticed yet.
-                stream.backlog.clear();
-                let (tx, rx) = mpsc::channel(self.config.stream_queue);
-                stream.conn = Some(tx);
-                Ok(chain(first, rx))
-            }
-            // The stream is complete: the replay is all there is.
-            None => Ok(futures::stream::iter(first).boxed()),
-        }
+        Ok(match rx {
+            Some(rx) => chain(first, rx),
+            None => futures::stream::iter(first).boxed(),
+        })
     }
 
     /// Closes the connection carrying request `id`'s stream without ending the stream;
@@ -850,6 +879,94 @@ mod tests {
         assert!(handled.await.is_err(), "released by the end");
     }
 
+    /// An event store whose first replay answers only once `go` is sent, saying on
+    /// `called` that it was asked (a remote store's round trip, made observable).
+    struct SlowReplay {
+        inner: InMemoryEventStore,
+        called: mpsc::UnboundedSender<()>,
+        go: Mutex<Option<oneshot::Receiver<()>>>,
+    }
+
+    impl crate::server::event_store::EventStore for SlowReplay {
+        fn store(&self, session: &str, id: EventId, data: Arc<str>) {
+            self.inner.store(session, id, data);
+        }
+
+        fn replay_after(
+            &self,
+            session: &str,
+            after: EventId,
+        ) -> BoxFuture<'static, crate::server::event_store::Replay> {
+            // What was stored when asked; the answer comes later.
+            let snapshot = self.inner.replay_after(session, after);
+            let go = self.go.lock().unwrap().take();
+            let _ = self.called.send(());
+            Box::pin(async move {
+                if let Some(go) = go {
+                    let _ = go.await;
+                }
+                snapshot.await
+            })
+        }
+
+        fn forget_session(&self, session: &str) {
+            self.inner.forget_session(session);
+        }
+    }
+
+    #[tokio::test]
+    async fn events_routed_while_the_store_reads_reach_the_resumed_stream_once() {
+        let (called, mut asked) = mpsc::unbounded_channel();
+        let (go, gate) = oneshot::channel();
+        let store = SlowReplay {
+            inner: InMemoryEventStore::new(),
+            called,
+            go: Mutex::new(Some(gate)),
+        };
+        let config = StreamableHttpServerConfig::default()
+            .stream_queue(2)
+            .event_store(Arc::new(store));
+        let (state, _rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
+        let unread = state.open_standalone().unwrap();
+        for i in 0..5 {
+            state.route_outbound(note(i)).unwrap();
+        }
+        assert!(!state.has_live_connection(), "the slow reader was cut off");
+        drop(unread);
+        let resuming = tokio::spawn({
+            let state = state.clone();
+            async move { state.resume(EventId { stream: 0, seq: 0 }).await }
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(5), asked.recv())
+            .await
+            .unwrap();
+        // Routed while the store is being read: not in its answer, not on any
+        // connection.
+        for i in 5..8 {
+            state.route_outbound(note(i)).unwrap();
+        }
+        go.send(()).unwrap();
+        let resumed = tokio::time::timeout(std::time::Duration::from_secs(5), resuming)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        // And after: on the new connection.
+        for i in 8..10 {
+            state.route_outbound(note(i)).unwrap();
+        }
+        state.terminate();
+        let text = String::from_utf8(resumed.collect::<Vec<Bytes>>().await.concat()).unwrap();
+        let mut at = 0;
+        for i in 0..10 {
+            let needle = format!(r#""i":{i}}}"#);
+            assert_eq!(text.matches(&needle).count(), 1, "note {i} once: {text}");
+            let found = text.find(&needle).unwrap();
+            assert!(found >= at, "note {i} in order: {text}");
+            at = found;
+        }
+    }
+
     #[tokio::test]
     async fn a_slow_reader_is_cut_off_and_resumes_from_the_store() {
         let config = StreamableHttpServerConfig::default()
@@ -869,7 +986,7 @@ mod tests {
         let got: Vec<Bytes> = unread.collect().await;
         assert_eq!(got.len(), 3);
         // Everything is in the store, in order, for a resumption after the priming id.
-        let resumed = state.resume(EventId { stream: 0, seq: 0 }).unwrap();
+        let resumed = state.resume(EventId { stream: 0, seq: 0 }).await.unwrap();
         state.terminate();
         let events: Vec<Bytes> = resumed.collect().await;
         assert_eq!(events.len(), 10);

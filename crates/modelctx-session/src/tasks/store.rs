@@ -39,6 +39,17 @@ impl TaskOwner {
         }
     }
 
+    /// The session the task was created on, if any (a store that keeps tasks outside
+    /// this process writes it down).
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// The authenticated caller that created the task, if any.
+    pub fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+
     /// Whether a requestor identified as `self` may see a task owned by `owner`.
     pub fn may_access(&self, owner: &TaskOwner) -> bool {
         match (&owner.principal, &owner.session) {

@@ -1,0 +1,78 @@
+//! Redis-backed stores for modelctx servers that run as several processes behind one
+//! load balancer, or that must keep state across a restart.
+//!
+//! - [`RedisEventStore`] implements the streamable HTTP transport's
+//!   [`EventStore`](modelctx_http::EventStore): every SSE event of a resumable stream
+//!   goes to a Redis Stream, bounded in length and age, and a `Last-Event-ID` replays
+//!   exactly the events after it, in order, from that stream only.
+//! - [`RedisTaskStore`] implements the sessions' [`TaskStore`](modelctx_session::tasks::TaskStore):
+//!   status, results and expiry of tasks, shared by every process on the same Redis,
+//!   with the same owner checks and cursors as the in-memory store.
+//! - `RedisAuthorizationStore` (feature `oauth`) implements the bundled OAuth
+//!   authorization server's `AuthorizationStore`: clients, and codes, refresh tokens
+//!   and pending consents taken out atomically, so each is used once across processes.
+//!
+//! Every key starts with a configurable prefix (`"modelctx:"` by default). Event and
+//! task keys expire on their own (only the task store's four index keys do not, and
+//! they are bounded by its capacity), so a Redis shared for months does not fill up
+//! with dead sessions.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use modelctx_http::StreamableHttpServerConfig;
+//! use modelctx_redis::{RedisEventStore, RedisEventStoreConfig, RedisTaskStore, RedisTaskStoreConfig};
+//!
+//! let url = "redis://127.0.0.1:6379/";
+//! let events = RedisEventStore::connect(url, RedisEventStoreConfig::default().prefix("app:")).await?;
+//! let tasks = RedisTaskStore::connect(url, RedisTaskStoreConfig::default().prefix("app:")).await?;
+//! let http = StreamableHttpServerConfig::default().event_store(Arc::new(events));
+//! // `tasks` goes to `ServerBuilder::task_store(Arc::new(tasks))`.
+//! # let _ = (http, tasks);
+//! # Ok(()) }
+//! ```
+//!
+//! What this crate does not do yet: a session started on one process is still known
+//! only to that process (the HTTP transport's session registry is in memory), so
+//! requests of a 2025-era session must reach the process that created it. See
+//! ARCHITECTURE.md for the seams that sharing sessions needs.
+//!
+//! | feature | what |
+//! |---|---|
+//! | — | the event and task stores, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
+//! | `oauth` | `RedisAuthorizationStore`, for modelctx-oauth's `authorization-server` |
+
+#![deny(missing_docs)]
+
+mod events;
+mod keys;
+#[cfg(feature = "oauth")]
+mod oauth;
+mod tasks;
+
+pub use events::{RedisEventStore, RedisEventStoreConfig};
+#[cfg(feature = "oauth")]
+pub use oauth::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
+pub use tasks::{RedisTaskStore, RedisTaskStoreConfig};
+
+/// The redis-rs crate this one is built on, for [`ConnectionManager`](redis::aio::ConnectionManager)
+/// and its configuration.
+pub use redis;
+
+/// The key prefix unless configured otherwise.
+pub const DEFAULT_PREFIX: &str = "modelctx:";
+
+/// Bounds on one Redis round trip: a store never hangs on a Redis that stopped
+/// answering.
+const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A reconnecting connection to the Redis at `url`, with bounded connect and response
+/// times (5 s each).
+pub async fn connect(url: &str) -> Result<redis::aio::ConnectionManager, redis::RedisError> {
+    let client = redis::Client::open(url)?;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(CONNECT_TIMEOUT))
+        .set_response_timeout(Some(RESPONSE_TIMEOUT));
+    redis::aio::ConnectionManager::new_with_config(client, config).await
+}

@@ -1,0 +1,245 @@
+//! [`RedisAuthorizationStore`]: the bundled authorization server's clients and grants,
+//! shared by every process of it.
+
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use modelctx_oauth::{AuthorizationStore, Grant, GrantKind, RegisteredClient, StoreError};
+use redis::aio::ConnectionManager;
+
+use crate::keys::Keys;
+
+/// Bounds and key names of a [`RedisAuthorizationStore`].
+#[derive(Debug, Clone)]
+pub struct RedisAuthorizationStoreConfig {
+    pub(crate) prefix: String,
+    pub(crate) max_clients: usize,
+    pub(crate) max_grants: usize,
+}
+
+impl Default for RedisAuthorizationStoreConfig {
+    fn default() -> Self {
+        Self {
+            prefix: crate::DEFAULT_PREFIX.to_owned(),
+            max_clients: 10_000,
+            max_grants: 100_000,
+        }
+    }
+}
+
+impl RedisAuthorizationStoreConfig {
+    /// Every key starts with `prefix` (default `"modelctx:"`).
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Clients and live grants kept at most (defaults 10,000 and 100,000, as the
+    /// in-memory store): anyone may register a client or open a consent page, so past
+    /// that new ones are refused (the server answers `server_error`).
+    pub fn limits(mut self, max_clients: usize, max_grants: usize) -> Self {
+        self.max_clients = max_clients;
+        self.max_grants = max_grants;
+        self
+    }
+}
+
+/// An [`AuthorizationStore`] in Redis.
+///
+/// A client is one JSON value (`<prefix>oauth:client:<id>`, listed in the set
+/// `oauth:clients` for the bound); a grant is one JSON value
+/// (`<prefix>oauth:grant:<kind>:<key>`, the key being the SHA-256 the server computed)
+/// that Redis expires at the grant's `expires_at`, listed by expiry in
+/// `oauth:grants` for the bound (expired entries purged at every insert).
+/// `take_grant` gets and deletes in one script, so a code or refresh token is used
+/// once even when two processes see it at the same moment.
+pub struct RedisAuthorizationStore {
+    conn: ConnectionManager,
+    keys: Keys,
+    config: RedisAuthorizationStoreConfig,
+    put_client: redis::Script,
+    put_grant: redis::Script,
+    take_grant: redis::Script,
+}
+
+impl fmt::Debug for RedisAuthorizationStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisAuthorizationStore")
+            .field("prefix", &self.keys.prefix())
+            .finish_non_exhaustive()
+    }
+}
+
+/// KEYS: client, clients set. ARGV: id, JSON, max clients. -1 when full.
+const PUT_CLIENT: &str = r"
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 0 and
+   redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[3]) then
+  return -1
+end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[1])
+return 1
+";
+
+/// KEYS: grant, grants index. ARGV: now ms, index member, JSON, expiry ms, max
+/// grants, grant key prefix. -1 when full.
+const PUT_GRANT: &str = r"
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+for _, member in ipairs(expired) do redis.call('DEL', ARGV[6] .. member) end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+if redis.call('ZSCORE', KEYS[2], ARGV[2]) == false and
+   redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
+  return -1
+end
+redis.call('SET', KEYS[1], ARGV[3], 'PXAT', ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[2])
+return 1
+";
+
+/// KEYS: grant, grants index. ARGV: index member. The grant's JSON, or nil.
+const TAKE_GRANT: &str = r"
+local grant = redis.call('GET', KEYS[1])
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return grant
+";
+
+impl RedisAuthorizationStore {
+    /// A store on `conn`.
+    pub fn new(conn: ConnectionManager, config: RedisAuthorizationStoreConfig) -> Self {
+        Self {
+            conn,
+            keys: Keys::new(&config.prefix),
+            config,
+            put_client: redis::Script::new(PUT_CLIENT),
+            put_grant: redis::Script::new(PUT_GRANT),
+            take_grant: redis::Script::new(TAKE_GRANT),
+        }
+    }
+
+    /// Connects to the Redis at `url` with a reconnecting [`ConnectionManager`] and
+    /// builds a store on it.
+    pub async fn connect(
+        url: &str,
+        config: RedisAuthorizationStoreConfig,
+    ) -> Result<Self, redis::RedisError> {
+        Ok(Self::new(crate::connect(url).await?, config))
+    }
+}
+
+/// The grant kind as its serde name (`pending`, `code`, ...).
+fn kind_name(kind: GrantKind) -> Result<String, StoreError> {
+    match serde_json::to_value(kind) {
+        Ok(serde_json::Value::String(name)) => Ok(name),
+        _ => Err(StoreError("unknown grant kind".into())),
+    }
+}
+
+fn unavailable(_: redis::RedisError) -> StoreError {
+    // The Redis error stays here: it may name hosts and keys.
+    StoreError("the authorization store is unavailable".into())
+}
+
+fn corrupt(_: serde_json::Error) -> StoreError {
+    StoreError("the authorization store holds a value it cannot read".into())
+}
+
+impl AuthorizationStore for RedisAuthorizationStore {
+    fn put_client(&self, client: RegisteredClient) -> BoxFuture<'_, Result<(), StoreError>> {
+        async move {
+            let json = serde_json::to_string(&client).map_err(corrupt)?;
+            let n: i64 = self
+                .put_client
+                .key(self.keys.oauth_client(&client.client_id))
+                .key(self.keys.oauth_clients())
+                .arg(&client.client_id)
+                .arg(json)
+                .arg(self.config.max_clients)
+                .invoke_async(&mut self.conn.clone())
+                .await
+                .map_err(unavailable)?;
+            if n < 0 {
+                return Err(StoreError("the client store is full".into()));
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn client<'a>(
+        &'a self,
+        client_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<RegisteredClient>, StoreError>> {
+        async move {
+            let json: Option<String> = redis::cmd("GET")
+                .arg(self.keys.oauth_client(client_id))
+                .query_async(&mut self.conn.clone())
+                .await
+                .map_err(unavailable)?;
+            json.map(|j| serde_json::from_str(&j).map_err(corrupt))
+                .transpose()
+        }
+        .boxed()
+    }
+
+    fn put_grant<'a>(
+        &'a self,
+        kind: GrantKind,
+        key: &'a str,
+        grant: Grant,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        async move {
+            let member = format!("{}:{key}", kind_name(kind)?);
+            let json = serde_json::to_string(&grant).map_err(corrupt)?;
+            let now_ms = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            // Expired already: Redis would drop it at once; keep it out altogether.
+            let expiry_ms = grant.expires_at.saturating_mul(1000);
+            if expiry_ms <= now_ms {
+                return Ok(());
+            }
+            let n: i64 = self
+                .put_grant
+                .key(self.keys.oauth_grant(&member))
+                .key(self.keys.oauth_grants())
+                .arg(now_ms)
+                .arg(&member)
+                .arg(json)
+                .arg(expiry_ms)
+                .arg(self.config.max_grants)
+                .arg(self.keys.oauth_grant_prefix())
+                .invoke_async(&mut self.conn.clone())
+                .await
+                .map_err(unavailable)?;
+            if n < 0 {
+                return Err(StoreError("the grant store is full".into()));
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn take_grant<'a>(
+        &'a self,
+        kind: GrantKind,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Grant>, StoreError>> {
+        async move {
+            let member = format!("{}:{key}", kind_name(kind)?);
+            let json: Option<String> = self
+                .take_grant
+                .key(self.keys.oauth_grant(&member))
+                .key(self.keys.oauth_grants())
+                .arg(&member)
+                .invoke_async(&mut self.conn.clone())
+                .await
+                .map_err(unavailable)?;
+            json.map(|j| serde_json::from_str(&j).map_err(corrupt))
+                .transpose()
+        }
+        .boxed()
+    }
+}

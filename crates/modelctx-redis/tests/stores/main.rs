@@ -1,0 +1,10 @@
+//! The Redis stores against a real `redis-server` (one per test, see `support`), in one
+//! test binary: each file is a suite.
+
+mod events;
+mod http;
+mod keys;
+#[cfg(feature = "oauth")]
+mod oauth;
+mod support;
+mod tasks;
