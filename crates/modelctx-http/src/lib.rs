@@ -53,7 +53,7 @@
 //! | `server` | `StreamableHttpService`, `EventStore`, `cors_layer`, `hosting` | axum, tower, tower-http |
 //! | `client` | `StreamableHttpClientTransport`, `AuthHook` | reqwest (no TLS) |
 //!
-//! | `rustls` | HTTPS: the client's default reqwest client speaks TLS (web-PKI roots, `add_root_certificate`); the server's `serve_tls`, `hosting::serve_router_tls`; [`tls`] | rustls (ring provider), tokio-rustls, webpki-roots |
+//! | `rustls` | HTTPS: the client's default reqwest client speaks TLS (web-PKI roots, `add_root_certificate`); the server's `serve_tls`, `hosting::serve_router_tls`; the `tls` module | rustls (ring provider), tokio-rustls, webpki-roots |
 //! | `rustls-native-roots` | `rustls`, and the client trusts the system's certificate store too | rustls-native-certs |
 //!
 //! None is on by default, and without `rustls` no TLS crate is built: the client then

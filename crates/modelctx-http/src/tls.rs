@@ -8,7 +8,7 @@
 //!   [`client_config`] for its TLS, say) and pass it to their `client`.
 //! - **Server**: [`server_config`] / [`server_config_from_pem`] make a
 //!   [`rustls::ServerConfig`] for `StreamableHttpService::serve_tls` and
-//!   [`hosting::serve_router_tls`](crate::hosting::serve_router_tls).
+//!   `hosting::serve_router_tls` (feature `server`).
 //!
 //! The provider is passed explicitly (`builder_with_provider`), so a build in which
 //! another crate also enables rustls' aws-lc provider does not make rustls panic over
