@@ -1,7 +1,8 @@
 //! Streamable HTTP over TLS, end to end: a certificate authority and a server
 //! certificate made at test time (rcgen, ring), a server behind `serve_tls`, our client
 //! trusting the CA through `add_root_certificate` and calling a tool over `https://`;
-//! a client that does not trust it fails, saying why.
+//! a client that does not trust it fails, saying why. The legacy HTTP+SSE transport
+//! likewise.
 
 use std::time::Duration;
 
@@ -160,4 +161,54 @@ async fn a_plain_http_client_on_the_tls_port_gets_no_answer_and_the_server_survi
     .await
     .unwrap();
     assert_eq!(text_of(&result), "over TLS");
+}
+
+#[tokio::test]
+async fn the_legacy_sse_transport_serves_and_connects_over_https() {
+    let certs = certificates();
+    let config =
+        tls::server_config_from_pem(certs.chain_pem.as_bytes(), certs.key_pem.as_bytes()).unwrap();
+    let server = server();
+    let service = modelctx_sse::SseService::new(move |t| {
+        server.serve(t);
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}/sse",
+        listener.local_addr().unwrap().port()
+    );
+    tokio::spawn(service.serve_tls(listener, config, std::future::pending()));
+
+    let transport = within(
+        "the event stream",
+        modelctx_sse::SseClientTransport::builder(&url)
+            .add_root_certificate(certs.ca)
+            .connect(),
+    )
+    .await
+    .expect("the SSE stream opens over https");
+    let client = within(
+        "the client to connect",
+        Client::builder("tls-client", "1.0.0")
+            .mode(modelctx::client::ConnectMode::Legacy)
+            .connect(transport),
+    )
+    .await
+    .unwrap();
+    let result = within(
+        "the call",
+        client.call_tool("secure-echo", JsonObject::new()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&result), "over TLS");
+
+    // Without the CA: the stream does not open, and the error says why.
+    let error = within(
+        "the refusal",
+        modelctx_sse::SseClientTransport::connect(&url),
+    )
+    .await
+    .expect_err("an untrusted certificate must not connect");
+    assert!(error.to_string().contains("UnknownIssuer"), "{error}");
 }
