@@ -53,8 +53,17 @@
 //! | `server` | `StreamableHttpService`, `EventStore`, `cors_layer`, `hosting` | axum, tower, tower-http |
 //! | `client` | `StreamableHttpClientTransport`, `AuthHook` | reqwest (no TLS) |
 //!
-//! Neither is on by default. TLS for the client comes from the `reqwest::Client` you pass
-//! in (build it with the TLS backend of your choice).
+//! | `rustls` | HTTPS: the client's default reqwest client speaks TLS (web-PKI roots, `add_root_certificate`); the server's `serve_tls`, `hosting::serve_router_tls`; the `tls` module | rustls (ring provider), tokio-rustls, webpki-roots |
+//! | `rustls-native-roots` | `rustls`, and the client trusts the system's certificate store too | rustls-native-certs |
+//!
+//! None is on by default, and without `rustls` no TLS crate is built: the client then
+//! refuses an `https` URL with an error that says so, unless you pass a
+//! `reqwest::Client` of your own (built with the TLS backend of your choice) to the
+//! builder's `client`.
+//!
+//! Tracing: the crate emits [`tracing`](https://docs.rs/tracing) events (target
+//! `modelctx_http`) for every transport-level rejection, with its `status` and `reason`;
+//! it never installs a subscriber.
 
 #[cfg(feature = "client")]
 mod client;
@@ -65,6 +74,8 @@ mod server;
 mod shared;
 #[cfg(feature = "server")]
 mod sse;
+#[cfg(feature = "rustls")]
+pub mod tls;
 
 #[cfg(feature = "client")]
 pub use client::{

@@ -83,6 +83,10 @@ impl Transport for MemoryTransport {
     type Sink = MemorySink;
     type Stream = MemoryStream;
 
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+
     fn split(self) -> (MemorySink, MemoryStream) {
         (self.sink, self.stream)
     }

@@ -34,6 +34,16 @@ pub(crate) enum Phase {
 }
 
 impl Phase {
+    /// The protocol era, for tracing: `"2026"` in the stateless era (2026-07-28),
+    /// `"2025"` otherwise (the handshake revisions, 2024-11-05 to 2025-11-25).
+    pub(crate) fn era(self) -> &'static str {
+        if self == Phase::Stateless {
+            "2026"
+        } else {
+            "2025"
+        }
+    }
+
     /// Whether requests are served (after the handshake, or in the stateless era).
     pub(crate) fn is_serving(self) -> bool {
         matches!(self, Phase::Operational | Phase::Stateless)

@@ -228,6 +228,9 @@ pub(crate) struct Shared {
     pub(crate) sends_in_flight: std::sync::atomic::AtomicUsize,
     /// Fires when `sends_in_flight` drops to zero.
     pub(crate) sends_idle: tokio::sync::Notify,
+    /// The session's tracing span (`mcp.session`), the parent of its request spans;
+    /// disabled (and free) when no subscriber wants it.
+    pub(crate) span: tracing::Span,
 }
 
 impl modelctx_transport::RequestClocks for Shared {
@@ -560,7 +563,19 @@ impl Peer {
             id: id.clone(),
             method: method.clone(),
         };
-        let fut = run_request(guard, request, options, rx, progress_rx);
+        let span = tracing::info_span!(
+            target: "modelctx_session",
+            parent: &shared.span,
+            "mcp.request",
+            direction = "outbound",
+            method = %method,
+            id = %id,
+            era = shared.phase.get().era(),
+        );
+        let fut = tracing::Instrument::instrument(
+            run_request(guard, request, options, rx, progress_rx),
+            span,
+        );
         RequestHandle {
             id: Some(id),
             method,

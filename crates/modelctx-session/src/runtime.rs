@@ -37,7 +37,6 @@ const SEND_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
     let mirrored = transport.stateless_era_request().map(Arc::from);
     let stateless_era = config.serves_stateless_era() && mirrored.is_some();
-    let (sink, stream) = transport.split();
     let phase = if stateless_era {
         Phase::Stateless
     } else if config.pre_initialized {
@@ -45,6 +44,21 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     } else {
         Phase::New
     };
+    // The era is known here only for a stateless request or a pre-initialised session;
+    // otherwise it is recorded when the first request shows it (`on_request`). The
+    // fields are evaluated only when a subscriber enables the span.
+    let span = tracing::info_span!(
+        target: "modelctx_session",
+        "mcp.session",
+        role = role_name(config.role),
+        transport = transport.kind(),
+        session_id = transport.session_id(),
+        era = tracing::field::Empty,
+    );
+    if phase != Phase::New {
+        span.record("era", phase.era());
+    }
+    let (sink, stream) = transport.split();
     let shared = Arc::new(Shared {
         role: config.role,
         semaphore: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
@@ -62,6 +76,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         mirrored,
         sends_in_flight: std::sync::atomic::AtomicUsize::new(0),
         sends_idle: tokio::sync::Notify::new(),
+        span,
     });
     let peer = Peer {
         shared: shared.clone(),
@@ -79,8 +94,16 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         core,
         notify_tx: None,
     };
-    tokio::spawn(receiver.run(stream));
+    let span = receiver.core.shared.span.clone();
+    tokio::spawn(tracing::Instrument::instrument(receiver.run(stream), span));
     peer
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Client => "client",
+        Role::Server => "server",
+    }
 }
 
 /// What the runtime hands the service in arrival order: notifications, and errors the
@@ -228,7 +251,11 @@ impl Receiver {
             return;
         }
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(notification_task(job, self.core.clone(), rx));
+        let span = self.core.shared.span.clone();
+        tokio::spawn(tracing::Instrument::instrument(
+            notification_task(job, self.core.clone(), rx),
+            span,
+        ));
         self.notify_tx = Some(tx);
     }
 
@@ -365,6 +392,7 @@ impl Core {
             // The stateless era: this request and every later one stand on their own
             // envelope (the server checks it); there is no handshake to wait for.
             shared.phase.advance(Phase::New, Phase::Stateless);
+            shared.span.record("era", Phase::Stateless.era());
         }
         // `ping` is gone from the stateless era: the server answers it like any
         // unknown method.
@@ -378,6 +406,9 @@ impl Core {
             return None;
         }
         let is_initialize = shared.role == Role::Server && request.method == lifecycle::INITIALIZE;
+        if is_initialize {
+            shared.span.record("era", Phase::New.era());
+        }
         if is_initialize && shared.initialize_seen.swap(true, Ordering::AcqRel) {
             let error = ErrorData::invalid_request("initialize may be sent only once per session");
             self.respond_error(request.id, error);
@@ -421,10 +452,19 @@ impl Core {
         if self.peer.is_closed() {
             token.cancel();
         }
+        let span = tracing::info_span!(
+            target: "modelctx_session",
+            parent: &shared.span,
+            "mcp.request",
+            direction = "inbound",
+            method = %request.method,
+            id = %request.id,
+            era = shared.phase.get().era(),
+        );
         let shared = shared.clone();
         let service = self.service.clone();
         let peer = self.peer.clone();
-        Some(Box::pin(async move {
+        let job = async move {
             let id = request.id.clone();
             let outcome = handle(
                 &shared,
@@ -465,7 +505,8 @@ impl Core {
                 }
             };
             let _ = shared.send(message, Some(id)).await;
-        }))
+        };
+        Some(Box::pin(tracing::Instrument::instrument(job, span)))
     }
 }
 

@@ -310,6 +310,10 @@ impl Transport for StdioClient {
     type Sink = StdioSink;
     type Stream = StdioStream;
 
+    fn kind(&self) -> &'static str {
+        "stdio"
+    }
+
     fn split(self) -> (StdioSink, StdioStream) {
         self.transport.split()
     }

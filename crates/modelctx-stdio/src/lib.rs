@@ -37,6 +37,10 @@
 //! `.with_writer(std::io::stderr)`. The host usually shows or records the server's
 //! stderr; `Stderr` gives a client the same choice.
 //!
+//! The crate itself writes nothing anywhere: every [`Diagnostic`] is also a
+//! [`tracing`](https://docs.rs/tracing) event (target `modelctx_stdio`), for the
+//! subscriber the application installs, if any.
+//!
 //! # Example
 //!
 //! Two ends of the stdio framing, connected by an in-process pipe:

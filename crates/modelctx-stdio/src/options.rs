@@ -93,6 +93,21 @@ impl StdioOptions {
     }
 
     pub(crate) fn report(&self, diagnostic: Diagnostic) {
+        // An event for a tracing subscriber (never written anywhere by this crate).
+        match &diagnostic {
+            Diagnostic::SkippedLine { reason, len } => {
+                tracing::warn!(target: "modelctx_stdio", %reason, len, "non-JSON line skipped");
+            }
+            Diagnostic::InvalidMessage { reason } => {
+                tracing::warn!(target: "modelctx_stdio", %reason, "invalid JSON-RPC message");
+            }
+            Diagnostic::PartialLineAtEof { len } => {
+                tracing::warn!(target: "modelctx_stdio", len, "partial line dropped at end of input");
+            }
+            Diagnostic::Fatal { reason } => {
+                tracing::error!(target: "modelctx_stdio", %reason, "stdio input failed");
+            }
+        }
         if let Some(f) = &self.on_diagnostic {
             f(&diagnostic);
         }

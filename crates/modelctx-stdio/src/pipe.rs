@@ -84,6 +84,10 @@ impl Transport for StdioTransport {
     type Sink = StdioSink;
     type Stream = StdioStream;
 
+    fn kind(&self) -> &'static str {
+        "stdio"
+    }
+
     fn split(self) -> (StdioSink, StdioStream) {
         (self.sink, self.stream)
     }

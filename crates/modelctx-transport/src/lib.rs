@@ -353,6 +353,20 @@ pub trait Transport: Send + 'static {
     fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
         None
     }
+
+    /// A short name of the transport (`"stdio"`, `"memory"`, `"streamable-http"`,
+    /// `"sse"`), for diagnostics: the session runtime records it in the session's
+    /// tracing span. Default `"custom"`.
+    fn kind(&self) -> &'static str {
+        "custom"
+    }
+
+    /// The transport's own session id, when it has one when the session starts (the
+    /// servers of streamable HTTP and legacy SSE): recorded in the session's tracing
+    /// span. Default `None`.
+    fn session_id(&self) -> Option<String> {
+        None
+    }
 }
 
 impl<S: MessageSink, R: MessageStream> Transport for (S, R) {

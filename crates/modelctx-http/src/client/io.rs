@@ -208,10 +208,9 @@ async fn request(
                 .header(header::CONTENT_TYPE, "application/json")
                 .body(b.clone());
         }
-        let response = rb
-            .send()
-            .await
-            .map_err(|e| TransportError::other(format!("{UNDELIVERED}: {e}")))?;
+        let response = rb.send().await.map_err(|e| {
+            TransportError::other(format!("{UNDELIVERED}: {}", super::error_chain(&e)))
+        })?;
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth
@@ -388,7 +387,7 @@ async fn run_stateless(
             .body(body.clone())
             .send()
             .await
-            .map_err(|e| format!("{UNDELIVERED}: {e}"))?;
+            .map_err(|e| format!("{UNDELIVERED}: {}", super::error_chain(&e)))?;
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth

@@ -184,6 +184,8 @@ pub struct StreamableHttpClientBuilder {
     resume_streams: bool,
     session: Option<String>,
     protocol_version: Option<String>,
+    #[cfg(feature = "rustls")]
+    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 }
 
 impl fmt::Debug for StreamableHttpClientBuilder {
@@ -202,6 +204,20 @@ impl StreamableHttpClientBuilder {
     #[must_use]
     pub fn client(mut self, client: reqwest::Client) -> Self {
         self.http = Some(client);
+        self
+    }
+
+    /// Trusts `root` (a private CA, or a self-signed server certificate) besides the
+    /// built-in roots, in the default client (not in one passed to
+    /// [`client`](Self::client)). Read PEM with
+    /// [`tls::certificates_from_pem`](crate::tls::certificates_from_pem).
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn add_root_certificate(
+        mut self,
+        root: rustls::pki_types::CertificateDer<'static>,
+    ) -> Self {
+        self.roots.push(root);
         self
     }
 
@@ -289,7 +305,18 @@ impl StreamableHttpClientBuilder {
         }
         let http = match self.http {
             Some(c) => c,
-            None => default_client()?,
+            None => {
+                #[cfg(not(feature = "rustls"))]
+                if parsed.scheme() == "https" {
+                    return Err(TransportError::other(NO_TLS));
+                }
+                #[cfg(feature = "rustls")]
+                let tls = crate::tls::client_config(&self.roots)
+                    .map_err(|e| TransportError::other(format!("TLS: {e}")))?;
+                #[cfg(not(feature = "rustls"))]
+                let tls = ();
+                default_client(tls)?
+            }
         };
         let (tx, rx) = mpsc::channel(256);
         let closed = CancellationToken::new();
@@ -320,8 +347,33 @@ impl StreamableHttpClientBuilder {
     }
 }
 
-/// A client that follows redirects only within the original origin.
-fn default_client() -> Result<reqwest::Client, TransportError> {
+/// Why an `https` endpoint cannot be reached by a build without TLS.
+#[cfg(not(feature = "rustls"))]
+pub(crate) const NO_TLS: &str = "an https endpoint needs TLS: enable the `rustls` feature \
+    (of modelctx-http, or of modelctx), or pass a reqwest client built with TLS to `client`";
+
+/// An error with its causes (`error sending request` alone does not say that the
+/// server's certificate was not trusted, its source does).
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let cause = e.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+        source = e.source();
+    }
+    text
+}
+
+/// A client that follows redirects only within the original origin; with `rustls`,
+/// over the given TLS configuration.
+fn default_client(
+    #[cfg(feature = "rustls")] tls: rustls::ClientConfig,
+    #[cfg(not(feature = "rustls"))] _tls: (),
+) -> Result<reqwest::Client, TransportError> {
     let policy = reqwest::redirect::Policy::custom(|attempt| {
         let same_origin = attempt
             .previous()
@@ -333,8 +385,10 @@ fn default_client() -> Result<reqwest::Client, TransportError> {
             attempt.follow()
         }
     });
-    reqwest::Client::builder()
-        .redirect(policy)
+    let builder = reqwest::Client::builder().redirect(policy);
+    #[cfg(feature = "rustls")]
+    let builder = builder.use_preconfigured_tls(tls);
+    builder
         .build()
         .map_err(|e| TransportError::other(format!("cannot build the HTTP client: {e}")))
 }
@@ -380,6 +434,8 @@ impl StreamableHttpClientTransport {
             resume_streams: true,
             session: None,
             protocol_version: None,
+            #[cfg(feature = "rustls")]
+            roots: Vec::new(),
         }
     }
 
@@ -442,6 +498,10 @@ impl HttpClientHandle {
 impl Transport for StreamableHttpClientTransport {
     type Sink = HttpClientSink;
     type Stream = HttpClientStream;
+
+    fn kind(&self) -> &'static str {
+        "streamable-http"
+    }
 
     fn split(self) -> (HttpClientSink, HttpClientStream) {
         let weak = Arc::downgrade(&self.inner);
@@ -511,4 +571,43 @@ impl MessageStream for HttpClientStream {
 /// The message text of a JSON-RPC message, for logs and errors.
 pub(crate) fn is_response(m: &JsonRpcMessage) -> bool {
     matches!(m, JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StreamableHttpClientTransport;
+
+    /// Without the `rustls` feature the default client has no TLS: an `https` endpoint
+    /// is refused when the transport is built, saying what to do, instead of failing
+    /// later with reqwest's "invalid URL scheme".
+    #[cfg(not(feature = "rustls"))]
+    #[test]
+    fn https_without_tls_is_refused_with_the_remedy() {
+        let error = StreamableHttpClientTransport::new("https://127.0.0.1:1/mcp").unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("`rustls` feature"), "{text}");
+        // A reqwest client of the caller's own is taken as it is.
+        let own = reqwest::Client::new();
+        assert!(
+            StreamableHttpClientTransport::builder("https://127.0.0.1:1/mcp")
+                .client(own)
+                .build()
+                .is_ok()
+        );
+    }
+
+    /// With it, the default client is built over rustls (web-PKI roots and the extra
+    /// root), for `https` endpoints and plain ones alike.
+    #[cfg(feature = "rustls")]
+    #[test]
+    fn https_with_tls_builds_and_a_bad_root_is_refused() {
+        assert!(StreamableHttpClientTransport::new("https://127.0.0.1:1/mcp").is_ok());
+        assert!(StreamableHttpClientTransport::new("http://127.0.0.1:1/mcp").is_ok());
+        let junk = rustls::pki_types::CertificateDer::from(vec![1, 2, 3]);
+        let error = StreamableHttpClientTransport::builder("https://127.0.0.1:1/mcp")
+            .add_root_certificate(junk)
+            .build()
+            .unwrap_err();
+        assert!(error.to_string().contains("root certificate"), "{error}");
+    }
 }

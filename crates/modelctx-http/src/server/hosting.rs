@@ -112,8 +112,54 @@ pub async fn serve_router(
     header_read_timeout: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    accept_loop(
+        listener,
+        Acceptor::Plain,
+        header_read_timeout,
+        shutdown,
+        router_service(router),
+        accept_failed,
+        || {},
+    )
+    .await
+}
+
+/// [`serve_router`] over HTTPS (feature `rustls`): each accepted connection (with
+/// `TCP_NODELAY`) first completes a TLS handshake with `tls` (see
+/// [`tls::server_config`](crate::tls::server_config)) within `header_read_timeout`;
+/// a failed or slow handshake ends that connection only.
+#[cfg(feature = "rustls")]
+pub async fn serve_router_tls(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    tls: std::sync::Arc<rustls::ServerConfig>,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    accept_loop(
+        listener,
+        Acceptor::Tls(tokio_rustls::TlsAcceptor::from(tls)),
+        header_read_timeout,
+        shutdown,
+        router_service(router),
+        accept_failed,
+        || {},
+    )
+    .await
+}
+
+fn router_service(
+    router: axum::Router,
+) -> impl hyper::service::Service<
+    http::Request<hyper::body::Incoming>,
+    Response = http::Response<axum::body::Body>,
+    Error = Infallible,
+    Future = impl Future<Output = Result<http::Response<axum::body::Body>, Infallible>> + Send + 'static,
+> + Clone
++ Send
++ 'static {
     use tower::ServiceExt;
-    let service = hyper::service::service_fn(move |request: http::Request<_>| {
+    hyper::service::service_fn(move |request: http::Request<_>| {
         let router = router.clone();
         async move {
             let response = router
@@ -122,16 +168,19 @@ pub async fn serve_router(
                 .unwrap_or_else(|never: Infallible| match never {});
             Ok::<_, Infallible>(response)
         }
-    });
-    accept_loop(
-        listener,
-        header_read_timeout,
-        shutdown,
-        service,
-        |_| {},
-        || {},
-    )
-    .await
+    })
+}
+
+fn accept_failed(reason: String) {
+    tracing::warn!(target: "modelctx_http", status = 503u16, %reason, "connection not accepted");
+}
+
+/// How accepted connections are spoken to: plain HTTP, or HTTPS after a handshake.
+#[derive(Clone)]
+pub(crate) enum Acceptor {
+    Plain,
+    #[cfg(feature = "rustls")]
+    Tls(tokio_rustls::TlsAcceptor),
 }
 
 /// The accept loop of [`serve_router`] and of the services' own `serve`: `on_error`
@@ -139,6 +188,7 @@ pub async fn serve_router(
 /// for open connections (a service ends its sessions there).
 pub(crate) async fn accept_loop<S>(
     listener: tokio::net::TcpListener,
+    acceptor: Acceptor,
     header_read_timeout: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
     service: S,
@@ -159,13 +209,20 @@ where
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     let heartbeat = tokio::spawn(keep_timer_driver_ahead());
+    let http1 = move || {
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_read_timeout);
+        builder
+    };
     loop {
         let accepted = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => accepted,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(e) => {
                 // Out of descriptors and the like: back off instead of spinning.
                 on_error(format!("accept failed: {e}"));
@@ -173,16 +230,41 @@ where
                 continue;
             }
         };
+        // Before any TLS handshake: the setting belongs to the socket.
         let _ = stream.set_nodelay(true);
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(header_read_timeout);
-        let connection = builder.serve_connection(TokioIo::new(stream), service.clone());
-        let watched = graceful.watch(connection);
-        tokio::spawn(async move {
-            let _ = watched.await;
-        });
+        match &acceptor {
+            Acceptor::Plain => {
+                let connection = http1().serve_connection(TokioIo::new(stream), service.clone());
+                let watched = graceful.watch(connection);
+                tokio::spawn(async move {
+                    let _ = watched.await;
+                });
+            }
+            #[cfg(feature = "rustls")]
+            Acceptor::Tls(tls) => {
+                // The handshake runs on the connection's task, never in the accept loop.
+                let handshake = tls.accept(stream);
+                let watcher = graceful.watcher();
+                let service = service.clone();
+                tokio::spawn(async move {
+                    let stream = match tokio::time::timeout(header_read_timeout, handshake).await {
+                        Ok(Ok(stream)) => stream,
+                        Ok(Err(e)) => {
+                            tracing::info!(target: "modelctx_http", %peer, error = %e, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => {
+                            tracing::info!(target: "modelctx_http", %peer, "TLS handshake timed out");
+                            return;
+                        }
+                    };
+                    let connection = http1().serve_connection(TokioIo::new(stream), service);
+                    let _ = watcher.watch(connection).await;
+                });
+            }
+        }
+        #[cfg(not(feature = "rustls"))]
+        let _ = peer;
     }
     drop(listener);
     heartbeat.abort();

@@ -143,6 +143,31 @@ impl StreamableHttpService {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        self.serve_with(listener, hosting::Acceptor::Plain, shutdown)
+            .await
+    }
+
+    /// [`serve`](Self::serve) over HTTPS (feature `rustls`): each connection, with
+    /// `TCP_NODELAY`, first completes a TLS handshake with `tls` (see
+    /// [`tls::server_config`](crate::tls::server_config)) within the header read
+    /// timeout; a failed handshake ends that connection only.
+    #[cfg(feature = "rustls")]
+    pub async fn serve_tls(
+        self,
+        listener: tokio::net::TcpListener,
+        tls: Arc<rustls::ServerConfig>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let acceptor = hosting::Acceptor::Tls(tokio_rustls::TlsAcceptor::from(tls));
+        self.serve_with(listener, acceptor, shutdown).await
+    }
+
+    async fn serve_with(
+        self,
+        listener: tokio::net::TcpListener,
+        acceptor: hosting::Acceptor,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         // The endpoint answers on every path, so the connection calls it straight,
         // without the router's matching, boxing and service layers.
         let inner = self.inner.clone();
@@ -154,6 +179,7 @@ impl StreamableHttpService {
         let reporter = self.inner.clone();
         hosting::accept_loop(
             listener,
+            acceptor,
             header_timeout,
             shutdown,
             endpoint,
@@ -170,6 +196,12 @@ impl Inner {
     }
 
     fn report(&self, status: StatusCode, reason: String) {
+        tracing::warn!(
+            target: "modelctx_http",
+            status = status.as_u16(),
+            %reason,
+            "request rejected"
+        );
         if let Some(cb) = &self.config.on_error {
             cb(&Rejection { status, reason });
         }
@@ -420,23 +452,13 @@ fn parse_body(inner: &Inner, bytes: &[u8]) -> Result<(Vec<JsonRpcMessage>, bool)
         .map(|m| (vec![m], false))
         .map_err(|invalid| {
             let status = StatusCode::BAD_REQUEST;
-            if let Some(cb) = &inner.config.on_error {
-                cb(&Rejection {
-                    status,
-                    reason: invalid.error.message.to_string(),
-                });
-            }
+            inner.report(status, invalid.error.message.to_string());
             error_response(status, invalid.into_response())
         })
 }
 
 fn bad_message(inner: &Inner, error: ErrorData) -> Response {
-    if let Some(cb) = &inner.config.on_error {
-        cb(&Rejection {
-            status: StatusCode::BAD_REQUEST,
-            reason: error.message.to_string(),
-        });
-    }
+    inner.report(StatusCode::BAD_REQUEST, error.message.to_string());
     error_response(
         StatusCode::BAD_REQUEST,
         JsonRpcErrorResponse::new(None, error),
@@ -564,12 +586,7 @@ async fn stateless_post(
         }
     };
     if let Err(error) = era::check_headers(headers, &request) {
-        if let Some(cb) = &inner.config.on_error {
-            cb(&Rejection {
-                status: StatusCode::BAD_REQUEST,
-                reason: error.message.to_string(),
-            });
-        }
+        inner.report(StatusCode::BAD_REQUEST, error.message.to_string());
         return error_response(
             StatusCode::BAD_REQUEST,
             JsonRpcErrorResponse::new(Some(request.id), error),

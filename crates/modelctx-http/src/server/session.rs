@@ -177,6 +177,12 @@ impl SessionState {
     }
 
     fn report(&self, reason: String) {
+        tracing::warn!(
+            target: "modelctx_http",
+            session_id = %self.id,
+            %reason,
+            "message not routed"
+        );
         if let Some(cb) = &self.config.on_error {
             cb(&Rejection {
                 status: http::StatusCode::OK,
@@ -695,6 +701,14 @@ impl HttpServerTransport {
 impl Transport for HttpServerTransport {
     type Sink = HttpServerSink;
     type Stream = HttpServerStream;
+
+    fn kind(&self) -> &'static str {
+        "streamable-http"
+    }
+
+    fn session_id(&self) -> Option<String> {
+        HttpServerTransport::session_id(self).map(str::to_owned)
+    }
 
     fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
         self.stateless_era.clone()

@@ -52,6 +52,19 @@ impl FallbackClientBuilder {
         self
     }
 
+    /// Trusts `root` (a private CA, or a self-signed certificate) in the default
+    /// client of either transport (feature `rustls`).
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn add_root_certificate(
+        mut self,
+        root: rustls::pki_types::CertificateDer<'static>,
+    ) -> Self {
+        self.http = self.http.add_root_certificate(root.clone());
+        self.sse = self.sse.add_root_certificate(root);
+        self
+    }
+
     /// Adds a header to every request of either transport.
     #[must_use]
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
@@ -214,6 +227,10 @@ impl FallbackHandle {
 impl Transport for FallbackClientTransport {
     type Sink = FallbackSink;
     type Stream = FallbackStream;
+
+    fn kind(&self) -> &'static str {
+        "streamable-http"
+    }
 
     fn split(self) -> (FallbackSink, FallbackStream) {
         let (http_sink, http_stream) = self.http.split();

@@ -35,6 +35,8 @@ pub struct SseClientBuilder {
     auth: Option<Arc<dyn AuthHook>>,
     endpoint_timeout: Duration,
     max_event_bytes: usize,
+    #[cfg(feature = "rustls")]
+    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 }
 
 impl fmt::Debug for SseClientBuilder {
@@ -55,7 +57,23 @@ impl SseClientBuilder {
             auth: None,
             endpoint_timeout: Duration::from_secs(10),
             max_event_bytes: 16 * 1024 * 1024,
+            #[cfg(feature = "rustls")]
+            roots: Vec::new(),
         }
+    }
+
+    /// Trusts `root` (a private CA, or a self-signed server certificate) besides the
+    /// built-in roots, in the default client (not in one passed to
+    /// [`client`](Self::client)). Read PEM with
+    /// [`modelctx_http::tls::certificates_from_pem`].
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn add_root_certificate(
+        mut self,
+        root: rustls::pki_types::CertificateDer<'static>,
+    ) -> Self {
+        self.roots.push(root);
+        self
     }
 
     /// Sends everything through `client` (its TLS, proxy and redirect policy). The
@@ -117,7 +135,22 @@ impl SseClientBuilder {
         }
         let http = match self.http {
             Some(c) => c,
-            None => default_client()?,
+            None => {
+                #[cfg(not(feature = "rustls"))]
+                if url.scheme() == "https" {
+                    return Err(TransportError::other(
+                        "an https endpoint needs TLS: enable the `rustls` feature (of \
+                         modelctx-sse, or of modelctx), or pass a reqwest client built with \
+                         TLS to `client`",
+                    ));
+                }
+                #[cfg(feature = "rustls")]
+                let tls = modelctx_http::tls::client_config(&self.roots)
+                    .map_err(|e| TransportError::other(format!("TLS: {e}")))?;
+                #[cfg(not(feature = "rustls"))]
+                let tls = ();
+                default_client(tls)?
+            }
         };
         let conn = Connection {
             http,
@@ -190,10 +223,9 @@ impl Connection {
                     .header(header::ACCEPT, "text/event-stream")
                     .header(header::CACHE_CONTROL, "no-cache"),
             };
-            let response = rb
-                .send()
-                .await
-                .map_err(|e| TransportError::other(format!("HTTP request to {url} failed: {e}")))?;
+            let response = rb.send().await.map_err(|e| {
+                TransportError::other(format!("HTTP request to {url} failed: {}", error_chain(&e)))
+            })?;
             let status = response.status();
             if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
                 && let Some(auth) = &self.auth
@@ -208,8 +240,28 @@ impl Connection {
     }
 }
 
-/// A client that follows redirects only within the original origin.
-fn default_client() -> Result<reqwest::Client, TransportError> {
+/// An error with its causes (`error sending request` alone does not say that the
+/// server's certificate was not trusted, its source does).
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let cause = e.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+        source = e.source();
+    }
+    text
+}
+
+/// A client that follows redirects only within the original origin; with `rustls`,
+/// over the given TLS configuration.
+fn default_client(
+    #[cfg(feature = "rustls")] tls: rustls::ClientConfig,
+    #[cfg(not(feature = "rustls"))] _tls: (),
+) -> Result<reqwest::Client, TransportError> {
     let policy = reqwest::redirect::Policy::custom(|attempt| {
         let same_origin = attempt
             .previous()
@@ -221,8 +273,10 @@ fn default_client() -> Result<reqwest::Client, TransportError> {
             attempt.follow()
         }
     });
-    reqwest::Client::builder()
-        .redirect(policy)
+    let builder = reqwest::Client::builder().redirect(policy);
+    #[cfg(feature = "rustls")]
+    let builder = builder.use_preconfigured_tls(tls);
+    builder
         .build()
         .map_err(|e| TransportError::other(format!("cannot build the HTTP client: {e}")))
 }
@@ -416,6 +470,10 @@ impl SseClientTransport {
 impl Transport for SseClientTransport {
     type Sink = SseClientSink;
     type Stream = SseClientStream;
+
+    fn kind(&self) -> &'static str {
+        "sse"
+    }
 
     fn split(self) -> (SseClientSink, SseClientStream) {
         (

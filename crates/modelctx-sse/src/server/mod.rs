@@ -125,6 +125,26 @@ impl SseService {
         };
         hosting::serve_router(listener, router, timeout, shutdown).await
     }
+
+    /// [`serve`](Self::serve) over HTTPS (feature `rustls`): each connection, with
+    /// `TCP_NODELAY`, first completes a TLS handshake with `tls` (see
+    /// [`modelctx_http::tls::server_config`]) within the header read timeout.
+    #[cfg(feature = "rustls")]
+    pub async fn serve_tls(
+        self,
+        listener: tokio::net::TcpListener,
+        tls: Arc<rustls::ServerConfig>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let router = self.router();
+        let timeout = self.inner.config.header_read_timeout;
+        let service = self.clone();
+        let shutdown = async move {
+            shutdown.await;
+            service.close_all_sessions();
+        };
+        hosting::serve_router_tls(listener, router, tls, timeout, shutdown).await
+    }
 }
 
 impl Inner {
@@ -137,6 +157,12 @@ impl Inner {
     }
 
     pub(crate) fn report(&self, status: StatusCode, reason: String) {
+        tracing::warn!(
+            target: "modelctx_sse",
+            status = status.as_u16(),
+            %reason,
+            "request rejected"
+        );
         if let Some(cb) = &self.config.on_error {
             cb(&modelctx_http::Rejection::new(status, reason));
         }

@@ -55,6 +55,14 @@ impl Transport for SseServerTransport {
     type Sink = SseServerSink;
     type Stream = SseServerStream;
 
+    fn kind(&self) -> &'static str {
+        "sse"
+    }
+
+    fn session_id(&self) -> Option<String> {
+        Some(self.sink.id.to_string())
+    }
+
     fn split(self) -> (SseServerSink, SseServerStream) {
         (self.sink, self.stream)
     }

@@ -1,0 +1,214 @@
+//! Streamable HTTP over TLS, end to end: a certificate authority and a server
+//! certificate made at test time (rcgen, ring), a server behind `serve_tls`, our client
+//! trusting the CA through `add_root_certificate` and calling a tool over `https://`;
+//! a client that does not trust it fails, saying why. The legacy HTTP+SSE transport
+//! likewise.
+
+use std::time::Duration;
+
+use modelctx::client::Client;
+use modelctx::server::{Context, Server, ToolDef};
+use modelctx::types::{JsonObject, Tool};
+use modelctx_http::tls::rustls::pki_types::CertificateDer;
+use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService, tls};
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen in time"))
+}
+
+/// A CA, and a certificate for `localhost` and `127.0.0.1` it signed.
+struct Certificates {
+    ca: CertificateDer<'static>,
+    ca_pem: String,
+    chain_pem: String,
+    key_pem: String,
+}
+
+fn certificates() -> Certificates {
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &ca)
+        .unwrap();
+    Certificates {
+        ca: ca.der().clone(),
+        ca_pem: ca.pem(),
+        chain_pem: leaf.pem(),
+        key_pem: key.serialize_pem(),
+    }
+}
+
+fn server() -> Server {
+    let echo = ToolDef::with_schema(
+        Tool::without_arguments("secure-echo"),
+        |_args: JsonObject, _cx: Context| async move { Ok::<_, String>("over TLS".to_owned()) },
+    );
+    Server::builder("tls-server", "1.0.0")
+        .tool(echo)
+        .unwrap()
+        .build()
+}
+
+/// Serves the MCP endpoint over HTTPS on a loopback port; returns its URL.
+async fn serve_https(certs: &Certificates) -> String {
+    let config =
+        tls::server_config_from_pem(certs.chain_pem.as_bytes(), certs.key_pem.as_bytes()).unwrap();
+    let server = server();
+    let service = StreamableHttpService::new(move |t| {
+        server.serve(t);
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    tokio::spawn(service.serve_tls(listener, config, std::future::pending()));
+    url
+}
+
+fn text_of(result: &modelctx::types::CallToolResult) -> String {
+    let v = serde_json::to_value(result).unwrap();
+    v["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_client_that_trusts_the_ca_calls_a_tool_over_https() {
+    let certs = certificates();
+    let url = serve_https(&certs).await;
+
+    // The CA as a PEM file holds it, read the documented way.
+    let roots = tls::certificates_from_pem(certs.ca_pem.as_bytes()).unwrap();
+    assert_eq!(roots, std::slice::from_ref(&certs.ca));
+    let transport = StreamableHttpClientTransport::builder(&url)
+        .add_root_certificate(roots[0].clone())
+        .build()
+        .unwrap();
+    let client = within(
+        "the client to connect",
+        Client::builder("tls-client", "1.0.0").connect(transport),
+    )
+    .await
+    .expect("connected over https");
+    let result = within(
+        "the call",
+        client.call_tool("secure-echo", JsonObject::new()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&result), "over TLS");
+}
+
+#[tokio::test]
+async fn a_client_that_does_not_trust_the_certificate_fails_clearly() {
+    let url = serve_https(&certificates()).await;
+
+    // The built-in web-PKI roots do not include our test CA.
+    let transport = StreamableHttpClientTransport::new(&url).unwrap();
+    let error = within(
+        "the refusal",
+        Client::builder("tls-client", "1.0.0").connect(transport),
+    )
+    .await
+    .expect_err("an untrusted certificate must not connect");
+    let text = error.to_string();
+    assert!(
+        text.contains("certificate") && text.contains("UnknownIssuer"),
+        "the error should say the certificate was not trusted: {text}"
+    );
+}
+
+#[tokio::test]
+async fn a_plain_http_client_on_the_tls_port_gets_no_answer_and_the_server_survives() {
+    let certs = certificates();
+    let url = serve_https(&certs).await;
+
+    // Plain HTTP to the TLS port: the handshake fails, that connection ends.
+    let plain = url.replacen("https://", "http://", 1);
+    let transport = StreamableHttpClientTransport::new(&plain).unwrap();
+    let refused = within(
+        "the plain-text attempt",
+        Client::builder("plain", "1.0.0").connect(transport),
+    )
+    .await;
+    assert!(refused.is_err(), "plain HTTP on a TLS port must fail");
+
+    // The server still serves HTTPS.
+    let transport = StreamableHttpClientTransport::builder(&url)
+        .add_root_certificate(certs.ca)
+        .build()
+        .unwrap();
+    let client = within(
+        "the client to connect",
+        Client::builder("tls-client", "1.0.0").connect(transport),
+    )
+    .await
+    .unwrap();
+    let result = within(
+        "the call",
+        client.call_tool("secure-echo", JsonObject::new()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&result), "over TLS");
+}
+
+#[tokio::test]
+async fn the_legacy_sse_transport_serves_and_connects_over_https() {
+    let certs = certificates();
+    let config =
+        tls::server_config_from_pem(certs.chain_pem.as_bytes(), certs.key_pem.as_bytes()).unwrap();
+    let server = server();
+    let service = modelctx_sse::SseService::new(move |t| {
+        server.serve(t);
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}/sse",
+        listener.local_addr().unwrap().port()
+    );
+    tokio::spawn(service.serve_tls(listener, config, std::future::pending()));
+
+    let transport = within(
+        "the event stream",
+        modelctx_sse::SseClientTransport::builder(&url)
+            .add_root_certificate(certs.ca)
+            .connect(),
+    )
+    .await
+    .expect("the SSE stream opens over https");
+    let client = within(
+        "the client to connect",
+        Client::builder("tls-client", "1.0.0")
+            .mode(modelctx::client::ConnectMode::Legacy)
+            .connect(transport),
+    )
+    .await
+    .unwrap();
+    let result = within(
+        "the call",
+        client.call_tool("secure-echo", JsonObject::new()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&result), "over TLS");
+
+    // Without the CA: the stream does not open, and the error says why.
+    let error = within(
+        "the refusal",
+        modelctx_sse::SseClientTransport::connect(&url),
+    )
+    .await
+    .expect_err("an untrusted certificate must not connect");
+    assert!(error.to_string().contains("UnknownIssuer"), "{error}");
+}
