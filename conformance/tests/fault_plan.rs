@@ -390,12 +390,16 @@ impl Wire {
     }
 
     async fn sse(server: &Server) -> Self {
+        Self::sse_with(server, modelctx::sse::SseServerConfig::default()).await
+    }
+
+    async fn sse_with(server: &Server, config: modelctx::sse::SseServerConfig) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let origin = format!("http://{}", listener.local_addr().expect("local addr"));
         let server = server.clone();
-        let service = modelctx::sse::SseService::new(move |transport| {
+        let service = modelctx::sse::SseService::with_config(config, move |transport| {
             server.serve(transport);
         });
         tokio::spawn(service.serve(listener, std::future::pending()));
@@ -893,4 +897,73 @@ async fn case_04_oversized_body_is_413_and_an_oversized_line_ends_stdio() {
         "the session ends without answering: {end:?}"
     );
     assert_eq!(controls.echoes.load(Ordering::SeqCst), 0, "no handler ran");
+}
+
+/// POSTs to `url` with these extra headers, a body announced as 100 bytes of which only
+/// 10 ever arrive, and returns the status line the server answers with.
+async fn stalled_post(url: &str, headers: &[(&str, &str)]) -> String {
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (authority, path) = rest.split_at(rest.find('/').expect("a path"));
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\ncontent-length: 100\r\n"
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n{\"jsonrpc\"");
+    let mut socket = tokio::net::TcpStream::connect(authority)
+        .await
+        .expect("the server accepts");
+    socket
+        .write_all(request.as_bytes())
+        .await
+        .expect("the head is sent");
+    let mut status = String::new();
+    let mut reader = BufReader::new(socket);
+    within(
+        "the server to give up on the body",
+        reader.read_line(&mut status),
+    )
+    .await
+    .expect("the status line reads");
+    status
+}
+
+/// Case 24: a request body that stalls is cut off after the body timeout with 408, on
+/// streamable HTTP and legacy SSE, and the session goes on. (Slow headers:
+/// `modelctx-http` `tests/limits.rs`; a stalled SSE reader: `server::session` tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_24_a_stalled_request_body_is_cut_off() {
+    let timeout = std::time::Duration::from_millis(200);
+    let (server, _, _) = fault_server();
+    let config = StreamableHttpServerConfig::default().body_timeout(timeout);
+    let hosted = host(server.clone(), config).await;
+    let raw = Raw::new(&hosted.url);
+    let session = raw.init().await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let status = stalled_post(&hosted.url, &headers).await;
+    assert!(
+        status.starts_with("HTTP/1.1 408"),
+        "streamable-http: {status}"
+    );
+    let ping = json!({"jsonrpc": "2.0", "id": 24, "method": "ping"});
+    let r = send(raw.post(Some(&session), &ping)).await;
+    assert_eq!(r.status, 200, "the session goes on: {r:?}");
+
+    let config = modelctx::sse::SseServerConfig::default().body_timeout(timeout);
+    let mut wire = Wire::sse_with(&server, config).await;
+    let Wire::Sse { url, .. } = &wire else {
+        unreachable!("a legacy SSE wire")
+    };
+    let status = stalled_post(url, &[]).await;
+    assert!(status.starts_with("HTTP/1.1 408"), "legacy-sse: {status}");
+    let reply = wire
+        .send(br#"{"jsonrpc":"2.0","id":24,"method":"ping"}"#, 24)
+        .await;
+    assert_eq!(reply.status, Some(202), "the session goes on: {reply:?}");
+    assert_eq!(reply.messages[0]["id"], json!(24), "{reply:?}");
 }
