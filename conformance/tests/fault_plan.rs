@@ -329,12 +329,19 @@ struct Reply {
 }
 
 impl Reply {
-    /// The single error answer, checked for `code` and `id`.
+    /// The single error answer, checked for `code` and `id`. `Value::Null` stands for
+    /// "no id": the SDK leaves the member out, as the MCP schema has it (its
+    /// `JSONRPCErrorResponse.id` is optional and a `RequestId` is never null); JSON-RPC
+    /// 2.0 writes `"id": null`. Both read as no id; FAULTS.md records the choice.
     fn assert_error(&self, wire: &str, code: i64, id: Value) {
         assert_eq!(self.messages.len(), 1, "{wire}: one answer: {self:?}");
         let m = &self.messages[0];
         assert_eq!(m["error"]["code"], json!(code), "{wire}: {self:?}");
-        assert_eq!(m["id"], id, "{wire}: {self:?}");
+        if id.is_null() {
+            assert!(m.get("id").is_none_or(Value::is_null), "{wire}: {self:?}");
+        } else {
+            assert_eq!(m["id"], id, "{wire}: {self:?}");
+        }
     }
 
     /// No answer at all.
@@ -966,4 +973,61 @@ async fn case_24_a_stalled_request_body_is_cut_off() {
         .await;
     assert_eq!(reply.status, Some(202), "the session goes on: {reply:?}");
     assert_eq!(reply.messages[0]["id"], json!(24), "{reply:?}");
+}
+
+/// Case 17 on a streamable HTTP session and a legacy SSE session: as on stdio, a second
+/// request reusing an id in flight is refused (streamable HTTP: 400 with -32600 from the
+/// transport; legacy SSE: -32600 for that id on the stream) and the first one keeps its
+/// answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_17_duplicate_in_flight_id_is_refused_on_http_and_sse() {
+    let first = br#"{"jsonrpc":"2.0","id":7,"method":"test/wait","params":{"first":true}}"#;
+    let second = br#"{"jsonrpc":"2.0","id":7,"method":"test/echo","params":{"second":true}}"#;
+
+    let (server, controls, mut started) = fault_server();
+    let Wire::Http { raw, session, .. } = Wire::http(&server).await else {
+        unreachable!("a streamable HTTP wire")
+    };
+    let post = |body: &[u8]| {
+        let body: Value = serde_json::from_slice(body).expect("JSON");
+        send(raw.post(Some(&session), &body))
+    };
+    let waiting = post(first);
+    let duplicate = async {
+        within("the first handler to start", started.recv()).await;
+        let r = post(second).await;
+        controls.release.notify_one();
+        r
+    };
+    let (answer, refusal) = within("both POSTs", async { tokio::join!(waiting, duplicate) }).await;
+    // The transport refuses it before the session sees it: 400 with -32600.
+    assert_eq!(refusal.status, 400, "{refusal:?}");
+    let messages = refusal.messages();
+    assert_eq!(messages.len(), 1, "{refusal:?}");
+    assert_eq!(messages[0]["error"]["code"], json!(-32600), "{refusal:?}");
+    let messages = answer.messages();
+    assert_eq!(messages.len(), 1, "{answer:?}");
+    assert_eq!(messages[0]["result"]["first"], json!(true), "{answer:?}");
+    assert_eq!(
+        controls.echoes.load(Ordering::SeqCst),
+        0,
+        "the duplicate never ran"
+    );
+
+    let (server, controls, mut started) = fault_server();
+    let mut wire = Wire::sse(&server).await;
+    assert_eq!(wire.post_sse(first.to_vec()).await.0, 202);
+    within("the first handler to start", started.recv()).await;
+    assert_eq!(wire.post_sse(second.to_vec()).await.0, 202);
+    let refusal = wire.next_message().await;
+    assert_eq!(refusal["id"], json!(7), "{refusal}");
+    assert_eq!(refusal["error"]["code"], json!(-32600), "{refusal}");
+    controls.release.notify_one();
+    let answer = wire.next_message().await;
+    assert_eq!(answer["result"]["first"], json!(true), "{answer}");
+    assert_eq!(
+        controls.echoes.load(Ordering::SeqCst),
+        0,
+        "the duplicate never ran"
+    );
 }
