@@ -881,7 +881,7 @@ async fn case_04_oversized_body_is_413_and_an_oversized_line_ends_stdio() {
         ("legacy-sse", Wire::sse(&server).await),
     ] {
         let (url, headers) = post_target(&wire);
-        let status = raw_post(&url, &headers, big.len(), big.clone().into_bytes()).await;
+        let status = raw_post(&url, &headers, big.len(), big.clone().into_bytes(), false).await;
         assert!(status.starts_with("HTTP/1.1 413"), "{name}: {status}");
         // The session goes on, and the refused request was never answered.
         probe += 1;
@@ -933,12 +933,14 @@ async fn case_04_oversized_body_is_413_and_an_oversized_line_ends_stdio() {
 /// POSTs `body` to `url` by hand, announced as `announced` bytes, with these extra
 /// headers, and returns the status line. The body is written while the answer is read,
 /// and a write the server cut short is no failure: a server refusing a body (413, 408)
-/// answers before it has read it all, and may close the connection then.
+/// answers before it has read it all, and may close the connection then. With
+/// `hang_up`, the client shuts its sending side after the body (a peer that exits).
 async fn raw_post(
     url: &str,
     headers: &[(String, String)],
     announced: usize,
     body: Vec<u8>,
+    hang_up: bool,
 ) -> String {
     let rest = url.strip_prefix("http://").expect("an http URL");
     let (authority, path) = rest.split_at(rest.find('/').expect("a path"));
@@ -955,8 +957,11 @@ async fn raw_post(
         .expect("the server accepts");
     let (read, mut write) = socket.into_split();
     let writing = async move {
-        if write.write_all(head.as_bytes()).await.is_ok() {
-            let _ = write.write_all(&body).await;
+        if write.write_all(head.as_bytes()).await.is_ok()
+            && write.write_all(&body).await.is_ok()
+            && hang_up
+        {
+            let _ = write.shutdown().await;
         }
         // Keep the connection open (a stalled body stays stalled) until the answer.
         write
@@ -1002,7 +1007,7 @@ async fn case_24_a_stalled_request_body_is_cut_off() {
         ("mcp-session-id".to_owned(), session.clone()),
         ("mcp-protocol-version".to_owned(), "2025-11-25".to_owned()),
     ];
-    let status = raw_post(&hosted.url, &headers, 100, b"{\"jsonrpc\"".to_vec()).await;
+    let status = raw_post(&hosted.url, &headers, 100, b"{\"jsonrpc\"".to_vec(), false).await;
     assert!(
         status.starts_with("HTTP/1.1 408"),
         "streamable-http: {status}"
@@ -1014,7 +1019,7 @@ async fn case_24_a_stalled_request_body_is_cut_off() {
     let config = modelctx::sse::SseServerConfig::default().body_timeout(timeout);
     let mut wire = Wire::sse_with(&server, config).await;
     let (url, headers) = post_target(&wire);
-    let status = raw_post(&url, &headers, 100, b"{\"jsonrpc\"".to_vec()).await;
+    let status = raw_post(&url, &headers, 100, b"{\"jsonrpc\"".to_vec(), false).await;
     assert!(status.starts_with("HTTP/1.1 408"), "legacy-sse: {status}");
     let reply = wire
         .send(br#"{"jsonrpc":"2.0","id":24,"method":"ping"}"#, 24)
@@ -1233,4 +1238,50 @@ async fn dropped_connections_mid_stream_end_every_call_once() {
     assert!(cuts.load(Ordering::SeqCst) > 0, "the proxy cut connections");
     assert!(answered > 0, "some calls came through");
     assert!(resumed > 0, "some streams were resumed with Last-Event-ID");
+}
+
+/// Case 3: a message cut short by its sender. On stdio a partial line followed by the
+/// end of input is dropped and the session ends (the server closes its side); on
+/// streamable HTTP and legacy SSE a POST whose body ends early is refused (400) without
+/// reaching the session, which goes on. Either way the cut request never runs. (Pending
+/// requests failing when the peer goes: `protocol::closing_fails_every_pending_request`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_03_a_truncated_message_is_dropped() {
+    let (server, controls, _) = fault_server();
+    let cut = br#"{"jsonrpc":"2.0","id":3,"method":"test/echo","params":{"cut":"#;
+    let mut probe = 0;
+    for (name, mut wire) in [
+        ("streamable-http", Wire::http(&server).await),
+        ("legacy-sse", Wire::sse(&server).await),
+    ] {
+        let (url, headers) = post_target(&wire);
+        let status = raw_post(&url, &headers, cut.len() + 50, cut.to_vec(), true).await;
+        assert!(status.starts_with("HTTP/1.1 400"), "{name}: {status}");
+        probe += 1;
+        let reply = wire
+            .send(br#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#, probe)
+            .await;
+        assert_eq!(
+            reply.messages.len(),
+            1,
+            "{name}: only the ping's answer: {reply:?}"
+        );
+    }
+    let mut wire = Wire::stdio(&server).await;
+    let Wire::Stdio { write, lines } = &mut wire else {
+        unreachable!("a stdio wire")
+    };
+    within("the partial line and the end of input", async {
+        write.write_all(cut).await?;
+        write.shutdown().await
+    })
+    .await
+    .expect("the pipe takes it");
+    let end = within("the server to close its side", lines.next_line()).await;
+    assert!(matches!(end, Ok(None)), "no answer, then the end: {end:?}");
+    assert_eq!(
+        controls.echoes.load(Ordering::SeqCst),
+        0,
+        "the cut request never ran"
+    );
 }
