@@ -1285,3 +1285,100 @@ async fn case_03_a_truncated_message_is_dropped() {
         "the cut request never ran"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Case 15: large inputs within the body cap.
+
+/// The variables of the template `m://{a}{b}{c}/x`.
+#[derive(serde::Deserialize, modelctx::server::schemars::JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct Abc {
+    a: String,
+    b: String,
+    c: String,
+}
+
+on_every_transport!(case_15_huge_arrays_and_pathological_templates, huge_inputs);
+
+/// Case 15: a tool argument of 20,000 items is validated against the tool's
+/// `inputSchema`: all valid, the tool runs; all invalid, the caller gets an `isError`
+/// result whose text stays short (not one line per bad item; it was 4.7 MB). A URI
+/// against a template of adjacent expressions that can never match (the matcher's worst
+/// case) is answered "not found". No timing is asserted: the bounded waits catch a
+/// hang, and the matcher's bounds are pinned by `modelctx-server`'s `uri_template`
+/// tests. The URI is 1 KiB: the matcher is quadratic per adjacent expression, and 8 KiB
+/// against three of them took over 5 s in a debug build (FAULTS.md, note c).
+async fn huge_inputs(connector: Connector) {
+    let Value::Object(schema) = json!({
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["items"]
+    }) else {
+        unreachable!("an object literal")
+    };
+    let count = ToolDef::with_schema(
+        Tool::new("count", schema),
+        |args: JsonObject, _: Context| async move {
+            let n = args["items"].as_array().map_or(0, Vec::len);
+            Ok::<_, String>(CallToolResult::text(n.to_string()))
+        },
+    );
+    let template = modelctx::server::TemplateDef::new(
+        "m://{a}{b}{c}/x",
+        "abc",
+        |v: Abc, _: Context| async move { Ok::<_, String>(format!("{}{}{}", v.a, v.b, v.c)) },
+    );
+    let server = Server::builder("large", "1.0.0")
+        .tool(count)
+        .expect("a valid tool")
+        .resource_template(template)
+        .expect("a valid template")
+        .build();
+    let pair = connect(&connector, &server, client()).await;
+    let cell = connector.cell();
+    let call = |items: Vec<Value>| {
+        let mut arguments = JsonObject::new();
+        arguments.insert("items".to_owned(), Value::Array(items));
+        let params = CallToolRequestParams::new("count").with_arguments(arguments);
+        pair.client.request::<CallToolRequest>(params)
+    };
+
+    let valid = (0..20_000).map(|i| json!(i)).collect();
+    let result = within("the valid call", call(valid))
+        .await
+        .expect("answered");
+    assert_ne!(result.is_error, Some(true), "{cell}: {result:?}");
+    assert_eq!(text_of(&result), "20000", "{cell}");
+
+    let invalid = (0..20_000).map(|i| json!(i.to_string())).collect();
+    let result = within("the invalid call", call(invalid))
+        .await
+        .expect("answered");
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "{cell}: the function never ran"
+    );
+    let text = text_of(&result);
+    assert!(
+        text.len() < 16 * 1024,
+        "{cell}: an actionable message, not one per item ({} bytes)",
+        text.len()
+    );
+
+    let uri = format!("m://{}/y", "a".repeat(1024));
+    let read = within("the read", pair.client.read_resource(uri)).await;
+    let err = read.expect_err("no template matches");
+    assert!(err.protocol_error().is_some(), "{cell}: {err:?}");
+}
+
+/// The text of a tool result's content blocks.
+fn text_of(result: &CallToolResult) -> String {
+    let value = serde_json::to_value(&result.content).expect("content serialises");
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block["text"].as_str())
+        .collect()
+}
