@@ -3,15 +3,17 @@
 //! tests elsewhere that cover it too; a test here exists where a case, or one of its
 //! transports, had none.
 //!
-//! Two kinds of test:
-//! - role level (`case_14_…`): a real `Server` and `Client` connected in each cell the
-//!   conformance matrix has (in-memory, stdio framing over pipes, streamable HTTP
+//! Three kinds of test:
+//! - role level (`case_14_…`, `case_15_…`): a real `Server` and `Client` connected in
+//!   each cell the conformance matrix has (in-memory, stdio framing over pipes, streamable HTTP
 //!   stateful and stateless, 2026-07-28 over streamable HTTP, legacy SSE), one test
 //!   function per transport, all running one body;
 //! - wire level (`case_01_…`, `case_02_…`, …): bytes a `Client` would never send, written
 //!   straight onto each byte transport (stdio lines, streamable HTTP POSTs, legacy SSE
 //!   POSTs) in front of a real `Server`; after each, a probe shows the session goes on.
-//!   In-memory carries typed values only, so bad bytes cannot reach it.
+//!   In-memory carries typed values only, so bad bytes cannot reach it;
+//! - the dropping server (`dropped_connections_mid_stream_end_every_call_once`):
+//!   a TCP proxy cutting streamable HTTP connections at pseudo-random points.
 //!
 //! Every wait is bounded (`within`); nothing sleeps.
 
