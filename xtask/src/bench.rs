@@ -32,6 +32,7 @@ const SCENARIOS: &[(&str, &[&str])] = &[
     ("http 2026-07-28 JSON", &["http", "modern"]),
     ("http 2026-07-28 MRTR (2 POSTs)", &["http", "mrtr"]),
     ("sessions (http stateful)", &["sessions"]),
+    ("fairness (http stateful, a 32-connection flood)", &["fairness"]),
     ("cold start", &["cold"]),
 ];
 

@@ -100,6 +100,12 @@ fn failure_lines(output: &str) -> Vec<&str> {
 /// `fuzz/target`, and `RUSTUP_TOOLCHAIN`/`RUSTC` would pin the stable compiler.
 fn nightly_cargo(root: &Path) -> Command {
     let mut cmd = Command::new("cargo");
+    // A cargo-fuzz this command installed (see `check_tools`) is found first.
+    let own = root.join(FUZZ_TOOL_DIR).join("bin");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path = std::env::join_paths(std::iter::once(own).chain(std::env::split_paths(&path)))
+        .unwrap_or(path);
+    cmd.env("PATH", path);
     cmd.arg("+nightly")
         .current_dir(root)
         .env_remove("CARGO_TARGET_DIR")
@@ -111,7 +117,14 @@ fn nightly_cargo(root: &Path) -> Command {
     cmd
 }
 
-/// Whether `cargo +nightly` and cargo-fuzz are there; the error says what to install.
+/// Where `check_tools` installs cargo-fuzz when the machine has none (ignored by git).
+const FUZZ_TOOL_DIR: &str = ".tools/cargo-fuzz";
+
+/// The cargo-fuzz version installed when the machine has none.
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+
+/// Whether `cargo +nightly` is there (the error says what to install), and cargo-fuzz:
+/// when it is missing, it is installed, pinned, into `.tools/cargo-fuzz`.
 pub(crate) fn check_tools(root: &Path) -> Result<(), String> {
     match nightly_cargo(root).arg("--version").output() {
         Ok(out) if out.status.success() => {}
@@ -123,13 +136,35 @@ pub(crate) fn check_tools(root: &Path) -> Result<(), String> {
             );
         }
     }
-    match nightly_cargo(root).args(["fuzz", "--version"]).output() {
-        Ok(out) if out.status.success() => Ok(()),
-        _ => Err(
-            "cargo-fuzz is missing (`cargo +nightly fuzz --version` fails): \
-             install it with `cargo install cargo-fuzz --locked`"
-                .to_owned(),
-        ),
+    let present = |root: &Path| {
+        nightly_cargo(root)
+            .args(["fuzz", "--version"])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if present(root) {
+        return Ok(());
+    }
+    println!("xtask fuzz: installing cargo-fuzz {CARGO_FUZZ_VERSION} into {FUZZ_TOOL_DIR}");
+    let status = nightly_cargo(root)
+        .args([
+            "install",
+            "cargo-fuzz",
+            "--locked",
+            "--version",
+            CARGO_FUZZ_VERSION,
+            "--root",
+        ])
+        .arg(root.join(FUZZ_TOOL_DIR))
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() && present(root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "cargo-fuzz is missing and installing it failed ({status}): \
+             install it with `cargo install cargo-fuzz --locked --version {CARGO_FUZZ_VERSION}`"
+        ))
     }
 }
 

@@ -21,7 +21,8 @@
 //!    streamable HTTP, stdio and the legacy HTTP+SSE transport; each side asserts on every result, and each leg reports
 //!    the protocol version it negotiated. Legs that cannot pass yet are listed in
 //!    `xtask/interop/expected-failures/cross-sdk.yml` under the same shrink-only rule.
-//!    The `http+oauth` legs have the peer's client authorize with OAuth against the
+//!    The `http+oauth` legs have the peer's client (TypeScript v1 and v2, Python)
+//!    authorize with OAuth against the
 //!    `oauth-server` example (modelctx's resource server and bundled authorization
 //!    server) before calling a tool. The `tasks` legs run the tasks flow of protocol
 //!    2025-11-25 between modelctx and the TypeScript SDK v1 (`--tasks` on both sides):
@@ -685,11 +686,11 @@ impl Peer {
     }
 
     /// The client that authorizes with OAuth against the `oauth-server` example.
-    fn oauth_script(self) -> Result<&'static str, String> {
+    fn oauth_script(self) -> &'static str {
         match self {
-            Peer::TypeScriptV1 => Ok("ts-oauth-client.mjs"),
-            Peer::Python => Ok("py-oauth-client.py"),
-            Peer::TypeScriptV2 => Err("no OAuth client script for typescript-v2".into()),
+            Peer::TypeScriptV1 => "ts-oauth-client.mjs",
+            Peer::TypeScriptV2 => "ts2-oauth-client.mjs",
+            Peer::Python => "py-oauth-client.py",
         }
     }
 
@@ -834,6 +835,7 @@ const LEGS: &[Leg] = &[
     Leg::new(Python, Role::Server, Http, Some("2026-07-28")),
     Leg::new(Python, Role::Server, StdioWire, Some("2026-07-28")),
     Leg::new(TypeScriptV1, Role::Client, OAuthHttp, None),
+    Leg::new(TypeScriptV2, Role::Client, OAuthHttp, None),
     Leg::new(Python, Role::Client, OAuthHttp, None),
     Leg::new(TypeScriptV1, Role::Client, Sse, None),
     Leg::new(TypeScriptV2, Role::Client, Sse, None),
@@ -911,7 +913,7 @@ fn run_leg(paths: &Paths, leg: &Leg, log_name: &str) -> Result<(ExitStatus, Stri
     let client_bin = paths.bin.join("conformance-client");
     match leg.peer_role {
         Role::Client if leg.wire == OAuthHttp => {
-            let mut client = leg.peer.command_for(paths, leg.peer.oauth_script()?)?;
+            let mut client = leg.peer.command_for(paths, leg.peer.oauth_script())?;
             let mut server = Command::new(paths.bin.join("oauth-server"));
             server.env("OAUTH_DEMO_PASSWORD", OAUTH_USER.1).args([
                 "--as-port",
@@ -1296,11 +1298,18 @@ fn human_report(
         );
     }
     let passed = legs.iter().filter(|l| l.passed).count();
-    let rest = if passed < legs.len() {
-        "; the rest are listed expected failures"
-    } else {
-        ""
-    };
+    let expected = legs
+        .iter()
+        .filter(|l| !l.passed && l.expected_failure.is_some())
+        .count();
+    let unexpected = legs.len() - passed - expected;
+    let mut rest = String::new();
+    if expected > 0 {
+        rest.push_str(&format!("; {expected} listed expected failures"));
+    }
+    if unexpected > 0 {
+        rest.push_str(&format!("; {unexpected} FAILED unexpectedly"));
+    }
     let _ = writeln!(out, "  {passed}/{} legs pass{rest}", legs.len());
     let _ = writeln!(
         out,
@@ -1425,7 +1434,7 @@ fn run_logged(
 }
 
 /// A loopback port nobody listens on right now.
-fn free_port() -> Result<u16, String> {
+pub(crate) fn free_port() -> Result<u16, String> {
     TcpListener::bind(("127.0.0.1", 0))
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -1433,7 +1442,7 @@ fn free_port() -> Result<u16, String> {
 }
 
 /// Waits until a server accepts connections on `port`, or exits, or time runs out.
-fn wait_listening(child: &mut Child, port: u16) -> Result<(), String> {
+pub(crate) fn wait_listening(child: &mut Child, port: u16) -> Result<(), String> {
     let deadline = Instant::now() + STARTUP_LIMIT;
     loop {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -1452,7 +1461,7 @@ fn wait_listening(child: &mut Child, port: u16) -> Result<(), String> {
 }
 
 /// A child process that is killed (and reaped) when dropped.
-struct KillOnDrop(Child);
+pub(crate) struct KillOnDrop(pub(crate) Child);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {

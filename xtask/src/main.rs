@@ -12,10 +12,13 @@
 //!   the conformance report.
 //! - `cargo xtask interop`: the official MCP conformance suite against the
 //!   `conformance-server` and `conformance-client` examples (see `interop.rs`).
+//! - `cargo xtask browser`: the OAuth authorization-code flow through the bundled
+//!   authorization server's consent page in headless Chromium (see `browser.rs`).
 //! - `cargo xtask fuzz [--secs N] [TARGET]`: builds the cargo-fuzz targets of `fuzz/`
 //!   (nightly) and runs each for N seconds (see `fuzz.rs` and FUZZING.md).
 
 mod bench;
+mod browser;
 mod conformance;
 mod fuzz;
 mod interop;
@@ -44,13 +47,15 @@ fn main() -> ExitCode {
         Some("pin") if args.len() == 1 => conformance::update_lock(),
         Some("test") if args.len() == 1 => test::main(&tidy::workspace_root()),
         Some("interop") => interop::main(&tidy::workspace_root(), &args[1..]),
+        Some("browser") if args.len() == 1 => browser::main(&tidy::workspace_root()),
         Some("fuzz") => fuzz::main(&tidy::workspace_root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <tidy | conformance | pin | bench | test | interop | fuzz>\n{}\n{}\n{}\n{}",
+                "usage: cargo xtask <tidy | conformance | pin | bench | test | interop | browser | fuzz>\n{}\n{}\n{}\n{}\n{}",
                 conformance::USAGE,
                 bench::USAGE,
                 interop::USAGE,
+                browser::USAGE,
                 fuzz::USAGE
             );
             ExitCode::from(2)

@@ -1,7 +1,8 @@
 //! `cargo xtask test`: everything CI checks, in one command — formatting, lints, docs,
 //! every test of the workspace, the layering, the conformance report, the benchmarks'
-//! smoke run, and the external proof (`cargo xtask interop`: installs its pinned tools
-//! into `.tools/` on first use).
+//! smoke run, the external proof (`cargo xtask interop`: installs its pinned tools
+//! into `.tools/` on first use) and the OAuth flow in a real browser (`cargo xtask
+//! browser`: installs Debian's Chromium on first use).
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
@@ -52,8 +53,18 @@ const STEPS: &[Step] = &[
         env: &[],
     },
     Step {
+        what: "fuzzing smoke run: every cargo-fuzz target built with nightly and run 3 s (installs cargo-fuzz into .tools/ when missing)",
+        args: &["xtask", "fuzz", "--secs", "3"],
+        env: &[],
+    },
+    Step {
         what: "external proof: the official MCP conformance suite and cross-SDK interop",
         args: &["xtask", "interop"],
+        env: &[],
+    },
+    Step {
+        what: "end to end in a browser: OAuth consent in headless Chromium (fails under CI=true without it)",
+        args: &["xtask", "browser"],
         env: &[],
     },
 ];

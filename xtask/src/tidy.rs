@@ -39,6 +39,8 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
         // OAuth sits above the HTTP client transport: it implements its auth hook.
         "modelctx-oauth" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
         "modelctx-session" => &["modelctx-types", "modelctx-transport"],
+        // The proc-macro crate only emits code naming the facade; it links none of it.
+        "modelctx-macros" => &[],
         "modelctx-server" | "modelctx-client" => {
             &["modelctx-types", "modelctx-transport", "modelctx-session"]
         }

@@ -71,6 +71,13 @@ pub(crate) fn tests() -> Vec<Test> {
             ]
         ),
         conformance_test!(
+            a_call_refused_for_a_forgotten_session_goes_to_a_new_one,
+            [
+                "client-transport:http:404-surfaces",
+                "client-transport:http:session-404-reinitialize"
+            ]
+        ),
+        conformance_test!(
             after_delete_a_new_connection_gets_a_new_session,
             ["flow:session:terminate-then-reconnect"]
         ),
@@ -414,6 +421,45 @@ async fn a_404_fails_in_flight_calls_and_starts_a_new_session(_: Connector) {
         .filter(|s| s.method == http::Method::POST)
         .collect();
     assert_eq!(inits.len(), 2, "two initializes, both without a session id");
+}
+
+async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(_: Connector) {
+    let hosted = host(
+        Server::builder("r", "1.0.0")
+            .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
+            .build(),
+        StreamableHttpServerConfig::default(),
+    )
+    .await;
+    let (transport, handle) = hosted.transport();
+    let client = client().connect(transport).await.unwrap();
+    let first = handle.session_id().unwrap();
+    // The server forgets the session while the client is idle (as a restart would).
+    hosted.service.close_all_sessions();
+    // The next call is refused with 404 before it runs: the client starts a new
+    // session and sends it there, and the caller sees only its answer.
+    assert_eq!(
+        within("the call", client.request::<Echo>(json!({"after": 1})))
+            .await
+            .unwrap(),
+        json!({"after": 1})
+    );
+    assert_ne!(handle.session_id().unwrap(), first);
+    let posts: Vec<Seen> = hosted
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == http::Method::POST)
+        .collect();
+    let refused = posts
+        .iter()
+        .filter(|s| s.status == http::StatusCode::NOT_FOUND)
+        .count();
+    assert_eq!(refused, 1, "one refusal: the call in the forgotten session");
+    let inits = posts
+        .iter()
+        .filter(|s| s.status == http::StatusCode::OK && s.header("mcp-session-id").is_none())
+        .count();
+    assert_eq!(inits, 2, "two initializes, both without a session id");
 }
 
 async fn after_delete_a_new_connection_gets_a_new_session(_: Connector) {

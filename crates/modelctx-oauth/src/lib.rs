@@ -67,15 +67,18 @@
 //! only — with a [`TokenVerifier`] ([`JwtVerifier`] against the authorization server's
 //! JWKS, or [`IntrospectionVerifier`]), then **always** checks the audience against the
 //! server's own resource URI, then the scopes (for every request, and per tool,
-//! resource or prompt: [`Operation`]). Refusals are 401 / 403 with the
+//! resource or prompt: [`Operation`]; listings show all of them, or only what the
+//! caller may use: [`Listing`]). Refusals are 401 / 403 with the
 //! `WWW-Authenticate: Bearer` challenge a client needs (`resource_metadata`, `error`,
 //! `scope`). Handlers read the caller as `cx.extensions().get::<AuthInfo>()`.
 //!
 //! For development, tests and small deployments, [`AuthorizationServer`] (feature
 //! `authorization-server`) is a bundled authorization server as an axum router:
-//! metadata, authorization code with PKCE S256 and a consent page, refresh-token
-//! rotation, client credentials, dynamic registration, revocation and introspection,
-//! ES256 JWT access tokens. For production, put your identity provider's issuer and
+//! metadata, authorization code with PKCE S256 and a consent page (codes bound to a
+//! DPoP key with `dpop_jkt`), refresh-token rotation, client credentials, client
+//! authentication by secret or `private_key_jwt` (RFC 7523 assertions against the
+//! client's registered keys), dynamic registration, revocation and introspection,
+//! ES256 JWT access tokens (DPoP-bound on request). For production, put your identity provider's issuer and
 //! JWKS URI into [`JwtVerifier::new`] instead (it must issue ES256 or RS256 JWTs with `aud` set
 //! to the MCP server's URI, or offer introspection).
 //!
@@ -145,7 +148,7 @@ pub use client::{
 
 #[cfg(feature = "resource-server")]
 pub use resource::{
-    AuthInfo, ConfigError, IntrospectionVerifier, JwtVerifier, Operation, RequireBearer,
+    AuthInfo, ConfigError, IntrospectionVerifier, JwtVerifier, Listing, Operation, RequireBearer,
     RequireBearerLayer, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier,
 };
 

@@ -141,11 +141,13 @@ impl Context {
         self.request.meta()
     }
 
-    /// What the transport attached to this request. Over streamable HTTP these are the
-    /// [`Extensions`](modelctx_session::Extensions) that layers in front of the endpoint
-    /// put in the HTTP request's extensions: behind `modelctx-oauth`'s resource server,
-    /// `cx.extensions().get::<modelctx_oauth::AuthInfo>()` is the verified
-    /// caller. Empty for transports that attach nothing.
+    /// What the transport attached to this request. Over streamable HTTP and legacy SSE
+    /// these are the [`Extensions`](modelctx_session::Extensions) that layers in front of
+    /// the endpoint put in the HTTP request's extensions — behind `modelctx-oauth`'s
+    /// resource server, `cx.extensions().get::<modelctx_oauth::AuthInfo>()` is the
+    /// verified caller — and the headers of the POST that carried the request,
+    /// `cx.extensions().get::<http::HeaderMap>()`. Empty for transports that attach
+    /// nothing (stdio, in-memory).
     pub fn extensions(&self) -> &modelctx_session::Extensions {
         self.request.extensions()
     }

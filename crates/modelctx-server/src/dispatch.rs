@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use modelctx_session::parse_params;
+use modelctx_transport::{Offering, Permissions};
 use modelctx_types::{
     CacheScope, CallToolRequestParams, CompleteRequestParams, CompleteResult, Completion,
     CompletionReference, EmptyResult, ErrorData, GetPromptRequestParams, ListPromptsResult,
@@ -19,6 +20,20 @@ use crate::completion::CompletionInput;
 use crate::context::Context;
 use crate::registry::{lookup, page, snapshot};
 use crate::stateless::CacheHints;
+
+/// The items of a listing the caller may see: those its [`Permissions`] (put in the
+/// request's extensions by a layer in front, such as an OAuth resource server) allow,
+/// or all of them when there are none. Filtered before paging, so a cursor's offset is
+/// into what this caller sees.
+fn permitted<T>(cx: &Context, items: Vec<T>, offering: impl Fn(&T) -> Offering<'_>) -> Vec<T> {
+    match cx.extensions().get::<Permissions>() {
+        Some(permissions) => items
+            .into_iter()
+            .filter(|item| permissions.allows(offering(item)))
+            .collect(),
+        None => items,
+    }
+}
 
 type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
 
@@ -66,13 +81,18 @@ where
 }
 
 /// In protocol 2026-07-28 (`None` before it), the scope of a list whose entries are
-/// `all` (see [`CacheHints::list_scope`]).
+/// `all` (see [`CacheHints::list_scope`]); `private` whatever the hints say when the
+/// list was filtered by the caller's [`Permissions`].
 fn list_scope<T>(
     cx: &Context,
     all: &[Arc<T>],
     hints: impl Fn(&T) -> Option<&CacheHints>,
 ) -> Option<CacheScope> {
     cx.envelope.as_ref()?;
+    if cx.extensions().get::<Permissions>().is_some() {
+        // Shaped by the caller's permissions: never for a shared cache.
+        return Some(CacheScope::Private);
+    }
     Some(
         cx.server
             .cache_hints
@@ -95,7 +115,9 @@ async fn list_tools(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListToolsResult, ErrorData> {
-    let all = snapshot(&cx.server.registry.tools);
+    let all = permitted(&cx, snapshot(&cx.server.registry.tools), |t| {
+        Offering::Tool(&t.tool.name)
+    });
     let scope = list_scope(&cx, &all, |t| t.cache.as_ref());
     let (items, next) = page(
         all,
@@ -129,7 +151,9 @@ async fn list_resources(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let all = snapshot(&cx.server.registry.resources);
+    let all = permitted(&cx, snapshot(&cx.server.registry.resources), |r| {
+        Offering::Resource(&r.resource.uri)
+    });
     let scope = list_scope(&cx, &all, |r| r.cache.as_ref());
     let (items, next) = page(
         all,
@@ -150,7 +174,9 @@ async fn list_templates(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
-    let all = snapshot(&cx.server.registry.templates);
+    let all = permitted(&cx, snapshot(&cx.server.registry.templates), |t| {
+        Offering::ResourceTemplate(&t.template.uri_template)
+    });
     let scope = list_scope(&cx, &all, |t| t.cache.as_ref());
     let (items, next) = page(
         all,
@@ -233,7 +259,9 @@ async fn list_prompts(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListPromptsResult, ErrorData> {
-    let all = snapshot(&cx.server.registry.prompts);
+    let all = permitted(&cx, snapshot(&cx.server.registry.prompts), |p| {
+        Offering::Prompt(&p.prompt.name)
+    });
     let scope = list_scope(&cx, &all, |p| p.cache.as_ref());
     let (items, next) = page(
         all,

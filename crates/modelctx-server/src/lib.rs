@@ -38,7 +38,10 @@
 //!   registries can change while clients are connected ([`Server::add_tool`], ...) and
 //!   every connected session then gets one debounced `notifications/*/list_changed` per
 //!   kind; resource subscriptions are kept per session ([`Server::notify_resource_updated`]);
-//!   `logging/setLevel` is honoured per session.
+//!   `logging/setLevel` is honoured per session. A request whose extensions carry
+//!   [`modelctx_transport::Permissions`] (an OAuth resource server set to list only
+//!   what the caller may use puts one there) is shown only the tools, resources,
+//!   templates and prompts they allow.
 //! - **Low level** — a typed handler per method ([`ServerBuilder::request_handler`]),
 //!   which takes precedence over the registries for that method.
 //!
@@ -95,6 +98,7 @@ mod session;
 mod stateless;
 mod tasks;
 mod tool;
+mod tool_set;
 mod uri_template;
 
 use std::any::Any;
@@ -131,10 +135,16 @@ pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};
 #[cfg(feature = "schemars")]
 pub use tool::Json;
 pub use tool::{IntoToolResult, ToolDef};
+#[doc(hidden)]
+pub use tool_set::__private;
+pub use tool_set::ToolSet;
 pub use uri_template::{MAX_MATCHED_URI, UriTemplate};
 
-/// schemars, re-exported for `#[derive(JsonSchema)]` on argument types (add
-/// `#[schemars(crate = "modelctx_server::schemars")]` when not depending on it directly).
+/// schemars, re-exported for `#[derive(JsonSchema)]` on argument types. Its derive
+/// names the crate as `schemars::...`, resolved where the type is defined: bring this
+/// re-export into scope in that module (`use modelctx_server::schemars::{self,
+/// JsonSchema};`), or depend on `schemars = "1"` directly; no `#[schemars(crate = ...)]`
+/// line is needed either way.
 #[cfg(feature = "schemars")]
 pub use schemars;
 
@@ -195,6 +205,8 @@ pub(crate) struct Inner {
     pub(crate) tasks: Option<Arc<TaskHost>>,
     /// Hears errors a client could not attribute to a request.
     on_peer_error: Option<Arc<PeerErrorFn>>,
+    /// The bound on running handlers every session of this server shares.
+    handler_limit: Option<modelctx_session::HandlerLimit>,
 }
 
 impl fmt::Debug for Server {
@@ -232,6 +244,7 @@ impl Server {
             cache_hints: stateless::CacheHints::default(),
             tasks: None,
             on_peer_error: None,
+            handler_limit: None,
         }
     }
 
@@ -253,11 +266,16 @@ impl Server {
     /// Serves one session with explicit session settings (e.g. pre-initialised for a
     /// stateless transport).
     pub fn serve_with<T: Transport>(&self, transport: T, config: SessionConfig) -> ServerSession {
-        let config = if self.inner.stateless_era {
+        let mut config = if self.inner.stateless_era {
             config.unstable_stateless_era(true)
         } else {
             config
         };
+        if config.handler_limit.is_none()
+            && let Some(limit) = &self.inner.handler_limit
+        {
+            config = config.handler_limit(limit.clone());
+        }
         let state = Arc::new(SessionState::default());
         let service = Arc::new(SessionService {
             server: self.inner.clone(),
@@ -371,6 +389,7 @@ pub struct ServerBuilder {
     cache_hints: stateless::CacheHints,
     tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
     on_peer_error: Option<Arc<PeerErrorFn>>,
+    handler_limit: Option<modelctx_session::HandlerLimit>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -417,6 +436,19 @@ impl ServerBuilder {
         self
     }
 
+    /// Bounds the handlers running at once across every session this server serves
+    /// (each session also keeps its own bound,
+    /// [`SessionConfig::max_concurrent_requests`]): beyond it a request waits for a
+    /// slot, so one busy or flooding client cannot take more than its own bound of the
+    /// server's work. Unbounded across sessions unless set; a session whose
+    /// [`SessionConfig`] brings its own [`HandlerLimit`](modelctx_session::HandlerLimit)
+    /// keeps that one.
+    #[must_use]
+    pub fn max_concurrent_handlers(mut self, n: usize) -> Self {
+        self.handler_limit = Some(modelctx_session::HandlerLimit::new(n));
+        self
+    }
+
     /// Sets the session settings used by [`Server::serve`].
     #[must_use]
     pub fn session_config(mut self, config: SessionConfig) -> Self {
@@ -428,6 +460,17 @@ impl ServerBuilder {
     /// (1–128 characters of `A-Z a-z 0-9 _ - .`), or a schema does not compile.
     pub fn tool(self, tool: ToolDef) -> Result<Self, RegistrationError> {
         self.registry.add_tool(tool)?;
+        Ok(self)
+    }
+
+    /// Registers several tools in one call: a `Vec` or array of [`ToolDef`]s, or the
+    /// `#[tool]` methods of a type whose `impl` block carries `#[tools]` (feature
+    /// `macros` of the `modelctx` facade). Refused at the first tool
+    /// [`ServerBuilder::tool`] would refuse.
+    pub fn tools(mut self, tools: impl ToolSet) -> Result<Self, RegistrationError> {
+        for tool in tools.into_tool_defs() {
+            self = self.tool(tool)?;
+        }
         Ok(self)
     }
 
@@ -681,6 +724,7 @@ impl ServerBuilder {
                     TaskHost::new(store, config)
                 }),
                 on_peer_error: self.on_peer_error,
+                handler_limit: self.handler_limit,
             }),
         }
     }

@@ -77,7 +77,7 @@ pub(crate) fn envelope(meta: Option<&Meta>) -> Result<Envelope, ErrorData> {
     let capabilities = match meta.get(Meta::CLIENT_CAPABILITIES) {
         None => return Err(missing(Meta::CLIENT_CAPABILITIES)),
         Some(value) => {
-            serde_json::from_value::<ClientCapabilities>(value.clone()).map_err(|e| {
+            <ClientCapabilities as serde::Deserialize>::deserialize(value).map_err(|e| {
                 ErrorData::invalid_params(format!(
                     "Invalid params: \"{}\" is not a capabilities object: {e}",
                     Meta::CLIENT_CAPABILITIES
@@ -88,7 +88,7 @@ pub(crate) fn envelope(meta: Option<&Meta>) -> Result<Envelope, ErrorData> {
     let info = match meta.get(Meta::CLIENT_INFO) {
         None => None,
         Some(value) => Some(
-            serde_json::from_value::<Implementation>(value.clone()).map_err(|e| {
+            <Implementation as serde::Deserialize>::deserialize(value).map_err(|e| {
                 ErrorData::invalid_params(format!(
                     "Invalid params: \"{}\" is not a name and version: {e}",
                     Meta::CLIENT_INFO
@@ -99,7 +99,7 @@ pub(crate) fn envelope(meta: Option<&Meta>) -> Result<Envelope, ErrorData> {
     let log_level = match meta.get(Meta::LOG_LEVEL) {
         None => None,
         Some(value) => {
-            let level = serde_json::from_value::<LoggingLevel>(value.clone())
+            let level = <LoggingLevel as serde::Deserialize>::deserialize(value)
                 .ok()
                 .filter(|l| l.severity().is_some())
                 .ok_or_else(|| {

@@ -71,6 +71,41 @@ pub use tokio_util::sync::CancellationToken;
 #[doc(no_inline)]
 pub use modelctx_transport::{Extensions, Transport};
 
+/// The error code of a request refused because its session already has
+/// [`SessionConfig::max_requests_in_flight`] requests in flight: an
+/// implementation-defined server error (JSON-RPC reserves -32000 to -32099 for them).
+/// The request did not run; the peer may send it again once answers come back.
+pub const TOO_MANY_REQUESTS: modelctx_types::ErrorCode = modelctx_types::ErrorCode(-32005);
+
+/// A bound on running handlers that several sessions share
+/// ([`SessionConfig::handler_limit`]): cheap to clone, every clone the same bound.
+#[derive(Clone)]
+pub struct HandlerLimit(std::sync::Arc<tokio::sync::Semaphore>);
+
+impl HandlerLimit {
+    /// At most `n` handlers running at once (at least one).
+    pub fn new(n: usize) -> Self {
+        Self(std::sync::Arc::new(tokio::sync::Semaphore::new(n.max(1))))
+    }
+
+    /// How many more handlers may start now.
+    pub fn available(&self) -> usize {
+        self.0.available_permits()
+    }
+
+    pub(crate) fn semaphore(&self) -> &std::sync::Arc<tokio::sync::Semaphore> {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for HandlerLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerLimit")
+            .field("available", &self.available())
+            .finish()
+    }
+}
+
 /// How a session behaves.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -83,6 +118,14 @@ pub struct SessionConfig {
     /// How many inbound requests run their handlers at once; more wait their turn
     /// (ping and cancellation are never delayed by them).
     pub max_concurrent_requests: usize,
+    /// How many inbound requests may be in flight at once, running or waiting their
+    /// turn ([`SessionConfig::DEFAULT_MAX_REQUESTS_IN_FLIGHT`], 1,024): one more is
+    /// answered at once with [`TOO_MANY_REQUESTS`], so a peer that floods the session
+    /// costs bounded memory and gets a clear error instead of a growing queue.
+    pub max_requests_in_flight: usize,
+    /// A bound on running handlers shared with other sessions (see
+    /// [`SessionConfig::handler_limit`]).
+    pub handler_limit: Option<HandlerLimit>,
     /// Start in the operational phase, with no handshake (stateless HTTP).
     pub pre_initialized: bool,
     /// Whether handlers may send requests to the peer. Off for transports that cannot
@@ -98,12 +141,16 @@ impl SessionConfig {
     pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
     /// The default bound on concurrently running inbound handlers.
     pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
+    /// The default bound on inbound requests in flight (running or waiting).
+    pub const DEFAULT_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 
     fn new(role: Role) -> Self {
         Self {
             role,
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             max_concurrent_requests: Self::DEFAULT_MAX_CONCURRENT_REQUESTS,
+            max_requests_in_flight: Self::DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+            handler_limit: None,
             pre_initialized: false,
             allow_outbound_requests: true,
             stateless_era: false,
@@ -131,6 +178,25 @@ impl SessionConfig {
     #[must_use]
     pub fn max_concurrent_requests(mut self, n: usize) -> Self {
         self.max_concurrent_requests = n;
+        self
+    }
+
+    /// Sets the bound on inbound requests in flight (running or waiting their turn);
+    /// beyond it a request is answered at once with [`TOO_MANY_REQUESTS`].
+    #[must_use]
+    pub fn max_requests_in_flight(mut self, n: usize) -> Self {
+        self.max_requests_in_flight = n;
+        self
+    }
+
+    /// Shares `limit` with every session given the same one: a handler runs only with
+    /// a slot of it (as well as one of this session's own
+    /// [`max_concurrent_requests`](Self::max_concurrent_requests)), so the work of all
+    /// those sessions together stays bounded. A session that floods takes at most its
+    /// own bound of the shared slots.
+    #[must_use]
+    pub fn handler_limit(mut self, limit: HandlerLimit) -> Self {
+        self.handler_limit = Some(limit);
         self
     }
 

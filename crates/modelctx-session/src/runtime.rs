@@ -401,6 +401,19 @@ impl Core {
                 self.respond_error(request.id, error);
                 return None;
             }
+            let limit = shared.config.max_requests_in_flight;
+            if inflight.len() >= limit {
+                drop(inflight);
+                let error = ErrorData::new(
+                    crate::TOO_MANY_REQUESTS,
+                    format!(
+                        "Too many requests in flight: this session takes at most {limit} at once; the request did not run, send it again once answers come back"
+                    ),
+                )
+                .with_data(serde_json::json!({"limit": limit}));
+                self.respond_error(request.id, error);
+                return None;
+            }
             inflight.insert(request.id.clone(), token.clone());
         }
         // A request taken directly may race the session's end, which marks it closed
@@ -521,6 +534,19 @@ async fn handle(
             biased;
             () = token.cancelled() => return None,
             permit = shared.semaphore.clone().acquire_owned() => permit.ok()?,
+        },
+    };
+    // The slot shared with other sessions, taken after this session's own: a session
+    // waits for shared slots with at most its own bound of handlers.
+    let _shared_permit = match &shared.config.handler_limit {
+        None => None,
+        Some(limit) => match limit.semaphore().clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => tokio::select! {
+                biased;
+                () = token.cancelled() => return None,
+                permit = limit.semaphore().clone().acquire_owned() => Some(permit.ok()?),
+            },
         },
     };
     let context = RequestContext::new(&request, token.clone(), peer).with_extensions(extensions);

@@ -114,3 +114,54 @@ impl fmt::Debug for Principal {
 /// cannot be, and binds to the [`Principal`] alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Sessionless;
+
+/// Something a server offers that a caller may or may not be allowed to use: what
+/// [`Permissions`] is asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Offering<'a> {
+    /// The tool with this name (`tools/call`).
+    Tool(&'a str),
+    /// The resource with this URI (`resources/read`, `resources/subscribe`).
+    Resource(&'a str),
+    /// The resource template with this URI template.
+    ResourceTemplate(&'a str),
+    /// The prompt with this name (`prompts/get`).
+    Prompt(&'a str),
+}
+
+/// What the caller of a message may use, as a layer in front of the transport decided
+/// (`modelctx-oauth`'s resource server inserts one from the token's scopes when it is
+/// configured to filter listings). A server that finds one in a request's
+/// [`Extensions`] leaves out of its listings (`tools/list`, `resources/list`,
+/// `resources/templates/list`, `prompts/list`) whatever it does not allow; without one,
+/// listings show everything. It only shapes listings: calls are refused (or not) by the
+/// layer itself.
+///
+/// ```
+/// use modelctx_transport::{Offering, Permissions};
+///
+/// let permissions = Permissions::new(|offering| offering != Offering::Tool("admin"));
+/// assert!(permissions.allows(Offering::Tool("add")));
+/// assert!(!permissions.allows(Offering::Tool("admin")));
+/// ```
+#[derive(Clone)]
+pub struct Permissions(Arc<dyn Fn(Offering<'_>) -> bool + Send + Sync>);
+
+impl Permissions {
+    /// Permissions that allow what `allows` says yes to.
+    pub fn new(allows: impl Fn(Offering<'_>) -> bool + Send + Sync + 'static) -> Self {
+        Self(Arc::new(allows))
+    }
+
+    /// Whether the caller may use `offering`.
+    pub fn allows(&self, offering: Offering<'_>) -> bool {
+        (self.0)(offering)
+    }
+}
+
+impl fmt::Debug for Permissions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Permissions(..)")
+    }
+}

@@ -36,7 +36,7 @@ use modelctx_types::{JsonRpcMessage, RequestId};
 
 pub use clock::{ClockHold, RequestClock, RequestClocks};
 pub use error::TransportError;
-pub use extensions::{Extensions, Principal, Sessionless};
+pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a

@@ -26,6 +26,7 @@
 //! | `session` | `session` | `modelctx-session`: the JSON-RPC peer runtime | with server/client |
 //! | `server` | `server` | `modelctx-server`: the server role | yes |
 //! | `schemars` | `server` | schemas derived from Rust types for tools, prompts, templates and forms (`ToolDef::new`, `Json`, ...) | yes |
+//! | `macros` | `macros`, `schemars` | `modelctx-macros`: `#[tool]` and `#[tools]`, an async fn or each method of an `impl` block as a registered tool (turns on `server` and `schemars`) | no |
 //! | `schema-validation` | `server` | JSON Schema validation of tool arguments and results, prompt arguments and template variables (jsonschema) | yes |
 //! | `client` | `client` | `modelctx-client`: the client role | yes |
 //! | `memory` | `memory` | `modelctx-memory`: the in-process transport | yes |
@@ -56,6 +57,20 @@ pub use modelctx_session as session;
 #[cfg(feature = "server")]
 #[doc(inline)]
 pub use modelctx_server as server;
+
+/// schemars (1.x), for `#[derive(JsonSchema)]` on tool arguments and results. Its
+/// derive names the crate as `schemars::...`, resolved where the type is defined: bring
+/// this re-export into scope once per module (`use modelctx::schemars::{self,
+/// JsonSchema};`), or depend on `schemars = "1"` directly, and no
+/// `#[schemars(crate = ...)]` line is needed.
+#[cfg(all(feature = "server", feature = "schemars"))]
+pub use modelctx_server::schemars;
+
+/// `#[tool]` and `#[tools]`: an async fn, or each `#[tool]` method of an `impl`
+/// block, becomes a registered tool (feature `macros`).
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use modelctx_macros as macros;
 
 #[cfg(feature = "client")]
 #[doc(inline)]

@@ -19,48 +19,45 @@ use std::time::Duration;
 use modelctx::http::{
     HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService, hosting,
 };
-use modelctx::server::schemars::JsonSchema;
-use modelctx::server::{Context, Server, TaskConfig, ToolDef};
+use modelctx::macros::tool;
+use modelctx::server::{Context, Server, TaskConfig};
 use modelctx::session::{Progress, SessionConfig};
 use modelctx::sse::{SseServerConfig, SseService};
 use modelctx::types::TaskSupport;
-use serde::Deserialize;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// How long each step of the countdown takes.
 const STEP: Duration = Duration::from_millis(500);
 
-/// Arguments of `countdown`.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelctx::server::schemars")]
-struct Countdown {
+/// Counts down from `from`, a step every half second, reporting progress
+#[tool]
+async fn countdown(
     /// Where to start, from 1 to 100.
     #[schemars(range(min = 1, max = 100))]
     from: u32,
+    cx: Context,
+) -> Result<&'static str, Error> {
+    if !(1..=100).contains(&from) {
+        return Err("`from` must be an integer in 1..=100".into());
+    }
+    for step in 1..=from {
+        tokio::select! {
+            () = tokio::time::sleep(STEP) => {}
+            // The client cancelled the call, or the task (`tasks/cancel`).
+            () = cx.cancellation().cancelled() => return Err("cancelled".into()),
+        }
+        // Progress goes to the client's progress token, also once the call runs as a
+        // task.
+        let progress = Progress::new(f64::from(step)).with_total(f64::from(from));
+        cx.report_progress(progress).await?;
+    }
+    Ok("liftoff")
 }
 
 fn countdown_server() -> Result<Server, Error> {
-    let countdown = ToolDef::new("countdown", |args: Countdown, cx: Context| async move {
-        if !(1..=100).contains(&args.from) {
-            return Err::<_, Error>("`from` must be an integer in 1..=100".into());
-        }
-        for step in 1..=args.from {
-            tokio::select! {
-                () = tokio::time::sleep(STEP) => {}
-                // The client cancelled the call, or the task (`tasks/cancel`).
-                () = cx.cancellation().cancelled() => return Err("cancelled".into()),
-            }
-            // Progress goes to the client's progress token, also once the call runs as a
-            // task.
-            let progress = Progress::new(f64::from(step)).with_total(f64::from(args.from));
-            cx.report_progress(progress).await?;
-        }
-        Ok("liftoff")
-    })
-    .description("Counts down from `from`, a step every half second, reporting progress")
     // A plain call waits for the result; a task-augmented one gets a task at once.
-    .task_support(TaskSupport::Optional);
+    let countdown = countdown_tool().task_support(TaskSupport::Optional);
     let server = Server::builder("countdown-http", "1.0.0")
         .instructions("Call `countdown` with a starting number, as a task if it is a long one.")
         // Tasks are kept in memory; clients are told to poll every 250 ms.

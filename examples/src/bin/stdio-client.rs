@@ -2,7 +2,16 @@
 //! calls one.
 //!
 //! ```text
-//! stdio-client [--call TOOL [ARGUMENTS_JSON]] [--] [PROGRAM [ARGS...]]
+//! stdio-client [--era 2025|2026] [--call TOOL [ARGUMENTS_JSON]] [--] [PROGRAM [ARGS...]]
+//! ```
+//!
+//! `--era` pins the protocol era (by default the client probes `server/discover` and
+//! falls back to the handshake). A form the server asks for is filled in with the name
+//! in `$STDIO_CLIENT_NAME` (default "Ada"):
+//!
+//! ```text
+//! cargo run -p modelctx-examples --bin stdio-client -- --era 2025 --call introduce
+//! cargo run -p modelctx-examples --bin stdio-client -- --era 2026 --call introduce
 //! ```
 //!
 //! Without a program it runs this package's `stdio-server` (built next to this binary)
@@ -21,13 +30,14 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use modelctx::client::Client;
+use modelctx::client::{Client, ConnectMode, FormAnswer};
 use modelctx::session::RequestOptions;
 use modelctx::stdio::{ChildProcess, Stderr, StdioOptions};
 use modelctx::types::{CallToolRequest, CallToolRequestParams, ListToolsRequest};
 use serde_json::{Value, json};
 
 struct Cli {
+    era: ConnectMode,
     call: Option<(String, Value)>,
     program: OsString,
     args: Vec<OsString>,
@@ -35,6 +45,16 @@ struct Cli {
 
 fn parse() -> Result<Cli, String> {
     let mut rest: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut era = ConnectMode::Auto;
+    if rest.first().is_some_and(|a| a == "--era") {
+        rest.remove(0);
+        era = match rest.first().and_then(|e| e.to_str()) {
+            Some("2025") => ConnectMode::Legacy,
+            Some("2026") => ConnectMode::Discover,
+            _ => return Err("--era needs 2025 or 2026".into()),
+        };
+        rest.remove(0);
+    }
     let mut call = None;
     if rest.first().is_some_and(|a| a == "--call") {
         rest.remove(0);
@@ -57,6 +77,7 @@ fn parse() -> Result<Cli, String> {
         let sibling = exe.with_file_name(format!("stdio-server{}", std::env::consts::EXE_SUFFIX));
         let call = call.or_else(|| Some(("countdown".into(), json!({"from": 3}))));
         return Ok(Cli {
+            era,
             call,
             program: sibling.into_os_string(),
             args: Vec::new(),
@@ -64,6 +85,7 @@ fn parse() -> Result<Cli, String> {
     }
     let program = rest.remove(0);
     Ok(Cli {
+        era,
         call,
         program,
         args: rest,
@@ -82,7 +104,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map_err(|e| format!("cannot run {}: {e}", cli.program.to_string_lossy()))?;
     let handle = child.handle();
 
+    let name = std::env::var("STDIO_CLIENT_NAME").unwrap_or_else(|_| "Ada".into());
     let client = Client::builder("modelctx-stdio-client", env!("CARGO_PKG_VERSION"))
+        .mode(cli.era)
+        .form_elicitation(move |form, _cx| {
+            let name = name.clone();
+            async move {
+                println!("the server asks: {}", form.message());
+                let mut answer = form.prefilled;
+                answer.insert("name".into(), name.into());
+                Ok(FormAnswer::Accept(answer))
+            }
+        })
         .connect(child)
         .await?;
     println!(

@@ -19,82 +19,79 @@
 //! Try it without a host: `cargo run -p modelctx-examples --bin stdio-client` spawns it
 //! and calls its tools.
 //!
-//! Tools: `greet` (`{"name": "..."}`) and `countdown` (`{"from": 3}`, reports progress).
+//! Tools: `greet` (`{"name": "..."}`), `countdown` (`{"from": 3}`, reports progress) and
+//! `introduce` (no arguments: asks the user for their name mid-call, with a form —
+//! the same code in both protocol eras: a 2025-11-25 session sends
+//! `elicitation/create`, a 2026-07-28 call answers `input_required` and finishes when
+//! the client sends it again with the answer),
+//! written with `#[tools]`: each `#[tool]` method's parameters are its arguments (schema
+//! generated, checked before it runs), its doc comment its description.
 //! Nothing but protocol messages may reach stdout, so every log line here goes to
 //! stderr (with `tracing_subscriber`, build it with `.with_writer(std::io::stderr)`).
 
-use modelctx::server::Server;
-use modelctx::session::Progress;
+use modelctx::macros::tools;
+use modelctx::schemars::{self, JsonSchema};
+use modelctx::server::{ClientRequestError, Context, Server};
+use modelctx::session::{Progress, SessionError};
 use modelctx::stdio::StdioOptions;
-use modelctx::types::{
-    CallToolRequest, CallToolResult, ErrorData, ListToolsRequest, ListToolsResult, Tool,
-};
-use serde_json::{Value, json};
 
-fn schema(value: Value) -> serde_json::Map<String, Value> {
-    value.as_object().cloned().unwrap_or_default()
+/// What `introduce` asks the user for.
+#[derive(serde::Deserialize, JsonSchema)]
+struct Introduction {
+    /// Your name.
+    name: String,
+}
+
+/// The tools, sharing the greeting read from the environment.
+struct Tools {
+    greeting: String,
+}
+
+#[tools]
+impl Tools {
+    /// Greets someone by name.
+    #[tool]
+    async fn greet(
+        &self,
+        /// Who to greet.
+        name: String,
+    ) -> String {
+        eprintln!("stdio-server: greeting {name}");
+        format!("{}, {name}!", self.greeting)
+    }
+
+    /// Asks who you are (a form), then greets you.
+    #[tool]
+    async fn introduce(&self, cx: &Context) -> Result<String, ClientRequestError> {
+        let answer = cx.elicit_form::<Introduction>("Who are you?").await?;
+        Ok(match answer.accepted() {
+            Some(you) => format!("{}, {}!", self.greeting, you.name),
+            None => "Nice to meet you anyway.".to_owned(),
+        })
+    }
+
+    /// Counts from 1 up to `from`, reporting each step as progress, then says "liftoff".
+    #[tool]
+    async fn countdown(
+        /// How many steps, from 1 to 100.
+        #[schemars(range(min = 1, max = 100))]
+        from: u32,
+        cx: &Context,
+    ) -> Result<&'static str, SessionError> {
+        for step in 1..=from {
+            let progress = Progress::new(f64::from(step)).with_total(f64::from(from));
+            cx.report_progress(progress).await?;
+        }
+        Ok("liftoff")
+    }
 }
 
 #[tokio::main]
-async fn main() {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let greeting = std::env::var("STDIO_SERVER_GREETING").unwrap_or_else(|_| "Hello".into());
-    let tools = vec![
-        Tool::new(
-            "greet",
-            schema(json!({
-                "type": "object",
-                "properties": {"name": {"type": "string"}},
-                "required": ["name"]
-            })),
-        ),
-        Tool::new(
-            "countdown",
-            schema(json!({
-                "type": "object",
-                "properties": {"from": {"type": "integer", "minimum": 1, "maximum": 100}},
-                "required": ["from"]
-            })),
-        ),
-    ];
     let server = Server::builder("modelctx-stdio-example", env!("CARGO_PKG_VERSION"))
         .instructions("Call `greet` with a name, or `countdown` with a starting number.")
-        .request_handler::<ListToolsRequest, _, _>(move |_, _| {
-            let tools = tools.clone();
-            async move { Ok(ListToolsResult::new(tools)) }
-        })
-        .request_handler::<CallToolRequest, _, _>(move |params, cx| {
-            let greeting = greeting.clone();
-            async move {
-                let args = params.arguments.unwrap_or_default();
-                match params.name.as_str() {
-                    "greet" => {
-                        let name = args
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .ok_or_else(|| ErrorData::invalid_params("`name` must be a string"))?;
-                        eprintln!("stdio-server: greeting {name}");
-                        Ok(CallToolResult::text(format!("{greeting}, {name}!")))
-                    }
-                    "countdown" => {
-                        let from = args
-                            .get("from")
-                            .and_then(Value::as_u64)
-                            .filter(|n| (1..=100).contains(n))
-                            .ok_or_else(|| {
-                                ErrorData::invalid_params("`from` must be an integer in 1..=100")
-                            })?;
-                        for step in 1..=from {
-                            let progress = Progress::new(step as f64).with_total(from as f64);
-                            cx.report_progress(progress)
-                                .await
-                                .map_err(|e| ErrorData::internal_error(e.to_string()))?;
-                        }
-                        Ok(CallToolResult::text("liftoff"))
-                    }
-                    other => Err(ErrorData::invalid_params(format!("unknown tool `{other}`"))),
-                }
-            }
-        })
+        .tools(Tools { greeting })?
         .build();
 
     let options = StdioOptions::new().on_diagnostic(|d| eprintln!("stdio-server: {d}"));
@@ -104,4 +101,5 @@ async fn main() {
     // The session ended with stdin; let the writer finish what it was writing.
     session.close().await;
     eprintln!("stdio-server: session ended, exiting");
+    Ok(())
 }

@@ -6,6 +6,7 @@
 //! bench-load stdio TARGET [--calls N]
 //! bench-load http MODE TARGET [--calls N] [--clients N]
 //! bench-load sessions TARGET [--calls N]
+//! bench-load fairness TARGET [--calls N]
 //! bench-load cold TARGET [--calls N]
 //! ```
 //!
@@ -116,13 +117,14 @@ async fn run() -> Result<Figures, String> {
         ["memory", t] => memory(target(t)?, calls).await,
         ["stdio", t] => stdio(target(t)?, calls).await,
         ["sessions", t] => sessions(target(t)?, calls).await,
+        ["fairness", t] => fairness(target(t)?, calls).await,
         ["cold", t] => cold(target(t)?, calls).await,
         ["http", mode, t] => {
             let mode = HttpMode::parse(mode).ok_or(format!("unknown HTTP mode {mode:?}"))?;
             http(mode, target(t)?, calls, clients).await
         }
         _ => Err(
-            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | cold T> [--calls N] [--clients N]"
+            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T> [--calls N] [--clients N]"
                 .into(),
         ),
     }
@@ -744,6 +746,87 @@ async fn http(
         ("c32_p99_us", many.percentile(99.0)),
         ("c32_calls_per_s", many_rate),
     ])
+}
+
+// ---- scenario: fairness under a flood -------------------------------------------------
+
+/// Connections the flooding session calls on at once in the fairness scenario.
+const FLOOD_CONNECTIONS: usize = 32;
+
+/// One stateful session calls the echo tool sequentially, alone and then while another
+/// session floods the server (32 connections on one session id, each calling without
+/// pause): the quiet session's latency both times, and the flood's rate.
+async fn fairness(target: Target, calls: usize) -> Result<Figures, String> {
+    let server = HttpServer::start(target, HttpMode::Stateful).await?;
+    let mut quiet = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
+    let mut next = 0u64;
+    let rounds = calls / 4;
+    timed_calls(&mut quiet, &mut next, rounds / 10).await?;
+    let alone = timed_calls(&mut quiet, &mut next, rounds).await?;
+
+    let mut flooder = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
+    let session = flooder.session.clone();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut floods = Vec::with_capacity(FLOOD_CONNECTIONS);
+    for worker in 0..FLOOD_CONNECTIONS {
+        let mut client = if worker == 0 {
+            std::mem::replace(&mut flooder, HttpClient::open(&server.addr).await?)
+        } else {
+            let mut client = HttpClient::open(&server.addr).await?;
+            client.session.clone_from(&session);
+            client
+        };
+        let stop = stop.clone();
+        floods.push(tokio::spawn(async move {
+            let mut done = 0u64;
+            // Ids apart per connection: one session, no id twice in flight.
+            let base = 1_000_000 * (worker as u64 + 1);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                client.call(base + done).await?;
+                done += 1;
+            }
+            Ok::<u64, String>(done)
+        }));
+    }
+    let flood_start = Instant::now();
+    // A few calls of the quiet session first, not timed, while the flood gets going.
+    timed_calls(&mut quiet, &mut next, rounds / 10).await?;
+    let flooded = timed_calls(&mut quiet, &mut next, rounds).await?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let elapsed = flood_start.elapsed();
+    let mut flood_calls = 0u64;
+    for flood in floods {
+        flood_calls += flood.await.map_err(|e| e.to_string())??;
+    }
+    server.stop().await?;
+    let alone = Latencies::from_durations(&alone);
+    let flooded = Latencies::from_durations(&flooded);
+    Ok(vec![
+        ("alone_p50_us", alone.percentile(50.0)),
+        ("alone_p99_us", alone.percentile(99.0)),
+        ("flooded_p50_us", flooded.percentile(50.0)),
+        ("flooded_p99_us", flooded.percentile(99.0)),
+        (
+            "flood_calls_per_s",
+            flood_calls as f64 / elapsed.as_secs_f64(),
+        ),
+    ])
+}
+
+/// `n` sequential echo calls on `client` (ids from `next` on), each timed.
+async fn timed_calls(
+    client: &mut HttpClient,
+    next: &mut u64,
+    n: usize,
+) -> Result<Vec<Duration>, String> {
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        *next += 1;
+        let start = Instant::now();
+        client.call(*next).await?;
+        samples.push(start.elapsed());
+    }
+    Ok(samples)
 }
 
 // ---- scenario 4: sessions -----------------------------------------------------------

@@ -167,7 +167,7 @@ pub(super) async fn close(inner: Arc<ClientInner>) {
 async fn request(
     inner: &ClientInner,
     method: Method,
-    body: Option<Vec<u8>>,
+    body: Option<bytes::Bytes>,
     last_event_id: Option<&str>,
     for_request: Option<&RequestId>,
 ) -> Result<reqwest::Response, TransportError> {
@@ -228,11 +228,15 @@ async fn request(
             continue;
         }
         if status == StatusCode::NOT_FOUND && session.is_some() {
-            // Only the session this request named is gone (a newer one may exist).
-            session_lost(inner, generation).await;
-            return Err(TransportError::other(
-                "the server ended the session (HTTP 404); the next request starts a new one",
-            ));
+            // Only the session this request named is gone (a newer one may exist). A
+            // request whose own POST was refused never ran: it is spared, to be sent
+            // again in the new session (see `run_request`).
+            let spare =
+                for_request.filter(|_| method == Method::POST && !inner.close_on_session_end);
+            session_lost(inner, generation, spare).await;
+            return Err(TransportError::other(format!(
+                "{SESSION_GONE}; the next request starts a new one"
+            )));
         }
         return Ok(response);
     }
@@ -439,7 +443,7 @@ async fn run_stateless(
 /// POSTs a notification or response; the server must accept it (202).
 async fn post_message(inner: &ClientInner, message: &JsonRpcMessage) -> Result<(), TransportError> {
     let body = serde_json::to_vec(message).map_err(|e| TransportError::other(e.to_string()))?;
-    let response = request(inner, Method::POST, Some(body), None, None).await?;
+    let response = request(inner, Method::POST, Some(body.into()), None, None).await?;
     let status = response.status();
     if status.is_success() {
         return Ok(());
@@ -518,18 +522,37 @@ fn content_type(headers: &HeaderMap) -> &str {
 
 /// Sends request `request` (or resumes it from `token`) and delivers its answer.
 async fn run_request(
-    inner: &ClientInner,
+    inner: &Arc<ClientInner>,
     request: JsonRpcRequest,
     token: Option<Arc<str>>,
-    generation: u64,
+    mut generation: u64,
 ) -> Result<(), String> {
     let id = request.id.clone();
     let mut last_id = token.as_deref().map(str::to_owned);
     let mut retry = inner.reconnect_delay;
     if token.is_none() {
         let message = JsonRpcMessage::Request(request);
-        let body = serde_json::to_vec(&message).map_err(|e| e.to_string())?;
-        let response = request_or_reason(inner, Method::POST, Some(body), None, Some(&id)).await?;
+        let body = bytes::Bytes::from(serde_json::to_vec(&message).map_err(|e| e.to_string())?);
+        let sent =
+            request_or_reason(inner, Method::POST, Some(body.clone()), None, Some(&id)).await;
+        let response = match sent {
+            // The server no longer knows the session (a restart, say) and refused this
+            // request unseen: it goes to a new session, once. Requests that were
+            // running when the session went are not sent again.
+            Err(reason)
+                if reason.contains(SESSION_GONE) && inner.state().inflight.contains_key(&id) =>
+            {
+                reinitialize(inner).await.map_err(|e| e.to_string())?;
+                generation = {
+                    let mut st = inner.state();
+                    let current = st.generation;
+                    st.inflight.insert(id.clone(), current);
+                    current
+                };
+                request_or_reason(inner, Method::POST, Some(body), None, Some(&id)).await?
+            }
+            other => other?,
+        };
         let status = response.status();
         let init = {
             let mut st = inner.state();
@@ -617,7 +640,7 @@ async fn run_request(
 async fn request_or_reason(
     inner: &ClientInner,
     method: Method,
-    body: Option<Vec<u8>>,
+    body: Option<bytes::Bytes>,
     last_event_id: Option<&str>,
     for_request: Option<&RequestId>,
 ) -> Result<reqwest::Response, String> {
@@ -783,9 +806,13 @@ async fn fail_request(inner: &ClientInner, id: RequestId, reason: String) {
     let _ = inner.tx.send(TransportMessage::new(message)).await;
 }
 
-/// The server answered 404 to session `generation`: its in-flight requests fail, and the
-/// next request starts a new session.
-async fn session_lost(inner: &ClientInner, generation: u64) {
+/// How a refusal for a session the server no longer knows begins.
+const SESSION_GONE: &str = "the server ended the session (HTTP 404)";
+
+/// The server answered 404 to session `generation`: its in-flight requests fail (but
+/// `spare`, which the server refused before running it), and the next request starts a
+/// new session.
+async fn session_lost(inner: &ClientInner, generation: u64, spare: Option<&RequestId>) {
     let dead: Vec<RequestId> = {
         let mut st = inner.state();
         if st.generation != generation || st.expired {
@@ -806,7 +833,7 @@ async fn session_lost(inner: &ClientInner, generation: u64) {
         let dead: Vec<RequestId> = st
             .inflight
             .iter()
-            .filter(|(_, g)| **g == generation)
+            .filter(|(id, g)| **g == generation && Some(*id) != spare)
             .map(|(id, _)| id.clone())
             .collect();
         for id in &dead {
@@ -843,7 +870,7 @@ async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
     };
     let body = serde_json::to_vec(&JsonRpcMessage::Request(init))
         .map_err(|e| TransportError::other(e.to_string()))?;
-    let response = request(inner, Method::POST, Some(body), None, None).await?;
+    let response = request(inner, Method::POST, Some(body.into()), None, None).await?;
     if !response.status().is_success() {
         return Err(TransportError::other(format!(
             "starting a new session failed: HTTP {}",

@@ -293,12 +293,14 @@ where
     }
     match parts.method {
         Method::POST => {
-            // What layers in front of the endpoint attached for the session's handlers.
-            let extensions = parts
+            // What layers in front of the endpoint attached for the session's handlers,
+            // and the POST's own headers (`Context::extensions().get::<HeaderMap>()`).
+            let mut extensions = parts
                 .extensions
                 .get::<Extensions>()
                 .cloned()
                 .unwrap_or_default();
+            extensions.insert(parts.headers.clone());
             post(inner, &parts.headers, &extensions, body).await
         }
         Method::GET => get(inner, &parts.headers),

@@ -18,8 +18,16 @@ pub(crate) fn is_document_url(inner: &Inner, client_id: &str) -> bool {
     let Ok(url) = url::Url::parse(client_id) else {
         return false;
     };
+    fetchable(inner, &url) && url.path() != "/" && url.fragment().is_none()
+}
+
+/// Whether this server may fetch `url` on a client's behalf (a metadata document, a
+/// client's `jwks_uri`): `https` on a public host, or — with
+/// `private_network_documents` — also loopback `http` and private addresses; never
+/// with credentials in the URL.
+pub(crate) fn fetchable(inner: &Inner, url: &url::Url) -> bool {
     let scheme_ok = url.scheme() == "https"
-        || (inner.config.private_network_documents && secure_or_loopback(&url));
+        || (inner.config.private_network_documents && secure_or_loopback(url));
     // Names go through the guarded resolver; IP literals and `localhost` never reach
     // it, so they are checked here.
     let private_host = match url.host() {
@@ -32,8 +40,6 @@ pub(crate) fn is_document_url(inner: &Inner, client_id: &str) -> bool {
     };
     scheme_ok
         && (inner.config.private_network_documents || !private_host)
-        && url.path() != "/"
-        && url.fragment().is_none()
         && url.username().is_empty()
         && url.password().is_none()
 }

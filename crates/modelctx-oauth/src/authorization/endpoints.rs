@@ -8,12 +8,11 @@ use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::response::Response;
 use axum::routing::{get, post};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Map, Value, json};
 
 use super::cimd;
+use super::client_auth::{self, authenticate_client};
 use super::page::{self, Consent};
 use super::{
     Grant, GrantKind, Inner, Login, RegisteredClient, hash, random_token, same, secure_or_loopback,
@@ -78,7 +77,7 @@ fn public_json(body: &Value) -> Response {
 }
 
 /// An OAuth error answer (RFC 6749 §5.2).
-fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+pub(crate) fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
     json_response(
         status,
         &json!({"error": error, "error_description": description}),
@@ -131,7 +130,7 @@ fn redirect_to(inner: &Inner, uri: &str, state: Option<&str>, pairs: &[(&str, &s
     response
 }
 
-fn server_error() -> Response {
+pub(crate) fn server_error() -> Response {
     oauth_error(
         StatusCode::INTERNAL_SERVER_ERROR,
         "server_error",
@@ -272,6 +271,20 @@ async fn authorize(State(inner): Shared, RawQuery(query): RawQuery) -> Response 
             "the resource is not served by this authorization server",
         );
     };
+    // RFC 9449 §10: the code will be bound to this DPoP key (a JWK SHA-256 thumbprint,
+    // 43 base64url characters).
+    let dpop_jkt = p.get("dpop_jkt");
+    if let Some(jkt) = dpop_jkt
+        && (jkt.len() != 43
+            || !jkt
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+    {
+        return fail(
+            "invalid_request",
+            "dpop_jkt is not a JWK SHA-256 thumbprint",
+        );
+    }
     let Ok(txn) = random_token() else {
         return page::error(StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
     };
@@ -283,7 +296,7 @@ async fn authorize(State(inner): Shared, RawQuery(query): RawQuery) -> Response 
         redirect_uri: Some(redirect_uri),
         code_challenge: Some(challenge.clone()),
         state: state.map(str::to_owned),
-        dpop_jkt: None,
+        dpop_jkt: dpop_jkt.cloned(),
         family: None,
         expires_at: jose::now_secs() + PENDING_TTL,
     };
@@ -399,74 +412,6 @@ async fn consent(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respo
     redirect_to(&inner, &redirect_uri, state, &[("code", &code)])
 }
 
-/// The client a token-endpoint request authenticates as (RFC 6749 §2.3): HTTP Basic,
-/// `client_secret` in the form, or a public client's bare `client_id`.
-async fn authenticate_client(
-    inner: &Inner,
-    headers: &HeaderMap,
-    p: &HashMap<String, String>,
-) -> Result<RegisteredClient, Response> {
-    let invalid = |basic: bool| {
-        let mut r = oauth_error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_client",
-            "client authentication failed",
-        );
-        if basic {
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Basic realm=\"token\""),
-            );
-        }
-        r
-    };
-    let basic = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Basic ")
-                .or_else(|| v.strip_prefix("basic "))
-        });
-    let (id, secret, is_basic) = if let Some(encoded) = basic {
-        let decoded = STANDARD
-            .decode(encoded.trim())
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok());
-        let Some((id, secret)) = decoded.as_deref().and_then(|d| d.split_once(':')) else {
-            return Err(invalid(true));
-        };
-        let decode = |s: &str| {
-            url::form_urlencoded::parse(format!("x={s}").as_bytes())
-                .next()
-                .map(|(_, v)| v.into_owned())
-                .unwrap_or_default()
-        };
-        if p.contains_key("client_secret") {
-            return Err(oauth_error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                "use one client authentication method",
-            ));
-        }
-        (decode(id), Some(decode(secret)), true)
-    } else {
-        let Some(id) = p.get("client_id") else {
-            return Err(invalid(false));
-        };
-        (id.clone(), p.get("client_secret").cloned(), false)
-    };
-    let client = match inner.store.client(&id).await {
-        Ok(Some(c)) => c,
-        Ok(None) => return Err(invalid(is_basic)),
-        Err(_) => return Err(server_error()),
-    };
-    match (&client.secret_hash, secret) {
-        (Some(stored), Some(given)) if same(stored, &hash(&given)) => Ok(client),
-        (None, None) => Ok(client),
-        _ => Err(invalid(is_basic)),
-    }
-}
-
 async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Response {
     let p = match params(&body) {
         Ok(p) => p,
@@ -557,6 +502,14 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
             };
             if !verified {
                 return invalid_grant("the code verifier does not match the code challenge");
+            }
+            if grant.dpop_jkt.is_some() && grant.dpop_jkt != dpop_jkt {
+                // RFC 9449 §10: a code bound by dpop_jkt goes only to its key.
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_dpop_proof",
+                    "the code is bound to a DPoP key (dpop_jkt); prove possession of it",
+                );
             }
             if let Some(asked) = p.get("resource")
                 && resource_of(&inner, Some(asked)).ok().flatten() != grant.resource
@@ -658,7 +611,7 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
             grant
         }
         "client_credentials" => {
-            if client.secret_hash.is_none() {
+            if client.auth_method == "none" {
                 return oauth_error(
                     StatusCode::BAD_REQUEST,
                     "unauthorized_client",
@@ -953,7 +906,12 @@ const GRANT_TYPES: [&str; 4] = [
     "client_credentials",
     super::JWT_BEARER,
 ];
-const AUTH_METHODS: [&str; 3] = ["none", "client_secret_basic", "client_secret_post"];
+const AUTH_METHODS: [&str; 4] = [
+    "none",
+    "client_secret_basic",
+    "client_secret_post",
+    "private_key_jwt",
+];
 
 /// Dynamic client registration (RFC 7591).
 async fn register(State(inner): Shared, body: Bytes) -> Response {
@@ -1035,10 +993,45 @@ async fn register(State(inner): Shared, body: Bytes) -> Response {
         Some(_) => {
             return bad(
                 "invalid_client_metadata",
-                "token_endpoint_auth_method must be none, client_secret_basic or client_secret_post",
+                "token_endpoint_auth_method must be none, client_secret_basic, client_secret_post or private_key_jwt",
             );
         }
     };
+    // private_key_jwt: the keys come with the registration, as a set or by reference
+    // (RFC 7591 §2: not both); keys are never sent with another method.
+    let jwks_uri_ok = |v: &Value| {
+        v.as_str()
+            .and_then(|u| url::Url::parse(u).ok())
+            .is_some_and(|u| cimd::fetchable(&inner, &u) && u.fragment().is_none())
+    };
+    match (
+        method == "private_key_jwt",
+        metadata.get("jwks"),
+        metadata.get("jwks_uri"),
+    ) {
+        (_, Some(_), Some(_)) => {
+            return bad("invalid_client_metadata", "give jwks or jwks_uri, not both");
+        }
+        (true, Some(jwks), None) if !client_auth::usable_jwks(jwks) => {
+            return bad(
+                "invalid_client_metadata",
+                "jwks must hold a P-256 key (private_key_jwt is checked with ES256)",
+            );
+        }
+        (true, None, Some(uri)) if !jwks_uri_ok(uri) => {
+            return bad(
+                "invalid_client_metadata",
+                "jwks_uri must be an https URL on a public host",
+            );
+        }
+        (true, None, None) => {
+            return bad(
+                "invalid_client_metadata",
+                "private_key_jwt needs the client's keys (jwks or jwks_uri)",
+            );
+        }
+        _ => {}
+    }
     if method == "none" && grant_types.iter().any(|g| g == "client_credentials") {
         return bad(
             "invalid_client_metadata",
@@ -1068,7 +1061,8 @@ async fn register(State(inner): Shared, body: Bytes) -> Response {
     ] {
         metadata.remove(issued);
     }
-    let confidential = method != "none";
+    // A secret only for the secret methods: a private_key_jwt client signs instead.
+    let confidential = method.starts_with("client_secret");
     let client = RegisteredClient {
         client_id: client_id.clone(),
         secret_hash: confidential.then(|| hash(&secret)),
@@ -1138,7 +1132,7 @@ async fn introspect(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Re
         Ok(c) => c,
         Err(r) => return r,
     };
-    if client.secret_hash.is_none() {
+    if client.auth_method == "none" {
         return oauth_error(
             StatusCode::UNAUTHORIZED,
             "invalid_client",

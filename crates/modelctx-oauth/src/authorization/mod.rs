@@ -1,6 +1,7 @@
 //! The bundled authorization server (feature `authorization-server`).
 
 mod cimd;
+mod client_auth;
 mod endpoints;
 mod page;
 mod store;
@@ -398,9 +399,12 @@ impl AuthorizationServer {
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
-            "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
-            "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
+            "token_endpoint_auth_signing_alg_values_supported": ["ES256"],
+            "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
+            "revocation_endpoint_auth_signing_alg_values_supported": ["ES256"],
+            "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt"],
+            "introspection_endpoint_auth_signing_alg_values_supported": ["ES256"],
             "authorization_response_iss_parameter_supported": true,
             "dpop_signing_alg_values_supported": ["ES256"],
         });

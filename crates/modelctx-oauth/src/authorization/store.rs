@@ -16,10 +16,12 @@ use crate::jose;
 pub struct RegisteredClient {
     /// The client's id.
     pub client_id: String,
-    /// SHA-256 (base64url) of its secret; `None` for a public client.
+    /// SHA-256 (base64url) of its secret; `None` for a public client and a
+    /// `private_key_jwt` one.
     pub secret_hash: Option<String>,
-    /// `token_endpoint_auth_method`: `none`, `client_secret_basic` or
-    /// `client_secret_post`.
+    /// `token_endpoint_auth_method`: `none`, `client_secret_basic`,
+    /// `client_secret_post` or `private_key_jwt` (its keys are the `jwks` or
+    /// `jwks_uri` of [`metadata`](Self::metadata)).
     pub auth_method: String,
     /// The redirect URIs it may use, each compared exactly.
     pub redirect_uris: Vec<String>,
@@ -75,6 +77,37 @@ impl RegisteredClient {
                 "client_credentials".into(),
             ],
             metadata: Map::new(),
+        }
+    }
+}
+
+impl RegisteredClient {
+    /// A confidential client that authenticates with JWTs signed (ES256) by a key of
+    /// `jwks` (a JWK set: `{"keys": [...]}`, public keys only) — `private_key_jwt`,
+    /// RFC 7523 — and may use the authorization code with `redirect_uris` and client
+    /// credentials.
+    pub fn private_key_jwt(
+        client_id: impl Into<String>,
+        jwks: Value,
+        redirect_uris: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let mut metadata = Map::new();
+        metadata.insert(
+            "token_endpoint_auth_method".into(),
+            "private_key_jwt".into(),
+        );
+        metadata.insert("jwks".into(), jwks);
+        Self {
+            client_id: client_id.into(),
+            secret_hash: None,
+            auth_method: "private_key_jwt".into(),
+            redirect_uris: redirect_uris.into_iter().map(Into::into).collect(),
+            grant_types: vec![
+                "authorization_code".into(),
+                "refresh_token".into(),
+                "client_credentials".into(),
+            ],
+            metadata,
         }
     }
 }

@@ -665,6 +665,10 @@ impl Inner {
                 // OpenID Connect Core §11: offline access is granted with consent only.
                 q.append_pair("prompt", "consent");
             }
+            if let Some(key) = self.dpop_key_for(st, meta) {
+                // RFC 9449 §10: the code is bound to the key that will ask for the token.
+                q.append_pair("dpop_jkt", &key.thumbprint());
+            }
         }
         let issuer = meta.issuer.clone();
         let iss_required = meta.authorization_response_iss_parameter_supported == Some(true);
@@ -685,6 +689,20 @@ impl Inner {
             ("code_verifier", verifier),
         ];
         self.token_request(st, registration, form).await
+    }
+
+    /// The DPoP key for requests to the authorization server `meta`: the session's (or
+    /// the configured) key, when DPoP is on and the server takes ES256 proofs.
+    fn dpop_key_for(
+        &self,
+        st: &State,
+        meta: &super::metadata::AuthorizationServerMetadata,
+    ) -> Option<Arc<SigningKey>> {
+        let key = st.dpop_key.clone().or_else(|| self.dpop_key.clone())?;
+        meta.dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|a| a.iter().any(|a| a == "ES256"))
+            .then_some(key)
     }
 
     /// Refreshes the current tokens (RFC 6749 §6).
@@ -813,12 +831,8 @@ impl Inner {
                 ));
             }
         }
-        let dpop_key = st.dpop_key.clone().or_else(|| self.dpop_key.clone());
-        let dpop_key = dpop_key.as_ref().filter(|_| {
-            meta.dpop_signing_alg_values_supported
-                .as_ref()
-                .is_some_and(|a| a.iter().any(|a| a == "ES256"))
-        });
+        let dpop_key = self.dpop_key_for(st, &meta);
+        let dpop_key = dpop_key.as_ref();
         let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let mut nonce_retried = false;
         let answer = loop {

@@ -10,11 +10,11 @@ use axum::body::Body;
 use axum::response::Response;
 use futures::future::BoxFuture;
 use http::{HeaderValue, Method, Request, StatusCode, header};
-use modelctx_transport::Extensions;
+use modelctx_transport::{Extensions, Offering, Permissions};
 use serde_json::Value;
 
 use super::sessions::Owner;
-use super::{AuthInfo, Inner, Operation, TokenError, check_audience};
+use super::{AuthInfo, Inner, Listing, Operation, TokenError, check_audience};
 use crate::jose;
 
 /// The streamable HTTP session header.
@@ -131,7 +131,7 @@ where
 }
 
 /// The request, with the caller's [`AuthInfo`] attached, or the answer refusing it.
-async fn admit(rs: &Inner, request: Request<Body>) -> Result<Request<Body>, Response> {
+async fn admit(rs: &Arc<Inner>, request: Request<Body>) -> Result<Request<Body>, Response> {
     let config = &rs.config;
     let (token, dpop) = match bearer_token(request.headers()) {
         Bearer::Missing => {
@@ -194,9 +194,29 @@ async fn admit(rs: &Inner, request: Request<Body>) -> Result<Request<Body>, Resp
     if let Some(principal) = info.principal() {
         extensions.insert(principal);
     }
+    if config.listing == Listing::Permitted {
+        extensions.insert(permissions(rs.clone(), info.scopes.clone()));
+    }
     parts.extensions.insert(extensions);
     parts.extensions.insert(info);
     Ok(Request::from_parts(parts, body))
+}
+
+/// What a caller granted `scopes` may use: every operation whose configured scopes it
+/// has (resource templates always: scopes are per concrete URI).
+fn permissions(rs: Arc<Inner>, scopes: BTreeSet<String>) -> Permissions {
+    Permissions::new(move |offering| {
+        let operation = match offering {
+            Offering::Tool(name) => Operation::Tool(name.to_owned()),
+            Offering::Resource(uri) => Operation::Resource(uri.to_owned()),
+            Offering::Prompt(name) => Operation::Prompt(name.to_owned()),
+            _ => return true,
+        };
+        rs.config
+            .operation_scopes
+            .get(&operation)
+            .is_none_or(|needed| needed.iter().all(|s| scopes.contains(s)))
+    })
 }
 
 enum Bearer {

@@ -209,6 +209,34 @@ pub struct ResourceServerConfig {
     /// The largest request body read to find the operation (only read when
     /// [`operation_scopes`](Self::operation_scopes) is not empty). 4 MiB by default.
     pub max_body_bytes: usize,
+    /// What listings show a caller: everything ([`Listing::All`], the default) or only
+    /// what its token's scopes let it use ([`Listing::Permitted`]).
+    pub listing: Listing,
+}
+
+/// What the listings (`tools/list`, `resources/list`, `prompts/list`) show a caller
+/// whose token lacks the [scopes of some operations](ResourceServerConfig::operation_scopes).
+///
+/// The default is [`All`](Self::All): a client learns of a tool it may not call yet,
+/// calls it, draws 403 `insufficient_scope` with the scopes it needs, and asks the user
+/// for them (step-up authorization) — which it could not do for a tool it never saw.
+/// [`Permitted`](Self::Permitted) is for servers where what exists is itself not for
+/// everyone's eyes; a client there only ever gets what it asked scopes for up front.
+/// Either way, a call is checked against the scopes by the layer.
+///
+/// Resource templates are always listed: scopes are per concrete resource URI
+/// ([`Operation::Resource`]), so a template says nothing about which of the URIs it
+/// covers a caller may read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Listing {
+    /// Every tool, resource and prompt is listed, whatever the caller's scopes.
+    #[default]
+    All,
+    /// A tool, resource or prompt is listed only when the caller's token has the scopes
+    /// its operation needs. The layer puts a [`modelctx_transport::Permissions`] in the
+    /// request's extensions, which modelctx's server honours when listing.
+    Permitted,
 }
 
 /// An operation that may need its own scopes (see
@@ -236,6 +264,7 @@ impl ResourceServerConfig {
             resource_name: None,
             operation_scopes: BTreeMap::new(),
             max_body_bytes: 4 * 1024 * 1024,
+            listing: Listing::All,
         }
     }
 
@@ -254,9 +283,9 @@ impl ResourceServerConfig {
     }
 
     /// Requires `scopes` (besides the [required](Self::required_scopes) ones) for
-    /// `operation`. Listing still shows every tool, resource and prompt: a call without
-    /// the scopes draws 403 `insufficient_scope`, which makes a compliant client ask for
-    /// them (step-up authorization).
+    /// `operation`. A call without the scopes draws 403 `insufficient_scope`, which
+    /// makes a compliant client ask for them (step-up authorization). Listings show the
+    /// operation to every caller unless [`listing`](Self::listing) says otherwise.
     #[must_use]
     pub fn operation_scopes(
         mut self,
@@ -265,6 +294,13 @@ impl ResourceServerConfig {
     ) -> Self {
         self.operation_scopes
             .insert(operation, scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets what listings show a caller (see [`Listing`]; [`Listing::All`] by default).
+    #[must_use]
+    pub fn listing(mut self, listing: Listing) -> Self {
+        self.listing = listing;
         self
     }
 
@@ -307,6 +343,8 @@ impl std::error::Error for ConfigError {}
 /// - The audience is always checked: a token whose `aud` does not name this
 ///   server's resource URI is refused (401 `invalid_token`). There is no switch.
 /// - Missing scopes: 403 with `error="insufficient_scope"` and the `scope` needed.
+/// - Listings show every tool, resource and prompt, or only those the caller's scopes
+///   allow ([`Listing`], [`ResourceServerConfig::listing`]).
 /// - DPoP (RFC 9449): a token bound to a key (`cnf.jkt`) is taken only as
 ///   `Authorization: DPoP` with a valid proof for this request (ES256 key matching the
 ///   binding, `htm`/`htu` of this request and resource, `ath` of the token, fresh `iat`,

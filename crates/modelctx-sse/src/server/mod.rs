@@ -340,6 +340,8 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
     if let Some(extensions) = parts.extensions.get::<Extensions>() {
         message.extensions = extensions.clone();
     }
+    // The POST's own headers, for the handlers (`Context::extensions()`).
+    message.extensions.insert(parts.headers.clone());
     let queued = tokio::select! {
         biased;
         () = session.closed.cancelled() => None,

@@ -1,0 +1,207 @@
+//! Attribute macros for modelctx servers, used through the facade's `macros` feature
+//! (`modelctx::macros::{tool, tools}`); the expanded code names `::modelctx`, so
+//! depend on the facade, not on this crate.
+//!
+//! `#[tool]` on an `async fn` keeps the function as written and adds `NAME_tool()`,
+//! which returns its [`ToolDef`]: the name is the function's, the description its doc
+//! comment, the input schema that of its parameters, and the output schema that of its
+//! return type when it is structured (`Json<T>`).
+//!
+//! ```
+//! use modelctx::macros::tool;
+//! use modelctx::server::{Context, Json, Server};
+//!
+//! /// Adds two numbers.
+//! #[tool]
+//! async fn add(
+//!     /// The first term.
+//!     a: i64,
+//!     /// The second term.
+//!     b: i64,
+//! ) -> Json<i64> {
+//!     Json(a + b)
+//! }
+//!
+//! let server = Server::builder("calculator", "1.0.0").tool(add_tool())?.build();
+//! # assert!(server.capabilities().tools.is_some());
+//! # Ok::<(), modelctx::server::RegistrationError>(())
+//! ```
+//!
+//! `#[tools]` on an `impl` block does the same for each of its `#[tool]` methods,
+//! which see the value as `&self`; the type then implements `ToolSet`, so
+//! `ServerBuilder::tools(value)` registers them all at once:
+//!
+//! ```
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//! use modelctx::macros::tools;
+//! use modelctx::server::Server;
+//!
+//! struct Counter {
+//!     total: AtomicU64,
+//! }
+//!
+//! #[tools]
+//! impl Counter {
+//!     /// Adds `n` to the total and returns the new total.
+//!     #[tool]
+//!     async fn bump(&self, n: u64) -> String {
+//!         (self.total.fetch_add(n, Ordering::Relaxed) + n).to_string()
+//!     }
+//!
+//!     /// Resets the total.
+//!     #[tool(name = "reset-total")]
+//!     async fn reset(&self) -> &'static str {
+//!         self.total.store(0, Ordering::Relaxed);
+//!         "reset"
+//!     }
+//! }
+//!
+//! let counter = Counter { total: AtomicU64::new(0) };
+//! let server = Server::builder("counter", "1.0.0").tools(counter)?.build();
+//! # Ok::<(), modelctx::server::RegistrationError>(())
+//! ```
+//!
+//! # The function
+//!
+//! - **Arguments.** Each parameter is one property of the tool's arguments: the macro
+//!   collects them into a struct it derives `Deserialize` and `JsonSchema` for, so a
+//!   parameter's type must implement both (an `Option<T>` is optional, the others
+//!   required), its `///` comment becomes the property's description, and `#[serde]` /
+//!   `#[schemars]` attributes on it go to the field (`#[schemars(range(min = 1))]`,
+//!   `#[serde(default)]`, `#[serde(rename = "camelCase")]`). To describe the arguments
+//!   with a struct of your own instead, take it as the only argument, marked `#[args]`:
+//!   `async fn add(#[args] terms: Terms)`.
+//! - **Context.** One parameter of type `Context` or `&Context`
+//!   (`modelctx::server::Context`, found by its name) gets the request's context:
+//!   progress, logging, cancellation, shared state, requests to the client.
+//! - **Result.** Anything `IntoToolResult`: text, content blocks, a whole
+//!   `CallToolResult`, or `Json<T>` for structured output (its schema becomes the
+//!   `outputSchema`, the value `structuredContent`). A `Result` of one of them reports
+//!   its `Err` to the model as a result with `isError: true` (an `ErrorData` with code
+//!   `-32042` stays a JSON-RPC error).
+//! - **Send.** A tool's future runs on a multi-threaded runtime, so it must be `Send`.
+//!   One that is not (an `Rc` or a `std::sync::MutexGuard` held across an `.await`)
+//!   fails to compile with "the future of this `#[tool]` function is not `Send`",
+//!   pointing at the `#[tool]` line and at the value held across the await.
+//! - **Options.** `#[tool(name = "...", description = "...", title = "...")]`, each
+//!   optional: the name defaults to the function's, the description to its doc
+//!   comment. `NAME_tool()` returns a plain `ToolDef`: chain `.annotations(..)`,
+//!   `.task_support(..)` and the rest on it.
+//!
+//! # `#[derive(JsonSchema)]` on your own types
+//!
+//! schemars' derive names the crate as `schemars::...`, resolved where the type is
+//! defined. Either depend on `schemars = "1"` yourself, or bring the facade's
+//! re-export into scope once per module — `use modelctx::schemars::{self,
+//! JsonSchema};` — and `#[derive(JsonSchema)]` needs no `#[schemars(crate = ...)]`
+//! line. The struct the macro generates for loose parameters needs neither.
+//!
+//! [`ToolDef`]: https://docs.rs/modelctx-server/latest/modelctx_server/struct.ToolDef.html
+
+mod expand;
+
+use proc_macro::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{ImplItem, ItemFn, ItemImpl};
+
+use expand::{ToolFn, ToolOptions};
+
+/// Turns an `async fn` into a tool: keeps the function and adds `NAME_tool()`, which
+/// returns its `ToolDef` (see the crate docs). Inside a `#[tools]` impl block, marks
+/// the methods that are tools.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_tool(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// On an `impl` block: registers each of its `#[tool]` methods, which take `&self`,
+/// by implementing `ToolSet` for the type (see the crate docs).
+#[proc_macro_attribute]
+pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_tools(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+fn expand_tool(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> syn::Result<proc_macro2::TokenStream> {
+    let options = ToolOptions::parse(attr)?;
+    let mut function: ItemFn = syn::parse2(item)?;
+    let tool = ToolFn::analyse(&mut function.sig, &function.attrs, options, false)?;
+    let def = tool.tool_def(false);
+    let vis = &function.vis;
+    let ident = &function.sig.ident;
+    let def_fn = format_ident!("{}_tool", ident.to_string().trim_start_matches("r#"));
+    let doc = format!(" The tool definition of [`{ident}`], generated by `#[tool]`.");
+    Ok(quote! {
+        #function
+
+        #[doc = #doc]
+        #vis fn #def_fn() -> ::modelctx::server::ToolDef #def
+    })
+}
+
+fn expand_tools(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> syn::Result<proc_macro2::TokenStream> {
+    if !attr.is_empty() {
+        return Err(syn::Error::new_spanned(attr, "`#[tools]` takes no options"));
+    }
+    let mut block: ItemImpl = syn::parse2(item)?;
+    if let Some((_, path, _)) = &block.trait_ {
+        return Err(syn::Error::new_spanned(
+            path,
+            "`#[tools]` goes on an inherent `impl` block, not a trait impl",
+        ));
+    }
+    if !block.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &block.generics,
+            "`#[tools]` does not support generic `impl` blocks",
+        ));
+    }
+    let mut defs = Vec::new();
+    for item in &mut block.items {
+        let ImplItem::Fn(method) = item else { continue };
+        let Some(index) = method.attrs.iter().position(|a| {
+            a.path()
+                .segments
+                .last()
+                .is_some_and(|segment| segment.ident == "tool")
+        }) else {
+            continue;
+        };
+        let attr = method.attrs.remove(index);
+        let options = ToolOptions::from_attribute(&attr)?;
+        let tool = ToolFn::analyse(&mut method.sig, &method.attrs, options, true)?;
+        defs.push(tool.tool_def(true));
+    }
+    if defs.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &block.self_ty,
+            "`#[tools]` found no `#[tool]` method in this `impl` block",
+        ));
+    }
+    let self_ty = &block.self_ty;
+    // Checked first, on the type: every call shares the value across threads.
+    let shared = quote_spanned! {self_ty.span()=>
+        ::modelctx::server::__private::tools_type_must_be_send_and_sync::<#self_ty>();
+    };
+    Ok(quote! {
+        #block
+
+        impl ::modelctx::server::ToolSet for #self_ty {
+            fn into_tool_defs(self) -> ::std::vec::Vec<::modelctx::server::ToolDef> {
+                #shared
+                let __this = ::std::sync::Arc::new(self);
+                ::std::vec![#(#defs),*]
+            }
+        }
+    })
+}

@@ -1,0 +1,276 @@
+//! Listings behind the resource server: everything (the default) or only what the
+//! caller's token lets it use (`Listing::Permitted`), for tools, resources, resource
+//! templates and prompts, page by page; calls are checked by the layer either way.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use modelctx_client::Client;
+use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService};
+use modelctx_oauth::{
+    AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Listing, Login, Operation,
+    RegisteredClient, ResourceServer, ResourceServerConfig,
+};
+use modelctx_server::{Context, PromptDef, ResourceDef, Server, TemplateDef, ToolDef};
+use modelctx_types::{CacheScope, JsonObject, Tool};
+use reqwest::header::{AUTHORIZATION, HeaderValue};
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen in time"))
+}
+
+/// Two of each kind: one open to every caller, one needing `mcp:admin`; a template;
+/// one item per page, so that filtering and paging meet.
+fn mcp_server() -> Server {
+    let tool = |name: &'static str| {
+        ToolDef::with_schema(
+            Tool::without_arguments(name),
+            move |_args: JsonObject, _cx: Context| async move { Ok::<_, String>(name.to_owned()) },
+        )
+    };
+    let resource = |uri: &'static str| {
+        ResourceDef::new(uri, uri, move |_cx: Context| async move {
+            Ok::<_, String>(uri.to_owned())
+        })
+    };
+    let prompt = |name: &'static str| {
+        PromptDef::new(
+            name,
+            move |_args: BTreeMap<String, String>, _cx: Context| async move {
+                Ok::<_, String>(name.to_owned())
+            },
+        )
+    };
+    Server::builder("listed", "1.0.0")
+        .page_size(1)
+        // Shareable by default; a list shaped by the caller's permissions is not.
+        .cache_hints(Duration::from_secs(60), CacheScope::Public)
+        .tool(tool("open"))
+        .unwrap()
+        .tool(tool("admin"))
+        .unwrap()
+        .resource(resource("file:///open"))
+        .unwrap()
+        .resource(resource("file:///secret"))
+        .unwrap()
+        .resource_template(TemplateDef::new(
+            "file:///notes/{name}",
+            "notes",
+            |vars: BTreeMap<String, String>, _cx: Context| async move {
+                Ok::<_, String>(vars.get("name").cloned().unwrap_or_default())
+            },
+        ))
+        .unwrap()
+        .prompt(prompt("greet"))
+        .unwrap()
+        .prompt(prompt("audit"))
+        .unwrap()
+        .build()
+}
+
+struct World {
+    /// The endpoint listing everything, and the one listing what the caller may use.
+    all: String,
+    permitted: String,
+    issuer: String,
+    http: reqwest::Client,
+}
+
+async fn listener() -> (tokio::net::TcpListener, String) {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", l.local_addr().unwrap());
+    (l, origin)
+}
+
+impl World {
+    async fn start() -> Self {
+        let (as_listener, issuer) = listener().await;
+        let (mcp_listener, origin) = listener().await;
+        let all = format!("{origin}/all");
+        let permitted = format!("{origin}/permitted");
+        let mut config = AuthorizationServerConfig::new(&issuer, &all)
+            .scopes_supported(["mcp:tools", "mcp:admin"]);
+        config.resources.push(permitted.clone());
+        let auth =
+            AuthorizationServer::new(config, InMemoryStore::new(), |_: &Login<'_>| None).unwrap();
+        auth.register_client(RegisteredClient::confidential(
+            "svc",
+            "svc-secret",
+            Vec::<String>::new(),
+        ))
+        .await
+        .unwrap();
+        let mut app = axum::Router::new();
+        for (path, resource, listing) in [
+            ("/all", &all, Listing::All),
+            ("/permitted", &permitted, Listing::Permitted),
+        ] {
+            let rs = ResourceServer::new(
+                ResourceServerConfig::new(resource, &issuer)
+                    .required_scopes(["mcp:tools"])
+                    .operation_scopes(Operation::Tool("admin".into()), ["mcp:admin"])
+                    .operation_scopes(Operation::Resource("file:///secret".into()), ["mcp:admin"])
+                    .operation_scopes(Operation::Prompt("audit".into()), ["mcp:admin"])
+                    .listing(listing),
+                auth.verifier(),
+            )
+            .unwrap();
+            let server = mcp_server();
+            let service = StreamableHttpService::new(move |t| {
+                server.serve(t);
+            });
+            app = app
+                .nest_service(path, service.router().layer(rs.layer()))
+                .merge(rs.metadata_router());
+        }
+        let as_app = auth.router();
+        tokio::spawn(async move { axum::serve(as_listener, as_app).await });
+        tokio::spawn(async move { axum::serve(mcp_listener, app).await });
+        World {
+            all,
+            permitted,
+            issuer,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// A client-credentials token for `resource` with `scope`.
+    async fn token(&self, resource: &str, scope: &str) -> String {
+        let answer = self
+            .http
+            .post(format!("{}/token", self.issuer))
+            .basic_auth("svc", Some("svc-secret"))
+            .form(&[
+                ("grant_type", "client_credentials"),
+                ("scope", scope),
+                ("resource", resource),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let body: Value = answer.json().await.unwrap();
+        body["access_token"].as_str().unwrap().to_owned()
+    }
+
+    /// A client connected to `endpoint` with a token granting `scope`.
+    async fn client(&self, endpoint: &str, scope: &str) -> Client {
+        let token = self.token(endpoint, scope).await;
+        let transport = StreamableHttpClientTransport::builder(endpoint)
+            .header(
+                AUTHORIZATION,
+                HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
+            )
+            .build()
+            .unwrap();
+        within(
+            "the client to connect",
+            Client::builder("lister", "1.0.0").connect(transport),
+        )
+        .await
+        .expect("connected with the token")
+    }
+}
+
+/// Everything `client` is shown, each kind through every page.
+async fn listed(client: &Client) -> Vec<String> {
+    let mut seen = Vec::new();
+    for tool in within("tools", client.list_all_tools()).await.unwrap() {
+        seen.push(format!("tool {}", tool.name));
+    }
+    for r in within("resources", client.list_all_resources())
+        .await
+        .unwrap()
+    {
+        seen.push(format!("resource {}", r.uri));
+    }
+    for t in within("templates", client.list_all_resource_templates())
+        .await
+        .unwrap()
+    {
+        seen.push(format!("template {}", t.uri_template));
+    }
+    for p in within("prompts", client.list_all_prompts()).await.unwrap() {
+        seen.push(format!("prompt {}", p.name));
+    }
+    seen.sort();
+    seen
+}
+
+const EVERYTHING: [&str; 7] = [
+    "prompt audit",
+    "prompt greet",
+    "resource file:///open",
+    "resource file:///secret",
+    "template file:///notes/{name}",
+    "tool admin",
+    "tool open",
+];
+
+#[tokio::test]
+async fn by_default_listings_show_everything_and_calls_are_still_checked() {
+    let world = World::start().await;
+    let client = world.client(&world.all, "mcp:tools").await;
+    assert_eq!(listed(&client).await, EVERYTHING);
+    let page = within("a page", client.list_tools(None)).await.unwrap();
+    assert_eq!(page.cache_scope, Some(CacheScope::Public));
+    // Listed is not callable: the layer refuses the call without the scope (403, which
+    // a client without an OAuth hook sees as a failed request).
+    assert!(
+        within("admin", client.call_tool("admin", JsonObject::new()))
+            .await
+            .is_err()
+    );
+    let open = within("open", client.call_tool("open", JsonObject::new()))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&open).unwrap()["content"][0]["text"],
+        "open"
+    );
+}
+
+#[tokio::test]
+async fn permitted_listings_hide_what_the_token_cannot_use() {
+    let world = World::start().await;
+    let weak = world.client(&world.permitted, "mcp:tools").await;
+    assert_eq!(
+        listed(&weak).await,
+        [
+            "prompt greet",
+            "resource file:///open",
+            "template file:///notes/{name}",
+            "tool open",
+        ]
+    );
+    // What this caller is shown is its own: never for a shared cache.
+    let page = within("a page", weak.list_tools(None)).await.unwrap();
+    assert_eq!(page.cache_scope, Some(CacheScope::Private));
+    // Hidden is not callable either.
+    assert!(
+        within("admin", weak.call_tool("admin", JsonObject::new()))
+            .await
+            .is_err()
+    );
+    assert!(
+        within("secret", weak.read_resource("file:///secret"))
+            .await
+            .is_err()
+    );
+
+    // With the scope, the same endpoint lists (and serves) everything.
+    let strong = world.client(&world.permitted, "mcp:tools mcp:admin").await;
+    assert_eq!(listed(&strong).await, EVERYTHING);
+    let admin = within("admin", strong.call_tool("admin", JsonObject::new()))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&admin).unwrap()["content"][0]["text"],
+        "admin"
+    );
+}
