@@ -32,7 +32,10 @@ const SCENARIOS: &[(&str, &[&str])] = &[
     ("http 2026-07-28 JSON", &["http", "modern"]),
     ("http 2026-07-28 MRTR (2 POSTs)", &["http", "mrtr"]),
     ("sessions (http stateful)", &["sessions"]),
-    ("fairness (http stateful, a 32-connection flood)", &["fairness"]),
+    (
+        "fairness (http stateful, a 32-connection flood)",
+        &["fairness"],
+    ),
     ("cold start", &["cold"]),
 ];
 
