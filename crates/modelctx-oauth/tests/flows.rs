@@ -400,6 +400,35 @@ async fn insecure_authorization_server_is_refused() {
     assert_eq!(e.kind(), ErrorKind::Config);
 }
 
+/// SECURITY.md case 31: an authorization endpoint with a dangerous scheme
+/// (`javascript:`, `file:`, `data:`) or plain http off loopback is refused before the
+/// user is sent anywhere: the browser never sees it and no token is asked for.
+#[tokio::test]
+async fn dangerous_authorization_endpoints_are_refused_before_the_browser() {
+    for endpoint in [
+        "javascript:alert(document.cookie)",
+        "file:///etc/passwd",
+        "data:text/html,<script>alert(1)</script>",
+        "http://as.example/authorize",
+    ] {
+        let world = World::start(Config {
+            authorization_endpoint: Some(endpoint.into()),
+            ..Config::default()
+        })
+        .await;
+        let oauth = client(&world).build().unwrap();
+        let e = failing_flow(&world, &oauth).await;
+        assert_eq!(e.kind(), ErrorKind::InsecureUrl, "{endpoint}: {e}");
+        assert!(
+            !world
+                .events()
+                .iter()
+                .any(|e| matches!(e, Event::Authorize(_) | Event::Token { .. })),
+            "{endpoint}: the flow stopped before the browser"
+        );
+    }
+}
+
 #[tokio::test]
 async fn oversize_metadata_is_refused() {
     let world = World::start(Config {

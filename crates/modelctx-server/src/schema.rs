@@ -25,25 +25,52 @@ impl Compiled {
             .map_err(|e| format!("the schema does not compile: {e}"))
     }
 
-    /// Checks `instance`, describing every violation.
+    /// Checks `instance`, describing its violations: the first [`MAX_PROBLEMS`], each
+    /// cut to [`MAX_PROBLEM_CHARS`], then a note that there are more. The report goes
+    /// back to the caller, so it must not grow with the input (SECURITY.md case 15: 100,000
+    /// bad items made a 4.7 MB message, one line each), and the validator stops looking
+    /// once the report is full.
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
-        let problems: Vec<String> = self
+        let mut problems: Vec<String> = self
             .validator
             .iter_errors(instance)
+            .take(MAX_PROBLEMS + 1)
             .map(|e| {
                 let path = e.instance_path().to_string();
-                if path.is_empty() {
+                let problem = if path.is_empty() {
                     e.to_string()
                 } else {
                     format!("{path}: {e}")
-                }
+                };
+                shorten(problem)
             })
             .collect();
         if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("; "))
+            return Ok(());
         }
+        if problems.len() > MAX_PROBLEMS {
+            problems.truncate(MAX_PROBLEMS);
+            problems.push("and more".to_owned());
+        }
+        Err(problems.join("; "))
+    }
+}
+
+/// How many violations a validation report names.
+#[cfg(feature = "schema-validation")]
+const MAX_PROBLEMS: usize = 10;
+
+/// The longest description of one violation, in characters: a violation at the root
+/// describes the instance, which may be as large as the body cap.
+#[cfg(feature = "schema-validation")]
+const MAX_PROBLEM_CHARS: usize = 300;
+
+/// `problem`, cut to [`MAX_PROBLEM_CHARS`] characters with an ellipsis.
+#[cfg(feature = "schema-validation")]
+fn shorten(problem: String) -> String {
+    match problem.char_indices().nth(MAX_PROBLEM_CHARS) {
+        Some((at, _)) => format!("{}…", &problem[..at]),
+        None => problem,
     }
 }
 
@@ -193,6 +220,34 @@ mod tests {
         assert!(compiled.check(&json!({"result": [{}]})).is_ok());
         assert!(compiled.check(&json!({"result": [1]})).is_err());
         assert!(compiled.check(&json!([])).is_err());
+    }
+
+    /// SECURITY.md case 15: the report names the first violations only, each cut
+    /// short, however many the input holds and however large it is.
+    #[cfg(feature = "schema-validation")]
+    #[test]
+    fn a_report_stays_short_whatever_the_input() {
+        let schema = json!({"type": "object",
+            "properties": {"items": {"type": "array", "items": {"type": "integer"}}},
+            "required": ["items"]});
+        let compiled = Compiled::new(schema.as_object().unwrap()).unwrap();
+        let items: Vec<Value> = (0..10_000).map(|i| json!(i.to_string())).collect();
+        let report = compiled.check(&json!({"items": items})).unwrap_err();
+        assert_eq!(
+            report.matches("is not of type").count(),
+            MAX_PROBLEMS,
+            "{report}"
+        );
+        assert!(report.starts_with("/items/0: "), "{report}");
+        assert!(report.ends_with("; and more"), "{report}");
+        // A violation at the root describes the whole instance: cut short.
+        let big = json!(["x".repeat(100_000)]);
+        let report = compiled.check(&big).unwrap_err();
+        assert!(report.chars().count() <= MAX_PROBLEM_CHARS + 1, "{report}");
+        assert!(report.ends_with('…'), "{report}");
+        // One violation: named in full.
+        let report = compiled.check(&json!({"items": [1, "2"]})).unwrap_err();
+        assert_eq!(report, r#"/items/1: "2" is not of type "integer""#);
     }
 
     #[cfg(feature = "schema-validation")]

@@ -48,6 +48,8 @@ pub(crate) struct Config {
     pub(crate) substitute_redirect: bool,
     /// The DPoP nonce the MCP endpoint requires in proofs.
     pub(crate) rs_nonce: Option<String>,
+    /// The metadata's `authorization_endpoint` (default: the test AS's `/authorize`).
+    pub(crate) authorization_endpoint: Option<String>,
 }
 
 impl Default for Config {
@@ -72,6 +74,7 @@ impl Default for Config {
             cimd: false,
             substitute_redirect: false,
             rs_nonce: None,
+            authorization_endpoint: None,
         }
     }
 }
@@ -270,7 +273,9 @@ pub(crate) async fn metadata(State(s): State<Arc<Shared>>) -> Response {
     let base = s.auth_server.lock().unwrap().clone();
     let mut doc = json!({
         "issuer": c.metadata_issuer.unwrap_or(base.clone()),
-        "authorization_endpoint": format!("{base}/authorize"),
+        "authorization_endpoint": c
+            .authorization_endpoint
+            .unwrap_or_else(|| format!("{base}/authorize")),
         "token_endpoint": format!("{base}/token"),
         "registration_endpoint": format!("{base}/register"),
         "response_types_supported": ["code"],
