@@ -250,7 +250,9 @@ pub(crate) fn check_dpop(
     }
     let now = now_secs();
     match claims.get("iat").and_then(Value::as_u64) {
-        Some(iat) if iat + DPOP_WINDOW_SECS >= now && iat <= now + DPOP_SKEW_SECS => {}
+        Some(iat)
+            if iat.saturating_add(DPOP_WINDOW_SECS) >= now
+                && iat <= now.saturating_add(DPOP_SKEW_SECS) => {}
         _ => return Err("the proof is stale or from the future (iat)"),
     }
     let jti = claims

@@ -219,6 +219,10 @@ async fn by_default_listings_show_everything_and_calls_are_still_checked() {
     assert_eq!(listed(&client).await, EVERYTHING);
     let page = within("a page", client.list_tools(None)).await.unwrap();
     assert_eq!(page.cache_scope, Some(CacheScope::Public));
+    let read = within("open", client.read_resource("file:///open"))
+        .await
+        .unwrap();
+    assert_eq!(read.cache_scope, Some(CacheScope::Public));
     // Listed is not callable: the layer refuses the call without the scope (403, which
     // a client without an OAuth hook sees as a failed request).
     assert!(
@@ -251,6 +255,11 @@ async fn permitted_listings_hide_what_the_token_cannot_use() {
     // What this caller is shown is its own: never for a shared cache.
     let page = within("a page", weak.list_tools(None)).await.unwrap();
     assert_eq!(page.cache_scope, Some(CacheScope::Private));
+    // So is what a read checked against its permissions returns.
+    let read = within("open", weak.read_resource("file:///open"))
+        .await
+        .unwrap();
+    assert_eq!(read.cache_scope, Some(CacheScope::Private));
     // Hidden is not callable either.
     assert!(
         within("admin", weak.call_tool("admin", JsonObject::new()))

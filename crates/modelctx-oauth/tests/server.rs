@@ -1771,6 +1771,11 @@ async fn private_key_jwt_clients_sign_once_per_request() {
     let mut c = good("j6");
     c["exp"] = (now() + 3600).into();
     cases.push(("too long-lived", assertion(&key, &c)));
+    // The largest exp there is: refused, never an overflow (it once panicked in builds
+    // with overflow checks, before the signature was looked at).
+    let mut c = good("j6b");
+    c["exp"] = u64::MAX.into();
+    cases.push(("exp at u64::MAX", assertion(&key, &c)));
     let mut c = good("j7");
     c["sub"] = "someone-else".into();
     cases.push(("sub is not iss", assertion(&key, &c)));

@@ -170,8 +170,9 @@ impl ServerConfig {
     }
 }
 
-/// A server run as a child process.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A server run as a child process. Its `Debug` output names the environment variables
+/// it sets but not their values (API keys often travel there).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StdioServer {
     /// The program (a path, or a name looked up in `PATH`).
@@ -268,8 +269,9 @@ pub enum HttpTransport {
     Sse,
 }
 
-/// A server at an HTTP(S) URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A server at an HTTP(S) URL. Its `Debug` output names the headers it sends but not
+/// their values (a static `Authorization`, an API key).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpServer {
     /// The MCP endpoint (for [`HttpTransport::Sse`], the event stream).
@@ -356,8 +358,54 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// The names of a map whose values may be secrets, for `Debug` output.
+struct Names<'a>(&'a BTreeMap<String, String>);
+
+impl std::fmt::Debug for Names<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
+impl std::fmt::Debug for StdioServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioServer")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &Names(&self.env))
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("url", &self.url)
+            .field("headers", &Names(&self.headers))
+            .field("transport", &self.transport)
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn debug_output_names_secrets_without_their_values() {
+        let mut stdio = super::StdioServer::new("server");
+        stdio.env.insert("API_KEY".into(), "sk-secret".into());
+        let mut http = super::HttpServer::new("https://example.com/mcp");
+        http.headers
+            .insert("Authorization".into(), "Bearer sk-secret".into());
+        for shown in [format!("{stdio:?}"), format!("{http:?}")] {
+            assert!(!shown.contains("sk-secret"), "{shown}");
+            assert!(
+                shown.contains("API_KEY") || shown.contains("Authorization"),
+                "{shown}"
+            );
+        }
+    }
+
     use super::*;
 
     #[test]

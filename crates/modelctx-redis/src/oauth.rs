@@ -38,10 +38,10 @@ impl RedisAuthorizationStoreConfig {
 
     /// Clients and live grants kept at most (defaults 10,000 and 100,000, as the
     /// in-memory store): anyone may register a client or open a consent page, so past
-    /// that new ones are refused (the server answers `server_error`).
+    /// that new ones are refused (the server answers `server_error`). At least one each.
     pub fn limits(mut self, max_clients: usize, max_grants: usize) -> Self {
-        self.max_clients = max_clients;
-        self.max_grants = max_grants;
+        self.max_clients = max_clients.max(1);
+        self.max_grants = max_grants.max(1);
         self
     }
 }

@@ -146,8 +146,9 @@ impl Context {
     /// the endpoint put in the HTTP request's extensions — behind `modelctx-oauth`'s
     /// resource server, `cx.extensions().get::<modelctx_oauth::AuthInfo>()` is the
     /// verified caller — and the headers of the POST that carried the request,
-    /// `cx.extensions().get::<http::HeaderMap>()`. Empty for transports that attach
-    /// nothing (stdio, in-memory).
+    /// `cx.extensions().get::<http::HeaderMap>()` (credentials in them marked
+    /// sensitive, so `{:?}` hides them). Empty for transports that attach nothing
+    /// (stdio, in-memory).
     pub fn extensions(&self) -> &modelctx_session::Extensions {
         self.request.extensions()
     }

@@ -197,16 +197,18 @@ async fn list_templates(
 /// Reads `uri`: a fixed resource first, then the first template (in template order)
 /// the URI fits; neither is `-32002`.
 pub(crate) async fn read_resource(cx: Context, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    let era = cx.envelope.is_some();
+    // Behind a layer that checks the caller's permissions, what a read returns is for
+    // that caller: never for a shared cache, whatever the resource's own hints say.
+    let shaped = cx.extensions().get::<Permissions>().is_some();
     if let Some(resource) = lookup(&cx.server.registry.resources, uri) {
-        let era = cx.envelope.is_some();
         let contents = resource.read(cx).await?;
-        return Ok(read_result(contents, era, resource.cache.as_ref()));
+        return Ok(read_result(contents, era, shaped, resource.cache.as_ref()));
     }
     for template in snapshot(&cx.server.registry.templates) {
         if let Some(read) = template.read(uri, cx.clone()) {
             let contents = read.await?;
-            let era = cx.envelope.is_some();
-            return Ok(read_result(contents, era, template.cache.as_ref()));
+            return Ok(read_result(contents, era, shaped, template.cache.as_ref()));
         }
     }
     Err(ErrorData::resource_not_found(uri))
@@ -214,16 +216,24 @@ pub(crate) async fn read_resource(cx: Context, uri: &str) -> Result<ReadResource
 
 /// The answer to `resources/read`, carrying in protocol 2026-07-28 (`era`) the caching
 /// hints of the resource or template that served it, `own`, if it has its own (the
-/// server's are added later otherwise).
+/// server's are added later otherwise); `private` whatever the hints say when the read
+/// was checked against the caller's permissions (`shaped`).
 fn read_result(
     contents: Vec<modelctx_types::TextOrBlobResourceContents>,
     era: bool,
+    shaped: bool,
     own: Option<&CacheHints>,
 ) -> ReadResourceResult {
     let mut result = ReadResourceResult::new(contents);
-    if era && let Some(own) = own {
+    if !era {
+        return result;
+    }
+    if let Some(own) = own {
         result.ttl_ms = Some(own.ttl_ms);
         result.cache_scope = Some(own.scope.clone());
+    }
+    if shaped {
+        result.cache_scope = Some(CacheScope::Private);
     }
     result
 }

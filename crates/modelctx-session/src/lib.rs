@@ -181,11 +181,11 @@ impl SessionConfig {
         self
     }
 
-    /// Sets the bound on inbound requests in flight (running or waiting their turn);
-    /// beyond it a request is answered at once with [`TOO_MANY_REQUESTS`].
+    /// Sets the bound on inbound requests in flight (running or waiting their turn; at
+    /// least one); beyond it a request is answered at once with [`TOO_MANY_REQUESTS`].
     #[must_use]
     pub fn max_requests_in_flight(mut self, n: usize) -> Self {
-        self.max_requests_in_flight = n;
+        self.max_requests_in_flight = n.max(1);
         self
     }
 

@@ -46,13 +46,17 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     };
     // The era is known here only for a stateless request or a pre-initialised session;
     // otherwise it is recorded when the first request shows it (`on_request`). The
-    // fields are evaluated only when a subscriber enables the span.
+    // fields are evaluated only when a subscriber enables the span. The session id is
+    // a bearer of the session (whoever has it may post to it): the span shows only its
+    // first 8 characters, enough to tell sessions apart in the logs.
     let span = tracing::info_span!(
         target: "modelctx_session",
         "mcp.session",
         role = role_name(config.role),
         transport = transport.kind(),
-        session_id = transport.session_id(),
+        session_id = transport
+            .session_id()
+            .map(|id| id.chars().take(8).collect::<String>()),
         era = tracing::field::Empty,
     );
     if phase != Phase::New {
@@ -432,7 +436,7 @@ impl Core {
                 self.respond_error(request.id, error);
                 return None;
             }
-            let limit = shared.config.max_requests_in_flight;
+            let limit = shared.config.max_requests_in_flight.max(1);
             if inflight.len() >= limit {
                 drop(inflight);
                 let error = ErrorData::new(

@@ -13,7 +13,8 @@ use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-/// `header`: answers the value of the `x-tenant` header of the request that called it.
+/// `header`: answers the value of the `x-tenant` header of the request that called it,
+/// and whether the header map's `Debug` shows the bearer token (it must not).
 fn server() -> Server {
     let tool = Tool::new(
         "header",
@@ -26,14 +27,13 @@ fn server() -> Server {
         .tool(ToolDef::with_schema(
             tool,
             |_args, cx: Context| async move {
-                let tenant = cx
-                    .extensions()
-                    .get::<HeaderMap>()
+                let headers = cx.extensions().get::<HeaderMap>();
+                let tenant = headers
                     .and_then(|h| h.get("x-tenant"))
                     .and_then(|v| v.to_str().ok())
-                    .unwrap_or("none")
-                    .to_owned();
-                Ok::<_, String>(CallToolResult::text(tenant))
+                    .unwrap_or("none");
+                let shown = format!("{headers:?}").contains("secret-token");
+                Ok::<_, String>(CallToolResult::text(format!("{tenant} shown={shown}")))
             },
         ))
         .unwrap()
@@ -51,11 +51,18 @@ async fn tenant_seen(client: &Client) -> String {
         .to_owned()
 }
 
-fn tenant() -> (HeaderName, HeaderValue) {
-    (
-        HeaderName::from_static("x-tenant"),
-        HeaderValue::from_static("acme"),
-    )
+/// The headers the clients send: a tenant, and a bearer token.
+fn headers() -> [(HeaderName, HeaderValue); 2] {
+    [
+        (
+            HeaderName::from_static("x-tenant"),
+            HeaderValue::from_static("acme"),
+        ),
+        (
+            HeaderName::from_static("authorization"),
+            HeaderValue::from_static("Bearer secret-token"),
+        ),
+    ]
 }
 
 #[tokio::test]
@@ -69,9 +76,10 @@ async fn handlers_read_the_headers_of_the_streamable_http_request_in_both_eras()
     tokio::spawn(async move { service.serve(listener, std::future::pending()).await });
     let mut eras = Vec::new();
     for mode in [ConnectMode::Legacy, ConnectMode::Discover] {
-        let (name, value) = tenant();
+        let [(n1, v1), (n2, v2)] = headers();
         let transport = StreamableHttpClientTransport::builder(&url)
-            .header(name, value)
+            .header(n1, v1)
+            .header(n2, v2)
             .build()
             .unwrap();
         let client = tokio::time::timeout(
@@ -83,7 +91,7 @@ async fn handlers_read_the_headers_of_the_streamable_http_request_in_both_eras()
         .await
         .unwrap()
         .unwrap();
-        assert_eq!(tenant_seen(&client).await, "acme", "{mode:?}");
+        assert_eq!(tenant_seen(&client).await, "acme shown=false", "{mode:?}");
         eras.push(client.protocol_version().to_string());
         client.close().await;
     }
@@ -99,11 +107,12 @@ async fn handlers_read_the_headers_of_the_legacy_sse_post() {
         server.serve(transport);
     });
     tokio::spawn(async move { service.serve(listener, std::future::pending()).await });
-    let (name, value) = tenant();
+    let [(n1, v1), (n2, v2)] = headers();
     let transport = tokio::time::timeout(
         WAIT,
         SseClientTransport::builder(&url)
-            .header(name, value)
+            .header(n1, v1)
+            .header(n2, v2)
             .connect(),
     )
     .await
@@ -113,6 +122,6 @@ async fn handlers_read_the_headers_of_the_legacy_sse_post() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(tenant_seen(&client).await, "acme");
+    assert_eq!(tenant_seen(&client).await, "acme shown=false");
     client.close().await;
 }

@@ -202,7 +202,7 @@ fn sessions_requests_and_rejections_are_traced() {
         session
             .fields
             .get("session_id")
-            .is_some_and(|id| !id.is_empty()),
+            .is_some_and(|id| id.chars().count() == 8),
         "{session:?}"
     );
     // The client's side of the same call.

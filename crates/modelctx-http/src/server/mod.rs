@@ -196,12 +196,13 @@ impl Inner {
     }
 
     fn report(&self, status: StatusCode, reason: String) {
-        tracing::warn!(
-            target: "modelctx_http",
-            status = status.as_u16(),
-            %reason,
-            "request rejected"
-        );
+        // What a peer got wrong is DEBUG (a flood of bad requests must not become a
+        // flood of warnings); what the server could not do is WARN.
+        if status.is_server_error() {
+            tracing::warn!(target: "modelctx_http", status = status.as_u16(), %reason, "request rejected");
+        } else {
+            tracing::debug!(target: "modelctx_http", status = status.as_u16(), %reason, "request rejected");
+        }
         if let Some(cb) = &self.config.on_error {
             cb(&Rejection { status, reason });
         }
@@ -332,7 +333,7 @@ where
                 .get::<Extensions>()
                 .cloned()
                 .unwrap_or_default();
-            extensions.insert(parts.headers.clone());
+            extensions.insert(crate::headers::sensitive_headers(&parts.headers));
             post(inner, &parts.headers, &extensions, body).await
         }
         Method::GET => get(inner, &parts.headers).await,

@@ -169,7 +169,9 @@ async fn assertion_client(
     let now = jose::now_secs();
     match jws.claims.get("exp").and_then(Value::as_u64) {
         None => return Err(refuse("the assertion has no exp")),
-        Some(exp) if exp + SKEW_SECS <= now => return Err(refuse("the assertion has expired")),
+        Some(exp) if exp.saturating_add(SKEW_SECS) <= now => {
+            return Err(refuse("the assertion has expired"));
+        }
         Some(exp) if exp > now + MAX_LIFETIME_SECS => {
             return Err(refuse(
                 "the assertion lives too long (at most five minutes)",

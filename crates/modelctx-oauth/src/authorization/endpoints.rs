@@ -794,7 +794,7 @@ fn identity_assertion(
     }
     let now = jose::now_secs();
     let exp = jws.claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
-    if exp + ASSERTION_SKEW_SECS <= now {
+    if exp.saturating_add(ASSERTION_SKEW_SECS) <= now {
         return Err(Refusal::Grant("the assertion has expired"));
     }
     if jws

@@ -157,12 +157,13 @@ impl Inner {
     }
 
     pub(crate) fn report(&self, status: StatusCode, reason: String) {
-        tracing::warn!(
-            target: "modelctx_sse",
-            status = status.as_u16(),
-            %reason,
-            "request rejected"
-        );
+        // What a peer got wrong is DEBUG (a flood of bad requests must not become a
+        // flood of warnings); what the server could not do is WARN.
+        if status.is_server_error() {
+            tracing::warn!(target: "modelctx_sse", status = status.as_u16(), %reason, "request rejected");
+        } else {
+            tracing::debug!(target: "modelctx_sse", status = status.as_u16(), %reason, "request rejected");
+        }
         if let Some(cb) = &self.config.on_error {
             cb(&modelctx_http::Rejection::new(status, reason));
         }
@@ -367,7 +368,9 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
         message.extensions = extensions.clone();
     }
     // The POST's own headers, for the handlers (`Context::extensions()`).
-    message.extensions.insert(parts.headers.clone());
+    message
+        .extensions
+        .insert(modelctx_http::headers::sensitive_headers(&parts.headers));
     let queued = tokio::select! {
         biased;
         () = session.closed.cancelled() => None,
