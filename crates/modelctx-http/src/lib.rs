@@ -77,11 +77,17 @@ mod sse;
 #[cfg(feature = "rustls")]
 pub mod tls;
 
+#[cfg(all(feature = "client", not(feature = "rustls")))]
+#[doc(hidden)]
+pub use client::NO_TLS;
 #[cfg(feature = "client")]
 pub use client::{
     AuthHook, HttpClientHandle, HttpClientSink, HttpClientStream, StreamableHttpClientBuilder,
     StreamableHttpClientTransport,
 };
+#[cfg(feature = "client")]
+#[doc(hidden)]
+pub use client::{default_client, error_chain};
 #[cfg(feature = "server")]
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,

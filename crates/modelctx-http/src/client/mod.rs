@@ -347,14 +347,19 @@ impl StreamableHttpClientBuilder {
     }
 }
 
-/// Why an `https` endpoint cannot be reached by a build without TLS.
+/// Why an `https` endpoint cannot be reached by a build without TLS (also the legacy
+/// SSE client's).
+#[doc(hidden)]
 #[cfg(not(feature = "rustls"))]
-pub(crate) const NO_TLS: &str = "an https endpoint needs TLS: enable the `rustls` feature \
-    (of modelctx-http, or of modelctx), or pass a reqwest client built with TLS to `client`";
+pub const NO_TLS: &str = "an https endpoint needs TLS: enable the `rustls` feature \
+    (of modelctx-http, modelctx-sse or modelctx), or pass a reqwest client built with TLS \
+    to `client`";
 
 /// An error with its causes (`error sending request` alone does not say that the
-/// server's certificate was not trusted, its source does).
-pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+/// server's certificate was not trusted, its source does). Shared with the legacy SSE
+/// client.
+#[doc(hidden)]
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(e) = source {
@@ -369,8 +374,9 @@ pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// A client that follows redirects only within the original origin; with `rustls`,
-/// over the given TLS configuration.
-fn default_client(
+/// over the given TLS configuration. Shared with the legacy SSE client.
+#[doc(hidden)]
+pub fn default_client(
     #[cfg(feature = "rustls")] tls: rustls::ClientConfig,
     #[cfg(not(feature = "rustls"))] _tls: (),
 ) -> Result<reqwest::Client, TransportError> {

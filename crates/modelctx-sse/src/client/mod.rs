@@ -138,18 +138,14 @@ impl SseClientBuilder {
             None => {
                 #[cfg(not(feature = "rustls"))]
                 if url.scheme() == "https" {
-                    return Err(TransportError::other(
-                        "an https endpoint needs TLS: enable the `rustls` feature (of \
-                         modelctx-sse, or of modelctx), or pass a reqwest client built with \
-                         TLS to `client`",
-                    ));
+                    return Err(TransportError::other(modelctx_http::NO_TLS));
                 }
                 #[cfg(feature = "rustls")]
                 let tls = modelctx_http::tls::client_config(&self.roots)
                     .map_err(|e| TransportError::other(format!("TLS: {e}")))?;
                 #[cfg(not(feature = "rustls"))]
                 let tls = ();
-                default_client(tls)?
+                modelctx_http::default_client(tls)?
             }
         };
         let conn = Connection {
@@ -224,7 +220,10 @@ impl Connection {
                     .header(header::CACHE_CONTROL, "no-cache"),
             };
             let response = rb.send().await.map_err(|e| {
-                TransportError::other(format!("HTTP request to {url} failed: {}", error_chain(&e)))
+                TransportError::other(format!(
+                    "HTTP request to {url} failed: {}",
+                    modelctx_http::error_chain(&e)
+                ))
             })?;
             let status = response.status();
             if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
@@ -238,47 +237,6 @@ impl Connection {
             return Ok(response);
         }
     }
-}
-
-/// An error with its causes (`error sending request` alone does not say that the
-/// server's certificate was not trusted, its source does).
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        let cause = e.to_string();
-        if !text.contains(&cause) {
-            text.push_str(": ");
-            text.push_str(&cause);
-        }
-        source = e.source();
-    }
-    text
-}
-
-/// A client that follows redirects only within the original origin; with `rustls`,
-/// over the given TLS configuration.
-fn default_client(
-    #[cfg(feature = "rustls")] tls: rustls::ClientConfig,
-    #[cfg(not(feature = "rustls"))] _tls: (),
-) -> Result<reqwest::Client, TransportError> {
-    let policy = reqwest::redirect::Policy::custom(|attempt| {
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if attempt.previous().len() >= 10 || !same_origin {
-            attempt.stop()
-        } else {
-            attempt.follow()
-        }
-    });
-    let builder = reqwest::Client::builder().redirect(policy);
-    #[cfg(feature = "rustls")]
-    let builder = builder.use_preconfigured_tls(tls);
-    builder
-        .build()
-        .map_err(|e| TransportError::other(format!("cannot build the HTTP client: {e}")))
 }
 
 type Body = futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>;
