@@ -8,19 +8,18 @@ pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 pub const LAST_EVENT_ID: &str = "last-event-id";
 
 /// The headers of a request as its handlers see them
-/// (`Context::extensions().get::<http::HeaderMap>()`): a copy in which the credentials
-/// (`Authorization`, `Proxy-Authorization`, `Cookie`, `DPoP`) are marked sensitive, so
-/// a handler that logs the map with `{:?}` does not write them out. They are still
-/// there to read: a layer in front has already checked them.
+/// (`Context::extensions().get::<http::HeaderMap>()`): the credentials in them
+/// (`Authorization`, `Proxy-Authorization`, `Cookie`, `DPoP`) marked sensitive, so a
+/// handler that logs the map with `{:?}` does not write them out. They are still there
+/// to read: a layer in front has already checked them.
 #[cfg(feature = "server")]
-pub fn sensitive_headers(headers: &http::HeaderMap) -> http::HeaderMap {
-    let mut copy = headers.clone();
+pub fn sensitive_headers(mut headers: http::HeaderMap) -> http::HeaderMap {
     for name in ["authorization", "proxy-authorization", "cookie", "dpop"] {
-        if let http::header::Entry::Occupied(mut entry) = copy.entry(name) {
+        if let http::header::Entry::Occupied(mut entry) = headers.entry(name) {
             for value in entry.iter_mut() {
                 value.set_sensitive(true);
             }
         }
     }
-    copy
+    headers
 }

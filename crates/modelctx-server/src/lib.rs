@@ -185,6 +185,8 @@ pub struct Server {
 
 pub(crate) struct Inner {
     info: Implementation,
+    /// `info`, encoded once: every result of the stateless era carries it in `_meta`.
+    info_json: Arc<RawValue>,
     instructions: Option<String>,
     pub(crate) capabilities: ServerCapabilities,
     requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
@@ -706,6 +708,10 @@ impl ServerBuilder {
         ];
         Server {
             inner: Arc::new(Inner {
+                // Names and versions are strings: encoding them cannot fail.
+                info_json: Arc::from(
+                    to_raw(&self.info).unwrap_or_else(|_| RawValue::NULL.to_owned()),
+                ),
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,
@@ -1109,7 +1115,7 @@ impl SessionService {
             let cx = Context::new(context, self.state.clone(), self.server.clone())
                 .in_stateless_era(envelope);
             let answer = tasks::serve_extension(host, &method, request.params, owner, &cx);
-            let info = self.server.info.clone();
+            let info = self.server.info_json.clone();
             let hints = self.server.cache_hints.clone();
             return Box::pin(async move {
                 match answer.await {
@@ -1126,7 +1132,7 @@ impl SessionService {
             Ok(envelope) => envelope,
             Err(error) => return Box::pin(async move { Err(error) }),
         };
-        let info = self.server.info.clone();
+        let info = self.server.info_json.clone();
         if method == "server/discover" {
             let hints = &self.server.cache_hints;
             let mut capabilities = self.server.capabilities.clone();

@@ -231,7 +231,7 @@ struct Present<'a> {
 fn finish_by_appending(
     method: &str,
     raw: &RawValue,
-    server_info: &Implementation,
+    server_info: &RawValue,
     hints: &CacheHints,
 ) -> Option<Box<RawValue>> {
     let text = raw.get().trim();
@@ -250,7 +250,7 @@ fn finish_by_appending(
         return None;
     }
     let head = text[..text.len() - 1].trim_end();
-    let info = serde_json::to_string(server_info).ok()?;
+    let info = server_info.get();
     let mut out = String::with_capacity(text.len() + info.len() + 96);
     out.push_str(head);
     let member = |out: &mut String, name: &str, value: &str| {
@@ -290,10 +290,12 @@ fn finish_by_appending(
 /// Finishes a result for the era: `resultType` (`"complete"` unless the handler said
 /// otherwise), the server's identity in `_meta`, and for a complete result of a
 /// cacheable method the caching hints `hints` unless the handler set its own.
+/// `server_info` is the server's `Implementation`, encoded once when the server was
+/// built.
 pub(crate) fn finish_result(
     method: &str,
     raw: &RawValue,
-    server_info: &Implementation,
+    server_info: &RawValue,
     hints: &CacheHints,
 ) -> Result<Box<RawValue>, ErrorData> {
     if let Some(done) = finish_by_appending(method, raw, server_info, hints) {
@@ -323,7 +325,7 @@ pub(crate) fn finish_result(
     if let Value::Object(meta) = meta
         && !meta.contains_key(Meta::SERVER_INFO)
     {
-        let info = serde_json::to_value(server_info)
+        let info = serde_json::from_str::<Value>(server_info.get())
             .map_err(|e| ErrorData::internal_error(format!("cannot encode: {e}")))?;
         meta.insert(Meta::SERVER_INFO.to_owned(), info);
     }
@@ -430,7 +432,7 @@ mod tests {
 
     #[test]
     fn appending_finishes_results_as_the_general_path_does() {
-        let info = Implementation::new("s", "1");
+        let info = to_raw(&Implementation::new("s", "1")).unwrap();
         let hints = CacheHints::new(
             std::time::Duration::from_secs(2),
             modelctx_types::CacheScope::Public,
@@ -502,7 +504,7 @@ mod tests {
 
     #[test]
     fn results_get_their_type_identity_and_caching_hints() {
-        let info = Implementation::new("s", "1");
+        let info = to_raw(&Implementation::new("s", "1")).unwrap();
         let raw = to_raw(&json!({"tools": []})).unwrap();
         let done: Value = serde_json::from_str(
             finish_result("tools/list", &raw, &info, &CacheHints::default())

@@ -327,14 +327,17 @@ where
     match parts.method {
         Method::POST => {
             // What layers in front of the endpoint attached for the session's handlers,
-            // and the POST's own headers (`Context::extensions().get::<HeaderMap>()`).
+            // and the POST's own headers (`Context::extensions().get::<HeaderMap>()`):
+            // moved there, not copied, and read back from there.
             let mut extensions = parts
                 .extensions
                 .get::<Extensions>()
                 .cloned()
                 .unwrap_or_default();
-            extensions.insert(crate::headers::sensitive_headers(&parts.headers));
-            post(inner, &parts.headers, &extensions, body).await
+            extensions.insert(crate::headers::sensitive_headers(parts.headers));
+            let none = http::HeaderMap::new();
+            let headers = extensions.get::<http::HeaderMap>().unwrap_or(&none);
+            post(inner, headers, &extensions, body).await
         }
         Method::GET => get(inner, &parts.headers).await,
         Method::DELETE => delete(inner, &parts.headers),

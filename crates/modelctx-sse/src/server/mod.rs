@@ -370,7 +370,7 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
     // The POST's own headers, for the handlers (`Context::extensions()`).
     message
         .extensions
-        .insert(modelctx_http::headers::sensitive_headers(&parts.headers));
+        .insert(modelctx_http::headers::sensitive_headers(parts.headers));
     let queued = tokio::select! {
         biased;
         () = session.closed.cancelled() => None,
