@@ -457,6 +457,11 @@ async fn a_server_may_let_clients_keep_its_lists() {
     assert_eq!(found["cacheScope"], "public");
 }
 
+/// A result's caching hints: `ttlMs` and `cacheScope`.
+fn hints_of(result: &Value) -> (Value, Value) {
+    (result["ttlMs"].clone(), result["cacheScope"].clone())
+}
+
 /// A server whose entries carry caching hints of their own: `stable` (five minutes,
 /// public), `fresh` (one second, public) and `mine` (no hints: the server's ten seconds,
 /// public), listed two per page; a resource and a template with hints of their own.
@@ -546,10 +551,7 @@ async fn entries_with_hints_of_their_own_set_the_hints_of_the_lists_and_reads_th
     mock.request(4, "resources/list", json!({"_meta": meta(json!({}))}))
         .await;
     let listed = mock.expect_result(4).await;
-    assert_eq!(
-        (listed["ttlMs"].clone(), listed["cacheScope"].clone()),
-        (json!(30_000), json!("public"))
-    );
+    assert_eq!(hints_of(&listed), (json!(30_000), json!("public")));
     mock.request(
         5,
         "resources/read",
@@ -558,10 +560,7 @@ async fn entries_with_hints_of_their_own_set_the_hints_of_the_lists_and_reads_th
     .await;
     let read = mock.expect_result(5).await;
     assert_eq!(read["contents"][0]["text"], "hello");
-    assert_eq!(
-        (read["ttlMs"].clone(), read["cacheScope"].clone()),
-        (json!(30_000), json!("public"))
-    );
+    assert_eq!(hints_of(&read), (json!(30_000), json!("public")));
 
     // And a template's cover its listing and every read it serves.
     mock.request(
@@ -571,10 +570,7 @@ async fn entries_with_hints_of_their_own_set_the_hints_of_the_lists_and_reads_th
     )
     .await;
     let templates = mock.expect_result(6).await;
-    assert_eq!(
-        (templates["ttlMs"].clone(), templates["cacheScope"].clone()),
-        (json!(5_000), json!("private"))
-    );
+    assert_eq!(hints_of(&templates), (json!(5_000), json!("private")));
     mock.request(
         7,
         "resources/read",
@@ -583,10 +579,7 @@ async fn entries_with_hints_of_their_own_set_the_hints_of_the_lists_and_reads_th
     .await;
     let user = mock.expect_result(7).await;
     assert_eq!(user["contents"][0]["text"], "user ada");
-    assert_eq!(
-        (user["ttlMs"].clone(), user["cacheScope"].clone()),
-        (json!(5_000), json!("private"))
-    );
+    assert_eq!(hints_of(&user), (json!(5_000), json!("private")));
 }
 
 #[tokio::test]
