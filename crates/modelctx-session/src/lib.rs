@@ -40,7 +40,9 @@
 //! # Guarantees
 //! - The receive loop never awaits user code: handlers run on their own tasks (bounded by
 //!   [`SessionConfig::max_concurrent_requests`]), notifications on one ordered task,
-//!   progress callbacks on the task awaiting the request.
+//!   progress callbacks on the task awaiting the request. A notification handler is
+//!   called at arrival (what it does before its first await happens in arrival order
+//!   with the responses), so a response never overtakes a notification sent before it.
 //! - Outbound ids are positive integers, never reused in a session. A response for an
 //!   unknown id, or after cancellation, is ignored.
 //! - Cancelling (or dropping) a request sends `notifications/cancelled`, never for

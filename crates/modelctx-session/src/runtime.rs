@@ -133,15 +133,15 @@ fn notification_job(core: &Core, delivery: Delivery) -> NotificationJob {
 }
 
 /// Runs notification handlers one after another, in arrival order: first the handler
-/// that was still running when the task started, then each queued notification.
+/// that was still running when the task started, then each queued one (already
+/// started on the receive task, see [`Receiver::deliver`]).
 async fn notification_task(
     running: NotificationJob,
-    core: Arc<Core>,
-    mut rx: mpsc::UnboundedReceiver<Delivery>,
+    mut rx: mpsc::UnboundedReceiver<NotificationJob>,
 ) {
     let _ = running.await;
-    while let Some(d) = rx.recv().await {
-        let _ = notification_job(&core, d).await;
+    while let Some(job) = rx.recv().await {
+        let _ = job.await;
     }
 }
 
@@ -151,7 +151,7 @@ struct Receiver {
     /// The queue of the task that runs notification handlers in arrival order; that task
     /// starts with the first handler that does not finish in its first poll (most
     /// sessions never need it).
-    notify_tx: Option<mpsc::UnboundedSender<Delivery>>,
+    notify_tx: Option<mpsc::UnboundedSender<NotificationJob>>,
 }
 
 /// What admitting an inbound request needs, shared by the receive task and by
@@ -245,19 +245,25 @@ impl Receiver {
     /// most finish in that poll (`notifications/initialized`, say): no task, no queue.
     /// The first that does not finish starts the notification task, which completes it
     /// and then runs every later notification, in order.
+    ///
+    /// Each handler is called here, at arrival, even when its future waits in the queue:
+    /// what a handler does before its first await (the client routes a subscription's
+    /// notifications, drops stale cache entries) happens in arrival order with the
+    /// responses this task completes, so a response never overtakes a notification the
+    /// peer sent before it.
     fn deliver(&mut self, delivery: Delivery) {
+        let mut job = notification_job(&self.core, delivery);
         if let Some(tx) = &self.notify_tx {
-            let _ = tx.send(delivery);
+            let _ = tx.send(job);
             return;
         }
-        let mut job = notification_job(&self.core, delivery);
         if poll_once(&mut job) {
             return;
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let span = self.core.shared.span.clone();
         tokio::spawn(tracing::Instrument::instrument(
-            notification_task(job, self.core.clone(), rx),
+            notification_task(job, rx),
             span,
         ));
         self.notify_tx = Some(tx);

@@ -137,13 +137,17 @@ impl Service for TestService {
                 let _ = self.events.send(Event::Notification(notification));
             });
         }
-        let _ = self.events.send(Event::Notification(notification));
-        Box::pin(async {})
+        // Reported from the handler's future (its part that runs in order), not from
+        // the call (which happens at arrival).
+        Box::pin(async move {
+            let _ = self.events.send(Event::Notification(notification));
+        })
     }
 
     fn handle_peer_error(self: Arc<Self>, error: ErrorData, _peer: Peer) -> BoxFuture<'static, ()> {
-        let _ = self.events.send(Event::PeerError(error));
-        Box::pin(async {})
+        Box::pin(async move {
+            let _ = self.events.send(Event::PeerError(error));
+        })
     }
 }
 
@@ -1698,4 +1702,75 @@ async fn answers_given_at_once_leave_before_the_sink_closes_when_the_peer_stops_
         log[..2].iter().any(|l| l.contains(r#""id":2,"error""#)),
         "{log:?}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Notifications and responses keep their order
+// ---------------------------------------------------------------------------------------
+
+/// A client service whose `hold` notification handler waits until released (so later
+/// notifications queue behind it) and whose `mark` handler records its call, at call
+/// time, before its future runs.
+struct Ordering {
+    called: Arc<std::sync::Mutex<Vec<String>>>,
+    release: Arc<Notify>,
+}
+
+impl Service for Ordering {
+    fn handle_request(
+        self: Arc<Self>,
+        request: JsonRpcRequest,
+        _context: RequestContext,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+        Box::pin(async move { Err(ErrorData::method_not_found(&request.method)) })
+    }
+
+    fn handle_notification(
+        self: Arc<Self>,
+        notification: JsonRpcNotification,
+        _peer: Peer,
+    ) -> BoxFuture<'static, ()> {
+        self.called
+            .lock()
+            .unwrap()
+            .push(notification.method.to_string());
+        let release = self.release.clone();
+        Box::pin(async move {
+            if notification.method == "hold" {
+                release.notified().await;
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_response_never_overtakes_a_notification_sent_before_it() {
+    let (transport, mut mock) = MockPeer::pair();
+    let called = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let release = Arc::new(Notify::new());
+    let service = Arc::new(Ordering {
+        called: called.clone(),
+        release: release.clone(),
+    });
+    let peer = start(
+        transport,
+        service,
+        SessionConfig::client().pre_initialized(),
+    );
+
+    let call = tokio::spawn(start_req(&peer, "work", json!({}), RequestOptions::new()));
+    let request = mock.expect_request("work").await;
+    // A handler still running (so the next ones queue), a notification, then the
+    // answer: when the caller sees the answer, the notification's handler was called.
+    mock.notify("hold", json!({})).await;
+    mock.notify("mark", json!({})).await;
+    mock.respond(request.id, json!({"done": true})).await;
+    let answer = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the call is answered")
+        .unwrap()
+        .unwrap();
+    assert_eq!(params_of(Some(&answer)), json!({"done": true}));
+    assert_eq!(*called.lock().unwrap(), ["hold", "mark"]);
+    release.notify_one();
 }
