@@ -40,6 +40,9 @@ Options:
                          only) or 2026 (2026-07-28 only)
   --timeout SECS         per-request timeout (default 60)
   --no-login             never log in: a server that asks for OAuth fails
+  --ca-cert FILE         also trust the CA certificate(s) of this PEM file for
+                         https:// servers (default: $MODELCTX_CA_CERT); needs a build
+                         with `--features rustls`
   --token-store FILE     keep the OAuth registration and tokens in FILE (a secret)
   -q, --quiet            no progress and no stderr from a stdio server
   -h, --help             this text
@@ -113,6 +116,8 @@ pub(crate) struct Cli {
     pub(crate) timeout: Option<Duration>,
     pub(crate) login: bool,
     pub(crate) token_store: Option<PathBuf>,
+    /// `--ca-cert FILE`: PEM certificates trusted besides the built-in roots.
+    pub(crate) ca_cert: Option<PathBuf>,
 }
 
 /// What the command line asks for.
@@ -132,6 +137,7 @@ pub(crate) fn parse(args: Vec<String>, config_env: Option<String>) -> Result<Par
     let mut timeout = None;
     let mut login = true;
     let mut token_store = None;
+    let mut ca_cert = None;
     let mut config = config_env.map(PathBuf::from);
     let mut server = None;
     let mut url = None;
@@ -168,6 +174,7 @@ pub(crate) fn parse(args: Vec<String>, config_env: Option<String>) -> Result<Par
             "--config" => config = Some(PathBuf::from(value("--config")?)),
             "--server" => server = Some(value("--server")?),
             "--token-store" => token_store = Some(PathBuf::from(value("--token-store")?)),
+            "--ca-cert" => ca_cert = Some(PathBuf::from(value("--ca-cert")?)),
             "-H" | "--header" => {
                 let header = value("--header")?;
                 let (name, v) = header
@@ -288,6 +295,7 @@ pub(crate) fn parse(args: Vec<String>, config_env: Option<String>) -> Result<Par
         timeout,
         login,
         token_store,
+        ca_cert,
     })))
 }
 

@@ -80,7 +80,8 @@ fn main() -> ExitCode {
     let parsed = argv
         .map_err(|bad| format!("argument {bad:?} is not UTF-8"))
         .and_then(|argv| args::parse(argv, std::env::var("MODELCTX_CONFIG").ok()));
-    let cli = match parsed {
+    #[cfg_attr(not(feature = "rustls"), allow(unused_mut))]
+    let mut cli = match parsed {
         Ok(Parsed::Run(cli)) => cli,
         Ok(Parsed::Help) => {
             print!("{}", args::USAGE);
@@ -95,6 +96,14 @@ fn main() -> ExitCode {
             return ExitCode::from(USAGE);
         }
     };
+    // Without TLS the variable is ignored (an `https://` target is refused anyway), so
+    // that a shell which sets it for a TLS build does not break plain HTTP.
+    #[cfg(feature = "rustls")]
+    if cli.ca_cert.is_none() {
+        cli.ca_cert = std::env::var_os("MODELCTX_CA_CERT")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from);
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -145,6 +154,20 @@ fn server_config(cli: &Cli) -> Result<ServerConfig, Failure> {
             }
         }
     };
+    #[cfg(not(feature = "rustls"))]
+    {
+        if cli.ca_cert.is_some() {
+            return Err(Failure::usage(NO_TLS));
+        }
+        if let ServerConfig::Http(http) = &config
+            && http
+                .url
+                .get(..8)
+                .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+        {
+            return Err(Failure::usage(NO_TLS));
+        }
+    }
     if let ServerConfig::Http(http) = &mut config {
         for (name, value) in &cli.headers {
             http.headers.insert(name.clone(), value.clone());
@@ -155,8 +178,40 @@ fn server_config(cli: &Cli) -> Result<ServerConfig, Failure> {
     Ok(config)
 }
 
+/// Why an `https://` server (or `--ca-cert`) cannot be used by this build.
+#[cfg(not(feature = "rustls"))]
+const NO_TLS: &str = "this modelctx was built without TLS and cannot reach https:// servers: \
+build it with `--features rustls` (cargo install --path crates/modelctx-cli --features rustls)";
+
+/// What `--ca-cert` adds to the HTTP clients (nothing without the `rustls` feature).
+#[derive(Default)]
+struct Tls {
+    #[cfg(feature = "rustls")]
+    roots: Vec<modelctx::http::tls::rustls::pki_types::CertificateDer<'static>>,
+}
+
+impl Tls {
+    #[cfg(feature = "rustls")]
+    fn new(cli: &Cli) -> Result<Self, Failure> {
+        let Some(path) = &cli.ca_cert else {
+            return Ok(Self::default());
+        };
+        let pem = std::fs::read(path)
+            .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
+        let roots = modelctx::http::tls::certificates_from_pem(&pem)
+            .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+        Ok(Self { roots })
+    }
+
+    #[cfg(not(feature = "rustls"))]
+    fn new(_cli: &Cli) -> Result<Self, Failure> {
+        Ok(Self::default())
+    }
+}
+
 async fn connect(cli: &Cli) -> Result<Connection, Failure> {
     let config = server_config(cli)?;
+    let tls = Tls::new(cli)?;
     let mut client = Client::builder("modelctx", env!("CARGO_PKG_VERSION")).mode(match cli.mode {
         Mode::Auto => ConnectMode::Auto,
         Mode::Legacy => ConnectMode::Legacy,
@@ -166,11 +221,15 @@ async fn connect(cli: &Cli) -> Result<Connection, Failure> {
         client = client.request_timeout(timeout);
     }
     let mut options = ConnectOptions::new();
+    #[cfg(feature = "rustls")]
+    for root in &tls.roots {
+        options = options.add_root_certificate(root.clone());
+    }
     if cli.quiet {
         options = options.stderr(|_| {});
     }
     if let (true, ServerConfig::Http(http)) = (cli.login, &config) {
-        options = options.auth(oauth(cli, &http.url).await?);
+        options = options.auth(oauth(cli, &http.url, &tls).await?);
     }
     config
         .connect(client, &options)
@@ -181,7 +240,7 @@ async fn connect(cli: &Cli) -> Result<Connection, Failure> {
 /// The OAuth client that logs in when the server answers 401: the authorization URL is
 /// shown on stderr, and the browser comes back to a one-shot listener on 127.0.0.1.
 /// Until a server asks, it adds nothing to the requests.
-async fn oauth(cli: &Cli, url: &str) -> Result<Arc<dyn AuthHook>, Failure> {
+async fn oauth(cli: &Cli, url: &str, tls: &Tls) -> Result<Arc<dyn AuthHook>, Failure> {
     let redirect = LoopbackRedirect::bind(0)
         .await
         .map_err(|e| Failure::failed(format!("cannot prepare the OAuth login: {e}")))?;
@@ -191,6 +250,20 @@ async fn oauth(cli: &Cli, url: &str) -> Result<Arc<dyn AuthHook>, Failure> {
     if let Some(path) = &cli.token_store {
         builder = builder.store(FileCredentialStore::new(path.clone()));
     }
+    // Discovery, registration and token requests trust `--ca-cert` too.
+    #[cfg(feature = "rustls")]
+    if !tls.roots.is_empty() {
+        let config = modelctx::http::tls::client_config(&tls.roots)
+            .map_err(|e| Failure::usage(format!("--ca-cert: {e}")))?;
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .use_preconfigured_tls(config)
+            .build()
+            .map_err(|e| Failure::failed(format!("cannot build the OAuth HTTP client: {e}")))?;
+        builder = builder.http_client(http);
+    }
+    #[cfg(not(feature = "rustls"))]
+    let _ = tls;
     let oauth = builder
         .build()
         .map_err(|e| Failure::usage(format!("OAuth for {url}: {e}")))?;

@@ -148,11 +148,18 @@ impl Run {
 
 /// Runs `modelctx ARGS`, bounded.
 async fn modelctx(args: &[&str], extra: &[String]) -> Run {
+    modelctx_with_env(args, extra, &[]).await
+}
+
+/// Runs `modelctx ARGS` with `env` set (and no `MODELCTX_*` variable of ours), bounded.
+async fn modelctx_with_env(args: &[&str], extra: &[String], env: &[(&str, &str)]) -> Run {
     let mut command = tokio::process::Command::new(BIN);
     command
         .args(args)
         .args(extra)
         .env_remove("MODELCTX_CONFIG")
+        .env_remove("MODELCTX_CA_CERT")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -542,6 +549,120 @@ async fn logs_in_when_the_server_asks() {
     assert_eq!(out, "you are alice\n");
 }
 
+/// A CA made at test time, as a PEM file, and a streamable HTTP server on loopback
+/// behind `serve_tls` with a certificate for `127.0.0.1` it signed.
+#[cfg(feature = "rustls")]
+async fn serve_https() -> (String, std::path::PathBuf) {
+    use modelctx::http::tls;
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().expect("CA key")).expect("CA");
+    let key = KeyPair::generate().expect("key");
+    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .expect("params")
+        .signed_by(&key, &ca)
+        .expect("certificate");
+    let config = tls::server_config_from_pem(leaf.pem().as_bytes(), key.serialize_pem().as_bytes())
+        .expect("TLS config");
+
+    let dir = std::env::temp_dir().join(format!("modelctx-cli-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).expect("write the CA");
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("https://{}/mcp", listener.local_addr().expect("addr"));
+    let server = server("cli-test-https");
+    let service = StreamableHttpService::new(move |transport| {
+        server.serve(transport);
+    });
+    tokio::spawn(service.serve_tls(listener, config, std::future::pending()));
+    (url, ca_file)
+}
+
+/// With `--features rustls`: an `https://` server whose certificate a private CA signed
+/// is reached once that CA is given (`--ca-cert` or `$MODELCTX_CA_CERT`), and refused,
+/// saying why, without it.
+#[cfg(feature = "rustls")]
+async fn https_with_a_ca_given_by_flag_or_env() {
+    let (url, ca_file) = serve_https().await;
+    let ca = ca_file.to_string_lossy().into_owned();
+
+    let run = modelctx(
+        &["call", "echo", "text=secure", "--ca-cert", &ca, &url],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "secure\n"),
+        "{}",
+        run.stderr
+    );
+    let run = modelctx_with_env(
+        &["list", "tools", "--json", &url],
+        &[],
+        &[("MODELCTX_CA_CERT", &ca)],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["serverInfo"]["name"], "cli-test-https");
+
+    // The built-in roots do not include the test CA.
+    let run = modelctx(&["list", "--no-login", &url], &[]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("certificate") && run.stderr.contains("UnknownIssuer"),
+        "{}",
+        run.stderr
+    );
+    // A CA file that cannot be used is a usage error, before any connection.
+    let missing = format!("{ca}.missing");
+    let run = modelctx(&["list", "--ca-cert", &missing, &url], &[]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot read"), "{}", run.stderr);
+    let not_pem = ca_file.with_file_name("not.pem");
+    std::fs::write(&not_pem, "no certificate here").expect("write");
+    let run = modelctx(
+        &["list", "--ca-cert", &not_pem.to_string_lossy(), &url],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("no certificate"), "{}", run.stderr);
+}
+
+/// Without the `rustls` feature: an `https://` target and `--ca-cert` are refused with
+/// the remedy, before any connection is tried.
+#[cfg(not(feature = "rustls"))]
+async fn https_needs_the_rustls_feature() {
+    for args in [
+        &["list", "https://127.0.0.1:1/mcp"][..],
+        &["list", "--ca-cert", "ca.pem", "http://127.0.0.1:1/mcp"][..],
+    ] {
+        let run = modelctx(args, &[]).await;
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("built without TLS") && run.stderr.contains("--features rustls"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // The variable alone does not break plain HTTP (it is for TLS builds).
+    let (url, _stop) = serve_http().await;
+    let run = modelctx_with_env(
+        &["list", "tools", "--json", &url],
+        &[],
+        &[("MODELCTX_CA_CERT", "/nonexistent/ca.pem")],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
 fn trial<F, Fut>(name: &'static str, test: F) -> Trial
 where
     F: FnOnce() -> Fut + Send + 'static,
@@ -578,6 +699,16 @@ fn main() {
         trial("a_server_from_a_config_file", a_server_from_a_config_file),
         trial("usage_and_failure_exit_codes", usage_and_failure_exit_codes),
         trial("logs_in_when_the_server_asks", logs_in_when_the_server_asks),
+        #[cfg(feature = "rustls")]
+        trial(
+            "https_with_a_ca_given_by_flag_or_env",
+            https_with_a_ca_given_by_flag_or_env,
+        ),
+        #[cfg(not(feature = "rustls"))]
+        trial(
+            "https_needs_the_rustls_feature",
+            https_needs_the_rustls_feature,
+        ),
     ];
     libtest_mimic::run(&Arguments::from_args(), trials).exit();
 }

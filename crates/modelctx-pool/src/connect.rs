@@ -22,7 +22,13 @@ pub struct ConnectOptions {
     auth: Option<Arc<dyn AuthHook>>,
     stderr: Option<Arc<LineFn>>,
     timeout: Option<Duration>,
+    #[cfg(feature = "rustls")]
+    roots: Vec<Certificate>,
 }
+
+/// A trusted root certificate (DER), as `tls::certificates_from_pem` reads it.
+#[cfg(feature = "rustls")]
+type Certificate = modelctx_http::tls::rustls::pki_types::CertificateDer<'static>;
 
 impl fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -30,7 +36,7 @@ impl fmt::Debug for ConnectOptions {
             .field("auth", &self.auth.is_some())
             .field("stderr", &self.stderr.is_some())
             .field("timeout", &self.timeout)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -64,6 +70,16 @@ impl ConnectOptions {
     #[must_use]
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = Some(limit);
+        self
+    }
+
+    /// Trusts `root` (a private CA, or a self-signed server certificate) besides the
+    /// built-in roots, for every HTTP transport (feature `rustls`). Read PEM with
+    /// `modelctx_http::tls::certificates_from_pem`.
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn add_root_certificate(mut self, root: Certificate) -> Self {
+        self.roots.push(root);
         self
     }
 
@@ -184,6 +200,10 @@ async fn connect_http(
             for (name, value) in headers {
                 builder = builder.header(name, value);
             }
+            #[cfg(feature = "rustls")]
+            for root in &options.roots {
+                builder = builder.add_root_certificate(root.clone());
+            }
             if let Some(hook) = &options.auth {
                 builder = builder.auth(hook.clone());
             }
@@ -194,6 +214,10 @@ async fn connect_http(
             for (name, value) in headers {
                 builder = builder.header(name, value);
             }
+            #[cfg(feature = "rustls")]
+            for root in &options.roots {
+                builder = builder.add_root_certificate(root.clone());
+            }
             if let Some(hook) = &options.auth {
                 builder = builder.auth(hook.clone());
             }
@@ -203,6 +227,10 @@ async fn connect_http(
             let mut builder = SseClientTransport::builder(&server.url);
             for (name, value) in headers {
                 builder = builder.header(name, value);
+            }
+            #[cfg(feature = "rustls")]
+            for root in &options.roots {
+                builder = builder.add_root_certificate(root.clone());
             }
             if let Some(hook) = &options.auth {
                 builder = builder.auth_shared(hook.clone());

@@ -30,6 +30,8 @@ pub struct ClientPoolBuilder {
     stderr: Option<Arc<StderrFn>>,
     separator: String,
     timeout: Option<Duration>,
+    #[cfg(feature = "rustls")]
+    roots: Vec<modelctx_http::tls::rustls::pki_types::CertificateDer<'static>>,
 }
 
 impl fmt::Debug for ClientPoolBuilder {
@@ -94,6 +96,19 @@ impl ClientPoolBuilder {
         self
     }
 
+    /// Trusts `root` (a private CA, or a self-signed server certificate) besides the
+    /// built-in roots, for every HTTP server (feature `rustls`; see
+    /// [`ConnectOptions::add_root_certificate`]).
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn add_root_certificate(
+        mut self,
+        root: modelctx_http::tls::rustls::pki_types::CertificateDer<'static>,
+    ) -> Self {
+        self.roots.push(root);
+        self
+    }
+
     /// Connects to every server of `servers` at once and returns when each one is
     /// connected or has failed. It does not fail: a server that cannot be reached is
     /// reported by [`ClientPool::health`].
@@ -132,6 +147,10 @@ impl ClientPoolBuilder {
         config: &ServerConfig,
     ) -> Result<Connection, ConnectError> {
         let mut options = ConnectOptions::new();
+        #[cfg(feature = "rustls")]
+        for root in &self.roots {
+            options = options.add_root_certificate(root.clone());
+        }
         if let Some(limit) = self.timeout {
             options = options.timeout(limit);
         }
@@ -253,6 +272,8 @@ impl ClientPool {
             stderr: None,
             separator: DEFAULT_SEPARATOR.to_owned(),
             timeout: Some(DEFAULT_CONNECT_TIMEOUT),
+            #[cfg(feature = "rustls")]
+            roots: Vec::new(),
         }
     }
 
