@@ -41,6 +41,8 @@
 //! | `rustls` | `http::tls` | HTTPS for the HTTP and SSE halves that are on: the clients trust the web-PKI roots (and `add_root_certificate`), the servers get `serve_tls`; rustls with the ring provider | no |
 //! | `rustls-native-roots` | — | `rustls`, and the clients trust the system's certificate store too | no |
 //!
+//! New here? The [`guide`] has a page per MCP feature, each with a complete example.
+//!
 //! A minimal server (`default-features = false, features = ["server", "stdio"]`) builds
 //! neither schemars nor jsonschema: its tools are described by hand
 //! (`ToolDef::with_schema`) or answered by typed request handlers. See the
@@ -102,6 +104,8 @@ pub use modelctx_redis as redis;
 #[cfg(feature = "pool")]
 #[doc(inline)]
 pub use modelctx_pool as pool;
+
+pub mod guide;
 
 /// The README's code blocks, compiled and run as doc tests so the quickstart stays true.
 #[cfg(doctest)]

@@ -1,0 +1,148 @@
+//! The guide: one page per feature of MCP, each with a complete example that `cargo
+//! test` compiles and, unless it needs a Redis server or a terminal, runs.
+//!
+//! Every page is a module with no items; read them in any order.
+//!
+//! | page | what |
+//! |---|---|
+//! | [`tools`] | typed tools with `#[tool]` or `ToolDef::new`, structured output, errors the model sees |
+//! | [`resources`] | static resources, URI templates, subscriptions |
+//! | [`prompts`] | prompt templates with typed arguments |
+//! | [`completion`] | suggestions for prompt arguments and template variables |
+//! | [`elicitation`] | a tool that asks the user a question mid-call |
+//! | [`sampling`] | a tool that asks the client's language model |
+//! | [`roots`] | the directories a client lets a server see |
+//! | [`tasks`] | long calls that run as tasks, polled or followed to their result |
+//! | [`auth`] | OAuth: a protected server, the bundled authorization server, a client |
+//! | [`transports`] | in-memory, stdio, streamable HTTP, legacy HTTP+SSE, HTTPS |
+//! | [`scale_out`] | several server processes sharing events, tasks and grants in Redis |
+//!
+//! # Two eras, one code
+//!
+//! MCP has two kinds of revision. Up to 2025-11-25 a session starts with the
+//! `initialize` handshake and lives as long as the connection (the *handshake era*);
+//! 2026-07-28 has no handshake: every request carries its protocol version and the
+//! client's capabilities, and a server may ask for input by answering "input
+//! required", to be retried with the answer (the *stateless era*). modelctx serves both
+//! from the same handlers: a server built once answers both kinds of client, and a
+//! `Client` picks the era when it connects ([`ConnectMode`](crate::client::ConnectMode):
+//! `Auto`, the default, asks for 2026-07-28 and falls back to the handshake; `Legacy`
+//! does the handshake only). Most examples connect twice, once per era, with the same
+//! client code.
+//!
+//! # Features
+//!
+//! The examples use the facade's default features (`server`, `client`, `memory`,
+//! `schemars`, `schema-validation`) plus `macros`; the transport pages need `stdio`,
+//! `http-server`, `http-client`, `sse` (and `rustls` for HTTPS), the scale-out page
+//! `redis`. A page whose features are off is left out of these docs; docs.rs shows them
+//! all. The runnable programs of `examples/` (`cargo run -p modelctx-examples --bin
+//! NAME`) are listed in the README.
+
+// The table above links every page; with some features off, some pages are missing.
+#![cfg_attr(
+    not(all(
+        feature = "macros",
+        feature = "client",
+        feature = "memory",
+        feature = "stdio",
+        feature = "http-server",
+        feature = "http-client",
+        feature = "sse",
+        feature = "redis"
+    )),
+    allow(rustdoc::broken_intra_doc_links)
+)]
+
+#[doc = include_str!("tools.md")]
+#[cfg(all(feature = "macros", feature = "client", feature = "memory"))]
+pub mod tools {}
+
+#[doc = include_str!("resources.md")]
+#[cfg(all(
+    feature = "server",
+    feature = "schemars",
+    feature = "client",
+    feature = "memory"
+))]
+pub mod resources {}
+
+#[doc = include_str!("prompts.md")]
+#[cfg(all(
+    feature = "server",
+    feature = "schemars",
+    feature = "client",
+    feature = "memory"
+))]
+pub mod prompts {}
+
+#[doc = include_str!("completion.md")]
+#[cfg(all(
+    feature = "server",
+    feature = "schemars",
+    feature = "client",
+    feature = "memory"
+))]
+pub mod completion {}
+
+#[doc = include_str!("elicitation.md")]
+#[cfg(all(
+    feature = "server",
+    feature = "schemars",
+    feature = "client",
+    feature = "memory"
+))]
+pub mod elicitation {}
+
+#[doc = include_str!("sampling.md")]
+#[cfg(all(
+    feature = "server",
+    feature = "schemars",
+    feature = "client",
+    feature = "memory"
+))]
+pub mod sampling {}
+
+#[doc = include_str!("roots.md")]
+#[cfg(all(
+    feature = "server",
+    feature = "schemars",
+    feature = "client",
+    feature = "memory"
+))]
+pub mod roots {}
+
+#[doc = include_str!("tasks.md")]
+#[cfg(all(
+    feature = "server",
+    feature = "schemars",
+    feature = "client",
+    feature = "memory"
+))]
+pub mod tasks {}
+
+#[doc = include_str!("auth.md")]
+#[cfg(all(
+    feature = "server",
+    feature = "client",
+    feature = "http-server",
+    feature = "http-client"
+))]
+pub mod auth {}
+
+#[doc = include_str!("transports.md")]
+#[cfg(all(
+    feature = "server",
+    feature = "schemars",
+    feature = "client",
+    feature = "memory",
+    feature = "stdio",
+    feature = "http-server",
+    feature = "http-client",
+    feature = "sse"
+))]
+pub mod transports {}
+
+#[doc = include_str!("scale_out.md")]
+#[cfg(all(feature = "redis", feature = "server", feature = "client"))]
+pub mod scale_out {}
