@@ -19,8 +19,12 @@ struct Step {
 }
 
 /// Features no workspace member turns on that CI must still build, lint and test:
-/// modelctx-redis's OAuth store. Turned on in the one workspace build (no extra one).
-const OPT_IN: &str = "modelctx-redis/oauth";
+/// modelctx-redis's OAuth store, the facade's `redis` module (the guide's scale-out
+/// page), and the command-line client's HTTPS (its test against a loopback TLS server;
+/// the refusal without TLS is tested by `cargo test -p modelctx-cli`). Turned on in the
+/// one workspace build (no extra one): the crates behind them are members already, and
+/// the facade's tests turn rustls on anyway.
+const OPT_IN: &str = "modelctx-redis/oauth,modelctx/redis,modelctx-cli/rustls";
 
 const STEPS: &[Step] = &[
     Step {
