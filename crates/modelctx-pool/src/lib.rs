@@ -38,7 +38,11 @@
 //! `modelctx_http::AuthHook`, such as `modelctx-oauth`'s `OAuthClient`), so a pool
 //! without logins builds no OAuth code.
 //!
-//! This crate has no cargo features: it is the client side of every transport.
+//! | feature | what |
+//! |---|---|
+//! | — | the client side of every transport: stdio children, streamable HTTP, legacy SSE |
+//! | `rustls` | `https://` servers (modelctx-http's and modelctx-sse's `rustls`: rustls with the ring provider, web-PKI roots), and `add_root_certificate` on [`ConnectOptions`] and [`ClientPoolBuilder`] for a private CA |
+//! | `rustls-native-roots` | `rustls`, and the system's certificate store trusted too |
 
 mod config;
 mod connect;

@@ -38,7 +38,7 @@
 //! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
 //! | `redis` | `redis` | `modelctx-redis`: the event store and task store in Redis, shared by several server processes | no |
 //! | `pool` | `pool` | `modelctx-pool`: many servers from one `mcpServers` configuration, namespaced tools (turns on `client`, `stdio`, `http-client`, `sse-client`) | no |
-//! | `rustls` | `http::tls` | HTTPS for the HTTP and SSE halves that are on: the clients trust the web-PKI roots (and `add_root_certificate`), the servers get `serve_tls`; rustls with the ring provider | no |
+//! | `rustls` | `http::tls` | HTTPS for the HTTP and SSE halves that are on, and the pool's HTTP servers: the clients trust the web-PKI roots (and `add_root_certificate`), the servers get `serve_tls`; rustls with the ring provider | no |
 //! | `rustls-native-roots` | — | `rustls`, and the clients trust the system's certificate store too | no |
 //!
 //! New here? The [`guide`] has a page per MCP feature, each with a complete example.
