@@ -32,6 +32,16 @@ impl Keys {
         format!("{}ev:{{{session}}}:{stream}", self.prefix)
     }
 
+    /// One shared session's record.
+    pub(crate) fn session(&self, id: &str) -> String {
+        format!("{}sess:{{{id}}}", self.prefix)
+    }
+
+    /// Live shared sessions (score: when the record expires, Unix ms in Redis's clock).
+    pub(crate) fn sessions(&self) -> String {
+        format!("{}sessions", self.prefix)
+    }
+
     /// One task's record.
     pub(crate) fn task(&self, id: &str) -> String {
         format!("{}task:{id}", self.prefix)

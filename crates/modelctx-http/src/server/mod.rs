@@ -8,6 +8,7 @@ mod config;
 mod era;
 mod event_store;
 pub mod hosting;
+mod registry;
 mod session;
 
 use crate::shared::cancelled_id;
@@ -34,9 +35,12 @@ pub use config::{
     ErrorCallback, HostPolicy, OriginPolicy, Rejection, StreamableHttpServerConfig, cors_layer,
 };
 pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId, Replay};
+pub use registry::{Lookup, RegistryError, SessionRegistry};
 pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use modelctx_transport::SessionSnapshot;
+use registry::SharedState;
 use session::{Answer, SessionState};
 
 type Factory = dyn Fn(HttpServerTransport) + Send + Sync;
@@ -103,15 +107,36 @@ impl StreamableHttpService {
     /// client attached out of band (a gateway that provisions sessions, or a test
     /// harness). The factory is called as usual; the session then takes its
     /// `initialize` (sent with this id) like any other. `None` in stateless mode, at the
-    /// session cap, or without OS randomness.
+    /// session cap, without OS randomness, or with a
+    /// [session registry](StreamableHttpServerConfig::session_registry) (a shared
+    /// session is recorded before it starts: see
+    /// [`open_shared_session`](Self::open_shared_session)).
     pub fn open_session(&self) -> Option<String> {
         if !self.inner.config.stateful
+            || self.inner.config.session_registry.is_some()
             || self.inner.lock_sessions().len() >= self.inner.config.max_sessions
         {
             return None;
         }
         self.inner
-            .create_session(true, false, None)
+            .create_session(None, true, false, None, None)
+            .map(|s| s.id.to_string())
+    }
+
+    /// [`open_session`](Self::open_session) for a service with a
+    /// [session registry](StreamableHttpServerConfig::session_registry): the session is
+    /// recorded first (under the cap of all services), then started here. `None` as
+    /// for `open_session`, at the registry's cap, or when the registry cannot be
+    /// reached.
+    pub async fn open_shared_session(&self) -> Option<String> {
+        let registry = self.inner.config.session_registry.clone()?;
+        if !self.inner.config.stateful {
+            return None;
+        }
+        self.inner
+            .new_shared_session(&registry)
+            .await
+            .ok()
             .map(|s| s.id.to_string())
     }
 
@@ -195,6 +220,60 @@ impl Inner {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// How long a shared session's record outlives its last request.
+    fn shared_idle(&self) -> std::time::Duration {
+        self.config
+            .session_idle_timeout
+            .unwrap_or(registry::IDLE_WITHOUT_TIMEOUT)
+    }
+
+    /// Records a new session in the registry (under the cap of every service sharing
+    /// it), then starts it here.
+    async fn new_shared_session(
+        self: &Arc<Self>,
+        registry: &Arc<dyn SessionRegistry>,
+    ) -> Result<Arc<SessionState>, Response> {
+        if self.lock_sessions().len() >= self.config.max_sessions {
+            return Err(self.reject(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: too many sessions",
+            ));
+        }
+        let Some(id) = new_session_id() else {
+            return Err(self.reject(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "no randomness available for a session id",
+            ));
+        };
+        match registry
+            .create(&id, self.shared_idle(), self.config.max_sessions)
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(self.reject(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: too many sessions",
+                ));
+            }
+            Err(e) => return Err(self.registry_unavailable(&e)),
+        }
+        self.create_session(Some(Arc::from(id)), true, false, None, None)
+            .ok_or_else(|| {
+                self.reject(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the session could not be created",
+                )
+            })
+    }
+
+    fn registry_unavailable(&self, error: &RegistryError) -> Response {
+        self.reject(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("Service Unavailable: {error}"),
+        )
+    }
+
     fn report(&self, status: StatusCode, reason: String) {
         // What a peer got wrong is DEBUG (a flood of bad requests must not become a
         // flood of warnings); what the server could not do is WARN.
@@ -219,20 +298,24 @@ impl Inner {
         error_response(status, JsonRpcErrorResponse::new(None, code))
     }
 
-    /// Creates a session and calls the factory.
-    /// `None` when the OS cannot supply randomness for the id.
+    /// Creates a session and calls the factory. `id`: the id of a session recorded in
+    /// the registry (`restored`: its state, when another service initialised it);
+    /// otherwise a new one is made. `None` when the OS cannot supply randomness for the
+    /// id. A restored session another request started meanwhile is answered instead.
     fn create_session(
         self: &Arc<Self>,
+        id: Option<Arc<str>>,
         stateful: bool,
         pre_initialized: bool,
         stateless_era: Option<Vec<(String, String)>>,
+        restored: Option<(u64, SessionSnapshot)>,
     ) -> Option<Arc<SessionState>> {
         // A stateless "session" lives for one POST and its id is never sent anywhere:
         // no randomness (a system call) for it.
-        let id: Arc<str> = if stateful {
-            Arc::from(new_session_id()?)
-        } else {
-            self.stateless_id.clone()
+        let id: Arc<str> = match id {
+            Some(id) => id,
+            None if stateful => Arc::from(new_session_id()?),
+            None => self.stateless_id.clone(),
         };
         let on_end: Option<session::OnEnd> = stateful.then(|| {
             let weak: Weak<Inner> = Arc::downgrade(self);
@@ -242,10 +325,50 @@ impl Inner {
                 }
             }) as session::OnEnd
         });
-        let (state, rx) = SessionState::new(id.clone(), stateful, self.config.clone(), on_end);
+        let shared = match &self.config.session_registry {
+            Some(registry) if stateful => Some(Arc::new(SharedState::new(
+                registry.clone(),
+                id.clone(),
+                self.shared_idle(),
+                restored,
+            ))),
+            _ => None,
+        };
+        // A shared session's streams are numbered from a random base: each service that
+        // serves it opens streams of its own, and their event ids must not meet in a
+        // shared event store.
+        let stream_base = if shared.is_some() {
+            let mut bytes = [0u8; 4];
+            getrandom::fill(&mut bytes).ok()?;
+            u64::from(u32::from_le_bytes(bytes) | 1) << 32
+        } else {
+            0
+        };
+        let (state, rx) = SessionState::with_shared(
+            id.clone(),
+            stateful,
+            self.config.clone(),
+            on_end,
+            shared,
+            stream_base,
+        );
         if stateful {
-            self.lock_sessions().insert(id, state.clone());
-            if let Some(idle) = self.config.session_idle_timeout {
+            let mut sessions = self.lock_sessions();
+            if let Some(other) = sessions.get(&id)
+                && !other.closed.is_cancelled()
+            {
+                // Restored by another request meanwhile: that one serves it.
+                return Some(other.clone());
+            }
+            sessions.insert(id, state.clone());
+            drop(sessions);
+            // A shared session's local copy is reaped even without an idle timeout: its
+            // record expires some day, and the copy must not outlive it.
+            let idle = match &state.shared {
+                Some(shared) => Some(shared.idle()),
+                None => self.config.session_idle_timeout,
+            };
+            if let Some(idle) = idle {
                 tokio::spawn(reap_when_idle(Arc::downgrade(&state), idle));
             }
         }
@@ -260,10 +383,16 @@ impl Inner {
 }
 
 /// Ends a session once it has seen no request and held no stream for `idle`.
+///
+/// A shared session's record expires `idle` after the last request touched it, on
+/// whichever service: while a stream is held open here (a long call, the GET stream),
+/// this touches the record every `idle / 2`, and ends the local copy when the record
+/// is gone (deleted or expired elsewhere). Its local copy ending leaves the record be.
 async fn reap_when_idle(state: Weak<SessionState>, idle: std::time::Duration) {
     loop {
         let Some(s) = state.upgrade() else { return };
-        let deadline = s.last_activity() + idle;
+        let wait = if s.shared.is_some() { idle / 2 } else { idle };
+        let deadline = s.last_activity() + wait;
         let closed = s.closed.clone();
         drop(s);
         tokio::select! {
@@ -273,6 +402,23 @@ async fn reap_when_idle(state: Weak<SessionState>, idle: std::time::Duration) {
         let Some(s) = state.upgrade() else { return };
         if s.has_live_connection() {
             s.touch();
+            if let Some(shared) = s.shared.clone() {
+                let touched = shared
+                    .registry()
+                    .touch(&s.id, shared.idle(), shared.revision());
+                drop(s);
+                match touched.await {
+                    Ok(Lookup::Missing) => {
+                        if let Some(s) = state.upgrade() {
+                            s.terminate();
+                        }
+                        return;
+                    }
+                    Ok(Lookup::State { revision, snapshot }) => shared.changed(revision, snapshot),
+                    // Unreachable now: the next request, or the next round, tries again.
+                    Ok(_) | Err(_) => {}
+                }
+            }
         } else if s.last_activity() + idle <= Instant::now() {
             s.terminate();
             return;
@@ -340,7 +486,7 @@ where
             post(inner, headers, &extensions, body).await
         }
         Method::GET => get(inner, &parts.headers).await,
-        Method::DELETE => delete(inner, &parts.headers),
+        Method::DELETE => delete(inner, &parts.headers).await,
         _ => {
             let mut response = inner.reject(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -391,6 +537,98 @@ fn find_session(inner: &Inner, headers: &HeaderMap) -> Result<Arc<SessionState>,
             Ok(s)
         }
         _ => Err(inner.reject(StatusCode::NOT_FOUND, "Not Found: no such session")),
+    }
+}
+
+/// Resolves the session a request names: this service's own map, or, with a session
+/// registry, the registry (every request touches the session's record there).
+async fn resolve_session(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+) -> Result<Arc<SessionState>, Response> {
+    match &inner.config.session_registry {
+        None => find_session(inner, headers),
+        Some(registry) => find_shared_session(inner, registry, headers).await,
+    }
+}
+
+/// Resolves a shared session: touches its record, takes in state another service
+/// saved, and starts a local copy from the record when this service holds none.
+async fn find_shared_session(
+    inner: &Arc<Inner>,
+    registry: &Arc<dyn SessionRegistry>,
+    headers: &HeaderMap,
+) -> Result<Arc<SessionState>, Response> {
+    let Some(id) = headers.get(MCP_SESSION_ID) else {
+        return Err(inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the Mcp-Session-Id header is required",
+        ));
+    };
+    let not_found = || inner.reject(StatusCode::NOT_FOUND, "Not Found: no such session");
+    let Ok(id) = id.to_str() else {
+        return Err(not_found());
+    };
+    let local = inner
+        .lock_sessions()
+        .get(id)
+        .filter(|s| !s.closed.is_cancelled())
+        .cloned();
+    let known = local
+        .as_ref()
+        .and_then(|s| s.shared.as_ref())
+        .map_or(0, |s| s.revision());
+    let lookup = match registry.touch(id, inner.shared_idle(), known).await {
+        Ok(lookup) => lookup,
+        Err(e) => return Err(inner.registry_unavailable(&e)),
+    };
+    match (lookup, local) {
+        (Lookup::Missing, local) => {
+            // Deleted or expired elsewhere: the local copy ends too.
+            if let Some(s) = local {
+                s.terminate();
+            }
+            Err(not_found())
+        }
+        (Lookup::State { revision, snapshot }, Some(s)) => {
+            if let Some(shared) = &s.shared {
+                shared.changed(revision, snapshot);
+            }
+            s.touch();
+            Ok(s)
+        }
+        (Lookup::State { revision, snapshot }, None) => {
+            if inner.lock_sessions().len() >= inner.config.max_sessions {
+                return Err(inner.reject(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: too many sessions",
+                ));
+            }
+            inner
+                .create_session(
+                    Some(Arc::from(id)),
+                    true,
+                    false,
+                    None,
+                    Some((revision, *snapshot)),
+                )
+                .ok_or_else(|| {
+                    inner.reject(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "the session could not be created",
+                    )
+                })
+        }
+        (_, Some(s)) => {
+            s.touch();
+            Ok(s)
+        }
+        // Recorded, but its `initialize` has not been answered (on another service):
+        // nothing to continue from yet.
+        (_, None) => Err(inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the session is not initialised yet",
+        )),
     }
 }
 
@@ -511,6 +749,14 @@ where
     let stateful = inner.config.stateful;
     let session = if !stateful {
         None
+    } else if init
+        && headers.get(MCP_SESSION_ID).is_none()
+        && let Some(registry) = &inner.config.session_registry
+    {
+        match inner.new_shared_session(registry).await {
+            Ok(s) => Some(s),
+            Err(r) => return r,
+        }
     } else if init && headers.get(MCP_SESSION_ID).is_none() {
         if inner.lock_sessions().len() >= inner.config.max_sessions {
             return inner.reject(
@@ -520,7 +766,7 @@ where
         }
         None
     } else {
-        match find_session(inner, headers) {
+        match resolve_session(inner, headers).await {
             Ok(s) => Some(s),
             Err(r) => return r,
         }
@@ -542,7 +788,7 @@ where
     }
     let session = match session {
         Some(s) => s,
-        None => match inner.create_session(stateful, !stateful && !init, None) {
+        None => match inner.create_session(None, stateful, !stateful && !init, None, None) {
             Some(s) => s,
             None => {
                 return inner.reject(
@@ -597,7 +843,7 @@ async fn stateless_post(
         );
     }
     let mirrored = era::mirrored_params(headers);
-    let Some(session) = inner.create_session(false, false, Some(mirrored)) else {
+    let Some(session) = inner.create_session(None, false, false, Some(mirrored), None) else {
         return inner.reject(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the session could not be created",
@@ -639,6 +885,12 @@ async fn dispatch(
         );
     }
     let cancelled: Vec<RequestId> = messages.iter().filter_map(cancelled_id).collect();
+    let mut messages = messages;
+    if session.missed_initialized(&messages)
+        && let Ok(note) = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.parse()
+    {
+        messages.insert(0, note);
+    }
     if init && let Some(id) = ids.first() {
         session.expect_initialize(id.clone());
     }
@@ -775,7 +1027,7 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
             "Method Not Allowed: a stateless server has no standalone stream",
         );
     }
-    let session = match find_session(inner, headers) {
+    let session = match resolve_session(inner, headers).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -817,19 +1069,28 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
     response
 }
 
-fn delete(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
+async fn delete(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
     if !inner.config.stateful {
         return inner.reject(
             StatusCode::METHOD_NOT_ALLOWED,
             "Method Not Allowed: a stateless server has no sessions to end",
         );
     }
-    let session = match find_session(inner, headers) {
+    let session = match resolve_session(inner, headers).await {
         Ok(s) => s,
         Err(r) => return r,
     };
     if let Err(r) = protocol_version(inner, headers, Some(&session)) {
         return r;
+    }
+    if let Some(shared) = &session.shared {
+        // Gone for every service: their next request for it answers 404.
+        if let Err(e) = shared.registry().remove(&session.id).await {
+            return inner.registry_unavailable(&e);
+        }
+        if let Some(store) = &inner.config.event_store {
+            store.forget_session(&session.id);
+        }
     }
     session.terminate();
     status_only(StatusCode::OK)

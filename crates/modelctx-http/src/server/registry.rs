@@ -1,0 +1,188 @@
+//! Sessions shared by several server processes: the registry the service consults for
+//! sessions it does not hold, and the per-session handle the server role saves its
+//! state through.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use modelctx_transport::{ApplySnapshot, SessionSnapshot, SharedSession, TransportError};
+
+/// Where the sessions of several [`StreamableHttpService`](super::StreamableHttpService)s
+/// (typically processes behind one load balancer) are recorded, so that any of them can
+/// serve any session's requests (`modelctx-redis` has one in Redis).
+///
+/// A record per session holds the server's [`SessionSnapshot`] (the negotiated
+/// revision, what the client declared, its log level and subscriptions) and a revision
+/// number that grows with every save. Records expire after the session's idle time
+/// unless touched; every request of the session touches its record. Without a registry
+/// (the default) a service keeps its sessions to itself, as before.
+///
+/// Every method returns a `'static` future (a remote registry does I/O); an error
+/// means the registry could not be asked, and the service answers the request with 503
+/// rather than guess.
+pub trait SessionRegistry: Send + Sync {
+    /// Records a new session with no state yet, expiring after `idle` unless touched,
+    /// if fewer than `max_sessions` are recorded: `Ok(false)` at the cap.
+    fn create(
+        &self,
+        session: &str,
+        idle: Duration,
+        max_sessions: usize,
+    ) -> BoxFuture<'static, Result<bool, RegistryError>>;
+
+    /// Stores the session's state and refreshes its expiry; answers the new revision
+    /// (greater than any before). `Ok(None)` when the session is not recorded (deleted
+    /// or expired): a state is never stored for a session that is gone.
+    fn save(
+        &self,
+        session: &str,
+        snapshot: &SessionSnapshot,
+        idle: Duration,
+    ) -> BoxFuture<'static, Result<Option<u64>, RegistryError>>;
+
+    /// Refreshes the session's expiry and says what is recorded: the state when its
+    /// revision is not `known` (0: none known).
+    fn touch(
+        &self,
+        session: &str,
+        idle: Duration,
+        known: u64,
+    ) -> BoxFuture<'static, Result<Lookup, RegistryError>>;
+
+    /// Removes the session's record (DELETE): every service then answers 404 for it.
+    fn remove(&self, session: &str) -> BoxFuture<'static, Result<(), RegistryError>>;
+
+    /// How many sessions are recorded (expired ones not counted).
+    fn count(&self) -> BoxFuture<'static, Result<usize, RegistryError>>;
+}
+
+/// What [`SessionRegistry::touch`] found.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Lookup {
+    /// No such session: never created, deleted, or expired.
+    Missing,
+    /// The session is recorded but has no state yet (its `initialize` is not answered).
+    Uninitialized,
+    /// The session's state is still at the revision the caller knows.
+    Unchanged,
+    /// The session's state, at `revision`.
+    State {
+        /// The revision of `snapshot`.
+        revision: u64,
+        /// The state.
+        snapshot: Box<SessionSnapshot>,
+    },
+}
+
+/// A [`SessionRegistry`] that could not be asked (its store is unreachable, or
+/// answered something unexpected).
+#[derive(Debug, Clone)]
+pub struct RegistryError {
+    message: String,
+}
+
+impl RegistryError {
+    /// An error that says `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "session registry: {}", self.message)
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// The idle time of a shared session whose service keeps sessions until DELETE
+/// (`session_idle_timeout: None`): a shared record must expire some day.
+pub(crate) const IDLE_WITHOUT_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// One session's link to the registry: what the server role saves its state through
+/// ([`SharedSession`]), and the revision of the state this process holds.
+pub(crate) struct SharedState {
+    registry: Arc<dyn SessionRegistry>,
+    id: Arc<str>,
+    idle: Duration,
+    restored: Option<SessionSnapshot>,
+    revision: Arc<AtomicU64>,
+    apply: OnceLock<ApplySnapshot>,
+}
+
+impl SharedState {
+    pub(crate) fn new(
+        registry: Arc<dyn SessionRegistry>,
+        id: Arc<str>,
+        idle: Duration,
+        restored: Option<(u64, SessionSnapshot)>,
+    ) -> Self {
+        let (revision, restored) = match restored {
+            Some((revision, snapshot)) => (revision, Some(snapshot)),
+            None => (0, None),
+        };
+        Self {
+            registry,
+            id,
+            idle,
+            restored,
+            revision: Arc::new(AtomicU64::new(revision)),
+            apply: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<dyn SessionRegistry> {
+        &self.registry
+    }
+
+    pub(crate) fn idle(&self) -> Duration {
+        self.idle
+    }
+
+    /// The revision of the state this process holds (0: none yet).
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision.load(Ordering::Acquire)
+    }
+
+    /// Takes in a state another process saved, if it is newer than the one held.
+    pub(crate) fn changed(&self, revision: u64, snapshot: Box<SessionSnapshot>) {
+        if self.revision.fetch_max(revision, Ordering::AcqRel) < revision
+            && let Some(apply) = self.apply.get()
+        {
+            apply(*snapshot);
+        }
+    }
+}
+
+impl SharedSession for SharedState {
+    fn restored(&self) -> Option<SessionSnapshot> {
+        self.restored.clone()
+    }
+
+    fn save(&self, snapshot: SessionSnapshot) -> BoxFuture<'static, Result<(), TransportError>> {
+        let saving = self.registry.save(&self.id, &snapshot, self.idle);
+        let revision = self.revision.clone();
+        Box::pin(async move {
+            match saving.await {
+                Ok(Some(saved)) => {
+                    // Our own save: known, not a change to take in.
+                    revision.fetch_max(saved, Ordering::AcqRel);
+                    Ok(())
+                }
+                Ok(None) => Err(TransportError::closed()),
+                Err(e) => Err(TransportError::other(e.to_string())),
+            }
+        })
+    }
+
+    fn on_change(&self, apply: ApplySnapshot) {
+        let _ = self.apply.set(apply);
+    }
+}
