@@ -92,6 +92,6 @@ pub use client::{default_client, error_chain};
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,
     HttpServerTransport, InMemoryEventStore, InvalidEventId, Lookup, OriginPolicy, RegistryError,
-    Rejection, Replay, SessionRegistry, StreamControl, StreamableHttpServerConfig,
+    Rejection, Relayed, Replay, SessionRegistry, StreamControl, StreamableHttpServerConfig,
     StreamableHttpService, cors_layer, hosting,
 };

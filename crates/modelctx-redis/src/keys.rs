@@ -42,6 +42,16 @@ impl Keys {
         format!("{}sessions", self.prefix)
     }
 
+    /// The pub/sub channel of messages relayed to one service.
+    pub(crate) fn relay_to(&self, instance: &str) -> String {
+        format!("{}relay:{instance}", self.prefix)
+    }
+
+    /// The pub/sub channel of messages relayed to every service.
+    pub(crate) fn relay_all(&self) -> String {
+        format!("{}relay", self.prefix)
+    }
+
     /// One task's record.
     pub(crate) fn task(&self, id: &str) -> String {
         format!("{}task:{id}", self.prefix)

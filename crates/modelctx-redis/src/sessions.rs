@@ -5,8 +5,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use futures::future::BoxFuture;
-use modelctx_http::{Lookup, RegistryError, SessionRegistry};
+use futures::stream::BoxStream;
+use modelctx_http::{Lookup, RegistryError, Relayed, SessionRegistry};
 use modelctx_transport::SessionSnapshot;
 use redis::aio::ConnectionManager;
 
@@ -48,7 +50,15 @@ impl RedisSessionRegistryConfig {
 /// purged whenever a session is created or counted. Each operation is one Lua script
 /// (one round trip, atomic): two services creating the last session under the cap
 /// cannot both succeed, and a state is never saved for a session deleted meanwhile.
+///
+/// Messages relayed between services ([`SessionRegistry::relay`]) are published on
+/// `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to all), as the
+/// session id, a newline and the message; each listening service holds one pub/sub
+/// connection subscribed to both. Pub/sub delivers at most once, which is what the
+/// relay promises.
 pub struct RedisSessionRegistry {
+    /// For the pub/sub connection each listening service opens.
+    client: redis::Client,
     conn: ConnectionManager,
     keys: Keys,
     scripts: Arc<Scripts>,
@@ -129,9 +139,15 @@ fn unavailable(e: redis::RedisError) -> RegistryError {
 }
 
 impl RedisSessionRegistry {
-    /// A registry on `conn`.
-    pub fn new(conn: ConnectionManager, config: RedisSessionRegistryConfig) -> Self {
+    /// A registry on `conn`, listening for relayed messages on connections of
+    /// `client` (the same Redis).
+    pub fn new(
+        client: redis::Client,
+        conn: ConnectionManager,
+        config: RedisSessionRegistryConfig,
+    ) -> Self {
         Self {
+            client,
             conn,
             keys: Keys::new(&config.prefix),
             scripts: Arc::new(Scripts {
@@ -150,7 +166,8 @@ impl RedisSessionRegistry {
         url: &str,
         config: RedisSessionRegistryConfig,
     ) -> Result<Self, redis::RedisError> {
-        Ok(Self::new(crate::connect(url).await?, config))
+        let client = redis::Client::open(url)?;
+        Ok(Self::new(client, crate::connect(url).await?, config))
     }
 
     /// Runs one of the session scripts on `session`'s record and the index, with
@@ -255,6 +272,56 @@ impl SessionRegistry for RedisSessionRegistry {
     fn remove(&self, session: &str) -> BoxFuture<'static, Result<(), RegistryError>> {
         let removed = self.run::<i64>(|s| &s.remove, session, vec![session.to_owned()]);
         Box::pin(async move { removed.await.map(drop) })
+    }
+
+    fn relay(
+        &self,
+        to: Option<&str>,
+        relayed: Relayed,
+    ) -> BoxFuture<'static, Result<(), RegistryError>> {
+        let mut conn = self.conn.clone();
+        let channel = match to {
+            Some(instance) => self.keys.relay_to(instance),
+            None => self.keys.relay_all(),
+        };
+        let payload = format!("{}\n{}", relayed.session, relayed.message);
+        Box::pin(async move {
+            let _: i64 = redis::cmd("PUBLISH")
+                .arg(channel)
+                .arg(payload)
+                .query_async(&mut conn)
+                .await
+                .map_err(unavailable)?;
+            Ok(())
+        })
+    }
+
+    fn listen(
+        &self,
+        instance: &str,
+    ) -> BoxFuture<'static, Result<BoxStream<'static, Relayed>, RegistryError>> {
+        let client = self.client.clone();
+        let channels = [self.keys.relay_to(instance), self.keys.relay_all()];
+        Box::pin(async move {
+            let subscribe = async {
+                let mut pubsub = client.get_async_pubsub().await?;
+                pubsub.subscribe(&channels[..]).await?;
+                Ok::<_, redis::RedisError>(pubsub)
+            };
+            let pubsub = tokio::time::timeout(crate::CONNECT_TIMEOUT, subscribe)
+                .await
+                .map_err(|_| RegistryError::new("Redis: subscribing timed out"))?
+                .map_err(unavailable)?;
+            let relayed = pubsub.into_on_message().filter_map(|msg| {
+                let payload: Option<String> = msg.get_payload().ok();
+                let relayed = payload.and_then(|p| {
+                    let (session, message) = p.split_once('\n')?;
+                    Some(Relayed::new(session, message))
+                });
+                futures::future::ready(relayed)
+            });
+            Ok(relayed.boxed())
+        })
     }
 
     fn count(&self) -> BoxFuture<'static, Result<usize, RegistryError>> {

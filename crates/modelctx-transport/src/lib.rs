@@ -376,6 +376,15 @@ pub trait Transport: Send + 'static {
     fn shared_session(&self) -> Option<Arc<dyn SharedSession>> {
         None
     }
+
+    /// What the ids of the session's outbound requests start with, when the transport
+    /// needs them to name where they were sent from: the session then numbers its
+    /// requests `"<prefix><n>"` (strings) instead of `n`, so that a response reaching
+    /// another process of the same server can be sent on to this one (streamable HTTP
+    /// with a shared session registry). Default `None` (numbers).
+    fn request_id_prefix(&self) -> Option<Arc<str>> {
+        None
+    }
 }
 
 impl<S: MessageSink, R: MessageStream> Transport for (S, R) {

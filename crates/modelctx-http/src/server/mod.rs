@@ -35,7 +35,7 @@ pub use config::{
     ErrorCallback, HostPolicy, OriginPolicy, Rejection, StreamableHttpServerConfig, cors_layer,
 };
 pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId, Replay};
-pub use registry::{Lookup, RegistryError, SessionRegistry};
+pub use registry::{Lookup, RegistryError, Relayed, SessionRegistry};
 pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
@@ -63,6 +63,21 @@ struct Inner {
     sessions: Mutex<HashMap<Arc<str>, Arc<SessionState>>>,
     /// The id every stateless session shares (one allocation, not one per POST).
     stateless_id: Arc<str>,
+    /// This service's name among those sharing a session registry (random), and what
+    /// its shared sessions' outbound request ids start with (`"<instance>/"`).
+    instance: Arc<str>,
+    id_prefix: Arc<str>,
+    /// Set once this service listens for messages relayed to it (see
+    /// [`SessionRegistry::listen`]); before it serves a shared session.
+    listening: tokio::sync::OnceCell<()>,
+    /// Ends the relay listener with the service.
+    relay_stop: tokio_util::sync::CancellationToken,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.relay_stop.cancel();
+    }
 }
 
 impl fmt::Debug for StreamableHttpService {
@@ -86,12 +101,22 @@ impl StreamableHttpService {
         config: StreamableHttpServerConfig,
         factory: impl Fn(HttpServerTransport) + Send + Sync + 'static,
     ) -> Self {
+        // Named only when sessions are shared: a relayed message finds its service by
+        // this name. Without OS randomness no shared session is made anyway.
+        let instance: Arc<str> = match &config.session_registry {
+            Some(_) => Arc::from(new_session_id().unwrap_or_default().get(..16).unwrap_or("")),
+            None => Arc::from(""),
+        };
         Self {
             inner: Arc::new(Inner {
                 config: Arc::new(config),
                 factory: Box::new(factory),
                 sessions: Mutex::new(HashMap::new()),
                 stateless_id: Arc::from("stateless"),
+                instance: instance.clone(),
+                id_prefix: Arc::from(format!("{instance}/")),
+                listening: tokio::sync::OnceCell::new(),
+                relay_stop: tokio_util::sync::CancellationToken::new(),
             }),
         }
     }
@@ -245,6 +270,7 @@ impl Inner {
                 "no randomness available for a session id",
             ));
         };
+        self.ensure_listening(registry).await?;
         match registry
             .create(&id, self.shared_idle(), self.config.max_sessions)
             .await
@@ -265,6 +291,116 @@ impl Inner {
                     "the session could not be created",
                 )
             })
+    }
+
+    /// Listens for messages relayed to this service, once, before it serves its first
+    /// shared session: a response to one of its requests, or a cancellation, relayed
+    /// by another service must find it listening.
+    async fn ensure_listening(
+        self: &Arc<Self>,
+        registry: &Arc<dyn SessionRegistry>,
+    ) -> Result<(), Response> {
+        let started = self
+            .listening
+            .get_or_try_init(|| async {
+                let stream = registry.listen(&self.instance).await?;
+                tokio::spawn(relay_loop(
+                    Arc::downgrade(self),
+                    registry.clone(),
+                    self.instance.clone(),
+                    self.relay_stop.clone(),
+                    stream,
+                ));
+                Ok::<(), RegistryError>(())
+            })
+            .await;
+        started
+            .map(|_| ())
+            .map_err(|e| self.registry_unavailable(&e))
+    }
+
+    /// A message another service relayed: a response for one of this service's
+    /// requests, or a cancellation of a request that may run here. Dropped when the
+    /// session is not held here (any more) or the request is not in flight here.
+    async fn take_relayed(&self, relayed: Relayed) {
+        let Some(session) = self
+            .lock_sessions()
+            .get(relayed.session.as_str())
+            .filter(|s| !s.closed.is_cancelled())
+            .cloned()
+        else {
+            return;
+        };
+        let Ok(message) = relayed.message.parse::<JsonRpcMessage>() else {
+            return;
+        };
+        match &message {
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
+                let _ = session.push(vec![message], None, &Extensions::new()).await;
+            }
+            JsonRpcMessage::Notification(_) => {
+                let Some(id) = cancelled_id(&message) else {
+                    return;
+                };
+                if session.is_in_flight(&id) {
+                    let _ = session.push(vec![message], None, &Extensions::new()).await;
+                    session.cancel_request(&id);
+                }
+            }
+            JsonRpcMessage::Request(_) => {}
+        }
+    }
+
+    /// Sends on the messages of a shared session's POST that belong to another
+    /// service, and answers the rest: a response whose id names another service goes
+    /// to it; a cancellation of a request not in flight here goes to every service.
+    async fn relay_foreign(
+        &self,
+        session: &SessionState,
+        registry: &Arc<dyn SessionRegistry>,
+        messages: Vec<JsonRpcMessage>,
+    ) -> Vec<JsonRpcMessage> {
+        let mut kept = Vec::with_capacity(messages.len());
+        for message in messages {
+            let to: Option<Option<String>> = match &message {
+                JsonRpcMessage::Response(r) => self.foreign_instance(&r.id).map(Some),
+                JsonRpcMessage::Error(e) => {
+                    e.id.as_ref()
+                        .and_then(|id| self.foreign_instance(id))
+                        .map(Some)
+                }
+                JsonRpcMessage::Notification(_) => cancelled_id(&message)
+                    .filter(|id| !session.is_in_flight(id))
+                    .map(|_| None),
+                JsonRpcMessage::Request(_) => None,
+            };
+            let Some(to) = to else {
+                kept.push(message);
+                continue;
+            };
+            let Ok(text) = serde_json::to_string(&message) else {
+                continue;
+            };
+            let relayed = Relayed::new(session.id.to_string(), text);
+            if let Err(e) = registry.relay(to.as_deref(), relayed).await {
+                // At most once: the request this answers or cancels times out.
+                self.report(StatusCode::SERVICE_UNAVAILABLE, format!("not relayed: {e}"));
+            }
+        }
+        kept
+    }
+
+    /// The service an outbound request id names, when it is another than this one.
+    fn foreign_instance(&self, id: &RequestId) -> Option<String> {
+        let RequestId::String(id) = id else {
+            return None;
+        };
+        let (instance, n) = id.split_once('/')?;
+        (instance != &*self.instance
+            && instance.len() == 16
+            && instance.bytes().all(|b| b.is_ascii_hexdigit())
+            && n.parse::<u64>().is_ok())
+        .then(|| instance.to_owned())
     }
 
     fn registry_unavailable(&self, error: &RegistryError) -> Response {
@@ -329,6 +465,7 @@ impl Inner {
             Some(registry) if stateful => Some(Arc::new(SharedState::new(
                 registry.clone(),
                 id.clone(),
+                self.id_prefix.clone(),
                 self.shared_idle(),
                 restored,
             ))),
@@ -379,6 +516,42 @@ impl Inner {
             stateless_era,
         });
         Some(state)
+    }
+}
+
+/// Takes in what other services relay to this one, until the service is dropped;
+/// listens again (after a pause) when the registry's connection is lost.
+async fn relay_loop(
+    inner: Weak<Inner>,
+    registry: Arc<dyn SessionRegistry>,
+    instance: Arc<str>,
+    stop: tokio_util::sync::CancellationToken,
+    first: futures::stream::BoxStream<'static, Relayed>,
+) {
+    let mut stream = Some(first);
+    loop {
+        let mut current = match stream.take() {
+            Some(s) => s,
+            None => {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+                }
+                match registry.listen(&instance).await {
+                    Ok(s) => s,
+                    Err(_) => continue,
+                }
+            }
+        };
+        loop {
+            let next = tokio::select! {
+                () = stop.cancelled() => return,
+                next = current.next() => next,
+            };
+            let Some(relayed) = next else { break };
+            let Some(inner) = inner.upgrade() else { return };
+            inner.take_relayed(relayed).await;
+        }
     }
 }
 
@@ -598,6 +771,7 @@ async fn find_shared_session(
             Ok(s)
         }
         (Lookup::State { revision, snapshot }, None) => {
+            inner.ensure_listening(registry).await?;
             if inner.lock_sessions().len() >= inner.config.max_sessions {
                 return Err(inner.reject(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -866,11 +1040,16 @@ async fn stateless_post(
 async fn dispatch(
     inner: &Inner,
     session: Arc<SessionState>,
-    messages: Vec<JsonRpcMessage>,
+    mut messages: Vec<JsonRpcMessage>,
     extensions: &Extensions,
     init: bool,
     stateless_era: bool,
 ) -> Response {
+    if session.shared.is_some()
+        && let Some(registry) = &inner.config.session_registry
+    {
+        messages = inner.relay_foreign(&session, registry, messages).await;
+    }
     let ids: Vec<RequestId> = messages
         .iter()
         .filter_map(|m| match m {
@@ -885,7 +1064,6 @@ async fn dispatch(
         );
     }
     let cancelled: Vec<RequestId> = messages.iter().filter_map(cancelled_id).collect();
-    let mut messages = messages;
     if session.missed_initialized(&messages)
         && let Ok(note) = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.parse()
     {

@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use futures::stream::BoxStream;
 use modelctx_transport::{ApplySnapshot, SessionSnapshot, SharedSession, TransportError};
 
 /// Where the sessions of several [`StreamableHttpService`](super::StreamableHttpService)s
@@ -57,6 +58,47 @@ pub trait SessionRegistry: Send + Sync {
 
     /// How many sessions are recorded (expired ones not counted).
     fn count(&self) -> BoxFuture<'static, Result<usize, RegistryError>>;
+
+    /// Sends `relayed` to the service called `to`, or to every service listening
+    /// (`None`). At most once: a message no service hears is lost (the request it
+    /// answers times out, a clear error).
+    fn relay(
+        &self,
+        to: Option<&str>,
+        relayed: Relayed,
+    ) -> BoxFuture<'static, Result<(), RegistryError>>;
+
+    /// What is relayed to the service called `instance` or to every service. The
+    /// future resolves once listening: a message relayed after that is in the stream.
+    /// The stream ends when the registry loses its connection (the service then
+    /// listens again).
+    fn listen(
+        &self,
+        instance: &str,
+    ) -> BoxFuture<'static, Result<BoxStream<'static, Relayed>, RegistryError>>;
+}
+
+/// A message of a shared session that reached another service than the one it
+/// belongs to, sent on through [`SessionRegistry::relay`]: the client's response to a
+/// request a handler sent (its id names the service that sent it), or a cancellation
+/// of a request running elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Relayed {
+    /// The session's id.
+    pub session: String,
+    /// The JSON-RPC message, as JSON text.
+    pub message: String,
+}
+
+impl Relayed {
+    /// A message of `session`.
+    pub fn new(session: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            session: session.into(),
+            message: message.into(),
+        }
+    }
 }
 
 /// What [`SessionRegistry::touch`] found.
@@ -111,6 +153,9 @@ pub(crate) const IDLE_WITHOUT_TIMEOUT: Duration = Duration::from_secs(24 * 3600)
 pub(crate) struct SharedState {
     registry: Arc<dyn SessionRegistry>,
     id: Arc<str>,
+    /// What the ids of the session's outbound requests start with: the service's
+    /// instance name and a slash.
+    id_prefix: Arc<str>,
     idle: Duration,
     restored: Option<SessionSnapshot>,
     revision: Arc<AtomicU64>,
@@ -121,6 +166,7 @@ impl SharedState {
     pub(crate) fn new(
         registry: Arc<dyn SessionRegistry>,
         id: Arc<str>,
+        id_prefix: Arc<str>,
         idle: Duration,
         restored: Option<(u64, SessionSnapshot)>,
     ) -> Self {
@@ -131,6 +177,7 @@ impl SharedState {
         Self {
             registry,
             id,
+            id_prefix,
             idle,
             restored,
             revision: Arc::new(AtomicU64::new(revision)),
@@ -140,6 +187,10 @@ impl SharedState {
 
     pub(crate) fn registry(&self) -> &Arc<dyn SessionRegistry> {
         &self.registry
+    }
+
+    pub(crate) fn id_prefix(&self) -> &Arc<str> {
+        &self.id_prefix
     }
 
     pub(crate) fn idle(&self) -> Duration {

@@ -794,6 +794,10 @@ impl Transport for HttpServerTransport {
         self.stateless_era.clone()
     }
 
+    fn request_id_prefix(&self) -> Option<Arc<str>> {
+        self.state.shared.as_ref().map(|s| s.id_prefix().clone())
+    }
+
     fn shared_session(&self) -> Option<Arc<dyn SharedSession>> {
         self.state
             .shared

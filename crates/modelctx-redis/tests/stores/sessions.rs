@@ -13,12 +13,13 @@ use modelctx::http::{
     Lookup, SessionRegistry, StreamableHttpClientTransport, StreamableHttpServerConfig,
     StreamableHttpService,
 };
+use modelctx::server::Elicited;
 use modelctx::server::Server;
 use modelctx::session::SessionConfig;
 use modelctx::transport::SessionSnapshot;
 use modelctx::types::{
-    ClientCapabilities, Implementation, LoggingLevel, LoggingMessageNotification, ProtocolVersion,
-    RequestMethod, SetLevelRequest, SetLevelRequestParams,
+    ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
+    ProtocolVersion, RequestMethod, RequestedSchema, SetLevelRequest, SetLevelRequestParams,
 };
 use modelctx_redis::{RedisSessionRegistry, RedisSessionRegistryConfig};
 use serde_json::{Value, json};
@@ -34,17 +35,61 @@ impl RequestMethod for Probe {
     type Result = Value;
 }
 
+/// Asks the client for a form (elicitation) and answers what it said.
+struct Ask;
+impl RequestMethod for Ask {
+    const METHOD: &'static str = "test/ask";
+    type Params = Value;
+    type Result = Value;
+}
+
+/// Runs until cancelled (the session drops a cancelled handler), saying so on the
+/// instance's `events`.
+struct Wait;
+impl RequestMethod for Wait {
+    const METHOD: &'static str = "test/wait";
+    type Params = Value;
+    type Result = Value;
+}
+
+/// Says "cancelled" when `test/wait`'s handler stops, however it stops.
+struct Stopped(mpsc::UnboundedSender<&'static str>);
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.send("cancelled");
+    }
+}
+
 /// One service on a loopback port, sharing sessions through `registry`.
 struct Instance {
     service: StreamableHttpService,
     url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// What `test/wait` went through here: "started", "cancelled".
+    events: mpsc::UnboundedReceiver<&'static str>,
 }
 
 impl Instance {
     async fn start(registry: Arc<dyn SessionRegistry>, max_sessions: usize) -> Self {
+        let (events_tx, events) = mpsc::unbounded_channel();
         let server = Server::builder("shared", "1.0.0")
             .logging()
+            .request_handler::<Ask, _, _>(|_, cx| async move {
+                let answer = cx
+                    .elicit_form_schema("Anything to add?", RequestedSchema::new())
+                    .await
+                    .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+                Ok(json!({"accepted": matches!(answer, Elicited::Accepted(_))}))
+            })
+            .request_handler::<Wait, _, _>(move |_, cx| {
+                let events = events_tx.clone();
+                async move {
+                    let _ = events.send("started");
+                    let _stopped = Stopped(events);
+                    cx.cancellation().cancelled().await;
+                    Ok(json!({}))
+                }
+            })
             .request_handler::<Probe, _, _>(|_, cx| async move {
                 let _ = cx.info("info").await;
                 let _ = cx.error("error").await;
@@ -73,6 +118,7 @@ impl Instance {
             service,
             url,
             stop: Some(stop),
+            events,
         }
     }
 }
@@ -153,6 +199,122 @@ async fn raw(
     (status, session_id.unwrap_or(text))
 }
 
+/// A POST whose answer is an SSE stream, read until it contains `needle`: the stream
+/// and everything read so far.
+async fn post_stream(
+    url: &str,
+    session: &str,
+    body: Value,
+) -> futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>> {
+    use futures::StreamExt;
+    let response = tokio::time::timeout(
+        WITHIN,
+        reqwest::Client::new()
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session)
+            .body(body.to_string())
+            .send(),
+    )
+    .await
+    .expect("the POST is answered")
+    .expect("the POST reaches the service");
+    assert_eq!(response.status().as_u16(), 200);
+    response.bytes_stream().boxed()
+}
+
+async fn read_until(
+    stream: &mut futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    seen: &mut String,
+    needle: &str,
+) {
+    use futures::StreamExt;
+    while !seen.contains(needle) {
+        let chunk = tokio::time::timeout(WITHIN, stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("no {needle:?} within {WITHIN:?}; got {seen}"))
+            .unwrap_or_else(|| panic!("the stream ended before {needle:?}; got {seen}"))
+            .expect("the stream reads");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+/// Initialises a session on `url` whose client declares form elicitation; its id.
+async fn open(url: &str) -> String {
+    let mut init = initialize();
+    init["params"]["capabilities"] = json!({"elicitation": {"form": {}}});
+    let (status, session) = raw(reqwest::Method::POST, url, None, Some(init)).await;
+    assert_eq!(status, 200);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _) = raw(
+        reqwest::Method::POST,
+        url,
+        Some(&session),
+        Some(initialized),
+    )
+    .await;
+    assert_eq!(status, 202);
+    session
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_posted_to_the_other_service_reaches_the_handler_that_asked() {
+    let redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "ask:").await, 100).await;
+    let b = Instance::start(registry(&redis, "ask:").await, 100).await;
+    let session = open(&a.url).await;
+
+    // The handler on A asks; its request's id names A.
+    let ask = json!({"jsonrpc": "2.0", "id": 7, "method": "test/ask"});
+    let mut stream = post_stream(&a.url, &session, ask).await;
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "elicitation/create").await;
+    let data = seen
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find(|d| d.contains("elicitation/create"))
+        .expect("the request's event");
+    let request: Value = serde_json::from_str(data).unwrap();
+    let id = request["id"].clone();
+    assert!(id.as_str().is_some_and(|s| s.contains('/')), "{id}");
+
+    // The client answers on B: B relays it to A, and the handler finishes there.
+    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {}}});
+    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(answer)).await;
+    assert_eq!(status, 202);
+    read_until(&mut stream, &mut seen, r#""accepted":true"#).await;
+    assert!(seen.contains(r#""id":7"#), "{seen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancellation_posted_to_the_other_service_stops_the_request() {
+    let redis = RedisServer::start();
+    let mut a = Instance::start(registry(&redis, "cancel:").await, 100).await;
+    let b = Instance::start(registry(&redis, "cancel:").await, 100).await;
+    let session = open(&a.url).await;
+
+    let wait = json!({"jsonrpc": "2.0", "id": 9, "method": "test/wait"});
+    let mut stream = post_stream(&a.url, &session, wait).await;
+    let started = tokio::time::timeout(WITHIN, a.events.recv()).await.unwrap();
+    assert_eq!(started, Some("started"));
+
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 9, "reason": "changed my mind"}});
+    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(cancel)).await;
+    assert_eq!(status, 202);
+    let cancelled = tokio::time::timeout(WITHIN, a.events.recv()).await.unwrap();
+    assert_eq!(
+        cancelled,
+        Some("cancelled"),
+        "the handler on A was cancelled"
+    );
+    // And A's answer stream ends with the cancellation's error, as on one service.
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "-32800").await;
+}
+
 fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25",
@@ -166,10 +328,13 @@ fn ping() -> Value {
 }
 
 async fn registry(redis: &RedisServer, prefix: &str) -> Arc<dyn SessionRegistry> {
-    Arc::new(RedisSessionRegistry::new(
-        redis.connection().await,
-        RedisSessionRegistryConfig::default().prefix(prefix),
-    ))
+    let config = RedisSessionRegistryConfig::default().prefix(prefix);
+    let registry =
+        tokio::time::timeout(WITHIN, RedisSessionRegistry::connect(&redis.url(), config))
+            .await
+            .expect("connecting timed out")
+            .expect("cannot connect to the test's redis-server");
+    Arc::new(registry)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
