@@ -52,8 +52,9 @@ impl RedisSessionRegistryConfig {
 /// cannot both succeed, and a state is never saved for a session deleted meanwhile.
 ///
 /// Messages relayed between services ([`SessionRegistry::relay`]) are published on
-/// `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to all), as the
-/// session id, a newline and the message; each listening service holds one pub/sub
+/// `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to all), as `c`
+/// (from the client) or `s` (for the client's GET stream), the session id and the
+/// message, a newline between each; each listening service holds one pub/sub
 /// connection subscribed to both. Pub/sub delivers at most once, which is what the
 /// relay promises.
 pub struct RedisSessionRegistry {
@@ -284,7 +285,8 @@ impl SessionRegistry for RedisSessionRegistry {
             Some(instance) => self.keys.relay_to(instance),
             None => self.keys.relay_all(),
         };
-        let payload = format!("{}\n{}", relayed.session, relayed.message);
+        let kind = if relayed.for_client { "s" } else { "c" };
+        let payload = format!("{kind}\n{}\n{}", relayed.session, relayed.message);
         Box::pin(async move {
             let _: i64 = redis::cmd("PUBLISH")
                 .arg(channel)
@@ -315,8 +317,13 @@ impl SessionRegistry for RedisSessionRegistry {
             let relayed = pubsub.into_on_message().filter_map(|msg| {
                 let payload: Option<String> = msg.get_payload().ok();
                 let relayed = payload.and_then(|p| {
-                    let (session, message) = p.split_once('\n')?;
-                    Some(Relayed::new(session, message))
+                    let (kind, rest) = p.split_once('\n')?;
+                    let (session, message) = rest.split_once('\n')?;
+                    match kind {
+                        "c" => Some(Relayed::new(session, message)),
+                        "s" => Some(Relayed::for_client(session, message)),
+                        _ => None,
+                    }
                 });
                 futures::future::ready(relayed)
             });

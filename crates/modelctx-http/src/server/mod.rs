@@ -45,6 +45,9 @@ use session::{Answer, SessionState};
 
 type Factory = dyn Fn(HttpServerTransport) + Send + Sync;
 
+/// Messages for GET streams held by other services queued at most (per service).
+const RELAY_QUEUE: usize = 1024;
+
 /// Hosts MCP sessions over streamable HTTP.
 ///
 /// The service knows nothing of tools or handlers: for every new MCP session (every
@@ -72,6 +75,10 @@ struct Inner {
     listening: tokio::sync::OnceCell<()>,
     /// Ends the relay listener with the service.
     relay_stop: tokio_util::sync::CancellationToken,
+    /// Messages for GET streams held elsewhere, in order, to the task that relays them
+    /// (started with the listener; bounded: a Redis far behind drops, never grows).
+    outbox: tokio::sync::mpsc::Sender<Relayed>,
+    outbox_rx: Mutex<Option<tokio::sync::mpsc::Receiver<Relayed>>>,
 }
 
 impl Drop for Inner {
@@ -107,6 +114,7 @@ impl StreamableHttpService {
             Some(_) => Arc::from(new_session_id().unwrap_or_default().get(..16).unwrap_or("")),
             None => Arc::from(""),
         };
+        let (outbox, outbox_rx) = tokio::sync::mpsc::channel(RELAY_QUEUE);
         Self {
             inner: Arc::new(Inner {
                 config: Arc::new(config),
@@ -117,6 +125,8 @@ impl StreamableHttpService {
                 id_prefix: Arc::from(format!("{instance}/")),
                 listening: tokio::sync::OnceCell::new(),
                 relay_stop: tokio_util::sync::CancellationToken::new(),
+                outbox,
+                outbox_rx: Mutex::new(Some(outbox_rx)),
             }),
         }
     }
@@ -304,6 +314,18 @@ impl Inner {
             .listening
             .get_or_try_init(|| async {
                 let stream = registry.listen(&self.instance).await?;
+                let outbox = self
+                    .outbox_rx
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                if let Some(outbox) = outbox {
+                    tokio::spawn(send_relayed(
+                        outbox,
+                        registry.clone(),
+                        self.relay_stop.clone(),
+                    ));
+                }
                 tokio::spawn(relay_loop(
                     Arc::downgrade(self),
                     registry.clone(),
@@ -331,6 +353,10 @@ impl Inner {
         else {
             return;
         };
+        if relayed.for_client {
+            session.deliver_relayed(&relayed.message);
+            return;
+        }
         let Ok(message) = relayed.message.parse::<JsonRpcMessage>() else {
             return;
         };
@@ -338,22 +364,26 @@ impl Inner {
             JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
                 let _ = session.push(vec![message], None, &Extensions::new()).await;
             }
-            JsonRpcMessage::Notification(_) => {
-                let Some(id) = cancelled_id(&message) else {
-                    return;
-                };
-                if session.is_in_flight(&id) {
-                    let _ = session.push(vec![message], None, &Extensions::new()).await;
-                    session.cancel_request(&id);
+            JsonRpcMessage::Notification(_) => match cancelled_id(&message) {
+                Some(id) => {
+                    if session.is_in_flight(&id) {
+                        let _ = session.push(vec![message], None, &Extensions::new()).await;
+                        session.cancel_request(&id);
+                    }
                 }
-            }
+                // Progress on one of this service's requests.
+                None => {
+                    let _ = session.push(vec![message], None, &Extensions::new()).await;
+                }
+            },
             JsonRpcMessage::Request(_) => {}
         }
     }
 
     /// Sends on the messages of a shared session's POST that belong to another
-    /// service, and answers the rest: a response whose id names another service goes
-    /// to it; a cancellation of a request not in flight here goes to every service.
+    /// service, and answers the rest: a response (or progress) whose id (token) names
+    /// another service goes to it; a cancellation of a request not in flight here goes
+    /// to every service.
     async fn relay_foreign(
         &self,
         session: &SessionState,
@@ -369,9 +399,12 @@ impl Inner {
                         .and_then(|id| self.foreign_instance(id))
                         .map(Some)
                 }
-                JsonRpcMessage::Notification(_) => cancelled_id(&message)
-                    .filter(|id| !session.is_in_flight(id))
-                    .map(|_| None),
+                JsonRpcMessage::Notification(_) => match cancelled_id(&message) {
+                    Some(id) => (!session.is_in_flight(&id)).then_some(None),
+                    None => progress_token(&message)
+                        .and_then(|token| self.foreign_instance(&token))
+                        .map(Some),
+                },
                 JsonRpcMessage::Request(_) => None,
             };
             let Some(to) = to else {
@@ -466,6 +499,7 @@ impl Inner {
                 registry.clone(),
                 id.clone(),
                 self.id_prefix.clone(),
+                self.outbox.clone(),
                 self.shared_idle(),
                 restored,
             ))),
@@ -516,6 +550,42 @@ impl Inner {
             stateless_era,
         });
         Some(state)
+    }
+}
+
+/// The progress token of a `notifications/progress`, as the request id it is (the
+/// session runtime uses a request's id as its token).
+fn progress_token(message: &JsonRpcMessage) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Progress {
+        progress_token: RequestId,
+    }
+    match message {
+        JsonRpcMessage::Notification(n) if n.method == "notifications/progress" => n
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Progress>(p.get()).ok())
+            .map(|p| p.progress_token),
+        _ => None,
+    }
+}
+
+/// Relays the service's messages for GET streams held elsewhere, in order.
+async fn send_relayed(
+    mut outbox: tokio::sync::mpsc::Receiver<Relayed>,
+    registry: Arc<dyn SessionRegistry>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    loop {
+        let next = tokio::select! {
+            () = stop.cancelled() => return,
+            next = outbox.recv() => next,
+        };
+        let Some(relayed) = next else { return };
+        if let Err(e) = registry.relay(None, relayed).await {
+            tracing::warn!(target: "modelctx_http", %e, "a message for a GET stream was not relayed");
+        }
     }
 }
 

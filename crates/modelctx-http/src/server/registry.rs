@@ -78,10 +78,11 @@ pub trait SessionRegistry: Send + Sync {
     ) -> BoxFuture<'static, Result<BoxStream<'static, Relayed>, RegistryError>>;
 }
 
-/// A message of a shared session that reached another service than the one it
-/// belongs to, sent on through [`SessionRegistry::relay`]: the client's response to a
-/// request a handler sent (its id names the service that sent it), or a cancellation
-/// of a request running elsewhere.
+/// A message of a shared session sent on to another service through
+/// [`SessionRegistry::relay`]. From the client: its response to a request a handler
+/// sent (the id names the service that sent it), progress on such a request, or a
+/// cancellation of a request running elsewhere. For the client: a message not tied to
+/// a request, for the standalone GET stream, which another service may hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Relayed {
@@ -89,14 +90,26 @@ pub struct Relayed {
     pub session: String,
     /// The JSON-RPC message, as JSON text.
     pub message: String,
+    /// Whether the message goes to the client (on the GET stream) rather than comes
+    /// from it.
+    pub for_client: bool,
 }
 
 impl Relayed {
-    /// A message of `session`.
+    /// A message the client sent in `session`.
     pub fn new(session: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             session: session.into(),
             message: message.into(),
+            for_client: false,
+        }
+    }
+
+    /// A message for the client's GET stream of `session`.
+    pub fn for_client(session: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            for_client: true,
+            ..Self::new(session, message)
         }
     }
 }
@@ -156,6 +169,8 @@ pub(crate) struct SharedState {
     /// What the ids of the session's outbound requests start with: the service's
     /// instance name and a slash.
     id_prefix: Arc<str>,
+    /// The service's queue of messages for GET streams held elsewhere.
+    outbox: tokio::sync::mpsc::Sender<Relayed>,
     idle: Duration,
     restored: Option<SessionSnapshot>,
     revision: Arc<AtomicU64>,
@@ -167,6 +182,7 @@ impl SharedState {
         registry: Arc<dyn SessionRegistry>,
         id: Arc<str>,
         id_prefix: Arc<str>,
+        outbox: tokio::sync::mpsc::Sender<Relayed>,
         idle: Duration,
         restored: Option<(u64, SessionSnapshot)>,
     ) -> Self {
@@ -178,6 +194,7 @@ impl SharedState {
             registry,
             id,
             id_prefix,
+            outbox,
             idle,
             restored,
             revision: Arc::new(AtomicU64::new(revision)),
@@ -191,6 +208,15 @@ impl SharedState {
 
     pub(crate) fn id_prefix(&self) -> &Arc<str> {
         &self.id_prefix
+    }
+
+    /// Sends `data`, a message not tied to a request, to every service: the one
+    /// holding the session's GET stream delivers it. False when the queue is full
+    /// (Redis far behind): the message is dropped.
+    pub(crate) fn relay_to_client(&self, data: &str) -> bool {
+        self.outbox
+            .try_send(Relayed::for_client(self.id.to_string(), data))
+            .is_ok()
     }
 
     pub(crate) fn idle(&self) -> Duration {

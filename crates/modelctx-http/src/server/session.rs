@@ -648,7 +648,16 @@ impl SessionState {
                 // The standalone stream carries no responses; a stateless one has none.
                 self.report("an error response without id has no stream".to_owned());
             }
-            None if self.stateful => self.deliver(&mut routes, STANDALONE, &data),
+            None if self.stateful => match &self.shared {
+                // The GET stream may be open on another service: every service hears
+                // it, the one holding the stream delivers it.
+                Some(shared) if !Self::standalone_here(&routes) => {
+                    if !shared.relay_to_client(&data) {
+                        self.report("relay queue full, message for the GET stream dropped".into());
+                    }
+                }
+                _ => self.deliver(&mut routes, STANDALONE, &data),
+            },
             // Stateless answers have no stream for a notification: it is dropped, as it
             // would be with no listener.
             None if matches!(msg, JsonRpcMessage::Notification(_)) => {}
@@ -659,6 +668,22 @@ impl SessionState {
             }
         }
         Ok(())
+    }
+
+    fn standalone_here(routes: &Routes) -> bool {
+        routes
+            .streams
+            .get(&STANDALONE)
+            .is_some_and(StreamState::has_live_conn)
+    }
+
+    /// Delivers `data`, relayed by another service, on the GET stream, if it is open
+    /// here.
+    pub(crate) fn deliver_relayed(&self, data: &str) {
+        let mut routes = self.routes();
+        if Self::standalone_here(&routes) {
+            self.deliver(&mut routes, STANDALONE, data);
+        }
     }
 
     /// Ends request `id`'s route with `data`, its response: the JSON body, or the last

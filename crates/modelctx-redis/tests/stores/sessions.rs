@@ -15,11 +15,12 @@ use modelctx::http::{
 };
 use modelctx::server::Elicited;
 use modelctx::server::Server;
-use modelctx::session::SessionConfig;
+use modelctx::session::{Peer, SessionConfig};
 use modelctx::transport::SessionSnapshot;
 use modelctx::types::{
     ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
-    ProtocolVersion, RequestMethod, RequestedSchema, SetLevelRequest, SetLevelRequestParams,
+    NotificationMethod, ProtocolVersion, RequestMethod, RequestedSchema, SetLevelRequest,
+    SetLevelRequestParams,
 };
 use modelctx_redis::{RedisSessionRegistry, RedisSessionRegistryConfig};
 use serde_json::{Value, json};
@@ -67,6 +68,8 @@ struct Instance {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     /// What `test/wait` went through here: "started", "cancelled".
     events: mpsc::UnboundedReceiver<&'static str>,
+    /// The peers of the sessions started here (local copies included), in order.
+    peers: Arc<std::sync::Mutex<Vec<Peer>>>,
 }
 
 impl Instance {
@@ -101,12 +104,15 @@ impl Instance {
         let config = StreamableHttpServerConfig::default()
             .max_sessions(max_sessions)
             .session_registry(registry);
+        let peers = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let started = peers.clone();
         let service = StreamableHttpService::with_config(config, move |transport| {
             let mut session = SessionConfig::server();
             if transport.needs_pre_initialized_session() {
                 session = session.pre_initialized();
             }
-            server.serve_with(transport, session);
+            let session = server.serve_with(transport, session);
+            started.lock().unwrap().push(session.peer().clone());
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -119,6 +125,7 @@ impl Instance {
             url,
             stop: Some(stop),
             events,
+            peers,
         }
     }
 }
@@ -313,6 +320,53 @@ async fn a_cancellation_posted_to_the_other_service_stops_the_request() {
     // And A's answer stream ends with the cancellation's error, as on one service.
     let mut seen = String::new();
     read_until(&mut stream, &mut seen, "-32800").await;
+}
+
+/// A notification not tied to a request.
+struct Note;
+impl NotificationMethod for Note {
+    const METHOD: &'static str = "test/note";
+    type Params = Value;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
+    use futures::StreamExt;
+    let redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "get:").await, 100).await;
+    let b = Instance::start(registry(&redis, "get:").await, 100).await;
+    let session = open(&a.url).await;
+
+    // The GET stream is open on B, with its priming event.
+    let response = tokio::time::timeout(
+        WITHIN,
+        reqwest::Client::new()
+            .get(&b.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &session)
+            .send(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut stream = response.bytes_stream().boxed();
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "retry:").await;
+
+    // A, whose copy has no GET stream, sends two notes: B delivers them, in order.
+    let peer = a.peers.lock().unwrap()[0].clone();
+    for n in 1..=2 {
+        tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": n})))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    read_until(&mut stream, &mut seen, r#""n":2"#).await;
+    let first = seen.find(r#""n":1"#).expect("the first note");
+    assert!(first < seen.find(r#""n":2"#).unwrap(), "in order: {seen}");
+    assert_eq!(seen.matches(r#""n":1"#).count(), 1, "once: {seen}");
 }
 
 fn initialize() -> Value {
