@@ -12,7 +12,8 @@
 //!   [`SessionRegistry`](modelctx_http::SessionRegistry): a record per 2025-era session
 //!   (negotiated revision, client info and capabilities, log level, subscriptions), so
 //!   that every service on the same Redis serves every session's requests; idle expiry,
-//!   the session cap and DELETE hold across them.
+//!   the session cap and DELETE hold across them, and messages that belong to another
+//!   service's copy of the session are relayed to it.
 //! - `RedisAuthorizationStore` (feature `oauth`) implements the bundled OAuth
 //!   authorization server's `AuthorizationStore`: clients, and codes, refresh tokens
 //!   and pending consents taken out atomically, so each is used once across processes.
@@ -44,11 +45,11 @@
 //! # Ok(()) }
 //! ```
 //!
-//! What this crate does not do yet: a request the server sends the client (sampling,
-//! elicitation, roots) must be answered to the process that sent it, and a
-//! cancellation must reach the process running the request; notifications not tied to
-//! a request reach the client only when its GET stream is open on the process that
-//! sends them. See ARCHITECTURE.md for what those need.
+//! With the registry, a client's POSTs may land on any process: a response to a
+//! request a handler sent (sampling, elicitation, roots) and a cancellation are relayed
+//! (Redis pub/sub, at most once) to the process they concern, and notifications not
+//! tied to a request to the process holding the client's GET stream. Not yet: list
+//! changes raised on one process reach only its own sessions.
 //!
 //! | feature | what |
 //! |---|---|
