@@ -188,7 +188,15 @@ impl RedisSessionRegistry {
             for arg in &args {
                 call.arg(arg);
             }
-            call.invoke_async(&mut conn).await.map_err(unavailable)
+            match call.invoke_async(&mut conn).await {
+                // The connection broke (Redis restarted): the manager reconnects, and
+                // one more try tells the request what the new Redis holds instead of
+                // failing it for the old connection.
+                Err(e) if e.is_connection_dropped() || e.is_io_error() => {
+                    call.invoke_async(&mut conn).await.map_err(unavailable)
+                }
+                other => other.map_err(unavailable),
+            }
         })
     }
 }

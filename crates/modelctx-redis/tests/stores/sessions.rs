@@ -74,6 +74,20 @@ struct Instance {
 
 impl Instance {
     async fn start(registry: Arc<dyn SessionRegistry>, max_sessions: usize) -> Self {
+        let config = StreamableHttpServerConfig::default()
+            .max_sessions(max_sessions)
+            .session_registry(registry);
+        Self::start_with(config).await
+    }
+
+    async fn start_idle(registry: Arc<dyn SessionRegistry>, idle: Duration) -> Self {
+        let config = StreamableHttpServerConfig::default()
+            .session_idle_timeout(Some(idle))
+            .session_registry(registry);
+        Self::start_with(config).await
+    }
+
+    async fn start_with(config: StreamableHttpServerConfig) -> Self {
         let (events_tx, events) = mpsc::unbounded_channel();
         let server = Server::builder("shared", "1.0.0")
             .logging()
@@ -101,9 +115,6 @@ impl Instance {
                 }))
             })
             .build();
-        let config = StreamableHttpServerConfig::default()
-            .max_sessions(max_sessions)
-            .session_registry(registry);
         let peers = Arc::new(std::sync::Mutex::new(Vec::new()));
         let started = peers.clone();
         let service = StreamableHttpService::with_config(config, move |transport| {
@@ -367,6 +378,52 @@ async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
     let first = seen.find(r#""n":1"#).expect("the first note");
     assert!(first < seen.find(r#""n":2"#).unwrap(), "in order: {seen}");
     assert_eq!(seen.matches(r#""n":1"#).count(), 1, "once: {seen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_expires_on_every_service() {
+    let redis = RedisServer::start();
+    let idle = Duration::from_millis(300);
+    let a = Instance::start_idle(registry(&redis, "idle:").await, idle).await;
+    let b = Instance::start_idle(registry(&redis, "idle:").await, idle).await;
+    let session = open(&a.url).await;
+    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(ping())).await;
+    assert_eq!(status, 200, "both services hold it");
+
+    // Nobody touches it: its record expires in Redis.
+    let counter = registry(&redis, "idle:").await;
+    let expired = async {
+        while counter.count().await.unwrap() != 0 || !redis.keys().await.is_empty() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, expired)
+        .await
+        .expect("the idle record expires");
+    for url in [&a.url, &b.url] {
+        let (status, _) = raw(reqwest::Method::POST, url, Some(&session), Some(ping())).await;
+        assert_eq!(status, 404, "expired everywhere ({url})");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_lost_with_a_restarted_redis_answer_404_and_new_ones_work() {
+    let mut redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "restart:").await, 100).await;
+    let b = Instance::start(registry(&redis, "restart:").await, 100).await;
+    let session = open(&a.url).await;
+    redis.restart();
+    // The registries reconnect; the session's record is gone with the old Redis: a
+    // clear 404 on both services (A's local copy ends), no hang.
+    for url in [&b.url, &a.url] {
+        let (status, _) = raw(reqwest::Method::POST, url, Some(&session), Some(ping())).await;
+        assert_eq!(status, 404, "{url}");
+    }
+    assert_eq!(a.service.session_count(), 0, "A's copy ended");
+    // A new session works across both.
+    let session = open(&a.url).await;
+    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(ping())).await;
+    assert_eq!(status, 200);
 }
 
 fn initialize() -> Value {
