@@ -280,7 +280,7 @@ impl Server {
         }
         let state = Arc::new(SessionState::default());
         if let Some(shared) = transport.shared_session()
-            && state.share(shared)
+            && state.share(shared, transport.session_id().as_deref())
         {
             // Another process ran the handshake: this one continues the session.
             config = config.pre_initialized();

@@ -45,8 +45,20 @@ impl std::fmt::Debug for SessionState {
 impl SessionState {
     /// Shares the session's state through `shared`: continues from its restored state
     /// (`true`: the session then starts operational) and takes in changes made by
-    /// other processes.
-    pub(crate) fn share(self: &Arc<Self>, shared: Arc<dyn SharedSession>) -> bool {
+    /// other processes. `session_id`, the transport's id of the session, keys its
+    /// tasks: every process's copy of the session then owns the same tasks (a digest,
+    /// so the task store never holds the id, which is the session's bearer).
+    pub(crate) fn share(
+        self: &Arc<Self>,
+        shared: Arc<dyn SharedSession>,
+        session_id: Option<&str>,
+    ) -> bool {
+        if let Some(id) = session_id {
+            use sha2::{Digest, Sha256};
+            let digest = Sha256::digest(format!("modelctx task owner\n{id}").as_bytes());
+            let key: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            let _ = self.task_key.set(Some(key.into()));
+        }
         let restored = shared.restored();
         let resumed = restored.is_some();
         if let Some(snapshot) = restored {

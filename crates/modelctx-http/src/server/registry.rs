@@ -223,6 +223,11 @@ impl SharedState {
         self.idle
     }
 
+    /// Whether this copy of the session continues one another service initialised.
+    pub(crate) fn is_restored(&self) -> bool {
+        self.restored.is_some()
+    }
+
     /// The revision of the state this process holds (0: none yet).
     pub(crate) fn revision(&self) -> u64 {
         self.revision.load(Ordering::Acquire)

@@ -253,7 +253,7 @@ impl SessionState {
             self.initialized_note.store(true, Ordering::Relaxed);
             return false;
         }
-        shared.restored().is_none()
+        !shared.is_restored()
             && self.negotiated.get().is_some()
             && !self.initialized_note.swap(true, Ordering::Relaxed)
     }
@@ -781,12 +781,7 @@ impl HttpServerTransport {
     /// [`SessionRegistry`](crate::SessionRegistry); the server role then starts from
     /// the state in [`Transport::shared_session`]).
     pub fn needs_pre_initialized_session(&self) -> bool {
-        self.pre_initialized
-            || self
-                .state
-                .shared
-                .as_ref()
-                .is_some_and(|s| s.restored().is_some())
+        self.pre_initialized || self.state.shared.as_ref().is_some_and(|s| s.is_restored())
     }
 
     /// Whether handlers may send requests to the client over this transport (false in

@@ -14,15 +14,17 @@ use modelctx::http::{
     StreamableHttpService,
 };
 use modelctx::server::Elicited;
-use modelctx::server::Server;
+use modelctx::server::{Server, TaskConfig, ToolDef};
 use modelctx::session::{Peer, SessionConfig};
 use modelctx::transport::SessionSnapshot;
 use modelctx::types::{
     ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
     NotificationMethod, ProtocolVersion, RequestMethod, RequestedSchema, SetLevelRequest,
-    SetLevelRequestParams,
+    SetLevelRequestParams, TaskSupport, Tool,
 };
-use modelctx_redis::{RedisSessionRegistry, RedisSessionRegistryConfig};
+use modelctx_redis::{
+    RedisSessionRegistry, RedisSessionRegistryConfig, RedisTaskStore, RedisTaskStoreConfig,
+};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -179,7 +181,8 @@ fn host_port(url: &str) -> String {
         .to_owned()
 }
 
-/// A raw request to one service: `(status, body)`.
+/// A raw request to one service: `(status, body)`, or, for a request that named no
+/// session (an `initialize`), `(status, the new session's id)`.
 async fn raw(
     method: reqwest::Method,
     url: &str,
@@ -213,8 +216,10 @@ async fn raw(
         .await
         .expect("the body ends")
         .unwrap_or_default();
-    // The session id of an initialize answer, else the body.
-    (status, session_id.unwrap_or(text))
+    match session {
+        None => (status, session_id.unwrap_or(text)),
+        Some(_) => (status, text),
+    }
 }
 
 /// A POST whose answer is an SSE stream, read until it contains `needle`: the stream
@@ -424,6 +429,65 @@ async fn sessions_lost_with_a_restarted_redis_answer_404_and_new_ones_work() {
     let session = open(&a.url).await;
     let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(ping())).await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_created_on_one_service_is_the_sessions_on_the_other() {
+    let redis = RedisServer::start();
+    let start = |prefix: &'static str| {
+        let redis = &redis;
+        async move {
+            let tasks = RedisTaskStore::new(
+                redis.connection().await,
+                RedisTaskStoreConfig::default().prefix(prefix),
+            );
+            let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+            let tool = ToolDef::with_schema(Tool::new("quick", schema), |_, _cx| async move {
+                Ok::<_, String>("done".to_owned())
+            })
+            .task_support(TaskSupport::Optional);
+            let server = Server::builder("tasks", "1.0.0")
+                .tasks(TaskConfig::new())
+                .task_store(Arc::new(tasks))
+                .tool(tool)
+                .unwrap()
+                .build();
+            let config = StreamableHttpServerConfig::default()
+                .session_registry(registry(redis, prefix).await);
+            let service = StreamableHttpService::with_config(config, move |transport| {
+                let mut session = SessionConfig::server();
+                if transport.needs_pre_initialized_session() {
+                    session = session.pre_initialized();
+                }
+                server.serve_with(transport, session);
+            });
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            tokio::spawn(service.serve(listener, std::future::pending()));
+            url
+        }
+    };
+    let a = start("tasks:").await;
+    let b = start("tasks:").await;
+    let session = open(&a).await;
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "quick", "arguments": {}, "task": {"ttl": 60000}}});
+    let (status, body) = raw(reqwest::Method::POST, &a, Some(&session), Some(call)).await;
+    assert_eq!(status, 200);
+    let at = body
+        .find(r#""taskId":""#)
+        .unwrap_or_else(|| panic!("a task: {body}"))
+        + r#""taskId":""#.len();
+    let task = &body[at..at + body[at..].find('"').unwrap()];
+
+    // Owned by the session, not by the copy that created it: B finds it.
+    let get = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"taskId": task}});
+    let (status, body) = raw(reqwest::Method::POST, &b, Some(&session), Some(get)).await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains(task) && !body.contains(r#""error""#),
+        "{body}"
+    );
 }
 
 fn initialize() -> Value {
