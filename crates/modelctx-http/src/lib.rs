@@ -91,6 +91,7 @@ pub use client::{default_client, error_chain};
 #[cfg(feature = "server")]
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,
-    HttpServerTransport, InMemoryEventStore, InvalidEventId, OriginPolicy, Rejection, Replay,
-    StreamControl, StreamableHttpServerConfig, StreamableHttpService, cors_layer, hosting,
+    HttpServerTransport, InMemoryEventStore, InvalidEventId, Lookup, OriginPolicy, RegistryError,
+    Rejection, Relayed, Replay, SessionRegistry, StreamControl, StreamableHttpServerConfig,
+    StreamableHttpService, cors_layer, hosting,
 };

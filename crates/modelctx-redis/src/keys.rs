@@ -32,6 +32,26 @@ impl Keys {
         format!("{}ev:{{{session}}}:{stream}", self.prefix)
     }
 
+    /// One shared session's record.
+    pub(crate) fn session(&self, id: &str) -> String {
+        format!("{}sess:{{{id}}}", self.prefix)
+    }
+
+    /// Live shared sessions (score: when the record expires, Unix ms in Redis's clock).
+    pub(crate) fn sessions(&self) -> String {
+        format!("{}sessions", self.prefix)
+    }
+
+    /// The pub/sub channel of messages relayed to one service.
+    pub(crate) fn relay_to(&self, instance: &str) -> String {
+        format!("{}relay:{instance}", self.prefix)
+    }
+
+    /// The pub/sub channel of messages relayed to every service.
+    pub(crate) fn relay_all(&self) -> String {
+        format!("{}relay", self.prefix)
+    }
+
     /// One task's record.
     pub(crate) fn task(&self, id: &str) -> String {
         format!("{}task:{id}", self.prefix)

@@ -8,38 +8,52 @@
 //! - [`RedisTaskStore`] implements the sessions' [`TaskStore`](modelctx_session::tasks::TaskStore):
 //!   status, results and expiry of tasks, shared by every process on the same Redis,
 //!   with the same owner checks and cursors as the in-memory store.
+//! - [`RedisSessionRegistry`] implements the streamable HTTP transport's
+//!   [`SessionRegistry`](modelctx_http::SessionRegistry): a record per 2025-era session
+//!   (negotiated revision, client info and capabilities, log level, subscriptions), so
+//!   that every service on the same Redis serves every session's requests; idle expiry,
+//!   the session cap and DELETE hold across them, and messages that belong to another
+//!   service's copy of the session are relayed to it.
 //! - `RedisAuthorizationStore` (feature `oauth`) implements the bundled OAuth
 //!   authorization server's `AuthorizationStore`: clients, and codes, refresh tokens
 //!   and pending consents taken out atomically, so each is used once across processes.
 //!
-//! Every key starts with a configurable prefix (`"modelctx:"` by default). Event and
-//! task keys expire on their own (only the task store's four index keys do not, and
-//! they are bounded by its capacity), so a Redis shared for months does not fill up
-//! with dead sessions.
+//! Every key starts with a configurable prefix (`"modelctx:"` by default). Event,
+//! task and session keys expire on their own (only the task store's four index keys
+//! and the registry's index of live sessions do not, and they are bounded by the task
+//! capacity and the session cap), so a Redis shared for months does not fill up with
+//! dead sessions.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use modelctx_http::StreamableHttpServerConfig;
-//! use modelctx_redis::{RedisEventStore, RedisEventStoreConfig, RedisTaskStore, RedisTaskStoreConfig};
+//! use modelctx_redis::{
+//!     RedisEventStore, RedisEventStoreConfig, RedisSessionRegistry, RedisSessionRegistryConfig,
+//!     RedisTaskStore, RedisTaskStoreConfig,
+//! };
 //!
 //! let url = "redis://127.0.0.1:6379/";
 //! let events = RedisEventStore::connect(url, RedisEventStoreConfig::default().prefix("app:")).await?;
 //! let tasks = RedisTaskStore::connect(url, RedisTaskStoreConfig::default().prefix("app:")).await?;
-//! let http = StreamableHttpServerConfig::default().event_store(Arc::new(events));
+//! let sessions = RedisSessionRegistry::connect(url, RedisSessionRegistryConfig::default().prefix("app:")).await?;
+//! let http = StreamableHttpServerConfig::default()
+//!     .event_store(Arc::new(events))
+//!     .session_registry(Arc::new(sessions));
 //! // `tasks` goes to `ServerBuilder::task_store(Arc::new(tasks))`.
 //! # let _ = (http, tasks);
 //! # Ok(()) }
 //! ```
 //!
-//! What this crate does not do yet: a session started on one process is still known
-//! only to that process (the HTTP transport's session registry is in memory), so
-//! requests of a 2025-era session must reach the process that created it. See
-//! ARCHITECTURE.md for the seams that sharing sessions needs.
+//! With the registry, a client's POSTs may land on any process: a response to a
+//! request a handler sent (sampling, elicitation, roots) and a cancellation are relayed
+//! (Redis pub/sub, at most once) to the process they concern, and notifications not
+//! tied to a request to the process holding the client's GET stream. Not yet: list
+//! changes raised on one process reach only its own sessions.
 //!
 //! | feature | what |
 //! |---|---|
-//! | — | the event and task stores, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
+//! | — | the event and task stores and the session registry, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
 //! | `oauth` | `RedisAuthorizationStore`, for modelctx-oauth's `authorization-server` |
 
 #![deny(missing_docs)]
@@ -48,11 +62,13 @@ mod events;
 mod keys;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod sessions;
 mod tasks;
 
 pub use events::{RedisEventStore, RedisEventStoreConfig};
 #[cfg(feature = "oauth")]
 pub use oauth::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
+pub use sessions::{RedisSessionRegistry, RedisSessionRegistryConfig};
 pub use tasks::{RedisTaskStore, RedisTaskStoreConfig};
 
 /// The redis-rs crate this one is built on, for [`ConnectionManager`](redis::aio::ConnectionManager)

@@ -254,6 +254,9 @@ async fn subscribe_resource(
         return Err(ErrorData::resource_not_found(&params.uri));
     }
     cx.session.subscribe(&params.uri);
+    if let Some(saving) = cx.session.save() {
+        saving.await?;
+    }
     Ok(EmptyResult::new())
 }
 
@@ -261,7 +264,11 @@ async fn unsubscribe_resource(
     params: ResourceRequestParams,
     cx: Context,
 ) -> Result<EmptyResult, ErrorData> {
-    cx.session.unsubscribe(&params.uri);
+    if cx.session.unsubscribe(&params.uri)
+        && let Some(saving) = cx.session.save()
+    {
+        saving.await?;
+    }
     Ok(EmptyResult::new())
 }
 

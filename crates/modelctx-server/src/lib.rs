@@ -279,6 +279,12 @@ impl Server {
             config = config.handler_limit(limit.clone());
         }
         let state = Arc::new(SessionState::default());
+        if let Some(shared) = transport.shared_session()
+            && state.share(shared, transport.session_id().as_deref())
+        {
+            // Another process ran the handshake: this one continues the session.
+            config = config.pre_initialized();
+        }
         let service = Arc::new(SessionService {
             server: self.inner.clone(),
             state: state.clone(),
@@ -852,6 +858,9 @@ impl SessionService {
         Box::pin(async move {
             let level = parsed?.level;
             state.set_log_level(level);
+            if let Some(saving) = state.save() {
+                saving.await?;
+            }
             match handler {
                 Some(handler) => handler(params, cx).await,
                 None => to_raw(&EmptyResult::new())
@@ -1228,7 +1237,15 @@ impl Service for SessionService {
             let result = parse_params::<InitializeRequestParams>(request.params.as_deref())
                 .map(|params| self.initialize(params))
                 .and_then(|r| to_raw(&r).map_err(|e| ErrorData::internal_error(e.to_string())));
-            return Box::pin(async move { result });
+            // A shared session is stored before the answer goes out: the client's next
+            // request may land on another process.
+            let saving = result.is_ok().then(|| self.state.save()).flatten();
+            return Box::pin(async move {
+                if let Some(saving) = saving {
+                    saving.await?;
+                }
+                result
+            });
         }
         let handled_here = |m: &str| !self.server.requests.contains_key(m);
         if let Some(host) = &self.server.tasks

@@ -4,11 +4,15 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use futures::future::BoxFuture;
 use modelctx_session::{CancellationToken, Peer};
-use modelctx_types::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion};
+use modelctx_transport::{SessionSnapshot, SharedSession};
+use modelctx_types::{
+    ClientCapabilities, ErrorData, Implementation, LoggingLevel, ProtocolVersion,
+};
 
 /// What one session knows about its client and what the client asked of it.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct SessionState {
     pub(crate) info: OnceLock<Implementation>,
     pub(crate) capabilities: OnceLock<ClientCapabilities>,
@@ -23,9 +27,102 @@ pub(crate) struct SessionState {
     subscriptions: Mutex<HashSet<String>>,
     /// The session's key for binding tasks to it: random, made on first use.
     task_key: OnceLock<Option<Arc<str>>>,
+    /// Where the state is kept for the server's other processes, when the transport
+    /// shares the session (`Transport::shared_session`).
+    shared: OnceLock<Arc<dyn SharedSession>>,
+}
+
+impl std::fmt::Debug for SessionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionState")
+            .field("info", &self.info.get())
+            .field("protocol_version", &self.protocol_version.get())
+            .field("shared", &self.shared.get().is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl SessionState {
+    /// Shares the session's state through `shared`: continues from its restored state
+    /// (`true`: the session then starts operational) and takes in changes made by
+    /// other processes. `session_id`, the transport's id of the session, keys its
+    /// tasks: every process's copy of the session then owns the same tasks (a digest,
+    /// so the task store never holds the id, which is the session's bearer).
+    pub(crate) fn share(
+        self: &Arc<Self>,
+        shared: Arc<dyn SharedSession>,
+        session_id: Option<&str>,
+    ) -> bool {
+        if let Some(id) = session_id {
+            use sha2::{Digest, Sha256};
+            let digest = Sha256::digest(format!("modelctx task owner\n{id}").as_bytes());
+            let key: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            let _ = self.task_key.set(Some(key.into()));
+        }
+        let restored = shared.restored();
+        let resumed = restored.is_some();
+        if let Some(snapshot) = restored {
+            let _ = self.info.set(snapshot.client_info.clone());
+            let _ = self.capabilities.set(snapshot.client_capabilities.clone());
+            let _ = self.protocol_version.set(snapshot.protocol_version.clone());
+            self.initialized.cancel();
+            self.apply(snapshot);
+        }
+        let state = Arc::downgrade(self);
+        shared.on_change(Box::new(move |snapshot| {
+            if let Some(state) = state.upgrade() {
+                state.apply(snapshot);
+            }
+        }));
+        let _ = self.shared.set(shared);
+        resumed
+    }
+
+    /// Takes in what the client changed through another process.
+    fn apply(&self, snapshot: SessionSnapshot) {
+        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = snapshot.log_level;
+        *self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()) =
+            snapshot.subscriptions.into_iter().collect();
+    }
+
+    /// Stores the session's state for the server's other processes; `None` when the
+    /// session is not shared (nothing to wait for). The request that changed the state
+    /// awaits it before answering, so the client's next request sees the change
+    /// wherever it lands; a failure fails that request (`-32603`).
+    pub(crate) fn save(&self) -> Option<BoxFuture<'static, Result<(), ErrorData>>> {
+        let shared = self.shared.get()?;
+        let (Some(version), Some(info), Some(capabilities)) = (
+            self.protocol_version.get(),
+            self.info.get(),
+            self.capabilities.get(),
+        ) else {
+            return None;
+        };
+        let level = self
+            .log_level
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let subscriptions: Vec<String> = self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        let snapshot = SessionSnapshot::new(version.clone(), info.clone(), capabilities.clone())
+            .with_log_level(level)
+            .with_subscriptions(subscriptions);
+        let saving = shared.save(snapshot);
+        Some(Box::pin(async move {
+            saving.await.map_err(|e| {
+                ErrorData::internal_error(format!(
+                    "the session's state could not be shared with the server's other processes: {e}"
+                ))
+            })
+        }))
+    }
+
     pub(crate) fn set_log_level(&self, level: LoggingLevel) {
         *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
     }

@@ -7,6 +7,7 @@
 //! after cancellation, a response for an unknown id) are tested directly.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use modelctx_types::{ProgressToken, RequestId};
 use tokio::time::Instant;
@@ -67,6 +68,9 @@ pub(crate) enum IdRefused {
 #[derive(Debug)]
 pub(crate) struct PendingTable<S, P> {
     next_id: i64,
+    /// Allocated ids are `"<prefix><n>"` strings when set (a transport that must tell
+    /// where a response belongs, see `Transport::request_id_prefix`).
+    prefix: Option<Arc<str>>,
     slots: HashMap<RequestId, Entry<S>>,
     /// The deadline the session's timer is set for: no later than any deadline in the
     /// table. It stays set after its requests complete (so the next request, due later,
@@ -80,6 +84,7 @@ impl<S, P> Default for PendingTable<S, P> {
     fn default() -> Self {
         Self {
             next_id: 1,
+            prefix: None,
             slots: HashMap::new(),
             progress: HashMap::new(),
             armed: None,
@@ -88,10 +93,30 @@ impl<S, P> Default for PendingTable<S, P> {
 }
 
 impl<S, P> PendingTable<S, P> {
+    /// A table whose allocated ids are the strings `"<prefix><n>"`.
+    pub(crate) fn with_id_prefix(prefix: Option<Arc<str>>) -> Self {
+        Self {
+            prefix,
+            ..Self::default()
+        }
+    }
+
     /// Allocates a fresh id and stores `slot` under it.
     pub(crate) fn insert(&mut self, slot: S) -> RequestId {
-        let id = RequestId::Number(self.next_id);
-        self.next_id += 1;
+        let id = loop {
+            let n = self.next_id;
+            self.next_id += 1;
+            match &self.prefix {
+                None => break RequestId::Number(n),
+                Some(prefix) => {
+                    let id = RequestId::String(format!("{prefix}{n}").into());
+                    // A caller may have chosen this string: the next number, then.
+                    if !self.slots.contains_key(&id) {
+                        break id;
+                    }
+                }
+            }
+        };
         self.slots.insert(id.clone(), Entry::new(slot));
         id
     }
@@ -276,6 +301,15 @@ mod tests {
             RequestId::Number(n) => *n,
             RequestId::String(_) => panic!("an allocated id is a number"),
         }
+    }
+
+    #[test]
+    fn a_prefix_makes_allocated_ids_strings_that_skip_a_callers_choice() {
+        let mut t = Table::with_id_prefix(Some(Arc::from("i7/")));
+        assert_eq!(t.insert("a"), RequestId::from("i7/1"));
+        assert_eq!(t.insert_with_id(RequestId::from("i7/2"), "mine"), Ok(()));
+        assert_eq!(t.insert("b"), RequestId::from("i7/3"));
+        assert_eq!(t.complete(&RequestId::from("i7/2")), Some("mine"));
     }
 
     #[test]

@@ -62,6 +62,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     if phase != Phase::New {
         span.record("era", phase.era());
     }
+    let id_prefix = transport.request_id_prefix();
     let (sink, stream) = transport.split();
     let shared = Arc::new(Shared {
         role: config.role,
@@ -69,7 +70,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         config,
         sink: Box::new(sink),
         phase: PhaseCell::new(phase),
-        pending: Mutex::new(PendingTable::default()),
+        pending: Mutex::new(PendingTable::with_id_prefix(id_prefix)),
         inflight: Mutex::new(HashMap::new()),
         closed: CancellationToken::new(),
         closed_flag: AtomicBool::new(false),

@@ -24,6 +24,7 @@ mod clock;
 mod error;
 mod extensions;
 pub mod framing;
+mod shared;
 pub mod sse;
 
 use std::cell::Cell;
@@ -37,6 +38,7 @@ use modelctx_types::{JsonRpcMessage, RequestId};
 pub use clock::{ClockHold, RequestClock, RequestClocks};
 pub use error::TransportError;
 pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
+pub use shared::{ApplySnapshot, SessionSnapshot, SharedSession};
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a
@@ -365,6 +367,22 @@ pub trait Transport: Send + 'static {
     /// servers of streamable HTTP and legacy SSE): recorded in the session's tracing
     /// span. Default `None`.
     fn session_id(&self) -> Option<String> {
+        None
+    }
+
+    /// The session's state shared with other processes, when the transport keeps it
+    /// beyond this one (streamable HTTP with a shared session registry): the server
+    /// role then starts from the stored state and saves its changes. Default `None`.
+    fn shared_session(&self) -> Option<Arc<dyn SharedSession>> {
+        None
+    }
+
+    /// What the ids of the session's outbound requests start with, when the transport
+    /// needs them to name where they were sent from: the session then numbers its
+    /// requests `"<prefix><n>"` (strings) instead of `n`, so that a response reaching
+    /// another process of the same server can be sent on to this one (streamable HTTP
+    /// with a shared session registry). Default `None` (numbers).
+    fn request_id_prefix(&self) -> Option<Arc<str>> {
         None
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use http::{HeaderName, Method, header};
 
 use super::event_store::{EventStore, InMemoryEventStore};
+use super::registry::SessionRegistry;
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 
 /// A request the transport refused before any session saw it, as reported to
@@ -102,6 +103,10 @@ pub struct StreamableHttpServerConfig {
     pub inbound_queue: usize,
     /// Hears about every transport-level rejection.
     pub on_error: Option<ErrorCallback>,
+    /// Where sessions are recorded for other services (processes) behind the same
+    /// endpoint; `None` (default): this service's sessions are its own. See
+    /// [`StreamableHttpServerConfig::session_registry`].
+    pub session_registry: Option<Arc<dyn SessionRegistry>>,
     /// Serve protocol 2026-07-28 (the stateless era) beside the session era; see
     /// [`StreamableHttpServerConfig::stateless_era`].
     pub(crate) stateless_era: bool,
@@ -118,6 +123,7 @@ impl fmt::Debug for StreamableHttpServerConfig {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
+            .field("session_registry", &self.session_registry.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -139,6 +145,7 @@ impl Default for StreamableHttpServerConfig {
             stream_queue: 256,
             inbound_queue: 64,
             on_error: None,
+            session_registry: None,
             stateless_era: true,
         }
     }
@@ -238,6 +245,24 @@ impl StreamableHttpServerConfig {
     #[must_use]
     pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Shares sessions with every service given the same registry (processes behind one
+    /// load balancer, no sticky sessions): any of them serves any session's requests.
+    ///
+    /// Each session's record holds what the server role needs to continue it (the
+    /// negotiated revision, client info and capabilities, log level, subscriptions),
+    /// saved before the answer to the request that changed it goes out. A request for
+    /// a session this service does not hold starts a local session from the record,
+    /// already initialised. Every request refreshes the record's expiry
+    /// ([`session_idle_timeout`](Self::session_idle_timeout), 24 h when that is
+    /// `None`); [`max_sessions`](Self::max_sessions) counts the records of all services;
+    /// DELETE removes the record, and every service then answers 404. A registry that
+    /// cannot be reached draws 503. Stateful mode only.
+    #[must_use]
+    pub fn session_registry(mut self, registry: Arc<dyn SessionRegistry>) -> Self {
+        self.session_registry = Some(registry);
         self
     }
 

@@ -8,6 +8,7 @@ mod config;
 mod era;
 mod event_store;
 pub mod hosting;
+mod registry;
 mod session;
 
 use crate::shared::cancelled_id;
@@ -34,12 +35,18 @@ pub use config::{
     ErrorCallback, HostPolicy, OriginPolicy, Rejection, StreamableHttpServerConfig, cors_layer,
 };
 pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId, Replay};
+pub use registry::{Lookup, RegistryError, Relayed, SessionRegistry};
 pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use modelctx_transport::SessionSnapshot;
+use registry::SharedState;
 use session::{Answer, SessionState};
 
 type Factory = dyn Fn(HttpServerTransport) + Send + Sync;
+
+/// Messages for GET streams held by other services queued at most (per service).
+const RELAY_QUEUE: usize = 1024;
 
 /// Hosts MCP sessions over streamable HTTP.
 ///
@@ -59,6 +66,25 @@ struct Inner {
     sessions: Mutex<HashMap<Arc<str>, Arc<SessionState>>>,
     /// The id every stateless session shares (one allocation, not one per POST).
     stateless_id: Arc<str>,
+    /// This service's name among those sharing a session registry (random), and what
+    /// its shared sessions' outbound request ids start with (`"<instance>/"`).
+    instance: Arc<str>,
+    id_prefix: Arc<str>,
+    /// Set once this service listens for messages relayed to it (see
+    /// [`SessionRegistry::listen`]); before it serves a shared session.
+    listening: tokio::sync::OnceCell<()>,
+    /// Ends the relay listener with the service.
+    relay_stop: tokio_util::sync::CancellationToken,
+    /// Messages for GET streams held elsewhere, in order, to the task that relays them
+    /// (started with the listener; bounded: a Redis far behind drops, never grows).
+    outbox: tokio::sync::mpsc::Sender<Relayed>,
+    outbox_rx: Mutex<Option<tokio::sync::mpsc::Receiver<Relayed>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.relay_stop.cancel();
+    }
 }
 
 impl fmt::Debug for StreamableHttpService {
@@ -82,12 +108,25 @@ impl StreamableHttpService {
         config: StreamableHttpServerConfig,
         factory: impl Fn(HttpServerTransport) + Send + Sync + 'static,
     ) -> Self {
+        // Named only when sessions are shared: a relayed message finds its service by
+        // this name. Without OS randomness no shared session is made anyway.
+        let instance: Arc<str> = match &config.session_registry {
+            Some(_) => Arc::from(new_session_id().unwrap_or_default().get(..16).unwrap_or("")),
+            None => Arc::from(""),
+        };
+        let (outbox, outbox_rx) = tokio::sync::mpsc::channel(RELAY_QUEUE);
         Self {
             inner: Arc::new(Inner {
                 config: Arc::new(config),
                 factory: Box::new(factory),
                 sessions: Mutex::new(HashMap::new()),
                 stateless_id: Arc::from("stateless"),
+                instance: instance.clone(),
+                id_prefix: Arc::from(format!("{instance}/")),
+                listening: tokio::sync::OnceCell::new(),
+                relay_stop: tokio_util::sync::CancellationToken::new(),
+                outbox,
+                outbox_rx: Mutex::new(Some(outbox_rx)),
             }),
         }
     }
@@ -103,15 +142,36 @@ impl StreamableHttpService {
     /// client attached out of band (a gateway that provisions sessions, or a test
     /// harness). The factory is called as usual; the session then takes its
     /// `initialize` (sent with this id) like any other. `None` in stateless mode, at the
-    /// session cap, or without OS randomness.
+    /// session cap, without OS randomness, or with a
+    /// [session registry](StreamableHttpServerConfig::session_registry) (a shared
+    /// session is recorded before it starts: see
+    /// [`open_shared_session`](Self::open_shared_session)).
     pub fn open_session(&self) -> Option<String> {
         if !self.inner.config.stateful
+            || self.inner.config.session_registry.is_some()
             || self.inner.lock_sessions().len() >= self.inner.config.max_sessions
         {
             return None;
         }
         self.inner
-            .create_session(true, false, None)
+            .create_session(None, true, false, None, None)
+            .map(|s| s.id.to_string())
+    }
+
+    /// [`open_session`](Self::open_session) for a service with a
+    /// [session registry](StreamableHttpServerConfig::session_registry): the session is
+    /// recorded first (under the cap of all services), then started here. `None` as
+    /// for `open_session`, at the registry's cap, or when the registry cannot be
+    /// reached.
+    pub async fn open_shared_session(&self) -> Option<String> {
+        let registry = self.inner.config.session_registry.clone()?;
+        if !self.inner.config.stateful {
+            return None;
+        }
+        self.inner
+            .new_shared_session(&registry)
+            .await
+            .ok()
             .map(|s| s.id.to_string())
     }
 
@@ -195,6 +255,194 @@ impl Inner {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// How long a shared session's record outlives its last request.
+    fn shared_idle(&self) -> std::time::Duration {
+        self.config
+            .session_idle_timeout
+            .unwrap_or(registry::IDLE_WITHOUT_TIMEOUT)
+    }
+
+    /// Records a new session in the registry (under the cap of every service sharing
+    /// it), then starts it here.
+    async fn new_shared_session(
+        self: &Arc<Self>,
+        registry: &Arc<dyn SessionRegistry>,
+    ) -> Result<Arc<SessionState>, Response> {
+        if self.lock_sessions().len() >= self.config.max_sessions {
+            return Err(self.reject(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: too many sessions",
+            ));
+        }
+        let Some(id) = new_session_id() else {
+            return Err(self.reject(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "no randomness available for a session id",
+            ));
+        };
+        self.ensure_listening(registry).await?;
+        match registry
+            .create(&id, self.shared_idle(), self.config.max_sessions)
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(self.reject(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: too many sessions",
+                ));
+            }
+            Err(e) => return Err(self.registry_unavailable(&e)),
+        }
+        self.create_session(Some(Arc::from(id)), true, false, None, None)
+            .ok_or_else(|| {
+                self.reject(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the session could not be created",
+                )
+            })
+    }
+
+    /// Listens for messages relayed to this service, once, before it serves its first
+    /// shared session: a response to one of its requests, or a cancellation, relayed
+    /// by another service must find it listening.
+    async fn ensure_listening(
+        self: &Arc<Self>,
+        registry: &Arc<dyn SessionRegistry>,
+    ) -> Result<(), Response> {
+        let started = self
+            .listening
+            .get_or_try_init(|| async {
+                let stream = registry.listen(&self.instance).await?;
+                let outbox = self
+                    .outbox_rx
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                if let Some(outbox) = outbox {
+                    tokio::spawn(send_relayed(
+                        outbox,
+                        registry.clone(),
+                        self.relay_stop.clone(),
+                    ));
+                }
+                tokio::spawn(relay_loop(
+                    Arc::downgrade(self),
+                    registry.clone(),
+                    self.instance.clone(),
+                    self.relay_stop.clone(),
+                    stream,
+                ));
+                Ok::<(), RegistryError>(())
+            })
+            .await;
+        started
+            .map(|_| ())
+            .map_err(|e| self.registry_unavailable(&e))
+    }
+
+    /// A message another service relayed: a response for one of this service's
+    /// requests, or a cancellation of a request that may run here. Dropped when the
+    /// session is not held here (any more) or the request is not in flight here.
+    async fn take_relayed(&self, relayed: Relayed) {
+        let Some(session) = self
+            .lock_sessions()
+            .get(relayed.session.as_str())
+            .filter(|s| !s.closed.is_cancelled())
+            .cloned()
+        else {
+            return;
+        };
+        if relayed.for_client {
+            session.deliver_relayed(&relayed.message);
+            return;
+        }
+        let Ok(message) = relayed.message.parse::<JsonRpcMessage>() else {
+            return;
+        };
+        match &message {
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
+                let _ = session.push(vec![message], None, &Extensions::new()).await;
+            }
+            JsonRpcMessage::Notification(_) => match cancelled_id(&message) {
+                Some(id) => {
+                    if session.is_in_flight(&id) {
+                        let _ = session.push(vec![message], None, &Extensions::new()).await;
+                        session.cancel_request(&id);
+                    }
+                }
+                // Progress on one of this service's requests.
+                None => {
+                    let _ = session.push(vec![message], None, &Extensions::new()).await;
+                }
+            },
+            JsonRpcMessage::Request(_) => {}
+        }
+    }
+
+    /// Sends on the messages of a shared session's POST that belong to another
+    /// service, and answers the rest: a response (or progress) whose id (token) names
+    /// another service goes to it; a cancellation of a request not in flight here goes
+    /// to every service.
+    async fn relay_foreign(
+        &self,
+        session: &SessionState,
+        registry: &Arc<dyn SessionRegistry>,
+        messages: Vec<JsonRpcMessage>,
+    ) -> Vec<JsonRpcMessage> {
+        let mut kept = Vec::with_capacity(messages.len());
+        for message in messages {
+            let to: Option<Option<String>> = match &message {
+                JsonRpcMessage::Response(r) => self.foreign_instance(&r.id).map(Some),
+                JsonRpcMessage::Error(e) => {
+                    e.id.as_ref()
+                        .and_then(|id| self.foreign_instance(id))
+                        .map(Some)
+                }
+                JsonRpcMessage::Notification(_) => match cancelled_id(&message) {
+                    Some(id) => (!session.is_in_flight(&id)).then_some(None),
+                    None => progress_token(&message)
+                        .and_then(|token| self.foreign_instance(&token))
+                        .map(Some),
+                },
+                JsonRpcMessage::Request(_) => None,
+            };
+            let Some(to) = to else {
+                kept.push(message);
+                continue;
+            };
+            let Ok(text) = serde_json::to_string(&message) else {
+                continue;
+            };
+            let relayed = Relayed::new(session.id.to_string(), text);
+            if let Err(e) = registry.relay(to.as_deref(), relayed).await {
+                // At most once: the request this answers or cancels times out.
+                self.report(StatusCode::SERVICE_UNAVAILABLE, format!("not relayed: {e}"));
+            }
+        }
+        kept
+    }
+
+    /// The service an outbound request id names, when it is another than this one.
+    fn foreign_instance(&self, id: &RequestId) -> Option<String> {
+        let RequestId::String(id) = id else {
+            return None;
+        };
+        let (instance, n) = id.split_once('/')?;
+        (instance != &*self.instance
+            && instance.len() == 16
+            && instance.bytes().all(|b| b.is_ascii_hexdigit())
+            && n.parse::<u64>().is_ok())
+        .then(|| instance.to_owned())
+    }
+
+    fn registry_unavailable(&self, error: &RegistryError) -> Response {
+        self.reject(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("Service Unavailable: {error}"),
+        )
+    }
+
     fn report(&self, status: StatusCode, reason: String) {
         // What a peer got wrong is DEBUG (a flood of bad requests must not become a
         // flood of warnings); what the server could not do is WARN.
@@ -219,20 +467,24 @@ impl Inner {
         error_response(status, JsonRpcErrorResponse::new(None, code))
     }
 
-    /// Creates a session and calls the factory.
-    /// `None` when the OS cannot supply randomness for the id.
+    /// Creates a session and calls the factory. `id`: the id of a session recorded in
+    /// the registry (`restored`: its state, when another service initialised it);
+    /// otherwise a new one is made. `None` when the OS cannot supply randomness for the
+    /// id. A restored session another request started meanwhile is answered instead.
     fn create_session(
         self: &Arc<Self>,
+        id: Option<Arc<str>>,
         stateful: bool,
         pre_initialized: bool,
         stateless_era: Option<Vec<(String, String)>>,
+        restored: Option<(u64, SessionSnapshot)>,
     ) -> Option<Arc<SessionState>> {
         // A stateless "session" lives for one POST and its id is never sent anywhere:
         // no randomness (a system call) for it.
-        let id: Arc<str> = if stateful {
-            Arc::from(new_session_id()?)
-        } else {
-            self.stateless_id.clone()
+        let id: Arc<str> = match id {
+            Some(id) => id,
+            None if stateful => Arc::from(new_session_id()?),
+            None => self.stateless_id.clone(),
         };
         let on_end: Option<session::OnEnd> = stateful.then(|| {
             let weak: Weak<Inner> = Arc::downgrade(self);
@@ -242,10 +494,52 @@ impl Inner {
                 }
             }) as session::OnEnd
         });
-        let (state, rx) = SessionState::new(id.clone(), stateful, self.config.clone(), on_end);
+        let shared = match &self.config.session_registry {
+            Some(registry) if stateful => Some(Arc::new(SharedState::new(
+                registry.clone(),
+                id.clone(),
+                self.id_prefix.clone(),
+                self.outbox.clone(),
+                self.shared_idle(),
+                restored,
+            ))),
+            _ => None,
+        };
+        // A shared session's streams are numbered from a random base: each service that
+        // serves it opens streams of its own, and their event ids must not meet in a
+        // shared event store.
+        let stream_base = if shared.is_some() {
+            let mut bytes = [0u8; 4];
+            getrandom::fill(&mut bytes).ok()?;
+            u64::from(u32::from_le_bytes(bytes) | 1) << 32
+        } else {
+            0
+        };
+        let (state, rx) = SessionState::with_shared(
+            id.clone(),
+            stateful,
+            self.config.clone(),
+            on_end,
+            shared,
+            stream_base,
+        );
         if stateful {
-            self.lock_sessions().insert(id, state.clone());
-            if let Some(idle) = self.config.session_idle_timeout {
+            let mut sessions = self.lock_sessions();
+            if let Some(other) = sessions.get(&id)
+                && !other.closed.is_cancelled()
+            {
+                // Restored by another request meanwhile: that one serves it.
+                return Some(other.clone());
+            }
+            sessions.insert(id, state.clone());
+            drop(sessions);
+            // A shared session's local copy is reaped even without an idle timeout: its
+            // record expires some day, and the copy must not outlive it.
+            let idle = match &state.shared {
+                Some(shared) => Some(shared.idle()),
+                None => self.config.session_idle_timeout,
+            };
+            if let Some(idle) = idle {
                 tokio::spawn(reap_when_idle(Arc::downgrade(&state), idle));
             }
         }
@@ -259,11 +553,89 @@ impl Inner {
     }
 }
 
+/// The progress token of a `notifications/progress`, as the request id it is (the
+/// session runtime uses a request's id as its token).
+fn progress_token(message: &JsonRpcMessage) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Progress {
+        progress_token: RequestId,
+    }
+    match message {
+        JsonRpcMessage::Notification(n) if n.method == "notifications/progress" => n
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Progress>(p.get()).ok())
+            .map(|p| p.progress_token),
+        _ => None,
+    }
+}
+
+/// Relays the service's messages for GET streams held elsewhere, in order.
+async fn send_relayed(
+    mut outbox: tokio::sync::mpsc::Receiver<Relayed>,
+    registry: Arc<dyn SessionRegistry>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    loop {
+        let next = tokio::select! {
+            () = stop.cancelled() => return,
+            next = outbox.recv() => next,
+        };
+        let Some(relayed) = next else { return };
+        if let Err(e) = registry.relay(None, relayed).await {
+            tracing::warn!(target: "modelctx_http", %e, "a message for a GET stream was not relayed");
+        }
+    }
+}
+
+/// Takes in what other services relay to this one, until the service is dropped;
+/// listens again (after a pause) when the registry's connection is lost.
+async fn relay_loop(
+    inner: Weak<Inner>,
+    registry: Arc<dyn SessionRegistry>,
+    instance: Arc<str>,
+    stop: tokio_util::sync::CancellationToken,
+    first: futures::stream::BoxStream<'static, Relayed>,
+) {
+    let mut stream = Some(first);
+    loop {
+        let mut current = match stream.take() {
+            Some(s) => s,
+            None => {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+                }
+                match registry.listen(&instance).await {
+                    Ok(s) => s,
+                    Err(_) => continue,
+                }
+            }
+        };
+        loop {
+            let next = tokio::select! {
+                () = stop.cancelled() => return,
+                next = current.next() => next,
+            };
+            let Some(relayed) = next else { break };
+            let Some(inner) = inner.upgrade() else { return };
+            inner.take_relayed(relayed).await;
+        }
+    }
+}
+
 /// Ends a session once it has seen no request and held no stream for `idle`.
+///
+/// A shared session's record expires `idle` after the last request touched it, on
+/// whichever service: while a stream is held open here (a long call, the GET stream),
+/// this touches the record every `idle / 2`, and ends the local copy when the record
+/// is gone (deleted or expired elsewhere). Its local copy ending leaves the record be.
 async fn reap_when_idle(state: Weak<SessionState>, idle: std::time::Duration) {
     loop {
         let Some(s) = state.upgrade() else { return };
-        let deadline = s.last_activity() + idle;
+        let wait = if s.shared.is_some() { idle / 2 } else { idle };
+        let deadline = s.last_activity() + wait;
         let closed = s.closed.clone();
         drop(s);
         tokio::select! {
@@ -273,6 +645,23 @@ async fn reap_when_idle(state: Weak<SessionState>, idle: std::time::Duration) {
         let Some(s) = state.upgrade() else { return };
         if s.has_live_connection() {
             s.touch();
+            if let Some(shared) = s.shared.clone() {
+                let touched = shared
+                    .registry()
+                    .touch(&s.id, shared.idle(), shared.revision());
+                drop(s);
+                match touched.await {
+                    Ok(Lookup::Missing) => {
+                        if let Some(s) = state.upgrade() {
+                            s.terminate();
+                        }
+                        return;
+                    }
+                    Ok(Lookup::State { revision, snapshot }) => shared.changed(revision, snapshot),
+                    // Unreachable now: the next request, or the next round, tries again.
+                    Ok(_) | Err(_) => {}
+                }
+            }
         } else if s.last_activity() + idle <= Instant::now() {
             s.terminate();
             return;
@@ -340,7 +729,7 @@ where
             post(inner, headers, &extensions, body).await
         }
         Method::GET => get(inner, &parts.headers).await,
-        Method::DELETE => delete(inner, &parts.headers),
+        Method::DELETE => delete(inner, &parts.headers).await,
         _ => {
             let mut response = inner.reject(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -391,6 +780,99 @@ fn find_session(inner: &Inner, headers: &HeaderMap) -> Result<Arc<SessionState>,
             Ok(s)
         }
         _ => Err(inner.reject(StatusCode::NOT_FOUND, "Not Found: no such session")),
+    }
+}
+
+/// Resolves the session a request names: this service's own map, or, with a session
+/// registry, the registry (every request touches the session's record there).
+async fn resolve_session(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+) -> Result<Arc<SessionState>, Response> {
+    match &inner.config.session_registry {
+        None => find_session(inner, headers),
+        Some(registry) => find_shared_session(inner, registry, headers).await,
+    }
+}
+
+/// Resolves a shared session: touches its record, takes in state another service
+/// saved, and starts a local copy from the record when this service holds none.
+async fn find_shared_session(
+    inner: &Arc<Inner>,
+    registry: &Arc<dyn SessionRegistry>,
+    headers: &HeaderMap,
+) -> Result<Arc<SessionState>, Response> {
+    let Some(id) = headers.get(MCP_SESSION_ID) else {
+        return Err(inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the Mcp-Session-Id header is required",
+        ));
+    };
+    let not_found = || inner.reject(StatusCode::NOT_FOUND, "Not Found: no such session");
+    let Ok(id) = id.to_str() else {
+        return Err(not_found());
+    };
+    let local = inner
+        .lock_sessions()
+        .get(id)
+        .filter(|s| !s.closed.is_cancelled())
+        .cloned();
+    let known = local
+        .as_ref()
+        .and_then(|s| s.shared.as_ref())
+        .map_or(0, |s| s.revision());
+    let lookup = match registry.touch(id, inner.shared_idle(), known).await {
+        Ok(lookup) => lookup,
+        Err(e) => return Err(inner.registry_unavailable(&e)),
+    };
+    match (lookup, local) {
+        (Lookup::Missing, local) => {
+            // Deleted or expired elsewhere: the local copy ends too.
+            if let Some(s) = local {
+                s.terminate();
+            }
+            Err(not_found())
+        }
+        (Lookup::State { revision, snapshot }, Some(s)) => {
+            if let Some(shared) = &s.shared {
+                shared.changed(revision, snapshot);
+            }
+            s.touch();
+            Ok(s)
+        }
+        (Lookup::State { revision, snapshot }, None) => {
+            inner.ensure_listening(registry).await?;
+            if inner.lock_sessions().len() >= inner.config.max_sessions {
+                return Err(inner.reject(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: too many sessions",
+                ));
+            }
+            inner
+                .create_session(
+                    Some(Arc::from(id)),
+                    true,
+                    false,
+                    None,
+                    Some((revision, *snapshot)),
+                )
+                .ok_or_else(|| {
+                    inner.reject(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "the session could not be created",
+                    )
+                })
+        }
+        (_, Some(s)) => {
+            s.touch();
+            Ok(s)
+        }
+        // Recorded, but its `initialize` has not been answered (on another service):
+        // nothing to continue from yet.
+        (_, None) => Err(inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the session is not initialised yet",
+        )),
     }
 }
 
@@ -511,6 +993,14 @@ where
     let stateful = inner.config.stateful;
     let session = if !stateful {
         None
+    } else if init
+        && headers.get(MCP_SESSION_ID).is_none()
+        && let Some(registry) = &inner.config.session_registry
+    {
+        match inner.new_shared_session(registry).await {
+            Ok(s) => Some(s),
+            Err(r) => return r,
+        }
     } else if init && headers.get(MCP_SESSION_ID).is_none() {
         if inner.lock_sessions().len() >= inner.config.max_sessions {
             return inner.reject(
@@ -520,7 +1010,7 @@ where
         }
         None
     } else {
-        match find_session(inner, headers) {
+        match resolve_session(inner, headers).await {
             Ok(s) => Some(s),
             Err(r) => return r,
         }
@@ -542,7 +1032,7 @@ where
     }
     let session = match session {
         Some(s) => s,
-        None => match inner.create_session(stateful, !stateful && !init, None) {
+        None => match inner.create_session(None, stateful, !stateful && !init, None, None) {
             Some(s) => s,
             None => {
                 return inner.reject(
@@ -597,7 +1087,7 @@ async fn stateless_post(
         );
     }
     let mirrored = era::mirrored_params(headers);
-    let Some(session) = inner.create_session(false, false, Some(mirrored)) else {
+    let Some(session) = inner.create_session(None, false, false, Some(mirrored), None) else {
         return inner.reject(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the session could not be created",
@@ -620,11 +1110,16 @@ async fn stateless_post(
 async fn dispatch(
     inner: &Inner,
     session: Arc<SessionState>,
-    messages: Vec<JsonRpcMessage>,
+    mut messages: Vec<JsonRpcMessage>,
     extensions: &Extensions,
     init: bool,
     stateless_era: bool,
 ) -> Response {
+    if session.shared.is_some()
+        && let Some(registry) = &inner.config.session_registry
+    {
+        messages = inner.relay_foreign(&session, registry, messages).await;
+    }
     let ids: Vec<RequestId> = messages
         .iter()
         .filter_map(|m| match m {
@@ -639,6 +1134,11 @@ async fn dispatch(
         );
     }
     let cancelled: Vec<RequestId> = messages.iter().filter_map(cancelled_id).collect();
+    if session.missed_initialized(&messages)
+        && let Ok(note) = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.parse()
+    {
+        messages.insert(0, note);
+    }
     if init && let Some(id) = ids.first() {
         session.expect_initialize(id.clone());
     }
@@ -775,7 +1275,7 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
             "Method Not Allowed: a stateless server has no standalone stream",
         );
     }
-    let session = match find_session(inner, headers) {
+    let session = match resolve_session(inner, headers).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -817,19 +1317,28 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
     response
 }
 
-fn delete(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
+async fn delete(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
     if !inner.config.stateful {
         return inner.reject(
             StatusCode::METHOD_NOT_ALLOWED,
             "Method Not Allowed: a stateless server has no sessions to end",
         );
     }
-    let session = match find_session(inner, headers) {
+    let session = match resolve_session(inner, headers).await {
         Ok(s) => s,
         Err(r) => return r,
     };
     if let Err(r) = protocol_version(inner, headers, Some(&session)) {
         return r;
+    }
+    if let Some(shared) = &session.shared {
+        // Gone for every service: their next request for it answers 404.
+        if let Err(e) = shared.registry().remove(&session.id).await {
+            return inner.registry_unavailable(&e);
+        }
+        if let Some(store) = &inner.config.event_store {
+            store.forget_session(&session.id);
+        }
     }
     session.terminate();
     status_only(StatusCode::OK)

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use modelctx_transport::{
-    DirectReceiver, DirectSlot, Extensions, Holding, MessageSink, MessageStream, Transport,
-    TransportError, TransportMessage,
+    DirectReceiver, DirectSlot, Extensions, Holding, MessageSink, MessageStream, SharedSession,
+    Transport, TransportError, TransportMessage,
 };
 use modelctx_types::{ErrorData, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot};
@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{Rejection, StreamableHttpServerConfig};
 use super::event_store::EventId;
+use super::registry::SharedState;
 use crate::sse;
 
 /// The standalone GET stream of a session.
@@ -93,6 +94,16 @@ pub(crate) struct SessionState {
     /// `Mcp-Session-Id` as a header value, for every answer of a stateful session.
     pub(crate) id_header: Option<http::HeaderValue>,
     on_end: Mutex<Option<OnEnd>>,
+    /// The session's record in the shared registry, when there is one.
+    pub(crate) shared: Option<Arc<SharedState>>,
+    /// What this process's stream numbers start from (0 unless the session is shared:
+    /// then random, so that the streams each process opens for the same session have
+    /// distinct ids in a shared event store). The standalone stream is known as stream
+    /// `stream_base` in event ids.
+    stream_base: u64,
+    /// Whether the client's `notifications/initialized` reached this process (shared
+    /// sessions only: it may have gone to another one).
+    initialized_note: std::sync::atomic::AtomicBool,
 }
 
 /// What the HTTP layer gets for a POST that carried requests.
@@ -111,15 +122,29 @@ pub(crate) enum Answer {
 }
 
 impl SessionState {
+    #[cfg(test)]
     pub(crate) fn new(
         id: Arc<str>,
         stateful: bool,
         config: Arc<StreamableHttpServerConfig>,
         on_end: Option<OnEnd>,
     ) -> (Arc<Self>, mpsc::Receiver<Inbound>) {
+        Self::with_shared(id, stateful, config, on_end, None, 0)
+    }
+
+    /// A session whose record is in a shared registry (`shared`), numbering its streams
+    /// from `stream_base`.
+    pub(crate) fn with_shared(
+        id: Arc<str>,
+        stateful: bool,
+        config: Arc<StreamableHttpServerConfig>,
+        on_end: Option<OnEnd>,
+        shared: Option<Arc<SharedState>>,
+        stream_base: u64,
+    ) -> (Arc<Self>, mpsc::Receiver<Inbound>) {
         let (tx, rx) = mpsc::channel(config.inbound_queue.max(1));
         let mut routes = Routes {
-            next_stream: STANDALONE + 1,
+            next_stream: stream_base + 1,
             ..Routes::default()
         };
         if stateful {
@@ -144,6 +169,9 @@ impl SessionState {
             negotiated: OnceLock::new(),
             empty: Arc::from(""),
             on_end: Mutex::new(on_end),
+            shared,
+            stream_base,
+            initialized_note: std::sync::atomic::AtomicBool::new(false),
         });
         (state, rx)
     }
@@ -191,8 +219,49 @@ impl SessionState {
         }
     }
 
-    /// Ends the session: its handlers see the end of their stream, open connections end,
-    /// stored events are forgotten, and the registry drops it.
+    /// The number stream `stream_id` has in event ids.
+    fn wire_stream(&self, stream_id: u64) -> u64 {
+        if stream_id == STANDALONE {
+            self.stream_base
+        } else {
+            stream_id
+        }
+    }
+
+    /// The stream an event id's stream number names in this process.
+    fn local_stream(&self, wire: u64) -> u64 {
+        if wire == self.stream_base {
+            STANDALONE
+        } else {
+            wire
+        }
+    }
+
+    /// Whether this shared session ran its handshake here and the client's
+    /// `notifications/initialized` went to another process: the session runtime here
+    /// still waits for it, and would refuse every request. The client sent it (it sends
+    /// requests only after), so the transport hands the runtime one in its place.
+    pub(crate) fn missed_initialized(&self, messages: &[JsonRpcMessage]) -> bool {
+        use std::sync::atomic::Ordering;
+        let Some(shared) = &self.shared else {
+            return false;
+        };
+        if messages
+            .iter()
+            .any(|m| m.method() == Some("notifications/initialized"))
+        {
+            self.initialized_note.store(true, Ordering::Relaxed);
+            return false;
+        }
+        !shared.is_restored()
+            && self.negotiated.get().is_some()
+            && !self.initialized_note.swap(true, Ordering::Relaxed)
+    }
+
+    /// Ends the session here: its handlers see the end of their stream, open
+    /// connections end, and the service drops it. Its stored events are forgotten
+    /// unless the session is shared (other processes may still serve it; its DELETE
+    /// forgets them).
     pub(crate) fn terminate(&self) {
         if self.closed.is_cancelled() {
             return;
@@ -207,7 +276,9 @@ impl SessionState {
             routes.requests.clear();
             routes.streams.clear();
         }
-        if let Some(store) = &self.config.event_store {
+        if let Some(store) = &self.config.event_store
+            && self.shared.is_none()
+        {
             store.forget_session(&self.id);
         }
         let on_end = self.on_end.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -331,7 +402,7 @@ impl SessionState {
             return None;
         }
         let id = EventId {
-            stream: stream_id,
+            stream: self.wire_stream(stream_id),
             seq: stream.next_seq,
         };
         stream.next_seq += 1;
@@ -369,12 +440,13 @@ impl SessionState {
         after: EventId,
     ) -> Result<futures::stream::BoxStream<'static, Bytes>, ()> {
         let store = self.config.event_store.clone().ok_or(())?;
-        let open_before = self.routes().streams.contains_key(&after.stream);
+        let local = self.local_stream(after.stream);
+        let open_before = self.routes().streams.contains_key(&local);
         let mut replay = store.replay_after(&self.id, after).await.ok_or(())?;
         let last = replay.last().map_or(after.seq, |(id, _)| id.seq);
         let (cutoff, rx) = {
             let mut routes = self.routes();
-            match routes.streams.get_mut(&after.stream) {
+            match routes.streams.get_mut(&local) {
                 Some(stream) => {
                     // A resumption replaces the connection it resumes: the client lost
                     // it, even if the server has not noticed yet.
@@ -483,7 +555,7 @@ impl SessionState {
         let id = match &self.config.event_store {
             Some(store) if self.stateful => {
                 let id = EventId {
-                    stream: stream_id,
+                    stream: self.wire_stream(stream_id),
                     seq: stream.next_seq,
                 };
                 stream.next_seq += 1;
@@ -576,7 +648,16 @@ impl SessionState {
                 // The standalone stream carries no responses; a stateless one has none.
                 self.report("an error response without id has no stream".to_owned());
             }
-            None if self.stateful => self.deliver(&mut routes, STANDALONE, &data),
+            None if self.stateful => match &self.shared {
+                // The GET stream may be open on another service: every service hears
+                // it, the one holding the stream delivers it.
+                Some(shared) if !Self::standalone_here(&routes) => {
+                    if !shared.relay_to_client(&data) {
+                        self.report("relay queue full, message for the GET stream dropped".into());
+                    }
+                }
+                _ => self.deliver(&mut routes, STANDALONE, &data),
+            },
             // Stateless answers have no stream for a notification: it is dropped, as it
             // would be with no listener.
             None if matches!(msg, JsonRpcMessage::Notification(_)) => {}
@@ -587,6 +668,22 @@ impl SessionState {
             }
         }
         Ok(())
+    }
+
+    fn standalone_here(routes: &Routes) -> bool {
+        routes
+            .streams
+            .get(&STANDALONE)
+            .is_some_and(StreamState::has_live_conn)
+    }
+
+    /// Delivers `data`, relayed by another service, on the GET stream, if it is open
+    /// here.
+    pub(crate) fn deliver_relayed(&self, data: &str) {
+        let mut routes = self.routes();
+        if Self::standalone_here(&routes) {
+            self.deliver(&mut routes, STANDALONE, data);
+        }
     }
 
     /// Ends request `id`'s route with `data`, its response: the JSON body, or the last
@@ -679,9 +776,12 @@ impl HttpServerTransport {
     }
 
     /// Whether the session must start already initialised: true for a stateless POST
-    /// that is not an `initialize` (there was no handshake on this transport).
+    /// that is not an `initialize` (there was no handshake on this transport), and for
+    /// a shared session another process initialised (see
+    /// [`SessionRegistry`](crate::SessionRegistry); the server role then starts from
+    /// the state in [`Transport::shared_session`]).
     pub fn needs_pre_initialized_session(&self) -> bool {
-        self.pre_initialized
+        self.pre_initialized || self.state.shared.as_ref().is_some_and(|s| s.is_restored())
     }
 
     /// Whether handlers may send requests to the client over this transport (false in
@@ -712,6 +812,17 @@ impl Transport for HttpServerTransport {
 
     fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
         self.stateless_era.clone()
+    }
+
+    fn request_id_prefix(&self) -> Option<Arc<str>> {
+        self.state.shared.as_ref().map(|s| s.id_prefix().clone())
+    }
+
+    fn shared_session(&self) -> Option<Arc<dyn SharedSession>> {
+        self.state
+            .shared
+            .clone()
+            .map(|s| s as Arc<dyn SharedSession>)
     }
 
     fn split(self) -> (HttpServerSink, HttpServerStream) {

@@ -6,5 +6,6 @@ mod http;
 mod keys;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod sessions;
 mod support;
 mod tasks;

@@ -1,0 +1,270 @@
+//! Sessions shared by several server processes: the registry the service consults for
+//! sessions it does not hold, and the per-session handle the server role saves its
+//! state through.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use modelctx_transport::{ApplySnapshot, SessionSnapshot, SharedSession, TransportError};
+
+/// Where the sessions of several [`StreamableHttpService`](super::StreamableHttpService)s
+/// (typically processes behind one load balancer) are recorded, so that any of them can
+/// serve any session's requests (`modelctx-redis` has one in Redis).
+///
+/// A record per session holds the server's [`SessionSnapshot`] (the negotiated
+/// revision, what the client declared, its log level and subscriptions) and a revision
+/// number that grows with every save. Records expire after the session's idle time
+/// unless touched; every request of the session touches its record. Without a registry
+/// (the default) a service keeps its sessions to itself, as before.
+///
+/// Every method returns a `'static` future (a remote registry does I/O); an error
+/// means the registry could not be asked, and the service answers the request with 503
+/// rather than guess.
+pub trait SessionRegistry: Send + Sync {
+    /// Records a new session with no state yet, expiring after `idle` unless touched,
+    /// if fewer than `max_sessions` are recorded: `Ok(false)` at the cap.
+    fn create(
+        &self,
+        session: &str,
+        idle: Duration,
+        max_sessions: usize,
+    ) -> BoxFuture<'static, Result<bool, RegistryError>>;
+
+    /// Stores the session's state and refreshes its expiry; answers the new revision
+    /// (greater than any before). `Ok(None)` when the session is not recorded (deleted
+    /// or expired): a state is never stored for a session that is gone.
+    fn save(
+        &self,
+        session: &str,
+        snapshot: &SessionSnapshot,
+        idle: Duration,
+    ) -> BoxFuture<'static, Result<Option<u64>, RegistryError>>;
+
+    /// Refreshes the session's expiry and says what is recorded: the state when its
+    /// revision is not `known` (0: none known).
+    fn touch(
+        &self,
+        session: &str,
+        idle: Duration,
+        known: u64,
+    ) -> BoxFuture<'static, Result<Lookup, RegistryError>>;
+
+    /// Removes the session's record (DELETE): every service then answers 404 for it.
+    fn remove(&self, session: &str) -> BoxFuture<'static, Result<(), RegistryError>>;
+
+    /// How many sessions are recorded (expired ones not counted).
+    fn count(&self) -> BoxFuture<'static, Result<usize, RegistryError>>;
+
+    /// Sends `relayed` to the service called `to`, or to every service listening
+    /// (`None`). At most once: a message no service hears is lost (the request it
+    /// answers times out, a clear error).
+    fn relay(
+        &self,
+        to: Option<&str>,
+        relayed: Relayed,
+    ) -> BoxFuture<'static, Result<(), RegistryError>>;
+
+    /// What is relayed to the service called `instance` or to every service. The
+    /// future resolves once listening: a message relayed after that is in the stream.
+    /// The stream ends when the registry loses its connection (the service then
+    /// listens again).
+    fn listen(
+        &self,
+        instance: &str,
+    ) -> BoxFuture<'static, Result<BoxStream<'static, Relayed>, RegistryError>>;
+}
+
+/// A message of a shared session sent on to another service through
+/// [`SessionRegistry::relay`]. From the client: its response to a request a handler
+/// sent (the id names the service that sent it), progress on such a request, or a
+/// cancellation of a request running elsewhere. For the client: a message not tied to
+/// a request, for the standalone GET stream, which another service may hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Relayed {
+    /// The session's id.
+    pub session: String,
+    /// The JSON-RPC message, as JSON text.
+    pub message: String,
+    /// Whether the message goes to the client (on the GET stream) rather than comes
+    /// from it.
+    pub for_client: bool,
+}
+
+impl Relayed {
+    /// A message the client sent in `session`.
+    pub fn new(session: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            session: session.into(),
+            message: message.into(),
+            for_client: false,
+        }
+    }
+
+    /// A message for the client's GET stream of `session`.
+    pub fn for_client(session: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            for_client: true,
+            ..Self::new(session, message)
+        }
+    }
+}
+
+/// What [`SessionRegistry::touch`] found.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Lookup {
+    /// No such session: never created, deleted, or expired.
+    Missing,
+    /// The session is recorded but has no state yet (its `initialize` is not answered).
+    Uninitialized,
+    /// The session's state is still at the revision the caller knows.
+    Unchanged,
+    /// The session's state, at `revision`.
+    State {
+        /// The revision of `snapshot`.
+        revision: u64,
+        /// The state.
+        snapshot: Box<SessionSnapshot>,
+    },
+}
+
+/// A [`SessionRegistry`] that could not be asked (its store is unreachable, or
+/// answered something unexpected).
+#[derive(Debug, Clone)]
+pub struct RegistryError {
+    message: String,
+}
+
+impl RegistryError {
+    /// An error that says `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "session registry: {}", self.message)
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// The idle time of a shared session whose service keeps sessions until DELETE
+/// (`session_idle_timeout: None`): a shared record must expire some day.
+pub(crate) const IDLE_WITHOUT_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// One session's link to the registry: what the server role saves its state through
+/// ([`SharedSession`]), and the revision of the state this process holds.
+pub(crate) struct SharedState {
+    registry: Arc<dyn SessionRegistry>,
+    id: Arc<str>,
+    /// What the ids of the session's outbound requests start with: the service's
+    /// instance name and a slash.
+    id_prefix: Arc<str>,
+    /// The service's queue of messages for GET streams held elsewhere.
+    outbox: tokio::sync::mpsc::Sender<Relayed>,
+    idle: Duration,
+    restored: Option<SessionSnapshot>,
+    revision: Arc<AtomicU64>,
+    apply: OnceLock<ApplySnapshot>,
+}
+
+impl SharedState {
+    pub(crate) fn new(
+        registry: Arc<dyn SessionRegistry>,
+        id: Arc<str>,
+        id_prefix: Arc<str>,
+        outbox: tokio::sync::mpsc::Sender<Relayed>,
+        idle: Duration,
+        restored: Option<(u64, SessionSnapshot)>,
+    ) -> Self {
+        let (revision, restored) = match restored {
+            Some((revision, snapshot)) => (revision, Some(snapshot)),
+            None => (0, None),
+        };
+        Self {
+            registry,
+            id,
+            id_prefix,
+            outbox,
+            idle,
+            restored,
+            revision: Arc::new(AtomicU64::new(revision)),
+            apply: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<dyn SessionRegistry> {
+        &self.registry
+    }
+
+    pub(crate) fn id_prefix(&self) -> &Arc<str> {
+        &self.id_prefix
+    }
+
+    /// Sends `data`, a message not tied to a request, to every service: the one
+    /// holding the session's GET stream delivers it. False when the queue is full
+    /// (Redis far behind): the message is dropped.
+    pub(crate) fn relay_to_client(&self, data: &str) -> bool {
+        self.outbox
+            .try_send(Relayed::for_client(self.id.to_string(), data))
+            .is_ok()
+    }
+
+    pub(crate) fn idle(&self) -> Duration {
+        self.idle
+    }
+
+    /// Whether this copy of the session continues one another service initialised.
+    pub(crate) fn is_restored(&self) -> bool {
+        self.restored.is_some()
+    }
+
+    /// The revision of the state this process holds (0: none yet).
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision.load(Ordering::Acquire)
+    }
+
+    /// Takes in a state another process saved, if it is newer than the one held.
+    pub(crate) fn changed(&self, revision: u64, snapshot: Box<SessionSnapshot>) {
+        if self.revision.fetch_max(revision, Ordering::AcqRel) < revision
+            && let Some(apply) = self.apply.get()
+        {
+            apply(*snapshot);
+        }
+    }
+}
+
+impl SharedSession for SharedState {
+    fn restored(&self) -> Option<SessionSnapshot> {
+        self.restored.clone()
+    }
+
+    fn save(&self, snapshot: SessionSnapshot) -> BoxFuture<'static, Result<(), TransportError>> {
+        let saving = self.registry.save(&self.id, &snapshot, self.idle);
+        let revision = self.revision.clone();
+        Box::pin(async move {
+            match saving.await {
+                Ok(Some(saved)) => {
+                    // Our own save: known, not a change to take in.
+                    revision.fetch_max(saved, Ordering::AcqRel);
+                    Ok(())
+                }
+                Ok(None) => Err(TransportError::closed()),
+                Err(e) => Err(TransportError::other(e.to_string())),
+            }
+        })
+    }
+
+    fn on_change(&self, apply: ApplySnapshot) {
+        let _ = self.apply.set(apply);
+    }
+}

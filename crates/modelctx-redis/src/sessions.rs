@@ -1,0 +1,352 @@
+//! [`RedisSessionRegistry`]: the records of 2025-era streamable HTTP sessions, shared by
+//! several server processes.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use modelctx_http::{Lookup, RegistryError, Relayed, SessionRegistry};
+use modelctx_transport::SessionSnapshot;
+use redis::aio::ConnectionManager;
+
+use crate::keys::Keys;
+
+/// Key names of a [`RedisSessionRegistry`].
+#[derive(Debug, Clone)]
+pub struct RedisSessionRegistryConfig {
+    pub(crate) prefix: String,
+}
+
+impl Default for RedisSessionRegistryConfig {
+    fn default() -> Self {
+        Self {
+            prefix: crate::DEFAULT_PREFIX.to_owned(),
+        }
+    }
+}
+
+impl RedisSessionRegistryConfig {
+    /// Every key starts with `prefix` (default `"modelctx:"`); services share sessions
+    /// only under the same prefix.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+}
+
+/// A [`SessionRegistry`] in Redis: give the same one (same Redis, same prefix) to every
+/// `StreamableHttpService` behind a load balancer
+/// ([`StreamableHttpServerConfig::session_registry`](modelctx_http::StreamableHttpServerConfig::session_registry)),
+/// and any of them serves any session's requests.
+///
+/// A session is a hash `<prefix>sess:{<id>}` (`rev`, the revision of its state, and
+/// `state`, the server's [`SessionSnapshot`] as JSON once `initialize` is answered),
+/// `PEXPIRE`d the session's idle time after its last request, on any service. The
+/// sorted set `<prefix>sessions` (score: when the record expires, in Redis's own
+/// clock) counts live sessions for the cap across services; expired entries are
+/// purged whenever a session is created or counted. Each operation is one Lua script
+/// (one round trip, atomic): two services creating the last session under the cap
+/// cannot both succeed, and a state is never saved for a session deleted meanwhile.
+///
+/// Messages relayed between services ([`SessionRegistry::relay`]) are published on
+/// `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to all), as `c`
+/// (from the client) or `s` (for the client's GET stream), the session id and the
+/// message, a newline between each; each listening service holds one pub/sub
+/// connection subscribed to both. Pub/sub delivers at most once, which is what the
+/// relay promises.
+pub struct RedisSessionRegistry {
+    /// For the pub/sub connection each listening service opens.
+    client: redis::Client,
+    conn: ConnectionManager,
+    keys: Keys,
+    scripts: Arc<Scripts>,
+}
+
+struct Scripts {
+    create: redis::Script,
+    save: redis::Script,
+    touch: redis::Script,
+    remove: redis::Script,
+    count: redis::Script,
+}
+
+impl fmt::Debug for RedisSessionRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisSessionRegistry")
+            .field("prefix", &self.keys.prefix())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Redis's clock in milliseconds, the same for every service.
+const NOW: &str = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";
+
+/// KEYS: record, index. ARGV: idle ms, cap, id. 1 created, 0 at the cap, -1 taken.
+const CREATE: &str = "
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+redis.call('HSET', KEYS[1], 'rev', 0)
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[3])
+return 1";
+
+/// KEYS: record, index. ARGV: idle ms, state, id. The new revision, or 0: no record.
+const SAVE: &str = "
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
+redis.call('HSET', KEYS[1], 'state', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[3])
+return rev";
+
+/// KEYS: record, index. ARGV: idle ms, known revision, id.
+/// {'missing'} | {'new'} | {'same'} | {'state', rev, state}.
+const TOUCH: &str = "
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then
+  redis.call('ZREM', KEYS[2], ARGV[3])
+  return {'missing'}
+end
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[3])
+local rev = redis.call('HGET', KEYS[1], 'rev') or '0'
+if rev == '0' then return {'new'} end
+if rev == ARGV[2] then return {'same'} end
+return {'state', rev, redis.call('HGET', KEYS[1], 'state') or ''}";
+
+/// KEYS: record, index. ARGV: id.
+const REMOVE: &str = "
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1";
+
+/// KEYS: index. The number of live sessions.
+const COUNT: &str = "
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])";
+
+fn script(body: &str) -> redis::Script {
+    redis::Script::new(&format!("{NOW}\n{body}"))
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+fn unavailable(e: redis::RedisError) -> RegistryError {
+    RegistryError::new(format!("Redis: {e}"))
+}
+
+impl RedisSessionRegistry {
+    /// A registry on `conn`, listening for relayed messages on connections of
+    /// `client` (the same Redis).
+    pub fn new(
+        client: redis::Client,
+        conn: ConnectionManager,
+        config: RedisSessionRegistryConfig,
+    ) -> Self {
+        Self {
+            client,
+            conn,
+            keys: Keys::new(&config.prefix),
+            scripts: Arc::new(Scripts {
+                create: script(CREATE),
+                save: script(SAVE),
+                touch: script(TOUCH),
+                remove: script(REMOVE),
+                count: script(COUNT),
+            }),
+        }
+    }
+
+    /// Connects to the Redis at `url` with a reconnecting [`ConnectionManager`] and
+    /// builds a registry on it.
+    pub async fn connect(
+        url: &str,
+        config: RedisSessionRegistryConfig,
+    ) -> Result<Self, redis::RedisError> {
+        let client = redis::Client::open(url)?;
+        Ok(Self::new(client, crate::connect(url).await?, config))
+    }
+
+    /// Runs one of the session scripts on `session`'s record and the index, with
+    /// `args`; the future owns what it needs.
+    fn run<T: redis::FromRedisValue + Send + 'static>(
+        &self,
+        pick: fn(&Scripts) -> &redis::Script,
+        session: &str,
+        args: Vec<String>,
+    ) -> BoxFuture<'static, Result<T, RegistryError>> {
+        let mut conn = self.conn.clone();
+        let scripts = self.scripts.clone();
+        let keys = [self.keys.session(session), self.keys.sessions()];
+        Box::pin(async move {
+            let mut call = pick(&scripts).prepare_invoke();
+            call.key(&keys[0]).key(&keys[1]);
+            for arg in &args {
+                call.arg(arg);
+            }
+            match call.invoke_async(&mut conn).await {
+                // The connection broke (Redis restarted): the manager reconnects, and
+                // one more try tells the request what the new Redis holds instead of
+                // failing it for the old connection.
+                Err(e) if e.is_connection_dropped() || e.is_io_error() => {
+                    call.invoke_async(&mut conn).await.map_err(unavailable)
+                }
+                other => other.map_err(unavailable),
+            }
+        })
+    }
+}
+
+impl SessionRegistry for RedisSessionRegistry {
+    fn create(
+        &self,
+        session: &str,
+        idle: Duration,
+        max_sessions: usize,
+    ) -> BoxFuture<'static, Result<bool, RegistryError>> {
+        let args = vec![
+            millis(idle).to_string(),
+            max_sessions.to_string(),
+            session.to_owned(),
+        ];
+        let created = self.run::<i64>(|s| &s.create, session, args);
+        Box::pin(async move {
+            match created.await? {
+                1 => Ok(true),
+                0 => Ok(false),
+                _ => Err(RegistryError::new("the new session's id is taken")),
+            }
+        })
+    }
+
+    fn save(
+        &self,
+        session: &str,
+        snapshot: &SessionSnapshot,
+        idle: Duration,
+    ) -> BoxFuture<'static, Result<Option<u64>, RegistryError>> {
+        let text = match serde_json::to_string(snapshot) {
+            Ok(text) => text,
+            Err(e) => {
+                let error = RegistryError::new(format!("the session state does not encode: {e}"));
+                return Box::pin(async move { Err(error) });
+            }
+        };
+        let args = vec![millis(idle).to_string(), text, session.to_owned()];
+        let saved = self.run::<u64>(|s| &s.save, session, args);
+        Box::pin(async move { Ok(Some(saved.await?).filter(|r| *r > 0)) })
+    }
+
+    fn touch(
+        &self,
+        session: &str,
+        idle: Duration,
+        known: u64,
+    ) -> BoxFuture<'static, Result<Lookup, RegistryError>> {
+        let args = vec![
+            millis(idle).to_string(),
+            known.to_string(),
+            session.to_owned(),
+        ];
+        let touched = self.run::<Vec<String>>(|s| &s.touch, session, args);
+        Box::pin(async move {
+            let reply = touched.await?;
+            match reply.as_slice() {
+                [kind] if kind == "missing" => Ok(Lookup::Missing),
+                [kind] if kind == "new" => Ok(Lookup::Uninitialized),
+                [kind] if kind == "same" => Ok(Lookup::Unchanged),
+                [kind, revision, state] if kind == "state" => {
+                    let revision = revision
+                        .parse()
+                        .map_err(|_| RegistryError::new("a session's revision is not a number"))?;
+                    let snapshot = serde_json::from_str(state).map_err(|e| {
+                        RegistryError::new(format!("a session's state does not decode: {e}"))
+                    })?;
+                    Ok(Lookup::State {
+                        revision,
+                        snapshot: Box::new(snapshot),
+                    })
+                }
+                _ => Err(RegistryError::new(
+                    "unexpected answer from the touch script",
+                )),
+            }
+        })
+    }
+
+    fn remove(&self, session: &str) -> BoxFuture<'static, Result<(), RegistryError>> {
+        let removed = self.run::<i64>(|s| &s.remove, session, vec![session.to_owned()]);
+        Box::pin(async move { removed.await.map(drop) })
+    }
+
+    fn relay(
+        &self,
+        to: Option<&str>,
+        relayed: Relayed,
+    ) -> BoxFuture<'static, Result<(), RegistryError>> {
+        let mut conn = self.conn.clone();
+        let channel = match to {
+            Some(instance) => self.keys.relay_to(instance),
+            None => self.keys.relay_all(),
+        };
+        let kind = if relayed.for_client { "s" } else { "c" };
+        let payload = format!("{kind}\n{}\n{}", relayed.session, relayed.message);
+        Box::pin(async move {
+            let _: i64 = redis::cmd("PUBLISH")
+                .arg(channel)
+                .arg(payload)
+                .query_async(&mut conn)
+                .await
+                .map_err(unavailable)?;
+            Ok(())
+        })
+    }
+
+    fn listen(
+        &self,
+        instance: &str,
+    ) -> BoxFuture<'static, Result<BoxStream<'static, Relayed>, RegistryError>> {
+        let client = self.client.clone();
+        let channels = [self.keys.relay_to(instance), self.keys.relay_all()];
+        Box::pin(async move {
+            let subscribe = async {
+                let mut pubsub = client.get_async_pubsub().await?;
+                pubsub.subscribe(&channels[..]).await?;
+                Ok::<_, redis::RedisError>(pubsub)
+            };
+            let pubsub = tokio::time::timeout(crate::CONNECT_TIMEOUT, subscribe)
+                .await
+                .map_err(|_| RegistryError::new("Redis: subscribing timed out"))?
+                .map_err(unavailable)?;
+            let relayed = pubsub.into_on_message().filter_map(|msg| {
+                let payload: Option<String> = msg.get_payload().ok();
+                let relayed = payload.and_then(|p| {
+                    let (kind, rest) = p.split_once('\n')?;
+                    let (session, message) = rest.split_once('\n')?;
+                    match kind {
+                        "c" => Some(Relayed::new(session, message)),
+                        "s" => Some(Relayed::for_client(session, message)),
+                        _ => None,
+                    }
+                });
+                futures::future::ready(relayed)
+            });
+            Ok(relayed.boxed())
+        })
+    }
+
+    fn count(&self) -> BoxFuture<'static, Result<usize, RegistryError>> {
+        let mut conn = self.conn.clone();
+        let scripts = self.scripts.clone();
+        let index = self.keys.sessions();
+        Box::pin(async move {
+            let mut call = scripts.count.prepare_invoke();
+            call.key(&index);
+            call.invoke_async(&mut conn).await.map_err(unavailable)
+        })
+    }
+}

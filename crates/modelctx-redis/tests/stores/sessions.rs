@@ -1,0 +1,686 @@
+//! Sessions shared by two services through Redis: a client whose every connection goes
+//! to the next service (a round-robin forwarder, no affinity) runs one 2025-era session
+//! across both; DELETE on one is 404 on the other; the cap counts both; records expire
+//! and do not pile up.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::support::{RedisServer, WITHIN};
+use modelctx::client::{Client, ConnectMode};
+use modelctx::http::{
+    Lookup, SessionRegistry, StreamableHttpClientTransport, StreamableHttpServerConfig,
+    StreamableHttpService,
+};
+use modelctx::server::Elicited;
+use modelctx::server::{Server, TaskConfig, ToolDef};
+use modelctx::session::{Peer, SessionConfig};
+use modelctx::transport::SessionSnapshot;
+use modelctx::types::{
+    ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
+    NotificationMethod, ProtocolVersion, RequestMethod, RequestedSchema, SetLevelRequest,
+    SetLevelRequestParams, TaskSupport, Tool,
+};
+use modelctx_redis::{
+    RedisSessionRegistry, RedisSessionRegistryConfig, RedisTaskStore, RedisTaskStoreConfig,
+};
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+/// Answers what the session knows of its client, after logging once at `info` and once
+/// at `error`.
+struct Probe;
+impl RequestMethod for Probe {
+    const METHOD: &'static str = "test/probe";
+    type Params = Value;
+    type Result = Value;
+}
+
+/// Asks the client for a form (elicitation) and answers what it said.
+struct Ask;
+impl RequestMethod for Ask {
+    const METHOD: &'static str = "test/ask";
+    type Params = Value;
+    type Result = Value;
+}
+
+/// Runs until cancelled (the session drops a cancelled handler), saying so on the
+/// instance's `events`.
+struct Wait;
+impl RequestMethod for Wait {
+    const METHOD: &'static str = "test/wait";
+    type Params = Value;
+    type Result = Value;
+}
+
+/// Says "cancelled" when `test/wait`'s handler stops, however it stops.
+struct Stopped(mpsc::UnboundedSender<&'static str>);
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.send("cancelled");
+    }
+}
+
+/// One service on a loopback port, sharing sessions through `registry`.
+struct Instance {
+    service: StreamableHttpService,
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// What `test/wait` went through here: "started", "cancelled".
+    events: mpsc::UnboundedReceiver<&'static str>,
+    /// The peers of the sessions started here (local copies included), in order.
+    peers: Arc<std::sync::Mutex<Vec<Peer>>>,
+}
+
+impl Instance {
+    async fn start(registry: Arc<dyn SessionRegistry>, max_sessions: usize) -> Self {
+        let config = StreamableHttpServerConfig::default()
+            .max_sessions(max_sessions)
+            .session_registry(registry);
+        Self::start_with(config).await
+    }
+
+    async fn start_idle(registry: Arc<dyn SessionRegistry>, idle: Duration) -> Self {
+        let config = StreamableHttpServerConfig::default()
+            .session_idle_timeout(Some(idle))
+            .session_registry(registry);
+        Self::start_with(config).await
+    }
+
+    async fn start_with(config: StreamableHttpServerConfig) -> Self {
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let server = Server::builder("shared", "1.0.0")
+            .logging()
+            .request_handler::<Ask, _, _>(|_, cx| async move {
+                let answer = cx
+                    .elicit_form_schema("Anything to add?", RequestedSchema::new())
+                    .await
+                    .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+                Ok(json!({"accepted": matches!(answer, Elicited::Accepted(_))}))
+            })
+            .request_handler::<Wait, _, _>(move |_, cx| {
+                let events = events_tx.clone();
+                async move {
+                    let _ = events.send("started");
+                    let _stopped = Stopped(events);
+                    cx.cancellation().cancelled().await;
+                    Ok(json!({}))
+                }
+            })
+            .request_handler::<Probe, _, _>(|_, cx| async move {
+                let _ = cx.info("info").await;
+                let _ = cx.error("error").await;
+                Ok(json!({
+                    "client": cx.client_info().map(|i| i.name.clone()),
+                }))
+            })
+            .build();
+        let peers = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let started = peers.clone();
+        let service = StreamableHttpService::with_config(config, move |transport| {
+            let mut session = SessionConfig::server();
+            if transport.needs_pre_initialized_session() {
+                session = session.pre_initialized();
+            }
+            let session = server.serve_with(transport, session);
+            started.lock().unwrap().push(session.peer().clone());
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(service.clone().serve(listener, async move {
+            let _ = stopped.await;
+        }));
+        Self {
+            service,
+            url,
+            stop: Some(stop),
+            events,
+            peers,
+        }
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// A loopback TCP forwarder that sends each new connection to the next backend in turn.
+/// With a client that opens a connection per request, every request goes to the next
+/// service. Returns its address and how many connections it forwarded.
+async fn round_robin(backends: Vec<String>) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let n = counter.fetch_add(1, Ordering::Relaxed);
+            let backend = backends[n % backends.len()].clone();
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = TcpStream::connect(&backend).await {
+                    let _ = inbound.set_nodelay(true);
+                    let _ = outbound.set_nodelay(true);
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    (format!("http://{addr}/mcp"), count)
+}
+
+fn host_port(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned()
+}
+
+/// A raw request to one service: `(status, body)`, or, for a request that named no
+/// session (an `initialize`), `(status, the new session's id)`.
+async fn raw(
+    method: reqwest::Method,
+    url: &str,
+    session: Option<&str>,
+    body: Option<Value>,
+) -> (u16, String) {
+    let client = reqwest::Client::new();
+    let mut request = client
+        .request(method, url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    if let Some(body) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body.to_string());
+    }
+    let response = tokio::time::timeout(WITHIN, request.send())
+        .await
+        .expect("the request ends")
+        .expect("the request reaches the service");
+    let status = response.status().as_u16();
+    let session_id = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = tokio::time::timeout(WITHIN, response.text())
+        .await
+        .expect("the body ends")
+        .unwrap_or_default();
+    match session {
+        None => (status, session_id.unwrap_or(text)),
+        Some(_) => (status, text),
+    }
+}
+
+/// A POST whose answer is an SSE stream, read until it contains `needle`: the stream
+/// and everything read so far.
+async fn post_stream(
+    url: &str,
+    session: &str,
+    body: Value,
+) -> futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>> {
+    use futures::StreamExt;
+    let response = tokio::time::timeout(
+        WITHIN,
+        reqwest::Client::new()
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session)
+            .body(body.to_string())
+            .send(),
+    )
+    .await
+    .expect("the POST is answered")
+    .expect("the POST reaches the service");
+    assert_eq!(response.status().as_u16(), 200);
+    response.bytes_stream().boxed()
+}
+
+async fn read_until(
+    stream: &mut futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    seen: &mut String,
+    needle: &str,
+) {
+    use futures::StreamExt;
+    while !seen.contains(needle) {
+        let chunk = tokio::time::timeout(WITHIN, stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("no {needle:?} within {WITHIN:?}; got {seen}"))
+            .unwrap_or_else(|| panic!("the stream ended before {needle:?}; got {seen}"))
+            .expect("the stream reads");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+/// Initialises a session on `url` whose client declares form elicitation; its id.
+async fn open(url: &str) -> String {
+    let mut init = initialize();
+    init["params"]["capabilities"] = json!({"elicitation": {"form": {}}});
+    let (status, session) = raw(reqwest::Method::POST, url, None, Some(init)).await;
+    assert_eq!(status, 200);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _) = raw(
+        reqwest::Method::POST,
+        url,
+        Some(&session),
+        Some(initialized),
+    )
+    .await;
+    assert_eq!(status, 202);
+    session
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_posted_to_the_other_service_reaches_the_handler_that_asked() {
+    let redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "ask:").await, 100).await;
+    let b = Instance::start(registry(&redis, "ask:").await, 100).await;
+    let session = open(&a.url).await;
+
+    // The handler on A asks; its request's id names A.
+    let ask = json!({"jsonrpc": "2.0", "id": 7, "method": "test/ask"});
+    let mut stream = post_stream(&a.url, &session, ask).await;
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "elicitation/create").await;
+    let data = seen
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find(|d| d.contains("elicitation/create"))
+        .expect("the request's event");
+    let request: Value = serde_json::from_str(data).unwrap();
+    let id = request["id"].clone();
+    assert!(id.as_str().is_some_and(|s| s.contains('/')), "{id}");
+
+    // The client answers on B: B relays it to A, and the handler finishes there.
+    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {}}});
+    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(answer)).await;
+    assert_eq!(status, 202);
+    read_until(&mut stream, &mut seen, r#""accepted":true"#).await;
+    assert!(seen.contains(r#""id":7"#), "{seen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancellation_posted_to_the_other_service_stops_the_request() {
+    let redis = RedisServer::start();
+    let mut a = Instance::start(registry(&redis, "cancel:").await, 100).await;
+    let b = Instance::start(registry(&redis, "cancel:").await, 100).await;
+    let session = open(&a.url).await;
+
+    let wait = json!({"jsonrpc": "2.0", "id": 9, "method": "test/wait"});
+    let mut stream = post_stream(&a.url, &session, wait).await;
+    let started = tokio::time::timeout(WITHIN, a.events.recv()).await.unwrap();
+    assert_eq!(started, Some("started"));
+
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 9, "reason": "changed my mind"}});
+    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(cancel)).await;
+    assert_eq!(status, 202);
+    let cancelled = tokio::time::timeout(WITHIN, a.events.recv()).await.unwrap();
+    assert_eq!(
+        cancelled,
+        Some("cancelled"),
+        "the handler on A was cancelled"
+    );
+    // And A's answer stream ends with the cancellation's error, as on one service.
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "-32800").await;
+}
+
+/// A notification not tied to a request.
+struct Note;
+impl NotificationMethod for Note {
+    const METHOD: &'static str = "test/note";
+    type Params = Value;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
+    use futures::StreamExt;
+    let redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "get:").await, 100).await;
+    let b = Instance::start(registry(&redis, "get:").await, 100).await;
+    let session = open(&a.url).await;
+
+    // The GET stream is open on B, with its priming event.
+    let response = tokio::time::timeout(
+        WITHIN,
+        reqwest::Client::new()
+            .get(&b.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &session)
+            .send(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut stream = response.bytes_stream().boxed();
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "retry:").await;
+
+    // A, whose copy has no GET stream, sends two notes: B delivers them, in order.
+    let peer = a.peers.lock().unwrap()[0].clone();
+    for n in 1..=2 {
+        tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": n})))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    read_until(&mut stream, &mut seen, r#""n":2"#).await;
+    let first = seen.find(r#""n":1"#).expect("the first note");
+    assert!(first < seen.find(r#""n":2"#).unwrap(), "in order: {seen}");
+    assert_eq!(seen.matches(r#""n":1"#).count(), 1, "once: {seen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_expires_on_every_service() {
+    let redis = RedisServer::start();
+    let idle = Duration::from_millis(300);
+    let a = Instance::start_idle(registry(&redis, "idle:").await, idle).await;
+    let b = Instance::start_idle(registry(&redis, "idle:").await, idle).await;
+    let session = open(&a.url).await;
+    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(ping())).await;
+    assert_eq!(status, 200, "both services hold it");
+
+    // Nobody touches it: its record expires in Redis.
+    let counter = registry(&redis, "idle:").await;
+    let expired = async {
+        while counter.count().await.unwrap() != 0 || !redis.keys().await.is_empty() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, expired)
+        .await
+        .expect("the idle record expires");
+    for url in [&a.url, &b.url] {
+        let (status, _) = raw(reqwest::Method::POST, url, Some(&session), Some(ping())).await;
+        assert_eq!(status, 404, "expired everywhere ({url})");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_lost_with_a_restarted_redis_answer_404_and_new_ones_work() {
+    let mut redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "restart:").await, 100).await;
+    let b = Instance::start(registry(&redis, "restart:").await, 100).await;
+    let session = open(&a.url).await;
+    redis.restart();
+    // The registries reconnect; the session's record is gone with the old Redis: a
+    // clear 404 on both services (A's local copy ends), no hang.
+    for url in [&b.url, &a.url] {
+        let (status, _) = raw(reqwest::Method::POST, url, Some(&session), Some(ping())).await;
+        assert_eq!(status, 404, "{url}");
+    }
+    assert_eq!(a.service.session_count(), 0, "A's copy ended");
+    // A new session works across both.
+    let session = open(&a.url).await;
+    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(ping())).await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_created_on_one_service_is_the_sessions_on_the_other() {
+    let redis = RedisServer::start();
+    let start = |prefix: &'static str| {
+        let redis = &redis;
+        async move {
+            let tasks = RedisTaskStore::new(
+                redis.connection().await,
+                RedisTaskStoreConfig::default().prefix(prefix),
+            );
+            let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+            let tool = ToolDef::with_schema(Tool::new("quick", schema), |_, _cx| async move {
+                Ok::<_, String>("done".to_owned())
+            })
+            .task_support(TaskSupport::Optional);
+            let server = Server::builder("tasks", "1.0.0")
+                .tasks(TaskConfig::new())
+                .task_store(Arc::new(tasks))
+                .tool(tool)
+                .unwrap()
+                .build();
+            let config = StreamableHttpServerConfig::default()
+                .session_registry(registry(redis, prefix).await);
+            let service = StreamableHttpService::with_config(config, move |transport| {
+                let mut session = SessionConfig::server();
+                if transport.needs_pre_initialized_session() {
+                    session = session.pre_initialized();
+                }
+                server.serve_with(transport, session);
+            });
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            tokio::spawn(service.serve(listener, std::future::pending()));
+            url
+        }
+    };
+    let a = start("tasks:").await;
+    let b = start("tasks:").await;
+    let session = open(&a).await;
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "quick", "arguments": {}, "task": {"ttl": 60000}}});
+    let (status, body) = raw(reqwest::Method::POST, &a, Some(&session), Some(call)).await;
+    assert_eq!(status, 200);
+    let at = body
+        .find(r#""taskId":""#)
+        .unwrap_or_else(|| panic!("a task: {body}"))
+        + r#""taskId":""#.len();
+    let task = &body[at..at + body[at..].find('"').unwrap()];
+
+    // Owned by the session, not by the copy that created it: B finds it.
+    let get = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"taskId": task}});
+    let (status, body) = raw(reqwest::Method::POST, &b, Some(&session), Some(get)).await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains(task) && !body.contains(r#""error""#),
+        "{body}"
+    );
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }})
+}
+
+fn ping() -> Value {
+    json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+}
+
+async fn registry(redis: &RedisServer, prefix: &str) -> Arc<dyn SessionRegistry> {
+    let config = RedisSessionRegistryConfig::default().prefix(prefix);
+    let registry =
+        tokio::time::timeout(WITHIN, RedisSessionRegistry::connect(&redis.url(), config))
+            .await
+            .expect("connecting timed out")
+            .expect("cannot connect to the test's redis-server");
+    Arc::new(registry)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_session_runs_across_two_services_round_robin() {
+    let redis = RedisServer::start();
+    // Two services, as two processes would be: each its own connection to Redis.
+    let a = Instance::start(registry(&redis, "rr:").await, 100).await;
+    let b = Instance::start(registry(&redis, "rr:").await, 100).await;
+    let (url, forwarded) = round_robin(vec![host_port(&a.url), host_port(&b.url)]).await;
+
+    // A connection per request: the forwarder sends each to the next service.
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let transport = StreamableHttpClientTransport::builder(&url)
+        .client(http)
+        .build()
+        .unwrap();
+    let (tx, mut logs) = mpsc::unbounded_channel();
+    let client = Client::builder("round-robin", "1.0.0")
+        .mode(ConnectMode::Legacy)
+        .notification_handler::<LoggingMessageNotification, _, _>(move |params, _| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(params.level);
+            }
+        })
+        .connect(transport);
+    let client = tokio::time::timeout(WITHIN, client).await.unwrap().unwrap();
+
+    // Only errors from now on, wherever this lands; then a probe on each service.
+    tokio::time::timeout(
+        WITHIN,
+        client.request::<SetLevelRequest>(SetLevelRequestParams::new(LoggingLevel::Error)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    for _ in 0..4 {
+        let answer = tokio::time::timeout(WITHIN, client.request::<Probe>(json!({})))
+            .await
+            .expect("the probe ends")
+            .expect("the probe succeeds");
+        assert_eq!(answer, json!({"client": "round-robin"}));
+    }
+    assert!(
+        forwarded.load(Ordering::Relaxed) >= 6,
+        "one connection per request"
+    );
+    assert_eq!(a.service.session_count(), 1, "service A holds the session");
+    assert_eq!(b.service.session_count(), 1, "service B holds it too");
+    // Four probes, each an error only: the level set on one service held on both.
+    for _ in 0..4 {
+        let level = tokio::time::timeout(WITHIN, logs.recv()).await.unwrap();
+        assert_eq!(level, Some(LoggingLevel::Error));
+    }
+    assert!(logs.try_recv().is_err(), "no info message passed");
+    drop(client);
+
+    // DELETE on one service: 404 on both.
+    let (status, session) = raw(reqwest::Method::POST, &a.url, None, Some(initialize())).await;
+    assert_eq!(status, 200);
+    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(ping())).await;
+    assert_eq!(status, 200, "B serves a session initialised on A");
+    let (status, _) = raw(reqwest::Method::DELETE, &b.url, Some(&session), None).await;
+    assert_eq!(status, 200);
+    for url in [&a.url, &b.url] {
+        let (status, _) = raw(reqwest::Method::POST, url, Some(&session), Some(ping())).await;
+        assert_eq!(status, 404, "deleted everywhere ({url})");
+    }
+    assert_eq!(
+        a.service.session_count() + b.service.session_count(),
+        2,
+        "only the client's session is left on each: the deleted one ended on both"
+    );
+    let keys = redis.keys().await;
+    assert!(
+        !keys.iter().any(|k| k.contains(&session)),
+        "its record is gone: {keys:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cap_counts_every_service_and_records_expire() {
+    let redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "cap:").await, 2).await;
+    let b = Instance::start(registry(&redis, "cap:").await, 2).await;
+    let (status, first) = raw(reqwest::Method::POST, &a.url, None, Some(initialize())).await;
+    assert_eq!(status, 200);
+    let (status, _) = raw(reqwest::Method::POST, &b.url, None, Some(initialize())).await;
+    assert_eq!(status, 200);
+    let (status, _) = raw(reqwest::Method::POST, &a.url, None, Some(initialize())).await;
+    assert_eq!(
+        status, 503,
+        "two sessions, one on each service: the cap is reached"
+    );
+    let (status, _) = raw(reqwest::Method::DELETE, &b.url, Some(&first), None).await;
+    assert_eq!(status, 200);
+    let (status, _) = raw(reqwest::Method::POST, &b.url, None, Some(initialize())).await;
+    assert_eq!(
+        status, 200,
+        "a deleted session frees its place for every service"
+    );
+
+    // Every record expires on its own, after the idle timeout (300 s by default).
+    let mut conn = redis.connection().await;
+    for key in redis.keys().await {
+        if key.starts_with("cap:sess:") {
+            let ttl: i64 = redis::cmd("PTTL")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            assert!(ttl > 0 && ttl <= 300_000, "{key} expires: {ttl}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_do_not_pile_up_after_churn() {
+    let redis = RedisServer::start();
+    let registry = registry(&redis, "churn:").await;
+    let idle = Duration::from_secs(60);
+    let snapshot = SessionSnapshot::new(
+        ProtocolVersion::V2025_11_25,
+        Implementation::new("c", "1"),
+        ClientCapabilities::default(),
+    );
+    for i in 0..200 {
+        let id = format!("s{i}");
+        assert!(registry.create(&id, idle, 1000).await.unwrap());
+        assert!(registry.save(&id, &snapshot, idle).await.unwrap().is_some());
+        if i % 2 == 0 {
+            registry.remove(&id).await.unwrap();
+        }
+    }
+    assert_eq!(registry.count().await.unwrap(), 100);
+    let keys = redis.keys().await;
+    assert_eq!(keys.len(), 101, "100 records and the index");
+    // A removed session is missing everywhere, and is never saved again.
+    assert_eq!(
+        registry.touch("s0", idle, 0).await.unwrap(),
+        Lookup::Missing
+    );
+    assert_eq!(registry.save("s0", &snapshot, idle).await.unwrap(), None);
+    assert!(matches!(
+        registry.touch("s1", idle, 0).await.unwrap(),
+        Lookup::State { revision: 1, .. }
+    ));
+    assert_eq!(
+        registry.touch("s1", idle, 1).await.unwrap(),
+        Lookup::Unchanged
+    );
+
+    // Records expire on their own, and the index forgets them when it counts.
+    let short = Duration::from_millis(1);
+    for i in 0..10 {
+        assert!(
+            registry
+                .create(&format!("t{i}"), short, 1000)
+                .await
+                .unwrap()
+        );
+    }
+    let gone = async {
+        while registry.count().await.unwrap() != 100 || redis.keys().await.len() != 101 {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, gone)
+        .await
+        .expect("expired records leave the count and Redis: 100 records and the index");
+}

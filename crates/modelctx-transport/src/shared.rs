@@ -1,0 +1,94 @@
+//! Sessions shared by several server processes: the state a server role keeps per
+//! session, exported to the transport and imported from it.
+
+use futures::future::BoxFuture;
+use modelctx_types::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion};
+use serde::{Deserialize, Serialize};
+
+use crate::TransportError;
+
+/// What a server keeps per session that another process needs to continue the
+/// session: the negotiated revision, what the client declared, and what it asked of
+/// the server since (its log level, its resource subscriptions).
+///
+/// A server role exports it through [`SharedSession::save`] after `initialize` and
+/// after each change; a process that takes over the session starts from it
+/// ([`SharedSession::restored`]) without a handshake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SessionSnapshot {
+    /// The protocol revision `initialize` negotiated.
+    pub protocol_version: ProtocolVersion,
+    /// The client's name and version.
+    pub client_info: Implementation,
+    /// The capabilities the client declared.
+    pub client_capabilities: ClientCapabilities,
+    /// The minimum level of log messages the client set (`logging/setLevel`); `None`:
+    /// every message passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<LoggingLevel>,
+    /// The URIs the client subscribed to (`resources/subscribe`), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscriptions: Vec<String>,
+}
+
+impl SessionSnapshot {
+    /// The state right after `initialize`: no log level, no subscriptions.
+    pub fn new(
+        protocol_version: ProtocolVersion,
+        client_info: Implementation,
+        client_capabilities: ClientCapabilities,
+    ) -> Self {
+        Self {
+            protocol_version,
+            client_info,
+            client_capabilities,
+            log_level: None,
+            subscriptions: Vec::new(),
+        }
+    }
+
+    /// With the client's minimum log level.
+    #[must_use]
+    pub fn with_log_level(mut self, level: Option<LoggingLevel>) -> Self {
+        self.log_level = level;
+        self
+    }
+
+    /// With the client's resource subscriptions (kept sorted, without repeats).
+    #[must_use]
+    pub fn with_subscriptions(mut self, uris: impl IntoIterator<Item = String>) -> Self {
+        let mut uris: Vec<String> = uris.into_iter().collect();
+        uris.sort();
+        uris.dedup();
+        self.subscriptions = uris;
+        self
+    }
+}
+
+/// Applies a [`SessionSnapshot`] changed by another process to the local session.
+pub type ApplySnapshot = Box<dyn Fn(SessionSnapshot) + Send + Sync>;
+
+/// A session whose state lives beyond this process, as a transport offers it
+/// ([`Transport::shared_session`](crate::Transport::shared_session)): streamable HTTP
+/// with a shared session registry, where each request may land on another process.
+///
+/// The server role is the only user: it starts from [`restored`](Self::restored),
+/// calls [`save`](Self::save) after every change of its per-session state and awaits it
+/// before answering the request that made the change (so the next request sees it,
+/// wherever it lands), and registers with [`on_change`](Self::on_change) how to take in
+/// a change made elsewhere.
+pub trait SharedSession: Send + Sync {
+    /// The state to continue from when another process started this session (the
+    /// session then starts operational, without a handshake); `None` for a new one.
+    fn restored(&self) -> Option<SessionSnapshot>;
+
+    /// Stores the session's state. An error means other processes will not see it (the
+    /// request that changed it should fail).
+    fn save(&self, snapshot: SessionSnapshot) -> BoxFuture<'static, Result<(), TransportError>>;
+
+    /// How to apply state another process saved: the transport calls it before it
+    /// hands on the first message after it learned of the change.
+    fn on_change(&self, apply: ApplySnapshot);
+}
