@@ -98,8 +98,13 @@ pub struct ErrorData {
     pub code: ErrorCode,
     /// A short description of the error, ideally one sentence.
     pub message: Cow<'static, str>,
-    /// Additional information defined by the sender.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Additional information defined by the sender (`Some(Value::Null)` when it sent
+    /// `"data": null`).
+    #[serde(
+        default,
+        deserialize_with = "crate::common::null_is_a_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub data: Option<Value>,
 }
 
@@ -198,3 +203,25 @@ impl fmt::Display for ErrorData {
 }
 
 impl std::error::Error for ErrorData {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the property tests (issue 25, `tests/schema/properties.rs`): `"data":
+    /// null` was read as no data and dropped when written back.
+    #[test]
+    fn data_null_survives_a_round_trip() {
+        for text in [
+            r#"{"code":-32600,"message":"m","data":null}"#,
+            r#"{"code":-32600,"message":"m","data":{"a":1}}"#,
+            r#"{"code":-32600,"message":"m"}"#,
+        ] {
+            let error: ErrorData = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&error).unwrap(), text);
+        }
+        let error: ErrorData =
+            serde_json::from_str(r#"{"code":1,"message":"m","data":null}"#).unwrap();
+        assert_eq!(error.data, Some(Value::Null));
+    }
+}
