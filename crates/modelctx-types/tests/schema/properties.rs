@@ -488,23 +488,93 @@ fn arbitrary_messages_survive_the_envelope_parser() {
     use modelctx_types::JsonRpcMessage;
     for name in FULL {
         let rev = revision(name);
-        let mut runner = TestRunner::new(Config {
-            cases: 64,
-            failure_persistence: None,
-            ..Config::default()
-        });
-        runner
-            .run(
-                &arbitrary::<JsonRpcMessage>(rev, "JSONRPCMessage"),
-                |message| {
-                    let text = serde_json::to_string(&message).expect("a message serialises");
-                    let parsed = JsonRpcMessage::from_slice(text.as_bytes())
-                        .map_err(|e| TestCaseError::fail(format!("{text}: {e:?}")))?;
-                    let again = serde_json::to_string(&parsed).expect("a message serialises");
-                    prop_assert_eq!(again, text);
+        holds(
+            name,
+            64,
+            arbitrary::<JsonRpcMessage>(rev, "JSONRPCMessage"),
+            |message| {
+                let text = serde_json::to_string(&message).expect("a message serialises");
+                let parsed = JsonRpcMessage::from_slice(text.as_bytes())
+                    .map_err(|e| TestCaseError::fail(format!("{text}: {e:?}")))?;
+                let again = serde_json::to_string(&parsed).expect("a message serialises");
+                prop_assert_eq!(again, text);
+                Ok(())
+            },
+        );
+    }
+}
+
+/// Runs `property` over `strategy` with `cases` cases; panics with proptest's smallest
+/// failing case.
+fn holds<S: Strategy>(
+    what: &str,
+    cases: u32,
+    strategy: S,
+    property: impl Fn(S::Value) -> Result<(), TestCaseError>,
+) {
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    if let Err(e) = runner.run(&strategy, property) {
+        panic!("{what}: {e}");
+    }
+}
+
+/// Issue 25, "Fuzzing", property tests: the typed unions of each side (what the role
+/// crates decode a request or notification into) go to the generic envelope and back
+/// (`to_json_rpc`, `from_json_rpc`) as the same value, in both revisions.
+#[test]
+fn arbitrary_requests_and_notifications_survive_the_envelope() {
+    use modelctx_types::{ClientNotification, ClientRequest, ServerNotification, ServerRequest};
+    for name in FULL {
+        let rev = revision(name);
+        holds(
+            name,
+            48,
+            arbitrary::<ClientRequest>(rev, "ClientRequest"),
+            |r| {
+                let envelope = r
+                    .to_json_rpc()
+                    .expect("a request with an id has an envelope");
+                prop_assert_eq!(ClientRequest::from_json_rpc(&envelope), Ok(r));
+                Ok(())
+            },
+        );
+        if rev.definitions.contains_key("ServerRequest") {
+            holds(
+                name,
+                48,
+                arbitrary::<ServerRequest>(rev, "ServerRequest"),
+                |r| {
+                    let envelope = r
+                        .to_json_rpc()
+                        .expect("a request with an id has an envelope");
+                    prop_assert_eq!(ServerRequest::from_json_rpc(&envelope), Ok(r));
                     Ok(())
                 },
-            )
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            );
+        }
+        holds(
+            name,
+            48,
+            arbitrary::<ClientNotification>(rev, "ClientNotification"),
+            |n| {
+                let envelope = n.to_json_rpc().expect("a notification serialises");
+                prop_assert_eq!(ClientNotification::from_json_rpc(&envelope), Ok(n));
+                Ok(())
+            },
+        );
+        holds(
+            name,
+            48,
+            arbitrary::<ServerNotification>(rev, "ServerNotification"),
+            |n| {
+                let envelope = n.to_json_rpc().expect("a notification serialises");
+                prop_assert_eq!(ServerNotification::from_json_rpc(&envelope), Ok(n));
+                Ok(())
+            },
+        );
     }
 }
