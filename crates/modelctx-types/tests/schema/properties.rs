@@ -7,12 +7,12 @@
 //!
 //! The strategies are derived from the official schema itself ([`instances`]): the keywords
 //! the MCP schemas use (`$ref`, `type`, `properties`, `required`, `additionalProperties`,
-//! `items`, `const`, `enum`, `anyOf`, `allOf`, `minimum`, `maximum`, `maxItems` and the
-//! formats `uri`, `uri-template`, `byte`). Mapped through a definition's Rust type, such a
-//! strategy is that type's `Arbitrary` strategy ([`arbitrary`]): every message, request,
-//! result, notification, content block and capability set the schema allows, in test
-//! code only. A generated value that the schema refuses is a fault of the generator and
-//! reported as such, so the strategies are checked too.
+//! `items`, `const`, `enum`, `anyOf`, `allOf`, `minimum`, `maximum`, `minItems`,
+//! `maxItems` and the formats `uri`, `uri-template`, `byte`). Mapped through a definition's
+//! Rust type, such a strategy is that type's `Arbitrary` strategy ([`arbitrary`]): every
+//! message, request, result, notification, content block and capability set the schema
+//! allows, in test code only. A generated value that the schema refuses is a fault of the
+//! generator and reported as such, so the strategies are checked too.
 //!
 //! Cases per definition: [`CASES`], or `PROPTEST_CASES` when set.
 
