@@ -155,7 +155,7 @@ impl Service for TestService {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Answer {
     Result(Option<u64>),
-    Error(i32),
+    Error(i64),
 }
 
 /// Everything the session sent, as the peer read it.

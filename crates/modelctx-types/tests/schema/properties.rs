@@ -133,8 +133,10 @@ fn merge_all_of(rev: &Revision, outer: &Map<String, Value>, parts: &[Value]) -> 
 ///   apart by it, as the schema's `ResultType` describes);
 /// - a JSON-RPC batch holds at least one message (JSON-RPC 2.0: an empty batch is an
 ///   invalid request);
-/// - and, by member name ([`member`]), counts are not negative and error codes are
-///   32-bit integers.
+/// - and, by member name ([`member`]), counts are not negative.
+///
+/// Integers are generated within `i64` (as `RequestId`, `ProgressToken` and `ErrorCode`
+/// hold them).
 fn narrowed(definition: &str, schema: &Value) -> Value {
     let mut schema = schema.clone();
     match definition {
@@ -175,19 +177,11 @@ const COUNTED: [&str; 9] = [
 ];
 
 /// The schema of member `name`, narrowed where the Rust types are: [`COUNTED`] members
-/// are zero or more, and an error's `code` is a 32-bit integer ([`ErrorCode`] holds an
-/// `i32`, as JSON-RPC's codes and every SDK's do).
-///
-/// [`ErrorCode`]: modelctx_types::ErrorCode
+/// are zero or more.
 fn member(name: &str, schema: &Value) -> Value {
     let mut schema = schema.clone();
-    let integer = schema.get("type") == Some(&Value::from("integer"));
     if COUNTED.contains(&name) && schema.get("minimum").is_none() {
         schema["minimum"] = Value::from(0);
-    }
-    if name == "code" && integer && schema.get("const").is_none() {
-        schema["minimum"] = Value::from(i32::MIN);
-        schema["maximum"] = Value::from(i32::MAX);
     }
     schema
 }
