@@ -297,7 +297,7 @@ async fn an_envelope_without_a_required_key_is_400(_: Connector) {
 async fn a_handlers_error_keeps_its_data_and_takes_the_tables_status(_: Connector) {
     let server = Server::builder("erring", "1.0.0")
         .request_handler::<Echo, _, _>(|params: Value, _| async move {
-            let code = params["code"].as_i64().unwrap_or(-32000) as i32;
+            let code = params["code"].as_i64().unwrap_or(-32000);
             Err::<Value, _>(
                 ErrorData::new(ErrorCode(code), "refused by the handler")
                     .with_data(json!({"why": "test"})),

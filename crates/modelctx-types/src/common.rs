@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::capabilities::ClientCapabilities;
@@ -196,4 +196,14 @@ impl Meta {
     pub fn set_subscription_id(&mut self, id: &RequestId) {
         self.set_typed(Self::SUBSCRIPTION_ID, id);
     }
+}
+
+/// Reads an optional member whose value may be `null`: a `null` there is kept (written
+/// back as `null`), not read as "absent" the way `Option<Value>` reads it. For members
+/// the schema leaves open (`data` of an error, `structuredContent`), so a round trip
+/// keeps what the peer sent (found by the property tests, issue 25).
+pub(crate) fn null_is_a_value<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }

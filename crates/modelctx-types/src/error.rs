@@ -9,10 +9,13 @@ use serde_json::Value;
 /// A JSON-RPC error code.
 ///
 /// The codes the MCP specification names are associated constants; any other integer
-/// (application-defined codes, the `-32000..=-32099` server range) is kept as is.
+/// (application-defined codes, the `-32000..=-32099` server range) is kept as is. An
+/// `i64`: JSON-RPC and the MCP schema bound a code no further than "integer", and a
+/// peer's code beyond 32 bits once made its whole error response unreadable, so the
+/// call it answered got nothing (found by the property tests, issue 25).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct ErrorCode(pub i32);
+pub struct ErrorCode(pub i64);
 
 impl ErrorCode {
     /// `-32700`: the message is not valid JSON.
@@ -86,6 +89,12 @@ impl fmt::Display for ErrorCode {
 
 impl From<i32> for ErrorCode {
     fn from(code: i32) -> Self {
+        Self(code.into())
+    }
+}
+
+impl From<i64> for ErrorCode {
+    fn from(code: i64) -> Self {
         Self(code)
     }
 }
@@ -98,8 +107,13 @@ pub struct ErrorData {
     pub code: ErrorCode,
     /// A short description of the error, ideally one sentence.
     pub message: Cow<'static, str>,
-    /// Additional information defined by the sender.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Additional information defined by the sender (`Some(Value::Null)` when it sent
+    /// `"data": null`).
+    #[serde(
+        default,
+        deserialize_with = "crate::common::null_is_a_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub data: Option<Value>,
 }
 
@@ -198,3 +212,45 @@ impl fmt::Display for ErrorData {
 }
 
 impl std::error::Error for ErrorData {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the property tests (issue 25, `tests/schema/properties.rs`): `"data":
+    /// null` was read as no data and dropped when written back.
+    #[test]
+    fn data_null_survives_a_round_trip() {
+        for text in [
+            r#"{"code":-32600,"message":"m","data":null}"#,
+            r#"{"code":-32600,"message":"m","data":{"a":1}}"#,
+            r#"{"code":-32600,"message":"m"}"#,
+        ] {
+            let error: ErrorData = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&error).unwrap(), text);
+        }
+        let error: ErrorData =
+            serde_json::from_str(r#"{"code":1,"message":"m","data":null}"#).unwrap();
+        assert_eq!(error.data, Some(Value::Null));
+    }
+
+    /// Found by the property tests (issue 25): a code beyond 32 bits (the schema says
+    /// "integer") made the error, and so its whole response, unreadable.
+    #[test]
+    fn codes_beyond_32_bits_are_read() {
+        for code in [2_147_483_648_i64, -2_147_483_649, i64::MAX, i64::MIN] {
+            let text = format!(r#"{{"code":{code},"message":"m"}}"#);
+            let error: ErrorData = serde_json::from_str(&text).unwrap();
+            assert_eq!(error.code, ErrorCode(code));
+            assert_eq!(serde_json::to_string(&error).unwrap(), text);
+        }
+        let response = crate::JsonRpcMessage::from_slice(
+            br#"{"jsonrpc":"2.0","id":5,"error":{"code":2147483648,"message":"m"}}"#,
+        )
+        .unwrap();
+        assert!(
+            matches!(&response, crate::JsonRpcMessage::Error(e) if e.error.code == ErrorCode(2_147_483_648)),
+            "{response:?}"
+        );
+    }
+}

@@ -618,8 +618,13 @@ pub struct CallToolResult {
     /// The unstructured result.
     pub content: Vec<ContentBlock>,
     /// The structured result, conforming to the tool's `outputSchema`: a JSON object up
-    /// to 2025-11-25, any JSON value from 2026-07-28.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// to 2025-11-25, any JSON value from 2026-07-28 (`null` included: kept as
+    /// `Some(Value::Null)`).
+    #[serde(
+        default,
+        deserialize_with = "crate::common::null_is_a_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub structured_content: Option<Value>,
     /// Whether the call failed (false when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -743,6 +748,18 @@ mod tests {
     use super::*;
     use crate::RequestMethod;
     use serde_json::json;
+
+    /// Found by the property tests (issue 25, `tests/schema/properties.rs`, a deep run):
+    /// a `"structuredContent": null` (any JSON value in 2026-07-28) was dropped.
+    #[test]
+    fn a_null_structured_result_survives_a_round_trip() {
+        let text = r#"{"content":[],"structuredContent":null}"#;
+        let result: CallToolResult = serde_json::from_str(text).unwrap();
+        assert_eq!(result.structured_content, Some(Value::Null));
+        assert_eq!(serde_json::to_string(&result).unwrap(), text);
+        let absent: CallToolResult = serde_json::from_str(r#"{"content":[]}"#).unwrap();
+        assert_eq!(absent.structured_content, None);
+    }
 
     #[test]
     fn input_schema_round_trips_unchanged() {

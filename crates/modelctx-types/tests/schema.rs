@@ -12,6 +12,9 @@
 //!
 //! A definition counts as covered when it has fixtures, a mapped Rust type, and all of its
 //! examples pass (a) and (b). Run with `-- --nocapture` to see the coverage lines.
+//!
+//! - (c) `schema/properties.rs`: the same round trip and validation for values generated
+//!   from the schemas by proptest, many per definition.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -39,22 +42,80 @@ const OLDER: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
 /// Reads an example as the Rust type, writes it back, and returns what was written.
 type RoundTrip = fn(&str) -> Result<Value, String>;
 
-fn round_trip<T: Serialize + DeserializeOwned>(text: &str) -> Result<Value, String> {
+fn round_trip<T: Serialize + DeserializeOwned + std::fmt::Debug>(
+    text: &str,
+) -> Result<Value, String> {
+    round_trip_checked::<T>(text, |_, _| None)
+}
+
+/// [`round_trip`], and then once more from what was written: the value read back must be
+/// the same value (`same`, where the type can say) and write the same JSON.
+fn round_trip_checked<T: Serialize + DeserializeOwned + std::fmt::Debug>(
+    text: &str,
+    same: fn(&T, &T) -> Option<bool>,
+) -> Result<Value, String> {
     let typed: T = serde_json::from_str(text).map_err(|e| format!("does not deserialise: {e}"))?;
     // Through a string, not `serde_json::to_value`: envelope types hold `RawValue`s.
     let written = serde_json::to_string(&typed).map_err(|e| format!("does not serialise: {e}"))?;
+    let again: T = serde_json::from_str(&written)
+        .map_err(|e| format!("does not read back what it wrote, {written}: {e}"))?;
+    if same(&typed, &again) == Some(false) {
+        return Err(format!(
+            "reads back another value from what it wrote, {written}: {typed:?} became {again:?}"
+        ));
+    }
+    let rewritten =
+        serde_json::to_string(&again).map_err(|e| format!("does not serialise: {e}"))?;
+    if rewritten != written {
+        return Err(format!(
+            "writes different JSON after a round trip: {written} became {rewritten}"
+        ));
+    }
     serde_json::from_str(&written).map_err(|e| format!("wrote invalid JSON {written}: {e}"))
+}
+
+/// Equality where the type has it (autoref specialisation: for `(&Pair(a, b)).same()`,
+/// [`ByEq`]'s impl on `Pair` is found before [`ByNothing`]'s on `&Pair`, and applies only
+/// to a `PartialEq` type). The envelope types hold `RawValue`s and have no `PartialEq`:
+/// for them the JSON written twice is the comparison.
+struct Pair<'a, T>(&'a T, &'a T);
+
+trait ByEq {
+    fn same(&self) -> Option<bool>;
+}
+
+impl<T: PartialEq> ByEq for Pair<'_, T> {
+    fn same(&self) -> Option<bool> {
+        Some(self.0 == self.1)
+    }
+}
+
+trait ByNothing {
+    fn same(&self) -> Option<bool>;
+}
+
+impl<T> ByNothing for &Pair<'_, T> {
+    fn same(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// `"Definition" => RustType` rows of a mapping table.
 macro_rules! types {
     ($($def:literal => $ty:ty),* $(,)?) => {
-        &[$(($def, round_trip::<$ty> as RoundTrip)),*]
+        &[$(($def, {
+            fn check(text: &str) -> Result<Value, String> {
+                #[allow(unused_imports)]
+                use super::{ByEq as _, ByNothing as _};
+                round_trip_checked::<$ty>(text, |a, b| (&super::Pair(a, b)).same())
+            }
+            check as RoundTrip
+        })),*]
     };
 }
 
 mod mapping {
-    use super::{RoundTrip, round_trip};
+    use super::{RoundTrip, Value, round_trip_checked};
     use modelctx_types as t;
 
     /// Definition of 2025-11-25 => the Rust type that carries it.
@@ -987,3 +1048,6 @@ fn rust_types_round_trip_older_revision_definitions() {
         report(&problems)
     );
 }
+/// (c) the property tests: values generated from the same schemas (issue 25).
+#[path = "schema/properties.rs"]
+mod properties;

@@ -170,7 +170,7 @@ pub(super) fn status_of(body: &str) -> StatusCode {
     }
     #[derive(Deserialize)]
     struct Code {
-        code: i32,
+        code: i64,
     }
     let code = serde_json::from_str::<Probe>(body)
         .ok()

@@ -434,8 +434,12 @@ pub struct ToolResultContent {
     /// The unstructured result.
     pub content: Vec<ContentBlock>,
     /// The structured result: a JSON object up to 2025-11-25, any JSON value from
-    /// 2026-07-28.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// 2026-07-28 (`null` included: kept as `Some(Value::Null)`).
+    #[serde(
+        default,
+        deserialize_with = "crate::common::null_is_a_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub structured_content: Option<Value>,
     /// Whether the tool use failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -404,6 +404,20 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
+    /// Found by the property tests (issue 25, `tests/schema/properties.rs`): a
+    /// `"structuredContent": null` (any JSON value in 2026-07-28) was dropped.
+    #[test]
+    fn a_null_structured_tool_result_survives_a_round_trip() {
+        let text =
+            r#"{"type":"tool_result","toolUseId":"u","content":[],"structuredContent":null}"#;
+        let block: ToolResultContent = serde_json::from_str(text).unwrap();
+        assert_eq!(block.structured_content, Some(Value::Null));
+        assert_eq!(serde_json::to_string(&block).unwrap(), text);
+        let absent: ToolResultContent =
+            serde_json::from_str(r#"{"type":"tool_result","toolUseId":"u","content":[]}"#).unwrap();
+        assert_eq!(absent.structured_content, None);
+    }
+
     #[test]
     fn content_dispatches_on_type_and_keeps_unknown() {
         let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
