@@ -80,6 +80,8 @@
 mod child;
 mod options;
 mod pipe;
+#[cfg(feature = "child")]
+mod restart;
 
 #[cfg(feature = "child")]
 pub use child::{
@@ -89,6 +91,10 @@ pub use child::{
 pub use modelctx_transport::framing::DEFAULT_MAX_LINE;
 pub use options::{DEFAULT_CLOSE_TIMEOUT, DEFAULT_QUEUE, Diagnostic, StdioOptions};
 pub use pipe::{StdioSink, StdioStream, StdioTransport};
+#[cfg(feature = "child")]
+pub use restart::{
+    RestartHandle, RestartPolicy, RestartingChild, RestartingSink, RestartingStream,
+};
 
 /// A transport on this process's stdin and stdout, with the default options.
 pub fn stdio() -> StdioTransport {

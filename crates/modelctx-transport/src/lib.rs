@@ -24,6 +24,7 @@ mod clock;
 mod error;
 mod extensions;
 pub mod framing;
+mod reconnect;
 pub mod sse;
 
 use std::cell::Cell;
@@ -37,6 +38,9 @@ use modelctx_types::{JsonRpcMessage, RequestId};
 pub use clock::{ClockHold, RequestClock, RequestClocks};
 pub use error::TransportError;
 pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
+pub use reconnect::{
+    ConnectionState, IDEMPOTENT_METHODS, ReconnectPolicy, interrupted, is_interrupted,
+};
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a

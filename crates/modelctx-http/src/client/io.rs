@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use http::{HeaderMap, Method, StatusCode, header};
-use modelctx_transport::{TransportError, TransportMessage};
+use modelctx_transport::{ConnectionState, TransportError, TransportMessage};
 use modelctx_types::{
     ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
     JsonRpcRequest, RequestId,
@@ -21,6 +21,9 @@ use modelctx_types::mirror;
 const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
 /// How a failure to reach the server at all begins (the request never left).
 const UNDELIVERED: &str = "HTTP request failed";
+/// How a failure after the request left begins (the server may have run it).
+const INTERRUPTED: &str =
+    "the connection dropped with the request in flight (it may or may not have run)";
 
 /// How long closing waits for the server to acknowledge the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -52,7 +55,7 @@ pub(super) async fn send(
                 let outcome = tokio::select! {
                     biased;
                     () = task_inner.closed.cancelled() => Ok(()),
-                    r = run_stateless(&task_inner, request, name_param) => r,
+                    r = run_stateless_retrying(&task_inner, request, name_param) => r,
                 };
                 task_inner.state().stateless_posts.remove(&id);
                 if let Err(reason) = outcome {
@@ -79,10 +82,14 @@ pub(super) async fn send(
             } else if inner.state().expired {
                 reinitialize(&inner).await?;
             }
+            let retryable = inner.policy.is_idempotent(&request.method);
             let generation = {
                 let mut st = inner.state();
                 let g = st.generation;
                 st.inflight.insert(request.id.clone(), g);
+                if retryable {
+                    st.retryable.insert(request.id.clone());
+                }
                 g
             };
             let task_inner = inner.clone();
@@ -91,8 +98,9 @@ pub(super) async fn send(
                 let outcome = tokio::select! {
                     biased;
                     () = task_inner.closed.cancelled() => Ok(()),
-                    r = run_request(&task_inner, request, token, generation) => r,
+                    r = run_request_retrying(&task_inner, request, token, generation, retryable) => r,
                 };
+                task_inner.state().retryable.remove(&id);
                 match outcome {
                     Ok(()) => maybe_start_standalone(&task_inner),
                     Err(reason) => fail_request(&task_inner, id, reason).await,
@@ -172,6 +180,7 @@ async fn request(
     for_request: Option<&RequestId>,
 ) -> Result<reqwest::Response, TransportError> {
     let mut retries = 0;
+    let mut attempt = 0;
     loop {
         let (session, version, generation) = {
             let st = inner.state();
@@ -208,9 +217,16 @@ async fn request(
                 .header(header::CONTENT_TYPE, "application/json")
                 .body(b.clone());
         }
-        let response = rb.send().await.map_err(|e| {
-            TransportError::other(format!("{UNDELIVERED}: {}", super::error_chain(&e)))
-        })?;
+        let response = match rb.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                after_send_error(inner, &e, &mut attempt)
+                    .await
+                    .map_err(TransportError::other)?;
+                continue;
+            }
+        };
+        inner.set_connection(ConnectionState::Connected);
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth
@@ -354,22 +370,49 @@ fn learn_param_headers(inner: &ClientInner, result: &modelctx_types::RawValue) {
     }
 }
 
-/// One request of the stateless era: its own POST, its answer from the JSON body or
-/// the SSE stream — or, for a refusal with an HTTP error status, from the JSON-RPC
-/// error in the body.
-async fn run_stateless(
+/// [`run_stateless`], sent again while it is interrupted, idempotent and the policy has
+/// attempts left: the era has no session to restore, the same request simply goes out
+/// again (same id: the session still waits for it).
+async fn run_stateless_retrying(
     inner: &ClientInner,
     request: JsonRpcRequest,
     name_param: Option<&'static str>,
 ) -> Result<(), String> {
-    let id = request.id.clone();
     let version = era_version(&request).unwrap_or_default();
     let mut headers = era_headers(&request, &version, name_param);
     if request.method == "tools/call" {
         headers.extend(param_headers(inner, &request));
     }
-    let body = serde_json::to_vec(&JsonRpcMessage::Request(request)).map_err(|e| e.to_string())?;
+    let body = bytes::Bytes::from(serde_json::to_vec(&request).map_err(|e| e.to_string())?);
+    let retryable = inner.policy.is_idempotent(&request.method);
+    let mut resent = 0;
+    loop {
+        match run_stateless(inner, &request.id, &headers, &body).await {
+            Err(reason)
+                if retryable
+                    && reason.starts_with(INTERRUPTED)
+                    && resent < inner.policy.attempts()
+                    && inner.state().inflight.contains_key(&request.id) =>
+            {
+                resent += 1;
+                tokio::time::sleep(inner.policy.delay(resent)).await;
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// One request of the stateless era: its own POST, its answer from the JSON body or
+/// the SSE stream — or, for a refusal with an HTTP error status, from the JSON-RPC
+/// error in the body.
+async fn run_stateless(
+    inner: &ClientInner,
+    id: &RequestId,
+    headers: &[(String, String)],
+    body: &bytes::Bytes,
+) -> Result<(), String> {
     let mut retries = 0;
+    let mut attempt = 0;
     let response = loop {
         let mut rb = inner.http.request(Method::POST, &inner.url);
         rb = rb.headers(inner.headers.clone());
@@ -380,20 +423,23 @@ async fn run_stateless(
         rb = rb
             .header(header::ACCEPT, "application/json, text/event-stream")
             .header(header::CONTENT_TYPE, "application/json");
-        for (name, value) in &headers {
+        for (name, value) in headers {
             rb = rb.header(name.as_str(), value.as_str());
         }
-        let response = rb
-            .body(body.clone())
-            .send()
-            .await
-            .map_err(|e| format!("{UNDELIVERED}: {}", super::error_chain(&e)))?;
+        let response = match rb.body(body.clone()).send().await {
+            Ok(response) => response,
+            Err(e) => {
+                after_send_error(inner, &e, &mut attempt).await?;
+                continue;
+            }
+        };
+        inner.set_connection(ConnectionState::Connected);
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth
             && retries < auth.max_retries()
             && auth
-                .on_rejected_for(status.as_u16(), response.headers(), inner.clock(Some(&id)))
+                .on_rejected_for(status.as_u16(), response.headers(), inner.clock(Some(id)))
                 .await
         {
             retries += 1;
@@ -404,29 +450,29 @@ async fn run_stateless(
     let status = response.status();
     if is_sse(&response) && status.is_success() {
         let mut last_id = None;
-        let read = read_sse(inner, response, Some(&id), None, &mut last_id).await;
+        let read = read_sse(inner, response, Some(id), None, &mut last_id).await;
         return if read.answered {
             Ok(())
         } else {
-            Err("the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed)".to_owned())
+            Err(format!(
+                "{INTERRUPTED}: the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed)"
+            ))
         };
     }
     let text = response
         .text()
         .await
-        .map_err(|e| format!("reading the response failed: {e}"))?;
+        .map_err(|e| format!("{INTERRUPTED}: reading the response failed: {e}"))?;
     match JsonRpcMessage::from_slice(text.as_bytes()) {
         Ok(message @ JsonRpcMessage::Response(_)) if status.is_success() => {
             deliver(inner, message, None, None).await;
             Ok(())
         }
         // A refusal (400, 404, ...) carries its JSON-RPC error: that is the answer.
-        Ok(JsonRpcMessage::Error(error))
-            if error.id.is_none() || error.id.as_ref() == Some(&id) =>
-        {
+        Ok(JsonRpcMessage::Error(error)) if error.id.is_none() || error.id.as_ref() == Some(id) => {
             deliver(
                 inner,
-                rewrite_id(JsonRpcMessage::Error(error), &id),
+                rewrite_id(JsonRpcMessage::Error(error), id),
                 None,
                 None,
             )
@@ -436,6 +482,35 @@ async fn run_stateless(
         _ => Err(format!(
             "the server answered HTTP {status} without a JSON-RPC answer"
         )),
+    }
+}
+
+/// A request could not be sent (`error`). The connection could not even be made, so
+/// nothing left: waits the policy's backoff for `attempt` (counted here) and returns
+/// `Ok` to try again, or the reason to fail with once attempts are used up. Any other
+/// error came after the request left: the reason says it may have run.
+async fn after_send_error(
+    inner: &ClientInner,
+    error: &reqwest::Error,
+    attempt: &mut u32,
+) -> Result<(), String> {
+    let chain = super::error_chain(error);
+    if !error.is_connect() {
+        return Err(format!("{INTERRUPTED}: {chain}"));
+    }
+    *attempt += 1;
+    if *attempt > inner.policy.attempts() || inner.closed.is_cancelled() {
+        let reason = match *attempt {
+            1 => format!("{UNDELIVERED}: {chain}"),
+            n => format!("{UNDELIVERED} ({n} attempts): {chain}"),
+        };
+        inner.set_connection(ConnectionState::Failed(reason.clone()));
+        return Err(reason);
+    }
+    inner.set_connection(ConnectionState::Reconnecting { attempt: *attempt });
+    tokio::select! {
+        () = tokio::time::sleep(inner.policy.delay(*attempt)) => Ok(()),
+        () = inner.closed.cancelled() => Err(TransportError::closed().to_string()),
     }
 }
 
@@ -519,27 +594,77 @@ fn content_type(headers: &HeaderMap) -> &str {
         .map_or("", str::trim)
 }
 
-/// Sends request `request` (or resumes it from `token`) and delivers its answer.
-async fn run_request(
+/// [`run_request`], sent again while it is interrupted, `retryable` (idempotent under
+/// the policy) and the policy has attempts left: after the backoff, in a new session
+/// when the old one is gone (the saved `initialize` is repeated first), with the same
+/// id (the session still waits for it), from the start rather than resumed.
+async fn run_request_retrying(
     inner: &Arc<ClientInner>,
     request: JsonRpcRequest,
+    mut token: Option<Arc<str>>,
+    mut generation: u64,
+    retryable: bool,
+) -> Result<(), String> {
+    let id = request.id.clone();
+    let body = match token {
+        Some(_) if !retryable => None,
+        _ => Some(bytes::Bytes::from(
+            serde_json::to_vec(&request).map_err(|e| e.to_string())?,
+        )),
+    };
+    drop(request);
+    let mut resent = 0;
+    loop {
+        let sent = body.as_ref().filter(|_| token.is_none());
+        match run_request(inner, &id, sent, token.take(), generation).await {
+            Err(reason)
+                if retryable
+                    && (reason.starts_with(INTERRUPTED) || reason.contains(SESSION_GONE))
+                    && resent < inner.policy.attempts()
+                    && inner.state().inflight.contains_key(&id) =>
+            {
+                resent += 1;
+                tokio::time::sleep(inner.policy.delay(resent)).await;
+                if inner.state().expired {
+                    reinitialize(inner).await.map_err(|e| {
+                        format!("{INTERRUPTED}; starting a new session failed: {e}")
+                    })?;
+                }
+                generation = {
+                    let mut st = inner.state();
+                    if !st.inflight.contains_key(&id) {
+                        return Ok(());
+                    }
+                    let current = st.generation;
+                    st.inflight.insert(id.clone(), current);
+                    current
+                };
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// Sends request `id` (`body`: its JSON) or resumes it from `token`, and delivers its
+/// answer.
+async fn run_request(
+    inner: &Arc<ClientInner>,
+    id: &RequestId,
+    body: Option<&bytes::Bytes>,
     token: Option<Arc<str>>,
     mut generation: u64,
 ) -> Result<(), String> {
-    let id = request.id.clone();
     let mut last_id = token.as_deref().map(str::to_owned);
     let mut retry = inner.reconnect_delay;
-    if token.is_none() {
-        let message = JsonRpcMessage::Request(request);
-        let body = bytes::Bytes::from(serde_json::to_vec(&message).map_err(|e| e.to_string())?);
-        let sent =
-            request_or_reason(inner, Method::POST, Some(body.clone()), None, Some(&id)).await;
+    if let Some(body) = body.filter(|_| token.is_none()) {
+        let sent = request_or_reason(inner, Method::POST, Some(body.clone()), None, Some(id)).await;
         let response = match sent {
             // The server no longer knows the session (a restart, say) and refused this
             // request unseen: it goes to a new session, once. Requests that were
-            // running when the session went are not sent again.
+            // running when the session went are not sent again (unless idempotent:
+            // `run_request_retrying`).
             Err(reason)
-                if reason.contains(SESSION_GONE) && inner.state().inflight.contains_key(&id) =>
+                if reason.contains(SESSION_GONE) && inner.state().inflight.contains_key(id) =>
             {
                 reinitialize(inner).await.map_err(|e| e.to_string())?;
                 generation = {
@@ -548,14 +673,14 @@ async fn run_request(
                     st.inflight.insert(id.clone(), current);
                     current
                 };
-                request_or_reason(inner, Method::POST, Some(body), None, Some(&id)).await?
+                request_or_reason(inner, Method::POST, Some(body.clone()), None, Some(id)).await?
             }
             other => other?,
         };
         let status = response.status();
         let init = {
             let mut st = inner.state();
-            let init = st.init_id.as_ref() == Some(&id);
+            let init = st.init_id.as_ref() == Some(id);
             if init {
                 st.initialize_status = Some(status);
             }
@@ -571,7 +696,7 @@ async fn run_request(
             let bytes = response
                 .bytes()
                 .await
-                .map_err(|e| format!("reading the response failed: {e}"))?;
+                .map_err(|e| format!("{INTERRUPTED}: reading the response failed: {e}"))?;
             let message = JsonRpcMessage::from_slice(&bytes)
                 .map_err(|e| format!("the server sent an invalid response: {e}"))?;
             deliver(inner, message, None, None).await;
@@ -582,7 +707,7 @@ async fn run_request(
                 "the server answered a request with HTTP {status} and no content"
             ));
         }
-        let read = read_sse(inner, response, Some(&id), None, &mut last_id).await;
+        let read = read_sse(inner, response, Some(id), None, &mut last_id).await;
         if read.answered {
             return Ok(());
         }
@@ -591,10 +716,14 @@ async fn run_request(
         }
         match &last_id {
             // No priming event id: the stream cannot be resumed.
-            None => return Err("the response stream ended before the response".to_owned()),
+            None => {
+                return Err(format!(
+                    "{INTERRUPTED}: the response stream ended before the response"
+                ));
+            }
             Some(token) if !inner.resume_streams => {
                 return Err(format!(
-                    "the response stream broke before the response; resume with token {token}"
+                    "{INTERRUPTED}: the response stream broke before the response; resume with token {token}"
                 ));
             }
             Some(_) => {}
@@ -609,16 +738,31 @@ async fn run_request(
             tokio::time::sleep(retry).await;
         }
         first = false;
-        if inner.state().generation != generation || !inner.state().inflight.contains_key(&id) {
-            return Ok(());
+        {
+            let st = inner.state();
+            if !st.inflight.contains_key(id) {
+                return Ok(());
+            }
+            if st.generation != generation {
+                // The session ended while the request ran (it was failed then, unless
+                // it may be sent again).
+                return Err(format!("{INTERRUPTED}: {SESSION_GONE}"));
+            }
         }
-        let response =
-            request_or_reason(inner, Method::GET, None, last_id.as_deref(), None).await?;
+        let response = request_or_reason(inner, Method::GET, None, last_id.as_deref(), None)
+            .await
+            .map_err(|e| {
+                if e.contains(SESSION_GONE) {
+                    e
+                } else {
+                    format!("{INTERRUPTED}: resuming the response stream failed: {e}")
+                }
+            })?;
         let status = response.status();
         if !status.is_success() || !is_sse(&response) {
             return Err(status_reason(status, response).await);
         }
-        let read = read_sse(inner, response, Some(&id), rewrite.as_ref(), &mut last_id).await;
+        let read = read_sse(inner, response, Some(id), rewrite.as_ref(), &mut last_id).await;
         if read.answered {
             return Ok(());
         }
@@ -628,7 +772,9 @@ async fn run_request(
         if read.events == 0 {
             failures += 1;
             if failures > inner.max_reconnects {
-                return Err("the response stream could not be resumed".to_owned());
+                return Err(format!(
+                    "{INTERRUPTED}: the response stream could not be resumed"
+                ));
             }
         } else {
             failures = 0;
@@ -798,6 +944,8 @@ async fn fail_request(inner: &ClientInner, id: RequestId, reason: String) {
     }
     let error = if reason.starts_with(UNDELIVERED) {
         modelctx_transport::undelivered(reason)
+    } else if reason.starts_with(INTERRUPTED) {
+        modelctx_transport::interrupted(reason)
     } else {
         ErrorData::new(TRANSPORT_ERROR, reason)
     };
@@ -829,10 +977,13 @@ async fn session_lost(inner: &ClientInner, generation: u64, spare: Option<&Reque
         st.standalone_started = false;
         st.generation += 1;
         st.tokens.clear();
+        // Requests the policy may send again stay: their tasks do it.
         let dead: Vec<RequestId> = st
             .inflight
             .iter()
-            .filter(|(id, g)| **g == generation && Some(*id) != spare)
+            .filter(|(id, g)| {
+                **g == generation && Some(*id) != spare && !st.retryable.contains(*id)
+            })
             .map(|(id, _)| id.clone())
             .collect();
         for id in &dead {
@@ -841,10 +992,9 @@ async fn session_lost(inner: &ClientInner, generation: u64, spare: Option<&Reque
         dead
     };
     for id in dead {
-        let error = ErrorData::new(
-            TRANSPORT_ERROR,
-            "the server ended the session (HTTP 404); the request was not completed",
-        );
+        let error = modelctx_transport::interrupted(format!(
+            "{INTERRUPTED}: the server ended the session (HTTP 404) before answering"
+        ));
         let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error));
         let _ = inner.tx.send(TransportMessage::new(message)).await;
     }
