@@ -251,6 +251,11 @@ async fn restart(
     status: String,
     tx: &mpsc::Sender<Inbound>,
 ) -> Option<StdioStream> {
+    let mut last = format!("the server process exited ({status})");
+    if shared.state().in_a_row >= policy.attempts() {
+        end(shared, tx, &gave_up(&last, policy)).await;
+        return None;
+    }
     let lost: Vec<RequestId> = {
         let mut st = shared.state();
         let attempts = policy.attempts();
@@ -272,7 +277,6 @@ async fn restart(
     for id in lost {
         answer(tx, id, modelctx_transport::interrupted(reason.clone())).await;
     }
-    let mut last = format!("the server process exited ({status})");
     let mut stopping = shared.stopping.subscribe();
     loop {
         let attempt = {
@@ -281,11 +285,7 @@ async fn restart(
             st.in_a_row
         };
         if attempt > policy.attempts() {
-            let reason = format!(
-                "{last}; gave up after {} restarts in a row (the restart policy's limit)",
-                policy.attempts()
-            );
-            end(shared, tx, &reason).await;
+            end(shared, tx, &gave_up(&last, policy)).await;
             return None;
         }
         shared
@@ -356,6 +356,13 @@ async fn restart(
         shared.connection.send_replace(ConnectionState::Connected);
         return Some(stream);
     }
+}
+
+fn gave_up(last: &str, policy: &ReconnectPolicy) -> String {
+    format!(
+        "{last}; gave up after {} restarts in a row (the restart policy's limit)",
+        policy.attempts()
+    )
 }
 
 /// Repeats the session's `initialize` to a new child (under an id of its own) and waits
