@@ -8,6 +8,7 @@ use std::time::Duration;
 use modelctx_client::{Client, ClientBuilder};
 use modelctx_http::AuthHook;
 use modelctx_session::{RequestOptions, SessionError};
+use modelctx_transport::{ConnectionState, ReconnectPolicy};
 use modelctx_types::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
 
 use crate::config::{HttpServer, McpServers, ServerConfig};
@@ -30,6 +31,7 @@ pub struct ClientPoolBuilder {
     stderr: Option<Arc<StderrFn>>,
     separator: String,
     timeout: Option<Duration>,
+    reconnect: Option<ReconnectPolicy>,
 }
 
 impl fmt::Debug for ClientPoolBuilder {
@@ -94,6 +96,16 @@ impl ClientPoolBuilder {
         self
     }
 
+    /// Gets lost servers back with `policy` (see [`ConnectOptions::reconnect`]): stdio
+    /// children that fail are started again, streamable HTTP servers are reconnected
+    /// with backoff; [`ClientPool::health`] shows [`Health::Reconnecting`] meanwhile.
+    /// By default a lost server stays lost (`Closed`).
+    #[must_use]
+    pub fn reconnect(mut self, policy: ReconnectPolicy) -> Self {
+        self.reconnect = Some(policy);
+        self
+    }
+
     /// Connects to every server of `servers` at once and returns when each one is
     /// connected or has failed. It does not fail: a server that cannot be reached is
     /// reported by [`ClientPool::health`].
@@ -132,6 +144,9 @@ impl ClientPoolBuilder {
         config: &ServerConfig,
     ) -> Result<Connection, ConnectError> {
         let mut options = ConnectOptions::new();
+        if let Some(policy) = &self.reconnect {
+            options = options.reconnect(policy.clone());
+        }
         if let Some(limit) = self.timeout {
             options = options.timeout(limit);
         }
@@ -160,6 +175,14 @@ pub enum Health {
     /// It was connected and its session has ended (the server went away, the child
     /// exited, or the pool was closed).
     Closed,
+    /// It was connected and lost its server; under the pool's [reconnect
+    /// policy](ClientPoolBuilder::reconnect) attempt `attempt` to get it back is waiting
+    /// or under way (a stdio child being started again, an HTTP server refusing
+    /// connections).
+    Reconnecting {
+        /// The attempt, counted from 1.
+        attempt: u32,
+    },
 }
 
 impl Health {
@@ -175,6 +198,7 @@ impl fmt::Display for Health {
             Self::Connected => f.write_str("connected"),
             Self::Failed(e) => write!(f, "failed: {e}"),
             Self::Closed => f.write_str("closed"),
+            Self::Reconnecting { attempt } => write!(f, "reconnecting (attempt {attempt})"),
         }
     }
 }
@@ -253,6 +277,7 @@ impl ClientPool {
             stderr: None,
             separator: DEFAULT_SEPARATOR.to_owned(),
             timeout: Some(DEFAULT_CONNECT_TIMEOUT),
+            reconnect: None,
         }
     }
 
@@ -264,7 +289,12 @@ impl ClientPool {
                 let health = match member {
                     Err(e) => Health::Failed(e.clone()),
                     Ok(c) if c.client().peer().is_closed() => Health::Closed,
-                    Ok(_) => Health::Connected,
+                    Ok(c) => match c.connection_state() {
+                        ConnectionState::Reconnecting { attempt } => {
+                            Health::Reconnecting { attempt }
+                        }
+                        _ => Health::Connected,
+                    },
                 };
                 (name.clone(), health)
             })
