@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use modelctx_transport::{
-    ConnectionState, MessageSink, MessageStream, ReconnectPolicy, Transport, TransportError,
-    TransportMessage,
+    ConnectionState, MessageSink, MessageStream, ReconnectPolicy, SessionReplay, Transport,
+    TransportError, TransportMessage,
 };
 use modelctx_types::{
     ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
@@ -118,6 +118,8 @@ struct State {
     init: Option<JsonRpcRequest>,
     /// Whether the session sent `notifications/initialized`.
     initialized: bool,
+    /// The log level and resource subscriptions, repeated to a new child.
+    replay: SessionReplay,
     /// Set once the transport ended: why later sends fail.
     ended: Option<String>,
     restarts: u32,
@@ -150,6 +152,7 @@ pub(crate) fn spawn(child: ChildProcess, policy: RestartPolicy) -> io::Result<Re
             queued: Vec::new(),
             init: None,
             initialized: false,
+            replay: SessionReplay::default(),
             ended: None,
             restarts: 0,
             in_a_row: 0,
@@ -185,6 +188,7 @@ async fn supervise(
                         (&message.message, message.message.id())
                     {
                         let mut st = shared.state();
+                        st.replay.received(&message.message);
                         if st.inflight.remove(id).is_some() {
                             st.in_a_row = 0;
                         }
@@ -307,12 +311,15 @@ async fn restart(
         };
         let (sink, mut stream) = transport.split();
         let sink = Arc::new(sink);
-        let (init, initialized) = {
+        let (init, initialized, again) = {
             let st = shared.state();
-            (st.init.clone(), st.initialized)
+            let again = st
+                .replay
+                .replay(|n| RequestId::String(Arc::from(format!("modelctx-replay-{attempt}-{n}"))));
+            (st.init.clone(), st.initialized, again)
         };
         if let Some(init) = init {
-            let handshake = handshake(&sink, &mut stream, init, initialized, attempt);
+            let handshake = handshake(&sink, &mut stream, init, initialized, attempt, again);
             if let Err(e) = handshake.await {
                 last = format!("the restarted server process {e}");
                 tokio::spawn(async move { handle.shutdown().await });
@@ -343,6 +350,7 @@ async fn restart(
             let queued = std::mem::take(&mut st.queued);
             for message in &queued {
                 if let JsonRpcMessage::Request(r) = &message.message {
+                    st.replay.sent(r);
                     let copy = shared.retries(&r.method).then(|| (r.clone(), 0));
                     st.inflight.insert(r.id.clone(), copy);
                 }
@@ -373,38 +381,81 @@ async fn handshake(
     mut init: JsonRpcRequest,
     initialized: bool,
     attempt: u32,
+    again: Vec<JsonRpcRequest>,
 ) -> Result<(), String> {
     let id = RequestId::String(Arc::from(format!("modelctx-restart-{attempt}")));
     init.id = id.clone();
-    sink.send(TransportMessage::new(JsonRpcMessage::Request(init)))
-        .await
-        .map_err(|e| format!("could not be sent initialize: {e}"))?;
-    let answer = async {
-        loop {
-            match stream.recv().await {
-                Some(Ok(m)) => match m.message {
-                    JsonRpcMessage::Response(r) if r.id == id => return Ok(()),
-                    JsonRpcMessage::Error(e) if e.id.as_ref() == Some(&id) => {
-                        return Err(format!("refused initialize: {}", e.error));
-                    }
-                    // Nothing else belongs to the session yet.
-                    _ => {}
-                },
-                Some(Err(_)) => {}
-                None => return Err("exited before it answered initialize".to_owned()),
-            }
-        }
-    };
-    tokio::time::timeout(HANDSHAKE_TIMEOUT, answer)
-        .await
-        .map_err(|_| "did not answer initialize in time".to_owned())??;
+    exchange(sink, stream, init).await?;
     if initialized {
         let note = JsonRpcNotification::new("notifications/initialized", None);
         sink.send(TransportMessage::new(JsonRpcMessage::Notification(note)))
             .await
             .map_err(|e| format!("could not be sent notifications/initialized: {e}"))?;
     }
+    // The log level and the resource subscriptions of the session (an answer, error or
+    // not, is all that is awaited: the server decides).
+    for request in again {
+        match exchange(sink, stream, request).await {
+            Ok(()) | Err(Exchange::Refused(_)) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
     Ok(())
+}
+
+enum Exchange {
+    Refused(String),
+    Failed(String),
+}
+
+impl fmt::Display for Exchange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Refused(s) | Self::Failed(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<Exchange> for String {
+    fn from(e: Exchange) -> Self {
+        e.to_string()
+    }
+}
+
+/// Sends `request` to a new child and waits (bounded) for its answer; what else the
+/// child says meanwhile does not belong to the session yet and is dropped.
+async fn exchange(
+    sink: &StdioSink,
+    stream: &mut StdioStream,
+    request: JsonRpcRequest,
+) -> Result<(), Exchange> {
+    let id = request.id.clone();
+    let method = request.method.clone();
+    sink.send(TransportMessage::new(JsonRpcMessage::Request(request)))
+        .await
+        .map_err(|e| Exchange::Failed(format!("could not be sent {method}: {e}")))?;
+    let answer = async {
+        loop {
+            match stream.recv().await {
+                Some(Ok(m)) => match m.message {
+                    JsonRpcMessage::Response(r) if r.id == id => return Ok(()),
+                    JsonRpcMessage::Error(e) if e.id.as_ref() == Some(&id) => {
+                        return Err(Exchange::Refused(format!("refused {method}: {}", e.error)));
+                    }
+                    _ => {}
+                },
+                Some(Err(_)) => {}
+                None => {
+                    return Err(Exchange::Failed(format!(
+                        "exited before it answered {method}"
+                    )));
+                }
+            }
+        }
+    };
+    tokio::time::timeout(HANDSHAKE_TIMEOUT, answer)
+        .await
+        .map_err(|_| Exchange::Failed(format!("did not answer {method} in time")))?
 }
 
 /// Ends the transport for `reason`: every request still waiting fails with it (those a
@@ -484,6 +535,7 @@ impl MessageSink for RestartingSink {
                 };
                 let sink = sink.clone();
                 if let JsonRpcMessage::Request(r) = &message.message {
+                    st.replay.sent(r);
                     let copy = self.shared.retries(&r.method).then(|| (r.clone(), 0));
                     st.inflight.insert(r.id.clone(), copy);
                 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Trial};
 use modelctx_client::{Client, ConnectMode};
-use modelctx_server::{Context, Server, ToolDef};
+use modelctx_server::{Context, ResourceDef, Server, ToolDef};
 use modelctx_stdio::{ChildProcess, RestartHandle, RestartPolicy};
 use modelctx_transport::{ConnectionState, ReconnectPolicy};
 use modelctx_types::{CallToolResult, JsonObject, Tool};
@@ -48,9 +48,22 @@ fn serve_stdio() {
             Ok::<_, String>(CallToolResult::text(""))
         },
     );
+    // How many sessions are subscribed to `test://watched` (and are told it changed).
+    let updated = ToolDef::with_schema(
+        Tool::without_arguments("updated"),
+        |_args: JsonObject, cx: Context| async move {
+            let told = cx.server().notify_resource_updated("test://watched").await;
+            Ok::<_, String>(CallToolResult::text(told.to_string()))
+        },
+    );
+    let watched = ResourceDef::new("test://watched", "watched", |_cx: Context| async {
+        Ok::<_, String>("contents")
+    });
     let server = Server::builder("restartable", "1.0.0")
         .tool(pid)
         .and_then(|b| b.tool(crash))
+        .and_then(|b| b.tool(updated))
+        .and_then(|b| b.resource(watched))
         .expect("tools register")
         .build();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -90,6 +103,11 @@ async fn connect(
         .await
         .expect("connect");
     (client, handle)
+}
+
+async fn text(client: &Client, tool: &str) -> String {
+    let result = client.call_tool(tool, JsonObject::new()).await.expect(tool);
+    result.content[0].as_text().unwrap_or_default().to_owned()
 }
 
 async fn pid(client: &Client) -> u32 {
@@ -132,16 +150,27 @@ async fn a_killed_child_is_started_again_and_calls_go_on() {
         client.list_all_tools().await.expect("list");
         let first = pid(&client).await;
         assert_eq!(handle.current().and_then(|c| c.id()), Some(first), "{era}");
+        if era == "2025" {
+            client
+                .subscribe_resource("test://watched")
+                .await
+                .expect("subscribe");
+            assert_eq!(text(&client, "updated").await, "1");
+        }
 
         kill(first);
         restarted(&handle, 1).await;
         let second = pid(&client).await;
         assert_ne!(first, second, "{era}");
+        if era == "2025" {
+            // The new child got the session's subscription with its initialize.
+            assert_eq!(text(&client, "updated").await, "1");
+        }
         assert_eq!(handle.restarts(), 1, "{era}");
         // Lists (idempotent) and calls alike.
         assert_eq!(
             client.list_all_tools().await.expect("list").len(),
-            2,
+            3,
             "{era}"
         );
         client.close().await;

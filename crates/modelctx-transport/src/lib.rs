@@ -25,6 +25,7 @@ mod error;
 mod extensions;
 pub mod framing;
 mod reconnect;
+mod replay;
 pub mod sse;
 
 use std::cell::Cell;
@@ -41,6 +42,8 @@ pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
 pub use reconnect::{
     ConnectionState, IDEMPOTENT_METHODS, ReconnectPolicy, interrupted, is_interrupted,
 };
+#[doc(hidden)]
+pub use replay::SessionReplay;
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a

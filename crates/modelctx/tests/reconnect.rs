@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use modelctx::client::{Client, ConnectMode};
-use modelctx::server::{Context, Server, ToolDef};
+use modelctx::server::{Context, ResourceDef, Server, ToolDef};
 use modelctx::transport::{ConnectionState, ReconnectPolicy};
 use modelctx::types::{JsonObject, ListToolsRequest, ListToolsResult, Tool};
 use modelctx_http::{HttpClientHandle, StreamableHttpClientTransport, StreamableHttpService};
@@ -376,4 +376,42 @@ async fn a_list_in_flight_at_the_drop_is_sent_again_and_answered_once() {
         assert_eq!(second_lists.load(Ordering::SeqCst), 1, "{era}");
         client.close().await;
     }
+}
+
+/// A server with one subscribable resource.
+fn with_resource() -> Server {
+    Server::builder("restartable", "1.0.0")
+        .resource(ResourceDef::new(
+            "test://watched",
+            "watched",
+            |_cx: Context| async { Ok::<_, String>("contents") },
+        ))
+        .unwrap()
+        .tool(tool("hello", "resource server"))
+        .unwrap()
+        .build()
+}
+
+#[tokio::test]
+async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old() {
+    let first = with_resource();
+    let proxy = Proxy::start(serve(first.clone()).await).await;
+    let (client, _handle) = connect(&proxy.url(), ConnectMode::Legacy).await;
+    within("subscribing", client.subscribe_resource("test://watched"))
+        .await
+        .unwrap();
+    assert_eq!(first.notify_resource_updated("test://watched").await, 1);
+
+    let second = with_resource();
+    proxy.down().await;
+    proxy.up(serve(second.clone()).await).await;
+    // The next request starts a new session, which is subscribed again before it goes.
+    within(
+        "a call after the restart",
+        client.call_tool("hello", JsonObject::new()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(second.notify_resource_updated("test://watched").await, 1);
+    client.close().await;
 }

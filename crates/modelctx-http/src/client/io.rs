@@ -85,6 +85,7 @@ pub(super) async fn send(
             let retryable = inner.policy.is_idempotent(&request.method);
             let generation = {
                 let mut st = inner.state();
+                st.replay.sent(&request);
                 let g = st.generation;
                 st.inflight.insert(request.id.clone(), g);
                 if retryable {
@@ -910,6 +911,7 @@ async fn deliver(
     }
     if let (true, Some(id)) = (is_response(&message), message.id()) {
         let mut st = inner.state();
+        st.replay.received(&message);
         st.inflight.remove(id);
         if stream_of == Some(id) {
             st.tokens.remove(id);
@@ -1076,6 +1078,18 @@ async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
     let initialized =
         JsonRpcMessage::Notification(JsonRpcNotification::new("notifications/initialized", None));
     post_message(inner, &initialized).await?;
+    // The new session gets the log level and the resource subscriptions of the old.
+    let again = inner
+        .state()
+        .replay
+        .replay(|n| RequestId::String(Arc::from(format!("modelctx-replay-{generation}-{n}"))));
+    for replayed in again {
+        let body = serde_json::to_vec(&replayed)
+            .map_err(|e| TransportError::other(e.to_string()))?;
+        let response = request(inner, Method::POST, Some(body.into()), None, None).await?;
+        // The answer (JSON, or an SSE stream that ends with it) is not the session's.
+        let _ = response.bytes().await;
+    }
     maybe_start_standalone(inner);
     Ok(())
 }

@@ -108,6 +108,8 @@ pub(crate) struct State {
     pub(crate) generation: u64,
     /// Requests sent and not yet answered, with the generation they were sent in.
     pub(crate) inflight: HashMap<RequestId, u64>,
+    /// The log level and resource subscriptions, repeated to a new session.
+    pub(crate) replay: modelctx_transport::SessionReplay,
     /// Those of them the reconnect policy may send again (idempotent).
     pub(crate) retryable: std::collections::HashSet<RequestId>,
     /// The initialize request, repeated to start a new session after a 404.
