@@ -9,6 +9,9 @@
 //!   file) and gives a `StdioClient`, a transport over the child's pipes, plus a
 //!   `ChildHandle` whose `shutdown` closes stdin, waits,
 //!   sends `SIGTERM`, waits, kills, and reports the exit status.
+//!   `ChildProcess::spawn_restarting` starts a child that fails again by a
+//!   `RestartPolicy` (backoff, a limit), repeating the session's handshake to the new
+//!   process; the session over it goes on.
 //! - **Any pipes:** [`StdioTransport::new`] runs the same framing over any
 //!   `AsyncRead`/`AsyncWrite` pair, e.g. the halves of `tokio::io::duplex`.
 //!
