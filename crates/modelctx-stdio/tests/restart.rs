@@ -15,7 +15,7 @@ use modelctx_client::{Client, ConnectMode};
 use modelctx_server::{Context, ResourceDef, Server, ToolDef};
 use modelctx_stdio::{ChildProcess, RestartHandle, RestartPolicy};
 use modelctx_transport::{ConnectionState, ReconnectPolicy};
-use modelctx_types::{CallToolResult, JsonObject, Tool};
+use modelctx_types::{CallToolResult, JsonObject, ListToolsRequest, ListToolsResult, Tool};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -59,7 +59,26 @@ fn serve_stdio() {
     let watched = ResourceDef::new("test://watched", "watched", |_cx: Context| async {
         Ok::<_, String>("contents")
     });
-    let server = Server::builder("restartable", "1.0.0")
+    // `--die-on-first-list FILE`: the first child to get `tools/list` dies of it.
+    let die_on_list = args
+        .iter()
+        .position(|a| a == "--die-on-first-list")
+        .map(|i| args[i + 1].clone());
+    let mut server = Server::builder("restartable", "1.0.0");
+    if let Some(marker) = die_on_list {
+        server = server.request_handler::<ListToolsRequest, _, _>(move |_params, _cx| {
+            if !std::path::Path::new(&marker).exists() {
+                std::fs::write(&marker, b"listed").expect("marker file");
+                std::process::exit(3);
+            }
+            async {
+                Ok(ListToolsResult::new(vec![Tool::without_arguments(
+                    "listed",
+                )]))
+            }
+        });
+    }
+    let server = server
         .tool(pid)
         .and_then(|b| b.tool(crash))
         .and_then(|b| b.tool(updated))
@@ -205,11 +224,7 @@ async fn a_call_in_flight_when_the_child_dies_fails_as_interrupted_and_is_not_se
 
 async fn a_child_that_cannot_be_started_again_ends_the_session_with_a_clear_error() {
     for (mode, era) in eras() {
-        let marker = std::env::temp_dir().join(format!(
-            "modelctx-restart-{}-{era}-{:?}",
-            std::process::id(),
-            std::time::SystemTime::now()
-        ));
+        let marker = marker("once", era);
         let once = child().arg("--once").arg(&marker);
         let (client, handle) = connect(once, policy(3), mode).await;
         client.list_all_tools().await.expect("list");
@@ -239,6 +254,32 @@ async fn a_child_that_cannot_be_started_again_ends_the_session_with_a_clear_erro
         );
         assert!(reason.contains("exited"), "{era}: {reason}");
         client.closed().await;
+        let _ = std::fs::remove_file(&marker);
+    }
+}
+
+fn marker(what: &str, era: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "modelctx-restart-{what}-{}-{era}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ))
+}
+
+async fn a_list_in_flight_when_the_child_dies_is_sent_again_and_answered_once() {
+    for (mode, era) in eras() {
+        let marker = marker("list", era);
+        let dies = child().arg("--die-on-first-list").arg(&marker);
+        let (client, handle) = connect(dies, policy(5), mode).await;
+        let page = client
+            .list_tools(None)
+            .await
+            .unwrap_or_else(|e| panic!("{era}: {e}"));
+        let names: Vec<_> = page.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["listed"], "{era}");
+        assert_eq!(handle.restarts(), 1, "{era}");
+        client.close().await;
+        let _ = handle.shutdown().await;
         let _ = std::fs::remove_file(&marker);
     }
 }
@@ -273,6 +314,10 @@ fn main() {
         trial(
             "a_call_in_flight_when_the_child_dies_fails_as_interrupted_and_is_not_sent_again",
             a_call_in_flight_when_the_child_dies_fails_as_interrupted_and_is_not_sent_again,
+        ),
+        trial(
+            "a_list_in_flight_when_the_child_dies_is_sent_again_and_answered_once",
+            a_list_in_flight_when_the_child_dies_is_sent_again_and_answered_once,
         ),
         trial(
             "a_child_that_cannot_be_started_again_ends_the_session_with_a_clear_error",
