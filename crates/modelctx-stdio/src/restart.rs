@@ -515,11 +515,8 @@ impl fmt::Debug for RestartingSink {
 impl MessageSink for RestartingSink {
     fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(async move {
-            let sink = {
+            {
                 let mut st = self.shared.state();
-                if let Some(reason) = &st.ended {
-                    return Err(TransportError::other(reason.clone()));
-                }
                 match &message.message {
                     JsonRpcMessage::Request(r) if r.method == "initialize" => {
                         st.init = Some(r.clone());
@@ -529,19 +526,47 @@ impl MessageSink for RestartingSink {
                     }
                     _ => {}
                 }
-                let Some((sink, _)) = &st.current else {
-                    st.queued.push(message);
-                    return Ok(());
+            }
+            let mut failed: Option<Arc<StdioSink>> = None;
+            loop {
+                let sink = {
+                    let mut st = self.shared.state();
+                    if let Some(reason) = &st.ended {
+                        return Err(TransportError::other(reason.clone()));
+                    }
+                    let current = st.current.as_ref().map(|(sink, _)| sink.clone());
+                    let sink = match current {
+                        // The child is gone and its replacement is not there yet: the
+                        // message waits for it.
+                        None => None,
+                        Some(sink) if failed.as_ref().is_some_and(|f| Arc::ptr_eq(f, &sink)) => {
+                            None
+                        }
+                        Some(sink) => Some(sink),
+                    };
+                    let Some(sink) = sink else {
+                        if let JsonRpcMessage::Request(r) = &message.message {
+                            st.inflight.remove(&r.id);
+                        }
+                        st.queued.push(message);
+                        return Ok(());
+                    };
+                    if let JsonRpcMessage::Request(r) = &message.message {
+                        st.replay.sent(r);
+                        let copy = self.shared.retries(&r.method).then(|| (r.clone(), 0));
+                        st.inflight.insert(r.id.clone(), copy);
+                    }
+                    sink
                 };
-                let sink = sink.clone();
-                if let JsonRpcMessage::Request(r) = &message.message {
-                    st.replay.sent(r);
-                    let copy = self.shared.retries(&r.method).then(|| (r.clone(), 0));
-                    st.inflight.insert(r.id.clone(), copy);
+                match sink.send(message.clone()).await {
+                    Ok(()) => return Ok(()),
+                    // The child's input closed under us: it died, or the transport is
+                    // closing.
+                    Err(e) if self.shared.stopping() => return Err(e),
+                    Err(e) if matches!(self.shared.policy, RestartPolicy::Never) => return Err(e),
+                    Err(_) => failed = Some(sink),
                 }
-                sink
-            };
-            sink.send(message).await
+            }
         })
     }
 

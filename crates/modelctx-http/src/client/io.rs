@@ -1084,8 +1084,8 @@ async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
         .replay
         .replay(|n| RequestId::String(Arc::from(format!("modelctx-replay-{generation}-{n}"))));
     for replayed in again {
-        let body = serde_json::to_vec(&replayed)
-            .map_err(|e| TransportError::other(e.to_string()))?;
+        let body =
+            serde_json::to_vec(&replayed).map_err(|e| TransportError::other(e.to_string()))?;
         let response = request(inner, Method::POST, Some(body.into()), None, None).await?;
         // The answer (JSON, or an SSE stream that ends with it) is not the session's.
         let _ = response.bytes().await;

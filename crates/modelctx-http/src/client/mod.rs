@@ -150,6 +150,9 @@ pub(crate) struct ClientInner {
     pub(crate) resume_streams: bool,
     pub(crate) policy: ReconnectPolicy,
     pub(crate) connection: tokio::sync::watch::Sender<ConnectionState>,
+    /// Whether `connection` says anything but `Connected`: every answered request
+    /// reports `Connected`, and must not take the watch's lock to do so.
+    pub(crate) degraded: std::sync::atomic::AtomicBool,
     pub(crate) tx: mpsc::Sender<TransportMessage>,
     pub(crate) closed: CancellationToken,
     pub(crate) state: Mutex<State>,
@@ -165,11 +168,20 @@ impl ClientInner {
 
     /// Reports where the connection stands, when that changed.
     pub(crate) fn set_connection(&self, state: ConnectionState) {
+        use std::sync::atomic::Ordering;
+        let connected = state == ConnectionState::Connected;
+        if connected && !self.degraded.swap(false, Ordering::AcqRel) {
+            return;
+        }
         self.connection.send_if_modified(|current| {
             let changed = *current != state;
             *current = state;
             changed
         });
+        // Set after the report, so that the next success resets what it reported.
+        if !connected {
+            self.degraded.store(true, Ordering::Release);
+        }
     }
 
     /// Request `id`'s timeout, as the session offered it (one that holds nothing
@@ -385,6 +397,7 @@ impl StreamableHttpClientBuilder {
             resume_streams: self.resume_streams,
             policy: self.policy,
             connection: tokio::sync::watch::Sender::new(ConnectionState::Connected),
+            degraded: std::sync::atomic::AtomicBool::new(false),
             tx,
             closed: closed.clone(),
             state: Mutex::new(state),
