@@ -13,9 +13,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use modelctx::client::{Client, ConnectMode};
+use futures::future::BoxFuture;
+use modelctx::client::{Client, ConnectMode, ListKind};
 use modelctx::server::{Context, ResourceDef, Server, ToolDef};
-use modelctx::transport::{ConnectionState, ReconnectPolicy};
+use modelctx::transport::{
+    ConnectionState, MessageStream, ReconnectPolicy, Transport, TransportError, TransportMessage,
+};
 use modelctx::types::{JsonObject, ListToolsRequest, ListToolsResult, Tool};
 use modelctx_http::{HttpClientHandle, StreamableHttpClientTransport, StreamableHttpService};
 use tokio::net::{TcpListener, TcpStream};
@@ -413,5 +416,99 @@ async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old()
     .await
     .unwrap();
     assert_eq!(second.notify_resource_updated("test://watched").await, 1);
+    client.close().await;
+}
+
+/// A server transport that says when a `subscriptions/listen` request arrives (every
+/// message goes through `recv`: the wrapper declines direct delivery).
+struct Spy<T> {
+    inner: T,
+    listens: Arc<Notify>,
+}
+
+struct SpyStream<S> {
+    inner: S,
+    listens: Arc<Notify>,
+}
+
+impl<T: Transport> Transport for Spy<T> {
+    type Sink = T::Sink;
+    type Stream = SpyStream<T::Stream>;
+
+    fn split(self) -> (T::Sink, SpyStream<T::Stream>) {
+        let (sink, inner) = self.inner.split();
+        let listens = self.listens;
+        (sink, SpyStream { inner, listens })
+    }
+
+    fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
+        self.inner.stateless_era_request()
+    }
+}
+
+impl<S: MessageStream> MessageStream for SpyStream<S> {
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
+        Box::pin(async move {
+            let next = self.inner.recv().await;
+            if let Some(Ok(m)) = &next
+                && m.message.method() == Some("subscriptions/listen")
+            {
+                self.listens.notify_one();
+            }
+            next
+        })
+    }
+}
+
+async fn serve_spied(server: Server, listens: Arc<Notify>) -> SocketAddr {
+    let service = StreamableHttpService::new(move |inner| {
+        server.serve(Spy {
+            inner,
+            listens: listens.clone(),
+        });
+    });
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    addr
+}
+
+#[tokio::test]
+async fn the_clients_list_watch_listens_again_on_a_restarted_server() {
+    let first_listens = Arc::new(Notify::new());
+    let proxy = Proxy::start(serve_spied(plain("first"), first_listens.clone()).await).await;
+    let (changed_tx, mut changed) = tokio::sync::mpsc::unbounded_channel();
+    let transport = StreamableHttpClientTransport::builder(&proxy.url())
+        .reconnect_policy(policy())
+        .build()
+        .unwrap();
+    let client = within(
+        "connecting",
+        Client::builder("watcher", "1.0.0")
+            .on_list_changed(ListKind::Tools, move |kind| {
+                let _ = changed_tx.send(kind);
+            })
+            .connect(transport),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        client.protocol_version(),
+        &modelctx::types::ProtocolVersion::V2026_07_28
+    );
+    within("the first listen", first_listens.notified()).await;
+
+    let second = plain("second");
+    let second_listens = Arc::new(Notify::new());
+    proxy.down().await;
+    proxy
+        .up(serve_spied(second.clone(), second_listens.clone()).await)
+        .await;
+    // The interrupted stream is opened again on the new server...
+    within("listening again", second_listens.notified()).await;
+    // ... and a change there reaches the client's reaction.
+    second.add_tool(tool("new", "new")).unwrap();
+    let kind = within("the change", changed.recv()).await.unwrap();
+    assert_eq!(kind, ListKind::Tools);
     client.close().await;
 }
