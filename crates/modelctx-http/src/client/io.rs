@@ -101,7 +101,9 @@ pub(super) async fn send(
                     () = task_inner.closed.cancelled() => Ok(()),
                     r = run_request_retrying(&task_inner, request, token, generation, retryable) => r,
                 };
-                task_inner.state().retryable.remove(&id);
+                if retryable {
+                    task_inner.state().retryable.remove(&id);
+                }
                 match outcome {
                     Ok(()) => maybe_start_standalone(&task_inner),
                     Err(reason) => fail_request(&task_inner, id, reason).await,

@@ -170,7 +170,11 @@ impl ClientInner {
     pub(crate) fn set_connection(&self, state: ConnectionState) {
         use std::sync::atomic::Ordering;
         let connected = state == ConnectionState::Connected;
-        if connected && !self.degraded.swap(false, Ordering::AcqRel) {
+        // A load first: the common case writes nothing shared.
+        if connected
+            && (!self.degraded.load(Ordering::Acquire)
+                || !self.degraded.swap(false, Ordering::AcqRel))
+        {
             return;
         }
         self.connection.send_if_modified(|current| {
