@@ -419,16 +419,18 @@ async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old()
     client.close().await;
 }
 
-/// A server transport that says when a `subscriptions/listen` request arrives (every
-/// message goes through `recv`: the wrapper declines direct delivery).
+/// A server transport that says when a request of `method` arrives (every message goes
+/// through `recv`: the wrapper declines direct delivery).
 struct Spy<T> {
     inner: T,
-    listens: Arc<Notify>,
+    method: &'static str,
+    seen: Arc<Notify>,
 }
 
 struct SpyStream<S> {
     inner: S,
-    listens: Arc<Notify>,
+    method: &'static str,
+    seen: Arc<Notify>,
 }
 
 impl<T: Transport> Transport for Spy<T> {
@@ -437,8 +439,15 @@ impl<T: Transport> Transport for Spy<T> {
 
     fn split(self) -> (T::Sink, SpyStream<T::Stream>) {
         let (sink, inner) = self.inner.split();
-        let listens = self.listens;
-        (sink, SpyStream { inner, listens })
+        let (method, seen) = (self.method, self.seen);
+        (
+            sink,
+            SpyStream {
+                inner,
+                method,
+                seen,
+            },
+        )
     }
 
     fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
@@ -451,20 +460,21 @@ impl<S: MessageStream> MessageStream for SpyStream<S> {
         Box::pin(async move {
             let next = self.inner.recv().await;
             if let Some(Ok(m)) = &next
-                && m.message.method() == Some("subscriptions/listen")
+                && m.message.method() == Some(self.method)
             {
-                self.listens.notify_one();
+                self.seen.notify_one();
             }
             next
         })
     }
 }
 
-async fn serve_spied(server: Server, listens: Arc<Notify>) -> SocketAddr {
+async fn serve_spied(server: Server, method: &'static str, seen: Arc<Notify>) -> SocketAddr {
     let service = StreamableHttpService::new(move |inner| {
         server.serve(Spy {
             inner,
-            listens: listens.clone(),
+            method,
+            seen: seen.clone(),
         });
     });
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -476,7 +486,15 @@ async fn serve_spied(server: Server, listens: Arc<Notify>) -> SocketAddr {
 #[tokio::test]
 async fn the_clients_list_watch_listens_again_on_a_restarted_server() {
     let first_listens = Arc::new(Notify::new());
-    let proxy = Proxy::start(serve_spied(plain("first"), first_listens.clone()).await).await;
+    let proxy = Proxy::start(
+        serve_spied(
+            plain("first"),
+            "subscriptions/listen",
+            first_listens.clone(),
+        )
+        .await,
+    )
+    .await;
     let (changed_tx, mut changed) = tokio::sync::mpsc::unbounded_channel();
     let transport = StreamableHttpClientTransport::builder(&proxy.url())
         .reconnect_policy(policy())
@@ -502,7 +520,12 @@ async fn the_clients_list_watch_listens_again_on_a_restarted_server() {
     let second_listens = Arc::new(Notify::new());
     proxy.down().await;
     proxy
-        .up(serve_spied(second.clone(), second_listens.clone()).await)
+        .up(serve_spied(
+            second.clone(),
+            "subscriptions/listen",
+            second_listens.clone(),
+        )
+        .await)
         .await;
     // The interrupted stream is opened again on the new server...
     within("listening again", second_listens.notified()).await;
@@ -510,5 +533,27 @@ async fn the_clients_list_watch_listens_again_on_a_restarted_server() {
     second.add_tool(tool("new", "new")).unwrap();
     let kind = within("the change", changed.recv()).await.unwrap();
     assert_eq!(kind, ListKind::Tools);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_session_forgotten_by_a_restarted_server_is_started_again_without_waiting_for_a_request()
+{
+    let proxy = Proxy::start(serve(with_resource()).await).await;
+    let (client, handle) = connect(&proxy.url(), ConnectMode::Legacy).await;
+    within("subscribing", client.subscribe_resource("test://watched"))
+        .await
+        .unwrap();
+    let session = handle.session_id();
+
+    let subscribed = Arc::new(Notify::new());
+    proxy.down().await;
+    proxy
+        .up(serve_spied(with_resource(), "resources/subscribe", subscribed.clone()).await)
+        .await;
+    // No request from the client: its standalone stream found the session gone, and
+    // the transport started a new one, subscriptions included.
+    within("the subscription in the new session", subscribed.notified()).await;
+    assert_ne!(handle.session_id(), session);
     client.close().await;
 }

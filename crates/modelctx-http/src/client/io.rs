@@ -553,7 +553,7 @@ fn maybe_start_standalone(inner: &Arc<ClientInner>) {
 }
 
 /// Keeps the standalone GET stream open, reconnecting with `Last-Event-ID`.
-async fn standalone(inner: &ClientInner, generation: u64) {
+async fn standalone(inner: &Arc<ClientInner>, generation: u64) {
     let mut last_id: Option<String> = None;
     let mut retry = inner.reconnect_delay;
     let mut failures = 0u32;
@@ -575,7 +575,19 @@ async fn standalone(inner: &ClientInner, generation: u64) {
                 }
             }
             Ok(_) => failures += 1,
-            Err(_) if inner.state().generation != generation => return,
+            Err(e) if inner.state().generation != generation => {
+                // The server forgot the session (restarted, say). Under a policy that
+                // reconnects, a new session starts now rather than at the next request,
+                // so that the server's own messages (resource updates, list changes)
+                // come again; it opens its own standalone stream.
+                if e.to_string().contains(SESSION_GONE)
+                    && inner.policy.attempts() > 0
+                    && inner.state().expired
+                {
+                    let _ = reinitialize(inner).await;
+                }
+                return;
+            }
             Err(_) => failures += 1,
         }
         if failures > inner.max_reconnects {
