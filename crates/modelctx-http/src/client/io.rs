@@ -8,22 +8,14 @@ use futures::StreamExt;
 use http::{HeaderMap, Method, StatusCode, header};
 use modelctx_transport::{ConnectionState, TransportError, TransportMessage};
 use modelctx_types::{
-    ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
-    JsonRpcRequest, RequestId,
+    JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
 
+use super::era::{era_headers, era_version, learn_param_headers, param_headers};
+use super::failure::{INTERRUPTED, SESSION_GONE, after_send_error, fail_request};
 use super::{ClientInner, is_response};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use modelctx_transport::sse::SseParser;
-use modelctx_types::mirror;
-
-/// The error code of requests failed by the transport (not by the server).
-const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
-/// How a failure to reach the server at all begins (the request never left).
-const UNDELIVERED: &str = "HTTP request failed";
-/// How a failure after the request left begins (the server may have run it).
-const INTERRUPTED: &str =
-    "the connection dropped with the request in flight (it may or may not have run)";
 
 /// How long closing waits for the server to acknowledge the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -260,119 +252,6 @@ async fn request(
     }
 }
 
-/// The protocol version a request of the stateless era carries in its `_meta`.
-fn era_version(request: &JsonRpcRequest) -> Option<String> {
-    let params = request.params.as_deref()?;
-    if !params
-        .get()
-        .contains(modelctx_types::Meta::PROTOCOL_VERSION)
-    {
-        return None;
-    }
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "_meta")]
-        meta: Option<modelctx_types::Meta>,
-    }
-    serde_json::from_str::<Params>(params.get())
-        .ok()?
-        .meta?
-        .protocol_version()
-        .map(str::to_owned)
-}
-
-/// The headers a request of the stateless era mirrors from its body:
-/// `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for the methods that name a
-/// tool, prompt, resource or (the tasks extension) task (Base64 in the `=?base64?…?=` form when the value is not a
-/// plain header value). Any other method names the params key its `Mcp-Name` mirrors
-/// through the message's routing metadata (`name_param`, from its request type's
-/// `RequestMethod::NAME_PARAM`): the transport needs no list of vendor methods.
-fn era_headers(
-    request: &JsonRpcRequest,
-    version: &str,
-    name_param: Option<&'static str>,
-) -> Vec<(String, String)> {
-    let mut headers = vec![
-        (MCP_PROTOCOL_VERSION.to_owned(), version.to_owned()),
-        ("mcp-method".to_owned(), request.method.to_string()),
-    ];
-    let field = match request.method.as_ref() {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        // The tasks extension: the task routes its requests.
-        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
-        _ => match name_param {
-            Some(field) => field,
-            None => return headers,
-        },
-    };
-    let value = request
-        .params
-        .as_deref()
-        .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
-        .and_then(|p| p.get(field).and_then(|v| v.as_str()).map(str::to_owned));
-    if let Some(value) = value {
-        headers.push(("mcp-name".to_owned(), mirror::header_value(&value)));
-    }
-    headers
-}
-
-/// The `Mcp-Param-{Name}` headers of a `tools/call`: each argument the tool's schema
-/// marks with `x-mcp-header` (as learned from `tools/list`) that has a value — a
-/// string as is (or Base64 when it cannot travel plain), an integer in decimal, a
-/// boolean as `true`/`false`; no header for a missing or null value.
-fn param_headers(inner: &ClientInner, request: &JsonRpcRequest) -> Vec<(String, String)> {
-    let Some(params) = request
-        .params
-        .as_deref()
-        .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
-    else {
-        return Vec::new();
-    };
-    let Some(name) = params.get("name").and_then(|n| n.as_str()) else {
-        return Vec::new();
-    };
-    let marked = inner
-        .state()
-        .param_headers
-        .get(name)
-        .cloned()
-        .unwrap_or_default();
-    marked
-        .into_iter()
-        .filter_map(|m| {
-            let text = mirror::argument_text(params.get("arguments"), &m.path)?;
-            Some((
-                format!("mcp-param-{}", m.header),
-                mirror::header_value(&text),
-            ))
-        })
-        .collect()
-}
-
-/// Remembers, from a `tools/list` answer of the stateless era, which arguments each
-/// tool mirrors into headers.
-fn learn_param_headers(inner: &ClientInner, result: &modelctx_types::RawValue) {
-    #[derive(serde::Deserialize)]
-    struct Listed {
-        tools: Vec<serde_json::Value>,
-    }
-    let Ok(listed) = serde_json::from_str::<Listed>(result.get()) else {
-        return;
-    };
-    let mut st = inner.state();
-    for tool in listed.tools {
-        let (Some(name), Some(schema)) = (
-            tool.get("name").and_then(|n| n.as_str()),
-            tool.get("inputSchema"),
-        ) else {
-            continue;
-        };
-        st.param_headers
-            .insert(name.to_owned(), mirror::mirrored_params(schema));
-    }
-}
-
 /// [`run_stateless`], sent again while it is interrupted, idempotent and the policy has
 /// attempts left: the era has no session to restore, the same request simply goes out
 /// again (same id: the session still waits for it).
@@ -485,35 +364,6 @@ async fn run_stateless(
         _ => Err(format!(
             "the server answered HTTP {status} without a JSON-RPC answer"
         )),
-    }
-}
-
-/// A request could not be sent (`error`). The connection could not even be made, so
-/// nothing left: waits the policy's backoff for `attempt` (counted here) and returns
-/// `Ok` to try again, or the reason to fail with once attempts are used up. Any other
-/// error came after the request left: the reason says it may have run.
-async fn after_send_error(
-    inner: &ClientInner,
-    error: &reqwest::Error,
-    attempt: &mut u32,
-) -> Result<(), String> {
-    let chain = super::error_chain(error);
-    if !error.is_connect() {
-        return Err(format!("{INTERRUPTED}: {chain}"));
-    }
-    *attempt += 1;
-    if *attempt > inner.policy.attempts() || inner.closed.is_cancelled() {
-        let reason = match *attempt {
-            1 => format!("{UNDELIVERED}: {chain}"),
-            n => format!("{UNDELIVERED} ({n} attempts): {chain}"),
-        };
-        inner.set_connection(ConnectionState::Failed(reason.clone()));
-        return Err(reason);
-    }
-    inner.set_connection(ConnectionState::Reconnecting { attempt: *attempt });
-    tokio::select! {
-        () = tokio::time::sleep(inner.policy.delay(*attempt)) => Ok(()),
-        () = inner.closed.cancelled() => Err(TransportError::closed().to_string()),
     }
 }
 
@@ -950,27 +800,6 @@ async fn deliver(
         .send(TransportMessage::new(message).with_resumption_token(token))
         .await;
 }
-
-/// Fails request `id` with a transport error, unless it was answered meanwhile.
-async fn fail_request(inner: &ClientInner, id: RequestId, reason: String) {
-    inner.state().tool_lists.remove(&id);
-    // A closed transport fails everything pending as closed, through the session.
-    if inner.state().inflight.remove(&id).is_none() || inner.closed.is_cancelled() {
-        return;
-    }
-    let error = if reason.starts_with(UNDELIVERED) {
-        modelctx_transport::undelivered(reason)
-    } else if reason.starts_with(INTERRUPTED) {
-        modelctx_transport::interrupted(reason)
-    } else {
-        ErrorData::new(TRANSPORT_ERROR, reason)
-    };
-    let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error));
-    let _ = inner.tx.send(TransportMessage::new(message)).await;
-}
-
-/// How a refusal for a session the server no longer knows begins.
-const SESSION_GONE: &str = "the server ended the session (HTTP 404)";
 
 /// The server answered 404 to session `generation`: its in-flight requests fail (but
 /// `spare`, which the server refused before running it), and the next request starts a

@@ -1,5 +1,7 @@
 //! The client side: a `Transport` over reqwest.
 
+mod era;
+mod failure;
 mod io;
 
 use std::collections::HashMap;
