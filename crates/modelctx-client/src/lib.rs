@@ -426,8 +426,7 @@ impl ClientBuilder {
                 }) {
                     Ok(known) => Some(known),
                     // Nobody answered: an outage says nothing about the server's era.
-                    Err(e) if only || e.is_undelivered() || e.is_interrupted() =>
-                    {
+                    Err(e) if only || e.is_undelivered() || e.is_interrupted() => {
                         peer.close().await;
                         return Err(e);
                     }
