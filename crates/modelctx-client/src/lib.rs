@@ -426,11 +426,7 @@ impl ClientBuilder {
                 }) {
                     Ok(known) => Some(known),
                     // Nobody answered: an outage says nothing about the server's era.
-                    Err(e)
-                        if only
-                            || e.protocol_error()
-                                .is_some_and(modelctx_transport::is_undelivered) =>
-                    {
+                    Err(e) if only || e.is_undelivered() || e.is_interrupted() => {
                         peer.close().await;
                         return Err(e);
                     }

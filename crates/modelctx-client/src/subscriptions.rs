@@ -270,6 +270,10 @@ impl Drop for ListWatch {
 /// before going on (the subscription stays open either way).
 const ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How many times in a row the list watch is opened again after its stream was
+/// interrupted without bringing a change in between.
+const MAX_REOPEN: u32 = 8;
+
 /// Opens the list-change subscription for the `watched` kinds the server advertises
 /// `listChanged` for, and waits (bounded) for its acknowledgement, so a change made
 /// after connect returns is not missed. `None` when there is nothing to watch.
@@ -296,10 +300,37 @@ pub(crate) async fn watch_lists(
     let (peer, envelope, routes) = (peer.clone(), envelope.clone(), routes.clone());
     let (acked_tx, acked) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        let opened = open(&peer, envelope, &routes, filter, RequestOptions::default()).await;
-        let _ = acked_tx.send(());
-        if let Ok(mut subscription) = opened {
-            while subscription.next().await.is_some() {}
+        let mut acked_tx = Some(acked_tx);
+        let mut reopened = 0;
+        loop {
+            let options = RequestOptions::default();
+            let opened = open(&peer, envelope.clone(), &routes, filter.clone(), options).await;
+            if let Some(acked) = acked_tx.take() {
+                let _ = acked.send(());
+            }
+            let Ok(mut subscription) = opened else {
+                return;
+            };
+            let mut lost = None;
+            let mut changes = 0;
+            while let Some(next) = subscription.next().await {
+                match next {
+                    Ok(_) => changes += 1,
+                    Err(e) => lost = Some(e),
+                }
+            }
+            if changes > 0 {
+                reopened = 0;
+            }
+            // The connection dropped under the stream (a restarted server, with a
+            // transport that reconnects): listen again, so that list changes keep
+            // coming. The server ending it, or any other failure, ends the watch.
+            match lost {
+                Some(e) if e.is_interrupted() && !peer.is_closed() && reopened < MAX_REOPEN => {
+                    reopened += 1;
+                }
+                _ => return,
+            }
         }
     });
     let _ = tokio::time::timeout(ACK_WAIT, acked).await;

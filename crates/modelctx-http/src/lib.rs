@@ -13,7 +13,10 @@
 //! - **Client** (feature `client`): `StreamableHttpClientTransport`, a
 //!   `Transport` over reqwest: POST per message, JSON or SSE answers, the standalone GET
 //!   stream, session id and negotiated version kept and sent, reconnection with
-//!   `Last-Event-ID`, a new session after a 404, DELETE on close, an `AuthHook`.
+//!   `Last-Event-ID`, a new session after a 404, DELETE on close, an `AuthHook`; with a
+//!   `ReconnectPolicy` (`StreamableHttpClientBuilder::reconnect_policy`), refused
+//!   connections tried again with backoff and idempotent requests sent again after a
+//!   drop (anything else in flight fails as interrupted: it may or may not have run).
 //!
 //! ```
 //! # #[cfg(all(feature = "server", feature = "client"))]

@@ -9,8 +9,9 @@ use modelctx_client::{Client, ClientBuilder};
 use modelctx_http::{AuthHook, StreamableHttpClientTransport};
 use modelctx_session::SessionError;
 use modelctx_sse::{FallbackClientTransport, SseClientTransport};
-use modelctx_stdio::{ChildHandle, ChildProcess, Stderr};
-use modelctx_transport::TransportError;
+use modelctx_stdio::{ChildHandle, ChildProcess, RestartHandle, RestartPolicy, Stderr};
+use modelctx_transport::{ConnectionState, ReconnectPolicy, TransportError};
+use tokio::sync::watch;
 
 use crate::config::{HttpServer, HttpTransport, ServerConfig, StdioServer};
 
@@ -24,6 +25,7 @@ pub struct ConnectOptions {
     timeout: Option<Duration>,
     #[cfg(feature = "rustls")]
     roots: Vec<Certificate>,
+    reconnect: Option<ReconnectPolicy>,
 }
 
 /// A trusted root certificate (DER), as `tls::certificates_from_pem` reads it.
@@ -36,6 +38,7 @@ impl fmt::Debug for ConnectOptions {
             .field("auth", &self.auth.is_some())
             .field("stderr", &self.stderr.is_some())
             .field("timeout", &self.timeout)
+            .field("reconnect", &self.reconnect)
             .finish_non_exhaustive()
     }
 }
@@ -83,6 +86,17 @@ impl ConnectOptions {
         self
     }
 
+    /// Survives lost servers with `policy`: a stdio child that fails is started again
+    /// ([`RestartPolicy::OnFailure`]), a streamable HTTP transport (typed
+    /// `streamable-http`, or untyped while it has not fallen back to legacy SSE)
+    /// reconnects ([`StreamableHttpClientBuilder::reconnect_policy`](modelctx_http::StreamableHttpClientBuilder::reconnect_policy)).
+    /// A legacy SSE server does not reconnect. By default none of them does.
+    #[must_use]
+    pub fn reconnect(mut self, policy: ReconnectPolicy) -> Self {
+        self.reconnect = Some(policy);
+        self
+    }
+
     pub(crate) fn stderr_fn(&self) -> Option<Arc<LineFn>> {
         self.stderr.clone()
     }
@@ -92,7 +106,14 @@ impl ConnectOptions {
 #[derive(Debug, Clone)]
 pub struct Connection {
     client: Client,
-    child: Option<ChildHandle>,
+    child: Option<Child>,
+    state: Option<watch::Receiver<ConnectionState>>,
+}
+
+#[derive(Debug, Clone)]
+enum Child {
+    Once(ChildHandle),
+    Restarting(RestartHandle),
 }
 
 impl Connection {
@@ -101,9 +122,30 @@ impl Connection {
         &self.client
     }
 
-    /// The child process of a stdio server.
-    pub fn child(&self) -> Option<&ChildHandle> {
-        self.child.as_ref()
+    /// The child process of a stdio server: the one running now when it is restarted
+    /// by policy (none while it is being replaced).
+    pub fn child(&self) -> Option<ChildHandle> {
+        match self.child.as_ref()? {
+            Child::Once(handle) => Some(handle.clone()),
+            Child::Restarting(handle) => handle.current(),
+        }
+    }
+
+    /// The restarts of a stdio child started with a [reconnect
+    /// policy](ConnectOptions::reconnect).
+    pub fn restarts(&self) -> Option<&RestartHandle> {
+        match self.child.as_ref()? {
+            Child::Restarting(handle) => Some(handle),
+            Child::Once(_) => None,
+        }
+    }
+
+    /// Where the connection stands under its [reconnect
+    /// policy](ConnectOptions::reconnect); `Connected` without one.
+    pub fn connection_state(&self) -> ConnectionState {
+        self.state
+            .as_ref()
+            .map_or(ConnectionState::Connected, |s| s.borrow().clone())
     }
 
     /// Ends the session (an HTTP session is deleted on the server) and, for a stdio
@@ -111,10 +153,16 @@ impl Connection {
     /// kill.
     pub async fn close(&self) {
         self.client.close().await;
-        if let Some(child) = &self.child {
-            // The outcome (how the child exited) is the child's business; it is gone
-            // either way.
-            let _ = child.shutdown().await;
+        // The outcome (how the child exited) is the child's business; it is gone
+        // either way.
+        match &self.child {
+            Some(Child::Once(child)) => {
+                let _ = child.shutdown().await;
+            }
+            Some(Child::Restarting(child)) => {
+                let _ = child.shutdown().await;
+            }
+            None => {}
         }
     }
 }
@@ -164,14 +212,32 @@ async fn connect_stdio(
     if let Some(f) = options.stderr_fn() {
         child = child.stderr(Stderr::lines(move |line| f(line)));
     }
-    let child = child.spawn().map_err(|e| {
-        ConnectError::new(Kind::Spawn, format!("cannot run `{}`: {e}", server.command))
-    })?;
+    let spawn_error =
+        |e| ConnectError::new(Kind::Spawn, format!("cannot run `{}`: {e}", server.command));
+    if let Some(policy) = &options.reconnect {
+        let child = child
+            .spawn_restarting(RestartPolicy::OnFailure(policy.clone()))
+            .map_err(spawn_error)?;
+        let handle = child.handle();
+        return match client.connect(child).await {
+            Ok(client) => Ok(Connection {
+                client,
+                state: Some(handle.connection_state()),
+                child: Some(Child::Restarting(handle)),
+            }),
+            Err(e) => {
+                let _ = handle.shutdown().await;
+                Err(ConnectError::session(e))
+            }
+        };
+    }
+    let child = child.spawn().map_err(spawn_error)?;
     let handle = child.handle();
     match client.connect(child).await {
         Ok(client) => Ok(Connection {
             client,
-            child: Some(handle),
+            child: Some(Child::Once(handle)),
+            state: None,
         }),
         Err(e) => {
             let _ = handle.shutdown().await;
@@ -194,9 +260,14 @@ async fn connect_http(
         })?;
         headers.push((name, value));
     }
+    let policy = options.reconnect.clone();
+    let mut state = None;
     let connected = match server.transport {
         HttpTransport::Auto => {
             let mut builder = FallbackClientTransport::builder(&server.url);
+            if let Some(policy) = policy {
+                builder = builder.streamable(|b| b.reconnect_policy(policy));
+            }
             for (name, value) in headers {
                 builder = builder.header(name, value);
             }
@@ -207,10 +278,15 @@ async fn connect_http(
             if let Some(hook) = &options.auth {
                 builder = builder.auth(hook.clone());
             }
-            client.connect(builder.build().map_err(transport)?).await
+            let transport = builder.build().map_err(transport)?;
+            state = Some(transport.handle().streamable().connection_state());
+            client.connect(transport).await
         }
         HttpTransport::Streamable => {
             let mut builder = StreamableHttpClientTransport::builder(&server.url);
+            if let Some(policy) = policy {
+                builder = builder.reconnect_policy(policy);
+            }
             for (name, value) in headers {
                 builder = builder.header(name, value);
             }
@@ -221,7 +297,9 @@ async fn connect_http(
             if let Some(hook) = &options.auth {
                 builder = builder.auth(hook.clone());
             }
-            client.connect(builder.build().map_err(transport)?).await
+            let transport = builder.build().map_err(transport)?;
+            state = Some(transport.handle().connection_state());
+            client.connect(transport).await
         }
         HttpTransport::Sse => {
             let mut builder = SseClientTransport::builder(&server.url);
@@ -244,6 +322,7 @@ async fn connect_http(
         .map(|client| Connection {
             client,
             child: None,
+            state,
         })
         .map_err(ConnectError::session)
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use modelctx_client::{Client, ClientBuilder};
 use modelctx_http::AuthHook;
 use modelctx_session::{RequestOptions, SessionError};
+use modelctx_transport::{ConnectionState, ReconnectPolicy};
 use modelctx_types::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
 
 use crate::config::{HttpServer, McpServers, ServerConfig};
@@ -32,6 +33,7 @@ pub struct ClientPoolBuilder {
     timeout: Option<Duration>,
     #[cfg(feature = "rustls")]
     roots: Vec<modelctx_http::tls::rustls::pki_types::CertificateDer<'static>>,
+    reconnect: Option<ReconnectPolicy>,
 }
 
 impl fmt::Debug for ClientPoolBuilder {
@@ -109,6 +111,16 @@ impl ClientPoolBuilder {
         self
     }
 
+    /// Gets lost servers back with `policy` (see [`ConnectOptions::reconnect`]): stdio
+    /// children that fail are started again, streamable HTTP servers are reconnected
+    /// with backoff; [`ClientPool::health`] shows [`Health::Reconnecting`] meanwhile.
+    /// By default a lost server stays lost (`Closed`).
+    #[must_use]
+    pub fn reconnect(mut self, policy: ReconnectPolicy) -> Self {
+        self.reconnect = Some(policy);
+        self
+    }
+
     /// Connects to every server of `servers` at once and returns when each one is
     /// connected or has failed. It does not fail: a server that cannot be reached is
     /// reported by [`ClientPool::health`].
@@ -151,6 +163,9 @@ impl ClientPoolBuilder {
         for root in &self.roots {
             options = options.add_root_certificate(root.clone());
         }
+        if let Some(policy) = &self.reconnect {
+            options = options.reconnect(policy.clone());
+        }
         if let Some(limit) = self.timeout {
             options = options.timeout(limit);
         }
@@ -179,6 +194,14 @@ pub enum Health {
     /// It was connected and its session has ended (the server went away, the child
     /// exited, or the pool was closed).
     Closed,
+    /// It was connected and lost its server; under the pool's [reconnect
+    /// policy](ClientPoolBuilder::reconnect) attempt `attempt` to get it back is waiting
+    /// or under way (a stdio child being started again, an HTTP server refusing
+    /// connections).
+    Reconnecting {
+        /// The attempt, counted from 1.
+        attempt: u32,
+    },
 }
 
 impl Health {
@@ -194,6 +217,7 @@ impl fmt::Display for Health {
             Self::Connected => f.write_str("connected"),
             Self::Failed(e) => write!(f, "failed: {e}"),
             Self::Closed => f.write_str("closed"),
+            Self::Reconnecting { attempt } => write!(f, "reconnecting (attempt {attempt})"),
         }
     }
 }
@@ -274,6 +298,7 @@ impl ClientPool {
             timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             #[cfg(feature = "rustls")]
             roots: Vec::new(),
+            reconnect: None,
         }
     }
 
@@ -285,7 +310,12 @@ impl ClientPool {
                 let health = match member {
                     Err(e) => Health::Failed(e.clone()),
                     Ok(c) if c.client().peer().is_closed() => Health::Closed,
-                    Ok(_) => Health::Connected,
+                    Ok(c) => match c.connection_state() {
+                        ConnectionState::Reconnecting { attempt } => {
+                            Health::Reconnecting { attempt }
+                        }
+                        _ => Health::Connected,
+                    },
                 };
                 (name.clone(), health)
             })

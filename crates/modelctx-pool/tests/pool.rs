@@ -8,8 +8,10 @@ use std::future::Future;
 use std::time::Duration;
 
 use libtest_mimic::{Arguments, Trial};
+use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpService;
 use modelctx::server::{Server, ToolDef};
+use modelctx::transport::{ConnectionState, ReconnectPolicy};
 use modelctx::types::{CallToolResult, JsonObject, Tool};
 use modelctx_pool::{ClientPool, Health, McpServers};
 use serde_json::{Value, json};
@@ -49,6 +51,12 @@ fn serve_stdio() {
         .expect("runtime");
     runtime.block_on(async {
         let who = std::env::var("POOL_TEST_WHO").unwrap_or_else(|_| "nobody".into());
+        // While this file exists, the server fails at start.
+        if let Ok(block) = std::env::var("POOL_TEST_BLOCK")
+            && std::path::Path::new(&block).exists()
+        {
+            std::process::exit(2);
+        }
         let session = server(&who).serve(modelctx::stdio::stdio());
         session.closed().await;
         session.close().await;
@@ -276,6 +284,73 @@ async fn legacy_sse_directly_and_through_the_fallback() {
     pool.close().await;
 }
 
+/// A stdio child killed under the pool's reconnect policy is started again; while it
+/// cannot be, its health says it is reconnecting; then calls go on.
+async fn a_failed_child_comes_back_under_the_reconnect_policy() {
+    let exe = std::env::current_exe().expect("test exe");
+    let block = std::env::temp_dir().join(format!("modelctx-pool-block-{}", std::process::id()));
+    let doc = json!({"mcpServers": {
+        "local": {"command": exe, "args": ["serve-stdio"],
+                  "env": {"POOL_TEST_WHO": "local", "POOL_TEST_BLOCK": block}},
+    }});
+    let servers = McpServers::from_json(&doc.to_string()).expect("config parses");
+    let policy = ReconnectPolicy::new()
+        .initial_delay(Duration::from_millis(10))
+        .max_delay(Duration::from_millis(50))
+        .max_attempts(10_000);
+    let pool = ClientPool::builder()
+        .client(|_| Client::builder("pool-test", "1.0.0").mode(ConnectMode::Legacy))
+        .reconnect(policy)
+        .connect(&servers)
+        .await;
+    assert!(
+        pool.health()["local"].is_connected(),
+        "{}",
+        pool.health()["local"]
+    );
+    let local = pool.connection("local").expect("local connected");
+    let pid = local.child().and_then(|c| c.id()).expect("a running child");
+    let mut state = local
+        .restarts()
+        .expect("restarted by policy")
+        .connection_state();
+
+    std::fs::write(&block, b"blocked").expect("block file");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    // A start failed since (the block): the child is not back, and health says so.
+    state
+        .wait_for(|s| matches!(s, ConnectionState::Reconnecting { attempt } if *attempt >= 2))
+        .await
+        .expect("state");
+    let health = pool.health();
+    assert!(
+        matches!(health["local"], Health::Reconnecting { .. }),
+        "{}",
+        health["local"]
+    );
+    assert!(health["local"].to_string().starts_with("reconnecting"));
+
+    std::fs::remove_file(&block).expect("unblock");
+    state
+        .wait_for(|s| *s == ConnectionState::Connected)
+        .await
+        .expect("state");
+    assert!(pool.health()["local"].is_connected());
+    let args = json!({"text": "again"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let result = pool.call_tool("local__echo", args).await.expect("call");
+    assert_eq!(text(&result), "local: again");
+    assert_ne!(local.child().and_then(|c| c.id()), Some(pid));
+    assert_eq!(local.restarts().map(|r| r.restarts()), Some(1));
+    pool.close().await;
+}
+
 fn trial<F, Fut>(name: &'static str, test: F) -> Trial
 where
     F: FnOnce() -> Fut + Send + 'static,
@@ -310,6 +385,10 @@ fn main() {
         trial(
             "a_custom_separator_namespaces_and_routes",
             a_custom_separator_namespaces_and_routes,
+        ),
+        trial(
+            "a_failed_child_comes_back_under_the_reconnect_policy",
+            a_failed_child_comes_back_under_the_reconnect_policy,
         ),
         trial(
             "legacy_sse_directly_and_through_the_fallback",

@@ -124,6 +124,20 @@ impl SessionError {
         matches!(self.kind, Kind::Refused(_))
     }
 
+    /// Whether the connection to the peer dropped while the request was in flight and
+    /// the transport did not send it again: the peer **may or may not have run it**.
+    /// Sending it again is the caller's decision (a client transport re-sends only
+    /// idempotent requests by itself, see `modelctx_transport::ReconnectPolicy`).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(&self.kind, Kind::Protocol(e) if modelctx_transport::is_interrupted(e))
+    }
+
+    /// Whether the transport could not deliver the request at all (no connection to the
+    /// peer; attempts to reconnect, if any, failed): the peer never saw it.
+    pub fn is_undelivered(&self) -> bool {
+        matches!(&self.kind, Kind::Protocol(e) if modelctx_transport::is_undelivered(e))
+    }
+
     /// Whether the peer's result did not decode into the method's result type.
     pub fn is_invalid_result(&self) -> bool {
         matches!(self.kind, Kind::InvalidResult(_))
@@ -142,6 +156,14 @@ impl SessionError {
 impl fmt::Display for SessionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
+            Kind::Protocol(e) if modelctx_transport::is_interrupted(e) => write!(
+                f,
+                "the connection dropped with the request in flight; it may or may not have run: {}",
+                e.message
+            ),
+            Kind::Protocol(e) if modelctx_transport::is_undelivered(e) => {
+                write!(f, "the request was not delivered: {}", e.message)
+            }
             Kind::Protocol(e) => write!(f, "peer returned an error: {e}"),
             Kind::Timeout => f.write_str("request timed out"),
             Kind::Cancelled => f.write_str("request cancelled"),

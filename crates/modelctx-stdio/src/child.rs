@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::StdioOptions;
 use crate::pipe::{Output, StdioSink, StdioStream, StdioTransport};
+use crate::restart::{RestartPolicy, RestartingChild};
 use modelctx_transport::Transport;
 
 /// The default time a child gets to exit by itself once its stdin is closed.
@@ -210,6 +211,18 @@ impl ChildProcess {
     /// Spawns the child. Must run inside a Tokio runtime (it says so as an error
     /// otherwise); fails as [`std::process::Command::spawn`] does.
     pub fn spawn(self) -> io::Result<StdioClient> {
+        self.start()
+    }
+
+    /// Spawns the child and starts it again by `policy` when it exits (see
+    /// [`RestartPolicy`]): the transport outlives the process. Fails as
+    /// [`spawn`](Self::spawn) does when the first start fails.
+    pub fn spawn_restarting(self, policy: RestartPolicy) -> io::Result<RestartingChild> {
+        crate::restart::spawn(self, policy)
+    }
+
+    /// One start of the child, the builder kept for the next.
+    pub(crate) fn start(&self) -> io::Result<StdioClient> {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(io::Error::other(
                 "ChildProcess::spawn must run inside a Tokio runtime",
@@ -230,11 +243,11 @@ impl ChildProcess {
             command.current_dir(dir);
         }
         let mut lines = None;
-        let stderr = match self.stderr.kind {
+        let stderr = match &self.stderr.kind {
             StderrKind::Inherit => Stdio::inherit(),
-            StderrKind::File(file) => Stdio::from(file),
+            StderrKind::File(file) => Stdio::from(file.try_clone()?),
             StderrKind::Lines(f) => {
-                lines = Some(f);
+                lines = Some(f.clone());
                 Stdio::piped()
             }
         };
@@ -251,7 +264,7 @@ impl ChildProcess {
             tokio::spawn(pump_lines(pipe, f));
         }
         let pid = child.id();
-        let transport = StdioTransport::with_options(stdout, stdin, self.options);
+        let transport = StdioTransport::with_options(stdout, stdin, self.options.clone());
         let (commands, rx) = mpsc::channel(4);
         let (status_tx, status) = watch::channel(None);
         let output = transport.output();

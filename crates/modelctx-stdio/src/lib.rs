@@ -9,6 +9,9 @@
 //!   file) and gives a `StdioClient`, a transport over the child's pipes, plus a
 //!   `ChildHandle` whose `shutdown` closes stdin, waits,
 //!   sends `SIGTERM`, waits, kills, and reports the exit status.
+//!   `ChildProcess::spawn_restarting` starts a child that fails again by a
+//!   `RestartPolicy` (backoff, a limit), repeating the session's handshake to the new
+//!   process; the session over it goes on.
 //! - **Any pipes:** [`StdioTransport::new`] runs the same framing over any
 //!   `AsyncRead`/`AsyncWrite` pair, e.g. the halves of `tokio::io::duplex`.
 //!
@@ -80,6 +83,8 @@
 mod child;
 mod options;
 mod pipe;
+#[cfg(feature = "child")]
+mod restart;
 
 #[cfg(feature = "child")]
 pub use child::{
@@ -89,6 +94,10 @@ pub use child::{
 pub use modelctx_transport::framing::DEFAULT_MAX_LINE;
 pub use options::{DEFAULT_CLOSE_TIMEOUT, DEFAULT_QUEUE, Diagnostic, StdioOptions};
 pub use pipe::{StdioSink, StdioStream, StdioTransport};
+#[cfg(feature = "child")]
+pub use restart::{
+    RestartHandle, RestartPolicy, RestartingChild, RestartingSink, RestartingStream,
+};
 
 /// A transport on this process's stdin and stdout, with the default options.
 pub fn stdio() -> StdioTransport {

@@ -25,6 +25,8 @@ mod error;
 mod extensions;
 pub mod framing;
 mod shared;
+mod reconnect;
+mod replay;
 pub mod sse;
 
 use std::cell::Cell;
@@ -39,6 +41,11 @@ pub use clock::{ClockHold, RequestClock, RequestClocks};
 pub use error::TransportError;
 pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
 pub use shared::{ApplySnapshot, SessionSnapshot, SharedSession};
+pub use reconnect::{
+    ConnectionState, IDEMPOTENT_METHODS, ReconnectPolicy, interrupted, is_interrupted,
+};
+#[doc(hidden)]
+pub use replay::SessionReplay;
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a

@@ -6,21 +6,16 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use http::{HeaderMap, Method, StatusCode, header};
-use modelctx_transport::{TransportError, TransportMessage};
+use modelctx_transport::{ConnectionState, TransportError, TransportMessage};
 use modelctx_types::{
-    ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
-    JsonRpcRequest, RequestId,
+    JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
 
+use super::era::{era_headers, era_version, learn_param_headers, param_headers};
+use super::failure::{INTERRUPTED, SESSION_GONE, after_send_error, fail_request};
 use super::{ClientInner, is_response};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use modelctx_transport::sse::SseParser;
-use modelctx_types::mirror;
-
-/// The error code of requests failed by the transport (not by the server).
-const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
-/// How a failure to reach the server at all begins (the request never left).
-const UNDELIVERED: &str = "HTTP request failed";
 
 /// How long closing waits for the server to acknowledge the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -52,7 +47,7 @@ pub(super) async fn send(
                 let outcome = tokio::select! {
                     biased;
                     () = task_inner.closed.cancelled() => Ok(()),
-                    r = run_stateless(&task_inner, request, name_param) => r,
+                    r = run_stateless_retrying(&task_inner, request, name_param) => r,
                 };
                 task_inner.state().stateless_posts.remove(&id);
                 if let Err(reason) = outcome {
@@ -79,10 +74,15 @@ pub(super) async fn send(
             } else if inner.state().expired {
                 reinitialize(&inner).await?;
             }
+            let retryable = inner.policy.is_idempotent(&request.method);
             let generation = {
                 let mut st = inner.state();
+                st.replay.sent(&request);
                 let g = st.generation;
                 st.inflight.insert(request.id.clone(), g);
+                if retryable {
+                    st.retryable.insert(request.id.clone());
+                }
                 g
             };
             let task_inner = inner.clone();
@@ -91,8 +91,11 @@ pub(super) async fn send(
                 let outcome = tokio::select! {
                     biased;
                     () = task_inner.closed.cancelled() => Ok(()),
-                    r = run_request(&task_inner, request, token, generation) => r,
+                    r = run_request_retrying(&task_inner, request, token, generation, retryable) => r,
                 };
+                if retryable {
+                    task_inner.state().retryable.remove(&id);
+                }
                 match outcome {
                     Ok(()) => maybe_start_standalone(&task_inner),
                     Err(reason) => fail_request(&task_inner, id, reason).await,
@@ -172,6 +175,7 @@ async fn request(
     for_request: Option<&RequestId>,
 ) -> Result<reqwest::Response, TransportError> {
     let mut retries = 0;
+    let mut attempt = 0;
     loop {
         let (session, version, generation) = {
             let st = inner.state();
@@ -208,9 +212,16 @@ async fn request(
                 .header(header::CONTENT_TYPE, "application/json")
                 .body(b.clone());
         }
-        let response = rb.send().await.map_err(|e| {
-            TransportError::other(format!("{UNDELIVERED}: {}", super::error_chain(&e)))
-        })?;
+        let response = match rb.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                after_send_error(inner, &e, &mut attempt)
+                    .await
+                    .map_err(TransportError::other)?;
+                continue;
+            }
+        };
+        inner.set_connection(ConnectionState::Connected);
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth
@@ -241,116 +252,35 @@ async fn request(
     }
 }
 
-/// The protocol version a request of the stateless era carries in its `_meta`.
-fn era_version(request: &JsonRpcRequest) -> Option<String> {
-    let params = request.params.as_deref()?;
-    if !params
-        .get()
-        .contains(modelctx_types::Meta::PROTOCOL_VERSION)
-    {
-        return None;
-    }
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "_meta")]
-        meta: Option<modelctx_types::Meta>,
-    }
-    serde_json::from_str::<Params>(params.get())
-        .ok()?
-        .meta?
-        .protocol_version()
-        .map(str::to_owned)
-}
-
-/// The headers a request of the stateless era mirrors from its body:
-/// `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for the methods that name a
-/// tool, prompt, resource or (the tasks extension) task (Base64 in the `=?base64?…?=` form when the value is not a
-/// plain header value). Any other method names the params key its `Mcp-Name` mirrors
-/// through the message's routing metadata (`name_param`, from its request type's
-/// `RequestMethod::NAME_PARAM`): the transport needs no list of vendor methods.
-fn era_headers(
-    request: &JsonRpcRequest,
-    version: &str,
+/// [`run_stateless`], sent again while it is interrupted, idempotent and the policy has
+/// attempts left: the era has no session to restore, the same request simply goes out
+/// again (same id: the session still waits for it).
+async fn run_stateless_retrying(
+    inner: &ClientInner,
+    request: JsonRpcRequest,
     name_param: Option<&'static str>,
-) -> Vec<(String, String)> {
-    let mut headers = vec![
-        (MCP_PROTOCOL_VERSION.to_owned(), version.to_owned()),
-        ("mcp-method".to_owned(), request.method.to_string()),
-    ];
-    let field = match request.method.as_ref() {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        // The tasks extension: the task routes its requests.
-        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
-        _ => match name_param {
-            Some(field) => field,
-            None => return headers,
-        },
-    };
-    let value = request
-        .params
-        .as_deref()
-        .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
-        .and_then(|p| p.get(field).and_then(|v| v.as_str()).map(str::to_owned));
-    if let Some(value) = value {
-        headers.push(("mcp-name".to_owned(), mirror::header_value(&value)));
+) -> Result<(), String> {
+    let version = era_version(&request).unwrap_or_default();
+    let mut headers = era_headers(&request, &version, name_param);
+    if request.method == "tools/call" {
+        headers.extend(param_headers(inner, &request));
     }
-    headers
-}
-
-/// The `Mcp-Param-{Name}` headers of a `tools/call`: each argument the tool's schema
-/// marks with `x-mcp-header` (as learned from `tools/list`) that has a value — a
-/// string as is (or Base64 when it cannot travel plain), an integer in decimal, a
-/// boolean as `true`/`false`; no header for a missing or null value.
-fn param_headers(inner: &ClientInner, request: &JsonRpcRequest) -> Vec<(String, String)> {
-    let Some(params) = request
-        .params
-        .as_deref()
-        .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
-    else {
-        return Vec::new();
-    };
-    let Some(name) = params.get("name").and_then(|n| n.as_str()) else {
-        return Vec::new();
-    };
-    let marked = inner
-        .state()
-        .param_headers
-        .get(name)
-        .cloned()
-        .unwrap_or_default();
-    marked
-        .into_iter()
-        .filter_map(|m| {
-            let text = mirror::argument_text(params.get("arguments"), &m.path)?;
-            Some((
-                format!("mcp-param-{}", m.header),
-                mirror::header_value(&text),
-            ))
-        })
-        .collect()
-}
-
-/// Remembers, from a `tools/list` answer of the stateless era, which arguments each
-/// tool mirrors into headers.
-fn learn_param_headers(inner: &ClientInner, result: &modelctx_types::RawValue) {
-    #[derive(serde::Deserialize)]
-    struct Listed {
-        tools: Vec<serde_json::Value>,
-    }
-    let Ok(listed) = serde_json::from_str::<Listed>(result.get()) else {
-        return;
-    };
-    let mut st = inner.state();
-    for tool in listed.tools {
-        let (Some(name), Some(schema)) = (
-            tool.get("name").and_then(|n| n.as_str()),
-            tool.get("inputSchema"),
-        ) else {
-            continue;
-        };
-        st.param_headers
-            .insert(name.to_owned(), mirror::mirrored_params(schema));
+    let body = bytes::Bytes::from(serde_json::to_vec(&request).map_err(|e| e.to_string())?);
+    let retryable = inner.policy.is_idempotent(&request.method);
+    let mut resent = 0;
+    loop {
+        match run_stateless(inner, &request.id, &headers, &body).await {
+            Err(reason)
+                if retryable
+                    && reason.starts_with(INTERRUPTED)
+                    && resent < inner.policy.attempts()
+                    && inner.state().inflight.contains_key(&request.id) =>
+            {
+                resent += 1;
+                tokio::time::sleep(inner.policy.delay(resent)).await;
+            }
+            outcome => return outcome,
+        }
     }
 }
 
@@ -359,17 +289,12 @@ fn learn_param_headers(inner: &ClientInner, result: &modelctx_types::RawValue) {
 /// error in the body.
 async fn run_stateless(
     inner: &ClientInner,
-    request: JsonRpcRequest,
-    name_param: Option<&'static str>,
+    id: &RequestId,
+    headers: &[(String, String)],
+    body: &bytes::Bytes,
 ) -> Result<(), String> {
-    let id = request.id.clone();
-    let version = era_version(&request).unwrap_or_default();
-    let mut headers = era_headers(&request, &version, name_param);
-    if request.method == "tools/call" {
-        headers.extend(param_headers(inner, &request));
-    }
-    let body = serde_json::to_vec(&JsonRpcMessage::Request(request)).map_err(|e| e.to_string())?;
     let mut retries = 0;
+    let mut attempt = 0;
     let response = loop {
         let mut rb = inner.http.request(Method::POST, &inner.url);
         rb = rb.headers(inner.headers.clone());
@@ -380,20 +305,23 @@ async fn run_stateless(
         rb = rb
             .header(header::ACCEPT, "application/json, text/event-stream")
             .header(header::CONTENT_TYPE, "application/json");
-        for (name, value) in &headers {
+        for (name, value) in headers {
             rb = rb.header(name.as_str(), value.as_str());
         }
-        let response = rb
-            .body(body.clone())
-            .send()
-            .await
-            .map_err(|e| format!("{UNDELIVERED}: {}", super::error_chain(&e)))?;
+        let response = match rb.body(body.clone()).send().await {
+            Ok(response) => response,
+            Err(e) => {
+                after_send_error(inner, &e, &mut attempt).await?;
+                continue;
+            }
+        };
+        inner.set_connection(ConnectionState::Connected);
         let status = response.status();
         if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
             && let Some(auth) = &inner.auth
             && retries < auth.max_retries()
             && auth
-                .on_rejected_for(status.as_u16(), response.headers(), inner.clock(Some(&id)))
+                .on_rejected_for(status.as_u16(), response.headers(), inner.clock(Some(id)))
                 .await
         {
             retries += 1;
@@ -404,29 +332,29 @@ async fn run_stateless(
     let status = response.status();
     if is_sse(&response) && status.is_success() {
         let mut last_id = None;
-        let read = read_sse(inner, response, Some(&id), None, &mut last_id).await;
+        let read = read_sse(inner, response, Some(id), None, &mut last_id).await;
         return if read.answered {
             Ok(())
         } else {
-            Err("the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed)".to_owned())
+            Err(format!(
+                "{INTERRUPTED}: the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed)"
+            ))
         };
     }
     let text = response
         .text()
         .await
-        .map_err(|e| format!("reading the response failed: {e}"))?;
+        .map_err(|e| format!("{INTERRUPTED}: reading the response failed: {e}"))?;
     match JsonRpcMessage::from_slice(text.as_bytes()) {
         Ok(message @ JsonRpcMessage::Response(_)) if status.is_success() => {
             deliver(inner, message, None, None).await;
             Ok(())
         }
         // A refusal (400, 404, ...) carries its JSON-RPC error: that is the answer.
-        Ok(JsonRpcMessage::Error(error))
-            if error.id.is_none() || error.id.as_ref() == Some(&id) =>
-        {
+        Ok(JsonRpcMessage::Error(error)) if error.id.is_none() || error.id.as_ref() == Some(id) => {
             deliver(
                 inner,
-                rewrite_id(JsonRpcMessage::Error(error), &id),
+                rewrite_id(JsonRpcMessage::Error(error), id),
                 None,
                 None,
             )
@@ -475,7 +403,7 @@ fn maybe_start_standalone(inner: &Arc<ClientInner>) {
 }
 
 /// Keeps the standalone GET stream open, reconnecting with `Last-Event-ID`.
-async fn standalone(inner: &ClientInner, generation: u64) {
+async fn standalone(inner: &Arc<ClientInner>, generation: u64) {
     let mut last_id: Option<String> = None;
     let mut retry = inner.reconnect_delay;
     let mut failures = 0u32;
@@ -497,7 +425,19 @@ async fn standalone(inner: &ClientInner, generation: u64) {
                 }
             }
             Ok(_) => failures += 1,
-            Err(_) if inner.state().generation != generation => return,
+            Err(e) if inner.state().generation != generation => {
+                // The server forgot the session (restarted, say). Under a policy that
+                // reconnects, a new session starts now rather than at the next request,
+                // so that the server's own messages (resource updates, list changes)
+                // come again; it opens its own standalone stream.
+                if e.to_string().contains(SESSION_GONE)
+                    && inner.policy.attempts() > 0
+                    && inner.state().expired
+                {
+                    let _ = reinitialize(inner).await;
+                }
+                return;
+            }
             Err(_) => failures += 1,
         }
         if failures > inner.max_reconnects {
@@ -519,27 +459,77 @@ fn content_type(headers: &HeaderMap) -> &str {
         .map_or("", str::trim)
 }
 
-/// Sends request `request` (or resumes it from `token`) and delivers its answer.
-async fn run_request(
+/// [`run_request`], sent again while it is interrupted, `retryable` (idempotent under
+/// the policy) and the policy has attempts left: after the backoff, in a new session
+/// when the old one is gone (the saved `initialize` is repeated first), with the same
+/// id (the session still waits for it), from the start rather than resumed.
+async fn run_request_retrying(
     inner: &Arc<ClientInner>,
     request: JsonRpcRequest,
+    mut token: Option<Arc<str>>,
+    mut generation: u64,
+    retryable: bool,
+) -> Result<(), String> {
+    let id = request.id.clone();
+    let body = match token {
+        Some(_) if !retryable => None,
+        _ => Some(bytes::Bytes::from(
+            serde_json::to_vec(&request).map_err(|e| e.to_string())?,
+        )),
+    };
+    drop(request);
+    let mut resent = 0;
+    loop {
+        let sent = body.as_ref().filter(|_| token.is_none());
+        match run_request(inner, &id, sent, token.take(), generation).await {
+            Err(reason)
+                if retryable
+                    && (reason.starts_with(INTERRUPTED) || reason.contains(SESSION_GONE))
+                    && resent < inner.policy.attempts()
+                    && inner.state().inflight.contains_key(&id) =>
+            {
+                resent += 1;
+                tokio::time::sleep(inner.policy.delay(resent)).await;
+                if inner.state().expired {
+                    reinitialize(inner).await.map_err(|e| {
+                        format!("{INTERRUPTED}; starting a new session failed: {e}")
+                    })?;
+                }
+                generation = {
+                    let mut st = inner.state();
+                    if !st.inflight.contains_key(&id) {
+                        return Ok(());
+                    }
+                    let current = st.generation;
+                    st.inflight.insert(id.clone(), current);
+                    current
+                };
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// Sends request `id` (`body`: its JSON) or resumes it from `token`, and delivers its
+/// answer.
+async fn run_request(
+    inner: &Arc<ClientInner>,
+    id: &RequestId,
+    body: Option<&bytes::Bytes>,
     token: Option<Arc<str>>,
     mut generation: u64,
 ) -> Result<(), String> {
-    let id = request.id.clone();
     let mut last_id = token.as_deref().map(str::to_owned);
     let mut retry = inner.reconnect_delay;
-    if token.is_none() {
-        let message = JsonRpcMessage::Request(request);
-        let body = bytes::Bytes::from(serde_json::to_vec(&message).map_err(|e| e.to_string())?);
-        let sent =
-            request_or_reason(inner, Method::POST, Some(body.clone()), None, Some(&id)).await;
+    if let Some(body) = body.filter(|_| token.is_none()) {
+        let sent = request_or_reason(inner, Method::POST, Some(body.clone()), None, Some(id)).await;
         let response = match sent {
             // The server no longer knows the session (a restart, say) and refused this
             // request unseen: it goes to a new session, once. Requests that were
-            // running when the session went are not sent again.
+            // running when the session went are not sent again (unless idempotent:
+            // `run_request_retrying`).
             Err(reason)
-                if reason.contains(SESSION_GONE) && inner.state().inflight.contains_key(&id) =>
+                if reason.contains(SESSION_GONE) && inner.state().inflight.contains_key(id) =>
             {
                 reinitialize(inner).await.map_err(|e| e.to_string())?;
                 generation = {
@@ -548,14 +538,14 @@ async fn run_request(
                     st.inflight.insert(id.clone(), current);
                     current
                 };
-                request_or_reason(inner, Method::POST, Some(body), None, Some(&id)).await?
+                request_or_reason(inner, Method::POST, Some(body.clone()), None, Some(id)).await?
             }
             other => other?,
         };
         let status = response.status();
         let init = {
             let mut st = inner.state();
-            let init = st.init_id.as_ref() == Some(&id);
+            let init = st.init_id.as_ref() == Some(id);
             if init {
                 st.initialize_status = Some(status);
             }
@@ -571,7 +561,7 @@ async fn run_request(
             let bytes = response
                 .bytes()
                 .await
-                .map_err(|e| format!("reading the response failed: {e}"))?;
+                .map_err(|e| format!("{INTERRUPTED}: reading the response failed: {e}"))?;
             let message = JsonRpcMessage::from_slice(&bytes)
                 .map_err(|e| format!("the server sent an invalid response: {e}"))?;
             deliver(inner, message, None, None).await;
@@ -582,7 +572,7 @@ async fn run_request(
                 "the server answered a request with HTTP {status} and no content"
             ));
         }
-        let read = read_sse(inner, response, Some(&id), None, &mut last_id).await;
+        let read = read_sse(inner, response, Some(id), None, &mut last_id).await;
         if read.answered {
             return Ok(());
         }
@@ -591,10 +581,14 @@ async fn run_request(
         }
         match &last_id {
             // No priming event id: the stream cannot be resumed.
-            None => return Err("the response stream ended before the response".to_owned()),
+            None => {
+                return Err(format!(
+                    "{INTERRUPTED}: the response stream ended before the response"
+                ));
+            }
             Some(token) if !inner.resume_streams => {
                 return Err(format!(
-                    "the response stream broke before the response; resume with token {token}"
+                    "{INTERRUPTED}: the response stream broke before the response; resume with token {token}"
                 ));
             }
             Some(_) => {}
@@ -609,16 +603,31 @@ async fn run_request(
             tokio::time::sleep(retry).await;
         }
         first = false;
-        if inner.state().generation != generation || !inner.state().inflight.contains_key(&id) {
-            return Ok(());
+        {
+            let st = inner.state();
+            if !st.inflight.contains_key(id) {
+                return Ok(());
+            }
+            if st.generation != generation {
+                // The session ended while the request ran (it was failed then, unless
+                // it may be sent again).
+                return Err(format!("{INTERRUPTED}: {SESSION_GONE}"));
+            }
         }
-        let response =
-            request_or_reason(inner, Method::GET, None, last_id.as_deref(), None).await?;
+        let response = request_or_reason(inner, Method::GET, None, last_id.as_deref(), None)
+            .await
+            .map_err(|e| {
+                if e.contains(SESSION_GONE) {
+                    e
+                } else {
+                    format!("{INTERRUPTED}: resuming the response stream failed: {e}")
+                }
+            })?;
         let status = response.status();
         if !status.is_success() || !is_sse(&response) {
             return Err(status_reason(status, response).await);
         }
-        let read = read_sse(inner, response, Some(&id), rewrite.as_ref(), &mut last_id).await;
+        let read = read_sse(inner, response, Some(id), rewrite.as_ref(), &mut last_id).await;
         if read.answered {
             return Ok(());
         }
@@ -628,7 +637,9 @@ async fn run_request(
         if read.events == 0 {
             failures += 1;
             if failures > inner.max_reconnects {
-                return Err("the response stream could not be resumed".to_owned());
+                return Err(format!(
+                    "{INTERRUPTED}: the response stream could not be resumed"
+                ));
             }
         } else {
             failures = 0;
@@ -764,6 +775,7 @@ async fn deliver(
     }
     if let (true, Some(id)) = (is_response(&message), message.id()) {
         let mut st = inner.state();
+        st.replay.received(&message);
         st.inflight.remove(id);
         if stream_of == Some(id) {
             st.tokens.remove(id);
@@ -789,25 +801,6 @@ async fn deliver(
         .await;
 }
 
-/// Fails request `id` with a transport error, unless it was answered meanwhile.
-async fn fail_request(inner: &ClientInner, id: RequestId, reason: String) {
-    inner.state().tool_lists.remove(&id);
-    // A closed transport fails everything pending as closed, through the session.
-    if inner.state().inflight.remove(&id).is_none() || inner.closed.is_cancelled() {
-        return;
-    }
-    let error = if reason.starts_with(UNDELIVERED) {
-        modelctx_transport::undelivered(reason)
-    } else {
-        ErrorData::new(TRANSPORT_ERROR, reason)
-    };
-    let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error));
-    let _ = inner.tx.send(TransportMessage::new(message)).await;
-}
-
-/// How a refusal for a session the server no longer knows begins.
-const SESSION_GONE: &str = "the server ended the session (HTTP 404)";
-
 /// The server answered 404 to session `generation`: its in-flight requests fail (but
 /// `spare`, which the server refused before running it), and the next request starts a
 /// new session.
@@ -829,10 +822,13 @@ async fn session_lost(inner: &ClientInner, generation: u64, spare: Option<&Reque
         st.standalone_started = false;
         st.generation += 1;
         st.tokens.clear();
+        // Requests the policy may send again stay: their tasks do it.
         let dead: Vec<RequestId> = st
             .inflight
             .iter()
-            .filter(|(id, g)| **g == generation && Some(*id) != spare)
+            .filter(|(id, g)| {
+                **g == generation && Some(*id) != spare && !st.retryable.contains(*id)
+            })
             .map(|(id, _)| id.clone())
             .collect();
         for id in &dead {
@@ -841,10 +837,9 @@ async fn session_lost(inner: &ClientInner, generation: u64, spare: Option<&Reque
         dead
     };
     for id in dead {
-        let error = ErrorData::new(
-            TRANSPORT_ERROR,
-            "the server ended the session (HTTP 404); the request was not completed",
-        );
+        let error = modelctx_transport::interrupted(format!(
+            "{INTERRUPTED}: the server ended the session (HTTP 404) before answering"
+        ));
         let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error));
         let _ = inner.tx.send(TransportMessage::new(message)).await;
     }
@@ -926,6 +921,18 @@ async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
     let initialized =
         JsonRpcMessage::Notification(JsonRpcNotification::new("notifications/initialized", None));
     post_message(inner, &initialized).await?;
+    // The new session gets the log level and the resource subscriptions of the old.
+    let again = inner
+        .state()
+        .replay
+        .replay(|n| RequestId::String(Arc::from(format!("modelctx-replay-{generation}-{n}"))));
+    for replayed in again {
+        let body =
+            serde_json::to_vec(&replayed).map_err(|e| TransportError::other(e.to_string()))?;
+        let response = request(inner, Method::POST, Some(body.into()), None, None).await?;
+        // The answer (JSON, or an SSE stream that ends with it) is not the session's.
+        let _ = response.bytes().await;
+    }
     maybe_start_standalone(inner);
     Ok(())
 }

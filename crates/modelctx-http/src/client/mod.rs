@@ -1,5 +1,7 @@
 //! The client side: a `Transport` over reqwest.
 
+mod era;
+mod failure;
 mod io;
 
 use std::collections::HashMap;
@@ -9,7 +11,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderName, HeaderValue};
-use modelctx_transport::{MessageSink, MessageStream, Transport, TransportError, TransportMessage};
+use modelctx_transport::{
+    ConnectionState, MessageSink, MessageStream, ReconnectPolicy, Transport, TransportError,
+    TransportMessage,
+};
 use modelctx_types::{JsonRpcMessage, JsonRpcRequest, RequestId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -105,6 +110,10 @@ pub(crate) struct State {
     pub(crate) generation: u64,
     /// Requests sent and not yet answered, with the generation they were sent in.
     pub(crate) inflight: HashMap<RequestId, u64>,
+    /// The log level and resource subscriptions, repeated to a new session.
+    pub(crate) replay: modelctx_transport::SessionReplay,
+    /// Those of them the reconnect policy may send again (idempotent).
+    pub(crate) retryable: std::collections::HashSet<RequestId>,
     /// The initialize request, repeated to start a new session after a 404.
     pub(crate) init_request: Option<JsonRpcRequest>,
     pub(crate) init_id: Option<RequestId>,
@@ -141,6 +150,11 @@ pub(crate) struct ClientInner {
     pub(crate) max_reconnects: u32,
     pub(crate) close_on_session_end: bool,
     pub(crate) resume_streams: bool,
+    pub(crate) policy: ReconnectPolicy,
+    pub(crate) connection: tokio::sync::watch::Sender<ConnectionState>,
+    /// Whether `connection` says anything but `Connected`: every answered request
+    /// reports `Connected`, and must not take the watch's lock to do so.
+    pub(crate) degraded: std::sync::atomic::AtomicBool,
     pub(crate) tx: mpsc::Sender<TransportMessage>,
     pub(crate) closed: CancellationToken,
     pub(crate) state: Mutex<State>,
@@ -152,6 +166,28 @@ pub(crate) struct ClientInner {
 impl ClientInner {
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reports where the connection stands, when that changed.
+    pub(crate) fn set_connection(&self, state: ConnectionState) {
+        use std::sync::atomic::Ordering;
+        let connected = state == ConnectionState::Connected;
+        // A load first: the common case writes nothing shared.
+        if connected
+            && (!self.degraded.load(Ordering::Acquire)
+                || !self.degraded.swap(false, Ordering::AcqRel))
+        {
+            return;
+        }
+        self.connection.send_if_modified(|current| {
+            let changed = *current != state;
+            *current = state;
+            changed
+        });
+        // Set after the report, so that the next success resets what it reported.
+        if !connected {
+            self.degraded.store(true, Ordering::Release);
+        }
     }
 
     /// Request `id`'s timeout, as the session offered it (one that holds nothing
@@ -182,6 +218,7 @@ pub struct StreamableHttpClientBuilder {
     max_reconnects: u32,
     close_on_session_end: bool,
     resume_streams: bool,
+    policy: ReconnectPolicy,
     session: Option<String>,
     protocol_version: Option<String>,
     #[cfg(feature = "rustls")]
@@ -248,6 +285,33 @@ impl StreamableHttpClientBuilder {
     pub fn reconnect(mut self, delay: Duration, max_attempts: u32) -> Self {
         self.reconnect_delay = delay;
         self.max_reconnects = max_attempts;
+        self
+    }
+
+    /// How the transport behaves when the server cannot be reached or the connection
+    /// drops (default [`ReconnectPolicy::never`]: a failure is reported at once).
+    ///
+    /// With a policy that tries again:
+    /// - a request that could not connect (refused, unreachable, TLS handshake failed)
+    ///   was never sent, whatever its method: it is tried again after the policy's
+    ///   backoff, up to its attempts, then fails as undelivered
+    ///   (`SessionError::is_undelivered`);
+    /// - a request whose connection dropped after it was sent (the POST, its answer, or
+    ///   its response stream that cannot be resumed; the server forgot the session while
+    ///   it ran) is sent again only when its method is idempotent
+    ///   ([`ReconnectPolicy::is_idempotent`]: lists and reads; never `tools/call`),
+    ///   in a new session when the old one is gone (protocol 2025: the saved
+    ///   `initialize` is repeated first; 2026-07-28: nothing to repeat) and answered
+    ///   once; any other fails with [`modelctx_transport::interrupted`]
+    ///   (`SessionError::is_interrupted`: it may or may not have run);
+    /// - the standalone GET stream and resumed response streams reconnect with the
+    ///   same backoff when the server refuses connections.
+    ///
+    /// A request in flight at a drop fails as interrupted under any policy.
+    /// [`HttpClientHandle::connection_state`] reports `Reconnecting` meanwhile.
+    #[must_use]
+    pub fn reconnect_policy(mut self, policy: ReconnectPolicy) -> Self {
+        self.policy = policy;
         self
     }
 
@@ -337,6 +401,9 @@ impl StreamableHttpClientBuilder {
             max_reconnects: self.max_reconnects,
             close_on_session_end: self.close_on_session_end,
             resume_streams: self.resume_streams,
+            policy: self.policy,
+            connection: tokio::sync::watch::Sender::new(ConnectionState::Connected),
+            degraded: std::sync::atomic::AtomicBool::new(false),
             tx,
             closed: closed.clone(),
             state: Mutex::new(state),
@@ -438,6 +505,7 @@ impl StreamableHttpClientTransport {
             max_reconnects: 5,
             close_on_session_end: false,
             resume_streams: true,
+            policy: ReconnectPolicy::never(),
             session: None,
             protocol_version: None,
             #[cfg(feature = "rustls")]
@@ -493,6 +561,14 @@ impl HttpClientHandle {
     /// the resumption token of a later request to resume the call.
     pub fn resumption_token(&self, id: &RequestId) -> Option<Arc<str>> {
         self.inner.state().tokens.get(id).cloned()
+    }
+
+    /// Where the connection to the server stands, and its changes: `Reconnecting` while
+    /// a request waits out the [reconnect policy](StreamableHttpClientBuilder::reconnect_policy)'s
+    /// backoff, `Failed` when one ran out of attempts, `Connected` again once the server
+    /// answered.
+    pub fn connection_state(&self) -> tokio::sync::watch::Receiver<ConnectionState> {
+        self.inner.connection.subscribe()
     }
 
     /// Whether the transport was closed.
