@@ -228,6 +228,10 @@ pub(crate) struct Shared {
     pub(crate) sends_in_flight: std::sync::atomic::AtomicUsize,
     /// Fires when `sends_in_flight` drops to zero.
     pub(crate) sends_idle: tokio::sync::Notify,
+    /// Answers of handlers that are done but whose answer waits for room in the sink
+    /// (a peer that does not read): they count against `max_requests_in_flight`, so
+    /// such a peer cannot pile up finished jobs without bound.
+    pub(crate) answers_waiting: std::sync::atomic::AtomicUsize,
     /// The session's tracing span (`mcp.session`), the parent of its request spans;
     /// disabled (and free) when no subscriber wants it.
     pub(crate) span: tracing::Span,
