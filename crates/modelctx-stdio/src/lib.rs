@@ -87,7 +87,9 @@ pub use child::{
     Stderr, StdioClient,
 };
 pub use modelctx_transport::framing::DEFAULT_MAX_LINE;
-pub use options::{DEFAULT_CLOSE_TIMEOUT, DEFAULT_QUEUE, Diagnostic, StdioOptions};
+pub use options::{
+    DEFAULT_CLOSE_TIMEOUT, DEFAULT_QUEUE, DEFAULT_WRITE_TIMEOUT, Diagnostic, StdioOptions,
+};
 pub use pipe::{StdioSink, StdioStream, StdioTransport};
 
 /// A transport on this process's stdin and stdout, with the default options.
