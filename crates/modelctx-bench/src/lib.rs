@@ -26,6 +26,7 @@
 pub mod baseline;
 pub mod modelctx_side;
 pub mod rmcp_side;
+pub mod soak;
 pub mod stats;
 pub mod wire;
 
