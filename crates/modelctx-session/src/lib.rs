@@ -55,6 +55,7 @@ mod error;
 mod lifecycle;
 mod peer;
 mod pending;
+mod progress;
 mod runtime;
 mod service;
 pub mod tasks;

@@ -1828,3 +1828,45 @@ async fn a_peer_that_never_reads_costs_bounded_tasks() {
     h.mock.request(-2, "echo", json!({"again": true})).await;
     assert_eq!(h.mock.expect_result(-2).await, json!({"again": true}));
 }
+
+/// SECURITY.md case 27, a progress flood: a caller that does not take its updates
+/// (here: the request's future is not polled) holds at most a bounded backlog, whose
+/// last entry is the latest update; the callback sees them in order.
+#[tokio::test]
+async fn a_progress_flood_is_bounded_for_a_caller_that_falls_behind() {
+    const BACKLOG: usize = 32;
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+    let (options, mut values) = progress_options();
+    let mut call = start_req(&h.peer, "work", Value::Null, options);
+    // One poll sends the request; then the caller looks away.
+    tokio::select! {
+        biased;
+        _ = &mut call => panic!("answered before it was asked"),
+        () = std::future::ready(()) => {}
+    }
+    let JsonRpcMessage::Request(request) = h.mock.next_message().await else {
+        panic!("expected the request")
+    };
+    let token = params_of(request.params.as_deref())["_meta"]["progressToken"].clone();
+    let flood = 10_000;
+    for i in 1..=flood {
+        h.mock
+            .notify(
+                "notifications/progress",
+                progress_note(&token, f64::from(i)),
+            )
+            .await;
+    }
+    // Notifications are handled in order: once the marker is seen, all were routed.
+    h.mock.notify("notifications/marker", json!({})).await;
+    h.notified("notifications/marker").await;
+    h.mock.respond(request.id, json!({"done": true})).await;
+    tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the answer within 5 s")
+        .expect("the answer");
+    let seen = drain(&mut values);
+    assert_eq!(seen.len(), BACKLOG, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "in order: {seen:?}");
+    assert_eq!(seen.last(), Some(&f64::from(flood)), "the latest arrives");
+}
