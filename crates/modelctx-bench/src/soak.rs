@@ -20,7 +20,8 @@
 //! Counted from outside (`/proc/PID`): resident memory (`VmRSS`), threads, open
 //! descriptors (entries of `fd/`). Tokio tasks cannot be counted from outside; the
 //! server answers `tasks` on its stdin with the runtime's live-task count
-//! (`RuntimeMetrics::num_alive_tasks`).
+//! (`RuntimeMetrics::num_alive_tasks`). Threads are reported, not checked: tokio's
+//! blocking pool starts and retires threads by itself.
 //!
 //! Verdict: no descriptor or task left over after any round (exactly the baseline's
 //! count), and memory flat: the resident set after a round (and with every session
