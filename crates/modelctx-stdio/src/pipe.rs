@@ -425,10 +425,12 @@ async fn read_unless_stalled(
             std::future::pending::<()>().await;
         }
     };
+    // The read first: when input is waiting it completes without the flag's waiter
+    // ever being registered (the check above catches a stall on the next call).
     tokio::select! {
         biased;
-        () = gave_up => Err(Stalled),
         read = reader.read(buf) => Ok(read),
+        () = gave_up => Err(Stalled),
     }
 }
 
