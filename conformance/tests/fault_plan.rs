@@ -1030,6 +1030,215 @@ async fn case_24_a_stalled_request_body_is_cut_off() {
     assert_eq!(reply.messages[0]["id"], json!(24), "{reply:?}");
 }
 
+// Slow peers (case 24, issue #25 "Flow control and fairness"): a request head or body
+// trickled byte by byte, and an event stream nobody reads, are dropped within bounded
+// time and memory. The trickle is paced by an interval (one byte per tick, the peer's
+// behaviour, not a synchronisation); every assertion waits on an event under `within`.
+
+/// The two HTTP endpoints in front of a [`fault_server`], both served by their own
+/// accept loops (`serve`: the header timeout applies), with short timeouts: the
+/// streamable HTTP URL and the legacy SSE origin.
+async fn slow_peer_endpoints(timeout: std::time::Duration) -> (String, String) {
+    let (server, _, _) = fault_server();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let http = format!("http://{}/mcp", listener.local_addr().expect("local addr"));
+    let config = StreamableHttpServerConfig::default()
+        .header_read_timeout(timeout)
+        .body_timeout(timeout);
+    let served = server.clone();
+    let service = modelctx::http::StreamableHttpService::with_config(config, move |t| {
+        let config = http_support::session_config(&t);
+        served.serve_with(t, config);
+    });
+    tokio::spawn(service.serve(listener, std::future::pending()));
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let sse = format!("http://{}", listener.local_addr().expect("local addr"));
+    let config = modelctx::sse::SseServerConfig::default()
+        .header_read_timeout(timeout)
+        .body_timeout(timeout);
+    let service = modelctx::sse::SseService::with_config(config, move |t| {
+        server.serve(t);
+    });
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    (http, sse)
+}
+
+/// Writes `head` and then `trickle` one byte per tick (10 ms) on a fresh connection to
+/// `authority`, reading meanwhile; returns what the server sent before it closed the
+/// connection. Panics when the server has not closed it within the bound.
+async fn trickle(authority: &str, head: &[u8], trickle: &[u8]) -> String {
+    let socket = tokio::net::TcpStream::connect(authority)
+        .await
+        .expect("the server accepts");
+    let (mut read, mut write) = socket.into_split();
+    write.write_all(head).await.expect("the head goes out");
+    let trickle = trickle.to_vec();
+    let writer = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(10));
+        for byte in trickle.iter().cycle() {
+            tick.tick().await;
+            if write.write_all(&[*byte]).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut answer = Vec::new();
+    within("the server to close the connection", async {
+        use tokio::io::AsyncReadExt;
+        // A reset after the answer also ends it (the trickle was still writing).
+        let _ = read.read_to_end(&mut answer).await;
+    })
+    .await;
+    writer.abort();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// Case 24, slow writers: a request head that stalls after a few lines, or comes one byte
+/// per tick, is dropped after the header timeout (the connection closed, nothing
+/// answered); a POST body trickled one byte per tick is answered 408 at the body
+/// timeout, however long the trickle could go on. On streamable HTTP and legacy SSE.
+/// Memory stays bounded: the head's and the body's caps hold whatever the pace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_24_slow_heads_and_trickled_bodies_are_cut_off() {
+    let (http, sse) = slow_peer_endpoints(std::time::Duration::from_millis(300)).await;
+    // A live legacy session to post to (its stream read up to the endpoint event).
+    let mut events = within("the event stream", reqwest::get(format!("{sse}/sse")))
+        .await
+        .expect("the stream opens");
+    let mut parser = SseParser::new(1 << 20);
+    let endpoint = within("the endpoint event", async {
+        loop {
+            let chunk = events.chunk().await.expect("the stream reads");
+            let chunk = chunk.expect("the stream stays open");
+            if let Some(e) = parser.push(&chunk).expect("events").into_iter().next() {
+                return e.data;
+            }
+        }
+    })
+    .await;
+    for (kind, origin, path) in [
+        ("streamable-http", http.trim_end_matches("/mcp"), "/mcp"),
+        ("legacy-sse", sse.as_str(), endpoint.as_str()),
+    ] {
+        let authority = origin.trim_start_matches("http://");
+        let partial = format!("POST {path} HTTP/1.1\r\nhost: {authority}\r\n");
+        // Stalled: part of the head, then nothing.
+        let answer = trickle(authority, partial.as_bytes(), b"").await;
+        assert!(
+            answer.is_empty(),
+            "{kind}: a stalled head is not answered: {answer}"
+        );
+        // Trickled: the head goes on one header byte per tick, never ending.
+        let answer = trickle(authority, partial.as_bytes(), b"x-slow: aaaaaaaa\r\n").await;
+        assert!(
+            answer.is_empty(),
+            "{kind}: a trickled head is not answered: {answer}"
+        );
+        // A trickled body: 408 at the body timeout.
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\ncontent-length: 100000\r\n\r\n"
+        );
+        let answer = trickle(authority, head.as_bytes(), b" ").await;
+        assert!(
+            answer.starts_with("HTTP/1.1 408"),
+            "{kind}: a trickled body draws 408: {answer}"
+        );
+    }
+}
+
+/// Case 24, slow reader on legacy SSE: a client that opens its event stream and then
+/// reads nothing while its requests' answers pile up. The stream's queue is bounded
+/// and a send that waits on it longer than the send timeout ends the session (there is
+/// no `Last-Event-ID` on this transport to resume from), so later POSTs draw 404 and the
+/// session's memory is released. (Streamable HTTP disconnects such a reader and keeps
+/// the session for a resumption: `modelctx-http` `server::session` tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_24_an_event_stream_nobody_reads_ends_its_legacy_sse_session() {
+    let (server, _, _) = fault_server();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local addr");
+    let config = modelctx::sse::SseServerConfig::default()
+        .stream_queue(8, std::time::Duration::from_millis(300));
+    let service = modelctx::sse::SseService::with_config(config, move |t| {
+        server.serve(t);
+    });
+    tokio::spawn(service.clone().serve(listener, std::future::pending()));
+
+    // The event stream on a raw socket with a small receive buffer, read up to the
+    // endpoint event, then never again.
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket.set_recv_buffer_size(4096).expect("a small buffer");
+    let mut stream = socket.connect(addr).await.expect("the server accepts");
+    stream
+        .write_all(
+            format!("GET /sse HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .expect("the GET goes out");
+    let mut reader = BufReader::new(stream);
+    let endpoint = within("the endpoint event", async {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            reader.read_line(&mut line).await.expect("the stream reads");
+            if let Some(path) = line.trim().strip_prefix("data:") {
+                return path.trim().to_owned();
+            }
+        }
+    })
+    .await;
+    let url = format!("http://{addr}{endpoint}");
+    let client = reqwest::Client::new();
+    let post = |body: String| {
+        client
+            .post(url.as_str())
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let init = post(String::from_utf8(INITIALIZE.to_vec()).expect("UTF-8"));
+    assert_eq!(within("initialize", init).await.expect("202").status(), 202);
+    let initialized = post(String::from_utf8(INITIALIZED.to_vec()).expect("UTF-8"));
+    assert_eq!(
+        within("initialized", initialized)
+            .await
+            .expect("202")
+            .status(),
+        202
+    );
+    assert_eq!(service.session_count(), 1);
+
+    // Requests whose answers (16 KiB each) fill the queue and the socket buffers.
+    let pad = "x".repeat(16 * 1024);
+    let ended = within("the session to end", async {
+        for id in 1..=20_000 {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"test/echo","params":{{"pad":"{pad}"}}}}"#
+            );
+            let status = post(body).await.expect("the server answers").status();
+            match status.as_u16() {
+                202 => {}
+                404 => return id,
+                other => panic!("a POST drew {other}"),
+            }
+        }
+        panic!("the session still took requests after 20,000 unread answers")
+    })
+    .await;
+    assert!(ended > 1, "the session served requests first");
+    assert_eq!(service.session_count(), 0, "the session is forgotten");
+    drop(reader);
+}
+
 /// Case 17 on a streamable HTTP session and a legacy SSE session: as on stdio, a second
 /// request reusing an id in flight is refused (streamable HTTP: 400 with -32600 from the
 /// transport; legacy SSE: -32600 for that id on the stream) and the first one keeps its

@@ -161,7 +161,7 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
 
 /// Builds the bench binaries; returns the path of `bench-load` (the servers sit next
 /// to it).
-fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
+pub(crate) fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut command = Command::new(cargo);
     command.args([

@@ -14,6 +14,8 @@
 //!   `conformance-server` and `conformance-client` examples (see `interop.rs`).
 //! - `cargo xtask browser`: the OAuth authorization-code flow through the bundled
 //!   authorization server's consent page in headless Chromium (see `browser.rs`).
+//! - `cargo xtask soak [--minutes N]`: 10,000 stateful HTTP sessions with churn, three
+//!   rounds; fails on a descriptor or task leak or memory growth (see `soak.rs`).
 //! - `cargo xtask fuzz [--secs N] [TARGET]`: builds the cargo-fuzz targets of `fuzz/`
 //!   (nightly) and runs each for N seconds (see `fuzz.rs` and FUZZING.md).
 
@@ -22,6 +24,7 @@ mod browser;
 mod conformance;
 mod fuzz;
 mod interop;
+mod soak;
 mod test;
 mod tidy;
 
@@ -49,14 +52,16 @@ fn main() -> ExitCode {
         Some("interop") => interop::main(&tidy::workspace_root(), &args[1..]),
         Some("browser") if args.len() == 1 => browser::main(&tidy::workspace_root()),
         Some("fuzz") => fuzz::main(&tidy::workspace_root(), &args[1..]),
+        Some("soak") => soak::main(&args[1..], &tidy::workspace_root()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <tidy | conformance | pin | bench | test | interop | browser | fuzz>\n{}\n{}\n{}\n{}\n{}",
+                "usage: cargo xtask <tidy | conformance | pin | bench | test | interop | browser | fuzz | soak>\n{}\n{}\n{}\n{}\n{}\n{}",
                 conformance::USAGE,
                 bench::USAGE,
                 interop::USAGE,
                 browser::USAGE,
-                fuzz::USAGE
+                fuzz::USAGE,
+                soak::USAGE
             );
             ExitCode::from(2)
         }

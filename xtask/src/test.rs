@@ -1,6 +1,6 @@
 //! `cargo xtask test`: everything CI checks, in one command — formatting, lints, docs,
 //! every test of the workspace, the layering, the conformance report, the benchmarks'
-//! smoke run, the external proof (`cargo xtask interop`: installs its pinned tools
+//! smoke run, the one-minute soak, the external proof (`cargo xtask interop`: installs its pinned tools
 //! into `.tools/` on first use) and the OAuth flow in a real browser (`cargo xtask
 //! browser`: installs Debian's Chromium on first use). Before the tests,
 //! `xtask/system/redis.sh` installs Debian's `redis-server` when it is missing (the
@@ -75,6 +75,12 @@ const STEPS: &[Step] = &[
     Step {
         what: "benchmarks smoke run (every scenario once, answers verified)",
         args: &["xtask", "bench", "--quick"],
+        env: &[],
+        script: None,
+    },
+    Step {
+        what: "soak, one minute of churn: 10,000 stateful HTTP sessions, three rounds of 20 s (the dev build of the bench step); no descriptor or task leak, memory flat",
+        args: &["xtask", "soak", "--seconds", "20", "--dev"],
         env: &[],
         script: None,
     },

@@ -10,6 +10,10 @@
 //!   `echo` tool (returns its `text` argument) served over stdio (`stdio`) or streamable
 //!   HTTP on loopback (`http <mode>`).
 //!
+//! - `bench-soak`: the soak (`cargo xtask soak`, see [`soak`]): stateful HTTP sessions
+//!   with churn against `bench-server-modelctx soak`, and the server's memory,
+//!   descriptors and tasks round after round.
+//!
 //! - `compile/modelctx`, `compile/rmcp`: minimal stdio echo servers, each its own
 //!   workspace, whose clean release builds `cargo xtask bench --compile` times.
 //!
@@ -26,6 +30,7 @@
 pub mod baseline;
 pub mod modelctx_side;
 pub mod rmcp_side;
+pub mod soak;
 pub mod stats;
 pub mod wire;
 

@@ -110,6 +110,25 @@ pub async fn serve_http(listener: tokio::net::TcpListener, mode: HttpMode) -> Re
         .map_err(|e| e.to_string())
 }
 
+/// Serves the echo tool over stateful streamable HTTP on `listener` for the soak
+/// (`bench-soak`): up to `max_sessions` sessions at once, the defaults otherwise (idle
+/// expiry included), until the process ends.
+pub async fn serve_soak(
+    listener: tokio::net::TcpListener,
+    max_sessions: usize,
+) -> Result<(), String> {
+    let config = StreamableHttpServerConfig::default().max_sessions(max_sessions);
+    let server = server();
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        let config = session_config(&transport);
+        server.serve_with(transport, config);
+    });
+    service
+        .serve(listener, std::future::pending::<()>())
+        .await
+        .map_err(|e| e.to_string())
+}
+
 fn session_config(transport: &HttpServerTransport) -> SessionConfig {
     let mut config = SessionConfig::server();
     if transport.needs_pre_initialized_session() {

@@ -55,6 +55,7 @@ mod error;
 mod lifecycle;
 mod peer;
 mod pending;
+mod progress;
 mod runtime;
 mod service;
 pub mod tasks;
@@ -183,8 +184,12 @@ impl SessionConfig {
         self
     }
 
-    /// Sets the bound on inbound requests in flight (running or waiting their turn; at
-    /// least one); beyond it a request is answered at once with [`TOO_MANY_REQUESTS`].
+    /// Sets the bound on inbound requests in flight (running, waiting their turn, or
+    /// answered but waiting for room to send the answer to a peer that does not read;
+    /// at least one); beyond it a request is answered at once with
+    /// [`TOO_MANY_REQUESTS`]. Such refusals, pings and other answers the session gives
+    /// by itself wait for a full sink at most 64 at a time; beyond that they are
+    /// dropped, so a peer that floods and never reads costs bounded memory.
     #[must_use]
     pub fn max_requests_in_flight(mut self, n: usize) -> Self {
         self.max_requests_in_flight = n.max(1);

@@ -19,7 +19,7 @@ use modelctx_types::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{Semaphore, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -68,7 +68,10 @@ impl Progress {
 }
 
 /// A callback receiving a request's progress updates, in order. It runs on the task that
-/// awaits the request, never on the receive loop.
+/// awaits the request, never on the receive loop. A caller that falls behind a flood of
+/// updates (a slow callback, a request not polled) does not buffer them all: at most 32
+/// wait, and beyond that the newest replaces the last waiting, so the latest update
+/// always arrives.
 pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// Per-request options.
@@ -193,7 +196,7 @@ pub(crate) enum Outcome {
 }
 
 pub(crate) type Slot = oneshot::Sender<Outcome>;
-pub(crate) type ProgressSink = mpsc::UnboundedSender<Progress>;
+pub(crate) type ProgressSink = Arc<crate::progress::ProgressQueue>;
 
 /// State shared by the receive task and every handle of one session.
 pub(crate) struct Shared {
@@ -228,6 +231,10 @@ pub(crate) struct Shared {
     pub(crate) sends_in_flight: std::sync::atomic::AtomicUsize,
     /// Fires when `sends_in_flight` drops to zero.
     pub(crate) sends_idle: tokio::sync::Notify,
+    /// Answers of handlers that are done but whose answer waits for room in the sink
+    /// (a peer that does not read): they count against `max_requests_in_flight`, so
+    /// such a peer cannot pile up finished jobs without bound.
+    pub(crate) answers_waiting: std::sync::atomic::AtomicUsize,
     /// The session's tracing span (`mcp.session`), the parent of its request spans;
     /// disabled (and free) when no subscriber wants it.
     pub(crate) span: tracing::Span,
@@ -292,7 +299,7 @@ impl Shared {
     pub(crate) fn route_progress(&self, token: &ProgressToken, progress: Progress) -> bool {
         match self.lock_pending().progress_sink(token) {
             Some(sink) => {
-                let _ = sink.send(progress);
+                sink.push(progress);
                 true
             }
             None => false,
@@ -535,9 +542,9 @@ impl Peer {
                 },
             };
             if options.on_progress.is_some() {
-                let (ptx, prx) = mpsc::unbounded_channel();
-                pending.route_progress(progress_token(&id), id.clone(), ptx);
-                progress_rx = Some(prx);
+                let queue = ProgressSink::default();
+                pending.route_progress(progress_token(&id), id.clone(), queue.clone());
+                progress_rx = Some(queue);
             }
             id
         };
@@ -742,7 +749,7 @@ async fn run_request(
     request: JsonRpcRequest,
     options: RequestOptions,
     mut rx: oneshot::Receiver<Outcome>,
-    mut progress_rx: Option<mpsc::UnboundedReceiver<Progress>>,
+    progress_rx: Option<ProgressSink>,
 ) -> Result<Box<RawValue>, SessionError> {
     let Some(peer) = guard.peer.clone() else {
         return Err(SessionError::closed());
@@ -786,8 +793,8 @@ async fn run_request(
     }
     let outcome = loop {
         let progress = async {
-            match progress_rx.as_mut() {
-                Some(rx) => rx.recv().await,
+            match progress_rx.as_deref() {
+                Some(queue) => Some(queue.pop().await),
                 None => std::future::pending().await,
             }
         };
@@ -811,9 +818,9 @@ async fn run_request(
     // Updates that arrived before the response are still in the channel when the biased
     // select above picks the response: deliver them, in order, before returning.
     if let (Outcome::Result(_) | Outcome::Error(_), Some(rx), Some(cb)) =
-        (&outcome, progress_rx.as_mut(), &options.on_progress)
+        (&outcome, progress_rx.as_deref(), &options.on_progress)
     {
-        while let Ok(p) = rx.try_recv() {
+        while let Some(p) = rx.try_pop() {
             cb(p);
         }
     }

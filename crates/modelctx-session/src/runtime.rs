@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
@@ -27,6 +27,14 @@ use crate::service::{RequestContext, Service};
 
 /// How long the session's end waits for answers it already gave to leave.
 const SEND_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// At most this many answers the runtime gives by itself (pings, refusals, errors for
+/// invalid messages) wait for room in a full sink, each on a task of its own; beyond
+/// it such an answer is dropped. A full sink means the peer is not reading: without the
+/// cap, a peer that floods requests and never reads its answers would have a task
+/// spawned per request. A peer that reads is never near it (the answers leave as soon
+/// as it reads).
+pub(crate) const MAX_WAITING_RUNTIME_ANSWERS: usize = 64;
 
 /// Starts a session over `transport`, serving inbound messages with `service`.
 ///
@@ -81,6 +89,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         mirrored,
         sends_in_flight: std::sync::atomic::AtomicUsize::new(0),
         sends_idle: tokio::sync::Notify::new(),
+        answers_waiting: std::sync::atomic::AtomicUsize::new(0),
         span,
     });
     let peer = Peer {
@@ -373,7 +382,17 @@ impl Core {
             return;
         }
         let shared = self.shared.clone();
-        shared.sends_in_flight.fetch_add(1, Ordering::AcqRel);
+        if shared.sends_in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_WAITING_RUNTIME_ANSWERS {
+            if shared.sends_in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+                shared.sends_idle.notify_waiters();
+            }
+            tracing::debug!(
+                target: "modelctx_session",
+                parent: &shared.span,
+                "answer dropped: the peer is not reading its answers"
+            );
+            return;
+        }
         tokio::spawn(async move {
             send.await;
             if shared.sends_in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -444,7 +463,8 @@ impl Core {
                 return None;
             }
             let limit = shared.config.max_requests_in_flight.max(1);
-            if inflight.len() >= limit {
+            let waiting = shared.answers_waiting.load(Ordering::Acquire);
+            if inflight.len() + waiting >= limit {
                 drop(inflight);
                 let error = ErrorData::new(
                     crate::TOO_MANY_REQUESTS,
@@ -515,7 +535,7 @@ impl Core {
                     JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id.clone()), error))
                 }
             };
-            let _ = shared.send(message, Some(id)).await;
+            send_answer(&shared, message, id).await;
         };
         Some(Box::pin(tracing::Instrument::instrument(job, span)))
     }
@@ -563,6 +583,26 @@ fn poll_once_or_spawn(mut job: BoxFuture<'static, ()>) {
 fn poll_once<F: Future + Unpin>(job: &mut F) -> bool {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     Pin::new(job).poll(&mut cx).is_ready()
+}
+
+/// Sends a handler's answer. One that does not go out in its first poll (the sink is
+/// full: the peer is not reading) is counted in `answers_waiting` until it does, and so
+/// keeps counting against the bound on requests in flight.
+async fn send_answer(shared: &Shared, message: JsonRpcMessage, id: RequestId) {
+    let mut send = std::pin::pin!(shared.send(message, Some(id)));
+    let first = std::future::poll_fn(|cx| Poll::Ready(send.as_mut().poll(cx))).await;
+    if first.is_ready() {
+        return;
+    }
+    struct Waiting<'a>(&'a AtomicUsize);
+    impl Drop for Waiting<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+    shared.answers_waiting.fetch_add(1, Ordering::AcqRel);
+    let _waiting = Waiting(&shared.answers_waiting);
+    let _ = send.await;
 }
 
 async fn send_init_error(shared: &Shared, id: RequestId, error: ErrorData) {

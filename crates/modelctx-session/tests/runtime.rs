@@ -1774,3 +1774,99 @@ async fn a_response_never_overtakes_a_notification_sent_before_it() {
     assert_eq!(*called.lock().unwrap(), ["hold", "mark"]);
     release.notify_one();
 }
+
+/// A peer that floods requests and never reads its answers: once the sink is full, the
+/// answers waiting for room are bounded (the handlers' by the in-flight bound, the
+/// runtime's own — pings, refusals — by a fixed cap, the rest dropped), so the flood
+/// costs a bounded number of tasks; the session keeps reading, and serves the peer
+/// again once it reads.
+#[tokio::test]
+async fn a_peer_that_never_reads_costs_bounded_tasks() {
+    const IN_FLIGHT: usize = 16;
+    const RUNTIME_ANSWERS: usize = 64;
+    let channel = modelctx_memory::DEFAULT_CAPACITY;
+    let mut h = Harness::new(
+        SessionConfig::server()
+            .pre_initialized()
+            .max_requests_in_flight(IN_FLIGHT),
+    );
+    let tasks = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    h.ping_sync(0).await;
+    let before = tasks();
+    let flood = 4 * channel as i64;
+    for id in 1..=flood {
+        h.mock.request(id, "ping", Value::Null).await;
+    }
+    for id in flood + 1..=2 * flood {
+        h.mock.request(id, "echo", json!({"id": id})).await;
+    }
+    // Everything was taken: the service sees a notification sent after the flood.
+    h.mock.notify("notifications/marker", json!({})).await;
+    h.notified("notifications/marker").await;
+    let waiting = tasks() - before;
+    assert!(
+        waiting <= IN_FLIGHT + RUNTIME_ANSWERS,
+        "{waiting} tasks wait for a peer that does not read"
+    );
+
+    // The peer reads: the channel's worth, the capped runtime answers, the handlers'
+    // answers; the rest was dropped.
+    let (mut pongs, mut echoes) = (0, 0);
+    for _ in 0..channel + RUNTIME_ANSWERS + IN_FLIGHT {
+        match h.mock.next_message().await {
+            JsonRpcMessage::Response(r) if id_num(&r.id) <= flood => pongs += 1,
+            JsonRpcMessage::Response(_) => echoes += 1,
+            other => panic!("expected an answer, got {other:?}"),
+        }
+    }
+    assert_eq!((pongs, echoes), (channel + RUNTIME_ANSWERS, IN_FLIGHT));
+    h.ping_sync(-1).await;
+    h.mock.request(-2, "echo", json!({"again": true})).await;
+    assert_eq!(h.mock.expect_result(-2).await, json!({"again": true}));
+}
+
+/// SECURITY.md case 27, a progress flood: a caller that does not take its updates
+/// (here: the request's future is not polled) holds at most a bounded backlog, whose
+/// last entry is the latest update; the callback sees them in order.
+#[tokio::test]
+async fn a_progress_flood_is_bounded_for_a_caller_that_falls_behind() {
+    const BACKLOG: usize = 32;
+    let mut h = Harness::new(SessionConfig::client().pre_initialized());
+    let (options, mut values) = progress_options();
+    let mut call = start_req(&h.peer, "work", Value::Null, options);
+    // One poll sends the request; then the caller looks away.
+    tokio::select! {
+        biased;
+        _ = &mut call => panic!("answered before it was asked"),
+        () = std::future::ready(()) => {}
+    }
+    let JsonRpcMessage::Request(request) = h.mock.next_message().await else {
+        panic!("expected the request")
+    };
+    let token = params_of(request.params.as_deref())["_meta"]["progressToken"].clone();
+    let flood = 10_000;
+    for i in 1..=flood {
+        h.mock
+            .notify(
+                "notifications/progress",
+                progress_note(&token, f64::from(i)),
+            )
+            .await;
+    }
+    // Notifications are handled in order: once the marker is seen, all were routed.
+    h.mock.notify("notifications/marker", json!({})).await;
+    h.notified("notifications/marker").await;
+    h.mock.respond(request.id, json!({"done": true})).await;
+    tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the answer within 5 s")
+        .expect("the answer");
+    let seen = drain(&mut values);
+    assert_eq!(seen.len(), BACKLOG, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "in order: {seen:?}");
+    assert_eq!(seen.last(), Some(&f64::from(flood)), "the latest arrives");
+}

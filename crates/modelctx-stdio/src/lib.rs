@@ -92,7 +92,9 @@ pub use child::{
     Stderr, StdioClient,
 };
 pub use modelctx_transport::framing::DEFAULT_MAX_LINE;
-pub use options::{DEFAULT_CLOSE_TIMEOUT, DEFAULT_QUEUE, Diagnostic, StdioOptions};
+pub use options::{
+    DEFAULT_CLOSE_TIMEOUT, DEFAULT_QUEUE, DEFAULT_WRITE_TIMEOUT, Diagnostic, StdioOptions,
+};
 pub use pipe::{StdioSink, StdioStream, StdioTransport};
 #[cfg(feature = "child")]
 pub use restart::{

@@ -14,6 +14,10 @@ pub const DEFAULT_QUEUE: usize = 1024;
 /// lines to be written before it drops the output anyway.
 pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The default time a write may make no progress before the output counts as dead
+/// and the transport ends (see [`StdioOptions::write_timeout`]).
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+
 type DiagnosticFn = Arc<dyn Fn(&Diagnostic) + Send + Sync>;
 
 /// How a stdio transport reads and writes.
@@ -32,17 +36,20 @@ pub struct StdioOptions {
     max_line: usize,
     queue: usize,
     close_timeout: Duration,
+    write_timeout: Option<Duration>,
     on_diagnostic: Option<DiagnosticFn>,
 }
 
 impl StdioOptions {
     /// The defaults: lines up to [`DEFAULT_MAX_LINE`] bytes, a queue of
-    /// [`DEFAULT_QUEUE`] lines, [`DEFAULT_CLOSE_TIMEOUT`], diagnostics dropped.
+    /// [`DEFAULT_QUEUE`] lines, [`DEFAULT_CLOSE_TIMEOUT`], [`DEFAULT_WRITE_TIMEOUT`],
+    /// diagnostics dropped.
     pub fn new() -> Self {
         Self {
             max_line: DEFAULT_MAX_LINE,
             queue: DEFAULT_QUEUE,
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
+            write_timeout: Some(DEFAULT_WRITE_TIMEOUT),
             on_diagnostic: None,
         }
     }
@@ -75,6 +82,18 @@ impl StdioOptions {
         self
     }
 
+    /// How long one write may wait for the peer to read (the pipe is full and nothing
+    /// drains it) before the output counts as dead: the writer stops, later sends fail
+    /// as closed, and the stream ends with [`Diagnostic::OutputStalled`], which ends the
+    /// session — a peer that never reads is dropped, rather than holding the session's
+    /// answers and handlers forever. `None` waits as long as it takes. A write that
+    /// completes at once arms no timer.
+    #[must_use]
+    pub fn write_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.write_timeout = timeout;
+        self
+    }
+
     /// Calls `f` for every line the stream could not deliver and for the fault that ends
     /// it (see [`Diagnostic`]). The callback runs on the receiving task: keep it short
     /// (log it). Without one, diagnostics are dropped.
@@ -92,6 +111,10 @@ impl StdioOptions {
         self.close_timeout
     }
 
+    pub(crate) fn write_timeout_value(&self) -> Option<Duration> {
+        self.write_timeout
+    }
+
     pub(crate) fn report(&self, diagnostic: Diagnostic) {
         // An event for a tracing subscriber (never written anywhere by this crate).
         match &diagnostic {
@@ -106,6 +129,9 @@ impl StdioOptions {
             }
             Diagnostic::Fatal { reason } => {
                 tracing::error!(target: "modelctx_stdio", %reason, "stdio input failed");
+            }
+            Diagnostic::OutputStalled { after } => {
+                tracing::warn!(target: "modelctx_stdio", ?after, "the peer stopped reading; the transport ends");
             }
         }
         if let Some(f) = &self.on_diagnostic {
@@ -126,6 +152,7 @@ impl fmt::Debug for StdioOptions {
             .field("max_line", &self.max_line)
             .field("queue", &self.queue)
             .field("close_timeout", &self.close_timeout)
+            .field("write_timeout", &self.write_timeout)
             .field("on_diagnostic", &self.on_diagnostic.is_some())
             .finish()
     }
@@ -160,6 +187,12 @@ pub enum Diagnostic {
         /// What happened.
         reason: String,
     },
+    /// A write made no progress for the write timeout (the peer does not read its
+    /// input): the output was dropped and the stream ends.
+    OutputStalled {
+        /// The write timeout that passed.
+        after: Duration,
+    },
 }
 
 impl fmt::Display for Diagnostic {
@@ -173,6 +206,10 @@ impl fmt::Display for Diagnostic {
                 write!(f, "input ended inside a line; dropped {len} bytes")
             }
             Self::Fatal { reason } => write!(f, "stdio input failed: {reason}"),
+            Self::OutputStalled { after } => write!(
+                f,
+                "the peer read nothing of the output for {after:?}; the transport ends"
+            ),
         }
     }
 }

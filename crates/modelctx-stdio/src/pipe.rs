@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -51,9 +52,10 @@ impl StdioTransport {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        let (stalled_tx, stalled) = watch::channel(false);
         Self {
-            sink: StdioSink::new(Box::new(writer), &options),
-            stream: StdioStream::new(Box::new(reader), options),
+            sink: StdioSink::new(Box::new(writer), &options, stalled_tx),
+            stream: StdioStream::new(Box::new(reader), options, stalled),
         }
     }
 
@@ -109,7 +111,7 @@ pub struct StdioSink {
 }
 
 impl StdioSink {
-    fn new(writer: BoxWriter, options: &StdioOptions) -> Self {
+    fn new(writer: BoxWriter, options: &StdioOptions, stalled: watch::Sender<bool>) -> Self {
         Self {
             shared: Arc::new(SinkShared {
                 state: Mutex::new(SinkState::Idle {
@@ -117,6 +119,8 @@ impl StdioSink {
                     queue: options.queue_len(),
                 }),
                 close_timeout: options.close_timeout_value(),
+                write_timeout: options.write_timeout_value(),
+                stalled: Arc::new(stalled),
                 closed: watch::channel(false).0,
             }),
             #[cfg(feature = "child")]
@@ -165,6 +169,10 @@ impl Output {
 struct SinkShared {
     state: Mutex<SinkState>,
     close_timeout: Duration,
+    /// How long one write may wait for the peer to read.
+    write_timeout: Option<Duration>,
+    /// Set by the writer when a write stalled past `write_timeout`; the stream ends.
+    stalled: Arc<watch::Sender<bool>>,
     /// Set once the output is closed: a second `close` waits for the first to finish.
     closed: watch::Sender<bool>,
 }
@@ -200,7 +208,11 @@ impl SinkShared {
             return Err(TransportError::closed());
         };
         let (tx, rx) = mpsc::channel(queue);
-        let task = tokio::spawn(write_lines(writer, rx));
+        let stall = Stall {
+            after: self.write_timeout,
+            flag: self.stalled.clone(),
+        };
+        let task = tokio::spawn(write_lines(writer, rx, stall));
         *state = SinkState::Running {
             tx: tx.clone(),
             task,
@@ -236,21 +248,54 @@ impl SinkShared {
     }
 }
 
+/// How the writer bounds a write the peer does not read.
+struct Stall {
+    after: Option<Duration>,
+    flag: Arc<watch::Sender<bool>>,
+}
+
+impl Stall {
+    /// Runs one write: `None` when it failed or stalled past the timeout (then the
+    /// stream is told). The timer is armed only for a write that does not complete in
+    /// its first poll (the pipe is full): the common write costs no timer (see the
+    /// timer trap in ARCHITECTURE.md).
+    async fn write<F>(&self, op: F) -> Option<()>
+    where
+        F: Future<Output = std::io::Result<()>>,
+    {
+        let mut op = std::pin::pin!(op);
+        let first = std::future::poll_fn(|cx| Poll::Ready(op.as_mut().poll(cx))).await;
+        let outcome = match (first, self.after) {
+            (Poll::Ready(r), _) => r,
+            (Poll::Pending, None) => op.await,
+            (Poll::Pending, Some(after)) => match tokio::time::timeout(after, op).await {
+                Ok(r) => r,
+                Err(_) => {
+                    self.flag.send_replace(true);
+                    return None;
+                }
+            },
+        };
+        outcome.ok()
+    }
+}
+
 /// The writer task: writes queued lines, flushing whenever the queue runs empty, until
-/// every sender is gone (then closes the output) or a write fails (then later sends fail
-/// with a closed error).
-async fn write_lines(writer: BoxWriter, mut rx: mpsc::Receiver<Vec<u8>>) {
+/// every sender is gone (then closes the output), a write fails (then later sends fail
+/// with a closed error) or a write stalls past the write timeout (the same, and the
+/// stream ends).
+async fn write_lines(writer: BoxWriter, mut rx: mpsc::Receiver<Vec<u8>>, stall: Stall) {
     let mut out = BufWriter::with_capacity(WRITE_BUFFER, writer);
-    'lines: while let Some(line) = rx.recv().await {
-        if out.write_all(&line).await.is_err() {
+    while let Some(line) = rx.recv().await {
+        if stall.write(out.write_all(&line)).await.is_none() {
             return;
         }
         while let Ok(line) = rx.try_recv() {
-            if out.write_all(&line).await.is_err() {
-                break 'lines;
+            if stall.write(out.write_all(&line)).await.is_none() {
+                return;
             }
         }
-        if out.flush().await.is_err() {
+        if stall.write(out.flush()).await.is_none() {
             return;
         }
     }
@@ -272,11 +317,14 @@ pub struct StdioStream {
     buf: Vec<u8>,
     done: bool,
     options: StdioOptions,
+    /// Set when the sink's writer gave up on a peer that does not read: the stream ends.
+    stalled: watch::Receiver<bool>,
 }
 
 impl StdioStream {
-    fn new(reader: BoxReader, options: StdioOptions) -> Self {
+    fn new(reader: BoxReader, options: StdioOptions, stalled: watch::Receiver<bool>) -> Self {
         Self {
+            stalled,
             reader,
             decoder: LineDecoder::new(options.max_line_len()),
             buf: vec![0; READ_CHUNK],
@@ -328,21 +376,61 @@ impl StdioStream {
                         len,
                     });
                 }
-                None => match self.reader.read(&mut self.buf).await {
-                    Ok(0) => {
-                        self.done = true;
-                        let rest = self.decoder.remainder();
-                        if !rest.iter().all(u8::is_ascii_whitespace) {
-                            let len = rest.len();
-                            self.options.report(Diagnostic::PartialLineAtEof { len });
+                None => {
+                    match read_unless_stalled(&mut self.reader, &mut self.buf, &mut self.stalled)
+                        .await
+                    {
+                        Err(Stalled) => {
+                            self.done = true;
+                            let after = self.options.write_timeout_value().unwrap_or_default();
+                            self.options.report(Diagnostic::OutputStalled { after });
+                            return Some(Err(TransportError::other(format!(
+                                "the peer read nothing of the output for {after:?}"
+                            ))));
                         }
-                        return None;
+                        Ok(Ok(0)) => {
+                            self.done = true;
+                            let rest = self.decoder.remainder();
+                            if !rest.iter().all(u8::is_ascii_whitespace) {
+                                let len = rest.len();
+                                self.options.report(Diagnostic::PartialLineAtEof { len });
+                            }
+                            return None;
+                        }
+                        Ok(Ok(n)) => self.decoder.extend(&self.buf[..n]),
+                        Ok(Err(e)) => return self.fail(format!("read error: {e}")),
                     }
-                    Ok(n) => self.decoder.extend(&self.buf[..n]),
-                    Err(e) => return self.fail(format!("read error: {e}")),
-                },
+                }
             }
         }
+    }
+}
+
+/// The writer gave up on the peer (see [`Stall`]).
+struct Stalled;
+
+/// One read, unless the writer gave up on the peer first (or meanwhile). Cancel-safe:
+/// a dropped read loses nothing.
+async fn read_unless_stalled(
+    reader: &mut BoxReader,
+    buf: &mut [u8],
+    stalled: &mut watch::Receiver<bool>,
+) -> Result<std::io::Result<usize>, Stalled> {
+    if *stalled.borrow() {
+        return Err(Stalled);
+    }
+    let gave_up = async {
+        // The sink gone (its writer finished without stalling) is not a stall.
+        if stalled.wait_for(|s| *s).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    // The read first: when input is waiting it completes without the flag's waiter
+    // ever being registered (the check above catches a stall on the next call).
+    tokio::select! {
+        biased;
+        read = reader.read(buf) => Ok(read),
+        () = gave_up => Err(Stalled),
     }
 }
 

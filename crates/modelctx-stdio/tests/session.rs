@@ -95,3 +95,43 @@ async fn a_session_skips_a_line_that_is_not_utf8_and_serves_the_next_request() {
         .await
         .expect("the session ends with its input");
 }
+
+/// Issue #25 (slow peers): a peer that sends requests but never reads its answers fills
+/// the pipe; the first write that waits longer than the write timeout gives up on it,
+/// and the session ends (reported as `OutputStalled`) instead of holding its answers
+/// and handlers forever. Paused time: the timeout passes as soon as nothing else can
+/// happen.
+#[tokio::test(start_paused = true)]
+async fn a_peer_that_never_reads_is_dropped_after_the_write_timeout() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let timeout = Duration::from_secs(30);
+    let options = StdioOptions::new()
+        .write_timeout(Some(timeout))
+        .on_diagnostic(move |d| log.lock().unwrap().push(d.clone()));
+    let (mut client, server_end) = tokio::io::duplex(4096);
+    let (read, write) = tokio::io::split(server_end);
+    let server = Server::builder("never-read", "1.0.0").build();
+    let session = server.serve(StdioTransport::with_options(read, write, options));
+
+    // More pings than the 4 KiB pipe, the writer's queue (1,024 lines) and the capped
+    // answers waiting for room hold: the server keeps reading (the answers beyond are
+    // dropped), and its writer waits on the full pipe.
+    let started = tokio::time::Instant::now();
+    for id in 1..=2_000 {
+        let ping = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+        client.write_all(ping.as_bytes()).await.unwrap();
+    }
+    tokio::time::timeout(timeout + WAIT, session.closed())
+        .await
+        .expect("the session ends");
+    assert!(started.elapsed() >= timeout, "not before the write timeout");
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|d| matches!(d, Diagnostic::OutputStalled { after } if *after == timeout)),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+}

@@ -120,6 +120,12 @@ impl MessageSink for SseServerSink {
                                 self.id, self.send_timeout
                             ),
                         );
+                        // Forgotten now, not when the event stream is dropped: hyper
+                        // polls that stream again only once the client reads, which a
+                        // client that stopped reading never does, and the session would
+                        // hold its place under the session cap as long as it keeps the
+                        // connection open.
+                        service.forget(&self.id);
                     }
                     self.closed.cancel();
                     Err(TransportError::closed())
