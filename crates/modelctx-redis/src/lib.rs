@@ -8,6 +8,10 @@
 //! - [`RedisTaskStore`] implements the sessions' [`TaskStore`](modelctx_session::tasks::TaskStore):
 //!   status, results and expiry of tasks, shared by every process on the same Redis,
 //!   with the same owner checks and cursors as the in-memory store.
+//! - [`RedisAnnouncements`] implements the server's
+//!   [`AnnouncementBus`](modelctx_session::announce::AnnouncementBus): a list change or
+//!   resource update raised in one process reaches the sessions and
+//!   `subscriptions/listen` streams of every process (Redis pub/sub).
 //! - `RedisAuthorizationStore` (feature `oauth`) implements the bundled OAuth
 //!   authorization server's `AuthorizationStore`: clients, and codes, refresh tokens
 //!   and pending consents taken out atomically, so each is used once across processes.
@@ -21,14 +25,16 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use modelctx_http::StreamableHttpServerConfig;
-//! use modelctx_redis::{RedisEventStore, RedisEventStoreConfig, RedisTaskStore, RedisTaskStoreConfig};
+//! use modelctx_redis::{RedisAnnouncements, RedisAnnouncementsConfig, RedisEventStore, RedisEventStoreConfig, RedisTaskStore, RedisTaskStoreConfig};
 //!
 //! let url = "redis://127.0.0.1:6379/";
 //! let events = RedisEventStore::connect(url, RedisEventStoreConfig::default().prefix("app:")).await?;
 //! let tasks = RedisTaskStore::connect(url, RedisTaskStoreConfig::default().prefix("app:")).await?;
+//! let announcements = RedisAnnouncements::connect(url, RedisAnnouncementsConfig::default().prefix("app:")).await?;
 //! let http = StreamableHttpServerConfig::default().event_store(Arc::new(events));
-//! // `tasks` goes to `ServerBuilder::task_store(Arc::new(tasks))`.
-//! # let _ = (http, tasks);
+//! // `tasks` goes to `ServerBuilder::task_store(Arc::new(tasks))`,
+//! // `announcements` to `ServerBuilder::announcements(Arc::new(announcements))`.
+//! # let _ = (http, tasks, announcements);
 //! # Ok(()) }
 //! ```
 //!
@@ -44,12 +50,14 @@
 
 #![deny(missing_docs)]
 
+mod announce;
 mod events;
 mod keys;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod tasks;
 
+pub use announce::{RedisAnnouncements, RedisAnnouncementsConfig};
 pub use events::{RedisEventStore, RedisEventStoreConfig};
 #[cfg(feature = "oauth")]
 pub use oauth::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
