@@ -7,5 +7,6 @@ mod http;
 mod keys;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod round_robin;
 mod support;
 mod tasks;
