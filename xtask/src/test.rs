@@ -75,6 +75,12 @@ const STEPS: &[Step] = &[
         script: None,
     },
     Step {
+        what: "scale-out benchmarks smoke run (Redis stores, two instances; ~5 s)",
+        args: &["xtask", "bench", "--scale-out", "--quick"],
+        env: &[],
+        script: None,
+    },
+    Step {
         what: "fuzzing smoke run: every cargo-fuzz target built with nightly and run 3 s (installs cargo-fuzz into .tools/ when missing)",
         args: &["xtask", "fuzz", "--secs", "3"],
         env: &[],

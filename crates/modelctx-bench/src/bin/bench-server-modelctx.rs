@@ -5,6 +5,9 @@
 //! bench-server-modelctx http MODE    serve on 127.0.0.1 (an ephemeral port, printed as
 //!                                 "listening ADDR" on stdout) until stdin closes;
 //!                                 MODE is stateful, json or stateless
+//! bench-server-modelctx http-scale memory|redis URL
+//!                                 the scale-out server (both eras, a task-capable echo
+//!                                 tool) with in-memory or Redis stores, as `http`
 //! ```
 
 use std::process::ExitCode;
@@ -25,7 +28,16 @@ async fn main() -> ExitCode {
             Some(mode) => http(mode).await,
             None => Err(format!("unknown HTTP mode {mode:?}")),
         },
-        _ => Err("usage: bench-server-modelctx <stdio | http stateful|json|stateless>".into()),
+        ["http-scale", "memory"] => {
+            http_scale(modelctx_bench::modelctx_side::Stores::Memory).await
+        }
+        ["http-scale", "redis", url] => {
+            http_scale(modelctx_bench::modelctx_side::Stores::Redis((*url).to_owned())).await
+        }
+        _ => Err(
+            "usage: bench-server-modelctx <stdio | http stateful|json|stateless | http-scale memory|redis URL>"
+                .into(),
+        ),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -49,6 +61,19 @@ async fn http(mode: HttpMode) -> Result<(), String> {
     println!("listening {addr}");
     tokio::select! {
         outcome = async { modelctx_bench::modelctx_side::serve_http(listener, mode).await } => outcome,
+        () = modelctx_bench::stdin_closed() => Ok(()),
+    }
+}
+
+async fn http_scale(stores: modelctx_bench::modelctx_side::Stores) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    // Calls that come before the stores are connected wait in the listen backlog.
+    println!("listening {addr}");
+    tokio::select! {
+        outcome = modelctx_bench::modelctx_side::serve_scale(listener, stores) => outcome,
         () = modelctx_bench::stdin_closed() => Ok(()),
     }
 }
