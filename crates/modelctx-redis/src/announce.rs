@@ -60,6 +60,9 @@ impl RedisAnnouncementsConfig {
 /// every list changed (clients re-read their lists once); resource updates missed
 /// meanwhile are lost.
 ///
+/// One bus per server: the process is identified by the bus, so two servers that share
+/// one bus in one process do not hear each other's announcements.
+///
 /// Cloning is cheap; the tasks end when the last clone is dropped.
 #[derive(Clone)]
 pub struct RedisAnnouncements {
