@@ -16,9 +16,13 @@ use serde_json::{Value, json};
 
 pub(crate) const USAGE: &str = "\
 cargo xtask bench [--quick] [--rounds N] [--calls N] [--compile] [--compile-rounds N] [--json PATH]
-    --quick    a smoke run: dev profile, 1 round, few calls (figures not meaningful)
-    --compile  also time clean release builds of a minimal stdio server per SDK, 3 each,
-               interleaved (minutes); --compile-rounds sets how many";
+cargo xtask bench --scale-out [--quick] [--rounds N] [--calls N] [--json PATH]
+    --quick      a smoke run: dev profile, 1 round, few calls (figures not meaningful)
+    --compile    also time clean release builds of a minimal stdio server per SDK, 3 each,
+                 interleaved (minutes); --compile-rounds sets how many
+    --scale-out  instead: modelctx alone with the Redis stores against the in-memory ones,
+                 and two instances sharing one Redis against one (needs redis-server:
+                 `sh xtask/system/redis.sh`)";
 
 const TARGETS: [&str; 3] = ["modelctx", "rmcp", "baseline"];
 
@@ -39,9 +43,25 @@ const SCENARIOS: &[(&str, &[&str])] = &[
     ("cold start", &["cold"]),
 ];
 
+/// The scale-out scenarios (`--scale-out`): `bench-load` arguments and the two variants
+/// compared (the second against the first).
+const SCALE_OUT: &[(&str, &[&str], [&str; 2])] = &[
+    (
+        "one instance: in-memory vs Redis stores",
+        &["scale", "stores"],
+        ["memory", "redis"],
+    ),
+    (
+        "2026-07-28 JSON, 32 round-robin clients: one instance vs two (Redis stores)",
+        &["scale", "instances"],
+        ["one", "two"],
+    ),
+];
+
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Options {
     quick: bool,
+    scale_out: bool,
     compile: bool,
     compile_rounds: usize,
     rounds: usize,
@@ -51,6 +71,7 @@ pub(crate) struct Options {
 
 pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut quick = false;
+    let mut scale_out = false;
     let mut compile = false;
     let mut compile_rounds = 3;
     let mut rounds = None;
@@ -65,6 +86,7 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--quick" => quick = true,
+            "--scale-out" => scale_out = true,
             "--compile" => compile = true,
             "--compile-rounds" => {
                 compile = true;
@@ -79,8 +101,12 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
+    if scale_out && compile {
+        return Err("--scale-out and --compile are separate runs".into());
+    }
     Ok(Options {
         quick,
+        scale_out,
         compile,
         compile_rounds,
         rounds: rounds.unwrap_or(if quick { 1 } else { 7 }),
@@ -108,6 +134,9 @@ pub(crate) fn main(args: &[String], root: &Path) -> ExitCode {
 }
 
 fn run(options: &Options, root: &Path) -> Result<(), String> {
+    if options.scale_out {
+        return run_scale_out(options, root);
+    }
     let started = Instant::now();
     let load = build(root, !options.quick)?;
     // samples[scenario][figure][target] = one value per round
@@ -151,6 +180,106 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
             "rounds": options.rounds,
             "calls": options.calls,
             "results": rows.iter().map(Row::to_json).collect::<Vec<_>>(),
+        });
+        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// `--scale-out`: each scenario's two variants, interleaved per round (first, second,
+/// then second, first, ...); the table shows the medians and second/first.
+fn run_scale_out(options: &Options, root: &Path) -> Result<(), String> {
+    let started = Instant::now();
+    // Fail loudly, before building: these scenarios cannot run without it.
+    let found = Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !found.is_ok_and(|s| s.success()) {
+        return Err(
+            "--scale-out needs redis-server on the PATH: install it with `sh xtask/system/redis.sh`"
+                .into(),
+        );
+    }
+    let load = build(root, !options.quick)?;
+    // samples[scenario][figure][variant] = one value per round
+    let mut samples: Vec<BTreeMap<String, [Vec<f64>; 2]>> = vec![BTreeMap::new(); SCALE_OUT.len()];
+    let mut order: Vec<Vec<String>> = vec![Vec::new(); SCALE_OUT.len()];
+    for round in 0..options.rounds {
+        eprintln!("bench: scale-out round {}/{}", round + 1, options.rounds);
+        for (i, (name, args, variants)) in SCALE_OUT.iter().enumerate() {
+            let mut turns = [0, 1];
+            if round % 2 == 1 {
+                turns.reverse();
+            }
+            for v in turns {
+                let figures = run_load(&load, args, variants[v], options.calls)
+                    .map_err(|e| format!("{name} / {}: {e}", variants[v]))?;
+                for (figure, value) in figures {
+                    if !order[i].contains(&figure) {
+                        order[i].push(figure.clone());
+                    }
+                    samples[i].entry(figure).or_default()[v].push(value);
+                }
+            }
+        }
+    }
+    let profile = if options.quick {
+        "dev profile, smoke run: figures are not meaningful"
+    } else {
+        "release"
+    };
+    println!(
+        "scale-out: medians of {} round(s), {} calls per run ({profile})\n",
+        options.rounds, options.calls
+    );
+    println!("| scenario | figure | first | second | second/first |");
+    println!("|---|---|---:|---:|---:|");
+    let mut results = Vec::new();
+    for (i, (scenario, _, variants)) in SCALE_OUT.iter().enumerate() {
+        for figure in &order[i] {
+            let values = &samples[i][figure];
+            let medians = [median(&values[0]), median(&values[1])];
+            let ratio = match medians {
+                [Some(a), Some(b)] if a > 0.0 => Some(b / a),
+                _ => None,
+            };
+            let arrow = if figure.ends_with("_per_s") {
+                "↑"
+            } else {
+                "↓"
+            };
+            let show = |v: Option<f64>, name: &str| {
+                v.map_or("-".to_owned(), |v| format!("{v:.0} ({name})"))
+            };
+            println!(
+                "| {scenario} | {figure} {arrow} | {} | {} | {} |",
+                show(medians[0], variants[0]),
+                show(medians[1], variants[1]),
+                ratio.map_or("-".to_owned(), |r| format!("{r:.2}")),
+            );
+            results.push(json!({
+                "scenario": scenario,
+                "figure": figure,
+                "better": if figure.ends_with("_per_s") { "higher" } else { "lower" },
+                variants[0]: medians[0],
+                variants[1]: medians[1],
+                "second_per_first": ratio,
+                "samples": {variants[0]: values[0], variants[1]: values[1]},
+            }));
+        }
+    }
+    eprintln!("bench: done in {:.1} s", started.elapsed().as_secs_f64());
+    if let Some(path) = &options.json {
+        let report = json!({
+            "machine": machine(),
+            "profile": if options.quick { "dev" } else { "release" },
+            "rounds": options.rounds,
+            "calls": options.calls,
+            "scale_out": results,
         });
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(path, text + "\n")
@@ -430,6 +559,10 @@ mod tests {
         assert!(args(&["--calls", "5"]).is_err());
         assert!(args(&["--json"]).is_err());
         assert!(args(&["--fast"]).is_err());
+        let scale = args(&["--scale-out", "--quick"]).unwrap();
+        assert!(scale.scale_out && scale.quick);
+        assert!(!full.scale_out);
+        assert!(args(&["--scale-out", "--compile"]).is_err());
     }
 
     #[test]

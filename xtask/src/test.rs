@@ -79,6 +79,12 @@ const STEPS: &[Step] = &[
         script: None,
     },
     Step {
+        what: "scale-out benchmarks smoke run (Redis stores, two instances; ~5 s)",
+        args: &["xtask", "bench", "--scale-out", "--quick"],
+        env: &[],
+        script: None,
+    },
+    Step {
         what: "soak, one minute of churn: 10,000 stateful HTTP sessions, three rounds of 20 s (the dev build of the bench step); no descriptor or task leak, memory flat",
         args: &["xtask", "soak", "--seconds", "20", "--dev"],
         env: &[],

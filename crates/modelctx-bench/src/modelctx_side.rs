@@ -139,3 +139,75 @@ fn session_config(transport: &HttpServerTransport) -> SessionConfig {
     }
     config
 }
+
+/// Where a scale-out server keeps its resumable events and tasks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stores {
+    /// The in-memory defaults (one process).
+    Memory,
+    /// `RedisEventStore` and `RedisTaskStore` on the Redis at this URL.
+    Redis(String),
+}
+
+/// The `requestState` key every scale-out instance shares (a retry may reach any).
+const SHARED_STATE_KEY: [u8; 32] = [42; 32];
+
+/// The scale-out echo server: the `echo` tool as a registry tool that may run as a task
+/// (protocol 2025-11-25), tasks in `tasks` (the in-memory store when `None`).
+pub fn scale_server(
+    tasks: Option<std::sync::Arc<dyn modelctx::session::tasks::TaskStore>>,
+) -> Result<Server, String> {
+    use modelctx::server::{Context, TaskConfig, ToolDef};
+    let schema = json!({
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"]
+    });
+    let tool = Tool::new(TOOL, schema.as_object().cloned().unwrap_or_default());
+    let echo = ToolDef::with_schema(tool, |args, _cx: Context| async move {
+        match args.get("text").and_then(Value::as_str) {
+            Some(text) => Ok(CallToolResult::text(text)),
+            None => Err("`text` must be a string"),
+        }
+    })
+    .task_support(modelctx::types::TaskSupport::Optional);
+    let mut builder = Server::builder("bench-modelctx-scale", env!("CARGO_PKG_VERSION"))
+        .request_state_key(SHARED_STATE_KEY)
+        .tasks(TaskConfig::new().poll_interval(std::time::Duration::from_millis(5)))
+        .tool(echo)
+        .map_err(|e| e.to_string())?;
+    if let Some(tasks) = tasks {
+        builder = builder.task_store(tasks);
+    }
+    Ok(builder.build())
+}
+
+/// Serves the scale-out echo server over streamable HTTP (stateful sessions and SSE
+/// answers for the handshake era, JSON answers for 2026-07-28 clients) with `stores`.
+pub async fn serve_scale(listener: tokio::net::TcpListener, stores: Stores) -> Result<(), String> {
+    use modelctx::redis::{
+        RedisEventStore, RedisEventStoreConfig, RedisTaskStore, RedisTaskStoreConfig,
+    };
+    let mut config = StreamableHttpServerConfig::default();
+    let server = match stores {
+        Stores::Memory => scale_server(None)?,
+        Stores::Redis(url) => {
+            let events = RedisEventStore::connect(&url, RedisEventStoreConfig::default())
+                .await
+                .map_err(|e| format!("cannot connect the event store to {url}: {e}"))?;
+            let tasks = RedisTaskStore::connect(&url, RedisTaskStoreConfig::default())
+                .await
+                .map_err(|e| format!("cannot connect the task store to {url}: {e}"))?;
+            config = config.event_store(std::sync::Arc::new(events));
+            scale_server(Some(std::sync::Arc::new(tasks)))?
+        }
+    };
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        let config = session_config(&transport);
+        server.serve_with(transport, config);
+    });
+    service
+        .serve(listener, std::future::pending::<()>())
+        .await
+        .map_err(|e| e.to_string())
+}

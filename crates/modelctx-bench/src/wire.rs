@@ -49,6 +49,58 @@ pub fn retry_2026(id: u64, key: &str, state: &str) -> Result<String, String> {
     ))
 }
 
+/// The protocol version of the task scenario (tasks came with 2025-11-25).
+pub const PROTOCOL_TASKS: &str = "2025-11-25";
+
+/// The `initialize` request of the task scenario, with id 0.
+pub fn initialize_tasks() -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL_TASKS}","capabilities":{{}},"clientInfo":{{"name":"bench-load","version":"0.1.0"}}}}}}"#
+    )
+}
+
+/// A task-augmented `tools/call` of the echo tool (protocol 2025-11-25).
+pub fn task_call(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{"text":"{TEXT}"}},"task":{{"ttl":60000}}}}}}"#
+    )
+}
+
+/// `tasks/result` for `task`, with request id `id`.
+pub fn task_result(id: u64, task: &str) -> Result<String, String> {
+    let task = serde_json::to_string(task).map_err(|e| e.to_string())?;
+    Ok(format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/result","params":{{"taskId":{task}}}}}"#
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreatedTask {
+    task_id: String,
+}
+
+#[derive(Deserialize)]
+struct CreateTaskResult {
+    task: CreatedTask,
+}
+
+#[derive(Deserialize)]
+struct CreateTaskAnswer {
+    id: Option<u64>,
+    result: Option<CreateTaskResult>,
+}
+
+/// Reads the answer to a task-augmented call `id`: the created task's id.
+pub fn created_task(text: &str, id: u64) -> Result<String, String> {
+    let answer: CreateTaskAnswer =
+        serde_json::from_str(text).map_err(|e| format!("not a CreateTaskResult ({e}): {text}"))?;
+    match (answer.id, answer.result) {
+        (Some(got), Some(result)) if got == id => Ok(result.task.task_id),
+        _ => Err(format!("expected a task for {id}: {text}")),
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct InputRequired {
@@ -132,5 +184,14 @@ mod tests {
         assert_eq!(input_required(interim, 6), Ok(("k".into(), "s".into())));
         assert!(input_required(interim, 7).is_err());
         assert!(input_required(&ok, 7).is_err());
+        let created =
+            r#"{"jsonrpc":"2.0","id":8,"result":{"task":{"taskId":"t-1","status":"working"}}}"#;
+        assert_eq!(created_task(created, 8), Ok("t-1".into()));
+        assert!(created_task(created, 9).is_err());
+        let fetch: serde_json::Value =
+            serde_json::from_str(&task_result(9, "t\"1").unwrap()).unwrap();
+        assert_eq!(fetch["params"]["taskId"], "t\"1");
+        let call: serde_json::Value = serde_json::from_str(&task_call(10)).unwrap();
+        assert_eq!(call["params"]["task"]["ttl"], 60000);
     }
 }

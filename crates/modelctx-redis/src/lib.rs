@@ -14,6 +14,10 @@
 //!   that every service on the same Redis serves every session's requests; idle expiry,
 //!   the session cap and DELETE hold across them, and messages that belong to another
 //!   service's copy of the session are relayed to it.
+//! - [`RedisAnnouncements`] implements the server's
+//!   [`AnnouncementBus`](modelctx_session::announce::AnnouncementBus): a list change or
+//!   resource update raised in one process reaches the sessions and
+//!   `subscriptions/listen` streams of every process (Redis pub/sub).
 //! - `RedisAuthorizationStore` (feature `oauth`) implements the bundled OAuth
 //!   authorization server's `AuthorizationStore`: clients, and codes, refresh tokens
 //!   and pending consents taken out atomically, so each is used once across processes.
@@ -29,35 +33,39 @@
 //! use std::sync::Arc;
 //! use modelctx_http::StreamableHttpServerConfig;
 //! use modelctx_redis::{
-//!     RedisEventStore, RedisEventStoreConfig, RedisSessionRegistry, RedisSessionRegistryConfig,
-//!     RedisTaskStore, RedisTaskStoreConfig,
+//!     RedisAnnouncements, RedisAnnouncementsConfig, RedisEventStore, RedisEventStoreConfig,
+//!     RedisSessionRegistry, RedisSessionRegistryConfig, RedisTaskStore, RedisTaskStoreConfig,
 //! };
 //!
 //! let url = "redis://127.0.0.1:6379/";
 //! let events = RedisEventStore::connect(url, RedisEventStoreConfig::default().prefix("app:")).await?;
 //! let tasks = RedisTaskStore::connect(url, RedisTaskStoreConfig::default().prefix("app:")).await?;
 //! let sessions = RedisSessionRegistry::connect(url, RedisSessionRegistryConfig::default().prefix("app:")).await?;
+//! let announcements = RedisAnnouncements::connect(url, RedisAnnouncementsConfig::default().prefix("app:")).await?;
 //! let http = StreamableHttpServerConfig::default()
 //!     .event_store(Arc::new(events))
 //!     .session_registry(Arc::new(sessions));
-//! // `tasks` goes to `ServerBuilder::task_store(Arc::new(tasks))`.
-//! # let _ = (http, tasks);
+//! // `tasks` goes to `ServerBuilder::task_store(Arc::new(tasks))`,
+//! // `announcements` to `ServerBuilder::announcements(Arc::new(announcements))`.
+//! # let _ = (http, tasks, announcements);
 //! # Ok(()) }
 //! ```
 //!
 //! With the registry, a client's POSTs may land on any process: a response to a
 //! request a handler sent (sampling, elicitation, roots) and a cancellation are relayed
 //! (Redis pub/sub, at most once) to the process they concern, and notifications not
-//! tied to a request to the process holding the client's GET stream. Not yet: list
-//! changes raised on one process reach only its own sessions.
+//! tied to a request to the process holding the client's GET stream. With the
+//! announcement bus, a list change or resource update raised on one process reaches
+//! the sessions and listen streams of every process.
 //!
 //! | feature | what |
 //! |---|---|
-//! | — | the event and task stores and the session registry, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
+//! | — | the event and task stores, the session registry and the announcement bus, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
 //! | `oauth` | `RedisAuthorizationStore`, for modelctx-oauth's `authorization-server` |
 
 #![deny(missing_docs)]
 
+mod announce;
 mod events;
 mod keys;
 #[cfg(feature = "oauth")]
@@ -65,6 +73,7 @@ mod oauth;
 mod sessions;
 mod tasks;
 
+pub use announce::{RedisAnnouncements, RedisAnnouncementsConfig};
 pub use events::{RedisEventStore, RedisEventStoreConfig};
 #[cfg(feature = "oauth")]
 pub use oauth::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};

@@ -148,6 +148,7 @@ pub use uri_template::{MAX_MATCHED_URI, UriTemplate};
 #[cfg(feature = "schemars")]
 pub use schemars;
 
+use modelctx_session::announce::AnnouncementBus;
 use registry::{Announcer, ListKind, Registry};
 use session::SessionState;
 
@@ -247,6 +248,7 @@ impl Server {
             tasks: None,
             on_peer_error: None,
             handler_limit: None,
+            announcements: None,
         }
     }
 
@@ -362,7 +364,9 @@ impl Server {
     }
 
     /// Marks the resource at `uri` changed: every session subscribed to it gets
-    /// `notifications/resources/updated`. Returns how many sessions were told.
+    /// `notifications/resources/updated` (with [`ServerBuilder::announcements`], those
+    /// of other processes too). Returns how many sessions and `subscriptions/listen`
+    /// streams of this process were told.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
         self.inner.announcer.resource_updated(uri).await
     }
@@ -398,6 +402,7 @@ pub struct ServerBuilder {
     tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
     on_peer_error: Option<Arc<PeerErrorFn>>,
     handler_limit: Option<modelctx_session::HandlerLimit>,
+    announcements: Option<Arc<dyn AnnouncementBus>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -549,6 +554,21 @@ impl ServerBuilder {
     #[must_use]
     pub fn list_changed_debounce(mut self, window: Duration) -> Self {
         self.debounce = window;
+        self
+    }
+
+    /// Publishes this server's list changes and resource updates on `bus`, and tells
+    /// its sessions and `subscriptions/listen` streams about those other processes
+    /// publish there: what several processes serving one endpoint need (modelctx-redis
+    /// has a bus on Redis pub/sub). Without one (the default), a change reaches this
+    /// process's sessions only.
+    ///
+    /// A list change is published once per kind and debounce window; each process then
+    /// announces it to its own sessions after its own window. [`Server::notify_resource_updated`]
+    /// publishes at once and counts only the sessions of this process.
+    #[must_use]
+    pub fn announcements(mut self, bus: Arc<dyn AnnouncementBus>) -> Self {
+        self.announcements = Some(bus);
         self
     }
 
@@ -725,7 +745,7 @@ impl ServerBuilder {
                 notifications: self.notifications,
                 session: self.session,
                 registry: self.registry,
-                announcer: Arc::new(Announcer::new(self.debounce, enabled)),
+                announcer: Announcer::new(self.debounce, enabled, self.announcements),
                 state: self.state,
                 page_size: self.page_size,
                 stateless_era: self.stateless_era,

@@ -1,12 +1,14 @@
 //! The registries of the high-level server (tools, resources, templates, prompts),
 //! changeable while clients are connected, and the debounced `list_changed`
-//! announcements to every live session.
+//! announcements to every live session (and, through an [`AnnouncementBus`], to the
+//! sessions of other processes).
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
+use modelctx_session::announce::{Announcement, AnnouncementBus, AnnouncementReceiver};
 use modelctx_types::{
     Cursor, ErrorData, PromptListChangedNotification, ResourceListChangedNotification,
     ResourceUpdatedNotification, ResourceUpdatedNotificationParams, SubscriptionFilter,
@@ -274,6 +276,34 @@ pub(crate) struct Announcer {
     enabled: [bool; 3],
     /// The runtime sessions were served on, for changes made outside of it.
     runtime: std::sync::OnceLock<tokio::runtime::Handle>,
+    /// Where this process's changes are published, and what the bus hands other
+    /// processes' changes to (it holds a weak reference); none on a single process.
+    bus: Option<(Arc<dyn AnnouncementBus>, Arc<Remote>)>,
+}
+
+/// Receives other processes' announcements from the bus for an [`Announcer`].
+struct Remote(Weak<Announcer>);
+
+impl AnnouncementReceiver for Remote {
+    fn receive(&self, announcement: Announcement) {
+        let Some(announcer) = self.0.upgrade() else {
+            return;
+        };
+        let kind = match announcement {
+            Announcement::ToolsListChanged => ListKind::Tools,
+            Announcement::ResourcesListChanged => ListKind::Resources,
+            Announcement::PromptsListChanged => ListKind::Prompts,
+            Announcement::ResourceUpdated(uri) => {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    runtime.spawn(async move { announcer.deliver_resource_updated(&uri).await });
+                }
+                return;
+            }
+            // A kind this version does not know.
+            _ => return,
+        };
+        announcer.note(kind, false);
+    }
 }
 
 /// The sessions served so far, pruned of ended ones now and then: pruning on every new
@@ -296,20 +326,35 @@ impl Tracked {
 #[derive(Default)]
 struct Pending {
     kinds: [bool; 3],
+    /// The kinds among `kinds` changed in this process (published after the window).
+    local: [bool; 3],
     scheduled: bool,
 }
 
 impl Announcer {
-    pub(crate) fn new(debounce: Duration, enabled: [bool; 3]) -> Self {
-        Self {
-            sessions: Mutex::new(Tracked::default()),
-            listeners: Mutex::new(Vec::new()),
-            next_listener: std::sync::atomic::AtomicU64::new(0),
-            pending: Mutex::new(Pending::default()),
-            debounce,
-            enabled,
-            runtime: std::sync::OnceLock::new(),
-        }
+    pub(crate) fn new(
+        debounce: Duration,
+        enabled: [bool; 3],
+        bus: Option<Arc<dyn AnnouncementBus>>,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|this| {
+            let bus = bus.map(|bus| {
+                let remote = Arc::new(Remote(this.clone()));
+                let receiver: Arc<dyn AnnouncementReceiver> = remote.clone();
+                bus.subscribe(Arc::downgrade(&receiver));
+                (bus, remote)
+            });
+            Self {
+                sessions: Mutex::new(Tracked::default()),
+                listeners: Mutex::new(Vec::new()),
+                next_listener: std::sync::atomic::AtomicU64::new(0),
+                pending: Mutex::new(Pending::default()),
+                debounce,
+                enabled,
+                runtime: std::sync::OnceLock::new(),
+                bus,
+            }
+        })
     }
 
     pub(crate) fn track(&self, session: &Arc<SessionState>) {
@@ -363,13 +408,22 @@ impl Announcer {
     }
 
     /// Notes that a list changed; one announcement per kind goes to every live session
-    /// after the debounce window, however many changes the window saw.
+    /// after the debounce window, however many changes the window saw (and, with a
+    /// bus, to the other processes).
     pub(crate) fn changed(self: &Arc<Self>, kind: ListKind) {
+        self.note(kind, true);
+    }
+
+    /// Notes a list change made here (`local`) or heard from another process.
+    fn note(self: &Arc<Self>, kind: ListKind, local: bool) {
         if !self.enabled[kind as usize] {
             return;
         }
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         pending.kinds[kind as usize] = true;
+        if local && self.bus.is_some() {
+            pending.local[kind as usize] = true;
+        }
         if pending.scheduled {
             return;
         }
@@ -377,8 +431,12 @@ impl Announcer {
             .ok()
             .or_else(|| self.runtime.get().cloned());
         let Some(runtime) = runtime else {
-            // No session was ever served: nobody to announce to.
+            // No session was ever served here and no runtime is at hand: nobody here
+            // to announce to, but other processes still hear of the change.
+            let local = std::mem::take(&mut pending.local);
             pending.kinds = [false; 3];
+            drop(pending);
+            self.publish(local);
             return;
         };
         pending.scheduled = true;
@@ -386,11 +444,15 @@ impl Announcer {
         let this = self.clone();
         runtime.spawn(async move {
             tokio::time::sleep(this.debounce).await;
-            let kinds = {
+            let (kinds, local) = {
                 let mut pending = this.pending.lock().unwrap_or_else(|p| p.into_inner());
                 pending.scheduled = false;
-                std::mem::take(&mut pending.kinds)
+                (
+                    std::mem::take(&mut pending.kinds),
+                    std::mem::take(&mut pending.local),
+                )
             };
+            this.publish(local);
             for kind in [ListKind::Tools, ListKind::Resources, ListKind::Prompts] {
                 if kinds[kind as usize] {
                     this.tell(&Change::List(kind));
@@ -414,9 +476,34 @@ impl Announcer {
         });
     }
 
-    /// Sends `notifications/resources/updated` to every session subscribed to `uri`;
-    /// returns how many were told.
+    /// Publishes the list changes this process made (one per kind) on the bus.
+    fn publish(&self, kinds: [bool; 3]) {
+        let Some((bus, _)) = &self.bus else {
+            return;
+        };
+        for (kind, announcement) in [
+            (ListKind::Tools, Announcement::ToolsListChanged),
+            (ListKind::Resources, Announcement::ResourcesListChanged),
+            (ListKind::Prompts, Announcement::PromptsListChanged),
+        ] {
+            if kinds[kind as usize] {
+                bus.publish(announcement);
+            }
+        }
+    }
+
+    /// Sends `notifications/resources/updated` to every session and listener of this
+    /// process subscribed to `uri`, and publishes the update to the other processes;
+    /// returns how many were told here.
     pub(crate) async fn resource_updated(&self, uri: &str) -> usize {
+        if let Some((bus, _)) = &self.bus {
+            bus.publish(Announcement::ResourceUpdated(uri.to_owned()));
+        }
+        self.deliver_resource_updated(uri).await
+    }
+
+    /// Tells this process's sessions and listeners subscribed to `uri`.
+    async fn deliver_resource_updated(&self, uri: &str) -> usize {
         let mut told = self.tell(&Change::Resource(uri.to_owned()));
         for session in self.live() {
             if !session.is_subscribed(uri) {

@@ -36,6 +36,8 @@
 //! - `runtime` — the receive loop and handler dispatch.
 //! - `service` — the [`Service`] trait and the per-request [`RequestContext`].
 //! - [`tasks`] — both sides of task-augmented requests (2025-11-25).
+//! - [`announce`] — the seam that carries a server's change announcements to other
+//!   processes.
 //!
 //! # Guarantees
 //! - The receive loop never awaits user code: handlers run on their own tasks (bounded by
@@ -51,6 +53,7 @@
 //! - When the transport closes, every pending request fails with
 //!   [`SessionError::is_closed`] and every running handler is cancelled.
 
+pub mod announce;
 mod error;
 mod lifecycle;
 mod peer;

@@ -36,7 +36,7 @@
 //! | `sse-client` | `sse` | `modelctx-sse`: the legacy HTTP+SSE client and the streamable client's fallback to it (reqwest) | no |
 //! | `sse` | `sse` | both of the above | no |
 //! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
-//! | `redis` | `redis` | `modelctx-redis`: the event store and task store in Redis, shared by several server processes | no |
+//! | `redis` | `redis` | `modelctx-redis`: the event store, task store and announcement bus in Redis, shared by several server processes | no |
 //! | `pool` | `pool` | `modelctx-pool`: many servers from one `mcpServers` configuration, namespaced tools (turns on `client`, `stdio`, `http-client`, `sse-client`) | no |
 //! | `rustls` | `http::tls` | HTTPS for the HTTP and SSE halves that are on, and the pool's HTTP servers: the clients trust the web-PKI roots (and `add_root_certificate`), the servers get `serve_tls`; rustls with the ring provider | no |
 //! | `rustls-native-roots` | — | `rustls`, and the clients trust the system's certificate store too | no |

@@ -5,21 +5,35 @@
 //! speak only that.
 //!
 //! Run it with `cargo run -p modelctx-examples --bin http-server -- [--stateless] [--json]
-//! [--port N]` (default port 8000), then the `http-client` example against it (with
-//! `http://127.0.0.1:8000/sse` as its URL it falls back to the legacy transport).
+//! [--port N] [--redis URL]` (default port 8000; `--port 0` picks a free one), then the
+//! `http-client` example against it (with `http://127.0.0.1:8000/sse` as its URL it
+//! falls back to the legacy transport).
 //!
 //! - default: stateful (an `Mcp-Session-Id` per client), SSE answers, resumable;
 //! - `--stateless`: a fresh pre-initialised session per POST, no session ids;
-//! - `--json`: each request is answered with one `application/json` body.
+//! - `--json`: each request is answered with one `application/json` body;
+//! - `--redis URL` (or the `MCP_REDIS_URL` environment variable): several instances
+//!   behind one load balancer share one Redis — resumable event streams, tasks, and
+//!   list-change and resource-update announcements — and seal multi round-trip state
+//!   with the key in `MCP_STATE_KEY` (64 hex digits, the same for every instance).
+//!   Clients of protocol 2026-07-28, and `--stateless` servers, need no affinity; a
+//!   2025-era session still lives in the instance that created it (see README,
+//!   "Several instances behind a load balancer").
 //!
 //! It binds 127.0.0.1 only; the default Origin and Host checks admit loopback names.
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use modelctx::http::{
     HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService, hosting,
 };
 use modelctx::macros::tool;
+use modelctx::redis::{
+    RedisAnnouncements, RedisAnnouncementsConfig, RedisEventStore, RedisEventStoreConfig,
+    RedisTaskStore, RedisTaskStoreConfig,
+};
 use modelctx::server::{Context, Server, TaskConfig};
 use modelctx::session::{Progress, SessionConfig};
 use modelctx::sse::{SseServerConfig, SseService};
@@ -55,16 +69,67 @@ async fn countdown(
     Ok("liftoff")
 }
 
-fn countdown_server() -> Result<Server, Error> {
+fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
     // A plain call waits for the result; a task-augmented one gets a task at once.
     let countdown = countdown_tool().task_support(TaskSupport::Optional);
-    let server = Server::builder("countdown-http", "1.0.0")
+    let mut builder = Server::builder("countdown-http", "1.0.0")
         .instructions("Call `countdown` with a starting number, as a task if it is a long one.")
-        // Tasks are kept in memory; clients are told to poll every 250 ms.
+        // Tasks are kept in memory (or Redis); clients are told to poll every 250 ms.
         .tasks(TaskConfig::new().poll_interval(Duration::from_millis(250)))
-        .tool(countdown)?
-        .build();
-    Ok(server)
+        .tool(countdown)?;
+    if let Some(shared) = shared {
+        builder = builder
+            .task_store(shared.tasks.clone())
+            .announcements(shared.announcements.clone())
+            .request_state_key(shared.state_key);
+    }
+    Ok(builder.build())
+}
+
+/// What the instances behind one endpoint share.
+struct Shared {
+    events: Arc<RedisEventStore>,
+    tasks: Arc<RedisTaskStore>,
+    announcements: Arc<RedisAnnouncements>,
+    state_key: [u8; 32],
+}
+
+/// Connects the Redis stores and reads the shared `requestState` key.
+async fn shared(url: &str) -> Result<Shared, Error> {
+    let key = std::env::var("MCP_STATE_KEY")
+        .map_err(|_| "--redis needs MCP_STATE_KEY: 64 hex digits, the same on every instance")?;
+    let state_key = parse_key(&key).ok_or("MCP_STATE_KEY must be 64 hex digits")?;
+    let connect = |e: modelctx::redis::redis::RedisError| format!("cannot use Redis: {e}");
+    Ok(Shared {
+        events: Arc::new(
+            RedisEventStore::connect(url, RedisEventStoreConfig::default())
+                .await
+                .map_err(connect)?,
+        ),
+        tasks: Arc::new(
+            RedisTaskStore::connect(url, RedisTaskStoreConfig::default())
+                .await
+                .map_err(connect)?,
+        ),
+        announcements: Arc::new(
+            RedisAnnouncements::connect(url, RedisAnnouncementsConfig::default())
+                .await
+                .map_err(connect)?,
+        ),
+        state_key,
+    })
+}
+
+fn parse_key(hex: &str) -> Option<[u8; 32]> {
+    let hex = hex.trim();
+    if hex.len() != 64 || !hex.is_ascii() {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(key)
 }
 
 /// The session settings the transport asks for (pre-initialised and without
@@ -85,6 +150,7 @@ async fn main() -> Result<(), Error> {
     let mut config = StreamableHttpServerConfig::default()
         .on_error(|rejection| eprintln!("rejected ({}): {}", rejection.status, rejection.reason));
     let mut port = 8000u16;
+    let mut redis = std::env::var("MCP_REDIS_URL").ok();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -96,6 +162,7 @@ async fn main() -> Result<(), Error> {
                     .and_then(|p| p.parse().ok())
                     .ok_or("--port needs a number")?;
             }
+            "--redis" => redis = Some(args.next().ok_or("--redis needs a URL")?),
             other => return Err(format!("unknown argument {other:?}").into()),
         }
     }
@@ -112,7 +179,14 @@ async fn main() -> Result<(), Error> {
             "SSE answers"
         }
     );
-    let server = countdown_server()?;
+    let shared = match &redis {
+        Some(url) => Some(shared(url).await?),
+        None => None,
+    };
+    if let Some(shared) = &shared {
+        config = config.event_store(shared.events.clone());
+    }
+    let server = countdown_server(shared.as_ref())?;
     // One server behind both transports: streamable HTTP at /mcp, and the legacy
     // HTTP+SSE transport (2024-11-05) at /sse + /messages for older hosts, with the
     // same protections.
@@ -132,6 +206,10 @@ async fn main() -> Result<(), Error> {
     let addr = listener.local_addr()?;
     eprintln!("MCP endpoint: http://{addr}/mcp ({mode})");
     eprintln!("legacy SSE endpoint: http://{addr}/sse");
+    if redis.is_some() {
+        // Not the URL: it may carry a password.
+        eprintln!("sharing events, tasks and announcements through Redis");
+    }
     let shutdown = async move {
         let _ = tokio::signal::ctrl_c().await;
         eprintln!("shutting down");

@@ -8,6 +8,9 @@
 //! bench-server-modelctx soak MAX     serve stateful HTTP (at most MAX sessions) as
 //!                                 above; each `tasks` line on stdin is answered with
 //!                                 `tasks N` on stdout, N the runtime's live tasks
+//! bench-server-modelctx http-scale memory|redis URL
+//!                                 the scale-out server (both eras, a task-capable echo
+//!                                 tool) with in-memory or Redis stores, as `http`
 //! ```
 
 use std::process::ExitCode;
@@ -32,8 +35,15 @@ async fn main() -> ExitCode {
             Ok(max) => soak(max).await,
             Err(_) => Err(format!("soak needs a session count, not {max:?}")),
         },
+        ["http-scale", "memory"] => {
+            http_scale(modelctx_bench::modelctx_side::Stores::Memory).await
+        }
+        ["http-scale", "redis", url] => {
+            http_scale(modelctx_bench::modelctx_side::Stores::Redis((*url).to_owned())).await
+        }
         _ => Err(
-            "usage: bench-server-modelctx <stdio | http stateful|json|stateless | soak MAX>".into(),
+            "usage: bench-server-modelctx <stdio | http stateful|json|stateless | soak MAX | http-scale memory|redis URL>"
+                .into(),
         ),
     };
     match outcome {
@@ -89,5 +99,18 @@ async fn soak(max_sessions: usize) -> Result<(), String> {
     tokio::select! {
         outcome = modelctx_bench::modelctx_side::serve_soak(listener, max_sessions) => outcome,
         () = control => Ok(()),
+    }
+}
+
+async fn http_scale(stores: modelctx_bench::modelctx_side::Stores) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    // Calls that come before the stores are connected wait in the listen backlog.
+    println!("listening {addr}");
+    tokio::select! {
+        outcome = modelctx_bench::modelctx_side::serve_scale(listener, stores) => outcome,
+        () = modelctx_bench::stdin_closed() => Ok(()),
     }
 }

@@ -1,0 +1,290 @@
+//! The 2026-07-28 era is stateless: two instances behind a round-robin balancer serve
+//! its clients with nothing shared but configuration and the stores. Two streamable HTTP
+//! services on loopback, an HTTP forwarder that sends every request to the next
+//! instance (no affinity), one 2026 client: a tool call, a multi round-trip elicitation
+//! whose retry lands on the other instance (the `requestState` key is shared
+//! configuration), and a task created on one instance and read on the other through
+//! `RedisTaskStore`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use modelctx::client::{Client, ConnectMode, FormAnswer};
+use modelctx::http::{StreamableHttpClientTransport, StreamableHttpService};
+use modelctx::server::{Context, Elicited, Server, TaskConfig, ToolDef};
+use modelctx::session::SessionConfig;
+use modelctx::types::{ElicitValue, RequestedSchema, TaskSupport, Tool};
+use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::support::{RedisServer, WITHIN};
+
+async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(WITHIN, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no answer within {WITHIN:?}"))
+}
+
+/// An HTTP forwarder on loopback that sends each request to the next backend in turn
+/// and streams the answer back; it notes which backend got which `Mcp-Method`.
+struct RoundRobin {
+    backends: Vec<String>,
+    next: AtomicUsize,
+    client: reqwest::Client,
+    /// (backend index, Mcp-Method header) of every request forwarded so far.
+    log: watch::Sender<Vec<(usize, String)>>,
+}
+
+async fn forward(State(balancer): State<Arc<RoundRobin>>, request: Request) -> Response {
+    let index = balancer.next.fetch_add(1, Ordering::Relaxed) % balancer.backends.len();
+    let method = request
+        .headers()
+        .get("mcp-method")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let url = format!("{}{path}", balancer.backends[index]);
+    let Ok(body) = axum::body::to_bytes(body, 8 << 20).await else {
+        return bad_gateway();
+    };
+    let mut outbound = balancer.client.request(parts.method, url).body(body);
+    for (name, value) in &parts.headers {
+        if name != http::header::HOST && name != http::header::CONTENT_LENGTH {
+            outbound = outbound.header(name, value);
+        }
+    }
+    balancer.log.send_modify(|log| log.push((index, method)));
+    let Ok(answer) = outbound.send().await else {
+        return bad_gateway();
+    };
+    let mut response = Response::builder().status(answer.status());
+    for (name, value) in answer.headers() {
+        if name != http::header::TRANSFER_ENCODING && name != http::header::CONTENT_LENGTH {
+            response = response.header(name, value);
+        }
+    }
+    response
+        .body(Body::from_stream(answer.bytes_stream()))
+        .unwrap_or_else(|_| bad_gateway())
+}
+
+fn bad_gateway() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = http::StatusCode::BAD_GATEWAY;
+    response
+}
+
+/// Starts the forwarder in front of `backends` (base URLs); returns its base URL and
+/// a view of its log.
+async fn round_robin(backends: Vec<String>) -> (String, watch::Receiver<Vec<(usize, String)>>) {
+    let (log, seen) = watch::channel(Vec::new());
+    let balancer = Arc::new(RoundRobin {
+        backends,
+        next: AtomicUsize::new(0),
+        client: reqwest::Client::new(),
+        log,
+    });
+    let router = axum::Router::new().fallback(forward).with_state(balancer);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (url, seen)
+}
+
+/// One instance: a tool that asks for a name (answering with the instance that saw the
+/// answer), a tool that becomes a task at once and finishes when `gate` opens; tasks in
+/// Redis, `requestState` sealed with `key`.
+fn instance(
+    name: &'static str,
+    key: [u8; 32],
+    tasks: RedisTaskStore,
+    gate: watch::Receiver<bool>,
+) -> Server {
+    let no_args = || json!({"type": "object"}).as_object().unwrap().clone();
+    let greet = ToolDef::with_schema(
+        Tool::new("greet", no_args()),
+        move |_, cx: Context| async move {
+            let schema: RequestedSchema = serde_json::from_value(json!({
+                "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]
+            }))
+            .unwrap();
+            let answer = cx
+                .elicit_form_schema("What is your name?", schema)
+                .await
+                .map_err(|e| e.to_string())?;
+            let who = match answer {
+                Elicited::Accepted(form) => match form.get("name") {
+                    Some(ElicitValue::String(who)) => who.clone(),
+                    other => format!("{other:?}"),
+                },
+                _ => "stranger".to_owned(),
+            };
+            Ok::<_, String>(format!("Hello, {who}! (from {name})"))
+        },
+    );
+    let long = ToolDef::with_schema(Tool::new("long", no_args()), move |_, _cx: Context| {
+        let mut gate = gate.clone();
+        async move {
+            let _ = gate.wait_for(|open| *open).await;
+            Ok::<_, String>(format!("done on {name}"))
+        }
+    })
+    .task_support(TaskSupport::Optional)
+    .task_window(Duration::ZERO);
+    Server::builder(name, "1.0.0")
+        .request_state_key(key)
+        .tasks(TaskConfig::new().poll_interval(Duration::from_millis(10)))
+        .task_store(Arc::new(tasks))
+        .tool(greet)
+        .unwrap()
+        .tool(long)
+        .unwrap()
+        .build()
+}
+
+/// Serves `server` over streamable HTTP on loopback; returns its base URL.
+async fn serve(server: Server) -> String {
+    let service = StreamableHttpService::new(move |transport| {
+        let mut config = SessionConfig::server();
+        if transport.needs_pre_initialized_session() {
+            config = config.pre_initialized();
+        }
+        if !transport.allows_outbound_requests() {
+            config = config.without_outbound_requests();
+        }
+        server.serve_with(transport, config);
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending::<()>()));
+    url
+}
+
+async fn task_store(redis: &RedisServer) -> RedisTaskStore {
+    RedisTaskStore::new(
+        redis.connection().await,
+        RedisTaskStoreConfig::default().prefix("rr:"),
+    )
+}
+
+/// Two instances (keys `key_a`, `key_b`) behind a round-robin forwarder; a 2026 client
+/// that answers "Ada" and follows tasks.
+async fn setup(
+    redis: &RedisServer,
+    key_a: [u8; 32],
+    key_b: [u8; 32],
+) -> (
+    Client,
+    watch::Receiver<Vec<(usize, String)>>,
+    watch::Sender<bool>,
+) {
+    let (open, gate) = watch::channel(false);
+    let a = serve(instance("a", key_a, task_store(redis).await, gate.clone())).await;
+    let b = serve(instance("b", key_b, task_store(redis).await, gate)).await;
+    let (balancer, log) = round_robin(vec![a, b]).await;
+    let transport = StreamableHttpClientTransport::builder(&format!("{balancer}/mcp"))
+        .build()
+        .unwrap();
+    let client = Client::builder("round-robin", "1.0.0")
+        .mode(ConnectMode::Discover)
+        .tasks(TaskConfig::new())
+        .form_elicitation(|form, _cx| async move {
+            let mut answer = form.prefilled;
+            answer.insert("name".to_owned(), ElicitValue::String("Ada".to_owned()));
+            Ok(FormAnswer::Accept(answer))
+        });
+    let client = within("connect", client.connect(transport)).await.unwrap();
+    assert_eq!(client.protocol_version().as_str(), "2026-07-28");
+    (client, log, open)
+}
+
+/// The backends that got requests with this `Mcp-Method`, in order.
+fn served(log: &[(usize, String)], method: &str) -> Vec<usize> {
+    log.iter()
+        .filter(|(_, m)| m == method)
+        .map(|(i, _)| *i)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_behind_a_round_robin_serve_the_stateless_era() {
+    let redis = RedisServer::start();
+    let key = [7; 32];
+    let (client, mut log, open) = setup(&redis, key, key).await;
+
+    // The elicitation: the first round is answered InputRequired by one instance, the
+    // retry with the answer reaches the other, which opens the requestState.
+    let greeting = within("greet", client.call_tool("greet", serde_json::Map::new()))
+        .await
+        .unwrap();
+    let calls = served(&log.borrow(), "tools/call");
+    assert_eq!(calls.len(), 2, "two rounds: {:?}", log.borrow());
+    assert_ne!(calls[0], calls[1], "the retry went to the other instance");
+    let second = ["a", "b"][calls[1]];
+    assert_eq!(
+        greeting.content[0].as_text(),
+        Some(format!("Hello, Ada! (from {second})").as_str())
+    );
+
+    // The task: created by the instance that got the call, followed with tasks/get on
+    // both; it finishes only once the other instance has answered a tasks/get for it
+    // from Redis.
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("long", serde_json::Map::new()).await }
+    });
+    let creator = within("the task's call", async {
+        loop {
+            if let Some(&i) = served(&log.borrow_and_update(), "tools/call").get(2) {
+                return i;
+            }
+            log.changed().await.unwrap();
+        }
+    })
+    .await;
+    within("a tasks/get on the other instance", async {
+        loop {
+            if served(&log.borrow_and_update(), "tasks/get").contains(&(1 - creator)) {
+                return;
+            }
+            log.changed().await.unwrap();
+        }
+    })
+    .await;
+    open.send_replace(true);
+    let result = within("the task's result", call).await.unwrap().unwrap();
+    let creator = ["a", "b"][creator];
+    assert_eq!(
+        result.content[0].as_text(),
+        Some(format!("done on {creator}").as_str())
+    );
+    assert!(
+        redis.keys().await.iter().any(|k| k.starts_with("rr:task:")),
+        "the task is in Redis"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_sealed_with_another_instances_key_is_refused() {
+    let redis = RedisServer::start();
+    let (client, log, _open) = setup(&redis, [1; 32], [2; 32]).await;
+    let refused = within("greet", client.call_tool("greet", serde_json::Map::new()))
+        .await
+        .unwrap_err();
+    let calls = served(&log.borrow(), "tools/call");
+    assert_eq!(calls.len(), 2, "{:?}", log.borrow());
+    assert_ne!(calls[0], calls[1]);
+    let error = refused.protocol_error().expect("a JSON-RPC error");
+    assert_eq!(
+        error.code,
+        modelctx::types::ErrorCode::INVALID_PARAMS,
+        "{error:?}"
+    );
+}
