@@ -24,9 +24,9 @@ mod clock;
 mod error;
 mod extensions;
 pub mod framing;
-mod shared;
 mod reconnect;
 mod replay;
+mod shared;
 pub mod sse;
 
 use std::cell::Cell;
@@ -40,12 +40,12 @@ use modelctx_types::{JsonRpcMessage, RequestId};
 pub use clock::{ClockHold, RequestClock, RequestClocks};
 pub use error::TransportError;
 pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
-pub use shared::{ApplySnapshot, SessionSnapshot, SharedSession};
 pub use reconnect::{
     ConnectionState, IDEMPOTENT_METHODS, ReconnectPolicy, interrupted, is_interrupted,
 };
 #[doc(hidden)]
 pub use replay::SessionReplay;
+pub use shared::{ApplySnapshot, SessionSnapshot, SharedSession};
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a

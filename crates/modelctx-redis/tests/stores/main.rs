@@ -7,7 +7,7 @@ mod http;
 mod keys;
 #[cfg(feature = "oauth")]
 mod oauth;
-mod sessions;
 mod round_robin;
+mod sessions;
 mod support;
 mod tasks;

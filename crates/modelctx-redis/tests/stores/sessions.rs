@@ -15,6 +15,7 @@ use modelctx::http::{
 };
 use modelctx::server::Elicited;
 use modelctx::server::{Server, TaskConfig, ToolDef};
+use modelctx::session::announce::AnnouncementBus;
 use modelctx::session::{Peer, SessionConfig};
 use modelctx::transport::SessionSnapshot;
 use modelctx::types::{
@@ -23,7 +24,8 @@ use modelctx::types::{
     SetLevelRequestParams, TaskSupport, Tool,
 };
 use modelctx_redis::{
-    RedisSessionRegistry, RedisSessionRegistryConfig, RedisTaskStore, RedisTaskStoreConfig,
+    RedisAnnouncements, RedisAnnouncementsConfig, RedisSessionRegistry, RedisSessionRegistryConfig,
+    RedisTaskStore, RedisTaskStoreConfig,
 };
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
@@ -66,6 +68,8 @@ impl Drop for Stopped {
 /// One service on a loopback port, sharing sessions through `registry`.
 struct Instance {
     service: StreamableHttpService,
+    /// The server behind the service (to change its tools).
+    server: Server,
     url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     /// What `test/wait` went through here: "started", "cancelled".
@@ -79,17 +83,29 @@ impl Instance {
         let config = StreamableHttpServerConfig::default()
             .max_sessions(max_sessions)
             .session_registry(registry);
-        Self::start_with(config).await
+        Self::start_with(config, None).await
     }
 
     async fn start_idle(registry: Arc<dyn SessionRegistry>, idle: Duration) -> Self {
         let config = StreamableHttpServerConfig::default()
             .session_idle_timeout(Some(idle))
             .session_registry(registry);
-        Self::start_with(config).await
+        Self::start_with(config, None).await
     }
 
-    async fn start_with(config: StreamableHttpServerConfig) -> Self {
+    /// With tools whose list may change, announced through `bus` too.
+    async fn start_announcing(
+        registry: Arc<dyn SessionRegistry>,
+        bus: Arc<dyn AnnouncementBus>,
+    ) -> Self {
+        let config = StreamableHttpServerConfig::default().session_registry(registry);
+        Self::start_with(config, Some(bus)).await
+    }
+
+    async fn start_with(
+        config: StreamableHttpServerConfig,
+        bus: Option<Arc<dyn AnnouncementBus>>,
+    ) -> Self {
         let (events_tx, events) = mpsc::unbounded_channel();
         let server = Server::builder("shared", "1.0.0")
             .logging()
@@ -115,8 +131,13 @@ impl Instance {
                 Ok(json!({
                     "client": cx.client_info().map(|i| i.name.clone()),
                 }))
-            })
-            .build();
+            });
+        let server = match bus {
+            Some(bus) => server.enable_tools().announcements(bus),
+            None => server,
+        }
+        .build();
+        let server_handle = server.clone();
         let peers = Arc::new(std::sync::Mutex::new(Vec::new()));
         let started = peers.clone();
         let service = StreamableHttpService::with_config(config, move |transport| {
@@ -135,6 +156,7 @@ impl Instance {
         }));
         Self {
             service,
+            server: server_handle,
             url,
             stop: Some(stop),
             events,
@@ -383,6 +405,70 @@ async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
     let first = seen.find(r#""n":1"#).expect("the first note");
     assert!(first < seen.find(r#""n":2"#).unwrap(), "in order: {seen}");
     assert_eq!(seen.matches(r#""n":1"#).count(), 1, "once: {seen}");
+}
+
+/// With the session registry and the announcement bus together, a list change made on
+/// A reaches the shared session's GET stream on B, and only once (not once through the
+/// bus and again relayed from A's copy of the session).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
+    use futures::StreamExt;
+    let redis = RedisServer::start();
+    let bus = |redis: &RedisServer| {
+        let url = redis.url();
+        async move {
+            let config = RedisAnnouncementsConfig::default().prefix("once:");
+            let bus = tokio::time::timeout(WITHIN, RedisAnnouncements::connect(&url, config))
+                .await
+                .expect("the bus connects in time")
+                .expect("the bus connects");
+            Arc::new(bus) as Arc<dyn AnnouncementBus>
+        }
+    };
+    let a = Instance::start_announcing(registry(&redis, "once:").await, bus(&redis).await).await;
+    let b = Instance::start_announcing(registry(&redis, "once:").await, bus(&redis).await).await;
+    let session = open(&a.url).await;
+
+    let response = tokio::time::timeout(
+        WITHIN,
+        reqwest::Client::new()
+            .get(&b.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &session)
+            .send(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut stream = response.bytes_stream().boxed();
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "retry:").await;
+
+    let tool = Tool::new(
+        "added",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    a.server
+        .add_tool(ToolDef::with_schema(tool, |_args, _cx| async move {
+            Ok::<_, String>(modelctx::types::CallToolResult::text("added"))
+        }))
+        .unwrap();
+    read_until(&mut stream, &mut seen, "notifications/tools/list_changed").await;
+    // A relays its own messages in order: once its note is here, a relayed copy of the
+    // list change (sent before it) would be too.
+    let peer = a.peers.lock().unwrap()[0].clone();
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut stream, &mut seen, r#""n":1"#).await;
+    assert_eq!(
+        seen.matches("notifications/tools/list_changed").count(),
+        1,
+        "once: {seen}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
