@@ -15,6 +15,10 @@ pub const LAST_EVENT_ID: &str = "last-event-id";
 #[cfg(feature = "server")]
 pub fn sensitive_headers(mut headers: http::HeaderMap) -> http::HeaderMap {
     for name in ["authorization", "proxy-authorization", "cookie", "dpop"] {
+        // `entry` reserves room for an insertion (a full map grows): look first.
+        if !headers.contains_key(name) {
+            continue;
+        }
         if let http::header::Entry::Occupied(mut entry) = headers.entry(name) {
             for value in entry.iter_mut() {
                 value.set_sensitive(true);

@@ -1089,25 +1089,40 @@ impl SessionService {
     }
 
     /// A `tools/call` over HTTP: the tool's `x-mcp-header` arguments against the
-    /// request's `Mcp-Param-*` headers.
+    /// request's `Mcp-Param-*` headers. Only the tool's name is read unless the tool
+    /// marks arguments (most tools do not, and a low-level handler's tool is in no
+    /// registry).
     fn check_param_headers(
         &self,
         params: Option<&RawValue>,
         mirrored: &[(String, String)],
     ) -> Result<(), ErrorData> {
         #[derive(serde::Deserialize)]
-        struct Call {
-            name: String,
+        struct Name<'a> {
+            #[serde(borrow)]
+            name: Cow<'a, str>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Arguments {
             arguments: Option<serde_json::Map<String, serde_json::Value>>,
         }
-        let Some(call) = params.and_then(|p| serde_json::from_str::<Call>(p.get()).ok()) else {
-            // Malformed params are the handler's to refuse.
+        let Some(params) = params else {
+            return Ok(());
+        };
+        // Malformed params are the handler's to refuse.
+        let Ok(call) = serde_json::from_str::<Name<'_>>(params.get()) else {
             return Ok(());
         };
         let Some(tool) = registry::lookup(&self.server.registry.tools, &call.name) else {
             return Ok(());
         };
-        stateless::check_param_headers(&tool.tool.input_schema, call.arguments.as_ref(), mirrored)
+        if tool.mirrored.is_empty() {
+            return Ok(());
+        }
+        let Ok(call) = serde_json::from_str::<Arguments>(params.get()) else {
+            return Ok(());
+        };
+        stateless::check_param_headers(&tool.mirrored, call.arguments.as_ref(), mirrored)
     }
 
     /// The key that seals this server's `requestState`.
@@ -1129,21 +1144,27 @@ impl SessionService {
         request: JsonRpcRequest,
         context: RequestContext,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
-        let method = request.method.clone();
+        // Taken apart, not cloned: the method's name is owned text.
+        let JsonRpcRequest {
+            method,
+            params: request_params,
+            ..
+        } = request;
         if let Some(host) = self.server.tasks.clone()
             && matches!(
                 method.as_ref(),
                 "tasks/get" | "tasks/update" | "tasks/cancel"
             )
         {
-            let envelope = match stateless::envelope(context.meta()) {
-                Ok(envelope) => envelope,
-                Err(error) => return Box::pin(async move { Err(error) }),
-            };
+            let envelope =
+                match stateless::envelope(context.unstable_meta_text(), || context.meta()) {
+                    Ok(envelope) => envelope,
+                    Err(error) => return Box::pin(async move { Err(error) }),
+                };
             let owner = tasks::owner(&context, &self.state);
             let cx = Context::new(context, self.state.clone(), self.server.clone())
                 .in_stateless_era(envelope);
-            let answer = tasks::serve_extension(host, &method, request.params, owner, &cx);
+            let answer = tasks::serve_extension(host, &method, request_params, owner, &cx);
             let info = self.server.info_json.clone();
             let hints = self.server.cache_hints.clone();
             return Box::pin(async move {
@@ -1157,7 +1178,7 @@ impl SessionService {
             let error = ErrorData::method_not_found(&method);
             return Box::pin(async move { Err(error) });
         }
-        let envelope = match stateless::envelope(context.meta()) {
+        let envelope = match stateless::envelope(context.unstable_meta_text(), || context.meta()) {
             Ok(envelope) => envelope,
             Err(error) => return Box::pin(async move { Err(error) }),
         };
@@ -1181,11 +1202,11 @@ impl SessionService {
                 .extensions
                 .as_ref()
                 .is_some_and(|e| e.contains_key(modelctx_types::ext_tasks::EXTENSION_ID));
-            return self.listen(request.params, &context, declares);
+            return self.listen(request_params, &context, declares);
         }
         let mut cx = Context::new(context, self.state.clone(), self.server.clone())
             .in_stateless_era(envelope);
-        let mut params = request.params;
+        let mut params = request_params;
         let mut round = None;
         if mrtr::METHODS.contains(&method.as_ref()) {
             let opened = self.state_key().and_then(|key| {

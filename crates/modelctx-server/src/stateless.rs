@@ -49,63 +49,184 @@ pub(crate) struct Envelope {
     pub(crate) log_level: Option<LoggingLevel>,
 }
 
-/// Reads and checks a request's envelope.
+/// Reads and checks a request's envelope from its `_meta` text (`meta_text`, see
+/// `RequestContext::unstable_meta_text`), falling back to the decoded map (`meta`) for
+/// a `_meta` the reader of the four keys does not take (not an object, or a key twice:
+/// the map keeps the last). Reading the text decodes only the envelope's members, each
+/// straight into its type: no map of the whole `_meta`, no JSON trees.
 ///
 /// Missing or malformed members are `-32602`; a version this server does not serve is
 /// `-32022` with the versions it serves in `data.supported` and the one asked for in
 /// `data.requested`.
-pub(crate) fn envelope(meta: Option<&Meta>) -> Result<Envelope, ErrorData> {
+pub(crate) fn envelope<'m>(
+    meta_text: Option<&RawValue>,
+    meta: impl FnOnce() -> Option<&'m Meta>,
+) -> Result<Envelope, ErrorData> {
+    // (A derived struct would also read an array as its fields in order: objects only.)
+    if let Some(text) = meta_text
+        && text.get().trim_start().starts_with('{')
+        && let Ok(keys) = serde_json::from_str::<Keys<'_>>(text.get())
+    {
+        return check_envelope(
+            keys.version.map(Member::Text),
+            keys.capabilities.map(Member::Text),
+            keys.info.map(Member::Text),
+            keys.log_level.map(Member::Text),
+        );
+    }
+    let meta = meta();
+    let get = |key: &str| meta.and_then(|m| m.get(key)).map(Member::Value);
+    check_envelope(
+        get(Meta::PROTOCOL_VERSION),
+        get(Meta::CLIENT_CAPABILITIES),
+        get(Meta::CLIENT_INFO),
+        get(Meta::LOG_LEVEL),
+    )
+}
+
+/// The envelope's members of a `_meta`, as their JSON text (an explicit `null` is
+/// kept: it is a malformed member, not a missing one); other keys are skipped unread.
+#[derive(serde::Deserialize)]
+struct Keys<'a> {
+    #[serde(
+        rename = "io.modelcontextprotocol/protocolVersion",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
+    version: Option<&'a RawValue>,
+    #[serde(
+        rename = "io.modelcontextprotocol/clientCapabilities",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
+    capabilities: Option<&'a RawValue>,
+    #[serde(
+        rename = "io.modelcontextprotocol/clientInfo",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
+    info: Option<&'a RawValue>,
+    #[serde(
+        rename = "io.modelcontextprotocol/logLevel",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
+    log_level: Option<&'a RawValue>,
+}
+
+/// A member that is there, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// One member of the envelope: its text, or its value in the decoded `_meta`.
+#[derive(Clone, Copy)]
+enum Member<'a> {
+    Text(&'a RawValue),
+    Value(&'a Value),
+}
+
+impl Member<'_> {
+    /// The member as a string, if it is one.
+    fn as_str(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            Member::Value(v) => v.as_str().map(std::borrow::Cow::Borrowed),
+            Member::Text(raw) => json_str(raw),
+        }
+    }
+
+    /// The member decoded as `T`. An error is reported the same way whichever form the
+    /// member is in (the text's is decoded again from its value: no line and column).
+    fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        match self {
+            Member::Value(v) => T::deserialize(*v).map_err(|e| e.to_string()),
+            Member::Text(raw) => serde_json::from_str::<T>(raw.get()).map_err(|e| {
+                match serde_json::from_str::<Value>(raw.get()) {
+                    Ok(value) => T::deserialize(&value)
+                        .err()
+                        .map_or_else(|| e.to_string(), |e| e.to_string()),
+                    Err(_) => e.to_string(),
+                }
+            }),
+        }
+    }
+
+    /// The member as compact JSON, for error messages.
+    fn shown(&self) -> String {
+        match self {
+            Member::Value(v) => v.to_string(),
+            Member::Text(raw) => serde_json::from_str::<Value>(raw.get())
+                .map_or_else(|_| raw.get().to_owned(), |v| v.to_string()),
+        }
+    }
+}
+
+/// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
+fn json_str(raw: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
+    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
+        return Some(std::borrow::Cow::Borrowed(s));
+    }
+    serde_json::from_str::<String>(raw.get())
+        .ok()
+        .map(std::borrow::Cow::Owned)
+}
+
+fn check_envelope(
+    version: Option<Member<'_>>,
+    capabilities: Option<Member<'_>>,
+    info: Option<Member<'_>>,
+    log_level: Option<Member<'_>>,
+) -> Result<Envelope, ErrorData> {
     let missing = |key: &str| {
         ErrorData::invalid_params(format!(
             "Invalid params: the request's _meta must carry \"{key}\" (protocol version 2026-07-28 has no initialize handshake: every request says who is asking)"
         ))
     };
-    let meta = meta.ok_or_else(|| missing(Meta::PROTOCOL_VERSION))?;
-    let requested = match meta.get(Meta::PROTOCOL_VERSION) {
-        None => return Err(missing(Meta::PROTOCOL_VERSION)),
-        Some(Value::String(v)) => v.as_str(),
-        Some(other) => {
-            return Err(ErrorData::invalid_params(format!(
-                "Invalid params: \"{}\" must be a string, got {other}",
-                Meta::PROTOCOL_VERSION
-            )));
-        }
+    let version = version.ok_or_else(|| missing(Meta::PROTOCOL_VERSION))?;
+    let Some(requested) = version.as_str() else {
+        return Err(ErrorData::invalid_params(format!(
+            "Invalid params: \"{}\" must be a string, got {}",
+            Meta::PROTOCOL_VERSION,
+            version.shown()
+        )));
     };
     let Some(version) = VERSIONS.iter().find(|v| v.as_str() == requested).cloned() else {
-        return Err(unsupported_version(requested));
+        return Err(unsupported_version(&requested));
     };
-    let capabilities = match meta.get(Meta::CLIENT_CAPABILITIES) {
-        None => return Err(missing(Meta::CLIENT_CAPABILITIES)),
-        Some(value) => {
-            <ClientCapabilities as serde::Deserialize>::deserialize(value).map_err(|e| {
-                ErrorData::invalid_params(format!(
-                    "Invalid params: \"{}\" is not a capabilities object: {e}",
-                    Meta::CLIENT_CAPABILITIES
-                ))
-            })?
-        }
-    };
-    let info = match meta.get(Meta::CLIENT_INFO) {
+    let capabilities = capabilities
+        .ok_or_else(|| missing(Meta::CLIENT_CAPABILITIES))?
+        .decode::<ClientCapabilities>()
+        .map_err(|e| {
+            ErrorData::invalid_params(format!(
+                "Invalid params: \"{}\" is not a capabilities object: {e}",
+                Meta::CLIENT_CAPABILITIES
+            ))
+        })?;
+    let info = match info {
         None => None,
-        Some(value) => Some(
-            <Implementation as serde::Deserialize>::deserialize(value).map_err(|e| {
-                ErrorData::invalid_params(format!(
-                    "Invalid params: \"{}\" is not a name and version: {e}",
-                    Meta::CLIENT_INFO
-                ))
-            })?,
-        ),
+        Some(member) => Some(member.decode::<Implementation>().map_err(|e| {
+            ErrorData::invalid_params(format!(
+                "Invalid params: \"{}\" is not a name and version: {e}",
+                Meta::CLIENT_INFO
+            ))
+        })?),
     };
-    let log_level = match meta.get(Meta::LOG_LEVEL) {
+    let log_level = match log_level {
         None => None,
-        Some(value) => {
-            let level = <LoggingLevel as serde::Deserialize>::deserialize(value)
+        Some(member) => {
+            let level = member
+                .decode::<LoggingLevel>()
                 .ok()
                 .filter(|l| l.severity().is_some())
                 .ok_or_else(|| {
                     ErrorData::invalid_params(format!(
-                        "Invalid params: \"{}\" must be one of debug, info, notice, warning, error, critical, alert, emergency; got {value}",
-                        Meta::LOG_LEVEL
+                        "Invalid params: \"{}\" must be one of debug, info, notice, warning, error, critical, alert, emergency; got {}",
+                        Meta::LOG_LEVEL,
+                        member.shown()
                     ))
                 })?;
             Some(level)
@@ -251,7 +372,36 @@ fn finish_by_appending(
     }
     let head = text[..text.len() - 1].trim_end();
     let info = server_info.get();
-    let mut out = String::with_capacity(text.len() + info.len() + 96);
+    let complete = match &present.result_type {
+        None => true,
+        Some(kind) => kind == "complete",
+    };
+    let cacheable = complete && CACHEABLE.contains(&method);
+    let ttl = (cacheable && present.ttl_ms.is_none()).then(|| hints.ttl_ms.to_string());
+    let scope = match cacheable && present.cache_scope.is_none() {
+        true => Some(serde_json::to_string(hints.scope.as_str()).ok()?),
+        false => None,
+    };
+    // Every member is `,"name":value`; the server's identity is
+    // `,"_meta":{"<SERVER_INFO>":<info>}` (the key needs no escaping).
+    let member_len = |name: &str, value: &str| name.len() + value.len() + 4;
+    let result_type_len = if present.result_type.is_none() {
+        member_len("resultType", "\"complete\"")
+    } else {
+        0
+    };
+    let len = head.len()
+        + result_type_len
+        + ttl.as_deref().map_or(0, |v| member_len("ttlMs", v))
+        + scope.as_deref().map_or(0, |v| member_len("cacheScope", v))
+        + member_len("_meta", "")
+        + Meta::SERVER_INFO.len()
+        + info.len()
+        + 5
+        + 1;
+    // `len` exactly (one more when the object was empty: no comma): the text becomes
+    // the result without a copy or a reallocation.
+    let mut out = String::with_capacity(len);
     out.push_str(head);
     let member = |out: &mut String, name: &str, value: &str| {
         if !out.ends_with('{') {
@@ -262,27 +412,20 @@ fn finish_by_appending(
         out.push_str("\":");
         out.push_str(value);
     };
-    let complete = match &present.result_type {
-        None => {
-            member(&mut out, "resultType", "\"complete\"");
-            true
-        }
-        Some(kind) => kind == "complete",
-    };
-    if complete && CACHEABLE.contains(&method) {
-        if present.ttl_ms.is_none() {
-            member(&mut out, "ttlMs", &hints.ttl_ms.to_string());
-        }
-        if present.cache_scope.is_none() {
-            let scope = serde_json::to_string(hints.scope.as_str()).ok()?;
-            member(&mut out, "cacheScope", &scope);
-        }
+    if present.result_type.is_none() {
+        member(&mut out, "resultType", "\"complete\"");
     }
-    let meta = format!(
-        "{{{}:{info}}}",
-        serde_json::to_string(Meta::SERVER_INFO).ok()?
-    );
-    member(&mut out, "_meta", &meta);
+    if let Some(ttl) = &ttl {
+        member(&mut out, "ttlMs", ttl);
+    }
+    if let Some(scope) = &scope {
+        member(&mut out, "cacheScope", scope);
+    }
+    member(&mut out, "_meta", "{\"");
+    out.push_str(Meta::SERVER_INFO);
+    out.push_str("\":");
+    out.push_str(info);
+    out.push('}');
     out.push('}');
     RawValue::from_string(out).ok()
 }
@@ -333,17 +476,20 @@ pub(crate) fn finish_result(
 }
 
 /// Checks a `tools/call`'s `Mcp-Param-{Name}` headers (`mirrored`: lower-cased names
-/// without the prefix) against the arguments its tool marks with `x-mcp-header`: an
-/// argument that has a value needs its header, equal to it (after `=?base64?…?=`
-/// decoding; integers in decimal, booleans as `true`/`false`), else `-32020`.
+/// without the prefix) against the arguments its tool marks with `x-mcp-header`
+/// (`marked`, see `mirror::mirrored_params`): an argument that has a value needs its
+/// header, equal to it (after `=?base64?…?=` decoding; integers in decimal, booleans as
+/// `true`/`false`), else `-32020`.
 pub(crate) fn check_param_headers(
-    input_schema: &Map<String, Value>,
+    marked: &[mirror::MirroredParam],
     arguments: Option<&Map<String, Value>>,
     mirrored: &[(String, String)],
 ) -> Result<(), ErrorData> {
-    let schema = Value::Object(input_schema.clone());
+    if marked.is_empty() {
+        return Ok(());
+    }
     let arguments = arguments.map(|a| Value::Object(a.clone()));
-    for marked in mirror::mirrored_params(&schema) {
+    for marked in marked {
         // No value (or one a header cannot mirror): no header is expected.
         let Some(expected) = mirror::argument_text(arguments.as_ref(), &marked.path) else {
             continue;
@@ -383,37 +529,54 @@ pub(crate) fn finish_error(mut error: ErrorData) -> ErrorData {
 mod tests {
     use super::*;
 
-    fn meta(value: Value) -> Meta {
-        serde_json::from_value(value).unwrap()
+    /// The envelope of `_meta` `value`, read from its text; checked to be what the
+    /// decoded map gives (the fallback path), error messages included.
+    fn envelope_of(value: Value) -> Result<Envelope, ErrorData> {
+        let text = to_raw(&value).unwrap();
+        let map: Option<Meta> = serde_json::from_value(value).ok();
+        let from_text = envelope(Some(&text), || unreachable!("an object is read as text"));
+        let from_map = envelope(None, || map.as_ref());
+        match (&from_text, &from_map) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.version, b.version);
+                assert_eq!(a.capabilities, b.capabilities);
+                assert_eq!(a.info, b.info);
+                assert_eq!(a.log_level, b.log_level);
+            }
+            (Err(a), Err(b)) => assert_eq!(a, b),
+            _ => panic!("text {from_text:?} against map {from_map:?}"),
+        }
+        from_text
     }
 
     #[test]
     fn the_envelope_needs_a_served_version_and_capabilities() {
-        let ok = envelope(Some(&meta(json!({
+        let ok = envelope_of(json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
             "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
             "io.modelcontextprotocol/logLevel": "info",
-        }))))
+            "other": [1, {"x": null}],
+        }))
         .unwrap();
         assert_eq!(ok.version, ProtocolVersion::V2026_07_28);
         assert!(ok.capabilities.elicitation.is_some());
         assert_eq!(ok.info.unwrap().name, "c");
         assert_eq!(ok.log_level, Some(LoggingLevel::Info));
 
-        let e = envelope(None).unwrap_err();
+        let e = envelope(None, || None).unwrap_err();
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
-        let e = envelope(Some(&meta(json!({
+        let e = envelope_of(json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28"
-        }))))
+        }))
         .unwrap_err();
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
         assert!(e.message.contains("clientCapabilities"));
 
-        let e = envelope(Some(&meta(json!({
+        let e = envelope_of(json!({
             "io.modelcontextprotocol/protocolVersion": "2099-01-01",
             "io.modelcontextprotocol/clientCapabilities": {},
-        }))))
+        }))
         .unwrap_err();
         assert_eq!(e.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(
@@ -421,13 +584,62 @@ mod tests {
             Some(json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}))
         );
 
-        let e = envelope(Some(&meta(json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/logLevel": "loud",
-        }))))
-        .unwrap_err();
-        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        for bad in [
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/logLevel": "loud",
+            }),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": null,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": 2026,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": null,
+            }),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": 1}},
+            }),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "c"},
+            }),
+        ] {
+            let e = envelope_of(bad.clone()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_envelope_the_text_reader_does_not_take_is_read_from_the_map() {
+        // Escapes in a key and in a value: still read from the text.
+        let text = RawValue::from_string(
+            r#"{"io.modelcontextprotocol/protocolVersio\u006e": "2026-07\u002d28", "io.modelcontextprotocol/clientCapabilities": {}}"#
+                .to_owned(),
+        )
+        .unwrap();
+        let ok = envelope(Some(&text), || unreachable!()).unwrap();
+        assert_eq!(ok.version, ProtocolVersion::V2026_07_28);
+        // A key twice: the map keeps the last, and so does the envelope.
+        let twice = r#"{"io.modelcontextprotocol/protocolVersion": "1999-01-01", "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}"#;
+        let text = RawValue::from_string(twice.to_owned()).unwrap();
+        let map: Meta = serde_json::from_str(twice).unwrap();
+        let ok = envelope(Some(&text), || Some(&map)).unwrap();
+        assert_eq!(ok.version, ProtocolVersion::V2026_07_28);
+        // Not an object (an array is not read as the members in order): no map either,
+        // so the version is missing.
+        for not_object in ["[1]", r#"["2026-07-28", {}]"#] {
+            let text = RawValue::from_string(not_object.to_owned()).unwrap();
+            let e = envelope(Some(&text), || None).unwrap_err();
+            assert!(e.message.contains("protocolVersion"), "{}", e.message);
+        }
     }
 
     #[test]
@@ -547,7 +759,7 @@ mod tests {
             "limit": {"type": "integer", "x-mcp-header": "Limit"},
             "query": {"type": "string"},
         }});
-        let schema = schema.as_object().unwrap();
+        let schema = &mirror::mirrored_params(&schema);
         let args = json!({"region": "us-west1", "limit": 42, "query": "q"});
         let args = args.as_object();
         let h = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {

@@ -331,6 +331,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) task_window: Option<std::time::Duration>,
     /// Its caching hints in `tools/list`, if it has its own.
     pub(crate) cache: Option<crate::stateless::CacheHints>,
+    /// The arguments its input schema marks with `x-mcp-header` (found once, here).
+    pub(crate) mirrored: Vec<modelctx_types::mirror::MirroredParam>,
     #[cfg(feature = "schema-validation")]
     input: Compiled,
     #[cfg(feature = "schema-validation")]
@@ -374,10 +376,14 @@ impl RegisteredTool {
             ),
             None => None,
         };
+        let mirrored = modelctx_types::mirror::mirrored_params(&serde_json::Value::Object(
+            tool.input_schema.clone(),
+        ));
         Ok(Self {
             tool,
             task_window,
             cache,
+            mirrored,
             #[cfg(feature = "schema-validation")]
             input,
             #[cfg(feature = "schema-validation")]

@@ -2,7 +2,7 @@
 //! requests and notifications, and the per-request [`RequestContext`].
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::future::BoxFuture;
 use modelctx_transport::Extensions;
@@ -67,7 +67,12 @@ pub fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T,
 /// What a request handler knows about the request it serves.
 pub struct RequestContext {
     id: RequestId,
-    meta: Option<Meta>,
+    /// The request's `_meta` as sent (its text), when it has one.
+    meta_raw: Option<Box<RawValue>>,
+    /// `_meta` decoded, on first use: most handlers never read it, and in protocol
+    /// 2026-07-28 every request carries one (the envelope, which the server reads from
+    /// the text).
+    meta: OnceLock<Option<Meta>>,
     cancellation: CancellationToken,
     peer: Peer,
     /// Only when the caller attached a progress token: most requests need none.
@@ -80,7 +85,7 @@ impl fmt::Debug for RequestContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestContext")
             .field("id", &self.id)
-            .field("meta", &self.meta)
+            .field("meta", &self.meta())
             .field("cancelled", &self.cancellation.is_cancelled())
             .finish()
     }
@@ -92,8 +97,19 @@ impl RequestContext {
         cancellation: CancellationToken,
         peer: Peer,
     ) -> Self {
-        let meta = read_meta(request.params.as_deref());
-        let token = meta.as_ref().and_then(Meta::progress_token);
+        let meta_raw = read_meta(request.params.as_deref());
+        let meta = OnceLock::new();
+        // Only a `_meta` that may name a progress token is decoded here (the reporter
+        // needs it; a key may be spelled with escapes); any other is decoded when
+        // something asks for it.
+        let token = match &meta_raw {
+            Some(raw) if raw.get().contains(Meta::PROGRESS_TOKEN) || raw.get().contains('\\') => {
+                meta.get_or_init(|| decode_meta(raw))
+                    .as_ref()
+                    .and_then(Meta::progress_token)
+            }
+            _ => None,
+        };
         let peer = peer.related_to(Some(request.id.clone()));
         Self {
             id: request.id.clone(),
@@ -104,6 +120,7 @@ impl RequestContext {
                     peer: peer.clone(),
                 })
             }),
+            meta_raw,
             meta,
             cancellation,
             peer,
@@ -133,7 +150,8 @@ impl RequestContext {
     pub fn unstable_detached(id: RequestId, peer: Peer) -> Self {
         Self {
             id,
-            meta: None,
+            meta_raw: None,
+            meta: OnceLock::new(),
             cancellation: CancellationToken::new(),
             peer,
             progress: None,
@@ -148,7 +166,17 @@ impl RequestContext {
 
     /// The request's `_meta`, as sent.
     pub fn meta(&self) -> Option<&Meta> {
-        self.meta.as_ref()
+        self.meta
+            .get_or_init(|| self.meta_raw.as_deref().and_then(decode_meta))
+            .as_ref()
+    }
+
+    /// The request's `_meta` as its JSON text, when the request has one (`None` also
+    /// for `"_meta": null`), for a reader that wants a few of its keys without
+    /// building the whole map. Unstable.
+    #[doc(hidden)]
+    pub fn unstable_meta_text(&self) -> Option<&RawValue> {
+        self.meta_raw.as_deref()
     }
 
     /// The `Mcp-Param-{Name}` headers that came with this request (lower-cased names,
@@ -247,16 +275,24 @@ impl ProgressReporter {
     }
 }
 
-/// Reads `_meta` out of raw params without decoding the rest.
-fn read_meta(params: Option<&RawValue>) -> Option<Meta> {
+/// Takes `_meta` out of raw params as text, without decoding it or the rest: `None`
+/// when the params carry none (or `null`), or are not an object with at most one
+/// `_meta`.
+fn read_meta(params: Option<&RawValue>) -> Option<Box<RawValue>> {
     let raw = params?;
     if !raw.get().contains("\"_meta\"") {
         return None;
     }
     #[derive(Deserialize)]
-    struct MetaOnly {
-        #[serde(rename = "_meta")]
-        meta: Option<Meta>,
+    struct MetaOnly<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<&'a RawValue>,
     }
-    serde_json::from_str::<MetaOnly>(raw.get()).ok()?.meta
+    let meta = serde_json::from_str::<MetaOnly<'_>>(raw.get()).ok()?.meta?;
+    Some(meta.to_owned())
+}
+
+/// `_meta` decoded from its text; `None` when it is not an object.
+fn decode_meta(raw: &RawValue) -> Option<Meta> {
+    serde_json::from_str::<Meta>(raw.get()).ok()
 }

@@ -8,67 +8,94 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt;
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use modelctx_types::{
-    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, mirror,
+    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, mirror,
 };
 use serde::Deserialize;
-use serde_json::Value;
+use std::borrow::Cow;
 use std::convert::Infallible;
 
 use crate::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 
+/// The headers this endpoint reads on every POST, as `HeaderName`s: a lookup by `&str`
+/// parses (and hashes) the name each time.
+pub(super) static PROTOCOL_VERSION_HEADER: HeaderName =
+    HeaderName::from_static(MCP_PROTOCOL_VERSION);
+/// `Mcp-Session-Id` (see [`PROTOCOL_VERSION_HEADER`]).
+pub(super) static SESSION_ID_HEADER: HeaderName = HeaderName::from_static(MCP_SESSION_ID);
 /// `Mcp-Method`: the request's method, mirrored.
-const MCP_METHOD: &str = "mcp-method";
+static MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name`: the tool or prompt name, or the resource URI, mirrored.
-const MCP_NAME: &str = "mcp-name";
+static MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Whether a POST belongs to the stateless era: its `MCP-Protocol-Version` names no
 /// version of the session era (the stateless era's, or one the server will refuse with
 /// the versions it serves) and it names no session, or, without the header, its one
 /// request carries the era's envelope in `_meta`.
-pub(super) fn is_stateless(headers: &HeaderMap, messages: &[JsonRpcMessage]) -> bool {
-    if let Some(value) = headers.get(MCP_PROTOCOL_VERSION) {
-        let session_era = value
-            .to_str()
-            .is_ok_and(|v| ProtocolVersion::supported(v).is_some());
-        // A version neither era knows, on a request of a session: the session era
-        // refuses it, the way handshake-era clients expect.
-        return !session_era && !headers.contains_key(MCP_SESSION_ID);
+/// `by_headers` is [`stateless_by_headers`] of the POST's headers.
+pub(super) fn is_stateless(by_headers: Option<bool>, messages: &[JsonRpcMessage]) -> bool {
+    if let Some(by_headers) = by_headers {
+        return by_headers;
     }
     matches!(messages, [JsonRpcMessage::Request(r)] if body_version(r).is_some())
 }
 
-/// The parts of a request's params the headers mirror.
+/// [`is_stateless`] when the headers decide it (`MCP-Protocol-Version` is there):
+/// known before the body is read.
+pub(super) fn stateless_by_headers(headers: &HeaderMap) -> Option<bool> {
+    let value = headers.get(&PROTOCOL_VERSION_HEADER)?;
+    let session_era = value
+        .to_str()
+        .is_ok_and(|v| ProtocolVersion::supported(v).is_some());
+    // A version neither era knows, on a request of a session: the session era
+    // refuses it, the way handshake-era clients expect.
+    Some(!session_era && !headers.contains_key(&SESSION_ID_HEADER))
+}
+
+/// The parts of a request's params the headers mirror, as their JSON text (borrowed
+/// from the body: nothing is built for the members skipped or read here).
 #[derive(Deserialize, Default)]
-struct Mirrored {
-    #[serde(rename = "_meta")]
-    meta: Option<BodyMeta>,
-    name: Option<Value>,
-    uri: Option<Value>,
-    #[serde(rename = "taskId")]
-    task_id: Option<Value>,
+struct Mirrored<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<BodyMeta<'a>>,
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    uri: Option<&'a RawValue>,
+    #[serde(rename = "taskId", borrow)]
+    task_id: Option<&'a RawValue>,
 }
 
 /// The one member of a request's `_meta` the headers mirror (the rest is skipped, not
 /// built).
 #[derive(Deserialize, Default)]
-struct BodyMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<Value>,
+struct BodyMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    protocol_version: Option<&'a RawValue>,
 }
 
-impl BodyMeta {
-    fn protocol_version(&self) -> Option<&str> {
-        self.protocol_version.as_ref()?.as_str()
+impl BodyMeta<'_> {
+    fn protocol_version(&self) -> Option<Cow<'_, str>> {
+        json_str(self.protocol_version?)
     }
 }
 
-fn mirrored(request: &JsonRpcRequest) -> Mirrored {
+/// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
+fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
+        return Some(Cow::Borrowed(s));
+    }
+    serde_json::from_str::<String>(raw.get())
+        .ok()
+        .map(Cow::Owned)
+}
+
+fn mirrored(request: &JsonRpcRequest) -> Mirrored<'_> {
     request
         .params
         .as_deref()
-        .and_then(|p| serde_json::from_str::<Mirrored>(p.get()).ok())
+        .and_then(|p| serde_json::from_str::<Mirrored<'_>>(p.get()).ok())
         .unwrap_or_default()
 }
 
@@ -80,7 +107,7 @@ fn body_version(request: &JsonRpcRequest) -> Option<String> {
     mirrored(request)
         .meta?
         .protocol_version()
-        .map(str::to_owned)
+        .map(Cow::into_owned)
 }
 
 /// Checks the headers the era requires against the body. A body that lacks what a
@@ -89,7 +116,7 @@ pub(super) fn check_headers(
     headers: &HeaderMap,
     request: &JsonRpcRequest,
 ) -> Result<(), ErrorData> {
-    let version = header_value(headers, MCP_PROTOCOL_VERSION, "MCP-Protocol-Version")?;
+    let version = header_value(headers, &PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version")?;
     let body = mirrored(request);
     if let Some(in_body) = body.meta.as_ref().and_then(BodyMeta::protocol_version)
         && in_body != version
@@ -98,7 +125,7 @@ pub(super) fn check_headers(
             "Header mismatch: MCP-Protocol-Version header value {version:?} does not match the body's _meta protocol version {in_body:?}"
         )));
     }
-    let method = header_value(headers, MCP_METHOD, "Mcp-Method")?;
+    let method = header_value(headers, &MCP_METHOD, "Mcp-Method")?;
     if method != request.method.as_ref() {
         return Err(ErrorData::header_mismatch(format!(
             "Header mismatch: Mcp-Method header value {method:?} does not match the body's method {:?}",
@@ -106,18 +133,18 @@ pub(super) fn check_headers(
         )));
     }
     let named = match request.method.as_ref() {
-        "tools/call" | "prompts/get" => body.name.as_ref(),
-        "resources/read" => body.uri.as_ref(),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => body.task_id.as_ref(),
+        "tools/call" | "prompts/get" => body.name,
+        "resources/read" => body.uri,
+        "tasks/get" | "tasks/update" | "tasks/cancel" => body.task_id,
         _ => return Ok(()),
     };
-    let raw = header_value(headers, MCP_NAME, "Mcp-Name")?;
+    let raw = header_value(headers, &MCP_NAME, "Mcp-Name")?;
     let name = mirror::decode_header_value(raw).ok_or_else(|| {
         ErrorData::header_mismatch(format!(
             "Header mismatch: the Mcp-Name header value {raw:?} is not valid (bad Base64 encoding)"
         ))
     })?;
-    if let Some(Value::String(in_body)) = named
+    if let Some(in_body) = named.and_then(json_str)
         && *in_body != name
     {
         return Err(ErrorData::header_mismatch(format!(
@@ -128,7 +155,11 @@ pub(super) fn check_headers(
 }
 
 /// A header's value: required, and visible ASCII (or spaces and tabs).
-fn header_value<'h>(headers: &'h HeaderMap, name: &str, shown: &str) -> Result<&'h str, ErrorData> {
+fn header_value<'h>(
+    headers: &'h HeaderMap,
+    name: &HeaderName,
+    shown: &str,
+) -> Result<&'h str, ErrorData> {
     let value = headers.get(name).ok_or_else(|| {
         ErrorData::header_mismatch(format!(
             "Header mismatch: the {shown} header is required in protocol version 2026-07-28"
@@ -302,7 +333,7 @@ fn sse_data(event: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn request(method: &str, params: Value) -> JsonRpcRequest {
         let text = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
@@ -332,11 +363,18 @@ mod tests {
         let era = headers(&[("mcp-protocol-version", "2026-07-28")]);
         let old = headers(&[("mcp-protocol-version", "2025-11-25")]);
         let odd = headers(&[("mcp-protocol-version", "v999.0.0")]);
-        assert!(is_stateless(&era, std::slice::from_ref(&plain)));
-        assert!(is_stateless(&odd, std::slice::from_ref(&plain)));
-        assert!(!is_stateless(&old, std::slice::from_ref(&plain)));
-        assert!(is_stateless(&HeaderMap::new(), std::slice::from_ref(&call)));
-        assert!(!is_stateless(&HeaderMap::new(), &[plain]));
+        let by = stateless_by_headers;
+        assert!(is_stateless(by(&era), std::slice::from_ref(&plain)));
+        assert!(is_stateless(by(&odd), std::slice::from_ref(&plain)));
+        assert!(!is_stateless(by(&old), std::slice::from_ref(&plain)));
+        assert!(is_stateless(
+            by(&HeaderMap::new()),
+            std::slice::from_ref(&call)
+        ));
+        assert!(!is_stateless(by(&HeaderMap::new()), &[plain]));
+        let mut session = odd.clone();
+        session.insert("mcp-session-id", HeaderValue::from_static("s"));
+        assert_eq!(by(&session), Some(false));
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId, R
 pub use registry::{Lookup, RegistryError, Relayed, SessionRegistry};
 pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
-use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use crate::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
 use modelctx_transport::SessionSnapshot;
 use registry::SharedState;
 use session::{Answer, SessionState};
@@ -723,10 +723,21 @@ where
                 .get::<Extensions>()
                 .cloned()
                 .unwrap_or_default();
+            // A POST that will be served by a session of its own is marked so here,
+            // while the map is still this POST's alone (marking it later copies it).
+            let era_by_headers = inner
+                .config
+                .stateless_era
+                .then(|| era::stateless_by_headers(&parts.headers))
+                .flatten();
+            let sessionless = !inner.config.stateful || era_by_headers == Some(true);
+            if sessionless {
+                extensions.insert(modelctx_transport::Sessionless);
+            }
             extensions.insert(crate::headers::sensitive_headers(parts.headers));
             let none = http::HeaderMap::new();
             let headers = extensions.get::<http::HeaderMap>().unwrap_or(&none);
-            post(inner, headers, &extensions, body).await
+            post(inner, headers, &extensions, body, era_by_headers).await
         }
         Method::GET => get(inner, &parts.headers).await,
         Method::DELETE => delete(inner, &parts.headers).await,
@@ -764,7 +775,7 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 
 /// Resolves the session a non-initialize request names.
 fn find_session(inner: &Inner, headers: &HeaderMap) -> Result<Arc<SessionState>, Response> {
-    let Some(id) = headers.get(MCP_SESSION_ID) else {
+    let Some(id) = headers.get(&era::SESSION_ID_HEADER) else {
         return Err(inner.reject(
             StatusCode::BAD_REQUEST,
             "Bad Request: the Mcp-Session-Id header is required",
@@ -889,7 +900,7 @@ fn protocol_version(
     session: Option<&SessionState>,
 ) -> Result<ProtocolVersion, Response> {
     let negotiated = session.and_then(SessionState::negotiated_version);
-    match headers.get(MCP_PROTOCOL_VERSION) {
+    match headers.get(&era::PROTOCOL_VERSION_HEADER) {
         Some(value) => match value.to_str().ok().and_then(ProtocolVersion::supported) {
             Some(v) => Ok(negotiated.cloned().unwrap_or(v)),
             None => Err(inner.reject(
@@ -953,11 +964,14 @@ fn bad_message(inner: &Inner, error: ErrorData) -> Response {
 
 const INITIALIZE: &str = "initialize";
 
+/// `era_by_headers`: whether the headers alone put the POST in the stateless era
+/// ([`era::stateless_by_headers`], when that era is served).
 async fn post<B>(
     inner: &Arc<Inner>,
     headers: &HeaderMap,
     extensions: &Extensions,
     body: B,
+    era_by_headers: Option<bool>,
 ) -> Response
 where
     B: hyper::body::Body<Data = Bytes>,
@@ -980,7 +994,7 @@ where
         Ok(m) => m,
         Err(r) => return r,
     };
-    if inner.config.stateless_era && era::is_stateless(headers, &messages) {
+    if inner.config.stateless_era && era::is_stateless(era_by_headers, &messages) {
         return stateless_post(inner, headers, extensions, messages, batch).await;
     }
     let init = messages.iter().any(|m| m.method() == Some(INITIALIZE));
@@ -994,14 +1008,14 @@ where
     let session = if !stateful {
         None
     } else if init
-        && headers.get(MCP_SESSION_ID).is_none()
+        && headers.get(&era::SESSION_ID_HEADER).is_none()
         && let Some(registry) = &inner.config.session_registry
     {
         match inner.new_shared_session(registry).await {
             Ok(s) => Some(s),
             Err(r) => return r,
         }
-    } else if init && headers.get(MCP_SESSION_ID).is_none() {
+    } else if init && headers.get(&era::SESSION_ID_HEADER).is_none() {
         if inner.lock_sessions().len() >= inner.config.max_sessions {
             return inner.reject(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -1221,7 +1235,9 @@ async fn dispatch(
         }
     };
     if let Some(v) = &session.id_header {
-        response.headers_mut().insert(MCP_SESSION_ID, v.clone());
+        response
+            .headers_mut()
+            .insert(era::SESSION_ID_HEADER.clone(), v.clone());
     }
     response
 }
@@ -1312,7 +1328,9 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
     };
     let mut response = sse_response(events);
     if let Some(v) = &session.id_header {
-        response.headers_mut().insert(MCP_SESSION_ID, v.clone());
+        response
+            .headers_mut()
+            .insert(era::SESSION_ID_HEADER.clone(), v.clone());
     }
     response
 }

@@ -316,7 +316,11 @@ impl SessionState {
             .clone()
             .ok_or(())?;
         let owned;
-        let extensions = if self.stateful {
+        let extensions = if self.stateful
+            || extensions
+                .get::<modelctx_transport::Sessionless>()
+                .is_some()
+        {
             extensions
         } else {
             let mut marked = extensions.clone();
