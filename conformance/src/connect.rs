@@ -35,6 +35,9 @@ enum Backend {
     StreamableHttpStateless,
     /// The legacy HTTP+SSE transport over real loopback sockets.
     Sse,
+    /// Streamable HTTP served by two services sharing sessions through a Redis, behind
+    /// a round-robin forwarder.
+    StreamableHttpShared,
 }
 
 impl Connector {
@@ -47,6 +50,7 @@ impl Connector {
             TransportKind::StreamableHttp => Backend::StreamableHttp,
             TransportKind::StreamableHttpStateless => Backend::StreamableHttpStateless,
             TransportKind::Sse => Backend::Sse,
+            TransportKind::StreamableHttpShared => Backend::StreamableHttpShared,
         };
         Some(Self {
             backend,
@@ -62,6 +66,7 @@ impl Connector {
             Backend::StreamableHttp => TransportKind::StreamableHttp,
             Backend::StreamableHttpStateless => TransportKind::StreamableHttpStateless,
             Backend::Sse => TransportKind::Sse,
+            Backend::StreamableHttpShared => TransportKind::StreamableHttpShared,
         }
     }
 
@@ -81,9 +86,11 @@ impl Connector {
     /// # Panics
     ///
     /// On the stateless HTTP leg, which has no single server-side transport (each POST
-    /// gets a session of its own): a test that drives the transport directly must leave
+    /// gets a session of its own), and on the shared leg (a session has a server-side
+    /// transport per service): a test that drives the transport directly must leave
     /// that cell out (`drives-transport-directly`); others serve through
-    /// [`serve_stateless_http`](Self::serve_stateless_http).
+    /// [`serve_stateless_http`](Self::serve_stateless_http) or
+    /// [`serve_shared_http`](Self::serve_shared_http).
     pub async fn transport_pair(&self) -> (BoxTransport, BoxTransport) {
         match self.backend {
             Backend::InMemory => {
@@ -105,9 +112,11 @@ impl Connector {
                 http::pair().await
             }
             Backend::Sse => sse::pair().await,
-            Backend::StreamableHttp | Backend::StreamableHttpStateless => panic!(
-                "{}: no single server-side transport on the stateless leg; a test that \
-                 drives the transport directly excludes this cell (drives-transport-directly)",
+            Backend::StreamableHttp
+            | Backend::StreamableHttpStateless
+            | Backend::StreamableHttpShared => panic!(
+                "{}: no single server-side transport on this leg; a test that drives the \
+                 transport directly excludes this cell (drives-transport-directly)",
                 self.cell()
             ),
         }
@@ -124,6 +133,31 @@ impl Connector {
         http::stateless(factory, self.version == SpecVersion::V2026_07_28).await
     }
 
+    /// The shared leg (`streamable-http-shared`): starts a `redis-server` and two
+    /// `StreamableHttpService`s on 127.0.0.1:0 sharing their sessions through it (one
+    /// `RedisSessionRegistry` configuration, a `RedisEventStore`), each calling
+    /// `factory` with the transport of every session it serves, its own copy of a
+    /// session started elsewhere included (`needs_pre_initialized_session`). A session
+    /// is opened up front on the first service (`open_shared_session`), and the client
+    /// transport returned is attached to it through a round-robin forwarder, opening a
+    /// connection per request (no idle pool): its requests alternate between the
+    /// services. All of it runs until the test's runtime ends.
+    ///
+    /// A message for the GET stream sent before any service holds it is lost on this
+    /// leg (one service alone keeps it until the stream opens): a test that connects a
+    /// client waits for [`GetStream::opened`] before its server speaks.
+    ///
+    /// # Panics
+    ///
+    /// When `redis-server` cannot be started (the message says how to install it), or
+    /// the services cannot reach it.
+    pub async fn serve_shared_http<F>(&self, factory: F) -> SharedHttp
+    where
+        F: Fn(modelctx_http::HttpServerTransport) + Send + Sync + 'static,
+    {
+        shared::serve(factory).await
+    }
+
     // Role-level helpers go here once modelctx-server and modelctx-client land, built on
     // `transport_pair` (or, for HTTP, on a server bound to 127.0.0.1:0), e.g.
     //
@@ -131,6 +165,36 @@ impl Connector {
     //     impl Served { pub async fn client(self, options: ClientOptions) -> Client }
     //
     // so tests read: `let client = connect.serve(server).await.client(options).await;`.
+}
+
+/// The client side of the shared HTTP leg ([`Connector::serve_shared_http`]).
+#[non_exhaustive]
+pub struct SharedHttp {
+    /// The client transport, attached to the session opened up front.
+    pub transport: BoxTransport,
+    /// Whether the client's GET stream is open yet.
+    pub get_stream: GetStream,
+}
+
+impl std::fmt::Debug for SharedHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedHttp")
+            .field("get_stream", &self.get_stream)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Watches the shared leg's forwarder for the client's GET stream.
+#[derive(Debug)]
+pub struct GetStream(tokio::sync::watch::Receiver<usize>);
+
+impl GetStream {
+    /// Waits until a service has answered the client's GET stream (`200`): from then
+    /// on a message for that stream reaches the client, whichever service sends it.
+    pub async fn opened(&mut self) {
+        // The sender lives in the forwarder's task, as long as the runtime.
+        let _ = self.0.wait_for(|opened| *opened > 0).await;
+    }
 }
 
 /// The streamable HTTP leg: a `StreamableHttpService` on 127.0.0.1:0 with one session
@@ -196,6 +260,153 @@ mod http {
             .build()
             .expect("a valid URL");
         boxed(client)
+    }
+}
+
+/// The shared streamable HTTP leg: two services, one Redis, a round-robin forwarder.
+mod shared {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use modelctx_http::{
+        HttpServerTransport, StreamableHttpClientTransport, StreamableHttpServerConfig,
+        StreamableHttpService,
+    };
+    use modelctx_redis::{
+        RedisEventStore, RedisEventStoreConfig, RedisSessionRegistry, RedisSessionRegistryConfig,
+    };
+    use modelctx_transport::boxed;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::sync::watch;
+
+    use crate::redis_server::RedisServer;
+
+    /// How long connecting to the trial's Redis may take.
+    const CONNECT_WITHIN: Duration = Duration::from_secs(10);
+
+    pub(super) async fn serve<F>(factory: F) -> super::SharedHttp
+    where
+        F: Fn(HttpServerTransport) + Send + Sync + 'static,
+    {
+        // Started on a blocking thread: it waits for the server's log and PING.
+        let redis = tokio::task::spawn_blocking(RedisServer::start)
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        let redis = Arc::new(redis);
+        let factory = Arc::new(factory);
+        let mut services = Vec::new();
+        let mut backends = Vec::new();
+        for _ in 0..2 {
+            // Each service its own connections to Redis, as two processes would have.
+            let config = StreamableHttpServerConfig::default()
+                .session_registry(Arc::new(registry(&redis).await))
+                .event_store(Arc::new(events(&redis).await));
+            let factory = factory.clone();
+            let service =
+                StreamableHttpService::with_config(config, move |transport| factory(transport));
+            let listener = TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind 127.0.0.1:0");
+            backends.push(listener.local_addr().expect("local addr"));
+            // The Redis lives as long as the services that use it: until the trial's
+            // runtime ends and drops these tasks (the last one kills it).
+            let held = redis.clone();
+            let serving = service.clone().serve(listener, std::future::pending());
+            tokio::spawn(async move {
+                let _redis = held;
+                serving.await
+            });
+            services.push(service);
+        }
+        let session = services[0]
+            .open_shared_session()
+            .await
+            .expect("a shared session");
+        let (url, get_streams) = round_robin(backends).await;
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .build()
+            .expect("a reqwest client");
+        let client = StreamableHttpClientTransport::builder(&url)
+            .client(http)
+            .session(session)
+            .close_on_session_end(true)
+            .build()
+            .expect("a valid URL");
+        super::SharedHttp {
+            transport: boxed(client),
+            get_stream: super::GetStream(get_streams),
+        }
+    }
+
+    async fn registry(redis: &RedisServer) -> RedisSessionRegistry {
+        let url = redis.url();
+        let connecting = RedisSessionRegistry::connect(&url, RedisSessionRegistryConfig::default());
+        tokio::time::timeout(CONNECT_WITHIN, connecting)
+            .await
+            .expect("connecting to the trial's redis-server timed out")
+            .expect("the trial's redis-server accepts a connection")
+    }
+
+    async fn events(redis: &RedisServer) -> RedisEventStore {
+        let url = redis.url();
+        let connecting = RedisEventStore::connect(&url, RedisEventStoreConfig::default());
+        tokio::time::timeout(CONNECT_WITHIN, connecting)
+            .await
+            .expect("connecting to the trial's redis-server timed out")
+            .expect("the trial's redis-server accepts a connection")
+    }
+
+    /// A loopback TCP forwarder sending each new connection to the next backend in
+    /// turn: its URL, and how many GET streams a service has answered with `200`. With
+    /// a client opening a connection per request, every request goes to the next
+    /// service.
+    async fn round_robin(backends: Vec<std::net::SocketAddr>) -> (String, watch::Receiver<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local addr");
+        let (opened_tx, opened) = watch::channel(0usize);
+        let opened_tx = Arc::new(opened_tx);
+        let next = AtomicUsize::new(0);
+        tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                let backend = backends[next.fetch_add(1, Ordering::Relaxed) % backends.len()];
+                let opened = opened_tx.clone();
+                tokio::spawn(async move {
+                    if let Ok(outbound) = TcpStream::connect(backend).await {
+                        forward(inbound, outbound, &opened).await;
+                    }
+                });
+            }
+        });
+        (format!("http://{addr}/mcp"), opened)
+    }
+
+    /// Copies both ways until either side ends; a GET answered `200` counts as an
+    /// opened GET stream.
+    async fn forward(inbound: TcpStream, outbound: TcpStream, opened: &watch::Sender<usize>) {
+        let _ = inbound.set_nodelay(true);
+        let _ = outbound.set_nodelay(true);
+        let mut head = [0u8; 4];
+        let is_get = matches!(inbound.peek(&mut head).await, Ok(4) if &head == b"GET ");
+        let (mut in_read, mut in_write) = inbound.into_split();
+        let (mut out_read, mut out_write) = outbound.into_split();
+        let up = tokio::io::copy(&mut in_read, &mut out_write);
+        let down = async {
+            let mut first = vec![0u8; 4096];
+            let n = out_read.read(&mut first).await.unwrap_or(0);
+            if n == 0 || in_write.write_all(&first[..n]).await.is_err() {
+                return;
+            }
+            if is_get && first[..n].starts_with(b"HTTP/1.1 200") {
+                opened.send_modify(|count| *count += 1);
+            }
+            let _ = tokio::io::copy(&mut out_read, &mut in_write).await;
+        };
+        let _ = tokio::join!(up, down);
     }
 }
 

@@ -9,7 +9,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 ///
 /// The manifest names the wire transports (`stdio`, `streamable-http`,
 /// `streamable-http-stateless`, `sse`); `in-memory` is the in-process transport every
-/// transport-independent requirement also applies to. Which of them the SDK has, and in
+/// transport-independent requirement also applies to, and `streamable-http-shared` a
+/// deployment of streamable HTTP (two services sharing sessions) every requirement on
+/// streamable HTTP also applies to. Which of them the SDK has, and in
 /// which spec versions, is data: the `[sdk_cells]` table of `requirements.toml`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -26,14 +28,20 @@ pub enum TransportKind {
     StreamableHttpStateless,
     /// The legacy HTTP+SSE transport (2024-11-05).
     Sse,
+    /// Ours, not the spec's: streamable HTTP (2025-11-25) served by two services that
+    /// share their sessions through Redis, behind a round-robin forwarder. A variant of
+    /// [`StreamableHttp`](Self::StreamableHttp): every requirement on streamable HTTP
+    /// applies to it too (see [`variant_of`](Self::variant_of)).
+    StreamableHttpShared,
 }
 
 impl TransportKind {
     /// Every transport kind, in report order.
-    pub const ALL: [TransportKind; 5] = [
+    pub const ALL: [TransportKind; 6] = [
         TransportKind::InMemory,
         TransportKind::Stdio,
         TransportKind::StreamableHttp,
+        TransportKind::StreamableHttpShared,
         TransportKind::StreamableHttpStateless,
         TransportKind::Sse,
     ];
@@ -46,6 +54,7 @@ impl TransportKind {
             TransportKind::StreamableHttp => "streamable-http",
             TransportKind::StreamableHttpStateless => "streamable-http-stateless",
             TransportKind::Sse => "sse",
+            TransportKind::StreamableHttpShared => "streamable-http-shared",
         }
     }
 
@@ -54,9 +63,39 @@ impl TransportKind {
         Self::ALL.into_iter().find(|k| k.name() == name)
     }
 
-    /// Whether a manifest may name this transport (in-memory is ours, not the spec's).
+    /// Whether a requirement's `transports` may name this transport (in-memory and the
+    /// shared streamable HTTP leg are ours, not the spec's).
     pub const fn is_wire(self) -> bool {
-        !matches!(self, TransportKind::InMemory)
+        !matches!(
+            self,
+            TransportKind::InMemory | TransportKind::StreamableHttpShared
+        )
+    }
+
+    /// The wire transport this one is a deployment of, if any: a requirement naming
+    /// that transport applies to this one too, and an arm exclusion naming it carves
+    /// this one out as well.
+    pub const fn variant_of(self) -> Option<TransportKind> {
+        match self {
+            TransportKind::StreamableHttpShared => Some(TransportKind::StreamableHttp),
+            _ => None,
+        }
+    }
+
+    /// The versions this transport runs in when the manifest's `[transport_versions]`
+    /// does not say (a lock of ours: the reference never names the transport). The
+    /// shared leg shares 2025-era sessions: 2025-11-25 only.
+    pub const fn era_lock(self) -> Option<&'static [SpecVersion]> {
+        match self {
+            TransportKind::StreamableHttpShared => Some(&[SpecVersion::V2025_11_25]),
+            _ => None,
+        }
+    }
+
+    /// Whether a requirement on `wire` applies to this transport: it is `wire`, or a
+    /// deployment of it.
+    pub fn serves(self, wire: TransportKind) -> bool {
+        self == wire || self.variant_of() == Some(wire)
     }
 }
 
@@ -129,12 +168,14 @@ impl Cell {
 
     /// Whether the connector can hand a test one raw `(client, server)` transport pair
     /// here. The stateless HTTP leg cannot (a server session lives for one POST), nor
-    /// can streamable HTTP in 2026-07-28, stateless by construction: tests that drive
-    /// the transport directly exclude them (`drives-transport-directly`).
+    /// can streamable HTTP in 2026-07-28, stateless by construction, nor the shared leg
+    /// (a session has one server transport per service): tests that drive the
+    /// transport directly exclude them (`drives-transport-directly`).
     pub const fn has_transport_pair(self) -> bool {
         !matches!(
             (self.transport, self.version),
             (TransportKind::StreamableHttpStateless, _)
+                | (TransportKind::StreamableHttpShared, _)
                 | (TransportKind::StreamableHttp, SpecVersion::V2026_07_28)
         )
     }
@@ -174,6 +215,10 @@ mod tests {
         }
         assert_eq!(TransportKind::from_name("http"), None);
         assert!(!TransportKind::InMemory.is_wire());
+        assert!(!TransportKind::StreamableHttpShared.is_wire());
+        assert!(TransportKind::StreamableHttpShared.serves(TransportKind::StreamableHttp));
+        assert!(!TransportKind::StreamableHttp.serves(TransportKind::StreamableHttpShared));
+        assert!(!TransportKind::Stdio.serves(TransportKind::StreamableHttp));
         for v in SpecVersion::ALL {
             assert_eq!(SpecVersion::from_name(v.name()), Some(v));
             assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{v}\""));

@@ -47,7 +47,9 @@
 //! - An ID missing from the manifest stops the whole run before anything runs.
 //! - [`Connector::transport_pair`] gives a fresh `(client side, server side)` pair (not on
 //!   the stateless HTTP leg, which has a server session per POST: there
-//!   [`Connector::serve_stateless_http`] serves a factory). [`Connector::kind`] tells a test
+//!   [`Connector::serve_stateless_http`] serves a factory; nor on the shared leg, two
+//!   services sharing sessions through Redis: there [`Connector::serve_shared_http`]
+//!   does). [`Connector::kind`] tells a test
 //!   which transport it is on, for the few that need the concrete one. A test that only
 //!   makes sense in one era says so through its requirements' windows (`added_in`,
 //!   `removed_in`), never by an `if` on [`Connector::version`].
@@ -117,6 +119,8 @@ pub mod harness;
 #[cfg(feature = "runner")]
 mod record;
 #[cfg(feature = "runner")]
+mod redis_server;
+#[cfg(feature = "runner")]
 mod registry;
 #[cfg(feature = "runner")]
 mod selftest;
@@ -126,7 +130,7 @@ mod wait;
 pub use kind::{Cell, SpecVersion, TransportKind};
 
 #[cfg(feature = "runner")]
-pub use connect::Connector;
+pub use connect::{Connector, GetStream, SharedHttp};
 #[cfg(feature = "runner")]
 pub use record::{Direction, Recorded, Recording, record};
 #[cfg(feature = "runner")]

@@ -78,9 +78,10 @@ pub struct ArmExclusion {
 }
 
 impl ArmExclusion {
-    /// Whether it carves out `cell`.
+    /// Whether it carves out `cell` (an exclusion of a wire transport carves out its
+    /// variants too, see [`TransportKind::variant_of`]).
     pub fn excludes(&self, cell: Cell) -> bool {
-        self.transport.is_none_or(|t| t == cell.transport)
+        self.transport.is_none_or(|t| cell.transport.serves(t))
             && self.version.is_none_or(|v| v == cell.version)
     }
 }
@@ -260,7 +261,18 @@ impl Matrix {
             }
             out
         };
-        let transport_versions = versions_of("transport_versions", &raw.transport_versions);
+        let mut transport_versions = versions_of("transport_versions", &raw.transport_versions);
+        // Our own transports' locks, where the manifest leaves them out.
+        for kind in TransportKind::ALL {
+            if let Some(lock) = kind.era_lock() {
+                transport_versions.entry(kind).or_insert_with(|| {
+                    lock.iter()
+                        .copied()
+                        .filter(|v| spec_versions.contains(v))
+                        .collect()
+                });
+            }
+        }
         let sdk = versions_of("sdk_cells", &raw.sdk_cells);
         let mut sdk_cells = Vec::new();
         for (&transport, versions) in &sdk {
@@ -291,9 +303,16 @@ impl Matrix {
         window: impl Fn(SpecVersion) -> bool,
         exclusions: &[ArmExclusion],
     ) -> Vec<Cell> {
-        let kinds = transports.unwrap_or(&TransportKind::ALL);
+        let kinds: Vec<TransportKind> = match transports {
+            None => TransportKind::ALL.to_vec(),
+            // A requirement on a wire transport applies to its variants too.
+            Some(listed) => TransportKind::ALL
+                .into_iter()
+                .filter(|k| listed.iter().any(|&wire| k.serves(wire)))
+                .collect(),
+        };
         let mut cells = Vec::new();
-        for &transport in kinds {
+        for transport in kinds {
             for &version in &self.spec_versions {
                 let cell = Cell::new(transport, version);
                 let locked_out = self
@@ -693,8 +712,9 @@ supersedes = ["lifecycle:old"]
         assert!(http.is_deferred());
         assert!(http.runs_in().is_empty());
         let text = m.get("tools:call:content:text").unwrap();
-        // Every transport in every version, less the era locks.
-        assert_eq!(text.applies_to().len(), 2 + 2 + 2 + 1 + 1);
+        // Every transport in every version, less the era locks (the shared HTTP leg's
+        // is built in: 2025-11-25 only).
+        assert_eq!(text.applies_to().len(), 2 + 2 + 2 + 1 + 1 + 1);
         assert_eq!(text.runs_in(), m.sdk_cells());
         assert!(m.get("tools:call:nope").is_none());
         assert!(m.get("tools:list:order").unwrap().is_divergent());
@@ -703,6 +723,66 @@ supersedes = ["lifecycle:old"]
             m.cells_for(&["tools:call:content:text", "transport:http:session-header"])
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn the_shared_http_leg_follows_streamable_http() {
+        let text = r#"
+spec_versions = ["2025-11-25", "2026-07-28"]
+[sdk_cells]
+streamable-http = ["2025-11-25", "2026-07-28"]
+streamable-http-shared = ["2025-11-25"]
+
+[[requirement]]
+id = "a:http"
+section = "S"
+source = "sdk"
+transports = ["streamable-http"]
+behavior = "x"
+
+[[requirement]]
+id = "a:carved"
+section = "S"
+source = "sdk"
+transports = ["streamable-http"]
+arm_exclusions = [{ transport = "streamable-http", version = "2025-11-25", reason = "requires-session" }]
+behavior = "x"
+
+[[requirement]]
+id = "a:ours"
+section = "S"
+source = "sdk"
+transports = ["streamable-http"]
+arm_exclusions = [{ transport = "streamable-http-shared", reason = "requires-session" }]
+behavior = "x"
+"#;
+        let m = Manifest::parse(text).unwrap();
+        // A requirement on streamable HTTP applies to the shared leg, in 2025-11-25 only.
+        assert_eq!(
+            m.get("a:http").unwrap().runs_in(),
+            cells(&[
+                "streamable-http@2025-11-25",
+                "streamable-http@2026-07-28",
+                "streamable-http-shared@2025-11-25"
+            ])
+        );
+        // An exclusion of streamable HTTP carves the shared leg out too; one of the
+        // shared leg, only that leg.
+        assert_eq!(
+            m.get("a:carved").unwrap().runs_in(),
+            [cell("streamable-http@2026-07-28")]
+        );
+        assert_eq!(
+            m.get("a:ours").unwrap().runs_in(),
+            cells(&["streamable-http@2025-11-25", "streamable-http@2026-07-28"])
+        );
+        // The reference's vocabulary cannot name it.
+        let named = text.replacen(
+            "transports = [\"streamable-http\"]",
+            "transports = [\"streamable-http-shared\"]",
+            1,
+        );
+        assert!(Manifest::parse(&named).is_err());
     }
 
     #[test]

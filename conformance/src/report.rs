@@ -579,9 +579,11 @@ deferred = "no HTTP yet"
                      "results": {"stdio@2025-11-25": "fail"}},
                     {"id": "b:http", "status": "deferred",
                      "by_version": {"2025-11-25": "deferred", "2026-07-28": "deferred"},
-                     "applies_to": ["streamable-http@2025-11-25", "streamable-http@2026-07-28"],
+                     "applies_to": ["streamable-http@2025-11-25", "streamable-http@2026-07-28",
+                                    "streamable-http-shared@2025-11-25"],
                      "results": {"streamable-http@2025-11-25": "unserved",
-                                 "streamable-http@2026-07-28": "unserved"}},
+                                 "streamable-http@2026-07-28": "unserved",
+                                 "streamable-http-shared@2025-11-25": "unserved"}},
                 ],
                 "summary": {
                     "total": 3, "covered": 1, "divergent": 0, "deferred": 1,

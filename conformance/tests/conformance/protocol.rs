@@ -490,7 +490,7 @@ async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
         JsonRpcMessage::Error(e) => e.id.as_ref() == Some(&id),
         _ => false,
     };
-    if connector.kind() == TransportKind::StreamableHttp {
+    if connector.kind().serves(TransportKind::StreamableHttp) {
         // The requirement's divergence: the session sends nothing, but streamable HTTP
         // (2025 era, sessions) ends the request's POST with the transport's own -32800
         // (transport:streamable-http:cancelled-request-terminated), which the client

@@ -12,7 +12,7 @@ use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, JsonObject, Meta, ProtocolVersion, Tool,
 };
 use modelctx::types::{JsonRpcMessage, JsonRpcResultResponse, to_raw};
-use modelctx_conformance::{Connector, Recording, record, within};
+use modelctx_conformance::{Connector, Recording, TransportKind, record, within};
 use serde_json::{Value, json};
 
 /// A connected pair, with the client side's wire recorded.
@@ -27,13 +27,14 @@ impl Pair {
     ///
     /// # Panics
     ///
-    /// On the stateless HTTP leg, where each POST has a session of its own: a test that
+    /// On the stateless HTTP leg, where each POST has a session of its own, and on the
+    /// shared leg, where each service serves its own copy of the session: a test that
     /// needs the server's session belongs to a requirement that excludes that leg
     /// (`requires-session` or `server-initiated-request`).
     pub(crate) fn server(&self) -> &ServerSession {
         self.server.as_ref().expect(
-            "no server session on the stateless HTTP leg (one per POST): the requirement \
-             must exclude streamable-http-stateless",
+            "no single server session on the stateless HTTP leg (one per POST) nor on the \
+             shared leg (one per service): the requirement must exclude the cell",
         )
     }
 }
@@ -54,6 +55,50 @@ pub(crate) fn stateless_config(transport: &HttpServerTransport) -> SessionConfig
 /// Serves `server` on the connector's server side and connects `client` to it. On the
 /// stateless HTTP leg the server serves each POST on a session of its own.
 pub(crate) async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {
+    if connect.kind() == TransportKind::StreamableHttpShared {
+        // Each service serves its own copy of the session; a copy made from the shared
+        // record starts initialised. The first is the session opened up front on the
+        // first service, which the client's `initialize` (its first connection) reaches:
+        // the test's server session.
+        let shared = server.clone();
+        let first: std::sync::Arc<std::sync::Mutex<Option<ServerSession>>> = Default::default();
+        let slot = first.clone();
+        let client_side = connect
+            .serve_shared_http(move |transport| {
+                let mut config = SessionConfig::server();
+                if transport.needs_pre_initialized_session() {
+                    config = config.pre_initialized();
+                }
+                let session = shared.serve_with(transport, config);
+                let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.is_none() {
+                    *slot = Some(session);
+                }
+            })
+            .await;
+        let session = first
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .expect("the factory ran for the opened session");
+        let modelctx_conformance::SharedHttp {
+            transport,
+            mut get_stream,
+            ..
+        } = client_side;
+        let (transport, wire) = record(transport);
+        let client = within("the client to connect", client.connect(transport))
+            .await
+            .expect("the client connects");
+        // Before that, a message for the GET stream (a request of the server's own, a
+        // list change) would be lost on this leg: see `Connector::serve_shared_http`.
+        within("the client's GET stream to open", get_stream.opened()).await;
+        return Pair {
+            client,
+            server: Some(session),
+            wire,
+        };
+    }
     if !connect.cell().has_transport_pair() {
         let per_post = server.clone();
         let era_2026 = connect.version() == modelctx_conformance::SpecVersion::V2026_07_28;
@@ -425,6 +470,15 @@ pub(crate) async fn raw_server(connector: &Connector, script: Script) -> BoxTran
         let (client_side, server_side) = connector.transport_pair().await;
         serve(server_side, script);
         return client_side;
+    }
+    if connector.kind() == TransportKind::StreamableHttpShared {
+        return connector
+            .serve_shared_http(move |transport| {
+                let (sink, stream) = transport.split();
+                serve((Box::new(sink), Box::new(stream)), script.clone());
+            })
+            .await
+            .transport;
     }
     connector
         .serve_stateless_http(move |transport| {
