@@ -267,6 +267,57 @@ async fn a_refused_connection_fails_as_undelivered_once_the_attempts_are_used_up
     );
 }
 
+/// Without a policy nothing is retried, but nothing stays broken either: a call made
+/// while the server is down fails at once as undelivered, and the next call, once a new
+/// server holds the port, is answered (in 2025 through a new session).
+#[tokio::test]
+async fn without_a_policy_a_call_fails_at_once_and_the_next_one_reaches_the_new_server() {
+    for (mode, era) in eras() {
+        let proxy = Proxy::start(serve(plain("first")).await).await;
+        let transport = StreamableHttpClientTransport::new(&proxy.url()).unwrap();
+        let handle = transport.handle();
+        let client = within(
+            "connecting",
+            Client::builder("plain", "1.0.0")
+                .mode(mode)
+                .connect(transport),
+        )
+        .await
+        .unwrap();
+        let first = within("a call", client.call_tool("hello", JsonObject::new()))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&first), "first", "{era}");
+        let session = handle.session_id();
+
+        proxy.down().await;
+        let error = within(
+            "the call while the server is down",
+            client.call_tool("hello", JsonObject::new()),
+        )
+        .await
+        .unwrap_err();
+        assert!(error.is_undelivered(), "{era}: {error}");
+
+        proxy.up(serve(plain("second")).await).await;
+        let second = within(
+            "the call after the restart",
+            client.call_tool("hello", JsonObject::new()),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{era}: {e}"));
+        assert_eq!(text_of(&second), "second", "{era}");
+        if era == "2025" {
+            let now = handle.session_id();
+            assert!(
+                now.is_some() && now != session,
+                "{era}: {session:?} -> {now:?}"
+            );
+        }
+        client.close().await;
+    }
+}
+
 /// A server whose `slow` tool counts its calls, says it started, and never ends.
 fn with_slow_tool(calls: Arc<AtomicUsize>, started: Arc<Notify>) -> Server {
     let slow = ToolDef::with_schema(
