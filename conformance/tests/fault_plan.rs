@@ -851,8 +851,9 @@ async fn case_16_responses_for_unknown_ids_are_ignored() {
 }
 
 /// Case 16, a response that cannot be read (found by the property tests): an error
-/// object without `message` or with a `code` that is not an integer, both or neither of
-/// `result` and `error`, for an id the server never used. It was answered with
+/// object without `message` or with a `code` that is not an integer, both `result` and
+/// `error`, for an id the server never used. (An id with none of `method`, `result` and
+/// `error` is no response: case 6 answers it.) It was answered with
 /// `-32600`; a response is never answered, and the session goes on. (A response that
 /// answers one of the server's own calls fails that call at once: `modelctx-session`
 /// `tests/runtime.rs`, `modelctx-stdio` `tests/session.rs`.) Streamable HTTP and legacy
@@ -866,7 +867,6 @@ async fn case_16_a_response_that_cannot_be_read_is_never_answered() {
         &br#"{"jsonrpc":"2.0","id":916,"error":{"code":-32000}}"#[..],
         br#"{"jsonrpc":"2.0","id":917,"error":{"code":"x","message":"m"}}"#,
         br#"{"jsonrpc":"2.0","id":918,"result":{},"error":{"code":1,"message":"m"}}"#,
-        br#"{"jsonrpc":"2.0","id":919}"#,
         br#"{"jsonrpc":"2.0","error":{"message":"no code"}}"#,
     ]
     .into_iter()

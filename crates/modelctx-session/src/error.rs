@@ -137,8 +137,8 @@ impl SessionError {
     }
 
     /// Whether the peer answered with a response that could not be read: an error
-    /// object without `message` or with a `code` that is not an integer, both or neither
-    /// of `result` and `error`, and the like. The call fails as soon as it arrives
+    /// object without `message` or with a `code` that is not an integer, both `result`
+    /// and `error`, and the like. The call fails as soon as it arrives
     /// (rather than at its timeout); the session goes on and nothing answers the peer.
     /// [`SessionError::to_error_data`] reports it as `-32603`.
     pub fn is_invalid_response(&self) -> bool {

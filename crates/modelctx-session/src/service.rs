@@ -49,7 +49,7 @@ pub trait Service: Send + Sync + 'static {
     /// ours it could not parse. It answers none of our requests (those still wait for
     /// their own answers or time out) and is never answered. A response from the peer
     /// that could not be read (an error object without `message`, a `code` that is not
-    /// an integer, both or neither of `result` and `error`) comes here too, as a
+    /// an integer, both `result` and `error`) comes here too, as a
     /// `-32603` naming the request and what was wrong; that request has already failed
     /// ([`SessionError::is_invalid_response`](crate::SessionError::is_invalid_response)).
     /// Delivered in arrival order with the notifications. The default ignores it; the role crates hand it to

@@ -387,7 +387,7 @@ pub struct InvalidMessage {
     pub id: Option<RequestId>,
     /// The error to answer with: a parse error or an invalid request.
     pub error: ErrorData,
-    /// The input has no `method` but an `id`, a `result` or an `error`.
+    /// The input has no `method` but a `result` or an `error`.
     response: bool,
 }
 
@@ -413,10 +413,11 @@ impl InvalidMessage {
         }
     }
 
-    /// Whether the input is recognisably a response — no `method`, and an `id` of the
-    /// JSON-RPC form, a `result` or an `error` — that could not be read (an error object
-    /// without `message`, a `code` that is not an integer, both or neither of `result`
-    /// and `error`, ...). A response is never answered: the receiver fails the request
+    /// Whether the input is recognisably a response — no `method`, and a `result` or an
+    /// `error` — that could not be read (an error object without `message`, a `code`
+    /// that is not an integer, both `result` and `error`, an id that is no id, ...). An
+    /// object with an id and none of `method`, `result` and `error` is not one: it is
+    /// an invalid request, answered with `-32600` like any JSON that is not a message. A response is never answered: the receiver fails the request
     /// it answers ([`InvalidMessage::id`](InvalidMessage#structfield.id), when one
     /// could be read) or reports and drops it.
     pub fn is_response(&self) -> bool {
@@ -523,7 +524,7 @@ struct Shape {
 
 impl Shape {
     fn is_response(&self) -> bool {
-        !self.method && (self.id.is_some() || self.result || self.error.is_some())
+        !self.method && (self.result || self.error.is_some())
     }
 
     /// What is wrong with the error object, when that is what could not be read.
@@ -567,8 +568,7 @@ impl Envelope {
         };
         // Recognisably a response (see `Shape::is_response`): never answered, so its
         // faults are told apart from a request's.
-        let response = self.method.is_none()
-            && (id.is_some() || self.result.is_some() || self.error.is_some());
+        let response = self.method.is_none() && (self.result.is_some() || self.error.is_some());
         let fail = |reason: &'static str| {
             Err(if response {
                 InvalidMessage::invalid_response(id.clone(), reason)
@@ -611,7 +611,6 @@ impl Envelope {
                 Ok(JsonRpcMessage::Error(JsonRpcErrorResponse { id, error }))
             }
             (None, Some(_), Some(_)) => fail("it has both result and error"),
-            (None, None, None) if response => fail("it has neither result nor error"),
             _ => fail("not a request, notification or response"),
         }
     }
@@ -846,7 +845,6 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}"#,
                 Some(3),
             ),
-            (r#"{"jsonrpc":"2.0","id":3}"#, Some(3)),
             (
                 r#"{"jsonrpc":"2.0","id":3,"result":{},"params":{}}"#,
                 Some(3),
@@ -868,11 +866,13 @@ mod tests {
                 "{text}: {err}"
             );
         }
-        // With a method (whatever its value), or with nothing a response has, it is not.
+        // With a method (whatever its value), or with neither result nor error (an id
+        // alone: SECURITY.md case 6 answers it), it is not.
         for text in [
             r#"{"jsonrpc":"2.0","id":3,"method":3}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"ping","result":{}}"#,
             r#"{"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":3}"#,
             r#"{"jsonrpc":"2.0","id":null}"#,
             "[]",
             "{not json",
