@@ -417,9 +417,10 @@ impl InvalidMessage {
     /// `error` — that could not be read (an error object without `message`, a `code`
     /// that is not an integer, both `result` and `error`, an id that is no id, ...). An
     /// object with an id and none of `method`, `result` and `error` is not one: it is
-    /// an invalid request, answered with `-32600` like any JSON that is not a message. A response is never answered: the receiver fails the request
-    /// it answers ([`InvalidMessage::id`](InvalidMessage#structfield.id), when one
-    /// could be read) or reports and drops it.
+    /// an invalid request, answered with `-32600` like any JSON that is not a message.
+    /// A response is never answered: the receiver fails the request it answers
+    /// ([`InvalidMessage::id`](InvalidMessage#structfield.id), when one could be read)
+    /// or reports and drops it.
     pub fn is_response(&self) -> bool {
         self.response
     }
@@ -509,7 +510,7 @@ impl<'de> Deserialize<'de> for Object {
 }
 
 /// Which members a message that did not decode has: enough to find its id and to tell
-/// a response from a request. Members are only noted, never read.
+/// a response from a request. Members are only noted (the error object is kept raw).
 #[derive(Deserialize)]
 struct Shape {
     #[serde(default, deserialize_with = "lenient_id")]
