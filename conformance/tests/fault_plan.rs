@@ -850,6 +850,33 @@ async fn case_16_responses_for_unknown_ids_are_ignored() {
     .await;
 }
 
+/// Case 16, a response that cannot be read (found by the property tests): an error
+/// object without `message` or with a `code` that is not an integer, both `result` and
+/// `error`, for an id the server never used. (An id with none of `method`, `result` and
+/// `error` is no response: case 6 answers it.) It was answered with
+/// `-32600`; a response is never answered, and the session goes on. (A response that
+/// answers one of the server's own calls fails that call at once: `modelctx-session`
+/// `tests/runtime.rs`, `modelctx-stdio` `tests/session.rs`.) Streamable HTTP and legacy
+/// SSE refuse such a POST with 400 before any session sees it, as any body that is not
+/// a message (case 6).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_16_a_response_that_cannot_be_read_is_never_answered() {
+    let (server, _, _) = fault_server();
+    let mut wire = Wire::stdio(&server).await;
+    for (i, line) in [
+        &br#"{"jsonrpc":"2.0","id":916,"error":{"code":-32000}}"#[..],
+        br#"{"jsonrpc":"2.0","id":917,"error":{"code":"x","message":"m"}}"#,
+        br#"{"jsonrpc":"2.0","id":918,"result":{},"error":{"code":1,"message":"m"}}"#,
+        br#"{"jsonrpc":"2.0","error":{"message":"no code"}}"#,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let reply = wire.send(line, i as u32).await;
+        reply.assert_silent("stdio");
+    }
+}
+
 /// Case 26: a cancellation naming an id that is unknown, already answered, or the
 /// `initialize` request is ignored: no answer, and the session goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

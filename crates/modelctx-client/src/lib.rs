@@ -301,8 +301,10 @@ impl ClientBuilder {
     /// Hears every error response the server sends without a request id
     /// (`"id": null`): the server reporting a failure it could not attribute to a
     /// request, such as a message from this client it could not parse. Without it such
-    /// errors are dropped (they answer no request, and are never answered). The
-    /// callback runs in arrival order with the server's notifications, with the
+    /// errors are dropped (they answer no request, and are never answered). It also
+    /// hears every response from the server that could not be read, as a `-32603`
+    /// naming the request it answered (which has already failed) and what was wrong.
+    /// The callback runs in arrival order with the server's notifications, with the
     /// session's peer; it must not block.
     #[must_use]
     pub fn on_peer_error<F>(mut self, callback: F) -> Self

@@ -276,3 +276,83 @@ async fn the_default_client_never_follows_a_redirect_to_another_origin() {
         "the secret stayed home"
     );
 }
+
+/// Found by the property tests (issue 25): a response that cannot be read (an error
+/// object without `message`) on a request's SSE stream was skipped, so the call waited
+/// for the stream's end, which a server may hold back until the timeout. It fails at
+/// once now, with a clear error, and the next call is answered.
+#[tokio::test]
+async fn a_response_that_cannot_be_read_on_an_sse_stream_fails_its_call_at_once() {
+    use futures::StreamExt;
+    let server = axum::Router::new().fallback(|req: axum::extract::Request| async move {
+        let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let message: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let id = message["id"].clone();
+        let json = |text: String| {
+            http::Response::builder()
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(text))
+                .unwrap()
+        };
+        match message["method"].as_str() {
+            Some("initialize") => json(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-06-18","capabilities":{{}},"serverInfo":{{"name":"t","version":"1"}}}}}}"#
+            )),
+            // The broken answer, then a stream that stays open.
+            Some("bad") => {
+                let event = format!(
+                    "data: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":-32000}}}}\n\n"
+                );
+                let events = futures::stream::once(async move {
+                    Ok::<_, std::io::Error>(axum::body::Bytes::from(event))
+                })
+                .chain(futures::stream::pending());
+                http::Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(axum::body::Body::from_stream(events))
+                    .unwrap()
+            }
+            Some(_) => json(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)),
+            None => http::Response::builder()
+                .status(202)
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, server).await });
+
+    let transport = StreamableHttpClientTransport::builder(&url)
+        .standalone_stream(false)
+        .build()
+        .unwrap();
+    let (sink, mut stream) = transport.split();
+    sink.send(msg(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(next(&mut stream).await.id(), Some(&RequestId::Number(1)));
+    sink.send(msg(r#"{"jsonrpc":"2.0","id":2,"method":"bad"}"#))
+        .await
+        .unwrap();
+    let JsonRpcMessage::Error(e) = next(&mut stream).await else {
+        panic!("the call fails")
+    };
+    assert_eq!(e.id, Some(RequestId::Number(2)));
+    assert!(
+        e.error.message.contains("invalid response") && e.error.message.contains("`message`"),
+        "{}",
+        e.error.message
+    );
+    sink.send(msg(r#"{"jsonrpc":"2.0","id":3,"method":"good"}"#))
+        .await
+        .unwrap();
+    assert!(matches!(
+        next(&mut stream).await,
+        JsonRpcMessage::Response(r) if r.id == RequestId::Number(3)
+    ));
+}

@@ -642,9 +642,11 @@ impl ServerBuilder {
     /// Hears every error response a client sends without a request id (`"id": null`):
     /// the client reporting a failure it could not attribute to a request, such as a
     /// message from this server it could not parse. Without it such errors are dropped
-    /// (they answer no request, and are never answered). The callback runs in arrival
-    /// order with the session's notifications, with the session's peer; it must not
-    /// block.
+    /// (they answer no request, and are never answered). It also hears every response
+    /// from the client that could not be read, as a `-32603` naming the request it
+    /// answered (which has already failed) and what was wrong. The callback runs in
+    /// arrival order with the session's notifications, with the session's peer; it
+    /// must not block.
     #[must_use]
     pub fn on_peer_error<F>(mut self, callback: F) -> Self
     where

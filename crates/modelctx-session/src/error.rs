@@ -25,6 +25,8 @@ enum Kind {
     Refused(String),
     /// The result could not be decoded into the method's result type.
     InvalidResult(String),
+    /// The peer's response could not be read as a response at all.
+    InvalidResponse(String),
     /// The transport refused to carry the request, with this JSON-RPC error.
     TransportRefused(ErrorData),
     /// The transport failed.
@@ -55,6 +57,11 @@ impl SessionError {
     pub fn invalid_result(message: impl Into<String>) -> Self {
         Self {
             kind: Kind::InvalidResult(message.into()),
+        }
+    }
+    pub(crate) fn invalid_response(reason: String) -> Self {
+        Self {
+            kind: Kind::InvalidResponse(reason),
         }
     }
     pub(crate) fn transport(err: TransportError) -> Self {
@@ -143,6 +150,15 @@ impl SessionError {
         matches!(self.kind, Kind::InvalidResult(_))
     }
 
+    /// Whether the peer answered with a response that could not be read: an error
+    /// object without `message` or with a `code` that is not an integer, both `result`
+    /// and `error`, and the like. The call fails as soon as it arrives
+    /// (rather than at its timeout); the session goes on and nothing answers the peer.
+    /// [`SessionError::to_error_data`] reports it as `-32603`.
+    pub fn is_invalid_response(&self) -> bool {
+        matches!(self.kind, Kind::InvalidResponse(_))
+    }
+
     /// The JSON-RPC error that reports this failure to a peer: the protocol error itself,
     /// or an internal error describing the local failure.
     pub fn to_error_data(&self) -> ErrorData {
@@ -170,6 +186,7 @@ impl fmt::Display for SessionError {
             Kind::Closed => f.write_str("connection closed"),
             Kind::Refused(r) => write!(f, "refused: {r}"),
             Kind::InvalidResult(m) => write!(f, "invalid result: {m}"),
+            Kind::InvalidResponse(m) => write!(f, "invalid response from peer: {m}"),
             Kind::TransportRefused(e) => write!(f, "the transport refused the request: {e}"),
             Kind::Transport(e) => write!(f, "transport error: {e}"),
         }

@@ -188,6 +188,8 @@ impl fmt::Debug for RequestOptions {
 pub(crate) enum Outcome {
     Result(Box<RawValue>),
     Error(ErrorData),
+    /// The peer's answer could not be read (`InvalidMessage::is_response`): what was wrong.
+    InvalidResponse(String),
     Closed,
     Cancelled,
     /// The deadline passed; the session's timer took the slot out of the table (and told
@@ -289,10 +291,15 @@ impl Shared {
     // lock still held and sleep on it, two more futex calls and a wake-up on the path.
     // (Progress is sent under the lock: its receiver never takes it.)
 
-    pub(crate) fn complete(&self, id: &RequestId, outcome: Outcome) {
+    /// Completes request `id` with `outcome`; `false` when no request of ours has it.
+    pub(crate) fn complete(&self, id: &RequestId, outcome: Outcome) -> bool {
         let slot = self.lock_pending().complete(id);
-        if let Some(slot) = slot {
-            let _ = slot.send(outcome);
+        match slot {
+            Some(slot) => {
+                let _ = slot.send(outcome);
+                true
+            }
+            None => false,
         }
     }
 
@@ -817,8 +824,11 @@ async fn run_request(
     guard.peer = None;
     // Updates that arrived before the response are still in the channel when the biased
     // select above picks the response: deliver them, in order, before returning.
-    if let (Outcome::Result(_) | Outcome::Error(_), Some(rx), Some(cb)) =
-        (&outcome, progress_rx.as_deref(), &options.on_progress)
+    if let (
+        Outcome::Result(_) | Outcome::Error(_) | Outcome::InvalidResponse(_),
+        Some(rx),
+        Some(cb),
+    ) = (&outcome, progress_rx.as_deref(), &options.on_progress)
     {
         while let Some(p) = rx.try_pop() {
             cb(p);
@@ -827,6 +837,7 @@ async fn run_request(
     match outcome {
         Outcome::Result(raw) => Ok(raw),
         Outcome::Error(e) => Err(SessionError::protocol(e)),
+        Outcome::InvalidResponse(reason) => Err(SessionError::invalid_response(reason)),
         Outcome::Closed => Err(SessionError::closed()),
         Outcome::Cancelled => Err(SessionError::cancelled()),
         Outcome::TimedOut => Err(SessionError::timeout()),

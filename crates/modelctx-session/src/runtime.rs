@@ -12,8 +12,8 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use modelctx_transport::{DirectReceiver, Extensions, MessageStream, Transport, TransportMessage};
 use modelctx_types::{
-    ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
-    JsonRpcResultResponse, ProgressToken, RawValue, RequestId,
+    ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
+    JsonRpcRequest, JsonRpcResultResponse, ProgressToken, RawValue, RequestId,
 };
 use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
@@ -201,12 +201,15 @@ impl Receiver {
             match next {
                 None => break,
                 Some(Err(e)) if e.is_closed() => break,
-                Some(Err(e)) => {
-                    if let Some(invalid) = e.invalid_message() {
+                Some(Err(e)) => match e.invalid_message() {
+                    // A response is never answered, not even a broken one.
+                    Some(invalid) if invalid.is_response() => self.on_invalid_response(invalid),
+                    Some(invalid) => {
                         let response = invalid.clone().into_response();
                         self.core.spawn_send(JsonRpcMessage::Error(response), None);
                     }
-                }
+                    None => {}
+                },
                 Some(Ok(message)) => match message.message {
                     JsonRpcMessage::Notification(n) => self.on_notification(n),
                     // An error the peer could not attribute to a request: in arrival
@@ -277,6 +280,33 @@ impl Receiver {
             span,
         ));
         self.notify_tx = Some(tx);
+    }
+
+    /// A response from the peer that could not be read: the request of ours it names
+    /// fails at once (rather than at its timeout), and the service hears of it as a
+    /// peer error, in arrival order with the notifications. Nothing goes back.
+    fn on_invalid_response(&mut self, invalid: &InvalidMessage) {
+        let message = &invalid.error.message;
+        let reason = message
+            .strip_prefix("Invalid response: ")
+            .unwrap_or(message);
+        let failed = invalid.id.as_ref().is_some_and(|id| {
+            self.core
+                .shared
+                .complete(id, Outcome::InvalidResponse(reason.to_owned()))
+        });
+        tracing::warn!(
+            target: "modelctx_session",
+            id = ?invalid.id,
+            failed_request = failed,
+            reason,
+            "invalid response from peer",
+        );
+        let described = match &invalid.id {
+            Some(id) => format!("invalid response from peer to request {id}: {reason}"),
+            None => format!("invalid response from peer: {reason}"),
+        };
+        self.deliver(Delivery::PeerError(ErrorData::internal_error(described)));
     }
 
     fn on_notification(&mut self, notification: JsonRpcNotification) {

@@ -47,8 +47,12 @@ pub trait Service: Send + Sync + 'static {
     /// Handles an error response that carries no request id (`"id": null`): the peer
     /// reporting a failure it could not attribute to a request, such as a message of
     /// ours it could not parse. It answers none of our requests (those still wait for
-    /// their own answers or time out) and is never answered. Delivered in arrival
-    /// order with the notifications. The default ignores it; the role crates hand it to
+    /// their own answers or time out) and is never answered. A response from the peer
+    /// that could not be read (an error object without `message`, a `code` that is not
+    /// an integer, both `result` and `error`) comes here too, as a
+    /// `-32603` naming the request and what was wrong; that request has already failed
+    /// ([`SessionError::is_invalid_response`](crate::SessionError::is_invalid_response)).
+    /// Delivered in arrival order with the notifications. The default ignores it; the role crates hand it to
     /// the application (`ServerBuilder::on_peer_error`, `ClientBuilder::on_peer_error`).
     fn handle_peer_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
         let _ = (error, peer);

@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_memory::MockPeer;
+use modelctx_memory::{MemorySink, MemoryStream, MemoryTransport, MockPeer};
 use modelctx_session::{
     CancellationToken, Peer, Progress, RequestContext, RequestHandle, RequestOptions, Role,
     Service, SessionConfig, parse_params, start,
 };
+use modelctx_transport::{MessageStream, Transport, TransportError, TransportMessage};
 use modelctx_types::{
     ErrorCode, ErrorData, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, Meta, RawValue,
     RequestId, to_raw,
@@ -162,6 +163,11 @@ struct Harness {
 impl Harness {
     fn new(config: SessionConfig) -> Self {
         let (transport, mock) = MockPeer::pair();
+        Self::over(transport, mock, config)
+    }
+
+    /// A session over `transport`, whose other end `mock` plays.
+    fn over(transport: impl Transport, mock: MockPeer, config: SessionConfig) -> Self {
         let (tx, events) = mpsc::unbounded_channel();
         let release = Arc::new(Notify::new());
         let service = Arc::new(TestService {
@@ -1550,6 +1556,166 @@ async fn a_notification_handler_that_waits_holds_back_the_later_ones() {
         Event::Notification(n) => assert_eq!(params_of(n.params.as_deref())["n"], json!(4)),
         other => panic!("unexpected event {other:?}"),
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Responses that cannot be read
+// ---------------------------------------------------------------------------------------
+
+/// The in-memory transport plus a way in for text as if read off a wire: decoded with
+/// `JsonRpcMessage::from_slice`, as stdio and HTTP decode, so text that is no valid
+/// message reaches the session as the transport error those transports give.
+struct WireTransport {
+    inner: MemoryTransport,
+    raw: mpsc::UnboundedReceiver<String>,
+}
+
+struct WireStream {
+    inner: MemoryStream,
+    raw: mpsc::UnboundedReceiver<String>,
+}
+
+impl Transport for WireTransport {
+    type Sink = MemorySink;
+    type Stream = WireStream;
+
+    fn split(self) -> (MemorySink, WireStream) {
+        let (sink, inner) = self.inner.split();
+        (
+            sink,
+            WireStream {
+                inner,
+                raw: self.raw,
+            },
+        )
+    }
+}
+
+impl MessageStream for WireStream {
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
+        Box::pin(async move {
+            tokio::select! {
+                biased;
+                Some(text) = self.raw.recv() => Some(
+                    JsonRpcMessage::from_slice(text.as_bytes())
+                        .map(TransportMessage::new)
+                        .map_err(TransportError::invalid),
+                ),
+                next = self.inner.recv() => next,
+            }
+        })
+    }
+}
+
+/// A harness whose mock can also write raw text.
+fn wire_harness(config: SessionConfig) -> (Harness, mpsc::UnboundedSender<String>) {
+    let (inner, mock) = MockPeer::pair();
+    let (tx, raw) = mpsc::unbounded_channel();
+    (
+        Harness::over(WireTransport { inner, raw }, mock, config),
+        tx,
+    )
+}
+
+/// Waits for the service to hear of a peer error.
+async fn peer_error(h: &mut Harness) -> ErrorData {
+    match h.next_event().await {
+        Event::PeerError(e) => e,
+        other => panic!("expected a peer error, got {other:?}"),
+    }
+}
+
+/// Found by the property tests (issue 25): a response whose error object could not be
+/// read was taken for an invalid request — the session answered the peer's *response*
+/// with `-32600`, and the call waited for its timeout. Now the call fails as soon as the
+/// response arrives (with a one-hour timeout, the bounded wait shows it did not time
+/// out), the service hears of it, nothing goes back, and the session goes on.
+#[tokio::test]
+async fn a_response_that_cannot_be_read_fails_its_call_at_once_and_is_never_answered() {
+    let cases = [
+        (
+            r#""error":{"code":-32000}"#,
+            "error object cannot be read: missing field `message`",
+        ),
+        (
+            r#""error":{"code":"oops","message":"m"}"#,
+            "error object cannot be read",
+        ),
+        (
+            r#""error":{"code":1.5,"message":"m"}"#,
+            "error object cannot be read",
+        ),
+        (
+            r#""result":{},"error":{"code":-32000,"message":"m"}"#,
+            "both result and error",
+        ),
+    ];
+    for config in [SessionConfig::server(), SessionConfig::client()] {
+        let (mut h, raw) = wire_harness(config.pre_initialized());
+        let options = || RequestOptions::new().timeout(Duration::from_secs(3600));
+        for (n, (members, says)) in cases.into_iter().enumerate() {
+            let (call, req) = sent(&mut h, "echo", options()).await;
+            let id = serde_json::to_string(&req.id).unwrap();
+            raw.send(format!(r#"{{"jsonrpc":"2.0","id":{id},{members}}}"#))
+                .unwrap();
+            let err = tokio::time::timeout(Duration::from_secs(5), call)
+                .await
+                .expect("the call fails at once, not at its timeout")
+                .unwrap_err();
+            assert!(err.is_invalid_response(), "{members}: {err}");
+            assert!(!err.is_timeout());
+            let text = err.to_string();
+            assert!(text.starts_with("invalid response from peer: "), "{text}");
+            assert!(text.contains(says), "{members}: {text}");
+            assert_eq!(err.to_error_data().code, ErrorCode::INTERNAL_ERROR);
+            // The service hears of it, naming the request.
+            let heard = peer_error(&mut h).await;
+            assert_eq!(heard.code, ErrorCode::INTERNAL_ERROR);
+            assert!(
+                heard.message.contains(&format!("to request {}", req.id)),
+                "{heard:?}"
+            );
+            // Nothing answered the response: the ping's answer is the next message.
+            h.ping_sync(100 + n as i64).await;
+            // The next call is answered as usual.
+            let (call, req) = sent(&mut h, "echo", options()).await;
+            h.mock.respond(req.id, json!({ "n": n })).await;
+            assert_eq!(params_of(Some(&call.await.unwrap())), json!({ "n": n }));
+        }
+    }
+}
+
+/// A response that cannot be read and answers none of our requests (an unknown id, or
+/// none at all) is reported to the service and dropped: never answered, and a call in
+/// flight keeps waiting for its own answer.
+#[tokio::test]
+async fn a_response_that_cannot_be_read_for_an_unknown_id_is_reported_and_dropped() {
+    let (mut h, raw) = wire_harness(SessionConfig::client().pre_initialized());
+    let (call, req) = sent(&mut h, "echo", RequestOptions::new()).await;
+    for text in [
+        r#"{"jsonrpc":"2.0","id":999,"error":{"code":-32000}}"#,
+        r#"{"jsonrpc":"2.0","error":{"code":"x","message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+    ] {
+        raw.send(text.to_owned()).unwrap();
+        let heard = peer_error(&mut h).await;
+        assert_eq!(heard.code, ErrorCode::INTERNAL_ERROR, "{text}");
+        assert!(
+            heard.message.starts_with("invalid response from peer"),
+            "{heard:?}"
+        );
+    }
+    h.ping_sync(1).await;
+    h.mock.respond(req.id, json!({ "mine": true })).await;
+    assert_eq!(
+        params_of(Some(&call.await.unwrap())),
+        json!({ "mine": true })
+    );
+    // A request that is not valid is still answered, as before.
+    raw.send(r#"{"jsonrpc":"2.0","id":7,"method":3}"#.to_owned())
+        .unwrap();
+    let error = h.mock.expect_error(Some(RequestId::Number(7))).await;
+    assert_eq!(error.code, ErrorCode::INVALID_REQUEST);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -290,3 +290,94 @@ async fn a_server_that_is_not_sse_is_a_clear_error() {
         .unwrap_err();
     assert!(err.to_string().contains("HTTP 404"), "{err}");
 }
+
+/// Found by the property tests (issue 25): a response that cannot be read (an error
+/// object without `message`) on the event stream was skipped, and the call it answered
+/// waited for its timeout (the stream stays open). It fails at once now, with a clear
+/// error, and the next call is answered.
+#[tokio::test]
+async fn a_response_that_cannot_be_read_fails_its_call_at_once() {
+    use std::sync::{Arc, Mutex};
+    // The server: an event stream fed by its POST route, which answers method `bad`
+    // with an error object lacking `message` and anything else with `{}`.
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    let rx = Arc::new(Mutex::new(Some(rx)));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let endpoint = format!("event: endpoint\ndata: {origin}/messages\n\n");
+    let router = axum::Router::new()
+        .route(
+            "/sse",
+            axum::routing::get(move || async move {
+                let rx = rx.lock().unwrap().take().expect("one stream");
+                let head = futures::stream::once(async move { endpoint });
+                let rest = futures::stream::unfold(rx, |mut rx| async move {
+                    rx.recv().await.map(|event| (event, rx))
+                });
+                let events = futures::StreamExt::map(futures::StreamExt::chain(head, rest), |e| {
+                    Ok::<_, std::convert::Infallible>(bytes::Bytes::from(e))
+                });
+                (
+                    [("content-type", "text/event-stream")],
+                    axum::body::Body::from_stream(events),
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/messages",
+            axum::routing::post(move |body: String| async move {
+                let m: serde_json::Value = serde_json::from_str(&body).unwrap();
+                if let (Some(method), Some(id)) = (m["method"].as_str(), m.get("id")) {
+                    let answer = if method == "bad" {
+                        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32000}}}}"#)
+                    } else {
+                        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
+                    };
+                    tx.send(format!("event: message\ndata: {answer}\n\n"))
+                        .unwrap();
+                }
+                axum::http::StatusCode::ACCEPTED
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let transport = within(
+        "the endpoint",
+        SseClientTransport::connect(&format!("{origin}/sse")),
+    )
+    .await
+    .unwrap();
+    let (sink, mut stream) = transport.split();
+    let call = |id: i64, method: &str| {
+        TransportMessage::new(
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}"}}"#)
+                .parse::<JsonRpcMessage>()
+                .unwrap(),
+        )
+    };
+    sink.send(call(1, "bad")).await.unwrap();
+    let answer = within("the failed call", stream.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let JsonRpcMessage::Error(e) = answer.message else {
+        panic!("the call fails: {:?}", answer.message)
+    };
+    assert_eq!(e.id, Some(1.into()));
+    assert!(
+        e.error.message.contains("invalid response") && e.error.message.contains("`message`"),
+        "{}",
+        e.error.message
+    );
+    sink.send(call(2, "good")).await.unwrap();
+    let answer = within("the next answer", stream.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(&answer.message, JsonRpcMessage::Response(r) if r.id == 2.into()),
+        "{:?}",
+        answer.message
+    );
+}

@@ -25,7 +25,7 @@
 //! | a valid message | delivered |
 //! | blank | ignored |
 //! | not JSON (a stray log line, or a line that is not UTF-8) | skipped, reported as [`Diagnostic::SkippedLine`]; no answer, so two peers cannot feed each other an error storm |
-//! | JSON but not a valid message | [`TransportError::invalid`](modelctx_transport::TransportError::invalid): the session answers with the spec's error (with the id when it can be read) |
+//! | JSON but not a valid message | [`TransportError::invalid`](modelctx_transport::TransportError::invalid): the session answers with the spec's error (with the id when it can be read); a response that cannot be read is never answered: the call it answers fails at once |
 //! | longer than the cap ([`StdioOptions::max_line`], default 32 MiB) | one error, reported as [`Diagnostic::Fatal`], then the stream ends and the session closes |
 //! | end of input | the stream ends (a partial last line is dropped and reported) |
 //!

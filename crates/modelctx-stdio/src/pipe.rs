@@ -308,7 +308,8 @@ async fn write_lines(writer: BoxWriter, mut rx: mpsc::Receiver<Vec<u8>>, stall: 
 /// that is not JSON is skipped (reported as [`Diagnostic::SkippedLine`]): answering
 /// stray output with errors would only feed an error storm. A JSON line that is not a
 /// valid message yields [`TransportError::invalid`], which the session answers with the
-/// spec's error when it can read the id. A line that is not UTF-8 is skipped like any
+/// spec's error when it can read the id (a response is never answered: the session
+/// fails the call it answers). A line that is not UTF-8 is skipped like any
 /// other line that is not JSON. A line over the cap or a read error yields one error
 /// and then the end of the stream. End of input ends the stream.
 pub struct StdioStream {

@@ -135,3 +135,84 @@ async fn a_peer_that_never_reads_is_dropped_after_the_write_timeout() {
         seen.lock().unwrap()
     );
 }
+
+/// Found by the property tests (issue 25): a response that cannot be read (here an
+/// error object without `message`) was answered with `-32600` and the server's own call
+/// waited for its timeout. Now the call fails at once, the application's peer-error
+/// callback hears of it, nothing is written back, and the session goes on.
+#[tokio::test]
+async fn a_response_that_cannot_be_read_fails_the_servers_call_and_is_never_answered() {
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let log = heard.clone();
+    let (mut client, server_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_end);
+    let server = Server::builder("bad-response", "1.0.0")
+        .on_peer_error(move |e, _| log.lock().unwrap().push(e))
+        .build();
+    let session = server.serve(StdioTransport::new(read, write));
+    client
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                "\n",
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut decoder = LineDecoder::new(1 << 20);
+    let init = next(&mut client, &mut decoder).await;
+    assert!(matches!(&init, JsonRpcMessage::Response(r) if r.id == 1.into()));
+
+    // The server pings; the client answers with an error object that lacks `message`.
+    let answer_badly = async {
+        let JsonRpcMessage::Request(ping) = next(&mut client, &mut decoder).await else {
+            panic!("expected the server's ping");
+        };
+        let id = serde_json::to_string(&ping.id).unwrap();
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32000}}}}"#);
+        client.write_all(line.as_bytes()).await.unwrap();
+        client.write_all(b"\n").await.unwrap();
+        ping.id
+    };
+    let (result, ping_id) =
+        tokio::time::timeout(WAIT, async { tokio::join!(session.ping(), answer_badly) })
+            .await
+            .expect("the ping fails at once, not at its timeout");
+    let err = result.unwrap_err();
+    assert!(err.is_invalid_response(), "{err}");
+    assert!(err.to_string().contains("`message`"), "{err}");
+
+    // Nothing answered the response: the first answer is the client's ping's.
+    client
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    let answer = next(&mut client, &mut decoder).await;
+    assert!(
+        matches!(&answer, JsonRpcMessage::Response(r) if r.id == 2.into()),
+        "{answer:?}"
+    );
+    // The peer-error callback ran before that ping was read (in arrival order).
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(heard.len(), 1, "{heard:?}");
+    assert_eq!(heard[0].code, modelctx_types::ErrorCode::INTERNAL_ERROR);
+    assert!(
+        heard[0].message.contains(&format!("to request {ping_id}")),
+        "{heard:?}"
+    );
+
+    // The server's next call is answered as usual.
+    let answer_well = async {
+        let JsonRpcMessage::Request(ping) = next(&mut client, &mut decoder).await else {
+            panic!("expected the server's ping");
+        };
+        let id = serde_json::to_string(&ping.id).unwrap();
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n");
+        client.write_all(line.as_bytes()).await.unwrap();
+    };
+    let (result, ()) = tokio::join!(session.ping(), answer_well);
+    result.unwrap();
+}

@@ -247,10 +247,10 @@ impl JsonRpcMessage {
     pub fn from_slice(bytes: &[u8]) -> Result<Self, InvalidMessage> {
         // JSON text is UTF-8, and serde_json does not check the strings it skips.
         if let Err(e) = std::str::from_utf8(bytes) {
-            return Err(InvalidMessage {
-                id: None,
-                error: ErrorData::parse_error(format!("Parse error: not UTF-8: {e}")),
-            });
+            return Err(InvalidMessage::new(
+                None,
+                ErrorData::parse_error(format!("Parse error: not UTF-8: {e}")),
+            ));
         }
         match serde_json::from_slice::<Object>(bytes) {
             Ok(Object(envelope)) => envelope.classify(),
@@ -377,45 +377,77 @@ impl<'de> Deserialize<'de> for JsonRpcResponse {
 }
 
 /// Why bytes could not be read as a JSON-RPC message, and the error that answers them.
+///
+/// A message that is recognisably a *response* ([`InvalidMessage::is_response`]) is never
+/// answered: its error only says what was wrong, and its id names the request of ours
+/// it was meant to answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InvalidMessage {
-    /// The id of the offending request, when one could be read.
+    /// The id of the offending request (or response), when one could be read.
     pub id: Option<RequestId>,
     /// The error to answer with: a parse error or an invalid request.
     pub error: ErrorData,
+    /// The input has no `method` but a `result` or an `error`.
+    response: bool,
 }
 
 impl InvalidMessage {
-    fn invalid(id: Option<RequestId>, reason: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn new(id: Option<RequestId>, error: ErrorData) -> Self {
         Self {
             id,
-            error: ErrorData::invalid_request(reason),
+            error,
+            response: false,
         }
+    }
+
+    fn invalid(id: Option<RequestId>, reason: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(id, ErrorData::invalid_request(reason))
+    }
+
+    /// A malformed response: the reason says what was wrong with it.
+    fn invalid_response(id: Option<RequestId>, reason: impl fmt::Display) -> Self {
+        Self {
+            id,
+            error: ErrorData::invalid_request(format!("Invalid response: {reason}")),
+            response: true,
+        }
+    }
+
+    /// Whether the input is recognisably a response — no `method`, and a `result` or an
+    /// `error` — that could not be read (an error object without `message`, a `code`
+    /// that is not an integer, both `result` and `error`, an id that is no id, ...). An
+    /// object with an id and none of `method`, `result` and `error` is not one: it is
+    /// an invalid request, answered with `-32600` like any JSON that is not a message.
+    /// A response is never answered: the receiver fails the request it answers
+    /// ([`InvalidMessage::id`](InvalidMessage#structfield.id), when one could be read)
+    /// or reports and drops it.
+    pub fn is_response(&self) -> bool {
+        self.response
     }
 
     fn from_serde(bytes: &[u8], err: serde_json::Error) -> Self {
         use serde_json::error::Category;
         match err.classify() {
-            Category::Syntax | Category::Eof | Category::Io => Self {
-                id: None,
-                error: ErrorData::parse_error(format!("Parse error: {err}")),
-            },
+            Category::Syntax | Category::Eof | Category::Io => {
+                Self::new(None, ErrorData::parse_error(format!("Parse error: {err}")))
+            }
             // The reader stops at the first member of the wrong shape: what follows may
             // still not be JSON, which is a parse error whatever came before.
-            Category::Data if serde_json::from_slice::<de::IgnoredAny>(bytes).is_err() => Self {
-                id: None,
-                error: ErrorData::parse_error(format!("Parse error: {err}")),
-            },
+            Category::Data if serde_json::from_slice::<de::IgnoredAny>(bytes).is_err() => {
+                Self::new(None, ErrorData::parse_error(format!("Parse error: {err}")))
+            }
             Category::Data => {
-                // Valid JSON of the wrong shape: try to recover the id to answer it.
-                #[derive(Deserialize)]
-                struct IdOnly {
-                    id: Option<RequestId>,
+                // Valid JSON of the wrong shape (only here, off the path of well-formed
+                // messages, is it read a second time): recover the id to answer it, and
+                // whether it was meant as a response, which is never answered.
+                match serde_json::from_slice::<Shape>(bytes) {
+                    Ok(shape) if shape.is_response() => match shape.error_fault() {
+                        Some(fault) => Self::invalid_response(shape.id, fault),
+                        None => Self::invalid_response(shape.id, err),
+                    },
+                    Ok(shape) => Self::invalid(shape.id, format!("Invalid request: {err}")),
+                    Err(_) => Self::invalid(None, format!("Invalid request: {err}")),
                 }
-                let id = serde_json::from_slice::<IdOnly>(bytes)
-                    .ok()
-                    .and_then(|i| i.id);
-                Self::invalid(id, format!("Invalid request: {err}"))
             }
         }
     }
@@ -477,6 +509,44 @@ impl<'de> Deserialize<'de> for Object {
     }
 }
 
+/// Which members a message that did not decode has: enough to find its id and to tell
+/// a response from a request. Members are only noted (the error object is kept raw).
+#[derive(Deserialize)]
+struct Shape {
+    #[serde(default, deserialize_with = "lenient_id")]
+    id: Option<RequestId>,
+    #[serde(default, deserialize_with = "present")]
+    method: bool,
+    #[serde(default, deserialize_with = "present")]
+    result: bool,
+    #[serde(default)]
+    error: Option<Box<RawValue>>,
+}
+
+impl Shape {
+    fn is_response(&self) -> bool {
+        !self.method && (self.result || self.error.is_some())
+    }
+
+    /// What is wrong with the error object, when that is what could not be read.
+    fn error_fault(&self) -> Option<String> {
+        let error = self.error.as_deref()?;
+        let fault = serde_json::from_str::<ErrorData>(error.get()).err()?;
+        Some(format!("its error object cannot be read: {fault}"))
+    }
+}
+
+/// An id of the JSON-RPC form, or `None` for `null` or anything else.
+fn lenient_id<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<RequestId>, D::Error> {
+    let raw = Box::<RawValue>::deserialize(deserializer)?;
+    Ok(serde_json::from_str::<RequestId>(raw.get()).ok())
+}
+
+/// The member is there, whatever its value (`null` included).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    de::IgnoredAny::deserialize(deserializer).map(|_| true)
+}
+
 /// `Option`'s own impl would read `null` as absent; an explicit `null` must stay visible.
 fn present_id<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<IdOrNull>, D::Error> {
     IdOrNull::deserialize(deserializer).map(Some)
@@ -489,19 +559,34 @@ impl Envelope {
             Some(IdOrNull::Id(id)) => Some(id),
             Some(IdOrNull::Null) if self.error.is_some() && self.method.is_none() => None,
             Some(IdOrNull::Null) => {
-                return Err(InvalidMessage::invalid(None, "request id must not be null"));
+                let response = self.method.is_none() && self.result.is_some();
+                return Err(if response {
+                    InvalidMessage::invalid_response(None, "its id must not be null")
+                } else {
+                    InvalidMessage::invalid(None, "request id must not be null")
+                });
             }
         };
+        // Recognisably a response (see `Shape::is_response`): never answered, so its
+        // faults are told apart from a request's.
+        let response = self.method.is_none() && (self.result.is_some() || self.error.is_some());
+        let fail = |reason: &'static str| {
+            Err(if response {
+                InvalidMessage::invalid_response(id.clone(), reason)
+            } else {
+                InvalidMessage::invalid(id.clone(), reason)
+            })
+        };
         if self.jsonrpc.as_deref() != Some(JSONRPC_VERSION) {
-            return Err(InvalidMessage::invalid(id, "jsonrpc must be \"2.0\""));
+            return fail("jsonrpc must be \"2.0\"");
         }
         if let Some(params) = &self.params {
+            if response {
+                return fail("a response has no params");
+            }
             let first = params.get().as_bytes().first();
             if !matches!(first, Some(b'{') | Some(b'[')) {
-                return Err(InvalidMessage::invalid(
-                    id,
-                    "params must be an object or an array",
-                ));
+                return fail("params must be an object or an array");
             }
         }
         match (self.method, self.result, self.error) {
@@ -516,20 +601,18 @@ impl Envelope {
                     params: self.params,
                 }),
             }),
-            (None, Some(result), None) if self.params.is_none() => match id {
+            (None, Some(result), None) => match id {
                 Some(id) => Ok(JsonRpcMessage::Response(JsonRpcResultResponse {
                     id,
                     result,
                 })),
-                None => Err(InvalidMessage::invalid(None, "a response needs an id")),
+                None => fail("a result response needs an id"),
             },
-            (None, None, Some(error)) if self.params.is_none() => {
+            (None, None, Some(error)) => {
                 Ok(JsonRpcMessage::Error(JsonRpcErrorResponse { id, error }))
             }
-            _ => Err(InvalidMessage::invalid(
-                id,
-                "not a request, notification or response",
-            )),
+            (None, Some(_), Some(_)) => fail("it has both result and error"),
+            _ => fail("not a request, notification or response"),
         }
     }
 }
@@ -739,6 +822,65 @@ mod tests {
         assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST);
         let err = parse(r#"{"jsonrpc":"2.0","id":7,"method":3}"#).unwrap_err();
         assert_eq!(err.id, Some(RequestId::Number(7)));
+    }
+
+    /// Found by the session property tests (issue 25): a response whose error object
+    /// could not be read was an invalid request, which a receiver answers.
+    #[test]
+    fn a_malformed_response_is_told_apart_from_a_request() {
+        for (text, id) in [
+            (
+                r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000}}"#,
+                Some(3),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"error":{"code":"x","message":"m"}}"#,
+                Some(3),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"error":{"code":1.5,"message":"m"}}"#,
+                Some(3),
+            ),
+            (r#"{"jsonrpc":"2.0","id":3,"error":"boom"}"#, Some(3)),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}"#,
+                Some(3),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"result":{},"params":{}}"#,
+                Some(3),
+            ),
+            (r#"{"jsonrpc":"1.0","id":3,"result":{}}"#, Some(3)),
+            (r#"{"jsonrpc":"2.0","id":null,"result":{}}"#, None),
+            (r#"{"jsonrpc":"2.0","result":{}}"#, None),
+            (r#"{"jsonrpc":"2.0","error":{"message":"no code"}}"#, None),
+            (
+                r#"{"jsonrpc":"2.0","id":{},"error":{"code":1,"message":"m"}}"#,
+                None,
+            ),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.is_response(), "{text}: {err}");
+            assert_eq!(err.id, id.map(RequestId::Number), "{text}");
+            assert!(
+                err.error.message.starts_with("Invalid response: "),
+                "{text}: {err}"
+            );
+        }
+        // With a method (whatever its value), or with neither result nor error (an id
+        // alone: SECURITY.md case 6 answers it), it is not.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":3,"method":3}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping","result":{}}"#,
+            r#"{"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":3}"#,
+            r#"{"jsonrpc":"2.0","id":null}"#,
+            "[]",
+            "{not json",
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(!err.is_response(), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -179,10 +179,8 @@ impl JsonRpcMessageV2025_03_26 {
             .iter()
             .map(|raw| JsonRpcMessage::from_slice(raw.get().as_bytes()))
             .collect::<Result<Vec<_>, _>>()?;
-        Self::from_messages(messages).map_err(|reason| InvalidMessage {
-            id: None,
-            error: ErrorData::invalid_request(reason),
-        })
+        Self::from_messages(messages)
+            .map_err(|reason| InvalidMessage::new(None, ErrorData::invalid_request(reason)))
     }
 
     fn from_messages(messages: Vec<JsonRpcMessage>) -> Result<Self, &'static str> {

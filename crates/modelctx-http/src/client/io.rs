@@ -728,8 +728,25 @@ async fn read_sse(
             if event.data.trim().is_empty() {
                 continue;
             }
-            let Ok(mut message) = JsonRpcMessage::from_slice(event.data.as_bytes()) else {
-                continue;
+            let mut message = match JsonRpcMessage::from_slice(event.data.as_bytes()) {
+                Ok(message) => message,
+                // A response that cannot be read fails the call it answers at once: the
+                // stream may stay open, and its end may never come before the timeout.
+                Err(invalid) if invalid.is_response() => {
+                    if let Some(id) = rewrite.or(invalid.id.as_ref()) {
+                        let reason = format!(
+                            "the server sent an invalid response: {}",
+                            invalid.error.message
+                        );
+                        fail_request(inner, id.clone(), reason).await;
+                        if want == Some(id) {
+                            read.answered = true;
+                            return read;
+                        }
+                    }
+                    continue;
+                }
+                Err(_) => continue,
             };
             if let Some(target) = rewrite {
                 message = rewrite_id(message, target);

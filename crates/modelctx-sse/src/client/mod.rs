@@ -381,9 +381,23 @@ async fn on_event(inner: &ClientInner, event: SseEvent) {
     if event.event_type() != "message" || event.data.trim().is_empty() {
         return;
     }
-    // Not a message: skipped (answering would start an error storm between peers).
-    if let Ok(message) = JsonRpcMessage::from_slice(event.data.as_bytes()) {
-        inner.deliver(message).await;
+    match JsonRpcMessage::from_slice(event.data.as_bytes()) {
+        Ok(message) => inner.deliver(message).await,
+        // A response that cannot be read fails the call it answers at once: the stream
+        // stays open, and the call would wait for its timeout.
+        Err(invalid) if invalid.is_response() => {
+            if let Some(id) = invalid.id {
+                let reason = format!(
+                    "the server sent an invalid response: {}",
+                    invalid.error.message
+                );
+                inner
+                    .fail(id, ErrorData::new(TRANSPORT_ERROR, reason))
+                    .await;
+            }
+        }
+        // Not a message: skipped (answering would start an error storm between peers).
+        Err(_) => {}
     }
 }
 
