@@ -99,15 +99,7 @@ pub async fn serve_http(listener: tokio::net::TcpListener, mode: HttpMode) -> Re
     if mode.json() {
         config = config.json_response();
     }
-    let server = server();
-    let service = StreamableHttpService::with_config(config, move |transport| {
-        let config = session_config(&transport);
-        server.serve_with(transport, config);
-    });
-    service
-        .serve(listener, std::future::pending::<()>())
-        .await
-        .map_err(|e| e.to_string())
+    serve_with(listener, config, server()).await
 }
 
 /// Serves the echo tool over stateful streamable HTTP on `listener` for the soak
@@ -118,7 +110,16 @@ pub async fn serve_soak(
     max_sessions: usize,
 ) -> Result<(), String> {
     let config = StreamableHttpServerConfig::default().max_sessions(max_sessions);
-    let server = server();
+    serve_with(listener, config, server()).await
+}
+
+/// Serves `server` over streamable HTTP configured by `config` on `listener` (until the
+/// process ends).
+async fn serve_with(
+    listener: tokio::net::TcpListener,
+    config: StreamableHttpServerConfig,
+    server: Server,
+) -> Result<(), String> {
     let service = StreamableHttpService::with_config(config, move |transport| {
         let config = session_config(&transport);
         server.serve_with(transport, config);
@@ -202,12 +203,5 @@ pub async fn serve_scale(listener: tokio::net::TcpListener, stores: Stores) -> R
             scale_server(Some(std::sync::Arc::new(tasks)))?
         }
     };
-    let service = StreamableHttpService::with_config(config, move |transport| {
-        let config = session_config(&transport);
-        server.serve_with(transport, config);
-    });
-    service
-        .serve(listener, std::future::pending::<()>())
-        .await
-        .map_err(|e| e.to_string())
+    serve_with(listener, config, server).await
 }
