@@ -29,6 +29,7 @@
 
 pub mod baseline;
 pub mod modelctx_side;
+pub mod process;
 pub mod rmcp_side;
 pub mod soak;
 pub mod stats;

@@ -35,15 +35,14 @@
 //! growth over round 1 is reported.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, StatusCode};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::AsyncWriteExt;
 
+use crate::process::ServerProcess;
 use crate::{PROTOCOL_VERSION, wire};
 
 /// One session in this many calls is closed and replaced after its call.
@@ -148,7 +147,7 @@ pub async fn run(server: &Path, plan: &Plan) -> Result<Report, String> {
     let mut server = Server::start(server, max).await?;
     // One session first, so one-off start-up allocations are out of the figures.
     {
-        let mut warm = Conn::open(&server.addr).await?;
+        let mut warm = Conn::open(&server.0.addr).await?;
         let id = warm.initialize().await?;
         warm.call(&id, 1).await?;
         warm.delete(&id).await?;
@@ -247,7 +246,7 @@ async fn round(server: &mut Server, plan: &Plan) -> Result<(Counts, Resources), 
         // Sessions dealt out as evenly as they go.
         let share =
             plan.sessions / plan.connections + usize::from(w < plan.sessions % plan.connections);
-        let addr = server.addr.clone();
+        let addr = server.0.addr.clone();
         let churn = plan.churn;
         let opened_tx = opened_tx.clone();
         let measured_rx = measured_rx.clone();
@@ -474,53 +473,23 @@ impl Conn {
 }
 
 /// The `bench-server-modelctx soak` child.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: Lines<BufReader<ChildStdout>>,
-    pid: u32,
-    addr: String,
-}
+struct Server(ServerProcess);
 
 impl Server {
     async fn start(program: &Path, max_sessions: usize) -> Result<Self, String> {
-        let mut child = Command::new(program)
-            .args(["soak", &max_sessions.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        let pid = child.id().ok_or("the server exited at once")?;
-        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
-        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?).lines();
-        let line = tokio::time::timeout(WAIT, stdout.next_line())
+        ServerProcess::spawn(program, &["soak", &max_sessions.to_string()])
             .await
-            .map_err(|_| "the server did not start")?
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default();
-        let addr = line
-            .trim()
-            .strip_prefix("listening ")
-            .ok_or(format!("unexpected server output {line:?}"))?
-            .to_owned();
-        Ok(Self {
-            child,
-            stdin,
-            stdout,
-            pid,
-            addr,
-        })
+            .map(Self)
     }
 
     async fn tasks(&mut self) -> Result<usize, String> {
-        self.stdin
+        self.0
+            .stdin
             .write_all(b"tasks\n")
             .await
             .map_err(|e| format!("the server's stdin: {e}"))?;
-        self.stdin.flush().await.map_err(|e| e.to_string())?;
-        let line = tokio::time::timeout(WAIT, self.stdout.next_line())
+        self.0.stdin.flush().await.map_err(|e| e.to_string())?;
+        let line = tokio::time::timeout(WAIT, self.0.stdout.next_line())
             .await
             .map_err(|_| "the server did not report its tasks")?
             .map_err(|e| e.to_string())?
@@ -532,22 +501,13 @@ impl Server {
 
     async fn resources(&mut self) -> Result<Resources, String> {
         let tasks = self.tasks().await?;
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid))
-            .map_err(|e| format!("cannot read the server's status: {e}"))?;
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-                .ok_or(format!("no {name} in /proc/PID/status"))
-        };
-        let fds = std::fs::read_dir(format!("/proc/{}/fd", self.pid))
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", self.0.pid()))
             .map_err(|e| format!("cannot list the server's descriptors: {e}"))?
             .count();
         Ok(Resources {
-            rss_kib: field("VmRSS:")?,
+            rss_kib: self.0.status_field("VmRSS:")?,
             fds,
-            threads: field("Threads:")? as usize,
+            threads: self.0.status_field("Threads:")? as usize,
             tasks,
         })
     }
@@ -580,15 +540,7 @@ impl Server {
     }
 
     async fn stop(self) -> Result<(), String> {
-        let Self {
-            mut child, stdin, ..
-        } = self;
-        drop(stdin);
-        if tokio::time::timeout(WAIT, child.wait()).await.is_err() {
-            let _ = child.kill().await;
-            return Err("the server did not exit when its stdin closed".into());
-        }
-        Ok(())
+        self.0.stop().await
     }
 }
 

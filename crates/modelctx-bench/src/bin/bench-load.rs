@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use modelctx_bench::process::ServerProcess;
 use modelctx_bench::stats::Latencies;
 use modelctx_bench::{HttpMode, PROTOCOL_VERSION, wire};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -679,10 +680,13 @@ async fn http_load(
 }
 
 /// A `bench-server-TARGET http MODE` child and the address it listens on.
-struct HttpServer {
-    child: Child,
-    stdin: ChildStdin,
-    addr: String,
+struct HttpServer(ServerProcess);
+
+impl std::ops::Deref for HttpServer {
+    type Target = ServerProcess;
+    fn deref(&self) -> &ServerProcess {
+        &self.0
+    }
 }
 
 impl HttpServer {
@@ -691,52 +695,18 @@ impl HttpServer {
     }
 
     async fn spawn(target: Target, args: &[&str]) -> Result<Self, String> {
-        let program = target.server()?;
-        let mut child = Command::new(&program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
-        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?);
-        let mut line = String::new();
-        tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+        ServerProcess::spawn(&target.server()?, args)
             .await
-            .map_err(|_| "the server did not start")?
-            .map_err(|e| e.to_string())?;
-        let addr = line
-            .trim()
-            .strip_prefix("listening ")
-            .ok_or(format!("unexpected server output {line:?}"))?
-            .to_owned();
-        Ok(Self { child, stdin, addr })
+            .map(Self)
     }
 
-    /// The server's resident set size in KiB (Linux: `VmRSS` in `/proc/PID/status`).
+    /// The server's resident set size in KiB.
     fn rss_kib(&self) -> Result<f64, String> {
-        let pid = self.child.id().ok_or("the server has exited")?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .map_err(|e| format!("cannot read the server's memory use: {e}"))?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .ok_or_else(|| "no VmRSS in /proc/PID/status".into())
+        self.0.status_field("VmRSS:")
     }
 
     async fn stop(self) -> Result<(), String> {
-        let Self {
-            mut child, stdin, ..
-        } = self;
-        drop(stdin);
-        if tokio::time::timeout(WAIT, child.wait()).await.is_err() {
-            let _ = child.kill().await;
-            return Err("the server did not exit when its stdin closed".into());
-        }
-        Ok(())
+        self.0.stop().await
     }
 }
 

@@ -1,0 +1,91 @@
+//! A benchmark server run as a child process: started with its stdin and stdout piped,
+//! ready once it prints `listening ADDR`, stopped by closing its stdin. Shared by
+//! `bench-load` (the scenarios' servers) and the soak (`bench-soak`).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// How long a server may take to start or to exit.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A running server child and the address it listens on.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Child,
+    pid: u32,
+    /// The server's stdin: closing it (dropping, or [`ServerProcess::stop`]) ends it;
+    /// some servers also read commands from it.
+    pub stdin: ChildStdin,
+    /// The rest of the server's stdout, after its `listening` line.
+    pub stdout: Lines<BufReader<ChildStdout>>,
+    /// The `ADDR` of its `listening ADDR` line.
+    pub addr: String,
+}
+
+impl ServerProcess {
+    /// Runs `program args...` and waits for its `listening ADDR` line.
+    pub async fn spawn(program: &Path, args: &[&str]) -> Result<Self, String> {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        let pid = child.id().ok_or("the server exited at once")?;
+        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
+        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?).lines();
+        let line = tokio::time::timeout(WAIT, stdout.next_line())
+            .await
+            .map_err(|_| "the server did not start")?
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        let addr = line
+            .trim()
+            .strip_prefix("listening ")
+            .ok_or(format!("unexpected server output {line:?}"))?
+            .to_owned();
+        Ok(Self {
+            child,
+            pid,
+            stdin,
+            stdout,
+            addr,
+        })
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// A numeric field of the server's `/proc/PID/status` (Linux), such as `VmRSS:`
+    /// (in KiB) or `Threads:`.
+    pub fn status_field(&self, name: &str) -> Result<f64, String> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid))
+            .map_err(|e| format!("cannot read the server's status: {e}"))?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .ok_or(format!("no {name} in /proc/PID/status"))
+    }
+
+    /// Closes the server's stdin and waits for it to exit (killing it if it does not).
+    pub async fn stop(self) -> Result<(), String> {
+        let Self {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        if tokio::time::timeout(WAIT, child.wait()).await.is_err() {
+            let _ = child.kill().await;
+            return Err("the server did not exit when its stdin closed".into());
+        }
+        Ok(())
+    }
+}
