@@ -203,6 +203,8 @@ async fn open(
         .unwrap_or_else(|p| p.into_inner())
         .insert(id.clone(), tx);
     let mut unroute = Unroute(Some((routes.clone(), id.clone())));
+    // The request's end, when it was seen together with the acknowledgement.
+    let mut ended = None;
     let honored = loop {
         tokio::select! {
             biased;
@@ -210,32 +212,68 @@ async fn open(
                 let Some(notification) = notification else {
                     return Err(SessionError::refused("the subscription's route closed"));
                 };
-                if notification.method != ACKNOWLEDGED {
-                    continue;
+                if let Some(honored) = acknowledgement(&notification)? {
+                    break honored;
                 }
-                let params = notification.params.as_deref().map(RawValue::get).unwrap_or("{}");
-                let ack: SubscriptionsAcknowledgedNotificationParams =
-                    serde_json::from_str(params).map_err(|e| {
-                        SessionError::refused(format!("a malformed acknowledgement: {e}"))
-                    })?;
-                break ack.notifications;
             }
-            ended = &mut request => {
-                return Err(ended.err().unwrap_or_else(|| {
-                    SessionError::refused("the server ended the subscription before acknowledging it")
-                }));
+            end = &mut request => {
+                // The receive task routes each notification before it completes the
+                // request with the answer sent after it, but a select polls its
+                // branches one after the other: both may have happened after `recv`
+                // found the channel empty and before the request was polled. What
+                // the server sent before its answer is in the channel now.
+                notifications.close();
+                let mut honored = None;
+                while let Ok(notification) = notifications.try_recv() {
+                    honored = acknowledgement(&notification)?;
+                    if honored.is_some() {
+                        break;
+                    }
+                }
+                let Some(honored) = honored else {
+                    return Err(end.err().unwrap_or_else(|| {
+                        SessionError::refused(
+                            "the server ended the subscription before acknowledging it",
+                        )
+                    }));
+                };
+                ended = Some(end);
+                break honored;
             }
         }
     };
     unroute.0 = None;
+    // Ended already: the changes left in the channel come first, then the end.
+    let (request, lost) = match ended {
+        None => (Some(request), None),
+        Some(end) => (None, end.err()),
+    };
     Ok(Subscription {
         id,
         honored,
         notifications,
-        request: Some(request),
-        lost: None,
+        request,
+        lost,
         routes,
     })
+}
+
+/// What `notification` acknowledges when it is the subscription's acknowledgement
+/// (`None` for any other notification).
+fn acknowledgement(
+    notification: &JsonRpcNotification,
+) -> Result<Option<SubscriptionFilter>, SessionError> {
+    if notification.method != ACKNOWLEDGED {
+        return Ok(None);
+    }
+    let params = notification
+        .params
+        .as_deref()
+        .map(RawValue::get)
+        .unwrap_or("{}");
+    let ack: SubscriptionsAcknowledgedNotificationParams = serde_json::from_str(params)
+        .map_err(|e| SessionError::refused(format!("a malformed acknowledgement: {e}")))?;
+    Ok(Some(ack.notifications))
 }
 
 /// Forgets a subscription's route unless disarmed (an abandoned or failed subscribe).
@@ -429,8 +467,12 @@ impl Watch {
             } => {
                 let peer = client.peer().clone();
                 tokio::select! {
+                    biased;
                     next = notifications.recv() => next.map(|n| decode(&n)),
-                    () = peer.closed() => None,
+                    // Every notification that arrived before the session ended was
+                    // routed before it ended, but maybe after `recv` was polled:
+                    // those still come, one per call, before the end.
+                    () = peer.closed() => notifications.try_recv().ok().map(|n| decode(&n)),
                 }
             }
         }
@@ -541,5 +583,249 @@ impl Client {
             }
         }
         Ok(watch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc as blocking;
+    use std::time::Duration;
+
+    use futures::future::BoxFuture;
+    use modelctx_transport::{MessageSink, MessageStream, TransportError, TransportMessage};
+    use modelctx_types::{
+        ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcRequest, JsonRpcResultResponse,
+        ProtocolVersion,
+    };
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::ConnectMode;
+
+    const WAIT: Duration = Duration::from_secs(5);
+
+    async fn within<F: std::future::Future>(what: &str, future: F) -> F::Output {
+        tokio::time::timeout(WAIT, future)
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    }
+
+    fn notification(method: &'static str, mut params: Value) -> JsonRpcMessage {
+        if params.is_null() {
+            params = json!({});
+        }
+        JsonRpcMessage::Notification(JsonRpcNotification::new(
+            method,
+            Some(to_raw(&params).unwrap()),
+        ))
+    }
+
+    /// The closing answer of a `subscriptions/listen`: the server's end, or a failure.
+    type Closing = fn(RequestId) -> JsonRpcMessage;
+
+    fn the_end(id: RequestId) -> JsonRpcMessage {
+        let result = json!({"resultType": "complete", "_meta": {Meta::SUBSCRIPTION_ID: id}});
+        JsonRpcResultResponse::new(id, to_raw(&result).unwrap()).into()
+    }
+
+    fn a_failure(id: RequestId) -> JsonRpcMessage {
+        JsonRpcErrorResponse::new(Some(id), ErrorData::internal_error("gone")).into()
+    }
+
+    /// A server so fast that a `subscriptions/listen` is acknowledged, sent a change and
+    /// answered (`closing`) while the client is still sending it: the sink returns
+    /// only once the client's receive task has handled all three (routed the
+    /// notifications, completed the request). The request's first poll then finds it
+    /// ended, after `Client::subscribe` looked for the acknowledgement and found none.
+    struct FastServer {
+        to_client: mpsc::UnboundedSender<TransportMessage>,
+        /// How many messages the client had taken each time it asked for the next.
+        asked: Mutex<blocking::Receiver<usize>>,
+        taken: Arc<AtomicUsize>,
+        closing: Closing,
+    }
+
+    impl FastServer {
+        fn answer(&self, request: JsonRpcRequest) {
+            let id = request.id;
+            let tag = json!({Meta::SUBSCRIPTION_ID: id});
+            let filter = serde_json::from_str::<Value>(request.params.as_deref().unwrap().get())
+                .unwrap()["notifications"]
+                .clone();
+            let sent = [
+                notification(ACKNOWLEDGED, json!({"notifications": filter, "_meta": tag})),
+                notification("notifications/prompts/list_changed", json!({"_meta": tag})),
+                (self.closing)(id),
+            ];
+            let target = self.taken.load(Ordering::SeqCst) + sent.len();
+            for message in sent {
+                self.to_client.send(TransportMessage::new(message)).unwrap();
+            }
+            // The receive task asks for the next message once it handled the last.
+            let asked = self.asked.lock().unwrap();
+            let handled = tokio::task::block_in_place(|| {
+                loop {
+                    match asked.recv_timeout(WAIT) {
+                        Ok(taken) if taken >= target => break true,
+                        Ok(_) => {}
+                        Err(_) => break false,
+                    }
+                }
+            });
+            assert!(
+                handled,
+                "the client's receive task did not handle the answer"
+            );
+        }
+    }
+
+    impl MessageSink for FastServer {
+        fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {
+            if let JsonRpcMessage::Request(request) = message.message
+                && request.method == "subscriptions/listen"
+            {
+                self.answer(request);
+            }
+            Box::pin(std::future::ready(Ok(())))
+        }
+
+        fn close(&self) -> BoxFuture<'_, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    /// The client's side of [`FastServer`]: says each time the receive task asks for
+    /// the next message how many it had taken.
+    struct FromServer {
+        from_server: mpsc::UnboundedReceiver<TransportMessage>,
+        asking: blocking::Sender<usize>,
+        taken: Arc<AtomicUsize>,
+    }
+
+    impl MessageStream for FromServer {
+        fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
+            let _ = self.asking.send(self.taken.load(Ordering::SeqCst));
+            Box::pin(async move {
+                let message = self.from_server.recv().await?;
+                self.taken.fetch_add(1, Ordering::SeqCst);
+                Some(Ok(message))
+            })
+        }
+    }
+
+    async fn fast_server(closing: Closing) -> Client {
+        let (to_client, from_server) = mpsc::unbounded_channel();
+        let (asking, asked) = blocking::channel();
+        let taken = Arc::new(AtomicUsize::new(0));
+        let sink = FastServer {
+            to_client,
+            asked: Mutex::new(asked),
+            taken: taken.clone(),
+            closing,
+        };
+        let stream = FromServer {
+            from_server,
+            asking,
+            taken,
+        };
+        let pinned = ConnectMode::Pin(ProtocolVersion::V2026_07_28);
+        within(
+            "the client",
+            Client::builder("c", "1")
+                .mode(pinned)
+                .connect((sink, stream)),
+        )
+        .await
+        .unwrap()
+    }
+
+    // The server's answer completing the request before `subscribe` saw the
+    // acknowledgement routed just before it: the subscription still opens, and
+    // delivers what came before the end, then the end.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_that_overtakes_the_acknowledgement_ends_the_subscription_after_it() {
+        for (closing, lost) in [(the_end as Closing, false), (a_failure, true)] {
+            let client = fast_server(closing).await;
+            let filter = SubscriptionFilter::new().with_prompts_list_changed(true);
+            let mut subscription = within("the subscription", client.subscribe(filter.clone()))
+                .await
+                .unwrap();
+            assert_eq!(subscription.honored(), &filter);
+            let change = within("the change", subscription.next()).await;
+            assert!(
+                matches!(change, Some(Ok(ServerNotification::PromptListChanged(_)))),
+                "{change:?}"
+            );
+            let end = within("the end", subscription.next()).await;
+            match end {
+                None => assert!(!lost, "the failure was not reported"),
+                Some(Err(_)) => assert!(lost, "the server's end reported as a failure"),
+                Some(Ok(other)) => panic!("{other:?}"),
+            }
+            assert!(subscription.next().await.is_none());
+        }
+    }
+
+    // The session ending right after the server's last changes: each still comes out
+    // of the handshake-era watch before its end (the end used to win a coin toss with
+    // each queued change).
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_watch_hears_every_change_sent_before_the_session_ended() {
+        use modelctx_transport::Transport;
+        const CHANGES: usize = 16;
+        let (client_side, server_side) = modelctx_memory::pair();
+        let (sink, mut stream) = server_side.split();
+        let (go_tx, go) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            while let Some(Ok(message)) = stream.recv().await {
+                let JsonRpcMessage::Request(request) = message.message else {
+                    continue;
+                };
+                let params: Value =
+                    serde_json::from_str(request.params.as_deref().unwrap().get()).unwrap();
+                let result = json!({
+                    "protocolVersion": params["protocolVersion"],
+                    "capabilities": {"tools": {"listChanged": true}},
+                    "serverInfo": {"name": "s", "version": "1"},
+                });
+                let answer = JsonRpcResultResponse::new(request.id, to_raw(&result).unwrap());
+                sink.send(JsonRpcMessage::from(answer).into())
+                    .await
+                    .unwrap();
+                break;
+            }
+            let _ = go.await;
+            for _ in 0..CHANGES {
+                let change = notification("notifications/tools/list_changed", Value::Null);
+                sink.send(change.into()).await.unwrap();
+            }
+            sink.close().await;
+            // The client's messages are read no more (its stream ends with this task).
+            drop(stream);
+        });
+        let client = within(
+            "the handshake",
+            Client::builder("c", "1")
+                .mode(ConnectMode::Legacy)
+                .connect(client_side),
+        )
+        .await
+        .unwrap();
+        let filter = SubscriptionFilter::new().with_tools_list_changed(true);
+        let mut watch = within("the watch", client.watch(filter.clone()))
+            .await
+            .unwrap();
+        assert_eq!(watch.honored(), &filter);
+        go_tx.send(()).unwrap();
+        within("the session's end", client.closed()).await;
+        for n in 0..CHANGES {
+            let change = within("a change", watch.next()).await;
+            assert!(
+                matches!(change, Some(Ok(ServerNotification::ToolListChanged(_)))),
+                "change {n}: {change:?}"
+            );
+        }
+        assert!(within("the end", watch.next()).await.is_none());
     }
 }
