@@ -484,21 +484,16 @@ impl SessionState {
         let Some(stream) = routes.streams.get_mut(&STANDALONE) else {
             return;
         };
-        if stream.claim.as_ref() != Some(holder) {
-            // Replaced meanwhile (the client reconnected): that hold's recording
-            // delivers what waits.
-            for data in kept.into_iter().rev() {
-                stream.pending.push_front(data);
-            }
-            return;
-        }
-        stream.claiming = false;
-        let pending = std::mem::take(&mut stream.pending);
-        for data in kept
-            .iter()
-            .map(String::as_str)
-            .chain(pending.iter().map(String::as_str))
-        {
+        // Replaced meanwhile (the client reconnected): what was kept goes behind what
+        // waits for the newer hold, whose recording delivers it.
+        let mine = stream.claim.as_ref() == Some(holder);
+        let pending = if mine {
+            stream.claiming = false;
+            std::mem::take(&mut stream.pending)
+        } else {
+            VecDeque::new()
+        };
+        for data in kept.iter().chain(pending.iter()) {
             self.deliver(&mut routes, STANDALONE, data);
         }
     }
