@@ -53,10 +53,15 @@ impl RedisSessionRegistryConfig {
 ///
 /// Messages relayed between services ([`SessionRegistry::relay`]) are published on
 /// `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to all), as `c`
-/// (from the client) or `s` (for the client's GET stream), the session id and the
-/// message, a newline between each; each listening service holds one pub/sub
-/// connection subscribed to both. Pub/sub delivers at most once, which is what the
-/// relay promises.
+/// (from the client), `s` (for the client's GET stream), `e` (the session ended) or
+/// `v` (its new state), the session id and the message, a newline between each; each
+/// listening service holds one pub/sub connection subscribed to both. Pub/sub
+/// delivers at most once, which is what the relay promises.
+///
+/// The service holding a session's GET stream is `<prefix>sess:{<id>}:get`
+/// ([`SessionRegistry::hold_stream`]); messages for the stream while none holds it wait
+/// in the list `<prefix>sess:{<id>}:out` (bounded, oldest dropped). Both live as long
+/// as the record and go with it.
 pub struct RedisSessionRegistry {
     /// For the pub/sub connection each listening service opens.
     client: redis::Client,
