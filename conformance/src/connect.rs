@@ -143,9 +143,9 @@ impl Connector {
     /// connection per request (no idle pool): its requests alternate between the
     /// services. All of it runs until the test's runtime ends.
     ///
-    /// A message for the GET stream sent before any service holds it is lost on this
-    /// leg (one service alone keeps it until the stream opens): a test that connects a
-    /// client waits for [`GetStream::opened`] before its server speaks.
+    /// A message for the GET stream sent before any service holds it is kept in Redis
+    /// and delivered when the stream opens, as one service keeps it;
+    /// [`GetStream::opened`] tells when the client's stream is open.
     ///
     /// # Panics
     ///

@@ -37,6 +37,16 @@ impl Keys {
         format!("{}sess:{{{id}}}", self.prefix)
     }
 
+    /// Which service holds one shared session's GET stream (`"<instance>/<n>"`).
+    pub(crate) fn session_holder(&self, id: &str) -> String {
+        format!("{}sess:{{{id}}}:get", self.prefix)
+    }
+
+    /// The messages kept for one shared session's GET stream while no service holds it.
+    pub(crate) fn session_kept(&self, id: &str) -> String {
+        format!("{}sess:{{{id}}}:out", self.prefix)
+    }
+
     /// Live shared sessions (score: when the record expires, Unix ms in Redis's clock).
     pub(crate) fn sessions(&self) -> String {
         format!("{}sessions", self.prefix)

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use modelctx_http::{Lookup, RegistryError, Relayed, SessionRegistry};
+use modelctx_http::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry};
 use modelctx_transport::SessionSnapshot;
 use redis::aio::ConnectionManager;
 
@@ -53,10 +53,15 @@ impl RedisSessionRegistryConfig {
 ///
 /// Messages relayed between services ([`SessionRegistry::relay`]) are published on
 /// `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to all), as `c`
-/// (from the client) or `s` (for the client's GET stream), the session id and the
-/// message, a newline between each; each listening service holds one pub/sub
-/// connection subscribed to both. Pub/sub delivers at most once, which is what the
-/// relay promises.
+/// (from the client), `s` (for the client's GET stream), `e` (the session ended) or
+/// `v` (its new state), the session id and the message, a newline between each; each
+/// listening service holds one pub/sub connection subscribed to both. Pub/sub
+/// delivers at most once, which is what the relay promises.
+///
+/// The service holding a session's GET stream is `<prefix>sess:{<id>}:get`
+/// ([`SessionRegistry::hold_stream`]); messages for the stream while none holds it wait
+/// in the list `<prefix>sess:{<id>}:out` (bounded, oldest dropped). Both live as long
+/// as the record and go with it.
 pub struct RedisSessionRegistry {
     /// For the pub/sub connection each listening service opens.
     client: redis::Client,
@@ -71,6 +76,9 @@ struct Scripts {
     touch: redis::Script,
     remove: redis::Script,
     count: redis::Script,
+    to_client: redis::Script,
+    hold: redis::Script,
+    release: redis::Script,
 }
 
 impl fmt::Debug for RedisSessionRegistry {
@@ -84,7 +92,10 @@ impl fmt::Debug for RedisSessionRegistry {
 /// Redis's clock in milliseconds, the same for every service.
 const NOW: &str = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";
 
-/// KEYS: record, index. ARGV: idle ms, cap, id. 1 created, 0 at the cap, -1 taken.
+// Every session script gets KEYS: record, index, the GET stream's holder, the messages
+// kept for the stream.
+
+/// ARGV: idle ms, cap, id. 1 created, 0 at the cap, -1 taken.
 const CREATE: &str = "
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 0 end
@@ -94,7 +105,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[3])
 return 1";
 
-/// KEYS: record, index. ARGV: idle ms, state, id. The new revision, or 0: no record.
+/// ARGV: idle ms, state, id. The new revision, or 0: no record.
 const SAVE: &str = "
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
@@ -103,23 +114,55 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[3])
 return rev";
 
-/// KEYS: record, index. ARGV: idle ms, known revision, id.
+/// ARGV: idle ms, known revision, id.
 /// {'missing'} | {'new'} | {'same'} | {'state', rev, state}.
 const TOUCH: &str = "
 if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then
   redis.call('ZREM', KEYS[2], ARGV[3])
   return {'missing'}
 end
+redis.call('PEXPIRE', KEYS[3], ARGV[1])
+redis.call('PEXPIRE', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[3])
 local rev = redis.call('HGET', KEYS[1], 'rev') or '0'
 if rev == '0' then return {'new'} end
 if rev == ARGV[2] then return {'same'} end
 return {'state', rev, redis.call('HGET', KEYS[1], 'state') or ''}";
 
-/// KEYS: record, index. ARGV: id.
+/// ARGV: id.
 const REMOVE: &str = "
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
+return 1";
+
+/// ARGV: message, announcement (1/0), keep, the relay channels' prefix, id.
+/// 0: no session; 1: dropped (an announcement); 2: relayed to the holder; 3: kept.
+const TO_CLIENT: &str = "
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local holder = redis.call('GET', KEYS[3])
+if holder then
+  if ARGV[2] == '1' then return 1 end
+  local instance = string.match(holder, '^(.*)/[^/]*$') or holder
+  redis.call('PUBLISH', ARGV[4] .. instance, 's\\n' .. ARGV[5] .. '\\n' .. ARGV[1])
+  return 2
+end
+if ARGV[2] == '1' and redis.call('LPOS', KEYS[4], ARGV[1]) then return 1 end
+redis.call('RPUSH', KEYS[4], ARGV[1])
+redis.call('LTRIM', KEYS[4], -tonumber(ARGV[3]), -1)
+redis.call('PEXPIRE', KEYS[4], math.max(redis.call('PTTL', KEYS[1]), 1))
+return 3";
+
+/// ARGV: holder. The messages kept, oldest first (none for a session that is gone).
+const HOLD: &str = "
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+redis.call('SET', KEYS[3], ARGV[1], 'PX', math.max(redis.call('PTTL', KEYS[1]), 1))
+local kept = redis.call('LRANGE', KEYS[4], 0, -1)
+redis.call('DEL', KEYS[4])
+return kept";
+
+/// ARGV: holder.
+const RELEASE: &str = "
+if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
 return 1";
 
 /// KEYS: index. The number of live sessions.
@@ -157,6 +200,9 @@ impl RedisSessionRegistry {
                 touch: script(TOUCH),
                 remove: script(REMOVE),
                 count: script(COUNT),
+                to_client: script(TO_CLIENT),
+                hold: script(HOLD),
+                release: script(RELEASE),
             }),
         }
     }
@@ -181,10 +227,17 @@ impl RedisSessionRegistry {
     ) -> BoxFuture<'static, Result<T, RegistryError>> {
         let mut conn = self.conn.clone();
         let scripts = self.scripts.clone();
-        let keys = [self.keys.session(session), self.keys.sessions()];
+        let keys = [
+            self.keys.session(session),
+            self.keys.sessions(),
+            self.keys.session_holder(session),
+            self.keys.session_kept(session),
+        ];
         Box::pin(async move {
             let mut call = pick(&scripts).prepare_invoke();
-            call.key(&keys[0]).key(&keys[1]);
+            for key in &keys {
+                call.key(key);
+            }
             for arg in &args {
                 call.arg(arg);
             }
@@ -283,6 +336,41 @@ impl SessionRegistry for RedisSessionRegistry {
         Box::pin(async move { removed.await.map(drop) })
     }
 
+    fn to_client(
+        &self,
+        session: &str,
+        message: &str,
+        announcement: bool,
+        keep: usize,
+    ) -> BoxFuture<'static, Result<(), RegistryError>> {
+        let args = vec![
+            message.to_owned(),
+            if announcement { "1" } else { "0" }.to_owned(),
+            keep.max(1).to_string(),
+            self.keys.relay_to(""),
+            session.to_owned(),
+        ];
+        let sent = self.run::<i64>(|s| &s.to_client, session, args);
+        Box::pin(async move { sent.await.map(drop) })
+    }
+
+    fn hold_stream(
+        &self,
+        session: &str,
+        holder: &str,
+    ) -> BoxFuture<'static, Result<Vec<String>, RegistryError>> {
+        self.run::<Vec<String>>(|s| &s.hold, session, vec![holder.to_owned()])
+    }
+
+    fn release_stream(
+        &self,
+        session: &str,
+        holder: &str,
+    ) -> BoxFuture<'static, Result<(), RegistryError>> {
+        let released = self.run::<i64>(|s| &s.release, session, vec![holder.to_owned()]);
+        Box::pin(async move { released.await.map(drop) })
+    }
+
     fn relay(
         &self,
         to: Option<&str>,
@@ -293,7 +381,12 @@ impl SessionRegistry for RedisSessionRegistry {
             Some(instance) => self.keys.relay_to(instance),
             None => self.keys.relay_all(),
         };
-        let kind = if relayed.for_client { "s" } else { "c" };
+        let kind = match relayed.kind {
+            RelayedKind::ForClient => "s",
+            RelayedKind::Ended => "e",
+            RelayedKind::Changed => "v",
+            _ => "c",
+        };
         let payload = format!("{kind}\n{}\n{}", relayed.session, relayed.message);
         Box::pin(async move {
             let _: i64 = redis::cmd("PUBLISH")
@@ -330,6 +423,8 @@ impl SessionRegistry for RedisSessionRegistry {
                     match kind {
                         "c" => Some(Relayed::new(session, message)),
                         "s" => Some(Relayed::for_client(session, message)),
+                        "e" => Some(Relayed::ended(session)),
+                        "v" => Some(Relayed::changed(session, message)),
                         _ => None,
                     }
                 });

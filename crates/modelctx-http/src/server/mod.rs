@@ -35,12 +35,12 @@ pub use config::{
     ErrorCallback, HostPolicy, OriginPolicy, Rejection, StreamableHttpServerConfig, cors_layer,
 };
 pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId, Replay};
-pub use registry::{Lookup, RegistryError, Relayed, SessionRegistry};
+pub use registry::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry};
 pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 use crate::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
 use modelctx_transport::SessionSnapshot;
-use registry::SharedState;
+use registry::{Outgoing, SharedState};
 use session::{Answer, SessionState};
 
 type Factory = dyn Fn(HttpServerTransport) + Send + Sync;
@@ -77,8 +77,8 @@ struct Inner {
     relay_stop: tokio_util::sync::CancellationToken,
     /// Messages for GET streams held elsewhere, in order, to the task that relays them
     /// (started with the listener; bounded: a Redis far behind drops, never grows).
-    outbox: tokio::sync::mpsc::Sender<Relayed>,
-    outbox_rx: Mutex<Option<tokio::sync::mpsc::Receiver<Relayed>>>,
+    outbox: tokio::sync::mpsc::Sender<Outgoing>,
+    outbox_rx: Mutex<Option<tokio::sync::mpsc::Receiver<Outgoing>>>,
 }
 
 impl Drop for Inner {
@@ -323,6 +323,7 @@ impl Inner {
                     tokio::spawn(send_relayed(
                         outbox,
                         registry.clone(),
+                        self.config.stream_queue,
                         self.relay_stop.clone(),
                     ));
                 }
@@ -342,8 +343,10 @@ impl Inner {
     }
 
     /// A message another service relayed: a response for one of this service's
-    /// requests, or a cancellation of a request that may run here. Dropped when the
-    /// session is not held here (any more) or the request is not in flight here.
+    /// requests, or a cancellation of a request that may run here, a message for the
+    /// GET stream held here, the client's `notifications/initialized`, the session's
+    /// end or new state. Dropped when the session is not held here (any more) or the
+    /// request is not in flight here.
     async fn take_relayed(&self, relayed: Relayed) {
         let Some(session) = self
             .lock_sessions()
@@ -353,13 +356,34 @@ impl Inner {
         else {
             return;
         };
-        if relayed.for_client {
-            session.deliver_relayed(&relayed.message);
-            return;
+        match relayed.kind {
+            RelayedKind::ForClient => {
+                session.deliver_relayed(&relayed.message);
+                return;
+            }
+            RelayedKind::Ended => {
+                session.terminate();
+                return;
+            }
+            RelayedKind::Changed => {
+                if let Some(shared) = &session.shared {
+                    shared.changed_relayed(&relayed.message);
+                }
+                return;
+            }
+            RelayedKind::FromClient => {}
         }
         let Ok(message) = relayed.message.parse::<JsonRpcMessage>() else {
             return;
         };
+        if message.method() == Some(INITIALIZED) {
+            // Sent to another service: the copy that ran the handshake (or any copy
+            // not yet told) takes it now, so it may send its own messages.
+            if session.take_relayed_initialized() {
+                let _ = session.push(vec![message], None, &Extensions::new()).await;
+            }
+            return;
+        }
         match &message {
             JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
                 let _ = session.push(vec![message], None, &Extensions::new()).await;
@@ -571,10 +595,13 @@ fn progress_token(message: &JsonRpcMessage) -> Option<RequestId> {
     }
 }
 
-/// Relays the service's messages for GET streams held elsewhere, in order.
+/// Sends on the service's messages for GET streams not held here, and the releases of
+/// its holds on them, in order. `keep`: how many messages a session's stream keeps
+/// while no service holds it (the backlog of one service's GET stream).
 async fn send_relayed(
-    mut outbox: tokio::sync::mpsc::Receiver<Relayed>,
+    mut outbox: tokio::sync::mpsc::Receiver<Outgoing>,
     registry: Arc<dyn SessionRegistry>,
+    keep: usize,
     stop: tokio_util::sync::CancellationToken,
 ) {
     loop {
@@ -582,8 +609,22 @@ async fn send_relayed(
             () = stop.cancelled() => return,
             next = outbox.recv() => next,
         };
-        let Some(relayed) = next else { return };
-        if let Err(e) = registry.relay(None, relayed).await {
+        let Some(next) = next else { return };
+        let sent = match next {
+            Outgoing::ToClient {
+                session,
+                message,
+                announcement,
+            } => {
+                registry
+                    .to_client(&session, &message, announcement, keep)
+                    .await
+            }
+            Outgoing::Release { session, holder } => {
+                registry.release_stream(&session, &holder).await
+            }
+        };
+        if let Err(e) = sent {
             tracing::warn!(target: "modelctx_http", %e, "a message for a GET stream was not relayed");
         }
     }
@@ -963,6 +1004,8 @@ fn bad_message(inner: &Inner, error: ErrorData) -> Response {
 }
 
 const INITIALIZE: &str = "initialize";
+const INITIALIZED: &str = "notifications/initialized";
+const INITIALIZED_NOTE: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// `era_by_headers`: whether the headers alone put the POST in the stateless era
 /// ([`era::stateless_by_headers`], when that era is served).
@@ -1149,9 +1192,20 @@ async fn dispatch(
     }
     let cancelled: Vec<RequestId> = messages.iter().filter_map(cancelled_id).collect();
     if session.missed_initialized(&messages)
-        && let Ok(note) = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.parse()
+        && let Ok(note) = INITIALIZED_NOTE.parse()
     {
         messages.insert(0, note);
+    }
+    if session.shared.is_some()
+        && let Some(registry) = &inner.config.session_registry
+        && messages.iter().any(|m| m.method() == Some(INITIALIZED))
+    {
+        // Every copy learns it, the one that ran the handshake above all: until then it
+        // refuses to send its own messages. Before the POST is answered.
+        let relayed = Relayed::new(session.id.to_string(), INITIALIZED_NOTE);
+        if let Err(e) = registry.relay(None, relayed).await {
+            inner.report(StatusCode::SERVICE_UNAVAILABLE, format!("not relayed: {e}"));
+        }
     }
     if init && let Some(id) = ids.first() {
         session.expect_initialize(id.clone());
@@ -1298,6 +1352,13 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
     if let Err(r) = protocol_version(inner, headers, Some(&session)) {
         return r;
     }
+    // The client opens its GET stream after sending `notifications/initialized`,
+    // wherever that went (see `SessionState::missed_initialized`).
+    if session.missed_initialized(&[])
+        && let Ok(note) = INITIALIZED_NOTE.parse()
+    {
+        let _ = session.push(vec![note], None, &Extensions::new()).await;
+    }
     let events = match header_str(headers, LAST_EVENT_ID) {
         Some(last) => {
             let Ok(after) = last.parse::<EventId>() else {
@@ -1326,6 +1387,23 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
             }
         },
     };
+    if let Some(shared) = &session.shared
+        && let Some(holder) = session.claiming_holder()
+    {
+        // The GET stream is held here from now on: take what was kept for it while no
+        // service held it; what other copies send next is relayed here.
+        let kept = match shared.registry().hold_stream(&session.id, &holder).await {
+            Ok(kept) => kept,
+            Err(e) => {
+                inner.report(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("the GET stream's hold was not recorded: {e}"),
+                );
+                Vec::new()
+            }
+        };
+        session.claimed(&holder, kept);
+    }
     let mut response = sse_response(events);
     if let Some(v) = &session.id_header {
         response
@@ -1357,6 +1435,16 @@ async fn delete(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
         if let Some(store) = &inner.config.event_store {
             store.forget_session(&session.id);
         }
+        session.terminate();
+        // Every other copy ends, and the requests it holds.
+        if let Err(e) = shared
+            .registry()
+            .relay(None, Relayed::ended(session.id.to_string()))
+            .await
+        {
+            inner.report(StatusCode::SERVICE_UNAVAILABLE, format!("not relayed: {e}"));
+        }
+        return status_only(StatusCode::OK);
     }
     session.terminate();
     status_only(StatusCode::OK)

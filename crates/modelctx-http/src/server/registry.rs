@@ -53,7 +53,8 @@ pub trait SessionRegistry: Send + Sync {
         known: u64,
     ) -> BoxFuture<'static, Result<Lookup, RegistryError>>;
 
-    /// Removes the session's record (DELETE): every service then answers 404 for it.
+    /// Removes the session's record, its GET stream's holder and the messages kept for
+    /// it (DELETE, or the server ended the session): every service then answers 404.
     fn remove(&self, session: &str) -> BoxFuture<'static, Result<(), RegistryError>>;
 
     /// How many sessions are recorded (expired ones not counted).
@@ -68,6 +69,41 @@ pub trait SessionRegistry: Send + Sync {
         relayed: Relayed,
     ) -> BoxFuture<'static, Result<(), RegistryError>>;
 
+    /// Sends `message`, not tied to a request, to the client's standalone GET stream
+    /// of `session`: relayed ([`RelayedKind::ForClient`]) to the service whose
+    /// [`hold_stream`](Self::hold_stream) holds the stream, or, when none does, kept
+    /// (at most `keep` messages per session, the oldest dropped; gone with the
+    /// session) for the next service that opens it. `announcement`: a list change or
+    /// resource update, which every service's copy of the session hears and sends:
+    /// dropped when a service holds the stream (its own copy sends it), kept once
+    /// (not when the same text is kept already) when none does. Dropped for a session
+    /// that is gone.
+    fn to_client(
+        &self,
+        session: &str,
+        message: &str,
+        announcement: bool,
+        keep: usize,
+    ) -> BoxFuture<'static, Result<(), RegistryError>>;
+
+    /// Records that `holder` (`"<instance>/<n>"`: the service listening as
+    /// `<instance>`) holds the session's GET stream from now on, replacing any earlier
+    /// holder, and takes the messages kept for the stream, oldest first. The hold
+    /// lives as long as the session's record.
+    fn hold_stream(
+        &self,
+        session: &str,
+        holder: &str,
+    ) -> BoxFuture<'static, Result<Vec<String>, RegistryError>>;
+
+    /// Forgets `holder`'s hold on the session's GET stream (its connection ended),
+    /// unless another holder replaced it: later messages are kept again.
+    fn release_stream(
+        &self,
+        session: &str,
+        holder: &str,
+    ) -> BoxFuture<'static, Result<(), RegistryError>>;
+
     /// What is relayed to the service called `instance` or to every service. The
     /// future resolves once listening: a message relayed after that is in the stream.
     /// The stream ends when the registry loses its connection (the service then
@@ -79,20 +115,37 @@ pub trait SessionRegistry: Send + Sync {
 }
 
 /// A message of a shared session sent on to another service through
-/// [`SessionRegistry::relay`]. From the client: its response to a request a handler
-/// sent (the id names the service that sent it), progress on such a request, or a
-/// cancellation of a request running elsewhere. For the client: a message not tied to
-/// a request, for the standalone GET stream, which another service may hold.
+/// [`SessionRegistry::relay`] (or, for the GET stream, through
+/// [`SessionRegistry::to_client`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Relayed {
     /// The session's id.
     pub session: String,
-    /// The JSON-RPC message, as JSON text.
+    /// The JSON-RPC message, as JSON text (empty for [`RelayedKind::Ended`]).
     pub message: String,
-    /// Whether the message goes to the client (on the GET stream) rather than comes
-    /// from it.
-    pub for_client: bool,
+    /// What the message is.
+    pub kind: RelayedKind,
+}
+
+/// What a [`Relayed`] message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RelayedKind {
+    /// From the client: its response to a request a handler sent (the id names the
+    /// service that sent it), progress on such a request, a cancellation of a request
+    /// running elsewhere, or its `notifications/initialized` (for the service that ran
+    /// the handshake).
+    FromClient,
+    /// For the client's standalone GET stream, held by the service it is sent to.
+    ForClient,
+    /// The session has ended (DELETE, or the server closed it): every service ends its
+    /// copy, and the requests that copy holds.
+    Ended,
+    /// A service saved a new state of the session: `{"revision": n, "state": ..}`
+    /// (the [`SessionSnapshot`]), for every other copy to take in at once (a
+    /// subscription made through one copy holds for the copy holding the GET stream).
+    Changed,
 }
 
 impl Relayed {
@@ -101,17 +154,46 @@ impl Relayed {
         Self {
             session: session.into(),
             message: message.into(),
-            for_client: false,
+            kind: RelayedKind::FromClient,
         }
     }
 
     /// A message for the client's GET stream of `session`.
     pub fn for_client(session: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
-            for_client: true,
+            kind: RelayedKind::ForClient,
             ..Self::new(session, message)
         }
     }
+
+    /// The end of `session`.
+    pub fn ended(session: impl Into<String>) -> Self {
+        Self {
+            kind: RelayedKind::Ended,
+            ..Self::new(session, String::new())
+        }
+    }
+
+    /// A new state of `session` (see [`RelayedKind::Changed`]).
+    pub fn changed(session: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: RelayedKind::Changed,
+            ..Self::new(session, message)
+        }
+    }
+}
+
+/// What a service's shared sessions hand its relay task, in order.
+pub(crate) enum Outgoing {
+    /// A message for the session's GET stream, not held here
+    /// ([`SessionRegistry::to_client`]).
+    ToClient {
+        session: Arc<str>,
+        message: String,
+        announcement: bool,
+    },
+    /// This service's hold on the session's GET stream ended.
+    Release { session: Arc<str>, holder: Arc<str> },
 }
 
 /// What [`SessionRegistry::touch`] found.
@@ -170,7 +252,7 @@ pub(crate) struct SharedState {
     /// instance name and a slash.
     id_prefix: Arc<str>,
     /// The service's queue of messages for GET streams held elsewhere.
-    outbox: tokio::sync::mpsc::Sender<Relayed>,
+    outbox: tokio::sync::mpsc::Sender<Outgoing>,
     idle: Duration,
     restored: Option<SessionSnapshot>,
     revision: Arc<AtomicU64>,
@@ -182,7 +264,7 @@ impl SharedState {
         registry: Arc<dyn SessionRegistry>,
         id: Arc<str>,
         id_prefix: Arc<str>,
-        outbox: tokio::sync::mpsc::Sender<Relayed>,
+        outbox: tokio::sync::mpsc::Sender<Outgoing>,
         idle: Duration,
         restored: Option<(u64, SessionSnapshot)>,
     ) -> Self {
@@ -210,13 +292,44 @@ impl SharedState {
         &self.id_prefix
     }
 
-    /// Sends `data`, a message not tied to a request, to every service: the one
-    /// holding the session's GET stream delivers it. False when the queue is full
-    /// (Redis far behind): the message is dropped.
-    pub(crate) fn relay_to_client(&self, data: &str) -> bool {
+    /// Sends `data`, a message not tied to a request, towards the session's GET
+    /// stream: to the service holding it, or kept for the next one that opens it
+    /// ([`SessionRegistry::to_client`]). False when the queue is full (Redis far
+    /// behind): the message is dropped.
+    pub(crate) fn to_client(&self, data: &str, announcement: bool) -> bool {
         self.outbox
-            .try_send(Relayed::for_client(self.id.to_string(), data))
+            .try_send(Outgoing::ToClient {
+                session: self.id.clone(),
+                message: data.to_owned(),
+                announcement,
+            })
             .is_ok()
+    }
+
+    /// Gives up `holder`, this service's hold on the GET stream (its connection
+    /// ended), before anything queued after it.
+    pub(crate) fn release(&self, holder: Arc<str>) {
+        if self
+            .outbox
+            .try_send(Outgoing::Release {
+                session: self.id.clone(),
+                holder,
+            })
+            .is_err()
+        {
+            tracing::warn!(target: "modelctx_http", session_id = %self.id, "relay queue full, the GET stream's hold is not released");
+        }
+    }
+
+    /// A new name for a hold on the GET stream: `"<instance>/<n>"`, unique in the
+    /// process.
+    pub(crate) fn new_holder(&self) -> Arc<str> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Arc::from(format!(
+            "{}{}",
+            self.id_prefix,
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ))
     }
 
     pub(crate) fn idle(&self) -> Duration {
@@ -231,6 +344,18 @@ impl SharedState {
     /// The revision of the state this process holds (0: none yet).
     pub(crate) fn revision(&self) -> u64 {
         self.revision.load(Ordering::Acquire)
+    }
+
+    /// Takes in a state another service relayed ([`RelayedKind::Changed`]).
+    pub(crate) fn changed_relayed(&self, message: &str) {
+        #[derive(serde::Deserialize)]
+        struct Changed {
+            revision: u64,
+            state: SessionSnapshot,
+        }
+        if let Ok(changed) = serde_json::from_str::<Changed>(message) {
+            self.changed(changed.revision, Box::new(changed.state));
+        }
     }
 
     /// Takes in a state another process saved, if it is newer than the one held.
@@ -251,11 +376,24 @@ impl SharedSession for SharedState {
     fn save(&self, snapshot: SessionSnapshot) -> BoxFuture<'static, Result<(), TransportError>> {
         let saving = self.registry.save(&self.id, &snapshot, self.idle);
         let revision = self.revision.clone();
+        let registry = self.registry.clone();
+        let id = self.id.clone();
         Box::pin(async move {
             match saving.await {
                 Ok(Some(saved)) => {
                     // Our own save: known, not a change to take in.
                     revision.fetch_max(saved, Ordering::AcqRel);
+                    // The other copies take it in now, not at their next request: the
+                    // one holding the GET stream sends what a subscription made here
+                    // asks for. Before the answer (the caller awaits this): at most
+                    // once, a copy that misses it takes it in at its next touch.
+                    if let Ok(state) = serde_json::to_string(&snapshot) {
+                        let message = format!(r#"{{"revision":{saved},"state":{state}}}"#);
+                        if let Err(e) = registry.relay(None, Relayed::changed(&*id, message)).await
+                        {
+                            tracing::warn!(target: "modelctx_http", session_id = %id, %e, "a session's new state was not relayed");
+                        }
+                    }
                     Ok(())
                 }
                 Ok(None) => Err(TransportError::closed()),

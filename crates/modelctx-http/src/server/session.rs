@@ -46,6 +46,13 @@ struct StreamState {
     /// when the runtime has handled the POST's messages, at the stream's first event,
     /// or with the stream.
     handled: Option<oneshot::Sender<()>>,
+    /// A shared session's standalone stream held here: the hold's name in the
+    /// registry ([`SessionRegistry::hold_stream`](super::SessionRegistry::hold_stream)).
+    claim: Option<Arc<str>>,
+    /// While the hold is being recorded: what is routed to the stream waits in
+    /// `pending` (data, no event id yet), behind the messages kept for the stream.
+    claiming: bool,
+    pending: VecDeque<String>,
 }
 
 impl StreamState {
@@ -273,6 +280,9 @@ impl SessionState {
             .take();
         {
             let mut routes = self.routes();
+            if let Some(shared) = &self.shared {
+                Self::release_claim(&mut routes, shared);
+            }
             routes.requests.clear();
             routes.streams.clear();
         }
@@ -284,6 +294,24 @@ impl SessionState {
         let on_end = self.on_end.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(on_end) = on_end {
             on_end(&self.id);
+        }
+    }
+
+    /// Ends a shared session for every service: its record goes (every service then
+    /// answers 404), its stored events too, and every other copy is told to end, with
+    /// the requests it holds. At most once: a copy that misses the word ends at its next
+    /// request or keepalive, when it finds the record gone.
+    pub(crate) async fn end_everywhere(&self, shared: &SharedState) {
+        let registry = shared.registry();
+        if let Err(e) = registry.remove(&self.id).await {
+            self.report(format!("the session's record was not removed: {e}"));
+        }
+        if let Some(store) = &self.config.event_store {
+            store.forget_session(&self.id);
+        }
+        let ended = super::Relayed::ended(self.id.to_string());
+        if let Err(e) = registry.relay(None, ended).await {
+            self.report(format!("the session's end was not relayed: {e}"));
         }
     }
 
@@ -428,7 +456,46 @@ impl SessionState {
         }
         first.extend(stream.backlog.drain(..));
         stream.conn = Some(tx);
+        self.start_claim(stream);
         Some(chain(first, rx))
+    }
+
+    /// A shared session's standalone stream connected here: names the hold the service
+    /// records next (see [`claiming_holder`](Self::claiming_holder)). A hold this
+    /// copy had is replaced by it (same service).
+    fn start_claim(&self, stream: &mut StreamState) {
+        if let Some(shared) = &self.shared {
+            stream.claim = Some(shared.new_holder());
+            stream.claiming = true;
+        }
+    }
+
+    /// The hold on the standalone stream being recorded, if any.
+    pub(crate) fn claiming_holder(&self) -> Option<Arc<str>> {
+        let routes = self.routes();
+        let stream = routes.streams.get(&STANDALONE)?;
+        stream.claiming.then(|| stream.claim.clone()).flatten()
+    }
+
+    /// The hold `holder` is recorded: the messages `kept` for the stream while no
+    /// service held it go out first, then what waited meanwhile.
+    pub(crate) fn claimed(&self, holder: &Arc<str>, kept: Vec<String>) {
+        let mut routes = self.routes();
+        let Some(stream) = routes.streams.get_mut(&STANDALONE) else {
+            return;
+        };
+        // Replaced meanwhile (the client reconnected): what was kept goes behind what
+        // waits for the newer hold, whose recording delivers it.
+        let mine = stream.claim.as_ref() == Some(holder);
+        let pending = if mine {
+            stream.claiming = false;
+            std::mem::take(&mut stream.pending)
+        } else {
+            VecDeque::new()
+        };
+        for data in kept.iter().chain(pending.iter()) {
+            self.deliver(&mut routes, STANDALONE, data);
+        }
     }
 
     /// Resumes the stream `after` belongs to: its later events, then (if the stream is
@@ -457,6 +524,9 @@ impl SessionState {
                     stream.backlog.clear();
                     let (tx, rx) = mpsc::channel(self.config.stream_queue);
                     stream.conn = Some(tx);
+                    if local == STANDALONE {
+                        self.start_claim(stream);
+                    }
                     (Some(stream.next_seq), Some(rx))
                 }
                 // The stream is complete: the store holds all there is.
@@ -556,6 +626,17 @@ impl SessionState {
             return;
         };
         stream.handled = None;
+        if stream.claiming {
+            if stream.pending.len() >= self.config.stream_queue {
+                stream.pending.pop_front();
+                self.report(format!(
+                    "session {}: standalone stream backlog full, oldest message dropped",
+                    self.id
+                ));
+            }
+            stream.pending.push_back(data.to_owned());
+            return;
+        }
         let id = match &self.config.event_store {
             Some(store) if self.stateful => {
                 let id = EventId {
@@ -653,10 +734,11 @@ impl SessionState {
                 self.report("an error response without id has no stream".to_owned());
             }
             None if self.stateful => match &self.shared {
-                // The GET stream may be open on another service: every service hears
-                // it, the one holding the stream delivers it.
+                // The GET stream may be open on another service: the registry relays it
+                // there, or keeps it until a service opens the stream.
                 Some(shared) if !Self::standalone_here(&routes) => {
-                    if !shared.relay_to_client(&data) {
+                    Self::release_claim(&mut routes, shared);
+                    if !shared.to_client(&data, is_announcement(&msg)) {
                         self.report("relay queue full, message for the GET stream dropped".into());
                     }
                 }
@@ -682,12 +764,45 @@ impl SessionState {
     }
 
     /// Delivers `data`, relayed by another service, on the GET stream, if it is open
-    /// here.
+    /// here. If its connection has ended since, the hold is released and `data` goes
+    /// back to the registry (kept for the next holder); without a hold here (a stale
+    /// relay) it is dropped.
     pub(crate) fn deliver_relayed(&self, data: &str) {
         let mut routes = self.routes();
         if Self::standalone_here(&routes) {
             self.deliver(&mut routes, STANDALONE, data);
+        } else if let Some(shared) = &self.shared
+            && Self::release_claim(&mut routes, shared)
+            && !shared.to_client(data, false)
+        {
+            self.report("relay queue full, message for the GET stream dropped".into());
         }
+    }
+
+    /// Releases this copy's hold on the GET stream (its connection ended), if it has
+    /// one: later messages are kept in the registry for the next holder. True when it
+    /// had one.
+    fn release_claim(routes: &mut Routes, shared: &SharedState) -> bool {
+        let Some(stream) = routes.streams.get_mut(&STANDALONE) else {
+            return false;
+        };
+        match stream.claim.take() {
+            Some(holder) => {
+                stream.claiming = false;
+                shared.release(holder);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether a relayed `notifications/initialized` is news to this copy: it ran the
+    /// handshake and has not seen one (a copy restored from the record started
+    /// initialised).
+    pub(crate) fn take_relayed_initialized(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.shared.as_ref().is_some_and(|s| !s.is_restored())
+            && !self.initialized_note.swap(true, Ordering::AcqRel)
     }
 
     /// Ends request `id`'s route with `data`, its response: the JSON body, or the last
@@ -738,6 +853,20 @@ impl SessionState {
             }
         }
     }
+}
+
+/// Whether `message` is a list change or a resource update: every copy of a shared
+/// session hears it (from its own process's server) and would send it.
+fn is_announcement(message: &JsonRpcMessage) -> bool {
+    matches!(
+        message.method(),
+        Some(
+            "notifications/tools/list_changed"
+                | "notifications/prompts/list_changed"
+                | "notifications/resources/list_changed"
+                | "notifications/resources/updated"
+        )
+    )
 }
 
 fn chain(
@@ -887,8 +1016,19 @@ impl MessageSink for HttpServerSink {
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
+        // The server ends a shared session: it ends for every service (as a DELETE
+        // would). A copy that ended here alone first (idle, or told the session ended)
+        // leaves the record be.
+        let ending = match &self.state.shared {
+            Some(shared) if !self.state.closed.is_cancelled() => Some(shared.clone()),
+            _ => None,
+        };
         self.state.terminate();
-        Box::pin(async {})
+        Box::pin(async move {
+            if let Some(shared) = ending {
+                self.state.end_everywhere(&shared).await;
+            }
+        })
     }
 }
 

@@ -770,3 +770,302 @@ async fn records_do_not_pile_up_after_churn() {
         .await
         .expect("expired records leave the count and Redis: 100 records and the index");
 }
+
+/// Opens the session's GET stream on `url` and reads its priming event.
+async fn get_stream(
+    url: &str,
+    session: &str,
+) -> futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>> {
+    use futures::StreamExt;
+    let response = tokio::time::timeout(
+        WITHIN,
+        reqwest::Client::new()
+            .get(url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session)
+            .send(),
+    )
+    .await
+    .expect("the GET is answered")
+    .expect("the GET reaches the service");
+    assert_eq!(response.status().as_u16(), 200);
+    let mut stream = response.bytes_stream().boxed();
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "retry:").await;
+    stream
+}
+
+/// Reads `stream` to its end (bounded): everything it carried.
+async fn read_to_end(
+    stream: &mut futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+) -> String {
+    use futures::StreamExt;
+    let mut seen = String::new();
+    loop {
+        let chunk = tokio::time::timeout(WITHIN, stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("the stream did not end within {WITHIN:?}; got {seen}"));
+        match chunk {
+            Some(Ok(chunk)) => seen.push_str(&String::from_utf8_lossy(&chunk)),
+            Some(Err(_)) | None => return seen,
+        }
+    }
+}
+
+/// The length of the list of messages Redis keeps for `session`'s GET stream.
+async fn kept(redis: &RedisServer, prefix: &str, session: &str) -> usize {
+    let mut conn = redis.connection().await;
+    redis::cmd("LLEN")
+        .arg(format!("{prefix}sess:{{{session}}}:out"))
+        .query_async(&mut conn)
+        .await
+        .expect("LLEN")
+}
+
+/// Gap (b) of the two-instance conformance leg: the client's `notifications/initialized`
+/// lands (round-robin) on B; A's copy, which ran the handshake, learns it without a
+/// request of its own and may then send its own messages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_initialized_note_reaches_the_copy_that_ran_the_handshake() {
+    let redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "init:").await, 100).await;
+    let b = Instance::start(registry(&redis, "init:").await, 100).await;
+    let (url, forwarded) = round_robin(vec![host_port(&a.url), host_port(&b.url)]).await;
+
+    // A connection per request through the forwarder: initialize on A, the note on B.
+    let (status, session) = raw(reqwest::Method::POST, &url, None, Some(initialize())).await;
+    assert_eq!(status, 200);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _) = raw(
+        reqwest::Method::POST,
+        &url,
+        Some(&session),
+        Some(initialized),
+    )
+    .await;
+    assert_eq!(status, 202);
+    assert_eq!(forwarded.load(Ordering::Relaxed), 2);
+    assert_eq!(b.service.session_count(), 1, "the note went to B's copy");
+
+    let peer = a.peers.lock().unwrap()[0].clone();
+    let told = async {
+        while !peer.is_initialized() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, told)
+        .await
+        .expect("A's copy learns the client is initialised");
+    // So it sends its own messages (refused before initialisation): a note, kept until
+    // the GET stream opens (on A, the forwarder's next).
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
+        .await
+        .unwrap()
+        .expect("A's copy sends its own notification");
+    let mut stream = get_stream(&url, &session).await;
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, r#""n":1"#).await;
+}
+
+/// Gap (a): messages for the GET stream sent while no service holds it are kept in
+/// Redis (bounded as one service's backlog: the oldest dropped) and delivered, in
+/// order and once, by whichever service the stream then opens on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_sent_before_the_get_stream_opens_are_kept_for_it() {
+    let redis = RedisServer::start();
+    let start = |redis: &RedisServer| {
+        let url = redis.url();
+        async move {
+            let config = RedisSessionRegistryConfig::default().prefix("kept:");
+            let registry = RedisSessionRegistry::connect(&url, config).await.unwrap();
+            let config = StreamableHttpServerConfig::default()
+                .stream_queue(4)
+                .session_registry(Arc::new(registry));
+            Instance::start_with(config, None).await
+        }
+    };
+    let a = start(&redis).await;
+    let b = start(&redis).await;
+    let (url, _) = round_robin(vec![host_port(&a.url), host_port(&b.url)]).await;
+    // Through the forwarder: initialize on A, the note on B.
+    let session = open(&url).await;
+
+    // No GET stream anywhere: A's copy sends six notes; Redis keeps the last four.
+    let peer = a.peers.lock().unwrap()[0].clone();
+    for n in 1..=6 {
+        tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": n})))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let stored = async {
+        loop {
+            let mut conn = redis.connection().await;
+            let last: Vec<String> = redis::cmd("LRANGE")
+                .arg(format!("kept:sess:{{{session}}}:out"))
+                .arg(-1)
+                .arg(-1)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            if last.iter().any(|m| m.contains(r#""n":6"#)) {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, stored)
+        .await
+        .expect("kept in Redis");
+    assert_eq!(kept(&redis, "kept:", &session).await, 4, "bounded");
+
+    // A ping (on A), then the stream opens on B: the four kept, in order, once; what
+    // A sends next reaches it too.
+    let (status, _) = raw(reqwest::Method::POST, &url, Some(&session), Some(ping())).await;
+    assert_eq!(status, 200);
+    let mut stream = get_stream(&url, &session).await;
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 7})))
+        .await
+        .unwrap()
+        .unwrap();
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, r#""n":7"#).await;
+    let mut at = 0;
+    for n in 3..=7 {
+        let needle = format!(r#""n":{n}"#);
+        assert_eq!(seen.matches(&needle).count(), 1, "{needle} once: {seen}");
+        let found = seen.find(&needle).unwrap();
+        assert!(found >= at, "{needle} in order: {seen}");
+        at = found;
+    }
+    for n in 1..=2 {
+        assert!(!seen.contains(&format!(r#""n":{n}"#)), "dropped: {seen}");
+    }
+    assert_eq!(kept(&redis, "kept:", &session).await, 0, "taken");
+}
+
+/// Gap (c): a DELETE on one service, and the server closing one copy, end the session
+/// on every service: the other copy's GET stream and pending request end at once (its
+/// handler is cancelled), and the record is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_end_of_a_session_reaches_every_service() {
+    let redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "end:").await, 100).await;
+    let mut b = Instance::start(registry(&redis, "end:").await, 100).await;
+    let wait = json!({"jsonrpc": "2.0", "id": 9, "method": "test/wait"});
+
+    // DELETE on A while B holds the GET stream and a request.
+    let session = open(&a.url).await;
+    let mut get = get_stream(&b.url, &session).await;
+    let mut pending = post_stream(&b.url, &session, wait.clone()).await;
+    let started = tokio::time::timeout(WITHIN, b.events.recv()).await.unwrap();
+    assert_eq!(started, Some("started"));
+    let (status, _) = raw(reqwest::Method::DELETE, &a.url, Some(&session), None).await;
+    assert_eq!(status, 200);
+    read_to_end(&mut get).await;
+    read_to_end(&mut pending).await;
+    let stopped = tokio::time::timeout(WITHIN, b.events.recv()).await.unwrap();
+    assert_eq!(
+        stopped,
+        Some("cancelled"),
+        "B's handler ended with the session"
+    );
+    assert_eq!(b.service.session_count(), 0, "B's copy ended");
+
+    // The server closes A's copy of another session while B holds a request of it.
+    let session = open(&a.url).await;
+    let mut pending = post_stream(&b.url, &session, wait).await;
+    let started = tokio::time::timeout(WITHIN, b.events.recv()).await.unwrap();
+    assert_eq!(started, Some("started"));
+    let peer = a.peers.lock().unwrap().last().unwrap().clone();
+    tokio::time::timeout(WITHIN, peer.close()).await.unwrap();
+    read_to_end(&mut pending).await;
+    let stopped = tokio::time::timeout(WITHIN, b.events.recv()).await.unwrap();
+    assert_eq!(stopped, Some("cancelled"));
+    for url in [&a.url, &b.url] {
+        let (status, _) = raw(reqwest::Method::POST, url, Some(&session), Some(ping())).await;
+        assert_eq!(status, 404, "ended everywhere ({url})");
+    }
+    let keys = redis.keys().await;
+    assert!(
+        !keys.iter().any(|k| k.contains(&session)),
+        "its record is gone: {keys:?}"
+    );
+}
+
+/// Gap (d): one server serving both services' copies of a session (no announcement
+/// bus: one process) announces a list change once on the GET stream, not once per
+/// copy; and a resource update once to a subscription made through the other copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_server_behind_both_services_announces_once() {
+    let redis = RedisServer::start();
+    let server = Server::builder("one", "1.0.0")
+        .enable_tools()
+        .resource(modelctx::server::ResourceDef::new(
+            "test://r",
+            "r",
+            |_cx: modelctx::server::Context| async { Ok::<_, String>("r") },
+        ))
+        .unwrap()
+        .build();
+    let peers = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut urls = Vec::new();
+    for _ in 0..2 {
+        let config =
+            StreamableHttpServerConfig::default().session_registry(registry(&redis, "one:").await);
+        let server = server.clone();
+        let started = peers.clone();
+        let service = StreamableHttpService::with_config(config, move |transport| {
+            let mut session = SessionConfig::server();
+            if transport.needs_pre_initialized_session() {
+                session = session.pre_initialized();
+            }
+            let session = server.serve_with(transport, session);
+            started.lock().unwrap().push(session.peer().clone());
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        urls.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
+        tokio::spawn(service.serve(listener, std::future::pending()));
+    }
+    let (a, b) = (&urls[0], &urls[1]);
+    let session = open(a).await;
+    // B holds the GET stream; the subscription is made through A's copy.
+    let mut stream = get_stream(b, &session).await;
+    let subscribe = json!({"jsonrpc": "2.0", "id": 5, "method": "resources/subscribe",
+        "params": {"uri": "test://r"}});
+    let (status, _) = raw(reqwest::Method::POST, a, Some(&session), Some(subscribe)).await;
+    assert_eq!(status, 200);
+
+    let tool = Tool::new(
+        "added",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    server
+        .add_tool(ToolDef::with_schema(tool, |_args, _cx| async move {
+            Ok::<_, String>(modelctx::types::CallToolResult::text("added"))
+        }))
+        .unwrap();
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "notifications/tools/list_changed").await;
+    server.notify_resource_updated("test://r").await;
+    read_until(&mut stream, &mut seen, "notifications/resources/updated").await;
+    // Each copy sends its messages in order: once A's note is here, a copy of the
+    // announcements A's copy sent before it would be too.
+    let first = peers.lock().unwrap()[0].clone();
+    tokio::time::timeout(WITHIN, first.notify::<Note>(json!({"n": 1})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut stream, &mut seen, r#""n":1"#).await;
+    assert_eq!(
+        seen.matches("notifications/tools/list_changed").count(),
+        1,
+        "once: {seen}"
+    );
+    assert_eq!(
+        seen.matches("notifications/resources/updated").count(),
+        1,
+        "once: {seen}"
+    );
+}
