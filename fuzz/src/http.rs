@@ -26,9 +26,8 @@ use std::time::Duration;
 use axum::body::Body;
 use http::{HeaderName, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
-use modelctx_http::{HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService};
+use modelctx_http::{StreamableHttpServerConfig, StreamableHttpService};
 use modelctx_server::{Server, ToolDef};
-use modelctx_session::SessionConfig;
 use modelctx_transport::sse::SseParser;
 use modelctx_types::{CallToolResult, JsonRpcMessageV2025_03_26, Tool};
 use tower::ServiceExt;
@@ -62,16 +61,6 @@ fn server(stateless_era: bool) -> Server {
         .build()
 }
 
-fn session_config(transport: &HttpServerTransport) -> SessionConfig {
-    let mut config = SessionConfig::server();
-    if transport.needs_pre_initialized_session() {
-        config = config.pre_initialized();
-    }
-    if !transport.allows_outbound_requests() {
-        config = config.without_outbound_requests();
-    }
-    config
-}
 
 /// One request as written in the input.
 struct Written<'a> {
@@ -121,8 +110,7 @@ pub fn check(data: &[u8]) {
     }
     let server = server(!words.contains(&"legacy"));
     let service = StreamableHttpService::with_config(config, move |transport| {
-        let config = session_config(&transport);
-        server.serve_with(transport, config);
+        server.serve(transport);
     });
     let requests: Vec<Written<'_>> = requests
         .split("\n===\n")

@@ -1,8 +1,7 @@
 //! The modelctx side of every scenario: the echo server and its transports.
 
-use modelctx::http::{HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService};
+use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
 use modelctx::server::Server;
-use modelctx::session::SessionConfig;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ErrorData, ListToolsRequest,
     ListToolsResult, RequestedSchema, Tool,
@@ -121,24 +120,12 @@ async fn serve_with(
     server: Server,
 ) -> Result<(), String> {
     let service = StreamableHttpService::with_config(config, move |transport| {
-        let config = session_config(&transport);
-        server.serve_with(transport, config);
+        server.serve(transport);
     });
     service
         .serve(listener, std::future::pending::<()>())
         .await
         .map_err(|e| e.to_string())
-}
-
-fn session_config(transport: &HttpServerTransport) -> SessionConfig {
-    let mut config = SessionConfig::server();
-    if transport.needs_pre_initialized_session() {
-        config = config.pre_initialized();
-    }
-    if !transport.allows_outbound_requests() {
-        config = config.without_outbound_requests();
-    }
-    config
 }
 
 /// Where a scale-out server keeps its resumable events and tasks.

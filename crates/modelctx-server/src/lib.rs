@@ -267,14 +267,22 @@ impl Server {
         self.serve_with(transport, self.inner.session.clone())
     }
 
-    /// Serves one session with explicit session settings (e.g. pre-initialised for a
-    /// stateless transport).
+    /// Serves one session with explicit session settings. What the transport says of
+    /// itself applies on top: a transport whose session starts initialised (stateless
+    /// streamable HTTP) is served pre-initialised, and one that cannot carry requests
+    /// to the peer is served without outbound requests.
     pub fn serve_with<T: Transport>(&self, transport: T, config: SessionConfig) -> ServerSession {
         let mut config = if self.inner.stateless_era {
             config.unstable_stateless_era(true)
         } else {
             config
         };
+        if transport.starts_initialized() {
+            config = config.pre_initialized();
+        }
+        if !transport.allows_outbound_requests() {
+            config = config.without_outbound_requests();
+        }
         if config.handler_limit.is_none()
             && let Some(limit) = &self.inner.handler_limit
         {

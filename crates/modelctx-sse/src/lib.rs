@@ -57,6 +57,20 @@
 //!
 //! Neither is on by default. TLS for the client comes from the `reqwest::Client` you
 //! pass in.
+//!
+// Without a feature its items do not exist: the links above then point at this page.
+#![cfg_attr(
+    not(feature = "server"),
+    doc = "[`SseService`]: crate \"needs the server feature\""
+)]
+#![cfg_attr(
+    not(feature = "client"),
+    doc = "[`SseClientTransport`]: crate \"needs the client feature\""
+)]
+#![cfg_attr(
+    not(feature = "client"),
+    doc = "[`FallbackClientTransport`]: crate \"needs the client feature\""
+)]
 
 #[cfg(feature = "client")]
 mod client;

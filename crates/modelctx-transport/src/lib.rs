@@ -392,6 +392,21 @@ pub trait Transport: Send + 'static {
     fn request_id_prefix(&self) -> Option<Arc<str>> {
         None
     }
+
+    /// Whether the session over this transport starts already initialised, with no
+    /// handshake of its own: true for a stateless streamable HTTP POST (every POST is
+    /// a fresh session that serves at once). The server applies it whatever session
+    /// settings it was given. Default `false`.
+    fn starts_initialized(&self) -> bool {
+        false
+    }
+
+    /// Whether the session may send requests to the peer over this transport: false
+    /// when nothing can carry them (stateless streamable HTTP has no stream back to the
+    /// client), so a handler's request fails at once instead of waiting. Default `true`.
+    fn allows_outbound_requests(&self) -> bool {
+        true
+    }
 }
 
 impl<S: MessageSink, R: MessageStream> Transport for (S, R) {

@@ -958,6 +958,14 @@ impl Transport for HttpServerTransport {
             .map(|s| s as Arc<dyn SharedSession>)
     }
 
+    fn starts_initialized(&self) -> bool {
+        self.pre_initialized
+    }
+
+    fn allows_outbound_requests(&self) -> bool {
+        HttpServerTransport::allows_outbound_requests(self)
+    }
+
     fn split(self) -> (HttpServerSink, HttpServerStream) {
         (
             HttpServerSink {
