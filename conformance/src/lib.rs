@@ -115,6 +115,8 @@ pub mod report;
 #[cfg(feature = "runner")]
 mod connect;
 #[cfg(feature = "runner")]
+mod endpoint;
+#[cfg(feature = "runner")]
 pub mod harness;
 #[cfg(feature = "runner")]
 mod record;
@@ -131,6 +133,8 @@ pub use kind::{Cell, SpecVersion, TransportKind};
 
 #[cfg(feature = "runner")]
 pub use connect::{Connector, GetStream, SharedHttp};
+#[cfg(feature = "runner")]
+pub use endpoint::HttpEndpoint;
 #[cfg(feature = "runner")]
 pub use record::{Direction, Recorded, Recording, record};
 #[cfg(feature = "runner")]
