@@ -28,7 +28,6 @@ impl NotificationMethod for Note {
 /// One session the hosted server started.
 pub(crate) struct Started {
     pub(crate) session: ServerSession,
-    pub(crate) control: StreamControl,
     pub(crate) id: Option<String>,
 }
 
@@ -71,6 +70,8 @@ pub(crate) struct Hosted {
     seen_changed: Arc<tokio::sync::Notify>,
     /// The stream control of every session's every copy, as they start.
     pub(crate) controls: Controls,
+    /// The same, with the session id of each (stateful sessions only).
+    by_session: Arc<Mutex<Vec<(String, StreamControl)>>>,
 }
 
 /// Stream controls, one per copy of a session (two on the shared leg).
@@ -118,6 +119,17 @@ impl Hosted {
             }
         })
         .await
+    }
+
+    /// Closes the standalone GET stream of `session` on whichever copy holds it;
+    /// whether one did.
+    pub(crate) fn close_standalone_stream(&self, session: &str) -> bool {
+        self.by_session
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(id, _)| id == session)
+            .any(|(_, c)| c.close_standalone_stream())
     }
 
     /// How many sessions are alive: the service's, or on the shared leg the shared
@@ -211,16 +223,17 @@ pub(crate) async fn host_with(
     let (tx, sessions) = mpsc::unbounded_channel();
     let controls: Controls = Arc::default();
     let all = controls.clone();
+    let by_session: Arc<Mutex<Vec<(String, StreamControl)>>> = Arc::default();
+    let by_id = by_session.clone();
     let start = Arc::new(move |transport: modelctx::http::HttpServerTransport| {
         let control = transport.stream_control();
         let id = transport.session_id().map(str::to_owned);
         all.lock().unwrap().push(control.clone());
+        if let Some(id) = &id {
+            by_id.lock().unwrap().push((id.clone(), control));
+        }
         let session = start(transport);
-        let _ = tx.send(Started {
-            session,
-            control,
-            id,
-        });
+        let _ = tx.send(Started { session, id });
     });
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen_changed = Arc::new(tokio::sync::Notify::new());
@@ -250,6 +263,7 @@ pub(crate) async fn host_with(
         seen,
         seen_changed,
         controls,
+        by_session,
     }
 }
 
