@@ -2,6 +2,7 @@
 
 use modelctx_transport::{BoxTransport, boxed};
 
+use crate::endpoint::HttpEndpoint;
 use crate::kind::{Cell, SpecVersion, TransportKind};
 
 /// The in-process pipe buffer of the stdio leg, in bytes (a pipe's usual size).
@@ -156,6 +157,20 @@ impl Connector {
         F: Fn(modelctx_http::HttpServerTransport) + Send + Sync + 'static,
     {
         shared::serve(factory).await
+    }
+
+    /// For a test that builds its own streamable HTTP app (a service with its own
+    /// settings, middleware or routes, driven by hand): an origin to serve it at, once
+    /// on every leg but `streamable-http-shared`, where two instances share one Redis
+    /// behind a round-robin reverse proxy (see [`HttpEndpoint`]). Such a test then runs
+    /// its one body against one instance and against two.
+    ///
+    /// # Panics
+    ///
+    /// On the shared leg, when `redis-server` cannot be started (the message says how
+    /// to install it).
+    pub async fn http_endpoint(&self) -> HttpEndpoint {
+        HttpEndpoint::bind(matches!(self.backend, Backend::StreamableHttpShared)).await
     }
 
     // Role-level helpers go here once modelctx-server and modelctx-client land, built on

@@ -49,7 +49,9 @@
 //!   the stateless HTTP leg, which has a server session per POST: there
 //!   [`Connector::serve_stateless_http`] serves a factory; nor on the shared leg, two
 //!   services sharing sessions through Redis: there [`Connector::serve_shared_http`]
-//!   does). [`Connector::kind`] tells a test
+//!   does). A test that builds its own HTTP app (its own service settings, middleware
+//!   or routes) serves it at [`Connector::http_endpoint`]: once, or on the shared leg
+//!   twice behind a round-robin proxy. [`Connector::kind`] tells a test
 //!   which transport it is on, for the few that need the concrete one. A test that only
 //!   makes sense in one era says so through its requirements' windows (`added_in`,
 //!   `removed_in`), never by an `if` on [`Connector::version`].
@@ -115,6 +117,8 @@ pub mod report;
 #[cfg(feature = "runner")]
 mod connect;
 #[cfg(feature = "runner")]
+mod endpoint;
+#[cfg(feature = "runner")]
 pub mod harness;
 #[cfg(feature = "runner")]
 mod record;
@@ -131,6 +135,8 @@ pub use kind::{Cell, SpecVersion, TransportKind};
 
 #[cfg(feature = "runner")]
 pub use connect::{Connector, GetStream, SharedHttp};
+#[cfg(feature = "runner")]
+pub use endpoint::HttpEndpoint;
 #[cfg(feature = "runner")]
 pub use record::{Direction, Recorded, Recording, record};
 #[cfg(feature = "runner")]

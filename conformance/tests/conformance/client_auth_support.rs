@@ -230,57 +230,67 @@ async fn listen() -> (tokio::net::TcpListener, String) {
 }
 
 impl World {
-    /// Starts the endpoint (in `connector`'s era) and its authorization server.
+    /// Starts the endpoint (in `connector`'s era; on the shared leg, two instances
+    /// behind a round-robin proxy) and its authorization server (the test's own, one
+    /// instance; on the resource's origin, part of each endpoint instance).
     pub(crate) async fn start(connector: &Connector, config: Config) -> World {
         let era_2026 = connector.version() == SpecVersion::V2026_07_28;
         let shared = Arc::new(Shared::default());
         let on_resource_origin = config.as_on_resource_origin;
         let issuer_path = config.issuer_path;
         *shared.config.lock().unwrap() = config;
-        let (rs_listener, rs) = listen().await;
+        let mut endpoint = connector.http_endpoint().await;
+        let rs = endpoint.origin().to_owned();
         let server = format!("{rs}/mcp");
         *shared.server.lock().unwrap() = server.clone();
 
-        let mcp_server = echo_server(era_2026);
-        let service_config = StreamableHttpServerConfig::default().stateless_era(era_2026);
-        let service = StreamableHttpService::with_config(service_config, move |transport| {
-            let config = session_config(&transport);
-            mcp_server.serve_with(transport, config);
-        });
-        let gate_state = shared.clone();
-        let mcp = service.router().layer(axum::middleware::from_fn(
-            move |request: Request, next: Next| {
-                let shared = gate_state.clone();
-                async move { gate(&shared, request, next).await }
-            },
-        ));
-        let wk_state = shared.clone();
-        let mut rs_app = axum::Router::new().nest_service("/mcp", mcp);
         let issuer = if on_resource_origin {
-            let base = format!("{rs}{issuer_path}");
-            *shared.issuer.lock().unwrap() = base.clone();
-            rs_app = rs_app.fallback(move |request: Request| {
-                let shared = wk_state.clone();
-                async move { authorization_server(&shared, request).await }
-            });
-            base
+            format!("{rs}{issuer_path}")
         } else {
-            rs_app = rs_app.fallback(move |request: Request| {
-                let shared = wk_state.clone();
-                async move { resource_well_known(&shared, request) }
-            });
             let (as_listener, origin) = listen().await;
-            let base = format!("{origin}{issuer_path}");
-            *shared.issuer.lock().unwrap() = base.clone();
             let as_state = shared.clone();
             let as_app = axum::Router::new().fallback(move |request: Request| {
                 let shared = as_state.clone();
                 async move { authorization_server(&shared, request).await }
             });
             tokio::spawn(async move { axum::serve(as_listener, as_app).await });
-            base
+            format!("{origin}{issuer_path}")
         };
-        tokio::spawn(async move { axum::serve(rs_listener, rs_app).await });
+        *shared.issuer.lock().unwrap() = issuer.clone();
+
+        let mcp_server = echo_server(era_2026);
+        let service_config = StreamableHttpServerConfig::default().stateless_era(era_2026);
+        let app_state = shared.clone();
+        endpoint
+            .serve(service_config, move |service_config| {
+                let mcp_server = mcp_server.clone();
+                let service =
+                    StreamableHttpService::with_config(service_config, move |transport| {
+                        let config = session_config(&transport);
+                        mcp_server.serve_with(transport, config);
+                    });
+                let gate_state = app_state.clone();
+                let mcp = service.router().layer(axum::middleware::from_fn(
+                    move |request: Request, next: Next| {
+                        let shared = gate_state.clone();
+                        async move { gate(&shared, request, next).await }
+                    },
+                ));
+                let wk_state = app_state.clone();
+                let rs_app = axum::Router::new().nest_service("/mcp", mcp);
+                if on_resource_origin {
+                    rs_app.fallback(move |request: Request| {
+                        let shared = wk_state.clone();
+                        async move { authorization_server(&shared, request).await }
+                    })
+                } else {
+                    rs_app.fallback(move |request: Request| {
+                        let shared = wk_state.clone();
+                        async move { resource_well_known(&shared, request) }
+                    })
+                }
+            })
+            .await;
         World {
             shared,
             server,

@@ -21,10 +21,11 @@ use modelctx_oauth::{
     AuthorizationServerConfig, InMemoryStore, JwtVerifier, Login, OAuthClient, OAuthError,
     Operation, RegisteredClient, ResourceServer, ResourceServerConfig, TrustedIdentityProvider,
 };
+use modelctx_redis::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
 use p256::ecdsa::signature::Signer as _;
 use serde_json::{Value, json};
 
-use crate::http_support::{RawResponse, send};
+use crate::http_support::{RawResponse, send, session_config};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -166,12 +167,6 @@ fn key_pem() -> String {
         .to_string()
 }
 
-async fn bind() -> (tokio::net::TcpListener, String) {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", l.local_addr().unwrap());
-    (l, origin)
-}
-
 /// `whoami` answers with the verified caller; `admin` needs scope `mcp:admin`.
 fn server(version: SpecVersion) -> Server {
     let whoami = ToolDef::with_schema(
@@ -199,8 +194,13 @@ fn server(version: SpecVersion) -> Server {
 
 async fn protected(connect: &Connector) -> Protected {
     let version = connect.version();
-    let (as_listener, issuer) = bind().await;
-    let (mcp_listener, origin) = bind().await;
+    // The resource and its authorization server: each once, or on the shared leg each
+    // twice behind a round-robin proxy, the authorization server's instances sharing a
+    // Redis store.
+    let mut mcp_endpoint = connect.http_endpoint().await;
+    let mut as_endpoint = mcp_endpoint.sibling().await;
+    let issuer = as_endpoint.origin().to_owned();
+    let origin = mcp_endpoint.origin().to_owned();
     let mcp = format!("{origin}/mcp");
     let other = format!("{origin}/other");
     let mut config = AuthorizationServerConfig::new(&issuer, &mcp)
@@ -210,9 +210,30 @@ async fn protected(connect: &Connector) -> Protected {
         );
     config.resources.push(other.clone());
     let users = |login: &Login<'_>| (login.username == "alice").then(|| "alice".to_owned());
-    let auth =
-        AuthorizationServer::with_signing_key(config, InMemoryStore::new(), users, &key_pem())
-            .unwrap();
+    let mut instances = Vec::new();
+    for _ in 0..as_endpoint.instances() {
+        let auth = match as_endpoint.redis_url() {
+            None => AuthorizationServer::with_signing_key(
+                config.clone(),
+                InMemoryStore::new(),
+                users,
+                &key_pem(),
+            ),
+            Some(url) => {
+                let store = RedisAuthorizationStore::connect(
+                    &url,
+                    RedisAuthorizationStoreConfig::default(),
+                );
+                let store = within("the store to reach the trial's Redis", store)
+                    .await
+                    .expect("the trial's redis-server accepts a connection");
+                AuthorizationServer::with_signing_key(config.clone(), store, users, &key_pem())
+            }
+        };
+        instances.push(auth.unwrap());
+    }
+    // One registration: the instances share their store.
+    let auth = instances[0].clone();
     auth.register_client(RegisteredClient::confidential(
         "svc",
         "svc-secret",
@@ -224,30 +245,40 @@ async fn protected(connect: &Connector) -> Protected {
         RegisteredClient::confidential("enterprise", "ent-secret", Vec::<String>::new());
     enterprise.grant_types = vec![JWT_BEARER_GRANT.to_owned()];
     auth.register_client(enterprise).await.unwrap();
-    let as_app = auth.router();
-    tokio::spawn(async move { axum::serve(as_listener, as_app).await });
+    let next = AtomicUsize::new(0);
+    as_endpoint
+        .serve(StreamableHttpServerConfig::default(), move |_| {
+            instances[next.fetch_add(1, Ordering::Relaxed)].router()
+        })
+        .await;
 
-    let rs = ResourceServer::new(
-        ResourceServerConfig::new(&mcp, &issuer)
-            .required_scopes(["mcp:tools"])
-            .operation_scopes(Operation::Tool("admin".into()), ["mcp:admin"]),
-        JwtVerifier::new(&issuer, format!("{issuer}/jwks")),
-    )
-    .unwrap();
     let era_2026 = version == SpecVersion::V2026_07_28;
     let hosted = server(version);
     let http_config = StreamableHttpServerConfig::default().stateless_era(era_2026);
-    let service = StreamableHttpService::with_config(http_config, move |t| {
-        if era_2026 {
-            hosted.serve_with(t, SessionConfig::server().unstable_stateless_era(true));
-        } else {
-            hosted.serve(t);
-        }
-    });
-    let app = axum::Router::new()
-        .nest_service("/mcp", service.router().layer(rs.layer()))
-        .merge(rs.metadata_router());
-    tokio::spawn(async move { axum::serve(mcp_listener, app).await });
+    let (resource, issued_by) = (mcp.clone(), issuer.clone());
+    mcp_endpoint
+        .serve(http_config, move |http_config| {
+            let rs = ResourceServer::new(
+                ResourceServerConfig::new(&resource, &issued_by)
+                    .required_scopes(["mcp:tools"])
+                    .operation_scopes(Operation::Tool("admin".into()), ["mcp:admin"]),
+                JwtVerifier::new(&issued_by, format!("{issued_by}/jwks")),
+            )
+            .unwrap();
+            let hosted = hosted.clone();
+            let service = StreamableHttpService::with_config(http_config, move |t| {
+                if era_2026 {
+                    hosted.serve_with(t, SessionConfig::server().unstable_stateless_era(true));
+                } else {
+                    let config = session_config(&t);
+                    hosted.serve_with(t, config);
+                }
+            });
+            axum::Router::new()
+                .nest_service("/mcp", service.router().layer(rs.layer()))
+                .merge(rs.metadata_router())
+        })
+        .await;
     Protected {
         mcp,
         other,

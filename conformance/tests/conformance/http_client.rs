@@ -16,7 +16,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex as AsyncMutex, mpsc};
 
-use crate::http_support::{Note, Raw, Script, Seen, call, host, host_scripted, send};
+use crate::http_support::{Note, Raw, Script, Seen, call, host_on, host_scripted, send};
 use crate::support::{Block, Echo, Work, client, raw_options};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -41,9 +41,13 @@ pub(crate) fn tests() -> Vec<Test> {
                 "client-transport:http:custom-headers",
                 "client-transport:http:custom-client",
                 "client-transport:http:session-stored",
-                "client-transport:http:protocol-version-header",
-                "client-transport:http:protocol-version-stored"
+                "client-transport:http:protocol-version-header"
             ]
+        ),
+        // Apart: the other test of this requirement cannot run on two instances.
+        conformance_test!(
+            every_request_carries_the_negotiated_version => every_request_carries_headers_session_and_version,
+            ["client-transport:http:protocol-version-stored"]
         ),
         conformance_test!(
             a_stateless_era_client_sends_the_standard_headers,
@@ -136,14 +140,14 @@ impl Gate {
     }
 }
 
-async fn calls_and_errors_work_end_to_end(_: Connector) {
+async fn calls_and_errors_work_end_to_end(connect: Connector) {
     let server = Server::builder("e2e", "1.0.0")
         .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
         .request_handler::<Work, _, _>(|_, _| async move {
             Err::<Value, _>(ErrorData::invalid_params("work needs a task"))
         })
         .build();
-    let hosted = host(server, StreamableHttpServerConfig::default()).await;
+    let hosted = host_on(&connect, server, StreamableHttpServerConfig::default()).await;
     let (transport, _) = hosted.transport();
     let client = client().connect(transport).await.unwrap();
     assert_eq!(client.server_info().name, "e2e");
@@ -157,7 +161,7 @@ async fn calls_and_errors_work_end_to_end(_: Connector) {
     assert!(protocol.message.contains("work needs a task"));
 }
 
-async fn related_notifications_arrive_in_order_before_the_result(_: Connector) {
+async fn related_notifications_arrive_in_order_before_the_result(connect: Connector) {
     let server = Server::builder("chatty", "1.0.0")
         .request_handler::<Work, _, _>(|_, cx| async move {
             for i in 0..5 {
@@ -166,7 +170,7 @@ async fn related_notifications_arrive_in_order_before_the_result(_: Connector) {
             Ok(json!({"done": true}))
         })
         .build();
-    let hosted = host(server, StreamableHttpServerConfig::default()).await;
+    let hosted = host_on(&connect, server, StreamableHttpServerConfig::default()).await;
     let (transport, _) = hosted.transport();
     let (transport, wire) = record(modelctx::transport::boxed(transport));
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -191,7 +195,7 @@ async fn related_notifications_arrive_in_order_before_the_result(_: Connector) {
     assert!(notes < result, "the notes precede the result on the stream");
 }
 
-async fn a_nested_server_request_round_trips(_: Connector) {
+async fn a_nested_server_request_round_trips(connect: Connector) {
     let server = Server::builder("asker", "1.0.0")
         .request_handler::<Work, _, _>(|params, cx| async move {
             let answer = cx
@@ -201,7 +205,7 @@ async fn a_nested_server_request_round_trips(_: Connector) {
             Ok(json!({"client said": answer}))
         })
         .build();
-    let hosted = host(server, StreamableHttpServerConfig::default()).await;
+    let hosted = host_on(&connect, server, StreamableHttpServerConfig::default()).await;
     let (transport, _) = hosted.transport();
     let client = client()
         .request_handler::<Echo, _, _>(|p, _| async move { Ok(json!({"echo": p})) })
@@ -221,8 +225,9 @@ pub(crate) fn session_of(s: &Seen) -> Option<&str> {
     s.header("mcp-session-id")
 }
 
-async fn every_request_carries_headers_session_and_version(_: Connector) {
-    let hosted = host(
+async fn every_request_carries_headers_session_and_version(connect: Connector) {
+    let hosted = host_on(
+        &connect,
         Server::builder("h", "1.0.0")
             .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
             .build(),
@@ -348,7 +353,7 @@ async fn the_client_follows_a_downgrade(_: Connector) {
     }
 }
 
-async fn concurrent_calls_each_get_their_own_answer(_: Connector) {
+async fn concurrent_calls_each_get_their_own_answer(connect: Connector) {
     let server = Server::builder("many", "1.0.0")
         .request_handler::<Work, _, _>(|p, cx| async move {
             cx.notify::<Note>(p.clone()).await.map_err(internal)?;
@@ -356,7 +361,7 @@ async fn concurrent_calls_each_get_their_own_answer(_: Connector) {
             Ok(json!({"answer": p}))
         })
         .build();
-    let hosted = host(server, StreamableHttpServerConfig::default()).await;
+    let hosted = host_on(&connect, server, StreamableHttpServerConfig::default()).await;
     let (transport, _) = hosted.transport();
     let client = client().connect(transport).await.unwrap();
     let calls = (0..20).map(|i| {
@@ -389,9 +394,9 @@ fn blocking_server(started: mpsc::UnboundedSender<()>) -> Server {
         .build()
 }
 
-async fn a_404_fails_in_flight_calls_and_starts_a_new_session(_: Connector) {
+async fn a_404_fails_in_flight_calls_and_starts_a_new_session(connect: Connector) {
     let (started_tx, mut started) = mpsc::unbounded_channel();
-    let hosted = host(blocking_server(started_tx), quick()).await;
+    let hosted = host_on(&connect, blocking_server(started_tx), quick()).await;
     let (transport, handle) = hosted.transport();
     let client = client().connect(transport).await.unwrap();
     let first = handle.session_id().unwrap();
@@ -401,7 +406,7 @@ async fn a_404_fails_in_flight_calls_and_starts_a_new_session(_: Connector) {
     });
     within("the handler to start", started.recv()).await;
     // The server forgets the session.
-    hosted.service.close_all_sessions();
+    hosted.close_all_sessions().await;
     let err = within("the in-flight call to fail", blocked)
         .await
         .unwrap()
@@ -423,8 +428,9 @@ async fn a_404_fails_in_flight_calls_and_starts_a_new_session(_: Connector) {
     assert_eq!(inits.len(), 2, "two initializes, both without a session id");
 }
 
-async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(_: Connector) {
-    let hosted = host(
+async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(connect: Connector) {
+    let hosted = host_on(
+        &connect,
         Server::builder("r", "1.0.0")
             .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
             .build(),
@@ -435,7 +441,7 @@ async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(_: Connector) 
     let client = client().connect(transport).await.unwrap();
     let first = handle.session_id().unwrap();
     // The server forgets the session while the client is idle (as a restart would).
-    hosted.service.close_all_sessions();
+    hosted.close_all_sessions().await;
     // The next call is refused with 404 before it runs: the client starts a new
     // session and sends it there, and the caller sees only its answer.
     assert_eq!(
@@ -462,8 +468,9 @@ async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(_: Connector) 
     assert_eq!(inits, 2, "two initializes, both without a session id");
 }
 
-async fn after_delete_a_new_connection_gets_a_new_session(_: Connector) {
-    let mut hosted = host(
+async fn after_delete_a_new_connection_gets_a_new_session(connect: Connector) {
+    let mut hosted = host_on(
+        &connect,
         Server::builder("d", "1.0.0")
             .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
             .build(),
@@ -489,7 +496,7 @@ async fn after_delete_a_new_connection_gets_a_new_session(_: Connector) {
     assert_eq!(r.status, 404, "the ended session stays gone");
 }
 
-async fn a_405_on_get_leaves_the_connection_working(_: Connector) {
+async fn a_405_on_get_leaves_the_connection_working(connect: Connector) {
     let script = Script {
         get_405: true,
         ..Script::default()
@@ -497,7 +504,13 @@ async fn a_405_on_get_leaves_the_connection_working(_: Connector) {
     let server = Server::builder("nostream", "1.0.0")
         .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
         .build();
-    let hosted = host_scripted(server, StreamableHttpServerConfig::default(), script).await;
+    let hosted = host_scripted(
+        &connect,
+        server,
+        StreamableHttpServerConfig::default(),
+        script,
+    )
+    .await;
     let (transport, _) = hosted.transport();
     let client = client().connect(transport).await.unwrap();
     hosted
@@ -518,12 +531,13 @@ async fn a_405_on_get_leaves_the_connection_working(_: Connector) {
     assert!(!client.peer().is_closed());
 }
 
-async fn a_405_on_delete_is_a_clean_close(_: Connector) {
+async fn a_405_on_delete_is_a_clean_close(connect: Connector) {
     let script = Script {
         delete_405: true,
         ..Script::default()
     };
     let hosted = host_scripted(
+        &connect,
         Server::builder("keep", "1.0.0").build(),
         StreamableHttpServerConfig::default(),
         script,
@@ -540,7 +554,7 @@ async fn a_405_on_delete_is_a_clean_close(_: Connector) {
     assert!(handle.is_closed());
 }
 
-async fn stateful_clients_stay_isolated(_: Connector) {
+async fn stateful_clients_stay_isolated(connect: Connector) {
     let server = Server::builder("shared", "1.0.0")
         .request_handler::<Work, _, _>(|p, cx| async move {
             cx.notify::<Note>(json!({"for": p}))
@@ -549,7 +563,7 @@ async fn stateful_clients_stay_isolated(_: Connector) {
             Ok(p)
         })
         .build();
-    let mut hosted = host(server, StreamableHttpServerConfig::default()).await;
+    let mut hosted = host_on(&connect, server, StreamableHttpServerConfig::default()).await;
     let mut clients = Vec::new();
     for name in ["a", "b", "c"] {
         let (transport, handle) = hosted.transport();
@@ -600,7 +614,7 @@ async fn stateful_clients_stay_isolated(_: Connector) {
     }
 }
 
-async fn a_url_elicitation_right_after_initialization(_: Connector) {
+async fn a_url_elicitation_right_after_initialization(connect: Connector) {
     let (answered_tx, mut answered) = mpsc::unbounded_channel();
     let server = Server::builder("welcome", "1.0.0")
         .notification_handler::<InitializedNotification, _, _>(move |_, peer| {
@@ -616,7 +630,7 @@ async fn a_url_elicitation_right_after_initialization(_: Connector) {
             }
         })
         .build();
-    let hosted = host(server, StreamableHttpServerConfig::default()).await;
+    let hosted = host_on(&connect, server, StreamableHttpServerConfig::default()).await;
     let (asked_tx, mut asked) = mpsc::unbounded_channel();
     let (transport, _) = hosted.transport();
     let _client = client()
@@ -651,11 +665,11 @@ async fn a_url_elicitation_right_after_initialization(_: Connector) {
 /// 2026-07-28 over HTTP: every POST carries both media types in `Accept`, the
 /// transport's own and its reqwest client's headers, and `MCP-Protocol-Version`, and no
 /// session id; a 404 (here: a method 2026-07-28 removed) reaches the caller as an error.
-async fn a_stateless_era_client_sends_the_standard_headers(_: Connector) {
+async fn a_stateless_era_client_sends_the_standard_headers(connect: Connector) {
     let server = Server::builder("h", "1.0.0")
         .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
         .build();
-    let hosted = host(server, StreamableHttpServerConfig::default()).await;
+    let hosted = host_on(&connect, server, StreamableHttpServerConfig::default()).await;
     let mut defaults = http::HeaderMap::new();
     defaults.insert("x-from-client", http::HeaderValue::from_static("yes"));
     let http_client = reqwest::Client::builder()

@@ -6,9 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use modelctx::http::{
-    EventId, StreamControl, StreamableHttpClientTransport, StreamableHttpServerConfig,
-};
+use modelctx::http::{EventId, StreamableHttpClientTransport, StreamableHttpServerConfig};
 use modelctx::server::Server;
 use modelctx::session::{Peer, RequestContext, RequestOptions, Service, SessionConfig};
 use modelctx::types::{ErrorData, JsonRpcNotification, JsonRpcRequest, RawValue, RequestId};
@@ -17,7 +15,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::http_client::{gate, internal, noting_client, quick, session_of};
-use crate::http_support::{Note, Raw, Seen, call, host, read_events_until, send};
+use crate::http_support::{
+    Controls, Note, Raw, Seen, call, close_request_stream, host_on, read_events_until, send,
+};
 use crate::support::{Echo, Work, client};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -75,12 +75,19 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
+/// Whether `id` is of a standalone GET stream: stream 0 on one service; the copies of a
+/// shared session number their streams from a random multiple of 2^32, the standalone
+/// stream being that base (so two copies never share event ids).
+fn is_standalone(id: &EventId) -> bool {
+    id.stream.is_multiple_of(1 << 32)
+}
+
 fn last_event_id(s: &Seen) -> Option<EventId> {
     s.header("last-event-id").and_then(|v| v.parse().ok())
 }
 
-async fn the_standalone_stream_reconnects_with_last_event_id(_: Connector) {
-    let mut hosted = host(Server::builder("push", "1.0.0").build(), quick()).await;
+async fn the_standalone_stream_reconnects_with_last_event_id(connect: Connector) {
+    let mut hosted = host_on(&connect, Server::builder("push", "1.0.0").build(), quick()).await;
     let (transport, _) = hosted.transport();
     let (tx, mut notes) = mpsc::unbounded_channel();
     let _client = noting_client(tx).connect(transport).await.unwrap();
@@ -98,14 +105,15 @@ async fn the_standalone_stream_reconnects_with_last_event_id(_: Connector) {
         within("note 1", notes.recv()).await.unwrap(),
         json!({"n": 1})
     );
-    assert!(started.control.close_standalone_stream());
+    let session = started.id.clone().expect("a session id");
+    assert!(hosted.close_standalone_stream(&session));
     let again = hosted
         .wait_for("the reconnect", |s| {
             s.method == http::Method::GET && s.header("last-event-id").is_some()
         })
         .await;
     let id = last_event_id(&again).expect("an event id of ours");
-    assert_eq!(id.stream, 0, "the standalone stream");
+    assert!(is_standalone(&id), "the standalone stream: {id}");
     assert!(
         id.seq >= 1,
         "the id of the last event received, past the priming one"
@@ -123,7 +131,7 @@ async fn the_standalone_stream_reconnects_with_last_event_id(_: Connector) {
 
 /// A server whose `test/work` sends a note, closes its own stream's connection, then
 /// sends another note and answers.
-fn stream_closing_server(control: Arc<std::sync::Mutex<Option<StreamControl>>>) -> Server {
+fn stream_closing_server(control: Arc<std::sync::Mutex<Option<Controls>>>) -> Server {
     Server::builder("closer", "1.0.0")
         .request_handler::<Work, _, _>(move |_, cx| {
             let control = control.lock().unwrap().clone();
@@ -131,7 +139,7 @@ fn stream_closing_server(control: Arc<std::sync::Mutex<Option<StreamControl>>>) 
                 cx.notify::<Note>(json!({"at": "before"}))
                     .await
                     .map_err(internal)?;
-                let closed = control.is_some_and(|c| c.close_request_stream(cx.request_id()));
+                let closed = control.is_some_and(|c| close_request_stream(&c, cx.request_id()));
                 cx.notify::<Note>(json!({"at": "after"}))
                     .await
                     .map_err(internal)?;
@@ -141,14 +149,14 @@ fn stream_closing_server(control: Arc<std::sync::Mutex<Option<StreamControl>>>) 
         .build()
 }
 
-async fn a_broken_post_stream_resumes_only_after_priming(_: Connector) {
+async fn a_broken_post_stream_resumes_only_after_priming(connect: Connector) {
     // With an event store: primed stream, the client resumes and gets everything.
     let control = Arc::new(std::sync::Mutex::new(None));
-    let hosted = host(stream_closing_server(control.clone()), quick()).await;
+    let hosted = host_on(&connect, stream_closing_server(control.clone()), quick()).await;
     let (transport, _) = hosted.transport();
     let (tx, mut notes) = mpsc::unbounded_channel();
     let primed = noting_client(tx).connect(transport).await.unwrap();
-    *control.lock().unwrap() = hosted.last_control.lock().unwrap().clone();
+    *control.lock().unwrap() = Some(hosted.controls.clone());
     let r = within("the resumed call", primed.request::<Work>(json!({})))
         .await
         .unwrap();
@@ -167,20 +175,21 @@ async fn a_broken_post_stream_resumes_only_after_priming(_: Connector) {
         .filter_map(|s| last_event_id(&s))
         .collect::<Vec<_>>();
     assert!(
-        resumed.iter().any(|id| id.stream != 0),
+        resumed.iter().any(|id| !is_standalone(id)),
         "resumed with GET + Last-Event-ID: {resumed:?}"
     );
 
     // Without an event store: no priming event, so no reconnect; the call fails.
     let control = Arc::new(std::sync::Mutex::new(None));
-    let hosted = host(
+    let hosted = host_on(
+        &connect,
         stream_closing_server(control.clone()),
         quick().without_event_store(),
     )
     .await;
     let (transport, _) = hosted.transport();
     let client = client().connect(transport).await.unwrap();
-    *control.lock().unwrap() = hosted.last_control.lock().unwrap().clone();
+    *control.lock().unwrap() = Some(hosted.controls.clone());
     let err = within("the broken call to fail", client.request::<Work>(json!({})))
         .await
         .unwrap_err();
@@ -197,10 +206,11 @@ async fn a_broken_post_stream_resumes_only_after_priming(_: Connector) {
     );
 }
 
-async fn the_server_retry_sets_the_reconnect_delay(_: Connector) {
+async fn the_server_retry_sets_the_reconnect_delay(connect: Connector) {
     let retry = Duration::from_millis(300);
     let control = Arc::new(std::sync::Mutex::new(None));
-    let hosted = host(
+    let hosted = host_on(
+        &connect,
         stream_closing_server(control.clone()),
         StreamableHttpServerConfig::default().retry_interval(retry),
     )
@@ -211,7 +221,7 @@ async fn the_server_retry_sets_the_reconnect_delay(_: Connector) {
         .build()
         .unwrap();
     let client = client().connect(transport).await.unwrap();
-    *control.lock().unwrap() = hosted.last_control.lock().unwrap().clone();
+    *control.lock().unwrap() = Some(hosted.controls.clone());
     let before = tokio::time::Instant::now();
     within("the call", client.request::<Work>(json!({})))
         .await
@@ -219,7 +229,7 @@ async fn the_server_retry_sets_the_reconnect_delay(_: Connector) {
     let resumed = hosted
         .seen()
         .into_iter()
-        .find(|s| last_event_id(s).is_some_and(|id| id.stream != 0))
+        .find(|s| last_event_id(s).is_some_and(|id| !is_standalone(&id)))
         .expect("a resumption GET");
     let waited = resumed.at - before;
     assert!(
@@ -228,8 +238,9 @@ async fn the_server_retry_sets_the_reconnect_delay(_: Connector) {
     );
 }
 
-async fn no_reconnect_after_the_response_or_after_close(_: Connector) {
-    let mut hosted = host(
+async fn no_reconnect_after_the_response_or_after_close(connect: Connector) {
+    let mut hosted = host_on(
+        &connect,
         Server::builder("r", "1.0.0")
             .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
             .build(),
@@ -267,7 +278,7 @@ async fn no_reconnect_after_the_response_or_after_close(_: Connector) {
             s.method == http::Method::GET && session_of(s) == Some(control_id.as_str())
         })
         .await;
-    assert!(control.control.close_standalone_stream());
+    assert!(hosted.close_standalone_stream(&control_id));
     hosted
         .wait_for("the control client's reconnect", |s| {
             s.method == http::Method::GET
@@ -279,7 +290,7 @@ async fn no_reconnect_after_the_response_or_after_close(_: Connector) {
     assert!(
         seen.iter()
             .filter_map(last_event_id)
-            .all(|id| id.stream == 0),
+            .all(|id| is_standalone(&id)),
         "no POST stream was reconnected after its response"
     );
     assert!(
@@ -316,8 +327,8 @@ impl Service for NoteSink {
     }
 }
 
-async fn a_saved_token_resumes_the_call_on_a_new_transport(_: Connector) {
-    let control = Arc::new(std::sync::Mutex::new(None::<StreamControl>));
+async fn a_saved_token_resumes_the_call_on_a_new_transport(connect: Connector) {
+    let control = Arc::new(std::sync::Mutex::new(None::<Controls>));
     let (open, gate) = gate();
     let handler_control = control.clone();
     let server = Server::builder("long", "1.0.0")
@@ -328,7 +339,7 @@ async fn a_saved_token_resumes_the_call_on_a_new_transport(_: Connector) {
                 cx.notify::<Note>(json!({"n": 1})).await.map_err(internal)?;
                 cx.notify::<Note>(json!({"n": 2})).await.map_err(internal)?;
                 if let Some(c) = control {
-                    c.close_request_stream(cx.request_id());
+                    close_request_stream(&c, cx.request_id());
                 }
                 gate.pass().await;
                 cx.notify::<Note>(json!({"n": 3})).await.map_err(internal)?;
@@ -336,7 +347,7 @@ async fn a_saved_token_resumes_the_call_on_a_new_transport(_: Connector) {
             }
         })
         .build();
-    let hosted = host(server, quick()).await;
+    let hosted = host_on(&connect, server, quick()).await;
     let first = StreamableHttpClientTransport::builder(&hosted.url)
         .resume_interrupted_streams(false)
         .build()
@@ -344,7 +355,7 @@ async fn a_saved_token_resumes_the_call_on_a_new_transport(_: Connector) {
     let handle = first.handle();
     let (tx, mut seen_first) = mpsc::unbounded_channel();
     let client = noting_client(tx).connect(first).await.unwrap();
-    *control.lock().unwrap() = hosted.last_control.lock().unwrap().clone();
+    *control.lock().unwrap() = Some(hosted.controls.clone());
     let call = client.peer().start_raw(
         Cow::Borrowed("test/work"),
         Some(RawValue::from_string("{}".to_owned()).unwrap()),
@@ -414,8 +425,8 @@ fn noisy_server() -> Server {
         .build()
 }
 
-async fn sse_events_have_ids_and_streams_start_primed(_: Connector) {
-    let hosted = host(noisy_server(), quick()).await;
+async fn sse_events_have_ids_and_streams_start_primed(connect: Connector) {
+    let hosted = host_on(&connect, noisy_server(), quick()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let r = send(raw.post(Some(&id), &call(2, "test/work", json!({"k": 1})))).await;
@@ -448,8 +459,8 @@ async fn sse_events_have_ids_and_streams_start_primed(_: Connector) {
     );
 }
 
-async fn replay_sends_exactly_the_later_events_of_one_stream(_: Connector) {
-    let hosted = host(noisy_server(), quick()).await;
+async fn replay_sends_exactly_the_later_events_of_one_stream(connect: Connector) {
+    let hosted = host_on(&connect, noisy_server(), quick()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let a = send(raw.post(Some(&id), &call(2, "test/work", json!({"s": "a"})))).await;
@@ -483,8 +494,8 @@ async fn replay_sends_exactly_the_later_events_of_one_stream(_: Connector) {
     );
 }
 
-async fn an_unmappable_last_event_id_is_refused(_: Connector) {
-    let hosted = host(noisy_server(), quick()).await;
+async fn an_unmappable_last_event_id_is_refused(connect: Connector) {
+    let hosted = host_on(&connect, noisy_server(), quick()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     for bad in ["garbage", "99-0", "0-999999", ""] {
@@ -499,8 +510,8 @@ async fn an_unmappable_last_event_id_is_refused(_: Connector) {
     assert!(r.status == 400 || r.events().is_empty(), "{r:?}");
 }
 
-async fn messages_sent_while_disconnected_are_replayed_in_order(_: Connector) {
-    let mut hosted = host(Server::builder("later", "1.0.0").build(), quick()).await;
+async fn messages_sent_while_disconnected_are_replayed_in_order(connect: Connector) {
+    let mut hosted = host_on(&connect, Server::builder("later", "1.0.0").build(), quick()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let started = hosted.session().await;
@@ -539,7 +550,7 @@ async fn messages_sent_while_disconnected_are_replayed_in_order(_: Connector) {
     );
 }
 
-async fn a_dropped_connection_does_not_cancel_the_handler(_: Connector) {
+async fn a_dropped_connection_does_not_cancel_the_handler(connect: Connector) {
     let (open, gate) = gate();
     let (finished_tx, mut finished) = mpsc::unbounded_channel();
     let server = Server::builder("patient", "1.0.0")
@@ -553,7 +564,7 @@ async fn a_dropped_connection_does_not_cancel_the_handler(_: Connector) {
             }
         })
         .build();
-    let hosted = host(server, quick()).await;
+    let hosted = host_on(&connect, server, quick()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let mut post = within(

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::http_support::{
-    ACCEPT_BOTH, Note, Raw, call, host, initialize, read_events_until, send,
+    ACCEPT_BOTH, Note, Raw, call, host_on, initialize, read_events_until, send, session_config,
 };
 use crate::support::{Block, DropSignal, Echo, Work, client, modern_vocabulary};
 
@@ -151,8 +151,8 @@ fn default_config() -> StreamableHttpServerConfig {
     StreamableHttpServerConfig::default()
 }
 
-async fn initialize_mints_a_visible_ascii_session_id(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn initialize_mints_a_visible_ascii_session_id(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let mut ids = Vec::new();
     for _ in 0..3 {
@@ -171,17 +171,17 @@ async fn initialize_mints_a_visible_ascii_session_id(_: Connector) {
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 3, "every initialize gets a new session");
-    assert_eq!(hosted.service.session_count(), 3);
+    assert_eq!(hosted.session_count().await, 3);
 }
 
-async fn requests_reach_their_session_with_its_state(_: Connector) {
+async fn requests_reach_their_session_with_its_state(connect: Connector) {
     let server = Server::builder("state", "1.0.0")
         .request_handler::<Echo, _, _>(|_, cx| async move {
             // State from the initialize request of this session.
             Ok(json!(cx.client_info().map(|i| i.name.clone())))
         })
         .build();
-    let hosted = host(server, default_config()).await;
+    let hosted = host_on(&connect, server, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let a = raw.init().await;
     let mut init_b = initialize(1, "2025-11-25");
@@ -201,8 +201,8 @@ async fn requests_reach_their_session_with_its_state(_: Connector) {
     }
 }
 
-async fn delete_ends_the_session_and_its_transport(_: Connector) {
-    let mut hosted = host(echo_server(), default_config()).await;
+async fn delete_ends_the_session_and_its_transport(connect: Connector) {
+    let mut hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let started = hosted.session().await;
@@ -219,11 +219,11 @@ async fn delete_ends_the_session_and_its_transport(_: Connector) {
     let r = send(raw.post(Some(&id), &call(2, "test/echo", json!({"n": 1})))).await;
     assert_eq!(r.status, 404);
     assert_eq!(send(raw.get(&id)).await.status, 404);
-    assert_eq!(hosted.service.session_count(), 0);
+    assert_eq!(hosted.session_count().await, 0);
 }
 
-async fn unknown_session_ids_draw_404(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn unknown_session_ids_draw_404(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let _live = raw.init().await;
     let bogus = "no-such-session";
@@ -237,8 +237,8 @@ async fn unknown_session_ids_draw_404(_: Connector) {
     assert_eq!((post.status, get.status, delete.status), (404, 404, 404));
 }
 
-async fn missing_session_id_draws_400(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn missing_session_id_draws_400(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let _live = raw.init().await;
     let r = send(raw.post(None, &call(2, "test/echo", json!({"n": 1})))).await;
@@ -257,8 +257,8 @@ async fn missing_session_id_draws_400(_: Connector) {
     assert_eq!(r.status, 400);
 }
 
-async fn a_second_initialize_is_refused(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn a_second_initialize_is_refused(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let r = send(raw.post(Some(&id), &initialize(5, "2025-11-25"))).await;
@@ -273,19 +273,22 @@ async fn a_second_initialize_is_refused(_: Connector) {
     );
 }
 
-async fn cors_layer_exposes_the_session_id(_: Connector) {
-    let service = modelctx::http::StreamableHttpService::new({
-        let server = echo_server();
-        move |t| {
-            server.serve(t);
-        }
-    });
-    let app = service
-        .router()
-        .layer(cors_layer(&["http://localhost:5173"]));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+async fn cors_layer_exposes_the_session_id(connect: Connector) {
+    let mut endpoint = connect.http_endpoint().await;
+    let url = format!("{}/mcp", endpoint.origin());
+    let server = echo_server();
+    endpoint
+        .serve(default_config(), move |config| {
+            let server = server.clone();
+            let service = modelctx::http::StreamableHttpService::with_config(config, move |t| {
+                let config = session_config(&t);
+                server.serve_with(t, config);
+            });
+            service
+                .router()
+                .layer(cors_layer(&["http://localhost:5173"]))
+        })
+        .await;
     let raw = Raw::new(&url);
     let r = send(
         raw.post(None, &initialize(1, "2025-11-25"))
@@ -315,8 +318,8 @@ async fn cors_layer_exposes_the_session_id(_: Connector) {
     assert!(allowed.contains("mcp-session-id") && allowed.contains("mcp-protocol-version"));
 }
 
-async fn stateless_serves_concurrent_clients_without_session_ids(_: Connector) {
-    let hosted = host(echo_server(), default_config().stateless()).await;
+async fn stateless_serves_concurrent_clients_without_session_ids(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config().stateless()).await;
     let clients = (0..5).map(|i| {
         let (transport, handle) = hosted.transport();
         async move {
@@ -337,11 +340,11 @@ async fn stateless_serves_concurrent_clients_without_session_ids(_: Connector) {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("mcp-session-id"), None);
     assert_eq!(r.messages().last().unwrap()["result"], json!({"x": 1}));
-    assert_eq!(hosted.service.session_count(), 0);
+    assert_eq!(hosted.session_count().await, 0);
 }
 
-async fn a_stateless_transport_serves_one_request(_: Connector) {
-    let mut hosted = host(echo_server(), default_config().stateless()).await;
+async fn a_stateless_transport_serves_one_request(connect: Connector) {
+    let mut hosted = host_on(&connect, echo_server(), default_config().stateless()).await;
     let raw = Raw::new(&hosted.url);
     for i in 0..2 {
         let r = send(raw.post(None, &call(i, "test/echo", json!({"i": i})))).await;
@@ -357,7 +360,7 @@ async fn a_stateless_transport_serves_one_request(_: Connector) {
     }
 }
 
-async fn stateless_handlers_cannot_call_the_client(_: Connector) {
+async fn stateless_handlers_cannot_call_the_client(connect: Connector) {
     let server = Server::builder("asker", "1.0.0")
         .request_handler::<Work, _, _>(|_, cx| async move {
             match cx.request::<Echo>(json!({"from": "the server"})).await {
@@ -366,7 +369,7 @@ async fn stateless_handlers_cannot_call_the_client(_: Connector) {
             }
         })
         .build();
-    let hosted = host(server, default_config().stateless()).await;
+    let hosted = host_on(&connect, server, default_config().stateless()).await;
     let (transport, _) = hosted.transport();
     let client = client()
         .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
@@ -379,8 +382,8 @@ async fn stateless_handlers_cannot_call_the_client(_: Connector) {
     assert!(err.to_string().contains("stateless"), "{err}");
 }
 
-async fn post_without_both_media_types_draws_406(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn post_without_both_media_types_draws_406(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     for accept in ["application/json", "text/event-stream", "text/html"] {
         let body = initialize(1, "2025-11-25").to_string();
@@ -391,14 +394,14 @@ async fn post_without_both_media_types_draws_406(_: Connector) {
     let r = send(raw.get_as(&id, "application/json", Some("2025-11-25"))).await;
     assert_eq!(r.status, 406);
     assert_eq!(
-        hosted.service.session_count(),
+        hosted.session_count().await,
         1,
         "no session from refused POSTs"
     );
 }
 
-async fn batches_only_for_2025_03_26(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn batches_only_for_2025_03_26(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let batch = json!([
         call(2, "test/echo", json!({"v": "a"})),
@@ -419,8 +422,8 @@ async fn batches_only_for_2025_03_26(_: Connector) {
     assert_eq!(results, vec![json!({"v": "a"}), json!({"v": "b"})]);
 }
 
-async fn non_json_content_type_draws_415(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn non_json_content_type_draws_415(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     for ct in [
         Some("text/plain"),
@@ -446,8 +449,8 @@ async fn non_json_content_type_draws_415(_: Connector) {
     assert_eq!(ok.status, 200);
 }
 
-async fn foreign_origin_or_host_draws_403_before_any_session(_: Connector) {
-    let mut hosted = host(echo_server(), default_config()).await;
+async fn foreign_origin_or_host_draws_403_before_any_session(connect: Connector) {
+    let mut hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let r = send(
         raw.post(None, &initialize(1, "2025-11-25"))
@@ -461,11 +464,7 @@ async fn foreign_origin_or_host_draws_403_before_any_session(_: Connector) {
     )
     .await;
     assert_eq!(r.status, 403, "a rebound request: foreign Host, no Origin");
-    assert_eq!(
-        hosted.service.session_count(),
-        0,
-        "no session work was done"
-    );
+    assert_eq!(hosted.session_count().await, 0, "no session work was done");
     // Loopback origins are fine; and so is an established session's GET check.
     let r = send(
         raw.post(None, &initialize(1, "2025-11-25"))
@@ -479,8 +478,8 @@ async fn foreign_origin_or_host_draws_403_before_any_session(_: Connector) {
     assert_eq!(r.status, 403);
 }
 
-async fn json_response_mode_answers_with_one_json_body(_: Connector) {
-    let hosted = host(echo_server(), default_config().json_response()).await;
+async fn json_response_mode_answers_with_one_json_body(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config().json_response()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let r = send(raw.post(Some(&id), &call(2, "test/echo", json!({"k": 1})))).await;
@@ -526,7 +525,7 @@ fn blocking_server(
 /// A 2025-era session, in SSE and in JSON-response mode: `notifications/cancelled`
 /// stops the handler, and the request's POST still ends, with `-32800` for its id (the
 /// JSON body, or the last event of its stream). The session lives on.
-async fn a_cancelled_request_ends_its_post_with_request_cancelled(_: Connector) {
+async fn a_cancelled_request_ends_its_post_with_request_cancelled(connect: Connector) {
     for json_mode in [false, true] {
         let (stopped_tx, mut stopped) = mpsc::unbounded_channel();
         let (started_tx, mut started) = mpsc::unbounded_channel();
@@ -535,7 +534,7 @@ async fn a_cancelled_request_ends_its_post_with_request_cancelled(_: Connector) 
         } else {
             default_config()
         };
-        let hosted = host(blocking_server(stopped_tx, started_tx), config).await;
+        let hosted = host_on(&connect, blocking_server(stopped_tx, started_tx), config).await;
         let raw = Raw::new(&hosted.url);
         let id = raw.init().await;
         let blocked = tokio::spawn(send(raw.post(Some(&id), &call(7, "test/block", json!({})))));
@@ -608,7 +607,7 @@ async fn a_cancelled_request_ends_its_post_with_request_cancelled(_: Connector) 
 /// response. A request the handler sends the client fails at once with `-32600`, its
 /// notifications go nowhere; the standalone GET stream still carries what is not
 /// related to a request.
-async fn json_response_mode_keeps_request_scoped_messages_off_the_wire(_: Connector) {
+async fn json_response_mode_keeps_request_scoped_messages_off_the_wire(connect: Connector) {
     let server = Server::builder("scoped", "1.0.0")
         .request_handler::<Work, _, _>(|_, cx| async move {
             cx.notify::<Note>(json!({"related": true}))
@@ -622,7 +621,7 @@ async fn json_response_mode_keeps_request_scoped_messages_off_the_wire(_: Connec
             Ok(json!({"askCode": code}))
         })
         .build();
-    let mut hosted = host(server, default_config().json_response()).await;
+    let mut hosted = host_on(&connect, server, default_config().json_response()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let started = hosted.session().await;
@@ -658,8 +657,8 @@ async fn json_response_mode_keeps_request_scoped_messages_off_the_wire(_: Connec
     );
 }
 
-async fn other_http_methods_draw_405(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn other_http_methods_draw_405(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     for method in [http::Method::PUT, http::Method::PATCH] {
         let r = send(raw.request(method.clone()).header("accept", ACCEPT_BOTH)).await;
@@ -667,8 +666,8 @@ async fn other_http_methods_draw_405(_: Connector) {
     }
 }
 
-async fn notifications_and_responses_draw_202(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn notifications_and_responses_draw_202(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let note = json!({"jsonrpc":"2.0","method":"notifications/roots/list_changed"});
@@ -679,11 +678,11 @@ async fn notifications_and_responses_draw_202(_: Connector) {
     assert_eq!((r.status, r.body.as_str()), (202, ""));
 }
 
-async fn rejections_reach_the_error_callback(_: Connector) {
+async fn rejections_reach_the_error_callback(connect: Connector) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let config = default_config().on_error(move |r| log.lock().unwrap().push(r.status.as_u16()));
-    let hosted = host(echo_server(), config).await;
+    let hosted = host_on(&connect, echo_server(), config).await;
     let raw = Raw::new(&hosted.url);
     let init = initialize(1, "2025-11-25").to_string();
     send(raw.bare_post(Some("text/html"), Some("application/json"), init.clone())).await;
@@ -698,8 +697,8 @@ async fn rejections_reach_the_error_callback(_: Connector) {
     assert_eq!(*seen.lock().unwrap(), vec![406, 415, 400, 404, 403]);
 }
 
-async fn bad_bodies_draw_400(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn bad_bodies_draw_400(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let post = |body: &'static str| {
         raw.bare_post(Some(ACCEPT_BOTH), Some("application/json"), body.to_owned())
@@ -722,8 +721,8 @@ async fn bad_bodies_draw_400(_: Connector) {
     assert_eq!(r.status, 413);
 }
 
-async fn bad_protocol_version_header_draws_400(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn bad_protocol_version_header_draws_400(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     for version in ["2099-01-01", "garbage"] {
@@ -747,9 +746,9 @@ async fn bad_protocol_version_header_draws_400(_: Connector) {
     assert_eq!(r.status, 400);
 }
 
-async fn absent_protocol_version_means_2025_03_26(_: Connector) {
+async fn absent_protocol_version_means_2025_03_26(connect: Connector) {
     // Stateless: no session to tell the revision, so only the header can.
-    let hosted = host(echo_server(), default_config().stateless()).await;
+    let hosted = host_on(&connect, echo_server(), default_config().stateless()).await;
     let raw = Raw::new(&hosted.url);
     let batch = json!([
         call(1, "test/echo", json!({})),
@@ -764,8 +763,8 @@ async fn absent_protocol_version_means_2025_03_26(_: Connector) {
     assert_eq!(send(post(Some("2025-11-25"))).await.status, 400);
 }
 
-async fn a_second_standalone_stream_is_rejected(_: Connector) {
-    let hosted = host(echo_server(), default_config()).await;
+async fn a_second_standalone_stream_is_rejected(connect: Connector) {
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let first = within("the GET", raw.get(&id).send()).await.unwrap();
@@ -781,7 +780,7 @@ async fn a_second_standalone_stream_is_rejected(_: Connector) {
     drop(first);
 }
 
-async fn the_post_stream_ends_after_its_response(_: Connector) {
+async fn the_post_stream_ends_after_its_response(connect: Connector) {
     let server = Server::builder("chatty", "1.0.0")
         .request_handler::<Work, _, _>(|_, cx| async move {
             for i in 0..3 {
@@ -792,7 +791,7 @@ async fn the_post_stream_ends_after_its_response(_: Connector) {
             Ok(json!("done"))
         })
         .build();
-    let hosted = host(server, default_config()).await;
+    let hosted = host_on(&connect, server, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     // `send` reads to the end of the body: it returns only because the stream ended.
@@ -821,7 +820,7 @@ async fn the_post_stream_ends_after_its_response(_: Connector) {
     );
 }
 
-async fn each_message_travels_on_exactly_one_stream(_: Connector) {
+async fn each_message_travels_on_exactly_one_stream(connect: Connector) {
     let (go_tx, go_rx) = mpsc::unbounded_channel::<()>();
     let go_rx = Arc::new(tokio::sync::Mutex::new(go_rx));
     let server = Server::builder("routes", "1.0.0")
@@ -837,7 +836,7 @@ async fn each_message_travels_on_exactly_one_stream(_: Connector) {
             }
         })
         .build();
-    let mut hosted = host(server, default_config()).await;
+    let mut hosted = host_on(&connect, server, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let started = hosted.session().await;
@@ -905,11 +904,11 @@ async fn each_message_travels_on_exactly_one_stream(_: Connector) {
 
 /// A 2025-era client of a server that speaks both eras: neither the frames nor the
 /// HTTP headers either way carry any of the 2026-07-28 vocabulary.
-async fn a_2025_exchange_carries_no_modern_vocabulary(_: Connector) {
+async fn a_2025_exchange_carries_no_modern_vocabulary(connect: Connector) {
     let server = Server::builder("both-eras", "1.0.0")
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
         .build();
-    let hosted = host(server, default_config()).await;
+    let hosted = host_on(&connect, server, default_config()).await;
     let (transport, _handle) = hosted.transport();
     let (transport, wire) = modelctx_conformance::record(modelctx::transport::boxed(transport));
     let client = client().connect(transport).await.unwrap();
@@ -931,11 +930,11 @@ async fn a_2025_exchange_carries_no_modern_vocabulary(_: Connector) {
 
 /// 2026-07-28 over HTTP: a request's answer is the body of the POST that carried it
 /// (no session, no other stream to put it on).
-async fn a_stateless_era_answer_comes_back_on_its_own_post(_: Connector) {
+async fn a_stateless_era_answer_comes_back_on_its_own_post(connect: Connector) {
     let server = Server::builder("echo", "1.0.0")
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
         .build();
-    let hosted = host(server, default_config()).await;
+    let hosted = host_on(&connect, server, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let envelope = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -14,7 +14,7 @@ use modelctx::http::{
 use modelctx::server::{Server, ServerSession};
 use modelctx::session::SessionConfig;
 use modelctx::types::NotificationMethod;
-use modelctx_conformance::within;
+use modelctx_conformance::{Cell, Connector, HttpEndpoint, SpecVersion, TransportKind, within};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -28,7 +28,6 @@ impl NotificationMethod for Note {
 /// One session the hosted server started.
 pub(crate) struct Started {
     pub(crate) session: ServerSession,
-    pub(crate) control: StreamControl,
     pub(crate) id: Option<String>,
 }
 
@@ -54,23 +53,53 @@ pub(crate) struct Script {
     pub(crate) delete_405: bool,
 }
 
-/// A `Server` hosted over streamable HTTP on a loopback port.
+/// A `Server` hosted over streamable HTTP on a loopback port: by one service, or on the
+/// shared leg by two sharing one Redis behind a round-robin proxy (see
+/// [`HttpEndpoint`]).
 pub(crate) struct Hosted {
     pub(crate) url: String,
+    /// The (first) service.
     pub(crate) service: StreamableHttpService,
+    /// Every instance's service.
+    services: Vec<StreamableHttpService>,
+    endpoint: HttpEndpoint,
     sessions: mpsc::UnboundedReceiver<Started>,
+    /// The ids [`Hosted::session`] returned.
+    reported: std::collections::HashSet<String>,
     seen: Arc<Mutex<Vec<Seen>>>,
     seen_changed: Arc<tokio::sync::Notify>,
-    /// The stream control of the newest session, for handlers to reach.
-    pub(crate) last_control: Arc<Mutex<Option<StreamControl>>>,
+    /// The stream control of every session's every copy, as they start.
+    pub(crate) controls: Controls,
+    /// The same, with the session id of each (stateful sessions only).
+    by_session: Arc<Mutex<Vec<(String, StreamControl)>>>,
+}
+
+/// Stream controls, one per copy of a session (two on the shared leg).
+pub(crate) type Controls = Arc<Mutex<Vec<StreamControl>>>;
+
+/// Closes the stream of request `id` on whichever copy holds it; whether one did.
+pub(crate) fn close_request_stream(controls: &Controls, id: &modelctx::types::RequestId) -> bool {
+    controls
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|c| c.close_request_stream(id))
 }
 
 impl Hosted {
-    /// The next session the server started.
+    /// The next session the server started: on the shared leg the first copy of it
+    /// (the other instance's copy, started when a request first reaches it there, is
+    /// not a new session).
     pub(crate) async fn session(&mut self) -> Started {
-        within("the server to start a session", self.sessions.recv())
-            .await
-            .expect("the service is alive")
+        loop {
+            let started = within("the server to start a session", self.sessions.recv())
+                .await
+                .expect("the service is alive");
+            match &started.id {
+                Some(id) if !self.reported.insert(id.clone()) => continue,
+                _ => return started,
+            }
+        }
     }
 
     /// Every request that reached the server so far.
@@ -90,6 +119,35 @@ impl Hosted {
             }
         })
         .await
+    }
+
+    /// Closes the standalone GET stream of `session` on whichever copy holds it;
+    /// whether one did.
+    pub(crate) fn close_standalone_stream(&self, session: &str) -> bool {
+        self.by_session
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(id, _)| id == session)
+            .any(|(_, c)| c.close_standalone_stream())
+    }
+
+    /// How many sessions are alive: the service's, or on the shared leg the shared
+    /// registry's count (each session once, whichever instances hold a copy).
+    pub(crate) async fn session_count(&self) -> usize {
+        match self.endpoint.shared_session_count().await {
+            Some(n) => n,
+            None => self.service.session_count(),
+        }
+    }
+
+    /// Forgets every session: on the shared leg the shared records go first, then
+    /// every instance ends its copies.
+    pub(crate) async fn close_all_sessions(&self) {
+        self.endpoint.forget_shared_sessions().await;
+        for service in &self.services {
+            service.close_all_sessions();
+        }
     }
 
     /// A client transport to this server with a quick reconnect.
@@ -115,18 +173,34 @@ pub(crate) fn session_config(t: &modelctx::http::HttpServerTransport) -> Session
     config
 }
 
-/// Hosts `server` with `config` (default: the service's defaults).
+/// Hosts `server` with `config` (default: the service's defaults) on one service.
 pub(crate) async fn host(server: Server, config: StreamableHttpServerConfig) -> Hosted {
-    host_scripted(server, config, Script::default()).await
+    let single = Connector::new(Cell::new(
+        TransportKind::StreamableHttp,
+        SpecVersion::V2025_11_25,
+    ))
+    .expect("a streamable HTTP connector");
+    host_on(&single, server, config).await
+}
+
+/// Hosts `server` with `config` once per instance of `connect`'s cell.
+pub(crate) async fn host_on(
+    connect: &Connector,
+    server: Server,
+    config: StreamableHttpServerConfig,
+) -> Hosted {
+    host_scripted(connect, server, config, Script::default()).await
 }
 
 /// Hosts `server`, recording every request and answering per `script`.
 pub(crate) async fn host_scripted(
+    connect: &Connector,
     server: Server,
     config: StreamableHttpServerConfig,
     script: Script,
 ) -> Hosted {
     host_with(
+        connect,
         move |transport| {
             let config = session_config(&transport);
             server.serve_with(transport, config)
@@ -137,31 +211,71 @@ pub(crate) async fn host_scripted(
     .await
 }
 
-/// Hosts whatever `start` runs on each session's transport.
+/// Hosts whatever `start` runs on each session's transport, once per instance of
+/// `connect`'s cell (each instance's copy of a session is started, and reported by
+/// [`Hosted::session`], where it is first served).
 pub(crate) async fn host_with(
+    connect: &Connector,
     start: impl Fn(modelctx::http::HttpServerTransport) -> ServerSession + Send + Sync + 'static,
     config: StreamableHttpServerConfig,
     script: Script,
 ) -> Hosted {
     let (tx, sessions) = mpsc::unbounded_channel();
-    let last_control = Arc::new(Mutex::new(None));
-    let last = last_control.clone();
-    let service = StreamableHttpService::with_config(config, move |transport| {
+    let controls: Controls = Arc::default();
+    let all = controls.clone();
+    let by_session: Arc<Mutex<Vec<(String, StreamControl)>>> = Arc::default();
+    let by_id = by_session.clone();
+    let start = Arc::new(move |transport: modelctx::http::HttpServerTransport| {
         let control = transport.stream_control();
         let id = transport.session_id().map(str::to_owned);
-        *last.lock().unwrap() = Some(control.clone());
+        all.lock().unwrap().push(control.clone());
+        if let Some(id) = &id {
+            by_id.lock().unwrap().push((id.clone(), control));
+        }
         let session = start(transport);
-        let _ = tx.send(Started {
-            session,
-            control,
-            id,
-        });
+        let _ = tx.send(Started { session, id });
     });
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen_changed = Arc::new(tokio::sync::Notify::new());
-    let log = seen.clone();
-    let changed = seen_changed.clone();
-    let router = service.router().layer(axum::middleware::from_fn(
+    let services = Arc::new(Mutex::new(Vec::new()));
+    let mut endpoint = connect.http_endpoint().await;
+    let url = format!("{}/mcp", endpoint.origin());
+    let built = services.clone();
+    let (log, changed) = (seen.clone(), seen_changed.clone());
+    endpoint
+        .serve(config, move |config| {
+            let start = start.clone();
+            let service =
+                StreamableHttpService::with_config(config, move |transport| start(transport));
+            built.lock().unwrap().push(service.clone());
+            let router = recorded(service.router(), &log, &changed, script);
+            axum::Router::new().nest_service("/mcp", router)
+        })
+        .await;
+    let services = std::mem::take(&mut *services.lock().unwrap());
+    Hosted {
+        url,
+        service: services[0].clone(),
+        services,
+        endpoint,
+        sessions,
+        reported: Default::default(),
+        seen,
+        seen_changed,
+        controls,
+        by_session,
+    }
+}
+
+/// `router` logging each request into `seen` (waking `changed`), answering per `script`.
+fn recorded(
+    router: axum::Router,
+    seen: &Arc<Mutex<Vec<Seen>>>,
+    changed: &Arc<tokio::sync::Notify>,
+    script: Script,
+) -> axum::Router {
+    let (log, changed) = (seen.clone(), changed.clone());
+    router.layer(axum::middleware::from_fn(
         move |request: Request, next: Next| {
             let log = log.clone();
             let changed = changed.clone();
@@ -188,22 +302,7 @@ pub(crate) async fn host_with(
                 response
             }
         },
-    ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = axum::Router::new().nest_service("/mcp", router);
-    let listener = axum::serve::ListenerExt::tap_io(listener, |s| {
-        let _ = s.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    Hosted {
-        url,
-        service,
-        sessions,
-        seen,
-        seen_changed,
-        last_control,
-    }
+    ))
 }
 
 /// One parsed SSE event.

@@ -10,10 +10,12 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use modelctx::client::{CallbackContext, FormAnswer, FormContent, SamplingSupport};
-use modelctx::http::{StreamableHttpClientTransport, StreamableHttpService};
-use modelctx::server::{Context, NoArgs, Server, TaskConfig, ToolDef};
+use modelctx::http::{
+    StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
+};
+use modelctx::server::{Context, NoArgs, Server, TaskConfig, TaskStore, ToolDef};
+use modelctx::session::RequestOptions;
 use modelctx::session::tasks::TaskHandle;
-use modelctx::session::{RequestOptions, SessionConfig};
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, CreateMessageRequest, CreateMessageRequestParams,
     CreateMessageResult, ElicitValue, ErrorCode, ErrorData, ListTasksRequest, Meta,
@@ -21,9 +23,11 @@ use modelctx::types::{
     Task, TaskMetadata, TaskStatus, TaskStatusNotification, TaskSupport,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
+use crate::http_support::session_config;
 use crate::support::{Pair, client, connect, work_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -115,10 +119,18 @@ pub(crate) fn tests() -> Vec<Test> {
 
 /// A server running tasks, polled every 10 ms, listing two tasks a page.
 fn tasks_server(tools: Vec<ToolDef>) -> Server {
+    tasks_server_on(tools, None)
+}
+
+/// [`tasks_server`] keeping its tasks in `store` (default: in memory).
+fn tasks_server_on(tools: Vec<ToolDef>, store: Option<Arc<dyn TaskStore>>) -> Server {
     let config = TaskConfig::new()
         .poll_interval(Duration::from_millis(10))
         .page_size(2);
     let mut builder = Server::builder("tasks", "1.0.0").tasks(config);
+    if let Some(store) = store {
+        builder = builder.task_store(store);
+    }
     for tool in tools {
         builder = builder.tool(tool).unwrap();
     }
@@ -852,17 +864,39 @@ async fn as_user(
     next.run(request).await
 }
 
-async fn tasks_belong_to_the_caller_that_created_them(_: Connector) {
+async fn tasks_belong_to_the_caller_that_created_them(connect: Connector) {
     let gate = Gate::new();
-    let server = tasks_server(vec![gated("slow", &gate, TaskSupport::Optional)]);
-    let service = StreamableHttpService::new(move |transport| {
-        server.serve_with(transport, SessionConfig::server());
-    });
-    let router = service.router().layer(axum::middleware::from_fn(as_user));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = axum::Router::new().nest_service("/mcp", router);
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut endpoint = connect.http_endpoint().await;
+    let url = format!("{}/mcp", endpoint.origin());
+    // One server per instance; on the shared leg each keeps its tasks in the trial's
+    // Redis, as two processes would.
+    let mut servers = Vec::new();
+    for _ in 0..endpoint.instances() {
+        let store: Option<Arc<dyn TaskStore>> = match endpoint.redis_url() {
+            None => None,
+            Some(redis) => {
+                let store = RedisTaskStore::connect(&redis, RedisTaskStoreConfig::default());
+                let store = within("the task store to reach the trial's Redis", store)
+                    .await
+                    .expect("the trial's redis-server accepts a connection");
+                Some(Arc::new(store))
+            }
+        };
+        let tools = vec![gated("slow", &gate, TaskSupport::Optional)];
+        servers.push(tasks_server_on(tools, store));
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    endpoint
+        .serve(StreamableHttpServerConfig::default(), move |config| {
+            let server = servers[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)].clone();
+            let service = StreamableHttpService::with_config(config, move |transport| {
+                let config = session_config(&transport);
+                server.serve_with(transport, config);
+            });
+            let router = service.router().layer(axum::middleware::from_fn(as_user));
+            axum::Router::new().nest_service("/mcp", router)
+        })
+        .await;
     let connect_as = |user: &'static str| {
         let url = url.clone();
         async move {

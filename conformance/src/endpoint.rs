@@ -1,0 +1,341 @@
+//! [`HttpEndpoint`]: where a test that builds its own streamable HTTP app (the hosting,
+//! resumption, client-transport and OAuth tests) serves it, once per instance of its
+//! cell: one on every leg but the shared one, two sharing one Redis behind a
+//! round-robin reverse proxy on `streamable-http-shared`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use modelctx_http::{SessionRegistry, StreamableHttpServerConfig};
+use modelctx_redis::{
+    RedisEventStore, RedisEventStoreConfig, RedisSessionRegistry, RedisSessionRegistryConfig,
+};
+use tokio::net::TcpListener;
+
+use crate::redis_server::RedisServer;
+
+/// How long connecting to the trial's Redis may take.
+const CONNECT_WITHIN: Duration = Duration::from_secs(10);
+
+/// An HTTP origin (`http://127.0.0.1:<port>`) bound before anything is served there, so
+/// an app can be built knowing its public URL (an OAuth resource names itself). Get one
+/// from [`Connector::http_endpoint`](crate::Connector::http_endpoint), then
+/// [`serve`](Self::serve) the app.
+///
+/// On the shared leg the origin is a reverse proxy sending each request to the next of
+/// two instances of the app, in turn (no affinity, whatever connection it came on), and
+/// each instance's configuration gets a `RedisSessionRegistry` and, if it keeps events,
+/// a `RedisEventStore` on the trial's `redis-server`, as two processes would have. On
+/// every other leg the app is served once, at the origin itself.
+pub struct HttpEndpoint {
+    origin: String,
+    listener: Option<TcpListener>,
+    shared: Option<Shared>,
+}
+
+/// The shared leg's parts: the trial's Redis, and a registry to read its count.
+struct Shared {
+    redis: Arc<RedisServer>,
+    registry: Option<Arc<RedisSessionRegistry>>,
+}
+
+impl std::fmt::Debug for HttpEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpEndpoint")
+            .field("origin", &self.origin)
+            .field("instances", &self.instances())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpEndpoint {
+    /// Binds 127.0.0.1:0; with `shared`, starts the trial's `redis-server` too.
+    pub(crate) async fn bind(shared: bool) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let origin = format!("http://{}", listener.local_addr().expect("local addr"));
+        let shared = if shared {
+            // Started on a blocking thread: it waits for the server's log and PING.
+            let redis = tokio::task::spawn_blocking(RedisServer::start)
+                .await
+                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+            Some(Shared {
+                redis: Arc::new(redis),
+                registry: None,
+            })
+        } else {
+            None
+        };
+        Self {
+            origin,
+            listener: Some(listener),
+            shared,
+        }
+    }
+
+    /// Another origin of the same cell, for a second app of the test (an
+    /// authorization server beside the resource): on the shared leg its instances
+    /// share this endpoint's Redis.
+    pub async fn sibling(&self) -> HttpEndpoint {
+        let mut sibling = Self::bind(false).await;
+        sibling.shared = self.shared.as_ref().map(|s| Shared {
+            redis: s.redis.clone(),
+            registry: None,
+        });
+        sibling
+    }
+
+    /// On the shared leg, the URL of the trial's Redis (`redis://127.0.0.1:<port>/`),
+    /// for the app's other stores; `None` on the other legs.
+    pub fn redis_url(&self) -> Option<String> {
+        self.shared.as_ref().map(|s| s.redis.url())
+    }
+
+    /// `http://127.0.0.1:<port>`, without a trailing slash.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// How many instances serve the app: 2 on the shared leg, else 1.
+    pub fn instances(&self) -> usize {
+        if self.shared.is_some() { 2 } else { 1 }
+    }
+
+    /// Serves `app` built from `config` at [`origin`](Self::origin), once per
+    /// [instance](Self::instances): on the shared leg `app` is called twice, each time
+    /// with `config` given a session registry and (unless `config` keeps no events) an
+    /// event store of its own on the trial's Redis. Build the app's
+    /// `StreamableHttpService`s from the configuration `app` is handed. Everything runs
+    /// until the trial's runtime ends.
+    ///
+    /// # Panics
+    ///
+    /// When called twice, or when the services cannot reach the trial's Redis.
+    pub async fn serve<A>(&mut self, config: StreamableHttpServerConfig, app: A)
+    where
+        A: Fn(StreamableHttpServerConfig) -> axum::Router,
+    {
+        let listener = self
+            .listener
+            .take()
+            .expect("an HttpEndpoint serves one app");
+        let Some(shared) = &mut self.shared else {
+            spawn_serve(listener, app(config));
+            return;
+        };
+        let mut backends = Vec::new();
+        for _ in 0..2 {
+            // Each instance its own connections to Redis, as two processes would have.
+            let registry = Arc::new(registry(&shared.redis).await);
+            shared.registry.get_or_insert_with(|| registry.clone());
+            let mut config = config.clone().session_registry(registry);
+            if config.event_store.is_some() {
+                config = config.event_store(Arc::new(events(&shared.redis).await));
+            }
+            let backend = TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind 127.0.0.1:0");
+            backends.push(backend.local_addr().expect("local addr"));
+            // The Redis lives as long as the instances that use it: until the trial's
+            // runtime ends and drops these tasks.
+            let router = app(config).layer(axum::Extension(shared.redis.clone()));
+            spawn_serve(backend, router);
+        }
+        spawn_serve(listener, proxy(backends));
+    }
+
+    /// On the shared leg, empties the trial's Redis (every instance then forgets every
+    /// session record and stored event, as after a Redis restart); nothing on the
+    /// other legs. With each instance's local copies closed too, the endpoint has
+    /// forgotten its sessions, as one service closing them all has.
+    ///
+    /// # Panics
+    ///
+    /// When the trial's Redis does not answer.
+    pub async fn forget_shared_sessions(&self) {
+        let Some(shared) = &self.shared else { return };
+        let redis = shared.redis.clone();
+        tokio::task::spawn_blocking(move || redis.flush())
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+            .unwrap_or_else(|e| panic!("cannot empty the trial's redis-server: {e}"));
+    }
+
+    /// On the shared leg, how many sessions the shared registry records (every
+    /// instance's, each once); `None` on the other legs, where the app's own service
+    /// counts them.
+    ///
+    /// # Panics
+    ///
+    /// When the trial's Redis does not answer, or before [`serve`](Self::serve).
+    pub async fn shared_session_count(&self) -> Option<usize> {
+        let shared = self.shared.as_ref()?;
+        let registry = shared
+            .registry
+            .as_ref()
+            .expect("shared_session_count after serve");
+        Some(
+            registry
+                .count()
+                .await
+                .expect("the trial's redis-server answers"),
+        )
+    }
+}
+
+fn spawn_serve(listener: TcpListener, router: axum::Router) {
+    let listener = axum::serve::ListenerExt::tap_io(listener, |s| {
+        let _ = s.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, router).await });
+}
+
+async fn registry(redis: &RedisServer) -> RedisSessionRegistry {
+    let url = redis.url();
+    let connecting = RedisSessionRegistry::connect(&url, RedisSessionRegistryConfig::default());
+    tokio::time::timeout(CONNECT_WITHIN, connecting)
+        .await
+        .expect("connecting to the trial's redis-server timed out")
+        .expect("the trial's redis-server accepts a connection")
+}
+
+async fn events(redis: &RedisServer) -> RedisEventStore {
+    let url = redis.url();
+    let connecting = RedisEventStore::connect(&url, RedisEventStoreConfig::default());
+    tokio::time::timeout(CONNECT_WITHIN, connecting)
+        .await
+        .expect("connecting to the trial's redis-server timed out")
+        .expect("the trial's redis-server accepts a connection")
+}
+
+/// The round-robin reverse proxy.
+struct Proxy {
+    client: reqwest::Client,
+    backends: Vec<SocketAddr>,
+    next: AtomicUsize,
+}
+
+/// An app forwarding every request to the next of `backends`, on a connection of its
+/// own: a load balancer with no affinity. Requests pass unchanged (`Host` and `Origin`
+/// included), redirects are passed back, not followed; a response body streams through
+/// as it comes, and the client going away drops the request to the backend.
+fn proxy(backends: Vec<SocketAddr>) -> axum::Router {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a reqwest client");
+    let state = Arc::new(Proxy {
+        client,
+        backends,
+        next: AtomicUsize::new(0),
+    });
+    axum::Router::new().fallback(forward).with_state(state)
+}
+
+async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
+    let turn = proxy.next.fetch_add(1, Ordering::Relaxed);
+    let backend = proxy.backends[turn % proxy.backends.len()];
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut headers = parts.headers;
+    strip_hop_by_hop(&mut headers);
+    let upstream = proxy
+        .client
+        .request(parts.method, format!("http://{backend}{path}"))
+        .headers(headers)
+        .body(body)
+        .send()
+        .await;
+    let upstream = match upstream {
+        Ok(r) => r,
+        Err(e) => {
+            return (StatusCode::BAD_GATEWAY, format!("the proxy's backend: {e}")).into_response();
+        }
+    };
+    let status = upstream.status();
+    let mut headers = upstream.headers().clone();
+    strip_hop_by_hop(&mut headers);
+    let mut response = Response::new(Body::from_stream(upstream.bytes_stream()));
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    response
+}
+
+/// Removes what belongs to one connection (and the length, which the next hop sets).
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    for name in [
+        header::CONNECTION,
+        header::TRANSFER_ENCODING,
+        header::CONTENT_LENGTH,
+        header::TE,
+        header::TRAILER,
+        header::UPGRADE,
+        header::PROXY_AUTHORIZATION,
+    ] {
+        headers.remove(name);
+    }
+    headers.remove("keep-alive");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Serves an app answering which instance it is; four requests on one pooled
+    /// client's connection.
+    async fn four_answers(shared: bool) -> (Vec<String>, Option<usize>) {
+        let mut endpoint = HttpEndpoint::bind(shared).await;
+        let built = Arc::new(AtomicUsize::new(0));
+        let count = built.clone();
+        endpoint
+            .serve(StreamableHttpServerConfig::default(), move |config| {
+                assert_eq!(config.session_registry.is_some(), shared);
+                assert!(config.event_store.is_some());
+                let me = count.fetch_add(1, Ordering::Relaxed);
+                axum::Router::new().fallback(move || async move { me.to_string() })
+            })
+            .await;
+        assert_eq!(built.load(Ordering::Relaxed), endpoint.instances());
+        let http = reqwest::Client::new();
+        let mut answers = Vec::new();
+        for _ in 0..4 {
+            let r = http
+                .get(format!("{}/any/path?q=1", endpoint.origin()))
+                .send()
+                .await
+                .expect("an answer");
+            answers.push(r.text().await.expect("a body"));
+        }
+        (answers, endpoint.shared_session_count().await)
+    }
+
+    #[test]
+    fn the_shared_endpoint_sends_each_request_to_the_next_instance() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            assert_eq!(four_answers(false).await, (vec!["0".to_owned(); 4], None));
+            let (answers, count) = four_answers(true).await;
+            assert_eq!(
+                answers,
+                ["0", "1", "0", "1"],
+                "per request, not per connection"
+            );
+            assert_eq!(count, Some(0), "the shared registry is counted");
+        });
+    }
+}
