@@ -502,9 +502,12 @@ impl Announcer {
         self.deliver_resource_updated(uri).await
     }
 
-    /// Tells this process's sessions and listeners subscribed to `uri`.
+    /// Tells this process's sessions and listeners subscribed to `uri`. A session
+    /// shared by several services of this process has a copy in each (only the one
+    /// holding its stream delivers): it counts once.
     async fn deliver_resource_updated(&self, uri: &str) -> usize {
         let mut told = self.tell(&Change::Resource(uri.to_owned()));
+        let mut shared_told: Vec<Arc<str>> = Vec::new();
         for session in self.live() {
             if !session.is_subscribed(uri) {
                 continue;
@@ -516,7 +519,14 @@ impl Announcer {
                     .await
                     .is_ok()
                 {
-                    told += 1;
+                    match session.shared_identity() {
+                        Some(id) if shared_told.contains(&id) => {}
+                        Some(id) => {
+                            shared_told.push(id);
+                            told += 1;
+                        }
+                        None => told += 1,
+                    }
                 }
             }
         }

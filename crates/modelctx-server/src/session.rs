@@ -172,6 +172,15 @@ impl SessionState {
             .clone()
     }
 
+    /// What names the session across the copies of it this process may hold: one
+    /// copy per HTTP service when the session is shared through a registry (its
+    /// task key, derived from the session id); `None` for a session only this copy
+    /// serves.
+    pub(crate) fn shared_identity(&self) -> Option<Arc<str>> {
+        self.shared.get()?;
+        self.task_key.get().cloned().flatten()
+    }
+
     /// The session's peer while it is open and initialised.
     pub(crate) fn live_peer(&self) -> Option<&Peer> {
         self.peer
