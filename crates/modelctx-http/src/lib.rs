@@ -95,6 +95,6 @@ pub use client::{default_client, error_chain};
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,
     HttpServerTransport, InMemoryEventStore, InvalidEventId, Lookup, OriginPolicy, RegistryError,
-    Rejection, Relayed, Replay, SessionRegistry, StreamControl, StreamableHttpServerConfig,
-    StreamableHttpService, cors_layer, hosting,
+    Rejection, Relayed, Replay, RunState, RunStore, SessionRegistry, StreamControl,
+    StreamableHttpServerConfig, StreamableHttpService, cors_layer, hosting,
 };

@@ -22,6 +22,8 @@ use super::event_store::EventId;
 use super::registry::SharedState;
 use crate::sse;
 
+mod takeover;
+
 /// The standalone GET stream of a session.
 pub(crate) const STANDALONE: u64 = 0;
 
@@ -46,6 +48,13 @@ struct StreamState {
     /// when the runtime has handled the POST's messages, at the stream's first event,
     /// or with the stream.
     handled: Option<oneshot::Sender<()>>,
+    /// Whether the request answered here is recorded in the event store's
+    /// [`RunStore`](crate::RunStore) as running in this service.
+    run: bool,
+    /// A stream taken over from a stopped service: its events up to this position are
+    /// stored already (0: none), and a re-run's notifications up to it are not sent
+    /// again (see `takeover.rs`).
+    skip_until: u64,
 }
 
 impl StreamState {
@@ -273,6 +282,7 @@ impl SessionState {
             .take();
         {
             let mut routes = self.routes();
+            self.release_runs(&routes);
             routes.requests.clear();
             routes.streams.clear();
         }
@@ -621,6 +631,10 @@ impl SessionState {
         };
         if let Some(id) = answers {
             self.note_initialize_result(id, &msg);
+            if let Some(Route::Sse(stream_id)) = routes.requests.get(id) {
+                let stream_id = *stream_id;
+                Self::replayed_position(&mut routes, stream_id, false);
+            }
             if !self.complete(&mut routes, id, &data) {
                 self.report(format!("response to request {id}, which is not in flight"));
             }
@@ -635,7 +649,10 @@ impl SessionState {
         match related {
             Some(Route::Sse(stream_id)) => {
                 let stream_id = *stream_id;
-                self.deliver(&mut routes, stream_id, &data);
+                let notification = matches!(msg, JsonRpcMessage::Notification(_));
+                if !Self::replayed_position(&mut routes, stream_id, notification) {
+                    self.deliver(&mut routes, stream_id, &data);
+                }
             }
             // JSON-response mode: the request's POST gets one JSON body, which carries
             // only its response. A request to the client fails at once; a notification
@@ -707,7 +724,9 @@ impl SessionState {
                 if done {
                     // The stream is complete: dropping its sender ends the body once the
                     // queued events are written.
-                    routes.streams.remove(&stream_id);
+                    if let Some(stream) = routes.streams.remove(&stream_id) {
+                        self.end_run(stream_id, &stream);
+                    }
                 }
             }
             None => return false,
