@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
-use modelctx::types::CallToolRequestParams;
+use modelctx::types::{CallToolRequestParams, JsonObject};
 use support::{Instance, Redis, RoundRobin, Served, served, within};
 use tokio::sync::{mpsc, watch};
 
@@ -54,8 +54,8 @@ async fn deploy(redis: &Redis) -> Deployment {
     }
 }
 
-fn call(tool: &str, arguments: serde_json::Value) -> CallToolRequestParams {
-    CallToolRequestParams::new(tool).with_arguments(arguments.as_object().unwrap().clone())
+fn args(arguments: serde_json::Value) -> JsonObject {
+    arguments.as_object().unwrap().clone()
 }
 
 /// Starts a call of `tool` that reports progress, waits for its first two progress
@@ -80,7 +80,7 @@ async fn kill_mid_call(
         }
     });
     let client = d.client.clone();
-    let params = call(tool, arguments);
+    let params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
     let running = tokio::spawn(async move { client.call_tool_with(params, options).await });
     for _ in 0..2 {
         within("progress before the kill", progress.recv())
@@ -117,12 +117,8 @@ async fn an_idempotent_call_resumes_on_the_other_instance_with_every_event_once(
     // The session goes on there.
     let again = within(
         "a call after the kill",
-        d.client.call_tool(
-            "countdown",
-            call("countdown", serde_json::json!({"from": 1}))
-                .arguments
-                .unwrap(),
-        ),
+        d.client
+            .call_tool("countdown", args(serde_json::json!({"from": 1}))),
     )
     .await
     .unwrap();
@@ -142,12 +138,8 @@ async fn a_call_not_safe_to_repeat_is_answered_interrupted_and_not_run_again() {
     // The surviving instance did not run it: its first ticket is the next call's.
     let next = within(
         "the next ticket",
-        d.client.call_tool(
-            "ticket",
-            call("ticket", serde_json::json!({"steps": 1}))
-                .arguments
-                .unwrap(),
-        ),
+        d.client
+            .call_tool("ticket", args(serde_json::json!({"steps": 1}))),
     )
     .await
     .unwrap();
@@ -160,12 +152,8 @@ async fn call_on_both(d: &mut Deployment, since: usize) {
     for _ in 0..8 {
         let result = within(
             "countdown",
-            d.client.call_tool(
-                "countdown",
-                call("countdown", serde_json::json!({"from": 1}))
-                    .arguments
-                    .unwrap(),
-            ),
+            d.client
+                .call_tool("countdown", args(serde_json::json!({"from": 1}))),
         )
         .await
         .unwrap();

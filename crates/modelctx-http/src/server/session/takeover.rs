@@ -1,7 +1,7 @@
 //! Answer streams of shared sessions that outlive the service running them.
 //!
 //! A POST's request still running once the POST is handled is recorded in the event
-//! store's [`RunStore`] (`begin_run`); its record ends after its response is stored.
+//! store's `RunStore` (`begin_run`); its record ends after its response is stored.
 //! A client that resumes such a stream on another service (`Last-Event-ID` naming a
 //! stream not open here) is *followed*: the service replays what is stored, then
 //! polls the store for what the running service adds, until the answer is stored. When
