@@ -453,7 +453,7 @@ fn entry_id(seq: u64) -> String {
     format!("0-{}", seq.saturating_add(1))
 }
 
-fn seq_of(entry: &str) -> Option<u64> {
+pub(crate) fn seq_of(entry: &str) -> Option<u64> {
     let (_, n) = entry.split_once('-')?;
     n.parse::<u64>().ok()?.checked_sub(1)
 }

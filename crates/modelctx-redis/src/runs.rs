@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_http::{RunState, RunStore};
+use modelctx_http::{RunState, RunStore, TakenRun};
 use redis::aio::ConnectionManager;
 use tokio::sync::oneshot;
 
-use crate::events::{Op, RedisEventStore, Shared};
+use crate::events::{Op, RedisEventStore, Shared, seq_of};
 
 /// A write or a read of run records, queued to the event store's writer.
 pub(crate) enum RunOp {
@@ -46,7 +46,7 @@ pub(crate) enum RunOp {
         session: Arc<str>,
         stream: u64,
         instance: Arc<str>,
-        reply: oneshot::Sender<Option<Arc<str>>>,
+        reply: oneshot::Sender<Option<TakenRun>>,
     },
     KeepAlive {
         instance: Arc<str>,
@@ -74,15 +74,19 @@ if owner ~= '' and redis.call('EXISTS', ARGV[1] .. owner) == 1 then return 1 end
 return 2
 ";
 
-/// Takes an orphaned run: answers its request, or nil. KEYS: run. ARGV: liveness key
-/// prefix, instance, ttl ms.
+/// Takes an orphaned run: answers its request and the entry id of its stream's last
+/// event ('' when none), or nil. KEYS: run, stream. ARGV: liveness key prefix,
+/// instance, ttl ms.
 const TAKE: &str = r"
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner then return false end
 if owner ~= '' and redis.call('EXISTS', ARGV[1] .. owner) == 1 then return false end
 redis.call('HSET', KEYS[1], 'owner', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return redis.call('HGET', KEYS[1], 'req')
+local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+local id = ''
+if #last > 0 then id = last[1][1] end
+return {redis.call('HGET', KEYS[1], 'req'), id}
 ";
 
 /// The scripts of run records, loaded with the event store's.
@@ -202,15 +206,21 @@ impl RunOp {
                 instance,
                 reply,
             } => {
-                let taken: redis::RedisResult<Option<String>> = scripts
+                let taken: redis::RedisResult<Option<(String, String)>> = scripts
                     .take
                     .key(keys.run(&session, stream))
+                    .key(keys.stream(&session, stream))
                     .arg(keys.live_prefix())
                     .arg(&*instance)
                     .arg(millis(shared.config.ttl))
                     .invoke_async(conn)
                     .await;
-                let _ = reply.send(taken.ok().flatten().map(Arc::from));
+                let _ = reply.send(
+                    taken
+                        .ok()
+                        .flatten()
+                        .map(|(request, last)| TakenRun::new(Arc::from(request), seq_of(&last))),
+                );
             }
             Self::KeepAlive { instance, reply } => {
                 let set: redis::RedisResult<()> = redis::cmd("SET")
@@ -284,7 +294,7 @@ impl RunStore for RedisEventStore {
         session: &str,
         stream: u64,
         instance: &str,
-    ) -> BoxFuture<'static, Option<Arc<str>>> {
+    ) -> BoxFuture<'static, Option<TakenRun>> {
         let session = Arc::from(session);
         let instance = Arc::from(instance);
         self.ask(|reply| RunOp::Take {

@@ -37,7 +37,7 @@ pub use config::{
 };
 pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId, Replay};
 pub use registry::{Lookup, RegistryError, Relayed, SessionRegistry};
-pub use run_store::{RunState, RunStore};
+pub use run_store::{RunState, RunStore, TakenRun};
 pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 use crate::headers::{LAST_EVENT_ID, MCP_SESSION_ID};

@@ -20,6 +20,29 @@ pub enum RunState {
     Orphaned,
 }
 
+/// A run [taken over](RunStore::take_over): the request, and how far its stream is
+/// stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TakenRun {
+    /// The request's text.
+    pub request: Arc<str>,
+    /// The position of the stream's last stored event (`None`: none is stored). The
+    /// stopped service may have sent the client events it never stored (it writes
+    /// behind): a client resuming from further on is ahead of the store, not lost.
+    pub last_stored: Option<u64>,
+}
+
+impl TakenRun {
+    /// A run of `request` whose stream is stored up to `last_stored`.
+    pub fn new(request: Arc<str>, last_stored: Option<u64>) -> Self {
+        Self {
+            request,
+            last_stored,
+        }
+    }
+}
+
 /// Records which service runs the request answered on each stream of a shared session
 /// (see [`SessionRegistry`](crate::SessionRegistry)), so that a client resuming that
 /// stream on another service gets its answer even when the service running it stopped.
@@ -55,14 +78,14 @@ pub trait RunStore: Send + Sync {
     fn state(&self, session: &str, stream: u64) -> BoxFuture<'static, Option<RunState>>;
 
     /// Takes the run on `stream` over for service `instance` if it is orphaned:
-    /// answers the request's text when this call won it, `None` otherwise (not
-    /// orphaned, taken by another service, or the store cannot be asked).
+    /// answers it when this call won it, `None` otherwise (not orphaned, taken by
+    /// another service, or the store cannot be asked).
     fn take_over(
         &self,
         session: &str,
         stream: u64,
         instance: &str,
-    ) -> BoxFuture<'static, Option<Arc<str>>>;
+    ) -> BoxFuture<'static, Option<TakenRun>>;
 
     /// Says service `instance` is alive, for a while longer than
     /// [`keep_alive_interval`](Self::keep_alive_interval); false when the store cannot

@@ -61,10 +61,12 @@ async fn a_run_is_taken_over_once_after_its_owner_stops_and_ends_with_its_sessio
         }
     };
     tokio::time::timeout(WITHIN, orphaned).await.unwrap();
-    assert_eq!(
-        runs(&b).take_over("s", 7, "bbbb").await,
-        Some(request.clone())
-    );
+    let taken = runs(&b)
+        .take_over("s", 7, "bbbb")
+        .await
+        .expect("B takes it");
+    assert_eq!(taken.request, request);
+    assert_eq!(taken.last_stored, Some(0), "stored up to the priming event");
     assert_eq!(runs(&a).take_over("s", 7, "cccc").await, None, "taken once");
     assert_eq!(state(&a, 7).await, RunState::Running, "B runs it");
     // A's late end leaves B's record; B's own ends it.

@@ -141,7 +141,19 @@ impl SessionState {
         extensions: Extensions,
     ) -> Result<futures::stream::BoxStream<'static, Bytes>, ()> {
         let store = self.config.event_store.clone().ok_or(())?;
-        let replay = store.replay_after(&self.id, after).await.ok_or(())?;
+        let replay = match store.replay_after(&self.id, after).await {
+            Some(replay) => replay,
+            // A service writes behind what it sends: the client may be ahead of the
+            // store (more so when that service stopped). Followed while a run is
+            // recorded; otherwise the id cannot be mapped.
+            None => {
+                let runs = store.runs().ok_or(())?;
+                match runs.state(&self.id, after.stream).await {
+                    Some(crate::RunState::Running | crate::RunState::Orphaned) => Vec::new(),
+                    _ => return Err(()),
+                }
+            }
+        };
         let mut follower = Follower {
             stream: after.stream,
             last: after.seq,
@@ -183,6 +195,14 @@ impl SessionState {
                     },
                 )
                 .await;
+            let stored = match (state, stored) {
+                (_, Some(stored)) => Some(stored),
+                // Ahead of the store (see `follow`): nothing new to send yet.
+                (Some(crate::RunState::Running | crate::RunState::Orphaned), None) => {
+                    Some(Vec::new())
+                }
+                _ => None,
+            };
             let (Some(state), Some(stored)) = (state, stored) else {
                 failures += 1;
                 if failures >= MAX_FAILURES {
@@ -199,8 +219,8 @@ impl SessionState {
             match state {
                 crate::RunState::Finished => return,
                 crate::RunState::Orphaned => {
-                    if let Some(request) = runs.take_over(&self.id, f.stream, &instance).await {
-                        self.continue_run(&store, &instance, f, tx, &request, &extensions)
+                    if let Some(run) = runs.take_over(&self.id, f.stream, &instance).await {
+                        self.continue_run(&store, &instance, f, tx, run, &extensions)
                             .await;
                         return;
                     }
@@ -234,7 +254,7 @@ impl SessionState {
         instance: &str,
         mut f: Follower,
         tx: mpsc::Sender<Bytes>,
-        request: &str,
+        run: crate::TakenRun,
         extensions: &Extensions,
     ) {
         let Some(runs) = store.runs() else { return };
@@ -251,15 +271,23 @@ impl SessionState {
             .await;
         let sent = match stored {
             Some(stored) => f.send(&tx, stored).await,
-            None => false,
+            // The client is ahead of what the stopped service stored (it stopped
+            // before writing what it had sent): the client's position is the one to
+            // go on from.
+            None if run.last_stored.is_none_or(|last| last <= f.last) => !tx.is_closed(),
+            // Stored beyond the client but not replayable (trimmed, or a write lost):
+            // the stream cannot go on without a gap; it ends unanswered.
+            None => {
+                runs.end(&self.id, wire, instance);
+                return;
+            }
         };
         if !sent {
-            // The client left, or the stream cannot be read: the next one to resume it
-            // takes it over.
+            // The client left: the next one to resume the stream takes it over.
             runs.release(&self.id, wire, instance);
             return;
         }
-        let Ok(JsonRpcMessage::Request(request)) = request.parse::<JsonRpcMessage>() else {
+        let Ok(JsonRpcMessage::Request(request)) = run.request.parse::<JsonRpcMessage>() else {
             runs.end(&self.id, wire, instance);
             return;
         };
@@ -313,10 +341,16 @@ impl SessionState {
                 stream.next_seq = 1;
             }
         }
+        let mut messages = vec![JsonRpcMessage::Request(request)];
+        // As for a POST: a copy that ran the handshake while the client's
+        // `notifications/initialized` went elsewhere is handed one first.
+        if self.missed_initialized(&messages)
+            && let Ok(note) = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.parse()
+        {
+            messages.insert(0, note);
+        }
         // The session ending meanwhile releases the run (`release_runs`).
-        let _ = self
-            .push(vec![JsonRpcMessage::Request(request)], None, extensions)
-            .await;
+        let _ = self.push(messages, None, extensions).await;
     }
 }
 
