@@ -95,6 +95,6 @@ pub use client::{default_client, error_chain};
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,
     HttpServerTransport, InMemoryEventStore, InvalidEventId, Lookup, OriginPolicy, RegistryError,
-    Rejection, Relayed, RelayedKind, Replay, SessionRegistry, StreamControl,
-    StreamableHttpServerConfig, StreamableHttpService, cors_layer, hosting,
+    Rejection, Relayed, RelayedKind, Replay, RunState, RunStore, SessionRegistry, StreamControl,
+    StreamableHttpServerConfig, StreamableHttpService, TakenRun, cors_layer, hosting,
 };

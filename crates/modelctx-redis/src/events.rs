@@ -14,6 +14,7 @@ use redis::streams::StreamRangeReply;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::keys::Keys;
+use crate::runs::{RunOp, RunScripts};
 
 /// Bounds and key names of a [`RedisEventStore`].
 #[derive(Debug, Clone)]
@@ -23,6 +24,7 @@ pub struct RedisEventStoreConfig {
     pub(crate) max_events_per_stream: usize,
     pub(crate) max_streams_per_session: usize,
     pub(crate) max_queued: usize,
+    pub(crate) liveness: Duration,
 }
 
 impl Default for RedisEventStoreConfig {
@@ -33,6 +35,7 @@ impl Default for RedisEventStoreConfig {
             max_events_per_stream: 1024,
             max_streams_per_session: 256,
             max_queued: 65_536,
+            liveness: Duration::from_secs(3),
         }
     }
 }
@@ -73,6 +76,17 @@ impl RedisEventStoreConfig {
         self.max_queued = writes.max(1);
         self
     }
+
+    /// How long a service counts as alive after it last said so (default 3 s; it says
+    /// so every quarter of that). A request answered on a stream of a shared session
+    /// whose service has not said so for this long is taken over by another service
+    /// that a client resumes the stream on (see [`RunStore`](modelctx_http::RunStore)):
+    /// shorter finishes an interrupted answer sooner, longer tolerates longer stalls
+    /// of a live service. Rounded up to 4 ms.
+    pub fn liveness(mut self, liveness: Duration) -> Self {
+        self.liveness = liveness.max(Duration::from_millis(4));
+        self
+    }
 }
 
 /// An [`EventStore`] in Redis, for servers whose event streams must outlive the process
@@ -107,9 +121,9 @@ impl fmt::Debug for RedisEventStore {
     }
 }
 
-struct Shared {
-    keys: Keys,
-    config: RedisEventStoreConfig,
+pub(crate) struct Shared {
+    pub(crate) keys: Keys,
+    pub(crate) config: RedisEventStoreConfig,
     queued: AtomicUsize,
     /// Streams with an event that never reached Redis: (session, stream).
     damaged: Mutex<HashSet<(Arc<str>, u64)>>,
@@ -131,7 +145,7 @@ impl Shared {
     }
 }
 
-enum Op {
+pub(crate) enum Op {
     Store {
         session: Arc<str>,
         id: EventId,
@@ -146,6 +160,8 @@ enum Op {
         after: EventId,
         reply: oneshot::Sender<Replay>,
     },
+    /// A run record's write or read (`runs.rs`).
+    Run(RunOp),
 }
 
 /// Appends one event, refreshes the expiry of the stream and of the session's index,
@@ -166,11 +182,11 @@ redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
 ";
 
-/// Deletes every stream of a session and its index. KEYS: index. ARGV: stream key
+/// Deletes every stream of a session (with its run record) and its index. KEYS: index. ARGV: stream key
 /// prefix.
 const FORGET: &str = r"
 local streams = redis.call('ZRANGE', KEYS[1], 0, -1)
-for i = 1, #streams do redis.call('DEL', ARGV[1] .. streams[i]) end
+for i = 1, #streams do redis.call('DEL', ARGV[1] .. streams[i], ARGV[1] .. streams[i] .. ':run') end
 redis.call('DEL', KEYS[1])
 return #streams
 ";
@@ -206,7 +222,11 @@ impl RedisEventStore {
         Ok(Self::new(conn, config))
     }
 
-    fn enqueue(&self, op: Op) -> Result<(), Op> {
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    pub(crate) fn enqueue(&self, op: Op) -> Result<(), Op> {
         self.shared.queued.fetch_add(1, Ordering::AcqRel);
         self.tx.send(op).map_err(|e| {
             self.shared.queued.fetch_sub(1, Ordering::AcqRel);
@@ -263,6 +283,10 @@ impl EventStore for RedisEventStore {
         // Dropped only when the writer is gone; the keys then expire on their own.
         let _ = self.enqueue(Op::Forget { session });
     }
+
+    fn runs(&self) -> Option<&dyn modelctx_http::RunStore> {
+        Some(self)
+    }
 }
 
 async fn writer(
@@ -272,6 +296,18 @@ async fn writer(
 ) {
     let store = redis::Script::new(STORE);
     let forget = redis::Script::new(FORGET);
+    let runs = RunScripts::new();
+    // Every pipeline starts by loading the scripts its writes use: a restarted Redis
+    // knows none, and a pipeline is not retried on `NOSCRIPT`.
+    let start = |pipe: &mut redis::Pipeline| {
+        if pipe.is_empty() {
+            pipe.load_script(&store)
+                .ignore()
+                .load_script(&forget)
+                .ignore();
+            runs.load(pipe);
+        }
+    };
     let mut batch = Vec::with_capacity(BATCH);
     while rx.recv_many(&mut batch, BATCH).await > 0 {
         shared.queued.fetch_sub(batch.len(), Ordering::AcqRel);
@@ -285,12 +321,7 @@ async fn writer(
                     data,
                     at_ms,
                 } => {
-                    if pipe.is_empty() {
-                        pipe.load_script(&store)
-                            .ignore()
-                            .load_script(&forget)
-                            .ignore();
-                    }
+                    start(&mut pipe);
                     let c = &shared.config;
                     pipe.invoke_script(
                         store
@@ -309,12 +340,7 @@ async fn writer(
                     written.push((session, id.stream));
                 }
                 Op::Forget { session } => {
-                    if pipe.is_empty() {
-                        pipe.load_script(&store)
-                            .ignore()
-                            .load_script(&forget)
-                            .ignore();
-                    }
+                    start(&mut pipe);
                     pipe.invoke_script(
                         forget
                             .key(shared.keys.stream_index(&session))
@@ -339,6 +365,16 @@ async fn writer(
                         .await
                     };
                     let _ = reply.send(replay);
+                }
+                Op::Run(op) if op.is_write() => {
+                    start(&mut pipe);
+                    if let Some(stream) = op.queue(&mut pipe, &runs, &shared) {
+                        written.push(stream);
+                    }
+                }
+                Op::Run(op) => {
+                    flush(&mut conn, &mut pipe, &mut written, &shared).await;
+                    op.query(&mut conn, &runs, &shared).await;
                 }
             }
         }
@@ -417,7 +453,7 @@ fn entry_id(seq: u64) -> String {
     format!("0-{}", seq.saturating_add(1))
 }
 
-fn seq_of(entry: &str) -> Option<u64> {
+pub(crate) fn seq_of(entry: &str) -> Option<u64> {
     let (_, n) = entry.split_once('-')?;
     n.parse::<u64>().ok()?.checked_sub(1)
 }

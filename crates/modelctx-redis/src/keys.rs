@@ -32,6 +32,21 @@ impl Keys {
         format!("{}ev:{{{session}}}:{stream}", self.prefix)
     }
 
+    /// The run record of one stream (see `runs.rs`).
+    pub(crate) fn run(&self, session: &str, stream: u64) -> String {
+        format!("{}ev:{{{session}}}:{stream}:run", self.prefix)
+    }
+
+    /// What the key saying a service is alive starts with.
+    pub(crate) fn live_prefix(&self) -> String {
+        format!("{}live:", self.prefix)
+    }
+
+    /// The key saying service `instance` is alive.
+    pub(crate) fn live(&self, instance: &str) -> String {
+        format!("{}live:{instance}", self.prefix)
+    }
+
     /// One shared session's record.
     pub(crate) fn session(&self, id: &str) -> String {
         format!("{}sess:{{{id}}}", self.prefix)

@@ -70,6 +70,7 @@ mod events;
 mod keys;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod runs;
 mod sessions;
 mod tasks;
 

@@ -92,6 +92,7 @@ mod dispatch;
 mod mrtr;
 mod prompt;
 mod registry;
+mod rerun;
 mod resource;
 mod schema;
 mod session;
@@ -289,11 +290,15 @@ impl Server {
             config = config.handler_limit(limit.clone());
         }
         let state = Arc::new(SessionState::default());
-        if let Some(shared) = transport.shared_session()
-            && state.share(shared, transport.session_id().as_deref())
-        {
-            // Another process ran the handshake: this one continues the session.
-            config = config.pre_initialized();
+        if let Some(shared) = transport.shared_session() {
+            // A request another process stopped running before it answered may run
+            // again here only when running it twice is harmless.
+            let server = Arc::downgrade(&self.inner);
+            shared.on_rerun(Box::new(move |request| rerun::may_rerun(&server, request)));
+            if state.share(shared, transport.session_id().as_deref()) {
+                // Another process ran the handshake: this one continues the session.
+                config = config.pre_initialized();
+            }
         }
         let service = Arc::new(SessionService {
             server: self.inner.clone(),

@@ -45,7 +45,7 @@ pub use reconnect::{
 };
 #[doc(hidden)]
 pub use replay::SessionReplay;
-pub use shared::{ApplySnapshot, SessionSnapshot, SharedSession};
+pub use shared::{ApplySnapshot, RerunCheck, SessionSnapshot, SharedSession};
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a

@@ -2,7 +2,9 @@
 //! session, exported to the transport and imported from it.
 
 use futures::future::BoxFuture;
-use modelctx_types::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion};
+use modelctx_types::{
+    ClientCapabilities, Implementation, JsonRpcRequest, LoggingLevel, ProtocolVersion,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::TransportError;
@@ -70,6 +72,10 @@ impl SessionSnapshot {
 /// Applies a [`SessionSnapshot`] changed by another process to the local session.
 pub type ApplySnapshot = Box<dyn Fn(SessionSnapshot) + Send + Sync>;
 
+/// Whether a request may run again in this process after the process that received it
+/// stopped before answering (it may have run there in part, or to its end unseen).
+pub type RerunCheck = Box<dyn Fn(&JsonRpcRequest) -> bool + Send + Sync>;
+
 /// A session whose state lives beyond this process, as a transport offers it
 /// ([`Transport::shared_session`](crate::Transport::shared_session)): streamable HTTP
 /// with a shared session registry, where each request may land on another process.
@@ -91,4 +97,12 @@ pub trait SharedSession: Send + Sync {
     /// How to apply state another process saved: the transport calls it before it
     /// hands on the first message after it learned of the change.
     fn on_change(&self, apply: ApplySnapshot);
+
+    /// How to tell whether a request of this session may be run again here when the
+    /// process running it stopped before answering (the transport continues its
+    /// answer stream here). Without it (the default), no request is run again: the
+    /// transport answers such a request with an error saying it was interrupted.
+    fn on_rerun(&self, check: RerunCheck) {
+        let _ = check;
+    }
 }

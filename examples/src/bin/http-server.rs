@@ -1,6 +1,8 @@
-//! A streamable HTTP server with one long-running tool, `countdown`, which reports
-//! progress and may run as a task (protocol 2025-11-25): the client gets the task at
-//! once, polls it, fetches the result when it is done, or cancels it. The same server is
+//! A streamable HTTP server with two long-running tools that report progress:
+//! `countdown`, which may run as a task (protocol 2025-11-25: the client gets the task
+//! at once, polls it, fetches the result when it is done, or cancels it) and has no
+//! effect (its annotations say it is read-only and idempotent), and `ticket`, which
+//! issues a new number every call (so nothing says it may be repeated). The same server is
 //! reachable over the legacy HTTP+SSE transport (2024-11-05) at `/sse`, for hosts that
 //! speak only that.
 //!
@@ -13,18 +15,21 @@
 //! - `--stateless`: a fresh pre-initialised session per POST, no session ids;
 //! - `--json`: each request is answered with one `application/json` body;
 //! - `--redis URL` (or the `MCP_REDIS_URL` environment variable): several instances
-//!   behind one load balancer share one Redis — resumable event streams, tasks, and
-//!   list-change and resource-update announcements — and seal multi round-trip state
-//!   with the key in `MCP_STATE_KEY` (64 hex digits, the same for every instance).
-//!   Clients of protocol 2026-07-28, and `--stateless` servers, need no affinity; a
-//!   2025-era session still lives in the instance that created it (see README,
-//!   "Several instances behind a load balancer").
+//!   behind one load balancer share one Redis — 2025-era sessions, resumable event
+//!   streams, tasks, and list-change and resource-update announcements — and seal
+//!   multi round-trip state with the key in `MCP_STATE_KEY` (64 hex digits, the same
+//!   for every instance). No affinity is needed: any instance serves any request. When
+//!   an instance stops during a call, a client that resumes the call's stream on
+//!   another instance gets the rest: `countdown` is run again there (its progress
+//!   already sent is not repeated), an interrupted `ticket` is answered with an error
+//!   saying it may or may not have run (see README, "Several instances behind a load
+//!   balancer").
 //!
 //! It binds 127.0.0.1 only; the default Origin and Host checks admit loopback names.
 
-use std::time::Duration;
-
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use modelctx::http::{
     HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService, hosting,
@@ -32,12 +37,12 @@ use modelctx::http::{
 use modelctx::macros::tool;
 use modelctx::redis::{
     RedisAnnouncements, RedisAnnouncementsConfig, RedisEventStore, RedisEventStoreConfig,
-    RedisTaskStore, RedisTaskStoreConfig,
+    RedisSessionRegistry, RedisSessionRegistryConfig, RedisTaskStore, RedisTaskStoreConfig,
 };
 use modelctx::server::{Context, Server, TaskConfig};
 use modelctx::session::{Progress, SessionConfig};
 use modelctx::sse::{SseServerConfig, SseService};
-use modelctx::types::TaskSupport;
+use modelctx::types::{TaskSupport, ToolAnnotations};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -69,14 +74,54 @@ async fn countdown(
     Ok("liftoff")
 }
 
+/// Tickets this process issued.
+static TICKETS: AtomicU64 = AtomicU64::new(0);
+
+/// Takes the next ticket of this server process after `steps` half-second steps,
+/// reporting progress
+#[tool]
+async fn ticket(
+    /// How many steps to wait, from 1 to 100.
+    #[schemars(range(min = 1, max = 100))]
+    steps: u32,
+    cx: Context,
+) -> Result<String, Error> {
+    if !(1..=100).contains(&steps) {
+        return Err("`steps` must be an integer in 1..=100".into());
+    }
+    for step in 1..=steps {
+        tokio::select! {
+            () = tokio::time::sleep(STEP) => {}
+            () = cx.cancellation().cancelled() => return Err("cancelled".into()),
+        }
+        let progress = Progress::new(f64::from(step)).with_total(f64::from(steps));
+        cx.report_progress(progress).await?;
+    }
+    // The effect: every call that gets here takes a new number.
+    let number = TICKETS.fetch_add(1, Ordering::Relaxed) + 1;
+    Ok(format!("ticket {number}"))
+}
+
 fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
     // A plain call waits for the result; a task-augmented one gets a task at once.
-    let countdown = countdown_tool().task_support(TaskSupport::Optional);
+    // Counting down changes nothing: a call interrupted by the end of its instance may
+    // run again on another (with `--redis`).
+    let countdown = countdown_tool()
+        .task_support(TaskSupport::Optional)
+        .annotations(
+            ToolAnnotations::new()
+                .with_read_only_hint(true)
+                .with_idempotent_hint(true),
+        );
     let mut builder = Server::builder("countdown-http", "1.0.0")
-        .instructions("Call `countdown` with a starting number, as a task if it is a long one.")
+        .instructions(
+            "Call `countdown` with a starting number, as a task if it is a long one; \
+             `ticket` takes a numbered ticket.",
+        )
         // Tasks are kept in memory (or Redis); clients are told to poll every 250 ms.
         .tasks(TaskConfig::new().poll_interval(Duration::from_millis(250)))
-        .tool(countdown)?;
+        .tool(countdown)?
+        .tool(ticket_tool())?;
     if let Some(shared) = shared {
         builder = builder
             .task_store(shared.tasks.clone())
@@ -88,6 +133,7 @@ fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
 
 /// What the instances behind one endpoint share.
 struct Shared {
+    sessions: Arc<RedisSessionRegistry>,
     events: Arc<RedisEventStore>,
     tasks: Arc<RedisTaskStore>,
     announcements: Arc<RedisAnnouncements>,
@@ -101,6 +147,11 @@ async fn shared(url: &str) -> Result<Shared, Error> {
     let state_key = parse_key(&key).ok_or("MCP_STATE_KEY must be 64 hex digits")?;
     let connect = |e: modelctx::redis::redis::RedisError| format!("cannot use Redis: {e}");
     Ok(Shared {
+        sessions: Arc::new(
+            RedisSessionRegistry::connect(url, RedisSessionRegistryConfig::default())
+                .await
+                .map_err(connect)?,
+        ),
         events: Arc::new(
             RedisEventStore::connect(url, RedisEventStoreConfig::default())
                 .await
@@ -184,7 +235,9 @@ async fn main() -> Result<(), Error> {
         None => None,
     };
     if let Some(shared) = &shared {
-        config = config.event_store(shared.events.clone());
+        config = config
+            .event_store(shared.events.clone())
+            .session_registry(shared.sessions.clone());
     }
     let server = countdown_server(shared.as_ref())?;
     // One server behind both transports: streamable HTTP at /mcp, and the legacy
@@ -208,7 +261,7 @@ async fn main() -> Result<(), Error> {
     eprintln!("legacy SSE endpoint: http://{addr}/sse");
     if redis.is_some() {
         // Not the URL: it may carry a password.
-        eprintln!("sharing events, tasks and announcements through Redis");
+        eprintln!("sharing sessions, events, tasks and announcements through Redis");
     }
     let shutdown = async move {
         let _ = tokio::signal::ctrl_c().await;

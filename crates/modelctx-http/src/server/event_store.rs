@@ -81,6 +81,14 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Forgets everything of a session that ended.
     fn forget_session(&self, session: &str);
+
+    /// Where the requests running on the streams of shared sessions are recorded, when
+    /// several services share this store (see [`RunStore`](crate::RunStore)); `None`
+    /// (the default) when it is one service's: a stream is then resumed from the
+    /// service running it only.
+    fn runs(&self) -> Option<&dyn crate::RunStore> {
+        None
+    }
 }
 
 /// The default [`EventStore`]: in memory, bounded per stream and in streams per session.

@@ -9,6 +9,7 @@ mod era;
 mod event_store;
 pub mod hosting;
 mod registry;
+mod run_store;
 mod session;
 
 use crate::shared::cancelled_id;
@@ -36,6 +37,7 @@ pub use config::{
 };
 pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId, Replay};
 pub use registry::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry};
+pub use run_store::{RunState, RunStore, TakenRun};
 pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 use crate::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
@@ -334,6 +336,18 @@ impl Inner {
                     self.relay_stop.clone(),
                     stream,
                 ));
+                if let Some(store) = &self.config.event_store
+                    && let Some(runs) = store.runs()
+                {
+                    // Alive before it records its first run: another service takes
+                    // over the runs of a service that no longer says so.
+                    runs.keep_alive(&self.instance).await;
+                    tokio::spawn(keep_alive(
+                        store.clone(),
+                        self.instance.clone(),
+                        self.relay_stop.clone(),
+                    ));
+                }
                 Ok::<(), RegistryError>(())
             })
             .await;
@@ -630,6 +644,30 @@ async fn send_relayed(
     }
 }
 
+/// Says this service is alive in the event store's run records, until the service is
+/// dropped (see [`RunStore::keep_alive`]).
+async fn keep_alive(
+    store: Arc<dyn EventStore>,
+    instance: Arc<str>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    let Some(interval) = store.runs().map(RunStore::keep_alive_interval) else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(interval) => {}
+        }
+        let Some(runs) = store.runs() else { return };
+        let alive = runs.keep_alive(&instance);
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = alive => {}
+        }
+    }
+}
+
 /// Takes in what other services relay to this one, until the service is dropped;
 /// listens again (after a pause) when the registry's connection is lost.
 async fn relay_loop(
@@ -780,7 +818,7 @@ where
             let headers = extensions.get::<http::HeaderMap>().unwrap_or(&none);
             post(inner, headers, &extensions, body, era_by_headers).await
         }
-        Method::GET => get(inner, &parts.headers).await,
+        Method::GET => get(inner, &parts.headers, &parts.extensions).await,
         Method::DELETE => delete(inner, &parts.headers).await,
         _ => {
             let mut response = inner.reject(
@@ -1215,6 +1253,17 @@ async fn dispatch(
         Some(Answer::Sse { stream, .. }) => Some(*stream),
         _ => None,
     };
+    // A request of a shared session still running once the POST is handled is
+    // recorded, so another service can finish its answer if this one stops.
+    let run_request: Option<Arc<str>> = (!init && ids.len() == 1 && session.records_runs())
+        .then(|| {
+            messages
+                .iter()
+                .find(|m| matches!(m, JsonRpcMessage::Request(_)))
+        })
+        .flatten()
+        .and_then(|m| serde_json::to_string(m).ok())
+        .map(Arc::from);
     let Ok(queued) = session.push(messages, stream, extensions).await else {
         return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
     };
@@ -1226,6 +1275,9 @@ async fn dispatch(
     // took directly were handled before `push` returned.
     if queued && let Some(Answer::Sse { handled, .. }) = &mut answer {
         let _ = handled.await;
+    }
+    if let (Some(request), Some(stream)) = (run_request, stream) {
+        session.begin_run(stream, request);
     }
     for id in &cancelled {
         session.cancel_request(id);
@@ -1332,7 +1384,7 @@ fn sse_response(mut events: futures::stream::BoxStream<'static, Bytes>) -> Respo
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
-async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
+async fn get(inner: &Arc<Inner>, headers: &HeaderMap, extensions: &http::Extensions) -> Response {
     if !accepts(headers, "text/event-stream") {
         return inner.reject(
             StatusCode::NOT_ACCEPTABLE,
@@ -1367,7 +1419,15 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
                     "Bad Request: Last-Event-ID is not an event id of this server",
                 );
             };
-            match session.resume(after).await {
+            let resumed = if session.follows(after) {
+                // The GET's extensions and headers, for a request run again here.
+                let mut extensions = extensions.get::<Extensions>().cloned().unwrap_or_default();
+                extensions.insert(crate::headers::sensitive_headers(headers.clone()));
+                session.follow(after, extensions).await
+            } else {
+                session.resume(after).await
+            };
+            match resumed {
                 Ok(events) => events,
                 Err(()) => {
                     return inner.reject(

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use modelctx_transport::{ApplySnapshot, SessionSnapshot, SharedSession, TransportError};
+use modelctx_transport::{
+    ApplySnapshot, RerunCheck, SessionSnapshot, SharedSession, TransportError,
+};
 
 /// Where the sessions of several [`StreamableHttpService`](super::StreamableHttpService)s
 /// (typically processes behind one load balancer) are recorded, so that any of them can
@@ -257,6 +259,8 @@ pub(crate) struct SharedState {
     restored: Option<SessionSnapshot>,
     revision: Arc<AtomicU64>,
     apply: OnceLock<ApplySnapshot>,
+    /// What the server says may run again here (see [`SharedSession::on_rerun`]).
+    rerun: OnceLock<RerunCheck>,
 }
 
 impl SharedState {
@@ -281,6 +285,7 @@ impl SharedState {
             restored,
             revision: Arc::new(AtomicU64::new(revision)),
             apply: OnceLock::new(),
+            rerun: OnceLock::new(),
         }
     }
 
@@ -290,6 +295,17 @@ impl SharedState {
 
     pub(crate) fn id_prefix(&self) -> &Arc<str> {
         &self.id_prefix
+    }
+
+    /// The service's instance name (what its outbound request ids start with).
+    pub(crate) fn instance(&self) -> &str {
+        self.id_prefix.strip_suffix('/').unwrap_or(&self.id_prefix)
+    }
+
+    /// Whether the server says `request`, which a stopped service was running, may run
+    /// again here (never, when it said nothing).
+    pub(crate) fn may_rerun(&self, request: &modelctx_types::JsonRpcRequest) -> bool {
+        self.rerun.get().is_some_and(|check| check(request))
     }
 
     /// Sends `data`, a message not tied to a request, towards the session's GET
@@ -404,5 +420,9 @@ impl SharedSession for SharedState {
 
     fn on_change(&self, apply: ApplySnapshot) {
         let _ = self.apply.set(apply);
+    }
+
+    fn on_rerun(&self, check: RerunCheck) {
+        let _ = self.rerun.set(check);
     }
 }

@@ -22,6 +22,8 @@ use super::event_store::EventId;
 use super::registry::SharedState;
 use crate::sse;
 
+mod takeover;
+
 /// The standalone GET stream of a session.
 pub(crate) const STANDALONE: u64 = 0;
 
@@ -53,6 +55,13 @@ struct StreamState {
     /// `pending` (data, no event id yet), behind the messages kept for the stream.
     claiming: bool,
     pending: VecDeque<String>,
+    /// Whether the request answered here is recorded in the event store's
+    /// [`RunStore`](crate::RunStore) as running in this service.
+    run: bool,
+    /// A stream taken over from a stopped service: its events up to this position are
+    /// stored already (0: none), and a re-run's notifications up to it are not sent
+    /// again (see `takeover.rs`).
+    skip_until: u64,
 }
 
 impl StreamState {
@@ -283,6 +292,7 @@ impl SessionState {
             if let Some(shared) = &self.shared {
                 Self::release_claim(&mut routes, shared);
             }
+            self.release_runs(&routes);
             routes.requests.clear();
             routes.streams.clear();
         }
@@ -702,6 +712,10 @@ impl SessionState {
         };
         if let Some(id) = answers {
             self.note_initialize_result(id, &msg);
+            if let Some(Route::Sse(stream_id)) = routes.requests.get(id) {
+                let stream_id = *stream_id;
+                Self::replayed_position(&mut routes, stream_id, false);
+            }
             if !self.complete(&mut routes, id, &data) {
                 self.report(format!("response to request {id}, which is not in flight"));
             }
@@ -716,7 +730,10 @@ impl SessionState {
         match related {
             Some(Route::Sse(stream_id)) => {
                 let stream_id = *stream_id;
-                self.deliver(&mut routes, stream_id, &data);
+                let notification = matches!(msg, JsonRpcMessage::Notification(_));
+                if !Self::replayed_position(&mut routes, stream_id, notification) {
+                    self.deliver(&mut routes, stream_id, &data);
+                }
             }
             // JSON-response mode: the request's POST gets one JSON body, which carries
             // only its response. A request to the client fails at once; a notification
@@ -822,7 +839,9 @@ impl SessionState {
                 if done {
                     // The stream is complete: dropping its sender ends the body once the
                     // queued events are written.
-                    routes.streams.remove(&stream_id);
+                    if let Some(stream) = routes.streams.remove(&stream_id) {
+                        self.end_run(stream_id, &stream);
+                    }
                 }
             }
             None => return false,

@@ -8,6 +8,7 @@ mod keys;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod round_robin;
+mod runs;
 mod sessions;
 mod support;
 mod tasks;

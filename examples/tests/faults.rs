@@ -1,0 +1,219 @@
+//! Faults under scale-out (issue 26): two `http-server --redis` processes behind a
+//! round-robin load balancer, a 2025-era client (sessions shared through Redis).
+//!
+//! - An instance is killed (SIGKILL) in the middle of a streamed tool call; the client
+//!   resumes the call's stream (GET + `Last-Event-ID`) on the other instance. A call
+//!   of `countdown` (annotated read-only and idempotent) is run again there, and the
+//!   client gets every progress notification and the result exactly once; a call of
+//!   `ticket` (not safe to repeat) is not run again: the client gets an error saying
+//!   it was interrupted.
+//! - Redis is restarted while the session is idle: with an append-only file the
+//!   session continues on both instances; without persistence the session is gone,
+//!   both instances answer 404 for it, and the client starts a new one.
+//!
+//! Needs `redis-server` (`sh xtask/system/redis.sh`); fails, never skips, without it.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+
+use modelctx::client::{Client, ConnectMode};
+use modelctx::http::StreamableHttpClientTransport;
+use modelctx::session::RequestOptions;
+use modelctx::types::{CallToolRequestParams, JsonObject};
+use support::{Instance, Redis, RoundRobin, Served, served, within};
+use tokio::sync::{mpsc, watch};
+
+/// Two instances on `redis` behind a round-robin balancer, and a 2025-era client
+/// connected through it.
+struct Deployment {
+    instances: Vec<Instance>,
+    seen: watch::Receiver<Vec<Served>>,
+    client: Client,
+    transport: modelctx::http::HttpClientHandle,
+}
+
+async fn deploy(redis: &Redis) -> Deployment {
+    let a = Instance::start(redis).await;
+    let b = Instance::start(redis).await;
+    let (endpoint, seen) = RoundRobin::start(vec![a.base.clone(), b.base.clone()]).await;
+    let transport = StreamableHttpClientTransport::builder(&endpoint)
+        .build()
+        .unwrap();
+    let handle = transport.handle();
+    let client = Client::builder("faults-test", "1.0.0")
+        .mode(ConnectMode::Legacy)
+        .connect(transport);
+    let client = within("connect", client).await.unwrap();
+    assert_eq!(client.protocol_version().as_str(), "2025-11-25");
+    Deployment {
+        instances: vec![a, b],
+        seen,
+        client,
+        transport: handle,
+    }
+}
+
+fn args(arguments: serde_json::Value) -> JsonObject {
+    arguments.as_object().unwrap().clone()
+}
+
+/// Starts a call of `tool` that reports progress, waits for its first two progress
+/// notifications, then kills the instance running it. Answers the call's outcome and
+/// every progress value the client got.
+async fn kill_mid_call(
+    d: &mut Deployment,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> (
+    Result<modelctx::types::CallToolResult, modelctx::session::SessionError>,
+    Vec<f64>,
+    usize,
+) {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let (progressed, mut progress) = mpsc::unbounded_channel();
+    let options = RequestOptions::default().on_progress({
+        let got = got.clone();
+        move |p| {
+            got.lock().unwrap().push(p.progress);
+            let _ = progressed.send(());
+        }
+    });
+    let client = d.client.clone();
+    let params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
+    let running = tokio::spawn(async move { client.call_tool_with(params, options).await });
+    for _ in 0..2 {
+        within("progress before the kill", progress.recv())
+            .await
+            .unwrap();
+    }
+    let calls = served(&d.seen.borrow(), "tools/call");
+    let running_on = *calls.last().unwrap();
+    d.instances[running_on].kill().await;
+    let outcome = within("the call's outcome", running).await.unwrap();
+    let values = got.lock().unwrap().clone();
+    (outcome, values, running_on)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotent_call_resumes_on_the_other_instance_with_every_event_once() {
+    let redis = Redis::start(false).await;
+    let mut d = deploy(&redis).await;
+    let (outcome, progress, killed) =
+        kill_mid_call(&mut d, "countdown", serde_json::json!({"from": 6})).await;
+    let result = outcome.expect("the call is finished on the other instance");
+    assert_eq!(result.content[0].as_text(), Some("liftoff"), "{result:?}");
+    // Every step once, in order: those sent before the kill are not repeated by the
+    // run on the other instance.
+    assert_eq!(progress, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    // The rest of the stream came from the surviving instance.
+    let log = d.seen.borrow().clone();
+    let survivor = 1 - killed;
+    assert!(
+        log.iter()
+            .any(|s| s.http == "GET" && s.instance == survivor),
+        "{log:?}"
+    );
+    // The session goes on there.
+    let again = within(
+        "a call after the kill",
+        d.client
+            .call_tool("countdown", args(serde_json::json!({"from": 1}))),
+    )
+    .await
+    .unwrap();
+    assert_eq!(again.content[0].as_text(), Some("liftoff"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_not_safe_to_repeat_is_answered_interrupted_and_not_run_again() {
+    let redis = Redis::start(false).await;
+    let mut d = deploy(&redis).await;
+    let (outcome, progress, _) =
+        kill_mid_call(&mut d, "ticket", serde_json::json!({"steps": 6})).await;
+    let error = outcome.expect_err("an interrupted ticket is an error");
+    let text = error.to_string();
+    assert!(text.contains("may or may not have run"), "{text}");
+    assert!(progress.len() >= 2 && progress.len() < 6, "{progress:?}");
+    // The surviving instance did not run it: its first ticket is the next call's.
+    let next = within(
+        "the next ticket",
+        d.client
+            .call_tool("ticket", args(serde_json::json!({"steps": 1}))),
+    )
+    .await
+    .unwrap();
+    assert_eq!(next.content[0].as_text(), Some("ticket 1"), "{next:?}");
+}
+
+/// Calls `countdown` until each instance has served one call after `since` (the
+/// balancer's log length); bounded.
+async fn call_on_both(d: &mut Deployment, since: usize) {
+    for _ in 0..8 {
+        let result = within(
+            "countdown",
+            d.client
+                .call_tool("countdown", args(serde_json::json!({"from": 1}))),
+        )
+        .await
+        .unwrap();
+        assert_eq!(result.content[0].as_text(), Some("liftoff"));
+        let log = d.seen.borrow().clone();
+        let calls = served(&log[since..], "tools/call");
+        if calls.contains(&0) && calls.contains(&1) {
+            return;
+        }
+    }
+    panic!(
+        "8 calls did not reach both instances: {:?}",
+        d.seen.borrow()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_redis_kept_continue_after_a_redis_restart() {
+    let mut redis = Redis::start(true).await;
+    let mut d = deploy(&redis).await;
+    call_on_both(&mut d, 0).await;
+    let session = d.transport.session_id().unwrap();
+    redis.restart().await;
+    let since = d.seen.borrow().len();
+    call_on_both(&mut d, since).await;
+    assert_eq!(d.transport.session_id(), Some(session), "the same session");
+}
+
+/// A `tools/list` POST of session `session` straight to one instance.
+async fn probe(base: &str, session: &str) -> reqwest::StatusCode {
+    let body = r#"{"jsonrpc":"2.0","id":99,"method":"tools/list"}"#;
+    reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_redis_lost_is_404_everywhere_and_the_client_starts_anew() {
+    let mut redis = Redis::start(false).await;
+    let mut d = deploy(&redis).await;
+    call_on_both(&mut d, 0).await;
+    let session = d.transport.session_id().unwrap();
+    redis.restart().await;
+    // Both instances ask the new Redis (their connections reconnect) and answer the
+    // spec's 404 for a session they cannot find, at once.
+    for instance in &d.instances {
+        let status = within("a probe", probe(&instance.base, &session)).await;
+        assert_eq!(status, reqwest::StatusCode::NOT_FOUND, "{}", instance.base);
+    }
+    // The client's next call gets the 404, starts a new session and is sent there.
+    let since = d.seen.borrow().len();
+    call_on_both(&mut d, since).await;
+    let renewed = d.transport.session_id().unwrap();
+    assert_ne!(renewed, session, "a new session");
+}
