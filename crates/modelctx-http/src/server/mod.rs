@@ -28,7 +28,8 @@ use futures::StreamExt;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use modelctx_transport::Extensions;
 use modelctx_types::{
-    ErrorData, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RawValue, RequestId,
+    ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RawValue,
+    RequestId,
 };
 use tokio::time::Instant;
 
@@ -1005,32 +1006,103 @@ where
         .map_err(|r| inner.reject(r.status, r.reason))
 }
 
+/// A body that is no message (or a batch holding one): the 400 that answers it, and
+/// the responses in it that could not be read, for the session whose calls they name.
+struct BadBody {
+    answer: Response,
+    invalid_responses: Vec<InvalidMessage>,
+}
+
+impl From<Response> for BadBody {
+    fn from(answer: Response) -> Self {
+        Self {
+            answer,
+            invalid_responses: Vec::new(),
+        }
+    }
+}
+
 /// The body's messages and whether it was a batch; `Err` answers 400.
-fn parse_body(inner: &Inner, bytes: &[u8]) -> Result<(Vec<JsonRpcMessage>, bool), Response> {
+fn parse_body(inner: &Inner, bytes: &[u8]) -> Result<(Vec<JsonRpcMessage>, bool), BadBody> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
         let items = serde_json::from_slice::<Vec<Box<RawValue>>>(bytes)
             .map_err(|e| bad_message(inner, ErrorData::parse_error(format!("Parse error: {e}"))))?;
         if items.is_empty() {
-            return Err(bad_message(
-                inner,
-                ErrorData::invalid_request("empty batch"),
-            ));
+            return Err(bad_message(inner, ErrorData::invalid_request("empty batch")).into());
         }
-        let messages = items
-            .iter()
-            .map(|raw| JsonRpcMessage::from_slice(raw.get().as_bytes()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|invalid| bad_message(inner, invalid.error))?;
-        return Ok((messages, true));
+        let mut messages = Vec::with_capacity(items.len());
+        let mut first_fault = None;
+        let mut invalid_responses = Vec::new();
+        for item in &items {
+            match JsonRpcMessage::from_slice(item.get().as_bytes()) {
+                Ok(m) => messages.push(m),
+                Err(invalid) => {
+                    if first_fault.is_none() {
+                        first_fault = Some(invalid.error.clone());
+                    }
+                    if invalid.is_response() {
+                        invalid_responses.push(invalid);
+                    }
+                }
+            }
+        }
+        return match first_fault {
+            None => Ok((messages, true)),
+            Some(error) => Err(BadBody {
+                answer: bad_message(inner, error),
+                invalid_responses,
+            }),
+        };
     }
     JsonRpcMessage::from_slice(bytes)
         .map(|m| (vec![m], false))
         .map_err(|invalid| {
             let status = StatusCode::BAD_REQUEST;
             inner.report(status, invalid.error.message.to_string());
-            error_response(status, invalid.into_response())
+            if invalid.is_response() {
+                // The spec's error body for a refused response has no id (the id is
+                // the server's own, not one the client asked with).
+                let answer = error_response(
+                    status,
+                    JsonRpcErrorResponse::new(None, invalid.error.clone()),
+                );
+                BadBody {
+                    answer,
+                    invalid_responses: vec![invalid],
+                }
+            } else {
+                error_response(status, invalid.into_response()).into()
+            }
         })
+}
+
+/// Responses POSTed for a session that could not be read: refused with 400 (the
+/// caller's answer), and handed to the session named by the headers, whose runtime
+/// fails the calls they name at once (as over stdio) rather than at their timeouts.
+/// Nothing is handed over without a live stateful session of the era that has client
+/// responses; another session, or none, is never touched.
+async fn hand_over_invalid_responses(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+    era_by_headers: Option<bool>,
+    invalid: Vec<InvalidMessage>,
+) {
+    if invalid.is_empty()
+        || !inner.config.stateful
+        || (inner.config.stateless_era && era_by_headers == Some(true))
+        || headers.get(&era::SESSION_ID_HEADER).is_none()
+    {
+        return;
+    }
+    let Ok(session) = resolve_session(inner, headers).await else {
+        return;
+    };
+    for invalid in invalid {
+        if session.push_invalid_response(invalid).await.is_err() {
+            return;
+        }
+    }
 }
 
 fn bad_message(inner: &Inner, error: ErrorData) -> Response {
@@ -1073,7 +1145,11 @@ where
     };
     let (messages, batch) = match parse_body(inner, &bytes) {
         Ok(m) => m,
-        Err(r) => return r,
+        Err(bad) => {
+            hand_over_invalid_responses(inner, headers, era_by_headers, bad.invalid_responses)
+                .await;
+            return bad.answer;
+        }
     };
     if inner.config.stateless_era && era::is_stateless(era_by_headers, &messages) {
         return stateless_post(inner, headers, extensions, messages, batch).await;

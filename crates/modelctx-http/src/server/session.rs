@@ -12,7 +12,9 @@ use modelctx_transport::{
     DirectReceiver, DirectSlot, Extensions, Holding, MessageSink, MessageStream, SharedSession,
     Transport, TransportError, TransportMessage,
 };
-use modelctx_types::{ErrorData, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RequestId};
+use modelctx_types::{
+    ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RequestId,
+};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -79,7 +81,9 @@ struct Routes {
 
 /// One inbound message on its way to the session runtime.
 pub(crate) struct Inbound {
-    message: TransportMessage,
+    /// A message, or a response that could not be read (the runtime fails the call it
+    /// names).
+    message: Result<TransportMessage, TransportError>,
     /// The answer stream whose head waits for this message to be handled: released
     /// when the runtime comes back for the next message (a handler that answers at
     /// once has answered by then).
@@ -381,7 +385,7 @@ impl SessionState {
         let any = !queued.is_empty();
         for (i, message) in queued.into_iter().enumerate() {
             let inbound = Inbound {
-                message,
+                message: Ok(message),
                 taken: if i == last { answer.take() } else { None },
             };
             self.direct.queue();
@@ -391,6 +395,29 @@ impl SessionState {
             }
         }
         Ok(any)
+    }
+
+    /// Hands the session a response POSTed for it that could not be read
+    /// ([`InvalidMessage::is_response`]): the runtime fails the call of the session's it
+    /// names at once, as every transport does, instead of leaving it to its timeout.
+    /// Queued behind the messages before it. `Err` when the session takes no more.
+    pub(crate) async fn push_invalid_response(&self, invalid: InvalidMessage) -> Result<(), ()> {
+        let tx = self
+            .inbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(())?;
+        self.direct.queue();
+        let inbound = Inbound {
+            message: Err(TransportError::invalid(invalid)),
+            taken: None,
+        };
+        if tx.send(inbound).await.is_err() {
+            self.direct.unqueue();
+            return Err(());
+        }
+        Ok(())
     }
 
     /// Whether inbound request `id` is still waiting for its response.
@@ -1090,7 +1117,7 @@ impl MessageStream for HttpServerStream {
             };
             self.taken = inbound.taken;
             self.holding.took();
-            Some(Ok(inbound.message))
+            Some(inbound.message)
         })
     }
 

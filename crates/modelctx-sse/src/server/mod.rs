@@ -15,7 +15,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use modelctx_http::hosting;
-use modelctx_transport::{Extensions, TransportMessage};
+use modelctx_transport::{Extensions, TransportError, TransportMessage};
 use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -353,6 +353,22 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
     }
     let message = match JsonRpcMessage::from_slice(&bytes) {
         Ok(m) => m,
+        Err(invalid) if invalid.is_response() => {
+            // A response that cannot be read is refused like any body that is no
+            // message, and also handed to the session: the call of the server's it
+            // names fails at once (as over stdio) rather than at its timeout.
+            inner.report(StatusCode::BAD_REQUEST, invalid.error.message.to_string());
+            let answer = JsonRpcErrorResponse::new(None, invalid.error.clone());
+            let _ = tokio::select! {
+                biased;
+                () = session.closed.cancelled() => None,
+                r = tokio::time::timeout(
+                    config.body_timeout,
+                    session.inbound.send(Err(TransportError::invalid(invalid))),
+                ) => Some(r),
+            };
+            return json_response(StatusCode::BAD_REQUEST, &answer);
+        }
         Err(invalid) => {
             inner.report(StatusCode::BAD_REQUEST, invalid.error.message.to_string());
             return json_response(StatusCode::BAD_REQUEST, &invalid.into_response());
@@ -374,7 +390,7 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
     let queued = tokio::select! {
         biased;
         () = session.closed.cancelled() => None,
-        r = tokio::time::timeout(config.body_timeout, session.inbound.send(message)) => Some(r),
+        r = tokio::time::timeout(config.body_timeout, session.inbound.send(Ok(message))) => Some(r),
     };
     match queued {
         Some(Ok(Ok(()))) => accepted(),

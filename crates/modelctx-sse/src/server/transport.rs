@@ -18,8 +18,9 @@ use super::Inner;
 
 /// What the service keeps of a live session.
 pub(crate) struct Session {
-    /// Messages POSTed for the session, towards its handlers.
-    pub(crate) inbound: mpsc::Sender<TransportMessage>,
+    /// Messages POSTed for the session, towards its handlers, and responses POSTed
+    /// that could not be read (the runtime fails the calls they name).
+    pub(crate) inbound: mpsc::Sender<Result<TransportMessage, TransportError>>,
     /// The session's event stream, for what the service itself answers there (weak:
     /// the stream ends once the sink closes).
     pub(crate) outbound: mpsc::WeakSender<Bytes>,
@@ -143,7 +144,7 @@ impl MessageSink for SseServerSink {
 
 /// The receiving half: the messages POSTed for this session, in order.
 pub struct SseServerStream {
-    pub(crate) inbound: mpsc::Receiver<TransportMessage>,
+    pub(crate) inbound: mpsc::Receiver<Result<TransportMessage, TransportError>>,
     pub(crate) closed: CancellationToken,
 }
 
@@ -158,7 +159,7 @@ impl MessageStream for SseServerStream {
         Box::pin(async move {
             tokio::select! {
                 biased;
-                m = self.inbound.recv() => m.map(Ok),
+                m = self.inbound.recv() => m,
                 () = self.closed.cancelled() => None,
             }
         })

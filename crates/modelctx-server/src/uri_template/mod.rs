@@ -5,32 +5,30 @@
 //! `{/var}`, `{;var}`, `{?var}`, `{&var}`, several variables per expression) and the
 //! level 4 modifiers are accepted (`{var:3}` bounds the length of a match, `{/var*}`
 //! takes the remaining segments). Matched values are percent-decoded.
+//!
+//! Matching is linear in the URI's length (times the template's size). Each expression
+//! tries its candidate ends in a fixed order and takes the first whose text it reads
+//! and after which the rest of the template fits. Trying the candidates one by one is
+//! quadratic per adjacent expression (`{a}{b}`) even when each (part, position) is
+//! decided once (the `uri_template` fuzz target, SECURITY.md case 15). Instead [`plan`](plan::plan)
+//! decides, part by part from the last, the end each part takes from every position,
+//! each in a constant number of lookups: the values of an expression before its last
+//! are fixed by where it starts, and whether the last one reads up to a given end is a
+//! question about that stretch of the URI ([`Decoding`](decoding::Decoding)).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
+use plan::plan;
+
+mod decoding;
+mod plan;
+#[cfg(test)]
+mod tests;
+
 /// The longest URI [`UriTemplate::match_uri`] matches: 16 KiB, twice what HTTP servers
 /// commonly accept in a request line.
 pub const MAX_MATCHED_URI: usize = 16 * 1024;
-
-/// Whether (parts left, bytes left) fits, once decided: 0 unknown, 1 no, 2 yes.
-struct Fits {
-    cols: usize,
-    cells: Vec<u8>,
-}
-
-impl Fits {
-    fn new(parts: usize, len: usize) -> Self {
-        Self {
-            cols: len + 1,
-            cells: vec![0; parts * (len + 1)],
-        }
-    }
-
-    fn index(&self, parts: &[Part], uri: &str) -> usize {
-        (parts.len() - 1) * self.cols + uri.len()
-    }
-}
 
 /// A parsed URI template.
 #[derive(Clone, PartialEq, Eq)]
@@ -127,20 +125,32 @@ impl UriTemplate {
     /// The variables' values if `uri` fits the template, `None` otherwise. Variables an
     /// optional expression (query, path parameters) left out are absent from the map.
     ///
-    /// A URI longer than [`MAX_MATCHED_URI`] bytes matches no template: matching is
-    /// linear in the URI's length for most templates, but quadratic for adjacent
-    /// expressions (`{a}{b}`), and a client chooses the URI.
+    /// Matching is linear in the URI's length (times the template's size), whatever
+    /// the template: adjacent expressions (`{a}{b}`) included. A URI longer than
+    /// [`MAX_MATCHED_URI`] bytes matches no template all the same.
     pub fn match_uri(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         if uri.len() > MAX_MATCHED_URI {
             return None;
         }
-        let mut fits = Fits::new(self.parts.len(), uri.len());
-        if !fits_parts(&self.parts, uri, &mut fits) {
-            return None;
-        }
+        let plan = plan(&self.parts, uri);
         let mut vars = BTreeMap::new();
-        collect(&self.parts, uri, &mut vars, &mut fits);
-        Some(vars)
+        let mut at = 0;
+        for (part, ends) in self.parts.iter().zip(&plan) {
+            let end = usize::try_from(*ends.get(at)?).ok()?;
+            if end > uri.len() {
+                return None;
+            }
+            if let Part::Expression(op, specs) = part {
+                // Later captures of a repeated name win.
+                let mut found = BTreeMap::new();
+                if !capture(*op, specs, &uri[at..end], &mut found) {
+                    return None;
+                }
+                vars.extend(found);
+            }
+            at = end;
+        }
+        (at == uri.len()).then_some(vars)
     }
 }
 
@@ -185,79 +195,6 @@ fn parse_expression(body: &str, source: &str) -> Result<Part, String> {
         });
     }
     Ok(Part::Expression(op, vars))
-}
-
-/// Whether `uri` fits `parts`. Whether the rest of a template fits the rest of a URI
-/// does not depend on what was captured before, so each (parts left, bytes left) pair
-/// is decided once (`fits`), and an expression captures only where the rest fits.
-/// Without that, adjacent expressions backtracked exponentially (140 bytes took 10 s)
-/// and then cubically (`{a}{b}x` against 4 KB took 140 s); found by the
-/// `uri_template` fuzz target. Now the work is quadratic in the URI's length at worst.
-fn fits_parts(parts: &[Part], uri: &str, fits: &mut Fits) -> bool {
-    let Some((first, rest)) = parts.split_first() else {
-        return uri.is_empty();
-    };
-    let state = fits.index(parts, uri);
-    match fits.cells[state] {
-        1 => return false,
-        2 => return true,
-        _ => {}
-    }
-    let answer = match first {
-        Part::Literal(lit) => uri
-            .strip_prefix(lit.as_str())
-            .is_some_and(|tail| fits_parts(rest, tail, fits)),
-        Part::Expression(op, specs) => ends(*op, uri).into_iter().any(|end| {
-            fits_parts(rest, &uri[end..], fits)
-                && capture(*op, specs, &uri[..end], &mut BTreeMap::new())
-        }),
-    };
-    fits.cells[state] = if answer { 2 } else { 1 };
-    answer
-}
-
-/// Fills `vars` along the match `fits_parts` found: each expression takes the first
-/// candidate (in the order of [`ends`]) whose text it reads and after which the rest
-/// fits; later captures of a repeated name win.
-fn collect(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>, fits: &mut Fits) {
-    let Some((first, rest)) = parts.split_first() else {
-        return;
-    };
-    match first {
-        Part::Literal(lit) => {
-            if let Some(tail) = uri.strip_prefix(lit.as_str()) {
-                collect(rest, tail, vars, fits);
-            }
-        }
-        Part::Expression(op, specs) => {
-            for end in ends(*op, uri) {
-                if !fits_parts(rest, &uri[end..], fits) {
-                    continue;
-                }
-                let mut found = BTreeMap::new();
-                if capture(*op, specs, &uri[..end], &mut found) {
-                    vars.extend(found);
-                    collect(rest, &uri[end..], vars, fits);
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// Where an expression of `op` may end in `uri`, in the order they are tried: the
-/// longest first, except for query parts, which take the shortest so a following
-/// `{&...}` gets its share.
-fn ends(op: Op, uri: &str) -> Vec<usize> {
-    let extent = uri
-        .char_indices()
-        .find(|&(_, c)| stops(op, c))
-        .map_or(uri.len(), |(i, _)| i);
-    let mut ends: Vec<usize> = (0..=extent).filter(|&i| uri.is_char_boundary(i)).collect();
-    if !matches!(op, Op::Query | Op::QueryCont) {
-        ends.reverse();
-    }
-    ends
 }
 
 /// Characters an expression of this operator can never produce.
@@ -379,128 +316,4 @@ fn percent_decode(text: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn vars(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
-        let t = UriTemplate::parse(template).unwrap();
-        t.match_uri(uri).map(|m| m.into_iter().collect())
-    }
-
-    fn pairs(items: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
-        Some(
-            items
-                .iter()
-                .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-                .collect(),
-        )
-    }
-
-    #[test]
-    fn simple_variables_stop_at_slashes() {
-        assert_eq!(
-            vars("users://{id}/profile", "users://42/profile"),
-            pairs(&[("id", "42")])
-        );
-        assert_eq!(vars("users://{id}/profile", "users://4/2/profile"), None);
-        assert_eq!(vars("users://{id}", "users://"), None);
-        assert_eq!(
-            vars("a://{x},{y}", "a://1,2"),
-            pairs(&[("x", "1"), ("y", "2")])
-        );
-        assert_eq!(
-            vars("a://{name}", "a://hello%20world"),
-            pairs(&[("name", "hello world")])
-        );
-    }
-
-    #[test]
-    fn reserved_and_path_operators() {
-        assert_eq!(
-            vars("file:///{+path}", "file:///a/b/c.txt"),
-            pairs(&[("path", "a/b/c.txt")])
-        );
-        assert_eq!(
-            vars("repo://x{/owner,name}", "repo://x/me/proj"),
-            pairs(&[("name", "proj"), ("owner", "me")])
-        );
-        assert_eq!(
-            vars("f://r{/segs*}", "f://r/a/b/c"),
-            pairs(&[("segs", "a/b/c")])
-        );
-        assert_eq!(
-            vars("f://{name}{.ext}", "f://report.pdf"),
-            pairs(&[("ext", "pdf"), ("name", "report")])
-        );
-        assert_eq!(
-            vars("f://doc{#frag}", "f://doc#top"),
-            pairs(&[("frag", "top")])
-        );
-    }
-
-    #[test]
-    fn query_operators_are_optional_and_named() {
-        assert_eq!(
-            vars("s://find{?q,limit}", "s://find?q=rust&limit=5"),
-            pairs(&[("limit", "5"), ("q", "rust")])
-        );
-        assert_eq!(
-            vars("s://find{?q,limit}", "s://find?limit=5"),
-            pairs(&[("limit", "5")])
-        );
-        assert_eq!(vars("s://find{?q}", "s://find"), Some(vec![]));
-        assert_eq!(
-            vars("s://find{?q}{&page}", "s://find?q=a&page=2"),
-            pairs(&[("page", "2"), ("q", "a")])
-        );
-        assert_eq!(vars("m://x{;v}", "m://x;v=1"), pairs(&[("v", "1")]));
-    }
-
-    #[test]
-    fn prefix_modifiers_bound_the_match() {
-        assert_eq!(vars("c://{code:3}", "c://abc"), pairs(&[("code", "abc")]));
-        assert_eq!(vars("c://{code:3}", "c://abcd"), None);
-    }
-
-    /// Found by the `uri_template` fuzz target: adjacent expressions backtracked
-    /// exponentially on a URI that does not fit (SECURITY.md case 15). Bounded: the
-    /// match runs on its own thread and must be done well within the wait.
-    #[test]
-    fn adjacent_expressions_do_not_backtrack_exponentially() {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let t = UriTemplate::parse("m://{a}{b}{c}{d}{e}{f}{g}{h}/end").unwrap();
-            let miss = t.match_uri(&format!("m://{}/nope", "x".repeat(60)));
-            let hit = t.match_uri(&format!("m://{}/end", "x".repeat(60)));
-            // Two adjacent expressions against 2 KB that does not fit: far past the wait when
-            // every candidate was captured before the rest was tried.
-            let two = UriTemplate::parse("m://{a}{b}x").unwrap();
-            assert_eq!(two.match_uri(&format!("m://{}", "y".repeat(2000))), None);
-            let long = format!("m://{}x", "y".repeat(MAX_MATCHED_URI));
-            assert_eq!(two.match_uri(&long), None, "over the cap");
-            let fits = format!("m://{}x", "y".repeat(MAX_MATCHED_URI - 6));
-            assert!(two.match_uri(&fits).is_some(), "at the cap");
-            let _ = tx.send((miss, hit));
-        });
-        let (miss, hit) = rx
-            .recv_timeout(std::time::Duration::from_secs(20))
-            .expect("matching finished");
-        assert_eq!(miss, None);
-        let hit = hit.expect("a match");
-        assert_eq!(hit.values().map(String::len).sum::<usize>(), 60);
-    }
-
-    #[test]
-    fn bad_templates_are_refused() {
-        assert!(UriTemplate::parse("a://{x").is_err());
-        assert!(UriTemplate::parse("a://x}").is_err());
-        assert!(UriTemplate::parse("a://{}").is_err());
-        assert!(UriTemplate::parse("a://{a b}").is_err());
-        assert!(UriTemplate::parse("a://{x:0}").is_err());
-        let t = UriTemplate::parse("a://{x}/{+y}{?z}").unwrap();
-        assert_eq!(t.variables().collect::<Vec<_>>(), ["x", "y", "z"]);
-    }
 }
