@@ -209,8 +209,10 @@ pub trait AuthorizationStore: Send + Sync + 'static {
     /// check and the record must be one atomic step for every process sharing the
     /// store, since the server relies on it to accept an identity assertion, a client
     /// assertion or a DPoP proof once (their `jti`s). `id` is a SHA-256 (base64url)
-    /// the server computed. Nothing needs to be kept past `expires_at`. A store that
-    /// cannot tell (full, unreachable) answers `false` or an error, never `true`.
+    /// the server computed. Nothing needs to be kept past `expires_at` (an id already
+    /// past it may be answered `true` without being kept: the server refuses what has
+    /// expired before asking). A store that cannot tell (full, unreachable) answers
+    /// `false` or an error, never `true`.
     fn first_use<'a>(
         &'a self,
         id: &'a str,
