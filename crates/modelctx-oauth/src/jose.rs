@@ -273,8 +273,15 @@ pub(crate) fn check_dpop(
     })
 }
 
-/// The `jti`s of the DPoP proofs seen within the window: a proof is good once.
-/// Bounded: past `MAX` live entries new proofs are refused (the window empties it).
+/// When a DPoP proof checked now stops being acceptable (its `iat` window and the
+/// clock skew), in seconds since the Unix epoch: how long its `jti` is remembered.
+pub(crate) fn dpop_replay_until() -> u64 {
+    now_secs() + DPOP_WINDOW_SECS + DPOP_SKEW_SECS
+}
+
+/// Single-use ids (DPoP proof, assertion `jti`s) remembered until their expiry, in
+/// this process only. Bounded: past `MAX` live entries new ids are refused (expiry
+/// empties it).
 #[derive(Debug, Default)]
 pub(crate) struct ReplayCache {
     seen: std::sync::Mutex<(std::collections::HashMap<String, u64>, usize)>,
@@ -283,8 +290,9 @@ pub(crate) struct ReplayCache {
 impl ReplayCache {
     const MAX: usize = 100_000;
 
-    /// Records `key`; `false` when it was seen within the window (or the cache is full).
-    pub(crate) fn first_use(&self, key: &str) -> bool {
+    /// Records `key` until `until` (seconds since the Unix epoch); `false` when it is
+    /// remembered already (or the cache is full).
+    pub(crate) fn first_use(&self, key: &str, until: u64) -> bool {
         let now = now_secs();
         let mut guard = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         let (seen, sweep_at) = &mut *guard;
@@ -295,7 +303,7 @@ impl ReplayCache {
         if seen.get(key).is_some_and(|until| *until > now) || seen.len() >= Self::MAX {
             return false;
         }
-        seen.insert(key.to_owned(), now + DPOP_WINDOW_SECS + DPOP_SKEW_SECS);
+        seen.insert(key.to_owned(), until);
         true
     }
 }
@@ -361,8 +369,11 @@ mod tests {
         plain["typ"] = "JWT".into();
         assert!(check_dpop(&sign(plain, claims("POST", url, now)), "POST", url, None).is_err());
         let cache = ReplayCache::default();
-        assert!(cache.first_use(&proof.replay_key));
-        assert!(!cache.first_use(&proof.replay_key));
+        assert!(cache.first_use(&proof.replay_key, dpop_replay_until()));
+        assert!(!cache.first_use(&proof.replay_key, dpop_replay_until()));
+        // Remembered until its expiry only.
+        assert!(cache.first_use("gone", now - 1));
+        assert!(cache.first_use("gone", now + 60));
     }
 
     #[test]

@@ -136,4 +136,11 @@ impl Keys {
     pub(crate) fn oauth_grants(&self) -> String {
         format!("{}oauth:grants", self.prefix)
     }
+
+    /// A single-use id (the SHA-256 of an assertion's or a DPoP proof's `jti`) seen
+    /// already, until its expiry.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn oauth_seen(&self, id: &str) -> String {
+        format!("{}oauth:seen:{id}", self.prefix)
+    }
 }

@@ -54,7 +54,11 @@ impl RedisAuthorizationStoreConfig {
 /// that Redis expires at the grant's `expires_at`, listed by expiry in
 /// `oauth:grants` for the bound (expired entries purged at every insert).
 /// `take_grant` gets and deletes in one script, so a code or refresh token is used
-/// once even when two processes see it at the same moment.
+/// once even when two processes see it at the same moment. A single-use id
+/// ([`first_use`](AuthorizationStore::first_use): the `jti` of an identity assertion,
+/// a client assertion or a DPoP proof) is one `SET NX` of
+/// `<prefix>oauth:seen:<id>` that Redis expires at the id's expiry, so an assertion
+/// replayed to another process is refused and the keys go away by themselves.
 pub struct RedisAuthorizationStore {
     conn: ConnectionManager,
     keys: Keys,
@@ -137,6 +141,12 @@ fn kind_name(kind: GrantKind) -> Result<String, StoreError> {
     }
 }
 
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 fn unavailable(_: redis::RedisError) -> StoreError {
     // The Redis error stays here: it may name hosts and keys.
     StoreError("the authorization store is unavailable".into())
@@ -193,9 +203,7 @@ impl AuthorizationStore for RedisAuthorizationStore {
         async move {
             let member = format!("{}:{key}", kind_name(kind)?);
             let json = serde_json::to_string(&grant).map_err(corrupt)?;
-            let now_ms = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            let now_ms = now_ms();
             // Expired already: Redis would drop it at once; keep it out altogether.
             let expiry_ms = grant.expires_at.saturating_mul(1000);
             if expiry_ms <= now_ms {
@@ -239,6 +247,31 @@ impl AuthorizationStore for RedisAuthorizationStore {
                 .map_err(unavailable)?;
             json.map(|j| serde_json::from_str(&j).map_err(corrupt))
                 .transpose()
+        }
+        .boxed()
+    }
+
+    fn first_use<'a>(
+        &'a self,
+        id: &'a str,
+        expires_at: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        async move {
+            // Past its expiry already: nothing to remember (the server refused it).
+            let expiry_ms = expires_at.saturating_mul(1000);
+            if expiry_ms <= now_ms() {
+                return Ok(true);
+            }
+            let set: Option<String> = redis::cmd("SET")
+                .arg(self.keys.oauth_seen(id))
+                .arg(1)
+                .arg("NX")
+                .arg("PXAT")
+                .arg(expiry_ms)
+                .query_async(&mut self.conn.clone())
+                .await
+                .map_err(unavailable)?;
+            Ok(set.is_some())
         }
         .boxed()
     }

@@ -167,7 +167,7 @@ async fn assertion_client(
         return Err(refuse("the assertion is not for this authorization server"));
     }
     let now = jose::now_secs();
-    match jws.claims.get("exp").and_then(Value::as_u64) {
+    let exp = match jws.claims.get("exp").and_then(Value::as_u64) {
         None => return Err(refuse("the assertion has no exp")),
         Some(exp) if exp.saturating_add(SKEW_SECS) <= now => {
             return Err(refuse("the assertion has expired"));
@@ -177,8 +177,8 @@ async fn assertion_client(
                 "the assertion lives too long (at most five minutes)",
             ));
         }
-        Some(_) => {}
-    }
+        Some(exp) => exp,
+    };
     if jws
         .claims
         .get("nbf")
@@ -208,12 +208,16 @@ async fn assertion_client(
     if !signed {
         return Err(refuse("the assertion's signature does not verify"));
     }
-    // Checked last: a forged assertion does not use up a jti.
-    if !inner
-        .replay
-        .first_use(&format!("client-assertion {client_id} {jti}"))
+    // Checked last: a forged assertion does not use up a jti. Remembered as long as
+    // the assertion would be accepted.
+    let until = exp.saturating_add(SKEW_SECS);
+    match inner
+        .first_use(&format!("client-assertion {client_id} {jti}"), until)
+        .await
     {
-        return Err(refuse("the assertion was used before"));
+        Ok(true) => {}
+        Ok(false) => return Err(refuse("the assertion was used before")),
+        Err(_) => return Err(server_error()),
     }
     Ok(client)
 }

@@ -434,13 +434,19 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
                         jose::check_dpop(proof, "POST", &inner.endpoint("/token"), None)
                     });
                 match checked {
-                    Ok(c) if inner.replay.first_use(&c.replay_key) => Some(c.jkt),
-                    Ok(_) => {
-                        return oauth_error(
-                            StatusCode::BAD_REQUEST,
-                            "invalid_dpop_proof",
-                            "the DPoP proof was used before",
-                        );
+                    Ok(c) => {
+                        let key = format!("dpop {}", c.replay_key);
+                        match inner.first_use(&key, jose::dpop_replay_until()).await {
+                            Ok(true) => Some(c.jkt),
+                            Ok(false) => {
+                                return oauth_error(
+                                    StatusCode::BAD_REQUEST,
+                                    "invalid_dpop_proof",
+                                    "the DPoP proof was used before",
+                                );
+                            }
+                            Err(_) => return server_error(),
+                        }
                     }
                     Err(why) => {
                         return oauth_error(StatusCode::BAD_REQUEST, "invalid_dpop_proof", why);
@@ -669,8 +675,9 @@ async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Respons
                     "assertion is missing",
                 );
             };
-            match identity_assertion(&inner, &client.client_id, assertion, &p) {
+            match identity_assertion(&inner, &client.client_id, assertion, &p).await {
                 Ok(grant) => grant,
+                Err(Refusal::Store) => return server_error(),
                 Err(Refusal::Target) => {
                     return oauth_error(
                         StatusCode::BAD_REQUEST,
@@ -745,6 +752,8 @@ enum Refusal {
     Grant(&'static str),
     Target,
     Scope,
+    /// The store could not say whether the assertion was used before.
+    Store,
 }
 
 /// How far the clocks of the identity provider and this server may disagree.
@@ -753,7 +762,7 @@ const ASSERTION_SKEW_SECS: u64 = 60;
 /// Checks an identity assertion (ID-JAG) presented by `client_id` and makes the grant
 /// it stands for: the provider's subject, for the assertion's resource, with the scopes
 /// asked for (within the assertion's) or else the assertion's.
-fn identity_assertion(
+async fn identity_assertion(
     inner: &Inner,
     client_id: &str,
     assertion: &str,
@@ -837,9 +846,16 @@ fn identity_assertion(
     if !scopes_known(inner, &scope) {
         return Err(Refusal::Scope);
     }
-    // One use per assertion (within the replay window of proofs).
-    if !inner.replay.first_use(&format!("id-jag {issuer} {jti}")) {
-        return Err(Refusal::Grant("the assertion was used before"));
+    // One use per assertion, remembered (by every process sharing the store) as long
+    // as the assertion would be accepted.
+    let until = exp.saturating_add(ASSERTION_SKEW_SECS);
+    match inner
+        .first_use(&format!("id-jag {issuer} {jti}"), until)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => return Err(Refusal::Grant("the assertion was used before")),
+        Err(_) => return Err(Refusal::Store),
     }
     Ok(Grant {
         client_id: client_id.to_owned(),

@@ -275,8 +275,6 @@ pub(crate) struct Inner {
     pub(crate) kid: String,
     /// The issuer's path ("" or "/tenant"): the endpoints live under it.
     pub(crate) prefix: String,
-    /// The DPoP proofs seen lately at the token endpoint.
-    pub(crate) replay: jose::ReplayCache,
     /// Fetches client ID metadata documents (no redirects, the private-network guard
     /// unless turned off).
     pub(crate) documents: reqwest::Client,
@@ -358,7 +356,6 @@ impl AuthorizationServer {
                 key,
                 kid,
                 prefix,
-                replay: jose::ReplayCache::default(),
                 documents,
             }),
         })
@@ -443,6 +440,13 @@ impl AuthorizationServer {
 }
 
 impl Inner {
+    /// Whether the single-use `id` (an assertion's or a proof's `jti`, tagged with what
+    /// it is) comes for the first time; the store remembers its SHA-256 until
+    /// `expires_at`, for every process sharing the store.
+    pub(crate) async fn first_use(&self, id: &str, expires_at: u64) -> Result<bool, StoreError> {
+        self.store.first_use(&hash(id), expires_at).await
+    }
+
     pub(crate) fn endpoint(&self, path: &str) -> String {
         format!("{}{path}", self.config.issuer)
     }

@@ -175,6 +175,10 @@ impl std::error::Error for StoreError {}
 /// of the code or token (never the value itself) and taken out when used, which makes
 /// codes and refresh tokens single-use: `take_grant` must remove atomically.
 /// [`InMemoryStore`] keeps them in memory.
+///
+/// Every process of one authorization server must share one store: the single-use
+/// checks (codes, refresh tokens, the `jti`s of assertions and DPoP proofs, through
+/// [`first_use`](Self::first_use)) hold across exactly the processes that share it.
 pub trait AuthorizationStore: Send + Sync + 'static {
     /// Adds or replaces a client.
     fn put_client(&self, client: RegisteredClient) -> BoxFuture<'_, Result<(), StoreError>>;
@@ -199,18 +203,37 @@ pub trait AuthorizationStore: Send + Sync + 'static {
         kind: GrantKind,
         key: &'a str,
     ) -> BoxFuture<'a, Result<Option<Grant>, StoreError>>;
+
+    /// Remembers `id` until `expires_at` (seconds since the Unix epoch) and answers
+    /// whether it was new: `true` the first time, `false` while it is remembered. The
+    /// check and the record must be one atomic step for every process sharing the
+    /// store, since the server relies on it to accept an identity assertion, a client
+    /// assertion or a DPoP proof once (their `jti`s). `id` is a SHA-256 (base64url)
+    /// the server computed. Nothing needs to be kept past `expires_at` (an id already
+    /// past it may be answered `true` without being kept: the server refuses what has
+    /// expired before asking). A store that cannot tell (full, unreachable) answers
+    /// `false` or an error, never `true`.
+    fn first_use<'a>(
+        &'a self,
+        id: &'a str,
+        expires_at: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
 
 /// An [`AuthorizationStore`] in memory, for development, tests and single-process
-/// servers: everything is lost on restart. Expired grants are dropped as new ones come.
+/// servers: everything is lost on restart, and single use holds in this process only.
+/// Expired grants are dropped as new ones come.
 ///
 /// Bounded, since anyone may register a client or open a consent page: at most
 /// 10,000 clients and 100,000 live grants by default ([`limits`](Self::limits));
-/// past that, new ones are refused (the server answers `server_error`).
+/// past that, new ones are refused (the server answers `server_error`). At most
+/// 100,000 live single-use ids ([`first_use`](AuthorizationStore::first_use)); past
+/// that, new ones count as used until the oldest expire.
 #[derive(Debug)]
 pub struct InMemoryStore {
     clients: Mutex<HashMap<String, RegisteredClient>>,
     grants: Mutex<Grants>,
+    seen: jose::ReplayCache,
     max_clients: usize,
     max_grants: usize,
 }
@@ -228,6 +251,7 @@ impl Default for InMemoryStore {
         Self {
             clients: Mutex::default(),
             grants: Mutex::default(),
+            seen: jose::ReplayCache::default(),
             max_clients: 10_000,
             max_grants: 100_000,
         }
@@ -300,6 +324,15 @@ impl AuthorizationStore for InMemoryStore {
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
         let found = grants.map.remove(&(kind, key.to_owned()));
         Box::pin(async { Ok(found) })
+    }
+
+    fn first_use<'a>(
+        &'a self,
+        id: &'a str,
+        expires_at: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let new = self.seen.first_use(id, expires_at);
+        Box::pin(async move { Ok(new) })
     }
 }
 
@@ -388,5 +421,11 @@ mod tests {
             .put_grant(GrantKind::Pending, "new", grant(live))
             .await
             .unwrap();
+
+        // An id is new once until it expires.
+        assert!(store.first_use("jti", live).await.unwrap());
+        assert!(!store.first_use("jti", live).await.unwrap());
+        assert!(store.first_use("old", 1).await.unwrap());
+        assert!(store.first_use("old", live).await.unwrap());
     }
 }

@@ -283,7 +283,10 @@ fn check_proof(
     if checked.jkt != jkt {
         return Err("the proof's key is not the one the token is bound to");
     }
-    if !rs.replay.first_use(&checked.replay_key) {
+    if !rs
+        .replay
+        .first_use(&checked.replay_key, jose::dpop_replay_until())
+    {
         return Err("the proof was used before");
     }
     Ok(())

@@ -1,13 +1,17 @@
 //! The authorization store's behaviour, one suite run against the in-memory store and
-//! against `RedisAuthorizationStore`, and single use across two processes.
+//! against `RedisAuthorizationStore`, and single use across two processes (codes,
+//! identity and client assertions).
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::support::{RedisServer, WITHIN};
-use modelctx_oauth::{AuthorizationStore, Grant, GrantKind, InMemoryStore, RegisteredClient};
+use modelctx_oauth::{
+    AuthorizationServer, AuthorizationServerConfig, AuthorizationStore, Grant, GrantKind,
+    InMemoryStore, Login, RegisteredClient, TrustedIdentityProvider,
+};
 use modelctx_redis::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn now() -> u64 {
     SystemTime::now()
@@ -154,5 +158,234 @@ async fn a_code_is_used_once_across_processes() {
     assert!(
         keys.is_empty(),
         "every grant was taken or expired: {keys:?}"
+    );
+}
+
+#[tokio::test]
+async fn single_use_ids_are_new_once_and_expire() {
+    let redis = RedisServer::start();
+    let store = RedisAuthorizationStore::new(
+        redis.connection().await,
+        RedisAuthorizationStoreConfig::default().prefix("t:"),
+    );
+    assert!(within(store.first_use("id-1", now() + 600)).await.unwrap());
+    assert!(!within(store.first_use("id-1", now() + 600)).await.unwrap());
+    // Past its expiry there is nothing to remember.
+    assert!(within(store.first_use("id-0", now() - 1)).await.unwrap());
+    assert_eq!(redis.keys().await, ["t:oauth:seen:id-1"]);
+    // Redis drops a remembered id at its expiry (one to two seconds from now): waited
+    // for by watching the keys, within a bound.
+    assert!(within(store.first_use("id-2", now() + 2)).await.unwrap());
+    assert_eq!(redis.keys().await.len(), 2);
+    within(async {
+        while redis.keys().await.len() > 1 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert_eq!(redis.keys().await, ["t:oauth:seen:id-1"]);
+    assert!(within(store.first_use("id-2", now() + 600)).await.unwrap());
+}
+
+// ---- the authorization server on two processes sharing one Redis ----
+
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+const IDP: &str = "https://idp.example";
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A JWT with `header` and `claims`, signed (ES256) by `key`.
+fn jwt(key: &p256::ecdsa::SigningKey, header: &Value, claims: &Value) -> String {
+    use p256::ecdsa::signature::Signer as _;
+    let input = format!(
+        "{}.{}",
+        b64(header.to_string().as_bytes()),
+        b64(claims.to_string().as_bytes())
+    );
+    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", b64(&sig.to_bytes()))
+}
+
+fn jwk(key: &p256::ecdsa::SigningKey, kid: &str) -> Value {
+    let point = key.verifying_key().to_encoded_point(false);
+    json!({"kty": "EC", "crv": "P-256", "kid": kid,
+        "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap())})
+}
+
+/// Two processes of one authorization server (same issuer, same configuration), each
+/// with its own `RedisAuthorizationStore` on `redis`, each on its own port: their
+/// token endpoints, and the issuer.
+async fn two_instances(
+    redis: &RedisServer,
+    idp: &p256::ecdsa::SigningKey,
+    client: &p256::ecdsa::SigningKey,
+) -> ([String; 2], String) {
+    let listeners = [
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+    ];
+    let origins = listeners
+        .each_ref()
+        .map(|l| format!("http://{}", l.local_addr().unwrap()));
+    let issuer = origins[0].clone();
+    let config = AuthorizationServerConfig::new(&issuer, format!("{issuer}/mcp"))
+        .scopes_supported(["mcp:tools"])
+        .trust_identity_provider(
+            TrustedIdentityProvider::new(IDP, &json!({"keys": [jwk(idp, "idp-1")]})).unwrap(),
+        );
+    let users = |_: &Login<'_>| None::<String>;
+    let mut first = None;
+    for listener in listeners {
+        let store = RedisAuthorizationStore::new(redis.connection().await, Default::default());
+        let server = AuthorizationServer::new(config.clone(), store, users).unwrap();
+        let router = server.router();
+        first.get_or_insert(server);
+        tokio::spawn(async move { axum::serve(listener, router).await });
+    }
+    // One registration: the instances share their store.
+    let server = first.unwrap();
+    let mut enterprise =
+        RegisteredClient::confidential("enterprise", "ent-secret", Vec::<String>::new());
+    enterprise.grant_types = vec![JWT_BEARER.to_owned()];
+    within(server.register_client(enterprise)).await.unwrap();
+    within(server.register_client(RegisteredClient::private_key_jwt(
+        "signer",
+        json!({"keys": [jwk(client, "c-1")]}),
+        Vec::<String>::new(),
+    )))
+    .await
+    .unwrap();
+    (origins.map(|o| format!("{o}/token")), issuer)
+}
+
+/// POSTs `form` to `url`: the status and the JSON answer.
+async fn post(url: &str, form: &[(&str, &str)]) -> (u16, Value) {
+    within(async {
+        let r = reqwest::Client::new()
+            .post(url)
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        (
+            status,
+            serde_json::from_slice(&r.bytes().await.unwrap()).unwrap(),
+        )
+    })
+    .await
+}
+
+/// The `oauth:seen:` keys and their remaining lives (ms).
+async fn seen_keys(redis: &RedisServer) -> Vec<(String, i64)> {
+    let mut conn = redis.connection().await;
+    let mut out = Vec::new();
+    for key in redis.keys().await {
+        if key.contains("oauth:seen:") {
+            let ttl: i64 = redis::cmd("PTTL")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            out.push((key, ttl));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn an_identity_assertion_replayed_to_the_other_process_is_refused() {
+    let redis = RedisServer::start();
+    let idp = p256::ecdsa::SigningKey::from_slice(&[41u8; 32]).unwrap();
+    let client = p256::ecdsa::SigningKey::from_slice(&[42u8; 32]).unwrap();
+    let (tokens, issuer) = two_instances(&redis, &idp, &client).await;
+    let id_jag = |jti: &str| {
+        jwt(
+            &idp,
+            &json!({"alg": "ES256", "typ": "oauth-id-jag+jwt", "kid": "idp-1"}),
+            &json!({"iss": IDP, "sub": "alice", "aud": issuer, "client_id": "enterprise",
+                "jti": jti, "scope": "mcp:tools", "iat": now(), "exp": now() + 300}),
+        )
+    };
+    let exchange = |url: &str, assertion: &str| {
+        let form = [
+            ("grant_type", JWT_BEARER),
+            ("assertion", assertion),
+            ("client_id", "enterprise"),
+            ("client_secret", "ent-secret"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let url = url.to_owned();
+        async move {
+            let form: Vec<(&str, &str)> =
+                form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            post(&url, &form).await
+        }
+    };
+    for round in 0..5 {
+        // Each assertion first to one process, then again to the other, and again to
+        // the first: a token once, then invalid_grant (RFC 7523 §3.1).
+        let (first, second) = (&tokens[round % 2], &tokens[(round + 1) % 2]);
+        let assertion = id_jag(&format!("jag-{round}"));
+        let (status, body) = exchange(first, &assertion).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body["access_token"].is_string(), "{body}");
+        for again in [second, first] {
+            let (status, body) = exchange(again, &assertion).await;
+            assert_eq!(
+                (status, body["error"].as_str()),
+                (400, Some("invalid_grant"))
+            );
+        }
+    }
+    // One key per assertion, each expiring (with the clock skew) after the assertion.
+    let seen = seen_keys(&redis).await;
+    assert_eq!(seen.len(), 5, "{seen:?}");
+    assert!(
+        seen.iter().all(|(_, ttl)| (1..=360_000).contains(ttl)),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_client_assertion_replayed_to_the_other_process_is_refused() {
+    let redis = RedisServer::start();
+    let idp = p256::ecdsa::SigningKey::from_slice(&[43u8; 32]).unwrap();
+    let client = p256::ecdsa::SigningKey::from_slice(&[44u8; 32]).unwrap();
+    let (tokens, issuer) = two_instances(&redis, &idp, &client).await;
+    for round in 0..5 {
+        let (first, second) = (&tokens[round % 2], &tokens[(round + 1) % 2]);
+        let assertion = jwt(
+            &client,
+            &json!({"alg": "ES256", "typ": "JWT", "kid": "c-1"}),
+            &json!({"iss": "signer", "sub": "signer", "aud": issuer,
+                "jti": format!("ca-{round}"), "iat": now(), "exp": now() + 120}),
+        );
+        let form = [
+            ("grant_type", "client_credentials"),
+            ("scope", "mcp:tools"),
+            ("client_assertion_type", ASSERTION_TYPE),
+            ("client_assertion", assertion.as_str()),
+        ];
+        let (status, body) = post(first, &form).await;
+        assert_eq!(status, 200, "{body}");
+        // Client authentication failed: invalid_client (RFC 6749 §5.2, RFC 7523 §3.2).
+        for again in [second, first] {
+            let (status, body) = post(again, &form).await;
+            assert_eq!(
+                (status, body["error"].as_str()),
+                (401, Some("invalid_client"))
+            );
+        }
+    }
+    let seen = seen_keys(&redis).await;
+    assert_eq!(seen.len(), 5, "{seen:?}");
+    assert!(
+        seen.iter().all(|(_, ttl)| (1..=180_000).contains(ttl)),
+        "{seen:?}"
     );
 }
