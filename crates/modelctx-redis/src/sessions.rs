@@ -59,9 +59,12 @@ impl RedisSessionRegistryConfig {
 /// delivers at most once, which is what the relay promises.
 ///
 /// The service holding a session's GET stream is `<prefix>sess:{<id>}:get`
-/// ([`SessionRegistry::hold_stream`]); messages for the stream while none holds it wait
-/// in the list `<prefix>sess:{<id>}:out` (bounded, oldest dropped). Both live as long
-/// as the record and go with it.
+/// ([`SessionRegistry::hold_stream`]), set only when no other service holds it (or by a
+/// resumption, which takes it over): a lease that the holder renews
+/// ([`SessionRegistry::renew_stream`]), so a holder that dies stops blocking new GETs
+/// when it runs out. Messages for the stream while none holds it wait in the list
+/// `<prefix>sess:{<id>}:out` (bounded, oldest dropped). Neither outlives the record;
+/// both go with it.
 pub struct RedisSessionRegistry {
     /// For the pub/sub connection each listening service opens.
     client: redis::Client,

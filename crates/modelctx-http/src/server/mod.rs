@@ -681,17 +681,23 @@ impl Drop for HoldGuard {
     }
 }
 
-/// Renews a GET stream's hold every third of `lease` while it is this copy's and its
-/// connection is open. A hold another service took over (a resumption there) ends the
+/// Renews a GET stream's hold every third of `lease` (or of the session's idle time,
+/// when shorter: the hold never outlives the record it is renewed to) while it is this
+/// copy's and its connection is open. A hold another service took over (a resumption there) ends the
 /// connection here; one that lapsed with no other holder is taken again.
 async fn renew_hold(session: Weak<SessionState>, holder: Arc<str>, lease: std::time::Duration) {
     loop {
         let Some(s) = session.upgrade() else { return };
         let closed = s.closed.clone();
+        let every = s
+            .shared
+            .as_ref()
+            .map_or(lease, |shared| lease.min(shared.idle()))
+            / 3;
         drop(s);
         tokio::select! {
             () = closed.cancelled() => return,
-            () = tokio::time::sleep(lease / 3) => {}
+            () = tokio::time::sleep(every) => {}
         }
         let Some(s) = session.upgrade() else { return };
         let Some(shared) = s.shared.clone() else {
