@@ -59,9 +59,12 @@ impl RedisSessionRegistryConfig {
 /// delivers at most once, which is what the relay promises.
 ///
 /// The service holding a session's GET stream is `<prefix>sess:{<id>}:get`
-/// ([`SessionRegistry::hold_stream`]); messages for the stream while none holds it wait
-/// in the list `<prefix>sess:{<id>}:out` (bounded, oldest dropped). Both live as long
-/// as the record and go with it.
+/// ([`SessionRegistry::hold_stream`]), set only when no other service holds it (or by a
+/// resumption, which takes it over): a lease that the holder renews
+/// ([`SessionRegistry::renew_stream`]), so a holder that dies stops blocking new GETs
+/// when it runs out. Messages for the stream while none holds it wait in the list
+/// `<prefix>sess:{<id>}:out` (bounded, oldest dropped). Neither outlives the record;
+/// both go with it.
 pub struct RedisSessionRegistry {
     /// For the pub/sub connection each listening service opens.
     client: redis::Client,
@@ -78,6 +81,7 @@ struct Scripts {
     count: redis::Script,
     to_client: redis::Script,
     hold: redis::Script,
+    renew: redis::Script,
     release: redis::Script,
 }
 
@@ -121,7 +125,6 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then
   redis.call('ZREM', KEYS[2], ARGV[3])
   return {'missing'}
 end
-redis.call('PEXPIRE', KEYS[3], ARGV[1])
 redis.call('PEXPIRE', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[3])
 local rev = redis.call('HGET', KEYS[1], 'rev') or '0'
@@ -152,13 +155,39 @@ redis.call('LTRIM', KEYS[4], -tonumber(ARGV[3]), -1)
 redis.call('PEXPIRE', KEYS[4], math.max(redis.call('PTTL', KEYS[1]), 1))
 return 3";
 
-/// ARGV: holder. The messages kept, oldest first (none for a session that is gone).
+/// The hold's expiry: `lease` (ARGV[2]), never past the record's.
+const LEASE: &str = "
+local function lease(ms)
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 then ttl = ms end
+  return math.max(math.min(ms, ttl), 1)
+end
+local function take(tag)
+  local kept = redis.call('LRANGE', KEYS[4], 0, -1)
+  redis.call('DEL', KEYS[4])
+  table.insert(kept, 1, tag)
+  return kept
+end";
+
+/// ARGV: holder, lease ms, take over (1/0), the holder's instance prefix (`<instance>/`).
+/// {'held', kept...} | {'busy'}: another service holds the stream.
 const HOLD: &str = "
-if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
-redis.call('SET', KEYS[3], ARGV[1], 'PX', math.max(redis.call('PTTL', KEYS[1]), 1))
-local kept = redis.call('LRANGE', KEYS[4], 0, -1)
-redis.call('DEL', KEYS[4])
-return kept";
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'held'} end
+local cur = redis.call('GET', KEYS[3])
+if cur and ARGV[3] ~= '1' and cur ~= ARGV[1] and string.sub(cur, 1, #ARGV[4]) ~= ARGV[4] then
+  return {'busy'}
+end
+redis.call('SET', KEYS[3], ARGV[1], 'PX', lease(tonumber(ARGV[2])))
+return take('held')";
+
+/// ARGV: holder, lease ms. {'held', kept...} | {'lost'}: another holder, or no session.
+const RENEW: &str = "
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'lost'} end
+local cur = redis.call('GET', KEYS[3])
+if cur and cur ~= ARGV[1] then return {'lost'} end
+redis.call('SET', KEYS[3], ARGV[1], 'PX', lease(tonumber(ARGV[2])))
+if cur then return {'held'} end
+return take('held')";
 
 /// ARGV: holder.
 const RELEASE: &str = "
@@ -176,6 +205,18 @@ fn script(body: &str) -> redis::Script {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+/// The answer of the hold and renew scripts: `held` and the messages kept, or `not`.
+fn held_or_not(mut reply: Vec<String>, not: &str) -> Result<Option<Vec<String>>, RegistryError> {
+    match reply.first().map(String::as_str) {
+        Some("held") => {
+            reply.remove(0);
+            Ok(Some(reply))
+        }
+        Some(other) if other == not => Ok(None),
+        _ => Err(RegistryError::new("unexpected answer from the hold script")),
+    }
 }
 
 fn unavailable(e: redis::RedisError) -> RegistryError {
@@ -201,7 +242,8 @@ impl RedisSessionRegistry {
                 remove: script(REMOVE),
                 count: script(COUNT),
                 to_client: script(TO_CLIENT),
-                hold: script(HOLD),
+                hold: script(&format!("{LEASE}\n{HOLD}")),
+                renew: script(&format!("{LEASE}\n{RENEW}")),
                 release: script(RELEASE),
             }),
         }
@@ -358,8 +400,33 @@ impl SessionRegistry for RedisSessionRegistry {
         &self,
         session: &str,
         holder: &str,
-    ) -> BoxFuture<'static, Result<Vec<String>, RegistryError>> {
-        self.run::<Vec<String>>(|s| &s.hold, session, vec![holder.to_owned()])
+        take_over: bool,
+        lease: Duration,
+    ) -> BoxFuture<'static, Result<Option<Vec<String>>, RegistryError>> {
+        // The service's part of the name: `<instance>/`.
+        let service = holder
+            .rfind('/')
+            .map_or(holder, |slash| &holder[..=slash])
+            .to_owned();
+        let args = vec![
+            holder.to_owned(),
+            millis(lease).to_string(),
+            if take_over { "1" } else { "0" }.to_owned(),
+            service,
+        ];
+        let held = self.run::<Vec<String>>(|s| &s.hold, session, args);
+        Box::pin(async move { held_or_not(held.await?, "busy") })
+    }
+
+    fn renew_stream(
+        &self,
+        session: &str,
+        holder: &str,
+        lease: Duration,
+    ) -> BoxFuture<'static, Result<Option<Vec<String>>, RegistryError>> {
+        let args = vec![holder.to_owned(), millis(lease).to_string()];
+        let renewed = self.run::<Vec<String>>(|s| &s.renew, session, args);
+        Box::pin(async move { held_or_not(renewed.await?, "lost") })
     }
 
     fn release_stream(

@@ -107,6 +107,11 @@ pub struct StreamableHttpServerConfig {
     /// endpoint; `None` (default): this service's sessions are its own. See
     /// [`StreamableHttpServerConfig::session_registry`].
     pub session_registry: Option<Arc<dyn SessionRegistry>>,
+    /// How long a shared session's GET stream stays held by the service serving it
+    /// without a renewal (default 30 s; renewed every third of it while the stream is
+    /// open). A service that dies holding a stream blocks a new GET (409) for at most
+    /// this long. See [`StreamableHttpServerConfig::stream_lease`].
+    pub stream_lease: Duration,
     /// Serve protocol 2026-07-28 (the stateless era) beside the session era; see
     /// [`StreamableHttpServerConfig::stateless_era`].
     pub(crate) stateless_era: bool,
@@ -146,6 +151,7 @@ impl Default for StreamableHttpServerConfig {
             inbound_queue: 64,
             on_error: None,
             session_registry: None,
+            stream_lease: Duration::from_secs(30),
             stateless_era: true,
         }
     }
@@ -263,6 +269,19 @@ impl StreamableHttpServerConfig {
     #[must_use]
     pub fn session_registry(mut self, registry: Arc<dyn SessionRegistry>) -> Self {
         self.session_registry = Some(registry);
+        self
+    }
+
+    /// With a [`session_registry`](Self::session_registry): how long the hold on a
+    /// session's GET stream lasts without a renewal. One GET stream per session holds
+    /// across services (a second GET draws 409 wherever it lands; a GET with
+    /// `Last-Event-ID` takes the stream over, as on one service); the service serving
+    /// the stream renews its hold every third of the lease and gives it up when the
+    /// connection ends, so one that dies without giving it up blocks new GETs for at
+    /// most the lease (at least 30 ms).
+    #[must_use]
+    pub fn stream_lease(mut self, lease: Duration) -> Self {
+        self.stream_lease = lease.max(Duration::from_millis(30));
         self
     }
 

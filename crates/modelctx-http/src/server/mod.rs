@@ -705,6 +705,68 @@ async fn relay_loop(
     }
 }
 
+/// Gives a GET stream's hold up when its response body is dropped (the connection
+/// ended), unless the hold was replaced meanwhile.
+struct HoldGuard {
+    session: Weak<SessionState>,
+    holder: Arc<str>,
+}
+
+impl Drop for HoldGuard {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.upgrade() {
+            session.stream_gone(&self.holder);
+        }
+    }
+}
+
+/// Renews a GET stream's hold every third of `lease` (or of the session's idle time,
+/// when shorter: the hold never outlives the record it is renewed to) while it is this
+/// copy's and its connection is open. A hold another service took over (a resumption there) ends the
+/// connection here; one that lapsed with no other holder is taken again.
+async fn renew_hold(session: Weak<SessionState>, holder: Arc<str>, lease: std::time::Duration) {
+    loop {
+        let Some(s) = session.upgrade() else { return };
+        let closed = s.closed.clone();
+        let every = s
+            .shared
+            .as_ref()
+            .map_or(lease, |shared| lease.min(shared.idle()))
+            / 3;
+        drop(s);
+        tokio::select! {
+            () = closed.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        let Some(s) = session.upgrade() else { return };
+        let Some(shared) = s.shared.clone() else {
+            return;
+        };
+        if !s.holds(&holder) {
+            return;
+        }
+        let renewing = shared.registry().renew_stream(&s.id, &holder, lease);
+        drop(s);
+        let renewed = renewing.await;
+        let Some(s) = session.upgrade() else { return };
+        match renewed {
+            Ok(Some(kept)) => {
+                if !kept.is_empty() {
+                    s.claimed(&holder, kept);
+                }
+            }
+            Ok(None) => {
+                s.lost_hold(&holder);
+                return;
+            }
+            // Unreachable now: the next round tries again.
+            Err(e) => {
+                tracing::warn!(target: "modelctx_http", session_id = %s.id, %e, "the GET stream's hold was not renewed");
+            }
+        }
+    }
+}
+
 /// Ends a session once it has seen no request and held no stream for `idle`.
 ///
 /// A shared session's record expires `idle` after the last request touched it, on
@@ -1523,13 +1585,29 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap, extensions: &http::Extensi
             }
         },
     };
+    let mut events = events;
     if let Some(shared) = &session.shared
         && let Some(holder) = session.claiming_holder()
     {
-        // The GET stream is held here from now on: take what was kept for it while no
-        // service held it; what other copies send next is relayed here.
-        let kept = match shared.registry().hold_stream(&session.id, &holder).await {
-            Ok(kept) => kept,
+        // One GET stream per session across services: the hold is recorded only if no
+        // other service holds the stream, or by a resumption, which takes it over. Held
+        // here from then on: take what was kept for it while no service held it; what
+        // other copies send next is relayed here.
+        let lease = inner.config.stream_lease;
+        let take_over = header_str(headers, LAST_EVENT_ID).is_some();
+        let kept = match shared
+            .registry()
+            .hold_stream(&session.id, &holder, take_over, lease)
+            .await
+        {
+            Ok(Some(kept)) => kept,
+            Ok(None) => {
+                session.unclaim(&holder);
+                return inner.reject(
+                    StatusCode::CONFLICT,
+                    "Conflict: only one standalone SSE stream is allowed per session",
+                );
+            }
             Err(e) => {
                 inner.report(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -1539,6 +1617,18 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap, extensions: &http::Extensi
             }
         };
         session.claimed(&holder, kept);
+        tokio::spawn(renew_hold(Arc::downgrade(&session), holder.clone(), lease));
+        // The hold ends with the connection: a new GET may open the stream anywhere.
+        let guard = HoldGuard {
+            session: Arc::downgrade(&session),
+            holder,
+        };
+        events = events
+            .map(move |event| {
+                let _ = &guard;
+                event
+            })
+            .boxed();
     }
     let mut response = sse_response(events);
     if let Some(v) = &session.id_header {

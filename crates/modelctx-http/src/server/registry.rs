@@ -89,14 +89,32 @@ pub trait SessionRegistry: Send + Sync {
     ) -> BoxFuture<'static, Result<(), RegistryError>>;
 
     /// Records that `holder` (`"<instance>/<n>"`: the service listening as
-    /// `<instance>`) holds the session's GET stream from now on, replacing any earlier
-    /// holder, and takes the messages kept for the stream, oldest first. The hold
-    /// lives as long as the session's record.
+    /// `<instance>`) holds the session's GET stream for `lease` (renewed through
+    /// [`renew_stream`](Self::renew_stream), never past the session's record), and
+    /// takes the messages kept for the stream, oldest first. Only when no service
+    /// holds the stream, or the holder is of the same service (which has checked that
+    /// no stream of the session is open there), or `take_over` (a resumption with
+    /// `Last-Event-ID`: the client lost its stream, even if its holder has not noticed
+    /// yet): otherwise `None`, the stream is held elsewhere (409). A session that is
+    /// gone: held, nothing kept.
     fn hold_stream(
         &self,
         session: &str,
         holder: &str,
-    ) -> BoxFuture<'static, Result<Vec<String>, RegistryError>>;
+        take_over: bool,
+        lease: Duration,
+    ) -> BoxFuture<'static, Result<Option<Vec<String>>, RegistryError>>;
+
+    /// Extends `holder`'s hold on the session's GET stream by `lease`; a hold that
+    /// lapsed with no other holder since is taken again (with the messages kept
+    /// meanwhile, oldest first). `None`: another holder has the stream now (a
+    /// resumption elsewhere took it over) or the session is gone.
+    fn renew_stream(
+        &self,
+        session: &str,
+        holder: &str,
+        lease: Duration,
+    ) -> BoxFuture<'static, Result<Option<Vec<String>>, RegistryError>>;
 
     /// Forgets `holder`'s hold on the session's GET stream (its connection ended),
     /// unless another holder replaced it: later messages are kept again.

@@ -491,7 +491,11 @@ impl SessionState {
         if let Some(priming) = self.priming(STANDALONE, stream) {
             first.push(priming);
         }
-        first.extend(stream.backlog.drain(..));
+        // A shared session's backlog waits for the hold (`claimed`): the registry may
+        // refuse it, the stream being open on another service.
+        if self.shared.is_none() {
+            first.extend(stream.backlog.drain(..));
+        }
         stream.conn = Some(tx);
         self.start_claim(stream);
         Some(chain(first, rx))
@@ -526,6 +530,13 @@ impl SessionState {
         let mine = stream.claim.as_ref() == Some(holder);
         let pending = if mine {
             stream.claiming = false;
+            // Events that found no connection before: the channel is empty (what came
+            // while claiming waited in `pending`) and holds as many as the backlog.
+            if let Some(conn) = &stream.conn {
+                for event in stream.backlog.drain(..) {
+                    let _ = conn.try_send(event);
+                }
+            }
             std::mem::take(&mut stream.pending)
         } else {
             VecDeque::new()
@@ -533,6 +544,77 @@ impl SessionState {
         for data in kept.iter().chain(pending.iter()) {
             self.deliver(&mut routes, STANDALONE, data);
         }
+    }
+
+    /// The registry refused the hold `holder` (another service holds the GET stream):
+    /// the connection opened for it ends unused, and what waited for it goes to the
+    /// registry, which relays it to the holder.
+    pub(crate) fn unclaim(&self, holder: &Arc<str>) {
+        let mut routes = self.routes();
+        let Some(stream) = routes.streams.get_mut(&STANDALONE) else {
+            return;
+        };
+        if stream.claim.as_ref() != Some(holder) {
+            return;
+        }
+        stream.claim = None;
+        stream.claiming = false;
+        stream.conn = None;
+        let pending = std::mem::take(&mut stream.pending);
+        drop(routes);
+        if let Some(shared) = &self.shared {
+            for data in pending {
+                let announcement = serde_json::from_str::<JsonRpcMessage>(&data)
+                    .is_ok_and(|m| is_announcement(&m));
+                if !shared.to_client(&data, announcement) {
+                    self.report("relay queue full, message for the GET stream dropped".into());
+                }
+            }
+        }
+    }
+
+    /// Whether `holder` is this copy's recorded hold on a GET stream still connected.
+    pub(crate) fn holds(&self, holder: &Arc<str>) -> bool {
+        self.routes()
+            .streams
+            .get(&STANDALONE)
+            .is_some_and(|s| s.claim.as_ref() == Some(holder) && s.has_live_conn())
+    }
+
+    /// The connection of hold `holder` has ended (its response body was dropped): the
+    /// hold is given up at once, so a new GET may open the stream on any service.
+    pub(crate) fn stream_gone(&self, holder: &Arc<str>) {
+        let mut routes = self.routes();
+        let Some(stream) = routes.streams.get_mut(&STANDALONE) else {
+            return;
+        };
+        if stream.claim.as_ref() != Some(holder) {
+            return;
+        }
+        stream.conn = None;
+        if let Some(shared) = &self.shared {
+            Self::release_claim(&mut routes, shared);
+        }
+    }
+
+    /// Another service took the GET stream over (a resumption there): the connection
+    /// here ends, as a resumed connection's predecessor does on one service; what comes
+    /// next goes to the new holder.
+    pub(crate) fn lost_hold(&self, holder: &Arc<str>) {
+        let mut routes = self.routes();
+        if let Some(stream) = routes.streams.get_mut(&STANDALONE)
+            && stream.claim.as_ref() == Some(holder)
+        {
+            stream.claim = None;
+            stream.claiming = false;
+            stream.conn = None;
+        }
+    }
+
+    /// Whether the stream numbered `wire` in event ids is another service's standalone
+    /// stream of this shared session (standalone streams are numbered by their base).
+    fn foreign_standalone(&self, wire: u64) -> bool {
+        self.shared.is_some() && wire != self.stream_base && wire != 0 && wire & 0xffff_ffff == 0
     }
 
     /// Resumes the stream `after` belongs to: its later events, then (if the stream is
@@ -548,7 +630,14 @@ impl SessionState {
         after: EventId,
     ) -> Result<futures::stream::BoxStream<'static, Bytes>, ()> {
         let store = self.config.event_store.clone().ok_or(())?;
-        let local = self.local_stream(after.stream);
+        // Another service's GET stream: its events after `after`, then this copy's
+        // standalone stream, held here from now on (the client lost the other).
+        let foreign = self.foreign_standalone(after.stream);
+        let local = if foreign {
+            STANDALONE
+        } else {
+            self.local_stream(after.stream)
+        };
         let open_before = self.routes().streams.contains_key(&local);
         let mut replay = store.replay_after(&self.id, after).await.ok_or(())?;
         let last = replay.last().map_or(after.seq, |(id, _)| id.seq);
@@ -558,7 +647,9 @@ impl SessionState {
                 Some(stream) => {
                     // A resumption replaces the connection it resumes: the client lost
                     // it, even if the server has not noticed yet.
-                    stream.backlog.clear();
+                    if !foreign {
+                        stream.backlog.clear();
+                    }
                     let (tx, rx) = mpsc::channel(self.config.stream_queue);
                     stream.conn = Some(tx);
                     if local == STANDALONE {
@@ -571,6 +662,8 @@ impl SessionState {
             }
         };
         let missed = match cutoff {
+            // This copy's stream numbers its own events: the other's are all stored.
+            Some(_) if foreign => false,
             Some(cutoff) => last + 1 < cutoff,
             // Completed while the store was read: its last events came after the read.
             None => open_before,

@@ -1069,3 +1069,216 @@ async fn one_server_behind_both_services_announces_once() {
         "once: {seen}"
     );
 }
+
+/// A service sharing sessions and events under `prefix`, its GET stream's hold lasting
+/// `lease` without a renewal.
+async fn start_holding(redis: &RedisServer, prefix: &str, lease: Duration) -> Instance {
+    let config = modelctx_redis::RedisEventStoreConfig::default().prefix(prefix);
+    let events = modelctx_redis::RedisEventStore::new(redis.connection().await, config);
+    let config = StreamableHttpServerConfig::default()
+        .session_registry(registry(redis, prefix).await)
+        .event_store(Arc::new(events))
+        .stream_lease(lease);
+    Instance::start_with(config, None).await
+}
+
+/// A GET for `session`'s stream on `url`, `Last-Event-ID` `last` if any: its status,
+/// and its body stream (read up to the priming event when 200).
+async fn try_get_stream(
+    url: &str,
+    session: &str,
+    last: Option<&str>,
+) -> (
+    u16,
+    futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    String,
+) {
+    use futures::StreamExt;
+    let mut request = reqwest::Client::new()
+        .get(url)
+        .header("accept", "text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", session);
+    if let Some(last) = last {
+        request = request.header("last-event-id", last);
+    }
+    let response = tokio::time::timeout(WITHIN, request.send())
+        .await
+        .expect("the GET is answered")
+        .expect("the GET reaches the service");
+    let status = response.status().as_u16();
+    let mut stream = response.bytes_stream().boxed();
+    let mut seen = String::new();
+    if status == 200 && last.is_none() {
+        read_until(&mut stream, &mut seen, "retry:").await;
+    }
+    (status, stream, seen)
+}
+
+/// The GET stream's holder recorded for `session`, if any.
+async fn holder(redis: &RedisServer, prefix: &str, session: &str) -> Option<String> {
+    let mut conn = redis.connection().await;
+    redis::cmd("GET")
+        .arg(format!("{prefix}sess:{{{session}}}:get"))
+        .query_async(&mut conn)
+        .await
+        .expect("GET")
+}
+
+/// The event id of the event whose data contains `needle` in `seen`.
+fn event_id_of(seen: &str, needle: &str) -> String {
+    seen.split("\n\n")
+        .find(|event| event.contains(needle))
+        .and_then(|event| event.lines().find_map(|l| l.strip_prefix("id:")))
+        .unwrap_or_else(|| panic!("an event id for {needle:?} in {seen}"))
+        .trim()
+        .to_owned()
+}
+
+/// `hosting:http:second-sse-rejected` across two services: while the GET stream is
+/// open on A, a second GET draws 409 on B as on A (the same answer one service gives);
+/// once A's stream closes, its hold is given up and a GET opens the stream on either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_get_stream_is_refused_on_either_service() {
+    let redis = RedisServer::start();
+    let a = start_holding(&redis, "one:", Duration::from_secs(30)).await;
+    let b = start_holding(&redis, "one:", Duration::from_secs(30)).await;
+    let session = open(&a.url).await;
+
+    let (status, first, _) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 200);
+    for url in [&b.url, &a.url] {
+        let (status, mut refused, _) = try_get_stream(url, &session, None).await;
+        assert_eq!(status, 409, "a second GET on {url}");
+        let body = read_to_end(&mut refused).await;
+        assert!(body.contains("only one standalone SSE stream"), "{body}");
+    }
+
+    // A's stream closes: its hold leaves Redis, and B opens the stream.
+    drop(first);
+    let released = async {
+        while holder(&redis, "one:", &session).await.is_some() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, released)
+        .await
+        .expect("the hold is given up when A's stream closes");
+    let (status, on_b, _) = try_get_stream(&b.url, &session, None).await;
+    assert_eq!(status, 200, "a new GET on B after the first stream closed");
+    let (status, _, _) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 409, "B holds it now");
+
+    // And back on A once B's closes; what A's copy sends then reaches A's stream.
+    drop(on_b);
+    let released = async {
+        while holder(&redis, "one:", &session).await.is_some() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, released)
+        .await
+        .expect("the hold is given up when B's stream closes");
+    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 200, "a new GET on A after B's stream closed");
+    let peer = b.peers.lock().unwrap()[0].clone();
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
+}
+
+/// A GET with `Last-Event-ID` on B, while A still holds the stream (the client lost it,
+/// A has not noticed): B takes the stream over (as a resumption replaces the connection
+/// on one service), replays what the client missed from the shared event store, and
+/// carries what comes next; A's connection ends at its next renewal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
+    let redis = RedisServer::start();
+    // A short lease: A learns of the takeover at its next renewal (a third of it).
+    let a = start_holding(&redis, "over:", Duration::from_millis(600)).await;
+    let b = start_holding(&redis, "over:", Duration::from_millis(600)).await;
+    let session = open(&a.url).await;
+    let peer = a.peers.lock().unwrap()[0].clone();
+
+    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 200);
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
+    let last = event_id_of(&seen, r#""n":1"#);
+    // The client stops reading; A still holds the stream and writes n=2 on it.
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 2})))
+        .await
+        .unwrap()
+        .unwrap();
+
+    let (status, mut on_b, mut resumed) = try_get_stream(&b.url, &session, Some(&last)).await;
+    assert_eq!(status, 200, "a resumption takes the stream over");
+    read_until(&mut on_b, &mut resumed, r#""n":2"#).await;
+    assert!(
+        !resumed.contains(r#""n":1"#),
+        "only what was missed: {resumed}"
+    );
+    let b_holds = holder(&redis, "over:", &session).await.expect("a holder");
+
+    // A's connection ends (its renewal finds B's hold); n=3 then goes to B, once.
+    let rest = read_to_end(&mut on_a).await;
+    assert!(!rest.contains(r#""n":3"#), "{rest}");
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_b, &mut resumed, r#""n":3"#).await;
+    assert_eq!(resumed.matches(r#""n":2"#).count(), 1, "{resumed}");
+    assert_eq!(resumed.matches(r#""n":3"#).count(), 1, "{resumed}");
+    assert_eq!(holder(&redis, "over:", &session).await, Some(b_holds));
+    // B's stream is the one: a plain GET is refused on A.
+    let (status, _, _) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 409);
+}
+
+/// A holder that vanished without giving its hold up (a killed process: its record in
+/// Redis, never renewed) blocks new GETs only until its lease runs out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vanished_holder_stops_blocking_after_its_lease() {
+    let redis = RedisServer::start();
+    let a = start_holding(&redis, "gone:", Duration::from_secs(3)).await;
+    let b = start_holding(&redis, "gone:", Duration::from_secs(3)).await;
+    let session = open(&a.url).await;
+
+    // A killed process's hold, as its `hold_stream` left it: its lease, then nothing.
+    let mut conn = redis.connection().await;
+    let () = redis::cmd("SET")
+        .arg(format!("gone:sess:{{{session}}}:get"))
+        .arg("00000000deadbeef/1")
+        .arg("PX")
+        .arg(300)
+        .query_async(&mut conn)
+        .await
+        .expect("SET");
+    let (status, _, _) = try_get_stream(&b.url, &session, None).await;
+    assert_eq!(status, 409, "held while the lease runs");
+
+    // Within the lease (bounded polling): the GET opens the stream on B.
+    let opened = async {
+        loop {
+            let (status, stream, _) = try_get_stream(&b.url, &session, None).await;
+            match status {
+                200 => return stream,
+                409 => tokio::task::yield_now().await,
+                other => panic!("GET answered {other}"),
+            }
+        }
+    };
+    let _on_b = tokio::time::timeout(WITHIN, opened)
+        .await
+        .expect("the dead holder's lease runs out");
+    let held = holder(&redis, "gone:", &session).await.expect("B's hold");
+    assert_ne!(held, "00000000deadbeef/1");
+    let (status, _, _) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 409, "B's hold, renewed, still blocks A");
+}
