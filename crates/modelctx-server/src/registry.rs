@@ -319,9 +319,7 @@ struct Tracked {
 }
 
 /// A session's place among the [`Announcer`]'s sessions: dropping it takes the session
-/// out. Never dropped while the announcer's session list is locked (the list only
-/// holds `Weak`s, and [`Announcer::live`] lets go of the lock before the `Arc`s it
-/// upgraded can be dropped).
+/// out (it takes the announcer's session lock: never drop one under that lock).
 pub(crate) struct Tracking {
     announcer: Weak<Announcer>,
     key: u64,
@@ -431,8 +429,7 @@ impl Announcer {
                 .filter_map(Weak::upgrade)
                 .collect()
         };
-        // Outside the lock: dropping the last `Arc` of a session may drop its
-        // `Tracking`, which takes the lock.
+        // The lock covers only the map (`Tracking::drop` takes it too).
         sessions.retain(|s| !is_closed(s));
         sessions
     }
