@@ -2,8 +2,8 @@
 //! then the verdict on the server's memory, descriptors and tasks.
 //!
 //! Builds the `modelctx-bench` binaries (release; `--dev` reuses the dev build, what
-//! `cargo xtask test` runs) and runs `bench-soak`, which starts `bench-server-modelctx
-//! soak` and drives it; see `modelctx_bench::soak` for the design and
+//! `cargo xtask test` runs) and runs `bench-soak`, which starts `bench-server-soak`
+//! and drives it; see `modelctx_bench::soak` for the design and
 //! `crates/modelctx-bench/BENCHMARKS.md` for recorded runs. Exits non-zero, with the
 //! figures, when a check fails.
 

@@ -11,8 +11,8 @@
 //!   HTTP on loopback (`http <mode>`).
 //!
 //! - `bench-soak`: the soak (`cargo xtask soak`, see [`soak`]): stateful HTTP sessions
-//!   with churn against `bench-server-modelctx soak`, and the server's memory,
-//!   descriptors and tasks round after round.
+//!   with churn against `bench-server-soak` (the modelctx echo server with its live
+//!   heap counted), and the server's memory, descriptors and tasks round after round.
 //!
 //! - `compile/modelctx`, `compile/rmcp`: minimal stdio echo servers, each its own
 //!   workspace, whose clean release builds `cargo xtask bench --compile` times.

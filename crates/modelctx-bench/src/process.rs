@@ -29,8 +29,18 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Runs `program args...` and waits for its `listening ADDR` line.
     pub async fn spawn(program: &Path, args: &[&str]) -> Result<Self, String> {
+        Self::spawn_with_env(program, args, &[]).await
+    }
+
+    /// [`ServerProcess::spawn`] with `env` added to the server's environment.
+    pub async fn spawn_with_env(
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Self, String> {
         let mut child = Command::new(program)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

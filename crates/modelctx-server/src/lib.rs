@@ -303,10 +303,13 @@ impl Server {
         let service = Arc::new(SessionService {
             server: self.inner.clone(),
             state: state.clone(),
+            tracking: std::sync::OnceLock::new(),
         });
-        let peer = modelctx_session::start(transport, service, config);
+        let peer = modelctx_session::start(transport, service.clone(), config);
         let _ = state.peer.set(peer.clone());
-        self.inner.announcer.track(&state);
+        // Announcements reach the session while its service lives (the runtime drops
+        // it when the session ends).
+        let _ = service.tracking.set(self.inner.announcer.track(&state));
         ServerSession { peer, state }
     }
 
@@ -854,6 +857,8 @@ fn derive_capabilities<'a>(methods: impl Iterator<Item = &'a str>) -> ServerCapa
 struct SessionService {
     server: Arc<Inner>,
     state: Arc<SessionState>,
+    /// The session's place among the announcer's live sessions, left with the service.
+    tracking: std::sync::OnceLock<registry::Tracking>,
 }
 
 impl SessionService {

@@ -3,7 +3,7 @@
 //! announcements to every live session (and, through an [`AnnouncementBus`], to the
 //! sessions of other processes).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
@@ -306,20 +306,35 @@ impl AnnouncementReceiver for Remote {
     }
 }
 
-/// The sessions served so far, pruned of ended ones now and then: pruning on every new
-/// session would make opening n sessions cost O(n²).
+/// The sessions being served, each under the number [`Announcer::track`] gave it. A
+/// session leaves when its [`Tracking`] is dropped, with the session's service: a
+/// `Weak` left behind would keep the ended session's whole allocation (some 800
+/// bytes), and a list pruned only now and then kept up to one such block per session
+/// opened since, scattered through the heap (the soak measured it: every session of a
+/// round still held after the round).
 #[derive(Default)]
 struct Tracked {
-    sessions: Vec<Weak<SessionState>>,
-    /// Prune when the list grows past this length.
-    prune_at: usize,
+    next: u64,
+    sessions: HashMap<u64, Weak<SessionState>>,
 }
 
-impl Tracked {
-    fn prune(&mut self) {
-        self.sessions
-            .retain(|s| s.upgrade().is_some_and(|s| !is_closed(&s)));
-        self.prune_at = (self.sessions.len() * 2).max(64);
+/// A session's place among the [`Announcer`]'s sessions: dropping it takes the session
+/// out (it takes the announcer's session lock: never drop one under that lock).
+pub(crate) struct Tracking {
+    announcer: Weak<Announcer>,
+    key: u64,
+}
+
+impl Drop for Tracking {
+    fn drop(&mut self) {
+        if let Some(announcer) = self.announcer.upgrade() {
+            announcer
+                .sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .sessions
+                .remove(&self.key);
+        }
     }
 }
 
@@ -357,15 +372,19 @@ impl Announcer {
         })
     }
 
-    pub(crate) fn track(&self, session: &Arc<SessionState>) {
+    /// Counts `session` among the live ones until the returned [`Tracking`] is dropped.
+    pub(crate) fn track(self: &Arc<Self>, session: &Arc<SessionState>) -> Tracking {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let _ = self.runtime.set(runtime);
         }
         let mut tracked = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if tracked.sessions.len() >= tracked.prune_at {
-            tracked.prune();
+        let key = tracked.next;
+        tracked.next += 1;
+        tracked.sessions.insert(key, Arc::downgrade(session));
+        Tracking {
+            announcer: Arc::downgrade(self),
+            key,
         }
-        tracked.sessions.push(Arc::downgrade(session));
     }
 
     /// Opens a `subscriptions/listen` stream: the changes `filter` asks for go to `tx`
@@ -402,9 +421,17 @@ impl Announcer {
 
     /// The open sessions.
     pub(crate) fn live(&self) -> Vec<Arc<SessionState>> {
-        let mut tracked = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        tracked.prune();
-        tracked.sessions.iter().filter_map(Weak::upgrade).collect()
+        let mut sessions: Vec<_> = {
+            let tracked = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            tracked
+                .sessions
+                .values()
+                .filter_map(Weak::upgrade)
+                .collect()
+        };
+        // The lock covers only the map (`Tracking::drop` takes it too).
+        sessions.retain(|s| !is_closed(s));
+        sessions
     }
 
     /// Notes that a list changed; one announcement per kind goes to every live session
@@ -541,6 +568,31 @@ fn is_closed(session: &SessionState) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_untracked_session_leaves_no_reference_behind() {
+        let announcer = Announcer::new(Duration::from_millis(1), [true; 3], None);
+        let sessions: Vec<_> = (0..3).map(|_| Arc::new(SessionState::default())).collect();
+        let mut tracking: Vec<_> = sessions.iter().map(|s| announcer.track(s)).collect();
+        assert_eq!(announcer.live().len(), 3);
+        assert!(sessions.iter().all(|s| Arc::weak_count(s) == 1));
+        // The middle one ends: it is no longer announced to, and nothing keeps its
+        // allocation (a `Weak` would, after its last `Arc` went).
+        drop(tracking.remove(1));
+        assert_eq!(Arc::weak_count(&sessions[1]), 0);
+        let live = announcer.live();
+        assert_eq!(live.len(), 2);
+        assert!(live.iter().all(|s| !Arc::ptr_eq(s, &sessions[1])));
+        drop(live);
+        // A session whose state is gone is skipped until its tracking goes too.
+        let mut sessions = sessions;
+        drop(sessions.remove(0));
+        assert_eq!(announcer.live().len(), 1);
+        drop(tracking);
+        assert!(announcer.live().is_empty());
+        assert!(sessions.iter().all(|s| Arc::weak_count(s) == 0));
+        assert!(announcer.sessions.lock().unwrap().sessions.is_empty());
+    }
 
     #[test]
     fn pages_walk_the_list_once() {

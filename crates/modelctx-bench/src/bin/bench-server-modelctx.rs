@@ -5,9 +5,6 @@
 //! bench-server-modelctx http MODE    serve on 127.0.0.1 (an ephemeral port, printed as
 //!                                 "listening ADDR" on stdout) until stdin closes;
 //!                                 MODE is stateful, json or stateless
-//! bench-server-modelctx soak MAX     serve stateful HTTP (at most MAX sessions) as
-//!                                 above; each `tasks` line on stdin is answered with
-//!                                 `tasks N` on stdout, N the runtime's live tasks
 //! bench-server-modelctx http-scale memory|redis URL
 //!                                 the scale-out server (both eras, a task-capable echo
 //!                                 tool) with in-memory or Redis stores, as `http`
@@ -31,10 +28,6 @@ async fn main() -> ExitCode {
             Some(mode) => http(mode).await,
             None => Err(format!("unknown HTTP mode {mode:?}")),
         },
-        ["soak", max] => match max.parse() {
-            Ok(max) => soak(max).await,
-            Err(_) => Err(format!("soak needs a session count, not {max:?}")),
-        },
         ["http-scale", "memory"] => {
             http_scale(modelctx_bench::modelctx_side::Stores::Memory).await
         }
@@ -42,7 +35,7 @@ async fn main() -> ExitCode {
             http_scale(modelctx_bench::modelctx_side::Stores::Redis((*url).to_owned())).await
         }
         _ => Err(
-            "usage: bench-server-modelctx <stdio | http stateful|json|stateless | soak MAX | http-scale memory|redis URL>"
+            "usage: bench-server-modelctx <stdio | http stateful|json|stateless | http-scale memory|redis URL>"
                 .into(),
         ),
     };
@@ -69,36 +62,6 @@ async fn http(mode: HttpMode) -> Result<(), String> {
     tokio::select! {
         outcome = async { modelctx_bench::modelctx_side::serve_http(listener, mode).await } => outcome,
         () = modelctx_bench::stdin_closed() => Ok(()),
-    }
-}
-
-/// The soak's server: stateful HTTP, plus the count of live tokio tasks on request
-/// (tokio's runtime metrics; the load generator cannot count them from outside).
-async fn soak(max_sessions: usize) -> Result<(), String> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| e.to_string())?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("listening {addr}");
-    let metrics = tokio::runtime::Handle::current().metrics();
-    let control = async move {
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        let mut stdout = tokio::io::stdout();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.trim() == "tasks" {
-                let answer = format!("tasks {}\n", metrics.num_alive_tasks());
-                if stdout.write_all(answer.as_bytes()).await.is_err()
-                    || stdout.flush().await.is_err()
-                {
-                    break;
-                }
-            }
-        }
-    };
-    tokio::select! {
-        outcome = modelctx_bench::modelctx_side::serve_soak(listener, max_sessions) => outcome,
-        () = control => Ok(()),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The soak (`cargo xtask soak`): stateful streamable HTTP sessions with churn, three
-//! rounds by default, against `bench-server-modelctx soak` (see `modelctx_bench::soak`).
+//! rounds by default, against `bench-server-soak` (see `modelctx_bench::soak`).
 //!
 //! ```text
 //! bench-soak [--seconds N] [--sessions N] [--connections N] [--rounds N]
@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use modelctx_bench::soak::{self, MEMORY_TOLERANCE, Plan, Report, Resources};
+use modelctx_bench::soak::{self, HEAP_TOLERANCE, Plan, RSS_TOLERANCE, Report, Resources};
 
 const USAGE: &str = "usage: bench-soak [--seconds N] [--sessions N] [--connections N] [--rounds N]";
 
@@ -25,10 +25,7 @@ async fn main() -> ExitCode {
         }
     };
     let server = match std::env::current_exe() {
-        Ok(exe) => exe.with_file_name(format!(
-            "bench-server-modelctx{}",
-            std::env::consts::EXE_SUFFIX
-        )),
+        Ok(exe) => exe.with_file_name(format!("bench-server-soak{}", std::env::consts::EXE_SUFFIX)),
         Err(e) => {
             eprintln!("bench-soak: {e}");
             return ExitCode::FAILURE;
@@ -94,10 +91,16 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Plan, String> {
 fn print_report(report: &Report) {
     let line = |what: &str, r: &Resources| {
         eprintln!(
-            "  {what:<34} rss {:>9.0} KiB  fds {:>5}  threads {:>3}  tasks {:>6}",
-            r.rss_kib, r.fds, r.threads, r.tasks
+            "  {what:<34} rss {:>9.0} KiB  heap {:>9.0} KiB in {:>8} blocks  fds {:>5}  threads {:>3}  tasks {:>6}",
+            r.rss_kib,
+            r.heap_bytes as f64 / 1024.0,
+            r.heap_blocks,
+            r.fds,
+            r.threads,
+            r.tasks
         );
     };
+    eprintln!("  server's GLIBC_TUNABLES: {:?}", report.malloc_tuning);
     line("before", &report.before);
     for (i, round) in report.rounds.iter().enumerate() {
         let n = i + 1;
@@ -115,16 +118,23 @@ fn print_report(report: &Report) {
         line(&format!("round {n}, after"), &round.after);
     }
     eprintln!(
-        "  memory tolerance: a round at most max({:.0} %, {:.0} KiB) above the round before, from round {} on",
-        MEMORY_TOLERANCE.0 * 100.0,
-        MEMORY_TOLERANCE.1,
-        if report.rounds.len() > 2 { 3 } else { 2 }
+        "  held from round 2 on: live heap after the round within max({:.0} %, {:.0} KiB) of round 1's; resident set within max({:.0} %, {:.0} KiB) of round 1's peak (plus what more the sessions held)",
+        HEAP_TOLERANCE.0 * 100.0,
+        HEAP_TOLERANCE.1,
+        RSS_TOLERANCE.0 * 100.0,
+        RSS_TOLERANCE.1,
     );
-    if let [one, two, _, ..] = &report.rounds[..] {
-        eprintln!(
-            "  round 2 over round 1 (allocator warm-up, not held): {:+.1} % after, {:+.1} % with every session open",
-            (two.after.rss_kib / one.after.rss_kib - 1.0) * 100.0,
-            (two.loaded.rss_kib / one.loaded.rss_kib - 1.0) * 100.0
-        );
+    if let [one, later @ ..] = &report.rounds[..] {
+        for (i, round) in later.iter().enumerate() {
+            let change = |a: f64, b: f64| (b / a - 1.0) * 100.0;
+            eprintln!(
+                "  round {} over round 1: resident {:+.2} % with every session open, {:+.2} % after; live heap {:+.2} % with every session open, {:+.2} % after",
+                i + 2,
+                change(one.loaded.rss_kib, round.loaded.rss_kib),
+                change(one.after.rss_kib, round.after.rss_kib),
+                change(one.loaded.heap_bytes as f64, round.loaded.heap_bytes as f64),
+                change(one.after.heap_bytes as f64, round.after.heap_bytes as f64),
+            );
+        }
     }
 }
