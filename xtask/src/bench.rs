@@ -16,8 +16,12 @@ use serde_json::{Value, json};
 
 pub(crate) const USAGE: &str = "\
 cargo xtask bench [--quick] [--rounds N] [--calls N] [--compile] [--compile-rounds N] [--json PATH]
+                  [--scenario NAME]... [--target modelctx|rmcp|baseline]...
 cargo xtask bench --scale-out [--quick] [--rounds N] [--calls N] [--json PATH]
     --quick      a smoke run: dev profile, 1 round, few calls (figures not meaningful)
+    --scenario   only the scenarios whose name contains NAME (repeatable; e.g. \"2026\",
+                 \"stateless JSON\"); all by default
+    --target     only this target (repeatable); all three by default
     --compile    also time clean release builds of a minimal stdio server per SDK, 3 each,
                  interleaved (minutes); --compile-rounds sets how many
     --scale-out  instead: modelctx alone with the Redis stores against the in-memory ones,
@@ -67,6 +71,25 @@ pub(crate) struct Options {
     rounds: usize,
     calls: usize,
     json: Option<PathBuf>,
+    /// `--scenario`: parts of the names of the scenarios to run; empty runs all.
+    scenarios: Vec<String>,
+    /// `--target`: the targets to run; empty runs all.
+    targets: Vec<&'static str>,
+}
+
+impl Options {
+    /// Whether scenario `name` runs.
+    fn runs(&self, name: &str) -> bool {
+        self.scenarios.is_empty() || self.scenarios.iter().any(|s| name.contains(s.as_str()))
+    }
+
+    /// The targets that run, in table order.
+    fn targets(&self) -> Vec<&'static str> {
+        TARGETS
+            .into_iter()
+            .filter(|t| self.targets.is_empty() || self.targets.contains(t))
+            .collect()
+    }
 }
 
 pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -77,6 +100,8 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut rounds = None;
     let mut calls = None;
     let mut json = None;
+    let mut scenarios = Vec::new();
+    let mut targets = Vec::new();
     let mut it = args.iter();
     let number = |v: Option<&String>, what: &str, min: usize| {
         v.and_then(|n| n.parse::<usize>().ok())
@@ -98,11 +123,34 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
                 Some(path) => json = Some(PathBuf::from(path)),
                 None => return Err("--json needs a path".into()),
             },
+            "--scenario" => match it.next() {
+                Some(name) if SCENARIOS.iter().any(|(s, _)| s.contains(name.as_str())) => {
+                    scenarios.push(name.clone());
+                }
+                Some(name) => {
+                    let names: Vec<&str> = SCENARIOS.iter().map(|(s, _)| *s).collect();
+                    return Err(format!(
+                        "no scenario is named like {name:?}; the scenarios: {}",
+                        names.join(", ")
+                    ));
+                }
+                None => return Err("--scenario needs a name".into()),
+            },
+            "--target" => match it
+                .next()
+                .and_then(|t| TARGETS.into_iter().find(|n| *n == t.as_str()))
+            {
+                Some(target) => targets.push(target),
+                None => return Err(format!("--target needs one of {}", TARGETS.join(", "))),
+            },
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     if scale_out && compile {
         return Err("--scale-out and --compile are separate runs".into());
+    }
+    if scale_out && !(scenarios.is_empty() && targets.is_empty()) {
+        return Err("--scenario and --target select among the comparison's scenarios".into());
     }
     Ok(Options {
         quick,
@@ -112,6 +160,8 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
         rounds: rounds.unwrap_or(if quick { 1 } else { 7 }),
         calls: calls.unwrap_or(if quick { 200 } else { 5000 }),
         json,
+        scenarios,
+        targets,
     })
 }
 
@@ -146,7 +196,10 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
     for round in 0..options.rounds {
         eprintln!("bench: round {}/{}", round + 1, options.rounds);
         for (i, (name, args)) in SCENARIOS.iter().enumerate() {
-            let mut targets = TARGETS;
+            if !options.runs(name) {
+                continue;
+            }
+            let mut targets = options.targets();
             if round % 2 == 1 {
                 targets.reverse();
             }
@@ -563,6 +616,15 @@ mod tests {
         assert!(scale.scale_out && scale.quick);
         assert!(!full.scale_out);
         assert!(args(&["--scale-out", "--compile"]).is_err());
+        let some = args(&["--scenario", "2026", "--scenario", "stateless JSON"]).unwrap();
+        assert!(some.runs("http 2026-07-28 JSON") && some.runs("http stateless JSON"));
+        assert!(!some.runs("stdio") && full.runs("stdio"));
+        assert_eq!(some.targets(), TARGETS.to_vec());
+        let one = args(&["--target", "baseline", "--target", "modelctx"]).unwrap();
+        assert_eq!(one.targets(), vec!["modelctx", "baseline"]);
+        assert!(args(&["--scenario", "nothing like it"]).is_err());
+        assert!(args(&["--target", "other"]).is_err());
+        assert!(args(&["--scale-out", "--target", "rmcp"]).is_err());
     }
 
     #[test]

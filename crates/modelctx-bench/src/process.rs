@@ -74,6 +74,11 @@ impl ServerProcess {
         self.pid
     }
 
+    /// The CPU time the server's threads have used so far (see [`cpu_time`]).
+    pub fn cpu_time(&self) -> Result<Duration, String> {
+        cpu_time(Some(self.pid))
+    }
+
     /// A numeric field of the server's `/proc/PID/status` (Linux), such as `VmRSS:`
     /// (in KiB) or `Threads:`.
     pub fn status_field(&self, name: &str) -> Result<f64, String> {
@@ -98,4 +103,30 @@ impl ServerProcess {
         }
         Ok(())
     }
+}
+
+/// The CPU time (user and system) the live threads of process `pid` (this process when
+/// `None`) have used so far: the sum of the first field of `/proc/PID/task/*/schedstat`
+/// (Linux), in nanoseconds, where `/proc/PID/stat` counts 10 ms ticks. Threads that
+/// have ended are not counted (the servers' and the load generator's threads live as
+/// long as the run).
+pub fn cpu_time(pid: Option<u32>) -> Result<Duration, String> {
+    let dir = match pid {
+        Some(pid) => format!("/proc/{pid}/task"),
+        None => "/proc/self/task".to_owned(),
+    };
+    let tasks = std::fs::read_dir(&dir).map_err(|e| format!("cannot list {dir}: {e}"))?;
+    let mut total = 0u64;
+    for task in tasks.flatten() {
+        // A thread that ends between the listing and the read is skipped.
+        let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) else {
+            continue;
+        };
+        total += stat
+            .split_whitespace()
+            .next()
+            .and_then(|ns| ns.parse::<u64>().ok())
+            .ok_or(format!("unreadable schedstat in {dir}: {stat:?}"))?;
+    }
+    Ok(Duration::from_nanos(total))
 }

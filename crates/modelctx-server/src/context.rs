@@ -126,8 +126,8 @@ impl Context {
     }
 
     /// The context of a request of the stateless era, served on its own envelope.
-    pub(crate) fn in_stateless_era(mut self, envelope: Envelope) -> Self {
-        self.envelope = Some(Arc::new(envelope));
+    pub(crate) fn in_stateless_era(mut self, envelope: Arc<Envelope>) -> Self {
+        self.envelope = Some(envelope);
         self
     }
 

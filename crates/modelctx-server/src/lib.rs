@@ -205,6 +205,9 @@ pub(crate) struct Inner {
     state_key: Option<mrtr::StateKey>,
     /// The caching hints of cacheable results in the 2026-07-28 era.
     cache_hints: stateless::CacheHints,
+    /// The envelopes of 2026-07-28 requests read so far, shared by requests that carry
+    /// the same (see `stateless::envelope_cached`).
+    envelopes: stateless::EnvelopeCache,
     /// Runs task-augmented requests (2025-11-25 tasks), when enabled.
     pub(crate) tasks: Option<Arc<TaskHost>>,
     /// Hears errors a client could not attribute to a request.
@@ -769,6 +772,7 @@ impl ServerBuilder {
                 stateless_era: self.stateless_era,
                 state_key: self.state_key,
                 cache_hints: self.cache_hints,
+                envelopes: stateless::EnvelopeCache::default(),
                 tasks: self.tasks.map(|(config, store)| {
                     let store = store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::default()));
                     TaskHost::new(store, config)
@@ -1129,6 +1133,19 @@ impl SessionService {
         let Some(params) = params else {
             return Ok(());
         };
+        // Most servers have no tool that marks arguments: then nothing is read (a pass
+        // over the params costs more than a look at every tool).
+        let marking = self
+            .server
+            .registry
+            .tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .any(|tool| !tool.mirrored.is_empty());
+        if !marking {
+            return Ok(());
+        }
         // Malformed params are the handler's to refuse.
         let Ok(call) = serde_json::from_str::<Name<'_>>(params.get()) else {
             return Ok(());
@@ -1176,11 +1193,14 @@ impl SessionService {
                 "tasks/get" | "tasks/update" | "tasks/cancel"
             )
         {
-            let envelope =
-                match stateless::envelope(context.unstable_meta_text(), || context.meta()) {
-                    Ok(envelope) => envelope,
-                    Err(error) => return Box::pin(async move { Err(error) }),
-                };
+            let envelope = match stateless::envelope_cached(
+                &self.server.envelopes,
+                context.unstable_meta_text(),
+                || context.meta(),
+            ) {
+                Ok(envelope) => envelope,
+                Err(error) => return Box::pin(async move { Err(error) }),
+            };
             let owner = tasks::owner(&context, &self.state);
             let cx = Context::new(context, self.state.clone(), self.server.clone())
                 .in_stateless_era(envelope);
@@ -1198,7 +1218,11 @@ impl SessionService {
             let error = ErrorData::method_not_found(&method);
             return Box::pin(async move { Err(error) });
         }
-        let envelope = match stateless::envelope(context.unstable_meta_text(), || context.meta()) {
+        let envelope = match stateless::envelope_cached(
+            &self.server.envelopes,
+            context.unstable_meta_text(),
+            || context.meta(),
+        ) {
             Ok(envelope) => envelope,
             Err(error) => return Box::pin(async move { Err(error) }),
         };

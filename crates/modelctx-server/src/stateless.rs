@@ -84,6 +84,104 @@ pub(crate) fn envelope<'m>(
     )
 }
 
+/// [`envelope`], shared: a request whose envelope members are, as text, those of an
+/// envelope read before (a client sends the same envelope with every request) gets
+/// that envelope, without decoding its members again (the capabilities go through
+/// serde's buffering of their open objects; the client's name and version are two
+/// strings). Only an envelope that passed the checks is kept; anything the text reader
+/// does not take goes the uncached way.
+pub(crate) fn envelope_cached<'m>(
+    cache: &EnvelopeCache,
+    meta_text: Option<&RawValue>,
+    meta: impl FnOnce() -> Option<&'m Meta>,
+) -> Result<std::sync::Arc<Envelope>, ErrorData> {
+    if let Some(text) = meta_text
+        && text.get().trim_start().starts_with('{')
+        && let Ok(keys) = serde_json::from_str::<Keys<'_>>(text.get())
+    {
+        let members = [keys.version, keys.capabilities, keys.info, keys.log_level]
+            .map(|member| member.map(RawValue::get));
+        if let Some(known) = cache.get(&members) {
+            return Ok(known);
+        }
+        let envelope = std::sync::Arc::new(check_envelope(
+            keys.version.map(Member::Text),
+            keys.capabilities.map(Member::Text),
+            keys.info.map(Member::Text),
+            keys.log_level.map(Member::Text),
+        )?);
+        cache.put(&members, &envelope);
+        return Ok(envelope);
+    }
+    envelope(meta_text, meta).map(std::sync::Arc::new)
+}
+
+/// The envelopes a server has read, by the text of their four members (see
+/// [`envelope_cached`]). Bounded: at most [`EnvelopeCache::MAX_ENTRIES`] envelopes whose
+/// members total at most [`EnvelopeCache::MAX_TEXT`] bytes each; when full it starts
+/// over. Keys are hashed with a random key per server, so nobody can aim collisions.
+#[derive(Default)]
+pub(crate) struct EnvelopeCache {
+    hasher: std::hash::RandomState,
+    entries: std::sync::Mutex<std::collections::HashMap<u64, Cached>>,
+}
+
+/// One envelope of the cache and the member texts it was read from.
+struct Cached {
+    members: [Option<Box<str>>; 4],
+    envelope: std::sync::Arc<Envelope>,
+}
+
+impl EnvelopeCache {
+    /// How many envelopes are kept at most (clients of one server rarely differ).
+    pub(crate) const MAX_ENTRIES: usize = 64;
+    /// The longest member texts (together) of an envelope that is kept.
+    pub(crate) const MAX_TEXT: usize = 4096;
+
+    fn key(&self, members: &[Option<&str>; 4]) -> u64 {
+        use std::hash::BuildHasher;
+        self.hasher.hash_one(members)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, Cached>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, members: &[Option<&str>; 4]) -> Option<std::sync::Arc<Envelope>> {
+        let key = self.key(members);
+        let entries = self.lock();
+        let cached = entries.get(&key)?;
+        let same = cached
+            .members
+            .iter()
+            .zip(members)
+            .all(|(kept, asked)| kept.as_deref() == *asked);
+        same.then(|| cached.envelope.clone())
+    }
+
+    fn put(&self, members: &[Option<&str>; 4], envelope: &std::sync::Arc<Envelope>) {
+        let size: usize = members.iter().flatten().map(|m| m.len()).sum();
+        if size > Self::MAX_TEXT {
+            return;
+        }
+        let key = self.key(members);
+        let cached = Cached {
+            members: members.map(|m| m.map(Box::from)),
+            envelope: envelope.clone(),
+        };
+        let mut entries = self.lock();
+        if entries.len() >= Self::MAX_ENTRIES && !entries.contains_key(&key) {
+            entries.clear();
+        }
+        entries.insert(key, cached);
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
 /// The envelope's members of a `_meta`, as their JSON text (an explicit `null` is
 /// kept: it is a malformed member, not a missing one); other keys are skipped unread.
 #[derive(serde::Deserialize)]
@@ -333,7 +431,7 @@ impl Default for CacheHints {
 }
 
 /// The members of a result [`finish_result`] may add, as the handler left them.
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, Default)]
 struct Present<'a> {
     #[serde(rename = "resultType", default, borrow)]
     result_type: Option<std::borrow::Cow<'a, str>>,
@@ -356,7 +454,18 @@ fn finish_by_appending(
     hints: &CacheHints,
 ) -> Option<Box<RawValue>> {
     let text = raw.get().trim();
-    let present: Present<'_> = serde_json::from_str(text).ok()?;
+    // A result that names none of the members anywhere (the usual one) has none of
+    // them: nothing to read (`raw` is valid JSON, so `{` starts an object).
+    let named = ["\"resultType\"", "\"ttlMs\"", "\"cacheScope\"", "\"_meta\""]
+        .iter()
+        .any(|name| text.contains(name));
+    let present: Present<'_> = if named {
+        serde_json::from_str(text).ok()?
+    } else if text.starts_with('{') {
+        Present::default()
+    } else {
+        return None;
+    };
     if present.meta.is_some() || !text.ends_with('}') {
         return None;
     }
@@ -640,6 +749,74 @@ mod tests {
             let e = envelope(Some(&text), || None).unwrap_err();
             assert!(e.message.contains("protocolVersion"), "{}", e.message);
         }
+    }
+
+    #[test]
+    fn the_envelope_cache_shares_envelopes_read_from_the_same_text() {
+        use std::sync::Arc;
+        let cache = EnvelopeCache::default();
+        let raw = |value: Value| to_raw(&value).unwrap();
+        let first = raw(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "progressToken": 1,
+        }));
+        let a = envelope_cached(&cache, Some(&first), || unreachable!()).unwrap();
+        // The same members, other keys different: the same envelope.
+        let again = raw(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "progressToken": 2,
+        }));
+        let b = envelope_cached(&cache, Some(&again), || unreachable!()).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(a.capabilities.elicitation.is_some());
+        assert_eq!(a.info.as_ref().unwrap().name, "c");
+        // A member different, or one more: another envelope, read from its own text.
+        let other = raw(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+        }));
+        let c = envelope_cached(&cache, Some(&other), || unreachable!()).unwrap();
+        assert!(c.capabilities.elicitation.is_none());
+        let leveled = raw(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "io.modelcontextprotocol/logLevel": "info",
+        }));
+        let d = envelope_cached(&cache, Some(&leveled), || unreachable!()).unwrap();
+        assert_eq!(d.log_level, Some(LoggingLevel::Info));
+        assert_eq!(c.log_level, None);
+        assert_eq!(cache.len(), 3);
+        // Refused envelopes are refused every time, and not kept.
+        let bad = raw(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": 1}},
+        }));
+        for _ in 0..2 {
+            let e = envelope_cached(&cache, Some(&bad), || unreachable!()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        }
+        assert_eq!(cache.len(), 3);
+        // Bounded: the cache starts over when full.
+        for n in 0..EnvelopeCache::MAX_ENTRIES {
+            let each = raw(json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "c", "version": n.to_string()},
+            }));
+            envelope_cached(&cache, Some(&each), || unreachable!()).unwrap();
+            assert!(cache.len() <= EnvelopeCache::MAX_ENTRIES);
+        }
+        assert!(cache.len() < EnvelopeCache::MAX_ENTRIES);
+        // Not an object: the map's way, uncached.
+        let map = Meta::new();
+        let text = RawValue::from_string("[1]".to_owned()).unwrap();
+        assert!(envelope_cached(&cache, Some(&text), || Some(&map)).is_err());
     }
 
     #[test]

@@ -31,7 +31,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use modelctx_bench::process::ServerProcess;
+use hyper::header::{HeaderName, HeaderValue};
+use modelctx_bench::process::{ServerProcess, cpu_time};
 use modelctx_bench::stats::Latencies;
 use modelctx_bench::{HttpMode, PROTOCOL_VERSION, wire};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -437,10 +438,26 @@ async fn stdio(target: Target, calls: usize) -> Result<Figures, String> {
 
 // ---- scenario 3: streamable HTTP ----------------------------------------------------
 
+/// The header names the HTTP clients send or read, made once: a name given as `&str`
+/// is parsed on every request, and one `http` does not know is copied each time.
+static MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// `Mcp-Session-Id` (see [`MCP_PROTOCOL_VERSION`]).
+static MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+/// `Mcp-Method` (protocol 2026-07-28).
+static MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+/// `Mcp-Name` (protocol 2026-07-28).
+static MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// One HTTP/1.1 keep-alive connection of the load generator. Every request is built
+/// the same way in every mode, from values made once per client (the URI, `Host`, the
+/// session id) or static ones, so the cost of the generator per request differs between
+/// modes only by what the modes themselves send and receive (the 2026-07-28 envelope,
+/// its two headers, its longer answer).
 struct HttpClient {
     sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
-    authority: String,
-    session: Option<String>,
+    uri: hyper::Uri,
+    host: HeaderValue,
+    session: Option<HeaderValue>,
     /// Whether requests speak protocol 2026-07-28 (envelope, `Mcp-*` headers).
     modern: bool,
     /// The `MCP-Protocol-Version` of a handshake-era client.
@@ -461,6 +478,7 @@ impl HttpClient {
 
     /// One HTTP/1.1 connection, no MCP traffic yet.
     async fn open(addr: &str) -> Result<Self, String> {
+        let host = HeaderValue::from_str(addr).map_err(|e| e.to_string())?;
         let stream = tokio::net::TcpStream::connect(addr)
             .await
             .map_err(|e| e.to_string())?;
@@ -472,7 +490,8 @@ impl HttpClient {
         tokio::spawn(connection);
         Ok(Self {
             sender,
-            authority: addr.to_owned(),
+            uri: hyper::Uri::from_static("/mcp"),
+            host,
             session: None,
             modern: false,
             version: PROTOCOL_VERSION,
@@ -501,68 +520,73 @@ impl HttpClient {
         Ok(())
     }
 
-    /// POSTs one message; returns the status, the session id header and the body.
     /// POSTs one message (a 2026-07-28 `tools/call` of tool `name`, when the client
     /// speaks that version); returns the status, the session id header and the body.
     async fn post_call(
         &mut self,
         message: String,
-        name: &str,
-    ) -> Result<(hyper::StatusCode, Option<String>, String), String> {
+        name: &'static str,
+    ) -> Result<(hyper::StatusCode, Option<HeaderValue>, String), String> {
         self.send(message, Some(name)).await
     }
 
+    /// POSTs one message; returns the status, the session id header and the body.
     async fn post(
         &mut self,
         message: String,
-    ) -> Result<(hyper::StatusCode, Option<String>, String), String> {
+    ) -> Result<(hyper::StatusCode, Option<HeaderValue>, String), String> {
         self.send(message, None).await
     }
 
     async fn send(
         &mut self,
         message: String,
-        name: Option<&str>,
-    ) -> Result<(hyper::StatusCode, Option<String>, String), String> {
+        name: Option<&'static str>,
+    ) -> Result<(hyper::StatusCode, Option<HeaderValue>, String), String> {
+        use hyper::header;
         let version = if self.modern {
             wire::PROTOCOL_2026
         } else {
             self.version
         };
-        let mut request = hyper::Request::post("/mcp")
-            .header(hyper::header::HOST, &self.authority)
-            .header(hyper::header::CONTENT_TYPE, "application/json")
-            .header(hyper::header::ACCEPT, "application/json, text/event-stream")
-            .header("mcp-protocol-version", version);
+        let mut request = hyper::Request::new(Full::new(Bytes::from(message)));
+        *request.method_mut() = hyper::Method::POST;
+        *request.uri_mut() = self.uri.clone();
+        // Room for every header of every mode: one allocation, whatever the mode.
+        let mut headers = hyper::HeaderMap::with_capacity(8);
+        headers.insert(header::HOST, self.host.clone());
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        headers.insert(&MCP_PROTOCOL_VERSION, HeaderValue::from_static(version));
         if self.modern {
-            request = request.header("mcp-method", "tools/call");
+            headers.insert(&MCP_METHOD, HeaderValue::from_static("tools/call"));
             if let Some(name) = name {
-                request = request.header("mcp-name", name);
+                headers.insert(&MCP_NAME, HeaderValue::from_static(name));
             }
         }
         if let Some(session) = &self.session {
-            request = request.header("mcp-session-id", session);
+            headers.insert(&MCP_SESSION_ID, session.clone());
         }
-        let request = request
-            .body(Full::new(Bytes::from(message)))
-            .map_err(|e| e.to_string())?;
+        *request.headers_mut() = headers;
         self.sender.ready().await.map_err(|e| e.to_string())?;
         let response = tokio::time::timeout(WAIT, self.sender.send_request(request))
             .await
             .map_err(|_| "no HTTP answer")?
             .map_err(|e| e.to_string())?;
         let status = response.status();
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let session = response.headers().get(&MCP_SESSION_ID).cloned();
         let body = tokio::time::timeout(WAIT, response.into_body().collect())
             .await
             .map_err(|_| "the answer's body did not end")?
             .map_err(|e| e.to_string())?
             .to_bytes();
-        let body = String::from_utf8(body.to_vec()).map_err(|e| e.to_string())?;
+        let body = String::from_utf8(Vec::from(body)).map_err(|e| e.to_string())?;
         Ok((status, session, body))
     }
 
@@ -640,13 +664,26 @@ fn check_echo(status: hyper::StatusCode, body: &str, id: u64) -> Result<(), Stri
     Err(format!("no answer {id} in the event stream: {body}"))
 }
 
+/// What one HTTP load phase measured.
+struct HttpRun {
+    latencies: Latencies,
+    /// Calls per second.
+    rate: f64,
+    /// CPU time per call of the server (when its id was given) and of this process,
+    /// in µs, over the timed calls.
+    server_cpu_us: Option<f64>,
+    load_cpu_us: f64,
+}
+
 /// `clients` clients, each on its own connection (and session), share `calls` calls.
+/// `server`: the server's process id, to measure its CPU time over the timed calls.
 async fn http_load(
     addr: &str,
     mode: HttpMode,
     clients: usize,
     calls: usize,
-) -> Result<(Latencies, f64), String> {
+    server: Option<u32>,
+) -> Result<HttpRun, String> {
     let per_client = calls / clients;
     let mut connected = Vec::with_capacity(clients);
     for _ in 0..clients {
@@ -656,6 +693,8 @@ async fn http_load(
         }
         connected.push(client);
     }
+    let server_before = server.map(|pid| cpu_time(Some(pid))).transpose()?;
+    let load_before = cpu_time(None)?;
     let start = Instant::now();
     let tasks: Vec<_> = connected
         .into_iter()
@@ -675,8 +714,20 @@ async fn http_load(
     for task in tasks {
         samples.extend(task.await.map_err(|e| e.to_string())??);
     }
-    let rate = (per_client * clients) as f64 / start.elapsed().as_secs_f64();
-    Ok((Latencies::from_durations(&samples), rate))
+    let elapsed = start.elapsed();
+    let done = (per_client * clients) as f64;
+    let per_call = |d: Duration| d.as_secs_f64() * 1e6 / done;
+    let load_cpu_us = per_call(cpu_time(None)?.saturating_sub(load_before));
+    let server_cpu_us = match (server, server_before) {
+        (Some(pid), Some(before)) => Some(per_call(cpu_time(Some(pid))?.saturating_sub(before))),
+        _ => None,
+    };
+    Ok(HttpRun {
+        latencies: Latencies::from_durations(&samples),
+        rate: done / elapsed.as_secs_f64(),
+        server_cpu_us,
+        load_cpu_us,
+    })
 }
 
 /// A `bench-server-TARGET http MODE` child and the address it listens on.
@@ -717,25 +768,33 @@ async fn http(
     clients: Option<usize>,
 ) -> Result<Figures, String> {
     let server = HttpServer::start(target, mode).await?;
+    let pid = Some(server.pid());
     if let Some(clients) = clients {
-        let (latencies, rate) = http_load(&server.addr, mode, clients, calls).await?;
+        let run = http_load(&server.addr, mode, clients, calls, pid).await?;
         server.stop().await?;
         return Ok(vec![
-            ("p50_us", latencies.percentile(50.0)),
-            ("p99_us", latencies.percentile(99.0)),
-            ("calls_per_s", rate),
+            ("p50_us", run.latencies.percentile(50.0)),
+            ("p99_us", run.latencies.percentile(99.0)),
+            ("calls_per_s", run.rate),
+            (
+                "server_cpu_us_per_call",
+                run.server_cpu_us.unwrap_or(f64::NAN),
+            ),
+            ("load_cpu_us_per_call", run.load_cpu_us),
         ]);
     }
-    let (one, one_rate) = http_load(&server.addr, mode, 1, calls).await?;
-    let (many, many_rate) = http_load(&server.addr, mode, HTTP_CLIENTS, calls).await?;
+    let one = http_load(&server.addr, mode, 1, calls, pid).await?;
+    let many = http_load(&server.addr, mode, HTTP_CLIENTS, calls, pid).await?;
     server.stop().await?;
     Ok(vec![
-        ("c1_p50_us", one.percentile(50.0)),
-        ("c1_p99_us", one.percentile(99.0)),
-        ("c1_calls_per_s", one_rate),
-        ("c32_p50_us", many.percentile(50.0)),
-        ("c32_p99_us", many.percentile(99.0)),
-        ("c32_calls_per_s", many_rate),
+        ("c1_p50_us", one.latencies.percentile(50.0)),
+        ("c1_p99_us", one.latencies.percentile(99.0)),
+        ("c1_calls_per_s", one.rate),
+        ("c32_p50_us", many.latencies.percentile(50.0)),
+        ("c32_p99_us", many.latencies.percentile(99.0)),
+        ("c32_calls_per_s", many.rate),
+        ("c32_server_cpu_us", many.server_cpu_us.unwrap_or(f64::NAN)),
+        ("c32_load_cpu_us", many.load_cpu_us),
     ])
 }
 
@@ -999,9 +1058,11 @@ async fn scale_stores(variant: &str, calls: usize) -> Result<Figures, String> {
         other => return Err(format!("unknown stores {other:?} (memory or redis)")),
     };
     let server = scale_server(redis.as_ref()).await?;
-    let (sse_one, _) = http_load(&server.addr, HttpMode::Stateful, 1, calls).await?;
-    let (sse_many, sse_rate) =
-        http_load(&server.addr, HttpMode::Stateful, HTTP_CLIENTS, calls).await?;
+    let sse_one = http_load(&server.addr, HttpMode::Stateful, 1, calls, None)
+        .await?
+        .latencies;
+    let sse_run = http_load(&server.addr, HttpMode::Stateful, HTTP_CLIENTS, calls, None).await?;
+    let (sse_many, sse_rate) = (sse_run.latencies, sse_run.rate);
     let task_calls = (calls / 2).max(HTTP_CLIENTS);
     let (task_one, _) = task_load(&server.addr, 1, task_calls).await?;
     let (task_many, task_rate) = task_load(&server.addr, HTTP_CLIENTS, task_calls).await?;

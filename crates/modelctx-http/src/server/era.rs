@@ -224,43 +224,58 @@ pub(super) fn status_of(body: &str) -> StatusCode {
 /// The answer to a request of the era: when the handler has answered by now and sent
 /// nothing else, one `application/json` body whose status follows [`status_of`];
 /// otherwise (progress or log messages on the way) an SSE stream, with proxies told not
-/// to buffer it.
+/// to buffer it. `on_abandon` is called only for a stream (it builds what cancels the
+/// request when the client closes the stream early): a complete answer costs nothing
+/// for it.
 pub(super) fn response(
     mut events: futures::stream::BoxStream<'static, Bytes>,
-    on_abandon: Box<dyn FnOnce() + Send>,
+    on_abandon: impl FnOnce() -> Box<dyn FnOnce() + Send>,
 ) -> Response {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    // One event (the answer) is the usual case: no vector for it.
+    let mut first = None;
     let mut ready = Vec::new();
     // Polling with a waker that does nothing is sound: a pending stream is polled again
     // by hyper, with its own waker, before anything waits on it.
     let complete = loop {
         match events.poll_next_unpin(&mut cx) {
+            std::task::Poll::Ready(Some(event)) if first.is_none() => first = Some(event),
             std::task::Poll::Ready(Some(event)) => ready.push(event),
             std::task::Poll::Ready(None) => break true,
             std::task::Poll::Pending => break false,
         }
     };
     if complete
-        && let [event] = ready.as_slice()
+        && ready.is_empty()
+        && let Some(event) = &first
         && let Some(json) = sse_data(event)
     {
-        let status = status_of(&json);
+        let (status, body) = match json {
+            SseData::Line(line) => {
+                let status = status_of(line);
+                // `line` lies inside `event`: its body is that slice, not a copy.
+                let start = line.as_ptr() as usize - event.as_ptr() as usize;
+                (status, Body::from(event.slice(start..start + line.len())))
+            }
+            SseData::Joined(text) => (status_of(&text), Body::from(text)),
+        };
         return Response::builder()
             .status(status)
             .header(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             )
-            .body(Body::from(json))
+            .body(body)
             .unwrap_or_else(|_| Response::new(Body::empty()));
     }
+    let ready: Vec<Bytes> = first.into_iter().chain(ready).collect();
     let body = if complete {
         Body::from(Bytes::from(ready.concat()))
     } else {
         let events = futures::stream::iter(ready).chain(events);
         let events = CancelOnDrop {
             events: events.boxed(),
-            on_abandon: Some(on_abandon),
+            on_abandon: Some(on_abandon()),
         };
         Body::from_stream(events.map(Ok::<_, Infallible>))
     };
@@ -319,15 +334,33 @@ pub(super) fn cancelled(id: &modelctx_types::RequestId) -> JsonRpcMessage {
     ))
 }
 
+/// The data of one SSE event.
+enum SseData<'a> {
+    /// The event's one `data:` line, as this transport writes every JSON-RPC message.
+    Line(&'a str),
+    /// Its `data:` lines joined.
+    Joined(String),
+}
+
 /// The data of one SSE event (its `data:` lines joined), if it has any.
-fn sse_data(event: &[u8]) -> Option<String> {
+fn sse_data(event: &[u8]) -> Option<SseData<'_>> {
     let text = std::str::from_utf8(event).ok()?;
-    let lines: Vec<&str> = text
+    let mut lines = text
         .lines()
         .filter_map(|l| l.strip_prefix("data:"))
-        .map(|l| l.strip_prefix(' ').unwrap_or(l))
-        .collect();
-    (!lines.is_empty()).then(|| lines.join("\n"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l));
+    let first = lines.next()?;
+    match lines.next() {
+        None => Some(SseData::Line(first)),
+        Some(second) => {
+            let mut joined = [first, second].join("\n");
+            for line in lines {
+                joined.push('\n');
+                joined.push_str(line);
+            }
+            Some(SseData::Joined(joined))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -436,6 +469,53 @@ mod tests {
             ("mcp-method", "server/discover"),
         ]);
         assert!(check_headers(&h, &bare).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_complete_answer_is_its_event_data_as_json() {
+        let body = |r: Response| async move {
+            let status = r.status();
+            let kind = r.headers()[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            let bytes = axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap();
+            (status, kind, String::from_utf8(bytes.to_vec()).unwrap())
+        };
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
+        let not_found = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}"#;
+        let one = |data: &str| {
+            let event = crate::sse::encode(None, data, None);
+            futures::stream::iter(vec![event]).boxed()
+        };
+        let never = || -> Box<dyn FnOnce() + Send> { panic!("a complete answer has no stream") };
+        let (status, kind, text) = body(response(one(answer), never)).await;
+        assert_eq!(
+            (status, kind.as_str(), text.as_str()),
+            (StatusCode::OK, "application/json", answer)
+        );
+        let (status, _, text) = body(response(one(not_found), never)).await;
+        assert_eq!((status, text.as_str()), (StatusCode::NOT_FOUND, not_found));
+        // Data of several lines (not what the session writes, but SSE allows it): joined.
+        let lines = Bytes::from_static(b"event: message\ndata: {\"a\":\ndata: 1}\n\n");
+        let (_, kind, text) =
+            body(response(futures::stream::iter(vec![lines]).boxed(), never)).await;
+        assert_eq!(
+            (kind.as_str(), text.as_str()),
+            ("application/json", "{\"a\":\n1}")
+        );
+        // Two events: an SSE body with both.
+        let two = futures::stream::iter(vec![
+            crate::sse::encode(None, r#"{"jsonrpc":"2.0","method":"n"}"#, None),
+            crate::sse::encode(None, answer, None),
+        ])
+        .boxed();
+        let (_, kind, text) = body(response(two, never)).await;
+        assert_eq!(kind, "text/event-stream");
+        assert!(
+            text.contains(answer) && text.matches("data: ").count() == 2,
+            "{text}"
+        );
     }
 
     #[test]

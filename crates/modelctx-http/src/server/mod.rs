@@ -1429,10 +1429,9 @@ async fn dispatch(
         }
         Some(Answer::Sse { events, .. }) if stateless_era => {
             // Closing the response stream cancels its request (protocol 2026-07-28).
-            let session = session.clone();
-            let ids = ids.clone();
-            era::response(
-                events,
+            era::response(events, || {
+                let session = session.clone();
+                let ids = ids.clone();
                 Box::new(move || {
                     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
                         return;
@@ -1441,8 +1440,8 @@ async fn dispatch(
                         let notices = ids.iter().map(era::cancelled).collect();
                         let _ = session.push(notices, None, &Extensions::new()).await;
                     });
-                }),
-            )
+                })
+            })
         }
         Some(Answer::Sse { events, .. }) => sse_response(events),
         Some(Answer::Json(waiters)) => {
