@@ -201,10 +201,9 @@ pub(crate) async fn host_scripted(
 ) -> Hosted {
     host_with(
         connect,
-        move |transport| {
-            let config = session_config(&transport);
-            server.serve_with(transport, config)
-        },
+        // `serve` applies what the transport says of itself (a stateless POST's session
+        // starts initialised, without requests to the client).
+        move |transport| server.serve(transport),
         config,
         script,
     )

@@ -31,16 +31,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use modelctx::http::{
-    HttpServerTransport, StreamableHttpServerConfig, StreamableHttpService, hosting,
-};
+use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService, hosting};
 use modelctx::macros::tool;
 use modelctx::redis::{
     RedisAnnouncements, RedisAnnouncementsConfig, RedisEventStore, RedisEventStoreConfig,
     RedisSessionRegistry, RedisSessionRegistryConfig, RedisTaskStore, RedisTaskStoreConfig,
 };
 use modelctx::server::{Context, Server, TaskConfig};
-use modelctx::session::{Progress, SessionConfig};
+use modelctx::session::Progress;
 use modelctx::sse::{SseServerConfig, SseService};
 use modelctx::types::{TaskSupport, ToolAnnotations};
 
@@ -183,19 +181,6 @@ fn parse_key(hex: &str) -> Option<[u8; 32]> {
     Some(key)
 }
 
-/// The session settings the transport asks for (pre-initialised and without
-/// server-to-client requests in stateless mode).
-fn session_config(transport: &HttpServerTransport) -> SessionConfig {
-    let mut config = SessionConfig::server();
-    if transport.needs_pre_initialized_session() {
-        config = config.pre_initialized();
-    }
-    if !transport.allows_outbound_requests() {
-        config = config.without_outbound_requests();
-    }
-    config
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let mut config = StreamableHttpServerConfig::default()
@@ -246,9 +231,10 @@ async fn main() -> Result<(), Error> {
     let sse_config = SseServerConfig::matching(&config);
     let header_timeout = config.header_read_timeout;
     let for_http = server.clone();
+    // A stateless transport's session starts initialised and sends no requests to the
+    // client: `serve` applies what the transport says of itself.
     let http = StreamableHttpService::with_config(config, move |transport| {
-        let config = session_config(&transport);
-        for_http.serve_with(transport, config);
+        for_http.serve(transport);
     });
     let sse = SseService::with_config(sse_config, move |transport| {
         server.serve(transport);
