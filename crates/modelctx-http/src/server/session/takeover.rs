@@ -127,6 +127,11 @@ impl SessionState {
     /// Whether a resumption from `after` is followed (see the module docs): a shared
     /// session's stream not open here, with a store that records runs.
     pub(crate) fn follows(&self, after: EventId) -> bool {
+        // Another service's GET stream is not followed but taken over (`resume`): the
+        // standalone stream has no run to wait for, and its hold moves here.
+        if self.foreign_standalone(after.stream) {
+            return false;
+        }
         let local = self.local_stream(after.stream);
         self.run_store().is_some() && !self.routes().streams.contains_key(&local)
     }
