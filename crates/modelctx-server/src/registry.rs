@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use modelctx_session::announce::{Announcement, AnnouncementBus, AnnouncementReceiver};
+use modelctx_transport::table::shrink_drained;
 use modelctx_types::{
     Cursor, ErrorData, PromptListChangedNotification, ResourceListChangedNotification,
     ResourceUpdatedNotification, ResourceUpdatedNotificationParams, SubscriptionFilter,
@@ -255,11 +256,12 @@ pub(crate) struct Listening {
 impl Drop for Listening {
     fn drop(&mut self) {
         if let Some(announcer) = self.announcer.upgrade() {
-            announcer
+            let mut listeners = announcer
                 .listeners
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .retain(|l| l.id != self.id);
+                .unwrap_or_else(|p| p.into_inner());
+            listeners.retain(|l| l.id != self.id);
+            shrink_drained(&mut *listeners);
         }
     }
 }
@@ -328,12 +330,9 @@ pub(crate) struct Tracking {
 impl Drop for Tracking {
     fn drop(&mut self) {
         if let Some(announcer) = self.announcer.upgrade() {
-            announcer
-                .sessions
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .sessions
-                .remove(&self.key);
+            let mut tracked = announcer.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            tracked.sessions.remove(&self.key);
+            shrink_drained(&mut tracked.sessions);
         }
     }
 }
@@ -592,6 +591,23 @@ mod tests {
         assert!(announcer.live().is_empty());
         assert!(sessions.iter().all(|s| Arc::weak_count(s) == 0));
         assert!(announcer.sessions.lock().unwrap().sessions.is_empty());
+    }
+
+    #[test]
+    fn the_session_table_gives_its_room_back_as_sessions_end() {
+        let announcer = Announcer::new(Duration::from_millis(1), [true; 3], None);
+        let sessions: Vec<_> = (0..5_000)
+            .map(|_| Arc::new(SessionState::default()))
+            .collect();
+        let tracking: Vec<_> = sessions.iter().map(|s| announcer.track(s)).collect();
+        let room = || announcer.sessions.lock().unwrap().sessions.capacity();
+        assert!(room() >= 5_000);
+        drop(tracking);
+        assert!(
+            room() <= modelctx_transport::table::KEPT_CAPACITY,
+            "{}",
+            room()
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use modelctx_transport::table::shrink_drained;
 use modelctx_types::{ProgressToken, RequestId};
 use tokio::time::Instant;
 
@@ -260,8 +261,10 @@ impl<S, P> PendingTable<S, P> {
 
     fn take_entry(&mut self, id: &RequestId) -> Option<Entry<S>> {
         let entry = self.slots.remove(id)?;
+        shrink_drained(&mut self.slots);
         if !self.progress.is_empty() {
             self.progress.retain(|_, (rid, _)| rid != id);
+            shrink_drained(&mut self.progress);
         }
         Some(entry)
     }
@@ -310,6 +313,18 @@ mod tests {
         assert_eq!(t.insert_with_id(RequestId::from("i7/2"), "mine"), Ok(()));
         assert_eq!(t.insert("b"), RequestId::from("i7/3"));
         assert_eq!(t.complete(&RequestId::from("i7/2")), Some("mine"));
+    }
+
+    #[test]
+    fn the_table_gives_its_room_back_as_requests_end() {
+        let mut t = Table::default();
+        let ids: Vec<_> = (0..5_000).map(|_| t.insert("a")).collect();
+        assert!(t.slots.capacity() >= 5_000);
+        for id in &ids {
+            assert_eq!(t.complete(id), Some("a"));
+        }
+        let room = t.slots.capacity();
+        assert!(room <= modelctx_transport::table::KEPT_CAPACITY, "{room}");
     }
 
     #[test]

@@ -537,11 +537,11 @@ impl Core {
                 is_initialize,
             )
             .await;
-            shared
-                .inflight
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&id);
+            {
+                let mut inflight = shared.inflight.lock().unwrap_or_else(|p| p.into_inner());
+                inflight.remove(&id);
+                modelctx_transport::table::shrink_drained(&mut *inflight);
+            }
             let message = match outcome {
                 // Cancelled: the spec says no response.
                 None => return,

@@ -28,6 +28,8 @@ mod reconnect;
 mod replay;
 mod shared;
 pub mod sse;
+#[doc(hidden)]
+pub mod table;
 
 use std::cell::Cell;
 use std::fmt;

@@ -13,11 +13,20 @@
 //! heap is counted by wrapping the system allocator (`stats_alloc`), which is why the
 //! soak has its own server program: the counting (two atomic additions per allocation)
 //! stays out of the `bench-server-modelctx` whose speed `cargo xtask bench` compares.
+//!
+//! The `count` lines are read and answered on a thread of their own, with blocking
+//! reads and writes, not through tokio's stdin and stdout: those run each read and
+//! write on tokio's blocking pool, which starts threads as they overlap and retires
+//! them after ten idle seconds, so the server's threads (and the thread-local
+//! allocations each thread makes, counted in the live heap) varied from one
+//! measurement to the next (CI: 4 threads after round 1, 7 after round 3, 12 blocks
+//! more). The server runs no blocking-pool work now: its threads are the runtime's
+//! workers, this thread and the main one, the same at every measurement.
 
+use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 #[global_allocator]
 static HEAP: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
@@ -49,28 +58,39 @@ async fn serve(max_sessions: usize) -> Result<(), String> {
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     println!("listening {addr}");
     let metrics = tokio::runtime::Handle::current().metrics();
-    let control = async move {
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        let mut stdout = tokio::io::stdout();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.trim() == "count" {
-                let heap = HEAP.stats();
-                let answer = format!(
-                    "tasks {} heap {} blocks {}\n",
-                    metrics.num_alive_tasks(),
-                    heap.bytes_allocated.saturating_sub(heap.bytes_deallocated),
-                    heap.allocations.saturating_sub(heap.deallocations),
-                );
-                if stdout.write_all(answer.as_bytes()).await.is_err()
-                    || stdout.flush().await.is_err()
-                {
-                    break;
-                }
-            }
-        }
-    };
+    let (closed, stdin_closed) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name("soak-control".into())
+        .spawn(move || {
+            control(&metrics);
+            drop(closed);
+        })
+        .map_err(|e| format!("cannot start the control thread: {e}"))?;
     tokio::select! {
         outcome = modelctx_bench::modelctx_side::serve_soak(listener, max_sessions) => outcome,
-        () = control => Ok(()),
+        _ = stdin_closed => Ok(()),
+    }
+}
+
+/// Answers each `count` line on stdin until stdin closes (or stdout does).
+fn control(metrics: &tokio::runtime::RuntimeMetrics) {
+    let mut stdout = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim() != "count" {
+            continue;
+        }
+        let heap = HEAP.stats();
+        let answered = writeln!(
+            stdout,
+            "tasks {} heap {} blocks {}",
+            metrics.num_alive_tasks(),
+            heap.bytes_allocated.saturating_sub(heap.bytes_deallocated),
+            heap.allocations.saturating_sub(heap.deallocations),
+        )
+        .and_then(|()| stdout.flush());
+        if answered.is_err() {
+            break;
+        }
     }
 }

@@ -11,7 +11,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use modelctx_bench::soak::{self, HEAP_TOLERANCE, Plan, RSS_TOLERANCE, Report, Resources};
+use modelctx_bench::soak::{
+    self, BLOCK_TOLERANCE, HEAP_TOLERANCE, Plan, RSS_TOLERANCE, Report, Resources,
+};
 
 const USAGE: &str = "usage: bench-soak [--seconds N] [--sessions N] [--connections N] [--rounds N]";
 
@@ -118,9 +120,14 @@ fn print_report(report: &Report) {
         line(&format!("round {n}, after"), &round.after);
     }
     eprintln!(
-        "  held from round 2 on: live heap after the round within max({:.0} %, {:.0} KiB) of round 1's; resident set within max({:.0} %, {:.0} KiB) of round 1's peak (plus what more the sessions held)",
+        "  held after every round: the baseline's descriptors, tasks and threads; live heap within max({:.0} %, {:.0} KiB) and max({:.0} %, {:.0}) blocks of the baseline's",
         HEAP_TOLERANCE.0 * 100.0,
         HEAP_TOLERANCE.1,
+        HEAP_TOLERANCE.0 * 100.0,
+        BLOCK_TOLERANCE,
+    );
+    eprintln!(
+        "  held from round 2 on: resident set within max({:.0} %, {:.0} KiB) of round 1's peak (plus what more the sessions held)",
         RSS_TOLERANCE.0 * 100.0,
         RSS_TOLERANCE.1,
     );

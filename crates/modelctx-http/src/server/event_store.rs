@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use modelctx_transport::table::shrink_drained;
 
 /// The id of one SSE event: the stream it belongs to and its position on that stream.
 ///
@@ -164,10 +165,9 @@ impl EventStore for InMemoryEventStore {
     }
 
     fn forget_session(&self, session: &str) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(session);
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.remove(session);
+        shrink_drained(&mut *sessions);
     }
 }
 
@@ -208,6 +208,25 @@ mod tests {
         for bad in ["", "3", "3-", "-7", "a-1", "1-2-3", "+1-2", "1- 2"] {
             assert!(bad.parse::<EventId>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_session_table_gives_its_room_back_as_sessions_end() {
+        let store = InMemoryEventStore::new();
+        let names: Vec<String> = (0..5_000).map(|i| format!("s{i}")).collect();
+        for name in &names {
+            store.store(name, EventId { stream: 0, seq: 0 }, Arc::from(""));
+        }
+        let room = || store.sessions.lock().unwrap().capacity();
+        assert!(room() >= 5_000);
+        for name in &names {
+            store.forget_session(name);
+        }
+        assert!(
+            room() <= modelctx_transport::table::KEPT_CAPACITY,
+            "{}",
+            room()
+        );
     }
 
     #[test]

@@ -185,7 +185,12 @@ impl StreamableHttpService {
 
     /// Ends every session (their streams close, their handlers see the transport end).
     pub fn close_all_sessions(&self) {
-        let sessions: Vec<_> = self.inner.lock_sessions().drain().map(|(_, s)| s).collect();
+        let sessions: Vec<_> = {
+            let mut sessions = self.inner.lock_sessions();
+            let ended = sessions.drain().map(|(_, s)| s).collect();
+            modelctx_transport::table::shrink_drained(&mut *sessions);
+            ended
+        };
         for s in sessions {
             s.terminate();
         }
@@ -529,7 +534,9 @@ impl Inner {
             let weak: Weak<Inner> = Arc::downgrade(self);
             Box::new(move |id: &str| {
                 if let Some(inner) = weak.upgrade() {
-                    inner.lock_sessions().remove(id);
+                    let mut sessions = inner.lock_sessions();
+                    sessions.remove(id);
+                    modelctx_transport::table::shrink_drained(&mut *sessions);
                 }
             }) as session::OnEnd
         });
@@ -1686,6 +1693,27 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.len(), 32);
         assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
+    }
+
+    #[tokio::test]
+    async fn the_session_table_gives_its_room_back_as_sessions_end() {
+        let service = StreamableHttpService::new(drop);
+        let inner = &service.inner;
+        let sessions: Vec<_> = (0..2_000)
+            .map(|_| inner.create_session(None, true, false, None, None).unwrap())
+            .collect();
+        assert_eq!(service.session_count(), 2_000);
+        let room = || inner.lock_sessions().capacity();
+        assert!(room() >= 2_000);
+        for session in &sessions {
+            session.terminate();
+        }
+        assert_eq!(service.session_count(), 0);
+        assert!(
+            room() <= modelctx_transport::table::KEPT_CAPACITY,
+            "{}",
+            room()
+        );
     }
 
     #[test]

@@ -199,6 +199,13 @@ impl TaskHost {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Drops task `id`'s live state (the table gives its room back as it drains).
+    fn forget_live(&self, id: &str) {
+        let mut live = self.lock_live();
+        live.remove(id);
+        modelctx_transport::table::shrink_drained(&mut *live);
+    }
+
     fn live(&self, id: &str) -> Option<Arc<Live>> {
         self.lock_live().get(id).cloned()
     }
@@ -284,7 +291,7 @@ impl TaskHost {
             }
         }
         if record.task.status.is_terminal() {
-            self.lock_live().remove(id);
+            self.forget_live(id);
         }
         let _ = self.changes.send(id.to_owned());
         Ok(record.task)
@@ -682,7 +689,7 @@ impl TaskRun {
             .host
             .update(&self.id, TaskUpdate::Finish { outcome, failed })
             .await;
-        self.host.lock_live().remove(&self.id);
+        self.host.forget_live(&self.id);
         self.live.bump();
     }
 }
@@ -711,7 +718,7 @@ impl Drop for TaskRun {
                         },
                     )
                     .await;
-                host.lock_live().remove(&id);
+                host.forget_live(&id);
                 live.bump();
             });
         }

@@ -288,6 +288,7 @@ impl Tasks {
             self.by_id.remove(&id);
             self.order.remove(&seq);
         }
+        modelctx_transport::table::shrink_drained(&mut self.by_id);
     }
 
     fn live(&mut self, id: &str, now: SystemTime) -> Option<&mut TaskRecord> {
@@ -299,6 +300,7 @@ impl Tasks {
             if let Some((seq, _)) = self.by_id.remove(id) {
                 self.order.remove(&seq);
             }
+            modelctx_transport::table::shrink_drained(&mut self.by_id);
             return None;
         }
         self.by_id.get_mut(id).map(|(_, r)| r)

@@ -102,7 +102,12 @@ impl SseService {
 
     /// Ends every session (their streams end, their handlers see the transport end).
     pub fn close_all_sessions(&self) {
-        let sessions: Vec<_> = self.inner.lock_sessions().drain().map(|(_, s)| s).collect();
+        let sessions: Vec<_> = {
+            let mut sessions = self.inner.lock_sessions();
+            let ended = sessions.drain().map(|(_, s)| s).collect();
+            modelctx_transport::table::shrink_drained(&mut *sessions);
+            ended
+        };
         for s in sessions {
             s.closed.cancel();
         }
@@ -153,7 +158,9 @@ impl Inner {
     }
 
     pub(crate) fn forget(&self, id: &str) {
-        self.lock_sessions().remove(id);
+        let mut sessions = self.lock_sessions();
+        sessions.remove(id);
+        modelctx_transport::table::shrink_drained(&mut *sessions);
     }
 
     pub(crate) fn report(&self, status: StatusCode, reason: String) {

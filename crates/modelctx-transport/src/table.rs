@@ -1,0 +1,220 @@
+//! Tables of a long-running server that give their memory back as they drain.
+//!
+//! A hash map or a vector keeps the capacity of its highest length: a table of live
+//! sessions (or streams, or requests) that once held 10,000 entries keeps room for
+//! them after every one of them ended. [`shrink_drained`], called where entries are
+//! removed, gives that room back once the table is mostly empty.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasher, Hash};
+
+/// Below this capacity a table is left as it is (a few KiB at most, and a table that
+/// small would otherwise be reallocated as a handful of entries come and go).
+pub const KEPT_CAPACITY: usize = 64;
+
+/// What [`shrink_drained`] needs of a table.
+pub trait Table {
+    /// Entries held.
+    fn len(&self) -> usize;
+    /// Entries the table has room for without growing.
+    fn capacity(&self) -> usize;
+    /// Shrinks the room to at least `min` (and at least the length).
+    fn shrink_to(&mut self, min: usize);
+}
+
+/// Called after entries were removed from `table`: when fewer than a quarter of its
+/// capacity is in use (and the capacity is over [`KEPT_CAPACITY`]), shrinks it to
+/// twice its length (at least a quarter of [`KEPT_CAPACITY`]). True when it shrank.
+///
+/// The cost on the removal path is one comparison. Amortised: a table that shrank
+/// to twice its length grows again only after as many insertions as it has entries,
+/// and shrinks again only after half its entries are removed, so a table whose length
+/// hovers around a threshold is never reallocated back and forth, and the rehash a
+/// shrink costs is paid for by the removals before it.
+///
+/// Plumbing for the server transports and roles of the modelctx crates.
+pub fn shrink_drained<T: Table + ?Sized>(table: &mut T) -> bool {
+    let capacity = table.capacity();
+    let len = table.len();
+    if capacity <= KEPT_CAPACITY || len >= capacity / 4 {
+        return false;
+    }
+    table.shrink_to(len.saturating_mul(2).max(KEPT_CAPACITY / 4));
+    true
+}
+
+impl<K: Eq + Hash, V, S: BuildHasher> Table for HashMap<K, V, S> {
+    fn len(&self) -> usize {
+        HashMap::len(self)
+    }
+    fn capacity(&self) -> usize {
+        HashMap::capacity(self)
+    }
+    fn shrink_to(&mut self, min: usize) {
+        HashMap::shrink_to(self, min);
+    }
+}
+
+impl<T: Eq + Hash, S: BuildHasher> Table for HashSet<T, S> {
+    fn len(&self) -> usize {
+        HashSet::len(self)
+    }
+    fn capacity(&self) -> usize {
+        HashSet::capacity(self)
+    }
+    fn shrink_to(&mut self, min: usize) {
+        HashSet::shrink_to(self, min);
+    }
+}
+
+impl<T> Table for Vec<T> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn capacity(&self) -> usize {
+        Vec::capacity(self)
+    }
+    fn shrink_to(&mut self, min: usize) {
+        Vec::shrink_to(self, min);
+    }
+}
+
+impl<T> Table for VecDeque<T> {
+    fn len(&self) -> usize {
+        VecDeque::len(self)
+    }
+    fn capacity(&self) -> usize {
+        VecDeque::capacity(self)
+    }
+    fn shrink_to(&mut self, min: usize) {
+        VecDeque::shrink_to(self, min);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fills `table` to `n` entries with `insert`, then drains it with `remove`,
+    /// calling [`shrink_drained`] after each removal as the servers do. Returns the
+    /// capacity at the peak and after the drain, and how many times it shrank.
+    fn fill_and_drain<T: Table>(
+        table: &mut T,
+        n: usize,
+        mut insert: impl FnMut(&mut T, usize),
+        mut remove: impl FnMut(&mut T, usize),
+    ) -> (usize, usize, usize) {
+        for i in 0..n {
+            insert(table, i);
+        }
+        let peak = table.capacity();
+        let mut shrinks = 0;
+        for i in 0..n {
+            remove(table, i);
+            shrinks += usize::from(shrink_drained(table));
+            // Never more room than the larger of 4 × the length and the kept floor
+            // (once the first removal past the quarter line has shrunk it).
+            if shrinks > 0 {
+                assert!(
+                    table.capacity() < (4 * (table.len() + 1)).max(KEPT_CAPACITY),
+                    "{} entries in room for {}",
+                    table.len(),
+                    table.capacity()
+                );
+            }
+        }
+        (peak, table.capacity(), shrinks)
+    }
+
+    #[test]
+    fn a_drained_map_gives_its_room_back() {
+        let mut map = HashMap::new();
+        let (peak, after, shrinks) = fill_and_drain(
+            &mut map,
+            10_000,
+            |m, i| {
+                m.insert(i, [0u64; 4]);
+            },
+            |m, i| {
+                m.remove(&i);
+            },
+        );
+        assert!(peak >= 10_000, "{peak}");
+        assert!(after <= KEPT_CAPACITY, "{after}");
+        // Halving (or better) each time: a handful of shrinks, not one per removal.
+        assert!((1..=12).contains(&shrinks), "{shrinks}");
+
+        let mut set = HashSet::new();
+        let (_, after, _) = fill_and_drain(
+            &mut set,
+            5_000,
+            |s, i| {
+                s.insert(i);
+            },
+            |s, i| {
+                s.remove(&i);
+            },
+        );
+        assert!(after <= KEPT_CAPACITY, "{after}");
+    }
+
+    #[test]
+    fn a_drained_vector_gives_its_room_back() {
+        let mut vec = Vec::new();
+        let (peak, after, _) = fill_and_drain(
+            &mut vec,
+            10_000,
+            |v, i| v.push(i),
+            |v, _| {
+                v.pop();
+            },
+        );
+        assert!(peak >= 10_000, "{peak}");
+        assert!(after <= KEPT_CAPACITY, "{after}");
+
+        let mut deque = VecDeque::new();
+        let (_, after, _) = fill_and_drain(
+            &mut deque,
+            10_000,
+            |d, i| d.push_back(i),
+            |d, _| {
+                d.pop_front();
+            },
+        );
+        assert!(after <= KEPT_CAPACITY, "{after}");
+    }
+
+    #[test]
+    fn a_table_around_a_threshold_is_not_reallocated_back_and_forth() {
+        // Drained to a few hundred entries it shrinks once; then one entry in, one
+        // out, many times over, never shrinks (nor grows) it again.
+        let mut map: HashMap<usize, u64> = (0..4_096).map(|i| (i, 0)).collect();
+        for i in 300..4_096 {
+            map.remove(&i);
+            shrink_drained(&mut map);
+        }
+        let settled = map.capacity();
+        assert!(settled < 4 * 301, "{settled}");
+        for i in 0..10_000 {
+            map.insert(100_000 + i, 0);
+            map.remove(&(100_000 + i));
+            assert!(!shrink_drained(&mut map));
+            // (A map's reported room dips while removed entries leave tombstones,
+            // until it rehashes them away in place: never more than it settled at.)
+            assert!(map.capacity() <= settled);
+        }
+    }
+
+    #[test]
+    fn small_tables_are_left_alone() {
+        let mut map: HashMap<u32, u32> = HashMap::with_capacity(KEPT_CAPACITY / 2);
+        map.insert(1, 1);
+        let capacity = map.capacity();
+        assert!(capacity <= KEPT_CAPACITY, "{capacity}");
+        map.remove(&1);
+        assert!(!shrink_drained(&mut map));
+        assert_eq!(map.capacity(), capacity);
+        let mut empty: Vec<u8> = Vec::new();
+        assert!(!shrink_drained(&mut empty));
+    }
+}
