@@ -1251,6 +1251,32 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_routes_give_their_room_back_as_requests_end() {
+        let config = StreamableHttpServerConfig::default();
+        let (state, rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
+        let transport = HttpServerTransport {
+            state: state.clone(),
+            rx,
+            pre_initialized: true,
+            stateless_era: None,
+        };
+        let (sink, _stream) = transport.split();
+        for id in 1..=2_000 {
+            open(&state, id);
+        }
+        let room = || {
+            let routes = state.routes();
+            (routes.requests.capacity(), routes.streams.capacity())
+        };
+        assert!(room().0 >= 2_000 && room().1 >= 2_000, "{:?}", room());
+        for id in 1..=2_000 {
+            sink.send(answer(id)).await.unwrap();
+        }
+        let kept = modelctx_transport::table::KEPT_CAPACITY;
+        assert!(room().0 <= kept && room().1 <= kept, "{:?}", room());
+    }
+
+    #[tokio::test]
     async fn an_sse_head_waits_until_the_runtime_handled_the_post() {
         let config = StreamableHttpServerConfig::default();
         let (state, rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);

@@ -455,3 +455,33 @@ async fn refuse_on_stream(
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_table_gives_its_room_back_as_sessions_end() {
+        let service = SseService::new(drop);
+        let inner = &service.inner;
+        let (inbound, _in_rx) = mpsc::channel(1);
+        let (outbound, _out_rx) = mpsc::channel(1);
+        let ids: Vec<Arc<str>> = (0..2_000).map(|i| Arc::from(format!("s{i}"))).collect();
+        for id in &ids {
+            // What `open_stream` registers for a new event stream.
+            let session = Session {
+                inbound: inbound.clone(),
+                outbound: outbound.downgrade(),
+                closed: CancellationToken::new(),
+            };
+            inner.lock_sessions().insert(id.clone(), Arc::new(session));
+        }
+        let room = || inner.lock_sessions().capacity();
+        assert!(room() >= 2_000);
+        for id in &ids {
+            inner.forget(id);
+        }
+        assert_eq!(service.session_count(), 0);
+        assert_eq!(room(), 0);
+    }
+}
