@@ -38,10 +38,11 @@
 //!
 //! The server runs with [`MALLOC_TUNING`]. With glibc's defaults the second round does
 //! not fit in the first's memory although its live heap is the same: the blocks the
-//! per-thread caches and fast bins hold when a round ends, and the session maps'
-//! tables (kept for the next round, placed in the heap once glibc has raised its mmap
-//! threshold), stay scattered through the freed memory and split it, and each later
-//! round spreads a little further (measured in BENCHMARKS.md).
+//! per-thread caches and fast bins hold when a round ends, and the session tables at
+//! their peak (placed in the heap once glibc has raised its mmap threshold), stay
+//! scattered through the freed memory and split it, and each later round spreads a
+//! little further (measured in BENCHMARKS.md, when the tables still kept their peak's
+//! room from round to round).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -76,8 +77,8 @@ pub const BLOCK_TOLERANCE: f64 = 64.0;
 /// The server's glibc malloc settings (`GLIBC_TUNABLES`): no per-thread cache and no
 /// fast bins, so a freed block merges with its free neighbours at once, and a fixed
 /// mmap threshold (128 KiB, glibc's default, which it otherwise raises as big blocks
-/// are freed), so the session maps' tables, kept from round to round, get mappings of
-/// their own instead of sitting in the middle of an arena. A round's freed memory
+/// are freed), so the session tables at a round's peak get mappings of their own
+/// instead of sitting in the middle of an arena. A round's freed memory
 /// then merges into each arena's top and is given back, and the next round starts
 /// from the heap round 1 started from. With glibc's defaults the blocks those caches
 /// hold when a round ends, and the tables, stay scattered through the freed memory,

@@ -17,6 +17,10 @@ pub const KEPT_CAPACITY: usize = 64;
 pub trait Table {
     /// Entries held.
     fn len(&self) -> usize;
+    /// Whether it holds none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Entries the table has room for without growing.
     fn capacity(&self) -> usize;
     /// Shrinks the room to at least `min` (and at least the length).
