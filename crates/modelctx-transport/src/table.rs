@@ -43,8 +43,8 @@ pub trait Table {
 /// Why an empty table frees everything rather than keeping a small one: a table
 /// reallocated small while the last of a round's sessions were ending lands wherever
 /// the allocator finds room, often near the top of a heap that is about to be given
-/// back, and pins it (the soak measured 60–70 MB resident after a round with such
-/// small tables kept, 11 MB with them freed).
+/// back, and pins it (the soak measured 60–70 MB, once 116 MB, resident after a
+/// round with such small tables kept, 11 MB with them freed).
 ///
 /// Plumbing for the server transports and roles of the modelctx crates.
 pub fn shrink_drained<T: Table + ?Sized>(table: &mut T) -> bool {
