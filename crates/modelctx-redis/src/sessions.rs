@@ -1,8 +1,10 @@
 //! [`RedisSessionRegistry`]: the records of 2025-era streamable HTTP sessions, shared by
 //! several server processes.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -11,6 +13,7 @@ use futures::stream::BoxStream;
 use modelctx_http::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry};
 use modelctx_transport::SessionSnapshot;
 use redis::aio::ConnectionManager;
+use tokio::sync::watch;
 
 use crate::keys::Keys;
 
@@ -56,7 +59,10 @@ impl RedisSessionRegistryConfig {
 /// (from the client), `s` (for the client's GET stream), `e` (the session ended) or
 /// `v` (its new state), the session id and the message, a newline between each; each
 /// listening service holds one pub/sub connection subscribed to both. Pub/sub
-/// delivers at most once, which is what the relay promises.
+/// delivers at most once, which is what the relay promises. A message relayed with
+/// [`SessionRegistry::relay_acknowledged`] also names its sender and a token; each
+/// listener answers `a` with the token on the sender's channel once its service asks
+/// for the next message, and the sender counts them up to what `PUBLISH` answered.
 ///
 /// The service holding a session's GET stream is `<prefix>sess:{<id>}:get`
 /// ([`SessionRegistry::hold_stream`]), set only when no other service holds it (or by a
@@ -71,6 +77,41 @@ pub struct RedisSessionRegistry {
     conn: ConnectionManager,
     keys: Keys,
     scripts: Arc<Scripts>,
+    acks: Arc<Acks>,
+}
+
+/// The acknowledgements [`SessionRegistry::relay_acknowledged`] waits for: a counter
+/// per message, raised by the listener of the service that sent it.
+#[derive(Default)]
+struct Acks {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<u64, watch::Sender<usize>>>,
+}
+
+impl Acks {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, watch::Sender<usize>>> {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One more service took message `token` in.
+    fn acknowledged(&self, token: &str) {
+        if let Ok(token) = token.parse::<u64>()
+            && let Some(count) = self.waiting().get(&token)
+        {
+            count.send_modify(|n| *n += 1);
+        }
+    }
+}
+
+/// What the listener of a service does with one pub/sub message.
+enum Heard {
+    /// A message relayed to the service, and where its acknowledgement goes (the
+    /// sender's channel and its token) if the sender waits for one.
+    Relayed(Relayed, Option<(String, String)>),
+    /// An acknowledgement of the message this service sent as `token`.
+    Ack(String),
+    /// Not a message of this registry.
+    Other,
 }
 
 struct Scripts {
@@ -219,6 +260,45 @@ fn held_or_not(mut reply: Vec<String>, not: &str) -> Result<Option<Vec<String>>,
     }
 }
 
+/// The tag of a relayed message's kind on the wire.
+fn kind_tag(kind: RelayedKind) -> &'static str {
+    match kind {
+        RelayedKind::ForClient => "s",
+        RelayedKind::Ended => "e",
+        RelayedKind::Changed => "v",
+        _ => "c",
+    }
+}
+
+/// Reads one relay payload: `<kind>[!<from>!<token>]\n<session>\n<message>`, or an
+/// acknowledgement `a\n\n<token>`.
+fn read_payload(payload: &str) -> Heard {
+    let Some((tag, rest)) = payload.split_once('\n') else {
+        return Heard::Other;
+    };
+    let Some((session, message)) = rest.split_once('\n') else {
+        return Heard::Other;
+    };
+    if tag == "a" {
+        return Heard::Ack(message.to_owned());
+    }
+    let (kind, owed) = match tag.split_once('!') {
+        Some((kind, reply)) => match reply.split_once('!') {
+            Some((from, token)) => (kind, Some((from.to_owned(), token.to_owned()))),
+            None => return Heard::Other,
+        },
+        None => (tag, None),
+    };
+    let relayed = match kind {
+        "c" => Relayed::new(session, message),
+        "s" => Relayed::for_client(session, message),
+        "e" => Relayed::ended(session),
+        "v" => Relayed::changed(session, message),
+        _ => return Heard::Other,
+    };
+    Heard::Relayed(relayed, owed)
+}
+
 fn unavailable(e: redis::RedisError) -> RegistryError {
     RegistryError::new(format!("Redis: {e}"))
 }
@@ -235,6 +315,7 @@ impl RedisSessionRegistry {
             client,
             conn,
             keys: Keys::new(&config.prefix),
+            acks: Arc::default(),
             scripts: Arc::new(Scripts {
                 create: script(CREATE),
                 save: script(SAVE),
@@ -448,13 +529,12 @@ impl SessionRegistry for RedisSessionRegistry {
             Some(instance) => self.keys.relay_to(instance),
             None => self.keys.relay_all(),
         };
-        let kind = match relayed.kind {
-            RelayedKind::ForClient => "s",
-            RelayedKind::Ended => "e",
-            RelayedKind::Changed => "v",
-            _ => "c",
-        };
-        let payload = format!("{kind}\n{}\n{}", relayed.session, relayed.message);
+        let payload = format!(
+            "{}\n{}\n{}",
+            kind_tag(relayed.kind),
+            relayed.session,
+            relayed.message
+        );
         Box::pin(async move {
             let _: i64 = redis::cmd("PUBLISH")
                 .arg(channel)
@@ -466,12 +546,53 @@ impl SessionRegistry for RedisSessionRegistry {
         })
     }
 
+    fn relay_acknowledged(
+        &self,
+        from: &str,
+        relayed: Relayed,
+        wait: Duration,
+    ) -> BoxFuture<'static, Result<bool, RegistryError>> {
+        let mut conn = self.conn.clone();
+        let channel = self.keys.relay_all();
+        let acks = self.acks.clone();
+        let token = acks.next.fetch_add(1, Ordering::Relaxed);
+        // Counting from before the message goes out: an acknowledgement may come back
+        // before `PUBLISH` answers.
+        let (count, mut counted) = watch::channel(0usize);
+        acks.waiting().insert(token, count);
+        let payload = format!(
+            "{}!{from}!{token}\n{}\n{}",
+            kind_tag(relayed.kind),
+            relayed.session,
+            relayed.message
+        );
+        Box::pin(async move {
+            let heard: Result<usize, _> = redis::cmd("PUBLISH")
+                .arg(channel)
+                .arg(payload)
+                .query_async(&mut conn)
+                .await;
+            let all = match heard {
+                Ok(listeners) => tokio::time::timeout(wait, counted.wait_for(|n| *n >= listeners))
+                    .await
+                    .is_ok_and(|r| r.is_ok()),
+                Err(_) => false,
+            };
+            acks.waiting().remove(&token);
+            heard.map_err(unavailable)?;
+            Ok(all)
+        })
+    }
+
     fn listen(
         &self,
         instance: &str,
     ) -> BoxFuture<'static, Result<BoxStream<'static, Relayed>, RegistryError>> {
         let client = self.client.clone();
         let channels = [self.keys.relay_to(instance), self.keys.relay_all()];
+        let conn = self.conn.clone();
+        let acks = self.acks.clone();
+        let relay_prefix = self.keys.relay_to("");
         Box::pin(async move {
             let subscribe = async {
                 let mut pubsub = client.get_async_pubsub().await?;
@@ -482,20 +603,35 @@ impl SessionRegistry for RedisSessionRegistry {
                 .await
                 .map_err(|_| RegistryError::new("Redis: subscribing timed out"))?
                 .map_err(unavailable)?;
-            let relayed = pubsub.into_on_message().filter_map(|msg| {
-                let payload: Option<String> = msg.get_payload().ok();
-                let relayed = payload.and_then(|p| {
-                    let (kind, rest) = p.split_once('\n')?;
-                    let (session, message) = rest.split_once('\n')?;
-                    match kind {
-                        "c" => Some(Relayed::new(session, message)),
-                        "s" => Some(Relayed::for_client(session, message)),
-                        "e" => Some(Relayed::ended(session)),
-                        "v" => Some(Relayed::changed(session, message)),
-                        _ => None,
+            // The acknowledgement of the message handed out last is sent when the
+            // service asks for the next one: it has taken the last one in by then.
+            let state = (pubsub.into_on_message(), conn, None::<(String, String)>);
+            let relayed = futures::stream::unfold(state, move |(mut messages, mut conn, owed)| {
+                let acks = acks.clone();
+                let relay_prefix = relay_prefix.clone();
+                async move {
+                    if let Some((to, token)) = owed {
+                        let ack = format!("a\n\n{token}");
+                        let sent: Result<i64, _> = redis::cmd("PUBLISH")
+                            .arg(format!("{relay_prefix}{to}"))
+                            .arg(ack)
+                            .query_async(&mut conn)
+                            .await;
+                        // Lost: the sender waits its bound, then goes on.
+                        drop(sent);
                     }
-                });
-                futures::future::ready(relayed)
+                    loop {
+                        let msg = messages.next().await?;
+                        let payload: Option<String> = msg.get_payload().ok();
+                        match payload.as_deref().map_or(Heard::Other, read_payload) {
+                            Heard::Relayed(relayed, owed) => {
+                                return Some((relayed, (messages, conn, owed)));
+                            }
+                            Heard::Ack(token) => acks.acknowledged(&token),
+                            Heard::Other => {}
+                        }
+                    }
+                }
             });
             Ok(relayed.boxed())
         })
@@ -510,5 +646,29 @@ impl SessionRegistry for RedisSessionRegistry {
             call.key(&index);
             call.invoke_async(&mut conn).await.map_err(unavailable)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relay_payloads_read_back_with_what_is_owed() {
+        let Heard::Relayed(relayed, owed) = read_payload("v!0123456789abcdef!7\nsess\n{\"a\":1}")
+        else {
+            panic!("not read as a relayed message");
+        };
+        assert_eq!(relayed, Relayed::changed("sess", "{\"a\":1}"));
+        assert_eq!(owed, Some(("0123456789abcdef".to_owned(), "7".to_owned())));
+        let Heard::Relayed(relayed, owed) = read_payload("s\nsess\n{}") else {
+            panic!("not read as a relayed message");
+        };
+        assert_eq!(relayed, Relayed::for_client("sess", "{}"));
+        assert_eq!(owed, None);
+        assert!(matches!(read_payload("a\n\n7"), Heard::Ack(token) if token == "7"));
+        assert!(matches!(read_payload("v!nobody\nsess\n{}"), Heard::Other));
+        assert!(matches!(read_payload("x\nsess\n{}"), Heard::Other));
+        assert!(matches!(read_payload("no newline"), Heard::Other));
     }
 }
