@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use modelctx_http::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry};
+use modelctx_http::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry, StreamHold};
 use modelctx_transport::SessionSnapshot;
 use redis::aio::ConnectionManager;
 use tokio::sync::watch;
@@ -211,15 +211,17 @@ local function take(tag)
 end";
 
 /// ARGV: holder, lease ms, take over (1/0), the holder's instance prefix (`<instance>/`).
-/// {'held', kept...} | {'busy'}: another service holds the stream.
+/// {'held', previous holder or '', kept...} | {'busy'}: another service holds the stream.
 const HOLD: &str = "
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'held'} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'held', ''} end
 local cur = redis.call('GET', KEYS[3])
 if cur and ARGV[3] ~= '1' and cur ~= ARGV[1] and string.sub(cur, 1, #ARGV[4]) ~= ARGV[4] then
   return {'busy'}
 end
 redis.call('SET', KEYS[3], ARGV[1], 'PX', lease(tonumber(ARGV[2])))
-return take('held')";
+local kept = take('held')
+table.insert(kept, 2, cur or '')
+return kept";
 
 /// ARGV: holder, lease ms. {'held', kept...} | {'lost'}: another holder, or no session.
 const RENEW: &str = "
@@ -266,6 +268,8 @@ fn kind_tag(kind: RelayedKind) -> &'static str {
         RelayedKind::ForClient => "s",
         RelayedKind::Ended => "e",
         RelayedKind::Changed => "v",
+        RelayedKind::HandOver => "h",
+        RelayedKind::HandedOver => "g",
         _ => "c",
     }
 }
@@ -294,6 +298,8 @@ fn read_payload(payload: &str) -> Heard {
         "s" => Relayed::for_client(session, message),
         "e" => Relayed::ended(session),
         "v" => Relayed::changed(session, message),
+        "h" => Relayed::of_kind(RelayedKind::HandOver, session, message),
+        "g" => Relayed::of_kind(RelayedKind::HandedOver, session, message),
         _ => return Heard::Other,
     };
     Heard::Relayed(relayed, owed)
@@ -483,7 +489,7 @@ impl SessionRegistry for RedisSessionRegistry {
         holder: &str,
         take_over: bool,
         lease: Duration,
-    ) -> BoxFuture<'static, Result<Option<Vec<String>>, RegistryError>> {
+    ) -> BoxFuture<'static, Result<Option<StreamHold>, RegistryError>> {
         // The service's part of the name: `<instance>/`.
         let service = holder
             .rfind('/')
@@ -496,7 +502,16 @@ impl SessionRegistry for RedisSessionRegistry {
             service,
         ];
         let held = self.run::<Vec<String>>(|s| &s.hold, session, args);
-        Box::pin(async move { held_or_not(held.await?, "busy") })
+        Box::pin(async move {
+            let Some(mut kept) = held_or_not(held.await?, "busy")? else {
+                return Ok(None);
+            };
+            if kept.is_empty() {
+                return Err(RegistryError::new("unexpected answer from the hold script"));
+            }
+            let previous = Some(kept.remove(0)).filter(|p| !p.is_empty());
+            Ok(Some(StreamHold::new(kept, previous)))
+        })
     }
 
     fn renew_stream(

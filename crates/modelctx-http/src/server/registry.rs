@@ -115,15 +115,17 @@ pub trait SessionRegistry: Send + Sync {
     /// holds the stream, or the holder is of the same service (which has checked that
     /// no stream of the session is open there), or `take_over` (a resumption with
     /// `Last-Event-ID`: the client lost its stream, even if its holder has not noticed
-    /// yet): otherwise `None`, the stream is held elsewhere (409). A session that is
-    /// gone: held, nothing kept.
+    /// yet): otherwise `None`, the stream is held elsewhere (409). The hold it
+    /// replaced, if any, comes back with it ([`StreamHold::previous`]: the service
+    /// taking over asks it for what it sent on the lost connection). A session that
+    /// is gone: held, nothing kept.
     fn hold_stream(
         &self,
         session: &str,
         holder: &str,
         take_over: bool,
         lease: Duration,
-    ) -> BoxFuture<'static, Result<Option<Vec<String>>, RegistryError>>;
+    ) -> BoxFuture<'static, Result<Option<StreamHold>, RegistryError>>;
 
     /// Extends `holder`'s hold on the session's GET stream by `lease`; a hold that
     /// lapsed with no other holder since is taken again (with the messages kept
@@ -154,6 +156,23 @@ pub trait SessionRegistry: Send + Sync {
         &self,
         instance: &str,
     ) -> BoxFuture<'static, Result<BoxStream<'static, Relayed>, RegistryError>>;
+}
+
+/// What [`SessionRegistry::hold_stream`] recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StreamHold {
+    /// The messages kept for the stream while no service held it, oldest first.
+    pub kept: Vec<String>,
+    /// The hold this one replaced (a take-over of a stream another hold still had).
+    pub previous: Option<String>,
+}
+
+impl StreamHold {
+    /// A hold that took `kept` and replaced `previous`.
+    pub fn new(kept: Vec<String>, previous: Option<String>) -> Self {
+        Self { kept, previous }
+    }
 }
 
 /// A message of a shared session sent on to another service through
@@ -188,6 +207,16 @@ pub enum RelayedKind {
     /// (the [`SessionSnapshot`]), for every other copy to take in at once (a
     /// subscription made through one copy holds for the copy holding the GET stream).
     Changed,
+    /// A service took the session's GET stream over from the hold named in the
+    /// message, which the service it is sent to had: that service stops sending on
+    /// it and answers ([`HandedOver`](Self::HandedOver)) with what it sent there
+    /// that the client may have missed. `{"holder", "to", "stream", "after"}`: the
+    /// old hold, the new one, and the last event the client has (the new holder
+    /// replayed up to it).
+    HandOver,
+    /// The answer to a [`HandOver`](Self::HandOver), to the new holder's service:
+    /// `{"holder": <the new hold>, "events": [<message>, ..]}`, oldest first.
+    HandedOver,
 }
 
 impl Relayed {
@@ -220,6 +249,18 @@ impl Relayed {
     pub fn changed(session: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             kind: RelayedKind::Changed,
+            ..Self::new(session, message)
+        }
+    }
+
+    /// A message of `kind` in `session`.
+    pub fn of_kind(
+        kind: RelayedKind,
+        session: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
             ..Self::new(session, message)
         }
     }
