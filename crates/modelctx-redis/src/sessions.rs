@@ -54,23 +54,21 @@ impl RedisSessionRegistryConfig {
 /// (one round trip, atomic): two services creating the last session under the cap
 /// cannot both succeed, and a state is never saved for a session deleted meanwhile.
 ///
-/// Messages relayed between services ([`SessionRegistry::relay`]) are published on
-/// `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to all), as `c`
-/// (from the client), `s` (for the client's GET stream), `e` (the session ended) or
-/// `v` (its new state), the session id and the message, a newline between each; each
-/// listening service holds one pub/sub connection subscribed to both. Pub/sub
-/// delivers at most once, which is what the relay promises. A message relayed with
-/// [`SessionRegistry::relay_acknowledged`] also names its sender and a token; each
-/// listener answers `a` with the token on the sender's channel once its service asks
-/// for the next message, and the sender counts them up to what `PUBLISH` answered.
+/// Relays ([`SessionRegistry::relay`], [`relay_acknowledged`](SessionRegistry::relay_acknowledged))
+/// are published on `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to
+/// all): a kind tag (`c`, `s`, `e`, `v`, `h`, `g`: the [`RelayedKind`]s in order;
+/// `<tag>!<sender>!<token>` when acknowledged, answered `a` with the token on the
+/// sender's channel), the session id and the message, a newline between each. Each
+/// listening service holds one pub/sub connection subscribed to both; pub/sub
+/// delivers at most once, as the trait allows.
 ///
-/// The service holding a session's GET stream is `<prefix>sess:{<id>}:get`
-/// ([`SessionRegistry::hold_stream`]), set only when no other service holds it (or by a
-/// resumption, which takes it over): a lease that the holder renews
-/// ([`SessionRegistry::renew_stream`]), so a holder that dies stops blocking new GETs
-/// when it runs out. Messages for the stream while none holds it wait in the list
-/// `<prefix>sess:{<id>}:out` (bounded, oldest dropped). Neither outlives the record;
-/// both go with it.
+/// A session's GET stream hold is `<prefix>sess:{<id>}:get` (the holder's name, `PX`
+/// its lease) and the messages kept while none holds it the list
+/// `<prefix>sess:{<id>}:out`; what holding, renewing, releasing and keeping promise is
+/// the trait's ([`hold_stream`](SessionRegistry::hold_stream),
+/// [`renew_stream`](SessionRegistry::renew_stream),
+/// [`release_stream`](SessionRegistry::release_stream),
+/// [`to_client`](SessionRegistry::to_client)). Both go with the record.
 pub struct RedisSessionRegistry {
     /// For the pub/sub connection each listening service opens.
     client: redis::Client,
@@ -138,7 +136,8 @@ impl fmt::Debug for RedisSessionRegistry {
 const NOW: &str = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";
 
 // Every session script gets KEYS: record, index, the GET stream's holder, the messages
-// kept for the stream.
+// kept for the stream. What each one promises is the `SessionRegistry` method it
+// serves; the comments say only what goes in and comes out.
 
 /// ARGV: idle ms, cap, id. 1 created, 0 at the cap, -1 taken.
 const CREATE: &str = "
