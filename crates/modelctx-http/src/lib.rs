@@ -96,5 +96,5 @@ pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,
     HttpServerTransport, InMemoryEventStore, InvalidEventId, Lookup, OriginPolicy, RegistryError,
     Rejection, Relayed, RelayedKind, Replay, RunState, RunStore, SessionRegistry, StreamControl,
-    StreamableHttpServerConfig, StreamableHttpService, TakenRun, cors_layer, hosting,
+    StreamHold, StreamableHttpServerConfig, StreamableHttpService, TakenRun, cors_layer, hosting,
 };

@@ -273,6 +273,12 @@ pub(crate) fn check_dpop(
     })
 }
 
+/// The id a shared single-use store keeps for `value`: its SHA-256, base64url.
+pub(crate) fn single_use_id(value: &str) -> String {
+    use sha2::Digest as _;
+    b64url(&sha2::Sha256::digest(value.as_bytes()))
+}
+
 /// When a DPoP proof checked now stops being acceptable (its `iat` window and the
 /// clock skew), in seconds since the Unix epoch: how long its `jti` is remembered.
 pub(crate) fn dpop_replay_until() -> u64 {

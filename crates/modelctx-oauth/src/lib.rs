@@ -143,6 +143,8 @@ mod jose;
 mod netguard;
 #[cfg(feature = "resource-server")]
 mod resource;
+#[cfg(any(feature = "resource-server", feature = "authorization-server"))]
+mod single_use;
 
 #[cfg(feature = "client")]
 pub use client::{
@@ -158,9 +160,11 @@ pub use resource::{
     RequireBearerLayer, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier,
 };
 
+#[cfg(any(feature = "resource-server", feature = "authorization-server"))]
+pub use single_use::{SingleUseStore, StoreError};
+
 #[cfg(feature = "authorization-server")]
 pub use authorization::{
     AuthorizationServer, AuthorizationServerConfig, AuthorizationStore, Grant, GrantKind,
-    InMemoryStore, Login, RegisteredClient, SetupError, StoreError, TrustedIdentityProvider,
-    UserAuthenticator,
+    InMemoryStore, Login, RegisteredClient, SetupError, TrustedIdentityProvider, UserAuthenticator,
 };

@@ -1,16 +1,19 @@
 //! [`RedisSessionRegistry`]: the records of 2025-era streamable HTTP sessions, shared by
 //! several server processes.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use modelctx_http::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry};
+use modelctx_http::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry, StreamHold};
 use modelctx_transport::SessionSnapshot;
 use redis::aio::ConnectionManager;
+use tokio::sync::watch;
 
 use crate::keys::Keys;
 
@@ -51,26 +54,62 @@ impl RedisSessionRegistryConfig {
 /// (one round trip, atomic): two services creating the last session under the cap
 /// cannot both succeed, and a state is never saved for a session deleted meanwhile.
 ///
-/// Messages relayed between services ([`SessionRegistry::relay`]) are published on
-/// `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to all), as `c`
-/// (from the client), `s` (for the client's GET stream), `e` (the session ended) or
-/// `v` (its new state), the session id and the message, a newline between each; each
-/// listening service holds one pub/sub connection subscribed to both. Pub/sub
-/// delivers at most once, which is what the relay promises.
+/// Relays ([`SessionRegistry::relay`], [`relay_acknowledged`](SessionRegistry::relay_acknowledged))
+/// are published on `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to
+/// all): a kind tag (`c`, `s`, `e`, `v`, `h`, `g`: the [`RelayedKind`]s in order;
+/// `<tag>!<sender>!<token>` when acknowledged, answered `a` with the token on the
+/// sender's channel), the session id and the message, a newline between each. Each
+/// listening service holds one pub/sub connection subscribed to both; pub/sub
+/// delivers at most once, as the trait allows.
 ///
-/// The service holding a session's GET stream is `<prefix>sess:{<id>}:get`
-/// ([`SessionRegistry::hold_stream`]), set only when no other service holds it (or by a
-/// resumption, which takes it over): a lease that the holder renews
-/// ([`SessionRegistry::renew_stream`]), so a holder that dies stops blocking new GETs
-/// when it runs out. Messages for the stream while none holds it wait in the list
-/// `<prefix>sess:{<id>}:out` (bounded, oldest dropped). Neither outlives the record;
-/// both go with it.
+/// A session's GET stream hold is `<prefix>sess:{<id>}:get` (the holder's name, `PX`
+/// its lease) and the messages kept while none holds it the list
+/// `<prefix>sess:{<id>}:out`; what holding, renewing, releasing and keeping promise is
+/// the trait's ([`hold_stream`](SessionRegistry::hold_stream),
+/// [`renew_stream`](SessionRegistry::renew_stream),
+/// [`release_stream`](SessionRegistry::release_stream),
+/// [`to_client`](SessionRegistry::to_client)). Both go with the record.
 pub struct RedisSessionRegistry {
     /// For the pub/sub connection each listening service opens.
     client: redis::Client,
     conn: ConnectionManager,
     keys: Keys,
     scripts: Arc<Scripts>,
+    acks: Arc<Acks>,
+}
+
+/// The acknowledgements [`SessionRegistry::relay_acknowledged`] waits for: a counter
+/// per message, raised by the listener of the service that sent it.
+#[derive(Default)]
+struct Acks {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<u64, watch::Sender<usize>>>,
+}
+
+impl Acks {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, watch::Sender<usize>>> {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One more service took message `token` in.
+    fn acknowledged(&self, token: &str) {
+        if let Ok(token) = token.parse::<u64>()
+            && let Some(count) = self.waiting().get(&token)
+        {
+            count.send_modify(|n| *n += 1);
+        }
+    }
+}
+
+/// What the listener of a service does with one pub/sub message.
+enum Heard {
+    /// A message relayed to the service, and where its acknowledgement goes (the
+    /// sender's channel and its token) if the sender waits for one.
+    Relayed(Relayed, Option<(String, String)>),
+    /// An acknowledgement of the message this service sent as `token`.
+    Ack(String),
+    /// Not a message of this registry.
+    Other,
 }
 
 struct Scripts {
@@ -97,7 +136,8 @@ impl fmt::Debug for RedisSessionRegistry {
 const NOW: &str = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";
 
 // Every session script gets KEYS: record, index, the GET stream's holder, the messages
-// kept for the stream.
+// kept for the stream. What each one promises is the `SessionRegistry` method it
+// serves; the comments say only what goes in and comes out.
 
 /// ARGV: idle ms, cap, id. 1 created, 0 at the cap, -1 taken.
 const CREATE: &str = "
@@ -170,15 +210,17 @@ local function take(tag)
 end";
 
 /// ARGV: holder, lease ms, take over (1/0), the holder's instance prefix (`<instance>/`).
-/// {'held', kept...} | {'busy'}: another service holds the stream.
+/// {'held', previous holder or '', kept...} | {'busy'}: another service holds the stream.
 const HOLD: &str = "
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'held'} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'held', ''} end
 local cur = redis.call('GET', KEYS[3])
 if cur and ARGV[3] ~= '1' and cur ~= ARGV[1] and string.sub(cur, 1, #ARGV[4]) ~= ARGV[4] then
   return {'busy'}
 end
 redis.call('SET', KEYS[3], ARGV[1], 'PX', lease(tonumber(ARGV[2])))
-return take('held')";
+local kept = take('held')
+table.insert(kept, 2, cur or '')
+return kept";
 
 /// ARGV: holder, lease ms. {'held', kept...} | {'lost'}: another holder, or no session.
 const RENEW: &str = "
@@ -219,6 +261,49 @@ fn held_or_not(mut reply: Vec<String>, not: &str) -> Result<Option<Vec<String>>,
     }
 }
 
+/// The tag of a relayed message's kind on the wire.
+fn kind_tag(kind: RelayedKind) -> &'static str {
+    match kind {
+        RelayedKind::ForClient => "s",
+        RelayedKind::Ended => "e",
+        RelayedKind::Changed => "v",
+        RelayedKind::HandOver => "h",
+        RelayedKind::HandedOver => "g",
+        _ => "c",
+    }
+}
+
+/// Reads one relay payload: `<kind>[!<from>!<token>]\n<session>\n<message>`, or an
+/// acknowledgement `a\n\n<token>`.
+fn read_payload(payload: &str) -> Heard {
+    let Some((tag, rest)) = payload.split_once('\n') else {
+        return Heard::Other;
+    };
+    let Some((session, message)) = rest.split_once('\n') else {
+        return Heard::Other;
+    };
+    if tag == "a" {
+        return Heard::Ack(message.to_owned());
+    }
+    let (kind, owed) = match tag.split_once('!') {
+        Some((kind, reply)) => match reply.split_once('!') {
+            Some((from, token)) => (kind, Some((from.to_owned(), token.to_owned()))),
+            None => return Heard::Other,
+        },
+        None => (tag, None),
+    };
+    let relayed = match kind {
+        "c" => Relayed::new(session, message),
+        "s" => Relayed::for_client(session, message),
+        "e" => Relayed::ended(session),
+        "v" => Relayed::changed(session, message),
+        "h" => Relayed::of_kind(RelayedKind::HandOver, session, message),
+        "g" => Relayed::of_kind(RelayedKind::HandedOver, session, message),
+        _ => return Heard::Other,
+    };
+    Heard::Relayed(relayed, owed)
+}
+
 fn unavailable(e: redis::RedisError) -> RegistryError {
     RegistryError::new(format!("Redis: {e}"))
 }
@@ -235,6 +320,7 @@ impl RedisSessionRegistry {
             client,
             conn,
             keys: Keys::new(&config.prefix),
+            acks: Arc::default(),
             scripts: Arc::new(Scripts {
                 create: script(CREATE),
                 save: script(SAVE),
@@ -402,7 +488,7 @@ impl SessionRegistry for RedisSessionRegistry {
         holder: &str,
         take_over: bool,
         lease: Duration,
-    ) -> BoxFuture<'static, Result<Option<Vec<String>>, RegistryError>> {
+    ) -> BoxFuture<'static, Result<Option<StreamHold>, RegistryError>> {
         // The service's part of the name: `<instance>/`.
         let service = holder
             .rfind('/')
@@ -415,7 +501,16 @@ impl SessionRegistry for RedisSessionRegistry {
             service,
         ];
         let held = self.run::<Vec<String>>(|s| &s.hold, session, args);
-        Box::pin(async move { held_or_not(held.await?, "busy") })
+        Box::pin(async move {
+            let Some(mut kept) = held_or_not(held.await?, "busy")? else {
+                return Ok(None);
+            };
+            if kept.is_empty() {
+                return Err(RegistryError::new("unexpected answer from the hold script"));
+            }
+            let previous = Some(kept.remove(0)).filter(|p| !p.is_empty());
+            Ok(Some(StreamHold::new(kept, previous)))
+        })
     }
 
     fn renew_stream(
@@ -448,13 +543,12 @@ impl SessionRegistry for RedisSessionRegistry {
             Some(instance) => self.keys.relay_to(instance),
             None => self.keys.relay_all(),
         };
-        let kind = match relayed.kind {
-            RelayedKind::ForClient => "s",
-            RelayedKind::Ended => "e",
-            RelayedKind::Changed => "v",
-            _ => "c",
-        };
-        let payload = format!("{kind}\n{}\n{}", relayed.session, relayed.message);
+        let payload = format!(
+            "{}\n{}\n{}",
+            kind_tag(relayed.kind),
+            relayed.session,
+            relayed.message
+        );
         Box::pin(async move {
             let _: i64 = redis::cmd("PUBLISH")
                 .arg(channel)
@@ -466,12 +560,53 @@ impl SessionRegistry for RedisSessionRegistry {
         })
     }
 
+    fn relay_acknowledged(
+        &self,
+        from: &str,
+        relayed: Relayed,
+        wait: Duration,
+    ) -> BoxFuture<'static, Result<bool, RegistryError>> {
+        let mut conn = self.conn.clone();
+        let channel = self.keys.relay_all();
+        let acks = self.acks.clone();
+        let token = acks.next.fetch_add(1, Ordering::Relaxed);
+        // Counting from before the message goes out: an acknowledgement may come back
+        // before `PUBLISH` answers.
+        let (count, mut counted) = watch::channel(0usize);
+        acks.waiting().insert(token, count);
+        let payload = format!(
+            "{}!{from}!{token}\n{}\n{}",
+            kind_tag(relayed.kind),
+            relayed.session,
+            relayed.message
+        );
+        Box::pin(async move {
+            let heard: Result<usize, _> = redis::cmd("PUBLISH")
+                .arg(channel)
+                .arg(payload)
+                .query_async(&mut conn)
+                .await;
+            let all = match heard {
+                Ok(listeners) => tokio::time::timeout(wait, counted.wait_for(|n| *n >= listeners))
+                    .await
+                    .is_ok_and(|r| r.is_ok()),
+                Err(_) => false,
+            };
+            acks.waiting().remove(&token);
+            heard.map_err(unavailable)?;
+            Ok(all)
+        })
+    }
+
     fn listen(
         &self,
         instance: &str,
     ) -> BoxFuture<'static, Result<BoxStream<'static, Relayed>, RegistryError>> {
         let client = self.client.clone();
         let channels = [self.keys.relay_to(instance), self.keys.relay_all()];
+        let conn = self.conn.clone();
+        let acks = self.acks.clone();
+        let relay_prefix = self.keys.relay_to("");
         Box::pin(async move {
             let subscribe = async {
                 let mut pubsub = client.get_async_pubsub().await?;
@@ -482,20 +617,35 @@ impl SessionRegistry for RedisSessionRegistry {
                 .await
                 .map_err(|_| RegistryError::new("Redis: subscribing timed out"))?
                 .map_err(unavailable)?;
-            let relayed = pubsub.into_on_message().filter_map(|msg| {
-                let payload: Option<String> = msg.get_payload().ok();
-                let relayed = payload.and_then(|p| {
-                    let (kind, rest) = p.split_once('\n')?;
-                    let (session, message) = rest.split_once('\n')?;
-                    match kind {
-                        "c" => Some(Relayed::new(session, message)),
-                        "s" => Some(Relayed::for_client(session, message)),
-                        "e" => Some(Relayed::ended(session)),
-                        "v" => Some(Relayed::changed(session, message)),
-                        _ => None,
+            // The acknowledgement of the message handed out last is sent when the
+            // service asks for the next one: it has taken the last one in by then.
+            let state = (pubsub.into_on_message(), conn, None::<(String, String)>);
+            let relayed = futures::stream::unfold(state, move |(mut messages, mut conn, owed)| {
+                let acks = acks.clone();
+                let relay_prefix = relay_prefix.clone();
+                async move {
+                    if let Some((to, token)) = owed {
+                        let ack = format!("a\n\n{token}");
+                        let sent: Result<i64, _> = redis::cmd("PUBLISH")
+                            .arg(format!("{relay_prefix}{to}"))
+                            .arg(ack)
+                            .query_async(&mut conn)
+                            .await;
+                        // Lost: the sender waits its bound, then goes on.
+                        drop(sent);
                     }
-                });
-                futures::future::ready(relayed)
+                    loop {
+                        let msg = messages.next().await?;
+                        let payload: Option<String> = msg.get_payload().ok();
+                        match payload.as_deref().map_or(Heard::Other, read_payload) {
+                            Heard::Relayed(relayed, owed) => {
+                                return Some((relayed, (messages, conn, owed)));
+                            }
+                            Heard::Ack(token) => acks.acknowledged(&token),
+                            Heard::Other => {}
+                        }
+                    }
+                }
             });
             Ok(relayed.boxed())
         })
@@ -510,5 +660,29 @@ impl SessionRegistry for RedisSessionRegistry {
             call.key(&index);
             call.invoke_async(&mut conn).await.map_err(unavailable)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relay_payloads_read_back_with_what_is_owed() {
+        let Heard::Relayed(relayed, owed) = read_payload("v!0123456789abcdef!7\nsess\n{\"a\":1}")
+        else {
+            panic!("not read as a relayed message");
+        };
+        assert_eq!(relayed, Relayed::changed("sess", "{\"a\":1}"));
+        assert_eq!(owed, Some(("0123456789abcdef".to_owned(), "7".to_owned())));
+        let Heard::Relayed(relayed, owed) = read_payload("s\nsess\n{}") else {
+            panic!("not read as a relayed message");
+        };
+        assert_eq!(relayed, Relayed::for_client("sess", "{}"));
+        assert_eq!(owed, None);
+        assert!(matches!(read_payload("a\n\n7"), Heard::Ack(token) if token == "7"));
+        assert!(matches!(read_payload("v!nobody\nsess\n{}"), Heard::Other));
+        assert!(matches!(read_payload("x\nsess\n{}"), Heard::Other));
+        assert!(matches!(read_payload("no newline"), Heard::Other));
     }
 }

@@ -37,7 +37,7 @@ pub use config::{
     ErrorCallback, HostPolicy, OriginPolicy, Rejection, StreamableHttpServerConfig, cors_layer,
 };
 pub use event_store::{EventId, EventStore, InMemoryEventStore, InvalidEventId, Replay};
-pub use registry::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry};
+pub use registry::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry, StreamHold};
 pub use run_store::{RunState, RunStore, TakenRun};
 pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
@@ -82,6 +82,10 @@ struct Inner {
     /// (started with the listener; bounded: a Redis far behind drops, never grows).
     outbox: tokio::sync::mpsc::Sender<Outgoing>,
     outbox_rx: Mutex<Option<tokio::sync::mpsc::Receiver<Outgoing>>>,
+    /// GET streams taken over from another service's hold, by the new hold's name:
+    /// waiting for what the old holder sent on the lost connection
+    /// ([`RelayedKind::HandedOver`]).
+    handovers: Mutex<HashMap<Arc<str>, tokio::sync::oneshot::Sender<Vec<String>>>>,
 }
 
 impl Drop for Inner {
@@ -130,6 +134,7 @@ impl StreamableHttpService {
                 relay_stop: tokio_util::sync::CancellationToken::new(),
                 outbox,
                 outbox_rx: Mutex::new(Some(outbox_rx)),
+                handovers: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -368,6 +373,28 @@ impl Inner {
     /// end or new state. Dropped when the session is not held here (any more) or the
     /// request is not in flight here.
     async fn take_relayed(&self, relayed: Relayed) {
+        match relayed.kind {
+            RelayedKind::HandOver => return self.hand_over(relayed),
+            RelayedKind::HandedOver => {
+                #[derive(serde::Deserialize)]
+                struct HandedOver {
+                    holder: String,
+                    events: Vec<String>,
+                }
+                if let Ok(handed) = serde_json::from_str::<HandedOver>(&relayed.message) {
+                    let waiting = self
+                        .handovers
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .remove(handed.holder.as_str());
+                    if let Some(waiting) = waiting {
+                        let _ = waiting.send(handed.events);
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
         let Some(session) = self
             .lock_sessions()
             .get(relayed.session.as_str())
@@ -391,7 +418,7 @@ impl Inner {
                 }
                 return;
             }
-            RelayedKind::FromClient => {}
+            _ => {}
         }
         let Ok(message) = relayed.message.parse::<JsonRpcMessage>() else {
             return;
@@ -421,6 +448,120 @@ impl Inner {
                 }
             },
             JsonRpcMessage::Request(_) => {}
+        }
+    }
+
+    /// Another service took over the GET stream of a session from a hold of this one
+    /// ([`RelayedKind::HandOver`]): the hold lets go at once (what the session sends
+    /// next goes to the registry, which relays it to the new holder), then what it
+    /// sent that the client may have missed is read back from the event store and
+    /// sent to the new holder, which puts it first on its stream. Always answered
+    /// (with nothing, when this copy has no such hold), so the new holder waits no
+    /// longer than a round trip.
+    fn hand_over(&self, relayed: Relayed) {
+        #[derive(serde::Deserialize)]
+        struct HandOver {
+            holder: String,
+            to: String,
+            stream: u64,
+            after: u64,
+        }
+        let Ok(asked) = serde_json::from_str::<HandOver>(&relayed.message) else {
+            return;
+        };
+        let Some(registry) = self.config.session_registry.clone() else {
+            return;
+        };
+        let session = self.lock_sessions().get(relayed.session.as_str()).cloned();
+        let after = EventId {
+            stream: asked.stream,
+            seq: asked.after,
+        };
+        let unsent = session
+            .as_ref()
+            .and_then(|s| s.let_go(&asked.holder, after))
+            .zip(self.config.event_store.clone());
+        tokio::spawn(async move {
+            let mut events = Vec::new();
+            if let Some(((from, until), store)) = unsent
+                && let Some(stored) = store.replay_after(&relayed.session, from).await
+            {
+                events.extend(
+                    stored
+                        .into_iter()
+                        .filter(|(id, _)| id.seq < until)
+                        .map(|(_, data)| data.to_string()),
+                );
+            }
+            let to = instance_of(&asked.to).to_owned();
+            let message = serde_json::json!({"holder": asked.to, "events": events}).to_string();
+            let answer = Relayed::of_kind(RelayedKind::HandedOver, relayed.session, message);
+            if let Err(e) = registry.relay(Some(&to), answer).await {
+                tracing::warn!(target: "modelctx_http", %e, "a GET stream's hand-over was not answered");
+            }
+        });
+    }
+
+    /// The GET stream of `session`, resumed here, was held by `previous` on another
+    /// service: asks it for what it sent on the connection the client lost after the
+    /// last event the client has, and answers it, oldest first. Waits at most
+    /// [`HAND_OVER_WAIT`]; without an answer (the old holder stopped), reads the
+    /// stream the client named once more from the store instead (what was stored on
+    /// it since the resumption read it).
+    async fn take_over_from(
+        &self,
+        session: &SessionState,
+        registry: &Arc<dyn SessionRegistry>,
+        holder: &Arc<str>,
+        previous: &str,
+    ) -> Vec<String> {
+        let after = session.replayed_to().unwrap_or(EventId {
+            stream: session.wire_standalone(),
+            seq: 0,
+        });
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.handovers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(holder.clone(), tx);
+        let message = serde_json::json!({
+            "holder": previous,
+            "to": &**holder,
+            "stream": after.stream,
+            "after": after.seq,
+        })
+        .to_string();
+        let asked = Relayed::of_kind(RelayedKind::HandOver, session.id.to_string(), message);
+        let answer = match registry.relay(Some(instance_of(previous)), asked).await {
+            Ok(()) => tokio::time::timeout(HAND_OVER_WAIT, rx)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            Err(_) => None,
+        };
+        self.handovers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(holder);
+        if let Some(events) = answer {
+            return events;
+        }
+        self.report(
+            StatusCode::OK,
+            format!(
+                "session {}: the GET stream's old holder did not hand it over",
+                session.id
+            ),
+        );
+        match &self.config.event_store {
+            Some(store) if after.stream != session.wire_standalone() => store
+                .replay_after(&session.id, after)
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(_, data)| data.to_string())
+                .collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -615,6 +756,18 @@ fn progress_token(message: &JsonRpcMessage) -> Option<RequestId> {
             .map(|p| p.progress_token),
         _ => None,
     }
+}
+
+/// How long a service taking a GET stream over waits for the old holder's hand-over
+/// ([`RelayedKind::HandOver`]): a round trip through the registry when the old holder
+/// is well; only one that stopped answering costs this much.
+const HAND_OVER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The service part of a hold's name (`"<instance>/<n>"`).
+fn instance_of(holder: &str) -> &str {
+    holder
+        .rsplit_once('/')
+        .map_or(holder, |(instance, _)| instance)
 }
 
 /// Sends on the service's messages for GET streams not held here, and the releases of
@@ -1606,7 +1759,18 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap, extensions: &http::Extensi
             .hold_stream(&session.id, &holder, take_over, lease)
             .await
         {
-            Ok(Some(kept)) => kept,
+            // Taken over from another service's hold, whose connection the client
+            // lost: what it sent there after the client's last event comes first.
+            Ok(Some(held)) => match held.previous {
+                Some(previous) if take_over && instance_of(&previous) != &*inner.instance => {
+                    let mut unsent = inner
+                        .take_over_from(&session, shared.registry(), &holder, &previous)
+                        .await;
+                    unsent.extend(held.kept);
+                    unsent
+                }
+                _ => held.kept,
+            },
             Ok(None) => {
                 session.unclaim(&holder);
                 return inner.reject(

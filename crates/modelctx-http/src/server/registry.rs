@@ -71,6 +71,26 @@ pub trait SessionRegistry: Send + Sync {
         relayed: Relayed,
     ) -> BoxFuture<'static, Result<(), RegistryError>>;
 
+    /// Sends `relayed` to every service listening, like [`relay`](Self::relay) with
+    /// `None`, and resolves once each of them has taken it in, or once `wait` has
+    /// passed: `Ok(true)` when every one did. `from` is the sending service's instance
+    /// name (the one it [`listen`](Self::listen)s as, and is counted among the
+    /// listeners): the acknowledgements come back to it there. A listening service
+    /// takes a message in before it asks its stream for the next, so a registry may
+    /// acknowledge a message when its listener asks for the next one.
+    ///
+    /// What a new state of a session ([`RelayedKind::Changed`]) goes through: the
+    /// request that changed it is answered only after every copy took it in, so an
+    /// update raised after a `resources/unsubscribe` is answered reaches no copy that
+    /// still holds the subscription. A service that does not answer (stopped, but still
+    /// counted as listening) costs the request `wait`, never its answer.
+    fn relay_acknowledged(
+        &self,
+        from: &str,
+        relayed: Relayed,
+        wait: Duration,
+    ) -> BoxFuture<'static, Result<bool, RegistryError>>;
+
     /// Sends `message`, not tied to a request, to the client's standalone GET stream
     /// of `session`: relayed ([`RelayedKind::ForClient`]) to the service whose
     /// [`hold_stream`](Self::hold_stream) holds the stream, or, when none does, kept
@@ -95,15 +115,17 @@ pub trait SessionRegistry: Send + Sync {
     /// holds the stream, or the holder is of the same service (which has checked that
     /// no stream of the session is open there), or `take_over` (a resumption with
     /// `Last-Event-ID`: the client lost its stream, even if its holder has not noticed
-    /// yet): otherwise `None`, the stream is held elsewhere (409). A session that is
-    /// gone: held, nothing kept.
+    /// yet): otherwise `None`, the stream is held elsewhere (409). The hold it
+    /// replaced, if any, comes back with it ([`StreamHold::previous`]: the service
+    /// taking over asks it for what it sent on the lost connection). A session that
+    /// is gone: held, nothing kept.
     fn hold_stream(
         &self,
         session: &str,
         holder: &str,
         take_over: bool,
         lease: Duration,
-    ) -> BoxFuture<'static, Result<Option<Vec<String>>, RegistryError>>;
+    ) -> BoxFuture<'static, Result<Option<StreamHold>, RegistryError>>;
 
     /// Extends `holder`'s hold on the session's GET stream by `lease`; a hold that
     /// lapsed with no other holder since is taken again (with the messages kept
@@ -127,11 +149,30 @@ pub trait SessionRegistry: Send + Sync {
     /// What is relayed to the service called `instance` or to every service. The
     /// future resolves once listening: a message relayed after that is in the stream.
     /// The stream ends when the registry loses its connection (the service then
-    /// listens again).
+    /// listens again). The service takes each message in before it polls the stream
+    /// for the next one (what [`relay_acknowledged`](Self::relay_acknowledged)
+    /// counts on).
     fn listen(
         &self,
         instance: &str,
     ) -> BoxFuture<'static, Result<BoxStream<'static, Relayed>, RegistryError>>;
+}
+
+/// What [`SessionRegistry::hold_stream`] recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StreamHold {
+    /// The messages kept for the stream while no service held it, oldest first.
+    pub kept: Vec<String>,
+    /// The hold this one replaced (a take-over of a stream another hold still had).
+    pub previous: Option<String>,
+}
+
+impl StreamHold {
+    /// A hold that took `kept` and replaced `previous`.
+    pub fn new(kept: Vec<String>, previous: Option<String>) -> Self {
+        Self { kept, previous }
+    }
 }
 
 /// A message of a shared session sent on to another service through
@@ -166,6 +207,16 @@ pub enum RelayedKind {
     /// (the [`SessionSnapshot`]), for every other copy to take in at once (a
     /// subscription made through one copy holds for the copy holding the GET stream).
     Changed,
+    /// A service took the session's GET stream over from the hold named in the
+    /// message, which the service it is sent to had: that service stops sending on
+    /// it and answers ([`HandedOver`](Self::HandedOver)) with what it sent there
+    /// that the client may have missed. `{"holder", "to", "stream", "after"}`: the
+    /// old hold, the new one, and the last event the client has (the new holder
+    /// replayed up to it).
+    HandOver,
+    /// The answer to a [`HandOver`](Self::HandOver), to the new holder's service:
+    /// `{"holder": <the new hold>, "events": [<message>, ..]}`, oldest first.
+    HandedOver,
 }
 
 impl Relayed {
@@ -198,6 +249,18 @@ impl Relayed {
     pub fn changed(session: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             kind: RelayedKind::Changed,
+            ..Self::new(session, message)
+        }
+    }
+
+    /// A message of `kind` in `session`.
+    pub fn of_kind(
+        kind: RelayedKind,
+        session: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
             ..Self::new(session, message)
         }
     }
@@ -262,6 +325,12 @@ impl std::error::Error for RegistryError {}
 /// The idle time of a shared session whose service keeps sessions until DELETE
 /// (`session_idle_timeout: None`): a shared record must expire some day.
 pub(crate) const IDLE_WITHOUT_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// How long a request that changed a shared session's state waits for every service
+/// to acknowledge the new state before it is answered anyway
+/// ([`SessionRegistry::relay_acknowledged`]): a round trip through the registry when
+/// every service is well; only a service that stopped answering costs this much.
+pub(crate) const CHANGE_WAIT: Duration = Duration::from_secs(2);
 
 /// One session's link to the registry: what the server role saves its state through
 /// ([`SharedSession`]), and the revision of the state this process holds.
@@ -412,20 +481,33 @@ impl SharedSession for SharedState {
         let revision = self.revision.clone();
         let registry = self.registry.clone();
         let id = self.id.clone();
+        let instance = self.instance().to_owned();
         Box::pin(async move {
             match saving.await {
                 Ok(Some(saved)) => {
                     // Our own save: known, not a change to take in.
                     revision.fetch_max(saved, Ordering::AcqRel);
-                    // The other copies take it in now, not at their next request: the
-                    // one holding the GET stream sends what a subscription made here
-                    // asks for. Before the answer (the caller awaits this): at most
-                    // once, a copy that misses it takes it in at its next touch.
+                    // The other copies take it in now, not at their next request, and
+                    // the request that changed it is answered once they all have (the
+                    // caller awaits this): an update raised after the client's
+                    // `resources/unsubscribe` is answered finds no copy still
+                    // subscribed, one raised after `resources/subscribe` finds every
+                    // copy subscribed. A copy that misses it (Redis lost the message,
+                    // `CHANGE_WAIT` passed) takes it in at its next touch.
                     if let Ok(state) = serde_json::to_string(&snapshot) {
                         let message = format!(r#"{{"revision":{saved},"state":{state}}}"#);
-                        if let Err(e) = registry.relay(None, Relayed::changed(&*id, message)).await
+                        let changed = Relayed::changed(&*id, message);
+                        match registry
+                            .relay_acknowledged(&instance, changed, CHANGE_WAIT)
+                            .await
                         {
-                            tracing::warn!(target: "modelctx_http", session_id = %id, %e, "a session's new state was not relayed");
+                            Ok(true) => {}
+                            Ok(false) => {
+                                tracing::warn!(target: "modelctx_http", session_id = %id, "not every service acknowledged a session's new state in time");
+                            }
+                            Err(e) => {
+                                tracing::warn!(target: "modelctx_http", session_id = %id, %e, "a session's new state was not relayed");
+                            }
                         }
                     }
                     Ok(())

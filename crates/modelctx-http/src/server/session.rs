@@ -54,9 +54,16 @@ struct StreamState {
     /// registry ([`SessionRegistry::hold_stream`](super::SessionRegistry::hold_stream)).
     claim: Option<Arc<str>>,
     /// While the hold is being recorded: what is routed to the stream waits in
-    /// `pending` (data, no event id yet), behind the messages kept for the stream.
+    /// `pending` (data, no event id yet, and whether it is an announcement: see
+    /// [`is_announcement`]), behind the messages kept for the stream.
     claiming: bool,
-    pending: VecDeque<String>,
+    pending: VecDeque<(String, bool)>,
+    /// The latest hold of the standalone stream here: what it sent is handed to a
+    /// service that takes the stream over ([`SessionState::let_go`]).
+    last_hold: Option<LastHold>,
+    /// The last event a resumption of the standalone stream here replayed (on the
+    /// stream the client named): what the client has, for the hand-over.
+    replayed_to: Option<EventId>,
     /// Whether the request answered here is recorded in the event store's
     /// [`RunStore`](crate::RunStore) as running in this service.
     run: bool,
@@ -70,6 +77,14 @@ impl StreamState {
     fn has_live_conn(&self) -> bool {
         self.conn.as_ref().is_some_and(|c| !c.is_closed())
     }
+}
+
+/// One hold of a shared session's standalone stream by this copy: its name, the
+/// first position it sent on, and (once it ended) the position after its last.
+struct LastHold {
+    holder: Arc<str>,
+    from: u64,
+    until: Option<u64>,
 }
 
 #[derive(Default)]
@@ -246,6 +261,11 @@ impl SessionState {
         } else {
             stream_id
         }
+    }
+
+    /// The number the standalone stream has in event ids.
+    pub(crate) fn wire_standalone(&self) -> u64 {
+        self.stream_base
     }
 
     /// The stream an event id's stream number names in this process.
@@ -506,8 +526,72 @@ impl SessionState {
     /// copy had is replaced by it (same service).
     fn start_claim(&self, stream: &mut StreamState) {
         if let Some(shared) = &self.shared {
-            stream.claim = Some(shared.new_holder());
+            let holder = shared.new_holder();
+            stream.last_hold = Some(LastHold {
+                holder: holder.clone(),
+                from: stream.next_seq,
+                until: None,
+            });
+            stream.claim = Some(holder);
             stream.claiming = true;
+        }
+    }
+
+    /// Where the last resumption of the standalone stream here left the client (the
+    /// stream it named and the last event it has).
+    pub(crate) fn replayed_to(&self) -> Option<EventId> {
+        self.routes()
+            .streams
+            .get(&STANDALONE)
+            .and_then(|s| s.replayed_to)
+    }
+
+    /// Another service took the standalone stream over from `holder` (see
+    /// [`RelayedKind::HandOver`](super::RelayedKind::HandOver)); the client has
+    /// `after`, the last event it got. If `holder` is this copy's latest hold, its
+    /// connection ends (what waited for the hold goes to the registry, as in
+    /// [`unclaim`](Self::unclaim)), and the answer is where to read what it sent
+    /// that the client may not have: the events after the returned id and before
+    /// the returned position, on this copy's standalone stream.
+    pub(crate) fn let_go(&self, holder: &str, after: EventId) -> Option<(EventId, u64)> {
+        let mut routes = self.routes();
+        let stream = standalone(&mut routes)?;
+        let hold = stream.last_hold.as_mut().filter(|h| &*h.holder == holder)?;
+        let until = *hold.until.get_or_insert(stream.next_seq);
+        let from = if after.stream == self.stream_base {
+            hold.from.max(after.seq + 1)
+        } else {
+            hold.from
+        };
+        // Events that found no connection: stored, and handed over from the store.
+        stream.backlog.clear();
+        let mut pending = VecDeque::new();
+        if stream.claim.as_deref() == Some(holder) {
+            stream.claim = None;
+            stream.claiming = false;
+            stream.conn = None;
+            pending = std::mem::take(&mut stream.pending);
+        }
+        drop(routes);
+        self.pending_to_registry(pending);
+        (from >= 1 && from < until).then_some((
+            EventId {
+                stream: self.stream_base,
+                seq: from - 1,
+            },
+            until,
+        ))
+    }
+
+    /// What waited for a hold that did not happen goes to the registry, which relays
+    /// it to the holder.
+    fn pending_to_registry(&self, pending: VecDeque<(String, bool)>) {
+        if let Some(shared) = &self.shared {
+            for (data, announcement) in pending {
+                if !shared.to_client(&data, announcement) {
+                    self.report("relay queue full, message for the GET stream dropped".into());
+                }
+            }
         }
     }
 
@@ -522,26 +606,26 @@ impl SessionState {
     /// service held it go out first, then what waited meanwhile.
     pub(crate) fn claimed(&self, holder: &Arc<str>, kept: Vec<String>) {
         let mut routes = self.routes();
-        let Some(stream) = routes.streams.get_mut(&STANDALONE) else {
+        let Some(stream) = standalone_claimed_by(&mut routes, holder) else {
+            // Replaced meanwhile (the client reconnected): what was kept goes behind
+            // what waits for the newer hold, whose recording delivers it.
+            for data in &kept {
+                let announcement =
+                    serde_json::from_str::<JsonRpcMessage>(data).is_ok_and(|m| is_announcement(&m));
+                self.deliver_standalone(&mut routes, data, announcement);
+            }
             return;
         };
-        // Replaced meanwhile (the client reconnected): what was kept goes behind what
-        // waits for the newer hold, whose recording delivers it.
-        let mine = stream.claim.as_ref() == Some(holder);
-        let pending = if mine {
-            stream.claiming = false;
-            // Events that found no connection before: the channel is empty (what came
-            // while claiming waited in `pending`) and holds as many as the backlog.
-            if let Some(conn) = &stream.conn {
-                for event in stream.backlog.drain(..) {
-                    let _ = conn.try_send(event);
-                }
+        stream.claiming = false;
+        // Events that found no connection before: the channel is empty (what came
+        // while claiming waited in `pending`) and holds as many as the backlog.
+        if let Some(conn) = &stream.conn {
+            for event in stream.backlog.drain(..) {
+                let _ = conn.try_send(event);
             }
-            std::mem::take(&mut stream.pending)
-        } else {
-            VecDeque::new()
-        };
-        for data in kept.iter().chain(pending.iter()) {
+        }
+        let pending = std::mem::take(&mut stream.pending);
+        for data in kept.iter().chain(pending.iter().map(|(data, _)| data)) {
             self.deliver(&mut routes, STANDALONE, data);
         }
     }
@@ -551,46 +635,37 @@ impl SessionState {
     /// registry, which relays it to the holder.
     pub(crate) fn unclaim(&self, holder: &Arc<str>) {
         let mut routes = self.routes();
-        let Some(stream) = routes.streams.get_mut(&STANDALONE) else {
+        let Some(stream) = standalone_claimed_by(&mut routes, holder) else {
             return;
         };
-        if stream.claim.as_ref() != Some(holder) {
-            return;
-        }
         stream.claim = None;
         stream.claiming = false;
         stream.conn = None;
+        // Never held: nothing was sent under it.
+        if stream
+            .last_hold
+            .as_ref()
+            .is_some_and(|h| &h.holder == holder)
+        {
+            stream.last_hold = None;
+        }
         let pending = std::mem::take(&mut stream.pending);
         drop(routes);
-        if let Some(shared) = &self.shared {
-            for data in pending {
-                let announcement = serde_json::from_str::<JsonRpcMessage>(&data)
-                    .is_ok_and(|m| is_announcement(&m));
-                if !shared.to_client(&data, announcement) {
-                    self.report("relay queue full, message for the GET stream dropped".into());
-                }
-            }
-        }
+        self.pending_to_registry(pending);
     }
 
     /// Whether `holder` is this copy's recorded hold on a GET stream still connected.
     pub(crate) fn holds(&self, holder: &Arc<str>) -> bool {
-        self.routes()
-            .streams
-            .get(&STANDALONE)
-            .is_some_and(|s| s.claim.as_ref() == Some(holder) && s.has_live_conn())
+        standalone_claimed_by(&mut self.routes(), holder).is_some_and(|s| s.has_live_conn())
     }
 
     /// The connection of hold `holder` has ended (its response body was dropped): the
     /// hold is given up at once, so a new GET may open the stream on any service.
     pub(crate) fn stream_gone(&self, holder: &Arc<str>) {
         let mut routes = self.routes();
-        let Some(stream) = routes.streams.get_mut(&STANDALONE) else {
+        let Some(stream) = standalone_claimed_by(&mut routes, holder) else {
             return;
         };
-        if stream.claim.as_ref() != Some(holder) {
-            return;
-        }
         stream.conn = None;
         if let Some(shared) = &self.shared {
             Self::release_claim(&mut routes, shared);
@@ -602,12 +677,11 @@ impl SessionState {
     /// next goes to the new holder.
     pub(crate) fn lost_hold(&self, holder: &Arc<str>) {
         let mut routes = self.routes();
-        if let Some(stream) = routes.streams.get_mut(&STANDALONE)
-            && stream.claim.as_ref() == Some(holder)
-        {
+        if let Some(stream) = standalone_claimed_by(&mut routes, holder) {
             stream.claim = None;
             stream.claiming = false;
             stream.conn = None;
+            end_hold(stream);
         }
     }
 
@@ -653,7 +727,16 @@ impl SessionState {
                     let (tx, rx) = mpsc::channel(self.config.stream_queue);
                     stream.conn = Some(tx);
                     if local == STANDALONE {
+                        // A hold starts after a stored event (its priming, if none came
+                        // before): what it sends is read back after that event.
+                        if stream.next_seq == 0 && self.shared.is_some() {
+                            let _ = self.priming(STANDALONE, stream);
+                        }
                         self.start_claim(stream);
+                        stream.replayed_to = Some(EventId {
+                            stream: after.stream,
+                            seq: last,
+                        });
                     }
                     (Some(stream.next_seq), Some(rx))
                 }
@@ -750,12 +833,13 @@ impl SessionState {
         }
     }
 
-    /// Writes one event on stream `stream_id`.
-    fn deliver(&self, routes: &mut Routes, stream_id: u64, data: &str) {
-        let Some(stream) = routes.streams.get_mut(&stream_id) else {
+    /// Writes one event on the standalone stream, or, while its hold is being
+    /// recorded, queues it (with whether it is an announcement, for the registry
+    /// should the hold be refused).
+    fn deliver_standalone(&self, routes: &mut Routes, data: &str, announcement: bool) {
+        let Some(stream) = standalone(routes) else {
             return;
         };
-        stream.handled = None;
         if stream.claiming {
             if stream.pending.len() >= self.config.stream_queue {
                 stream.pending.pop_front();
@@ -764,9 +848,19 @@ impl SessionState {
                     self.id
                 ));
             }
-            stream.pending.push_back(data.to_owned());
+            stream.pending.push_back((data.to_owned(), announcement));
             return;
         }
+        self.deliver(routes, STANDALONE, data);
+    }
+
+    /// Writes one event on stream `stream_id` (for the standalone stream, through
+    /// [`deliver_standalone`](Self::deliver_standalone)).
+    fn deliver(&self, routes: &mut Routes, stream_id: u64, data: &str) {
+        let Some(stream) = routes.streams.get_mut(&stream_id) else {
+            return;
+        };
+        stream.handled = None;
         let id = match &self.config.event_store {
             Some(store) if self.stateful => {
                 let id = EventId {
@@ -879,7 +973,7 @@ impl SessionState {
                         self.report("relay queue full, message for the GET stream dropped".into());
                     }
                 }
-                _ => self.deliver(&mut routes, STANDALONE, &data),
+                _ => self.deliver_standalone(&mut routes, &data, is_announcement(&msg)),
             },
             // Stateless answers have no stream for a notification: it is dropped, as it
             // would be with no listener.
@@ -901,18 +995,23 @@ impl SessionState {
     }
 
     /// Delivers `data`, relayed by another service, on the GET stream, if it is open
-    /// here. If its connection has ended since, the hold is released and `data` goes
-    /// back to the registry (kept for the next holder); without a hold here (a stale
-    /// relay) it is dropped.
+    /// here. Otherwise (its connection ended, or another service took the stream
+    /// over, after the registry relayed it here) the hold, if any, is released and
+    /// `data` goes back to the registry, for the holder now or kept for the next.
     pub(crate) fn deliver_relayed(&self, data: &str) {
         let mut routes = self.routes();
         if Self::standalone_here(&routes) {
-            self.deliver(&mut routes, STANDALONE, data);
-        } else if let Some(shared) = &self.shared
-            && Self::release_claim(&mut routes, shared)
-            && !shared.to_client(data, false)
-        {
-            self.report("relay queue full, message for the GET stream dropped".into());
+            // Relayed: never an announcement (the registry drops those while a
+            // service holds the stream).
+            self.deliver_standalone(&mut routes, data, false);
+        } else if let Some(shared) = &self.shared {
+            // Relayed while the registry still named a hold here that has ended (its
+            // release, or another service's take-over, came after): back to the
+            // registry, after the release, for the holder now.
+            Self::release_claim(&mut routes, shared);
+            if !shared.to_client(data, false) {
+                self.report("relay queue full, message for the GET stream dropped".into());
+            }
         }
     }
 
@@ -920,12 +1019,13 @@ impl SessionState {
     /// one: later messages are kept in the registry for the next holder. True when it
     /// had one.
     fn release_claim(routes: &mut Routes, shared: &SharedState) -> bool {
-        let Some(stream) = routes.streams.get_mut(&STANDALONE) else {
+        let Some(stream) = standalone(routes) else {
             return false;
         };
         match stream.claim.take() {
             Some(holder) => {
                 stream.claiming = false;
+                end_hold(stream);
                 shared.release(holder);
                 true
             }
@@ -993,6 +1093,24 @@ impl SessionState {
                 let _ = self.negotiated.set(version);
             }
         }
+    }
+}
+
+/// The standalone stream of a stateful session.
+fn standalone(routes: &mut Routes) -> Option<&mut StreamState> {
+    routes.streams.get_mut(&STANDALONE)
+}
+
+/// The standalone stream, if `holder` is its current hold here.
+fn standalone_claimed_by<'r>(routes: &'r mut Routes, holder: &str) -> Option<&'r mut StreamState> {
+    standalone(routes).filter(|s| s.claim.as_deref() == Some(holder))
+}
+
+/// The standalone stream's hold here ended: its last position is the one before
+/// `next_seq`.
+fn end_hold(stream: &mut StreamState) {
+    if let Some(hold) = &mut stream.last_hold {
+        hold.until.get_or_insert(stream.next_seq);
     }
 }
 

@@ -15,11 +15,9 @@ use http::HeaderMap;
 use p256::ecdsa::SigningKey;
 use p256::pkcs8::DecodePrivateKey as _;
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
 
-pub use store::{
-    AuthorizationStore, Grant, GrantKind, InMemoryStore, RegisteredClient, StoreError,
-};
+pub(crate) use store::StoreError;
+pub use store::{AuthorizationStore, Grant, GrantKind, InMemoryStore, RegisteredClient};
 
 use crate::jose;
 
@@ -497,7 +495,7 @@ pub(crate) fn secure_or_loopback(url: &url::Url) -> bool {
 
 /// base64url(SHA-256(`text`)): how secrets, codes and tokens are stored.
 pub(crate) fn hash(text: &str) -> String {
-    jose::b64url(&Sha256::digest(text.as_bytes()))
+    jose::single_use_id(text)
 }
 
 fn random_bytes<const N: usize>() -> Result<[u8; N], SetupError> {

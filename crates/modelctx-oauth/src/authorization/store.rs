@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::jose;
+pub(crate) use crate::single_use::StoreError;
 
 /// A registered client. Serde-serialisable, for stores that keep clients elsewhere.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
@@ -158,18 +159,6 @@ pub enum GrantKind {
     /// A token family revoked after a replay (keyed by the family).
     RevokedFamily,
 }
-
-/// A store failure (the authorization server answers `server_error`).
-#[derive(Debug, Clone)]
-pub struct StoreError(pub String);
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StoreError {}
 
 /// Clients and grants of the authorization server. Grants are stored under a SHA-256
 /// of the code or token (never the value itself) and taken out when used, which makes

@@ -157,7 +157,14 @@ async fn admit(rs: &Arc<Inner>, request: Request<Body>) -> Result<Request<Body>,
         Ok(info) => info,
         Err(e) => return Err(refused(rs, &e)),
     };
-    if let Some(refusal) = check_binding(rs, &request, &token, dpop, &info) {
+    let binding = check_binding(
+        rs,
+        (request.method(), request.headers()),
+        &token,
+        dpop,
+        &info,
+    );
+    if let Some(refusal) = binding.await {
         return Err(refusal);
     }
     drop(token);
@@ -230,9 +237,9 @@ enum Bearer {
 /// The key binding of a token (`cnf.jkt`, RFC 9449 §6), checked against the request's
 /// DPoP proof; an unbound token must come as `Bearer`, a bound one as `DPoP`. `Some`
 /// refuses the request.
-fn check_binding(
+async fn check_binding(
     rs: &Inner,
-    request: &Request<Body>,
+    request: (&Method, &http::HeaderMap),
     token: &str,
     dpop: bool,
     info: &AuthInfo,
@@ -255,39 +262,67 @@ fn check_binding(
             "invalid_token",
             "the token is not bound to a DPoP key",
         )),
-        (Some(jkt), true) => check_proof(rs, request, token, jkt)
-            .err()
-            .map(|why| dpop_challenge(rs, "invalid_dpop_proof", why)),
+        (Some(jkt), true) => match check_proof(rs, request, token, jkt).await {
+            Ok(()) => None,
+            Err(ProofRefused::Invalid(why)) => Some(dpop_challenge(rs, "invalid_dpop_proof", why)),
+            // As when the token itself could not be checked: 503, the client keeps it.
+            Err(ProofRefused::Unchecked) => Some(refused(
+                rs,
+                &TokenError::unavailable("the DPoP proofs used before could not be read"),
+            )),
+        },
+    }
+}
+
+/// Why a DPoP proof was not taken.
+enum ProofRefused {
+    /// It is not acceptable (malformed, for another request or key, used before).
+    Invalid(&'static str),
+    /// The shared store of the proofs used before did not answer.
+    Unchecked,
+}
+
+impl From<&'static str> for ProofRefused {
+    fn from(why: &'static str) -> Self {
+        Self::Invalid(why)
     }
 }
 
 /// The request's one DPoP proof, for this request and `token`, by the key `jkt`, and
 /// not seen before.
-fn check_proof(
+async fn check_proof(
     rs: &Inner,
-    request: &Request<Body>,
+    (method, headers): (&Method, &http::HeaderMap),
     token: &str,
     jkt: &str,
-) -> Result<(), &'static str> {
-    let mut proofs = request.headers().get_all("dpop").iter();
+) -> Result<(), ProofRefused> {
+    let mut proofs = headers.get_all("dpop").iter();
     let (Some(proof), None) = (proofs.next(), proofs.next()) else {
-        return Err("exactly one DPoP header is needed");
+        return Err("exactly one DPoP header is needed".into());
     };
-    let proof = proof.to_str().map_err(|_| "the DPoP proof is malformed")?;
-    let checked = jose::check_dpop(
-        proof,
-        request.method().as_str(),
-        &rs.config.resource,
-        Some(token),
-    )?;
+    let proof = proof
+        .to_str()
+        .map_err(|_| ProofRefused::Invalid("the DPoP proof is malformed"))?;
+    let checked = jose::check_dpop(proof, method.as_str(), &rs.config.resource, Some(token))?;
     if checked.jkt != jkt {
-        return Err("the proof's key is not the one the token is bound to");
+        return Err("the proof's key is not the one the token is bound to".into());
     }
-    if !rs
-        .replay
-        .first_use(&checked.replay_key, jose::dpop_replay_until())
-    {
-        return Err("the proof was used before");
+    let until = jose::dpop_replay_until();
+    let first = match &rs.config.replay_store {
+        // The id the store keeps: a SHA-256 of the proof's key and `jti`, tagged so no
+        // other single-use id of a shared store can name it.
+        Some(store) => {
+            let id = jose::single_use_id(&format!("resource-dpop {}", checked.replay_key));
+            store
+                .0
+                .first_use(&id, until)
+                .await
+                .map_err(|_| ProofRefused::Unchecked)?
+        }
+        None => rs.replay.first_use(&checked.replay_key, until),
+    };
+    if !first {
+        return Err("the proof was used before".into());
     }
     Ok(())
 }

@@ -212,6 +212,20 @@ pub struct ResourceServerConfig {
     /// What listings show a caller: everything ([`Listing::All`], the default) or only
     /// what its token's scopes let it use ([`Listing::Permitted`]).
     pub listing: Listing,
+    /// Where the `jti`s of the DPoP proofs accepted are remembered: in this process
+    /// (`None`, the default), or in a store every instance of the resource server
+    /// shares ([`replay_store`](Self::replay_store)).
+    pub(crate) replay_store: Option<ReplayStore>,
+}
+
+/// The store of [`ResourceServerConfig::replay_store`].
+#[derive(Clone)]
+pub(crate) struct ReplayStore(pub(crate) Arc<dyn crate::SingleUseStore>);
+
+impl fmt::Debug for ReplayStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ReplayStore")
+    }
 }
 
 /// What the listings (`tools/list`, `resources/list`, `prompts/list`) show a caller
@@ -265,7 +279,19 @@ impl ResourceServerConfig {
             operation_scopes: BTreeMap::new(),
             max_body_bytes: 4 * 1024 * 1024,
             listing: Listing::All,
+            replay_store: None,
         }
+    }
+
+    /// Remembers the DPoP proofs accepted in `store` rather than in this process:
+    /// with several instances behind a load balancer, give each the same shared store
+    /// (`modelctx-redis`'s `RedisAuthorizationStore`, for one), and a proof replayed
+    /// to another instance within its window is refused there as well. A proof whose
+    /// check the store cannot answer is refused.
+    #[must_use]
+    pub fn replay_store(mut self, store: Arc<dyn crate::SingleUseStore>) -> Self {
+        self.replay_store = Some(ReplayStore(store));
+        self
     }
 
     /// Advertises `scopes` in the metadata.
@@ -348,7 +374,9 @@ impl std::error::Error for ConfigError {}
 /// - DPoP (RFC 9449): a token bound to a key (`cnf.jkt`) is taken only as
 ///   `Authorization: DPoP` with a valid proof for this request (ES256 key matching the
 ///   binding, `htm`/`htu` of this request and resource, `ath` of the token, fresh `iat`,
-///   a `jti` not seen within five minutes); presented as a bearer token it is refused.
+///   a `jti` not seen within five minutes — in this process, or in every instance
+///   sharing a [`replay_store`](ResourceServerConfig::replay_store)); presented as a
+///   bearer token it is refused.
 /// - An MCP session belongs to the caller that created it (issuer, subject, client):
 ///   its `Mcp-Session-Id` with another caller's token is answered 404, as an unknown
 ///   session, so a leaked session id is no use to another user.

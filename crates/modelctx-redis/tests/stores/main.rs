@@ -7,6 +7,8 @@ mod http;
 mod keys;
 #[cfg(feature = "oauth")]
 mod oauth;
+#[cfg(feature = "oauth")]
+mod oauth_resource;
 mod round_robin;
 mod runs;
 mod sessions;

@@ -1192,11 +1192,12 @@ async fn a_second_get_stream_is_refused_on_either_service() {
 /// A GET with `Last-Event-ID` on B, while A still holds the stream (the client lost it,
 /// A has not noticed): B takes the stream over (as a resumption replaces the connection
 /// on one service), replays what the client missed from the shared event store, and
-/// carries what comes next; A's connection ends at its next renewal.
+/// carries what comes next; A's connection ends once B's hand-over reaches it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
     let redis = RedisServer::start();
-    // A short lease: A learns of the takeover at its next renewal (a third of it).
+    // A short lease: were B's hand-over lost, A would learn of the takeover at its next
+    // renewal (a third of it).
     let a = start_holding(&redis, "over:", Duration::from_millis(600)).await;
     let b = start_holding(&redis, "over:", Duration::from_millis(600)).await;
     let session = open(&a.url).await;
@@ -1225,7 +1226,7 @@ async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
     );
     let b_holds = holder(&redis, "over:", &session).await.expect("a holder");
 
-    // A's connection ends (its renewal finds B's hold); n=3 then goes to B, once.
+    // A's connection ends (B handed it over); n=3 then goes to B, once.
     let rest = read_to_end(&mut on_a).await;
     assert!(!rest.contains(r#""n":3"#), "{rest}");
     tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
@@ -1239,6 +1240,52 @@ async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
     // B's stream is the one: a plain GET is refused on A.
     let (status, _, _) = try_get_stream(&a.url, &session, None).await;
     assert_eq!(status, 409);
+}
+
+/// The take-over is a hand-over: with a lease that A does not renew during the test
+/// (so A learns of it only from B), what A's copy sends once B's resumption is
+/// answered goes to B, not onto the connection the client lost, and the note A wrote
+/// there unread comes once, before it. Before the hand-over, A went on writing on the
+/// lost connection until its renewal, and n=3 never reached the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_taken_over_holder_hands_the_stream_over_at_once() {
+    let redis = RedisServer::start();
+    let a = start_holding(&redis, "hand:", Duration::from_secs(60)).await;
+    let b = start_holding(&redis, "hand:", Duration::from_secs(60)).await;
+    let session = open(&a.url).await;
+    let peer = a.peers.lock().unwrap()[0].clone();
+
+    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 200);
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
+    let last = event_id_of(&seen, r#""n":1"#);
+    // The client stops reading A's stream, which stays open: A writes n=2 on it.
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 2})))
+        .await
+        .unwrap()
+        .unwrap();
+
+    let (status, mut on_b, mut resumed) = try_get_stream(&b.url, &session, Some(&last)).await;
+    assert_eq!(status, 200, "a resumption takes the stream over");
+    // A let go when B took over: its connection ends now, not at a renewal.
+    let rest = read_to_end(&mut on_a).await;
+    assert!(!rest.contains(r#""n":3"#), "{rest}");
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_b, &mut resumed, r#""n":3"#).await;
+    assert_eq!(resumed.matches(r#""n":2"#).count(), 1, "{resumed}");
+    assert_eq!(resumed.matches(r#""n":3"#).count(), 1, "{resumed}");
+    assert!(
+        resumed.find(r#""n":2"#) < resumed.find(r#""n":3"#),
+        "in order: {resumed}"
+    );
+    assert!(!resumed.contains(r#""n":1"#), "{resumed}");
 }
 
 /// A holder that vanished without giving its hold up (a killed process: its record in

@@ -1,0 +1,168 @@
+//! The resource server's DPoP replay check across two instances sharing Redis: a proof
+//! accepted by one is refused by the other.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
+use modelctx_oauth::{AuthInfo, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier};
+use modelctx_redis::RedisAuthorizationStore;
+use serde_json::{Value, json};
+use sha2::Digest as _;
+
+use crate::support::{RedisServer, WITHIN};
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// Takes one token, bound to the key whose thumbprint is `jkt`, for `resource`.
+struct BoundToken {
+    resource: String,
+    jkt: String,
+}
+
+impl TokenVerifier for BoundToken {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<AuthInfo, TokenError>> {
+        Box::pin(async move {
+            if token != "the-token" {
+                return Err(TokenError::invalid("unknown token"));
+            }
+            let claims = json!({"sub": "alice", "aud": self.resource, "exp": now() + 300,
+                "cnf": {"jkt": self.jkt}});
+            let Value::Object(claims) = claims else {
+                unreachable!()
+            };
+            Ok(AuthInfo::from_claims(claims))
+        })
+    }
+}
+
+/// A DPoP proof (RFC 9449 §4.2) by `key` for a POST to `htu` with the token, its
+/// `jti` `jti`.
+fn proof(key: &p256::ecdsa::SigningKey, htu: &str, jti: &str) -> String {
+    use p256::ecdsa::signature::Signer as _;
+    let point = key.verifying_key().to_encoded_point(false);
+    let jwk = json!({"kty": "EC", "crv": "P-256",
+        "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap())});
+    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk});
+    let claims = json!({"htm": "POST", "htu": htu, "iat": now(), "jti": jti,
+        "ath": b64(&sha2::Sha256::digest(b"the-token"))});
+    let input = format!(
+        "{}.{}",
+        b64(header.to_string().as_bytes()),
+        b64(claims.to_string().as_bytes())
+    );
+    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", b64(&sig.to_bytes()))
+}
+
+/// The key's RFC 7638 thumbprint.
+fn thumbprint(key: &p256::ecdsa::SigningKey) -> String {
+    let point = key.verifying_key().to_encoded_point(false);
+    let canonical = format!(
+        r#"{{"crv":"P-256","kty":"EC","x":"{}","y":"{}"}}"#,
+        b64(point.x().unwrap()),
+        b64(point.y().unwrap())
+    );
+    b64(&sha2::Sha256::digest(canonical.as_bytes()))
+}
+
+/// POSTs to `url` with the token and `proof`: the status and the challenge.
+async fn call(url: &str, proof: &str) -> (u16, String) {
+    let sent = reqwest::Client::new()
+        .post(url)
+        .header("authorization", "DPoP the-token")
+        .header("dpop", proof)
+        .body("{}")
+        .send();
+    let r = tokio::time::timeout(WITHIN, sent)
+        .await
+        .expect("the resource server answers")
+        .unwrap();
+    let challenge = r
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (r.status().as_u16(), challenge)
+}
+
+#[tokio::test]
+async fn a_dpop_proof_replayed_to_the_other_instance_is_refused() {
+    let redis = RedisServer::start();
+    let key = p256::ecdsa::SigningKey::from_slice(&[45u8; 32]).unwrap();
+    // Two instances of one resource behind a load balancer: the same resource URI
+    // (the proofs' `htu`), each on its own port with its own store on the one Redis.
+    let resource = "http://127.0.0.1/mcp".to_owned();
+    let mut urls = Vec::new();
+    for _ in 0..2 {
+        let store = RedisAuthorizationStore::new(redis.connection().await, Default::default());
+        let config = ResourceServerConfig::new(&resource, "http://127.0.0.1/issuer")
+            .replay_store(Arc::new(store));
+        let verifier = BoundToken {
+            resource: resource.clone(),
+            jkt: thumbprint(&key),
+        };
+        let rs = ResourceServer::new(config, verifier).unwrap();
+        let app = axum::Router::new()
+            .route("/mcp", axum::routing::post(|| async { "ok" }))
+            .layer(rs.layer());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        urls.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
+    for round in 0..4 {
+        let (first, second) = (&urls[round % 2], &urls[(round + 1) % 2]);
+        let proof = proof(&key, &resource, &format!("proof-{round}"));
+        assert_eq!(call(first, &proof).await.0, 200);
+        for again in [second, first] {
+            let (status, challenge) = call(again, &proof).await;
+            assert_eq!(status, 401);
+            assert!(challenge.contains("invalid_dpop_proof"), "{challenge}");
+        }
+    }
+    // One key per proof, each expiring with the proof's window.
+    let seen: Vec<String> = redis
+        .keys()
+        .await
+        .into_iter()
+        .filter(|k| k.contains("oauth:seen:"))
+        .collect();
+    assert_eq!(seen.len(), 4, "{seen:?}");
+}
+
+#[tokio::test]
+async fn without_a_replay_store_each_instance_remembers_its_own() {
+    let key = p256::ecdsa::SigningKey::from_slice(&[46u8; 32]).unwrap();
+    let resource = "http://127.0.0.1/mcp".to_owned();
+    let mut urls = Vec::new();
+    for _ in 0..2 {
+        let config = ResourceServerConfig::new(&resource, "http://127.0.0.1/issuer");
+        let verifier = BoundToken {
+            resource: resource.clone(),
+            jkt: thumbprint(&key),
+        };
+        let rs = ResourceServer::new(config, verifier).unwrap();
+        let app = axum::Router::new()
+            .route("/mcp", axum::routing::post(|| async { "ok" }))
+            .layer(rs.layer());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        urls.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
+    // The default: a replay to the same instance is refused, to the other one not
+    // (what `replay_store` is for).
+    let proof = proof(&key, &resource, "proof");
+    assert_eq!(call(&urls[0], &proof).await.0, 200);
+    assert_eq!(call(&urls[0], &proof).await.0, 401);
+    assert_eq!(call(&urls[1], &proof).await.0, 200);
+}
