@@ -1360,8 +1360,7 @@ async fn slow_peer_endpoints(timeout: std::time::Duration) -> (String, String) {
         .body_timeout(timeout);
     let served = server.clone();
     let service = modelctx::http::StreamableHttpService::with_config(config, move |t| {
-        let config = http_support::session_config(&t);
-        served.serve_with(t, config);
+        served.serve(t);
     });
     tokio::spawn(service.serve(listener, std::future::pending()));
 

@@ -12,7 +12,6 @@ use std::time::Duration;
 use modelctx::client::{Client, ConnectMode, FormAnswer};
 use modelctx::http::{StreamableHttpClientTransport, StreamableHttpService};
 use modelctx::server::{Context, Elicited, Server, TaskConfig, ToolDef};
-use modelctx::session::SessionConfig;
 use modelctx::types::{ElicitValue, RequestedSchema, TaskSupport, Tool};
 use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use serde_json::json;
@@ -96,14 +95,7 @@ fn instance(
 /// Serves `server` over streamable HTTP on loopback; returns its base URL.
 async fn serve(server: Server) -> String {
     let service = StreamableHttpService::new(move |transport| {
-        let mut config = SessionConfig::server();
-        if transport.needs_pre_initialized_session() {
-            config = config.pre_initialized();
-        }
-        if !transport.allows_outbound_requests() {
-            config = config.without_outbound_requests();
-        }
-        server.serve_with(transport, config);
+        server.serve(transport);
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());

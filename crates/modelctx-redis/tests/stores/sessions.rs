@@ -15,8 +15,8 @@ use modelctx::http::{
 };
 use modelctx::server::Elicited;
 use modelctx::server::{Server, TaskConfig, ToolDef};
+use modelctx::session::Peer;
 use modelctx::session::announce::AnnouncementBus;
-use modelctx::session::{Peer, SessionConfig};
 use modelctx::transport::SessionSnapshot;
 use modelctx::types::{
     ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
@@ -141,11 +141,7 @@ impl Instance {
         let peers = Arc::new(std::sync::Mutex::new(Vec::new()));
         let started = peers.clone();
         let service = StreamableHttpService::with_config(config, move |transport| {
-            let mut session = SessionConfig::server();
-            if transport.needs_pre_initialized_session() {
-                session = session.pre_initialized();
-            }
-            let session = server.serve_with(transport, session);
+            let session = server.serve(transport);
             started.lock().unwrap().push(session.peer().clone());
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -541,11 +537,7 @@ async fn a_task_created_on_one_service_is_the_sessions_on_the_other() {
             let config = StreamableHttpServerConfig::default()
                 .session_registry(registry(redis, prefix).await);
             let service = StreamableHttpService::with_config(config, move |transport| {
-                let mut session = SessionConfig::server();
-                if transport.needs_pre_initialized_session() {
-                    session = session.pre_initialized();
-                }
-                server.serve_with(transport, session);
+                server.serve(transport);
             });
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -1017,11 +1009,7 @@ async fn one_server_behind_both_services_announces_once() {
         let server = server.clone();
         let started = peers.clone();
         let service = StreamableHttpService::with_config(config, move |transport| {
-            let mut session = SessionConfig::server();
-            if transport.needs_pre_initialized_session() {
-                session = session.pre_initialized();
-            }
-            let session = server.serve_with(transport, session);
+            let session = server.serve(transport);
             started.lock().unwrap().push(session.peer().clone());
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
