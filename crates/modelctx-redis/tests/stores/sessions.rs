@@ -365,29 +365,14 @@ impl NotificationMethod for Note {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
-    use futures::StreamExt;
     let redis = RedisServer::start();
     let a = Instance::start(registry(&redis, "get:").await, 100).await;
     let b = Instance::start(registry(&redis, "get:").await, 100).await;
     let session = open(&a.url).await;
 
     // The GET stream is open on B, with its priming event.
-    let response = tokio::time::timeout(
-        WITHIN,
-        reqwest::Client::new()
-            .get(&b.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", &session)
-            .send(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
-    let mut stream = response.bytes_stream().boxed();
-    let mut seen = String::new();
-    read_until(&mut stream, &mut seen, "retry:").await;
+    let (status, mut stream, mut seen) = try_get_stream(&b.url, &session, None).await;
+    assert_eq!(status, 200);
 
     // A, whose copy has no GET stream, sends two notes: B delivers them, in order.
     let peer = a.peers.lock().unwrap()[0].clone();
@@ -408,7 +393,6 @@ async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
 /// bus and again relayed from A's copy of the session).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
-    use futures::StreamExt;
     let redis = RedisServer::start();
     let bus = |redis: &RedisServer| {
         let url = redis.url();
@@ -425,22 +409,8 @@ async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
     let b = Instance::start_announcing(registry(&redis, "once:").await, bus(&redis).await).await;
     let session = open(&a.url).await;
 
-    let response = tokio::time::timeout(
-        WITHIN,
-        reqwest::Client::new()
-            .get(&b.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", &session)
-            .send(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
-    let mut stream = response.bytes_stream().boxed();
-    let mut seen = String::new();
-    read_until(&mut stream, &mut seen, "retry:").await;
+    let (status, mut stream, mut seen) = try_get_stream(&b.url, &session, None).await;
+    assert_eq!(status, 200);
 
     let tool = Tool::new(
         "added",
@@ -768,23 +738,8 @@ async fn get_stream(
     url: &str,
     session: &str,
 ) -> futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>> {
-    use futures::StreamExt;
-    let response = tokio::time::timeout(
-        WITHIN,
-        reqwest::Client::new()
-            .get(url)
-            .header("accept", "text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", session)
-            .send(),
-    )
-    .await
-    .expect("the GET is answered")
-    .expect("the GET reaches the service");
-    assert_eq!(response.status().as_u16(), 200);
-    let mut stream = response.bytes_stream().boxed();
-    let mut seen = String::new();
-    read_until(&mut stream, &mut seen, "retry:").await;
+    let (status, stream, _) = try_get_stream(url, session, None).await;
+    assert_eq!(status, 200);
     stream
 }
 
