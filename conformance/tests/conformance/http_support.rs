@@ -456,7 +456,13 @@ impl Raw {
 
     /// Initializes a session (with `version`) and sends `initialized`; the session id.
     pub(crate) async fn init_version(&self, version: &str) -> String {
-        let response = send(self.post(None, &initialize(1, version))).await;
+        self.init_with(&initialize(1, version), version).await
+    }
+
+    /// Sends `initialize` (a request naming `version`) and then `initialized`; the
+    /// session id.
+    pub(crate) async fn init_with(&self, initialize: &Value, version: &str) -> String {
+        let response = send(self.post(None, initialize)).await;
         assert_eq!(response.status, 200, "{response:?}");
         let id = response
             .header("mcp-session-id")
