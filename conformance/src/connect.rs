@@ -282,14 +282,10 @@ mod http {
 mod shared {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Duration;
 
     use modelctx_http::{
         HttpServerTransport, StreamableHttpClientTransport, StreamableHttpServerConfig,
         StreamableHttpService,
-    };
-    use modelctx_redis::{
-        RedisEventStore, RedisEventStoreConfig, RedisSessionRegistry, RedisSessionRegistryConfig,
     };
     use modelctx_transport::boxed;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -297,9 +293,6 @@ mod shared {
     use tokio::sync::watch;
 
     use crate::redis_server::RedisServer;
-
-    /// How long connecting to the trial's Redis may take.
-    const CONNECT_WITHIN: Duration = Duration::from_secs(10);
 
     pub(super) async fn serve<F>(factory: F) -> super::SharedHttp
     where
@@ -316,8 +309,8 @@ mod shared {
         for _ in 0..2 {
             // Each service its own connections to Redis, as two processes would have.
             let config = StreamableHttpServerConfig::default()
-                .session_registry(Arc::new(registry(&redis).await))
-                .event_store(Arc::new(events(&redis).await));
+                .session_registry(Arc::new(redis.session_registry().await))
+                .event_store(Arc::new(redis.event_store().await));
             let factory = factory.clone();
             let service =
                 StreamableHttpService::with_config(config, move |transport| factory(transport));
@@ -354,24 +347,6 @@ mod shared {
             transport: boxed(client),
             get_stream: super::GetStream(get_streams),
         }
-    }
-
-    async fn registry(redis: &RedisServer) -> RedisSessionRegistry {
-        let url = redis.url();
-        let connecting = RedisSessionRegistry::connect(&url, RedisSessionRegistryConfig::default());
-        tokio::time::timeout(CONNECT_WITHIN, connecting)
-            .await
-            .expect("connecting to the trial's redis-server timed out")
-            .expect("the trial's redis-server accepts a connection")
-    }
-
-    async fn events(redis: &RedisServer) -> RedisEventStore {
-        let url = redis.url();
-        let connecting = RedisEventStore::connect(&url, RedisEventStoreConfig::default());
-        tokio::time::timeout(CONNECT_WITHIN, connecting)
-            .await
-            .expect("connecting to the trial's redis-server timed out")
-            .expect("the trial's redis-server accepts a connection")
     }
 
     /// A loopback TCP forwarder sending each new connection to the next backend in

@@ -3,15 +3,9 @@
 //! cell: one on every leg but the shared one, two sharing one Redis behind a
 //! round-robin reverse proxy on `streamable-http-shared`.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use modelctx_http::{SessionRegistry, StreamableHttpServerConfig};
 use modelctx_redis::{
     RedisEventStore, RedisEventStoreConfig, RedisSessionRegistry, RedisSessionRegistryConfig,
@@ -19,6 +13,7 @@ use modelctx_redis::{
 use tokio::net::TcpListener;
 
 use crate::redis_server::RedisServer;
+use crate::round_robin::RoundRobin;
 
 /// How long connecting to the trial's Redis may take.
 const CONNECT_WITHIN: Duration = Duration::from_secs(10);
@@ -133,22 +128,25 @@ impl HttpEndpoint {
         let mut backends = Vec::new();
         for _ in 0..2 {
             // Each instance its own connections to Redis, as two processes would have.
-            let registry = Arc::new(registry(&shared.redis).await);
+            let registry = Arc::new(shared.redis.session_registry().await);
             shared.registry.get_or_insert_with(|| registry.clone());
             let mut config = config.clone().session_registry(registry);
             if config.event_store.is_some() {
-                config = config.event_store(Arc::new(events(&shared.redis).await));
+                config = config.event_store(Arc::new(shared.redis.event_store().await));
             }
             let backend = TcpListener::bind("127.0.0.1:0")
                 .await
                 .expect("bind 127.0.0.1:0");
-            backends.push(backend.local_addr().expect("local addr"));
+            backends.push(format!(
+                "http://{}",
+                backend.local_addr().expect("local addr")
+            ));
             // The Redis lives as long as the instances that use it: until the trial's
             // runtime ends and drops these tasks.
             let router = app(config).layer(axum::Extension(shared.redis.clone()));
             spawn_serve(backend, router);
         }
-        spawn_serve(listener, proxy(backends));
+        spawn_serve(listener, RoundRobin::new(backends, |_, _, _| {}).router());
     }
 
     /// On the shared leg, empties the trial's Redis (every instance then forgets every
@@ -197,99 +195,43 @@ fn spawn_serve(listener: TcpListener, router: axum::Router) {
     tokio::spawn(async move { axum::serve(listener, router).await });
 }
 
-async fn registry(redis: &RedisServer) -> RedisSessionRegistry {
-    let url = redis.url();
-    let connecting = RedisSessionRegistry::connect(&url, RedisSessionRegistryConfig::default());
-    tokio::time::timeout(CONNECT_WITHIN, connecting)
-        .await
-        .expect("connecting to the trial's redis-server timed out")
-        .expect("the trial's redis-server accepts a connection")
-}
-
-async fn events(redis: &RedisServer) -> RedisEventStore {
-    let url = redis.url();
-    let connecting = RedisEventStore::connect(&url, RedisEventStoreConfig::default());
-    tokio::time::timeout(CONNECT_WITHIN, connecting)
-        .await
-        .expect("connecting to the trial's redis-server timed out")
-        .expect("the trial's redis-server accepts a connection")
-}
-
-/// The round-robin reverse proxy.
-struct Proxy {
-    client: reqwest::Client,
-    backends: Vec<SocketAddr>,
-    next: AtomicUsize,
-}
-
-/// An app forwarding every request to the next of `backends`, on a connection of its
-/// own: a load balancer with no affinity. Requests pass unchanged (`Host` and `Origin`
-/// included), redirects are passed back, not followed; a response body streams through
-/// as it comes, and the client going away drops the request to the backend.
-fn proxy(backends: Vec<SocketAddr>) -> axum::Router {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("a reqwest client");
-    let state = Arc::new(Proxy {
-        client,
-        backends,
-        next: AtomicUsize::new(0),
-    });
-    axum::Router::new().fallback(forward).with_state(state)
-}
-
-async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
-    let turn = proxy.next.fetch_add(1, Ordering::Relaxed);
-    let backend = proxy.backends[turn % proxy.backends.len()];
-    let (parts, body) = request.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut headers = parts.headers;
-    strip_hop_by_hop(&mut headers);
-    let upstream = proxy
-        .client
-        .request(parts.method, format!("http://{backend}{path}"))
-        .headers(headers)
-        .body(body)
-        .send()
-        .await;
-    let upstream = match upstream {
-        Ok(r) => r,
-        Err(e) => {
-            return (StatusCode::BAD_GATEWAY, format!("the proxy's backend: {e}")).into_response();
-        }
-    };
-    let status = upstream.status();
-    let mut headers = upstream.headers().clone();
-    strip_hop_by_hop(&mut headers);
-    let mut response = Response::new(Body::from_stream(upstream.bytes_stream()));
-    *response.status_mut() = status;
-    *response.headers_mut() = headers;
-    response
-}
-
-/// Removes what belongs to one connection (and the length, which the next hop sets).
-fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    for name in [
-        header::CONNECTION,
-        header::TRANSFER_ENCODING,
-        header::CONTENT_LENGTH,
-        header::TE,
-        header::TRAILER,
-        header::UPGRADE,
-        header::PROXY_AUTHORIZATION,
-    ] {
-        headers.remove(name);
+impl RedisServer {
+    /// A session registry on this server, as one process of the app has (the shared
+    /// leg's endpoint and connector each connect their own).
+    ///
+    /// # Panics
+    ///
+    /// When the server cannot be reached within [`CONNECT_WITHIN`].
+    pub(crate) async fn session_registry(&self) -> RedisSessionRegistry {
+        let config = RedisSessionRegistryConfig::default();
+        connected(RedisSessionRegistry::connect(&self.url(), config)).await
     }
-    headers.remove("keep-alive");
+
+    /// An event store on this server, as one process of the app has.
+    ///
+    /// # Panics
+    ///
+    /// When the server cannot be reached within [`CONNECT_WITHIN`].
+    pub(crate) async fn event_store(&self) -> RedisEventStore {
+        let config = RedisEventStoreConfig::default();
+        connected(RedisEventStore::connect(&self.url(), config)).await
+    }
+}
+
+/// What `connecting` to the trial's Redis gives, within [`CONNECT_WITHIN`].
+async fn connected<T, E: std::fmt::Debug>(
+    connecting: impl std::future::Future<Output = Result<T, E>>,
+) -> T {
+    tokio::time::timeout(CONNECT_WITHIN, connecting)
+        .await
+        .expect("connecting to the trial's redis-server timed out")
+        .expect("the trial's redis-server accepts a connection")
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
 
     /// Serves an app answering which instance it is; four requests on one pooled

@@ -127,6 +127,8 @@ mod redis_server;
 #[cfg(feature = "runner")]
 mod registry;
 #[cfg(feature = "runner")]
+mod round_robin;
+#[cfg(feature = "runner")]
 mod selftest;
 #[cfg(feature = "runner")]
 mod wait;

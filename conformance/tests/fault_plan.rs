@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx::http::StreamableHttpServerConfig;
 use modelctx::server::{Context, Server, ToolDef};
-use modelctx::transport::sse::SseParser;
+use modelctx::transport::sse::{SseEvent, SseParser};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ErrorCode, JsonObject, RequestMethod,
     Tool,
@@ -403,31 +403,9 @@ impl Wire {
     }
 
     async fn sse_with(server: &Server, config: modelctx::sse::SseServerConfig) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let origin = format!("http://{}", listener.local_addr().expect("local addr"));
-        let server = server.clone();
-        let service = modelctx::sse::SseService::with_config(config, move |transport| {
-            server.serve(transport);
-        });
-        tokio::spawn(service.serve(listener, std::future::pending()));
-        let mut stream = within("the event stream", reqwest::get(format!("{origin}/sse")))
-            .await
-            .expect("the stream opens");
+        let origin = serve_sse(server, config).await;
+        let (stream, parser, endpoint) = open_sse(&origin).await;
         assert_eq!(stream.status(), 200);
-        let mut parser = SseParser::new(1 << 20);
-        let endpoint = within("the endpoint event", async {
-            loop {
-                let chunk = stream.chunk().await.expect("the stream reads");
-                let chunk = chunk.expect("the stream stays open");
-                let events = parser.push(&chunk).expect("events within the cap");
-                if let Some(e) = events.into_iter().next() {
-                    return e;
-                }
-            }
-        })
-        .await;
         assert_eq!(endpoint.event_type(), "endpoint");
         let mut wire = Wire::Sse {
             stream,
@@ -560,6 +538,41 @@ impl Wire {
     }
 }
 
+/// Serves `server` over legacy HTTP+SSE with `config` on a loopback port; its origin.
+async fn serve_sse(server: &Server, config: modelctx::sse::SseServerConfig) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let origin = format!("http://{}", listener.local_addr().expect("local addr"));
+    let server = server.clone();
+    let service = modelctx::sse::SseService::with_config(config, move |transport| {
+        server.serve(transport);
+    });
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    origin
+}
+
+/// Opens the legacy SSE event stream at `origin` and reads its first event (the
+/// endpoint's): the stream, its parser and that event.
+async fn open_sse(origin: &str) -> (reqwest::Response, SseParser, SseEvent) {
+    let mut stream = within("the event stream", reqwest::get(format!("{origin}/sse")))
+        .await
+        .expect("the stream opens");
+    let mut parser = SseParser::new(1 << 20);
+    let first = within("the endpoint event", async {
+        loop {
+            let chunk = stream.chunk().await.expect("the stream reads");
+            let chunk = chunk.expect("the stream stays open");
+            let events = parser.push(&chunk).expect("events within the cap");
+            if let Some(e) = events.into_iter().next() {
+                return e;
+            }
+        }
+    })
+    .await;
+    (stream, parser, first)
+}
+
 /// Runs `input` on every byte transport and hands each reply to `check`.
 async fn on_every_wire(inputs: &[&[u8]], check: impl Fn(&str, &[u8], Reply)) {
     let (server, _controls, _) = fault_server();
@@ -571,6 +584,13 @@ async fn on_every_wire(inputs: &[&[u8]], check: impl Fn(&str, &[u8], Reply)) {
             check(name, input, reply);
         }
     }
+}
+
+/// The check of an input the session ignores: accepted (202 on HTTP, nothing on stdio)
+/// and never answered.
+fn ignored(name: &str, _: &[u8], reply: Reply) {
+    assert_eq!(reply.status, (name != "stdio").then_some(202), "{name}");
+    reply.assert_silent(name);
 }
 
 /// The status a rejected POST gets on each wire (none on stdio).
@@ -842,12 +862,8 @@ async fn case_13_invalid_utf8_is_a_parse_error_or_a_skipped_line() {
 async fn case_16_responses_for_unknown_ids_are_ignored() {
     let result: &[u8] = br#"{"jsonrpc":"2.0","id":916,"result":{}}"#;
     let error: &[u8] = br#"{"jsonrpc":"2.0","id":917,"error":{"code":-32603,"message":"x"}}"#;
-    on_every_wire(&[result, result, error], |name, _, reply| {
-        // A posted response is accepted (202) and goes nowhere.
-        assert_eq!(reply.status, (name != "stdio").then_some(202), "{name}");
-        reply.assert_silent(name);
-    })
-    .await;
+    // A posted response is accepted (202) and goes nowhere.
+    on_every_wire(&[result, result, error], ignored).await;
 }
 
 /// Case 16, a response that cannot be read (found by the property tests): an error
@@ -931,6 +947,27 @@ fn declined(id: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {"action": "decline"}})
 }
 
+/// The messages a call's SSE stream carries, read until one of them is `done`.
+async fn messages_until(
+    stream: &mut reqwest::Response,
+    done: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
+    let events = http_support::read_events_until(stream, |events| {
+        events.iter().filter_map(|e| e.json()).any(|m| done(&m))
+    })
+    .await;
+    events.iter().filter_map(|e| e.json()).collect()
+}
+
+/// The answer to the call `id`, read from its SSE stream.
+async fn answer_to(stream: &mut reqwest::Response, id: i64) -> Value {
+    messages_until(stream, |m| m["id"] == json!(id))
+        .await
+        .into_iter()
+        .find(|m| m["id"] == json!(id))
+        .expect("the call's answer")
+}
+
 /// Case 16 (note i) on streamable HTTP, 2025-11-25: a handler's elicitation waits for the
 /// client's answer; the client POSTs one that cannot be read. The POST is refused with
 /// 400 (`-32600`, no id) and the elicitation fails at once as an invalid response (it
@@ -940,17 +977,7 @@ fn declined(id: &Value) -> Value {
 async fn case_16_an_unreadable_answer_fails_the_servers_call_on_streamable_http() {
     let hosted = host(asking_server(), StreamableHttpServerConfig::default()).await;
     let raw = Raw::new(&hosted.url);
-    let init = send(raw.post(None, &initialize_eliciting())).await;
-    assert_eq!(init.status, 200, "{init:?}");
-    let session = init
-        .header("mcp-session-id")
-        .expect("a session id")
-        .to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(
-        send(raw.post(Some(&session), &initialized)).await.status,
-        202
-    );
+    let session = raw.init_with(&initialize_eliciting(), "2025-11-25").await;
 
     // Two calls, each waiting for its elicitation's answer on its own POST's stream.
     let mut calls = Vec::new();
@@ -960,43 +987,22 @@ async fn case_16_an_unreadable_answer_fails_the_servers_call_on_streamable_http(
             .await
             .expect("the server answers");
         assert_eq!(stream.status(), 200);
-        let events = http_support::read_events_until(&mut stream, |events| {
-            events
-                .iter()
-                .filter_map(|e| e.json())
-                .any(|m| m.get("method").is_some())
-        })
-        .await;
-        let elicit = events
-            .iter()
-            .filter_map(|e| e.json())
+        let elicit = messages_until(&mut stream, |m| m.get("method").is_some())
+            .await
+            .into_iter()
             .find(|m| m["method"] == json!("elicitation/create"))
             .expect("the elicitation on the call's stream");
         calls.push((stream, elicit["id"].clone()));
     }
-    let answer_of = |mut stream: reqwest::Response, id: i64| async move {
-        let events = http_support::read_events_until(&mut stream, |events| {
-            events
-                .iter()
-                .filter_map(|e| e.json())
-                .any(|m| m["id"] == json!(id))
-        })
-        .await;
-        events
-            .iter()
-            .filter_map(|e| e.json())
-            .find(|m| m["id"] == json!(id))
-            .expect("the call's answer")
-    };
-    let (second, second_elicit) = calls.pop().expect("two calls");
-    let (first, first_elicit) = calls.pop().expect("two calls");
+    let (mut second, second_elicit) = calls.pop().expect("two calls");
+    let (mut first, first_elicit) = calls.pop().expect("two calls");
 
     let refused = send(raw.post(Some(&session), &unreadable_answer(&first_elicit))).await;
     assert_eq!(refused.status, 400, "{refused:?}");
     let body = refused.json();
     assert_eq!(body["error"]["code"], json!(-32600), "{body}");
     assert!(body.get("id").is_none_or(Value::is_null), "no id: {body}");
-    let answer = answer_of(first, 1).await;
+    let answer = answer_to(&mut first, 1).await;
     assert_eq!(
         answer["result"]["invalid_response"],
         json!(true),
@@ -1006,7 +1012,7 @@ async fn case_16_an_unreadable_answer_fails_the_servers_call_on_streamable_http(
     // The other elicitation still waits for its own answer, and takes it.
     let accepted = send(raw.post(Some(&session), &declined(&second_elicit))).await;
     assert_eq!(accepted.status, 202, "{accepted:?}");
-    let answer = answer_of(second, 2).await;
+    let answer = answer_to(&mut second, 2).await;
     assert_eq!(answer["result"]["accepted"], json!(false), "{answer}");
 }
 
@@ -1027,15 +1033,7 @@ async fn case_16_an_unreadable_answer_in_a_batch_fails_the_servers_call() {
             "clientInfo": {"name": "raw", "version": "1"}
         }
     });
-    let init = send(raw.post_as(None, None, &initialize)).await;
-    assert_eq!(init.status, 200, "{init:?}");
-    let session = init
-        .header("mcp-session-id")
-        .expect("a session id")
-        .to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let r = send(raw.post_as(Some(&session), Some(version), &initialized)).await;
-    assert_eq!(r.status, 202);
+    let session = raw.init_with(&initialize, version).await;
 
     let ask = json!({"jsonrpc": "2.0", "id": 1, "method": "test/ask-roots", "params": {}});
     let mut stream = within(
@@ -1044,16 +1042,9 @@ async fn case_16_an_unreadable_answer_in_a_batch_fails_the_servers_call() {
     )
     .await
     .expect("the server answers");
-    let events = http_support::read_events_until(&mut stream, |events| {
-        events
-            .iter()
-            .filter_map(|e| e.json())
-            .any(|m| m.get("method").is_some())
-    })
-    .await;
-    let request = events
-        .iter()
-        .filter_map(|e| e.json())
+    let request = messages_until(&mut stream, |m| m.get("method").is_some())
+        .await
+        .into_iter()
         .find(|m| m["method"] == json!("roots/list"))
         .expect("roots/list on the call's stream");
 
@@ -1065,18 +1056,7 @@ async fn case_16_an_unreadable_answer_in_a_batch_fails_the_servers_call() {
         json!(-32600),
         "{refused:?}"
     );
-    let events = http_support::read_events_until(&mut stream, |events| {
-        events
-            .iter()
-            .filter_map(|e| e.json())
-            .any(|m| m["id"] == json!(1))
-    })
-    .await;
-    let answer = events
-        .iter()
-        .filter_map(|e| e.json())
-        .find(|m| m["id"] == json!(1))
-        .expect("the call's answer");
+    let answer = answer_to(&mut stream, 1).await;
     assert_eq!(
         answer["result"]["invalid_response"],
         json!(true),
@@ -1088,34 +1068,9 @@ async fn case_16_an_unreadable_answer_in_a_batch_fails_the_servers_call() {
 /// the session's one event stream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case_16_an_unreadable_answer_fails_the_servers_call_on_legacy_sse() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1:0");
-    let origin = format!("http://{}", listener.local_addr().expect("local addr"));
-    let server = asking_server();
-    let service = modelctx::sse::SseService::with_config(
-        modelctx::sse::SseServerConfig::default(),
-        move |transport| {
-            server.serve(transport);
-        },
-    );
-    tokio::spawn(service.serve(listener, std::future::pending()));
-    let mut stream = within("the event stream", reqwest::get(format!("{origin}/sse")))
-        .await
-        .expect("the stream opens");
-    let mut parser = SseParser::new(1 << 20);
-    let endpoint = within("the endpoint event", async {
-        loop {
-            let chunk = stream.chunk().await.expect("the stream reads");
-            let events = parser
-                .push(&chunk.expect("the stream stays open"))
-                .expect("events within the cap");
-            if let Some(e) = events.into_iter().next() {
-                return e;
-            }
-        }
-    })
-    .await;
+    let config = modelctx::sse::SseServerConfig::default();
+    let origin = serve_sse(&asking_server(), config).await;
+    let (stream, parser, endpoint) = open_sse(&origin).await;
     let mut wire = Wire::Sse {
         stream,
         parser,
@@ -1171,11 +1126,7 @@ async fn case_26_cancelling_unknown_finished_or_initialize_ids_is_ignored() {
         br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"probe-1"}}"#;
     let initialize: &[u8] =
         br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"init"}}"#;
-    on_every_wire(&[unknown, finished, initialize], |name, _, reply| {
-        assert_eq!(reply.status, (name != "stdio").then_some(202), "{name}");
-        reply.assert_silent(name);
-    })
-    .await;
+    on_every_wire(&[unknown, finished, initialize], ignored).await;
 }
 
 /// Case 4: an oversized message. Streamable HTTP and legacy SSE answer 413 before
@@ -1360,8 +1311,7 @@ async fn slow_peer_endpoints(timeout: std::time::Duration) -> (String, String) {
         .body_timeout(timeout);
     let served = server.clone();
     let service = modelctx::http::StreamableHttpService::with_config(config, move |t| {
-        let config = http_support::session_config(&t);
-        served.serve_with(t, config);
+        served.serve(t);
     });
     tokio::spawn(service.serve(listener, std::future::pending()));
 
@@ -1418,20 +1368,8 @@ async fn trickle(authority: &str, head: &[u8], trickle: &[u8]) -> String {
 async fn case_24_slow_heads_and_trickled_bodies_are_cut_off() {
     let (http, sse) = slow_peer_endpoints(std::time::Duration::from_millis(300)).await;
     // A live legacy session to post to (its stream read up to the endpoint event).
-    let mut events = within("the event stream", reqwest::get(format!("{sse}/sse")))
-        .await
-        .expect("the stream opens");
-    let mut parser = SseParser::new(1 << 20);
-    let endpoint = within("the endpoint event", async {
-        loop {
-            let chunk = events.chunk().await.expect("the stream reads");
-            let chunk = chunk.expect("the stream stays open");
-            if let Some(e) = parser.push(&chunk).expect("events").into_iter().next() {
-                return e.data;
-            }
-        }
-    })
-    .await;
+    let (_events, _, endpoint) = open_sse(&sse).await;
+    let endpoint = endpoint.data;
     for (kind, origin, path) in [
         ("streamable-http", http.trim_end_matches("/mcp"), "/mcp"),
         ("legacy-sse", sse.as_str(), endpoint.as_str()),

@@ -21,7 +21,7 @@ use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
 use modelctx::types::{CallToolRequestParams, JsonObject};
-use support::{Instance, Redis, RoundRobin, Served, served, within};
+use support::{Instance, Redis, Served, round_robin, served, within};
 use tokio::sync::{mpsc, watch};
 
 /// Two instances on `redis` behind a round-robin balancer, and a 2025-era client
@@ -36,7 +36,7 @@ struct Deployment {
 async fn deploy(redis: &Redis) -> Deployment {
     let a = Instance::start(redis).await;
     let b = Instance::start(redis).await;
-    let (endpoint, seen) = RoundRobin::start(vec![a.base.clone(), b.base.clone()]).await;
+    let (endpoint, seen) = round_robin(vec![a.base.clone(), b.base.clone()]).await;
     let transport = StreamableHttpClientTransport::builder(&endpoint)
         .build()
         .unwrap();

@@ -11,14 +11,14 @@ mod support;
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::server::TaskConfig;
-use support::{Instance, Redis, RoundRobin, served, within};
+use support::{Instance, Redis, round_robin, served, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_http_servers_share_one_redis_behind_a_round_robin_balancer() {
     let redis = Redis::start(false).await;
     let a = Instance::start(&redis).await;
     let b = Instance::start(&redis).await;
-    let (endpoint, mut seen) = RoundRobin::start(vec![a.base.clone(), b.base.clone()]).await;
+    let (endpoint, mut seen) = round_robin(vec![a.base.clone(), b.base.clone()]).await;
 
     let transport = StreamableHttpClientTransport::builder(&endpoint)
         .build()

@@ -24,7 +24,6 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 use tokio::sync::Notify;
 
-use crate::http_support::session_config;
 use crate::support::{Echo, client};
 
 /// The JWT-bearer grant type (RFC 7523).
@@ -266,8 +265,7 @@ impl World {
                 let mcp_server = mcp_server.clone();
                 let service =
                     StreamableHttpService::with_config(service_config, move |transport| {
-                        let config = session_config(&transport);
-                        mcp_server.serve_with(transport, config);
+                        mcp_server.serve(transport);
                     });
                 let gate_state = app_state.clone();
                 let mcp = service.router().layer(axum::middleware::from_fn(

@@ -13,7 +13,6 @@ use modelctx::http::{
     StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
 };
 use modelctx::server::{Context, Server, ToolDef};
-use modelctx::session::SessionConfig;
 use modelctx::types::{JsonObject, Tool};
 use modelctx_conformance::{Connector, SpecVersion, Test, conformance_test, within};
 use modelctx_oauth::{
@@ -25,7 +24,7 @@ use modelctx_redis::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
 use p256::ecdsa::signature::Signer as _;
 use serde_json::{Value, json};
 
-use crate::http_support::{RawResponse, send, session_config};
+use crate::http_support::{RawResponse, send};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -266,13 +265,9 @@ async fn protected(connect: &Connector) -> Protected {
             )
             .unwrap();
             let hosted = hosted.clone();
+            // `hosted` serves the 2026-07-28 era when the cell is of it (`server`).
             let service = StreamableHttpService::with_config(http_config, move |t| {
-                if era_2026 {
-                    hosted.serve_with(t, SessionConfig::server().unstable_stateless_era(true));
-                } else {
-                    let config = session_config(&t);
-                    hosted.serve_with(t, config);
-                }
+                hosted.serve(t);
             });
             axum::Router::new()
                 .nest_service("/mcp", service.router().layer(rs.layer()))

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::http_support::{
-    ACCEPT_BOTH, Note, Raw, call, host_on, initialize, read_events_until, send, session_config,
+    ACCEPT_BOTH, Note, Raw, call, host_on, initialize, read_events_until, send,
 };
 use crate::support::{Block, DropSignal, Echo, Work, client, modern_vocabulary};
 
@@ -281,8 +281,7 @@ async fn cors_layer_exposes_the_session_id(connect: Connector) {
         .serve(default_config(), move |config| {
             let server = server.clone();
             let service = modelctx::http::StreamableHttpService::with_config(config, move |t| {
-                let config = session_config(&t);
-                server.serve_with(t, config);
+                server.serve(t);
             });
             service
                 .router()

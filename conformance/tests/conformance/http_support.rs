@@ -12,7 +12,6 @@ use modelctx::http::{
     StreamableHttpService,
 };
 use modelctx::server::{Server, ServerSession};
-use modelctx::session::SessionConfig;
 use modelctx::types::NotificationMethod;
 use modelctx_conformance::{Cell, Connector, HttpEndpoint, SpecVersion, TransportKind, within};
 use serde_json::Value;
@@ -159,18 +158,6 @@ impl Hosted {
         let h = t.handle();
         (t, h)
     }
-}
-
-/// The session settings a hosted transport asks for.
-pub(crate) fn session_config(t: &modelctx::http::HttpServerTransport) -> SessionConfig {
-    let mut config = SessionConfig::server();
-    if t.needs_pre_initialized_session() {
-        config = config.pre_initialized();
-    }
-    if !t.allows_outbound_requests() {
-        config = config.without_outbound_requests();
-    }
-    config
 }
 
 /// Hosts `server` with `config` (default: the service's defaults) on one service.
@@ -469,7 +456,13 @@ impl Raw {
 
     /// Initializes a session (with `version`) and sends `initialized`; the session id.
     pub(crate) async fn init_version(&self, version: &str) -> String {
-        let response = send(self.post(None, &initialize(1, version))).await;
+        self.init_with(&initialize(1, version), version).await
+    }
+
+    /// Sends `initialize` (a request naming `version`) and then `initialized`; the
+    /// session id.
+    pub(crate) async fn init_with(&self, initialize: &Value, version: &str) -> String {
+        let response = send(self.post(None, initialize)).await;
         assert_eq!(response.status, 200, "{response:?}");
         let id = response
             .header("mcp-session-id")

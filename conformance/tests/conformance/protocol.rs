@@ -804,8 +804,7 @@ async fn an_error_without_id_reaches_the_server(connector: Connector) {
         // Stateless HTTP: each POST is a session of its own, served by the same server.
         connector
             .serve_stateless_http(move |transport| {
-                let config = crate::support::stateless_config(&transport);
-                server.serve_with(transport, config);
+                server.serve(transport);
             })
             .await
     };

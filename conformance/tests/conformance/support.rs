@@ -2,7 +2,6 @@
 //! connector, and test-only request methods whose behaviour each test decides.
 
 use modelctx::client::{Client, ClientBuilder};
-use modelctx::http::HttpServerTransport;
 use modelctx::server::{Context, Server, ServerSession, ToolDef};
 use modelctx::session::RequestOptions;
 use modelctx::session::SessionConfig;
@@ -39,19 +38,6 @@ impl Pair {
     }
 }
 
-/// The session settings a stateless POST's transport asks for: pre-initialised, and no
-/// server-to-client requests (nothing could carry them).
-pub(crate) fn stateless_config(transport: &HttpServerTransport) -> SessionConfig {
-    let mut config = SessionConfig::server();
-    if transport.needs_pre_initialized_session() {
-        config = config.pre_initialized();
-    }
-    if !transport.allows_outbound_requests() {
-        config = config.without_outbound_requests();
-    }
-    config
-}
-
 /// Serves `server` on the connector's server side and connects `client` to it. On the
 /// stateless HTTP leg the server serves each POST on a session of its own.
 pub(crate) async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {
@@ -65,11 +51,7 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
         let slot = first.clone();
         let client_side = connect
             .serve_shared_http(move |transport| {
-                let mut config = SessionConfig::server();
-                if transport.needs_pre_initialized_session() {
-                    config = config.pre_initialized();
-                }
-                let session = shared.serve_with(transport, config);
+                let session = shared.serve(transport);
                 let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
                 if slot.is_none() {
                     *slot = Some(session);
@@ -104,12 +86,15 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
         let era_2026 = connect.version() == modelctx_conformance::SpecVersion::V2026_07_28;
         let client_side = connect
             .serve_stateless_http(move |transport| {
-                let config = if era_2026 {
-                    SessionConfig::server().unstable_stateless_era(true)
+                // The 2026-07-28 cell serves the test's server in that era whether or
+                // not the test built it for it; `serve_with` adds the transport's own
+                // facts (a stateless POST starts initialised, sends no requests).
+                if era_2026 {
+                    let era = SessionConfig::server().unstable_stateless_era(true);
+                    per_post.serve_with(transport, era);
                 } else {
-                    stateless_config(&transport)
-                };
-                per_post.serve_with(transport, config);
+                    per_post.serve(transport);
+                }
             })
             .await;
         let (client_side, wire) = record(client_side);

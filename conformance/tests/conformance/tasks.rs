@@ -27,7 +27,6 @@ use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use crate::http_support::session_config;
 use crate::support::{Pair, client, connect, work_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -890,8 +889,7 @@ async fn tasks_belong_to_the_caller_that_created_them(connect: Connector) {
         .serve(StreamableHttpServerConfig::default(), move |config| {
             let server = servers[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)].clone();
             let service = StreamableHttpService::with_config(config, move |transport| {
-                let config = session_config(&transport);
-                server.serve_with(transport, config);
+                server.serve(transport);
             });
             let router = service.router().layer(axum::middleware::from_fn(as_user));
             axum::Router::new().nest_service("/mcp", router)

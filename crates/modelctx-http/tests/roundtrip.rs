@@ -51,6 +51,30 @@ async fn start() -> (String, mpsc::UnboundedReceiver<Box<dyn MessageSink>>) {
     (url, sinks_rx)
 }
 
+/// Serves `app` on a loopback port of its own; its origin, `http://127.0.0.1:<port>`.
+async fn serve_app(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    origin
+}
+
+/// Splits `transport` and sends `initialize` (id 1) on it; the answer is the stream's.
+async fn initialize(
+    transport: StreamableHttpClientTransport,
+) -> (
+    <StreamableHttpClientTransport as Transport>::Sink,
+    <StreamableHttpClientTransport as Transport>::Stream,
+) {
+    let (sink, stream) = transport.split();
+    sink.send(msg(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+    ))
+    .await
+    .unwrap();
+    (sink, stream)
+}
+
 async fn next(stream: &mut impl MessageStream) -> JsonRpcMessage {
     tokio::time::timeout(WAIT, stream.recv())
         .await
@@ -65,12 +89,7 @@ async fn handshake_requests_related_and_unrelated_messages() {
     let (url, mut sinks) = start().await;
     let transport = StreamableHttpClientTransport::new(&url).unwrap();
     let handle = transport.handle();
-    let (sink, mut stream) = transport.split();
-    sink.send(msg(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-    ))
-    .await
-    .unwrap();
+    let (sink, mut stream) = initialize(transport).await;
     let init = next(&mut stream).await;
     assert_eq!(init.id(), Some(&RequestId::Number(1)));
     let session = handle.session_id().expect("a session id");
@@ -202,9 +221,7 @@ async fn the_auth_hook_adds_credentials_and_reacts_to_401() {
                 .unwrap()
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let front_url = format!("http://{}/", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, front).await });
+    let front_url = format!("{}/", serve_app(front).await);
 
     let hook = Flipping(Default::default(), Default::default());
     let transport = StreamableHttpClientTransport::builder(&front_url)
@@ -212,12 +229,7 @@ async fn the_auth_hook_adds_credentials_and_reacts_to_401() {
         .standalone_stream(false)
         .build()
         .unwrap();
-    let (sink, mut stream) = transport.split();
-    sink.send(msg(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-    ))
-    .await
-    .unwrap();
+    let (sink, mut stream) = initialize(transport).await;
     assert_eq!(next(&mut stream).await.id(), Some(&RequestId::Number(1)));
     sink.send(msg(r#"{"jsonrpc":"2.0","id":2,"method":"x"}"#))
         .await
@@ -237,9 +249,7 @@ async fn the_default_client_never_follows_a_redirect_to_another_origin() {
         flag.store(true, std::sync::atomic::Ordering::SeqCst);
         async { "stolen" }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let other_url = format!("http://{}/", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, other).await });
+    let other_url = format!("{}/", serve_app(other).await);
     let redirect = axum::Router::new().fallback(move || {
         let to = other_url.clone();
         async move {
@@ -250,9 +260,7 @@ async fn the_default_client_never_follows_a_redirect_to_another_origin() {
                 .unwrap()
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, redirect).await });
+    let url = format!("{}/mcp", serve_app(redirect).await);
 
     let transport = StreamableHttpClientTransport::builder(&url)
         .header(
@@ -261,12 +269,7 @@ async fn the_default_client_never_follows_a_redirect_to_another_origin() {
         )
         .build()
         .unwrap();
-    let (sink, mut stream) = transport.split();
-    sink.send(msg(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-    ))
-    .await
-    .unwrap();
+    let (_sink, mut stream) = initialize(transport).await;
     let JsonRpcMessage::Error(e) = next(&mut stream).await else {
         panic!("the request fails")
     };
@@ -321,20 +324,13 @@ async fn a_response_that_cannot_be_read_on_an_sse_stream_fails_its_call_at_once(
                 .unwrap(),
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, server).await });
+    let url = format!("{}/mcp", serve_app(server).await);
 
     let transport = StreamableHttpClientTransport::builder(&url)
         .standalone_stream(false)
         .build()
         .unwrap();
-    let (sink, mut stream) = transport.split();
-    sink.send(msg(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-    ))
-    .await
-    .unwrap();
+    let (sink, mut stream) = initialize(transport).await;
     assert_eq!(next(&mut stream).await.id(), Some(&RequestId::Number(1)));
     sink.send(msg(r#"{"jsonrpc":"2.0","id":2,"method":"bad"}"#))
         .await

@@ -31,16 +31,9 @@ async fn next(from: &mut DuplexStream, decoder: &mut LineDecoder) -> JsonRpcMess
         .expect("an answer from the server")
 }
 
-#[tokio::test]
-async fn a_session_skips_a_line_that_is_not_utf8_and_serves_the_next_request() {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let options = StdioOptions::new().on_diagnostic(move |d| log.lock().unwrap().push(d.clone()));
-    let (mut client, server_end) = tokio::io::duplex(1 << 16);
-    let (read, write) = tokio::io::split(server_end);
-    let server = Server::builder("utf8", "1.0.0").build();
-    let session = server.serve(StdioTransport::with_options(read, write, options));
-
+/// Initialises the session as a client over `client`: `initialize` (answered, id 1),
+/// then `notifications/initialized`; the decoder of what the server writes next.
+async fn initialize(client: &mut DuplexStream) -> LineDecoder {
     client
         .write_all(
             concat!(
@@ -54,8 +47,22 @@ async fn a_session_skips_a_line_that_is_not_utf8_and_serves_the_next_request() {
         .await
         .unwrap();
     let mut decoder = LineDecoder::new(1 << 20);
-    let init = next(&mut client, &mut decoder).await;
+    let init = next(client, &mut decoder).await;
     assert!(matches!(&init, JsonRpcMessage::Response(r) if r.id == 1.into()));
+    decoder
+}
+
+#[tokio::test]
+async fn a_session_skips_a_line_that_is_not_utf8_and_serves_the_next_request() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let options = StdioOptions::new().on_diagnostic(move |d| log.lock().unwrap().push(d.clone()));
+    let (mut client, server_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_end);
+    let server = Server::builder("utf8", "1.0.0").build();
+    let session = server.serve(StdioTransport::with_options(read, write, options));
+
+    let mut decoder = initialize(&mut client).await;
 
     // A request whose method holds a byte that is not UTF-8, a stray log line, a ping.
     client
@@ -150,21 +157,7 @@ async fn a_response_that_cannot_be_read_fails_the_servers_call_and_is_never_answ
         .on_peer_error(move |e, _| log.lock().unwrap().push(e))
         .build();
     let session = server.serve(StdioTransport::new(read, write));
-    client
-        .write_all(
-            concat!(
-                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-                "\n",
-                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-                "\n",
-            )
-            .as_bytes(),
-        )
-        .await
-        .unwrap();
-    let mut decoder = LineDecoder::new(1 << 20);
-    let init = next(&mut client, &mut decoder).await;
-    assert!(matches!(&init, JsonRpcMessage::Response(r) if r.id == 1.into()));
+    let mut decoder = initialize(&mut client).await;
 
     // The server pings; the client answers with an error object that lacks `message`.
     let answer_badly = async {

@@ -94,9 +94,14 @@ impl Proxy {
 /// Serves `server` over streamable HTTP on a loopback port of its own; returns its
 /// address.
 async fn serve(server: Server) -> SocketAddr {
-    let service = StreamableHttpService::new(move |t| {
+    listen(StreamableHttpService::new(move |t| {
         server.serve(t);
-    });
+    }))
+    .await
+}
+
+/// Serves `service` on a loopback port of its own; returns its address.
+async fn listen(service: StreamableHttpService) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(service.serve(listener, std::future::pending()));
@@ -148,6 +153,30 @@ async fn connect(url: &str, mode: ConnectMode) -> (Client, HttpClientHandle) {
     (client, handle)
 }
 
+/// The call after a restart: the new server answers `hello` with "second"; in 2025 through
+/// a new session (not `before`), started with the saved initialize.
+async fn the_new_server_answers(
+    client: &Client,
+    handle: &HttpClientHandle,
+    before: &Option<String>,
+    era: &str,
+) {
+    let second = within(
+        "the call after the restart",
+        client.call_tool("hello", JsonObject::new()),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{era}: {e}"));
+    assert_eq!(text_of(&second), "second", "{era}");
+    if era == "2025" {
+        let now = handle.session_id();
+        assert!(
+            now.is_some() && now != *before,
+            "{era}: {before:?} -> {now:?}"
+        );
+    }
+}
+
 /// The two eras: the handshake (2025-11-25) and 2026-07-28.
 fn eras() -> [(ConnectMode, &'static str); 2] {
     [(ConnectMode::Legacy, "2025"), (ConnectMode::Auto, "2026")]
@@ -172,21 +201,8 @@ async fn a_server_restarted_on_the_same_port_between_calls_is_used_again() {
         proxy.down().await;
         proxy.up(serve(plain("second")).await).await;
 
-        let second = within(
-            "the call after the restart",
-            client.call_tool("hello", JsonObject::new()),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{era}: {e}"));
-        assert_eq!(text_of(&second), "second", "{era}");
-        if era == "2025" {
-            // A new session, started with the saved initialize.
-            let now = handle.session_id();
-            assert!(
-                now.is_some() && now != session,
-                "{era}: {session:?} -> {now:?}"
-            );
-        } else {
+        the_new_server_answers(&client, &handle, &session, era).await;
+        if era != "2025" {
             assert_eq!(handle.session_id(), None, "{era}");
         }
         client.close().await;
@@ -300,20 +316,7 @@ async fn without_a_policy_a_call_fails_at_once_and_the_next_one_reaches_the_new_
         assert!(error.is_undelivered(), "{era}: {error}");
 
         proxy.up(serve(plain("second")).await).await;
-        let second = within(
-            "the call after the restart",
-            client.call_tool("hello", JsonObject::new()),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{era}: {e}"));
-        assert_eq!(text_of(&second), "second", "{era}");
-        if era == "2025" {
-            let now = handle.session_id();
-            assert!(
-                now.is_some() && now != session,
-                "{era}: {session:?} -> {now:?}"
-            );
-        }
+        the_new_server_answers(&client, &handle, &session, era).await;
         client.close().await;
     }
 }
@@ -521,17 +524,14 @@ impl<S: MessageStream> MessageStream for SpyStream<S> {
 }
 
 async fn serve_spied(server: Server, method: &'static str, seen: Arc<Notify>) -> SocketAddr {
-    let service = StreamableHttpService::new(move |inner| {
+    listen(StreamableHttpService::new(move |inner| {
         server.serve(Spy {
             inner,
             method,
             seen: seen.clone(),
         });
-    });
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(service.serve(listener, std::future::pending()));
-    addr
+    }))
+    .await
 }
 
 #[tokio::test]

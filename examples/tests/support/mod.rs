@@ -8,16 +8,16 @@
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::response::Response;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
+
+#[path = "../../../conformance/src/round_robin.rs"]
+mod round_robin;
+
+use round_robin::RoundRobin;
 
 pub const WITHIN: Duration = Duration::from_secs(30);
 
@@ -173,99 +173,33 @@ pub struct Served {
     pub method: String,
 }
 
-/// The load balancer: every request to the next instance, answers streamed back. An
-/// instance that refuses the connection (it stopped) is skipped for the next one, as a
-/// load balancer's passive health check does.
-pub struct RoundRobin {
-    backends: Vec<String>,
-    next: AtomicUsize,
-    client: reqwest::Client,
-    log: watch::Sender<Vec<Served>>,
-}
-
-impl RoundRobin {
-    /// Starts one in front of `backends`; answers its MCP endpoint URL and its log.
-    pub async fn start(backends: Vec<String>) -> (String, watch::Receiver<Vec<Served>>) {
-        let (log, seen) = watch::channel(Vec::new());
-        let lb = Arc::new(Self {
-            backends,
-            next: AtomicUsize::new(0),
-            client: reqwest::Client::new(),
-            log,
+/// The load balancer in front of `backends` (the instances' origins), every request
+/// to the next instance, answers streamed back, an instance that refuses the connection
+/// (it stopped) skipped for the next one (the conformance suite's forwarder,
+/// `conformance/src/round_robin.rs`); answers its MCP endpoint URL and its log.
+pub async fn round_robin(backends: Vec<String>) -> (String, watch::Receiver<Vec<Served>>) {
+    let (log, seen) = watch::channel(Vec::new());
+    let balancer = RoundRobin::new(backends, move |instance, request, body| {
+        // `Mcp-Method` (2026-07-28), else the body's.
+        let method = request
+            .headers
+            .get("mcp-method")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| {
+                let message: serde_json::Value = serde_json::from_slice(body).ok()?;
+                Some(message.get("method")?.as_str()?.to_owned())
+            })
+            .unwrap_or_default();
+        log.send_modify(|log| {
+            log.push(Served {
+                instance,
+                http: request.method.to_string(),
+                method,
+            });
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let endpoint = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let router = axum::Router::new().fallback(forward).with_state(lb);
-        tokio::spawn(async move { axum::serve(listener, router).await });
-        (endpoint, seen)
-    }
-}
-
-async fn forward(State(lb): State<Arc<RoundRobin>>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let failed = || {
-        let mut response = Response::new(Body::empty());
-        *response.status_mut() = axum::http::StatusCode::BAD_GATEWAY;
-        response
-    };
-    let Ok(body) = axum::body::to_bytes(body, 8 << 20).await else {
-        return failed();
-    };
-    // `Mcp-Method` (2026-07-28), else the body's.
-    let method = parts
-        .headers
-        .get("mcp-method")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| {
-            let message: serde_json::Value = serde_json::from_slice(&body).ok()?;
-            Some(message.get("method")?.as_str()?.to_owned())
-        })
-        .unwrap_or_default();
-    let mut answer = None;
-    for _ in 0..lb.backends.len() {
-        let index = lb.next.fetch_add(1, Ordering::Relaxed) % lb.backends.len();
-        let url = format!("{}{path}", lb.backends[index]);
-        let mut outbound = lb
-            .client
-            .request(parts.method.clone(), url)
-            .body(body.clone());
-        for (name, value) in &parts.headers {
-            if name != axum::http::header::HOST && name != axum::http::header::CONTENT_LENGTH {
-                outbound = outbound.header(name, value);
-            }
-        }
-        match outbound.send().await {
-            Ok(a) => {
-                lb.log.send_modify(|log| {
-                    log.push(Served {
-                        instance: index,
-                        http: parts.method.to_string(),
-                        method: method.clone(),
-                    });
-                });
-                answer = Some(a);
-                break;
-            }
-            Err(e) if e.is_connect() => continue,
-            Err(_) => return failed(),
-        }
-    }
-    let Some(answer) = answer else {
-        return failed();
-    };
-    let mut response = Response::builder().status(answer.status());
-    for (name, value) in answer.headers() {
-        if name != axum::http::header::TRANSFER_ENCODING
-            && name != axum::http::header::CONTENT_LENGTH
-        {
-            response = response.header(name, value);
-        }
-    }
-    response
-        .body(Body::from_stream(answer.bytes_stream()))
-        .unwrap_or_else(|_| failed())
+    });
+    (format!("{}/mcp", balancer.serve().await), seen)
 }
 
 /// The instances that served `method` (`Mcp-Method`), in order.

@@ -9,11 +9,9 @@ use std::sync::Arc;
 use crate::support::{RedisServer, WITHIN};
 use modelctx::client::{Client, ConnectMode, Watch};
 use modelctx::http::{
-    HttpServerTransport, StreamableHttpClientTransport, StreamableHttpServerConfig,
-    StreamableHttpService,
+    StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
 };
 use modelctx::server::{Context, ResourceDef, Server, ToolDef};
-use modelctx::session::SessionConfig;
 use modelctx::session::announce::{Announcement, AnnouncementBus, AnnouncementReceiver};
 use modelctx::types::{CallToolResult, ServerNotification, SubscriptionFilter, Tool};
 use modelctx_redis::{RedisAnnouncements, RedisAnnouncementsConfig};
@@ -53,25 +51,13 @@ fn extra_tool(name: &str) -> ToolDef {
     })
 }
 
-fn session_config(transport: &HttpServerTransport) -> SessionConfig {
-    let mut config = SessionConfig::server();
-    if transport.needs_pre_initialized_session() {
-        config = config.pre_initialized();
-    }
-    if !transport.allows_outbound_requests() {
-        config = config.without_outbound_requests();
-    }
-    config
-}
-
 /// Serves `server` over streamable HTTP (both eras) on loopback; returns its URL and
 /// what stops it.
 async fn serve_http(server: Server) -> (String, tokio::sync::oneshot::Sender<()>) {
     let service = StreamableHttpService::with_config(
         StreamableHttpServerConfig::default(),
         move |transport| {
-            let config = session_config(&transport);
-            server.serve_with(transport, config);
+            server.serve(transport);
         },
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -11,7 +11,6 @@ use modelctx::http::{
     StreamControl, StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
 };
 use modelctx::server::Server;
-use modelctx::session::SessionConfig;
 use modelctx::types::{ErrorData, NotificationMethod, RequestMethod};
 use modelctx_redis::{RedisEventStore, RedisEventStoreConfig};
 use serde_json::{Value, json};
@@ -63,14 +62,7 @@ async fn a_broken_call_resumes_from_redis_with_every_event_once() {
         .build();
     let service = StreamableHttpService::with_config(config, move |transport| {
         *control.lock().unwrap() = Some(transport.stream_control());
-        let mut session = SessionConfig::server();
-        if transport.needs_pre_initialized_session() {
-            session = session.pre_initialized();
-        }
-        if !transport.allows_outbound_requests() {
-            session = session.without_outbound_requests();
-        }
-        server.serve_with(transport, session);
+        server.serve(transport);
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());

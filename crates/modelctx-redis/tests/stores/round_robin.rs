@@ -7,22 +7,17 @@
 //! `RedisTaskStore`.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::response::Response;
 use modelctx::client::{Client, ConnectMode, FormAnswer};
 use modelctx::http::{StreamableHttpClientTransport, StreamableHttpService};
 use modelctx::server::{Context, Elicited, Server, TaskConfig, ToolDef};
-use modelctx::session::SessionConfig;
 use modelctx::types::{ElicitValue, RequestedSchema, TaskSupport, Tool};
 use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::support::{RedisServer, WITHIN};
+use crate::support::{RedisServer, RoundRobin, WITHIN};
 
 async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(WITHIN, future)
@@ -30,72 +25,20 @@ async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> 
         .unwrap_or_else(|_| panic!("{what}: no answer within {WITHIN:?}"))
 }
 
-/// An HTTP forwarder on loopback that sends each request to the next backend in turn
-/// and streams the answer back; it notes which backend got which `Mcp-Method`.
-struct RoundRobin {
-    backends: Vec<String>,
-    next: AtomicUsize,
-    client: reqwest::Client,
-    /// (backend index, Mcp-Method header) of every request forwarded so far.
-    log: watch::Sender<Vec<(usize, String)>>,
-}
-
-async fn forward(State(balancer): State<Arc<RoundRobin>>, request: Request) -> Response {
-    let index = balancer.next.fetch_add(1, Ordering::Relaxed) % balancer.backends.len();
-    let method = request
-        .headers()
-        .get("mcp-method")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let (parts, body) = request.into_parts();
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let url = format!("{}{path}", balancer.backends[index]);
-    let Ok(body) = axum::body::to_bytes(body, 8 << 20).await else {
-        return bad_gateway();
-    };
-    let mut outbound = balancer.client.request(parts.method, url).body(body);
-    for (name, value) in &parts.headers {
-        if name != http::header::HOST && name != http::header::CONTENT_LENGTH {
-            outbound = outbound.header(name, value);
-        }
-    }
-    balancer.log.send_modify(|log| log.push((index, method)));
-    let Ok(answer) = outbound.send().await else {
-        return bad_gateway();
-    };
-    let mut response = Response::builder().status(answer.status());
-    for (name, value) in answer.headers() {
-        if name != http::header::TRANSFER_ENCODING && name != http::header::CONTENT_LENGTH {
-            response = response.header(name, value);
-        }
-    }
-    response
-        .body(Body::from_stream(answer.bytes_stream()))
-        .unwrap_or_else(|_| bad_gateway())
-}
-
-fn bad_gateway() -> Response {
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = http::StatusCode::BAD_GATEWAY;
-    response
-}
-
-/// Starts the forwarder in front of `backends` (base URLs); returns its base URL and
-/// a view of its log.
+/// Starts a round-robin forwarder in front of `backends` (base URLs); returns its base
+/// URL and a view of its log: which backend got which `Mcp-Method`.
 async fn round_robin(backends: Vec<String>) -> (String, watch::Receiver<Vec<(usize, String)>>) {
     let (log, seen) = watch::channel(Vec::new());
-    let balancer = Arc::new(RoundRobin {
-        backends,
-        next: AtomicUsize::new(0),
-        client: reqwest::Client::new(),
-        log,
+    let balancer = RoundRobin::new(backends, move |index, request, _| {
+        let method = request
+            .headers
+            .get("mcp-method")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        log.send_modify(|log| log.push((index, method)));
     });
-    let router = axum::Router::new().fallback(forward).with_state(balancer);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    (url, seen)
+    (balancer.serve().await, seen)
 }
 
 /// One instance: a tool that asks for a name (answering with the instance that saw the
@@ -152,14 +95,7 @@ fn instance(
 /// Serves `server` over streamable HTTP on loopback; returns its base URL.
 async fn serve(server: Server) -> String {
     let service = StreamableHttpService::new(move |transport| {
-        let mut config = SessionConfig::server();
-        if transport.needs_pre_initialized_session() {
-            config = config.pre_initialized();
-        }
-        if !transport.allows_outbound_requests() {
-            config = config.without_outbound_requests();
-        }
-        server.serve_with(transport, config);
+        server.serve(transport);
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());

@@ -15,8 +15,8 @@ use modelctx::http::{
 };
 use modelctx::server::Elicited;
 use modelctx::server::{Server, TaskConfig, ToolDef};
+use modelctx::session::Peer;
 use modelctx::session::announce::AnnouncementBus;
-use modelctx::session::{Peer, SessionConfig};
 use modelctx::transport::SessionSnapshot;
 use modelctx::types::{
     ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
@@ -141,11 +141,7 @@ impl Instance {
         let peers = Arc::new(std::sync::Mutex::new(Vec::new()));
         let started = peers.clone();
         let service = StreamableHttpService::with_config(config, move |transport| {
-            let mut session = SessionConfig::server();
-            if transport.needs_pre_initialized_session() {
-                session = session.pre_initialized();
-            }
-            let session = server.serve_with(transport, session);
+            let session = server.serve(transport);
             started.lock().unwrap().push(session.peer().clone());
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -369,29 +365,14 @@ impl NotificationMethod for Note {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
-    use futures::StreamExt;
     let redis = RedisServer::start();
     let a = Instance::start(registry(&redis, "get:").await, 100).await;
     let b = Instance::start(registry(&redis, "get:").await, 100).await;
     let session = open(&a.url).await;
 
     // The GET stream is open on B, with its priming event.
-    let response = tokio::time::timeout(
-        WITHIN,
-        reqwest::Client::new()
-            .get(&b.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", &session)
-            .send(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
-    let mut stream = response.bytes_stream().boxed();
-    let mut seen = String::new();
-    read_until(&mut stream, &mut seen, "retry:").await;
+    let (status, mut stream, mut seen) = try_get_stream(&b.url, &session, None).await;
+    assert_eq!(status, 200);
 
     // A, whose copy has no GET stream, sends two notes: B delivers them, in order.
     let peer = a.peers.lock().unwrap()[0].clone();
@@ -412,7 +393,6 @@ async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
 /// bus and again relayed from A's copy of the session).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
-    use futures::StreamExt;
     let redis = RedisServer::start();
     let bus = |redis: &RedisServer| {
         let url = redis.url();
@@ -429,22 +409,8 @@ async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
     let b = Instance::start_announcing(registry(&redis, "once:").await, bus(&redis).await).await;
     let session = open(&a.url).await;
 
-    let response = tokio::time::timeout(
-        WITHIN,
-        reqwest::Client::new()
-            .get(&b.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", &session)
-            .send(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
-    let mut stream = response.bytes_stream().boxed();
-    let mut seen = String::new();
-    read_until(&mut stream, &mut seen, "retry:").await;
+    let (status, mut stream, mut seen) = try_get_stream(&b.url, &session, None).await;
+    assert_eq!(status, 200);
 
     let tool = Tool::new(
         "added",
@@ -541,11 +507,7 @@ async fn a_task_created_on_one_service_is_the_sessions_on_the_other() {
             let config = StreamableHttpServerConfig::default()
                 .session_registry(registry(redis, prefix).await);
             let service = StreamableHttpService::with_config(config, move |transport| {
-                let mut session = SessionConfig::server();
-                if transport.needs_pre_initialized_session() {
-                    session = session.pre_initialized();
-                }
-                server.serve_with(transport, session);
+                server.serve(transport);
             });
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -776,23 +738,8 @@ async fn get_stream(
     url: &str,
     session: &str,
 ) -> futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>> {
-    use futures::StreamExt;
-    let response = tokio::time::timeout(
-        WITHIN,
-        reqwest::Client::new()
-            .get(url)
-            .header("accept", "text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", session)
-            .send(),
-    )
-    .await
-    .expect("the GET is answered")
-    .expect("the GET reaches the service");
-    assert_eq!(response.status().as_u16(), 200);
-    let mut stream = response.bytes_stream().boxed();
-    let mut seen = String::new();
-    read_until(&mut stream, &mut seen, "retry:").await;
+    let (status, stream, _) = try_get_stream(url, session, None).await;
+    assert_eq!(status, 200);
     stream
 }
 
@@ -1017,11 +964,7 @@ async fn one_server_behind_both_services_announces_once() {
         let server = server.clone();
         let started = peers.clone();
         let service = StreamableHttpService::with_config(config, move |transport| {
-            let mut session = SessionConfig::server();
-            if transport.needs_pre_initialized_session() {
-                session = session.pre_initialized();
-            }
-            let session = server.serve_with(transport, session);
+            let session = server.serve(transport);
             started.lock().unwrap().push(session.peer().clone());
         });
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
