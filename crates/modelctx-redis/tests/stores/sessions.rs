@@ -1248,6 +1248,7 @@ async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
     let b = start_holding(&redis, "over:", Duration::from_millis(600)).await;
     let session = open(&a.url).await;
     let peer = a.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
 
     let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
     assert_eq!(status, 200);
