@@ -524,6 +524,50 @@ pub(crate) async fn send(rb: reqwest::RequestBuilder) -> RawResponse {
     .await
 }
 
+/// POSTs `body` (`application/json`, a well-formed request otherwise) to `url` on a
+/// connection of its own and returns the answer's status, read while the body is
+/// written. A server refusing a body (413) may answer before it has read it and close
+/// the connection (RFC 9110 §15.5.14); a client sending a body should watch for such
+/// an answer while it sends (RFC 9112 §9.5), because the close may reset the
+/// connection under a client still writing, and a client that reads only after
+/// writing (reqwest) then reports the broken write instead of the answer. So a write
+/// cut short is no failure here: the answer is the outcome.
+pub(crate) async fn post_watching_the_answer(url: &str, body: &[u8]) -> u16 {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (authority, path) = rest.split_at(rest.find('/').expect("a path"));
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
+         accept: {ACCEPT_BOTH}\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let socket = within("the connection", tokio::net::TcpStream::connect(authority))
+        .await
+        .expect("the server accepts");
+    let (read, mut write) = socket.into_split();
+    let writing = async move {
+        // Cut short by the server's close: not this test's concern.
+        if write.write_all(head.as_bytes()).await.is_ok() {
+            let _ = write.write_all(body).await;
+        }
+        // Kept open until the answer has been read.
+        write
+    };
+    let mut reader = tokio::io::BufReader::new(read);
+    let mut status_line = String::new();
+    let reading = reader.read_line(&mut status_line);
+    let (_, read) = within("the server's answer", async {
+        tokio::join!(writing, reading)
+    })
+    .await;
+    read.expect("the status line reads");
+    status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("a status line: {status_line:?}"))
+}
+
 /// Reads SSE events from a live response until `until` says stop; returns them and the
 /// response (still open).
 pub(crate) async fn read_events_until(

@@ -18,7 +18,9 @@ use modelctx_conformance::{
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc, oneshot};
 
-use crate::support::{Block, DropSignal, Echo, Script, Work, client, connect, payload};
+use crate::support::{
+    Block, DropSignal, Echo, Script, Work, client, connect, payload, try_connect,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -1162,8 +1164,20 @@ async fn the_session_default_timeout_applies(connector: Connector) {
     let (cancelled_tx, _rx) = mpsc::unbounded_channel();
     let (started, _started_rx) = mpsc::unbounded_channel();
     let server = blocking_server(cancelled_tx, started);
-    let impatient = client().request_timeout(Duration::from_millis(100));
-    let pair = connect(&connector, &server, impatient).await;
+    // The default bounds every request, the handshake's (or the 2026-07-28 discovery)
+    // too: on a loaded machine that one may outlive 100 ms and be cut off as well. That
+    // is the rule at work, not a failure: connect again. Only the blocked call's
+    // timeout is certain (its handler never answers), so only it is asserted.
+    let pair = within("a handshake inside the default timeout", async {
+        loop {
+            let impatient = client().request_timeout(Duration::from_millis(100));
+            match try_connect(&connector, &server, impatient).await {
+                Ok(pair) => break pair,
+                Err(e) => assert!(e.is_timeout(), "only the default cuts it off: {e}"),
+            }
+        }
+    })
+    .await;
     let err = pair
         .client
         .request::<Block>(json!({"v": 1}))

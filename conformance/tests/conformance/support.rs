@@ -4,7 +4,7 @@
 use modelctx::client::{Client, ClientBuilder};
 use modelctx::server::{Context, Server, ServerSession, ToolDef};
 use modelctx::session::RequestOptions;
-use modelctx::session::SessionConfig;
+use modelctx::session::{SessionConfig, SessionError};
 use modelctx::transport::{BoxTransport, MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx::types::RequestMethod;
 use modelctx::types::{
@@ -41,6 +41,18 @@ impl Pair {
 /// Serves `server` on the connector's server side and connects `client` to it. On the
 /// stateless HTTP leg the server serves each POST on a session of its own.
 pub(crate) async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {
+    try_connect(connect, server, client)
+        .await
+        .expect("the client connects")
+}
+
+/// [`connect`], with the client's failure to connect (a handshake cut off by the
+/// client's own default timeout, say) as the outcome.
+pub(crate) async fn try_connect(
+    connect: &Connector,
+    server: &Server,
+    client: ClientBuilder,
+) -> Result<Pair, SessionError> {
     if connect.kind() == TransportKind::StreamableHttpShared {
         // Each service serves its own copy of the session; a copy made from the shared
         // record starts initialised. The first is the session opened up front on the
@@ -69,17 +81,15 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
             ..
         } = client_side;
         let (transport, wire) = record(transport);
-        let client = within("the client to connect", client.connect(transport))
-            .await
-            .expect("the client connects");
+        let client = within("the client to connect", client.connect(transport)).await?;
         // Before that, a message for the GET stream (a request of the server's own, a
         // list change) would be lost on this leg: see `Connector::serve_shared_http`.
         within("the client's GET stream to open", get_stream.opened()).await;
-        return Pair {
+        return Ok(Pair {
             client,
             server: Some(session),
             wire,
-        };
+        });
     }
     if !connect.cell().has_transport_pair() {
         let per_post = server.clone();
@@ -103,14 +113,12 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
         } else {
             client
         };
-        let client = within("the client to connect", client.connect(client_side))
-            .await
-            .expect("the client connects");
-        return Pair {
+        let client = within("the client to connect", client.connect(client_side)).await?;
+        return Ok(Pair {
             client,
             server: None,
             wire,
-        };
+        });
     }
     let (client_side, server_side) = connect.transport_pair().await;
     let (client_side, wire) = record(client_side);
@@ -124,9 +132,7 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
     } else {
         (server.serve(server_side), client)
     };
-    let client = within("the client to connect", client.connect(client_side))
-        .await
-        .expect("the client connects");
+    let client = within("the client to connect", client.connect(client_side)).await?;
     if !stateless_era {
         within(
             "the server to see notifications/initialized",
@@ -134,11 +140,11 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
         )
         .await;
     }
-    Pair {
+    Ok(Pair {
         client,
         server: Some(session),
         wire,
-    }
+    })
 }
 
 /// A server played by hand: it answers every request with `answer(method)` as the

@@ -300,6 +300,20 @@ async fn open(url: &str) -> String {
     session
 }
 
+/// Waits until `peer`'s session has taken in the client's `notifications/initialized`:
+/// its 202 answers the POST before the session has read it, and until then the copy
+/// refuses to send messages of its own.
+async fn until_initialized(peer: &Peer) {
+    let told = async {
+        while !peer.is_initialized() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, told)
+        .await
+        .expect("the session learns the client is initialised");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_posted_to_the_other_service_reaches_the_handler_that_asked() {
     let redis = RedisServer::start();
@@ -369,13 +383,14 @@ async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
     let a = Instance::start(registry(&redis, "get:").await, 100).await;
     let b = Instance::start(registry(&redis, "get:").await, 100).await;
     let session = open(&a.url).await;
+    let peer = a.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
 
     // The GET stream is open on B, with its priming event.
     let (status, mut stream, mut seen) = try_get_stream(&b.url, &session, None).await;
     assert_eq!(status, 200);
 
     // A, whose copy has no GET stream, sends two notes: B delivers them, in order.
-    let peer = a.peers.lock().unwrap()[0].clone();
     for n in 1..=2 {
         tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": n})))
             .await
@@ -408,6 +423,9 @@ async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
     let a = Instance::start_announcing(registry(&redis, "once:").await, bus(&redis).await).await;
     let b = Instance::start_announcing(registry(&redis, "once:").await, bus(&redis).await).await;
     let session = open(&a.url).await;
+    // A's copy announces and sends (the note below) only once initialised.
+    let peer = a.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
 
     let (status, mut stream, mut seen) = try_get_stream(&b.url, &session, None).await;
     assert_eq!(status, 200);
@@ -424,7 +442,6 @@ async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
     read_until(&mut stream, &mut seen, "notifications/tools/list_changed").await;
     // A relays its own messages in order: once its note is here, a relayed copy of the
     // list change (sent before it) would be too.
-    let peer = a.peers.lock().unwrap()[0].clone();
     tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
         .await
         .unwrap()
@@ -443,9 +460,37 @@ async fn an_idle_session_expires_on_every_service() {
     let idle = Duration::from_millis(300);
     let a = Instance::start_idle(registry(&redis, "idle:").await, idle).await;
     let b = Instance::start_idle(registry(&redis, "idle:").await, idle).await;
-    let session = open(&a.url).await;
-    let (status, _) = raw(reqwest::Method::POST, &b.url, Some(&session), Some(ping())).await;
-    assert_eq!(status, 200, "both services hold it");
+    // Both services hold it: opened on A, used on B. How long that takes is the
+    // machine's: a session that idled out in between (404) is the expiry under test
+    // come early, so another is opened.
+    let both = async {
+        loop {
+            let (status, session) =
+                raw(reqwest::Method::POST, &a.url, None, Some(initialize())).await;
+            assert_eq!(status, 200);
+            let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            let (status, _) = raw(
+                reqwest::Method::POST,
+                &a.url,
+                Some(&session),
+                Some(initialized),
+            )
+            .await;
+            if status == 404 {
+                continue;
+            }
+            assert_eq!(status, 202);
+            let (status, _) =
+                raw(reqwest::Method::POST, &b.url, Some(&session), Some(ping())).await;
+            if status != 404 {
+                assert_eq!(status, 200, "both services hold it");
+                return session;
+            }
+        }
+    };
+    let session = tokio::time::timeout(WITHIN, both)
+        .await
+        .expect("a session both services hold");
 
     // Nobody touches it: its record expires in Redis.
     let counter = registry(&redis, "idle:").await;
@@ -838,8 +883,10 @@ async fn messages_sent_before_the_get_stream_opens_are_kept_for_it() {
     // Through the forwarder: initialize on A, the note on B.
     let session = open(&url).await;
 
-    // No GET stream anywhere: A's copy sends six notes; Redis keeps the last four.
+    // No GET stream anywhere: A's copy sends six notes; Redis keeps the last four. It
+    // sends once it knows the client is initialised (B relays the note to it).
     let peer = a.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
     for n in 1..=6 {
         tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": n})))
             .await
@@ -1145,6 +1192,7 @@ async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
     let b = start_holding(&redis, "over:", Duration::from_millis(600)).await;
     let session = open(&a.url).await;
     let peer = a.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
 
     let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
     assert_eq!(status, 200);

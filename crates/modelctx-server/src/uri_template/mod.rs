@@ -15,6 +15,12 @@
 //! each in a constant number of lookups: the values of an expression before its last
 //! are fixed by where it starts, and whether the last one reads up to a given end is a
 //! question about that stretch of the URI ([`Decoding`](decoding::Decoding)).
+//!
+//! Most templates need none of that: when each expression is last, or followed by the
+//! last literal, or by a literal opening with a character the expression never
+//! produces (`users://{id}/profile`, `file:///{+path}`, `repo://{owner}/{repo}`), every
+//! expression's end is forced, and one pass reads the URI (see `forced`). Building the
+//! plan's lookups cost several times the whole match on a short URI.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -35,6 +41,9 @@ pub const MAX_MATCHED_URI: usize = 16 * 1024;
 pub struct UriTemplate {
     source: String,
     parts: Vec<Part>,
+    /// Where each expression ends is forced by the template's shape (see [`forced`]):
+    /// matched in one pass, without the plan.
+    forced: bool,
 }
 
 impl fmt::Debug for UriTemplate {
@@ -102,6 +111,7 @@ impl UriTemplate {
         }
         Ok(Self {
             source: source.to_owned(),
+            forced: forced(&parts),
             parts,
         })
     }
@@ -132,6 +142,63 @@ impl UriTemplate {
         if uri.len() > MAX_MATCHED_URI {
             return None;
         }
+        if self.forced {
+            self.match_forced(uri)
+        } else {
+            self.match_planned(uri)
+        }
+    }
+
+    /// [`match_uri`](Self::match_uri) for a template whose expressions' ends are
+    /// [`forced`]: each expression's end is found in one scan, and its text is read
+    /// once. The same answer as the plan's, which would find that end the only one
+    /// after which the rest fits; one pass over the URI, no lookups to build (which
+    /// cost more than the whole match on a short URI).
+    fn match_forced(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        let mut vars = BTreeMap::new();
+        let mut at = 0;
+        for (k, part) in self.parts.iter().enumerate() {
+            let (op, specs) = match part {
+                Part::Literal(literal) => {
+                    if !uri[at..].starts_with(literal.as_str()) {
+                        return None;
+                    }
+                    at += literal.len();
+                    continue;
+                }
+                Part::Expression(op, specs) => (*op, specs),
+            };
+            let stop = |b: &u8| b.is_ascii() && stops(op, char::from(*b));
+            let end = match self.parts.get(k + 1) {
+                None => uri.len(),
+                // The last literal ends the URI.
+                Some(Part::Literal(last)) if k + 2 == self.parts.len() => {
+                    uri.len().checked_sub(last.len()).filter(|&e| e >= at)?
+                }
+                // A literal that opens with a character this expression never produces:
+                // its first occurrence.
+                Some(_) => uri.as_bytes()[at..]
+                    .iter()
+                    .position(stop)
+                    .map_or(uri.len(), |p| at + p),
+            };
+            let text = uri.get(at..end)?;
+            if text.as_bytes().iter().any(stop) {
+                return None;
+            }
+            // Later captures of a repeated name win.
+            let mut found = BTreeMap::new();
+            if !capture(op, specs, text, &mut found) {
+                return None;
+            }
+            vars.extend(found);
+            at = end;
+        }
+        (at == uri.len()).then_some(vars)
+    }
+
+    /// [`match_uri`](Self::match_uri) through the [`plan`]: any template.
+    fn match_planned(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let plan = plan(&self.parts, uri);
         let mut vars = BTreeMap::new();
         let mut at = 0;
@@ -152,6 +219,24 @@ impl UriTemplate {
         }
         (at == uri.len()).then_some(vars)
     }
+}
+
+/// Whether every expression's end is forced by the template's shape: each is the last
+/// part, or followed by the last part (a literal, which must end the URI), or by a
+/// literal opening with a character the expression never produces (so the expression
+/// ends at the first such character, or the literal cannot follow it). Adjacent
+/// expressions (`{a}{b}`), and an expression followed by a literal it might produce
+/// and then more, have several candidate ends: those go through the plan.
+fn forced(parts: &[Part]) -> bool {
+    parts.iter().enumerate().all(|(k, part)| match part {
+        Part::Literal(_) => true,
+        Part::Expression(op, _) => match parts.get(k + 1) {
+            None => true,
+            Some(Part::Literal(_)) if k + 2 == parts.len() => true,
+            Some(Part::Literal(literal)) => literal.chars().next().is_some_and(|c| stops(*op, c)),
+            Some(Part::Expression(..)) => false,
+        },
+    })
 }
 
 fn parse_expression(body: &str, source: &str) -> Result<Part, String> {

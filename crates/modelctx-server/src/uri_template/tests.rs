@@ -295,6 +295,7 @@ fn agrees_with_the_backtracking_reading() {
     ];
     let mut draw = Draw(0x9E37_79B9_7F4A_7C15);
     let mut matched = 0;
+    let (mut forced, mut forced_matched) = (0, 0);
     for case in 0..20_000 {
         let chosen: Vec<&str> = (0..=draw.below(5))
             .map(|_| PARTS[draw.below(PARTS.len())])
@@ -336,8 +337,23 @@ fn agrees_with_the_backtracking_reading() {
             expected,
             "case {case}: {template:?} against {uri:?}"
         );
+        // A template whose ends are forced takes the one-pass path above: the plan
+        // must agree on it too.
+        if t.forced {
+            forced += 1;
+            forced_matched += usize::from(expected.is_some());
+            assert_eq!(
+                t.match_planned(&uri),
+                expected,
+                "case {case} (planned): {template:?} against {uri:?}"
+            );
+        }
     }
     assert!(matched > 2_500, "the cases exercise matches too: {matched}");
+    assert!(
+        forced > 2_500 && forced_matched > 500,
+        "the cases exercise forced ends too: {forced}, {forced_matched} matching"
+    );
 }
 
 /// Adjacent expressions against URIs at the cap: each match finishes (within a
