@@ -135,7 +135,7 @@ pub(crate) fn with_envelope(mut options: RequestOptions, envelope: &Meta) -> Req
     ];
     let mut meta = envelope.clone();
     if let Some(own) = options.meta.take() {
-        for (key, value) in own.0 {
+        for (key, value) in own.into_map() {
             if !STATED.contains(&key.as_str()) {
                 meta.insert(key, value);
             }

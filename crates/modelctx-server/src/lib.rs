@@ -85,6 +85,7 @@
 //! ... from `#[schemars(...)]` attributes) are not enforced.
 
 mod base64;
+mod built_raw;
 mod completion;
 mod context;
 mod context_client;

@@ -536,7 +536,9 @@ fn finish_by_appending(
     out.push_str(info);
     out.push('}');
     out.push('}');
-    RawValue::from_string(out).ok()
+    // Built from valid pieces: the handler's object (a `RawValue`) without its `}`,
+    // members whose values are JSON already; no second parse.
+    crate::built_raw::built_raw(out)
 }
 
 /// Finishes a result for the era: `resultType` (`"complete"` unless the handler said

@@ -700,7 +700,7 @@ fn attach_meta(
         return Err(SessionError::refused("_meta must be an object"));
     };
     if let Some(extra) = &options.meta {
-        for (k, v) in &extra.0 {
+        for (k, v) in extra {
             meta.insert(k.clone(), v.clone());
         }
     }

@@ -1,7 +1,9 @@
 //! Small types shared by many messages: `_meta`, progress tokens, cursors.
 
-use std::sync::Arc;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
+use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
@@ -63,9 +65,182 @@ impl From<String> for Cursor {
 }
 
 /// The `_meta` member: an open object whose keys all survive a round trip.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Meta(pub Map<String, Value>);
+///
+/// Read it with [`get`](Self::get), the typed accessors (`progress_token`,
+/// `protocol_version`, ...) or as a whole with [`as_map`](Self::as_map) and
+/// [`iter`](Self::iter); build it with [`new`](Self::new), [`insert`](Self::insert) and
+/// the setters, or from a map (`Meta::from(map)`).
+///
+/// A `_meta` read from JSON text by serde_json keeps that text and builds its map on
+/// the first read: in protocol 2026-07-28 every request carries one (the envelope: a
+/// dozen strings and several objects), and most handlers never look at it. Equality,
+/// serialisation and every accessor see the map, so the two forms are
+/// indistinguishable — except that a `_meta` whose text holds a number serde_json
+/// cannot represent (beyond `f64`, such as `1e400`) reads as empty instead of failing
+/// the decode of the message around it.
+#[derive(Default)]
+pub struct Meta {
+    /// The object's JSON text as received (always an object, `{...}`), until the map is
+    /// built from it; `None` once the map is the only form (built in code, or changed).
+    text: Option<Box<str>>,
+    /// The map: set from the start when built in code, on the first read otherwise.
+    map: OnceLock<Map<String, Value>>,
+}
+
+/// serde_json's name for its raw-value protocol: asked for a newtype of this name, its
+/// deserializers hand over the value's text (validated, not decoded) as a one-entry
+/// map keyed by this name; every other deserializer (serde's buffered content behind
+/// `flatten` and internally tagged enums, a `Value`'s own when serde_json changes) calls
+/// `visit_newtype_struct` or hands over the real map, which [`MetaVisitor`] decodes as
+/// before. The name is serde_json's, not public API: if it ever changed, `Meta` would
+/// fall back to the map (still correct; a unit test notices the lost laziness).
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+impl Meta {
+    /// From an object's JSON text, which serde_json validated.
+    fn from_text(text: Box<str>) -> Self {
+        Self {
+            text: Some(text),
+            map: OnceLock::new(),
+        }
+    }
+
+    /// The map, built from the text on first use.
+    fn map(&self) -> &Map<String, Value> {
+        self.map.get_or_init(|| {
+            // The text is a valid JSON object; only a number beyond `f64` fails here.
+            self.text
+                .as_deref()
+                .and_then(|text| serde_json::from_str(text).ok())
+                .unwrap_or_default()
+        })
+    }
+
+    /// The map, to change: the text no longer describes it.
+    fn map_mut(&mut self) -> &mut Map<String, Value> {
+        self.map();
+        self.text = None;
+        match self.map.get_mut() {
+            Some(map) => map,
+            // `map()` above set it.
+            None => unreachable!("the map was just built"),
+        }
+    }
+}
+
+impl Clone for Meta {
+    fn clone(&self) -> Self {
+        Self {
+            text: self.text.clone(),
+            map: self.map.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for Meta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Meta").field(self.map()).finish()
+    }
+}
+
+impl PartialEq for Meta {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.text, &other.text) {
+            (Some(a), Some(b)) if a == b => true,
+            _ => self.map() == other.map(),
+        }
+    }
+}
+
+impl From<Map<String, Value>> for Meta {
+    fn from(map: Map<String, Value>) -> Self {
+        Self {
+            text: None,
+            map: OnceLock::from(map),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Meta {
+    type Item = (&'a String, &'a Value);
+    type IntoIter = serde_json::map::Iter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Serialize for Meta {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Through the map: right for every serializer, and the text of a received
+        // `_meta` is rarely written again.
+        self.map().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Meta {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_newtype_struct(RAW_VALUE_TOKEN, MetaVisitor)
+    }
+}
+
+/// Reads a [`Meta`]: its text when the deserializer is serde_json's, its map otherwise.
+struct MetaVisitor;
+
+/// The first key of a map handed to [`MetaVisitor`]: serde_json's raw-value marker, or
+/// a real key.
+enum FirstKey {
+    RawValue,
+    Key(String),
+}
+
+impl<'de> Deserialize<'de> for FirstKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let key = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Ok(if key == RAW_VALUE_TOKEN {
+            Self::RawValue
+        } else {
+            Self::Key(key.into_owned())
+        })
+    }
+}
+
+impl<'de> Visitor<'de> for MetaVisitor {
+    type Value = Meta;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, deserializer: D) -> Result<Meta, D::Error> {
+        Map::deserialize(deserializer).map(Meta::from)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Meta, A::Error> {
+        let key = match map.next_key::<FirstKey>()? {
+            None => return Ok(Meta::new()),
+            Some(FirstKey::RawValue) => {
+                let text: Box<str> = map.next_value::<String>()?.into_boxed_str();
+                if text.trim_start().starts_with('{') {
+                    return Ok(Meta::from_text(text));
+                }
+                // Not an object: the same error as the map's decoder gives.
+                let value: Value = serde_json::from_str(&text).map_err(de::Error::custom)?;
+                return Map::deserialize(value)
+                    .map(Meta::from)
+                    .map_err(de::Error::custom);
+            }
+            Some(FirstKey::Key(key)) => key,
+        };
+        // A deserializer that hands a newtype over as its content (not serde_json's).
+        let mut out = Map::new();
+        out.insert(key, map.next_value()?);
+        while let Some((key, value)) = map.next_entry()? {
+            out.insert(key, value);
+        }
+        Ok(Meta::from(out))
+    }
+}
 
 impl Meta {
     /// The key under which a request asks for progress notifications.
@@ -92,12 +267,47 @@ impl Meta {
 
     /// Whether there are no keys.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.map().is_empty()
+    }
+
+    /// How many keys there are.
+    pub fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    /// Every key with its value, in key order.
+    pub fn iter(&self) -> serde_json::map::Iter<'_> {
+        self.map().iter()
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.map().contains_key(key)
+    }
+
+    /// Removes a key, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        self.map_mut().remove(key)
+    }
+
+    /// The whole object.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        self.map()
+    }
+
+    /// The whole object, to change.
+    pub fn as_map_mut(&mut self) -> &mut Map<String, Value> {
+        self.map_mut()
+    }
+
+    /// The whole object, taken out.
+    pub fn into_map(mut self) -> Map<String, Value> {
+        std::mem::take(self.map_mut())
     }
 
     /// The progress token, when present and well formed.
     pub fn progress_token(&self) -> Option<ProgressToken> {
-        self.0
+        self.map()
             .get(Self::PROGRESS_TOKEN)
             .and_then(|v| ProgressToken::deserialize(v).ok())
     }
@@ -108,40 +318,43 @@ impl Meta {
             ProgressToken::Number(n) => Value::from(n),
             ProgressToken::String(s) => Value::from(&*s),
         };
-        self.0.insert(Self::PROGRESS_TOKEN.to_owned(), value);
+        self.map_mut()
+            .insert(Self::PROGRESS_TOKEN.to_owned(), value);
     }
 
     /// A key's value.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.get(key)
+        self.map().get(key)
     }
 
     /// Sets a key.
     pub fn insert(&mut self, key: impl Into<String>, value: Value) -> Option<Value> {
-        self.0.insert(key.into(), value)
+        self.map_mut().insert(key.into(), value)
     }
 
     /// A key's value read as `T`, if present and well formed.
     fn typed<T: for<'de> Deserialize<'de>>(&self, key: &str) -> Option<T> {
-        self.0.get(key).and_then(|v| T::deserialize(v).ok())
+        self.map().get(key).and_then(|v| T::deserialize(v).ok())
     }
 
     /// Sets a key to a serialisable value.
     fn set_typed<T: Serialize>(&mut self, key: &str, value: &T) {
         // The SDK's own types always serialise.
         if let Ok(value) = serde_json::to_value(value) {
-            self.0.insert(key.to_owned(), value);
+            self.map_mut().insert(key.to_owned(), value);
         }
     }
 
     /// `io.modelcontextprotocol/protocolVersion`, when a string.
     pub fn protocol_version(&self) -> Option<&str> {
-        self.0.get(Self::PROTOCOL_VERSION).and_then(Value::as_str)
+        self.map()
+            .get(Self::PROTOCOL_VERSION)
+            .and_then(Value::as_str)
     }
 
     /// Sets `io.modelcontextprotocol/protocolVersion`.
     pub fn set_protocol_version(&mut self, version: impl Into<String>) {
-        self.0.insert(
+        self.map_mut().insert(
             Self::PROTOCOL_VERSION.to_owned(),
             Value::String(version.into()),
         );
@@ -206,4 +419,157 @@ pub(crate) fn null_is_a_value<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Value>, D::Error> {
     Value::deserialize(deserializer).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const TEXT: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7,"x":{"y":[1,2]}}"#;
+
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta", default)]
+        meta: Option<Meta>,
+    }
+
+    #[test]
+    fn meta_read_from_text_is_decoded_on_first_read() {
+        let meta: Meta = serde_json::from_str(TEXT).unwrap();
+        assert_eq!(meta.text.as_deref(), Some(TEXT), "kept as text");
+        assert!(meta.map.get().is_none(), "not decoded before a read");
+        assert_eq!(meta.protocol_version(), Some("2026-07-28"));
+        assert_eq!(meta.progress_token(), Some(ProgressToken::Number(7)));
+        assert_eq!(meta.get("x"), Some(&json!({"y": [1, 2]})));
+        assert_eq!(meta.len(), 3);
+        assert!(meta.contains_key("x"));
+        let keys: Vec<_> = meta.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "io.modelcontextprotocol/protocolVersion",
+                "progressToken",
+                "x"
+            ]
+        );
+        // Inside a message, as a request's params carry it.
+        let params: Params = serde_json::from_str(&format!(r#"{{"_meta":{TEXT}}}"#)).unwrap();
+        let inner = params.meta.unwrap();
+        assert!(inner.map.get().is_none());
+        assert_eq!(inner, meta);
+    }
+
+    #[test]
+    fn meta_round_trips_and_compares_by_content() {
+        let read: Meta = serde_json::from_str(TEXT).unwrap();
+        let built = Meta::from(serde_json::from_str::<Map<String, Value>>(TEXT).unwrap());
+        assert_eq!(read, built);
+        assert_eq!(built, read);
+        assert_eq!(serde_json::to_string(&read).unwrap(), TEXT);
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::to_value(&built).unwrap()
+        );
+        // Whitespace in the text does not make two equal objects differ.
+        let spaced: Meta = serde_json::from_str(r#"{ "x" : {"y":[1, 2]} }"#).unwrap();
+        let mut one = Meta::new();
+        one.insert("x", json!({"y": [1, 2]}));
+        assert_eq!(spaced, one);
+        assert_ne!(spaced, read);
+        assert_eq!(format!("{read:?}"), format!("{built:?}"));
+        let clone = read.clone();
+        assert_eq!(clone, read);
+    }
+
+    #[test]
+    fn changing_a_meta_read_from_text_drops_the_text() {
+        let mut meta: Meta = serde_json::from_str(TEXT).unwrap();
+        meta.set_progress_token(ProgressToken::from("t"));
+        assert!(meta.text.is_none());
+        assert_eq!(meta.progress_token(), Some(ProgressToken::from("t")));
+        assert_eq!(meta.remove("x"), Some(json!({"y": [1, 2]})));
+        assert_eq!(
+            serde_json::to_value(&meta).unwrap(),
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "progressToken": "t"})
+        );
+        let mut other: Meta = serde_json::from_str(TEXT).unwrap();
+        other.as_map_mut().clear();
+        assert!(other.is_empty());
+        assert_eq!(serde_json::to_string(&other).unwrap(), "{}");
+        let map = serde_json::from_str::<Meta>(TEXT).unwrap().into_map();
+        assert_eq!(map.len(), 3);
+    }
+
+    #[test]
+    fn meta_must_be_an_object() {
+        for text in ["5", "\"s\"", "[1]", "true", "null"] {
+            let err = serde_json::from_str::<Meta>(text).unwrap_err();
+            assert!(err.to_string().contains("expected a map"), "{text}: {err}");
+            let err =
+                serde_json::from_value::<Meta>(serde_json::from_str(text).unwrap()).unwrap_err();
+            assert!(err.to_string().contains("expected a map"), "{text}: {err}");
+        }
+        assert!(serde_json::from_str::<Params>(r#"{"_meta":5}"#).is_err());
+        assert!(serde_json::from_str::<Params>(r#"{"_meta":{"a":}}"#).is_err());
+        assert!(
+            serde_json::from_str::<Params>(r#"{"_meta":null}"#)
+                .unwrap()
+                .meta
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn meta_reads_from_every_deserializer() {
+        let value: Value = serde_json::from_str(TEXT).unwrap();
+        let expected = Meta::from(value.as_object().cloned().unwrap());
+        // A `Value`, owned and borrowed.
+        assert_eq!(
+            serde_json::from_value::<Meta>(value.clone()).unwrap(),
+            expected
+        );
+        assert_eq!(Meta::deserialize(&value).unwrap(), expected);
+        // serde's buffered content: behind `flatten` and an internally tagged enum.
+        #[derive(Deserialize)]
+        struct Inner {
+            #[serde(rename = "_meta")]
+            meta: Meta,
+        }
+        #[derive(Deserialize)]
+        struct Outer {
+            #[serde(flatten)]
+            inner: Inner,
+        }
+        #[derive(Deserialize)]
+        #[serde(tag = "type")]
+        enum Tagged {
+            A {
+                #[serde(rename = "_meta")]
+                meta: Meta,
+            },
+        }
+        let text = format!(r#"{{"_meta":{TEXT}}}"#);
+        let outer: Outer = serde_json::from_str(&text).unwrap();
+        assert_eq!(outer.inner.meta, expected);
+        let Tagged::A { meta } =
+            serde_json::from_str(&format!(r#"{{"type":"A","_meta":{TEXT}}}"#)).unwrap();
+        assert_eq!(meta, expected);
+        // A deserializer that hands a newtype over as its content.
+        let map = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(
+            [("a", 1), ("b", 2)].into_iter(),
+        );
+        let meta = Meta::deserialize(map).unwrap();
+        assert_eq!(
+            serde_json::to_value(&meta).unwrap(),
+            json!({"a": 1, "b": 2})
+        );
+    }
+
+    #[test]
+    fn meta_whose_text_holds_an_unrepresentable_number_reads_as_empty() {
+        let meta: Meta = serde_json::from_str(r#"{"big":1e400}"#).unwrap();
+        assert!(meta.is_empty());
+        assert_eq!(meta.get("big"), None);
+    }
 }

@@ -20,7 +20,7 @@ pub type MetaObject = Meta;
 
 fn to_meta<T: Serialize>(value: &T) -> Meta {
     match serde_json::to_value(value) {
-        Ok(serde_json::Value::Object(map)) => Meta(map),
+        Ok(serde_json::Value::Object(map)) => Meta::from(map),
         // Every type here serialises to an object.
         _ => Meta::new(),
     }
@@ -107,7 +107,7 @@ impl RequestMetaObject {
     /// Reads it from a request's `_meta`; fails when a required key is missing or a
     /// reserved key is malformed.
     pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
-        Self::deserialize(&serde_json::Value::Object(meta.0.clone()))
+        Self::deserialize(&serde_json::Value::Object(meta.as_map().clone()))
     }
 }
 
@@ -148,7 +148,7 @@ impl ResultMetaObject {
 
     /// Reads it from a result's `_meta`; fails when a reserved key is malformed.
     pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
-        Self::deserialize(&serde_json::Value::Object(meta.0.clone()))
+        Self::deserialize(&serde_json::Value::Object(meta.as_map().clone()))
     }
 }
 
@@ -190,7 +190,7 @@ impl NotificationMetaObject {
 
     /// Reads it from a notification's `_meta`; fails when a reserved key is malformed.
     pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
-        Self::deserialize(&serde_json::Value::Object(meta.0.clone()))
+        Self::deserialize(&serde_json::Value::Object(meta.as_map().clone()))
     }
 }
 
@@ -239,7 +239,7 @@ impl SubscriptionsListenResultMetaObject {
 
     /// Reads it from a result's `_meta`; fails without a subscription id.
     pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
-        Self::deserialize(&serde_json::Value::Object(meta.0.clone()))
+        Self::deserialize(&serde_json::Value::Object(meta.as_map().clone()))
     }
 }
 
