@@ -10,7 +10,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use modelctx_types::{
-    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, mirror,
+    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, members,
+    mirror,
 };
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -55,24 +56,17 @@ pub(super) fn stateless_by_headers(headers: &HeaderMap) -> Option<bool> {
 
 /// The parts of a request's params the headers mirror, as their JSON text (borrowed
 /// from the body: nothing is built for the members skipped or read here).
-#[derive(Deserialize, Default)]
+#[derive(Default)]
 struct Mirrored<'a> {
-    #[serde(rename = "_meta", borrow)]
     meta: Option<BodyMeta<'a>>,
-    #[serde(borrow)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow)]
-    uri: Option<&'a RawValue>,
-    #[serde(rename = "taskId", borrow)]
-    task_id: Option<&'a RawValue>,
+    name: Option<&'a str>,
+    uri: Option<&'a str>,
+    task_id: Option<&'a str>,
 }
 
-/// The one member of a request's `_meta` the headers mirror (the rest is skipped, not
-/// built).
-#[derive(Deserialize, Default)]
+/// The one member of a request's `_meta` the headers mirror.
 struct BodyMeta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
-    protocol_version: Option<&'a RawValue>,
+    protocol_version: Option<&'a str>,
 }
 
 impl BodyMeta<'_> {
@@ -81,22 +75,79 @@ impl BodyMeta<'_> {
     }
 }
 
-/// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
-fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
-        return Some(Cow::Borrowed(s));
-    }
-    serde_json::from_str::<String>(raw.get())
-        .ok()
-        .map(Cow::Owned)
+/// [`Mirrored`] as serde reads it (the way of params the quick scan does not settle).
+#[derive(Deserialize)]
+struct SerdeMirrored<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<SerdeBodyMeta<'a>>,
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    uri: Option<&'a RawValue>,
+    #[serde(rename = "taskId", borrow)]
+    task_id: Option<&'a RawValue>,
 }
 
+/// [`BodyMeta`] as serde reads it (the rest of `_meta` is skipped, not built).
+#[derive(Deserialize)]
+struct SerdeBodyMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    protocol_version: Option<&'a RawValue>,
+}
+
+impl<'a> SerdeMirrored<'a> {
+    fn into_text(self) -> Mirrored<'a> {
+        Mirrored {
+            meta: self.meta.map(|m| BodyMeta {
+                protocol_version: m.protocol_version.map(RawValue::get),
+            }),
+            name: self.name.map(RawValue::get),
+            uri: self.uri.map(RawValue::get),
+            task_id: self.task_id.map(RawValue::get),
+        }
+    }
+}
+
+/// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
+fn json_str(raw: &str) -> Option<Cow<'_, str>> {
+    if let Ok(s) = serde_json::from_str::<&str>(raw) {
+        return Some(Cow::Borrowed(s));
+    }
+    serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
+}
+
+/// What the headers mirror, read by one quick scan of the params (and one of their
+/// `_meta`) where it settles them ([`members::find`]), else by serde as before: the
+/// same members either way.
 fn mirrored(request: &JsonRpcRequest) -> Mirrored<'_> {
-    request
-        .params
-        .as_deref()
-        .and_then(|p| serde_json::from_str::<Mirrored<'_>>(p.get()).ok())
-        .unwrap_or_default()
+    let Some(params) = request.params.as_deref() else {
+        return Mirrored::default();
+    };
+    quick_mirrored(params.get()).unwrap_or_else(|| {
+        serde_json::from_str::<SerdeMirrored<'_>>(params.get())
+            .map(SerdeMirrored::into_text)
+            .unwrap_or_default()
+    })
+}
+
+/// [`mirrored`] by the quick scan: `None` where it does not settle the members (a
+/// `_meta` that is neither an object nor `null` is serde's to judge too).
+fn quick_mirrored(params: &str) -> Option<Mirrored<'_>> {
+    let [meta, name, uri, task_id] = members::find(params, ["_meta", "name", "uri", "taskId"])?;
+    let meta = match meta {
+        None | Some("null") => None,
+        Some(meta) if meta.starts_with('{') => {
+            let [protocol_version] = members::find(meta, [Meta::PROTOCOL_VERSION])?;
+            Some(BodyMeta { protocol_version })
+        }
+        Some(_) => return None,
+    };
+    Some(Mirrored {
+        meta,
+        name,
+        uri,
+        task_id,
+    })
 }
 
 fn body_version(request: &JsonRpcRequest) -> Option<String> {
@@ -462,6 +513,29 @@ mod tests {
             let error = check_headers(&headers(&bad), &call).unwrap_err();
             assert_eq!(error.code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
         }
+        // Members the quick scan does not settle (a key spelled with escapes, a key
+        // twice) are read by serde: the same checks.
+        let h = headers(&good);
+        let escaped = JsonRpcMessage::from_slice(
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"other","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        );
+        let Ok(JsonRpcMessage::Request(escaped)) = escaped else {
+            panic!("a request")
+        };
+        let error = check_headers(&h, &escaped).unwrap_err();
+        assert!(error.message.contains("\"other\""), "{}", error.message);
+        let version = JsonRpcMessage::from_slice(
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"weather","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}"#,
+        );
+        let Ok(JsonRpcMessage::Request(version)) = version else {
+            panic!("a request")
+        };
+        let error = check_headers(&h, &version).unwrap_err();
+        assert!(error.message.contains("2025-11-25"), "{}", error.message);
+        // A key twice is no params serde reads: nothing in the body to mirror.
+        let mut twice = request("tools/call", json!({}));
+        twice.params = RawValue::from_string(r#"{"name":"a","name":"b"}"#.to_owned()).ok();
+        assert!(check_headers(&h, &twice).is_ok());
         // No protocol version in the body: the server answers that (-32602).
         let bare = request("server/discover", json!({}));
         let h = headers(&[
