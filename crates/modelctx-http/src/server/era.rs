@@ -10,8 +10,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use modelctx_types::{
-    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, members,
-    mirror,
+    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, mirror,
 };
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -56,30 +55,10 @@ pub(super) fn stateless_by_headers(headers: &HeaderMap) -> Option<bool> {
 
 /// The parts of a request's params the headers mirror, as their JSON text (borrowed
 /// from the body: nothing is built for the members skipped or read here).
-#[derive(Default)]
+#[derive(Deserialize, Default)]
 struct Mirrored<'a> {
-    meta: Option<BodyMeta<'a>>,
-    name: Option<&'a str>,
-    uri: Option<&'a str>,
-    task_id: Option<&'a str>,
-}
-
-/// The one member of a request's `_meta` the headers mirror.
-struct BodyMeta<'a> {
-    protocol_version: Option<&'a str>,
-}
-
-impl BodyMeta<'_> {
-    fn protocol_version(&self) -> Option<Cow<'_, str>> {
-        json_str(self.protocol_version?)
-    }
-}
-
-/// [`Mirrored`] as serde reads it (the way of params the quick scan does not settle).
-#[derive(Deserialize)]
-struct SerdeMirrored<'a> {
     #[serde(rename = "_meta", borrow)]
-    meta: Option<SerdeBodyMeta<'a>>,
+    meta: Option<BodyMeta<'a>>,
     #[serde(borrow)]
     name: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -88,66 +67,36 @@ struct SerdeMirrored<'a> {
     task_id: Option<&'a RawValue>,
 }
 
-/// [`BodyMeta`] as serde reads it (the rest of `_meta` is skipped, not built).
-#[derive(Deserialize)]
-struct SerdeBodyMeta<'a> {
+/// The one member of a request's `_meta` the headers mirror (the rest is skipped, not
+/// built).
+#[derive(Deserialize, Default)]
+struct BodyMeta<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
     protocol_version: Option<&'a RawValue>,
 }
 
-impl<'a> SerdeMirrored<'a> {
-    fn into_text(self) -> Mirrored<'a> {
-        Mirrored {
-            meta: self.meta.map(|m| BodyMeta {
-                protocol_version: m.protocol_version.map(RawValue::get),
-            }),
-            name: self.name.map(RawValue::get),
-            uri: self.uri.map(RawValue::get),
-            task_id: self.task_id.map(RawValue::get),
-        }
+impl BodyMeta<'_> {
+    fn protocol_version(&self) -> Option<Cow<'_, str>> {
+        json_str(self.protocol_version?)
     }
 }
 
 /// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
-fn json_str(raw: &str) -> Option<Cow<'_, str>> {
-    if let Ok(s) = serde_json::from_str::<&str>(raw) {
+fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
         return Some(Cow::Borrowed(s));
     }
-    serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
+    serde_json::from_str::<String>(raw.get())
+        .ok()
+        .map(Cow::Owned)
 }
 
-/// What the headers mirror, read by one quick scan of the params (and one of their
-/// `_meta`) where it settles them ([`members::find`]), else by serde as before: the
-/// same members either way.
 fn mirrored(request: &JsonRpcRequest) -> Mirrored<'_> {
-    let Some(params) = request.params.as_deref() else {
-        return Mirrored::default();
-    };
-    quick_mirrored(params.get()).unwrap_or_else(|| {
-        serde_json::from_str::<SerdeMirrored<'_>>(params.get())
-            .map(SerdeMirrored::into_text)
-            .unwrap_or_default()
-    })
-}
-
-/// [`mirrored`] by the quick scan: `None` where it does not settle the members (a
-/// `_meta` that is neither an object nor `null` is serde's to judge too).
-fn quick_mirrored(params: &str) -> Option<Mirrored<'_>> {
-    let [meta, name, uri, task_id] = members::find(params, ["_meta", "name", "uri", "taskId"])?;
-    let meta = match meta {
-        None | Some("null") => None,
-        Some(meta) if meta.starts_with('{') => {
-            let [protocol_version] = members::find(meta, [Meta::PROTOCOL_VERSION])?;
-            Some(BodyMeta { protocol_version })
-        }
-        Some(_) => return None,
-    };
-    Some(Mirrored {
-        meta,
-        name,
-        uri,
-        task_id,
-    })
+    request
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Mirrored<'_>>(p.get()).ok())
+        .unwrap_or_default()
 }
 
 fn body_version(request: &JsonRpcRequest) -> Option<String> {
@@ -513,11 +462,11 @@ mod tests {
             let error = check_headers(&headers(&bad), &call).unwrap_err();
             assert_eq!(error.code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
         }
-        // Members the quick scan does not settle (a key spelled with escapes, a key
-        // twice) are read by serde: the same checks.
+        // A key spelled with escapes is read as the key it spells; a key twice is no
+        // params serde reads.
         let h = headers(&good);
         let escaped = JsonRpcMessage::from_slice(
-            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"other","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"n\u0061me":"other","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
         );
         let Ok(JsonRpcMessage::Request(escaped)) = escaped else {
             panic!("a request")
@@ -525,7 +474,7 @@ mod tests {
         let error = check_headers(&h, &escaped).unwrap_err();
         assert!(error.message.contains("\"other\""), "{}", error.message);
         let version = JsonRpcMessage::from_slice(
-            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"weather","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"weather","_meta":{"io.modelcontextprotocol/protocol\u0056ersion":"2025-11-25"}}}"#,
         );
         let Ok(JsonRpcMessage::Request(version)) = version else {
             panic!("a request")
