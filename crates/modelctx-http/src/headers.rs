@@ -14,7 +14,10 @@ pub const LAST_EVENT_ID: &str = "last-event-id";
 /// to read: a layer in front has already checked them.
 #[cfg(feature = "server")]
 pub fn sensitive_headers(mut headers: http::HeaderMap) -> http::HeaderMap {
-    for name in ["authorization", "proxy-authorization", "cookie", "dpop"] {
+    use http::header::{AUTHORIZATION, COOKIE, HeaderName, PROXY_AUTHORIZATION};
+    // Names, not text: a lookup by `&str` parses the name each time.
+    static DPOP: HeaderName = HeaderName::from_static("dpop");
+    for name in [&AUTHORIZATION, &PROXY_AUTHORIZATION, &COOKIE, &DPOP] {
         // `entry` reserves room for an insertion (a full map grows): look first.
         if !headers.contains_key(name) {
             continue;

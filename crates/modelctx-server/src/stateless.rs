@@ -9,7 +9,7 @@
 
 use modelctx_types::{
     ClientCapabilities, DiscoverResult, ErrorCode, ErrorData, Implementation, LoggingLevel, Meta,
-    ProtocolVersion, RawValue, ServerCapabilities, mirror, to_raw,
+    ProtocolVersion, RawValue, ServerCapabilities, members, mirror, to_raw,
 };
 use serde_json::{Map, Value, json};
 
@@ -59,19 +59,15 @@ pub(crate) struct Envelope {
 /// `-32022` with the versions it serves in `data.supported` and the one asked for in
 /// `data.requested`.
 pub(crate) fn envelope<'m>(
-    meta_text: Option<&RawValue>,
+    meta_text: Option<&str>,
     meta: impl FnOnce() -> Option<&'m Meta>,
 ) -> Result<Envelope, ErrorData> {
-    // (A derived struct would also read an array as its fields in order: objects only.)
-    if let Some(text) = meta_text
-        && text.get().trim_start().starts_with('{')
-        && let Ok(keys) = serde_json::from_str::<Keys<'_>>(text.get())
-    {
+    if let Some([version, capabilities, info, log_level]) = meta_text.and_then(members_of) {
         return check_envelope(
-            keys.version.map(Member::Text),
-            keys.capabilities.map(Member::Text),
-            keys.info.map(Member::Text),
-            keys.log_level.map(Member::Text),
+            version.map(Member::Text),
+            capabilities.map(Member::Text),
+            info.map(Member::Text),
+            log_level.map(Member::Text),
         );
     }
     let meta = meta();
@@ -92,28 +88,51 @@ pub(crate) fn envelope<'m>(
 /// does not take goes the uncached way.
 pub(crate) fn envelope_cached<'m>(
     cache: &EnvelopeCache,
-    meta_text: Option<&RawValue>,
+    meta_text: Option<&str>,
     meta: impl FnOnce() -> Option<&'m Meta>,
 ) -> Result<std::sync::Arc<Envelope>, ErrorData> {
-    if let Some(text) = meta_text
-        && text.get().trim_start().starts_with('{')
-        && let Ok(keys) = serde_json::from_str::<Keys<'_>>(text.get())
-    {
-        let members = [keys.version, keys.capabilities, keys.info, keys.log_level]
-            .map(|member| member.map(RawValue::get));
+    if let Some(members) = meta_text.and_then(members_of) {
         if let Some(known) = cache.get(&members) {
             return Ok(known);
         }
+        let [version, capabilities, info, log_level] = members;
         let envelope = std::sync::Arc::new(check_envelope(
-            keys.version.map(Member::Text),
-            keys.capabilities.map(Member::Text),
-            keys.info.map(Member::Text),
-            keys.log_level.map(Member::Text),
+            version.map(Member::Text),
+            capabilities.map(Member::Text),
+            info.map(Member::Text),
+            log_level.map(Member::Text),
         )?);
         cache.put(&members, &envelope);
         return Ok(envelope);
     }
     envelope(meta_text, meta).map(std::sync::Arc::new)
+}
+
+/// The envelope's four members of a `_meta` (its JSON text), each as its JSON text (an
+/// explicit `null` is kept: it is a malformed member, not a missing one), in the
+/// order protocol version, capabilities, client info, log level: found by a quick scan
+/// ([`members::find`]), or, where that does not settle them (a key spelled with
+/// escapes), by serde. `None` for a `_meta` that is not an object, or that names a key
+/// twice (the caller then reads the decoded map, which keeps the last).
+fn members_of(text: &str) -> Option<[Option<&str>; 4]> {
+    const KEYS: [&str; 4] = [
+        Meta::PROTOCOL_VERSION,
+        Meta::CLIENT_CAPABILITIES,
+        Meta::CLIENT_INFO,
+        Meta::LOG_LEVEL,
+    ];
+    // (A derived struct would also read an array as its fields in order: objects only.)
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    if let Some(found) = members::find(text, KEYS) {
+        return Some(found);
+    }
+    let keys = serde_json::from_str::<Keys<'_>>(text).ok()?;
+    Some(
+        [keys.version, keys.capabilities, keys.info, keys.log_level]
+            .map(|member| member.map(RawValue::get)),
+    )
 }
 
 /// The envelopes a server has read, by the text of their four members (see
@@ -221,10 +240,10 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
     <&'de RawValue as serde::Deserialize>::deserialize(d).map(Some)
 }
 
-/// One member of the envelope: its text, or its value in the decoded `_meta`.
+/// One member of the envelope: its JSON text, or its value in the decoded `_meta`.
 #[derive(Clone, Copy)]
 enum Member<'a> {
-    Text(&'a RawValue),
+    Text(&'a str),
     Value(&'a Value),
 }
 
@@ -242,8 +261,8 @@ impl Member<'_> {
     fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
         match self {
             Member::Value(v) => T::deserialize(*v).map_err(|e| e.to_string()),
-            Member::Text(raw) => serde_json::from_str::<T>(raw.get()).map_err(|e| {
-                match serde_json::from_str::<Value>(raw.get()) {
+            Member::Text(raw) => serde_json::from_str::<T>(raw).map_err(|e| {
+                match serde_json::from_str::<Value>(raw) {
                     Ok(value) => T::deserialize(&value)
                         .err()
                         .map_or_else(|| e.to_string(), |e| e.to_string()),
@@ -257,18 +276,18 @@ impl Member<'_> {
     fn shown(&self) -> String {
         match self {
             Member::Value(v) => v.to_string(),
-            Member::Text(raw) => serde_json::from_str::<Value>(raw.get())
-                .map_or_else(|_| raw.get().to_owned(), |v| v.to_string()),
+            Member::Text(raw) => serde_json::from_str::<Value>(raw)
+                .map_or_else(|_| (*raw).to_owned(), |v| v.to_string()),
         }
     }
 }
 
 /// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
-fn json_str(raw: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
-    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
+fn json_str(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if let Ok(s) = serde_json::from_str::<&str>(raw) {
         return Some(std::borrow::Cow::Borrowed(s));
     }
-    serde_json::from_str::<String>(raw.get())
+    serde_json::from_str::<String>(raw)
         .ok()
         .map(std::borrow::Cow::Owned)
 }
@@ -645,7 +664,9 @@ mod tests {
     fn envelope_of(value: Value) -> Result<Envelope, ErrorData> {
         let text = to_raw(&value).unwrap();
         let map: Option<Meta> = serde_json::from_value(value).ok();
-        let from_text = envelope(Some(&text), || unreachable!("an object is read as text"));
+        let from_text = envelope(Some(text.get()), || {
+            unreachable!("an object is read as text")
+        });
         let from_map = envelope(None, || map.as_ref());
         match (&from_text, &from_map) {
             (Ok(a), Ok(b)) => {
@@ -736,19 +757,19 @@ mod tests {
                 .to_owned(),
         )
         .unwrap();
-        let ok = envelope(Some(&text), || unreachable!()).unwrap();
+        let ok = envelope(Some(text.get()), || unreachable!()).unwrap();
         assert_eq!(ok.version, ProtocolVersion::V2026_07_28);
         // A key twice: the map keeps the last, and so does the envelope.
         let twice = r#"{"io.modelcontextprotocol/protocolVersion": "1999-01-01", "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}"#;
         let text = RawValue::from_string(twice.to_owned()).unwrap();
         let map: Meta = serde_json::from_str(twice).unwrap();
-        let ok = envelope(Some(&text), || Some(&map)).unwrap();
+        let ok = envelope(Some(text.get()), || Some(&map)).unwrap();
         assert_eq!(ok.version, ProtocolVersion::V2026_07_28);
         // Not an object (an array is not read as the members in order): no map either,
         // so the version is missing.
         for not_object in ["[1]", r#"["2026-07-28", {}]"#] {
             let text = RawValue::from_string(not_object.to_owned()).unwrap();
-            let e = envelope(Some(&text), || None).unwrap_err();
+            let e = envelope(Some(text.get()), || None).unwrap_err();
             assert!(e.message.contains("protocolVersion"), "{}", e.message);
         }
     }
@@ -764,7 +785,7 @@ mod tests {
             "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
             "progressToken": 1,
         }));
-        let a = envelope_cached(&cache, Some(&first), || unreachable!()).unwrap();
+        let a = envelope_cached(&cache, Some(first.get()), || unreachable!()).unwrap();
         // The same members, other keys different: the same envelope.
         let again = raw(json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -772,7 +793,7 @@ mod tests {
             "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
             "progressToken": 2,
         }));
-        let b = envelope_cached(&cache, Some(&again), || unreachable!()).unwrap();
+        let b = envelope_cached(&cache, Some(again.get()), || unreachable!()).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
         assert!(a.capabilities.elicitation.is_some());
         assert_eq!(a.info.as_ref().unwrap().name, "c");
@@ -782,7 +803,7 @@ mod tests {
             "io.modelcontextprotocol/clientCapabilities": {},
             "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
         }));
-        let c = envelope_cached(&cache, Some(&other), || unreachable!()).unwrap();
+        let c = envelope_cached(&cache, Some(other.get()), || unreachable!()).unwrap();
         assert!(c.capabilities.elicitation.is_none());
         let leveled = raw(json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -790,7 +811,7 @@ mod tests {
             "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
             "io.modelcontextprotocol/logLevel": "info",
         }));
-        let d = envelope_cached(&cache, Some(&leveled), || unreachable!()).unwrap();
+        let d = envelope_cached(&cache, Some(leveled.get()), || unreachable!()).unwrap();
         assert_eq!(d.log_level, Some(LoggingLevel::Info));
         assert_eq!(c.log_level, None);
         assert_eq!(cache.len(), 3);
@@ -800,7 +821,7 @@ mod tests {
             "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": 1}},
         }));
         for _ in 0..2 {
-            let e = envelope_cached(&cache, Some(&bad), || unreachable!()).unwrap_err();
+            let e = envelope_cached(&cache, Some(bad.get()), || unreachable!()).unwrap_err();
             assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
         }
         assert_eq!(cache.len(), 3);
@@ -811,14 +832,14 @@ mod tests {
                 "io.modelcontextprotocol/clientCapabilities": {},
                 "io.modelcontextprotocol/clientInfo": {"name": "c", "version": n.to_string()},
             }));
-            envelope_cached(&cache, Some(&each), || unreachable!()).unwrap();
+            envelope_cached(&cache, Some(each.get()), || unreachable!()).unwrap();
             assert!(cache.len() <= EnvelopeCache::MAX_ENTRIES);
         }
         assert!(cache.len() < EnvelopeCache::MAX_ENTRIES);
         // Not an object: the map's way, uncached.
         let map = Meta::new();
         let text = RawValue::from_string("[1]".to_owned()).unwrap();
-        assert!(envelope_cached(&cache, Some(&text), || Some(&map)).is_err());
+        assert!(envelope_cached(&cache, Some(text.get()), || Some(&map)).is_err());
     }
 
     #[test]

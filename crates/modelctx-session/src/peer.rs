@@ -227,7 +227,7 @@ pub(crate) struct Shared {
     /// as the answer goes out, instead of waiting forever for a second notification.
     pub(crate) initialized_early: AtomicBool,
     /// The transport's `Mcp-Param-*` headers (see `Transport::stateless_era_request`).
-    pub(crate) mirrored: Option<Arc<[(String, String)]>>,
+    pub(crate) mirrored: Option<Box<[(String, String)]>>,
     /// Answers the runtime gave at once (ping, refusals) still being sent on tasks of
     /// their own: the session's end waits for them before it closes the sink.
     pub(crate) sends_in_flight: std::sync::atomic::AtomicUsize,

@@ -43,7 +43,7 @@ pub(crate) const MAX_WAITING_RUNTIME_ANSWERS: usize = 64;
 /// outbound request then fails with a connection-closed error and every running handler
 /// is cancelled.
 pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
-    let mirrored = transport.stateless_era_request().map(Arc::from);
+    let mirrored = transport.stateless_era_request().map(Vec::into_boxed_slice);
     let stateless_era = config.serves_stateless_era() && mirrored.is_some();
     let phase = if stateless_era {
         Phase::Stateless

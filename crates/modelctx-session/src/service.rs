@@ -8,6 +8,7 @@ use futures::future::BoxFuture;
 use modelctx_transport::Extensions;
 use modelctx_types::{
     ErrorData, JsonRpcNotification, JsonRpcRequest, Meta, ProgressToken, RawValue, RequestId,
+    members,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -71,8 +72,8 @@ pub fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T,
 /// What a request handler knows about the request it serves.
 pub struct RequestContext {
     id: RequestId,
-    /// The request's `_meta` as sent (its text), when it has one.
-    meta_raw: Option<Box<RawValue>>,
+    /// The request's `_meta` as sent (its JSON text), when it has one.
+    meta_raw: Option<Box<str>>,
     /// `_meta` decoded, on first use: most handlers never read it, and in protocol
     /// 2026-07-28 every request carries one (the envelope, which the server reads from
     /// the text).
@@ -107,11 +108,10 @@ impl RequestContext {
         // needs it; a key may be spelled with escapes); any other is decoded when
         // something asks for it.
         let token = match &meta_raw {
-            Some(raw) if raw.get().contains(Meta::PROGRESS_TOKEN) || raw.get().contains('\\') => {
-                meta.get_or_init(|| decode_meta(raw))
-                    .as_ref()
-                    .and_then(Meta::progress_token)
-            }
+            Some(raw) if raw.contains(Meta::PROGRESS_TOKEN) || raw.contains('\\') => meta
+                .get_or_init(|| decode_meta(raw))
+                .as_ref()
+                .and_then(Meta::progress_token),
             _ => None,
         };
         let peer = peer.related_to(Some(request.id.clone()));
@@ -175,11 +175,11 @@ impl RequestContext {
             .as_ref()
     }
 
-    /// The request's `_meta` as its JSON text, when the request has one (`None` also
-    /// for `"_meta": null`), for a reader that wants a few of its keys without
-    /// building the whole map. Unstable.
+    /// The request's `_meta` as its JSON text (valid JSON, as the request's params
+    /// are), when the request has one (`None` also for `"_meta": null`), for a reader
+    /// that wants a few of its keys without building the whole map. Unstable.
     #[doc(hidden)]
-    pub fn unstable_meta_text(&self) -> Option<&RawValue> {
+    pub fn unstable_meta_text(&self) -> Option<&str> {
         self.meta_raw.as_deref()
     }
 
@@ -281,22 +281,56 @@ impl ProgressReporter {
 
 /// Takes `_meta` out of raw params as text, without decoding it or the rest: `None`
 /// when the params carry none (or `null`), or are not an object with at most one
-/// `_meta`.
-fn read_meta(params: Option<&RawValue>) -> Option<Box<RawValue>> {
-    let raw = params?;
-    if !raw.get().contains("\"_meta\"") {
+/// `_meta`. A quick scan finds it ([`members::find`]); what that does not settle (a
+/// key spelled with escapes) is read by serde.
+fn read_meta(params: Option<&RawValue>) -> Option<Box<str>> {
+    let raw = params?.get();
+    if !raw.contains("\"_meta\"") {
         return None;
     }
-    #[derive(Deserialize)]
-    struct MetaOnly<'a> {
-        #[serde(rename = "_meta", borrow)]
-        meta: Option<&'a RawValue>,
-    }
-    let meta = serde_json::from_str::<MetaOnly<'_>>(raw.get()).ok()?.meta?;
-    Some(meta.to_owned())
+    let meta = match members::find(raw, ["_meta"]) {
+        Some([meta]) => meta?,
+        None => {
+            #[derive(Deserialize)]
+            struct MetaOnly<'a> {
+                #[serde(rename = "_meta", borrow)]
+                meta: Option<&'a RawValue>,
+            }
+            serde_json::from_str::<MetaOnly<'_>>(raw).ok()?.meta?.get()
+        }
+    };
+    (meta != "null").then(|| Box::from(meta))
 }
 
 /// `_meta` decoded from its text; `None` when it is not an object.
-fn decode_meta(raw: &RawValue) -> Option<Meta> {
-    serde_json::from_str::<Meta>(raw.get()).ok()
+fn decode_meta(raw: &str) -> Option<Meta> {
+    serde_json::from_str::<Meta>(raw).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta_of(params: &str) -> Option<Box<str>> {
+        let raw = RawValue::from_string(params.to_owned()).unwrap();
+        read_meta(Some(&raw))
+    }
+
+    #[test]
+    fn meta_is_taken_as_its_text() {
+        assert_eq!(meta_of(r#"{"name":"t"}"#), None);
+        assert_eq!(meta_of(r#"{"_meta":null}"#), None);
+        assert_eq!(
+            meta_of(r#"{"a":{"_meta":1},"_meta":{"k":[1,"}"]},"b":2}"#).as_deref(),
+            Some(r#"{"k":[1,"}"]}"#)
+        );
+        // What the quick scan does not settle, serde reads: a key with escapes...
+        assert_eq!(
+            meta_of(r#"{"a":{"_meta":0},"\u005fmeta":{"k":1}}"#).as_deref(),
+            Some(r#"{"k":1}"#)
+        );
+        // ...a `_meta` twice (refused), params that are no object.
+        assert_eq!(meta_of(r#"{"_meta":{},"_meta":{}}"#), None);
+        assert_eq!(meta_of(r#""_meta""#), None);
+    }
 }

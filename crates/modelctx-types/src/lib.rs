@@ -100,6 +100,8 @@ mod jsonrpc;
 mod legacy;
 mod lifecycle;
 mod logging;
+#[doc(hidden)]
+pub mod members;
 mod messages;
 mod meta;
 mod method;

@@ -462,6 +462,29 @@ mod tests {
             let error = check_headers(&headers(&bad), &call).unwrap_err();
             assert_eq!(error.code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
         }
+        // A key spelled with escapes is read as the key it spells; a key twice is no
+        // params serde reads.
+        let h = headers(&good);
+        let escaped = JsonRpcMessage::from_slice(
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"n\u0061me":"other","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        );
+        let Ok(JsonRpcMessage::Request(escaped)) = escaped else {
+            panic!("a request")
+        };
+        let error = check_headers(&h, &escaped).unwrap_err();
+        assert!(error.message.contains("\"other\""), "{}", error.message);
+        let version = JsonRpcMessage::from_slice(
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"weather","_meta":{"io.modelcontextprotocol/protocol\u0056ersion":"2025-11-25"}}}"#,
+        );
+        let Ok(JsonRpcMessage::Request(version)) = version else {
+            panic!("a request")
+        };
+        let error = check_headers(&h, &version).unwrap_err();
+        assert!(error.message.contains("2025-11-25"), "{}", error.message);
+        // A key twice is no params serde reads: nothing in the body to mirror.
+        let mut twice = request("tools/call", json!({}));
+        twice.params = RawValue::from_string(r#"{"name":"a","name":"b"}"#.to_owned()).ok();
+        assert!(check_headers(&h, &twice).is_ok());
         // No protocol version in the body: the server answers that (-32602).
         let bare = request("server/discover", json!({}));
         let h = headers(&[

@@ -44,7 +44,7 @@ pub use session::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamC
 use crate::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
 use modelctx_transport::SessionSnapshot;
 use registry::{Outgoing, SharedState};
-use session::{Answer, SessionState};
+use session::{Answer, EraAnswer, SessionState};
 
 type Factory = dyn Fn(HttpServerTransport) + Send + Sync;
 
@@ -1546,6 +1546,26 @@ async fn dispatch(
     if init && let Some(id) = ids.first() {
         session.expect_initialize(id.clone());
     }
+    // The stateless era's one request: its answer is JSON unless something must be
+    // streamed, and the stream is built only then (see `Route::Era`). (In JSON-response
+    // mode it is JSON in any case.) Its session offers direct delivery, so a handler
+    // that answers at once has answered when `push` returns; one whose message was
+    // queued (a transport user that starts its session later) gets its stream at once,
+    // and the answer follows on it.
+    if stateless_era
+        && !inner.config.json_response
+        && let [id] = ids.as_slice()
+    {
+        let answer = session.open_era_answer(id);
+        if session.push(messages, None, extensions).await.is_err() {
+            return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
+        }
+        return match session.settle_era_answer(id, answer) {
+            Some(EraAnswer::Json(body)) => json_response(era::status_of(&body), body),
+            Some(EraAnswer::Stream(events)) => era_stream(&session, &ids, events),
+            None => era_stream(&session, &ids, futures::stream::empty().boxed()),
+        };
+    }
     let mut answer = (!ids.is_empty()).then(|| session.open_answer(&ids));
     let stream = match &answer {
         Some(Answer::Sse { stream, .. }) => Some(*stream),
@@ -1587,22 +1607,7 @@ async fn dispatch(
             }
             status_only(StatusCode::ACCEPTED)
         }
-        Some(Answer::Sse { events, .. }) if stateless_era => {
-            // Closing the response stream cancels its request (protocol 2026-07-28).
-            era::response(events, || {
-                let session = session.clone();
-                let ids = ids.clone();
-                Box::new(move || {
-                    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-                        return;
-                    };
-                    runtime.spawn(async move {
-                        let notices = ids.iter().map(era::cancelled).collect();
-                        let _ = session.push(notices, None, &Extensions::new()).await;
-                    });
-                })
-            })
-        }
+        Some(Answer::Sse { events, .. }) if stateless_era => era_stream(&session, &ids, events),
         Some(Answer::Sse { events, .. }) => sse_response(events),
         Some(Answer::Json(waiters)) => {
             let mut out = Vec::with_capacity(waiters.len());
@@ -1627,14 +1632,7 @@ async fn dispatch(
             } else {
                 StatusCode::OK
             };
-            Response::builder()
-                .status(status)
-                .header(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                )
-                .body(Body::from(body))
-                .unwrap_or_else(|_| Response::new(Body::empty()))
+            json_response(status, body)
         }
     };
     if let Some(v) = &session.id_header {
@@ -1643,6 +1641,40 @@ async fn dispatch(
             .insert(era::SESSION_ID_HEADER.clone(), v.clone());
     }
     response
+}
+
+/// A JSON answer (`body`: its text).
+fn json_response(status: StatusCode, body: String) -> Response {
+    Response::builder()
+        .status(status)
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )
+        .body(Body::from(body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// The answer of the stateless era's request(s) `ids` on `events` (see
+/// [`era::response`]): closing the response stream cancels them (protocol 2026-07-28).
+fn era_stream(
+    session: &Arc<SessionState>,
+    ids: &[RequestId],
+    events: futures::stream::BoxStream<'static, Bytes>,
+) -> Response {
+    era::response(events, || {
+        let session = session.clone();
+        let ids = ids.to_vec();
+        Box::new(move || {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            runtime.spawn(async move {
+                let notices = ids.iter().map(era::cancelled).collect();
+                let _ = session.push(notices, None, &Extensions::new()).await;
+            });
+        })
+    })
 }
 
 /// An SSE answer. The events already queued are taken at once; when the stream has

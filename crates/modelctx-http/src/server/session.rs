@@ -35,6 +35,19 @@ enum Route {
     Sse(u64),
     /// As the single JSON body of its POST (the response's JSON text).
     Json(oneshot::Sender<String>),
+    /// A request of the stateless era whose answer has sent nothing yet: its response
+    /// alone goes back as JSON; the first message before it (progress, a log message)
+    /// builds the SSE stream, and the route becomes [`Route::Sse`].
+    Era(oneshot::Sender<EraAnswer>),
+}
+
+/// How the answer to a request of the stateless era goes (see [`Route::Era`]).
+pub(crate) enum EraAnswer {
+    /// Its response, the only message of the answer (its JSON text).
+    Json(String),
+    /// An SSE stream: something came before the response, or the POST's head was
+    /// due before it.
+    Stream(futures::stream::BoxStream<'static, Bytes>),
 }
 
 #[derive(Default)]
@@ -482,6 +495,56 @@ impl SessionState {
             stream: stream_id,
             handled,
         }
+    }
+
+    /// Opens the answer of a request of the stateless era (see [`Route::Era`]): no
+    /// stream yet, only the receiver of what the answer becomes.
+    pub(crate) fn open_era_answer(&self, id: &RequestId) -> oneshot::Receiver<EraAnswer> {
+        let (tx, rx) = oneshot::channel();
+        self.routes().requests.insert(id.clone(), Route::Era(tx));
+        rx
+    }
+
+    /// What the answer opened with [`open_era_answer`](Self::open_era_answer) has
+    /// become, now that its POST's head is due: its response, or a stream — the one its
+    /// first message built, or, for a request still running with nothing sent, one
+    /// built now. `None` when the request was dropped unanswered (the session ended).
+    pub(crate) fn settle_era_answer(
+        &self,
+        id: &RequestId,
+        mut answer: oneshot::Receiver<EraAnswer>,
+    ) -> Option<EraAnswer> {
+        {
+            let mut routes = self.routes();
+            if let Some(Route::Era(_)) = routes.requests.get(id) {
+                let (_, events) = self.open_stream(&mut routes, id);
+                return Some(EraAnswer::Stream(events));
+            }
+        }
+        // Whatever settled it did so under the routes' lock: it is in the channel.
+        answer.try_recv().ok()
+    }
+
+    /// Turns request `id`'s [`Route::Era`] into an SSE stream of its own (nothing is
+    /// primed: a session of the era is not resumable): the stream's id and events.
+    fn open_stream(
+        &self,
+        routes: &mut Routes,
+        id: &RequestId,
+    ) -> (u64, futures::stream::BoxStream<'static, Bytes>) {
+        let stream_id = routes.next_stream;
+        routes.next_stream += 1;
+        let (tx, rx) = mpsc::channel(self.config.stream_queue);
+        routes.streams.insert(
+            stream_id,
+            StreamState {
+                open_requests: 1,
+                conn: Some(tx),
+                ..StreamState::default()
+            },
+        );
+        routes.requests.insert(id.clone(), Route::Sse(stream_id));
+        (stream_id, chain(Vec::new(), rx))
     }
 
     /// The priming event of a new stream (id, empty data, `retry`), when resumable.
@@ -949,6 +1012,21 @@ impl SessionState {
                     self.deliver(&mut routes, stream_id, &data);
                 }
             }
+            // The first message of an answer of the stateless era that is not its
+            // response: the answer becomes a stream, and the message its first event.
+            Some(Route::Era(_)) => {
+                let Some(id) = message.related_request.as_ref() else {
+                    return Ok(());
+                };
+                let Some(Route::Era(tx)) = routes.requests.remove(id) else {
+                    return Ok(());
+                };
+                let (stream_id, events) = self.open_stream(&mut routes, id);
+                // (A POST that is gone drops the stream: its events go nowhere, as on
+                // any stream whose reader left.)
+                let _ = tx.send(EraAnswer::Stream(events));
+                self.deliver(&mut routes, stream_id, &data);
+            }
             // JSON-response mode: the request's POST gets one JSON body, which carries
             // only its response. A request to the client fails at once; a notification
             // (progress, a log message) is not delivered, as with no listener.
@@ -1049,6 +1127,9 @@ impl SessionState {
         match routes.requests.remove(id) {
             Some(Route::Json(tx)) => {
                 let _ = tx.send(data.to_owned());
+            }
+            Some(Route::Era(tx)) => {
+                let _ = tx.send(EraAnswer::Json(data.to_owned()));
             }
             Some(Route::Sse(stream_id)) => {
                 self.deliver(routes, stream_id, data);

@@ -1,0 +1,193 @@
+//! Finding a few members of a JSON object in its text, without decoding it: one quick
+//! scan for the layers that each want a member or two of a request's params (the
+//! request context wants `_meta`, the server the envelope's four keys). It costs about
+//! what serde's skipping of the same text costs per byte: it pays where it replaces a
+//! pass that also copies or builds. Unstable: for the SDK's own crates.
+//!
+//! The text is expected to be valid JSON (a [`RawValue`](crate::RawValue)'s text: its
+//! parser checked it). The scan does not check it again; on text that is not valid it
+//! returns `None` or members that are not what a parser would say, never panics.
+//! Anything the quick scan does not settle is `None` — a key written with escapes, a
+//! wanted key twice (a derived `Deserialize` refuses that, a map keeps the last), text
+//! that is not an object — and the caller then reads the text the slow way, so edge
+//! cases behave exactly as with a parser.
+
+/// The values (their JSON text) of the members named `keys` in `object`, the text of a
+/// JSON object, in the order of `keys`: `None` where a key is absent. `None` in all
+/// when the quick scan cannot settle it (see the module's doc).
+///
+/// ```
+/// use modelctx_types::members::find;
+/// let text = r#"{"name":"echo","arguments":{"a":[1,"}"]},"_meta":null}"#;
+/// assert_eq!(
+///     find(text, ["_meta", "name", "uri"]),
+///     Some([Some("null"), Some(r#""echo""#), None])
+/// );
+/// assert_eq!(find(r#"{"a":1,"a":2}"#, ["a"]), None);
+/// assert_eq!(find(r#"{"\u0061":1}"#, ["a"]), None);
+/// assert_eq!(find("[1]", ["a"]), None);
+/// ```
+pub fn find<'a, const N: usize>(object: &'a str, keys: [&str; N]) -> Option<[Option<&'a str>; N]> {
+    let b = object.as_bytes();
+    let mut found = [None; N];
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(found);
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_start = i + 1;
+        let key_end = key_start
+            + b.get(key_start..)?
+                .iter()
+                .position(|&c| c == b'"' || c == b'\\')?;
+        if b[key_end] == b'\\' {
+            return None;
+        }
+        let key = object.get(key_start..key_end)?;
+        i = skip_ws(b, key_end + 1);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_ws(b, i + 1);
+        let value_end = skip_value(b, value_start)?;
+        if let Some(k) = keys.iter().position(|wanted| *wanted == key) {
+            if found[k].is_some() {
+                return None;
+            }
+            found[k] = Some(object.get(value_start..value_end)?);
+        }
+        i = skip_ws(b, value_end);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => return Some(found),
+            _ => return None,
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The end of the string that starts (with its quote) at `i`.
+fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        i += b.get(i..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+        if b[i] == b'"' {
+            return Some(i + 1);
+        }
+        i += 2;
+    }
+}
+
+/// The end of the value that starts at `i`.
+fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => skip_string(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            loop {
+                match b.get(i)? {
+                    b'"' => {
+                        i = skip_string(b, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let start = i;
+            while let Some(c) = b.get(i) {
+                if matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                    break;
+                }
+                i += 1;
+            }
+            (i > start).then_some(i)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// What a parser says of `key` in `text` (`None` when the scan must not settle it).
+    fn parsed(text: &str, key: &str) -> Option<Value> {
+        let Value::Object(map) = serde_json::from_str::<Value>(text).ok()? else {
+            return None;
+        };
+        map.get(key).cloned()
+    }
+
+    #[test]
+    fn members_are_what_a_parser_reads() {
+        let texts = [
+            r#"{}"#,
+            r#" { "a" : 1 , "b" : [ 1 , { "a" : 2 } ] , "c":"x\"}" } "#,
+            r#"{"name":"e\\","arguments":{"text":"hi ] } \" {"},"_meta":{"k":[[],{}]}}"#,
+            r#"{"a":true,"b":false,"c":null,"d":-1.5e3,"e":"\u00e9"}"#,
+            "{\"a\"\n:\t{\"b\":\"\\\\\"}}",
+        ];
+        for text in texts {
+            let found = find(text, ["a", "b", "c", "name", "arguments", "_meta"]).unwrap();
+            for (key, value) in ["a", "b", "c", "name", "arguments", "_meta"]
+                .iter()
+                .zip(found)
+            {
+                let value = value.map(|v| serde_json::from_str::<Value>(v).unwrap());
+                assert_eq!(value, parsed(text, key), "{key} in {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn what_the_scan_does_not_settle_is_none() {
+        for text in [
+            "[]",
+            "\"a\"",
+            "null",
+            r#"{"a":1,"a":1}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"a\"b":1}"#,
+            // Not valid JSON: no panic, no answer.
+            "{",
+            r#"{"a""#,
+            r#"{"a":"#,
+            r#"{"a":1"#,
+            r#"{"a":[1}"#,
+            r#"{"a":"\"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1,}"#,
+            "",
+        ] {
+            assert_eq!(find(text, ["a"]), None, "{text}");
+        }
+        // A key escaped elsewhere than in a wanted key still stops the scan (it may be
+        // a wanted one spelled with escapes).
+        assert_eq!(find(r#"{"x\n":1,"a":2}"#, ["a"]), None);
+        // Wanted keys twice: only the wanted ones matter.
+        assert_eq!(find(r#"{"x":1,"x":2,"a":3}"#, ["a"]), Some([Some("3")]));
+    }
+}
