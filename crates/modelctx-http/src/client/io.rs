@@ -522,7 +522,9 @@ async fn run_request(
     let mut last_id = token.as_deref().map(str::to_owned);
     let mut retry = inner.reconnect_delay;
     if let Some(body) = body.filter(|_| token.is_none()) {
+        inner.state().posting.insert(id.clone());
         let sent = request_or_reason(inner, Method::POST, Some(body.clone()), None, Some(id)).await;
+        inner.state().posting.remove(id);
         let response = match sent {
             // The server no longer knows the session (a restart, say) and refused this
             // request unseen: it goes to a new session, once. Requests that were
@@ -819,8 +821,8 @@ async fn deliver(
 }
 
 /// The server answered 404 to session `generation`: its in-flight requests fail (but
-/// `spare`, which the server refused before running it), and the next request starts a
-/// new session.
+/// `spare`, which the server refused before running it, and those whose own POST has not
+/// been answered yet: that answer tells), and the next request starts a new session.
 async fn session_lost(inner: &ClientInner, generation: u64, spare: Option<&RequestId>) {
     let dead: Vec<RequestId> = {
         let mut st = inner.state();
@@ -844,7 +846,10 @@ async fn session_lost(inner: &ClientInner, generation: u64, spare: Option<&Reque
             .inflight
             .iter()
             .filter(|(id, g)| {
-                **g == generation && Some(*id) != spare && !st.retryable.contains(*id)
+                **g == generation
+                    && Some(*id) != spare
+                    && !st.retryable.contains(*id)
+                    && !st.posting.contains(*id)
             })
             .map(|(id, _)| id.clone())
             .collect();

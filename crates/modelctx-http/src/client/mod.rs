@@ -114,6 +114,10 @@ pub(crate) struct State {
     pub(crate) replay: modelctx_transport::SessionReplay,
     /// Those of them the reconnect policy may send again (idempotent).
     pub(crate) retryable: std::collections::HashSet<RequestId>,
+    /// Requests whose POST has no answer head yet: their own POST says what became of
+    /// them (a 404 means unseen, to be sent to a new session), not another request's
+    /// 404 racing it.
+    pub(crate) posting: std::collections::HashSet<RequestId>,
     /// The initialize request, repeated to start a new session after a 404.
     pub(crate) init_request: Option<JsonRpcRequest>,
     pub(crate) init_id: Option<RequestId>,
