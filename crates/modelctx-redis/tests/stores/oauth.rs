@@ -193,13 +193,13 @@ const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 const IDP: &str = "https://idp.example";
 
-fn b64(bytes: &[u8]) -> String {
+pub(crate) fn b64(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// A JWT with `header` and `claims`, signed (ES256) by `key`.
-fn jwt(key: &p256::ecdsa::SigningKey, header: &Value, claims: &Value) -> String {
+pub(crate) fn jwt(key: &p256::ecdsa::SigningKey, header: &Value, claims: &Value) -> String {
     use p256::ecdsa::signature::Signer as _;
     let input = format!(
         "{}.{}",

@@ -10,12 +10,8 @@ use modelctx_redis::RedisAuthorizationStore;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
+use crate::oauth::{b64, jwt};
 use crate::support::{RedisServer, WITHIN};
-
-fn b64(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
 
 fn now() -> u64 {
     SystemTime::now()
@@ -49,20 +45,13 @@ impl TokenVerifier for BoundToken {
 /// A DPoP proof (RFC 9449 §4.2) by `key` for a POST to `htu` with the token, its
 /// `jti` `jti`.
 fn proof(key: &p256::ecdsa::SigningKey, htu: &str, jti: &str) -> String {
-    use p256::ecdsa::signature::Signer as _;
     let point = key.verifying_key().to_encoded_point(false);
     let jwk = json!({"kty": "EC", "crv": "P-256",
         "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap())});
     let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk});
     let claims = json!({"htm": "POST", "htu": htu, "iat": now(), "jti": jti,
         "ath": b64(&sha2::Sha256::digest(b"the-token"))});
-    let input = format!(
-        "{}.{}",
-        b64(header.to_string().as_bytes()),
-        b64(claims.to_string().as_bytes())
-    );
-    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
-    format!("{input}.{}", b64(&sig.to_bytes()))
+    jwt(key, &header, &claims)
 }
 
 /// The key's RFC 7638 thumbprint.
@@ -74,6 +63,27 @@ fn thumbprint(key: &p256::ecdsa::SigningKey) -> String {
         b64(point.y().unwrap())
     );
     b64(&sha2::Sha256::digest(canonical.as_bytes()))
+}
+
+/// One instance of the resource on a port of its own, taking the token bound to `key`;
+/// its URL.
+async fn instance(
+    config: ResourceServerConfig,
+    resource: &str,
+    key: &p256::ecdsa::SigningKey,
+) -> String {
+    let verifier = BoundToken {
+        resource: resource.to_owned(),
+        jkt: thumbprint(key),
+    };
+    let rs = ResourceServer::new(config, verifier).unwrap();
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::post(|| async { "ok" }))
+        .layer(rs.layer());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
 }
 
 /// POSTs to `url` with the token and `proof`: the status and the challenge.
@@ -108,17 +118,7 @@ async fn a_dpop_proof_replayed_to_the_other_instance_is_refused() {
         let store = RedisAuthorizationStore::new(redis.connection().await, Default::default());
         let config = ResourceServerConfig::new(&resource, "http://127.0.0.1/issuer")
             .replay_store(Arc::new(store));
-        let verifier = BoundToken {
-            resource: resource.clone(),
-            jkt: thumbprint(&key),
-        };
-        let rs = ResourceServer::new(config, verifier).unwrap();
-        let app = axum::Router::new()
-            .route("/mcp", axum::routing::post(|| async { "ok" }))
-            .layer(rs.layer());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        urls.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        urls.push(instance(config, &resource, &key).await);
     }
     for round in 0..4 {
         let (first, second) = (&urls[round % 2], &urls[(round + 1) % 2]);
@@ -147,17 +147,7 @@ async fn without_a_replay_store_each_instance_remembers_its_own() {
     let mut urls = Vec::new();
     for _ in 0..2 {
         let config = ResourceServerConfig::new(&resource, "http://127.0.0.1/issuer");
-        let verifier = BoundToken {
-            resource: resource.clone(),
-            jkt: thumbprint(&key),
-        };
-        let rs = ResourceServer::new(config, verifier).unwrap();
-        let app = axum::Router::new()
-            .route("/mcp", axum::routing::post(|| async { "ok" }))
-            .layer(rs.layer());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        urls.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        urls.push(instance(config, &resource, &key).await);
     }
     // The default: a replay to the same instance is refused, to the other one not
     // (what `replay_store` is for).
