@@ -138,7 +138,9 @@ impl Connector {
     /// `StreamableHttpService`s on 127.0.0.1:0 sharing their sessions through it (one
     /// `RedisSessionRegistry` configuration, a `RedisEventStore`), each calling
     /// `factory` with the transport of every session it serves, its own copy of a
-    /// session started elsewhere included (`needs_pre_initialized_session`). A session
+    /// session started elsewhere included (`needs_pre_initialized_session`, or
+    /// `needs_initialize_answered_session` while the client's
+    /// `notifications/initialized` has not arrived). A session
     /// is opened up front on the first service (`open_shared_session`), and the client
     /// transport returned is attached to it through a round-robin forwarder, opening a
     /// connection per request (no idle pool): its requests alternate between the

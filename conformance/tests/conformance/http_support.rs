@@ -101,6 +101,24 @@ impl Hosted {
         }
     }
 
+    /// The next copy of a session the server started, whether or not an earlier copy
+    /// of the same session was reported (on the shared leg each instance starts its
+    /// own copy, where a request of the session first reaches it).
+    pub(crate) async fn next_copy(&mut self) -> Started {
+        let started = within("the server to start a copy", self.sessions.recv())
+            .await
+            .expect("the service is alive");
+        if let Some(id) = &started.id {
+            self.reported.insert(id.clone());
+        }
+        started
+    }
+
+    /// How many sessions each instance holds a copy of, in instance order.
+    pub(crate) fn copies_per_instance(&self) -> Vec<usize> {
+        self.services.iter().map(|s| s.session_count()).collect()
+    }
+
     /// Every request that reached the server so far.
     pub(crate) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()

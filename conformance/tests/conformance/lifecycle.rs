@@ -17,7 +17,10 @@ use modelctx_conformance::{
 };
 use serde_json::{Value, json};
 
-use crate::http_support::host;
+use crate::http_support::{
+    Event, Raw, RawResponse, call, host, host_on, initialize as initialize_request,
+    read_events_until, send,
+};
 use crate::support::{
     DropSignal, Echo, Pair, both_eras, client, connect, modern_vocabulary, scripted_server,
     stateless_era,
@@ -337,6 +340,9 @@ async fn the_server_pings_the_client(connector: Connector) {
 }
 
 async fn requests_before_initialization_are_rejected(connector: Connector) {
+    if connector.kind() == TransportKind::StreamableHttpShared {
+        return requests_before_initialization_are_rejected_on_every_instance(connector).await;
+    }
     let (client_side, server_side) = connector.transport_pair().await;
     let _session = list_tools_server().serve(server_side);
     let (sink, mut stream) = client_side;
@@ -358,6 +364,37 @@ async fn requests_before_initialization_are_rejected(connector: Connector) {
 }
 
 async fn nothing_but_ping_and_logging_flows_before_initialized(connector: Connector) {
+    if connector.kind() == TransportKind::StreamableHttpShared {
+        the_server_sends_nothing_but_ping_and_logging_on_every_instance(&connector).await;
+    } else {
+        the_server_sends_nothing_but_ping_and_logging(&connector).await;
+    }
+
+    // Our own client negotiates before anything else: initialize then
+    // notifications/initialized, or (2026-07-28, which has no initialization) the
+    // server/discover probe; only then the caller's request.
+    let pair = connect_to(&connector, &list_tools_server()).await;
+    within("tools/list", pair.client.request::<ListToolsRequest>(None))
+        .await
+        .unwrap();
+    let sent: Vec<_> = pair
+        .wire
+        .sent()
+        .iter()
+        .map(|m| m.method().map(str::to_owned))
+        .collect();
+    let negotiation: &[&str] = if stateless_era(&pair.client) {
+        &["server/discover", "tools/list"]
+    } else {
+        &["initialize", "notifications/initialized", "tools/list"]
+    };
+    let expected: Vec<_> = negotiation.iter().map(|m| Some((*m).to_owned())).collect();
+    assert_eq!(sent, expected);
+}
+
+/// The server half over a raw transport pair: before `notifications/initialized` the
+/// server's own request is refused locally, while logging and ping flow.
+async fn the_server_sends_nothing_but_ping_and_logging(connector: &Connector) {
     let (client_side, server_side) = connector.transport_pair().await;
     let session = Server::builder("eager", "1.0.0").build().serve(server_side);
     let (sink, mut stream) = client_side;
@@ -388,27 +425,6 @@ async fn nothing_but_ping_and_logging_flows_before_initialized(connector: Connec
     let pong = JsonRpcResultResponse::new(ping_request.id, to_raw(&json!({})).unwrap());
     sink.send(TransportMessage::new(pong.into())).await.unwrap();
     within("the server's ping", ping).await.unwrap().unwrap();
-
-    // Our own client negotiates before anything else: initialize then
-    // notifications/initialized, or (2026-07-28, which has no initialization) the
-    // server/discover probe; only then the caller's request.
-    let pair = connect_to(&connector, &list_tools_server()).await;
-    within("tools/list", pair.client.request::<ListToolsRequest>(None))
-        .await
-        .unwrap();
-    let sent: Vec<_> = pair
-        .wire
-        .sent()
-        .iter()
-        .map(|m| m.method().map(str::to_owned))
-        .collect();
-    let negotiation: &[&str] = if stateless_era(&pair.client) {
-        &["server/discover", "tools/list"]
-    } else {
-        &["initialize", "notifications/initialized", "tools/list"]
-    };
-    let expected: Vec<_> = negotiation.iter().map(|m| Some((*m).to_owned())).collect();
-    assert_eq!(sent, expected);
 }
 
 async fn a_supported_version_is_echoed(connector: Connector) {
@@ -431,6 +447,9 @@ async fn a_supported_version_is_echoed(connector: Connector) {
 }
 
 async fn an_unknown_version_is_answered_with_the_latest(connector: Connector) {
+    if connector.kind() == TransportKind::StreamableHttpShared {
+        return an_unknown_version_is_answered_with_the_latest_on_every_instance(connector).await;
+    }
     let (client_side, server_side) = connector.transport_pair().await;
     let _session = Server::builder("modern", "1.0.0")
         .build()
@@ -438,6 +457,210 @@ async fn an_unknown_version_is_answered_with_the_latest(connector: Connector) {
     let (sink, mut stream) = client_side;
     let result = raw_initialize(sink.as_ref(), stream.as_mut(), "1999-12-31").await;
     assert_eq!(result["protocolVersion"], ProtocolVersion::LATEST.as_str());
+}
+
+// The shared leg (`streamable-http-shared`): a `Server` hosted by two services sharing
+// sessions through Redis, every POST going to the next service (`Raw` through the
+// round-robin proxy): `initialize` reaches the first instance (A), the next POST the
+// other (B), and so on in turn. Whichever instance a message of the session reaches
+// serves it from the session's shared record.
+
+/// The session id a 200 answer to `initialize` names.
+fn session_of(answer: &RawResponse) -> String {
+    assert_eq!(answer.status, 200, "{answer:?}");
+    answer
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned()
+}
+
+/// The client's `notifications/initialized`, as JSON.
+fn initialized_note() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+/// A POST of the shared session's next message, to the next instance.
+async fn post(raw: &Raw, session: &str, body: &Value) -> RawResponse {
+    send(raw.post(Some(session), body)).await
+}
+
+/// The one JSON-RPC message an answer carries.
+fn only_message(answer: &RawResponse) -> Value {
+    let messages = answer.messages();
+    assert_eq!(messages.len(), 1, "{answer:?}");
+    messages.into_iter().next().unwrap()
+}
+
+/// A session's requests other than `ping`, before the client's
+/// `notifications/initialized`: refused on the instance that continues the session from
+/// its record and on the one that ran the handshake, each with the answer one service
+/// gives; `ping` answered on both; after the note (on one instance), served on both.
+async fn requests_before_initialization_are_rejected_on_every_instance(connector: Connector) {
+    let config = StreamableHttpServerConfig::default;
+    // What one service answers a request sent before the note, to compare with.
+    let alone = host(list_tools_server(), config()).await;
+    let one = Raw::new(&alone.url);
+    let one_session = session_of(&send(one.post(None, &initialize_request(1, "2025-11-25"))).await);
+    let one_answer = post(&one, &one_session, &call(7, "tools/list", json!({}))).await;
+
+    let hosted = host_on(&connector, list_tools_server(), config()).await;
+    let raw = Raw::new(&hosted.url);
+    let session = session_of(&send(raw.post(None, &initialize_request(1, "2025-11-25"))).await);
+    assert_eq!(hosted.copies_per_instance(), [1, 0], "A ran the handshake");
+
+    // B: continues the session from its record, and refuses as one service does.
+    let on_b = post(&raw, &session, &call(7, "tools/list", json!({}))).await;
+    assert_eq!(hosted.copies_per_instance(), [1, 1], "B holds a copy now");
+    assert_refused(&on_b, 7);
+    assert_same_answer(&on_b, &one_answer);
+    // A: the instance that ran the handshake refuses too (nothing stands in for the
+    // note the client never sent).
+    let on_a = post(&raw, &session, &call(8, "tools/list", json!({}))).await;
+    assert_refused(&on_a, 8);
+
+    // `ping` is answered on B, then on A.
+    for id in [9, 10] {
+        let pong = post(&raw, &session, &call(id, "ping", json!({}))).await;
+        assert_eq!(pong.status, 200, "{pong:?}");
+        assert_eq!(
+            only_message(&pong),
+            json!({"jsonrpc": "2.0", "id": id, "result": {}})
+        );
+    }
+
+    // The note reaches B; then a request is served on A, and on B.
+    let noted = post(&raw, &session, &initialized_note()).await;
+    assert_eq!(noted.status, 202, "{noted:?}");
+    for id in [11, 12] {
+        let listed = post(&raw, &session, &call(id, "tools/list", json!({}))).await;
+        assert_eq!(listed.status, 200, "{listed:?}");
+        assert_eq!(
+            only_message(&listed),
+            json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}})
+        );
+    }
+    assert_eq!(
+        hosted.copies_per_instance(),
+        [1, 1],
+        "one session, a copy on each"
+    );
+}
+
+/// A JSON-RPC `-32600` error answering request `id`.
+fn assert_refused(answer: &RawResponse, id: i64) {
+    let error = only_message(answer);
+    assert_eq!(error["id"], id, "{answer:?}");
+    assert_eq!(
+        error["error"]["code"],
+        ErrorCode::INVALID_REQUEST.0,
+        "{answer:?}"
+    );
+}
+
+/// The same HTTP status, content type and JSON-RPC messages.
+fn assert_same_answer(shared: &RawResponse, one: &RawResponse) {
+    assert_eq!(shared.status, one.status);
+    assert_eq!(
+        shared.header("content-type"),
+        one.header("content-type"),
+        "shared: {shared:?}; one service: {one:?}"
+    );
+    assert_eq!(shared.messages(), one.messages());
+}
+
+/// The server half on the shared leg: before the client's `notifications/initialized`,
+/// the copy that answered `initialize` (A) and the copy the other instance continues
+/// from the record (B) each refuse to send a request of their own, while their logging
+/// reaches the client's GET stream and A's ping is answered (the answer posted to B).
+async fn the_server_sends_nothing_but_ping_and_logging_on_every_instance(connector: &Connector) {
+    let mut hosted = host_on(
+        connector,
+        Server::builder("eager", "1.0.0").build(),
+        StreamableHttpServerConfig::default(),
+    )
+    .await;
+    let raw = Raw::new(&hosted.url);
+    let session = session_of(&send(raw.post(None, &initialize_request(1, "2025-11-25"))).await);
+    let a = hosted.session().await.session;
+    // A ping reaches B, which starts its copy of the session.
+    let pong = post(&raw, &session, &call(2, "ping", json!({}))).await;
+    assert_eq!(pong.status, 200, "{pong:?}");
+    let b = hosted.next_copy().await.session;
+
+    for (copy, name) in [(&a, "A"), (&b, "B")] {
+        let refused = within("the refusal", copy.request::<ListRootsRequest>(None))
+            .await
+            .unwrap_err();
+        assert!(refused.is_refused(), "{name}: {refused}");
+        let log = LoggingMessageNotificationParams::new(LoggingLevel::Info, json!(name));
+        within("the log", copy.notify::<LoggingMessageNotification>(log))
+            .await
+            .unwrap();
+    }
+    // The GET stream (on A) carries both logs: kept in Redis until it opened, or
+    // relayed to it.
+    let mut get = within("the GET stream", raw.get(&session).send())
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 200);
+    let logged = |events: &[Event]| {
+        let mut data: Vec<Value> = events
+            .iter()
+            .filter_map(Event::json)
+            .filter(|m| m["method"] == "notifications/message")
+            .map(|m| m["params"]["data"].clone())
+            .collect();
+        data.sort_by_key(Value::to_string);
+        data
+    };
+    let events = read_events_until(&mut get, |e| logged(e).len() >= 2).await;
+    assert_eq!(logged(&events), [json!("A"), json!("B")]);
+
+    // A's ping reaches the client there; its answer, posted to B, reaches A.
+    let ping = tokio::spawn({
+        let a = a.clone();
+        async move { a.ping().await }
+    });
+    let events = read_events_until(&mut get, |e| {
+        e.iter()
+            .filter_map(Event::json)
+            .any(|m| m["method"] == "ping")
+    })
+    .await;
+    let request = events
+        .iter()
+        .filter_map(Event::json)
+        .find(|m| m["method"] == "ping")
+        .unwrap();
+    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {}});
+    let answered = post(&raw, &session, &answer).await;
+    assert_eq!(answered.status, 202, "{answered:?}");
+    within("the server's ping", ping).await.unwrap().unwrap();
+}
+
+/// On the shared leg: `initialize` naming an unknown version, answered (by A) with the
+/// latest; the copy B continues from the record speaks it too.
+async fn an_unknown_version_is_answered_with_the_latest_on_every_instance(connector: Connector) {
+    let mut hosted = host_on(
+        &connector,
+        Server::builder("modern", "1.0.0").build(),
+        StreamableHttpServerConfig::default(),
+    )
+    .await;
+    let raw = Raw::new(&hosted.url);
+    let answer = send(raw.post(None, &initialize_request(1, "1999-12-31"))).await;
+    let session = session_of(&answer);
+    assert_eq!(
+        only_message(&answer)["result"]["protocolVersion"],
+        ProtocolVersion::LATEST.as_str()
+    );
+    let a = hosted.session().await.session;
+    let noted = post(&raw, &session, &initialized_note()).await;
+    assert_eq!(noted.status, 202, "{noted:?}");
+    let b = hosted.next_copy().await.session;
+    for copy in [&a, &b] {
+        assert_eq!(copy.protocol_version(), Some(&ProtocolVersion::LATEST));
+    }
 }
 
 /// A scripted server that speaks only 2025-03-26 (no `Server` can be told to).

@@ -55,7 +55,8 @@ pub(crate) async fn try_connect(
 ) -> Result<Pair, SessionError> {
     if connect.kind() == TransportKind::StreamableHttpShared {
         // Each service serves its own copy of the session; a copy made from the shared
-        // record starts initialised. The first is the session opened up front on the
+        // record starts past `initialize` (operational once the record says the
+        // client's `notifications/initialized` arrived). The first is the session opened up front on the
         // first service, which the client's `initialize` (its first connection) reaches:
         // the test's server session.
         let shared = server.clone();

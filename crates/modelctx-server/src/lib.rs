@@ -299,9 +299,14 @@ impl Server {
             // again here only when running it twice is harmless.
             let server = Arc::downgrade(&self.inner);
             shared.on_rerun(Box::new(move |request| rerun::may_rerun(&server, request)));
-            if state.share(shared, transport.session_id().as_deref()) {
+            match state.share(shared, transport.session_id().as_deref()) {
+                session::Resumed::No => {}
                 // Another process ran the handshake: this one continues the session.
-                config = config.pre_initialized();
+                session::Resumed::Operational => config = config.pre_initialized(),
+                // Another process answered `initialize`: this one refuses requests
+                // until the client's `notifications/initialized` arrives, as that one
+                // does.
+                session::Resumed::AwaitingInitialized => config = config.initialize_answered(),
             }
         }
         let service = Arc::new(SessionService {

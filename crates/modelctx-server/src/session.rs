@@ -11,6 +11,18 @@ use modelctx_types::{
     ClientCapabilities, ErrorData, Implementation, LoggingLevel, ProtocolVersion,
 };
 
+/// Where a session shared with other processes starts ([`SessionState::share`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resumed {
+    /// A new session: its handshake runs here.
+    No,
+    /// Another process answered its `initialize`; the client's
+    /// `notifications/initialized` has not arrived yet.
+    AwaitingInitialized,
+    /// Another process ran its handshake to the end.
+    Operational,
+}
+
 /// What one session knows about its client and what the client asked of it.
 #[derive(Default)]
 pub(crate) struct SessionState {
@@ -44,15 +56,16 @@ impl std::fmt::Debug for SessionState {
 
 impl SessionState {
     /// Shares the session's state through `shared`: continues from its restored state
-    /// (`true`: the session then starts operational) and takes in changes made by
-    /// other processes. `session_id`, the transport's id of the session, keys its
+    /// (then the session starts past its `initialize`, operational when the client's
+    /// `notifications/initialized` arrived) and takes in changes made by other
+    /// processes. `session_id`, the transport's id of the session, keys its
     /// tasks: every process's copy of the session then owns the same tasks (a digest,
     /// so the task store never holds the id, which is the session's bearer).
     pub(crate) fn share(
         self: &Arc<Self>,
         shared: Arc<dyn SharedSession>,
         session_id: Option<&str>,
-    ) -> bool {
+    ) -> Resumed {
         if let Some(id) = session_id {
             use sha2::{Digest, Sha256};
             let digest = Sha256::digest(format!("modelctx task owner\n{id}").as_bytes());
@@ -60,12 +73,18 @@ impl SessionState {
             let _ = self.task_key.set(Some(key.into()));
         }
         let restored = shared.restored();
-        let resumed = restored.is_some();
+        let resumed = match &restored {
+            None => Resumed::No,
+            Some(snapshot) if snapshot.initialized => Resumed::Operational,
+            Some(_) => Resumed::AwaitingInitialized,
+        };
         if let Some(snapshot) = restored {
             let _ = self.info.set(snapshot.client_info.clone());
             let _ = self.capabilities.set(snapshot.client_capabilities.clone());
             let _ = self.protocol_version.set(snapshot.protocol_version.clone());
-            self.initialized.cancel();
+            if snapshot.initialized {
+                self.initialized.cancel();
+            }
             self.apply(snapshot);
         }
         let state = Arc::downgrade(self);
@@ -111,6 +130,7 @@ impl SessionState {
             .cloned()
             .collect();
         let snapshot = SessionSnapshot::new(version.clone(), info.clone(), capabilities.clone())
+            .with_initialized(self.initialized.is_cancelled())
             .with_log_level(level)
             .with_subscriptions(subscriptions);
         let saving = shared.save(snapshot);

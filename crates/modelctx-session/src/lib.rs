@@ -140,6 +140,9 @@ pub struct SessionConfig {
     /// Serve the stateless era (2026-07-28) on a server session: see
     /// [`SessionConfig::unstable_stateless_era`].
     stateless_era: bool,
+    /// Start with `initialize` answered elsewhere: see
+    /// [`SessionConfig::initialize_answered`].
+    initialize_answered: bool,
 }
 
 impl SessionConfig {
@@ -160,6 +163,7 @@ impl SessionConfig {
             pre_initialized: false,
             allow_outbound_requests: true,
             stateless_era: false,
+            initialize_answered: false,
         }
     }
 
@@ -231,6 +235,18 @@ impl SessionConfig {
     #[must_use]
     pub fn pre_initialized(mut self) -> Self {
         self.pre_initialized = true;
+        self
+    }
+
+    /// Starts a server session whose `initialize` another process answered (a session
+    /// shared by several processes, continued here before the client's
+    /// `notifications/initialized` arrived): as on the process that answered it, only
+    /// `ping` is served (anything else, another `initialize` included, is answered
+    /// with `-32600`) and only pings and logging are sent, until that notification
+    /// arrives. [`pre_initialized`](Self::pre_initialized) wins over it.
+    #[must_use]
+    pub fn initialize_answered(mut self) -> Self {
+        self.initialize_answered = true;
         self
     }
 

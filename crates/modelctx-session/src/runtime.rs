@@ -49,9 +49,12 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         Phase::Stateless
     } else if config.pre_initialized {
         Phase::Operational
+    } else if config.initialize_answered {
+        Phase::Initializing
     } else {
         Phase::New
     };
+    let initialize_answered = phase == Phase::Initializing;
     // The era is known here only for a stateless request or a pre-initialised session;
     // otherwise it is recorded when the first request shows it (`on_request`). The
     // fields are evaluated only when a subscriber enables the span. The session id is
@@ -84,7 +87,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         closed_flag: AtomicBool::new(false),
         deadline_changed: tokio::sync::Notify::new(),
         deadline_watcher: AtomicBool::new(false),
-        initialize_seen: AtomicBool::new(false),
+        initialize_seen: AtomicBool::new(initialize_answered),
         initialized_early: AtomicBool::new(false),
         mirrored,
         sends_in_flight: std::sync::atomic::AtomicUsize::new(0),

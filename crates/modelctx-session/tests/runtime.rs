@@ -442,6 +442,33 @@ async fn server_rejects_requests_before_initialize() {
 }
 
 #[tokio::test]
+async fn a_server_started_past_an_initialize_answered_elsewhere_waits_for_initialized() {
+    // What a process continuing a shared session runs when another process answered
+    // `initialize` and the client's `notifications/initialized` has not arrived.
+    let mut h = Harness::new(SessionConfig::server().initialize_answered());
+    assert!(!h.peer.is_initialized());
+
+    // Only ping is served; `initialize` too is refused (it was answered).
+    h.mock.request(1, "echo", json!({ "x": 1 })).await;
+    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.mock.request(2, "initialize", init_params()).await;
+    let err = h.mock.expect_error(Some(RequestId::from(2))).await;
+    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.ping_sync(3).await;
+    assert_eq!(h.started_so_far(), Vec::<String>::new());
+
+    // The note makes it operational, as after a handshake of its own.
+    h.mock
+        .notify("notifications/initialized", Value::Null)
+        .await;
+    assert_eq!(h.notified("notifications/initialized").await, Value::Null);
+    h.mock.request(4, "echo", json!({ "x": 4 })).await;
+    assert_eq!(h.mock.expect_result(4).await, json!({ "x": 4 }));
+    assert!(h.peer.is_initialized());
+}
+
+#[tokio::test]
 async fn server_serves_initialize_once_then_waits_for_initialized() {
     let mut h = Harness::new(SessionConfig::server());
 

@@ -10,12 +10,14 @@ use serde::{Deserialize, Serialize};
 use crate::TransportError;
 
 /// What a server keeps per session that another process needs to continue the
-/// session: the negotiated revision, what the client declared, and what it asked of
-/// the server since (its log level, its resource subscriptions).
+/// session: the negotiated revision, what the client declared, whether its
+/// `notifications/initialized` arrived, and what it asked of the server since (its
+/// log level, its resource subscriptions).
 ///
 /// A server role exports it through [`SharedSession::save`] after `initialize` and
 /// after each change; a process that takes over the session starts from it
-/// ([`SharedSession::restored`]) without a handshake.
+/// ([`SharedSession::restored`]) without a handshake. The transport records
+/// `initialized` when the client's note reaches it, and keeps it in every later save.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -26,6 +28,13 @@ pub struct SessionSnapshot {
     pub client_info: Implementation,
     /// The capabilities the client declared.
     pub client_capabilities: ClientCapabilities,
+    /// Whether the client's `notifications/initialized` arrived (at any process): until
+    /// then every process refuses the session's requests other than `ping`, as one
+    /// process would. Once true it stays true. A record without it reads as `true`:
+    /// it was written by a version that did not record the note and served such a
+    /// session as initialised, so a session it recorded goes on being served.
+    #[serde(default = "initialized_by_default")]
+    pub initialized: bool,
     /// The minimum level of log messages the client set (`logging/setLevel`); `None`:
     /// every message passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -35,8 +44,14 @@ pub struct SessionSnapshot {
     pub subscriptions: Vec<String>,
 }
 
+/// What [`SessionSnapshot::initialized`] reads as when a record lacks it.
+fn initialized_by_default() -> bool {
+    true
+}
+
 impl SessionSnapshot {
-    /// The state right after `initialize`: no log level, no subscriptions.
+    /// The state right after `initialize`: the client's `notifications/initialized`
+    /// has not arrived, no log level, no subscriptions.
     pub fn new(
         protocol_version: ProtocolVersion,
         client_info: Implementation,
@@ -46,9 +61,17 @@ impl SessionSnapshot {
             protocol_version,
             client_info,
             client_capabilities,
+            initialized: false,
             log_level: None,
             subscriptions: Vec::new(),
         }
+    }
+
+    /// With whether the client's `notifications/initialized` arrived.
+    #[must_use]
+    pub fn with_initialized(mut self, initialized: bool) -> Self {
+        self.initialized = initialized;
+        self
     }
 
     /// With the client's minimum log level.
@@ -87,7 +110,10 @@ pub type RerunCheck = Box<dyn Fn(&JsonRpcRequest) -> bool + Send + Sync>;
 /// a change made elsewhere.
 pub trait SharedSession: Send + Sync {
     /// The state to continue from when another process started this session (the
-    /// session then starts operational, without a handshake); `None` for a new one.
+    /// session then starts without a handshake: operational when the client's
+    /// `notifications/initialized` arrived, [`SessionSnapshot::initialized`], otherwise
+    /// past `initialize` and waiting for it, which the transport hands on when it
+    /// arrives at any process); `None` for a new one.
     fn restored(&self) -> Option<SessionSnapshot>;
 
     /// Stores the session's state. An error means other processes will not see it (the
@@ -104,5 +130,40 @@ pub trait SharedSession: Send + Sync {
     /// transport answers such a request with an error saying it was interrupted.
     fn on_rerun(&self, check: RerunCheck) {
         let _ = check;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot() -> SessionSnapshot {
+        SessionSnapshot::new(
+            ProtocolVersion::V2025_11_25,
+            Implementation::new("c", "1"),
+            ClientCapabilities::default(),
+        )
+    }
+
+    #[test]
+    fn whether_the_note_arrived_is_always_written_and_read_back() {
+        for initialized in [false, true] {
+            let written = snapshot().with_initialized(initialized);
+            let text = serde_json::to_string(&written).unwrap();
+            assert!(
+                text.contains(&format!(r#""initialized":{initialized}"#)),
+                "{text}"
+            );
+            let read: SessionSnapshot = serde_json::from_str(&text).unwrap();
+            assert_eq!(read, written);
+        }
+        assert!(!snapshot().initialized, "a new session waits for the note");
+    }
+
+    #[test]
+    fn a_record_without_the_field_reads_as_initialised() {
+        let text = r#"{"protocolVersion":"2025-11-25","clientInfo":{"name":"c","version":"1"},"clientCapabilities":{}}"#;
+        let read: SessionSnapshot = serde_json::from_str(text).unwrap();
+        assert!(read.initialized);
     }
 }

@@ -416,6 +416,10 @@ impl Inner {
                 if let Some(shared) = &session.shared {
                     shared.changed_relayed(&relayed.message);
                 }
+                // The new state may say the client's `notifications/initialized`
+                // arrived elsewhere: a copy still waiting for it takes it now, so it
+                // serves the client's next request and may send its own messages.
+                hand_missed_initialized(&session).await;
                 return;
             }
             _ => {}
@@ -424,11 +428,12 @@ impl Inner {
             return;
         };
         if message.method() == Some(INITIALIZED) {
-            // Sent to another service: the copy that ran the handshake (or any copy
-            // not yet told) takes it now, so it may send its own messages.
-            if session.take_relayed_initialized() {
-                let _ = session.push(vec![message], None, &Extensions::new()).await;
+            // Relayed by a service that records nothing of it (an older version):
+            // taken in as if recorded.
+            if let Some(shared) = &session.shared {
+                shared.initialized_relayed();
             }
+            hand_missed_initialized(&session).await;
             return;
         }
         match &message {
@@ -1161,7 +1166,7 @@ async fn find_shared_session(
                     "Service Unavailable: too many sessions",
                 ));
             }
-            inner
+            let session = inner
                 .create_session(
                     Some(Arc::from(id)),
                     true,
@@ -1174,7 +1179,26 @@ async fn find_shared_session(
                         StatusCode::INTERNAL_SERVER_ERROR,
                         "the session could not be created",
                     )
-                })
+                })?;
+            if let Some(shared) = &session.shared
+                && shared.started_uninitialized()
+                && !shared.client_initialized()
+            {
+                // Started from a record that did not have the client's
+                // `notifications/initialized` yet. Had another service recorded it
+                // meanwhile, its relay found no copy here to take it in; asked again now
+                // that the copy is in the map (a later relay reaches it), so the copy
+                // does not wait for the note until its next request here.
+                match registry
+                    .touch(id, inner.shared_idle(), shared.revision())
+                    .await
+                {
+                    Ok(Lookup::State { revision, snapshot }) => shared.changed(revision, snapshot),
+                    Ok(_) => {}
+                    Err(e) => return Err(inner.registry_unavailable(&e)),
+                }
+            }
+            Ok(session)
         }
         (_, Some(s)) => {
             s.touch();
@@ -1337,7 +1361,18 @@ fn bad_message(inner: &Inner, error: ErrorData) -> Response {
 
 const INITIALIZE: &str = "initialize";
 const INITIALIZED: &str = "notifications/initialized";
-const INITIALIZED_NOTE: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// Hands the session's runtime the client's `notifications/initialized` when the
+/// registry says it arrived at another service and the runtime here still waits for it
+/// (see [`SessionState::missed_initialized`]).
+async fn hand_missed_initialized(session: &SessionState) {
+    let mut note = Vec::new();
+    let gate = session.hand_note_first(&mut note).await;
+    if !note.is_empty() {
+        let _ = session.push(note, None, &Extensions::new()).await;
+    }
+    drop(gate);
+}
 
 /// `era_by_headers`: whether the headers alone put the POST in the stateless era
 /// ([`era::stateless_by_headers`], when that era is served).
@@ -1527,22 +1562,8 @@ async fn dispatch(
         );
     }
     let cancelled: Vec<RequestId> = messages.iter().filter_map(cancelled_id).collect();
-    if session.missed_initialized(&messages)
-        && let Ok(note) = INITIALIZED_NOTE.parse()
-    {
-        messages.insert(0, note);
-    }
-    if session.shared.is_some()
-        && let Some(registry) = &inner.config.session_registry
-        && messages.iter().any(|m| m.method() == Some(INITIALIZED))
-    {
-        // Every copy learns it, the one that ran the handshake above all: until then it
-        // refuses to send its own messages. Before the POST is answered.
-        let relayed = Relayed::new(session.id.to_string(), INITIALIZED_NOTE);
-        if let Err(e) = registry.relay(None, relayed).await {
-            inner.report(StatusCode::SERVICE_UNAVAILABLE, format!("not relayed: {e}"));
-        }
-    }
+    session.note_from_client(&messages);
+    let note = session.shared.is_some() && messages.iter().any(|m| m.method() == Some(INITIALIZED));
     if init && let Some(id) = ids.first() {
         session.expect_initialize(id.clone());
     }
@@ -1582,9 +1603,27 @@ async fn dispatch(
         .flatten()
         .and_then(|m| serde_json::to_string(m).ok())
         .map(Arc::from);
-    let Ok(queued) = session.push(messages, stream, extensions).await else {
+    // A shared session's runtime still waiting for the client's
+    // `notifications/initialized`, which the registry says went to another service,
+    // takes one in its place first: only then (see `SessionState::missed_initialized`).
+    let gate = session.hand_note_first(&mut messages).await;
+    let pushed = session.push(messages, stream, extensions).await;
+    drop(gate);
+    let Ok(queued) = pushed else {
         return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
     };
+    if note && let Some(shared) = &session.shared {
+        // The client's `notifications/initialized`, handed to the runtime here first
+        // (it then has the time the registry takes to take it in: a request of its own
+        // right after the 202 finds it operational), is recorded before the POST is
+        // answered: a new revision every copy takes in. Until then each copy refuses
+        // the client's requests but `ping` (as one service does before the note) and
+        // sends nothing but pings and logging; after it, every copy serves the session.
+        // Nothing to record on a session whose `initialize` is not answered yet.
+        if let Err(e) = shared.record_initialized().await {
+            return inner.registry_unavailable(&e);
+        }
+    }
     // The head of an SSE answer waits until the runtime has handled the POST's
     // messages (or the stream's first event, or its end): a handler that answers at
     // once has then queued its event and ended the stream, and hyper writes head, event
@@ -1733,13 +1772,9 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap, extensions: &http::Extensi
     if let Err(r) = protocol_version(inner, headers, Some(&session)) {
         return r;
     }
-    // The client opens its GET stream after sending `notifications/initialized`,
-    // wherever that went (see `SessionState::missed_initialized`).
-    if session.missed_initialized(&[])
-        && let Ok(note) = INITIALIZED_NOTE.parse()
-    {
-        let _ = session.push(vec![note], None, &Extensions::new()).await;
-    }
+    // The client's `notifications/initialized` recorded by another service: the
+    // runtime here takes it first (see `SessionState::missed_initialized`).
+    hand_missed_initialized(&session).await;
     let events = match header_str(headers, LAST_EVENT_ID) {
         Some(last) => {
             let Ok(after) = last.parse::<EventId>() else {

@@ -3,8 +3,8 @@
 //! state through.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -18,8 +18,8 @@ use modelctx_transport::{
 /// serve any session's requests (`modelctx-redis` has one in Redis).
 ///
 /// A record per session holds the server's [`SessionSnapshot`] (the negotiated
-/// revision, what the client declared, its log level and subscriptions) and a revision
-/// number that grows with every save. Records expire after the session's idle time
+/// revision, what the client declared, whether its `notifications/initialized` arrived,
+/// its log level and subscriptions) and a revision number that grows with every save. Records expire after the session's idle time
 /// unless touched; every request of the session touches its record. Without a registry
 /// (the default) a service keeps its sessions to itself, as before.
 ///
@@ -194,9 +194,10 @@ pub struct Relayed {
 #[non_exhaustive]
 pub enum RelayedKind {
     /// From the client: its response to a request a handler sent (the id names the
-    /// service that sent it), progress on such a request, a cancellation of a request
-    /// running elsewhere, or its `notifications/initialized` (for the service that ran
-    /// the handshake).
+    /// service that sent it), progress on such a request, or a cancellation of a
+    /// request running elsewhere. (Its `notifications/initialized` is recorded in the
+    /// session's state instead, and goes out as [`Changed`](Self::Changed); one relayed
+    /// as this kind is taken in all the same.)
     FromClient,
     /// For the client's standalone GET stream, held by the service it is sent to.
     ForClient,
@@ -345,6 +346,12 @@ pub(crate) struct SharedState {
     idle: Duration,
     restored: Option<SessionSnapshot>,
     revision: Arc<AtomicU64>,
+    /// Whether the client's `notifications/initialized` is recorded in the registry,
+    /// as far as this process knows (it never goes back to false).
+    client_initialized: Arc<AtomicBool>,
+    /// The newest state this process knows (restored, saved here, or taken in), which
+    /// the client's `notifications/initialized` is recorded on.
+    latest: Arc<Mutex<Option<SessionSnapshot>>>,
     apply: OnceLock<ApplySnapshot>,
     /// What the server says may run again here (see [`SharedSession::on_rerun`]).
     rerun: OnceLock<RerunCheck>,
@@ -363,7 +370,10 @@ impl SharedState {
             Some((revision, snapshot)) => (revision, Some(snapshot)),
             None => (0, None),
         };
+        let client_initialized = restored.as_ref().is_some_and(|s| s.initialized);
         Self {
+            client_initialized: Arc::new(AtomicBool::new(client_initialized)),
+            latest: Arc::new(Mutex::new(restored.clone())),
             registry,
             id,
             id_prefix,
@@ -444,6 +454,102 @@ impl SharedState {
         self.restored.is_some()
     }
 
+    /// Whether this copy's session runtime started before the client's
+    /// `notifications/initialized` arrived (it ran `initialize` here, or continues a
+    /// session whose note had not arrived): it then needs the note, from the client or
+    /// in its place once the registry says it arrived elsewhere.
+    pub(crate) fn started_uninitialized(&self) -> bool {
+        self.restored.as_ref().is_none_or(|s| !s.initialized)
+    }
+
+    /// Whether the registry says the client's `notifications/initialized` arrived (at
+    /// any service), as far as this process has heard.
+    pub(crate) fn client_initialized(&self) -> bool {
+        self.client_initialized.load(Ordering::Acquire)
+    }
+
+    /// Takes in that another service relayed the client's `notifications/initialized`
+    /// itself (a service that relays it so has recorded nothing).
+    pub(crate) fn initialized_relayed(&self) {
+        self.client_initialized.store(true, Ordering::Release);
+    }
+
+    /// Records in the registry that the client's `notifications/initialized` arrived
+    /// (a new revision of the state, relayed to every copy as a save is), before its
+    /// POST is answered: from then on every service serves the session. `Ok(true)`
+    /// when it is recorded (now or before), `Ok(false)` when there is no state to
+    /// record it on (the note came before `initialize` was answered, or the session is
+    /// gone from the registry).
+    pub(crate) fn record_initialized(&self) -> BoxFuture<'static, Result<bool, RegistryError>> {
+        if self.client_initialized() {
+            return Box::pin(async { Ok(true) });
+        }
+        let latest = self
+            .latest
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(snapshot) = latest else {
+            return Box::pin(async { Ok(false) });
+        };
+        let storing = self.store(snapshot.with_initialized(true));
+        Box::pin(async move { storing.await.map(|saved| saved.is_some()) })
+    }
+
+    /// Stores `snapshot` (with the client's `notifications/initialized` when this
+    /// process knows it arrived: that never goes back) and relays it to every copy:
+    /// the new revision, `None` when the session is not recorded any more.
+    fn store(
+        &self,
+        mut snapshot: SessionSnapshot,
+    ) -> BoxFuture<'static, Result<Option<u64>, RegistryError>> {
+        snapshot.initialized |= self.client_initialized();
+        let saving = self.registry.save(&self.id, &snapshot, self.idle);
+        let revision = self.revision.clone();
+        let client_initialized = self.client_initialized.clone();
+        let latest = self.latest.clone();
+        let registry = self.registry.clone();
+        let id = self.id.clone();
+        let instance = self.instance().to_owned();
+        Box::pin(async move {
+            let Some(saved) = saving.await? else {
+                return Ok(None);
+            };
+            // Our own save: known, not a change to take in.
+            if revision.fetch_max(saved, Ordering::AcqRel) < saved {
+                *latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(snapshot.clone());
+            }
+            if snapshot.initialized {
+                client_initialized.store(true, Ordering::Release);
+            }
+            // The other copies take it in now, not at their next request, and the
+            // request that changed it is answered once they all have (the caller
+            // awaits this): an update raised after the client's `resources/unsubscribe`
+            // is answered finds no copy still subscribed, one raised after
+            // `resources/subscribe` finds every copy subscribed, and a request after
+            // the client's `notifications/initialized` finds every copy serving. A copy
+            // that misses it (Redis lost the message, `CHANGE_WAIT` passed) takes it in
+            // at its next touch.
+            if let Ok(state) = serde_json::to_string(&snapshot) {
+                let message = format!(r#"{{"revision":{saved},"state":{state}}}"#);
+                let changed = Relayed::changed(&*id, message);
+                match registry
+                    .relay_acknowledged(&instance, changed, CHANGE_WAIT)
+                    .await
+                {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::warn!(target: "modelctx_http", session_id = %id, "not every service acknowledged a session's new state in time");
+                    }
+                    Err(e) => {
+                        tracing::warn!(target: "modelctx_http", session_id = %id, %e, "a session's new state was not relayed");
+                    }
+                }
+            }
+            Ok(Some(saved))
+        })
+    }
+
     /// The revision of the state this process holds (0: none yet).
     pub(crate) fn revision(&self) -> u64 {
         self.revision.load(Ordering::Acquire)
@@ -463,10 +569,14 @@ impl SharedState {
 
     /// Takes in a state another process saved, if it is newer than the one held.
     pub(crate) fn changed(&self, revision: u64, snapshot: Box<SessionSnapshot>) {
-        if self.revision.fetch_max(revision, Ordering::AcqRel) < revision
-            && let Some(apply) = self.apply.get()
-        {
-            apply(*snapshot);
+        if snapshot.initialized {
+            self.client_initialized.store(true, Ordering::Release);
+        }
+        if self.revision.fetch_max(revision, Ordering::AcqRel) < revision {
+            *self.latest.lock().unwrap_or_else(|p| p.into_inner()) = Some((*snapshot).clone());
+            if let Some(apply) = self.apply.get() {
+                apply(*snapshot);
+            }
         }
     }
 }
@@ -477,41 +587,10 @@ impl SharedSession for SharedState {
     }
 
     fn save(&self, snapshot: SessionSnapshot) -> BoxFuture<'static, Result<(), TransportError>> {
-        let saving = self.registry.save(&self.id, &snapshot, self.idle);
-        let revision = self.revision.clone();
-        let registry = self.registry.clone();
-        let id = self.id.clone();
-        let instance = self.instance().to_owned();
+        let storing = self.store(snapshot);
         Box::pin(async move {
-            match saving.await {
-                Ok(Some(saved)) => {
-                    // Our own save: known, not a change to take in.
-                    revision.fetch_max(saved, Ordering::AcqRel);
-                    // The other copies take it in now, not at their next request, and
-                    // the request that changed it is answered once they all have (the
-                    // caller awaits this): an update raised after the client's
-                    // `resources/unsubscribe` is answered finds no copy still
-                    // subscribed, one raised after `resources/subscribe` finds every
-                    // copy subscribed. A copy that misses it (Redis lost the message,
-                    // `CHANGE_WAIT` passed) takes it in at its next touch.
-                    if let Ok(state) = serde_json::to_string(&snapshot) {
-                        let message = format!(r#"{{"revision":{saved},"state":{state}}}"#);
-                        let changed = Relayed::changed(&*id, message);
-                        match registry
-                            .relay_acknowledged(&instance, changed, CHANGE_WAIT)
-                            .await
-                        {
-                            Ok(true) => {}
-                            Ok(false) => {
-                                tracing::warn!(target: "modelctx_http", session_id = %id, "not every service acknowledged a session's new state in time");
-                            }
-                            Err(e) => {
-                                tracing::warn!(target: "modelctx_http", session_id = %id, %e, "a session's new state was not relayed");
-                            }
-                        }
-                    }
-                    Ok(())
-                }
+            match storing.await {
+                Ok(Some(_)) => Ok(()),
                 Ok(None) => Err(TransportError::closed()),
                 Err(e) => Err(TransportError::other(e.to_string())),
             }

@@ -149,9 +149,15 @@ pub(crate) struct SessionState {
     /// distinct ids in a shared event store). The standalone stream is known as stream
     /// `stream_base` in event ids.
     stream_base: u64,
-    /// Whether the client's `notifications/initialized` reached this process (shared
-    /// sessions only: it may have gone to another one).
+    /// Whether the client's `notifications/initialized` reached this process, or one
+    /// was handed to the runtime in its place (shared sessions only: it may have gone
+    /// to another one).
     initialized_note: std::sync::atomic::AtomicBool,
+    /// Held (shared sessions only) from deciding whether the runtime needs a note in
+    /// place of the client's `notifications/initialized` until the messages it goes
+    /// before are queued: a request pushed by another task then never overtakes a note
+    /// another task decided to send first.
+    note_gate: tokio::sync::Mutex<()>,
 }
 
 /// What the HTTP layer gets for a POST that carried requests.
@@ -220,6 +226,7 @@ impl SessionState {
             shared,
             stream_base,
             initialized_note: std::sync::atomic::AtomicBool::new(false),
+            note_gate: tokio::sync::Mutex::new(()),
         });
         (state, rx)
     }
@@ -290,10 +297,44 @@ impl SessionState {
         }
     }
 
-    /// Whether this shared session ran its handshake here and the client's
-    /// `notifications/initialized` went to another process: the session runtime here
-    /// still waits for it, and would refuse every request. The client sent it (it sends
-    /// requests only after), so the transport hands the runtime one in its place.
+    /// Notes that the client's `notifications/initialized` is among `messages`, which
+    /// go to the runtime here: nothing is to be handed to it in its place.
+    pub(crate) fn note_from_client(&self, messages: &[JsonRpcMessage]) {
+        if self.shared.is_some()
+            && messages
+                .iter()
+                .any(|m| m.method() == Some("notifications/initialized"))
+        {
+            self.initialized_note
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Puts a `notifications/initialized` in front of `messages` when the runtime here
+    /// needs one in place of the client's ([`missed_initialized`](Self::missed_initialized)).
+    /// For a shared session, the answer holds the session's gate: keep it until
+    /// `messages` are pushed, so that no message pushed meanwhile by another task goes
+    /// before the note. `None` at once for a session that is not shared.
+    pub(crate) async fn hand_note_first(
+        &self,
+        messages: &mut Vec<JsonRpcMessage>,
+    ) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        self.shared.as_ref()?;
+        let gate = self.note_gate.lock().await;
+        if self.missed_initialized(messages)
+            && let Ok(note) = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.parse()
+        {
+            messages.insert(0, note);
+        }
+        Some(gate)
+    }
+
+    /// Whether this copy of a shared session must hand its runtime a
+    /// `notifications/initialized` the client sent to another process: the runtime
+    /// here started before the note arrived (it ran `initialize` here, or continues a
+    /// session whose note had not arrived) and still refuses every request but `ping`,
+    /// while the registry says the client did send it. Only then: a client that sent
+    /// no note is refused here as by the process that ran its handshake.
     pub(crate) fn missed_initialized(&self, messages: &[JsonRpcMessage]) -> bool {
         use std::sync::atomic::Ordering;
         let Some(shared) = &self.shared else {
@@ -306,8 +347,9 @@ impl SessionState {
             self.initialized_note.store(true, Ordering::Relaxed);
             return false;
         }
-        !shared.is_restored()
-            && self.negotiated.get().is_some()
+        shared.started_uninitialized()
+            && shared.client_initialized()
+            && (shared.is_restored() || self.negotiated.get().is_some())
             && !self.initialized_note.swap(true, Ordering::Relaxed)
     }
 
@@ -1111,15 +1153,6 @@ impl SessionState {
         }
     }
 
-    /// Whether a relayed `notifications/initialized` is news to this copy: it ran the
-    /// handshake and has not seen one (a copy restored from the record started
-    /// initialised).
-    pub(crate) fn take_relayed_initialized(&self) -> bool {
-        use std::sync::atomic::Ordering;
-        self.shared.as_ref().is_some_and(|s| !s.is_restored())
-            && !self.initialized_note.swap(true, Ordering::AcqRel)
-    }
-
     /// Ends request `id`'s route with `data`, its response: the JSON body, or the last
     /// event of the request on its SSE stream (the stream ends with its last request).
     /// False when the request has no route (answered, forgotten, never seen).
@@ -1250,11 +1283,29 @@ impl HttpServerTransport {
 
     /// Whether the session must start already initialised: true for a stateless POST
     /// that is not an `initialize` (there was no handshake on this transport), and for
-    /// a shared session another process initialised (see
+    /// a shared session another process initialised, the client's
+    /// `notifications/initialized` included (see
     /// [`SessionRegistry`](crate::SessionRegistry); the server role then starts from
     /// the state in [`Transport::shared_session`]).
     pub fn needs_pre_initialized_session(&self) -> bool {
-        self.pre_initialized || self.state.shared.as_ref().is_some_and(|s| s.is_restored())
+        self.pre_initialized
+            || self
+                .state
+                .shared
+                .as_ref()
+                .is_some_and(|s| s.is_restored() && !s.started_uninitialized())
+    }
+
+    /// Whether the session continues a shared session whose `initialize` another
+    /// process answered before the client's `notifications/initialized` arrived: it
+    /// must start past `initialize` and serve nothing but `ping` until the note
+    /// arrives (`SessionConfig::initialize_answered` in `modelctx-session`; the
+    /// transport hands it the note if the client sends it to another process).
+    pub fn needs_initialize_answered_session(&self) -> bool {
+        self.state
+            .shared
+            .as_ref()
+            .is_some_and(|s| s.is_restored() && s.started_uninitialized())
     }
 
     /// Whether handlers may send requests to the client over this transport (false in

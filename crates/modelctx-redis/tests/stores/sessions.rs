@@ -778,6 +778,54 @@ async fn records_do_not_pile_up_after_churn() {
         .expect("expired records leave the count and Redis: 100 records and the index");
 }
 
+/// Whether the client's `notifications/initialized` arrived is part of the recorded
+/// state: another service's registry reads it back as saved, a save that records it is
+/// a new revision (how every copy learns it), and a record written before the field
+/// existed reads as initialised (such a session was served as initialised).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_initialized_note_is_recorded_in_the_state() {
+    let redis = RedisServer::start();
+    let a = registry(&redis, "note:").await;
+    let b = registry(&redis, "note:").await;
+    let idle = Duration::from_secs(60);
+    let answered = SessionSnapshot::new(
+        ProtocolVersion::V2025_11_25,
+        Implementation::new("c", "1"),
+        ClientCapabilities::default(),
+    );
+    assert!(a.create("s", idle, 10).await.unwrap());
+    assert_eq!(a.save("s", &answered, idle).await.unwrap(), Some(1));
+    let Lookup::State { revision, snapshot } = b.touch("s", idle, 0).await.unwrap() else {
+        panic!("the other service finds the state");
+    };
+    assert_eq!(revision, 1);
+    assert!(!snapshot.initialized, "initialize answered, no note yet");
+
+    let noted = answered.clone().with_initialized(true);
+    assert_eq!(b.save("s", &noted, idle).await.unwrap(), Some(2));
+    let Lookup::State { revision, snapshot } = a.touch("s", idle, 1).await.unwrap() else {
+        panic!("a service that knows revision 1 is told of revision 2");
+    };
+    assert_eq!(revision, 2);
+    assert_eq!(*snapshot, noted);
+
+    // A record as written before the field existed.
+    let mut state = serde_json::to_value(&answered).unwrap();
+    state.as_object_mut().unwrap().remove("initialized");
+    let mut conn = redis.connection().await;
+    let _: i64 = redis::cmd("HSET")
+        .arg("note:sess:{s}")
+        .arg("state")
+        .arg(state.to_string())
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let Lookup::State { snapshot, .. } = b.touch("s", idle, 0).await.unwrap() else {
+        panic!("the older record is read");
+    };
+    assert!(snapshot.initialized);
+}
+
 /// Opens the session's GET stream on `url` and reads its priming event.
 async fn get_stream(
     url: &str,

@@ -347,15 +347,13 @@ impl SessionState {
             }
         }
         let mut messages = vec![JsonRpcMessage::Request(request)];
-        // As for a POST: a copy that ran the handshake while the client's
-        // `notifications/initialized` went elsewhere is handed one first.
-        if self.missed_initialized(&messages)
-            && let Ok(note) = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.parse()
-        {
-            messages.insert(0, note);
-        }
+        // As for a POST: a copy whose runtime still waits for the client's
+        // `notifications/initialized`, which the registry says went elsewhere, is
+        // handed one first.
+        let gate = self.hand_note_first(&mut messages).await;
         // The session ending meanwhile releases the run (`release_runs`).
         let _ = self.push(messages, None, extensions).await;
+        drop(gate);
     }
 }
 
