@@ -243,18 +243,29 @@ mod tests {
         let mut empty: Vec<u8> = Vec::new();
         assert!(!shrink_drained(&mut empty));
 
-        // Up to KEPT_CAPACITY a table that holds entries keeps its room ...
+        // Up to KEPT_CAPACITY a table that holds entries keeps its room ... (A hash
+        // map's `capacity()` is not compared here: hashbrown counts the tombstones
+        // some removals leave against it, depending on the hashes, so it may read
+        // lower with the same allocation. A vector's is exact.)
         let mut map: HashMap<u32, u32> = (0..40).map(|i| (i, i)).collect();
-        let capacity = map.capacity();
-        assert!(capacity <= KEPT_CAPACITY, "{capacity}");
+        assert!(map.capacity() <= KEPT_CAPACITY, "{}", map.capacity());
         for i in 1..40 {
             map.remove(&i);
             assert!(!shrink_drained(&mut map));
         }
-        assert_eq!(map.capacity(), capacity);
+        let mut vec: Vec<u32> = (0..40).collect();
+        let capacity = vec.capacity();
+        while vec.len() > 1 {
+            vec.pop();
+            assert!(!shrink_drained(&mut vec));
+        }
+        assert_eq!(vec.capacity(), capacity);
         // ... and gives it all back once empty.
         map.remove(&0);
         assert!(shrink_drained(&mut map));
         assert_eq!(map.capacity(), 0);
+        vec.pop();
+        assert!(shrink_drained(&mut vec));
+        assert_eq!(vec.capacity(), 0);
     }
 }
