@@ -101,7 +101,9 @@ impl RedisEventStoreConfig {
 /// `store` and `forget_session` never wait for Redis: they queue the write for a task
 /// of the store's own (started by [`new`](Self::new), on the current tokio runtime),
 /// which sends queued writes as one pipeline. Replays go through the same queue, so a
-/// replay sees every event stored before it. A write Redis refused, or one dropped
+/// replay sees every event stored before it; so does
+/// [`flushed`](EventStore::flushed), answered once the writes queued before it are
+/// sent and answered by Redis. A write Redis refused, or one dropped
 /// because the queue was full, marks its stream damaged in this process: its
 /// resumption is refused (the HTTP transport answers 400) instead of missing events.
 ///
@@ -159,6 +161,10 @@ pub(crate) enum Op {
         session: Arc<str>,
         after: EventId,
         reply: oneshot::Sender<Replay>,
+    },
+    /// A barrier: answered once every op queued before it has reached Redis.
+    Flush {
+        reply: oneshot::Sender<()>,
     },
     /// A run record's write or read (`runs.rs`).
     Run(RunOp),
@@ -284,6 +290,18 @@ impl EventStore for RedisEventStore {
         let _ = self.enqueue(Op::Forget { session });
     }
 
+    fn flushed(&self, _session: &str) -> BoxFuture<'static, ()> {
+        let (reply, rx) = oneshot::channel();
+        // A writer that is gone writes nothing more: nothing to wait for.
+        if self.enqueue(Op::Flush { reply }).is_err() {
+            return futures::future::ready(()).boxed();
+        }
+        async move {
+            let _ = rx.await;
+        }
+        .boxed()
+    }
+
     fn runs(&self) -> Option<&dyn modelctx_http::RunStore> {
         Some(self)
     }
@@ -365,6 +383,12 @@ async fn writer(
                         .await
                     };
                     let _ = reply.send(replay);
+                }
+                Op::Flush { reply } => {
+                    // The writes queued before it are in the pipeline: sent (and
+                    // answered) before the reply.
+                    flush(&mut conn, &mut pipe, &mut written, &shared).await;
+                    let _ = reply.send(());
                 }
                 Op::Run(op) if op.is_write() => {
                     start(&mut pipe);

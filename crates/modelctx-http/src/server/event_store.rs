@@ -83,6 +83,19 @@ pub trait EventStore: Send + Sync + 'static {
     /// Forgets everything of a session that ended.
     fn forget_session(&self, session: &str);
 
+    /// Resolves once every event of `session` this store was given before the call is
+    /// readable by `replay_after` from any service sharing the store (or will never
+    /// be: a write the store failed). Called while the session's routing state is
+    /// locked, so it must return promptly; the future is awaited with no lock held.
+    /// The HTTP transport releases a shared session's hold on its GET stream only
+    /// after this, so a service that takes the stream over next reads every event the
+    /// hold stored. The default resolves at once: a store whose `store` writes before
+    /// it returns.
+    fn flushed(&self, session: &str) -> BoxFuture<'static, ()> {
+        let _ = session;
+        futures::future::ready(()).boxed()
+    }
+
     /// Where the requests running on the streams of shared sessions are recorded, when
     /// several services share this store (see [`RunStore`](crate::RunStore)); `None`
     /// (the default) when it is one service's: a stream is then resumed from the

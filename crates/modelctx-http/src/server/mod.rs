@@ -558,8 +558,17 @@ impl Inner {
                 session.id
             ),
         );
-        match &self.config.event_store {
-            Some(store) if after.stream != session.wire_standalone() => store
+        self.stored_behind(session).await
+    }
+
+    /// What was stored on another service's GET stream, which the resumption here
+    /// named, after the resumption's replay read it (nothing when the resumption named
+    /// this copy's own stream). Read once this service's hold is recorded: a hold
+    /// released before is released only after its event store flushed
+    /// ([`EventStore::flushed`]), so the read has everything it stored.
+    async fn stored_behind(&self, session: &SessionState) -> Vec<String> {
+        match (&self.config.event_store, session.replayed_to()) {
+            (Some(store), Some(after)) if after.stream != session.wire_standalone() => store
                 .replay_after(&session.id, after)
                 .await
                 .unwrap_or_default()
@@ -768,6 +777,11 @@ fn progress_token(message: &JsonRpcMessage) -> Option<RequestId> {
 /// is well; only one that stopped answering costs this much.
 const HAND_OVER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How long the release of a GET stream's hold waits for the event store to flush
+/// what the hold stored ([`EventStore::flushed`]): one write round trip when the
+/// store is well; only one that cannot write costs this much.
+const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The service part of a hold's name (`"<instance>/<n>"`).
 fn instance_of(holder: &str) -> &str {
     holder
@@ -800,7 +814,17 @@ async fn send_relayed(
                     .to_client(&session, &message, announcement, keep)
                     .await
             }
-            Outgoing::Release { session, holder } => {
+            Outgoing::Release {
+                session,
+                holder,
+                flushed,
+            } => {
+                // What the hold stored first, so a service taking the stream as no
+                // one's reads it all; bounded, as a store that cannot write would
+                // otherwise hold every later message back.
+                if tokio::time::timeout(FLUSH_WAIT, flushed).await.is_err() {
+                    tracing::warn!(target: "modelctx_http", session_id = %session, "the event store did not flush before the GET stream's hold was released");
+                }
                 registry.release_stream(&session, &holder).await
             }
         };
@@ -1833,6 +1857,14 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap, extensions: &http::Extensi
                     let mut unsent = inner
                         .take_over_from(&session, shared.registry(), &holder, &previous)
                         .await;
+                    unsent.extend(held.kept);
+                    unsent
+                }
+                // No other service's hold to hand over (a hold released before this
+                // one was recorded, or none): what was stored on the stream the client
+                // named since the resumption read it comes first.
+                _ if take_over => {
+                    let mut unsent = inner.stored_behind(&session).await;
                     unsent.extend(held.kept);
                     unsent
                 }

@@ -276,8 +276,15 @@ pub(crate) enum Outgoing {
         message: String,
         announcement: bool,
     },
-    /// This service's hold on the session's GET stream ended.
-    Release { session: Arc<str>, holder: Arc<str> },
+    /// This service's hold on the session's GET stream ended; released once `flushed`
+    /// (the event store's barrier, [`EventStore::flushed`](super::EventStore::flushed))
+    /// resolves, so the hold's stored events are readable before another service can
+    /// take the stream as no one's.
+    Release {
+        session: Arc<str>,
+        holder: Arc<str>,
+        flushed: BoxFuture<'static, ()>,
+    },
 }
 
 /// What [`SessionRegistry::touch`] found.
@@ -420,13 +427,15 @@ impl SharedState {
     }
 
     /// Gives up `holder`, this service's hold on the GET stream (its connection
-    /// ended), before anything queued after it.
-    pub(crate) fn release(&self, holder: Arc<str>) {
+    /// ended), once `flushed` resolves (what the hold stored is readable by every
+    /// service), and before anything queued after it.
+    pub(crate) fn release(&self, holder: Arc<str>, flushed: BoxFuture<'static, ()>) {
         if self
             .outbox
             .try_send(Outgoing::Release {
                 session: self.id.clone(),
                 holder,
+                flushed,
             })
             .is_err()
         {

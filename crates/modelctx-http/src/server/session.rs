@@ -369,7 +369,7 @@ impl SessionState {
         {
             let mut routes = self.routes();
             if let Some(shared) = &self.shared {
-                Self::release_claim(&mut routes, shared);
+                self.release_claim(&mut routes, shared);
             }
             self.release_runs(&routes);
             routes.requests.clear();
@@ -773,7 +773,7 @@ impl SessionState {
         };
         stream.conn = None;
         if let Some(shared) = &self.shared {
-            Self::release_claim(&mut routes, shared);
+            self.release_claim(&mut routes, shared);
         }
     }
 
@@ -1088,7 +1088,7 @@ impl SessionState {
                 // The GET stream may be open on another service: the registry relays it
                 // there, or keeps it until a service opens the stream.
                 Some(shared) if !Self::standalone_here(&routes) => {
-                    Self::release_claim(&mut routes, shared);
+                    self.release_claim(&mut routes, shared);
                     if !shared.to_client(&data, is_announcement(&msg)) {
                         self.report("relay queue full, message for the GET stream dropped".into());
                     }
@@ -1128,7 +1128,7 @@ impl SessionState {
             // Relayed while the registry still named a hold here that has ended (its
             // release, or another service's take-over, came after): back to the
             // registry, after the release, for the holder now.
-            Self::release_claim(&mut routes, shared);
+            self.release_claim(&mut routes, shared);
             if !shared.to_client(data, false) {
                 self.report("relay queue full, message for the GET stream dropped".into());
             }
@@ -1138,7 +1138,7 @@ impl SessionState {
     /// Releases this copy's hold on the GET stream (its connection ended), if it has
     /// one: later messages are kept in the registry for the next holder. True when it
     /// had one.
-    fn release_claim(routes: &mut Routes, shared: &SharedState) -> bool {
+    fn release_claim(&self, routes: &mut Routes, shared: &SharedState) -> bool {
         let Some(stream) = standalone(routes) else {
             return false;
         };
@@ -1146,7 +1146,13 @@ impl SessionState {
             Some(holder) => {
                 stream.claiming = false;
                 end_hold(stream);
-                shared.release(holder);
+                // Released once what the hold stored is readable by every service:
+                // one that takes the stream over next reads it all.
+                let flushed = match &self.config.event_store {
+                    Some(store) => store.flushed(&self.id),
+                    None => Box::pin(futures::future::ready(())),
+                };
+                shared.release(holder, flushed);
                 true
             }
             None => false,

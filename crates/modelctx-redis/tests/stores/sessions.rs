@@ -8,10 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::support::{RedisServer, WITHIN};
+use futures::future::BoxFuture;
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::{
-    Lookup, SessionRegistry, StreamableHttpClientTransport, StreamableHttpServerConfig,
-    StreamableHttpService,
+    EventId, EventStore, Lookup, Replay, SessionRegistry, StreamableHttpClientTransport,
+    StreamableHttpServerConfig, StreamableHttpService,
 };
 use modelctx::server::Elicited;
 use modelctx::server::{Server, TaskConfig, ToolDef};
@@ -1367,4 +1368,307 @@ async fn a_vanished_holder_stops_blocking_after_its_lease() {
     assert_ne!(held, "00000000deadbeef/1");
     let (status, _, _) = try_get_stream(&a.url, &session, None).await;
     assert_eq!(status, 409, "B's hold, renewed, still blocks A");
+}
+
+/// A write held back: session, event id, data.
+type HeldWrite = (String, EventId, Arc<str>);
+
+/// A replay's pause: what tells the test it has read, and what lets it answer.
+type Pause = (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::sync::oneshot::Receiver<()>,
+);
+
+/// A service's event store whose writes wait behind a gate the test opens: a
+/// write-behind store far behind, whose own replays still reflect its writes (as
+/// [`EventStore`] requires) while another service's reads of Redis do not. Its
+/// barrier ([`EventStore::flushed`]) resolves once the gate is open and the writes
+/// let through are in Redis. Optionally, its next replay pauses once it has read,
+/// until the test lets it answer.
+struct Gated {
+    inner: Arc<modelctx_redis::RedisEventStore>,
+    /// The writes held back while the gate is closed (`None`: open), in order.
+    held: std::sync::Mutex<Option<Vec<HeldWrite>>>,
+    /// How many writes are held back.
+    count: tokio::sync::watch::Sender<usize>,
+    open: tokio::sync::watch::Sender<bool>,
+    /// Whether the transport asked for the barrier.
+    flush_asked: tokio::sync::watch::Sender<bool>,
+    /// The next replay's pause: told once it has read, answers once let go.
+    pause: std::sync::Mutex<Option<Pause>>,
+}
+
+impl Gated {
+    fn new(inner: modelctx_redis::RedisEventStore) -> Arc<Self> {
+        Arc::new(Self {
+            inner: Arc::new(inner),
+            held: std::sync::Mutex::new(None),
+            count: tokio::sync::watch::channel(0).0,
+            open: tokio::sync::watch::channel(true).0,
+            flush_asked: tokio::sync::watch::channel(false).0,
+            pause: std::sync::Mutex::new(None),
+        })
+    }
+
+    fn close(&self) {
+        *self.held.lock().unwrap() = Some(Vec::new());
+        self.open.send_replace(false);
+    }
+
+    /// Lets the held writes through, in order, and every later one at once.
+    fn open(&self) {
+        let mut held = self.held.lock().unwrap();
+        for (session, id, data) in held.take().unwrap_or_default() {
+            self.inner.store(&session, id, data);
+        }
+        self.open.send_replace(true);
+    }
+
+    /// Pauses the next replay after its read: the receiver is told then, the sender
+    /// lets it answer.
+    fn pause_next_replay(
+        &self,
+    ) -> (
+        tokio::sync::oneshot::Receiver<()>,
+        tokio::sync::oneshot::Sender<()>,
+    ) {
+        let (read_tx, read_rx) = tokio::sync::oneshot::channel();
+        let (go_tx, go_rx) = tokio::sync::oneshot::channel();
+        *self.pause.lock().unwrap() = Some((read_tx, go_rx));
+        (read_rx, go_tx)
+    }
+
+    async fn until_held(&self, n: usize) {
+        let mut count = self.count.subscribe();
+        tokio::time::timeout(WITHIN, count.wait_for(|c| *c >= n))
+            .await
+            .expect("the write reaches the gate")
+            .unwrap();
+    }
+}
+
+impl EventStore for Gated {
+    fn store(&self, session: &str, id: EventId, data: Arc<str>) {
+        let mut held = self.held.lock().unwrap();
+        match held.as_mut() {
+            Some(held) => {
+                held.push((session.to_owned(), id, data));
+                self.count.send_replace(held.len());
+            }
+            None => self.inner.store(session, id, data),
+        }
+    }
+
+    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'static, Replay> {
+        // The held writes of the stream, and a read queued behind what was let
+        // through: together, every write made before this call, once each.
+        let (read, behind) = {
+            let held = self.held.lock().unwrap();
+            let behind: Vec<(EventId, Arc<str>)> = held
+                .iter()
+                .flatten()
+                .filter(|(s, id, _)| {
+                    s == session && id.stream == after.stream && id.seq > after.seq
+                })
+                .map(|(_, id, data)| (*id, data.clone()))
+                .collect();
+            (self.inner.replay_after(session, after), behind)
+        };
+        let pause = self.pause.lock().unwrap().take();
+        Box::pin(async move {
+            let mut replay = read.await?;
+            replay.extend(behind);
+            if let Some((read, go)) = pause {
+                let _ = read.send(());
+                let _ = go.await;
+            }
+            Some(replay)
+        })
+    }
+
+    fn forget_session(&self, session: &str) {
+        self.inner.forget_session(session);
+    }
+
+    fn flushed(&self, session: &str) -> BoxFuture<'static, ()> {
+        self.flush_asked.send_replace(true);
+        let mut open = self.open.subscribe();
+        let inner = self.inner.clone();
+        let session = session.to_owned();
+        Box::pin(async move {
+            let _ = open.wait_for(|open| *open).await;
+            inner.flushed(&session).await;
+        })
+    }
+
+    fn runs(&self) -> Option<&dyn modelctx::http::RunStore> {
+        self.inner.runs()
+    }
+}
+
+/// A service sharing sessions under `prefix`, its events written through `store`.
+async fn start_gated(redis: &RedisServer, prefix: &str, store: Arc<Gated>) -> Instance {
+    let config = StreamableHttpServerConfig::default()
+        .session_registry(registry(redis, prefix).await)
+        .event_store(store)
+        .stream_lease(Duration::from_secs(60));
+    Instance::start_with(config, None).await
+}
+
+fn gated_store(redis_conn: redis::aio::ConnectionManager, prefix: &str) -> Arc<Gated> {
+    let config = modelctx_redis::RedisEventStoreConfig::default().prefix(prefix);
+    Gated::new(modelctx_redis::RedisEventStore::new(redis_conn, config))
+}
+
+/// Until the transport asks A's store for its barrier (A noticed its GET connection
+/// ended) or A's hold leaves Redis (a release that did not wait for it).
+async fn until_released_or_flushing(
+    redis: &RedisServer,
+    prefix: &str,
+    session: &str,
+    store: &Gated,
+) {
+    let noticed = async {
+        while !*store.flush_asked.borrow() && holder(redis, prefix, session).await.is_some() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, noticed)
+        .await
+        .expect("A notices its GET connection ended");
+}
+
+/// Issue #26, nothing lost: A writes n=2 for its GET stream behind (its store's queue
+/// far behind), the client drops A's connection and resumes on B after n=1. A's hold
+/// is released only once its store has flushed n=2, so B finds A's hold and takes it
+/// over with a hand-over; n=2 reaches the client once, then n=3, in order. Before, the
+/// release overtook the write: B found no hold, read the stream before n=2 landed,
+/// and n=2 was lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_written_behind_before_the_hold_is_released_is_not_lost() {
+    let redis = RedisServer::start();
+    let store = gated_store(redis.connection().await, "behind:");
+    let a = start_gated(&redis, "behind:", store.clone()).await;
+    let b = start_holding(&redis, "behind:", Duration::from_secs(60)).await;
+    let session = open(&a.url).await;
+    let peer = a.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
+
+    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 200);
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
+    let last = event_id_of(&seen, r#""n":1"#);
+    let a_holds = holder(&redis, "behind:", &session).await.expect("A's hold");
+
+    store.close();
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 2})))
+        .await
+        .unwrap()
+        .unwrap();
+    store.until_held(1).await;
+    drop(on_a);
+    until_released_or_flushing(&redis, "behind:", &session, &store).await;
+    let held_while_flushing = holder(&redis, "behind:", &session).await;
+
+    let (status, mut on_b, mut resumed) = try_get_stream(&b.url, &session, Some(&last)).await;
+    assert_eq!(status, 200, "a resumption takes the stream over");
+    let b_holds = holder(&redis, "behind:", &session).await.expect("B's hold");
+    store.open();
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_b, &mut resumed, r#""n":3"#).await;
+    assert_eq!(resumed.matches(r#""n":2"#).count(), 1, "{resumed}");
+    assert_eq!(resumed.matches(r#""n":3"#).count(), 1, "{resumed}");
+    assert!(
+        resumed.find(r#""n":2"#) < resumed.find(r#""n":3"#),
+        "in order: {resumed}"
+    );
+    assert!(!resumed.contains(r#""n":1"#), "{resumed}");
+    assert_eq!(
+        held_while_flushing,
+        Some(a_holds),
+        "A's hold waits for its store's barrier"
+    );
+    // A's release, sent before n=3, found B's hold and left it.
+    assert_eq!(holder(&redis, "behind:", &session).await, Some(b_holds));
+}
+
+/// The taking side of issue #26: B's resumption reads its replay before A's write
+/// behind lands, A's hold is then released (after its store flushed), and only then
+/// is B's hold recorded, with no hold to hand over. B reads the stream the client
+/// named once more after its hold is recorded: n=2 comes once, then n=3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumption_reads_again_what_a_released_hold_wrote_behind() {
+    let redis = RedisServer::start();
+    let on_a_store = gated_store(redis.connection().await, "again:");
+    let on_b_store = gated_store(redis.connection().await, "again:");
+    let a = start_gated(&redis, "again:", on_a_store.clone()).await;
+    let b = start_gated(&redis, "again:", on_b_store.clone()).await;
+    let session = open(&a.url).await;
+    let peer = a.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
+
+    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 200);
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
+    let last = event_id_of(&seen, r#""n":1"#);
+
+    on_a_store.close();
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 2})))
+        .await
+        .unwrap()
+        .unwrap();
+    on_a_store.until_held(1).await;
+    drop(on_a);
+    until_released_or_flushing(&redis, "again:", &session, &on_a_store).await;
+
+    // B's resumption reads the stream (without n=2) and waits there.
+    let (read, go) = on_b_store.pause_next_replay();
+    let resuming = {
+        let (url, session, last) = (b.url.clone(), session.clone(), last.clone());
+        tokio::spawn(async move { try_get_stream(&url, &session, Some(&last)).await })
+    };
+    tokio::time::timeout(WITHIN, read)
+        .await
+        .expect("B's resumption reads its replay")
+        .unwrap();
+    // A's write lands, then its release.
+    on_a_store.open();
+    let released = async {
+        while holder(&redis, "again:", &session).await.is_some() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, released)
+        .await
+        .expect("A's hold is released once its store flushed");
+    let _ = go.send(());
+    let (status, mut on_b, mut resumed) = tokio::time::timeout(WITHIN, resuming)
+        .await
+        .expect("B's resumption is answered")
+        .unwrap();
+    assert_eq!(status, 200);
+
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_b, &mut resumed, r#""n":3"#).await;
+    assert_eq!(resumed.matches(r#""n":2"#).count(), 1, "{resumed}");
+    assert_eq!(resumed.matches(r#""n":3"#).count(), 1, "{resumed}");
+    assert!(
+        resumed.find(r#""n":2"#) < resumed.find(r#""n":3"#),
+        "in order: {resumed}"
+    );
+    assert!(!resumed.contains(r#""n":1"#), "{resumed}");
 }
