@@ -1201,6 +1201,7 @@ impl SessionService {
         {
             let envelope = match stateless::envelope_cached(
                 &self.server.envelopes,
+                context.unstable_shared_meta(),
                 context.unstable_meta_text(),
                 || context.meta(),
             ) {
@@ -1226,6 +1227,7 @@ impl SessionService {
         }
         let envelope = match stateless::envelope_cached(
             &self.server.envelopes,
+            context.unstable_shared_meta(),
             context.unstable_meta_text(),
             || context.meta(),
         ) {

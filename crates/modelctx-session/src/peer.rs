@@ -228,6 +228,9 @@ pub(crate) struct Shared {
     pub(crate) initialized_early: AtomicBool,
     /// The transport's `Mcp-Param-*` headers (see `Transport::stateless_era_request`).
     pub(crate) mirrored: Option<Box<[(String, String)]>>,
+    /// The `_meta` of the stateless era's request as the transport found it (see
+    /// `Transport::stateless_era_meta`): the request context takes it from here.
+    pub(crate) found_meta: Option<modelctx_transport::FoundMeta>,
     /// Answers the runtime gave at once (ping, refusals) still being sent on tasks of
     /// their own: the session's end waits for them before it closes the sink.
     pub(crate) sends_in_flight: std::sync::atomic::AtomicUsize,

@@ -45,6 +45,11 @@ pub(crate) const MAX_WAITING_RUNTIME_ANSWERS: usize = 64;
 pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
     let mirrored = transport.stateless_era_request().map(Vec::into_boxed_slice);
     let stateless_era = config.serves_stateless_era() && mirrored.is_some();
+    let found_meta = if stateless_era {
+        transport.stateless_era_meta()
+    } else {
+        None
+    };
     let phase = if stateless_era {
         Phase::Stateless
     } else if config.pre_initialized {
@@ -90,6 +95,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         initialize_seen: AtomicBool::new(initialize_answered),
         initialized_early: AtomicBool::new(false),
         mirrored,
+        found_meta,
         sends_in_flight: std::sync::atomic::AtomicUsize::new(0),
         sends_idle: tokio::sync::Notify::new(),
         answers_waiting: std::sync::atomic::AtomicUsize::new(0),

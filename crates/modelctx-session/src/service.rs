@@ -73,7 +73,10 @@ pub fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T,
 pub struct RequestContext {
     id: RequestId,
     /// The request's `_meta` as sent (its JSON text), when it has one.
-    meta_raw: Option<Box<str>>,
+    meta_raw: Option<Arc<str>>,
+    /// Whether `meta_raw` is the transport's shared text (see
+    /// [`RequestContext::unstable_shared_meta`]).
+    meta_shared: bool,
     /// `_meta` decoded, on first use: most handlers never read it, and in protocol
     /// 2026-07-28 every request carries one (the envelope, which the server reads from
     /// the text).
@@ -102,16 +105,28 @@ impl RequestContext {
         cancellation: CancellationToken,
         peer: Peer,
     ) -> Self {
-        let meta_raw = read_meta(request.params.as_deref());
+        // The transport may have found `_meta` already (streamable HTTP in the
+        // stateless era): then it is not looked for again, and a `_meta` it read as
+        // plain has no progress token.
+        let found = peer
+            .shared
+            .found_meta
+            .as_ref()
+            .filter(|found| found.request == request.id);
+        let (meta_raw, plain, meta_shared) = match found {
+            Some(found) => (Some(found.text.clone()), found.plain, found.shared),
+            None => (read_meta(request.params.as_deref()), false, false),
+        };
         let meta = OnceLock::new();
         // Only a `_meta` that may name a progress token is decoded here (the reporter
         // needs it; a key may be spelled with escapes); any other is decoded when
         // something asks for it.
         let token = match &meta_raw {
-            Some(raw) if raw.contains(Meta::PROGRESS_TOKEN) || raw.contains('\\') => meta
-                .get_or_init(|| decode_meta(raw))
-                .as_ref()
-                .and_then(Meta::progress_token),
+            Some(raw) if !plain && (raw.contains(Meta::PROGRESS_TOKEN) || raw.contains('\\')) => {
+                meta.get_or_init(|| decode_meta(raw))
+                    .as_ref()
+                    .and_then(Meta::progress_token)
+            }
             _ => None,
         };
         let peer = peer.related_to(Some(request.id.clone()));
@@ -125,6 +140,7 @@ impl RequestContext {
                 })
             }),
             meta_raw,
+            meta_shared,
             meta,
             cancellation,
             peer,
@@ -155,6 +171,7 @@ impl RequestContext {
         Self {
             id,
             meta_raw: None,
+            meta_shared: false,
             meta: OnceLock::new(),
             cancellation: CancellationToken::new(),
             peer,
@@ -181,6 +198,16 @@ impl RequestContext {
     #[doc(hidden)]
     pub fn unstable_meta_text(&self) -> Option<&str> {
         self.meta_raw.as_deref()
+    }
+
+    /// The request's `_meta` text when it is the transport's shared copy
+    /// ([`FoundMeta::shared`](modelctx_transport::FoundMeta)): the same `Arc` comes
+    /// again with every request that carries the same `_meta`, so a reader may key what
+    /// it derives from the text by the `Arc`'s address while it holds the `Arc`.
+    /// Unstable.
+    #[doc(hidden)]
+    pub fn unstable_shared_meta(&self) -> Option<&Arc<str>> {
+        self.meta_raw.as_ref().filter(|_| self.meta_shared)
     }
 
     /// The `Mcp-Param-{Name}` headers that came with this request (lower-cased names,
@@ -283,7 +310,7 @@ impl ProgressReporter {
 /// when the params carry none (or `null`), or are not an object with at most one
 /// `_meta`. A quick scan finds it ([`members::find`]); what that does not settle (a
 /// key spelled with escapes) is read by serde.
-fn read_meta(params: Option<&RawValue>) -> Option<Box<str>> {
+fn read_meta(params: Option<&RawValue>) -> Option<Arc<str>> {
     let raw = params?.get();
     if !raw.contains("\"_meta\"") {
         return None;
@@ -299,7 +326,7 @@ fn read_meta(params: Option<&RawValue>) -> Option<Box<str>> {
             serde_json::from_str::<MetaOnly<'_>>(raw).ok()?.meta?.get()
         }
     };
-    (meta != "null").then(|| Box::from(meta))
+    (meta != "null").then(|| Arc::from(meta))
 }
 
 /// `_meta` decoded from its text; `None` when it is not an object.
@@ -311,7 +338,7 @@ fn decode_meta(raw: &str) -> Option<Meta> {
 mod tests {
     use super::*;
 
-    fn meta_of(params: &str) -> Option<Box<str>> {
+    fn meta_of(params: &str) -> Option<Arc<str>> {
         let raw = RawValue::from_string(params.to_owned()).unwrap();
         read_meta(Some(&raw))
     }

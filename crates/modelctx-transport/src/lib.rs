@@ -338,6 +338,26 @@ impl<R: MessageStream + ?Sized> MessageStream for Box<R> {
 /// A type-erased transport: any transport's halves, boxed.
 pub type BoxTransport = (Box<dyn MessageSink>, Box<dyn MessageStream>);
 
+/// A request's `_meta` as a transport found it while reading the request (streamable
+/// HTTP reads it in the stateless era, to check the headers that mirror it): its JSON
+/// text, shared, for the layers above to use instead of looking for it in the params
+/// again. Unstable: for the SDK's own crates.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct FoundMeta {
+    /// The request it belongs to: the session uses it for that request only.
+    pub request: RequestId,
+    /// The text of `_meta`, a JSON object.
+    pub text: Arc<str>,
+    /// Whether the text's top-level keys were read without escapes and none is
+    /// `progressToken`: the request then has no progress token.
+    pub plain: bool,
+    /// Whether `text` is kept by the transport and comes again, the same `Arc`, with
+    /// later requests that carry the same `_meta` (a reader may key what it derives from
+    /// the text by the `Arc`'s address while it holds the `Arc`).
+    pub shared: bool,
+}
+
 /// Erases a transport's types.
 pub fn boxed<T: Transport>(transport: T) -> BoxTransport {
     let (sink, stream) = transport.split();
@@ -362,6 +382,15 @@ pub trait Transport: Send + 'static {
     /// knows (streamable HTTP does, from the request's headers). Unstable.
     #[doc(hidden)]
     fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
+        None
+    }
+
+    /// The `_meta` of the stateless era's one request (see
+    /// [`stateless_era_request`](Self::stateless_era_request)) as the transport already
+    /// found it, so that the session does not look for it in the params again. `None`
+    /// when the transport did not read it (the session then reads the params). Unstable.
+    #[doc(hidden)]
+    fn stateless_era_meta(&self) -> Option<FoundMeta> {
         None
     }
 

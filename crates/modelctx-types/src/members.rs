@@ -28,6 +28,32 @@
 /// assert_eq!(find("[1]", ["a"]), None);
 /// ```
 pub fn find<'a, const N: usize>(object: &'a str, keys: [&str; N]) -> Option<[Option<&'a str>; N]> {
+    find_with(object, keys, |_, _| None)
+}
+
+/// [`find`], with a way around scanning a value the caller has seen before: for each
+/// wanted key, before its value is skipped, `known(k, rest)` is asked with the key's
+/// index in `keys` and the text from the value's first byte on; `Some(len)` says the
+/// value is the first `len` bytes of `rest`, and the scan goes on after them without
+/// reading them. The caller answers only for a prefix that is a complete JSON object
+/// or array it read before (an object's text is never a proper prefix of another
+/// value's text, so the value there is exactly that prefix); a `len` that is not on a
+/// character boundary of `rest`, or longer than it, makes the scan give up (`None`).
+///
+/// ```
+/// use modelctx_types::members::find_with;
+/// let seen = r#"{"k":[1,2]}"#;
+/// let text = r#"{"_meta":{"k":[1,2]},"name":"echo"}"#;
+/// let found = find_with(text, ["_meta", "name"], |k, rest| {
+///     (k == 0 && rest.starts_with(seen)).then_some(seen.len())
+/// });
+/// assert_eq!(found, Some([Some(seen), Some(r#""echo""#)]));
+/// ```
+pub fn find_with<'a, const N: usize>(
+    object: &'a str,
+    keys: [&str; N],
+    mut known: impl FnMut(usize, &'a str) -> Option<usize>,
+) -> Option<[Option<&'a str>; N]> {
     let b = object.as_bytes();
     let mut found = [None; N];
     let mut i = skip_ws(b, 0);
@@ -56,8 +82,19 @@ pub fn find<'a, const N: usize>(object: &'a str, keys: [&str; N]) -> Option<[Opt
             return None;
         }
         let value_start = skip_ws(b, i + 1);
-        let value_end = skip_value(b, value_start)?;
-        if let Some(k) = keys.iter().position(|wanted| *wanted == key) {
+        let wanted = keys.iter().position(|wanted| *wanted == key);
+        let seen = match wanted {
+            Some(k) => object
+                .get(value_start..)
+                .and_then(|rest| known(k, rest))
+                .map(|len| value_start + len),
+            None => None,
+        };
+        let value_end = match seen {
+            Some(end) => end,
+            None => skip_value(b, value_start)?,
+        };
+        if let Some(k) = wanted {
             if found[k].is_some() {
                 return None;
             }
@@ -189,5 +226,34 @@ mod tests {
         assert_eq!(find(r#"{"x\n":1,"a":2}"#, ["a"]), None);
         // Wanted keys twice: only the wanted ones matter.
         assert_eq!(find(r#"{"x":1,"x":2,"a":3}"#, ["a"]), Some([Some("3")]));
+    }
+
+    #[test]
+    fn a_value_seen_before_is_not_read_again() {
+        let seen = r#"{"v":"2026-07-28","c":{}}"#;
+        let text = format!(r#"{{"name":"e","_meta":{seen} , "uri":"u"}}"#);
+        let mut asked = Vec::new();
+        let found = find_with(&text, ["_meta", "uri"], |k, rest| {
+            asked.push(k);
+            (k == 0 && rest.starts_with(seen)).then_some(seen.len())
+        });
+        assert_eq!(found, Some([Some(seen), Some(r#""u""#)]));
+        // Asked for wanted keys only.
+        assert_eq!(asked, [0, 1]);
+        // A length off the text, or off a character boundary: no answer, no panic.
+        assert_eq!(
+            find_with(&text, ["_meta"], |_, rest| Some(rest.len() + 1)),
+            None
+        );
+        let wide = r#"{"a":"é"}"#;
+        assert_eq!(find_with(wide, ["a"], |_, _| Some(2)), None);
+        // A key seen twice is still not settled, however its values were found.
+        let twice = format!(r#"{{"_meta":{seen},"_meta":{seen}}}"#);
+        assert_eq!(
+            find_with(&twice, ["_meta"], |_, rest| rest
+                .starts_with(seen)
+                .then_some(seen.len())),
+            None
+        );
     }
 }

@@ -10,13 +10,16 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use modelctx_types::{
-    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, mirror,
+    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, members,
+    mirror,
 };
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::convert::Infallible;
 
 use crate::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use modelctx_transport::FoundMeta;
+use std::sync::Arc;
 
 /// The headers this endpoint reads on every POST, as `HeaderName`s: a lookup by `&str`
 /// parses (and hashes) the name each time.
@@ -77,18 +80,16 @@ struct BodyMeta<'a> {
 
 impl BodyMeta<'_> {
     fn protocol_version(&self) -> Option<Cow<'_, str>> {
-        json_str(self.protocol_version?)
+        json_str(self.protocol_version?.get())
     }
 }
 
 /// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
-fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
+fn json_str(text: &str) -> Option<Cow<'_, str>> {
+    if let Ok(s) = serde_json::from_str::<&str>(text) {
         return Some(Cow::Borrowed(s));
     }
-    serde_json::from_str::<String>(raw.get())
-        .ok()
-        .map(Cow::Owned)
+    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
 fn mirrored(request: &JsonRpcRequest) -> Mirrored<'_> {
@@ -110,16 +111,159 @@ fn body_version(request: &JsonRpcRequest) -> Option<String> {
         .map(Cow::into_owned)
 }
 
+/// The `_meta` texts this endpoint read on requests of the era, with what the header
+/// check wants of them: a client sends the same `_meta` (its envelope) with every
+/// request, and a text found here again is neither scanned nor copied again (see
+/// [`read_params`]). Only a `_meta` without a progress token is kept (one with a token
+/// differs from request to request). Bounded: [`MetaCache::MAX_ENTRIES`] texts of at
+/// most [`MetaCache::MAX_TEXT`] bytes, the oldest replaced first.
+#[derive(Default)]
+pub(super) struct MetaCache {
+    entries: std::sync::Mutex<KnownMetas>,
+}
+
+#[derive(Default)]
+struct KnownMetas {
+    metas: Vec<Arc<KnownMeta>>,
+    /// The entry replaced next once `metas` is full.
+    next: usize,
+}
+
+/// One `_meta` text of [`MetaCache`]: a JSON object whose top-level keys have no
+/// escapes, none of them `progressToken`.
+struct KnownMeta {
+    text: Arc<str>,
+    /// Its `io.modelcontextprotocol/protocolVersion`, when that is a string.
+    version: Option<Box<str>>,
+}
+
+impl MetaCache {
+    /// How many `_meta` texts are kept (the clients of one endpoint rarely differ).
+    const MAX_ENTRIES: usize = 16;
+    /// The longest `_meta` text kept.
+    const MAX_TEXT: usize = 4096;
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, KnownMetas> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The kept text `rest` starts with, if any.
+    fn find(&self, rest: &str) -> Option<Arc<KnownMeta>> {
+        let entries = self.lock();
+        entries
+            .metas
+            .iter()
+            .find(|known| rest.as_bytes().starts_with(known.text.as_bytes()))
+            .cloned()
+    }
+
+    fn put(&self, known: Arc<KnownMeta>) {
+        let mut entries = self.lock();
+        if entries.metas.len() < Self::MAX_ENTRIES {
+            entries.metas.push(known);
+        } else {
+            let next = entries.next;
+            entries.metas[next] = known;
+            entries.next = (next + 1) % Self::MAX_ENTRIES;
+        }
+    }
+}
+
+/// What the header check reads of a request's params: the members the headers mirror
+/// (their JSON text) and `_meta`.
+struct ReadParams<'a> {
+    name: Option<&'a str>,
+    uri: Option<&'a str>,
+    task_id: Option<&'a str>,
+    /// `_meta`'s protocol version, when it is a string.
+    version: Option<Cow<'a, str>>,
+    /// `_meta` as found, for the layers above (see [`modelctx_transport::FoundMeta`]).
+    meta: Option<(Arc<str>, bool, bool)>,
+}
+
+/// Reads the params by one quick scan ([`members::find_with`]), skipping a `_meta` whose
+/// text is in `cache` by comparing it instead of scanning it, and keeping a new plain
+/// one there. `None` for anything the scan does not settle the way the serde pass
+/// ([`mirrored`]) would (not an object, a key with escapes or twice, a `_meta` that is
+/// not an object or whose protocol version or progress token is not settled): the
+/// caller then takes that pass.
+fn read_params<'a>(params: &'a str, cache: &MetaCache) -> Option<ReadParams<'a>> {
+    let mut hit = None;
+    let [meta, name, uri, task_id] =
+        members::find_with(params, ["_meta", "name", "uri", "taskId"], |k, rest| {
+            if k != 0 {
+                return None;
+            }
+            let known = cache.find(rest)?;
+            let len = known.text.len();
+            hit = Some(known);
+            Some(len)
+        })?;
+    let mut read = ReadParams {
+        name,
+        uri,
+        task_id,
+        version: None,
+        meta: None,
+    };
+    let Some(meta) = meta else {
+        return Some(read);
+    };
+    if let Some(known) = hit {
+        read.version = known.version.as_deref().map(|v| Cow::Owned(v.to_owned()));
+        read.meta = Some((known.text.clone(), true, true));
+        return Some(read);
+    }
+    if !meta.starts_with('{') {
+        return None;
+    }
+    let [version, token] = members::find(meta, [Meta::PROTOCOL_VERSION, Meta::PROGRESS_TOKEN])?;
+    read.version = version.and_then(json_str);
+    let text: Arc<str> = Arc::from(meta);
+    let plain = token.is_none();
+    let shared = plain && text.len() <= MetaCache::MAX_TEXT;
+    if shared {
+        cache.put(Arc::new(KnownMeta {
+            text: text.clone(),
+            version: read.version.as_deref().map(Box::from),
+        }));
+    }
+    read.meta = Some((text, plain, shared));
+    Some(read)
+}
+
 /// Checks the headers the era requires against the body. A body that lacks what a
 /// header mirrors is left to the server, which answers it as malformed (`-32602`).
+/// Returns the request's `_meta` as found on the way, when the quick read found it
+/// (see [`read_params`]), for the session.
 pub(super) fn check_headers(
     headers: &HeaderMap,
     request: &JsonRpcRequest,
-) -> Result<(), ErrorData> {
+    cache: &MetaCache,
+) -> Result<Option<FoundMeta>, ErrorData> {
     let version = header_value(headers, &PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version")?;
-    let body = mirrored(request);
-    if let Some(in_body) = body.meta.as_ref().and_then(BodyMeta::protocol_version)
-        && in_body != version
+    let read = request
+        .params
+        .as_deref()
+        .and_then(|p| read_params(p.get(), cache));
+    let body = match read {
+        Some(read) => read,
+        None => {
+            let body = mirrored(request);
+            ReadParams {
+                name: body.name.map(RawValue::get),
+                uri: body.uri.map(RawValue::get),
+                task_id: body.task_id.map(RawValue::get),
+                version: body
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.protocol_version.map(RawValue::get).and_then(json_str)),
+                meta: None,
+            }
+        }
+    };
+    if let Some(in_body) = &body.version
+        && *in_body != version
     {
         return Err(ErrorData::header_mismatch(format!(
             "Header mismatch: MCP-Protocol-Version header value {version:?} does not match the body's _meta protocol version {in_body:?}"
@@ -132,11 +276,17 @@ pub(super) fn check_headers(
             request.method.as_ref()
         )));
     }
+    let found = body.meta.map(|(text, plain, shared)| FoundMeta {
+        request: request.id.clone(),
+        text,
+        plain,
+        shared,
+    });
     let named = match request.method.as_ref() {
         "tools/call" | "prompts/get" => body.name,
         "resources/read" => body.uri,
         "tasks/get" | "tasks/update" | "tasks/cancel" => body.task_id,
-        _ => return Ok(()),
+        _ => return Ok(found),
     };
     let raw = header_value(headers, &MCP_NAME, "Mcp-Name")?;
     let name = mirror::decode_header_value(raw).ok_or_else(|| {
@@ -151,7 +301,7 @@ pub(super) fn check_headers(
             "Header mismatch: Mcp-Name header value {name:?} does not match the body value {in_body:?}"
         )));
     }
-    Ok(())
+    Ok(found)
 }
 
 /// A header's value: required, and visible ASCII (or spaces and tabs).
@@ -366,6 +516,7 @@ fn sse_data(event: &[u8]) -> Option<SseData<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use modelctx_types::RequestId;
     use serde_json::{Value, json};
 
     fn request(method: &str, params: Value) -> JsonRpcRequest {
@@ -412,6 +563,7 @@ mod tests {
 
     #[test]
     fn headers_must_mirror_the_body() {
+        let cache = MetaCache::default();
         let call = request(
             "tools/call",
             json!({"name": "weather", "arguments": {}, "_meta": envelope()}),
@@ -421,13 +573,13 @@ mod tests {
             ("mcp-method", "tools/call"),
             ("mcp-name", "  weather "),
         ];
-        assert!(check_headers(&headers(&good), &call).is_ok());
+        assert!(check_headers(&headers(&good), &call, &cache).is_ok());
         let encoded = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "tools/call"),
             ("mcp-name", "=?base64?d2VhdGhlcg==?="),
         ]);
-        assert!(check_headers(&encoded, &call).is_ok());
+        assert!(check_headers(&encoded, &call, &cache).is_ok());
         for bad in [
             vec![("mcp-method", "tools/call"), ("mcp-name", "weather")],
             vec![
@@ -459,7 +611,7 @@ mod tests {
                 ("mcp-name", "=?base64?d2Vhd!!!GhlcgZ==?="),
             ],
         ] {
-            let error = check_headers(&headers(&bad), &call).unwrap_err();
+            let error = check_headers(&headers(&bad), &call, &cache).unwrap_err();
             assert_eq!(error.code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
         }
         // A key spelled with escapes is read as the key it spells; a key twice is no
@@ -471,7 +623,7 @@ mod tests {
         let Ok(JsonRpcMessage::Request(escaped)) = escaped else {
             panic!("a request")
         };
-        let error = check_headers(&h, &escaped).unwrap_err();
+        let error = check_headers(&h, &escaped, &cache).unwrap_err();
         assert!(error.message.contains("\"other\""), "{}", error.message);
         let version = JsonRpcMessage::from_slice(
             br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"weather","_meta":{"io.modelcontextprotocol/protocol\u0056ersion":"2025-11-25"}}}"#,
@@ -479,19 +631,97 @@ mod tests {
         let Ok(JsonRpcMessage::Request(version)) = version else {
             panic!("a request")
         };
-        let error = check_headers(&h, &version).unwrap_err();
+        let error = check_headers(&h, &version, &cache).unwrap_err();
         assert!(error.message.contains("2025-11-25"), "{}", error.message);
         // A key twice is no params serde reads: nothing in the body to mirror.
         let mut twice = request("tools/call", json!({}));
         twice.params = RawValue::from_string(r#"{"name":"a","name":"b"}"#.to_owned()).ok();
-        assert!(check_headers(&h, &twice).is_ok());
+        assert!(check_headers(&h, &twice, &cache).is_ok());
         // No protocol version in the body: the server answers that (-32602).
         let bare = request("server/discover", json!({}));
         let h = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "server/discover"),
         ]);
-        assert!(check_headers(&h, &bare).is_ok());
+        assert!(check_headers(&h, &bare, &cache).is_ok());
+    }
+
+    #[test]
+    fn a_meta_read_before_is_found_again_and_checked_the_same() {
+        let cache = MetaCache::default();
+        let good = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "weather"),
+        ]);
+        let call = |meta: Value| {
+            request(
+                "tools/call",
+                json!({"name": "weather", "arguments": {"a": [1, "}"]}, "_meta": meta}),
+            )
+        };
+        // The first request's `_meta` is read and kept; the second's is the same text:
+        // found, not copied (the same `Arc`), and read as plain (no progress token).
+        let first = check_headers(&good, &call(envelope()), &cache)
+            .unwrap()
+            .unwrap();
+        let second = check_headers(&good, &call(envelope()), &cache)
+            .unwrap()
+            .unwrap();
+        assert!(Arc::ptr_eq(&first.text, &second.text));
+        assert!(second.plain && second.shared);
+        assert_eq!(
+            serde_json::from_str::<Value>(&second.text).unwrap(),
+            envelope()
+        );
+        assert_eq!(second.request, RequestId::Number(7));
+        // A kept `_meta` still has its version checked against the header.
+        let old = headers(&[
+            ("mcp-protocol-version", "2025-11-25"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "weather"),
+        ]);
+        let error = check_headers(&old, &call(envelope()), &cache).unwrap_err();
+        assert_eq!(error.code, ErrorCode::HEADER_MISMATCH);
+        // ...and the name after it against `Mcp-Name`.
+        let mut moved = call(envelope());
+        moved.params =
+            RawValue::from_string(format!(r#"{{"_meta":{},"name":"other"}}"#, first.text)).ok();
+        let error = check_headers(&good, &moved, &cache).unwrap_err();
+        assert!(error.message.contains("other"), "{}", error.message);
+        // A progress token: found, neither plain nor kept.
+        let mut with_token = envelope();
+        with_token["progressToken"] = json!(5);
+        let found = check_headers(&good, &call(with_token), &cache)
+            .unwrap()
+            .unwrap();
+        assert!(!found.plain && !found.shared);
+        // What the quick read does not settle goes the serde way: no `_meta` handed on,
+        // the same checks.
+        let mut odd = call(json!(null));
+        odd.params = RawValue::from_string(
+            r#"{"name":"weather","_meta":{"progress\u0054oken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#
+                .to_owned(),
+        )
+        .ok();
+        assert!(check_headers(&good, &odd, &cache).unwrap().is_none());
+        assert!(
+            check_headers(&good, &call(json!(null)), &cache)
+                .unwrap()
+                .is_none()
+        );
+        // Bounded: at most `MAX_ENTRIES` texts, the oldest replaced.
+        for n in 0..3 * MetaCache::MAX_ENTRIES {
+            let mut each = envelope();
+            each["n"] = json!(n);
+            let found = check_headers(&good, &call(each), &cache).unwrap().unwrap();
+            assert!(found.shared);
+            assert!(cache.lock().metas.len() <= MetaCache::MAX_ENTRIES);
+        }
+        let again = check_headers(&good, &call(envelope()), &cache)
+            .unwrap()
+            .unwrap();
+        assert!(!Arc::ptr_eq(&first.text, &again.text));
     }
 
     #[tokio::test]

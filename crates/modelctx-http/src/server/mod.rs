@@ -69,6 +69,9 @@ struct Inner {
     sessions: Mutex<HashMap<Arc<str>, Arc<SessionState>>>,
     /// The id every stateless session shares (one allocation, not one per POST).
     stateless_id: Arc<str>,
+    /// The `_meta` texts of the stateless era's requests read before (see
+    /// [`era::MetaCache`]).
+    metas: era::MetaCache,
     /// This service's name among those sharing a session registry (random), and what
     /// its shared sessions' outbound request ids start with (`"<instance>/"`).
     instance: Arc<str>,
@@ -128,6 +131,7 @@ impl StreamableHttpService {
                 factory: Box::new(factory),
                 sessions: Mutex::new(HashMap::new()),
                 stateless_id: Arc::from("stateless"),
+                metas: era::MetaCache::default(),
                 instance: instance.clone(),
                 id_prefix: Arc::from(format!("{instance}/")),
                 listening: tokio::sync::OnceCell::new(),
@@ -675,7 +679,7 @@ impl Inner {
         id: Option<Arc<str>>,
         stateful: bool,
         pre_initialized: bool,
-        stateless_era: Option<Vec<(String, String)>>,
+        stateless_era: Option<session::EraRequest>,
         restored: Option<(u64, SessionSnapshot)>,
     ) -> Option<Arc<SessionState>> {
         // A stateless "session" lives for one POST and its id is never sent anywhere:
@@ -1531,15 +1535,21 @@ async fn stateless_post(
             );
         }
     };
-    if let Err(error) = era::check_headers(headers, &request) {
-        inner.report(StatusCode::BAD_REQUEST, error.message.to_string());
-        return error_response(
-            StatusCode::BAD_REQUEST,
-            JsonRpcErrorResponse::new(Some(request.id), error),
-        );
-    }
-    let mirrored = era::mirrored_params(headers);
-    let Some(session) = inner.create_session(None, false, false, Some(mirrored), None) else {
+    let meta = match era::check_headers(headers, &request, &inner.metas) {
+        Ok(meta) => meta,
+        Err(error) => {
+            inner.report(StatusCode::BAD_REQUEST, error.message.to_string());
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                JsonRpcErrorResponse::new(Some(request.id), error),
+            );
+        }
+    };
+    let era = session::EraRequest {
+        mirrored: era::mirrored_params(headers),
+        meta,
+    };
+    let Some(session) = inner.create_session(None, false, false, Some(era), None) else {
         return inner.reject(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the session could not be created",

@@ -1262,9 +1262,16 @@ pub struct HttpServerTransport {
     pub(crate) state: Arc<SessionState>,
     pub(crate) rx: mpsc::Receiver<Inbound>,
     pub(crate) pre_initialized: bool,
-    /// `Some` when it carries one request of the stateless era (2026-07-28): that
-    /// request's `Mcp-Param-*` headers.
-    pub(crate) stateless_era: Option<Vec<(String, String)>>,
+    /// `Some` when it carries one request of the stateless era (2026-07-28).
+    pub(crate) stateless_era: Option<EraRequest>,
+}
+
+/// What the transport of the stateless era's one request knows of it.
+pub(crate) struct EraRequest {
+    /// The request's `Mcp-Param-*` headers.
+    pub(crate) mirrored: Vec<(String, String)>,
+    /// Its `_meta`, as the header check found it.
+    pub(crate) meta: Option<modelctx_transport::FoundMeta>,
 }
 
 impl fmt::Debug for HttpServerTransport {
@@ -1341,7 +1348,11 @@ impl Transport for HttpServerTransport {
     }
 
     fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
-        self.stateless_era.clone()
+        self.stateless_era.as_ref().map(|era| era.mirrored.clone())
+    }
+
+    fn stateless_era_meta(&self) -> Option<modelctx_transport::FoundMeta> {
+        self.stateless_era.as_ref()?.meta.clone()
     }
 
     fn request_id_prefix(&self) -> Option<Arc<str>> {
