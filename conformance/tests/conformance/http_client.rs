@@ -437,7 +437,14 @@ async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(connect: Conne
         StreamableHttpServerConfig::default(),
     )
     .await;
-    let (transport, handle) = hosted.transport();
+    // No standalone GET stream: the call alone finds the session gone (a GET stream
+    // reconnecting after the server ended it may find it first, and then the client
+    // starts the new session before the call is sent: no refusal to see).
+    let transport = StreamableHttpClientTransport::builder(&hosted.url)
+        .standalone_stream(false)
+        .build()
+        .expect("a valid URL");
+    let handle = transport.handle();
     let client = client().connect(transport).await.unwrap();
     let first = handle.session_id().unwrap();
     // The server forgets the session while the client is idle (as a restart would).
