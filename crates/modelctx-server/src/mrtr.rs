@@ -178,8 +178,10 @@ pub(crate) fn split(method: &str, params: Option<Box<RawValue>>) -> Result<Split
         text.push_str(value.get());
     }
     text.push('}');
-    let params =
-        RawValue::from_string(text).map_err(|e| ErrorData::internal_error(e.to_string()))?;
+    // Built from valid pieces (each key encoded, each value the text a parser took): no
+    // second parse.
+    let params = crate::built_raw::built_raw(text)
+        .ok_or_else(|| ErrorData::internal_error("cannot rebuild the request's params"))?;
     Ok(Split {
         params: Some(params),
         responses,
@@ -367,7 +369,7 @@ fn seconds(time: SystemTime) -> u64 {
 }
 
 /// The digest that binds a state to its request: the method and the params (without
-/// `_meta`) as canonical JSON, object keys sorted, hashed as written (never held whole).
+/// `_meta`) as canonical JSON, object keys sorted.
 fn digest(method: &str, params: Option<&RawValue>) -> Digest32 {
     // No params and empty params are the same request.
     let Some(params) = params else {
@@ -379,107 +381,117 @@ fn digest(method: &str, params: Option<&RawValue>) -> Digest32 {
         Err(_) => {
             let value = serde_json::from_str::<Value>(params.get())
                 .unwrap_or_else(|_| Value::Object(Map::new()));
-            let mut hash = digest_start(method);
-            hash_canonical(&value, &mut hash);
-            hash.finalize().into()
+            let mut text = digest_start(method, params.get().len());
+            write_canonical(&value, &mut text);
+            Sha256::digest(&text).into()
         }
     }
 }
 
-fn digest_start(method: &str) -> Sha256 {
-    let mut hash = Sha256::new();
-    hash.update(method.as_bytes());
-    hash.update([0]);
-    hash
+/// The hashed text's start, with room for `len` more bytes.
+fn digest_start(method: &str, len: usize) -> Vec<u8> {
+    let mut text = Vec::with_capacity(method.len() + 1 + len);
+    text.extend_from_slice(method.as_bytes());
+    text.push(0);
+    text
 }
 
 /// [`digest`] of params read as members: the same canonical JSON, written member by
 /// member; only the values kept are decoded (a string without escapes is its own
-/// canonical form).
+/// canonical form), and `_meta` is skipped unread.
 fn digest_members(method: &str, members: &Members<'_>) -> Digest32 {
-    let mut hash = digest_start(method);
-    hash.update(b"{");
+    let len = members
+        .iter()
+        .filter(|(key, _)| key.0 != "_meta")
+        .map(|(key, value)| key.0.len() + value.get().len() + 4)
+        .sum::<usize>();
+    let mut text = digest_start(method, len + 2);
+    text.push(b'{');
     let mut first = true;
     for (key, value) in members {
         if key.0 == "_meta" {
             continue;
         }
         if !first {
-            hash.update(b",");
+            text.push(b',');
         }
         first = false;
-        hash_json_string(&key.0, &mut hash);
-        hash.update(b":");
-        let text = value.get();
-        if text.starts_with('"') && !text.contains('\\') {
-            hash.update(text.as_bytes());
+        write_json_string(&key.0, &mut text);
+        text.push(b':');
+        let raw = value.get();
+        if raw.starts_with('"') && !raw.contains('\\') {
+            text.extend_from_slice(raw.as_bytes());
         } else {
-            match serde_json::from_str::<Value>(text) {
-                Ok(value) => hash_canonical(&value, &mut hash),
+            match serde_json::from_str::<Value>(raw) {
+                Ok(value) => write_canonical(&value, &mut text),
                 // A raw value is valid JSON: not reached.
-                Err(_) => hash.update(text.as_bytes()),
+                Err(_) => text.extend_from_slice(raw.as_bytes()),
             }
         }
     }
-    hash.update(b"}");
-    hash.finalize().into()
+    text.push(b'}');
+    Sha256::digest(&text).into()
 }
 
-/// Feeds what serde_json writes to a hash.
-struct HashWriter<'a>(&'a mut Sha256);
-
-impl std::io::Write for HashWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+/// Whether `text` is written in JSON as itself between quotes.
+fn plain(text: &str) -> bool {
+    !text.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
 }
 
-fn hash_json_string(text: &str, hash: &mut Sha256) {
-    // Writing a string to a sink that never fails cannot fail.
-    let _ = serde_json::to_writer(HashWriter(hash), text);
+fn write_json_string(text: &str, out: &mut Vec<u8>) {
+    if plain(text) {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing to a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut *out, text);
+    }
 }
 
 fn push_json_string(out: &mut String, text: &str) {
-    // Serialising a string cannot fail.
-    out.push_str(&serde_json::to_string(text).unwrap_or_default());
+    if plain(text) {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        // Serialising a string cannot fail.
+        out.push_str(&serde_json::to_string(text).unwrap_or_default());
+    }
 }
 
-/// Hashes `value` as JSON with object keys in sorted order, whatever map type serde_json
+/// Writes `value` as JSON with object keys in sorted order, whatever map type serde_json
 /// was built with.
-fn hash_canonical(value: &Value, hash: &mut Sha256) {
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            hash.update(b"{");
+            out.push(b'{');
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    hash.update(b",");
+                    out.push(b',');
                 }
-                hash_json_string(key, hash);
-                hash.update(b":");
-                hash_canonical(&map[key], hash);
+                write_json_string(key, out);
+                out.push(b':');
+                write_canonical(&map[key], out);
             }
-            hash.update(b"}");
+            out.push(b'}');
         }
         Value::Array(items) => {
-            hash.update(b"[");
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    hash.update(b",");
+                    out.push(b',');
                 }
-                hash_canonical(item, hash);
+                write_canonical(item, out);
             }
-            hash.update(b"]");
+            out.push(b']');
         }
+        Value::String(text) => write_json_string(text, out),
         other => {
-            // As above: a sink that never fails.
-            let _ = serde_json::to_writer(HashWriter(hash), other);
+            // As above: writing to a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *out, other);
         }
     }
 }
@@ -710,6 +722,70 @@ mod tests {
             let error = unseal(&key(), &state).err().expect("refused");
             assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         }
+    }
+
+    /// The canonical JSON the digest hashes, written the plain way.
+    fn canonical(value: &Value) -> String {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                let members: Vec<String> = keys
+                    .into_iter()
+                    .map(|k| {
+                        format!(
+                            "{}:{}",
+                            serde_json::to_string(k).unwrap(),
+                            canonical(&map[k])
+                        )
+                    })
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(canonical).collect();
+                format!("[{}]", items.join(","))
+            }
+            other => serde_json::to_string(other).unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_digest_is_that_of_the_params_canonical_json_without_meta() {
+        for text in [
+            r#"{"name":"a","arguments":{"z":1,"y":[true,null,2.5e3,"\u0001\"\\/é"]}}"#,
+            r#"{ "_meta": {"k": [1]}, "b\ty": "x\ny", "a": {"d": {}, "c": []}, "name": "plain" }"#,
+            r#"{"\u005fmeta":1,"n":-0,"m":1E2,"s":"tab\there"}"#,
+            r#"{}"#,
+            r#"[3,{"b":1,"a":2}]"#,
+        ] {
+            let raw = RawValue::from_string(text.to_owned()).unwrap();
+            let mut value: Value = serde_json::from_str(text).unwrap();
+            if let Value::Object(map) = &mut value {
+                map.remove("_meta");
+            }
+            let mut expected = Sha256::new();
+            expected.update(b"tools/call\0");
+            expected.update(canonical(&value).as_bytes());
+            let expected: Digest32 = expected.finalize().into();
+            assert_eq!(digest("tools/call", Some(&raw)), expected, "{text}");
+        }
+        assert_eq!(
+            digest("tools/call", None),
+            digest("tools/call", Some(&to_raw(&json!({})).unwrap()))
+        );
+    }
+
+    #[test]
+    fn the_split_keeps_every_other_member_as_sent() {
+        let text = r#"{"q\"k":1,"c\u0001":[ 1 ,2],"inputResponses":{},"t":"\u00e9","t":"last"}"#;
+        let split = split(
+            "tools/call",
+            Some(RawValue::from_string(text.to_owned()).unwrap()),
+        )
+        .unwrap();
+        let seen: Value = serde_json::from_str(split.params.as_deref().unwrap().get()).unwrap();
+        assert_eq!(seen, json!({"q\"k": 1, "c\u{1}": [1, 2], "t": "last"}));
     }
 
     #[test]
