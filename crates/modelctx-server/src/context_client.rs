@@ -209,7 +209,7 @@ impl Context {
                 "in protocol 2026-07-28 only tools/call, prompts/get and resources/read may ask the client for input",
             ));
         };
-        match round.ask::<R>(self.input_key.as_deref(), request()) {
+        match round.ask::<R>(self.input_key.as_deref(), request) {
             Ok(Asked::Answered(answer)) => Ok(Some(answer)),
             Ok(Asked::Pending) => std::future::pending().await,
             Err(error) => Err(ClientRequestError::invalid_answer(error.message)),
@@ -393,15 +393,21 @@ impl Context {
             ));
         }
         check_form(&schema)?;
-        let mut params = ElicitRequestFormParams::new(message, schema.clone());
-        if !self.speaks_2025_11_25() {
-            params = params.without_mode();
-        }
-        let params = ElicitRequestParams::Form(params);
-        let ask = || InputRequest::from(ElicitRequest::without_id(params.clone()));
+        // The request is made only when it is sent (an answered retry makes none).
+        let message = message.into();
+        let modern = self.speaks_2025_11_25();
+        let form = |message: String| {
+            let params = ElicitRequestFormParams::new(message, schema.clone());
+            ElicitRequestParams::Form(if modern {
+                params
+            } else {
+                params.without_mode()
+            })
+        };
+        let ask = || InputRequest::from(ElicitRequest::without_id(form(message.clone())));
         let result = match self.input::<ElicitResult>(ask).await? {
             Some(answer) => answer,
-            None => self.ask_client::<ElicitRequest>(params).await?,
+            None => self.ask_client::<ElicitRequest>(form(message)).await?,
         };
         match result.action {
             ElicitAction::Accept => {

@@ -1262,8 +1262,8 @@ impl SessionService {
         let mut round = None;
         if mrtr::METHODS.contains(&method.as_ref()) {
             let opened = self.state_key().and_then(|key| {
-                let split = mrtr::split(params.take())?;
-                let opened = mrtr::Round::open(&key, &method, &split, SystemTime::now())?;
+                let mut split = mrtr::split(&method, params.take())?;
+                let opened = mrtr::Round::open(&key, &method, &mut split, SystemTime::now())?;
                 Ok((key, split.params, Arc::new(opened)))
             });
             match opened {

@@ -16,10 +16,13 @@
 //! handler asks for the same inputs in the same order given the same answers.
 //!
 //! The answers of earlier rounds travel in `requestState`, which the client echoes:
-//! JSON sealed with HMAC-SHA256 under the server's key, bound to the method and a digest
-//! of the request's params, and expiring. A state that fails any check is refused with
-//! `-32602`, never trusted.
+//! sealed with HMAC-SHA256 under the server's key, bound to a digest of the method and
+//! the request's params (canonical JSON without `_meta`), and expiring. A state that
+//! fails any check is refused with `-32602`, never trusted. The state is small bytes
+//! (a layout byte, the expiry, the digest, the answers as JSON), so that every POST of
+//! the exchange carries and scans little.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -28,8 +31,8 @@ use hmac::{Hmac, Mac};
 use modelctx_types::{
     ErrorCode, ErrorData, InputRequest, InputRequests, InputRequiredResult, RawValue, to_raw,
 };
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -42,9 +45,11 @@ pub(crate) const METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/r
 const STATE_LIFETIME: Duration = Duration::from_secs(15 * 60);
 
 /// The key `requestState` is sealed with: one random key per process unless the server
-/// is given one (servers in several processes behind one endpoint share one).
+/// is given one (servers in several processes behind one endpoint share one). Held as
+/// the HMAC already keyed (its padded key blocks hashed once, not on every seal and
+/// open).
 #[derive(Clone)]
-pub(crate) struct StateKey([u8; 32]);
+pub(crate) struct StateKey(Hmac<Sha256>);
 
 impl std::fmt::Debug for StateKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -55,7 +60,7 @@ impl std::fmt::Debug for StateKey {
 impl StateKey {
     /// A key given by the application.
     pub(crate) fn new(key: [u8; 32]) -> Self {
-        Self(key)
+        Self(<Hmac<Sha256> as Mac>::new_from_slice(&key).expect("HMAC takes a key of any length"))
     }
 
     /// This process's random key, drawn on first use; `None` when the OS has no
@@ -65,30 +70,36 @@ impl StateKey {
         KEY.get_or_init(|| {
             let mut key = [0u8; 32];
             getrandom::fill(&mut key).ok()?;
-            Some(Self(key))
+            Some(Self::new(key))
         })
         .clone()
     }
 
     fn mac(&self, payload: &[u8]) -> Hmac<Sha256> {
-        let mut mac =
-            <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
+        let mut mac = self.0.clone();
         mac.update(payload);
         mac
     }
 }
 
-/// What `requestState` carries.
-#[derive(Serialize, Deserialize)]
+/// What `requestState` carries, sealed as bytes: [`FORMAT`], `expires` (8 bytes, big
+/// endian), `digest` (32 bytes), then `answers` as JSON.
 struct Sealed {
-    /// The method and the digest of the params the state belongs to.
-    method: String,
-    digest: String,
+    /// The digest of the method and params the state belongs to.
+    digest: Digest32,
     /// Seconds since the Unix epoch after which the state is refused.
     expires: u64,
     /// Every answer of the earlier rounds, by key.
     answers: BTreeMap<String, Value>,
 }
+
+/// The first byte of a sealed state: its layout (a state of another layout is refused).
+const FORMAT: u8 = 1;
+/// The bytes before a sealed state's answers.
+const HEAD: usize = 1 + 8 + 32;
+
+/// A SHA-256 digest.
+type Digest32 = [u8; 32];
 
 /// The params of a retry, split: the request's own params (what the handler sees), and
 /// the answers and state the client sent back.
@@ -96,15 +107,28 @@ pub(crate) struct Split {
     pub(crate) params: Option<Box<RawValue>>,
     responses: Option<Map<String, Value>>,
     state: Option<String>,
+    /// The digest of the request's own params, when a state came back to check against
+    /// it: computed from the one read of the params the split makes anyway.
+    digest: Option<Digest32>,
 }
 
-/// Takes `inputResponses` and `requestState` out of a request's params.
-pub(crate) fn split(params: Option<Box<RawValue>>) -> Result<Split, ErrorData> {
+/// A member name of a JSON object, borrowed from the text unless written with escapes.
+#[derive(Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// The members of a JSON object by name (of a name given twice, the last, as a parser's
+/// map keeps), each value as its text: read without decoding the values.
+type Members<'a> = BTreeMap<Key<'a>, &'a RawValue>;
+
+/// Takes `inputResponses` and `requestState` out of the params of a `method` request.
+/// The other members keep their text as sent (`_meta`, the largest, is not decoded).
+pub(crate) fn split(method: &str, params: Option<Box<RawValue>>) -> Result<Split, ErrorData> {
     let Some(raw) = params else {
         return Ok(Split {
             params: None,
             responses: None,
             state: None,
+            digest: None,
         });
     };
     if !raw.get().contains("\"inputResponses\"") && !raw.get().contains("\"requestState\"") {
@@ -112,11 +136,19 @@ pub(crate) fn split(params: Option<Box<RawValue>>) -> Result<Split, ErrorData> {
             params: Some(raw),
             responses: None,
             state: None,
+            digest: None,
         });
     }
-    let mut map: Map<String, Value> = serde_json::from_str(raw.get())
+    let mut members: Members<'_> = serde_json::from_str(raw.get())
         .map_err(|e| ErrorData::invalid_params(format!("Invalid params: {e}")))?;
-    let responses = match map.remove("inputResponses") {
+    let mut take = |name: &'static str| -> Result<Option<Value>, ErrorData> {
+        members
+            .remove(&Key(Cow::Borrowed(name)))
+            .map(|text| serde_json::from_str(text.get()))
+            .transpose()
+            .map_err(|e| ErrorData::invalid_params(format!("Invalid params: {e}")))
+    };
+    let responses = match take("inputResponses")? {
         None => None,
         Some(Value::Object(responses)) => Some(responses),
         Some(other) => {
@@ -125,7 +157,7 @@ pub(crate) fn split(params: Option<Box<RawValue>>) -> Result<Split, ErrorData> {
             )));
         }
     };
-    let state = match map.remove("requestState") {
+    let state = match take("requestState")? {
         None => None,
         Some(Value::String(state)) => Some(state),
         Some(other) => {
@@ -134,11 +166,27 @@ pub(crate) fn split(params: Option<Box<RawValue>>) -> Result<Split, ErrorData> {
             )));
         }
     };
-    let params = to_raw(&map).map_err(|e| ErrorData::internal_error(e.to_string()))?;
+    let digest = state.is_some().then(|| digest_members(method, &members));
+    let mut text = String::with_capacity(raw.get().len());
+    text.push('{');
+    for (i, (key, value)) in members.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        push_json_string(&mut text, &key.0);
+        text.push(':');
+        text.push_str(value.get());
+    }
+    text.push('}');
+    // Built from valid pieces (each key encoded, each value the text a parser took): no
+    // second parse.
+    let params = crate::built_raw::built_raw(text)
+        .ok_or_else(|| ErrorData::internal_error("cannot rebuild the request's params"))?;
     Ok(Split {
         params: Some(params),
         responses,
         state,
+        digest,
     })
 }
 
@@ -146,11 +194,12 @@ pub(crate) fn split(params: Option<Box<RawValue>>) -> Result<Split, ErrorData> {
 #[derive(Debug)]
 pub(crate) struct Round {
     method: String,
-    /// The request's own params, for the digest a state is bound to.
+    /// The request's own params, for the digest a state is bound to (`None` once the
+    /// digest is known).
     params: Option<Box<RawValue>>,
     /// The digest, computed when a state is checked or sealed (most requests that may
     /// ask for input never do).
-    digest: std::sync::OnceLock<String>,
+    digest: std::sync::OnceLock<Digest32>,
     /// What the client answered so far, by key.
     answers: BTreeMap<String, Value>,
     inner: Mutex<Asking>,
@@ -183,7 +232,7 @@ impl Round {
     pub(crate) fn open(
         key: &StateKey,
         method: &str,
-        split: &Split,
+        split: &mut Split,
         now: SystemTime,
     ) -> Result<Self, ErrorData> {
         let digest = std::sync::OnceLock::new();
@@ -191,8 +240,11 @@ impl Round {
         if let Some(state) = &split.state {
             let sealed = unseal(key, state)?;
             let now = seconds(now);
-            let own = digest.get_or_init(|| self::digest(method, split.params.as_deref()));
-            if sealed.method != method || sealed.digest != *own {
+            let own = match split.digest.take() {
+                Some(known) => digest.get_or_init(|| known),
+                None => digest.get_or_init(|| self::digest(method, split.params.as_deref())),
+            };
+            if sealed.digest != *own {
                 return Err(ErrorData::invalid_params(
                     "Invalid params: requestState belongs to another request",
                 ));
@@ -208,14 +260,17 @@ impl Round {
         // inputs the handler never asks for are ignored, as the spec wants; answers
         // without a state are taken as they come: they are the client's input like any
         // other param, and the state only carries what earlier rounds already took.
-        if let Some(responses) = &split.responses {
+        if let Some(responses) = split.responses.take() {
             for (key, answer) in responses {
-                answers.entry(key.clone()).or_insert_with(|| answer.clone());
+                answers.entry(key).or_insert(answer);
             }
         }
         Ok(Self {
             method: method.to_owned(),
-            params: split.params.clone(),
+            params: match digest.get() {
+                Some(_) => None,
+                None => split.params.clone(),
+            },
             digest,
             answers,
             inner: Mutex::new(Asking::default()),
@@ -229,34 +284,33 @@ impl Round {
 
     /// Asks for one input under `key` (or the next unnamed key): its answer, decoded as
     /// `R`, when the client gave it; otherwise it joins this round's requests.
+    /// `request` is made only when the input is asked for.
     pub(crate) fn ask<R: DeserializeOwned>(
         &self,
         key: Option<&str>,
-        request: InputRequest,
+        request: impl FnOnce() -> InputRequest,
     ) -> Result<Asked<R>, ErrorData> {
         let mut asking = self.lock();
         let key = match key {
-            Some(key) => key.to_owned(),
+            Some(key) => Cow::Borrowed(key),
             None => {
                 let key = format!("input-{}", asking.unnamed);
                 asking.unnamed += 1;
-                key
+                Cow::Owned(key)
             }
         };
-        if let Some(answer) = self.answers.get(&key) {
-            return serde_json::from_value::<R>(answer.clone())
-                .map(Asked::Answered)
-                .map_err(|e| {
-                    let error = ErrorData::invalid_params(format!(
-                        "Invalid params: inputResponses[{key:?}] does not answer {}: {e}",
-                        request.method()
-                    ));
-                    asking.fatal.get_or_insert(error.clone());
-                    self.wake.notify_one();
-                    error
-                });
+        if let Some(answer) = self.answers.get(key.as_ref()) {
+            return R::deserialize(answer).map(Asked::Answered).map_err(|e| {
+                let error = ErrorData::invalid_params(format!(
+                    "Invalid params: inputResponses[{key:?}] does not answer {}: {e}",
+                    request().method()
+                ));
+                asking.fatal.get_or_insert(error.clone());
+                self.wake.notify_one();
+                error
+            });
         }
-        asking.requests.insert(key, request);
+        asking.requests.insert(key.into_owned(), request());
         self.wake.notify_one();
         Ok(Asked::Pending)
     }
@@ -271,21 +325,21 @@ impl Round {
     /// refusal, or the `InputRequiredResult` asking for every input still missing, with
     /// the state a retry brings back.
     pub(crate) fn end(&self, key: &StateKey, now: SystemTime) -> Result<Box<RawValue>, ErrorData> {
-        let asking = self.lock();
+        let mut asking = self.lock();
         if let Some(error) = &asking.fatal {
             return Err(error.clone());
         }
         let sealed = Sealed {
-            method: self.method.clone(),
-            digest: self
+            digest: *self
                 .digest
-                .get_or_init(|| digest(&self.method, self.params.as_deref()))
-                .clone(),
+                .get_or_init(|| digest(&self.method, self.params.as_deref())),
             expires: seconds(now) + STATE_LIFETIME.as_secs(),
             answers: self.answers.clone(),
         };
         let state = seal(key, &sealed)?;
-        let result = InputRequiredResult::new(asking.requests.clone()).with_request_state(state);
+        // The round ends here: what it asked for goes into its result, not a copy.
+        let requests = std::mem::take(&mut asking.requests);
+        let result = InputRequiredResult::new(requests).with_request_state(state);
         to_raw(&result).map_err(|e| ErrorData::internal_error(format!("cannot encode: {e}")))
     }
 
@@ -315,62 +369,146 @@ fn seconds(time: SystemTime) -> u64 {
 }
 
 /// The digest that binds a state to its request: the method and the params (without
-/// `_meta`), keys sorted.
-fn digest(method: &str, params: Option<&RawValue>) -> String {
+/// `_meta`) as canonical JSON, object keys sorted.
+fn digest(method: &str, params: Option<&RawValue>) -> Digest32 {
     // No params and empty params are the same request.
-    let mut value = params
-        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
-        .unwrap_or_else(|| Value::Object(Map::new()));
-    if let Value::Object(map) = &mut value {
-        map.remove("_meta");
+    let Some(params) = params else {
+        return digest_members(method, &Members::new());
+    };
+    match serde_json::from_str::<Members<'_>>(params.get()) {
+        Ok(members) => digest_members(method, &members),
+        // Not an object: its canonical form as a whole.
+        Err(_) => {
+            let value = serde_json::from_str::<Value>(params.get())
+                .unwrap_or_else(|_| Value::Object(Map::new()));
+            let mut text = digest_start(method, params.get().len());
+            write_canonical(&value, &mut text);
+            Sha256::digest(&text).into()
+        }
     }
-    let mut canonical = String::new();
-    write_canonical(&value, &mut canonical);
-    let mut hash = Sha256::new();
-    hash.update(method.as_bytes());
-    hash.update([0]);
-    hash.update(canonical.as_bytes());
-    base64::encode(&hash.finalize())
 }
 
-/// JSON with object keys in sorted order, whatever map type serde_json was built with.
-fn write_canonical(value: &Value, out: &mut String) {
+/// The hashed text's start, with room for `len` more bytes.
+fn digest_start(method: &str, len: usize) -> Vec<u8> {
+    let mut text = Vec::with_capacity(method.len() + 1 + len);
+    text.extend_from_slice(method.as_bytes());
+    text.push(0);
+    text
+}
+
+/// [`digest`] of params read as members: the same canonical JSON, written member by
+/// member; only the values kept are decoded (a string without escapes is its own
+/// canonical form), and `_meta` is skipped unread.
+fn digest_members(method: &str, members: &Members<'_>) -> Digest32 {
+    let len = members
+        .iter()
+        .filter(|(key, _)| key.0 != "_meta")
+        .map(|(key, value)| key.0.len() + value.get().len() + 4)
+        .sum::<usize>();
+    let mut text = digest_start(method, len + 2);
+    text.push(b'{');
+    let mut first = true;
+    for (key, value) in members {
+        if key.0 == "_meta" {
+            continue;
+        }
+        if !first {
+            text.push(b',');
+        }
+        first = false;
+        write_json_string(&key.0, &mut text);
+        text.push(b':');
+        let raw = value.get();
+        if raw.starts_with('"') && !raw.contains('\\') {
+            text.extend_from_slice(raw.as_bytes());
+        } else {
+            match serde_json::from_str::<Value>(raw) {
+                Ok(value) => write_canonical(&value, &mut text),
+                // A raw value is valid JSON: not reached.
+                Err(_) => text.extend_from_slice(raw.as_bytes()),
+            }
+        }
+    }
+    text.push(b'}');
+    Sha256::digest(&text).into()
+}
+
+/// Whether `text` is written in JSON as itself between quotes.
+fn plain(text: &str) -> bool {
+    !text.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
+}
+
+fn write_json_string(text: &str, out: &mut Vec<u8>) {
+    if plain(text) {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing to a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut *out, text);
+    }
+}
+
+fn push_json_string(out: &mut String, text: &str) {
+    if plain(text) {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        // Serialising a string cannot fail.
+        out.push_str(&serde_json::to_string(text).unwrap_or_default());
+    }
+}
+
+/// Writes `value` as JSON with object keys in sorted order, whatever map type serde_json
+/// was built with.
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            out.push('{');
+            out.push(b'{');
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
+                write_json_string(key, out);
+                out.push(b':');
                 write_canonical(&map[key], out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        Value::String(text) => write_json_string(text, out),
+        other => {
+            // As above: writing to a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *out, other);
+        }
     }
 }
 
-/// `base64(payload).base64(hmac)`.
+/// `base64(payload).base64(hmac(payload))`.
 fn seal(key: &StateKey, sealed: &Sealed) -> Result<String, ErrorData> {
-    let payload = serde_json::to_vec(sealed)
+    let mut payload = Vec::with_capacity(HEAD + 64);
+    payload.push(FORMAT);
+    payload.extend_from_slice(&sealed.expires.to_be_bytes());
+    payload.extend_from_slice(&sealed.digest);
+    serde_json::to_writer(&mut payload, &sealed.answers)
         .map_err(|e| ErrorData::internal_error(format!("cannot encode requestState: {e}")))?;
-    let payload = base64::encode(&payload);
-    let tag = key.mac(payload.as_bytes()).finalize().into_bytes();
-    Ok(format!("{payload}.{}", base64::encode(&tag)))
+    let tag = key.mac(&payload).finalize().into_bytes();
+    let mut state = base64::encode(&payload);
+    state.push('.');
+    state.push_str(&base64::encode(&tag));
+    Ok(state)
 }
 
 fn unseal(key: &StateKey, state: &str) -> Result<Sealed, ErrorData> {
@@ -380,12 +518,24 @@ fn unseal(key: &StateKey, state: &str) -> Result<Sealed, ErrorData> {
         )
     };
     let (payload, tag) = state.split_once('.').ok_or_else(refused)?;
+    let payload = base64::decode(payload).ok_or_else(refused)?;
     let tag = base64::decode(tag).ok_or_else(refused)?;
-    key.mac(payload.as_bytes())
+    key.mac(&payload)
         .verify_slice(&tag)
         .map_err(|_| refused())?;
-    let payload = base64::decode(payload).ok_or_else(refused)?;
-    serde_json::from_slice(&payload).map_err(|_| refused())
+    if payload.len() < HEAD || payload[0] != FORMAT {
+        return Err(refused());
+    }
+    let (head, answers) = payload.split_at(HEAD);
+    let mut expires = [0u8; 8];
+    expires.copy_from_slice(&head[1..9]);
+    let mut digest = [0u8; 32];
+    digest.copy_from_slice(&head[9..]);
+    Ok(Sealed {
+        digest,
+        expires: u64::from_be_bytes(expires),
+        answers: serde_json::from_slice(answers).map_err(|_| refused())?,
+    })
 }
 
 #[cfg(test)]
@@ -404,17 +554,21 @@ mod tests {
     }
 
     fn key() -> StateKey {
-        StateKey([7; 32])
+        StateKey::new([7; 32])
     }
 
     #[test]
     fn a_round_asks_then_the_retry_answers() {
         let now = SystemTime::now();
-        let first = split(params(json!({"name": "greet", "arguments": {}}))).unwrap();
-        let round = Round::open(&key(), "tools/call", &first, now).unwrap();
+        let mut first = split(
+            "tools/call",
+            params(json!({"name": "greet", "arguments": {}})),
+        )
+        .unwrap();
+        let round = Round::open(&key(), "tools/call", &mut first, now).unwrap();
         assert!(matches!(
             round
-                .ask::<ElicitResult>(Some("user_name"), elicit())
+                .ask::<ElicitResult>(Some("user_name"), elicit)
                 .unwrap(),
             Asked::Pending
         ));
@@ -427,18 +581,21 @@ mod tests {
         );
         let state = interim["requestState"].as_str().unwrap().to_owned();
 
-        let retry = split(params(json!({
-            "name": "greet", "arguments": {},
-            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}},
-                "stray": {"anything": 1}},
-            "requestState": state,
-        })))
+        let mut retry = split(
+            "tools/call",
+            params(json!({
+                "name": "greet", "arguments": {},
+                "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}},
+                    "stray": {"anything": 1}},
+                "requestState": state,
+            })),
+        )
         .unwrap();
         let seen: Value = serde_json::from_str(retry.params.as_deref().unwrap().get()).unwrap();
         assert_eq!(seen, json!({"name": "greet", "arguments": {}}));
-        let round = Round::open(&key(), "tools/call", &retry, now).unwrap();
+        let round = Round::open(&key(), "tools/call", &mut retry, now).unwrap();
         let Asked::Answered(answer) = round
-            .ask::<ElicitResult>(Some("user_name"), elicit())
+            .ask::<ElicitResult>(Some("user_name"), elicit)
             .unwrap()
         else {
             panic!("answered on the retry")
@@ -456,46 +613,206 @@ mod tests {
         let round = Round::open(
             &key(),
             "tools/call",
-            &split(params(json!({"name": "a"}))).unwrap(),
+            &mut split("tools/call", params(json!({"name": "a"}))).unwrap(),
             now,
         )
         .unwrap();
-        let _ = round.ask::<ElicitResult>(None, elicit()).unwrap();
+        let _ = round.ask::<ElicitResult>(None, elicit).unwrap();
         let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
         let state = interim["requestState"].as_str().unwrap().to_owned();
         let retry = |name: &str, state: String| {
-            split(params(json!({"name": name, "requestState": state}))).unwrap()
+            split(
+                "tools/call",
+                params(json!({"name": name, "requestState": state})),
+            )
+            .unwrap()
         };
         // Tampered, signed with another key, for another request, too late.
         let tampered = format!("{state}-TAMPERED");
-        for (split, key, at) in [
+        for (mut split, key, at) in [
             (retry("a", tampered), key(), now),
-            (retry("a", state.clone()), StateKey([8; 32]), now),
+            (retry("a", state.clone()), StateKey::new([8; 32]), now),
             (retry("b", state.clone()), key(), now),
             (retry("a", state.clone()), key(), now + STATE_LIFETIME * 2),
         ] {
-            let error = Round::open(&key, "tools/call", &split, at).unwrap_err();
+            let error = Round::open(&key, "tools/call", &mut split, at).unwrap_err();
             assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         }
-        assert!(Round::open(&key(), "tools/call", &retry("a", state), now).is_ok());
+        assert!(Round::open(&key(), "tools/call", &mut retry("a", state), now).is_ok());
+    }
+
+    #[test]
+    fn a_state_binds_what_the_params_say_not_how_they_are_written() {
+        let now = SystemTime::now();
+        let raw = |text: &str| Some(RawValue::from_string(text.to_owned()).unwrap());
+        let mut first = split(
+            "tools/call",
+            raw(
+                r#"{"name":"é","arguments":{"b":[1,{"y":2,"x":"\"q\""}],"a":1.5},"_meta":{"k":1}}"#,
+            ),
+        )
+        .unwrap();
+        let round = Round::open(&key(), "tools/call", &mut first, now).unwrap();
+        let _ = round.ask::<ElicitResult>(None, elicit).unwrap();
+        let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
+        let state = serde_json::to_string(interim["requestState"].as_str().unwrap()).unwrap();
+        // The same params: other key order and spacing, escapes, another `_meta`.
+        let same = format!(
+            r#"{{ "requestState": {state}, "arguments": {{"a": 1.5, "b": [1, {{"x": "\u0022q\"", "y": 2}}]}}, "\u006eame": "\u00e9", "_meta": {{"other": true}} }}"#
+        );
+        let mut retry = split("tools/call", raw(&same)).unwrap();
+        let seen: Value = serde_json::from_str(retry.params.as_deref().unwrap().get()).unwrap();
+        assert_eq!(
+            seen,
+            json!({"name": "é", "arguments": {"a": 1.5, "b": [1, {"x": "\"q\"", "y": 2}]},
+                "_meta": {"other": true}})
+        );
+        assert!(Round::open(&key(), "tools/call", &mut retry, now).is_ok());
+        // Other params: refused.
+        let other = format!(
+            r#"{{"requestState":{state},"name":"é","arguments":{{"b":[1,{{"y":2,"x":"\"q\""}}],"a":1.25}}}}"#
+        );
+        let mut retry = split("tools/call", raw(&other)).unwrap();
+        let error = Round::open(&key(), "tools/call", &mut retry, now).unwrap_err();
+        assert!(
+            error.message.contains("another request"),
+            "{}",
+            error.message
+        );
+        // A state sealed for no params fits empty params, and not a request with some.
+        let round = Round::open(
+            &key(),
+            "tools/call",
+            &mut split("tools/call", None).unwrap(),
+            now,
+        )
+        .unwrap();
+        let _ = round.ask::<ElicitResult>(None, elicit).unwrap();
+        let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
+        let state = serde_json::to_string(interim["requestState"].as_str().unwrap()).unwrap();
+        let mut empty =
+            split("tools/call", raw(&format!(r#"{{"requestState":{state}}}"#))).unwrap();
+        assert!(Round::open(&key(), "tools/call", &mut empty, now).is_ok());
+        let mut more = split(
+            "tools/call",
+            raw(&format!(r#"{{"requestState":{state},"a":1}}"#)),
+        )
+        .unwrap();
+        assert!(Round::open(&key(), "tools/call", &mut more, now).is_err());
+    }
+
+    #[test]
+    fn a_state_of_another_layout_is_refused_even_when_signed() {
+        let answers = b"{}";
+        let mut stale = vec![FORMAT + 1];
+        stale.extend_from_slice(&[0; HEAD - 1]);
+        stale.extend_from_slice(answers);
+        let mut bad_answers = vec![FORMAT];
+        bad_answers.extend_from_slice(&[0; HEAD - 1]);
+        bad_answers.extend_from_slice(b"[1]");
+        for payload in [
+            Vec::new(),
+            vec![FORMAT; HEAD - 1],
+            br#"{"method":"tools/call","answers":{}}"#.to_vec(),
+            stale,
+            bad_answers,
+        ] {
+            let tag = key().mac(&payload).finalize().into_bytes();
+            let state = format!("{}.{}", base64::encode(&payload), base64::encode(&tag));
+            let error = unseal(&key(), &state).err().expect("refused");
+            assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        }
+    }
+
+    /// The canonical JSON the digest hashes, written the plain way.
+    fn canonical(value: &Value) -> String {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                let members: Vec<String> = keys
+                    .into_iter()
+                    .map(|k| {
+                        format!(
+                            "{}:{}",
+                            serde_json::to_string(k).unwrap(),
+                            canonical(&map[k])
+                        )
+                    })
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(canonical).collect();
+                format!("[{}]", items.join(","))
+            }
+            other => serde_json::to_string(other).unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_digest_is_that_of_the_params_canonical_json_without_meta() {
+        for text in [
+            r#"{"name":"a","arguments":{"z":1,"y":[true,null,2.5e3,"\u0001\"\\/é"]}}"#,
+            r#"{ "_meta": {"k": [1]}, "b\ty": "x\ny", "a": {"d": {}, "c": []}, "name": "plain" }"#,
+            r#"{"\u005fmeta":1,"n":-0,"m":1E2,"s":"tab\there"}"#,
+            r#"{}"#,
+            r#"[3,{"b":1,"a":2}]"#,
+        ] {
+            let raw = RawValue::from_string(text.to_owned()).unwrap();
+            let mut value: Value = serde_json::from_str(text).unwrap();
+            if let Value::Object(map) = &mut value {
+                map.remove("_meta");
+            }
+            let mut expected = Sha256::new();
+            expected.update(b"tools/call\0");
+            expected.update(canonical(&value).as_bytes());
+            let expected: Digest32 = expected.finalize().into();
+            assert_eq!(digest("tools/call", Some(&raw)), expected, "{text}");
+        }
+        assert_eq!(
+            digest("tools/call", None),
+            digest("tools/call", Some(&to_raw(&json!({})).unwrap()))
+        );
+    }
+
+    #[test]
+    fn the_split_keeps_every_other_member_as_sent() {
+        let text = r#"{"q\"k":1,"c\u0001":[ 1 ,2],"inputResponses":{},"t":"\u00e9","t":"last"}"#;
+        let split = split(
+            "tools/call",
+            Some(RawValue::from_string(text.to_owned()).unwrap()),
+        )
+        .unwrap();
+        let seen: Value = serde_json::from_str(split.params.as_deref().unwrap().get()).unwrap();
+        assert_eq!(seen, json!({"q\"k": 1, "c\u{1}": [1, 2], "t": "last"}));
     }
 
     #[test]
     fn a_malformed_answer_or_responses_field_is_refused() {
-        assert!(split(params(json!({"inputResponses": null}))).is_err());
-        assert!(split(params(json!({"requestState": 3}))).is_err());
+        assert!(split("tools/call", params(json!({"inputResponses": null}))).is_err());
+        assert!(split("tools/call", params(json!({"requestState": 3}))).is_err());
         let now = SystemTime::now();
-        let round = Round::open(&key(), "tools/call", &split(None).unwrap(), now).unwrap();
-        let _ = round.ask::<ElicitResult>(Some("k"), elicit()).unwrap();
+        let round = Round::open(
+            &key(),
+            "tools/call",
+            &mut split("tools/call", None).unwrap(),
+            now,
+        )
+        .unwrap();
+        let _ = round.ask::<ElicitResult>(Some("k"), elicit).unwrap();
         let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
-        let retry = split(params(json!({
-            "inputResponses": {"k": 12345},
-            "requestState": interim["requestState"],
-        })))
+        let mut retry = split(
+            "tools/call",
+            params(json!({
+                "inputResponses": {"k": 12345},
+                "requestState": interim["requestState"],
+            })),
+        )
         .unwrap();
         // The digest covers the params without the two MRTR fields: none here either.
-        let round = Round::open(&key(), "tools/call", &retry, now).unwrap();
-        assert!(round.ask::<ElicitResult>(Some("k"), elicit()).is_err());
+        let round = Round::open(&key(), "tools/call", &mut retry, now).unwrap();
+        assert!(round.ask::<ElicitResult>(Some("k"), elicit).is_err());
         assert_eq!(round.fatal().unwrap().code, ErrorCode::INVALID_PARAMS);
     }
 }
