@@ -383,16 +383,16 @@ fn digest(method: &str, params: Option<&RawValue>) -> Digest32 {
                 .unwrap_or_else(|_| Value::Object(Map::new()));
             let mut text = digest_start(method, params.get().len());
             write_canonical(&value, &mut text);
-            Sha256::digest(&text).into()
+            Sha256::digest(text.as_bytes()).into()
         }
     }
 }
 
 /// The hashed text's start, with room for `len` more bytes.
-fn digest_start(method: &str, len: usize) -> Vec<u8> {
-    let mut text = Vec::with_capacity(method.len() + 1 + len);
-    text.extend_from_slice(method.as_bytes());
-    text.push(0);
+fn digest_start(method: &str, len: usize) -> String {
+    let mut text = String::with_capacity(method.len() + 1 + len);
+    text.push_str(method);
+    text.push('\0');
     text
 }
 
@@ -406,31 +406,31 @@ fn digest_members(method: &str, members: &Members<'_>) -> Digest32 {
         .map(|(key, value)| key.0.len() + value.get().len() + 4)
         .sum::<usize>();
     let mut text = digest_start(method, len + 2);
-    text.push(b'{');
+    text.push('{');
     let mut first = true;
     for (key, value) in members {
         if key.0 == "_meta" {
             continue;
         }
         if !first {
-            text.push(b',');
+            text.push(',');
         }
         first = false;
-        write_json_string(&key.0, &mut text);
-        text.push(b':');
+        push_json_string(&mut text, &key.0);
+        text.push(':');
         let raw = value.get();
         if raw.starts_with('"') && !raw.contains('\\') {
-            text.extend_from_slice(raw.as_bytes());
+            text.push_str(raw);
         } else {
             match serde_json::from_str::<Value>(raw) {
                 Ok(value) => write_canonical(&value, &mut text),
                 // A raw value is valid JSON: not reached.
-                Err(_) => text.extend_from_slice(raw.as_bytes()),
+                Err(_) => text.push_str(raw),
             }
         }
     }
-    text.push(b'}');
-    Sha256::digest(&text).into()
+    text.push('}');
+    Sha256::digest(text.as_bytes()).into()
 }
 
 /// Whether `text` is written in JSON as itself between quotes.
@@ -438,17 +438,7 @@ fn plain(text: &str) -> bool {
     !text.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
 }
 
-fn write_json_string(text: &str, out: &mut Vec<u8>) {
-    if plain(text) {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
-    } else {
-        // Writing to a `Vec` cannot fail.
-        let _ = serde_json::to_writer(&mut *out, text);
-    }
-}
-
+/// Writes `text` as a JSON string.
 fn push_json_string(out: &mut String, text: &str) {
     if plain(text) {
         out.push('"');
@@ -462,36 +452,37 @@ fn push_json_string(out: &mut String, text: &str) {
 
 /// Writes `value` as JSON with object keys in sorted order, whatever map type serde_json
 /// was built with.
-fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+fn write_canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            out.push(b'{');
+            out.push('{');
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.push(',');
                 }
-                write_json_string(key, out);
-                out.push(b':');
+                push_json_string(out, key);
+                out.push(':');
                 write_canonical(&map[key], out);
             }
-            out.push(b'}');
+            out.push('}');
         }
         Value::Array(items) => {
-            out.push(b'[');
+            out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.push(',');
                 }
                 write_canonical(item, out);
             }
-            out.push(b']');
+            out.push(']');
         }
-        Value::String(text) => write_json_string(text, out),
+        Value::String(text) => push_json_string(out, text),
+        // Numbers, booleans, null: their JSON text (`Display`), no string built.
         other => {
-            // As above: writing to a `Vec` cannot fail.
-            let _ = serde_json::to_writer(&mut *out, other);
+            use std::fmt::Write;
+            let _ = write!(out, "{other}");
         }
     }
 }
@@ -557,6 +548,21 @@ mod tests {
         StateKey::new([7; 32])
     }
 
+    /// The `requestState` of a first round on `params` that asks for one form under
+    /// `ask` (the next unnamed key when `None`).
+    fn first_state(params: Option<Box<RawValue>>, ask: Option<&str>, now: SystemTime) -> String {
+        let round = Round::open(
+            &key(),
+            "tools/call",
+            &mut split("tools/call", params).unwrap(),
+            now,
+        )
+        .unwrap();
+        let _ = round.ask::<ElicitResult>(ask, elicit).unwrap();
+        let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
+        interim["requestState"].as_str().unwrap().to_owned()
+    }
+
     #[test]
     fn a_round_asks_then_the_retry_answers() {
         let now = SystemTime::now();
@@ -610,16 +616,7 @@ mod tests {
     #[test]
     fn a_state_is_bound_to_its_key_request_and_lifetime() {
         let now = SystemTime::now();
-        let round = Round::open(
-            &key(),
-            "tools/call",
-            &mut split("tools/call", params(json!({"name": "a"}))).unwrap(),
-            now,
-        )
-        .unwrap();
-        let _ = round.ask::<ElicitResult>(None, elicit).unwrap();
-        let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
-        let state = interim["requestState"].as_str().unwrap().to_owned();
+        let state = first_state(params(json!({"name": "a"})), None, now);
         let retry = |name: &str, state: String| {
             split(
                 "tools/call",
@@ -645,17 +642,10 @@ mod tests {
     fn a_state_binds_what_the_params_say_not_how_they_are_written() {
         let now = SystemTime::now();
         let raw = |text: &str| Some(RawValue::from_string(text.to_owned()).unwrap());
-        let mut first = split(
-            "tools/call",
-            raw(
-                r#"{"name":"é","arguments":{"b":[1,{"y":2,"x":"\"q\""}],"a":1.5},"_meta":{"k":1}}"#,
-            ),
-        )
-        .unwrap();
-        let round = Round::open(&key(), "tools/call", &mut first, now).unwrap();
-        let _ = round.ask::<ElicitResult>(None, elicit).unwrap();
-        let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
-        let state = serde_json::to_string(interim["requestState"].as_str().unwrap()).unwrap();
+        let first = raw(
+            r#"{"name":"é","arguments":{"b":[1,{"y":2,"x":"\"q\""}],"a":1.5},"_meta":{"k":1}}"#,
+        );
+        let state = serde_json::to_string(&first_state(first, None, now)).unwrap();
         // The same params: other key order and spacing, escapes, another `_meta`.
         let same = format!(
             r#"{{ "requestState": {state}, "arguments": {{"a": 1.5, "b": [1, {{"x": "\u0022q\"", "y": 2}}]}}, "\u006eame": "\u00e9", "_meta": {{"other": true}} }}"#
@@ -680,16 +670,7 @@ mod tests {
             error.message
         );
         // A state sealed for no params fits empty params, and not a request with some.
-        let round = Round::open(
-            &key(),
-            "tools/call",
-            &mut split("tools/call", None).unwrap(),
-            now,
-        )
-        .unwrap();
-        let _ = round.ask::<ElicitResult>(None, elicit).unwrap();
-        let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
-        let state = serde_json::to_string(interim["requestState"].as_str().unwrap()).unwrap();
+        let state = serde_json::to_string(&first_state(None, None, now)).unwrap();
         let mut empty =
             split("tools/call", raw(&format!(r#"{{"requestState":{state}}}"#))).unwrap();
         assert!(Round::open(&key(), "tools/call", &mut empty, now).is_ok());
@@ -793,20 +774,12 @@ mod tests {
         assert!(split("tools/call", params(json!({"inputResponses": null}))).is_err());
         assert!(split("tools/call", params(json!({"requestState": 3}))).is_err());
         let now = SystemTime::now();
-        let round = Round::open(
-            &key(),
-            "tools/call",
-            &mut split("tools/call", None).unwrap(),
-            now,
-        )
-        .unwrap();
-        let _ = round.ask::<ElicitResult>(Some("k"), elicit).unwrap();
-        let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
+        let state = first_state(None, Some("k"), now);
         let mut retry = split(
             "tools/call",
             params(json!({
                 "inputResponses": {"k": 12345},
-                "requestState": interim["requestState"],
+                "requestState": state,
             })),
         )
         .unwrap();
