@@ -10,8 +10,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use modelctx_types::{
-    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, members,
-    mirror,
+    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue,
+    RequestId, members, mirror,
 };
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -175,10 +175,23 @@ struct ReadParams<'a> {
     name: Option<&'a str>,
     uri: Option<&'a str>,
     task_id: Option<&'a str>,
-    /// `_meta`'s protocol version, when it is a string.
+    /// `_meta`'s protocol version, when it is a string (read from the text; for a kept
+    /// `_meta`, see `known`).
     version: Option<Cow<'a, str>>,
-    /// `_meta` as found, for the layers above (see [`modelctx_transport::FoundMeta`]).
-    meta: Option<(Arc<str>, bool, bool)>,
+    /// The kept `_meta` the params carry, when they carry one.
+    known: Option<Arc<KnownMeta>>,
+    /// `_meta` as found, for the layers above.
+    meta: Option<FoundMeta>,
+}
+
+impl ReadParams<'_> {
+    /// `_meta`'s protocol version, when it is a string.
+    fn version(&self) -> Option<&str> {
+        match &self.known {
+            Some(known) => known.version.as_deref(),
+            None => self.version.as_deref(),
+        }
+    }
 }
 
 /// Reads the params by one quick scan ([`members::find_with`]), skipping a `_meta` whose
@@ -187,7 +200,11 @@ struct ReadParams<'a> {
 /// ([`mirrored`]) would (not an object, a key with escapes or twice, a `_meta` that is
 /// not an object or whose protocol version or progress token is not settled): the
 /// caller then takes that pass.
-fn read_params<'a>(params: &'a str, cache: &MetaCache) -> Option<ReadParams<'a>> {
+fn read_params<'a>(
+    params: &'a str,
+    request: &RequestId,
+    cache: &MetaCache,
+) -> Option<ReadParams<'a>> {
     let mut hit = None;
     let [meta, name, uri, task_id] =
         members::find_with(params, ["_meta", "name", "uri", "taskId"], |k, rest| {
@@ -204,14 +221,21 @@ fn read_params<'a>(params: &'a str, cache: &MetaCache) -> Option<ReadParams<'a>>
         uri,
         task_id,
         version: None,
+        known: None,
         meta: None,
     };
     let Some(meta) = meta else {
         return Some(read);
     };
+    let found = |text, plain, shared| FoundMeta {
+        request: request.clone(),
+        text,
+        plain,
+        shared,
+    };
     if let Some(known) = hit {
-        read.version = known.version.as_deref().map(|v| Cow::Owned(v.to_owned()));
-        read.meta = Some((known.text.clone(), true, true));
+        read.meta = Some(found(known.text.clone(), true, true));
+        read.known = Some(known);
         return Some(read);
     }
     if !meta.starts_with('{') {
@@ -228,7 +252,7 @@ fn read_params<'a>(params: &'a str, cache: &MetaCache) -> Option<ReadParams<'a>>
             version: read.version.as_deref().map(Box::from),
         }));
     }
-    read.meta = Some((text, plain, shared));
+    read.meta = Some(found(text, plain, shared));
     Some(read)
 }
 
@@ -245,7 +269,7 @@ pub(super) fn check_headers(
     let read = request
         .params
         .as_deref()
-        .and_then(|p| read_params(p.get(), cache));
+        .and_then(|p| read_params(p.get(), &request.id, cache));
     let body = match read {
         Some(read) => read,
         None => {
@@ -258,12 +282,13 @@ pub(super) fn check_headers(
                     .meta
                     .as_ref()
                     .and_then(|m| m.protocol_version.map(RawValue::get).and_then(json_str)),
+                known: None,
                 meta: None,
             }
         }
     };
-    if let Some(in_body) = &body.version
-        && *in_body != version
+    if let Some(in_body) = body.version()
+        && in_body != version
     {
         return Err(ErrorData::header_mismatch(format!(
             "Header mismatch: MCP-Protocol-Version header value {version:?} does not match the body's _meta protocol version {in_body:?}"
@@ -276,12 +301,7 @@ pub(super) fn check_headers(
             request.method.as_ref()
         )));
     }
-    let found = body.meta.map(|(text, plain, shared)| FoundMeta {
-        request: request.id.clone(),
-        text,
-        plain,
-        shared,
-    });
+    let found = body.meta;
     let named = match request.method.as_ref() {
         "tools/call" | "prompts/get" => body.name,
         "resources/read" => body.uri,
@@ -516,7 +536,6 @@ fn sse_data(event: &[u8]) -> Option<SseData<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use modelctx_types::RequestId;
     use serde_json::{Value, json};
 
     fn request(method: &str, params: Value) -> JsonRpcRequest {
