@@ -16,7 +16,7 @@ use modelctx_session::{
     CancellationToken, Peer, Progress, RequestContext, RequestHandle, RequestOptions, Role,
     Service, SessionConfig, parse_params, start,
 };
-use modelctx_transport::{MessageStream, Transport, TransportError, TransportMessage};
+use modelctx_transport::{FoundMeta, MessageStream, Transport, TransportError, TransportMessage};
 use modelctx_types::{
     ErrorCode, ErrorData, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, Meta, RawValue,
     RequestId, to_raw,
@@ -52,6 +52,8 @@ enum Event {
 /// - `panic`: panics;
 /// - `typed`: decodes `{"count": u32}` with `parse_params`;
 /// - `meta`: returns the `_meta` and progress token it saw;
+/// - `found`: returns the `_meta` text it saw, the address of the transport's shared
+///   text when it got that one, and its progress token;
 /// - `progress`: reports each of `values` and says which reports were accepted;
 /// - anything else: `-32601`.
 struct TestService {
@@ -106,6 +108,11 @@ impl Service for TestService {
                 }
                 "meta" => Ok(raw(json!({
                     "meta": cx.meta(),
+                    "progressToken": cx.progress_token(),
+                }))),
+                "found" => Ok(raw(json!({
+                    "text": cx.unstable_meta_text(),
+                    "shared": cx.unstable_shared_meta().map(address),
                     "progressToken": cx.progress_token(),
                 }))),
                 "progress" => {
@@ -1214,6 +1221,97 @@ async fn a_handler_reports_progress_only_with_a_token_and_only_increasing() {
     assert_eq!(
         h.mock.expect_result(2).await,
         json!({ "reports": ["ok", "ok"] })
+    );
+}
+
+/// The address of a shared text, to tell `Arc`s apart in a JSON answer.
+fn address(text: &Arc<str>) -> usize {
+    Arc::as_ptr(text).cast::<u8>() as usize
+}
+
+/// The in-memory transport carrying one request of the stateless era, with the `_meta`
+/// the transport found for it (as streamable HTTP hands it down).
+struct EraTransport {
+    inner: MemoryTransport,
+    meta: FoundMeta,
+}
+
+impl Transport for EraTransport {
+    type Sink = MemorySink;
+    type Stream = MemoryStream;
+
+    fn split(self) -> (MemorySink, MemoryStream) {
+        self.inner.split()
+    }
+
+    fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
+        Some(Vec::new())
+    }
+
+    fn stateless_era_meta(&self) -> Option<FoundMeta> {
+        Some(self.meta.clone())
+    }
+}
+
+#[tokio::test]
+async fn the_request_context_keeps_the_meta_its_transport_found() {
+    // The transport vouches for the text it found; here it differs from what the params
+    // spell, to show which one the context keeps.
+    let text: Arc<str> = Arc::from(r#"{"vendor/k":1}"#);
+    let found = |request: i64, plain: bool| FoundMeta {
+        request: RequestId::Number(request),
+        text: text.clone(),
+        plain,
+        shared: true,
+    };
+    let params = json!({ "_meta": { "vendor/k": 2, "progressToken": 9 } });
+    let config = || SessionConfig::server().unstable_stateless_era(true);
+
+    // The request it was found for: the found text, the same `Arc`, and (plain) no
+    // progress token.
+    let (inner, mock) = MockPeer::pair();
+    let mut h = Harness::over(
+        EraTransport {
+            inner,
+            meta: found(1, true),
+        },
+        mock,
+        config(),
+    );
+    h.mock.request(1, "found", params.clone()).await;
+    assert_eq!(
+        h.mock.expect_result(1).await,
+        json!({ "text": &*text, "shared": address(&text), "progressToken": null })
+    );
+
+    // Found as not plain: the progress token is read from that text.
+    let text_with_token: Arc<str> = Arc::from(r#"{"progressToken":5}"#);
+    let (inner, mock) = MockPeer::pair();
+    let meta = FoundMeta {
+        text: text_with_token.clone(),
+        ..found(1, false)
+    };
+    let mut h = Harness::over(EraTransport { inner, meta }, mock, config());
+    h.mock.request(1, "found", params.clone()).await;
+    assert_eq!(
+        h.mock.expect_result(1).await,
+        json!({ "text": &*text_with_token, "shared": address(&text_with_token), "progressToken": 5 })
+    );
+
+    // Another request than the one it was found for: read from its own params.
+    let (inner, mock) = MockPeer::pair();
+    let mut h = Harness::over(
+        EraTransport {
+            inner,
+            meta: found(7, true),
+        },
+        mock,
+        config(),
+    );
+    h.mock.request(1, "found", params).await;
+    assert_eq!(
+        h.mock.expect_result(1).await,
+        json!({ "text": r#"{"progressToken":9,"vendor/k":2}"#, "shared": null, "progressToken": 9 })
     );
 }
 
