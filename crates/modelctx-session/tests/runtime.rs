@@ -241,6 +241,20 @@ impl Harness {
         assert_eq!(self.mock.expect_result(id).await, json!({}));
     }
 
+    /// Sends a request from the mock and expects it refused as an invalid request
+    /// (`-32600`).
+    async fn expect_invalid_request(
+        &mut self,
+        id: i64,
+        method: &'static str,
+        params: Value,
+    ) -> ErrorData {
+        self.mock.request(id, method, params).await;
+        let err = self.mock.expect_error(Some(RequestId::from(id))).await;
+        assert_eq!(err.code, ErrorCode::INVALID_REQUEST, "{method}");
+        err
+    }
+
     /// Server role: the client's side of the handshake.
     async fn serve_handshake(&mut self) {
         self.mock.request("init", "initialize", init_params()).await;
@@ -435,9 +449,7 @@ async fn client_answers_ping_in_every_phase_and_pings_out() {
 async fn server_rejects_requests_before_initialize() {
     let mut h = Harness::new(SessionConfig::server());
 
-    h.mock.request(1, "echo", json!({ "x": 1 })).await;
-    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
-    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    let err = h.expect_invalid_request(1, "echo", json!({ "x": 1 })).await;
     assert!(err.message.contains("echo"), "{}", err.message);
 
     // The handshake still works afterwards, and the rejected request never ran.
@@ -456,12 +468,9 @@ async fn a_server_started_past_an_initialize_answered_elsewhere_waits_for_initia
     assert!(!h.peer.is_initialized());
 
     // Only ping is served; `initialize` too is refused (it was answered).
-    h.mock.request(1, "echo", json!({ "x": 1 })).await;
-    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
-    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
-    h.mock.request(2, "initialize", init_params()).await;
-    let err = h.mock.expect_error(Some(RequestId::from(2))).await;
-    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.expect_invalid_request(1, "echo", json!({ "x": 1 })).await;
+    h.expect_invalid_request(2, "initialize", init_params())
+        .await;
     h.ping_sync(3).await;
     assert_eq!(h.started_so_far(), Vec::<String>::new());
 
@@ -485,14 +494,11 @@ async fn server_serves_initialize_once_then_waits_for_initialized() {
     assert!(!h.peer.is_initialized());
 
     // A second initialize is refused, and never reaches the service.
-    h.mock.request(2, "initialize", init_params()).await;
-    let err = h.mock.expect_error(Some(RequestId::from(2))).await;
-    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.expect_invalid_request(2, "initialize", init_params())
+        .await;
 
     // Between the initialize response and notifications/initialized: rejected.
-    h.mock.request(3, "echo", json!({ "x": 3 })).await;
-    let err = h.mock.expect_error(Some(RequestId::from(3))).await;
-    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.expect_invalid_request(3, "echo", json!({ "x": 3 })).await;
     assert_eq!(h.started_so_far(), ["initialize"]);
 
     // notifications/initialized makes the session operational and reaches the service.
@@ -505,9 +511,8 @@ async fn server_serves_initialize_once_then_waits_for_initialized() {
     assert!(h.peer.is_initialized());
 
     // Still only once, even when operational.
-    h.mock.request(5, "initialize", init_params()).await;
-    let err = h.mock.expect_error(Some(RequestId::from(5))).await;
-    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.expect_invalid_request(5, "initialize", init_params())
+        .await;
     assert_eq!(h.started_so_far(), ["echo"]);
 }
 
@@ -540,9 +545,7 @@ async fn server_failed_initialize_may_be_retried() {
     let err = h.mock.expect_error(Some(RequestId::from(1))).await;
     assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
     // Still in the first phase: other requests are rejected.
-    h.mock.request(2, "echo", json!({})).await;
-    let err = h.mock.expect_error(Some(RequestId::from(2))).await;
-    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.expect_invalid_request(2, "echo", json!({})).await;
 
     // The retry is served, and the session then completes its handshake.
     h.serve_handshake().await;
@@ -615,9 +618,7 @@ async fn client_sends_initialize_once_then_initialized_then_anything() {
         .unwrap_err();
     assert!(err.is_refused(), "{err}");
     // An inbound request other than ping is rejected before the handshake.
-    h.mock.request(1, "roots/list", Value::Null).await;
-    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
-    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.expect_invalid_request(1, "roots/list", Value::Null).await;
 
     // initialize: allowed once; the refused requests left nothing on the wire.
     let init = tokio::spawn(request(&h.peer, "initialize", init_params()));
@@ -770,9 +771,7 @@ async fn a_duplicate_inbound_id_in_flight_is_rejected() {
 
     h.mock.request(1, "slow", Value::Null).await;
     h.started("slow").await;
-    h.mock.request(1, "echo", json!({})).await;
-    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
-    assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+    h.expect_invalid_request(1, "echo", json!({})).await;
     h.release.notify_one();
     assert_eq!(h.mock.expect_result(1).await, json!({ "released": true }));
     // Once answered, the id may be used again.
