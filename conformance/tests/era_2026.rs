@@ -576,3 +576,117 @@ async fn a_watch_is_the_same_in_the_handshake_era() {
 async fn a_watch_is_the_same_in_the_stateless_era() {
     watch_in(false).await;
 }
+
+/// A server whose `tools/call` handler (typed, low level) answers with the name and the
+/// `_meta` its params arrived with, as JSON text.
+fn meta_echo_server() -> Server {
+    use modelctx::types::CallToolRequest;
+    Server::builder("meta-echo", "1.0.0")
+        .request_handler::<CallToolRequest, _, _>(|params, _cx: Context| async move {
+            let meta = serde_json::to_value(&params.meta).unwrap();
+            let echoed = json!({"name": params.name, "meta": meta, "arguments": params.arguments});
+            Ok(CallToolResult::text(echoed.to_string()))
+        })
+        .stateless_era(true)
+        .build()
+}
+
+#[tokio::test]
+async fn a_typed_handler_gets_the_meta_its_request_carries_wherever_it_stands() {
+    let url = http_endpoint(meta_echo_server()).await;
+    let http = reqwest::Client::new();
+    let envelope = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}"#;
+    let with_token = r#"{"progressToken":"p-1","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let layouts = [
+        format!(r#"{{"name":"echo","arguments":{{"a":1}},"_meta":{envelope}}}"#),
+        format!(r#"{{"_meta":{envelope},"name":"echo","arguments":{{"a":1}}}}"#),
+        format!(r#"{{"name":"echo", "_meta" : {envelope} ,"arguments":{{"a":1}}}}"#),
+        format!(r#"{{"name":"echo","arguments":{{"a":1}},"_meta":{with_token}}}"#),
+        format!(r#"{{"name":"echo","_meta":{with_token}}}"#),
+    ];
+    // Each layout twice: the second time the endpoint knows the `_meta` text already.
+    for (n, params) in layouts.iter().chain(layouts.iter()).enumerate() {
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{params}}}"#);
+        let answer = within(
+            "a call",
+            http.post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "echo")
+                .body(body)
+                .send(),
+        )
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no text for {params}: {answer}"));
+        let echoed: serde_json::Value = serde_json::from_str(text).unwrap();
+        let sent: serde_json::Value = serde_json::from_str(params).unwrap();
+        assert_eq!(echoed["name"], "echo", "{params}");
+        assert_eq!(echoed["arguments"], sent["arguments"], "{params}");
+        assert_eq!(echoed["meta"], sent["_meta"], "{params}");
+    }
+    // A body that is not JSON around a `_meta` the endpoint has read before is refused
+    // as any other.
+    for broken in [
+        format!(
+            r#"{{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{{"name":"echo","_meta":{envelope},}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{{"name":"echo","_meta":{envelope}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{{"name":echo,"_meta":{envelope}}}}}"#
+        ),
+    ] {
+        let answer = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "echo")
+            .body(broken.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 400, "{broken}");
+        let answer: serde_json::Value =
+            serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+        assert_eq!(answer["error"]["code"], -32700, "{broken}: {answer}");
+    }
+    // Params that do not decode get the decoder's refusal, as without a `_meta`.
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{{"arguments":{{}},"_meta":{envelope}}}}}"#
+    );
+    let answer = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("missing field `name`")),
+        "{answer}"
+    );
+}

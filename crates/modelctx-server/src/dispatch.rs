@@ -5,16 +5,15 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use modelctx_session::parse_params;
 use modelctx_transport::{Offering, Permissions};
 use modelctx_types::{
     CacheScope, CallToolRequestParams, CompleteRequestParams, CompleteResult, Completion,
     CompletionReference, EmptyResult, ErrorData, GetPromptRequestParams, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    RawValue, ReadResourceRequestParams, ReadResourceResult, ResourceRequestParams, to_raw,
+    RawValue, ReadResourceRequestParams, ReadResourceResult, RequestMethod, ResourceRequestParams,
+    to_raw,
 };
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::completion::CompletionInput;
 use crate::context::Context;
@@ -45,35 +44,61 @@ pub(crate) fn builtin(method: &str, params: Option<Box<RawValue>>, cx: Context) 
         .as_ref()
         .is_some_and(|r| r.subscribe == Some(true));
     Some(match method {
-        "tools/list" if caps.tools.is_some() => answer(params, cx, list_tools),
-        "tools/call" if caps.tools.is_some() => answer(params, cx, call_tool),
-        "resources/list" if caps.resources.is_some() => answer(params, cx, list_resources),
+        "tools/list" if caps.tools.is_some() => {
+            answer::<modelctx_types::ListToolsRequest, _, _, _>(params, cx, list_tools)
+        }
+        "tools/call" if caps.tools.is_some() => {
+            answer::<modelctx_types::CallToolRequest, _, _, _>(params, cx, call_tool)
+        }
+        "resources/list" if caps.resources.is_some() => {
+            answer::<modelctx_types::ListResourcesRequest, _, _, _>(params, cx, list_resources)
+        }
         "resources/templates/list" if caps.resources.is_some() => {
-            answer(params, cx, list_templates)
+            answer::<modelctx_types::ListResourceTemplatesRequest, _, _, _>(
+                params,
+                cx,
+                list_templates,
+            )
         }
         "resources/read" if caps.resources.is_some() => {
-            answer(params, cx, |p: ReadResourceRequestParams, cx| async move {
-                read_resource(cx, &p.uri).await
-            })
+            answer::<modelctx_types::ReadResourceRequest, _, _, _>(
+                params,
+                cx,
+                |p: ReadResourceRequestParams, cx| async move { read_resource(cx, &p.uri).await },
+            )
         }
-        "resources/subscribe" if subscribe => answer(params, cx, subscribe_resource),
-        "resources/unsubscribe" if subscribe => answer(params, cx, unsubscribe_resource),
-        "prompts/list" if caps.prompts.is_some() => answer(params, cx, list_prompts),
-        "prompts/get" if caps.prompts.is_some() => answer(params, cx, get_prompt),
-        "completion/complete" if caps.completions.is_some() => answer(params, cx, complete),
+        "resources/subscribe" if subscribe => {
+            answer::<modelctx_types::SubscribeRequest, _, _, _>(params, cx, subscribe_resource)
+        }
+        "resources/unsubscribe" if subscribe => {
+            answer::<modelctx_types::UnsubscribeRequest, _, _, _>(params, cx, unsubscribe_resource)
+        }
+        "prompts/list" if caps.prompts.is_some() => {
+            answer::<modelctx_types::ListPromptsRequest, _, _, _>(params, cx, list_prompts)
+        }
+        "prompts/get" if caps.prompts.is_some() => {
+            answer::<modelctx_types::GetPromptRequest, _, _, _>(params, cx, get_prompt)
+        }
+        "completion/complete" if caps.completions.is_some() => {
+            answer::<modelctx_types::CompleteRequest, _, _, _>(params, cx, complete)
+        }
         _ => return None,
     })
 }
 
-fn answer<P, R, F, Fut>(params: Option<Box<RawValue>>, cx: Context, f: F) -> Answer
+/// The answer of `f` to a request of method `M`: its params decoded (handed the `_meta`
+/// the request context has read already), its result encoded.
+fn answer<M, R, F, Fut>(params: Option<Box<RawValue>>, cx: Context, f: F) -> Answer
 where
-    P: DeserializeOwned + Send + 'static,
+    M: RequestMethod,
     R: Serialize,
-    F: FnOnce(P, Context) -> Fut + Send + 'static,
+    F: FnOnce(M::Params, Context) -> Fut + Send + 'static,
     Fut: Future<Output = Result<R, ErrorData>> + Send + 'static,
 {
     Box::pin(async move {
-        let params = parse_params::<P>(params.as_deref())?;
+        let params = cx
+            .request
+            .unstable_parse_params::<M::Params>(params.as_deref(), M::UNSTABLE_META_SLOT)?;
         let result = f(params, cx).await?;
         to_raw(&result)
             .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}")))

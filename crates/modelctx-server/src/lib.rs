@@ -632,7 +632,9 @@ impl ServerBuilder {
         let erased: Arc<RequestFn> = Arc::new(move |params, cx| {
             let handler = handler.clone();
             Box::pin(async move {
-                let params = parse_params::<M::Params>(params.as_deref())?;
+                let params = cx
+                    .request
+                    .unstable_parse_params::<M::Params>(params.as_deref(), M::UNSTABLE_META_SLOT)?;
                 let result = handler(params, cx).await?;
                 to_raw(&result).map_err(|e| {
                     ErrorData::internal_error(format!("cannot encode the result: {e}"))

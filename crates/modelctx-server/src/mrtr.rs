@@ -193,7 +193,8 @@ pub(crate) fn split(method: &str, params: Option<Box<RawValue>>) -> Result<Split
 /// One round of a request that may ask for input.
 #[derive(Debug)]
 pub(crate) struct Round {
-    method: String,
+    /// The request's method (one of [`METHODS`]: no copy).
+    method: Cow<'static, str>,
     /// The request's own params, for the digest a state is bound to (`None` once the
     /// digest is known).
     params: Option<Box<RawValue>>,
@@ -266,7 +267,10 @@ impl Round {
             }
         }
         Ok(Self {
-            method: method.to_owned(),
+            method: match METHODS.iter().find(|m| **m == method) {
+                Some(known) => Cow::Borrowed(known),
+                None => Cow::Owned(method.to_owned()),
+            },
             params: match digest.get() {
                 Some(_) => None,
                 None => split.params.clone(),

@@ -500,22 +500,17 @@ impl Default for CacheHints {
 }
 
 /// The members of a result [`finish_result`] may add, as the handler left them.
-#[derive(serde::Deserialize, Default)]
 struct Present<'a> {
-    #[serde(rename = "resultType", default, borrow)]
     result_type: Option<std::borrow::Cow<'a, str>>,
-    #[serde(rename = "ttlMs", default)]
-    ttl_ms: Option<serde::de::IgnoredAny>,
-    #[serde(rename = "cacheScope", default)]
-    cache_scope: Option<serde::de::IgnoredAny>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<serde::de::IgnoredAny>,
+    ttl_ms: bool,
+    cache_scope: bool,
 }
 
 /// [`finish_result`] without building the result as a map: when the handler's object
 /// has no `_meta`, every member to add is new, so it is appended to the object's text
-/// (one scan of the result, no tree). `None` leaves the result to the general path
-/// (a `_meta` to add to, or not an object).
+/// (one scan of the result's top level, no tree). `None` leaves the result to the
+/// general path (a `_meta` to add to, a `resultType` that is not a plain string, or
+/// what the scan does not settle: not an object, a key with escapes or twice).
 fn finish_by_appending(
     method: &str,
     raw: &RawValue,
@@ -523,31 +518,28 @@ fn finish_by_appending(
     hints: &CacheHints,
 ) -> Option<Box<RawValue>> {
     let text = raw.get().trim();
-    // A result that names none of the members anywhere (the usual one) has none of
-    // them: nothing to read (`raw` is valid JSON, so `{` starts an object).
-    let named = ["\"resultType\"", "\"ttlMs\"", "\"cacheScope\"", "\"_meta\""]
-        .iter()
-        .any(|name| text.contains(name));
-    let present: Present<'_> = if named {
-        serde_json::from_str(text).ok()?
+    const NAMES: [&str; 4] = ["resultType", "ttlMs", "cacheScope", "_meta"];
+    // A result that names none of the members anywhere, and has no escapes (a key may
+    // be spelled with them), has none of them: nothing to read.
+    let [result_type, ttl_ms, cache_scope, meta] = if may_name(text, &NAMES) {
+        members::find(text, NAMES)?
     } else if text.starts_with('{') {
-        Present::default()
+        [None; 4]
     } else {
         return None;
     };
-    if present.meta.is_some() || !text.ends_with('}') {
+    if meta.is_some() || !text.ends_with('}') {
         return None;
     }
-    // A member the probe saw as absent but whose name is in the text (a `null` value,
-    // or the name inside a nested value) is for the general path to judge.
-    let unsure = |seen: bool, name: &str| !seen && text.contains(name);
-    if unsure(present.result_type.is_some(), "\"resultType\"")
-        || unsure(present.ttl_ms.is_some(), "\"ttlMs\"")
-        || unsure(present.cache_scope.is_some(), "\"cacheScope\"")
-        || unsure(false, "\"_meta\"")
-    {
-        return None;
-    }
+    // Present means named, whatever the value (`null` included), as on the general path.
+    let present = Present {
+        result_type: match result_type {
+            None => None,
+            Some(kind) => Some(json_str(kind)?),
+        },
+        ttl_ms: ttl_ms.is_some(),
+        cache_scope: cache_scope.is_some(),
+    };
     let head = text[..text.len() - 1].trim_end();
     let info = server_info.get();
     let complete = match &present.result_type {
@@ -555,8 +547,8 @@ fn finish_by_appending(
         Some(kind) => kind == "complete",
     };
     let cacheable = complete && CACHEABLE.contains(&method);
-    let ttl = (cacheable && present.ttl_ms.is_none()).then(|| hints.ttl_ms.to_string());
-    let scope = match cacheable && present.cache_scope.is_none() {
+    let ttl = (cacheable && !present.ttl_ms).then(|| hints.ttl_ms.to_string());
+    let scope = match cacheable && !present.cache_scope {
         true => Some(serde_json::to_string(hints.scope.as_str()).ok()?),
         false => None,
     };
@@ -608,6 +600,29 @@ fn finish_by_appending(
     // Built from valid pieces: the handler's object (a `RawValue`) without its `}`,
     // members whose values are JSON already; no second parse.
     crate::built_raw::built_raw(out)
+}
+
+/// Whether `text` may name one of `names`: it holds one as a JSON string (`"name"`)
+/// somewhere, or it has a backslash (an escape may spell one). One pass, no search per
+/// name.
+fn may_name(text: &str, names: &[&str]) -> bool {
+    // `find` with a `char` runs on `memchr`: a few instructions a word, not a byte.
+    if text.contains('\\') {
+        return true;
+    }
+    let mut rest = text;
+    while let Some(at) = rest.find('"') {
+        rest = &rest[at + 1..];
+        let b = rest.as_bytes();
+        let named = names.iter().any(|n| {
+            let n = n.as_bytes();
+            b.first() == n.first() && b.starts_with(n) && b.get(n.len()) == Some(&b'"')
+        });
+        if named {
+            return true;
+        }
+    }
+    false
 }
 
 /// Finishes a result for the era: `resultType` (`"complete"` unless the handler said
@@ -1005,6 +1020,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_member_spelled_with_escapes_is_found_before_anything_is_appended() {
+        let info = to_raw(&Implementation::new("s", "1")).unwrap();
+        let finish = |text: &str| -> Value {
+            let raw = RawValue::from_string(text.to_owned()).unwrap();
+            let done = finish_result("tools/call", &raw, &info, &CacheHints::default()).unwrap();
+            serde_json::from_str(done.get()).unwrap()
+        };
+        // The handler's own `_meta`, its key escaped: kept, the identity added to it.
+        let done = finish(r#"{"\u005fmeta":{"a":1},"content":[]}"#);
+        assert_eq!(done["_meta"]["a"], 1, "{done}");
+        assert_eq!(done["_meta"][Meta::SERVER_INFO]["name"], "s", "{done}");
+        let done = finish(r#"{"result\u0054ype":"input_required","content":[]}"#);
+        assert_eq!(done["resultType"], "input_required", "{done}");
+        // Escapes elsewhere, and the names as values, change nothing.
+        let done = finish(r#"{"content":[{"type":"text","text":"say \"_meta\""}]}"#);
+        assert_eq!(done["resultType"], "complete", "{done}");
+        assert_eq!(done["content"][0]["text"], "say \"_meta\"", "{done}");
+        let done = finish(r#"{"content":[{"type":"text","text":"resultType"}]}"#);
+        assert_eq!(done["resultType"], "complete", "{done}");
+        assert!(may_name(r#"{"a":"\n"}"#, &["b"]));
+        assert!(may_name(r#"{"a":{"b":1}}"#, &["b"]));
+        assert!(!may_name(r#"{"a":"bc","bb":1}"#, &["b"]));
     }
 
     #[test]

@@ -5,10 +5,10 @@ use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::future::BoxFuture;
-use modelctx_transport::Extensions;
+use modelctx_transport::{Extensions, MetaPlace};
 use modelctx_types::{
-    ErrorData, JsonRpcNotification, JsonRpcRequest, Meta, ProgressToken, RawValue, RequestId,
-    members,
+    ErrorData, JsonRpcNotification, JsonRpcRequest, Meta, MetaSlot, ProgressToken, RawValue,
+    RequestId, members,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -77,6 +77,8 @@ pub struct RequestContext {
     /// Whether `meta_raw` is the transport's shared text (see
     /// [`RequestContext::unstable_shared_meta`]).
     meta_shared: bool,
+    /// Where `meta_raw` stands in the request's params, when known.
+    meta_at: Option<MetaPlace>,
     /// `_meta` decoded, on first use: most handlers never read it, and in protocol
     /// 2026-07-28 every request carries one (the envelope, which the server reads from
     /// the text).
@@ -113,9 +115,17 @@ impl RequestContext {
             .found_meta
             .as_ref()
             .filter(|found| found.request == request.id);
-        let (meta_raw, plain, meta_shared) = match found {
-            Some(found) => (Some(found.text.clone()), found.plain, found.shared),
-            None => (read_meta(request.params.as_deref()), false, false),
+        let (meta_raw, plain, meta_shared, meta_at) = match found {
+            Some(found) => (
+                Some(found.text.clone()),
+                found.plain,
+                found.shared,
+                found.at,
+            ),
+            None => {
+                let (meta, at) = read_meta(request.params.as_deref()).unzip();
+                (meta, false, false, at.flatten())
+            }
         };
         let meta = OnceLock::new();
         // Only a `_meta` that may name a progress token is decoded here (the reporter
@@ -141,6 +151,7 @@ impl RequestContext {
             }),
             meta_raw,
             meta_shared,
+            meta_at,
             meta,
             cancellation,
             peer,
@@ -172,6 +183,7 @@ impl RequestContext {
             id,
             meta_raw: None,
             meta_shared: false,
+            meta_at: None,
             meta: OnceLock::new(),
             cancellation: CancellationToken::new(),
             peer,
@@ -198,6 +210,30 @@ impl RequestContext {
     #[doc(hidden)]
     pub fn unstable_meta_text(&self) -> Option<&str> {
         self.meta_raw.as_deref()
+    }
+
+    /// Decodes this request's params `params` as [`parse_params`] does, handing over the
+    /// `_meta` this context has read already instead of reading it again: when it knows
+    /// where that `_meta` stands in `params`, the rest is decoded and `slot` (where `T`
+    /// keeps its `_meta`) gets the text this context holds. Whatever that does not settle
+    /// (the text is not where it was found, params that do not decode) is decoded whole,
+    /// so the outcome, errors included, is [`parse_params`]'s. Unstable.
+    #[doc(hidden)]
+    pub fn unstable_parse_params<T: DeserializeOwned>(
+        &self,
+        params: Option<&RawValue>,
+        slot: Option<MetaSlot<T>>,
+    ) -> Result<T, ErrorData> {
+        if let (Some(slot), Some(raw), Some(text), Some(at)) =
+            (slot, params, &self.meta_raw, self.meta_at)
+            && let Some(rest) = without_meta(raw.get(), text, at)
+            && let Ok(mut decoded) = serde_json::from_str::<T>(&rest)
+            && let Some(field) = slot(&mut decoded)
+        {
+            *field = Some(Meta::unstable_from_shared_text(text.clone()));
+            return Ok(decoded);
+        }
+        parse_params(params)
     }
 
     /// The request's `_meta` text when it is the transport's shared copy
@@ -306,11 +342,11 @@ impl ProgressReporter {
     }
 }
 
-/// Takes `_meta` out of raw params as text, without decoding it or the rest: `None`
-/// when the params carry none (or `null`), or are not an object with at most one
-/// `_meta`. A quick scan finds it ([`members::find`]); what that does not settle (a
-/// key spelled with escapes) is read by serde.
-fn read_meta(params: Option<&RawValue>) -> Option<Arc<str>> {
+/// Takes `_meta` out of raw params as text, without decoding it or the rest, with where
+/// it stands in them: `None` when the params carry none (or `null`), or are not an
+/// object with at most one `_meta`. A quick scan finds it ([`members::find`]); what
+/// that does not settle (a key spelled with escapes) is read by serde.
+fn read_meta(params: Option<&RawValue>) -> Option<(Arc<str>, Option<MetaPlace>)> {
     let raw = params?.get();
     if !raw.contains("\"_meta\"") {
         return None;
@@ -326,7 +362,30 @@ fn read_meta(params: Option<&RawValue>) -> Option<Arc<str>> {
             serde_json::from_str::<MetaOnly<'_>>(raw).ok()?.meta?.get()
         }
     };
-    (meta != "null").then(|| Arc::from(meta))
+    // Both readers hand out a slice of `raw`.
+    let place = (meta.as_ptr() as usize)
+        .checked_sub(raw.as_ptr() as usize)
+        .filter(|offset| offset + meta.len() <= raw.len())
+        .map(|offset| MetaPlace {
+            offset,
+            params_len: raw.len(),
+        });
+    (meta != "null").then(|| (Arc::from(meta), place))
+}
+
+/// `params` without their `_meta` member, whose value `meta` stands at `at`: `None` when
+/// the params are not the text `at` describes, the text there is not `meta`, or it is
+/// not the value of a member spelled `"_meta"`. The member goes with the comma that
+/// separates it from its neighbour.
+fn without_meta(params: &str, meta: &str, at: MetaPlace) -> Option<String> {
+    if params.len() != at.params_len || params.get(at.offset..)?.get(..meta.len())? != meta {
+        return None;
+    }
+    let span = members::member_span(params, at.offset, meta.len(), "_meta")?;
+    let mut out = String::with_capacity(params.len() - span.len());
+    out.push_str(&params[..span.start]);
+    out.push_str(&params[span.end..]);
+    Some(out)
 }
 
 /// `_meta` decoded from its text; `None` when it is not an object.
@@ -340,7 +399,82 @@ mod tests {
 
     fn meta_of(params: &str) -> Option<Arc<str>> {
         let raw = RawValue::from_string(params.to_owned()).unwrap();
-        read_meta(Some(&raw))
+        read_meta(Some(&raw)).map(|(meta, _)| meta)
+    }
+
+    /// `params` without their `_meta`, found by [`read_meta`].
+    fn cut(params: &str) -> Option<String> {
+        let raw = RawValue::from_string(params.to_owned()).unwrap();
+        let (meta, at) = read_meta(Some(&raw))?;
+        without_meta(params, &meta, at?)
+    }
+
+    #[test]
+    fn meta_is_cut_out_of_params_with_its_comma() {
+        let meta = r#"{"k":[1,"}"]}"#;
+        let cases = [
+            (
+                format!(r#"{{"name":"t","_meta":{meta}}}"#),
+                r#"{"name":"t"}"#,
+            ),
+            (
+                format!(r#"{{"_meta":{meta},"name":"t"}}"#),
+                r#"{"name":"t"}"#,
+            ),
+            (
+                format!(r#"{{"a":1,"_meta":{meta},"b":2}}"#),
+                r#"{"a":1,"b":2}"#,
+            ),
+            (format!(r#"{{"_meta":{meta}}}"#), "{}"),
+            (
+                format!("{{ \"_meta\" :\n {meta} , \"name\":\"t\" }}"),
+                "{  \"name\":\"t\" }",
+            ),
+            (
+                format!("{{\"a\":\"x,\" ,\t\"_meta\": {meta}}}"),
+                "{\"a\":\"x,\" }",
+            ),
+        ];
+        for (params, rest) in cases {
+            assert_eq!(cut(&params).as_deref(), Some(rest), "{params}");
+            // What is left is the params without the member, as serde sees them.
+            let mut whole: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&params).unwrap();
+            whole.remove("_meta");
+            let left: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(rest).unwrap();
+            assert_eq!(left, whole);
+        }
+        // A key spelled with escapes is read by serde, and not cut.
+        assert_eq!(cut(r#"{"\u005fmeta":{"k":1},"a":1}"#), None);
+        // The place must describe the params it is used on.
+        let params = r#"{"a":1,"_meta":{"k":1}}"#;
+        let raw = RawValue::from_string(params.to_owned()).unwrap();
+        let (meta, at) = read_meta(Some(&raw)).unwrap();
+        let at = at.unwrap();
+        assert_eq!(
+            without_meta(params, &meta, at).as_deref(),
+            Some(r#"{"a":1}"#)
+        );
+        assert_eq!(without_meta(r#"{"a":1,"_meta":{"k":2}}"#, &meta, at), None);
+        assert_eq!(without_meta(r#"{"a":12,"_meta":{"k":1}}"#, &meta, at), None);
+        let moved = MetaPlace {
+            offset: at.offset - 1,
+            ..at
+        };
+        assert_eq!(without_meta(params, &meta, moved), None);
+        let beyond = MetaPlace {
+            offset: params.len(),
+            ..at
+        };
+        assert_eq!(without_meta(params, &meta, beyond), None);
+        // A value that is not a member's (an element of an array) is not cut.
+        let params = r#"{"a":[{"k":1}],"_meta":{"k":1}}"#;
+        let inner = MetaPlace {
+            offset: params.find('[').unwrap() + 1,
+            params_len: params.len(),
+        };
+        assert_eq!(without_meta(params, r#"{"k":1}"#, inner), None);
     }
 
     #[test]

@@ -1262,6 +1262,7 @@ async fn the_request_context_keeps_the_meta_its_transport_found() {
         text: text.clone(),
         plain,
         shared: true,
+        at: None,
     };
     let params = json!({ "_meta": { "vendor/k": 2, "progressToken": 9 } });
     let config = || SessionConfig::server().unstable_stateless_era(true);

@@ -356,6 +356,21 @@ pub struct FoundMeta {
     /// later requests that carry the same `_meta` (a reader may key what it derives from
     /// the text by the `Arc`'s address while it holds the `Arc`).
     pub shared: bool,
+    /// Where `text` stands in the request's params as the transport read them: its
+    /// offset in the params' text, and that text's length (a reader checks both, and
+    /// the text there, before it relies on the place).
+    pub at: Option<MetaPlace>,
+}
+
+/// Where a request's `_meta` value stands in its params' text (see [`FoundMeta::at`]).
+/// Unstable.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetaPlace {
+    /// The value's offset in the params' text.
+    pub offset: usize,
+    /// The length of the params' text.
+    pub params_len: usize,
 }
 
 /// Erases a transport's types.

@@ -82,7 +82,7 @@ impl From<String> for Cursor {
 pub struct Meta {
     /// The object's JSON text as received (always an object, `{...}`), until the map is
     /// built from it; `None` once the map is the only form (built in code, or changed).
-    text: Option<Box<str>>,
+    text: Option<Arc<str>>,
     /// The map: set from the start when built in code, on the first read otherwise.
     map: OnceLock<Map<String, Value>>,
 }
@@ -98,11 +98,20 @@ const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 impl Meta {
     /// From an object's JSON text, which serde_json validated.
-    fn from_text(text: Box<str>) -> Self {
+    fn from_text(text: Arc<str>) -> Self {
         Self {
             text: Some(text),
             map: OnceLock::new(),
         }
+    }
+
+    /// A `_meta` read elsewhere, from its text `text`: a JSON object's text that
+    /// serde_json has validated (as part of the message it came in). The text is shared,
+    /// not copied. A text that is not such an object reads as an empty `_meta`.
+    /// Unstable: for the SDK's own crates.
+    #[doc(hidden)]
+    pub fn unstable_from_shared_text(text: Arc<str>) -> Self {
+        Self::from_text(text)
     }
 
     /// The map, built from the text on first use.
@@ -205,6 +214,28 @@ impl<'de> Deserialize<'de> for FirstKey {
     }
 }
 
+/// The text serde_json hands over for a raw value, shared: copied once, from the input
+/// when it can be borrowed.
+struct RawText(Arc<str>);
+
+impl<'de> Deserialize<'de> for RawText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = RawText;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON text")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<RawText, E> {
+                Ok(RawText(Arc::from(text)))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
 impl<'de> Visitor<'de> for MetaVisitor {
     type Value = Meta;
 
@@ -220,7 +251,7 @@ impl<'de> Visitor<'de> for MetaVisitor {
         let key = match map.next_key::<FirstKey>()? {
             None => return Ok(Meta::new()),
             Some(FirstKey::RawValue) => {
-                let text: Box<str> = map.next_value::<String>()?.into_boxed_str();
+                let text = map.next_value::<RawText>()?.0;
                 if text.trim_start().starts_with('{') {
                     return Ok(Meta::from_text(text));
                 }

@@ -273,6 +273,9 @@ impl RequestMethod for CompleteRequest {
     const METHOD: &'static str = "completion/complete";
     type Params = CompleteRequestParams;
     type Result = CompleteResult;
+
+    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
+        Some(|p| Some(&mut p.meta));
 }
 
 /// The completion options.

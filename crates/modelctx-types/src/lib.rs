@@ -180,6 +180,8 @@ pub use meta::{
     MetaObject, NotificationMetaObject, RequestMetaObject, ResultMetaObject,
     SubscriptionsListenResultMetaObject,
 };
+#[doc(hidden)]
+pub use method::MetaSlot;
 pub use method::{NotificationMethod, RequestMethod};
 pub use mrtr::{
     InputRequest, InputRequests, InputRequiredOr, InputRequiredResult, InputResponse,

@@ -109,6 +109,59 @@ pub fn find_with<'a, const N: usize>(
     }
 }
 
+/// The span of `object`'s text to take out to remove the member named `key` whose value
+/// is the `len` bytes at `at` (as [`find`] found it): the member with the comma that
+/// separates it from its neighbour (the one before it, or for the first member the one
+/// after it). `None` when the text there is not such a member: the value out of
+/// bounds, or not preceded by `"key"` (spelled as is), `:` and `{` or `,` (whitespace
+/// aside).
+///
+/// ```
+/// use modelctx_types::members::member_span;
+/// let text = r#"{"a":1, "m" : {"k":2} ,"b":3}"#;
+/// let at = text.find("{\"k").unwrap();
+/// let span = member_span(text, at, 7, "m").unwrap();
+/// assert_eq!(format!("{}{}", &text[..span.start], &text[span.end..]), r#"{"a":1 ,"b":3}"#);
+/// let text = r#"{"m":{},"b":3}"#;
+/// let span = member_span(text, 5, 2, "m").unwrap();
+/// assert_eq!(format!("{}{}", &text[..span.start], &text[span.end..]), r#"{"b":3}"#);
+/// assert_eq!(member_span(text, 5, 2, "n"), None);
+/// ```
+pub fn member_span(
+    object: &str,
+    at: usize,
+    len: usize,
+    key: &str,
+) -> Option<std::ops::Range<usize>> {
+    const WS: &[char] = &[' ', '\t', '\n', '\r'];
+    let end = at.checked_add(len)?;
+    object.get(at..end)?;
+    let before = object[..at]
+        .trim_end_matches(WS)
+        .strip_suffix(':')?
+        .trim_end_matches(WS)
+        .strip_suffix('"')?
+        .strip_suffix(key)?
+        .strip_suffix('"')?;
+    let key_start = before.len();
+    let before = before.trim_end_matches(WS);
+    if before.ends_with(',') {
+        // A later member: the comma before it goes with it.
+        return Some(before.len() - 1..end);
+    }
+    if !before.ends_with('{') {
+        return None;
+    }
+    // The first member: the comma after it goes with it, when a member follows.
+    let after = &object[end..];
+    let next = after.trim_start_matches(WS);
+    let through = match next.strip_prefix(',') {
+        Some(_) => object.len() - next.len() + 1,
+        None => end,
+    };
+    Some(key_start..through)
+}
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
         i += 1;

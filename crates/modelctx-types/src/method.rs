@@ -21,7 +21,18 @@ pub trait RequestMethod: Send + Sync + 'static {
     /// mirrors it with no registration of the method; `None` (the default) sends no
     /// `Mcp-Name`. The core methods need none: the transport knows theirs.
     const NAME_PARAM: Option<&'static str> = None;
+    /// Where the params keep their `_meta`, for a server that has read the request's
+    /// `_meta` already: it then decodes the params without it and hands it over (see
+    /// [`MetaSlot`]). `None` (the default) decodes the params whole. Unstable: set by
+    /// the protocol's own methods.
+    #[doc(hidden)]
+    const UNSTABLE_META_SLOT: Option<MetaSlot<Self::Params>> = None;
 }
+
+/// Reaches the `_meta` field of decoded params `P` (`None` when the params have no
+/// place for it, such as absent optional params). Unstable.
+#[doc(hidden)]
+pub type MetaSlot<P> = fn(&mut P) -> Option<&mut Option<crate::Meta>>;
 
 /// A notification method: its name and parameter type.
 pub trait NotificationMethod: Send + Sync + 'static {

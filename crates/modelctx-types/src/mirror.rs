@@ -137,16 +137,22 @@ pub fn header_value(value: &str) -> String {
 /// What a header carries: the value as sent (without surrounding whitespace), or
 /// decoded from `=?base64?…?=`; `None` when it holds characters a header value may not,
 /// or its Base64 is invalid (both are header mismatches).
-pub fn decode_header_value(raw: &str) -> Option<String> {
-    if raw.chars().any(|c| c != '\t' && !(' '..='~').contains(&c)) {
+/// A value sent as is comes back borrowed.
+pub fn decode_header_value(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if raw
+        .bytes()
+        .any(|c| c != b'\t' && !(b' '..=b'~').contains(&c))
+    {
         return None;
     }
     let value = raw.trim();
     if is_sentinel(value) {
         let encoded = &value["=?base64?".len()..value.len() - "?=".len()];
-        String::from_utf8(base64_decode(encoded)?).ok()
+        String::from_utf8(base64_decode(encoded)?)
+            .ok()
+            .map(std::borrow::Cow::Owned)
     } else {
-        Some(value.to_owned())
+        Some(std::borrow::Cow::Borrowed(value))
     }
 }
 

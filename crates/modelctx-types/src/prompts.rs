@@ -199,6 +199,9 @@ impl RequestMethod for ListPromptsRequest {
     const METHOD: &'static str = "prompts/list";
     type Params = Option<PaginatedRequestParams>;
     type Result = ListPromptsResult;
+
+    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
+        Some(|p| p.as_mut().map(|p| &mut p.meta));
 }
 
 /// The answer to `prompts/list`.
@@ -399,6 +402,9 @@ impl RequestMethod for GetPromptRequest {
     const METHOD: &'static str = "prompts/get";
     type Params = GetPromptRequestParams;
     type Result = GetPromptResult;
+
+    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
+        Some(|p| Some(&mut p.meta));
 }
 
 /// A message of a prompt.

@@ -259,6 +259,9 @@ impl RequestMethod for ListResourcesRequest {
     const METHOD: &'static str = "resources/list";
     type Params = Option<PaginatedRequestParams>;
     type Result = ListResourcesResult;
+
+    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
+        Some(|p| p.as_mut().map(|p| &mut p.meta));
 }
 
 /// The answer to `resources/list`.
@@ -394,6 +397,9 @@ impl RequestMethod for ListResourceTemplatesRequest {
     const METHOD: &'static str = "resources/templates/list";
     type Params = Option<PaginatedRequestParams>;
     type Result = ListResourceTemplatesResult;
+
+    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
+        Some(|p| p.as_mut().map(|p| &mut p.meta));
 }
 
 /// The answer to `resources/templates/list`.
@@ -584,6 +590,9 @@ impl RequestMethod for ReadResourceRequest {
     const METHOD: &'static str = "resources/read";
     type Params = ReadResourceRequestParams;
     type Result = ReadResourceResult;
+
+    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
+        Some(|p| Some(&mut p.meta));
 }
 
 /// The answer to `resources/read`.

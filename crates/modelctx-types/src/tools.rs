@@ -396,6 +396,9 @@ impl RequestMethod for ListToolsRequest {
     const METHOD: &'static str = "tools/list";
     type Params = Option<PaginatedRequestParams>;
     type Result = ListToolsResult;
+
+    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
+        Some(|p| p.as_mut().map(|p| &mut p.meta));
 }
 
 /// The answer to `tools/list`.
@@ -598,6 +601,9 @@ impl RequestMethod for CallToolRequest {
     const METHOD: &'static str = "tools/call";
     type Params = CallToolRequestParams;
     type Result = CallToolResult;
+
+    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
+        Some(|p| Some(&mut p.meta));
 }
 
 /// The result of a tool call. Tool failures (including invalid arguments) are results

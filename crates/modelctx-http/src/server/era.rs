@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::convert::Infallible;
 
 use crate::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
-use modelctx_transport::FoundMeta;
+use modelctx_transport::{FoundMeta, MetaPlace};
 use std::sync::Arc;
 
 /// The headers this endpoint reads on every POST, as `HeaderName`s: a lookup by `&str`
@@ -227,11 +227,16 @@ fn read_params<'a>(
     let Some(meta) = meta else {
         return Some(read);
     };
+    let at = Some(MetaPlace {
+        offset: meta.as_ptr() as usize - params.as_ptr() as usize,
+        params_len: params.len(),
+    });
     let found = |text, plain, shared| FoundMeta {
         request: request.clone(),
         text,
         plain,
         shared,
+        at,
     };
     if let Some(known) = hit {
         read.meta = Some(found(known.text.clone(), true, true));
@@ -346,14 +351,19 @@ fn header_value<'h>(
 /// without the prefix. Bytes that are not visible ASCII stay (lossily) in the value, so
 /// the server's check refuses it (`mirror::decode_header_value`).
 pub(super) fn mirrored_params(headers: &HeaderMap) -> Vec<(String, String)> {
-    headers
-        .iter()
-        .filter_map(|(name, value)| {
-            let param = name.as_str().strip_prefix("mcp-param-")?;
+    let mut mirrored = Vec::new();
+    // By name first: most requests have no such header, and a look at each name costs
+    // less than a walk over every value.
+    for name in headers.keys() {
+        let Some(param) = name.as_str().strip_prefix("mcp-param-") else {
+            continue;
+        };
+        for value in headers.get_all(name) {
             let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-            Some((param.to_owned(), value))
-        })
-        .collect()
+            mirrored.push((param.to_owned(), value));
+        }
+    }
+    mirrored
 }
 
 /// The HTTP status of an answer of the era, from the error it carries: `404` for an
@@ -377,6 +387,12 @@ pub(super) fn status_of(body: &str) -> StatusCode {
         .ok()
         .and_then(|p| p.error)
         .map(|e| ErrorCode(e.code));
+    status_for(code)
+}
+
+/// The HTTP status of an answer of the era that carries error `code` (`None` for a
+/// result): see [`status_of`].
+pub(super) fn status_for(code: Option<ErrorCode>) -> StatusCode {
     match code {
         Some(ErrorCode::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
         Some(

@@ -1616,7 +1616,7 @@ async fn dispatch(
             return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
         }
         return match session.settle_era_answer(id, answer) {
-            Some(EraAnswer::Json(body)) => json_response(era::status_of(&body), body),
+            Some(EraAnswer::Json(body, error)) => json_response(era::status_for(error), body),
             Some(EraAnswer::Stream(events)) => era_stream(&session, &ids, events),
             None => era_stream(&session, &ids, futures::stream::empty().boxed()),
         };
@@ -1684,9 +1684,13 @@ async fn dispatch(
         Some(Answer::Sse { events, .. }) => sse_response(events),
         Some(Answer::Json(waiters)) => {
             let mut out = Vec::with_capacity(waiters.len());
+            let mut error = None;
             for rx in waiters {
                 match rx.await {
-                    Ok(m) => out.push(m),
+                    Ok((m, code)) => {
+                        out.push(m);
+                        error = code;
+                    }
                     Err(_) => {
                         return inner.reject(
                             StatusCode::NOT_FOUND,
@@ -1695,13 +1699,15 @@ async fn dispatch(
                     }
                 }
             }
-            let body = if out.len() == 1 {
+            let out_len = out.len();
+            let body = if out_len == 1 {
                 out.swap_remove(0)
             } else {
                 format!("[{}]", out.join(","))
             };
-            let status = if stateless_era {
-                era::status_of(&body)
+            // The era has no batches: its one answer's error sets the status.
+            let status = if stateless_era && out_len == 1 {
+                era::status_for(error)
             } else {
                 StatusCode::OK
             };

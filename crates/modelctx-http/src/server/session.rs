@@ -13,7 +13,8 @@ use modelctx_transport::{
     Transport, TransportError, TransportMessage,
 };
 use modelctx_types::{
-    ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RequestId,
+    ErrorCode, ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion,
+    RequestId,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -34,7 +35,7 @@ enum Route {
     /// On SSE stream N.
     Sse(u64),
     /// As the single JSON body of its POST (the response's JSON text).
-    Json(oneshot::Sender<String>),
+    Json(oneshot::Sender<(String, Option<ErrorCode>)>),
     /// A request of the stateless era whose answer has sent nothing yet: its response
     /// alone goes back as JSON; the first message before it (progress, a log message)
     /// builds the SSE stream, and the route becomes [`Route::Sse`].
@@ -43,8 +44,9 @@ enum Route {
 
 /// How the answer to a request of the stateless era goes (see [`Route::Era`]).
 pub(crate) enum EraAnswer {
-    /// Its response, the only message of the answer (its JSON text).
-    Json(String),
+    /// Its response, the only message of the answer: its JSON text, and the error code
+    /// it carries when it is an error (the answer's HTTP status follows it).
+    Json(String, Option<ErrorCode>),
     /// An SSE stream: something came before the response, or the POST's head was
     /// due before it.
     Stream(futures::stream::BoxStream<'static, Bytes>),
@@ -171,8 +173,9 @@ pub(crate) enum Answer {
         /// Resolves when the head may go out (see [`StreamState::handled`]).
         handled: oneshot::Receiver<()>,
     },
-    /// One JSON response (its text) per request, in order.
-    Json(Vec<oneshot::Receiver<String>>),
+    /// One JSON response per request, in order: its text, and the error code it
+    /// carries when it is an error.
+    Json(Vec<oneshot::Receiver<(String, Option<ErrorCode>)>>),
 }
 
 impl SessionState {
@@ -928,7 +931,7 @@ impl SessionState {
         let Ok(data) = serde_json::to_string(&response) else {
             return;
         };
-        self.complete(&mut routes, id, &data);
+        self.complete(&mut routes, id, data, Some(ErrorCode::REQUEST_CANCELLED));
     }
 
     /// The runtime has handled the messages answered on stream `stream_id`.
@@ -1022,7 +1025,7 @@ impl SessionState {
             return Err(TransportError::closed());
         }
         let msg = message.message;
-        let data = serde_json::to_string(&msg).map_err(|e| TransportError::other(e.to_string()))?;
+        let data = message_text(&msg).map_err(|e| TransportError::other(e.to_string()))?;
         let mut routes = self.routes();
         let answers = match &msg {
             JsonRpcMessage::Response(r) => Some(&r.id),
@@ -1035,7 +1038,11 @@ impl SessionState {
                 let stream_id = *stream_id;
                 Self::replayed_position(&mut routes, stream_id, false);
             }
-            if !self.complete(&mut routes, id, &data) {
+            let error = match &msg {
+                JsonRpcMessage::Error(e) => Some(e.error.code),
+                _ => None,
+            };
+            if !self.complete(&mut routes, id, data, error) {
                 self.report(format!("response to request {id}, which is not in flight"));
             }
             return Ok(());
@@ -1162,16 +1169,23 @@ impl SessionState {
     /// Ends request `id`'s route with `data`, its response: the JSON body, or the last
     /// event of the request on its SSE stream (the stream ends with its last request).
     /// False when the request has no route (answered, forgotten, never seen).
-    fn complete(&self, routes: &mut Routes, id: &RequestId, data: &str) -> bool {
+    /// Completes request `id` with its answer `data` (an error with code `error`).
+    fn complete(
+        &self,
+        routes: &mut Routes,
+        id: &RequestId,
+        data: String,
+        error: Option<ErrorCode>,
+    ) -> bool {
         match routes.requests.remove(id) {
             Some(Route::Json(tx)) => {
-                let _ = tx.send(data.to_owned());
+                let _ = tx.send((data, error));
             }
             Some(Route::Era(tx)) => {
-                let _ = tx.send(EraAnswer::Json(data.to_owned()));
+                let _ = tx.send(EraAnswer::Json(data, error));
             }
             Some(Route::Sse(stream_id)) => {
-                self.deliver(routes, stream_id, data);
+                self.deliver(routes, stream_id, &data);
                 let done = routes.streams.get_mut(&stream_id).is_some_and(|s| {
                     s.open_requests = s.open_requests.saturating_sub(1);
                     s.open_requests == 0
@@ -1486,6 +1500,19 @@ impl MessageStream for HttpServerStream {
     fn offer_direct(&mut self, receiver: Arc<dyn DirectReceiver>) {
         self.state.direct.offer(&receiver);
     }
+}
+
+/// A message's JSON text, written into one allocation sized for the usual answer (the
+/// result's text and the few members around it).
+fn message_text(msg: &JsonRpcMessage) -> serde_json::Result<String> {
+    let hint = match msg {
+        JsonRpcMessage::Response(r) => r.result.get().len() + 64,
+        _ => 128,
+    };
+    let mut out = Vec::with_capacity(hint);
+    serde_json::to_writer(&mut out, msg)?;
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).map_err(serde::ser::Error::custom)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use modelctx_transport::Extensions;
-use modelctx_types::{ErrorData, JsonRpcErrorResponse, JsonRpcMessage, RequestId};
+use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;
 
 use super::{Route, Routes, SessionState, StreamState, chain};
@@ -336,7 +336,12 @@ impl SessionState {
                 ));
                 if let Ok(data) = serde_json::to_string(&error) {
                     // Stored, sent, and the run ended: the stream is complete.
-                    self.complete(&mut routes, &request.id, &data);
+                    self.complete(
+                        &mut routes,
+                        &request.id,
+                        data,
+                        Some(ErrorCode::INTERNAL_ERROR),
+                    );
                 }
                 return;
             }
