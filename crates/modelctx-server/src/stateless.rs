@@ -606,17 +606,20 @@ fn finish_by_appending(
 /// somewhere, or it has a backslash (an escape may spell one). One pass, no search per
 /// name.
 fn may_name(text: &str, names: &[&str]) -> bool {
-    // `find` with a `char` runs on `memchr`: a few instructions a word, not a byte.
-    if text.contains('\\') {
-        return true;
-    }
-    let mut rest = text;
-    while let Some(at) = rest.find('"') {
-        rest = &rest[at + 1..];
-        let b = rest.as_bytes();
+    // One loop over the bytes: a result is short, and a search call per quote costs
+    // more than the bytes between them.
+    let b = text.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'\\' {
+            return true;
+        }
+        if c != b'"' {
+            continue;
+        }
+        let rest = &b[i + 1..];
         let named = names.iter().any(|n| {
             let n = n.as_bytes();
-            b.first() == n.first() && b.starts_with(n) && b.get(n.len()) == Some(&b'"')
+            rest.first() == n.first() && rest.starts_with(n) && rest.get(n.len()) == Some(&b'"')
         });
         if named {
             return true;

@@ -1507,7 +1507,7 @@ async fn stateless_post(
     inner: &Arc<Inner>,
     headers: &HeaderMap,
     extensions: &Extensions,
-    messages: Vec<JsonRpcMessage>,
+    mut messages: Vec<JsonRpcMessage>,
     batch: bool,
 ) -> Response {
     if batch {
@@ -1518,15 +1518,14 @@ async fn stateless_post(
             ),
         );
     }
-    let Some(message) = messages.into_iter().next() else {
-        return bad_message(inner, ErrorData::invalid_request("empty body"));
-    };
-    let request = match message {
+    // Read in place: the body's one message goes on to the session in the same vector.
+    let request = match messages.as_slice() {
+        [] => return bad_message(inner, ErrorData::invalid_request("empty body")),
         // The era defines no client notification over HTTP (closing a response stream
         // cancels its request): accepted, and nothing to deliver.
-        JsonRpcMessage::Notification(_) => return status_only(StatusCode::ACCEPTED),
-        JsonRpcMessage::Request(request) => request,
-        JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
+        [JsonRpcMessage::Notification(_), ..] => return status_only(StatusCode::ACCEPTED),
+        [JsonRpcMessage::Request(request), ..] => request,
+        [JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_), ..] => {
             return bad_message(
                 inner,
                 ErrorData::invalid_request(
@@ -1535,13 +1534,13 @@ async fn stateless_post(
             );
         }
     };
-    let meta = match era::check_headers(headers, &request, &inner.metas) {
+    let meta = match era::check_headers(headers, request, &inner.metas) {
         Ok(meta) => meta,
         Err(error) => {
             inner.report(StatusCode::BAD_REQUEST, error.message.to_string());
             return error_response(
                 StatusCode::BAD_REQUEST,
-                JsonRpcErrorResponse::new(Some(request.id), error),
+                JsonRpcErrorResponse::new(Some(request.id.clone()), error),
             );
         }
     };
@@ -1555,15 +1554,8 @@ async fn stateless_post(
             "the session could not be created",
         );
     };
-    dispatch(
-        inner,
-        session,
-        vec![JsonRpcMessage::Request(request)],
-        extensions,
-        false,
-        true,
-    )
-    .await
+    messages.truncate(1);
+    dispatch(inner, session, messages, extensions, false, true).await
 }
 
 /// Hands a POST's messages to its session and answers the POST. `stateless_era`: the
