@@ -7,11 +7,13 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use modelctx_transport::{Offering, Permissions};
 use modelctx_types::{
-    CacheScope, CallToolRequestParams, CompleteRequestParams, CompleteResult, Completion,
-    CompletionReference, EmptyResult, ErrorData, GetPromptRequestParams, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    RawValue, ReadResourceRequestParams, ReadResourceResult, RequestMethod, ResourceRequestParams,
-    to_raw,
+    CacheScope, CallToolRequest, CallToolRequestParams, CompleteRequest, CompleteRequestParams,
+    CompleteResult, Completion, CompletionReference, EmptyResult, ErrorData, GetPromptRequest,
+    GetPromptRequestParams, ListPromptsRequest, ListPromptsResult, ListResourceTemplatesRequest,
+    ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListToolsRequest,
+    ListToolsResult, PaginatedRequestParams, RawValue, ReadResourceRequest,
+    ReadResourceRequestParams, ReadResourceResult, RequestMethod, ResourceRequestParams,
+    SubscribeRequest, UnsubscribeRequest, to_raw,
 };
 use serde::Serialize;
 
@@ -45,42 +47,36 @@ pub(crate) fn builtin(method: &str, params: Option<Box<RawValue>>, cx: Context) 
         .is_some_and(|r| r.subscribe == Some(true));
     Some(match method {
         "tools/list" if caps.tools.is_some() => {
-            answer::<modelctx_types::ListToolsRequest, _, _, _>(params, cx, list_tools)
+            answer::<ListToolsRequest, _, _, _>(params, cx, list_tools)
         }
         "tools/call" if caps.tools.is_some() => {
-            answer::<modelctx_types::CallToolRequest, _, _, _>(params, cx, call_tool)
+            answer::<CallToolRequest, _, _, _>(params, cx, call_tool)
         }
         "resources/list" if caps.resources.is_some() => {
-            answer::<modelctx_types::ListResourcesRequest, _, _, _>(params, cx, list_resources)
+            answer::<ListResourcesRequest, _, _, _>(params, cx, list_resources)
         }
         "resources/templates/list" if caps.resources.is_some() => {
-            answer::<modelctx_types::ListResourceTemplatesRequest, _, _, _>(
-                params,
-                cx,
-                list_templates,
-            )
+            answer::<ListResourceTemplatesRequest, _, _, _>(params, cx, list_templates)
         }
-        "resources/read" if caps.resources.is_some() => {
-            answer::<modelctx_types::ReadResourceRequest, _, _, _>(
-                params,
-                cx,
-                |p: ReadResourceRequestParams, cx| async move { read_resource(cx, &p.uri).await },
-            )
-        }
+        "resources/read" if caps.resources.is_some() => answer::<ReadResourceRequest, _, _, _>(
+            params,
+            cx,
+            |p: ReadResourceRequestParams, cx| async move { read_resource(cx, &p.uri).await },
+        ),
         "resources/subscribe" if subscribe => {
-            answer::<modelctx_types::SubscribeRequest, _, _, _>(params, cx, subscribe_resource)
+            answer::<SubscribeRequest, _, _, _>(params, cx, subscribe_resource)
         }
         "resources/unsubscribe" if subscribe => {
-            answer::<modelctx_types::UnsubscribeRequest, _, _, _>(params, cx, unsubscribe_resource)
+            answer::<UnsubscribeRequest, _, _, _>(params, cx, unsubscribe_resource)
         }
         "prompts/list" if caps.prompts.is_some() => {
-            answer::<modelctx_types::ListPromptsRequest, _, _, _>(params, cx, list_prompts)
+            answer::<ListPromptsRequest, _, _, _>(params, cx, list_prompts)
         }
         "prompts/get" if caps.prompts.is_some() => {
-            answer::<modelctx_types::GetPromptRequest, _, _, _>(params, cx, get_prompt)
+            answer::<GetPromptRequest, _, _, _>(params, cx, get_prompt)
         }
         "completion/complete" if caps.completions.is_some() => {
-            answer::<modelctx_types::CompleteRequest, _, _, _>(params, cx, complete)
+            answer::<CompleteRequest, _, _, _>(params, cx, complete)
         }
         _ => return None,
     })
