@@ -591,6 +591,27 @@ fn meta_echo_server() -> Server {
         .build()
 }
 
+/// POSTs `body` as a 2026-07-28 `tools/call` of `echo` (headers as the era wants them):
+/// the answer's status and JSON body.
+async fn post_call(http: &reqwest::Client, url: &str, body: String) -> (u16, serde_json::Value) {
+    let answer = within(
+        "a call",
+        http.post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "echo")
+            .body(body)
+            .send(),
+    )
+    .await
+    .unwrap();
+    let status = answer.status().as_u16();
+    let text = within("the answer", answer.text()).await.unwrap();
+    (status, serde_json::from_str(&text).unwrap())
+}
+
 #[tokio::test]
 async fn a_typed_handler_gets_the_meta_its_request_carries_wherever_it_stands() {
     let url = http_endpoint(meta_echo_server()).await;
@@ -608,23 +629,8 @@ async fn a_typed_handler_gets_the_meta_its_request_carries_wherever_it_stands() 
     for (n, params) in layouts.iter().chain(layouts.iter()).enumerate() {
         let body =
             format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{params}}}"#);
-        let answer = within(
-            "a call",
-            http.post(&url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2026-07-28")
-                .header("mcp-method", "tools/call")
-                .header("mcp-name", "echo")
-                .body(body)
-                .send(),
-        )
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        let (status, answer) = post_call(&http, &url, body).await;
+        assert_eq!(status, 200, "{params}: {answer}");
         let text = answer["result"]["content"][0]["text"]
             .as_str()
             .unwrap_or_else(|| panic!("no text for {params}: {answer}"));
@@ -636,52 +642,22 @@ async fn a_typed_handler_gets_the_meta_its_request_carries_wherever_it_stands() 
     }
     // A body that is not JSON around a `_meta` the endpoint has read before is refused
     // as any other.
-    for broken in [
-        format!(
-            r#"{{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{{"name":"echo","_meta":{envelope},}}}}"#
-        ),
-        format!(
-            r#"{{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{{"name":"echo","_meta":{envelope}}}"#
-        ),
-        format!(
-            r#"{{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{{"name":echo,"_meta":{envelope}}}}}"#
-        ),
+    for params in [
+        format!(r#"{{"name":"echo","_meta":{envelope},}}}}"#),
+        format!(r#"{{"name":"echo","_meta":{envelope}}}"#),
+        format!(r#"{{"name":echo,"_meta":{envelope}}}}}"#),
     ] {
-        let answer = http
-            .post(&url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "echo")
-            .body(broken.clone())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 400, "{broken}");
-        let answer: serde_json::Value =
-            serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+        let broken =
+            format!(r#"{{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{params}"#);
+        let (status, answer) = post_call(&http, &url, broken.clone()).await;
+        assert_eq!(status, 400, "{broken}");
         assert_eq!(answer["error"]["code"], -32700, "{broken}: {answer}");
     }
     // Params that do not decode get the decoder's refusal, as without a `_meta`.
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{{"arguments":{{}},"_meta":{envelope}}}}}"#
     );
-    let answer = http
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "echo")
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let (_, answer) = post_call(&http, &url, body).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     assert!(
         answer["error"]["message"]

@@ -18,8 +18,8 @@ use modelctx_session::{
 };
 use modelctx_transport::{FoundMeta, MessageStream, Transport, TransportError, TransportMessage};
 use modelctx_types::{
-    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, Meta, RawValue,
-    RequestId, to_raw,
+    CallToolRequest, CallToolRequestParams, ErrorCode, ErrorData, JsonRpcMessage,
+    JsonRpcNotification, JsonRpcRequest, Meta, RawValue, RequestId, RequestMethod, to_raw,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -110,6 +110,21 @@ impl Service for TestService {
                     "meta": cx.meta(),
                     "progressToken": cx.progress_token(),
                 }))),
+                "handed" | "decoded whole" => {
+                    let slot = match request.method.as_ref() {
+                        "handed" => CallToolRequest::UNSTABLE_META_SLOT,
+                        _ => None,
+                    };
+                    let p: CallToolRequestParams =
+                        cx.unstable_parse_params(request.params.as_deref(), slot)?;
+                    // Handed over: the params' `_meta` is the context's own text, not a copy.
+                    let text = p.meta.as_ref().and_then(Meta::unstable_text);
+                    let shared = text.map(str::as_ptr).is_some()
+                        && text.map(str::as_ptr) == cx.unstable_meta_text().map(str::as_ptr);
+                    Ok(raw(
+                        json!({ "name": p.name, "meta": p.meta, "shared": shared }),
+                    ))
+                }
                 "found" => Ok(raw(json!({
                     "text": cx.unstable_meta_text(),
                     "shared": cx.unstable_shared_meta().map(address),
@@ -1228,6 +1243,17 @@ fn address(text: &Arc<str>) -> usize {
     Arc::as_ptr(text).cast::<u8>() as usize
 }
 
+/// A server session in the stateless era over [`EraTransport`], whose transport found
+/// `meta`.
+fn era_harness(meta: FoundMeta) -> Harness {
+    let (inner, mock) = MockPeer::pair();
+    Harness::over(
+        EraTransport { inner, meta },
+        mock,
+        SessionConfig::server().unstable_stateless_era(true),
+    )
+}
+
 /// The in-memory transport carrying one request of the stateless era, with the `_meta`
 /// the transport found for it (as streamable HTTP hands it down).
 struct EraTransport {
@@ -1265,19 +1291,10 @@ async fn the_request_context_keeps_the_meta_its_transport_found() {
         at: None,
     };
     let params = json!({ "_meta": { "vendor/k": 2, "progressToken": 9 } });
-    let config = || SessionConfig::server().unstable_stateless_era(true);
 
     // The request it was found for: the found text, the same `Arc`, and (plain) no
     // progress token.
-    let (inner, mock) = MockPeer::pair();
-    let mut h = Harness::over(
-        EraTransport {
-            inner,
-            meta: found(1, true),
-        },
-        mock,
-        config(),
-    );
+    let mut h = era_harness(found(1, true));
     h.mock.request(1, "found", params.clone()).await;
     assert_eq!(
         h.mock.expect_result(1).await,
@@ -1286,12 +1303,10 @@ async fn the_request_context_keeps_the_meta_its_transport_found() {
 
     // Found as not plain: the progress token is read from that text.
     let text_with_token: Arc<str> = Arc::from(r#"{"progressToken":5}"#);
-    let (inner, mock) = MockPeer::pair();
-    let meta = FoundMeta {
+    let mut h = era_harness(FoundMeta {
         text: text_with_token.clone(),
         ..found(1, false)
-    };
-    let mut h = Harness::over(EraTransport { inner, meta }, mock, config());
+    });
     h.mock.request(1, "found", params.clone()).await;
     assert_eq!(
         h.mock.expect_result(1).await,
@@ -1299,19 +1314,80 @@ async fn the_request_context_keeps_the_meta_its_transport_found() {
     );
 
     // Another request than the one it was found for: read from its own params.
-    let (inner, mock) = MockPeer::pair();
-    let mut h = Harness::over(
-        EraTransport {
-            inner,
-            meta: found(7, true),
-        },
-        mock,
-        config(),
-    );
+    let mut h = era_harness(found(7, true));
     h.mock.request(1, "found", params).await;
     assert_eq!(
         h.mock.expect_result(1).await,
         json!({ "text": r#"{"progressToken":9,"vendor/k":2}"#, "shared": null, "progressToken": 9 })
+    );
+}
+
+#[tokio::test]
+async fn typed_params_are_handed_the_meta_the_context_read() {
+    // Read by the context from the params: the typed params get that text, not a copy.
+    let mut h = Harness::new(SessionConfig::server().pre_initialized());
+    let meta = json!({ "progressToken": 3, "vendor/k": [1, "}"] });
+    h.mock
+        .request(1, "handed", json!({ "name": "t", "_meta": meta }))
+        .await;
+    assert_eq!(
+        h.mock.expect_result(1).await,
+        json!({ "name": "t", "meta": meta, "shared": true })
+    );
+    // Params that do not decode without their `_meta` get the decoder's refusal, as
+    // when decoded whole.
+    h.mock.request(2, "handed", json!({ "_meta": meta })).await;
+    let error = h.mock.expect_error(Some(RequestId::from(2))).await;
+    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+    assert!(
+        error.message.contains("missing field `name`"),
+        "{}",
+        error.message
+    );
+    // Without the method's slot the params are decoded whole: the same `_meta`, copied.
+    h.mock
+        .request(3, "decoded whole", json!({ "name": "t", "_meta": meta }))
+        .await;
+    assert_eq!(
+        h.mock.expect_result(3).await,
+        json!({ "name": "t", "meta": meta, "shared": false })
+    );
+
+    // Found by the transport, with its place: handed over as well.
+    // (As the mock writes it: keys in order.)
+    let params = r#"{"_meta":{"vendor/k":1},"name":"t"}"#;
+    let text: Arc<str> = Arc::from(r#"{"vendor/k":1}"#);
+    let place = modelctx_transport::MetaPlace {
+        offset: params.find("{\"vendor").unwrap(),
+        params_len: params.len(),
+    };
+    let found = |at| FoundMeta {
+        request: RequestId::Number(1),
+        text: text.clone(),
+        plain: true,
+        shared: true,
+        at,
+    };
+    let mut h = era_harness(found(Some(place)));
+    h.mock
+        .request(1, "handed", serde_json::from_str(params).unwrap())
+        .await;
+    assert_eq!(
+        h.mock.expect_result(1).await,
+        json!({ "name": "t", "meta": { "vendor/k": 1 }, "shared": true })
+    );
+    // A place that does not hold the text: decoded whole.
+    let moved = modelctx_transport::MetaPlace {
+        offset: place.offset + 1,
+        ..place
+    };
+    let mut h = era_harness(found(Some(moved)));
+    h.mock
+        .request(1, "handed", serde_json::from_str(params).unwrap())
+        .await;
+    assert_eq!(
+        h.mock.expect_result(1).await,
+        json!({ "name": "t", "meta": { "vendor/k": 1 }, "shared": false })
     );
 }
 

@@ -114,6 +114,13 @@ impl Meta {
         Self::from_text(text)
     }
 
+    /// The text this `_meta` was read from, while it is unchanged (`None` once built or
+    /// changed in code). Unstable: for the SDK's own crates and tests.
+    #[doc(hidden)]
+    pub fn unstable_text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
     /// The map, built from the text on first use.
     fn map(&self) -> &Map<String, Value> {
         self.map.get_or_init(|| {
