@@ -666,3 +666,243 @@ async fn a_typed_handler_gets_the_meta_its_request_carries_wherever_it_stands() 
         "{answer}"
     );
 }
+
+/// A server whose `where` tool mirrors its `region` argument in the `Mcp-Param-Region`
+/// header and answers with the caller's name (from the request's envelope) and the
+/// region; its `hold` tool waits until `release` fires (`started` tells when it runs,
+/// `dropped` when its handler is dropped unfinished).
+fn region_server(
+    started: std::sync::Arc<tokio::sync::Notify>,
+    release: std::sync::Arc<tokio::sync::Notify>,
+    dropped: std::sync::Arc<tokio::sync::Notify>,
+) -> Server {
+    let schema = json!({
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    });
+    let region = Tool::new("where", schema.as_object().unwrap().clone());
+    let region = ToolDef::with_schema(region, |args, cx: Context| async move {
+        let name = cx.client_info().map(|i| i.name.clone()).unwrap_or_default();
+        let region = args.get("region").and_then(|r| r.as_str()).unwrap_or("-");
+        Ok::<_, String>(CallToolResult::text(format!("{name}@{region}")))
+    });
+    let hold = Tool::new(
+        "hold",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    let hold = ToolDef::with_schema(hold, move |_args, _cx: Context| {
+        let (started, release, dropped) = (started.clone(), release.clone(), dropped.clone());
+        async move {
+            struct OnDrop(std::sync::Arc<tokio::sync::Notify>, bool);
+            impl Drop for OnDrop {
+                fn drop(&mut self) {
+                    if !self.1 {
+                        self.0.notify_one();
+                    }
+                }
+            }
+            let mut guard = OnDrop(dropped, false);
+            let released = release.notified();
+            started.notify_one();
+            released.await;
+            guard.1 = true;
+            Ok::<_, String>(CallToolResult::text("released"))
+        }
+    });
+    Server::builder("regions", "1.0.0")
+        .tool(region)
+        .unwrap()
+        .tool(hold)
+        .unwrap()
+        .stateless_era(true)
+        .build()
+}
+
+/// A 2026-07-28 `tools/call` POST of `tool` from the client `caller`, with `region` as
+/// argument and `header` as its `Mcp-Param-Region` header: the status and the JSON
+/// answer.
+fn era_call(
+    http: &reqwest::Client,
+    url: &str,
+    (id, caller): (u64, &str),
+    (tool, region, header): (&str, &str, Option<&str>),
+) -> reqwest::RequestBuilder {
+    let body = json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {
+            "name": tool, "arguments": {"region": region},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": caller, "version": "1"}
+            }
+        }
+    });
+    let mut post = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .body(body.to_string());
+    if let Some(header) = header {
+        post = post.header("mcp-param-region", header);
+    }
+    post
+}
+
+async fn answer_of(post: reqwest::RequestBuilder) -> (u16, serde_json::Value) {
+    let answer = within("a call", post.send()).await.unwrap();
+    let status = answer.status().as_u16();
+    let text = within("the answer", answer.text()).await.unwrap();
+    let json = match text.strip_prefix("event: message\ndata: ") {
+        Some(event) => event.lines().next().unwrap_or_default().to_owned(),
+        None => text.clone(),
+    };
+    (
+        status,
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {text}")),
+    )
+}
+
+#[tokio::test]
+async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelope() {
+    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let notify = || Arc::new(tokio::sync::Notify::new());
+    let (started, release, dropped) = (notify(), notify(), notify());
+    let server = region_server(started.clone(), release.clone(), dropped.clone());
+    let made = Arc::new(AtomicUsize::new(0));
+    let counted = made.clone();
+    let service =
+        StreamableHttpService::with_config(StreamableHttpServerConfig::default(), move |t| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            server.serve(t);
+        });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    let http = reqwest::Client::new();
+
+    // POST after POST: each request is served with its own envelope and headers.
+    let (status, answer) = answer_of(era_call(
+        &http,
+        &url,
+        (1, "alice"),
+        ("where", "eu", Some("eu")),
+    ))
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "alice@eu");
+    // The header the last request had is not this one's: without its own, refused.
+    let (status, answer) =
+        answer_of(era_call(&http, &url, (1, "bob"), ("where", "eu", None))).await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["code"], -32020, "{answer}");
+    let (status, answer) = answer_of(era_call(
+        &http,
+        &url,
+        (1, "carol"),
+        ("where", "us", Some("us")),
+    ))
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "carol@us");
+    // One session served the three (the same request id each time, one after another).
+    assert_eq!(made.load(Ordering::SeqCst), 1);
+
+    // A request still running keeps its session: the POST beside it gets another.
+    let held = tokio::spawn(answer_of(era_call(
+        &http,
+        &url,
+        (7, "dave"),
+        ("hold", "-", None),
+    )));
+    within("the held call to start", started.notified()).await;
+    let (status, answer) = answer_of(era_call(
+        &http,
+        &url,
+        (7, "erin"),
+        ("where", "ap", Some("ap")),
+    ))
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "erin@ap");
+    assert_eq!(made.load(Ordering::SeqCst), 2);
+    release.notify_one();
+    let (status, answer) = within("the held call", held).await.unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "released");
+
+    // A request whose client goes away is cancelled, and its session is not served
+    // again; the next POST is answered all the same.
+    let gone = tokio::spawn(era_call(&http, &url, (8, "frank"), ("hold", "-", None)).send());
+    within("the abandoned call to start", started.notified()).await;
+    gone.abort();
+    within("the abandoned handler to be dropped", dropped.notified()).await;
+    let (status, answer) = answer_of(era_call(
+        &http,
+        &url,
+        (8, "grace"),
+        ("where", "eu", Some("eu")),
+    ))
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "grace@eu");
+}
+
+#[tokio::test]
+async fn what_a_handler_leaves_behind_sends_nothing_once_its_request_has_ended() {
+    use modelctx::types::LoggingMessageNotificationParams as Log;
+    use modelctx::types::{LoggingLevel, LoggingMessageNotification};
+    use std::sync::{Arc, Mutex};
+    let left: Arc<Mutex<Option<Context>>> = Arc::default();
+    let keeper = left.clone();
+    let keep = Tool::new(
+        "echo",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    let keep = ToolDef::with_schema(keep, move |_args, cx: Context| {
+        *keeper.lock().unwrap() = Some(cx);
+        async { Ok::<_, String>(CallToolResult::text("kept")) }
+    });
+    let server = Server::builder("keeper", "1.0.0")
+        .tool(keep)
+        .unwrap()
+        .stateless_era(true)
+        .build();
+    let url = http_endpoint(server).await;
+    let http = reqwest::Client::new();
+    let call = |id: u64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/logLevel":"debug"}}}}}}"#
+        )
+    };
+    let (status, answer) = post_call(&http, &url, call(1)).await;
+    assert_eq!(
+        (status, &answer["result"]["content"][0]["text"]),
+        (200, &json!("kept"))
+    );
+    // The request is over: its context says so, and a late notice is refused, not sent
+    // (its id may be another client's request by now).
+    let cx = left.lock().unwrap().take().unwrap();
+    within(
+        "the ended request's cancellation",
+        cx.cancellation().cancelled(),
+    )
+    .await;
+    let late = cx
+        .notify::<LoggingMessageNotification>(Log::new(LoggingLevel::Info, json!("late")))
+        .await
+        .unwrap_err();
+    assert!(late.to_string().contains("has ended"), "{late}");
+    let (status, answer) = post_call(&http, &url, call(1)).await;
+    assert_eq!(
+        (status, &answer["result"]["content"][0]["text"]),
+        (200, &json!("kept"))
+    );
+}

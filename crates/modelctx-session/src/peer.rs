@@ -393,6 +393,11 @@ pub(crate) fn cancelled_notification(id: &RequestId, reason: &str) -> JsonRpcMes
 pub struct Peer {
     pub(crate) shared: Arc<Shared>,
     pub(crate) related: Option<RequestId>,
+    /// In the stateless era, the token of the request `related` names: fired once
+    /// that request has ended, after which nothing more is sent about it (its id may
+    /// name another client's request next: a session of the era can serve request
+    /// after request).
+    pub(crate) request_over: Option<CancellationToken>,
 }
 
 impl fmt::Debug for Peer {
@@ -416,6 +421,17 @@ impl Peer {
         Self {
             shared: self.shared.clone(),
             related: id,
+            request_over: None,
+        }
+    }
+
+    /// This peer related to the stateless era's request `id`, whose token `over` fires
+    /// when the request has ended.
+    pub(crate) fn related_to_era_request(&self, id: RequestId, over: CancellationToken) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            related: Some(id),
+            request_over: Some(over),
         }
     }
 
@@ -620,6 +636,14 @@ impl Peer {
         let shared = &self.shared;
         if self.is_closed() {
             return Err(SessionError::closed());
+        }
+        if self.request_over.as_ref().is_some_and(|t| t.is_cancelled()) {
+            return Err(SessionError::refused(format!(
+                "request {} has ended: nothing more is sent about it",
+                self.related
+                    .as_ref()
+                    .map_or_else(String::new, ToString::to_string)
+            )));
         }
         let phase = shared.phase.get();
         // In the stateless era a notification travels with the request it belongs to.

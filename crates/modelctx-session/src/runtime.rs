@@ -10,7 +10,9 @@ use std::task::Poll;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_transport::{DirectReceiver, Extensions, MessageStream, Transport, TransportMessage};
+use modelctx_transport::{
+    DirectReceiver, EraRead, Extensions, MessageStream, Transport, TransportMessage,
+};
 use modelctx_types::{
     ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
     JsonRpcRequest, JsonRpcResultResponse, ProgressToken, RawValue, RequestId,
@@ -104,6 +106,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     let peer = Peer {
         shared: shared.clone(),
         related: None,
+        request_over: None,
     };
     let core = Arc::new(Core {
         shared,
@@ -393,7 +396,7 @@ impl Core {
     fn take(&self, message: TransportMessage) {
         match message.message {
             JsonRpcMessage::Request(r) => {
-                if let Some(job) = self.on_request(r, message.extensions) {
+                if let Some(job) = self.on_request(r, message.extensions, message.era) {
                     poll_once_or_spawn(job);
                 }
             }
@@ -451,6 +454,7 @@ impl Core {
         &self,
         request: JsonRpcRequest,
         extensions: Extensions,
+        era: Option<Box<EraRead>>,
     ) -> Option<BoxFuture<'static, ()>> {
         let shared = &self.shared;
         if shared.role == Role::Server
@@ -534,6 +538,7 @@ impl Core {
         let shared = shared.clone();
         let service = self.service.clone();
         let peer = self.peer.clone();
+        let over = (shared.phase.get() == Phase::Stateless).then(|| token.clone());
         let job = async move {
             let id = request.id.clone();
             let outcome = handle(
@@ -541,7 +546,7 @@ impl Core {
                 service,
                 peer,
                 request,
-                extensions,
+                (extensions, era),
                 token,
                 is_initialize,
             )
@@ -550,6 +555,11 @@ impl Core {
                 let mut inflight = shared.inflight.lock().unwrap_or_else(|p| p.into_inner());
                 inflight.remove(&id);
                 modelctx_transport::table::shrink_drained(&mut *inflight);
+            }
+            if let Some(over) = over {
+                // The request has ended: what its handler's leftovers would still send
+                // about it is refused (see `Peer::request_over`).
+                over.cancel();
             }
             let message = match outcome {
                 // Cancelled: the spec says no response.
@@ -655,7 +665,7 @@ async fn handle(
     service: Arc<dyn Service>,
     peer: Peer,
     request: JsonRpcRequest,
-    extensions: Extensions,
+    (extensions, era): (Extensions, Option<Box<EraRead>>),
     token: CancellationToken,
     is_initialize: bool,
 ) -> Option<Result<Box<RawValue>, ErrorData>> {
@@ -680,7 +690,8 @@ async fn handle(
             },
         },
     };
-    let context = RequestContext::new(&request, token.clone(), peer).with_extensions(extensions);
+    let context =
+        RequestContext::new(&request, token.clone(), peer, era).with_extensions(extensions);
     let mut fut =
         std::pin::pin!(AssertUnwindSafe(service.handle_request(request, context)).catch_unwind());
     // The handler first: one that answers in its first poll never registers a waiter on

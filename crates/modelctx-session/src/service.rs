@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::future::BoxFuture;
-use modelctx_transport::{Extensions, MetaPlace};
+use modelctx_transport::{EraRead, Extensions, MetaPlace};
 use modelctx_types::{
     ErrorData, JsonRpcNotification, JsonRpcRequest, Meta, MetaSlot, ProgressToken, RawValue,
     RequestId, members,
@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::SessionError;
-use crate::lifecycle;
+use crate::lifecycle::{self, Phase};
 use crate::peer::{Peer, Progress};
 
 /// Answers the requests and notifications a session receives.
@@ -89,6 +89,9 @@ pub struct RequestContext {
     progress: Option<Arc<ProgressReporter>>,
     /// What the transport attached to the request (see [`Extensions`]).
     extensions: Extensions,
+    /// The request's own `Mcp-Param-*` headers, when its transport gave them with it
+    /// (see [`EraRead`]); else the session's are the request's.
+    mirrored: Option<Vec<(String, String)>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -106,15 +109,24 @@ impl RequestContext {
         request: &JsonRpcRequest,
         cancellation: CancellationToken,
         peer: Peer,
+        era: Option<Box<EraRead>>,
     ) -> Self {
         // The transport may have found `_meta` already (streamable HTTP in the
         // stateless era): then it is not looked for again, and a `_meta` it read as
-        // plain has no progress token.
-        let found = peer
-            .shared
-            .found_meta
-            .as_ref()
-            .filter(|found| found.request == request.id);
+        // plain has no progress token. What came with the request is its own; what the
+        // transport gave the session is for its one request.
+        let (mirrored, era_meta) = match era {
+            Some(era) => {
+                let EraRead { mirrored, meta } = *era;
+                (Some(mirrored), meta)
+            }
+            None => (None, None),
+        };
+        let found = match &era_meta {
+            Some(found) => Some(found),
+            None => peer.shared.found_meta.as_ref(),
+        }
+        .filter(|found| found.request == request.id);
         let (meta_raw, plain, meta_shared, meta_at) = match found {
             Some(found) => (
                 Some(found.text.clone()),
@@ -139,7 +151,11 @@ impl RequestContext {
             }
             _ => None,
         };
-        let peer = peer.related_to(Some(request.id.clone()));
+        let peer = if peer.shared.phase.get() == Phase::Stateless {
+            peer.related_to_era_request(request.id.clone(), cancellation.clone())
+        } else {
+            peer.related_to(Some(request.id.clone()))
+        };
         Self {
             id: request.id.clone(),
             progress: token.map(|token| {
@@ -156,6 +172,7 @@ impl RequestContext {
             cancellation,
             peer,
             extensions: Extensions::new(),
+            mirrored,
         }
     }
 
@@ -189,6 +206,7 @@ impl RequestContext {
             peer,
             progress: None,
             extensions: Extensions::new(),
+            mirrored: None,
         }
     }
 
@@ -250,7 +268,10 @@ impl RequestContext {
     /// without the prefix), when its transport has HTTP headers. Unstable.
     #[doc(hidden)]
     pub fn mirrored_params(&self) -> Option<&[(String, String)]> {
-        self.peer.shared.mirrored.as_deref()
+        match &self.mirrored {
+            Some(mirrored) => Some(mirrored),
+            None => self.peer.shared.mirrored.as_deref(),
+        }
     }
 
     /// The progress token the caller attached, if any.

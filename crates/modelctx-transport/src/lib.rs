@@ -94,6 +94,26 @@ pub struct TransportMessage {
     /// (`RequestMethod::NAME_PARAM`). Routing metadata for a method the transport does
     /// not know by name; `None` for the rest, and ignored by transports without headers.
     pub name_param: Option<&'static str>,
+    /// Inbound request of the stateless era (protocol 2026-07-28): what the transport
+    /// read of it beside its JSON (streamable HTTP: its `Mcp-Param-*` headers and its
+    /// `_meta` as found while checking the headers). `None` elsewhere. Unstable: for the
+    /// SDK's own crates.
+    #[doc(hidden)]
+    pub era: Option<Box<EraRead>>,
+}
+
+/// What a transport read of one request of the stateless era beside its JSON (see
+/// [`TransportMessage::era`]): it belongs to that request only, so a session that
+/// serves many such requests (streamable HTTP keeps idle sessions of the era for the
+/// next POST) sees each request's own. Unstable.
+#[doc(hidden)]
+#[derive(Debug, Clone, Default)]
+pub struct EraRead {
+    /// The request's `Mcp-Param-{Name}` headers as `(name, value)`, the name
+    /// lower-cased and without its prefix (see [`Transport::stateless_era_request`]).
+    pub mirrored: Vec<(String, String)>,
+    /// The request's `_meta` as the transport found it, when it did.
+    pub meta: Option<FoundMeta>,
 }
 
 impl TransportMessage {
@@ -105,6 +125,7 @@ impl TransportMessage {
             resumption_token: None,
             extensions: Extensions::new(),
             name_param: None,
+            era: None,
         }
     }
 
@@ -394,7 +415,9 @@ pub trait Transport: Send + 'static {
     /// serving at once — with the request's `Mcp-Param-{Name}` headers as
     /// `(name, value)`, the name lower-cased and without its prefix, for the server to
     /// check against the tool's `x-mcp-header` arguments. `None` unless the transport
-    /// knows (streamable HTTP does, from the request's headers). Unstable.
+    /// knows (streamable HTTP does, from the request's headers). A request's own
+    /// [`TransportMessage::era`] takes precedence over both this and
+    /// [`stateless_era_meta`](Self::stateless_era_meta). Unstable.
     #[doc(hidden)]
     fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
         None

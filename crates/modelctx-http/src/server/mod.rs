@@ -26,7 +26,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use modelctx_transport::Extensions;
+use modelctx_transport::{EraRead, Extensions};
 use modelctx_types::{
     ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RawValue,
     RequestId,
@@ -72,6 +72,9 @@ struct Inner {
     /// The `_meta` texts of the stateless era's requests read before (see
     /// [`era::MetaCache`]).
     metas: era::MetaCache,
+    /// Idle sessions of the stateless era, kept for the next POST (see
+    /// [`Inner::lend_era_session`]).
+    era_sessions: Mutex<Vec<Arc<SessionState>>>,
     /// This service's name among those sharing a session registry (random), and what
     /// its shared sessions' outbound request ids start with (`"<instance>/"`).
     instance: Arc<str>,
@@ -94,6 +97,12 @@ struct Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.relay_stop.cancel();
+        // A kept session's runtime holds the session: it ends only when told.
+        let kept =
+            std::mem::take(&mut *self.era_sessions.lock().unwrap_or_else(|p| p.into_inner()));
+        for session in kept {
+            session.end_era();
+        }
     }
 }
 
@@ -132,6 +141,7 @@ impl StreamableHttpService {
                 sessions: Mutex::new(HashMap::new()),
                 stateless_id: Arc::from("stateless"),
                 metas: era::MetaCache::default(),
+                era_sessions: Mutex::new(Vec::new()),
                 instance: instance.clone(),
                 id_prefix: Arc::from(format!("{instance}/")),
                 listening: tokio::sync::OnceCell::new(),
@@ -166,7 +176,7 @@ impl StreamableHttpService {
             return None;
         }
         self.inner
-            .create_session(None, true, false, None, None)
+            .create_session(None, true, false, false, None)
             .map(|s| s.id.to_string())
     }
 
@@ -311,7 +321,7 @@ impl Inner {
             }
             Err(e) => return Err(self.registry_unavailable(&e)),
         }
-        self.create_session(Some(Arc::from(id)), true, false, None, None)
+        self.create_session(Some(Arc::from(id)), true, false, false, None)
             .ok_or_else(|| {
                 self.reject(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -679,7 +689,7 @@ impl Inner {
         id: Option<Arc<str>>,
         stateful: bool,
         pre_initialized: bool,
-        stateless_era: Option<session::EraRequest>,
+        stateless_era: bool,
         restored: Option<(u64, SessionSnapshot)>,
     ) -> Option<Arc<SessionState>> {
         // A stateless "session" lives for one POST and its id is never sent anywhere:
@@ -1199,7 +1209,7 @@ async fn find_shared_session(
                     Some(Arc::from(id)),
                     true,
                     false,
-                    None,
+                    false,
                     Some((revision, *snapshot)),
                 )
                 .ok_or_else(|| {
@@ -1488,7 +1498,7 @@ where
     }
     let session = match session {
         Some(s) => s,
-        None => match inner.create_session(None, stateful, !stateful && !init, None, None) {
+        None => match inner.create_session(None, stateful, !stateful && !init, false, None) {
             Some(s) => s,
             None => {
                 return inner.reject(
@@ -1498,7 +1508,7 @@ where
             }
         },
     };
-    dispatch(inner, session, messages, extensions, init, false).await
+    dispatch(inner, session, messages, extensions, init, None).await
 }
 
 /// A POST of the stateless era (2026-07-28): one request, its headers checked against
@@ -1544,18 +1554,86 @@ async fn stateless_post(
             );
         }
     };
-    let era = session::EraRequest {
+    let era = EraRead {
         mirrored: era::mirrored_params(headers),
         meta,
     };
-    let Some(session) = inner.create_session(None, false, false, Some(era), None) else {
+    let Some(lease) = inner.lend_era_session() else {
         return inner.reject(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the session could not be created",
         );
     };
     messages.truncate(1);
-    dispatch(inner, session, messages, extensions, false, true).await
+    let session = lease.session.clone();
+    dispatch(inner, session, messages, extensions, false, Some(era)).await
+}
+
+/// How many idle sessions of the stateless era an endpoint keeps (see
+/// [`Inner::lend_era_session`]): about as many as POSTs of the era it serves at once.
+/// Each is a session runtime waiting for its next message (a few KiB).
+const KEPT_ERA_SESSIONS: usize = 64;
+
+/// A session of the stateless era lent to one POST: handed back to its endpoint when
+/// the POST ends (answered, or dropped with its connection), kept if it is idle.
+struct EraLease<'a> {
+    inner: &'a Inner,
+    session: Arc<SessionState>,
+}
+
+impl Drop for EraLease<'_> {
+    fn drop(&mut self) {
+        if !self.session.take_back_era() {
+            return;
+        }
+        let mut kept = self
+            .inner
+            .era_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if kept.len() < KEPT_ERA_SESSIONS {
+            kept.push(self.session.clone());
+        } else {
+            drop(kept);
+            self.session.end_era();
+        }
+    }
+}
+
+impl Inner {
+    /// A session for one POST of the stateless era: an idle one kept from an earlier
+    /// POST, else a new one. A request of the era brings everything it needs (its
+    /// envelope, its headers in [`EraRead`]) and leaves nothing in its session (the
+    /// era has no handshake, no `logging/setLevel`, no `resources/subscribe`; tasks
+    /// are not bound to a session without an id), so one session serves POST after
+    /// POST, one at a time, and a POST skips starting and ending a session runtime.
+    /// `None` when a new session cannot be made.
+    fn lend_era_session(self: &Arc<Self>) -> Option<EraLease<'_>> {
+        loop {
+            let kept = self
+                .era_sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .pop();
+            match kept {
+                Some(session) if session.is_open() => {
+                    return Some(EraLease {
+                        inner: self,
+                        session,
+                    });
+                }
+                // Ended meanwhile (its runtime stopped): dropped.
+                Some(session) => session.end_era(),
+                None => break,
+            }
+        }
+        let session = self.create_session(None, false, false, true, None)?;
+        session.lend_era();
+        Some(EraLease {
+            inner: self,
+            session,
+        })
+    }
 }
 
 /// Hands a POST's messages to its session and answers the POST. `stateless_era`: the
@@ -1567,8 +1645,9 @@ async fn dispatch(
     mut messages: Vec<JsonRpcMessage>,
     extensions: &Extensions,
     init: bool,
-    stateless_era: bool,
+    mut era: Option<EraRead>,
 ) -> Response {
+    let stateless_era = era.is_some();
     if session.shared.is_some()
         && let Some(registry) = &inner.config.session_registry
     {
@@ -1604,7 +1683,11 @@ async fn dispatch(
         && let [id] = ids.as_slice()
     {
         let answer = session.open_era_answer(id);
-        if session.push(messages, None, extensions).await.is_err() {
+        if session
+            .push_era(messages, None, extensions, era)
+            .await
+            .is_err()
+        {
             return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
         }
         return match session.settle_era_answer(id, answer) {
@@ -1633,7 +1716,9 @@ async fn dispatch(
     // `notifications/initialized`, which the registry says went to another service,
     // takes one in its place first: only then (see `SessionState::missed_initialized`).
     let gate = session.hand_note_first(&mut messages).await;
-    let pushed = session.push(messages, stream, extensions).await;
+    let pushed = session
+        .push_era(messages, stream, extensions, era.take())
+        .await;
     drop(gate);
     let Ok(queued) = pushed else {
         return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
@@ -1971,7 +2056,11 @@ mod tests {
         let service = StreamableHttpService::new(drop);
         let inner = &service.inner;
         let sessions: Vec<_> = (0..2_000)
-            .map(|_| inner.create_session(None, true, false, None, None).unwrap())
+            .map(|_| {
+                inner
+                    .create_session(None, true, false, false, None)
+                    .unwrap()
+            })
             .collect();
         assert_eq!(service.session_count(), 2_000);
         let room = || inner.lock_sessions().capacity();
@@ -1981,6 +2070,35 @@ mod tests {
         }
         assert_eq!(service.session_count(), 0);
         assert_eq!(room(), 0);
+    }
+
+    #[tokio::test]
+    async fn idle_sessions_of_the_stateless_era_are_kept_within_bounds_and_end_with_the_service() {
+        let service = StreamableHttpService::new(drop);
+        let inner = service.inner.clone();
+        // More POSTs at once than the endpoint keeps sessions for: each its own session.
+        let leases: Vec<_> = (0..KEPT_ERA_SESSIONS + 8)
+            .map(|_| inner.lend_era_session().unwrap())
+            .collect();
+        let sessions: Vec<_> = leases.iter().map(|l| l.session.clone()).collect();
+        drop(leases);
+        let kept = sessions.iter().filter(|s| s.is_open()).count();
+        assert_eq!(kept, KEPT_ERA_SESSIONS);
+        assert_eq!(inner.era_sessions.lock().unwrap().len(), KEPT_ERA_SESSIONS);
+        // The next POST is lent a kept one.
+        let lease = inner.lend_era_session().unwrap();
+        assert!(sessions.iter().any(|s| Arc::ptr_eq(s, &lease.session)));
+        drop(lease);
+        // A session that ended while kept is not lent again.
+        let ended = inner.era_sessions.lock().unwrap().last().unwrap().clone();
+        ended.end_era();
+        let lease = inner.lend_era_session().unwrap();
+        assert!(!Arc::ptr_eq(&ended, &lease.session));
+        drop(lease);
+        // The service gone, every kept session ends (its runtime would wait forever).
+        drop(service);
+        drop(inner);
+        assert!(sessions.iter().all(|s| !s.is_open()));
     }
 
     #[test]

@@ -3,14 +3,15 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use modelctx_transport::{
-    DirectReceiver, DirectSlot, Extensions, Holding, MessageSink, MessageStream, SharedSession,
-    Transport, TransportError, TransportMessage,
+    DirectReceiver, DirectSlot, EraRead, Extensions, Holding, MessageSink, MessageStream,
+    SharedSession, Transport, TransportError, TransportMessage,
 };
 use modelctx_types::{
     ErrorCode, ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion,
@@ -127,6 +128,10 @@ pub(crate) type OnEnd = Box<dyn Fn(&str) + Send + Sync>;
 pub(crate) struct SessionState {
     pub(crate) id: Arc<str>,
     pub(crate) stateful: bool,
+    /// A session of the stateless era that its endpoint keeps for the next POST while
+    /// it is lent to one (see [`lend_era`](Self::lend_era)): its last answer does not end
+    /// it. Cleared when the POST ends without handing it back.
+    reusable: AtomicBool,
     config: Arc<StreamableHttpServerConfig>,
     inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
     /// The session runtime's direct entry, when it offered one: a POST's messages are
@@ -216,6 +221,7 @@ impl SessionState {
             id_header,
             id,
             stateful,
+            reusable: AtomicBool::new(false),
             config,
             inbound: Mutex::new(Some(tx)),
             direct: DirectSlot::default(),
@@ -408,6 +414,46 @@ impl SessionState {
     }
 
     /// Stops taking messages (stateless sessions, once their POST is answered).
+    /// Marks a new session of the stateless era as one its endpoint keeps between
+    /// POSTs: its answers no longer end it; [`take_back_era`](Self::take_back_era) or
+    /// [`end_era`](Self::end_era) does.
+    pub(crate) fn lend_era(&self) {
+        self.reusable.store(true, Ordering::Release);
+    }
+
+    /// Whether the session still takes messages (its runtime has not ended it).
+    pub(crate) fn is_open(&self) -> bool {
+        !self.closed.is_cancelled()
+            && self
+                .inbound
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some()
+    }
+
+    /// The end of a POST a session of the stateless era was lent to: `true` when the
+    /// session is idle (nothing in flight, no stream open) and open, so it may serve
+    /// the next POST. Otherwise it is no longer kept: it ends with its last answer, or
+    /// now when it has none to give.
+    pub(crate) fn take_back_era(&self) -> bool {
+        let routes = self.routes();
+        if routes.requests.is_empty() && routes.streams.is_empty() && self.is_open() {
+            return true;
+        }
+        self.reusable.store(false, Ordering::Release);
+        if routes.requests.is_empty() {
+            self.finish_inbound();
+        }
+        false
+    }
+
+    /// Ends a session of the stateless era that is not kept (its endpoint has enough,
+    /// or is gone): it takes no more messages.
+    pub(crate) fn end_era(&self) {
+        self.reusable.store(false, Ordering::Release);
+        self.finish_inbound();
+    }
+
     pub(crate) fn finish_inbound(&self) {
         self.inbound
             .lock()
@@ -426,8 +472,20 @@ impl SessionState {
     pub(crate) async fn push(
         &self,
         messages: Vec<JsonRpcMessage>,
+        answer: Option<u64>,
+        extensions: &Extensions,
+    ) -> Result<bool, ()> {
+        self.push_era(messages, answer, extensions, None).await
+    }
+
+    /// [`push`](Self::push), the first message with `era`: what the endpoint read of a
+    /// request of the stateless era beside its JSON (see [`EraRead`]).
+    pub(crate) async fn push_era(
+        &self,
+        messages: Vec<JsonRpcMessage>,
         mut answer: Option<u64>,
         extensions: &Extensions,
+        mut era: Option<EraRead>,
     ) -> Result<bool, ()> {
         let tx = self
             .inbound
@@ -451,7 +509,8 @@ impl SessionState {
         let mut messages = messages.into_iter();
         let mut queued = Vec::new();
         for message in messages.by_ref() {
-            let message = TransportMessage::new(message).with_extensions(extensions.clone());
+            let mut message = TransportMessage::new(message).with_extensions(extensions.clone());
+            message.era = era.take().map(Box::new);
             if let Some(back) = self.direct.try_deliver(message) {
                 queued.push(back);
                 break;
@@ -1202,7 +1261,7 @@ impl SessionState {
             None => return false,
         }
         modelctx_transport::table::shrink_drained(&mut routes.requests);
-        if !self.stateful && routes.requests.is_empty() {
+        if !self.stateful && routes.requests.is_empty() && !self.reusable.load(Ordering::Acquire) {
             // A stateless session serves one POST: it is done.
             self.finish_inbound();
         }
@@ -1276,16 +1335,9 @@ pub struct HttpServerTransport {
     pub(crate) state: Arc<SessionState>,
     pub(crate) rx: mpsc::Receiver<Inbound>,
     pub(crate) pre_initialized: bool,
-    /// `Some` when it carries one request of the stateless era (2026-07-28).
-    pub(crate) stateless_era: Option<EraRequest>,
-}
-
-/// What the transport of the stateless era's one request knows of it.
-pub(crate) struct EraRequest {
-    /// The request's `Mcp-Param-*` headers.
-    pub(crate) mirrored: Vec<(String, String)>,
-    /// Its `_meta`, as the header check found it.
-    pub(crate) meta: Option<modelctx_transport::FoundMeta>,
+    /// Whether its session serves requests of the stateless era (2026-07-28): each
+    /// comes with what the endpoint read of it ([`EraRead`]).
+    pub(crate) stateless_era: bool,
 }
 
 impl fmt::Debug for HttpServerTransport {
@@ -1362,11 +1414,8 @@ impl Transport for HttpServerTransport {
     }
 
     fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
-        self.stateless_era.as_ref().map(|era| era.mirrored.clone())
-    }
-
-    fn stateless_era_meta(&self) -> Option<modelctx_transport::FoundMeta> {
-        self.stateless_era.as_ref()?.meta.clone()
+        // The era, without headers of its own: every request brings its own.
+        self.stateless_era.then(Vec::new)
     }
 
     fn request_id_prefix(&self) -> Option<Arc<str>> {
@@ -1552,7 +1601,7 @@ mod tests {
             state: state.clone(),
             rx,
             pre_initialized: true,
-            stateless_era: None,
+            stateless_era: false,
         };
         let (sink, _stream) = transport.split();
         for id in 1..=2_000 {
@@ -1578,7 +1627,7 @@ mod tests {
             state: state.clone(),
             rx,
             pre_initialized: true,
-            stateless_era: None,
+            stateless_era: false,
         };
         let (sink, mut stream) = transport.split();
 
