@@ -774,19 +774,28 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     let notify = || Arc::new(tokio::sync::Notify::new());
     let (started, release, dropped) = (notify(), notify(), notify());
     let server = region_server(started.clone(), release.clone(), dropped.clone());
+    let served: Arc<std::sync::Mutex<Vec<modelctx::server::ServerSession>>> = Arc::default();
     let made = Arc::new(AtomicUsize::new(0));
-    let counted = made.clone();
+    let (counted, recorded) = (made.clone(), served.clone());
     let service =
         StreamableHttpService::with_config(StreamableHttpServerConfig::default(), move |t| {
             counted.fetch_add(1, Ordering::SeqCst);
-            server.serve(t);
+            recorded.lock().unwrap().push(server.serve(t));
         });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending()));
+    tokio::spawn(service.clone().serve(listener, std::future::pending()));
     let http = reqwest::Client::new();
+    // Resolves when one of the sessions served so far has ended.
+    let one_ends = |served: &Arc<std::sync::Mutex<Vec<modelctx::server::ServerSession>>>| {
+        let sessions = served.lock().unwrap().clone();
+        async move {
+            let ends = sessions.iter().map(|s| Box::pin(s.closed()));
+            futures::future::select_all(ends).await;
+        }
+    };
 
     // POST after POST: each request is served with its own envelope and headers.
     let (status, answer) = answer_of(era_call(
@@ -844,6 +853,8 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     within("the abandoned call to start", started.notified()).await;
     gone.abort();
     within("the abandoned handler to be dropped", dropped.notified()).await;
+    // Its session ends (it is not kept, and nothing of it stays behind).
+    within("the abandoned call's session to end", one_ends(&served)).await;
     let (status, answer) = answer_of(era_call(
         &http,
         &url,
@@ -853,12 +864,21 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     .await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "grace@eu");
+
+    // Closing every session ends the kept ones too.
+    service.close_all_sessions();
+    let sessions = served.lock().unwrap().clone();
+    for session in sessions {
+        within("a kept session to end", session.closed()).await;
+    }
 }
 
 #[tokio::test]
-async fn what_a_handler_leaves_behind_sends_nothing_once_its_request_has_ended() {
+async fn what_a_handler_leaves_behind_reaches_no_later_request_of_the_same_id() {
+    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
     use modelctx::types::LoggingMessageNotificationParams as Log;
     use modelctx::types::{LoggingLevel, LoggingMessageNotification};
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     let left: Arc<Mutex<Option<Context>>> = Arc::default();
     let keeper = left.clone();
@@ -870,39 +890,128 @@ async fn what_a_handler_leaves_behind_sends_nothing_once_its_request_has_ended()
         *keeper.lock().unwrap() = Some(cx);
         async { Ok::<_, String>(CallToolResult::text("kept")) }
     });
+    let notify = || Arc::new(tokio::sync::Notify::new());
+    let (started, release) = (notify(), notify());
+    let (hold_started, hold_release) = (started.clone(), release.clone());
+    let hold = Tool::new(
+        "hold",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    let hold = ToolDef::with_schema(hold, move |_args, _cx: Context| {
+        let (started, release) = (hold_started.clone(), hold_release.clone());
+        async move {
+            let released = release.notified();
+            started.notify_one();
+            released.await;
+            Ok::<_, String>(CallToolResult::text("released"))
+        }
+    });
     let server = Server::builder("keeper", "1.0.0")
         .tool(keep)
         .unwrap()
+        .tool(hold)
+        .unwrap()
         .stateless_era(true)
         .build();
-    let url = http_endpoint(server).await;
+    let made = Arc::new(AtomicUsize::new(0));
+    let counted = made.clone();
+    let service =
+        StreamableHttpService::with_config(StreamableHttpServerConfig::default(), move |t| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            server.serve(t);
+        });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending()));
     let http = reqwest::Client::new();
-    let call = |id: u64| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/logLevel":"debug"}}}}}}"#
-        )
+    let call = |tool: &str| {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/logLevel": "debug"
+            }}
+        });
+        http.post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", tool)
+            .body(body.to_string())
+            .send()
     };
-    let (status, answer) = post_call(&http, &url, call(1)).await;
-    assert_eq!(
-        (status, &answer["result"]["content"][0]["text"]),
-        (200, &json!("kept"))
-    );
-    // The request is over: its context says so, and a late notice is refused, not sent
-    // (its id may be another client's request by now).
+    let answer = within("the first call", call("echo")).await.unwrap();
+    let text = within("its answer", answer.text()).await.unwrap();
+    assert!(text.contains("kept"), "{text}");
+    // The request is over: its context says so.
     let cx = left.lock().unwrap().take().unwrap();
     within(
         "the ended request's cancellation",
         cx.cancellation().cancelled(),
     )
     .await;
-    let late = cx
-        .notify::<LoggingMessageNotification>(Log::new(LoggingLevel::Info, json!("late")))
+    // The next request, the same id, on the same session, streams its answer: a notice
+    // the first one's handler leaves behind now must not land there.
+    let next = tokio::spawn(call("hold"));
+    within("the next call to start", started.notified()).await;
+    assert_eq!(made.load(Ordering::SeqCst), 1, "one session serves both");
+    cx.notify::<LoggingMessageNotification>(Log::new(LoggingLevel::Info, json!("left over")))
         .await
-        .unwrap_err();
-    assert!(late.to_string().contains("has ended"), "{late}");
-    let (status, answer) = post_call(&http, &url, call(1)).await;
-    assert_eq!(
-        (status, &answer["result"]["content"][0]["text"]),
-        (200, &json!("kept"))
-    );
+        .unwrap();
+    release.notify_one();
+    let answer = within("the next call", next).await.unwrap().unwrap();
+    let text = within("its answer", answer.text()).await.unwrap();
+    assert!(text.contains("released"), "{text}");
+    assert!(!text.contains("left over"), "{text}");
+}
+
+#[tokio::test]
+async fn a_handshake_posted_with_the_era_s_headers_leaves_no_session_behind_for_the_next() {
+    // A server that does not serve the era answers the handshake even on a POST that
+    // names 2026-07-28; the session that took it is not lent to the next POST.
+    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
+    let server = Server::builder("handshake-only", "1.0.0")
+        .stateless_era(false)
+        .build();
+    // JSON answers: a session whose answer streams is never lent again anyway.
+    let config = StreamableHttpServerConfig::default().json_response();
+    let service = StreamableHttpService::with_config(config, move |transport| {
+        server.serve(transport);
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    let http = reqwest::Client::new();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}
+        }
+    });
+    for round in 0..2 {
+        let answer = within(
+            "an initialize",
+            http.post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "initialize")
+                .body(initialize.to_string())
+                .send(),
+        )
+        .await
+        .unwrap();
+        let text = within("its answer", answer.text()).await.unwrap();
+        assert!(
+            text.contains("\"protocolVersion\"") && !text.contains("\"error\""),
+            "round {round}: {text}"
+        );
+    }
 }

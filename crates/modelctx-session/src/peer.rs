@@ -279,8 +279,21 @@ impl Shared {
         message: JsonRpcMessage,
         related: Option<RequestId>,
     ) -> Result<(), SessionError> {
+        self.send_about(message, related, None).await
+    }
+
+    /// [`send`](Self::send), with the token of the stateless era's request `related`
+    /// names (see `TransportMessage::request_over`).
+    pub(crate) async fn send_about(
+        &self,
+        message: JsonRpcMessage,
+        related: Option<RequestId>,
+        request_over: Option<CancellationToken>,
+    ) -> Result<(), SessionError> {
+        let mut message = TransportMessage::new(message).related_to(related);
+        message.request_over = request_over;
         self.sink
-            .send(TransportMessage::new(message).related_to(related))
+            .send(message)
             .await
             .map_err(SessionError::transport)
     }
@@ -393,10 +406,11 @@ pub(crate) fn cancelled_notification(id: &RequestId, reason: &str) -> JsonRpcMes
 pub struct Peer {
     pub(crate) shared: Arc<Shared>,
     pub(crate) related: Option<RequestId>,
-    /// In the stateless era, the token of the request `related` names: fired once
-    /// that request has ended, after which nothing more is sent about it (its id may
-    /// name another client's request next: a session of the era can serve request
-    /// after request).
+    /// For a request of the stateless era that came with what its transport read of it
+    /// (`TransportMessage::era`: streamable HTTP, whose sessions of the era serve request
+    /// after request), the request's token: fired once the request has ended, after
+    /// which notifications about it are dropped (its id may name another client's
+    /// request next). The transport checks it again where it routes them.
     pub(crate) request_over: Option<CancellationToken>,
 }
 
@@ -638,12 +652,15 @@ impl Peer {
             return Err(SessionError::closed());
         }
         if self.request_over.as_ref().is_some_and(|t| t.is_cancelled()) {
-            return Err(SessionError::refused(format!(
-                "request {} has ended: nothing more is sent about it",
-                self.related
-                    .as_ref()
-                    .map_or_else(String::new, ToString::to_string)
-            )));
+            // Dropped, as streamable HTTP drops a notification whose request has been
+            // answered: a task the request became keeps reporting, best effort.
+            tracing::debug!(
+                target: "modelctx_session",
+                parent: &shared.span,
+                %method,
+                "notification dropped: the request it belongs to has ended"
+            );
+            return Ok(());
         }
         let phase = shared.phase.get();
         // In the stateless era a notification travels with the request it belongs to.
@@ -661,7 +678,9 @@ impl Peer {
                 .advance(Phase::Initializing, Phase::Operational);
         }
         let msg = JsonRpcMessage::Notification(JsonRpcNotification::new(method, params));
-        shared.send(msg, self.related.clone()).await?;
+        shared
+            .send_about(msg, self.related.clone(), self.request_over.clone())
+            .await?;
         Ok(())
     }
 

@@ -538,7 +538,9 @@ impl Core {
         let shared = shared.clone();
         let service = self.service.clone();
         let peer = self.peer.clone();
-        let over = (shared.phase.get() == Phase::Stateless).then(|| token.clone());
+        // A request that came with what its transport read of it may share its session
+        // with later requests of other clients (see `Peer::request_over`).
+        let over = era.is_some().then(|| token.clone());
         let job = async move {
             let id = request.id.clone();
             let outcome = handle(
@@ -558,7 +560,8 @@ impl Core {
             }
             if let Some(over) = over {
                 // The request has ended: what its handler's leftovers would still send
-                // about it is refused (see `Peer::request_over`).
+                // about it is dropped (see `Peer::request_over`). Before its answer goes:
+                // a leftover routed after the answer finds it fired.
                 over.cancel();
             }
             let message = match outcome {

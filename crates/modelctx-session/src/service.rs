@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::SessionError;
-use crate::lifecycle::{self, Phase};
+use crate::lifecycle;
 use crate::peer::{Peer, Progress};
 
 /// Answers the requests and notifications a session receives.
@@ -115,6 +115,7 @@ impl RequestContext {
         // stateless era): then it is not looked for again, and a `_meta` it read as
         // plain has no progress token. What came with the request is its own; what the
         // transport gave the session is for its one request.
+        let shares_session = era.is_some();
         let (mirrored, era_meta) = match era {
             Some(era) => {
                 let EraRead { mirrored, meta } = *era;
@@ -151,7 +152,7 @@ impl RequestContext {
             }
             _ => None,
         };
-        let peer = if peer.shared.phase.get() == Phase::Stateless {
+        let peer = if shares_session {
             peer.related_to_era_request(request.id.clone(), cancellation.clone())
         } else {
             peer.related_to(Some(request.id.clone()))

@@ -100,6 +100,13 @@ pub struct TransportMessage {
     /// SDK's own crates.
     #[doc(hidden)]
     pub era: Option<Box<EraRead>>,
+    /// Outbound, about an inbound request of the stateless era that came with
+    /// [`era`](Self::era): fired once that request has ended. A transport that routes
+    /// messages by request id drops such a message once it has fired, checking under
+    /// the same lock that routes it (the id may name a later request by then: a
+    /// session of the era can serve request after request). Unstable.
+    #[doc(hidden)]
+    pub request_over: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// What a transport read of one request of the stateless era beside its JSON (see
@@ -126,6 +133,7 @@ impl TransportMessage {
             extensions: Extensions::new(),
             name_param: None,
             era: None,
+            request_over: None,
         }
     }
 

@@ -165,9 +165,11 @@ impl StreamableHttpServerConfig {
     /// default): a POST whose `MCP-Protocol-Version` names a version without a
     /// handshake and no session (or whose request carries the era's envelope in
     /// `_meta`) is checked against the era's header rules and served by a session of
-    /// its own that starts serving at once; every other POST is served as before. The
-    /// factory's server must serve the era too (`ServerBuilder::stateless_era`, also on
-    /// by default).
+    /// the era lent to it alone; every other POST is served as before. Such sessions
+    /// start serving at once and are kept (at most 64, idle) for later POSTs of the
+    /// era, so the factory runs once per session, not once per POST. The factory's
+    /// server must serve the era too (`ServerBuilder::stateless_era`, also on by
+    /// default).
     #[must_use]
     pub fn stateless_era(mut self, on: bool) -> Self {
         self.stateless_era = on;

@@ -213,6 +213,16 @@ impl StreamableHttpService {
         for s in sessions {
             s.terminate();
         }
+        let kept = std::mem::take(
+            &mut *self
+                .inner
+                .era_sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for s in kept {
+            s.end_era();
+        }
     }
 
     /// Serves the endpoint at every path of `listener` until `shutdown` resolves, then
@@ -1512,7 +1522,8 @@ where
 }
 
 /// A POST of the stateless era (2026-07-28): one request, its headers checked against
-/// its body, served by a session of its own that starts serving at once.
+/// its body, served by a session of the era lent to it alone (see
+/// [`Inner::lend_era_session`]).
 async fn stateless_post(
     inner: &Arc<Inner>,
     headers: &HeaderMap,
@@ -1558,12 +1569,16 @@ async fn stateless_post(
         mirrored: era::mirrored_params(headers),
         meta,
     };
-    let Some(lease) = inner.lend_era_session() else {
+    // A handshake (a server that does not serve the era answers one) changes its
+    // session: that session is not lent again.
+    let keep = request.method != "initialize";
+    let Some(mut lease) = inner.lend_era_session() else {
         return inner.reject(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the session could not be created",
         );
     };
+    lease.keep = keep;
     messages.truncate(1);
     let session = lease.session.clone();
     dispatch(inner, session, messages, extensions, false, Some(era)).await
@@ -1579,11 +1594,13 @@ const KEPT_ERA_SESSIONS: usize = 64;
 struct EraLease<'a> {
     inner: &'a Inner,
     session: Arc<SessionState>,
+    /// Whether the POST's request leaves its session as it found it.
+    keep: bool,
 }
 
 impl Drop for EraLease<'_> {
     fn drop(&mut self) {
-        if !self.session.take_back_era() {
+        if !self.session.take_back_era(self.keep) {
             return;
         }
         let mut kept = self
@@ -1620,6 +1637,7 @@ impl Inner {
                     return Some(EraLease {
                         inner: self,
                         session,
+                        keep: true,
                     });
                 }
                 // Ended meanwhile (its runtime stopped): dropped.
@@ -1632,6 +1650,7 @@ impl Inner {
         Some(EraLease {
             inner: self,
             session,
+            keep: true,
         })
     }
 }
@@ -1828,6 +1847,11 @@ fn era_stream(
             runtime.spawn(async move {
                 let notices = ids.iter().map(era::cancelled).collect();
                 let _ = session.push(notices, None, &Extensions::new()).await;
+                // A cancelled request gets no answer: its route goes now, so that the
+                // session (which serves no other request) ends.
+                for id in &ids {
+                    session.cancel_request(id);
+                }
             });
         })
     })

@@ -413,7 +413,6 @@ impl SessionState {
         }
     }
 
-    /// Stops taking messages (stateless sessions, once their POST is answered).
     /// Marks a new session of the stateless era as one its endpoint keeps between
     /// POSTs: its answers no longer end it; [`take_back_era`](Self::take_back_era) or
     /// [`end_era`](Self::end_era) does.
@@ -432,12 +431,17 @@ impl SessionState {
     }
 
     /// The end of a POST a session of the stateless era was lent to: `true` when the
-    /// session is idle (nothing in flight, no stream open) and open, so it may serve
-    /// the next POST. Otherwise it is no longer kept: it ends with its last answer, or
-    /// now when it has none to give.
-    pub(crate) fn take_back_era(&self) -> bool {
+    /// session may serve the next POST (`keep`, still lendable — its answer did not
+    /// stream — idle: nothing in flight, no stream open, and open). Otherwise it is no
+    /// longer kept: it ends with its last answer, or now when it has none to give.
+    pub(crate) fn take_back_era(&self, keep: bool) -> bool {
         let routes = self.routes();
-        if routes.requests.is_empty() && routes.streams.is_empty() && self.is_open() {
+        if keep
+            && self.reusable.load(Ordering::Acquire)
+            && routes.requests.is_empty()
+            && routes.streams.is_empty()
+            && self.is_open()
+        {
             return true;
         }
         self.reusable.store(false, Ordering::Release);
@@ -454,6 +458,7 @@ impl SessionState {
         self.finish_inbound();
     }
 
+    /// Stops taking messages (stateless sessions, once their POST is answered).
     pub(crate) fn finish_inbound(&self) {
         self.inbound
             .lock()
@@ -636,6 +641,10 @@ impl SessionState {
         routes: &mut Routes,
         id: &RequestId,
     ) -> (u64, futures::stream::BoxStream<'static, Bytes>) {
+        // A session whose answer streams is not lent again: the stream's end (or its
+        // client's leaving it) concerns its request's id, which may name a later
+        // request by then.
+        self.reusable.store(false, Ordering::Release);
         let stream_id = routes.next_stream;
         routes.next_stream += 1;
         let (tx, rx) = mpsc::channel(self.config.stream_queue);
@@ -1104,6 +1113,15 @@ impl SessionState {
             if !self.complete(&mut routes, id, data, error) {
                 self.report(format!("response to request {id}, which is not in flight"));
             }
+            return Ok(());
+        }
+        // About a request of the stateless era that has ended: dropped (checked under
+        // the routes' lock: its id may name a later request of this session by now).
+        if message
+            .request_over
+            .as_ref()
+            .is_some_and(|t| t.is_cancelled())
+        {
             return Ok(());
         }
         // A request, a notification, or an error the server could not attribute to a
