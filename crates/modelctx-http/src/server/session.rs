@@ -384,8 +384,10 @@ impl SessionState {
             routes.requests.clear();
             routes.streams.clear();
         }
+        // A stateless session stores no events (nothing of it can be resumed).
         if let Some(store) = &self.config.event_store
             && self.shared.is_none()
+            && self.stateful
         {
             store.forget_session(&self.id);
         }
