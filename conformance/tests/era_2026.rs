@@ -594,22 +594,7 @@ fn meta_echo_server() -> Server {
 /// POSTs `body` as a 2026-07-28 `tools/call` of `echo` (headers as the era wants them):
 /// the answer's status and JSON body.
 async fn post_call(http: &reqwest::Client, url: &str, body: String) -> (u16, serde_json::Value) {
-    let answer = within(
-        "a call",
-        http.post(url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "echo")
-            .body(body)
-            .send(),
-    )
-    .await
-    .unwrap();
-    let status = answer.status().as_u16();
-    let text = within("the answer", answer.text()).await.unwrap();
-    (status, serde_json::from_str(&text).unwrap())
+    answer_of(era_post(http, url, ("tools/call", "echo"), body)).await
 }
 
 #[tokio::test]
@@ -667,15 +652,42 @@ async fn a_typed_handler_gets_the_meta_its_request_carries_wherever_it_stands() 
     );
 }
 
-/// A server whose `where` tool mirrors its `region` argument in the `Mcp-Param-Region`
-/// header and answers with the caller's name (from the request's envelope) and the
-/// region; its `hold` tool waits until `release` fires (`started` tells when it runs,
-/// `dropped` when its handler is dropped unfinished).
-fn region_server(
+/// The sessions an endpoint's factory made, in order.
+type Served = std::sync::Arc<std::sync::Mutex<Vec<modelctx::server::ServerSession>>>;
+
+/// An endpoint serving both eras with `server` under `config`, on a loopback port: its
+/// URL, the service, and the sessions its factory made.
+async fn recorded_endpoint(
+    server: Server,
+    config: modelctx::http::StreamableHttpServerConfig,
+) -> (String, modelctx::http::StreamableHttpService, Served) {
+    let served = Served::default();
+    let recorded = served.clone();
+    let service = modelctx::http::StreamableHttpService::with_config(config, move |t| {
+        recorded.lock().unwrap().push(server.serve(t));
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.clone().serve(listener, std::future::pending()));
+    (url, service, served)
+}
+
+/// When the `hold` tool of [`region_server`] runs (`started`), may answer (`release`)
+/// and was dropped unfinished (`dropped`).
+#[derive(Clone, Default)]
+struct Gates {
     started: std::sync::Arc<tokio::sync::Notify>,
     release: std::sync::Arc<tokio::sync::Notify>,
     dropped: std::sync::Arc<tokio::sync::Notify>,
-) -> Server {
+}
+
+/// A server whose `where` tool mirrors its `region` argument in the `Mcp-Param-Region`
+/// header and answers with the caller's name (from the request's envelope) and the
+/// region; its `hold` tool waits at `gates`; its `keep` tool leaves its `Context` in
+/// `left` and answers `kept`.
+fn region_server(gates: Gates, left: std::sync::Arc<std::sync::Mutex<Option<Context>>>) -> Server {
     let schema = json!({
         "type": "object",
         "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
@@ -686,12 +698,9 @@ fn region_server(
         let region = args.get("region").and_then(|r| r.as_str()).unwrap_or("-");
         Ok::<_, String>(CallToolResult::text(format!("{name}@{region}")))
     });
-    let hold = Tool::new(
-        "hold",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    let hold = ToolDef::with_schema(hold, move |_args, _cx: Context| {
-        let (started, release, dropped) = (started.clone(), release.clone(), dropped.clone());
+    let object = || json!({"type": "object"}).as_object().unwrap().clone();
+    let hold = ToolDef::with_schema(Tool::new("hold", object()), move |_args, _cx: Context| {
+        let gates = gates.clone();
         async move {
             struct OnDrop(std::sync::Arc<tokio::sync::Notify>, bool);
             impl Drop for OnDrop {
@@ -701,26 +710,31 @@ fn region_server(
                     }
                 }
             }
-            let mut guard = OnDrop(dropped, false);
-            let released = release.notified();
-            started.notify_one();
+            let mut guard = OnDrop(gates.dropped.clone(), false);
+            let released = gates.release.notified();
+            gates.started.notify_one();
             released.await;
             guard.1 = true;
             Ok::<_, String>(CallToolResult::text("released"))
         }
+    });
+    let keep = ToolDef::with_schema(Tool::new("keep", object()), move |_args, cx: Context| {
+        *left.lock().unwrap() = Some(cx);
+        async { Ok::<_, String>(CallToolResult::text("kept")) }
     });
     Server::builder("regions", "1.0.0")
         .tool(region)
         .unwrap()
         .tool(hold)
         .unwrap()
+        .tool(keep)
+        .unwrap()
         .stateless_era(true)
         .build()
 }
 
 /// A 2026-07-28 `tools/call` POST of `tool` from the client `caller`, with `region` as
-/// argument and `header` as its `Mcp-Param-Region` header: the status and the JSON
-/// answer.
+/// argument and `header` as its `Mcp-Param-Region` header.
 fn era_call(
     http: &reqwest::Client,
     url: &str,
@@ -738,64 +752,66 @@ fn era_call(
             }
         }
     });
-    let mut post = http
-        .post(url)
+    let post = era_post(http, url, ("tools/call", tool), body.to_string());
+    match header {
+        Some(header) => post.header("mcp-param-region", header),
+        None => post,
+    }
+}
+
+/// A POST of `body` with the headers of protocol 2026-07-28 (`Mcp-Method` and
+/// `Mcp-Name` from `method_name`).
+fn era_post(
+    http: &reqwest::Client,
+    url: &str,
+    (method, name): (&str, &str),
+    body: String,
+) -> reqwest::RequestBuilder {
+    http.post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", tool)
-        .body(body.to_string());
-    if let Some(header) = header {
-        post = post.header("mcp-param-region", header);
-    }
-    post
+        .header("mcp-method", method)
+        .header("mcp-name", name)
+        .body(body)
 }
 
-async fn answer_of(post: reqwest::RequestBuilder) -> (u16, serde_json::Value) {
+/// The status and the whole body of a POST's answer.
+async fn text_of(post: reqwest::RequestBuilder) -> (u16, String) {
     let answer = within("a call", post.send()).await.unwrap();
     let status = answer.status().as_u16();
-    let text = within("the answer", answer.text()).await.unwrap();
+    (status, within("the answer", answer.text()).await.unwrap())
+}
+
+/// The status and the JSON answer of a POST (an SSE answer's first event).
+async fn answer_of(post: reqwest::RequestBuilder) -> (u16, serde_json::Value) {
+    let (status, text) = text_of(post).await;
     let json = match text.strip_prefix("event: message\ndata: ") {
-        Some(event) => event.lines().next().unwrap_or_default().to_owned(),
-        None => text.clone(),
+        Some(event) => event.lines().next().unwrap_or_default(),
+        None => &text,
     };
     (
         status,
-        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {text}")),
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}")),
     )
+}
+
+/// Resolves when one of the sessions made so far has ended.
+fn one_ends(served: &Served) -> impl std::future::Future<Output = ()> + use<> {
+    let sessions = served.lock().unwrap().clone();
+    async move {
+        let ends = sessions.iter().map(|s| Box::pin(s.closed()));
+        futures::future::select_all(ends).await;
+    }
 }
 
 #[tokio::test]
 async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelope() {
-    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let notify = || Arc::new(tokio::sync::Notify::new());
-    let (started, release, dropped) = (notify(), notify(), notify());
-    let server = region_server(started.clone(), release.clone(), dropped.clone());
-    let served: Arc<std::sync::Mutex<Vec<modelctx::server::ServerSession>>> = Arc::default();
-    let made = Arc::new(AtomicUsize::new(0));
-    let (counted, recorded) = (made.clone(), served.clone());
-    let service =
-        StreamableHttpService::with_config(StreamableHttpServerConfig::default(), move |t| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            recorded.lock().unwrap().push(server.serve(t));
-        });
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.clone().serve(listener, std::future::pending()));
+    let gates = Gates::default();
+    let server = region_server(gates.clone(), Default::default());
+    let (url, service, served) = recorded_endpoint(server, Default::default()).await;
+    let made = || served.lock().unwrap().len();
     let http = reqwest::Client::new();
-    // Resolves when one of the sessions served so far has ended.
-    let one_ends = |served: &Arc<std::sync::Mutex<Vec<modelctx::server::ServerSession>>>| {
-        let sessions = served.lock().unwrap().clone();
-        async move {
-            let ends = sessions.iter().map(|s| Box::pin(s.closed()));
-            futures::future::select_all(ends).await;
-        }
-    };
 
     // POST after POST: each request is served with its own envelope and headers.
     let (status, answer) = answer_of(era_call(
@@ -822,7 +838,7 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "carol@us");
     // One session served the three (the same request id each time, one after another).
-    assert_eq!(made.load(Ordering::SeqCst), 1);
+    assert_eq!(made(), 1);
 
     // A request still running keeps its session: the POST beside it gets another.
     let held = tokio::spawn(answer_of(era_call(
@@ -831,7 +847,7 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
         (7, "dave"),
         ("hold", "-", None),
     )));
-    within("the held call to start", started.notified()).await;
+    within("the held call to start", gates.started.notified()).await;
     let (status, answer) = answer_of(era_call(
         &http,
         &url,
@@ -841,8 +857,8 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     .await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "erin@ap");
-    assert_eq!(made.load(Ordering::SeqCst), 2);
-    release.notify_one();
+    assert_eq!(made(), 2);
+    gates.release.notify_one();
     let (status, answer) = within("the held call", held).await.unwrap();
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "released");
@@ -850,9 +866,13 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     // A request whose client goes away is cancelled, and its session is not served
     // again; the next POST is answered all the same.
     let gone = tokio::spawn(era_call(&http, &url, (8, "frank"), ("hold", "-", None)).send());
-    within("the abandoned call to start", started.notified()).await;
+    within("the abandoned call to start", gates.started.notified()).await;
     gone.abort();
-    within("the abandoned handler to be dropped", dropped.notified()).await;
+    within(
+        "the abandoned handler to be dropped",
+        gates.dropped.notified(),
+    )
+    .await;
     // Its session ends (it is not kept, and nothing of it stays behind).
     within("the abandoned call's session to end", one_ends(&served)).await;
     let (status, answer) = answer_of(era_call(
@@ -875,80 +895,19 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
 
 #[tokio::test]
 async fn what_a_handler_leaves_behind_reaches_no_later_request_of_the_same_id() {
-    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
     use modelctx::types::LoggingMessageNotificationParams as Log;
     use modelctx::types::{LoggingLevel, LoggingMessageNotification};
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Arc, Mutex};
-    let left: Arc<Mutex<Option<Context>>> = Arc::default();
-    let keeper = left.clone();
-    let keep = Tool::new(
-        "echo",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    let keep = ToolDef::with_schema(keep, move |_args, cx: Context| {
-        *keeper.lock().unwrap() = Some(cx);
-        async { Ok::<_, String>(CallToolResult::text("kept")) }
-    });
-    let notify = || Arc::new(tokio::sync::Notify::new());
-    let (started, release) = (notify(), notify());
-    let (hold_started, hold_release) = (started.clone(), release.clone());
-    let hold = Tool::new(
-        "hold",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    let hold = ToolDef::with_schema(hold, move |_args, _cx: Context| {
-        let (started, release) = (hold_started.clone(), hold_release.clone());
-        async move {
-            let released = release.notified();
-            started.notify_one();
-            released.await;
-            Ok::<_, String>(CallToolResult::text("released"))
-        }
-    });
-    let server = Server::builder("keeper", "1.0.0")
-        .tool(keep)
-        .unwrap()
-        .tool(hold)
-        .unwrap()
-        .stateless_era(true)
-        .build();
-    let made = Arc::new(AtomicUsize::new(0));
-    let counted = made.clone();
-    let service =
-        StreamableHttpService::with_config(StreamableHttpServerConfig::default(), move |t| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            server.serve(t);
-        });
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending()));
+    let (gates, left) = (Gates::default(), std::sync::Arc::default());
+    let server = region_server(gates.clone(), std::sync::Arc::clone(&left));
+    let (url, _service, served) = recorded_endpoint(server, Default::default()).await;
     let http = reqwest::Client::new();
-    let call = |tool: &str| {
-        let body = json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": tool, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/logLevel": "debug"
-            }}
-        });
-        http.post(&url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
-            .body(body.to_string())
-            .send()
-    };
-    let answer = within("the first call", call("echo")).await.unwrap();
-    let text = within("its answer", answer.text()).await.unwrap();
-    assert!(text.contains("kept"), "{text}");
+    let (status, answer) = answer_of(era_call(&http, &url, (1, "ann"), ("keep", "-", None))).await;
+    assert_eq!(
+        (status, &answer["result"]["content"][0]["text"]),
+        (200, &json!("kept"))
+    );
     // The request is over: its context says so.
-    let cx = left.lock().unwrap().take().unwrap();
+    let cx: Context = left.lock().unwrap().take().unwrap();
     within(
         "the ended request's cancellation",
         cx.cancellation().cancelled(),
@@ -956,15 +915,20 @@ async fn what_a_handler_leaves_behind_reaches_no_later_request_of_the_same_id() 
     .await;
     // The next request, the same id, on the same session, streams its answer: a notice
     // the first one's handler leaves behind now must not land there.
-    let next = tokio::spawn(call("hold"));
-    within("the next call to start", started.notified()).await;
-    assert_eq!(made.load(Ordering::SeqCst), 1, "one session serves both");
+    let next = tokio::spawn(text_of(era_call(
+        &http,
+        &url,
+        (1, "ben"),
+        ("hold", "-", None),
+    )));
+    within("the next call to start", gates.started.notified()).await;
+    assert_eq!(served.lock().unwrap().len(), 1, "one session serves both");
     cx.notify::<LoggingMessageNotification>(Log::new(LoggingLevel::Info, json!("left over")))
         .await
         .unwrap();
-    release.notify_one();
-    let answer = within("the next call", next).await.unwrap().unwrap();
-    let text = within("its answer", answer.text()).await.unwrap();
+    gates.release.notify_one();
+    let (status, text) = within("the next call", next).await.unwrap();
+    assert_eq!(status, 200, "{text}");
     assert!(text.contains("released"), "{text}");
     assert!(!text.contains("left over"), "{text}");
 }
@@ -973,20 +937,12 @@ async fn what_a_handler_leaves_behind_reaches_no_later_request_of_the_same_id() 
 async fn a_handshake_posted_with_the_era_s_headers_leaves_no_session_behind_for_the_next() {
     // A server that does not serve the era answers the handshake even on a POST that
     // names 2026-07-28; the session that took it is not lent to the next POST.
-    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
     let server = Server::builder("handshake-only", "1.0.0")
         .stateless_era(false)
         .build();
     // JSON answers: a session whose answer streams is never lent again anyway.
-    let config = StreamableHttpServerConfig::default().json_response();
-    let service = StreamableHttpService::with_config(config, move |transport| {
-        server.serve(transport);
-    });
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending()));
+    let config = modelctx::http::StreamableHttpServerConfig::default().json_response();
+    let (url, _service, served) = recorded_endpoint(server, config).await;
     let http = reqwest::Client::new();
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -996,22 +952,12 @@ async fn a_handshake_posted_with_the_era_s_headers_leaves_no_session_behind_for_
         }
     });
     for round in 0..2 {
-        let answer = within(
-            "an initialize",
-            http.post(&url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2026-07-28")
-                .header("mcp-method", "initialize")
-                .body(initialize.to_string())
-                .send(),
-        )
-        .await
-        .unwrap();
-        let text = within("its answer", answer.text()).await.unwrap();
+        let post = era_post(&http, &url, ("initialize", ""), initialize.to_string());
+        let (status, text) = text_of(post).await;
         assert!(
-            text.contains("\"protocolVersion\"") && !text.contains("\"error\""),
+            status == 200 && text.contains("\"protocolVersion\"") && !text.contains("\"error\""),
             "round {round}: {text}"
         );
     }
+    assert_eq!(served.lock().unwrap().len(), 2, "a session per handshake");
 }

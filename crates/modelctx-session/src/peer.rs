@@ -226,11 +226,6 @@ pub(crate) struct Shared {
     /// (a client that pipelines the handshake): the session becomes operational as soon
     /// as the answer goes out, instead of waiting forever for a second notification.
     pub(crate) initialized_early: AtomicBool,
-    /// The transport's `Mcp-Param-*` headers (see `Transport::stateless_era_request`).
-    pub(crate) mirrored: Option<Box<[(String, String)]>>,
-    /// The `_meta` of the stateless era's request as the transport found it (see
-    /// `Transport::stateless_era_meta`): the request context takes it from here.
-    pub(crate) found_meta: Option<modelctx_transport::FoundMeta>,
     /// Answers the runtime gave at once (ping, refusals) still being sent on tasks of
     /// their own: the session's end waits for them before it closes the sink.
     pub(crate) sends_in_flight: std::sync::atomic::AtomicUsize,
@@ -410,7 +405,8 @@ pub struct Peer {
     /// (`TransportMessage::era`: streamable HTTP, whose sessions of the era serve request
     /// after request), the request's token: fired once the request has ended, after
     /// which notifications about it are dropped (its id may name another client's
-    /// request next). The transport checks it again where it routes them.
+    /// request next). It travels with them (`TransportMessage::request_over`): the
+    /// transport checks it where it routes them, under the lock that routes them.
     pub(crate) request_over: Option<CancellationToken>,
 }
 
@@ -650,17 +646,6 @@ impl Peer {
         let shared = &self.shared;
         if self.is_closed() {
             return Err(SessionError::closed());
-        }
-        if self.request_over.as_ref().is_some_and(|t| t.is_cancelled()) {
-            // Dropped, as streamable HTTP drops a notification whose request has been
-            // answered: a task the request became keeps reporting, best effort.
-            tracing::debug!(
-                target: "modelctx_session",
-                parent: &shared.span,
-                %method,
-                "notification dropped: the request it belongs to has ended"
-            );
-            return Ok(());
         }
         let phase = shared.phase.get();
         // In the stateless era a notification travels with the request it belongs to.

@@ -45,13 +45,7 @@ pub(crate) const MAX_WAITING_RUNTIME_ANSWERS: usize = 64;
 /// outbound request then fails with a connection-closed error and every running handler
 /// is cancelled.
 pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
-    let mirrored = transport.stateless_era_request().map(Vec::into_boxed_slice);
-    let stateless_era = config.serves_stateless_era() && mirrored.is_some();
-    let found_meta = if stateless_era {
-        transport.stateless_era_meta()
-    } else {
-        None
-    };
+    let stateless_era = config.serves_stateless_era() && transport.stateless_era();
     let phase = if stateless_era {
         Phase::Stateless
     } else if config.pre_initialized {
@@ -96,8 +90,6 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         deadline_watcher: AtomicBool::new(false),
         initialize_seen: AtomicBool::new(initialize_answered),
         initialized_early: AtomicBool::new(false),
-        mirrored,
-        found_meta,
         sends_in_flight: std::sync::atomic::AtomicUsize::new(0),
         sends_idle: tokio::sync::Notify::new(),
         answers_waiting: std::sync::atomic::AtomicUsize::new(0),

@@ -89,8 +89,8 @@ pub struct RequestContext {
     progress: Option<Arc<ProgressReporter>>,
     /// What the transport attached to the request (see [`Extensions`]).
     extensions: Extensions,
-    /// The request's own `Mcp-Param-*` headers, when its transport gave them with it
-    /// (see [`EraRead`]); else the session's are the request's.
+    /// The request's `Mcp-Param-*` headers, when its transport gave them with it (see
+    /// [`EraRead`]).
     mirrored: Option<Vec<(String, String)>>,
 }
 
@@ -113,8 +113,7 @@ impl RequestContext {
     ) -> Self {
         // The transport may have found `_meta` already (streamable HTTP in the
         // stateless era): then it is not looked for again, and a `_meta` it read as
-        // plain has no progress token. What came with the request is its own; what the
-        // transport gave the session is for its one request.
+        // plain has no progress token.
         let shares_session = era.is_some();
         let (mirrored, era_meta) = match era {
             Some(era) => {
@@ -123,11 +122,7 @@ impl RequestContext {
             }
             None => (None, None),
         };
-        let found = match &era_meta {
-            Some(found) => Some(found),
-            None => peer.shared.found_meta.as_ref(),
-        }
-        .filter(|found| found.request == request.id);
+        let found = era_meta.as_ref();
         let (meta_raw, plain, meta_shared, meta_at) = match found {
             Some(found) => (
                 Some(found.text.clone()),
@@ -269,10 +264,7 @@ impl RequestContext {
     /// without the prefix), when its transport has HTTP headers. Unstable.
     #[doc(hidden)]
     pub fn mirrored_params(&self) -> Option<&[(String, String)]> {
-        match &self.mirrored {
-            Some(mirrored) => Some(mirrored),
-            None => self.peer.shared.mirrored.as_deref(),
-        }
+        self.mirrored.as_deref()
     }
 
     /// The progress token the caller attached, if any.

@@ -16,7 +16,9 @@ use modelctx_session::{
     CancellationToken, Peer, Progress, RequestContext, RequestHandle, RequestOptions, Role,
     Service, SessionConfig, parse_params, start,
 };
-use modelctx_transport::{FoundMeta, MessageStream, Transport, TransportError, TransportMessage};
+use modelctx_transport::{
+    EraRead, FoundMeta, MessageStream, Transport, TransportError, TransportMessage,
+};
 use modelctx_types::{
     CallToolRequest, CallToolRequestParams, ErrorCode, ErrorData, JsonRpcMessage,
     JsonRpcNotification, JsonRpcRequest, Meta, RawValue, RequestId, RequestMethod, to_raw,
@@ -1244,7 +1246,7 @@ fn address(text: &Arc<str>) -> usize {
 }
 
 /// A server session in the stateless era over [`EraTransport`], whose transport found
-/// `meta`.
+/// `meta` on every request.
 fn era_harness(meta: FoundMeta) -> Harness {
     let (inner, mock) = MockPeer::pair();
     Harness::over(
@@ -1254,8 +1256,8 @@ fn era_harness(meta: FoundMeta) -> Harness {
     )
 }
 
-/// The in-memory transport carrying one request of the stateless era, with the `_meta`
-/// the transport found for it (as streamable HTTP hands it down).
+/// The in-memory transport of a session of the stateless era, handing each request
+/// down with the `_meta` it found (as streamable HTTP does, in `TransportMessage::era`).
 struct EraTransport {
     inner: MemoryTransport,
     meta: FoundMeta,
@@ -1263,18 +1265,39 @@ struct EraTransport {
 
 impl Transport for EraTransport {
     type Sink = MemorySink;
-    type Stream = MemoryStream;
+    type Stream = EraStream;
 
-    fn split(self) -> (MemorySink, MemoryStream) {
-        self.inner.split()
+    fn split(self) -> (MemorySink, EraStream) {
+        let (sink, inner) = self.inner.split();
+        let meta = self.meta;
+        (sink, EraStream { inner, meta })
     }
 
-    fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
-        Some(Vec::new())
+    fn stateless_era(&self) -> bool {
+        true
     }
+}
 
-    fn stateless_era_meta(&self) -> Option<FoundMeta> {
-        Some(self.meta.clone())
+/// [`EraTransport`]'s receiving half (no direct delivery: every request passes here).
+struct EraStream {
+    inner: MemoryStream,
+    meta: FoundMeta,
+}
+
+impl MessageStream for EraStream {
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
+        Box::pin(async move {
+            let mut next = self.inner.recv().await?;
+            if let Ok(message) = &mut next
+                && matches!(message.message, JsonRpcMessage::Request(_))
+            {
+                message.era = Some(Box::new(EraRead {
+                    mirrored: Vec::new(),
+                    meta: Some(self.meta.clone()),
+                }));
+            }
+            Some(next)
+        })
     }
 }
 
@@ -1283,8 +1306,7 @@ async fn the_request_context_keeps_the_meta_its_transport_found() {
     // The transport vouches for the text it found; here it differs from what the params
     // spell, to show which one the context keeps.
     let text: Arc<str> = Arc::from(r#"{"vendor/k":1}"#);
-    let found = |request: i64, plain: bool| FoundMeta {
-        request: RequestId::Number(request),
+    let found = |plain: bool| FoundMeta {
         text: text.clone(),
         plain,
         shared: true,
@@ -1294,7 +1316,7 @@ async fn the_request_context_keeps_the_meta_its_transport_found() {
 
     // The request it was found for: the found text, the same `Arc`, and (plain) no
     // progress token.
-    let mut h = era_harness(found(1, true));
+    let mut h = era_harness(found(true));
     h.mock.request(1, "found", params.clone()).await;
     assert_eq!(
         h.mock.expect_result(1).await,
@@ -1305,20 +1327,12 @@ async fn the_request_context_keeps_the_meta_its_transport_found() {
     let text_with_token: Arc<str> = Arc::from(r#"{"progressToken":5}"#);
     let mut h = era_harness(FoundMeta {
         text: text_with_token.clone(),
-        ..found(1, false)
+        ..found(false)
     });
     h.mock.request(1, "found", params.clone()).await;
     assert_eq!(
         h.mock.expect_result(1).await,
         json!({ "text": &*text_with_token, "shared": address(&text_with_token), "progressToken": 5 })
-    );
-
-    // Another request than the one it was found for: read from its own params.
-    let mut h = era_harness(found(7, true));
-    h.mock.request(1, "found", params).await;
-    assert_eq!(
-        h.mock.expect_result(1).await,
-        json!({ "text": r#"{"progressToken":9,"vendor/k":2}"#, "shared": null, "progressToken": 9 })
     );
 }
 
@@ -1362,7 +1376,6 @@ async fn typed_params_are_handed_the_meta_the_context_read() {
         params_len: params.len(),
     };
     let found = |at| FoundMeta {
-        request: RequestId::Number(1),
         text: text.clone(),
         plain: true,
         shared: true,

@@ -117,7 +117,8 @@ pub struct TransportMessage {
 #[derive(Debug, Clone, Default)]
 pub struct EraRead {
     /// The request's `Mcp-Param-{Name}` headers as `(name, value)`, the name
-    /// lower-cased and without its prefix (see [`Transport::stateless_era_request`]).
+    /// lower-cased and without its prefix, for the server to check against the tool's
+    /// `x-mcp-header` arguments.
     pub mirrored: Vec<(String, String)>,
     /// The request's `_meta` as the transport found it, when it did.
     pub meta: Option<FoundMeta>,
@@ -368,14 +369,12 @@ impl<R: MessageStream + ?Sized> MessageStream for Box<R> {
 pub type BoxTransport = (Box<dyn MessageSink>, Box<dyn MessageStream>);
 
 /// A request's `_meta` as a transport found it while reading the request (streamable
-/// HTTP reads it in the stateless era, to check the headers that mirror it): its JSON
-/// text, shared, for the layers above to use instead of looking for it in the params
+/// HTTP reads it in the stateless era, to check the headers that mirror it; it travels
+/// with that request, in [`EraRead`]): its JSON text, shared, for the layers above to use instead of looking for it in the params
 /// again. Unstable: for the SDK's own crates.
 #[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct FoundMeta {
-    /// The request it belongs to: the session uses it for that request only.
-    pub request: RequestId,
     /// The text of `_meta`, a JSON object.
     pub text: Arc<str>,
     /// Whether the text's top-level keys were read without escapes and none is
@@ -418,26 +417,14 @@ pub trait Transport: Send + 'static {
     /// Splits the transport into its two halves.
     fn split(self) -> (Self::Sink, Self::Stream);
 
-    /// `Some` when this transport carries one request of the stateless era (protocol
-    /// 2026-07-28), which needs no handshake — a session that serves the era starts
-    /// serving at once — with the request's `Mcp-Param-{Name}` headers as
-    /// `(name, value)`, the name lower-cased and without its prefix, for the server to
-    /// check against the tool's `x-mcp-header` arguments. `None` unless the transport
-    /// knows (streamable HTTP does, from the request's headers). A request's own
-    /// [`TransportMessage::era`] takes precedence over both this and
-    /// [`stateless_era_meta`](Self::stateless_era_meta). Unstable.
+    /// Whether this transport's session serves requests of the stateless era
+    /// (protocol 2026-07-28), which need no handshake: a session that serves the era
+    /// starts serving at once. Each such request comes with what the transport read of
+    /// it ([`TransportMessage::era`]). `false` unless the transport knows (streamable
+    /// HTTP does, from the request's headers). Unstable.
     #[doc(hidden)]
-    fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
-        None
-    }
-
-    /// The `_meta` of the stateless era's one request (see
-    /// [`stateless_era_request`](Self::stateless_era_request)) as the transport already
-    /// found it, so that the session does not look for it in the params again. `None`
-    /// when the transport did not read it (the session then reads the params). Unstable.
-    #[doc(hidden)]
-    fn stateless_era_meta(&self) -> Option<FoundMeta> {
-        None
+    fn stateless_era(&self) -> bool {
+        false
     }
 
     /// A short name of the transport (`"stdio"`, `"memory"`, `"streamable-http"`,

@@ -504,8 +504,8 @@ impl<T: Transport> Transport for Spy<T> {
         )
     }
 
-    fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
-        self.inner.stateless_era_request()
+    fn stateless_era(&self) -> bool {
+        self.inner.stateless_era()
     }
 }
 

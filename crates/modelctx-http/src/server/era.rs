@@ -10,8 +10,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use modelctx_types::{
-    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue,
-    RequestId, members, mirror,
+    ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, members,
+    mirror,
 };
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -200,11 +200,7 @@ impl ReadParams<'_> {
 /// ([`mirrored`]) would (not an object, a key with escapes or twice, a `_meta` that is
 /// not an object or whose protocol version or progress token is not settled): the
 /// caller then takes that pass.
-fn read_params<'a>(
-    params: &'a str,
-    request: &RequestId,
-    cache: &MetaCache,
-) -> Option<ReadParams<'a>> {
+fn read_params<'a>(params: &'a str, cache: &MetaCache) -> Option<ReadParams<'a>> {
     let mut hit = None;
     let [meta, name, uri, task_id] =
         members::find_with(params, ["_meta", "name", "uri", "taskId"], |k, rest| {
@@ -232,7 +228,6 @@ fn read_params<'a>(
         params_len: params.len(),
     });
     let found = |text, plain, shared| FoundMeta {
-        request: request.clone(),
         text,
         plain,
         shared,
@@ -274,7 +269,7 @@ pub(super) fn check_headers(
     let read = request
         .params
         .as_deref()
-        .and_then(|p| read_params(p.get(), &request.id, cache));
+        .and_then(|p| read_params(p.get(), cache));
     let body = match read {
         Some(read) => read,
         None => {
@@ -709,7 +704,6 @@ mod tests {
             serde_json::from_str::<Value>(&second.text).unwrap(),
             envelope()
         );
-        assert_eq!(second.request, RequestId::Number(7));
         // A kept `_meta` still has its version checked against the header.
         let old = headers(&[
             ("mcp-protocol-version", "2025-11-25"),

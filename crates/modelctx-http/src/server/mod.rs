@@ -97,12 +97,7 @@ struct Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.relay_stop.cancel();
-        // A kept session's runtime holds the session: it ends only when told.
-        let kept =
-            std::mem::take(&mut *self.era_sessions.lock().unwrap_or_else(|p| p.into_inner()));
-        for session in kept {
-            session.end_era();
-        }
+        self.end_kept_era_sessions();
     }
 }
 
@@ -213,16 +208,7 @@ impl StreamableHttpService {
         for s in sessions {
             s.terminate();
         }
-        let kept = std::mem::take(
-            &mut *self
-                .inner
-                .era_sessions
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()),
-        );
-        for s in kept {
-            s.end_era();
-        }
+        self.inner.end_kept_era_sessions();
     }
 
     /// Serves the endpoint at every path of `listener` until `shutdown` resolves, then
@@ -1571,14 +1557,12 @@ async fn stateless_post(
     };
     // A handshake (a server that does not serve the era answers one) changes its
     // session: that session is not lent again.
-    let keep = request.method != "initialize";
-    let Some(mut lease) = inner.lend_era_session() else {
+    let Some(lease) = inner.lend_era_session(request.method != "initialize") else {
         return inner.reject(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the session could not be created",
         );
     };
-    lease.keep = keep;
     messages.truncate(1);
     let session = lease.session.clone();
     dispatch(inner, session, messages, extensions, false, Some(era)).await
@@ -1624,8 +1608,9 @@ impl Inner {
     /// era has no handshake, no `logging/setLevel`, no `resources/subscribe`; tasks
     /// are not bound to a session without an id), so one session serves POST after
     /// POST, one at a time, and a POST skips starting and ending a session runtime.
-    /// `None` when a new session cannot be made.
-    fn lend_era_session(self: &Arc<Self>) -> Option<EraLease<'_>> {
+    /// `keep`: whether the POST's request leaves its session as it found it. `None`
+    /// when a new session cannot be made.
+    fn lend_era_session(self: &Arc<Self>, keep: bool) -> Option<EraLease<'_>> {
         loop {
             let kept = self
                 .era_sessions
@@ -1637,7 +1622,7 @@ impl Inner {
                     return Some(EraLease {
                         inner: self,
                         session,
-                        keep: true,
+                        keep,
                     });
                 }
                 // Ended meanwhile (its runtime stopped): dropped.
@@ -1650,8 +1635,18 @@ impl Inner {
         Some(EraLease {
             inner: self,
             session,
-            keep: true,
+            keep,
         })
+    }
+
+    /// Ends the kept sessions of the stateless era (a kept session's runtime holds the
+    /// session: it ends only when told).
+    fn end_kept_era_sessions(&self) {
+        let kept =
+            std::mem::take(&mut *self.era_sessions.lock().unwrap_or_else(|p| p.into_inner()));
+        for session in kept {
+            session.end_era();
+        }
     }
 }
 
@@ -2102,7 +2097,7 @@ mod tests {
         let inner = service.inner.clone();
         // More POSTs at once than the endpoint keeps sessions for: each its own session.
         let leases: Vec<_> = (0..KEPT_ERA_SESSIONS + 8)
-            .map(|_| inner.lend_era_session().unwrap())
+            .map(|_| inner.lend_era_session(true).unwrap())
             .collect();
         let sessions: Vec<_> = leases.iter().map(|l| l.session.clone()).collect();
         drop(leases);
@@ -2110,13 +2105,13 @@ mod tests {
         assert_eq!(kept, KEPT_ERA_SESSIONS);
         assert_eq!(inner.era_sessions.lock().unwrap().len(), KEPT_ERA_SESSIONS);
         // The next POST is lent a kept one.
-        let lease = inner.lend_era_session().unwrap();
+        let lease = inner.lend_era_session(true).unwrap();
         assert!(sessions.iter().any(|s| Arc::ptr_eq(s, &lease.session)));
         drop(lease);
         // A session that ended while kept is not lent again.
         let ended = inner.era_sessions.lock().unwrap().last().unwrap().clone();
         ended.end_era();
-        let lease = inner.lend_era_session().unwrap();
+        let lease = inner.lend_era_session(true).unwrap();
         assert!(!Arc::ptr_eq(&ended, &lease.session));
         drop(lease);
         // The service gone, every kept session ends (its runtime would wait forever).

@@ -159,7 +159,7 @@ pub(crate) struct SessionState {
     /// Whether the client's `notifications/initialized` reached this process, or one
     /// was handed to the runtime in its place (shared sessions only: it may have gone
     /// to another one).
-    initialized_note: std::sync::atomic::AtomicBool,
+    initialized_note: AtomicBool,
     /// Held (shared sessions only) from deciding whether the runtime needs a note in
     /// place of the client's `notifications/initialized` until the messages it goes
     /// before are queued: a request pushed by another task then never overtakes a note
@@ -234,7 +234,7 @@ impl SessionState {
             on_end: Mutex::new(on_end),
             shared,
             stream_base,
-            initialized_note: std::sync::atomic::AtomicBool::new(false),
+            initialized_note: AtomicBool::new(false),
             note_gate: tokio::sync::Mutex::new(()),
         });
         (state, rx)
@@ -314,8 +314,7 @@ impl SessionState {
                 .iter()
                 .any(|m| m.method() == Some("notifications/initialized"))
         {
-            self.initialized_note
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            self.initialized_note.store(true, Ordering::Relaxed);
         }
     }
 
@@ -345,7 +344,6 @@ impl SessionState {
     /// while the registry says the client did send it. Only then: a client that sent
     /// no note is refused here as by the process that ran its handshake.
     pub(crate) fn missed_initialized(&self, messages: &[JsonRpcMessage]) -> bool {
-        use std::sync::atomic::Ordering;
         let Some(shared) = &self.shared else {
             return false;
         };
@@ -1433,9 +1431,8 @@ impl Transport for HttpServerTransport {
         HttpServerTransport::session_id(self).map(str::to_owned)
     }
 
-    fn stateless_era_request(&self) -> Option<Vec<(String, String)>> {
-        // The era, without headers of its own: every request brings its own.
-        self.stateless_era.then(Vec::new)
+    fn stateless_era(&self) -> bool {
+        self.stateless_era
     }
 
     fn request_id_prefix(&self) -> Option<Arc<str>> {
