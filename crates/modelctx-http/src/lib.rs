@@ -90,7 +90,7 @@ pub use client::{
 };
 #[cfg(feature = "client")]
 #[doc(hidden)]
-pub use client::{default_client, error_chain};
+pub use client::{BodyError, default_client, error_chain, read_capped, refusal_text};
 #[cfg(feature = "server")]
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,

@@ -1,6 +1,8 @@
 //! How the client transport fails a request, and when it tries again: the prefixes of
 //! its failure reasons (undelivered, interrupted, session gone) and the connect backoff.
 
+use http::StatusCode;
+use modelctx_transport::sse::SseTooLarge;
 use modelctx_transport::{ConnectionState, TransportError, TransportMessage};
 use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, RequestId};
 
@@ -62,4 +64,38 @@ pub(super) async fn fail_request(inner: &ClientInner, id: RequestId, reason: Str
     };
     let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error));
     let _ = inner.tx.send(TransportMessage::new(message)).await;
+}
+
+/// Why a request fails when its body could not be read: a body over the cap is the
+/// server's doing, said as such (and not sent again: it would be as large again); a
+/// connection that failed leaves the request interrupted.
+pub(super) fn body_reason(error: super::BodyError) -> String {
+    if error.is_too_large() {
+        error.to_string()
+    } else {
+        format!("{INTERRUPTED}: {error}")
+    }
+}
+
+/// Why a request fails when an event on its stream went over the cap.
+pub(super) fn event_too_large(error: &SseTooLarge) -> String {
+    format!("{error} (max_event_bytes); the response stream was closed")
+}
+
+/// Why a request failed with HTTP `status`: the message of the JSON-RPC error in the
+/// body, when there is one (a body over the cap is not read).
+pub(super) async fn status_reason(
+    inner: &ClientInner,
+    status: StatusCode,
+    response: reqwest::Response,
+) -> String {
+    let text = super::body::refusal_text(response, inner.max_body_bytes).await;
+    let detail = serde_json::from_str::<JsonRpcMessage>(&text)
+        .ok()
+        .and_then(|m| match m {
+            JsonRpcMessage::Error(e) => Some(e.error.message.to_string()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    format!("the server answered HTTP {status}: {detail}")
 }

@@ -11,11 +11,15 @@ use modelctx_types::{
     JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
 
+use super::body::read_capped;
 use super::era::{era_headers, era_version, learn_param_headers, param_headers};
-use super::failure::{INTERRUPTED, SESSION_GONE, after_send_error, fail_request};
+use super::failure::{
+    INTERRUPTED, SESSION_GONE, after_send_error, body_reason, event_too_large, fail_request,
+    status_reason,
+};
 use super::{ClientInner, is_response};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
-use modelctx_transport::sse::SseParser;
+use modelctx_transport::sse::{SseParser, SseTooLarge};
 
 /// How long closing waits for the server to acknowledge the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -335,17 +339,18 @@ async fn run_stateless(
         let read = read_sse(inner, response, Some(id), None, &mut last_id).await;
         return if read.answered {
             Ok(())
+        } else if let Some(too_large) = read.too_large {
+            Err(event_too_large(&too_large))
         } else {
             Err(format!(
                 "{INTERRUPTED}: the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed)"
             ))
         };
     }
-    let text = response
-        .text()
+    let text = read_capped(response, inner.max_body_bytes)
         .await
-        .map_err(|e| format!("{INTERRUPTED}: reading the response failed: {e}"))?;
-    match JsonRpcMessage::from_slice(text.as_bytes()) {
+        .map_err(body_reason)?;
+    match JsonRpcMessage::from_slice(&text) {
         Ok(message @ JsonRpcMessage::Response(_)) if status.is_success() => {
             deliver(inner, message, None, None).await;
             Ok(())
@@ -554,16 +559,15 @@ async fn run_request(
             init
         };
         if !status.is_success() {
-            return Err(status_reason(status, response).await);
+            return Err(status_reason(inner, status, response).await);
         }
         if init {
             capture_session_id(inner, response.headers(), generation);
         }
         if content_type(response.headers()).eq_ignore_ascii_case("application/json") {
-            let bytes = response
-                .bytes()
+            let bytes = read_capped(response, inner.max_body_bytes)
                 .await
-                .map_err(|e| format!("{INTERRUPTED}: reading the response failed: {e}"))?;
+                .map_err(body_reason)?;
             let message = JsonRpcMessage::from_slice(&bytes)
                 .map_err(|e| format!("the server sent an invalid response: {e}"))?;
             deliver(inner, message, None, None).await;
@@ -577,6 +581,9 @@ async fn run_request(
         let read = read_sse(inner, response, Some(id), None, &mut last_id).await;
         if read.answered {
             return Ok(());
+        }
+        if let Some(too_large) = read.too_large {
+            return Err(event_too_large(&too_large));
         }
         if let Some(r) = read.retry {
             retry = r;
@@ -627,11 +634,14 @@ async fn run_request(
             })?;
         let status = response.status();
         if !status.is_success() || !is_sse(&response) {
-            return Err(status_reason(status, response).await);
+            return Err(status_reason(inner, status, response).await);
         }
         let read = read_sse(inner, response, Some(id), rewrite.as_ref(), &mut last_id).await;
         if read.answered {
             return Ok(());
+        }
+        if let Some(too_large) = read.too_large {
+            return Err(event_too_large(&too_large));
         }
         if let Some(r) = read.retry {
             retry = r;
@@ -661,18 +671,6 @@ async fn request_or_reason(
         .map_err(|e| e.to_string())
 }
 
-async fn status_reason(status: StatusCode, response: reqwest::Response) -> String {
-    let text = response.text().await.unwrap_or_default();
-    let detail = serde_json::from_str::<JsonRpcMessage>(&text)
-        .ok()
-        .and_then(|m| match m {
-            JsonRpcMessage::Error(e) => Some(e.error.message.to_string()),
-            _ => None,
-        })
-        .unwrap_or_default();
-    format!("the server answered HTTP {status}: {detail}")
-}
-
 fn capture_session_id(inner: &ClientInner, headers: &HeaderMap, generation: u64) {
     let id = headers
         .get(MCP_SESSION_ID)
@@ -690,6 +688,8 @@ struct Read {
     answered: bool,
     events: usize,
     retry: Option<Duration>,
+    /// The stream ended because an event went over the cap.
+    too_large: Option<SseTooLarge>,
 }
 
 /// Reads an SSE body, delivering its messages, until it ends or `want`'s response
@@ -705,13 +705,18 @@ async fn read_sse(
         answered: false,
         events: 0,
         retry: None,
+        too_large: None,
     };
     let mut parser = SseParser::new(inner.max_event_bytes);
     let mut body = response.bytes_stream();
     while let Some(chunk) = body.next().await {
         let Ok(chunk) = chunk else { break };
-        let Ok(events) = parser.push(&chunk) else {
-            break;
+        let events = match parser.push(&chunk) {
+            Ok(events) => events,
+            Err(too_large) => {
+                read.too_large = Some(too_large);
+                break;
+            }
         };
         for event in events {
             read.events += 1;
@@ -914,8 +919,7 @@ async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
         }
         found
     } else {
-        response
-            .bytes()
+        read_capped(response, inner.max_body_bytes)
             .await
             .ok()
             .and_then(|b| JsonRpcMessage::from_slice(&b).ok())
@@ -952,8 +956,9 @@ async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
         let body =
             serde_json::to_vec(&replayed).map_err(|e| TransportError::other(e.to_string()))?;
         let response = request(inner, Method::POST, Some(body.into()), None, None).await?;
-        // The answer (JSON, or an SSE stream that ends with it) is not the session's.
-        let _ = response.bytes().await;
+        // The answer (JSON, or an SSE stream that ends with it) is not the session's:
+        // read to its end (under the cap) so the connection can serve again.
+        let _ = read_capped(response, inner.max_body_bytes).await;
     }
     maybe_start_standalone(inner);
     Ok(())

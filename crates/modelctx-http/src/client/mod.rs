@@ -1,8 +1,12 @@
 //! The client side: a `Transport` over reqwest.
 
+mod body;
 mod era;
 mod failure;
 mod io;
+
+#[doc(hidden)]
+pub use body::{BodyError, read_capped, refusal_text};
 
 use std::collections::HashMap;
 use std::fmt;
@@ -150,6 +154,8 @@ pub(crate) struct ClientInner {
     pub(crate) auth: Option<Arc<dyn AuthHook>>,
     pub(crate) standalone: bool,
     pub(crate) max_event_bytes: usize,
+    /// The largest body read whole (a JSON answer, a refusal's body).
+    pub(crate) max_body_bytes: usize,
     pub(crate) reconnect_delay: Duration,
     pub(crate) max_reconnects: u32,
     pub(crate) close_on_session_end: bool,
@@ -218,6 +224,7 @@ pub struct StreamableHttpClientBuilder {
     auth: Option<Arc<dyn AuthHook>>,
     standalone: bool,
     max_event_bytes: usize,
+    max_body_bytes: usize,
     reconnect_delay: Duration,
     max_reconnects: u32,
     close_on_session_end: bool,
@@ -319,10 +326,24 @@ impl StreamableHttpClientBuilder {
         self
     }
 
-    /// The largest SSE event accepted (default 16 MiB).
+    /// The largest SSE event accepted (default 16 MiB). A larger one fails the request
+    /// whose stream carried it, saying so, and that stream is closed; the standalone
+    /// stream is opened again.
     #[must_use]
     pub fn max_event_bytes(mut self, max: usize) -> Self {
         self.max_event_bytes = max;
+        self
+    }
+
+    /// The largest response body read whole (default 16 MiB): a JSON answer, or the
+    /// body of a refusal (an HTTP error status). The cap holds while the body streams:
+    /// a body whose `Content-Length` says more, or that grows past it as it arrives, is
+    /// not read further, and its request fails with an error that says so (other
+    /// requests, and the session, go on). SSE answers are read event by event, each
+    /// capped by [`max_event_bytes`](Self::max_event_bytes).
+    #[must_use]
+    pub fn max_body_bytes(mut self, max: usize) -> Self {
+        self.max_body_bytes = max;
         self
     }
 
@@ -401,6 +422,7 @@ impl StreamableHttpClientBuilder {
             auth: self.auth,
             standalone: self.standalone,
             max_event_bytes: self.max_event_bytes,
+            max_body_bytes: self.max_body_bytes,
             reconnect_delay: self.reconnect_delay,
             max_reconnects: self.max_reconnects,
             close_on_session_end: self.close_on_session_end,
@@ -504,7 +526,8 @@ impl StreamableHttpClientTransport {
             headers: HeaderMap::new(),
             auth: None,
             standalone: true,
-            max_event_bytes: 16 * 1024 * 1024,
+            max_event_bytes: body::DEFAULT_MAX_BODY_BYTES,
+            max_body_bytes: body::DEFAULT_MAX_BODY_BYTES,
             reconnect_delay: Duration::from_secs(1),
             max_reconnects: 5,
             close_on_session_end: false,

@@ -90,6 +90,15 @@ impl FallbackClientBuilder {
         self
     }
 
+    /// The largest response body either transport reads whole (default 16 MiB; see
+    /// [`StreamableHttpClientBuilder::max_body_bytes`]).
+    #[must_use]
+    pub fn max_body_bytes(mut self, max: usize) -> Self {
+        self.http = self.http.max_body_bytes(max);
+        self.sse = self.sse.max_body_bytes(max);
+        self
+    }
+
     /// Adjusts the streamable HTTP transport (its other settings).
     #[must_use]
     pub fn streamable(

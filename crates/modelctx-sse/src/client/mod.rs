@@ -35,6 +35,7 @@ pub struct SseClientBuilder {
     auth: Option<Arc<dyn AuthHook>>,
     endpoint_timeout: Duration,
     max_event_bytes: usize,
+    max_body_bytes: usize,
     #[cfg(feature = "rustls")]
     roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 }
@@ -57,6 +58,7 @@ impl SseClientBuilder {
             auth: None,
             endpoint_timeout: Duration::from_secs(10),
             max_event_bytes: 16 * 1024 * 1024,
+            max_body_bytes: 16 * 1024 * 1024,
             #[cfg(feature = "rustls")]
             roots: Vec::new(),
         }
@@ -120,6 +122,17 @@ impl SseClientBuilder {
         self
     }
 
+    /// The largest response body read whole (default 16 MiB): the body of a refused
+    /// POST, read for the JSON-RPC error it carries. The cap holds while the body
+    /// streams: a larger one is not read further, and the refusal is reported without
+    /// its detail. (The event stream is read event by event, each capped by
+    /// [`max_event_bytes`](Self::max_event_bytes).)
+    #[must_use]
+    pub fn max_body_bytes(mut self, max: usize) -> Self {
+        self.max_body_bytes = max;
+        self
+    }
+
     /// Opens the event stream and waits (at most the
     /// [endpoint timeout](Self::endpoint_timeout)) for its `endpoint` event, which
     /// must name a URL on the stream's own origin.
@@ -152,6 +165,7 @@ impl SseClientBuilder {
             http,
             headers: self.headers,
             auth: self.auth,
+            max_body_bytes: self.max_body_bytes,
         };
         let timeout = self.endpoint_timeout;
         let opened = tokio::time::timeout(timeout, open(&conn, &url, self.max_event_bytes))
@@ -191,6 +205,8 @@ struct Connection {
     http: reqwest::Client,
     headers: HeaderMap,
     auth: Option<Arc<dyn AuthHook>>,
+    /// The largest body read whole (a refusal's).
+    max_body_bytes: usize,
 }
 
 impl Connection {
@@ -517,8 +533,14 @@ async fn post(inner: &ClientInner, message: JsonRpcMessage) -> Result<(), Transp
     if status.is_success() {
         return Ok(());
     }
-    let text = response.text().await.unwrap_or_default();
-    let refusal = match JsonRpcMessage::from_slice(text.as_bytes()) {
+    let text = match modelctx_http::read_capped(response, inner.conn.max_body_bytes).await {
+        Ok(text) => text,
+        Err(e) => {
+            tracing::debug!(target: "modelctx_sse", %e, "the body of a refused POST was not read");
+            bytes::Bytes::new()
+        }
+    };
+    let refusal = match JsonRpcMessage::from_slice(&text) {
         Ok(JsonRpcMessage::Error(e)) => Some(e.error),
         _ => None,
     };
