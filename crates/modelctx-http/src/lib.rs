@@ -95,6 +95,7 @@ pub use client::{BodyError, default_client, error_chain, read_capped, refusal_te
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,
     HttpServerTransport, InMemoryEventStore, InvalidEventId, Lookup, OriginPolicy, RegistryError,
-    Rejection, Relayed, RelayedKind, Replay, RunState, RunStore, SessionRegistry, StreamControl,
-    StreamHold, StreamableHttpServerConfig, StreamableHttpService, TakenRun, cors_layer, hosting,
+    Rejection, Relayed, RelayedKind, Replay, RunState, RunStore, SessionRateLimit, SessionRegistry,
+    StreamControl, StreamHold, StreamableHttpServerConfig, StreamableHttpService, TakenRun,
+    cors_layer, hosting,
 };

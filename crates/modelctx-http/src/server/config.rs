@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use http::{HeaderName, Method, header};
 
+use super::admission::SessionRateLimit;
 use super::event_store::{EventStore, InMemoryEventStore};
 use super::registry::SessionRegistry;
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
@@ -112,6 +113,9 @@ pub struct StreamableHttpServerConfig {
     /// open). A service that dies holding a stream blocks a new GET (409) for at most
     /// this long. See [`StreamableHttpServerConfig::stream_lease`].
     pub stream_lease: Duration,
+    /// How many new sessions one client address may start; `None` (default): no
+    /// limit. See [`StreamableHttpServerConfig::session_rate_limit`].
+    pub session_rate_limit: Option<SessionRateLimit>,
     /// Serve protocol 2026-07-28 (the stateless era) beside the session era; see
     /// [`StreamableHttpServerConfig::stateless_era`].
     pub(crate) stateless_era: bool,
@@ -129,6 +133,7 @@ impl fmt::Debug for StreamableHttpServerConfig {
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("session_registry", &self.session_registry.is_some())
+            .field("session_rate_limit", &self.session_rate_limit)
             .finish_non_exhaustive()
     }
 }
@@ -152,6 +157,7 @@ impl Default for StreamableHttpServerConfig {
             on_error: None,
             session_registry: None,
             stream_lease: Duration::from_secs(30),
+            session_rate_limit: None,
             stateless_era: true,
         }
     }
@@ -287,10 +293,39 @@ impl StreamableHttpServerConfig {
         self
     }
 
-    /// Sets the session cap.
+    /// Sets the session cap. Only sessions whose `initialize` was answered with a
+    /// result count (and a new session while its `initialize` runs): a failed
+    /// `initialize`, or a notification named `initialize`, leaves no session behind.
     #[must_use]
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max;
+        self
+    }
+
+    /// Limits how many new sessions (`initialize` POSTs without a session) one client
+    /// address may start: `limit.burst` at once, then one more every `limit.every`;
+    /// beyond it the POST draws `429 Too Many Requests` with `Retry-After`. An IPv6
+    /// address counts by its /64. A POST whose caller a layer in front authenticated
+    /// (one that put a [`Principal`](modelctx_transport::Principal) in its
+    /// [`Extensions`](modelctx_transport::Extensions), as `modelctx-oauth` does) is not
+    /// limited: an authenticated caller is accountable by its token.
+    ///
+    /// Off by default. A failed handshake already costs the server nothing past its
+    /// POST (see [`max_sessions`](Self::max_sessions)), so what this bounds is one
+    /// address opening valid sessions until the cap is reached; and behind a reverse
+    /// proxy every client has the proxy's address, where a per-address limit would
+    /// throttle everyone together (limit at the proxy there). Turn it on for a server
+    /// reachable without authentication, e.g. `SessionRateLimit::new(20,
+    /// Duration::from_secs(3))` (20 at once, then 20 a minute).
+    ///
+    /// The address is the connection's: [`serve`](super::StreamableHttpService::serve)
+    /// provides it; a router served elsewhere needs axum's
+    /// `into_make_service_with_connect_info::<SocketAddr>()` (or
+    /// [`hosting::serve_router`](super::hosting::serve_router)). Without it, no limit
+    /// applies.
+    #[must_use]
+    pub fn session_rate_limit(mut self, limit: Option<SessionRateLimit>) -> Self {
+        self.session_rate_limit = limit;
         self
     }
 

@@ -102,6 +102,11 @@ where
 /// writes small events; without it Nagle's algorithm and delayed ACKs stall each one
 /// about 40 ms, and `axum::serve` leaves it off) and `header_read_timeout`.
 ///
+/// Each request carries its connection's address in its extensions, as axum's
+/// `ConnectInfo<SocketAddr>` (what a per-address limit, such as
+/// [`StreamableHttpServerConfig::session_rate_limit`](crate::StreamableHttpServerConfig::session_rate_limit),
+/// reads).
+///
 /// For a router that mounts several MCP endpoints (streamable HTTP at `/mcp` and the
 /// legacy SSE endpoints beside it, say). Streams stay open as long as their sessions:
 /// end the services' sessions (`close_all_sessions`) before `shutdown` resolves, or
@@ -114,8 +119,11 @@ pub async fn serve_router(
 ) -> std::io::Result<()> {
     accept_loop(
         listener,
-        Acceptor::Plain,
-        header_read_timeout,
+        Connections {
+            acceptor: Acceptor::Plain,
+            header_read_timeout,
+            peer_address: true,
+        },
         shutdown,
         router_service(router),
         accept_failed,
@@ -138,8 +146,11 @@ pub async fn serve_router_tls(
 ) -> std::io::Result<()> {
     accept_loop(
         listener,
-        Acceptor::Tls(tokio_rustls::TlsAcceptor::from(tls)),
-        header_read_timeout,
+        Connections {
+            acceptor: Acceptor::Tls(tokio_rustls::TlsAcceptor::from(tls)),
+            header_read_timeout,
+            peer_address: true,
+        },
         shutdown,
         router_service(router),
         accept_failed,
@@ -183,13 +194,21 @@ pub(crate) enum Acceptor {
     Tls(tokio_rustls::TlsAcceptor),
 }
 
+/// How the accept loop serves each connection.
+pub(crate) struct Connections {
+    pub(crate) acceptor: Acceptor,
+    pub(crate) header_read_timeout: Duration,
+    /// Whether each request carries its connection's address (axum's
+    /// `ConnectInfo<SocketAddr>` in its extensions).
+    pub(crate) peer_address: bool,
+}
+
 /// The accept loop of [`serve_router`] and of the services' own `serve`: `on_error`
 /// hears about failed accepts, `on_stop` runs once accepting stopped, before the wait
 /// for open connections (a service ends its sessions there).
 pub(crate) async fn accept_loop<S>(
     listener: tokio::net::TcpListener,
-    acceptor: Acceptor,
-    header_read_timeout: Duration,
+    connections: Connections,
     shutdown: impl Future<Output = ()> + Send + 'static,
     service: S,
     on_error: impl Fn(String),
@@ -206,6 +225,11 @@ where
     S::Future: Send + 'static,
 {
     use hyper_util::rt::{TokioIo, TokioTimer};
+    let Connections {
+        acceptor,
+        header_read_timeout,
+        peer_address,
+    } = connections;
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     let heartbeat = tokio::spawn(keep_timer_driver_ahead());
@@ -232,9 +256,10 @@ where
         };
         // Before any TLS handshake: the setting belongs to the socket.
         let _ = stream.set_nodelay(true);
+        let service = with_peer(service.clone(), peer_address.then_some(peer));
         match &acceptor {
             Acceptor::Plain => {
-                let connection = http1().serve_connection(TokioIo::new(stream), service.clone());
+                let connection = http1().serve_connection(TokioIo::new(stream), service);
                 let watched = graceful.watch(connection);
                 tokio::spawn(async move {
                     let _ = watched.await;
@@ -245,7 +270,6 @@ where
                 // The handshake runs on the connection's task, never in the accept loop.
                 let handshake = tls.accept(stream);
                 let watcher = graceful.watcher();
-                let service = service.clone();
                 tokio::spawn(async move {
                     let stream = match tokio::time::timeout(header_read_timeout, handshake).await {
                         Ok(Ok(stream)) => stream,
@@ -263,14 +287,41 @@ where
                 });
             }
         }
-        #[cfg(not(feature = "rustls"))]
-        let _ = peer;
     }
     drop(listener);
     heartbeat.abort();
     on_stop();
     graceful.shutdown().await;
     Ok(())
+}
+
+/// `service`, whose requests carry `peer` (when given) as axum's `ConnectInfo`.
+fn with_peer<S>(
+    service: S,
+    peer: Option<std::net::SocketAddr>,
+) -> impl hyper::service::Service<
+    http::Request<hyper::body::Incoming>,
+    Response = http::Response<axum::body::Body>,
+    Error = Infallible,
+    Future = S::Future,
+> + Send
++ 'static
+where
+    S: hyper::service::Service<
+            http::Request<hyper::body::Incoming>,
+            Response = http::Response<axum::body::Body>,
+            Error = Infallible,
+        > + Send
+        + 'static,
+{
+    hyper::service::service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
+        if let Some(peer) = peer {
+            request
+                .extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+        }
+        service.call(request)
+    })
 }
 
 /// Keeps a timer due within a second, for as long as the server runs.

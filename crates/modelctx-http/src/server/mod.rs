@@ -4,6 +4,7 @@
 // built once per rejected request, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod admission;
 mod config;
 mod era;
 mod event_store;
@@ -33,6 +34,7 @@ use modelctx_types::{
 };
 use tokio::time::Instant;
 
+pub use admission::SessionRateLimit;
 pub use config::{
     ErrorCallback, HostPolicy, OriginPolicy, Rejection, StreamableHttpServerConfig, cors_layer,
 };
@@ -67,6 +69,11 @@ struct Inner {
     config: Arc<StreamableHttpServerConfig>,
     factory: Box<Factory>,
     sessions: Mutex<HashMap<Arc<str>, Arc<SessionState>>>,
+    /// Places under the session cap held by new sessions whose `initialize` is not
+    /// answered yet (see [`admission::Reservation`]).
+    reserved: std::sync::atomic::AtomicUsize,
+    /// New sessions per client address, when limited.
+    rate: admission::RateLimiter,
     /// The id every stateless session shares (one allocation, not one per POST).
     stateless_id: Arc<str>,
     /// The `_meta` texts of the stateless era's requests read before (see
@@ -134,6 +141,8 @@ impl StreamableHttpService {
                 config: Arc::new(config),
                 factory: Box::new(factory),
                 sessions: Mutex::new(HashMap::new()),
+                reserved: std::sync::atomic::AtomicUsize::new(0),
+                rate: admission::RateLimiter::default(),
                 stateless_id: Arc::from("stateless"),
                 metas: era::MetaCache::default(),
                 era_sessions: Mutex::new(Vec::new()),
@@ -171,7 +180,7 @@ impl StreamableHttpService {
             return None;
         }
         self.inner
-            .create_session(None, true, false, false, None)
+            .create_session(None, true, false, false, None, None)
             .map(|s| s.id.to_string())
     }
 
@@ -186,7 +195,7 @@ impl StreamableHttpService {
             return None;
         }
         self.inner
-            .new_shared_session(&registry)
+            .new_shared_session(&registry, None)
             .await
             .ok()
             .map(|s| s.id.to_string())
@@ -258,12 +267,16 @@ impl StreamableHttpService {
             let inner = inner.clone();
             async move { Ok::<_, Infallible>(respond(&inner, request).await) }
         });
-        let header_timeout = self.inner.config.header_read_timeout;
+        let connections = hosting::Connections {
+            acceptor,
+            header_read_timeout: self.inner.config.header_read_timeout,
+            // Read only to limit new sessions per address.
+            peer_address: self.inner.config.session_rate_limit.is_some(),
+        };
         let reporter = self.inner.clone();
         hosting::accept_loop(
             listener,
-            acceptor,
-            header_timeout,
+            connections,
             shutdown,
             endpoint,
             move |reason| reporter.report(StatusCode::SERVICE_UNAVAILABLE, reason),
@@ -286,12 +299,15 @@ impl Inner {
     }
 
     /// Records a new session in the registry (under the cap of every service sharing
-    /// it), then starts it here.
+    /// it), then starts it here. `handshake`: the place of a session that exists only
+    /// once its `initialize` is answered (see [`Inner::create_session`]); without it,
+    /// the session is in the table at once.
     async fn new_shared_session(
         self: &Arc<Self>,
         registry: &Arc<dyn SessionRegistry>,
+        handshake: Option<admission::Reservation>,
     ) -> Result<Arc<SessionState>, Response> {
-        if self.lock_sessions().len() >= self.config.max_sessions {
+        if handshake.is_none() && self.lock_sessions().len() >= self.config.max_sessions {
             return Err(self.reject(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "Service Unavailable: too many sessions",
@@ -317,7 +333,7 @@ impl Inner {
             }
             Err(e) => return Err(self.registry_unavailable(&e)),
         }
-        self.create_session(Some(Arc::from(id)), true, false, false, None)
+        self.create_session(Some(Arc::from(id)), true, false, false, None, handshake)
             .ok_or_else(|| {
                 self.reject(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -680,6 +696,12 @@ impl Inner {
     /// the registry (`restored`: its state, when another service initialised it);
     /// otherwise a new one is made. `None` when the OS cannot supply randomness for the
     /// id. A restored session another request started meanwhile is answered instead.
+    ///
+    /// `handshake`: a stateful session started by a client's `initialize`, holding this
+    /// place under the cap: it enters the table (is found by id, counts as a session)
+    /// only once that `initialize` is answered with a result, and ends, giving the place
+    /// back, when it is not (see `session/handshake.rs`). Without it, a stateful session
+    /// is in the table at once.
     fn create_session(
         self: &Arc<Self>,
         id: Option<Arc<str>>,
@@ -687,6 +709,7 @@ impl Inner {
         pre_initialized: bool,
         stateless_era: bool,
         restored: Option<(u64, SessionSnapshot)>,
+        handshake: Option<admission::Reservation>,
     ) -> Option<Arc<SessionState>> {
         // A stateless "session" lives for one POST and its id is never sent anywhere:
         // no randomness (a system call) for it.
@@ -734,25 +757,21 @@ impl Inner {
             shared,
             stream_base,
         );
-        if stateful {
-            let mut sessions = self.lock_sessions();
-            if let Some(other) = sessions.get(&id)
-                && !other.closed.is_cancelled()
-            {
-                // Restored by another request meanwhile: that one serves it.
-                return Some(other.clone());
+        match handshake {
+            Some(place) if stateful => state.await_handshake(self.on_handshake(place)),
+            _ if stateful => {
+                let mut sessions = self.lock_sessions();
+                if let Some(other) = sessions.get(&id)
+                    && !other.closed.is_cancelled()
+                {
+                    // Restored by another request meanwhile: that one serves it.
+                    return Some(other.clone());
+                }
+                sessions.insert(id, state.clone());
+                drop(sessions);
+                self.reap_later(&state);
             }
-            sessions.insert(id, state.clone());
-            drop(sessions);
-            // A shared session's local copy is reaped even without an idle timeout: its
-            // record expires some day, and the copy must not outlive it.
-            let idle = match &state.shared {
-                Some(shared) => Some(shared.idle()),
-                None => self.config.session_idle_timeout,
-            };
-            if let Some(idle) = idle {
-                tokio::spawn(reap_when_idle(Arc::downgrade(&state), idle));
-            }
+            _ => {}
         }
         (self.factory)(HttpServerTransport {
             state: state.clone(),
@@ -761,6 +780,21 @@ impl Inner {
             stateless_era,
         });
         Some(state)
+    }
+}
+
+impl Inner {
+    /// Ends `session` once it idles out (see [`reap_when_idle`]).
+    fn reap_later(&self, session: &Arc<SessionState>) {
+        // A shared session's local copy is reaped even without an idle timeout: its
+        // record expires some day, and the copy must not outlive it.
+        let idle = match &session.shared {
+            Some(shared) => Some(shared.idle()),
+            None => self.config.session_idle_timeout,
+        };
+        if let Some(idle) = idle {
+            tokio::spawn(reap_when_idle(Arc::downgrade(session), idle));
+        }
     }
 }
 
@@ -1075,10 +1109,11 @@ where
             if sessionless {
                 extensions.insert(modelctx_transport::Sessionless);
             }
+            let peer = admission::peer(&inner.config, &parts.extensions);
             extensions.insert(crate::headers::sensitive_headers(parts.headers));
             let none = http::HeaderMap::new();
             let headers = extensions.get::<http::HeaderMap>().unwrap_or(&none);
-            post(inner, headers, &extensions, body, era_by_headers).await
+            post(inner, headers, &extensions, body, era_by_headers, peer).await
         }
         Method::GET => get(inner, &parts.headers, &parts.extensions).await,
         Method::DELETE => delete(inner, &parts.headers).await,
@@ -1207,6 +1242,7 @@ async fn find_shared_session(
                     false,
                     false,
                     Some((revision, *snapshot)),
+                    None,
                 )
                 .ok_or_else(|| {
                     inner.reject(
@@ -1409,13 +1445,15 @@ async fn hand_missed_initialized(session: &SessionState) {
 }
 
 /// `era_by_headers`: whether the headers alone put the POST in the stateless era
-/// ([`era::stateless_by_headers`], when that era is served).
+/// ([`era::stateless_by_headers`], when that era is served). `peer`: the client's
+/// address, when new sessions are rate-limited per address and it is known.
 async fn post<B>(
     inner: &Arc<Inner>,
     headers: &HeaderMap,
     extensions: &Extensions,
     body: B,
     era_by_headers: Option<bool>,
+    peer: Option<std::net::IpAddr>,
 ) -> Response
 where
     B: hyper::body::Body<Data = Bytes>,
@@ -1445,7 +1483,11 @@ where
     if inner.config.stateless_era && era::is_stateless(era_by_headers, &messages) {
         return stateless_post(inner, headers, extensions, messages, batch).await;
     }
-    let init = messages.iter().any(|m| m.method() == Some(INITIALIZE));
+    // Only a request starts a handshake: a notification named `initialize` is no
+    // handshake, and goes to the session its POST names like any other.
+    let init = messages
+        .iter()
+        .any(|m| matches!(m, JsonRpcMessage::Request(r) if r.method == INITIALIZE));
     if init && messages.len() > 1 {
         return inner.reject(
             StatusCode::BAD_REQUEST,
@@ -1453,24 +1495,25 @@ where
         );
     }
     let stateful = inner.config.stateful;
+    let mut reservation = None;
     let session = if !stateful {
         None
-    } else if init
-        && headers.get(&era::SESSION_ID_HEADER).is_none()
-        && let Some(registry) = &inner.config.session_registry
-    {
-        match inner.new_shared_session(registry).await {
-            Ok(s) => Some(s),
-            Err(r) => return r,
-        }
     } else if init && headers.get(&era::SESSION_ID_HEADER).is_none() {
-        if inner.lock_sessions().len() >= inner.config.max_sessions {
-            return inner.reject(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Service Unavailable: too many sessions",
-            );
+        // A new session: it holds a place under the cap until its `initialize` is
+        // answered, and exists only if that succeeds.
+        let place = match inner.admit_new_session(peer, extensions) {
+            Ok(place) => place,
+            Err(r) => return r,
+        };
+        if let Some(registry) = &inner.config.session_registry {
+            match inner.new_shared_session(registry, Some(place)).await {
+                Ok(s) => Some(s),
+                Err(r) => return r,
+            }
+        } else {
+            reservation = Some(place);
+            None
         }
-        None
     } else {
         match resolve_session(inner, headers).await {
             Ok(s) => Some(s),
@@ -1494,15 +1537,18 @@ where
     }
     let session = match session {
         Some(s) => s,
-        None => match inner.create_session(None, stateful, !stateful && !init, false, None) {
-            Some(s) => s,
-            None => {
-                return inner.reject(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "no randomness available for a session id",
-                );
+        None => {
+            match inner.create_session(None, stateful, !stateful && !init, false, None, reservation)
+            {
+                Some(s) => s,
+                None => {
+                    return inner.reject(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "no randomness available for a session id",
+                    );
+                }
             }
-        },
+        }
     };
     dispatch(inner, session, messages, extensions, init, None).await
 }
@@ -1630,7 +1676,7 @@ impl Inner {
                 None => break,
             }
         }
-        let session = self.create_session(None, false, false, true, None)?;
+        let session = self.create_session(None, false, false, true, None, None)?;
         session.lend_era();
         Some(EraLease {
             inner: self,
@@ -1662,6 +1708,9 @@ async fn dispatch(
     mut era: Option<EraRead>,
 ) -> Response {
     let stateless_era = era.is_some();
+    // A new session's handshake fails if this POST ends before its answer.
+    let mut handshake =
+        (init && session.handshake_pending()).then(|| session::HandshakeGuard(session.clone()));
     if session.shared.is_some()
         && let Some(registry) = &inner.config.session_registry
     {
@@ -1772,7 +1821,10 @@ async fn dispatch(
             status_only(StatusCode::ACCEPTED)
         }
         Some(Answer::Sse { events, .. }) if stateless_era => era_stream(&session, &ids, events),
-        Some(Answer::Sse { events, .. }) => sse_response(events),
+        Some(Answer::Sse { events, .. }) => match handshake.take() {
+            Some(guard) => sse_response(session::guarded(events, guard)),
+            None => sse_response(events),
+        },
         Some(Answer::Json(waiters)) => {
             let mut out = Vec::with_capacity(waiters.len());
             let mut error = None;
@@ -2077,7 +2129,7 @@ mod tests {
         let sessions: Vec<_> = (0..2_000)
             .map(|_| {
                 inner
-                    .create_session(None, true, false, false, None)
+                    .create_session(None, true, false, false, None, None)
                     .unwrap()
             })
             .collect();

@@ -26,7 +26,10 @@ use super::event_store::EventId;
 use super::registry::SharedState;
 use crate::sse;
 
+mod handshake;
 mod takeover;
+
+pub(crate) use handshake::{HandshakeGuard, OnHandshake, guarded};
 
 /// The standalone GET stream of a session.
 pub(crate) const STANDALONE: u64 = 0;
@@ -149,6 +152,9 @@ pub(crate) struct SessionState {
     /// `Mcp-Session-Id` as a header value, for every answer of a stateful session.
     pub(crate) id_header: Option<http::HeaderValue>,
     on_end: Mutex<Option<OnEnd>>,
+    /// A new session waiting for its `initialize` to be answered: how to tell its
+    /// service (see `handshake.rs`).
+    handshake: Mutex<Option<(Weak<SessionState>, OnHandshake)>>,
     /// The session's record in the shared registry, when there is one.
     pub(crate) shared: Option<Arc<SharedState>>,
     /// What this process's stream numbers start from (0 unless the session is shared:
@@ -232,6 +238,7 @@ impl SessionState {
             negotiated: OnceLock::new(),
             empty: Arc::from(""),
             on_end: Mutex::new(on_end),
+            handshake: Mutex::new(None),
             shared,
             stream_base,
             initialized_note: AtomicBool::new(false),
@@ -369,6 +376,7 @@ impl SessionState {
             return;
         }
         self.closed.cancel();
+        self.release_handshake();
         self.inbound
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -1094,14 +1102,20 @@ impl SessionState {
         }
         let msg = message.message;
         let data = message_text(&msg).map_err(|e| TransportError::other(e.to_string()))?;
-        let mut routes = self.routes();
         let answers = match &msg {
             JsonRpcMessage::Response(r) => Some(&r.id),
             JsonRpcMessage::Error(e) => e.id.as_ref(),
             JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
         };
+        // A new session is in its service's table before its client can read the
+        // `initialize` result (and send the next request); a failed `initialize` ends it
+        // once its error is routed.
+        let initialized = answers.and_then(|id| self.note_initialize_result(id, &msg));
+        if initialized == Some(true) {
+            self.settle_handshake(true);
+        }
+        let mut routes = self.routes();
         if let Some(id) = answers {
-            self.note_initialize_result(id, &msg);
             if let Some(Route::Sse(stream_id)) = routes.requests.get(id) {
                 let stream_id = *stream_id;
                 Self::replayed_position(&mut routes, stream_id, false);
@@ -1112,6 +1126,10 @@ impl SessionState {
             };
             if !self.complete(&mut routes, id, data, error) {
                 self.report(format!("response to request {id}, which is not in flight"));
+            }
+            drop(routes);
+            if initialized == Some(false) {
+                self.settle_handshake(false);
             }
             return Ok(());
         }
@@ -1286,24 +1304,28 @@ impl SessionState {
         true
     }
 
-    fn note_initialize_result(&self, id: &RequestId, msg: &JsonRpcMessage) {
+    /// Notes the version `initialize` negotiated when `msg` answers it: `Some(true)`
+    /// for a result, `Some(false)` for an error, `None` when it answers another request.
+    fn note_initialize_result(&self, id: &RequestId, msg: &JsonRpcMessage) -> Option<bool> {
         let mut init = self.init_request.lock().unwrap_or_else(|p| p.into_inner());
         if init.as_ref() != Some(id) {
-            return;
+            return None;
         }
         *init = None;
-        if let JsonRpcMessage::Response(r) = msg {
-            #[derive(serde::Deserialize)]
-            #[serde(rename_all = "camelCase")]
-            struct Init {
-                protocol_version: String,
-            }
-            if let Ok(i) = serde_json::from_str::<Init>(r.result.get()) {
-                let version = ProtocolVersion::supported(&i.protocol_version)
-                    .unwrap_or_else(|| ProtocolVersion::new(i.protocol_version));
-                let _ = self.negotiated.set(version);
-            }
+        let JsonRpcMessage::Response(r) = msg else {
+            return Some(false);
+        };
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Init {
+            protocol_version: String,
         }
+        if let Ok(i) = serde_json::from_str::<Init>(r.result.get()) {
+            let version = ProtocolVersion::supported(&i.protocol_version)
+                .unwrap_or_else(|| ProtocolVersion::new(i.protocol_version));
+            let _ = self.negotiated.set(version);
+        }
+        Some(true)
     }
 }
 
