@@ -50,6 +50,13 @@ pub struct SseServerConfig {
     pub keep_alive: Option<Duration>,
     /// Hears about every transport-level rejection.
     pub on_error: Option<ErrorCallback>,
+    /// How long a new stream may go without its `initialize` answered with a result
+    /// before the session is ended (default 30 s; `None`: as long as the client keeps
+    /// the connection). A stream holds its place under
+    /// [`max_sessions`](Self::max_sessions) from the `GET`; this bounds how long one
+    /// that never completes a handshake keeps it. A failed `initialize` ends its
+    /// session at once, after its error is sent.
+    pub handshake_timeout: Option<Duration>,
 }
 
 impl fmt::Debug for SseServerConfig {
@@ -62,6 +69,7 @@ impl fmt::Debug for SseServerConfig {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
+            .field("handshake_timeout", &self.handshake_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -82,6 +90,7 @@ impl Default for SseServerConfig {
             inbound_queue: 64,
             keep_alive: Some(Duration::from_secs(15)),
             on_error: None,
+            handshake_timeout: Some(Duration::from_secs(30)),
         }
     }
 }
@@ -160,6 +169,14 @@ impl SseServerConfig {
     pub fn stream_queue(mut self, events: usize, send_timeout: Duration) -> Self {
         self.stream_queue = events.max(1);
         self.send_timeout = send_timeout;
+        self
+    }
+
+    /// Sets (or, with `None`, turns off) the handshake deadline (see
+    /// [`handshake_timeout`](Self::handshake_timeout)).
+    #[must_use]
+    pub fn handshake_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.handshake_timeout = timeout;
         self
     }
 

@@ -2,6 +2,7 @@
 //! delivers a message to it.
 
 mod config;
+mod handshake;
 mod transport;
 
 use std::collections::HashMap;
@@ -252,6 +253,7 @@ async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Respo
     let (out_tx, out_rx) = mpsc::channel(config.stream_queue.max(1));
     let (in_tx, in_rx) = mpsc::channel(config.inbound_queue.max(1));
     let closed = CancellationToken::new();
+    let handshake = Arc::new(handshake::Handshake::default());
     {
         // The session is registered before its endpoint is announced.
         let mut sessions = inner.lock_sessions();
@@ -268,8 +270,18 @@ async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Respo
                 inbound: in_tx,
                 outbound: out_tx.downgrade(),
                 closed: closed.clone(),
+                handshake: handshake.clone(),
             }),
         );
+    }
+    if let Some(deadline) = config.handshake_timeout {
+        tokio::spawn(end_unless_established(
+            Arc::downgrade(&inner),
+            id.clone(),
+            handshake.clone(),
+            closed.clone(),
+            deadline,
+        ));
     }
     let service = Arc::downgrade(&inner);
     let guard = SessionGuard {
@@ -284,6 +296,7 @@ async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Respo
             closed: closed.clone(),
             send_timeout: config.send_timeout,
             service,
+            handshake,
         },
         stream: SseServerStream {
             inbound: in_rx,
@@ -313,6 +326,33 @@ async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Respo
         .header("x-accel-buffering", HeaderValue::from_static("no"))
         .body(Body::from_stream(stream))
         .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// Ends session `id` when its `initialize` has not been answered with a result within
+/// `deadline` of its stream opening: a stream that never completes a handshake holds
+/// no place under the session cap for longer.
+async fn end_unless_established(
+    service: std::sync::Weak<Inner>,
+    id: Arc<str>,
+    handshake: Arc<handshake::Handshake>,
+    closed: CancellationToken,
+    deadline: std::time::Duration,
+) {
+    tokio::select! {
+        () = closed.cancelled() => return,
+        () = tokio::time::sleep(deadline) => {}
+    }
+    if handshake.is_established() {
+        return;
+    }
+    if let Some(service) = service.upgrade() {
+        service.report(
+            StatusCode::OK,
+            format!("session {id}: no initialize answered within {deadline:?}; the session ends"),
+        );
+        service.forget(&id);
+    }
+    closed.cancel();
 }
 
 /// The `session_id` query parameter, when present.
@@ -386,6 +426,7 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
     {
         return refuse_on_stream(&inner, &session, request).await;
     }
+    session.handshake.inbound(&message);
     let mut message = TransportMessage::new(message);
     if let Some(extensions) = parts.extensions.get::<Extensions>() {
         message.extensions = extensions.clone();
@@ -473,6 +514,7 @@ mod tests {
                 inbound: inbound.clone(),
                 outbound: outbound.downgrade(),
                 closed: CancellationToken::new(),
+                handshake: Arc::default(),
             };
             inner.lock_sessions().insert(id.clone(), Arc::new(session));
         }

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use super::Inner;
+use super::handshake::{Handshake, Outcome};
 
 /// What the service keeps of a live session.
 pub(crate) struct Session {
@@ -26,6 +27,8 @@ pub(crate) struct Session {
     pub(crate) outbound: mpsc::WeakSender<Bytes>,
     /// Cancelled when the session ends (stream gone, send timeout, shutdown).
     pub(crate) closed: CancellationToken,
+    /// Where its `initialize` stands.
+    pub(crate) handshake: Arc<Handshake>,
 }
 
 /// The transport of one legacy SSE session, handed to the service's factory.
@@ -77,6 +80,7 @@ pub struct SseServerSink {
     pub(crate) closed: CancellationToken,
     pub(crate) send_timeout: Duration,
     pub(crate) service: Weak<Inner>,
+    pub(crate) handshake: Arc<Handshake>,
 }
 
 impl fmt::Debug for SseServerSink {
@@ -107,10 +111,19 @@ impl MessageSink for SseServerSink {
             let json = serde_json::to_string(&message.message)
                 .map_err(|e| TransportError::other(format!("cannot encode a message: {e}")))?;
             let event = modelctx_transport::sse::encode_event("message", &json);
+            let outcome = self.handshake.outbound(&message.message);
             // A full queue waits for the reader (backpressure); one that stays full
             // ends the session, since nothing could resume the stream.
             match tokio::time::timeout(self.send_timeout, out.send(event)).await {
-                Ok(Ok(())) => Ok(()),
+                Ok(Ok(())) => {
+                    if outcome == Outcome::Failed {
+                        // A failed `initialize` ends the session: its error goes out,
+                        // then the stream ends (and the session leaves the table).
+                        drop(out);
+                        self.out.lock().unwrap_or_else(|p| p.into_inner()).take();
+                    }
+                    Ok(())
+                }
                 Ok(Err(_)) => Err(TransportError::closed()),
                 Err(_) => {
                     if let Some(service) = self.service.upgrade() {
