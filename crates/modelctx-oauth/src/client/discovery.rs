@@ -19,14 +19,14 @@ pub(crate) struct Discovered {
     pub(crate) server: AuthorizationServerMetadata,
 }
 
-/// The protected-resource metadata of `server`: from `hint` (a 401's
-/// `resource_metadata`) when given, else the path-aware then the root well-known URI.
-/// `None` when the server publishes none (a 2025-03-26 server).
+/// The protected-resource metadata of `server`, with the URL it was read from: from
+/// `hint` (a 401's `resource_metadata`) when given, else the path-aware then the root
+/// well-known URI. `None` when the server publishes none (a 2025-03-26 server).
 pub(crate) async fn protected_resource(
     fetcher: &Fetcher,
     server: &Url,
     hint: Option<&str>,
-) -> Result<Option<ProtectedResourceMetadata>, OAuthError> {
+) -> Result<Option<(ProtectedResourceMetadata, Url)>, OAuthError> {
     if let Some(hint) = hint {
         let url = parse_url(hint, "resource_metadata URL")?;
         if url.origin() != server.origin() {
@@ -44,12 +44,14 @@ pub(crate) async fn protected_resource(
             .with_status(answer.status.as_u16()));
         }
         let prm = answer.json("protected resource metadata")?;
-        return Ok(Some(prm));
+        return Ok(Some((prm, url)));
     }
     for url in prm_candidates(server) {
         let answer = fetcher.get(&url).await?;
         if answer.status.is_success() {
-            return answer.json("protected resource metadata").map(Some);
+            return answer
+                .json("protected resource metadata")
+                .map(|prm| Some((prm, url)));
         }
     }
     Ok(None)
@@ -73,11 +75,22 @@ pub(crate) fn prm_candidates(server: &Url) -> Vec<Url> {
     out
 }
 
-/// Refuses a PRM whose `resource` is not this server: it must be on the same origin
-/// and its path a (segment-wise) prefix of the server's.
+/// Refuses a PRM whose `resource` is not this server. RFC 9728 (section 3.3) asks for
+/// the identical URL: the `resource` must be the server's URL, compared as parsed URLs
+/// (scheme and host case-insensitively, a default port as none), a trailing `/` on the
+/// path aside; no fragment.
+///
+/// One allowance: a document read from the origin's root well-known URI
+/// (`/.well-known/oauth-protected-resource`, `from`) may name the origin itself, the
+/// resource identifier that URI is formed from (RFC 9728 section 3.1), for a server at
+/// any path of it. Servers publish a single document for their origin that way (the
+/// MCP conformance suite's do, the `resource_metadata` of their challenge pointing at
+/// it). Any other path, a prefix of the server's (`https://host/tenant` for
+/// `https://host/tenant/mcp`) or below it, is refused.
 pub(crate) fn check_resource(
     prm: &ProtectedResourceMetadata,
     server: &Url,
+    from: &Url,
 ) -> Result<(), OAuthError> {
     let mismatch = || {
         OAuthError::new(
@@ -94,12 +107,17 @@ pub(crate) fn check_resource(
     }
     let want = resource.path().trim_end_matches('/');
     let have = server.path().trim_end_matches('/');
-    let prefix = want.is_empty()
-        || have == want
-        || have
-            .strip_prefix(want)
-            .is_some_and(|rest| rest.starts_with('/'));
-    if prefix { Ok(()) } else { Err(mismatch()) }
+    let same = want == have && resource.query() == server.query();
+    let origin_document = want.is_empty()
+        && resource.query().is_none()
+        && from.origin() == server.origin()
+        && from.path() == "/.well-known/oauth-protected-resource"
+        && from.query().is_none();
+    if same || origin_document {
+        Ok(())
+    } else {
+        Err(mismatch())
+    }
 }
 
 /// The metadata URIs of `issuer`, in the specification's order: for an issuer with a
@@ -184,8 +202,8 @@ pub(crate) async fn discover(
     hint: Option<&str>,
 ) -> Result<Discovered, OAuthError> {
     match protected_resource(fetcher, server, hint).await? {
-        Some(prm) => {
-            check_resource(&prm, server)?;
+        Some((prm, from)) => {
+            check_resource(&prm, server, &from)?;
             let issuer = prm.authorization_servers.first().ok_or_else(|| {
                 OAuthError::new(
                     ErrorKind::Discovery,
@@ -308,18 +326,43 @@ mod tests {
             authorization_servers: vec![],
             scopes_supported: None,
         };
-        assert!(check_resource(&prm("https://mcp.example/mcp"), &server).is_ok());
-        assert!(check_resource(&prm("https://mcp.example"), &server).is_ok());
-        assert!(check_resource(&prm("https://MCP.example/mcp/"), &server).is_ok());
+        let path_document = url("https://mcp.example/.well-known/oauth-protected-resource/mcp");
+        let root_document = url("https://mcp.example/.well-known/oauth-protected-resource");
+        for from in [&path_document, &root_document] {
+            assert!(check_resource(&prm("https://mcp.example/mcp"), &server, from).is_ok());
+            assert!(check_resource(&prm("https://MCP.example:443/mcp/"), &server, from).is_ok());
+        }
+        // The origin, only from the origin's own document.
+        assert!(check_resource(&prm("https://mcp.example"), &server, &root_document).is_ok());
+        assert!(check_resource(&prm("https://mcp.example/"), &server, &root_document).is_ok());
+        let e = check_resource(&prm("https://mcp.example"), &server, &path_document).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ResourceMismatch);
+        let hint = url("https://mcp.example/meta/prm.json");
+        assert!(check_resource(&prm("https://mcp.example"), &server, &hint).is_err());
+        assert!(check_resource(&prm("https://mcp.example/mcp"), &server, &hint).is_ok());
         for bad in [
             "https://evil.example/mcp",
             "http://mcp.example/mcp",
             "https://mcp.example/mc",
             "https://mcp.example/mcp/other",
+            "https://mcp.example/mcp?tenant=b",
+            "https://mcp.example/?x=1",
             "not a url",
         ] {
-            let e = check_resource(&prm(bad), &server).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::ResourceMismatch, "{bad}");
+            for from in [&path_document, &root_document] {
+                let e = check_resource(&prm(bad), &server, from).unwrap_err();
+                assert_eq!(e.kind(), ErrorKind::ResourceMismatch, "{bad}");
+            }
         }
+        // A path prefix is not the server, from either document.
+        let tenant = url("https://mcp.example/tenant/mcp");
+        let tenant_document =
+            url("https://mcp.example/.well-known/oauth-protected-resource/tenant/mcp");
+        for from in [&tenant_document, &root_document] {
+            let e = check_resource(&prm("https://mcp.example/tenant"), &tenant, from).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::ResourceMismatch);
+        }
+        let e = check_resource(&prm("https://mcp.example"), &tenant, &tenant_document).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ResourceMismatch);
     }
 }
