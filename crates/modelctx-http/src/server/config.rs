@@ -95,7 +95,9 @@ pub struct StreamableHttpServerConfig {
     /// A session with no request and no open stream for this long is ended
     /// (default 300 s; `None` keeps sessions until DELETE).
     pub session_idle_timeout: Option<Duration>,
-    /// The most sessions alive at once; an initialize beyond it draws 503 (default 10 000).
+    /// The most sessions alive at once; an initialize beyond it draws 503 (default
+    /// 10 000). A session counts once its `initialize` was answered with a result, and
+    /// while that `initialize` runs; a failed one leaves nothing behind.
     pub max_sessions: usize,
     /// Events queued for one SSE connection; a reader that falls this far behind is
     /// disconnected and resumes with `Last-Event-ID` (default 256).

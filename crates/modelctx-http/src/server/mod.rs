@@ -175,7 +175,12 @@ impl StreamableHttpService {
     pub fn open_session(&self) -> Option<String> {
         if !self.inner.config.stateful
             || self.inner.config.session_registry.is_some()
-            || self.inner.lock_sessions().len() >= self.inner.config.max_sessions
+            || self.inner.lock_sessions().len()
+                + self
+                    .inner
+                    .reserved
+                    .load(std::sync::atomic::Ordering::Acquire)
+                >= self.inner.config.max_sessions
         {
             return None;
         }
