@@ -24,6 +24,7 @@ mod browser;
 mod conformance;
 mod fuzz;
 mod interop;
+mod needs;
 mod soak;
 mod test;
 mod tidy;
