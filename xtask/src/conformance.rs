@@ -152,6 +152,11 @@ fn manifest_diff(candidate: &std::path::Path) -> ExitCode {
     }
 }
 
+/// Whether this is CI (`CI=true`).
+pub(crate) fn is_ci() -> bool {
+    pin::is_ci()
+}
+
 /// What the suite may use of the machine.
 pub(crate) enum Machine {
     /// What it has: a cell whose program is missing is not run (unless `CI=true`).

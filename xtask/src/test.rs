@@ -72,6 +72,13 @@ const STEPS: &[Step] = &[
         run: None,
     },
     Step {
+        what: "the crates as the registry would build them: publish dry run, each feature alone, each crate's docs alone, the recorded public API (cargo xtask release-check)",
+        args: &["xtask", "release-check"],
+        env: &[],
+        script: None,
+        run: None,
+    },
+    Step {
         what: "the main command on a bare machine: `cargo xtask conformance` with redis-server, node and python hidden from PATH and CI unset passes, the two-instance cell shown as not run",
         args: &[],
         env: &[],

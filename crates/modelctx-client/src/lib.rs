@@ -64,6 +64,7 @@
 //! [`CallToolResult`](modelctx_types::CallToolResult); a type neither core nor claimed by a
 //! declared extension is an invalid result), and may bind vendor notifications
 //! ([`NotificationBinding`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod callbacks;
 mod elicitation;

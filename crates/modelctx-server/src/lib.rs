@@ -83,6 +83,7 @@
 //! the function as sent, and `structuredContent` is not checked against the
 //! `outputSchema`; constraints a decode does not see (`minimum`, `pattern`, `format`,
 //! ... from `#[schemars(...)]` attributes) are not enforced.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod base64;
 mod built_raw;
