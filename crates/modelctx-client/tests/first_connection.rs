@@ -232,7 +232,11 @@ async fn a_handshake_left_unanswered_after_a_late_probe_answer_leaves_the_statel
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
-    assert_eq!(started.elapsed(), Duration::from_secs(22), "12 s, then a wait");
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(22),
+        "12 s, then a wait"
+    );
     assert_eq!(tool_names(&client).await, ["echo"]);
     assert_eq!(
         heard.methods(),
