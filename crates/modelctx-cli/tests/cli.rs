@@ -158,7 +158,10 @@ async fn serve_refusing(server: Server, refuse: fn(&str) -> Option<modelctx::typ
     let (to_client, mut from_client) = modelctx::stdio::stdio().split();
     loop {
         tokio::select! {
-            Some(Ok(message)) = from_client.recv() => {
+            message = from_client.recv() => {
+                // The client closed stdin: the server's cue to exit.
+                let Some(message) = message else { break };
+                let Ok(message) = message else { continue };
                 let message = match message.message {
                     JsonRpcMessage::Request(request) => match refuse(&request.method) {
                         Some(refusal) => {
