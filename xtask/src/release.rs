@@ -14,20 +14,25 @@
 //!   cargo-public-api from the nightly rustdoc JSON, must equal its record in `api/`;
 //!   `--bless` rewrites the records, so an API change is a reviewed diff.
 //!
-//! `cargo xtask release-check [publish|features|docs|api]...` runs the named parts (all by
-//! default). cargo-hack and cargo-public-api are installed, pinned, into `.tools/` when
-//! missing (their build uses a temporary target directory, removed afterwards).
+//! - **deny**: `cargo deny check licenses bans sources` with the policy in `deny.toml`:
+//!   permissive licences only, no C TLS stacks, crates from crates.io only.
+//!
+//! `cargo xtask release-check [publish|features|docs|api|deny]...` runs the named parts
+//! (all by default). cargo-hack, cargo-public-api and cargo-deny are installed, pinned,
+//! into `.tools/` when missing (their build uses a temporary target directory, removed
+//! afterwards).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 pub(crate) const USAGE: &str = "\
-cargo xtask release-check [publish|features|docs|api]... [--bless]
+cargo xtask release-check [publish|features|docs|api|deny]... [--bless]
                                              the crates as the registry would build them:
                                              publish dry run, each feature alone, each
                                              crate's docs alone, the recorded public API
-                                             (--bless rewrites api/)";
+                                             (--bless rewrites api/), the licence and
+                                             source policy (deny.toml)";
 
 /// A tool from the registry, installed pinned into `.tools/<name>`.
 struct Tool {
@@ -49,8 +54,14 @@ const CARGO_PUBLIC_API: Tool = Tool {
     subcommand: "public-api",
 };
 
+const CARGO_DENY: Tool = Tool {
+    krate: "cargo-deny",
+    version: "0.20.2",
+    subcommand: "deny",
+};
+
 /// The parts, in the order they run.
-const PARTS: [&str; 4] = ["publish", "features", "docs", "api"];
+const PARTS: [&str; 5] = ["deny", "api", "docs", "publish", "features"];
 
 pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
     let mut parts = Vec::new();
@@ -82,6 +93,7 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
             "publish" => publish(root),
             "features" => features(root, &crates),
             "docs" => docs(root, &crates),
+            "deny" => deny(root),
             _ => api(root, &crates, bless),
         };
         match outcome {
@@ -205,6 +217,14 @@ fn run(mut command: Command, what: &str) -> Result<(), String> {
     } else {
         Err(format!("{what} failed ({status})"))
     }
+}
+
+fn deny(root: &Path) -> Result<(), String> {
+    let bin = install(root, &CARGO_DENY)?;
+    let mut c = cargo(root);
+    with_tool(&mut c, &bin);
+    c.args(["deny", "--offline", "check", "licenses", "bans", "sources"]);
+    run(c, "cargo deny check licenses bans sources")
 }
 
 fn publish(root: &Path) -> Result<(), String> {
