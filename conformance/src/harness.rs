@@ -27,6 +27,7 @@ use crate::pin::{self, Paths};
 use crate::registry::Test;
 use crate::report::{Outcome, RESULTS_ENV, ResultLine, Run};
 use crate::selftest;
+use crate::services;
 
 /// The longest one trial may run before it fails.
 pub const TRIAL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -63,6 +64,15 @@ pub fn main(tests: Vec<Test>) -> ExitCode {
     for r in &registered {
         write_line(&results, &ResultLine::Test(r.clone()));
     }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let not_run = services::not_run(manifest.sdk_cells(), &path, services::every_cell_required());
+    for skipped in &not_run {
+        eprintln!(
+            "conformance: NOT RUN {}: {}; to run it: {}",
+            skipped.cell, skipped.reason, skipped.enable
+        );
+        write_line(&results, &ResultLine::NotRun(skipped.clone()));
+    }
 
     let contract = Contract::check(&manifest, &registered, &paths, pin::is_ci());
     let mut trials = Vec::new();
@@ -89,6 +99,9 @@ pub fn main(tests: Vec<Test>) -> ExitCode {
     }
     for (test, reg) in all.into_iter().zip(&registered) {
         for &cell in &reg.cells {
+            if not_run.iter().any(|n| n.cell == cell) {
+                continue;
+            }
             let (test, results) = (test.clone(), results.clone());
             trials.push(Trial::test(format!("{}[{cell}]", test.name()), move || {
                 let outcome = run_trial(&test, cell, TRIAL_TIMEOUT);

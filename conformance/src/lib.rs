@@ -113,6 +113,7 @@ mod kind;
 pub mod manifest;
 pub mod pin;
 pub mod report;
+pub mod services;
 
 #[cfg(feature = "runner")]
 mod connect;

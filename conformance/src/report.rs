@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::contract::{Contract, Registered};
 use crate::kind::{Cell, SpecVersion, TransportKind};
 use crate::manifest::{Manifest, Requirement};
+use crate::services::NotRun;
 
 /// The environment variable naming the results file.
 pub const RESULTS_ENV: &str = "MODELCTX_CONFORMANCE_RESULTS";
@@ -47,6 +48,8 @@ pub enum ResultLine {
     Test(Registered),
     /// A finished trial.
     Run(Run),
+    /// A cell that was not run on this machine, and why.
+    NotRun(NotRun),
 }
 
 /// A parsed results file.
@@ -56,6 +59,8 @@ pub struct Results {
     pub tests: Vec<Registered>,
     /// Every finished trial.
     pub runs: Vec<Run>,
+    /// The cells that were not run on this machine.
+    pub not_run: Vec<NotRun>,
 }
 
 impl Results {
@@ -70,6 +75,7 @@ impl Results {
             match serde_json::from_str(line) {
                 Ok(ResultLine::Test(t)) => results.tests.push(t),
                 Ok(ResultLine::Run(r)) => results.runs.push(r),
+                Ok(ResultLine::NotRun(n)) => results.not_run.push(n),
                 Err(e) => return Err(format!("results line {}: {e}", n + 1)),
             }
         }
@@ -89,6 +95,8 @@ pub enum Status {
     Deferred,
     /// None of the cells it applies to (in that version) is one the SDK has yet.
     Unserved,
+    /// The cells it applies to that the SDK has were not run on this machine.
+    NotRun,
     /// None of those: a run failed, or a cell the SDK has went without a run.
     Uncovered,
 }
@@ -105,6 +113,9 @@ pub enum RunResult {
     Missing,
     /// The SDK does not have this cell yet (transport or version not built).
     Unserved,
+    /// The SDK has the cell, but it was not run on this machine (see the summary's
+    /// `cells_not_run`).
+    NotRun,
 }
 
 /// One requirement in the JSON report.
@@ -135,6 +146,8 @@ pub struct Totals {
     pub deferred: usize,
     /// Applying only to cells the SDK does not have yet.
     pub unserved: usize,
+    /// Applying only to cells that were not run on this machine.
+    pub not_run: usize,
     /// Neither (a failure or a missing run).
     pub open: usize,
 }
@@ -147,6 +160,7 @@ impl Totals {
             Status::Divergent => self.divergent += 1,
             Status::Deferred => self.deferred += 1,
             Status::Unserved => self.unserved += 1,
+            Status::NotRun => self.not_run += 1,
             Status::Uncovered => self.open += 1,
         }
     }
@@ -169,8 +183,11 @@ pub struct Summary {
     pub runs_failed: usize,
     /// Per version: the requirements that exist in it, by their standing there.
     pub by_version: BTreeMap<SpecVersion, Totals>,
-    /// Per cell the SDK has: trials passed and failed.
+    /// Per cell that ran: trials passed and failed.
     pub runs_by_cell: BTreeMap<Cell, (usize, usize)>,
+    /// The cells the SDK has that were not run on this machine, with why and the command
+    /// that makes them run. A requirement's standing is over the cells that ran.
+    pub cells_not_run: Vec<NotRun>,
 }
 
 /// The machine-readable report (`cargo xtask conformance --json PATH`).
@@ -214,9 +231,13 @@ impl Report {
         // (requirement, cell) -> outcomes of the runs that named it.
         let mut outcomes: BTreeMap<(&str, Cell), Vec<Outcome>> = BTreeMap::new();
         let mut summary = Summary::default();
+        let skipped = |c: Cell| results.not_run.iter().any(|n| n.cell == c);
         for &c in manifest.sdk_cells() {
-            summary.runs_by_cell.insert(c, (0, 0));
+            if !skipped(c) {
+                summary.runs_by_cell.insert(c, (0, 0));
+            }
         }
+        summary.cells_not_run = results.not_run.clone();
         for run in &results.runs {
             let counts = summary.runs_by_cell.entry(run.cell).or_insert((0, 0));
             match run.outcome {
@@ -242,6 +263,8 @@ impl Report {
                 .map(|&c| {
                     let result = if !r.runs_in().contains(&c) {
                         RunResult::Unserved
+                    } else if skipped(c) {
+                        RunResult::NotRun
                     } else {
                         match outcomes.get(&(r.id.as_str(), c)) {
                             None => RunResult::Missing,
@@ -257,7 +280,7 @@ impl Report {
                 Status::Covered => summary.covered += 1,
                 Status::Divergent => summary.divergent += 1,
                 Status::Deferred => summary.deferred += 1,
-                Status::Unserved | Status::Uncovered => {}
+                Status::Unserved | Status::NotRun | Status::Uncovered => {}
             }
             let mut by_version = BTreeMap::new();
             for &v in manifest.spec_versions() {
@@ -343,6 +366,7 @@ impl Report {
             "divergent",
             "deferred",
             "unserved",
+            "not run",
             "open",
         ]
         .map(String::from)
@@ -366,6 +390,7 @@ impl Report {
                 totals.divergent.to_string(),
                 totals.deferred.to_string(),
                 totals.unserved.to_string(),
+                totals.not_run.to_string(),
                 totals.open.to_string(),
             ];
             for &t in &transports {
@@ -376,7 +401,15 @@ impl Report {
                         .filter(|r| r.results.get(&cell) == Some(&res))
                         .count()
                 };
-                if self.json.cells.contains(&cell) {
+                if self
+                    .json
+                    .summary
+                    .cells_not_run
+                    .iter()
+                    .any(|n| n.cell == cell)
+                {
+                    row.push("not run".to_owned());
+                } else if self.json.cells.contains(&cell) {
                     row.push(format!(
                         "{}/{}",
                         with(RunResult::Pass),
@@ -457,9 +490,24 @@ impl Report {
         let _ = writeln!(
             out,
             "requirements: {} in all; {} covered, {} divergent, {} deferred \
-             (covered = passed in every cell the SDK has)",
+             (covered = passed in every cell that ran)",
             s.total, s.covered, s.divergent, s.deferred
         );
+        let ran: Vec<String> = s.runs_by_cell.keys().map(Cell::to_string).collect();
+        let _ = writeln!(
+            out,
+            "cells run: {} of {}: {}",
+            ran.len(),
+            self.json.cells.len(),
+            ran.join(", ")
+        );
+        for n in &s.cells_not_run {
+            let _ = writeln!(
+                out,
+                "cell NOT RUN: {}: {}; to run it: {}",
+                n.cell, n.reason, n.enable
+            );
+        }
         let per: Vec<String> = s
             .runs_by_cell
             .iter()
@@ -487,7 +535,18 @@ impl Report {
             }
         }
         let verdict = if self.passed() { "PASSED" } else { "FAILED" };
-        let _ = writeln!(out, "\nconformance: {verdict}");
+        match s.cells_not_run.len() {
+            0 => {
+                let _ = writeln!(out, "\nconformance: {verdict}");
+            }
+            n => {
+                let _ = writeln!(
+                    out,
+                    "\nconformance: {verdict} in the {} cells that ran ({n} not run: see above)",
+                    ran.len()
+                );
+            }
+        }
         out
     }
 }
@@ -499,9 +558,19 @@ fn status_of(r: &Requirement, results: impl Iterator<Item = RunResult>) -> Statu
     if r.is_divergent() {
         return Status::Divergent;
     }
-    let served: Vec<RunResult> = results.filter(|&x| x != RunResult::Unserved).collect();
+    let mut not_run = false;
+    let served: Vec<RunResult> = results
+        .filter(|&x| {
+            not_run |= x == RunResult::NotRun;
+            !matches!(x, RunResult::Unserved | RunResult::NotRun)
+        })
+        .collect();
     if served.is_empty() {
-        Status::Unserved
+        if not_run {
+            Status::NotRun
+        } else {
+            Status::Unserved
+        }
     } else if served.iter().all(|&x| x == RunResult::Pass) {
         Status::Covered
     } else {
@@ -590,11 +659,12 @@ deferred = "no HTTP yet"
                     "runs_passed": 1, "runs_failed": 1,
                     "by_version": {
                         "2025-11-25": {"total": 3, "covered": 1, "divergent": 0, "deferred": 1,
-                                       "unserved": 0, "open": 1},
+                                       "unserved": 0, "not_run": 0, "open": 1},
                         "2026-07-28": {"total": 2, "covered": 0, "divergent": 0, "deferred": 1,
-                                       "unserved": 1, "open": 0},
+                                       "unserved": 1, "not_run": 0, "open": 0},
                     },
                     "runs_by_cell": {"in-memory@2025-11-25": [0, 0], "stdio@2025-11-25": [1, 1]},
+                    "cells_not_run": [],
                 },
             })
         );
@@ -622,6 +692,41 @@ deferred = "no HTTP yet"
             "lock_matches_manifest",
             "- stale",
             "conformance: FAILED",
+        ] {
+            assert!(text.contains(expected), "{expected:?} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_cell_not_run_is_shown_as_such_and_counted_neither_passed_nor_failed() {
+        let m = Manifest::parse(MANIFEST).unwrap();
+        let lines = [
+            r#"{"kind":"test","name":"a::one","ids":["a:one"],"cells":["stdio@2025-11-25"]}"#,
+            r#"{"kind":"not_run","cell":"stdio@2025-11-25","reason":"no stdio here","enable":"get one"}"#,
+        ];
+        let results = Results::parse(&lines.join("\n")).unwrap();
+        let report = Report::build(&m, "abc".into(), &results, Contract { checks: Vec::new() });
+        let json = report.json();
+        let one = &json.requirements[0];
+        assert_eq!(one.status, Status::NotRun);
+        assert_eq!(
+            one.results.get(&Cell::parse("stdio@2025-11-25").unwrap()),
+            Some(&RunResult::NotRun)
+        );
+        assert_eq!(json.summary.covered, 0);
+        assert_eq!(json.summary.runs_failed, 0);
+        assert_eq!(
+            json.summary.by_version[&SpecVersion::V2025_11_25].not_run,
+            2
+        );
+        assert!(!json.summary.runs_by_cell.contains_key(&one.applies_to[0]));
+        assert!(report.passed());
+        let text = report.render();
+        for expected in [
+            "not run",
+            "cells run: 1 of 2: in-memory@2025-11-25",
+            "cell NOT RUN: stdio@2025-11-25: no stdio here; to run it: get one",
+            "conformance: PASSED in the 1 cells that ran (1 not run: see above)",
         ] {
             assert!(text.contains(expected), "{expected:?} in\n{text}");
         }

@@ -185,6 +185,13 @@ pub(crate) fn main(args: &[String], root: &Path) -> ExitCode {
 
 fn run(options: &Options, root: &Path) -> Result<(), String> {
     if options.scale_out {
+        crate::needs::require(
+            "cargo xtask bench --scale-out",
+            &[crate::needs::Need {
+                program: "redis-server",
+                get_it: "install it with `sh xtask/system/redis.sh` (Debian's redis-server)",
+            }],
+        )?;
         return run_scale_out(options, root);
     }
     let started = Instant::now();

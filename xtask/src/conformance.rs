@@ -7,6 +7,10 @@
 //! `conformance/requirements.lock` instead (`--reference PATH` moves the pin to another
 //! reference manifest); `--manifest-diff PATH` prints what a candidate reference manifest
 //! adds, removes and changes against the pinned one, the review before a move.
+//!
+//! A cell that needs a program the machine lacks (the two-instance leg needs
+//! `redis-server`) is reported as not run, with the command that enables it; `--shared`
+//! installs `redis-server` (`xtask/system/redis.sh`) and makes that cell run.
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -15,9 +19,16 @@ use modelctx_conformance::contract::Contract;
 use modelctx_conformance::manifest::Manifest;
 use modelctx_conformance::pin::{self, Paths};
 use modelctx_conformance::report::{RESULTS_ENV, Report, Results};
+use modelctx_conformance::services;
+
+use crate::needs;
 
 pub(crate) const USAGE: &str = "\
-cargo xtask conformance [--json PATH]        run the conformance suite and report
+cargo xtask conformance [--shared] [--json PATH]
+                                             run the conformance suite and report; a cell
+                                             needing a program this machine lacks is shown
+                                             as not run; --shared installs redis-server and
+                                             runs the two-instance cell too
 cargo xtask conformance --manifest-diff PATH what a candidate reference manifest changes
 cargo xtask conformance --update-lock [--reference PATH]
                                              re-pin conformance/requirements.lock (= cargo
@@ -26,7 +37,7 @@ cargo xtask conformance --update-lock [--reference PATH]
 /// What the command line asked for.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Action {
-    Report { json: Option<PathBuf> },
+    Report { json: Option<PathBuf>, shared: bool },
     UpdateLock { reference: Option<PathBuf> },
     ManifestDiff { candidate: PathBuf },
 }
@@ -36,6 +47,7 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Action, String> {
     let mut reference = None;
     let mut diff = None;
     let mut update_lock = false;
+    let mut shared = false;
     let mut it = args.iter();
     let path = |flag: &str, value: Option<&String>| match value {
         Some(path) => Ok(Some(PathBuf::from(path))),
@@ -44,11 +56,15 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Action, String> {
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--update-lock" => update_lock = true,
+            "--shared" => shared = true,
             "--json" => json = path("--json", it.next())?,
             "--reference" => reference = path("--reference", it.next())?,
             "--manifest-diff" => diff = path("--manifest-diff", it.next())?,
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    if shared && (update_lock || diff.is_some()) {
+        return Err("--shared goes with the report only".into());
     }
     match (update_lock, json, reference, diff) {
         (true, None, reference, None) => Ok(Action::UpdateLock { reference }),
@@ -56,7 +72,7 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Action, String> {
         (false, None, None, Some(candidate)) => Ok(Action::ManifestDiff { candidate }),
         (false, _, _, Some(_)) => Err("--manifest-diff takes no other argument".into()),
         (false, _, Some(_), None) => Err("--reference goes with --update-lock".into()),
-        (false, json, None, None) => Ok(Action::Report { json }),
+        (false, json, None, None) => Ok(Action::Report { json, shared }),
     }
 }
 
@@ -65,7 +81,14 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     match parse_args(args) {
         Ok(Action::UpdateLock { reference }) => pin_to(reference.as_deref()),
         Ok(Action::ManifestDiff { candidate }) => manifest_diff(&candidate),
-        Ok(Action::Report { json }) => report(json),
+        Ok(Action::Report { json, shared }) => {
+            let machine = if shared {
+                Machine::Shared
+            } else {
+                Machine::AsIs
+            };
+            report(json, &machine)
+        }
         Err(e) => {
             eprintln!("conformance: {e}\nusage:\n{USAGE}");
             ExitCode::from(2)
@@ -129,8 +152,63 @@ fn manifest_diff(candidate: &std::path::Path) -> ExitCode {
     }
 }
 
-fn report(json: Option<PathBuf>) -> ExitCode {
+/// Whether this is CI (`CI=true`).
+pub(crate) fn is_ci() -> bool {
+    pin::is_ci()
+}
+
+/// What the suite may use of the machine.
+pub(crate) enum Machine {
+    /// What it has: a cell whose program is missing is not run (unless `CI=true`).
+    AsIs,
+    /// `redis-server` installed first, and every cell required to run.
+    Shared,
+    /// A machine with only the Rust toolchain: this `PATH`, and neither `CI` nor
+    /// the require switch set.
+    Bare(std::ffi::OsString),
+}
+
+/// `cargo xtask conformance` as a new user runs it on a machine with only a Rust
+/// toolchain (redis-server, node and python hidden from `PATH`, `CI` unset): it must
+/// pass, and show the two-instance cell as not run rather than failed.
+pub(crate) fn on_a_bare_machine(root: &std::path::Path) -> Result<(), String> {
+    let path = needs::path_without(&needs::bare_path_dir(root), needs::ABSENT_ON_A_BARE_MACHINE)?;
+    let json = needs::bare_path_dir(root).with_extension("json");
+    if report(Some(json.clone()), &Machine::Bare(path)) != ExitCode::SUCCESS {
+        return Err("`cargo xtask conformance` failed on a bare machine (see above)".into());
+    }
+    let text = std::fs::read_to_string(&json).map_err(|e| format!("{}: {e}", json.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let shared = "streamable-http-shared@2025-11-25";
+    let not_run = &value["summary"]["cells_not_run"];
+    let shown = not_run
+        .as_array()
+        .is_some_and(|cells| cells.iter().any(|c| c["cell"] == shared));
+    if !shown {
+        return Err(format!(
+            "on a bare machine the report should show {shared} as not run; it has {not_run}"
+        ));
+    }
+    println!("conformance on a bare machine: passed, {shared} shown as not run");
+    Ok(())
+}
+
+fn report(json: Option<PathBuf>, machine: &Machine) -> ExitCode {
     let paths = Paths::workspace();
+    if let Machine::Shared = machine {
+        let script = pin::workspace_root().join("xtask/system/redis.sh");
+        match Command::new("sh").arg(&script).status() {
+            Ok(s) if s.success() => {}
+            Ok(s) => {
+                eprintln!("conformance: --shared: {} failed ({s})", script.display());
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                eprintln!("conformance: --shared: cannot run sh: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let manifest = match Manifest::load(&paths.manifest) {
         Ok(m) => m,
         Err(e) => {
@@ -143,7 +221,20 @@ fn report(json: Option<PathBuf>) -> ExitCode {
     let _ = std::fs::remove_file(&results_path);
 
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
+    let mut command = Command::new(cargo);
+    match machine {
+        Machine::AsIs => {}
+        Machine::Shared => {
+            command.env(services::REQUIRE_ENV, "1");
+        }
+        Machine::Bare(path) => {
+            command
+                .env("PATH", path)
+                .env_remove("CI")
+                .env_remove(services::REQUIRE_ENV);
+        }
+    }
+    let status = command
         .args([
             "test",
             "-p",
@@ -222,13 +313,21 @@ mod tests {
 
     #[test]
     fn the_command_line_is_parsed() {
-        assert_eq!(parse_args(&[]), Ok(Action::Report { json: None }));
         assert_eq!(
-            parse_args(&args(&["--json", "/tmp/x.json"])),
+            parse_args(&[]),
             Ok(Action::Report {
-                json: Some("/tmp/x.json".into())
+                json: None,
+                shared: false
             })
         );
+        assert_eq!(
+            parse_args(&args(&["--json", "/tmp/x.json", "--shared"])),
+            Ok(Action::Report {
+                json: Some("/tmp/x.json".into()),
+                shared: true
+            })
+        );
+        assert!(parse_args(&args(&["--shared", "--update-lock"])).is_err());
         assert_eq!(
             parse_args(&args(&["--update-lock"])),
             Ok(Action::UpdateLock { reference: None })

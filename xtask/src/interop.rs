@@ -216,6 +216,20 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let needs = [
+        crate::needs::Need {
+            program: "npm",
+            get_it: "install Node.js and npm (any version: the pinned Node 22 comes from the npm registry)",
+        },
+        crate::needs::Need {
+            program: "python3",
+            get_it: "install Python 3.10 or later with its venv module (the Python SDK is installed from PyPI into .tools/)",
+        },
+    ];
+    if let Err(e) = crate::needs::require("cargo xtask interop", &needs) {
+        eprintln!("interop: {e}");
+        return ExitCode::FAILURE;
+    }
     let started = Instant::now();
     let paths = Paths::new(root);
     let (sets, legs, auth) = match run(&paths) {

@@ -16,6 +16,9 @@
 //!   authorization server's consent page in headless Chromium (see `browser.rs`).
 //! - `cargo xtask soak [--minutes N]`: 10,000 stateful HTTP sessions with churn, three
 //!   rounds; fails on a descriptor or task leak or memory growth (see `soak.rs`).
+//! - `cargo xtask release-check [PART]... [--bless]`: the crates as the registry would
+//!   build them — publish dry run, each feature alone, each crate's docs alone, the
+//!   recorded public API (see `release.rs`).
 //! - `cargo xtask fuzz [--secs N] [TARGET]`: builds the cargo-fuzz targets of `fuzz/`
 //!   (nightly) and runs each for N seconds (see `fuzz.rs` and FUZZING.md).
 
@@ -24,6 +27,8 @@ mod browser;
 mod conformance;
 mod fuzz;
 mod interop;
+mod needs;
+mod release;
 mod soak;
 mod test;
 mod tidy;
@@ -53,15 +58,17 @@ fn main() -> ExitCode {
         Some("browser") if args.len() == 1 => browser::main(&tidy::workspace_root()),
         Some("fuzz") => fuzz::main(&tidy::workspace_root(), &args[1..]),
         Some("soak") => soak::main(&args[1..], &tidy::workspace_root()),
+        Some("release-check") => release::main(&tidy::workspace_root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <tidy | conformance | pin | bench | test | interop | browser | fuzz | soak>\n{}\n{}\n{}\n{}\n{}\n{}",
+                "usage: cargo xtask <tidy | conformance | pin | bench | test | interop | browser | fuzz | soak | release-check>\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
                 conformance::USAGE,
                 bench::USAGE,
                 interop::USAGE,
                 browser::USAGE,
                 fuzz::USAGE,
-                soak::USAGE
+                soak::USAGE,
+                release::USAGE
             );
             ExitCode::from(2)
         }

@@ -8,15 +8,29 @@
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use modelctx_conformance::services;
+
+use crate::conformance;
 
 /// One step: a description and the cargo arguments that run it (or, with `script`, the
-/// shell script under the workspace root that runs instead).
+/// shell script under the workspace root that runs instead; with `run`, a function of
+/// xtask's own).
 struct Step {
     what: &'static str,
     args: &'static [&'static str],
     env: &'static [(&'static str, &'static str)],
     script: Option<&'static str>,
+    run: Option<StepFn>,
 }
+
+/// A step that is a function of xtask's own.
+type StepFn = fn(&Path) -> Result<(), String>;
+
+/// Every cell of the conformance suite runs here, the two-instance one included (its
+/// `redis-server` is installed by the step before): never reported as not run.
+const EVERY_CELL: &[(&str, &str)] = &[(services::REQUIRE_ENV, "1")];
 
 /// Features no workspace member turns on that CI must still build, lint and test:
 /// modelctx-redis's OAuth store, the facade's `redis` module (the guide's scale-out
@@ -32,6 +46,7 @@ const STEPS: &[Step] = &[
         args: &["fmt", "--all", "--", "--check"],
         env: &[],
         script: None,
+        run: None,
     },
     Step {
         what: "lints",
@@ -47,110 +62,155 @@ const STEPS: &[Step] = &[
         ],
         env: &[],
         script: None,
+        run: None,
     },
     Step {
         what: "docs",
         args: &["doc", "--workspace", "--no-deps", "--features", OPT_IN],
         env: &[("RUSTDOCFLAGS", "-D warnings")],
         script: None,
+        run: None,
+    },
+    Step {
+        what: "the crates as the registry would build them: publish dry run, each feature alone, each crate's docs alone, the recorded public API (cargo xtask release-check)",
+        args: &["xtask", "release-check"],
+        env: &[],
+        script: None,
+        run: None,
+    },
+    Step {
+        what: "the main command on a bare machine: `cargo xtask conformance` with redis-server, node and python hidden from PATH and CI unset passes, the two-instance cell shown as not run",
+        args: &[],
+        env: &[],
+        script: None,
+        run: Some(conformance::on_a_bare_machine),
     },
     Step {
         what: "system packages the tests need (redis-server)",
         args: &[],
         env: &[],
         script: Some("xtask/system/redis.sh"),
+        run: None,
     },
     Step {
         what: "tests (unit, integration, doc, conformance trials, tidy)",
         args: &["test", "--workspace", "--features", OPT_IN],
-        env: &[],
+        env: EVERY_CELL,
         script: None,
+        run: None,
     },
     Step {
         what: "conformance report",
         args: &["xtask", "conformance"],
-        env: &[],
+        env: EVERY_CELL,
         script: None,
+        run: None,
     },
     Step {
         what: "benchmarks smoke run (every scenario once, answers verified)",
         args: &["xtask", "bench", "--quick"],
         env: &[],
         script: None,
+        run: None,
     },
     Step {
         what: "scale-out benchmarks smoke run (Redis stores, two instances; ~5 s)",
         args: &["xtask", "bench", "--scale-out", "--quick"],
         env: &[],
         script: None,
+        run: None,
     },
     Step {
         what: "soak, one minute of churn: 10,000 stateful HTTP sessions, three rounds of 20 s (the dev build of the bench step); no descriptor or task leak, memory flat",
         args: &["xtask", "soak", "--seconds", "20", "--dev"],
         env: &[],
         script: None,
+        run: None,
     },
     Step {
         what: "fuzzing smoke run: every cargo-fuzz target built with nightly and run 3 s (installs cargo-fuzz into .tools/ when missing)",
         args: &["xtask", "fuzz", "--secs", "3"],
         env: &[],
         script: None,
+        run: None,
     },
     Step {
         what: "external proof: the official MCP conformance suite and cross-SDK interop",
         args: &["xtask", "interop"],
         env: &[],
         script: None,
+        run: None,
     },
     Step {
         what: "end to end in a browser: OAuth consent in headless Chromium (fails under CI=true without it)",
         args: &["xtask", "browser"],
         env: &[],
         script: None,
+        run: None,
     },
 ];
 
-/// Runs every step in order, stopping at the first failure.
+/// Runs every step in order, stopping at the first failure, and prints how long each
+/// step took (the table CI's log ends with).
 pub(crate) fn main(root: &Path) -> ExitCode {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut times = Vec::new();
     for step in STEPS {
-        let mut command = match step.script {
-            Some(script) => {
-                println!("== xtask test: {} (sh {script})", step.what);
-                let mut c = Command::new("sh");
-                c.arg(root.join(script));
-                c
-            }
-            None => {
-                println!(
-                    "== xtask test: {} (cargo {})",
-                    step.what,
-                    step.args.join(" ")
-                );
-                let mut c = Command::new(&cargo);
-                c.args(step.args);
-                c
-            }
-        };
-        let status = command
-            .envs(step.env.iter().copied())
-            .current_dir(root)
-            .status();
-        match status {
-            Ok(s) if s.success() => {}
-            Ok(s) => {
-                eprintln!("xtask test: {} failed ({s})", step.what);
-                return ExitCode::FAILURE;
-            }
-            Err(e) => {
-                eprintln!(
-                    "xtask test: cannot run {}: {e}",
-                    step.script.unwrap_or("cargo")
-                );
-                return ExitCode::FAILURE;
-            }
+        let started = Instant::now();
+        let outcome = run_step(step, root, &cargo);
+        times.push((step.what, started.elapsed()));
+        if let Err(e) = outcome {
+            eprintln!("xtask test: {} failed: {e}", step.what);
+            print_times(&times);
+            return ExitCode::FAILURE;
         }
     }
+    print_times(&times);
     println!("xtask test: all steps passed");
     ExitCode::SUCCESS
+}
+
+fn run_step(step: &Step, root: &Path, cargo: &str) -> Result<(), String> {
+    let mut command = match (step.run, step.script) {
+        (Some(run), _) => {
+            println!("== xtask test: {}", step.what);
+            return run(root);
+        }
+        (None, Some(script)) => {
+            println!("== xtask test: {} (sh {script})", step.what);
+            let mut c = Command::new("sh");
+            c.arg(root.join(script));
+            c
+        }
+        (None, None) => {
+            println!(
+                "== xtask test: {} (cargo {})",
+                step.what,
+                step.args.join(" ")
+            );
+            let mut c = Command::new(cargo);
+            c.args(step.args);
+            c
+        }
+    };
+    let status = command
+        .envs(step.env.iter().copied())
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", step.script.unwrap_or("cargo")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(status.to_string())
+    }
+}
+
+fn print_times(times: &[(&str, Duration)]) {
+    println!("\nxtask test: step times");
+    for (what, took) in times {
+        let what: String = what.chars().take(90).collect();
+        println!("  {:>7.1} s  {what}", took.as_secs_f64());
+    }
+    let total: Duration = times.iter().map(|(_, t)| *t).sum();
+    println!("  {:>7.1} s  in all", total.as_secs_f64());
 }

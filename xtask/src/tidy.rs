@@ -73,6 +73,7 @@ pub(crate) fn check(root: &Path) -> Result<(), Vec<String>> {
     let graph = Graph::load(root).map_err(|e| vec![e])?;
     let mut problems = layering_problems(&graph);
     problems.extend(crate::conformance::lock_problems());
+    problems.extend(crate::release::manifest_problems(root));
     if problems.is_empty() {
         Ok(())
     } else {

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use modelctx::pool::{ProtocolMode, parse_probe_timeout};
 use serde_json::Value;
 
 pub(crate) const USAGE: &str = "\
@@ -35,9 +36,16 @@ Options:
   --json                 print the result as JSON (the server's result as it came)
   --config FILE          the mcpServers file for --server (default: $MODELCTX_CONFIG)
   -H, --header 'N: V'    add an HTTP header to every request (repeatable)
-  --mode MODE            protocol era: auto (default: 2026-07-28 when the server offers
-                         it, else the initialize handshake), legacy (the handshake
-                         only) or 2026 (2026-07-28 only)
+  --mode MODE            how the protocol era is settled: auto (default: probe with
+                         server/discover, 2026-07-28 when the server offers it, else
+                         the initialize handshake), discover (2026-07-28 only, probed),
+                         legacy (the handshake only), or a revision to pin: 2026-07-28
+                         (no probe: for a server, or a proxy, known to speak it) or
+                         2025-11-25, 2025-06-18, ... (the handshake offering it)
+  --probe-timeout WAIT   how long auto mode gives a server that has not answered the
+                         probe before it sends initialize too (default 10s; the probe
+                         still counts when it answers later): seconds (10, 2.5, 10s) or
+                         milliseconds (500ms); not used over streamable HTTP
   --timeout SECS         per-request timeout (default 60)
   --no-login             never log in: a server that asks for OAuth fails
   --ca-cert FILE         also trust the CA certificate(s) of this PEM file for
@@ -96,14 +104,6 @@ pub(crate) enum Target {
     Server { name: String, config: PathBuf },
 }
 
-/// The era choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    Auto,
-    Legacy,
-    Stateless,
-}
-
 /// A parsed command line.
 #[derive(Debug)]
 pub(crate) struct Cli {
@@ -112,7 +112,10 @@ pub(crate) struct Cli {
     pub(crate) json: bool,
     pub(crate) quiet: bool,
     pub(crate) headers: Vec<(String, String)>,
-    pub(crate) mode: Mode,
+    /// `--mode`: wins over a configuration entry's; `None` leaves the entry's (or auto).
+    pub(crate) mode: Option<ProtocolMode>,
+    /// `--probe-timeout`: wins over a configuration entry's.
+    pub(crate) probe_timeout: Option<Duration>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) login: bool,
     pub(crate) token_store: Option<PathBuf>,
@@ -133,7 +136,8 @@ pub(crate) fn parse(args: Vec<String>, config_env: Option<String>) -> Result<Par
     let mut json = false;
     let mut quiet = false;
     let mut headers = Vec::new();
-    let mut mode = Mode::Auto;
+    let mut mode = None;
+    let mut probe_timeout = None;
     let mut timeout = None;
     let mut login = true;
     let mut token_store = None;
@@ -183,14 +187,13 @@ pub(crate) fn parse(args: Vec<String>, config_env: Option<String>) -> Result<Par
                 headers.push((name.trim().to_owned(), v.trim().to_owned()));
             }
             "--mode" => {
-                mode = match value("--mode")?.as_str() {
-                    "auto" => Mode::Auto,
-                    "legacy" | "2025" | "2025-11-25" => Mode::Legacy,
-                    "2026" | "2026-07-28" => Mode::Stateless,
-                    other => {
-                        return Err(format!("--mode is auto, legacy or 2026, not {other:?}"));
-                    }
-                }
+                let text = value("--mode")?;
+                mode = Some(text.parse().map_err(|e| format!("--mode: {e}"))?);
+            }
+            "--probe-timeout" => {
+                let text = value("--probe-timeout")?;
+                probe_timeout =
+                    Some(parse_probe_timeout(&text).map_err(|e| format!("--probe-timeout: {e}"))?);
             }
             "--timeout" => {
                 let secs = value("--timeout")?;
@@ -292,6 +295,7 @@ pub(crate) fn parse(args: Vec<String>, config_env: Option<String>) -> Result<Par
         quiet,
         headers,
         mode,
+        probe_timeout,
         timeout,
         login,
         token_store,
@@ -405,8 +409,23 @@ mod tests {
         assert!(matches!(cli.target, Target::Url(ref u) if u == "http://127.0.0.1:1/mcp"));
         assert!(matches!(cli.command, Command::Read { ref uri } if uri == "mem://x"));
         assert_eq!(cli.headers, [("X-Key".to_owned(), "k".to_owned())]);
-        assert_eq!(cli.mode, Mode::Legacy);
+        assert_eq!(cli.mode, Some(ProtocolMode::Legacy));
         assert_eq!(cli.timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(cli.probe_timeout, None);
+
+        let cli = run("list --mode 2026-07-28 --probe-timeout=750ms -- srv");
+        assert_eq!(
+            cli.mode,
+            Some(ProtocolMode::Version(
+                modelctx::types::ProtocolVersion::V2026_07_28
+            ))
+        );
+        assert_eq!(cli.probe_timeout, Some(Duration::from_millis(750)));
+        assert_eq!(
+            run("list --mode discover -- srv").mode,
+            Some(ProtocolMode::Discover)
+        );
+        assert_eq!(run("list -- srv").mode, None);
 
         let cli = run("--server web --config m.json prompt greet name=Ada");
         assert!(matches!(cli.target, Target::Server { ref name, .. } if name == "web"));
@@ -430,7 +449,14 @@ mod tests {
             ("call http://a", "call needs a tool name"),
             ("call t novalue http://a", "KEY=VALUE or KEY:=JSON"),
             ("call t n:={ http://a", "takes JSON"),
-            ("list --mode 2024 http://a", "--mode is auto"),
+            (
+                "list --mode 2024 http://a",
+                "--mode: the mode is auto, discover, legacy",
+            ),
+            (
+                "list --probe-timeout soon http://a",
+                "--probe-timeout: the probe timeout is",
+            ),
             ("list --timeout 0 http://a", "--timeout is a positive"),
             ("list --bogus http://a", "unknown option --bogus"),
             ("list -H x -- srv", "a header is"),

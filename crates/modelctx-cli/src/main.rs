@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use modelctx::client::{Client, ConnectMode};
+use modelctx::client::Client;
 use modelctx::http::AuthHook;
 use modelctx::pool::{
     ConnectOptions, Connection, HttpServer, McpServers, ServerConfig, StdioServer,
@@ -31,7 +31,7 @@ use modelctx::types::CallToolRequestParams;
 use modelctx_oauth::{FileCredentialStore, LoopbackRedirect, OAuthClient};
 use serde_json::{Value, json};
 
-use args::{Cli, Command, Mode, Parsed, Section, Target};
+use args::{Cli, Command, Parsed, Section, Target};
 
 /// The tool answered with `isError: true`.
 const TOOL_ERROR: u8 = 1;
@@ -175,6 +175,18 @@ fn server_config(cli: &Cli) -> Result<ServerConfig, Failure> {
     } else if !cli.headers.is_empty() {
         return Err(Failure::usage("--header applies to HTTP servers only"));
     }
+    // The command line wins over the entry.
+    let (mode, probe_timeout) = match &mut config {
+        ServerConfig::Stdio(stdio) => (&mut stdio.mode, &mut stdio.probe_timeout),
+        ServerConfig::Http(http) => (&mut http.mode, &mut http.probe_timeout),
+        _ => return Err(Failure::usage("this kind of server entry is not supported")),
+    };
+    if cli.mode.is_some() {
+        mode.clone_from(&cli.mode);
+    }
+    if cli.probe_timeout.is_some() {
+        *probe_timeout = cli.probe_timeout;
+    }
     Ok(config)
 }
 
@@ -212,11 +224,8 @@ impl Tls {
 async fn connect(cli: &Cli) -> Result<Connection, Failure> {
     let config = server_config(cli)?;
     let tls = Tls::new(cli)?;
-    let mut client = Client::builder("modelctx", env!("CARGO_PKG_VERSION")).mode(match cli.mode {
-        Mode::Auto => ConnectMode::Auto,
-        Mode::Legacy => ConnectMode::Legacy,
-        Mode::Stateless => ConnectMode::Discover,
-    });
+    // The era mode and the probe wait travel in the entry (see `server_config`).
+    let mut client = Client::builder("modelctx", env!("CARGO_PKG_VERSION"));
     if let Some(timeout) = cli.timeout {
         client = client.request_timeout(timeout);
     }
@@ -231,10 +240,14 @@ async fn connect(cli: &Cli) -> Result<Connection, Failure> {
     if let (true, ServerConfig::Http(http)) = (cli.login, &config) {
         options = options.auth(oauth(cli, &http.url, &tls).await?);
     }
-    config
-        .connect(client, &options)
-        .await
-        .map_err(|e| Failure::failed(format!("cannot connect: {e}")))
+    config.connect(client, &options).await.map_err(|e| {
+        let mut message = format!("cannot connect: {e}");
+        // The client says so when a probe may have been what broke the connection.
+        if e.is_session() && message.contains("pin the era") {
+            message.push_str(" (modelctx: --mode legacy, or --mode 2026-07-28)");
+        }
+        Failure::failed(message)
+    })
 }
 
 /// The OAuth client that logs in when the server answers 401: the authorization URL is
@@ -350,6 +363,9 @@ async fn act(cli: &Cli, client: &Client) -> Result<u8, Failure> {
 /// kind the server does not offer lists as empty.
 async fn list(client: &Client, sections: &[Section]) -> Result<Value, Failure> {
     let caps = client.server_capabilities();
+    // A pinned 2026-07-28 connection knows nothing of the server: ask for everything.
+    let pinned = client.discover_result().is_none()
+        && *client.protocol_version() == modelctx::types::ProtocolVersion::V2026_07_28;
     let mut listing = json!({
         "serverInfo": to_json(client.server_info())?,
         "protocolVersion": client.protocol_version().as_str(),
@@ -357,45 +373,55 @@ async fn list(client: &Client, sections: &[Section]) -> Result<Value, Failure> {
     for section in sections {
         match section {
             Section::Tools => {
-                let tools = match caps.tools {
-                    Some(_) => client
-                        .list_all_tools()
-                        .await
-                        .map_err(|e| Failure::session("tools/list", &e))?,
-                    None => Vec::new(),
+                let tools = if caps.tools.is_some() || pinned {
+                    or_empty(client.list_all_tools().await, pinned)
+                        .map_err(|e| Failure::session("tools/list", &e))?
+                } else {
+                    Vec::new()
                 };
                 listing["tools"] = to_json(tools)?;
             }
             Section::Resources => {
-                let (resources, templates) = match caps.resources {
-                    Some(_) => (
-                        client
-                            .list_all_resources()
-                            .await
+                let (resources, templates) = if caps.resources.is_some() || pinned {
+                    (
+                        or_empty(client.list_all_resources().await, pinned)
                             .map_err(|e| Failure::session("resources/list", &e))?,
-                        client
-                            .list_all_resource_templates()
-                            .await
+                        or_empty(client.list_all_resource_templates().await, pinned)
                             .map_err(|e| Failure::session("resources/templates/list", &e))?,
-                    ),
-                    None => (Vec::new(), Vec::new()),
+                    )
+                } else {
+                    (Vec::new(), Vec::new())
                 };
                 listing["resources"] = to_json(resources)?;
                 listing["resourceTemplates"] = to_json(templates)?;
             }
             Section::Prompts => {
-                let prompts = match caps.prompts {
-                    Some(_) => client
-                        .list_all_prompts()
-                        .await
-                        .map_err(|e| Failure::session("prompts/list", &e))?,
-                    None => Vec::new(),
+                let prompts = if caps.prompts.is_some() || pinned {
+                    or_empty(client.list_all_prompts().await, pinned)
+                        .map_err(|e| Failure::session("prompts/list", &e))?
+                } else {
+                    Vec::new()
                 };
                 listing["prompts"] = to_json(prompts)?;
             }
         }
     }
     Ok(listing)
+}
+
+/// A listing, empty when a pinned connection's server does not have the method (it
+/// did not say what it offers).
+fn or_empty<T>(listed: Result<Vec<T>, SessionError>, pinned: bool) -> Result<Vec<T>, SessionError> {
+    match listed {
+        Err(e)
+            if pinned
+                && e.protocol_error()
+                    .is_some_and(|e| e.code == modelctx::types::ErrorCode::METHOD_NOT_FOUND) =>
+        {
+            Ok(Vec::new())
+        }
+        other => other,
+    }
 }
 
 /// Progress of a running call, on stderr: redrawn in place on a terminal, one line per

@@ -96,10 +96,92 @@ fn serve_stdio() {
         .expect("runtime");
     runtime.block_on(async {
         let name = std::env::var("CLI_TEST_NAME").unwrap_or_else(|_| "cli-test-stdio".into());
+        // An interpreter importing its packages: nothing is read or written meanwhile.
+        if let Some(ms) = std::env::var("CLI_TEST_STARTUP_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+        {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        if std::env::var_os("CLI_TEST_MODERN_ONLY").is_some() {
+            serve_refusing(server(&name), modern_only).await;
+            return;
+        }
+        if std::env::var_os("CLI_TEST_BEHIND_PROXY").is_some() {
+            serve_refusing(server(&name), behind_a_proxy).await;
+            return;
+        }
         let session = server(&name).serve(modelctx::stdio::stdio());
         session.closed().await;
         session.close().await;
     });
+}
+
+/// How a server of protocol 2026-07-28 only answers `initialize`: `-32022` naming the
+/// revision it speaks.
+fn modern_only(method: &str) -> Option<modelctx::types::ErrorData> {
+    use modelctx::types::{ErrorCode, ErrorData};
+    (method == "initialize").then(|| {
+        ErrorData::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+        )
+        .with_data(json!({"supported": ["2026-07-28"]}))
+    })
+}
+
+/// What a client sees through a proxy that opened its own session with a server of the
+/// handshake era on the probe: the probe is an unknown method there, and the client's
+/// own `initialize` a second one.
+fn behind_a_proxy(method: &str) -> Option<modelctx::types::ErrorData> {
+    use modelctx::types::ErrorData;
+    match method {
+        "server/discover" => Some(ErrorData::method_not_found(method)),
+        "initialize" => Some(ErrorData::invalid_request(
+            "initialize may be sent only once per session",
+        )),
+        _ => None,
+    }
+}
+
+/// Serves `server` on stdio, answering the requests `refuse` refuses with its error.
+async fn serve_refusing(server: Server, refuse: fn(&str) -> Option<modelctx::types::ErrorData>) {
+    use modelctx::transport::{MessageSink, MessageStream, Transport, TransportMessage};
+    use modelctx::types::{JsonRpcErrorResponse, JsonRpcMessage};
+
+    // The real server behind an in-process pipe; this loop stands between it and stdio.
+    let (server_end, relay_end) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(server_end);
+    let session = server.serve(modelctx::stdio::StdioTransport::new(read, write));
+    let (read, write) = tokio::io::split(relay_end);
+    let (to_server, mut from_server) = modelctx::stdio::StdioTransport::new(read, write).split();
+    let (to_client, mut from_client) = modelctx::stdio::stdio().split();
+    loop {
+        tokio::select! {
+            message = from_client.recv() => {
+                // The client closed stdin: the server's cue to exit.
+                let Some(message) = message else { break };
+                let Ok(message) = message else { continue };
+                let message = match message.message {
+                    JsonRpcMessage::Request(request) => match refuse(&request.method) {
+                        Some(refusal) => {
+                            let refusal = JsonRpcErrorResponse::new(Some(request.id), refusal);
+                            let _ = to_client.send(TransportMessage::new(refusal.into())).await;
+                            continue;
+                        }
+                        None => TransportMessage::new(JsonRpcMessage::Request(request)),
+                    },
+                    other => TransportMessage::new(other),
+                };
+                let _ = to_server.send(message).await;
+            }
+            Some(Ok(message)) = from_server.recv() => {
+                let _ = to_client.send(TransportMessage::new(message.message)).await;
+            }
+            else => break,
+        }
+    }
+    session.close().await;
 }
 
 /// A streamable HTTP server on 127.0.0.1, served until the sender is dropped.
@@ -663,6 +745,94 @@ async fn https_needs_the_rustls_feature() {
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
+/// The reported failure: `modelctx call` in auto mode against a server of 2026-07-28
+/// only that imports for longer than the probe wait (scaled down: 1.5 s against a
+/// 300 ms wait). It answers the probe and refuses `initialize` with `-32022`, both
+/// late, and the call goes through.
+async fn call_a_slow_starting_stdio_server_in_auto_mode() {
+    let slow = [
+        ("CLI_TEST_STARTUP_MS", "1500"),
+        ("CLI_TEST_MODERN_ONLY", "1"),
+        ("CLI_TEST_NAME", "slow-py"),
+    ];
+    let run = modelctx_with_env(
+        &[
+            "call",
+            "echo",
+            "text=hi",
+            "--json",
+            "--probe-timeout",
+            "300ms",
+        ],
+        &stdio_target(),
+        &slow,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["content"][0]["text"], "hi");
+    let run = modelctx_with_env(
+        &["list", "tools", "--json", "--probe-timeout=0.3"],
+        &stdio_target(),
+        &slow,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["protocolVersion"], "2026-07-28");
+    assert_eq!(run.json()["serverInfo"]["name"], "slow-py");
+}
+
+/// `--mode` takes a revision to pin (no probe: the first message is the request), and
+/// a refused connection names what was tried and how to pin the era.
+async fn the_mode_pins_a_revision_and_failures_say_what_was_tried() {
+    let run = modelctx(&["list", "--json", "--mode", "2026-07-28"], &stdio_target()).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let list = run.json();
+    assert_eq!(list["protocolVersion"], "2026-07-28");
+    assert_eq!(
+        names(&list, "tools", "name"),
+        ["add", "countdown", "echo", "fail"]
+    );
+    let run = modelctx(&["list", "--json", "--mode", "2025-06-18"], &stdio_target()).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["protocolVersion"], "2025-06-18");
+
+    // A server of 2026-07-28 only refuses the handshake: legacy mode says so.
+    let run = modelctx_with_env(
+        &["list", "--mode", "legacy"],
+        &stdio_target(),
+        &[("CLI_TEST_MODERN_ONLY", "1")],
+    )
+    .await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot connect: no protocol era settled with the server: sent initialize (2025-11-25): error -32022")
+            && run.stderr.contains("connect in auto or discover mode"),
+        "{}",
+        run.stderr
+    );
+
+    // Behind a proxy that took the probe for the start of its own session: what was
+    // tried, and the flag that pins the era.
+    let run = modelctx_with_env(
+        &["list"],
+        &stdio_target(),
+        &[("CLI_TEST_BEHIND_PROXY", "1")],
+    )
+    .await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("sent server/discover (2026-07-28): error -32601")
+            && run
+                .stderr
+                .contains("then initialize (2025-11-25): error -32600")
+            && run.stderr.contains("pin the era")
+            && run.stderr.contains("--mode legacy, or --mode 2026-07-28"),
+        "{}",
+        run.stderr
+    );
+}
+
 fn trial<F, Fut>(name: &'static str, test: F) -> Trial
 where
     F: FnOnce() -> Fut + Send + 'static,
@@ -698,6 +868,14 @@ fn main() {
         trial("read_and_prompt", read_and_prompt),
         trial("a_server_from_a_config_file", a_server_from_a_config_file),
         trial("usage_and_failure_exit_codes", usage_and_failure_exit_codes),
+        trial(
+            "call_a_slow_starting_stdio_server_in_auto_mode",
+            call_a_slow_starting_stdio_server_in_auto_mode,
+        ),
+        trial(
+            "the_mode_pins_a_revision_and_failures_say_what_was_tried",
+            the_mode_pins_a_revision_and_failures_say_what_was_tried,
+        ),
         trial("logs_in_when_the_server_asks", logs_in_when_the_server_asks),
         #[cfg(feature = "rustls")]
         trial(

@@ -64,12 +64,14 @@
 //! [`CallToolResult`](modelctx_types::CallToolResult); a type neither core nor claimed by a
 //! declared extension is an invalid result), and may bind vendor notifications
 //! ([`NotificationBinding`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod callbacks;
 mod elicitation;
 mod extensions;
 mod features;
 mod list_changed;
+mod negotiate;
 mod ordering;
 mod roots;
 mod stateless;
@@ -90,10 +92,10 @@ use modelctx_session::{
 };
 use modelctx_transport::Transport;
 use modelctx_types::{
-    ClientCapabilities, DiscoverResult, ErrorData, Implementation, InitializeRequest,
-    InitializeRequestParams, InitializeResult, InitializedNotification, JsonRpcNotification,
-    JsonRpcRequest, Meta, NotificationMethod, ProtocolVersion, RawValue, RequestMethod,
-    ServerCapabilities, ext_tasks, to_raw,
+    ClientCapabilities, DiscoverResult, ErrorData, Implementation, InitializeRequestParams,
+    InitializeResult, InitializedNotification, JsonRpcNotification, JsonRpcRequest, Meta,
+    NotificationMethod, ProtocolVersion, RawValue, RequestMethod, ServerCapabilities, ext_tasks,
+    to_raw,
 };
 
 pub use callbacks::{SamplingSupport, sampling_rejected};
@@ -130,8 +132,9 @@ pub struct ClientBuilder {
     list_changed: list_changed::Reactions,
     /// How `connect` settles the revision.
     mode: ConnectMode,
-    /// How long `ConnectMode::Auto` waits for an answer to `server/discover`.
-    probe_timeout: std::time::Duration,
+    /// How long `ConnectMode::Auto` gives a silent server (`None`: the default of the
+    /// transport).
+    probe_timeout: Option<std::time::Duration>,
     /// Runs the server's task-augmented requests, when set.
     tasks: Option<modelctx_session::tasks::TaskConfig>,
     /// The extensions the client takes part in.
@@ -163,16 +166,20 @@ pub enum Round<T> {
 pub enum ConnectMode {
     /// `server/discover` first; the `initialize` handshake when the server does not
     /// offer 2026-07-28: it answers with an error (as servers of earlier revisions do)
-    /// or says nothing within a bounded wait ([`ClientBuilder::probe_timeout`], 5 s by
-    /// default). A `-32022` listing 2026-07-28 is
-    /// asked once more. A request that never reached the server (a network error) is
-    /// an error, not a verdict on its era.
+    /// or says nothing within the probe wait ([`ClientBuilder::probe_timeout`], whose
+    /// documentation tells how late answers still count). A `-32022` listing 2026-07-28
+    /// is asked once more; one that names a handshake revision this client speaks gets
+    /// `initialize` with that revision. A request that never reached the server (a
+    /// network error) is an error, not a verdict on its era. A failure says what was
+    /// sent and what came back.
     #[default]
     Auto,
     /// 2026-07-28 only: `server/discover`, and an error when the server does not offer
     /// it.
     Discover,
-    /// The `initialize` handshake only; `server/discover` is never sent.
+    /// The `initialize` handshake only; `server/discover` is never sent. A `-32022`
+    /// that names another handshake revision this client speaks gets `initialize`
+    /// again with it.
     Legacy,
     /// No probe and no handshake: the client speaks this revision from its first
     /// request, for a caller that knows the server. Only a stateless revision
@@ -322,12 +329,29 @@ impl ClientBuilder {
         self
     }
 
-    /// How long [`ConnectMode::Auto`] waits for an answer to its `server/discover`
-    /// probe before taking a silent server for one of the handshake era (default 5 s;
-    /// servers of that era may ignore requests that come before `initialize`).
+    /// How long [`ConnectMode::Auto`] gives a server that has not answered its
+    /// `server/discover` probe before it sends `initialize` too (default 10 s).
+    ///
+    /// Servers of the handshake era may ignore requests that come before `initialize`,
+    /// so silence must end somewhere; but a server that is still starting (a Python
+    /// interpreter importing its packages, `npx` fetching one) is silent too, and on
+    /// stdio it reads what was sent once it runs. So the wait gives up nothing: the
+    /// probe stays open past it, `initialize` goes beside it, and whichever answers
+    /// settle the era however late they come (`initialize` answered: the handshake
+    /// era; refused, or a `-32022` naming 2026-07-28, with the probe answered: the
+    /// stateless era). The default is generous because a wait that runs out costs a
+    /// dual-era server that starts slowly its newer era (it answers `initialize` too),
+    /// and a short one buys little: servers of the handshake era mostly answer the
+    /// probe with an error at once. The clock starts when `connect` is called: a child
+    /// process says nothing before it answers, so there is no earlier sign of life to
+    /// start it from.
+    ///
+    /// Not used over streamable HTTP, where every request gets an HTTP answer and a
+    /// server of the handshake era refuses the probe with one: there the probe is
+    /// awaited under the request timeout.
     #[must_use]
     pub fn probe_timeout(mut self, wait: std::time::Duration) -> Self {
-        self.probe_timeout = wait;
+        self.probe_timeout = Some(wait);
         self
     }
 
@@ -393,6 +417,12 @@ impl ClientBuilder {
         );
         let claims = Arc::new(declared.claims);
         let list_gate = self.list_changed.install(&mut self.notifications);
+        // A streamable HTTP server answers every request with a status: its silence is
+        // slowness, never the handshake era.
+        let probe_wait = match transport.kind() {
+            "streamable-http" => None,
+            _ => Some(self.probe_timeout.unwrap_or(negotiate::PROBE_TIMEOUT)),
+        };
         let features = features::FeatureState::default();
         features.log_order.install(&mut self.notifications);
         let transport = features.log_order.wrap(transport);
@@ -416,100 +446,78 @@ impl ClientBuilder {
         });
         let peer = modelctx_session::start(transport, service.clone(), self.session);
         let envelope = stateless::envelope(&declared.modern, &self.info);
-        let stateless = match self.mode {
-            ConnectMode::Legacy => None,
-            ConnectMode::Auto | ConnectMode::Discover => {
-                let only = matches!(self.mode, ConnectMode::Discover);
-                let timeout = (!only).then_some(self.probe_timeout);
-                let found = stateless::discover(&peer, &envelope, timeout).await;
-                match found.and_then(|found| {
-                    let init = stateless::negotiated(&found)?;
-                    Ok((init, Some(found), true))
-                }) {
-                    Ok(known) => Some(known),
-                    // Nobody answered: an outage says nothing about the server's era.
-                    Err(e) if only || e.is_undelivered() || e.is_interrupted() => {
-                        peer.close().await;
-                        return Err(e);
-                    }
-                    // Not offered: the handshake era.
-                    Err(_) => None,
-                }
-            }
-            ConnectMode::Pin(version) => {
-                if version != ProtocolVersion::V2026_07_28 {
-                    peer.close().await;
-                    return Err(SessionError::refused(format!(
-                        "protocol version {version} has a handshake and cannot be pinned; \
-                         use ConnectMode::Legacy"
-                    )));
-                }
-                let unknown = Implementation::new("unknown", "unknown");
-                let init = InitializeResult::new(version, ServerCapabilities::default(), unknown);
-                Some((init, None, false))
-            }
-            ConnectMode::Prior(found) => match stateless::negotiated(&found) {
-                Ok(init) => Some((init, Some(*found), true)),
-                Err(e) => {
-                    peer.close().await;
-                    return Err(e);
-                }
-            },
-        };
-        if let Some((init, discovered, capabilities_known)) = stateless {
-            peer.unstable_enter_stateless_era();
-            list_gate.open(&init.capabilities, Some(&envelope));
-            let list_changes = subscriptions::watch_lists(
-                &peer,
-                &envelope,
-                &watched,
-                &init.capabilities,
-                &subscriptions,
-            )
-            .await;
-            return Ok(Client {
-                inner: Arc::new(Inner {
-                    peer,
-                    init,
-                    discovered,
-                    capabilities_known,
-                    capabilities: declared.modern,
-                    claims,
-                    info: self.info,
-                    elicitations,
-                    features,
-                    stateless: Some(envelope),
-                    log_level: std::sync::Mutex::new(None),
-                    requests,
-                    subscriptions,
-                    watchers,
-                    cache,
-                    _list_changes: list_changes,
-                }),
-            });
-        }
         // No claim can activate in the handshake era: extensions that claim result
         // types stay out of its ad.
-        let capabilities = declared.legacy;
-        let params = InitializeRequestParams::new(
+        let legacy_capabilities = declared.legacy;
+        let init_params = InitializeRequestParams::new(
             self.protocol_version,
-            capabilities.clone(),
+            legacy_capabilities.clone(),
             self.info.clone(),
         );
-        let init = match peer.request::<InitializeRequest>(params).await {
-            Ok(init) => init,
+        let negotiation = negotiate::Negotiation::new(&peer, &envelope, init_params);
+        let settled = match self.mode {
+            ConnectMode::Legacy => negotiation.legacy_only().await,
+            ConnectMode::Auto => negotiation.auto(probe_wait).await,
+            ConnectMode::Discover => negotiation.discover_only().await,
+            ConnectMode::Pin(version) => {
+                if version == ProtocolVersion::V2026_07_28 {
+                    let unknown = Implementation::new("unknown", "unknown");
+                    let init =
+                        InitializeResult::new(version, ServerCapabilities::default(), unknown);
+                    Ok(negotiate::Settled::Stateless(init, None, false))
+                } else {
+                    Err(SessionError::refused(format!(
+                        "protocol version {version} has a handshake and cannot be pinned; \
+                         use ConnectMode::Legacy"
+                    )))
+                }
+            }
+            ConnectMode::Prior(found) => stateless::negotiated(&found)
+                .map(|init| negotiate::Settled::Stateless(init, Some(found), true)),
+        };
+        let settled = match settled {
+            Ok(settled) => settled,
             Err(e) => {
                 peer.close().await;
                 return Err(e);
             }
         };
-        if !init.protocol_version.is_supported() {
-            peer.close().await;
-            return Err(SessionError::refused(format!(
-                "the server chose protocol version {}, which this client does not support",
-                init.protocol_version
-            )));
-        }
+        let init = match settled {
+            negotiate::Settled::Stateless(init, discovered, capabilities_known) => {
+                peer.unstable_enter_stateless_era();
+                list_gate.open(&init.capabilities, Some(&envelope));
+                let list_changes = subscriptions::watch_lists(
+                    &peer,
+                    &envelope,
+                    &watched,
+                    &init.capabilities,
+                    &subscriptions,
+                )
+                .await;
+                return Ok(Client {
+                    inner: Arc::new(Inner {
+                        peer,
+                        init,
+                        discovered: discovered.map(|found| *found),
+                        capabilities_known,
+                        capabilities: declared.modern,
+                        claims,
+                        info: self.info,
+                        elicitations,
+                        features,
+                        stateless: Some(envelope),
+                        log_level: std::sync::Mutex::new(None),
+                        requests,
+                        subscriptions,
+                        watchers,
+                        cache,
+                        _list_changes: list_changes,
+                    }),
+                });
+            }
+            negotiate::Settled::Handshake(init) => init,
+        };
+        let capabilities = legacy_capabilities;
         list_gate.open(&init.capabilities, None);
         peer.notify::<InitializedNotification>(None).await?;
         self.callbacks.attach(&capabilities, &peer);
@@ -660,7 +668,7 @@ impl Client {
             callbacks: callbacks::Callbacks::default(),
             list_changed: list_changed::Reactions::default(),
             mode: ConnectMode::default(),
-            probe_timeout: stateless::PROBE_TIMEOUT,
+            probe_timeout: None,
             tasks: None,
             extensions: Vec::new(),
             on_peer_error: None,

@@ -106,11 +106,6 @@ impl Cache {
 /// How many rounds of input a request may take before the client gives up.
 const MAX_ROUNDS: usize = 16;
 
-/// How long `connect` waits for a `server/discover` answer before it takes the server
-/// for one of the handshake era (a server that ignores unknown requests before
-/// `initialize`), unless the client is pinned to 2026-07-28.
-pub(crate) const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
 /// The `_meta` envelope of every request: protocol version, capabilities, identity.
 pub(crate) fn envelope(capabilities: &ClientCapabilities, info: &Implementation) -> Meta {
     let mut meta = Meta::new();

@@ -62,8 +62,10 @@ pub(crate) fn install(
     requests: &mut HashMap<Cow<'static, str>, Arc<RequestFn>>,
 ) {
     let host = TaskHost::new(Arc::new(InMemoryTaskStore::default()), config);
-    // The client has one server: every task it runs is that server's.
-    let owner = TaskOwner::default();
+    // The client has one server: every task it runs is that server's, bound to one
+    // fixed key so that the server's `tasks/list` shows them (a task without any owner
+    // would be reachable by id only, and listed to no one).
+    let owner = TaskOwner::new(Some("the-server"), None);
     let kinds = declared.tasks.as_ref().and_then(|t| t.requests.as_ref());
     let sampling = kinds
         .and_then(|k| k.sampling.as_ref())

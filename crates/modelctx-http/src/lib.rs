@@ -67,6 +67,7 @@
 //! Tracing: the crate emits [`tracing`](https://docs.rs/tracing) events (target
 //! `modelctx_http`) for every transport-level rejection, with its `status` and `reason`;
 //! it never installs a subscriber.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "client")]
 mod client;

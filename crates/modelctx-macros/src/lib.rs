@@ -97,6 +97,7 @@
 //! line. The struct the macro generates for loose parameters needs neither.
 //!
 //! [`ToolDef`]: https://docs.rs/modelctx-server/latest/modelctx_server/struct.ToolDef.html
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod expand;
 

@@ -26,6 +26,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `mock` | `MockPeer`, a scripted peer for tests |
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "mock")]
 mod mock;

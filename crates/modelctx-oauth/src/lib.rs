@@ -126,6 +126,7 @@
 //! `OAuthClientBuilder::http_client`, `JwtVerifier::http_client` or
 //! `IntrospectionVerifier::http_client`. JWTs are verified with ES256 or RS256
 //! (RustCrypto's pure-Rust `p256` and `rsa`; no C or assembly crypto).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // The page links items of both features; a build without one of them has nothing for
 // those links to name (docs.rs and CI document with all features, where they resolve).
 #![cfg_attr(

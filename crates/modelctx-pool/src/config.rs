@@ -4,8 +4,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
+
+use crate::mode::{self, ProtocolMode};
 
 /// Every server of an `mcpServers` configuration, by name.
 ///
@@ -26,7 +29,11 @@ use serde_json::{Map, Value};
 /// `type` is optional: `stdio`, `http` (streamable HTTP, falling back to the legacy
 /// HTTP+SSE transport when the server refuses the first POST with 400/404/405: what a
 /// URL without `type` gets), `streamable-http` (also `streamableHttp`: streamable HTTP
-/// only) or `sse` (the legacy transport only). Members this crate does not know
+/// only) or `sse` (the legacy transport only). Either kind may set how the client
+/// settles the protocol era: `"mode"` (a [`ProtocolMode`]: `auto`, `discover`, `legacy`
+/// or a revision such as `2026-07-28`) and `"probeTimeout"` (how long auto mode gives a
+/// silent server before it sends `initialize` too: seconds, or a string such as
+/// `"500ms"`); they win over the client builder's. Members this crate does not know
 /// (`alwaysAllow`, `timeout`, ...) are ignored; an entry with `"disabled": true` is
 /// left out. Strings are taken as written: `${VAR}` is not expanded.
 ///
@@ -183,6 +190,12 @@ pub struct StdioServer {
     pub env: BTreeMap<String, String>,
     /// Its working directory (by default ours).
     pub cwd: Option<PathBuf>,
+    /// How the client settles the protocol era (`"mode"`); `None` leaves the client
+    /// builder's.
+    pub mode: Option<ProtocolMode>,
+    /// How long auto mode gives the child before it sends `initialize` beside its
+    /// probe (`"probeTimeout"`); `None` leaves the client builder's.
+    pub probe_timeout: Option<Duration>,
 }
 
 impl StdioServer {
@@ -193,6 +206,8 @@ impl StdioServer {
             args: Vec::new(),
             env: BTreeMap::new(),
             cwd: None,
+            mode: None,
+            probe_timeout: None,
         }
     }
 
@@ -221,6 +236,20 @@ impl StdioServer {
         self
     }
 
+    /// Connected in `mode`.
+    #[must_use]
+    pub fn with_mode(mut self, mode: ProtocolMode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// With this probe wait (see `ClientBuilder::probe_timeout`).
+    #[must_use]
+    pub fn with_probe_timeout(mut self, wait: Duration) -> Self {
+        self.probe_timeout = Some(wait);
+        self
+    }
+
     fn from_entry(entry: &Map<String, Value>) -> Result<Self, String> {
         let command = match entry.get("command") {
             Some(Value::String(c)) if !c.is_empty() => c.clone(),
@@ -245,11 +274,14 @@ impl StdioServer {
             Some(Value::String(dir)) => Some(PathBuf::from(dir)),
             Some(_) => return Err("`cwd` must be a string".into()),
         };
+        let (mode, probe_timeout) = mode::from_entry(entry)?;
         Ok(Self {
             command,
             args,
             env,
             cwd,
+            mode,
+            probe_timeout,
         })
     }
 }
@@ -280,6 +312,12 @@ pub struct HttpServer {
     pub headers: BTreeMap<String, String>,
     /// The transport.
     pub transport: HttpTransport,
+    /// How the client settles the protocol era (`"mode"`); `None` leaves the client
+    /// builder's.
+    pub mode: Option<ProtocolMode>,
+    /// The probe wait (`"probeTimeout"`; not used over streamable HTTP, see
+    /// `ClientBuilder::probe_timeout`); `None` leaves the client builder's.
+    pub probe_timeout: Option<Duration>,
 }
 
 impl HttpServer {
@@ -289,6 +327,8 @@ impl HttpServer {
             url: url.into(),
             headers: BTreeMap::new(),
             transport: HttpTransport::Auto,
+            mode: None,
+            probe_timeout: None,
         }
     }
 
@@ -306,6 +346,20 @@ impl HttpServer {
         self
     }
 
+    /// Connected in `mode`.
+    #[must_use]
+    pub fn with_mode(mut self, mode: ProtocolMode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// With this probe wait (see `ClientBuilder::probe_timeout`).
+    #[must_use]
+    pub fn with_probe_timeout(mut self, wait: Duration) -> Self {
+        self.probe_timeout = Some(wait);
+        self
+    }
+
     fn from_entry(entry: &Map<String, Value>, transport: HttpTransport) -> Result<Self, String> {
         let url = match entry.get("url") {
             Some(Value::String(u)) if !u.is_empty() => u.clone(),
@@ -314,10 +368,13 @@ impl HttpServer {
             None => return Err("an HTTP server needs `url`".into()),
         };
         let headers = string_map(entry.get("headers"), "headers")?;
+        let (mode, probe_timeout) = mode::from_entry(entry)?;
         Ok(Self {
             url,
             headers,
             transport,
+            mode,
+            probe_timeout,
         })
     }
 }
@@ -374,6 +431,8 @@ impl std::fmt::Debug for StdioServer {
             .field("args", &self.args)
             .field("env", &Names(&self.env))
             .field("cwd", &self.cwd)
+            .field("mode", &self.mode)
+            .field("probe_timeout", &self.probe_timeout)
             .finish()
     }
 }
@@ -384,6 +443,8 @@ impl std::fmt::Debug for HttpServer {
             .field("url", &self.url)
             .field("headers", &Names(&self.headers))
             .field("transport", &self.transport)
+            .field("mode", &self.mode)
+            .field("probe_timeout", &self.probe_timeout)
             .finish()
     }
 }
@@ -471,6 +532,56 @@ mod tests {
         );
         assert!(config.get("not-object").unwrap().is_err());
         assert_eq!(config.len(), 8);
+    }
+
+    #[test]
+    fn reads_the_era_settings_of_either_kind() {
+        let config = McpServers::from_json(
+            r#"{"mcpServers": {
+                "py": {"command": "python", "mode": "auto", "probeTimeout": 30},
+                "web": {"url": "http://h/mcp", "mode": "2026-07-28", "probeTimeout": "500ms"},
+                "old": {"command": "srv", "mode": "2025-06-18"},
+                "bad-mode": {"command": "srv", "mode": "newest"},
+                "bad-wait": {"url": "http://h/mcp", "probeTimeout": -1}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            config.get("py").unwrap().unwrap(),
+            &ServerConfig::Stdio(
+                StdioServer::new("python")
+                    .with_mode(ProtocolMode::Auto)
+                    .with_probe_timeout(Duration::from_secs(30))
+            )
+        );
+        assert_eq!(
+            config.get("web").unwrap().unwrap(),
+            &ServerConfig::Http(
+                HttpServer::new("http://h/mcp")
+                    .with_mode(ProtocolMode::Version(
+                        modelctx_types::ProtocolVersion::V2026_07_28
+                    ))
+                    .with_probe_timeout(Duration::from_millis(500))
+            )
+        );
+        assert!(matches!(
+            config.get("old"),
+            Some(Ok(ServerConfig::Stdio(StdioServer {
+                mode: Some(ProtocolMode::Version(_)),
+                probe_timeout: None,
+                ..
+            })))
+        ));
+        let bad = config.get("bad-mode").unwrap().unwrap_err().to_string();
+        assert!(
+            bad.starts_with("server `bad-mode`: `mode`: the mode is auto"),
+            "{bad}"
+        );
+        let bad = config.get("bad-wait").unwrap().unwrap_err().to_string();
+        assert!(
+            bad.starts_with("server `bad-wait`: `probeTimeout`:"),
+            "{bad}"
+        );
     }
 
     #[test]

@@ -169,12 +169,21 @@ impl Connection {
 
 impl ServerConfig {
     /// Connects to this server with `client` (its name, callbacks and era mode are the
-    /// caller's).
+    /// caller's, unless the entry sets a `mode` or a `probeTimeout`, which win). When the
+    /// era cannot be settled, the error says what was sent and what came back.
     pub async fn connect(
         &self,
         client: ClientBuilder,
         options: &ConnectOptions,
     ) -> Result<Connection, ConnectError> {
+        let client = match self {
+            Self::Stdio(server) => {
+                crate::mode::settle(client, server.mode.as_ref(), server.probe_timeout)
+            }
+            Self::Http(server) => {
+                crate::mode::settle(client, server.mode.as_ref(), server.probe_timeout)
+            }
+        };
         let attempt = async {
             match self {
                 Self::Stdio(server) => connect_stdio(server, client, options).await,

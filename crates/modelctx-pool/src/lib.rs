@@ -43,13 +43,16 @@
 //! | — | the client side of every transport: stdio children, streamable HTTP, legacy SSE |
 //! | `rustls` | `https://` servers (modelctx-http's and modelctx-sse's `rustls`: rustls with the ring provider, web-PKI roots), and `add_root_certificate` on [`ConnectOptions`] and [`ClientPoolBuilder`] for a private CA |
 //! | `rustls-native-roots` | `rustls`, and the system's certificate store trusted too |
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod config;
 mod connect;
+mod mode;
 mod pool;
 
 pub use config::{ConfigError, HttpServer, HttpTransport, McpServers, ServerConfig, StdioServer};
 pub use connect::{ConnectError, ConnectOptions, Connection};
+pub use mode::{ProtocolMode, parse_probe_timeout};
 pub use pool::{
     ClientPool, ClientPoolBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SEPARATOR, Health, PoolTool,
     PoolTools,

@@ -368,6 +368,72 @@ where
     })
 }
 
+/// An entry's `mode` wins over the client builder's (auto by default, which a server
+/// of both eras answers in 2026-07-28), for a stdio child and an HTTP server alike.
+async fn an_entrys_mode_reaches_the_client() {
+    let (url, _stop) = serve_http().await;
+    let exe = std::env::current_exe().expect("test exe");
+    let doc = json!({"mcpServers": {
+        "local": {"command": exe, "args": ["serve-stdio"], "mode": "legacy", "probeTimeout": 30},
+        "web": {"url": url, "mode": "2025-06-18"},
+        "modern": {"url": url}
+    }});
+    let config = McpServers::from_json(&doc.to_string()).expect("config parses");
+    let pool = ClientPool::builder().connect(&config).await;
+    let version = |name: &str| {
+        pool.client(name)
+            .unwrap_or_else(|| panic!("{name}: {}", pool.health()[name]))
+            .protocol_version()
+            .as_str()
+            .to_owned()
+    };
+    assert_eq!(version("local"), "2025-11-25");
+    assert_eq!(version("web"), "2025-06-18");
+    assert_eq!(version("modern"), "2026-07-28");
+    pool.close().await;
+}
+
+/// A streamable HTTP server that accepts its first connections late (its listener is
+/// bound, its service starts after a while): the probe is awaited, not given up on,
+/// whatever the probe wait, so the client lands in the era the server offers.
+async fn an_http_server_slow_to_accept_is_connected_in_its_era() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let web = server("web");
+    let service = StreamableHttpService::new(move |transport| {
+        web.serve(transport);
+    });
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        // The server is busy starting: connections wait in the listen backlog.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        service
+            .serve(listener, async move {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let entry = modelctx_pool::ServerConfig::Http(
+        modelctx_pool::HttpServer::new(&url).with_probe_timeout(Duration::from_millis(100)),
+    );
+    let connection = entry
+        .connect(
+            Client::builder("c", "1"),
+            &modelctx_pool::ConnectOptions::new(),
+        )
+        .await
+        .expect("connects");
+    assert_eq!(
+        connection.client().protocol_version().as_str(),
+        "2026-07-28"
+    );
+    assert_eq!(connection.client().server_info().name, "pool-test-web");
+    connection.close().await;
+    drop(stop);
+}
+
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("serve-stdio") {
         serve_stdio();
@@ -393,6 +459,14 @@ fn main() {
         trial(
             "legacy_sse_directly_and_through_the_fallback",
             legacy_sse_directly_and_through_the_fallback,
+        ),
+        trial(
+            "an_entrys_mode_reaches_the_client",
+            an_entrys_mode_reaches_the_client,
+        ),
+        trial(
+            "an_http_server_slow_to_accept_is_connected_in_its_era",
+            an_http_server_slow_to_accept_is_connected_in_its_era,
         ),
     ];
     libtest_mimic::run(&Arguments::from_args(), trials).exit();

@@ -62,7 +62,7 @@
 //! |---|---|
 //! | — | the event and task stores, the session registry and the announcement bus, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
 //! | `oauth` | `RedisAuthorizationStore`, for modelctx-oauth's `authorization-server` |
-
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 mod announce;

@@ -337,6 +337,10 @@ impl TaskStore for RedisTaskStore {
                     .ok_or_else(|| ErrorData::invalid_params("Invalid cursor for tasks/list"))?,
             ),
         };
+        if requestor.is_anonymous() {
+            // Listed to no one: nothing to walk.
+            return Ok(TaskPage::default());
+        }
         let limit = limit.max(1);
         let chunk = limit.saturating_add(1).min(1000);
         let mut conn = self.conn.clone();
@@ -372,7 +376,7 @@ impl TaskStore for RedisTaskStore {
                     gone.push(id.clone());
                     continue;
                 };
-                if !requestor.may_access(&record.owner) {
+                if !requestor.may_list(&record.owner) {
                     continue;
                 }
                 if page.tasks.len() == limit {

@@ -83,6 +83,7 @@
 //! the function as sent, and `structuredContent` is not checked against the
 //! `outputSchema`; constraints a decode does not see (`minimum`, `pattern`, `format`,
 //! ... from `#[schemars(...)]` attributes) are not enforced.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod base64;
 mod built_raw;
@@ -729,9 +730,13 @@ impl ServerBuilder {
     /// [`Context::task_id`] is set, its requests to the client (sampling, elicitation,
     /// roots) go through the task's side channel, and its cancellation is the task's.
     /// Tasks are bound to the authenticated caller when there is one
-    /// ([`modelctx_transport::Principal`]), else to the session; on a transport without
-    /// sessions and without authentication they are reachable by anyone holding their
-    /// (128-bit random) id.
+    /// ([`modelctx_transport::Principal`]), else to the session (protocol 2025-11-25 on
+    /// a transport with sessions); a task created with neither (every unauthenticated
+    /// request of protocol 2026-07-28, and of a stateless transport) is reachable only
+    /// through its id (128 bits from the system's CSPRNG), by a requestor without
+    /// principal or session, and is listed to no one: `tasks/list` shows a requestor
+    /// only its own tasks, and a task it may not reach is answered as an unknown id
+    /// (see [`TaskOwner`](modelctx_session::tasks::TaskOwner)).
     #[must_use]
     pub fn tasks(mut self, config: TaskConfig) -> Self {
         let store = self.tasks.take().and_then(|(_, store)| store);

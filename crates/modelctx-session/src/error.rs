@@ -31,6 +31,8 @@ enum Kind {
     TransportRefused(ErrorData),
     /// The transport failed.
     Transport(TransportError),
+    /// Another error, told with a fuller explanation (see [`SessionError::explained`]).
+    Explained(String, Box<SessionError>),
 }
 
 impl SessionError {
@@ -87,6 +89,25 @@ impl SessionError {
         }
     }
 
+    /// The same error told with `explanation` in place of its own text (what was tried
+    /// before it, and what came back): every predicate, and the JSON-RPC error it
+    /// carries, stay the original's, which [`source`](std::error::Error::source) gives.
+    #[must_use]
+    pub fn explained(self, explanation: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Explained(explanation.into(), Box::new(self)),
+        }
+    }
+
+    /// The error under its explanations.
+    fn root(&self) -> &Kind {
+        let mut kind = &self.kind;
+        while let Kind::Explained(_, inner) = kind {
+            kind = &inner.kind;
+        }
+        kind
+    }
+
     /// A JSON-RPC error the peer reported other than as a response to the request —
     /// the error a task of the tasks extension failed with, inlined in `tasks/get`. It
     /// reads as [`SessionError::protocol_error`] like any other.
@@ -97,7 +118,7 @@ impl SessionError {
     /// The JSON-RPC error the peer answered with, or the one the transport refused the
     /// request with (a request the streamable HTTP server cannot carry: `-32600`).
     pub fn protocol_error(&self) -> Option<&ErrorData> {
-        match &self.kind {
+        match self.root() {
             Kind::Protocol(e) | Kind::TransportRefused(e) => Some(e),
             _ => None,
         }
@@ -107,28 +128,31 @@ impl SessionError {
     pub fn into_protocol_error(self) -> Result<ErrorData, Self> {
         match self.kind {
             Kind::Protocol(e) | Kind::TransportRefused(e) => Ok(e),
+            Kind::Explained(explanation, inner) => inner
+                .into_protocol_error()
+                .map_err(|inner| inner.explained(explanation)),
             kind => Err(Self { kind }),
         }
     }
 
     /// Whether the request timed out.
     pub fn is_timeout(&self) -> bool {
-        matches!(self.kind, Kind::Timeout)
+        matches!(self.root(), Kind::Timeout)
     }
 
     /// Whether the request was cancelled through its handle.
     pub fn is_cancelled(&self) -> bool {
-        matches!(self.kind, Kind::Cancelled)
+        matches!(self.root(), Kind::Cancelled)
     }
 
     /// Whether the connection closed.
     pub fn is_closed(&self) -> bool {
-        matches!(self.kind, Kind::Closed)
+        matches!(self.root(), Kind::Closed)
     }
 
     /// Whether the call was refused locally before anything was sent.
     pub fn is_refused(&self) -> bool {
-        matches!(self.kind, Kind::Refused(_))
+        matches!(self.root(), Kind::Refused(_))
     }
 
     /// Whether the connection to the peer dropped while the request was in flight and
@@ -136,18 +160,18 @@ impl SessionError {
     /// Sending it again is the caller's decision (a client transport re-sends only
     /// idempotent requests by itself, see `modelctx_transport::ReconnectPolicy`).
     pub fn is_interrupted(&self) -> bool {
-        matches!(&self.kind, Kind::Protocol(e) if modelctx_transport::is_interrupted(e))
+        matches!(self.root(), Kind::Protocol(e) if modelctx_transport::is_interrupted(e))
     }
 
     /// Whether the transport could not deliver the request at all (no connection to the
     /// peer; attempts to reconnect, if any, failed): the peer never saw it.
     pub fn is_undelivered(&self) -> bool {
-        matches!(&self.kind, Kind::Protocol(e) if modelctx_transport::is_undelivered(e))
+        matches!(self.root(), Kind::Protocol(e) if modelctx_transport::is_undelivered(e))
     }
 
     /// Whether the peer's result did not decode into the method's result type.
     pub fn is_invalid_result(&self) -> bool {
-        matches!(self.kind, Kind::InvalidResult(_))
+        matches!(self.root(), Kind::InvalidResult(_))
     }
 
     /// Whether the peer answered with a response that could not be read: an error
@@ -156,13 +180,13 @@ impl SessionError {
     /// (rather than at its timeout); the session goes on and nothing answers the peer.
     /// [`SessionError::to_error_data`] reports it as `-32603`.
     pub fn is_invalid_response(&self) -> bool {
-        matches!(self.kind, Kind::InvalidResponse(_))
+        matches!(self.root(), Kind::InvalidResponse(_))
     }
 
     /// The JSON-RPC error that reports this failure to a peer: the protocol error itself,
     /// or an internal error describing the local failure.
     pub fn to_error_data(&self) -> ErrorData {
-        match &self.kind {
+        match self.root() {
             Kind::Protocol(e) | Kind::TransportRefused(e) => e.clone(),
             _ => ErrorData::internal_error(self.to_string()),
         }
@@ -189,6 +213,7 @@ impl fmt::Display for SessionError {
             Kind::InvalidResponse(m) => write!(f, "invalid response from peer: {m}"),
             Kind::TransportRefused(e) => write!(f, "the transport refused the request: {e}"),
             Kind::Transport(e) => write!(f, "transport error: {e}"),
+            Kind::Explained(explanation, _) => f.write_str(explanation),
         }
     }
 }
@@ -198,6 +223,7 @@ impl std::error::Error for SessionError {
         match &self.kind {
             Kind::Protocol(e) | Kind::TransportRefused(e) => Some(e),
             Kind::Transport(e) => Some(e),
+            Kind::Explained(_, inner) => Some(inner.as_ref()),
             _ => None,
         }
     }
@@ -206,5 +232,36 @@ impl std::error::Error for SessionError {
 impl From<ErrorData> for SessionError {
     fn from(e: ErrorData) -> Self {
         Self::protocol(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explained_error_keeps_what_it_explains() {
+        let refusal = ErrorData::invalid_request("already initialized");
+        let explained = SessionError::protocol(refusal.clone())
+            .explained("sent initialize twice")
+            .explained("tried server/discover, then initialize twice");
+        assert_eq!(
+            explained.to_string(),
+            "tried server/discover, then initialize twice"
+        );
+        assert_eq!(explained.protocol_error(), Some(&refusal));
+        assert_eq!(explained.to_error_data(), refusal);
+        let source = std::error::Error::source(&explained).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("sent initialize twice"));
+        assert_eq!(explained.into_protocol_error().ok(), Some(refusal));
+
+        let timeout = SessionError::timeout().explained("no answer to server/discover");
+        assert!(timeout.is_timeout() && !timeout.is_closed());
+        let timeout = timeout.into_protocol_error().unwrap_err();
+        assert_eq!(timeout.to_string(), "no answer to server/discover");
+        assert_eq!(
+            timeout.to_error_data().message,
+            "no answer to server/discover"
+        );
     }
 }

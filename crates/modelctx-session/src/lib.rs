@@ -52,6 +52,7 @@
 //! - A handler that panics answers `-32603 Internal error`; the session lives on.
 //! - When the transport closes, every pending request fails with
 //!   [`SessionError::is_closed`] and every running handler is cancelled.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod announce;
 mod error;

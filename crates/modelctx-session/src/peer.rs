@@ -469,12 +469,17 @@ impl Peer {
         self.shared.phase.get().is_serving()
     }
 
-    /// Moves a client session that has not started a handshake into the stateless era
-    /// (2026-07-28): requests need no handshake from then on. False when the session
-    /// was not new. Unstable.
+    /// Moves a client session that has not completed a handshake into the stateless era
+    /// (2026-07-28): requests need no handshake from then on. A client that sent
+    /// `initialize` while probing may still take this way when the server turns out to
+    /// serve the era, until it sends `notifications/initialized`. False when the session
+    /// was past that. Unstable.
     #[doc(hidden)]
     pub fn unstable_enter_stateless_era(&self) -> bool {
-        self.shared.role == Role::Client && self.shared.phase.advance(Phase::New, Phase::Stateless)
+        let phase = &self.shared.phase;
+        self.shared.role == Role::Client
+            && (phase.advance(Phase::New, Phase::Stateless)
+                || phase.advance(Phase::Initializing, Phase::Stateless))
     }
 
     /// Whether the session serves the stateless era (2026-07-28): its first request
@@ -864,6 +869,14 @@ async fn run_request(
         while let Some(p) = rx.try_pop() {
             cb(p);
         }
+    }
+    if method == lifecycle::INITIALIZE
+        && shared.role == Role::Client
+        && !matches!(outcome, Outcome::Result(_))
+    {
+        // No session came of it: the client may send `initialize` again (another
+        // revision the server named) or turn to the stateless era.
+        shared.phase.advance(Phase::Initializing, Phase::New);
     }
     match outcome {
         Outcome::Result(raw) => Ok(raw),

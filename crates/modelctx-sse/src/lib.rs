@@ -58,6 +58,7 @@
 //! Neither is on by default. TLS for the client comes from the `reqwest::Client` you
 //! pass in.
 //!
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Without a feature its items do not exist: the links above then point at this page.
 #![cfg_attr(
     not(feature = "server"),

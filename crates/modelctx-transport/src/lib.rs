@@ -19,6 +19,7 @@
 //! let line = decoder.next_line().unwrap().unwrap();
 //! assert_eq!(JsonRpcMessage::from_slice(&line).unwrap().method(), Some("notifications/initialized"));
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;
 mod error;

@@ -84,6 +84,7 @@
 //! ([`UnsupportedProtocolVersionError`], [`ParseError`], ...). The unions gained
 //! `server/discover`, `subscriptions/listen`, `notifications/subscriptions/acknowledged`
 //! and the `InputRequired`, `Discover` and `SubscriptionsListen` results.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod base;
 mod cache;

@@ -48,6 +48,7 @@
 //! (`ToolDef::with_schema`) or answered by typed request handlers. See the
 //! `modelctx-server` feature table for exactly what is and is not checked without
 //! `schema-validation`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(inline)]
 pub use modelctx_types as types;

@@ -13,4 +13,5 @@ mod round_robin;
 mod runs;
 mod sessions;
 mod support;
+mod task_isolation;
 mod tasks;

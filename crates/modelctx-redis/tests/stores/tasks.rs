@@ -89,6 +89,54 @@ async fn the_store_pages_bounds_and_expires() {
 }
 
 #[tokio::test]
+async fn a_listing_shows_only_the_requestors_own_tasks() {
+    let redis = RedisServer::start();
+    for (name, store) in both(&redis, 10).await {
+        let anonymous = TaskOwner::default();
+        let s1 = TaskOwner::new(Some("s1"), None);
+        let alice = TaskOwner::new(None, Some("alice"));
+        within(store.insert(record("anon", &anonymous)))
+            .await
+            .unwrap();
+        within(store.insert(record("mine", &s1))).await.unwrap();
+        within(store.insert(record("hers", &alice))).await.unwrap();
+        let ids = |requestor: TaskOwner| {
+            let store = store.clone();
+            async move {
+                let page = within(store.list(&requestor, None, 10)).await.unwrap();
+                page.tasks
+                    .into_iter()
+                    .map(|t| t.task_id)
+                    .collect::<Vec<_>>()
+            }
+        };
+        // A task without an owner is listed to no one; an anonymous requestor lists
+        // nothing (its cursor is still checked).
+        assert_eq!(ids(s1.clone()).await, ["mine"], "{name}");
+        assert_eq!(
+            ids(TaskOwner::new(Some("s2"), Some("alice"))).await,
+            ["hers"],
+            "{name}"
+        );
+        assert!(
+            ids(TaskOwner::new(Some("s9"), None)).await.is_empty(),
+            "{name}"
+        );
+        assert!(ids(anonymous.clone()).await.is_empty(), "{name}");
+        let bad = within(store.list(&anonymous, Some("nonsense"), 1)).await;
+        assert_eq!(bad.unwrap_err().code, ErrorCode::INVALID_PARAMS, "{name}");
+        // By id, the stored owner keeps the rule: the anonymous task only to another
+        // anonymous requestor, the session's only to the session.
+        let got = within(store.get("anon")).await.expect(name);
+        assert!(TaskOwner::default().may_access(&got.owner), "{name}");
+        assert!(!s1.may_access(&got.owner), "{name}");
+        assert!(!alice.may_access(&got.owner), "{name}");
+        let got = within(store.get("mine")).await.expect(name);
+        assert!(!TaskOwner::default().may_access(&got.owner), "{name}");
+    }
+}
+
+#[tokio::test]
 async fn status_results_and_the_status_machine() {
     let redis = RedisServer::start();
     for (name, store) in both(&redis, 10).await {

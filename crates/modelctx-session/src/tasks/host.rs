@@ -22,7 +22,9 @@ use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::store::{TaskOutcome, TaskOwner, TaskRecord, TaskStore, TaskUpdate, timestamp};
+use super::store::{
+    TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskStore, TaskUpdate, timestamp,
+};
 use crate::service::parse_params;
 use crate::{Peer, RequestOptions, SessionError};
 
@@ -308,10 +310,15 @@ impl TaskHost {
         requestor: &TaskOwner,
         cursor: Option<&str>,
     ) -> Result<ListTasksResult, ErrorData> {
-        let page = self
+        let mut page = self
             .store
             .list(requestor, cursor, self.config.page_size)
             .await?;
+        if requestor.is_anonymous() {
+            // Whatever the store: a requestor without principal or session owns no
+            // listable task (its cursor was still checked).
+            page = TaskPage::default();
+        }
         let mut result = ListTasksResult::new(page.tasks);
         if let Some(next) = page.next_cursor {
             result = result.with_next_cursor(next);
@@ -730,8 +737,8 @@ fn cancelled() -> SessionError {
     SessionError::cancelled()
 }
 
-/// 128 random bits, hex: unguessable, so a task without an owner stays private to
-/// whoever holds its id.
+/// 128 bits from the operating system's CSPRNG, hex: unguessable, so a task without
+/// an owner stays private to whoever holds its id.
 fn new_task_id() -> Result<String, ErrorData> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes)
@@ -796,6 +803,15 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.len(), 36);
         assert_eq!(a.matches('-').count(), 4);
+        // 128 bits: 32 hex digits, and no two of many ids alike.
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| new_task_id().unwrap()).collect();
+        assert_eq!(ids.len(), 1000);
+        for id in &ids {
+            let digits: String = id.chars().filter(|c| *c != '-').collect();
+            assert_eq!(digits.len(), 32);
+            assert!(u128::from_str_radix(&digits, 16).is_ok());
+        }
     }
 
     #[test]

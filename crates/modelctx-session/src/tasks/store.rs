@@ -9,10 +9,19 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use modelctx_types::{ErrorData, RawValue, Task, TaskStatus};
 
-/// Who may reach a task: the authenticated caller that created it when there is one,
-/// otherwise the session it was created on. A task created with neither (a stateless
-/// transport without authentication) is reachable by anyone who knows its id, which is
-/// why ids carry 128 random bits.
+/// Who may reach a task, and whose `tasks/list` shows it:
+///
+/// - a task created by an authenticated caller belongs to that caller (its principal),
+///   whatever the session or the protocol revision of the request that reaches it;
+/// - else a task created on a lasting session (protocol 2025-11-25) belongs to that
+///   session;
+/// - else (no principal and no session: every unauthenticated request of protocol
+///   2026-07-28, and of a stateless transport) the task belongs to no one: it is
+///   reachable only through its id, by a requestor that has neither a principal nor a
+///   session either, and no `tasks/list` shows it. The id is the capability: it
+///   carries 128 bits from the operating system's CSPRNG.
+///
+/// A requestor that may not reach a task is answered exactly as for an unknown id.
 #[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct TaskOwner {
     session: Option<Arc<str>>,
@@ -50,13 +59,32 @@ impl TaskOwner {
         self.principal.as_deref()
     }
 
-    /// Whether a requestor identified as `self` may see a task owned by `owner`.
+    /// Whether this owner has neither a principal nor a session: a task it creates is
+    /// reachable only through its id, and its `tasks/list` shows nothing.
+    pub fn is_anonymous(&self) -> bool {
+        self.principal.is_none() && self.session.is_none()
+    }
+
+    /// Whether a requestor identified as `self` may reach, by its id, a task owned by
+    /// `owner` (`tasks/get`, `tasks/result`, `tasks/cancel`, and the tasks extension's
+    /// methods): the same principal; else, neither having one, the same session; else,
+    /// neither having a session either, anyone holding the id.
     pub fn may_access(&self, owner: &TaskOwner) -> bool {
         match (&owner.principal, &owner.session) {
             (Some(principal), _) => self.principal.as_ref() == Some(principal),
-            (None, Some(session)) => self.session.as_ref() == Some(session),
-            (None, None) => true,
+            (None, Some(session)) => {
+                self.principal.is_none() && self.session.as_ref() == Some(session)
+            }
+            (None, None) => self.is_anonymous(),
         }
+    }
+
+    /// Whether `tasks/list` for a requestor identified as `self` shows a task owned by
+    /// `owner`: one it may reach ([`may_access`](Self::may_access)) that has an owner
+    /// (an anonymous task is listed to no one, an anonymous requestor sees no list).
+    /// Every [`TaskStore`] filters its listing with this.
+    pub fn may_list(&self, owner: &TaskOwner) -> bool {
+        !owner.is_anonymous() && self.may_access(owner)
     }
 }
 
@@ -212,8 +240,8 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn get(&self, id: &str) -> Option<TaskRecord>;
     /// Applies `update` to task `id` atomically and returns the task after it.
     async fn update(&self, id: &str, update: TaskUpdate) -> Result<TaskRecord, UpdateError>;
-    /// The tasks `requestor` may see, `limit` per page, after `cursor` (an invalid
-    /// cursor is `-32602`).
+    /// The tasks `requestor` may list ([`TaskOwner::may_list`]: none for an anonymous
+    /// requestor), `limit` per page, after `cursor` (an invalid cursor is `-32602`).
     async fn list(
         &self,
         requestor: &TaskOwner,
@@ -375,6 +403,10 @@ impl TaskStore for InMemoryTaskStore {
                     .ok_or_else(|| ErrorData::invalid_params("Invalid cursor for tasks/list"))?,
             ),
         };
+        if requestor.is_anonymous() {
+            // Listed to no one: nothing to walk.
+            return Ok(TaskPage::default());
+        }
         let mut tasks = self.lock();
         tasks.purge(SystemTime::now());
         let start = after.map_or(0, |n| n + 1);
@@ -384,7 +416,7 @@ impl TaskStore for InMemoryTaskStore {
             let Some((_, record)) = tasks.by_id.get(id) else {
                 continue;
             };
-            if !requestor.may_access(&record.owner) {
+            if !requestor.may_list(&record.owner) {
                 continue;
             }
             if page.tasks.len() == limit.max(1) {
@@ -495,7 +527,57 @@ mod tests {
         let s1 = TaskOwner::new(Some("s1"), None);
         assert!(TaskOwner::new(Some("s1"), None).may_access(&s1));
         assert!(!TaskOwner::new(Some("s2"), None).may_access(&s1));
-        assert!(bob.may_access(&TaskOwner::default()));
+        // A session's task is not reached from outside the session, even by id.
+        assert!(!TaskOwner::default().may_access(&s1));
+        assert!(!alice.may_access(&s1));
+        assert!(TaskOwner::new(Some("s1"), None).may_list(&s1));
+        for owner in [&alice, &s1] {
+            assert!(!TaskOwner::default().may_list(owner));
+        }
+        assert!(alice_elsewhere.may_list(&alice));
+        assert!(!bob.may_list(&alice));
+    }
+
+    #[test]
+    fn a_task_without_owner_is_reachable_by_id_only_and_listed_to_no_one() {
+        let anonymous = TaskOwner::default();
+        assert!(anonymous.is_anonymous());
+        // By id: only from another requestor without principal or session (the id is
+        // the capability); never from a session or an authenticated caller.
+        assert!(TaskOwner::new(None, None).may_access(&anonymous));
+        for other in [
+            TaskOwner::new(Some("s1"), None),
+            TaskOwner::new(None, Some("alice")),
+            TaskOwner::new(Some("s1"), Some("alice")),
+        ] {
+            assert!(!other.is_anonymous());
+            assert!(!other.may_access(&anonymous), "{other:?}");
+            assert!(!other.may_list(&anonymous), "{other:?}");
+        }
+        // Listed to no one, not even another anonymous requestor.
+        assert!(!TaskOwner::default().may_list(&anonymous));
+    }
+
+    #[tokio::test]
+    async fn the_store_lists_only_the_requestors_own_tasks() {
+        let store = InMemoryTaskStore::new(10);
+        let anonymous = TaskOwner::default();
+        let s1 = TaskOwner::new(Some("s1"), None);
+        let alice = TaskOwner::new(None, Some("alice"));
+        store.insert(record("anon", &anonymous)).await.unwrap();
+        store.insert(record("mine", &s1)).await.unwrap();
+        store.insert(record("hers", &alice)).await.unwrap();
+        let ids =
+            |page: TaskPage| -> Vec<String> { page.tasks.into_iter().map(|t| t.task_id).collect() };
+        assert_eq!(ids(store.list(&s1, None, 10).await.unwrap()), ["mine"]);
+        let alice_on_s1 = TaskOwner::new(Some("s1"), Some("alice"));
+        assert_eq!(
+            ids(store.list(&alice_on_s1, None, 10).await.unwrap()),
+            ["hers"]
+        );
+        assert!(ids(store.list(&anonymous, None, 10).await.unwrap()).is_empty());
+        // An anonymous requestor's cursor is still checked.
+        assert!(store.list(&anonymous, Some("nonsense"), 1).await.is_err());
     }
 
     #[tokio::test]
