@@ -185,7 +185,7 @@ impl RateLimiter {
             *tokens -= 1.0;
             Ok(())
         } else {
-            Err(Duration::from_secs_f64((1.0 - *tokens) * every))
+            Err(Duration::try_from_secs_f64((1.0 - *tokens) * every).unwrap_or(limit.every))
         }
     }
 }

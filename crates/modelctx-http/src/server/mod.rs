@@ -797,8 +797,12 @@ impl Inner {
             Some(shared) => Some(shared.idle()),
             None => self.config.session_idle_timeout,
         };
-        if let Some(idle) = idle {
-            tokio::spawn(reap_when_idle(Arc::downgrade(session), idle));
+        // (A handshake settles where the session's runtime answers: on a runtime, but
+        // a sink driven from elsewhere must not make this panic.)
+        if let Some(idle) = idle
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(reap_when_idle(Arc::downgrade(session), idle));
         }
     }
 }
