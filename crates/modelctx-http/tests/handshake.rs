@@ -309,3 +309,31 @@ async fn authenticated_callers_are_not_limited_by_address() {
         assert_eq!(init(true).await, 200, "an authenticated caller");
     }
 }
+
+/// Closing the service ends the sessions whose handshake is still running, with the
+/// others.
+#[tokio::test]
+async fn closing_the_service_ends_sessions_mid_handshake() {
+    let (svc, mut seen) = service(StreamableHttpServerConfig::default());
+    let url = start(svc.clone()).await;
+    let http = reqwest::Client::new();
+    let waiting = tokio::spawn({
+        let (http, url) = (http.clone(), url.clone());
+        async move { post(&http, &url, HOLD).await }
+    });
+    tokio::time::timeout(WAIT, seen.initializing.recv())
+        .await
+        .expect("the session received initialize")
+        .unwrap();
+    svc.close_all_sessions();
+    tokio::time::timeout(WAIT, seen.ended.recv())
+        .await
+        .expect("the session mid-handshake ends")
+        .unwrap();
+    let (status, _, _) = tokio::time::timeout(WAIT, waiting)
+        .await
+        .expect("its POST ends")
+        .unwrap();
+    assert_eq!(status, 200, "the answer's head had gone out");
+    assert_eq!(svc.session_count(), 0);
+}

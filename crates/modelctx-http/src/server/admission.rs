@@ -76,6 +76,20 @@ impl Inner {
         })
     }
 
+    /// Ends the sessions whose handshake has not settled (the service is closing: their
+    /// POSTs end too).
+    pub(super) fn end_handshakes(&self) {
+        let pending: Vec<_> = {
+            let mut handshaking = self.handshaking.lock().unwrap_or_else(|p| p.into_inner());
+            let pending = handshaking.drain().map(|(_, s)| s).collect();
+            modelctx_transport::table::shrink_drained(&mut *handshaking);
+            pending
+        };
+        for session in pending.iter().filter_map(Weak::upgrade) {
+            session.terminate();
+        }
+    }
+
     /// Reserves a place for a new session whose handshake is to come; `None` at the
     /// cap (sessions alive and places reserved count alike).
     pub(super) fn reserve(self: &Arc<Self>) -> Option<Reservation> {
@@ -100,6 +114,11 @@ impl Inner {
             let (Some(inner), Some(session)) = (service.upgrade(), session.upgrade()) else {
                 return;
             };
+            {
+                let mut handshaking = inner.handshaking.lock().unwrap_or_else(|p| p.into_inner());
+                handshaking.remove(&session.id);
+                modelctx_transport::table::shrink_drained(&mut *handshaking);
+            }
             if !ok {
                 drop(reservation);
                 if let Some(shared) = session.shared.clone()

@@ -72,6 +72,8 @@ struct Inner {
     /// Places under the session cap held by new sessions whose `initialize` is not
     /// answered yet (see [`admission::Reservation`]).
     reserved: std::sync::atomic::AtomicUsize,
+    /// The sessions holding those places, so that the service's end ends them too.
+    handshaking: Mutex<HashMap<Arc<str>, Weak<SessionState>>>,
     /// New sessions per client address, when limited.
     rate: admission::RateLimiter,
     /// The id every stateless session shares (one allocation, not one per POST).
@@ -142,6 +144,7 @@ impl StreamableHttpService {
                 factory: Box::new(factory),
                 sessions: Mutex::new(HashMap::new()),
                 reserved: std::sync::atomic::AtomicUsize::new(0),
+                handshaking: Mutex::new(HashMap::new()),
                 rate: admission::RateLimiter::default(),
                 stateless_id: Arc::from("stateless"),
                 metas: era::MetaCache::default(),
@@ -222,6 +225,7 @@ impl StreamableHttpService {
         for s in sessions {
             s.terminate();
         }
+        self.inner.end_handshakes();
         self.inner.end_kept_era_sessions();
     }
 
@@ -763,7 +767,13 @@ impl Inner {
             stream_base,
         );
         match handshake {
-            Some(place) if stateful => state.await_handshake(self.on_handshake(place)),
+            Some(place) if stateful => {
+                state.await_handshake(self.on_handshake(place));
+                self.handshaking
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(id, Arc::downgrade(&state));
+            }
             _ if stateful => {
                 let mut sessions = self.lock_sessions();
                 if let Some(other) = sessions.get(&id)
