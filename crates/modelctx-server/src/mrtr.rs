@@ -21,6 +21,15 @@
 //! fails any check is refused with `-32602`, never trusted. The state is small bytes
 //! (a layout byte, the expiry, the digest, the answers as JSON), so that every POST of
 //! the exchange carries and scans little.
+//!
+//! The state carries only what the server asked: the answers its handler asked for
+//! (by key) and was handed, in this round or an earlier one. An answer nobody asked
+//! for (in `inputResponses`, or in a state sealed before a handler changed) is
+//! dropped, not refused: the spec has the server ignore answers to inputs it never
+//! asks for, a client may well answer ahead of an ask, and a refusal would fail a
+//! request that can be served. Dropped, such an answer costs its one POST and never
+//! grows the state, so a client cannot make the server seal (and make every later
+//! POST of the exchange carry) what it never asked for.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -216,6 +225,8 @@ struct Asking {
     requests: InputRequests,
     /// A refusal that fails the request whatever the handler does with it.
     fatal: Option<ErrorData>,
+    /// The keys of the answers handed to the handler: all the next state carries.
+    used: std::collections::BTreeSet<String>,
 }
 
 /// What an ask comes to.
@@ -258,7 +269,8 @@ impl Round {
             answers = sealed.answers;
         }
         // The retry's answers join them (an earlier answer is not replaced). Answers to
-        // inputs the handler never asks for are ignored, as the spec wants; answers
+        // inputs the handler never asks for are ignored, as the spec wants, and never
+        // sealed into the next state (see `end`); answers
         // without a state are taken as they come: they are the client's input like any
         // other param, and the state only carries what earlier rounds already took.
         if let Some(responses) = split.responses.take() {
@@ -304,6 +316,9 @@ impl Round {
             }
         };
         if let Some(answer) = self.answers.get(key.as_ref()) {
+            if !asking.used.contains(key.as_ref()) {
+                asking.used.insert(key.clone().into_owned());
+            }
             return R::deserialize(answer).map(Asked::Answered).map_err(|e| {
                 let error = ErrorData::invalid_params(format!(
                     "Invalid params: inputResponses[{key:?}] does not answer {}: {e}",
@@ -338,7 +353,13 @@ impl Round {
                 .digest
                 .get_or_init(|| digest(&self.method, self.params.as_deref())),
             expires: seconds(now) + STATE_LIFETIME.as_secs(),
-            answers: self.answers.clone(),
+            // Only what the handler asked for (see the module's docs).
+            answers: self
+                .answers
+                .iter()
+                .filter(|(key, _)| asking.used.contains(*key))
+                .map(|(key, answer)| (key.clone(), answer.clone()))
+                .collect(),
         };
         let state = seal(key, &sealed)?;
         // The round ends here: what it asked for goes into its result, not a copy.
@@ -615,6 +636,67 @@ mod tests {
             json!({"name": "Ada"})
         );
         assert!(!round.must_end());
+    }
+
+    #[test]
+    fn answers_nobody_asked_for_never_grow_the_state() {
+        let now = SystemTime::now();
+        let call = json!({"name": "greet", "arguments": {}});
+        let state = first_state(params(call.clone()), Some("first"), now);
+        // The retry answers the one input asked for, and 500 KB the server never asked
+        // for; the handler asks for the first input, then a second one.
+        let junk: Map<String, Value> = (0..500)
+            .map(|i| (format!("junk-{i}"), json!("x".repeat(1000))))
+            .collect();
+        let mut responses = junk;
+        responses.insert(
+            "first".into(),
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+        );
+        let with = |responses: Map<String, Value>, state: String| {
+            let mut params = call.clone();
+            params["inputResponses"] = Value::Object(responses);
+            params["requestState"] = json!(state);
+            let mut retry = split("tools/call", self::params(params)).unwrap();
+            let round = Round::open(&key(), "tools/call", &mut retry, now).unwrap();
+            assert!(matches!(
+                round.ask::<ElicitResult>(Some("first"), elicit).unwrap(),
+                Asked::Answered(_)
+            ));
+            assert!(matches!(
+                round.ask::<ElicitResult>(Some("second"), elicit).unwrap(),
+                Asked::Pending
+            ));
+            let interim: Value =
+                serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
+            interim["requestState"].as_str().unwrap().to_owned()
+        };
+        let next = with(responses, state.clone());
+        // The next state holds the one answer asked for: as small as without the junk.
+        let mut only = Map::new();
+        only.insert(
+            "first".into(),
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+        );
+        let plain = with(only, state);
+        assert_eq!(next.len(), plain.len(), "{} bytes", next.len());
+        assert!(next.len() < 1024, "{} bytes", next.len());
+        let sealed = unseal(&key(), &next).unwrap();
+        assert_eq!(sealed.answers.keys().collect::<Vec<_>>(), ["first"]);
+        // An answer sealed earlier that no handler asks for any more is dropped too.
+        let mut retry = split(
+            "tools/call",
+            params(json!({"name": "greet", "arguments": {}, "requestState": next})),
+        )
+        .unwrap();
+        let round = Round::open(&key(), "tools/call", &mut retry, now).unwrap();
+        assert!(matches!(
+            round.ask::<ElicitResult>(Some("other"), elicit).unwrap(),
+            Asked::Pending
+        ));
+        let interim: Value = serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
+        let sealed = unseal(&key(), interim["requestState"].as_str().unwrap()).unwrap();
+        assert!(sealed.answers.is_empty());
     }
 
     #[test]

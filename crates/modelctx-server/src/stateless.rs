@@ -694,12 +694,20 @@ pub(crate) fn check_param_headers(
         };
         let header = &marked.header;
         let name = header.to_ascii_lowercase();
-        let Some((_, raw)) = mirrored.iter().find(|(n, _)| *n == name) else {
+        let mut sent = mirrored.iter().filter(|(n, _)| *n == name);
+        let Some((_, raw)) = sent.next() else {
             return Err(ErrorData::header_mismatch(format!(
                 "Header mismatch: the Mcp-Param-{header} header is required (argument {:?} has a value)",
                 marked.path.join(".")
             )));
         };
+        // Sent twice, it has no one value to compare: refused, never read first-wins
+        // (a proxy reading the other line would see another request).
+        if sent.next().is_some() {
+            return Err(ErrorData::header_mismatch(format!(
+                "Header mismatch: the Mcp-Param-{header} header is sent on more than one line; it must be sent once"
+            )));
+        }
         let got = mirror::decode_header_value(raw).ok_or_else(|| {
             ErrorData::header_mismatch(format!(
                 "Header mismatch: the Mcp-Param-{header} header value is not valid (bad characters or Base64)"
@@ -1121,6 +1129,13 @@ mod tests {
             h(&[("region", "us-east1"), ("limit", "42")]),
             h(&[("region", "=?base64?dXMtd2VzdDE?="), ("limit", "42")]),
             h(&[("region", "us-west1"), ("limit", "\u{0}")]),
+            // Twice, the first line matching: no one value, refused.
+            h(&[
+                ("region", "us-west1"),
+                ("region", "us-east1"),
+                ("limit", "42"),
+            ]),
+            h(&[("region", "us-west1"), ("limit", "42"), ("limit", "42")]),
         ] {
             let e = check_param_headers(schema, args, &bad).unwrap_err();
             assert_eq!(e.code, ErrorCode::HEADER_MISMATCH, "{bad:?}");

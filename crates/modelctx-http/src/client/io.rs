@@ -199,22 +199,28 @@ async fn request(
         } else {
             "text/event-stream"
         };
+        // The transport's own headers replace any of the same name configured with the
+        // builder (`RequestBuilder::headers` replaces, `header` would add a second line:
+        // a header of one meaning is never sent twice).
+        let mut own = Vec::with_capacity(5);
         if method != Method::DELETE {
-            rb = rb.header(header::ACCEPT, accept);
+            own.push((header::ACCEPT.as_str(), accept));
         }
         if let Some(s) = &session {
-            rb = rb.header(MCP_SESSION_ID, s);
+            own.push((MCP_SESSION_ID, s.as_str()));
         }
         if let Some(v) = &version {
-            rb = rb.header(MCP_PROTOCOL_VERSION, v);
+            own.push((MCP_PROTOCOL_VERSION, v.as_str()));
         }
         if let Some(id) = last_event_id {
-            rb = rb.header(LAST_EVENT_ID, id);
+            own.push((LAST_EVENT_ID, id));
         }
+        if body.is_some() {
+            own.push((header::CONTENT_TYPE.as_str(), "application/json"));
+        }
+        rb = with_headers(rb, own);
         if let Some(b) = &body {
-            rb = rb
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(b.clone());
+            rb = rb.body(b.clone());
         }
         let response = match rb.send().await {
             Ok(response) => response,
@@ -254,6 +260,28 @@ async fn request(
         }
         return Ok(response);
     }
+}
+
+/// Sets `headers` on `rb`, each replacing any value of its name already there (the
+/// builder's headers), so that none goes out on two lines. A name or value that is no
+/// valid header is added as is: the request then fails with reqwest's error.
+fn with_headers<'a>(
+    mut rb: reqwest::RequestBuilder,
+    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> reqwest::RequestBuilder {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        match (
+            http::HeaderName::from_bytes(name.as_bytes()),
+            http::HeaderValue::from_str(value),
+        ) {
+            (Ok(name), Ok(value)) => {
+                map.insert(name, value);
+            }
+            _ => rb = rb.header(name, value),
+        }
+    }
+    rb.headers(map)
 }
 
 /// [`run_stateless`], sent again while it is interrupted, idempotent and the policy has
@@ -306,12 +334,15 @@ async fn run_stateless(
             let headers = auth.headers_for(&Method::POST, &inner.url).await;
             rb = rb.headers(headers.map_err(|e| e.to_string())?);
         }
-        rb = rb
-            .header(header::ACCEPT, "application/json, text/event-stream")
-            .header(header::CONTENT_TYPE, "application/json");
-        for (name, value) in headers {
-            rb = rb.header(name.as_str(), value.as_str());
-        }
+        let own = [
+            (
+                header::ACCEPT.as_str(),
+                "application/json, text/event-stream",
+            ),
+            (header::CONTENT_TYPE.as_str(), "application/json"),
+        ];
+        let era = headers.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        rb = with_headers(rb, own.into_iter().chain(era));
         let response = match rb.body(body.clone()).send().await {
             Ok(response) => response,
             Err(e) => {

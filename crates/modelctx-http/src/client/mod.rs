@@ -269,10 +269,18 @@ impl StreamableHttpClientBuilder {
         self
     }
 
-    /// Adds a header to every POST, GET and DELETE.
+    /// Adds a header to every POST, GET and DELETE. A header of one meaning
+    /// (`Authorization`, `DPoP`, and the protocol's own: see
+    /// [`headers::is_single_valued`](crate::headers::is_single_valued)) replaces the value
+    /// given before, and the transport's own values (the session id, the negotiated
+    /// version, ...) replace these: none is ever sent on two lines.
     #[must_use]
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
-        self.headers.append(name, value);
+        if crate::headers::is_single_valued(&name) {
+            self.headers.insert(name, value);
+        } else {
+            self.headers.append(name, value);
+        }
         self
     }
 

@@ -48,12 +48,59 @@ pub(super) fn is_stateless(by_headers: Option<bool>, messages: &[JsonRpcMessage]
 /// known before the body is read.
 pub(super) fn stateless_by_headers(headers: &HeaderMap) -> Option<bool> {
     let value = headers.get(&PROTOCOL_VERSION_HEADER)?;
-    let session_era = value
-        .to_str()
-        .is_ok_and(|v| ProtocolVersion::supported(v).is_some());
+    let value = value.to_str().ok();
+    if value.is_some_and(|v| ProtocolVersion::supported(v).is_some()) {
+        return Some(false);
+    }
+    // The era's own revision: a request of the era whatever else it carries. The
+    // 2026-07-28 transport (basic/transports/streamable-http, "Earlier Streamable HTTP
+    // Revisions") says of traffic shaped like the earlier revisions': "An
+    // `Mcp-Session-Id` header on a request: ignore it, and do not mint or echo session
+    // IDs." So a 2026-07-28 request naming a session (live or not) is served as any
+    // other of the era, never refused in the handshake era's terms.
+    if value == Some(ProtocolVersion::V2026_07_28.as_str()) {
+        return Some(true);
+    }
     // A version neither era knows, on a request of a session: the session era
     // refuses it, the way handshake-era clients expect.
-    Some(!session_era && !headers.contains_key(&SESSION_ID_HEADER))
+    Some(!headers.contains_key(&SESSION_ID_HEADER))
+}
+
+/// Whether a POST that sends a single-valued header more than once claims the
+/// stateless era (and is refused in its terms, see [`refuse_repeated`]): one of its
+/// `MCP-Protocol-Version` lines names no handshake-era revision, or it carries
+/// `Mcp-Method` (which only the era's clients send).
+fn claims_the_era(headers: &HeaderMap) -> bool {
+    headers.contains_key(&MCP_METHOD)
+        || headers.get_all(&PROTOCOL_VERSION_HEADER).iter().any(|v| {
+            v.to_str()
+                .ok()
+                .and_then(ProtocolVersion::supported)
+                .is_none()
+        })
+}
+
+/// The answer to a request that sends a header of one meaning more than once
+/// ([`crate::headers::repeated_header`]), refused before its body is read (so no
+/// request id: the error's is `null`): a POST of the stateless era (when the endpoint
+/// serves it) with `400` and `-32020` (`HeaderMismatch`), as a comma-joined line that
+/// does not match the body is; any other with `400` and `-32600`, as the handshake era
+/// refuses a bad request.
+pub(super) fn refuse_repeated(
+    inner: &super::Inner,
+    method: &http::Method,
+    headers: &HeaderMap,
+    repeated: &crate::headers::RepeatedHeader,
+) -> Response {
+    if inner.config.stateless_era && method == http::Method::POST && claims_the_era(headers) {
+        let error = ErrorData::header_mismatch(format!("Header mismatch: {repeated}"));
+        inner.report(StatusCode::BAD_REQUEST, error.message.to_string());
+        return super::error_response(
+            StatusCode::BAD_REQUEST,
+            modelctx_types::JsonRpcErrorResponse::new(None, error),
+        );
+    }
+    inner.reject(StatusCode::BAD_REQUEST, format!("Bad Request: {repeated}"))
 }
 
 /// The parts of a request's params the headers mirror, as their JSON text (borrowed
@@ -294,6 +341,16 @@ pub(super) fn check_headers(
             "Header mismatch: MCP-Protocol-Version header value {version:?} does not match the body's _meta protocol version {in_body:?}"
         )));
     }
+    // A revision the era does not speak (and the body does not contradict) is refused
+    // for what it is before anything else is checked: an `initialize` of the handshake
+    // era sent with a malformed version would otherwise be told that it lacks
+    // `Mcp-Method`. `400` with `-32022` and the revisions this endpoint serves, as the
+    // 2026-07-28 transport asks ("If the server does not implement the requested
+    // protocol version [...] it MUST respond with `400 Bad Request` and an
+    // `UnsupportedProtocolVersionError` listing its supported versions").
+    if version != ProtocolVersion::V2026_07_28.as_str() {
+        return Err(unsupported_version(version));
+    }
     let method = header_value(headers, &MCP_METHOD, "Mcp-Method")?;
     if method != request.method.as_ref() {
         return Err(ErrorData::header_mismatch(format!(
@@ -322,6 +379,24 @@ pub(super) fn check_headers(
         )));
     }
     Ok(found)
+}
+
+/// `-32022` for a request whose `MCP-Protocol-Version` header names `requested`, which
+/// this endpoint does not serve: the stateless era's revision first, then those of the
+/// handshake era (the endpoint serves both).
+fn unsupported_version(requested: &str) -> ErrorData {
+    let supported: Vec<String> = std::iter::once(ProtocolVersion::V2026_07_28)
+        .chain(ProtocolVersion::SUPPORTED)
+        .map(|v| v.as_str().to_owned())
+        .collect();
+    ErrorData::new(
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        format!(
+            "Unsupported protocol version {requested:?} (MCP-Protocol-Version): this server serves {}",
+            supported.join(", ")
+        ),
+    )
+    .with_data(serde_json::json!({"supported": supported, "requested": requested}))
 }
 
 /// A header's value: required, and visible ASCII (or spaces and tabs).
@@ -589,6 +664,55 @@ mod tests {
         let mut session = odd.clone();
         session.insert("mcp-session-id", HeaderValue::from_static("s"));
         assert_eq!(by(&session), Some(false));
+        // The era's own revision with a session id: the id is ignored, the request is
+        // the era's (the 2026-07-28 transport's "ignore it").
+        let mut named = era.clone();
+        named.insert("mcp-session-id", HeaderValue::from_static("s"));
+        assert_eq!(by(&named), Some(true));
+        let mut old_named = old.clone();
+        old_named.insert("mcp-session-id", HeaderValue::from_static("s"));
+        assert_eq!(by(&old_named), Some(false));
+    }
+
+    #[test]
+    fn a_version_the_era_does_not_speak_is_refused_for_what_it_is() {
+        let cache = MetaCache::default();
+        // A handshake-era `initialize` with a malformed version and no `Mcp-Method`.
+        let init = request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"}}),
+        );
+        let error = check_headers(
+            &headers(&[("mcp-protocol-version", "garbage")]),
+            &init,
+            &cache,
+        )
+        .unwrap_err();
+        assert_eq!(error.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
+        assert!(error.message.contains("\"garbage\""), "{}", error.message);
+        assert!(!error.message.contains("Mcp-Method"), "{}", error.message);
+        let data = error.data.unwrap();
+        assert_eq!(data["requested"], "garbage");
+        assert_eq!(data["supported"][0], "2026-07-28");
+        assert!(
+            data["supported"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("2025-11-25"))
+        );
+        // A body that says another revision than the header: still a mismatch.
+        let list = request("tools/list", json!({"_meta": envelope()}));
+        let error = check_headers(
+            &headers(&[
+                ("mcp-protocol-version", "2099-01-01"),
+                ("mcp-method", "tools/list"),
+            ]),
+            &list,
+            &cache,
+        )
+        .unwrap_err();
+        assert_eq!(error.code, ErrorCode::HEADER_MISMATCH);
     }
 
     #[test]

@@ -1107,6 +1107,10 @@ where
     {
         return inner.reject(r.status, r.reason);
     }
+    // A header of one meaning sent twice is refused, never read first-wins.
+    if let Some(repeated) = crate::headers::repeated_header(&parts.headers) {
+        return era::refuse_repeated(inner, &parts.method, &parts.headers, &repeated);
+    }
     match parts.method {
         Method::POST => {
             // What layers in front of the endpoint attached for the session's handlers,

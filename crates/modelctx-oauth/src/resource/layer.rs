@@ -95,16 +95,20 @@ where
             if request.method() == Method::OPTIONS {
                 return service.call(request).await;
             }
+            // The session a request names is read once: sent twice (or as a list) it
+            // names none, and is refused before anything is checked against it.
+            let Ok(session) = one_value(request.headers(), MCP_SESSION_ID) else {
+                return Ok(plain(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: the Mcp-Session-Id header is sent more than once",
+                ));
+            };
+            let session = session.and_then(|v| v.to_str().ok()).map(str::to_owned);
             let request = match admit(&rs, request).await {
                 Ok(request) => request,
                 Err(refusal) => return Ok(refusal),
             };
             let owner = request.extensions().get::<AuthInfo>().map(Owner::of);
-            let session = request
-                .headers()
-                .get(MCP_SESSION_ID)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
             let ending = request.method() == Method::DELETE;
             if let (Some(owner), Some(id)) = (&owner, &session)
                 && !rs.sessions.admit(id, owner)
@@ -130,9 +134,30 @@ where
     }
 }
 
+/// The one value of header `name`: `Ok(None)` without one, `Err` when it is sent on
+/// more than one line or as a comma-separated list (no header this layer reads holds a
+/// comma: a session id, a DPoP proof, a bearer token).
+fn one_value<'h>(headers: &'h http::HeaderMap, name: &str) -> Result<Option<&'h HeaderValue>, ()> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() || first.is_some_and(|v| v.as_bytes().contains(&b',')) {
+        return Err(());
+    }
+    Ok(first)
+}
+
 /// The request, with the caller's [`AuthInfo`] attached, or the answer refusing it.
 async fn admit(rs: &Arc<Inner>, request: Request<Body>) -> Result<Request<Body>, Response> {
     let config = &rs.config;
+    // A DPoP proof sent twice is refused whatever the token (RFC 9449 §4.3: "there is
+    // not more than one DPoP HTTP request header field"), before the token is checked.
+    if one_value(request.headers(), "dpop").is_err() {
+        return Err(dpop_challenge(
+            rs,
+            "invalid_dpop_proof",
+            "exactly one DPoP header is needed",
+        ));
+    }
     let (token, dpop) = match bearer_token(request.headers()) {
         Bearer::Missing => {
             return Err(challenge(

@@ -237,6 +237,9 @@ async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Respo
     if let Err(r) = hosting::check_origin_and_host(&config.origins, &config.hosts, headers) {
         return inner.reject(r.status, r.reason);
     }
+    if let Some(repeated) = modelctx_http::headers::repeated_header(headers) {
+        return inner.reject(StatusCode::BAD_REQUEST, format!("Bad Request: {repeated}"));
+    }
     if !accepts_event_stream(headers) {
         return inner.reject(
             StatusCode::NOT_ACCEPTABLE,
@@ -355,11 +358,18 @@ async fn end_unless_established(
     closed.cancel();
 }
 
-/// The `session_id` query parameter, when present.
-fn session_param(query: Option<&str>) -> Option<&str> {
-    query?
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("session_id="))
+/// The `session_id` query parameter, when present; `Err` when it is there more than
+/// once (it is read once, never first-wins).
+fn session_param(query: Option<&str>) -> Result<Option<&str>, ()> {
+    let mut ids = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter_map(|pair| pair.strip_prefix("session_id="));
+    let first = ids.next();
+    match ids.next() {
+        Some(_) => Err(()),
+        None => Ok(first),
+    }
 }
 
 /// `POST /messages?session_id=...`: one message for a live session.
@@ -369,7 +379,16 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
     if let Err(r) = hosting::check_origin_and_host(&config.origins, &config.hosts, &parts.headers) {
         return inner.reject(r.status, r.reason);
     }
-    let Some(id) = session_param(parts.uri.query()) else {
+    if let Some(repeated) = modelctx_http::headers::repeated_header(&parts.headers) {
+        return inner.reject(StatusCode::BAD_REQUEST, format!("Bad Request: {repeated}"));
+    }
+    let Ok(id) = session_param(parts.uri.query()) else {
+        return inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the session_id query parameter is sent more than once",
+        );
+    };
+    let Some(id) = id else {
         return inner.reject(
             StatusCode::BAD_REQUEST,
             "Bad Request: the session_id query parameter is required",
