@@ -320,7 +320,8 @@ impl SkillsClient {
     /// verification failure and the skill is not loaded. A skill over the SEP's limits
     /// (from the entry alone) or whose `resources` is `"dynamic"` is refused.
     pub async fn load(&self, entry: &SkillEntry) -> Result<LoadedSkill, SkillsError> {
-        let bytes = self.read_file(entry, &entry.uri).await?;
+        // Cached only once the frontmatter matches too.
+        let bytes = self.fetch(entry, &entry.uri, false).await?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| SkillsError::verification(&entry.uri, "the SKILL.md is not UTF-8 text"))?;
         let found = frontmatter::as_json(text).map_err(|e| {
@@ -345,6 +346,10 @@ impl SkillsClient {
                 ),
             ));
         }
+        if let Some(file) = entry.file(&entry.uri) {
+            self.cache
+                .put(&self.label, &entry.uri, &file.digest, bytes.clone());
+        }
         Ok(LoadedSkill {
             server: self.label.clone(),
             entry: entry.clone(),
@@ -359,6 +364,16 @@ impl SkillsClient {
     /// list is refused without a request (an unlisted file is a change to the skill:
     /// refresh the entry with [`get`](Self::get)).
     pub async fn read_file(&self, entry: &SkillEntry, uri: &str) -> Result<Arc<[u8]>, SkillsError> {
+        self.fetch(entry, uri, true).await
+    }
+
+    /// [`read_file`](Self::read_file), caching what it fetched when `keep`.
+    async fn fetch(
+        &self,
+        entry: &SkillEntry,
+        uri: &str,
+        keep: bool,
+    ) -> Result<Arc<[u8]>, SkillsError> {
         let files = match &entry.resources {
             SkillResources::Files(files) => files,
             SkillResources::Dynamic => {
@@ -409,8 +424,10 @@ impl SkillsClient {
             ));
         }
         let bytes: Arc<[u8]> = Arc::from(bytes);
-        self.cache
-            .put(&self.label, uri, &file.digest, bytes.clone());
+        if keep {
+            self.cache
+                .put(&self.label, uri, &file.digest, bytes.clone());
+        }
         Ok(bytes)
     }
 
