@@ -64,6 +64,15 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
             "modelctx-http",
             "modelctx-sse",
         ],
+        // Skills over MCP: the server half on the server role, the client half on the
+        // client role, each behind a feature; the two roles still never meet.
+        "modelctx-skills" => &[
+            "modelctx-types",
+            "modelctx-transport",
+            "modelctx-session",
+            "modelctx-server",
+            "modelctx-client",
+        ],
         _ => return None,
     })
 }

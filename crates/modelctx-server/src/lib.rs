@@ -255,6 +255,7 @@ impl Server {
             on_peer_error: None,
             handler_limit: None,
             announcements: None,
+            extensions: Vec::new(),
         }
     }
 
@@ -429,6 +430,7 @@ pub struct ServerBuilder {
     on_peer_error: Option<Arc<PeerErrorFn>>,
     handler_limit: Option<modelctx_session::HandlerLimit>,
     announcements: Option<Arc<dyn AnnouncementBus>>,
+    extensions: Vec<(String, modelctx_types::JsonObject)>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -468,10 +470,38 @@ impl ServerBuilder {
         self
     }
 
-    /// Advertises exactly these capabilities instead of deriving them.
+    /// Advertises exactly these capabilities instead of deriving them (extensions
+    /// declared with [`ServerBuilder::extension`] are added to them).
     #[must_use]
     pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
         self.capabilities = Some(capabilities);
+        self
+    }
+
+    /// Declares the extension `id` (SEP-2133) with these settings under the
+    /// capabilities' `extensions`, on top of the derived (or explicit) capabilities, in
+    /// both eras: `initialize` and `server/discover` show it. The extension's methods
+    /// are served by [`request_handler`](Self::request_handler)s. A later declaration of
+    /// the same identifier replaces an earlier one.
+    ///
+    /// ```
+    /// use modelctx_server::Server;
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .extension("com.example/widgets", Default::default())
+    ///     .build();
+    /// let extensions = server.capabilities().extensions.as_ref().unwrap();
+    /// assert!(extensions.contains_key("com.example/widgets"));
+    /// ```
+    #[must_use]
+    pub fn extension(
+        mut self,
+        id: impl Into<String>,
+        settings: modelctx_types::JsonObject,
+    ) -> Self {
+        let id = id.into();
+        self.extensions.retain(|(known, _)| *known != id);
+        self.extensions.push((id, settings));
         self
     }
 
@@ -758,8 +788,11 @@ impl ServerBuilder {
     }
 
     /// Builds the server.
-    pub fn build(self) -> Server {
-        let capabilities = self.capabilities.clone().unwrap_or_else(|| self.derive());
+    pub fn build(mut self) -> Server {
+        let mut capabilities = self.capabilities.clone().unwrap_or_else(|| self.derive());
+        for (id, settings) in std::mem::take(&mut self.extensions) {
+            capabilities = capabilities.with_extension(id, settings);
+        }
         let listed = |c: Option<Option<bool>>| c.flatten() == Some(true);
         let enabled = [
             listed(capabilities.tools.as_ref().map(|c| c.list_changed)),

@@ -38,6 +38,7 @@
 //! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
 //! | `redis` | `redis` | `modelctx-redis`: the event store, task store and announcement bus in Redis, shared by several server processes | no |
 //! | `pool` | `pool` | `modelctx-pool`: many servers from one `mcpServers` configuration, namespaced tools (turns on `client`, `stdio`, `http-client`, `sse-client`) | no |
+//! | `skills` | `skills` | `modelctx-skills`: Skills over MCP (SEP-2640), the server half with `server`, the client half with `client` | no |
 //! | `rustls` | `http::tls` | HTTPS for the HTTP and SSE halves that are on, and the pool's HTTP servers: the clients trust the web-PKI roots (and `add_root_certificate`), the servers get `serve_tls`; rustls with the ring provider | no |
 //! | `rustls-native-roots` | — | `rustls`, and the clients trust the system's certificate store too | no |
 //!
@@ -105,6 +106,10 @@ pub use modelctx_redis as redis;
 #[cfg(feature = "pool")]
 #[doc(inline)]
 pub use modelctx_pool as pool;
+
+#[cfg(feature = "skills")]
+#[doc(inline)]
+pub use modelctx_skills as skills;
 
 pub mod guide;
 

@@ -1,0 +1,155 @@
+//! Reading skills from disk: regular files only (a symbolic link is refused, never
+//! followed, so nothing outside the skill's directory is read), hidden entries skipped,
+//! the depth and size bounded while walking.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::SkillError;
+use crate::paths::{MAX_PATH_DEPTH, SKILL_MD};
+use crate::wire::{MAX_RESOURCES_PER_SKILL, MAX_SKILL_BYTES};
+
+/// The entries of `dir` by name, hidden ones left out; each with its metadata (not
+/// followed through a link).
+fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, fs::Metadata)>, SkillError> {
+    let shown = dir.display().to_string();
+    let reader =
+        fs::read_dir(dir).map_err(|e| SkillError::io(&shown, format!("cannot list: {e}")))?;
+    let mut out = Vec::new();
+    for entry in reader {
+        let entry = entry.map_err(|e| SkillError::io(&shown, format!("cannot list: {e}")))?;
+        let path = entry.path();
+        let name = entry.file_name().into_string().map_err(|_| {
+            SkillError::invalid(path.display().to_string(), "a file name that is not UTF-8")
+        })?;
+        if name.starts_with('.') {
+            continue;
+        }
+        let meta = fs::symlink_metadata(&path)
+            .map_err(|e| SkillError::io(path.display().to_string(), e.to_string()))?;
+        if meta.file_type().is_symlink() {
+            return Err(SkillError::invalid(
+                path.display().to_string(),
+                "a symbolic link: skills are served from regular files only, links are not followed",
+            ));
+        }
+        out.push((name, path, meta));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// Every regular file below `dir`, as (`/`-separated path relative to `dir`, bytes).
+pub(super) fn read_skill_dir(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, SkillError> {
+    let meta = fs::symlink_metadata(dir)
+        .map_err(|e| SkillError::io(dir.display().to_string(), e.to_string()))?;
+    if !meta.is_dir() {
+        return Err(SkillError::invalid(
+            dir.display().to_string(),
+            "a skill is a directory (this is not one, or is a symbolic link)",
+        ));
+    }
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    walk(dir, &mut Vec::new(), &mut out, &mut total)?;
+    Ok(out)
+}
+
+fn walk(
+    dir: &Path,
+    prefix: &mut Vec<String>,
+    out: &mut Vec<(String, Vec<u8>)>,
+    total: &mut u64,
+) -> Result<(), SkillError> {
+    for (name, path, meta) in entries(dir)? {
+        let shown = path.display().to_string();
+        if meta.is_dir() {
+            if prefix.len() + 1 >= MAX_PATH_DEPTH {
+                return Err(SkillError::of(
+                    super::ErrorKind::Limit,
+                    shown,
+                    format!("deeper than {MAX_PATH_DEPTH} path segments"),
+                ));
+            }
+            prefix.push(name);
+            walk(&path, prefix, out, total)?;
+            prefix.pop();
+        } else if meta.is_file() {
+            *total = total.saturating_add(meta.len());
+            if *total > MAX_SKILL_BYTES || out.len() >= MAX_RESOURCES_PER_SKILL {
+                return Err(SkillError::of(
+                    super::ErrorKind::Limit,
+                    shown,
+                    format!(
+                        "the skill exceeds {MAX_RESOURCES_PER_SKILL} files or {MAX_SKILL_BYTES} bytes"
+                    ),
+                ));
+            }
+            let bytes = fs::read(&path).map_err(|e| SkillError::io(&shown, e.to_string()))?;
+            let mut relative = prefix.join("/");
+            if !relative.is_empty() {
+                relative.push('/');
+            }
+            relative.push_str(&name);
+            out.push((relative, bytes));
+        } else {
+            return Err(SkillError::invalid(
+                shown,
+                "not a regular file or directory (skills serve regular files only)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every skill below `root`: (skill path, directory), in path order.
+pub(super) fn find_skills(root: &Path) -> Result<Vec<(String, PathBuf)>, SkillError> {
+    let meta = fs::symlink_metadata(root)
+        .map_err(|e| SkillError::io(root.display().to_string(), e.to_string()))?;
+    if !meta.is_dir() {
+        return Err(SkillError::invalid(
+            root.display().to_string(),
+            "the skills root is a directory (this is not one, or is a symbolic link)",
+        ));
+    }
+    if root.join(SKILL_MD).exists() {
+        return Err(SkillError::invalid(
+            root.join(SKILL_MD).display().to_string(),
+            "a SKILL.md directly in the skills root: each skill needs a directory of its own below it",
+        ));
+    }
+    let mut found = Vec::new();
+    search(root, &mut Vec::new(), &mut found)?;
+    Ok(found)
+}
+
+fn search(
+    dir: &Path,
+    prefix: &mut Vec<String>,
+    found: &mut Vec<(String, PathBuf)>,
+) -> Result<(), SkillError> {
+    let entries = entries(dir)?;
+    if !prefix.is_empty()
+        && entries
+            .iter()
+            .any(|(name, _, meta)| name == SKILL_MD && meta.is_file())
+    {
+        found.push((prefix.join("/"), dir.to_path_buf()));
+    }
+    for (name, path, meta) in entries {
+        if !meta.is_dir() {
+            continue;
+        }
+        if prefix.len() + 1 >= MAX_PATH_DEPTH {
+            return Err(SkillError::of(
+                super::ErrorKind::Limit,
+                path.display().to_string(),
+                format!("deeper than {MAX_PATH_DEPTH} path segments"),
+            ));
+        }
+        prefix.push(name);
+        search(&path, prefix, found)?;
+        prefix.pop();
+    }
+    Ok(())
+}

@@ -1,0 +1,364 @@
+//! Serving installed skills: entries computed once, the directory tree, and the
+//! handlers of `skills/list`, `skills/get` and `resources/directory/read`.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use modelctx_server::{Blob, Context, ResourceDef, ServerBuilder};
+use modelctx_types::{ErrorData, JsonObject, ProtocolVersion, RawValue, Resource, to_raw};
+use serde::Serialize;
+
+use super::{BuiltFile, ErrorKind, SkillError, Skills};
+use crate::paths::decode_segment;
+use crate::wire::{
+    DIRECTORY_MIME_TYPE, DIRECTORY_READ_SETTING, DirectoryResult, EXTENSION_ID, GetResult,
+    ListParams, ListResult, MAX_RESOURCES_PER_SKILL, MAX_SKILL_BYTES, UriParams, method,
+};
+
+method!(
+    ServeList,
+    "skills/list",
+    Option<ListParams>,
+    ListResult<Arc<RawValue>>
+);
+method!(ServeGet, "skills/get", UriParams, GetResult<Arc<RawValue>>);
+method!(
+    ServeDirectory,
+    "resources/directory/read",
+    UriParams,
+    DirectoryResult
+);
+
+/// What the handlers answer from, computed when the skills are installed.
+struct Served {
+    /// The listed entries, in URI order.
+    listed: Vec<Arc<RawValue>>,
+    /// Every entry by its `SKILL.md` URI.
+    by_uri: BTreeMap<String, Arc<RawValue>>,
+    /// The children of every directory, by directory URI.
+    directories: BTreeMap<String, Vec<Resource>>,
+    page_size: usize,
+    ttl_ms: u64,
+    scope: String,
+}
+
+#[derive(Serialize)]
+struct EntryFile<'a> {
+    uri: &'a str,
+    digest: &'a str,
+    size: u64,
+}
+
+#[derive(Serialize)]
+struct Entry<'a> {
+    uri: &'a str,
+    frontmatter: &'a crate::frontmatter::Node,
+    resources: Vec<EntryFile<'a>>,
+}
+
+pub(super) fn install(skills: Skills, builder: ServerBuilder) -> Result<ServerBuilder, SkillError> {
+    if skills.skills.is_empty() {
+        return Ok(builder);
+    }
+    // Every file served, once: a file of a nested skill is also one of the enclosing
+    // skill, with the same bytes.
+    let mut files: BTreeMap<String, (Arc<BuiltFile>, &super::BuiltSkill)> = BTreeMap::new();
+    for skill in skills.skills.values() {
+        for file in &skill.files {
+            match files.get(&file.uri) {
+                Some((known, _)) if known.bytes != file.bytes => {
+                    return Err(SkillError::of(
+                        ErrorKind::Duplicate,
+                        skill.display.clone(),
+                        format!("{} is served by two skills with different bytes", file.uri),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    files.insert(file.uri.clone(), (file.clone(), skill));
+                }
+            }
+        }
+    }
+    // Each entry lists every file below its root: its own and its nested skills'.
+    let mut listed = Vec::new();
+    let mut by_uri = BTreeMap::new();
+    for skill in skills.skills.values() {
+        let root = format!(
+            "{}/",
+            skill
+                .uri
+                .trim_end_matches(crate::SKILL_MD)
+                .trim_end_matches('/')
+        );
+        let mine: Vec<&Arc<BuiltFile>> = files
+            .range(root.clone()..)
+            .take_while(|(uri, _)| uri.starts_with(&root))
+            .map(|(_, (file, _))| file)
+            .collect();
+        let total: u64 = mine.iter().map(|f| f.bytes.len() as u64).sum();
+        if mine.len() > MAX_RESOURCES_PER_SKILL || total > MAX_SKILL_BYTES {
+            return Err(SkillError::of(
+                ErrorKind::Limit,
+                skill.display.clone(),
+                format!(
+                    "with the skills nested in it, {} files of {total} bytes: more than \
+                     {MAX_RESOURCES_PER_SKILL} files or {MAX_SKILL_BYTES} bytes",
+                    mine.len()
+                ),
+            ));
+        }
+        let entry = Entry {
+            uri: &skill.uri,
+            frontmatter: &skill.frontmatter.node,
+            resources: mine
+                .iter()
+                .map(|f| EntryFile {
+                    uri: &f.uri,
+                    digest: &f.digest,
+                    size: f.bytes.len() as u64,
+                })
+                .collect(),
+        };
+        let raw: Arc<RawValue> = Arc::from(
+            to_raw(&entry)
+                .map_err(|e| SkillError::invalid(skill.display.clone(), e.to_string()))?,
+        );
+        if skill.listed {
+            listed.push(raw.clone());
+        }
+        by_uri.insert(skill.uri.clone(), raw);
+    }
+
+    let manifests: BTreeMap<&str, &super::BuiltSkill> = skills
+        .skills
+        .values()
+        .map(|s| (s.uri.as_str(), s))
+        .collect();
+    let mut builder = builder;
+    let mut directories: BTreeMap<String, BTreeMap<String, Resource>> = BTreeMap::new();
+    for (uri, (file, owner)) in &files {
+        let mut resource = Resource::new(uri.clone(), file.relative.clone());
+        resource.mime_type = Some(file.mime.to_owned());
+        resource.size = Some(file.bytes.len() as u64);
+        if let Some(skill) = manifests.get(uri.as_str()) {
+            resource.name = skill.frontmatter.name.clone();
+            resource.description = Some(skill.frontmatter.description.clone());
+        }
+        add_to_tree(&mut directories, uri, file);
+        let def = match std::str::from_utf8(&file.bytes) {
+            Ok(text) => {
+                let text = text.to_owned();
+                ResourceDef::from_resource(resource, move |_cx: Context| {
+                    let text = text.clone();
+                    async move { Ok::<_, Infallible>(text) }
+                })
+            }
+            Err(_) => {
+                let bytes = file.bytes.clone();
+                ResourceDef::from_resource(resource, move |_cx: Context| {
+                    let blob = Blob(bytes.to_vec());
+                    async move { Ok::<_, Infallible>(blob) }
+                })
+            }
+        };
+        builder = builder.resource(def).map_err(|e| {
+            let kind = if e.is_duplicate() {
+                ErrorKind::Duplicate
+            } else {
+                ErrorKind::Invalid
+            };
+            SkillError::of(kind, owner.display.clone(), e.to_string())
+        })?;
+    }
+
+    let served = Arc::new(Served {
+        listed,
+        by_uri,
+        directories: directories
+            .into_iter()
+            .map(|(dir, children)| (dir, children.into_values().collect()))
+            .collect(),
+        page_size: skills.page_size,
+        ttl_ms: u64::try_from(skills.ttl.as_millis()).unwrap_or(u64::MAX),
+        scope: skills.scope.as_str().to_owned(),
+    });
+
+    let mut settings = JsonObject::new();
+    if skills.directory_read {
+        settings.insert(DIRECTORY_READ_SETTING.to_owned(), true.into());
+    }
+    let list = served.clone();
+    let get = served.clone();
+    let mut builder = builder
+        .extension(EXTENSION_ID, settings)
+        .request_handler::<ServeList, _, _>(move |params, cx| {
+            let served = list.clone();
+            async move { served.list(params.unwrap_or_default(), &cx) }
+        })
+        .request_handler::<ServeGet, _, _>(move |params, _cx| {
+            let served = get.clone();
+            async move { served.get(&params.uri) }
+        });
+    if skills.directory_read {
+        let dir = served;
+        builder = builder.request_handler::<ServeDirectory, _, _>(move |params, _cx| {
+            let served = dir.clone();
+            async move { served.directory(params) }
+        });
+    }
+    Ok(builder)
+}
+
+/// Adds `uri` (a file) and every directory above it to the tree.
+fn add_to_tree(
+    directories: &mut BTreeMap<String, BTreeMap<String, Resource>>,
+    uri: &str,
+    file: &BuiltFile,
+) {
+    let Some((scheme, rest)) = uri.split_once("://") else {
+        return;
+    };
+    let segments: Vec<&str> = rest.split('/').collect();
+    let mut dir = format!("{scheme}://{}", segments[0]);
+    for (i, segment) in segments.iter().enumerate().skip(1) {
+        let child = format!("{dir}/{segment}");
+        let name = decode_segment(segment).unwrap_or_else(|_| (*segment).to_owned());
+        let children = directories.entry(dir.clone()).or_default();
+        if i + 1 == segments.len() {
+            let mut resource = Resource::new(child.clone(), name);
+            resource.mime_type = Some(file.mime.to_owned());
+            resource.size = Some(file.bytes.len() as u64);
+            children.insert(child.clone(), resource);
+        } else {
+            children.entry(child.clone()).or_insert_with(|| {
+                let mut resource = Resource::new(child.clone(), name);
+                resource.mime_type = Some(DIRECTORY_MIME_TYPE.to_owned());
+                resource
+            });
+        }
+        dir = child;
+    }
+}
+
+/// A page of `items` from the opaque `cursor` (issued by `page` for the list `tag`).
+fn page<T: Clone>(
+    items: &[T],
+    cursor: Option<&str>,
+    size: usize,
+    tag: &str,
+) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => cursor
+            .strip_prefix(tag)
+            .and_then(|n| n.strip_prefix(':'))
+            .filter(|n| !n.starts_with('+'))
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n <= items.len())
+            .ok_or_else(|| ErrorData::invalid_params(format!("Invalid cursor for {tag}")))?,
+    };
+    let end = start.saturating_add(size).min(items.len());
+    let next = (end < items.len()).then(|| format!("{tag}:{end}"));
+    Ok((items[start..end].to_vec(), next))
+}
+
+impl Served {
+    fn list(
+        &self,
+        params: ListParams,
+        cx: &Context,
+    ) -> Result<ListResult<Arc<RawValue>>, ErrorData> {
+        let (skills, next_cursor) = page(
+            &self.listed,
+            params.cursor.as_deref(),
+            self.page_size,
+            "skills",
+        )?;
+        // The list-caching attributes exist from protocol 2026-07-28 on.
+        let caching = cx
+            .protocol_version()
+            .is_some_and(|v| v.at_least(&ProtocolVersion::V2026_07_28));
+        Ok(ListResult {
+            skills,
+            next_cursor,
+            ttl_ms: caching.then_some(self.ttl_ms),
+            cache_scope: caching.then(|| self.scope.clone()),
+        })
+    }
+
+    fn get(&self, uri: &str) -> Result<GetResult<Arc<RawValue>>, ErrorData> {
+        match self.by_uri.get(uri) {
+            Some(entry) => Ok(GetResult {
+                skill: entry.clone(),
+            }),
+            None => Err(ErrorData::invalid_params(format!(
+                "{uri} is not the SKILL.md of a skill this server serves"
+            ))),
+        }
+    }
+
+    fn directory(&self, params: UriParams) -> Result<DirectoryResult, ErrorData> {
+        let Some(children) = self.directories.get(&params.uri) else {
+            return Err(ErrorData::invalid_params(format!(
+                "{} is not a directory this server serves",
+                params.uri
+            )));
+        };
+        let tag = format!("dir:{}", children.len());
+        let (resources, next_cursor) =
+            page(children, params.cursor.as_deref(), self.page_size, &tag)?;
+        Ok(DirectoryResult {
+            resources,
+            next_cursor,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn cursors_are_checked() {
+        let items: Vec<u32> = (0..5).collect();
+        let (first, next) = page(&items, None, 2, "skills").unwrap();
+        assert_eq!((first, next.as_deref()), (vec![0, 1], Some("skills:2")));
+        let (last, next) = page(&items, Some("skills:4"), 2, "skills").unwrap();
+        assert_eq!((last, next), (vec![4], None));
+        for bad in ["skills:9", "other:2", "skills:+1", "skills:x", "2", ""] {
+            let err = page(&items, Some(bad), 2, "skills").unwrap_err();
+            assert_eq!(err.code, modelctx_types::ErrorCode::INVALID_PARAMS, "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_directory_level_is_in_the_tree() {
+        let mut tree = BTreeMap::new();
+        let file = BuiltFile {
+            uri: "skill://acme/refunds/templates/a%20b.md".to_owned(),
+            relative: "templates/a b.md".to_owned(),
+            bytes: Arc::from(&b"x"[..]),
+            digest: crate::digest(b"x"),
+            mime: "text/markdown",
+        };
+        add_to_tree(&mut tree, &file.uri.clone(), &file);
+        let dirs: BTreeSet<&str> = tree.keys().map(String::as_str).collect();
+        assert_eq!(
+            dirs,
+            BTreeSet::from([
+                "skill://acme",
+                "skill://acme/refunds",
+                "skill://acme/refunds/templates"
+            ])
+        );
+        let leaf =
+            &tree["skill://acme/refunds/templates"]["skill://acme/refunds/templates/a%20b.md"];
+        assert_eq!(leaf.name, "a b.md");
+        let sub = &tree["skill://acme"]["skill://acme/refunds"];
+        assert_eq!(sub.mime_type.as_deref(), Some(DIRECTORY_MIME_TYPE));
+    }
+}

@@ -1,0 +1,134 @@
+//! Shared by the skills tests: connecting a client to a server over each transport and
+//! in each era, raw requests, and scratch directories.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use modelctx_client::{Client, ConnectMode};
+use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService};
+use modelctx_server::Server;
+use modelctx_types::RequestMethod;
+use serde_json::Value;
+
+/// How long any one step may take.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// A transport a test runs over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    Memory,
+    Http,
+}
+
+/// Every transport and era: (transport, client mode, the revision it lands on).
+pub fn matrix() -> Vec<(Via, ConnectMode, &'static str)> {
+    let mut out = Vec::new();
+    for via in [Via::Memory, Via::Http] {
+        out.push((via, ConnectMode::Legacy, "2025-11-25"));
+        out.push((via, ConnectMode::Auto, "2026-07-28"));
+    }
+    out
+}
+
+/// A client of `server` over `via`, connected with `mode`.
+pub async fn connect(server: Server, via: Via, mode: ConnectMode) -> Client {
+    let builder = Client::builder("skills-test", "1.0.0").mode(mode);
+    let connecting = async move {
+        match via {
+            Via::Memory => {
+                let (client_end, server_end) = modelctx_memory::pair();
+                server.serve(server_end);
+                builder.connect(client_end).await
+            }
+            Via::Http => {
+                let service = StreamableHttpService::new(move |t| {
+                    server.serve(t);
+                });
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+                tokio::spawn(service.serve(listener, std::future::pending::<()>()));
+                builder
+                    .connect(StreamableHttpClientTransport::new(&url).unwrap())
+                    .await
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, connecting)
+        .await
+        .expect("connects in time")
+        .expect("connects")
+}
+
+// Requests of the extension with JSON params and results, for looking at the wire.
+macro_rules! raw_method {
+    ($name:ident, $method:literal) => {
+        pub struct $name;
+        impl RequestMethod for $name {
+            const METHOD: &'static str = $method;
+            type Params = Value;
+            type Result = Value;
+        }
+    };
+}
+raw_method!(RawList, "skills/list");
+raw_method!(RawGet, "skills/get");
+raw_method!(RawDirectory, "resources/directory/read");
+
+/// Sends `M` with `params`; the JSON result, or the JSON-RPC error code.
+pub async fn raw<M: RequestMethod<Params = Value, Result = Value>>(
+    client: &Client,
+    params: Value,
+) -> Result<Value, i64> {
+    match tokio::time::timeout(WAIT, client.request::<M>(params))
+        .await
+        .expect("answers in time")
+    {
+        Ok(v) => Ok(v),
+        Err(e) => Err(e
+            .protocol_error()
+            .map(|e| e.code.0)
+            .unwrap_or_else(|| panic!("not a protocol error: {e}"))),
+    }
+}
+
+/// A scratch directory, removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(tag: &str) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "modelctx-skills-{tag}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Writes `bytes` at `relative`, creating directories.
+    pub fn write(&self, relative: &str, bytes: impl AsRef<[u8]>) {
+        let path = self.0.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A `SKILL.md` with this name and description.
+pub fn skill_md(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\nInstructions.\n")
+}
