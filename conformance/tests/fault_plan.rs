@@ -1,5 +1,5 @@
-//! The fault plan of `SECURITY.md` §6 as named tests, on the transports each case applies
-//! to. `FAULTS.md` at the repository root maps every case to its tests here and to the
+//! The fault plan of SECURITY.md (its 33 bad-input and fault cases) as named tests, on the
+//! transports each case applies to. SECURITY.md at the repository root maps every case to its tests here and to the
 //! tests elsewhere that cover it too; a test here exists where a case, or one of its
 //! transports, had none.
 //!
@@ -334,7 +334,7 @@ impl Reply {
     /// The single error answer, checked for `code` and `id`. `Value::Null` stands for
     /// "no id": the SDK leaves the member out, as the MCP schema has it (its
     /// `JSONRPCErrorResponse.id` is optional and a `RequestId` is never null); JSON-RPC
-    /// 2.0 writes `"id": null`. Both read as no id; FAULTS.md records the choice.
+    /// 2.0 writes `"id": null`. Both read as no id; SECURITY.md records the choice.
     fn assert_error(&self, wire: &str, code: i64, id: Value) {
         assert_eq!(self.messages.len(), 1, "{wire}: one answer: {self:?}");
         let m = &self.messages[0];
@@ -639,7 +639,7 @@ async fn case_02_non_json_post_is_400_parse_error_with_id_null() {
 ///
 /// SECURITY.md's table says "parse error"; the answer is -32602 (Invalid params: the
 /// input is valid JSON and its envelope a valid request; its params are what cannot be
-/// read), with the recursion limit named in the message. FAULTS.md records the reading.
+/// read), with the recursion limit named in the message. SECURITY.md records the reading.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case_05_deep_nesting_stops_at_the_recursion_limit() {
     let depth = 10_000;
@@ -1292,7 +1292,7 @@ async fn case_24_a_stalled_request_body_is_cut_off() {
     assert_eq!(reply.messages[0]["id"], json!(24), "{reply:?}");
 }
 
-// Slow peers (case 24, issue #25 "Flow control and fairness"): a request head or body
+// Slow peers (case 24): a request head or body
 // trickled byte by byte, and an event stream nobody reads, are dropped within bounded
 // time and memory. The trickle is paced by an interval (one byte per tick, the peer's
 // behaviour, not a synchronisation); every assertion waits on an event under `within`.
@@ -1546,7 +1546,7 @@ async fn case_17_duplicate_in_flight_id_is_refused_on_http_and_sse() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Issue #25: an HTTP client facing a server that drops connections mid-stream at random.
+// An HTTP client facing a server that drops connections mid-stream at random.
 
 /// A TCP proxy in front of `upstream` that, once `chaos` is on, cuts about half of the
 /// connections it accepts after a pseudo-random number of bytes from the server (a fixed
@@ -1610,7 +1610,7 @@ async fn dropping_proxy(
     (url, cuts)
 }
 
-/// Issue #25's dropping server: streamable HTTP calls whose streams the connection
+/// The dropping server: streamable HTTP calls whose streams the connection
 /// drops at random points. Every call ends within its timeout, either with its own
 /// answer (the client resumed the stream with `Last-Event-ID`) or with a clear error;
 /// none hangs, none gets another call's answer, and no call runs twice on the server
@@ -1768,7 +1768,7 @@ on_every_transport!(case_15_huge_arrays_and_pathological_templates, huge_inputs)
 /// hang, and the matcher's bounds are pinned by `modelctx-server`'s `uri_template`
 /// tests. The URI is just under the matcher's cap (`MAX_MATCHED_URI`, 16 KiB): the
 /// matcher is linear now; it was quadratic per adjacent expression, and the test had to
-/// stay at 1 KiB (8 KiB against three took over 5 s in a debug build; FAULTS.md, note c).
+/// stay at 1 KiB (8 KiB against three took over 5 s in a debug build; SECURITY.md, note c).
 async fn huge_inputs(connector: Connector) {
     let Value::Object(schema) = json!({
         "type": "object",

@@ -7,6 +7,7 @@
 //! Run them with `cargo xtask fuzz [--secs N] [TARGET]` from the workspace root.
 
 pub mod elicitation;
+pub mod era;
 pub mod framing;
 pub mod http;
 pub mod jsonrpc;

@@ -20,6 +20,7 @@ pub(crate) const TARGETS: &[&str] = &[
     "elicitation_schema",
     "uri_template",
     "sse_parser",
+    "era_envelope",
 ];
 
 /// libFuzzer's options for every run: inputs up to 4 KiB, one input may take 10 s,
