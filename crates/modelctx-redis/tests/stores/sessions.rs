@@ -723,6 +723,36 @@ async fn the_cap_counts_every_service_and_records_expire() {
     }
 }
 
+/// A failed `initialize` leaves no shared session: its record goes, so its place under
+/// the cap of every service is free again, and no service holds a copy of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_initialize_leaves_no_record() {
+    let redis = RedisServer::start();
+    let a = Instance::start(registry(&redis, "fail:").await, 1).await;
+    let b = Instance::start(registry(&redis, "fail:").await, 1).await;
+    let bad = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    let (status, _) = raw(reqwest::Method::POST, &a.url, None, Some(bad)).await;
+    assert_eq!(status, 200, "the error is the answer");
+    let gone = async {
+        while redis
+            .keys()
+            .await
+            .iter()
+            .any(|k| k.starts_with("fail:sess:"))
+        {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, gone)
+        .await
+        .expect("the failed session's record goes");
+    assert_eq!(a.service.session_count(), 0);
+    let (status, session) = raw(reqwest::Method::POST, &b.url, None, Some(initialize())).await;
+    assert_eq!(status, 200, "the only place is free");
+    let (status, _) = raw(reqwest::Method::POST, &a.url, Some(&session), Some(ping())).await;
+    assert_eq!(status, 200, "and the real session is served everywhere");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_do_not_pile_up_after_churn() {
     let redis = RedisServer::start();
