@@ -18,6 +18,11 @@ Commands:
   call TOOL [KEY=VALUE | KEY:=JSON]...  call a tool
   read URI                            read a resource
   prompt NAME [KEY=VALUE]...          get a prompt
+  skills list                         the skills the server lists (SEP-2640)
+  skills get SKILL_URI                a skill's entry: frontmatter, files, digests
+  skills pull SKILL_URI [--to DIR]    write a skill, every file verified against its
+                                      entry, to DIR/<server>/<scheme>/<skill-path>/
+                                      (DIR defaults to the current directory)
 
 Target (exactly one):
   http://... | https://...            a server at this URL (streamable HTTP, falling
@@ -63,7 +68,7 @@ Exit status: 0 success, 1 the tool reported an error (isError), 2 usage error,
 ";
 
 /// What to do.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub(crate) enum Command {
     List(Vec<Section>),
     Call {
@@ -77,6 +82,15 @@ pub(crate) enum Command {
         name: String,
         args: Vec<(String, String)>,
     },
+    Skills(SkillsCommand),
+}
+
+/// A `skills` subcommand.
+#[derive(Debug, PartialEq)]
+pub(crate) enum SkillsCommand {
+    List,
+    Get { uri: String },
+    Pull { uri: String, to: PathBuf },
 }
 
 /// A part of `list`.
@@ -142,6 +156,7 @@ pub(crate) fn parse(args: Vec<String>, config_env: Option<String>) -> Result<Par
     let mut login = true;
     let mut token_store = None;
     let mut ca_cert = None;
+    let mut to = None;
     let mut config = config_env.map(PathBuf::from);
     let mut server = None;
     let mut url = None;
@@ -179,6 +194,7 @@ pub(crate) fn parse(args: Vec<String>, config_env: Option<String>) -> Result<Par
             "--server" => server = Some(value("--server")?),
             "--token-store" => token_store = Some(PathBuf::from(value("--token-store")?)),
             "--ca-cert" => ca_cert = Some(PathBuf::from(value("--ca-cert")?)),
+            "--to" => to = Some(PathBuf::from(value("--to")?)),
             "-H" | "--header" => {
                 let header = value("--header")?;
                 let (name, v) = header
@@ -279,12 +295,31 @@ pub(crate) fn parse(args: Vec<String>, config_env: Option<String>) -> Result<Par
                 .collect::<Result<_, _>>()?;
             Command::Prompt { name, args }
         }
+        Some("skills") => Command::Skills(match positional.next().as_deref() {
+            Some("list") => SkillsCommand::List,
+            Some("get") => SkillsCommand::Get {
+                uri: positional
+                    .next()
+                    .ok_or("skills get needs a skill's SKILL.md URI")?,
+            },
+            Some("pull") => SkillsCommand::Pull {
+                uri: positional
+                    .next()
+                    .ok_or("skills pull needs a skill's SKILL.md URI")?,
+                to: to.take().unwrap_or_else(|| PathBuf::from(".")),
+            },
+            Some(other) => return Err(format!("skills takes list, get or pull, not {other:?}")),
+            None => return Err("skills needs list, get or pull".into()),
+        }),
         Some(other) => {
             return Err(format!(
-                "unknown command {other:?}: list, call, read or prompt"
+                "unknown command {other:?}: list, call, read, prompt or skills"
             ));
         }
     };
+    if to.is_some() {
+        return Err("--to applies to `skills pull` only".into());
+    }
     if let Some(extra) = positional.next() {
         return Err(format!("unexpected argument {extra:?}"));
     }
@@ -378,6 +413,42 @@ mod tests {
         match parse(args(line), None) {
             Ok(Parsed::Run(cli)) => *cli,
             other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_the_skills_commands() {
+        let cli = run("skills list -- server");
+        assert_eq!(cli.command, Command::Skills(SkillsCommand::List));
+        let cli = run("skills get skill://a/SKILL.md -- server");
+        assert_eq!(
+            cli.command,
+            Command::Skills(SkillsCommand::Get {
+                uri: "skill://a/SKILL.md".into()
+            })
+        );
+        let cli = run("skills pull skill://a/SKILL.md --to out -- server");
+        assert_eq!(
+            cli.command,
+            Command::Skills(SkillsCommand::Pull {
+                uri: "skill://a/SKILL.md".into(),
+                to: "out".into()
+            })
+        );
+        let cli = run("skills pull skill://a/SKILL.md -- server");
+        assert!(
+            matches!(cli.command, Command::Skills(SkillsCommand::Pull { ref to, .. }) if to.as_os_str() == ".")
+        );
+        for bad in [
+            "skills -- server",
+            "skills fetch -- server",
+            "skills get -- server",
+            "skills list --to out -- server",
+        ] {
+            assert!(
+                parse(bad.split(' ').map(str::to_owned).collect(), None).is_err(),
+                "{bad}"
+            );
         }
     }
 

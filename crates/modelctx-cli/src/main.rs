@@ -14,6 +14,7 @@
 
 mod args;
 mod render;
+mod skills;
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -347,6 +348,7 @@ async fn act(cli: &Cli, client: &Client) -> Result<u8, Failure> {
             print_result(cli, &to_json(&result)?, render::read)?;
             Ok(0)
         }
+        Command::Skills(command) => skills::act(cli, client, command).await,
         Command::Prompt { name, args } => {
             let arguments: BTreeMap<String, String> = args.iter().cloned().collect();
             let result = client

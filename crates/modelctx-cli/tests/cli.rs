@@ -89,6 +89,32 @@ fn server(name: &str) -> Server {
         .build()
 }
 
+/// A server with skills (SEP-2640): one with a supporting file, one unlisted.
+fn with_skills(name: &str) -> Server {
+    use modelctx::skills::{ServerBuilderSkillsExt, Skill, Skills};
+    let skills = Skills::new()
+        .skill(
+            Skill::new("acme/refunds")
+                .file(
+                    "SKILL.md",
+                    "---\nname: refunds\ndescription: Process refund requests\n---\nSee examples/email.md.\n",
+                )
+                .file("examples/email.md", "Dear customer,\n"),
+        )
+        .and_then(|s| {
+            s.skill(
+                Skill::new("internal")
+                    .file("SKILL.md", "---\nname: internal\ndescription: Unlisted\n---\n")
+                    .unlisted(),
+            )
+        })
+        .expect("the skills register");
+    Server::builder(name, "1.0.0")
+        .skills(skills)
+        .expect("the skills install")
+        .build()
+}
+
 fn serve_stdio() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -111,7 +137,12 @@ fn serve_stdio() {
             serve_refusing(server(&name), behind_a_proxy).await;
             return;
         }
-        let session = server(&name).serve(modelctx::stdio::stdio());
+        let server = if std::env::var_os("CLI_TEST_SKILLS").is_some() {
+            with_skills(&name)
+        } else {
+            server(&name)
+        };
+        let session = server.serve(modelctx::stdio::stdio());
         session.closed().await;
         session.close().await;
     });
@@ -402,6 +433,102 @@ async fn read_and_prompt() {
     );
     let run = modelctx(&["prompt", "greet", "name=Ada", "--json"], &stdio_target()).await;
     assert_eq!(run.json()["messages"][0]["content"]["text"], "Hello, Ada!");
+}
+
+async fn skills_list_get_and_pull() {
+    let env = [("CLI_TEST_SKILLS", "1")];
+    for mode in ["legacy", "auto"] {
+        let run = modelctx_with_env(
+            &["skills", "list", "--json", "--mode", mode],
+            &stdio_target(),
+            &env,
+        )
+        .await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let listed = run.json();
+        assert_eq!(
+            names(&listed, "skills", "uri"),
+            ["skill://acme/refunds/SKILL.md"],
+            "{mode}"
+        );
+        let run =
+            modelctx_with_env(&["skills", "list", "--mode", mode], &stdio_target(), &env).await;
+        assert!(
+            run.stdout
+                .contains("refunds  skill://acme/refunds/SKILL.md  (2 files)"),
+            "{}",
+            run.stdout
+        );
+
+        let run = modelctx_with_env(
+            &[
+                "skills",
+                "get",
+                "skill://internal/SKILL.md",
+                "--json",
+                "--mode",
+                mode,
+            ],
+            &stdio_target(),
+            &env,
+        )
+        .await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.json()["frontmatter"]["name"], "internal");
+        let run = modelctx_with_env(
+            &["skills", "get", "skill://nope/SKILL.md", "--mode", mode],
+            &stdio_target(),
+            &env,
+        )
+        .await;
+        assert_eq!(run.code, 3, "{}", run.stderr);
+        assert!(run.stderr.contains("-32602"), "{}", run.stderr);
+
+        let dir =
+            std::env::temp_dir().join(format!("modelctx-cli-pull-{}-{mode}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let to = dir.to_string_lossy().into_owned();
+        let run = modelctx_with_env(
+            &[
+                "skills",
+                "pull",
+                "skill://acme/refunds/SKILL.md",
+                "--to",
+                &to,
+                "--mode",
+                mode,
+            ],
+            &stdio_target(),
+            &env,
+        )
+        .await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        // The server's label (the stdio program's name) is part of the path.
+        let exe = std::env::current_exe().unwrap();
+        let label = exe.file_name().unwrap().to_string_lossy().into_owned();
+        let root = dir
+            .join(label.replace('.', "%2E"))
+            .join("skill/acme/refunds");
+        assert!(
+            run.stdout.contains("pulled refunds (2 files, verified)"),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("examples/email.md")).unwrap(),
+            "Dear customer,\n"
+        );
+        assert!(
+            std::fs::read_to_string(root.join("SKILL.md"))
+                .unwrap()
+                .contains("name: refunds")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    // A server without skills: refused before anything is sent.
+    let run = modelctx(&["skills", "list"], &stdio_target()).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("did not declare"), "{}", run.stderr);
 }
 
 async fn a_server_from_a_config_file() {
@@ -867,6 +994,7 @@ fn main() {
         trial("progress_goes_to_stderr", progress_goes_to_stderr),
         trial("read_and_prompt", read_and_prompt),
         trial("a_server_from_a_config_file", a_server_from_a_config_file),
+        trial("skills_list_get_and_pull", skills_list_get_and_pull),
         trial("usage_and_failure_exit_codes", usage_and_failure_exit_codes),
         trial(
             "call_a_slow_starting_stdio_server_in_auto_mode",

@@ -382,12 +382,10 @@ async fn a_skill_is_materialised_below_the_target_only() {
         let label = format!("docs-{via:?}-{version}");
         let skills = client.skills(&label);
         let entry = skills.get("skill://acme/refunds/SKILL.md").await.unwrap();
-        let root = skills.materialize(&entry, target.path()).await.unwrap();
-        assert_eq!(
-            root,
-            target.path().join(&label).join("skill/acme/refunds"),
-            "{at}"
-        );
+        // The target need not exist yet.
+        let below = target.path().join("new");
+        let root = skills.materialize(&entry, &below).await.unwrap();
+        assert_eq!(root, below.join(&label).join("skill/acme/refunds"), "{at}");
         assert_eq!(
             std::fs::read_to_string(root.join("SKILL.md")).unwrap(),
             skill_md("refunds", "Refunds"),

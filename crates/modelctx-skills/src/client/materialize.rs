@@ -50,10 +50,15 @@ async fn no_link(uri: &Path, path: &Path) -> Result<(), SkillsError> {
     }
 }
 
-/// Writes `bytes` at `path` (below `target`), creating the directories between, none
-/// of which may be a symbolic link.
+/// Writes `bytes` at `path` (below `target`), creating `target` if need be and the
+/// directories between, none of which may be a symbolic link.
 pub(super) async fn write(target: &Path, path: &Path, bytes: &[u8]) -> Result<(), SkillsError> {
     let shown = path.display().to_string();
+    // The target is the caller's: made if missing, a link allowed. Below it, nothing
+    // is followed.
+    tokio::fs::create_dir_all(target)
+        .await
+        .map_err(|e| SkillsError::io(&shown, format!("cannot create {}: {e}", target.display())))?;
     let relative = path
         .strip_prefix(target)
         .map_err(|_| SkillsError::unsafe_path(&shown, "outside the target directory"))?;
