@@ -74,8 +74,10 @@ enum Param {
 pub(crate) struct ToolFn {
     fn_ident: Ident,
     params: Vec<Param>,
-    /// Whether the function returns a `Result` (else its value is the result).
-    returns_result: bool,
+    /// Whether the function is `async` (else it is called inside the tool's future).
+    is_async: bool,
+    /// The written return type, checked to be a tool's outcome where it is written.
+    output: Option<Type>,
     name: LitStr,
     description: Option<LitStr>,
     title: Option<LitStr>,
@@ -91,12 +93,6 @@ impl ToolFn {
         options: ToolOptions,
         in_tools_impl: bool,
     ) -> syn::Result<Self> {
-        if sig.asyncness.is_none() {
-            return Err(syn::Error::new(
-                sig.fn_token.span(),
-                "a `#[tool]` function must be `async fn`",
-            ));
-        }
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
             return Err(syn::Error::new(
                 sig.generics.span(),
@@ -208,15 +204,11 @@ impl ToolFn {
                 }
             }
         }
-        let returns_result = match &sig.output {
-            ReturnType::Default => {
-                return Err(syn::Error::new(
-                    sig.ident.span(),
-                    "a tool returns its result: text (`String`, `&'static str`), content, `Json<T>` for structured output, or a `Result` of one of them",
-                ));
-            }
-            ReturnType::Type(_, ty) => is_result(ty),
-        };
+        if let ReturnType::Type(_, ty) = &sig.output
+            && let Some(problem) = unfit_return(ty)
+        {
+            return Err(syn::Error::new(ty.span(), problem));
+        }
         let name = options
             .name
             .unwrap_or_else(|| LitStr::new(&unraw(&sig.ident), sig.ident.span()));
@@ -224,7 +216,13 @@ impl ToolFn {
         Ok(Self {
             fn_ident: sig.ident.clone(),
             params,
-            returns_result,
+            is_async: sig.asyncness.is_some(),
+            output: match &sig.output {
+                ReturnType::Type(_, ty) if !matches!(**ty, Type::ImplTrait(_)) => {
+                    Some((**ty).clone())
+                }
+                _ => None,
+            },
             name,
             description,
             title: options.title,
@@ -266,11 +264,12 @@ impl ToolFn {
         } else {
             quote!(#fn_ident)
         };
-        let call = quote!(#callee(#(#arg_exprs),*).await);
-        let body = if self.returns_result {
-            call
+        // Whatever the function returns is the call's outcome (`IntoToolOutcome`); a
+        // sync function runs inside the tool's future, on the runtime's thread.
+        let body = if self.is_async {
+            quote!(#callee(#(#arg_exprs),*).await)
         } else {
-            quote!(::core::result::Result::<_, ::core::convert::Infallible>::Ok(#call))
+            quote!(#callee(#(#arg_exprs),*))
         };
         let must_be_send = quote_spanned!(span=> #krate::__private::tool_future_must_be_send);
 
@@ -318,7 +317,13 @@ impl ToolFn {
             .title
             .as_ref()
             .map(|t| quote!(let def = def.title(#t);));
+        // Spanned on the return type: one that is not a tool's outcome is reported
+        // there, with what a tool may return.
+        let output_check = self.output.as_ref().map(|ty| {
+            quote_spanned! {ty.span()=> #krate::__private::tool_output_must_be_an_outcome::<#ty>();}
+        });
         quote! {{
+            #output_check
             #struct_def
             let def = #krate::ToolDef::new(#name, #closure);
             #description
@@ -352,18 +357,28 @@ fn context_type(ty: &Type) -> Option<bool> {
     }
 }
 
-/// Whether a return type is a `Result` (by its last path segment: `Result`,
-/// `std::result::Result`, `anyhow::Result`, ...).
-fn is_result(ty: &Type) -> bool {
+/// Why a return type cannot be a tool's outcome, for the types that are a mistake
+/// whatever they hold: a borrowed value other than `&'static str` (the outcome is
+/// sent after the call).
+fn unfit_return(ty: &Type) -> Option<&'static str> {
     match ty {
-        Type::Path(path) => path
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "Result"),
-        Type::Group(group) => is_result(&group.elem),
-        Type::Paren(paren) => is_result(&paren.elem),
-        _ => false,
+        Type::Reference(reference) => match &*reference.elem {
+            Type::Path(path)
+                if reference
+                    .lifetime
+                    .as_ref()
+                    .is_some_and(|l| l.ident == "static")
+                    && path.path.is_ident("str") =>
+            {
+                None
+            }
+            _ => Some(
+                "a tool returns an owned value (it is sent after the call): `String` rather than `&str`, or `&'static str`",
+            ),
+        },
+        Type::Group(group) => unfit_return(&group.elem),
+        Type::Paren(paren) => unfit_return(&paren.elem),
+        _ => None,
     }
 }
 

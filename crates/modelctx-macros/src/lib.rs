@@ -2,7 +2,7 @@
 //! (`modelctx::macros::{tool, tools}`); the expanded code names `::modelctx`, so
 //! depend on the facade, not on this crate.
 //!
-//! `#[tool]` on an `async fn` keeps the function as written and adds `NAME_tool()`,
+//! `#[tool]` on a function (`async` or not) keeps it as written and adds `NAME_tool()`,
 //! which returns its [`ToolDef`]: the name is the function's, the description its doc
 //! comment, the input schema that of its parameters, and the output schema that of its
 //! return type when it is structured (`Json<T>`).
@@ -25,6 +25,20 @@
 //! let server = Server::builder("calculator", "1.0.0").tool(add_tool())?.build();
 //! # assert!(server.capabilities().tools.is_some());
 //! # Ok::<(), modelctx::server::RegistrationError>(())
+//! ```
+//!
+//! A tool needs no `Context` and no `Result` when it does not use them, and may be a
+//! plain `fn`:
+//!
+//! ```
+//! use modelctx::macros::tool;
+//!
+//! /// Multiplies two numbers.
+//! #[tool]
+//! fn times(a: i64, b: i64) -> i64 {
+//!     a * b
+//! }
+//! # let _ = times_tool();
 //! ```
 //!
 //! `#[tools]` on an `impl` block does the same for each of its `#[tool]` methods,
@@ -74,11 +88,17 @@
 //! - **Context.** One parameter of type `Context` or `&Context`
 //!   (`modelctx::server::Context`, found by its name) gets the request's context:
 //!   progress, logging, cancellation, shared state, requests to the client.
-//! - **Result.** Anything `IntoToolResult`: text, content blocks, a whole
-//!   `CallToolResult`, or `Json<T>` for structured output (its schema becomes the
-//!   `outputSchema`, the value `structuredContent`). A `Result` of one of them reports
-//!   its `Err` to the model as a result with `isError: true` (an `ErrorData` with code
-//!   `-32042` stays a JSON-RPC error).
+//! - **Result.** What it means (`IntoToolOutcome`): text (`String`, `&'static str`), a
+//!   number or `bool` (as text), `()` (no content), a `serde_json::Value`, content
+//!   blocks, a whole `CallToolResult`, or `Json<T>` for structured output (its schema
+//!   becomes the `outputSchema`, the value `structuredContent`). A `Result` of one of
+//!   them, whose error implements `Display`, reports its `Err` to the model as a result
+//!   with `isError: true`; a `ToolError::Protocol` (or an `ErrorData` with code
+//!   `-32042`) fails the call with that JSON-RPC error instead. Any other return type
+//!   is a compile error on the return type, listing these.
+//! - **Sync or async.** A plain `fn` runs inside the tool's future, on the runtime's
+//!   thread: keep it quick (hand long blocking work to `tokio::task::spawn_blocking`
+//!   from an `async fn`).
 //! - **Send.** A tool's future runs on a multi-threaded runtime, so it must be `Send`.
 //!   One that is not (an `Rc` or a `std::sync::MutexGuard` held across an `.await`)
 //!   fails to compile with "the future of this `#[tool]` function is not `Send`",
@@ -108,7 +128,7 @@ use syn::{ImplItem, ItemFn, ItemImpl};
 
 use expand::{ToolFn, ToolOptions};
 
-/// Turns an `async fn` into a tool: keeps the function and adds `NAME_tool()`, which
+/// Turns a function (`async` or not) into a tool: keeps it and adds `NAME_tool()`, which
 /// returns its `ToolDef` (see the crate docs). Inside a `#[tools]` impl block, marks
 /// the methods that are tools.
 #[proc_macro_attribute]

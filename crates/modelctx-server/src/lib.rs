@@ -101,6 +101,7 @@ mod session;
 mod stateless;
 mod tasks;
 mod tool;
+mod tool_output;
 mod tool_set;
 mod uri_template;
 
@@ -138,6 +139,7 @@ pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};
 #[cfg(feature = "schemars")]
 pub use tool::Json;
 pub use tool::{IntoToolResult, ToolDef};
+pub use tool_output::{IntoToolOutcome, ToolError};
 #[doc(hidden)]
 pub use tool_set::__private;
 pub use tool_set::ToolSet;

@@ -52,6 +52,10 @@ pub mod __private {
         Box::pin(future)
     }
 
+    /// What a `#[tool]` function returns must be a tool's outcome: checked on the
+    /// written return type, so that the error points there.
+    pub fn tool_output_must_be_an_outcome<T: crate::IntoToolOutcome>() {}
+
     /// A `#[tools]` type is shared by every call, across threads.
     pub fn tools_type_must_be_send_and_sync<T: Send + Sync + 'static>() {}
 }

@@ -19,6 +19,11 @@
 //! # }
 //! ```
 //!
+//! Most programs start with `use modelctx::prelude::*;` ([`prelude`]): the server and
+//! client builders, `#[tool]`, and one-call serving — `server.serve_stdio().await?`
+//! (`ServeStdio`) or `server.serve_http("127.0.0.1:8080").await?` (`ServeHttp`, feature
+//! `http-server`).
+//!
 //! | feature | module | crate | default |
 //! |---|---|---|---|
 //! | — | [`types`] | `modelctx-types`: wire types of every revision | always |
@@ -26,16 +31,16 @@
 //! | `session` | `session` | `modelctx-session`: the JSON-RPC peer runtime | with server/client |
 //! | `server` | `server` | `modelctx-server`: the server role | yes |
 //! | `schemars` | `server` | schemas derived from Rust types for tools, prompts, templates and forms (`ToolDef::new`, `Json`, ...) | yes |
-//! | `macros` | `macros`, `schemars` | `modelctx-macros`: `#[tool]` and `#[tools]`, an async fn or each method of an `impl` block as a registered tool (turns on `server` and `schemars`) | no |
+//! | `macros` | `macros`, `schemars` | `modelctx-macros`: `#[tool]` and `#[tools]`, an async fn or each method of an `impl` block as a registered tool (turns on `server` and `schemars`) | yes |
 //! | `schema-validation` | `server` | JSON Schema validation of tool arguments and results, prompt arguments and template variables (jsonschema) | yes |
 //! | `client` | `client` | `modelctx-client`: the client role | yes |
 //! | `memory` | `memory` | `modelctx-memory`: the in-process transport | yes |
-//! | `http-server` | `http` | `modelctx-http`: the streamable HTTP server (axum/tower) | no |
+//! | `http-server` | `http` | `modelctx-http`: the streamable HTTP server (axum/tower); `server.serve_http(addr)`, `server.http_router()` (`ServeHttp`) | no |
 //! | `http-client` | `http` | `modelctx-http`: the streamable HTTP client transport (reqwest) | no |
 //! | `sse-server` | `sse` | `modelctx-sse`: the legacy HTTP+SSE server (axum) | no |
 //! | `sse-client` | `sse` | `modelctx-sse`: the legacy HTTP+SSE client and the streamable client's fallback to it (reqwest) | no |
 //! | `sse` | `sse` | both of the above | no |
-//! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers, child processes for clients (with `client`) | no |
+//! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers (`server.serve_stdio()`, [`ServeStdio`]), child processes for clients (with `client`) | yes |
 //! | `redis` | `redis` | `modelctx-redis`: the event store, task store and announcement bus in Redis, shared by several server processes | no |
 //! | `pool` | `pool` | `modelctx-pool`: many servers from one `mcpServers` configuration, namespaced tools (turns on `client`, `stdio`, `http-client`, `sse-client`) | no |
 //! | `skills` | `skills` | `modelctx-skills`: Skills over MCP (SEP-2640), the server half with `server`, the client half with `client` | no |
@@ -112,6 +117,15 @@ pub use modelctx_pool as pool;
 pub use modelctx_skills as skills;
 
 pub mod guide;
+
+pub mod prelude;
+
+#[cfg(all(feature = "server", any(feature = "stdio", feature = "http-server")))]
+mod serving;
+#[cfg(all(feature = "server", feature = "http-server"))]
+pub use serving::ServeHttp;
+#[cfg(all(feature = "server", feature = "stdio"))]
+pub use serving::ServeStdio;
 
 /// The README's code blocks, compiled and run as doc tests so the quickstart stays true.
 #[cfg(doctest)]

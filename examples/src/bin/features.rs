@@ -71,10 +71,10 @@ const CITIES: [&str; 4] = ["Lisbon", "London", "Lyon", "Oslo"];
 fn server() -> Result<Server, Box<dyn std::error::Error>> {
     let convert = ToolDef::new("convert", |args: Convert, cx: Context| async move {
         cx.info(json!({"converting": args.celsius})).await.ok();
-        Ok::<_, String>(Json(Temperature {
+        Json(Temperature {
             celsius: args.celsius,
             fahrenheit: args.celsius * 9.0 / 5.0 + 32.0,
-        }))
+        })
     })
     .description("Converts Celsius to Fahrenheit");
     let cities = TemplateDef::new(
@@ -106,11 +106,9 @@ fn server() -> Result<Server, Box<dyn std::error::Error>> {
     // 2026-07-28 it ends the round, and the tool runs again with the answer on the
     // client's retry — so everything before the question must be safe to repeat.
     let book = ToolDef::new("book", |_: NoArgs, cx: Context| async move {
-        let booking = cx
-            .elicit_form::<Booking>("Who is staying, and for how long?")
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok::<_, String>(match booking {
+        let booking = cx.elicit_form::<Booking>("Who is staying, and for how long?");
+        // A failed request is an `isError` result with its message.
+        booking.await.map(|answer| match answer {
             Elicited::Accepted(b) => format!("Booked {} night(s) for {}.", b.nights, b.name),
             Elicited::Declined | Elicited::Cancelled => "No booking made.".to_owned(),
         })

@@ -43,7 +43,7 @@ fn mcp_server() -> Result<Server, modelctx::server::RegistrationError> {
         },
     );
     let admin = ToolDef::with_schema(Tool::without_arguments("admin"), |_: JsonObject, _| async {
-        Ok::<_, String>("admin action done")
+        "admin action done"
     });
     Ok(Server::builder("oauth-example", "1.0.0")
         .tool(whoami)?

@@ -1,21 +1,15 @@
 use modelctx::macros::tool;
 
-/// Not async.
-#[tool]
-fn sync_tool(n: u32) -> String {
-    n.to_string()
-}
-
 /// Borrows an argument.
 #[tool]
 async fn borrowed(name: &str) -> String {
     name.to_owned()
 }
 
-/// Returns nothing.
+/// Returns a borrowed value.
 #[tool]
-async fn nothing(n: u32) {
-    let _ = n;
+fn shout(name: String) -> &str {
+    Box::leak(name.into_boxed_str())
 }
 
 fn main() {}
