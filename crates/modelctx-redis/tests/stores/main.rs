@@ -12,6 +12,7 @@ mod oauth_resource;
 mod round_robin;
 mod runs;
 mod sessions;
+mod single_use;
 mod support;
 mod task_isolation;
 mod tasks;
