@@ -26,6 +26,7 @@ use super::event_store::EventId;
 use super::registry::SharedState;
 use crate::sse;
 
+mod owner;
 mod takeover;
 
 /// The standalone GET stream of a session.
@@ -148,6 +149,8 @@ pub(crate) struct SessionState {
     negotiated: OnceLock<ProtocolVersion>,
     /// `Mcp-Session-Id` as a header value, for every answer of a stateful session.
     pub(crate) id_header: Option<http::HeaderValue>,
+    /// The id of the caller the session belongs to, once bound (see `owner.rs`).
+    owner: OnceLock<Arc<str>>,
     on_end: Mutex<Option<OnEnd>>,
     /// The session's record in the shared registry, when there is one.
     pub(crate) shared: Option<Arc<SharedState>>,
@@ -219,6 +222,7 @@ impl SessionState {
         };
         let state = Arc::new(Self {
             id_header,
+            owner: OnceLock::new(),
             id,
             stateful,
             reusable: AtomicBool::new(false),

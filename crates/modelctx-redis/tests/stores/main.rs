@@ -11,6 +11,7 @@ mod oauth;
 mod oauth_resource;
 mod round_robin;
 mod runs;
+mod session_binding;
 mod sessions;
 mod single_use;
 mod support;
