@@ -143,4 +143,10 @@ impl Keys {
     pub(crate) fn oauth_seen(&self, id: &str) -> String {
         format!("{}oauth:seen:{id}", self.prefix)
     }
+
+    /// A single-use id (a single-use round's `requestState`) used already, until its
+    /// expiry.
+    pub(crate) fn used_once(&self, id: &str) -> String {
+        format!("{}once:{id}", self.prefix)
+    }
 }

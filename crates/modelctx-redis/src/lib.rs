@@ -18,6 +18,10 @@
 //!   [`AnnouncementBus`](modelctx_session::announce::AnnouncementBus): a list change or
 //!   resource update raised in one process reaches the sessions and
 //!   `subscriptions/listen` streams of every process (Redis pub/sub).
+//! - [`RedisSingleUseIds`] implements the transport's
+//!   [`SingleUseIds`](modelctx_transport::SingleUseIds): the ids of single-use rounds
+//!   of multi round-trip requests (`ServerBuilder::single_use_rounds`), each taken once
+//!   across processes by one `SET NX` that expires with the id.
 //! - `RedisAuthorizationStore` (feature `oauth`) implements the bundled OAuth
 //!   authorization server's `AuthorizationStore`: clients, and codes, refresh tokens
 //!   and pending consents taken out atomically, so each is used once across processes.
@@ -72,6 +76,7 @@ mod keys;
 mod oauth;
 mod runs;
 mod sessions;
+mod single_use;
 mod tasks;
 
 pub use announce::{RedisAnnouncements, RedisAnnouncementsConfig};
@@ -79,6 +84,7 @@ pub use events::{RedisEventStore, RedisEventStoreConfig};
 #[cfg(feature = "oauth")]
 pub use oauth::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
 pub use sessions::{RedisSessionRegistry, RedisSessionRegistryConfig};
+pub use single_use::RedisSingleUseIds;
 pub use tasks::{RedisTaskStore, RedisTaskStoreConfig};
 
 /// The redis-rs crate this one is built on, for [`ConnectionManager`](redis::aio::ConnectionManager)

@@ -207,6 +207,8 @@ pub(crate) struct Inner {
     /// Seals the `requestState` of multi round-trip requests (the process's key unless
     /// given).
     state_key: Option<mrtr::StateKey>,
+    /// Where the ids of single-use rounds are remembered, when rounds are single-use.
+    single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
     /// The caching hints of cacheable results in the 2026-07-28 era.
     cache_hints: stateless::CacheHints,
     /// The envelopes of 2026-07-28 requests read so far, shared by requests that carry
@@ -252,6 +254,7 @@ impl Server {
             state: None,
             stateless_era: true,
             state_key: None,
+            single_use: None,
             cache_hints: stateless::CacheHints::default(),
             tasks: None,
             on_peer_error: None,
@@ -427,6 +430,7 @@ pub struct ServerBuilder {
     state: Option<Arc<dyn Any + Send + Sync>>,
     stateless_era: bool,
     state_key: Option<mrtr::StateKey>,
+    single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
     cache_hints: stateless::CacheHints,
     tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
     on_peer_error: Option<Arc<PeerErrorFn>>,
@@ -819,6 +823,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 stateless_era: self.stateless_era,
                 state_key: self.state_key,
+                single_use: self.single_use,
                 cache_hints: self.cache_hints,
                 envelopes: stateless::EnvelopeCache::default(),
                 tasks: self.tasks.map(|(config, store)| {
@@ -1305,7 +1310,8 @@ impl SessionService {
         if mrtr::METHODS.contains(&method.as_ref()) {
             let opened = self.state_key().and_then(|key| {
                 let mut split = mrtr::split(&method, params.take())?;
-                let opened = mrtr::Round::open(&key, &method, &mut split, SystemTime::now())?;
+                let opened = mrtr::Round::open(&key, &method, &mut split, SystemTime::now())?
+                    .single_use(self.server.single_use.clone());
                 Ok((key, split.params, Arc::new(opened)))
             });
             match opened {
@@ -1347,7 +1353,10 @@ impl SessionService {
         Box::pin(async move {
             let outcome = match round {
                 None => answer.await,
-                Some((key, round)) => run_round(answer, &round, &key, escalation).await,
+                Some((key, round)) => match round.claim().await {
+                    Ok(()) => run_round(answer, &round, &key, escalation).await,
+                    Err(error) => Err(error),
+                },
             };
             match outcome {
                 Ok(raw) => stateless::finish_result(&method, &raw, &info, &hints),

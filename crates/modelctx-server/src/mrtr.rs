@@ -30,13 +30,23 @@
 //! request that can be served. Dropped, such an answer costs its one POST and never
 //! grows the state, so a client cannot make the server seal (and make every later
 //! POST of the exchange carry) what it never asked for.
+//!
+//! A state is good for its whole lifetime, and may be sent again: a round whose retry
+//! has effects (an approval, a payment) can be made single-use
+//! (`ServerBuilder::single_use_rounds`). Each state then carries a random id, and a
+//! retry is served only if the [`SingleUseIds`] store says its id is new — before the
+//! handler runs; a state sent again, to this process or any other sharing the store,
+//! is refused with `-32602`, and so is a state sealed without an id. A retry that
+//! fails after its check (a dropped connection) has used its state: the client starts
+//! the request over without one.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, Mac};
+use modelctx_transport::SingleUseIds;
 use modelctx_types::{
     ErrorCode, ErrorData, InputRequest, InputRequests, InputRequiredResult, RawValue, to_raw,
 };
@@ -91,8 +101,9 @@ impl StateKey {
     }
 }
 
-/// What `requestState` carries, sealed as bytes: [`FORMAT`], `expires` (8 bytes, big
-/// endian), `digest` (32 bytes), then `answers` as JSON.
+/// What `requestState` carries, sealed as bytes: [`FORMAT`] (or [`FORMAT_ONCE`]),
+/// `expires` (8 bytes, big endian), `digest` (32 bytes), with `FORMAT_ONCE` the `once`
+/// id (16 bytes), then `answers` as JSON.
 struct Sealed {
     /// The digest of the method and params the state belongs to.
     digest: Digest32,
@@ -100,12 +111,21 @@ struct Sealed {
     expires: u64,
     /// Every answer of the earlier rounds, by key.
     answers: BTreeMap<String, Value>,
+    /// The random id of a state of a single-use round.
+    once: Option<OnceId>,
 }
+
+/// The random id of a single-use round's state.
+type OnceId = [u8; 16];
 
 /// The first byte of a sealed state: its layout (a state of another layout is refused).
 const FORMAT: u8 = 1;
+/// The layout of a single-use round's state: [`FORMAT`]'s with the id.
+const FORMAT_ONCE: u8 = 2;
 /// The bytes before a sealed state's answers.
 const HEAD: usize = 1 + 8 + 32;
+/// The bytes before the answers of a single-use round's state.
+const HEAD_ONCE: usize = HEAD + 16;
 
 /// A SHA-256 digest.
 type Digest32 = [u8; 32];
@@ -215,6 +235,20 @@ pub(crate) struct Round {
     inner: Mutex<Asking>,
     /// Fires when the handler asks for input it does not have, or is refused for good.
     pub(crate) wake: tokio::sync::Notify,
+    /// Where single-use rounds' ids are remembered, when rounds are single-use.
+    once: Option<OnceStore>,
+    /// The state the retry brought back: its id (none for a state of a round that was
+    /// not single-use) and expiry.
+    presented: Option<(Option<OnceId>, u64)>,
+}
+
+/// The store of a single-use round.
+struct OnceStore(Arc<dyn SingleUseIds>);
+
+impl std::fmt::Debug for OnceStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnceStore(..)")
+    }
 }
 
 #[derive(Debug, Default)]
@@ -249,6 +283,7 @@ impl Round {
     ) -> Result<Self, ErrorData> {
         let digest = std::sync::OnceLock::new();
         let mut answers = BTreeMap::new();
+        let mut presented = None;
         if let Some(state) = &split.state {
             let sealed = unseal(key, state)?;
             let now = seconds(now);
@@ -267,6 +302,7 @@ impl Round {
                 ));
             }
             answers = sealed.answers;
+            presented = Some((sealed.once, sealed.expires));
         }
         // The retry's answers join them (an earlier answer is not replaced). Answers to
         // inputs the handler never asks for are ignored, as the spec wants, and never
@@ -291,7 +327,49 @@ impl Round {
             answers,
             inner: Mutex::new(Asking::default()),
             wake: tokio::sync::Notify::new(),
+            once: None,
+            presented,
         })
+    }
+
+    /// Makes this round single-use when `store` is given: the state it brought back
+    /// must be new to the store ([`claim`](Self::claim)), and the state it ends with
+    /// carries an id of its own.
+    pub(crate) fn single_use(mut self, store: Option<Arc<dyn SingleUseIds>>) -> Self {
+        self.once = store.map(OnceStore);
+        self
+    }
+
+    /// For a single-use round, records the state the retry brought back as used, and
+    /// refuses the retry when it was used before (here or in any process sharing the
+    /// store), when it was sealed without an id, or when the store cannot tell. To be
+    /// awaited before the handler runs. Nothing to do without a state or outside
+    /// single-use rounds.
+    pub(crate) async fn claim(&self) -> Result<(), ErrorData> {
+        let (Some(OnceStore(store)), Some((id, expires))) = (&self.once, self.presented) else {
+            return Ok(());
+        };
+        let Some(id) = id else {
+            return Err(ErrorData::invalid_params(
+                "Invalid params: requestState was sealed before rounds were single-use; send the request again without it",
+            ));
+        };
+        // Tagged, so no other single-use id of a shared store can name it.
+        let mut key = String::with_capacity(10 + 32);
+        key.push_str("mrtr-once:");
+        for b in id {
+            use std::fmt::Write;
+            let _ = write!(key, "{b:02x}");
+        }
+        match store.first_use(&key, expires).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ErrorData::invalid_params(
+                "Invalid params: requestState was used before (each round's state is good for one retry); send the request again without it",
+            )),
+            Err(e) => Err(ErrorData::internal_error(format!(
+                "cannot check that requestState is used once: {e}"
+            ))),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Asking> {
@@ -360,6 +438,10 @@ impl Round {
                 .filter(|(key, _)| asking.used.contains(*key))
                 .map(|(key, answer)| (key.clone(), answer.clone()))
                 .collect(),
+            once: match self.once {
+                Some(_) => Some(once_id()?),
+                None => None,
+            },
         };
         let state = seal(key, &sealed)?;
         // The round ends here: what it asked for goes into its result, not a copy.
@@ -377,6 +459,26 @@ impl Round {
     /// The refusal that fails the request, if any.
     pub(crate) fn fatal(&self) -> Option<ErrorData> {
         self.lock().fatal.clone()
+    }
+}
+
+impl crate::ServerBuilder {
+    /// Makes every round of a multi round-trip request (protocol 2026-07-28) single-use:
+    /// the `requestState` a round ends with is good for one retry, remembered as used in
+    /// `store` before the handler runs again, and refused (`-32602`) when sent again.
+    /// For rounds whose retry has effects (an approval, a payment), which a replayed
+    /// state would otherwise repeat for the state's whole lifetime (15 minutes).
+    ///
+    /// [`InMemorySingleUseIds`](modelctx_transport::InMemorySingleUseIds) remembers the
+    /// states of one process; with several processes behind one endpoint (and the same
+    /// [`request_state_key`](Self::request_state_key)), give each the same shared store
+    /// (`modelctx-redis`'s `RedisSingleUseIds`), so a state used at one is refused at
+    /// every other. A retry whose check the store cannot answer is refused
+    /// (`-32603`). Off by default.
+    #[must_use]
+    pub fn single_use_rounds(mut self, store: impl SingleUseIds) -> Self {
+        self.single_use = Some(Arc::new(store));
+        self
     }
 }
 
@@ -512,12 +614,28 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
+/// A new random id for a single-use round's state.
+fn once_id() -> Result<OnceId, ErrorData> {
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id).map_err(|_| {
+        ErrorData::internal_error("no randomness available for a single-use requestState")
+    })?;
+    Ok(id)
+}
+
 /// `base64(payload).base64(hmac(payload))`.
 fn seal(key: &StateKey, sealed: &Sealed) -> Result<String, ErrorData> {
-    let mut payload = Vec::with_capacity(HEAD + 64);
-    payload.push(FORMAT);
+    let mut payload = Vec::with_capacity(HEAD_ONCE + 64);
+    payload.push(if sealed.once.is_some() {
+        FORMAT_ONCE
+    } else {
+        FORMAT
+    });
     payload.extend_from_slice(&sealed.expires.to_be_bytes());
     payload.extend_from_slice(&sealed.digest);
+    if let Some(id) = &sealed.once {
+        payload.extend_from_slice(id);
+    }
     serde_json::to_writer(&mut payload, &sealed.answers)
         .map_err(|e| ErrorData::internal_error(format!("cannot encode requestState: {e}")))?;
     let tag = key.mac(&payload).finalize().into_bytes();
@@ -539,18 +657,29 @@ fn unseal(key: &StateKey, state: &str) -> Result<Sealed, ErrorData> {
     key.mac(&payload)
         .verify_slice(&tag)
         .map_err(|_| refused())?;
-    if payload.len() < HEAD || payload[0] != FORMAT {
+    let head_len = match payload.first() {
+        Some(&FORMAT) => HEAD,
+        Some(&FORMAT_ONCE) => HEAD_ONCE,
+        _ => return Err(refused()),
+    };
+    if payload.len() < head_len {
         return Err(refused());
     }
-    let (head, answers) = payload.split_at(HEAD);
+    let (head, answers) = payload.split_at(head_len);
     let mut expires = [0u8; 8];
     expires.copy_from_slice(&head[1..9]);
     let mut digest = [0u8; 32];
-    digest.copy_from_slice(&head[9..]);
+    digest.copy_from_slice(&head[9..HEAD]);
+    let once = (head_len == HEAD_ONCE).then(|| {
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&head[HEAD..HEAD_ONCE]);
+        id
+    });
     Ok(Sealed {
         digest,
         expires: u64::from_be_bytes(expires),
         answers: serde_json::from_slice(answers).map_err(|_| refused())?,
+        once,
     })
 }
 
@@ -771,7 +900,7 @@ mod tests {
     #[test]
     fn a_state_of_another_layout_is_refused_even_when_signed() {
         let answers = b"{}";
-        let mut stale = vec![FORMAT + 1];
+        let mut stale = vec![FORMAT_ONCE + 1];
         stale.extend_from_slice(&[0; HEAD - 1]);
         stale.extend_from_slice(answers);
         let mut bad_answers = vec![FORMAT];

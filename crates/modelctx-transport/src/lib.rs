@@ -28,6 +28,7 @@ pub mod framing;
 mod reconnect;
 mod replay;
 mod shared;
+mod single_use;
 pub mod sse;
 #[doc(hidden)]
 pub mod table;
@@ -49,6 +50,7 @@ pub use reconnect::{
 #[doc(hidden)]
 pub use replay::SessionReplay;
 pub use shared::{ApplySnapshot, RerunCheck, SessionSnapshot, SharedSession};
+pub use single_use::{InMemorySingleUseIds, SingleUseError, SingleUseIds};
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a

@@ -42,6 +42,12 @@ pub struct SessionSnapshot {
     /// The URIs the client subscribed to (`resources/subscribe`), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subscriptions: Vec<String>,
+    /// The id of the caller ([`Principal`](crate::Principal)) the session belongs to:
+    /// the one whose `initialize` made it. Every process sharing the session serves it
+    /// to that caller only. `None`: a session made without an authenticated caller,
+    /// served to whoever names it (or recorded by a version that did not bind sessions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// What [`SessionSnapshot::initialized`] reads as when a record lacks it.
@@ -64,6 +70,7 @@ impl SessionSnapshot {
             initialized: false,
             log_level: None,
             subscriptions: Vec::new(),
+            owner: None,
         }
     }
 

@@ -27,7 +27,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use modelctx_transport::{EraRead, Extensions};
+use modelctx_transport::{EraRead, Extensions, Principal};
 use modelctx_types::{
     ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RawValue,
     RequestId,
@@ -60,6 +60,12 @@ const RELAY_QUEUE: usize = 1024;
 /// the factory starts a session on it, typically `server.serve(transport)`. Mount
 /// [`router`](Self::router) anywhere (`Router::new().nest_service("/mcp", ..)`), or run
 /// it on a listener with [`serve`](Self::serve).
+///
+/// A stateful session belongs to the authenticated caller of its `initialize` (the
+/// [`Principal`] a layer in front attached, as `modelctx-oauth`'s resource server
+/// does) for as long as it lives, on every service sharing it through a
+/// [`SessionRegistry`]: a request naming it with another caller is answered `404`, as
+/// for an unknown session.
 #[derive(Clone)]
 pub struct StreamableHttpService {
     inner: Arc<Inner>,
@@ -1139,7 +1145,7 @@ where
             post(inner, headers, &extensions, body, era_by_headers, peer).await
         }
         Method::GET => get(inner, &parts.headers, &parts.extensions).await,
-        Method::DELETE => delete(inner, &parts.headers).await,
+        Method::DELETE => delete(inner, &parts.headers, &parts.extensions).await,
         _ => {
             let mut response = inner.reject(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -1194,15 +1200,28 @@ fn find_session(inner: &Inner, headers: &HeaderMap) -> Result<Arc<SessionState>,
 }
 
 /// Resolves the session a request names: this service's own map, or, with a session
-/// registry, the registry (every request touches the session's record there).
+/// registry, the registry (every request touches the session's record there). A
+/// session bound to another caller than `caller` is answered as unknown (see
+/// `session/owner.rs`).
 async fn resolve_session(
     inner: &Arc<Inner>,
     headers: &HeaderMap,
+    caller: Option<&Principal>,
 ) -> Result<Arc<SessionState>, Response> {
-    match &inner.config.session_registry {
-        None => find_session(inner, headers),
-        Some(registry) => find_shared_session(inner, registry, headers).await,
+    let session = match &inner.config.session_registry {
+        None => find_session(inner, headers)?,
+        Some(registry) => find_shared_session(inner, registry, headers).await?,
+    };
+    if !session.admits(caller) {
+        return Err(inner.reject(StatusCode::NOT_FOUND, "Not Found: no such session"));
     }
+    Ok(session)
+}
+
+/// The authenticated caller a layer in front attached to a request (`extensions`: the
+/// HTTP request's).
+fn caller_of(extensions: &http::Extensions) -> Option<&Principal> {
+    extensions.get::<Extensions>()?.get::<Principal>()
 }
 
 /// Resolves a shared session: touches its record, takes in state another service
@@ -1426,6 +1445,7 @@ async fn hand_over_invalid_responses(
     headers: &HeaderMap,
     era_by_headers: Option<bool>,
     invalid: Vec<InvalidMessage>,
+    caller: Option<&Principal>,
 ) {
     if invalid.is_empty()
         || !inner.config.stateful
@@ -1434,7 +1454,7 @@ async fn hand_over_invalid_responses(
     {
         return;
     }
-    let Ok(session) = resolve_session(inner, headers).await else {
+    let Ok(session) = resolve_session(inner, headers, caller).await else {
         return;
     };
     for invalid in invalid {
@@ -1498,8 +1518,14 @@ where
     let (messages, batch) = match parse_body(inner, &bytes) {
         Ok(m) => m,
         Err(bad) => {
-            hand_over_invalid_responses(inner, headers, era_by_headers, bad.invalid_responses)
-                .await;
+            hand_over_invalid_responses(
+                inner,
+                headers,
+                era_by_headers,
+                bad.invalid_responses,
+                extensions.get::<Principal>(),
+            )
+            .await;
             return bad.answer;
         }
     };
@@ -1538,7 +1564,7 @@ where
             None
         }
     } else {
-        match resolve_session(inner, headers).await {
+        match resolve_session(inner, headers, extensions.get::<Principal>()).await {
             Ok(s) => Some(s),
             Err(r) => return r,
         }
@@ -1573,6 +1599,10 @@ where
             }
         }
     };
+    if init {
+        // Bound to the caller of its `initialize` for as long as it lives.
+        session.bind_owner(extensions.get::<Principal>());
+    }
     dispatch(inner, session, messages, extensions, init, None).await
 }
 
@@ -1976,7 +2006,7 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap, extensions: &http::Extensi
             "Method Not Allowed: a stateless server has no standalone stream",
         );
     }
-    let session = match resolve_session(inner, headers).await {
+    let session = match resolve_session(inner, headers, caller_of(extensions)).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -2095,14 +2125,18 @@ async fn get(inner: &Arc<Inner>, headers: &HeaderMap, extensions: &http::Extensi
     response
 }
 
-async fn delete(inner: &Arc<Inner>, headers: &HeaderMap) -> Response {
+async fn delete(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+    extensions: &http::Extensions,
+) -> Response {
     if !inner.config.stateful {
         return inner.reject(
             StatusCode::METHOD_NOT_ALLOWED,
             "Method Not Allowed: a stateless server has no sessions to end",
         );
     }
-    let session = match resolve_session(inner, headers).await {
+    let session = match resolve_session(inner, headers, caller_of(extensions)).await {
         Ok(s) => s,
         Err(r) => return r,
     };

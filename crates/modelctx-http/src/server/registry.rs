@@ -362,6 +362,8 @@ pub(crate) struct SharedState {
     apply: OnceLock<ApplySnapshot>,
     /// What the server says may run again here (see [`SharedSession::on_rerun`]).
     rerun: OnceLock<RerunCheck>,
+    /// The caller the session was bound to here (restored copies read the record's).
+    owner: OnceLock<Arc<str>>,
 }
 
 impl SharedState {
@@ -390,6 +392,24 @@ impl SharedState {
             revision: Arc::new(AtomicU64::new(revision)),
             apply: OnceLock::new(),
             rerun: OnceLock::new(),
+            owner: OnceLock::new(),
+        }
+    }
+
+    /// The id of the caller the session belongs to: bound here, or recorded by the
+    /// service that ran its `initialize`.
+    pub(crate) fn owner(&self) -> Option<&str> {
+        match self.owner.get() {
+            Some(owner) => Some(owner),
+            None => self.restored.as_ref()?.owner.as_deref(),
+        }
+    }
+
+    /// Binds the session to caller `owner` (once: a bound session keeps its owner);
+    /// every state saved from now on records it, for the other services.
+    pub(crate) fn bind_owner(&self, owner: &Arc<str>) {
+        if self.owner().is_none() {
+            let _ = self.owner.set(owner.clone());
         }
     }
 
@@ -513,6 +533,11 @@ impl SharedState {
         mut snapshot: SessionSnapshot,
     ) -> BoxFuture<'static, Result<Option<u64>, RegistryError>> {
         snapshot.initialized |= self.client_initialized();
+        // The owner travels with every state: a service that starts a copy from the
+        // record serves it to that caller only.
+        if snapshot.owner.is_none() {
+            snapshot.owner = self.owner().map(str::to_owned);
+        }
         let saving = self.registry.save(&self.id, &snapshot, self.idle);
         let revision = self.revision.clone();
         let client_initialized = self.client_initialized.clone();

@@ -27,6 +27,7 @@ use super::registry::SharedState;
 use crate::sse;
 
 mod handshake;
+mod owner;
 mod takeover;
 
 pub(crate) use handshake::{HandshakeGuard, OnHandshake, guarded};
@@ -151,6 +152,8 @@ pub(crate) struct SessionState {
     negotiated: OnceLock<ProtocolVersion>,
     /// `Mcp-Session-Id` as a header value, for every answer of a stateful session.
     pub(crate) id_header: Option<http::HeaderValue>,
+    /// The id of the caller the session belongs to, once bound (see `owner.rs`).
+    owner: OnceLock<Arc<str>>,
     on_end: Mutex<Option<OnEnd>>,
     /// A new session waiting for its `initialize` to be answered: how to tell its
     /// service (see `handshake.rs`).
@@ -225,6 +228,7 @@ impl SessionState {
         };
         let state = Arc::new(Self {
             id_header,
+            owner: OnceLock::new(),
             id,
             stateful,
             reusable: AtomicBool::new(false),

@@ -13,7 +13,6 @@ use http::{HeaderValue, Method, Request, StatusCode, header};
 use modelctx_transport::{Extensions, Offering, Permissions};
 use serde_json::Value;
 
-use super::sessions::Owner;
 use super::{AuthInfo, Inner, Listing, Operation, TokenError, check_audience};
 use crate::jose;
 
@@ -97,39 +96,21 @@ where
             }
             // The session a request names is read once: sent twice (or as a list) it
             // names none, and is refused before anything is checked against it.
-            let Ok(session) = one_value(request.headers(), MCP_SESSION_ID) else {
+            if one_value(request.headers(), MCP_SESSION_ID).is_err() {
                 return Ok(plain(
                     StatusCode::BAD_REQUEST,
                     "Bad Request: the Mcp-Session-Id header is sent more than once",
                 ));
-            };
-            let session = session.and_then(|v| v.to_str().ok()).map(str::to_owned);
+            }
             let request = match admit(&rs, request).await {
                 Ok(request) => request,
                 Err(refusal) => return Ok(refusal),
             };
-            let owner = request.extensions().get::<AuthInfo>().map(Owner::of);
-            let ending = request.method() == Method::DELETE;
-            if let (Some(owner), Some(id)) = (&owner, &session)
-                && !rs.sessions.admit(id, owner)
-            {
-                return Ok(plain(StatusCode::NOT_FOUND, "Not Found: no such session"));
-            }
-            let response = service.call(request).await?;
-            match (&session, owner) {
-                (Some(id), _) if ending && response.status().is_success() => rs.sessions.end(id),
-                (None, Some(owner)) => {
-                    if let Some(id) = response
-                        .headers()
-                        .get(MCP_SESSION_ID)
-                        .and_then(|v| v.to_str().ok())
-                    {
-                        rs.sessions.bind(id, owner);
-                    }
-                }
-                _ => {}
-            }
-            Ok(response)
+            // Which caller a session belongs to is the endpoint's to enforce: the
+            // `Principal` attached here binds each session of modelctx-http's
+            // streamable HTTP service to the caller of its `initialize`, for as long as
+            // the session lives and on every service sharing it.
+            service.call(request).await
         })
     }
 }

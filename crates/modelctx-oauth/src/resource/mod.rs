@@ -5,7 +5,6 @@ mod fetch;
 mod introspection;
 mod jwt;
 mod layer;
-mod sessions;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -377,9 +376,14 @@ impl std::error::Error for ConfigError {}
 ///   a `jti` not seen within five minutes — in this process, or in every instance
 ///   sharing a [`replay_store`](ResourceServerConfig::replay_store)); presented as a
 ///   bearer token it is refused.
-/// - An MCP session belongs to the caller that created it (issuer, subject, client):
-///   its `Mcp-Session-Id` with another caller's token is answered 404, as an unknown
-///   session, so a leaked session id is no use to another user.
+/// - An MCP session belongs to the caller that created it: the layer attaches the
+///   caller as a [`Principal`](modelctx_transport::Principal) (issuer with subject, or
+///   client), and modelctx-http's streamable HTTP service binds each session to the
+///   `Principal` of its `initialize` for as long as the session lives (on every
+///   service sharing it through a session registry). Its `Mcp-Session-Id` with another
+///   caller's token is answered 404, as an unknown session, so a leaked session id is
+///   no use to another user; an id no session has is unknown to everyone. A request
+///   sending `Mcp-Session-Id` or `DPoP` twice is refused.
 /// - The verified [`AuthInfo`] goes to the handlers (`cx.extensions()`); nothing
 ///   about the token is logged or echoed.
 #[derive(Clone)]
@@ -394,8 +398,6 @@ pub(crate) struct Inner {
     pub(crate) metadata_path: String,
     /// The DPoP proofs seen lately (each is good once).
     pub(crate) replay: jose::ReplayCache,
-    /// The caller each MCP session belongs to.
-    pub(crate) sessions: sessions::Sessions,
 }
 
 impl fmt::Debug for ResourceServer {
@@ -437,7 +439,6 @@ impl ResourceServer {
                 config,
                 verifier: Box::new(verifier),
                 replay: jose::ReplayCache::default(),
-                sessions: sessions::Sessions::default(),
             }),
         })
     }

@@ -1,0 +1,138 @@
+//! A session's owner travels with it through the Redis session registry: two services,
+//! each behind a resource server of its own (as two processes would be), serve a shared
+//! session to the caller whose `initialize` made it, and to no one else, whichever
+//! service a request reaches first.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use futures::future::BoxFuture;
+use http::{Request, StatusCode};
+use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
+use modelctx::server::Server;
+use modelctx_oauth::{AuthInfo, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier};
+use modelctx_redis::{RedisSessionRegistry, RedisSessionRegistryConfig};
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+use crate::support::{RedisServer, WITHIN};
+
+const RESOURCE: &str = "http://127.0.0.1/mcp";
+
+/// Takes `<name>-token` as user `<name>`.
+struct Users;
+
+impl TokenVerifier for Users {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<AuthInfo, TokenError>> {
+        Box::pin(async move {
+            let who = token
+                .strip_suffix("-token")
+                .ok_or_else(|| TokenError::invalid("unknown token"))?;
+            let exp = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                + 300;
+            let claims = json!({"iss": "http://issuer.test", "sub": who,
+                "aud": RESOURCE, "exp": exp});
+            let Value::Object(claims) = claims else {
+                unreachable!()
+            };
+            Ok(AuthInfo::from_claims(claims))
+        })
+    }
+}
+
+/// One service on the shared registry, behind its own resource server.
+async fn service(redis: &RedisServer) -> axum::Router {
+    let config = RedisSessionRegistryConfig::default().prefix("bind:");
+    let registry =
+        tokio::time::timeout(WITHIN, RedisSessionRegistry::connect(&redis.url(), config))
+            .await
+            .expect("connecting timed out")
+            .expect("cannot connect to the test's redis-server");
+    let server = Server::builder("bound", "1.0.0").build();
+    let service = StreamableHttpService::with_config(
+        StreamableHttpServerConfig::default().session_registry(Arc::new(registry)),
+        move |t| {
+            server.serve(t);
+        },
+    );
+    let rs = ResourceServer::new(
+        ResourceServerConfig::new(RESOURCE, "http://issuer.test"),
+        Users,
+    )
+    .unwrap();
+    service.router().layer(rs.layer())
+}
+
+/// A POST of `body` by `who` in session `id` (none: a new one); its status and
+/// `Mcp-Session-Id`.
+async fn post(
+    app: &axum::Router,
+    who: &str,
+    id: Option<&str>,
+    body: &Value,
+) -> (StatusCode, Option<String>) {
+    let mut request = Request::post("/mcp")
+        .header("host", "127.0.0.1")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {who}-token"));
+    if let Some(id) = id {
+        request = request
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let request = request.body(Body::from(body.to_string())).unwrap();
+    let answer = tokio::time::timeout(WITHIN, app.clone().oneshot(request))
+        .await
+        .expect("answered in time")
+        .unwrap();
+    let session = answer
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (answer.status(), session)
+}
+
+fn ping() -> Value {
+    json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_owner_of_a_shared_session_holds_on_every_service() {
+    let redis = RedisServer::start();
+    let a = service(&redis).await;
+    let b = service(&redis).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let (status, id) = post(&a, "alice", None, &init).await;
+    assert_eq!(status, StatusCode::OK);
+    let id = id.expect("a session id");
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post(&a, "alice", Some(&id), &note).await.0,
+        StatusCode::ACCEPTED
+    );
+    // B has never seen the session: mallory names it there first, and is refused.
+    assert_eq!(
+        post(&b, "mallory", Some(&id), &ping()).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        post(&b, "alice", Some(&id), &ping()).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        post(&a, "mallory", Some(&id), &ping()).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        post(&a, "alice", Some(&id), &ping()).await.0,
+        StatusCode::OK
+    );
+}
