@@ -7,7 +7,9 @@
 //! list; the rest of the input is the tool's arguments. The oracle:
 //!
 //! - the service answers with a status in bounded (virtual) time, never 500;
-//! - a request whose headers each appear once and agree with its body is served (200);
+//! - a request whose headers each appear once and agree with its body is served (200)
+//!   (`Mcp-Name` counts only for `tools/call`: `tools/list` names nothing and does not
+//!   read it);
 //! - a request where any of them disagrees, or appears more than once, is refused
 //!   (4xx) — never served with whichever line a reader happened to take;
 //! - a JSON answer is one JSON-RPC message; a refusal of a header that disagrees with
@@ -136,15 +138,9 @@ pub fn check(data: &[u8]) {
     for line in method_header.lines(method, other_method) {
         request = request.header("mcp-method", line);
     }
-    // Mcp-Name belongs to tools/call only: on tools/list any Mcp-Name is a mismatch.
-    let name_lines = if call {
-        name_header.lines("echo", "other")
-    } else if name_header == Written::Absent {
-        Vec::new()
-    } else {
-        name_header.lines("echo", "other")
-    };
-    for line in name_lines {
+    // Mcp-Name belongs to the methods that name something (tools/call here); on
+    // tools/list it means nothing and is not read, however it is written.
+    for line in name_header.lines("echo", "other") {
         request = request.header("mcp-name", line);
     }
     for line in version_header.lines(REVISION, "2025-11-25") {
@@ -153,11 +149,7 @@ pub fn check(data: &[u8]) {
     let Ok(request) = request.body(Body::from(body.to_string())) else {
         return;
     };
-    let name_servable = if call {
-        name_header.servable()
-    } else {
-        name_header == Written::Absent
-    };
+    let name_servable = !call || name_header.servable();
     let servable = method_header.servable() && name_servable && version_header.servable();
 
     let service = service();
@@ -198,9 +190,9 @@ pub fn check(data: &[u8]) {
         }
         if let Some(message) = &message {
             assert_eq!(message["jsonrpc"], "2.0", "not a JSON-RPC message: {message}");
-            let disagrees = [method_header, name_header]
-                .iter()
-                .any(|w| matches!(w, Written::Other | Written::TwiceDiffering | Written::Listed))
+            let differs =
+                |w: Written| matches!(w, Written::Other | Written::TwiceDiffering | Written::Listed);
+            let disagrees = (differs(method_header) || (call && differs(name_header)))
                 && version_header == Written::Once;
             if disagrees && !servable {
                 assert_eq!(
