@@ -2,10 +2,11 @@
 //!
 //! Each item is here when the feature that provides it is on: the server's builders,
 //! definitions and `Context` (`server`), `Json` and `JsonSchema` (`schemars`; the
-//! `schemars` name too, so `#[derive(JsonSchema)]` needs no other import), `#[tool]` and `#[tools]` (`macros`), the client and its builder
-//! (`client`), one-call serving (`ServeStdio` with `stdio`, `ServeHttp` with
-//! `http-server`), the child process a client runs a server in (`client` and `stdio`),
-//! and the wire types a handler returns or a client reads (content, results, errors).
+//! `schemars` name too, so `#[derive(JsonSchema)]` needs no other import), `#[tool]` and
+//! `#[tools]` (`macros`), the client and its builder (`client`), one-call serving
+//! (`ServeStdio` with `stdio`, `ServeHttp` with `http-server`), the child process a
+//! client runs a server in (`client` and `stdio`), and the wire types a handler returns
+//! or a client reads (content, results, errors).
 //! Anything else is in its crate's module (`modelctx::server`, `modelctx::types`, ...).
 //!
 //! ```
