@@ -90,12 +90,19 @@ async fn post(
         .await
         .expect("answered in time")
         .unwrap();
-    let session = answer
-        .headers()
+    let (parts, body) = answer.into_parts();
+    // Read the answer through, as a client does: a new session is there for the next
+    // request once its initialize result has gone out on this stream.
+    tokio::time::timeout(WITHIN, axum::body::to_bytes(body, 1 << 20))
+        .await
+        .expect("the answer ends in time")
+        .expect("the answer reads");
+    let session = parts
+        .headers
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    (answer.status(), session)
+    (parts.status, session)
 }
 
 fn ping() -> Value {
