@@ -29,6 +29,10 @@ cargo xtask conformance [--shared] [--json PATH]
                                              needing a program this machine lacks is shown
                                              as not run; --shared installs redis-server and
                                              runs the two-instance cell too
+cargo xtask conformance --bare               the same as on a machine with only the Rust
+                                             toolchain (redis-server, node, python hidden
+                                             from PATH, CI unset): must pass, the
+                                             two-instance cell shown as not run
 cargo xtask conformance --manifest-diff PATH what a candidate reference manifest changes
 cargo xtask conformance --update-lock [--reference PATH]
                                              re-pin conformance/requirements.lock (= cargo
@@ -37,9 +41,18 @@ cargo xtask conformance --update-lock [--reference PATH]
 /// What the command line asked for.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Action {
-    Report { json: Option<PathBuf>, shared: bool },
-    UpdateLock { reference: Option<PathBuf> },
-    ManifestDiff { candidate: PathBuf },
+    Report {
+        json: Option<PathBuf>,
+        shared: bool,
+    },
+    UpdateLock {
+        reference: Option<PathBuf>,
+    },
+    ManifestDiff {
+        candidate: PathBuf,
+    },
+    /// The report as a machine with only the Rust toolchain sees it (`--bare`).
+    Bare,
 }
 
 pub(crate) fn parse_args(args: &[String]) -> Result<Action, String> {
@@ -57,6 +70,7 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Action, String> {
         match arg.as_str() {
             "--update-lock" => update_lock = true,
             "--shared" => shared = true,
+            "--bare" if args.len() == 1 => return Ok(Action::Bare),
             "--json" => json = path("--json", it.next())?,
             "--reference" => reference = path("--reference", it.next())?,
             "--manifest-diff" => diff = path("--manifest-diff", it.next())?,
@@ -81,6 +95,13 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     match parse_args(args) {
         Ok(Action::UpdateLock { reference }) => pin_to(reference.as_deref()),
         Ok(Action::ManifestDiff { candidate }) => manifest_diff(&candidate),
+        Ok(Action::Bare) => match on_a_bare_machine(&pin::workspace_root()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("conformance: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Ok(Action::Report { json, shared }) => {
             let machine = if shared {
                 Machine::Shared
@@ -328,6 +349,8 @@ mod tests {
             })
         );
         assert!(parse_args(&args(&["--shared", "--update-lock"])).is_err());
+        assert_eq!(parse_args(&args(&["--bare"])), Ok(Action::Bare));
+        assert!(parse_args(&args(&["--bare", "--shared"])).is_err());
         assert_eq!(
             parse_args(&args(&["--update-lock"])),
             Ok(Action::UpdateLock { reference: None })
