@@ -8,8 +8,8 @@
 //!
 //! - the service answers with a status in bounded (virtual) time, never 500;
 //! - a request whose headers each appear once and agree with its body is served (200)
-//!   (`Mcp-Name` counts only for `tools/call`: `tools/list` names nothing and does not
-//!   read it);
+//!   (`Mcp-Name` is compared with the body only for `tools/call`; on `tools/list` it
+//!   is refused only when it is on two lines);
 //! - a request where any of them disagrees, or appears more than once, is refused
 //!   (4xx) — never served with whichever line a reader happened to take;
 //! - a JSON answer is one JSON-RPC message; a refusal of a header that disagrees with
@@ -149,7 +149,13 @@ pub fn check(data: &[u8]) {
     let Ok(request) = request.body(Body::from(body.to_string())) else {
         return;
     };
-    let name_servable = !call || name_header.servable();
+    // On tools/list Mcp-Name is not compared with anything, but a header of one meaning
+    // on two lines is refused whatever the method (an intermediary may read either).
+    let name_servable = if call {
+        name_header.servable()
+    } else {
+        !matches!(name_header, Written::TwiceSame | Written::TwiceDiffering)
+    };
     let servable = method_header.servable() && name_servable && version_header.servable();
 
     let service = service();
@@ -202,5 +208,9 @@ pub fn check(data: &[u8]) {
             }
         }
         service.close_all_sessions();
+        // Time is paused: this returns once every task that can run has run, so no task
+        // of this input outlives it.
+        tokio::time::sleep(Duration::from_secs(1)).await;
     });
+    assert_eq!(service.session_count(), 0, "a session outlived close_all_sessions");
 }
