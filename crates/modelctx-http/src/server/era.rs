@@ -382,18 +382,22 @@ pub(super) fn check_headers(
 }
 
 /// `-32022` for a request whose `MCP-Protocol-Version` header names `requested`, which
-/// this endpoint does not serve: the stateless era's revision first, then those of the
-/// handshake era (the endpoint serves both).
+/// this endpoint does not serve. The error's data lists what `server/discover` lists (the
+/// stateless era's revision), as the era's error must; the message also names the
+/// revisions of the handshake era, which the endpoint serves through `initialize`.
 fn unsupported_version(requested: &str) -> ErrorData {
-    let supported: Vec<String> = std::iter::once(ProtocolVersion::V2026_07_28)
-        .chain(ProtocolVersion::SUPPORTED)
-        .map(|v| v.as_str().to_owned())
+    let supported = [ProtocolVersion::V2026_07_28.as_str()];
+    let handshake: Vec<&str> = ProtocolVersion::SUPPORTED
+        .iter()
+        .map(|v| v.as_str())
         .collect();
     ErrorData::new(
         ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
         format!(
-            "Unsupported protocol version {requested:?} (MCP-Protocol-Version): this server serves {}",
-            supported.join(", ")
+            "Unsupported protocol version {requested:?} (MCP-Protocol-Version): this server \
+             serves {} without a handshake, and {} through initialize",
+            supported.join(", "),
+            handshake.join(", ")
         ),
     )
     .with_data(serde_json::json!({"supported": supported, "requested": requested}))
@@ -694,13 +698,12 @@ mod tests {
         assert!(!error.message.contains("Mcp-Method"), "{}", error.message);
         let data = error.data.unwrap();
         assert_eq!(data["requested"], "garbage");
-        assert_eq!(data["supported"][0], "2026-07-28");
-        assert!(
-            data["supported"]
-                .as_array()
-                .unwrap()
-                .contains(&json!("2025-11-25"))
+        assert_eq!(
+            data["supported"],
+            json!(["2026-07-28"]),
+            "what server/discover lists"
         );
+        assert!(error.message.contains("2025-11-25"), "{}", error.message);
         // A body that says another revision than the header: still a mismatch.
         let list = request("tools/list", json!({"_meta": envelope()}));
         let error = check_headers(
