@@ -57,6 +57,9 @@ use sha2::{Digest, Sha256};
 
 use crate::base64;
 
+mod once;
+use once::{OnceStore, once_id};
+
 /// The methods that may answer with an `InputRequiredResult`.
 pub(crate) const METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
@@ -242,15 +245,6 @@ pub(crate) struct Round {
     presented: Option<(Option<OnceId>, u64)>,
 }
 
-/// The store of a single-use round.
-struct OnceStore(Arc<dyn SingleUseIds>);
-
-impl std::fmt::Debug for OnceStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("OnceStore(..)")
-    }
-}
-
 #[derive(Debug, Default)]
 struct Asking {
     /// How many unnamed inputs the handler asked for so far.
@@ -340,38 +334,6 @@ impl Round {
         self
     }
 
-    /// For a single-use round, records the state the retry brought back as used, and
-    /// refuses the retry when it was used before (here or in any process sharing the
-    /// store), when it was sealed without an id, or when the store cannot tell. To be
-    /// awaited before the handler runs. Nothing to do without a state or outside
-    /// single-use rounds.
-    pub(crate) async fn claim(&self) -> Result<(), ErrorData> {
-        let (Some(OnceStore(store)), Some((id, expires))) = (&self.once, self.presented) else {
-            return Ok(());
-        };
-        let Some(id) = id else {
-            return Err(ErrorData::invalid_params(
-                "Invalid params: requestState was sealed before rounds were single-use; send the request again without it",
-            ));
-        };
-        // Tagged, so no other single-use id of a shared store can name it.
-        let mut key = String::with_capacity(10 + 32);
-        key.push_str("mrtr-once:");
-        for b in id {
-            use std::fmt::Write;
-            let _ = write!(key, "{b:02x}");
-        }
-        match store.first_use(&key, expires).await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(ErrorData::invalid_params(
-                "Invalid params: requestState was used before (each round's state is good for one retry); send the request again without it",
-            )),
-            Err(e) => Err(ErrorData::internal_error(format!(
-                "cannot check that requestState is used once: {e}"
-            ))),
-        }
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Asking> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -459,26 +421,6 @@ impl Round {
     /// The refusal that fails the request, if any.
     pub(crate) fn fatal(&self) -> Option<ErrorData> {
         self.lock().fatal.clone()
-    }
-}
-
-impl crate::ServerBuilder {
-    /// Makes every round of a multi round-trip request (protocol 2026-07-28) single-use:
-    /// the `requestState` a round ends with is good for one retry, remembered as used in
-    /// `store` before the handler runs again, and refused (`-32602`) when sent again.
-    /// For rounds whose retry has effects (an approval, a payment), which a replayed
-    /// state would otherwise repeat for the state's whole lifetime (15 minutes).
-    ///
-    /// [`InMemorySingleUseIds`](modelctx_transport::InMemorySingleUseIds) remembers the
-    /// states of one process; with several processes behind one endpoint (and the same
-    /// [`request_state_key`](Self::request_state_key)), give each the same shared store
-    /// (`modelctx-redis`'s `RedisSingleUseIds`), so a state used at one is refused at
-    /// every other. A retry whose check the store cannot answer is refused
-    /// (`-32603`). Off by default.
-    #[must_use]
-    pub fn single_use_rounds(mut self, store: impl SingleUseIds) -> Self {
-        self.single_use = Some(Arc::new(store));
-        self
     }
 }
 
@@ -612,15 +554,6 @@ fn write_canonical(value: &Value, out: &mut String) {
             let _ = write!(out, "{other}");
         }
     }
-}
-
-/// A new random id for a single-use round's state.
-fn once_id() -> Result<OnceId, ErrorData> {
-    let mut id = [0u8; 16];
-    getrandom::fill(&mut id).map_err(|_| {
-        ErrorData::internal_error("no randomness available for a single-use requestState")
-    })?;
-    Ok(id)
 }
 
 /// `base64(payload).base64(hmac(payload))`.

@@ -86,10 +86,17 @@ impl SseClientBuilder {
         self
     }
 
-    /// Adds a header to the stream's GET and to every POST.
+    /// Adds a header to the stream's GET and to every POST. A header of one meaning
+    /// (`Authorization`, `DPoP`, the protocol's own: see
+    /// [`is_single_valued`](modelctx_http::headers::is_single_valued)) replaces the
+    /// value given before: none is ever sent on two lines.
     #[must_use]
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
-        self.headers.append(name, value);
+        if modelctx_http::headers::is_single_valued(&name) {
+            self.headers.insert(name, value);
+        } else {
+            self.headers.append(name, value);
+        }
         self
     }
 
@@ -605,5 +612,18 @@ mod tests {
         assert!(resolve_endpoint(&base, "//evil.example/messages").is_err());
         assert!(resolve_endpoint(&base, "https://127.0.0.1:8080/messages").is_err());
         assert!(resolve_endpoint(&base, "http://127.0.0.1:9090/messages").is_err());
+    }
+
+    #[test]
+    fn a_header_of_one_meaning_is_configured_once() {
+        let value = HeaderValue::from_static;
+        let builder = SseClientTransport::builder("http://127.0.0.1/sse")
+            .header(http::header::AUTHORIZATION, value("Bearer a"))
+            .header(http::header::AUTHORIZATION, value("Bearer b"))
+            .header(HeaderName::from_static("x-trace"), value("1"))
+            .header(HeaderName::from_static("x-trace"), value("2"));
+        let auth: Vec<_> = builder.headers.get_all("authorization").iter().collect();
+        assert_eq!(auth, [value("Bearer b")]);
+        assert_eq!(builder.headers.get_all("x-trace").iter().count(), 2);
     }
 }
