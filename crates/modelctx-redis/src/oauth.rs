@@ -2,7 +2,6 @@
 //! shared by every process of it.
 
 use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -10,6 +9,7 @@ use modelctx_oauth::{AuthorizationStore, Grant, GrantKind, RegisteredClient, Sto
 use redis::aio::ConnectionManager;
 
 use crate::keys::Keys;
+use crate::single_use::{now_ms, set_new_until};
 
 /// Bounds and key names of a [`RedisAuthorizationStore`].
 #[derive(Debug, Clone)]
@@ -141,12 +141,6 @@ fn kind_name(kind: GrantKind) -> Result<String, StoreError> {
     }
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 fn unavailable(_: redis::RedisError) -> StoreError {
     // The Redis error stays here: it may name hosts and keys.
     StoreError("the authorization store is unavailable".into())
@@ -262,16 +256,9 @@ impl AuthorizationStore for RedisAuthorizationStore {
             if expiry_ms <= now_ms() {
                 return Ok(true);
             }
-            let set: Option<String> = redis::cmd("SET")
-                .arg(self.keys.oauth_seen(id))
-                .arg(1)
-                .arg("NX")
-                .arg("PXAT")
-                .arg(expiry_ms)
-                .query_async(&mut self.conn.clone())
+            set_new_until(&self.conn, self.keys.oauth_seen(id), expiry_ms)
                 .await
-                .map_err(unavailable)?;
-            Ok(set.is_some())
+                .map_err(unavailable)
         }
         .boxed()
     }

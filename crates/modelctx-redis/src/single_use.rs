@@ -59,23 +59,38 @@ impl SingleUseIds for RedisSingleUseIds {
         expires_at: u64,
     ) -> BoxFuture<'a, Result<bool, SingleUseError>> {
         async move {
-            let now_ms = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
             // Kept at least a second: an id at the edge of its expiry is still refused
             // if sent again within it.
-            let expiry_ms = expires_at.saturating_mul(1000).max(now_ms + 1000);
-            let set: Option<String> = redis::cmd("SET")
-                .arg(self.keys.used_once(id))
-                .arg(1)
-                .arg("NX")
-                .arg("PXAT")
-                .arg(expiry_ms)
-                .query_async(&mut self.conn.clone())
+            let expiry_ms = expires_at.saturating_mul(1000).max(now_ms() + 1000);
+            set_new_until(&self.conn, self.keys.used_once(id), expiry_ms)
                 .await
-                .map_err(|e| SingleUseError::new(format!("redis: {e}")))?;
-            Ok(set.is_some())
+                .map_err(|e| SingleUseError::new(format!("redis: {e}")))
         }
         .boxed()
     }
+}
+
+/// Milliseconds since the Unix epoch, by this process's clock.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Records `key` until `expiry_ms` (epoch milliseconds) unless it is there: one atomic
+/// `SET NX PXAT`. Whether it was new.
+pub(crate) async fn set_new_until(
+    conn: &ConnectionManager,
+    key: String,
+    expiry_ms: u64,
+) -> redis::RedisResult<bool> {
+    let set: Option<String> = redis::cmd("SET")
+        .arg(key)
+        .arg(1)
+        .arg("NX")
+        .arg("PXAT")
+        .arg(expiry_ms)
+        .query_async(&mut conn.clone())
+        .await?;
+    Ok(set.is_some())
 }
