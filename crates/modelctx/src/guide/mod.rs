@@ -15,7 +15,9 @@
 //! | [`tasks`] | long calls that run as tasks, polled or followed to their result |
 //! | [`auth`] | OAuth: a protected server, the bundled authorization server, a client |
 //! | [`transports`] | in-memory, stdio, streamable HTTP, legacy HTTP+SSE, HTTPS |
-//! | [`scale_out`] | several server processes sharing events, tasks and grants in Redis |
+//! | [`scale_out`] | several server processes sharing sessions, events, tasks and grants in Redis, behind a load balancer |
+//! | [`pool`] | many servers from an `mcpServers` config, reconnecting clients, the `modelctx` command |
+//! | [`tracing`] | spans and events, and exporting them to OpenTelemetry |
 //!
 //! # Two eras, one code
 //!
@@ -49,7 +51,8 @@
         feature = "http-server",
         feature = "http-client",
         feature = "sse",
-        feature = "redis"
+        feature = "redis",
+        feature = "pool"
     )),
     allow(rustdoc::broken_intra_doc_links)
 )]
@@ -146,3 +149,10 @@ pub mod transports {}
 #[doc = include_str!("scale_out.md")]
 #[cfg(all(feature = "redis", feature = "server", feature = "client"))]
 pub mod scale_out {}
+
+#[doc = include_str!("pool.md")]
+#[cfg(feature = "pool")]
+pub mod pool {}
+
+#[doc = include_str!("tracing.md")]
+pub mod tracing {}
