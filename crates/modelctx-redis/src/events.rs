@@ -14,7 +14,9 @@ use redis::streams::StreamRangeReply;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::keys::Keys;
-use crate::runs::{RunOp, RunScripts};
+use runs::{RunOp, RunScripts};
+
+mod runs;
 
 /// Bounds and key names of a [`RedisEventStore`].
 #[derive(Debug, Clone)]

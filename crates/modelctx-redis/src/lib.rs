@@ -74,7 +74,6 @@ mod events;
 mod keys;
 #[cfg(feature = "oauth")]
 mod oauth;
-mod runs;
 mod sessions;
 mod single_use;
 mod tasks;

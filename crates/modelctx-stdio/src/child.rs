@@ -14,8 +14,13 @@ use tokio::sync::{mpsc, watch};
 
 use crate::StdioOptions;
 use crate::pipe::{Output, StdioSink, StdioStream, StdioTransport};
-use crate::restart::{RestartPolicy, RestartingChild};
 use modelctx_transport::Transport;
+
+mod restart;
+
+pub use restart::{
+    RestartHandle, RestartPolicy, RestartingChild, RestartingSink, RestartingStream,
+};
 
 /// The default time a child gets to exit by itself once its stdin is closed.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(5);
@@ -218,7 +223,7 @@ impl ChildProcess {
     /// [`RestartPolicy`]): the transport outlives the process. Fails as
     /// [`spawn`](Self::spawn) does when the first start fails.
     pub fn spawn_restarting(self, policy: RestartPolicy) -> io::Result<RestartingChild> {
-        crate::restart::spawn(self, policy)
+        restart::spawn(self, policy)
     }
 
     /// One start of the child, the builder kept for the next.

@@ -84,23 +84,19 @@
 mod child;
 mod options;
 mod pipe;
-#[cfg(feature = "child")]
-mod restart;
 
 #[cfg(feature = "child")]
 pub use child::{
     ChildHandle, ChildProcess, DEFAULT_GRACE_PERIOD, DEFAULT_TERM_TIMEOUT, Shutdown, ShutdownStep,
     Stderr, StdioClient,
 };
+#[cfg(feature = "child")]
+pub use child::{RestartHandle, RestartPolicy, RestartingChild, RestartingSink, RestartingStream};
 pub use modelctx_transport::framing::DEFAULT_MAX_LINE;
 pub use options::{
     DEFAULT_CLOSE_TIMEOUT, DEFAULT_QUEUE, DEFAULT_WRITE_TIMEOUT, Diagnostic, StdioOptions,
 };
 pub use pipe::{StdioSink, StdioStream, StdioTransport};
-#[cfg(feature = "child")]
-pub use restart::{
-    RestartHandle, RestartPolicy, RestartingChild, RestartingSink, RestartingStream,
-};
 
 /// A transport on this process's stdin and stdout, with the default options.
 pub fn stdio() -> StdioTransport {

@@ -24,7 +24,7 @@ use modelctx_types::{
 };
 use tokio::sync::{mpsc, watch};
 
-use crate::child::{ChildHandle, ChildProcess, Shutdown};
+use super::{ChildHandle, ChildProcess, Shutdown};
 use crate::pipe::{StdioSink, StdioStream};
 
 /// How long a restarted child may take to answer the repeated `initialize`.

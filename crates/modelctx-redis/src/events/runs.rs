@@ -17,7 +17,7 @@ use modelctx_http::{RunState, RunStore, TakenRun};
 use redis::aio::ConnectionManager;
 use tokio::sync::oneshot;
 
-use crate::events::{Op, RedisEventStore, Shared, seq_of};
+use super::{Op, RedisEventStore, Shared, seq_of};
 
 /// A write or a read of run records, queued to the event store's writer.
 pub(crate) enum RunOp {
