@@ -1,0 +1,57 @@
+//! Token introspection (RFC 7662).
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::response::Response;
+use http::{HeaderMap, StatusCode};
+use serde_json::{Value, json};
+
+use super::{Shared, json_response, oauth_error, params};
+use crate::authorization::client_auth::authenticate_client;
+use crate::jose::{self, Jws};
+
+/// Token introspection (RFC 7662) of this server's access tokens, for confidential
+/// clients (resource servers).
+pub(super) async fn introspect(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Response {
+    let p = match params(&body) {
+        Ok(p) => p,
+        Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", &e),
+    };
+    let client = match authenticate_client(&inner, &headers, &p).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    if client.auth_method == "none" {
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "introspection needs a confidential client",
+        );
+    }
+    let inactive = || json_response(StatusCode::OK, &json!({"active": false}));
+    let Some(token) = p.get("token") else {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "token is missing",
+        );
+    };
+    let Ok(jws) = Jws::parse(token) else {
+        return inactive();
+    };
+    let now = jose::now_secs();
+    let valid = jws.verifies_with(inner.key.verifying_key())
+        && jws.claims.get("iss").and_then(Value::as_str) == Some(inner.config.issuer.as_str())
+        && jws
+            .claims
+            .get("exp")
+            .and_then(Value::as_u64)
+            .is_some_and(|exp| exp > now);
+    if !valid {
+        return inactive();
+    }
+    let mut answer = jws.claims;
+    answer.insert("active".into(), true.into());
+    answer.insert("token_type".into(), "Bearer".into());
+    json_response(StatusCode::OK, &Value::Object(answer))
+}
