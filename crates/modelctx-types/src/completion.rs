@@ -9,9 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::ResultType;
 use crate::base::{JsonObject, from_object, str_member};
 use crate::common::Meta;
-use crate::jsonrpc::RequestId;
-use crate::method::RequestMethod;
-use crate::tag::{FixedStr, JsonRpcTag, RequestTag, Tag};
+use crate::tag::{FixedStr, Tag};
 
 /// The `"ref/prompt"` member value.
 pub(crate) type PromptRefTag = Tag<PromptRefValue>;
@@ -221,61 +219,9 @@ impl CompleteRequestParams {
     }
 }
 
-/// Asks the server for completion options.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CompleteRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<CompleteRequest>,
-    /// The parameters.
-    pub params: CompleteRequestParams,
-}
-
-impl CompleteRequest {
-    /// The method name, `"completion/complete"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: CompleteRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: CompleteRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for CompleteRequest {
-    const METHOD: &'static str = "completion/complete";
-    type Params = CompleteRequestParams;
-    type Result = CompleteResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| Some(&mut p.meta));
+crate::envelope::requests! {
+    /// Asks the server for completion options.
+    CompleteRequest = Complete("completion/complete", required CompleteRequestParams) -> CompleteResult, meta |p| Some(&mut p.meta);
 }
 
 /// The completion options.

@@ -15,8 +15,7 @@ use crate::common::Meta;
 use crate::elicitation_schema::RequestedSchema;
 use crate::error::{ErrorCode, ErrorData};
 use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
-use crate::method::{NotificationMethod, RequestMethod};
-use crate::tag::{FixedStr, JsonRpcTag, NotificationTag, RequestTag, Tag};
+use crate::tag::{FixedStr, Tag};
 use crate::tasks::TaskMetadata;
 
 /// The `"form"` member value.
@@ -226,58 +225,9 @@ impl<'de> Deserialize<'de> for ElicitRequestParams {
     }
 }
 
-/// Asks the client to elicit information from the user.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ElicitRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ElicitRequest>,
-    /// The parameters.
-    pub params: ElicitRequestParams,
-}
-
-impl ElicitRequest {
-    /// The method name, `"elicitation/create"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: ElicitRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: ElicitRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for ElicitRequest {
-    const METHOD: &'static str = "elicitation/create";
-    type Params = ElicitRequestParams;
-    type Result = ElicitResult;
+crate::envelope::requests! {
+    /// Asks the client to elicit information from the user.
+    ElicitRequest = Elicit("elicitation/create", required ElicitRequestParams) -> ElicitResult;
 }
 
 /// What the user did.
@@ -470,38 +420,9 @@ impl ElicitationCompleteNotificationParams {
     }
 }
 
-/// Tells the client an out-of-band (URL) elicitation completed.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ElicitationCompleteNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<ElicitationCompleteNotification>,
-    /// The parameters.
-    pub params: ElicitationCompleteNotificationParams,
-}
-
-impl ElicitationCompleteNotification {
-    /// The method name, `"notifications/elicitation/complete"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: ElicitationCompleteNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for ElicitationCompleteNotification {
-    const METHOD: &'static str = "notifications/elicitation/complete";
-    type Params = ElicitationCompleteNotificationParams;
+crate::envelope::notifications! {
+    /// Tells the client an out-of-band (URL) elicitation completed.
+    ElicitationCompleteNotification = ElicitationComplete("notifications/elicitation/complete", required ElicitationCompleteNotificationParams);
 }
 
 /// The `data` of a `-32042` error: the URL elicitations to complete first.

@@ -10,9 +10,6 @@ use serde::{Deserialize, Serialize};
 use crate::base::{EmptyResult, NotificationParams, RequestParams};
 use crate::capabilities::{ClientCapabilities, ServerCapabilities};
 use crate::common::Meta;
-use crate::jsonrpc::RequestId;
-use crate::method::{NotificationMethod, RequestMethod};
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 use crate::version::ProtocolVersion;
 
 /// The background an icon is designed for.
@@ -293,58 +290,9 @@ impl InitializeRequestParams {
     }
 }
 
-/// The first request of a session: the client offers a revision and capabilities.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct InitializeRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<InitializeRequest>,
-    /// The parameters.
-    pub params: InitializeRequestParams,
-}
-
-impl InitializeRequest {
-    /// The method name, `"initialize"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: InitializeRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: InitializeRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for InitializeRequest {
-    const METHOD: &'static str = "initialize";
-    type Params = InitializeRequestParams;
-    type Result = InitializeResult;
+crate::envelope::requests! {
+    /// The first request of a session: the client offers a revision and capabilities.
+    InitializeRequest = Initialize("initialize", required InitializeRequestParams) -> InitializeResult;
 }
 
 /// The server's answer to `initialize`.
@@ -397,114 +345,14 @@ impl InitializeResult {
     }
 }
 
-/// Sent by the client once initialization has finished.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct InitializedNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<InitializedNotification>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<NotificationParams>,
+crate::envelope::notifications! {
+    /// Sent by the client once initialization has finished.
+    InitializedNotification = Initialized("notifications/initialized", optional NotificationParams);
 }
 
-impl InitializedNotification {
-    /// The method name, `"notifications/initialized"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification without parameters.
-    pub fn new() -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: NotificationParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl Default for InitializedNotification {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl NotificationMethod for InitializedNotification {
-    const METHOD: &'static str = "notifications/initialized";
-    type Params = Option<NotificationParams>;
-}
-
-/// A liveness check either side may send; answered with `{}`.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct PingRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<PingRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<RequestParams>,
-}
-
-impl PingRequest {
-    /// The method name, `"ping"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: RequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for PingRequest {
-    const METHOD: &'static str = "ping";
-    type Params = Option<RequestParams>;
-    type Result = EmptyResult;
+crate::envelope::requests! {
+    /// A liveness check either side may send; answered with `{}`.
+    PingRequest = Ping("ping", optional RequestParams) -> EmptyResult;
 }
 
 #[cfg(test)]

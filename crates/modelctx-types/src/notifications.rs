@@ -5,8 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::common::{Meta, ProgressToken};
 use crate::jsonrpc::RequestId;
-use crate::method::NotificationMethod;
-use crate::tag::{JsonRpcTag, NotificationTag};
 
 /// Parameters of `notifications/cancelled`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -49,38 +47,9 @@ impl CancelledNotificationParams {
     }
 }
 
-/// Cancels a request previously sent in the same direction.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CancelledNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<CancelledNotification>,
-    /// The parameters.
-    pub params: CancelledNotificationParams,
-}
-
-impl CancelledNotification {
-    /// The method name, `"notifications/cancelled"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: CancelledNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for CancelledNotification {
-    const METHOD: &'static str = "notifications/cancelled";
-    type Params = CancelledNotificationParams;
+crate::envelope::notifications! {
+    /// Cancels a request previously sent in the same direction.
+    CancelledNotification = Cancelled("notifications/cancelled", required CancelledNotificationParams);
 }
 
 /// Parameters of `notifications/progress`.
@@ -142,38 +111,9 @@ impl ProgressNotificationParams {
     }
 }
 
-/// Reports progress of a long-running request.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ProgressNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<ProgressNotification>,
-    /// The parameters.
-    pub params: ProgressNotificationParams,
-}
-
-impl ProgressNotification {
-    /// The method name, `"notifications/progress"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: ProgressNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for ProgressNotification {
-    const METHOD: &'static str = "notifications/progress";
-    type Params = ProgressNotificationParams;
+crate::envelope::notifications! {
+    /// Reports progress of a long-running request.
+    ProgressNotification = Progress("notifications/progress", required ProgressNotificationParams);
 }
 
 #[cfg(test)]

@@ -9,11 +9,8 @@ use crate::base::{NotificationParams, PaginatedRequestParams};
 use crate::cache::CacheScope;
 use crate::common::{Cursor, Meta};
 use crate::content::{ContentBlock, Role};
-use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
-use crate::method::{NotificationMethod, RequestMethod};
 use crate::mrtr::InputResponses;
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// An argument a prompt accepts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -139,69 +136,9 @@ impl Prompt {
     }
 }
 
-/// Lists the server's prompts (paginated).
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListPromptsRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ListPromptsRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<PaginatedRequestParams>,
-}
-
-impl ListPromptsRequest {
-    /// The method name, `"prompts/list"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for ListPromptsRequest {
-    const METHOD: &'static str = "prompts/list";
-    type Params = Option<PaginatedRequestParams>;
-    type Result = ListPromptsResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| p.as_mut().map(|p| &mut p.meta));
+crate::envelope::requests! {
+    /// Lists the server's prompts (paginated).
+    ListPromptsRequest = ListPrompts("prompts/list", optional PaginatedRequestParams) -> ListPromptsResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
 /// The answer to `prompts/list`.
@@ -350,61 +287,9 @@ impl GetPromptRequestParams {
     }
 }
 
-/// Gets a prompt, filled in with arguments.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct GetPromptRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<GetPromptRequest>,
-    /// The parameters.
-    pub params: GetPromptRequestParams,
-}
-
-impl GetPromptRequest {
-    /// The method name, `"prompts/get"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: GetPromptRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: GetPromptRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for GetPromptRequest {
-    const METHOD: &'static str = "prompts/get";
-    type Params = GetPromptRequestParams;
-    type Result = GetPromptResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| Some(&mut p.meta));
+crate::envelope::requests! {
+    /// Gets a prompt, filled in with arguments.
+    GetPromptRequest = GetPrompt("prompts/get", required GetPromptRequestParams) -> GetPromptResult, meta |p| Some(&mut p.meta);
 }
 
 /// A message of a prompt.
@@ -489,52 +374,9 @@ impl GetPromptResult {
     }
 }
 
-/// Tells the client the prompt list changed.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct PromptListChangedNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<PromptListChangedNotification>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<NotificationParams>,
-}
-
-impl PromptListChangedNotification {
-    /// The method name, `"notifications/prompts/list_changed"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification without parameters.
-    pub fn new() -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: NotificationParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl Default for PromptListChangedNotification {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl NotificationMethod for PromptListChangedNotification {
-    const METHOD: &'static str = "notifications/prompts/list_changed";
-    type Params = Option<NotificationParams>;
+crate::envelope::notifications! {
+    /// Tells the client the prompt list changed.
+    PromptListChangedNotification = PromptListChanged("notifications/prompts/list_changed", optional NotificationParams);
 }
 
 #[cfg(test)]

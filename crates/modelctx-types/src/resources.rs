@@ -8,11 +8,8 @@ use crate::base::{EmptyResult, NotificationParams, PaginatedRequestParams};
 use crate::cache::CacheScope;
 use crate::common::{Cursor, Meta};
 use crate::content::{Annotations, TextOrBlobResourceContents};
-use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
-use crate::method::{NotificationMethod, RequestMethod};
 use crate::mrtr::InputResponses;
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// A resource the server can read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -199,69 +196,9 @@ impl ResourceTemplate {
     }
 }
 
-/// Lists the server's resources (paginated).
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListResourcesRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ListResourcesRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<PaginatedRequestParams>,
-}
-
-impl ListResourcesRequest {
-    /// The method name, `"resources/list"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for ListResourcesRequest {
-    const METHOD: &'static str = "resources/list";
-    type Params = Option<PaginatedRequestParams>;
-    type Result = ListResourcesResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| p.as_mut().map(|p| &mut p.meta));
+crate::envelope::requests! {
+    /// Lists the server's resources (paginated).
+    ListResourcesRequest = ListResources("resources/list", optional PaginatedRequestParams) -> ListResourcesResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
 /// The answer to `resources/list`.
@@ -337,69 +274,9 @@ impl ListResourcesResult {
     }
 }
 
-/// Lists the server's resource templates (paginated).
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListResourceTemplatesRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ListResourceTemplatesRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<PaginatedRequestParams>,
-}
-
-impl ListResourceTemplatesRequest {
-    /// The method name, `"resources/templates/list"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for ListResourceTemplatesRequest {
-    const METHOD: &'static str = "resources/templates/list";
-    type Params = Option<PaginatedRequestParams>;
-    type Result = ListResourceTemplatesResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| p.as_mut().map(|p| &mut p.meta));
+crate::envelope::requests! {
+    /// Lists the server's resource templates (paginated).
+    ListResourceTemplatesRequest = ListResourceTemplates("resources/templates/list", optional PaginatedRequestParams) -> ListResourceTemplatesResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
 /// The answer to `resources/templates/list`.
@@ -538,61 +415,9 @@ pub type SubscribeRequestParams = ResourceRequestParams;
 /// Parameters of `resources/unsubscribe`.
 pub type UnsubscribeRequestParams = ResourceRequestParams;
 
-/// Reads a resource.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ReadResourceRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ReadResourceRequest>,
-    /// The parameters.
-    pub params: ReadResourceRequestParams,
-}
-
-impl ReadResourceRequest {
-    /// The method name, `"resources/read"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: ReadResourceRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: ReadResourceRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for ReadResourceRequest {
-    const METHOD: &'static str = "resources/read";
-    type Params = ReadResourceRequestParams;
-    type Result = ReadResourceResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| Some(&mut p.meta));
+crate::envelope::requests! {
+    /// Reads a resource.
+    ReadResourceRequest = ReadResource("resources/read", required ReadResourceRequestParams) -> ReadResourceResult, meta |p| Some(&mut p.meta);
 }
 
 /// The answer to `resources/read`.
@@ -657,160 +482,19 @@ impl ReadResourceResult {
     }
 }
 
-/// Tells the client the resource list changed.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ResourceListChangedNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<ResourceListChangedNotification>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<NotificationParams>,
+crate::envelope::notifications! {
+    /// Tells the client the resource list changed.
+    ResourceListChangedNotification = ResourceListChanged("notifications/resources/list_changed", optional NotificationParams);
 }
 
-impl ResourceListChangedNotification {
-    /// The method name, `"notifications/resources/list_changed"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification without parameters.
-    pub fn new() -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: NotificationParams) -> Self {
-        self.params = Some(params);
-        self
-    }
+crate::envelope::requests! {
+    /// Subscribes to updates of a resource.
+    SubscribeRequest = Subscribe("resources/subscribe", required SubscribeRequestParams) -> EmptyResult;
 }
 
-impl Default for ResourceListChangedNotification {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl NotificationMethod for ResourceListChangedNotification {
-    const METHOD: &'static str = "notifications/resources/list_changed";
-    type Params = Option<NotificationParams>;
-}
-
-/// Subscribes to updates of a resource.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SubscribeRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<SubscribeRequest>,
-    /// The parameters.
-    pub params: SubscribeRequestParams,
-}
-
-impl SubscribeRequest {
-    /// The method name, `"resources/subscribe"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: SubscribeRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: SubscribeRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for SubscribeRequest {
-    const METHOD: &'static str = "resources/subscribe";
-    type Params = SubscribeRequestParams;
-    type Result = EmptyResult;
-}
-
-/// Ends a subscription.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct UnsubscribeRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<UnsubscribeRequest>,
-    /// The parameters.
-    pub params: UnsubscribeRequestParams,
-}
-
-impl UnsubscribeRequest {
-    /// The method name, `"resources/unsubscribe"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: UnsubscribeRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: UnsubscribeRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for UnsubscribeRequest {
-    const METHOD: &'static str = "resources/unsubscribe";
-    type Params = UnsubscribeRequestParams;
-    type Result = EmptyResult;
+crate::envelope::requests! {
+    /// Ends a subscription.
+    UnsubscribeRequest = Unsubscribe("resources/unsubscribe", required UnsubscribeRequestParams) -> EmptyResult;
 }
 
 /// Parameters of `notifications/resources/updated`.
@@ -842,38 +526,9 @@ impl ResourceUpdatedNotificationParams {
     }
 }
 
-/// Tells a subscribed client a resource changed.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ResourceUpdatedNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<ResourceUpdatedNotification>,
-    /// The parameters.
-    pub params: ResourceUpdatedNotificationParams,
-}
-
-impl ResourceUpdatedNotification {
-    /// The method name, `"notifications/resources/updated"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for ResourceUpdatedNotification {
-    const METHOD: &'static str = "notifications/resources/updated";
-    type Params = ResourceUpdatedNotificationParams;
+crate::envelope::notifications! {
+    /// Tells a subscribed client a resource changed.
+    ResourceUpdatedNotification = ResourceUpdated("notifications/resources/updated", required ResourceUpdatedNotificationParams);
 }
 
 #[cfg(test)]

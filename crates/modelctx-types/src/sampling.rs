@@ -11,9 +11,6 @@ use serde_json::Value;
 use crate::base::JsonObject;
 use crate::common::Meta;
 use crate::content::{Role, SamplingMessageContentBlock};
-use crate::jsonrpc::RequestId;
-use crate::method::RequestMethod;
-use crate::tag::{JsonRpcTag, RequestTag};
 use crate::tasks::TaskMetadata;
 use crate::tools::Tool;
 
@@ -565,58 +562,9 @@ impl CreateMessageRequestParams {
     }
 }
 
-/// Asks the client to sample an LLM.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CreateMessageRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<CreateMessageRequest>,
-    /// The parameters.
-    pub params: CreateMessageRequestParams,
-}
-
-impl CreateMessageRequest {
-    /// The method name, `"sampling/createMessage"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: CreateMessageRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: CreateMessageRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for CreateMessageRequest {
-    const METHOD: &'static str = "sampling/createMessage";
-    type Params = CreateMessageRequestParams;
-    type Result = CreateMessageResult;
+crate::envelope::requests! {
+    /// Asks the client to sample an LLM.
+    CreateMessageRequest = CreateMessage("sampling/createMessage", required CreateMessageRequestParams) -> CreateMessageResult;
 }
 
 /// The client's answer to `sampling/createMessage`.

@@ -10,9 +10,6 @@ use serde_json::Value;
 
 use crate::base::{JsonObject, PaginatedRequestParams};
 use crate::common::{Cursor, Meta};
-use crate::jsonrpc::RequestId;
-use crate::method::{NotificationMethod, RequestMethod};
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// The status of a task.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -335,58 +332,9 @@ impl CancelTaskRequestParams {
     }
 }
 
-/// Asks for a task's state.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct GetTaskRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<GetTaskRequest>,
-    /// The parameters.
-    pub params: GetTaskRequestParams,
-}
-
-impl GetTaskRequest {
-    /// The method name, `"tasks/get"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: GetTaskRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: GetTaskRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for GetTaskRequest {
-    const METHOD: &'static str = "tasks/get";
-    type Params = GetTaskRequestParams;
-    type Result = GetTaskResult;
+crate::envelope::requests! {
+    /// Asks for a task's state.
+    GetTaskRequest = GetTask("tasks/get", required GetTaskRequestParams) -> GetTaskResult;
 }
 
 /// The answer to `tasks/get`: `Result & Task`.
@@ -422,58 +370,9 @@ impl From<Task> for GetTaskResult {
     }
 }
 
-/// Asks for a task's result, blocking until the task is terminal.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct GetTaskPayloadRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<GetTaskPayloadRequest>,
-    /// The parameters.
-    pub params: GetTaskPayloadRequestParams,
-}
-
-impl GetTaskPayloadRequest {
-    /// The method name, `"tasks/result"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: GetTaskPayloadRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: GetTaskPayloadRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for GetTaskPayloadRequest {
-    const METHOD: &'static str = "tasks/result";
-    type Params = GetTaskPayloadRequestParams;
-    type Result = GetTaskPayloadResult;
+crate::envelope::requests! {
+    /// Asks for a task's result, blocking until the task is terminal.
+    GetTaskPayloadRequest = GetTaskPayload("tasks/result", required GetTaskPayloadRequestParams) -> GetTaskPayloadResult;
 }
 
 /// The answer to `tasks/result`: exactly the underlying request's result, kept as an
@@ -524,58 +423,9 @@ impl GetTaskPayloadResult {
     }
 }
 
-/// Cancels a task.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CancelTaskRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<CancelTaskRequest>,
-    /// The parameters.
-    pub params: CancelTaskRequestParams,
-}
-
-impl CancelTaskRequest {
-    /// The method name, `"tasks/cancel"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: CancelTaskRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: CancelTaskRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for CancelTaskRequest {
-    const METHOD: &'static str = "tasks/cancel";
-    type Params = CancelTaskRequestParams;
-    type Result = CancelTaskResult;
+crate::envelope::requests! {
+    /// Cancels a task.
+    CancelTaskRequest = CancelTask("tasks/cancel", required CancelTaskRequestParams) -> CancelTaskResult;
 }
 
 /// The answer to `tasks/cancel`: `Result & Task`.
@@ -611,66 +461,9 @@ impl From<Task> for CancelTaskResult {
     }
 }
 
-/// Lists tasks (paginated).
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListTasksRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ListTasksRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<PaginatedRequestParams>,
-}
-
-impl ListTasksRequest {
-    /// The method name, `"tasks/list"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for ListTasksRequest {
-    const METHOD: &'static str = "tasks/list";
-    type Params = Option<PaginatedRequestParams>;
-    type Result = ListTasksResult;
+crate::envelope::requests! {
+    /// Lists tasks (paginated).
+    ListTasksRequest = ListTasks("tasks/list", optional PaginatedRequestParams) -> ListTasksResult;
 }
 
 /// The answer to `tasks/list`.
@@ -746,38 +539,9 @@ impl From<Task> for TaskStatusNotificationParams {
     }
 }
 
-/// Tells the requestor a task's status changed (optional; never rely on it).
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct TaskStatusNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<TaskStatusNotification>,
-    /// The parameters.
-    pub params: TaskStatusNotificationParams,
-}
-
-impl TaskStatusNotification {
-    /// The method name, `"notifications/tasks/status"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: TaskStatusNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for TaskStatusNotification {
-    const METHOD: &'static str = "notifications/tasks/status";
-    type Params = TaskStatusNotificationParams;
+crate::envelope::notifications! {
+    /// Tells the requestor a task's status changed (optional; never rely on it).
+    TaskStatusNotification = TaskStatusChanged("notifications/tasks/status", required TaskStatusNotificationParams);
 }
 
 #[cfg(test)]

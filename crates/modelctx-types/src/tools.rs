@@ -12,11 +12,8 @@ use crate::base::{JsonObject, NotificationParams, PaginatedRequestParams};
 use crate::cache::CacheScope;
 use crate::common::{Cursor, Meta};
 use crate::content::ContentBlock;
-use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
-use crate::method::{NotificationMethod, RequestMethod};
 use crate::mrtr::InputResponses;
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 use crate::tasks::TaskMetadata;
 
 /// Checks that a tool schema is an object whose `type` is `"object"`; every other key
@@ -336,69 +333,9 @@ impl Tool {
     }
 }
 
-/// Lists the server's tools (paginated).
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListToolsRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ListToolsRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<PaginatedRequestParams>,
-}
-
-impl ListToolsRequest {
-    /// The method name, `"tools/list"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for ListToolsRequest {
-    const METHOD: &'static str = "tools/list";
-    type Params = Option<PaginatedRequestParams>;
-    type Result = ListToolsResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| p.as_mut().map(|p| &mut p.meta));
+crate::envelope::requests! {
+    /// Lists the server's tools (paginated).
+    ListToolsRequest = ListTools("tools/list", optional PaginatedRequestParams) -> ListToolsResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
 /// The answer to `tools/list`.
@@ -549,61 +486,9 @@ impl CallToolRequestParams {
     }
 }
 
-/// Calls a tool.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CallToolRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<CallToolRequest>,
-    /// The parameters.
-    pub params: CallToolRequestParams,
-}
-
-impl CallToolRequest {
-    /// The method name, `"tools/call"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: CallToolRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: CallToolRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for CallToolRequest {
-    const METHOD: &'static str = "tools/call";
-    type Params = CallToolRequestParams;
-    type Result = CallToolResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| Some(&mut p.meta));
+crate::envelope::requests! {
+    /// Calls a tool.
+    CallToolRequest = CallTool("tools/call", required CallToolRequestParams) -> CallToolResult, meta |p| Some(&mut p.meta);
 }
 
 /// The result of a tool call. Tool failures (including invalid arguments) are results
@@ -701,52 +586,9 @@ impl CallToolResult {
     }
 }
 
-/// Tells the client the tool list changed.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ToolListChangedNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<ToolListChangedNotification>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<NotificationParams>,
-}
-
-impl ToolListChangedNotification {
-    /// The method name, `"notifications/tools/list_changed"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification without parameters.
-    pub fn new() -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: NotificationParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl Default for ToolListChangedNotification {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl NotificationMethod for ToolListChangedNotification {
-    const METHOD: &'static str = "notifications/tools/list_changed";
-    type Params = Option<NotificationParams>;
+crate::envelope::notifications! {
+    /// Tells the client the tool list changed.
+    ToolListChangedNotification = ToolListChanged("notifications/tools/list_changed", optional NotificationParams);
 }
 
 #[cfg(test)]
