@@ -55,11 +55,8 @@ impl PromptReference {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
     }
 }
 
@@ -167,11 +164,8 @@ impl CompleteContext {
         Self::default()
     }
 
-    /// Sets `arguments`.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: impl Into<BTreeMap<String, String>>) -> Self {
-        self.arguments = Some(arguments.into());
-        self
+    crate::setters::setters! {
+        with_arguments(arguments: impl Into<BTreeMap<String, String>>),
     }
 }
 
@@ -204,18 +198,9 @@ impl CompleteRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `context`.
-    #[must_use]
-    pub fn with_context(mut self, context: impl Into<CompleteContext>) -> Self {
-        self.context = Some(context.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_context(context: impl Into<CompleteContext>),
     }
 }
 
@@ -252,18 +237,9 @@ impl Completion {
         }
     }
 
-    /// Sets `total`.
-    #[must_use]
-    pub fn with_total(mut self, total: impl Into<u64>) -> Self {
-        self.total = Some(total.into());
-        self
-    }
-
-    /// Sets `has_more`.
-    #[must_use]
-    pub fn with_has_more(mut self, has_more: impl Into<bool>) -> Self {
-        self.has_more = Some(has_more.into());
-        self
+    crate::setters::setters! {
+        with_total(total: impl Into<u64>),
+        with_has_more(has_more: impl Into<bool>),
     }
 }
 
@@ -305,18 +281,9 @@ impl CompleteResult {
         Self::new(completion)
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
     }
 }
 

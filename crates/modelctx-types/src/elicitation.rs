@@ -76,18 +76,9 @@ impl ElicitRequestFormParams {
         self
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `task`.
-    #[must_use]
-    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
-        self.task = Some(task.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_task(task: impl Into<TaskMetadata>),
     }
 }
 
@@ -148,18 +139,9 @@ impl ElicitRequestUrlParams {
         self.elicitation_id.as_deref().unwrap_or_default()
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `task`.
-    #[must_use]
-    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
-        self.task = Some(task.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_task(task: impl Into<TaskMetadata>),
     }
 }
 
@@ -383,18 +365,9 @@ impl ElicitResult {
         Self::new(ElicitAction::Cancel)
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `content`.
-    #[must_use]
-    pub fn with_content(mut self, content: impl Into<BTreeMap<String, ElicitValue>>) -> Self {
-        self.content = Some(content.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_content(content: impl Into<BTreeMap<String, ElicitValue>>),
     }
 }
 

@@ -119,6 +119,7 @@ mod resources;
 mod responses;
 mod roots;
 mod sampling;
+mod setters;
 mod subscriptions;
 mod tag;
 mod tasks;

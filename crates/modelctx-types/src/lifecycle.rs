@@ -105,25 +105,10 @@ impl Icon {
         }
     }
 
-    /// Sets `mime_type`.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets `sizes`.
-    #[must_use]
-    pub fn with_sizes(mut self, sizes: impl Into<Vec<String>>) -> Self {
-        self.sizes = Some(sizes.into());
-        self
-    }
-
-    /// Sets `theme`.
-    #[must_use]
-    pub fn with_theme(mut self, theme: impl Into<IconTheme>) -> Self {
-        self.theme = Some(theme.into());
-        self
+    crate::setters::setters! {
+        with_mime_type(mime_type: impl Into<String>),
+        with_sizes(sizes: impl Into<Vec<String>>),
+        with_theme(theme: impl Into<IconTheme>),
     }
 }
 
@@ -144,11 +129,8 @@ impl Icons {
         Self::default()
     }
 
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
+    crate::setters::setters! {
+        with_icons(icons: impl Into<Vec<Icon>>),
     }
 }
 
@@ -173,11 +155,8 @@ impl BaseMetadata {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
     }
 
     /// What to display: the title, else the name.
@@ -222,32 +201,11 @@ impl Implementation {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
-    }
-
-    /// Sets `website_url`.
-    #[must_use]
-    pub fn with_website_url(mut self, website_url: impl Into<String>) -> Self {
-        self.website_url = Some(website_url.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_icons(icons: impl Into<Vec<Icon>>),
+        with_website_url(website_url: impl Into<String>),
     }
 }
 
@@ -282,11 +240,8 @@ impl InitializeRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -330,18 +285,9 @@ impl InitializeResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `instructions`.
-    #[must_use]
-    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.instructions = Some(instructions.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_instructions(instructions: impl Into<String>),
     }
 }
 

@@ -145,11 +145,8 @@ impl SetLevelRequestParams {
         Self { meta: None, level }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -186,18 +183,9 @@ impl LoggingMessageNotificationParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `logger`.
-    #[must_use]
-    pub fn with_logger(mut self, logger: impl Into<String>) -> Self {
-        self.logger = Some(logger.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_logger(logger: impl Into<String>),
     }
 }
 

@@ -32,18 +32,9 @@ impl CancelledNotificationParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `reason`.
-    #[must_use]
-    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
-        self.reason = Some(reason.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_reason(reason: impl Into<String>),
     }
 }
 
@@ -89,25 +80,10 @@ impl ProgressNotificationParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `total`.
-    #[must_use]
-    pub fn with_total(mut self, total: impl Into<f64>) -> Self {
-        self.total = Some(total.into());
-        self
-    }
-
-    /// Sets `message`.
-    #[must_use]
-    pub fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_total(total: impl Into<f64>),
+        with_message(message: impl Into<String>),
     }
 }
 

@@ -41,25 +41,10 @@ impl PromptArgument {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `required`.
-    #[must_use]
-    pub fn with_required(mut self, required: impl Into<bool>) -> Self {
-        self.required = Some(required.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_required(required: impl Into<bool>),
     }
 }
 
@@ -100,39 +85,12 @@ impl Prompt {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `arguments`.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: impl Into<Vec<PromptArgument>>) -> Self {
-        self.arguments = Some(arguments.into());
-        self
-    }
-
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_arguments(arguments: impl Into<Vec<PromptArgument>>),
+        with_icons(icons: impl Into<Vec<Icon>>),
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -178,39 +136,12 @@ impl ListPromptsResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `next_cursor`.
-    #[must_use]
-    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
-        self.next_cursor = Some(next_cursor.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
-    }
-
-    /// Sets `ttl_ms` (2026-07-28).
-    #[must_use]
-    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
-        self.ttl_ms = Some(ttl_ms);
-        self
-    }
-
-    /// Sets `cache_scope` (2026-07-28).
-    #[must_use]
-    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
-        self.cache_scope = Some(cache_scope.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_next_cursor(next_cursor: impl Into<Cursor>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
+        with_ttl_ms(ttl_ms: u64) "2026-07-28",
+        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
     }
 }
 
@@ -249,18 +180,9 @@ impl GetPromptRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `arguments`.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: impl Into<BTreeMap<String, String>>) -> Self {
-        self.arguments = Some(arguments.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_arguments(arguments: impl Into<BTreeMap<String, String>>),
     }
 
     /// Adds one argument.
@@ -272,18 +194,9 @@ impl GetPromptRequestParams {
         self
     }
 
-    /// Sets `input_responses` (2026-07-28).
-    #[must_use]
-    pub fn with_input_responses(mut self, input_responses: impl Into<InputResponses>) -> Self {
-        self.input_responses = Some(input_responses.into());
-        self
-    }
-
-    /// Sets `request_state` (2026-07-28).
-    #[must_use]
-    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
-        self.request_state = Some(request_state.into());
-        self
+    crate::setters::setters! {
+        with_input_responses(input_responses: impl Into<InputResponses>) "2026-07-28",
+        with_request_state(request_state: impl Into<String>) "2026-07-28",
     }
 }
 
@@ -352,25 +265,10 @@ impl GetPromptResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_description(description: impl Into<String>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
     }
 }
 

@@ -59,53 +59,14 @@ impl Resource {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `mime_type`.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets `annotations`.
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
-        self.annotations = Some(annotations.into());
-        self
-    }
-
-    /// Sets `size`.
-    #[must_use]
-    pub fn with_size(mut self, size: impl Into<u64>) -> Self {
-        self.size = Some(size.into());
-        self
-    }
-
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_mime_type(mime_type: impl Into<String>),
+        with_annotations(annotations: impl Into<Annotations>),
+        with_size(size: impl Into<u64>),
+        with_icons(icons: impl Into<Vec<Icon>>),
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -153,46 +114,13 @@ impl ResourceTemplate {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `mime_type`.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets `annotations`.
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
-        self.annotations = Some(annotations.into());
-        self
-    }
-
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_mime_type(mime_type: impl Into<String>),
+        with_annotations(annotations: impl Into<Annotations>),
+        with_icons(icons: impl Into<Vec<Icon>>),
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -238,39 +166,12 @@ impl ListResourcesResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `next_cursor`.
-    #[must_use]
-    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
-        self.next_cursor = Some(next_cursor.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
-    }
-
-    /// Sets `ttl_ms` (2026-07-28).
-    #[must_use]
-    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
-        self.ttl_ms = Some(ttl_ms);
-        self
-    }
-
-    /// Sets `cache_scope` (2026-07-28).
-    #[must_use]
-    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
-        self.cache_scope = Some(cache_scope.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_next_cursor(next_cursor: impl Into<Cursor>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
+        with_ttl_ms(ttl_ms: u64) "2026-07-28",
+        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
     }
 }
 
@@ -316,39 +217,12 @@ impl ListResourceTemplatesResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `next_cursor`.
-    #[must_use]
-    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
-        self.next_cursor = Some(next_cursor.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
-    }
-
-    /// Sets `ttl_ms` (2026-07-28).
-    #[must_use]
-    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
-        self.ttl_ms = Some(ttl_ms);
-        self
-    }
-
-    /// Sets `cache_scope` (2026-07-28).
-    #[must_use]
-    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
-        self.cache_scope = Some(cache_scope.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_next_cursor(next_cursor: impl Into<Cursor>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
+        with_ttl_ms(ttl_ms: u64) "2026-07-28",
+        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
     }
 }
 
@@ -386,25 +260,10 @@ impl ResourceRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `input_responses` (2026-07-28).
-    #[must_use]
-    pub fn with_input_responses(mut self, input_responses: impl Into<InputResponses>) -> Self {
-        self.input_responses = Some(input_responses.into());
-        self
-    }
-
-    /// Sets `request_state` (2026-07-28).
-    #[must_use]
-    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
-        self.request_state = Some(request_state.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_input_responses(input_responses: impl Into<InputResponses>) "2026-07-28",
+        with_request_state(request_state: impl Into<String>) "2026-07-28",
     }
 }
 
@@ -453,32 +312,11 @@ impl ReadResourceResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
-    }
-
-    /// Sets `ttl_ms` (2026-07-28).
-    #[must_use]
-    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
-        self.ttl_ms = Some(ttl_ms);
-        self
-    }
-
-    /// Sets `cache_scope` (2026-07-28).
-    #[must_use]
-    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
-        self.cache_scope = Some(cache_scope.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
+        with_ttl_ms(ttl_ms: u64) "2026-07-28",
+        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
     }
 }
 
@@ -518,11 +356,8 @@ impl ResourceUpdatedNotificationParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 

@@ -30,18 +30,9 @@ impl Root {
         }
     }
 
-    /// Sets `name`.
-    #[must_use]
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_name(name: impl Into<String>),
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -68,11 +59,8 @@ impl ListRootsResult {
         Self { meta: None, roots }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 

@@ -110,11 +110,8 @@ impl TaskMetadata {
         Self::default()
     }
 
-    /// Sets `ttl`.
-    #[must_use]
-    pub fn with_ttl(mut self, ttl: impl Into<u64>) -> Self {
-        self.ttl = Some(ttl.into());
-        self
+    crate::setters::setters! {
+        with_ttl(ttl: impl Into<u64>),
     }
 }
 
@@ -204,18 +201,9 @@ impl Task {
         }
     }
 
-    /// Sets `status_message`.
-    #[must_use]
-    pub fn with_status_message(mut self, status_message: impl Into<String>) -> Self {
-        self.status_message = Some(status_message.into());
-        self
-    }
-
-    /// Sets `poll_interval`.
-    #[must_use]
-    pub fn with_poll_interval(mut self, poll_interval: impl Into<u64>) -> Self {
-        self.poll_interval = Some(poll_interval.into());
-        self
+    crate::setters::setters! {
+        with_status_message(status_message: impl Into<String>),
+        with_poll_interval(poll_interval: impl Into<u64>),
     }
 }
 
@@ -237,11 +225,8 @@ impl CreateTaskResult {
         Self { meta: None, task }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -266,11 +251,8 @@ impl GetTaskRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -295,11 +277,8 @@ impl GetTaskPayloadRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -324,11 +303,8 @@ impl CancelTaskRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -356,11 +332,8 @@ impl GetTaskResult {
         Self { meta: None, task }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -415,11 +388,8 @@ impl GetTaskPayloadResult {
         self.extra.get(key)
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -447,11 +417,8 @@ impl CancelTaskResult {
         Self { meta: None, task }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -491,18 +458,9 @@ impl ListTasksResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `next_cursor`.
-    #[must_use]
-    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
-        self.next_cursor = Some(next_cursor.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_next_cursor(next_cursor: impl Into<Cursor>),
     }
 }
 
@@ -525,11 +483,8 @@ impl TaskStatusNotificationParams {
         Self { meta: None, task }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 

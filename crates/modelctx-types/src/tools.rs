@@ -110,11 +110,8 @@ impl ToolExecution {
         Self::default()
     }
 
-    /// Sets `task_support`.
-    #[must_use]
-    pub fn with_task_support(mut self, task_support: impl Into<TaskSupport>) -> Self {
-        self.task_support = Some(task_support.into());
-        self
+    crate::setters::setters! {
+        with_task_support(task_support: impl Into<TaskSupport>),
     }
 }
 
@@ -146,39 +143,12 @@ impl ToolAnnotations {
         Self::default()
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `read_only_hint`.
-    #[must_use]
-    pub fn with_read_only_hint(mut self, read_only_hint: impl Into<bool>) -> Self {
-        self.read_only_hint = Some(read_only_hint.into());
-        self
-    }
-
-    /// Sets `destructive_hint`.
-    #[must_use]
-    pub fn with_destructive_hint(mut self, destructive_hint: impl Into<bool>) -> Self {
-        self.destructive_hint = Some(destructive_hint.into());
-        self
-    }
-
-    /// Sets `idempotent_hint`.
-    #[must_use]
-    pub fn with_idempotent_hint(mut self, idempotent_hint: impl Into<bool>) -> Self {
-        self.idempotent_hint = Some(idempotent_hint.into());
-        self
-    }
-
-    /// Sets `open_world_hint`.
-    #[must_use]
-    pub fn with_open_world_hint(mut self, open_world_hint: impl Into<bool>) -> Self {
-        self.open_world_hint = Some(open_world_hint.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_read_only_hint(read_only_hint: impl Into<bool>),
+        with_destructive_hint(destructive_hint: impl Into<bool>),
+        with_idempotent_hint(idempotent_hint: impl Into<bool>),
+        with_open_world_hint(open_world_hint: impl Into<bool>),
     }
 }
 
@@ -245,53 +215,14 @@ impl Tool {
         Self::new(name, schema)
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `execution`.
-    #[must_use]
-    pub fn with_execution(mut self, execution: impl Into<ToolExecution>) -> Self {
-        self.execution = Some(execution.into());
-        self
-    }
-
-    /// Sets `output_schema`.
-    #[must_use]
-    pub fn with_output_schema(mut self, output_schema: impl Into<JsonObject>) -> Self {
-        self.output_schema = Some(output_schema.into());
-        self
-    }
-
-    /// Sets `annotations`.
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: impl Into<ToolAnnotations>) -> Self {
-        self.annotations = Some(annotations.into());
-        self
-    }
-
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_execution(execution: impl Into<ToolExecution>),
+        with_output_schema(output_schema: impl Into<JsonObject>),
+        with_annotations(annotations: impl Into<ToolAnnotations>),
+        with_icons(icons: impl Into<Vec<Icon>>),
+        with_meta(meta: impl Into<Meta>),
     }
 
     /// The input schema's `$schema` dialect, if declared.
@@ -375,39 +306,12 @@ impl ListToolsResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `next_cursor`.
-    #[must_use]
-    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
-        self.next_cursor = Some(next_cursor.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
-    }
-
-    /// Sets `ttl_ms` (2026-07-28).
-    #[must_use]
-    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
-        self.ttl_ms = Some(ttl_ms);
-        self
-    }
-
-    /// Sets `cache_scope` (2026-07-28).
-    #[must_use]
-    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
-        self.cache_scope = Some(cache_scope.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_next_cursor(next_cursor: impl Into<Cursor>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
+        with_ttl_ms(ttl_ms: u64) "2026-07-28",
+        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
     }
 }
 
@@ -450,39 +354,12 @@ impl CallToolRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `task`.
-    #[must_use]
-    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
-        self.task = Some(task.into());
-        self
-    }
-
-    /// Sets `arguments`.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: impl Into<JsonObject>) -> Self {
-        self.arguments = Some(arguments.into());
-        self
-    }
-
-    /// Sets `input_responses` (2026-07-28).
-    #[must_use]
-    pub fn with_input_responses(mut self, input_responses: impl Into<InputResponses>) -> Self {
-        self.input_responses = Some(input_responses.into());
-        self
-    }
-
-    /// Sets `request_state` (2026-07-28).
-    #[must_use]
-    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
-        self.request_state = Some(request_state.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_task(task: impl Into<TaskMetadata>),
+        with_arguments(arguments: impl Into<JsonObject>),
+        with_input_responses(input_responses: impl Into<InputResponses>) "2026-07-28",
+        with_request_state(request_state: impl Into<String>) "2026-07-28",
     }
 }
 
@@ -556,11 +433,8 @@ impl CallToolResult {
         self.is_error == Some(true)
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 
     /// Sets `structured_content`: a JSON object (a [`JsonObject`] or an object
@@ -571,18 +445,9 @@ impl CallToolResult {
         self
     }
 
-    /// Sets `is_error`.
-    #[must_use]
-    pub fn with_is_error(mut self, is_error: impl Into<bool>) -> Self {
-        self.is_error = Some(is_error.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
+    crate::setters::setters! {
+        with_is_error(is_error: impl Into<bool>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
     }
 }
 
