@@ -6,8 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::ResultType;
 use crate::base::{NotificationParams, PaginatedRequestParams};
-use crate::cache::CacheScope;
-use crate::common::{Cursor, Meta};
+use crate::common::Meta;
 use crate::content::{ContentBlock, Role};
 use crate::lifecycle::Icon;
 use crate::mrtr::InputResponses;
@@ -99,51 +98,7 @@ crate::envelope::requests! {
     ListPromptsRequest = ListPrompts("prompts/list", optional PaginatedRequestParams) -> ListPromptsResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
-/// The answer to `prompts/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListPromptsResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// How long the client may cache this result, in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache this result: one authorization context or anyone (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Present when there may be more prompts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// The prompts.
-    pub prompts: Vec<Prompt>,
-}
-
-impl ListPromptsResult {
-    /// A page of prompts.
-    pub fn new(prompts: Vec<Prompt>) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            ttl_ms: None,
-            cache_scope: None,
-            next_cursor: None,
-            prompts,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_next_cursor(next_cursor: impl Into<Cursor>),
-        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
-        with_ttl_ms(ttl_ms: u64) "2026-07-28",
-        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
-    }
-}
+crate::cache::list_result!(ListPromptsResult("prompts/list") { prompts: Prompt } "prompts");
 
 /// Parameters of `prompts/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::ResultType;
 use crate::base::{EmptyResult, NotificationParams, PaginatedRequestParams};
 use crate::cache::CacheScope;
-use crate::common::{Cursor, Meta};
+use crate::common::Meta;
 use crate::content::{Annotations, TextOrBlobResourceContents};
 use crate::lifecycle::Icon;
 use crate::mrtr::InputResponses;
@@ -129,102 +129,14 @@ crate::envelope::requests! {
     ListResourcesRequest = ListResources("resources/list", optional PaginatedRequestParams) -> ListResourcesResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
-/// The answer to `resources/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListResourcesResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// How long the client may cache this result, in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache this result: one authorization context or anyone (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Present when there may be more resources.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// The resources.
-    pub resources: Vec<Resource>,
-}
-
-impl ListResourcesResult {
-    /// A page of resources.
-    pub fn new(resources: Vec<Resource>) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            ttl_ms: None,
-            cache_scope: None,
-            next_cursor: None,
-            resources,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_next_cursor(next_cursor: impl Into<Cursor>),
-        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
-        with_ttl_ms(ttl_ms: u64) "2026-07-28",
-        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
-    }
-}
+crate::cache::list_result!(ListResourcesResult("resources/list") { resources: Resource } "resources");
 
 crate::envelope::requests! {
     /// Lists the server's resource templates (paginated).
     ListResourceTemplatesRequest = ListResourceTemplates("resources/templates/list", optional PaginatedRequestParams) -> ListResourceTemplatesResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
-/// The answer to `resources/templates/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListResourceTemplatesResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// How long the client may cache this result, in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache this result: one authorization context or anyone (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Present when there may be more templates.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// The templates.
-    pub resource_templates: Vec<ResourceTemplate>,
-}
-
-impl ListResourceTemplatesResult {
-    /// A page of templates.
-    pub fn new(resource_templates: Vec<ResourceTemplate>) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            ttl_ms: None,
-            cache_scope: None,
-            next_cursor: None,
-            resource_templates,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_next_cursor(next_cursor: impl Into<Cursor>),
-        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
-        with_ttl_ms(ttl_ms: u64) "2026-07-28",
-        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
-    }
-}
+crate::cache::list_result!(ListResourceTemplatesResult("resources/templates/list") { resource_templates: ResourceTemplate } "templates");
 
 /// Parameters naming one resource (the schema's `ResourceRequestParams`; also
 /// `ReadResourceRequestParams`, `SubscribeRequestParams`, `UnsubscribeRequestParams`).

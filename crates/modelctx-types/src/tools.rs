@@ -9,8 +9,7 @@ use serde_json::Value;
 
 use crate::base::ResultType;
 use crate::base::{JsonObject, NotificationParams, PaginatedRequestParams};
-use crate::cache::CacheScope;
-use crate::common::{Cursor, Meta};
+use crate::common::Meta;
 use crate::content::ContentBlock;
 use crate::lifecycle::Icon;
 use crate::mrtr::InputResponses;
@@ -269,51 +268,7 @@ crate::envelope::requests! {
     ListToolsRequest = ListTools("tools/list", optional PaginatedRequestParams) -> ListToolsResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
-/// The answer to `tools/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListToolsResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// How long the client may cache this result, in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache this result: one authorization context or anyone (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Present when there may be more tools.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// The tools.
-    pub tools: Vec<Tool>,
-}
-
-impl ListToolsResult {
-    /// A page of tools.
-    pub fn new(tools: Vec<Tool>) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            ttl_ms: None,
-            cache_scope: None,
-            next_cursor: None,
-            tools,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_next_cursor(next_cursor: impl Into<Cursor>),
-        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
-        with_ttl_ms(ttl_ms: u64) "2026-07-28",
-        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
-    }
-}
+crate::cache::list_result!(ListToolsResult("tools/list") { tools: Tool } "tools");
 
 /// Parameters of `tools/call`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
