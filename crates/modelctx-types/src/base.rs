@@ -158,11 +158,8 @@ impl GenericRequest {
         }
     }
 
-    /// Sets `params`.
-    #[must_use]
-    pub fn with_params(mut self, params: impl Into<JsonObject>) -> Self {
-        self.params = Some(params.into());
-        self
+    crate::setters::setters! {
+        with_params(params: impl Into<JsonObject>),
     }
 }
 
@@ -191,11 +188,8 @@ impl GenericNotification {
         }
     }
 
-    /// Sets `params`.
-    #[must_use]
-    pub fn with_params(mut self, params: impl Into<JsonObject>) -> Self {
-        self.params = Some(params.into());
-        self
+    crate::setters::setters! {
+        with_params(params: impl Into<JsonObject>),
     }
 }
 
@@ -221,18 +215,9 @@ impl GenericResult {
         Self::default()
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `result_type`.
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_result_type(result_type: impl Into<ResultType>),
     }
 
     /// Adds a key.
@@ -262,11 +247,8 @@ impl RequestParams {
         Self::default()
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 
     /// Asks for progress notifications with this token.
@@ -295,11 +277,8 @@ impl NotificationParams {
         Self::default()
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -323,18 +302,9 @@ impl TaskAugmentedRequestParams {
         Self::default()
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `task`.
-    #[must_use]
-    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
-        self.task = Some(task.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_task(task: impl Into<TaskMetadata>),
     }
 }
 
@@ -362,18 +332,9 @@ impl PaginatedRequestParams {
         Self::new().with_cursor(cursor)
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `cursor`.
-    #[must_use]
-    pub fn with_cursor(mut self, cursor: impl Into<Cursor>) -> Self {
-        self.cursor = Some(cursor.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_cursor(cursor: impl Into<Cursor>),
     }
 }
 
@@ -409,11 +370,8 @@ impl PaginatedRequest {
         }
     }
 
-    /// Sets `params`.
-    #[must_use]
-    pub fn with_params(mut self, params: impl Into<PaginatedRequestParams>) -> Self {
-        self.params = Some(params.into());
-        self
+    crate::setters::setters! {
+        with_params(params: impl Into<PaginatedRequestParams>),
     }
 }
 
@@ -439,25 +397,10 @@ impl PaginatedResult {
         Self::default()
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `result_type`.
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
-    }
-
-    /// Sets `next_cursor`.
-    #[must_use]
-    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
-        self.next_cursor = Some(next_cursor.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_result_type(result_type: impl Into<ResultType>),
+        with_next_cursor(next_cursor: impl Into<Cursor>),
     }
 }
 

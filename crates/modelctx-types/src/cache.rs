@@ -103,10 +103,63 @@ impl CacheableResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
+
+/// Declares the cacheable page of a list method (`tools/list`, `prompts/list`,
+/// `resources/list`, `resources/templates/list`): `_meta`, `result_type`, `ttl_ms`,
+/// `cache_scope`, `next_cursor`, then the items, with `new(items)` and the setters.
+/// `ListName("method") { items: Item } "what"`; `what` names the items in the docs.
+macro_rules! list_result {
+    ($name:ident($method:literal) { $items:ident: $item:ty } $what:literal) => {
+        #[doc = concat!("The answer to `", $method, "`.")]
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        #[non_exhaustive]
+        pub struct $name {
+            /// Metadata.
+            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+            pub meta: Option<$crate::common::Meta>,
+            /// The kind of result (2026-07-28; absent before, which means complete).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub result_type: Option<$crate::base::ResultType>,
+            /// How long the client may cache this result, in milliseconds (2026-07-28).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub ttl_ms: Option<u64>,
+            /// Who may cache this result: one authorization context or anyone (2026-07-28).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub cache_scope: Option<$crate::cache::CacheScope>,
+            #[doc = concat!("Present when there may be more ", $what, ".")]
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub next_cursor: Option<$crate::common::Cursor>,
+            #[doc = concat!("The ", $what, ".")]
+            pub $items: Vec<$item>,
+        }
+
+        impl $name {
+            #[doc = concat!("A page of ", $what, ".")]
+            pub fn new($items: Vec<$item>) -> Self {
+                Self {
+                    meta: None,
+                    result_type: None,
+                    ttl_ms: None,
+                    cache_scope: None,
+                    next_cursor: None,
+                    $items,
+                }
+            }
+
+            $crate::setters::setters! {
+                with_meta(meta: impl Into<$crate::common::Meta>),
+                with_next_cursor(next_cursor: impl Into<$crate::common::Cursor>),
+                with_result_type(result_type: impl Into<$crate::base::ResultType>) "2026-07-28",
+                with_ttl_ms(ttl_ms: u64) "2026-07-28",
+                with_cache_scope(cache_scope: impl Into<$crate::cache::CacheScope>) "2026-07-28",
+            }
+        }
+    };
+}
+
+pub(crate) use list_result;

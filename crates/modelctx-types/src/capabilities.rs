@@ -233,11 +233,8 @@ impl ClientCapabilities {
         self
     }
 
-    /// Sets `tasks`.
-    #[must_use]
-    pub fn with_tasks(mut self, tasks: impl Into<ClientTasksCapability>) -> Self {
-        self.tasks = Some(tasks.into());
-        self
+    crate::setters::setters! {
+        with_tasks(tasks: impl Into<ClientTasksCapability>),
     }
 
     /// Declares the extension `id` (2026-07-28) with these settings.
@@ -249,11 +246,8 @@ impl ClientCapabilities {
         self
     }
 
-    /// Sets `experimental`.
-    #[must_use]
-    pub fn with_experimental(mut self, experimental: impl Into<ExperimentalCapabilities>) -> Self {
-        self.experimental = Some(experimental.into());
-        self
+    crate::setters::setters! {
+        with_experimental(experimental: impl Into<ExperimentalCapabilities>),
     }
 }
 
@@ -399,11 +393,8 @@ impl ServerCapabilities {
         self
     }
 
-    /// Sets `tasks`.
-    #[must_use]
-    pub fn with_tasks(mut self, tasks: impl Into<ServerTasksCapability>) -> Self {
-        self.tasks = Some(tasks.into());
-        self
+    crate::setters::setters! {
+        with_tasks(tasks: impl Into<ServerTasksCapability>),
     }
 
     /// Declares the extension `id` (2026-07-28) with these settings.
@@ -415,11 +406,8 @@ impl ServerCapabilities {
         self
     }
 
-    /// Sets `experimental`.
-    #[must_use]
-    pub fn with_experimental(mut self, experimental: impl Into<ExperimentalCapabilities>) -> Self {
-        self.experimental = Some(experimental.into());
-        self
+    crate::setters::setters! {
+        with_experimental(experimental: impl Into<ExperimentalCapabilities>),
     }
 }
 

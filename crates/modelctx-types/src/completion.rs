@@ -9,9 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::ResultType;
 use crate::base::{JsonObject, from_object, str_member};
 use crate::common::Meta;
-use crate::jsonrpc::RequestId;
-use crate::method::RequestMethod;
-use crate::tag::{FixedStr, JsonRpcTag, RequestTag, Tag};
+use crate::tag::{FixedStr, Tag};
 
 /// The `"ref/prompt"` member value.
 pub(crate) type PromptRefTag = Tag<PromptRefValue>;
@@ -57,11 +55,8 @@ impl PromptReference {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
     }
 }
 
@@ -169,11 +164,8 @@ impl CompleteContext {
         Self::default()
     }
 
-    /// Sets `arguments`.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: impl Into<BTreeMap<String, String>>) -> Self {
-        self.arguments = Some(arguments.into());
-        self
+    crate::setters::setters! {
+        with_arguments(arguments: impl Into<BTreeMap<String, String>>),
     }
 }
 
@@ -206,76 +198,15 @@ impl CompleteRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `context`.
-    #[must_use]
-    pub fn with_context(mut self, context: impl Into<CompleteContext>) -> Self {
-        self.context = Some(context.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_context(context: impl Into<CompleteContext>),
     }
 }
 
-/// Asks the server for completion options.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CompleteRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<CompleteRequest>,
-    /// The parameters.
-    pub params: CompleteRequestParams,
-}
-
-impl CompleteRequest {
-    /// The method name, `"completion/complete"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: CompleteRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: CompleteRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for CompleteRequest {
-    const METHOD: &'static str = "completion/complete";
-    type Params = CompleteRequestParams;
-    type Result = CompleteResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| Some(&mut p.meta));
+crate::envelope::requests! {
+    /// Asks the server for completion options.
+    CompleteRequest = Complete("completion/complete", required CompleteRequestParams) -> CompleteResult, meta |p| Some(&mut p.meta);
 }
 
 /// The completion options.
@@ -306,18 +237,9 @@ impl Completion {
         }
     }
 
-    /// Sets `total`.
-    #[must_use]
-    pub fn with_total(mut self, total: impl Into<u64>) -> Self {
-        self.total = Some(total.into());
-        self
-    }
-
-    /// Sets `has_more`.
-    #[must_use]
-    pub fn with_has_more(mut self, has_more: impl Into<bool>) -> Self {
-        self.has_more = Some(has_more.into());
-        self
+    crate::setters::setters! {
+        with_total(total: impl Into<u64>),
+        with_has_more(has_more: impl Into<bool>),
     }
 }
 
@@ -359,18 +281,9 @@ impl CompleteResult {
         Self::new(completion)
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
     }
 }
 

@@ -15,8 +15,7 @@ use crate::common::Meta;
 use crate::elicitation_schema::RequestedSchema;
 use crate::error::{ErrorCode, ErrorData};
 use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
-use crate::method::{NotificationMethod, RequestMethod};
-use crate::tag::{FixedStr, JsonRpcTag, NotificationTag, RequestTag, Tag};
+use crate::tag::{FixedStr, Tag};
 use crate::tasks::TaskMetadata;
 
 /// The `"form"` member value.
@@ -77,18 +76,9 @@ impl ElicitRequestFormParams {
         self
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `task`.
-    #[must_use]
-    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
-        self.task = Some(task.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_task(task: impl Into<TaskMetadata>),
     }
 }
 
@@ -149,18 +139,9 @@ impl ElicitRequestUrlParams {
         self.elicitation_id.as_deref().unwrap_or_default()
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `task`.
-    #[must_use]
-    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
-        self.task = Some(task.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_task(task: impl Into<TaskMetadata>),
     }
 }
 
@@ -226,58 +207,9 @@ impl<'de> Deserialize<'de> for ElicitRequestParams {
     }
 }
 
-/// Asks the client to elicit information from the user.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ElicitRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ElicitRequest>,
-    /// The parameters.
-    pub params: ElicitRequestParams,
-}
-
-impl ElicitRequest {
-    /// The method name, `"elicitation/create"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: ElicitRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: ElicitRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for ElicitRequest {
-    const METHOD: &'static str = "elicitation/create";
-    type Params = ElicitRequestParams;
-    type Result = ElicitResult;
+crate::envelope::requests! {
+    /// Asks the client to elicit information from the user.
+    ElicitRequest = Elicit("elicitation/create", required ElicitRequestParams) -> ElicitResult;
 }
 
 /// What the user did.
@@ -433,18 +365,9 @@ impl ElicitResult {
         Self::new(ElicitAction::Cancel)
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `content`.
-    #[must_use]
-    pub fn with_content(mut self, content: impl Into<BTreeMap<String, ElicitValue>>) -> Self {
-        self.content = Some(content.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_content(content: impl Into<BTreeMap<String, ElicitValue>>),
     }
 }
 
@@ -470,38 +393,9 @@ impl ElicitationCompleteNotificationParams {
     }
 }
 
-/// Tells the client an out-of-band (URL) elicitation completed.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ElicitationCompleteNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<ElicitationCompleteNotification>,
-    /// The parameters.
-    pub params: ElicitationCompleteNotificationParams,
-}
-
-impl ElicitationCompleteNotification {
-    /// The method name, `"notifications/elicitation/complete"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: ElicitationCompleteNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for ElicitationCompleteNotification {
-    const METHOD: &'static str = "notifications/elicitation/complete";
-    type Params = ElicitationCompleteNotificationParams;
+crate::envelope::notifications! {
+    /// Tells the client an out-of-band (URL) elicitation completed.
+    ElicitationCompleteNotification = ElicitationComplete("notifications/elicitation/complete", required ElicitationCompleteNotificationParams);
 }
 
 /// The `data` of a `-32042` error: the URL elicitations to complete first.

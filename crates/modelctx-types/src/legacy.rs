@@ -70,11 +70,8 @@ impl Annotated {
         Self::default()
     }
 
-    /// Sets `annotations`.
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
-        self.annotations = Some(annotations.into());
-        self
+    crate::setters::setters! {
+        with_annotations(annotations: impl Into<Annotations>),
     }
 }
 

@@ -33,7 +33,9 @@
 //!   `ResourceReference` are aliases.
 //! - Each `*Request` type is the whole JSON-RPC request (`jsonrpc`, `id`, `method`,
 //!   `params`), checks its `method` when read, and implements [`RequestMethod`]; each
-//!   `*Notification` likewise implements [`NotificationMethod`]. The unions
+//!   `*Notification` likewise implements [`NotificationMethod`]. Most are aliases of
+//!   the generic [`Request<M>`](Request) and [`Notification<M>`](Notification) over a
+//!   marker per method ([`methods`]), with the method's own constructors. The unions
 //!   [`ClientRequest`], [`ServerRequest`], [`ClientNotification`],
 //!   [`ServerNotification`], [`ClientResult`] and [`ServerResult`] decode any message
 //!   of one side.
@@ -95,6 +97,7 @@ mod content;
 mod discover;
 mod elicitation;
 mod elicitation_schema;
+mod envelope;
 mod error;
 pub mod ext_tasks;
 mod jsonrpc;
@@ -106,6 +109,7 @@ pub mod members;
 mod messages;
 mod meta;
 mod method;
+pub mod methods;
 pub mod mirror;
 mod mrtr;
 mod named_errors;
@@ -115,6 +119,7 @@ mod resources;
 mod responses;
 mod roots;
 mod sampling;
+mod setters;
 mod subscriptions;
 mod tag;
 mod tasks;
@@ -156,6 +161,7 @@ pub use elicitation_schema::{
     TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema, UntitledEnumItems,
     UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,
 };
+pub use envelope::{Notification, Request};
 pub use error::{ErrorCode, ErrorData};
 pub use jsonrpc::{
     InvalidMessage, JSONRPC_VERSION, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,

@@ -10,9 +10,6 @@ use serde::{Deserialize, Serialize};
 use crate::base::{EmptyResult, NotificationParams, RequestParams};
 use crate::capabilities::{ClientCapabilities, ServerCapabilities};
 use crate::common::Meta;
-use crate::jsonrpc::RequestId;
-use crate::method::{NotificationMethod, RequestMethod};
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 use crate::version::ProtocolVersion;
 
 /// The background an icon is designed for.
@@ -108,25 +105,10 @@ impl Icon {
         }
     }
 
-    /// Sets `mime_type`.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets `sizes`.
-    #[must_use]
-    pub fn with_sizes(mut self, sizes: impl Into<Vec<String>>) -> Self {
-        self.sizes = Some(sizes.into());
-        self
-    }
-
-    /// Sets `theme`.
-    #[must_use]
-    pub fn with_theme(mut self, theme: impl Into<IconTheme>) -> Self {
-        self.theme = Some(theme.into());
-        self
+    crate::setters::setters! {
+        with_mime_type(mime_type: impl Into<String>),
+        with_sizes(sizes: impl Into<Vec<String>>),
+        with_theme(theme: impl Into<IconTheme>),
     }
 }
 
@@ -147,11 +129,8 @@ impl Icons {
         Self::default()
     }
 
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
+    crate::setters::setters! {
+        with_icons(icons: impl Into<Vec<Icon>>),
     }
 }
 
@@ -176,11 +155,8 @@ impl BaseMetadata {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
     }
 
     /// What to display: the title, else the name.
@@ -225,32 +201,11 @@ impl Implementation {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
-    }
-
-    /// Sets `website_url`.
-    #[must_use]
-    pub fn with_website_url(mut self, website_url: impl Into<String>) -> Self {
-        self.website_url = Some(website_url.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_icons(icons: impl Into<Vec<Icon>>),
+        with_website_url(website_url: impl Into<String>),
     }
 }
 
@@ -285,66 +240,14 @@ impl InitializeRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
-/// The first request of a session: the client offers a revision and capabilities.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct InitializeRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<InitializeRequest>,
-    /// The parameters.
-    pub params: InitializeRequestParams,
-}
-
-impl InitializeRequest {
-    /// The method name, `"initialize"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: InitializeRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: InitializeRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for InitializeRequest {
-    const METHOD: &'static str = "initialize";
-    type Params = InitializeRequestParams;
-    type Result = InitializeResult;
+crate::envelope::requests! {
+    /// The first request of a session: the client offers a revision and capabilities.
+    InitializeRequest = Initialize("initialize", required InitializeRequestParams) -> InitializeResult;
 }
 
 /// The server's answer to `initialize`.
@@ -382,129 +285,20 @@ impl InitializeResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `instructions`.
-    #[must_use]
-    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.instructions = Some(instructions.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_instructions(instructions: impl Into<String>),
     }
 }
 
-/// Sent by the client once initialization has finished.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct InitializedNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<InitializedNotification>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<NotificationParams>,
+crate::envelope::notifications! {
+    /// Sent by the client once initialization has finished.
+    InitializedNotification = Initialized("notifications/initialized", optional NotificationParams);
 }
 
-impl InitializedNotification {
-    /// The method name, `"notifications/initialized"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification without parameters.
-    pub fn new() -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: NotificationParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl Default for InitializedNotification {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl NotificationMethod for InitializedNotification {
-    const METHOD: &'static str = "notifications/initialized";
-    type Params = Option<NotificationParams>;
-}
-
-/// A liveness check either side may send; answered with `{}`.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct PingRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<PingRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<RequestParams>,
-}
-
-impl PingRequest {
-    /// The method name, `"ping"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: RequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for PingRequest {
-    const METHOD: &'static str = "ping";
-    type Params = Option<RequestParams>;
-    type Result = EmptyResult;
+crate::envelope::requests! {
+    /// A liveness check either side may send; answered with `{}`.
+    PingRequest = Ping("ping", optional RequestParams) -> EmptyResult;
 }
 
 #[cfg(test)]

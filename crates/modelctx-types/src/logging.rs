@@ -9,9 +9,6 @@ use serde_json::Value;
 
 use crate::base::EmptyResult;
 use crate::common::Meta;
-use crate::jsonrpc::RequestId;
-use crate::method::{NotificationMethod, RequestMethod};
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// The severity of a log message (RFC 5424).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -148,66 +145,14 @@ impl SetLevelRequestParams {
         Self { meta: None, level }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
-/// Sets the lowest level of log messages the server sends.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SetLevelRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<SetLevelRequest>,
-    /// The parameters.
-    pub params: SetLevelRequestParams,
-}
-
-impl SetLevelRequest {
-    /// The method name, `"logging/setLevel"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: SetLevelRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: SetLevelRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for SetLevelRequest {
-    const METHOD: &'static str = "logging/setLevel";
-    type Params = SetLevelRequestParams;
-    type Result = EmptyResult;
+crate::envelope::requests! {
+    /// Sets the lowest level of log messages the server sends.
+    SetLevelRequest = SetLevel("logging/setLevel", required SetLevelRequestParams) -> EmptyResult;
 }
 
 /// Parameters of `notifications/message`.
@@ -238,53 +183,15 @@ impl LoggingMessageNotificationParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `logger`.
-    #[must_use]
-    pub fn with_logger(mut self, logger: impl Into<String>) -> Self {
-        self.logger = Some(logger.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_logger(logger: impl Into<String>),
     }
 }
 
-/// A log message from the server.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct LoggingMessageNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<LoggingMessageNotification>,
-    /// The parameters.
-    pub params: LoggingMessageNotificationParams,
-}
-
-impl LoggingMessageNotification {
-    /// The method name, `"notifications/message"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: LoggingMessageNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for LoggingMessageNotification {
-    const METHOD: &'static str = "notifications/message";
-    type Params = LoggingMessageNotificationParams;
+crate::envelope::notifications! {
+    /// A log message from the server.
+    LoggingMessageNotification = LoggingMessage("notifications/message", required LoggingMessageNotificationParams);
 }
 
 #[cfg(test)]

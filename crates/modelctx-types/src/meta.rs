@@ -83,18 +83,9 @@ impl RequestMetaObject {
         }
     }
 
-    /// Sets `client_info`.
-    #[must_use]
-    pub fn with_client_info(mut self, client_info: impl Into<Implementation>) -> Self {
-        self.client_info = Some(client_info.into());
-        self
-    }
-
-    /// Sets `log_level`.
-    #[must_use]
-    pub fn with_log_level(mut self, log_level: LoggingLevel) -> Self {
-        self.log_level = Some(log_level);
-        self
+    crate::setters::setters! {
+        with_client_info(client_info: impl Into<Implementation>),
+        with_log_level(log_level: LoggingLevel),
     }
 
     /// Sets `progress_token`.
@@ -139,11 +130,8 @@ impl ResultMetaObject {
         Self::default()
     }
 
-    /// Sets `server_info`.
-    #[must_use]
-    pub fn with_server_info(mut self, server_info: impl Into<Implementation>) -> Self {
-        self.server_info = Some(server_info.into());
-        self
+    crate::setters::setters! {
+        with_server_info(server_info: impl Into<Implementation>),
     }
 
     /// Reads it from a result's `_meta`; fails when a reserved key is malformed.
@@ -181,11 +169,8 @@ impl NotificationMetaObject {
         Self::default()
     }
 
-    /// Sets `subscription_id`.
-    #[must_use]
-    pub fn with_subscription_id(mut self, subscription_id: impl Into<RequestId>) -> Self {
-        self.subscription_id = Some(subscription_id.into());
-        self
+    crate::setters::setters! {
+        with_subscription_id(subscription_id: impl Into<RequestId>),
     }
 
     /// Reads it from a notification's `_meta`; fails when a reserved key is malformed.
@@ -230,11 +215,8 @@ impl SubscriptionsListenResultMetaObject {
         }
     }
 
-    /// Sets `server_info`.
-    #[must_use]
-    pub fn with_server_info(mut self, server_info: impl Into<Implementation>) -> Self {
-        self.server_info = Some(server_info.into());
-        self
+    crate::setters::setters! {
+        with_server_info(server_info: impl Into<Implementation>),
     }
 
     /// Reads it from a result's `_meta`; fails without a subscription id.

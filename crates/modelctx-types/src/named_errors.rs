@@ -185,11 +185,8 @@ impl HeaderMismatchError {
         }
     }
 
-    /// Sets `data`.
-    #[must_use]
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
+    crate::setters::setters! {
+        with_data(data: Value),
     }
 
     /// The generic error response.

@@ -5,8 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::common::{Meta, ProgressToken};
 use crate::jsonrpc::RequestId;
-use crate::method::NotificationMethod;
-use crate::tag::{JsonRpcTag, NotificationTag};
 
 /// Parameters of `notifications/cancelled`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -34,53 +32,15 @@ impl CancelledNotificationParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `reason`.
-    #[must_use]
-    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
-        self.reason = Some(reason.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_reason(reason: impl Into<String>),
     }
 }
 
-/// Cancels a request previously sent in the same direction.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CancelledNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<CancelledNotification>,
-    /// The parameters.
-    pub params: CancelledNotificationParams,
-}
-
-impl CancelledNotification {
-    /// The method name, `"notifications/cancelled"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: CancelledNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for CancelledNotification {
-    const METHOD: &'static str = "notifications/cancelled";
-    type Params = CancelledNotificationParams;
+crate::envelope::notifications! {
+    /// Cancels a request previously sent in the same direction.
+    CancelledNotification = Cancelled("notifications/cancelled", required CancelledNotificationParams);
 }
 
 /// Parameters of `notifications/progress`.
@@ -120,60 +80,16 @@ impl ProgressNotificationParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `total`.
-    #[must_use]
-    pub fn with_total(mut self, total: impl Into<f64>) -> Self {
-        self.total = Some(total.into());
-        self
-    }
-
-    /// Sets `message`.
-    #[must_use]
-    pub fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_total(total: impl Into<f64>),
+        with_message(message: impl Into<String>),
     }
 }
 
-/// Reports progress of a long-running request.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ProgressNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<ProgressNotification>,
-    /// The parameters.
-    pub params: ProgressNotificationParams,
-}
-
-impl ProgressNotification {
-    /// The method name, `"notifications/progress"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: ProgressNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for ProgressNotification {
-    const METHOD: &'static str = "notifications/progress";
-    type Params = ProgressNotificationParams;
+crate::envelope::notifications! {
+    /// Reports progress of a long-running request.
+    ProgressNotification = Progress("notifications/progress", required ProgressNotificationParams);
 }
 
 #[cfg(test)]

@@ -6,14 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::ResultType;
 use crate::base::{NotificationParams, PaginatedRequestParams};
-use crate::cache::CacheScope;
-use crate::common::{Cursor, Meta};
+use crate::common::Meta;
 use crate::content::{ContentBlock, Role};
-use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
-use crate::method::{NotificationMethod, RequestMethod};
 use crate::mrtr::InputResponses;
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// An argument a prompt accepts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,25 +40,10 @@ impl PromptArgument {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `required`.
-    #[must_use]
-    pub fn with_required(mut self, required: impl Into<bool>) -> Self {
-        self.required = Some(required.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_required(required: impl Into<bool>),
     }
 }
 
@@ -103,179 +84,21 @@ impl Prompt {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `arguments`.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: impl Into<Vec<PromptArgument>>) -> Self {
-        self.arguments = Some(arguments.into());
-        self
-    }
-
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_arguments(arguments: impl Into<Vec<PromptArgument>>),
+        with_icons(icons: impl Into<Vec<Icon>>),
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
-/// Lists the server's prompts (paginated).
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListPromptsRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ListPromptsRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<PaginatedRequestParams>,
+crate::envelope::requests! {
+    /// Lists the server's prompts (paginated).
+    ListPromptsRequest = ListPrompts("prompts/list", optional PaginatedRequestParams) -> ListPromptsResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
-impl ListPromptsRequest {
-    /// The method name, `"prompts/list"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for ListPromptsRequest {
-    const METHOD: &'static str = "prompts/list";
-    type Params = Option<PaginatedRequestParams>;
-    type Result = ListPromptsResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| p.as_mut().map(|p| &mut p.meta));
-}
-
-/// The answer to `prompts/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListPromptsResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// How long the client may cache this result, in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache this result: one authorization context or anyone (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Present when there may be more prompts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// The prompts.
-    pub prompts: Vec<Prompt>,
-}
-
-impl ListPromptsResult {
-    /// A page of prompts.
-    pub fn new(prompts: Vec<Prompt>) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            ttl_ms: None,
-            cache_scope: None,
-            next_cursor: None,
-            prompts,
-        }
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `next_cursor`.
-    #[must_use]
-    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
-        self.next_cursor = Some(next_cursor.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
-    }
-
-    /// Sets `ttl_ms` (2026-07-28).
-    #[must_use]
-    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
-        self.ttl_ms = Some(ttl_ms);
-        self
-    }
-
-    /// Sets `cache_scope` (2026-07-28).
-    #[must_use]
-    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
-        self.cache_scope = Some(cache_scope.into());
-        self
-    }
-}
+crate::cache::list_result!(ListPromptsResult("prompts/list") { prompts: Prompt } "prompts");
 
 /// Parameters of `prompts/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -312,18 +135,9 @@ impl GetPromptRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `arguments`.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: impl Into<BTreeMap<String, String>>) -> Self {
-        self.arguments = Some(arguments.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_arguments(arguments: impl Into<BTreeMap<String, String>>),
     }
 
     /// Adds one argument.
@@ -335,76 +149,15 @@ impl GetPromptRequestParams {
         self
     }
 
-    /// Sets `input_responses` (2026-07-28).
-    #[must_use]
-    pub fn with_input_responses(mut self, input_responses: impl Into<InputResponses>) -> Self {
-        self.input_responses = Some(input_responses.into());
-        self
-    }
-
-    /// Sets `request_state` (2026-07-28).
-    #[must_use]
-    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
-        self.request_state = Some(request_state.into());
-        self
+    crate::setters::setters! {
+        with_input_responses(input_responses: impl Into<InputResponses>) "2026-07-28",
+        with_request_state(request_state: impl Into<String>) "2026-07-28",
     }
 }
 
-/// Gets a prompt, filled in with arguments.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct GetPromptRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<GetPromptRequest>,
-    /// The parameters.
-    pub params: GetPromptRequestParams,
-}
-
-impl GetPromptRequest {
-    /// The method name, `"prompts/get"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: GetPromptRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: GetPromptRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for GetPromptRequest {
-    const METHOD: &'static str = "prompts/get";
-    type Params = GetPromptRequestParams;
-    type Result = GetPromptResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| Some(&mut p.meta));
+crate::envelope::requests! {
+    /// Gets a prompt, filled in with arguments.
+    GetPromptRequest = GetPrompt("prompts/get", required GetPromptRequestParams) -> GetPromptResult, meta |p| Some(&mut p.meta);
 }
 
 /// A message of a prompt.
@@ -467,74 +220,16 @@ impl GetPromptResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_description(description: impl Into<String>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
     }
 }
 
-/// Tells the client the prompt list changed.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct PromptListChangedNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<PromptListChangedNotification>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<NotificationParams>,
-}
-
-impl PromptListChangedNotification {
-    /// The method name, `"notifications/prompts/list_changed"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification without parameters.
-    pub fn new() -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: NotificationParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl Default for PromptListChangedNotification {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl NotificationMethod for PromptListChangedNotification {
-    const METHOD: &'static str = "notifications/prompts/list_changed";
-    type Params = Option<NotificationParams>;
+crate::envelope::notifications! {
+    /// Tells the client the prompt list changed.
+    PromptListChangedNotification = PromptListChanged("notifications/prompts/list_changed", optional NotificationParams);
 }
 
 #[cfg(test)]

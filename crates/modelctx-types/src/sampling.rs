@@ -11,9 +11,6 @@ use serde_json::Value;
 use crate::base::JsonObject;
 use crate::common::Meta;
 use crate::content::{Role, SamplingMessageContentBlock};
-use crate::jsonrpc::RequestId;
-use crate::method::RequestMethod;
-use crate::tag::{JsonRpcTag, RequestTag};
 use crate::tasks::TaskMetadata;
 use crate::tools::Tool;
 
@@ -298,32 +295,11 @@ impl ModelPreferences {
         Self::default()
     }
 
-    /// Sets `hints`.
-    #[must_use]
-    pub fn with_hints(mut self, hints: impl Into<Vec<ModelHint>>) -> Self {
-        self.hints = Some(hints.into());
-        self
-    }
-
-    /// Sets `cost_priority`.
-    #[must_use]
-    pub fn with_cost_priority(mut self, cost_priority: impl Into<f64>) -> Self {
-        self.cost_priority = Some(cost_priority.into());
-        self
-    }
-
-    /// Sets `speed_priority`.
-    #[must_use]
-    pub fn with_speed_priority(mut self, speed_priority: impl Into<f64>) -> Self {
-        self.speed_priority = Some(speed_priority.into());
-        self
-    }
-
-    /// Sets `intelligence_priority`.
-    #[must_use]
-    pub fn with_intelligence_priority(mut self, intelligence_priority: impl Into<f64>) -> Self {
-        self.intelligence_priority = Some(intelligence_priority.into());
-        self
+    crate::setters::setters! {
+        with_hints(hints: impl Into<Vec<ModelHint>>),
+        with_cost_priority(cost_priority: impl Into<f64>),
+        with_speed_priority(speed_priority: impl Into<f64>),
+        with_intelligence_priority(intelligence_priority: impl Into<f64>),
     }
 }
 
@@ -419,11 +395,8 @@ impl SamplingMessage {
         Self::new(Role::Assistant, SamplingMessageContentBlock::text(text))
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -491,18 +464,9 @@ impl CreateMessageRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `task`.
-    #[must_use]
-    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
-        self.task = Some(task.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_task(task: impl Into<TaskMetadata>),
     }
 
     /// Sets `model_preferences`.
@@ -515,108 +479,20 @@ impl CreateMessageRequestParams {
         self
     }
 
-    /// Sets `system_prompt`.
-    #[must_use]
-    pub fn with_system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
-        self.system_prompt = Some(system_prompt.into());
-        self
-    }
-
-    /// Sets `include_context`.
-    #[must_use]
-    pub fn with_include_context(mut self, include_context: impl Into<IncludeContext>) -> Self {
-        self.include_context = Some(include_context.into());
-        self
-    }
-
-    /// Sets `temperature`.
-    #[must_use]
-    pub fn with_temperature(mut self, temperature: impl Into<f64>) -> Self {
-        self.temperature = Some(temperature.into());
-        self
-    }
-
-    /// Sets `stop_sequences`.
-    #[must_use]
-    pub fn with_stop_sequences(mut self, stop_sequences: impl Into<Vec<String>>) -> Self {
-        self.stop_sequences = Some(stop_sequences.into());
-        self
-    }
-
-    /// Sets `metadata`.
-    #[must_use]
-    pub fn with_metadata(mut self, metadata: impl Into<JsonObject>) -> Self {
-        self.metadata = Some(metadata.into());
-        self
-    }
-
-    /// Sets `tools`.
-    #[must_use]
-    pub fn with_tools(mut self, tools: impl Into<Vec<Tool>>) -> Self {
-        self.tools = Some(tools.into());
-        self
-    }
-
-    /// Sets `tool_choice`.
-    #[must_use]
-    pub fn with_tool_choice(mut self, tool_choice: impl Into<ToolChoice>) -> Self {
-        self.tool_choice = Some(tool_choice.into());
-        self
+    crate::setters::setters! {
+        with_system_prompt(system_prompt: impl Into<String>),
+        with_include_context(include_context: impl Into<IncludeContext>),
+        with_temperature(temperature: impl Into<f64>),
+        with_stop_sequences(stop_sequences: impl Into<Vec<String>>),
+        with_metadata(metadata: impl Into<JsonObject>),
+        with_tools(tools: impl Into<Vec<Tool>>),
+        with_tool_choice(tool_choice: impl Into<ToolChoice>),
     }
 }
 
-/// Asks the client to sample an LLM.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CreateMessageRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<CreateMessageRequest>,
-    /// The parameters.
-    pub params: CreateMessageRequestParams,
-}
-
-impl CreateMessageRequest {
-    /// The method name, `"sampling/createMessage"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: CreateMessageRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: CreateMessageRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for CreateMessageRequest {
-    const METHOD: &'static str = "sampling/createMessage";
-    type Params = CreateMessageRequestParams;
-    type Result = CreateMessageResult;
+crate::envelope::requests! {
+    /// Asks the client to sample an LLM.
+    CreateMessageRequest = CreateMessage("sampling/createMessage", required CreateMessageRequestParams) -> CreateMessageResult;
 }
 
 /// The client's answer to `sampling/createMessage`.
@@ -659,18 +535,9 @@ impl CreateMessageResult {
         )
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `stop_reason`.
-    #[must_use]
-    pub fn with_stop_reason(mut self, stop_reason: impl Into<StopReason>) -> Self {
-        self.stop_reason = Some(stop_reason.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_stop_reason(stop_reason: impl Into<StopReason>),
     }
 }
 

@@ -4,7 +4,7 @@
 //! A [`Tag`] is a zero-sized value that serialises as one fixed string and only
 //! deserialises from that string, so a struct holding one checks the member when it is
 //! read. The string comes from the type parameter: a marker implementing [`FixedStr`],
-//! or a request or notification type through [`RequestTag`] and [`NotificationTag`].
+//! or a request or notification method through [`RequestTag`] and [`NotificationTag`].
 
 use std::borrow::Cow;
 use std::fmt;
@@ -39,7 +39,7 @@ impl<T: FixedStr> Tag<T> {
 }
 
 // The impls below are written by hand so that they hold for every `T`: a derive would
-// ask the marker (often a request type) to implement each trait too.
+// ask the marker (often a method marker) to implement each trait too.
 
 impl<T: FixedStr> fmt::Debug for Tag<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -10,9 +10,6 @@ use serde_json::Value;
 
 use crate::base::{JsonObject, PaginatedRequestParams};
 use crate::common::{Cursor, Meta};
-use crate::jsonrpc::RequestId;
-use crate::method::{NotificationMethod, RequestMethod};
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
 /// The status of a task.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -113,11 +110,8 @@ impl TaskMetadata {
         Self::default()
     }
 
-    /// Sets `ttl`.
-    #[must_use]
-    pub fn with_ttl(mut self, ttl: impl Into<u64>) -> Self {
-        self.ttl = Some(ttl.into());
-        self
+    crate::setters::setters! {
+        with_ttl(ttl: impl Into<u64>),
     }
 }
 
@@ -207,18 +201,9 @@ impl Task {
         }
     }
 
-    /// Sets `status_message`.
-    #[must_use]
-    pub fn with_status_message(mut self, status_message: impl Into<String>) -> Self {
-        self.status_message = Some(status_message.into());
-        self
-    }
-
-    /// Sets `poll_interval`.
-    #[must_use]
-    pub fn with_poll_interval(mut self, poll_interval: impl Into<u64>) -> Self {
-        self.poll_interval = Some(poll_interval.into());
-        self
+    crate::setters::setters! {
+        with_status_message(status_message: impl Into<String>),
+        with_poll_interval(poll_interval: impl Into<u64>),
     }
 }
 
@@ -240,11 +225,8 @@ impl CreateTaskResult {
         Self { meta: None, task }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -269,11 +251,8 @@ impl GetTaskRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -298,11 +277,8 @@ impl GetTaskPayloadRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -327,66 +303,14 @@ impl CancelTaskRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
-/// Asks for a task's state.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct GetTaskRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<GetTaskRequest>,
-    /// The parameters.
-    pub params: GetTaskRequestParams,
-}
-
-impl GetTaskRequest {
-    /// The method name, `"tasks/get"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: GetTaskRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: GetTaskRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for GetTaskRequest {
-    const METHOD: &'static str = "tasks/get";
-    type Params = GetTaskRequestParams;
-    type Result = GetTaskResult;
+crate::envelope::requests! {
+    /// Asks for a task's state.
+    GetTaskRequest = GetTask("tasks/get", required GetTaskRequestParams) -> GetTaskResult;
 }
 
 /// The answer to `tasks/get`: `Result & Task`.
@@ -408,11 +332,8 @@ impl GetTaskResult {
         Self { meta: None, task }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -422,58 +343,9 @@ impl From<Task> for GetTaskResult {
     }
 }
 
-/// Asks for a task's result, blocking until the task is terminal.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct GetTaskPayloadRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<GetTaskPayloadRequest>,
-    /// The parameters.
-    pub params: GetTaskPayloadRequestParams,
-}
-
-impl GetTaskPayloadRequest {
-    /// The method name, `"tasks/result"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: GetTaskPayloadRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: GetTaskPayloadRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for GetTaskPayloadRequest {
-    const METHOD: &'static str = "tasks/result";
-    type Params = GetTaskPayloadRequestParams;
-    type Result = GetTaskPayloadResult;
+crate::envelope::requests! {
+    /// Asks for a task's result, blocking until the task is terminal.
+    GetTaskPayloadRequest = GetTaskPayload("tasks/result", required GetTaskPayloadRequestParams) -> GetTaskPayloadResult;
 }
 
 /// The answer to `tasks/result`: exactly the underlying request's result, kept as an
@@ -516,66 +388,14 @@ impl GetTaskPayloadResult {
         self.extra.get(key)
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
-/// Cancels a task.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CancelTaskRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<CancelTaskRequest>,
-    /// The parameters.
-    pub params: CancelTaskRequestParams,
-}
-
-impl CancelTaskRequest {
-    /// The method name, `"tasks/cancel"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: CancelTaskRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: CancelTaskRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for CancelTaskRequest {
-    const METHOD: &'static str = "tasks/cancel";
-    type Params = CancelTaskRequestParams;
-    type Result = CancelTaskResult;
+crate::envelope::requests! {
+    /// Cancels a task.
+    CancelTaskRequest = CancelTask("tasks/cancel", required CancelTaskRequestParams) -> CancelTaskResult;
 }
 
 /// The answer to `tasks/cancel`: `Result & Task`.
@@ -597,11 +417,8 @@ impl CancelTaskResult {
         Self { meta: None, task }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -611,66 +428,9 @@ impl From<Task> for CancelTaskResult {
     }
 }
 
-/// Lists tasks (paginated).
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListTasksRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ListTasksRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<PaginatedRequestParams>,
-}
-
-impl ListTasksRequest {
-    /// The method name, `"tasks/list"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for ListTasksRequest {
-    const METHOD: &'static str = "tasks/list";
-    type Params = Option<PaginatedRequestParams>;
-    type Result = ListTasksResult;
+crate::envelope::requests! {
+    /// Lists tasks (paginated).
+    ListTasksRequest = ListTasks("tasks/list", optional PaginatedRequestParams) -> ListTasksResult;
 }
 
 /// The answer to `tasks/list`.
@@ -698,18 +458,9 @@ impl ListTasksResult {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `next_cursor`.
-    #[must_use]
-    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
-        self.next_cursor = Some(next_cursor.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_next_cursor(next_cursor: impl Into<Cursor>),
     }
 }
 
@@ -732,11 +483,8 @@ impl TaskStatusNotificationParams {
         Self { meta: None, task }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -746,38 +494,9 @@ impl From<Task> for TaskStatusNotificationParams {
     }
 }
 
-/// Tells the requestor a task's status changed (optional; never rely on it).
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct TaskStatusNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<TaskStatusNotification>,
-    /// The parameters.
-    pub params: TaskStatusNotificationParams,
-}
-
-impl TaskStatusNotification {
-    /// The method name, `"notifications/tasks/status"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification with these parameters.
-    pub fn new(params: TaskStatusNotificationParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params,
-        }
-    }
-}
-
-impl NotificationMethod for TaskStatusNotification {
-    const METHOD: &'static str = "notifications/tasks/status";
-    type Params = TaskStatusNotificationParams;
+crate::envelope::notifications! {
+    /// Tells the requestor a task's status changed (optional; never rely on it).
+    TaskStatusNotification = TaskStatusChanged("notifications/tasks/status", required TaskStatusNotificationParams);
 }
 
 #[cfg(test)]

@@ -9,14 +9,10 @@ use serde_json::Value;
 
 use crate::base::ResultType;
 use crate::base::{JsonObject, NotificationParams, PaginatedRequestParams};
-use crate::cache::CacheScope;
-use crate::common::{Cursor, Meta};
+use crate::common::Meta;
 use crate::content::ContentBlock;
-use crate::jsonrpc::RequestId;
 use crate::lifecycle::Icon;
-use crate::method::{NotificationMethod, RequestMethod};
 use crate::mrtr::InputResponses;
-use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 use crate::tasks::TaskMetadata;
 
 /// Checks that a tool schema is an object whose `type` is `"object"`; every other key
@@ -113,11 +109,8 @@ impl ToolExecution {
         Self::default()
     }
 
-    /// Sets `task_support`.
-    #[must_use]
-    pub fn with_task_support(mut self, task_support: impl Into<TaskSupport>) -> Self {
-        self.task_support = Some(task_support.into());
-        self
+    crate::setters::setters! {
+        with_task_support(task_support: impl Into<TaskSupport>),
     }
 }
 
@@ -149,39 +142,12 @@ impl ToolAnnotations {
         Self::default()
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `read_only_hint`.
-    #[must_use]
-    pub fn with_read_only_hint(mut self, read_only_hint: impl Into<bool>) -> Self {
-        self.read_only_hint = Some(read_only_hint.into());
-        self
-    }
-
-    /// Sets `destructive_hint`.
-    #[must_use]
-    pub fn with_destructive_hint(mut self, destructive_hint: impl Into<bool>) -> Self {
-        self.destructive_hint = Some(destructive_hint.into());
-        self
-    }
-
-    /// Sets `idempotent_hint`.
-    #[must_use]
-    pub fn with_idempotent_hint(mut self, idempotent_hint: impl Into<bool>) -> Self {
-        self.idempotent_hint = Some(idempotent_hint.into());
-        self
-    }
-
-    /// Sets `open_world_hint`.
-    #[must_use]
-    pub fn with_open_world_hint(mut self, open_world_hint: impl Into<bool>) -> Self {
-        self.open_world_hint = Some(open_world_hint.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_read_only_hint(read_only_hint: impl Into<bool>),
+        with_destructive_hint(destructive_hint: impl Into<bool>),
+        with_idempotent_hint(idempotent_hint: impl Into<bool>),
+        with_open_world_hint(open_world_hint: impl Into<bool>),
     }
 }
 
@@ -248,53 +214,14 @@ impl Tool {
         Self::new(name, schema)
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `execution`.
-    #[must_use]
-    pub fn with_execution(mut self, execution: impl Into<ToolExecution>) -> Self {
-        self.execution = Some(execution.into());
-        self
-    }
-
-    /// Sets `output_schema`.
-    #[must_use]
-    pub fn with_output_schema(mut self, output_schema: impl Into<JsonObject>) -> Self {
-        self.output_schema = Some(output_schema.into());
-        self
-    }
-
-    /// Sets `annotations`.
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: impl Into<ToolAnnotations>) -> Self {
-        self.annotations = Some(annotations.into());
-        self
-    }
-
-    /// Sets `icons`.
-    #[must_use]
-    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
-        self.icons = Some(icons.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_execution(execution: impl Into<ToolExecution>),
+        with_output_schema(output_schema: impl Into<JsonObject>),
+        with_annotations(annotations: impl Into<ToolAnnotations>),
+        with_icons(icons: impl Into<Vec<Icon>>),
+        with_meta(meta: impl Into<Meta>),
     }
 
     /// The input schema's `$schema` dialect, if declared.
@@ -336,143 +263,12 @@ impl Tool {
     }
 }
 
-/// Lists the server's tools (paginated).
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListToolsRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<ListToolsRequest>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<PaginatedRequestParams>,
+crate::envelope::requests! {
+    /// Lists the server's tools (paginated).
+    ListToolsRequest = ListTools("tools/list", optional PaginatedRequestParams) -> ListToolsResult, meta |p| p.as_mut().map(|p| &mut p.meta);
 }
 
-impl ListToolsRequest {
-    /// The method name, `"tools/list"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and no parameters.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id() -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: PaginatedRequestParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl RequestMethod for ListToolsRequest {
-    const METHOD: &'static str = "tools/list";
-    type Params = Option<PaginatedRequestParams>;
-    type Result = ListToolsResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| p.as_mut().map(|p| &mut p.meta));
-}
-
-/// The answer to `tools/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListToolsResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// How long the client may cache this result, in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache this result: one authorization context or anyone (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Present when there may be more tools.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// The tools.
-    pub tools: Vec<Tool>,
-}
-
-impl ListToolsResult {
-    /// A page of tools.
-    pub fn new(tools: Vec<Tool>) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            ttl_ms: None,
-            cache_scope: None,
-            next_cursor: None,
-            tools,
-        }
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `next_cursor`.
-    #[must_use]
-    pub fn with_next_cursor(mut self, next_cursor: impl Into<Cursor>) -> Self {
-        self.next_cursor = Some(next_cursor.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
-    }
-
-    /// Sets `ttl_ms` (2026-07-28).
-    #[must_use]
-    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
-        self.ttl_ms = Some(ttl_ms);
-        self
-    }
-
-    /// Sets `cache_scope` (2026-07-28).
-    #[must_use]
-    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
-        self.cache_scope = Some(cache_scope.into());
-        self
-    }
-}
+crate::cache::list_result!(ListToolsResult("tools/list") { tools: Tool } "tools");
 
 /// Parameters of `tools/call`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -513,97 +309,18 @@ impl CallToolRequestParams {
         }
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
-    }
-
-    /// Sets `task`.
-    #[must_use]
-    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
-        self.task = Some(task.into());
-        self
-    }
-
-    /// Sets `arguments`.
-    #[must_use]
-    pub fn with_arguments(mut self, arguments: impl Into<JsonObject>) -> Self {
-        self.arguments = Some(arguments.into());
-        self
-    }
-
-    /// Sets `input_responses` (2026-07-28).
-    #[must_use]
-    pub fn with_input_responses(mut self, input_responses: impl Into<InputResponses>) -> Self {
-        self.input_responses = Some(input_responses.into());
-        self
-    }
-
-    /// Sets `request_state` (2026-07-28).
-    #[must_use]
-    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
-        self.request_state = Some(request_state.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
+        with_task(task: impl Into<TaskMetadata>),
+        with_arguments(arguments: impl Into<JsonObject>),
+        with_input_responses(input_responses: impl Into<InputResponses>) "2026-07-28",
+        with_request_state(request_state: impl Into<String>) "2026-07-28",
     }
 }
 
-/// Calls a tool.
-///
-/// `id` and `"jsonrpc": "2.0"` are always present on the 2025-11-25 wire; both
-/// are absent only in the bare `{method, params}` form of earlier revisions'
-/// schemas, which is read and written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CallToolRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::base::de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    method: RequestTag<CallToolRequest>,
-    /// The parameters.
-    pub params: CallToolRequestParams,
-}
-
-impl CallToolRequest {
-    /// The method name, `"tools/call"`.
-    pub const METHOD: &'static str = <Self as crate::RequestMethod>::METHOD;
-
-    /// A request with an id and parameters.
-    pub fn new(id: impl Into<RequestId>, params: CallToolRequestParams) -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            id: Some(id.into()),
-            method: RequestTag::new(),
-            params,
-        }
-    }
-
-    /// A request without `id` and `jsonrpc` (the bare form of pre-2025-11-25
-    /// schemas).
-    pub fn without_id(params: CallToolRequestParams) -> Self {
-        Self {
-            jsonrpc: None,
-            id: None,
-            method: RequestTag::new(),
-            params,
-        }
-    }
-}
-
-impl RequestMethod for CallToolRequest {
-    const METHOD: &'static str = "tools/call";
-    type Params = CallToolRequestParams;
-    type Result = CallToolResult;
-
-    const UNSTABLE_META_SLOT: Option<crate::method::MetaSlot<Self::Params>> =
-        Some(|p| Some(&mut p.meta));
+crate::envelope::requests! {
+    /// Calls a tool.
+    CallToolRequest = CallTool("tools/call", required CallToolRequestParams) -> CallToolResult, meta |p| Some(&mut p.meta);
 }
 
 /// The result of a tool call. Tool failures (including invalid arguments) are results
@@ -671,11 +388,8 @@ impl CallToolResult {
         self.is_error == Some(true)
     }
 
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_meta(meta: impl Into<Meta>),
     }
 
     /// Sets `structured_content`: a JSON object (a [`JsonObject`] or an object
@@ -686,67 +400,15 @@ impl CallToolResult {
         self
     }
 
-    /// Sets `is_error`.
-    #[must_use]
-    pub fn with_is_error(mut self, is_error: impl Into<bool>) -> Self {
-        self.is_error = Some(is_error.into());
-        self
-    }
-
-    /// Sets `result_type` (2026-07-28).
-    #[must_use]
-    pub fn with_result_type(mut self, result_type: impl Into<ResultType>) -> Self {
-        self.result_type = Some(result_type.into());
-        self
+    crate::setters::setters! {
+        with_is_error(is_error: impl Into<bool>),
+        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
     }
 }
 
-/// Tells the client the tool list changed.
-///
-/// `"jsonrpc": "2.0"` is written by the constructors; it is absent only in the
-/// bare `{method, params}` form of earlier revisions' schemas, which is read and
-/// written back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ToolListChangedNotification {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    method: NotificationTag<ToolListChangedNotification>,
-    /// The parameters, which may be omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<NotificationParams>,
-}
-
-impl ToolListChangedNotification {
-    /// The method name, `"notifications/tools/list_changed"`.
-    pub const METHOD: &'static str = <Self as crate::NotificationMethod>::METHOD;
-
-    /// A notification without parameters.
-    pub fn new() -> Self {
-        Self {
-            jsonrpc: Some(JsonRpcTag::new()),
-            method: NotificationTag::new(),
-            params: None,
-        }
-    }
-
-    /// Sets the parameters.
-    #[must_use]
-    pub fn with_params(mut self, params: NotificationParams) -> Self {
-        self.params = Some(params);
-        self
-    }
-}
-
-impl Default for ToolListChangedNotification {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl NotificationMethod for ToolListChangedNotification {
-    const METHOD: &'static str = "notifications/tools/list_changed";
-    type Params = Option<NotificationParams>;
+crate::envelope::notifications! {
+    /// Tells the client the tool list changed.
+    ToolListChangedNotification = ToolListChanged("notifications/tools/list_changed", optional NotificationParams);
 }
 
 #[cfg(test)]

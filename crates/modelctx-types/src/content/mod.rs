@@ -115,25 +115,10 @@ impl Annotations {
         Self::default()
     }
 
-    /// Sets `audience`.
-    #[must_use]
-    pub fn with_audience(mut self, audience: impl Into<Vec<Role>>) -> Self {
-        self.audience = Some(audience.into());
-        self
-    }
-
-    /// Sets `priority`.
-    #[must_use]
-    pub fn with_priority(mut self, priority: impl Into<f64>) -> Self {
-        self.priority = Some(priority.into());
-        self
-    }
-
-    /// Sets `last_modified`.
-    #[must_use]
-    pub fn with_last_modified(mut self, last_modified: impl Into<String>) -> Self {
-        self.last_modified = Some(last_modified.into());
-        self
+    crate::setters::setters! {
+        with_audience(audience: impl Into<Vec<Role>>),
+        with_priority(priority: impl Into<f64>),
+        with_last_modified(last_modified: impl Into<String>),
     }
 }
 

@@ -32,18 +32,9 @@ impl ResourceContents {
         }
     }
 
-    /// Sets `mime_type`.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_mime_type(mime_type: impl Into<String>),
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -75,18 +66,9 @@ impl TextResourceContents {
         }
     }
 
-    /// Sets `mime_type`.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_mime_type(mime_type: impl Into<String>),
+        with_meta(meta: impl Into<Meta>),
     }
 }
 
@@ -118,18 +100,9 @@ impl BlobResourceContents {
         }
     }
 
-    /// Sets `mime_type`.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets `meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: impl Into<Meta>) -> Self {
-        self.meta = Some(meta.into());
-        self
+    crate::setters::setters! {
+        with_mime_type(mime_type: impl Into<String>),
+        with_meta(meta: impl Into<Meta>),
     }
 }
 

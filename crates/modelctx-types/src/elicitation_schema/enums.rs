@@ -63,25 +63,10 @@ impl UntitledSingleSelectEnumSchema {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `default`.
-    #[must_use]
-    pub fn with_default(mut self, default: impl Into<String>) -> Self {
-        self.default = Some(default.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_default(default: impl Into<String>),
     }
 }
 
@@ -117,25 +102,10 @@ impl TitledSingleSelectEnumSchema {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `default`.
-    #[must_use]
-    pub fn with_default(mut self, default: impl Into<String>) -> Self {
-        self.default = Some(default.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_default(default: impl Into<String>),
     }
 }
 
@@ -217,39 +187,12 @@ impl UntitledMultiSelectEnumSchema {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `min_items`.
-    #[must_use]
-    pub fn with_min_items(mut self, min_items: impl Into<u64>) -> Self {
-        self.min_items = Some(min_items.into());
-        self
-    }
-
-    /// Sets `max_items`.
-    #[must_use]
-    pub fn with_max_items(mut self, max_items: impl Into<u64>) -> Self {
-        self.max_items = Some(max_items.into());
-        self
-    }
-
-    /// Sets `default`.
-    #[must_use]
-    pub fn with_default(mut self, default: impl Into<Vec<String>>) -> Self {
-        self.default = Some(default.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_min_items(min_items: impl Into<u64>),
+        with_max_items(max_items: impl Into<u64>),
+        with_default(default: impl Into<Vec<String>>),
     }
 }
 
@@ -293,39 +236,12 @@ impl TitledMultiSelectEnumSchema {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `min_items`.
-    #[must_use]
-    pub fn with_min_items(mut self, min_items: impl Into<u64>) -> Self {
-        self.min_items = Some(min_items.into());
-        self
-    }
-
-    /// Sets `max_items`.
-    #[must_use]
-    pub fn with_max_items(mut self, max_items: impl Into<u64>) -> Self {
-        self.max_items = Some(max_items.into());
-        self
-    }
-
-    /// Sets `default`.
-    #[must_use]
-    pub fn with_default(mut self, default: impl Into<Vec<String>>) -> Self {
-        self.default = Some(default.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_min_items(min_items: impl Into<u64>),
+        with_max_items(max_items: impl Into<u64>),
+        with_default(default: impl Into<Vec<String>>),
     }
 }
 
@@ -367,32 +283,11 @@ impl LegacyTitledEnumSchema {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `enum_names`.
-    #[must_use]
-    pub fn with_enum_names(mut self, enum_names: impl Into<Vec<String>>) -> Self {
-        self.enum_names = Some(enum_names.into());
-        self
-    }
-
-    /// Sets `default`.
-    #[must_use]
-    pub fn with_default(mut self, default: impl Into<String>) -> Self {
-        self.default = Some(default.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_enum_names(enum_names: impl Into<Vec<String>>),
+        with_default(default: impl Into<String>),
     }
 }
 

@@ -165,46 +165,13 @@ impl StringSchema {
         Self::default()
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `min_length`.
-    #[must_use]
-    pub fn with_min_length(mut self, min_length: impl Into<u64>) -> Self {
-        self.min_length = Some(min_length.into());
-        self
-    }
-
-    /// Sets `max_length`.
-    #[must_use]
-    pub fn with_max_length(mut self, max_length: impl Into<u64>) -> Self {
-        self.max_length = Some(max_length.into());
-        self
-    }
-
-    /// Sets `format`.
-    #[must_use]
-    pub fn with_format(mut self, format: impl Into<StringFormat>) -> Self {
-        self.format = Some(format.into());
-        self
-    }
-
-    /// Sets `default`.
-    #[must_use]
-    pub fn with_default(mut self, default: impl Into<String>) -> Self {
-        self.default = Some(default.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_min_length(min_length: impl Into<u64>),
+        with_max_length(max_length: impl Into<u64>),
+        with_format(format: impl Into<StringFormat>),
+        with_default(default: impl Into<String>),
     }
 }
 
@@ -265,39 +232,12 @@ impl NumberSchema {
         }
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `minimum`.
-    #[must_use]
-    pub fn with_minimum(mut self, minimum: impl Into<f64>) -> Self {
-        self.minimum = Some(minimum.into());
-        self
-    }
-
-    /// Sets `maximum`.
-    #[must_use]
-    pub fn with_maximum(mut self, maximum: impl Into<f64>) -> Self {
-        self.maximum = Some(maximum.into());
-        self
-    }
-
-    /// Sets `default`.
-    #[must_use]
-    pub fn with_default(mut self, default: impl Into<f64>) -> Self {
-        self.default = Some(default.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_minimum(minimum: impl Into<f64>),
+        with_maximum(maximum: impl Into<f64>),
+        with_default(default: impl Into<f64>),
     }
 }
 
@@ -325,25 +265,10 @@ impl BooleanSchema {
         Self::default()
     }
 
-    /// Sets `title`.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets `description`.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets `default`.
-    #[must_use]
-    pub fn with_default(mut self, default: impl Into<bool>) -> Self {
-        self.default = Some(default.into());
-        self
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_default(default: impl Into<bool>),
     }
 }
 
@@ -530,11 +455,8 @@ impl RequestedSchema {
         self
     }
 
-    /// Sets `schema`.
-    #[must_use]
-    pub fn with_schema(mut self, schema: impl Into<String>) -> Self {
-        self.schema = Some(schema.into());
-        self
+    crate::setters::setters! {
+        with_schema(schema: impl Into<String>),
     }
 }
 
