@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 use crate::common::{Cursor, Meta, ProgressToken};
 use crate::jsonrpc::RequestId;
 use crate::tag::JsonRpcTag;
-use crate::tasks::TaskMetadata;
 
 /// A JSON object (open: every key is kept); the schema's `JSONObject` (2026-07-28).
 pub type JsonObject = Map<String, Value>;
@@ -401,6 +400,27 @@ impl PaginatedResult {
         with_meta(meta: impl Into<Meta>),
         with_result_type(result_type: impl Into<ResultType>),
         with_next_cursor(next_cursor: impl Into<Cursor>),
+    }
+}
+
+/// Asks for task-augmented execution (the `task` member of request parameters).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TaskMetadata {
+    /// Requested retention from creation, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<u64>,
+}
+
+impl TaskMetadata {
+    /// No requested retention.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    crate::setters::setters! {
+        with_ttl(ttl: impl Into<u64>),
     }
 }
 

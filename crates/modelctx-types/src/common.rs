@@ -7,11 +7,6 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use crate::capabilities::ClientCapabilities;
-use crate::jsonrpc::RequestId;
-use crate::lifecycle::Implementation;
-use crate::logging::LoggingLevel;
-
 /// A progress token: associates `notifications/progress` with the request that asked
 /// for them. A string or an integer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -371,12 +366,12 @@ impl Meta {
     }
 
     /// A key's value read as `T`, if present and well formed.
-    fn typed<T: for<'de> Deserialize<'de>>(&self, key: &str) -> Option<T> {
+    pub(crate) fn typed<T: for<'de> Deserialize<'de>>(&self, key: &str) -> Option<T> {
         self.map().get(key).and_then(|v| T::deserialize(v).ok())
     }
 
     /// Sets a key to a serialisable value.
-    fn set_typed<T: Serialize>(&mut self, key: &str, value: &T) {
+    pub(crate) fn set_typed<T: Serialize>(&mut self, key: &str, value: &T) {
         // The SDK's own types always serialise.
         if let Ok(value) = serde_json::to_value(value) {
             self.map_mut().insert(key.to_owned(), value);
@@ -396,56 +391,6 @@ impl Meta {
             Self::PROTOCOL_VERSION.to_owned(),
             Value::String(version.into()),
         );
-    }
-
-    /// `io.modelcontextprotocol/clientCapabilities`, when present and well formed.
-    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
-        self.typed(Self::CLIENT_CAPABILITIES)
-    }
-
-    /// Sets `io.modelcontextprotocol/clientCapabilities`.
-    pub fn set_client_capabilities(&mut self, capabilities: &ClientCapabilities) {
-        self.set_typed(Self::CLIENT_CAPABILITIES, capabilities);
-    }
-
-    /// `io.modelcontextprotocol/clientInfo`, when present and well formed.
-    pub fn client_info(&self) -> Option<Implementation> {
-        self.typed(Self::CLIENT_INFO)
-    }
-
-    /// Sets `io.modelcontextprotocol/clientInfo`.
-    pub fn set_client_info(&mut self, info: &Implementation) {
-        self.set_typed(Self::CLIENT_INFO, info);
-    }
-
-    /// `io.modelcontextprotocol/logLevel`, when present and well formed.
-    pub fn log_level(&self) -> Option<LoggingLevel> {
-        self.typed(Self::LOG_LEVEL)
-    }
-
-    /// Sets `io.modelcontextprotocol/logLevel`.
-    pub fn set_log_level(&mut self, level: &LoggingLevel) {
-        self.set_typed(Self::LOG_LEVEL, level);
-    }
-
-    /// `io.modelcontextprotocol/serverInfo`, when present and well formed.
-    pub fn server_info(&self) -> Option<Implementation> {
-        self.typed(Self::SERVER_INFO)
-    }
-
-    /// Sets `io.modelcontextprotocol/serverInfo`.
-    pub fn set_server_info(&mut self, info: &Implementation) {
-        self.set_typed(Self::SERVER_INFO, info);
-    }
-
-    /// `io.modelcontextprotocol/subscriptionId`, when present and well formed.
-    pub fn subscription_id(&self) -> Option<RequestId> {
-        self.typed(Self::SUBSCRIPTION_ID)
-    }
-
-    /// Sets `io.modelcontextprotocol/subscriptionId`.
-    pub fn set_subscription_id(&mut self, id: &RequestId) {
-        self.set_typed(Self::SUBSCRIPTION_ID, id);
     }
 }
 

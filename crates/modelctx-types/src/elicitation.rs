@@ -10,13 +10,13 @@ use serde::de::{self, Deserializer};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
+use crate::base::TaskMetadata;
 use crate::base::{JsonObject, from_object};
 use crate::common::Meta;
-use crate::elicitation_schema::RequestedSchema;
+use crate::elicitation_schema::{ElicitValue, RequestedSchema};
 use crate::error::{ErrorCode, ErrorData};
 use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
 use crate::tag::{FixedStr, Tag};
-use crate::tasks::TaskMetadata;
 
 /// The `"form"` member value.
 pub(crate) type FormModeTag = Tag<FormModeValue>;
@@ -275,53 +275,6 @@ impl Serialize for ElicitAction {
 impl<'de> Deserialize<'de> for ElicitAction {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         String::deserialize(deserializer).map(Self::from)
-    }
-}
-
-/// A submitted form value: string, integer, number, boolean or list of strings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ElicitValue {
-    /// A boolean.
-    Boolean(bool),
-    /// An integer.
-    Integer(i64),
-    /// A non-integer number.
-    Number(f64),
-    /// A string.
-    String(String),
-    /// Several strings (multi-select).
-    StringArray(Vec<String>),
-}
-
-impl From<&str> for ElicitValue {
-    fn from(s: &str) -> Self {
-        Self::String(s.to_owned())
-    }
-}
-impl From<String> for ElicitValue {
-    fn from(s: String) -> Self {
-        Self::String(s)
-    }
-}
-impl From<bool> for ElicitValue {
-    fn from(b: bool) -> Self {
-        Self::Boolean(b)
-    }
-}
-impl From<i64> for ElicitValue {
-    fn from(n: i64) -> Self {
-        Self::Integer(n)
-    }
-}
-impl From<f64> for ElicitValue {
-    fn from(n: f64) -> Self {
-        Self::Number(n)
-    }
-}
-impl From<Vec<String>> for ElicitValue {
-    fn from(v: Vec<String>) -> Self {
-        Self::StringArray(v)
     }
 }
 

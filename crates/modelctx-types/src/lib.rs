@@ -123,13 +123,14 @@ mod setters;
 mod subscriptions;
 mod tag;
 mod tasks;
+mod tool_definition;
 mod tools;
 mod version;
 
 pub use base::{
     EmptyResult, GenericNotification, GenericRequest, GenericResult, JsonArray, JsonObject,
     JsonValue, NotificationParams, PaginatedRequest, PaginatedRequestParams, PaginatedResult,
-    RequestParams, ResultType, TaskAugmentedRequestParams,
+    RequestParams, ResultType, TaskAugmentedRequestParams, TaskMetadata,
 };
 pub use cache::{CacheScope, CacheableResult};
 pub use capabilities::{
@@ -151,14 +152,14 @@ pub use content::{
 pub use discover::{DiscoverRequest, DiscoverResult};
 pub use elicitation::{
     ElicitAction, ElicitRequest, ElicitRequestFormParams, ElicitRequestParams,
-    ElicitRequestUrlParams, ElicitResult, ElicitValue, ElicitationCompleteNotification,
+    ElicitRequestUrlParams, ElicitResult, ElicitationCompleteNotification,
     ElicitationCompleteNotificationParams, UrlElicitationRequiredData, UrlElicitationRequiredError,
 };
 pub use elicitation_schema::{
-    BooleanSchema, EnumSchema, FormMismatch, LegacyTitledEnumSchema, MultiSelectEnumSchema,
-    NumberSchema, NumberType, PrimitiveSchemaDefinition, RequestedSchema, SchemaProperties,
-    SingleSelectEnumSchema, StringFormat, StringSchema, TitledEnumItems, TitledEnumOption,
-    TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema, UntitledEnumItems,
+    BooleanSchema, ElicitValue, EnumSchema, FormMismatch, LegacyTitledEnumSchema,
+    MultiSelectEnumSchema, NumberSchema, NumberType, PrimitiveSchemaDefinition, RequestedSchema,
+    SchemaProperties, SingleSelectEnumSchema, StringFormat, StringSchema, TitledEnumItems,
+    TitledEnumOption, TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema, UntitledEnumItems,
     UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,
 };
 pub use envelope::{Notification, Request};
@@ -235,11 +236,12 @@ pub use tasks::{
     CancelTaskRequest, CancelTaskRequestParams, CancelTaskResult, CreateTaskResult,
     GetTaskPayloadRequest, GetTaskPayloadRequestParams, GetTaskPayloadResult, GetTaskRequest,
     GetTaskRequestParams, GetTaskResult, ListTasksRequest, ListTasksResult, RelatedTaskMetadata,
-    Task, TaskMetadata, TaskStatus, TaskStatusNotification, TaskStatusNotificationParams,
+    Task, TaskStatus, TaskStatusNotification, TaskStatusNotificationParams,
 };
+pub use tool_definition::{TaskSupport, Tool, ToolAnnotations, ToolExecution};
 pub use tools::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ListToolsRequest, ListToolsResult,
-    TaskSupport, Tool, ToolAnnotations, ToolExecution, ToolListChangedNotification,
+    ToolListChangedNotification,
 };
 pub use version::ProtocolVersion;
 

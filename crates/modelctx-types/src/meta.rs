@@ -15,6 +15,59 @@ use crate::jsonrpc::RequestId;
 use crate::lifecycle::Implementation;
 use crate::logging::LoggingLevel;
 
+/// Typed access to the members of the 2026-07-28 envelope kept in `_meta`.
+impl Meta {
+    /// `io.modelcontextprotocol/clientCapabilities`, when present and well formed.
+    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        self.typed(Self::CLIENT_CAPABILITIES)
+    }
+
+    /// Sets `io.modelcontextprotocol/clientCapabilities`.
+    pub fn set_client_capabilities(&mut self, capabilities: &ClientCapabilities) {
+        self.set_typed(Self::CLIENT_CAPABILITIES, capabilities);
+    }
+
+    /// `io.modelcontextprotocol/clientInfo`, when present and well formed.
+    pub fn client_info(&self) -> Option<Implementation> {
+        self.typed(Self::CLIENT_INFO)
+    }
+
+    /// Sets `io.modelcontextprotocol/clientInfo`.
+    pub fn set_client_info(&mut self, info: &Implementation) {
+        self.set_typed(Self::CLIENT_INFO, info);
+    }
+
+    /// `io.modelcontextprotocol/logLevel`, when present and well formed.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.typed(Self::LOG_LEVEL)
+    }
+
+    /// Sets `io.modelcontextprotocol/logLevel`.
+    pub fn set_log_level(&mut self, level: &LoggingLevel) {
+        self.set_typed(Self::LOG_LEVEL, level);
+    }
+
+    /// `io.modelcontextprotocol/serverInfo`, when present and well formed.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.typed(Self::SERVER_INFO)
+    }
+
+    /// Sets `io.modelcontextprotocol/serverInfo`.
+    pub fn set_server_info(&mut self, info: &Implementation) {
+        self.set_typed(Self::SERVER_INFO, info);
+    }
+
+    /// `io.modelcontextprotocol/subscriptionId`, when present and well formed.
+    pub fn subscription_id(&self) -> Option<RequestId> {
+        self.typed(Self::SUBSCRIPTION_ID)
+    }
+
+    /// Sets `io.modelcontextprotocol/subscriptionId`.
+    pub fn set_subscription_id(&mut self, id: &RequestId) {
+        self.set_typed(Self::SUBSCRIPTION_ID, id);
+    }
+}
+
 /// The schema's `MetaObject`: any `_meta` (an open object).
 pub type MetaObject = Meta;
 

@@ -7,7 +7,7 @@ use crate::base::ResultType;
 use crate::base::{EmptyResult, NotificationParams, PaginatedRequestParams};
 use crate::cache::CacheScope;
 use crate::common::Meta;
-use crate::content::{Annotations, TextOrBlobResourceContents};
+use crate::content::{Annotations, ResourceLink, TextOrBlobResourceContents};
 use crate::lifecycle::Icon;
 use crate::mrtr::InputResponses;
 
@@ -276,6 +276,36 @@ impl ResourceUpdatedNotificationParams {
 crate::envelope::notifications! {
     /// Tells a subscribed client a resource changed.
     ResourceUpdatedNotification = ResourceUpdated("notifications/resources/updated", required ResourceUpdatedNotificationParams);
+}
+
+/// A link and the resource it names hold the same members.
+impl ResourceLink {
+    /// The resource this links to, without the tag.
+    pub fn into_resource(self) -> Resource {
+        let mut r = Resource::new(self.uri, self.name);
+        r.title = self.title;
+        r.description = self.description;
+        r.mime_type = self.mime_type;
+        r.annotations = self.annotations;
+        r.size = self.size;
+        r.icons = self.icons;
+        r.meta = self.meta;
+        r
+    }
+}
+
+impl From<Resource> for ResourceLink {
+    fn from(r: Resource) -> Self {
+        let mut link = ResourceLink::new(r.uri, r.name);
+        link.title = r.title;
+        link.description = r.description;
+        link.mime_type = r.mime_type;
+        link.annotations = r.annotations;
+        link.size = r.size;
+        link.icons = r.icons;
+        link.meta = r.meta;
+        link
+    }
 }
 
 #[cfg(test)]

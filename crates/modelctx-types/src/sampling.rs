@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::JsonObject;
+use crate::base::TaskMetadata;
 use crate::common::Meta;
 use crate::content::{Role, SamplingMessageContentBlock};
-use crate::tasks::TaskMetadata;
-use crate::tools::Tool;
+use crate::tool_definition::Tool;
 
 /// Which servers' context to include in a sampling prompt (`includeContext`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -94,27 +94,6 @@ impl TaskStatus {
     }
 }
 
-/// Asks for task-augmented execution (the `task` member of request parameters).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TaskMetadata {
-    /// Requested retention from creation, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl: Option<u64>,
-}
-
-impl TaskMetadata {
-    /// No requested retention.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
-        with_ttl(ttl: impl Into<u64>),
-    }
-}
-
 /// Associates a message with a task, under `_meta["io.modelcontextprotocol/related-task"]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

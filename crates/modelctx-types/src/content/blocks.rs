@@ -9,7 +9,6 @@ use super::resource_contents::TextOrBlobResourceContents;
 use crate::base::JsonObject;
 use crate::common::Meta;
 use crate::lifecycle::Icon;
-use crate::resources::Resource;
 use crate::tag::{FixedStr, Tag};
 
 /// The `"text"` member value.
@@ -228,7 +227,18 @@ pub struct ResourceLink {
 impl ResourceLink {
     /// A link to `uri` named `name`.
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Self::from(Resource::new(uri, name))
+        Self {
+            kind: ResourceLinkTag::new(),
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            annotations: None,
+            size: None,
+            icons: None,
+            meta: None,
+        }
     }
 
     crate::setters::setters! {
@@ -239,36 +249,6 @@ impl ResourceLink {
         with_size(size: impl Into<u64>),
         with_icons(icons: impl Into<Vec<Icon>>),
         with_meta(meta: impl Into<Meta>),
-    }
-
-    /// The resource this links to, without the tag.
-    pub fn into_resource(self) -> Resource {
-        let mut r = Resource::new(self.uri, self.name);
-        r.title = self.title;
-        r.description = self.description;
-        r.mime_type = self.mime_type;
-        r.annotations = self.annotations;
-        r.size = self.size;
-        r.icons = self.icons;
-        r.meta = self.meta;
-        r
-    }
-}
-
-impl From<Resource> for ResourceLink {
-    fn from(r: Resource) -> Self {
-        Self {
-            kind: ResourceLinkTag::new(),
-            uri: r.uri,
-            name: r.name,
-            title: r.title,
-            description: r.description,
-            mime_type: r.mime_type,
-            annotations: r.annotations,
-            size: r.size,
-            icons: r.icons,
-            meta: r.meta,
-        }
     }
 }
 

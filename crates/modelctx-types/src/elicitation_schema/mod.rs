@@ -3,6 +3,7 @@
 
 mod enums;
 mod validate;
+mod value;
 
 pub use enums::{
     EnumSchema, LegacyTitledEnumSchema, MultiSelectEnumSchema, SingleSelectEnumSchema,
@@ -10,6 +11,7 @@ pub use enums::{
     UntitledEnumItems, UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,
 };
 pub use validate::FormMismatch;
+pub use value::ElicitValue;
 
 use std::fmt;
 

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use super::ElicitValue;
 use super::{
     EnumSchema, MultiSelectEnumSchema, NumberSchema, NumberType, PrimitiveSchemaDefinition,
     RequestedSchema, SingleSelectEnumSchema, StringFormat, StringSchema,
 };
-use crate::elicitation::ElicitValue;
 
 /// Why a form answer does not match its form: the field at fault (if one is) and what
 /// is wrong with it.

@@ -1,0 +1,260 @@
+//! One tool as a server lists it: its name, schemas, annotations and execution hints.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::base::JsonObject;
+use crate::common::Meta;
+use crate::lifecycle::Icon;
+
+/// Checks that a tool schema is an object whose `type` is `"object"`; every other key
+/// (`$schema`, `$defs`, `additionalProperties`, ...) is kept untouched.
+fn object_schema<'de, D: Deserializer<'de>>(deserializer: D) -> Result<JsonObject, D::Error> {
+    let map = JsonObject::deserialize(deserializer)?;
+    match map.get("type") {
+        Some(Value::String(t)) if t == "object" => Ok(map),
+        _ => Err(de::Error::custom(
+            "a tool schema must have \"type\": \"object\"",
+        )),
+    }
+}
+
+/// Whether a tool supports task-augmented execution.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never (the default when absent).
+    Forbidden,
+    /// The client may ask for a task.
+    Optional,
+    /// The client must ask for a task.
+    Required,
+    /// A value this SDK does not know, kept verbatim.
+    Unknown(String),
+}
+
+impl TaskSupport {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Forbidden => "forbidden",
+            Self::Optional => "optional",
+            Self::Required => "required",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for TaskSupport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for TaskSupport {
+    fn from(s: &str) -> Self {
+        match s {
+            "forbidden" => Self::Forbidden,
+            "optional" => Self::Optional,
+            "required" => Self::Required,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+}
+
+impl From<String> for TaskSupport {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "forbidden" => Self::Forbidden,
+            "optional" => Self::Optional,
+            "required" => Self::Required,
+            _ => Self::Unknown(s),
+        }
+    }
+}
+
+impl Serialize for TaskSupport {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskSupport {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// Execution-related properties of a tool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolExecution {
+    /// Task support (`forbidden` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_support: Option<TaskSupport>,
+}
+
+impl ToolExecution {
+    /// No execution properties.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    crate::setters::setters! {
+        with_task_support(task_support: impl Into<TaskSupport>),
+    }
+}
+
+/// Hints describing a tool's behaviour. Untrusted unless the server is trusted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeated calls with the same arguments have no further effect (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// No hints.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_read_only_hint(read_only_hint: impl Into<bool>),
+        with_destructive_hint(destructive_hint: impl Into<bool>),
+        with_idempotent_hint(idempotent_hint: impl Into<bool>),
+        with_open_world_hint(open_world_hint: impl Into<bool>),
+    }
+}
+
+/// A tool the client can call.
+///
+/// `input_schema` and `output_schema` are kept as JSON objects, so every JSON Schema
+/// keyword (`$schema`, `$defs`, `additionalProperties`, ...) survives a round trip; on
+/// input the `type` of `input_schema` must be `"object"` (every revision says so).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Tool {
+    /// The programmatic name.
+    pub name: String,
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (2020-12 unless `$schema` says otherwise).
+    #[serde(deserialize_with = "object_schema")]
+    pub input_schema: JsonObject,
+    /// Execution properties.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ToolExecution>,
+    /// JSON Schema of `structuredContent` in results. Up to 2025-11-25 its `type` was
+    /// `"object"`; from 2026-07-28 it may be any JSON Schema 2020-12 object (SEP-2106),
+    /// so any object is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<JsonObject>,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl Tool {
+    /// A tool with a name and an input schema (a JSON object with `"type": "object"`).
+    pub fn new(name: impl Into<String>, input_schema: JsonObject) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema,
+            execution: None,
+            output_schema: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+        }
+    }
+
+    /// A tool taking no arguments: `{"type":"object","additionalProperties":false}`.
+    pub fn without_arguments(name: impl Into<String>) -> Self {
+        let mut schema = JsonObject::new();
+        schema.insert("type".to_owned(), Value::from("object"));
+        schema.insert("additionalProperties".to_owned(), Value::Bool(false));
+        Self::new(name, schema)
+    }
+
+    crate::setters::setters! {
+        with_title(title: impl Into<String>),
+        with_description(description: impl Into<String>),
+        with_execution(execution: impl Into<ToolExecution>),
+        with_output_schema(output_schema: impl Into<JsonObject>),
+        with_annotations(annotations: impl Into<ToolAnnotations>),
+        with_icons(icons: impl Into<Vec<Icon>>),
+        with_meta(meta: impl Into<Meta>),
+    }
+
+    /// The input schema's `$schema` dialect, if declared.
+    pub fn input_schema_dialect(&self) -> Option<&str> {
+        self.input_schema.get("$schema").and_then(Value::as_str)
+    }
+
+    /// The input schema's `properties`.
+    pub fn input_properties(&self) -> Option<&JsonObject> {
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+    }
+
+    /// The input schema's `required` names.
+    pub fn input_required(&self) -> impl Iterator<Item = &str> {
+        self.input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+    }
+
+    /// What to display: the title, else `annotations.title`, else the name.
+    pub fn display_name(&self) -> &str {
+        self.title
+            .as_deref()
+            .or_else(|| self.annotations.as_ref().and_then(|a| a.title.as_deref()))
+            .unwrap_or(&self.name)
+    }
+
+    /// The task support level (`forbidden` when absent).
+    pub fn task_support(&self) -> TaskSupport {
+        self.execution
+            .as_ref()
+            .and_then(|e| e.task_support.clone())
+            .unwrap_or(TaskSupport::Forbidden)
+    }
+}
