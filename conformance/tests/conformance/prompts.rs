@@ -273,7 +273,7 @@ async fn an_unknown_prompt_is_invalid_params(connector: Connector) {
     let pair = connect_to(&connector, &server).await;
     let error = pair
         .client
-        .get_prompt("never-registered", BTreeMap::new())
+        .get_prompt("never-registered", ())
         .await
         .unwrap_err();
     assert_eq!(error_code(&error), ErrorCode::INVALID_PARAMS);
@@ -300,11 +300,7 @@ async fn messages_mix_roles_and_content_in_order(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let got = pair
-        .client
-        .get_prompt("cat", BTreeMap::new())
-        .await
-        .unwrap();
+    let got = pair.client.get_prompt("cat", ()).await.unwrap();
     assert_eq!(got.messages, expected);
     let shape: Vec<(Role, &str)> = got
         .messages

@@ -10,13 +10,14 @@ use modelctx_session::{RequestOptions, SessionError};
 use modelctx_types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CompleteArgument, CompleteContext,
     CompleteRequest, CompleteRequestParams, CompleteResult, CompletionReference, Cursor,
-    GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsRequest,
+    GetPromptRequest, GetPromptRequestParams, GetPromptResult, ListPromptsRequest,
     ListPromptsResult, ListResourceTemplatesRequest, ListResourceTemplatesResult,
     ListResourcesRequest, ListResourcesResult, ListToolsRequest, ListToolsResult, LoggingLevel,
     PaginatedRequestParams, Prompt, ReadResourceRequest, ReadResourceResult, RequestMethod,
     Resource, ResourceRequestParams, ResourceTemplate, SetLevelRequest, SetLevelRequestParams,
     SubscribeRequest, Tool, UnsubscribeRequest,
 };
+use serde::Serialize;
 
 use crate::Client;
 use crate::ordering::LogOrder;
@@ -183,7 +184,8 @@ impl Client {
         Ok(tools)
     }
 
-    /// Calls tool `name` with `arguments`. A successful result is checked against the
+    /// Calls tool `name` with `arguments`: anything that serializes to a JSON object (a
+    /// struct, a map, `json!({..})`), or `()` for none. A successful result is checked against the
     /// tool's `outputSchema` (the tool list is fetched once if the client has not listed
     /// tools yet; if that fails, results go unchecked): a result without
     /// `structuredContent`, or with one that breaks the schema, fails the call with a
@@ -208,20 +210,22 @@ impl Client {
     /// let _session = server.serve(server_side);
     /// let client = Client::builder("me", "1.0.0").connect(client_side).await.unwrap();
     ///
-    /// let args = json!({"n": 7}).as_object().cloned().unwrap();
-    /// let result = client.call_tool("square", args).await.unwrap();
+    /// let result = client.call_tool("square", json!({"n": 7})).await.unwrap();
     /// assert_eq!(result.structured_content.unwrap()["result"], 49);
     /// // Arguments that break the input schema come back as a tool error.
-    /// let bad = json!({"n": "seven"}).as_object().cloned().unwrap();
-    /// assert!(client.call_tool("square", bad).await.unwrap().is_error());
+    /// let bad = client.call_tool("square", json!({"n": "seven"})).await.unwrap();
+    /// assert!(bad.is_error());
     /// # }
     /// ```
     pub async fn call_tool(
         &self,
         name: impl Into<String>,
-        arguments: JsonObject,
+        arguments: impl Serialize,
     ) -> Result<CallToolResult, SessionError> {
-        let params = CallToolRequestParams::new(name).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(name);
+        if let Some(map) = crate::typed::tool_arguments(arguments)? {
+            params = params.with_arguments(map);
+        }
         self.call_tool_with(params, RequestOptions::default()).await
     }
 
@@ -335,12 +339,15 @@ impl Client {
         self.pages::<ListPromptsRequest>().collect_all().await
     }
 
-    /// Gets prompt `name` filled in with `arguments`.
+    /// Gets prompt `name` filled in with `arguments`: anything that serializes to a
+    /// JSON object (a struct, a map, `json!({..})`), or `()` for none. Prompt arguments
+    /// are strings on the wire: other values are sent as their JSON text.
     pub async fn get_prompt(
         &self,
         name: impl Into<String>,
-        arguments: BTreeMap<String, String>,
+        arguments: impl Serialize,
     ) -> Result<GetPromptResult, SessionError> {
+        let arguments = crate::typed::string_arguments(arguments)?;
         let mut params = GetPromptRequestParams::new(name);
         if !arguments.is_empty() {
             params.arguments = Some(arguments);

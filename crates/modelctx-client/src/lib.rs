@@ -77,6 +77,7 @@ mod roots;
 mod stateless;
 mod subscriptions;
 mod tasks;
+mod typed;
 mod validation;
 
 use std::borrow::Cow;
@@ -109,6 +110,7 @@ pub use modelctx_session::RequestContext as CallbackContext;
 pub use roots::{RootsError, RootsList};
 #[doc(hidden)]
 pub use subscriptions::{Subscription, Watch};
+pub use typed::{StructuredError, ToolCallError, ToolResultExt, TypedTool, tool_arguments};
 
 type RequestFn = dyn Fn(
         Option<Box<RawValue>>,

@@ -9,7 +9,8 @@ use modelctx_client::{Client, ClientBuilder};
 use modelctx_http::AuthHook;
 use modelctx_session::{RequestOptions, SessionError};
 use modelctx_transport::{ConnectionState, ReconnectPolicy};
-use modelctx_types::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use modelctx_types::{CallToolRequestParams, CallToolResult, Tool};
+use serde::Serialize;
 
 use crate::config::{HttpServer, McpServers, ServerConfig};
 use crate::connect::{ConnectError, ConnectOptions, Connection};
@@ -269,7 +270,7 @@ pub struct PoolTools {
 /// for tool in &listing.tools {
 ///     println!("{}", tool.tool.name);
 /// }
-/// let result = pool.call_tool("files__read", Default::default()).await?;
+/// let result = pool.call_tool("files__read", ()).await?;
 /// pool.close().await;
 /// # let _ = result; Ok(()) }
 /// ```
@@ -391,14 +392,19 @@ impl ClientPool {
         out
     }
 
-    /// Calls the tool `namespaced` (`server` + separator + tool) with `arguments` on
-    /// its server, as [`Client::call_tool`] does.
+    /// Calls the tool `namespaced` (`server` + separator + tool) with `arguments` (anything
+    /// that serializes to a JSON object, or `()`) on its server, as [`Client::call_tool`]
+    /// does.
     pub async fn call_tool(
         &self,
         namespaced: &str,
-        arguments: JsonObject,
+        arguments: impl Serialize,
     ) -> Result<CallToolResult, SessionError> {
-        let params = CallToolRequestParams::new(namespaced).with_arguments(arguments);
+        let arguments = modelctx_client::tool_arguments(arguments)?;
+        let mut params = CallToolRequestParams::new(namespaced);
+        if let Some(map) = arguments {
+            params = params.with_arguments(map);
+        }
         self.call_tool_with(params, RequestOptions::default()).await
     }
 

@@ -5,8 +5,9 @@
 //! `schemars` name too, so `#[derive(JsonSchema)]` needs no other import), `#[tool]` and
 //! `#[tools]` (`macros`), the client and its builder (`client`), one-call serving
 //! (`ServeStdio` with `stdio`, `ServeHttp` with `http-server`), the child process a
-//! client runs a server in (`client` and `stdio`), and the wire types a handler returns
-//! or a client reads (content, results, errors).
+//! client runs a server in (`client` and `stdio`), reading a tool's result as text or a
+//! type (`ToolResultExt`), `json!`, and the wire types a handler returns or a client
+//! reads (content, results, errors).
 //! Anything else is in its crate's module (`modelctx::server`, `modelctx::types`, ...).
 //!
 //! ```
@@ -23,10 +24,12 @@
 //! let (client_side, server_side) = modelctx::memory::pair();
 //! let _session = server.serve(server_side);
 //! let client = Client::builder("me", "1.0.0").connect(client_side).await?;
-//! let result = client.call_tool("add", serde_json::from_value(serde_json::json!({"a": 2, "b": 3}))?).await?;
-//! assert_eq!(result.content[0].as_text(), Some("5"));
+//! let result = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
+//! assert_eq!(result.text(), "5");
 //! # Ok(()) }
 //! ```
+
+pub use serde_json::json;
 
 pub use crate::types::{
     AudioContent, CallToolResult, ContentBlock, EmbeddedResource, ErrorCode, ErrorData,
@@ -40,9 +43,9 @@ pub use crate::session::{Progress, RequestOptions, SessionError};
 
 #[cfg(feature = "server")]
 pub use crate::server::{
-    Blob, BoxError, ClientRequestError, Context, Elicited, IntoToolOutcome, IntoToolResult,
-    PromptDef, RegistrationError, ResourceDef, Server, ServerBuilder, ServerSession, TemplateDef,
-    ToolDef, ToolError, ToolSet,
+    Blob, BoxError, ClientRequestError, CompletionInput, Context, Elicited, IntoToolOutcome,
+    IntoToolResult, PromptDef, RegistrationError, ResourceDef, Server, ServerBuilder,
+    ServerSession, TemplateDef, ToolDef, ToolError, ToolSet,
 };
 
 #[cfg(all(feature = "server", feature = "schemars"))]
@@ -55,7 +58,7 @@ pub use crate::server::{
 pub use crate::macros::{tool, tools};
 
 #[cfg(feature = "client")]
-pub use crate::client::{Client, ClientBuilder};
+pub use crate::client::{Client, ClientBuilder, StructuredError, ToolCallError, ToolResultExt};
 
 #[cfg(all(feature = "client", feature = "stdio"))]
 pub use crate::stdio::ChildProcess;

@@ -3,18 +3,15 @@
 //!
 //! `cargo build -p modelctx-examples && target/debug/adder-client target/debug/adder-server`
 
-use modelctx::client::Client;
-use modelctx::stdio::ChildProcess;
-use serde_json::json;
+use modelctx::prelude::*;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let program = std::env::args().nth(1).unwrap_or("./adder-server".into());
     let server = ChildProcess::new(program).spawn()?;
     let client = Client::builder("me", "1.0.0").connect(server).await?;
-    let args = serde_json::from_value(json!({"a": 2, "b": 3}))?;
-    let result = client.call_tool("add", args).await?;
-    println!("2 + 3 = {}", result.content[0].as_text().unwrap_or("?"));
+    let result = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
+    println!("2 + 3 = {}", result.text());
     client.close().await;
     Ok(())
 }

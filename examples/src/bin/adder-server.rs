@@ -12,6 +12,5 @@ fn add(a: i64, b: i64) -> i64 {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::builder("adder", "1.0.0").tool(add_tool())?.build();
-    server.serve_stdio().await?;
-    Ok(())
+    Ok(server.serve_stdio().await?)
 }

@@ -179,7 +179,7 @@ async fn tour(client: &Client) -> Result<(), Box<dyn std::error::Error>> {
         )
         .await?;
     println!("convert(21) -> {:?}", result.structured_content);
-    let booked = client.call_tool("book", Default::default()).await?;
+    let booked = client.call_tool("book", ()).await?;
     println!(
         "book -> {}",
         booked.content[0].as_text().unwrap_or_default()
