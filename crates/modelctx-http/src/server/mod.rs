@@ -1,8 +1,9 @@
 //! The server side: a tower service hosting one MCP session per `Mcp-Session-Id`.
 //!
-//! - the service and serving: `service` ([`StreamableHttpService`], its session
-//!   table), `serve` (router, listener loops, one request's dispatch by method),
-//!   `hosting`, `config`, `admission`;
+//! - the service and serving: `service` ([`StreamableHttpService`], its router and
+//!   listener loops, one request's dispatch by method), `table` (the state behind it:
+//!   its sessions, their creation, admission and idle expiry), `hosting`, `config`,
+//!   `admission`;
 //! - a request: `request` (headers, body, the session it names), `post` and
 //!   `post_era` (the handshake era's POST, and the stateless era's), `dispatch` (a
 //!   POST's messages to its session, and its answer), `get` (the standalone stream),

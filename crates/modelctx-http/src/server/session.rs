@@ -25,8 +25,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{Rejection, StreamableHttpServerConfig};
-use super::event_store::EventId;
-use super::shared::state::SharedState;
+use super::shared::state::{Claim, SharedState};
 
 mod handshake;
 mod inbound;
@@ -82,26 +81,15 @@ pub(crate) struct StreamState {
     /// when the runtime has handled the POST's messages, at the stream's first event,
     /// or with the stream.
     pub(crate) handled: Option<oneshot::Sender<()>>,
-    /// A shared session's standalone stream held here: the hold's name in the
-    /// registry ([`SessionRegistry::hold_stream`](super::SessionRegistry::hold_stream)).
-    pub(crate) claim: Option<Arc<str>>,
-    /// While the hold is being recorded: what is routed to the stream waits in
-    /// `pending` (data, no event id yet, and whether it is an announcement: see
-    /// [`is_announcement`]), behind the messages kept for the stream.
-    pub(crate) claiming: bool,
-    pub(crate) pending: VecDeque<(String, bool)>,
-    /// The latest hold of the standalone stream here: what it sent is handed to a
-    /// service that takes the stream over ([`SessionState::let_go`]).
-    pub(crate) last_hold: Option<LastHold>,
-    /// The last event a resumption of the standalone stream here replayed (on the
-    /// stream the client named): what the client has, for the hand-over.
-    pub(crate) replayed_to: Option<EventId>,
+    /// A shared session's standalone stream: this copy's hold on it (see
+    /// `shared/claims.rs`).
+    pub(crate) claim: Claim,
     /// Whether the request answered here is recorded in the event store's
     /// [`RunStore`](crate::RunStore) as running in this service.
     pub(crate) run: bool,
     /// A stream taken over from a stopped service: its events up to this position are
     /// stored already (0: none), and a re-run's notifications up to it are not sent
-    /// again (see `takeover.rs`).
+    /// again (see `shared/takeover.rs`).
     pub(crate) skip_until: u64,
 }
 
@@ -109,14 +97,6 @@ impl StreamState {
     pub(crate) fn has_live_conn(&self) -> bool {
         self.conn.as_ref().is_some_and(|c| !c.is_closed())
     }
-}
-
-/// One hold of a shared session's standalone stream by this copy: its name, the
-/// first position it sent on, and (once it ended) the position after its last.
-pub(crate) struct LastHold {
-    pub(crate) holder: Arc<str>,
-    pub(crate) from: u64,
-    pub(crate) until: Option<u64>,
 }
 
 #[derive(Default)]
@@ -345,9 +325,7 @@ impl SessionState {
             .take();
         {
             let mut routes = self.routes();
-            if let Some(shared) = &self.shared {
-                self.release_claim(&mut routes, shared);
-            }
+            self.release_hold(&mut routes);
             self.release_runs(&routes);
             routes.requests.clear();
             routes.streams.clear();

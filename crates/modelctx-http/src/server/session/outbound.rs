@@ -53,15 +53,16 @@ impl SessionState {
         let Some(stream) = routes.standalone() else {
             return;
         };
-        if stream.claiming {
-            if stream.pending.len() >= self.config.stream_queue {
-                stream.pending.pop_front();
+        if let Some(dropped) = stream
+            .claim
+            .keep_back(data, announcement, self.config.stream_queue)
+        {
+            if dropped {
                 self.report(format!(
                     "session {}: standalone stream backlog full, oldest message dropped",
                     self.id
                 ));
             }
-            stream.pending.push_back((data.to_owned(), announcement));
             return;
         }
         self.deliver(routes, STANDALONE, data);
@@ -215,17 +216,14 @@ impl SessionState {
                 // The standalone stream carries no responses; a stateless one has none.
                 self.report("an error response without id has no stream".to_owned());
             }
-            None if self.stateful => match &self.shared {
-                // The GET stream may be open on another service: the registry relays it
-                // there, or keeps it until a service opens the stream.
-                Some(shared) if !Self::standalone_here(&routes) => {
-                    self.release_claim(&mut routes, shared);
-                    if !shared.to_client(&data, is_announcement(&msg)) {
-                        self.report("relay queue full, message for the GET stream dropped".into());
-                    }
+            None if self.stateful => {
+                // A shared session's GET stream may be open on another service: the
+                // registry relays it there, or keeps it until a service opens it.
+                let announcement = is_announcement(&msg);
+                if !self.relay_standalone(&mut routes, &data, announcement) {
+                    self.deliver_standalone(&mut routes, &data, announcement);
                 }
-                _ => self.deliver_standalone(&mut routes, &data, is_announcement(&msg)),
-            },
+            }
             // Stateless answers have no stream for a notification: it is dropped, as it
             // would be with no listener.
             None if matches!(msg, JsonRpcMessage::Notification(_)) => {}
@@ -236,13 +234,6 @@ impl SessionState {
             }
         }
         Ok(())
-    }
-
-    pub(crate) fn standalone_here(routes: &Routes) -> bool {
-        routes
-            .streams
-            .get(&STANDALONE)
-            .is_some_and(StreamState::has_live_conn)
     }
 
     /// Ends request `id`'s route with `data`, its response: the JSON body, or the last

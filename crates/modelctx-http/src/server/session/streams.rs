@@ -185,7 +185,7 @@ impl SessionState {
                             let _ = self.priming(STANDALONE, stream);
                         }
                         self.start_claim(stream);
-                        stream.replayed_to = Some(EventId {
+                        stream.claim.replayed_to = Some(EventId {
                             stream: after.stream,
                             seq: last,
                         });

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use modelctx_types::JsonRpcMessage;
 
 use super::registry::Relayed;
-use super::state::{SharedState, is_announcement};
+use super::state::{LastHold, SharedState, is_announcement};
 use crate::server::event_store::EventId;
-use crate::server::session::{LastHold, Routes, STANDALONE, SessionState, StreamState};
+use crate::server::session::{Routes, STANDALONE, SessionState, StreamState};
 
 impl SessionState {
     /// Ends a shared session for every service: its record goes (every service then
@@ -38,13 +38,13 @@ impl SessionState {
     pub(crate) fn start_claim(&self, stream: &mut StreamState) {
         if let Some(shared) = &self.shared {
             let holder = shared.new_holder();
-            stream.last_hold = Some(LastHold {
+            stream.claim.last = Some(LastHold {
                 holder: holder.clone(),
                 from: stream.next_seq,
                 until: None,
             });
-            stream.claim = Some(holder);
-            stream.claiming = true;
+            stream.claim.holder = Some(holder);
+            stream.claim.recording = true;
         }
     }
 
@@ -54,7 +54,7 @@ impl SessionState {
         self.routes()
             .streams
             .get(&STANDALONE)
-            .and_then(|s| s.replayed_to)
+            .and_then(|s| s.claim.replayed_to)
     }
 
     /// Another service took the standalone stream over from `holder` (see
@@ -67,7 +67,11 @@ impl SessionState {
     pub(crate) fn let_go(&self, holder: &str, after: EventId) -> Option<(EventId, u64)> {
         let mut routes = self.routes();
         let stream = routes.standalone()?;
-        let hold = stream.last_hold.as_mut().filter(|h| &*h.holder == holder)?;
+        let hold = stream
+            .claim
+            .last
+            .as_mut()
+            .filter(|h| &*h.holder == holder)?;
         let until = *hold.until.get_or_insert(stream.next_seq);
         let from = if after.stream == self.stream_base {
             hold.from.max(after.seq + 1)
@@ -77,11 +81,11 @@ impl SessionState {
         // Events that found no connection: stored, and handed over from the store.
         stream.backlog.clear();
         let mut pending = VecDeque::new();
-        if stream.claim.as_deref() == Some(holder) {
-            stream.claim = None;
-            stream.claiming = false;
+        if stream.claim.holder.as_deref() == Some(holder) {
+            stream.claim.holder = None;
+            stream.claim.recording = false;
             stream.conn = None;
-            pending = std::mem::take(&mut stream.pending);
+            pending = std::mem::take(&mut stream.claim.pending);
         }
         drop(routes);
         self.pending_to_registry(pending);
@@ -110,7 +114,11 @@ impl SessionState {
     pub(crate) fn claiming_holder(&self) -> Option<Arc<str>> {
         let routes = self.routes();
         let stream = routes.streams.get(&STANDALONE)?;
-        stream.claiming.then(|| stream.claim.clone()).flatten()
+        stream
+            .claim
+            .recording
+            .then(|| stream.claim.holder.clone())
+            .flatten()
     }
 
     /// The hold `holder` is recorded: the messages `kept` for the stream while no
@@ -127,7 +135,7 @@ impl SessionState {
             }
             return;
         };
-        stream.claiming = false;
+        stream.claim.recording = false;
         // Events that found no connection before: the channel is empty (what came
         // while claiming waited in `pending`) and holds as many as the backlog.
         if let Some(conn) = &stream.conn {
@@ -135,7 +143,7 @@ impl SessionState {
                 let _ = conn.try_send(event);
             }
         }
-        let pending = std::mem::take(&mut stream.pending);
+        let pending = std::mem::take(&mut stream.claim.pending);
         for data in kept.iter().chain(pending.iter().map(|(data, _)| data)) {
             self.deliver(&mut routes, STANDALONE, data);
         }
@@ -149,18 +157,19 @@ impl SessionState {
         let Some(stream) = standalone_claimed_by(&mut routes, holder) else {
             return;
         };
-        stream.claim = None;
-        stream.claiming = false;
+        stream.claim.holder = None;
+        stream.claim.recording = false;
         stream.conn = None;
         // Never held: nothing was sent under it.
         if stream
-            .last_hold
+            .claim
+            .last
             .as_ref()
             .is_some_and(|h| &h.holder == holder)
         {
-            stream.last_hold = None;
+            stream.claim.last = None;
         }
-        let pending = std::mem::take(&mut stream.pending);
+        let pending = std::mem::take(&mut stream.claim.pending);
         drop(routes);
         self.pending_to_registry(pending);
     }
@@ -178,9 +187,7 @@ impl SessionState {
             return;
         };
         stream.conn = None;
-        if let Some(shared) = &self.shared {
-            self.release_claim(&mut routes, shared);
-        }
+        self.release_hold(&mut routes);
     }
 
     /// Another service took the GET stream over (a resumption there): the connection
@@ -189,8 +196,8 @@ impl SessionState {
     pub(crate) fn lost_hold(&self, holder: &Arc<str>) {
         let mut routes = self.routes();
         if let Some(stream) = standalone_claimed_by(&mut routes, holder) {
-            stream.claim = None;
-            stream.claiming = false;
+            stream.claim.holder = None;
+            stream.claim.recording = false;
             stream.conn = None;
             end_hold(stream);
         }
@@ -208,7 +215,7 @@ impl SessionState {
     /// `data` goes back to the registry, for the holder now or kept for the next.
     pub(crate) fn deliver_relayed(&self, data: &str) {
         let mut routes = self.routes();
-        if Self::standalone_here(&routes) {
+        if standalone_here(&routes) {
             // Relayed: never an announcement (the registry drops those while a
             // service holds the stream).
             self.deliver_standalone(&mut routes, data, false);
@@ -216,23 +223,61 @@ impl SessionState {
             // Relayed while the registry still named a hold here that has ended (its
             // release, or another service's take-over, came after): back to the
             // registry, after the release, for the holder now.
-            self.release_claim(&mut routes, shared);
-            if !shared.to_client(data, false) {
-                self.report("relay queue full, message for the GET stream dropped".into());
+            self.to_registry(&mut routes, shared, data, false);
+        }
+    }
+
+    /// Sends `data`, a message for the standalone stream, through the registry when the
+    /// session is shared and its GET stream is not open here (`true`): to the service
+    /// holding it, or kept for the next. `false`: it goes on the stream here.
+    pub(crate) fn relay_standalone(
+        &self,
+        routes: &mut Routes,
+        data: &str,
+        announcement: bool,
+    ) -> bool {
+        match &self.shared {
+            Some(shared) if !standalone_here(routes) => {
+                self.to_registry(routes, shared, data, announcement);
+                true
             }
+            _ => false,
+        }
+    }
+
+    /// `data` to the registry, for the GET stream's holder (or kept for the next), once
+    /// the hold this copy may still name is released.
+    fn to_registry(
+        &self,
+        routes: &mut Routes,
+        shared: &SharedState,
+        data: &str,
+        announcement: bool,
+    ) {
+        self.release_claim(routes, shared);
+        if !shared.to_client(data, announcement) {
+            self.report("relay queue full, message for the GET stream dropped".into());
+        }
+    }
+
+    /// Releases this copy's hold on the GET stream, when the session is shared and the
+    /// hold is this copy's.
+    pub(crate) fn release_hold(&self, routes: &mut Routes) {
+        if let Some(shared) = &self.shared {
+            self.release_claim(routes, shared);
         }
     }
 
     /// Releases this copy's hold on the GET stream (its connection ended), if it has
     /// one: later messages are kept in the registry for the next holder. True when it
     /// had one.
-    pub(crate) fn release_claim(&self, routes: &mut Routes, shared: &SharedState) -> bool {
+    fn release_claim(&self, routes: &mut Routes, shared: &SharedState) -> bool {
         let Some(stream) = routes.standalone() else {
             return false;
         };
-        match stream.claim.take() {
+        match stream.claim.holder.take() {
             Some(holder) => {
-                stream.claiming = false;
+                stream.claim.recording = false;
                 end_hold(stream);
                 // Released once what the hold stored is readable by every service:
                 // one that takes the stream over next reads it all.
@@ -252,13 +297,21 @@ impl SessionState {
 fn standalone_claimed_by<'r>(routes: &'r mut Routes, holder: &str) -> Option<&'r mut StreamState> {
     routes
         .standalone()
-        .filter(|s| s.claim.as_deref() == Some(holder))
+        .filter(|s| s.claim.holder.as_deref() == Some(holder))
 }
 
 /// The standalone stream's hold here ended: its last position is the one before
 /// `next_seq`.
 fn end_hold(stream: &mut StreamState) {
-    if let Some(hold) = &mut stream.last_hold {
+    if let Some(hold) = &mut stream.claim.last {
         hold.until.get_or_insert(stream.next_seq);
     }
+}
+
+/// Whether the standalone stream is connected here.
+fn standalone_here(routes: &Routes) -> bool {
+    routes
+        .streams
+        .get(&STANDALONE)
+        .is_some_and(StreamState::has_live_conn)
 }

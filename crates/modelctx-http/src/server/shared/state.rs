@@ -2,6 +2,7 @@
 //! ([`SharedSession`]), the revision of the state this process holds, and the queue
 //! its messages for a GET stream held elsewhere go through.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -11,6 +12,8 @@ use modelctx_transport::{
     ApplySnapshot, RerunCheck, SessionSnapshot, SharedSession, TransportError,
 };
 use modelctx_types::JsonRpcMessage;
+
+use crate::server::event_store::EventId;
 
 use super::registry::{CHANGE_WAIT, Outgoing, RegistryError, Relayed, SessionRegistry};
 
@@ -326,4 +329,54 @@ pub(crate) fn is_announcement(message: &JsonRpcMessage) -> bool {
                 | "notifications/resources/updated"
         )
     )
+}
+
+/// This copy's hold on a shared session's standalone stream, as the stream carries it
+/// (see `claims.rs`).
+#[derive(Default)]
+pub(crate) struct Claim {
+    /// The hold's name in the registry, while the stream is held here
+    /// ([`SessionRegistry::hold_stream`]).
+    pub(crate) holder: Option<Arc<str>>,
+    /// While the hold is being recorded: what is routed to the stream waits in
+    /// `pending` (data, no event id yet, and whether it is an announcement: see
+    /// [`is_announcement`]), behind the messages kept for the stream.
+    pub(crate) recording: bool,
+    pub(crate) pending: VecDeque<(String, bool)>,
+    /// The latest hold of the standalone stream here: what it sent is handed to a
+    /// service that takes the stream over (`SessionState::let_go`).
+    pub(crate) last: Option<LastHold>,
+    /// The last event a resumption of the standalone stream here replayed (on the
+    /// stream the client named): what the client has, for the hand-over.
+    pub(crate) replayed_to: Option<EventId>,
+}
+
+impl Claim {
+    /// Keeps `data` back while the hold is being recorded (at most `limit` messages,
+    /// the oldest dropped): `None` when it is not (`data` goes out now), else whether
+    /// the oldest was dropped.
+    pub(crate) fn keep_back(
+        &mut self,
+        data: &str,
+        announcement: bool,
+        limit: usize,
+    ) -> Option<bool> {
+        if !self.recording {
+            return None;
+        }
+        let full = self.pending.len() >= limit;
+        if full {
+            self.pending.pop_front();
+        }
+        self.pending.push_back((data.to_owned(), announcement));
+        Some(full)
+    }
+}
+
+/// One hold of a shared session's standalone stream by this copy: its name, the
+/// first position it sent on, and (once it ended) the position after its last.
+pub(crate) struct LastHold {
+    pub(crate) holder: Arc<str>,
+    pub(crate) from: u64,
+    pub(crate) until: Option<u64>,
 }
