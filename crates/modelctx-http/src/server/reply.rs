@@ -55,15 +55,8 @@ pub(super) fn bad_message(config: &StreamableHttpServerConfig, error: ErrorData)
 
 /// A JSON-RPC error answered with `status`.
 pub(super) fn error_response(status: StatusCode, body: JsonRpcErrorResponse) -> Response {
-    let body = serde_json::to_vec(&JsonRpcMessage::Error(body)).unwrap_or_default();
-    Response::builder()
-        .status(status)
-        .header(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )
-        .body(Body::from(body))
-        .unwrap_or_else(|_| Response::new(Body::empty()))
+    let body = serde_json::to_string(&JsonRpcMessage::Error(body)).unwrap_or_default();
+    json_response(status, body)
 }
 
 /// An answer with `status` and no body.

@@ -3,6 +3,7 @@
 
 use modelctx_transport::{EraRead, Extensions, TransportError, TransportMessage};
 use modelctx_types::{InvalidMessage, JsonRpcMessage};
+use tokio::sync::mpsc;
 
 use super::{Inbound, SessionState};
 
@@ -33,12 +34,7 @@ impl SessionState {
         extensions: &Extensions,
         mut era: Option<EraRead>,
     ) -> Result<bool, ()> {
-        let tx = self
-            .inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or(())?;
+        let tx = self.sender()?;
         let owned;
         let extensions = if self.stateful
             || extensions
@@ -71,11 +67,7 @@ impl SessionState {
                 message: Ok(message),
                 taken: if i == last { answer.take() } else { None },
             };
-            self.direct.queue();
-            if tx.send(inbound).await.is_err() {
-                self.direct.unqueue();
-                return Err(());
-            }
+            self.enqueue(&tx, inbound).await?;
         }
         Ok(any)
     }
@@ -85,17 +77,27 @@ impl SessionState {
     /// names at once, as every transport does, instead of leaving it to its timeout.
     /// Queued behind the messages before it. `Err` when the session takes no more.
     pub(crate) async fn push_invalid_response(&self, invalid: InvalidMessage) -> Result<(), ()> {
-        let tx = self
-            .inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or(())?;
-        self.direct.queue();
+        let tx = self.sender()?;
         let inbound = Inbound {
             message: Err(TransportError::invalid(invalid)),
             taken: None,
         };
+        self.enqueue(&tx, inbound).await
+    }
+
+    /// The session's queue, while it takes messages.
+    fn sender(&self) -> Result<mpsc::Sender<Inbound>, ()> {
+        self.inbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(())
+    }
+
+    /// Queues `inbound` (the runtime's direct entry then waits behind it). `Err` when
+    /// the session takes no more.
+    async fn enqueue(&self, tx: &mpsc::Sender<Inbound>, inbound: Inbound) -> Result<(), ()> {
+        self.direct.queue();
         if tx.send(inbound).await.is_err() {
             self.direct.unqueue();
             return Err(());
