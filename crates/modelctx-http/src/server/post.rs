@@ -1,5 +1,5 @@
 //! POST: the messages a client sends. A POST of the stateless era (2026-07-28) goes to
-//! [`post_era`](super::post_era); any other is of the handshake era (2025-11-25 and
+//! [`super::post_era`]; any other is of the handshake era (2025-11-25 and
 //! before): an `initialize` starts a session, every other message goes to the session
 //! its `Mcp-Session-Id` names (or, in stateless mode, to a session of its own).
 

@@ -12,7 +12,7 @@ impl SessionState {
     /// stream answering them, released once the runtime has handled the last one.
     ///
     /// While nothing waits in the session's queue, messages the runtime takes directly
-    /// ([`DirectReceiver`]) are handled here, on the POST's task: a handler that answers
+    /// ([`DirectReceiver`](modelctx_transport::DirectReceiver)) are handled here, on the POST's task: a handler that answers
     /// at once has answered when this returns. The first message it gives back, and
     /// every later one, go through the queue. `Ok(true)` when some did. Each message
     /// carries `extensions` (the POST's, see [`modelctx_transport::Extensions`]).

@@ -21,7 +21,7 @@ pub struct HttpServerTransport {
     pub(crate) rx: mpsc::Receiver<Inbound>,
     pub(crate) pre_initialized: bool,
     /// Whether its session serves requests of the stateless era (2026-07-28): each
-    /// comes with what the endpoint read of it ([`EraRead`]).
+    /// comes with what the endpoint read of it ([`EraRead`](modelctx_transport::EraRead)).
     pub(crate) stateless_era: bool,
 }
 

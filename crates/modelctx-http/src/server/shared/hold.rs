@@ -171,7 +171,7 @@ impl Sharing {
 /// named, after the resumption's replay read it (nothing when the resumption named
 /// this copy's own stream). Read once this service's hold is recorded: a hold
 /// released before is released only after its event store flushed
-/// ([`EventStore::flushed`]), so the read has everything it stored.
+/// ([`EventStore::flushed`](crate::EventStore::flushed)), so the read has everything it stored.
 async fn stored_behind(config: &StreamableHttpServerConfig, session: &SessionState) -> Vec<String> {
     match (&config.event_store, session.replayed_to()) {
         (Some(store), Some(after)) if after.stream != session.wire_standalone() => store

@@ -1,5 +1,5 @@
 //! Sessions shared between server processes through a
-//! [`SessionRegistry`](registry::SessionRegistry): everything a service does beyond
+//! [`registry::SessionRegistry`]: everything a service does beyond
 //! serving its own sessions, behind one seam, [`Sharing`].
 //!
 //! - [`registry`]: the trait a deployment implements, and the messages relayed through it;
