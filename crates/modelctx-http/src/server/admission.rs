@@ -3,149 +3,52 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use axum::response::Response;
-use http::{HeaderValue, StatusCode, header};
-use modelctx_transport::{Extensions, Principal};
 use tokio::time::Instant;
 
-use super::Inner;
-use super::config::StreamableHttpServerConfig;
-use super::session::{OnHandshake, SessionState};
-
-/// The client's address, when new sessions are limited per address and the
+/// The client's address, when new sessions are `limited` per address and the
 /// connection's address is in the request (`axum::extract::ConnectInfo`: the service's
 /// own `serve` puts it there; so does axum's `into_make_service_with_connect_info`).
-pub(super) fn peer(
-    config: &StreamableHttpServerConfig,
-    extensions: &http::Extensions,
-) -> Option<IpAddr> {
-    config.session_rate_limit?;
+pub(super) fn peer(limited: bool, extensions: &http::Extensions) -> Option<IpAddr> {
+    if !limited {
+        return None;
+    }
     extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0.ip())
 }
 
-/// A place under [`max_sessions`](super::StreamableHttpServerConfig::max_sessions) held
+/// A place under [`max_sessions`](crate::StreamableHttpServerConfig::max_sessions) held
 /// by a session whose `initialize` is not answered yet: given back when dropped, unless
-/// the session took it ([`Reservation::fill`]).
-pub(super) struct Reservation {
-    inner: Weak<Inner>,
+/// the session took it.
+pub(crate) struct Reservation {
+    /// The service's count of reserved places.
+    reserved: Weak<AtomicUsize>,
+}
+
+impl Reservation {
+    /// Takes one place of `reserved` (the caller checked the cap).
+    pub(super) fn take(reserved: &Arc<AtomicUsize>) -> Self {
+        reserved.fetch_add(1, Ordering::AcqRel);
+        Self {
+            reserved: Arc::downgrade(reserved),
+        }
+    }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if let Some(inner) = self.inner.upgrade() {
-            inner.reserved.fetch_sub(1, Ordering::AcqRel);
+        if let Some(reserved) = self.reserved.upgrade() {
+            reserved.fetch_sub(1, Ordering::AcqRel);
         }
-    }
-}
-
-impl Inner {
-    /// Admits a new session from `peer` (`extensions`: its POST's): within the rate of
-    /// its address, unless a layer in front authenticated its caller (a
-    /// [`Principal`]), and under the cap. The place it holds, or the answer refusing it
-    /// (429 with `Retry-After`, or 503).
-    pub(super) fn admit_new_session(
-        self: &Arc<Self>,
-        peer: Option<IpAddr>,
-        extensions: &Extensions,
-    ) -> Result<Reservation, Response> {
-        if let (Some(limit), Some(addr)) = (&self.config.session_rate_limit, peer)
-            && extensions.get::<Principal>().is_none()
-            && let Err(wait) = self.rate.admit(limit, addr)
-        {
-            let mut refused = self.reject(
-                StatusCode::TOO_MANY_REQUESTS,
-                "Too Many Requests: too many new sessions from this address",
-            );
-            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
-                refused.headers_mut().insert(header::RETRY_AFTER, value);
-            }
-            return Err(refused);
-        }
-        self.reserve().ok_or_else(|| {
-            self.reject(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Service Unavailable: too many sessions",
-            )
-        })
-    }
-
-    /// Ends the sessions whose handshake has not settled (the service is closing: their
-    /// POSTs end too).
-    pub(super) fn end_handshakes(&self) {
-        let pending: Vec<_> = {
-            let mut handshaking = self.handshaking.lock().unwrap_or_else(|p| p.into_inner());
-            let pending = handshaking.drain().map(|(_, s)| s).collect();
-            modelctx_transport::table::shrink_drained(&mut *handshaking);
-            pending
-        };
-        for session in pending.iter().filter_map(Weak::upgrade) {
-            session.terminate();
-        }
-    }
-
-    /// Reserves a place for a new session whose handshake is to come; `None` at the
-    /// cap (sessions alive and places reserved count alike).
-    pub(super) fn reserve(self: &Arc<Self>) -> Option<Reservation> {
-        let sessions = self.lock_sessions();
-        if sessions.len() + self.reserved.load(Ordering::Acquire) >= self.config.max_sessions {
-            return None;
-        }
-        self.reserved.fetch_add(1, Ordering::AcqRel);
-        drop(sessions);
-        Some(Reservation {
-            inner: Arc::downgrade(self),
-        })
-    }
-
-    /// What a new session tells its service when its handshake ends (`reservation`:
-    /// its place): answered with a result, it enters the table (found by id, reaped
-    /// when idle); otherwise its place is given back, and a shared session's record
-    /// goes too.
-    pub(super) fn on_handshake(self: &Arc<Self>, reservation: Reservation) -> OnHandshake {
-        let service = Arc::downgrade(self);
-        Box::new(move |session: &Weak<SessionState>, ok: bool| {
-            let (Some(inner), Some(session)) = (service.upgrade(), session.upgrade()) else {
-                return;
-            };
-            {
-                let mut handshaking = inner.handshaking.lock().unwrap_or_else(|p| p.into_inner());
-                handshaking.remove(&session.id);
-                modelctx_transport::table::shrink_drained(&mut *handshaking);
-            }
-            if !ok {
-                drop(reservation);
-                if let Some(shared) = session.shared.clone()
-                    && let Ok(runtime) = tokio::runtime::Handle::try_current()
-                {
-                    runtime.spawn(async move { session.end_everywhere(&shared).await });
-                }
-                return;
-            }
-            {
-                let mut sessions = inner.lock_sessions();
-                // Ended meanwhile: its end already left the table (see `terminate`).
-                if session.closed.is_cancelled() {
-                    return;
-                }
-                sessions.insert(session.id.clone(), session.clone());
-                // The place is the session's now: given back under the same lock, so
-                // the count never misses it.
-                drop(reservation);
-            }
-            inner.reap_later(&session);
-        })
     }
 }
 
 /// How many new sessions one client address may start (see
-/// [`StreamableHttpServerConfig::session_rate_limit`](super::StreamableHttpServerConfig::session_rate_limit)):
+/// [`StreamableHttpServerConfig::session_rate_limit`](crate::StreamableHttpServerConfig::session_rate_limit)):
 /// `burst` at once, then one more every `every` (a token bucket per address).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -8,7 +8,7 @@ use http::{HeaderName, Method, header};
 
 use super::admission::SessionRateLimit;
 use super::event_store::{EventStore, InMemoryEventStore};
-use super::registry::SessionRegistry;
+use super::shared::registry::SessionRegistry;
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 
 /// A request the transport refused before any session saw it, as reported to

@@ -21,6 +21,9 @@ use crate::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use modelctx_transport::{FoundMeta, MetaPlace};
 use std::sync::Arc;
 
+use super::config::StreamableHttpServerConfig;
+use super::reply;
+
 /// The headers this endpoint reads on every POST, as `HeaderName`s: a lookup by `&str`
 /// parses (and hashes) the name each time.
 pub(super) static PROTOCOL_VERSION_HEADER: HeaderName =
@@ -87,20 +90,24 @@ fn claims_the_era(headers: &HeaderMap) -> bool {
 /// does not match the body is; any other with `400` and `-32600`, as the handshake era
 /// refuses a bad request.
 pub(super) fn refuse_repeated(
-    inner: &super::Inner,
+    config: &StreamableHttpServerConfig,
     method: &http::Method,
     headers: &HeaderMap,
     repeated: &crate::headers::RepeatedHeader,
 ) -> Response {
-    if inner.config.stateless_era && method == http::Method::POST && claims_the_era(headers) {
+    if config.stateless_era && method == http::Method::POST && claims_the_era(headers) {
         let error = ErrorData::header_mismatch(format!("Header mismatch: {repeated}"));
-        inner.report(StatusCode::BAD_REQUEST, error.message.to_string());
-        return super::error_response(
+        reply::report(config, StatusCode::BAD_REQUEST, error.message.to_string());
+        return reply::error_response(
             StatusCode::BAD_REQUEST,
             modelctx_types::JsonRpcErrorResponse::new(None, error),
         );
     }
-    inner.reject(StatusCode::BAD_REQUEST, format!("Bad Request: {repeated}"))
+    reply::reject(
+        config,
+        StatusCode::BAD_REQUEST,
+        format!("Bad Request: {repeated}"),
+    )
 }
 
 /// The parts of a request's params the headers mirror, as their JSON text (borrowed

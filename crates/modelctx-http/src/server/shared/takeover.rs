@@ -25,8 +25,8 @@ use modelctx_transport::Extensions;
 use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;
 
-use super::{Route, Routes, SessionState, StreamState, chain};
 use crate::server::event_store::{EventId, EventStore};
+use crate::server::session::{Route, Routes, SessionState, StreamState, chain};
 use crate::sse;
 
 /// The first pause between two polls of a followed stream; it doubles up to
@@ -71,7 +71,7 @@ impl SessionState {
     }
 
     /// The stream answering a recorded run is complete (its response is stored).
-    pub(super) fn end_run(&self, stream_id: u64, stream: &StreamState) {
+    pub(crate) fn end_run(&self, stream_id: u64, stream: &StreamState) {
         if !stream.run {
             return;
         }
@@ -84,7 +84,7 @@ impl SessionState {
 
     /// The session ends here with runs unanswered: other services may take them over
     /// at once.
-    pub(super) fn release_runs(&self, routes: &Routes) {
+    pub(crate) fn release_runs(&self, routes: &Routes) {
         let Some((store, instance)) = self.run_store() else {
             return;
         };
@@ -99,7 +99,7 @@ impl SessionState {
     /// Whether the next event on `stream_id` is a re-run's `notification` at a position
     /// a stopped service stored already: counted, not stored or sent. A response or
     /// request there goes after the stored events instead.
-    pub(super) fn replayed_position(
+    pub(crate) fn replayed_position(
         routes: &mut Routes,
         stream_id: u64,
         notification: bool,

@@ -1,0 +1,115 @@
+//! The kept sessions of the stateless era (2026-07-28): idle sessions an endpoint keeps
+//! between POSTs, each lent to one POST at a time.
+//!
+//! A request of the era brings everything it needs (its envelope, its headers in
+//! [`EraRead`](modelctx_transport::EraRead)) and leaves nothing in its session (the era
+//! has no handshake, no `logging/setLevel`, no `resources/subscribe`; tasks are not
+//! bound to a session without an id), so one session serves POST after POST, one at a
+//! time, and a POST skips starting and ending a session runtime.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::session::SessionState;
+
+/// How many idle sessions of the stateless era an endpoint keeps: about as many as
+/// POSTs of the era it serves at once. Each is a session runtime waiting for its next
+/// message (a few KiB).
+pub(super) const KEPT_ERA_SESSIONS: usize = 64;
+
+/// The idle sessions of the stateless era an endpoint keeps for its next POSTs, at most
+/// [`KEPT_ERA_SESSIONS`]. [`acquire`](Self::acquire) lends one to a POST; the
+/// [`KeptSession`] it answers hands it back when the POST ends.
+#[derive(Default)]
+pub(super) struct KeptSessions {
+    idle: Mutex<Vec<Arc<SessionState>>>,
+}
+
+impl KeptSessions {
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<SessionState>>> {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A session for one POST of the stateless era: an idle one kept from an earlier
+    /// POST, else a new one from `new`. `keep`: whether the POST's request leaves its
+    /// session as it found it. `None` when a new session cannot be made.
+    pub(super) fn acquire(
+        &self,
+        keep: bool,
+        new: impl FnOnce() -> Option<Arc<SessionState>>,
+    ) -> Option<KeptSession<'_>> {
+        loop {
+            let kept = self.lock().pop();
+            match kept {
+                Some(session) if session.is_open() => {
+                    return Some(KeptSession {
+                        pool: self,
+                        session,
+                        keep,
+                    });
+                }
+                // Ended meanwhile (its runtime stopped): dropped.
+                Some(session) => session.end_era(),
+                None => break,
+            }
+        }
+        let session = new()?;
+        session.lend_era();
+        Some(KeptSession {
+            pool: self,
+            session,
+            keep,
+        })
+    }
+
+    /// Ends the kept sessions (a kept session's runtime holds the session: it ends only
+    /// when told).
+    pub(super) fn end_all(&self) {
+        let kept = std::mem::take(&mut *self.lock());
+        for session in kept {
+            session.end_era();
+        }
+    }
+
+    /// How many idle sessions are kept.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// The idle session lent next.
+    #[cfg(test)]
+    pub(super) fn next(&self) -> Option<Arc<SessionState>> {
+        self.lock().last().cloned()
+    }
+}
+
+/// A session of the stateless era lent to one POST: handed back to its pool when the
+/// POST ends (answered, or dropped with its connection), kept if it is idle.
+pub(super) struct KeptSession<'a> {
+    pool: &'a KeptSessions,
+    session: Arc<SessionState>,
+    /// Whether the POST's request leaves its session as it found it.
+    keep: bool,
+}
+
+impl KeptSession<'_> {
+    /// The session lent.
+    pub(super) fn session(&self) -> &Arc<SessionState> {
+        &self.session
+    }
+}
+
+impl Drop for KeptSession<'_> {
+    fn drop(&mut self) {
+        if !self.session.take_back_era(self.keep) {
+            return;
+        }
+        let mut kept = self.pool.lock();
+        if kept.len() < KEPT_ERA_SESSIONS {
+            kept.push(self.session.clone());
+        } else {
+            drop(kept);
+            self.session.end_era();
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! POST: the messages a client sends. A POST of the stateless era (2026-07-28) goes to
+//! [`super::post_era`]; any other is of the handshake era (2025-11-25 and
+//! before): an `initialize` starts a session, every other message goes to the session
+//! its `Mcp-Session-Id` names (or, in stateless mode, to a session of its own).
+
+use std::sync::Arc;
+
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode};
+use modelctx_transport::{Extensions, Principal};
+use modelctx_types::{ErrorData, InvalidMessage, JsonRpcMessage};
+
+use super::reply::bad_message;
+use super::request::{accepts, parse_body, protocol_version, read_body, resolve_session};
+use super::table::Inner;
+use super::{dispatch, era, hosting, post_era};
+
+const INITIALIZE: &str = "initialize";
+
+/// `era_by_headers`: whether the headers alone put the POST in the stateless era
+/// ([`era::stateless_by_headers`], when that era is served). `peer`: the client's
+/// address, when new sessions are rate-limited per address and it is known.
+pub(super) async fn post<B>(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+    extensions: &Extensions,
+    body: B,
+    era_by_headers: Option<bool>,
+    peer: Option<std::net::IpAddr>,
+) -> Response
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+        return inner.reject(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the client must accept both application/json and text/event-stream",
+        );
+    }
+    if let Err(r) = hosting::check_json_content_type(headers) {
+        return inner.reject(r.status, r.reason);
+    }
+    let bytes = match read_body(inner, body).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let (messages, batch) = match parse_body(inner, &bytes) {
+        Ok(m) => m,
+        Err(bad) => {
+            hand_over_invalid_responses(
+                inner,
+                headers,
+                era_by_headers,
+                bad.invalid_responses,
+                extensions.get::<Principal>(),
+            )
+            .await;
+            return bad.answer;
+        }
+    };
+    if inner.config.stateless_era && era::is_stateless(era_by_headers, &messages) {
+        return post_era::post(inner, headers, extensions, messages, batch).await;
+    }
+    // Only a request starts a handshake: a notification named `initialize` is no
+    // handshake, and goes to the session its POST names like any other.
+    let init = messages
+        .iter()
+        .any(|m| matches!(m, JsonRpcMessage::Request(r) if r.method == INITIALIZE));
+    if init && messages.len() > 1 {
+        return inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: initialize must be sent on its own",
+        );
+    }
+    let stateful = inner.config.stateful;
+    let mut reservation = None;
+    let session = if !stateful {
+        None
+    } else if init && headers.get(&era::SESSION_ID_HEADER).is_none() {
+        // A new session: it holds a place under the cap until its `initialize` is
+        // answered, and exists only if that succeeds.
+        let place = match inner.admit_new_session(peer, extensions) {
+            Ok(place) => place,
+            Err(r) => return r,
+        };
+        if let Some(sharing) = &inner.sharing {
+            match sharing.new_session(inner, Some(place)).await {
+                Ok(s) => Some(s),
+                Err(r) => return r,
+            }
+        } else {
+            reservation = Some(place);
+            None
+        }
+    } else {
+        match resolve_session(inner, headers, extensions.get::<Principal>()).await {
+            Ok(s) => Some(s),
+            Err(r) => return r,
+        }
+    };
+    if !init {
+        let version = match protocol_version(inner, headers, session.as_deref()) {
+            Ok(v) => v,
+            Err(r) => return r,
+        };
+        if batch && !version.allows_batches() {
+            return bad_message(
+                &inner.config,
+                ErrorData::invalid_request(format!(
+                    "batches are not supported in protocol version {}",
+                    version.as_str()
+                )),
+            );
+        }
+    }
+    let session = match session {
+        Some(s) => s,
+        None => {
+            match inner.create_session(None, stateful, !stateful && !init, false, None, reservation)
+            {
+                Some(s) => s,
+                None => {
+                    return inner.reject(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "no randomness available for a session id",
+                    );
+                }
+            }
+        }
+    };
+    if init {
+        // Bound to the caller of its `initialize` for as long as it lives.
+        session.bind_owner(extensions.get::<Principal>());
+    }
+    dispatch::dispatch(inner, session, messages, extensions, init, None).await
+}
+
+/// Responses POSTed for a session that could not be read: refused with 400 (the
+/// caller's answer), and handed to the session named by the headers, whose runtime
+/// fails the calls they name at once (as over stdio) rather than at their timeouts.
+/// Nothing is handed over without a live stateful session of the era that has client
+/// responses; another session, or none, is never touched.
+async fn hand_over_invalid_responses(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+    era_by_headers: Option<bool>,
+    invalid: Vec<InvalidMessage>,
+    caller: Option<&Principal>,
+) {
+    if invalid.is_empty()
+        || !inner.config.stateful
+        || (inner.config.stateless_era && era_by_headers == Some(true))
+        || headers.get(&era::SESSION_ID_HEADER).is_none()
+    {
+        return;
+    }
+    let Ok(session) = resolve_session(inner, headers, caller).await else {
+        return;
+    };
+    for invalid in invalid {
+        if session.push_invalid_response(invalid).await.is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The HTTP answers the endpoint builds: JSON, SSE and status-only bodies, and the
+//! rejection of a request (reported to the configured callback and to tracing).
+
+use std::convert::Infallible;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderValue, StatusCode, header};
+use modelctx_types::{ErrorData, JsonRpcErrorResponse, JsonRpcMessage};
+
+use super::config::{Rejection, StreamableHttpServerConfig};
+
+/// Reports a rejected request: to tracing, and to the configured
+/// [`on_error`](StreamableHttpServerConfig::on_error) callback.
+pub(super) fn report(config: &StreamableHttpServerConfig, status: StatusCode, reason: String) {
+    // What a peer got wrong is DEBUG (a flood of bad requests must not become a
+    // flood of warnings); what the server could not do is WARN.
+    if status.is_server_error() {
+        tracing::warn!(target: "modelctx_http", status = status.as_u16(), %reason, "request rejected");
+    } else {
+        tracing::debug!(target: "modelctx_http", status = status.as_u16(), %reason, "request rejected");
+    }
+    if let Some(cb) = &config.on_error {
+        cb(&Rejection { status, reason });
+    }
+}
+
+/// Reports a rejected request and answers it with `status` and a JSON-RPC error
+/// without id that says `reason`.
+pub(super) fn reject(
+    config: &StreamableHttpServerConfig,
+    status: StatusCode,
+    reason: impl Into<String>,
+) -> Response {
+    let reason = reason.into();
+    report(config, status, reason.clone());
+    let code = if status == StatusCode::BAD_REQUEST {
+        ErrorData::invalid_request(reason)
+    } else {
+        ErrorData::new(modelctx_types::ErrorCode(-32000), reason)
+    };
+    error_response(status, JsonRpcErrorResponse::new(None, code))
+}
+
+/// A message the endpoint could not take: reported, and answered `400` with `error`.
+pub(super) fn bad_message(config: &StreamableHttpServerConfig, error: ErrorData) -> Response {
+    report(config, StatusCode::BAD_REQUEST, error.message.to_string());
+    error_response(
+        StatusCode::BAD_REQUEST,
+        JsonRpcErrorResponse::new(None, error),
+    )
+}
+
+/// A JSON-RPC error answered with `status`.
+pub(super) fn error_response(status: StatusCode, body: JsonRpcErrorResponse) -> Response {
+    let body = serde_json::to_string(&JsonRpcMessage::Error(body)).unwrap_or_default();
+    json_response(status, body)
+}
+
+/// An answer with `status` and no body.
+pub(super) fn status_only(status: StatusCode) -> Response {
+    Response::builder()
+        .status(status)
+        .body(Body::empty())
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// A JSON answer (`body`: its text).
+pub(super) fn json_response(status: StatusCode, body: String) -> Response {
+    Response::builder()
+        .status(status)
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )
+        .body(Body::from(body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// An SSE answer. The events already queued are taken at once; when the stream has
+/// ended too (a handler that answered in its first poll), the answer goes out as one
+/// body of known length instead of a chunked stream: one write, no chunk framing, and
+/// nothing left for hyper to poll.
+pub(super) fn sse_response(mut events: futures::stream::BoxStream<'static, Bytes>) -> Response {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut ready = Vec::new();
+    // Polling with a waker that does nothing is sound: a pending stream is polled
+    // again by hyper, with its own waker, before anything waits on it.
+    let complete = loop {
+        match events.poll_next_unpin(&mut cx) {
+            std::task::Poll::Ready(Some(event)) => ready.push(event),
+            std::task::Poll::Ready(None) => break true,
+            std::task::Poll::Pending => break false,
+        }
+    };
+    let body = if complete {
+        Body::from(match ready.len() {
+            1 => ready.swap_remove(0),
+            _ => Bytes::from(ready.concat()),
+        })
+    } else {
+        let events = futures::stream::iter(ready).chain(events);
+        Body::from_stream(events.map(Ok::<_, Infallible>))
+    };
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        )
+        .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
+        .body(body)
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}

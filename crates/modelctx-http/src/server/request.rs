@@ -1,0 +1,229 @@
+//! Reading a request: its `Accept` and `MCP-Protocol-Version` headers, its body, and
+//! the session it names (this service's own, or, with a session registry, one shared
+//! with other services).
+
+use std::sync::Arc;
+
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode, header};
+use modelctx_transport::{Extensions, Principal};
+use modelctx_types::{
+    ErrorData, InvalidMessage, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RawValue,
+};
+
+use super::reply::{bad_message, error_response};
+use super::session::SessionState;
+use super::table::Inner;
+use super::{era, hosting};
+
+/// Whether `Accept` allows `mime` (`type/subtype`), wildcards included.
+pub(super) fn accepts(headers: &HeaderMap, mime: &str) -> bool {
+    let (kind, _) = mime.split_once('/').unwrap_or((mime, ""));
+    headers.get_all(header::ACCEPT).iter().any(|v| {
+        v.to_str().unwrap_or("").split(',').any(|item| {
+            let range = item.split(';').next().unwrap_or("").trim();
+            range.eq_ignore_ascii_case(mime)
+                || range == "*/*"
+                || range
+                    .strip_suffix("/*")
+                    .is_some_and(|k| k.eq_ignore_ascii_case(kind))
+        })
+    })
+}
+
+pub(super) fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Resolves the session a non-initialize request names.
+pub(super) fn find_session(
+    inner: &Inner,
+    headers: &HeaderMap,
+) -> Result<Arc<SessionState>, Response> {
+    let Some(id) = headers.get(&era::SESSION_ID_HEADER) else {
+        return Err(inner.reject(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the Mcp-Session-Id header is required",
+        ));
+    };
+    let session = id
+        .to_str()
+        .ok()
+        .and_then(|id| inner.lock_sessions().get(id).cloned());
+    match session {
+        Some(s) if !s.closed.is_cancelled() => {
+            s.touch();
+            Ok(s)
+        }
+        _ => Err(inner.reject(StatusCode::NOT_FOUND, "Not Found: no such session")),
+    }
+}
+
+/// Resolves the session a request names: this service's own map, or, with a session
+/// registry, the registry (every request touches the session's record there). A
+/// session bound to another caller than `caller` is answered as unknown (see
+/// `session/owner.rs`).
+pub(super) async fn resolve_session(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+    caller: Option<&Principal>,
+) -> Result<Arc<SessionState>, Response> {
+    let session = match &inner.sharing {
+        None => find_session(inner, headers)?,
+        Some(sharing) => sharing.find_session(inner, headers).await?,
+    };
+    if !session.admits(caller) {
+        return Err(inner.reject(StatusCode::NOT_FOUND, "Not Found: no such session"));
+    }
+    Ok(session)
+}
+
+/// The authenticated caller a layer in front attached to a request (`extensions`: the
+/// HTTP request's).
+pub(super) fn caller_of(extensions: &http::Extensions) -> Option<&Principal> {
+    extensions.get::<Extensions>()?.get::<Principal>()
+}
+
+/// Checks `MCP-Protocol-Version` and returns the revision the request speaks: the
+/// session's negotiated one when there is a session, else the header's, else 2025-03-26.
+///
+/// Only a malformed or unsupported header is refused. A supported revision other than
+/// the negotiated one is accepted, as the spec asks (and as the official conformance
+/// suite, which sends `2025-03-26` on a 2025-11-25 session, expects); the session keeps
+/// speaking the revision it negotiated.
+pub(super) fn protocol_version(
+    inner: &Inner,
+    headers: &HeaderMap,
+    session: Option<&SessionState>,
+) -> Result<ProtocolVersion, Response> {
+    let negotiated = session.and_then(SessionState::negotiated_version);
+    match headers.get(&era::PROTOCOL_VERSION_HEADER) {
+        Some(value) => match value.to_str().ok().and_then(ProtocolVersion::supported) {
+            Some(v) => Ok(negotiated.cloned().unwrap_or(v)),
+            None => Err(inner.reject(
+                StatusCode::BAD_REQUEST,
+                // Other SDKs' clients look for this literal while negotiating.
+                format!(
+                    "Bad Request: Unsupported protocol version {value:?} (MCP-Protocol-Version)"
+                ),
+            )),
+        },
+        None => Ok(negotiated.cloned().unwrap_or(ProtocolVersion::V2025_03_26)),
+    }
+}
+
+/// Reads the whole body, at most `max_body_bytes`, within `body_timeout`.
+pub(super) async fn read_body<B>(inner: &Inner, body: B) -> Result<Bytes, Response>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    hosting::read_body(body, inner.config.max_body_bytes, inner.config.body_timeout)
+        .await
+        .map_err(|r| inner.reject(r.status, r.reason))
+}
+
+/// A body that is no message (or a batch holding one): the 400 that answers it, and
+/// the responses in it that could not be read, for the session whose calls they name.
+pub(super) struct BadBody {
+    pub(super) answer: Response,
+    pub(super) invalid_responses: Vec<InvalidMessage>,
+}
+
+impl From<Response> for BadBody {
+    fn from(answer: Response) -> Self {
+        Self {
+            answer,
+            invalid_responses: Vec::new(),
+        }
+    }
+}
+
+/// The body's messages and whether it was a batch; `Err` answers 400.
+pub(super) fn parse_body(
+    inner: &Inner,
+    bytes: &[u8],
+) -> Result<(Vec<JsonRpcMessage>, bool), BadBody> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        let items = serde_json::from_slice::<Vec<Box<RawValue>>>(bytes).map_err(|e| {
+            bad_message(
+                &inner.config,
+                ErrorData::parse_error(format!("Parse error: {e}")),
+            )
+        })?;
+        if items.is_empty() {
+            return Err(
+                bad_message(&inner.config, ErrorData::invalid_request("empty batch")).into(),
+            );
+        }
+        let mut messages = Vec::with_capacity(items.len());
+        let mut first_fault = None;
+        let mut invalid_responses = Vec::new();
+        for item in &items {
+            match JsonRpcMessage::from_slice(item.get().as_bytes()) {
+                Ok(m) => messages.push(m),
+                Err(invalid) => {
+                    if first_fault.is_none() {
+                        first_fault = Some(invalid.error.clone());
+                    }
+                    if invalid.is_response() {
+                        invalid_responses.push(invalid);
+                    }
+                }
+            }
+        }
+        return match first_fault {
+            None => Ok((messages, true)),
+            Some(error) => Err(BadBody {
+                answer: bad_message(&inner.config, error),
+                invalid_responses,
+            }),
+        };
+    }
+    JsonRpcMessage::from_slice(bytes)
+        .map(|m| (vec![m], false))
+        .map_err(|invalid| {
+            let status = StatusCode::BAD_REQUEST;
+            inner.report(status, invalid.error.message.to_string());
+            if invalid.is_response() {
+                // The spec's error body for a refused response has no id (the id is
+                // the server's own, not one the client asked with).
+                let answer = error_response(
+                    status,
+                    JsonRpcErrorResponse::new(None, invalid.error.clone()),
+                );
+                BadBody {
+                    answer,
+                    invalid_responses: vec![invalid],
+                }
+            } else {
+                error_response(status, invalid.into_response()).into()
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn accept_wildcards() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        assert!(accepts(&h, "application/json") && accepts(&h, "text/event-stream"));
+        h.insert(header::ACCEPT, HeaderValue::from_static("text/html"));
+        assert!(!accepts(&h, "application/json"));
+        h.insert(header::ACCEPT, HeaderValue::from_static("*/*;q=0.8"));
+        assert!(accepts(&h, "text/event-stream"));
+        h.insert(header::ACCEPT, HeaderValue::from_static("Text/*"));
+        assert!(accepts(&h, "text/event-stream") && !accepts(&h, "application/json"));
+        h.insert(header::ACCEPT, HeaderValue::from_static("text/"));
+        assert!(!accepts(&h, "text/event-stream"));
+    }
+}

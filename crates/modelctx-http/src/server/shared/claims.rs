@@ -1,0 +1,317 @@
+//! The hold of a shared session's standalone (GET) stream, as the stream sees it: named
+//! when a GET connects here, recorded or refused by the registry, released when its
+//! connection ends, lost to a resumption elsewhere, and handed over; and the end of a
+//! shared session for every service.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use modelctx_types::JsonRpcMessage;
+
+use super::registry::Relayed;
+use super::state::{LastHold, SharedState, is_announcement};
+use crate::server::event_store::EventId;
+use crate::server::session::{Routes, STANDALONE, SessionState, StreamState};
+
+impl SessionState {
+    /// Ends a shared session for every service: its record goes (every service then
+    /// answers 404), its stored events too, and every other copy is told to end, with
+    /// the requests it holds. At most once: a copy that misses the word ends at its next
+    /// request or keepalive, when it finds the record gone.
+    pub(crate) async fn end_everywhere(&self, shared: &SharedState) {
+        let registry = shared.registry();
+        if let Err(e) = registry.remove(&self.id).await {
+            self.report(format!("the session's record was not removed: {e}"));
+        }
+        if let Some(store) = &self.config.event_store {
+            store.forget_session(&self.id);
+        }
+        let ended = Relayed::ended(self.id.to_string());
+        if let Err(e) = registry.relay(None, ended).await {
+            self.report(format!("the session's end was not relayed: {e}"));
+        }
+    }
+
+    /// A shared session's standalone stream connected here: names the hold the service
+    /// records next (see [`claiming_holder`](Self::claiming_holder)). A hold this
+    /// copy had is replaced by it (same service).
+    pub(crate) fn start_claim(&self, stream: &mut StreamState) {
+        if let Some(shared) = &self.shared {
+            let holder = shared.new_holder();
+            stream.claim.last = Some(LastHold {
+                holder: holder.clone(),
+                from: stream.next_seq,
+                until: None,
+            });
+            stream.claim.holder = Some(holder);
+            stream.claim.recording = true;
+        }
+    }
+
+    /// Where the last resumption of the standalone stream here left the client (the
+    /// stream it named and the last event it has).
+    pub(crate) fn replayed_to(&self) -> Option<EventId> {
+        self.routes()
+            .streams
+            .get(&STANDALONE)
+            .and_then(|s| s.claim.replayed_to)
+    }
+
+    /// Another service took the standalone stream over from `holder` (see
+    /// [`RelayedKind::HandOver`](super::registry::RelayedKind::HandOver)); the client has
+    /// `after`, the last event it got. If `holder` is this copy's latest hold, its
+    /// connection ends (what waited for the hold goes to the registry, as in
+    /// [`unclaim`](Self::unclaim)), and the answer is where to read what it sent
+    /// that the client may not have: the events after the returned id and before
+    /// the returned position, on this copy's standalone stream.
+    pub(crate) fn let_go(&self, holder: &str, after: EventId) -> Option<(EventId, u64)> {
+        let mut routes = self.routes();
+        let stream = routes.standalone()?;
+        let hold = stream
+            .claim
+            .last
+            .as_mut()
+            .filter(|h| &*h.holder == holder)?;
+        let until = *hold.until.get_or_insert(stream.next_seq);
+        let from = if after.stream == self.stream_base {
+            hold.from.max(after.seq + 1)
+        } else {
+            hold.from
+        };
+        // Events that found no connection: stored, and handed over from the store.
+        stream.backlog.clear();
+        let mut pending = VecDeque::new();
+        if stream.claim.holder.as_deref() == Some(holder) {
+            stream.claim.holder = None;
+            stream.claim.recording = false;
+            stream.conn = None;
+            pending = std::mem::take(&mut stream.claim.pending);
+        }
+        drop(routes);
+        self.pending_to_registry(pending);
+        (from >= 1 && from < until).then_some((
+            EventId {
+                stream: self.stream_base,
+                seq: from - 1,
+            },
+            until,
+        ))
+    }
+
+    /// What waited for a hold that did not happen goes to the registry, which relays
+    /// it to the holder.
+    pub(crate) fn pending_to_registry(&self, pending: VecDeque<(String, bool)>) {
+        if let Some(shared) = &self.shared {
+            for (data, announcement) in pending {
+                if !shared.to_client(&data, announcement) {
+                    self.report("relay queue full, message for the GET stream dropped".into());
+                }
+            }
+        }
+    }
+
+    /// The hold on the standalone stream being recorded, if any.
+    pub(crate) fn claiming_holder(&self) -> Option<Arc<str>> {
+        let routes = self.routes();
+        let stream = routes.streams.get(&STANDALONE)?;
+        stream
+            .claim
+            .recording
+            .then(|| stream.claim.holder.clone())
+            .flatten()
+    }
+
+    /// The hold `holder` is recorded: the messages `kept` for the stream while no
+    /// service held it go out first, then what waited meanwhile.
+    pub(crate) fn claimed(&self, holder: &Arc<str>, kept: Vec<String>) {
+        let mut routes = self.routes();
+        let Some(stream) = standalone_claimed_by(&mut routes, holder) else {
+            // Replaced meanwhile (the client reconnected): what was kept goes behind
+            // what waits for the newer hold, whose recording delivers it.
+            for data in &kept {
+                let announcement =
+                    serde_json::from_str::<JsonRpcMessage>(data).is_ok_and(|m| is_announcement(&m));
+                self.deliver_standalone(&mut routes, data, announcement);
+            }
+            return;
+        };
+        stream.claim.recording = false;
+        // Events that found no connection before: the channel is empty (what came
+        // while claiming waited in `pending`) and holds as many as the backlog.
+        if let Some(conn) = &stream.conn {
+            for event in stream.backlog.drain(..) {
+                let _ = conn.try_send(event);
+            }
+        }
+        let pending = std::mem::take(&mut stream.claim.pending);
+        for data in kept.iter().chain(pending.iter().map(|(data, _)| data)) {
+            self.deliver(&mut routes, STANDALONE, data);
+        }
+    }
+
+    /// The registry refused the hold `holder` (another service holds the GET stream):
+    /// the connection opened for it ends unused, and what waited for it goes to the
+    /// registry, which relays it to the holder.
+    pub(crate) fn unclaim(&self, holder: &Arc<str>) {
+        let mut routes = self.routes();
+        let Some(stream) = standalone_claimed_by(&mut routes, holder) else {
+            return;
+        };
+        stream.claim.holder = None;
+        stream.claim.recording = false;
+        stream.conn = None;
+        // Never held: nothing was sent under it.
+        if stream
+            .claim
+            .last
+            .as_ref()
+            .is_some_and(|h| &h.holder == holder)
+        {
+            stream.claim.last = None;
+        }
+        let pending = std::mem::take(&mut stream.claim.pending);
+        drop(routes);
+        self.pending_to_registry(pending);
+    }
+
+    /// Whether `holder` is this copy's recorded hold on a GET stream still connected.
+    pub(crate) fn holds(&self, holder: &Arc<str>) -> bool {
+        standalone_claimed_by(&mut self.routes(), holder).is_some_and(|s| s.has_live_conn())
+    }
+
+    /// The connection of hold `holder` has ended (its response body was dropped): the
+    /// hold is given up at once, so a new GET may open the stream on any service.
+    pub(crate) fn stream_gone(&self, holder: &Arc<str>) {
+        let mut routes = self.routes();
+        let Some(stream) = standalone_claimed_by(&mut routes, holder) else {
+            return;
+        };
+        stream.conn = None;
+        self.release_hold(&mut routes);
+    }
+
+    /// Another service took the GET stream over (a resumption there): the connection
+    /// here ends, as a resumed connection's predecessor does on one service; what comes
+    /// next goes to the new holder.
+    pub(crate) fn lost_hold(&self, holder: &Arc<str>) {
+        let mut routes = self.routes();
+        if let Some(stream) = standalone_claimed_by(&mut routes, holder) {
+            stream.claim.holder = None;
+            stream.claim.recording = false;
+            stream.conn = None;
+            end_hold(stream);
+        }
+    }
+
+    /// Whether the stream numbered `wire` in event ids is another service's standalone
+    /// stream of this shared session (standalone streams are numbered by their base).
+    pub(crate) fn foreign_standalone(&self, wire: u64) -> bool {
+        self.shared.is_some() && wire != self.stream_base && wire != 0 && wire & 0xffff_ffff == 0
+    }
+
+    /// Delivers `data`, relayed by another service, on the GET stream, if it is open
+    /// here. Otherwise (its connection ended, or another service took the stream
+    /// over, after the registry relayed it here) the hold, if any, is released and
+    /// `data` goes back to the registry, for the holder now or kept for the next.
+    pub(crate) fn deliver_relayed(&self, data: &str) {
+        let mut routes = self.routes();
+        if standalone_here(&routes) {
+            // Relayed: never an announcement (the registry drops those while a
+            // service holds the stream).
+            self.deliver_standalone(&mut routes, data, false);
+        } else if let Some(shared) = &self.shared {
+            // Relayed while the registry still named a hold here that has ended (its
+            // release, or another service's take-over, came after): back to the
+            // registry, after the release, for the holder now.
+            self.to_registry(&mut routes, shared, data, false);
+        }
+    }
+
+    /// Sends `data`, a message for the standalone stream, through the registry when the
+    /// session is shared and its GET stream is not open here (`true`): to the service
+    /// holding it, or kept for the next. `false`: it goes on the stream here.
+    pub(crate) fn relay_standalone(
+        &self,
+        routes: &mut Routes,
+        data: &str,
+        announcement: bool,
+    ) -> bool {
+        match &self.shared {
+            Some(shared) if !standalone_here(routes) => {
+                self.to_registry(routes, shared, data, announcement);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `data` to the registry, for the GET stream's holder (or kept for the next), once
+    /// the hold this copy may still name is released.
+    fn to_registry(
+        &self,
+        routes: &mut Routes,
+        shared: &SharedState,
+        data: &str,
+        announcement: bool,
+    ) {
+        self.release_claim(routes, shared);
+        if !shared.to_client(data, announcement) {
+            self.report("relay queue full, message for the GET stream dropped".into());
+        }
+    }
+
+    /// Releases this copy's hold on the GET stream, when the session is shared and the
+    /// hold is this copy's.
+    pub(crate) fn release_hold(&self, routes: &mut Routes) {
+        if let Some(shared) = &self.shared {
+            self.release_claim(routes, shared);
+        }
+    }
+
+    /// Releases this copy's hold on the GET stream (its connection ended), if it has
+    /// one: later messages are kept in the registry for the next holder. True when it
+    /// had one.
+    fn release_claim(&self, routes: &mut Routes, shared: &SharedState) -> bool {
+        let Some(stream) = routes.standalone() else {
+            return false;
+        };
+        match stream.claim.holder.take() {
+            Some(holder) => {
+                stream.claim.recording = false;
+                end_hold(stream);
+                // Released once what the hold stored is readable by every service:
+                // one that takes the stream over next reads it all.
+                let flushed = match &self.config.event_store {
+                    Some(store) => store.flushed(&self.id),
+                    None => Box::pin(futures::future::ready(())),
+                };
+                shared.release(holder, flushed);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The standalone stream, if `holder` is its current hold here.
+fn standalone_claimed_by<'r>(routes: &'r mut Routes, holder: &str) -> Option<&'r mut StreamState> {
+    routes
+        .standalone()
+        .filter(|s| s.claim.holder.as_deref() == Some(holder))
+}
+
+/// The standalone stream's hold here ended: its last position is the one before
+/// `next_seq`.
+fn end_hold(stream: &mut StreamState) {
+    if let Some(hold) = &mut stream.claim.last {
+        hold.until.get_or_insert(stream.next_seq);
+    }
+}
+
+/// Whether the standalone stream is connected here.
+fn standalone_here(routes: &Routes) -> bool {
+    routes
+        .streams
+        .get(&STANDALONE)
+        .is_some_and(StreamState::has_live_conn)
+}

@@ -1,0 +1,255 @@
+//! The one GET stream of a shared session across services: its hold recorded in the
+//! registry when a GET opens or resumes it here, renewed while its connection is open,
+//! given up when it ends, and taken over from another service's hold by a resumption,
+//! with a hand-over of what the old holder sent on the lost connection.
+
+use std::sync::{Arc, Weak};
+
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use http::{HeaderMap, StatusCode};
+
+use super::registry::{Relayed, RelayedKind};
+use super::{Host, Sharing};
+use crate::headers::LAST_EVENT_ID;
+use crate::server::config::StreamableHttpServerConfig;
+use crate::server::event_store::EventId;
+use crate::server::reply::{reject, report};
+use crate::server::session::SessionState;
+
+/// How long a service taking a GET stream over waits for the old holder's hand-over
+/// ([`RelayedKind::HandOver`]): a round trip through the registry when the old holder
+/// is well; only one that stopped answering costs this much.
+const HAND_OVER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Sharing {
+    /// Records the hold of `session`'s GET stream, whose `events` were just opened or
+    /// resumed here: one GET stream per session across services. The hold is recorded
+    /// only if no other service holds the stream, or by a resumption, which takes it
+    /// over. Held here from then on: what was kept for it while no service held it goes
+    /// first; what other copies send next is relayed here. `Err`: the stream is held
+    /// elsewhere (409).
+    pub(crate) async fn hold_stream<H: Host>(
+        &self,
+        host: &H,
+        session: &Arc<SessionState>,
+        headers: &HeaderMap,
+        events: BoxStream<'static, Bytes>,
+    ) -> Result<BoxStream<'static, Bytes>, Response> {
+        let config = host.config();
+        let (Some(shared), Some(holder)) = (&session.shared, session.claiming_holder()) else {
+            return Ok(events);
+        };
+        // One GET stream per session across services: the hold is recorded only if no
+        // other service holds the stream, or by a resumption, which takes it over. Held
+        // here from then on: take what was kept for it while no service held it; what
+        // other copies send next is relayed here.
+        let lease = config.stream_lease;
+        let take_over = headers
+            .get(LAST_EVENT_ID)
+            .is_some_and(|v| v.to_str().is_ok());
+        let kept = match shared
+            .registry()
+            .hold_stream(&session.id, &holder, take_over, lease)
+            .await
+        {
+            // Taken over from another service's hold, whose connection the client
+            // lost: what it sent there after the client's last event comes first.
+            Ok(Some(held)) => match held.previous {
+                Some(previous) if take_over && instance_of(&previous) != &*self.instance => {
+                    let mut unsent = self
+                        .take_over_from(config, session, &holder, &previous)
+                        .await;
+                    unsent.extend(held.kept);
+                    unsent
+                }
+                // No other service's hold to hand over (a hold released before this
+                // one was recorded, or none): what was stored on the stream the client
+                // named since the resumption read it comes first.
+                _ if take_over => {
+                    let mut unsent = stored_behind(config, session).await;
+                    unsent.extend(held.kept);
+                    unsent
+                }
+                _ => held.kept,
+            },
+            Ok(None) => {
+                session.unclaim(&holder);
+                return Err(reject(
+                    config,
+                    StatusCode::CONFLICT,
+                    "Conflict: only one standalone SSE stream is allowed per session",
+                ));
+            }
+            Err(e) => {
+                report(
+                    config,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("the GET stream's hold was not recorded: {e}"),
+                );
+                Vec::new()
+            }
+        };
+        session.claimed(&holder, kept);
+        tokio::spawn(renew_hold(Arc::downgrade(session), holder.clone(), lease));
+        // The hold ends with the connection: a new GET may open the stream anywhere.
+        let guard = HoldGuard {
+            session: Arc::downgrade(session),
+            holder,
+        };
+        Ok(events
+            .map(move |event| {
+                let _ = &guard;
+                event
+            })
+            .boxed())
+    }
+
+    /// The GET stream of `session`, resumed here, was held by `previous` on another
+    /// service: asks it for what it sent on the connection the client lost after the
+    /// last event the client has, and answers it, oldest first. Waits at most
+    /// [`HAND_OVER_WAIT`]; without an answer (the old holder stopped), reads the
+    /// stream the client named once more from the store instead (what was stored on
+    /// it since the resumption read it).
+    async fn take_over_from(
+        &self,
+        config: &StreamableHttpServerConfig,
+        session: &SessionState,
+        holder: &Arc<str>,
+        previous: &str,
+    ) -> Vec<String> {
+        let after = session.replayed_to().unwrap_or(EventId {
+            stream: session.wire_standalone(),
+            seq: 0,
+        });
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.handovers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(holder.clone(), tx);
+        let message = serde_json::json!({
+            "holder": previous,
+            "to": &**holder,
+            "stream": after.stream,
+            "after": after.seq,
+        })
+        .to_string();
+        let asked = Relayed::of_kind(RelayedKind::HandOver, session.id.to_string(), message);
+        let answer = match self
+            .registry
+            .relay(Some(instance_of(previous)), asked)
+            .await
+        {
+            Ok(()) => tokio::time::timeout(HAND_OVER_WAIT, rx)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            Err(_) => None,
+        };
+        self.handovers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(holder);
+        if let Some(events) = answer {
+            return events;
+        }
+        report(
+            config,
+            StatusCode::OK,
+            format!(
+                "session {}: the GET stream's old holder did not hand it over",
+                session.id
+            ),
+        );
+        stored_behind(config, session).await
+    }
+}
+
+/// What was stored on another service's GET stream, which the resumption here
+/// named, after the resumption's replay read it (nothing when the resumption named
+/// this copy's own stream). Read once this service's hold is recorded: a hold
+/// released before is released only after its event store flushed
+/// ([`EventStore::flushed`](crate::EventStore::flushed)), so the read has everything it stored.
+async fn stored_behind(config: &StreamableHttpServerConfig, session: &SessionState) -> Vec<String> {
+    match (&config.event_store, session.replayed_to()) {
+        (Some(store), Some(after)) if after.stream != session.wire_standalone() => store
+            .replay_after(&session.id, after)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, data)| data.to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The service part of a hold's name (`"<instance>/<n>"`).
+pub(super) fn instance_of(holder: &str) -> &str {
+    holder
+        .rsplit_once('/')
+        .map_or(holder, |(instance, _)| instance)
+}
+
+/// Gives a GET stream's hold up when its response body is dropped (the connection
+/// ended), unless the hold was replaced meanwhile.
+struct HoldGuard {
+    session: Weak<SessionState>,
+    holder: Arc<str>,
+}
+
+impl Drop for HoldGuard {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.upgrade() {
+            session.stream_gone(&self.holder);
+        }
+    }
+}
+
+/// Renews a GET stream's hold every third of `lease` (or of the session's idle time,
+/// when shorter: the hold never outlives the record it is renewed to) while it is this
+/// copy's and its connection is open. A hold another service took over (a resumption there) ends the
+/// connection here; one that lapsed with no other holder is taken again.
+async fn renew_hold(session: Weak<SessionState>, holder: Arc<str>, lease: std::time::Duration) {
+    loop {
+        let Some(s) = session.upgrade() else { return };
+        let closed = s.closed.clone();
+        let every = s
+            .shared
+            .as_ref()
+            .map_or(lease, |shared| lease.min(shared.idle()))
+            / 3;
+        drop(s);
+        tokio::select! {
+            () = closed.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        let Some(s) = session.upgrade() else { return };
+        let Some(shared) = s.shared.clone() else {
+            return;
+        };
+        if !s.holds(&holder) {
+            return;
+        }
+        let renewing = shared.registry().renew_stream(&s.id, &holder, lease);
+        drop(s);
+        let renewed = renewing.await;
+        let Some(s) = session.upgrade() else { return };
+        match renewed {
+            Ok(Some(kept)) => {
+                if !kept.is_empty() {
+                    s.claimed(&holder, kept);
+                }
+            }
+            Ok(None) => {
+                s.lost_hold(&holder);
+                return;
+            }
+            // Unreachable now: the next round tries again.
+            Err(e) => {
+                tracing::warn!(target: "modelctx_http", session_id = %s.id, %e, "the GET stream's hold was not renewed");
+            }
+        }
+    }
+}
