@@ -5,14 +5,11 @@
 use std::time::Duration;
 
 use modelctx::prelude::*;
+use modelctx_test::within;
 use serde_json::{Value, json};
 
 /// Bounds every wait of these tests.
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(5), f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: timed out"))
-}
+const WAIT: Duration = Duration::from_secs(5);
 
 fn args(value: Value) -> JsonObject {
     value.as_object().cloned().unwrap_or_default()
@@ -107,6 +104,7 @@ async fn connect(server: &Server) -> Client {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
     within(
+        WAIT,
         "connect",
         Client::builder("everyday-tests", "1.0.0").connect(client_side),
     )
@@ -115,7 +113,7 @@ async fn connect(server: &Server) -> Client {
 }
 
 async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
-    within(name, client.call_tool(name, args(arguments)))
+    within(WAIT, name, client.call_tool(name, args(arguments)))
         .await
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
@@ -139,7 +137,7 @@ async fn closures_return_plain_values_with_or_without_a_context() {
     assert!(failed.is_error());
     assert_eq!(text(&failed), "invalid digit found in string");
 
-    let boxed = within("boxed", client.call_tool("boxed", JsonObject::new()))
+    let boxed = within(WAIT, "boxed", client.call_tool("boxed", JsonObject::new()))
         .await
         .unwrap_err();
     let error = boxed.protocol_error().expect("a JSON-RPC error");
@@ -150,7 +148,7 @@ async fn closures_return_plain_values_with_or_without_a_context() {
 #[tokio::test]
 async fn tool_functions_may_be_sync_and_return_what_they_mean() {
     let client = connect(&server()).await;
-    let tools = within("list", client.list_all_tools()).await.unwrap();
+    let tools = within(WAIT, "list", client.list_all_tools()).await.unwrap();
     let times = tools.iter().find(|t| t.name == "times").unwrap();
     assert_eq!(
         times.description.as_deref(),
@@ -183,6 +181,7 @@ async fn tool_functions_may_be_sync_and_return_what_they_mean() {
 async fn a_typed_protocol_error_fails_the_call_with_it() {
     let client = connect(&server()).await;
     let error = within(
+        WAIT,
         "vault",
         client.call_tool("vault", args(json!({"name": "x"}))),
     )

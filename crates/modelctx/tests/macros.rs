@@ -11,15 +11,12 @@ use modelctx::macros::{tool, tools};
 use modelctx::schemars::{self, JsonSchema};
 use modelctx::server::{Context, Json, Server};
 use modelctx::types::{ErrorCode, JsonObject, Tool};
+use modelctx_test::within;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Bounds every wait of these tests.
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(5), f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: timed out"))
-}
+const WAIT: Duration = Duration::from_secs(5);
 
 fn obj(value: Value) -> JsonObject {
     value.as_object().cloned().unwrap_or_default()
@@ -135,6 +132,7 @@ async fn connect(server: &Server) -> Client {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
     within(
+        WAIT,
         "connect",
         Client::builder("macro-tests", "1.0.0").connect(client_side),
     )
@@ -164,7 +162,7 @@ fn find<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
 #[tokio::test]
 async fn the_list_shows_names_descriptions_and_schemas() {
     let client = connect(&server(Arc::default())).await;
-    let tools = within("list", client.list_all_tools()).await.unwrap();
+    let tools = within(WAIT, "list", client.list_all_tools()).await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
     assert_eq!(
@@ -239,6 +237,7 @@ async fn the_list_shows_names_descriptions_and_schemas() {
 async fn calls_decode_typed_arguments() {
     let client = connect(&server(Arc::default())).await;
     let result = within(
+        WAIT,
         "add",
         client.call_tool("add", obj(json!({"a": 2, "b": 40}))),
     )
@@ -248,6 +247,7 @@ async fn calls_decode_typed_arguments() {
     assert_eq!(result.structured_content, Some(json!({"result": 42})));
 
     let result = within(
+        WAIT,
         "divide",
         client.call_tool(
             "divide-checked",
@@ -259,6 +259,7 @@ async fn calls_decode_typed_arguments() {
     assert_eq!(result.content[0].as_text(), Some("4"));
     // `#[serde(default)]` made `ceiling` optional.
     let result = within(
+        WAIT,
         "divide",
         client.call_tool(
             "divide-checked",
@@ -269,12 +270,13 @@ async fn calls_decode_typed_arguments() {
     .unwrap();
     assert_eq!(result.content[0].as_text(), Some("3"));
 
-    let result = within("whoami", client.call_tool("whoami", obj(json!({}))))
+    let result = within(WAIT, "whoami", client.call_tool("whoami", obj(json!({}))))
         .await
         .unwrap();
     let text = result.content[0].as_text().unwrap();
     assert!(text.starts_with("hello to request "), "{text}");
     let result = within(
+        WAIT,
         "whoami",
         client.call_tool("whoami", obj(json!({"prefix": ">> "}))),
     )
@@ -289,7 +291,7 @@ async fn bad_arguments_and_errors_are_tool_errors() {
     // A wrong type, a missing argument, a broken constraint: the spec's tool execution
     // error (`isError: true`), with a message the model can act on.
     for (args, needle) in [(json!({"a": "two", "b": 1}), "a"), (json!({"a": 1}), "b")] {
-        let result = within("add", client.call_tool("add", obj(args)))
+        let result = within(WAIT, "add", client.call_tool("add", obj(args)))
             .await
             .unwrap();
         assert!(result.is_error());
@@ -298,13 +300,18 @@ async fn bad_arguments_and_errors_are_tool_errors() {
         assert!(text.contains(needle), "{text}");
     }
     // A broken constraint (`#[schemars(range(max = 100))]`).
-    let result = within("bump", client.call_tool("bump", obj(json!({"times": 101}))))
-        .await
-        .unwrap();
+    let result = within(
+        WAIT,
+        "bump",
+        client.call_tool("bump", obj(json!({"times": 101}))),
+    )
+    .await
+    .unwrap();
     assert!(result.is_error());
     assert!(result.content[0].as_text().unwrap().contains("times"));
     // The function's own `Err`, as the tool's text.
     let result = within(
+        WAIT,
         "divide",
         client.call_tool(
             "divide-checked",
@@ -315,13 +322,17 @@ async fn bad_arguments_and_errors_are_tool_errors() {
     .unwrap();
     assert!(result.is_error());
     assert_eq!(result.content[0].as_text(), Some("division by zero"));
-    let result = within("bump", client.call_tool("bump", obj(json!({"times": 0}))))
-        .await
-        .unwrap();
+    let result = within(
+        WAIT,
+        "bump",
+        client.call_tool("bump", obj(json!({"times": 0}))),
+    )
+    .await
+    .unwrap();
     assert!(result.is_error());
     assert_eq!(result.content[0].as_text(), Some("bump at least once"));
     // An unknown tool is a protocol error.
-    let error = within("nope", client.call_tool("nope", obj(json!({}))))
+    let error = within(WAIT, "nope", client.call_tool("nope", obj(json!({}))))
         .await
         .unwrap_err();
     assert_eq!(
@@ -333,7 +344,7 @@ async fn bad_arguments_and_errors_are_tool_errors() {
 #[tokio::test]
 async fn structured_output_matches_the_output_schema() {
     let client = connect(&server(Arc::default())).await;
-    let tools = within("list", client.list_all_tools()).await.unwrap();
+    let tools = within(WAIT, "list", client.list_all_tools()).await.unwrap();
     for (name, args) in [
         ("add", json!({"a": 1, "b": 2})),
         (
@@ -345,7 +356,7 @@ async fn structured_output_matches_the_output_schema() {
         let tool = find(&tools, name);
         let schema = Value::Object(tool.output_schema.clone().unwrap());
         let validator = jsonschema::validator_for(&schema).unwrap();
-        let result = within(name, client.call_tool(name, obj(args)))
+        let result = within(WAIT, name, client.call_tool(name, obj(args)))
             .await
             .unwrap();
         let structured = result.structured_content.expect("structuredContent");
@@ -360,13 +371,17 @@ async fn structured_output_matches_the_output_schema() {
 async fn method_tools_share_their_value() {
     let total = Arc::new(AtomicU64::new(10));
     let client = connect(&server(total.clone())).await;
-    let result = within("bump", client.call_tool("bump", obj(json!({"times": 2}))))
-        .await
-        .unwrap();
+    let result = within(
+        WAIT,
+        "bump",
+        client.call_tool("bump", obj(json!({"times": 2}))),
+    )
+    .await
+    .unwrap();
     assert_eq!(result.structured_content, Some(json!({"result": 16})));
     assert_eq!(total.load(Ordering::SeqCst), 16);
     total.fetch_add(1, Ordering::SeqCst);
-    let result = within("total", client.call_tool("total", obj(json!({}))))
+    let result = within(WAIT, "total", client.call_tool("total", obj(json!({}))))
         .await
         .unwrap();
     assert_eq!(result.content[0].as_text(), Some("17"));
