@@ -3,18 +3,18 @@
 //!
 //! - [`within`]: bounded waits that fail the test naming what was awaited.
 //! - [`text_of`]: the text of a tool result.
-//! - [`TestClient`] (feature `client`, on by default): an in-process client of a
+//! - `TestClient` (feature `client`, on by default): an in-process client of a
 //!   `modelctx_server::Server` with typed calls, and the [`Transcript`] of its
 //!   conversation to snapshot with `insta::assert_snapshot!`.
 //! - [`record`]: a transport wrapper that records every message crossing it.
-//! - [`RedisServer`] (feature `redis`): a `redis-server` per test.
-//! - [`round_robin::RoundRobin`] (feature `round-robin`): an HTTP forwarder with no
+//! - `RedisServer` (feature `redis`): a `redis-server` per test.
+//! - `round_robin::RoundRobin` (feature `round-robin`): an HTTP forwarder with no
 //!   affinity, standing for a load balancer in front of several instances.
-//! - [`task_isolation`] (feature `task-isolation`): requestors of either protocol
+//! - `task_isolation` (feature `task-isolation`): requestors of either protocol
 //!   revision that check two clients keep their tasks apart over streamable HTTP.
-//! - [`TestCa`] (feature `tls`): a certificate authority and a server certificate.
-//! - [`TokenPerUser`] and [`Browser`] (feature `oauth`): a stand-in token verifier for
-//!   the resource server and a headless browser for the client's authorization flow.
+//! - `TestCa` (feature `tls`): a certificate authority and a server certificate.
+//! - `TokenPerUser` and `Browser` (feature `oauth`): a stand-in token verifier for the
+//!   resource server and a headless browser for the client's authorization flow.
 //!
 //! A server under test, its conversation snapshotted:
 //!

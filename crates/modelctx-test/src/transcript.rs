@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::record::{Direction, Recorded};
 
 /// A rendered conversation, seen from the recorded side (the client, for a
-/// [`TestClient`](crate::TestClient)). `Display` writes it.
+/// `TestClient`). `Display` writes it.
 ///
 /// ```
 /// use modelctx_test::record::{Direction, Recorded};
