@@ -294,7 +294,9 @@ mod shared {
     use tokio::net::{TcpListener, TcpStream};
     use tokio::sync::watch;
 
-    use crate::redis_server::RedisServer;
+    use modelctx_test::RedisServer;
+
+    use crate::endpoint::{event_store, session_registry};
 
     pub(super) async fn serve<F>(factory: F) -> super::SharedHttp
     where
@@ -311,8 +313,8 @@ mod shared {
         for _ in 0..2 {
             // Each service its own connections to Redis, as two processes would have.
             let config = StreamableHttpServerConfig::default()
-                .session_registry(Arc::new(redis.session_registry().await))
-                .event_store(Arc::new(redis.event_store().await));
+                .session_registry(Arc::new(session_registry(&redis).await))
+                .event_store(Arc::new(event_store(&redis).await));
             let factory = factory.clone();
             let service =
                 StreamableHttpService::with_config(config, move |transport| factory(transport));

@@ -12,8 +12,8 @@ use modelctx_redis::{
 };
 use tokio::net::TcpListener;
 
-use crate::redis_server::RedisServer;
-use crate::round_robin::RoundRobin;
+use modelctx_test::RedisServer;
+use modelctx_test::round_robin::RoundRobin;
 
 /// How long connecting to the trial's Redis may take.
 const CONNECT_WITHIN: Duration = Duration::from_secs(10);
@@ -128,11 +128,11 @@ impl HttpEndpoint {
         let mut backends = Vec::new();
         for _ in 0..2 {
             // Each instance its own connections to Redis, as two processes would have.
-            let registry = Arc::new(shared.redis.session_registry().await);
+            let registry = Arc::new(session_registry(&shared.redis).await);
             shared.registry.get_or_insert_with(|| registry.clone());
             let mut config = config.clone().session_registry(registry);
             if config.event_store.is_some() {
-                config = config.event_store(Arc::new(shared.redis.event_store().await));
+                config = config.event_store(Arc::new(event_store(&shared.redis).await));
             }
             let backend = TcpListener::bind("127.0.0.1:0")
                 .await
@@ -195,27 +195,25 @@ fn spawn_serve(listener: TcpListener, router: axum::Router) {
     tokio::spawn(async move { axum::serve(listener, router).await });
 }
 
-impl RedisServer {
-    /// A session registry on this server, as one process of the app has (the shared
-    /// leg's endpoint and connector each connect their own).
-    ///
-    /// # Panics
-    ///
-    /// When the server cannot be reached within [`CONNECT_WITHIN`].
-    pub(crate) async fn session_registry(&self) -> RedisSessionRegistry {
-        let config = RedisSessionRegistryConfig::default();
-        connected(RedisSessionRegistry::connect(&self.url(), config)).await
-    }
+/// A session registry on `redis`, as one process of the app has (the shared leg's
+/// endpoint and connector each connect their own).
+///
+/// # Panics
+///
+/// When the server cannot be reached within [`CONNECT_WITHIN`].
+pub(crate) async fn session_registry(redis: &RedisServer) -> RedisSessionRegistry {
+    let config = RedisSessionRegistryConfig::default();
+    connected(RedisSessionRegistry::connect(&redis.url(), config)).await
+}
 
-    /// An event store on this server, as one process of the app has.
-    ///
-    /// # Panics
-    ///
-    /// When the server cannot be reached within [`CONNECT_WITHIN`].
-    pub(crate) async fn event_store(&self) -> RedisEventStore {
-        let config = RedisEventStoreConfig::default();
-        connected(RedisEventStore::connect(&self.url(), config)).await
-    }
+/// An event store on `redis`, as one process of the app has.
+///
+/// # Panics
+///
+/// When the server cannot be reached within [`CONNECT_WITHIN`].
+pub(crate) async fn event_store(redis: &RedisServer) -> RedisEventStore {
+    let config = RedisEventStoreConfig::default();
+    connected(RedisEventStore::connect(&redis.url(), config)).await
 }
 
 /// What `connecting` to the trial's Redis gives, within [`CONNECT_WITHIN`].

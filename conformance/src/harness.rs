@@ -1,4 +1,4 @@
-//! The custom test harness behind `tests/conformance.rs` (`harness = false`).
+//! The custom test harness behind `tests/conformance/main.rs` (`harness = false`).
 //!
 //! [`main`] checks every registered test against the manifest before anything runs (an
 //! unknown requirement ID stops the run, loudly), turns each (test, cell) pair into a

@@ -12,7 +12,7 @@
 //! # Writing a conformance test
 //!
 //! Put it in the area's file under `tests/conformance/` (`tools.rs`, `lifecycle.rs`, …;
-//! `tests/conformance.rs` declares each with `#[path = "conformance/<area>.rs"] mod <area>;`
+//! `tests/conformance/main.rs` declares each with `mod <area>;`
 //! and concatenates their lists), add it to that file's `tests()` list, and read it like
 //! the conversation it checks:
 //!
@@ -21,7 +21,7 @@
 //! use modelctx_transport::{MessageSink, MessageStream, TransportMessage};
 //! use modelctx_types::JsonRpcNotification;
 //!
-//! /// This area's tests; `tests/conformance.rs` concatenates every area's list.
+//! /// This area's tests; `tests/conformance/main.rs` concatenates every area's list.
 //! pub(crate) fn tests() -> Vec<Test> {
 //!     vec![conformance_test!(initialized_reaches_the_server, ["lifecycle:initialized"])]
 //! }
@@ -122,13 +122,7 @@ mod endpoint;
 #[cfg(feature = "runner")]
 pub mod harness;
 #[cfg(feature = "runner")]
-mod record;
-#[cfg(feature = "runner")]
-mod redis_server;
-#[cfg(feature = "runner")]
 mod registry;
-#[cfg(feature = "runner")]
-mod round_robin;
 #[cfg(feature = "runner")]
 mod selftest;
 #[cfg(feature = "runner")]
@@ -141,7 +135,7 @@ pub use connect::{Connector, GetStream, SharedHttp};
 #[cfg(feature = "runner")]
 pub use endpoint::HttpEndpoint;
 #[cfg(feature = "runner")]
-pub use record::{Direction, Recorded, Recording, record};
+pub use modelctx_test::record::{Direction, Recorded, Recording, record};
 #[cfg(feature = "runner")]
 #[doc(hidden)]
 pub use registry::__test_name;

@@ -1,6 +1,6 @@
 //! The test registry: a conformance test is an async fn of a [`Connector`] plus the
 //! requirement IDs it covers. Each test file lists its tests in a plain function
-//! (`pub(crate) fn tests() -> Vec<Test>`), and `tests/conformance.rs` concatenates the
+//! (`pub(crate) fn tests() -> Vec<Test>`), and `tests/conformance/main.rs` concatenates the
 //! lists: no proc-macro, no link-time registration, and an async fn left out of its
 //! list is dead code, which the workspace lints turn into an error.
 

@@ -7,9 +7,9 @@ use modelctx_types::{JsonRpcMessage, JsonRpcNotification};
 
 use crate::connect::Connector;
 use crate::contract::SELF_TESTS;
-use crate::record::{Direction, record};
 use crate::registry::Test;
 use crate::wait::within;
+use crate::{Direction, record};
 
 /// Every self-test, registered under its name in `SELF_TESTS`.
 pub(crate) fn tests() -> Vec<Test> {

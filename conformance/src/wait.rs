@@ -4,7 +4,7 @@ use std::future::Future;
 use std::time::Duration;
 
 /// How long a test waits for one event before it fails.
-pub const WAIT_TIMEOUT: Duration = Duration::from_secs(5);
+pub const WAIT_TIMEOUT: Duration = modelctx_test::WAIT;
 
 /// Awaits `future`, failing the test if it does not finish within [`WAIT_TIMEOUT`].
 ///
@@ -12,8 +12,5 @@ pub const WAIT_TIMEOUT: Duration = Duration::from_secs(5);
 ///
 /// On timeout, naming `what` was awaited.
 pub async fn within<F: Future>(what: &str, future: F) -> F::Output {
-    match tokio::time::timeout(WAIT_TIMEOUT, future).await {
-        Ok(output) => output,
-        Err(_) => panic!("timed out after {WAIT_TIMEOUT:?} waiting for {what}"),
-    }
+    modelctx_test::within(WAIT_TIMEOUT, what, future).await
 }

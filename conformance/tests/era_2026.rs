@@ -8,6 +8,7 @@ use std::time::Duration;
 use modelctx::client::{Client, FormAnswer};
 use modelctx::server::{Context, Elicited, Server, ToolDef};
 use modelctx::types::{CallToolResult, ElicitValue, RequestedSchema, Tool};
+use modelctx_test::within;
 use serde_json::json;
 
 /// A server whose tool asks for a name; `stateless`: it also serves 2026-07-28.
@@ -55,42 +56,43 @@ fn era_client(pinned: bool) -> modelctx::client::ClientBuilder {
         })
 }
 
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within 10 s"))
-}
+/// Bounds every wait of these tests.
+const WAIT: Duration = Duration::from_secs(10);
 
 #[tokio::test]
 async fn a_client_that_speaks_both_eras_finds_the_stateless_one_and_answers_input_requests() {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = greeter(true).serve(server_side);
-    let client = within("connect", era_client(false).connect(client_side))
+    let client = within(WAIT, "connect", era_client(false).connect(client_side))
         .await
         .unwrap();
     assert_eq!(client.protocol_version().as_str(), "2026-07-28");
     assert_eq!(client.server_info().name, "greeter");
-    let tools = within("tools/list", client.list_all_tools()).await.unwrap();
+    let tools = within(WAIT, "tools/list", client.list_all_tools())
+        .await
+        .unwrap();
     assert_eq!(tools[0].name, "greet");
     let result = within(
+        WAIT,
         "tools/call",
         client.call_tool("greet", serde_json::Map::new()),
     )
     .await
     .unwrap();
     assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
-    within("ping", client.ping()).await.unwrap();
+    within(WAIT, "ping", client.ping()).await.unwrap();
 }
 
 #[tokio::test]
 async fn against_a_handshake_only_server_it_falls_back_unless_pinned() {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = greeter(false).serve(server_side);
-    let client = within("connect", era_client(false).connect(client_side))
+    let client = within(WAIT, "connect", era_client(false).connect(client_side))
         .await
         .unwrap();
     assert_eq!(client.protocol_version().as_str(), "2025-11-25");
     let result = within(
+        WAIT,
         "tools/call",
         client.call_tool("greet", serde_json::Map::new()),
     )
@@ -101,7 +103,7 @@ async fn against_a_handshake_only_server_it_falls_back_unless_pinned() {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = greeter(false).serve(server_side);
     assert!(
-        within("connect", era_client(true).connect(client_side))
+        within(WAIT, "connect", era_client(true).connect(client_side))
             .await
             .is_err()
     );
@@ -126,11 +128,12 @@ async fn http_endpoint(server: Server) -> String {
 async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds() {
     let url = http_endpoint(greeter(true)).await;
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
-    let client = within("connect", era_client(true).connect(transport))
+    let client = within(WAIT, "connect", era_client(true).connect(transport))
         .await
         .unwrap();
     assert_eq!(client.protocol_version().as_str(), "2026-07-28");
     let result = within(
+        WAIT,
         "tools/call",
         client.call_tool("greet", serde_json::Map::new()),
     )
@@ -140,6 +143,7 @@ async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds(
     // A refusal sent with an HTTP error status (400 here) comes back as the JSON-RPC
     // error in its body.
     let error = within(
+        WAIT,
         "an unknown tool",
         client.call_tool("nope", serde_json::Map::new()),
     )
@@ -152,6 +156,7 @@ async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds(
     // The same endpoint still serves a handshake client.
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
     let old = within(
+        WAIT,
         "connect (2025)",
         Client::builder("old", "1.0.0")
             .mode(modelctx::client::ConnectMode::Legacy)
@@ -209,19 +214,19 @@ async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
     let (server, mut started, mut stopped) = waiting_server();
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
-    let client = within("connect", era_client(true).connect(client_side))
+    let client = within(WAIT, "connect", era_client(true).connect(client_side))
         .await
         .unwrap();
     let call = {
         let client = client.clone();
         tokio::spawn(async move { client.call_tool("wait", serde_json::Map::new()).await })
     };
-    within("the handler to start", started.recv())
+    within(WAIT, "the handler to start", started.recv())
         .await
         .unwrap();
     // The caller gives up: its request is dropped, which sends notifications/cancelled.
     call.abort();
-    within("the handler to see the cancellation", stopped.recv())
+    within(WAIT, "the handler to see the cancellation", stopped.recv())
         .await
         .unwrap();
 }
@@ -236,6 +241,7 @@ async fn closing_the_response_stream_cancels_the_request_over_http() {
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {}}}});
     let response = within(
+        WAIT,
         "the response head",
         reqwest::Client::new()
             .post(&url)
@@ -250,11 +256,11 @@ async fn closing_the_response_stream_cancels_the_request_over_http() {
     .await
     .unwrap();
     assert_eq!(response.status(), 200);
-    within("the handler to start", started.recv())
+    within(WAIT, "the handler to start", started.recv())
         .await
         .unwrap();
     drop(response);
-    within("the handler to be stopped", stopped.recv())
+    within(WAIT, "the handler to be stopped", stopped.recv())
         .await
         .unwrap();
 }
@@ -306,6 +312,7 @@ async fn listen_for_tool_changes(client: &Client, server: &Server) {
     let tools = SubscriptionFilter::new().with_tools_list_changed(true);
     let prompts = SubscriptionFilter::new().with_prompts_list_changed(true);
     let (tools, prompts) = within(
+        WAIT,
         "the acknowledgements",
         futures::future::join(client.subscribe(tools), client.subscribe(prompts)),
     )
@@ -314,7 +321,10 @@ async fn listen_for_tool_changes(client: &Client, server: &Server) {
     assert_eq!(tools.honored().tools_list_changed, Some(true));
     assert_eq!(prompts.honored().prompts_list_changed, Some(true));
     server.add_tool(extra_tool("extra")).unwrap();
-    let changed = within("the change", tools.next()).await.unwrap().unwrap();
+    let changed = within(WAIT, "the change", tools.next())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(
         matches!(changed, ServerNotification::ToolListChanged(_)),
         "{changed:?}"
@@ -328,7 +338,7 @@ async fn listen_for_tool_changes(client: &Client, server: &Server) {
             },
         ))
         .unwrap();
-    let changed = within("the prompt change", prompts.next())
+    let changed = within(WAIT, "the prompt change", prompts.next())
         .await
         .unwrap()
         .unwrap();
@@ -345,7 +355,7 @@ async fn subscriptions_deliver_the_changes_they_asked_for() {
     let server = listed_server();
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
-    let client = within("connect", era_client(true).connect(client_side))
+    let client = within(WAIT, "connect", era_client(true).connect(client_side))
         .await
         .unwrap();
     listen_for_tool_changes(&client, &server).await;
@@ -356,7 +366,7 @@ async fn subscriptions_deliver_the_changes_they_asked_for_over_http() {
     let server = listed_server();
     let url = http_endpoint(server.clone()).await;
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
-    let client = within("connect", era_client(true).connect(transport))
+    let client = within(WAIT, "connect", era_client(true).connect(transport))
         .await
         .unwrap();
     listen_for_tool_changes(&client, &server).await;
@@ -408,11 +418,12 @@ async fn a_caller_can_answer_input_requests_itself_round_by_round() {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = greeter(true).serve(server_side);
     // Declares form elicitation, but answers it by hand rather than from a callback.
-    let client = within("connect", era_client(true).connect(client_side))
+    let client = within(WAIT, "connect", era_client(true).connect(client_side))
         .await
         .unwrap();
     let mut params = CallToolRequestParams::new("greet");
     let asked = match within(
+        WAIT,
         "the first round",
         client.request_round::<CallToolRequest>(params.clone(), Default::default()),
     )
@@ -432,6 +443,7 @@ async fn a_caller_can_answer_input_requests_itself_round_by_round() {
     params.input_responses = Some([(key.clone(), answer)].into_iter().collect());
     params.request_state = asked.request_state.clone();
     let done = within(
+        WAIT,
         "the second round",
         client.request_round::<CallToolRequest>(params, Default::default()),
     )
@@ -492,7 +504,10 @@ async fn a_call_the_server_makes_a_task_of_is_followed_to_its_result() {
     // The task asked for the name through its inputRequests, the client's form
     // callback answered through tasks/update; the result comes once the gate opens.
     open.send_replace(true);
-    let result: CallToolResult = within("the task's result", call).await.unwrap().unwrap();
+    let result: CallToolResult = within(WAIT, "the task's result", call)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(result.content[0].as_text(), Some("done for \"Ada\""));
     // Asking for a task is the 2025 way, refused in this era.
     let refused = client
@@ -511,9 +526,13 @@ async fn without_the_extension_the_same_call_runs_plainly() {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = task_server(gate).serve(server_side);
     let client = era_client(true).connect(client_side).await.unwrap();
-    let result = within("the call", client.call_tool("long", serde_json::Map::new()))
-        .await
-        .unwrap();
+    let result = within(
+        WAIT,
+        "the call",
+        client.call_tool("long", serde_json::Map::new()),
+    )
+    .await
+    .unwrap();
     assert!(!result.is_error(), "{result:?}");
     drop(open);
 }
@@ -538,26 +557,31 @@ async fn watch_in(legacy: bool) {
     } else {
         modelctx::client::ConnectMode::Discover
     });
-    let client = within("connect", client.connect(client_side))
+    let client = within(WAIT, "connect", client.connect(client_side))
         .await
         .unwrap();
     let filter = SubscriptionFilter::new()
         .with_tools_list_changed(true)
         .with_resource_subscriptions(vec!["file:///a.txt".to_owned()]);
-    let mut watch = within("the watch", client.watch(filter)).await.unwrap();
+    let mut watch = within(WAIT, "the watch", client.watch(filter))
+        .await
+        .unwrap();
     assert_eq!(watch.honored().tools_list_changed, Some(true));
     assert_eq!(
         watch.honored().resource_subscriptions.as_deref(),
         Some(&["file:///a.txt".to_owned()][..])
     );
     server.notify_resource_updated("file:///a.txt").await;
-    let updated = within("the update", watch.next()).await.unwrap().unwrap();
+    let updated = within(WAIT, "the update", watch.next())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(
         matches!(&updated, ServerNotification::ResourceUpdated(n) if n.params.uri == "file:///a.txt"),
         "{updated:?}"
     );
     server.add_tool(extra_tool("late")).unwrap();
-    let changed = within("the list change", watch.next())
+    let changed = within(WAIT, "the list change", watch.next())
         .await
         .unwrap()
         .unwrap();
@@ -778,9 +802,12 @@ fn era_post(
 
 /// The status and the whole body of a POST's answer.
 async fn text_of(post: reqwest::RequestBuilder) -> (u16, String) {
-    let answer = within("a call", post.send()).await.unwrap();
+    let answer = within(WAIT, "a call", post.send()).await.unwrap();
     let status = answer.status().as_u16();
-    (status, within("the answer", answer.text()).await.unwrap())
+    (
+        status,
+        within(WAIT, "the answer", answer.text()).await.unwrap(),
+    )
 }
 
 /// The status and the JSON answer of a POST (an SSE answer's first event).
@@ -847,7 +874,7 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
         (7, "dave"),
         ("hold", "-", None),
     )));
-    within("the held call to start", gates.started.notified()).await;
+    within(WAIT, "the held call to start", gates.started.notified()).await;
     let (status, answer) = answer_of(era_call(
         &http,
         &url,
@@ -859,22 +886,33 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     assert_eq!(answer["result"]["content"][0]["text"], "erin@ap");
     assert_eq!(made(), 2);
     gates.release.notify_one();
-    let (status, answer) = within("the held call", held).await.unwrap();
+    let (status, answer) = within(WAIT, "the held call", held).await.unwrap();
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "released");
 
     // A request whose client goes away is cancelled, and its session is not served
     // again; the next POST is answered all the same.
     let gone = tokio::spawn(era_call(&http, &url, (8, "frank"), ("hold", "-", None)).send());
-    within("the abandoned call to start", gates.started.notified()).await;
+    within(
+        WAIT,
+        "the abandoned call to start",
+        gates.started.notified(),
+    )
+    .await;
     gone.abort();
     within(
+        WAIT,
         "the abandoned handler to be dropped",
         gates.dropped.notified(),
     )
     .await;
     // Its session ends (it is not kept, and nothing of it stays behind).
-    within("the abandoned call's session to end", one_ends(&served)).await;
+    within(
+        WAIT,
+        "the abandoned call's session to end",
+        one_ends(&served),
+    )
+    .await;
     let (status, answer) = answer_of(era_call(
         &http,
         &url,
@@ -889,7 +927,7 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     service.close_all_sessions();
     let sessions = served.lock().unwrap().clone();
     for session in sessions {
-        within("a kept session to end", session.closed()).await;
+        within(WAIT, "a kept session to end", session.closed()).await;
     }
 }
 
@@ -909,6 +947,7 @@ async fn what_a_handler_leaves_behind_reaches_no_later_request_of_the_same_id() 
     // The request is over: its context says so.
     let cx: Context = left.lock().unwrap().take().unwrap();
     within(
+        WAIT,
         "the ended request's cancellation",
         cx.cancellation().cancelled(),
     )
@@ -921,13 +960,13 @@ async fn what_a_handler_leaves_behind_reaches_no_later_request_of_the_same_id() 
         (1, "ben"),
         ("hold", "-", None),
     )));
-    within("the next call to start", gates.started.notified()).await;
+    within(WAIT, "the next call to start", gates.started.notified()).await;
     assert_eq!(served.lock().unwrap().len(), 1, "one session serves both");
     cx.notify::<LoggingMessageNotification>(Log::new(LoggingLevel::Info, json!("left over")))
         .await
         .unwrap();
     gates.release.notify_one();
-    let (status, text) = within("the next call", next).await.unwrap();
+    let (status, text) = within(WAIT, "the next call", next).await.unwrap();
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("released"), "{text}");
     assert!(!text.contains("left over"), "{text}");

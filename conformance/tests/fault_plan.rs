@@ -40,6 +40,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Barrier, Notify, mpsc};
 
 use http_support::{Raw, host, send};
+use modelctx_test::text_of;
 use support::{client, connect, payload};
 
 /// Declares a test-only request method taking and returning any JSON value.
@@ -1832,15 +1833,4 @@ async fn huge_inputs(connector: Connector) {
     let read = within("the read", pair.client.read_resource(uri)).await;
     let err = read.expect_err("no template matches");
     assert!(err.protocol_error().is_some(), "{cell}: {err:?}");
-}
-
-/// The text of a tool result's content blocks.
-fn text_of(result: &CallToolResult) -> String {
-    let value = serde_json::to_value(&result.content).expect("content serialises");
-    value
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|block| block["text"].as_str())
-        .collect()
 }

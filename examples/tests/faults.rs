@@ -21,7 +21,8 @@ use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
 use modelctx::types::{CallToolRequestParams, JsonObject};
-use support::{Instance, Redis, Served, round_robin, served, within};
+use modelctx_test::within;
+use support::{Instance, RedisServer, Served, WITHIN, round_robin, served};
 use tokio::sync::{mpsc, watch};
 
 /// Two instances on `redis` behind a round-robin balancer, and a 2025-era client
@@ -33,7 +34,7 @@ struct Deployment {
     transport: modelctx::http::HttpClientHandle,
 }
 
-async fn deploy(redis: &Redis) -> Deployment {
+async fn deploy(redis: &RedisServer) -> Deployment {
     let a = Instance::start(redis).await;
     let b = Instance::start(redis).await;
     let (endpoint, seen) = round_robin(vec![a.base.clone(), b.base.clone()]).await;
@@ -44,7 +45,7 @@ async fn deploy(redis: &Redis) -> Deployment {
     let client = Client::builder("faults-test", "1.0.0")
         .mode(ConnectMode::Legacy)
         .connect(transport);
-    let client = within("connect", client).await.unwrap();
+    let client = within(WITHIN, "connect", client).await.unwrap();
     assert_eq!(client.protocol_version().as_str(), "2025-11-25");
     Deployment {
         instances: vec![a, b],
@@ -83,21 +84,21 @@ async fn kill_mid_call(
     let params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
     let running = tokio::spawn(async move { client.call_tool_with(params, options).await });
     for _ in 0..2 {
-        within("progress before the kill", progress.recv())
+        within(WITHIN, "progress before the kill", progress.recv())
             .await
             .unwrap();
     }
     let calls = served(&d.seen.borrow(), "tools/call");
     let running_on = *calls.last().unwrap();
     d.instances[running_on].kill().await;
-    let outcome = within("the call's outcome", running).await.unwrap();
+    let outcome = within(WITHIN, "the call's outcome", running).await.unwrap();
     let values = got.lock().unwrap().clone();
     (outcome, values, running_on)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idempotent_call_resumes_on_the_other_instance_with_every_event_once() {
-    let redis = Redis::start(false).await;
+    let redis = RedisServer::start();
     let mut d = deploy(&redis).await;
     let (outcome, progress, killed) =
         kill_mid_call(&mut d, "countdown", serde_json::json!({"from": 6})).await;
@@ -116,6 +117,7 @@ async fn an_idempotent_call_resumes_on_the_other_instance_with_every_event_once(
     );
     // The session goes on there.
     let again = within(
+        WITHIN,
         "a call after the kill",
         d.client
             .call_tool("countdown", args(serde_json::json!({"from": 1}))),
@@ -127,7 +129,7 @@ async fn an_idempotent_call_resumes_on_the_other_instance_with_every_event_once(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_not_safe_to_repeat_is_answered_interrupted_and_not_run_again() {
-    let redis = Redis::start(false).await;
+    let redis = RedisServer::start();
     let mut d = deploy(&redis).await;
     let (outcome, progress, _) =
         kill_mid_call(&mut d, "ticket", serde_json::json!({"steps": 6})).await;
@@ -137,6 +139,7 @@ async fn a_call_not_safe_to_repeat_is_answered_interrupted_and_not_run_again() {
     assert!(progress.len() >= 2 && progress.len() < 6, "{progress:?}");
     // The surviving instance did not run it: its first ticket is the next call's.
     let next = within(
+        WITHIN,
         "the next ticket",
         d.client
             .call_tool("ticket", args(serde_json::json!({"steps": 1}))),
@@ -151,6 +154,7 @@ async fn a_call_not_safe_to_repeat_is_answered_interrupted_and_not_run_again() {
 async fn call_on_both(d: &mut Deployment, since: usize) {
     for _ in 0..8 {
         let result = within(
+            WITHIN,
             "countdown",
             d.client
                 .call_tool("countdown", args(serde_json::json!({"from": 1}))),
@@ -172,11 +176,11 @@ async fn call_on_both(d: &mut Deployment, since: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_redis_kept_continue_after_a_redis_restart() {
-    let mut redis = Redis::start(true).await;
+    let mut redis = RedisServer::start_persistent();
     let mut d = deploy(&redis).await;
     call_on_both(&mut d, 0).await;
     let session = d.transport.session_id().unwrap();
-    redis.restart().await;
+    redis.restart();
     let since = d.seen.borrow().len();
     call_on_both(&mut d, since).await;
     assert_eq!(d.transport.session_id(), Some(session), "the same session");
@@ -200,15 +204,15 @@ async fn probe(base: &str, session: &str) -> reqwest::StatusCode {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_redis_lost_is_404_everywhere_and_the_client_starts_anew() {
-    let mut redis = Redis::start(false).await;
+    let mut redis = RedisServer::start();
     let mut d = deploy(&redis).await;
     call_on_both(&mut d, 0).await;
     let session = d.transport.session_id().unwrap();
-    redis.restart().await;
+    redis.restart();
     // Both instances ask the new Redis (their connections reconnect) and answer the
     // spec's 404 for a session they cannot find, at once.
     for instance in &d.instances {
-        let status = within("a probe", probe(&instance.base, &session)).await;
+        let status = within(WITHIN, "a probe", probe(&instance.base, &session)).await;
         assert_eq!(status, reqwest::StatusCode::NOT_FOUND, "{}", instance.base);
     }
     // The client's next call gets the 404, starts a new session and is sent there.

@@ -11,11 +11,12 @@ mod support;
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::server::TaskConfig;
-use support::{Instance, Redis, round_robin, served, within};
+use modelctx_test::within;
+use support::{Instance, RedisServer, WITHIN, round_robin, served};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_http_servers_share_one_redis_behind_a_round_robin_balancer() {
-    let redis = Redis::start(false).await;
+    let redis = RedisServer::start();
     let a = Instance::start(&redis).await;
     let b = Instance::start(&redis).await;
     let (endpoint, mut seen) = round_robin(vec![a.base.clone(), b.base.clone()]).await;
@@ -27,13 +28,15 @@ async fn two_http_servers_share_one_redis_behind_a_round_robin_balancer() {
         .mode(ConnectMode::Discover)
         .tasks(TaskConfig::new())
         .connect(transport);
-    let client = within("connect", client).await.unwrap();
+    let client = within(WITHIN, "connect", client).await.unwrap();
     assert_eq!(client.protocol_version().as_str(), "2026-07-28");
-    let tools = within("tools/list", client.list_all_tools()).await.unwrap();
+    let tools = within(WITHIN, "tools/list", client.list_all_tools())
+        .await
+        .unwrap();
     assert_eq!(tools[0].name, "countdown");
 
     let args = serde_json::json!({"from": 2}).as_object().unwrap().clone();
-    let result = within("countdown", client.call_tool("countdown", args))
+    let result = within(WITHIN, "countdown", client.call_tool("countdown", args))
         .await
         .unwrap();
     assert_eq!(result.content[0].as_text(), Some("liftoff"), "{result:?}");

@@ -357,6 +357,8 @@ pub(crate) fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
         "build",
         "-p",
         "modelctx-bench",
+        "--features",
+        "rmcp",
         "--bins",
         "--message-format=json-render-diagnostics",
     ]);

@@ -73,6 +73,19 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
             "modelctx-server",
             "modelctx-client",
         ],
+        // The test kit sits on top: the roles and the in-memory transport for its
+        // `TestClient`, and (behind a feature) the OAuth resource server its stand-in
+        // verifier plugs into. Crates use it as a dev-dependency only.
+        "modelctx-test" => &[
+            "modelctx-types",
+            "modelctx-transport",
+            "modelctx-session",
+            "modelctx-server",
+            "modelctx-client",
+            "modelctx-memory",
+            "modelctx-oauth",
+            "modelctx-http",
+        ],
         _ => return None,
     })
 }

@@ -11,7 +11,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use futures::future::BoxFuture;
 use modelctx::client::Client;
 use modelctx::http::{
     StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
@@ -19,10 +18,12 @@ use modelctx::http::{
 use modelctx::server::Server;
 use modelctx::session::SessionError;
 use modelctx_conformance::{Connector, SpecVersion, within};
-use modelctx_oauth::{AuthorizationHandler, AuthorizationResponse, OAuthClient, OAuthError};
+use modelctx_oauth::OAuthClient;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 use tokio::sync::Notify;
+
+pub(crate) use modelctx_test::{Browser, Hold};
 
 use crate::support::{Echo, client};
 
@@ -749,75 +750,4 @@ fn idp_token(shared: &Shared, body: &str) -> Response {
         "token_type": "N_A",
     });
     json_response(StatusCode::OK, &answer)
-}
-
-/// The user's browser, headless: opens the authorization URL, follows nothing, and
-/// hands the redirect's parameters back — optionally tampered with, optionally only
-/// when the test lets the user go on.
-pub(crate) struct Browser {
-    /// Replace (or with an empty value: drop) this parameter of the response.
-    pub(crate) tamper: Option<(&'static str, &'static str)>,
-    /// When set, each authorization announces itself here and waits for a release.
-    pub(crate) hold: Option<Hold>,
-}
-
-/// The test's grip on a slow user.
-#[derive(Clone, Default)]
-pub(crate) struct Hold {
-    pub(crate) holding: Arc<std::sync::atomic::AtomicBool>,
-    pub(crate) opened: Arc<Notify>,
-    pub(crate) release: Arc<Notify>,
-}
-
-impl Browser {
-    pub(crate) fn honest() -> Self {
-        Self {
-            tamper: None,
-            hold: None,
-        }
-    }
-}
-
-impl AuthorizationHandler for Browser {
-    fn redirect_uri(&self) -> String {
-        "http://127.0.0.1:9/callback".into()
-    }
-
-    fn authorize<'a>(
-        &'a self,
-        authorization_url: &'a str,
-    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
-        Box::pin(async move {
-            if let Some(hold) = &self.hold
-                && hold.holding.load(std::sync::atomic::Ordering::SeqCst)
-            {
-                let released = hold.release.notified();
-                hold.opened.notify_one();
-                released.await;
-            }
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap();
-            let answer = http
-                .get(authorization_url)
-                .send()
-                .await
-                .map_err(|e| OAuthError::application(e.to_string()))?;
-            let location = answer
-                .headers()
-                .get(header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .ok_or_else(|| OAuthError::application("the AS did not redirect"))?
-                .to_owned();
-            let mut response = AuthorizationResponse::from_redirect_url(&location)?;
-            if let Some((name, value)) = self.tamper {
-                response.params.retain(|(k, _)| k != name);
-                if !value.is_empty() {
-                    response.params.push((name.into(), value.into()));
-                }
-            }
-            Ok(response)
-        })
-    }
 }

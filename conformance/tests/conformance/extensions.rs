@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use modelctx::client::{Claimed, ClientExtension, NotificationBinding};
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::types::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock,
-    ErrorCode, ErrorData, JsonObject, JsonRpcMessage, MissingRequiredClientCapabilityError,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ErrorCode,
+    ErrorData, JsonObject, JsonRpcMessage, MissingRequiredClientCapabilityError,
     NotificationMethod, RequestMethod,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{client, connect, payload};
+use modelctx_test::text_of;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -123,13 +124,6 @@ fn tickets(resolved: mpsc::UnboundedSender<String>) -> ClientExtension {
                 .expect("a redeemed ticket is a tool result"))
         }
     })
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    match result.content.first() {
-        Some(ContentBlock::Text(text)) => text.text.clone(),
-        other => panic!("a text result, not {other:?}"),
-    }
 }
 
 /// The methods of the requests the client sent, in order.

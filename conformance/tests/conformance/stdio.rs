@@ -12,8 +12,8 @@ use modelctx::session::{Progress, RequestOptions};
 use modelctx::stdio::{ChildHandle, ChildProcess, Diagnostic, ShutdownStep, Stderr, StdioOptions};
 use modelctx::transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx::types::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, JsonRpcMessage, JsonRpcNotification,
-    ListToolsRequest, RawValue,
+    CallToolRequest, CallToolRequestParams, JsonRpcMessage, JsonRpcNotification, ListToolsRequest,
+    RawValue,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
@@ -21,6 +21,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::support::client;
+use modelctx_test::text_of;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -110,14 +111,6 @@ async fn connect(child: ChildProcess) -> (Client, ChildHandle) {
 
 fn call(name: &str, args: Value) -> CallToolRequestParams {
     CallToolRequestParams::new(name).with_arguments(args.as_object().cloned().unwrap_or_default())
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    let value = serde_json::to_value(result).unwrap();
-    value["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 async fn a_client_drives_a_server_process_over_its_pipes(_connect: Connector) {

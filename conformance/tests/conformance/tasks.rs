@@ -24,6 +24,7 @@ use modelctx::types::{
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
+use modelctx_test::task_isolation::as_user;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
@@ -847,24 +848,6 @@ async fn the_server_runs_a_sampling_task_on_the_client(connector: Connector) {
         })
     );
     release.open();
-}
-
-/// A stand-in for an authentication layer: the `x-user` header becomes the caller.
-async fn as_user(
-    mut request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let user = request
-        .headers()
-        .get("x-user")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    if let Some(user) = user {
-        let mut extensions = modelctx::session::Extensions::new();
-        extensions.insert(modelctx::transport::Principal::new(user));
-        request.extensions_mut().insert(extensions);
-    }
-    next.run(request).await
 }
 
 async fn tasks_belong_to_the_caller_that_created_them(connect: Connector) {

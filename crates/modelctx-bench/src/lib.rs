@@ -17,7 +17,8 @@
 //! - `compile/modelctx`, `compile/rmcp`: minimal stdio echo servers, each its own
 //!   workspace, whose clean release builds `cargo xtask bench --compile` times.
 //!
-//! Every SDK-specific line lives in [`modelctx_side`] or [`rmcp_side`]; the raw baselines
+//! Every SDK-specific line lives in [`modelctx_side`] or `rmcp_side` (feature `rmcp`, which
+//! `cargo xtask bench` turns on: the comparison SDK is not built by `cargo test`); the raw baselines
 //! (the physical limit of each path) are in [`baseline`]. The stdio and HTTP load
 //! generators speak the wire protocol themselves, so both SDKs' servers face exactly the
 //! same client.
@@ -30,6 +31,7 @@
 pub mod baseline;
 pub mod modelctx_side;
 pub mod process;
+#[cfg(feature = "rmcp")]
 pub mod rmcp_side;
 pub mod soak;
 pub mod stats;

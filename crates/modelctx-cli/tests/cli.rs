@@ -763,23 +763,14 @@ async fn logs_in_when_the_server_asks() {
 #[cfg(feature = "rustls")]
 async fn serve_https() -> (String, std::path::PathBuf) {
     use modelctx::http::tls;
-    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().expect("CA key")).expect("CA");
-    let key = KeyPair::generate().expect("key");
-    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .expect("params")
-        .signed_by(&key, &ca)
-        .expect("certificate");
-    let config = tls::server_config_from_pem(leaf.pem().as_bytes(), key.serialize_pem().as_bytes())
+    let ca = modelctx_test::TestCa::for_names(&["127.0.0.1"]);
+    let config = tls::server_config_from_pem(ca.chain_pem.as_bytes(), ca.key_pem.as_bytes())
         .expect("TLS config");
 
     let dir = std::env::temp_dir().join(format!("modelctx-cli-tls-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let ca_file = dir.join("ca.pem");
-    std::fs::write(&ca_file, ca.pem()).expect("write the CA");
+    std::fs::write(&ca_file, &ca.ca_pem).expect("write the CA");
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

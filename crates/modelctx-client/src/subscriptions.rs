@@ -602,14 +602,9 @@ mod tests {
 
     use super::*;
     use crate::ConnectMode;
+    use modelctx_test::within;
 
     const WAIT: Duration = Duration::from_secs(5);
-
-    async fn within<F: std::future::Future>(what: &str, future: F) -> F::Output {
-        tokio::time::timeout(WAIT, future)
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-    }
 
     fn notification(method: &'static str, mut params: Value) -> JsonRpcMessage {
         if params.is_null() {
@@ -731,6 +726,7 @@ mod tests {
         };
         let pinned = ConnectMode::Pin(ProtocolVersion::V2026_07_28);
         within(
+            WAIT,
             "the client",
             Client::builder("c", "1")
                 .mode(pinned)
@@ -748,16 +744,17 @@ mod tests {
         for (closing, lost) in [(the_end as Closing, false), (a_failure, true)] {
             let client = fast_server(closing).await;
             let filter = SubscriptionFilter::new().with_prompts_list_changed(true);
-            let mut subscription = within("the subscription", client.subscribe(filter.clone()))
-                .await
-                .unwrap();
+            let mut subscription =
+                within(WAIT, "the subscription", client.subscribe(filter.clone()))
+                    .await
+                    .unwrap();
             assert_eq!(subscription.honored(), &filter);
-            let change = within("the change", subscription.next()).await;
+            let change = within(WAIT, "the change", subscription.next()).await;
             assert!(
                 matches!(change, Some(Ok(ServerNotification::PromptListChanged(_)))),
                 "{change:?}"
             );
-            let end = within("the end", subscription.next()).await;
+            let end = within(WAIT, "the end", subscription.next()).await;
             match end {
                 None => assert!(!lost, "the failure was not reported"),
                 Some(Err(_)) => assert!(lost, "the server's end reported as a failure"),
@@ -805,6 +802,7 @@ mod tests {
             drop(stream);
         });
         let client = within(
+            WAIT,
             "the handshake",
             Client::builder("c", "1")
                 .mode(ConnectMode::Legacy)
@@ -813,19 +811,19 @@ mod tests {
         .await
         .unwrap();
         let filter = SubscriptionFilter::new().with_tools_list_changed(true);
-        let mut watch = within("the watch", client.watch(filter.clone()))
+        let mut watch = within(WAIT, "the watch", client.watch(filter.clone()))
             .await
             .unwrap();
         assert_eq!(watch.honored(), &filter);
         go_tx.send(()).unwrap();
-        within("the session's end", client.closed()).await;
+        within(WAIT, "the session's end", client.closed()).await;
         for n in 0..CHANGES {
-            let change = within("a change", watch.next()).await;
+            let change = within(WAIT, "a change", watch.next()).await;
             assert!(
                 matches!(change, Some(Ok(ServerNotification::ToolListChanged(_)))),
                 "change {n}: {change:?}"
             );
         }
-        assert!(within("the end", watch.next()).await.is_none());
+        assert!(within(WAIT, "the end", watch.next()).await.is_none());
     }
 }

@@ -6,18 +6,13 @@ use std::time::Duration;
 use modelctx_client::{Client, ConnectMode, SamplingSupport};
 use modelctx_server::Server;
 use modelctx_session::RequestOptions;
+use modelctx_test::within;
 use modelctx_types::{
     CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, SamplingMessage,
 };
 use tokio::sync::{mpsc, oneshot};
 
 const WAIT: Duration = Duration::from_secs(5);
-
-async fn within<F: std::future::Future>(what: &str, future: F) -> F::Output {
-    tokio::time::timeout(WAIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
 
 fn hello() -> CreateMessageRequestParams {
     CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hello")], 10)
@@ -55,17 +50,17 @@ async fn a_slow_callback_does_not_block_the_session() {
         .connect(client_side)
         .await
         .unwrap();
-    within("initialized", session.initialized()).await;
+    within(WAIT, "initialized", session.initialized()).await;
 
     let pending = session
         .peer()
         .start_request::<CreateMessageRequest>(hello(), RequestOptions::new());
     // While the callback waits, the client still answers other requests.
-    within("a ping during the callback", session.ping())
+    within(WAIT, "a ping during the callback", session.ping())
         .await
         .unwrap();
     gate_tx.send(()).unwrap();
-    let result = within("the sampling result", pending).await.unwrap();
+    let result = within(WAIT, "the sampling result", pending).await.unwrap();
     assert_eq!(result.content.blocks()[0].as_text(), Some("done"));
 }
 
@@ -93,22 +88,24 @@ async fn the_server_can_cancel_a_callback() {
         .connect(client_side)
         .await
         .unwrap();
-    within("initialized", session.initialized()).await;
+    within(WAIT, "initialized", session.initialized()).await;
 
     let handle = session
         .peer()
         .start_request::<CreateMessageRequest>(hello(), RequestOptions::new());
     let canceller = handle.canceller();
     let waiting = tokio::spawn(handle);
-    within("the callback to start", started.recv())
+    within(WAIT, "the callback to start", started.recv())
         .await
         .unwrap();
     canceller.cancel("no longer needed").await;
-    within("the callback to be dropped", dropped).await.unwrap();
-    let outcome = within("the request to end", waiting).await.unwrap();
+    within(WAIT, "the callback to be dropped", dropped)
+        .await
+        .unwrap();
+    let outcome = within(WAIT, "the request to end", waiting).await.unwrap();
     assert!(outcome.unwrap_err().is_cancelled());
     // The session goes on.
-    within("a ping after the cancel", session.ping())
+    within(WAIT, "a ping after the cancel", session.ping())
         .await
         .unwrap();
 }

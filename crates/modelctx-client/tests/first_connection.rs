@@ -14,6 +14,7 @@ use std::time::Duration;
 use modelctx_client::{Client, ConnectMode};
 use modelctx_server::{Context, Server, ToolDef};
 use modelctx_stdio::StdioTransport;
+use modelctx_test::within;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx_types::{JsonRpcMessage, ProtocolVersion};
 use serde_json::{Value, json};
@@ -22,12 +23,6 @@ use tokio::sync::mpsc;
 
 /// Bounds every wait (virtual time under the paused clock).
 const WAIT: Duration = Duration::from_secs(300);
-
-async fn within<F: std::future::Future>(what: &str, future: F) -> F::Output {
-    tokio::time::timeout(WAIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
 
 /// How a played child answers one request.
 enum Reply {
@@ -74,7 +69,7 @@ impl Heard {
     /// The methods once at least `n` were read (what the client sends last may still
     /// be on its way when `connect` returns).
     async fn first(&self, n: usize) -> Vec<String> {
-        within("the child to read what was sent", async {
+        within(WAIT, "the child to read what was sent", async {
             while self.0.lock().unwrap().len() < n {
                 tokio::task::yield_now().await;
             }
@@ -164,7 +159,7 @@ fn unsupported(supported: &[&str]) -> Reply {
 }
 
 async fn tool_names(client: &Client) -> Vec<String> {
-    within("tools/list", client.list_all_tools())
+    within(WAIT, "tools/list", client.list_all_tools())
         .await
         .unwrap()
         .into_iter()
@@ -183,9 +178,13 @@ async fn a_child_still_importing_past_the_probe_wait_is_connected_in_its_era() {
         "tools/list" => Reply::Result(tools()),
         _ => Reply::Error(-32601, "Method not found", None),
     });
-    let client = within("connect", Client::builder("c", "1").connect(transport))
-        .await
-        .unwrap();
+    let client = within(
+        WAIT,
+        "connect",
+        Client::builder("c", "1").connect(transport),
+    )
+    .await
+    .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(client.server_info().name, "py-server");
     assert_eq!(tool_names(&client).await, ["echo"]);
@@ -209,7 +208,9 @@ async fn a_late_discover_answer_still_connects() {
         _ => Reply::Silent,
     });
     let client = Client::builder("c", "1").probe_timeout(Duration::from_secs(1));
-    let client = within("connect", client.connect(transport)).await.unwrap();
+    let client = within(WAIT, "connect", client.connect(transport))
+        .await
+        .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(tool_names(&client).await, ["echo"]);
     assert_eq!(
@@ -228,9 +229,13 @@ async fn a_handshake_left_unanswered_after_a_late_probe_answer_leaves_the_statel
         _ => Reply::Silent,
     });
     let started = tokio::time::Instant::now();
-    let client = within("connect", Client::builder("c", "1").connect(transport))
-        .await
-        .unwrap();
+    let client = within(
+        WAIT,
+        "connect",
+        Client::builder("c", "1").connect(transport),
+    )
+    .await
+    .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(
         started.elapsed(),
@@ -256,9 +261,13 @@ async fn an_accepted_handshake_wins_over_a_late_discover_answer() {
         ]})),
         _ => Reply::Silent,
     });
-    let client = within("connect", Client::builder("c", "1").connect(transport))
-        .await
-        .unwrap();
+    let client = within(
+        WAIT,
+        "connect",
+        Client::builder("c", "1").connect(transport),
+    )
+    .await
+    .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(tool_names(&client).await, ["echo"]);
     assert_eq!(
@@ -281,9 +290,13 @@ async fn a_silent_server_gets_the_handshake_after_the_probe_wait() {
         _ => Reply::Silent,
     });
     let started = tokio::time::Instant::now();
-    let client = within("connect", Client::builder("c", "1").connect(transport))
-        .await
-        .unwrap();
+    let client = within(
+        WAIT,
+        "connect",
+        Client::builder("c", "1").connect(transport),
+    )
+    .await
+    .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(
         started.elapsed(),
@@ -312,9 +325,13 @@ async fn an_initialize_refusal_naming_2026_switches_to_it() {
         ("tools/list", _) => Reply::Result(tools()),
         _ => Reply::Silent,
     });
-    let client = within("connect", Client::builder("c", "1").connect(transport))
-        .await
-        .unwrap();
+    let client = within(
+        WAIT,
+        "connect",
+        Client::builder("c", "1").connect(transport),
+    )
+    .await
+    .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(tool_names(&client).await, ["echo"]);
     assert_eq!(
@@ -338,7 +355,9 @@ async fn an_initialize_refusal_naming_an_older_revision_is_asked_again_with_it()
         _ => Reply::Silent,
     });
     let client = Client::builder("c", "1").mode(ConnectMode::Legacy);
-    let client = within("connect", client.connect(transport)).await.unwrap();
+    let client = within(WAIT, "connect", client.connect(transport))
+        .await
+        .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_06_18);
     assert_eq!(
         heard.first(3).await,
@@ -352,7 +371,7 @@ async fn an_initialize_refusal_naming_an_older_revision_is_asked_again_with_it()
 async fn legacy_mode_against_a_modern_only_server_says_which_mode_works() {
     let (transport, _heard) = played_child(Duration::ZERO, |_, _| unsupported(&["2026-07-28"]));
     let client = Client::builder("c", "1").mode(ConnectMode::Legacy);
-    let error = within("connect", client.connect(transport))
+    let error = within(WAIT, "connect", client.connect(transport))
         .await
         .unwrap_err();
     let text = error.to_string();
@@ -372,9 +391,13 @@ async fn a_failed_connection_says_what_was_tried_and_what_came_back() {
         "server/discover" => Reply::Error(-32601, "Method not found", None),
         _ => Reply::Error(-32603, "the database is down", None),
     });
-    let error = within("connect", Client::builder("c", "1").connect(transport))
-        .await
-        .unwrap_err();
+    let error = within(
+        WAIT,
+        "connect",
+        Client::builder("c", "1").connect(transport),
+    )
+    .await
+    .unwrap_err();
     let text = error.to_string();
     assert!(
         text.contains(
@@ -479,16 +502,24 @@ fn proxied(kind: Proxy) -> impl Transport {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_proxy_that_took_the_probe_for_its_session_start_connects_or_asks_to_pin_the_era() {
     let transport = proxied(Proxy::AnswersFromItsSession);
-    let client = within("connect", Client::builder("c", "1").connect(transport))
-        .await
-        .unwrap();
+    let client = within(
+        WAIT,
+        "connect",
+        Client::builder("c", "1").connect(transport),
+    )
+    .await
+    .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(tool_names(&client).await, ["echo"]);
 
     let transport = proxied(Proxy::Relays);
-    let error = within("connect", Client::builder("c", "1").connect(transport))
-        .await
-        .unwrap_err();
+    let error = within(
+        WAIT,
+        "connect",
+        Client::builder("c", "1").connect(transport),
+    )
+    .await
+    .unwrap_err();
     let text = error.to_string();
     assert!(
         text.contains("sent server/discover (2026-07-28): error -32601: Method not found")
@@ -499,7 +530,9 @@ async fn a_proxy_that_took_the_probe_for_its_session_start_connects_or_asks_to_p
 
     let transport = proxied(Proxy::Relays);
     let client = Client::builder("c", "1").mode(ConnectMode::Legacy);
-    let client = within("connect", client.connect(transport)).await.unwrap();
+    let client = within(WAIT, "connect", client.connect(transport))
+        .await
+        .unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(tool_names(&client).await, ["echo"]);
 }

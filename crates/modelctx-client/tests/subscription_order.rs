@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx_client::{Client, ConnectMode};
+use modelctx_test::within;
 use modelctx_transport::{
     BoxTransport, MessageSink, MessageStream, Transport, TransportMessage, boxed,
 };
@@ -25,12 +26,6 @@ const WAIT: Duration = Duration::from_secs(5);
 /// looked in its channel again when the request had ended, this test failed in every
 /// one of 20 runs (in-memory, in its first round).
 const ROUNDS: usize = 300;
-
-async fn within<F: std::future::Future>(what: &str, future: F) -> F::Output {
-    tokio::time::timeout(WAIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
 
 /// A server played by hand: each `subscriptions/listen` is acknowledged, sent one
 /// change and answered at once, from a task of its own (the answer is taken directly
@@ -115,6 +110,7 @@ async fn the_acknowledgement_and_the_changes_always_come_before_the_end() {
         let (client_side, server_side) = pair(kind);
         serve(server_side);
         let client = within(
+            WAIT,
             "the client to connect",
             Client::builder("order", "1.0.0")
                 .mode(ConnectMode::Pin(ProtocolVersion::V2026_07_28))
@@ -123,15 +119,15 @@ async fn the_acknowledgement_and_the_changes_always_come_before_the_end() {
         .await
         .unwrap();
         let filter = SubscriptionFilter::new().with_prompts_list_changed(true);
-        let mut subscription = within("the acknowledgement", client.subscribe(filter))
+        let mut subscription = within(WAIT, "the acknowledgement", client.subscribe(filter))
             .await
             .unwrap_or_else(|e| panic!("{kind}, round {round}: {e}"));
-        let change = within("the change", subscription.next()).await;
+        let change = within(WAIT, "the change", subscription.next()).await;
         assert!(
             matches!(change, Some(Ok(ServerNotification::PromptListChanged(_)))),
             "{kind}, round {round}: {change:?}"
         );
-        let end = within("the end", subscription.next()).await;
+        let end = within(WAIT, "the end", subscription.next()).await;
         assert!(end.is_none(), "{kind}, round {round}: {end:?}");
     }
 }

@@ -448,6 +448,7 @@ async fn tampered_state_is_refused_before_the_token_request() {
     let oauth = OAuthClient::builder(&world.server)
         .authorization_code(Browser {
             tamper: Some(("state", "forged")),
+            ..Browser::honest()
         })
         .build()
         .unwrap();
@@ -488,6 +489,7 @@ async fn authorization_error_surfaces() {
     let oauth = OAuthClient::builder(&world.server)
         .authorization_code(Browser {
             tamper: Some(("error", "access_denied")),
+            ..Browser::honest()
         })
         .build()
         .unwrap();

@@ -12,17 +12,12 @@ use modelctx_oauth::{
     RegisteredClient, ResourceServer, ResourceServerConfig,
 };
 use modelctx_server::{Context, PromptDef, ResourceDef, Server, TemplateDef, ToolDef};
+use modelctx_test::within;
 use modelctx_types::{CacheScope, JsonObject, Tool};
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(20);
-
-async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, fut)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not happen in time"))
-}
 
 /// Two of each kind: one open to every caller, one needing `mcp:admin`; a template;
 /// one item per page, so that filtering and paging meet.
@@ -169,6 +164,7 @@ impl World {
             .build()
             .unwrap();
         within(
+            LIMIT,
             "the client to connect",
             Client::builder("lister", "1.0.0").connect(transport),
         )
@@ -180,22 +176,28 @@ impl World {
 /// Everything `client` is shown, each kind through every page.
 async fn listed(client: &Client) -> Vec<String> {
     let mut seen = Vec::new();
-    for tool in within("tools", client.list_all_tools()).await.unwrap() {
+    for tool in within(LIMIT, "tools", client.list_all_tools())
+        .await
+        .unwrap()
+    {
         seen.push(format!("tool {}", tool.name));
     }
-    for r in within("resources", client.list_all_resources())
+    for r in within(LIMIT, "resources", client.list_all_resources())
         .await
         .unwrap()
     {
         seen.push(format!("resource {}", r.uri));
     }
-    for t in within("templates", client.list_all_resource_templates())
+    for t in within(LIMIT, "templates", client.list_all_resource_templates())
         .await
         .unwrap()
     {
         seen.push(format!("template {}", t.uri_template));
     }
-    for p in within("prompts", client.list_all_prompts()).await.unwrap() {
+    for p in within(LIMIT, "prompts", client.list_all_prompts())
+        .await
+        .unwrap()
+    {
         seen.push(format!("prompt {}", p.name));
     }
     seen.sort();
@@ -217,20 +219,22 @@ async fn by_default_listings_show_everything_and_calls_are_still_checked() {
     let world = World::start().await;
     let client = world.client(&world.all, "mcp:tools").await;
     assert_eq!(listed(&client).await, EVERYTHING);
-    let page = within("a page", client.list_tools(None)).await.unwrap();
+    let page = within(LIMIT, "a page", client.list_tools(None))
+        .await
+        .unwrap();
     assert_eq!(page.cache_scope, Some(CacheScope::Public));
-    let read = within("open", client.read_resource("file:///open"))
+    let read = within(LIMIT, "open", client.read_resource("file:///open"))
         .await
         .unwrap();
     assert_eq!(read.cache_scope, Some(CacheScope::Public));
     // Listed is not callable: the layer refuses the call without the scope (403, which
     // a client without an OAuth hook sees as a failed request).
     assert!(
-        within("admin", client.call_tool("admin", JsonObject::new()))
+        within(LIMIT, "admin", client.call_tool("admin", JsonObject::new()))
             .await
             .is_err()
     );
-    let open = within("open", client.call_tool("open", JsonObject::new()))
+    let open = within(LIMIT, "open", client.call_tool("open", JsonObject::new()))
         .await
         .unwrap();
     assert_eq!(
@@ -253,21 +257,23 @@ async fn permitted_listings_hide_what_the_token_cannot_use() {
         ]
     );
     // What this caller is shown is its own: never for a shared cache.
-    let page = within("a page", weak.list_tools(None)).await.unwrap();
+    let page = within(LIMIT, "a page", weak.list_tools(None))
+        .await
+        .unwrap();
     assert_eq!(page.cache_scope, Some(CacheScope::Private));
     // So is what a read checked against its permissions returns.
-    let read = within("open", weak.read_resource("file:///open"))
+    let read = within(LIMIT, "open", weak.read_resource("file:///open"))
         .await
         .unwrap();
     assert_eq!(read.cache_scope, Some(CacheScope::Private));
     // Hidden is not callable either.
     assert!(
-        within("admin", weak.call_tool("admin", JsonObject::new()))
+        within(LIMIT, "admin", weak.call_tool("admin", JsonObject::new()))
             .await
             .is_err()
     );
     assert!(
-        within("secret", weak.read_resource("file:///secret"))
+        within(LIMIT, "secret", weak.read_resource("file:///secret"))
             .await
             .is_err()
     );
@@ -275,7 +281,7 @@ async fn permitted_listings_hide_what_the_token_cannot_use() {
     // With the scope, the same endpoint lists (and serves) everything.
     let strong = world.client(&world.permitted, "mcp:tools mcp:admin").await;
     assert_eq!(listed(&strong).await, EVERYTHING);
-    let admin = within("admin", strong.call_tool("admin", JsonObject::new()))
+    let admin = within(LIMIT, "admin", strong.call_tool("admin", JsonObject::new()))
         .await
         .unwrap();
     assert_eq!(

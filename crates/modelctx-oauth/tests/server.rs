@@ -18,18 +18,13 @@ use modelctx_oauth::{
     TokenVerifier,
 };
 use modelctx_server::{Context, Server, ToolDef};
+use modelctx_test::{text_of, within};
 use modelctx_types::{JsonObject, Tool};
 use p256::ecdsa::signature::Signer as _;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
 const LIMIT: Duration = Duration::from_secs(20);
-
-async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, fut)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not happen in time"))
-}
 
 /// The MCP server: `whoami` answers with the verified caller, `admin` needs a scope of
 /// its own.
@@ -157,7 +152,7 @@ impl World {
         if let Some(auth) = auth {
             rb = rb.header("authorization", auth);
         }
-        within("an answer", rb.send()).await.unwrap()
+        within(LIMIT, "an answer", rb.send()).await.unwrap()
     }
 
     /// A confidential client registered ahead of time, and a client-credentials token
@@ -281,14 +276,6 @@ impl AuthorizationHandler for User {
     }
 }
 
-fn text_of(result: &modelctx_types::CallToolResult) -> String {
-    let v = serde_json::to_value(result).unwrap();
-    v["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 #[tokio::test]
 async fn our_client_authorizes_calls_a_tool_and_steps_up() {
     let world = World::start(None).await;
@@ -303,6 +290,7 @@ async fn our_client_authorizes_calls_a_tool_and_steps_up() {
         .build()
         .unwrap();
     let client = within(
+        LIMIT,
         "the client to connect",
         Client::builder("e2e", "1.0.0").connect(transport),
     )
@@ -310,9 +298,13 @@ async fn our_client_authorizes_calls_a_tool_and_steps_up() {
     .expect("connected through OAuth");
 
     // Discovery, dynamic registration, consent, token: the handler sees the caller.
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
+    let who = within(
+        LIMIT,
+        "whoami",
+        client.call_tool("whoami", JsonObject::new()),
+    )
+    .await
+    .unwrap();
     let text = text_of(&who);
     assert!(text.starts_with("alice via "), "{text}");
     assert!(text.ends_with("[mcp:tools]"), "{text}");
@@ -321,7 +313,7 @@ async fn our_client_authorizes_calls_a_tool_and_steps_up() {
 
     // `admin` needs mcp:admin: 403 insufficient_scope, the client asks again with the
     // union of scopes, and the call goes through.
-    let admin = within("admin", client.call_tool("admin", JsonObject::new()))
+    let admin = within(LIMIT, "admin", client.call_tool("admin", JsonObject::new()))
         .await
         .unwrap();
     assert_eq!(text_of(&admin), "admin done");
@@ -330,9 +322,13 @@ async fn our_client_authorizes_calls_a_tool_and_steps_up() {
     let mut asked: Vec<&str> = second.split(' ').collect();
     asked.sort_unstable();
     assert_eq!(asked, ["mcp:admin", "mcp:tools"]);
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
+    let who = within(
+        LIMIT,
+        "whoami",
+        client.call_tool("whoami", JsonObject::new()),
+    )
+    .await
+    .unwrap();
     assert!(text_of(&who).ends_with("[mcp:admin mcp:tools]"));
     let tokens = oauth.tokens().await.expect("tokens kept");
     assert!(tokens.refresh_token.is_some(), "a refresh token came too");
@@ -473,12 +469,12 @@ async fn a_tool_scope_is_a_403_with_the_scopes_needed() {
             )
             .send()
     };
-    let r = within("admin", call("admin")).await.unwrap();
+    let r = within(LIMIT, "admin", call("admin")).await.unwrap();
     assert_eq!(r.status(), 403);
     let c = challenge(&r);
     assert!(c.contains("error=\"insufficient_scope\""), "{c}");
     assert!(c.contains("scope=\"mcp:admin mcp:tools\""), "{c}");
-    let r = within("whoami", call("whoami")).await.unwrap();
+    let r = within(LIMIT, "whoami", call("whoami")).await.unwrap();
     assert_eq!(r.status(), 200);
 
     // A body larger than the resource server reads to find the operation: 413.
@@ -1146,14 +1142,19 @@ async fn our_client_gets_and_uses_dpop_bound_tokens() {
         .build()
         .unwrap();
     let client = within(
+        LIMIT,
         "the client to connect",
         Client::builder("e2e", "1.0.0").connect(transport),
     )
     .await
     .expect("connected with DPoP");
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
+    let who = within(
+        LIMIT,
+        "whoami",
+        client.call_tool("whoami", JsonObject::new()),
+    )
+    .await
+    .unwrap();
     assert!(text_of(&who).starts_with("alice via "));
     let tokens = oauth.tokens().await.unwrap();
     assert_eq!(tokens.token_type, "DPoP");
@@ -1538,7 +1539,9 @@ impl World {
         if let Some(key) = key {
             rb = rb.header("dpop", dpop_proof(key, "POST", &token_url, None));
         }
-        let r = within("the token endpoint", rb.send()).await.unwrap();
+        let r = within(LIMIT, "the token endpoint", rb.send())
+            .await
+            .unwrap();
         (r.status().as_u16(), r.json().await.unwrap())
     }
 }
@@ -1641,14 +1644,19 @@ async fn our_dpop_client_binds_the_code_to_its_key() {
         .build()
         .unwrap();
     let client = within(
+        LIMIT,
         "the client to connect",
         Client::builder("e2e", "1.0.0").connect(transport),
     )
     .await
     .expect("connected with DPoP");
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
+    let who = within(
+        LIMIT,
+        "whoami",
+        client.call_tool("whoami", JsonObject::new()),
+    )
+    .await
+    .unwrap();
     assert!(text_of(&who).starts_with("alice via "));
     let tokens = oauth.tokens().await.unwrap();
     assert_eq!(tokens.token_type, "DPoP");
@@ -1669,14 +1677,19 @@ async fn our_dpop_client_binds_the_code_to_its_key() {
         .build()
         .unwrap();
     let client = within(
+        LIMIT,
         "the client to connect",
         Client::builder("e2e", "1.0.0").connect(transport),
     )
     .await
     .expect("connected");
-    within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
+    within(
+        LIMIT,
+        "whoami",
+        client.call_tool("whoami", JsonObject::new()),
+    )
+    .await
+    .unwrap();
     let urls = plain_user.urls.lock().unwrap().clone();
     assert!(query_param(&urls[0], "dpop_jkt").is_none());
 }
@@ -1923,12 +1936,15 @@ async fn a_jwks_uri_is_fetched_for_the_assertion() {
         http.post(format!("{issuer}/token")).form(&form).send()
     };
     assert_eq!(
-        within("a token", token(&key, "u1")).await.unwrap().status(),
+        within(LIMIT, "a token", token(&key, "u1"))
+            .await
+            .unwrap()
+            .status(),
         200
     );
     let stranger = p256::ecdsa::SigningKey::from_slice(&[35u8; 32]).unwrap();
     assert_eq!(
-        within("a refusal", token(&stranger, "u2"))
+        within(LIMIT, "a refusal", token(&stranger, "u2"))
             .await
             .unwrap()
             .status(),
@@ -1960,13 +1976,18 @@ async fn our_client_authenticates_with_private_key_jwt_end_to_end() {
         .build()
         .unwrap();
     let client = within(
+        LIMIT,
         "the client to connect",
         Client::builder("m2m", "1.0.0").connect(transport),
     )
     .await
     .expect("connected with a client assertion");
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
+    let who = within(
+        LIMIT,
+        "whoami",
+        client.call_tool("whoami", JsonObject::new()),
+    )
+    .await
+    .unwrap();
     assert_eq!(text_of(&who), "m2m via m2m [mcp:tools]");
 }

@@ -4,49 +4,25 @@
 //! read once: sent twice, the request is refused. Requests go through the resource
 //! server's layer to a real MCP server (in process, `tower::ServiceExt::oneshot`).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::body::Body;
-use futures::future::BoxFuture;
 use http::{Request, StatusCode};
 use modelctx_http::StreamableHttpService;
-use modelctx_oauth::{AuthInfo, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier};
+use modelctx_oauth::{ResourceServer, ResourceServerConfig};
 use modelctx_server::Server;
+use modelctx_test::TokenPerUser;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
 const RESOURCE: &str = "http://127.0.0.1/mcp";
 const WAIT: Duration = Duration::from_secs(10);
 
-/// Takes `alice-token` as alice and `mallory-token` as mallory, both valid here.
-struct Users;
-
-impl TokenVerifier for Users {
-    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<AuthInfo, TokenError>> {
-        Box::pin(async move {
-            let who = token
-                .strip_suffix("-token")
-                .ok_or_else(|| TokenError::invalid("unknown token"))?;
-            let exp = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_secs()
-                + 300;
-            let claims = json!({"iss": "http://issuer.test", "sub": who, "client_id": "app",
-                "aud": RESOURCE, "exp": exp});
-            let Value::Object(claims) = claims else {
-                unreachable!()
-            };
-            Ok(AuthInfo::from_claims(claims))
-        })
-    }
-}
-
 /// The MCP endpoint behind the resource server's layer.
 fn endpoint() -> axum::Router {
     let rs = ResourceServer::new(
-        ResourceServerConfig::new(RESOURCE, "http://issuer.test"),
-        Users,
+        ResourceServerConfig::new(RESOURCE, modelctx_test::ISSUER),
+        TokenPerUser::new(RESOURCE).client_id("app"),
     )
     .unwrap();
     let server = Server::builder("bound", "1.0.0").build();

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use modelctx_memory::MockPeer;
 use modelctx_server::{Context, NoArgs, Server, ServerSession, TaskConfig, ToolDef};
+use modelctx_test::within;
 use modelctx_types::{ErrorCode, RequestedSchema, TaskSupport, ext_tasks::EXTENSION_ID};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -32,11 +33,8 @@ fn with_meta(mut params: Value, tasks: bool) -> Value {
     params
 }
 
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
+/// Bounds every wait of these tests.
+const WAIT: Duration = Duration::from_secs(10);
 
 /// A gate the test opens.
 #[derive(Clone)]
@@ -139,7 +137,7 @@ async fn poll_until(
     task: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    within("the task's status", async {
+    within(WAIT, "the task's status", async {
         loop {
             *id += 1;
             let got = call(mock, *id, "tasks/get", json!({"taskId": task})).await;
@@ -368,7 +366,7 @@ async fn a_listen_stream_carries_the_watched_tasks_changes() {
     );
 
     gate.open();
-    let done = within("the completion's notification", async {
+    let done = within(WAIT, "the completion's notification", async {
         loop {
             let note = mock.expect_notification("notifications/tasks").await;
             let note: Value = serde_json::from_str(note.params.unwrap().get()).unwrap();

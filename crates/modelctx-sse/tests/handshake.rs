@@ -7,17 +7,12 @@
 use std::time::Duration;
 
 use modelctx_sse::{SseServerConfig, SseService};
+use modelctx_test::within;
 use modelctx_transport::sse::SseParser;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx_types::JsonRpcMessage;
 
 const WAIT: Duration = Duration::from_secs(10);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(WAIT, f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
 
 /// Sessions answer `initialize` with a result when its params carry a
 /// `protocolVersion`, with an error (-32602) otherwise; anything else with `{}`.
@@ -55,7 +50,7 @@ async fn open(origin: &str) -> (reqwest::Response, SseParser, String) {
     let mut response = reqwest::get(format!("{origin}/sse")).await.unwrap();
     assert_eq!(response.status(), 200);
     let mut parser = SseParser::new(1 << 16);
-    let endpoint = within("the endpoint", async {
+    let endpoint = within(WAIT, "the endpoint", async {
         loop {
             let chunk = response.chunk().await.unwrap().unwrap();
             if let Some(e) = parser.push(&chunk).unwrap().into_iter().next() {
@@ -81,7 +76,7 @@ async fn post(url: &str, body: &'static str) -> u16 {
 
 /// Reads `stream` to its end; the `message` events it carried.
 async fn to_end(stream: &mut reqwest::Response, parser: &mut SseParser) -> Vec<String> {
-    within("the end of the stream", async {
+    within(WAIT, "the end of the stream", async {
         let mut messages = Vec::new();
         while let Ok(Some(chunk)) = stream.chunk().await {
             for event in parser.push(&chunk).unwrap() {
@@ -127,7 +122,7 @@ async fn a_stream_without_a_handshake_in_time_ends() {
     let (mut idle, mut idle_parser, _) = open(&origin).await;
     let (mut live, mut live_parser, url) = open(&origin).await;
     assert_eq!(post(&url, GOOD).await, 202);
-    within("the initialize result", async {
+    within(WAIT, "the initialize result", async {
         loop {
             let chunk = live.chunk().await.unwrap().expect("the stream is open");
             if parser_has_message(&mut live_parser, &chunk) {

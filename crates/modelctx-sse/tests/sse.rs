@@ -6,18 +6,13 @@ use std::time::Duration;
 
 use axum::response::IntoResponse;
 use modelctx_sse::{SseClientTransport, SseServerConfig, SseService};
+use modelctx_test::within;
 use modelctx_transport::sse::SseParser;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx_types::JsonRpcMessage;
 use tokio::sync::mpsc;
 
 const WAIT: Duration = Duration::from_secs(10);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(WAIT, f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
 
 /// An echo "server": every request is answered with its params as the result; `ended`
 /// hears when its session's stream ended.
@@ -57,7 +52,7 @@ async fn open(origin: &str) -> (reqwest::Response, String) {
     let mut response = reqwest::get(format!("{origin}/sse")).await.unwrap();
     assert_eq!(response.status(), 200);
     let mut parser = SseParser::new(4096);
-    let endpoint = within("the endpoint", async {
+    let endpoint = within(WAIT, "the endpoint", async {
         loop {
             let chunk = response.chunk().await.unwrap().unwrap();
             if let Some(e) = parser.push(&chunk).unwrap().into_iter().next() {
@@ -108,13 +103,16 @@ async fn the_body_rules_of_streamable_http_apply() {
         202
     );
     for expected in [415, 413, 400, 400] {
-        assert_eq!(within("a rejection", rejected.recv()).await, Some(expected));
+        assert_eq!(
+            within(WAIT, "a rejection", rejected.recv()).await,
+            Some(expected)
+        );
     }
 }
 
 /// The next `message` event of a raw stream, as JSON.
 async fn next_message(stream: &mut reqwest::Response, parser: &mut SseParser) -> serde_json::Value {
-    within("a message event", async {
+    within(WAIT, "a message event", async {
         loop {
             let chunk = stream.chunk().await.unwrap().expect("the stream is open");
             for event in parser.push(&chunk).unwrap() {
@@ -203,17 +201,24 @@ async fn a_client_round_trip_and_close_ends_the_server_session() {
         .parse()
         .unwrap();
     sink.send(TransportMessage::new(request)).await.unwrap();
-    let reply = within("the answer", stream.recv()).await.unwrap().unwrap();
+    let reply = within(WAIT, "the answer", stream.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         serde_json::to_value(&reply.message).unwrap()["result"]["a"],
         1
     );
     assert_eq!(service.session_count(), 1);
     sink.close().await;
-    assert!(within("the stream to end", stream.recv()).await.is_none());
+    assert!(
+        within(WAIT, "the stream to end", stream.recv())
+            .await
+            .is_none()
+    );
     // The server notices the disconnect: the session's stream ends, and the service
     // has forgotten it by then.
-    within("the server session to end", ended.recv()).await;
+    within(WAIT, "the server session to end", ended.recv()).await;
     assert_eq!(service.session_count(), 0);
 }
 
@@ -343,6 +348,7 @@ async fn a_response_that_cannot_be_read_fails_its_call_at_once() {
     tokio::spawn(async move { axum::serve(listener, router).await });
 
     let transport = within(
+        WAIT,
         "the endpoint",
         SseClientTransport::connect(&format!("{origin}/sse")),
     )
@@ -357,7 +363,7 @@ async fn a_response_that_cannot_be_read_fails_its_call_at_once() {
         )
     };
     sink.send(call(1, "bad")).await.unwrap();
-    let answer = within("the failed call", stream.recv())
+    let answer = within(WAIT, "the failed call", stream.recv())
         .await
         .unwrap()
         .unwrap();
@@ -371,7 +377,7 @@ async fn a_response_that_cannot_be_read_fails_its_call_at_once() {
         e.error.message
     );
     sink.send(call(2, "good")).await.unwrap();
-    let answer = within("the next answer", stream.recv())
+    let answer = within(WAIT, "the next answer", stream.recv())
         .await
         .unwrap()
         .unwrap();

@@ -8,14 +8,9 @@ use modelctx_types::{JsonRpcMessage, JsonRpcNotification, RawValue, RequestId};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use crate::{Diagnostic, StdioOptions, StdioSink, StdioStream, StdioTransport};
+use modelctx_test::within;
 
 const WAIT: Duration = Duration::from_secs(5);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(WAIT, f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
 
 /// A stream reading what the test writes to the returned pipe end, with diagnostics
 /// collected.
@@ -34,7 +29,10 @@ fn note(method: &str) -> TransportMessage {
 }
 
 async fn next_method(stream: &mut StdioStream) -> String {
-    let msg = within("a message", stream.recv()).await.unwrap().unwrap();
+    let msg = within(WAIT, "a message", stream.recv())
+        .await
+        .unwrap()
+        .unwrap();
     msg.message.method().unwrap().to_owned()
 }
 
@@ -52,7 +50,7 @@ async fn partial_lines_and_crlf_are_reassembled() {
     pipe.write_all(b"\n").await.unwrap();
     assert_eq!(next_method(&mut stream).await, "b");
     drop(pipe);
-    assert!(within("the end", stream.recv()).await.is_none());
+    assert!(within(WAIT, "the end", stream.recv()).await.is_none());
     assert!(seen.lock().unwrap().is_empty());
 }
 
@@ -76,7 +74,7 @@ async fn a_json_line_that_is_not_a_message_is_reported_with_its_id() {
     pipe.write_all(b"{\"jsonrpc\":\"1.0\",\"id\":7,\"method\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n")
         .await
         .unwrap();
-    let err = within("an error", stream.recv())
+    let err = within(WAIT, "an error", stream.recv())
         .await
         .unwrap()
         .unwrap_err();
@@ -99,12 +97,12 @@ async fn a_line_over_the_cap_ends_the_stream_with_an_error() {
     pipe.write_all(b"\n").await.unwrap();
     pipe.write_all(&[b'x'; 100]).await.unwrap();
     assert_eq!(next_method(&mut stream).await, "a");
-    let err = within("the error", stream.recv())
+    let err = within(WAIT, "the error", stream.recv())
         .await
         .unwrap()
         .unwrap_err();
     assert!(err.to_string().contains("64 bytes"), "{err}");
-    assert!(within("the end", stream.recv()).await.is_none());
+    assert!(within(WAIT, "the end", stream.recv()).await.is_none());
     assert!(matches!(
         &seen.lock().unwrap()[..],
         [Diagnostic::Fatal { .. }]
@@ -128,7 +126,7 @@ async fn invalid_utf8_is_skipped_and_reading_goes_on() {
         "{seen:?}"
     );
     drop(pipe);
-    assert!(within("the end", stream.recv()).await.is_none());
+    assert!(within(WAIT, "the end", stream.recv()).await.is_none());
 }
 
 #[tokio::test]
@@ -138,7 +136,7 @@ async fn eof_inside_a_line_drops_it_and_ends_the_stream() {
         .await
         .unwrap();
     drop(pipe);
-    assert!(within("the end", stream.recv()).await.is_none());
+    assert!(within(WAIT, "the end", stream.recv()).await.is_none());
     assert!(matches!(
         &seen.lock().unwrap()[..],
         [Diagnostic::PartialLineAtEof { len: 30 }]
@@ -165,7 +163,7 @@ async fn every_message_is_one_line_even_when_its_payload_was_pretty_printed() {
     }
     sink.close().await;
     let mut bytes = Vec::new();
-    within("the output", pipe.read_to_end(&mut bytes))
+    within(WAIT, "the output", pipe.read_to_end(&mut bytes))
         .await
         .unwrap();
     assert!(!bytes.contains(&b'\r'));
@@ -197,7 +195,7 @@ async fn close_does_not_wait_forever_on_a_peer_that_stopped_reading() {
             .await
             .unwrap();
     }
-    within("close", sink.close()).await;
+    within(WAIT, "close", sink.close()).await;
     assert!(sink.send(note("late")).await.unwrap_err().is_closed());
     drop(ours);
 }
@@ -220,8 +218,8 @@ async fn a_second_close_waits_until_the_first_has_written_everything() {
         let mut bytes = Vec::new();
         ours.read_to_end(&mut bytes).await.map(|_| bytes)
     });
-    within("both closes", async { tokio::join!(first, second) }).await;
-    let bytes = within("the output", reading).await.unwrap().unwrap();
+    within(WAIT, "both closes", async { tokio::join!(first, second) }).await;
+    let bytes = within(WAIT, "the output", reading).await.unwrap().unwrap();
     assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 10);
 }
 
@@ -231,7 +229,7 @@ async fn the_write_side_ends_when_the_reader_is_gone() {
     drop(pipe);
     // A send is queued before the writer meets the broken pipe; once it has, the writer
     // is gone and sends fail closed.
-    let err = within("a send to fail", async {
+    let err = within(WAIT, "a send to fail", async {
         loop {
             match sink.send(note("x")).await {
                 Ok(()) => tokio::task::yield_now().await,
@@ -266,7 +264,7 @@ mod child {
     }
 
     async fn expect_line(rx: &mut mpsc::UnboundedReceiver<String>, want: &str) {
-        let got = within(want, rx.recv()).await;
+        let got = within(WAIT, want, rx.recv()).await;
         assert_eq!(got.as_deref(), Some(want));
     }
 
@@ -278,10 +276,10 @@ mod child {
         let (sink, mut stream) = client.split();
         sink.send(note("echo")).await.unwrap();
         assert_eq!(next_method(&mut stream).await, "echo");
-        let outcome = within("shutdown", handle.shutdown()).await.unwrap();
+        let outcome = within(WAIT, "shutdown", handle.shutdown()).await.unwrap();
         assert_eq!(outcome.step(), ShutdownStep::Exited);
         assert!(outcome.status().success());
-        assert!(within("the end", stream.recv()).await.is_none());
+        assert!(within(WAIT, "the end", stream.recv()).await.is_none());
         assert_eq!(handle.try_status(), Some(outcome.status()));
     }
 
@@ -294,7 +292,7 @@ mod child {
             .spawn()
             .unwrap();
         expect_line(&mut lines, "ready").await;
-        let outcome = within("shutdown", client.handle().shutdown())
+        let outcome = within(WAIT, "shutdown", client.handle().shutdown())
             .await
             .unwrap();
         assert_eq!(outcome.step(), ShutdownStep::Terminated);
@@ -311,7 +309,7 @@ mod child {
             .spawn()
             .unwrap();
         expect_line(&mut lines, "ready").await;
-        let outcome = within("shutdown", client.handle().shutdown())
+        let outcome = within(WAIT, "shutdown", client.handle().shutdown())
             .await
             .unwrap();
         assert_eq!(outcome.step(), ShutdownStep::Killed);
@@ -324,8 +322,8 @@ mod child {
         let handle = client.handle();
         let (sink, mut stream) = client.split();
         sink.send(note("go")).await.unwrap();
-        assert!(within("the end", stream.recv()).await.is_none());
-        let status = within("the exit", handle.wait()).await.unwrap();
+        assert!(within(WAIT, "the end", stream.recv()).await.is_none());
+        let status = within(WAIT, "the exit", handle.wait()).await.unwrap();
         assert_eq!(status.code(), Some(3));
     }
 
@@ -347,7 +345,7 @@ mod child {
             &seen.lock().unwrap()[..],
             [Diagnostic::SkippedLine { len: 11, .. }]
         ));
-        let outcome = within("shutdown", handle.shutdown()).await.unwrap();
+        let outcome = within(WAIT, "shutdown", handle.shutdown()).await.unwrap();
         assert_eq!(outcome.step(), ShutdownStep::Exited);
     }
 
@@ -361,7 +359,9 @@ mod child {
         expect_line(&mut lines, "one").await;
         expect_line(&mut lines, "two").await;
         expect_line(&mut lines, "three").await;
-        let status = within("the exit", client.handle().wait()).await.unwrap();
+        let status = within(WAIT, "the exit", client.handle().wait())
+            .await
+            .unwrap();
         assert!(status.success());
     }
 
@@ -374,7 +374,9 @@ mod child {
             .stderr(Stderr::file(file))
             .spawn()
             .unwrap();
-        let status = within("the exit", client.handle().wait()).await.unwrap();
+        let status = within(WAIT, "the exit", client.handle().wait())
+            .await
+            .unwrap();
         assert!(status.success());
         let text = std::fs::read_to_string(&path).unwrap();
         let _ = std::fs::remove_file(&path);
@@ -394,7 +396,9 @@ mod child {
             .unwrap();
         let want = format!("first hello {}", dir.canonicalize().unwrap().display());
         expect_line(&mut lines, &want).await;
-        within("the exit", client.handle().wait()).await.unwrap();
+        within(WAIT, "the exit", client.handle().wait())
+            .await
+            .unwrap();
     }
 
     #[tokio::test]
@@ -420,7 +424,7 @@ mod child {
         let (sink, stream) = client.split();
         sink.send(note("hello")).await.unwrap();
         drop((sink, stream));
-        within("the child to exit", gone).await.unwrap();
+        within(WAIT, "the child to exit", gone).await.unwrap();
     }
 
     #[tokio::test]

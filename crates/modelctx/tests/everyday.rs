@@ -2,21 +2,9 @@
 //! return plain values, `Result`s with any displayable error or a typed protocol
 //! error, closures without a `Context`, and sync `#[tool]` functions.
 
-use std::time::Duration;
-
 use modelctx::prelude::*;
+use modelctx_test::TestClient;
 use serde_json::{Value, json};
-
-/// Bounds every wait of these tests.
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(5), f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: timed out"))
-}
-
-fn args(value: Value) -> JsonObject {
-    value.as_object().cloned().unwrap_or_default()
-}
 
 /// Derived with the prelude's `schemars` in scope, and nothing else imported.
 #[derive(serde::Deserialize, serde::Serialize, JsonSchema)]
@@ -103,21 +91,9 @@ fn server() -> Server {
         .build()
 }
 
-async fn connect(server: &Server) -> Client {
-    let (client_side, server_side) = modelctx::memory::pair();
-    let _session = server.serve(server_side);
-    within(
-        "connect",
-        Client::builder("everyday-tests", "1.0.0").connect(client_side),
-    )
-    .await
-    .unwrap()
-}
-
-async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
-    within(name, client.call_tool(name, args(arguments)))
-        .await
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+/// A client of `server` in this process, through the test kit as a user would test theirs.
+async fn connect(server: &Server) -> TestClient {
+    TestClient::connect_with(server, Client::builder("everyday-tests", "1.0.0")).await
 }
 
 fn text(result: &CallToolResult) -> &str {
@@ -127,21 +103,19 @@ fn text(result: &CallToolResult) -> &str {
 #[tokio::test]
 async fn closures_return_plain_values_with_or_without_a_context() {
     let client = connect(&server()).await;
-    let added = call(&client, "add", json!({"a": 2, "b": 3})).await;
+    let added = client.call_tool("add", json!({"a": 2, "b": 3})).await;
     assert_eq!(added.structured_content, Some(json!({"result": 5})));
     assert_eq!(
-        text(&call(&client, "greet", json!({})).await),
+        text(&client.call_tool("greet", json!({})).await),
         "hello everyday-tests"
     );
-    assert_eq!(text(&call(&client, "count", json!({})).await), "3");
+    assert_eq!(text(&client.call_tool("count", json!({})).await), "3");
 
-    let failed = call(&client, "failing", json!({})).await;
+    let failed = client.call_tool("failing", json!({})).await;
     assert!(failed.is_error());
     assert_eq!(text(&failed), "invalid digit found in string");
 
-    let boxed = within("boxed", client.call_tool("boxed", JsonObject::new()))
-        .await
-        .unwrap_err();
+    let boxed = client.try_call_tool("boxed", json!({})).await.unwrap_err();
     let error = boxed.protocol_error().expect("a JSON-RPC error");
     assert_eq!(error.code, ErrorCode::INVALID_REQUEST);
     assert_eq!(error.message, "boxed");
@@ -150,7 +124,7 @@ async fn closures_return_plain_values_with_or_without_a_context() {
 #[tokio::test]
 async fn tool_functions_may_be_sync_and_return_what_they_mean() {
     let client = connect(&server()).await;
-    let tools = within("list", client.list_all_tools()).await.unwrap();
+    let tools = client.list_tools().await;
     let times = tools.iter().find(|t| t.name == "times").unwrap();
     assert_eq!(
         times.description.as_deref(),
@@ -162,19 +136,24 @@ async fn tool_functions_may_be_sync_and_return_what_they_mean() {
     );
 
     assert_eq!(
-        text(&call(&client, "times", json!({"a": 6, "b": 7})).await),
+        text(&client.call_tool("times", json!({"a": 6, "b": 7})).await),
         "42"
     );
-    assert_eq!(text(&call(&client, "even", json!({"n": 4})).await), "true");
-    let nothing = call(&client, "noop", json!({})).await;
+    assert_eq!(
+        text(&client.call_tool("even", json!({"n": 4})).await),
+        "true"
+    );
+    let nothing = client.call_tool("noop", json!({})).await;
     assert!(!nothing.is_error());
     assert!(nothing.content.is_empty());
 
-    let refused = call(&client, "refuse", json!({"reason": "too late"})).await;
+    let refused = client
+        .call_tool("refuse", json!({"reason": "too late"}))
+        .await;
     assert!(refused.is_error());
     assert_eq!(text(&refused), "refused: too late");
 
-    let echoed = call(&client, "echo", json!({"a": 1, "b": 2})).await;
+    let echoed = client.call_tool("echo", json!({"a": 1, "b": 2})).await;
     assert_eq!(text(&echoed), r#"{"a":1,"b":2}"#);
     assert_eq!(echoed.structured_content, Some(json!({"a": 1, "b": 2})));
 }
@@ -182,12 +161,10 @@ async fn tool_functions_may_be_sync_and_return_what_they_mean() {
 #[tokio::test]
 async fn a_typed_protocol_error_fails_the_call_with_it() {
     let client = connect(&server()).await;
-    let error = within(
-        "vault",
-        client.call_tool("vault", args(json!({"name": "x"}))),
-    )
-    .await
-    .unwrap_err();
+    let error = client
+        .try_call_tool("vault", json!({"name": "x"}))
+        .await
+        .unwrap_err();
     let data = error
         .protocol_error()
         .expect("a JSON-RPC error, not an isError result");

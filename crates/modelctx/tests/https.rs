@@ -11,39 +11,14 @@ use modelctx::server::{Context, Server, ToolDef};
 use modelctx::types::{JsonObject, Tool};
 use modelctx_http::tls::rustls::pki_types::CertificateDer;
 use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService, tls};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+use modelctx_test::within;
+use modelctx_test::{TestCa, text_of};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, fut)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not happen in time"))
-}
-
 /// A CA, and a certificate for `localhost` and `127.0.0.1` it signed.
-struct Certificates {
-    ca: CertificateDer<'static>,
-    ca_pem: String,
-    chain_pem: String,
-    key_pem: String,
-}
-
-fn certificates() -> Certificates {
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&key, &ca)
-        .unwrap();
-    Certificates {
-        ca: ca.der().clone(),
-        ca_pem: ca.pem(),
-        chain_pem: leaf.pem(),
-        key_pem: key.serialize_pem(),
-    }
+fn certificates() -> TestCa {
+    TestCa::for_names(&["localhost", "127.0.0.1"])
 }
 
 fn server() -> Server {
@@ -58,7 +33,7 @@ fn server() -> Server {
 }
 
 /// Serves the MCP endpoint over HTTPS on a loopback port; returns its URL.
-async fn serve_https(certs: &Certificates) -> String {
+async fn serve_https(certs: &TestCa) -> String {
     let config =
         tls::server_config_from_pem(certs.chain_pem.as_bytes(), certs.key_pem.as_bytes()).unwrap();
     let server = server();
@@ -74,14 +49,6 @@ async fn serve_https(certs: &Certificates) -> String {
     url
 }
 
-fn text_of(result: &modelctx::types::CallToolResult) -> String {
-    let v = serde_json::to_value(result).unwrap();
-    v["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 #[tokio::test]
 async fn a_client_that_trusts_the_ca_calls_a_tool_over_https() {
     let certs = certificates();
@@ -89,18 +56,20 @@ async fn a_client_that_trusts_the_ca_calls_a_tool_over_https() {
 
     // The CA as a PEM file holds it, read the documented way.
     let roots = tls::certificates_from_pem(certs.ca_pem.as_bytes()).unwrap();
-    assert_eq!(roots, std::slice::from_ref(&certs.ca));
+    assert_eq!(roots, [CertificateDer::from(certs.ca_der.clone())]);
     let transport = StreamableHttpClientTransport::builder(&url)
         .add_root_certificate(roots[0].clone())
         .build()
         .unwrap();
     let client = within(
+        LIMIT,
         "the client to connect",
         Client::builder("tls-client", "1.0.0").connect(transport),
     )
     .await
     .expect("connected over https");
     let result = within(
+        LIMIT,
         "the call",
         client.call_tool("secure-echo", JsonObject::new()),
     )
@@ -116,6 +85,7 @@ async fn a_client_that_does_not_trust_the_certificate_fails_clearly() {
     // The built-in web-PKI roots do not include our test CA.
     let transport = StreamableHttpClientTransport::new(&url).unwrap();
     let error = within(
+        LIMIT,
         "the refusal",
         Client::builder("tls-client", "1.0.0").connect(transport),
     )
@@ -137,6 +107,7 @@ async fn a_plain_http_client_on_the_tls_port_gets_no_answer_and_the_server_survi
     let plain = url.replacen("https://", "http://", 1);
     let transport = StreamableHttpClientTransport::new(&plain).unwrap();
     let refused = within(
+        LIMIT,
         "the plain-text attempt",
         Client::builder("plain", "1.0.0").connect(transport),
     )
@@ -145,16 +116,18 @@ async fn a_plain_http_client_on_the_tls_port_gets_no_answer_and_the_server_survi
 
     // The server still serves HTTPS.
     let transport = StreamableHttpClientTransport::builder(&url)
-        .add_root_certificate(certs.ca)
+        .add_root_certificate(CertificateDer::from(certs.ca_der))
         .build()
         .unwrap();
     let client = within(
+        LIMIT,
         "the client to connect",
         Client::builder("tls-client", "1.0.0").connect(transport),
     )
     .await
     .unwrap();
     let result = within(
+        LIMIT,
         "the call",
         client.call_tool("secure-echo", JsonObject::new()),
     )
@@ -180,14 +153,16 @@ async fn the_legacy_sse_transport_serves_and_connects_over_https() {
     tokio::spawn(service.serve_tls(listener, config, std::future::pending()));
 
     let transport = within(
+        LIMIT,
         "the event stream",
         modelctx_sse::SseClientTransport::builder(&url)
-            .add_root_certificate(certs.ca)
+            .add_root_certificate(CertificateDer::from(certs.ca_der))
             .connect(),
     )
     .await
     .expect("the SSE stream opens over https");
     let client = within(
+        LIMIT,
         "the client to connect",
         Client::builder("tls-client", "1.0.0")
             .mode(modelctx::client::ConnectMode::Legacy)
@@ -196,6 +171,7 @@ async fn the_legacy_sse_transport_serves_and_connects_over_https() {
     .await
     .unwrap();
     let result = within(
+        LIMIT,
         "the call",
         client.call_tool("secure-echo", JsonObject::new()),
     )
@@ -205,6 +181,7 @@ async fn the_legacy_sse_transport_serves_and_connects_over_https() {
 
     // Without the CA: the stream does not open, and the error says why.
     let error = within(
+        LIMIT,
         "the refusal",
         modelctx_sse::SseClientTransport::connect(&url),
     )

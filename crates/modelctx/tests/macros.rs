@@ -3,27 +3,16 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use modelctx::client::Client;
 use modelctx::macros::{tool, tools};
 // The rule for user types: the facade's schemars in scope, no `#[schemars(crate)]`.
 use modelctx::schemars::{self, JsonSchema};
 use modelctx::server::{Context, Json, Server};
-use modelctx::types::{ErrorCode, JsonObject, Tool};
+use modelctx::types::{ErrorCode, Tool};
+use modelctx_test::TestClient;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-/// Bounds every wait of these tests.
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(5), f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: timed out"))
-}
-
-fn obj(value: Value) -> JsonObject {
-    value.as_object().cloned().unwrap_or_default()
-}
 
 /// Adds two numbers.
 ///
@@ -131,15 +120,8 @@ impl Counter {
     }
 }
 
-async fn connect(server: &Server) -> Client {
-    let (client_side, server_side) = modelctx::memory::pair();
-    let _session = server.serve(server_side);
-    within(
-        "connect",
-        Client::builder("macro-tests", "1.0.0").connect(client_side),
-    )
-    .await
-    .unwrap()
+async fn connect(server: &Server) -> TestClient {
+    TestClient::connect_with(server, Client::builder("macro-tests", "1.0.0")).await
 }
 
 fn server(total: Arc<AtomicU64>) -> Server {
@@ -164,7 +146,7 @@ fn find<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
 #[tokio::test]
 async fn the_list_shows_names_descriptions_and_schemas() {
     let client = connect(&server(Arc::default())).await;
-    let tools = within("list", client.list_all_tools()).await.unwrap();
+    let tools = client.list_tools().await;
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
     assert_eq!(
@@ -238,48 +220,27 @@ async fn the_list_shows_names_descriptions_and_schemas() {
 #[tokio::test]
 async fn calls_decode_typed_arguments() {
     let client = connect(&server(Arc::default())).await;
-    let result = within(
-        "add",
-        client.call_tool("add", obj(json!({"a": 2, "b": 40}))),
-    )
-    .await
-    .unwrap();
+    let result = client.call_tool("add", json!({"a": 2, "b": 40})).await;
     assert!(!result.is_error());
     assert_eq!(result.structured_content, Some(json!({"result": 42})));
 
-    let result = within(
-        "divide",
-        client.call_tool(
+    let result = client
+        .call_tool(
             "divide-checked",
-            obj(json!({"numerator": 7, "denominator": 2, "ceiling": true})),
-        ),
-    )
-    .await
-    .unwrap();
+            json!({"numerator": 7, "denominator": 2, "ceiling": true}),
+        )
+        .await;
     assert_eq!(result.content[0].as_text(), Some("4"));
     // `#[serde(default)]` made `ceiling` optional.
-    let result = within(
-        "divide",
-        client.call_tool(
-            "divide-checked",
-            obj(json!({"numerator": 7, "denominator": 2})),
-        ),
-    )
-    .await
-    .unwrap();
+    let result = client
+        .call_tool("divide-checked", json!({"numerator": 7, "denominator": 2}))
+        .await;
     assert_eq!(result.content[0].as_text(), Some("3"));
 
-    let result = within("whoami", client.call_tool("whoami", obj(json!({}))))
-        .await
-        .unwrap();
+    let result = client.call_tool("whoami", json!({})).await;
     let text = result.content[0].as_text().unwrap();
     assert!(text.starts_with("hello to request "), "{text}");
-    let result = within(
-        "whoami",
-        client.call_tool("whoami", obj(json!({"prefix": ">> "}))),
-    )
-    .await
-    .unwrap();
+    let result = client.call_tool("whoami", json!({"prefix": ">> "})).await;
     assert!(result.content[0].as_text().unwrap().starts_with(">> hello"));
 }
 
@@ -289,41 +250,27 @@ async fn bad_arguments_and_errors_are_tool_errors() {
     // A wrong type, a missing argument, a broken constraint: the spec's tool execution
     // error (`isError: true`), with a message the model can act on.
     for (args, needle) in [(json!({"a": "two", "b": 1}), "a"), (json!({"a": 1}), "b")] {
-        let result = within("add", client.call_tool("add", obj(args)))
-            .await
-            .unwrap();
+        let result = client.call_tool("add", args).await;
         assert!(result.is_error());
         let text = result.content[0].as_text().unwrap();
         assert!(text.contains("Invalid arguments"), "{text}");
         assert!(text.contains(needle), "{text}");
     }
     // A broken constraint (`#[schemars(range(max = 100))]`).
-    let result = within("bump", client.call_tool("bump", obj(json!({"times": 101}))))
-        .await
-        .unwrap();
+    let result = client.call_tool("bump", json!({"times": 101})).await;
     assert!(result.is_error());
     assert!(result.content[0].as_text().unwrap().contains("times"));
     // The function's own `Err`, as the tool's text.
-    let result = within(
-        "divide",
-        client.call_tool(
-            "divide-checked",
-            obj(json!({"numerator": 1, "denominator": 0})),
-        ),
-    )
-    .await
-    .unwrap();
+    let result = client
+        .call_tool("divide-checked", json!({"numerator": 1, "denominator": 0}))
+        .await;
     assert!(result.is_error());
     assert_eq!(result.content[0].as_text(), Some("division by zero"));
-    let result = within("bump", client.call_tool("bump", obj(json!({"times": 0}))))
-        .await
-        .unwrap();
+    let result = client.call_tool("bump", json!({"times": 0})).await;
     assert!(result.is_error());
     assert_eq!(result.content[0].as_text(), Some("bump at least once"));
     // An unknown tool is a protocol error.
-    let error = within("nope", client.call_tool("nope", obj(json!({}))))
-        .await
-        .unwrap_err();
+    let error = client.try_call_tool("nope", json!({})).await.unwrap_err();
     assert_eq!(
         error.protocol_error().map(|e| e.code),
         Some(ErrorCode::INVALID_PARAMS)
@@ -333,7 +280,7 @@ async fn bad_arguments_and_errors_are_tool_errors() {
 #[tokio::test]
 async fn structured_output_matches_the_output_schema() {
     let client = connect(&server(Arc::default())).await;
-    let tools = within("list", client.list_all_tools()).await.unwrap();
+    let tools = client.list_tools().await;
     for (name, args) in [
         ("add", json!({"a": 1, "b": 2})),
         (
@@ -345,9 +292,7 @@ async fn structured_output_matches_the_output_schema() {
         let tool = find(&tools, name);
         let schema = Value::Object(tool.output_schema.clone().unwrap());
         let validator = jsonschema::validator_for(&schema).unwrap();
-        let result = within(name, client.call_tool(name, obj(args)))
-            .await
-            .unwrap();
+        let result = client.call_tool(name, args).await;
         let structured = result.structured_content.expect("structuredContent");
         assert!(validator.is_valid(&structured), "{name}: {structured}");
         // The same value as JSON text, for clients that read only `content`.
@@ -360,15 +305,11 @@ async fn structured_output_matches_the_output_schema() {
 async fn method_tools_share_their_value() {
     let total = Arc::new(AtomicU64::new(10));
     let client = connect(&server(total.clone())).await;
-    let result = within("bump", client.call_tool("bump", obj(json!({"times": 2}))))
-        .await
-        .unwrap();
+    let result = client.call_tool("bump", json!({"times": 2})).await;
     assert_eq!(result.structured_content, Some(json!({"result": 16})));
     assert_eq!(total.load(Ordering::SeqCst), 16);
     total.fetch_add(1, Ordering::SeqCst);
-    let result = within("total", client.call_tool("total", obj(json!({}))))
-        .await
-        .unwrap();
+    let result = client.call_tool("total", json!({})).await;
     assert_eq!(result.content[0].as_text(), Some("17"));
 }
 

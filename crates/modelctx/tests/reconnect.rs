@@ -21,17 +21,12 @@ use modelctx::transport::{
 };
 use modelctx::types::{JsonObject, ListToolsRequest, ListToolsResult, Tool};
 use modelctx_http::{HttpClientHandle, StreamableHttpClientTransport, StreamableHttpService};
+use modelctx_test::{text_of, within};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinSet;
 
 const LIMIT: Duration = Duration::from_secs(20);
-
-async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, fut)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not happen in time"))
-}
 
 /// A TCP proxy on a fixed loopback port in front of whichever server is current.
 struct Proxy {
@@ -123,10 +118,6 @@ fn plain(text: &'static str) -> Server {
         .build()
 }
 
-fn text_of(result: &modelctx::types::CallToolResult) -> String {
-    result.content[0].as_text().unwrap_or_default().to_owned()
-}
-
 /// Short waits, so the tests run fast; many attempts, so a slow machine does not run
 /// out of them.
 fn policy() -> ReconnectPolicy {
@@ -143,6 +134,7 @@ async fn connect(url: &str, mode: ConnectMode) -> (Client, HttpClientHandle) {
         .unwrap();
     let handle = transport.handle();
     let client = within(
+        LIMIT,
         "connecting",
         Client::builder("survivor", "1.0.0")
             .mode(mode)
@@ -162,6 +154,7 @@ async fn the_new_server_answers(
     era: &str,
 ) {
     let second = within(
+        LIMIT,
         "the call after the restart",
         client.call_tool("hello", JsonObject::new()),
     )
@@ -188,6 +181,7 @@ async fn a_server_restarted_on_the_same_port_between_calls_is_used_again() {
         let proxy = Proxy::start(serve(plain("first")).await).await;
         let (client, handle) = connect(&proxy.url(), mode).await;
         let first = within(
+            LIMIT,
             "the first call",
             client.call_tool("hello", JsonObject::new()),
         )
@@ -228,19 +222,24 @@ async fn a_refused_connection_is_tried_again_until_the_server_comes_up() {
         );
         // The first attempt was refused: the transport is backing off.
         within(
+            LIMIT,
             "reconnecting",
             state.wait_for(|s| matches!(s, ConnectionState::Reconnecting { .. })),
         )
         .await
         .unwrap();
         proxy.up(serve(plain("up")).await).await;
-        let client = within("connecting", connecting)
+        let client = within(LIMIT, "connecting", connecting)
             .await
             .unwrap()
             .unwrap_or_else(|e| panic!("{era}: {e}"));
-        let result = within("a call", client.call_tool("hello", JsonObject::new()))
-            .await
-            .unwrap();
+        let result = within(
+            LIMIT,
+            "a call",
+            client.call_tool("hello", JsonObject::new()),
+        )
+        .await
+        .unwrap();
         assert_eq!(text_of(&result), "up", "{era}");
         assert_eq!(
             *handle.connection_state().borrow(),
@@ -259,7 +258,7 @@ async fn a_refused_connection_fails_as_undelivered_once_the_attempts_are_used_up
     let connect = Client::builder("hasty", "1.0.0")
         .mode(ConnectMode::Legacy)
         .connect(transport);
-    let error = within("connecting", connect).await.unwrap_err();
+    let error = within(LIMIT, "connecting", connect).await.unwrap_err();
     assert!(error.is_undelivered(), "{error}");
     assert!(!error.is_interrupted(), "{error}");
     assert!(error.to_string().contains("not delivered"), "{error}");
@@ -273,7 +272,7 @@ async fn a_refused_connection_fails_as_undelivered_once_the_attempts_are_used_up
     let connect = Client::builder("patient", "1.0.0")
         .mode(ConnectMode::Legacy)
         .connect(transport);
-    let error = within("connecting", connect).await.unwrap_err();
+    let error = within(LIMIT, "connecting", connect).await.unwrap_err();
     assert!(error.is_undelivered(), "{error}");
     assert!(error.to_string().contains("4 attempts"), "{error}");
     assert!(
@@ -293,6 +292,7 @@ async fn without_a_policy_a_call_fails_at_once_and_the_next_one_reaches_the_new_
         let transport = StreamableHttpClientTransport::new(&proxy.url()).unwrap();
         let handle = transport.handle();
         let client = within(
+            LIMIT,
             "connecting",
             Client::builder("plain", "1.0.0")
                 .mode(mode)
@@ -300,14 +300,19 @@ async fn without_a_policy_a_call_fails_at_once_and_the_next_one_reaches_the_new_
         )
         .await
         .unwrap();
-        let first = within("a call", client.call_tool("hello", JsonObject::new()))
-            .await
-            .unwrap();
+        let first = within(
+            LIMIT,
+            "a call",
+            client.call_tool("hello", JsonObject::new()),
+        )
+        .await
+        .unwrap();
         assert_eq!(text_of(&first), "first", "{era}");
         let session = handle.session_id();
 
         proxy.down().await;
         let error = within(
+            LIMIT,
             "the call while the server is down",
             client.call_tool("hello", JsonObject::new()),
         )
@@ -351,19 +356,21 @@ async fn a_tool_call_in_flight_at_the_drop_fails_as_interrupted_and_is_not_sent_
         let proxy = Proxy::start(first).await;
         let (client, _handle) = connect(&proxy.url(), mode).await;
         // Listed first, so the call sends nothing else (its output schema check).
-        within("listing", client.list_all_tools()).await.unwrap();
+        within(LIMIT, "listing", client.list_all_tools())
+            .await
+            .unwrap();
 
         let call = {
             let client = client.clone();
             tokio::spawn(async move { client.call_tool("slow", JsonObject::new()).await })
         };
-        within("the tool starting", started.notified()).await;
+        within(LIMIT, "the tool starting", started.notified()).await;
         proxy.down().await;
         proxy
             .up(serve(with_slow_tool(calls.clone(), started.clone())).await)
             .await;
 
-        let error = within("the call failing", call)
+        let error = within(LIMIT, "the call failing", call)
             .await
             .unwrap()
             .expect_err("the call cannot have an answer");
@@ -373,9 +380,13 @@ async fn a_tool_call_in_flight_at_the_drop_fails_as_interrupted_and_is_not_sent_
             "{era}: {error}"
         );
         // The client goes on with the new server, and the call ran once in all.
-        let after = within("a call after", client.call_tool("hello", JsonObject::new()))
-            .await
-            .unwrap();
+        let after = within(
+            LIMIT,
+            "a call after",
+            client.call_tool("hello", JsonObject::new()),
+        )
+        .await
+        .unwrap();
         assert_eq!(text_of(&after), "after", "{era}");
         assert_eq!(calls.load(Ordering::SeqCst), 1, "{era}");
         client.close().await;
@@ -416,14 +427,14 @@ async fn a_list_in_flight_at_the_drop_is_sent_again_and_answered_once() {
             let client = client.clone();
             tokio::spawn(async move { client.list_tools(None).await })
         };
-        within("the list starting", listed).await.unwrap();
+        within(LIMIT, "the list starting", listed).await.unwrap();
         let second_lists = Arc::new(AtomicUsize::new(0));
         proxy.down().await;
         proxy
             .up(serve(with_counted_list(second_lists.clone(), None)).await)
             .await;
 
-        let page = within("the list being answered", list)
+        let page = within(LIMIT, "the list being answered", list)
             .await
             .unwrap()
             .unwrap_or_else(|e| panic!("{era}: {e}"));
@@ -454,9 +465,13 @@ async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old()
     let first = with_resource();
     let proxy = Proxy::start(serve(first.clone()).await).await;
     let (client, _handle) = connect(&proxy.url(), ConnectMode::Legacy).await;
-    within("subscribing", client.subscribe_resource("test://watched"))
-        .await
-        .unwrap();
+    within(
+        LIMIT,
+        "subscribing",
+        client.subscribe_resource("test://watched"),
+    )
+    .await
+    .unwrap();
     assert_eq!(first.notify_resource_updated("test://watched").await, 1);
 
     let second = with_resource();
@@ -464,6 +479,7 @@ async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old()
     proxy.up(serve(second.clone()).await).await;
     // The next request starts a new session, which is subscribed again before it goes.
     within(
+        LIMIT,
         "a call after the restart",
         client.call_tool("hello", JsonObject::new()),
     )
@@ -552,6 +568,7 @@ async fn the_clients_list_watch_listens_again_on_a_restarted_server() {
         .build()
         .unwrap();
     let client = within(
+        LIMIT,
         "connecting",
         Client::builder("watcher", "1.0.0")
             .on_list_changed(ListKind::Tools, move |kind| {
@@ -565,7 +582,7 @@ async fn the_clients_list_watch_listens_again_on_a_restarted_server() {
         client.protocol_version(),
         &modelctx::types::ProtocolVersion::V2026_07_28
     );
-    within("the first listen", first_listens.notified()).await;
+    within(LIMIT, "the first listen", first_listens.notified()).await;
 
     let second = plain("second");
     let second_listens = Arc::new(Notify::new());
@@ -579,10 +596,10 @@ async fn the_clients_list_watch_listens_again_on_a_restarted_server() {
         .await)
         .await;
     // The interrupted stream is opened again on the new server...
-    within("listening again", second_listens.notified()).await;
+    within(LIMIT, "listening again", second_listens.notified()).await;
     // ... and a change there reaches the client's reaction.
     second.add_tool(tool("new", "new")).unwrap();
-    let kind = within("the change", changed.recv()).await.unwrap();
+    let kind = within(LIMIT, "the change", changed.recv()).await.unwrap();
     assert_eq!(kind, ListKind::Tools);
     client.close().await;
 }
@@ -592,9 +609,13 @@ async fn a_session_forgotten_by_a_restarted_server_is_started_again_without_wait
 {
     let proxy = Proxy::start(serve(with_resource()).await).await;
     let (client, handle) = connect(&proxy.url(), ConnectMode::Legacy).await;
-    within("subscribing", client.subscribe_resource("test://watched"))
-        .await
-        .unwrap();
+    within(
+        LIMIT,
+        "subscribing",
+        client.subscribe_resource("test://watched"),
+    )
+    .await
+    .unwrap();
     let session = handle.session_id();
 
     let subscribed = Arc::new(Notify::new());
@@ -604,7 +625,12 @@ async fn a_session_forgotten_by_a_restarted_server_is_started_again_without_wait
         .await;
     // No request from the client: its standalone stream found the session gone, and
     // the transport started a new one, subscriptions included.
-    within("the subscription in the new session", subscribed.notified()).await;
+    within(
+        LIMIT,
+        "the subscription in the new session",
+        subscribed.notified(),
+    )
+    .await;
     assert_ne!(handle.session_id(), session);
     client.close().await;
 }

@@ -10,10 +10,8 @@
 //! untouched. Two requestors without principal or session reach each other's tasks by
 //! id (the id is the capability) but never list them.
 
-#[path = "support/task_peers.rs"]
-mod task_peers;
-
-use task_peers::{Era, Requestor, check_pair, serve, server, within};
+use modelctx_test::task_isolation::{Era, Requestor, WITHIN, check_pair, serve, server};
+use modelctx_test::within;
 
 const ERAS: [Era; 2] = [Era::Handshake, Era::Stateless];
 
@@ -34,7 +32,7 @@ async fn every_pair(
                 if a_era == Era::Handshake {
                     assert_eq!(a.session.is_some(), stateful, "{}", a.name);
                 }
-                within("the pair", check_pair(&a, &b)).await;
+                within(WITHIN, "the pair", check_pair(&a, &b)).await;
             }
         }
     }

@@ -228,6 +228,9 @@ async fn memory(target: Target, calls: usize) -> Result<Figures, String> {
             figures.extend(latency_figures(SEQ, &sequential(calls, &call).await?));
             figures.push((RATE, concurrent(calls, MEMORY_CONCURRENCY, call).await?));
         }
+        #[cfg(not(feature = "rmcp"))]
+        Target::Rmcp => return Err("bench-load was built without the `rmcp` feature".into()),
+        #[cfg(feature = "rmcp")]
         Target::Rmcp => {
             use modelctx_bench::rmcp_side::{Echo, call_params, check, pair};
             use rmcp::ServiceExt;

@@ -1,5 +1,5 @@
 //! The in-test authorization server and MCP resource server (two origins on
-//! 127.0.0.1), what they saw, and a headless browser.
+//! 127.0.0.1), what they saw, and the test kit's headless browser.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -10,8 +10,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use base64::Engine as _;
-use futures::future::BoxFuture;
-use modelctx_oauth::{AuthorizationHandler, AuthorizationResponse, OAuthError};
+pub(crate) use modelctx_test::Browser;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
@@ -559,51 +558,4 @@ pub(crate) async fn mcp(
     }
     let request: Value = serde_json::from_str(&body).unwrap_or_default();
     axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": {}})).into_response()
-}
-
-/// The user's browser, headless: follows nothing, hands the redirect back — optionally
-/// tampered with.
-pub(crate) struct Browser {
-    pub(crate) tamper: Option<(&'static str, &'static str)>,
-}
-
-impl Browser {
-    pub(crate) fn honest() -> Self {
-        Self { tamper: None }
-    }
-}
-
-impl AuthorizationHandler for Browser {
-    fn redirect_uri(&self) -> String {
-        "http://127.0.0.1:9/callback".into()
-    }
-
-    fn authorize<'a>(
-        &'a self,
-        authorization_url: &'a str,
-    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
-        Box::pin(async move {
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap();
-            let answer = http
-                .get(authorization_url)
-                .send()
-                .await
-                .map_err(|e| OAuthError::application(e.to_string()))?;
-            let location = answer.headers()[header::LOCATION]
-                .to_str()
-                .unwrap()
-                .to_owned();
-            let mut response = AuthorizationResponse::from_redirect_url(&location)?;
-            if let Some((name, value)) = self.tamper {
-                response
-                    .params
-                    .retain(|(k, _)| k != name && !(name == "error" && k == "code"));
-                response.params.push((name.into(), value.into()));
-            }
-            Ok(response)
-        })
-    }
 }

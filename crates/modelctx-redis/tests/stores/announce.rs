@@ -15,20 +15,20 @@ use modelctx::server::{Context, ResourceDef, Server, ToolDef};
 use modelctx::session::announce::{Announcement, AnnouncementBus, AnnouncementReceiver};
 use modelctx::types::{CallToolResult, ServerNotification, SubscriptionFilter, Tool};
 use modelctx_redis::{RedisAnnouncements, RedisAnnouncementsConfig};
+use modelctx_test::within;
 use serde_json::json;
 use tokio::sync::mpsc;
 
 const URI: &str = "file:///shared.txt";
 
-async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(WITHIN, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: no answer within {WITHIN:?}"))
-}
-
 async fn bus(redis: &RedisServer) -> Arc<RedisAnnouncements> {
     let config = RedisAnnouncementsConfig::default().prefix("fan:");
-    let bus = within("connect", RedisAnnouncements::connect(&redis.url(), config)).await;
+    let bus = within(
+        WITHIN,
+        "connect",
+        RedisAnnouncements::connect(&redis.url(), config),
+    )
+    .await;
     Arc::new(bus.expect("the bus connects"))
 }
 
@@ -78,8 +78,12 @@ fn filter() -> SubscriptionFilter {
 async fn http_watch(url: &str, mode: ConnectMode) -> (Client, Watch) {
     let transport = StreamableHttpClientTransport::builder(url).build().unwrap();
     let client = Client::builder("watcher", "1.0.0").mode(mode);
-    let client = within("connect", client.connect(transport)).await.unwrap();
-    let watch = within("the watch", client.watch(filter())).await.unwrap();
+    let client = within(WITHIN, "connect", client.connect(transport))
+        .await
+        .unwrap();
+    let watch = within(WITHIN, "the watch", client.watch(filter()))
+        .await
+        .unwrap();
     (client, watch)
 }
 
@@ -87,16 +91,18 @@ async fn memory_watch(server: &Server, mode: ConnectMode) -> (Client, Watch) {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
     let client = Client::builder("watcher", "1.0.0").mode(mode);
-    let client = within("connect", client.connect(client_side))
+    let client = within(WITHIN, "connect", client.connect(client_side))
         .await
         .unwrap();
-    let watch = within("the watch", client.watch(filter())).await.unwrap();
+    let watch = within(WITHIN, "the watch", client.watch(filter()))
+        .await
+        .unwrap();
     (client, watch)
 }
 
 /// The next change a watch hears.
 async fn next(watch: &mut Watch, who: &str) -> ServerNotification {
-    within(who, watch.next())
+    within(WITHIN, who, watch.next())
         .await
         .unwrap_or_else(|| panic!("{who}: the watch ended"))
         .unwrap_or_else(|e| panic!("{who}: {e}"))
@@ -192,22 +198,22 @@ async fn a_bus_hands_a_process_only_the_announcements_of_others() {
     // Redis delivers the channel's messages to every subscriber in one order: A hears
     // only B's, B hears A's two, in order.
     assert_eq!(
-        within("A hears B", heard_a.recv()).await,
+        within(WITHIN, "A hears B", heard_a.recv()).await,
         Some(Announcement::ResourceUpdated(URI.to_owned()))
     );
     assert_eq!(
-        within("B hears A", heard_b.recv()).await,
+        within(WITHIN, "B hears A", heard_b.recv()).await,
         Some(Announcement::ToolsListChanged)
     );
     assert_eq!(
-        within("B hears A again", heard_b.recv()).await,
+        within(WITHIN, "B hears A again", heard_b.recv()).await,
         Some(Announcement::PromptsListChanged)
     );
     // A's own prompt change came after B's update on the channel; B's next message
     // proves A read past it without handing it on.
     b.publish(Announcement::ResourcesListChanged);
     assert_eq!(
-        within("A hears B again", heard_a.recv()).await,
+        within(WITHIN, "A hears B again", heard_a.recv()).await,
         Some(Announcement::ResourcesListChanged)
     );
 
@@ -223,7 +229,7 @@ async fn a_bus_hands_a_process_only_the_announcements_of_others() {
     a.publish(Announcement::ToolsListChanged);
     b.publish(Announcement::PromptsListChanged);
     assert_eq!(
-        within("A after garbage", heard_a.recv()).await,
+        within(WITHIN, "A after garbage", heard_a.recv()).await,
         Some(Announcement::PromptsListChanged)
     );
 }
@@ -237,7 +243,7 @@ async fn announcements_flow_again_after_redis_restarts() {
 
     redis.restart();
     // Raised while the subscribers may be away: never blocks, may be lost.
-    within("changes while Redis restarts", async {
+    within(WITHIN, "changes while Redis restarts", async {
         server_a.add_tool(extra_tool("during")).unwrap();
         server_a.notify_resource_updated("file:///other.txt").await
     })

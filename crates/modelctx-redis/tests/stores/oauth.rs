@@ -11,6 +11,7 @@ use modelctx_oauth::{
     InMemoryStore, Login, RegisteredClient, TrustedIdentityProvider,
 };
 use modelctx_redis::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
+use modelctx_test::within;
 use serde_json::{Value, json};
 
 fn now() -> u64 {
@@ -29,12 +30,6 @@ fn grant(expires_at: u64) -> Grant {
     .unwrap()
 }
 
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(WITHIN, f)
-        .await
-        .expect("a store call never hangs")
-}
-
 #[tokio::test]
 async fn the_store_is_bounded_and_grants_are_taken_once() {
     let redis = RedisServer::start();
@@ -50,63 +45,112 @@ async fn the_store_is_bounded_and_grants_are_taken_once() {
         ),
     ];
     for (name, store) in stores {
-        within(store.put_client(RegisteredClient::public("a", ["https://a/cb"])))
-            .await
-            .unwrap();
+        within(
+            WITHIN,
+            "a store call",
+            store.put_client(RegisteredClient::public("a", ["https://a/cb"])),
+        )
+        .await
+        .unwrap();
         // Replacing is fine; a second client is not.
-        within(store.put_client(RegisteredClient::public("a", ["https://a/cb2"])))
+        within(
+            WITHIN,
+            "a store call",
+            store.put_client(RegisteredClient::public("a", ["https://a/cb2"])),
+        )
+        .await
+        .unwrap();
+        let got = within(WITHIN, "a store call", store.client("a"))
             .await
-            .unwrap();
-        let got = within(store.client("a")).await.unwrap().expect(name);
+            .unwrap()
+            .expect(name);
         assert_eq!(got.redirect_uris, ["https://a/cb2"], "{name}");
         assert!(
-            within(store.put_client(RegisteredClient::public("b", ["https://b/cb"])))
-                .await
-                .is_err(),
-            "{name}"
-        );
-        assert!(within(store.client("b")).await.unwrap().is_none(), "{name}");
-
-        let live = now() + 600;
-        for i in 0..50 {
-            within(store.put_grant(GrantKind::Code, &i.to_string(), grant(live)))
-                .await
-                .unwrap();
-        }
-        assert!(
-            within(store.put_grant(GrantKind::Code, "full", grant(live)))
-                .await
-                .is_err(),
-            "{name}"
-        );
-        let taken = within(store.take_grant(GrantKind::Code, "7"))
+            within(
+                WITHIN,
+                "a store call",
+                store.put_client(RegisteredClient::public("b", ["https://b/cb"]))
+            )
             .await
-            .unwrap();
-        assert_eq!(taken, Some(grant(live)), "{name}");
+            .is_err(),
+            "{name}"
+        );
         assert!(
-            within(store.take_grant(GrantKind::Code, "7"))
+            within(WITHIN, "a store call", store.client("b"))
                 .await
                 .unwrap()
                 .is_none(),
+            "{name}"
+        );
+
+        let live = now() + 600;
+        for i in 0..50 {
+            within(
+                WITHIN,
+                "a store call",
+                store.put_grant(GrantKind::Code, &i.to_string(), grant(live)),
+            )
+            .await
+            .unwrap();
+        }
+        assert!(
+            within(
+                WITHIN,
+                "a store call",
+                store.put_grant(GrantKind::Code, "full", grant(live))
+            )
+            .await
+            .is_err(),
+            "{name}"
+        );
+        let taken = within(
+            WITHIN,
+            "a store call",
+            store.take_grant(GrantKind::Code, "7"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(taken, Some(grant(live)), "{name}");
+        assert!(
+            within(
+                WITHIN,
+                "a store call",
+                store.take_grant(GrantKind::Code, "7")
+            )
+            .await
+            .unwrap()
+            .is_none(),
             "{name}"
         );
         // Kinds are separate.
         assert!(
-            within(store.take_grant(GrantKind::Refresh, "8"))
-                .await
-                .unwrap()
-                .is_none(),
+            within(
+                WITHIN,
+                "a store call",
+                store.take_grant(GrantKind::Refresh, "8")
+            )
+            .await
+            .unwrap()
+            .is_none(),
             "{name}"
         );
         // A taken grant made room.
-        within(store.put_grant(GrantKind::Refresh, "8", grant(live)))
-            .await
-            .unwrap();
+        within(
+            WITHIN,
+            "a store call",
+            store.put_grant(GrantKind::Refresh, "8", grant(live)),
+        )
+        .await
+        .unwrap();
         assert!(
-            within(store.take_grant(GrantKind::Refresh, "8"))
-                .await
-                .unwrap()
-                .is_some(),
+            within(
+                WITHIN,
+                "a store call",
+                store.take_grant(GrantKind::Refresh, "8")
+            )
+            .await
+            .unwrap()
+            .is_some(),
             "{name}"
         );
     }
@@ -126,12 +170,16 @@ async fn a_code_is_used_once_across_processes() {
     ));
     for round in 0..20 {
         let key = format!("code-{round}");
-        within(a.put_grant(GrantKind::Code, &key, grant(now() + 600)))
-            .await
-            .unwrap();
+        within(
+            WITHIN,
+            "a store call",
+            a.put_grant(GrantKind::Code, &key, grant(now() + 600)),
+        )
+        .await
+        .unwrap();
         let (ka, kb) = (key.clone(), key.clone());
         let (sa, sb) = (a.clone(), b.clone());
-        let (ra, rb) = within(async move {
+        let (ra, rb) = within(WITHIN, "a store call", async move {
             tokio::join!(
                 tokio::spawn(async move { sa.take_grant(GrantKind::Code, &ka).await }),
                 tokio::spawn(async move { sb.take_grant(GrantKind::Code, &kb).await }),
@@ -145,14 +193,22 @@ async fn a_code_is_used_once_across_processes() {
         );
     }
     // Expired grants leave nothing behind (Redis drops them at their expiry).
-    within(a.put_grant(GrantKind::Pending, "old", grant(1)))
-        .await
-        .unwrap();
+    within(
+        WITHIN,
+        "a store call",
+        a.put_grant(GrantKind::Pending, "old", grant(1)),
+    )
+    .await
+    .unwrap();
     assert!(
-        within(b.take_grant(GrantKind::Pending, "old"))
-            .await
-            .unwrap()
-            .is_none()
+        within(
+            WITHIN,
+            "a store call",
+            b.take_grant(GrantKind::Pending, "old")
+        )
+        .await
+        .unwrap()
+        .is_none()
     );
     let keys = redis.keys().await;
     assert!(
@@ -168,23 +224,43 @@ async fn single_use_ids_are_new_once_and_expire() {
         redis.connection().await,
         RedisAuthorizationStoreConfig::default().prefix("t:"),
     );
-    assert!(within(store.first_use("id-1", now() + 600)).await.unwrap());
-    assert!(!within(store.first_use("id-1", now() + 600)).await.unwrap());
+    assert!(
+        within(WITHIN, "a store call", store.first_use("id-1", now() + 600))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !within(WITHIN, "a store call", store.first_use("id-1", now() + 600))
+            .await
+            .unwrap()
+    );
     // Past its expiry there is nothing to remember.
-    assert!(within(store.first_use("id-0", now() - 1)).await.unwrap());
+    assert!(
+        within(WITHIN, "a store call", store.first_use("id-0", now() - 1))
+            .await
+            .unwrap()
+    );
     assert_eq!(redis.keys().await, ["t:oauth:seen:id-1"]);
     // Redis drops a remembered id at its expiry (one to two seconds from now): waited
     // for by watching the keys, within a bound.
-    assert!(within(store.first_use("id-2", now() + 2)).await.unwrap());
+    assert!(
+        within(WITHIN, "a store call", store.first_use("id-2", now() + 2))
+            .await
+            .unwrap()
+    );
     assert_eq!(redis.keys().await.len(), 2);
-    within(async {
+    within(WITHIN, "a store call", async {
         while redis.keys().await.len() > 1 {
             tokio::task::yield_now().await;
         }
     })
     .await;
     assert_eq!(redis.keys().await, ["t:oauth:seen:id-1"]);
-    assert!(within(store.first_use("id-2", now() + 600)).await.unwrap());
+    assert!(
+        within(WITHIN, "a store call", store.first_use("id-2", now() + 600))
+            .await
+            .unwrap()
+    );
 }
 
 // ---- the authorization server on two processes sharing one Redis ----
@@ -251,12 +327,18 @@ async fn two_instances(
     let mut enterprise =
         RegisteredClient::confidential("enterprise", "ent-secret", Vec::<String>::new());
     enterprise.grant_types = vec![JWT_BEARER.to_owned()];
-    within(server.register_client(enterprise)).await.unwrap();
-    within(server.register_client(RegisteredClient::private_key_jwt(
-        "signer",
-        json!({"keys": [jwk(client, "c-1")]}),
-        Vec::<String>::new(),
-    )))
+    within(WITHIN, "a store call", server.register_client(enterprise))
+        .await
+        .unwrap();
+    within(
+        WITHIN,
+        "a store call",
+        server.register_client(RegisteredClient::private_key_jwt(
+            "signer",
+            json!({"keys": [jwk(client, "c-1")]}),
+            Vec::<String>::new(),
+        )),
+    )
     .await
     .unwrap();
     (origins.map(|o| format!("{o}/token")), issuer)
@@ -264,7 +346,7 @@ async fn two_instances(
 
 /// POSTs `form` to `url`: the status and the JSON answer.
 async fn post(url: &str, form: &[(&str, &str)]) -> (u16, Value) {
-    within(async {
+    within(WITHIN, "a store call", async {
         let r = reqwest::Client::new()
             .post(url)
             .form(form)

@@ -17,29 +17,10 @@ use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::support::{RedisServer, RoundRobin, WITHIN};
+use modelctx_test::round_robin::{RoundRobin, Served, served};
 
-async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(WITHIN, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: no answer within {WITHIN:?}"))
-}
-
-/// Starts a round-robin forwarder in front of `backends` (base URLs); returns its base
-/// URL and a view of its log: which backend got which `Mcp-Method`.
-async fn round_robin(backends: Vec<String>) -> (String, watch::Receiver<Vec<(usize, String)>>) {
-    let (log, seen) = watch::channel(Vec::new());
-    let balancer = RoundRobin::new(backends, move |index, request, _| {
-        let method = request
-            .headers
-            .get("mcp-method")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
-        log.send_modify(|log| log.push((index, method)));
-    });
-    (balancer.serve().await, seen)
-}
+use crate::support::{RedisServer, WITHIN};
+use modelctx_test::within;
 
 /// One instance: a tool that asks for a name (answering with the instance that saw the
 /// answer), a tool that becomes a task at once and finishes when `gate` opens; tasks in
@@ -116,15 +97,11 @@ async fn setup(
     redis: &RedisServer,
     key_a: [u8; 32],
     key_b: [u8; 32],
-) -> (
-    Client,
-    watch::Receiver<Vec<(usize, String)>>,
-    watch::Sender<bool>,
-) {
+) -> (Client, watch::Receiver<Vec<Served>>, watch::Sender<bool>) {
     let (open, gate) = watch::channel(false);
     let a = serve(instance("a", key_a, task_store(redis).await, gate.clone())).await;
     let b = serve(instance("b", key_b, task_store(redis).await, gate)).await;
-    let (balancer, log) = round_robin(vec![a, b]).await;
+    let (balancer, log) = RoundRobin::serve_logged(vec![a, b]).await;
     let transport = StreamableHttpClientTransport::builder(&format!("{balancer}/mcp"))
         .build()
         .unwrap();
@@ -136,17 +113,11 @@ async fn setup(
             answer.insert("name".to_owned(), ElicitValue::String("Ada".to_owned()));
             Ok(FormAnswer::Accept(answer))
         });
-    let client = within("connect", client.connect(transport)).await.unwrap();
+    let client = within(WITHIN, "connect", client.connect(transport))
+        .await
+        .unwrap();
     assert_eq!(client.protocol_version().as_str(), "2026-07-28");
     (client, log, open)
-}
-
-/// The backends that got requests with this `Mcp-Method`, in order.
-fn served(log: &[(usize, String)], method: &str) -> Vec<usize> {
-    log.iter()
-        .filter(|(_, m)| m == method)
-        .map(|(i, _)| *i)
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,9 +128,13 @@ async fn two_instances_behind_a_round_robin_serve_the_stateless_era() {
 
     // The elicitation: the first round is answered InputRequired by one instance, the
     // retry with the answer reaches the other, which opens the requestState.
-    let greeting = within("greet", client.call_tool("greet", serde_json::Map::new()))
-        .await
-        .unwrap();
+    let greeting = within(
+        WITHIN,
+        "greet",
+        client.call_tool("greet", serde_json::Map::new()),
+    )
+    .await
+    .unwrap();
     let calls = served(&log.borrow(), "tools/call");
     assert_eq!(calls.len(), 2, "two rounds: {:?}", log.borrow());
     assert_ne!(calls[0], calls[1], "the retry went to the other instance");
@@ -176,7 +151,7 @@ async fn two_instances_behind_a_round_robin_serve_the_stateless_era() {
         let client = client.clone();
         async move { client.call_tool("long", serde_json::Map::new()).await }
     });
-    let creator = within("the task's call", async {
+    let creator = within(WITHIN, "the task's call", async {
         loop {
             if let Some(&i) = served(&log.borrow_and_update(), "tools/call").get(2) {
                 return i;
@@ -185,7 +160,7 @@ async fn two_instances_behind_a_round_robin_serve_the_stateless_era() {
         }
     })
     .await;
-    within("a tasks/get on the other instance", async {
+    within(WITHIN, "a tasks/get on the other instance", async {
         loop {
             if served(&log.borrow_and_update(), "tasks/get").contains(&(1 - creator)) {
                 return;
@@ -195,7 +170,10 @@ async fn two_instances_behind_a_round_robin_serve_the_stateless_era() {
     })
     .await;
     open.send_replace(true);
-    let result = within("the task's result", call).await.unwrap().unwrap();
+    let result = within(WITHIN, "the task's result", call)
+        .await
+        .unwrap()
+        .unwrap();
     let creator = ["a", "b"][creator];
     assert_eq!(
         result.content[0].as_text(),
@@ -211,9 +189,13 @@ async fn two_instances_behind_a_round_robin_serve_the_stateless_era() {
 async fn a_retry_sealed_with_another_instances_key_is_refused() {
     let redis = RedisServer::start();
     let (client, log, _open) = setup(&redis, [1; 32], [2; 32]).await;
-    let refused = within("greet", client.call_tool("greet", serde_json::Map::new()))
-        .await
-        .unwrap_err();
+    let refused = within(
+        WITHIN,
+        "greet",
+        client.call_tool("greet", serde_json::Map::new()),
+    )
+    .await
+    .unwrap_err();
     let calls = served(&log.borrow(), "tools/call");
     assert_eq!(calls.len(), 2, "{:?}", log.borrow());
     assert_ne!(calls[0], calls[1]);

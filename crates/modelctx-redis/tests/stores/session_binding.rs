@@ -4,45 +4,20 @@
 //! service a request reaches first.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
-use futures::future::BoxFuture;
 use http::{Request, StatusCode};
 use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
 use modelctx::server::Server;
-use modelctx_oauth::{AuthInfo, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier};
+use modelctx_oauth::{ResourceServer, ResourceServerConfig};
 use modelctx_redis::{RedisSessionRegistry, RedisSessionRegistryConfig};
+use modelctx_test::TokenPerUser;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
 use crate::support::{RedisServer, WITHIN};
 
 const RESOURCE: &str = "http://127.0.0.1/mcp";
-
-/// Takes `<name>-token` as user `<name>`.
-struct Users;
-
-impl TokenVerifier for Users {
-    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<AuthInfo, TokenError>> {
-        Box::pin(async move {
-            let who = token
-                .strip_suffix("-token")
-                .ok_or_else(|| TokenError::invalid("unknown token"))?;
-            let exp = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_secs()
-                + 300;
-            let claims = json!({"iss": "http://issuer.test", "sub": who,
-                "aud": RESOURCE, "exp": exp});
-            let Value::Object(claims) = claims else {
-                unreachable!()
-            };
-            Ok(AuthInfo::from_claims(claims))
-        })
-    }
-}
 
 /// One service on the shared registry, behind its own resource server.
 async fn service(redis: &RedisServer) -> axum::Router {
@@ -60,8 +35,8 @@ async fn service(redis: &RedisServer) -> axum::Router {
         },
     );
     let rs = ResourceServer::new(
-        ResourceServerConfig::new(RESOURCE, "http://issuer.test"),
-        Users,
+        ResourceServerConfig::new(RESOURCE, modelctx_test::ISSUER),
+        TokenPerUser::new(RESOURCE),
     )
     .unwrap();
     service.router().layer(rs.layer())

@@ -1,29 +1,20 @@
-//! A real `redis-server` for the tests, one per test: the conformance suite's starter
-//! (`conformance/src/redis_server.rs`, included here so both start Redis one way),
-//! plus the connections these tests read the stores through; and the conformance
-//! suite's round-robin forwarder (`conformance/src/round_robin.rs`). A test that cannot start
-//! one fails and says why; it is never skipped.
+//! A real `redis-server` for the tests, one per test (the test kit's), plus the
+//! connections these tests read the stores through. A test that cannot start one fails
+//! and says why; it is never skipped.
 
 use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-#[path = "../../../../conformance/src/redis_server.rs"]
-mod redis_server;
-#[path = "../../../../conformance/src/round_robin.rs"]
-mod round_robin;
-
-pub(crate) use round_robin::RoundRobin;
-
 /// Every wait of a test on the stores.
 pub(crate) const WITHIN: Duration = Duration::from_secs(10);
 
-pub(crate) struct RedisServer(redis_server::RedisServer);
+pub(crate) struct RedisServer(modelctx_test::RedisServer);
 
 impl RedisServer {
     /// Starts a server, or panics with what went wrong and how to fix it.
     pub(crate) fn start() -> Self {
-        Self(redis_server::RedisServer::start())
+        Self(modelctx_test::RedisServer::start())
     }
 
     /// Stops the server and starts a new one on the same port: what it held is gone

@@ -9,12 +9,10 @@ use std::sync::Arc;
 
 use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 
+use modelctx_test::task_isolation::{Era, Requestor, WITHIN, check_pair, serve, server};
+use modelctx_test::within;
+
 use crate::support::RedisServer;
-
-#[path = "../../../modelctx/tests/support/task_peers.rs"]
-mod task_peers;
-
-use task_peers::{Era, Requestor, check_pair, serve, server, within};
 
 /// Two stateful instances on one Redis, behind the stand-in authentication layer when
 /// `auth`; their URLs, and the gate their `slow` tasks wait on.
@@ -42,7 +40,7 @@ async fn every_pair(auth: bool, users: &[(Option<&'static str>, Option<&'static 
             for b_era in [Era::Handshake, Era::Stateless] {
                 let a = Requestor::connect(&one, a_era, creator).await;
                 let b = Requestor::connect(&two, b_era, other).await;
-                within("the pair", check_pair(&a, &b)).await;
+                within(WITHIN, "the pair", check_pair(&a, &b)).await;
             }
         }
     }

@@ -9,6 +9,7 @@ use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use modelctx_session::tasks::{
     InMemoryTaskStore, TaskOwner, TaskRecord, TaskStore, TaskUpdate, UpdateError,
 };
+use modelctx_test::within;
 use modelctx_types::{ErrorCode, RawValue, Task, TaskStatus};
 
 fn record(id: &str, owner: &TaskOwner) -> TaskRecord {
@@ -18,12 +19,6 @@ fn record(id: &str, owner: &TaskOwner) -> TaskRecord {
 
 fn result(text: &str) -> Box<RawValue> {
     RawValue::from_string(text.to_owned()).unwrap()
-}
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(WITHIN, f)
-        .await
-        .expect("a store call never hangs")
 }
 
 async fn both(redis: &RedisServer, capacity: usize) -> Vec<(&'static str, Arc<dyn TaskStore>)> {
@@ -44,45 +39,90 @@ async fn the_store_pages_bounds_and_expires() {
         let me = TaskOwner::new(Some("s1"), None);
         let other = TaskOwner::new(Some("s2"), None);
         for id in ["a", "b"] {
-            within(store.insert(record(id, &me))).await.unwrap();
+            within(WITHIN, "a store call", store.insert(record(id, &me)))
+                .await
+                .unwrap();
         }
-        within(store.insert(record("x", &other))).await.unwrap();
+        within(WITHIN, "a store call", store.insert(record("x", &other)))
+            .await
+            .unwrap();
         // Full of running tasks: refused.
-        let full = within(store.insert(record("c", &me))).await.unwrap_err();
+        let full = within(WITHIN, "a store call", store.insert(record("c", &me)))
+            .await
+            .unwrap_err();
         assert_eq!(full.code, ErrorCode::INTERNAL_ERROR, "{name}");
-        let first = within(store.list(&me, None, 1)).await.unwrap();
+        let first = within(WITHIN, "a store call", store.list(&me, None, 1))
+            .await
+            .unwrap();
         assert_eq!(first.tasks.len(), 1, "{name}");
         assert_eq!(first.tasks[0].task_id, "a", "{name}");
         let next = first.next_cursor.expect(name);
-        let second = within(store.list(&me, Some(&next), 1)).await.unwrap();
+        let second = within(WITHIN, "a store call", store.list(&me, Some(&next), 1))
+            .await
+            .unwrap();
         assert_eq!(second.tasks[0].task_id, "b", "{name}");
         assert!(second.next_cursor.is_none(), "{name}");
-        let bad = within(store.list(&me, Some("nonsense"), 1))
+        let bad = within(WITHIN, "a store call", store.list(&me, Some("nonsense"), 1))
             .await
             .unwrap_err();
         assert_eq!(bad.code, ErrorCode::INVALID_PARAMS, "{name}");
         // The other session sees only its own.
-        let theirs = within(store.list(&other, None, 10)).await.unwrap();
+        let theirs = within(WITHIN, "a store call", store.list(&other, None, 10))
+            .await
+            .unwrap();
         let ids: Vec<_> = theirs.tasks.iter().map(|t| t.task_id.as_str()).collect();
         assert_eq!(ids, ["x"], "{name}");
         // A terminal task makes room.
-        within(store.update("a", TaskUpdate::Cancel)).await.unwrap();
-        within(store.insert(record("c", &me))).await.unwrap();
-        assert!(within(store.get("a")).await.is_none(), "{name}");
+        within(
+            WITHIN,
+            "a store call",
+            store.update("a", TaskUpdate::Cancel),
+        )
+        .await
+        .unwrap();
+        within(WITHIN, "a store call", store.insert(record("c", &me)))
+            .await
+            .unwrap();
+        assert!(
+            within(WITHIN, "a store call", store.get("a"))
+                .await
+                .is_none(),
+            "{name}"
+        );
         // Expiry.
         let mut gone = record("d", &me);
         gone.expires_at = Some(SystemTime::now() - Duration::from_secs(1));
-        within(store.update("c", TaskUpdate::Cancel)).await.unwrap();
-        within(store.insert(gone)).await.unwrap();
-        assert!(within(store.get("d")).await.is_none(), "{name}");
+        within(
+            WITHIN,
+            "a store call",
+            store.update("c", TaskUpdate::Cancel),
+        )
+        .await
+        .unwrap();
+        within(WITHIN, "a store call", store.insert(gone))
+            .await
+            .unwrap();
+        assert!(
+            within(WITHIN, "a store call", store.get("d"))
+                .await
+                .is_none(),
+            "{name}"
+        );
         assert!(
             matches!(
-                within(store.update("d", TaskUpdate::Cancel)).await,
+                within(
+                    WITHIN,
+                    "a store call",
+                    store.update("d", TaskUpdate::Cancel)
+                )
+                .await,
                 Err(UpdateError::NotFound)
             ),
             "{name}"
         );
-        let page = within(store.list(&me, None, 10)).await.unwrap();
+        let page = within(WITHIN, "a store call", store.list(&me, None, 10))
+            .await
+            .unwrap();
         let ids: Vec<_> = page.tasks.iter().map(|t| t.task_id.as_str()).collect();
         assert_eq!(ids, ["b"], "{name}");
     }
@@ -95,15 +135,25 @@ async fn a_listing_shows_only_the_requestors_own_tasks() {
         let anonymous = TaskOwner::default();
         let s1 = TaskOwner::new(Some("s1"), None);
         let alice = TaskOwner::new(None, Some("alice"));
-        within(store.insert(record("anon", &anonymous)))
+        within(
+            WITHIN,
+            "a store call",
+            store.insert(record("anon", &anonymous)),
+        )
+        .await
+        .unwrap();
+        within(WITHIN, "a store call", store.insert(record("mine", &s1)))
             .await
             .unwrap();
-        within(store.insert(record("mine", &s1))).await.unwrap();
-        within(store.insert(record("hers", &alice))).await.unwrap();
+        within(WITHIN, "a store call", store.insert(record("hers", &alice)))
+            .await
+            .unwrap();
         let ids = |requestor: TaskOwner| {
             let store = store.clone();
             async move {
-                let page = within(store.list(&requestor, None, 10)).await.unwrap();
+                let page = within(WITHIN, "a store call", store.list(&requestor, None, 10))
+                    .await
+                    .unwrap();
                 page.tasks
                     .into_iter()
                     .map(|t| t.task_id)
@@ -123,15 +173,24 @@ async fn a_listing_shows_only_the_requestors_own_tasks() {
             "{name}"
         );
         assert!(ids(anonymous.clone()).await.is_empty(), "{name}");
-        let bad = within(store.list(&anonymous, Some("nonsense"), 1)).await;
+        let bad = within(
+            WITHIN,
+            "a store call",
+            store.list(&anonymous, Some("nonsense"), 1),
+        )
+        .await;
         assert_eq!(bad.unwrap_err().code, ErrorCode::INVALID_PARAMS, "{name}");
         // By id, the stored owner keeps the rule: the anonymous task only to another
         // anonymous requestor, the session's only to the session.
-        let got = within(store.get("anon")).await.expect(name);
+        let got = within(WITHIN, "a store call", store.get("anon"))
+            .await
+            .expect(name);
         assert!(TaskOwner::default().may_access(&got.owner), "{name}");
         assert!(!s1.may_access(&got.owner), "{name}");
         assert!(!alice.may_access(&got.owner), "{name}");
-        let got = within(store.get("mine")).await.expect(name);
+        let got = within(WITHIN, "a store call", store.get("mine"))
+            .await
+            .expect(name);
         assert!(!TaskOwner::default().may_access(&got.owner), "{name}");
     }
 }
@@ -141,21 +200,31 @@ async fn status_results_and_the_status_machine() {
     let redis = RedisServer::start();
     for (name, store) in both(&redis, 10).await {
         let alice = TaskOwner::new(Some("s1"), Some("alice"));
-        within(store.insert(record("t", &alice))).await.unwrap();
+        within(WITHIN, "a store call", store.insert(record("t", &alice)))
+            .await
+            .unwrap();
         let to = |status| TaskUpdate::Status {
             status,
             message: Some("waiting".into()),
         };
-        let r = within(store.update("t", to(TaskStatus::InputRequired)))
-            .await
-            .unwrap();
+        let r = within(
+            WITHIN,
+            "a store call",
+            store.update("t", to(TaskStatus::InputRequired)),
+        )
+        .await
+        .unwrap();
         assert_eq!(r.task.status, TaskStatus::InputRequired, "{name}");
         let done = TaskUpdate::Finish {
             outcome: Ok(result(r#"{"content":[]}"#)),
             failed: false,
         };
-        within(store.update("t", done)).await.unwrap();
-        let got = within(store.get("t")).await.expect(name);
+        within(WITHIN, "a store call", store.update("t", done))
+            .await
+            .unwrap();
+        let got = within(WITHIN, "a store call", store.get("t"))
+            .await
+            .expect(name);
         assert_eq!(got.task.status, TaskStatus::Completed, "{name}");
         assert_eq!(got.method, "tools/call", "{name}");
         assert_eq!(
@@ -176,24 +245,39 @@ async fn status_results_and_the_status_machine() {
         );
         // Terminal is final.
         assert_eq!(
-            within(store.update("t", TaskUpdate::Cancel))
-                .await
-                .unwrap_err(),
+            within(
+                WITHIN,
+                "a store call",
+                store.update("t", TaskUpdate::Cancel)
+            )
+            .await
+            .unwrap_err(),
             UpdateError::Illegal(TaskStatus::Completed),
             "{name}"
         );
         // A failure keeps its error.
-        within(store.insert(record("f", &alice))).await.unwrap();
+        within(WITHIN, "a store call", store.insert(record("f", &alice)))
+            .await
+            .unwrap();
         let failed = TaskUpdate::Finish {
             outcome: Err(modelctx_types::ErrorData::invalid_params("bad")),
             failed: true,
         };
-        within(store.update("f", failed)).await.unwrap();
-        let got = within(store.get("f")).await.expect(name);
+        within(WITHIN, "a store call", store.update("f", failed))
+            .await
+            .unwrap();
+        let got = within(WITHIN, "a store call", store.get("f"))
+            .await
+            .expect(name);
         assert_eq!(got.task.status, TaskStatus::Failed, "{name}");
         let error = got.outcome.expect(name).unwrap_err();
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS, "{name}");
-        assert!(within(store.get("nope")).await.is_none(), "{name}");
+        assert!(
+            within(WITHIN, "a store call", store.get("nope"))
+                .await
+                .is_none(),
+            "{name}"
+        );
     }
 }
 
@@ -209,9 +293,11 @@ async fn two_processes_share_tasks_and_only_one_move_wins() {
     let owner = TaskOwner::new(Some("s"), None);
     for round in 0..20 {
         let id = format!("race-{round}");
-        within(a.insert(record(&id, &owner))).await.unwrap();
+        within(WITHIN, "a store call", a.insert(record(&id, &owner)))
+            .await
+            .unwrap();
         assert!(
-            within(b.get(&id)).await.is_some(),
+            within(WITHIN, "a store call", b.get(&id)).await.is_some(),
             "created on a, seen on b"
         );
         // One process finishes the task while the other cancels it: exactly one wins,
@@ -222,7 +308,7 @@ async fn two_processes_share_tasks_and_only_one_move_wins() {
         };
         let (fa, fb) = (a.clone(), b.clone());
         let (ia, ib) = (id.clone(), id.clone());
-        let (ra, rb) = within(async move {
+        let (ra, rb) = within(WITHIN, "a store call", async move {
             tokio::join!(
                 tokio::spawn(async move { fa.update(&ia, finish).await }),
                 tokio::spawn(async move { fb.update(&ib, TaskUpdate::Cancel).await }),
@@ -231,7 +317,11 @@ async fn two_processes_share_tasks_and_only_one_move_wins() {
         .await;
         let (ra, rb) = (ra.unwrap(), rb.unwrap());
         assert!(ra.is_ok() != rb.is_ok(), "exactly one wins: {ra:?} {rb:?}");
-        let end = within(a.get(&id)).await.unwrap().task.status;
+        let end = within(WITHIN, "a store call", a.get(&id))
+            .await
+            .unwrap()
+            .task
+            .status;
         match (ra, rb) {
             (Ok(_), Err(e)) => {
                 assert_eq!(end, TaskStatus::Completed);
@@ -251,9 +341,13 @@ async fn two_processes_share_tasks_and_only_one_move_wins() {
     loop {
         let store = if turn % 2 == 0 { &a } else { &b };
         turn += 1;
-        let page = within(store.list(&owner, cursor.as_deref(), 3))
-            .await
-            .unwrap();
+        let page = within(
+            WITHIN,
+            "a store call",
+            store.list(&owner, cursor.as_deref(), 3),
+        )
+        .await
+        .unwrap();
         seen.extend(page.tasks.into_iter().map(|t| t.task_id));
         match page.next_cursor {
             Some(c) => cursor = Some(c),
@@ -269,24 +363,44 @@ async fn after_a_redis_restart_lost_tasks_are_unknown_and_new_ones_work() {
     let mut redis = RedisServer::start();
     let store = RedisTaskStore::new(redis.connection().await, RedisTaskStoreConfig::default());
     let owner = TaskOwner::new(Some("s"), None);
-    within(store.insert(record("kept", &owner))).await.unwrap();
+    within(WITHIN, "a store call", store.insert(record("kept", &owner)))
+        .await
+        .unwrap();
     redis.restart();
     // Unknown (not a hang, not a panic): `tasks/get` answers -32602 "not found".
-    assert!(within(store.get("kept")).await.is_none());
-    assert_eq!(
-        within(store.update("kept", TaskUpdate::Cancel))
+    assert!(
+        within(WITHIN, "a store call", store.get("kept"))
             .await
-            .unwrap_err(),
+            .is_none()
+    );
+    assert_eq!(
+        within(
+            WITHIN,
+            "a store call",
+            store.update("kept", TaskUpdate::Cancel)
+        )
+        .await
+        .unwrap_err(),
         UpdateError::NotFound
     );
     // The connection comes back: a new task is stored (a first attempt may still meet
     // the old connection and be refused with -32603, which a caller sees as such).
     let mut stored = false;
     for attempt in 0..3 {
-        match within(store.insert(record(&format!("new-{attempt}"), &owner))).await {
+        match within(
+            WITHIN,
+            "a store call",
+            store.insert(record(&format!("new-{attempt}"), &owner)),
+        )
+        .await
+        {
             Ok(()) => {
                 stored = true;
-                assert!(within(store.get(&format!("new-{attempt}"))).await.is_some());
+                assert!(
+                    within(WITHIN, "a store call", store.get(&format!("new-{attempt}")))
+                        .await
+                        .is_some()
+                );
                 break;
             }
             Err(e) => assert_eq!(e.code, ErrorCode::INTERNAL_ERROR),

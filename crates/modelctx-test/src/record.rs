@@ -1,8 +1,25 @@
-//! A wire-recording transport wrapper, for wire-level invariants.
+//! A wire-recording transport wrapper, for wire-level checks and transcripts.
 //!
 //! [`record`] wraps one side's transport; every message that side sends or receives is
 //! appended, with its [`Direction`], to a shared log that [`Recording`] reads — in order,
 //! while the conversation runs.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx_test::record::{Direction, record};
+//! use modelctx_transport::{MessageStream, Transport, TransportMessage, boxed};
+//! use modelctx_types::JsonRpcNotification;
+//!
+//! let (a, b) = modelctx_memory::pair();
+//! let ((sink, _stream), recording) = record(boxed(a));
+//! let (_b_sink, mut b_stream) = b.split();
+//! let note = JsonRpcNotification::new("notifications/initialized", None);
+//! sink.send(TransportMessage::new(note.into())).await.unwrap();
+//! b_stream.recv().await.unwrap().unwrap();
+//! let log = recording.wait_for_count(1).await;
+//! assert_eq!(log[0].direction, Direction::Sent);
+//! # }
+//! ```
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,10 +31,10 @@ use modelctx_transport::{
 use modelctx_types::JsonRpcMessage;
 use tokio::sync::watch;
 
-use crate::wait::WAIT_TIMEOUT;
+use crate::wait::WAIT;
 
 /// Which way a recorded message went, seen from the wrapped side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// The wrapped side sent it (recorded as the send starts, so it precedes any reply).
     Sent,
@@ -103,10 +120,10 @@ impl Recording {
     ///
     /// # Panics
     ///
-    /// When it does not hold within [`WAIT_TIMEOUT`]: the test fails, showing the log.
+    /// When it does not hold within [`WAIT`]: the test fails, showing the log.
     pub async fn wait_for(&self, mut done: impl FnMut(&[Recorded]) -> bool) -> Vec<Recorded> {
         let mut rx = self.log.subscribe();
-        let waited = tokio::time::timeout(WAIT_TIMEOUT, async {
+        let waited = tokio::time::timeout(WAIT, async {
             // The sender lives in `self`, so the channel cannot close while we wait.
             rx.wait_for(|log| done(log)).await.map(|log| log.clone())
         })
@@ -114,7 +131,7 @@ impl Recording {
         match waited {
             Ok(Ok(log)) => log,
             _ => panic!(
-                "the recording did not reach the awaited state within {WAIT_TIMEOUT:?}; log: {:#?}",
+                "the recording did not reach the awaited state within {WAIT:?}; log: {:#?}",
                 self.messages()
             ),
         }

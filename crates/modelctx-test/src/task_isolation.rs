@@ -1,29 +1,35 @@
-//! Two-client task isolation over streamable HTTP, shared by the facade's
-//! `task_isolation` tests and the Redis suite's two-instance ones (included there by
-//! path): a server whose `slow` tool becomes a task and stays `working` until the test
-//! opens a gate, served with an optional stand-in for an authentication layer, and raw
-//! HTTP requestors of either protocol revision, each with its own connection, session
-//! and (optionally) user. The requests are written by hand so that every answer is
-//! compared as it came, status and body.
-
-#![allow(dead_code, unreachable_pub)]
+//! Two-client task isolation over streamable HTTP, for a deployment's own task store:
+//! a server whose `slow` tool becomes a task and stays `working` until the test opens a
+//! gate, served with an optional stand-in for an authentication layer, and raw HTTP
+//! requestors of either protocol revision, each with its own connection, session and
+//! (optionally) user. The requests are written by hand so that every answer is compared
+//! as it came, status and body; [`check_pair`] checks that one requestor never lists,
+//! nor reaches by id, a task of the other, unless the rules let it.
+//!
+//! ```no_run
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx_test::task_isolation::{Era, Requestor, check_pair, serve, server};
+//!
+//! let (open, gate) = tokio::sync::watch::channel(false);
+//! let url = serve(server(&gate, None), true, true).await;
+//! let alice = Requestor::connect(&url, Era::Handshake, Some("alice")).await;
+//! let bob = Requestor::connect(&url, Era::Stateless, Some("bob")).await;
+//! check_pair(&alice, &bob).await;
+//! open.send_replace(true);
+//! # }
+//! ```
 
 use std::time::Duration;
 
-use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
-use modelctx::server::{Context, Server, TaskConfig, TaskStore, ToolDef};
-use modelctx::types::{TaskSupport, Tool};
+use crate::wait::within;
+use modelctx_http::{StreamableHttpServerConfig, StreamableHttpService};
+use modelctx_server::{Context, Server, TaskConfig, TaskStore, ToolDef};
+use modelctx_types::{TaskSupport, Tool};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-/// Every wait of these tests.
+/// Every wait of a check (and each request's timeout).
 pub const WITHIN: Duration = Duration::from_secs(20);
-
-pub async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(WITHIN, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: no answer within {WITHIN:?}"))
-}
 
 /// A task id no server made: what "unknown" looks like, to compare refusals with.
 pub const UNKNOWN: &str = "00000000-0000-0000-0000-000000000000";
@@ -67,7 +73,7 @@ pub fn server(
 
 /// A stand-in for an authentication layer: the `x-user` header, when there is one,
 /// becomes the caller's principal; a request without it is unauthenticated.
-async fn as_user(
+pub async fn as_user(
     mut request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
@@ -77,8 +83,8 @@ async fn as_user(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     if let Some(user) = user {
-        let mut extensions = modelctx::session::Extensions::new();
-        extensions.insert(modelctx::transport::Principal::new(user));
+        let mut extensions = modelctx_session::Extensions::new();
+        extensions.insert(modelctx_transport::Principal::new(user));
         request.extensions_mut().insert(extensions);
     }
     next.run(request).await
@@ -110,7 +116,9 @@ pub async fn serve(server: Server, stateful: bool, auth: bool) -> String {
 /// request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
+    /// The HTTP status.
     pub status: u16,
+    /// The JSON-RPC message (an SSE answer's message).
     pub message: Value,
 }
 
@@ -144,11 +152,15 @@ impl Answer {
 }
 
 /// A requestor with its own HTTP connection pool, of one era, as one user (or none).
+#[derive(Debug)]
 pub struct Requestor {
+    /// Its era and user, to name it in failures.
     pub name: String,
     http: reqwest::Client,
     url: String,
+    /// The protocol revision it speaks.
     pub era: Era,
+    /// The user it sends requests as (`x-user`), if any.
     pub user: Option<&'static str>,
     /// The session the server gave it (protocol 2025-11-25 on a stateful server).
     pub session: Option<String>,
@@ -223,6 +235,7 @@ impl Requestor {
     async fn notify(&self, method: &str) {
         let body = json!({"jsonrpc": "2.0", "method": method});
         let response = within(
+            WITHIN,
             "a notification",
             self.request(method, None).body(body.to_string()).send(),
         )
@@ -254,6 +267,7 @@ impl Requestor {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let what = format!("{}: {method}", self.name);
         let response = within(
+            WITHIN,
             &what,
             self.request(method, name).body(body.to_string()).send(),
         )
@@ -270,7 +284,7 @@ impl Requestor {
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        let text = within(&what, response.text()).await.unwrap();
+        let text = within(WITHIN, &what, response.text()).await.unwrap();
         let messages: Vec<Value> = if sse {
             text.lines()
                 .filter_map(|l| l.strip_prefix("data:"))

@@ -6,9 +6,20 @@
 //! request to the backend. A backend that refuses the connection (it stopped) is skipped
 //! for the next one, as a load balancer's passive health check does.
 //!
-//! The conformance runner's shared leg serves its apps behind it; modelctx-redis's
-//! store tests and the examples' multi-instance tests include this same file
-//! (`#[path]`), so every test balances one way.
+//! [`RoundRobin::serve_logged`] serves one that keeps a log of which instance served
+//! which MCP method:
+//!
+//! ```no_run
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx_test::round_robin::{RoundRobin, served};
+//!
+//! let backends = vec!["http://127.0.0.1:8001".to_owned(), "http://127.0.0.1:8002".to_owned()];
+//! let (origin, log) = RoundRobin::serve_logged(backends).await;
+//! // ... a client on format!("{origin}/mcp") ...
+//! let calls = served(&log.borrow(), "tools/call");
+//! # drop((origin, calls));
+//! # }
+//! ```
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,13 +29,14 @@ use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use tokio::sync::watch;
 
 /// What the forwarder is told of each request a backend answered: the backend's index,
 /// the request's head and its body.
 type Note = Box<dyn Fn(usize, &Parts, &Bytes) + Send + Sync>;
 
 /// The forwarder: its backends, the next one's turn, and what it notes.
-pub(crate) struct RoundRobin {
+pub struct RoundRobin {
     client: reqwest::Client,
     backends: Vec<String>,
     next: AtomicUsize,
@@ -34,7 +46,7 @@ pub(crate) struct RoundRobin {
 impl RoundRobin {
     /// A forwarder in front of `backends` (origins, `http://127.0.0.1:<port>`); `note`
     /// hears of every request a backend answered, before its answer goes back.
-    pub(crate) fn new(
+    pub fn new(
         backends: Vec<String>,
         note: impl Fn(usize, &Parts, &Bytes) + Send + Sync + 'static,
     ) -> Self {
@@ -52,7 +64,7 @@ impl RoundRobin {
     }
 
     /// The forwarder as an app, to serve where the caller chooses.
-    pub(crate) fn router(self) -> axum::Router {
+    pub fn router(self) -> axum::Router {
         axum::Router::new()
             .fallback(forward)
             .with_state(Arc::new(self))
@@ -60,11 +72,7 @@ impl RoundRobin {
 
     /// Serves the forwarder on 127.0.0.1:0 until the runtime ends; its origin,
     /// `http://127.0.0.1:<port>`.
-    #[allow(
-        dead_code,
-        reason = "the Redis and example tests serve it here; the conformance runner on its own listener"
-    )]
-    pub(crate) async fn serve(self) -> String {
+    pub async fn serve(self) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
@@ -73,6 +81,63 @@ impl RoundRobin {
         tokio::spawn(async move { axum::serve(listener, router).await });
         origin
     }
+
+    /// Serves a forwarder in front of `backends` on 127.0.0.1:0 (as
+    /// [`serve`](Self::serve)); its origin, and its log: what each request a backend
+    /// answered was.
+    pub async fn serve_logged(backends: Vec<String>) -> (String, watch::Receiver<Vec<Served>>) {
+        let (log, seen) = watch::channel(Vec::new());
+        let forwarder = Self::new(backends, move |instance, request, body| {
+            // `Mcp-Method` (2026-07-28), else the body's.
+            let method = request
+                .headers
+                .get("mcp-method")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+                .or_else(|| {
+                    let message: serde_json::Value = serde_json::from_slice(body).ok()?;
+                    Some(message.get("method")?.as_str()?.to_owned())
+                })
+                .unwrap_or_default();
+            log.send_modify(|log| {
+                log.push(Served {
+                    instance,
+                    http: request.method.to_string(),
+                    method,
+                });
+            });
+        });
+        (forwarder.serve().await, seen)
+    }
+}
+
+impl std::fmt::Debug for RoundRobin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoundRobin")
+            .field("backends", &self.backends)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a logged forwarder noted of one request: the backend that served it (its index),
+/// the HTTP method and the MCP method (`Mcp-Method`, else the body's; empty for none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Served {
+    /// The index of the backend that answered.
+    pub instance: usize,
+    /// The HTTP method.
+    pub http: String,
+    /// The MCP method.
+    pub method: String,
+}
+
+/// The backends that served `method`, in order.
+pub fn served(log: &[Served], method: &str) -> Vec<usize> {
+    log.iter()
+        .filter(|s| s.method == method)
+        .map(|s| s.instance)
+        .collect()
 }
 
 async fn forward(State(proxy): State<Arc<RoundRobin>>, request: Request) -> Response {

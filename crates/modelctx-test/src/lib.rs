@@ -1,0 +1,78 @@
+//! The test kit of modelctx, for this workspace's tests and for users testing their own
+//! servers.
+//!
+//! - [`within`]: bounded waits that fail the test naming what was awaited.
+//! - [`text_of`]: the text of a tool result.
+//! - `TestClient` (feature `client`, on by default): an in-process client of a
+//!   `modelctx_server::Server` with typed calls, and the [`Transcript`] of its
+//!   conversation to snapshot with `insta::assert_snapshot!`.
+//! - [`record`]: a transport wrapper that records every message crossing it.
+//! - `RedisServer` (feature `redis`): a `redis-server` per test.
+//! - `round_robin::RoundRobin` (feature `round-robin`): an HTTP forwarder with no
+//!   affinity, standing for a load balancer in front of several instances.
+//! - `task_isolation` (feature `task-isolation`): requestors of either protocol
+//!   revision that check two clients keep their tasks apart over streamable HTTP.
+//! - `TestCa` (feature `tls`): a certificate authority and a server certificate.
+//! - `TokenPerUser` and `Browser` (feature `oauth`): a stand-in token verifier for the
+//!   resource server and a headless browser for the client's authorization flow.
+//!
+//! A server under test, its conversation snapshotted:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use modelctx_server::{Context, Server, ToolDef};
+//! use modelctx_test::TestClient;
+//! use modelctx_types::{JsonObject, Tool};
+//! use serde_json::json;
+//!
+//! let ping = ToolDef::with_schema(
+//!     Tool::without_arguments("ping"),
+//!     |_: JsonObject, _: Context| async { Ok::<_, String>("pong") },
+//! );
+//! let server = Server::builder("pinger", "1.0.0").tool(ping).unwrap().build();
+//! let client = TestClient::connect(&server).await;
+//! client.call_tool("ping", json!({})).await;
+//! let transcript = client.transcript().to_string();
+//! // insta::assert_snapshot!(transcript);
+//! assert!(transcript.contains("<-- response #"));
+//! # }
+//! ```
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `client` (default) | `TestClient`, `Transcript` |
+//! | `redis` | `RedisServer` |
+//! | `round-robin` | `round_robin::RoundRobin` |
+//! | `task-isolation` | `task_isolation` |
+//! | `tls` | `TestCa` |
+//! | `oauth` | `TokenPerUser`, `Browser` |
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "client")]
+mod client;
+#[cfg(feature = "oauth")]
+mod oauth;
+pub mod record;
+#[cfg(feature = "redis")]
+mod redis;
+#[cfg(feature = "round-robin")]
+pub mod round_robin;
+#[cfg(feature = "task-isolation")]
+pub mod task_isolation;
+mod text;
+#[cfg(feature = "tls")]
+mod tls;
+mod transcript;
+mod wait;
+
+#[cfg(feature = "client")]
+pub use client::TestClient;
+#[cfg(feature = "oauth")]
+pub use oauth::{Browser, Hold, ISSUER, REDIRECT_URI, TokenPerUser};
+#[cfg(feature = "redis")]
+pub use redis::RedisServer;
+pub use text::text_of;
+#[cfg(feature = "tls")]
+pub use tls::TestCa;
+pub use transcript::Transcript;
+pub use wait::{WAIT, within};

@@ -1,0 +1,46 @@
+//! Bounded waits: a test waits on events, never sleeps, and a wait that does not end
+//! fails the test saying what it was waiting for.
+
+use std::future::Future;
+use std::time::Duration;
+
+/// A bound for one awaited event that suits most in-process tests.
+pub const WAIT: Duration = Duration::from_secs(5);
+
+/// Awaits `future` for at most `limit`.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use std::time::Duration;
+/// use modelctx_test::within;
+///
+/// let answer = within(Duration::from_secs(1), "the answer", async { 42 }).await;
+/// assert_eq!(answer, 42);
+/// # }
+/// ```
+///
+/// # Panics
+///
+/// When `future` has not finished within `limit`, naming `what` was awaited.
+pub async fn within<F: Future>(limit: Duration, what: &str, future: F) -> F::Output {
+    match tokio::time::timeout(limit, future).await {
+        Ok(output) => output,
+        Err(_) => panic!("timed out after {limit:?} waiting for {what}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    #[should_panic(expected = "timed out after 10ms waiting for nothing at all")]
+    async fn a_wait_that_does_not_end_names_what_it_waited_for() {
+        within(
+            Duration::from_millis(10),
+            "nothing at all",
+            std::future::pending::<()>(),
+        )
+        .await;
+    }
+}
