@@ -76,8 +76,6 @@ pub mod headers;
 mod server;
 #[cfg(any(feature = "client", feature = "server"))]
 mod shared;
-#[cfg(feature = "server")]
-mod sse;
 #[cfg(feature = "rustls")]
 pub mod tls;
 

@@ -901,7 +901,7 @@ mod tests {
         let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
         let not_found = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}"#;
         let one = |data: &str| {
-            let event = crate::sse::encode(None, data, None);
+            let event = crate::server::sse::encode(None, data, None);
             futures::stream::iter(vec![event]).boxed()
         };
         let never = || -> Box<dyn FnOnce() + Send> { panic!("a complete answer has no stream") };
@@ -922,8 +922,8 @@ mod tests {
         );
         // Two events: an SSE body with both.
         let two = futures::stream::iter(vec![
-            crate::sse::encode(None, r#"{"jsonrpc":"2.0","method":"n"}"#, None),
-            crate::sse::encode(None, answer, None),
+            crate::server::sse::encode(None, r#"{"jsonrpc":"2.0","method":"n"}"#, None),
+            crate::server::sse::encode(None, answer, None),
         ])
         .boxed();
         let (_, kind, text) = body(response(two, never)).await;

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::{EraAnswer, Route, Routes, STANDALONE, SessionState, StreamState};
 use crate::server::event_store::EventId;
 use crate::server::shared::state::is_announcement;
-use crate::sse;
+use crate::server::sse;
 
 impl SessionState {
     /// An inbound `notifications/cancelled` for request `id`. The session sends no

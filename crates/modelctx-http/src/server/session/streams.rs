@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Answer, EraAnswer, Route, Routes, STANDALONE, SessionState, StreamState, chain};
 use crate::server::event_store::EventId;
-use crate::sse;
+use crate::server::sse;
 
 impl SessionState {
     /// Opens the answer for a POST carrying `ids` (SSE stream or JSON waiters).

@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 
 use crate::server::event_store::{EventId, EventStore};
 use crate::server::session::{Route, Routes, SessionState, StreamState, chain};
-use crate::sse;
+use crate::server::sse;
 
 /// The first pause between two polls of a followed stream; it doubles up to
 /// [`MAX_PAUSE`] while nothing new is stored.

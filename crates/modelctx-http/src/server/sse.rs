@@ -8,9 +8,8 @@ use std::time::Duration;
 ///
 /// The buffer is sized exactly, so the `Bytes` takes it over without a second
 /// allocation (one for a buffer with spare capacity).
-#[cfg(feature = "server")]
 pub(crate) fn encode(
-    id: Option<crate::server::EventId>,
+    id: Option<super::EventId>,
     data: &str,
     retry: Option<Duration>,
 ) -> bytes::Bytes {
@@ -49,7 +48,7 @@ pub(crate) fn encode(
     bytes::Bytes::from(out)
 }
 
-#[cfg(all(test, feature = "server"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use modelctx_transport::sse::SseParser;
