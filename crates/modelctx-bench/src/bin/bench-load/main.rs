@@ -1,0 +1,196 @@
+//! The load generator: runs one scenario against one target and prints its figures as
+//! one JSON object on stdout (`cargo xtask bench` runs it once per target and round).
+//!
+//! ```text
+//! bench-load memory TARGET [--calls N]
+//! bench-load stdio TARGET [--calls N]
+//! bench-load http MODE TARGET [--calls N] [--clients N]
+//! bench-load sessions TARGET [--calls N]
+//! bench-load fairness TARGET [--calls N]
+//! bench-load cold TARGET [--calls N]
+//! bench-load scale stores memory|redis [--calls N]
+//! bench-load scale instances one|two [--calls N]
+//! ```
+//!
+//! `scale` runs modelctx only, with its own `redis-server` (on a free loopback port,
+//! in a temporary directory; an error without one): `stores` compares one instance with
+//! the in-memory stores and with the Redis stores, `instances` one instance and two
+//! sharing one Redis, called by round-robin clients.
+//!
+//! TARGET is `modelctx`, `rmcp` or `baseline`; MODE is `stateful`, `json`, `stateless`,
+//! `modern` (protocol 2026-07-28, no handshake) or `mrtr` (2026-07-28, each call two
+//! POSTs: `input_required`, then the retry with the user's confirmation).
+//! `--clients N` runs only the HTTP phase with N clients (for profiling one phase under
+//! `perf`); by default both phases run, 1 and 32 clients.
+//! The stdio and HTTP servers are the `bench-server-TARGET` binaries next to this one.
+
+use std::future::Future;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use modelctx_bench::HttpMode;
+use modelctx_bench::stats::Latencies;
+
+use crate::scale::{scale_instances, scale_stores};
+use crate::sessions::fairness;
+
+mod http;
+mod memory;
+mod scale;
+mod sessions;
+mod stdio;
+
+/// Concurrent callers in the in-memory throughput figure.
+const MEMORY_CONCURRENCY: usize = 64;
+/// Requests in flight in the stdio pipelined figure.
+const STDIO_WINDOW: usize = 64;
+/// Clients in the HTTP concurrent figures.
+const HTTP_CLIENTS: usize = 32;
+/// The bound on every wait for a server (start, an answer).
+const WAIT: Duration = Duration::from_secs(30);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Modelctx,
+    Rmcp,
+    Baseline,
+}
+
+impl Target {
+    fn parse(name: &str) -> Option<Self> {
+        match name {
+            "modelctx" => Some(Self::Modelctx),
+            "rmcp" => Some(Self::Rmcp),
+            "baseline" => Some(Self::Baseline),
+            _ => None,
+        }
+    }
+
+    fn server(self) -> Result<std::path::PathBuf, String> {
+        let name = match self {
+            Self::Modelctx => "bench-server-modelctx",
+            Self::Rmcp => "bench-server-rmcp",
+            Self::Baseline => "bench-server-baseline",
+        };
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        Ok(exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+    }
+}
+
+type Figures = Vec<(&'static str, f64)>;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match run().await {
+        Ok(figures) => {
+            let object: serde_json::Map<String, serde_json::Value> = figures
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.into()))
+                .collect();
+            println!("{}", serde_json::Value::Object(object));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bench-load: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<Figures, String> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut calls = 2000usize;
+    if let Some(i) = args.iter().position(|a| a == "--calls") {
+        calls = args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n >= HTTP_CLIENTS)
+            .ok_or("--calls needs a number of at least 32")?;
+        args.drain(i..i + 2);
+    }
+    let mut clients = None;
+    if let Some(i) = args.iter().position(|a| a == "--clients") {
+        clients = Some(
+            args.get(i + 1)
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| (1..=calls).contains(&n))
+                .ok_or("--clients needs a number between 1 and --calls")?,
+        );
+        args.drain(i..i + 2);
+    }
+    let target = |name: &str| Target::parse(name).ok_or(format!("unknown target {name:?}"));
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["memory", t] => memory::memory(target(t)?, calls).await,
+        ["stdio", t] => stdio::stdio(target(t)?, calls).await,
+        ["sessions", t] => sessions::sessions(target(t)?, calls).await,
+        ["fairness", t] => fairness(target(t)?, calls).await,
+        ["cold", t] => sessions::cold(target(t)?, calls).await,
+        ["scale", "stores", variant] => scale_stores(variant, calls).await,
+        ["scale", "instances", variant] => scale_instances(variant, calls).await,
+        ["http", mode, t] => {
+            let mode = HttpMode::parse(mode).ok_or(format!("unknown HTTP mode {mode:?}"))?;
+            http::http(mode, target(t)?, calls, clients).await
+        }
+        _ => Err(
+            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T | scale stores memory|redis | scale instances one|two> [--calls N] [--clients N]"
+                .into(),
+        ),
+    }
+}
+
+/// Calls `call` `calls` times one after another, timing each.
+async fn sequential<F, Fut>(calls: usize, mut call: F) -> Result<Latencies, String>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), String>>,
+{
+    for _ in 0..calls / 10 {
+        call().await?;
+    }
+    let mut samples = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let start = Instant::now();
+        call().await?;
+        samples.push(start.elapsed());
+    }
+    Ok(Latencies::from_durations(&samples))
+}
+
+/// `workers` tasks share `calls` calls; returns calls per second.
+async fn concurrent<F, Fut>(calls: usize, workers: usize, call: F) -> Result<f64, String>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let per_worker = calls / workers;
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|_| {
+            let call = call.clone();
+            tokio::spawn(async move {
+                for _ in 0..per_worker {
+                    call().await?;
+                }
+                Ok::<(), String>(())
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.map_err(|e| e.to_string())??;
+    }
+    Ok((per_worker * workers) as f64 / start.elapsed().as_secs_f64())
+}
+
+fn latency_figures(prefix: [&'static str; 2], latencies: &Latencies) -> [(&'static str, f64); 2] {
+    [
+        (prefix[0], latencies.percentile(50.0)),
+        (prefix[1], latencies.percentile(99.0)),
+    ]
+}
+
+// ---- scenario 1: in-memory ----------------------------------------------------------

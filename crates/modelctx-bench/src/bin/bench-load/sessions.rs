@@ -1,0 +1,172 @@
+//! Fairness under a flood, opening sessions, and cold starts.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use modelctx_bench::stats::Latencies;
+use modelctx_bench::{HttpMode, wire};
+
+use crate::http::{HttpClient, HttpServer};
+use crate::stdio::Pipes;
+use crate::{Figures, Target};
+
+/// Connections the flooding session calls on at once in the fairness scenario.
+pub(crate) const FLOOD_CONNECTIONS: usize = 32;
+
+/// One stateful session calls the echo tool sequentially, alone and then while another
+/// session floods the server (32 connections on one session id, each calling without
+/// pause): the quiet session's latency both times, and the flood's rate.
+pub(crate) async fn fairness(target: Target, calls: usize) -> Result<Figures, String> {
+    let server = HttpServer::start(target, HttpMode::Stateful).await?;
+    let mut quiet = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
+    let mut next = 0u64;
+    let rounds = calls / 4;
+    timed_calls(&mut quiet, &mut next, rounds / 10).await?;
+    let alone = timed_calls(&mut quiet, &mut next, rounds).await?;
+
+    let mut flooder = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
+    let session = flooder.session.clone();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut floods = Vec::with_capacity(FLOOD_CONNECTIONS);
+    for worker in 0..FLOOD_CONNECTIONS {
+        let mut client = if worker == 0 {
+            std::mem::replace(&mut flooder, HttpClient::open(&server.addr).await?)
+        } else {
+            let mut client = HttpClient::open(&server.addr).await?;
+            client.session.clone_from(&session);
+            client
+        };
+        let stop = stop.clone();
+        floods.push(tokio::spawn(async move {
+            let mut done = 0u64;
+            // Ids apart per connection: one session, no id twice in flight.
+            let base = 1_000_000 * (worker as u64 + 1);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                client.call(base + done).await?;
+                done += 1;
+            }
+            Ok::<u64, String>(done)
+        }));
+    }
+    let flood_start = Instant::now();
+    // A few calls of the quiet session first, not timed, while the flood gets going.
+    timed_calls(&mut quiet, &mut next, rounds / 10).await?;
+    let flooded = timed_calls(&mut quiet, &mut next, rounds).await?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let elapsed = flood_start.elapsed();
+    let mut flood_calls = 0u64;
+    for flood in floods {
+        flood_calls += flood.await.map_err(|e| e.to_string())??;
+    }
+    server.stop().await?;
+    let alone = Latencies::from_durations(&alone);
+    let flooded = Latencies::from_durations(&flooded);
+    Ok(vec![
+        ("alone_p50_us", alone.percentile(50.0)),
+        ("alone_p99_us", alone.percentile(99.0)),
+        ("flooded_p50_us", flooded.percentile(50.0)),
+        ("flooded_p99_us", flooded.percentile(99.0)),
+        (
+            "flood_calls_per_s",
+            flood_calls as f64 / elapsed.as_secs_f64(),
+        ),
+    ])
+}
+
+/// `n` sequential echo calls on `client` (ids from `next` on), each timed.
+pub(crate) async fn timed_calls(
+    client: &mut HttpClient,
+    next: &mut u64,
+    n: usize,
+) -> Result<Vec<Duration>, String> {
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        *next += 1;
+        let start = Instant::now();
+        client.call(*next).await?;
+        samples.push(start.elapsed());
+    }
+    Ok(samples)
+}
+
+// ---- scenario 4: sessions -----------------------------------------------------------
+
+/// Connections that open sessions at once in the sessions scenario.
+pub(crate) const SESSION_OPENERS: usize = 8;
+
+/// Opens `calls / 5` (at most 1,000) stateful sessions from 8 connections, each session
+/// `initialize` + `notifications/initialized`, and leaves them idle: the initialize rate,
+/// and the server's resident memory growth per idle session.
+pub(crate) async fn sessions(target: Target, calls: usize) -> Result<Figures, String> {
+    let count = (calls / 5).clamp(SESSION_OPENERS, 1000) / SESSION_OPENERS * SESSION_OPENERS;
+    let server = HttpServer::start(target, HttpMode::Stateful).await?;
+    // A few sessions first, so the figure leaves out one-off start-up allocations.
+    let mut warm = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
+    warm.call(1).await?;
+    let before = server.rss_kib()?;
+    let start = Instant::now();
+    let openers: Vec<_> = (0..SESSION_OPENERS)
+        .map(|_| {
+            let addr = server.addr.clone();
+            tokio::spawn(async move {
+                let mut client = HttpClient::connect(&addr, HttpMode::Stateful).await?;
+                for _ in 1..count / SESSION_OPENERS {
+                    client.session = None;
+                    client.handshake(HttpMode::Stateful).await?;
+                }
+                Ok::<_, String>(client)
+            })
+        })
+        .collect();
+    let mut clients = Vec::new();
+    for opener in openers {
+        clients.push(opener.await.map_err(|e| e.to_string())??);
+    }
+    let rate = count as f64 / start.elapsed().as_secs_f64();
+    let after = server.rss_kib()?;
+    drop(clients);
+    server.stop().await?;
+    Ok(vec![
+        ("initialize_per_s", rate),
+        (
+            "rss_kib_per_idle_session",
+            (after - before).max(0.0) / count as f64,
+        ),
+    ])
+}
+
+// ---- scenario 5: cold start ---------------------------------------------------------
+
+/// Process start to the first `initialize` answer, over stdio and over HTTP (median of
+/// `calls / 50`, at least 3, starts each).
+pub(crate) async fn cold(target: Target, calls: usize) -> Result<Figures, String> {
+    let starts = (calls / 50).max(3);
+    let mut stdio_ms = Vec::with_capacity(starts);
+    let mut http_ms = Vec::with_capacity(starts);
+    for _ in 0..starts {
+        let start = Instant::now();
+        let mut pipes = Pipes::spawn(target)?;
+        pipes.send(&wire::initialize()).await?;
+        pipes.answer(0).await?;
+        stdio_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        pipes.finish().await?;
+
+        let start = Instant::now();
+        let server = HttpServer::start(target, HttpMode::Stateful).await?;
+        let mut client = HttpClient::open(&server.addr).await?;
+        let (status, _, body) = client.post(wire::initialize()).await?;
+        if status != hyper::StatusCode::OK {
+            return Err(format!("initialize answered {status}: {body}"));
+        }
+        http_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        drop(client);
+        server.stop().await?;
+    }
+    let median = |v: &[f64]| modelctx_bench::stats::median(v).unwrap_or_default();
+    Ok(vec![
+        ("stdio_ms", median(&stdio_ms)),
+        ("http_ms", median(&http_ms)),
+    ])
+}
+
+// ---- scale-out on Redis -------------------------------------------------------------
