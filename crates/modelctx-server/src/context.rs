@@ -3,6 +3,8 @@
 use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
+use futures::future::BoxFuture;
+
 use modelctx_session::{
     CancellationToken, Peer, Progress, RequestContext, RequestOptions, SessionError,
 };
@@ -16,9 +18,26 @@ use serde_json::Value;
 use modelctx_session::tasks::TaskRun;
 
 use crate::mrtr::Round;
-use crate::session::SessionState;
+use crate::session::{ServerSession, SessionState};
 use crate::stateless::Envelope;
-use crate::{Inner, Server, ServerSession};
+
+/// What a request's context reaches of the server serving it. The server's internals
+/// hold the registries, whose functions take a [`Context`]: the context reaches them
+/// through this trait, so that it depends on none of the registration types.
+pub(crate) trait Serving: Any + Send + Sync {
+    /// The application state given to the builder, if any.
+    fn state(&self) -> Option<&Arc<dyn Any + Send + Sync>>;
+
+    /// Whether the server declared the `logging` capability.
+    fn declares_logging(&self) -> bool;
+
+    /// Reads a resource the server registers, as `resources/read` would.
+    fn read_resource<'a>(
+        self: Arc<Self>,
+        cx: Context,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<ReadResourceResult, ErrorData>>;
+}
 
 /// The context of one request: who asked, with what `_meta`, and the means to report
 /// progress, log, watch for cancellation, reach the application's shared state, read
@@ -27,7 +46,8 @@ use crate::{Inner, Server, ServerSession};
 pub struct Context {
     pub(crate) request: Arc<RequestContext>,
     pub(crate) session: Arc<SessionState>,
-    pub(crate) server: Arc<Inner>,
+    /// The server's internals (see [`Serving`]).
+    pub(crate) server: Arc<dyn Serving>,
     /// In the stateless era (2026-07-28): what the request itself says about its client,
     /// which replaces what a handshake would have told the session.
     pub(crate) envelope: Option<Arc<Envelope>>,
@@ -64,7 +84,7 @@ impl Context {
     pub(crate) fn new(
         request: RequestContext,
         session: Arc<SessionState>,
-        server: Arc<Inner>,
+        server: Arc<dyn Serving>,
     ) -> Self {
         Self {
             request: Arc::new(request),
@@ -199,18 +219,10 @@ impl Context {
         }
     }
 
-    /// The server serving this request (to change its registries, announce resource
-    /// updates, ...).
-    pub fn server(&self) -> Server {
-        Server {
-            inner: self.server.clone(),
-        }
-    }
-
     /// The application state given to [`ServerBuilder::state`](crate::ServerBuilder::state),
     /// if it is a `T`.
     pub fn state<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        self.server.state.clone()?.downcast::<T>().ok()
+        self.server.state()?.clone().downcast::<T>().ok()
     }
 
     /// Fires when the client cancels this request or the session ends; for a request
@@ -258,7 +270,7 @@ impl Context {
         logger: Option<&str>,
         data: impl Into<Value>,
     ) -> Result<(), SessionError> {
-        if self.server.capabilities.logging.is_none() {
+        if !self.server.declares_logging() {
             return Err(SessionError::refused(
                 "the server did not declare the logging capability",
             ));
@@ -324,7 +336,7 @@ impl Context {
     /// Reads a resource this server registers (fixed or through a template), as
     /// `resources/read` would; an unknown URI is `-32002`.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
-        crate::dispatch::read_resource(self.clone(), uri).await
+        self.server.clone().read_resource(self.clone(), uri).await
     }
 
     /// The session's peer, related to this request.

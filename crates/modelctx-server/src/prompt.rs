@@ -16,11 +16,10 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::BoxError;
 use crate::completion::{CompleteFn, CompletionInput, IntoCompletion, completer};
 use crate::context::Context;
 #[cfg(feature = "schemars")]
-use crate::into_error_data;
+use crate::error::{BoxError, into_error_data};
 #[cfg(feature = "schema-validation")]
 use crate::schema::Compiled;
 #[cfg(feature = "schemars")]
