@@ -18,46 +18,15 @@ use modelctx_types::{
     to_raw,
 };
 
-use crate::context::Context;
+use crate::inner::{Inner, NotificationFn, PeerErrorFn, RequestFn, Server};
 use crate::mrtr;
 use crate::prompt::PromptDef;
 use crate::registry::{self, Announcer, RegistrationError, Registry};
+use crate::request::Context;
 use crate::resource::{ResourceDef, TemplateDef};
-use crate::server::{Inner, NotificationFn, PeerErrorFn, RequestFn, Server};
 use crate::stateless;
 use crate::tool::ToolDef;
 use crate::tool_set::ToolSet;
-
-impl Server {
-    /// Starts building a server with this name and version.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
-        ServerBuilder {
-            info: Implementation::new(name, version),
-            instructions: None,
-            capabilities: None,
-            requests: HashMap::new(),
-            notifications: HashMap::new(),
-            session: SessionConfig::server(),
-            registry: Registry::default(),
-            enabled: Enabled::default(),
-            list_changed: None,
-            subscriptions: true,
-            logging: false,
-            page_size: ServerBuilder::DEFAULT_PAGE_SIZE,
-            debounce: ServerBuilder::DEFAULT_DEBOUNCE,
-            state: None,
-            stateless_era: true,
-            state_key: None,
-            single_use: None,
-            cache_hints: stateless::CacheHints::default(),
-            tasks: None,
-            on_peer_error: None,
-            handler_limit: None,
-            announcements: None,
-            extensions: Vec::new(),
-        }
-    }
-}
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Enabled {
@@ -109,6 +78,35 @@ impl ServerBuilder {
     /// How long changes to a registry are gathered into one `list_changed`
     /// announcement unless [`ServerBuilder::list_changed_debounce`] says otherwise.
     pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(20);
+
+    /// A builder for a server with this name and version, every setting at its default.
+    pub(crate) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            info: Implementation::new(name, version),
+            instructions: None,
+            capabilities: None,
+            requests: HashMap::new(),
+            notifications: HashMap::new(),
+            session: SessionConfig::server(),
+            registry: Registry::default(),
+            enabled: Enabled::default(),
+            list_changed: None,
+            subscriptions: true,
+            logging: false,
+            page_size: ServerBuilder::DEFAULT_PAGE_SIZE,
+            debounce: ServerBuilder::DEFAULT_DEBOUNCE,
+            state: None,
+            stateless_era: true,
+            state_key: None,
+            single_use: None,
+            cache_hints: stateless::CacheHints::default(),
+            tasks: None,
+            on_peer_error: None,
+            handler_limit: None,
+            announcements: None,
+            extensions: Vec::new(),
+        }
+    }
 
     /// Sets the human-readable title.
     #[must_use]

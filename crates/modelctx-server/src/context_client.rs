@@ -23,8 +23,8 @@ use serde::de::DeserializeOwned;
 #[cfg(feature = "schemars")]
 use serde_json::{Map, Value, json};
 
-use crate::Context;
 use crate::mrtr::{self, Asked};
+use crate::request::Context;
 use modelctx_types::{ElicitResult, InputRequest, ListRootsResult};
 
 /// The submitted values of a form, by field name.

@@ -18,9 +18,9 @@ use modelctx_types::{
 use serde::Serialize;
 
 use crate::completion::CompletionInput;
-use crate::context::Context;
+use crate::inner::Inner;
 use crate::registry::{lookup, page, snapshot};
-use crate::server::Inner;
+use crate::request::Context;
 use crate::stateless::CacheHints;
 
 /// The items of a listing the caller may see: those its [`Permissions`] (put in the

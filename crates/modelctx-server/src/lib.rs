@@ -93,9 +93,11 @@ mod context;
 mod context_client;
 mod dispatch;
 mod error;
+mod inner;
 mod mrtr;
 mod prompt;
 mod registry;
+mod request;
 mod rerun;
 mod resource;
 mod schema;
@@ -105,30 +107,32 @@ mod session;
 mod stateless;
 mod tasks;
 mod tool;
+mod tool_content;
 mod tool_output;
 mod tool_set;
 mod uri_template;
 
 pub use builder::ServerBuilder;
 pub use completion::{CompletionInput, IntoCompletion, MAX_COMPLETION_VALUES};
-pub use context::Context;
 #[cfg(feature = "schemars")]
 pub use context_client::form_schema;
 pub use context_client::{ClientRequestError, Elicited, FormValues};
 pub use error::BoxError;
+pub use inner::Server;
 pub use modelctx_session::Extensions;
 pub use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskStore};
 pub use prompt::{IntoPromptResult, PromptDef};
 pub use registry::RegistrationError;
+pub use request::Context;
 pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};
 #[cfg(feature = "schemars")]
 pub use schema::NoArgs;
-pub use server::Server;
 pub use session::ServerSession;
 pub use tool::ToolDef;
+pub use tool_content::IntoToolResult;
 #[cfg(feature = "schemars")]
-pub use tool_output::Json;
-pub use tool_output::{IntoToolOutcome, IntoToolResult, ToolError};
+pub use tool_content::Json;
+pub use tool_output::{IntoToolOutcome, ToolError};
 #[doc(hidden)]
 pub use tool_set::__private;
 pub use tool_set::ToolSet;

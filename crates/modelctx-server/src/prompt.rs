@@ -17,9 +17,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::completion::{CompleteFn, CompletionInput, IntoCompletion, completer};
-use crate::context::Context;
 #[cfg(feature = "schemars")]
 use crate::error::{BoxError, into_error_data};
+use crate::request::Context;
 #[cfg(feature = "schema-validation")]
 use crate::schema::Compiled;
 #[cfg(feature = "schemars")]

@@ -7,8 +7,8 @@ use std::sync::Weak;
 
 use modelctx_types::JsonRpcRequest;
 
+use crate::inner::Inner;
 use crate::registry::lookup;
-use crate::server::Inner;
 
 /// Methods whose built-in answer only reads, or sets what is set again unchanged:
 /// running one twice has no effect beyond running it once.

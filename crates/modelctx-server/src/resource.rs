@@ -17,8 +17,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use crate::completion::{CompleteFn, CompletionInput, IntoCompletion, completer};
-use crate::context::Context;
 use crate::error::{BoxError, into_error_data};
+use crate::request::Context;
 #[cfg(feature = "schema-validation")]
 use crate::schema::Compiled;
 use crate::schema::coerce_strings;

@@ -1,85 +1,25 @@
-//! The built server: its identity, capabilities, registries and handlers, shared by
-//! every session it serves, and the changes to its registries while it runs.
+//! What an application does with a [`Server`]: build it, serve sessions on transports,
+//! and change its registries while it runs.
 
-use std::any::Any;
-use std::borrow::Cow;
-use std::collections::HashMap;
-use std::fmt;
-use std::sync::Arc;
+use modelctx_session::SessionConfig;
+use modelctx_transport::Transport;
+use modelctx_types::{Implementation, ServerCapabilities};
 
-use futures::future::BoxFuture;
-use modelctx_session::tasks::TaskHost;
-use modelctx_session::{Peer, SessionConfig};
-use modelctx_types::{ErrorData, Implementation, RawValue, ServerCapabilities};
-
-use crate::context::Context;
-use crate::mrtr;
+use crate::builder::ServerBuilder;
+use crate::inner::Server;
 use crate::prompt::PromptDef;
-use crate::registry::{Announcer, ListKind, RegistrationError, Registry};
+use crate::registry::{ListKind, RegistrationError};
 use crate::resource::{ResourceDef, TemplateDef};
-use crate::stateless;
+use crate::service;
+use crate::session::ServerSession;
 use crate::tool::ToolDef;
 
-pub(crate) type RequestFn = dyn Fn(Option<Box<RawValue>>, Context) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>>
-    + Send
-    + Sync;
-pub(crate) type NotificationFn =
-    dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
-pub(crate) type PeerErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
-
-/// An MCP server: its identity, capabilities, registries and handlers. Cheap to clone;
-/// serve it on as many transports as you like.
-#[derive(Clone)]
-pub struct Server {
-    pub(crate) inner: Arc<Inner>,
-}
-
-pub(crate) struct Inner {
-    pub(crate) info: Implementation,
-    /// `info`, encoded once: every result of the stateless era carries it in `_meta`.
-    pub(crate) info_json: Arc<RawValue>,
-    pub(crate) instructions: Option<String>,
-    pub(crate) capabilities: ServerCapabilities,
-    pub(crate) requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
-    pub(crate) notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
-    pub(crate) session: SessionConfig,
-    pub(crate) registry: Registry,
-    pub(crate) announcer: Arc<Announcer>,
-    pub(crate) state: Option<Arc<dyn Any + Send + Sync>>,
-    pub(crate) page_size: usize,
-    /// Serves the stateless era (2026-07-28) beside the handshake era.
-    pub(crate) stateless_era: bool,
-    /// Seals the `requestState` of multi round-trip requests (the process's key unless
-    /// given).
-    pub(crate) state_key: Option<mrtr::StateKey>,
-    /// Where the ids of single-use rounds are remembered, when rounds are single-use.
-    pub(crate) single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
-    /// The caching hints of cacheable results in the 2026-07-28 era.
-    pub(crate) cache_hints: stateless::CacheHints,
-    /// The envelopes of 2026-07-28 requests read so far, shared by requests that carry
-    /// the same (see `stateless::envelope_cached`).
-    pub(crate) envelopes: stateless::EnvelopeCache,
-    /// Runs task-augmented requests (2025-11-25 tasks), when enabled.
-    pub(crate) tasks: Option<Arc<TaskHost>>,
-    /// Hears errors a client could not attribute to a request.
-    pub(crate) on_peer_error: Option<Arc<PeerErrorFn>>,
-    /// The bound on running handlers every session of this server shares.
-    pub(crate) handler_limit: Option<modelctx_session::HandlerLimit>,
-}
-
-impl fmt::Debug for Server {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut methods: Vec<_> = self.inner.requests.keys().collect();
-        methods.sort();
-        f.debug_struct("Server")
-            .field("info", &self.inner.info)
-            .field("capabilities", &self.inner.capabilities)
-            .field("methods", &methods)
-            .finish()
-    }
-}
-
 impl Server {
+    /// Starts building a server with this name and version.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(name, version)
+    }
+
     /// The server's name, version and title.
     pub fn info(&self) -> &Implementation {
         &self.inner.info
@@ -88,6 +28,19 @@ impl Server {
     /// The capabilities the server advertises.
     pub fn capabilities(&self) -> &ServerCapabilities {
         &self.inner.capabilities
+    }
+
+    /// Serves one session over `transport`. Must be called within a tokio runtime.
+    pub fn serve<T: Transport>(&self, transport: T) -> ServerSession {
+        self.serve_with(transport, self.inner.session.clone())
+    }
+
+    /// Serves one session with explicit session settings. What the transport says of
+    /// itself applies on top: a transport whose session starts initialised (stateless
+    /// streamable HTTP) is served pre-initialised, and one that cannot carry requests
+    /// to the peer is served without outbound requests.
+    pub fn serve_with<T: Transport>(&self, transport: T, config: SessionConfig) -> ServerSession {
+        service::start(&self.inner, transport, config)
     }
 
     /// Adds a tool while the server runs; connected sessions are told (debounced
@@ -162,16 +115,5 @@ impl Server {
     /// streams of this process were told.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
         self.inner.announcer.resource_updated(uri).await
-    }
-}
-
-impl Context {
-    /// The server serving this request (to change its registries, announce resource
-    /// updates, ...).
-    pub fn server(&self) -> Server {
-        let server: Arc<dyn Any + Send + Sync> = self.server.clone();
-        let inner = Arc::downcast::<Inner>(server)
-            .unwrap_or_else(|_| unreachable!("a context is made with its server's internals"));
-        Server { inner }
     }
 }

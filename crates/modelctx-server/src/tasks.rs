@@ -11,9 +11,9 @@ use modelctx_types::{
     CreateTaskResult, ErrorCode, ErrorData, RawValue, TaskMetadata, TaskSupport, ext_tasks, to_raw,
 };
 
-use crate::context::Context;
+use crate::inner::Inner;
 use crate::registry::lookup;
-use crate::server::Inner;
+use crate::request::Context;
 use crate::session::SessionState;
 
 type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
@@ -176,7 +176,7 @@ pub(crate) fn missing_extension() -> ErrorData {
 pub(crate) struct Escalation {
     pub(crate) host: Arc<TaskHost>,
     pub(crate) owner: TaskOwner,
-    pub(crate) slot: Arc<crate::context::Escalating>,
+    pub(crate) slot: Arc<crate::request::Escalating>,
     pub(crate) window: Duration,
 }
 

@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 #[cfg(any(feature = "schemars", feature = "schema-validation"))]
 use serde_json::Value;
 
-use crate::context::Context;
+use crate::request::Context;
 #[cfg(feature = "schema-validation")]
 use crate::schema::Compiled;
 use crate::schema::is_object_schema;
@@ -36,7 +36,7 @@ type ToolFn = dyn Fn(JsonObject, Context) -> BoxFuture<'static, Result<CallToolR
 ///
 /// `ToolDef::new` (feature `schemars`) derives everything from types: the input schema
 /// from the argument type, the output schema from the result type (see
-/// [`IntoToolResult`]); [`ToolDef::from_fn`] does the same for a function that needs no
+/// [`IntoToolResult`](crate::IntoToolResult)); [`ToolDef::from_fn`] does the same for a function that needs no
 /// [`Context`]. The function returns what it means ([`IntoToolOutcome`]): a plain value
 /// (text, a number, JSON, content, `Json<T>` for structured output, a whole
 /// `CallToolResult`), or a `Result` of one whose error implements `Display`.

@@ -16,69 +16,64 @@ use modelctx_types::{
     RequestMethod, SetLevelRequestParams, to_raw,
 };
 
-use crate::context::{Context, Serving};
 use crate::dispatch;
+use crate::inner::Inner;
 use crate::registry;
+use crate::request::{Context, Serving};
 use crate::rerun;
-use crate::server::{Inner, Server};
 use crate::session::{self, ServerSession, SessionState};
 use crate::tasks;
 
-impl Server {
-    /// Serves one session over `transport`. Must be called within a tokio runtime.
-    pub fn serve<T: Transport>(&self, transport: T) -> ServerSession {
-        self.serve_with(transport, self.inner.session.clone())
+/// Serves one session of `server` over `transport` (see
+/// [`Server::serve_with`](crate::Server::serve_with)).
+pub(crate) fn start<T: Transport>(
+    server: &Arc<Inner>,
+    transport: T,
+    config: SessionConfig,
+) -> ServerSession {
+    let mut config = if server.stateless_era {
+        config.unstable_stateless_era(true)
+    } else {
+        config
+    };
+    if transport.starts_initialized() {
+        config = config.pre_initialized();
     }
-
-    /// Serves one session with explicit session settings. What the transport says of
-    /// itself applies on top: a transport whose session starts initialised (stateless
-    /// streamable HTTP) is served pre-initialised, and one that cannot carry requests
-    /// to the peer is served without outbound requests.
-    pub fn serve_with<T: Transport>(&self, transport: T, config: SessionConfig) -> ServerSession {
-        let mut config = if self.inner.stateless_era {
-            config.unstable_stateless_era(true)
-        } else {
-            config
-        };
-        if transport.starts_initialized() {
-            config = config.pre_initialized();
-        }
-        if !transport.allows_outbound_requests() {
-            config = config.without_outbound_requests();
-        }
-        if config.handler_limit.is_none()
-            && let Some(limit) = &self.inner.handler_limit
-        {
-            config = config.handler_limit(limit.clone());
-        }
-        let state = Arc::new(SessionState::default());
-        if let Some(shared) = transport.shared_session() {
-            // A request another process stopped running before it answered may run
-            // again here only when running it twice is harmless.
-            let server = Arc::downgrade(&self.inner);
-            shared.on_rerun(Box::new(move |request| rerun::may_rerun(&server, request)));
-            match state.share(shared, transport.session_id().as_deref()) {
-                session::Resumed::No => {}
-                // Another process ran the handshake: this one continues the session.
-                session::Resumed::Operational => config = config.pre_initialized(),
-                // Another process answered `initialize`: this one refuses requests
-                // until the client's `notifications/initialized` arrives, as that one
-                // does.
-                session::Resumed::AwaitingInitialized => config = config.initialize_answered(),
-            }
-        }
-        let service = Arc::new(SessionService {
-            server: self.inner.clone(),
-            state: state.clone(),
-            tracking: std::sync::OnceLock::new(),
-        });
-        let peer = modelctx_session::start(transport, service.clone(), config);
-        let _ = state.peer.set(peer.clone());
-        // Announcements reach the session while its service lives (the runtime drops
-        // it when the session ends).
-        let _ = service.tracking.set(self.inner.announcer.track(&state));
-        ServerSession { peer, state }
+    if !transport.allows_outbound_requests() {
+        config = config.without_outbound_requests();
     }
+    if config.handler_limit.is_none()
+        && let Some(limit) = &server.handler_limit
+    {
+        config = config.handler_limit(limit.clone());
+    }
+    let state = Arc::new(SessionState::default());
+    if let Some(shared) = transport.shared_session() {
+        // A request another process stopped running before it answered may run
+        // again here only when running it twice is harmless.
+        let weak = Arc::downgrade(server);
+        shared.on_rerun(Box::new(move |request| rerun::may_rerun(&weak, request)));
+        match state.share(shared, transport.session_id().as_deref()) {
+            session::Resumed::No => {}
+            // Another process ran the handshake: this one continues the session.
+            session::Resumed::Operational => config = config.pre_initialized(),
+            // Another process answered `initialize`: this one refuses requests
+            // until the client's `notifications/initialized` arrives, as that one
+            // does.
+            session::Resumed::AwaitingInitialized => config = config.initialize_answered(),
+        }
+    }
+    let service = Arc::new(SessionService {
+        server: server.clone(),
+        state: state.clone(),
+        tracking: std::sync::OnceLock::new(),
+    });
+    let peer = modelctx_session::start(transport, service.clone(), config);
+    let _ = state.peer.set(peer.clone());
+    // Announcements reach the session while its service lives (the runtime drops
+    // it when the session ends).
+    let _ = service.tracking.set(server.announcer.track(&state));
+    ServerSession { peer, state }
 }
 
 /// The session-side service: one per session, sharing the server's handlers and

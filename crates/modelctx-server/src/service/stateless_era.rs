@@ -15,9 +15,9 @@ use modelctx_types::{
 };
 
 use super::SessionService;
-use crate::context::{self, Context};
 use crate::mrtr;
 use crate::registry;
+use crate::request::{self, Context};
 use crate::stateless;
 use crate::tasks;
 
@@ -370,7 +370,7 @@ impl SessionService {
                 Ok(None) => {}
                 Ok(Some(window)) => {
                     if let Some(host) = self.server.tasks.clone() {
-                        let slot = Arc::new(context::Escalating::default());
+                        let slot = Arc::new(request::Escalating::default());
                         cx = cx.escalating(slot.clone());
                         escalation = Some(tasks::Escalation {
                             host,
