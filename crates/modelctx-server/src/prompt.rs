@@ -17,8 +17,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::completion::{CompleteFn, CompletionInput, IntoCompletion, completer};
+use crate::error::BoxError;
 #[cfg(feature = "schemars")]
-use crate::error::{BoxError, into_error_data};
+use crate::error::into_error_data;
 use crate::request::Context;
 #[cfg(feature = "schema-validation")]
 use crate::schema::Compiled;

@@ -96,11 +96,10 @@ pub(crate) fn structured_result(structured: JsonObject) -> CallToolResult {
     CallToolResult::new(vec![ContentBlock::text(text)]).with_structured_content(structured)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "schemars"))]
 mod tests {
     use super::*;
 
-    #[cfg(feature = "schemars")]
     #[test]
     fn json_output_wraps_non_objects() {
         let wrapped = Json(vec![1, 2]).into_tool_result(true).unwrap();
