@@ -32,6 +32,8 @@ pub struct Server {
     pub(crate) inner: Arc<Inner>,
 }
 
+/// What every session of one server shares: built once by the builder, read by the
+/// service, the request contexts and the answers served from the registries.
 pub(crate) struct Inner {
     pub(crate) info: Implementation,
     /// `info`, encoded once: every result of the stateless era carries it in `_meta`.

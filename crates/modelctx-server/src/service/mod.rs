@@ -78,7 +78,7 @@ pub(crate) fn start<T: Transport>(
 
 /// The session-side service: one per session, sharing the server's handlers and
 /// registries, holding the session's own state.
-pub(super) struct SessionService {
+struct SessionService {
     server: Arc<Inner>,
     state: Arc<SessionState>,
     /// The session's place among the announcer's live sessions, left with the service.
