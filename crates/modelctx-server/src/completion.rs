@@ -7,8 +7,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use modelctx_types::{Completion, ErrorData};
 
-use crate::context::Context;
-use crate::{BoxError, into_error_data};
+use crate::error::{BoxError, into_error_data};
+use crate::request::Context;
 
 /// The most values one completion result may carry (the spec's bound).
 pub const MAX_COMPLETION_VALUES: usize = 100;

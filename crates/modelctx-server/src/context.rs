@@ -1,11 +1,11 @@
-//! The per-request context a server handler receives.
+//! What a handler does with its [`Context`]: who asked and with what, progress,
+//! logging, cancellation, the application's state, the server's own resources, the
+//! session and the server, and requests and notifications to the client.
 
 use std::any::Any;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use modelctx_session::{
-    CancellationToken, Peer, Progress, RequestContext, RequestOptions, SessionError,
-};
+use modelctx_session::{CancellationToken, Peer, Progress, RequestOptions, SessionError};
 use modelctx_types::{
     ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
     LoggingMessageNotificationParams, Meta, NotificationMethod, ProgressToken, ProtocolVersion,
@@ -13,105 +13,16 @@ use modelctx_types::{
 };
 use serde_json::Value;
 
-use modelctx_session::tasks::TaskRun;
-
-use crate::mrtr::Round;
-use crate::session::SessionState;
-use crate::stateless::Envelope;
-use crate::{Inner, Server, ServerSession};
-
-/// The context of one request: who asked, with what `_meta`, and the means to report
-/// progress, log, watch for cancellation, reach the application's shared state, read
-/// the server's own resources and talk back to the client. Cheap to clone.
-#[derive(Clone)]
-pub struct Context {
-    pub(crate) request: Arc<RequestContext>,
-    pub(crate) session: Arc<SessionState>,
-    pub(crate) server: Arc<Inner>,
-    /// In the stateless era (2026-07-28): what the request itself says about its client,
-    /// which replaces what a handshake would have told the session.
-    pub(crate) envelope: Option<Arc<Envelope>>,
-    /// In the stateless era, for a request that may ask the client for input: the
-    /// round it is in (see `mrtr`).
-    pub(crate) round: Option<Arc<Round>>,
-    /// The key the next input this context asks for goes under.
-    pub(crate) input_key: Option<Arc<str>>,
-    /// When the request runs as a task (2025-11-25): the task, through which requests
-    /// to the client travel and whose cancellation this context reports.
-    pub(crate) task: Option<Arc<TaskRun>>,
-    /// In the stateless era, for a call that may become a task of the tasks extension:
-    /// the task, once it is one.
-    pub(crate) escalation: Option<Arc<Escalating>>,
-}
-
-/// A call that may become a task of the tasks extension: the task once it is one, and
-/// the cancellation the handler sees throughout (the task's, once there is a task).
-#[derive(Debug, Default)]
-pub(crate) struct Escalating {
-    pub(crate) run: OnceLock<Arc<TaskRun>>,
-    pub(crate) cancelled: CancellationToken,
-}
-
-impl std::fmt::Debug for Context {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Context")
-            .field("request", &self.request)
-            .finish_non_exhaustive()
-    }
-}
+use crate::inner::{Inner, Server};
+use crate::request::Context;
+use crate::session::ServerSession;
 
 impl Context {
-    pub(crate) fn new(
-        request: RequestContext,
-        session: Arc<SessionState>,
-        server: Arc<Inner>,
-    ) -> Self {
-        Self {
-            request: Arc::new(request),
-            session,
-            server,
-            envelope: None,
-            round: None,
-            input_key: None,
-            task: None,
-            escalation: None,
-        }
-    }
-
-    /// The context of a call that may become a task of the tasks extension.
-    pub(crate) fn escalating(mut self, slot: Arc<Escalating>) -> Self {
-        self.escalation = Some(slot);
-        self
-    }
-
-    /// The task of the tasks extension this call became, if it did.
-    pub(crate) fn escalated(&self) -> Option<&Arc<TaskRun>> {
-        self.escalation.as_ref()?.run.get()
-    }
-
-    /// The task this request runs as, whichever era made it one.
-    fn running_task(&self) -> Option<&Arc<TaskRun>> {
-        self.task.as_ref().or_else(|| self.escalated())
-    }
-
-    /// The context of a request that runs as task `run`.
-    pub(crate) fn in_task(mut self, run: Arc<TaskRun>) -> Self {
-        self.task = Some(run);
-        self
-    }
-
     /// The id of the task this request runs as, if it does: a task-augmented call
     /// (protocol 2025-11-25), or a call the server turned into a task of the tasks
     /// extension (2026-07-28).
     pub fn task_id(&self) -> Option<&str> {
         self.running_task().map(|run| run.id())
-    }
-
-    /// The context of a request of the stateless era that may ask the client for input
-    /// in rounds.
-    pub(crate) fn in_round(mut self, round: Arc<Round>) -> Self {
-        self.round = Some(round);
-        self
     }
 
     /// This context, naming the next input it asks the client for (sampling,
@@ -123,12 +34,6 @@ impl Context {
         let mut cx = self.clone();
         cx.input_key = Some(Arc::from(key.into()));
         cx
-    }
-
-    /// The context of a request of the stateless era, served on its own envelope.
-    pub(crate) fn in_stateless_era(mut self, envelope: Arc<Envelope>) -> Self {
-        self.envelope = Some(envelope);
-        self
     }
 
     /// The id of the request being served.
@@ -199,18 +104,10 @@ impl Context {
         }
     }
 
-    /// The server serving this request (to change its registries, announce resource
-    /// updates, ...).
-    pub fn server(&self) -> Server {
-        Server {
-            inner: self.server.clone(),
-        }
-    }
-
     /// The application state given to [`ServerBuilder::state`](crate::ServerBuilder::state),
     /// if it is a `T`.
     pub fn state<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        self.server.state.clone()?.downcast::<T>().ok()
+        self.server.state()?.clone().downcast::<T>().ok()
     }
 
     /// Fires when the client cancels this request or the session ends; for a request
@@ -258,7 +155,7 @@ impl Context {
         logger: Option<&str>,
         data: impl Into<Value>,
     ) -> Result<(), SessionError> {
-        if self.server.capabilities.logging.is_none() {
+        if !self.server.declares_logging() {
             return Err(SessionError::refused(
                 "the server did not declare the logging capability",
             ));
@@ -324,7 +221,7 @@ impl Context {
     /// Reads a resource this server registers (fixed or through a template), as
     /// `resources/read` would; an unknown URI is `-32002`.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
-        crate::dispatch::read_resource(self.clone(), uri).await
+        self.server.clone().read_resource(self.clone(), uri).await
     }
 
     /// The session's peer, related to this request.
@@ -349,5 +246,14 @@ impl Context {
         params: N::Params,
     ) -> Result<(), SessionError> {
         self.request.peer().notify::<N>(params).await
+    }
+
+    /// The server serving this request (to change its registries, announce resource
+    /// updates, ...).
+    pub fn server(&self) -> Server {
+        let server: Arc<dyn Any + Send + Sync> = self.server.clone();
+        let inner = Arc::downcast::<Inner>(server)
+            .unwrap_or_else(|_| unreachable!("a context is made with its server's internals"));
+        Server { inner }
     }
 }

@@ -18,8 +18,9 @@ use modelctx_types::{
 use serde::Serialize;
 
 use crate::completion::CompletionInput;
-use crate::context::Context;
+use crate::inner::Inner;
 use crate::registry::{lookup, page, snapshot};
+use crate::request::Context;
 use crate::stateless::CacheHints;
 
 /// The items of a listing the caller may see: those its [`Permissions`] (put in the
@@ -39,44 +40,60 @@ fn permitted<T>(cx: &Context, items: Vec<T>, offering: impl Fn(&T) -> Offering<'
 type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
 
 /// The built-in answer to `method`, if the server serves it from its registries.
-pub(crate) fn builtin(method: &str, params: Option<Box<RawValue>>, cx: Context) -> Option<Answer> {
-    let caps = &cx.server.capabilities;
+pub(crate) fn builtin(
+    server: &Arc<Inner>,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    cx: Context,
+) -> Option<Answer> {
+    let caps = &server.capabilities;
+    let server = server.clone();
     let subscribe = caps
         .resources
         .as_ref()
         .is_some_and(|r| r.subscribe == Some(true));
     Some(match method {
         "tools/list" if caps.tools.is_some() => {
-            answer::<ListToolsRequest, _, _, _>(params, cx, list_tools)
+            answer::<ListToolsRequest, _, _, _>(params, cx, move |p, cx| list_tools(server, p, cx))
         }
         "tools/call" if caps.tools.is_some() => {
-            answer::<CallToolRequest, _, _, _>(params, cx, call_tool)
+            answer::<CallToolRequest, _, _, _>(params, cx, move |p, cx| call_tool(server, p, cx))
         }
         "resources/list" if caps.resources.is_some() => {
-            answer::<ListResourcesRequest, _, _, _>(params, cx, list_resources)
+            answer::<ListResourcesRequest, _, _, _>(params, cx, move |p, cx| {
+                list_resources(server, p, cx)
+            })
         }
         "resources/templates/list" if caps.resources.is_some() => {
-            answer::<ListResourceTemplatesRequest, _, _, _>(params, cx, list_templates)
+            answer::<ListResourceTemplatesRequest, _, _, _>(params, cx, move |p, cx| {
+                list_templates(server, p, cx)
+            })
         }
         "resources/read" if caps.resources.is_some() => answer::<ReadResourceRequest, _, _, _>(
             params,
             cx,
-            |p: ReadResourceRequestParams, cx| async move { read_resource(cx, &p.uri).await },
+            move |p: ReadResourceRequestParams, cx| async move {
+                read_resource(server, cx, &p.uri).await
+            },
         ),
         "resources/subscribe" if subscribe => {
-            answer::<SubscribeRequest, _, _, _>(params, cx, subscribe_resource)
+            answer::<SubscribeRequest, _, _, _>(params, cx, move |p, cx| {
+                subscribe_resource(server, p, cx)
+            })
         }
         "resources/unsubscribe" if subscribe => {
             answer::<UnsubscribeRequest, _, _, _>(params, cx, unsubscribe_resource)
         }
         "prompts/list" if caps.prompts.is_some() => {
-            answer::<ListPromptsRequest, _, _, _>(params, cx, list_prompts)
+            answer::<ListPromptsRequest, _, _, _>(params, cx, move |p, cx| {
+                list_prompts(server, p, cx)
+            })
         }
         "prompts/get" if caps.prompts.is_some() => {
-            answer::<GetPromptRequest, _, _, _>(params, cx, get_prompt)
+            answer::<GetPromptRequest, _, _, _>(params, cx, move |p, cx| get_prompt(server, p, cx))
         }
         "completion/complete" if caps.completions.is_some() => {
-            answer::<CompleteRequest, _, _, _>(params, cx, complete)
+            answer::<CompleteRequest, _, _, _>(params, cx, move |p, cx| complete(server, p, cx))
         }
         _ => return None,
     })
@@ -105,6 +122,7 @@ where
 /// `all` (see [`CacheHints::list_scope`]); `private` whatever the hints say when the
 /// list was filtered by the caller's [`Permissions`].
 fn list_scope<T>(
+    server: &Inner,
     cx: &Context,
     all: &[Arc<T>],
     hints: impl Fn(&T) -> Option<&CacheHints>,
@@ -114,18 +132,12 @@ fn list_scope<T>(
         // Shaped by the caller's permissions: never for a shared cache.
         return Some(CacheScope::Private);
     }
-    Some(
-        cx.server
-            .cache_hints
-            .list_scope(all.iter().map(|e| hints(e))),
-    )
+    Some(server.cache_hints.list_scope(all.iter().map(|e| hints(e))))
 }
 
 /// How long a page of a list, `page`, stays fresh (see [`CacheHints::page_ttl`]).
-fn page_ttl<T>(cx: &Context, page: &[Arc<T>], hints: impl Fn(&T) -> Option<&CacheHints>) -> u64 {
-    cx.server
-        .cache_hints
-        .page_ttl(page.iter().map(|e| hints(e)))
+fn page_ttl<T>(server: &Inner, page: &[Arc<T>], hints: impl Fn(&T) -> Option<&CacheHints>) -> u64 {
+    server.cache_hints.page_ttl(page.iter().map(|e| hints(e)))
 }
 
 fn cursor_of(params: Option<&PaginatedRequestParams>) -> Option<&modelctx_types::Cursor> {
@@ -133,33 +145,35 @@ fn cursor_of(params: Option<&PaginatedRequestParams>) -> Option<&modelctx_types:
 }
 
 async fn list_tools(
+    server: Arc<Inner>,
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListToolsResult, ErrorData> {
-    let all = permitted(&cx, snapshot(&cx.server.registry.tools), |t| {
+    let all = permitted(&cx, snapshot(&server.registry.tools), |t| {
         Offering::Tool(&t.tool.name)
     });
-    let scope = list_scope(&cx, &all, |t| t.cache.as_ref());
+    let scope = list_scope(&server, &cx, &all, |t| t.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
-        cx.server.page_size,
+        server.page_size,
         "tools/list",
     )?;
     let mut result = ListToolsResult::new(items.iter().map(|t| t.tool.clone()).collect());
     result.next_cursor = next;
     if let Some(scope) = scope {
-        result.ttl_ms = Some(page_ttl(&cx, &items, |t| t.cache.as_ref()));
+        result.ttl_ms = Some(page_ttl(&server, &items, |t| t.cache.as_ref()));
         result.cache_scope = Some(scope);
     }
     Ok(result)
 }
 
 async fn call_tool(
+    server: Arc<Inner>,
     params: CallToolRequestParams,
     cx: Context,
 ) -> Result<modelctx_types::CallToolResult, ErrorData> {
-    let Some(tool) = lookup(&cx.server.registry.tools, &params.name) else {
+    let Some(tool) = lookup(&server.registry.tools, &params.name) else {
         return Err(ErrorData::invalid_params(format!(
             "Unknown tool: {}",
             params.name
@@ -169,47 +183,49 @@ async fn call_tool(
 }
 
 async fn list_resources(
+    server: Arc<Inner>,
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let all = permitted(&cx, snapshot(&cx.server.registry.resources), |r| {
+    let all = permitted(&cx, snapshot(&server.registry.resources), |r| {
         Offering::Resource(&r.resource.uri)
     });
-    let scope = list_scope(&cx, &all, |r| r.cache.as_ref());
+    let scope = list_scope(&server, &cx, &all, |r| r.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
-        cx.server.page_size,
+        server.page_size,
         "resources/list",
     )?;
     let mut result = ListResourcesResult::new(items.iter().map(|r| r.resource.clone()).collect());
     result.next_cursor = next;
     if let Some(scope) = scope {
-        result.ttl_ms = Some(page_ttl(&cx, &items, |r| r.cache.as_ref()));
+        result.ttl_ms = Some(page_ttl(&server, &items, |r| r.cache.as_ref()));
         result.cache_scope = Some(scope);
     }
     Ok(result)
 }
 
 async fn list_templates(
+    server: Arc<Inner>,
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
-    let all = permitted(&cx, snapshot(&cx.server.registry.templates), |t| {
+    let all = permitted(&cx, snapshot(&server.registry.templates), |t| {
         Offering::ResourceTemplate(&t.template.uri_template)
     });
-    let scope = list_scope(&cx, &all, |t| t.cache.as_ref());
+    let scope = list_scope(&server, &cx, &all, |t| t.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
-        cx.server.page_size,
+        server.page_size,
         "resources/templates/list",
     )?;
     let mut result =
         ListResourceTemplatesResult::new(items.iter().map(|t| t.template.clone()).collect());
     result.next_cursor = next;
     if let Some(scope) = scope {
-        result.ttl_ms = Some(page_ttl(&cx, &items, |t| t.cache.as_ref()));
+        result.ttl_ms = Some(page_ttl(&server, &items, |t| t.cache.as_ref()));
         result.cache_scope = Some(scope);
     }
     Ok(result)
@@ -217,16 +233,20 @@ async fn list_templates(
 
 /// Reads `uri`: a fixed resource first, then the first template (in template order)
 /// the URI fits; neither is `-32002`.
-pub(crate) async fn read_resource(cx: Context, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+pub(crate) async fn read_resource(
+    server: Arc<Inner>,
+    cx: Context,
+    uri: &str,
+) -> Result<ReadResourceResult, ErrorData> {
     let era = cx.envelope.is_some();
     // Behind a layer that checks the caller's permissions, what a read returns is for
     // that caller: never for a shared cache, whatever the resource's own hints say.
     let shaped = cx.extensions().get::<Permissions>().is_some();
-    if let Some(resource) = lookup(&cx.server.registry.resources, uri) {
+    if let Some(resource) = lookup(&server.registry.resources, uri) {
         let contents = resource.read(cx).await?;
         return Ok(read_result(contents, era, shaped, resource.cache.as_ref()));
     }
-    for template in snapshot(&cx.server.registry.templates) {
+    for template in snapshot(&server.registry.templates) {
         if let Some(read) = template.read(uri, cx.clone()) {
             let contents = read.await?;
             return Ok(read_result(contents, era, shaped, template.cache.as_ref()));
@@ -260,18 +280,19 @@ fn read_result(
 }
 
 /// Whether `uri` names a resource this server can read.
-fn resource_exists(cx: &Context, uri: &str) -> bool {
-    lookup(&cx.server.registry.resources, uri).is_some()
-        || snapshot(&cx.server.registry.templates)
+fn resource_exists(server: &Inner, uri: &str) -> bool {
+    lookup(&server.registry.resources, uri).is_some()
+        || snapshot(&server.registry.templates)
             .iter()
             .any(|t| t.parsed.match_uri(uri).is_some())
 }
 
 async fn subscribe_resource(
+    server: Arc<Inner>,
     params: ResourceRequestParams,
     cx: Context,
 ) -> Result<EmptyResult, ErrorData> {
-    if !resource_exists(&cx, &params.uri) {
+    if !resource_exists(&server, &params.uri) {
         return Err(ErrorData::resource_not_found(&params.uri));
     }
     cx.session.subscribe(&params.uri);
@@ -294,33 +315,35 @@ async fn unsubscribe_resource(
 }
 
 async fn list_prompts(
+    server: Arc<Inner>,
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListPromptsResult, ErrorData> {
-    let all = permitted(&cx, snapshot(&cx.server.registry.prompts), |p| {
+    let all = permitted(&cx, snapshot(&server.registry.prompts), |p| {
         Offering::Prompt(&p.prompt.name)
     });
-    let scope = list_scope(&cx, &all, |p| p.cache.as_ref());
+    let scope = list_scope(&server, &cx, &all, |p| p.cache.as_ref());
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
-        cx.server.page_size,
+        server.page_size,
         "prompts/list",
     )?;
     let mut result = ListPromptsResult::new(items.iter().map(|p| p.prompt.clone()).collect());
     result.next_cursor = next;
     if let Some(scope) = scope {
-        result.ttl_ms = Some(page_ttl(&cx, &items, |p| p.cache.as_ref()));
+        result.ttl_ms = Some(page_ttl(&server, &items, |p| p.cache.as_ref()));
         result.cache_scope = Some(scope);
     }
     Ok(result)
 }
 
 async fn get_prompt(
+    server: Arc<Inner>,
     params: GetPromptRequestParams,
     cx: Context,
 ) -> Result<modelctx_types::GetPromptResult, ErrorData> {
-    let Some(prompt) = lookup(&cx.server.registry.prompts, &params.name) else {
+    let Some(prompt) = lookup(&server.registry.prompts, &params.name) else {
         return Err(ErrorData::invalid_params(format!(
             "Unknown prompt: {}",
             params.name
@@ -329,11 +352,15 @@ async fn get_prompt(
     prompt.get(params.arguments, cx).await
 }
 
-async fn complete(params: CompleteRequestParams, cx: Context) -> Result<CompleteResult, ErrorData> {
+async fn complete(
+    server: Arc<Inner>,
+    params: CompleteRequestParams,
+    cx: Context,
+) -> Result<CompleteResult, ErrorData> {
     let argument = params.argument.name.clone();
     let source = match &params.reference {
         CompletionReference::Prompt(reference) => {
-            let Some(prompt) = lookup(&cx.server.registry.prompts, &reference.name) else {
+            let Some(prompt) = lookup(&server.registry.prompts, &reference.name) else {
                 return Err(ErrorData::invalid_params(format!(
                     "Unknown prompt: {}",
                     reference.name
@@ -354,7 +381,7 @@ async fn complete(params: CompleteRequestParams, cx: Context) -> Result<Complete
             prompt.completions.get(&argument).cloned()
         }
         CompletionReference::Resource(reference) => {
-            let templates = snapshot(&cx.server.registry.templates);
+            let templates = snapshot(&server.registry.templates);
             let template = templates
                 .iter()
                 .find(|t| t.template.uri_template == reference.uri)

@@ -16,11 +16,11 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::BoxError;
 use crate::completion::{CompleteFn, CompletionInput, IntoCompletion, completer};
-use crate::context::Context;
+use crate::error::BoxError;
 #[cfg(feature = "schemars")]
-use crate::into_error_data;
+use crate::error::into_error_data;
+use crate::request::Context;
 #[cfg(feature = "schema-validation")]
 use crate::schema::Compiled;
 #[cfg(feature = "schemars")]

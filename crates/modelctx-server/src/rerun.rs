@@ -7,7 +7,7 @@ use std::sync::Weak;
 
 use modelctx_types::JsonRpcRequest;
 
-use crate::Inner;
+use crate::inner::Inner;
 use crate::registry::lookup;
 
 /// Methods whose built-in answer only reads, or sets what is set again unchanged:

@@ -17,14 +17,14 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use crate::completion::{CompleteFn, CompletionInput, IntoCompletion, completer};
-use crate::context::Context;
+use crate::error::{BoxError, into_error_data};
+use crate::request::Context;
 #[cfg(feature = "schema-validation")]
 use crate::schema::Compiled;
 use crate::schema::coerce_strings;
 #[cfg(feature = "schemars")]
 use crate::schema::schema_of;
 use crate::uri_template::UriTemplate;
-use crate::{BoxError, into_error_data};
 
 type ReadFn = dyn Fn(String, Context) -> BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>>
     + Send

@@ -7,6 +7,12 @@ use modelctx_types::JsonObject;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
+/// Arguments of a tool or prompt that takes none.
+#[cfg(feature = "schemars")]
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+pub struct NoArgs {}
+
 /// A compiled schema, built once at registration.
 #[cfg(feature = "schema-validation")]
 pub(crate) struct Compiled {

@@ -1,14 +1,16 @@
 //! Per-session state: what the client declared, its log level and resource
-//! subscriptions. It lives in the session's service, never in a global.
+//! subscriptions. It lives in the session's service, never in a global; a
+//! [`ServerSession`] is the handle an application holds on it.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::future::BoxFuture;
-use modelctx_session::{CancellationToken, Peer};
+use modelctx_session::{CancellationToken, Peer, SessionError};
 use modelctx_transport::{SessionSnapshot, SharedSession};
 use modelctx_types::{
-    ClientCapabilities, ErrorData, Implementation, LoggingLevel, ProtocolVersion,
+    ClientCapabilities, ErrorData, Implementation, LoggingLevel, NotificationMethod,
+    ProtocolVersion, RequestMethod,
 };
 
 /// Where a session shared with other processes starts ([`SessionState::share`]).
@@ -206,5 +208,80 @@ impl SessionState {
         self.peer
             .get()
             .filter(|p| !p.is_closed() && p.is_initialized())
+    }
+}
+
+/// One served session: the handle to talk to that client and watch the session.
+#[derive(Debug, Clone)]
+pub struct ServerSession {
+    pub(crate) peer: Peer,
+    pub(crate) state: Arc<SessionState>,
+}
+
+impl ServerSession {
+    /// The session's peer (the client).
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// The client's name, version and title, once initialised.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.state.info.get()
+    }
+
+    /// The capabilities the client declared, once initialised.
+    pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
+        self.state.capabilities.get()
+    }
+
+    /// The negotiated protocol revision, once initialised.
+    pub fn protocol_version(&self) -> Option<&ProtocolVersion> {
+        self.state.protocol_version.get()
+    }
+
+    /// Whether the client completed the handshake.
+    pub fn is_initialized(&self) -> bool {
+        self.peer.is_initialized()
+    }
+
+    /// Resolves once the client sent `notifications/initialized`.
+    pub async fn initialized(&self) {
+        self.state.initialized.cancelled().await;
+    }
+
+    /// Sends a request to the client.
+    pub async fn request<M: RequestMethod>(
+        &self,
+        params: M::Params,
+    ) -> Result<M::Result, SessionError> {
+        self.peer.request::<M>(params).await
+    }
+
+    /// Sends a notification to the client.
+    pub async fn notify<N: NotificationMethod>(
+        &self,
+        params: N::Params,
+    ) -> Result<(), SessionError> {
+        self.peer.notify::<N>(params).await
+    }
+
+    /// Whether the client is subscribed to updates of `uri`.
+    pub fn is_subscribed(&self, uri: &str) -> bool {
+        self.state.is_subscribed(uri)
+    }
+
+    /// Pings the client.
+    pub async fn ping(&self) -> Result<(), SessionError> {
+        self.peer.ping().await
+    }
+
+    /// Resolves when the session has ended.
+    pub async fn closed(&self) {
+        self.peer.closed().await;
+    }
+
+    /// Ends the session.
+    pub async fn close(&self) {
+        self.peer.close().await;
     }
 }

@@ -11,8 +11,9 @@ use modelctx_types::{
     CreateTaskResult, ErrorCode, ErrorData, RawValue, TaskMetadata, TaskSupport, ext_tasks, to_raw,
 };
 
-use crate::context::Context;
+use crate::inner::Inner;
 use crate::registry::lookup;
+use crate::request::Context;
 use crate::session::SessionState;
 
 type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
@@ -40,6 +41,7 @@ pub(crate) fn owner(cx: &modelctx_session::RequestContext, session: &SessionStat
 /// the plain call (`plain`) or a task: the `CreateTaskResult` at once, the tool running
 /// in the background with a context bound to the task.
 pub(crate) fn call_tool(
+    server: Arc<Inner>,
     host: Arc<TaskHost>,
     owner: TaskOwner,
     params: Option<Box<RawValue>>,
@@ -53,7 +55,7 @@ pub(crate) fn call_tool(
     }
     Box::pin(async move {
         let probe = parse_params::<Probe>(params.as_deref())?;
-        let support = lookup(&cx.server.registry.tools, &probe.name).map(|t| {
+        let support = lookup(&server.registry.tools, &probe.name).map(|t| {
             t.tool
                 .execution
                 .as_ref()
@@ -118,6 +120,7 @@ fn is_error(raw: &RawValue) -> bool {
 /// `window` without answering or asking for input (zero: a task at once); `-32021`
 /// for a tool that needs a task from a client that did not declare the extension.
 pub(crate) fn extension_mode(
+    server: &Inner,
     cx: &Context,
     params: Option<&RawValue>,
 ) -> Result<Option<Duration>, ErrorData> {
@@ -125,13 +128,13 @@ pub(crate) fn extension_mode(
     struct Probe {
         name: String,
     }
-    let Some(host) = &cx.server.tasks else {
+    let Some(host) = &server.tasks else {
         return Ok(None);
     };
     let Some(name) = params.and_then(|p| serde_json::from_str::<Probe>(p.get()).ok()) else {
         return Ok(None);
     };
-    let Some(tool) = lookup(&cx.server.registry.tools, &name.name) else {
+    let Some(tool) = lookup(&server.registry.tools, &name.name) else {
         return Ok(None);
     };
     let support = tool
@@ -173,7 +176,7 @@ pub(crate) fn missing_extension() -> ErrorData {
 pub(crate) struct Escalation {
     pub(crate) host: Arc<TaskHost>,
     pub(crate) owner: TaskOwner,
-    pub(crate) slot: Arc<crate::context::Escalating>,
+    pub(crate) slot: Arc<crate::request::Escalating>,
     pub(crate) window: Duration,
 }
 

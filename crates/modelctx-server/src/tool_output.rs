@@ -8,7 +8,7 @@ use std::fmt;
 use modelctx_types::{CallToolResult, ContentBlock, ErrorCode, ErrorData, JsonObject};
 use serde_json::Value;
 
-use crate::tool::IntoToolResult;
+use crate::tool_content::IntoToolResult;
 
 /// How a tool call failed, said explicitly: a tool function returns it as the error of
 /// its `Result` (`Result<T, ToolError>`, or boxed in a `BoxError`) to choose between the
@@ -66,7 +66,7 @@ impl ToolError {
             return Self::from_error_data(data);
         }
         let boxed: Option<&(dyn std::error::Error + 'static)> =
-            if let Some(boxed) = any.downcast_ref::<crate::BoxError>() {
+            if let Some(boxed) = any.downcast_ref::<crate::error::BoxError>() {
                 Some(&**boxed)
             } else if let Some(boxed) = any.downcast_ref::<Box<dyn std::error::Error>>() {
                 Some(&**boxed)
@@ -252,7 +252,7 @@ mod tests {
             outcome(Err::<String, _>(ToolError::protocol(data.clone()))).unwrap_err(),
             ToolError::Protocol(data.clone())
         );
-        let boxed: crate::BoxError = Box::new(ToolError::protocol(data.clone()));
+        let boxed: crate::error::BoxError = Box::new(ToolError::protocol(data.clone()));
         assert_eq!(
             outcome(Err::<String, _>(boxed)).unwrap_err(),
             ToolError::Protocol(data.clone())

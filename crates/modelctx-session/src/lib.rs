@@ -59,7 +59,6 @@ mod error;
 mod lifecycle;
 mod peer;
 mod pending;
-mod progress;
 mod runtime;
 mod service;
 pub mod tasks;

@@ -59,23 +59,3 @@ pub(super) fn once_id() -> Result<OnceId, ErrorData> {
     })?;
     Ok(id)
 }
-
-impl crate::ServerBuilder {
-    /// Makes every round of a multi round-trip request (protocol 2026-07-28) single-use:
-    /// the `requestState` a round ends with is good for one retry, remembered as used in
-    /// `store` before the handler runs again, and refused (`-32602`) when sent again.
-    /// For rounds whose retry has effects (an approval, a payment), which a replayed
-    /// state would otherwise repeat for the state's whole lifetime (15 minutes).
-    ///
-    /// [`InMemorySingleUseIds`](modelctx_transport::InMemorySingleUseIds) remembers the
-    /// states of one process; with several processes behind one endpoint (and the same
-    /// [`request_state_key`](Self::request_state_key)), give each the same shared store
-    /// (`modelctx-redis`'s `RedisSingleUseIds`), so a state used at one is refused at
-    /// every other. A retry whose check the store cannot answer is refused
-    /// (`-32603`). Off by default.
-    #[must_use]
-    pub fn single_use_rounds(mut self, store: impl SingleUseIds) -> Self {
-        self.single_use = Some(Arc::new(store));
-        self
-    }
-}

@@ -1,32 +1,37 @@
 //! The outbound side: the [`Peer`] handle, typed requests with cancellation, progress and
 //! timeouts, and notifications.
 
+mod outbound;
+mod progress_queue;
+mod shared;
+
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use modelctx_transport::{MessageSink, TransportMessage};
+use modelctx_transport::MessageSink;
 use modelctx_types::{
-    ErrorData, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, Meta, NotificationMethod,
-    ProgressToken, RawValue, RequestId, RequestMethod, to_raw,
+    JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, Meta, NotificationMethod, RawValue,
+    RequestId, RequestMethod,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use tokio::sync::{Semaphore, oneshot};
-use tokio::time::Instant;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::SessionConfig;
 use crate::error::SessionError;
-use crate::lifecycle::{self, Phase, PhaseCell, Role};
-use crate::pending::{IdRefused, PendingTable};
+use crate::lifecycle::{self, Phase, Role};
+use crate::pending::IdRefused;
+
+use outbound::{
+    DropGuard, attach_meta, decode_result, progress_token, run_request, serialize_params,
+};
+pub(crate) use shared::{Outcome, ProgressSink, Shared};
 
 /// One progress update, as carried by `notifications/progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,215 +186,6 @@ impl fmt::Debug for RequestOptions {
             .field("name_param", &self.name_param)
             .finish()
     }
-}
-
-/// How an outbound request ended, as delivered to its waiting future.
-#[derive(Debug)]
-pub(crate) enum Outcome {
-    Result(Box<RawValue>),
-    Error(ErrorData),
-    /// The peer's answer could not be read (`InvalidMessage::is_response`): what was wrong.
-    InvalidResponse(String),
-    Closed,
-    Cancelled,
-    /// The deadline passed; the session's timer took the slot out of the table (and told
-    /// the peer).
-    TimedOut,
-}
-
-pub(crate) type Slot = oneshot::Sender<Outcome>;
-pub(crate) type ProgressSink = Arc<crate::progress::ProgressQueue>;
-
-/// State shared by the receive task and every handle of one session.
-pub(crate) struct Shared {
-    pub(crate) role: Role,
-    pub(crate) config: SessionConfig,
-    pub(crate) sink: Box<dyn MessageSink>,
-    pub(crate) phase: PhaseCell,
-    pub(crate) pending: Mutex<PendingTable<Slot, ProgressSink>>,
-    /// Inbound requests being handled: id -> cancellation token.
-    pub(crate) inflight: Mutex<HashMap<RequestId, CancellationToken>>,
-    pub(crate) semaphore: Arc<Semaphore>,
-    /// Fires when the session ends, for whatever reason.
-    pub(crate) closed: CancellationToken,
-    /// Set just before `closed` fires: a lock-free check for the hot path (reading the
-    /// token takes its mutex, which every caller of this session shares).
-    pub(crate) closed_flag: AtomicBool,
-    /// Wakes the deadline watcher: a request is due earlier than its timer is set.
-    pub(crate) deadline_changed: tokio::sync::Notify,
-    /// Whether the deadline watcher was started (on the first deadline).
-    pub(crate) deadline_watcher: AtomicBool,
-    /// Set when an `initialize` is accepted; cleared again when it fails (a retry is
-    /// allowed).
-    pub(crate) initialize_seen: AtomicBool,
-    /// `notifications/initialized` arrived while `initialize` was still being answered
-    /// (a client that pipelines the handshake): the session becomes operational as soon
-    /// as the answer goes out, instead of waiting forever for a second notification.
-    pub(crate) initialized_early: AtomicBool,
-    /// Answers the runtime gave at once (ping, refusals) still being sent on tasks of
-    /// their own: the session's end waits for them before it closes the sink.
-    pub(crate) sends_in_flight: std::sync::atomic::AtomicUsize,
-    /// Fires when `sends_in_flight` drops to zero.
-    pub(crate) sends_idle: tokio::sync::Notify,
-    /// Answers of handlers that are done but whose answer waits for room in the sink
-    /// (a peer that does not read): they count against `max_requests_in_flight`, so
-    /// such a peer cannot pile up finished jobs without bound.
-    pub(crate) answers_waiting: std::sync::atomic::AtomicUsize,
-    /// The session's tracing span (`mcp.session`), the parent of its request spans;
-    /// disabled (and free) when no subscriber wants it.
-    pub(crate) span: tracing::Span,
-}
-
-impl modelctx_transport::RequestClocks for Shared {
-    fn pause(&self, id: &RequestId) {
-        self.lock_pending().hold(id, tokio::time::Instant::now());
-    }
-
-    fn resume(&self, id: &RequestId) {
-        if self.lock_pending().release(id, tokio::time::Instant::now()) {
-            // The watcher runs: the request had a deadline before it was held.
-            self.deadline_changed.notify_one();
-        }
-    }
-}
-
-impl Shared {
-    /// Sets the session's timer earlier: starts the watcher on first use, else wakes it.
-    fn rearm_deadlines(self: &Arc<Self>) {
-        if !self.deadline_watcher.swap(true, Ordering::AcqRel) {
-            tokio::spawn(watch_deadlines(self.clone()));
-        } else {
-            self.deadline_changed.notify_one();
-        }
-    }
-
-    /// Marks the session ended and wakes everything waiting for that.
-    pub(crate) fn mark_closed(&self) {
-        self.closed_flag.store(true, Ordering::Release);
-        self.closed.cancel();
-    }
-
-    pub(crate) async fn send(
-        &self,
-        message: JsonRpcMessage,
-        related: Option<RequestId>,
-    ) -> Result<(), SessionError> {
-        self.send_about(message, related, None).await
-    }
-
-    /// [`send`](Self::send), with the token of the stateless era's request `related`
-    /// names (see `TransportMessage::request_over`).
-    pub(crate) async fn send_about(
-        &self,
-        message: JsonRpcMessage,
-        related: Option<RequestId>,
-        request_over: Option<CancellationToken>,
-    ) -> Result<(), SessionError> {
-        let mut message = TransportMessage::new(message).related_to(related);
-        message.request_over = request_over;
-        self.sink
-            .send(message)
-            .await
-            .map_err(SessionError::transport)
-    }
-
-    fn lock_pending(&self) -> std::sync::MutexGuard<'_, PendingTable<Slot, ProgressSink>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    // The pending table's lock is released before a caller is woken: the woken caller
-    // (often on another thread, about to start its next request) would otherwise find the
-    // lock still held and sleep on it, two more futex calls and a wake-up on the path.
-    // (Progress is sent under the lock: its receiver never takes it.)
-
-    /// Completes request `id` with `outcome`; `false` when no request of ours has it.
-    pub(crate) fn complete(&self, id: &RequestId, outcome: Outcome) -> bool {
-        let slot = self.lock_pending().complete(id);
-        match slot {
-            Some(slot) => {
-                let _ = slot.send(outcome);
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub(crate) fn route_progress(&self, token: &ProgressToken, progress: Progress) -> bool {
-        match self.lock_pending().progress_sink(token) {
-            Some(sink) => {
-                sink.push(progress);
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub(crate) fn fail_all_pending(&self) {
-        let slots = self.lock_pending().drain();
-        for slot in slots {
-            let _ = slot.send(Outcome::Closed);
-        }
-    }
-
-    /// Abandons request `id`: frees its slot and, unless it already completed, was never
-    /// sent, or is `initialize`, tells the peer with `notifications/cancelled`.
-    async fn abandon(&self, id: &RequestId, method: &str, reason: &str, outcome: Outcome) {
-        let taken = self.lock_pending().take(id);
-        if let Some((slot, sent)) = taken {
-            let _ = slot.send(outcome);
-            if sent && method != lifecycle::INITIALIZE {
-                let _ = self.send(cancelled_notification(id, reason), None).await;
-            }
-        }
-    }
-}
-
-/// Times out a session's requests: one timer per session, set for the earliest deadline
-/// in the pending table and left set when requests complete before it.
-///
-/// A timer per request (a `tokio::time::Sleep` raced against the response) costs a
-/// timer-wheel insert and removal per call and, whenever no other timer is pending,
-/// an unpark of tokio's parked timer driver (an eventfd write and a thread wake-up):
-/// measured, it doubled and destabilised sequential in-memory latency. Here a request
-/// due later than the timer (the common case: same timeout, sent later) touches no
-/// timer at all.
-///
-/// The watcher holds the session until it closes (every session end fires `closed`).
-async fn watch_deadlines(shared: Arc<Shared>) {
-    loop {
-        let armed = shared.lock_pending().armed();
-        tokio::select! {
-            biased;
-            () = shared.closed.cancelled() => return,
-            () = shared.deadline_changed.notified() => continue,
-            () = sleep_until_some(armed) => {}
-        }
-        let expired = shared.lock_pending().expire(Instant::now());
-        // The peer hears of the cancellation before the caller hears of the timeout.
-        for e in expired {
-            if e.notify_peer {
-                let _ = shared
-                    .send(cancelled_notification(&e.id, "request timed out"), None)
-                    .await;
-            }
-            let _ = e.slot.send(Outcome::TimedOut);
-        }
-    }
-}
-
-async fn sleep_until_some(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
-}
-
-pub(crate) fn cancelled_notification(id: &RequestId, reason: &str) -> JsonRpcMessage {
-    let params = serde_json::json!({ "requestId": id, "reason": reason });
-    JsonRpcMessage::Notification(JsonRpcNotification::new(
-        lifecycle::CANCELLED,
-        to_raw(&params).ok(),
-    ))
 }
 
 /// A handle on one session: sends requests and notifications to the peer.
@@ -685,209 +481,6 @@ impl Peer {
     }
 }
 
-/// Serialises params; `null` means "no params". JSON-RPC allows only an object or an
-/// array there, so anything else is refused locally on every transport (the in-memory
-/// transport never serialises, so a wire would be the first to notice otherwise).
-fn serialize_params<T: Serialize>(params: &T) -> Result<Option<Box<RawValue>>, SessionError> {
-    let raw = to_raw(params)
-        .map_err(|e| SessionError::refused(format!("cannot serialise params: {e}")))?;
-    match raw.get().as_bytes().first() {
-        _ if raw.get() == "null" => Ok(None),
-        Some(b'{') | Some(b'[') => Ok(Some(raw)),
-        _ => Err(SessionError::refused(format!(
-            "params must be a JSON object or array, not {}",
-            raw.get()
-        ))),
-    }
-}
-
-/// The progress token of request `id`: the id itself.
-fn progress_token(id: &RequestId) -> ProgressToken {
-    match id {
-        RequestId::Number(n) => ProgressToken::Number(*n),
-        RequestId::String(s) => ProgressToken::String(s.clone()),
-    }
-}
-
-/// Adds the progress token and caller `_meta` to the params, when there are any.
-fn attach_meta(
-    params: Option<Box<RawValue>>,
-    id: &RequestId,
-    options: &RequestOptions,
-) -> Result<Option<Box<RawValue>>, SessionError> {
-    if options.on_progress.is_none() && options.meta.is_none() {
-        return Ok(params);
-    }
-    let mut object = match params {
-        Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
-            Ok(Value::Object(map)) => map,
-            _ => {
-                return Err(SessionError::refused(
-                    "params must be an object to carry _meta",
-                ));
-            }
-        },
-        None => serde_json::Map::new(),
-    };
-    let meta = object
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Default::default()));
-    let Value::Object(meta) = meta else {
-        return Err(SessionError::refused("_meta must be an object"));
-    };
-    if let Some(extra) = &options.meta {
-        for (k, v) in extra {
-            meta.insert(k.clone(), v.clone());
-        }
-    }
-    if options.on_progress.is_some() {
-        let token = serde_json::to_value(progress_token(id))
-            .map_err(|e| SessionError::refused(format!("cannot serialise params: {e}")))?;
-        meta.insert(Meta::PROGRESS_TOKEN.to_owned(), token);
-    }
-    to_raw(&object)
-        .map(Some)
-        .map_err(|e| SessionError::refused(format!("cannot serialise params: {e}")))
-}
-
-/// Cancels the request when the future waiting for it is dropped early.
-///
-/// Created with the handle, so a handle dropped before its first poll frees its slot too.
-struct DropGuard {
-    peer: Option<Peer>,
-    id: RequestId,
-    method: Cow<'static, str>,
-}
-
-impl Drop for DropGuard {
-    fn drop(&mut self) {
-        let Some(peer) = self.peer.take() else { return };
-        let taken = peer.shared.lock_pending().take(&self.id);
-        // Already completed, or never went out: nothing to tell the peer.
-        let Some((_slot, true)) = taken else { return };
-        if self.method == lifecycle::INITIALIZE {
-            return;
-        }
-        let id = std::mem::replace(&mut self.id, RequestId::Number(0));
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                let notice = cancelled_notification(&id, "request dropped by the caller");
-                let _ = peer.shared.send(notice, None).await;
-            });
-        }
-    }
-}
-
-/// Decodes the typed result of request method `M`.
-// Takes the box by value: its type is the handle's `decode` pointer, whose raw
-// instance hands the box on unchanged.
-#[allow(clippy::boxed_local)]
-fn decode_result<M: RequestMethod>(raw: Box<RawValue>) -> Result<M::Result, SessionError> {
-    serde_json::from_str::<M::Result>(raw.get())
-        .map_err(|e| SessionError::invalid_result(format!("{} result: {e}", M::METHOD)))
-}
-
-async fn run_request(
-    mut guard: DropGuard,
-    request: JsonRpcRequest,
-    options: RequestOptions,
-    mut rx: oneshot::Receiver<Outcome>,
-    progress_rx: Option<ProgressSink>,
-) -> Result<Box<RawValue>, SessionError> {
-    let Some(peer) = guard.peer.clone() else {
-        return Err(SessionError::closed());
-    };
-    let (id, method) = (guard.id.clone(), guard.method.clone());
-    let shared = peer.shared.clone();
-    let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
-    let start = Instant::now();
-    let hard = options.max_total_timeout.map(|m| start + m);
-    let cap = |t: Instant| hard.map_or(t, |h| t.min(h));
-    // Cancelled through its canceller (or the session closed) before the first poll:
-    // the request must not go out at all.
-    let marked =
-        shared
-            .lock_pending()
-            .mark_sent(&id, cap(start + timeout), method != lifecycle::INITIALIZE);
-    match marked {
-        None => {
-            guard.peer = None;
-            return Err(match rx.try_recv() {
-                Ok(Outcome::Cancelled) => SessionError::cancelled(),
-                _ => SessionError::closed(),
-            });
-        }
-        Some(true) => shared.rearm_deadlines(),
-        Some(false) => {}
-    }
-    let message = TransportMessage::new(JsonRpcMessage::Request(request))
-        .related_to(peer.related.clone())
-        .with_resumption_token(options.resumption_token.clone())
-        .with_name_param(options.name_param);
-    if let Err(e) = shared
-        .sink
-        .send(message)
-        .await
-        .map_err(SessionError::transport)
-    {
-        shared.lock_pending().remove(&id);
-        guard.peer = None;
-        return Err(e);
-    }
-    let outcome = loop {
-        let progress = async {
-            match progress_rx.as_deref() {
-                Some(queue) => Some(queue.pop().await),
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            biased;
-            outcome = &mut rx => break outcome.unwrap_or(Outcome::Closed),
-            Some(p) = progress => {
-                if let Some(cb) = &options.on_progress {
-                    cb(p);
-                }
-                if options.reset_timeout_on_progress {
-                    let deadline = cap(Instant::now() + timeout);
-                    if shared.lock_pending().set_deadline(&id, deadline) {
-                        shared.rearm_deadlines();
-                    }
-                }
-            }
-        }
-    };
-    guard.peer = None;
-    // Updates that arrived before the response are still in the channel when the biased
-    // select above picks the response: deliver them, in order, before returning.
-    if let (
-        Outcome::Result(_) | Outcome::Error(_) | Outcome::InvalidResponse(_),
-        Some(rx),
-        Some(cb),
-    ) = (&outcome, progress_rx.as_deref(), &options.on_progress)
-    {
-        while let Some(p) = rx.try_pop() {
-            cb(p);
-        }
-    }
-    if method == lifecycle::INITIALIZE
-        && shared.role == Role::Client
-        && !matches!(outcome, Outcome::Result(_))
-    {
-        // No session came of it: the client may send `initialize` again (another
-        // revision the server named) or turn to the stateless era.
-        shared.phase.advance(Phase::Initializing, Phase::New);
-    }
-    match outcome {
-        Outcome::Result(raw) => Ok(raw),
-        Outcome::Error(e) => Err(SessionError::protocol(e)),
-        Outcome::InvalidResponse(reason) => Err(SessionError::invalid_response(reason)),
-        Outcome::Closed => Err(SessionError::closed()),
-        Outcome::Cancelled => Err(SessionError::cancelled()),
-        Outcome::TimedOut => Err(SessionError::timeout()),
-    }
-}
-
 /// An outbound request in flight: a future of its result, cancellable.
 ///
 /// Dropping the handle before it resolves cancels the request (the peer is sent
@@ -977,29 +570,6 @@ impl Canceller {
                 .shared
                 .abandon(id, &self.method, reason, Outcome::Cancelled)
                 .await;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn params_must_be_an_object_or_an_array() {
-        assert!(serialize_params(&Option::<Value>::None).unwrap().is_none());
-        assert!(
-            serialize_params(&serde_json::json!({"a": 1}))
-                .unwrap()
-                .is_some()
-        );
-        assert!(serialize_params(&serde_json::json!([1])).unwrap().is_some());
-        for bad in [
-            serde_json::json!(3),
-            serde_json::json!("x"),
-            serde_json::json!(true),
-        ] {
-            assert!(serialize_params(&bad).unwrap_err().is_refused(), "{bad}");
         }
     }
 }

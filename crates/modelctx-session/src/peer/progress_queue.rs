@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use tokio::sync::Notify;
 
-use crate::peer::Progress;
+use super::Progress;
 
 /// How many progress updates may wait for a request's callback.
 pub(crate) const PROGRESS_BACKLOG: usize = 32;

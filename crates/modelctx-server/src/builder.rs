@@ -1,0 +1,583 @@
+//! Building a [`Server`]: its identity, registrations, handlers and settings, and the
+//! capabilities derived from them.
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use modelctx_session::announce::AnnouncementBus;
+use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskHost, TaskStore};
+use modelctx_session::{Peer, SessionConfig, parse_params};
+use modelctx_transport::SingleUseIds;
+use modelctx_types::{
+    ErrorData, Implementation, NotificationMethod, RawValue, RequestMethod, ServerCapabilities,
+    to_raw,
+};
+
+use crate::inner::{Inner, NotificationFn, PeerErrorFn, RequestFn, Server};
+use crate::mrtr;
+use crate::prompt::PromptDef;
+use crate::registry::{self, Announcer, RegistrationError, Registry};
+use crate::request::Context;
+use crate::resource::{ResourceDef, TemplateDef};
+use crate::stateless;
+use crate::tool::ToolDef;
+use crate::tool_set::ToolSet;
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Enabled {
+    tools: bool,
+    resources: bool,
+    prompts: bool,
+    completions: bool,
+}
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    capabilities: Option<ServerCapabilities>,
+    requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
+    notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
+    session: SessionConfig,
+    registry: Registry,
+    enabled: Enabled,
+    list_changed: Option<bool>,
+    subscriptions: bool,
+    logging: bool,
+    page_size: usize,
+    debounce: Duration,
+    state: Option<Arc<dyn Any + Send + Sync>>,
+    stateless_era: bool,
+    state_key: Option<mrtr::StateKey>,
+    single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
+    cache_hints: stateless::CacheHints,
+    tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
+    on_peer_error: Option<Arc<PeerErrorFn>>,
+    handler_limit: Option<modelctx_session::HandlerLimit>,
+    announcements: Option<Arc<dyn AnnouncementBus>>,
+    extensions: Vec<(String, modelctx_types::JsonObject)>,
+}
+
+impl fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    /// How many items a list page holds unless [`ServerBuilder::page_size`] says
+    /// otherwise.
+    pub const DEFAULT_PAGE_SIZE: usize = 100;
+    /// How long changes to a registry are gathered into one `list_changed`
+    /// announcement unless [`ServerBuilder::list_changed_debounce`] says otherwise.
+    pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(20);
+
+    /// A builder for a server with this name and version, every setting at its default.
+    pub(crate) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            info: Implementation::new(name, version),
+            instructions: None,
+            capabilities: None,
+            requests: HashMap::new(),
+            notifications: HashMap::new(),
+            session: SessionConfig::server(),
+            registry: Registry::default(),
+            enabled: Enabled::default(),
+            list_changed: None,
+            subscriptions: true,
+            logging: false,
+            page_size: ServerBuilder::DEFAULT_PAGE_SIZE,
+            debounce: ServerBuilder::DEFAULT_DEBOUNCE,
+            state: None,
+            stateless_era: true,
+            state_key: None,
+            single_use: None,
+            cache_hints: stateless::CacheHints::default(),
+            tasks: None,
+            on_peer_error: None,
+            handler_limit: None,
+            announcements: None,
+            extensions: Vec::new(),
+        }
+    }
+
+    /// Sets the human-readable title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Sets the full implementation description (name, version, title, icons, ...).
+    #[must_use]
+    pub fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Sets the instructions returned by `initialize`.
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Advertises exactly these capabilities instead of deriving them (extensions
+    /// declared with [`ServerBuilder::extension`] are added to them).
+    #[must_use]
+    pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
+        self.capabilities = Some(capabilities);
+        self
+    }
+
+    /// Declares the extension `id` (SEP-2133) with these settings under the
+    /// capabilities' `extensions`, on top of the derived (or explicit) capabilities, in
+    /// both eras: `initialize` and `server/discover` show it. The extension's methods
+    /// are served by [`request_handler`](Self::request_handler)s. A later declaration of
+    /// the same identifier replaces an earlier one.
+    ///
+    /// ```
+    /// use modelctx_server::Server;
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .extension("com.example/widgets", Default::default())
+    ///     .build();
+    /// let extensions = server.capabilities().extensions.as_ref().unwrap();
+    /// assert!(extensions.contains_key("com.example/widgets"));
+    /// ```
+    #[must_use]
+    pub fn extension(
+        mut self,
+        id: impl Into<String>,
+        settings: modelctx_types::JsonObject,
+    ) -> Self {
+        let id = id.into();
+        self.extensions.retain(|(known, _)| *known != id);
+        self.extensions.push((id, settings));
+        self
+    }
+
+    /// Bounds the handlers running at once across every session this server serves
+    /// (each session also keeps its own bound,
+    /// [`SessionConfig::max_concurrent_requests`]): beyond it a request waits for a
+    /// slot, so one busy or flooding client cannot take more than its own bound of the
+    /// server's work. Unbounded across sessions unless set; a session whose
+    /// [`SessionConfig`] brings its own [`HandlerLimit`](modelctx_session::HandlerLimit)
+    /// keeps that one.
+    #[must_use]
+    pub fn max_concurrent_handlers(mut self, n: usize) -> Self {
+        self.handler_limit = Some(modelctx_session::HandlerLimit::new(n));
+        self
+    }
+
+    /// Sets the session settings used by [`Server::serve`].
+    #[must_use]
+    pub fn session_config(mut self, config: SessionConfig) -> Self {
+        self.session = config;
+        self
+    }
+
+    /// Registers a tool. Refused when the name is taken or breaks the naming rules
+    /// (1–128 characters of `A-Z a-z 0-9 _ - .`), or a schema does not compile.
+    pub fn tool(self, tool: ToolDef) -> Result<Self, RegistrationError> {
+        self.registry.add_tool(tool)?;
+        Ok(self)
+    }
+
+    /// Registers several tools in one call: a `Vec` or array of [`ToolDef`]s, or the
+    /// `#[tool]` methods of a type whose `impl` block carries `#[tools]` (feature
+    /// `macros` of the `modelctx` facade). Refused at the first tool
+    /// [`ServerBuilder::tool`] would refuse.
+    pub fn tools(mut self, tools: impl ToolSet) -> Result<Self, RegistrationError> {
+        for tool in tools.into_tool_defs() {
+            self = self.tool(tool)?;
+        }
+        Ok(self)
+    }
+
+    /// Registers a resource at a fixed URI. Refused when the URI is taken.
+    pub fn resource(self, resource: ResourceDef) -> Result<Self, RegistrationError> {
+        self.registry.add_resource(resource)?;
+        Ok(self)
+    }
+
+    /// Registers a resource template. Refused when the template is taken or malformed.
+    pub fn resource_template(self, template: TemplateDef) -> Result<Self, RegistrationError> {
+        self.registry.add_template(template)?;
+        Ok(self)
+    }
+
+    /// Registers a prompt. Refused when the name is taken.
+    pub fn prompt(self, prompt: PromptDef) -> Result<Self, RegistrationError> {
+        self.registry.add_prompt(prompt)?;
+        Ok(self)
+    }
+
+    /// Advertises `tools` even while no tool is registered (for tools added later).
+    #[must_use]
+    pub fn enable_tools(mut self) -> Self {
+        self.enabled.tools = true;
+        self
+    }
+
+    /// Advertises `resources` even while none is registered.
+    #[must_use]
+    pub fn enable_resources(mut self) -> Self {
+        self.enabled.resources = true;
+        self
+    }
+
+    /// Advertises `prompts` even while none is registered.
+    #[must_use]
+    pub fn enable_prompts(mut self) -> Self {
+        self.enabled.prompts = true;
+        self
+    }
+
+    /// Advertises `completions` even while no completion source exists.
+    #[must_use]
+    pub fn enable_completions(mut self) -> Self {
+        self.enabled.completions = true;
+        self
+    }
+
+    /// Advertises `logging` (implied by any high-level registration).
+    #[must_use]
+    pub fn logging(mut self) -> Self {
+        self.logging = true;
+        self
+    }
+
+    /// Whether `tools`, `resources` and `prompts` advertise `listChanged` (and registry
+    /// changes are announced). By default the kinds served from registries do and
+    /// those served only by low-level handlers do not; this sets it for every kind
+    /// declared (low-level handlers then send the notifications themselves).
+    #[must_use]
+    pub fn list_changed(mut self, enabled: bool) -> Self {
+        self.list_changed = Some(enabled);
+        self
+    }
+
+    /// How long registry changes are gathered into one announcement per kind.
+    #[must_use]
+    pub fn list_changed_debounce(mut self, window: Duration) -> Self {
+        self.debounce = window;
+        self
+    }
+
+    /// Publishes this server's list changes and resource updates on `bus`, and tells
+    /// its sessions and `subscriptions/listen` streams about those other processes
+    /// publish there: what several processes serving one endpoint need (modelctx-redis
+    /// has a bus on Redis pub/sub). Without one (the default), a change reaches this
+    /// process's sessions only.
+    ///
+    /// A list change is published once per kind and debounce window; each process then
+    /// announces it to its own sessions after its own window. [`Server::notify_resource_updated`]
+    /// publishes at once and counts only the sessions of this process.
+    #[must_use]
+    pub fn announcements(mut self, bus: Arc<dyn AnnouncementBus>) -> Self {
+        self.announcements = Some(bus);
+        self
+    }
+
+    /// Whether high-level resources advertise and serve subscriptions (default: yes).
+    #[must_use]
+    pub fn resource_subscriptions(mut self, enabled: bool) -> Self {
+        self.subscriptions = enabled;
+        self
+    }
+
+    /// How many items each page of a list holds (at least 1).
+    #[must_use]
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+
+    /// Shares application state with every handler ([`Context::state`]).
+    #[must_use]
+    pub fn state<T: Any + Send + Sync>(mut self, state: T) -> Self {
+        self.state = Some(Arc::new(state));
+        self
+    }
+
+    /// Registers the handler of request method `M`. Its params arrive decoded (a
+    /// mismatch is answered `-32602`); its result is encoded as `M::Result`. It takes
+    /// precedence over the registries for that method.
+    #[must_use]
+    pub fn request_handler<M, F, Fut>(mut self, handler: F) -> Self
+    where
+        M: RequestMethod,
+        F: Fn(M::Params, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<M::Result, ErrorData>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let erased: Arc<RequestFn> = Arc::new(move |params, cx| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                let params = cx
+                    .request
+                    .unstable_parse_params::<M::Params>(params.as_deref(), M::UNSTABLE_META_SLOT)?;
+                let result = handler(params, cx).await?;
+                to_raw(&result).map_err(|e| {
+                    ErrorData::internal_error(format!("cannot encode the result: {e}"))
+                })
+            })
+        });
+        self.requests.insert(Cow::Borrowed(M::METHOD), erased);
+        self
+    }
+
+    /// Registers the handler of notification method `N`.
+    #[must_use]
+    pub fn notification_handler<N, F, Fut>(mut self, handler: F) -> Self
+    where
+        N: NotificationMethod,
+        F: Fn(N::Params, Peer) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let erased: Arc<NotificationFn> = Arc::new(move |params, peer| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                if let Ok(params) = parse_params::<N::Params>(params.as_deref()) {
+                    handler(params, peer).await;
+                }
+            })
+        });
+        self.notifications.insert(Cow::Borrowed(N::METHOD), erased);
+        self
+    }
+
+    /// Hears every error response a client sends without a request id (`"id": null`):
+    /// the client reporting a failure it could not attribute to a request, such as a
+    /// message from this server it could not parse. Without it such errors are dropped
+    /// (they answer no request, and are never answered). It also hears every response
+    /// from the client that could not be read, as a `-32603` naming the request it
+    /// answered (which has already failed) and what was wrong. The callback runs in
+    /// arrival order with the session's notifications, with the session's peer; it
+    /// must not block.
+    #[must_use]
+    pub fn on_peer_error<F>(mut self, callback: F) -> Self
+    where
+        F: Fn(ErrorData, &Peer) + Send + Sync + 'static,
+    {
+        self.on_peer_error = Some(Arc::new(callback));
+        self
+    }
+
+    /// Whether the server also serves protocol 2026-07-28, the stateless era, from the
+    /// same handlers (on by default): a request that carries the era's envelope in
+    /// `_meta` needs no handshake and is served on its own; `server/discover` says what
+    /// the server speaks; a handler that asks the client for input (elicitation,
+    /// sampling, roots) ends the round with an input-required result and runs again on
+    /// the client's retry with the answers. Clients of the handshake era see no
+    /// difference. Off: the server answers only the handshake era.
+    #[must_use]
+    pub fn stateless_era(mut self, on: bool) -> Self {
+        self.stateless_era = on;
+        self
+    }
+
+    /// The key that seals the `requestState` of requests that ask the client for input
+    /// in rounds (protocol 2026-07-28): every process serving one endpoint must use the
+    /// same key, since a retry may reach any of them. Without it, each process draws a
+    /// random key of its own.
+    #[must_use]
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(mrtr::StateKey::new(key));
+        self
+    }
+
+    /// The caching hints of this server's cacheable results in protocol 2026-07-28
+    /// (`server/discover`, the four lists, `resources/read`) when a handler does not set
+    /// its own: how long a client may keep one (`ttl`, in whole milliseconds) and who
+    /// may share it. The default, `0` and `private`, lets nothing be served stale or
+    /// shared. A tool, prompt, resource or template may carry hints of its own
+    /// ([`ToolDef::cache_hints`] and the like), which win for the lists it is in and the
+    /// reads it serves.
+    #[must_use]
+    pub fn cache_hints(mut self, ttl: Duration, scope: modelctx_types::CacheScope) -> Self {
+        self.cache_hints = stateless::CacheHints::new(ttl, scope);
+        self
+    }
+
+    /// Runs task-augmented `tools/call` (the tasks utility of protocol 2025-11-25) for
+    /// tools whose [`ToolDef::task_support`] allows it, keeping tasks in a bounded
+    /// [`InMemoryTaskStore`] unless [`ServerBuilder::task_store`] gives another; declares
+    /// `tasks` (`list`, `cancel`, `requests.tools.call`) and answers `tasks/get`,
+    /// `tasks/result`, `tasks/list` and `tasks/cancel`.
+    ///
+    /// A tool run as a task is the same function as in a plain call: its context's
+    /// [`Context::task_id`] is set, its requests to the client (sampling, elicitation,
+    /// roots) go through the task's side channel, and its cancellation is the task's.
+    /// Tasks are bound to the authenticated caller when there is one
+    /// ([`modelctx_transport::Principal`]), else to the session (protocol 2025-11-25 on
+    /// a transport with sessions); a task created with neither (every unauthenticated
+    /// request of protocol 2026-07-28, and of a stateless transport) is reachable only
+    /// through its id (128 bits from the system's CSPRNG), by a requestor without
+    /// principal or session, and is listed to no one: `tasks/list` shows a requestor
+    /// only its own tasks, and a task it may not reach is answered as an unknown id
+    /// (see [`TaskOwner`](modelctx_session::tasks::TaskOwner)).
+    #[must_use]
+    pub fn tasks(mut self, config: TaskConfig) -> Self {
+        let store = self.tasks.take().and_then(|(_, store)| store);
+        self.tasks = Some((config, store));
+        self
+    }
+
+    /// Keeps tasks in `store` (shared by several processes, say) and enables them as
+    /// [`ServerBuilder::tasks`] does, with its configuration or the default one.
+    #[must_use]
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        let config = self
+            .tasks
+            .take()
+            .map(|(config, _)| config)
+            .unwrap_or_default();
+        self.tasks = Some((config, Some(store)));
+        self
+    }
+
+    /// Builds the server.
+    pub fn build(mut self) -> Server {
+        let mut capabilities = self.capabilities.clone().unwrap_or_else(|| self.derive());
+        for (id, settings) in std::mem::take(&mut self.extensions) {
+            capabilities = capabilities.with_extension(id, settings);
+        }
+        let listed = |c: Option<Option<bool>>| c.flatten() == Some(true);
+        let enabled = [
+            listed(capabilities.tools.as_ref().map(|c| c.list_changed)),
+            listed(capabilities.resources.as_ref().map(|c| c.list_changed)),
+            listed(capabilities.prompts.as_ref().map(|c| c.list_changed)),
+        ];
+        Server {
+            inner: Arc::new(Inner {
+                // Names and versions are strings: encoding them cannot fail.
+                info_json: Arc::from(
+                    to_raw(&self.info).unwrap_or_else(|_| RawValue::NULL.to_owned()),
+                ),
+                info: self.info,
+                instructions: self.instructions,
+                capabilities,
+                requests: self.requests,
+                notifications: self.notifications,
+                session: self.session,
+                registry: self.registry,
+                announcer: Announcer::new(self.debounce, enabled, self.announcements),
+                state: self.state,
+                page_size: self.page_size,
+                stateless_era: self.stateless_era,
+                state_key: self.state_key,
+                single_use: self.single_use,
+                cache_hints: self.cache_hints,
+                envelopes: stateless::EnvelopeCache::default(),
+                tasks: self.tasks.map(|(config, store)| {
+                    let store = store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::default()));
+                    TaskHost::new(store, config)
+                }),
+                on_peer_error: self.on_peer_error,
+                handler_limit: self.handler_limit,
+            }),
+        }
+    }
+
+    /// The capabilities of the handlers and registries.
+    fn derive(&self) -> ServerCapabilities {
+        let mut caps = derive_capabilities(self.requests.keys().map(|k| k.as_ref()));
+        let registry = &self.registry;
+        let has = |n: usize| n > 0;
+        let tools = self.enabled.tools || has(registry::snapshot(&registry.tools).len());
+        let resources = self.enabled.resources
+            || has(registry::snapshot(&registry.resources).len())
+            || has(registry::snapshot(&registry.templates).len());
+        let prompts = self.enabled.prompts || has(registry::snapshot(&registry.prompts).len());
+        let list_changed = self.list_changed.unwrap_or(true);
+        if tools {
+            caps = caps.with_tools(list_changed);
+        }
+        if resources {
+            let subscribe = self.subscriptions || self.requests.contains_key("resources/subscribe");
+            caps = caps.with_resources(subscribe, list_changed);
+        }
+        if prompts {
+            caps = caps.with_prompts(list_changed);
+        }
+        if let Some(explicit) = self.list_changed {
+            if let Some(c) = caps.tools.as_mut() {
+                c.list_changed = Some(explicit);
+            }
+            if let Some(c) = caps.resources.as_mut() {
+                c.list_changed = Some(explicit);
+            }
+            if let Some(c) = caps.prompts.as_mut() {
+                c.list_changed = Some(explicit);
+            }
+        }
+        if self.enabled.completions || registry.has_completions() {
+            caps = caps.with_completions();
+        }
+        if self.logging || tools || resources || prompts {
+            caps = caps.with_logging();
+        }
+        if self.tasks.is_some() {
+            caps = caps.with_tool_tasks();
+            if !tools && let Some(tasks) = caps.tasks.as_mut() {
+                // Nothing to run as a task yet, but the task methods are there.
+                tasks.requests = None;
+            }
+        }
+        caps
+    }
+}
+
+/// The capabilities a set of handled methods implies: one per feature area with a
+/// handler, none for the others.
+fn derive_capabilities<'a>(methods: impl Iterator<Item = &'a str>) -> ServerCapabilities {
+    let methods: Vec<&str> = methods.collect();
+    let has = |prefix: &str| methods.iter().any(|m| m.starts_with(prefix));
+    let mut caps = ServerCapabilities::new();
+    if has("tools/") {
+        caps = caps.with_tools(false);
+    }
+    if has("resources/") {
+        caps = caps.with_resources(methods.contains(&"resources/subscribe"), false);
+    }
+    if has("prompts/") {
+        caps = caps.with_prompts(false);
+    }
+    if has("completion/") {
+        caps = caps.with_completions();
+    }
+    if has("logging/") {
+        caps = caps.with_logging();
+    }
+    caps
+}
+
+impl ServerBuilder {
+    /// Makes every round of a multi round-trip request (protocol 2026-07-28) single-use:
+    /// the `requestState` a round ends with is good for one retry, remembered as used in
+    /// `store` before the handler runs again, and refused (`-32602`) when sent again.
+    /// For rounds whose retry has effects (an approval, a payment), which a replayed
+    /// state would otherwise repeat for the state's whole lifetime (15 minutes).
+    ///
+    /// [`InMemorySingleUseIds`](modelctx_transport::InMemorySingleUseIds) remembers the
+    /// states of one process; with several processes behind one endpoint (and the same
+    /// [`request_state_key`](Self::request_state_key)), give each the same shared store
+    /// (`modelctx-redis`'s `RedisSingleUseIds`), so a state used at one is refused at
+    /// every other. A retry whose check the store cannot answer is refused
+    /// (`-32603`). Off by default.
+    #[must_use]
+    pub fn single_use_rounds(mut self, store: impl SingleUseIds) -> Self {
+        self.single_use = Some(Arc::new(store));
+        self
+    }
+}

@@ -1,0 +1,80 @@
+//! The built server's internals: its identity, capabilities, registries, handlers and
+//! settings, shared by every session it serves; and [`Server`], the handle on them
+//! (whose methods are in `server`).
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use modelctx_session::tasks::TaskHost;
+use modelctx_session::{Peer, SessionConfig};
+use modelctx_types::{ErrorData, Implementation, RawValue, ServerCapabilities};
+
+use crate::mrtr;
+use crate::registry::{Announcer, Registry};
+use crate::request::Context;
+use crate::stateless;
+
+pub(crate) type RequestFn = dyn Fn(Option<Box<RawValue>>, Context) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>>
+    + Send
+    + Sync;
+pub(crate) type NotificationFn =
+    dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
+pub(crate) type PeerErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
+
+/// An MCP server: its identity, capabilities, registries and handlers. Cheap to clone;
+/// serve it on as many transports as you like.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// What every session of one server shares: built once by the builder, read by the
+/// service, the request contexts and the answers served from the registries.
+pub(crate) struct Inner {
+    pub(crate) info: Implementation,
+    /// `info`, encoded once: every result of the stateless era carries it in `_meta`.
+    pub(crate) info_json: Arc<RawValue>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
+    pub(crate) notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
+    pub(crate) session: SessionConfig,
+    pub(crate) registry: Registry,
+    pub(crate) announcer: Arc<Announcer>,
+    pub(crate) state: Option<Arc<dyn Any + Send + Sync>>,
+    pub(crate) page_size: usize,
+    /// Serves the stateless era (2026-07-28) beside the handshake era.
+    pub(crate) stateless_era: bool,
+    /// Seals the `requestState` of multi round-trip requests (the process's key unless
+    /// given).
+    pub(crate) state_key: Option<mrtr::StateKey>,
+    /// Where the ids of single-use rounds are remembered, when rounds are single-use.
+    pub(crate) single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
+    /// The caching hints of cacheable results in the 2026-07-28 era.
+    pub(crate) cache_hints: stateless::CacheHints,
+    /// The envelopes of 2026-07-28 requests read so far, shared by requests that carry
+    /// the same (see `stateless::envelope_cached`).
+    pub(crate) envelopes: stateless::EnvelopeCache,
+    /// Runs task-augmented requests (2025-11-25 tasks), when enabled.
+    pub(crate) tasks: Option<Arc<TaskHost>>,
+    /// Hears errors a client could not attribute to a request.
+    pub(crate) on_peer_error: Option<Arc<PeerErrorFn>>,
+    /// The bound on running handlers every session of this server shares.
+    pub(crate) handler_limit: Option<modelctx_session::HandlerLimit>,
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut methods: Vec<_> = self.inner.requests.keys().collect();
+        methods.sort();
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .field("capabilities", &self.inner.capabilities)
+            .field("methods", &methods)
+            .finish()
+    }
+}

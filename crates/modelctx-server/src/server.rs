@@ -1,0 +1,119 @@
+//! What an application does with a [`Server`]: build it, serve sessions on transports,
+//! and change its registries while it runs.
+
+use modelctx_session::SessionConfig;
+use modelctx_transport::Transport;
+use modelctx_types::{Implementation, ServerCapabilities};
+
+use crate::builder::ServerBuilder;
+use crate::inner::Server;
+use crate::prompt::PromptDef;
+use crate::registry::{ListKind, RegistrationError};
+use crate::resource::{ResourceDef, TemplateDef};
+use crate::service;
+use crate::session::ServerSession;
+use crate::tool::ToolDef;
+
+impl Server {
+    /// Starts building a server with this name and version.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(name, version)
+    }
+
+    /// The server's name, version and title.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The capabilities the server advertises.
+    pub fn capabilities(&self) -> &ServerCapabilities {
+        &self.inner.capabilities
+    }
+
+    /// Serves one session over `transport`. Must be called within a tokio runtime.
+    pub fn serve<T: Transport>(&self, transport: T) -> ServerSession {
+        self.serve_with(transport, self.inner.session.clone())
+    }
+
+    /// Serves one session with explicit session settings. What the transport says of
+    /// itself applies on top: a transport whose session starts initialised (stateless
+    /// streamable HTTP) is served pre-initialised, and one that cannot carry requests
+    /// to the peer is served without outbound requests.
+    pub fn serve_with<T: Transport>(&self, transport: T, config: SessionConfig) -> ServerSession {
+        service::start(&self.inner, transport, config)
+    }
+
+    /// Adds a tool while the server runs; connected sessions are told (debounced
+    /// `notifications/tools/list_changed`) when `tools.listChanged` was advertised.
+    pub fn add_tool(&self, tool: ToolDef) -> Result<(), RegistrationError> {
+        self.inner.registry.add_tool(tool)?;
+        self.inner.announcer.changed(ListKind::Tools);
+        Ok(())
+    }
+
+    /// Removes the tool called `name`; returns whether there was one (and then tells
+    /// connected sessions, as [`Server::add_tool`] does).
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.inner.registry.remove_tool(name);
+        if removed {
+            self.inner.announcer.changed(ListKind::Tools);
+        }
+        removed
+    }
+
+    /// Adds a fixed resource while the server runs (announced like [`Server::add_tool`]).
+    pub fn add_resource(&self, resource: ResourceDef) -> Result<(), RegistrationError> {
+        self.inner.registry.add_resource(resource)?;
+        self.inner.announcer.changed(ListKind::Resources);
+        Ok(())
+    }
+
+    /// Removes the resource at `uri`; returns whether there was one.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.inner.registry.remove_resource(uri);
+        if removed {
+            self.inner.announcer.changed(ListKind::Resources);
+        }
+        removed
+    }
+
+    /// Adds a resource template while the server runs (announced as a resources change).
+    pub fn add_resource_template(&self, template: TemplateDef) -> Result<(), RegistrationError> {
+        self.inner.registry.add_template(template)?;
+        self.inner.announcer.changed(ListKind::Resources);
+        Ok(())
+    }
+
+    /// Removes the template `uri_template`; returns whether there was one.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let removed = self.inner.registry.remove_template(uri_template);
+        if removed {
+            self.inner.announcer.changed(ListKind::Resources);
+        }
+        removed
+    }
+
+    /// Adds a prompt while the server runs (announced like [`Server::add_tool`]).
+    pub fn add_prompt(&self, prompt: PromptDef) -> Result<(), RegistrationError> {
+        self.inner.registry.add_prompt(prompt)?;
+        self.inner.announcer.changed(ListKind::Prompts);
+        Ok(())
+    }
+
+    /// Removes the prompt called `name`; returns whether there was one.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.inner.registry.remove_prompt(name);
+        if removed {
+            self.inner.announcer.changed(ListKind::Prompts);
+        }
+        removed
+    }
+
+    /// Marks the resource at `uri` changed: every session subscribed to it gets
+    /// `notifications/resources/updated` (with [`ServerBuilder::announcements`], those
+    /// of other processes too). Returns how many sessions and `subscriptions/listen`
+    /// streams of this process were told.
+    pub async fn notify_resource_updated(&self, uri: &str) -> usize {
+        self.inner.announcer.resource_updated(uri).await
+    }
+}
