@@ -2,8 +2,9 @@
 //!
 //! Each item is here when the feature that provides it is on: the server's builders,
 //! definitions and `Context` (`server`), `Json` and `JsonSchema` (`schemars`; the
-//! `schemars` name too, so `#[derive(JsonSchema)]` needs no other import), `#[tool]` and
-//! `#[tools]` (`macros`), the client and its builder (`client`), one-call serving
+//! `schemars` name too, so `#[derive(JsonSchema)]` needs no other import), `#[tool]`,
+//! `#[prompt]`, `#[resource]`, `#[resource_template]`, `#[tools]` and `#[primitives]`
+//! (`macros`; with `server`, `Primitives` and `RegisterPrimitives` for the last), the client and its builder (`client`), one-call serving
 //! (`ServeStdio` with `stdio`, `ServeHttp` with `http-server`), the child process a
 //! client runs a server in (`client` and `stdio`), and the wire types a handler returns
 //! or a client reads (content, results, errors).
@@ -52,7 +53,10 @@ pub use crate::server::{
 };
 
 #[cfg(feature = "macros")]
-pub use crate::macros::{tool, tools};
+pub use crate::macros::{primitives, prompt, resource, resource_template, tool, tools};
+
+#[cfg(feature = "server")]
+pub use crate::primitives::{Primitives, RegisterPrimitives};
 
 #[cfg(feature = "client")]
 pub use crate::client::{Client, ClientBuilder};
