@@ -13,18 +13,14 @@ use crate::primitive::Primitive;
 /// `#[tools]`: implements `ToolSet` with the block's `#[tool]` methods.
 pub(crate) fn expand_tools(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let (block, found) = collect(attr, item, "tools")?;
-    if let Some((kind, span)) = found
-        .iter()
-        .find(|(p, _)| !matches!(p, Primitive::Tool(_)))
-        .map(|(p, span)| (p, *span))
-    {
+    if let Some((kind, attr)) = found.iter().find(|(p, _)| !matches!(p, Primitive::Tool(_))) {
         let kind = match kind {
             Primitive::Prompt(_) => "prompt",
             Primitive::Resource(_) => "resource",
             _ => "resource_template",
         };
-        return Err(syn::Error::new(
-            span,
+        return Err(syn::Error::new_spanned(
+            attr,
             format!(
                 "`#[tools]` registers tools only: for a `#[{kind}]` method, write `#[primitives]` on the `impl` block and register it with `ServerBuilder::primitives(value)`"
             ),
@@ -86,7 +82,7 @@ fn collect(
     attr: TokenStream,
     item: TokenStream,
     name: &str,
-) -> syn::Result<(ItemImpl, Vec<(Primitive, proc_macro2::Span)>)> {
+) -> syn::Result<(ItemImpl, Vec<(Primitive, syn::Attribute)>)> {
     if !attr.is_empty() {
         return Err(syn::Error::new_spanned(
             attr,
@@ -115,8 +111,8 @@ fn collect(
         let attr = method.attrs.remove(index);
         let kind = Kind::of(&attr).expect("found by kind");
         if let Some(second) = method.attrs.iter().find(|a| Kind::of(a).is_some()) {
-            return Err(syn::Error::new(
-                second.span(),
+            return Err(syn::Error::new_spanned(
+                second,
                 "a method is one tool, prompt, resource or template: keep one of these attributes",
             ));
         }
@@ -129,7 +125,7 @@ fn collect(
             true,
             attr.span(),
         )?;
-        found.push((primitive, attr.span()));
+        found.push((primitive, attr));
     }
     if found.is_empty() {
         let wanted = if name == "tools" {

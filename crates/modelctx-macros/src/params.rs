@@ -81,8 +81,8 @@ impl Function {
         let attr = kind.attr();
         let noun = kind.noun();
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            return Err(syn::Error::new(
-                sig.generics.span(),
+            return Err(syn::Error::new_spanned(
+                &sig.generics,
                 format!(
                     "a `#[{attr}]` function cannot be generic: its parameter types say what it accepts"
                 ),
@@ -103,16 +103,16 @@ impl Function {
             let typed = match input {
                 FnArg::Receiver(receiver) => {
                     if !in_impl {
-                        return Err(syn::Error::new(
-                            receiver.span(),
+                        return Err(syn::Error::new_spanned(
+                            &*receiver,
                             format!(
                                 "a `#[{attr}]` method needs `#[primitives]` on its `impl` block (or `#[tools]`, for tools only)"
                             ),
                         ));
                     }
                     if receiver.reference.is_none() || receiver.mutability.is_some() {
-                        return Err(syn::Error::new(
-                            receiver.span(),
+                        return Err(syn::Error::new_spanned(
+                            &*receiver,
                             format!(
                                 "a {noun} method takes `&self`: every call shares the value (keep what changes behind a `Mutex` or an atomic)"
                             ),
@@ -127,14 +127,14 @@ impl Function {
             let header_attr = take_attr(&mut typed.attrs, "header");
             if let Some(by_ref) = context_type(&typed.ty) {
                 if let Some(extra) = args_attr.as_ref().or(header_attr.as_ref()) {
-                    return Err(syn::Error::new(
-                        extra.span(),
+                    return Err(syn::Error::new_spanned(
+                        extra,
                         "the `Context` is not an argument: `#[args]` and `#[header]` do not apply to it",
                     ));
                 }
                 if seen_context {
-                    return Err(syn::Error::new(
-                        typed.span(),
+                    return Err(syn::Error::new_spanned(
+                        &*typed,
                         format!("a {noun} takes at most one `Context`"),
                     ));
                 }
@@ -143,14 +143,14 @@ impl Function {
                 continue;
             }
             if kind == Kind::Resource {
-                return Err(syn::Error::new(
-                    typed.span(),
+                return Err(syn::Error::new_spanned(
+                    &*typed,
                     "a `#[resource]` has a fixed URI, so its function takes no arguments besides `&self` and the `Context`; for a URI with variables, use `#[resource_template(uri_template = \"...\")]` with one parameter per variable",
                 ));
             }
             if let Type::Reference(reference) = &*typed.ty {
-                return Err(syn::Error::new(
-                    reference.span(),
+                return Err(syn::Error::new_spanned(
+                    reference,
                     format!(
                         "{noun} arguments are taken by value (they are decoded from the request); only the `Context` may be a reference"
                     ),
@@ -159,8 +159,8 @@ impl Function {
             if let Some(header) = &header_attr
                 && kind != Kind::Tool
             {
-                return Err(syn::Error::new(
-                    header.span(),
+                return Err(syn::Error::new_spanned(
+                    header,
                     "`#[header]` mirrors a tool argument into an `Mcp-Param-*` header; it applies to `#[tool]` parameters only",
                 ));
             }
@@ -168,19 +168,19 @@ impl Function {
                 "an `#[args]` parameter is the only argument (besides `&self` and the `Context`)";
             if let Some(args) = &args_attr {
                 if kind == Kind::Template {
-                    return Err(syn::Error::new(
-                        args.span(),
+                    return Err(syn::Error::new_spanned(
+                        args,
                         "a template's parameters are its URI variables, one parameter each: `#[args]` does not apply",
                     ));
                 }
                 if let Some(header) = &header_attr {
-                    return Err(syn::Error::new(
-                        header.span(),
+                    return Err(syn::Error::new_spanned(
+                        header,
                         "`#[header]` marks one argument; on an `#[args]` struct, mark its field with `#[schemars(extend(\"x-mcp-header\" = \"Name\"))]`",
                     ));
                 }
                 if whole || fields {
-                    return Err(syn::Error::new(typed.span(), only));
+                    return Err(syn::Error::new_spanned(&*typed, only));
                 }
                 whole = true;
                 params.push(Param::Whole {
@@ -189,11 +189,11 @@ impl Function {
                 continue;
             }
             if whole {
-                return Err(syn::Error::new(typed.span(), only));
+                return Err(syn::Error::new_spanned(&*typed, only));
             }
             let Pat::Ident(pat) = &*typed.pat else {
-                return Err(syn::Error::new(
-                    typed.pat.span(),
+                return Err(syn::Error::new_spanned(
+                    &typed.pat,
                     format!(
                         "a {noun} parameter must be a plain name (it names the argument){}",
                         if kind == Kind::Template {
@@ -205,8 +205,8 @@ impl Function {
                 ));
             };
             if pat.by_ref.is_some() || pat.subpat.is_some() {
-                return Err(syn::Error::new(
-                    pat.span(),
+                return Err(syn::Error::new_spanned(
+                    pat,
                     format!("a {noun} parameter must be a plain name (it names the argument)"),
                 ));
             }
@@ -220,7 +220,7 @@ impl Function {
                     false
                 } else if path.is_ident("serde") || path.is_ident("schemars") {
                     if kind == Kind::Template {
-                        misplaced.get_or_insert(attr.span());
+                        misplaced.get_or_insert(attr.clone());
                     }
                     moved.push(attr.clone());
                     false
@@ -228,9 +228,9 @@ impl Function {
                     true
                 }
             });
-            if let Some(span) = misplaced {
-                return Err(syn::Error::new(
-                    span,
+            if let Some(attr) = misplaced {
+                return Err(syn::Error::new_spanned(
+                    attr,
                     "a template variable is named by the URI template and parsed with `FromStr`: `#[serde]` and `#[schemars]` do not apply",
                 ));
             }
@@ -238,8 +238,8 @@ impl Function {
                 let name = header_name(&header, &pat.ident)?;
                 let lower = name.value().to_ascii_lowercase();
                 if headers.contains(&lower) {
-                    return Err(syn::Error::new(
-                        header.span(),
+                    return Err(syn::Error::new_spanned(
+                        &header,
                         format!(
                             "two arguments are mirrored into `Mcp-Param-{}`; give one another name: `#[header(\"Other\")]`",
                             name.value()
@@ -258,7 +258,7 @@ impl Function {
         if let ReturnType::Type(_, ty) = &sig.output
             && let Some(problem) = unfit_return(ty, noun)
         {
-            return Err(syn::Error::new(ty.span(), problem));
+            return Err(syn::Error::new_spanned(ty, problem));
         }
         Ok(Self {
             ident: sig.ident.clone(),
@@ -345,8 +345,8 @@ impl Function {
     pub(crate) fn handler(&self, inputs: TokenStream, body: TokenStream) -> TokenStream {
         let span = self.ident.span();
         let (_, _, this) = idents();
-        let must_be_send =
-            quote_spanned!(span=> ::modelctx::server::__private::tool_future_must_be_send);
+        let krate = quote!(::modelctx::server);
+        let must_be_send = quote_spanned!(span=> #krate::__private::tool_future_must_be_send);
         // Spanned on the function's name: a future that is not `Send` is reported at
         // the function (rustc shows the attribute's line), with the value held across an
         // `.await` pointed at in its body.
