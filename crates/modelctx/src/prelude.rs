@@ -4,7 +4,8 @@
 //! definitions and `Context` (`server`), `Json` and `JsonSchema` (`schemars`; the
 //! `schemars` name too, so `#[derive(JsonSchema)]` needs no other import), `#[tool]`,
 //! `#[prompt]`, `#[resource]`, `#[resource_template]`, `#[tools]` and `#[primitives]`
-//! (`macros`; with `server`, `Primitives` and `RegisterPrimitives` for the last), the client and its builder (`client`), one-call serving
+//! (`macros`), `Primitives` and `RegisterPrimitives` (`server`: `builder.primitives(value)`
+//! for a `#[primitives]` value), the client and its builder (`client`), one-call serving
 //! (`ServeStdio` with `stdio`, `ServeHttp` with `http-server`), the child process a
 //! client runs a server in (`client` and `stdio`), and the wire types a handler returns
 //! or a client reads (content, results, errors).
