@@ -1,6 +1,15 @@
 //! Attribute macros for modelctx servers, used through the facade's `macros` feature
-//! (`modelctx::macros::{tool, tools}`); the expanded code names `::modelctx`, so
-//! depend on the facade, not on this crate.
+//! (`modelctx::macros::*`, or the `modelctx::prelude`); the expanded code names
+//! `::modelctx`, so depend on the facade, not on this crate.
+//!
+//! | attribute | on | adds | registered with |
+//! |---|---|---|---|
+//! | `#[tool]` | a function | `NAME_tool() -> ToolDef` | `ServerBuilder::tool` |
+//! | `#[prompt]` | a function | `NAME_prompt() -> PromptDef` | `ServerBuilder::prompt` |
+//! | `#[resource(uri = "...")]` | a function | `NAME_resource() -> ResourceDef` | `ServerBuilder::resource` |
+//! | `#[resource_template(uri_template = "...")]` | a function | `NAME_template() -> TemplateDef` | `ServerBuilder::resource_template` |
+//! | `#[tools]` | an `impl` block of `#[tool]` methods | `impl ToolSet` | `ServerBuilder::tools(value)` |
+//! | `#[primitives]` | an `impl` block of methods of all four kinds | `impl modelctx::Primitives` | `ServerBuilder::primitives(value)` (`modelctx::RegisterPrimitives`) |
 //!
 //! `#[tool]` on a function (`async` or not) keeps it as written and adds `NAME_tool()`,
 //! which returns its [`ToolDef`]: the name is the function's, the description its doc
@@ -41,6 +50,160 @@
 //! # let _ = times_tool();
 //! ```
 //!
+//! # Tool options
+//!
+//! `#[tool(...)]` takes, each optional:
+//!
+//! - `name = "..."`, `description = "..."`, `title = "..."`: the name defaults to the
+//!   function's, the description to its doc comment;
+//! - the behaviour hints (`annotations`): `read_only`, `destructive`, `idempotent`,
+//!   `open_world`, each a flag (`read_only`) or `read_only = false`;
+//! - `icon = "https://..."`, once per icon;
+//! - `meta = path::to::function`, a function returning the tool's `_meta`
+//!   (`modelctx::types::Meta`), called when the definition is built;
+//! - `output_schema = path::to::function`, a function returning the `outputSchema`
+//!   (`modelctx::types::JsonObject`) for a tool whose return type does not give one
+//!   (a `CallToolResult` with `structuredContent`, say); it replaces the one a
+//!   `Json<T>` would give;
+//! - `task_support = "optional"`, `"required"` or `"forbidden"`: whether the tool may
+//!   run as a task.
+//!
+//! A parameter marked `#[header]` is mirrored into an `Mcp-Param-*` header by
+//! 2026-07-28 clients over streamable HTTP (its schema property gets `x-mcp-header`),
+//! so that proxies can route on it: `#[header] region: String` is `Mcp-Param-Region`
+//! (the name in `Header-Case`, `_` becoming `-`), `#[header("Zone")]` names it. Only
+//! strings, integers and booleans can be mirrored.
+//!
+//! ```
+//! use modelctx::macros::tool;
+//! use modelctx::types::{CallToolResult, ContentBlock, JsonObject, Meta};
+//!
+//! fn audited() -> Meta {
+//!     let mut meta = Meta::new();
+//!     meta.insert("example.com/audit", true.into());
+//!     meta
+//! }
+//!
+//! fn receipt_schema() -> JsonObject {
+//!     serde_json::json!({
+//!         "type": "object",
+//!         "properties": {"deleted": {"type": "integer"}},
+//!     })
+//!     .as_object()
+//!     .cloned()
+//!     .unwrap()
+//! }
+//!
+//! /// Deletes the files of a folder.
+//! #[tool(
+//!     title = "Delete folder",
+//!     destructive,
+//!     idempotent,
+//!     open_world = false,
+//!     icon = "https://example.com/trash.svg",
+//!     meta = audited,
+//!     output_schema = receipt_schema,
+//!     task_support = "optional"
+//! )]
+//! async fn delete_folder(#[header] region: String, folder: String) -> CallToolResult {
+//!     CallToolResult::new(vec![ContentBlock::text(format!("emptied {folder} in {region}"))])
+//!         .with_structured_content(serde_json::json!({"deleted": 3}))
+//! }
+//!
+//! let def = delete_folder_tool();
+//! let tool = def.tool();
+//! assert_eq!(tool.annotations.as_ref().unwrap().destructive_hint, Some(true));
+//! assert_eq!(tool.input_schema["properties"]["region"]["x-mcp-header"], "Region");
+//! assert!(tool.output_schema.is_some());
+//! ```
+//!
+//! # Prompts
+//!
+//! `#[prompt]` on a function (`async` or not) adds `NAME_prompt()`, its
+//! [`PromptDef`]: each parameter is an argument (`Option<T>` ones optional, the
+//! others required; a `///` comment describes it; a number or `bool` is parsed from
+//! the string the client sends), the doc comment is the description. The function
+//! returns text (a user message), a `PromptMessage`, a `Vec<PromptMessage>` or a
+//! `GetPromptResult`, or a `Result` of one of them: an `Err` fails `prompts/get`.
+//! Options: `name`, `description`, `title`, `icon`, `meta` as for tools, and
+//! `complete(argument = function)` to attach completions, the function taking the
+//! `CompletionInput` and the `Context` (as for `PromptDef::complete`).
+//!
+//! ```
+//! use modelctx::macros::prompt;
+//! use modelctx::server::{CompletionInput, Context, Server};
+//! use modelctx::types::PromptMessage;
+//!
+//! async fn languages(input: CompletionInput, _cx: Context) -> Result<Vec<String>, String> {
+//!     Ok(["rust", "ruby"].iter().filter(|l| l.starts_with(&input.value)).map(|l| l.to_string()).collect())
+//! }
+//!
+//! /// Asks for a code review.
+//! #[prompt(title = "Code review", complete(language = languages))]
+//! fn review(
+//!     /// The language of the code.
+//!     language: String,
+//!     /// What to look at.
+//!     focus: Option<String>,
+//! ) -> Vec<PromptMessage> {
+//!     let focus = focus.unwrap_or_else(|| "anything".into());
+//!     vec![PromptMessage::user_text(format!("Review this {language} code; look at {focus}."))]
+//! }
+//!
+//! let server = Server::builder("reviewer", "1.0.0").prompt(review_prompt())?.build();
+//! # assert!(server.capabilities().completions.is_some());
+//! # Ok::<(), modelctx::server::RegistrationError>(())
+//! ```
+//!
+//! # Resources and resource templates
+//!
+//! `#[resource(uri = "...")]` on a function adds `NAME_resource()`, its
+//! [`ResourceDef`]; it takes no arguments besides the `Context`. The name defaults to
+//! the function's, the description to its doc comment; other options: `title`,
+//! `mime_type`, `icon`, `meta`.
+//!
+//! `#[resource_template(uri_template = "...")]` (RFC 6570) adds `NAME_template()`, its
+//! [`TemplateDef`]; the function takes one parameter per variable of the template,
+//! named like it, of any type that implements `FromStr` (an `Option` for a variable
+//! the URI may leave out, `{?lang}`). A value that does not parse answers the read with
+//! `-32602`, naming the variable, its value and the type. Options: `name`,
+//! `description`, `title`, `mime_type`, `meta`, and `complete(variable = function)`.
+//! Templates list no instances of themselves: list the ones worth listing as
+//! resources.
+//!
+//! Both return text (`String`, `&'static str`), bytes (`Blob`), contents spelled out,
+//! or a `Result` of one of them: an `Err` fails `resources/read` (an `ErrorData` as
+//! is, anything else as `-32603` with its message).
+//!
+//! ```
+//! use modelctx::macros::{resource, resource_template};
+//! use modelctx::server::Server;
+//!
+//! /// The shopping list.
+//! #[resource(uri = "file:///notes.txt", mime_type = "text/plain")]
+//! async fn notes() -> &'static str {
+//!     "buy milk"
+//! }
+//!
+//! /// A user's profile.
+//! #[resource_template(uri_template = "users://{id}/profile", mime_type = "application/json")]
+//! fn profile(id: u32) -> Result<String, String> {
+//!     if id == 0 {
+//!         return Err("no user 0".into());
+//!     }
+//!     Ok(format!(r#"{{"id": {id}}}"#))
+//! }
+//!
+//! let server = Server::builder("users", "1.0.0")
+//!     .resource(notes_resource())?
+//!     .resource_template(profile_template())?
+//!     .build();
+//! # assert!(server.capabilities().resources.is_some());
+//! # Ok::<(), modelctx::server::RegistrationError>(())
+//! ```
+//!
+//! # `impl` blocks
+//!
 //! `#[tools]` on an `impl` block does the same for each of its `#[tool]` methods,
 //! which see the value as `&self`; the type then implements `ToolSet`, so
 //! `ServerBuilder::tools(value)` registers them all at once:
@@ -75,38 +238,90 @@
 //! # Ok::<(), modelctx::server::RegistrationError>(())
 //! ```
 //!
+//! `#[primitives]` collects `#[tool]`, `#[prompt]`, `#[resource]` and
+//! `#[resource_template]` methods alike; the type implements `modelctx::Primitives`,
+//! registered by `ServerBuilder::primitives(value)` (the `modelctx::RegisterPrimitives`
+//! extension, in the prelude):
+//!
+//! ```
+//! use std::sync::Mutex;
+//! use modelctx::prelude::*;
+//!
+//! struct Notebook {
+//!     notes: Mutex<Vec<String>>,
+//! }
+//!
+//! #[primitives]
+//! impl Notebook {
+//!     /// Adds a note.
+//!     #[tool]
+//!     fn note(&self, text: String) -> String {
+//!         let mut notes = self.notes.lock().unwrap();
+//!         notes.push(text);
+//!         format!("{} notes", notes.len())
+//!     }
+//!
+//!     /// Asks for a summary of the notes.
+//!     #[prompt]
+//!     fn summarise(&self) -> String {
+//!         format!("Summarise: {}", self.notes.lock().unwrap().join("; "))
+//!     }
+//!
+//!     /// Every note, one a line.
+//!     #[resource(uri = "notes://all")]
+//!     fn all(&self) -> String {
+//!         self.notes.lock().unwrap().join("\n")
+//!     }
+//!
+//!     /// One note, by its number.
+//!     #[resource_template(uri_template = "notes://{n}")]
+//!     fn one(&self, n: usize) -> Result<String, String> {
+//!         let notes = self.notes.lock().unwrap();
+//!         notes.get(n).cloned().ok_or_else(|| format!("no note {n}"))
+//!     }
+//! }
+//!
+//! let notebook = Notebook { notes: Mutex::new(Vec::new()) };
+//! let server = Server::builder("notebook", "1.0.0").primitives(notebook)?.build();
+//! # Ok::<(), RegistrationError>(())
+//! ```
+//!
 //! # The function
 //!
-//! - **Arguments.** Each parameter is one property of the tool's arguments: the macro
-//!   collects them into a struct it derives `Deserialize` and `JsonSchema` for, so a
-//!   parameter's type must implement both (an `Option<T>` is optional, the others
-//!   required), its `///` comment becomes the property's description, and `#[serde]` /
-//!   `#[schemars]` attributes on it go to the field (`#[schemars(range(min = 1))]`,
-//!   `#[serde(default)]`, `#[serde(rename = "camelCase")]`). To describe the arguments
-//!   with a struct of your own instead, take it as the only argument, marked `#[args]`:
-//!   `async fn add(#[args] terms: Terms)`.
+//! - **Arguments.** Each parameter of a tool or prompt is one property of its
+//!   arguments: the macro collects them into a struct it derives `Deserialize` and
+//!   `JsonSchema` for, so a parameter's type must implement both (an `Option<T>` is
+//!   optional, the others required), its `///` comment becomes the property's
+//!   description, and `#[serde]` / `#[schemars]` attributes on it go to the field
+//!   (`#[schemars(range(min = 1))]`, `#[serde(default)]`, `#[serde(rename =
+//!   "camelCase")]`). To describe the arguments with a struct of your own instead,
+//!   take it as the only argument, marked `#[args]`: `async fn add(#[args] terms:
+//!   Terms)`. A template's parameters are its variables, parsed with `FromStr`.
 //! - **Context.** One parameter of type `Context` or `&Context`
 //!   (`modelctx::server::Context`, found by its name) gets the request's context:
 //!   progress, logging, cancellation, shared state, requests to the client.
-//! - **Result.** What it means (`IntoToolOutcome`): text (`String`, `&'static str`), a
-//!   number or `bool` (as text), `()` (no content), a `serde_json::Value`, content
-//!   blocks, a whole `CallToolResult`, or `Json<T>` for structured output (its schema
-//!   becomes the `outputSchema`, the value `structuredContent`). A `Result` of one of
-//!   them, whose error implements `Display`, reports its `Err` to the model as a result
-//!   with `isError: true`; a `ToolError::Protocol` (or an `ErrorData` with code
-//!   `-32042`) fails the call with that JSON-RPC error instead. Any other return type
-//!   is a compile error on the return type, listing these.
-//! - **Sync or async.** A plain `fn` runs inside the tool's future, on the runtime's
-//!   thread: keep it quick (hand long blocking work to `tokio::task::spawn_blocking`
-//!   from an `async fn`).
-//! - **Send.** A tool's future runs on a multi-threaded runtime, so it must be `Send`.
-//!   One that is not (an `Rc` or a `std::sync::MutexGuard` held across an `.await`)
-//!   fails to compile with "the future of this `#[tool]` function is not `Send`",
-//!   pointing at the `#[tool]` line and at the value held across the await.
-//! - **Options.** `#[tool(name = "...", description = "...", title = "...")]`, each
-//!   optional: the name defaults to the function's, the description to its doc
-//!   comment. `NAME_tool()` returns a plain `ToolDef`: chain `.annotations(..)`,
-//!   `.task_support(..)` and the rest on it.
+//! - **Result.** A tool returns what it means (`IntoToolOutcome`): text (`String`,
+//!   `&'static str`), a number or `bool` (as text), `()` (no content), a
+//!   `serde_json::Value`, content blocks, a whole `CallToolResult`, or `Json<T>` for
+//!   structured output (its schema becomes the `outputSchema`, the value
+//!   `structuredContent`). A `Result` of one of them, whose error implements
+//!   `Display`, reports its `Err` to the model as a result with `isError: true`; a
+//!   `ToolError::Protocol` (or an `ErrorData` with code `-32042`) fails the call with
+//!   that JSON-RPC error instead. Prompts and resources return what is said above.
+//!   Any other return type is a compile error on the return type, listing these.
+//! - **Sync or async.** A plain `fn` runs inside the handler's future, on the
+//!   runtime's thread: keep it quick (hand long blocking work to
+//!   `tokio::task::spawn_blocking` from an `async fn`).
+//! - **Send.** A handler's future runs on a multi-threaded runtime, so it must be
+//!   `Send`. One that is not (an `Rc` or a `std::sync::MutexGuard` held across an
+//!   `.await`) fails to compile with "future cannot be sent between threads safely",
+//!   pointing at the attribute and at the value held across the await.
+//! - **The definition.** `NAME_tool()` and the others return a plain definition:
+//!   chain its builder methods (`.cache_hints(..)`, `.task_window(..)`, ...) on it.
+//!
+//! A misuse (an unknown or misspelt option, a value of the wrong kind, a `#[resource]`
+//! without `uri`, a template variable without its parameter or a parameter without its
+//! variable, `self` by value, ...) is a compile error saying what to write instead.
 //!
 //! # `#[derive(JsonSchema)]` on your own types
 //!
@@ -117,112 +332,119 @@
 //! line. The struct the macro generates for loose parameters needs neither.
 //!
 //! [`ToolDef`]: https://docs.rs/modelctx-server/latest/modelctx_server/struct.ToolDef.html
+//! [`PromptDef`]: https://docs.rs/modelctx-server/latest/modelctx_server/struct.PromptDef.html
+//! [`ResourceDef`]: https://docs.rs/modelctx-server/latest/modelctx_server/struct.ResourceDef.html
+//! [`TemplateDef`]: https://docs.rs/modelctx-server/latest/modelctx_server/struct.TemplateDef.html
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod expand;
+mod block;
+mod options;
+mod params;
+mod primitive;
+mod prompt;
+mod resource;
+mod tool;
+mod util;
 
 use proc_macro::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote};
+use syn::ItemFn;
 use syn::spanned::Spanned;
-use syn::{ImplItem, ItemFn, ItemImpl};
 
-use expand::{ToolFn, ToolOptions};
+use params::Kind;
+use primitive::Primitive;
 
 /// Turns a function (`async` or not) into a tool: keeps it and adds `NAME_tool()`, which
-/// returns its `ToolDef` (see the crate docs). Inside a `#[tools]` impl block, marks
-/// the methods that are tools.
+/// returns its `ToolDef` (see the crate docs for its options). Inside a `#[tools]` or
+/// `#[primitives]` impl block, marks the methods that are tools.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand_tool(attr.into(), item.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    expand_fn(Kind::Tool, attr, item)
+}
+
+/// Turns a function (`async` or not) into a prompt: keeps it and adds `NAME_prompt()`,
+/// which returns its `PromptDef`; its parameters are the prompt's arguments (see the
+/// crate docs). Inside a `#[primitives]` impl block, marks the methods that are prompts.
+#[proc_macro_attribute]
+pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_fn(Kind::Prompt, attr, item)
+}
+
+/// Turns a function (`async` or not) into the resource at a fixed URI
+/// (`#[resource(uri = "...")]`): keeps it and adds `NAME_resource()`, which returns its
+/// `ResourceDef` (see the crate docs). Inside a `#[primitives]` impl block, marks the
+/// methods that are resources.
+#[proc_macro_attribute]
+pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_fn(Kind::Resource, attr, item)
+}
+
+/// Turns a function (`async` or not) into a resource template
+/// (`#[resource_template(uri_template = "users://{id}/profile")]`), one parameter per
+/// variable: keeps it and adds `NAME_template()`, which returns its `TemplateDef` (see
+/// the crate docs). Inside a `#[primitives]` impl block, marks the methods that are
+/// templates.
+#[proc_macro_attribute]
+pub fn resource_template(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_fn(Kind::Template, attr, item)
 }
 
 /// On an `impl` block: registers each of its `#[tool]` methods, which take `&self`,
-/// by implementing `ToolSet` for the type (see the crate docs).
+/// by implementing `ToolSet` for the type, for `ServerBuilder::tools(value)` (see the
+/// crate docs).
 #[proc_macro_attribute]
 pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand_tools(attr.into(), item.into())
+    block::expand_tools(attr.into(), item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }
 
-fn expand_tool(
-    attr: proc_macro2::TokenStream,
-    item: proc_macro2::TokenStream,
-) -> syn::Result<proc_macro2::TokenStream> {
-    let options = ToolOptions::parse(attr)?;
-    let mut function: ItemFn = syn::parse2(item)?;
-    let tool = ToolFn::analyse(&mut function.sig, &function.attrs, options, false)?;
-    let def = tool.tool_def(false);
-    let vis = &function.vis;
-    let ident = &function.sig.ident;
-    let def_fn = format_ident!("{}_tool", ident.to_string().trim_start_matches("r#"));
-    let doc = format!(" The tool definition of [`{ident}`], generated by `#[tool]`.");
-    Ok(quote! {
-        #function
-
-        #[doc = #doc]
-        #vis fn #def_fn() -> ::modelctx::server::ToolDef #def
-    })
+/// On an `impl` block: registers each of its `#[tool]`, `#[prompt]`, `#[resource]` and
+/// `#[resource_template]` methods, which take `&self`, by implementing
+/// `modelctx::Primitives` for the type, for `ServerBuilder::primitives(value)` (see the
+/// crate docs).
+#[proc_macro_attribute]
+pub fn primitives(attr: TokenStream, item: TokenStream) -> TokenStream {
+    block::expand_primitives(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
-fn expand_tools(
-    attr: proc_macro2::TokenStream,
-    item: proc_macro2::TokenStream,
-) -> syn::Result<proc_macro2::TokenStream> {
-    if !attr.is_empty() {
-        return Err(syn::Error::new_spanned(attr, "`#[tools]` takes no options"));
-    }
-    let mut block: ItemImpl = syn::parse2(item)?;
-    if let Some((_, path, _)) = &block.trait_ {
-        return Err(syn::Error::new_spanned(
-            path,
-            "`#[tools]` goes on an inherent `impl` block, not a trait impl",
-        ));
-    }
-    if !block.generics.params.is_empty() {
-        return Err(syn::Error::new_spanned(
-            &block.generics,
-            "`#[tools]` does not support generic `impl` blocks",
-        ));
-    }
-    let mut defs = Vec::new();
-    for item in &mut block.items {
-        let ImplItem::Fn(method) = item else { continue };
-        let Some(index) = method.attrs.iter().position(|a| {
-            a.path()
-                .segments
-                .last()
-                .is_some_and(|segment| segment.ident == "tool")
-        }) else {
-            continue;
-        };
-        let attr = method.attrs.remove(index);
-        let options = ToolOptions::from_attribute(&attr)?;
-        let tool = ToolFn::analyse(&mut method.sig, &method.attrs, options, true)?;
-        defs.push(tool.tool_def(true));
-    }
-    if defs.is_empty() {
-        return Err(syn::Error::new_spanned(
-            &block.self_ty,
-            "`#[tools]` found no `#[tool]` method in this `impl` block",
-        ));
-    }
-    let self_ty = &block.self_ty;
-    // Checked first, on the type: every call shares the value across threads.
-    let shared = quote_spanned! {self_ty.span()=>
-        ::modelctx::server::__private::tools_type_must_be_send_and_sync::<#self_ty>();
+fn expand_fn(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
+    let attr = proc_macro2::TokenStream::from(attr);
+    let at = if attr.is_empty() {
+        proc_macro2::Span::call_site()
+    } else {
+        attr.span()
     };
-    Ok(quote! {
-        #block
+    let mut function: ItemFn = match syn::parse(item) {
+        Ok(function) => function,
+        Err(error) => return error.into_compile_error().into(),
+    };
+    let expanded = Primitive::analyse(kind, attr, &mut function.sig, &function.attrs, false, at)
+        .map(|primitive| {
+            let def = primitive.def(false);
+            let def_type = Primitive::def_type(kind);
+            let vis = &function.vis;
+            let ident = &function.sig.ident;
+            let def_fn = format_ident!(
+                "{}_{}",
+                ident.to_string().trim_start_matches("r#"),
+                Primitive::suffix(kind)
+            );
+            let doc = format!(
+                " The {} definition of [`{ident}`], generated by `#[{}]`.",
+                kind.noun(),
+                kind.attr()
+            );
+            quote! {
+                #function
 
-        impl ::modelctx::server::ToolSet for #self_ty {
-            fn into_tool_defs(self) -> ::std::vec::Vec<::modelctx::server::ToolDef> {
-                #shared
-                let __this = ::std::sync::Arc::new(self);
-                ::std::vec![#(#defs),*]
+                #[doc = #doc]
+                #vis fn #def_fn() -> #def_type #def
             }
-        }
-    })
+        });
+    expanded
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }

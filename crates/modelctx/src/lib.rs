@@ -31,7 +31,7 @@
 //! | `session` | `session` | `modelctx-session`: the JSON-RPC peer runtime | with server/client |
 //! | `server` | `server` | `modelctx-server`: the server role | yes |
 //! | `schemars` | `server` | schemas derived from Rust types for tools, prompts, templates and forms (`ToolDef::new`, `Json`, ...) | yes |
-//! | `macros` | `macros`, `schemars` | `modelctx-macros`: `#[tool]` and `#[tools]`, an async fn or each method of an `impl` block as a registered tool (turns on `server` and `schemars`) | yes |
+//! | `macros` | `macros`, `schemars` | `modelctx-macros`: `#[tool]`, `#[prompt]`, `#[resource]`, `#[resource_template]` on a function, `#[tools]` and `#[primitives]` on an `impl` block (turns on `server` and `schemars`) | yes |
 //! | `schema-validation` | `server` | JSON Schema validation of tool arguments and results, prompt arguments and template variables (jsonschema) | yes |
 //! | `client` | `client` | `modelctx-client`: the client role | yes |
 //! | `memory` | `memory` | `modelctx-memory`: the in-process transport | yes |
@@ -78,8 +78,9 @@ pub use modelctx_server as server;
 #[cfg(all(feature = "server", feature = "schemars"))]
 pub use modelctx_server::schemars;
 
-/// `#[tool]` and `#[tools]`: an async fn, or each `#[tool]` method of an `impl`
-/// block, becomes a registered tool (feature `macros`).
+/// `#[tool]`, `#[prompt]`, `#[resource]` and `#[resource_template]`: a function becomes
+/// a registered tool, prompt, resource or template; `#[tools]` and `#[primitives]` do
+/// the same for the methods of an `impl` block (feature `macros`).
 #[cfg(feature = "macros")]
 #[doc(inline)]
 pub use modelctx_macros as macros;
@@ -117,6 +118,18 @@ pub use modelctx_pool as pool;
 pub use modelctx_skills as skills;
 
 pub mod guide;
+
+#[cfg(feature = "server")]
+mod primitives;
+#[cfg(feature = "server")]
+pub use primitives::{Primitives, RegisterPrimitives};
+
+/// What the macros of `modelctx-macros` expand to. Not a public API: its items may
+/// change in any release.
+#[cfg(feature = "macros")]
+#[doc(hidden)]
+#[path = "macro_support.rs"]
+pub mod __macros;
 
 pub mod prelude;
 

@@ -2,8 +2,10 @@
 //!
 //! Each item is here when the feature that provides it is on: the server's builders,
 //! definitions and `Context` (`server`), `Json` and `JsonSchema` (`schemars`; the
-//! `schemars` name too, so `#[derive(JsonSchema)]` needs no other import), `#[tool]` and
-//! `#[tools]` (`macros`), the client and its builder (`client`), one-call serving
+//! `schemars` name too, so `#[derive(JsonSchema)]` needs no other import), `#[tool]`,
+//! `#[prompt]`, `#[resource]`, `#[resource_template]`, `#[tools]` and `#[primitives]`
+//! (`macros`), `Primitives` and `RegisterPrimitives` (`server`: `builder.primitives(value)`
+//! for a `#[primitives]` value), the client and its builder (`client`), one-call serving
 //! (`ServeStdio` with `stdio`, `ServeHttp` with `http-server`), the child process a
 //! client runs a server in (`client` and `stdio`), reading a tool's result as text or a
 //! type (`ToolResultExt`), `json!`, and the wire types a handler returns or a client
@@ -55,7 +57,10 @@ pub use crate::server::{
 };
 
 #[cfg(feature = "macros")]
-pub use crate::macros::{tool, tools};
+pub use crate::macros::{primitives, prompt, resource, resource_template, tool, tools};
+
+#[cfg(feature = "server")]
+pub use crate::primitives::{Primitives, RegisterPrimitives};
 
 #[cfg(feature = "client")]
 pub use crate::client::{Client, ClientBuilder, StructuredError, ToolCallError, ToolResultExt};

@@ -1,5 +1,6 @@
-//! `#[tool]` and `#[tools]` through the public API: a server built from macro tools,
-//! a client listing and calling them over the in-memory transport.
+//! The macros through the public API: a server built from `#[tool]`, `#[tools]`,
+//! `#[prompt]`, `#[resource]`, `#[resource_template]` and `#[primitives]` definitions,
+//! a client listing and using them over the in-memory transport.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -321,4 +322,565 @@ async fn a_tool_function_stays_callable() {
     let def = add_tool().title("Addition");
     assert_eq!(def.tool().name, "add");
     assert_eq!(def.tool().title.as_deref(), Some("Addition"));
+}
+
+// ---- Tool options, prompts, resources, templates and `#[primitives]` ----
+
+mod primitives {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+
+    use modelctx::RegisterPrimitives;
+    use modelctx::client::{Client, ConnectMode};
+    use modelctx::macros::{primitives, prompt, resource, resource_template, tool};
+    use modelctx::server::{Blob, CompletionInput, Context, Server};
+    use modelctx::types::{
+        CallToolResult, ContentBlock, ErrorCode, JsonObject, Meta, PromptMessage, PromptReference,
+        ResourceTemplateReference, TaskSupport,
+    };
+    use serde_json::{Value, json};
+
+    use super::{find, obj, within};
+
+    fn trash_meta() -> Meta {
+        Meta::from(obj(json!({"example.com/audit": true})))
+    }
+
+    fn forecast_schema() -> JsonObject {
+        obj(json!({
+            "type": "object",
+            "properties": {"summary": {"type": "string"}},
+            "required": ["summary"]
+        }))
+    }
+
+    /// Deletes a file.
+    #[tool(
+        title = "Delete",
+        destructive,
+        idempotent,
+        open_world = false,
+        icon = "https://example.com/trash.png",
+        icon = "https://example.com/trash-dark.png",
+        task_support = "optional",
+        meta = trash_meta
+    )]
+    fn delete(
+        /// Where the file lives.
+        #[header]
+        region: String,
+        /// The file.
+        #[header("Path")]
+        file_path: String,
+        /// Not mirrored.
+        reason: Option<String>,
+    ) -> String {
+        format!(
+            "deleted {file_path} in {region} ({})",
+            reason.unwrap_or_default()
+        )
+    }
+
+    /// Tomorrow's weather, structured by hand.
+    #[tool(read_only, output_schema = forecast_schema)]
+    async fn forecast(city: String) -> CallToolResult {
+        CallToolResult::new(vec![ContentBlock::text("sunny")])
+            .with_structured_content(json!({"summary": format!("sunny in {city}")}))
+    }
+
+    async fn languages(input: CompletionInput, _cx: Context) -> Result<Vec<String>, String> {
+        Ok(["rust", "ruby", "python"]
+            .into_iter()
+            .filter(|l| l.starts_with(&input.value))
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// Asks for a code review.
+    #[prompt(title = "Code review", complete(language = languages))]
+    async fn review(
+        /// The language of the code.
+        language: String,
+        /// What to look at.
+        focus: Option<String>,
+        /// How many points to make.
+        points: Option<u32>,
+    ) -> Vec<PromptMessage> {
+        vec![
+            PromptMessage::user_text(format!(
+                "Review this {language} code; look at {}, in {} points.",
+                focus.as_deref().unwrap_or("anything"),
+                points.unwrap_or(3)
+            )),
+            PromptMessage::assistant_text("Paste the code."),
+        ]
+    }
+
+    /// Greets someone by name.
+    #[prompt(name = "greet")]
+    fn greeting(name: String) -> Result<String, String> {
+        if name.is_empty() {
+            return Err("a name, please".into());
+        }
+        Ok(format!("Say hello to {name}."))
+    }
+
+    /// The shopping list.
+    #[resource(uri = "file:///notes.txt", mime_type = "text/plain", title = "Notes")]
+    async fn notes() -> &'static str {
+        "buy milk"
+    }
+
+    /// A tiny image.
+    #[resource(uri = "file:///dot.png", name = "dot", mime_type = "image/png")]
+    fn dot(cx: &Context) -> Result<Blob, String> {
+        let _ = cx.request_id();
+        Ok(Blob(vec![0x89, b'P', b'N', b'G']))
+    }
+
+    async fn user_ids(input: CompletionInput, _cx: Context) -> Result<Vec<String>, String> {
+        Ok(["7", "42", "420"]
+            .into_iter()
+            .filter(|id| id.starts_with(&input.value))
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// A user's profile.
+    #[resource_template(
+        uri_template = "users://{id}/profile",
+        mime_type = "application/json",
+        complete(id = user_ids)
+    )]
+    fn profile(id: u32) -> Result<String, String> {
+        if id == 0 {
+            return Err("user 0 does not exist".into());
+        }
+        Ok(json!({"id": id, "name": format!("user {id}")}).to_string())
+    }
+
+    /// A page of a book, in a language if asked.
+    #[resource_template(uri_template = "books://{book}/pages/{page}{?lang}")]
+    async fn page(book: String, page: u16, lang: Option<String>, _cx: Context) -> String {
+        format!("{book} p{page} [{}]", lang.as_deref().unwrap_or("en"))
+    }
+
+    /// A library: state shared by tools, prompts and resources.
+    struct Library {
+        loans: Mutex<Vec<String>>,
+    }
+
+    #[primitives]
+    impl Library {
+        /// Lends a book.
+        #[tool(idempotent)]
+        fn lend(&self, title: String) -> String {
+            let mut loans = self.loans.lock().unwrap();
+            loans.push(title);
+            format!("{} on loan", loans.len())
+        }
+
+        /// Asks what to read next.
+        #[prompt]
+        async fn next_read(&self, genre: Option<String>) -> String {
+            let loans = self.loans.lock().unwrap().join(", ");
+            format!(
+                "I read {loans}; what {} next?",
+                genre.unwrap_or("book".into())
+            )
+        }
+
+        /// The books on loan, one a line.
+        #[resource(uri = "library://loans")]
+        fn loans(&self) -> String {
+            self.loans.lock().unwrap().join("\n")
+        }
+
+        /// One loan, by its number.
+        #[resource_template(uri_template = "library://loans/{number}")]
+        fn loan(&self, number: usize) -> Result<String, String> {
+            let loans = self.loans.lock().unwrap();
+            loans
+                .get(number.wrapping_sub(1))
+                .cloned()
+                .ok_or_else(|| format!("no loan {number}"))
+        }
+
+        /// Not registered: stays an ordinary method.
+        fn count(&self) -> usize {
+            self.loans.lock().unwrap().len()
+        }
+    }
+
+    fn server() -> Server {
+        let library = Library {
+            loans: Mutex::new(vec!["Dune".into()]),
+        };
+        assert_eq!(library.count(), 1);
+        Server::builder("primitives", "1.0.0")
+            .tools([delete_tool(), forecast_tool()])
+            .unwrap()
+            .prompt(review_prompt())
+            .unwrap()
+            .prompt(greeting_prompt())
+            .unwrap()
+            .resource(notes_resource())
+            .unwrap()
+            .resource(dot_resource())
+            .unwrap()
+            .resource_template(profile_template())
+            .unwrap()
+            .resource_template(page_template())
+            .unwrap()
+            .primitives(library)
+            .unwrap()
+            .build()
+    }
+
+    /// A client of `server` in each era: the 2025 handshake and 2026-07-28.
+    async fn clients(server: &Server) -> Vec<Client> {
+        let mut clients = Vec::new();
+        for mode in [ConnectMode::Legacy, ConnectMode::Auto] {
+            let (client_side, server_side) = modelctx::memory::pair();
+            let _session = server.serve(server_side);
+            let client = within(
+                "connect",
+                Client::builder("macro-tests", "1.0.0")
+                    .mode(mode)
+                    .connect(client_side),
+            )
+            .await
+            .unwrap();
+            clients.push(client);
+        }
+        clients
+    }
+
+    fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn tool_options_appear_in_the_list() {
+        for client in clients(&server()).await {
+            let tools = within("list", client.list_all_tools()).await.unwrap();
+            let delete = find(&tools, "delete");
+            assert_eq!(delete.title.as_deref(), Some("Delete"));
+            assert_eq!(delete.description.as_deref(), Some("Deletes a file."));
+            let hints = delete.annotations.as_ref().expect("annotations");
+            assert_eq!(hints.destructive_hint, Some(true));
+            assert_eq!(hints.idempotent_hint, Some(true));
+            assert_eq!(hints.open_world_hint, Some(false));
+            assert_eq!(hints.read_only_hint, None);
+            let icons: Vec<&str> = delete
+                .icons
+                .iter()
+                .flatten()
+                .map(|i| i.src.as_str())
+                .collect();
+            assert_eq!(
+                icons,
+                [
+                    "https://example.com/trash.png",
+                    "https://example.com/trash-dark.png"
+                ]
+            );
+            assert_eq!(
+                delete
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.get("example.com/audit")),
+                Some(&json!(true))
+            );
+            assert_eq!(
+                delete
+                    .execution
+                    .as_ref()
+                    .and_then(|e| e.task_support.clone()),
+                Some(TaskSupport::Optional)
+            );
+            let schema = Value::Object(delete.input_schema.clone());
+            assert_eq!(schema["properties"]["region"]["x-mcp-header"], "Region");
+            assert_eq!(schema["properties"]["file_path"]["x-mcp-header"], "Path");
+            assert_eq!(
+                schema["properties"]["file_path"]["description"],
+                "The file."
+            );
+            assert!(schema["properties"]["reason"].get("x-mcp-header").is_none());
+
+            let forecast = find(&tools, "forecast");
+            assert_eq!(
+                forecast.annotations.as_ref().and_then(|a| a.read_only_hint),
+                Some(true)
+            );
+            assert_eq!(forecast.output_schema, Some(forecast_schema()));
+
+            let result = within(
+                "delete",
+                client.call_tool(
+                    "delete",
+                    obj(json!({"region": "eu", "file_path": "/tmp/x"})),
+                ),
+            )
+            .await
+            .unwrap();
+            assert_eq!(result.content[0].as_text(), Some("deleted /tmp/x in eu ()"));
+            let result = within(
+                "forecast",
+                client.call_tool("forecast", obj(json!({"city": "Oslo"}))),
+            )
+            .await
+            .unwrap();
+            assert_eq!(
+                result.structured_content,
+                Some(json!({"summary": "sunny in Oslo"}))
+            );
+            client.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn prompts_list_their_arguments_and_fill_in() {
+        for client in clients(&server()).await {
+            let prompts = within("list", client.list_all_prompts()).await.unwrap();
+            let review = prompts.iter().find(|p| p.name == "review").unwrap();
+            assert_eq!(review.title.as_deref(), Some("Code review"));
+            assert_eq!(
+                review.description.as_deref(),
+                Some("Asks for a code review.")
+            );
+            let arguments = review.arguments.as_deref().unwrap();
+            let argument = |name: &str| arguments.iter().find(|a| a.name == name).unwrap();
+            assert_eq!(argument("language").required, Some(true));
+            assert_eq!(
+                argument("language").description.as_deref(),
+                Some("The language of the code.")
+            );
+            assert_eq!(argument("focus").required, Some(false));
+            assert_eq!(argument("points").required, Some(false));
+            assert!(prompts.iter().any(|p| p.name == "greet"));
+            assert!(prompts.iter().any(|p| p.name == "next_read"));
+
+            let got = within(
+                "review",
+                client.get_prompt("review", args(&[("language", "rust"), ("points", "2")])),
+            )
+            .await
+            .unwrap();
+            assert_eq!(
+                got.messages[0].content.as_text(),
+                Some("Review this rust code; look at anything, in 2 points.")
+            );
+            assert_eq!(got.messages.len(), 2);
+            // A missing required argument, and a value of the wrong type, are refused.
+            for bad in [args(&[]), args(&[("language", "rust"), ("points", "many")])] {
+                let error = within("review", client.get_prompt("review", bad))
+                    .await
+                    .unwrap_err();
+                assert_eq!(
+                    error.protocol_error().map(|e| e.code),
+                    Some(ErrorCode::INVALID_PARAMS)
+                );
+            }
+            let got = within(
+                "greet",
+                client.get_prompt("greet", args(&[("name", "Ada")])),
+            )
+            .await
+            .unwrap();
+            assert_eq!(got.messages[0].content.as_text(), Some("Say hello to Ada."));
+            let error = within("greet", client.get_prompt("greet", args(&[("name", "")])))
+                .await
+                .unwrap_err();
+            let message = error.protocol_error().map(|e| e.message.clone());
+            assert!(message.unwrap().contains("a name, please"));
+
+            let got = within(
+                "complete",
+                client.complete(PromptReference::new("review"), "language", "r", args(&[])),
+            )
+            .await
+            .unwrap();
+            assert_eq!(got.completion.values, ["rust", "ruby"]);
+            client.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn resources_are_listed_and_read() {
+        for client in clients(&server()).await {
+            let resources = within("list", client.list_all_resources()).await.unwrap();
+            let notes = resources
+                .iter()
+                .find(|r| r.uri == "file:///notes.txt")
+                .unwrap();
+            assert_eq!(notes.name, "notes");
+            assert_eq!(notes.title.as_deref(), Some("Notes"));
+            assert_eq!(notes.description.as_deref(), Some("The shopping list."));
+            assert_eq!(notes.mime_type.as_deref(), Some("text/plain"));
+            assert!(resources.iter().any(|r| r.name == "dot"));
+
+            let read = within("notes", client.read_resource("file:///notes.txt"))
+                .await
+                .unwrap();
+            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            assert_eq!(text["text"], "buy milk");
+            assert_eq!(text["mimeType"], "text/plain");
+            let read = within("dot", client.read_resource("file:///dot.png"))
+                .await
+                .unwrap();
+            let blob = serde_json::to_value(&read.contents[0]).unwrap();
+            assert_eq!(blob["blob"], "iVBORw==");
+            assert_eq!(blob["mimeType"], "image/png");
+            client.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn templates_parse_their_variables() {
+        for client in clients(&server()).await {
+            let templates = within("list", client.list_all_resource_templates())
+                .await
+                .unwrap();
+            let profile = templates.iter().find(|t| t.name == "profile").unwrap();
+            assert_eq!(profile.uri_template, "users://{id}/profile");
+            assert_eq!(profile.description.as_deref(), Some("A user's profile."));
+            assert_eq!(profile.mime_type.as_deref(), Some("application/json"));
+
+            let read = within("profile", client.read_resource("users://42/profile"))
+                .await
+                .unwrap();
+            let contents = serde_json::to_value(&read.contents[0]).unwrap();
+            let body: Value = serde_json::from_str(contents["text"].as_str().unwrap()).unwrap();
+            assert_eq!(body, json!({"id": 42, "name": "user 42"}));
+            assert_eq!(contents["mimeType"], "application/json");
+
+            // A variable that does not parse: `-32602`, naming it, its value and type.
+            let error = within("profile", client.read_resource("users://abc/profile"))
+                .await
+                .unwrap_err();
+            let error = error.protocol_error().unwrap();
+            assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+            assert!(
+                error.message.contains("Invalid variable id")
+                    && error.message.contains("\"abc\"")
+                    && error.message.contains("u32"),
+                "{}",
+                error.message
+            );
+            // The function's own `Err`.
+            let error = within("profile", client.read_resource("users://0/profile"))
+                .await
+                .unwrap_err();
+            assert!(
+                error
+                    .protocol_error()
+                    .unwrap()
+                    .message
+                    .contains("user 0 does not exist")
+            );
+
+            let read = within(
+                "page",
+                client.read_resource("books://dune/pages/12?lang=fr"),
+            )
+            .await
+            .unwrap();
+            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            assert_eq!(text["text"], "dune p12 [fr]");
+            let read = within("page", client.read_resource("books://dune/pages/3"))
+                .await
+                .unwrap();
+            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            assert_eq!(text["text"], "dune p3 [en]");
+
+            let got = within(
+                "complete",
+                client.complete(
+                    ResourceTemplateReference::new("users://{id}/profile"),
+                    "id",
+                    "4",
+                    args(&[]),
+                ),
+            )
+            .await
+            .unwrap();
+            assert_eq!(got.completion.values, ["42", "420"]);
+            client.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn an_impl_block_registers_every_kind() {
+        // A server of its own in each era: the loans change.
+        for era in 0..2 {
+            let client = clients(&server()).await.swap_remove(era);
+            let result = within(
+                "lend",
+                client.call_tool("lend", obj(json!({"title": "Emma"}))),
+            )
+            .await
+            .unwrap();
+            assert_eq!(result.content[0].as_text(), Some("2 on loan"));
+            let tools = within("list", client.list_all_tools()).await.unwrap();
+            assert_eq!(
+                find(&tools, "lend")
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.idempotent_hint),
+                Some(true)
+            );
+
+            let got = within(
+                "next_read",
+                client.get_prompt("next_read", args(&[("genre", "poetry")])),
+            )
+            .await
+            .unwrap();
+            let text = got.messages[0].content.as_text().unwrap();
+            assert!(text.starts_with("I read Dune, Emma"), "{text}");
+            assert!(text.ends_with("what poetry next?"), "{text}");
+
+            let read = within("loans", client.read_resource("library://loans"))
+                .await
+                .unwrap();
+            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            assert!(text["text"].as_str().unwrap().starts_with("Dune\nEmma"));
+            let read = within("loan", client.read_resource("library://loans/1"))
+                .await
+                .unwrap();
+            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            assert_eq!(text["text"], "Dune");
+            let error = within("loan", client.read_resource("library://loans/99"))
+                .await
+                .unwrap_err();
+            assert!(
+                error
+                    .protocol_error()
+                    .unwrap()
+                    .message
+                    .contains("no loan 99")
+            );
+            client.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn the_functions_stay_callable() {
+        assert_eq!(
+            delete("eu".into(), "a".into(), Some("old".into())),
+            "deleted a in eu (old)"
+        );
+        assert_eq!(greeting("Ada".into()), Ok("Say hello to Ada.".to_owned()));
+        assert_eq!(notes().await, "buy milk");
+        assert_eq!(profile(0), Err("user 0 does not exist".to_owned()));
+        // The definitions are plain values, open to their builder methods.
+        let def = review_prompt().title("Review");
+        assert_eq!(def.prompt().title.as_deref(), Some("Review"));
+        assert_eq!(profile_template().template().name, "profile");
+        assert_eq!(notes_resource().resource().uri, "file:///notes.txt");
+    }
 }

@@ -40,7 +40,6 @@ use modelctx::redis::{
 use modelctx::server::{Context, Server, TaskConfig};
 use modelctx::session::Progress;
 use modelctx::sse::{SseServerConfig, SseService};
-use modelctx::types::{TaskSupport, ToolAnnotations};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -48,7 +47,10 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 const STEP: Duration = Duration::from_millis(500);
 
 /// Counts down from `from`, a step every half second, reporting progress
-#[tool]
+// A plain call waits for the result; a task-augmented one gets a task at once.
+// Counting down changes nothing: a call interrupted by the end of its instance may run
+// again on another (with `--redis`).
+#[tool(read_only, idempotent, task_support = "optional")]
 async fn countdown(
     /// Where to start, from 1 to 100.
     #[schemars(range(min = 1, max = 100))]
@@ -101,16 +103,6 @@ async fn ticket(
 }
 
 fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
-    // A plain call waits for the result; a task-augmented one gets a task at once.
-    // Counting down changes nothing: a call interrupted by the end of its instance may
-    // run again on another (with `--redis`).
-    let countdown = countdown_tool()
-        .task_support(TaskSupport::Optional)
-        .annotations(
-            ToolAnnotations::new()
-                .with_read_only_hint(true)
-                .with_idempotent_hint(true),
-        );
     let mut builder = Server::builder("countdown-http", "1.0.0")
         .instructions(
             "Call `countdown` with a starting number, as a task if it is a long one; \
@@ -118,7 +110,7 @@ fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
         )
         // Tasks are kept in memory (or Redis); clients are told to poll every 250 ms.
         .tasks(TaskConfig::new().poll_interval(Duration::from_millis(250)))
-        .tool(countdown)?
+        .tool(countdown_tool())?
         .tool(ticket_tool())?;
     if let Some(shared) = shared {
         builder = builder
