@@ -30,6 +30,7 @@ mod interop;
 mod needs;
 mod release;
 mod soak;
+mod sources;
 mod test;
 mod tidy;
 

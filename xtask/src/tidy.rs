@@ -96,6 +96,7 @@ pub(crate) fn check(root: &Path) -> Result<(), Vec<String>> {
     let mut problems = layering_problems(&graph);
     problems.extend(crate::conformance::lock_problems());
     problems.extend(crate::release::manifest_problems(root));
+    problems.extend(crate::sources::problems(root));
     if problems.is_empty() {
         Ok(())
     } else {

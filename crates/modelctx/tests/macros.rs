@@ -340,7 +340,16 @@ mod primitives {
     };
     use serde_json::{Value, json};
 
-    use super::{find, obj, within};
+    use super::find;
+
+    /// Bounds every wait of these tests.
+    async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+        modelctx_test::within(std::time::Duration::from_secs(5), what, f).await
+    }
+
+    fn obj(value: Value) -> JsonObject {
+        value.as_object().cloned().unwrap_or_default()
+    }
 
     fn trash_meta() -> Meta {
         Meta::from(obj(json!({"example.com/audit": true})))
