@@ -116,13 +116,13 @@ pub use builder::ServerBuilder;
 pub use completion::{CompletionInput, IntoCompletion, MAX_COMPLETION_VALUES};
 #[cfg(feature = "schemars")]
 pub use context_client::form_schema;
-pub use context_client::{ClientRequestError, Elicited, FormValues};
+pub use context_client::{ClientRequestError, ClientRequestErrorKind, Elicited, FormValues};
 pub use error::BoxError;
 pub use inner::Server;
 pub use modelctx_session::Extensions;
 pub use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskStore};
 pub use prompt::{IntoPromptResult, PromptDef};
-pub use registry::RegistrationError;
+pub use registry::{RegistrationError, RegistrationErrorKind};
 pub use request::Context;
 pub use resource::{Blob, IntoContents, ResourceDef, TemplateDef};
 #[cfg(feature = "schemars")]

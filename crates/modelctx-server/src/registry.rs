@@ -24,41 +24,50 @@ use crate::tool::{RegisteredTool, ToolDef};
 /// Why a tool, resource, template or prompt was refused at registration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistrationError {
-    kind: ErrorKind,
+    kind: RegistrationErrorKind,
     message: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ErrorKind {
+/// Which rule a [`RegistrationError`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RegistrationErrorKind {
+    /// The name (or URI, or URI template) is already in use.
     Duplicate,
+    /// The definition breaks a rule.
     Invalid,
 }
 
 impl RegistrationError {
     fn duplicate(what: &str, id: &str) -> Self {
         Self {
-            kind: ErrorKind::Duplicate,
+            kind: RegistrationErrorKind::Duplicate,
             message: format!("{what} {id:?} is already registered"),
         }
     }
 
     fn invalid(message: String) -> Self {
         Self {
-            kind: ErrorKind::Invalid,
+            kind: RegistrationErrorKind::Invalid,
             message,
         }
     }
 
+    /// Which rule was broken.
+    pub fn kind(&self) -> RegistrationErrorKind {
+        self.kind
+    }
+
     /// The name (or URI, or URI template) is already in use.
     pub fn is_duplicate(&self) -> bool {
-        self.kind == ErrorKind::Duplicate
+        self.kind == RegistrationErrorKind::Duplicate
     }
 
     /// The definition breaks a rule: a tool name outside `[A-Za-z0-9_.-]{1,128}`, a
     /// schema that does not compile or does not describe an object, a malformed URI
     /// template, ...
     pub fn is_invalid(&self) -> bool {
-        self.kind == ErrorKind::Invalid
+        self.kind == RegistrationErrorKind::Invalid
     }
 }
 

@@ -5,7 +5,18 @@ use std::fmt;
 use modelctx_transport::TransportError;
 use modelctx_types::ErrorData;
 
-/// Why an outbound request or notification failed: opaque, with predicates.
+/// Why an outbound request or notification failed. [`SessionError::kind`] says which
+/// way, to `match` on; the `is_*` predicates are shorthand for one kind each.
+///
+/// ```
+/// use modelctx_session::{SessionError, SessionErrorKind};
+///
+/// let error = SessionError::refused("the server has no tools");
+/// match error.kind() {
+///     SessionErrorKind::Refused => assert!(error.is_refused()),
+///     other => panic!("unexpected {other:?}"),
+/// }
+/// ```
 #[derive(Debug)]
 pub struct SessionError {
     kind: Kind,
@@ -35,7 +46,57 @@ enum Kind {
     Explained(String, Box<SessionError>),
 }
 
+/// Which way a [`SessionError`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SessionErrorKind {
+    /// The peer answered with a JSON-RPC error ([`SessionError::protocol_error`]), or the
+    /// transport refused to carry the request with one.
+    Protocol,
+    /// The connection dropped while the request was in flight: the peer may or may not
+    /// have run it ([`SessionError::is_interrupted`]).
+    Interrupted,
+    /// The transport could not deliver the request: the peer never saw it.
+    Undelivered,
+    /// No response within the timeout.
+    Timeout,
+    /// The request was cancelled through its handle.
+    Cancelled,
+    /// The connection closed before a response arrived.
+    Closed,
+    /// Refused locally, before anything was sent.
+    Refused,
+    /// The result did not decode into the method's result type, or is not one the
+    /// caller can accept.
+    InvalidResult,
+    /// The peer's response could not be read as a response at all.
+    InvalidResponse,
+    /// The transport failed otherwise.
+    Transport,
+}
+
 impl SessionError {
+    /// Which way the call failed (under any explanation added to it).
+    pub fn kind(&self) -> SessionErrorKind {
+        match self.root() {
+            Kind::Protocol(e) if modelctx_transport::is_interrupted(e) => {
+                SessionErrorKind::Interrupted
+            }
+            Kind::Protocol(e) if modelctx_transport::is_undelivered(e) => {
+                SessionErrorKind::Undelivered
+            }
+            Kind::Protocol(_) | Kind::TransportRefused(_) => SessionErrorKind::Protocol,
+            Kind::Timeout => SessionErrorKind::Timeout,
+            Kind::Cancelled => SessionErrorKind::Cancelled,
+            Kind::Closed => SessionErrorKind::Closed,
+            Kind::Refused(_) => SessionErrorKind::Refused,
+            Kind::InvalidResult(_) => SessionErrorKind::InvalidResult,
+            Kind::InvalidResponse(_) => SessionErrorKind::InvalidResponse,
+            Kind::Transport(_) => SessionErrorKind::Transport,
+            Kind::Explained(_, inner) => inner.kind(),
+        }
+    }
+
     pub(crate) fn protocol(error: ErrorData) -> Self {
         Self {
             kind: Kind::Protocol(error),
@@ -263,5 +324,62 @@ mod tests {
             timeout.to_error_data().message,
             "no answer to server/discover"
         );
+    }
+
+    #[test]
+    fn the_kind_agrees_with_the_predicates_under_any_explanation() {
+        let cases = [
+            (SessionError::timeout(), SessionErrorKind::Timeout),
+            (SessionError::cancelled(), SessionErrorKind::Cancelled),
+            (SessionError::closed(), SessionErrorKind::Closed),
+            (SessionError::refused("no"), SessionErrorKind::Refused),
+            (
+                SessionError::invalid_result("bad"),
+                SessionErrorKind::InvalidResult,
+            ),
+            (
+                SessionError::invalid_response("bad".into()),
+                SessionErrorKind::InvalidResponse,
+            ),
+            (
+                SessionError::protocol(ErrorData::method_not_found("x")),
+                SessionErrorKind::Protocol,
+            ),
+            (
+                SessionError::protocol(modelctx_transport::interrupted("dropped")),
+                SessionErrorKind::Interrupted,
+            ),
+            (
+                SessionError::protocol(modelctx_transport::undelivered("refused")),
+                SessionErrorKind::Undelivered,
+            ),
+        ];
+        for (error, kind) in cases {
+            let explained = error.explained("while connecting");
+            assert_eq!(explained.kind(), kind, "{explained:?}");
+            assert_eq!(explained.is_timeout(), kind == SessionErrorKind::Timeout);
+            assert_eq!(
+                explained.is_cancelled(),
+                kind == SessionErrorKind::Cancelled
+            );
+            assert_eq!(explained.is_closed(), kind == SessionErrorKind::Closed);
+            assert_eq!(explained.is_refused(), kind == SessionErrorKind::Refused);
+            assert_eq!(
+                explained.is_interrupted(),
+                kind == SessionErrorKind::Interrupted
+            );
+            assert_eq!(
+                explained.is_undelivered(),
+                kind == SessionErrorKind::Undelivered
+            );
+            assert_eq!(
+                explained.is_invalid_result(),
+                kind == SessionErrorKind::InvalidResult
+            );
+            assert_eq!(
+                explained.is_invalid_response(),
+                kind == SessionErrorKind::InvalidResponse
+            );
+        }
     }
 }

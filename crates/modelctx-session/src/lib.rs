@@ -65,7 +65,7 @@ pub mod tasks;
 
 use std::time::Duration;
 
-pub use error::SessionError;
+pub use error::{SessionError, SessionErrorKind};
 pub use lifecycle::Role;
 pub use peer::{Canceller, Peer, Progress, ProgressCallback, RequestHandle, RequestOptions};
 pub use runtime::start;

@@ -4,10 +4,33 @@ use std::fmt;
 
 use modelctx_types::{ErrorData, InvalidMessage};
 
-/// A transport fault: opaque, with predicates for the cases a caller acts on.
+/// A transport fault. [`TransportError::kind`] says which, to `match` on; the
+/// predicates are shorthand.
+///
+/// ```
+/// use modelctx_transport::{TransportError, TransportErrorKind};
+///
+/// assert_eq!(TransportError::closed().kind(), TransportErrorKind::Closed);
+/// ```
 #[derive(Debug)]
 pub struct TransportError {
     kind: Kind,
+}
+
+/// Which fault a [`TransportError`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportErrorKind {
+    /// The transport is closed; nothing more can be sent or received.
+    Closed,
+    /// Bytes arrived that are not a valid message ([`TransportError::invalid_message`]).
+    InvalidMessage,
+    /// An I/O failure.
+    Io,
+    /// The transport refuses to carry the message ([`TransportError::refusal`]).
+    Refused,
+    /// Any other fault.
+    Other,
 }
 
 #[derive(Debug)]
@@ -20,6 +43,17 @@ enum Kind {
 }
 
 impl TransportError {
+    /// Which fault this is.
+    pub fn kind(&self) -> TransportErrorKind {
+        match self.kind {
+            Kind::Closed => TransportErrorKind::Closed,
+            Kind::Invalid(_) => TransportErrorKind::InvalidMessage,
+            Kind::Io(_) => TransportErrorKind::Io,
+            Kind::Refused(_) => TransportErrorKind::Refused,
+            Kind::Other(_) => TransportErrorKind::Other,
+        }
+    }
+
     /// The transport is closed; nothing more can be sent or received.
     pub fn closed() -> Self {
         Self { kind: Kind::Closed }

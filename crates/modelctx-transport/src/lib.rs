@@ -42,7 +42,7 @@ use futures::future::BoxFuture;
 use modelctx_types::{JsonRpcMessage, RequestId};
 
 pub use clock::{ClockHold, RequestClock, RequestClocks};
-pub use error::TransportError;
+pub use error::{TransportError, TransportErrorKind};
 pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
 pub use reconnect::{
     ConnectionState, IDEMPOTENT_METHODS, ReconnectPolicy, interrupted, is_interrupted,

@@ -48,6 +48,20 @@ pub struct ClientRequestError {
     kind: Kind,
 }
 
+/// Which way a [`ClientRequestError`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClientRequestErrorKind {
+    /// Refused before sending: an undeclared capability or invalid parameters.
+    Refused,
+    /// A typed form that does not fit the spec's restricted form schema.
+    UnfitForm,
+    /// The client's answer does not match what was asked.
+    InvalidAnswer,
+    /// The session's error ([`ClientRequestError::session_error`]).
+    Session,
+}
+
 #[derive(Debug)]
 enum Kind {
     /// Refused before sending: an undeclared capability or invalid parameters.
@@ -79,6 +93,17 @@ impl ClientRequestError {
     pub(super) fn unfit_form(reason: impl Into<String>) -> Self {
         Self {
             kind: Kind::UnfitForm(reason.into()),
+        }
+    }
+
+    /// Which way the request failed; the `is_*` predicates are shorthand (`is_refused`
+    /// covers both local refusals, `Refused` and `UnfitForm`).
+    pub fn kind(&self) -> ClientRequestErrorKind {
+        match self.kind {
+            Kind::Refused(_) => ClientRequestErrorKind::Refused,
+            Kind::UnfitForm(_) => ClientRequestErrorKind::UnfitForm,
+            Kind::InvalidAnswer(_) => ClientRequestErrorKind::InvalidAnswer,
+            Kind::Session(_) => ClientRequestErrorKind::Session,
         }
     }
 

@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 #[cfg(feature = "schemars")]
 use serde_json::{Map, Value};
 
-pub use answer::{ClientRequestError, Elicited, FormValues};
+pub use answer::{ClientRequestError, ClientRequestErrorKind, Elicited, FormValues};
 use checks::{check_form, check_tool_messages, is_absolute_url};
 #[cfg(feature = "schemars")]
 pub use form::form_schema;
