@@ -32,7 +32,7 @@ enum Backend {
     Stdio,
     /// Streamable HTTP over real loopback sockets (default stateful SSE mode).
     StreamableHttp,
-    /// Streamable HTTP in stateless mode: a server session per POST.
+    /// Streamable HTTP in session-less mode: a server session per POST.
     StreamableHttpStateless,
     /// The legacy HTTP+SSE transport over real loopback sockets.
     Sse,
@@ -86,7 +86,7 @@ impl Connector {
     ///
     /// # Panics
     ///
-    /// On the stateless HTTP leg, which has no single server-side transport (each POST
+    /// On the session-less HTTP leg, which has no single server-side transport (each POST
     /// gets a session of its own), and on the shared leg (a session has a server-side
     /// transport per service): a test that drives the transport directly must leave
     /// that cell out (`drives-transport-directly`); others serve through
@@ -123,7 +123,7 @@ impl Connector {
         }
     }
 
-    /// The stateless HTTP leg, and streamable HTTP in 2026-07-28: starts a
+    /// The session-less HTTP leg, and streamable HTTP in 2026-07-28: starts a
     /// `StreamableHttpService` on 127.0.0.1:0 (stateless, or serving the stateless era)
     /// whose `factory` serves each POST's transport, and returns a client transport for
     /// it. The server runs until the test's runtime ends.
@@ -269,7 +269,7 @@ mod http {
         let config = if era_2026 {
             StreamableHttpServerConfig::default()
         } else {
-            StreamableHttpServerConfig::default().stateless()
+            StreamableHttpServerConfig::default().sessionless()
         };
         let service = StreamableHttpService::with_config(config, factory);
         tokio::spawn(service.serve(listener, std::future::pending()));

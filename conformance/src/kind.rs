@@ -167,7 +167,7 @@ impl Cell {
     }
 
     /// Whether the connector can hand a test one raw `(client, server)` transport pair
-    /// here. The stateless HTTP leg cannot (a server session lives for one POST), nor
+    /// here. The session-less HTTP leg cannot (a server session lives for one POST), nor
     /// can streamable HTTP in 2026-07-28, stateless by construction, nor the shared leg
     /// (a session has one server transport per service): tests that drive the
     /// transport directly exclude them (`drives-transport-directly`).

@@ -46,7 +46,7 @@
 //!   usual.
 //! - An ID missing from the manifest stops the whole run before anything runs.
 //! - [`Connector::transport_pair`] gives a fresh `(client side, server side)` pair (not on
-//!   the stateless HTTP leg, which has a server session per POST: there
+//!   the session-less HTTP leg, which has a server session per POST: there
 //!   [`Connector::serve_stateless_http`] serves a factory; nor on the shared leg, two
 //!   services sharing sessions through Redis: there [`Connector::serve_shared_http`]
 //!   does). A test that builds its own HTTP app (its own service settings, middleware

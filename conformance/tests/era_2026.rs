@@ -159,7 +159,7 @@ async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds(
         WAIT,
         "connect (2025)",
         Client::builder("old", "1.0.0")
-            .mode(modelctx::client::ConnectMode::Legacy)
+            .mode(modelctx::client::ConnectMode::Handshake)
             .form_elicitation(|form, _cx| async move { Ok(FormAnswer::Accept(form.prefilled)) })
             .connect(transport),
     )
@@ -553,7 +553,7 @@ async fn watch_in(legacy: bool) {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
     let client = era_client(true).mode(if legacy {
-        modelctx::client::ConnectMode::Legacy
+        modelctx::client::ConnectMode::Handshake
     } else {
         modelctx::client::ConnectMode::Discover
     });

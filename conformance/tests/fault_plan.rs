@@ -248,13 +248,13 @@ async fn handler_panic(connector: Connector) {
 // ---------------------------------------------------------------------------------------
 // Case 17: ids of different clients never cross.
 
-/// Case 17 on stateless streamable HTTP (the shared transport): two clients post a
+/// Case 17 on session-less streamable HTTP (the shared transport): two clients post a
 /// request with the same id 0 at the same time; both are in their handlers together
 /// (the rendezvous answers only then), and each POST gets its own answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case_17_two_clients_using_id_0_on_stateless_http_never_cross() {
     let (server, _controls, _) = fault_server();
-    let hosted = host(server, StreamableHttpServerConfig::default().stateless()).await;
+    let hosted = host(server, StreamableHttpServerConfig::default().sessionless()).await;
     let post = |who: &str| {
         let raw = Raw::new(&hosted.url);
         let body =

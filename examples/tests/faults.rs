@@ -43,7 +43,7 @@ async fn deploy(redis: &RedisServer) -> Deployment {
         .unwrap();
     let handle = transport.handle();
     let client = Client::builder("faults-test", "1.0.0")
-        .mode(ConnectMode::Legacy)
+        .mode(ConnectMode::Handshake)
         .connect(transport);
     let client = within(WITHIN, "connect", client).await.unwrap();
     assert_eq!(client.protocol_version().as_str(), "2025-11-25");

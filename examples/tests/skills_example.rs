@@ -13,7 +13,7 @@ const WAIT: Duration = Duration::from_secs(30);
 #[tokio::test]
 async fn the_skills_example_serves_its_skills_over_stdio_in_both_eras() {
     for (mode, version) in [
-        (ConnectMode::Legacy, "2025-11-25"),
+        (ConnectMode::Handshake, "2025-11-25"),
         (ConnectMode::Auto, "2026-07-28"),
     ] {
         let child = ChildProcess::new(env!("CARGO_BIN_EXE_skills-server"))

@@ -103,7 +103,7 @@ pub fn check(data: &[u8]) {
     let words: Vec<&str> = settings.split_whitespace().collect();
     let mut config = StreamableHttpServerConfig::default();
     if words.contains(&"stateless") {
-        config = config.stateless();
+        config = config.sessionless();
     }
     if words.contains(&"json") {
         config = config.json_response();

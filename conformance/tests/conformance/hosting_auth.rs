@@ -590,7 +590,7 @@ async fn the_authorization_code_flow_reaches_a_handler_and_reconnects(connect: C
         let builder = builder.mode(if era_2026 {
             modelctx::client::ConnectMode::Discover
         } else {
-            modelctx::client::ConnectMode::Legacy
+            modelctx::client::ConnectMode::Handshake
         });
         within("the client to connect", builder.connect(transport))
             .await
@@ -653,7 +653,7 @@ async fn identity_assertions_are_advertised_and_exchanged_for_tokens(connect: Co
     let mode = if p.version == SpecVersion::V2026_07_28 {
         modelctx::client::ConnectMode::Discover
     } else {
-        modelctx::client::ConnectMode::Legacy
+        modelctx::client::ConnectMode::Handshake
     };
     let client = within(
         "the client to connect",

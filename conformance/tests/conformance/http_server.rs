@@ -1,4 +1,4 @@
-//! Hosting over streamable HTTP: sessions, HTTP semantics, stateless mode — checked on
+//! Hosting over streamable HTTP: sessions, HTTP semantics, session-less mode — checked on
 //! the wire with a raw HTTP client against a `Server` hosted on a loopback port.
 
 use std::sync::{Arc, Mutex};
@@ -319,13 +319,17 @@ async fn cors_layer_exposes_the_session_id(connect: Connector) {
 }
 
 async fn stateless_serves_concurrent_clients_without_session_ids(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config().stateless()).await;
+    let hosted = host_on(&connect, echo_server(), default_config().sessionless()).await;
     let clients = (0..5).map(|i| {
         let (transport, handle) = hosted.transport();
         async move {
             let client = client().connect(transport).await.expect("connects");
             let r = client.request::<Echo>(json!({"i": i})).await.expect("echo");
-            assert_eq!(handle.session_id(), None, "no session id in stateless mode");
+            assert_eq!(
+                handle.session_id(),
+                None,
+                "no session id in session-less mode"
+            );
             r
         }
     });
@@ -344,7 +348,7 @@ async fn stateless_serves_concurrent_clients_without_session_ids(connect: Connec
 }
 
 async fn a_stateless_transport_serves_one_request(connect: Connector) {
-    let mut hosted = host_on(&connect, echo_server(), default_config().stateless()).await;
+    let mut hosted = host_on(&connect, echo_server(), default_config().sessionless()).await;
     let raw = Raw::new(&hosted.url);
     for i in 0..2 {
         let r = send(raw.post(None, &call(i, "test/echo", json!({"i": i})))).await;
@@ -369,7 +373,7 @@ async fn stateless_handlers_cannot_call_the_client(connect: Connector) {
             }
         })
         .build();
-    let hosted = host_on(&connect, server, default_config().stateless()).await;
+    let hosted = host_on(&connect, server, default_config().sessionless()).await;
     let (transport, _) = hosted.transport();
     let client = client()
         .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
@@ -751,7 +755,7 @@ async fn bad_protocol_version_header_draws_400(connect: Connector) {
 
 async fn absent_protocol_version_means_2025_03_26(connect: Connector) {
     // Stateless: no session to tell the revision, so only the header can.
-    let hosted = host_on(&connect, echo_server(), default_config().stateless()).await;
+    let hosted = host_on(&connect, echo_server(), default_config().sessionless()).await;
     let raw = Raw::new(&hosted.url);
     let batch = json!([
         call(1, "test/echo", json!({})),

@@ -205,12 +205,18 @@ async fn initialize_exchanges_versions_capabilities_and_info(connector: Connecto
     };
     assert_eq!(init.method, "initialize");
     let params: Value = serde_json::from_str(init.params.as_ref().unwrap().get()).unwrap();
-    assert_eq!(params["protocolVersion"], ProtocolVersion::LATEST.as_str());
+    assert_eq!(
+        params["protocolVersion"],
+        ProtocolVersion::LATEST_HANDSHAKE.as_str()
+    );
     assert!(params["capabilities"].is_object());
     assert_eq!(params["clientInfo"]["name"], "conformance-client");
     assert_eq!(params["clientInfo"]["version"], "1.0.0");
 
-    assert_eq!(pair.client.protocol_version(), &ProtocolVersion::LATEST);
+    assert_eq!(
+        pair.client.protocol_version(),
+        &ProtocolVersion::LATEST_HANDSHAKE
+    );
     assert_eq!(pair.client.server_info().name, "srv");
     assert!(pair.client.peer().is_initialized());
     pair.client.ping().await.unwrap();
@@ -429,7 +435,7 @@ async fn the_server_sends_nothing_but_ping_and_logging(connector: &Connector) {
 
 async fn a_supported_version_is_echoed(connector: Connector) {
     let server = Server::builder("old-friend", "1.0.0").build();
-    for version in ProtocolVersion::SUPPORTED {
+    for version in ProtocolVersion::HANDSHAKE {
         let offered = client().protocol_version(version.clone());
         let pair = connect(&connector, &server, offered).await;
         assert_eq!(pair.client.protocol_version(), &version);
@@ -456,7 +462,10 @@ async fn an_unknown_version_is_answered_with_the_latest(connector: Connector) {
         .serve(server_side);
     let (sink, mut stream) = client_side;
     let result = raw_initialize(sink.as_ref(), stream.as_mut(), "1999-12-31").await;
-    assert_eq!(result["protocolVersion"], ProtocolVersion::LATEST.as_str());
+    assert_eq!(
+        result["protocolVersion"],
+        ProtocolVersion::LATEST_HANDSHAKE.as_str()
+    );
 }
 
 // The shared leg (`streamable-http-shared`): a `Server` hosted by two services sharing
@@ -652,14 +661,17 @@ async fn an_unknown_version_is_answered_with_the_latest_on_every_instance(connec
     let session = session_of(&answer);
     assert_eq!(
         only_message(&answer)["result"]["protocolVersion"],
-        ProtocolVersion::LATEST.as_str()
+        ProtocolVersion::LATEST_HANDSHAKE.as_str()
     );
     let a = hosted.session().await.session;
     let noted = post(&raw, &session, &initialized_note()).await;
     assert_eq!(noted.status, 202, "{noted:?}");
     let b = hosted.next_copy().await.session;
     for copy in [&a, &b] {
-        assert_eq!(copy.protocol_version(), Some(&ProtocolVersion::LATEST));
+        assert_eq!(
+            copy.protocol_version(),
+            Some(&ProtocolVersion::LATEST_HANDSHAKE)
+        );
     }
 }
 
@@ -969,7 +981,7 @@ async fn the_legacy_mode_never_probes(connector: Connector) {
     let (transport, wire) = record(transport);
     let legacy = within(
         "the client to connect",
-        client().mode(ConnectMode::Legacy).connect(transport),
+        client().mode(ConnectMode::Handshake).connect(transport),
     )
     .await
     .unwrap();

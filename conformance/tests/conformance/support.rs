@@ -26,20 +26,20 @@ impl Pair {
     ///
     /// # Panics
     ///
-    /// On the stateless HTTP leg, where each POST has a session of its own, and on the
+    /// On the session-less HTTP leg, where each POST has a session of its own, and on the
     /// shared leg, where each service serves its own copy of the session: a test that
     /// needs the server's session belongs to a requirement that excludes that leg
     /// (`requires-session` or `server-initiated-request`).
     pub(crate) fn server(&self) -> &ServerSession {
         self.server.as_ref().expect(
-            "no single server session on the stateless HTTP leg (one per POST) nor on the \
+            "no single server session on the session-less HTTP leg (one per POST) nor on the \
              shared leg (one per service): the requirement must exclude the cell",
         )
     }
 }
 
 /// Serves `server` on the connector's server side and connects `client` to it. On the
-/// stateless HTTP leg the server serves each POST on a session of its own.
+/// session-less HTTP leg the server serves each POST on a session of its own.
 pub(crate) async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {
     try_connect(connect, server, client)
         .await
@@ -150,7 +150,7 @@ pub(crate) async fn try_connect(
 
 /// A server played by hand: it answers every request with `answer(method)` as the
 /// result and ignores everything else. For tests that need a server no `Server` is (one
-/// that answers `initialize` with an older version, say). On the stateless HTTP leg it
+/// that answers `initialize` with an older version, say). On the session-less HTTP leg it
 /// plays each POST's session the same way. Returns the client's side.
 pub(crate) async fn scripted_server<A>(connector: &Connector, answer: A) -> BoxTransport
 where
@@ -228,11 +228,11 @@ pub(crate) fn raw_options(client: &Client) -> RequestOptions {
     RequestOptions::new().meta(meta)
 }
 
-/// A client of the handshake era (`ConnectMode::Legacy`: `initialize` is its first
+/// A client of the handshake era (`ConnectMode::Handshake`: `initialize` is its first
 /// message, as the 2025-11-25 cells' wires expect); [`connect`] makes it speak
 /// 2026-07-28 in those cells, and tests of the other modes choose theirs.
 pub(crate) fn client() -> ClientBuilder {
-    Client::builder("conformance-client", "1.0.0").mode(modelctx::client::ConnectMode::Legacy)
+    Client::builder("conformance-client", "1.0.0").mode(modelctx::client::ConnectMode::Handshake)
 }
 
 /// A test payload without what the protocol adds around it: `_meta` (2026-07-28 stamps
@@ -418,7 +418,7 @@ pub(crate) async fn both_eras(
 
 /// How a hand-played server answers one request: the messages to send back, in order
 /// and related to the request, then, if given, a future after which it closes (the
-/// connection, or over stateless HTTP the request's own stream) instead of going on.
+/// connection, or over session-less HTTP the request's own stream) instead of going on.
 pub(crate) type Script = std::sync::Arc<
     dyn Fn(
             modelctx::types::JsonRpcRequest,

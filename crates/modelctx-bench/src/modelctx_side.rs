@@ -93,7 +93,7 @@ pub async fn serve_http(listener: tokio::net::TcpListener, mode: HttpMode) -> Re
     let mut config = StreamableHttpServerConfig::default();
     // The 2026-07-28 scenarios run on the default endpoint, which serves both eras.
     if matches!(mode, HttpMode::Json | HttpMode::Stateless) {
-        config = config.stateless();
+        config = config.sessionless();
     }
     if mode.json() {
         config = config.json_response();

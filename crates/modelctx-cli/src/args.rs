@@ -44,7 +44,7 @@ Options:
   --mode MODE            how the protocol era is settled: auto (default: probe with
                          server/discover, 2026-07-28 when the server offers it, else
                          the initialize handshake), discover (2026-07-28 only, probed),
-                         legacy (the handshake only), or a revision to pin: 2026-07-28
+                         handshake (the handshake only), or a revision to pin: 2026-07-28
                          (no probe: for a server, or a proxy, known to speak it) or
                          2025-11-25, 2025-06-18, ... (the handshake offering it)
   --probe-timeout WAIT   how long auto mode gives a server that has not answered the
@@ -476,11 +476,12 @@ mod tests {
         );
         assert!(cli.json);
 
-        let cli = run("read mem://x http://127.0.0.1:1/mcp -H X-Key:k --mode=legacy --timeout 2.5");
+        let cli =
+            run("read mem://x http://127.0.0.1:1/mcp -H X-Key:k --mode=handshake --timeout 2.5");
         assert!(matches!(cli.target, Target::Url(ref u) if u == "http://127.0.0.1:1/mcp"));
         assert!(matches!(cli.command, Command::Read { ref uri } if uri == "mem://x"));
         assert_eq!(cli.headers, [("X-Key".to_owned(), "k".to_owned())]);
-        assert_eq!(cli.mode, Some(ProtocolMode::Legacy));
+        assert_eq!(cli.mode, Some(ProtocolMode::Handshake));
         assert_eq!(cli.timeout, Some(Duration::from_millis(2500)));
         assert_eq!(cli.probe_timeout, None);
 
@@ -522,7 +523,7 @@ mod tests {
             ("call t n:={ http://a", "takes JSON"),
             (
                 "list --mode 2024 http://a",
-                "--mode: the mode is auto, discover, legacy",
+                "--mode: the mode is auto, discover, handshake",
             ),
             (
                 "list --probe-timeout soon http://a",

@@ -245,7 +245,7 @@ async fn connect(cli: &Cli) -> Result<Connection, Failure> {
         let mut message = format!("cannot connect: {e}");
         // The client says so when a probe may have been what broke the connection.
         if e.is_session() && message.contains("pin the era") {
-            message.push_str(" (modelctx: --mode legacy, or --mode 2026-07-28)");
+            message.push_str(" (modelctx: --mode handshake, or --mode 2026-07-28)");
         }
         Failure::failed(message)
     })

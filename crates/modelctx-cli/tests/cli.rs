@@ -321,7 +321,7 @@ async fn list_json_over_stdio() {
 }
 
 async fn list_human_output() {
-    let run = modelctx(&["list", "--mode", "legacy"], &stdio_target()).await;
+    let run = modelctx(&["list", "--mode", "handshake"], &stdio_target()).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     insta::assert_snapshot!("list_human", run.stdout);
 }
@@ -330,7 +330,7 @@ async fn call_over_http_in_both_eras() {
     let (url, _stop) = serve_http().await;
     for (mode, era) in [
         ("auto", "2026-07-28"),
-        ("legacy", "2025-11-25"),
+        ("handshake", "2025-11-25"),
         ("2026", "2026-07-28"),
     ] {
         let run = modelctx(&["list", "--json", "--mode", mode, &url], &[]).await;
@@ -437,7 +437,7 @@ async fn read_and_prompt() {
 
 async fn skills_list_get_and_pull() {
     let env = [("CLI_TEST_SKILLS", "1")];
-    for mode in ["legacy", "auto"] {
+    for mode in ["handshake", "auto"] {
         let run = modelctx_with_env(
             &["skills", "list", "--json", "--mode", mode],
             &stdio_target(),
@@ -914,9 +914,9 @@ async fn the_mode_pins_a_revision_and_failures_say_what_was_tried() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.json()["protocolVersion"], "2025-06-18");
 
-    // A server of 2026-07-28 only refuses the handshake: legacy mode says so.
+    // A server of 2026-07-28 only refuses the handshake: handshake mode says so.
     let run = modelctx_with_env(
-        &["list", "--mode", "legacy"],
+        &["list", "--mode", "handshake"],
         &stdio_target(),
         &[("CLI_TEST_MODERN_ONLY", "1")],
     )
@@ -945,7 +945,9 @@ async fn the_mode_pins_a_revision_and_failures_say_what_was_tried() {
                 .stderr
                 .contains("then initialize (2025-11-25): error -32600")
             && run.stderr.contains("pin the era")
-            && run.stderr.contains("--mode legacy, or --mode 2026-07-28"),
+            && run
+                .stderr
+                .contains("--mode handshake, or --mode 2026-07-28"),
         "{}",
         run.stderr
     );

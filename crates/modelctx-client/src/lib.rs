@@ -40,7 +40,7 @@
 //! let roots = RootsList::new(vec![Root::new("file:///work/repo")]).unwrap();
 //! let builder = Client::builder("demo-client", "1.0.0")
 //!     // The handshake era, whose session keeps what the client declared.
-//!     .mode(ConnectMode::Legacy)
+//!     .mode(ConnectMode::Handshake)
 //!     .sampling(SamplingSupport::new(), |_params, _cx| async {
 //!         Ok(CreateMessageResult::assistant_text("Hello!", "local-model"))
 //!     })
@@ -182,7 +182,7 @@ pub enum ConnectMode {
     /// The `initialize` handshake only; `server/discover` is never sent. A `-32022`
     /// that names another handshake revision this client speaks gets `initialize`
     /// again with it.
-    Legacy,
+    Handshake,
     /// No probe and no handshake: the client speaks this revision from its first
     /// request, for a caller that knows the server. Only a stateless revision
     /// (2026-07-28) can be pinned; nothing is known of the server, so no call is
@@ -458,7 +458,7 @@ impl ClientBuilder {
         );
         let negotiation = negotiate::Negotiation::new(&peer, &envelope, init_params);
         let settled = match self.mode {
-            ConnectMode::Legacy => negotiation.legacy_only().await,
+            ConnectMode::Handshake => negotiation.legacy_only().await,
             ConnectMode::Auto => negotiation.auto(probe_wait).await,
             ConnectMode::Discover => negotiation.discover_only().await,
             ConnectMode::Pin(version) => {
@@ -470,7 +470,7 @@ impl ClientBuilder {
                 } else {
                     Err(SessionError::refused(format!(
                         "protocol version {version} has a handshake and cannot be pinned; \
-                         use ConnectMode::Legacy"
+                         use ConnectMode::Handshake"
                     )))
                 }
             }
@@ -663,7 +663,7 @@ impl Client {
         ClientBuilder {
             info: Implementation::new(name, version),
             capabilities: ClientCapabilities::new(),
-            protocol_version: ProtocolVersion::LATEST,
+            protocol_version: ProtocolVersion::LATEST_HANDSHAKE,
             requests: HashMap::new(),
             notifications: HashMap::new(),
             session: SessionConfig::client(),

@@ -104,11 +104,11 @@ impl<'a> Negotiation<'a> {
                 match self.heard_probe(answer) {
                     Probe::Offered(found) => self.stateless(found),
                     Probe::Outage(e) => Err(self.fail(e, Advice::None)),
-                    Probe::AskAgain | Probe::Legacy(_) => self.handshake(true).await,
+                    Probe::AskAgain | Probe::Handshake(_) => self.handshake(true).await,
                 }
             }
             Probe::Outage(e) => Err(self.fail(e, Advice::None)),
-            Probe::Legacy(named) => {
+            Probe::Handshake(named) => {
                 if let Some(version) = named {
                     self.init.protocol_version = version;
                 }
@@ -130,14 +130,14 @@ impl<'a> Negotiation<'a> {
         match answer {
             Probe::Offered(found) => self.stateless(found),
             Probe::Outage(e) => Err(self.fail(e, Advice::None)),
-            Probe::AskAgain | Probe::Legacy(_) => Err(self.fail(
+            Probe::AskAgain | Probe::Handshake(_) => Err(self.fail(
                 SessionError::refused("the server does not offer protocol 2026-07-28"),
                 Advice::NotOffered,
             )),
         }
     }
 
-    /// Legacy mode: the handshake, with another revision when the server names one.
+    /// Handshake mode: the handshake, with another revision when the server names one.
     pub(crate) async fn legacy_only(self) -> Result<Settled, SessionError> {
         self.handshake(false).await
     }
@@ -173,7 +173,7 @@ impl<'a> Negotiation<'a> {
                 {
                     Probe::Offered(Box::new(found))
                 } else {
-                    Probe::Legacy(self.legacy_named(&found.supported_versions))
+                    Probe::Handshake(self.legacy_named(&found.supported_versions))
                 }
             }
             Err(e) => {
@@ -186,7 +186,7 @@ impl<'a> Negotiation<'a> {
                 if named.iter().any(|v| v == modern().as_str()) && self.probes < 2 {
                     return Probe::AskAgain;
                 }
-                Probe::Legacy(self.legacy_named(&named))
+                Probe::Handshake(self.legacy_named(&named))
             }
         }
     }
@@ -194,7 +194,7 @@ impl<'a> Negotiation<'a> {
     /// The newest handshake revision in `named` that this client speaks and has not
     /// offered yet.
     fn legacy_named(&self, named: &[String]) -> Option<ProtocolVersion> {
-        ProtocolVersion::SUPPORTED
+        ProtocolVersion::HANDSHAKE
             .into_iter()
             .find(|v| named.iter().any(|n| n == v.as_str()) && !self.offered.contains(v))
     }
@@ -237,7 +237,7 @@ impl<'a> Negotiation<'a> {
         let offered = self.init.protocol_version.clone();
         let what = format!("initialize ({offered})");
         match answer {
-            Ok(init) if init.protocol_version.is_supported() => {
+            Ok(init) if init.protocol_version.is_handshake() => {
                 self.note(format!("{what}: chose {}", init.protocol_version));
                 Init::Done(Box::new(init))
             }
@@ -295,7 +295,7 @@ impl<'a> Negotiation<'a> {
                         Probe::Outage(e) => {
                             last_error.get_or_insert(e);
                         }
-                        Probe::Legacy(named) => named_legacy = named,
+                        Probe::Handshake(named) => named_legacy = named,
                     }
                 }
                 answer = async {
@@ -415,7 +415,7 @@ enum Advice {
     PinTheEra,
     /// Discover mode met a server that does not offer the era.
     NotOffered,
-    /// Legacy mode met a server of the stateless era only.
+    /// Handshake mode met a server of the stateless era only.
     ModernOnly,
 }
 
@@ -428,7 +428,7 @@ enum Probe {
     /// The request never reached the server.
     Outage(SessionError),
     /// The handshake era, with a revision the server named, if any.
-    Legacy(Option<ProtocolVersion>),
+    Handshake(Option<ProtocolVersion>),
 }
 
 /// What `initialize`'s answer means.

@@ -805,7 +805,7 @@ mod tests {
             WAIT,
             "the handshake",
             Client::builder("c", "1")
-                .mode(ConnectMode::Legacy)
+                .mode(ConnectMode::Handshake)
                 .connect(client_side),
         )
         .await

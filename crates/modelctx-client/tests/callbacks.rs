@@ -37,7 +37,7 @@ async fn a_slow_callback_does_not_block_the_session() {
     let session = Server::builder("s", "1").build().serve(server_side);
     let _client = Client::builder("c", "1")
         // Requests from the server: the handshake era.
-        .mode(ConnectMode::Legacy)
+        .mode(ConnectMode::Handshake)
         .sampling(SamplingSupport::new(), move |_params, _cx| {
             let gate = gate.lock().unwrap().take();
             async move {
@@ -73,7 +73,7 @@ async fn the_server_can_cancel_a_callback() {
     let session = Server::builder("s", "1").build().serve(server_side);
     let _client = Client::builder("c", "1")
         // Requests from the server: the handshake era.
-        .mode(ConnectMode::Legacy)
+        .mode(ConnectMode::Handshake)
         .sampling(SamplingSupport::new(), move |_params, cx| {
             let guard = Dropped(dropped_tx.lock().unwrap().take());
             let started = started_tx.clone();

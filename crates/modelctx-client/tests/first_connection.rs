@@ -354,7 +354,7 @@ async fn an_initialize_refusal_naming_an_older_revision_is_asked_again_with_it()
         ("initialize", _) => Reply::Result(initialized("2025-06-18")),
         _ => Reply::Silent,
     });
-    let client = Client::builder("c", "1").mode(ConnectMode::Legacy);
+    let client = Client::builder("c", "1").mode(ConnectMode::Handshake);
     let client = within(WAIT, "connect", client.connect(transport))
         .await
         .unwrap();
@@ -365,12 +365,12 @@ async fn an_initialize_refusal_naming_an_older_revision_is_asked_again_with_it()
     );
 }
 
-/// Legacy mode against a server of 2026-07-28 only: an error that says so, and what
+/// Handshake mode against a server of 2026-07-28 only: an error that says so, and what
 /// to do, with the server's `-32022` under it.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn legacy_mode_against_a_modern_only_server_says_which_mode_works() {
     let (transport, _heard) = played_child(Duration::ZERO, |_, _| unsupported(&["2026-07-28"]));
-    let client = Client::builder("c", "1").mode(ConnectMode::Legacy);
+    let client = Client::builder("c", "1").mode(ConnectMode::Handshake);
     let error = within(WAIT, "connect", client.connect(transport))
         .await
         .unwrap_err();
@@ -529,7 +529,7 @@ async fn a_proxy_that_took_the_probe_for_its_session_start_connects_or_asks_to_p
     );
 
     let transport = proxied(Proxy::Relays);
-    let client = Client::builder("c", "1").mode(ConnectMode::Legacy);
+    let client = Client::builder("c", "1").mode(ConnectMode::Handshake);
     let client = within(WAIT, "connect", client.connect(transport))
         .await
         .unwrap();

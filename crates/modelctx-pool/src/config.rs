@@ -30,7 +30,7 @@ use crate::mode::{self, ProtocolMode};
 /// HTTP+SSE transport when the server refuses the first POST with 400/404/405: what a
 /// URL without `type` gets), `streamable-http` (also `streamableHttp`: streamable HTTP
 /// only) or `sse` (the legacy transport only). Either kind may set how the client
-/// settles the protocol era: `"mode"` (a [`ProtocolMode`]: `auto`, `discover`, `legacy`
+/// settles the protocol era: `"mode"` (a [`ProtocolMode`]: `auto`, `discover`, `handshake`
 /// or a revision such as `2026-07-28`) and `"probeTimeout"` (how long auto mode gives a
 /// silent server before it sends `initialize` too: seconds, or a string such as
 /// `"500ms"`); they win over the client builder's. Members this crate does not know

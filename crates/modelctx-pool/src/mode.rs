@@ -11,21 +11,21 @@ use serde_json::Value;
 
 /// How the client settles the protocol era with a server: an entry's `"mode"`.
 ///
-/// Written `auto`, `discover`, `legacy`, or a protocol revision:
+/// Written `auto`, `discover`, `handshake`, or a protocol revision:
 ///
 /// | text | client |
 /// |---|---|
 /// | `auto` | [`ConnectMode::Auto`]: `server/discover` first, the `initialize` handshake when the server does not offer 2026-07-28 |
 /// | `discover` (also `2026`) | [`ConnectMode::Discover`]: 2026-07-28 only, learnt from `server/discover` |
-/// | `legacy` (also `2025`) | [`ConnectMode::Legacy`]: the handshake only, offering the newest handshake revision |
+/// | `handshake` (also `2025`) | [`ConnectMode::Handshake`]: the handshake only, offering the newest handshake revision |
 /// | `2026-07-28` | [`ConnectMode::Pin`]: no probe and no handshake (for a server, or a proxy in front of one, known to speak it) |
-/// | `2025-11-25`, `2025-06-18`, ... | [`ConnectMode::Legacy`] offering that revision |
+/// | `2025-11-25`, `2025-06-18`, ... | [`ConnectMode::Handshake`] offering that revision |
 ///
 /// ```
 /// use modelctx_pool::ProtocolMode;
 ///
-/// assert_eq!("legacy".parse::<ProtocolMode>(), Ok(ProtocolMode::Legacy));
-/// assert!("2024-01-01".parse::<ProtocolMode>().unwrap_err().contains("auto, discover, legacy"));
+/// assert_eq!("handshake".parse::<ProtocolMode>(), Ok(ProtocolMode::Handshake));
+/// assert!("2024-01-01".parse::<ProtocolMode>().unwrap_err().contains("auto, discover, handshake"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -36,7 +36,7 @@ pub enum ProtocolMode {
     /// 2026-07-28 only, learnt from `server/discover`.
     Discover,
     /// The `initialize` handshake only.
-    Legacy,
+    Handshake,
     /// This revision from the first message: 2026-07-28 pinned, or the handshake
     /// offering an earlier revision.
     Version(ProtocolVersion),
@@ -49,12 +49,12 @@ impl ProtocolMode {
         match self {
             Self::Auto => client.mode(ConnectMode::Auto),
             Self::Discover => client.mode(ConnectMode::Discover),
-            Self::Legacy => client.mode(ConnectMode::Legacy),
+            Self::Handshake => client.mode(ConnectMode::Handshake),
             Self::Version(version) if *version == ProtocolVersion::V2026_07_28 => {
                 client.mode(ConnectMode::Pin(version.clone()))
             }
             Self::Version(version) => client
-                .mode(ConnectMode::Legacy)
+                .mode(ConnectMode::Handshake)
                 .protocol_version(version.clone()),
         }
     }
@@ -67,19 +67,19 @@ impl FromStr for ProtocolMode {
         match text {
             "auto" => Ok(Self::Auto),
             "discover" | "2026" => Ok(Self::Discover),
-            "legacy" | "2025" => Ok(Self::Legacy),
+            "handshake" | "2025" => Ok(Self::Handshake),
             _ if text == ProtocolVersion::V2026_07_28.as_str() => {
                 Ok(Self::Version(ProtocolVersion::V2026_07_28))
             }
-            _ => ProtocolVersion::supported(text)
+            _ => ProtocolVersion::handshake(text)
                 .map(Self::Version)
                 .ok_or_else(|| {
-                    let versions: Vec<&str> = ProtocolVersion::KNOWN
+                    let versions: Vec<&str> = ProtocolVersion::ALL
                         .iter()
                         .map(ProtocolVersion::as_str)
                         .collect();
                     format!(
-                        "the mode is auto, discover, legacy or a protocol revision ({}), not {text:?}",
+                        "the mode is auto, discover, handshake or a protocol revision ({}), not {text:?}",
                         versions.join(", ")
                     )
                 }),
@@ -92,7 +92,7 @@ impl fmt::Display for ProtocolMode {
         match self {
             Self::Auto => f.write_str("auto"),
             Self::Discover => f.write_str("discover"),
-            Self::Legacy => f.write_str("legacy"),
+            Self::Handshake => f.write_str("handshake"),
             Self::Version(version) => f.write_str(version.as_str()),
         }
     }
@@ -182,7 +182,7 @@ mod tests {
         for (text, mode) in [
             ("auto", ProtocolMode::Auto),
             ("discover", ProtocolMode::Discover),
-            ("legacy", ProtocolMode::Legacy),
+            ("handshake", ProtocolMode::Handshake),
             (
                 "2026-07-28",
                 ProtocolMode::Version(ProtocolVersion::V2026_07_28),
@@ -196,7 +196,7 @@ mod tests {
             assert_eq!(mode.to_string(), text);
         }
         assert_eq!("2026".parse(), Ok(ProtocolMode::Discover));
-        assert_eq!("2025".parse(), Ok(ProtocolMode::Legacy));
+        assert_eq!("2025".parse(), Ok(ProtocolMode::Handshake));
         assert!("2099-01-01".parse::<ProtocolMode>().is_err());
     }
 

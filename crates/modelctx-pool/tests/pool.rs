@@ -299,7 +299,7 @@ async fn a_failed_child_comes_back_under_the_reconnect_policy() {
         .max_delay(Duration::from_millis(50))
         .max_attempts(10_000);
     let pool = ClientPool::builder()
-        .client(|_| Client::builder("pool-test", "1.0.0").mode(ConnectMode::Legacy))
+        .client(|_| Client::builder("pool-test", "1.0.0").mode(ConnectMode::Handshake))
         .reconnect(policy)
         .connect(&servers)
         .await;
@@ -374,7 +374,7 @@ async fn an_entrys_mode_reaches_the_client() {
     let (url, _stop) = serve_http().await;
     let exe = std::env::current_exe().expect("test exe");
     let doc = json!({"mcpServers": {
-        "local": {"command": exe, "args": ["serve-stdio"], "mode": "legacy", "probeTimeout": 30},
+        "local": {"command": exe, "args": ["serve-stdio"], "mode": "handshake", "probeTimeout": 30},
         "web": {"url": url, "mode": "2025-06-18"},
         "modern": {"url": url}
     }});

@@ -132,10 +132,10 @@ pub struct SessionConfig {
     /// A bound on running handlers shared with other sessions (see
     /// [`SessionConfig::handler_limit`]).
     pub handler_limit: Option<HandlerLimit>,
-    /// Start in the operational phase, with no handshake (stateless HTTP).
+    /// Start in the operational phase, with no handshake (session-less HTTP).
     pub pre_initialized: bool,
     /// Whether handlers may send requests to the peer. Off for transports that cannot
-    /// carry them (stateless HTTP): such a request fails at once with a clear error.
+    /// carry them (session-less HTTP): such a request fails at once with a clear error.
     pub allow_outbound_requests: bool,
     /// Serve the stateless era (2026-07-28) on a server session: see
     /// [`SessionConfig::unstable_stateless_era`].

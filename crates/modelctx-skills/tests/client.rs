@@ -317,7 +317,7 @@ async fn the_cache_is_per_server_and_revalidates() {
     *second.entry.lock().unwrap() =
         entry_for(&[(SKILL_URI, &other_md), (SUPPORTING_URI, SUPPORTING)]);
 
-    let a = connect(first.server(true), Via::Memory, ConnectMode::Legacy).await;
+    let a = connect(first.server(true), Via::Memory, ConnectMode::Handshake).await;
     let b = connect(second.server(true), Via::Http, ConnectMode::Auto).await;
     let (sa, sb) = (
         a.skills("first").with_cache(cache.clone()),
@@ -406,7 +406,7 @@ async fn a_skill_is_materialised_below_the_target_only() {
     {
         let elsewhere = Scratch::new("elsewhere");
         std::os::unix::fs::symlink(elsewhere.path(), target.path().join("linked")).unwrap();
-        let client = connect(docs_server(), Via::Memory, ConnectMode::Legacy).await;
+        let client = connect(docs_server(), Via::Memory, ConnectMode::Handshake).await;
         let skills = client.skills("linked");
         let entry = skills.get("skill://acme/refunds/SKILL.md").await.unwrap();
         let err = skills.materialize(&entry, target.path()).await.unwrap_err();

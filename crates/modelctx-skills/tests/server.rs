@@ -560,7 +560,7 @@ async fn skills_from_code_and_from_disk_serve_the_same() {
             .skills(skills)
             .unwrap()
             .build();
-        let client = connect(server, Via::Memory, ConnectMode::Legacy).await;
+        let client = connect(server, Via::Memory, ConnectMode::Handshake).await;
         answers.push(
             raw::<RawGet>(&client, json!({"uri": "skill://refunds/SKILL.md"}))
                 .await

@@ -160,7 +160,10 @@ async fn restarted(handle: &RestartHandle, n: u32) {
 }
 
 fn eras() -> [(ConnectMode, &'static str); 2] {
-    [(ConnectMode::Legacy, "2025"), (ConnectMode::Auto, "2026")]
+    [
+        (ConnectMode::Handshake, "2025"),
+        (ConnectMode::Auto, "2026"),
+    ]
 }
 
 async fn a_killed_child_is_started_again_and_calls_go_on() {

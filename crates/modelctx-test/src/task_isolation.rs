@@ -96,7 +96,7 @@ pub async fn serve(server: Server, stateful: bool, auth: bool) -> String {
     let config = if stateful {
         StreamableHttpServerConfig::default()
     } else {
-        StreamableHttpServerConfig::default().stateless()
+        StreamableHttpServerConfig::default().sessionless()
     };
     let service = StreamableHttpService::with_config(config, move |transport| {
         server.serve(transport);

@@ -41,7 +41,7 @@ async fn a_conversation_reads_as_a_transcript() {
 /// The same conversation in protocol 2025-11-25: the `initialize` handshake first.
 #[tokio::test]
 async fn a_handshake_conversation_reads_as_a_transcript() {
-    let builder = Client::builder("test-client", "1.0.0").mode(ConnectMode::Legacy);
+    let builder = Client::builder("test-client", "1.0.0").mode(ConnectMode::Handshake);
     let client = TestClient::connect_with(&server(), builder).await;
     let result = client.call_tool("greet", json!({"name": "Ada"})).await;
     assert_eq!(text_of(&result), "Hello, Ada!");

@@ -122,7 +122,7 @@ impl fmt::Debug for Principal {
     }
 }
 
-/// Marks a message that arrived without a lasting session (stateless streamable HTTP,
+/// Marks a message that arrived without a lasting session (session-less streamable HTTP,
 /// where every POST is served by a session of its own): state bound to "the session"
 /// cannot be, and binds to the [`Principal`] alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

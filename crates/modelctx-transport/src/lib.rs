@@ -461,7 +461,7 @@ pub trait Transport: Send + 'static {
     }
 
     /// Whether the session over this transport starts already initialised, with no
-    /// handshake of its own: true for a stateless streamable HTTP POST (every POST is
+    /// handshake of its own: true for a session-less streamable HTTP POST (every POST is
     /// a fresh session that serves at once). The server applies it whatever session
     /// settings it was given. Default `false`.
     fn starts_initialized(&self) -> bool {
@@ -469,7 +469,7 @@ pub trait Transport: Send + 'static {
     }
 
     /// Whether the session may send requests to the peer over this transport: false
-    /// when nothing can carry them (stateless streamable HTTP has no stream back to the
+    /// when nothing can carry them (session-less streamable HTTP has no stream back to the
     /// client), so a handler's request fails at once instead of waiting. Default `true`.
     fn allows_outbound_requests(&self) -> bool {
         true

@@ -16,7 +16,7 @@
 //! let err = r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#.parse::<JsonRpcMessage>().unwrap_err();
 //! assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST);
 //!
-//! assert!(ProtocolVersion::V2025_06_18.is_supported());
+//! assert!(ProtocolVersion::V2025_06_18.is_handshake());
 //! ```
 //!
 //! # Conventions
@@ -63,8 +63,8 @@
 //!
 //! # Revision 2026-07-28
 //! The types carry 2026-07-28 (stateless MCP), but the runtime does not negotiate it
-//! yet: [`ProtocolVersion::V2026_07_28`] is in [`ProtocolVersion::KNOWN`], not in
-//! [`ProtocolVersion::SUPPORTED`]. Definitions that keep their name are the same types,
+//! yet: [`ProtocolVersion::V2026_07_28`] is in [`ProtocolVersion::ALL`], not in
+//! [`ProtocolVersion::HANDSHAKE`]. Definitions that keep their name are the same types,
 //! with the new members as `Option`s written only when set:
 //! - every result: `result_type` ([`ResultType`]); the list results and
 //!   [`ReadResourceResult`]: `ttl_ms` and `cache_scope` ([`CacheScope`]);

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 /// An MCP protocol revision string, such as `"2025-11-25"`.
 ///
 /// Any string deserialises — a peer may offer a revision this SDK does not know — and
-/// [`ProtocolVersion::is_supported`] says whether we speak it.
+/// [`ProtocolVersion::is_handshake`] and [`ProtocolVersion::is_stateless`] say whether
+/// and in which era we speak it.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ProtocolVersion(Cow<'static, str>);
@@ -22,27 +23,26 @@ impl ProtocolVersion {
     pub const V2025_06_18: Self = Self(Cow::Borrowed("2025-06-18"));
     /// URL elicitation, sampling with tools, tasks, icons.
     pub const V2025_11_25: Self = Self(Cow::Borrowed("2025-11-25"));
-    /// Stateless MCP: no `initialize`, `server/discover`, multi round-trip requests,
-    /// `subscriptions/listen`, cacheable results.
-    ///
-    /// The wire types carry this revision, but the runtime does not negotiate it yet: it
-    /// is not in [`ProtocolVersion::SUPPORTED`], so [`ProtocolVersion::is_supported`] is
-    /// false for it. See [`ProtocolVersion::KNOWN`].
+    /// The stateless era: no `initialize`, `server/discover`, multi round-trip requests,
+    /// `subscriptions/listen`, cacheable results. Every request names it in its
+    /// envelope; it is never negotiated in `initialize` ([`ProtocolVersion::STATELESS`]).
     pub const V2026_07_28: Self = Self(Cow::Borrowed("2026-07-28"));
-    /// Every revision whose wire types this crate carries, newest first: the revisions
-    /// the runtime negotiates ([`ProtocolVersion::SUPPORTED`]) and those it only has
-    /// types for.
-    pub const KNOWN: [Self; 5] = [
+    /// Every revision this build speaks, newest first: the stateless era's
+    /// ([`ProtocolVersion::STATELESS`]) and the handshake era's
+    /// ([`ProtocolVersion::HANDSHAKE`]).
+    pub const ALL: [Self; 5] = [
         Self::V2026_07_28,
         Self::V2025_11_25,
         Self::V2025_06_18,
         Self::V2025_03_26,
         Self::V2024_11_05,
     ];
-    /// The newest revision this SDK speaks, offered by default.
-    pub const LATEST: Self = Self::V2025_11_25;
-    /// Every revision this SDK speaks, newest first.
-    pub const SUPPORTED: [Self; 4] = [
+    /// The revisions of the stateless era (no handshake; each request names its revision).
+    pub const STATELESS: [Self; 1] = [Self::V2026_07_28];
+    /// The newest revision of the handshake era, which `initialize` offers by default.
+    pub const LATEST_HANDSHAKE: Self = Self::V2025_11_25;
+    /// The revisions negotiated in `initialize` (the handshake era), newest first.
+    pub const HANDSHAKE: [Self; 4] = [
         Self::V2025_11_25,
         Self::V2025_06_18,
         Self::V2025_03_26,
@@ -62,23 +62,30 @@ impl ProtocolVersion {
         &self.0
     }
 
-    /// Whether this SDK speaks this revision.
-    pub fn is_supported(&self) -> bool {
-        Self::SUPPORTED.contains(self)
+    /// Whether this is a handshake revision this SDK negotiates in `initialize`.
+    pub fn is_handshake(&self) -> bool {
+        Self::HANDSHAKE.contains(self)
     }
 
-    /// The revision named `version` when this SDK speaks it (without allocating).
-    pub fn supported(version: &str) -> Option<Self> {
-        Self::SUPPORTED.into_iter().find(|v| v.as_str() == version)
+    /// Whether this is a revision of the stateless era this SDK speaks.
+    pub fn is_stateless(&self) -> bool {
+        Self::STATELESS.contains(self)
     }
 
-    /// A server's answer to a client's requested version: the same version when we speak
-    /// it, otherwise our latest (the client then decides whether it can go on).
+    /// The handshake revision named `version` when this SDK negotiates it (without
+    /// allocating).
+    pub fn handshake(version: &str) -> Option<Self> {
+        Self::HANDSHAKE.into_iter().find(|v| v.as_str() == version)
+    }
+
+    /// A server's answer to a client's requested version in `initialize`: the same
+    /// version when we negotiate it, otherwise our latest handshake revision (the client
+    /// then decides whether it can go on).
     pub fn negotiate(requested: &Self) -> Self {
-        if requested.is_supported() {
+        if requested.is_handshake() {
             requested.clone()
         } else {
-            Self::LATEST
+            Self::LATEST_HANDSHAKE
         }
     }
 
@@ -96,7 +103,7 @@ impl ProtocolVersion {
 
 impl Default for ProtocolVersion {
     fn default() -> Self {
-        Self::LATEST
+        Self::LATEST_HANDSHAKE
     }
 }
 
@@ -136,19 +143,20 @@ mod tests {
         );
         let unknown: ProtocolVersion = serde_json::from_str("\"1999-01-01\"").unwrap();
         assert_eq!(unknown.as_str(), "1999-01-01");
-        assert!(!unknown.is_supported());
+        assert!(!unknown.is_handshake() && !unknown.is_stateless());
         assert_eq!(
             ProtocolVersion::negotiate(&unknown),
-            ProtocolVersion::LATEST
+            ProtocolVersion::LATEST_HANDSHAKE
         );
         assert!(ProtocolVersion::V2025_11_25.at_least(&ProtocolVersion::V2025_06_18));
-        // Typed, not negotiated.
-        assert!(!ProtocolVersion::V2026_07_28.is_supported());
-        assert_eq!(ProtocolVersion::supported("2026-07-28"), None);
+        // Spoken, never negotiated in `initialize`.
+        assert!(!ProtocolVersion::V2026_07_28.is_handshake());
+        assert!(ProtocolVersion::V2026_07_28.is_stateless());
+        assert_eq!(ProtocolVersion::handshake("2026-07-28"), None);
         assert_eq!(
             ProtocolVersion::negotiate(&ProtocolVersion::V2026_07_28),
             ProtocolVersion::V2025_11_25
         );
-        assert!(ProtocolVersion::KNOWN.contains(&ProtocolVersion::V2026_07_28));
+        assert!(ProtocolVersion::ALL.contains(&ProtocolVersion::V2026_07_28));
     }
 }

@@ -75,7 +75,7 @@ async fn handlers_read_the_headers_of_the_streamable_http_request_in_both_eras()
     });
     tokio::spawn(async move { service.serve(listener, std::future::pending()).await });
     let mut eras = Vec::new();
-    for mode in [ConnectMode::Legacy, ConnectMode::Discover] {
+    for mode in [ConnectMode::Handshake, ConnectMode::Discover] {
         let [(n1, v1), (n2, v2)] = headers();
         let transport = StreamableHttpClientTransport::builder(&url)
             .header(n1, v1)

@@ -165,7 +165,7 @@ async fn the_legacy_sse_transport_serves_and_connects_over_https() {
         LIMIT,
         "the client to connect",
         Client::builder("tls-client", "1.0.0")
-            .mode(modelctx::client::ConnectMode::Legacy)
+            .mode(modelctx::client::ConnectMode::Handshake)
             .connect(transport),
     )
     .await

@@ -549,7 +549,7 @@ mod primitives {
     /// A client of `server` in each era: the 2025 handshake and 2026-07-28.
     async fn clients(server: &Server) -> Vec<Client> {
         let mut clients = Vec::new();
-        for mode in [ConnectMode::Legacy, ConnectMode::Auto] {
+        for mode in [ConnectMode::Handshake, ConnectMode::Auto] {
             let (client_side, server_side) = modelctx::memory::pair();
             let _session = server.serve(server_side);
             let client = within(

@@ -172,7 +172,10 @@ async fn the_new_server_answers(
 
 /// The two eras: the handshake (2025-11-25) and 2026-07-28.
 fn eras() -> [(ConnectMode, &'static str); 2] {
-    [(ConnectMode::Legacy, "2025"), (ConnectMode::Auto, "2026")]
+    [
+        (ConnectMode::Handshake, "2025"),
+        (ConnectMode::Auto, "2026"),
+    ]
 }
 
 #[tokio::test]
@@ -256,7 +259,7 @@ async fn a_refused_connection_fails_as_undelivered_once_the_attempts_are_used_up
     // Without a policy: at once.
     let transport = StreamableHttpClientTransport::new(&proxy.url()).unwrap();
     let connect = Client::builder("hasty", "1.0.0")
-        .mode(ConnectMode::Legacy)
+        .mode(ConnectMode::Handshake)
         .connect(transport);
     let error = within(LIMIT, "connecting", connect).await.unwrap_err();
     assert!(error.is_undelivered(), "{error}");
@@ -270,7 +273,7 @@ async fn a_refused_connection_fails_as_undelivered_once_the_attempts_are_used_up
         .unwrap();
     let state = transport.handle().connection_state();
     let connect = Client::builder("patient", "1.0.0")
-        .mode(ConnectMode::Legacy)
+        .mode(ConnectMode::Handshake)
         .connect(transport);
     let error = within(LIMIT, "connecting", connect).await.unwrap_err();
     assert!(error.is_undelivered(), "{error}");
@@ -464,7 +467,7 @@ fn with_resource() -> Server {
 async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old() {
     let first = with_resource();
     let proxy = Proxy::start(serve(first.clone()).await).await;
-    let (client, _handle) = connect(&proxy.url(), ConnectMode::Legacy).await;
+    let (client, _handle) = connect(&proxy.url(), ConnectMode::Handshake).await;
     within(
         LIMIT,
         "subscribing",
@@ -608,7 +611,7 @@ async fn the_clients_list_watch_listens_again_on_a_restarted_server() {
 async fn a_session_forgotten_by_a_restarted_server_is_started_again_without_waiting_for_a_request()
 {
     let proxy = Proxy::start(serve(with_resource()).await).await;
-    let (client, handle) = connect(&proxy.url(), ConnectMode::Legacy).await;
+    let (client, handle) = connect(&proxy.url(), ConnectMode::Handshake).await;
     within(
         LIMIT,
         "subscribing",

@@ -77,7 +77,7 @@ async fn the_router_mounts_in_an_app_of_ones_own() {
 
 #[tokio::test]
 async fn the_service_takes_a_configuration() {
-    let service = server().http_service(StreamableHttpServerConfig::default().stateless());
+    let service = server().http_service(StreamableHttpServerConfig::default().sessionless());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let router = service.router();

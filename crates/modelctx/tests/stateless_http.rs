@@ -1,4 +1,4 @@
-//! A stateless streamable HTTP service hosts a `Server` with plain `Server::serve`: the
+//! A session-less streamable HTTP service hosts a `Server` with plain `Server::serve`: the
 //! transport says that its session starts initialised and cannot carry requests to the
 //! client, and the server applies it — no session settings to get right by hand.
 
@@ -35,7 +35,7 @@ fn server() -> Server {
 async fn stateless_url() -> String {
     let server = server();
     let service = StreamableHttpService::with_config(
-        StreamableHttpServerConfig::default().stateless(),
+        StreamableHttpServerConfig::default().sessionless(),
         move |t| {
             server.serve(t);
         },
@@ -58,7 +58,7 @@ async fn text_of(client: &Client, tool: &str) -> String {
 async fn a_stateless_service_serves_a_plainly_served_server_in_both_eras() {
     let url = stateless_url().await;
     for (mode, version) in [
-        (ConnectMode::Legacy, "2025-11-25"),
+        (ConnectMode::Handshake, "2025-11-25"),
         (ConnectMode::Auto, "2026-07-28"),
     ] {
         let transport = StreamableHttpClientTransport::new(&url).unwrap();
@@ -82,7 +82,7 @@ async fn a_request_to_the_client_over_stateless_http_2025_fails_at_once() {
     let url = stateless_url().await;
     let transport = StreamableHttpClientTransport::new(&url).unwrap();
     let client = Client::builder("t", "1.0.0")
-        .mode(ConnectMode::Legacy)
+        .mode(ConnectMode::Handshake)
         .connect(transport)
         .await
         .unwrap();

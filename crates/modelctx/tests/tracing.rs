@@ -155,7 +155,7 @@ fn sessions_requests_and_rejections_are_traced() {
         let client = tokio::time::timeout(
             LIMIT,
             Client::builder("traced-client", "1.0.0")
-                .mode(ConnectMode::Legacy)
+                .mode(ConnectMode::Handshake)
                 .connect(transport),
         )
         .await

@@ -113,7 +113,7 @@ async fn connect(server: &Server, mode: ConnectMode, log: mpsc::Sender<String>) 
     .unwrap()
 }
 
-const MODES: [ConnectMode; 2] = [ConnectMode::Auto, ConnectMode::Legacy];
+const MODES: [ConnectMode; 2] = [ConnectMode::Auto, ConnectMode::Handshake];
 
 #[tokio::test]
 async fn arguments_come_from_any_serialize_and_results_read_as_text_or_a_type() {

@@ -744,7 +744,7 @@ async fn interop_main(args: &[String]) -> Result<(), Error> {
         }
         // Only the handshake: `server/discover` is never sent.
         [flag, version, rest @ ..] if flag == "--era" && version == "2025-11-25" => {
-            (Some(ConnectMode::Legacy), rest)
+            (Some(ConnectMode::Handshake), rest)
         }
         _ => (None, args),
     };

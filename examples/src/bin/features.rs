@@ -134,7 +134,7 @@ async fn complete_city(input: CompletionInput, _cx: Context) -> Result<Vec<Strin
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = server()?;
     // The same client code against the same server, in each era.
-    for mode in [ConnectMode::Legacy, ConnectMode::Auto] {
+    for mode in [ConnectMode::Handshake, ConnectMode::Auto] {
         let (client_side, server_side) = modelctx::memory::pair();
         let _session = server.serve(server_side);
         let client = Client::builder("features-client", "1.0.0")

@@ -64,7 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Tasks belong to protocol 2025-11-25, whose sessions start with the handshake.
     let client = Client::builder("http-example-client", "1.0.0")
-        .mode(ConnectMode::Legacy)
+        .mode(ConnectMode::Handshake)
         .connect(FallbackClientTransport::new(&url)?)
         .await?;
     println!("connected again (protocol {})", client.protocol_version());

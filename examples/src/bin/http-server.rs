@@ -6,13 +6,13 @@
 //! reachable over the legacy HTTP+SSE transport (2024-11-05) at `/sse`, for hosts that
 //! speak only that.
 //!
-//! Run it with `cargo run -p modelctx-examples --bin http-server -- [--stateless] [--json]
+//! Run it with `cargo run -p modelctx-examples --bin http-server -- [--sessionless] [--json]
 //! [--port N] [--redis URL]` (default port 8000; `--port 0` picks a free one), then the
 //! `http-client` example against it (with `http://127.0.0.1:8000/sse` as its URL it
 //! falls back to the legacy transport).
 //!
 //! - default: stateful (an `Mcp-Session-Id` per client), SSE answers, resumable;
-//! - `--stateless`: a fresh pre-initialised session per POST, no session ids;
+//! - `--sessionless`: a fresh pre-initialised session per POST, no session ids;
 //! - `--json`: each request is answered with one `application/json` body;
 //! - `--redis URL` (or the `MCP_REDIS_URL` environment variable): several instances
 //!   behind one load balancer share one Redis — 2025-era sessions, resumable event
@@ -182,7 +182,7 @@ async fn main() -> Result<(), Error> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--stateless" => config = config.stateless(),
+            "--sessionless" => config = config.sessionless(),
             "--json" => config = config.json_response(),
             "--port" => {
                 port = args
@@ -199,7 +199,7 @@ async fn main() -> Result<(), Error> {
         if config.stateful {
             "stateful"
         } else {
-            "stateless"
+            "sessionless"
         },
         if config.json_response {
             "JSON answers"
@@ -223,7 +223,7 @@ async fn main() -> Result<(), Error> {
     let sse_config = SseServerConfig::matching(&config);
     let header_timeout = config.header_read_timeout;
     let for_http = server.clone();
-    // A stateless transport's session starts initialised and sends no requests to the
+    // A session-less transport's session starts initialised and sends no requests to the
     // client: `serve` applies what the transport says of itself.
     let http = StreamableHttpService::with_config(config, move |transport| {
         for_http.serve(transport);

@@ -49,7 +49,7 @@ fn parse() -> Result<Cli, String> {
     if rest.first().is_some_and(|a| a == "--era") {
         rest.remove(0);
         era = match rest.first().and_then(|e| e.to_str()) {
-            Some("2025") => ConnectMode::Legacy,
+            Some("2025") => ConnectMode::Handshake,
             Some("2026") => ConnectMode::Discover,
             _ => return Err("--era needs 2025 or 2026".into()),
         };

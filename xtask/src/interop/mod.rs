@@ -16,7 +16,7 @@
 //!    scenarios a set does not score (extensions such as tasks and the auth extensions,
 //!    pending ones, ones added after the release) run in the same pass and are reported,
 //!    never scored.
-//! 4. Cross-SDK legs ([`LEGS`]): the TypeScript SDK (v1 and v2) and the Python SDK drive
+//! 4. Cross-SDK legs ([`legs::LEGS`]): the TypeScript SDK (v1 and v2) and the Python SDK drive
 //!    `conformance-server`, and `conformance-client --interop` drives their servers, over
 //!    streamable HTTP, stdio and the legacy HTTP+SSE transport; each side asserts on every result, and each leg reports
 //!    the protocol version it negotiated. Legs that cannot pass yet are listed in

@@ -844,7 +844,7 @@ async fn deliver(
                 protocol_version: String,
             }
             if let Ok(i) = serde_json::from_str::<Init>(r.result.get())
-                && modelctx_types::ProtocolVersion::new(i.protocol_version.clone()).is_supported()
+                && modelctx_types::ProtocolVersion::new(i.protocol_version.clone()).is_handshake()
             {
                 st.protocol_version = Some(i.protocol_version);
             }

@@ -67,7 +67,7 @@ pub enum HostPolicy {
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct StreamableHttpServerConfig {
-    /// Sessions with `Mcp-Session-Id` (default) or stateless (a fresh session per POST).
+    /// Sessions with `Mcp-Session-Id` (default) or session-less (a fresh session per POST).
     pub stateful: bool,
     /// Answer each request POST with one `application/json` body instead of an SSE stream.
     /// The body carries the response only: a request a handler sends the client fails at
@@ -184,10 +184,12 @@ impl StreamableHttpServerConfig {
         self
     }
 
-    /// Stateless mode: no session ids, a fresh pre-initialised session per POST, no GET
-    /// stream, and handlers cannot send requests to the client.
+    /// Session-less mode (handshake era): no session ids, a fresh pre-initialised session
+    /// per POST, no GET stream, and handlers cannot send requests to the client. The
+    /// stateless era (protocol 2026-07-28, [`stateless_era`](Self::stateless_era)) is
+    /// another thing: it needs no session by design and is on in either mode.
     #[must_use]
-    pub fn stateless(mut self) -> Self {
+    pub fn sessionless(mut self) -> Self {
         self.stateful = false;
         self
     }

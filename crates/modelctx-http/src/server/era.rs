@@ -52,7 +52,7 @@ pub(super) fn is_stateless(by_headers: Option<bool>, messages: &[JsonRpcMessage]
 pub(super) fn stateless_by_headers(headers: &HeaderMap) -> Option<bool> {
     let value = headers.get(&PROTOCOL_VERSION_HEADER)?;
     let value = value.to_str().ok();
-    if value.is_some_and(|v| ProtocolVersion::supported(v).is_some()) {
+    if value.is_some_and(|v| ProtocolVersion::handshake(v).is_some()) {
         return Some(false);
     }
     // The era's own revision: a request of the era whatever else it carries. The
@@ -78,7 +78,7 @@ fn claims_the_era(headers: &HeaderMap) -> bool {
         || headers.get_all(&PROTOCOL_VERSION_HEADER).iter().any(|v| {
             v.to_str()
                 .ok()
-                .and_then(ProtocolVersion::supported)
+                .and_then(ProtocolVersion::handshake)
                 .is_none()
         })
 }
@@ -394,7 +394,7 @@ pub(super) fn check_headers(
 /// revisions of the handshake era, which the endpoint serves through `initialize`.
 fn unsupported_version(requested: &str) -> ErrorData {
     let supported = [ProtocolVersion::V2026_07_28.as_str()];
-    let handshake: Vec<&str> = ProtocolVersion::SUPPORTED
+    let handshake: Vec<&str> = ProtocolVersion::HANDSHAKE
         .iter()
         .map(|v| v.as_str())
         .collect();

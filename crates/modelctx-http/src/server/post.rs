@@ -1,7 +1,7 @@
 //! POST: the messages a client sends. A POST of the stateless era (2026-07-28) goes to
 //! [`super::post_era`]; any other is of the handshake era (2025-11-25 and
 //! before): an `initialize` starts a session, every other message goes to the session
-//! its `Mcp-Session-Id` names (or, in stateless mode, to a session of its own).
+//! its `Mcp-Session-Id` names (or, in session-less mode, to a session of its own).
 
 use std::sync::Arc;
 

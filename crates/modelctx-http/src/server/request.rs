@@ -99,7 +99,7 @@ pub(super) fn protocol_version(
 ) -> Result<ProtocolVersion, Response> {
     let negotiated = session.and_then(SessionState::negotiated_version);
     match headers.get(&era::PROTOCOL_VERSION_HEADER) {
-        Some(value) => match value.to_str().ok().and_then(ProtocolVersion::supported) {
+        Some(value) => match value.to_str().ok().and_then(ProtocolVersion::handshake) {
             Some(v) => Ok(negotiated.cloned().unwrap_or(v)),
             None => Err(inner.reject(
                 StatusCode::BAD_REQUEST,

@@ -21,7 +21,7 @@ use super::{admission, delete, era, get, hosting, post};
 /// Hosts MCP sessions over streamable HTTP.
 ///
 /// The service knows nothing of tools or handlers: for every new MCP session (every
-/// POST in stateless mode) it calls the factory with an [`HttpServerTransport`], and
+/// POST in session-less mode) it calls the factory with an [`HttpServerTransport`], and
 /// the factory starts a session on it, typically `server.serve(transport)`. Mount
 /// [`router`](Self::router) anywhere (`Router::new().nest_service("/mcp", ..)`), or run
 /// it on a listener with [`serve`](Self::serve).
@@ -65,7 +65,7 @@ impl StreamableHttpService {
     /// Starts a stateful session ahead of any `initialize` and returns its id: for a
     /// client attached out of band (a gateway that provisions sessions, or a test
     /// harness). The factory is called as usual; the session then takes its
-    /// `initialize` (sent with this id) like any other. `None` in stateless mode, at the
+    /// `initialize` (sent with this id) like any other. `None` in session-less mode, at the
     /// session cap, without OS randomness, or with a
     /// [session registry](StreamableHttpServerConfig::session_registry) (a shared
     /// session is recorded before it starts: see

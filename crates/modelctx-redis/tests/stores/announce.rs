@@ -127,10 +127,10 @@ async fn a_change_on_one_instance_reaches_every_client_of_the_other() {
     // 2025-era in-memory session. A has a client of its own.
     let (listen_client, listen) = http_watch(&url_b, ConnectMode::Discover).await;
     assert_eq!(listen_client.protocol_version().as_str(), "2026-07-28");
-    let (get_client, get_stream) = http_watch(&url_b, ConnectMode::Legacy).await;
+    let (get_client, get_stream) = http_watch(&url_b, ConnectMode::Handshake).await;
     assert_eq!(get_client.protocol_version().as_str(), "2025-11-25");
-    let (_memory_client, memory) = memory_watch(&server_b, ConnectMode::Legacy).await;
-    let (_own_client, mut own) = memory_watch(&server_a, ConnectMode::Legacy).await;
+    let (_memory_client, memory) = memory_watch(&server_b, ConnectMode::Handshake).await;
+    let (_own_client, mut own) = memory_watch(&server_a, ConnectMode::Handshake).await;
     let mut watches = [
         ("2026 listen stream on B", listen),
         ("2025 GET stream on B", get_stream),

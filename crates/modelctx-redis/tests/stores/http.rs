@@ -77,7 +77,7 @@ async fn a_broken_call_resumes_from_redis_with_every_event_once() {
         .unwrap();
     let (tx, mut notes) = mpsc::unbounded_channel();
     let client = Client::builder("resumer", "1.0.0")
-        .mode(ConnectMode::Legacy)
+        .mode(ConnectMode::Handshake)
         .notification_handler::<Note, _, _>(move |params, _| {
             let tx = tx.clone();
             async move {

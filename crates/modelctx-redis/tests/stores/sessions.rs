@@ -625,7 +625,7 @@ async fn one_session_runs_across_two_services_round_robin() {
         .unwrap();
     let (tx, mut logs) = mpsc::unbounded_channel();
     let client = Client::builder("round-robin", "1.0.0")
-        .mode(ConnectMode::Legacy)
+        .mode(ConnectMode::Handshake)
         .notification_handler::<LoggingMessageNotification, _, _>(move |params, _| {
             let tx = tx.clone();
             async move {

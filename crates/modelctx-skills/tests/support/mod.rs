@@ -27,7 +27,7 @@ pub enum Via {
 pub fn matrix() -> Vec<(Via, ConnectMode, &'static str)> {
     let mut out = Vec::new();
     for via in [Via::Memory, Via::Http] {
-        out.push((via, ConnectMode::Legacy, "2025-11-25"));
+        out.push((via, ConnectMode::Handshake, "2025-11-25"));
         out.push((via, ConnectMode::Auto, "2026-07-28"));
     }
     out

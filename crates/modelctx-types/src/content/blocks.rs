@@ -190,7 +190,7 @@ impl AudioContent {
 }
 
 /// A link to a resource the server can read (`"type": "resource_link"`): a
-/// [`Resource`] with a type tag.
+/// [`Resource`](crate::Resource) with a type tag.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]

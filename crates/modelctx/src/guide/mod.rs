@@ -28,7 +28,7 @@
 //! required", to be retried with the answer (the *stateless era*). modelctx serves both
 //! from the same handlers: a server built once answers both kinds of client, and a
 //! `Client` picks the era when it connects ([`ConnectMode`](crate::client::ConnectMode):
-//! `Auto`, the default, asks for 2026-07-28 and falls back to the handshake; `Legacy`
+//! `Auto`, the default, asks for 2026-07-28 and falls back to the handshake; `Handshake`
 //! does the handshake only). Most examples connect twice, once per era, with the same
 //! client code.
 //!

@@ -17,7 +17,7 @@ pub(crate) async fn memory(target: Target, calls: usize) -> Result<Figures, Stri
             let _session = server().serve(server_side);
             // The handshake alone, as rmcp's client does it (no server/discover probe).
             let client = modelctx::client::Client::builder("bench-load", "0.1.0")
-                .mode(modelctx::client::ConnectMode::Legacy)
+                .mode(modelctx::client::ConnectMode::Handshake)
                 .connect(client_side)
                 .await
                 .map_err(|e| e.to_string())?;

@@ -229,7 +229,7 @@ impl SessionState {
             None if matches!(msg, JsonRpcMessage::Notification(_)) => {}
             None => {
                 return Err(TransportError::other(
-                    "a stateless HTTP session has no stream to carry a request to the client",
+                    "a session-less HTTP session has no stream to carry a request to the client",
                 ));
             }
         }
@@ -300,7 +300,7 @@ impl SessionState {
             protocol_version: String,
         }
         if let Ok(i) = serde_json::from_str::<Init>(r.result.get()) {
-            let version = ProtocolVersion::supported(&i.protocol_version)
+            let version = ProtocolVersion::handshake(&i.protocol_version)
                 .unwrap_or_else(|| ProtocolVersion::new(i.protocol_version));
             let _ = self.negotiated.set(version);
         }

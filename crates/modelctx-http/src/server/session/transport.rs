@@ -35,7 +35,7 @@ impl fmt::Debug for HttpServerTransport {
 }
 
 impl HttpServerTransport {
-    /// The `Mcp-Session-Id` of this session (`None` in stateless mode).
+    /// The `Mcp-Session-Id` of this session (`None` in session-less mode).
     pub fn session_id(&self) -> Option<&str> {
         self.state.stateful.then_some(&*self.state.id)
     }
@@ -73,7 +73,7 @@ impl HttpServerTransport {
     }
 
     /// Whether handlers may send requests to the client over this transport (false in
-    /// stateless mode: there is no stream to carry them back).
+    /// session-less mode: there is no stream to carry them back).
     pub fn allows_outbound_requests(&self) -> bool {
         self.state.stateful
     }
