@@ -123,6 +123,28 @@ pub(crate) type NotificationFn =
 type PeerErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
 
 /// Builds and connects a [`Client`].
+///
+/// Callbacks declare the capabilities they serve; `connect` runs the handshake (or the
+/// 2026-07-28 discovery) on any transport.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use modelctx_client::{Client, ConnectMode};
+/// use modelctx_server::Server;
+///
+/// let server = Server::builder("quiet", "1.0.0").build();
+/// let (client_side, server_side) = modelctx_memory::pair();
+/// let _session = server.serve(server_side);
+///
+/// let client = Client::builder("me", "1.0.0")
+///     .mode(ConnectMode::Handshake)
+///     .request_timeout(std::time::Duration::from_secs(30))
+///     .on_log(|message| eprintln!("server log: {}", message.data))
+///     .connect(client_side)
+///     .await?;
+/// assert_eq!(client.server_info().name, "quiet");
+/// # Ok(()) }
+/// ```
 pub struct ClientBuilder {
     info: Implementation,
     capabilities: ClientCapabilities,
@@ -609,6 +631,25 @@ impl ClientService {
 }
 
 /// A connected MCP client. Cheap to clone.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use modelctx_client::{Client, ToolResultExt};
+/// use modelctx_server::{NoArgs, Server, ToolDef};
+///
+/// let server = Server::builder("hello", "1.0.0")
+///     .tool(ToolDef::from_fn("hello", |_: NoArgs| async { "hello!" }))?
+///     .build();
+/// let (client_side, server_side) = modelctx_memory::pair();
+/// let _session = server.serve(server_side);
+///
+/// let client = Client::builder("me", "1.0.0").connect(client_side).await?;
+/// let tools = client.list_all_tools().await?;
+/// assert_eq!(tools[0].name, "hello");
+/// assert_eq!(client.call_tool("hello", ()).await?.text(), "hello!");
+/// client.close().await;
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,

@@ -37,6 +37,22 @@ struct Enabled {
 }
 
 /// Builds a [`Server`].
+///
+/// Capabilities follow from what is registered; `build` gives the [`Server`].
+///
+/// ```
+/// use modelctx_server::{NoArgs, Server, ToolDef};
+///
+/// let server = Server::builder("notes", "1.0.0")
+///     .title("Notes")
+///     .instructions("Keeps short notes.")
+///     .logging()
+///     .tool(ToolDef::from_fn("count", |_: NoArgs| async { 3u32 }))?
+///     .build();
+/// assert!(server.capabilities().tools.is_some());
+/// assert!(server.capabilities().prompts.is_none());
+/// # Ok::<(), modelctx_server::RegistrationError>(())
+/// ```
 pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,

@@ -27,6 +27,21 @@ pub(crate) type PeerErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
 
 /// An MCP server: its identity, capabilities, registries and handlers. Cheap to clone;
 /// serve it on as many transports as you like.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use modelctx_server::{Server, ToolDef};
+/// use modelctx_test::TestClient;
+///
+/// let server = Server::builder("hello", "1.0.0")
+///     .instructions("Greets whoever asks.")
+///     .tool(ToolDef::from_fn("hello", |_: modelctx_server::NoArgs| async { "hello!" }))?
+///     .build();
+/// // Serve it on any transport (`serve`), as often as you like; here an in-process client.
+/// let client = TestClient::connect(&server).await;
+/// assert_eq!(client.call_tool("hello", serde_json::json!({})).await.content[0].as_text(), Some("hello!"));
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Server {
     pub(crate) inner: Arc<Inner>,

@@ -69,6 +69,30 @@ impl IntoPromptResult for String {
 /// missing or a value does not fit `T` (strings are converted to the numbers and
 /// booleans `T` asks for; with feature `schema-validation` the values are checked
 /// against `T`'s schema, without it by decoding them into `T`).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use modelctx_server::schemars::JsonSchema;
+/// use modelctx_server::{Context, PromptDef, Server};
+/// use modelctx_test::TestClient;
+///
+/// #[derive(serde::Deserialize, JsonSchema)]
+/// #[schemars(crate = "modelctx_server::schemars")]
+/// struct Review {
+///     /// The language of the code.
+///     language: String,
+/// }
+///
+/// let review = PromptDef::new("review", |a: Review, _cx: Context| async move {
+///     Ok::<_, String>(format!("Review this {} code.", a.language))
+/// })
+/// .description("Asks for a code review");
+/// let server = Server::builder("prompts", "1.0.0").prompt(review)?.build();
+/// let client = TestClient::connect(&server).await;
+/// let got = client.get_prompt("review", &[("language", "rust")]).await;
+/// assert_eq!(got.messages[0].content.as_text(), Some("Review this rust code."));
+/// # Ok(()) }
+/// ```
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) schema: JsonObject,

@@ -36,6 +36,25 @@ pub(crate) trait Serving: Any + Send + Sync {
 /// The context of one request: who asked, with what `_meta`, and the means to report
 /// progress, log, watch for cancellation, reach the application's shared state, read
 /// the server's own resources and talk back to the client. Cheap to clone.
+///
+/// A handler takes it as its last argument:
+///
+/// ```
+/// use modelctx_server::{Context, NoArgs, ToolDef};
+/// use modelctx_types::LoggingLevel;
+///
+/// let slow = ToolDef::new("slow", |_: NoArgs, cx: Context| async move {
+///     for step in 0..3 {
+///         if cx.is_cancelled() {
+///             return Err("cancelled".to_owned());
+///         }
+///         // Sent only when the client set a log level that lets it through.
+///         let _ = cx.log(LoggingLevel::Info, Some("slow"), format!("step {step}")).await;
+///     }
+///     Ok::<_, String>("done")
+/// });
+/// # let _ = slow;
+/// ```
 #[derive(Clone)]
 pub struct Context {
     pub(crate) request: Arc<RequestContext>,

@@ -94,6 +94,22 @@ impl IntoContents for Vec<TextOrBlobResourceContents> {
 /// A resource at a fixed URI and the async function that reads it. A failing function
 /// (its `Err`) answers `resources/read` with a JSON-RPC error: an [`ErrorData`] is sent
 /// as is, anything else as `-32603` with its message.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use modelctx_server::{Context, ResourceDef, Server};
+/// use modelctx_test::TestClient;
+///
+/// let readme = ResourceDef::new("file:///README.md", "readme", |_cx: Context| async {
+///     Ok::<_, String>("# Notes")
+/// })
+/// .mime_type("text/markdown");
+/// let server = Server::builder("files", "1.0.0").resource(readme)?.build();
+/// let client = TestClient::connect(&server).await;
+/// let read = client.read_resource("file:///README.md").await;
+/// assert_eq!(read.contents.len(), 1);
+/// # Ok(()) }
+/// ```
 pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) handler: Arc<ReadFn>,
@@ -219,6 +235,28 @@ impl ResourceDef {
 /// template's variables reach the function as the fields of `T` (strings are converted
 /// to the numbers and booleans `T`'s schema asks for); values that do not fit `T`
 /// answer `-32602`.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use modelctx_server::schemars::JsonSchema;
+/// use modelctx_server::{Context, Server, TemplateDef};
+/// use modelctx_test::TestClient;
+///
+/// #[derive(serde::Deserialize, JsonSchema)]
+/// #[schemars(crate = "modelctx_server::schemars")]
+/// struct User {
+///     id: u32,
+/// }
+///
+/// let profile = TemplateDef::new("users://{id}/profile", "profile", |u: User, _cx: Context| async move {
+///     Ok::<_, String>(format!("user {}", u.id))
+/// });
+/// let server = Server::builder("users", "1.0.0").resource_template(profile)?.build();
+/// let client = TestClient::connect(&server).await;
+/// let read = client.read_resource("users://7/profile").await;
+/// assert_eq!(read.contents.len(), 1);
+/// # Ok(()) }
+/// ```
 pub struct TemplateDef {
     pub(crate) template: ResourceTemplate,
     pub(crate) handler: Arc<TemplateFn>,
