@@ -6,7 +6,7 @@
 //! runtime would be advanced past while the runtime waits on a socket. For the same
 //! reason no server runs on the paused clock (its header and heartbeat timers would
 //! jump ahead while a socket is read): the server coming up during the backoff is
-//! `crates/modelctx/tests/reconnect.rs`'s, on the real clock with short waits.
+//! `crates/modelctx/tests/facade/reconnect.rs`'s, on the real clock with short waits.
 
 use std::time::Duration;
 
