@@ -197,7 +197,7 @@ impl ServerConfig {
                 tokio::time::timeout(limit, attempt)
                     .await
                     .unwrap_or(Err(ConnectError::new(
-                        Kind::Timeout,
+                        ConnectErrorKind::Timeout,
                         format!("not connected within {limit:?}"),
                     )))
             }
@@ -221,8 +221,12 @@ async fn connect_stdio(
     if let Some(f) = options.stderr_fn() {
         child = child.stderr(Stderr::lines(move |line| f(line)));
     }
-    let spawn_error =
-        |e| ConnectError::new(Kind::Spawn, format!("cannot run `{}`: {e}", server.command));
+    let spawn_error = |e| {
+        ConnectError::new(
+            ConnectErrorKind::Spawn,
+            format!("cannot run `{}`: {e}", server.command),
+        )
+    };
     if let Some(policy) = &options.reconnect {
         let child = child
             .spawn_restarting(RestartPolicy::OnFailure(policy.clone()))
@@ -262,10 +266,17 @@ async fn connect_http(
 ) -> Result<Connection, ConnectError> {
     let mut headers = Vec::with_capacity(server.headers.len());
     for (name, value) in &server.headers {
-        let name = HeaderName::try_from(name.as_str())
-            .map_err(|_| ConnectError::new(Kind::Config, format!("bad header name {name:?}")))?;
+        let name = HeaderName::try_from(name.as_str()).map_err(|_| {
+            ConnectError::new(
+                ConnectErrorKind::Config,
+                format!("bad header name {name:?}"),
+            )
+        })?;
         let value = HeaderValue::try_from(value.as_str()).map_err(|_| {
-            ConnectError::new(Kind::Config, format!("bad value for header `{name}`"))
+            ConnectError::new(
+                ConnectErrorKind::Config,
+                format!("bad value for header `{name}`"),
+            )
         })?;
         headers.push((name, value));
     }
@@ -337,15 +348,23 @@ async fn connect_http(
 }
 
 fn transport(e: TransportError) -> ConnectError {
-    ConnectError::new(Kind::Transport, e.to_string())
+    ConnectError::new(ConnectErrorKind::Transport, e.to_string())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+/// Which way a [`ConnectError`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConnectErrorKind {
+    /// The configuration entry is unusable.
     Config,
+    /// The child process could not be started.
     Spawn,
+    /// The transport failed before the session started.
     Transport,
+    /// The session failed: the handshake or discovery was refused, the server went away
+    /// or never answered.
     Session,
+    /// The time limit ran out.
     Timeout,
 }
 
@@ -353,12 +372,12 @@ enum Kind {
 /// server's health.
 #[derive(Debug, Clone)]
 pub struct ConnectError {
-    kind: Kind,
+    kind: ConnectErrorKind,
     message: Arc<str>,
 }
 
 impl ConnectError {
-    fn new(kind: Kind, message: impl Into<String>) -> Self {
+    fn new(kind: ConnectErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
             message: Arc::from(message.into()),
@@ -366,39 +385,44 @@ impl ConnectError {
     }
 
     fn session(e: SessionError) -> Self {
-        Self::new(Kind::Session, e.to_string())
+        Self::new(ConnectErrorKind::Session, e.to_string())
     }
 
     pub(crate) fn config(message: impl Into<String>) -> Self {
-        Self::new(Kind::Config, message)
+        Self::new(ConnectErrorKind::Config, message)
+    }
+
+    /// Which way the connection failed; the `is_*` predicates are shorthand.
+    pub fn kind(&self) -> ConnectErrorKind {
+        self.kind
     }
 
     /// The configuration entry is unusable (a malformed entry, a bad header, a server
     /// name the pool cannot namespace).
     pub fn is_config(&self) -> bool {
-        self.kind == Kind::Config
+        self.kind == ConnectErrorKind::Config
     }
 
     /// The child process could not be started.
     pub fn is_spawn(&self) -> bool {
-        self.kind == Kind::Spawn
+        self.kind == ConnectErrorKind::Spawn
     }
 
     /// The transport failed before the session started (a bad URL, no legacy
     /// `endpoint` event).
     pub fn is_transport(&self) -> bool {
-        self.kind == Kind::Transport
+        self.kind == ConnectErrorKind::Transport
     }
 
     /// The session failed: the handshake or discovery was refused, the server went away
     /// or never answered.
     pub fn is_session(&self) -> bool {
-        self.kind == Kind::Session
+        self.kind == ConnectErrorKind::Session
     }
 
     /// The [time limit](ConnectOptions::timeout) ran out.
     pub fn is_timeout(&self) -> bool {
-        self.kind == Kind::Timeout
+        self.kind == ConnectErrorKind::Timeout
     }
 }
 

@@ -51,7 +51,7 @@ mod mode;
 mod pool;
 
 pub use config::{ConfigError, HttpServer, HttpTransport, McpServers, ServerConfig, StdioServer};
-pub use connect::{ConnectError, ConnectOptions, Connection};
+pub use connect::{ConnectError, ConnectErrorKind, ConnectOptions, Connection};
 pub use mode::{ProtocolMode, parse_probe_timeout};
 pub use pool::{
     ClientPool, ClientPoolBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SEPARATOR, Health, PoolTool,
