@@ -31,6 +31,21 @@ use super::{admission, delete, era, get, hosting, post};
 /// does) for as long as it lives, on every service sharing it through a
 /// [`SessionRegistry`](crate::SessionRegistry): a request naming it with another caller
 /// is answered `404`, as for an unknown session.
+///
+/// ```no_run
+/// # #[tokio::main] async fn main() -> std::io::Result<()> {
+/// use modelctx_http::StreamableHttpService;
+/// use modelctx_server::Server;
+///
+/// let server = Server::builder("hello", "1.0.0").build();
+/// let service = StreamableHttpService::new(move |transport| {
+///     server.serve(transport);
+/// });
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// // Until the shutdown future resolves; then open streams end and sessions close.
+/// service.serve(listener, std::future::pending()).await
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct StreamableHttpService {
     pub(super) inner: Arc<Inner>,
