@@ -184,7 +184,7 @@ fn the_readme_table_counts_the_example_files() {
         let lines = counted_lines(&std::fs::read_to_string(&path).unwrap());
         let row = readme
             .lines()
-            .find(|line| line.starts_with('|') && line.contains(&format!("`{bin}`")))
+            .find(|line| line.starts_with("| (") && line.contains(&format!("`{bin}`")))
             .unwrap_or_else(|| panic!("no row of the README's table names `{bin}`"));
         // | program | modelctx | rmcp | FastMCP |
         let modelctx = row.split('|').nth(2).unwrap().trim();
