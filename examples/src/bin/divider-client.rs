@@ -1,0 +1,38 @@
+//! The README's typed client: runs `divider-server` (the path given as its argument)
+//! as a child process, lists its tools, and calls `divide` with typed arguments,
+//! reading its structured output as a type.
+//!
+//! `cargo build -p modelctx-examples && target/debug/divider-client target/debug/divider-server`
+
+use modelctx::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize)]
+struct Divide {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Deserialize)]
+struct Division {
+    quotient: i64,
+    remainder: i64,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let program = std::env::args().nth(1).unwrap_or("./divider-server".into());
+    let server = ChildProcess::new(program).spawn()?;
+    let client = Client::builder("me", "1.0.0").connect(server).await?;
+    for tool in client.list_all_tools().await? {
+        println!("tool: {}", tool.name);
+    }
+    let divide = client.tool::<Divide, Division>("divide");
+    let result = divide.call(&Divide { a: 17, b: 5 }).await?;
+    println!(
+        "17 / 5 = {} remainder {}",
+        result.quotient, result.remainder
+    );
+    client.close().await;
+    Ok(())
+}
