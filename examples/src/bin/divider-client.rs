@@ -28,11 +28,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("tool: {}", tool.name);
     }
     let divide = client.tool::<Divide, Division>("divide");
-    let result = divide.call(&Divide { a: 17, b: 5 }).await?;
-    println!(
-        "17 / 5 = {} remainder {}",
-        result.quotient, result.remainder
-    );
+    let out = divide.call(&Divide { a: 17, b: 5 }).await?;
+    println!("17 / 5 = {} remainder {}", out.quotient, out.remainder);
     client.close().await;
     Ok(())
 }
