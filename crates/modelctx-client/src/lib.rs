@@ -71,6 +71,7 @@ mod elicitation;
 mod extensions;
 mod features;
 mod list_changed;
+mod middleware;
 mod negotiate;
 mod ordering;
 mod roots;
@@ -106,6 +107,7 @@ pub use elicitation::{
 pub use extensions::{Claimed, ClientExtension, NotificationBinding};
 pub use features::{PagedMethod, Pages};
 pub use list_changed::{ListKind, ListUpdate};
+pub use middleware::{McpRequest, Next};
 pub use modelctx_session::RequestContext as CallbackContext;
 pub use roots::{RootsError, RootsList};
 #[doc(hidden)]
@@ -143,6 +145,8 @@ pub struct ClientBuilder {
     extensions: Vec<ClientExtension>,
     /// Hears errors the server could not attribute to a request.
     on_peer_error: Option<Arc<PeerErrorFn>>,
+    /// The layers around the handlers of requests from the server, outermost first.
+    layers: Vec<middleware::Wrap>,
 }
 
 /// One answer to a request that may ask for input ([`Client::request_round`]).
@@ -282,6 +286,48 @@ impl ClientBuilder {
             })
         });
         self.requests.insert(Cow::Borrowed(M::METHOD), erased);
+        self
+    }
+
+    /// Wraps the client's answering of requests from its server in a tower
+    /// [`Layer`](tower::Layer): its service sees each request ([`McpRequest`]: method,
+    /// params, context, extensions) and may answer it, rewrite it, time it or refuse it
+    /// with a JSON-RPC error before (or instead of) calling the [`Next`] service it
+    /// wraps (the client's handlers). Layers nest in the order given: the first is
+    /// outermost and sees a request first. Built once, at connection; a client without
+    /// layers calls its handlers directly.
+    ///
+    /// Every request from the server passes through (`sampling/createMessage`,
+    /// `elicitation/create`, `roots/list`, methods of
+    /// [`request_handler`](Self::request_handler)s, and in protocol 2026-07-28 the input
+    /// requests embedded in a server's answer), except `ping`, which the session answers
+    /// itself. Notifications do not.
+    ///
+    /// ```
+    /// use modelctx_client::{Client, McpRequest, Next};
+    /// use tower::{ServiceExt, layer::layer_fn, service_fn};
+    ///
+    /// // Logs the method of every request from the server.
+    /// let logged = layer_fn(|next: Next| {
+    ///     service_fn(move |request: McpRequest| {
+    ///         eprintln!("the server asks: {}", request.method());
+    ///         next.clone().oneshot(request)
+    ///     })
+    /// });
+    /// let builder = Client::builder("demo", "1.0.0").layer(logged);
+    /// # let _ = builder;
+    /// ```
+    #[must_use]
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<Next> + Send + Sync + 'static,
+        L::Service: tower::Service<McpRequest, Response = Box<RawValue>, Error = ErrorData>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as tower::Service<McpRequest>>::Future: Send + 'static,
+    {
+        self.layers.push(middleware::wrap(layer));
         self
     }
 
@@ -438,8 +484,10 @@ impl ClientBuilder {
         let subscriptions = subscriptions::Routes::default();
         let watchers = subscriptions::Watchers::default();
         let cache = Arc::new(stateless::Cache::default());
+        let middleware = middleware::Chain::stack(self.layers);
         let service = Arc::new(ClientService {
             requests: requests.clone(),
+            middleware: middleware.clone(),
             notifications: self.notifications,
             subscriptions: subscriptions.clone(),
             watchers: watchers.clone(),
@@ -510,6 +558,7 @@ impl ClientBuilder {
                         stateless: Some(envelope),
                         log_level: std::sync::Mutex::new(None),
                         requests,
+                        middleware: middleware.clone(),
                         subscriptions,
                         watchers,
                         cache,
@@ -537,6 +586,7 @@ impl ClientBuilder {
                 stateless: None,
                 log_level: std::sync::Mutex::new(None),
                 requests,
+                middleware,
                 subscriptions,
                 watchers,
                 cache,
@@ -547,7 +597,9 @@ impl ClientBuilder {
 }
 
 pub(crate) struct ClientService {
-    requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
+    requests: middleware::Handlers,
+    /// The layers around `requests`, when the client has any.
+    middleware: Option<Arc<middleware::Chain>>,
     /// Open `subscriptions/listen` streams (2026-07-28): their notifications go there.
     subscriptions: subscriptions::Routes,
     /// Open watches of the handshake era: the notifications they asked for go there.
@@ -563,13 +615,13 @@ impl Service for ClientService {
         request: JsonRpcRequest,
         context: RequestContext,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
-        match self.requests.get(request.method.as_ref()) {
-            Some(handler) => handler(request.params, context),
-            None => {
-                let error = ErrorData::method_not_found(&request.method);
-                Box::pin(async move { Err(error) })
-            }
-        }
+        middleware::serve(
+            self.middleware.as_deref(),
+            &self.requests,
+            request.method,
+            request.params,
+            context,
+        )
     }
 
     fn handle_notification(
@@ -635,7 +687,9 @@ struct Inner {
     log_level: std::sync::Mutex<Option<modelctx_types::LoggingLevel>>,
     /// The handlers of requests from the server, which also answer a server's input
     /// requests in the stateless era.
-    requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
+    requests: middleware::Handlers,
+    /// The layers around `requests`, when the client has any.
+    middleware: Option<Arc<middleware::Chain>>,
     /// Open `subscriptions/listen` streams.
     subscriptions: subscriptions::Routes,
     /// Open watches of the handshake era.
@@ -674,6 +728,7 @@ impl Client {
             tasks: None,
             extensions: Vec::new(),
             on_peer_error: None,
+            layers: Vec::new(),
         }
     }
 

@@ -19,6 +19,7 @@ use modelctx_types::{
 };
 
 use crate::inner::{Inner, NotificationFn, PeerErrorFn, RequestFn, Server};
+use crate::middleware::{self, McpRequest, Next};
 use crate::mrtr;
 use crate::prompt::PromptDef;
 use crate::registry::{self, Announcer, RegistrationError, Registry};
@@ -61,6 +62,7 @@ pub struct ServerBuilder {
     handler_limit: Option<modelctx_session::HandlerLimit>,
     announcements: Option<Arc<dyn AnnouncementBus>>,
     extensions: Vec<(String, modelctx_types::JsonObject)>,
+    layers: Vec<middleware::Wrap>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -105,6 +107,7 @@ impl ServerBuilder {
             handler_limit: None,
             announcements: None,
             extensions: Vec::new(),
+            layers: Vec::new(),
         }
     }
 
@@ -446,6 +449,55 @@ impl ServerBuilder {
         self
     }
 
+    /// Wraps the server's answering of requests in a tower [`Layer`](tower::Layer): its
+    /// service sees each request ([`McpRequest`]: method, params, [`Context`](crate::Context),
+    /// extensions) and may answer it, rewrite it, time it or refuse it with a JSON-RPC
+    /// error before (or instead of) calling the [`Next`] service it wraps. Layers nest in
+    /// the order given: the first is outermost and sees a request first. Built once, when
+    /// the server is; a server without layers calls its handlers directly.
+    ///
+    /// Every request the server's handlers and registries answer passes through, in both
+    /// eras (`tools/*`, `resources/*`, `prompts/*`, `completion/complete`, methods of
+    /// [`request_handler`](Self::request_handler)s; a task-augmented `tools/call` inside
+    /// its task). What the protocol answers itself does not: `initialize`, `ping`,
+    /// `logging/setLevel`, `server/discover`, `subscriptions/listen` and the `tasks/*`
+    /// methods. Notifications do not either.
+    ///
+    /// ```
+    /// use modelctx_server::{McpRequest, Server};
+    /// use modelctx_types::ErrorData;
+    /// use tower::{ServiceExt, layer::layer_fn, service_fn};
+    ///
+    /// // Refuses every method but the listings.
+    /// let read_only = layer_fn(|next: modelctx_server::Next| {
+    ///     service_fn(move |request: McpRequest| {
+    ///         let next = next.clone();
+    ///         async move {
+    ///             if request.method().ends_with("/list") {
+    ///                 next.oneshot(request).await
+    ///             } else {
+    ///                 Err(ErrorData::invalid_request("this server is read-only"))
+    ///             }
+    ///         }
+    ///     })
+    /// });
+    /// let server = Server::builder("demo", "1.0.0").layer(read_only).build();
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<Next> + Send + Sync + 'static,
+        L::Service: tower::Service<McpRequest, Response = Box<RawValue>, Error = ErrorData>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as tower::Service<McpRequest>>::Future: Send + 'static,
+    {
+        self.layers.push(middleware::wrap(layer));
+        self
+    }
+
     /// Builds the server.
     pub fn build(mut self) -> Server {
         let mut capabilities = self.capabilities.clone().unwrap_or_else(|| self.derive());
@@ -485,6 +537,7 @@ impl ServerBuilder {
                 }),
                 on_peer_error: self.on_peer_error,
                 handler_limit: self.handler_limit,
+                middleware: middleware::Chain::stack(self.layers),
             }),
         }
     }

@@ -13,6 +13,7 @@ use modelctx_session::tasks::TaskHost;
 use modelctx_session::{Peer, SessionConfig};
 use modelctx_types::{ErrorData, Implementation, RawValue, ServerCapabilities};
 
+use crate::middleware;
 use crate::mrtr;
 use crate::registry::{Announcer, Registry};
 use crate::request::Context;
@@ -65,6 +66,8 @@ pub(crate) struct Inner {
     pub(crate) on_peer_error: Option<Arc<PeerErrorFn>>,
     /// The bound on running handlers every session of this server shares.
     pub(crate) handler_limit: Option<modelctx_session::HandlerLimit>,
+    /// The layers around the server's answering, when it has any.
+    pub(crate) middleware: Option<middleware::Chain>,
 }
 
 impl fmt::Debug for Server {

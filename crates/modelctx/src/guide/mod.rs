@@ -18,6 +18,7 @@
 //! | [`scale_out`] | several server processes sharing sessions, events, tasks and grants in Redis, behind a load balancer |
 //! | [`pool`] | many servers from an `mcpServers` config, reconnecting clients, the `modelctx` command |
 //! | [`tracing`] | spans and events, and exporting them to OpenTelemetry |
+//! | [`middleware`] | tower layers around the requests a server or client answers: timing, allow-lists, rate limits, rewriting; extension capabilities |
 //!
 //! # Two eras, one code
 //!
@@ -156,3 +157,7 @@ pub mod pool {}
 
 #[doc = include_str!("tracing.md")]
 pub mod tracing {}
+
+#[doc = include_str!("middleware.md")]
+#[cfg(all(feature = "macros", feature = "client", feature = "memory"))]
+pub mod middleware {}
