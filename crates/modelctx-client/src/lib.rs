@@ -107,7 +107,7 @@ pub use elicitation::{
 pub use extensions::{Claimed, ClientExtension, NotificationBinding};
 pub use features::{PagedMethod, Pages};
 pub use list_changed::{ListKind, ListUpdate};
-pub use middleware::{McpRequest, Next};
+pub use middleware::{McpNotification, McpRequest, Next, NotificationNext};
 pub use modelctx_session::RequestContext as CallbackContext;
 pub use roots::{RootsError, RootsList};
 #[doc(hidden)]
@@ -147,6 +147,8 @@ pub struct ClientBuilder {
     on_peer_error: Option<Arc<PeerErrorFn>>,
     /// The layers around the handlers of requests from the server, outermost first.
     layers: Vec<middleware::Wrap>,
+    /// The layers around the handlers of notifications, outermost first.
+    notification_layers: Vec<middleware::Wrap<McpNotification, ()>>,
 }
 
 /// One answer to a request that may ask for input ([`Client::request_round`]).
@@ -286,48 +288,6 @@ impl ClientBuilder {
             })
         });
         self.requests.insert(Cow::Borrowed(M::METHOD), erased);
-        self
-    }
-
-    /// Wraps the client's answering of requests from its server in a tower
-    /// [`Layer`](tower::Layer): its service sees each request ([`McpRequest`]: method,
-    /// params, context, extensions) and may answer it, rewrite it, time it or refuse it
-    /// with a JSON-RPC error before (or instead of) calling the [`Next`] service it
-    /// wraps (the client's handlers). Layers nest in the order given: the first is
-    /// outermost and sees a request first. Built once, at connection; a client without
-    /// layers calls its handlers directly.
-    ///
-    /// Every request from the server passes through (`sampling/createMessage`,
-    /// `elicitation/create`, `roots/list`, methods of
-    /// [`request_handler`](Self::request_handler)s, and in protocol 2026-07-28 the input
-    /// requests embedded in a server's answer), except `ping`, which the session answers
-    /// itself. Notifications do not.
-    ///
-    /// ```
-    /// use modelctx_client::{Client, McpRequest, Next};
-    /// use tower::{ServiceExt, layer::layer_fn, service_fn};
-    ///
-    /// // Logs the method of every request from the server.
-    /// let logged = layer_fn(|next: Next| {
-    ///     service_fn(move |request: McpRequest| {
-    ///         eprintln!("the server asks: {}", request.method());
-    ///         next.clone().oneshot(request)
-    ///     })
-    /// });
-    /// let builder = Client::builder("demo", "1.0.0").layer(logged);
-    /// # let _ = builder;
-    /// ```
-    #[must_use]
-    pub fn layer<L>(mut self, layer: L) -> Self
-    where
-        L: tower::Layer<Next> + Send + Sync + 'static,
-        L::Service: tower::Service<McpRequest, Response = Box<RawValue>, Error = ErrorData>
-            + Clone
-            + Send
-            + 'static,
-        <L::Service as tower::Service<McpRequest>>::Future: Send + 'static,
-    {
-        self.layers.push(middleware::wrap(layer));
         self
     }
 
@@ -472,7 +432,6 @@ impl ClientBuilder {
             _ => Some(self.probe_timeout.unwrap_or(negotiate::PROBE_TIMEOUT)),
         };
         let features = features::FeatureState::default();
-        features.log_order.install(&mut self.notifications);
         let transport = features.log_order.wrap(transport);
         // The kinds the application reacts to (a reaction, or a handler of its own): in
         // the stateless era their notifications only flow on a subscription.
@@ -484,11 +443,13 @@ impl ClientBuilder {
         let subscriptions = subscriptions::Routes::default();
         let watchers = subscriptions::Watchers::default();
         let cache = Arc::new(stateless::Cache::default());
-        let middleware = middleware::Chain::stack(self.layers);
+        let middleware = middleware::Chain::requests(self.layers);
         let service = Arc::new(ClientService {
             requests: requests.clone(),
             middleware: middleware.clone(),
-            notifications: self.notifications,
+            notifications: Arc::new(self.notifications),
+            notification_middleware: middleware::Chain::notifications(self.notification_layers),
+            log_order: features.log_order.clone(),
             subscriptions: subscriptions.clone(),
             watchers: watchers.clone(),
             cache: cache.clone(),
@@ -605,7 +566,11 @@ pub(crate) struct ClientService {
     /// Open watches of the handshake era: the notifications they asked for go there.
     watchers: subscriptions::Watchers,
     cache: Arc<stateless::Cache>,
-    notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
+    notifications: middleware::NotificationHandlers,
+    /// The layers around `notifications`, when the client has any.
+    notification_middleware: Option<Arc<middleware::Chain<McpNotification, ()>>>,
+    /// Counts the log messages delivered, for calls that wait for them.
+    log_order: Arc<ordering::LogOrder>,
     on_peer_error: Option<Arc<PeerErrorFn>>,
 }
 
@@ -653,9 +618,18 @@ impl ClientService {
         notification: JsonRpcNotification,
         peer: Peer,
     ) -> BoxFuture<'static, ()> {
-        match self.notifications.get(notification.method.as_ref()) {
-            Some(handler) => handler(notification.params, peer),
-            None => Box::pin(async {}),
+        let counted = ordering::LogOrder::counts(&notification.method);
+        let delivery = middleware::notify(
+            self.notification_middleware.as_deref(),
+            &self.notifications,
+            notification.method,
+            notification.params,
+            peer,
+        );
+        if counted {
+            self.log_order.deliver(delivery)
+        } else {
+            delivery
         }
     }
 }
@@ -729,6 +703,7 @@ impl Client {
             extensions: Vec::new(),
             on_peer_error: None,
             layers: Vec::new(),
+            notification_layers: Vec::new(),
         }
     }
 

@@ -19,7 +19,7 @@ use modelctx_types::{
 };
 
 use crate::inner::{Inner, NotificationFn, PeerErrorFn, RequestFn, Server};
-use crate::middleware::{self, McpRequest, Next};
+use crate::middleware::{self, McpNotification, McpRequest, Next, NotificationNext};
 use crate::mrtr;
 use crate::prompt::PromptDef;
 use crate::registry::{self, Announcer, RegistrationError, Registry};
@@ -63,6 +63,7 @@ pub struct ServerBuilder {
     announcements: Option<Arc<dyn AnnouncementBus>>,
     extensions: Vec<(String, modelctx_types::JsonObject)>,
     layers: Vec<middleware::Wrap>,
+    notification_layers: Vec<middleware::Wrap<McpNotification, ()>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -108,6 +109,7 @@ impl ServerBuilder {
             announcements: None,
             extensions: Vec::new(),
             layers: Vec::new(),
+            notification_layers: Vec::new(),
         }
     }
 
@@ -461,7 +463,8 @@ impl ServerBuilder {
     /// [`request_handler`](Self::request_handler)s; a task-augmented `tools/call` inside
     /// its task). What the protocol answers itself does not: `initialize`, `ping`,
     /// `logging/setLevel`, `server/discover`, `subscriptions/listen` and the `tasks/*`
-    /// methods. Notifications do not either.
+    /// methods. Notifications have layers of their own,
+    /// [`notification_layer`](Self::notification_layer).
     ///
     /// ```
     /// use modelctx_server::{McpRequest, Server};
@@ -495,6 +498,49 @@ impl ServerBuilder {
         <L::Service as tower::Service<McpRequest>>::Future: Send + 'static,
     {
         self.layers.push(middleware::wrap(layer));
+        self
+    }
+
+    /// Wraps the delivery of notifications from the client to the server's
+    /// [`notification_handler`](Self::notification_handler)s in a tower
+    /// [`Layer`](tower::Layer): its service sees each notification
+    /// ([`McpNotification`]: method, params, peer), every method whether handled or not,
+    /// and may rewrite it or drop it (by not calling the [`NotificationNext`] it wraps).
+    /// A notification has no answer: an error of the service is dropped. The order and
+    /// the cost are those of [`layer`](Self::layer). What the session consumes itself
+    /// (`notifications/cancelled`, progress of the server's own requests) and the
+    /// handshake's mark of `notifications/initialized` come before the layers.
+    ///
+    /// ```
+    /// use modelctx_server::{McpNotification, NotificationNext, Server};
+    /// use tower::{ServiceExt, layer::layer_fn, service_fn};
+    ///
+    /// // Drops every notification but the roots' changes.
+    /// let only_roots = layer_fn(|next: NotificationNext| {
+    ///     service_fn(move |notification: McpNotification| {
+    ///         let next = next.clone();
+    ///         async move {
+    ///             if notification.method() == "notifications/roots/list_changed" {
+    ///                 next.oneshot(notification).await?;
+    ///             }
+    ///             Ok(())
+    ///         }
+    ///     })
+    /// });
+    /// let server = Server::builder("demo", "1.0.0").notification_layer(only_roots).build();
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn notification_layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<NotificationNext> + Send + Sync + 'static,
+        L::Service: tower::Service<McpNotification, Response = (), Error = ErrorData>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as tower::Service<McpNotification>>::Future: Send + 'static,
+    {
+        self.notification_layers.push(middleware::wrap(layer));
         self
     }
 
@@ -537,7 +583,8 @@ impl ServerBuilder {
                 }),
                 on_peer_error: self.on_peer_error,
                 handler_limit: self.handler_limit,
-                middleware: middleware::Chain::stack(self.layers),
+                middleware: middleware::Chain::requests(self.layers),
+                notification_middleware: middleware::Chain::notifications(self.notification_layers),
             }),
         }
     }

@@ -68,6 +68,8 @@ pub(crate) struct Inner {
     pub(crate) handler_limit: Option<modelctx_session::HandlerLimit>,
     /// The layers around the server's answering, when it has any.
     pub(crate) middleware: Option<middleware::Chain>,
+    /// The layers around the server's notification handlers, when it has any.
+    pub(crate) notification_middleware: Option<middleware::Chain<middleware::McpNotification, ()>>,
 }
 
 impl fmt::Debug for Server {

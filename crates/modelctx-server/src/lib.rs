@@ -120,7 +120,7 @@ pub use context_client::form_schema;
 pub use context_client::{ClientRequestError, Elicited, FormValues};
 pub use error::BoxError;
 pub use inner::Server;
-pub use middleware::{McpRequest, Next};
+pub use middleware::{McpNotification, McpRequest, Next, NotificationNext};
 pub use modelctx_session::Extensions;
 pub use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskStore};
 pub use prompt::{IntoPromptResult, PromptDef};

@@ -306,3 +306,83 @@ async fn a_client_layer_sees_and_refuses_the_servers_requests() {
         client.close().await;
     }
 }
+
+/// Logs `text` to the client, then says it back.
+#[tool]
+async fn shout(text: String, cx: &Context) -> String {
+    cx.info(text.clone()).await.unwrap();
+    text
+}
+
+#[tokio::test]
+async fn notification_layers_see_and_drop_notifications() {
+    for mode in [ConnectMode::Auto, ConnectMode::Legacy] {
+        // The server's layer hears the client's notifications.
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let on_server = heard.clone();
+        let server = Server::builder("notified", "1.0.0")
+            .logging()
+            .tool(shout_tool())
+            .unwrap()
+            .notification_layer(layer_fn(move |next: modelctx::server::NotificationNext| {
+                let heard = on_server.clone();
+                service_fn(move |n: modelctx::server::McpNotification| {
+                    heard.lock().unwrap().push(n.method().to_owned());
+                    next.clone().oneshot(n)
+                })
+            }))
+            .build();
+        // The client's layer keeps every log message but the first from its handler.
+        let logged = Arc::new(Mutex::new(Vec::new()));
+        let on_log = logged.clone();
+        let passed = Arc::new(AtomicUsize::new(0));
+        let counted = passed.clone();
+        let (client_side, server_side) = modelctx::memory::pair();
+        let _session = server.serve(server_side);
+        let client = Client::builder("test", "1.0.0")
+            .mode(mode.clone())
+            .on_log(move |message| {
+                on_log.lock().unwrap().push(message.data.to_string());
+            })
+            .notification_layer(layer_fn(move |next: modelctx::client::NotificationNext| {
+                let counted = counted.clone();
+                service_fn(move |n: modelctx::client::McpNotification| {
+                    let next = next.clone();
+                    let first_log = n.method() == "notifications/message"
+                        && counted.fetch_add(1, Ordering::SeqCst) == 0;
+                    async move {
+                        if first_log {
+                            return Ok(());
+                        }
+                        next.oneshot(n).await
+                    }
+                })
+            }))
+            .connect(client_side)
+            .await
+            .unwrap();
+        client
+            .set_logging_level(modelctx::types::LoggingLevel::Info)
+            .await
+            .unwrap();
+        client
+            .call_tool("shout", serde_json::json!({"text": "one"}))
+            .await
+            .unwrap();
+        client
+            .call_tool("shout", serde_json::json!({"text": "two"}))
+            .await
+            .unwrap();
+        assert_eq!(*logged.lock().unwrap(), ["\"two\""], "{mode:?}");
+        assert_eq!(passed.load(Ordering::SeqCst), 2, "{mode:?}");
+        if matches!(mode, ConnectMode::Legacy) {
+            assert!(
+                heard
+                    .lock()
+                    .unwrap()
+                    .contains(&"notifications/initialized".to_owned())
+            );
+        }
+        client.close().await;
+    }
+}

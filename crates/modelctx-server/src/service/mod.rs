@@ -229,9 +229,17 @@ impl Service for SessionService {
         if notification.method == "notifications/initialized" {
             self.state.initialized.cancel();
         }
-        match self.server.notifications.get(notification.method.as_ref()) {
-            Some(handler) => handler(notification.params, peer),
-            None => Box::pin(async {}),
+        match &self.server.notification_middleware {
+            Some(chain) => {
+                let server = self.server.clone();
+                chain.notify(notification.method, notification.params, peer, server)
+            }
+            None => notify(
+                &self.server,
+                &notification.method,
+                notification.params,
+                peer,
+            ),
         }
     }
 
@@ -265,7 +273,28 @@ fn answer(
     }
 }
 
+/// Hands a notification to the server's handler for its method, if any.
+fn notify(
+    server: &Inner,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    peer: Peer,
+) -> BoxFuture<'static, ()> {
+    match server.notifications.get(method) {
+        Some(handler) => handler(params, peer),
+        None => Box::pin(async {}),
+    }
+}
+
 impl Serving for Inner {
+    fn notify(
+        self: Arc<Self>,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        peer: Peer,
+    ) -> BoxFuture<'static, ()> {
+        notify(&self, method, params, peer)
+    }
     fn dispatch(
         self: Arc<Self>,
         method: &str,
