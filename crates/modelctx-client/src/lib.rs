@@ -71,6 +71,7 @@ mod elicitation;
 mod extensions;
 mod features;
 mod list_changed;
+mod middleware;
 mod negotiate;
 mod ordering;
 mod roots;
@@ -106,6 +107,7 @@ pub use elicitation::{
 pub use extensions::{Claimed, ClientExtension, NotificationBinding};
 pub use features::{PagedMethod, Pages};
 pub use list_changed::{ListKind, ListUpdate};
+pub use middleware::{McpNotification, McpRequest, Next, NotificationNext};
 pub use modelctx_session::RequestContext as CallbackContext;
 pub use roots::{RootsError, RootsList};
 #[doc(hidden)]
@@ -165,6 +167,10 @@ pub struct ClientBuilder {
     extensions: Vec<ClientExtension>,
     /// Hears errors the server could not attribute to a request.
     on_peer_error: Option<Arc<PeerErrorFn>>,
+    /// The layers around the handlers of requests from the server, outermost first.
+    layers: Vec<middleware::Wrap>,
+    /// The layers around the handlers of notifications, outermost first.
+    notification_layers: Vec<middleware::Wrap<McpNotification, ()>>,
 }
 
 /// One answer to a request that may ask for input ([`Client::request_round`]).
@@ -448,7 +454,6 @@ impl ClientBuilder {
             _ => Some(self.probe_timeout.unwrap_or(negotiate::PROBE_TIMEOUT)),
         };
         let features = features::FeatureState::default();
-        features.log_order.install(&mut self.notifications);
         let transport = features.log_order.wrap(transport);
         // The kinds the application reacts to (a reaction, or a handler of its own): in
         // the stateless era their notifications only flow on a subscription.
@@ -460,9 +465,13 @@ impl ClientBuilder {
         let subscriptions = subscriptions::Routes::default();
         let watchers = subscriptions::Watchers::default();
         let cache = Arc::new(stateless::Cache::default());
+        let middleware = middleware::Chain::requests(self.layers);
         let service = Arc::new(ClientService {
             requests: requests.clone(),
-            notifications: self.notifications,
+            middleware: middleware.clone(),
+            notifications: Arc::new(self.notifications),
+            notification_middleware: middleware::Chain::notifications(self.notification_layers),
+            log_order: features.log_order.clone(),
             subscriptions: subscriptions.clone(),
             watchers: watchers.clone(),
             cache: cache.clone(),
@@ -532,6 +541,7 @@ impl ClientBuilder {
                         stateless: Some(envelope),
                         log_level: std::sync::Mutex::new(None),
                         requests,
+                        middleware: middleware.clone(),
                         subscriptions,
                         watchers,
                         cache,
@@ -559,6 +569,7 @@ impl ClientBuilder {
                 stateless: None,
                 log_level: std::sync::Mutex::new(None),
                 requests,
+                middleware,
                 subscriptions,
                 watchers,
                 cache,
@@ -569,13 +580,19 @@ impl ClientBuilder {
 }
 
 pub(crate) struct ClientService {
-    requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
+    requests: middleware::Handlers,
+    /// The layers around `requests`, when the client has any.
+    middleware: Option<Arc<middleware::Chain>>,
     /// Open `subscriptions/listen` streams (2026-07-28): their notifications go there.
     subscriptions: subscriptions::Routes,
     /// Open watches of the handshake era: the notifications they asked for go there.
     watchers: subscriptions::Watchers,
     cache: Arc<stateless::Cache>,
-    notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
+    notifications: middleware::NotificationHandlers,
+    /// The layers around `notifications`, when the client has any.
+    notification_middleware: Option<Arc<middleware::Chain<McpNotification, ()>>>,
+    /// Counts the log messages delivered, for calls that wait for them.
+    log_order: Arc<ordering::LogOrder>,
     on_peer_error: Option<Arc<PeerErrorFn>>,
 }
 
@@ -585,13 +602,13 @@ impl Service for ClientService {
         request: JsonRpcRequest,
         context: RequestContext,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
-        match self.requests.get(request.method.as_ref()) {
-            Some(handler) => handler(request.params, context),
-            None => {
-                let error = ErrorData::method_not_found(&request.method);
-                Box::pin(async move { Err(error) })
-            }
-        }
+        middleware::serve(
+            self.middleware.as_deref(),
+            &self.requests,
+            request.method,
+            request.params,
+            context,
+        )
     }
 
     fn handle_notification(
@@ -623,9 +640,18 @@ impl ClientService {
         notification: JsonRpcNotification,
         peer: Peer,
     ) -> BoxFuture<'static, ()> {
-        match self.notifications.get(notification.method.as_ref()) {
-            Some(handler) => handler(notification.params, peer),
-            None => Box::pin(async {}),
+        let counted = ordering::LogOrder::counts(&notification.method);
+        let delivery = middleware::notify(
+            self.notification_middleware.as_deref(),
+            &self.notifications,
+            notification.method,
+            notification.params,
+            peer,
+        );
+        if counted {
+            self.log_order.deliver(delivery)
+        } else {
+            delivery
         }
     }
 }
@@ -676,7 +702,9 @@ struct Inner {
     log_level: std::sync::Mutex<Option<modelctx_types::LoggingLevel>>,
     /// The handlers of requests from the server, which also answer a server's input
     /// requests in the stateless era.
-    requests: Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>,
+    requests: middleware::Handlers,
+    /// The layers around `requests`, when the client has any.
+    middleware: Option<Arc<middleware::Chain>>,
     /// Open `subscriptions/listen` streams.
     subscriptions: subscriptions::Routes,
     /// Open watches of the handshake era.
@@ -715,6 +743,8 @@ impl Client {
             tasks: None,
             extensions: Vec::new(),
             on_peer_error: None,
+            layers: Vec::new(),
+            notification_layers: Vec::new(),
         }
     }
 

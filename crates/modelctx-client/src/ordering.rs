@@ -7,8 +7,6 @@
 //! them; a call waits, after its reply, until the handled count reaches the count
 //! received so far — every one of those is already queued for the handler.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -17,10 +15,8 @@ use modelctx_session::Peer;
 use modelctx_transport::{
     DirectReceiver, MessageStream, Transport, TransportError, TransportMessage,
 };
-use modelctx_types::{JsonRpcMessage, RawValue};
+use modelctx_types::JsonRpcMessage;
 use tokio::sync::watch;
-
-use crate::NotificationFn;
 
 const LOG_MESSAGE: &str = "notifications/message";
 
@@ -99,30 +95,26 @@ impl LogOrder {
         )
     }
 
-    /// Wraps the log handler (or installs a silent one) so handled messages are
-    /// counted.
-    pub(crate) fn install(
+    /// Whether notifications of `method` are counted.
+    pub(crate) fn counts(method: &str) -> bool {
+        method == LOG_MESSAGE
+    }
+
+    /// `delivery` of a log message, counted as handled once it finishes (or is
+    /// dropped): whatever handles it, the application's handler, none, or a
+    /// notification layer that keeps it from them.
+    pub(crate) fn deliver(
         self: &Arc<Self>,
-        notifications: &mut HashMap<Cow<'static, str>, Arc<NotificationFn>>,
-    ) {
-        let key = Cow::Borrowed(LOG_MESSAGE);
-        let previous = notifications.get(&key).cloned();
+        delivery: BoxFuture<'static, ()>,
+    ) -> BoxFuture<'static, ()> {
         let order = self.clone();
-        let handler: Arc<NotificationFn> =
-            Arc::new(move |params: Option<Box<RawValue>>, peer: Peer| {
-                let previous = previous.clone();
-                let order = order.clone();
-                Box::pin(async move {
-                    if let Some(id) = tokio::task::try_id() {
-                        *order.handler_task.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
-                    }
-                    let _handled = Handled(order.clone());
-                    if let Some(previous) = previous {
-                        previous(params, peer).await;
-                    }
-                })
-            });
-        notifications.insert(key, handler);
+        Box::pin(async move {
+            if let Some(id) = tokio::task::try_id() {
+                *order.handler_task.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
+            }
+            let _handled = Handled(order);
+            delivery.await;
+        })
     }
 
     /// Waits until every log message received so far was handled (or the session

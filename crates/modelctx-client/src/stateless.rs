@@ -561,20 +561,24 @@ async fn answer_inputs(
     };
     for (key, request) in requests {
         let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-        let Some(handler) = client.inner.requests.get(method) else {
+        if !client.inner.requests.contains_key(method) {
             return Err(SessionError::refused(format!(
                 "the server asked for {method:?} (input {key:?}), which this client does not answer"
             )));
-        };
+        }
         let params = match request.get("params") {
             Some(params) => Some(to_raw(params).map_err(|e| SessionError::refused(e.to_string()))?),
             None => None,
         };
         let cx =
             RequestContext::unstable_detached(RequestId::from(key.as_str()), client.peer().clone());
-        let answer = handler(params, cx).await.map_err(|e: ErrorData| {
-            SessionError::refused(format!("answering input {key:?}: {e}"))
-        })?;
+        let method = Cow::Owned(method.to_owned());
+        let chain = client.inner.middleware.as_deref();
+        let answer = crate::middleware::serve(chain, &client.inner.requests, method, params, cx)
+            .await
+            .map_err(|e: ErrorData| {
+                SessionError::refused(format!("answering input {key:?}: {e}"))
+            })?;
         let answer: Value =
             serde_json::from_str(answer.get()).map_err(|e| SessionError::refused(e.to_string()))?;
         responses.insert(key.clone(), answer);

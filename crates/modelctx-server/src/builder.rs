@@ -19,6 +19,7 @@ use modelctx_types::{
 };
 
 use crate::inner::{Inner, NotificationFn, PeerErrorFn, RequestFn, Server};
+use crate::middleware::{self, McpNotification, McpRequest, Next, NotificationNext};
 use crate::mrtr;
 use crate::prompt::PromptDef;
 use crate::registry::{self, Announcer, RegistrationError, Registry};
@@ -77,6 +78,8 @@ pub struct ServerBuilder {
     handler_limit: Option<modelctx_session::HandlerLimit>,
     announcements: Option<Arc<dyn AnnouncementBus>>,
     extensions: Vec<(String, modelctx_types::JsonObject)>,
+    layers: Vec<middleware::Wrap>,
+    notification_layers: Vec<middleware::Wrap<McpNotification, ()>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -121,6 +124,8 @@ impl ServerBuilder {
             handler_limit: None,
             announcements: None,
             extensions: Vec::new(),
+            layers: Vec::new(),
+            notification_layers: Vec::new(),
         }
     }
 
@@ -462,6 +467,99 @@ impl ServerBuilder {
         self
     }
 
+    /// Wraps the server's answering of requests in a tower [`Layer`](tower::Layer): its
+    /// service sees each request ([`McpRequest`]: method, params, [`Context`](crate::Context),
+    /// extensions) and may answer it, rewrite it, time it or refuse it with a JSON-RPC
+    /// error before (or instead of) calling the [`Next`] service it wraps. Layers nest in
+    /// the order given: the first is outermost and sees a request first. Built once, when
+    /// the server is; a server without layers calls its handlers directly.
+    ///
+    /// Every request the server's handlers and registries answer passes through, in both
+    /// eras (`tools/*`, `resources/*`, `prompts/*`, `completion/complete`, methods of
+    /// [`request_handler`](Self::request_handler)s; a task-augmented `tools/call` inside
+    /// its task). What the protocol answers itself does not: `initialize`, `ping`,
+    /// `logging/setLevel`, `server/discover`, `subscriptions/listen` and the `tasks/*`
+    /// methods. Notifications have layers of their own,
+    /// [`notification_layer`](Self::notification_layer).
+    ///
+    /// ```
+    /// use modelctx_server::{McpRequest, Server};
+    /// use modelctx_types::ErrorData;
+    /// use tower::{ServiceExt, layer::layer_fn, service_fn};
+    ///
+    /// // Refuses every method but the listings.
+    /// let read_only = layer_fn(|next: modelctx_server::Next| {
+    ///     service_fn(move |request: McpRequest| {
+    ///         let next = next.clone();
+    ///         async move {
+    ///             if request.method().ends_with("/list") {
+    ///                 next.oneshot(request).await
+    ///             } else {
+    ///                 Err(ErrorData::invalid_request("this server is read-only"))
+    ///             }
+    ///         }
+    ///     })
+    /// });
+    /// let server = Server::builder("demo", "1.0.0").layer(read_only).build();
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<Next> + Send + Sync + 'static,
+        L::Service: tower::Service<McpRequest, Response = Box<RawValue>, Error = ErrorData>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as tower::Service<McpRequest>>::Future: Send + 'static,
+    {
+        self.layers.push(middleware::wrap(layer));
+        self
+    }
+
+    /// Wraps the delivery of notifications from the client to the server's
+    /// [`notification_handler`](Self::notification_handler)s in a tower
+    /// [`Layer`](tower::Layer): its service sees each notification
+    /// ([`McpNotification`]: method, params, peer), every method whether handled or not,
+    /// and may rewrite it or drop it (by not calling the [`NotificationNext`] it wraps).
+    /// A notification has no answer: an error of the service is dropped. The order and
+    /// the cost are those of [`layer`](Self::layer). What the session consumes itself
+    /// (`notifications/cancelled`, progress of the server's own requests) and the
+    /// handshake's mark of `notifications/initialized` come before the layers.
+    ///
+    /// ```
+    /// use modelctx_server::{McpNotification, NotificationNext, Server};
+    /// use tower::{ServiceExt, layer::layer_fn, service_fn};
+    ///
+    /// // Drops every notification but the roots' changes.
+    /// let only_roots = layer_fn(|next: NotificationNext| {
+    ///     service_fn(move |notification: McpNotification| {
+    ///         let next = next.clone();
+    ///         async move {
+    ///             if notification.method() == "notifications/roots/list_changed" {
+    ///                 next.oneshot(notification).await?;
+    ///             }
+    ///             Ok(())
+    ///         }
+    ///     })
+    /// });
+    /// let server = Server::builder("demo", "1.0.0").notification_layer(only_roots).build();
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn notification_layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<NotificationNext> + Send + Sync + 'static,
+        L::Service: tower::Service<McpNotification, Response = (), Error = ErrorData>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as tower::Service<McpNotification>>::Future: Send + 'static,
+    {
+        self.notification_layers.push(middleware::wrap(layer));
+        self
+    }
+
     /// Builds the server.
     pub fn build(mut self) -> Server {
         let mut capabilities = self.capabilities.clone().unwrap_or_else(|| self.derive());
@@ -501,6 +599,8 @@ impl ServerBuilder {
                 }),
                 on_peer_error: self.on_peer_error,
                 handler_limit: self.handler_limit,
+                middleware: middleware::Chain::requests(self.layers),
+                notification_middleware: middleware::Chain::notifications(self.notification_layers),
             }),
         }
     }

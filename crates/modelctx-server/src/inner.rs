@@ -13,6 +13,7 @@ use modelctx_session::tasks::TaskHost;
 use modelctx_session::{Peer, SessionConfig};
 use modelctx_types::{ErrorData, Implementation, RawValue, ServerCapabilities};
 
+use crate::middleware;
 use crate::mrtr;
 use crate::registry::{Announcer, Registry};
 use crate::request::Context;
@@ -80,6 +81,10 @@ pub(crate) struct Inner {
     pub(crate) on_peer_error: Option<Arc<PeerErrorFn>>,
     /// The bound on running handlers every session of this server shares.
     pub(crate) handler_limit: Option<modelctx_session::HandlerLimit>,
+    /// The layers around the server's answering, when it has any.
+    pub(crate) middleware: Option<middleware::Chain>,
+    /// The layers around the server's notification handlers, when it has any.
+    pub(crate) notification_middleware: Option<middleware::Chain<middleware::McpNotification, ()>>,
 }
 
 impl fmt::Debug for Server {

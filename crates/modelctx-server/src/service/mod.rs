@@ -4,6 +4,7 @@
 mod stateless_era;
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -88,21 +89,17 @@ struct SessionService {
 impl SessionService {
     /// The answer to `method` in either era: its low-level handler, else the
     /// registries' built-in answer, else method not found.
+    /// Through the server's middleware when it has layers; without them, straight to
+    /// the answer (no allocation, no indirect call on the way).
     fn serve(
         &self,
         method: &str,
         params: Option<Box<RawValue>>,
         cx: Context,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
-        if let Some(handler) = self.server.requests.get(method) {
-            return handler(params, cx);
-        }
-        match dispatch::builtin(&self.server, method, params, cx) {
-            Some(answer) => answer,
-            None => {
-                let error = ErrorData::method_not_found(method);
-                Box::pin(async move { Err(error) })
-            }
+        match &self.server.middleware {
+            Some(chain) => chain.call(Cow::Owned(method.to_owned()), params, cx),
+            None => answer(&self.server, method, params, cx),
         }
     }
 
@@ -232,9 +229,17 @@ impl Service for SessionService {
         if notification.method == "notifications/initialized" {
             self.state.initialized.cancel();
         }
-        match self.server.notifications.get(notification.method.as_ref()) {
-            Some(handler) => handler(notification.params, peer),
-            None => Box::pin(async {}),
+        match &self.server.notification_middleware {
+            Some(chain) => {
+                let server = self.server.clone();
+                chain.notify(notification.method, notification.params, peer, server)
+            }
+            None => notify(
+                &self.server,
+                &notification.method,
+                notification.params,
+                peer,
+            ),
         }
     }
 
@@ -248,7 +253,57 @@ impl Service for SessionService {
     }
 }
 
+/// The server's own answer to `method`: its low-level handler, else the registries'
+/// built-in answer, else method not found.
+fn answer(
+    server: &Arc<Inner>,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    cx: Context,
+) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+    if let Some(handler) = server.requests.get(method) {
+        return handler(params, cx);
+    }
+    match dispatch::builtin(server, method, params, cx) {
+        Some(answer) => answer,
+        None => {
+            let error = ErrorData::method_not_found(method);
+            Box::pin(async move { Err(error) })
+        }
+    }
+}
+
+/// Hands a notification to the server's handler for its method, if any.
+fn notify(
+    server: &Inner,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    peer: Peer,
+) -> BoxFuture<'static, ()> {
+    match server.notifications.get(method) {
+        Some(handler) => handler(params, peer),
+        None => Box::pin(async {}),
+    }
+}
+
 impl Serving for Inner {
+    fn notify(
+        self: Arc<Self>,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        peer: Peer,
+    ) -> BoxFuture<'static, ()> {
+        notify(&self, method, params, peer)
+    }
+    fn dispatch(
+        self: Arc<Self>,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        cx: Context,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
+        answer(&self, method, params, cx)
+    }
+
     fn state(&self) -> Option<&Arc<dyn Any + Send + Sync>> {
         self.state.as_ref()
     }

@@ -19,6 +19,7 @@
 //! | [`pool`] | many servers from an `mcpServers` config, reconnecting clients, the `modelctx` command |
 //! | [`tracing`] | spans and events, and exporting them to OpenTelemetry |
 //! | [`from_rmcp`] | where rmcp's handler traits, macros and transports are in modelctx |
+//! | [`middleware`] | tower layers around the requests a server or client answers: timing, allow-lists, rate limits, rewriting; extension capabilities |
 //!
 //! # Two eras, one code
 //!
@@ -161,3 +162,7 @@ pub mod tracing {}
 #[doc = include_str!("from_rmcp.md")]
 #[cfg(all(feature = "macros", feature = "client", feature = "memory"))]
 pub mod from_rmcp {}
+
+#[doc = include_str!("middleware.md")]
+#[cfg(all(feature = "macros", feature = "client", feature = "memory"))]
+pub mod middleware {}

@@ -22,6 +22,8 @@ mod https;
     feature = "schema-validation"
 ))]
 mod macros;
+#[cfg(all(feature = "macros", feature = "client", feature = "memory"))]
+mod middleware;
 #[cfg(all(
     feature = "server",
     feature = "client",

@@ -1,0 +1,424 @@
+//! Middleware around the requests a client answers for its server (sampling,
+//! elicitation, roots, methods of its own) and the notifications it receives: what a
+//! layer sees ([`McpRequest`], [`McpNotification`]), the rest of the chain a layer wraps
+//! ([`Next`], [`NotificationNext`]), and the chains themselves, built once when the
+//! client connects from the layers its builder was given (innermost: the client's
+//! handlers).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+
+use futures::future::BoxFuture;
+use modelctx_session::{Extensions, Peer, RequestContext, parse_params};
+use modelctx_types::{ErrorData, RawValue, to_raw};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tower::util::BoxCloneService;
+use tower::{Layer, Service, ServiceExt};
+
+use crate::{ClientBuilder, NotificationFn, RequestFn};
+
+/// The client's handlers of requests from its server, by method.
+pub(crate) type Handlers = Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>;
+
+/// The client's handlers of notifications, by method.
+pub(crate) type NotificationHandlers = Arc<HashMap<Cow<'static, str>, Arc<NotificationFn>>>;
+
+type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
+
+/// One request from the server as the client's middleware sees it: its method, its
+/// params (raw JSON text) and its context (request id, `_meta`, cancellation, the
+/// transport's [`Extensions`], the peer). A layer may read it, rewrite its params,
+/// answer it itself or refuse it (an `Err(ErrorData)`, sent to the server as a
+/// JSON-RPC error) instead of calling the service it wraps.
+pub struct McpRequest {
+    method: Cow<'static, str>,
+    params: Option<Box<RawValue>>,
+    context: RequestContext,
+    handlers: Handlers,
+}
+
+impl fmt::Debug for McpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpRequest")
+            .field("method", &self.method)
+            .field("params", &self.params)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpRequest {
+    /// The request's method, such as `sampling/createMessage`.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The request's params as sent (their JSON text), if it has any.
+    pub fn params(&self) -> Option<&RawValue> {
+        self.params.as_deref()
+    }
+
+    /// The request's params decoded into `T` (absent params decode as `null`); a
+    /// mismatch is `-32602 Invalid params`, ready to be returned as the answer.
+    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, ErrorData> {
+        parse_params(self.params.as_deref())
+    }
+
+    /// Replaces the request's params with `params` encoded: what the services inside
+    /// this layer, and the handler, receive.
+    pub fn set_params<T: Serialize>(&mut self, params: &T) -> Result<(), ErrorData> {
+        let raw = to_raw(params)
+            .map_err(|e| ErrorData::internal_error(format!("cannot encode the params: {e}")))?;
+        self.params = Some(raw);
+        Ok(())
+    }
+
+    /// Replaces the request's params with this raw JSON (or none).
+    pub fn set_raw_params(&mut self, params: Option<Box<RawValue>>) {
+        self.params = params;
+    }
+
+    /// The request's context, as its handler will see it.
+    pub fn context(&self) -> &RequestContext {
+        &self.context
+    }
+
+    /// What the transport attached to the request.
+    pub fn extensions(&self) -> &Extensions {
+        self.context.extensions()
+    }
+}
+
+/// The service a layer wraps: the layers inside it, then the client's handlers (a
+/// request without one is `-32601 Method not found`; for notifications,
+/// [`NotificationNext`]). Cheap to clone, as tower's pattern of cloning a service for
+/// each call needs.
+pub struct Next<R = McpRequest, T = Box<RawValue>>(BoxCloneService<R, T, ErrorData>);
+
+/// The service a notification layer wraps (see
+/// [`ClientBuilder::notification_layer`](crate::ClientBuilder::notification_layer)).
+pub type NotificationNext = Next<McpNotification, ()>;
+
+impl<R, T> Clone for Next<R, T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<R, T> fmt::Debug for Next<R, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Next")
+    }
+}
+
+impl<R, T> Service<R> for Next<R, T> {
+    type Response = T;
+    type Error = ErrorData;
+    type Future = BoxFuture<'static, Result<T, ErrorData>>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        self.0.call(request)
+    }
+}
+
+/// One notification from the server as the client's middleware sees it: its method,
+/// its params (raw JSON text) and the peer. A layer may read it, rewrite its params, or
+/// keep it from the application's handler by not calling the service it wraps; a
+/// notification has no answer, so an `Err` is dropped too.
+pub struct McpNotification {
+    method: Cow<'static, str>,
+    params: Option<Box<RawValue>>,
+    peer: Peer,
+    handlers: NotificationHandlers,
+}
+
+impl fmt::Debug for McpNotification {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpNotification")
+            .field("method", &self.method)
+            .field("params", &self.params)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpNotification {
+    /// The notification's method, such as `notifications/message`.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The notification's params as sent (their JSON text), if it has any.
+    pub fn params(&self) -> Option<&RawValue> {
+        self.params.as_deref()
+    }
+
+    /// The notification's params decoded into `T` (absent params decode as `null`).
+    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, ErrorData> {
+        parse_params(self.params.as_deref())
+    }
+
+    /// Replaces the notification's params with this raw JSON (or none).
+    pub fn set_raw_params(&mut self, params: Option<Box<RawValue>>) {
+        self.params = params;
+    }
+
+    /// The peer, to send to the server.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+}
+
+/// Hands a notification to the client's handler for its method, if any.
+pub(crate) fn deliver(
+    handlers: &NotificationHandlers,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    peer: Peer,
+) -> BoxFuture<'static, ()> {
+    match handlers.get(method) {
+        Some(handler) => handler(params, peer),
+        None => Box::pin(async {}),
+    }
+}
+
+/// The client's notification handlers, innermost in the notification chain.
+#[derive(Clone, Copy)]
+struct Deliver;
+
+impl Service<McpNotification> for Deliver {
+    type Response = ();
+    type Error = ErrorData;
+    type Future = BoxFuture<'static, Result<(), ErrorData>>;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, n: McpNotification) -> Self::Future {
+        let delivered = deliver(&n.handlers, &n.method, n.params, n.peer);
+        Box::pin(async move {
+            delivered.await;
+            Ok(())
+        })
+    }
+}
+
+/// The answer of the client's handler for `method`, or method not found.
+pub(crate) fn answer(
+    handlers: &Handlers,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    context: RequestContext,
+) -> Answer {
+    match handlers.get(method) {
+        Some(handler) => handler(params, context),
+        None => {
+            let error = ErrorData::method_not_found(method);
+            Box::pin(async move { Err(error) })
+        }
+    }
+}
+
+/// The client's handlers, innermost in the chain.
+#[derive(Clone, Copy)]
+struct Dispatch;
+
+impl Service<McpRequest> for Dispatch {
+    type Response = Box<RawValue>;
+    type Error = ErrorData;
+    type Future = Answer;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: McpRequest) -> Answer {
+        answer(
+            &request.handlers,
+            &request.method,
+            request.params,
+            request.context,
+        )
+    }
+}
+
+impl ClientBuilder {
+    /// Wraps the client's answering of requests from its server in a tower
+    /// [`Layer`](tower::Layer): its service sees each request ([`McpRequest`]: method,
+    /// params, context, extensions) and may answer it, rewrite it, time it or refuse it
+    /// with a JSON-RPC error before (or instead of) calling the [`Next`] service it
+    /// wraps (the client's handlers). Layers nest in the order given: the first is
+    /// outermost and sees a request first. Built once, at connection; a client without
+    /// layers calls its handlers directly.
+    ///
+    /// Every request from the server passes through (`sampling/createMessage`,
+    /// `elicitation/create`, `roots/list`, methods of
+    /// [`request_handler`](Self::request_handler)s, and in protocol 2026-07-28 the input
+    /// requests embedded in a server's answer), except `ping`, which the session answers
+    /// itself. Notifications have layers of their own,
+    /// [`notification_layer`](Self::notification_layer).
+    ///
+    /// ```
+    /// use modelctx_client::{Client, McpRequest, Next};
+    /// use tower::{ServiceExt, layer::layer_fn, service_fn};
+    ///
+    /// // Logs the method of every request from the server.
+    /// let logged = layer_fn(|next: Next| {
+    ///     service_fn(move |request: McpRequest| {
+    ///         eprintln!("the server asks: {}", request.method());
+    ///         next.clone().oneshot(request)
+    ///     })
+    /// });
+    /// let builder = Client::builder("demo", "1.0.0").layer(logged);
+    /// # let _ = builder;
+    /// ```
+    #[must_use]
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<Next> + Send + Sync + 'static,
+        L::Service: tower::Service<McpRequest, Response = Box<RawValue>, Error = ErrorData>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as tower::Service<McpRequest>>::Future: Send + 'static,
+    {
+        self.layers.push(wrap(layer));
+        self
+    }
+
+    /// Wraps the delivery of notifications from the server to the application's
+    /// [`notification_handler`](Self::notification_handler)s (and the callbacks that
+    /// stand on them) in a tower [`Layer`](tower::Layer): its service sees each
+    /// notification ([`McpNotification`]: method, params, peer) and may rewrite it or
+    /// keep it from the handler (by not calling the [`NotificationNext`] it wraps). A
+    /// notification has no answer: an error of the service is dropped. The order and the
+    /// cost are those of [`layer`](Self::layer). What the client keeps for itself comes
+    /// first, whatever the layers do: its cache and subscriptions see every notification.
+    #[must_use]
+    pub fn notification_layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<NotificationNext> + Send + Sync + 'static,
+        L::Service: tower::Service<McpNotification, Response = (), Error = ErrorData>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as tower::Service<McpNotification>>::Future: Send + 'static,
+    {
+        self.notification_layers.push(wrap(layer));
+        self
+    }
+}
+
+/// One layer given to the builder, waiting for the chain inside it.
+pub(crate) type Wrap<R = McpRequest, T = Box<RawValue>> =
+    Box<dyn FnOnce(Next<R, T>) -> Next<R, T> + Send + Sync>;
+
+/// `layer`, boxed for the chain.
+pub(crate) fn wrap<R, T, L>(layer: L) -> Wrap<R, T>
+where
+    R: 'static,
+    T: 'static,
+    L: Layer<Next<R, T>> + Send + Sync + 'static,
+    L::Service: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
+    <L::Service as Service<R>>::Future: Send + 'static,
+{
+    Box::new(move |next| Next(BoxCloneService::new(layer.layer(next))))
+}
+
+/// The layers of a client around its handlers, built once. A call clones the
+/// outermost service (tower's way of calling a service shared by concurrent callers),
+/// waits until it is ready and calls it.
+pub(crate) struct Chain<R = McpRequest, T = Box<RawValue>>(Mutex<Next<R, T>>);
+
+impl<R: Send + 'static, T: 'static> Chain<R, T> {
+    /// The chain of `layers` around `innermost`, the first given outermost; `None`
+    /// without layers, so that a client without middleware calls its handlers directly.
+    fn stack<S>(layers: Vec<Wrap<R, T>>, innermost: S) -> Option<Arc<Self>>
+    where
+        S: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
+        S::Future: Send + 'static,
+    {
+        if layers.is_empty() {
+            return None;
+        }
+        let innermost = Next(BoxCloneService::new(innermost));
+        let outermost = layers
+            .into_iter()
+            .rev()
+            .fold(innermost, |next, wrap| wrap(next));
+        Some(Arc::new(Self(Mutex::new(outermost))))
+    }
+
+    /// Runs `request` through the chain.
+    fn run(&self, request: R) -> BoxFuture<'static, Result<T, ErrorData>> {
+        let service = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Box::pin(service.oneshot(request))
+    }
+}
+
+impl Chain {
+    /// The request chain of `layers`.
+    pub(crate) fn requests(layers: Vec<Wrap>) -> Option<Arc<Self>> {
+        Self::stack(layers, Dispatch)
+    }
+}
+
+impl Chain<McpNotification, ()> {
+    /// The notification chain of `layers`.
+    pub(crate) fn notifications(layers: Vec<Wrap<McpNotification, ()>>) -> Option<Arc<Self>> {
+        Self::stack(layers, Deliver)
+    }
+}
+
+/// The answer to a request from the server: through `chain` when the client has
+/// layers, else straight from its handler.
+pub(crate) fn serve(
+    chain: Option<&Chain>,
+    handlers: &Handlers,
+    method: Cow<'static, str>,
+    params: Option<Box<RawValue>>,
+    context: RequestContext,
+) -> Answer {
+    match chain {
+        Some(chain) => chain.run(McpRequest {
+            method,
+            params,
+            context,
+            handlers: handlers.clone(),
+        }),
+        None => answer(handlers, &method, params, context),
+    }
+}
+
+/// Delivers a notification from the server: through `chain` when the client has
+/// notification layers, else straight to its handler.
+pub(crate) fn notify(
+    chain: Option<&Chain<McpNotification, ()>>,
+    handlers: &NotificationHandlers,
+    method: Cow<'static, str>,
+    params: Option<Box<RawValue>>,
+    peer: Peer,
+) -> BoxFuture<'static, ()> {
+    match chain {
+        Some(chain) => {
+            let ran = chain.run(McpNotification {
+                method,
+                params,
+                peer,
+                handlers: handlers.clone(),
+            });
+            Box::pin(async move {
+                // A notification has no answer: a layer's error has nowhere to go.
+                let _ = ran.await;
+            })
+        }
+        None => deliver(handlers, &method, params, peer),
+    }
+}
