@@ -30,34 +30,45 @@ const TRANSPORTS: &[&str] = &[
 fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
     Some(match krate {
         "modelctx-types" => &[],
-        "modelctx-transport" => &["modelctx-types"],
-        "modelctx-memory" | "modelctx-stdio" => &["modelctx-types", "modelctx-transport"],
-        "modelctx-http" => &["modelctx-types", "modelctx-transport"],
+        // The seams a multi-process deployment implements, under every crate using them.
+        "modelctx-store" => &["modelctx-types"],
+        "modelctx-transport" => &["modelctx-types", "modelctx-store"],
+        "modelctx-memory" | "modelctx-stdio" => {
+            &["modelctx-types", "modelctx-transport", "modelctx-store"]
+        }
+        "modelctx-http" => &["modelctx-types", "modelctx-transport", "modelctx-store"],
         // Legacy SSE sits above streamable HTTP: it shares its protections and auth
         // hook, and its client holds the streamable client's fallback to it.
-        "modelctx-sse" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
-        // OAuth sits above the HTTP client transport: it implements its auth hook.
-        "modelctx-oauth" => &["modelctx-types", "modelctx-transport", "modelctx-http"],
-        // Shared stores implement the HTTP event store, the session's task store and
-        // the OAuth authorization server's store.
-        "modelctx-redis" => &[
+        "modelctx-sse" => &[
             "modelctx-types",
             "modelctx-transport",
+            "modelctx-store",
             "modelctx-http",
-            "modelctx-session",
-            "modelctx-oauth",
         ],
-        "modelctx-session" => &["modelctx-types", "modelctx-transport"],
+        // OAuth sits above the HTTP client transport: it implements its auth hook.
+        "modelctx-oauth" => &[
+            "modelctx-types",
+            "modelctx-transport",
+            "modelctx-store",
+            "modelctx-http",
+        ],
+        // Shared stores implement the seams of the store crate, nothing above it.
+        "modelctx-redis" => &["modelctx-types", "modelctx-store"],
+        "modelctx-session" => &["modelctx-types", "modelctx-transport", "modelctx-store"],
         // The proc-macro crate only emits code naming the facade; it links none of it.
         "modelctx-macros" => &[],
-        "modelctx-server" | "modelctx-client" => {
-            &["modelctx-types", "modelctx-transport", "modelctx-session"]
-        }
+        "modelctx-server" | "modelctx-client" => &[
+            "modelctx-types",
+            "modelctx-transport",
+            "modelctx-store",
+            "modelctx-session",
+        ],
         // The multi-server host sits above the client role and every client transport
         // (it spawns children and opens HTTP connections); never the server role.
         "modelctx-pool" => &[
             "modelctx-types",
             "modelctx-transport",
+            "modelctx-store",
             "modelctx-session",
             "modelctx-client",
             "modelctx-stdio",
@@ -69,6 +80,7 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
         "modelctx-skills" => &[
             "modelctx-types",
             "modelctx-transport",
+            "modelctx-store",
             "modelctx-session",
             "modelctx-server",
             "modelctx-client",
@@ -79,6 +91,7 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
         "modelctx-test" => &[
             "modelctx-types",
             "modelctx-transport",
+            "modelctx-store",
             "modelctx-session",
             "modelctx-server",
             "modelctx-client",

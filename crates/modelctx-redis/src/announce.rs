@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures::StreamExt;
-use modelctx_session::announce::{Announcement, AnnouncementBus, AnnouncementReceiver};
+use modelctx_store::{Announcement, AnnouncementBus, AnnouncementReceiver};
 use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};

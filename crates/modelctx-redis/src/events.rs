@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_http::{EventId, EventStore, Replay};
+use modelctx_store::{EventId, EventStore, Replay};
 use redis::aio::ConnectionManager;
 use redis::streams::StreamRangeReply;
 use tokio::sync::{mpsc, oneshot};
@@ -82,7 +82,7 @@ impl RedisEventStoreConfig {
     /// How long a service counts as alive after it last said so (default 3 s; it says
     /// so every quarter of that). A request answered on a stream of a shared session
     /// whose service has not said so for this long is taken over by another service
-    /// that a client resumes the stream on (see [`RunStore`](modelctx_http::RunStore)):
+    /// that a client resumes the stream on (see [`RunStore`](modelctx_store::RunStore)):
     /// shorter finishes an interrupted answer sooner, longer tolerates longer stalls
     /// of a live service. Rounded up to 4 ms.
     pub fn liveness(mut self, liveness: Duration) -> Self {
@@ -304,7 +304,7 @@ impl EventStore for RedisEventStore {
         .boxed()
     }
 
-    fn runs(&self) -> Option<&dyn modelctx_http::RunStore> {
+    fn runs(&self) -> Option<&dyn modelctx_store::RunStore> {
         Some(self)
     }
 }

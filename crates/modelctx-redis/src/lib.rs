@@ -1,25 +1,28 @@
 //! Redis-backed stores for modelctx servers that run as several processes behind one
 //! load balancer, or that must keep state across a restart.
 //!
+//! Each implements a seam of [`modelctx-store`](modelctx_store), the crate this one
+//! depends on (with the protocol types only: no HTTP stack):
+//!
 //! - [`RedisEventStore`] implements the streamable HTTP transport's
-//!   [`EventStore`](modelctx_http::EventStore): every SSE event of a resumable stream
+//!   [`EventStore`](modelctx_store::EventStore): every SSE event of a resumable stream
 //!   goes to a Redis Stream, bounded in length and age, and a `Last-Event-ID` replays
 //!   exactly the events after it, in order, from that stream only.
-//! - [`RedisTaskStore`] implements the sessions' [`TaskStore`](modelctx_session::tasks::TaskStore):
+//! - [`RedisTaskStore`] implements the sessions' [`TaskStore`](modelctx_store::TaskStore):
 //!   status, results and expiry of tasks, shared by every process on the same Redis,
 //!   with the same owner checks and cursors as the in-memory store.
 //! - [`RedisSessionRegistry`] implements the streamable HTTP transport's
-//!   [`SessionRegistry`](modelctx_http::SessionRegistry): a record per 2025-era session
+//!   [`SessionRegistry`](modelctx_store::SessionRegistry): a record per 2025-era session
 //!   (negotiated revision, client info and capabilities, log level, subscriptions), so
 //!   that every service on the same Redis serves every session's requests; idle expiry,
 //!   the session cap and DELETE hold across them, and messages that belong to another
 //!   service's copy of the session are relayed to it.
 //! - [`RedisAnnouncements`] implements the server's
-//!   [`AnnouncementBus`](modelctx_session::announce::AnnouncementBus): a list change or
+//!   [`AnnouncementBus`](modelctx_store::AnnouncementBus): a list change or
 //!   resource update raised in one process reaches the sessions and
 //!   `subscriptions/listen` streams of every process (Redis pub/sub).
 //! - [`RedisSingleUseIds`] implements the transport's
-//!   [`SingleUseIds`](modelctx_transport::SingleUseIds): the ids of single-use rounds
+//!   [`SingleUseIds`](modelctx_store::SingleUseIds): the ids of single-use rounds
 //!   of multi round-trip requests (`ServerBuilder::single_use_rounds`), each taken once
 //!   across processes by one `SET NX` that expires with the id.
 //! - `RedisAuthorizationStore` (feature `oauth`) implements the bundled OAuth
@@ -32,26 +35,22 @@
 //! capacity and the session cap), so a Redis shared for months does not fill up with
 //! dead sessions.
 //!
+//! [`RedisStores::connect`] builds them all from one URL and one key prefix:
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use modelctx_http::StreamableHttpServerConfig;
-//! use modelctx_redis::{
-//!     RedisAnnouncements, RedisAnnouncementsConfig, RedisEventStore, RedisEventStoreConfig,
-//!     RedisSessionRegistry, RedisSessionRegistryConfig, RedisTaskStore, RedisTaskStoreConfig,
-//! };
+//! use modelctx::http::StreamableHttpServerConfig;
+//! use modelctx_redis::RedisStores;
 //!
-//! let url = "redis://127.0.0.1:6379/";
-//! let events = RedisEventStore::connect(url, RedisEventStoreConfig::default().prefix("app:")).await?;
-//! let tasks = RedisTaskStore::connect(url, RedisTaskStoreConfig::default().prefix("app:")).await?;
-//! let sessions = RedisSessionRegistry::connect(url, RedisSessionRegistryConfig::default().prefix("app:")).await?;
-//! let announcements = RedisAnnouncements::connect(url, RedisAnnouncementsConfig::default().prefix("app:")).await?;
+//! let stores = RedisStores::connect("redis://127.0.0.1:6379/", "app:").await?;
 //! let http = StreamableHttpServerConfig::default()
-//!     .event_store(Arc::new(events))
-//!     .session_registry(Arc::new(sessions));
-//! // `tasks` goes to `ServerBuilder::task_store(Arc::new(tasks))`,
-//! // `announcements` to `ServerBuilder::announcements(Arc::new(announcements))`.
-//! # let _ = (http, tasks, announcements);
+//!     .event_store(Arc::new(stores.events))
+//!     .session_registry(Arc::new(stores.sessions));
+//! // `stores.tasks` goes to `ServerBuilder::task_store(Arc::new(..))`, `stores.announcements`
+//! // to `ServerBuilder::announcements(Arc::new(..))`, `stores.single_use` to
+//! // `ServerBuilder::single_use_rounds`.
+//! # let _ = http;
 //! # Ok(()) }
 //! ```
 //!
@@ -76,6 +75,7 @@ mod keys;
 mod oauth;
 mod sessions;
 mod single_use;
+mod stores;
 mod tasks;
 
 pub use announce::{RedisAnnouncements, RedisAnnouncementsConfig};
@@ -84,6 +84,7 @@ pub use events::{RedisEventStore, RedisEventStoreConfig};
 pub use oauth::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
 pub use sessions::{RedisSessionRegistry, RedisSessionRegistryConfig};
 pub use single_use::RedisSingleUseIds;
+pub use stores::RedisStores;
 pub use tasks::{RedisTaskStore, RedisTaskStoreConfig};
 
 /// The redis-rs crate this one is built on, for [`ConnectionManager`](redis::aio::ConnectionManager)

@@ -5,7 +5,7 @@ use std::fmt;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_oauth::{AuthorizationStore, Grant, GrantKind, RegisteredClient, StoreError};
+use modelctx_store::{AuthorizationStore, Grant, GrantKind, RegisteredClient, StoreError};
 use redis::aio::ConnectionManager;
 
 use crate::keys::Keys;

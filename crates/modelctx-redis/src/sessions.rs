@@ -10,8 +10,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use modelctx_http::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry, StreamHold};
-use modelctx_transport::SessionSnapshot;
+use modelctx_store::SessionSnapshot;
+use modelctx_store::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry, StreamHold};
 use redis::aio::ConnectionManager;
 use tokio::sync::watch;
 
@@ -42,7 +42,7 @@ impl RedisSessionRegistryConfig {
 
 /// A [`SessionRegistry`] in Redis: give the same one (same Redis, same prefix) to every
 /// `StreamableHttpService` behind a load balancer
-/// ([`StreamableHttpServerConfig::session_registry`](modelctx_http::StreamableHttpServerConfig::session_registry)),
+/// (modelctx-http's `StreamableHttpServerConfig::session_registry`),
 /// and any of them serves any session's requests.
 ///
 /// A session is a hash `<prefix>sess:{<id>}` (`rev`, the revision of its state, and

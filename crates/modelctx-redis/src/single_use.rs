@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_transport::{SingleUseError, SingleUseIds};
+use modelctx_store::{SingleUseError, SingleUseIds};
 use redis::aio::ConnectionManager;
 
 use crate::keys::Keys;

@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
-use modelctx_session::tasks::{
+use modelctx_store::{
     TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskStore, TaskUpdate, UpdateError,
 };
 use modelctx_types::{ErrorData, RawValue, Task};

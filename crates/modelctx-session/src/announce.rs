@@ -11,43 +11,8 @@
 //! update at once. Every other process's server receives it and tells its own sessions
 //! and listeners after its own debounce. A bus never hands a process its own
 //! announcements back: they were delivered locally already.
+//!
+//! The items' home is modelctx-store, with the other seams a multi-process deployment
+//! implements.
 
-use std::fmt;
-use std::sync::Weak;
-
-/// A change worth telling clients about.
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Announcement {
-    /// The tool list changed (`notifications/tools/list_changed`).
-    ToolsListChanged,
-    /// The resource or template list changed (`notifications/resources/list_changed`).
-    ResourcesListChanged,
-    /// The prompt list changed (`notifications/prompts/list_changed`).
-    PromptsListChanged,
-    /// The resource at this URI changed (`notifications/resources/updated`, to the
-    /// sessions and listeners subscribed to it).
-    ResourceUpdated(String),
-}
-
-/// Carries announcements between the processes that serve one endpoint.
-///
-/// Delivery is at most once: an announcement published while the bus is disconnected
-/// may be lost (a bus should make up for lost list changes by delivering them again
-/// when it reconnects: a spurious `list_changed` costs a client one list request).
-pub trait AnnouncementBus: Send + Sync + fmt::Debug {
-    /// Sends an announcement raised in this process to every other process on the bus.
-    /// Must not block: called from synchronous code, sometimes under no runtime.
-    fn publish(&self, announcement: Announcement);
-
-    /// Hands `receiver` every announcement raised by other processes, until the
-    /// receiver is dropped. [`AnnouncementReceiver::receive`] is called from within a
-    /// tokio runtime.
-    fn subscribe(&self, receiver: Weak<dyn AnnouncementReceiver>);
-}
-
-/// What a bus hands announcements of other processes to (a server implements it).
-pub trait AnnouncementReceiver: Send + Sync {
-    /// Tells this process's sessions and listeners about `announcement`. Must not block.
-    fn receive(&self, announcement: Announcement);
-}
+pub use modelctx_store::{Announcement, AnnouncementBus, AnnouncementReceiver};

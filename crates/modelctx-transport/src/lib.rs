@@ -28,10 +28,7 @@ pub mod framing;
 mod reconnect;
 mod replay;
 mod shared;
-mod single_use;
 pub mod sse;
-#[doc(hidden)]
-pub mod table;
 
 use std::cell::Cell;
 use std::fmt;
@@ -49,8 +46,11 @@ pub use reconnect::{
 };
 #[doc(hidden)]
 pub use replay::SessionReplay;
-pub use shared::{ApplySnapshot, RerunCheck, SessionSnapshot, SharedSession};
-pub use single_use::{InMemorySingleUseIds, SingleUseError, SingleUseIds};
+// Their home is modelctx-store, with the other seams a multi-process deployment implements.
+#[doc(hidden)]
+pub use modelctx_store::table;
+pub use modelctx_store::{InMemorySingleUseIds, SessionSnapshot, SingleUseError, SingleUseIds};
+pub use shared::{ApplySnapshot, RerunCheck, SharedSession};
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_http::{RunState, RunStore, TakenRun};
+use modelctx_store::{RunState, RunStore, TakenRun};
 use redis::aio::ConnectionManager;
 use tokio::sync::oneshot;
 

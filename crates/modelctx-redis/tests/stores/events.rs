@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::support::{RedisServer, WITHIN};
-use modelctx_http::{EventId, EventStore, InMemoryEventStore};
 use modelctx_redis::{RedisEventStore, RedisEventStoreConfig};
+use modelctx_store::{EventId, EventStore, InMemoryEventStore};
 
 fn id(stream: u64, seq: u64) -> EventId {
     EventId { stream, seq }

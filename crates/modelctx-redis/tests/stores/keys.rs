@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::support::{RedisServer, WITHIN};
-use modelctx_http::{EventId, EventStore};
 use modelctx_redis::{
     RedisEventStore, RedisEventStoreConfig, RedisTaskStore, RedisTaskStoreConfig,
 };
-use modelctx_session::tasks::{TaskOwner, TaskRecord, TaskStore, TaskUpdate};
+use modelctx_store::{EventId, EventStore};
+use modelctx_store::{TaskOwner, TaskRecord, TaskStore, TaskUpdate};
 use modelctx_types::{Task, TaskStatus};
 
 async fn pttl(redis: &RedisServer, key: &str) -> i64 {

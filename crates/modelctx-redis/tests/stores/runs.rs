@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::{RedisServer, WITHIN};
-use modelctx_http::{EventId, EventStore, RunState, RunStore};
 use modelctx_redis::{RedisEventStore, RedisEventStoreConfig};
+use modelctx_store::{EventId, EventStore, RunState, RunStore};
 
 /// Long enough that a loaded host's stall between a keep-alive and the checks after it
 /// does not orphan a live owner's run (the test waits for the lapse on an event, so a

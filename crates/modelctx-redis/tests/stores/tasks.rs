@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::support::{RedisServer, WITHIN};
 use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
-use modelctx_session::tasks::{
+use modelctx_store::{
     InMemoryTaskStore, TaskOwner, TaskRecord, TaskStore, TaskUpdate, UpdateError,
 };
 use modelctx_test::within;

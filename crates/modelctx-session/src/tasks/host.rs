@@ -22,11 +22,11 @@ use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::store::{
-    TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskStore, TaskUpdate, timestamp,
-};
 use crate::service::parse_params;
 use crate::{Peer, RequestOptions, SessionError};
+use modelctx_store::{
+    TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskStore, TaskUpdate, timestamp,
+};
 
 /// How a task host treats the tasks it creates.
 #[derive(Debug, Clone)]

@@ -16,11 +16,12 @@
 
 mod handle;
 mod host;
-mod store;
 
 pub use handle::{TaskHandle, start_task};
 pub use host::{TASK_METHODS, TaskConfig, TaskHost, TaskRun};
-pub use store::{
+// Their home is modelctx-store, with the other seams a multi-process deployment
+// implements.
+pub use modelctx_store::{
     InMemoryTaskStore, TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskStore, TaskUpdate,
     UpdateError, timestamp,
 };

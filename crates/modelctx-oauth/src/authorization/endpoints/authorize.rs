@@ -127,18 +127,17 @@ pub(super) async fn authorize(State(inner): Shared, RawQuery(query): RawQuery) -
     let Ok(txn) = random_token() else {
         return page::error(StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
     };
-    let grant = Grant {
-        client_id: client.client_id.clone(),
-        subject: String::new(),
+    let mut grant = Grant::new(
+        client.client_id.clone(),
+        String::new(),
         scope,
-        resource,
-        redirect_uri: Some(redirect_uri),
-        code_challenge: Some(challenge.clone()),
-        state: state.map(str::to_owned),
-        dpop_jkt: dpop_jkt.cloned(),
-        family: None,
-        expires_at: jose::now_secs() + PENDING_TTL,
-    };
+        jose::now_secs() + PENDING_TTL,
+    );
+    grant.resource = resource;
+    grant.redirect_uri = Some(redirect_uri);
+    grant.code_challenge = Some(challenge.clone());
+    grant.state = state.map(str::to_owned);
+    grant.dpop_jkt = dpop_jkt.cloned();
     show_consent(&inner, &client, &txn, &grant, None).await
 }
 
@@ -234,12 +233,10 @@ pub(super) async fn consent(State(inner): Shared, headers: HeaderMap, body: Byte
     let Ok(code) = random_token() else {
         return page::error(StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
     };
-    let code_grant = Grant {
-        subject,
-        state: None,
-        expires_at: jose::now_secs() + inner.config.code_ttl.as_secs().max(1),
-        ..grant.clone()
-    };
+    let mut code_grant = grant.clone();
+    code_grant.subject = subject;
+    code_grant.state = None;
+    code_grant.expires_at = jose::now_secs() + inner.config.code_ttl.as_secs().max(1);
     if inner
         .store
         .put_grant(GrantKind::Code, &hash(&code), code_grant)

@@ -175,14 +175,11 @@ pub(super) async fn register(State(inner): Shared, body: Bytes) -> Response {
     }
     // A secret only for the secret methods: a private_key_jwt client signs instead.
     let confidential = method.starts_with("client_secret");
-    let client = RegisteredClient {
-        client_id: client_id.clone(),
-        secret_hash: confidential.then(|| hash(&secret)),
-        auth_method: method,
-        redirect_uris,
-        grant_types,
-        metadata: metadata.clone(),
-    };
+    let mut client = RegisteredClient::public(client_id.clone(), redirect_uris);
+    client.secret_hash = confidential.then(|| hash(&secret));
+    client.auth_method = method;
+    client.grant_types = grant_types;
+    client.metadata = metadata.clone();
     if inner.store.put_client(client).await.is_err() {
         return server_error();
     }

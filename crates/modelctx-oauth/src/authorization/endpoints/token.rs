@@ -130,11 +130,9 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
                     "the resource differs from the authorization request's",
                 );
             }
-            let spent = Grant {
-                family: Some(key.clone()),
-                expires_at: jose::now_secs() + SPENT_TTL,
-                ..grant.clone()
-            };
+            let mut spent = grant.clone();
+            spent.family = Some(key.clone());
+            spent.expires_at = jose::now_secs() + SPENT_TTL;
             if inner
                 .store
                 .put_grant(GrantKind::Spent, &key, spent)
@@ -143,10 +141,9 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
             {
                 return server_error();
             }
-            Grant {
-                family: Some(key),
-                ..grant
-            }
+            let mut grant = grant;
+            grant.family = Some(key);
+            grant
         }
         "refresh_token" => {
             let Some(refresh) = p.get("refresh_token") else {
@@ -251,18 +248,10 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
                     "the resource is not served by this authorization server",
                 );
             };
-            Grant {
-                client_id: client.client_id.clone(),
-                subject: client.client_id.clone(),
-                scope,
-                resource,
-                redirect_uri: None,
-                code_challenge: None,
-                state: None,
-                dpop_jkt: None,
-                family: None,
-                expires_at: 0,
-            }
+            let mut grant =
+                Grant::new(client.client_id.clone(), client.client_id.clone(), scope, 0);
+            grant.resource = resource;
+            grant
         }
         crate::authorization::JWT_BEARER if !inner.config.identity_providers.is_empty() => {
             if !client
@@ -311,10 +300,8 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
             );
         }
     };
-    let grant = Grant {
-        dpop_jkt: dpop_jkt.or(grant.dpop_jkt),
-        ..grant
-    };
+    let mut grant = grant;
+    grant.dpop_jkt = dpop_jkt.or(grant.dpop_jkt.take());
     let (access, ttl) = inner.access_token(&grant);
     let token_type = if grant.dpop_jkt.is_some() {
         "DPoP"
@@ -337,13 +324,11 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
         let Ok(refresh) = random_token() else {
             return server_error();
         };
-        let stored = Grant {
-            redirect_uri: None,
-            code_challenge: None,
-            state: None,
-            expires_at: jose::now_secs() + inner.config.refresh_token_ttl.as_secs().max(1),
-            ..grant
-        };
+        let mut stored = grant;
+        stored.redirect_uri = None;
+        stored.code_challenge = None;
+        stored.state = None;
+        stored.expires_at = jose::now_secs() + inner.config.refresh_token_ttl.as_secs().max(1);
         if inner
             .store
             .put_grant(GrantKind::Refresh, &hash(&refresh), stored)
@@ -467,18 +452,9 @@ async fn identity_assertion(
         Ok(false) => return Err(Refusal::Grant("the assertion was used before")),
         Err(_) => return Err(Refusal::Store),
     }
-    Ok(Grant {
-        client_id: client_id.to_owned(),
-        subject: subject.to_owned(),
-        scope,
-        resource,
-        redirect_uri: None,
-        code_challenge: None,
-        state: None,
-        dpop_jkt: None,
-        family: None,
-        expires_at: 0,
-    })
+    let mut grant = Grant::new(client_id, subject, scope, 0);
+    grant.resource = resource;
+    Ok(grant)
 }
 
 /// How long an exchanged code is remembered, to revoke its tokens if it comes again.
@@ -490,10 +466,8 @@ async fn revoke_family_of(inner: &Inner, key: &str) {
         return;
     };
     if let Some(family) = &spent.family {
-        let revoked = Grant {
-            expires_at: jose::now_secs() + inner.config.refresh_token_ttl.as_secs().max(1),
-            ..spent.clone()
-        };
+        let mut revoked = spent.clone();
+        revoked.expires_at = jose::now_secs() + inner.config.refresh_token_ttl.as_secs().max(1);
         let _ = inner
             .store
             .put_grant(GrantKind::RevokedFamily, family, revoked)

@@ -316,7 +316,7 @@ impl Tasks {
             self.by_id.remove(&id);
             self.order.remove(&seq);
         }
-        modelctx_transport::table::shrink_drained(&mut self.by_id);
+        crate::table::shrink_drained(&mut self.by_id);
     }
 
     fn live(&mut self, id: &str, now: SystemTime) -> Option<&mut TaskRecord> {
@@ -328,7 +328,7 @@ impl Tasks {
             if let Some((seq, _)) = self.by_id.remove(id) {
                 self.order.remove(&seq);
             }
-            modelctx_transport::table::shrink_drained(&mut self.by_id);
+            crate::table::shrink_drained(&mut self.by_id);
             return None;
         }
         self.by_id.get_mut(id).map(|(_, r)| r)

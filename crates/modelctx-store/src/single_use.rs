@@ -1,6 +1,8 @@
 //! Ids that may be used once, remembered by every process of a server that shares
 //! them: the `requestState` of a round of a multi round-trip request, when the server
-//! makes rounds single-use (`ServerBuilder::single_use_rounds`).
+//! makes rounds single-use (`ServerBuilder::single_use_rounds`), through
+//! [`SingleUseIds`]; the `jti`s of OAuth assertions and DPoP proofs, each accepted
+//! once, through [`SingleUseStore`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -61,6 +63,51 @@ impl<T: SingleUseIds + ?Sized> SingleUseIds for std::sync::Arc<T> {
     }
 }
 
+/// A store failure (the authorization server answers `server_error`; the resource
+/// server refuses the proof it could not check).
+#[derive(Debug, Clone)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Where a server remembers the single-use ids it accepted, for every process that
+/// shares it: give the same one to every instance of a resource server behind a load
+/// balancer (modelctx-oauth's `ResourceServerConfig::replay_store`), and a DPoP proof
+/// replayed to another instance is refused there too.
+///
+/// Every [`AuthorizationStore`](crate::AuthorizationStore) is one (feature
+/// `authorization`), through its own `first_use`: `modelctx-redis`'s
+/// `RedisAuthorizationStore` is the one to share through Redis.
+pub trait SingleUseStore: Send + Sync + 'static {
+    /// Remembers `id` until `expires_at` (seconds since the Unix epoch) and answers
+    /// whether it was new: `true` the first time, `false` while it is remembered. The
+    /// check and the record must be one atomic step for every process sharing the
+    /// store. `id` is a SHA-256 (base64url) the server computed. A store that cannot
+    /// tell (full, unreachable) answers `false` or an error, never `true`.
+    fn first_use<'a>(
+        &'a self,
+        id: &'a str,
+        expires_at: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+}
+
+#[cfg(feature = "authorization")]
+impl<T: crate::AuthorizationStore + ?Sized> SingleUseStore for T {
+    fn first_use<'a>(
+        &'a self,
+        id: &'a str,
+        expires_at: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        crate::AuthorizationStore::first_use(self, id, expires_at)
+    }
+}
+
 /// [`SingleUseIds`] in this process's memory: for a server that runs as one process.
 /// Bounded: past [`InMemorySingleUseIds::MAX`] ids not yet expired, a new id is
 /// refused (answered `false`) rather than an old one forgotten, which would let it be
@@ -80,7 +127,7 @@ impl InMemorySingleUseIds {
         Self::default()
     }
 
-    fn record(&self, id: &str, expires_at: u64, now: u64) -> bool {
+    pub(crate) fn record(&self, id: &str, expires_at: u64, now: u64) -> bool {
         let mut guard = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         let (seen, sweep_at) = &mut *guard;
         if seen.len() >= (*sweep_at).max(1024) {
