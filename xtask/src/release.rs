@@ -90,7 +90,7 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
         let started = Instant::now();
         println!("== release-check: {part}");
         let outcome = match part {
-            "publish" => publish(root),
+            "publish" => publish(root, &crates),
             "features" => features(root, &crates),
             "docs" => docs(root, &crates),
             "deny" => deny(root),
@@ -227,7 +227,8 @@ fn deny(root: &Path) -> Result<(), String> {
     run(c, "cargo deny check licenses bans sources")
 }
 
-fn publish(root: &Path) -> Result<(), String> {
+fn publish(root: &Path, crates: &[Crate]) -> Result<(), String> {
+    forget_earlier_dry_runs(crates)?;
     let mut c = cargo(root);
     c.args(["publish", "--workspace", "--dry-run"]);
     // A clean clone (CI) has nothing uncommitted; a working tree may.
@@ -235,6 +236,46 @@ fn publish(root: &Path) -> Result<(), String> {
         c.arg("--allow-dirty");
     }
     run(c, "cargo publish --workspace --dry-run")
+}
+
+/// The dry run verifies each package against the others through a local registry that
+/// stands in for crates.io, and cargo unpacks those packages into the shared
+/// `$CARGO_HOME/registry/src` like any downloaded crate. An unpacked copy left by an
+/// earlier dry run is taken as it is (cargo never unpacks a crate version twice), so a
+/// later run would verify against stale sources of our own crates: remove them first.
+/// Only this workspace's crates at this workspace's version are touched.
+fn forget_earlier_dry_runs(crates: &[Crate]) -> Result<(), String> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let Some(home) = home else {
+        return Ok(());
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    for kind in ["src", "cache"] {
+        let Ok(indexes) = std::fs::read_dir(home.join("registry").join(kind)) else {
+            continue;
+        };
+        for index in indexes.flatten() {
+            for k in crates {
+                let name = format!("{}-{version}", k.name);
+                for entry in [
+                    index.path().join(&name),
+                    index.path().join(format!("{name}.crate")),
+                ] {
+                    let removed = if entry.is_dir() {
+                        std::fs::remove_dir_all(&entry)
+                    } else if entry.exists() {
+                        std::fs::remove_file(&entry)
+                    } else {
+                        continue;
+                    };
+                    removed.map_err(|e| format!("cannot remove {}: {e}", entry.display()))?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn features(root: &Path, crates: &[Crate]) -> Result<(), String> {
