@@ -86,7 +86,7 @@ pub use wire::{
 #[cfg(feature = "client")]
 pub use client::{
     ClientSkillsExt, LoadedSkill, SkillCache, SkillsClient, SkillsError, SkillsErrorKind,
-    SkillsListing,
+    SkillsListing, materialized_path,
 };
 #[cfg(feature = "server")]
 pub use server::{ServerBuilderSkillsExt, Skill, SkillError, Skills, SkillsWatch, SkillsWatcher};

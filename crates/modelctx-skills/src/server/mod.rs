@@ -185,6 +185,27 @@ impl Skill {
         &self.path
     }
 
+    /// The URI the file at `file_path` of the skill at `skill_path` is served at
+    /// (`skill://<skill-path>/<file-path>`, each file segment percent-encoded), after
+    /// the checks [`Skills::skill`] makes of both paths (segments, separators, depth);
+    /// the error names the file and the rule.
+    ///
+    /// ```
+    /// use modelctx_skills::Skill;
+    ///
+    /// assert_eq!(
+    ///     Skill::file_uri("acme/refunds", "templates/a b.md").unwrap(),
+    ///     "skill://acme/refunds/templates/a%20b.md"
+    /// );
+    /// assert!(Skill::file_uri("acme/refunds", "../secret").is_err());
+    /// ```
+    pub fn file_uri(skill_path: &str, file_path: &str) -> Result<String, SkillError> {
+        let display = || format!("{skill_path}/{file_path}");
+        let segments = paths::skill_segments(skill_path)
+            .map_err(|e| SkillError::invalid(format!("{skill_path}/"), e))?;
+        checked_uri(skill_path, &segments, file_path, display)
+    }
+
     /// How a file of this skill is named in errors.
     fn display(&self, file: &str) -> String {
         match &self.origin {
@@ -388,6 +409,27 @@ impl ServerBuilderSkillsExt for ServerBuilder {
     }
 }
 
+/// The URI of the file at `relative` in the skill at `skill_path` (whose checked
+/// segments are `segments`), once the file path is checked; `display` names the file in
+/// errors.
+fn checked_uri(
+    skill_path: &str,
+    segments: &[&str],
+    relative: &str,
+    display: impl Fn() -> String,
+) -> Result<String, SkillError> {
+    let file_segments =
+        paths::file_segments(relative).map_err(|e| SkillError::invalid(display(), e))?;
+    if segments.len() + file_segments.len() > MAX_PATH_DEPTH {
+        return Err(SkillError::of(
+            ErrorKind::Limit,
+            display(),
+            format!("deeper than {MAX_PATH_DEPTH} path segments"),
+        ));
+    }
+    Ok(paths::file_uri(skill_path, &file_segments))
+}
+
 /// Checks a skill and hashes its files.
 fn build(skill: Skill) -> Result<BuiltSkill, SkillError> {
     let whole = skill.display(SKILL_MD);
@@ -421,16 +463,7 @@ fn build(skill: Skill) -> Result<BuiltSkill, SkillError> {
     let mut files: BTreeMap<String, Arc<BuiltFile>> = BTreeMap::new();
     let mut frontmatter = None;
     for (relative, bytes) in &skill.files {
-        let file_segments = paths::file_segments(relative)
-            .map_err(|e| SkillError::invalid(skill.display(relative), e))?;
-        if segments.len() + file_segments.len() > MAX_PATH_DEPTH {
-            return Err(SkillError::of(
-                ErrorKind::Limit,
-                skill.display(relative),
-                format!("deeper than {MAX_PATH_DEPTH} path segments"),
-            ));
-        }
-        let uri = paths::file_uri(&skill.path, &file_segments);
+        let uri = checked_uri(&skill.path, &segments, relative, || skill.display(relative))?;
         if relative == SKILL_MD {
             let text = std::str::from_utf8(bytes)
                 .map_err(|_| SkillError::invalid(whole.clone(), "SKILL.md is not UTF-8 text"))?;
