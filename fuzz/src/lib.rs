@@ -11,6 +11,7 @@ pub mod era;
 pub mod framing;
 pub mod http;
 pub mod jsonrpc;
+pub mod skills;
 pub mod sse;
 pub mod uri;
 

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-pub(crate) const USAGE: &str = "cargo xtask fuzz [--secs N] [TARGET]   (targets: jsonrpc_decode, stdio_framing, http_service, elicitation_schema, uri_template, sse_parser)";
+pub(crate) const USAGE: &str = "cargo xtask fuzz [--secs N] [TARGET]   (targets: jsonrpc_decode, stdio_framing, http_service, elicitation_schema, uri_template, sse_parser, era_envelope, skill_uri_path)";
 
 /// Every target of `fuzz/Cargo.toml`, in the order they run (a test checks the list).
 pub(crate) const TARGETS: &[&str] = &[
@@ -21,6 +21,7 @@ pub(crate) const TARGETS: &[&str] = &[
     "uri_template",
     "sse_parser",
     "era_envelope",
+    "skill_uri_path",
 ];
 
 /// libFuzzer's options for every run: inputs up to 4 KiB, one input may take 10 s,

@@ -16,7 +16,9 @@
 //! `include_str!`/`include_bytes!`): the same [`Skill`] either way. Each is checked
 //! when it is added — its frontmatter against the Agent Skills rules, its paths, the
 //! SEP's limits — with an error naming the file and the rule; digests and sizes are
-//! computed then, once.
+//! computed then, once. A directory can be watched ([`Skills::watcher`],
+//! [`SkillsWatcher::watch`]): a skill added, removed or changed on disk is served as it
+//! now is, and clients are told of the change.
 //!
 //! ```
 //! # #[cfg(feature = "server")] {
@@ -48,7 +50,7 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `server` | [`Skills`], [`Skill`], [`ServerBuilderSkillsExt`] |
+//! | `server` | [`Skills`], [`Skill`], [`ServerBuilderSkillsExt`], [`SkillsWatcher`] |
 //! | `client` | [`SkillsClient`], [`ClientSkillsExt`], [`SkillCache`], [`SkillsError`] |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -84,10 +86,10 @@ pub use wire::{
 #[cfg(feature = "client")]
 pub use client::{
     ClientSkillsExt, LoadedSkill, SkillCache, SkillsClient, SkillsError, SkillsErrorKind,
-    SkillsListing,
+    SkillsListing, materialized_path,
 };
 #[cfg(feature = "server")]
-pub use server::{ServerBuilderSkillsExt, Skill, SkillError, Skills};
+pub use server::{ServerBuilderSkillsExt, Skill, SkillError, Skills, SkillsWatch, SkillsWatcher};
 
 use sha2::{Digest, Sha256};
 

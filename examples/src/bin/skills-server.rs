@@ -10,10 +10,15 @@
 //! `modelctx::skills`). Each skill is checked when the server starts: a `SKILL.md` whose
 //! frontmatter breaks an Agent Skills rule stops it with an error naming the file.
 //!
+//! With `--watch MS` the directory is polled every MS milliseconds: a skill added,
+//! removed or edited is served as it now is, and connected clients get
+//! `notifications/resources/list_changed`.
+//!
 //! `cargo run -p modelctx-examples --bin skills-server -- --skills path/to/skills`; the
 //! `modelctx` CLI lists and pulls them: `modelctx skills list -- skills-server`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::skills::{ServerBuilderSkillsExt, Skill, Skills};
@@ -22,11 +27,20 @@ use modelctx::stdio::StdioOptions;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/skills"));
+    let mut watch = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--skills" => dir = args.next().ok_or("--skills needs a directory")?.into(),
-            other => return Err(format!("unknown argument {other:?} (try --skills DIR)").into()),
+            "--watch" => {
+                let ms: u64 = args.next().ok_or("--watch needs milliseconds")?.parse()?;
+                watch = Some(Duration::from_millis(ms));
+            }
+            other => {
+                return Err(
+                    format!("unknown argument {other:?} (try --skills DIR, --watch MS)").into(),
+                );
+            }
         }
     }
 
@@ -36,6 +50,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         include_str!("../../skills-embedded/summarize/SKILL.md"),
     );
     let skills = Skills::new().dir(&dir)?.skill(summarize)?;
+    let watcher = watch.map(|interval| (skills.watcher(), interval));
     eprintln!(
         "skills-server: serving {} skills from {}",
         skills.len(),
@@ -51,6 +66,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(greet)?
         .skills(skills)?
         .build();
+    // Polls while the watch lives: until the session ends.
+    let _watch = watcher
+        .map(|(watcher, interval)| watcher.watch(&server, interval))
+        .transpose()?;
 
     let options = StdioOptions::new().on_diagnostic(|d| eprintln!("skills-server: {d}"));
     let session = server.serve(modelctx::stdio::stdio_with(options));

@@ -18,6 +18,33 @@ pub(super) fn skill_dir(
     local_path(target, label, root).map_err(|e| SkillsError::unsafe_path(&entry.uri, e))
 }
 
+/// Where materialising writes the file at `uri` of the server labelled `label`:
+/// `<target>/<label>/<scheme>/<segment>/...`, the label percent-encoded into one
+/// segment (dots too) and every URI segment decoded into exactly one file name. Refused
+/// (an [`UnsafePath`](crate::SkillsErrorKind::UnsafePath) error naming the URI) when the
+/// URI is not a plain `scheme://path` (a query, fragment, userinfo or port), or a
+/// segment is empty, `.` or `..`, or decodes to a `/`, `\`, `%`, control character or
+/// bytes that are not UTF-8, or there are more than
+/// [`MAX_PATH_DEPTH`](crate::MAX_PATH_DEPTH) segments: what is returned is always below
+/// `target`. The mapping alone touches no file;
+/// [`SkillsClient::materialize`](crate::SkillsClient::materialize) also refuses to
+/// write through a symbolic link.
+///
+/// ```
+/// use std::path::Path;
+/// use modelctx_skills::materialized_path;
+///
+/// let target = Path::new("/srv/skills");
+/// assert_eq!(
+///     materialized_path(target, "docs", "skill://acme/refunds/a%20b.md").unwrap(),
+///     target.join("docs/skill/acme/refunds/a b.md")
+/// );
+/// assert!(materialized_path(target, "docs", "skill://acme/%2e%2e/%2e%2e/etc").is_err());
+/// ```
+pub fn materialized_path(target: &Path, label: &str, uri: &str) -> Result<PathBuf, SkillsError> {
+    local_path(target, label, uri).map_err(|e| SkillsError::unsafe_path(uri, e))
+}
+
 /// The local path of the file at `uri`, which must land below the skill's directory
 /// `root` (itself below `target`).
 pub(super) fn file_path(
@@ -26,7 +53,7 @@ pub(super) fn file_path(
     label: &str,
     uri: &str,
 ) -> Result<PathBuf, SkillsError> {
-    let path = local_path(target, label, uri).map_err(|e| SkillsError::unsafe_path(uri, e))?;
+    let path = materialized_path(target, label, uri)?;
     if !path.starts_with(root) || path == root {
         return Err(SkillsError::unsafe_path(
             uri,

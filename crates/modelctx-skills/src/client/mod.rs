@@ -18,6 +18,7 @@ use modelctx_types::{
 use serde_json::Value;
 
 pub use error::{SkillsError, SkillsErrorKind};
+pub use materialize::materialized_path;
 
 use crate::frontmatter;
 use crate::wire::{

@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use super::SkillError;
 use crate::paths::{MAX_PATH_DEPTH, SKILL_MD};
@@ -39,8 +40,58 @@ fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, fs::Metadata)>, SkillErro
     Ok(out)
 }
 
-/// Every regular file below `dir`, as (`/`-separated path relative to `dir`, bytes).
-pub(super) fn read_skill_dir(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, SkillError> {
+/// What a poll compares to see whether a skill changed on disk: every regular file
+/// below its directory with its modification time and length, in path order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Fingerprint(Vec<(String, Option<SystemTime>, u64)>);
+
+/// A file of a skill: its `/`-separated path relative to the skill, and its bytes.
+pub(super) type SkillFileBytes = (String, Vec<u8>);
+
+/// Every regular file below `dir`, as (`/`-separated path relative to `dir`, bytes),
+/// and the fingerprint of what was read (taken before each file is read, so a write
+/// racing the read shows at the next poll).
+pub(super) fn read_skill_dir(dir: &Path) -> Result<(Vec<SkillFileBytes>, Fingerprint), SkillError> {
+    check_is_dir(dir)?;
+    let mut out = Vec::new();
+    let mut fingerprint = Fingerprint::default();
+    let mut total = 0u64;
+    walk(dir, &mut Vec::new(), &mut |relative, path, meta| {
+        let shown = path.display().to_string();
+        total = total.saturating_add(meta.len());
+        if total > MAX_SKILL_BYTES || out.len() >= MAX_RESOURCES_PER_SKILL {
+            return Err(SkillError::of(
+                super::ErrorKind::Limit,
+                shown,
+                format!(
+                    "the skill exceeds {MAX_RESOURCES_PER_SKILL} files or {MAX_SKILL_BYTES} bytes"
+                ),
+            ));
+        }
+        fingerprint
+            .0
+            .push((relative.clone(), meta.modified().ok(), meta.len()));
+        let bytes = fs::read(path).map_err(|e| SkillError::io(&shown, e.to_string()))?;
+        out.push((relative, bytes));
+        Ok(())
+    })?;
+    Ok((out, fingerprint))
+}
+
+/// The fingerprint of the skill in `dir`, from metadata alone (nothing is read).
+pub(super) fn fingerprint(dir: &Path) -> Result<Fingerprint, SkillError> {
+    check_is_dir(dir)?;
+    let mut fingerprint = Fingerprint::default();
+    walk(dir, &mut Vec::new(), &mut |relative, _path, meta| {
+        fingerprint
+            .0
+            .push((relative, meta.modified().ok(), meta.len()));
+        Ok(())
+    })?;
+    Ok(fingerprint)
+}
+
+fn check_is_dir(dir: &Path) -> Result<(), SkillError> {
     let meta = fs::symlink_metadata(dir)
         .map_err(|e| SkillError::io(dir.display().to_string(), e.to_string()))?;
     if !meta.is_dir() {
@@ -49,52 +100,39 @@ pub(super) fn read_skill_dir(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, Skill
             "a skill is a directory (this is not one, or is a symbolic link)",
         ));
     }
-    let mut out = Vec::new();
-    let mut total = 0u64;
-    walk(dir, &mut Vec::new(), &mut out, &mut total)?;
-    Ok(out)
+    Ok(())
 }
 
+/// Calls `visit` with every regular file below `dir` (its path relative to the walk's
+/// start, its path on disk, its metadata), refusing links, special files and depth
+/// beyond [`MAX_PATH_DEPTH`].
 fn walk(
     dir: &Path,
     prefix: &mut Vec<String>,
-    out: &mut Vec<(String, Vec<u8>)>,
-    total: &mut u64,
+    visit: &mut dyn FnMut(String, &Path, &fs::Metadata) -> Result<(), SkillError>,
 ) -> Result<(), SkillError> {
     for (name, path, meta) in entries(dir)? {
-        let shown = path.display().to_string();
         if meta.is_dir() {
             if prefix.len() + 1 >= MAX_PATH_DEPTH {
                 return Err(SkillError::of(
                     super::ErrorKind::Limit,
-                    shown,
+                    path.display().to_string(),
                     format!("deeper than {MAX_PATH_DEPTH} path segments"),
                 ));
             }
             prefix.push(name);
-            walk(&path, prefix, out, total)?;
+            walk(&path, prefix, visit)?;
             prefix.pop();
         } else if meta.is_file() {
-            *total = total.saturating_add(meta.len());
-            if *total > MAX_SKILL_BYTES || out.len() >= MAX_RESOURCES_PER_SKILL {
-                return Err(SkillError::of(
-                    super::ErrorKind::Limit,
-                    shown,
-                    format!(
-                        "the skill exceeds {MAX_RESOURCES_PER_SKILL} files or {MAX_SKILL_BYTES} bytes"
-                    ),
-                ));
-            }
-            let bytes = fs::read(&path).map_err(|e| SkillError::io(&shown, e.to_string()))?;
             let mut relative = prefix.join("/");
             if !relative.is_empty() {
                 relative.push('/');
             }
             relative.push_str(&name);
-            out.push((relative, bytes));
+            visit(relative, &path, &meta)?;
         } else {
             return Err(SkillError::invalid(
-                shown,
+                path.display().to_string(),
                 "not a regular file or directory (skills serve regular files only)",
             ));
         }

@@ -1,13 +1,14 @@
 //! The server half: skills defined in code or read from disk, checked and hashed once,
 //! installed into a [`ServerBuilder`] as resources and the extension's methods.
 
-mod disk;
+pub(crate) mod disk;
 mod serve;
+mod watch;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use modelctx_server::ServerBuilder;
@@ -16,6 +17,8 @@ use modelctx_types::CacheScope;
 use crate::frontmatter::{self, Checked};
 use crate::paths::{self, MAX_PATH_DEPTH, SKILL_MD};
 use crate::wire::{MAX_RESOURCES_PER_SKILL, MAX_SKILL_BYTES};
+
+pub use watch::{SkillsWatch, SkillsWatcher};
 
 /// Why a skill was refused: the file (a path on disk, or `<skill-path>/<file-path>` for
 /// a skill built in code) and the rule it breaks.
@@ -109,6 +112,15 @@ pub struct Skill {
     listed: bool,
     /// Where the files came from, for errors (`None`: built in code).
     origin: Option<String>,
+    /// The directory read and what it held then, for a watch to compare.
+    disk: Option<DiskSource>,
+}
+
+/// The directory a skill was read from and the fingerprint of what was read.
+#[derive(Debug, Clone)]
+pub(crate) struct DiskSource {
+    pub(crate) dir: PathBuf,
+    pub(crate) fingerprint: disk::Fingerprint,
 }
 
 impl fmt::Debug for Skill {
@@ -132,6 +144,7 @@ impl Skill {
             files: Vec::new(),
             listed: true,
             origin: None,
+            disk: None,
         }
     }
 
@@ -146,12 +159,16 @@ impl Skill {
     /// or a name that is not UTF-8 is refused, never followed.
     pub fn from_dir(path: impl Into<String>, dir: impl AsRef<Path>) -> Result<Self, SkillError> {
         let dir = dir.as_ref();
-        let files = disk::read_skill_dir(dir)?;
+        let (files, fingerprint) = disk::read_skill_dir(dir)?;
         Ok(Self {
             path: path.into(),
             files,
             listed: true,
             origin: Some(dir.display().to_string()),
+            disk: Some(DiskSource {
+                dir: dir.to_path_buf(),
+                fingerprint,
+            }),
         })
     }
 
@@ -166,6 +183,27 @@ impl Skill {
     /// The skill path.
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// The URI the file at `file_path` of the skill at `skill_path` is served at
+    /// (`skill://<skill-path>/<file-path>`, each file segment percent-encoded), after
+    /// the checks [`Skills::skill`] makes of both paths (segments, separators, depth);
+    /// the error names the file and the rule.
+    ///
+    /// ```
+    /// use modelctx_skills::Skill;
+    ///
+    /// assert_eq!(
+    ///     Skill::file_uri("acme/refunds", "templates/a b.md").unwrap(),
+    ///     "skill://acme/refunds/templates/a%20b.md"
+    /// );
+    /// assert!(Skill::file_uri("acme/refunds", "../secret").is_err());
+    /// ```
+    pub fn file_uri(skill_path: &str, file_path: &str) -> Result<String, SkillError> {
+        let display = || format!("{skill_path}/{file_path}");
+        let segments = paths::skill_segments(skill_path)
+            .map_err(|e| SkillError::invalid(format!("{skill_path}/"), e))?;
+        checked_uri(skill_path, &segments, file_path, display)
     }
 
     /// How a file of this skill is named in errors.
@@ -188,8 +226,8 @@ pub(crate) struct BuiltFile {
     pub(crate) mime: &'static str,
 }
 
-/// A skill accepted into [`Skills`].
-#[derive(Debug)]
+/// A skill accepted into [`Skills`] (cloned cheaply: its files are shared).
+#[derive(Debug, Clone)]
 pub(crate) struct BuiltSkill {
     pub(crate) path: String,
     pub(crate) uri: String,
@@ -198,6 +236,8 @@ pub(crate) struct BuiltSkill {
     pub(crate) files: Vec<Arc<BuiltFile>>,
     /// How errors name the skill.
     pub(crate) display: String,
+    /// Where it was read from, when it was.
+    pub(crate) disk: Option<DiskSource>,
 }
 
 /// The skills a server serves, checked as they are added, and how it serves them:
@@ -240,6 +280,11 @@ pub struct Skills {
     pub(crate) ttl: Duration,
     pub(crate) scope: CacheScope,
     pub(crate) directory_read: bool,
+    /// The directories given to [`Skills::dir`], which a watch searches again.
+    pub(crate) roots: Vec<PathBuf>,
+    /// Where the installed skills are kept for a [`SkillsWatcher`] (filled when they
+    /// are installed, and only when a watcher was asked for).
+    pub(crate) live: Arc<OnceLock<Arc<watch::Live>>>,
 }
 
 impl Default for Skills {
@@ -261,6 +306,8 @@ impl Skills {
             ttl: Duration::ZERO,
             scope: CacheScope::Private,
             directory_read: true,
+            roots: Vec::new(),
+            live: Arc::new(OnceLock::new()),
         }
     }
 
@@ -296,7 +343,17 @@ impl Skills {
         for (path, dir) in disk::find_skills(root.as_ref())? {
             self = self.skill(Skill::from_dir(path, dir)?)?;
         }
+        self.roots.push(root.as_ref().to_path_buf());
         Ok(self)
+    }
+
+    /// A handle for keeping these skills in step with the disk once they are
+    /// installed: [`SkillsWatcher::watch`] polls the directories given to
+    /// [`Skills::dir`] and the skills read with [`Skill::from_dir`]. Asking for one
+    /// also declares the extension when there is no skill yet (a watched directory
+    /// may gain some).
+    pub fn watcher(&self) -> SkillsWatcher {
+        SkillsWatcher::new(self.live.clone())
     }
 
     /// How many entries a `skills/list` page holds (at least one).
@@ -352,6 +409,27 @@ impl ServerBuilderSkillsExt for ServerBuilder {
     }
 }
 
+/// The URI of the file at `relative` in the skill at `skill_path` (whose checked
+/// segments are `segments`), once the file path is checked; `display` names the file in
+/// errors.
+fn checked_uri(
+    skill_path: &str,
+    segments: &[&str],
+    relative: &str,
+    display: impl Fn() -> String,
+) -> Result<String, SkillError> {
+    let file_segments =
+        paths::file_segments(relative).map_err(|e| SkillError::invalid(display(), e))?;
+    if segments.len() + file_segments.len() > MAX_PATH_DEPTH {
+        return Err(SkillError::of(
+            ErrorKind::Limit,
+            display(),
+            format!("deeper than {MAX_PATH_DEPTH} path segments"),
+        ));
+    }
+    Ok(paths::file_uri(skill_path, &file_segments))
+}
+
 /// Checks a skill and hashes its files.
 fn build(skill: Skill) -> Result<BuiltSkill, SkillError> {
     let whole = skill.display(SKILL_MD);
@@ -385,16 +463,7 @@ fn build(skill: Skill) -> Result<BuiltSkill, SkillError> {
     let mut files: BTreeMap<String, Arc<BuiltFile>> = BTreeMap::new();
     let mut frontmatter = None;
     for (relative, bytes) in &skill.files {
-        let file_segments = paths::file_segments(relative)
-            .map_err(|e| SkillError::invalid(skill.display(relative), e))?;
-        if segments.len() + file_segments.len() > MAX_PATH_DEPTH {
-            return Err(SkillError::of(
-                ErrorKind::Limit,
-                skill.display(relative),
-                format!("deeper than {MAX_PATH_DEPTH} path segments"),
-            ));
-        }
-        let uri = paths::file_uri(&skill.path, &file_segments);
+        let uri = checked_uri(&skill.path, &segments, relative, || skill.display(relative))?;
         if relative == SKILL_MD {
             let text = std::str::from_utf8(bytes)
                 .map_err(|_| SkillError::invalid(whole.clone(), "SKILL.md is not UTF-8 text"))?;
@@ -429,6 +498,7 @@ fn build(skill: Skill) -> Result<BuiltSkill, SkillError> {
         display: skill.display(""),
         path: skill.path,
         listed: skill.listed,
+        disk: skill.disk,
         frontmatter,
         files: files.into_values().collect(),
     })

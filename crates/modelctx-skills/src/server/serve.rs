@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use modelctx_server::{Blob, Context, ResourceDef, ServerBuilder};
 use modelctx_types::{ErrorData, JsonObject, ProtocolVersion, RawValue, Resource, to_raw};
 use serde::Serialize;
 
-use super::{BuiltFile, ErrorKind, SkillError, Skills};
+use super::{BuiltFile, BuiltSkill, ErrorKind, SkillError, Skills};
 use crate::paths::decode_segment;
 use crate::wire::{
     DIRECTORY_MIME_TYPE, DIRECTORY_READ_SETTING, DirectoryResult, EXTENSION_ID, GetResult,
@@ -30,8 +30,9 @@ method!(
     DirectoryResult
 );
 
-/// What the handlers answer from, computed when the skills are installed.
-struct Served {
+/// What the handlers answer from, computed when the skills are installed (and again
+/// when a watch sees them change).
+pub(super) struct Served {
     /// The listed entries, in URI order.
     listed: Vec<Arc<RawValue>>,
     /// Every entry by its `SKILL.md` URI.
@@ -41,6 +42,59 @@ struct Served {
     page_size: usize,
     ttl_ms: u64,
     scope: String,
+}
+
+/// The current [`Served`], swapped whole when the skills change.
+pub(super) type Current = Arc<RwLock<Arc<Served>>>;
+
+/// How the skills are served, whatever skills there are.
+#[derive(Debug, Clone)]
+pub(super) struct Settings {
+    page_size: usize,
+    ttl_ms: u64,
+    scope: String,
+}
+
+/// A file served as a resource: its bytes and the resource that describes it.
+#[derive(Debug, Clone)]
+pub(super) struct Registered {
+    pub(super) file: Arc<BuiltFile>,
+    pub(super) resource: Resource,
+    /// How errors name the skill the file is served for.
+    pub(super) owner: String,
+}
+
+impl Registered {
+    /// Whether `other` serves something different at the same URI.
+    pub(super) fn differs(&self, other: &Registered) -> bool {
+        self.file.digest != other.file.digest || self.resource != other.resource
+    }
+
+    /// The resource definition that serves the file.
+    pub(super) fn def(&self) -> ResourceDef {
+        match std::str::from_utf8(&self.file.bytes) {
+            Ok(text) => {
+                let text = text.to_owned();
+                ResourceDef::from_resource(self.resource.clone(), move |_cx: Context| {
+                    let text = text.clone();
+                    async move { Ok::<_, Infallible>(text) }
+                })
+            }
+            Err(_) => {
+                let bytes = self.file.bytes.clone();
+                ResourceDef::from_resource(self.resource.clone(), move |_cx: Context| {
+                    let blob = Blob(bytes.to_vec());
+                    async move { Ok::<_, Infallible>(blob) }
+                })
+            }
+        }
+    }
+}
+
+/// Everything served for a set of skills: the handlers' answers and every file.
+pub(super) struct Snapshot {
+    pub(super) served: Served,
+    pub(super) files: BTreeMap<String, Registered>,
 }
 
 #[derive(Serialize)]
@@ -57,14 +111,28 @@ struct Entry<'a> {
     resources: Vec<EntryFile<'a>>,
 }
 
-pub(super) fn install(skills: Skills, builder: ServerBuilder) -> Result<ServerBuilder, SkillError> {
-    if skills.skills.is_empty() {
-        return Ok(builder);
+impl Settings {
+    fn of(skills: &Skills) -> Self {
+        Self {
+            page_size: skills.page_size,
+            ttl_ms: u64::try_from(skills.ttl.as_millis()).unwrap_or(u64::MAX),
+            scope: skills.scope.as_str().to_owned(),
+        }
     }
+}
+
+/// Computes what `skills` serve: the entries (digests and sizes as hashed when each
+/// skill was built), the directory tree and the resources. Refused when two skills
+/// serve different bytes at one URI, or a skill with those nested in it exceeds a
+/// limit.
+pub(super) fn snapshot(
+    skills: &BTreeMap<String, BuiltSkill>,
+    settings: &Settings,
+) -> Result<Snapshot, SkillError> {
     // Every file served, once: a file of a nested skill is also one of the enclosing
     // skill, with the same bytes.
-    let mut files: BTreeMap<String, (Arc<BuiltFile>, &super::BuiltSkill)> = BTreeMap::new();
-    for skill in skills.skills.values() {
+    let mut files: BTreeMap<String, (Arc<BuiltFile>, &BuiltSkill)> = BTreeMap::new();
+    for skill in skills.values() {
         for file in &skill.files {
             match files.get(&file.uri) {
                 Some((known, _)) if known.bytes != file.bytes => {
@@ -84,7 +152,7 @@ pub(super) fn install(skills: Skills, builder: ServerBuilder) -> Result<ServerBu
     // Each entry lists every file below its root: its own and its nested skills'.
     let mut listed = Vec::new();
     let mut by_uri = BTreeMap::new();
-    for skill in skills.skills.values() {
+    for skill in skills.values() {
         let root = format!(
             "{}/",
             skill
@@ -131,14 +199,11 @@ pub(super) fn install(skills: Skills, builder: ServerBuilder) -> Result<ServerBu
         by_uri.insert(skill.uri.clone(), raw);
     }
 
-    let manifests: BTreeMap<&str, &super::BuiltSkill> = skills
-        .skills
-        .values()
-        .map(|s| (s.uri.as_str(), s))
-        .collect();
-    let mut builder = builder;
+    let manifests: BTreeMap<&str, &BuiltSkill> =
+        skills.values().map(|s| (s.uri.as_str(), s)).collect();
     let mut directories: BTreeMap<String, BTreeMap<String, Resource>> = BTreeMap::new();
-    for (uri, (file, owner)) in &files {
+    let mut registered = BTreeMap::new();
+    for (uri, (file, owner)) in files {
         let mut resource = Resource::new(uri.clone(), file.relative.clone());
         resource.mime_type = Some(file.mime.to_owned());
         resource.size = Some(file.bytes.len() as u64);
@@ -146,69 +211,107 @@ pub(super) fn install(skills: Skills, builder: ServerBuilder) -> Result<ServerBu
             resource.name = skill.frontmatter.name.clone();
             resource.description = Some(skill.frontmatter.description.clone());
         }
-        add_to_tree(&mut directories, uri, file);
-        let def = match std::str::from_utf8(&file.bytes) {
-            Ok(text) => {
-                let text = text.to_owned();
-                ResourceDef::from_resource(resource, move |_cx: Context| {
-                    let text = text.clone();
-                    async move { Ok::<_, Infallible>(text) }
-                })
-            }
-            Err(_) => {
-                let bytes = file.bytes.clone();
-                ResourceDef::from_resource(resource, move |_cx: Context| {
-                    let blob = Blob(bytes.to_vec());
-                    async move { Ok::<_, Infallible>(blob) }
-                })
-            }
-        };
-        builder = builder.resource(def).map_err(|e| {
-            let kind = if e.is_duplicate() {
-                ErrorKind::Duplicate
-            } else {
-                ErrorKind::Invalid
-            };
-            SkillError::of(kind, owner.display.clone(), e.to_string())
-        })?;
+        add_to_tree(&mut directories, &uri, &file);
+        let owner = owner.display.clone();
+        registered.insert(
+            uri,
+            Registered {
+                file,
+                resource,
+                owner,
+            },
+        );
     }
 
-    let served = Arc::new(Served {
-        listed,
-        by_uri,
-        directories: directories
-            .into_iter()
-            .map(|(dir, children)| (dir, children.into_values().collect()))
-            .collect(),
-        page_size: skills.page_size,
-        ttl_ms: u64::try_from(skills.ttl.as_millis()).unwrap_or(u64::MAX),
-        scope: skills.scope.as_str().to_owned(),
-    });
+    Ok(Snapshot {
+        served: Served {
+            listed,
+            by_uri,
+            directories: directories
+                .into_iter()
+                .map(|(dir, children)| (dir, children.into_values().collect()))
+                .collect(),
+            page_size: settings.page_size,
+            ttl_ms: settings.ttl_ms,
+            scope: settings.scope.clone(),
+        },
+        files: registered,
+    })
+}
 
-    let mut settings = JsonObject::new();
+/// The error of registering a skill file as a resource, naming its skill.
+pub(super) fn registration_error(
+    registered: &Registered,
+    e: &modelctx_server::RegistrationError,
+) -> SkillError {
+    let kind = if e.is_duplicate() {
+        ErrorKind::Duplicate
+    } else {
+        ErrorKind::Invalid
+    };
+    SkillError::of(kind, registered.owner.clone(), e.to_string())
+}
+
+pub(super) fn install(skills: Skills, builder: ServerBuilder) -> Result<ServerBuilder, SkillError> {
+    // A watcher held elsewhere: the skills are kept for it, and a watched directory
+    // may gain skills, so the extension is served even with none yet.
+    let watched = Arc::strong_count(&skills.live) > 1;
+    if skills.skills.is_empty() && !watched {
+        return Ok(builder);
+    }
+    let settings = Settings::of(&skills);
+    let snapshot = snapshot(&skills.skills, &settings)?;
+    let mut builder = builder;
+    for registered in snapshot.files.values() {
+        builder = builder
+            .resource(registered.def())
+            .map_err(|e| registration_error(registered, &e))?;
+    }
+    let current: Current = Arc::new(RwLock::new(Arc::new(snapshot.served)));
+
+    let mut extension = JsonObject::new();
     if skills.directory_read {
-        settings.insert(DIRECTORY_READ_SETTING.to_owned(), true.into());
+        extension.insert(DIRECTORY_READ_SETTING.to_owned(), true.into());
     }
-    let list = served.clone();
-    let get = served.clone();
+    let list = current.clone();
+    let get = current.clone();
     let mut builder = builder
-        .extension(EXTENSION_ID, settings)
+        .extension(EXTENSION_ID, extension)
         .request_handler::<ServeList, _, _>(move |params, cx| {
-            let served = list.clone();
+            let served = now(&list);
             async move { served.list(params.unwrap_or_default(), &cx) }
         })
         .request_handler::<ServeGet, _, _>(move |params, _cx| {
-            let served = get.clone();
+            let served = now(&get);
             async move { served.get(&params.uri) }
         });
     if skills.directory_read {
-        let dir = served;
+        let dir = current.clone();
         builder = builder.request_handler::<ServeDirectory, _, _>(move |params, _cx| {
-            let served = dir.clone();
+            let served = now(&dir);
             async move { served.directory(params) }
         });
     }
+    if watched {
+        let live = super::watch::Live::new(
+            current,
+            skills.skills,
+            snapshot.files,
+            skills.roots,
+            settings,
+        );
+        // Installed once: a second install of the same skills keeps the first's.
+        let _ = skills.live.set(Arc::new(live));
+    }
     Ok(builder)
+}
+
+/// The skills served at this moment.
+fn now(current: &Current) -> Arc<Served> {
+    current
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
 }
 
 /// Adds `uri` (a file) and every directory above it to the tree.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use modelctx_client::{Client, ConnectMode};
+use modelctx_client::{Client, ClientBuilder, ConnectMode};
 use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService};
 use modelctx_server::Server;
 use modelctx_types::RequestMethod;
@@ -35,7 +35,16 @@ pub fn matrix() -> Vec<(Via, ConnectMode, &'static str)> {
 
 /// A client of `server` over `via`, connected with `mode`.
 pub async fn connect(server: Server, via: Via, mode: ConnectMode) -> Client {
-    let builder = Client::builder("skills-test", "1.0.0").mode(mode);
+    connect_with(server, via, client(mode)).await
+}
+
+/// The test client's builder, connecting with `mode`.
+pub fn client(mode: ConnectMode) -> ClientBuilder {
+    Client::builder("skills-test", "1.0.0").mode(mode)
+}
+
+/// A client built by `builder`, connected to `server` over `via`.
+pub async fn connect_with(server: Server, via: Via, builder: ClientBuilder) -> Client {
     let connecting = async move {
         match via {
             Via::Memory => {
@@ -119,6 +128,20 @@ impl Scratch {
         let path = self.0.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, bytes).unwrap();
+    }
+
+    /// Writes `bytes` at `relative` whole: to a hidden file beside it (never served),
+    /// then renamed over it, so that no one sees it half written.
+    pub fn replace(&self, relative: &str, bytes: impl AsRef<[u8]>) {
+        let path = self.0.join(relative);
+        let dir = path.parent().unwrap();
+        std::fs::create_dir_all(dir).unwrap();
+        let staging = dir.join(format!(
+            ".staging-{}",
+            path.file_name().unwrap().to_string_lossy()
+        ));
+        std::fs::write(&staging, bytes).unwrap();
+        std::fs::rename(staging, path).unwrap();
     }
 }
 

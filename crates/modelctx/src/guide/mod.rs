@@ -16,6 +16,7 @@
 //! | [`auth`] | OAuth: a protected server, the bundled authorization server, a client |
 //! | [`transports`] | in-memory, stdio, streamable HTTP, legacy HTTP+SSE, HTTPS |
 //! | [`scale_out`] | several server processes sharing sessions, events, tasks and grants in Redis, behind a load balancer |
+//! | [`skills`] | Agent Skills served from a watched directory, read and verified by a client, materialised |
 //! | [`pool`] | many servers from an `mcpServers` config, reconnecting clients, the `modelctx` command |
 //! | [`tracing`] | spans and events, and exporting them to OpenTelemetry |
 //! | [`from_rmcp`] | where rmcp's handler traits, macros and transports are in modelctx |
@@ -39,8 +40,8 @@
 //! The examples use the facade's default features (`server`, `client`, `memory`,
 //! `schemars`, `schema-validation`) plus `macros`; the transport pages need `stdio`,
 //! `http-server`, `http-client`, `sse` (and `rustls` for HTTPS), the scale-out page
-//! `redis`. A page whose features are off is left out of these docs; docs.rs shows them
-//! all. The runnable programs of `examples/` (`cargo run -p modelctx-examples --bin
+//! `redis`, the skills page `skills`. A page whose features are off is left out of
+//! these docs; docs.rs shows them all. The runnable programs of `examples/` (`cargo run -p modelctx-examples --bin
 //! NAME`) are listed in the README.
 
 // The table above links every page; with some features off, some pages are missing.
@@ -54,7 +55,8 @@
         feature = "http-client",
         feature = "sse",
         feature = "redis",
-        feature = "pool"
+        feature = "pool",
+        feature = "skills"
     )),
     allow(rustdoc::broken_intra_doc_links)
 )]
@@ -151,6 +153,15 @@ pub mod transports {}
 #[doc = include_str!("scale_out.md")]
 #[cfg(all(feature = "redis", feature = "server", feature = "client"))]
 pub mod scale_out {}
+
+#[doc = include_str!("skills.md")]
+#[cfg(all(
+    feature = "skills",
+    feature = "server",
+    feature = "client",
+    feature = "memory"
+))]
+pub mod skills {}
 
 #[doc = include_str!("pool.md")]
 #[cfg(feature = "pool")]

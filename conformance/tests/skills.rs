@@ -1,0 +1,614 @@
+//! Skills over MCP (SEP-2640, `io.modelcontextprotocol/skills`): the behaviours the
+//! official suite's pending skills scenarios check (server: enumeration, directory,
+//! negative cases; client: capabilities, no-prefetch, verification), each test naming
+//! the scenario it mirrors. The manifest has no requirement IDs for the extension, so
+//! these run outside the registry: each test runs once per cell of in-memory, stdio and
+//! streamable HTTP in both eras (2025-11-25 with the handshake, 2026-07-28 without),
+//! through the conformance crate's [`Connector`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use modelctx::client::{Client, ConnectMode};
+use modelctx::server::Server;
+use modelctx::session::SessionConfig;
+use modelctx::skills::{
+    ClientSkillsExt, DIRECTORY_MIME_TYPE, EXTENSION_ID, ServerBuilderSkillsExt, Skill, SkillEntry,
+    SkillResources, Skills, SkillsErrorKind, digest,
+};
+use modelctx::transport::Transport;
+use modelctx::types::{
+    CacheScope, ErrorData, ReadResourceRequest, ReadResourceResult, RequestMethod,
+    TextOrBlobResourceContents, TextResourceContents,
+};
+use modelctx_conformance::{Cell, Connector, SpecVersion, TransportKind, within};
+use serde_json::{Value, json};
+
+const INVALID_PARAMS: i64 = -32602;
+const METHOD_NOT_FOUND: i64 = -32601;
+
+/// The transports these tests run over, each in both eras.
+const TRANSPORTS: [TransportKind; 3] = [
+    TransportKind::InMemory,
+    TransportKind::Stdio,
+    TransportKind::StreamableHttp,
+];
+
+/// Every cell a test runs in.
+fn cells() -> Vec<Connector> {
+    TRANSPORTS
+        .iter()
+        .flat_map(|&t| SpecVersion::ALL.map(|v| Cell::new(t, v)))
+        .map(|cell| Connector::new(cell).expect("the runner builds this transport"))
+        .collect()
+}
+
+/// Serves `server` on the connector's server side and connects a client to it, in the
+/// connector's era (2026-07-28: the server serves that era, the client discovers it).
+async fn connect(connector: &Connector, server: &Server) -> Client {
+    let era_2026 = connector.version() == SpecVersion::V2026_07_28;
+    let client_side = if connector.cell().has_transport_pair() {
+        let (client_side, server_side) = connector.transport_pair().await;
+        serve(server, server_side, era_2026);
+        client_side
+    } else {
+        let server = server.clone();
+        connector
+            .serve_stateless_http(move |transport| serve(&server, transport, era_2026))
+            .await
+    };
+    let mode = if era_2026 {
+        ConnectMode::Discover
+    } else {
+        ConnectMode::Handshake
+    };
+    let client = within(
+        "the client to connect",
+        Client::builder("skills-conformance", "1.0.0")
+            .mode(mode)
+            .connect(client_side),
+    )
+    .await
+    .expect("the client connects");
+    let expected = if era_2026 { "2026-07-28" } else { "2025-11-25" };
+    assert_eq!(client.protocol_version().as_str(), expected);
+    client
+}
+
+/// Serves one session of `server` on `transport`, in the 2026-07-28 era when `era_2026`.
+fn serve<T: Transport>(server: &Server, transport: T, era_2026: bool) {
+    if era_2026 {
+        server.serve_with(
+            transport,
+            SessionConfig::server().unstable_stateless_era(true),
+        );
+    } else {
+        server.serve(transport);
+    }
+}
+
+// The extension's requests with JSON params and results, to look at the wire.
+macro_rules! raw_method {
+    ($name:ident, $method:literal) => {
+        struct $name;
+        impl RequestMethod for $name {
+            const METHOD: &'static str = $method;
+            type Params = Value;
+            type Result = Value;
+        }
+    };
+}
+raw_method!(RawList, "skills/list");
+raw_method!(RawGet, "skills/get");
+raw_method!(RawDirectory, "resources/directory/read");
+
+/// Sends `M`; the JSON result, or the JSON-RPC error code.
+async fn raw<M: RequestMethod<Params = Value, Result = Value>>(
+    client: &Client,
+    params: Value,
+) -> Result<Value, i64> {
+    within(M::METHOD, client.request::<M>(params))
+        .await
+        .map_err(|e| {
+            e.protocol_error()
+                .map(|e| e.code.0)
+                .unwrap_or_else(|| panic!("not a protocol error: {e}"))
+        })
+}
+
+/// The text of the resource at `uri`, read over the wire.
+async fn read_text(client: &Client, uri: &str) -> String {
+    let read = within("resources/read", client.read_resource(uri))
+        .await
+        .unwrap();
+    match &read.contents[0] {
+        TextOrBlobResourceContents::Text(t) => t.text.clone(),
+        TextOrBlobResourceContents::Blob(_) => panic!("{uri} is not text"),
+    }
+}
+
+fn skill_md(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\nInstructions.\n")
+}
+
+/// A server of skills built in code: a plain one, one under a prefix with a supporting
+/// file, one with a nested skill and a subdirectory, and one left out of the listing.
+fn skills_server(skills: impl FnOnce(Skills) -> Skills) -> Server {
+    let skills = skills(Skills::new())
+        .skill(
+            Skill::new("git-workflow")
+                .file("SKILL.md", skill_md("git-workflow", "Branch conventions")),
+        )
+        .unwrap()
+        .skill(
+            Skill::new("acme/billing/refunds")
+                .file("SKILL.md", skill_md("refunds", "Refund requests"))
+                .file("examples/email.md", "Dear customer,\n"),
+        )
+        .unwrap()
+        .skill(
+            Skill::new("pdf-processing")
+                .file("SKILL.md", skill_md("pdf-processing", "PDF documents"))
+                .file("templates/invoice.md", "# Invoice\n")
+                .file("forms/SKILL.md", skill_md("forms", "Fill PDF forms")),
+        )
+        .unwrap()
+        .skill(
+            Skill::new("pdf-processing/forms")
+                .file("SKILL.md", skill_md("forms", "Fill PDF forms")),
+        )
+        .unwrap()
+        .skill(
+            Skill::new("internal-notes")
+                .file("SKILL.md", skill_md("internal-notes", "Reached by URI"))
+                .unlisted(),
+        )
+        .unwrap();
+    Server::builder("skills-server", "1.0.0")
+        .skills(skills)
+        .unwrap()
+        .build()
+}
+
+const LISTED: [&str; 4] = [
+    "skill://acme/billing/refunds/SKILL.md",
+    "skill://git-workflow/SKILL.md",
+    "skill://pdf-processing/SKILL.md",
+    "skill://pdf-processing/forms/SKILL.md",
+];
+
+/// Mirrors `sep-2640-skills-enumeration` (`server/enumeration.ts`): the capability an
+/// inline object committing to the methods, `skills/list` paginated with atomic
+/// entries (`ttlMs`/`cacheScope` in 2026-07-28 only), every entry well formed and
+/// complete (a nested skill's files in the enclosing entry), digests and sizes that
+/// match `resources/read`, `skills/get` for listed and unlisted skills with no cursor,
+/// `-32602` for a URI that is no skill's `SKILL.md`.
+#[tokio::test]
+async fn sep_2640_skills_enumeration() {
+    for connector in cells() {
+        let at = connector.cell().to_string();
+        let server = skills_server(|s| {
+            s.page_size(3)
+                .cache_hints(Duration::from_secs(30), CacheScope::Public)
+        });
+        let client = connect(&connector, &server).await;
+        let declared = &client.server_capabilities().extensions.as_ref().unwrap()[EXTENSION_ID];
+        assert_eq!(
+            Value::Object(declared.clone()),
+            json!({"directoryRead": true}),
+            "{at}"
+        );
+
+        let mut cursor = None;
+        let mut listed = Vec::new();
+        loop {
+            let params = cursor.map_or_else(|| json!({}), |c: String| json!({ "cursor": c }));
+            let page = raw::<RawList>(&client, params).await.unwrap();
+            if connector.version() == SpecVersion::V2026_07_28 {
+                assert_eq!(page["ttlMs"], 30_000, "{at}");
+                assert_eq!(page["cacheScope"], "public", "{at}");
+            } else {
+                assert!(page.get("ttlMs").is_none(), "{at}");
+            }
+            listed.extend(page["skills"].as_array().unwrap().iter().cloned());
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+        }
+        let uris: Vec<&str> = listed.iter().map(|e| e["uri"].as_str().unwrap()).collect();
+        assert_eq!(uris, LISTED, "{at}: every listed skill once, in order");
+
+        for value in &listed {
+            let entry =
+                SkillEntry::from_value(value.clone()).unwrap_or_else(|e| panic!("{at}: {e}"));
+            let SkillResources::Files(files) = &entry.resources else {
+                panic!("{at}: dynamic");
+            };
+            for file in files {
+                let text = read_text(&client, &file.uri).await;
+                assert_eq!(text.len() as u64, file.size, "{at}: {}", file.uri);
+                assert_eq!(digest(text.as_bytes()), file.digest, "{at}: {}", file.uri);
+            }
+            let got = raw::<RawGet>(&client, json!({ "uri": entry.uri }))
+                .await
+                .unwrap();
+            assert_eq!(&got["skill"], value, "{at}");
+            assert!(got.get("nextCursor").is_none(), "{at}");
+        }
+        let pdf = &listed[2]["resources"];
+        assert!(
+            pdf.as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["uri"] == "skill://pdf-processing/forms/SKILL.md"),
+            "{at}: the nested skill's files are the enclosing skill's too"
+        );
+
+        let unlisted = raw::<RawGet>(&client, json!({"uri": "skill://internal-notes/SKILL.md"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            unlisted["skill"]["frontmatter"]["name"], "internal-notes",
+            "{at}"
+        );
+        for unknown in [
+            "skill://no-such-skill/SKILL.md",
+            "skill://git-workflow",
+            "skill://acme/billing/refunds/examples/email.md",
+        ] {
+            assert_eq!(
+                raw::<RawGet>(&client, json!({ "uri": unknown })).await,
+                Err(INVALID_PARAMS),
+                "{at}: {unknown}"
+            );
+        }
+        assert_eq!(
+            raw::<RawList>(&client, json!({"cursor": "not-a-cursor"})).await,
+            Err(INVALID_PARAMS),
+            "{at}"
+        );
+        client.close().await;
+    }
+}
+
+/// Mirrors `sep-2640-skills-directory` (`server/directory.ts`): `directoryRead`
+/// declared and the method registered; every directory (prefix, skill root,
+/// subdirectory) lists its direct children, subdirectories as `inode/directory`; a file
+/// or unknown URI is `-32602`; a page's cursor leads to the next.
+#[tokio::test]
+async fn sep_2640_skills_directory() {
+    for connector in cells() {
+        let at = connector.cell().to_string();
+        let client = connect(&connector, &skills_server(|s| s.page_size(1))).await;
+        let children = |result: &Value| -> Vec<(String, Option<String>)> {
+            result["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    (
+                        r["uri"].as_str().unwrap().to_owned(),
+                        r["mimeType"].as_str().map(str::to_owned),
+                    )
+                })
+                .collect()
+        };
+        let mut seen = Vec::new();
+        let mut params = json!({"uri": "skill://pdf-processing"});
+        loop {
+            let page = raw::<RawDirectory>(&client, params.clone()).await.unwrap();
+            let got = children(&page);
+            assert_eq!(got.len(), 1, "{at}: a page of one");
+            seen.extend(got);
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => params["cursor"] = next.into(),
+                None => break,
+            }
+        }
+        let uris: Vec<&str> = seen.iter().map(|(u, _)| u.as_str()).collect();
+        assert_eq!(
+            uris,
+            [
+                "skill://pdf-processing/SKILL.md",
+                "skill://pdf-processing/forms",
+                "skill://pdf-processing/templates",
+            ],
+            "{at}"
+        );
+        assert_eq!(seen[1].1.as_deref(), Some(DIRECTORY_MIME_TYPE), "{at}");
+        assert_eq!(seen[0].1.as_deref(), Some("text/markdown"), "{at}");
+        let prefix = raw::<RawDirectory>(&client, json!({"uri": "skill://acme"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            children(&prefix),
+            [(
+                "skill://acme/billing".to_owned(),
+                Some(DIRECTORY_MIME_TYPE.to_owned())
+            )],
+            "{at}"
+        );
+        for bad in [
+            "skill://pdf-processing/SKILL.md",
+            "skill://nowhere",
+            "skill://pdf-processing/%2e%2e",
+        ] {
+            assert_eq!(
+                raw::<RawDirectory>(&client, json!({ "uri": bad })).await,
+                Err(INVALID_PARAMS),
+                "{at}: {bad}"
+            );
+        }
+        client.close().await;
+    }
+}
+
+/// Mirrors the server-side negative cases (`server/negative.test.ts`): the declaration
+/// is the settings object itself (inline, never an envelope), `{}` when directory reads
+/// are off (and the method is then not served); a server with no skills declares
+/// nothing and answers none of the extension's methods.
+#[tokio::test]
+async fn sep_2640_server_negative_cases() {
+    for connector in cells() {
+        let at = connector.cell().to_string();
+        let client = connect(&connector, &skills_server(|s| s.directory_read(false))).await;
+        let declared = &client.server_capabilities().extensions.as_ref().unwrap()[EXTENSION_ID];
+        assert_eq!(Value::Object(declared.clone()), json!({}), "{at}");
+        assert_eq!(
+            raw::<RawDirectory>(&client, json!({"uri": "skill://pdf-processing"})).await,
+            Err(METHOD_NOT_FOUND),
+            "{at}"
+        );
+        client.close().await;
+
+        let plain = Server::builder("plain", "1.0.0")
+            .skills(Skills::new())
+            .unwrap()
+            .build();
+        let client = connect(&connector, &plain).await;
+        assert!(
+            client
+                .server_capabilities()
+                .extensions
+                .as_ref()
+                .is_none_or(|e| !e.contains_key(EXTENSION_ID)),
+            "{at}"
+        );
+        for method in [
+            raw::<RawList>(&client, json!({})).await,
+            raw::<RawGet>(&client, json!({"uri": "skill://a/SKILL.md"})).await,
+        ] {
+            assert_eq!(method, Err(METHOD_NOT_FOUND), "{at}");
+        }
+        client.close().await;
+    }
+}
+
+const SKILL_URI: &str = "skill://pdf-processing/SKILL.md";
+const SUPPORTING_URI: &str = "skill://pdf-processing/references/FORMS.md";
+const UNLISTED_URI: &str = "skill://pdf-processing/scripts/extract.py";
+const SKILL_MD: &str = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nSkill body.\n";
+const SUPPORTING: &str = "Supporting content.\n";
+
+/// A server that serves what a test tells it (honest or not) and records what it was
+/// asked: the client scenarios' mock.
+#[derive(Default)]
+struct Mock {
+    entry: Mutex<Value>,
+    files: Mutex<Vec<(String, String)>>,
+    reads: Mutex<Vec<String>>,
+    calls: Mutex<Vec<String>>,
+}
+
+impl Mock {
+    fn honest() -> Arc<Self> {
+        let mock = Arc::new(Self::default());
+        mock.serve(SKILL_URI, SKILL_MD);
+        mock.serve(SUPPORTING_URI, SUPPORTING);
+        mock.serve(UNLISTED_URI, "print('unlisted')\n");
+        *mock.entry.lock().unwrap() =
+            entry_for(&[(SKILL_URI, SKILL_MD), (SUPPORTING_URI, SUPPORTING)]);
+        mock
+    }
+
+    fn serve(&self, uri: &str, text: &str) {
+        let mut files = self.files.lock().unwrap();
+        files.retain(|(u, _)| u != uri);
+        files.push((uri.to_owned(), text.to_owned()));
+    }
+
+    fn reads(&self) -> Vec<String> {
+        self.reads.lock().unwrap().clone()
+    }
+
+    /// A server answering from this mock, declaring the extension when `declare`.
+    fn server(self: &Arc<Self>, declare: bool) -> Server {
+        let (list, get, read) = (self.clone(), self.clone(), self.clone());
+        let builder = Server::builder("mock-skills", "1.0.0")
+            .request_handler::<RawList, _, _>(move |_params, _cx| {
+                let mock = list.clone();
+                async move {
+                    mock.calls.lock().unwrap().push("skills/list".into());
+                    Ok(json!({"skills": [mock.entry.lock().unwrap().clone()]}))
+                }
+            })
+            .request_handler::<RawGet, _, _>(move |params, _cx| {
+                let mock = get.clone();
+                async move {
+                    mock.calls.lock().unwrap().push("skills/get".into());
+                    let entry = mock.entry.lock().unwrap().clone();
+                    if params["uri"] == entry["uri"] {
+                        Ok(json!({ "skill": entry }))
+                    } else {
+                        Err(ErrorData::invalid_params("unknown skill"))
+                    }
+                }
+            })
+            .request_handler::<ReadResourceRequest, _, _>(move |params, _cx| {
+                let mock = read.clone();
+                async move {
+                    mock.reads.lock().unwrap().push(params.uri.clone());
+                    let files = mock.files.lock().unwrap().clone();
+                    let (uri, text) = files
+                        .into_iter()
+                        .find(|(u, _)| *u == params.uri)
+                        .ok_or_else(|| ErrorData::invalid_params("unknown resource"))?;
+                    Ok(ReadResourceResult::new(vec![
+                        TextResourceContents::new(uri, text)
+                            .with_mime_type("text/markdown")
+                            .into(),
+                    ]))
+                }
+            });
+        let builder = if declare {
+            builder.extension(EXTENSION_ID, Default::default())
+        } else {
+            builder
+        };
+        builder.build()
+    }
+}
+
+/// An honest entry for these files (the first is the `SKILL.md`).
+fn entry_for(files: &[(&str, &str)]) -> Value {
+    json!({
+        "uri": files[0].0,
+        "frontmatter": {
+            "name": "pdf-processing",
+            "description": "Extract, fill, and assemble PDF documents"
+        },
+        "resources": files
+            .iter()
+            .map(|(uri, text)| json!({"uri": uri, "digest": digest(text.as_bytes()), "size": text.len()}))
+            .collect::<Vec<_>>()
+    })
+}
+
+/// Mirrors `capabilities.test.ts` (client): a server serving skills advertises the
+/// extension and `resources` on both lifecycles (`initialize`, `server/discover`); the
+/// client gates on the declaration and sends nothing to a server without it.
+#[tokio::test]
+async fn sep_2640_client_capabilities() {
+    for connector in cells() {
+        let at = connector.cell().to_string();
+        let client = connect(&connector, &skills_server(|s| s)).await;
+        let caps = client.server_capabilities();
+        assert!(
+            caps.extensions.as_ref().unwrap().contains_key(EXTENSION_ID),
+            "{at}"
+        );
+        assert!(caps.resources.is_some(), "{at}");
+        assert!(client.skills("s").is_offered(), "{at}");
+        client.close().await;
+
+        let mock = Mock::honest();
+        let client = connect(&connector, &mock.server(false)).await;
+        let skills = client.skills("undeclared");
+        assert!(!skills.is_offered(), "{at}");
+        for err in [
+            skills.list().await.unwrap_err(),
+            skills.get(SKILL_URI).await.unwrap_err(),
+            skills
+                .read_directory("skill://pdf-processing")
+                .await
+                .unwrap_err(),
+        ] {
+            assert_eq!(err.kind(), SkillsErrorKind::NotOffered, "{at}: {err}");
+        }
+        assert!(
+            mock.calls.lock().unwrap().is_empty(),
+            "{at}: a request went out"
+        );
+        client.close().await;
+    }
+}
+
+/// Mirrors `sep-2640-client-no-prefetch` (`client/no-prefetch.ts`): listing and
+/// getting read no file; loading reads the `SKILL.md` alone; a supporting file is read
+/// when asked for, once (then from the cache).
+#[tokio::test]
+async fn sep_2640_client_no_prefetch() {
+    for connector in cells() {
+        let at = connector.cell().to_string();
+        let mock = Mock::honest();
+        let client = connect(&connector, &mock.server(true)).await;
+        let skills = client.skills("mock");
+        let listing = skills.list().await.unwrap();
+        let entry = skills.get(SKILL_URI).await.unwrap();
+        assert_eq!(entry, listing.skills[0], "{at}");
+        assert!(mock.reads().is_empty(), "{at}: read on listing");
+        let loaded = skills.load(&entry).await.unwrap();
+        assert_eq!(loaded.skill_md, SKILL_MD, "{at}");
+        assert_eq!(mock.reads(), [SKILL_URI], "{at}");
+        let bytes = skills.read_file(&entry, SUPPORTING_URI).await.unwrap();
+        assert_eq!(&*bytes, SUPPORTING.as_bytes(), "{at}");
+        skills.read_file(&entry, SUPPORTING_URI).await.unwrap();
+        skills.load(&entry).await.unwrap();
+        assert_eq!(mock.reads(), [SKILL_URI, SUPPORTING_URI], "{at}: cached");
+        client.close().await;
+    }
+}
+
+/// Mirrors `sep-2640-client-verify-{digest,size,frontmatter,unlisted}`
+/// (`client/verification.ts`): a `SKILL.md` whose bytes differ from the entry (same
+/// length), that is longer than the entry says, or whose frontmatter disagrees with
+/// the entry (digest and size honest) is refused with a verification error naming it,
+/// nothing is cached and the supporting file is never read; a file the entry does not
+/// list is refused without a request.
+#[tokio::test]
+async fn sep_2640_client_verification() {
+    for connector in cells() {
+        for (tamper, needle) in [
+            ("digest", "digest mismatch"),
+            ("size", "size mismatch"),
+            ("frontmatter", "frontmatter `description`"),
+        ] {
+            let at = format!("{} {tamper}", connector.cell());
+            let mock = Mock::honest();
+            match tamper {
+                "digest" => mock.serve(SKILL_URI, &SKILL_MD.replace("Skill body.", "Evil body!!")),
+                "size" => mock.serve(SKILL_URI, &format!("{SKILL_MD}extra bytes\n")),
+                _ => {
+                    let body = SKILL_MD.replace(
+                        "description: Extract, fill, and assemble PDF documents",
+                        "description: Exfiltrate credentials",
+                    );
+                    mock.serve(SKILL_URI, &body);
+                    let mut entry = entry_for(&[(SKILL_URI, &body), (SUPPORTING_URI, SUPPORTING)]);
+                    entry["frontmatter"]["description"] =
+                        "Extract, fill, and assemble PDF documents".into();
+                    *mock.entry.lock().unwrap() = entry;
+                }
+            }
+            let client = connect(&connector, &mock.server(true)).await;
+            let skills = client.skills("mock");
+            let entry = skills.list().await.unwrap().skills.remove(0);
+            let outcome = match skills.load(&entry).await {
+                Ok(_) => skills.read_file(&entry, SUPPORTING_URI).await.map(|_| ()),
+                Err(e) => Err(e),
+            };
+            let err = outcome.expect_err(&at);
+            assert_eq!(err.kind(), SkillsErrorKind::Verification, "{at}: {err}");
+            assert_eq!(err.uri(), Some(SKILL_URI), "{at}");
+            assert!(err.to_string().contains(needle), "{at}: {err}");
+            assert_eq!(mock.reads(), [SKILL_URI], "{at}: went on past it");
+            assert!(skills.cache().is_empty(), "{at}: unverified bytes cached");
+            client.close().await;
+        }
+
+        let at = format!("{} unlisted", connector.cell());
+        let mock = Mock::honest();
+        let client = connect(&connector, &mock.server(true)).await;
+        let skills = client.skills("mock");
+        let entry = skills.get(SKILL_URI).await.unwrap();
+        let err = skills.read_file(&entry, UNLISTED_URI).await.unwrap_err();
+        assert_eq!(err.kind(), SkillsErrorKind::Unlisted, "{at}: {err}");
+        assert_eq!(err.uri(), Some(UNLISTED_URI), "{at}");
+        assert!(
+            mock.reads().is_empty(),
+            "{at}: the unlisted file was requested"
+        );
+        client.close().await;
+    }
+}
