@@ -251,7 +251,7 @@ impl Service<McpRequest> for Dispatch {
 
 impl ClientBuilder {
     /// Wraps the client's answering of requests from its server in a tower
-    /// [`Layer`](tower::Layer): its service sees each request ([`McpRequest`]: method,
+    /// [`Layer`]: its service sees each request ([`McpRequest`]: method,
     /// params, context, extensions) and may answer it, rewrite it, time it or refuse it
     /// with a JSON-RPC error before (or instead of) calling the [`Next`] service it
     /// wraps (the client's handlers). Layers nest in the order given: the first is
@@ -295,7 +295,7 @@ impl ClientBuilder {
 
     /// Wraps the delivery of notifications from the server to the application's
     /// [`notification_handler`](Self::notification_handler)s (and the callbacks that
-    /// stand on them) in a tower [`Layer`](tower::Layer): its service sees each
+    /// stand on them) in a tower [`Layer`]: its service sees each
     /// notification ([`McpNotification`]: method, params, peer) and may rewrite it or
     /// keep it from the handler (by not calling the [`NotificationNext`] it wraps). A
     /// notification has no answer: an error of the service is dropped. The order and the
