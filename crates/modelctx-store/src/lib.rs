@@ -11,7 +11,7 @@
 //! | [`TaskStore`]: tasks, their status and results | modelctx-session's task host | [`InMemoryTaskStore`] |
 //! | [`AnnouncementBus`]: list changes and resource updates raised in one process | modelctx-server | — (nothing is published) |
 //! | [`SingleUseIds`]: single-use rounds of multi round-trip requests | modelctx-server | [`InMemorySingleUseIds`] |
-//! | [`SingleUseStore`]: `jti`s of OAuth assertions and DPoP proofs | modelctx-oauth | every [`AuthorizationStore`] |
+//! | [`SingleUseStore`]: `jti`s of OAuth assertions and DPoP proofs | modelctx-oauth | every `AuthorizationStore` (feature `authorization`) |
 //! | `AuthorizationStore` (feature `authorization`): clients and grants | modelctx-oauth's authorization server | `InMemoryStore` |
 //!
 //! [`SessionSnapshot`] is what a registry records per session. The crates that use

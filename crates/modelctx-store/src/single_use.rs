@@ -81,7 +81,7 @@ impl std::error::Error for StoreError {}
 /// balancer (modelctx-oauth's `ResourceServerConfig::replay_store`), and a DPoP proof
 /// replayed to another instance is refused there too.
 ///
-/// Every [`AuthorizationStore`](crate::AuthorizationStore) is one (feature
+/// Every `AuthorizationStore` is one (feature
 /// `authorization`), through its own `first_use`: `modelctx-redis`'s
 /// `RedisAuthorizationStore` is the one to share through Redis.
 pub trait SingleUseStore: Send + Sync + 'static {
