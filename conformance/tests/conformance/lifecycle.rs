@@ -1033,7 +1033,7 @@ async fn a_pinned_client_starts_with_the_callers_first_request(connector: Connec
         .await
         .unwrap_err();
     assert!(
-        err.is_refused() && err.to_string().contains("Legacy"),
+        err.is_refused() && err.to_string().contains("ConnectMode::Handshake"),
         "{err}"
     );
 }
