@@ -465,12 +465,12 @@ impl ClientBuilder {
         let subscriptions = subscriptions::Routes::default();
         let watchers = subscriptions::Watchers::default();
         let cache = Arc::new(stateless::Cache::default());
-        let middleware = middleware::Chain::requests(self.layers);
+        let middleware = middleware::request_chain(self.layers);
         let service = Arc::new(ClientService {
             requests: requests.clone(),
             middleware: middleware.clone(),
             notifications: Arc::new(self.notifications),
-            notification_middleware: middleware::Chain::notifications(self.notification_layers),
+            notification_middleware: middleware::notification_chain(self.notification_layers),
             log_order: features.log_order.clone(),
             subscriptions: subscriptions.clone(),
             watchers: watchers.clone(),

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
@@ -16,8 +16,7 @@ use modelctx_session::{Extensions, Peer, RequestContext, parse_params};
 use modelctx_types::{ErrorData, RawValue, to_raw};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tower::util::BoxCloneService;
-use tower::{Layer, Service, ServiceExt};
+use tower::Service;
 
 use crate::{ClientBuilder, NotificationFn, RequestFn};
 
@@ -96,37 +95,11 @@ impl McpRequest {
 /// request without one is `-32601 Method not found`; for notifications,
 /// [`NotificationNext`]). Cheap to clone, as tower's pattern of cloning a service for
 /// each call needs.
-pub struct Next<R = McpRequest, T = Box<RawValue>>(BoxCloneService<R, T, ErrorData>);
+pub type Next<R = McpRequest, T = Box<RawValue>> = modelctx_session::middleware::Next<R, T>;
 
 /// The service a notification layer wraps (see
 /// [`ClientBuilder::notification_layer`](crate::ClientBuilder::notification_layer)).
 pub type NotificationNext = Next<McpNotification, ()>;
-
-impl<R, T> Clone for Next<R, T> {
-    fn clone(&self) -> Self {
-        Self(self.0.clone())
-    }
-}
-
-impl<R, T> fmt::Debug for Next<R, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Next")
-    }
-}
-
-impl<R, T> Service<R> for Next<R, T> {
-    type Response = T;
-    type Error = ErrorData;
-    type Future = BoxFuture<'static, Result<T, ErrorData>>;
-
-    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
-        self.0.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: R) -> Self::Future {
-        self.0.call(request)
-    }
-}
 
 /// One notification from the server as the client's middleware sees it: its method,
 /// its params (raw JSON text) and the peer. A layer may read it, rewrite its params, or
@@ -251,7 +224,7 @@ impl Service<McpRequest> for Dispatch {
 
 impl ClientBuilder {
     /// Wraps the client's answering of requests from its server in a tower
-    /// [`Layer`]: its service sees each request ([`McpRequest`]: method,
+    /// [`Layer`](tower::Layer): its service sees each request ([`McpRequest`]: method,
     /// params, context, extensions) and may answer it, rewrite it, time it or refuse it
     /// with a JSON-RPC error before (or instead of) calling the [`Next`] service it
     /// wraps (the client's handlers). Layers nest in the order given: the first is
@@ -295,7 +268,7 @@ impl ClientBuilder {
 
     /// Wraps the delivery of notifications from the server to the application's
     /// [`notification_handler`](Self::notification_handler)s (and the callbacks that
-    /// stand on them) in a tower [`Layer`]: its service sees each
+    /// stand on them) in a tower [`Layer`](tower::Layer): its service sees each
     /// notification ([`McpNotification`]: method, params, peer) and may rewrite it or
     /// keep it from the handler (by not calling the [`NotificationNext`] it wraps). A
     /// notification has no answer: an error of the service is dropped. The order and the
@@ -317,64 +290,24 @@ impl ClientBuilder {
 }
 
 /// One layer given to the builder, waiting for the chain inside it.
-pub(crate) type Wrap<R = McpRequest, T = Box<RawValue>> =
-    Box<dyn FnOnce(Next<R, T>) -> Next<R, T> + Send + Sync>;
+pub(crate) type Wrap<R = McpRequest, T = Box<RawValue>> = modelctx_session::middleware::Wrap<R, T>;
 
-/// `layer`, boxed for the chain.
-pub(crate) fn wrap<R, T, L>(layer: L) -> Wrap<R, T>
-where
-    R: 'static,
-    T: 'static,
-    L: Layer<Next<R, T>> + Send + Sync + 'static,
-    L::Service: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
-    <L::Service as Service<R>>::Future: Send + 'static,
-{
-    Box::new(move |next| Next(BoxCloneService::new(layer.layer(next))))
+pub(crate) use modelctx_session::middleware::wrap;
+
+/// The layers of a client around its answering, built once.
+pub(crate) type Chain<R = McpRequest, T = Box<RawValue>> =
+    modelctx_session::middleware::Chain<R, T>;
+
+/// The request chain of `layers`.
+pub(crate) fn request_chain(layers: Vec<Wrap>) -> Option<Arc<Chain>> {
+    Chain::stack(layers, Dispatch).map(Arc::new)
 }
 
-/// The layers of a client around its handlers, built once. A call clones the
-/// outermost service (tower's way of calling a service shared by concurrent callers),
-/// waits until it is ready and calls it.
-pub(crate) struct Chain<R = McpRequest, T = Box<RawValue>>(Mutex<Next<R, T>>);
-
-impl<R: Send + 'static, T: 'static> Chain<R, T> {
-    /// The chain of `layers` around `innermost`, the first given outermost; `None`
-    /// without layers, so that a client without middleware calls its handlers directly.
-    fn stack<S>(layers: Vec<Wrap<R, T>>, innermost: S) -> Option<Arc<Self>>
-    where
-        S: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
-        S::Future: Send + 'static,
-    {
-        if layers.is_empty() {
-            return None;
-        }
-        let innermost = Next(BoxCloneService::new(innermost));
-        let outermost = layers
-            .into_iter()
-            .rev()
-            .fold(innermost, |next, wrap| wrap(next));
-        Some(Arc::new(Self(Mutex::new(outermost))))
-    }
-
-    /// Runs `request` through the chain.
-    fn run(&self, request: R) -> BoxFuture<'static, Result<T, ErrorData>> {
-        let service = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        Box::pin(service.oneshot(request))
-    }
-}
-
-impl Chain {
-    /// The request chain of `layers`.
-    pub(crate) fn requests(layers: Vec<Wrap>) -> Option<Arc<Self>> {
-        Self::stack(layers, Dispatch)
-    }
-}
-
-impl Chain<McpNotification, ()> {
-    /// The notification chain of `layers`.
-    pub(crate) fn notifications(layers: Vec<Wrap<McpNotification, ()>>) -> Option<Arc<Self>> {
-        Self::stack(layers, Deliver)
-    }
+/// The notification chain of `layers`.
+pub(crate) fn notification_chain(
+    layers: Vec<Wrap<McpNotification, ()>>,
+) -> Option<Arc<Chain<McpNotification, ()>>> {
+    Chain::stack(layers, Deliver).map(Arc::new)
 }
 
 /// The answer to a request from the server: through `chain` when the client has

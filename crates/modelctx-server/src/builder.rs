@@ -599,8 +599,8 @@ impl ServerBuilder {
                 }),
                 on_peer_error: self.on_peer_error,
                 handler_limit: self.handler_limit,
-                middleware: middleware::Chain::requests(self.layers),
-                notification_middleware: middleware::Chain::notifications(self.notification_layers),
+                middleware: middleware::request_chain(self.layers),
+                notification_middleware: middleware::notification_chain(self.notification_layers),
             }),
         }
     }

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
@@ -14,8 +14,7 @@ use modelctx_session::{Extensions, Peer, parse_params};
 use modelctx_types::{ErrorData, RawValue, to_raw};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tower::util::BoxCloneService;
-use tower::{Layer, Service, ServiceExt};
+use tower::Service;
 
 use crate::request::{Context, Serving};
 
@@ -102,37 +101,11 @@ impl McpRequest {
 /// (for requests, its request handlers, else its registries, else `-32601 Method not
 /// found`; for notifications, [`NotificationNext`], its notification handlers). Cheap to
 /// clone, as tower's pattern of cloning a service for each call needs.
-pub struct Next<R = McpRequest, T = Box<RawValue>>(BoxCloneService<R, T, ErrorData>);
+pub type Next<R = McpRequest, T = Box<RawValue>> = modelctx_session::middleware::Next<R, T>;
 
 /// The service a notification layer wraps (see
 /// [`ServerBuilder::notification_layer`](crate::ServerBuilder::notification_layer)).
 pub type NotificationNext = Next<McpNotification, ()>;
-
-impl<R, T> Clone for Next<R, T> {
-    fn clone(&self) -> Self {
-        Self(self.0.clone())
-    }
-}
-
-impl<R, T> fmt::Debug for Next<R, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Next")
-    }
-}
-
-impl<R, T> Service<R> for Next<R, T> {
-    type Response = T;
-    type Error = ErrorData;
-    type Future = BoxFuture<'static, Result<T, ErrorData>>;
-
-    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
-        self.0.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: R) -> Self::Future {
-        self.0.call(request)
-    }
-}
 
 /// One notification as the server's middleware sees it: its method, its params (raw
 /// JSON text) and the session's peer. A layer may read it, rewrite its params, or drop
@@ -233,93 +206,52 @@ impl Service<McpRequest> for Dispatch {
 }
 
 /// One layer given to the builder, waiting for the chain inside it.
-pub(crate) type Wrap<R = McpRequest, T = Box<RawValue>> =
-    Box<dyn FnOnce(Next<R, T>) -> Next<R, T> + Send + Sync>;
+pub(crate) type Wrap<R = McpRequest, T = Box<RawValue>> = modelctx_session::middleware::Wrap<R, T>;
 
-/// `layer`, boxed for the chain.
-pub(crate) fn wrap<R, T, L>(layer: L) -> Wrap<R, T>
-where
-    R: 'static,
-    T: 'static,
-    L: Layer<Next<R, T>> + Send + Sync + 'static,
-    L::Service: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
-    <L::Service as Service<R>>::Future: Send + 'static,
-{
-    Box::new(move |next| Next(BoxCloneService::new(layer.layer(next))))
+pub(crate) use modelctx_session::middleware::wrap;
+
+/// The layers of a server around its answering, built once.
+pub(crate) type Chain<R = McpRequest, T = Box<RawValue>> =
+    modelctx_session::middleware::Chain<R, T>;
+
+/// The request chain of `layers`.
+pub(crate) fn request_chain(layers: Vec<Wrap>) -> Option<Chain> {
+    Chain::stack(layers, Dispatch)
 }
 
-/// The layers of a server around one of its answerings, built once. A call clones the
-/// outermost service (tower's way of calling a service shared by concurrent callers),
-/// waits until it is ready and calls it.
-pub(crate) struct Chain<R = McpRequest, T = Box<RawValue>>(Mutex<Next<R, T>>);
-
-impl<R: Send + 'static, T: 'static> Chain<R, T> {
-    /// The chain of `layers` around `innermost`, the first given outermost; `None`
-    /// without layers, so that a server without middleware answers as directly as
-    /// before any existed.
-    fn stack<S>(layers: Vec<Wrap<R, T>>, innermost: S) -> Option<Self>
-    where
-        S: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
-        S::Future: Send + 'static,
-    {
-        if layers.is_empty() {
-            return None;
-        }
-        let innermost = Next(BoxCloneService::new(innermost));
-        let outermost = layers
-            .into_iter()
-            .rev()
-            .fold(innermost, |next, wrap| wrap(next));
-        Some(Self(Mutex::new(outermost)))
-    }
-
-    /// Runs `request` through the chain.
-    fn run(&self, request: R) -> BoxFuture<'static, Result<T, ErrorData>> {
-        let service = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        Box::pin(service.oneshot(request))
-    }
+/// Runs `method` through the request chain.
+pub(crate) fn call(
+    chain: &Chain,
+    method: Cow<'static, str>,
+    params: Option<Box<RawValue>>,
+    context: Context,
+) -> Answer {
+    chain.run(McpRequest::new(method, params, context))
 }
 
-impl Chain {
-    /// The request chain of `layers`.
-    pub(crate) fn requests(layers: Vec<Wrap>) -> Option<Self> {
-        Self::stack(layers, Dispatch)
-    }
-
-    /// Runs `method` through the chain.
-    pub(crate) fn call(
-        &self,
-        method: Cow<'static, str>,
-        params: Option<Box<RawValue>>,
-        context: Context,
-    ) -> Answer {
-        self.run(McpRequest::new(method, params, context))
-    }
+/// The notification chain of `layers`.
+pub(crate) fn notification_chain(
+    layers: Vec<Wrap<McpNotification, ()>>,
+) -> Option<Chain<McpNotification, ()>> {
+    Chain::stack(layers, Deliver)
 }
 
-impl Chain<McpNotification, ()> {
-    /// The notification chain of `layers`.
-    pub(crate) fn notifications(layers: Vec<Wrap<McpNotification, ()>>) -> Option<Self> {
-        Self::stack(layers, Deliver)
-    }
-
-    /// Runs notification `method` through the chain, for `server`'s handlers.
-    pub(crate) fn notify(
-        &self,
-        method: Cow<'static, str>,
-        params: Option<Box<RawValue>>,
-        peer: Peer,
-        server: Arc<dyn Serving>,
-    ) -> BoxFuture<'static, ()> {
-        let ran = self.run(McpNotification {
-            method,
-            params,
-            peer,
-            server,
-        });
-        Box::pin(async move {
-            // A notification has no answer: a layer's error has nowhere to go.
-            let _ = ran.await;
-        })
-    }
+/// Runs notification `method` through the chain, for `server`'s handlers.
+pub(crate) fn notify(
+    chain: &Chain<McpNotification, ()>,
+    method: Cow<'static, str>,
+    params: Option<Box<RawValue>>,
+    peer: Peer,
+    server: Arc<dyn Serving>,
+) -> BoxFuture<'static, ()> {
+    let ran = chain.run(McpNotification {
+        method,
+        params,
+        peer,
+        server,
+    });
+    Box::pin(async move {
+        // A notification has no answer: a layer's error has nowhere to go.
+        let _ = ran.await;
+    })
 }

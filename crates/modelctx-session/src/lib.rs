@@ -57,6 +57,7 @@
 pub mod announce;
 mod error;
 mod lifecycle;
+pub mod middleware;
 mod peer;
 mod pending;
 mod runtime;

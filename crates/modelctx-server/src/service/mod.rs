@@ -98,7 +98,9 @@ impl SessionService {
         cx: Context,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>> {
         match &self.server.middleware {
-            Some(chain) => chain.call(Cow::Owned(method.to_owned()), params, cx),
+            Some(chain) => {
+                crate::middleware::call(chain, Cow::Owned(method.to_owned()), params, cx)
+            }
             None => answer(&self.server, method, params, cx),
         }
     }
@@ -232,7 +234,13 @@ impl Service for SessionService {
         match &self.server.notification_middleware {
             Some(chain) => {
                 let server = self.server.clone();
-                chain.notify(notification.method, notification.params, peer, server)
+                crate::middleware::notify(
+                    chain,
+                    notification.method,
+                    notification.params,
+                    peer,
+                    server,
+                )
             }
             None => notify(
                 &self.server,
