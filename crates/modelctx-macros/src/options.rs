@@ -56,6 +56,24 @@ pub(crate) struct CommonOptions {
 }
 
 impl CommonOptions {
+    /// The definition's name (the option, else the function's own) and description (the
+    /// option, else the doc comment).
+    pub(crate) fn name_and_description(
+        &self,
+        function: &Ident,
+        attrs: &[Attribute],
+    ) -> (LitStr, Option<LitStr>) {
+        let name = self
+            .name
+            .clone()
+            .unwrap_or_else(|| LitStr::new(&crate::util::unraw(function), function.span()));
+        let description = self
+            .description
+            .clone()
+            .or_else(|| crate::util::doc_text(attrs));
+        (name, description)
+    }
+
     /// Sets `key` if it is one of the common options; `Ok(false)` if it is not.
     fn set(&mut self, key: &str, meta: &ParseNestedMeta) -> syn::Result<bool> {
         match key {

@@ -8,7 +8,7 @@ use syn::{Attribute, Ident, LitStr, Path, Signature};
 
 use crate::options::PromptOptions;
 use crate::params::{Function, Kind, idents};
-use crate::util::{doc_text, unraw};
+use crate::util::unraw;
 
 /// A prompt function, analysed.
 pub(crate) struct PromptFn {
@@ -32,16 +32,7 @@ impl PromptFn {
             let names: Vec<String> = function.fields().map(|(i, _, _)| unraw(i)).collect();
             check_completed(&options.complete, &names, "argument", "prompt")?;
         }
-        let name = options
-            .common
-            .name
-            .clone()
-            .unwrap_or_else(|| LitStr::new(&unraw(&sig.ident), sig.ident.span()));
-        let description = options
-            .common
-            .description
-            .clone()
-            .or_else(|| doc_text(attrs));
+        let (name, description) = options.common.name_and_description(&sig.ident, attrs);
         Ok(Self {
             function,
             options,

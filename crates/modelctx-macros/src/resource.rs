@@ -10,7 +10,7 @@ use syn::{Attribute, LitStr, Signature};
 use crate::options::{ResourceOptions, TemplateOptions};
 use crate::params::{Function, Kind, idents};
 use crate::prompt::{check_completed, completions};
-use crate::util::{doc_text, option_inner, unraw};
+use crate::util::{option_inner, unraw};
 
 /// A resource function, analysed.
 pub(crate) struct ResourceFn {
@@ -29,16 +29,7 @@ impl ResourceFn {
         in_impl: bool,
     ) -> syn::Result<Self> {
         let function = Function::analyse(sig, Kind::Resource, in_impl)?;
-        let name = options
-            .common
-            .name
-            .clone()
-            .unwrap_or_else(|| LitStr::new(&unraw(&sig.ident), sig.ident.span()));
-        let description = options
-            .common
-            .description
-            .clone()
-            .or_else(|| doc_text(attrs));
+        let (name, description) = options.common.name_and_description(&sig.ident, attrs);
         Ok(Self {
             function,
             options,
@@ -127,16 +118,7 @@ impl TemplateFn {
             }
         }
         check_completed(&options.complete, &variables, "variable", "template")?;
-        let name = options
-            .common
-            .name
-            .clone()
-            .unwrap_or_else(|| LitStr::new(&unraw(&sig.ident), sig.ident.span()));
-        let description = options
-            .common
-            .description
-            .clone()
-            .or_else(|| doc_text(attrs));
+        let (name, description) = options.common.name_and_description(&sig.ident, attrs);
         Ok(Self {
             function,
             options,

@@ -8,7 +8,6 @@ use syn::{Attribute, LitStr, Signature};
 
 use crate::options::ToolOptions;
 use crate::params::{Function, Kind, idents};
-use crate::util::{doc_text, unraw};
 
 /// A tool function, analysed.
 pub(crate) struct ToolFn {
@@ -27,16 +26,7 @@ impl ToolFn {
         in_impl: bool,
     ) -> syn::Result<Self> {
         let function = Function::analyse(sig, Kind::Tool, in_impl)?;
-        let name = options
-            .common
-            .name
-            .clone()
-            .unwrap_or_else(|| LitStr::new(&unraw(&sig.ident), sig.ident.span()));
-        let description = options
-            .common
-            .description
-            .clone()
-            .or_else(|| doc_text(attrs));
+        let (name, description) = options.common.name_and_description(&sig.ident, attrs);
         Ok(Self {
             function,
             options,
