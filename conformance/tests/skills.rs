@@ -6,7 +6,6 @@
 //! streamable HTTP in both eras (2025-11-25 with the handshake, 2026-07-28 without),
 //! through the conformance crate's [`Connector`].
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use modelctx::client::{Client, ConnectMode};
@@ -17,11 +16,12 @@ use modelctx::skills::{
     SkillResources, Skills, SkillsErrorKind, digest,
 };
 use modelctx::transport::Transport;
-use modelctx::types::{
-    CacheScope, ErrorData, ReadResourceRequest, ReadResourceResult, RequestMethod,
-    TextOrBlobResourceContents, TextResourceContents,
-};
+use modelctx::types::{CacheScope, TextOrBlobResourceContents};
 use modelctx_conformance::{Cell, Connector, SpecVersion, TransportKind, within};
+use modelctx_test::skills::{
+    RawDirectory, RawGet, RawList, SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI, SkillsMock,
+    UNLISTED_URI, entry_for, raw,
+};
 use serde_json::{Value, json};
 
 const INVALID_PARAMS: i64 = -32602;
@@ -85,35 +85,6 @@ fn serve<T: Transport>(server: &Server, transport: T, era_2026: bool) {
     } else {
         server.serve(transport);
     }
-}
-
-// The extension's requests with JSON params and results, to look at the wire.
-macro_rules! raw_method {
-    ($name:ident, $method:literal) => {
-        struct $name;
-        impl RequestMethod for $name {
-            const METHOD: &'static str = $method;
-            type Params = Value;
-            type Result = Value;
-        }
-    };
-}
-raw_method!(RawList, "skills/list");
-raw_method!(RawGet, "skills/get");
-raw_method!(RawDirectory, "resources/directory/read");
-
-/// Sends `M`; the JSON result, or the JSON-RPC error code.
-async fn raw<M: RequestMethod<Params = Value, Result = Value>>(
-    client: &Client,
-    params: Value,
-) -> Result<Value, i64> {
-    within(M::METHOD, client.request::<M>(params))
-        .await
-        .map_err(|e| {
-            e.protocol_error()
-                .map(|e| e.code.0)
-                .unwrap_or_else(|| panic!("not a protocol error: {e}"))
-        })
 }
 
 /// The text of the resource at `uri`, read over the wire.
@@ -385,106 +356,6 @@ async fn sep_2640_server_negative_cases() {
     }
 }
 
-const SKILL_URI: &str = "skill://pdf-processing/SKILL.md";
-const SUPPORTING_URI: &str = "skill://pdf-processing/references/FORMS.md";
-const UNLISTED_URI: &str = "skill://pdf-processing/scripts/extract.py";
-const SKILL_MD: &str = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nSkill body.\n";
-const SUPPORTING: &str = "Supporting content.\n";
-
-/// A server that serves what a test tells it (honest or not) and records what it was
-/// asked: the client scenarios' mock.
-#[derive(Default)]
-struct Mock {
-    entry: Mutex<Value>,
-    files: Mutex<Vec<(String, String)>>,
-    reads: Mutex<Vec<String>>,
-    calls: Mutex<Vec<String>>,
-}
-
-impl Mock {
-    fn honest() -> Arc<Self> {
-        let mock = Arc::new(Self::default());
-        mock.serve(SKILL_URI, SKILL_MD);
-        mock.serve(SUPPORTING_URI, SUPPORTING);
-        mock.serve(UNLISTED_URI, "print('unlisted')\n");
-        *mock.entry.lock().unwrap() =
-            entry_for(&[(SKILL_URI, SKILL_MD), (SUPPORTING_URI, SUPPORTING)]);
-        mock
-    }
-
-    fn serve(&self, uri: &str, text: &str) {
-        let mut files = self.files.lock().unwrap();
-        files.retain(|(u, _)| u != uri);
-        files.push((uri.to_owned(), text.to_owned()));
-    }
-
-    fn reads(&self) -> Vec<String> {
-        self.reads.lock().unwrap().clone()
-    }
-
-    /// A server answering from this mock, declaring the extension when `declare`.
-    fn server(self: &Arc<Self>, declare: bool) -> Server {
-        let (list, get, read) = (self.clone(), self.clone(), self.clone());
-        let builder = Server::builder("mock-skills", "1.0.0")
-            .request_handler::<RawList, _, _>(move |_params, _cx| {
-                let mock = list.clone();
-                async move {
-                    mock.calls.lock().unwrap().push("skills/list".into());
-                    Ok(json!({"skills": [mock.entry.lock().unwrap().clone()]}))
-                }
-            })
-            .request_handler::<RawGet, _, _>(move |params, _cx| {
-                let mock = get.clone();
-                async move {
-                    mock.calls.lock().unwrap().push("skills/get".into());
-                    let entry = mock.entry.lock().unwrap().clone();
-                    if params["uri"] == entry["uri"] {
-                        Ok(json!({ "skill": entry }))
-                    } else {
-                        Err(ErrorData::invalid_params("unknown skill"))
-                    }
-                }
-            })
-            .request_handler::<ReadResourceRequest, _, _>(move |params, _cx| {
-                let mock = read.clone();
-                async move {
-                    mock.reads.lock().unwrap().push(params.uri.clone());
-                    let files = mock.files.lock().unwrap().clone();
-                    let (uri, text) = files
-                        .into_iter()
-                        .find(|(u, _)| *u == params.uri)
-                        .ok_or_else(|| ErrorData::invalid_params("unknown resource"))?;
-                    Ok(ReadResourceResult::new(vec![
-                        TextResourceContents::new(uri, text)
-                            .with_mime_type("text/markdown")
-                            .into(),
-                    ]))
-                }
-            });
-        let builder = if declare {
-            builder.extension(EXTENSION_ID, Default::default())
-        } else {
-            builder
-        };
-        builder.build()
-    }
-}
-
-/// An honest entry for these files (the first is the `SKILL.md`).
-fn entry_for(files: &[(&str, &str)]) -> Value {
-    json!({
-        "uri": files[0].0,
-        "frontmatter": {
-            "name": "pdf-processing",
-            "description": "Extract, fill, and assemble PDF documents"
-        },
-        "resources": files
-            .iter()
-            .map(|(uri, text)| json!({"uri": uri, "digest": digest(text.as_bytes()), "size": text.len()}))
-            .collect::<Vec<_>>()
-    })
-}
-
 /// Mirrors `capabilities.test.ts` (client): a server serving skills advertises the
 /// extension and `resources` on both lifecycles (`initialize`, `server/discover`); the
 /// client gates on the declaration and sends nothing to a server without it.
@@ -502,7 +373,7 @@ async fn sep_2640_client_capabilities() {
         assert!(client.skills("s").is_offered(), "{at}");
         client.close().await;
 
-        let mock = Mock::honest();
+        let mock = SkillsMock::honest();
         let client = connect(&connector, &mock.server(false)).await;
         let skills = client.skills("undeclared");
         assert!(!skills.is_offered(), "{at}");
@@ -531,7 +402,7 @@ async fn sep_2640_client_capabilities() {
 async fn sep_2640_client_no_prefetch() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let mock = Mock::honest();
+        let mock = SkillsMock::honest();
         let client = connect(&connector, &mock.server(true)).await;
         let skills = client.skills("mock");
         let listing = skills.list().await.unwrap();
@@ -565,7 +436,7 @@ async fn sep_2640_client_verification() {
             ("frontmatter", "frontmatter `description`"),
         ] {
             let at = format!("{} {tamper}", connector.cell());
-            let mock = Mock::honest();
+            let mock = SkillsMock::honest();
             match tamper {
                 "digest" => mock.serve(SKILL_URI, &SKILL_MD.replace("Skill body.", "Evil body!!")),
                 "size" => mock.serve(SKILL_URI, &format!("{SKILL_MD}extra bytes\n")),
@@ -598,7 +469,7 @@ async fn sep_2640_client_verification() {
         }
 
         let at = format!("{} unlisted", connector.cell());
-        let mock = Mock::honest();
+        let mock = SkillsMock::honest();
         let client = connect(&connector, &mock.server(true)).await;
         let skills = client.skills("mock");
         let entry = skills.get(SKILL_URI).await.unwrap();

@@ -98,6 +98,7 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
             "modelctx-memory",
             "modelctx-oauth",
             "modelctx-http",
+            "modelctx-skills",
         ],
         _ => return None,
     })

@@ -6,118 +6,17 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
-
 use modelctx_client::ConnectMode;
 use modelctx_server::{Context, NoArgs, Server, ToolDef};
 use modelctx_skills::{
     ClientSkillsExt, EXTENSION_ID, ServerBuilderSkillsExt, Skill, SkillCache, Skills,
-    SkillsErrorKind, digest,
+    SkillsErrorKind,
 };
-use modelctx_types::{ErrorData, ReadResourceRequest, ReadResourceResult, TextResourceContents};
+use modelctx_test::skills::{
+    SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI, SkillsMock, UNLISTED_URI, entry_for,
+};
 use serde_json::{Value, json};
-use support::{RawGet, RawList, Scratch, Via, connect, matrix, skill_md};
-
-const SKILL_URI: &str = "skill://pdf-processing/SKILL.md";
-const SUPPORTING_URI: &str = "skill://pdf-processing/references/FORMS.md";
-const UNLISTED_URI: &str = "skill://pdf-processing/scripts/extract.py";
-const SKILL_MD: &str = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nSkill body.\n";
-const SUPPORTING: &str = "Supporting content.\n";
-
-/// What a mock server serves and what it was asked.
-#[derive(Default)]
-struct Mock {
-    /// The listed entry.
-    entry: Mutex<Value>,
-    /// The bytes served for each URI.
-    files: Mutex<Vec<(String, String)>>,
-    /// Every `resources/read` URI, in order.
-    reads: Mutex<Vec<String>>,
-    /// Every extension method called.
-    calls: Mutex<Vec<String>>,
-}
-
-impl Mock {
-    fn honest() -> Arc<Self> {
-        let mock = Arc::new(Self::default());
-        mock.serve(SKILL_URI, SKILL_MD);
-        mock.serve(SUPPORTING_URI, SUPPORTING);
-        mock.serve(UNLISTED_URI, "print('unlisted')\n");
-        *mock.entry.lock().unwrap() =
-            entry_for(&[(SKILL_URI, SKILL_MD), (SUPPORTING_URI, SUPPORTING)]);
-        mock
-    }
-
-    fn serve(&self, uri: &str, text: &str) {
-        let mut files = self.files.lock().unwrap();
-        files.retain(|(u, _)| u != uri);
-        files.push((uri.to_owned(), text.to_owned()));
-    }
-
-    fn reads(&self) -> Vec<String> {
-        self.reads.lock().unwrap().clone()
-    }
-
-    /// A server answering from this mock; it declares the extension when `declare`.
-    fn server(self: &Arc<Self>, declare: bool) -> Server {
-        let (list, get, read) = (self.clone(), self.clone(), self.clone());
-        let mut builder = Server::builder("mock-skills", "1.0.0")
-            .request_handler::<RawList, _, _>(move |_params, _cx| {
-                let mock = list.clone();
-                async move {
-                    mock.calls.lock().unwrap().push("skills/list".into());
-                    Ok(json!({"skills": [mock.entry.lock().unwrap().clone()]}))
-                }
-            })
-            .request_handler::<RawGet, _, _>(move |params, _cx| {
-                let mock = get.clone();
-                async move {
-                    mock.calls.lock().unwrap().push("skills/get".into());
-                    let entry = mock.entry.lock().unwrap().clone();
-                    if params["uri"] == entry["uri"] {
-                        Ok(json!({"skill": entry}))
-                    } else {
-                        Err(ErrorData::invalid_params("unknown skill"))
-                    }
-                }
-            })
-            .request_handler::<ReadResourceRequest, _, _>(move |params, _cx| {
-                let mock = read.clone();
-                async move {
-                    mock.reads.lock().unwrap().push(params.uri.clone());
-                    let files = mock.files.lock().unwrap().clone();
-                    let (uri, text) = files
-                        .into_iter()
-                        .find(|(u, _)| *u == params.uri)
-                        .ok_or_else(|| ErrorData::invalid_params("unknown resource"))?;
-                    Ok(ReadResourceResult::new(vec![
-                        TextResourceContents::new(uri, text)
-                            .with_mime_type("text/markdown")
-                            .into(),
-                    ]))
-                }
-            });
-        if declare {
-            builder = builder.extension(EXTENSION_ID, Default::default());
-        }
-        builder.build()
-    }
-}
-
-/// An honest entry for these files (the first is the SKILL.md).
-fn entry_for(files: &[(&str, &str)]) -> Value {
-    json!({
-        "uri": files[0].0,
-        "frontmatter": {
-            "name": "pdf-processing",
-            "description": "Extract, fill, and assemble PDF documents"
-        },
-        "resources": files
-            .iter()
-            .map(|(uri, text)| json!({"uri": uri, "digest": digest(text.as_bytes()), "size": text.len()}))
-            .collect::<Vec<_>>()
-    })
-}
+use support::{Scratch, Via, connect, matrix, skill_md};
 
 /// Mirrors `capabilities.test.ts`: a server serving skills advertises the extension
 /// and `resources` on both lifecycles (`initialize` and `server/discover`); and the
@@ -143,7 +42,7 @@ async fn the_extension_is_advertised_on_both_lifecycles_and_gates_the_client() {
         assert!(caps.resources.is_some(), "{at}");
         client.close().await;
 
-        let mock = Mock::honest();
+        let mock = SkillsMock::honest();
         let client = connect(mock.server(false), via, mode).await;
         let skills = client.skills("undeclared");
         assert!(!skills.is_offered(), "{at}");
@@ -171,7 +70,7 @@ async fn the_extension_is_advertised_on_both_lifecycles_and_gates_the_client() {
 async fn nothing_is_fetched_ahead_of_need() {
     for (via, mode, version) in matrix() {
         let at = format!("{via:?} {version}");
-        let mock = Mock::honest();
+        let mock = SkillsMock::honest();
         let client = connect(mock.server(true), via, mode).await;
         let skills = client.skills("mock");
         let listing = skills.list().await.unwrap();
@@ -217,7 +116,7 @@ async fn every_fetched_file_is_verified_against_its_entry() {
     for (via, mode, version) in matrix() {
         for (tamper, needle) in modes {
             let at = format!("{via:?} {version} {tamper}");
-            let mock = Mock::honest();
+            let mock = SkillsMock::honest();
             match tamper {
                 "digest" => mock.serve(SKILL_URI, &SKILL_MD.replace("Skill body.", "Evil body!!")),
                 "size" => mock.serve(SKILL_URI, &format!("{SKILL_MD}extra bytes\n")),
@@ -259,7 +158,7 @@ async fn every_fetched_file_is_verified_against_its_entry() {
         }
 
         let at = format!("{via:?} {version} unlisted");
-        let mock = Mock::honest();
+        let mock = SkillsMock::honest();
         let client = connect(mock.server(true), via, mode).await;
         let skills = client.skills("mock");
         let entry = skills.get(SKILL_URI).await.unwrap();
@@ -279,7 +178,7 @@ async fn every_fetched_file_is_verified_against_its_entry() {
 /// without a read.
 #[tokio::test]
 async fn malformed_and_dynamic_entries_are_not_loaded() {
-    let mock = Mock::honest();
+    let mock = SkillsMock::honest();
     let client = connect(mock.server(true), Via::Memory, ConnectMode::Auto).await;
     let skills = client.skills("mock");
     for (resources, kind) in [
@@ -310,9 +209,9 @@ async fn malformed_and_dynamic_entries_are_not_loaded() {
 #[tokio::test]
 async fn the_cache_is_per_server_and_revalidates() {
     let cache = SkillCache::new();
-    let first = Mock::honest();
+    let first = SkillsMock::honest();
     let other_md = SKILL_MD.replace("Skill body.", "Another server's body.");
-    let second = Mock::honest();
+    let second = SkillsMock::honest();
     second.serve(SKILL_URI, &other_md);
     *second.entry.lock().unwrap() =
         entry_for(&[(SKILL_URI, &other_md), (SUPPORTING_URI, SUPPORTING)]);

@@ -14,9 +14,10 @@ use modelctx_skills::{
     ClientSkillsExt, DIRECTORY_MIME_TYPE, EXTENSION_ID, ServerBuilderSkillsExt, Skill, SkillEntry,
     SkillResources, Skills,
 };
+use modelctx_test::skills::{RawDirectory, RawGet, RawList, raw};
 use modelctx_types::{CacheScope, TextOrBlobResourceContents};
 use serde_json::{Value, json};
-use support::{RawDirectory, RawGet, RawList, Scratch, Via, WAIT, connect, matrix, raw, skill_md};
+use support::{Scratch, Via, WAIT, connect, matrix, skill_md};
 
 const INVALID_PARAMS: i64 = -32602;
 const METHOD_NOT_FOUND: i64 = -32601;

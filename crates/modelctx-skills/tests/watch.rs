@@ -10,9 +10,10 @@ use std::time::Duration;
 use modelctx_client::{Client, ListKind};
 use modelctx_server::Server;
 use modelctx_skills::{ServerBuilderSkillsExt, SkillEntry, SkillResources, Skills};
+use modelctx_test::skills::{RawGet, RawList, raw};
 use modelctx_types::TextOrBlobResourceContents;
 use serde_json::{Value, json};
-use support::{RawGet, RawList, Scratch, WAIT, client, connect_with, matrix, raw, skill_md};
+use support::{Scratch, WAIT, client, connect_with, matrix, skill_md};
 use tokio::sync::mpsc;
 
 const INVALID_PARAMS: i64 = -32602;

@@ -57,6 +57,8 @@ pub mod record;
 mod redis;
 #[cfg(feature = "round-robin")]
 pub mod round_robin;
+#[cfg(feature = "skills")]
+pub mod skills;
 #[cfg(feature = "task-isolation")]
 pub mod task_isolation;
 mod text;

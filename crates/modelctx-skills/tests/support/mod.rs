@@ -10,8 +10,6 @@ use std::time::Duration;
 use modelctx_client::{Client, ClientBuilder, ConnectMode};
 use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService};
 use modelctx_server::Server;
-use modelctx_types::RequestMethod;
-use serde_json::Value;
 
 /// How long any one step may take.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -69,38 +67,6 @@ pub async fn connect_with(server: Server, via: Via, builder: ClientBuilder) -> C
         .await
         .expect("connects in time")
         .expect("connects")
-}
-
-// Requests of the extension with JSON params and results, for looking at the wire.
-macro_rules! raw_method {
-    ($name:ident, $method:literal) => {
-        pub struct $name;
-        impl RequestMethod for $name {
-            const METHOD: &'static str = $method;
-            type Params = Value;
-            type Result = Value;
-        }
-    };
-}
-raw_method!(RawList, "skills/list");
-raw_method!(RawGet, "skills/get");
-raw_method!(RawDirectory, "resources/directory/read");
-
-/// Sends `M` with `params`; the JSON result, or the JSON-RPC error code.
-pub async fn raw<M: RequestMethod<Params = Value, Result = Value>>(
-    client: &Client,
-    params: Value,
-) -> Result<Value, i64> {
-    match tokio::time::timeout(WAIT, client.request::<M>(params))
-        .await
-        .expect("answers in time")
-    {
-        Ok(v) => Ok(v),
-        Err(e) => Err(e
-            .protocol_error()
-            .map(|e| e.code.0)
-            .unwrap_or_else(|| panic!("not a protocol error: {e}"))),
-    }
 }
 
 /// A scratch directory, removed when dropped.
