@@ -44,6 +44,10 @@ const SCENARIOS: &[(&str, &[&str])] = &[
         "fairness (http stateful, a 32-connection flood)",
         &["fairness"],
     ),
+    (
+        "whole sessions (http, 50 workers: initialize, initialized, one call, DELETE)",
+        &["whole"],
+    ),
     ("cold start", &["cold"]),
 ];
 

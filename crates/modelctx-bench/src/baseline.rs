@@ -218,6 +218,10 @@ async fn answer_http(request: Request<Incoming>) -> Result<Response<Full<Bytes>>
         );
         response
     };
+    // Ending a session: the baseline keeps none, so there is nothing to end.
+    if request.method() == hyper::Method::DELETE {
+        return Ok(reply(StatusCode::NO_CONTENT, String::new()));
+    }
     let Ok(body) = request.into_body().collect().await else {
         return Ok(reply(StatusCode::BAD_REQUEST, String::new()));
     };
@@ -253,7 +257,7 @@ async fn answer_http(request: Request<Incoming>) -> Result<Response<Full<Bytes>>
 
 /// The HTTP baseline server: bare hyper (HTTP/1.1, keep-alive) answering each POST with
 /// the echo result as `application/json` (an `initialize` also gets an `Mcp-Session-Id`,
-/// so the stateful load runs unchanged), every notification with 202.
+/// so the stateful load runs unchanged), every notification with 202, a DELETE with 204.
 pub async fn serve_http(listener: tokio::net::TcpListener) -> std::io::Result<()> {
     loop {
         let (stream, _) = listener.accept().await?;

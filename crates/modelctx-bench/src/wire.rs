@@ -14,8 +14,13 @@ const ENVELOPE_2026: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion
 
 /// The `initialize` request, with id 0.
 pub fn initialize() -> String {
+    initialize_at(PROTOCOL_VERSION)
+}
+
+/// The `initialize` request asking for protocol `version`, with id 0.
+pub fn initialize_at(version: &str) -> String {
     format!(
-        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"bench-load","version":"0.1.0"}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{version}","capabilities":{{}},"clientInfo":{{"name":"bench-load","version":"0.1.0"}}}}}}"#
     )
 }
 

@@ -168,6 +168,35 @@ impl HttpClient {
         Ok((status, session, body))
     }
 
+    /// Ends the session with `DELETE` (its id and protocol version in the headers);
+    /// returns the status, after reading the whole answer.
+    pub(crate) async fn delete(&mut self) -> Result<hyper::StatusCode, String> {
+        use hyper::header;
+        let mut request = hyper::Request::new(Full::new(Bytes::new()));
+        *request.method_mut() = hyper::Method::DELETE;
+        *request.uri_mut() = self.uri.clone();
+        let headers = request.headers_mut();
+        headers.insert(header::HOST, self.host.clone());
+        headers.insert(
+            &MCP_PROTOCOL_VERSION,
+            HeaderValue::from_static(self.version),
+        );
+        if let Some(session) = &self.session {
+            headers.insert(&MCP_SESSION_ID, session.clone());
+        }
+        self.sender.ready().await.map_err(|e| e.to_string())?;
+        let response = tokio::time::timeout(WAIT, self.sender.send_request(request))
+            .await
+            .map_err(|_| "no HTTP answer to DELETE")?
+            .map_err(|e| e.to_string())?;
+        let status = response.status();
+        tokio::time::timeout(WAIT, response.into_body().collect())
+            .await
+            .map_err(|_| "the answer to DELETE did not end")?
+            .map_err(|e| e.to_string())?;
+        Ok(status)
+    }
+
     /// One echo call: checks the answer, in a JSON body or among SSE events.
     pub(crate) async fn call(&mut self, id: u64) -> Result<(), String> {
         let message = if self.modern {

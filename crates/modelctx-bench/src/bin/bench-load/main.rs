@@ -8,6 +8,7 @@
 //! bench-load sessions TARGET [--calls N]
 //! bench-load fairness TARGET [--calls N]
 //! bench-load cold TARGET [--calls N]
+//! bench-load whole TARGET [--calls N]
 //! bench-load scale stores memory|redis [--calls N]
 //! bench-load scale instances one|two [--calls N]
 //! ```
@@ -39,6 +40,7 @@ mod memory;
 mod scale;
 mod sessions;
 mod stdio;
+mod whole;
 
 /// Concurrent callers in the in-memory throughput figure.
 const MEMORY_CONCURRENCY: usize = 64;
@@ -130,6 +132,7 @@ async fn run() -> Result<Figures, String> {
         ["sessions", t] => sessions::sessions(target(t)?, calls).await,
         ["fairness", t] => fairness(target(t)?, calls).await,
         ["cold", t] => sessions::cold(target(t)?, calls).await,
+        ["whole", t] => whole::whole(target(t)?, calls).await,
         ["scale", "stores", variant] => scale_stores(variant, calls).await,
         ["scale", "instances", variant] => scale_instances(variant, calls).await,
         ["http", mode, t] => {
@@ -137,7 +140,7 @@ async fn run() -> Result<Figures, String> {
             http::http(mode, target(t)?, calls, clients).await
         }
         _ => Err(
-            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T | scale stores memory|redis | scale instances one|two> [--calls N] [--clients N]"
+            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T | whole T | scale stores memory|redis | scale instances one|two> [--calls N] [--clients N]"
                 .into(),
         ),
     }

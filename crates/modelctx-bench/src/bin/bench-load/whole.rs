@@ -1,0 +1,118 @@
+//! Whole sessions: the pattern of the public cross-language MCP benchmark, where every
+//! tool call is its own session.
+
+use std::time::{Duration, Instant};
+
+use modelctx_bench::HttpMode;
+use modelctx_bench::process::cpu_time;
+use modelctx_bench::stats::Latencies;
+use modelctx_bench::wire;
+
+use crate::http::{HttpClient, HttpServer};
+use crate::{Figures, Target};
+
+/// Workers opening sessions at once (the public benchmark's virtual users).
+pub(crate) const WORKERS: usize = 50;
+
+/// The handshake versions a whole session is opened at, with the prefix of their figures.
+const VERSIONS: [(&str, [&str; 6]); 2] = [
+    (
+        "2024-11-05",
+        [
+            "v2024_sessions_per_s",
+            "v2024_session_p50_us",
+            "v2024_session_p99_us",
+            "v2024_call_p50_us",
+            "v2024_call_p99_us",
+            "v2024_server_cpu_us_per_session",
+        ],
+    ),
+    (
+        "2025-11-25",
+        [
+            "v2025_sessions_per_s",
+            "v2025_session_p50_us",
+            "v2025_session_p99_us",
+            "v2025_call_p50_us",
+            "v2025_call_p99_us",
+            "v2025_server_cpu_us_per_session",
+        ],
+    ),
+];
+
+/// For each handshake version, 50 workers (one keep-alive connection each) share
+/// `calls` whole sessions: `initialize`, `notifications/initialized`, one echo
+/// `tools/call`, `DELETE`. Figures: sessions per second, the latency of a whole session
+/// and of its call, and the server's CPU time per session.
+pub(crate) async fn whole(target: Target, calls: usize) -> Result<Figures, String> {
+    let server = HttpServer::start(target, HttpMode::Stateful).await?;
+    let pid = server.pid();
+    let per_worker = (calls / WORKERS).max(1);
+    let mut figures = Vec::new();
+    for (version, names) in VERSIONS {
+        let mut workers = Vec::with_capacity(WORKERS);
+        for _ in 0..WORKERS {
+            let mut client = HttpClient::open(&server.addr).await?;
+            client.version = version;
+            // One session per connection first, untimed: the connection and the server's
+            // first use of each path are not what a session costs.
+            one_session(&mut client, version).await?;
+            workers.push(client);
+        }
+        let cpu_before = cpu_time(Some(pid))?;
+        let start = Instant::now();
+        let tasks: Vec<_> = workers
+            .into_iter()
+            .map(|mut client| {
+                tokio::spawn(async move {
+                    let mut sessions = Vec::with_capacity(per_worker);
+                    let mut calls = Vec::with_capacity(per_worker);
+                    for _ in 0..per_worker {
+                        let begin = Instant::now();
+                        calls.push(one_session(&mut client, version).await?);
+                        sessions.push(begin.elapsed());
+                    }
+                    Ok::<_, String>((sessions, calls))
+                })
+            })
+            .collect();
+        let mut sessions = Vec::with_capacity(per_worker * WORKERS);
+        let mut call_times = Vec::with_capacity(per_worker * WORKERS);
+        for task in tasks {
+            let (s, c) = task.await.map_err(|e| e.to_string())??;
+            sessions.extend(s);
+            call_times.extend(c);
+        }
+        let elapsed = start.elapsed();
+        let cpu = cpu_time(Some(pid))?.saturating_sub(cpu_before);
+        let done = sessions.len() as f64;
+        let sessions = Latencies::from_durations(&sessions);
+        let call_times = Latencies::from_durations(&call_times);
+        figures.extend([
+            (names[0], done / elapsed.as_secs_f64()),
+            (names[1], sessions.percentile(50.0)),
+            (names[2], sessions.percentile(99.0)),
+            (names[3], call_times.percentile(50.0)),
+            (names[4], call_times.percentile(99.0)),
+            (names[5], cpu.as_secs_f64() * 1e6 / done),
+        ]);
+    }
+    server.stop().await?;
+    Ok(figures)
+}
+
+/// One whole session on `client`'s connection; returns how long its call took.
+async fn one_session(client: &mut HttpClient, version: &'static str) -> Result<Duration, String> {
+    client.session = None;
+    client
+        .handshake_with(wire::initialize_at(version), HttpMode::Stateful)
+        .await?;
+    let begin = Instant::now();
+    client.call(1).await?;
+    let call = begin.elapsed();
+    let status = client.delete().await?;
+    if !status.is_success() {
+        return Err(format!("DELETE answered {status}"));
+    }
+    Ok(call)
+}
