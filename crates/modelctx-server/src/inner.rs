@@ -6,7 +6,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
 use modelctx_session::tasks::TaskHost;
@@ -46,6 +46,35 @@ pub(crate) type PeerErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
 #[derive(Clone)]
 pub struct Server {
     pub(crate) inner: Arc<Inner>,
+}
+
+/// A handle on a [`Server`] that does not keep it alive, from [`Server::downgrade`]:
+/// for a background task that works on the server for as long as it is in use and
+/// should end with it, rather than keep it (and everything it holds) alive.
+///
+/// The server is in use while a [`Server`] clone exists or a session it serves is
+/// running; [`upgrade`](WeakServer::upgrade) answers `None` once neither is left.
+///
+/// ```
+/// use modelctx_server::Server;
+///
+/// let server = Server::builder("docs", "1.0.0").build();
+/// let weak = server.downgrade();
+/// assert!(weak.upgrade().is_some());
+/// drop(server);
+/// assert!(weak.upgrade().is_none());
+/// ```
+#[derive(Clone)]
+pub struct WeakServer {
+    pub(crate) inner: Weak<Inner>,
+}
+
+impl fmt::Debug for WeakServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakServer")
+            .field("alive", &(self.inner.strong_count() > 0))
+            .finish()
+    }
 }
 
 /// What every session of one server shares: built once by the builder, read by the

@@ -119,7 +119,7 @@ pub use completion::{CompletionInput, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context_client::form_schema;
 pub use context_client::{ClientRequestError, ClientRequestErrorKind, Elicited, FormValues};
 pub use error::BoxError;
-pub use inner::Server;
+pub use inner::{Server, WeakServer};
 pub use middleware::{McpNotification, McpRequest, Next, NotificationNext};
 pub use modelctx_session::Extensions;
 pub use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskStore};

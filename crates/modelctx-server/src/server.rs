@@ -1,12 +1,14 @@
 //! What an application does with a [`Server`]: build it, serve sessions on transports,
 //! and change its registries while it runs.
 
+use std::sync::Arc;
+
 use modelctx_session::SessionConfig;
 use modelctx_transport::Transport;
 use modelctx_types::{Implementation, ServerCapabilities};
 
 use crate::builder::ServerBuilder;
-use crate::inner::Server;
+use crate::inner::{Server, WeakServer};
 use crate::prompt::PromptDef;
 use crate::registry::{ListKind, RegistrationError};
 use crate::resource::{ResourceDef, TemplateDef};
@@ -28,6 +30,13 @@ impl Server {
     /// The capabilities the server advertises.
     pub fn capabilities(&self) -> &ServerCapabilities {
         &self.inner.capabilities
+    }
+
+    /// A handle on this server that does not keep it alive (see [`WeakServer`]).
+    pub fn downgrade(&self) -> WeakServer {
+        WeakServer {
+            inner: Arc::downgrade(&self.inner),
+        }
     }
 
     /// Serves one session over `transport`. Must be called within a tokio runtime.
@@ -115,5 +124,13 @@ impl Server {
     /// streams of this process were told.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
         self.inner.announcer.resource_updated(uri).await
+    }
+}
+
+impl WeakServer {
+    /// The server, while a [`Server`] clone exists or a session it serves is running;
+    /// `None` once neither is left.
+    pub fn upgrade(&self) -> Option<Server> {
+        self.inner.upgrade().map(|inner| Server { inner })
     }
 }

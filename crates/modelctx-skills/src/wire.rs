@@ -280,8 +280,13 @@ pub(crate) struct ListResult<E> {
 
 /// A `skills/get` result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct GetResult<E> {
     pub(crate) skill: E,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ttl_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cache_scope: Option<String>,
 }
 
 /// A `resources/directory/read` result.
@@ -291,6 +296,10 @@ pub(crate) struct DirectoryResult {
     pub(crate) resources: Vec<Resource>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) next_cursor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ttl_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cache_scope: Option<String>,
 }
 
 /// Declares a request method of the extension for a params and result type.

@@ -217,6 +217,17 @@ async fn skills_are_enumerated_and_retrieved_over_every_transport_and_era() {
                 .unwrap();
             assert_eq!(&got["skill"], value, "{at}");
             assert!(got.get("nextCursor").is_none(), "{at}");
+            // The caching attributes the SEP leaves open on skills/get: sent in
+            // 2026-07-28, as on skills/list.
+            if version == "2026-07-28" {
+                assert_eq!(got["ttlMs"], 60_000, "{at}");
+                assert_eq!(got["cacheScope"], "public", "{at}");
+            } else {
+                assert!(
+                    got.get("ttlMs").is_none() && got.get("cacheScope").is_none(),
+                    "{at}"
+                );
+            }
         }
 
         let pdf = entries
@@ -373,6 +384,17 @@ async fn directories_are_read_over_every_transport_and_era() {
             .await
             .unwrap();
         assert_eq!(first["resources"].as_array().unwrap().len(), 2, "{at}");
+        // The caching attributes, as on resources/list: in 2026-07-28 only (the
+        // defaults: no time to live, private).
+        if version == "2026-07-28" {
+            assert_eq!(
+                (&first["ttlMs"], &first["cacheScope"]),
+                (&json!(0), &json!("private")),
+                "{at}"
+            );
+        } else {
+            assert!(first.get("ttlMs").is_none(), "{at}");
+        }
         let cursor = first["nextCursor"].clone();
         let second = raw::<RawDirectory>(
             &client,

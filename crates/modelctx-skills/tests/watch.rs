@@ -251,3 +251,51 @@ async fn a_watch_starts_only_when_asked() {
         .build();
     assert!(unwatched.capabilities().extensions.is_none());
 }
+
+/// The watch holds the server weakly: it keeps polling while a session the server
+/// serves is running (after the application dropped its own handle), and ends on its
+/// own once that session has ended too.
+#[tokio::test]
+async fn a_watch_ends_when_the_server_is_gone() {
+    let dir = Scratch::new("watch-ends");
+    dir.write("alpha/SKILL.md", skill_md("alpha", "First"));
+    let skills = Skills::new().dir(dir.path()).unwrap();
+    let watcher = skills.watcher();
+    let server = Server::builder("watched", "1.0.0")
+        .list_changed_debounce(Duration::from_millis(5))
+        .skills(skills)
+        .unwrap()
+        .build();
+    let watch = watcher.watch(&server, Duration::from_millis(10)).unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let builder = client(modelctx_client::ConnectMode::Handshake).on_list_changed(
+        ListKind::Resources,
+        move |k| {
+            let _ = tx.send(k);
+        },
+    );
+    let client = connect_with(server.clone(), support::Via::Memory, builder).await;
+    let weak = server.downgrade();
+    drop(server);
+
+    // The session keeps the server in use, and the watch keeps it in step.
+    dir.write(
+        "alpha/notes.md",
+        "added while only the session holds the server\n",
+    );
+    until(
+        "a file added after the handle was dropped",
+        &mut rx,
+        || async {
+            entry(&client, "skill://alpha/SKILL.md").await.unwrap()["resources"]
+                .as_array()
+                .is_some_and(|files| files.len() == 2)
+        },
+    )
+    .await;
+    assert!(!watch.is_finished());
+
+    client.close().await;
+    modelctx_test::within(WAIT, "the watch to end with the server", watch.stopped()).await;
+    assert!(weak.upgrade().is_none(), "nothing else holds the server");
+}

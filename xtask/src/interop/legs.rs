@@ -13,6 +13,9 @@ pub(super) enum Peer {
     TypeScriptV2,
     /// `mcp` 2.3.0 (PyPI): `py-client.py` / `py-server.py`.
     Python,
+    /// rmcp 3.11.0 (crates.io, its `skills-fs` feature): `rmcp-skills-peer client` /
+    /// `server`, a bin of `modelctx-bench` built in the interop step (the skills legs).
+    Rmcp,
 }
 
 impl Peer {
@@ -21,6 +24,7 @@ impl Peer {
             Peer::TypeScriptV1 => "typescript-v1",
             Peer::TypeScriptV2 => "typescript-v2",
             Peer::Python => "python",
+            Peer::Rmcp => "rmcp",
         }
     }
 
@@ -29,9 +33,12 @@ impl Peer {
             Peer::TypeScriptV1 => "@modelcontextprotocol/sdk 1.32.2",
             Peer::TypeScriptV2 => "@modelcontextprotocol/client+server 2.4.0",
             Peer::Python => "mcp 2.3.0",
+            Peer::Rmcp => "rmcp 3.11.0",
         }
     }
 
+    /// The script of the usual flow (for rmcp, which takes part in the skills legs
+    /// only: the peer program's mode).
     pub(super) fn script(self, role: Role) -> &'static str {
         match (self, role) {
             (Peer::TypeScriptV1, Role::Client) => "ts-client.mjs",
@@ -40,15 +47,17 @@ impl Peer {
             (Peer::TypeScriptV2, Role::Server) => "ts2-server.mjs",
             (Peer::Python, Role::Client) => "py-client.py",
             (Peer::Python, Role::Server) => "py-server.py",
+            (Peer::Rmcp, role) => role.name(),
         }
     }
 
     /// The client that authorizes with OAuth against the `oauth-server` example.
-    pub(super) fn oauth_script(self) -> &'static str {
+    pub(super) fn oauth_script(self) -> Option<&'static str> {
         match self {
-            Peer::TypeScriptV1 => "ts-oauth-client.mjs",
-            Peer::TypeScriptV2 => "ts2-oauth-client.mjs",
-            Peer::Python => "py-oauth-client.py",
+            Peer::TypeScriptV1 => Some("ts-oauth-client.mjs"),
+            Peer::TypeScriptV2 => Some("ts2-oauth-client.mjs"),
+            Peer::Python => Some("py-oauth-client.py"),
+            Peer::Rmcp => None,
         }
     }
 
@@ -58,9 +67,15 @@ impl Peer {
         self.command_for(paths, self.script(role))
     }
 
+    /// For rmcp, `script` is the mode of the `rmcp-skills-peer` program.
     pub(super) fn command_for(self, paths: &Paths, script: &str) -> Result<Command, String> {
         let source = paths.root.join("xtask/interop").join(script);
         Ok(match self {
+            Peer::Rmcp => {
+                let mut c = Command::new(paths.bin.join(RMCP_PEER));
+                c.arg(script);
+                c
+            }
             Peer::Python => {
                 let mut c = Command::new(&paths.python);
                 // No `__pycache__` in the source tree.
@@ -109,8 +124,8 @@ impl Wire {
 }
 
 /// One cross-SDK leg: who is the client, over which transport, the era the peer
-/// client is told to use (`None`: its default mode), and whether it runs the tasks
-/// flow instead of the usual one.
+/// client is told to use (`None`: its default mode), and whether it runs the tasks or
+/// the skills flow instead of the usual one.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Leg {
     pub(super) peer: Peer,
@@ -121,6 +136,10 @@ pub(super) struct Leg {
     pub(super) era: Option<&'static str>,
     /// Both sides run their tasks flow (`--tasks`), in the peer's default era.
     pub(super) tasks: bool,
+    /// The skills flow (SEP-2640, `skills.rs`): the peer's skills client against the
+    /// `skills-server` example, or `conformance-client --interop --skills` against
+    /// the peer's skills server.
+    pub(super) skills: bool,
 }
 
 impl Leg {
@@ -136,6 +155,7 @@ impl Leg {
             wire,
             era,
             tasks: false,
+            skills: false,
         }
     }
 
@@ -147,11 +167,30 @@ impl Leg {
         }
     }
 
+    /// A leg running the skills flow.
+    pub(super) const fn skills(
+        peer: Peer,
+        peer_role: Role,
+        wire: Wire,
+        era: Option<&'static str>,
+    ) -> Self {
+        Self {
+            skills: true,
+            ..Self::new(peer, peer_role, wire, era)
+        }
+    }
+
     /// `python-client -> modelctx-server (http)`, with `@<era>` when the era is forced
-    /// and `, tasks` for the tasks flow.
+    /// and `, tasks` or `, skills` for those flows.
     pub(super) fn id(&self) -> String {
         let era = self.era.map(|e| format!("@{e}")).unwrap_or_default();
-        let flow = if self.tasks { ", tasks" } else { "" };
+        let flow = if self.tasks {
+            ", tasks"
+        } else if self.skills {
+            ", skills"
+        } else {
+            ""
+        };
         match self.peer_role {
             Role::Client => format!(
                 "{}-client{era} -> modelctx-server ({}{flow})",
@@ -167,10 +206,11 @@ impl Leg {
     }
 }
 
-use Peer::{Python, TypeScriptV1, TypeScriptV2};
+use Peer::{Python, Rmcp, TypeScriptV1, TypeScriptV2};
 use Wire::{Http, OAuthHttp, Sse, SseFallback, Stdio as StdioWire};
 
 use super::process::{free_port, run_logged, start_both_eras_server, start_http};
+use super::skills::{RMCP_PEER, run_skills_leg};
 use super::suite::Expected;
 use super::{ERA_LINE, LEG_LIMIT, Paths, Role};
 
@@ -212,6 +252,15 @@ pub(super) const LEGS: &[Leg] = &[
     Leg::new(Python, Role::Server, Sse, Some("2025-11-25")),
     Leg::new(TypeScriptV1, Role::Server, SseFallback, None),
     Leg::new(Python, Role::Server, SseFallback, None),
+    Leg::skills(TypeScriptV2, Role::Client, StdioWire, None),
+    Leg::skills(TypeScriptV2, Role::Client, StdioWire, Some("2026-07-28")),
+    Leg::skills(TypeScriptV2, Role::Server, StdioWire, None),
+    Leg::skills(TypeScriptV2, Role::Server, Http, None),
+    Leg::skills(TypeScriptV2, Role::Server, Http, Some("2025-11-25")),
+    Leg::skills(Rmcp, Role::Client, StdioWire, None),
+    Leg::skills(Rmcp, Role::Client, StdioWire, Some("2025-11-25")),
+    Leg::skills(Rmcp, Role::Server, StdioWire, None),
+    Leg::skills(Rmcp, Role::Server, StdioWire, Some("2025-11-25")),
 ];
 
 /// The user the OAuth legs log in as at the consent page, and the password the
@@ -235,7 +284,12 @@ impl LegOutcome {
     }
 }
 
-pub(super) fn cross_sdk(paths: &Paths, expected: &Expected) -> Result<Vec<LegOutcome>, String> {
+/// Runs every leg whose id contains `only` (all of them when `None`).
+pub(super) fn cross_sdk(
+    paths: &Paths,
+    expected: &Expected,
+    only: Option<&str>,
+) -> Result<Vec<LegOutcome>, String> {
     let ids: Vec<String> = LEGS.iter().map(Leg::id).collect();
     if let Some((unknown, _)) = expected.legs.iter().find(|(l, _)| !ids.contains(l)) {
         return Err(format!(
@@ -244,6 +298,9 @@ pub(super) fn cross_sdk(paths: &Paths, expected: &Expected) -> Result<Vec<LegOut
     }
     let mut outcomes = Vec::new();
     for (leg, id) in LEGS.iter().zip(ids) {
+        if only.is_some_and(|pattern| !id.contains(pattern)) {
+            continue;
+        }
         eprintln!("== interop: {id}");
         let log_name = format!(
             "leg-{}-{}{}-{}{}.log",
@@ -251,7 +308,13 @@ pub(super) fn cross_sdk(paths: &Paths, expected: &Expected) -> Result<Vec<LegOut
             leg.peer_role.name(),
             leg.era.map(|e| format!("-{e}")).unwrap_or_default(),
             leg.wire.name(),
-            if leg.tasks { "-tasks" } else { "" }
+            if leg.tasks {
+                "-tasks"
+            } else if leg.skills {
+                "-skills"
+            } else {
+                ""
+            }
         );
         let started = Instant::now();
         let (status, output) = run_leg(paths, leg, &log_name)?;
@@ -280,11 +343,18 @@ pub(super) fn run_leg(
     leg: &Leg,
     log_name: &str,
 ) -> Result<(ExitStatus, String), String> {
+    if leg.skills {
+        return run_skills_leg(paths, leg, log_name);
+    }
     let server_bin = paths.bin.join("conformance-server");
     let client_bin = paths.bin.join("conformance-client");
     match leg.peer_role {
         Role::Client if leg.wire == OAuthHttp => {
-            let mut client = leg.peer.command_for(paths, leg.peer.oauth_script())?;
+            let script = leg
+                .peer
+                .oauth_script()
+                .ok_or_else(|| format!("{}: no OAuth client for this peer", leg.id()))?;
+            let mut client = leg.peer.command_for(paths, script)?;
             let mut server = Command::new(paths.bin.join("oauth-server"));
             server.env("OAUTH_DEMO_PASSWORD", OAUTH_USER.1).args([
                 "--as-port",

@@ -38,9 +38,18 @@
 //!    serve nothing else. In the `sse-fallback` legs `conformance-client --interop
 //!    fallback` points `FallbackClientTransport` at such a server: streamable HTTP is
 //!    refused, the client falls back to the legacy transport and must report it active.
+//!    The `skills` legs (`skills.rs`) run Skills over MCP (SEP-2640) both ways with
+//!    the TypeScript SDK v2 and rmcp 3.11 (`rmcp-skills-peer`, a bin of
+//!    `modelctx-bench` built from the registry with its `rmcp-skills` feature): each
+//!    peer's client against the `skills-server` example, and `conformance-client
+//!    --interop --skills` against each peer's skills server.
 //! 5. The official suite's `authorization` command (the authorization-server scenarios)
 //!    against the bundled authorization server of `oauth-server`, the user's consent
 //!    given by `xtask/interop/as-consent.mjs`; every scenario must pass.
+//!
+//! `--legs PATTERN` runs only the cross-SDK legs whose name contains PATTERN (`skills`,
+//! `rmcp`, `python-client`, ...), after the install and the build: no suite run and no
+//! authorization scenarios; the report says so.
 //!
 //! The summary gives the tier score the way the suite counts it (scored scenarios passed
 //! of all scored scenarios of every frozen set: server N/67, client N/50) and the
@@ -62,6 +71,7 @@ mod authorization;
 mod legs;
 mod process;
 mod report;
+mod skills;
 mod suite;
 #[cfg(test)]
 mod tests;
@@ -82,7 +92,7 @@ const LEG_LIMIT: Duration = Duration::from_secs(120);
 /// What a peer script or `conformance-client --interop` prints once connected.
 const ERA_LINE: &str = "negotiated protocol version: ";
 
-pub(crate) const USAGE: &str = "cargo xtask interop [--json]: the official MCP conformance suite (frozen requirement sets, server and client) and cross-SDK legs";
+pub(crate) const USAGE: &str = "cargo xtask interop [--json] [--legs PATTERN]: the official MCP conformance suite (frozen requirement sets, server and client) and cross-SDK legs (with --legs, only the legs whose name contains PATTERN)";
 
 /// Where things are.
 struct Paths {
@@ -138,14 +148,25 @@ impl Role {
 }
 
 pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
-    let json_out = match args {
-        [] => false,
-        [flag] if flag == "--json" => true,
-        _ => {
-            eprintln!("usage: {USAGE}");
-            return ExitCode::from(2);
+    let (mut json_out, mut only) = (false, None);
+    let mut rest = args;
+    loop {
+        match rest {
+            [] => break,
+            [flag, more @ ..] if flag == "--json" && !json_out => {
+                json_out = true;
+                rest = more;
+            }
+            [flag, pattern, more @ ..] if flag == "--legs" && only.is_none() => {
+                only = Some(pattern.as_str());
+                rest = more;
+            }
+            _ => {
+                eprintln!("usage: {USAGE}");
+                return ExitCode::from(2);
+            }
         }
-    };
+    }
     let needs = [
         crate::needs::Need {
             program: "npm",
@@ -162,14 +183,14 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
     }
     let started = Instant::now();
     let paths = Paths::new(root);
-    let (sets, legs, auth) = match run(&paths) {
+    let (sets, legs, auth) = match run(&paths, only) {
         Ok(outcome) => outcome,
         Err(e) => {
             eprintln!("interop: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let report = report_json(&sets, &legs, &auth, started.elapsed());
+    let report = report_json(&sets, &legs, auth.as_ref(), started.elapsed());
     let ok = report["ok"] == Value::Bool(true);
     if json_out {
         println!(
@@ -177,7 +198,10 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
             serde_json::to_string_pretty(&report).expect("a JSON value serialises")
         );
     } else {
-        print!("{}", human_report(&sets, &legs, &auth, started.elapsed()));
+        print!(
+            "{}",
+            human_report(&sets, &legs, auth.as_ref(), started.elapsed())
+        );
     }
     if ok {
         eprintln!("interop: ok");
@@ -188,9 +212,15 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
     }
 }
 
-type Outcomes = (Vec<SetOutcome>, Vec<LegOutcome>, AuthorizationOutcome);
+/// The suite runs, the legs, and the authorization scenarios (`None` when only some legs
+/// ran).
+type Outcomes = (
+    Vec<SetOutcome>,
+    Vec<LegOutcome>,
+    Option<AuthorizationOutcome>,
+);
 
-fn run(paths: &Paths) -> Result<Outcomes, String> {
+fn run(paths: &Paths, only: Option<&str>) -> Result<Outcomes, String> {
     eprintln!("== interop: installing the pinned tools (xtask/interop/install.sh)");
     let status = Command::new("sh")
         .arg(paths.root.join("xtask/interop/install.sh"))
@@ -204,18 +234,38 @@ fn run(paths: &Paths) -> Result<Outcomes, String> {
     std::fs::create_dir_all(&paths.logs)
         .map_err(|e| format!("cannot create {}: {e}", paths.logs.display()))?;
 
-    eprintln!("== interop: building the conformance examples");
+    eprintln!("== interop: building the conformance examples and the rmcp peer");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    // One build, so that the examples and the rmcp peer share one feature resolution
+    // (and the artifacts of `cargo build -p modelctx-examples`).
     let status = Command::new(cargo)
         .current_dir(&paths.root)
         .args(["build", "-p", "modelctx-examples"])
         .args(["--bin", "conformance-server", "--bin", "conformance-client"])
-        .args(["--bin", "oauth-server"])
+        .args(["--bin", "oauth-server", "--bin", "skills-server"])
+        .args([
+            "-p",
+            "modelctx-bench",
+            "--features",
+            "modelctx-bench/rmcp-skills",
+        ])
+        .args(["--bin", skills::RMCP_PEER])
         .stdout(Stdio::null())
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
         return Err(format!("building the examples failed ({status})"));
+    }
+    let cross = read(&paths.expected("cross-sdk")).and_then(|t| parse_expected(&t))?;
+    if only.is_some() {
+        let legs = cross_sdk(paths, &cross, only)?;
+        if legs.is_empty() {
+            return Err(format!(
+                "no leg's name contains {:?}",
+                only.unwrap_or_default()
+            ));
+        }
+        return Ok((Vec::new(), legs, None));
     }
 
     let mut sets = Vec::new();
@@ -238,8 +288,7 @@ fn run(paths: &Paths) -> Result<Outcomes, String> {
             )?);
         }
     }
-    let cross = read(&paths.expected("cross-sdk")).and_then(|t| parse_expected(&t))?;
-    let legs = cross_sdk(paths, &cross)?;
+    let legs = cross_sdk(paths, &cross, None)?;
     let auth = authorization_suite(paths)?;
-    Ok((sets, legs, auth))
+    Ok((sets, legs, Some(auth)))
 }

@@ -11,6 +11,9 @@ use super::legs::LegOutcome;
 use super::suite::SetOutcome;
 use super::{Role, SUITE_PACKAGE, SUITE_VERSION};
 
+/// What the id of a skills leg contains (`Leg::id`).
+const SKILLS_FLOW: &str = ", skills)";
+
 /// The official suite's package and the exact version `package.json` pins.
 /// `(passed, total)` over every frozen set for one role: the tier score.
 pub(super) fn tier(sets: &[SetOutcome], role: Role) -> (usize, usize) {
@@ -31,17 +34,28 @@ pub(super) fn unscored(sets: &[SetOutcome], extension: bool) -> (usize, usize) {
         })
 }
 
+/// `(passed, total)` of the legs whose name contains `flow` (`", skills"`).
+pub(super) fn legs_of(legs: &[LegOutcome], flow: &str) -> (usize, usize) {
+    legs.iter()
+        .filter(|l| l.id.contains(flow))
+        .fold((0, 0), |(p, t), l| (p + usize::from(l.passed), t + 1))
+}
+
+/// The authorization scenarios were run, or only some legs (`--legs`).
 pub(super) fn report_json(
     sets: &[SetOutcome],
     legs: &[LegOutcome],
-    auth: &AuthorizationOutcome,
+    auth: Option<&AuthorizationOutcome>,
     elapsed: Duration,
 ) -> Value {
     let (sp, st) = tier(sets, Role::Server);
     let (cp, ct) = tier(sets, Role::Client);
     let (ep, et) = unscored(sets, true);
     let (op, ot) = unscored(sets, false);
-    let ok = sets.iter().all(SetOutcome::ok) && legs.iter().all(LegOutcome::ok) && auth.ok();
+    let ok = sets.iter().all(SetOutcome::ok)
+        && legs.iter().all(LegOutcome::ok)
+        && auth.is_none_or(AuthorizationOutcome::ok);
+    let (skills_passed, skills_total) = legs_of(legs, SKILLS_FLOW);
     json!({
         "suite": { "package": SUITE_PACKAGE, "version": SUITE_VERSION },
         "tier": {
@@ -62,12 +76,13 @@ pub(super) fn report_json(
             "seconds": (l.seconds * 10.0).round() / 10.0,
             "ok": l.ok(),
         })).collect::<Vec<_>>(),
-        "authorization_server": {
+        "skills_legs": { "passed": skills_passed, "total": skills_total },
+        "authorization_server": auth.map(|auth| json!({
             "scenarios": auth.scenarios.iter().map(|(name, passed)| json!({
                 "scenario": name, "passed": passed,
             })).collect::<Vec<_>>(),
             "ok": auth.ok(),
-        },
+        })),
         "seconds": elapsed.as_secs(),
         "ok": ok,
     })
@@ -76,14 +91,21 @@ pub(super) fn report_json(
 pub(super) fn human_report(
     sets: &[SetOutcome],
     legs: &[LegOutcome],
-    auth: &AuthorizationOutcome,
+    auth: Option<&AuthorizationOutcome>,
     elapsed: Duration,
 ) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\ninterop: official suite {SUITE_PACKAGE}@{SUITE_VERSION}, frozen requirement sets"
-    );
+    if auth.is_none() {
+        let _ = writeln!(
+            out,
+            "\ninterop: --legs: the official suite and the authorization scenarios were not run"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\ninterop: official suite {SUITE_PACKAGE}@{SUITE_VERSION}, frozen requirement sets"
+        );
+    }
     for s in sets {
         let listed = s.expected.len();
         let _ = writeln!(
@@ -136,10 +158,12 @@ pub(super) fn human_report(
     let (cp, ct) = tier(sets, Role::Client);
     let (ep, et) = unscored(sets, true);
     let (op, ot) = unscored(sets, false);
-    let _ = writeln!(
-        out,
-        "  tier score: server {sp}/{st}, client {cp}/{ct}; extension scenarios (not scored) {ep}/{et} pass; other unscored {op}/{ot}"
-    );
+    if !sets.is_empty() {
+        let _ = writeln!(
+            out,
+            "  tier score: server {sp}/{st}, client {cp}/{ct}; extension scenarios (not scored) {ep}/{et} pass; other unscored {op}/{ot}"
+        );
+    }
     let _ = writeln!(out, "interop: cross-SDK legs");
     for l in legs {
         let _ = writeln!(
@@ -176,27 +200,34 @@ pub(super) fn human_report(
     if unexpected > 0 {
         rest.push_str(&format!("; {unexpected} FAILED unexpectedly"));
     }
-    let _ = writeln!(out, "  {passed}/{} legs pass{rest}", legs.len());
+    let (skills_passed, skills_total) = legs_of(legs, SKILLS_FLOW);
     let _ = writeln!(
         out,
-        "interop: official suite `authorization` against the bundled authorization server"
+        "  {passed}/{} legs pass{rest} (skills legs: {skills_passed}/{skills_total})",
+        legs.len()
     );
-    for (name, ok) in &auth.scenarios {
-        let _ = writeln!(out, "  {name:<58} {}", if *ok { "pass" } else { "FAIL" });
+    if let Some(auth) = auth {
+        let _ = writeln!(
+            out,
+            "interop: official suite `authorization` against the bundled authorization server"
+        );
+        for (name, ok) in &auth.scenarios {
+            let _ = writeln!(out, "  {name:<58} {}", if *ok { "pass" } else { "FAIL" });
+        }
+        let auth_passed = auth.scenarios.iter().filter(|(_, ok)| *ok).count();
+        let _ = writeln!(
+            out,
+            "  {auth_passed}/{} scenarios pass{}{}",
+            auth.scenarios.len(),
+            if auth.suite_status_ok {
+                ""
+            } else {
+                "; the suite itself failed (see its log)"
+            },
+            if auth.ok() { "" } else { "  <-- FAILED" },
+        );
     }
-    let auth_passed = auth.scenarios.iter().filter(|(_, ok)| *ok).count();
-    let _ = writeln!(
-        out,
-        "  {auth_passed}/{} scenarios pass{}{}\ninterop: took {:.0?}",
-        auth.scenarios.len(),
-        if auth.suite_status_ok {
-            ""
-        } else {
-            "; the suite itself failed (see its log)"
-        },
-        if auth.ok() { "" } else { "  <-- FAILED" },
-        elapsed
-    );
+    let _ = writeln!(out, "interop: took {elapsed:.0?}");
     out
 }
 

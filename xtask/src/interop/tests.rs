@@ -143,3 +143,65 @@ fn leg_ids_are_unique() {
     let ids: BTreeSet<String> = LEGS.iter().map(Leg::id).collect();
     assert_eq!(ids.len(), LEGS.len());
 }
+
+/// Each skills peer runs both ways, and every skills leg is one `run_skills_leg`
+/// knows (the rest of the table is unchanged by the skills flow).
+#[test]
+fn the_skills_legs_run_both_ways_with_each_skills_peer() {
+    use super::legs::{Peer, Wire};
+    let skills: Vec<&Leg> = LEGS.iter().filter(|l| l.skills).collect();
+    for peer in [Peer::TypeScriptV2, Peer::Rmcp] {
+        for role in Role::ALL {
+            assert!(
+                skills.iter().any(|l| l.peer == peer && l.peer_role == role),
+                "{} as {}",
+                peer.name(),
+                role.name()
+            );
+        }
+    }
+    for leg in &skills {
+        assert!(!leg.tasks, "{}", leg.id());
+        assert!(leg.id().ends_with(", skills)"), "{}", leg.id());
+        // The skills-server example and rmcp's peer are served over stdio only.
+        assert!(
+            leg.wire == Wire::Stdio
+                || (leg.peer == Peer::TypeScriptV2 && leg.peer_role == Role::Server),
+            "{}",
+            leg.id()
+        );
+    }
+    assert!(
+        LEGS.iter()
+            .filter(|l| l.peer == Peer::Rmcp)
+            .all(|l| l.skills)
+    );
+}
+
+#[test]
+fn the_report_counts_the_skills_legs_beside_the_others() {
+    use super::legs::{LegOutcome, Peer};
+    let outcome = |id: &str, passed| LegOutcome {
+        id: id.to_owned(),
+        peer: Peer::Rmcp,
+        passed,
+        era: None,
+        expected_failure: None,
+        seconds: 0.1,
+    };
+    let legs = [
+        outcome("rmcp-client -> modelctx-server (stdio, skills)", true),
+        outcome("modelctx-client -> rmcp-server (stdio, skills)", false),
+        outcome("python-client -> modelctx-server (http)", true),
+    ];
+    assert_eq!(report::legs_of(&legs, ", skills)"), (1, 2));
+    let json = report::report_json(&[], &legs, None, Duration::from_secs(1));
+    assert_eq!(json["skills_legs"], json!({"passed": 1, "total": 2}));
+    assert_eq!(json["cross_sdk"].as_array().unwrap().len(), 3);
+    assert!(json["authorization_server"].is_null());
+    assert_eq!(json["ok"], false);
+    let human = report::human_report(&[], &legs, None, Duration::from_secs(1));
+    assert!(human.contains("2/3 legs pass"), "{human}");
+    assert!(human.contains("(skills legs: 1/2)"), "{human}");
+    assert!(human.contains("were not run"), "{human}");
+}

@@ -256,6 +256,8 @@ pub(crate) struct BuiltSkill {
 ///   namespace (skill roots, their subdirectories, and the prefixes above them);
 ///   declared as `directoryRead: true` unless [`directory_read`](Self::directory_read)
 ///   turns it off.
+/// - `skills/get` and `resources/directory/read` results carry `ttlMs` and
+///   `cacheScope` in protocol 2026-07-28 too (the SEP leaves them open there).
 /// - The capability `extensions["io.modelcontextprotocol/skills"]` is declared when at
 ///   least one skill is installed, and not otherwise.
 ///

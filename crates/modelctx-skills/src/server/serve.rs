@@ -281,15 +281,15 @@ pub(super) fn install(skills: Skills, builder: ServerBuilder) -> Result<ServerBu
             let served = now(&list);
             async move { served.list(params.unwrap_or_default(), &cx) }
         })
-        .request_handler::<ServeGet, _, _>(move |params, _cx| {
+        .request_handler::<ServeGet, _, _>(move |params, cx| {
             let served = now(&get);
-            async move { served.get(&params.uri) }
+            async move { served.get(&params.uri, &cx) }
         });
     if skills.directory_read {
         let dir = current.clone();
-        builder = builder.request_handler::<ServeDirectory, _, _>(move |params, _cx| {
+        builder = builder.request_handler::<ServeDirectory, _, _>(move |params, cx| {
             let served = now(&dir);
-            async move { served.directory(params) }
+            async move { served.directory(params, &cx) }
         });
     }
     if watched {
@@ -379,30 +379,47 @@ impl Served {
             self.page_size,
             "skills",
         )?;
-        // The list-caching attributes exist from protocol 2026-07-28 on.
-        let caching = cx
-            .protocol_version()
-            .is_some_and(|v| v.at_least(&ProtocolVersion::V2026_07_28));
+        let (ttl_ms, cache_scope) = self.caching(cx);
         Ok(ListResult {
             skills,
             next_cursor,
-            ttl_ms: caching.then_some(self.ttl_ms),
-            cache_scope: caching.then(|| self.scope.clone()),
+            ttl_ms,
+            cache_scope,
         })
     }
 
-    fn get(&self, uri: &str) -> Result<GetResult<Arc<RawValue>>, ErrorData> {
+    /// `ttlMs` and `cacheScope`, which exist from protocol 2026-07-28 on. The SEP
+    /// requires them on `skills/list`; on `skills/get` and `resources/directory/read`
+    /// it leaves them open, and they are sent there too, as on `resources/read` and
+    /// `resources/list`, because clients that require them (the TypeScript SDK v2)
+    /// refuse those results without.
+    fn caching(&self, cx: &Context) -> (Option<u64>, Option<String>) {
+        let caching = cx
+            .protocol_version()
+            .is_some_and(|v| v.at_least(&ProtocolVersion::V2026_07_28));
+        (
+            caching.then_some(self.ttl_ms),
+            caching.then(|| self.scope.clone()),
+        )
+    }
+
+    fn get(&self, uri: &str, cx: &Context) -> Result<GetResult<Arc<RawValue>>, ErrorData> {
         match self.by_uri.get(uri) {
-            Some(entry) => Ok(GetResult {
-                skill: entry.clone(),
-            }),
+            Some(entry) => {
+                let (ttl_ms, cache_scope) = self.caching(cx);
+                Ok(GetResult {
+                    skill: entry.clone(),
+                    ttl_ms,
+                    cache_scope,
+                })
+            }
             None => Err(ErrorData::invalid_params(format!(
                 "{uri} is not the SKILL.md of a skill this server serves"
             ))),
         }
     }
 
-    fn directory(&self, params: UriParams) -> Result<DirectoryResult, ErrorData> {
+    fn directory(&self, params: UriParams, cx: &Context) -> Result<DirectoryResult, ErrorData> {
         let Some(children) = self.directories.get(&params.uri) else {
             return Err(ErrorData::invalid_params(format!(
                 "{} is not a directory this server serves",
@@ -412,9 +429,12 @@ impl Served {
         let tag = format!("dir:{}", children.len());
         let (resources, next_cursor) =
             page(children, params.cursor.as_deref(), self.page_size, &tag)?;
+        let (ttl_ms, cache_scope) = self.caching(cx);
         Ok(DirectoryResult {
             resources,
             next_cursor,
+            ttl_ms,
+            cache_scope,
         })
     }
 }

@@ -26,7 +26,7 @@ use super::{BuiltSkill, Skill, SkillError, build, disk};
 /// let skills = Skills::new().dir("./skills")?;
 /// let watcher = skills.watcher();
 /// let server = Server::builder("docs", "1.0.0").skills(skills)?.build();
-/// // Polls every half second until `watch` is dropped.
+/// // Polls every half second until `watch` is dropped or the server is gone.
 /// let watch = watcher.watch(&server, Duration::from_millis(500))?;
 /// # drop(watch);
 /// # Ok(()) }
@@ -45,11 +45,43 @@ impl fmt::Debug for SkillsWatcher {
 }
 
 /// A running watch, from [`SkillsWatcher::watch`]: the polling stops when it is
-/// dropped. Keep it for as long as `server` serves.
+/// dropped, or on its own once the server is gone (every [`Server`] clone dropped and
+/// every session it served ended). Keep it for as long as the server serves.
 #[derive(Debug)]
 #[must_use = "the watch stops when this is dropped"]
 pub struct SkillsWatch {
     task: tokio::task::JoinHandle<()>,
+}
+
+impl SkillsWatch {
+    /// Whether the watch has ended on its own: the server is gone.
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+
+    /// Waits until the watch ends on its own, which it does at its first poll after
+    /// the server is gone; never, while the server is in use (bound the wait).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use modelctx_server::Server;
+    /// use modelctx_skills::{ServerBuilderSkillsExt, Skill, Skills};
+    ///
+    /// let skills = Skills::new().skill(
+    ///     Skill::new("hello").file("SKILL.md", "---\nname: hello\ndescription: Says hello\n---\n"),
+    /// )?;
+    /// let watcher = skills.watcher();
+    /// let server = Server::builder("docs", "1.0.0").skills(skills)?.build();
+    /// let watch = watcher.watch(&server, Duration::from_millis(10))?;
+    /// drop(server);
+    /// tokio::time::timeout(Duration::from_secs(10), watch.stopped()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn stopped(mut self) {
+        // Only this guard aborts the task, and it is held here: the task ends on its own.
+        let _ = (&mut self.task).await;
+    }
 }
 
 impl Drop for SkillsWatch {
@@ -75,7 +107,9 @@ impl SkillsWatcher {
     /// extension defines no list change of its own.
     ///
     /// `server` is the server the skills were installed into; refused when they are
-    /// not installed yet. Must be called within a tokio runtime.
+    /// not installed yet. The watch holds it weakly ([`Server::downgrade`]): it ends at
+    /// its first poll after the server is gone, or when the [`SkillsWatch`] is
+    /// dropped. Must be called within a tokio runtime.
     pub fn watch(&self, server: &Server, interval: Duration) -> Result<SkillsWatch, SkillError> {
         let live = self.live.get().cloned().ok_or_else(|| {
             SkillError::invalid(
@@ -83,7 +117,7 @@ impl SkillsWatcher {
                 "the skills are not installed in a server yet (install them, then watch)",
             )
         })?;
-        let server = server.clone();
+        let weak = server.downgrade();
         let interval = interval.max(Duration::from_millis(1));
         let task = tokio::spawn(async move {
             let mut ticks = tokio::time::interval(interval);
@@ -92,6 +126,10 @@ impl SkillsWatcher {
             ticks.tick().await;
             loop {
                 ticks.tick().await;
+                // Held for this poll only, so that the watch never keeps the server.
+                let Some(server) = weak.upgrade() else {
+                    return;
+                };
                 let (scan, to) = (live.clone(), server.clone());
                 let Ok(updated) = tokio::task::spawn_blocking(move || scan.update(&to)).await
                 else {

@@ -42,6 +42,9 @@
 //! from `tasks/result` (and `notifications/tasks/status` reporting the completion), a
 //! second one cancelled, a task of `side_channel_task` whose elicitation travels inside
 //! `tasks/result`, and all of them in `tasks/list`.
+//! `--interop [--era ERA] --skills DIR (http <URL> | stdio <program> [args...])` checks
+//! another SDK's skills server (SEP-2640) instead, expecting the skills below DIR (see
+//! `skills.rs`).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -67,6 +70,8 @@ use modelctx_oauth::{
     OAuthError, SigningKey,
 };
 use serde_json::json;
+
+mod skills;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -755,6 +760,26 @@ async fn interop_main(args: &[String]) -> Result<(), Error> {
     // By default `server/discover` first, the handshake when the server does not offer
     // 2026-07-28.
     let mode = mode.unwrap_or(ConnectMode::Auto);
+    if let [flag, dir, rest @ ..] = args
+        && flag == "--skills"
+        && !tasks
+    {
+        let expect = std::path::Path::new(dir);
+        return match rest {
+            [kind, url] if kind == "http" => {
+                let transport = StreamableHttpClientTransport::new(url)?;
+                skills::interop_skills(transport, mode, expect).await
+            }
+            [kind, program, rest @ ..] if kind == "stdio" => {
+                let child = ChildProcess::new(program)
+                    .args(rest)
+                    .stderr(Stderr::lines(|line| eprintln!("[server] {line}")))
+                    .spawn()?;
+                skills::interop_skills(child, mode, expect).await
+            }
+            _ => Err("usage: conformance-client --interop [--era ERA] --skills DIR (http <URL> | stdio <program> [args...])".into()),
+        };
+    }
     let plain = || Ok::<(), Error>(());
     match args {
         [kind, url] if kind == "http" => {
@@ -799,7 +824,7 @@ async fn interop_main(args: &[String]) -> Result<(), Error> {
             }
         }
         _ => Err(
-            "usage: conformance-client --interop [--era 2025-11-25|2026-07-28 | --tasks] (http <URL> | stdio <program> [args...]) | --interop [--era ERA] (sse | fallback) <URL>".into(),
+            "usage: conformance-client --interop [--era 2025-11-25|2026-07-28 | --tasks | --skills DIR] (http <URL> | stdio <program> [args...]) | --interop [--era ERA] (sse | fallback) <URL>".into(),
         ),
     }
 }
