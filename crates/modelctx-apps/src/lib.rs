@@ -61,10 +61,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The server half encodes, the bridge decodes.
-#[cfg_attr(
-    not(all(feature = "server", feature = "bridge")),
-    allow(dead_code)
-)]
+#[cfg_attr(not(all(feature = "server", feature = "bridge")), allow(dead_code))]
 mod base64;
 mod meta;
 
