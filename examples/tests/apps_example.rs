@@ -90,3 +90,73 @@ async fn a_client_without_the_extension_sees_the_counter_as_text() {
     let refused = client.call_tool("increment", json!({})).await.unwrap_err();
     assert_eq!(refused.protocol_error().unwrap().code.0, -32602);
 }
+
+/// The example's view driven through our host bridge: the page (a stand-in here)
+/// initializes, gets the counter from the tool's result, and its "+1" button calls the
+/// app-only `increment` through the bridge, which reaches the server.
+#[tokio::test]
+async fn the_counter_view_runs_behind_the_host_bridge() {
+    use modelctx::apps::bridge::{AppBridge, UiView, ViewLink};
+
+    let client = start(host(ConnectMode::Handshake)).await;
+    let tools = tokio::time::timeout(WAIT, client.list_all_tools())
+        .await
+        .unwrap()
+        .unwrap();
+    let show = tools.iter().find(|t| t.name == "show_counter").unwrap();
+    let view = UiView::load(&client, show).await.unwrap();
+    assert!(view.html().contains("callServerTool"));
+    let (host_end, mut page) = ViewLink::pair(16);
+    let bridge = AppBridge::builder(client.clone(), view).start(host_end);
+    async fn next(page: &mut ViewLink) -> serde_json::Value {
+        tokio::time::timeout(WAIT, page.recv())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+    assert!(
+        bridge
+            .sandbox()
+            .csp()
+            .contains("script-src 'self' 'unsafe-inline' https://unpkg.com;")
+    );
+
+    page.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
+        "protocolVersion": "2026-01-26", "appInfo": {"name": "counter", "version": "1"},
+        "appCapabilities": {}}}),
+    )
+    .await;
+    assert_eq!(
+        next(&mut page).await["result"]["hostCapabilities"]["serverTools"],
+        json!({})
+    );
+    page.send(json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized"}))
+        .await;
+    bridge.initialized().await.unwrap();
+
+    let arguments = json!({"label": "visits"}).as_object().unwrap().clone();
+    let shown = tokio::time::timeout(WAIT, bridge.call_tool(arguments))
+        .await
+        .unwrap()
+        .unwrap();
+    let count = shown.structured_content.unwrap()["count"].as_i64().unwrap();
+    assert_eq!(
+        next(&mut page).await["params"]["arguments"]["label"],
+        "visits"
+    );
+    assert_eq!(
+        next(&mut page).await["params"]["structuredContent"]["count"],
+        count
+    );
+
+    page.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "increment", "arguments": {}}}))
+        .await;
+    let clicked = next(&mut page).await;
+    assert_eq!(
+        clicked["result"]["structuredContent"]["count"],
+        count + 1,
+        "{clicked}"
+    );
+}
