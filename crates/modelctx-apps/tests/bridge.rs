@@ -745,6 +745,84 @@ async fn teardown_is_announced_and_awaited() {
     page_task.await.unwrap();
 }
 
+/// A request the view cancels (`notifications/cancelled`) is cancelled at the server
+/// too.
+#[tokio::test]
+async fn a_request_the_view_cancels_is_cancelled_at_the_server() {
+    use modelctx_apps::{Apps, ServerBuilderAppsExt, ToolUi, UiResource};
+    use modelctx_server::{Context, NoArgs, ToolDef};
+
+    /// Tells when the handler is dropped: the server may stop a cancelled handler by
+    /// dropping it rather than by its token.
+    struct Dropped(mpsc::UnboundedSender<&'static str>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.send("stopped");
+        }
+    }
+
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    let slow = ToolDef::new("slow", move |_: NoArgs, cx: Context| {
+        let events = events_tx.clone();
+        async move {
+            let _ = events.send("started");
+            let _dropped = Dropped(events.clone());
+            cx.cancellation().cancelled().await;
+            let _ = events.send("stopped");
+            Ok::<_, String>("never seen")
+        }
+    });
+    let apps = Apps::new()
+        .resource(UiResource::html(
+            "ui://slow/view",
+            "Slow",
+            "<!doctype html>",
+        ))
+        .unwrap()
+        .tool(ToolUi::new("ui://slow/view").link(slow))
+        .unwrap();
+    let server = Server::builder("slow", "1.0.0").apps(apps).unwrap().build();
+    let client = host_client(&server, ConnectMode::Handshake).await;
+    let tool = client.list_all_tools().await.unwrap().remove(0);
+    let view = UiView::load(&client, &tool).await.unwrap();
+    let (host_end, page_end) = ViewLink::pair(16);
+    let _bridge = AppBridge::builder(client, view).start(host_end);
+    let mut page = Page::new(page_end);
+    page.initialize(json!({})).await;
+    page.send(json!({"jsonrpc": "2.0", "id": "slow-1", "method": "tools/call", "params": {"name": "slow"}}))
+        .await;
+    assert_eq!(
+        within(WAIT, "the call to start", events.recv()).await,
+        Some("started")
+    );
+    page.notify("notifications/cancelled", json!({"requestId": "slow-1"}))
+        .await;
+    assert_eq!(
+        within(WAIT, "the server to stop it", events.recv()).await,
+        Some("stopped")
+    );
+}
+
+/// `security/global-allowlist`: the host's own list leaves declared origins out of the
+/// sandbox, and the view is told what the host applies.
+#[tokio::test]
+async fn the_hosts_allow_list_narrows_the_sandbox() {
+    let clock = ClockServer::new();
+    let (bridge, mut page, _client) = open(&clock, ConnectMode::Handshake, SHOW_TIME, |b| {
+        b.restrict_origins(|origin| origin != CONNECT_ORIGIN)
+    })
+    .await;
+    let csp = bridge.sandbox().csp();
+    assert!(csp.contains("connect-src 'none';"), "{csp}");
+    assert!(csp.contains(RESOURCE_ORIGIN), "{csp}");
+    assert_eq!(bridge.sandbox().ignored(), [CONNECT_ORIGIN]);
+    let caps = page.initialize(json!({})).await["result"]["hostCapabilities"].clone();
+    assert_eq!(
+        caps["sandbox"]["csp"],
+        json!({"resourceDomains": [RESOURCE_ORIGIN]})
+    );
+}
+
 /// `security/sandbox-resource-ready`: a web host's sandbox proxy that says it is ready
 /// gets the HTML with the policy to load it under.
 #[tokio::test]

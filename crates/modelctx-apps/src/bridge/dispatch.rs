@@ -127,13 +127,19 @@ fn request(shared: &Arc<Shared>, id: Value, method: &str, params: Option<Value>)
             Err(ErrorData::new(TOO_MANY, "too many requests in flight")),
         );
     };
-    let shared = shared.clone();
+    let key = id.to_string();
+    let task_shared = shared.clone();
     let method = method.to_owned();
-    tokio::spawn(async move {
-        let outcome = answer(&shared, &method, params).await;
+    // Registered under the lock the task takes to unregister, so that it cannot finish
+    // before it is known.
+    let mut state = shared.state();
+    let task = tokio::spawn(async move {
+        let outcome = answer(&task_shared, &method, params).await;
         drop(permit);
-        reply(&shared, id, outcome);
+        task_shared.state().in_flight.remove(&id.to_string());
+        reply(&task_shared, id, outcome);
     });
+    state.in_flight.insert(key, task.abort_handle());
 }
 
 async fn answer(
@@ -490,6 +496,17 @@ fn notified(shared: &Arc<Shared>, method: &str, params: Option<Value>) {
                         .map(str::to_owned),
                     data: params.get("data").cloned().unwrap_or(Value::Null),
                 });
+            }
+        }
+        // The view gave up on a request: stop answering it. Dropping the request to the
+        // server cancels it there too.
+        "notifications/cancelled" => {
+            let Some(id) = params.get("requestId") else {
+                return;
+            };
+            let task = shared.state().in_flight.remove(&id.to_string());
+            if let Some(task) = task {
+                task.abort();
             }
         }
         // A web host's sandbox proxy is ready for the document: hand it the HTML with

@@ -65,6 +65,8 @@ impl ViewLink {
 
 type Decide<T> = dyn Fn(T) -> BoxFuture<'static, Decision> + Send + Sync;
 type See<T> = dyn Fn(T) + Send + Sync;
+/// The host's filter of declared origins.
+type Allowed = dyn Fn(&str) -> bool + Send + Sync;
 
 /// The host's callbacks. Those that decide default to deny (no link opened, no message
 /// posted, no display mode changed); model-context updates are kept by default.
@@ -114,6 +116,8 @@ struct State {
     next_id: u64,
     /// Host requests awaiting the view's answer, by id.
     pending: HashMap<String, oneshot::Sender<Result<Value, Value>>>,
+    /// The view's requests being answered, by their id's JSON text, to cancel.
+    in_flight: HashMap<String, tokio::task::AbortHandle>,
 }
 
 struct Shared {
@@ -164,8 +168,18 @@ impl Shared {
     /// Marks the view closed and answers every host request still waiting.
     fn close(&self) {
         self.phase.send_replace(Phase::Closed);
-        let pending = std::mem::take(&mut self.state().pending);
+        let (pending, in_flight) = {
+            let mut state = self.state();
+            (
+                std::mem::take(&mut state.pending),
+                std::mem::take(&mut state.in_flight),
+            )
+        };
         drop(pending);
+        // The view is gone: nobody waits for these answers.
+        for (_, task) in in_flight {
+            task.abort();
+        }
     }
 }
 
@@ -192,6 +206,7 @@ pub struct AppBridgeBuilder {
     context: HostContext,
     handlers: Handlers,
     granted: UiPermissions,
+    origins: Option<Box<Allowed>>,
     teardown_wait: Duration,
     max_requests: usize,
 }
@@ -222,6 +237,17 @@ impl AppBridgeBuilder {
     /// Grants these of the permissions the resource asks for (none by default).
     pub fn grant(mut self, permissions: UiPermissions) -> Self {
         self.granted = permissions;
+        self
+    }
+
+    /// Lets into the sandbox only the declared origins `allowed` accepts (the host's
+    /// global allow or block list; every well-formed declared origin by default). See
+    /// [`SandboxPolicy::restrict`].
+    pub fn restrict_origins(
+        mut self,
+        allowed: impl Fn(&str) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.origins = Some(Box::new(allowed));
         self
     }
 
@@ -297,7 +323,10 @@ impl AppBridgeBuilder {
 
     /// Starts speaking to the view on `link` (on the current tokio runtime).
     pub fn start(self, link: ViewLink) -> AppBridge {
-        let policy = self.view.sandbox(self.granted);
+        let mut policy = self.view.sandbox(self.granted);
+        if let Some(allowed) = &self.origins {
+            policy = policy.restrict(allowed);
+        }
         let (out, mut out_rx) = mpsc::unbounded_channel::<Value>();
         let (phase, _) = watch::channel(Phase::Starting);
         let shared = Arc::new(Shared {
@@ -317,6 +346,7 @@ impl AppBridgeBuilder {
                 size: None,
                 next_id: 0,
                 pending: HashMap::new(),
+                in_flight: HashMap::new(),
             }),
             phase,
             out,
@@ -437,6 +467,7 @@ impl AppBridge {
             context: HostContext::default(),
             handlers: Handlers::default(),
             granted: UiPermissions::default(),
+            origins: None,
             teardown_wait: Duration::from_secs(10),
             max_requests: 32,
         }

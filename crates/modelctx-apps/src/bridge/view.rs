@@ -101,7 +101,8 @@ impl UiView {
 /// How the view's sandbox is set up: the Content Security Policy built from the
 /// declared origins (the extension's restrictive default when none are declared, never
 /// looser than declared: an origin that is not well formed is left out, and reported
-/// in [`ignored`](Self::ignored)), and the permissions both asked and granted.
+/// in [`ignored`](Self::ignored); a host may leave out more with
+/// [`restrict`](Self::restrict)), and the permissions both asked and granted.
 ///
 /// ```
 /// use modelctx_apps::bridge::SandboxPolicy;
@@ -161,6 +162,39 @@ impl SandboxPolicy {
         }
     }
 
+    /// This policy with only the origins `allowed` accepts (a host's own allow or block
+    /// list: the extension lets a host restrict further, never loosen); the others are
+    /// left out and reported in [`ignored`](Self::ignored).
+    ///
+    /// ```
+    /// use modelctx_apps::bridge::SandboxPolicy;
+    /// use modelctx_apps::{Csp, UiPermissions, UiResourceMeta};
+    ///
+    /// let meta = UiResourceMeta::new().csp(
+    ///     Csp::new().connect("https://api.example.com").connect("https://tracker.example.net"),
+    /// );
+    /// let policy = SandboxPolicy::new(&meta, UiPermissions::new())
+    ///     .restrict(|origin| !origin.ends_with(".example.net"));
+    /// assert!(policy.csp().contains("connect-src 'self' https://api.example.com;"));
+    /// assert_eq!(policy.ignored(), ["https://tracker.example.net"]);
+    /// ```
+    #[must_use]
+    pub fn restrict(mut self, allowed: impl Fn(&str) -> bool) -> Self {
+        for list in [
+            &mut self.domains.connect_domains,
+            &mut self.domains.resource_domains,
+            &mut self.domains.frame_domains,
+            &mut self.domains.base_uri_domains,
+        ] {
+            let (kept, refused): (Vec<String>, Vec<String>) =
+                list.drain(..).partition(|origin| allowed(origin));
+            *list = kept;
+            self.ignored.extend(refused);
+        }
+        self.csp = build_csp(&self.domains);
+        self
+    }
+
     /// The `Content-Security-Policy` value to load the view's document with.
     pub fn csp(&self) -> &str {
         &self.csp
@@ -181,7 +215,8 @@ impl SandboxPolicy {
         self.permissions.features().join("; ")
     }
 
-    /// Declared origins left out because they are not well formed.
+    /// Declared origins left out: not well formed, or refused by the host
+    /// ([`restrict`](Self::restrict)).
     pub fn ignored(&self) -> &[String] {
         &self.ignored
     }
