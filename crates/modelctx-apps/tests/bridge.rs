@@ -154,6 +154,8 @@ fn args(value: Value) -> JsonObject {
 }
 
 /// `resources/read-referenced`, `capabilities/mimetypes-required`,
+/// `security/sandbox-csp-enforced` (the policy: declared domains, `frame-src`,
+/// `base-uri`, `object-src 'none'`, restrictive defaults; the browser enforces it),
 /// `security/csp-construct-from-domains`, `security/csp-allow-declared`,
 /// `security/csp-no-loosening`, `security/csp-default-deny`,
 /// `security/permissions-allow-attr`: the UI resource is read through the client that
@@ -180,6 +182,7 @@ async fn the_view_is_read_through_the_client_and_sandboxed_as_declared() {
     )));
     assert!(csp.starts_with("default-src 'none';"), "{csp}");
     assert!(csp.contains("frame-src 'none';") && csp.contains("object-src 'none';"));
+    assert!(csp.contains("base-uri 'self';"), "{csp}");
     // Asked for and granted: the clipboard; granted but not asked: the camera.
     assert_eq!(policy.allow(), "clipboard-write");
     assert!(face.sandbox(UiPermissions::new()).allow().is_empty());
@@ -494,7 +497,9 @@ async fn resources_and_logging_pass_through() {
 }
 
 /// `links/open-external`, `messages/add-to-conversation`, `messages/consent`,
-/// `model-context/provide-future-turns`, `model-context/last-wins`: the host's decisions
+/// `model-context/provide-future-turns`, `model-context/last-wins`,
+/// `model-context/overwrite-defer-dedupe-display` (each update overwrites the last; when
+/// to send it, and whether to show it, is the host's): the host's decisions
 /// deny unless given; given, they see exactly what the view asked, checked first.
 #[tokio::test]
 async fn host_decisions_deny_by_default_and_see_checked_requests() {
