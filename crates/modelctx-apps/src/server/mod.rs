@@ -356,7 +356,7 @@ impl Apps {
         self.resources.values()
     }
 
-    /// Every tool's name whose resource is not here, with the URI.
+    /// The first tool whose resource is not here: its name and the URI.
     fn unlinked(&self) -> Option<(String, String)> {
         self.tools.iter().find_map(|def| {
             let uri = ToolUi::of(def.tool())?.resource_uri?;
