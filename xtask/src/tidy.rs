@@ -85,6 +85,16 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
             "modelctx-server",
             "modelctx-client",
         ],
+        // MCP Apps: the server half on the server role, the host bridge on the client
+        // role, each behind a feature; the two roles still never meet.
+        "modelctx-apps" => &[
+            "modelctx-types",
+            "modelctx-transport",
+            "modelctx-store",
+            "modelctx-session",
+            "modelctx-server",
+            "modelctx-client",
+        ],
         // The test kit sits on top: the roles and the in-memory transport for its
         // `TestClient`, and (behind a feature) the OAuth resource server its stand-in
         // verifier plugs into. Crates use it as a dev-dependency only.
@@ -99,6 +109,7 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
             "modelctx-oauth",
             "modelctx-http",
             "modelctx-skills",
+            "modelctx-apps",
         ],
         _ => return None,
     })

@@ -48,6 +48,8 @@
 //! | `oauth` | `TokenPerUser`, `Browser` |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "apps")]
+pub mod apps;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(feature = "oauth")]

@@ -44,6 +44,7 @@
 //! | `redis` | `redis` | `modelctx-redis`: the event store, task store and announcement bus in Redis, shared by several server processes | no |
 //! | `pool` | `pool` | `modelctx-pool`: many servers from one `mcpServers` configuration, namespaced tools (turns on `client`, `stdio`, `http-client`, `sse-client`) | no |
 //! | `skills` | `skills` | `modelctx-skills`: Skills over MCP (SEP-2640), the server half with `server`, the client half with `client` | no |
+//! | `apps` | `apps` | `modelctx-apps`: MCP Apps (SEP-1865), UI resources and tools linked to them with `server`, the host bridge `AppBridge` with `client` | no |
 //! | `rustls` | `http::tls` | HTTPS for the HTTP and SSE halves that are on, and the pool's HTTP servers: the clients trust the web-PKI roots (and `add_root_certificate`), the servers get `serve_tls`; rustls with the ring provider | no |
 //! | `rustls-native-roots` | — | `rustls`, and the clients trust the system's certificate store too | no |
 //!
@@ -116,6 +117,10 @@ pub use modelctx_pool as pool;
 #[cfg(feature = "skills")]
 #[doc(inline)]
 pub use modelctx_skills as skills;
+
+#[cfg(feature = "apps")]
+#[doc(inline)]
+pub use modelctx_apps as apps;
 
 pub mod guide;
 

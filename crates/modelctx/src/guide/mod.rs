@@ -17,6 +17,7 @@
 //! | [`transports`] | in-memory, stdio, streamable HTTP, legacy HTTP+SSE, HTTPS |
 //! | [`scale_out`] | several server processes sharing sessions, events, tasks and grants in Redis, behind a load balancer |
 //! | [`skills`] | Agent Skills served from a watched directory, read and verified by a client, materialised |
+//! | [`apps`] | MCP Apps: a tool with an interactive page, and a Rust host embedding it with `AppBridge` |
 //! | [`pool`] | many servers from an `mcpServers` config, reconnecting clients, the `modelctx` command |
 //! | [`tracing`] | spans and events, and exporting them to OpenTelemetry |
 //! | [`from_rmcp`] | where rmcp's handler traits, macros and transports are in modelctx |
@@ -40,7 +41,7 @@
 //! The examples use the facade's default features (`server`, `client`, `memory`,
 //! `schemars`, `schema-validation`) plus `macros`; the transport pages need `stdio`,
 //! `http-server`, `http-client`, `sse` (and `rustls` for HTTPS), the scale-out page
-//! `redis`, the skills page `skills`. A page whose features are off is left out of
+//! `redis`, the skills page `skills`, the apps page `apps`. A page whose features are off is left out of
 //! these docs; docs.rs shows them all. The runnable programs of `examples/` (`cargo run -p modelctx-examples --bin
 //! NAME`) are listed in the README.
 
@@ -56,7 +57,8 @@
         feature = "sse",
         feature = "redis",
         feature = "pool",
-        feature = "skills"
+        feature = "skills",
+        feature = "apps"
     )),
     allow(rustdoc::broken_intra_doc_links)
 )]
@@ -162,6 +164,16 @@ pub mod scale_out {}
     feature = "memory"
 ))]
 pub mod skills {}
+
+#[doc = include_str!("apps.md")]
+#[cfg(all(
+    feature = "apps",
+    feature = "server",
+    feature = "client",
+    feature = "memory",
+    feature = "macros"
+))]
+pub mod apps {}
 
 #[doc = include_str!("pool.md")]
 #[cfg(feature = "pool")]

@@ -1,0 +1,162 @@
+//! The MCP Apps example run as a host would: started as a stdio child, in both eras, by
+//! a client that declared the extension (the view, the linked tool, the app-only tool)
+//! and by one that did not (plain tools only).
+
+use std::time::Duration;
+
+use modelctx::apps::{EXTENSION_ID, MIME_TYPE, UiResourceMeta, client_settings, model_tools};
+use modelctx::client::{Client, ClientBuilder, ClientExtension, ConnectMode};
+use modelctx::stdio::{ChildProcess, Stderr};
+use modelctx::types::TextOrBlobResourceContents;
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+async fn start(builder: ClientBuilder) -> Client {
+    let child = ChildProcess::new(env!("CARGO_BIN_EXE_apps-server"))
+        .stderr(Stderr::lines(|line| eprintln!("[server] {line}")))
+        .spawn()
+        .expect("the example starts");
+    tokio::time::timeout(WAIT, builder.connect(child))
+        .await
+        .expect("connects in time")
+        .expect("connects")
+}
+
+fn host(mode: ConnectMode) -> ClientBuilder {
+    Client::builder("host", "1.0.0")
+        .mode(mode)
+        .extension(ClientExtension::new(EXTENSION_ID).settings(client_settings()))
+}
+
+#[tokio::test]
+async fn the_apps_example_serves_its_view_and_tools_in_both_eras() {
+    for (mode, version) in [
+        (ConnectMode::Handshake, "2025-11-25"),
+        (ConnectMode::Auto, "2026-07-28"),
+    ] {
+        let client = start(host(mode)).await;
+        assert_eq!(client.protocol_version().as_str(), version);
+        let tools = tokio::time::timeout(WAIT, client.list_all_tools())
+            .await
+            .unwrap()
+            .unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["increment", "show_counter"], "{version}");
+        let model: Vec<String> = model_tools(tools).into_iter().map(|t| t.name).collect();
+        assert_eq!(model, ["show_counter"], "{version}");
+
+        let read = tokio::time::timeout(WAIT, client.read_resource("ui://counter/view"))
+            .await
+            .unwrap()
+            .unwrap();
+        let TextOrBlobResourceContents::Text(view) = &read.contents[0] else {
+            panic!("the view is text");
+        };
+        assert_eq!(view.mime_type.as_deref(), Some(MIME_TYPE));
+        assert!(
+            view.text.contains("@modelcontextprotocol/ext-apps@2.0.4"),
+            "{version}"
+        );
+        let meta = UiResourceMeta::of(view.meta.as_ref().unwrap()).unwrap();
+        assert_eq!(meta.csp.unwrap().resource_domains, ["https://unpkg.com"]);
+
+        let shown = client
+            .call_tool("show_counter", json!({"label": "visits"}))
+            .await
+            .unwrap();
+        let before = shown.structured_content.unwrap()["count"].as_i64().unwrap();
+        let after = client.call_tool("increment", json!({})).await.unwrap();
+        assert_eq!(
+            after.structured_content.unwrap()["count"],
+            before + 1,
+            "{version}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_client_without_the_extension_sees_the_counter_as_text() {
+    let client = start(Client::builder("plain", "1.0.0").mode(ConnectMode::Handshake)).await;
+    let tools = tokio::time::timeout(WAIT, client.list_all_tools())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].name, "show_counter");
+    assert!(tools[0].meta.is_none());
+    let shown = client.call_tool("show_counter", json!({})).await.unwrap();
+    assert!(shown.structured_content.is_none());
+    let refused = client.call_tool("increment", json!({})).await.unwrap_err();
+    assert_eq!(refused.protocol_error().unwrap().code.0, -32602);
+}
+
+/// The example's view driven through our host bridge: the page (a stand-in here)
+/// initializes, gets the counter from the tool's result, and its "+1" button calls the
+/// app-only `increment` through the bridge, which reaches the server.
+#[tokio::test]
+async fn the_counter_view_runs_behind_the_host_bridge() {
+    use modelctx::apps::bridge::{AppBridge, UiView, ViewLink};
+
+    let client = start(host(ConnectMode::Handshake)).await;
+    let tools = tokio::time::timeout(WAIT, client.list_all_tools())
+        .await
+        .unwrap()
+        .unwrap();
+    let show = tools.iter().find(|t| t.name == "show_counter").unwrap();
+    let view = UiView::load(&client, show).await.unwrap();
+    assert!(view.html().contains("callServerTool"));
+    let (host_end, mut page) = ViewLink::pair(16);
+    let bridge = AppBridge::builder(client.clone(), view).start(host_end);
+    async fn next(page: &mut ViewLink) -> serde_json::Value {
+        tokio::time::timeout(WAIT, page.recv())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+    assert!(
+        bridge
+            .sandbox()
+            .csp()
+            .contains("script-src 'self' 'unsafe-inline' https://unpkg.com;")
+    );
+
+    page.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
+        "protocolVersion": "2026-01-26", "appInfo": {"name": "counter", "version": "1"},
+        "appCapabilities": {}}}),
+    )
+    .await;
+    assert_eq!(
+        next(&mut page).await["result"]["hostCapabilities"]["serverTools"],
+        json!({})
+    );
+    page.send(json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized"}))
+        .await;
+    bridge.initialized().await.unwrap();
+
+    let arguments = json!({"label": "visits"}).as_object().unwrap().clone();
+    let shown = tokio::time::timeout(WAIT, bridge.call_tool(arguments))
+        .await
+        .unwrap()
+        .unwrap();
+    let count = shown.structured_content.unwrap()["count"].as_i64().unwrap();
+    assert_eq!(
+        next(&mut page).await["params"]["arguments"]["label"],
+        "visits"
+    );
+    assert_eq!(
+        next(&mut page).await["params"]["structuredContent"]["count"],
+        count
+    );
+
+    page.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "increment", "arguments": {}}}))
+        .await;
+    let clicked = next(&mut page).await;
+    assert_eq!(
+        clicked["result"]["structuredContent"]["count"],
+        count + 1,
+        "{clicked}"
+    );
+}
