@@ -9,9 +9,11 @@ mod client_auth;
 mod client_auth_support;
 mod context;
 mod elicitation;
+mod era_gates;
 mod extensions;
 mod hosting_auth;
 mod http_client;
+mod http_headers;
 mod http_modern;
 mod http_resume;
 mod http_server;
@@ -28,6 +30,7 @@ mod sampling;
 mod sse;
 mod stdio;
 mod support;
+mod surface;
 mod tasks;
 mod tools;
 
@@ -51,12 +54,15 @@ fn main() -> ExitCode {
         http_server::tests(),
         http_client::tests(),
         http_modern::tests(),
+        http_headers::tests(),
         http_resume::tests(),
         client_auth::tests(),
         hosting_auth::tests(),
         tasks::tests(),
         extensions::tests(),
         sse::tests(),
+        surface::tests(),
+        era_gates::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)
