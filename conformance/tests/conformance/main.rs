@@ -20,6 +20,7 @@ mod http_server;
 mod http_support;
 mod lifecycle;
 mod list_changed;
+mod listen;
 mod logging;
 mod pagination;
 mod prompts;
@@ -63,6 +64,7 @@ fn main() -> ExitCode {
         sse::tests(),
         surface::tests(),
         era_gates::tests(),
+        listen::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)
