@@ -1,14 +1,16 @@
-//! The 2026-07-28 era's refusals, on every transport that serves it: a request naming
-//! a revision the server does not serve, and a method the era removed. Raw requests
-//! (a well-behaved client sends neither) to a `Server` serving both eras.
+//! The 2026-07-28 era's gates, on every transport that serves it: a request naming a
+//! revision the server does not serve, a method the era removed (raw requests, which a
+//! well-behaved client sends neither of, to a `Server` serving both eras), and how an
+//! auto-negotiating client opens.
 
+use modelctx::client::ConnectMode;
 use modelctx::server::{Context, ResourceDef, Server};
 use modelctx::transport::TransportMessage;
 use modelctx::types::{ErrorCode, JsonRpcMessage};
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
-use crate::support::both_eras;
+use crate::support::{both_eras, client};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -20,7 +22,35 @@ pub(crate) fn tests() -> Vec<Test> {
             a_method_the_era_removed_is_unknown_even_with_a_handler,
             ["lifecycle:version:era-method-gate"]
         ),
+        conformance_test!(
+            an_auto_client_opens_with_discover,
+            ["lifecycle:mode:auto-probes-first"]
+        ),
     ]
+}
+
+async fn an_auto_client_opens_with_discover(connector: Connector) {
+    let (transport, _hosted) = both_eras(&connector, &library()).await;
+    let (transport, wire) = record(transport);
+    let auto = within(
+        "the client to connect",
+        client().mode(ConnectMode::Auto).connect(transport),
+    )
+    .await
+    .unwrap();
+    auto.list_all_resources().await.unwrap();
+    let sent: Vec<Value> = wire
+        .sent()
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect();
+    assert_eq!(sent[0]["method"], "server/discover", "{sent:?}");
+    assert_eq!(
+        sent[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28",
+        "{}",
+        sent[0]
+    );
+    assert!(sent.iter().all(|m| m["method"] != "initialize"), "{sent:?}");
 }
 
 fn library() -> Server {

@@ -27,7 +27,34 @@ pub(crate) fn tests() -> Vec<Test> {
             an_update_of_a_listened_resource_arrives_with_its_uri,
             ["resources:listen:updated"]
         ),
+        conformance_test!(
+            the_honoured_filter_is_what_the_server_can_send,
+            ["subscriptions:listen:honored-filter-narrows-to-advertised"]
+        ),
     ]
+}
+
+async fn the_honoured_filter_is_what_the_server_can_send(connector: Connector) {
+    // Tools only: no prompts, so no prompts list to announce changes of.
+    let server = Server::builder("tools", "1.0.0").enable_tools().build();
+    let pair = connect(&connector, &server, client()).await;
+    let asked = SubscriptionFilter::new()
+        .with_tools_list_changed(true)
+        .with_prompts_list_changed(true);
+    let subscription = within("the acknowledgement", pair.client.subscribe(asked))
+        .await
+        .unwrap();
+    assert_eq!(
+        subscription.honored(),
+        &SubscriptionFilter::new().with_tools_list_changed(true)
+    );
+    let on_it = stamped(&pair, subscription.id());
+    let honored = &on_it[0].1["notifications"];
+    assert_eq!(honored["toolsListChanged"], true, "{honored}");
+    assert!(
+        honored.get("promptsListChanged").is_none_or(|v| v == false),
+        "{honored}"
+    );
 }
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
