@@ -26,9 +26,9 @@
 //! successor; tests naming the old ID count for the new one: one test, both names), the
 //! changes applied, the new ones added, and every ID of the next reference we have not
 //! stated yet held with the reference's era data and no behaviour (not yet covered, see
-//! [`Requirement::is_stated`]). A test's cells come from each of its IDs where that ID is
-//! at home: the released manifest for a released ID, the next one for a new ID
-//! ([`cells_for`]).
+//! [`Requirement::is_stated`](crate::manifest::Requirement::is_stated)). A test's cells
+//! come from each of its IDs where that ID is at home: the released manifest for a
+//! released ID, the next one for a new ID ([`cells_for`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
