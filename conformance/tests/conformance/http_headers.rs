@@ -67,7 +67,107 @@ pub(crate) fn tests() -> Vec<Test> {
             discover_carries_caching_hints,
             ["caching:hints:server-discover"]
         ),
+        conformance_test!(
+            json_response_mode_sends_the_answer_alone,
+            ["hosting:http:modern:json-response-mode"]
+        ),
+        conformance_test!(
+            a_request_header_reaches_the_handler_in_both_eras,
+            ["hosting:http:request-headers-in-handler"]
+        ),
     ]
+}
+
+/// A tool that reports progress, then answers: something to stream, or to drop.
+fn progressing() -> Server {
+    let tool = ToolDef::new("progressing", |_: NoArgs, cx: Context| async move {
+        cx.report_progress(Progress::new(1.0))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>("done")
+    });
+    Server::builder("progressing", "1.0.0")
+        .tool(tool)
+        .unwrap()
+        .build()
+}
+
+async fn json_response_mode_sends_the_answer_alone(_: Connector) {
+    let config = modelctx::http::StreamableHttpServerConfig::default().json_response();
+    let hosted = crate::http_support::host(progressing(), config).await;
+    let raw = Raw::new(&hosted.url);
+    let mut body = modern_call(
+        1,
+        "tools/call",
+        json!({"name": "progressing", "arguments": {}}),
+    );
+    body["params"]["_meta"]["progressToken"] = json!("p");
+    let r = post_modern(&raw, &body, Some("progressing")).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(
+        r.header("content-type")
+            .is_some_and(|c| c.starts_with("application/json")),
+        "{r:?}"
+    );
+    // The terminal response only: the progress notification was dropped.
+    let answer = only_message(&r);
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
+}
+
+async fn a_request_header_reaches_the_handler_in_both_eras(connector: Connector) {
+    let tenant = ToolDef::new("tenant", |_: NoArgs, cx: Context| async move {
+        let headers = cx.extensions().get::<http::HeaderMap>().cloned();
+        Ok::<_, String>(
+            headers
+                .and_then(|h| {
+                    h.get("x-tenant")
+                        .and_then(|v| v.to_str().ok().map(str::to_owned))
+                })
+                .unwrap_or_else(|| "none".to_owned()),
+        )
+    });
+    let server = Server::builder("tenants", "1.0.0")
+        .tool(tenant)
+        .unwrap()
+        .build();
+    let hosted = crate::http_support::host_on(
+        &connector,
+        server,
+        modelctx::http::StreamableHttpServerConfig::default(),
+    )
+    .await;
+    let raw = Raw::new(&hosted.url);
+    let call = |id: i64| {
+        crate::http_support::call(id, "tools/call", json!({"name": "tenant", "arguments": {}}))
+    };
+    // The handshake era: a session, then a call carrying the header.
+    let session = raw.init().await;
+    let r = send(
+        raw.post(Some(&session), &call(2))
+            .header("x-tenant", "acme"),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let answer = r
+        .messages()
+        .into_iter()
+        .find(|m| m["id"] == 2)
+        .expect("the call's answer");
+    assert_eq!(answer["result"]["content"][0]["text"], "acme", "{answer}");
+    // The 2026-07-28 era: one exchange, no session.
+    let body = modern_call(3, "tools/call", json!({"name": "tenant", "arguments": {}}));
+    let rb = raw
+        .request(http::Method::POST)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "tenant")
+        .header("x-tenant", "globex");
+    let r = send(rb.body(body.to_string())).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(only_message(&r)["result"]["content"][0]["text"], "globex");
 }
 
 async fn discover_carries_caching_hints(_: Connector) {
