@@ -23,6 +23,7 @@ use crate::connect::Connector;
 use crate::contract::{Contract, Registered};
 use crate::kind::Cell;
 use crate::manifest::Manifest;
+use crate::next::{self, Next};
 use crate::pin::{self, Paths};
 use crate::registry::Test;
 use crate::report::{Outcome, RESULTS_ENV, ResultLine, Run};
@@ -47,12 +48,22 @@ pub fn main(tests: Vec<Test>) -> ExitCode {
             return fatal(&problems);
         }
     };
+    let next_paths = Paths::workspace_next();
+    let next = match Next::load(&paths.manifest, &next_paths) {
+        Ok(n) => n,
+        Err(e) => {
+            let at = next_paths.manifest.display();
+            let problems: Vec<String> = e.problems().iter().map(|p| format!("{at}: {p}")).collect();
+            return fatal(&problems);
+        }
+    };
+    let next_manifest = next.as_ref().map(Next::manifest);
     let mut all = selftest::tests();
     all.extend(tests);
-    if let Err(problems) = validate(&manifest, &all) {
+    if let Err(problems) = validate(&manifest, next_manifest, &all) {
         return fatal(&problems);
     }
-    let registered = registrations(&manifest, &all);
+    let registered = registrations(&manifest, next_manifest, &all);
 
     let results = match std::env::var_os(RESULTS_ENV) {
         None => None,
@@ -74,15 +85,23 @@ pub fn main(tests: Vec<Test>) -> ExitCode {
         write_line(&results, &ResultLine::NotRun(skipped.clone()));
     }
 
-    let contract = Contract::check(&manifest, &registered, &paths, pin::is_ci());
+    let contract = Contract::check(&manifest, &registered, &paths, pin::is_ci(), next_manifest);
+    let next_contract = next
+        .as_ref()
+        .map(|n| Contract::check_next(n, &manifest, &registered, &next_paths, pin::is_ci()));
     let mut trials = Vec::new();
-    for check in contract.checks {
+    let checks = contract.checks.into_iter().map(|c| ("", c));
+    let next_checks = next_contract
+        .into_iter()
+        .flat_map(|c| c.checks)
+        .map(|c| ("next::", c));
+    for (prefix, check) in checks.chain(next_checks) {
         for note in &check.notes {
-            eprintln!("conformance: note: {note}");
+            eprintln!("conformance: note: {prefix}{}: {note}", check.name);
         }
         let problems = check.problems;
         trials.push(Trial::test(
-            format!("contract::{}", check.name),
+            format!("contract::{prefix}{}", check.name),
             move || {
                 if problems.is_empty() {
                     Ok(())
@@ -122,17 +141,24 @@ pub fn main(tests: Vec<Test>) -> ExitCode {
     libtest_mimic::run(&args, trials).exit_code()
 }
 
-/// The start-up checks: every ID is known, every name is unique.
-fn validate(manifest: &Manifest, tests: &[Test]) -> Result<(), Vec<String>> {
+/// The start-up checks: every ID is known (to the released manifest or the next one),
+/// every name is unique.
+fn validate(
+    manifest: &Manifest,
+    next: Option<&Manifest>,
+    tests: &[Test],
+) -> Result<(), Vec<String>> {
     let mut problems = Vec::new();
     let mut names = BTreeSet::new();
     for t in tests {
         if !names.insert(t.name()) {
             problems.push(format!("test `{}` is registered twice", t.name()));
         }
-        for id in t.ids().iter().filter(|id| !manifest.contains(id)) {
+        let known = |id: &str| manifest.contains(id) || next.is_some_and(|n| n.contains(id));
+        for id in t.ids().iter().filter(|id| !known(id)) {
             problems.push(format!(
-                "test `{}` names unknown requirement `{id}` (not in conformance/requirements.toml)",
+                "test `{}` names unknown requirement `{id}` (not in conformance/requirements.toml \
+                 nor requirements-next.toml)",
                 t.name()
             ));
         }
@@ -146,8 +172,8 @@ fn validate(manifest: &Manifest, tests: &[Test]) -> Result<(), Vec<String>> {
 
 /// What the contract and the report see of each test: a self-test (no IDs) runs in
 /// every SDK cell that has a raw transport pair, any other test in the SDK cells all
-/// its requirements admit.
-fn registrations(manifest: &Manifest, tests: &[Test]) -> Vec<Registered> {
+/// its requirements admit, each where it is at home ([`next::cells_for`]).
+fn registrations(manifest: &Manifest, next: Option<&Manifest>, tests: &[Test]) -> Vec<Registered> {
     tests
         .iter()
         .map(|t| Registered {
@@ -161,7 +187,7 @@ fn registrations(manifest: &Manifest, tests: &[Test]) -> Vec<Registered> {
                     .filter(|c| c.has_transport_pair())
                     .collect()
             } else {
-                manifest.cells_for(t.ids())
+                next::cells_for(manifest, next, t.ids())
             },
         })
         .collect()
@@ -247,12 +273,12 @@ behavior = "x"
     fn unknown_ids_and_duplicate_names_stop_the_run() {
         let m = Manifest::parse(MANIFEST).unwrap();
         let ok = [Test::new("a::t", &["a:b"], noop)];
-        assert!(validate(&m, &ok).is_ok());
+        assert!(validate(&m, None, &ok).is_ok());
         let bad = [
             Test::new("a::t", &["a:b", "a:nope"], noop),
             Test::new("a::t", &["a:b"], noop),
         ];
-        let problems = validate(&m, &bad).unwrap_err();
+        let problems = validate(&m, None, &bad).unwrap_err();
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("unknown requirement `a:nope`"));
     }

@@ -4,6 +4,9 @@
 //! ID, the same IDs as the reference manifest) and the matrix: the era axis
 //! (`spec_versions`), the transports' era locks, and the (transport, version) cells the
 //! SDK runs today (`[sdk_cells]`). `requirements.lock` pins its sha256 and the reference's.
+//! The reference's unreleased next version runs beside it from the same trials:
+//! `requirements-next.toml` holds only what it changes ([`next`]), pinned by
+//! `requirements-next.lock`.
 //! Each conformance test names the requirement IDs it covers, is written once against a
 //! [`Connector`], and runs once per cell those requirements apply to and the SDK has. A
 //! contract keeps manifest and tests honest both ways, and `cargo xtask conformance`
@@ -87,7 +90,10 @@
 //! exits non-zero on any failed run or contract violation. The JSON form is
 //! [`report::JsonReport`]: per requirement a `status`, a `by_version` standing, and a
 //! result per cell it applies to, keyed `"<transport>@<version>"` (`pass`, `fail`,
-//! `missing`, `unserved`); the summary adds totals per version and runs per cell.
+//! `missing`, `unserved`); the summary adds totals per version and runs per cell. The
+//! next manifest's report follows the released one's (in the JSON under `next`): its
+//! requirements not covered yet are listed by section and counted, and do not fail the
+//! run until it is released; its other contract rules do.
 //!
 //! # The divergence lifecycle
 //!
@@ -111,6 +117,7 @@
 pub mod contract;
 mod kind;
 pub mod manifest;
+pub mod next;
 pub mod pin;
 pub mod report;
 pub mod services;

@@ -60,6 +60,8 @@ pub struct Manifest {
     sdk_cells: Vec<Cell>,
     requirements: Vec<Requirement>,
     by_id: BTreeMap<String, usize>,
+    /// Former IDs (a retired manifest's) to the ID that states the same behaviour here.
+    aliases: BTreeMap<String, String>,
 }
 
 /// One `(transport, version)` carve-out of a requirement: `None` on a side means every
@@ -117,6 +119,7 @@ pub struct Requirement {
     pub arm_exclusions: Vec<ArmExclusion>,
     cells: Vec<Cell>,
     runs_in: Vec<Cell>,
+    stated: bool,
 }
 
 impl Requirement {
@@ -144,6 +147,13 @@ impl Requirement {
     pub fn is_divergent(&self) -> bool {
         self.divergence.is_some()
     }
+
+    /// Whether we state it in our own words. A manifest built ahead of its reference
+    /// (the next one, see [`next`](crate::next)) holds the reference's IDs we have not
+    /// stated yet with the reference's era data and no behaviour: not yet covered.
+    pub fn is_stated(&self) -> bool {
+        self.stated
+    }
 }
 
 /// Why a manifest did not load: every problem found, not just the first.
@@ -153,9 +163,15 @@ pub struct ManifestError {
 }
 
 impl ManifestError {
-    fn one(problem: impl Into<String>) -> Self {
+    pub(crate) fn one(problem: impl Into<String>) -> Self {
         Self {
             problems: vec![problem.into()],
+        }
+    }
+
+    pub(crate) fn many(problems: impl IntoIterator<Item = String>) -> Self {
+        Self {
+            problems: problems.into_iter().collect(),
         }
     }
 
@@ -177,43 +193,51 @@ impl fmt::Display for ManifestError {
 
 impl std::error::Error for ManifestError {}
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-struct RawManifest {
-    spec_versions: Vec<String>,
+pub(crate) struct RawManifest {
+    pub(crate) spec_versions: Vec<String>,
     #[serde(default)]
-    transport_versions: BTreeMap<String, Vec<String>>,
-    sdk_cells: BTreeMap<String, Vec<String>>,
+    pub(crate) transport_versions: BTreeMap<String, Vec<String>>,
+    pub(crate) sdk_cells: BTreeMap<String, Vec<String>>,
     #[serde(default)]
-    requirement: Vec<RawRequirement>,
+    pub(crate) requirement: Vec<RawRequirement>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-struct RawRequirement {
-    id: String,
-    section: String,
-    source: String,
-    transports: Option<Vec<String>>,
-    behavior: String,
-    deferred: Option<String>,
-    divergence: Option<String>,
-    added_in: Option<String>,
-    removed_in: Option<String>,
+pub(crate) struct RawRequirement {
+    pub(crate) id: String,
+    pub(crate) section: String,
+    pub(crate) source: String,
+    pub(crate) transports: Option<Vec<String>>,
+    pub(crate) behavior: String,
+    pub(crate) deferred: Option<String>,
+    pub(crate) divergence: Option<String>,
+    pub(crate) added_in: Option<String>,
+    pub(crate) removed_in: Option<String>,
     #[serde(default)]
-    supersedes: Vec<String>,
-    superseded_by: Option<String>,
+    pub(crate) supersedes: Vec<String>,
+    pub(crate) superseded_by: Option<String>,
     #[serde(default)]
-    arm_exclusions: Vec<RawExclusion>,
+    pub(crate) arm_exclusions: Vec<RawExclusion>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-struct RawExclusion {
-    transport: Option<String>,
-    version: Option<String>,
-    reason: String,
-    note: Option<String>,
+pub(crate) struct RawExclusion {
+    pub(crate) transport: Option<String>,
+    pub(crate) version: Option<String>,
+    pub(crate) reason: String,
+    pub(crate) note: Option<String>,
+}
+
+/// What a manifest built over another adds to plain parsing: the IDs held unstated
+/// (the reference's, not yet in our words) and the former IDs that resolve to others.
+#[derive(Debug, Default)]
+pub(crate) struct Overlay {
+    pub(crate) unstated: BTreeSet<String>,
+    pub(crate) aliases: BTreeMap<String, String>,
 }
 
 /// The matrix part of a manifest, validated.
@@ -339,8 +363,14 @@ impl Manifest {
 
     /// Parses and validates manifest text.
     pub fn parse(text: &str) -> Result<Self, ManifestError> {
-        let raw: RawManifest =
-            toml::from_str(text).map_err(|e| ManifestError::one(format!("not valid: {e}")))?;
+        Self::from_raw(Self::raw(text)?, Overlay::default())
+    }
+
+    pub(crate) fn raw(text: &str) -> Result<RawManifest, ManifestError> {
+        toml::from_str(text).map_err(|e| ManifestError::one(format!("not valid: {e}")))
+    }
+
+    pub(crate) fn from_raw(raw: RawManifest, overlay: Overlay) -> Result<Self, ManifestError> {
         let mut problems = Vec::new();
         let matrix = Matrix::parse(&raw, &mut problems);
         let version = |name: &Option<String>, what: &str, problems: &mut Vec<String>| {
@@ -362,7 +392,7 @@ impl Manifest {
             let mut local = Vec::new();
             let mut bad = |what: String| local.push(what);
             if !is_valid_id(&r.id) {
-                bad("id must be `<area>:<feature>[:<variant>]` (lowercase, no spaces)".into());
+                bad("id must be `<area>:<feature>[:<variant>]` (no spaces)".into());
             }
             if by_id.insert(r.id.clone(), requirements.len()).is_some() {
                 bad("duplicate id".into());
@@ -370,10 +400,11 @@ impl Manifest {
             if r.section.trim().is_empty() {
                 bad("section is empty".into());
             }
-            if r.behavior.trim().is_empty() {
+            let stated = !overlay.unstated.contains(&r.id);
+            if stated && r.behavior.trim().is_empty() {
                 bad("behavior is empty".into());
             }
-            if !is_valid_source(&r.source) {
+            if stated && !is_valid_source(&r.source) {
                 let source = &r.source;
                 bad(format!(
                     "source {source:?} is not a spec deep link ({SPEC_LINK_PREFIX}...), \
@@ -478,9 +509,18 @@ impl Manifest {
                 arm_exclusions,
                 cells,
                 runs_in,
+                stated,
             });
         }
         problems.extend(succession_problems(&requirements, &by_id));
+        for (old, new) in &overlay.aliases {
+            if by_id.contains_key(old) {
+                problems.push(format!("alias {old:?} is also a requirement's own id"));
+            }
+            if !by_id.contains_key(new) {
+                problems.push(format!("alias {old:?} names unknown requirement {new:?}"));
+            }
+        }
         if !problems.is_empty() {
             return Err(ManifestError { problems });
         }
@@ -490,6 +530,7 @@ impl Manifest {
             sdk_cells: matrix.sdk_cells,
             requirements,
             by_id,
+            aliases: overlay.aliases,
         })
     }
 
@@ -513,14 +554,20 @@ impl Manifest {
         &self.requirements
     }
 
-    /// The requirement with this ID.
+    /// The requirement with this ID, or the one a former ID resolves to.
     pub fn get(&self, id: &str) -> Option<&Requirement> {
+        let id = self.aliases.get(id).map_or(id, String::as_str);
         self.by_id.get(id).map(|&i| &self.requirements[i])
     }
 
-    /// Whether an ID is in the manifest.
+    /// Whether an ID (or a former ID resolving to one) is in the manifest.
     pub fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.get(id).is_some()
+    }
+
+    /// Former IDs and the requirement each resolves to here (none in a released manifest).
+    pub fn aliases(&self) -> &BTreeMap<String, String> {
+        &self.aliases
     }
 
     /// Every ID.
@@ -605,7 +652,9 @@ fn is_valid_id(id: &str) -> bool {
         && segments.iter().all(|s| {
             !s.is_empty()
                 && s.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_./".contains(&b))
+                    // Upper case only where the shared vocabulary names a JSON Schema
+                    // keyword (`prefixItems`).
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b))
         })
 }
 
@@ -622,314 +671,4 @@ fn is_valid_source(source: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MATRIX: &str = r#"
-spec_versions = ["2025-11-25", "2026-07-28"]
-
-[transport_versions]
-sse = ["2025-11-25"]
-streamable-http-stateless = ["2025-11-25"]
-
-[sdk_cells]
-in-memory = ["2025-11-25", "2026-07-28"]
-stdio = ["2025-11-25"]
-streamable-http = ["2025-11-25"]
-"#;
-
-    const TINY: &str = r#"
-[[requirement]]
-id = "tools:call:content:text"
-section = "Tools"
-source = "https://modelcontextprotocol.io/specification/2025-11-25/server/tools#calling-tools"
-behavior = "tools/call returns text content."
-
-[[requirement]]
-id = "transport:http:session-header"
-section = "Hosting"
-source = "sdk"
-transports = ["sse"]
-behavior = "Something HTTP."
-deferred = "no HTTP transport yet"
-
-[[requirement]]
-id = "tools:list:order"
-section = "Tools"
-source = "issue:#12"
-behavior = "Tools list in registration order."
-divergence = "we sort by name"
-
-[[requirement]]
-id = "lifecycle:old"
-section = "Lifecycle"
-source = "sdk"
-behavior = "old"
-removed_in = "2026-07-28"
-superseded_by = "lifecycle:new"
-arm_exclusions = [{ transport = "stdio", reason = "requires-session", note = "why" }]
-
-[[requirement]]
-id = "lifecycle:new"
-section = "Lifecycle"
-source = "sdk"
-behavior = "new"
-added_in = "2026-07-28"
-supersedes = ["lifecycle:old"]
-"#;
-
-    fn manifest(requirements: &str) -> Result<Manifest, ManifestError> {
-        Manifest::parse(&format!("{MATRIX}{requirements}"))
-    }
-
-    fn cell(text: &str) -> Cell {
-        Cell::parse(text).unwrap()
-    }
-
-    fn cells(list: &[&str]) -> Vec<Cell> {
-        let mut out: Vec<Cell> = list.iter().map(|c| cell(c)).collect();
-        out.sort();
-        out
-    }
-
-    #[test]
-    fn a_valid_manifest_loads_and_looks_up() {
-        let m = manifest(TINY).unwrap();
-        assert_eq!(m.requirements().len(), 5);
-        assert_eq!(m.sections(), ["Tools", "Hosting", "Lifecycle"]);
-        assert_eq!(m.spec_versions(), SpecVersion::ALL);
-        assert_eq!(
-            m.sdk_cells(),
-            cells(&[
-                "in-memory@2025-11-25",
-                "in-memory@2026-07-28",
-                "stdio@2025-11-25",
-                "streamable-http@2025-11-25"
-            ])
-        );
-        let http = m.get("transport:http:session-header").unwrap();
-        assert_eq!(http.applies_to(), [cell("sse@2025-11-25")]);
-        assert!(http.is_deferred());
-        assert!(http.runs_in().is_empty());
-        let text = m.get("tools:call:content:text").unwrap();
-        // Every transport in every version, less the era locks (the shared HTTP leg's
-        // is built in: 2025-11-25 only).
-        assert_eq!(text.applies_to().len(), 2 + 2 + 2 + 1 + 1 + 1);
-        assert_eq!(text.runs_in(), m.sdk_cells());
-        assert!(m.get("tools:call:nope").is_none());
-        assert!(m.get("tools:list:order").unwrap().is_divergent());
-        assert_eq!(m.cells_for(&["tools:call:content:text"]), m.sdk_cells());
-        assert!(
-            m.cells_for(&["tools:call:content:text", "transport:http:session-header"])
-                .is_empty()
-        );
-    }
-
-    #[test]
-    fn the_shared_http_leg_follows_streamable_http() {
-        let text = r#"
-spec_versions = ["2025-11-25", "2026-07-28"]
-[sdk_cells]
-streamable-http = ["2025-11-25", "2026-07-28"]
-streamable-http-shared = ["2025-11-25"]
-
-[[requirement]]
-id = "a:http"
-section = "S"
-source = "sdk"
-transports = ["streamable-http"]
-behavior = "x"
-
-[[requirement]]
-id = "a:carved"
-section = "S"
-source = "sdk"
-transports = ["streamable-http"]
-arm_exclusions = [{ transport = "streamable-http", version = "2025-11-25", reason = "requires-session" }]
-behavior = "x"
-
-[[requirement]]
-id = "a:ours"
-section = "S"
-source = "sdk"
-transports = ["streamable-http"]
-arm_exclusions = [{ transport = "streamable-http-shared", reason = "requires-session" }]
-behavior = "x"
-"#;
-        let m = Manifest::parse(text).unwrap();
-        // A requirement on streamable HTTP applies to the shared leg, in 2025-11-25 only.
-        assert_eq!(
-            m.get("a:http").unwrap().runs_in(),
-            cells(&[
-                "streamable-http@2025-11-25",
-                "streamable-http@2026-07-28",
-                "streamable-http-shared@2025-11-25"
-            ])
-        );
-        // An exclusion of streamable HTTP carves the shared leg out too; one of the
-        // shared leg, only that leg.
-        assert_eq!(
-            m.get("a:carved").unwrap().runs_in(),
-            [cell("streamable-http@2026-07-28")]
-        );
-        assert_eq!(
-            m.get("a:ours").unwrap().runs_in(),
-            cells(&["streamable-http@2025-11-25", "streamable-http@2026-07-28"])
-        );
-        // The reference's vocabulary cannot name it.
-        let named = text.replacen(
-            "transports = [\"streamable-http\"]",
-            "transports = [\"streamable-http-shared\"]",
-            1,
-        );
-        assert!(Manifest::parse(&named).is_err());
-    }
-
-    #[test]
-    fn windows_and_exclusions_shape_the_cells() {
-        let m = manifest(TINY).unwrap();
-        let old = m.get("lifecycle:old").unwrap();
-        assert!(old.in_window(SpecVersion::V2025_11_25));
-        assert!(!old.in_window(SpecVersion::V2026_07_28));
-        assert_eq!(
-            old.runs_in(),
-            cells(&["in-memory@2025-11-25", "streamable-http@2025-11-25"])
-        );
-        assert!(old.applies_to().contains(&cell("sse@2025-11-25")));
-        assert!(!old.applies_to().contains(&cell("stdio@2025-11-25")));
-        let new = m.get("lifecycle:new").unwrap();
-        assert_eq!(new.runs_in(), [cell("in-memory@2026-07-28")]);
-        assert_eq!(
-            new.applies_to(),
-            cells(&[
-                "in-memory@2026-07-28",
-                "stdio@2026-07-28",
-                "streamable-http@2026-07-28"
-            ])
-        );
-        assert!(m.cells_for(&["lifecycle:old", "lifecycle:new"]).is_empty());
-    }
-
-    fn problems(text: &str) -> Vec<String> {
-        manifest(text).unwrap_err().problems().to_vec()
-    }
-
-    fn one(fields: &str) -> String {
-        format!("[[requirement]]\nsection = \"S\"\n{fields}\n")
-    }
-
-    #[test]
-    fn every_rule_is_enforced() {
-        let spec = "source = \"https://modelcontextprotocol.io/specification/x#y\"";
-        let dup = format!(
-            "{}{}",
-            one(&format!("id = \"a:b\"\nbehavior = \"x\"\n{spec}")),
-            one(&format!("id = \"a:b\"\nbehavior = \"y\"\n{spec}"))
-        );
-        assert!(problems(&dup)[0].contains("duplicate id"));
-
-        let base = format!("id = \"a:b\"\nbehavior = \"x\"\n{spec}");
-        let cases = [
-            (
-                format!("id = \"a:b\"\nbehavior = \" \"\n{spec}"),
-                "behavior is empty",
-            ),
-            (
-                format!("id = \"Ab\"\nbehavior = \"x\"\n{spec}"),
-                "id must be",
-            ),
-            (
-                "id = \"a:b\"\nbehavior = \"x\"\nsource = \"http://example.com\"".into(),
-                "source",
-            ),
-            (
-                "id = \"a:b\"\nbehavior = \"x\"\nsource = \"issue:12\"".into(),
-                "source",
-            ),
-            (
-                format!("{base}\ndeferred = \"r\"\ndivergence = \"n\""),
-                "both set",
-            ),
-            (
-                format!("{base}\ntransports = [\"in-memory\"]"),
-                "unknown transport \"in-memory\"",
-            ),
-            (
-                format!("{base}\ntransports = [\"http\"]"),
-                "unknown transport",
-            ),
-            (format!("{base}\ntransports = []"), "transports is empty"),
-            (format!("{base}\ndeferred = \"\""), "needs a reason"),
-            (format!("{base}\ndefered = \"typo\""), "unknown field"),
-            (
-                format!("{base}\nadded_in = \"2024-11-05\""),
-                "not one of spec_versions",
-            ),
-            (
-                format!("{base}\nadded_in = \"2026-07-28\"\nremoved_in = \"2025-11-25\""),
-                "window",
-            ),
-            (
-                format!(
-                    "{base}\narm_exclusions = [{{ transport = \"stdio\", reason = \"flaky\" }}]"
-                ),
-                "reason \"flaky\"",
-            ),
-            (
-                format!("{base}\narm_exclusions = [{{ reason = \"requires-session\" }}]"),
-                "needs a transport, a version or both",
-            ),
-            (
-                format!("{base}\ntransports = [\"sse\"]\nadded_in = \"2026-07-28\""),
-                "applies to no cell",
-            ),
-            (
-                format!("{base}\nsuperseded_by = \"a:c\""),
-                "superseded_by unknown",
-            ),
-        ];
-        for (fields, expected) in cases {
-            let p = problems(&one(&fields));
-            assert!(
-                p.iter().any(|p| p.contains(expected)),
-                "{fields}: expected {expected:?} in {p:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn succession_must_agree_both_ways_and_be_versioned() {
-        let one_sided = TINY.replace("supersedes = [\"lifecycle:old\"]", "");
-        let p = problems(&one_sided);
-        assert!(p.iter().any(|p| p.contains("does not list it")), "{p:?}");
-        let unversioned = TINY.replace("removed_in = \"2026-07-28\"\n", "");
-        let p = problems(&unversioned);
-        assert!(p.iter().any(|p| p.contains("needs removed_in")), "{p:?}");
-    }
-
-    #[test]
-    fn the_matrix_is_checked() {
-        let bad = "spec_versions = [\"2026-07-28\", \"2025-11-25\", \"2099-01-01\"]\n\
-                   [transport_versions]\nsse = [\"2025-11-25\"]\n\
-                   [sdk_cells]\nsse = [\"2026-07-28\"]\nwarp = [\"2025-11-25\"]\n";
-        let p = Manifest::parse(bad).unwrap_err().problems().to_vec();
-        for expected in [
-            "unknown version \"2099-01-01\"",
-            "oldest first",
-            "outside the transport's era lock",
-            "unknown transport \"warp\"",
-        ] {
-            assert!(p.iter().any(|p| p.contains(expected)), "{expected}: {p:?}");
-        }
-    }
-
-    #[test]
-    fn all_problems_are_reported_at_once() {
-        let text = format!(
-            "{}{}",
-            one("id = \"a:b\"\nbehavior = \"\"\nsource = \"sdk\""),
-            one("id = \"a:c\"\nbehavior = \"x\"\nsource = \"nope\"")
-        );
-        assert_eq!(problems(&text).len(), 2);
-    }
-}
+mod tests;

@@ -22,6 +22,11 @@ use crate::manifest::Manifest;
 /// vocabulary as the Python SDK ships it in `mcp` 2.3.0 (relative to `conformance/`).
 pub const DEFAULT_REFERENCE: &str = "../../shared/interaction-manifest/v2.3.0/requirements.json";
 
+/// The next reference pinned when its lock names none: the manifest of python-sdk pull
+/// request #3018, not released yet (relative to `conformance/`).
+pub const DEFAULT_NEXT_REFERENCE: &str =
+    "../../shared/interaction-manifest/pr3018/requirements.json";
+
 /// Where the manifest, its lock and the reference live.
 #[derive(Debug, Clone)]
 pub struct Paths {
@@ -40,19 +45,42 @@ impl Paths {
         Self::in_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
     }
 
+    /// The next manifest's paths in this checkout: `requirements-next.toml`, its lock
+    /// and the reference that lock names.
+    pub fn workspace_next() -> Self {
+        Self::next_in_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+    }
+
     /// The paths for a conformance directory `dir`.
     pub fn in_dir(dir: &Path) -> Self {
-        let lock = dir.join("requirements.lock");
+        Self::named(dir, "requirements", DEFAULT_REFERENCE)
+    }
+
+    /// The next manifest's paths for a conformance directory `dir`.
+    pub fn next_in_dir(dir: &Path) -> Self {
+        Self::named(dir, "requirements-next", DEFAULT_NEXT_REFERENCE)
+    }
+
+    fn named(dir: &Path, stem: &str, default_reference: &str) -> Self {
+        let lock = dir.join(format!("{stem}.lock"));
+        let manifest = dir.join(format!("{stem}.toml"));
         let reference = std::fs::read_to_string(&lock)
             .ok()
-            .and_then(|text| parse_lock(&text).reference.map(|(_, path)| path))
-            .unwrap_or_else(|| DEFAULT_REFERENCE.to_owned());
+            .and_then(|text| parse_lock(&text, &file_name(&manifest)).reference)
+            .map(|(_, path)| path)
+            .unwrap_or_else(|| default_reference.to_owned());
         Self {
-            manifest: dir.join("requirements.toml"),
+            manifest,
             lock,
             reference: dir.join(reference),
         }
     }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// The workspace root (the parent of the conformance crate).
@@ -90,13 +118,13 @@ struct Lock {
     reference: Option<(String, String)>,
 }
 
-fn parse_lock(text: &str) -> Lock {
+fn parse_lock(text: &str, manifest_file: &str) -> Lock {
     let mut lock = Lock::default();
     for line in text.lines() {
         let Some((sha, path)) = line.split_once("  ") else {
             continue;
         };
-        if path == "requirements.toml" {
+        if path == manifest_file {
             lock.manifest = Some(sha.to_owned());
         } else {
             lock.reference = Some((sha.to_owned(), path.to_owned()));
@@ -150,9 +178,10 @@ pub fn write_lock(paths: &Paths, reference: Option<&Path>) -> io::Result<(String
     let reference_sha = sha256_hex(&std::fs::read(reference)?);
     let dir = paths.lock.parent().unwrap_or(Path::new("."));
     let relative = relative_to(dir, reference);
+    let name = file_name(&paths.manifest);
     std::fs::write(
         &paths.lock,
-        format!("{sha}  requirements.toml\n{reference_sha}  {relative}\n"),
+        format!("{sha}  {name}\n{reference_sha}  {relative}\n"),
     )?;
     Ok((sha, reference_sha))
 }
@@ -169,11 +198,12 @@ pub fn check_lock(paths: &Paths) -> Result<String, String> {
             paths.lock.display()
         )
     })?;
-    let lock = parse_lock(&text);
+    let name = file_name(&paths.manifest);
+    let lock = parse_lock(&text, &name);
     let pinned = lock.manifest.unwrap_or_default();
     if pinned != sha {
         return Err(format!(
-            "requirements.toml changed since it was pinned (lock {pinned:?}, file {sha}): review the \
+            "{name} changed since it was pinned (lock {pinned:?}, file {sha}): review the \
              change, then run `cargo xtask conformance --update-lock`"
         ));
     }

@@ -193,7 +193,9 @@ pub struct Summary {
 /// The machine-readable report (`cargo xtask conformance --json PATH`).
 #[derive(Debug, Clone, Serialize)]
 pub struct JsonReport {
-    /// The sha256 of `requirements.toml`.
+    /// Which manifest: the released one, or the next one.
+    pub manifest: String,
+    /// The sha256 of the manifest file (`requirements.toml`, `requirements-next.toml`).
     pub manifest_sha256: String,
     /// The era axis, oldest first.
     pub spec_versions: Vec<SpecVersion>,
@@ -205,6 +207,12 @@ pub struct JsonReport {
     pub requirements: Vec<RequirementReport>,
     /// The totals.
     pub summary: Summary,
+    /// The requirements neither covered, divergent nor deferred (a failed or missing
+    /// run), in manifest order: the next manifest's work list.
+    pub not_yet_covered: Vec<String>,
+    /// The next manifest's report beside the released one's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<Box<JsonReport>>,
 }
 
 /// The conformance report: the JSON form, the per-version tables and the contract.
@@ -213,20 +221,31 @@ pub struct Report {
     json: JsonReport,
     sections: Vec<(String, Vec<usize>)>,
     contract: Contract,
+    next: Option<Box<Report>>,
 }
 
 impl Report {
-    /// Joins the manifest, its hash, the harness results and the contract.
+    /// Joins the manifest (named `title`), its hash, the harness results and the
+    /// contract.
     pub fn build(
+        title: &str,
         manifest: &Manifest,
         manifest_sha256: String,
         results: &Results,
         contract: Contract,
     ) -> Self {
-        let ids_of: BTreeMap<&str, &[String]> = results
+        // A test's IDs as this manifest's own (a former ID counts for its successor).
+        let ids_of: BTreeMap<&str, Vec<&str>> = results
             .tests
             .iter()
-            .map(|t| (t.name.as_str(), t.ids.as_slice()))
+            .map(|t| {
+                let own = t
+                    .ids
+                    .iter()
+                    .filter_map(|id| manifest.get(id).map(|r| r.id.as_str()))
+                    .collect();
+                (t.name.as_str(), own)
+            })
             .collect();
         // (requirement, cell) -> outcomes of the runs that named it.
         let mut outcomes: BTreeMap<(&str, Cell), Vec<Outcome>> = BTreeMap::new();
@@ -244,9 +263,9 @@ impl Report {
                 Outcome::Pass => counts.0 += 1,
                 Outcome::Fail => counts.1 += 1,
             }
-            for id in ids_of.get(run.test.as_str()).copied().unwrap_or_default() {
+            for &id in ids_of.get(run.test.as_str()).into_iter().flatten() {
                 outcomes
-                    .entry((id.as_str(), run.cell))
+                    .entry((id, run.cell))
                     .or_default()
                     .push(run.outcome);
             }
@@ -311,18 +330,36 @@ impl Report {
         let mut transports: Vec<TransportKind> =
             manifest.sdk_cells().iter().map(|c| c.transport).collect();
         transports.dedup();
+        let not_yet_covered = requirements
+            .iter()
+            .filter(|r| matches!(r.status, Status::Uncovered | Status::Unserved))
+            .map(|r| r.id.clone())
+            .collect();
         Self {
             json: JsonReport {
+                manifest: title.to_owned(),
                 manifest_sha256,
                 spec_versions: manifest.spec_versions().to_vec(),
                 transports,
                 cells: manifest.sdk_cells().to_vec(),
                 requirements,
                 summary,
+                not_yet_covered,
+                next: None,
             },
             sections,
             contract,
+            next: None,
         }
+    }
+
+    /// Adds the next manifest's report: rendered after this one, in the JSON under
+    /// `next`, and its contract violations fail the run (its requirements not yet
+    /// covered do not).
+    pub fn with_next(mut self, next: Report) -> Self {
+        self.json.next = Some(Box::new(next.json.clone()));
+        self.next = Some(Box::new(next));
+        self
     }
 
     /// The machine-readable report.
@@ -341,9 +378,11 @@ impl Report {
         &self.contract
     }
 
-    /// Whether every run passed and the contract holds.
+    /// Whether every run passed and the contract holds (the next manifest's too).
     pub fn passed(&self) -> bool {
-        self.json.summary.runs_failed == 0 && self.contract.passed()
+        self.json.summary.runs_failed == 0
+            && self.contract.passed()
+            && self.next.as_ref().is_none_or(|n| n.contract.passed())
     }
 
     /// One table per version: a row per section with the requirements that exist in
@@ -477,11 +516,12 @@ impl Report {
         out.push('\n');
     }
 
-    /// The human-readable report: a table per version, the totals, the contract.
+    /// The human-readable report: a table per version, the totals, the contract; then
+    /// the next manifest's, when there is one.
     pub fn render(&self) -> String {
         let mut out = format!(
-            "conformance report: manifest sha256 {}\n\n",
-            self.json.manifest_sha256
+            "conformance report: {}: manifest sha256 {}\n\n",
+            self.json.manifest, self.json.manifest_sha256
         );
         for &v in &self.json.spec_versions {
             self.render_version(v, &mut out);
@@ -519,20 +559,9 @@ impl Report {
             "runs: {} passed, {} failed",
             s.runs_passed, s.runs_failed
         );
-        let _ = writeln!(out, "\ncontract:");
-        for check in &self.contract.checks {
-            let verdict = if check.passed() { "ok" } else { "FAILED" };
-            let _ = writeln!(out, "  {:<36} {verdict}", check.name);
-            for note in &check.notes {
-                let _ = writeln!(out, "      note: {note}");
-            }
-            const SHOWN: usize = 20;
-            for p in check.problems.iter().take(SHOWN) {
-                let _ = writeln!(out, "      - {p}");
-            }
-            if check.problems.len() > SHOWN {
-                let _ = writeln!(out, "      ... and {} more", check.problems.len() - SHOWN);
-            }
+        self.contract.render("contract", &mut out);
+        if let Some(next) = &self.next {
+            next.render_next(&mut out);
         }
         let verdict = if self.passed() { "PASSED" } else { "FAILED" };
         match s.cells_not_run.len() {
@@ -548,6 +577,66 @@ impl Report {
             }
         }
         out
+    }
+
+    /// The next manifest's part: its tables, totals, what is not yet covered (listed by
+    /// section) and its contract. The runs are the released report's: the same trials.
+    fn render_next(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "\n== next manifest: {}: sha256 {}\n",
+            self.json.manifest, self.json.manifest_sha256
+        );
+        for &v in &self.json.spec_versions {
+            self.render_version(v, out);
+        }
+        let s = &self.json.summary;
+        let open = &self.json.not_yet_covered;
+        let _ = writeln!(
+            out,
+            "next requirements: {} in all; {} covered, {} divergent, {} deferred, {} not yet \
+             covered (reported, not failing, until the next manifest is released)",
+            s.total,
+            s.covered,
+            s.divergent,
+            s.deferred,
+            open.len()
+        );
+        if !open.is_empty() {
+            let _ = writeln!(out, "not yet covered ({}), by section:", open.len());
+            for (section, members) in &self.sections {
+                let ids: Vec<&str> = members
+                    .iter()
+                    .map(|&i| &self.json.requirements[i])
+                    .filter(|r| open.contains(&r.id))
+                    .map(|r| r.id.as_str())
+                    .collect();
+                if !ids.is_empty() {
+                    let _ = writeln!(out, "  {section} ({}): {}", ids.len(), ids.join(", "));
+                }
+            }
+        }
+        self.contract.render("contract (next)", out);
+    }
+}
+
+impl Contract {
+    fn render(&self, title: &str, out: &mut String) {
+        let _ = writeln!(out, "\n{title}:");
+        for check in &self.checks {
+            let verdict = if check.passed() { "ok" } else { "FAILED" };
+            let _ = writeln!(out, "  {:<36} {verdict}", check.name);
+            for note in &check.notes {
+                let _ = writeln!(out, "      note: {note}");
+            }
+            const SHOWN: usize = 20;
+            for p in check.problems.iter().take(SHOWN) {
+                let _ = writeln!(out, "      - {p}");
+            }
+            if check.problems.len() > SHOWN {
+                let _ = writeln!(out, "      ... and {} more", check.problems.len() - SHOWN);
+            }
+        }
     }
 }
 
@@ -628,11 +717,12 @@ deferred = "no HTTP yet"
     fn the_json_report_has_the_agreed_shape() {
         let m = Manifest::parse(MANIFEST).unwrap();
         let contract = Contract { checks: Vec::new() };
-        let report = Report::build(&m, "abc".into(), &results(), contract);
+        let report = Report::build("test", &m, "abc".into(), &results(), contract);
         let json: serde_json::Value = serde_json::from_str(&report.to_json_string()).unwrap();
         assert_eq!(
             json,
             serde_json::json!({
+                "manifest": "test",
                 "manifest_sha256": "abc",
                 "spec_versions": ["2025-11-25", "2026-07-28"],
                 "transports": ["in-memory", "stdio"],
@@ -666,6 +756,7 @@ deferred = "no HTTP yet"
                     "runs_by_cell": {"in-memory@2025-11-25": [0, 0], "stdio@2025-11-25": [1, 1]},
                     "cells_not_run": [],
                 },
+                "not_yet_covered": ["a:two"],
             })
         );
         assert!(!report.passed());
@@ -681,7 +772,7 @@ deferred = "no HTTP yet"
                 notes: Vec::new(),
             }],
         };
-        let text = Report::build(&m, "abc".into(), &results(), contract).render();
+        let text = Report::build("test", &m, "abc".into(), &results(), contract).render();
         for expected in [
             "spec 2025-11-25: SDK cells in-memory, stdio",
             "spec 2026-07-28: SDK cells none yet",
@@ -705,7 +796,13 @@ deferred = "no HTTP yet"
             r#"{"kind":"not_run","cell":"stdio@2025-11-25","reason":"no stdio here","enable":"get one"}"#,
         ];
         let results = Results::parse(&lines.join("\n")).unwrap();
-        let report = Report::build(&m, "abc".into(), &results, Contract { checks: Vec::new() });
+        let report = Report::build(
+            "test",
+            &m,
+            "abc".into(),
+            &results,
+            Contract { checks: Vec::new() },
+        );
         let json = report.json();
         let one = &json.requirements[0];
         assert_eq!(one.status, Status::NotRun);

@@ -1,12 +1,14 @@
 //! `cargo xtask conformance`: run the conformance suite and report on it.
 //!
 //! Runs `cargo test -p modelctx-conformance --test conformance` with the harness's
-//! results file enabled, then joins the results with the manifest and the contract
-//! (`modelctx_conformance::report`) into the per-section table and, with `--json PATH`,
-//! the machine-readable report. `--update-lock` (or `cargo xtask pin`) re-pins
-//! `conformance/requirements.lock` instead (`--reference PATH` moves the pin to another
-//! reference manifest); `--manifest-diff PATH` prints what a candidate reference manifest
-//! adds, removes and changes against the pinned one, the review before a move.
+//! results file enabled, then joins the results with the manifests and their contracts
+//! (`modelctx_conformance::report`) into the per-section tables of the released manifest
+//! and of the next one and, with `--json PATH`, the machine-readable report.
+//! `--update-lock` (or `cargo xtask pin`) re-pins `conformance/requirements.lock` and
+//! `conformance/requirements-next.lock` instead (`--reference PATH` moves the released
+//! pin to another reference manifest); `--manifest-diff PATH` prints what a candidate
+//! reference manifest adds, removes and changes against the pinned one, the review
+//! before a move, with each removed ID's fate when the next manifest records one.
 //!
 //! A cell that needs a program the machine lacks (the two-instance leg needs
 //! `redis-server`) is reported as not run, with the command that enables it; `--shared`
@@ -17,6 +19,7 @@ use std::process::{Command, ExitCode};
 
 use modelctx_conformance::contract::Contract;
 use modelctx_conformance::manifest::Manifest;
+use modelctx_conformance::next::{Fate, Next};
 use modelctx_conformance::pin::{self, Paths};
 use modelctx_conformance::report::{RESULTS_ENV, Report, Results};
 use modelctx_conformance::services;
@@ -37,6 +40,12 @@ cargo xtask conformance --manifest-diff PATH what a candidate reference manifest
 cargo xtask conformance --update-lock [--reference PATH]
                                              re-pin conformance/requirements.lock (= cargo
                                              xtask pin), optionally to another reference";
+
+/// The released manifest's name in the report.
+const RELEASED: &str = "released: mcp 2.3.0 (requirements.toml)";
+/// The next manifest's name in the report.
+const NEXT: &str =
+    "next: python-sdk PR #3018, unreleased (requirements.toml + requirements-next.toml)";
 
 /// What the command line asked for.
 #[derive(Debug, PartialEq, Eq)]
@@ -124,31 +133,72 @@ pub(crate) fn update_lock() -> ExitCode {
 
 fn pin_to(reference: Option<&std::path::Path>) -> ExitCode {
     let paths = Paths::workspace();
+    let next_paths = Paths::workspace_next();
     if let Err(e) = Manifest::load(&paths.manifest) {
         eprintln!("conformance: not pinning: {e}");
         return ExitCode::FAILURE;
     }
-    match pin::write_lock(&paths, reference) {
-        Ok((sha, reference_sha)) => {
-            println!(
-                "conformance: pinned requirements.toml at sha256 {sha} and the reference \
-                 {} at sha256 {reference_sha}",
-                reference.unwrap_or(&paths.reference).display()
-            );
-            ExitCode::SUCCESS
-        }
+    let next = match Next::load(&paths.manifest, &next_paths) {
+        Ok(next) => next,
         Err(e) => {
-            eprintln!("conformance: cannot write {}: {e}", paths.lock.display());
-            ExitCode::FAILURE
+            eprintln!(
+                "conformance: not pinning: {}: {e}",
+                next_paths.manifest.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut pins = vec![(&paths, reference)];
+    if next.is_some() {
+        pins.push((&next_paths, None));
+    }
+    for (paths, reference) in pins {
+        match pin::write_lock(paths, reference) {
+            Ok((sha, reference_sha)) => println!(
+                "conformance: pinned {} at sha256 {sha} and the reference {} at sha256 \
+                 {reference_sha}",
+                paths.manifest.display(),
+                reference.unwrap_or(&paths.reference).display()
+            ),
+            Err(e) => {
+                eprintln!("conformance: cannot write {}: {e}", paths.lock.display());
+                return ExitCode::FAILURE;
+            }
         }
     }
+    ExitCode::SUCCESS
 }
 
 /// Prints what `candidate` adds, removes and changes against the pinned reference.
 fn manifest_diff(candidate: &std::path::Path) -> ExitCode {
     let paths = Paths::workspace();
+    // Each removed ID's fate, as the next manifest records it.
+    let fates: Vec<(String, String)> = Next::load(&paths.manifest, &Paths::workspace_next())
+        .ok()
+        .flatten()
+        .map(|next| {
+            next.gone()
+                .iter()
+                .map(|g| {
+                    let fate = match &g.fate {
+                        Fate::Successor(s) => format!("successor {s}"),
+                        Fate::NotCarried(why) => format!("not carried over: {why}"),
+                        _ => String::new(),
+                    };
+                    (g.id.clone(), fate)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     match pin::manifest_diff(&paths.reference, candidate) {
-        Ok(lines) => {
+        Ok(mut lines) => {
+            for line in &mut lines {
+                let removed = line.strip_prefix("- ").map(str::to_owned);
+                if let Some((_, fate)) = removed.and_then(|id| fates.iter().find(|(g, _)| *g == id))
+                {
+                    line.push_str(&format!("  ({fate})"));
+                }
+            }
             println!(
                 "conformance: {} against the pinned {}:",
                 candidate.display(),
@@ -237,6 +287,14 @@ fn report(json: Option<PathBuf>, machine: &Machine) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let next_paths = Paths::workspace_next();
+    let next = match Next::load(&paths.manifest, &next_paths) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("conformance: {}: {e}", next_paths.manifest.display());
+            return ExitCode::FAILURE;
+        }
+    };
     let results_path =
         std::env::temp_dir().join(format!("modelctx-conformance-{}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&results_path);
@@ -295,8 +353,35 @@ fn report(json: Option<PathBuf>, machine: &Machine) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let contract = Contract::check(&manifest, &results.tests, &paths, pin::is_ci());
-    let report = Report::build(&manifest, sha, &results, contract);
+    let contract = Contract::check(
+        &manifest,
+        &results.tests,
+        &paths,
+        pin::is_ci(),
+        next.as_ref().map(Next::manifest),
+    );
+    let mut report = Report::build(RELEASED, &manifest, sha, &results, contract);
+    if let Some(next) = &next {
+        let sha = match pin::manifest_sha256(&next_paths) {
+            Ok(sha) => sha,
+            Err(e) => {
+                eprintln!(
+                    "conformance: cannot read {}: {e}",
+                    next_paths.manifest.display()
+                );
+                return ExitCode::FAILURE;
+            }
+        };
+        let contract =
+            Contract::check_next(next, &manifest, &results.tests, &next_paths, pin::is_ci());
+        report = report.with_next(Report::build(
+            NEXT,
+            next.manifest(),
+            sha,
+            &results,
+            contract,
+        ));
+    }
     println!("\n{}", report.render());
     if let Some(path) = json {
         if let Err(e) = std::fs::write(&path, report.to_json_string()) {
@@ -315,13 +400,14 @@ fn report(json: Option<PathBuf>, machine: &Machine) -> ExitCode {
     }
 }
 
-/// The tidy side of the pin: once the manifest exists, its lock must match it.
+/// The tidy side of the pin: once a manifest exists (the released one, the next one),
+/// its lock must match it.
 pub(crate) fn lock_problems() -> Vec<String> {
-    let paths = Paths::workspace();
-    if !paths.manifest.exists() {
-        return Vec::new();
-    }
-    pin::check_lock(&paths).err().into_iter().collect()
+    [Paths::workspace(), Paths::workspace_next()]
+        .iter()
+        .filter(|paths| paths.manifest.exists())
+        .filter_map(|paths| pin::check_lock(paths).err())
+        .collect()
 }
 
 #[cfg(test)]

@@ -30,6 +30,18 @@ use crate::support::{
 pub(crate) fn tests() -> Vec<Test> {
     vec![
         conformance_test!(
+            a_form_crosses_unaltered_in_input_required => a_form_crosses_unaltered_and_its_answer_comes_back,
+            ["elicitation:mrtr:form:basic"]
+        ),
+        conformance_test!(
+            enum_forms_in_input_required => enum_forms_reach_the_callback_as_sent,
+            ["elicitation:mrtr:form:schema:enum-variants"]
+        ),
+        conformance_test!(
+            primitive_fields_in_input_required => primitive_fields_round_trip,
+            ["elicitation:mrtr:form:schema:primitives"]
+        ),
+        conformance_test!(
             a_form_crosses_unaltered_and_its_answer_comes_back,
             [
                 "elicitation:form:basic",

@@ -55,6 +55,11 @@ pub(crate) fn tests() -> Vec<Test> {
             ["hosting:http:modern:notification-post-202"]
         ),
         conformance_test!(
+            a_posted_notification_is_acknowledged_without_an_answer
+                => a_posted_notification_is_202_and_a_posted_response_400,
+            ["hosting:http:modern:notification-post"]
+        ),
+        conformance_test!(
             the_client_mirrors_the_body_in_its_headers,
             [
                 "client-transport:http:body-derived-headers",
@@ -89,11 +94,11 @@ pub(crate) fn tests() -> Vec<Test> {
 }
 
 /// An endpoint serving both eras with `server`.
-async fn both_eras(server: Server) -> Hosted {
+pub(crate) async fn both_eras(server: Server) -> Hosted {
     host(server, StreamableHttpServerConfig::default()).await
 }
 
-fn echo_server() -> Server {
+pub(crate) fn echo_server() -> Server {
     let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
         Ok::<_, String>("hi")
     });
@@ -105,7 +110,7 @@ fn echo_server() -> Server {
 }
 
 /// The envelope of a 2026-07-28 request.
-fn envelope() -> Value {
+pub(crate) fn envelope() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -115,7 +120,7 @@ fn envelope() -> Value {
 
 /// A 2026-07-28 POST of `body` with the headers its method asks for: the version,
 /// `Mcp-Method`, and `Mcp-Name` when `name` is given.
-async fn post_modern(raw: &Raw, body: &Value, name: Option<&str>) -> RawResponse {
+pub(crate) async fn post_modern(raw: &Raw, body: &Value, name: Option<&str>) -> RawResponse {
     let method = body["method"].as_str().unwrap_or_default().to_owned();
     let mut rb = raw
         .request(http::Method::POST)
@@ -132,12 +137,12 @@ async fn post_modern(raw: &Raw, body: &Value, name: Option<&str>) -> RawResponse
 }
 
 /// `call(id, method, params)` with the envelope in `params._meta`.
-fn modern_call(id: i64, method: &str, mut params: Value) -> Value {
+pub(crate) fn modern_call(id: i64, method: &str, mut params: Value) -> Value {
     params["_meta"] = envelope();
     call(id, method, params)
 }
 
-fn only_message(r: &RawResponse) -> Value {
+pub(crate) fn only_message(r: &RawResponse) -> Value {
     let messages = r.messages();
     assert_eq!(messages.len(), 1, "{r:?}");
     messages.into_iter().next().unwrap()
@@ -408,7 +413,7 @@ async fn the_client_mirrors_the_body_in_its_headers(_: Connector) {
 
 /// A tool whose `inputSchema` marks arguments with `x-mcp-header`, answering with the
 /// `Mcp-Param-*` headers are checked by the server against the body.
-fn regional_server() -> Server {
+pub(crate) fn regional_server() -> Server {
     let schema = json!({"type": "object", "properties": {
         "region": {"type": "string", "x-mcp-header": "Region"},
         "shards": {"type": "integer", "x-mcp-header": "Shards"},

@@ -9,15 +9,18 @@ mod client_auth;
 mod client_auth_support;
 mod context;
 mod elicitation;
+mod era_gates;
 mod extensions;
 mod hosting_auth;
 mod http_client;
+mod http_headers;
 mod http_modern;
 mod http_resume;
 mod http_server;
 mod http_support;
 mod lifecycle;
 mod list_changed;
+mod listen;
 mod logging;
 mod pagination;
 mod prompts;
@@ -28,6 +31,7 @@ mod sampling;
 mod sse;
 mod stdio;
 mod support;
+mod surface;
 mod tasks;
 mod tools;
 
@@ -51,12 +55,16 @@ fn main() -> ExitCode {
         http_server::tests(),
         http_client::tests(),
         http_modern::tests(),
+        http_headers::tests(),
         http_resume::tests(),
         client_auth::tests(),
         hosting_auth::tests(),
         tasks::tests(),
         extensions::tests(),
         sse::tests(),
+        surface::tests(),
+        era_gates::tests(),
+        listen::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

@@ -15,6 +15,10 @@ use crate::support::{Pair, Work, call_work, client, connect, stateless_era, work
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
+        conformance_test!(
+            no_roots_in_input_required => no_roots_is_an_empty_list,
+            ["roots:mrtr:list:empty"]
+        ),
         conformance_test!(a_handler_lists_the_client_roots, ["roots:list:basic"]),
         conformance_test!(no_roots_is_an_empty_list, ["roots:list:empty"]),
         conformance_test!(

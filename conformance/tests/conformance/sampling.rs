@@ -21,6 +21,14 @@ use crate::support::{
 pub(crate) fn tests() -> Vec<Test> {
     vec![
         conformance_test!(
+            a_handler_gets_the_sampled_answer_in_input_required => a_handler_gets_what_the_callback_produced,
+            ["sampling:mrtr:create:basic"]
+        ),
+        conformance_test!(
+            request_fields_cross_in_input_required => the_callback_sees_the_request_fields_as_sent,
+            ["sampling:mrtr:create:include-context", "sampling:mrtr:create:model-preferences"]
+        ),
+        conformance_test!(
             a_sampling_callback_declares_the_capability,
             ["sampling:capability:declare"]
         ),

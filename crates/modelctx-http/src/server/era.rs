@@ -47,6 +47,22 @@ pub(super) fn is_stateless(by_headers: Option<bool>, messages: &[JsonRpcMessage]
     matches!(messages, [JsonRpcMessage::Request(r)] if body_version(r).is_some())
 }
 
+/// Whether a POST naming no session, whose one request carries the era's envelope in
+/// `_meta`, has an `MCP-Protocol-Version` header naming another revision (one of the
+/// handshake era, which [`stateless_by_headers`] would send there). Such a request is
+/// the era's, its header contradicting its body: checked as the era's and refused with
+/// `400` and `-32020` (the 2026-07-28 transport: "If the values do not match, the server
+/// MUST reject the request with 400 Bad Request and a HeaderMismatch JSON-RPC error"),
+/// not served as a handshake-era request without its session.
+pub(super) fn contradicts_its_header(headers: &HeaderMap, messages: &[JsonRpcMessage]) -> bool {
+    let header = headers
+        .get(&PROTOCOL_VERSION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    !headers.contains_key(&SESSION_ID_HEADER)
+        && matches!(messages, [JsonRpcMessage::Request(r)]
+            if body_version(r).is_some_and(|v| Some(v.as_str()) != header))
+}
+
 /// [`is_stateless`] when the headers decide it (`MCP-Protocol-Version` is there):
 /// known before the body is read.
 pub(super) fn stateless_by_headers(headers: &HeaderMap) -> Option<bool> {
@@ -671,7 +687,21 @@ mod tests {
             by(&HeaderMap::new()),
             std::slice::from_ref(&call)
         ));
-        assert!(!is_stateless(by(&HeaderMap::new()), &[plain]));
+        assert!(!is_stateless(
+            by(&HeaderMap::new()),
+            std::slice::from_ref(&plain)
+        ));
+        // The era's envelope under a handshake-era header, no session: the era's
+        // request with a contradicting header; agreeing, or on a session, it is not.
+        assert!(contradicts_its_header(&old, std::slice::from_ref(&call)));
+        assert!(!contradicts_its_header(&old, std::slice::from_ref(&plain)));
+        assert!(!contradicts_its_header(&era, std::slice::from_ref(&call)));
+        let mut on_session = old.clone();
+        on_session.insert("mcp-session-id", HeaderValue::from_static("s"));
+        assert!(!contradicts_its_header(
+            &on_session,
+            std::slice::from_ref(&call)
+        ));
         let mut session = odd.clone();
         session.insert("mcp-session-id", HeaderValue::from_static("s"));
         assert_eq!(by(&session), Some(false));

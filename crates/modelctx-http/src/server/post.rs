@@ -60,7 +60,9 @@ where
             return bad.answer;
         }
     };
-    if inner.config.stateless_era && era::is_stateless(era_by_headers, &messages) {
+    let era_request = era::is_stateless(era_by_headers, &messages)
+        || era::contradicts_its_header(headers, &messages);
+    if inner.config.stateless_era && era_request {
         return post_era::post(inner, headers, extensions, messages, batch).await;
     }
     // Only a request starts a handshake: a notification named `initialize` is no

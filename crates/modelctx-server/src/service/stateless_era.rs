@@ -9,9 +9,9 @@ use std::time::SystemTime;
 use futures::future::BoxFuture;
 use modelctx_session::{RequestContext, parse_params};
 use modelctx_types::{
-    ErrorData, JsonRpcRequest, Meta, RawValue, SubscriptionsAcknowledgedNotification,
-    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
-    SubscriptionsListenResult, to_raw,
+    ErrorData, JsonRpcRequest, Meta, RawValue, ServerCapabilities, SubscriptionFilter,
+    SubscriptionsAcknowledgedNotification, SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult, to_raw,
 };
 
 use super::SessionService;
@@ -99,6 +99,7 @@ impl SessionService {
             Err(error) => return Box::pin(async move { Err(error) }),
         };
         let mut filter = params.notifications;
+        narrow_to_advertised(&mut filter, &self.server.capabilities);
         let host = match (&filter.task_ids, &self.server.tasks) {
             (Some(_), Some(_)) if !declares_tasks => {
                 let error = tasks::missing_extension();
@@ -397,5 +398,67 @@ impl SessionService {
                 Err(error) => Err(stateless::finish_error(error)),
             }
         })
+    }
+}
+
+/// Leaves out of a listen filter the kinds this server does not advertise (a list
+/// without `listChanged`, resources without `subscribe`): they are neither acknowledged
+/// nor delivered. The 2026-07-28 subscriptions pattern: "The `notifications` field in
+/// the acknowledgment reflects the subset the server agreed to honor. Notification
+/// types the server does not support are omitted."
+fn narrow_to_advertised(filter: &mut SubscriptionFilter, capabilities: &ServerCapabilities) {
+    let on = |flag: Option<bool>| flag == Some(true);
+    if !on(capabilities.tools.as_ref().and_then(|c| c.list_changed)) {
+        filter.tools_list_changed = None;
+    }
+    if !on(capabilities.prompts.as_ref().and_then(|c| c.list_changed)) {
+        filter.prompts_list_changed = None;
+    }
+    let resources = capabilities.resources.as_ref();
+    if !on(resources.and_then(|c| c.list_changed)) {
+        filter.resources_list_changed = None;
+    }
+    if !on(resources.and_then(|c| c.subscribe)) {
+        filter.resource_subscriptions = None;
+    }
+}
+
+#[cfg(test)]
+mod narrowing_tests {
+    use modelctx_types::{ResourcesCapability, ToolsCapability};
+
+    use super::*;
+
+    #[test]
+    fn a_listen_filter_keeps_only_what_the_server_advertises() {
+        let everything = || {
+            SubscriptionFilter::new()
+                .with_tools_list_changed(true)
+                .with_prompts_list_changed(true)
+                .with_resources_list_changed(true)
+                .with_resource_subscriptions(vec!["file:///a".to_owned()])
+        };
+        let mut tools = ToolsCapability::default();
+        tools.list_changed = Some(true);
+        let mut capabilities = ServerCapabilities::default();
+        capabilities.tools = Some(tools);
+        let mut filter = everything();
+        narrow_to_advertised(&mut filter, &capabilities);
+        assert_eq!(
+            filter,
+            SubscriptionFilter::new().with_tools_list_changed(true)
+        );
+
+        let mut resources = ResourcesCapability::default();
+        resources.subscribe = Some(true);
+        capabilities.resources = Some(resources);
+        let mut filter = everything();
+        narrow_to_advertised(&mut filter, &capabilities);
+        assert_eq!(
+            filter,
+            SubscriptionFilter::new()
+                .with_tools_list_changed(true)
+                .with_resource_subscriptions(vec!["file:///a".to_owned()])
+        );
     }
 }

@@ -65,8 +65,8 @@ pub(crate) fn discover(
 /// Checks a `tools/call`'s `Mcp-Param-{Name}` headers (`mirrored`: lower-cased names
 /// without the prefix) against the arguments its tool marks with `x-mcp-header`
 /// (`marked`, see `mirror::mirrored_params`): an argument that has a value needs its
-/// header, equal to it (after `=?base64?…?=` decoding; integers in decimal, booleans as
-/// `true`/`false`), else `-32020`.
+/// header, equal to it (after `=?base64?…?=` decoding; booleans as `true`/`false`,
+/// integers compared as numbers, so `42.0` matches `42`), else `-32020`.
 pub(crate) fn check_param_headers(
     marked: &[mirror::MirroredParam],
     arguments: Option<&Map<String, Value>>,
@@ -102,13 +102,41 @@ pub(crate) fn check_param_headers(
                 "Header mismatch: the Mcp-Param-{header} header value is not valid (bad characters or Base64)"
             ))
         })?;
-        if got != expected {
+        if got != expected && !same_integer(arguments.as_ref(), &marked.path, &got) {
             return Err(ErrorData::header_mismatch(format!(
                 "Header mismatch: Mcp-Param-{header} header value {got:?} does not match the argument's value {expected:?}"
             )));
         }
     }
     Ok(())
+}
+
+/// Whether the argument at `path` is an integer that `header` names as a number: the
+/// transport asks servers to compare integers numerically (`42.0` and `42` are equal).
+/// Only a decimal whose fraction is all zeros can name an integer; no float rounding.
+fn same_integer(arguments: Option<&Value>, path: &[String], header: &str) -> bool {
+    let mut value = arguments;
+    for key in path {
+        value = value.and_then(|v| v.get(key));
+    }
+    let Some(Value::Number(n)) = value else {
+        return false;
+    };
+    let Some(argument) = n
+        .as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+    else {
+        return false;
+    };
+    let whole = match header.split_once('.') {
+        None => header,
+        Some((whole, fraction)) if !fraction.is_empty() && fraction.bytes().all(|b| b == b'0') => {
+            whole
+        }
+        Some(_) => return false,
+    };
+    whole.parse::<i128>() == Ok(argument)
 }
 
 /// Finishes an error for the era: resource-not-found is `-32602` with `data.uri`
@@ -172,6 +200,26 @@ mod tests {
         }
         // No value: no header expected.
         assert!(check_param_headers(schema, json!({}).as_object(), &[]).is_ok());
+        // Integers compare as numbers; a string argument stays a string.
+        for same in ["42.0", "42.000", "+42", "042"] {
+            let headers = h(&[("region", "us-west1"), ("limit", same)]);
+            assert!(
+                check_param_headers(schema, args, &headers).is_ok(),
+                "{same}"
+            );
+        }
+        for other in ["42.5", "43", "4.2e1", "42.", "forty-two"] {
+            let headers = h(&[("region", "us-west1"), ("limit", other)]);
+            let e = check_param_headers(schema, args, &headers).unwrap_err();
+            assert_eq!(e.code, ErrorCode::HEADER_MISMATCH, "{other}");
+        }
+        let zip = json!({"type": "object", "properties": {
+            "zip": {"type": "string", "x-mcp-header": "Zip"},
+        }});
+        let zip = &mirror::mirrored_params(&zip);
+        let headers = h(&[("zip", "42.0")]);
+        let e = check_param_headers(zip, json!({"zip": "42"}).as_object(), &headers).unwrap_err();
+        assert_eq!(e.code, ErrorCode::HEADER_MISMATCH);
     }
 
     #[test]
