@@ -136,7 +136,7 @@ impl Connector {
 
     /// The shared leg (`streamable-http-shared`): starts a `redis-server` and two
     /// `StreamableHttpService`s on 127.0.0.1:0 sharing their sessions through it (one
-    /// `RedisSessionRegistry` configuration, a `RedisEventStore`), each calling
+    /// `modelctx_redis::SessionRegistry` configuration, a `modelctx_redis::EventStore`), each calling
     /// `factory` with the transport of every session it serves, its own copy of a
     /// session started elsewhere included (`needs_pre_initialized_session`, or
     /// `needs_initialize_answered_session` while the client's

@@ -7,9 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx_http::{SessionRegistry, StreamableHttpServerConfig};
-use modelctx_redis::{
-    RedisEventStore, RedisEventStoreConfig, RedisSessionRegistry, RedisSessionRegistryConfig,
-};
 use tokio::net::TcpListener;
 
 use modelctx_test::RedisServer;
@@ -25,8 +22,8 @@ const CONNECT_WITHIN: Duration = Duration::from_secs(10);
 ///
 /// On the shared leg the origin is a reverse proxy sending each request to the next of
 /// two instances of the app, in turn (no affinity, whatever connection it came on), and
-/// each instance's configuration gets a `RedisSessionRegistry` and, if it keeps events,
-/// a `RedisEventStore` on the trial's `redis-server`, as two processes would have. On
+/// each instance's configuration gets a `modelctx_redis::SessionRegistry` and, if it keeps events,
+/// a `modelctx_redis::EventStore` on the trial's `redis-server`, as two processes would have. On
 /// every other leg the app is served once, at the origin itself.
 pub struct HttpEndpoint {
     origin: String,
@@ -37,7 +34,7 @@ pub struct HttpEndpoint {
 /// The shared leg's parts: the trial's Redis, and a registry to read its count.
 struct Shared {
     redis: Arc<RedisServer>,
-    registry: Option<Arc<RedisSessionRegistry>>,
+    registry: Option<Arc<modelctx_redis::SessionRegistry>>,
 }
 
 impl std::fmt::Debug for HttpEndpoint {
@@ -201,9 +198,13 @@ fn spawn_serve(listener: TcpListener, router: axum::Router) {
 /// # Panics
 ///
 /// When the server cannot be reached within [`CONNECT_WITHIN`].
-pub(crate) async fn session_registry(redis: &RedisServer) -> RedisSessionRegistry {
-    let config = RedisSessionRegistryConfig::default();
-    connected(RedisSessionRegistry::connect(&redis.url(), config)).await
+pub(crate) async fn session_registry(redis: &RedisServer) -> modelctx_redis::SessionRegistry {
+    let config = modelctx_redis::SessionRegistryConfig::default();
+    connected(modelctx_redis::SessionRegistry::connect(
+        &redis.url(),
+        config,
+    ))
+    .await
 }
 
 /// An event store on `redis`, as one process of the app has.
@@ -211,9 +212,9 @@ pub(crate) async fn session_registry(redis: &RedisServer) -> RedisSessionRegistr
 /// # Panics
 ///
 /// When the server cannot be reached within [`CONNECT_WITHIN`].
-pub(crate) async fn event_store(redis: &RedisServer) -> RedisEventStore {
-    let config = RedisEventStoreConfig::default();
-    connected(RedisEventStore::connect(&redis.url(), config)).await
+pub(crate) async fn event_store(redis: &RedisServer) -> modelctx_redis::EventStore {
+    let config = modelctx_redis::EventStoreConfig::default();
+    connected(modelctx_redis::EventStore::connect(&redis.url(), config)).await
 }
 
 /// What `connecting` to the trial's Redis gives, within [`CONNECT_WITHIN`].

@@ -107,7 +107,7 @@ async fn the_typed_client_lists_the_tools_and_reads_the_structured_output() {
         output.status.success(),
         "divider-client failed: {stdout}{stderr}"
     );
-    assert_eq!(stdout, "tool: divide\n17 / 5 = 3 remainder 2\n");
+    assert_eq!(stdout, "tools: [\"divide\"]\n17 / 5 = 3 remainder 2\n");
 }
 
 #[tokio::test]

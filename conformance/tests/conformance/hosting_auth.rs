@@ -20,7 +20,6 @@ use modelctx_oauth::{
     AuthorizationServerConfig, InMemoryStore, JwtVerifier, Login, OAuthClient, OAuthError,
     Operation, RegisteredClient, ResourceServer, ResourceServerConfig, TrustedIdentityProvider,
 };
-use modelctx_redis::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
 use p256::ecdsa::signature::Signer as _;
 use serde_json::{Value, json};
 
@@ -219,9 +218,9 @@ async fn protected(connect: &Connector) -> Protected {
                 &key_pem(),
             ),
             Some(url) => {
-                let store = RedisAuthorizationStore::connect(
+                let store = modelctx_redis::AuthorizationStore::connect(
                     &url,
-                    RedisAuthorizationStoreConfig::default(),
+                    modelctx_redis::AuthorizationStoreConfig::default(),
                 );
                 let store = within("the store to reach the trial's Redis", store)
                     .await

@@ -23,7 +23,6 @@ use modelctx::types::{
     Task, TaskMetadata, TaskStatus, TaskStatusNotification, TaskSupport,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
-use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use modelctx_test::task_isolation::as_user;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
@@ -861,7 +860,10 @@ async fn tasks_belong_to_the_caller_that_created_them(connect: Connector) {
         let store: Option<Arc<dyn TaskStore>> = match endpoint.redis_url() {
             None => None,
             Some(redis) => {
-                let store = RedisTaskStore::connect(&redis, RedisTaskStoreConfig::default());
+                let store = modelctx_redis::TaskStore::connect(
+                    &redis,
+                    modelctx_redis::TaskStoreConfig::default(),
+                );
                 let store = within("the task store to reach the trial's Redis", store)
                     .await
                     .expect("the trial's redis-server accepts a connection");

@@ -133,7 +133,7 @@ async fn serve_with(
 pub enum Stores {
     /// The in-memory defaults (one process).
     Memory,
-    /// `RedisEventStore` and `RedisTaskStore` on the Redis at this URL.
+    /// `redis::EventStore` and `redis::TaskStore` on the Redis at this URL.
     Redis(String),
 }
 
@@ -173,17 +173,15 @@ pub fn scale_server(
 /// Serves the scale-out echo server over streamable HTTP (stateful sessions and SSE
 /// answers for the handshake era, JSON answers for 2026-07-28 clients) with `stores`.
 pub async fn serve_scale(listener: tokio::net::TcpListener, stores: Stores) -> Result<(), String> {
-    use modelctx::redis::{
-        RedisEventStore, RedisEventStoreConfig, RedisTaskStore, RedisTaskStoreConfig,
-    };
+    use modelctx::redis;
     let mut config = StreamableHttpServerConfig::default();
     let server = match stores {
         Stores::Memory => scale_server(None)?,
         Stores::Redis(url) => {
-            let events = RedisEventStore::connect(&url, RedisEventStoreConfig::default())
+            let events = redis::EventStore::connect(&url, redis::EventStoreConfig::default())
                 .await
                 .map_err(|e| format!("cannot connect the event store to {url}: {e}"))?;
-            let tasks = RedisTaskStore::connect(&url, RedisTaskStoreConfig::default())
+            let tasks = redis::TaskStore::connect(&url, redis::TaskStoreConfig::default())
                 .await
                 .map_err(|e| format!("cannot connect the task store to {url}: {e}"))?;
             config = config.event_store(std::sync::Arc::new(events));

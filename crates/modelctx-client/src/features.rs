@@ -184,6 +184,14 @@ impl Client {
         Ok(tools)
     }
 
+    /// The names of every tool, in the server's order (a whole [`list_all_tools`]).
+    ///
+    /// [`list_all_tools`]: Client::list_all_tools
+    pub async fn tool_names(&self) -> Result<Vec<String>, SessionError> {
+        let tools = self.list_all_tools().await?;
+        Ok(tools.into_iter().map(|t| t.name).collect())
+    }
+
     /// Calls tool `name` with `arguments`: anything that serializes to a JSON object (a
     /// struct, a map, `json!({..})`), or `()` for none. A successful result is checked against the
     /// tool's `outputSchema` (the tool list is fetched once if the client has not listed

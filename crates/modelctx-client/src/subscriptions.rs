@@ -428,7 +428,33 @@ pub(crate) fn route_to_watchers(watchers: &Watchers, notification: &JsonRpcNotif
 /// server's own announcements — list changes it declared `listChanged` for, and
 /// `resources/subscribe` for each URI when it supports subscriptions — picked out of
 /// the session's notifications. [`honored`](Watch::honored) says what will come;
-/// dropping the watch ends it (unsubscribing its URIs).
+/// dropping the watch ends it (unsubscribing its URIs). Each change comes typed, as a
+/// [`ServerNotification`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+///
+/// use modelctx_client::Client;
+/// use modelctx_server::{Context, ResourceDef, Server};
+/// use modelctx_types::{ServerNotification, SubscriptionFilter};
+///
+/// let motd = ResourceDef::new("mem://motd", "motd", |_cx: Context| async { Ok::<_, String>("hello") });
+/// let server = Server::builder("news", "1.0.0").resource(motd)?.build();
+/// let (client_side, server_side) = modelctx_memory::pair();
+/// let _session = server.serve(server_side);
+/// let client = Client::builder("me", "1.0.0").connect(client_side).await?;
+///
+/// let filter = SubscriptionFilter::new().with_resource_subscriptions(vec!["mem://motd".into()]);
+/// let mut watch = client.watch(filter).await?;
+/// server.notify_resource_updated("mem://motd").await;
+/// let change = modelctx_test::within(Duration::from_secs(10), "the update", watch.next()).await;
+/// match change {
+///     Some(Ok(ServerNotification::ResourceUpdated(n))) => assert_eq!(n.params.uri, "mem://motd"),
+///     other => panic!("expected an update, got {other:?}"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Watch {
     inner: WatchKind,

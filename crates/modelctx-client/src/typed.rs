@@ -250,7 +250,44 @@ impl<A: Serialize, O: DeserializeOwned> TypedTool<'_, A, O> {
         &self.name
     }
 
-    /// Hears the call's progress notifications.
+    /// Hears the call's progress notifications (the client asks for them by sending
+    /// a progress token with each call).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// use modelctx_client::Client;
+    /// use modelctx_server::{Context, Json, Server, ToolDef};
+    /// use modelctx_session::{Progress, SessionError};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, modelctx_server::schemars::JsonSchema)]
+    /// #[schemars(crate = "modelctx_server::schemars")]
+    /// struct Steps {
+    ///     steps: u32,
+    /// }
+    ///
+    /// let count = ToolDef::new("count", |a: Steps, cx: Context| async move {
+    ///     for step in 1..=a.steps {
+    ///         let progress = Progress::new(step.into()).with_total(a.steps.into());
+    ///         cx.report_progress(progress).await?;
+    ///     }
+    ///     Ok::<_, SessionError>(Json(a)) // the steps taken, as structured output
+    /// });
+    /// let server = Server::builder("counter", "1.0.0").tool(count)?.build();
+    /// let (client_side, server_side) = modelctx_memory::pair();
+    /// let _session = server.serve(server_side);
+    /// let client = Client::builder("me", "1.0.0").connect(client_side).await?;
+    ///
+    /// let heard = Arc::new(Mutex::new(Vec::new()));
+    /// let seen = heard.clone();
+    /// let count = client
+    ///     .tool::<Steps, Steps>("count")
+    ///     .on_progress(move |p| seen.lock().unwrap().push(p.progress));
+    /// assert_eq!(count.call(&Steps { steps: 3 }).await?.steps, 3);
+    /// assert_eq!(*heard.lock().unwrap(), [1.0, 2.0, 3.0]);
+    /// # Ok(()) }
+    /// ```
     #[must_use]
     pub fn on_progress(mut self, callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.options = self.options.on_progress(callback);

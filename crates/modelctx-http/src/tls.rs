@@ -35,16 +35,58 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A TLS configuration could not be built: a certificate or key that does not parse or
 /// does not fit, or (native roots) an unreadable certificate store.
+///
+/// ```
+/// use modelctx_http::tls::{TlsErrorKind, certificates_from_pem};
+///
+/// let error = certificates_from_pem(b"not a certificate").unwrap_err();
+/// assert_eq!(error.kind(), TlsErrorKind::Certificate);
+/// assert!(error.is_certificate());
+/// ```
 #[derive(Debug, Clone)]
 pub struct TlsError {
+    kind: TlsErrorKind,
     message: String,
 }
 
+/// What a [`TlsError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TlsErrorKind {
+    /// A certificate does not parse, is missing, or was refused as a root.
+    Certificate,
+    /// The private key does not parse.
+    PrivateKey,
+    /// The certificate chain and key were refused together (a key that does not fit
+    /// the leaf, an unsupported algorithm).
+    Refused,
+    /// The system certificate store could not be read (`rustls-native-roots`).
+    RootStore,
+    /// The TLS versions of the provider could not be set up.
+    Versions,
+}
+
 impl TlsError {
-    pub(crate) fn new(message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: TlsErrorKind, message: impl Into<String>) -> Self {
         Self {
+            kind,
             message: message.into(),
         }
+    }
+
+    /// What the error is about.
+    pub fn kind(&self) -> TlsErrorKind {
+        self.kind
+    }
+
+    /// A certificate does not parse, is missing, or was refused as a root.
+    pub fn is_certificate(&self) -> bool {
+        self.kind == TlsErrorKind::Certificate
+    }
+
+    /// The private key does not parse.
+    pub fn is_private_key(&self) -> bool {
+        self.kind == TlsErrorKind::PrivateKey
     }
 }
 
@@ -69,10 +111,15 @@ pub fn server_config(
 ) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let mut config = rustls::ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| TlsError::new(format!("TLS versions: {e}")))?
+        .map_err(|e| TlsError::new(TlsErrorKind::Versions, format!("TLS versions: {e}")))?
         .with_no_client_auth()
         .with_single_cert(cert_chain, key)
-        .map_err(|e| TlsError::new(format!("the certificate or key was refused: {e}")))?;
+        .map_err(|e| {
+            TlsError::new(
+                TlsErrorKind::Refused,
+                format!("the certificate or key was refused: {e}"),
+            )
+        })?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
@@ -85,12 +132,24 @@ pub fn server_config_from_pem(
 ) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let chain = CertificateDer::pem_slice_iter(cert_chain_pem)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| TlsError::new(format!("the certificate chain does not parse: {e}")))?;
+        .map_err(|e| {
+            TlsError::new(
+                TlsErrorKind::Certificate,
+                format!("the certificate chain does not parse: {e}"),
+            )
+        })?;
     if chain.is_empty() {
-        return Err(TlsError::new("the certificate chain holds no certificate"));
+        return Err(TlsError::new(
+            TlsErrorKind::Certificate,
+            "the certificate chain holds no certificate",
+        ));
     }
-    let key = PrivateKeyDer::from_pem_slice(key_pem)
-        .map_err(|e| TlsError::new(format!("the private key does not parse: {e}")))?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| {
+        TlsError::new(
+            TlsErrorKind::PrivateKey,
+            format!("the private key does not parse: {e}"),
+        )
+    })?;
     server_config(chain, key)
 }
 
@@ -110,21 +169,25 @@ pub fn client_config(
         if native.certs.is_empty()
             && let Some(e) = native.errors.first()
         {
-            return Err(TlsError::new(format!(
-                "the system certificate store could not be read: {e}"
-            )));
+            return Err(TlsError::new(
+                TlsErrorKind::RootStore,
+                format!("the system certificate store could not be read: {e}"),
+            ));
         }
         // Certificates the store holds but rustls cannot use are skipped, as browsers do.
         let _ = roots.add_parsable_certificates(native.certs);
     }
     for root in extra_roots {
-        roots
-            .add(root.clone())
-            .map_err(|e| TlsError::new(format!("a root certificate was refused: {e}")))?;
+        roots.add(root.clone()).map_err(|e| {
+            TlsError::new(
+                TlsErrorKind::Certificate,
+                format!("a root certificate was refused: {e}"),
+            )
+        })?;
     }
     let config = rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| TlsError::new(format!("TLS versions: {e}")))?
+        .map_err(|e| TlsError::new(TlsErrorKind::Versions, format!("TLS versions: {e}")))?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(config)
@@ -134,9 +197,17 @@ pub fn client_config(
 pub fn certificates_from_pem(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| TlsError::new(format!("the certificate does not parse: {e}")))?;
+        .map_err(|e| {
+            TlsError::new(
+                TlsErrorKind::Certificate,
+                format!("the certificate does not parse: {e}"),
+            )
+        })?;
     if certs.is_empty() {
-        return Err(TlsError::new("no certificate in the PEM text"));
+        return Err(TlsError::new(
+            TlsErrorKind::Certificate,
+            "no certificate in the PEM text",
+        ));
     }
     Ok(certs)
 }

@@ -167,9 +167,10 @@
 //! named like it, of any type that implements `FromStr` (an `Option` for a variable
 //! the URI may leave out, `{?lang}`). A value that does not parse answers the read with
 //! `-32602`, naming the variable, its value and the type. Options: `name`,
-//! `description`, `title`, `mime_type`, `meta`, and `complete(variable = function)`.
-//! Templates list no instances of themselves: list the ones worth listing as
-//! resources.
+//! `description`, `title`, `mime_type`, `meta`, `complete(variable = function)`, and
+//! `list = function` to show the template's resources in `resources/list`, the
+//! function taking the `Context` and returning a `Result` of a `Vec<Resource>` (as for
+//! `TemplateDef::list`).
 //!
 //! Both return text (`String`, `&'static str`), bytes (`Blob`), contents spelled out,
 //! or a `Result` of one of them: an `Err` fails `resources/read` (an `ErrorData` as

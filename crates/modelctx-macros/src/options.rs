@@ -43,6 +43,8 @@ pub(crate) struct TemplateOptions {
     pub(crate) mime_type: Option<LitStr>,
     pub(crate) common: CommonOptions,
     pub(crate) complete: Vec<(Ident, Path)>,
+    /// The function listing the template's resources.
+    pub(crate) list: Option<Path>,
 }
 
 /// What every definition may set: its name, description, title, icons and `_meta`.
@@ -215,7 +217,7 @@ impl TemplateOptions {
     pub(crate) fn parse(tokens: TokenStream, at: Span) -> syn::Result<Self> {
         let mut options = Self::default();
         let known = [
-            &["uri_template", "mime_type"],
+            &["uri_template", "mime_type", "list"],
             &["name", "description", "title", "meta", "complete"][..],
         ]
         .concat();
@@ -231,6 +233,11 @@ impl TemplateOptions {
                 match key {
                     "uri_template" => string(meta, &mut options.uri_template),
                     "mime_type" => string(meta, &mut options.mime_type),
+                    "list" => path(
+                        meta,
+                        &mut options.list,
+                        "the function listing the template's resources: `list = function`, the function taking the `Context` and returning a `Result` of a `Vec<Resource>`",
+                    ),
                     _ => completions(meta, &mut options.complete, "variable"),
                 }
             },
@@ -296,6 +303,14 @@ const TEMPLATE_HINTS: Hints = &[
     ("mime", "write `mime_type = \"text/plain\"`"),
     ("icon", "a resource template has no icons"),
     ("completions", "write `complete(variable = function)`"),
+    (
+        "list_with",
+        "write `list = function`, the function taking the `Context`",
+    ),
+    (
+        "instances",
+        "write `list = function`, the function taking the `Context`",
+    ),
 ];
 
 /// Parses `tokens` as `key = value, flag, key(...)` options of `#[attr]`, calling `set`

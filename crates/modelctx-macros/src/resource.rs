@@ -181,6 +181,12 @@ impl TemplateFn {
             .as_ref()
             .map(|m| quote!(let def = def.mime_type(#m);));
         let complete = completions(&self.options.complete);
+        // Spanned on the path, so that a function of the wrong shape is reported there.
+        let list = self
+            .options
+            .list
+            .as_ref()
+            .map(|path| quote_spanned!(path.span()=> let def = def.list(#path);));
         let output_check = output_check(&self.function);
         quote! {{
             #output_check
@@ -189,6 +195,7 @@ impl TemplateFn {
             #common
             #mime_type
             #(#complete)*
+            #list
             def
         }}
     }

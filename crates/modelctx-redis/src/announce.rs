@@ -1,4 +1,4 @@
-//! [`RedisAnnouncements`]: list changes and resource updates carried between server
+//! [`Announcements`]: list changes and resource updates carried between server
 //! processes on Redis pub/sub.
 
 use std::fmt;
@@ -11,14 +11,14 @@ use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
-/// Channel name and queue bound of a [`RedisAnnouncements`].
+/// Channel name and queue bound of a [`Announcements`].
 #[derive(Debug, Clone)]
-pub struct RedisAnnouncementsConfig {
+pub struct AnnouncementsConfig {
     pub(crate) prefix: String,
     pub(crate) max_queued: usize,
 }
 
-impl Default for RedisAnnouncementsConfig {
+impl Default for AnnouncementsConfig {
     fn default() -> Self {
         Self {
             prefix: crate::DEFAULT_PREFIX.to_owned(),
@@ -27,7 +27,7 @@ impl Default for RedisAnnouncementsConfig {
     }
 }
 
-impl RedisAnnouncementsConfig {
+impl AnnouncementsConfig {
     /// The channel is `<prefix>announce` (default prefix `"modelctx:"`): processes that
     /// serve one endpoint use the same prefix.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
@@ -65,7 +65,7 @@ impl RedisAnnouncementsConfig {
 ///
 /// Cloning is cheap; the tasks end when the last clone is dropped.
 #[derive(Clone)]
-pub struct RedisAnnouncements {
+pub struct Announcements {
     inner: Arc<Inner>,
 }
 
@@ -96,9 +96,9 @@ impl Receivers {
     }
 }
 
-impl fmt::Debug for RedisAnnouncements {
+impl fmt::Debug for Announcements {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisAnnouncements")
+        f.debug_struct("Announcements")
             .field("channel", &self.inner.channel)
             .field("instance", &self.inner.instance)
             .finish()
@@ -148,13 +148,13 @@ const IDLE_PING: Duration = Duration::from_secs(15);
 /// The longest wait between two attempts to reconnect the subscriber.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
-impl RedisAnnouncements {
+impl Announcements {
     /// Connects to the Redis at `url` (publisher and subscriber), subscribes, and
     /// returns once the subscription is in place. Must be called within a tokio
     /// runtime; fails when Redis cannot be reached within 5 s.
     pub async fn connect(
         url: &str,
-        config: RedisAnnouncementsConfig,
+        config: AnnouncementsConfig,
     ) -> Result<Self, redis::RedisError> {
         let client = redis::Client::open(url)?;
         let conn = crate::connect(url).await?;
@@ -185,7 +185,7 @@ impl RedisAnnouncements {
     }
 }
 
-impl AnnouncementBus for RedisAnnouncements {
+impl AnnouncementBus for Announcements {
     fn publish(&self, announcement: Announcement) {
         // Full: Redis is away or slow; the announcement is dropped (at most once).
         let _ = self.inner.queue.try_send(announcement);

@@ -1,4 +1,4 @@
-//! [`RedisEventStore`]: the SSE events of resumable streams, one Redis Stream per stream.
+//! [`EventStore`]: the SSE events of resumable streams, one Redis Stream per stream.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_store::{EventId, EventStore, Replay};
+use modelctx_store::{self as store, EventId, Replay};
 use redis::aio::ConnectionManager;
 use redis::streams::StreamRangeReply;
 use tokio::sync::{mpsc, oneshot};
@@ -18,9 +18,9 @@ use runs::{RunOp, RunScripts};
 
 mod runs;
 
-/// Bounds and key names of a [`RedisEventStore`].
+/// Bounds and key names of a [`EventStore`].
 #[derive(Debug, Clone)]
-pub struct RedisEventStoreConfig {
+pub struct EventStoreConfig {
     pub(crate) prefix: String,
     pub(crate) ttl: Duration,
     pub(crate) max_events_per_stream: usize,
@@ -29,7 +29,7 @@ pub struct RedisEventStoreConfig {
     pub(crate) liveness: Duration,
 }
 
-impl Default for RedisEventStoreConfig {
+impl Default for EventStoreConfig {
     fn default() -> Self {
         Self {
             prefix: crate::DEFAULT_PREFIX.to_owned(),
@@ -42,7 +42,7 @@ impl Default for RedisEventStoreConfig {
     }
 }
 
-impl RedisEventStoreConfig {
+impl EventStoreConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`), so several deployments can
     /// share one Redis.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
@@ -91,7 +91,7 @@ impl RedisEventStoreConfig {
     }
 }
 
-/// An [`EventStore`] in Redis, for servers whose event streams must outlive the process
+/// An [`EventStore`](store::EventStore) in Redis, for servers whose event streams must outlive the process
 /// or be read by another one.
 ///
 /// Each stream of a session is a Redis Stream (`<prefix>ev:{<session>}:<stream>`,
@@ -104,21 +104,21 @@ impl RedisEventStoreConfig {
 /// of the store's own (started by [`new`](Self::new), on the current tokio runtime),
 /// which sends queued writes as one pipeline. Replays go through the same queue, so a
 /// replay sees every event stored before it; so does
-/// [`flushed`](EventStore::flushed), answered once the writes queued before it are
+/// [`flushed`](store::EventStore::flushed), answered once the writes queued before it are
 /// sent and answered by Redis. A write Redis refused, or one dropped
 /// because the queue was full, marks its stream damaged in this process: its
 /// resumption is refused (the HTTP transport answers 400) instead of missing events.
 ///
-/// [`max_events_per_stream`]: RedisEventStoreConfig::max_events_per_stream
-/// [`ttl`]: RedisEventStoreConfig::ttl
-pub struct RedisEventStore {
+/// [`max_events_per_stream`]: EventStoreConfig::max_events_per_stream
+/// [`ttl`]: EventStoreConfig::ttl
+pub struct EventStore {
     tx: mpsc::UnboundedSender<Op>,
     shared: Arc<Shared>,
 }
 
-impl fmt::Debug for RedisEventStore {
+impl fmt::Debug for EventStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisEventStore")
+        f.debug_struct("EventStore")
             .field("prefix", &self.shared.keys.prefix())
             .field("queued", &self.shared.queued.load(Ordering::Relaxed))
             .finish()
@@ -127,7 +127,7 @@ impl fmt::Debug for RedisEventStore {
 
 pub(crate) struct Shared {
     pub(crate) keys: Keys,
-    pub(crate) config: RedisEventStoreConfig,
+    pub(crate) config: EventStoreConfig,
     queued: AtomicUsize,
     /// Streams with an event that never reached Redis: (session, stream).
     damaged: Mutex<HashSet<(Arc<str>, u64)>>,
@@ -202,13 +202,13 @@ return #streams
 /// Writes queued ops sent in one pipeline at most.
 const BATCH: usize = 256;
 
-impl RedisEventStore {
+impl EventStore {
     /// A store writing through `conn`. Starts the store's writer task on the current
     /// tokio runtime (it ends when the store is dropped).
     ///
     /// # Panics
     /// Outside a tokio runtime.
-    pub fn new(conn: ConnectionManager, config: RedisEventStoreConfig) -> Self {
+    pub fn new(conn: ConnectionManager, config: EventStoreConfig) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             keys: Keys::new(&config.prefix),
@@ -222,10 +222,7 @@ impl RedisEventStore {
 
     /// Connects to the Redis at `url` (`redis://host:port/db`) with a reconnecting
     /// [`ConnectionManager`] and builds a store on it.
-    pub async fn connect(
-        url: &str,
-        config: RedisEventStoreConfig,
-    ) -> Result<Self, redis::RedisError> {
+    pub async fn connect(url: &str, config: EventStoreConfig) -> Result<Self, redis::RedisError> {
         let conn = crate::connect(url).await?;
         Ok(Self::new(conn, config))
     }
@@ -243,7 +240,7 @@ impl RedisEventStore {
     }
 }
 
-impl EventStore for RedisEventStore {
+impl store::EventStore for EventStore {
     fn store(&self, session: &str, id: EventId, data: Arc<str>) {
         let session: Arc<str> = Arc::from(session);
         if self.shared.is_damaged(&session, id.stream) {

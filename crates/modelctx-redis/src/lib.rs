@@ -4,28 +4,28 @@
 //! Each implements a seam of [`modelctx-store`](modelctx_store), the crate this one
 //! depends on (with the protocol types only: no HTTP stack):
 //!
-//! - [`RedisEventStore`] implements the streamable HTTP transport's
+//! - [`EventStore`] implements the streamable HTTP transport's
 //!   [`EventStore`](modelctx_store::EventStore): every SSE event of a resumable stream
 //!   goes to a Redis Stream, bounded in length and age, and a `Last-Event-ID` replays
 //!   exactly the events after it, in order, from that stream only.
-//! - [`RedisTaskStore`] implements the sessions' [`TaskStore`](modelctx_store::TaskStore):
+//! - [`TaskStore`] implements the sessions' [`TaskStore`](modelctx_store::TaskStore):
 //!   status, results and expiry of tasks, shared by every process on the same Redis,
 //!   with the same owner checks and cursors as the in-memory store.
-//! - [`RedisSessionRegistry`] implements the streamable HTTP transport's
+//! - [`SessionRegistry`] implements the streamable HTTP transport's
 //!   [`SessionRegistry`](modelctx_store::SessionRegistry): a record per 2025-era session
 //!   (negotiated revision, client info and capabilities, log level, subscriptions), so
 //!   that every service on the same Redis serves every session's requests; idle expiry,
 //!   the session cap and DELETE hold across them, and messages that belong to another
 //!   service's copy of the session are relayed to it.
-//! - [`RedisAnnouncements`] implements the server's
+//! - [`Announcements`] implements the server's
 //!   [`AnnouncementBus`](modelctx_store::AnnouncementBus): a list change or
 //!   resource update raised in one process reaches the sessions and
 //!   `subscriptions/listen` streams of every process (Redis pub/sub).
-//! - [`RedisSingleUseIds`] implements the transport's
+//! - [`SingleUseIds`] implements the transport's
 //!   [`SingleUseIds`](modelctx_store::SingleUseIds): the ids of single-use rounds
 //!   of multi round-trip requests (`ServerBuilder::single_use_rounds`), each taken once
 //!   across processes by one `SET NX` that expires with the id.
-//! - `RedisAuthorizationStore` (feature `oauth`) implements the bundled OAuth
+//! - `AuthorizationStore` (feature `oauth`) implements the bundled OAuth
 //!   authorization server's `AuthorizationStore`: clients, and codes, refresh tokens
 //!   and pending consents taken out atomically, so each is used once across processes.
 //!
@@ -35,15 +35,15 @@
 //! capacity and the session cap), so a Redis shared for months does not fill up with
 //! dead sessions.
 //!
-//! [`RedisStores::connect`] builds them all from one URL and one key prefix:
+//! [`Stores::connect`] builds them all from one URL and one key prefix:
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use modelctx::http::StreamableHttpServerConfig;
-//! use modelctx_redis::RedisStores;
+//! use modelctx_redis::Stores;
 //!
-//! let stores = RedisStores::connect("redis://127.0.0.1:6379/", "app:").await?;
+//! let stores = Stores::connect("redis://127.0.0.1:6379/", "app:").await?;
 //! let http = StreamableHttpServerConfig::default()
 //!     .event_store(Arc::new(stores.events))
 //!     .session_registry(Arc::new(stores.sessions));
@@ -64,7 +64,7 @@
 //! | feature | what |
 //! |---|---|
 //! | — | the event and task stores, the session registry and the announcement bus, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
-//! | `oauth` | `RedisAuthorizationStore`, for modelctx-oauth's `authorization-server` |
+//! | `oauth` | `AuthorizationStore`, for modelctx-oauth's `authorization-server` |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
@@ -78,14 +78,14 @@ mod single_use;
 mod stores;
 mod tasks;
 
-pub use announce::{RedisAnnouncements, RedisAnnouncementsConfig};
-pub use events::{RedisEventStore, RedisEventStoreConfig};
+pub use announce::{Announcements, AnnouncementsConfig};
+pub use events::{EventStore, EventStoreConfig};
 #[cfg(feature = "oauth")]
-pub use oauth::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
-pub use sessions::{RedisSessionRegistry, RedisSessionRegistryConfig};
-pub use single_use::RedisSingleUseIds;
-pub use stores::RedisStores;
-pub use tasks::{RedisTaskStore, RedisTaskStoreConfig};
+pub use oauth::{AuthorizationStore, AuthorizationStoreConfig};
+pub use sessions::{SessionRegistry, SessionRegistryConfig};
+pub use single_use::SingleUseIds;
+pub use stores::Stores;
+pub use tasks::{TaskStore, TaskStoreConfig};
 
 /// The redis-rs crate this one is built on, for [`ConnectionManager`](redis::aio::ConnectionManager)
 /// and its configuration.

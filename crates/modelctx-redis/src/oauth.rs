@@ -1,25 +1,25 @@
-//! [`RedisAuthorizationStore`]: the bundled authorization server's clients and grants,
+//! [`AuthorizationStore`]: the bundled authorization server's clients and grants,
 //! shared by every process of it.
 
 use std::fmt;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_store::{AuthorizationStore, Grant, GrantKind, RegisteredClient, StoreError};
+use modelctx_store::{self as store, Grant, GrantKind, RegisteredClient, StoreError};
 use redis::aio::ConnectionManager;
 
 use crate::keys::Keys;
 use crate::single_use::{now_ms, set_new_until};
 
-/// Bounds and key names of a [`RedisAuthorizationStore`].
+/// Bounds and key names of a [`AuthorizationStore`].
 #[derive(Debug, Clone)]
-pub struct RedisAuthorizationStoreConfig {
+pub struct AuthorizationStoreConfig {
     pub(crate) prefix: String,
     pub(crate) max_clients: usize,
     pub(crate) max_grants: usize,
 }
 
-impl Default for RedisAuthorizationStoreConfig {
+impl Default for AuthorizationStoreConfig {
     fn default() -> Self {
         Self {
             prefix: crate::DEFAULT_PREFIX.to_owned(),
@@ -29,7 +29,7 @@ impl Default for RedisAuthorizationStoreConfig {
     }
 }
 
-impl RedisAuthorizationStoreConfig {
+impl AuthorizationStoreConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`).
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
@@ -46,7 +46,7 @@ impl RedisAuthorizationStoreConfig {
     }
 }
 
-/// An [`AuthorizationStore`] in Redis.
+/// An [`AuthorizationStore`](store::AuthorizationStore) in Redis.
 ///
 /// A client is one JSON value (`<prefix>oauth:client:<id>`, listed in the set
 /// `oauth:clients` for the bound); a grant is one JSON value
@@ -55,22 +55,22 @@ impl RedisAuthorizationStoreConfig {
 /// `oauth:grants` for the bound (expired entries purged at every insert).
 /// `take_grant` gets and deletes in one script, so a code or refresh token is used
 /// once even when two processes see it at the same moment. A single-use id
-/// ([`first_use`](AuthorizationStore::first_use): the `jti` of an identity assertion,
+/// ([`first_use`](store::AuthorizationStore::first_use): the `jti` of an identity assertion,
 /// a client assertion or a DPoP proof) is one `SET NX` of
 /// `<prefix>oauth:seen:<id>` that Redis expires at the id's expiry, so an assertion
 /// replayed to another process is refused and the keys go away by themselves.
-pub struct RedisAuthorizationStore {
+pub struct AuthorizationStore {
     conn: ConnectionManager,
     keys: Keys,
-    config: RedisAuthorizationStoreConfig,
+    config: AuthorizationStoreConfig,
     put_client: redis::Script,
     put_grant: redis::Script,
     take_grant: redis::Script,
 }
 
-impl fmt::Debug for RedisAuthorizationStore {
+impl fmt::Debug for AuthorizationStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisAuthorizationStore")
+        f.debug_struct("AuthorizationStore")
             .field("prefix", &self.keys.prefix())
             .finish_non_exhaustive()
     }
@@ -110,9 +110,9 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return grant
 ";
 
-impl RedisAuthorizationStore {
+impl AuthorizationStore {
     /// A store on `conn`.
-    pub fn new(conn: ConnectionManager, config: RedisAuthorizationStoreConfig) -> Self {
+    pub fn new(conn: ConnectionManager, config: AuthorizationStoreConfig) -> Self {
         Self {
             conn,
             keys: Keys::new(&config.prefix),
@@ -127,7 +127,7 @@ impl RedisAuthorizationStore {
     /// builds a store on it.
     pub async fn connect(
         url: &str,
-        config: RedisAuthorizationStoreConfig,
+        config: AuthorizationStoreConfig,
     ) -> Result<Self, redis::RedisError> {
         Ok(Self::new(crate::connect(url).await?, config))
     }
@@ -150,7 +150,7 @@ fn corrupt(_: serde_json::Error) -> StoreError {
     StoreError("the authorization store holds a value it cannot read".into())
 }
 
-impl AuthorizationStore for RedisAuthorizationStore {
+impl store::AuthorizationStore for AuthorizationStore {
     fn put_client(&self, client: RegisteredClient) -> BoxFuture<'_, Result<(), StoreError>> {
         async move {
             let json = serde_json::to_string(&client).map_err(corrupt)?;

@@ -1,4 +1,4 @@
-//! [`RedisSessionRegistry`]: the records of 2025-era streamable HTTP sessions, shared by
+//! [`SessionRegistry`]: the records of 2025-era streamable HTTP sessions, shared by
 //! several server processes.
 
 use std::collections::HashMap;
@@ -11,19 +11,19 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use modelctx_store::SessionSnapshot;
-use modelctx_store::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry, StreamHold};
+use modelctx_store::{self as store, Lookup, RegistryError, Relayed, RelayedKind, StreamHold};
 use redis::aio::ConnectionManager;
 use tokio::sync::watch;
 
 use crate::keys::Keys;
 
-/// Key names of a [`RedisSessionRegistry`].
+/// Key names of a [`SessionRegistry`].
 #[derive(Debug, Clone)]
-pub struct RedisSessionRegistryConfig {
+pub struct SessionRegistryConfig {
     pub(crate) prefix: String,
 }
 
-impl Default for RedisSessionRegistryConfig {
+impl Default for SessionRegistryConfig {
     fn default() -> Self {
         Self {
             prefix: crate::DEFAULT_PREFIX.to_owned(),
@@ -31,7 +31,7 @@ impl Default for RedisSessionRegistryConfig {
     }
 }
 
-impl RedisSessionRegistryConfig {
+impl SessionRegistryConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`); services share sessions
     /// only under the same prefix.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
@@ -40,7 +40,7 @@ impl RedisSessionRegistryConfig {
     }
 }
 
-/// A [`SessionRegistry`] in Redis: give the same one (same Redis, same prefix) to every
+/// A [`SessionRegistry`](store::SessionRegistry) in Redis: give the same one (same Redis, same prefix) to every
 /// `StreamableHttpService` behind a load balancer
 /// (modelctx-http's `StreamableHttpServerConfig::session_registry`),
 /// and any of them serves any session's requests.
@@ -54,7 +54,7 @@ impl RedisSessionRegistryConfig {
 /// (one round trip, atomic): two services creating the last session under the cap
 /// cannot both succeed, and a state is never saved for a session deleted meanwhile.
 ///
-/// Relays ([`SessionRegistry::relay`], [`relay_acknowledged`](SessionRegistry::relay_acknowledged))
+/// Relays ([`SessionRegistry::relay`](store::SessionRegistry::relay), [`relay_acknowledged`](store::SessionRegistry::relay_acknowledged))
 /// are published on `<prefix>relay:<instance>` (to one service) or `<prefix>relay` (to
 /// all): a kind tag (`c`, `s`, `e`, `v`, `h`, `g`: the [`RelayedKind`]s in order;
 /// `<tag>!<sender>!<token>` when acknowledged, answered `a` with the token on the
@@ -65,11 +65,11 @@ impl RedisSessionRegistryConfig {
 /// A session's GET stream hold is `<prefix>sess:{<id>}:get` (the holder's name, `PX`
 /// its lease) and the messages kept while none holds it the list
 /// `<prefix>sess:{<id>}:out`; what holding, renewing, releasing and keeping promise is
-/// the trait's ([`hold_stream`](SessionRegistry::hold_stream),
-/// [`renew_stream`](SessionRegistry::renew_stream),
-/// [`release_stream`](SessionRegistry::release_stream),
-/// [`to_client`](SessionRegistry::to_client)). Both go with the record.
-pub struct RedisSessionRegistry {
+/// the trait's ([`hold_stream`](store::SessionRegistry::hold_stream),
+/// [`renew_stream`](store::SessionRegistry::renew_stream),
+/// [`release_stream`](store::SessionRegistry::release_stream),
+/// [`to_client`](store::SessionRegistry::to_client)). Both go with the record.
+pub struct SessionRegistry {
     /// For the pub/sub connection each listening service opens.
     client: redis::Client,
     conn: ConnectionManager,
@@ -78,7 +78,7 @@ pub struct RedisSessionRegistry {
     acks: Arc<Acks>,
 }
 
-/// The acknowledgements [`SessionRegistry::relay_acknowledged`] waits for: a counter
+/// The acknowledgements [`SessionRegistry::relay_acknowledged`](store::SessionRegistry::relay_acknowledged) waits for: a counter
 /// per message, raised by the listener of the service that sent it.
 #[derive(Default)]
 struct Acks {
@@ -124,9 +124,9 @@ struct Scripts {
     release: redis::Script,
 }
 
-impl fmt::Debug for RedisSessionRegistry {
+impl fmt::Debug for SessionRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisSessionRegistry")
+        f.debug_struct("SessionRegistry")
             .field("prefix", &self.keys.prefix())
             .finish_non_exhaustive()
     }
@@ -308,13 +308,13 @@ fn unavailable(e: redis::RedisError) -> RegistryError {
     RegistryError::new(format!("Redis: {e}"))
 }
 
-impl RedisSessionRegistry {
+impl SessionRegistry {
     /// A registry on `conn`, listening for relayed messages on connections of
     /// `client` (the same Redis).
     pub fn new(
         client: redis::Client,
         conn: ConnectionManager,
-        config: RedisSessionRegistryConfig,
+        config: SessionRegistryConfig,
     ) -> Self {
         Self {
             client,
@@ -339,7 +339,7 @@ impl RedisSessionRegistry {
     /// builds a registry on it.
     pub async fn connect(
         url: &str,
-        config: RedisSessionRegistryConfig,
+        config: SessionRegistryConfig,
     ) -> Result<Self, redis::RedisError> {
         let client = redis::Client::open(url)?;
         Ok(Self::new(client, crate::connect(url).await?, config))
@@ -382,7 +382,7 @@ impl RedisSessionRegistry {
     }
 }
 
-impl SessionRegistry for RedisSessionRegistry {
+impl store::SessionRegistry for SessionRegistry {
     fn create(
         &self,
         session: &str,

@@ -1,36 +1,36 @@
-//! Single-use ids shared by every process on one Redis ([`SingleUseIds`]).
+//! Single-use ids shared by every process on one Redis ([`SingleUseIds`](store::SingleUseIds)).
 
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use modelctx_store::{SingleUseError, SingleUseIds};
+use modelctx_store::{self as store, SingleUseError};
 use redis::aio::ConnectionManager;
 
 use crate::keys::Keys;
 
-/// [`SingleUseIds`] in Redis: give every process serving one endpoint the same one
+/// [`SingleUseIds`](store::SingleUseIds) in Redis: give every process serving one endpoint the same one
 /// (`ServerBuilder::single_use_rounds`), and a single-use round's `requestState` used
 /// at one is refused at every other. Each id is one `SET NX` of `<prefix>once:<id>`
 /// that Redis expires with the id, so the check and the record are one atomic step
 /// and the keys go away by themselves. A Redis that does not answer refuses the id
 /// (an error, never "new").
 #[derive(Clone)]
-pub struct RedisSingleUseIds {
+pub struct SingleUseIds {
     conn: ConnectionManager,
     keys: Keys,
 }
 
-impl fmt::Debug for RedisSingleUseIds {
+impl fmt::Debug for SingleUseIds {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisSingleUseIds")
+        f.debug_struct("SingleUseIds")
             .field("prefix", &self.keys.prefix())
             .finish_non_exhaustive()
     }
 }
 
-impl RedisSingleUseIds {
+impl SingleUseIds {
     /// A store on `conn`, its keys under [`DEFAULT_PREFIX`](crate::DEFAULT_PREFIX).
     pub fn new(conn: ConnectionManager) -> Self {
         Self {
@@ -52,7 +52,7 @@ impl RedisSingleUseIds {
     }
 }
 
-impl SingleUseIds for RedisSingleUseIds {
+impl store::SingleUseIds for SingleUseIds {
     fn first_use<'a>(
         &'a self,
         id: &'a str,

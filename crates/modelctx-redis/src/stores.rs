@@ -2,9 +2,8 @@
 //! deployment that shares all of its state through one Redis.
 
 use crate::{
-    RedisAnnouncements, RedisAnnouncementsConfig, RedisEventStore, RedisEventStoreConfig,
-    RedisSessionRegistry, RedisSessionRegistryConfig, RedisSingleUseIds, RedisTaskStore,
-    RedisTaskStoreConfig,
+    Announcements, AnnouncementsConfig, EventStore, EventStoreConfig, SessionRegistry,
+    SessionRegistryConfig, SingleUseIds, TaskStore, TaskStoreConfig,
 };
 
 /// Every store a server run as several processes shares, on one Redis and under one
@@ -13,16 +12,16 @@ use crate::{
 /// The stores share one reconnecting connection (the announcement bus and the session
 /// registry's relays also subscribe on connections of their own); each store's
 /// defaults apply besides the prefix. To configure a store further, build it on its
-/// own (`RedisEventStore::connect` and the like).
+/// own (`EventStore::connect` and the like).
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
 /// use modelctx::http::StreamableHttpServerConfig;
-/// use modelctx_redis::RedisStores;
+/// use modelctx_redis::Stores;
 /// use modelctx::server::Server;
 ///
-/// let stores = RedisStores::connect("redis://127.0.0.1:6379/", "app:").await?;
+/// let stores = Stores::connect("redis://127.0.0.1:6379/", "app:").await?;
 /// let http = StreamableHttpServerConfig::default()
 ///     .event_store(Arc::new(stores.events))
 ///     .session_registry(Arc::new(stores.sessions));
@@ -37,27 +36,27 @@ use crate::{
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct RedisStores {
+pub struct Stores {
     /// The streamable HTTP transport's event store
     /// (`StreamableHttpServerConfig::event_store`).
-    pub events: RedisEventStore,
+    pub events: EventStore,
     /// The streamable HTTP transport's session registry
     /// (`StreamableHttpServerConfig::session_registry`).
-    pub sessions: RedisSessionRegistry,
+    pub sessions: SessionRegistry,
     /// The task store (`ServerBuilder::task_store`).
-    pub tasks: RedisTaskStore,
+    pub tasks: TaskStore,
     /// The announcement bus (`ServerBuilder::announcements`).
-    pub announcements: RedisAnnouncements,
+    pub announcements: Announcements,
     /// The single-use ids of multi round-trip requests
     /// (`ServerBuilder::single_use_rounds`).
-    pub single_use: RedisSingleUseIds,
+    pub single_use: SingleUseIds,
     /// The OAuth authorization server's store (`AuthorizationServer::new`), also the
     /// resource server's replay store (`ResourceServerConfig::replay_store`).
     #[cfg(feature = "oauth")]
-    pub authorization: crate::RedisAuthorizationStore,
+    pub authorization: crate::AuthorizationStore,
 }
 
-impl RedisStores {
+impl Stores {
     /// Connects to the Redis at `url` (`redis://host:port/db`) and builds every store
     /// with its keys under `prefix` (such as [`DEFAULT_PREFIX`](crate::DEFAULT_PREFIX)).
     /// Must be called within a tokio runtime; fails when Redis cannot be reached
@@ -66,30 +65,24 @@ impl RedisStores {
         let client = redis::Client::open(url)?;
         let conn = crate::connect(url).await?;
         Ok(Self {
-            events: RedisEventStore::new(
-                conn.clone(),
-                RedisEventStoreConfig::default().prefix(prefix),
-            ),
-            sessions: RedisSessionRegistry::new(
+            events: EventStore::new(conn.clone(), EventStoreConfig::default().prefix(prefix)),
+            sessions: SessionRegistry::new(
                 client,
                 conn.clone(),
-                RedisSessionRegistryConfig::default().prefix(prefix),
+                SessionRegistryConfig::default().prefix(prefix),
             ),
-            tasks: RedisTaskStore::new(
-                conn.clone(),
-                RedisTaskStoreConfig::default().prefix(prefix),
-            ),
-            announcements: RedisAnnouncements::connect(
+            tasks: TaskStore::new(conn.clone(), TaskStoreConfig::default().prefix(prefix)),
+            announcements: Announcements::connect(
                 url,
-                RedisAnnouncementsConfig::default().prefix(prefix),
+                AnnouncementsConfig::default().prefix(prefix),
             )
             .await?,
             #[cfg(feature = "oauth")]
-            authorization: crate::RedisAuthorizationStore::new(
+            authorization: crate::AuthorizationStore::new(
                 conn.clone(),
-                crate::RedisAuthorizationStoreConfig::default().prefix(prefix),
+                crate::AuthorizationStoreConfig::default().prefix(prefix),
             ),
-            single_use: RedisSingleUseIds::new(conn).prefix(prefix),
+            single_use: SingleUseIds::new(conn).prefix(prefix),
         })
     }
 }

@@ -1,11 +1,11 @@
-//! [`RedisTaskStore`]: tasks shared by every server process that uses the same Redis.
+//! [`TaskStore`]: tasks shared by every server process that uses the same Redis.
 
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use modelctx_store::{
-    TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskStore, TaskUpdate, UpdateError,
+    self as store, TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskUpdate, UpdateError,
 };
 use modelctx_types::{ErrorData, RawValue, Task};
 use redis::aio::ConnectionManager;
@@ -13,15 +13,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys::Keys;
 
-/// Capacity, retention and key names of a [`RedisTaskStore`].
+/// Capacity, retention and key names of a [`TaskStore`].
 #[derive(Debug, Clone)]
-pub struct RedisTaskStoreConfig {
+pub struct TaskStoreConfig {
     pub(crate) prefix: String,
     pub(crate) capacity: usize,
     pub(crate) max_ttl: Duration,
 }
 
-impl Default for RedisTaskStoreConfig {
+impl Default for TaskStoreConfig {
     fn default() -> Self {
         Self {
             prefix: crate::DEFAULT_PREFIX.to_owned(),
@@ -31,7 +31,7 @@ impl Default for RedisTaskStoreConfig {
     }
 }
 
-impl RedisTaskStoreConfig {
+impl TaskStoreConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`).
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
@@ -55,12 +55,12 @@ impl RedisTaskStoreConfig {
     }
 }
 
-/// A [`TaskStore`] in Redis: `tasks/get`, `tasks/result`, `tasks/cancel` and
+/// A [`TaskStore`](store::TaskStore) in Redis: `tasks/get`, `tasks/result`, `tasks/cancel` and
 /// `tasks/list` work on any process that shares it, and a task outlives the process
 /// that created it.
 ///
 /// Each task is one JSON value (`<prefix>task:<id>`) that Redis expires when the task
-/// does (`PEXPIREAT`, capped by [`max_ttl`](RedisTaskStoreConfig::max_ttl)); three
+/// does (`PEXPIREAT`, capped by [`max_ttl`](TaskStoreConfig::max_ttl)); three
 /// sorted sets order the tasks (`tasks:order`, by creation), list the terminal ones
 /// (`tasks:done`, the first evicted when the store is full) and their expiries
 /// (`tasks:expiry`, purged on every insert). Inserting is one Lua script (purge,
@@ -71,17 +71,17 @@ impl RedisTaskStoreConfig {
 ///
 /// Expiry uses this process's clock for the deadline and Redis's for the key: keep the
 /// clocks of the processes and of Redis in step.
-pub struct RedisTaskStore {
+pub struct TaskStore {
     conn: ConnectionManager,
     keys: Keys,
-    config: RedisTaskStoreConfig,
+    config: TaskStoreConfig,
     insert: redis::Script,
     swap: redis::Script,
 }
 
-impl fmt::Debug for RedisTaskStore {
+impl fmt::Debug for TaskStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisTaskStore")
+        f.debug_struct("TaskStore")
             .field("prefix", &self.keys.prefix())
             .field("capacity", &self.config.capacity)
             .finish()
@@ -190,9 +190,9 @@ impl Stored {
     }
 }
 
-impl RedisTaskStore {
+impl TaskStore {
     /// A store on `conn`.
-    pub fn new(conn: ConnectionManager, config: RedisTaskStoreConfig) -> Self {
+    pub fn new(conn: ConnectionManager, config: TaskStoreConfig) -> Self {
         Self {
             conn,
             keys: Keys::new(&config.prefix),
@@ -204,10 +204,7 @@ impl RedisTaskStore {
 
     /// Connects to the Redis at `url` with a reconnecting [`ConnectionManager`] and
     /// builds a store on it.
-    pub async fn connect(
-        url: &str,
-        config: RedisTaskStoreConfig,
-    ) -> Result<Self, redis::RedisError> {
+    pub async fn connect(url: &str, config: TaskStoreConfig) -> Result<Self, redis::RedisError> {
         Ok(Self::new(crate::connect(url).await?, config))
     }
 
@@ -240,7 +237,7 @@ fn store_error(_: &redis::RedisError) -> ErrorData {
 }
 
 #[async_trait]
-impl TaskStore for RedisTaskStore {
+impl store::TaskStore for TaskStore {
     async fn insert(&self, record: TaskRecord) -> Result<(), ErrorData> {
         let now = SystemTime::now();
         let now_ms = unix_ms(now);

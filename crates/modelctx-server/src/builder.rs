@@ -688,7 +688,7 @@ impl ServerBuilder {
     /// [`InMemorySingleUseIds`](modelctx_transport::InMemorySingleUseIds) remembers the
     /// states of one process; with several processes behind one endpoint (and the same
     /// [`request_state_key`](Self::request_state_key)), give each the same shared store
-    /// (`modelctx-redis`'s `RedisSingleUseIds`), so a state used at one is refused at
+    /// (`modelctx_redis::SingleUseIds`), so a state used at one is refused at
     /// every other. A retry whose check the store cannot answer is refused
     /// (`-32603`). Off by default.
     #[must_use]

@@ -21,6 +21,7 @@ use crate::completion::CompletionInput;
 use crate::inner::Inner;
 use crate::registry::{lookup, page, snapshot};
 use crate::request::Context;
+use crate::resource::{RegisteredResource, RegisteredTemplate};
 use crate::stateless::CacheHints;
 
 /// The items of a listing the caller may see: those its [`Permissions`] (put in the
@@ -124,7 +125,7 @@ where
 fn list_scope<T>(
     server: &Inner,
     cx: &Context,
-    all: &[Arc<T>],
+    all: &[T],
     hints: impl Fn(&T) -> Option<&CacheHints>,
 ) -> Option<CacheScope> {
     cx.envelope.as_ref()?;
@@ -132,12 +133,12 @@ fn list_scope<T>(
         // Shaped by the caller's permissions: never for a shared cache.
         return Some(CacheScope::Private);
     }
-    Some(server.cache_hints.list_scope(all.iter().map(|e| hints(e))))
+    Some(server.cache_hints.list_scope(all.iter().map(hints)))
 }
 
 /// How long a page of a list, `page`, stays fresh (see [`CacheHints::page_ttl`]).
-fn page_ttl<T>(server: &Inner, page: &[Arc<T>], hints: impl Fn(&T) -> Option<&CacheHints>) -> u64 {
-    server.cache_hints.page_ttl(page.iter().map(|e| hints(e)))
+fn page_ttl<T>(server: &Inner, page: &[T], hints: impl Fn(&T) -> Option<&CacheHints>) -> u64 {
+    server.cache_hints.page_ttl(page.iter().map(hints))
 }
 
 fn cursor_of(params: Option<&PaginatedRequestParams>) -> Option<&modelctx_types::Cursor> {
@@ -182,25 +183,66 @@ async fn call_tool(
     tool.call(params, cx).await
 }
 
+/// An entry of `resources/list`: a fixed resource, or a resource a template lists
+/// (under the template's caching hints).
+enum Listed {
+    Fixed(Arc<RegisteredResource>),
+    Instance(Box<modelctx_types::Resource>, Arc<RegisteredTemplate>),
+}
+
+impl Listed {
+    fn resource(&self) -> &modelctx_types::Resource {
+        match self {
+            Self::Fixed(r) => &r.resource,
+            Self::Instance(r, _) => r,
+        }
+    }
+
+    fn cache(&self) -> Option<&CacheHints> {
+        match self {
+            Self::Fixed(r) => r.cache.as_ref(),
+            Self::Instance(_, t) => t.cache.as_ref(),
+        }
+    }
+}
+
+/// The fixed resources, then the resources each template lists (in template order).
+async fn listed_resources(server: &Inner, cx: &Context) -> Result<Vec<Listed>, ErrorData> {
+    let mut all: Vec<Listed> = snapshot(&server.registry.resources)
+        .into_iter()
+        .map(Listed::Fixed)
+        .collect();
+    for template in snapshot(&server.registry.templates) {
+        if let Some(listing) = template.instances(cx.clone()) {
+            let resources = listing.await?;
+            all.extend(
+                resources
+                    .into_iter()
+                    .map(|r| Listed::Instance(Box::new(r), template.clone())),
+            );
+        }
+    }
+    Ok(all)
+}
+
 async fn list_resources(
     server: Arc<Inner>,
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let all = permitted(&cx, snapshot(&server.registry.resources), |r| {
-        Offering::Resource(&r.resource.uri)
-    });
-    let scope = list_scope(&server, &cx, &all, |r| r.cache.as_ref());
+    let all = listed_resources(&server, &cx).await?;
+    let all = permitted(&cx, all, |r| Offering::Resource(&r.resource().uri));
+    let scope = list_scope(&server, &cx, &all, Listed::cache);
     let (items, next) = page(
         all,
         cursor_of(params.as_ref()),
         server.page_size,
         "resources/list",
     )?;
-    let mut result = ListResourcesResult::new(items.iter().map(|r| r.resource.clone()).collect());
+    let mut result = ListResourcesResult::new(items.iter().map(|r| r.resource().clone()).collect());
     result.next_cursor = next;
     if let Some(scope) = scope {
-        result.ttl_ms = Some(page_ttl(&server, &items, |r| r.cache.as_ref()));
+        result.ttl_ms = Some(page_ttl(&server, &items, Listed::cache));
         result.cache_scope = Some(scope);
     }
     Ok(result)

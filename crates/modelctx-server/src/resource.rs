@@ -36,6 +36,7 @@ type TemplateFn = dyn Fn(
     ) -> BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>>
     + Send
     + Sync;
+type ListFn = dyn Fn(Context) -> BoxFuture<'static, Result<Vec<Resource>, ErrorData>> + Send + Sync;
 
 /// Binary resource contents: sent base64-encoded in a `blob`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -257,11 +258,15 @@ impl ResourceDef {
 /// assert_eq!(read.contents.len(), 1);
 /// # Ok(()) }
 /// ```
+///
+/// A template may also list its instances ([`TemplateDef::list`]): `resources/list`
+/// then shows them after the fixed resources.
 pub struct TemplateDef {
     pub(crate) template: ResourceTemplate,
     pub(crate) handler: Arc<TemplateFn>,
     pub(crate) schema: JsonObject,
     pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
+    pub(crate) list: Option<Arc<ListFn>>,
     pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
@@ -308,6 +313,7 @@ impl TemplateDef {
             handler,
             schema: schema_of::<T>(),
             completions: BTreeMap::new(),
+            list: None,
             cache: None,
         }
     }
@@ -379,6 +385,61 @@ impl TemplateDef {
         self.completions.insert(variable.into(), completer(f));
         self
     }
+
+    /// Lists the resources this template yields with `f`: `resources/list` shows them
+    /// after the fixed resources (templates in URI-template order, each template's
+    /// resources in the order `f` gives them), paged with the rest. `f` runs on every
+    /// `resources/list` request, so a listing follows what exists; a resource without
+    /// a MIME type gets the template's. An `Err` fails the `resources/list` request
+    /// (an [`ErrorData`] as is, anything else as `-32603` with its message).
+    ///
+    /// List a template's resources when a client may want to browse them (the files
+    /// of a folder, the rows of a small table); leave them out when there are too many
+    /// to list or they are only worth reading by name.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use modelctx_server::schemars::JsonSchema;
+    /// use modelctx_server::{Context, Server, TemplateDef};
+    /// use modelctx_test::TestClient;
+    /// use modelctx_types::Resource;
+    ///
+    /// #[derive(serde::Deserialize, JsonSchema)]
+    /// #[schemars(crate = "modelctx_server::schemars")]
+    /// struct User {
+    ///     id: u32,
+    /// }
+    ///
+    /// let profile = TemplateDef::new("users://{id}/profile", "profile", |u: User, _cx: Context| async move {
+    ///     Ok::<_, String>(format!("user {}", u.id))
+    /// })
+    /// .list(|_cx: Context| async {
+    ///     let ids = [1, 2]; // from wherever the users are kept
+    ///     let users = ids.map(|id| Resource::new(format!("users://{id}/profile"), format!("user {id}")));
+    ///     Ok::<_, String>(users.to_vec())
+    /// });
+    /// let server = Server::builder("users", "1.0.0").resource_template(profile)?.build();
+    /// let client = TestClient::connect(&server).await;
+    /// let listed = client.list_resources().await;
+    /// assert_eq!(listed[1].uri, "users://2/profile");
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn list<F, Fut, E>(mut self, f: F) -> Self
+    where
+        F: Fn(Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Resource>, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        let f = Arc::new(f);
+        let what = format!("Listing the resources of {}", self.template.uri_template);
+        self.list = Some(Arc::new(move |cx| {
+            let f = f.clone();
+            let what = what.clone();
+            Box::pin(async move { f(cx).await.map_err(|e| into_error_data(e.into(), &what)) })
+        }));
+        self
+    }
 }
 
 /// A template accepted into a registry: parsed and its variables' schema compiled.
@@ -390,6 +451,7 @@ pub(crate) struct RegisteredTemplate {
     compiled: Compiled,
     handler: Arc<TemplateFn>,
     pub(crate) completions: BTreeMap<String, Arc<CompleteFn>>,
+    list: Option<Arc<ListFn>>,
     /// Its caching hints, if it has its own.
     pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
@@ -418,8 +480,28 @@ impl RegisteredTemplate {
             compiled,
             handler: def.handler,
             completions: def.completions,
+            list: def.list,
             cache: def.cache,
         })
+    }
+
+    /// The resources the template lists, each with a MIME type (its own, else the
+    /// template's); `None` for a template that lists none.
+    pub(crate) fn instances(
+        &self,
+        cx: Context,
+    ) -> Option<BoxFuture<'static, Result<Vec<Resource>, ErrorData>>> {
+        let listing = (self.list.as_ref()?)(cx);
+        let mime = self.template.mime_type.clone();
+        Some(Box::pin(async move {
+            let mut resources = listing.await?;
+            for resource in &mut resources {
+                if resource.mime_type.is_none() {
+                    resource.mime_type.clone_from(&mime);
+                }
+            }
+            Ok(resources)
+        }))
     }
 
     /// Reads `uri` if it fits the template; `None` if it does not.

@@ -296,6 +296,16 @@ impl From<ErrorData> for SessionError {
     }
 }
 
+/// A transport that failed, as a session error: [`SessionErrorKind::Closed`] for a
+/// closed transport, [`SessionErrorKind::Protocol`] for one that refused with a
+/// JSON-RPC error, [`SessionErrorKind::Transport`] otherwise (a child process that
+/// could not start, say).
+impl From<TransportError> for SessionError {
+    fn from(e: TransportError) -> Self {
+        Self::transport(e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,7 +89,9 @@ pub use client::{
     SkillsListing, materialized_path,
 };
 #[cfg(feature = "server")]
-pub use server::{ServerBuilderSkillsExt, Skill, SkillError, Skills, SkillsWatch, SkillsWatcher};
+pub use server::{
+    ServerBuilderSkillsExt, Skill, SkillError, SkillErrorKind, Skills, SkillsWatch, SkillsWatcher,
+};
 
 use sha2::{Digest, Sha256};
 

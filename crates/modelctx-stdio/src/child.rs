@@ -3,7 +3,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -296,6 +296,32 @@ impl ChildProcess {
         let guard: Arc<dyn std::any::Any + Send + Sync> = handle.inner.clone();
         let transport = transport.guard_sink(guard);
         Ok(StdioClient { transport, handle })
+    }
+}
+
+/// The program alone, with no arguments: `"my-mcp-server".into()` is
+/// `ChildProcess::new("my-mcp-server")`.
+impl From<&str> for ChildProcess {
+    fn from(program: &str) -> Self {
+        Self::new(program)
+    }
+}
+
+impl From<String> for ChildProcess {
+    fn from(program: String) -> Self {
+        Self::new(program)
+    }
+}
+
+impl From<&Path> for ChildProcess {
+    fn from(program: &Path) -> Self {
+        Self::new(program)
+    }
+}
+
+impl From<PathBuf> for ChildProcess {
+    fn from(program: PathBuf) -> Self {
+        Self::new(program)
     }
 }
 

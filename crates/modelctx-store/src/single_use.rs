@@ -37,8 +37,8 @@ impl fmt::Display for SingleUseError {
 impl std::error::Error for SingleUseError {}
 
 /// Where a server remembers the single-use ids it accepted until they expire. Give
-/// every process serving one endpoint the same store (`modelctx-redis`'s
-/// `RedisSingleUseIds`), and an id used at one is refused at every other;
+/// every process serving one endpoint the same store (`modelctx_redis::SingleUseIds`),
+/// and an id used at one is refused at every other;
 /// [`InMemorySingleUseIds`] remembers them in this process only.
 pub trait SingleUseIds: Send + Sync + 'static {
     /// Remembers `id` until `expires_at` (seconds since the Unix epoch) and answers
@@ -82,8 +82,8 @@ impl std::error::Error for StoreError {}
 /// replayed to another instance is refused there too.
 ///
 /// Every `AuthorizationStore` is one (feature
-/// `authorization`), through its own `first_use`: `modelctx-redis`'s
-/// `RedisAuthorizationStore` is the one to share through Redis.
+/// `authorization`), through its own `first_use`: `modelctx_redis::AuthorizationStore`
+/// is the one to share through Redis.
 pub trait SingleUseStore: Send + Sync + 'static {
     /// Remembers `id` until `expires_at` (seconds since the Unix epoch) and answers
     /// whether it was new: `true` the first time, `false` while it is remembered. The

@@ -40,7 +40,7 @@
 //! | `sse-server` | `sse` | `modelctx-sse`: the legacy HTTP+SSE server (axum) | no |
 //! | `sse-client` | `sse` | `modelctx-sse`: the legacy HTTP+SSE client and the streamable client's fallback to it (reqwest) | no |
 //! | `sse` | `sse` | both of the above | no |
-//! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers (`server.serve_stdio()`, [`ServeStdio`]), child processes for clients (with `client`) | yes |
+//! | `stdio` | `stdio` | `modelctx-stdio`: stdin/stdout for servers (`server.serve_stdio()`, [`ServeStdio`]), child processes for clients (with `client`: `builder.connect_stdio(program)`, [`ConnectStdio`]) | yes |
 //! | `redis` | `redis` | `modelctx-redis`: the event store, task store and announcement bus in Redis, shared by several server processes | no |
 //! | `pool` | `pool` | `modelctx-pool`: many servers from one `mcpServers` configuration, namespaced tools (turns on `client`, `stdio`, `http-client`, `sse-client`) | no |
 //! | `skills` | `skills` | `modelctx-skills`: Skills over MCP (SEP-2640), the server half with `server`, the client half with `client` | no |
@@ -144,6 +144,11 @@ mod serving;
 pub use serving::ServeHttp;
 #[cfg(all(feature = "server", feature = "stdio"))]
 pub use serving::ServeStdio;
+
+#[cfg(all(feature = "client", feature = "stdio"))]
+mod spawning;
+#[cfg(all(feature = "client", feature = "stdio"))]
+pub use spawning::ConnectStdio;
 
 /// The README's code blocks, compiled and run as doc tests so the quickstart stays true.
 #[cfg(doctest)]

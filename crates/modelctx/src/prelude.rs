@@ -7,7 +7,8 @@
 //! (`macros`), `Primitives` and `RegisterPrimitives` (`server`: `builder.primitives(value)`
 //! for a `#[primitives]` value), the client and its builder (`client`), one-call serving
 //! (`ServeStdio` with `stdio`, `ServeHttp` with `http-server`), the child process a
-//! client runs a server in (`client` and `stdio`), reading a tool's result as text or a
+//! client runs a server in and one-call connecting to it (`ChildProcess`,
+//! `ConnectStdio`: `client` and `stdio`), reading a tool's result as text or a
 //! type (`ToolResultExt`), `json!`, and the wire types a handler returns or a client
 //! reads (content, results, errors).
 //! Anything else is in its crate's module (`modelctx::server`, `modelctx::types`, ...).
@@ -66,7 +67,7 @@ pub use crate::primitives::{Primitives, RegisterPrimitives};
 pub use crate::client::{Client, ClientBuilder, StructuredError, ToolCallError, ToolResultExt};
 
 #[cfg(all(feature = "client", feature = "stdio"))]
-pub use crate::stdio::ChildProcess;
+pub use crate::{spawning::ConnectStdio, stdio::ChildProcess};
 
 #[cfg(all(feature = "server", feature = "stdio"))]
 pub use crate::serving::ServeStdio;

@@ -7,9 +7,8 @@ use modelctx::prelude::*;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let program = std::env::args().nth(1).unwrap_or("./adder-server".into());
-    let server = ChildProcess::new(program).spawn()?;
-    let client = Client::builder("me", "1.0.0").connect(server).await?;
+    let server = std::env::args().nth(1).unwrap_or("./adder-server".into());
+    let client = Client::builder("me", "1.0.0").connect_stdio(server).await?;
     let result = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
     println!("2 + 3 = {}", result.text());
     client.close().await;

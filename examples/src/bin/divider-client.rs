@@ -21,12 +21,9 @@ struct Division {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let program = std::env::args().nth(1).unwrap_or("./divider-server".into());
-    let server = ChildProcess::new(program).spawn()?;
-    let client = Client::builder("me", "1.0.0").connect(server).await?;
-    for tool in client.list_all_tools().await? {
-        println!("tool: {}", tool.name);
-    }
+    let server = std::env::args().nth(1).unwrap_or("./divider-server".into());
+    let client = Client::builder("me", "1.0.0").connect_stdio(server).await?;
+    println!("tools: {:?}", client.tool_names().await?);
     let divide = client.tool::<Divide, Division>("divide");
     let out = divide.call(&Divide { a: 17, b: 5 }).await?;
     println!("17 / 5 = {} remainder {}", out.quotient, out.remainder);

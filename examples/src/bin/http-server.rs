@@ -33,10 +33,7 @@ use std::time::Duration;
 
 use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService, hosting};
 use modelctx::macros::tool;
-use modelctx::redis::{
-    RedisAnnouncements, RedisAnnouncementsConfig, RedisEventStore, RedisEventStoreConfig,
-    RedisSessionRegistry, RedisSessionRegistryConfig, RedisTaskStore, RedisTaskStoreConfig,
-};
+use modelctx::redis;
 use modelctx::server::{Context, Server, TaskConfig};
 use modelctx::session::Progress;
 use modelctx::sse::{SseServerConfig, SseService};
@@ -123,10 +120,10 @@ fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
 
 /// What the instances behind one endpoint share.
 struct Shared {
-    sessions: Arc<RedisSessionRegistry>,
-    events: Arc<RedisEventStore>,
-    tasks: Arc<RedisTaskStore>,
-    announcements: Arc<RedisAnnouncements>,
+    sessions: Arc<redis::SessionRegistry>,
+    events: Arc<redis::EventStore>,
+    tasks: Arc<redis::TaskStore>,
+    announcements: Arc<redis::Announcements>,
     state_key: [u8; 32],
 }
 
@@ -138,22 +135,22 @@ async fn shared(url: &str) -> Result<Shared, Error> {
     let connect = |e: modelctx::redis::redis::RedisError| format!("cannot use Redis: {e}");
     Ok(Shared {
         sessions: Arc::new(
-            RedisSessionRegistry::connect(url, RedisSessionRegistryConfig::default())
+            redis::SessionRegistry::connect(url, redis::SessionRegistryConfig::default())
                 .await
                 .map_err(connect)?,
         ),
         events: Arc::new(
-            RedisEventStore::connect(url, RedisEventStoreConfig::default())
+            redis::EventStore::connect(url, redis::EventStoreConfig::default())
                 .await
                 .map_err(connect)?,
         ),
         tasks: Arc::new(
-            RedisTaskStore::connect(url, RedisTaskStoreConfig::default())
+            redis::TaskStore::connect(url, redis::TaskStoreConfig::default())
                 .await
                 .map_err(connect)?,
         ),
         announcements: Arc::new(
-            RedisAnnouncements::connect(url, RedisAnnouncementsConfig::default())
+            redis::Announcements::connect(url, redis::AnnouncementsConfig::default())
                 .await
                 .map_err(connect)?,
         ),

@@ -284,7 +284,7 @@ impl ResourceServerConfig {
 
     /// Remembers the DPoP proofs accepted in `store` rather than in this process:
     /// with several instances behind a load balancer, give each the same shared store
-    /// (`modelctx-redis`'s `RedisAuthorizationStore`, for one), and a proof replayed
+    /// (`modelctx_redis::AuthorizationStore`, for one), and a proof replayed
     /// to another instance within its window is refused there as well. A proof whose
     /// check the store cannot answer is refused.
     #[must_use]

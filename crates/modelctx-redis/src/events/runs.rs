@@ -1,10 +1,10 @@
-//! The [`RunStore`] of a [`RedisEventStore`]: which service runs the request answered
+//! The [`RunStore`] of a [`EventStore`]: which service runs the request answered
 //! on each stream of a shared session, and which services are alive.
 //!
 //! A run is a hash `<prefix>ev:{<session>}:<stream>:run` (`owner`: the service's
 //! instance name, empty once given up; `req`: the request's text), expiring with the
 //! stream's events. A service is alive while `<prefix>live:<instance>` exists: it sets
-//! it for [`liveness`](crate::RedisEventStoreConfig::liveness) every quarter of that.
+//! it for [`liveness`](crate::EventStoreConfig::liveness) every quarter of that.
 //! Writes go through the event store's ordered queue with its events; reads and the
 //! take-over flush it first.
 
@@ -17,7 +17,7 @@ use modelctx_store::{RunState, RunStore, TakenRun};
 use redis::aio::ConnectionManager;
 use tokio::sync::oneshot;
 
-use super::{Op, RedisEventStore, Shared, seq_of};
+use super::{EventStore, Op, Shared, seq_of};
 
 /// A write or a read of run records, queued to the event store's writer.
 pub(crate) enum RunOp {
@@ -237,7 +237,7 @@ impl RunOp {
     }
 }
 
-impl RedisEventStore {
+impl EventStore {
     fn run_op(&self, op: RunOp) -> bool {
         self.enqueue(Op::Run(op)).is_ok()
     }
@@ -254,7 +254,7 @@ impl RedisEventStore {
     }
 }
 
-impl RunStore for RedisEventStore {
+impl RunStore for EventStore {
     fn begin(&self, session: &str, stream: u64, owner: &str, request: Arc<str>) {
         self.run_op(RunOp::Begin {
             session: Arc::from(session),

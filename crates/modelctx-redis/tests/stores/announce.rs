@@ -1,5 +1,5 @@
 //! List changes and resource updates across processes: two servers (the "instances" A
-//! and B) share one Redis through `RedisAnnouncements`; a change raised on A reaches the
+//! and B) share one Redis through `modelctx_redis::Announcements`; a change raised on A reaches the
 //! clients of B in both eras — a 2026-07-28 `subscriptions/listen` stream, a 2025-era
 //! session's GET stream, a 2025-era in-memory session — and a Redis restart does not
 //! stop later announcements.
@@ -14,26 +14,25 @@ use modelctx::http::{
 use modelctx::server::{Context, ResourceDef, Server, ToolDef};
 use modelctx::session::announce::{Announcement, AnnouncementBus, AnnouncementReceiver};
 use modelctx::types::{CallToolResult, ServerNotification, SubscriptionFilter, Tool};
-use modelctx_redis::{RedisAnnouncements, RedisAnnouncementsConfig};
 use modelctx_test::within;
 use serde_json::json;
 use tokio::sync::mpsc;
 
 const URI: &str = "file:///shared.txt";
 
-async fn bus(redis: &RedisServer) -> Arc<RedisAnnouncements> {
-    let config = RedisAnnouncementsConfig::default().prefix("fan:");
+async fn bus(redis: &RedisServer) -> Arc<modelctx_redis::Announcements> {
+    let config = modelctx_redis::AnnouncementsConfig::default().prefix("fan:");
     let bus = within(
         WITHIN,
         "connect",
-        RedisAnnouncements::connect(&redis.url(), config),
+        modelctx_redis::Announcements::connect(&redis.url(), config),
     )
     .await;
     Arc::new(bus.expect("the bus connects"))
 }
 
 /// One instance's server: tools and a subscribable resource, announcing through `bus`.
-fn instance(name: &str, bus: Arc<RedisAnnouncements>) -> Server {
+fn instance(name: &str, bus: Arc<modelctx_redis::Announcements>) -> Server {
     Server::builder(name, "1.0.0")
         .enable_tools()
         .resource(ResourceDef::new(URI, "shared", |_cx| async {
@@ -174,7 +173,7 @@ impl AnnouncementReceiver for Recorder {
 }
 
 fn recorder(
-    bus: &RedisAnnouncements,
+    bus: &modelctx_redis::Announcements,
 ) -> (
     Arc<dyn AnnouncementReceiver>,
     mpsc::UnboundedReceiver<Announcement>,

@@ -1,10 +1,9 @@
 //! The event store's behaviour, one suite run against the in-memory store and against
-//! `RedisEventStore` on a real redis-server: both must answer the same.
+//! `modelctx_redis::EventStore` on a real redis-server: both must answer the same.
 
 use std::sync::Arc;
 
 use crate::support::{RedisServer, WITHIN};
-use modelctx_redis::{RedisEventStore, RedisEventStoreConfig};
 use modelctx_store::{EventId, EventStore, InMemoryEventStore};
 
 fn id(stream: u64, seq: u64) -> EventId {
@@ -31,7 +30,7 @@ async fn both(
     events: usize,
     streams: usize,
 ) -> Vec<(&'static str, Box<dyn EventStore>)> {
-    let config = RedisEventStoreConfig::default()
+    let config = modelctx_redis::EventStoreConfig::default()
         .max_events_per_stream(events)
         .max_streams_per_session(streams);
     vec![
@@ -41,7 +40,10 @@ async fn both(
         ),
         (
             "redis",
-            Box::new(RedisEventStore::new(redis.connection().await, config)),
+            Box::new(modelctx_redis::EventStore::new(
+                redis.connection().await,
+                config,
+            )),
         ),
     ]
 }
@@ -116,9 +118,9 @@ async fn the_oldest_stream_of_a_session_goes_first() {
 #[tokio::test]
 async fn another_process_replays_what_one_stored() {
     let redis = RedisServer::start();
-    let config = RedisEventStoreConfig::default().prefix("shared:");
-    let a = RedisEventStore::new(redis.connection().await, config.clone());
-    let b = RedisEventStore::new(redis.connection().await, config);
+    let config = modelctx_redis::EventStoreConfig::default().prefix("shared:");
+    let a = modelctx_redis::EventStore::new(redis.connection().await, config.clone());
+    let b = modelctx_redis::EventStore::new(redis.connection().await, config);
     for seq in 0..5 {
         a.store("s", id(1, seq), data(&seq.to_string()));
     }
@@ -130,9 +132,9 @@ async fn another_process_replays_what_one_stored() {
         Some(vec![(id(1, 3), data("3")), (id(1, 4), data("4"))])
     );
     // Another prefix is another store.
-    let c = RedisEventStore::new(
+    let c = modelctx_redis::EventStore::new(
         redis.connection().await,
-        RedisEventStoreConfig::default().prefix("other:"),
+        modelctx_redis::EventStoreConfig::default().prefix("other:"),
     );
     assert_eq!(replay(&c, "s", id(1, 2)).await, None);
 }
@@ -140,7 +142,10 @@ async fn another_process_replays_what_one_stored() {
 #[tokio::test]
 async fn a_redis_that_is_gone_refuses_replays_without_hanging() {
     let redis = RedisServer::start();
-    let store = RedisEventStore::new(redis.connection().await, RedisEventStoreConfig::default());
+    let store = modelctx_redis::EventStore::new(
+        redis.connection().await,
+        modelctx_redis::EventStoreConfig::default(),
+    );
     store.store("s", id(1, 0), data(""));
     store.store("s", id(1, 1), data("m"));
     assert_eq!(
@@ -156,7 +161,10 @@ async fn a_redis_that_is_gone_refuses_replays_without_hanging() {
 #[tokio::test]
 async fn after_a_redis_restart_lost_streams_are_refused_and_new_ones_work() {
     let mut redis = RedisServer::start();
-    let store = RedisEventStore::new(redis.connection().await, RedisEventStoreConfig::default());
+    let store = modelctx_redis::EventStore::new(
+        redis.connection().await,
+        modelctx_redis::EventStoreConfig::default(),
+    );
     store.store("s", id(1, 0), data(""));
     store.store("s", id(1, 1), data("m"));
     assert_eq!(

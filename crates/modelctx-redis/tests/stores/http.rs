@@ -12,7 +12,6 @@ use modelctx::http::{
 };
 use modelctx::server::Server;
 use modelctx::types::{ErrorData, NotificationMethod, RequestMethod};
-use modelctx_redis::{RedisEventStore, RedisEventStoreConfig};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -36,9 +35,9 @@ fn internal(e: impl std::fmt::Display) -> ErrorData {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_call_resumes_from_redis_with_every_event_once() {
     let redis = RedisServer::start();
-    let store = RedisEventStore::new(
+    let store = modelctx_redis::EventStore::new(
         redis.connection().await,
-        RedisEventStoreConfig::default().prefix("e2e:"),
+        modelctx_redis::EventStoreConfig::default().prefix("e2e:"),
     );
     let config = StreamableHttpServerConfig::default()
         .retry_interval(Duration::from_millis(50))

@@ -5,9 +5,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::support::{RedisServer, WITHIN};
-use modelctx_redis::{
-    RedisEventStore, RedisEventStoreConfig, RedisTaskStore, RedisTaskStoreConfig,
-};
 use modelctx_store::{EventId, EventStore};
 use modelctx_store::{TaskOwner, TaskRecord, TaskStore, TaskUpdate};
 use modelctx_types::{Task, TaskStatus};
@@ -34,12 +31,12 @@ async fn zcard(redis: &RedisServer, key: &str) -> usize {
 async fn event_keys_go_with_their_sessions_and_expire_without_them() {
     let redis = RedisServer::start();
     let ttl = Duration::from_secs(600);
-    let config = RedisEventStoreConfig::default()
+    let config = modelctx_redis::EventStoreConfig::default()
         .prefix("churn:")
         .ttl(ttl)
         .max_events_per_stream(4)
         .max_streams_per_session(3);
-    let store = RedisEventStore::new(redis.connection().await, config);
+    let store = modelctx_redis::EventStore::new(redis.connection().await, config);
     let data: Arc<str> = Arc::from("{}");
     for session in 0..100 {
         let session = format!("s{session}");
@@ -91,11 +88,11 @@ async fn event_keys_go_with_their_sessions_and_expire_without_them() {
 async fn task_keys_stay_within_capacity() {
     let redis = RedisServer::start();
     let capacity = 10;
-    let config = RedisTaskStoreConfig::default()
+    let config = modelctx_redis::TaskStoreConfig::default()
         .prefix("churn:")
         .capacity(capacity)
         .max_ttl(Duration::from_secs(3600));
-    let store = RedisTaskStore::new(redis.connection().await, config);
+    let store = modelctx_redis::TaskStore::new(redis.connection().await, config);
     let owner = TaskOwner::new(Some("s"), None);
     for n in 0..300 {
         let ttl = if n % 3 == 0 { None } else { Some(60_000) };

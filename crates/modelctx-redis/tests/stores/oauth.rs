@@ -1,5 +1,5 @@
 //! The authorization store's behaviour, one suite run against the in-memory store and
-//! against `RedisAuthorizationStore`, and single use across two processes (codes,
+//! against `modelctx_redis::AuthorizationStore`, and single use across two processes (codes,
 //! identity and client assertions).
 
 use std::sync::Arc;
@@ -10,7 +10,6 @@ use modelctx_oauth::{
     AuthorizationServer, AuthorizationServerConfig, AuthorizationStore, Grant, GrantKind,
     InMemoryStore, Login, RegisteredClient, TrustedIdentityProvider,
 };
-use modelctx_redis::{RedisAuthorizationStore, RedisAuthorizationStoreConfig};
 use modelctx_test::within;
 use serde_json::{Value, json};
 
@@ -33,12 +32,12 @@ fn grant(expires_at: u64) -> Grant {
 #[tokio::test]
 async fn the_store_is_bounded_and_grants_are_taken_once() {
     let redis = RedisServer::start();
-    let config = RedisAuthorizationStoreConfig::default().limits(1, 50);
+    let config = modelctx_redis::AuthorizationStoreConfig::default().limits(1, 50);
     let stores: Vec<(&str, Box<dyn AuthorizationStore>)> = vec![
         ("in-memory", Box::new(InMemoryStore::new().limits(1, 50))),
         (
             "redis",
-            Box::new(RedisAuthorizationStore::new(
+            Box::new(modelctx_redis::AuthorizationStore::new(
                 redis.connection().await,
                 config,
             )),
@@ -159,12 +158,12 @@ async fn the_store_is_bounded_and_grants_are_taken_once() {
 #[tokio::test]
 async fn a_code_is_used_once_across_processes() {
     let redis = RedisServer::start();
-    let config = RedisAuthorizationStoreConfig::default();
-    let a = Arc::new(RedisAuthorizationStore::new(
+    let config = modelctx_redis::AuthorizationStoreConfig::default();
+    let a = Arc::new(modelctx_redis::AuthorizationStore::new(
         redis.connection().await,
         config.clone(),
     ));
-    let b = Arc::new(RedisAuthorizationStore::new(
+    let b = Arc::new(modelctx_redis::AuthorizationStore::new(
         redis.connection().await,
         config,
     ));
@@ -220,9 +219,9 @@ async fn a_code_is_used_once_across_processes() {
 #[tokio::test]
 async fn single_use_ids_are_new_once_and_expire() {
     let redis = RedisServer::start();
-    let store = RedisAuthorizationStore::new(
+    let store = modelctx_redis::AuthorizationStore::new(
         redis.connection().await,
-        RedisAuthorizationStoreConfig::default().prefix("t:"),
+        modelctx_redis::AuthorizationStoreConfig::default().prefix("t:"),
     );
     assert!(
         within(WITHIN, "a store call", store.first_use("id-1", now() + 600))
@@ -293,7 +292,7 @@ fn jwk(key: &p256::ecdsa::SigningKey, kid: &str) -> Value {
 }
 
 /// Two processes of one authorization server (same issuer, same configuration), each
-/// with its own `RedisAuthorizationStore` on `redis`, each on its own port: their
+/// with its own `modelctx_redis::AuthorizationStore` on `redis`, each on its own port: their
 /// token endpoints, and the issuer.
 async fn two_instances(
     redis: &RedisServer,
@@ -316,7 +315,8 @@ async fn two_instances(
     let users = |_: &Login<'_>| None::<String>;
     let mut first = None;
     for listener in listeners {
-        let store = RedisAuthorizationStore::new(redis.connection().await, Default::default());
+        let store =
+            modelctx_redis::AuthorizationStore::new(redis.connection().await, Default::default());
         let server = AuthorizationServer::new(config.clone(), store, users).unwrap();
         let router = server.router();
         first.get_or_insert(server);

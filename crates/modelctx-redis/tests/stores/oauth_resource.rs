@@ -6,7 +6,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use modelctx_oauth::{AuthInfo, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier};
-use modelctx_redis::RedisAuthorizationStore;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
@@ -115,7 +114,8 @@ async fn a_dpop_proof_replayed_to_the_other_instance_is_refused() {
     let resource = "http://127.0.0.1/mcp".to_owned();
     let mut urls = Vec::new();
     for _ in 0..2 {
-        let store = RedisAuthorizationStore::new(redis.connection().await, Default::default());
+        let store =
+            modelctx_redis::AuthorizationStore::new(redis.connection().await, Default::default());
         let config = ResourceServerConfig::new(&resource, "http://127.0.0.1/issuer")
             .replay_store(Arc::new(store));
         urls.push(instance(config, &resource, &key).await);

@@ -4,7 +4,7 @@
 //! instance (no affinity), one 2026 client: a tool call, a multi round-trip elicitation
 //! whose retry lands on the other instance (the `requestState` key is shared
 //! configuration), and a task created on one instance and read on the other through
-//! `RedisTaskStore`.
+//! `modelctx_redis::TaskStore`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +13,6 @@ use modelctx::client::{Client, ConnectMode, FormAnswer};
 use modelctx::http::{StreamableHttpClientTransport, StreamableHttpService};
 use modelctx::server::{Context, Elicited, Server, TaskConfig, ToolDef};
 use modelctx::types::{ElicitValue, RequestedSchema, TaskSupport, Tool};
-use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -28,7 +27,7 @@ use modelctx_test::within;
 fn instance(
     name: &'static str,
     key: [u8; 32],
-    tasks: RedisTaskStore,
+    tasks: modelctx_redis::TaskStore,
     gate: watch::Receiver<bool>,
 ) -> Server {
     let no_args = || json!({"type": "object"}).as_object().unwrap().clone();
@@ -84,10 +83,10 @@ async fn serve(server: Server) -> String {
     url
 }
 
-async fn task_store(redis: &RedisServer) -> RedisTaskStore {
-    RedisTaskStore::new(
+async fn task_store(redis: &RedisServer) -> modelctx_redis::TaskStore {
+    modelctx_redis::TaskStore::new(
         redis.connection().await,
-        RedisTaskStoreConfig::default().prefix("rr:"),
+        modelctx_redis::TaskStoreConfig::default().prefix("rr:"),
     )
 }
 

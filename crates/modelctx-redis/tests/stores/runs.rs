@@ -1,4 +1,4 @@
-//! Run records of `RedisEventStore` (its `RunStore`): two stores on one Redis stand for
+//! Run records of `modelctx_redis::EventStore` (its `RunStore`): two stores on one Redis stand for
 //! two services. A run is `Running` while its owner keeps itself alive, `Orphaned` once
 //! the owner stops saying so (or gives the run up), taken over by one service only, and
 //! gone with its session.
@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::{RedisServer, WITHIN};
-use modelctx_redis::{RedisEventStore, RedisEventStoreConfig};
 use modelctx_store::{EventId, EventStore, RunState, RunStore};
 
 /// Long enough that a loaded host's stall between a keep-alive and the checks after it
@@ -15,18 +14,18 @@ use modelctx_store::{EventId, EventStore, RunState, RunStore};
 /// longer liveness costs only that wait).
 const LIVENESS: Duration = Duration::from_millis(1500);
 
-async fn service(redis: &RedisServer) -> RedisEventStore {
-    let config = RedisEventStoreConfig::default()
+async fn service(redis: &RedisServer) -> modelctx_redis::EventStore {
+    let config = modelctx_redis::EventStoreConfig::default()
         .prefix("runs:")
         .liveness(LIVENESS);
-    RedisEventStore::new(redis.connection().await, config)
+    modelctx_redis::EventStore::new(redis.connection().await, config)
 }
 
-fn runs(store: &RedisEventStore) -> &dyn RunStore {
+fn runs(store: &modelctx_redis::EventStore) -> &dyn RunStore {
     store.runs().expect("the Redis event store records runs")
 }
 
-async fn state(store: &RedisEventStore, stream: u64) -> RunState {
+async fn state(store: &modelctx_redis::EventStore, stream: u64) -> RunState {
     tokio::time::timeout(WITHIN, runs(store).state("s", stream))
         .await
         .unwrap()

@@ -10,7 +10,6 @@ use http::{Request, StatusCode};
 use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
 use modelctx::server::Server;
 use modelctx_oauth::{ResourceServer, ResourceServerConfig};
-use modelctx_redis::{RedisSessionRegistry, RedisSessionRegistryConfig};
 use modelctx_test::TokenPerUser;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
@@ -21,12 +20,14 @@ const RESOURCE: &str = "http://127.0.0.1/mcp";
 
 /// One service on the shared registry, behind its own resource server.
 async fn service(redis: &RedisServer) -> axum::Router {
-    let config = RedisSessionRegistryConfig::default().prefix("bind:");
-    let registry =
-        tokio::time::timeout(WITHIN, RedisSessionRegistry::connect(&redis.url(), config))
-            .await
-            .expect("connecting timed out")
-            .expect("cannot connect to the test's redis-server");
+    let config = modelctx_redis::SessionRegistryConfig::default().prefix("bind:");
+    let registry = tokio::time::timeout(
+        WITHIN,
+        modelctx_redis::SessionRegistry::connect(&redis.url(), config),
+    )
+    .await
+    .expect("connecting timed out")
+    .expect("cannot connect to the test's redis-server");
     let server = Server::builder("bound", "1.0.0").build();
     let service = StreamableHttpService::with_config(
         StreamableHttpServerConfig::default().session_registry(Arc::new(registry)),

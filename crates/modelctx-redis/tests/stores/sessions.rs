@@ -24,10 +24,6 @@ use modelctx::types::{
     NotificationMethod, ProtocolVersion, RequestMethod, RequestedSchema, SetLevelRequest,
     SetLevelRequestParams, TaskSupport, Tool,
 };
-use modelctx_redis::{
-    RedisAnnouncements, RedisAnnouncementsConfig, RedisSessionRegistry, RedisSessionRegistryConfig,
-    RedisTaskStore, RedisTaskStoreConfig,
-};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -413,11 +409,12 @@ async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
     let bus = |redis: &RedisServer| {
         let url = redis.url();
         async move {
-            let config = RedisAnnouncementsConfig::default().prefix("once:");
-            let bus = tokio::time::timeout(WITHIN, RedisAnnouncements::connect(&url, config))
-                .await
-                .expect("the bus connects in time")
-                .expect("the bus connects");
+            let config = modelctx_redis::AnnouncementsConfig::default().prefix("once:");
+            let bus =
+                tokio::time::timeout(WITHIN, modelctx_redis::Announcements::connect(&url, config))
+                    .await
+                    .expect("the bus connects in time")
+                    .expect("the bus connects");
             Arc::new(bus) as Arc<dyn AnnouncementBus>
         }
     };
@@ -535,9 +532,9 @@ async fn a_task_created_on_one_service_is_the_sessions_on_the_other() {
     let start = |prefix: &'static str| {
         let redis = &redis;
         async move {
-            let tasks = RedisTaskStore::new(
+            let tasks = modelctx_redis::TaskStore::new(
                 redis.connection().await,
-                RedisTaskStoreConfig::default().prefix(prefix),
+                modelctx_redis::TaskStoreConfig::default().prefix(prefix),
             );
             let schema = json!({"type": "object"}).as_object().cloned().unwrap();
             let tool = ToolDef::with_schema(Tool::new("quick", schema), |_, _cx| async move {
@@ -597,12 +594,14 @@ fn ping() -> Value {
 }
 
 async fn registry(redis: &RedisServer, prefix: &str) -> Arc<dyn SessionRegistry> {
-    let config = RedisSessionRegistryConfig::default().prefix(prefix);
-    let registry =
-        tokio::time::timeout(WITHIN, RedisSessionRegistry::connect(&redis.url(), config))
-            .await
-            .expect("connecting timed out")
-            .expect("cannot connect to the test's redis-server");
+    let config = modelctx_redis::SessionRegistryConfig::default().prefix(prefix);
+    let registry = tokio::time::timeout(
+        WITHIN,
+        modelctx_redis::SessionRegistry::connect(&redis.url(), config),
+    )
+    .await
+    .expect("connecting timed out")
+    .expect("cannot connect to the test's redis-server");
     Arc::new(registry)
 }
 
@@ -948,8 +947,10 @@ async fn messages_sent_before_the_get_stream_opens_are_kept_for_it() {
     let start = |redis: &RedisServer| {
         let url = redis.url();
         async move {
-            let config = RedisSessionRegistryConfig::default().prefix("kept:");
-            let registry = RedisSessionRegistry::connect(&url, config).await.unwrap();
+            let config = modelctx_redis::SessionRegistryConfig::default().prefix("kept:");
+            let registry = modelctx_redis::SessionRegistry::connect(&url, config)
+                .await
+                .unwrap();
             let config = StreamableHttpServerConfig::default()
                 .stream_queue(4)
                 .session_registry(Arc::new(registry));
@@ -1142,8 +1143,8 @@ async fn one_server_behind_both_services_announces_once() {
 /// A service sharing sessions and events under `prefix`, its GET stream's hold lasting
 /// `lease` without a renewal.
 async fn start_holding(redis: &RedisServer, prefix: &str, lease: Duration) -> Instance {
-    let config = modelctx_redis::RedisEventStoreConfig::default().prefix(prefix);
-    let events = modelctx_redis::RedisEventStore::new(redis.connection().await, config);
+    let config = modelctx_redis::EventStoreConfig::default().prefix(prefix);
+    let events = modelctx_redis::EventStore::new(redis.connection().await, config);
     let config = StreamableHttpServerConfig::default()
         .session_registry(registry(redis, prefix).await)
         .event_store(Arc::new(events))
@@ -1416,7 +1417,7 @@ type Pause = (
 /// let through are in Redis. Optionally, its next replay pauses once it has read,
 /// until the test lets it answer.
 struct Gated {
-    inner: Arc<modelctx_redis::RedisEventStore>,
+    inner: Arc<modelctx_redis::EventStore>,
     /// The writes held back while the gate is closed (`None`: open), in order.
     held: std::sync::Mutex<Option<Vec<HeldWrite>>>,
     /// How many writes are held back.
@@ -1429,7 +1430,7 @@ struct Gated {
 }
 
 impl Gated {
-    fn new(inner: modelctx_redis::RedisEventStore) -> Arc<Self> {
+    fn new(inner: modelctx_redis::EventStore) -> Arc<Self> {
         Arc::new(Self {
             inner: Arc::new(inner),
             held: std::sync::Mutex::new(None),
@@ -1546,8 +1547,8 @@ async fn start_gated(redis: &RedisServer, prefix: &str, store: Arc<Gated>) -> In
 }
 
 fn gated_store(redis_conn: redis::aio::ConnectionManager, prefix: &str) -> Arc<Gated> {
-    let config = modelctx_redis::RedisEventStoreConfig::default().prefix(prefix);
-    Gated::new(modelctx_redis::RedisEventStore::new(redis_conn, config))
+    let config = modelctx_redis::EventStoreConfig::default().prefix(prefix);
+    Gated::new(modelctx_redis::EventStore::new(redis_conn, config))
 }
 
 /// Until the transport asks A's store for its barrier (A noticed its GET connection

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use modelctx::http::StreamableHttpService;
 use modelctx::server::{Context, Server, ToolDef};
 use modelctx::types::{CallToolResult, RequestedSchema, Tool};
-use modelctx_redis::RedisSingleUseIds;
 use serde_json::{Value, json};
 
 use crate::support::{RedisServer, WITHIN};
@@ -34,7 +33,7 @@ async fn instance(redis: &RedisServer, paid: Arc<AtomicUsize>) -> String {
             Ok(CallToolResult::text("paid"))
         }
     });
-    let store = RedisSingleUseIds::new(redis.connection().await).prefix("once-test:");
+    let store = modelctx_redis::SingleUseIds::new(redis.connection().await).prefix("once-test:");
     let server = Server::builder("payer", "1.0.0")
         .request_state_key([5; 32])
         .single_use_rounds(store)

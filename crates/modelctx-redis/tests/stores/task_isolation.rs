@@ -1,4 +1,4 @@
-//! Task isolation across two instances sharing `RedisTaskStore`: the creator on one
+//! Task isolation across two instances sharing `modelctx_redis::TaskStore`: the creator on one
 //! instance, the other requestor on the other, each of either protocol revision, with
 //! and without authentication. The other requestor never lists the creator's task,
 //! and reaching it by id answers as for an unknown id, unless it is the same user (or
@@ -6,8 +6,6 @@
 //! holds from the stored owner, whichever process reads it.
 
 use std::sync::Arc;
-
-use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 
 use modelctx_test::task_isolation::{Era, Requestor, WITHIN, check_pair, serve, server};
 use modelctx_test::within;
@@ -23,9 +21,9 @@ async fn two_instances(
     let (open, gate) = tokio::sync::watch::channel(false);
     let mut urls = Vec::new();
     for _ in 0..2 {
-        let store = RedisTaskStore::new(
+        let store = modelctx_redis::TaskStore::new(
             redis.connection().await,
-            RedisTaskStoreConfig::default().prefix("iso:"),
+            modelctx_redis::TaskStoreConfig::default().prefix("iso:"),
         );
         urls.push(serve(server(&gate, Some(Arc::new(store))), true, auth).await);
     }

@@ -1,11 +1,10 @@
 //! The task store's behaviour, one suite run against the in-memory store and against
-//! `RedisTaskStore` on a real redis-server, plus what only a shared store can show.
+//! `modelctx_redis::TaskStore` on a real redis-server, plus what only a shared store can show.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::support::{RedisServer, WITHIN};
-use modelctx_redis::{RedisTaskStore, RedisTaskStoreConfig};
 use modelctx_store::{
     InMemoryTaskStore, TaskOwner, TaskRecord, TaskStore, TaskUpdate, UpdateError,
 };
@@ -22,12 +21,15 @@ fn result(text: &str) -> Box<RawValue> {
 }
 
 async fn both(redis: &RedisServer, capacity: usize) -> Vec<(&'static str, Arc<dyn TaskStore>)> {
-    let config = RedisTaskStoreConfig::default().capacity(capacity);
+    let config = modelctx_redis::TaskStoreConfig::default().capacity(capacity);
     vec![
         ("in-memory", Arc::new(InMemoryTaskStore::new(capacity))),
         (
             "redis",
-            Arc::new(RedisTaskStore::new(redis.connection().await, config)),
+            Arc::new(modelctx_redis::TaskStore::new(
+                redis.connection().await,
+                config,
+            )),
         ),
     ]
 }
@@ -284,12 +286,15 @@ async fn status_results_and_the_status_machine() {
 #[tokio::test]
 async fn two_processes_share_tasks_and_only_one_move_wins() {
     let redis = RedisServer::start();
-    let config = RedisTaskStoreConfig::default();
-    let a = Arc::new(RedisTaskStore::new(
+    let config = modelctx_redis::TaskStoreConfig::default();
+    let a = Arc::new(modelctx_redis::TaskStore::new(
         redis.connection().await,
         config.clone(),
     ));
-    let b = Arc::new(RedisTaskStore::new(redis.connection().await, config));
+    let b = Arc::new(modelctx_redis::TaskStore::new(
+        redis.connection().await,
+        config,
+    ));
     let owner = TaskOwner::new(Some("s"), None);
     for round in 0..20 {
         let id = format!("race-{round}");
@@ -361,7 +366,10 @@ async fn two_processes_share_tasks_and_only_one_move_wins() {
 #[tokio::test]
 async fn after_a_redis_restart_lost_tasks_are_unknown_and_new_ones_work() {
     let mut redis = RedisServer::start();
-    let store = RedisTaskStore::new(redis.connection().await, RedisTaskStoreConfig::default());
+    let store = modelctx_redis::TaskStore::new(
+        redis.connection().await,
+        modelctx_redis::TaskStoreConfig::default(),
+    );
     let owner = TaskOwner::new(Some("s"), None);
     within(WITHIN, "a store call", store.insert(record("kept", &owner)))
         .await

@@ -61,7 +61,7 @@ pub(super) fn read_skill_dir(dir: &Path) -> Result<(Vec<SkillFileBytes>, Fingerp
         total = total.saturating_add(meta.len());
         if total > MAX_SKILL_BYTES || out.len() >= MAX_RESOURCES_PER_SKILL {
             return Err(SkillError::of(
-                super::ErrorKind::Limit,
+                super::SkillErrorKind::Limit,
                 shown,
                 format!(
                     "the skill exceeds {MAX_RESOURCES_PER_SKILL} files or {MAX_SKILL_BYTES} bytes"
@@ -115,7 +115,7 @@ fn walk(
         if meta.is_dir() {
             if prefix.len() + 1 >= MAX_PATH_DEPTH {
                 return Err(SkillError::of(
-                    super::ErrorKind::Limit,
+                    super::SkillErrorKind::Limit,
                     path.display().to_string(),
                     format!("deeper than {MAX_PATH_DEPTH} path segments"),
                 ));
@@ -180,7 +180,7 @@ fn search(
         }
         if prefix.len() + 1 >= MAX_PATH_DEPTH {
             return Err(SkillError::of(
-                super::ErrorKind::Limit,
+                super::SkillErrorKind::Limit,
                 path.display().to_string(),
                 format!("deeper than {MAX_PATH_DEPTH} path segments"),
             ));

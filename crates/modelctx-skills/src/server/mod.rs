@@ -22,31 +22,50 @@ pub use watch::{SkillsWatch, SkillsWatcher};
 
 /// Why a skill was refused: the file (a path on disk, or `<skill-path>/<file-path>` for
 /// a skill built in code) and the rule it breaks.
+///
+/// ```
+/// use modelctx_skills::{Skill, SkillErrorKind, Skills};
+///
+/// let skill = Skill::new("notes").file("SKILL.md", "---\nname: notes\ndescription: Notes.\n---\n");
+/// let error = Skills::new().skill(skill.clone())?.skill(skill).unwrap_err();
+/// match error.kind() {
+///     SkillErrorKind::Duplicate => assert!(error.is_duplicate()),
+///     other => panic!("unexpected {other:?}"),
+/// }
+/// # Ok::<(), modelctx_skills::SkillError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillError {
     file: String,
     message: String,
-    kind: ErrorKind,
+    kind: SkillErrorKind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ErrorKind {
+/// Which rule a [`SkillError`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SkillErrorKind {
+    /// The skill breaks a rule of the Agent Skills format or of the SEP: its
+    /// frontmatter, its name or a path.
     Invalid,
+    /// Reading the skill from disk failed.
     Io,
+    /// Another skill (or resource) already has this path or URI.
     Duplicate,
+    /// The skill exceeds a limit of the SEP (512 files, 16 MiB) or the path depth.
     Limit,
 }
 
 impl SkillError {
     pub(crate) fn invalid(file: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::of(ErrorKind::Invalid, file, message)
+        Self::of(SkillErrorKind::Invalid, file, message)
     }
 
     pub(crate) fn io(file: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::of(ErrorKind::Io, file, message)
+        Self::of(SkillErrorKind::Io, file, message)
     }
 
-    fn of(kind: ErrorKind, file: impl Into<String>, message: impl Into<String>) -> Self {
+    fn of(kind: SkillErrorKind, file: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             file: file.into(),
             message: message.into(),
@@ -64,19 +83,29 @@ impl SkillError {
         &self.message
     }
 
+    /// Which rule was broken.
+    pub fn kind(&self) -> SkillErrorKind {
+        self.kind
+    }
+
+    /// The skill breaks a rule of the format: its frontmatter, its name or a path.
+    pub fn is_invalid(&self) -> bool {
+        self.kind == SkillErrorKind::Invalid
+    }
+
     /// Reading the skill from disk failed.
     pub fn is_io(&self) -> bool {
-        self.kind == ErrorKind::Io
+        self.kind == SkillErrorKind::Io
     }
 
     /// Another skill (or resource) already has this path or URI.
     pub fn is_duplicate(&self) -> bool {
-        self.kind == ErrorKind::Duplicate
+        self.kind == SkillErrorKind::Duplicate
     }
 
     /// The skill exceeds a limit of the SEP (512 files, 16 MiB) or the path depth.
     pub fn is_limit(&self) -> bool {
-        self.kind == ErrorKind::Limit
+        self.kind == SkillErrorKind::Limit
     }
 }
 
@@ -324,7 +353,7 @@ impl Skills {
         let built = build(skill)?;
         if let Some(existing) = self.skills.get(&built.path) {
             return Err(SkillError::of(
-                ErrorKind::Duplicate,
+                SkillErrorKind::Duplicate,
                 built.display,
                 format!(
                     "a skill is already served at {} (from {})",
@@ -424,7 +453,7 @@ fn checked_uri(
         paths::file_segments(relative).map_err(|e| SkillError::invalid(display(), e))?;
     if segments.len() + file_segments.len() > MAX_PATH_DEPTH {
         return Err(SkillError::of(
-            ErrorKind::Limit,
+            SkillErrorKind::Limit,
             display(),
             format!("deeper than {MAX_PATH_DEPTH} path segments"),
         ));
@@ -446,7 +475,7 @@ fn build(skill: Skill) -> Result<BuiltSkill, SkillError> {
     })?;
     if skill.files.len() > MAX_RESOURCES_PER_SKILL {
         return Err(SkillError::of(
-            ErrorKind::Limit,
+            SkillErrorKind::Limit,
             skill.display(""),
             format!(
                 "{} files, more than the {MAX_RESOURCES_PER_SKILL} a skill may have",
@@ -457,7 +486,7 @@ fn build(skill: Skill) -> Result<BuiltSkill, SkillError> {
     let total: u64 = skill.files.iter().map(|(_, b)| b.len() as u64).sum();
     if total > MAX_SKILL_BYTES {
         return Err(SkillError::of(
-            ErrorKind::Limit,
+            SkillErrorKind::Limit,
             skill.display(""),
             format!("{total} bytes, more than the {MAX_SKILL_BYTES} a skill may have"),
         ));
@@ -483,7 +512,7 @@ fn build(skill: Skill) -> Result<BuiltSkill, SkillError> {
         };
         if files.insert(uri, Arc::new(file)).is_some() {
             return Err(SkillError::of(
-                ErrorKind::Duplicate,
+                SkillErrorKind::Duplicate,
                 skill.display(relative),
                 "the file is given twice",
             ));

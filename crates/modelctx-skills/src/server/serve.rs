@@ -9,7 +9,7 @@ use modelctx_server::{Blob, Context, ResourceDef, ServerBuilder};
 use modelctx_types::{ErrorData, JsonObject, ProtocolVersion, RawValue, Resource, to_raw};
 use serde::Serialize;
 
-use super::{BuiltFile, BuiltSkill, ErrorKind, SkillError, Skills};
+use super::{BuiltFile, BuiltSkill, SkillError, SkillErrorKind, Skills};
 use crate::paths::decode_segment;
 use crate::wire::{
     DIRECTORY_MIME_TYPE, DIRECTORY_READ_SETTING, DirectoryResult, EXTENSION_ID, GetResult,
@@ -137,7 +137,7 @@ pub(super) fn snapshot(
             match files.get(&file.uri) {
                 Some((known, _)) if known.bytes != file.bytes => {
                     return Err(SkillError::of(
-                        ErrorKind::Duplicate,
+                        SkillErrorKind::Duplicate,
                         skill.display.clone(),
                         format!("{} is served by two skills with different bytes", file.uri),
                     ));
@@ -168,7 +168,7 @@ pub(super) fn snapshot(
         let total: u64 = mine.iter().map(|f| f.bytes.len() as u64).sum();
         if mine.len() > MAX_RESOURCES_PER_SKILL || total > MAX_SKILL_BYTES {
             return Err(SkillError::of(
-                ErrorKind::Limit,
+                SkillErrorKind::Limit,
                 skill.display.clone(),
                 format!(
                     "with the skills nested in it, {} files of {total} bytes: more than \
@@ -245,9 +245,9 @@ pub(super) fn registration_error(
     e: &modelctx_server::RegistrationError,
 ) -> SkillError {
     let kind = if e.is_duplicate() {
-        ErrorKind::Duplicate
+        SkillErrorKind::Duplicate
     } else {
-        ErrorKind::Invalid
+        SkillErrorKind::Invalid
     };
     SkillError::of(kind, registered.owner.clone(), e.to_string())
 }

@@ -49,6 +49,8 @@ mod single_valued_headers;
 mod stateless_http;
 #[cfg(all(feature = "server", feature = "http-server"))]
 mod task_isolation;
+#[cfg(all(feature = "macros", feature = "client", feature = "memory"))]
+mod template_listing;
 #[cfg(all(
     feature = "server",
     feature = "client",

@@ -42,4 +42,10 @@ fn completes_nothing(id: u32) -> String {
     id.to_string()
 }
 
+/// A listing given as a string, not a function.
+#[resource_template(uri_template = "users://{id}", list = "users")]
+fn list_not_a_function(id: u32) -> String {
+    id.to_string()
+}
+
 fn main() {}
