@@ -5,79 +5,17 @@
 //! eras (2025-11-25 with the handshake, 2026-07-28 without), through the conformance
 //! crate's [`Connector`].
 
+mod common;
+
+use common::{cells, connect};
 use modelctx::apps::{EXTENSION_ID, MIME_TYPE, UiResourceMeta, model_tools};
-use modelctx::client::{Client, ClientBuilder, ConnectMode};
-use modelctx::server::Server;
-use modelctx::session::SessionConfig;
-use modelctx::transport::Transport;
 use modelctx::types::{CacheScope, TextOrBlobResourceContents, Tool};
-use modelctx_conformance::{Cell, Connector, SpecVersion, TransportKind, within};
+use modelctx_conformance::{SpecVersion, within};
 use modelctx_test::apps::{
     BLOB_URI, CONNECT_ORIGIN, ClockServer, FACE_HTML, FACE_URI, MODEL_NOTE, PLAIN, SHOW_TIME, TICK,
     with_ui,
 };
 use serde_json::json;
-
-/// The transports these tests run over, each in both eras.
-const TRANSPORTS: [TransportKind; 3] = [
-    TransportKind::InMemory,
-    TransportKind::Stdio,
-    TransportKind::StreamableHttp,
-];
-
-/// Every cell a test runs in.
-fn cells() -> Vec<Connector> {
-    TRANSPORTS
-        .iter()
-        .flat_map(|&t| SpecVersion::ALL.map(|v| Cell::new(t, v)))
-        .map(|cell| Connector::new(cell).expect("the runner builds this transport"))
-        .collect()
-}
-
-/// Serves `server` on the connector's server side and connects the client `builder`
-/// makes to it, in the connector's era.
-async fn connect(
-    connector: &Connector,
-    server: &Server,
-    builder: impl FnOnce(ClientBuilder) -> ClientBuilder,
-) -> Client {
-    let era_2026 = connector.version() == SpecVersion::V2026_07_28;
-    let client_side = if connector.cell().has_transport_pair() {
-        let (client_side, server_side) = connector.transport_pair().await;
-        serve(server, server_side, era_2026);
-        client_side
-    } else {
-        let server = server.clone();
-        connector
-            .serve_stateless_http(move |transport| serve(&server, transport, era_2026))
-            .await
-    };
-    let mode = if era_2026 {
-        ConnectMode::Discover
-    } else {
-        ConnectMode::Handshake
-    };
-    let client = within(
-        "the client to connect",
-        builder(Client::builder("apps-conformance", "1.0.0").mode(mode)).connect(client_side),
-    )
-    .await
-    .expect("the client connects");
-    let expected = if era_2026 { "2026-07-28" } else { "2025-11-25" };
-    assert_eq!(client.protocol_version().as_str(), expected);
-    client
-}
-
-fn serve<T: Transport>(server: &Server, transport: T, era_2026: bool) {
-    if era_2026 {
-        server.serve_with(
-            transport,
-            SessionConfig::server().unstable_stateless_era(true),
-        );
-    } else {
-        server.serve(transport);
-    }
-}
 
 fn names(tools: &[Tool]) -> Vec<&str> {
     tools.iter().map(|t| t.name.as_str()).collect()
@@ -93,7 +31,7 @@ async fn a_host_with_the_extension_gets_ui_metadata() {
         let at = connector.cell().to_string();
         let clock = ClockServer::new();
         let server = clock.server();
-        let client = connect(&connector, &server, with_ui).await;
+        let client = connect(&connector, &server, "apps-conformance", with_ui).await;
         let declared = &client.server_capabilities().extensions.as_ref().unwrap()[EXTENSION_ID];
         assert_eq!(declared["mimeTypes"], json!([MIME_TYPE]), "{at}");
 
@@ -158,7 +96,7 @@ async fn a_client_without_the_extension_gets_plain_tools() {
         let at = connector.cell().to_string();
         let clock = ClockServer::new();
         let server = clock.server();
-        let client = connect(&connector, &server, |b| b).await;
+        let client = connect(&connector, &server, "apps-conformance", |b| b).await;
         let tools = within("tools/list", client.list_all_tools()).await.unwrap();
         assert_eq!(names(&tools), [MODEL_NOTE, PLAIN, SHOW_TIME], "{at}");
         assert!(tools.iter().all(|t| t.meta.is_none()), "{at}");

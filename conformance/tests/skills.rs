@@ -6,18 +6,19 @@
 //! streamable HTTP in both eras (2025-11-25 with the handshake, 2026-07-28 without),
 //! through the conformance crate's [`Connector`].
 
+mod common;
+
 use std::time::Duration;
 
-use modelctx::client::{Client, ConnectMode};
+use common::{cells, connect};
+use modelctx::client::Client;
 use modelctx::server::Server;
-use modelctx::session::SessionConfig;
 use modelctx::skills::{
     ClientSkillsExt, DIRECTORY_MIME_TYPE, EXTENSION_ID, ServerBuilderSkillsExt, Skill, SkillEntry,
     SkillResources, Skills, SkillsErrorKind, digest,
 };
-use modelctx::transport::Transport;
 use modelctx::types::{CacheScope, TextOrBlobResourceContents};
-use modelctx_conformance::{Cell, Connector, SpecVersion, TransportKind, within};
+use modelctx_conformance::{SpecVersion, within};
 use modelctx_test::skills::{
     RawDirectory, RawGet, RawList, SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI, SkillsMock,
     UNLISTED_URI, entry_for, raw,
@@ -26,66 +27,6 @@ use serde_json::{Value, json};
 
 const INVALID_PARAMS: i64 = -32602;
 const METHOD_NOT_FOUND: i64 = -32601;
-
-/// The transports these tests run over, each in both eras.
-const TRANSPORTS: [TransportKind; 3] = [
-    TransportKind::InMemory,
-    TransportKind::Stdio,
-    TransportKind::StreamableHttp,
-];
-
-/// Every cell a test runs in.
-fn cells() -> Vec<Connector> {
-    TRANSPORTS
-        .iter()
-        .flat_map(|&t| SpecVersion::ALL.map(|v| Cell::new(t, v)))
-        .map(|cell| Connector::new(cell).expect("the runner builds this transport"))
-        .collect()
-}
-
-/// Serves `server` on the connector's server side and connects a client to it, in the
-/// connector's era (2026-07-28: the server serves that era, the client discovers it).
-async fn connect(connector: &Connector, server: &Server) -> Client {
-    let era_2026 = connector.version() == SpecVersion::V2026_07_28;
-    let client_side = if connector.cell().has_transport_pair() {
-        let (client_side, server_side) = connector.transport_pair().await;
-        serve(server, server_side, era_2026);
-        client_side
-    } else {
-        let server = server.clone();
-        connector
-            .serve_stateless_http(move |transport| serve(&server, transport, era_2026))
-            .await
-    };
-    let mode = if era_2026 {
-        ConnectMode::Discover
-    } else {
-        ConnectMode::Handshake
-    };
-    let client = within(
-        "the client to connect",
-        Client::builder("skills-conformance", "1.0.0")
-            .mode(mode)
-            .connect(client_side),
-    )
-    .await
-    .expect("the client connects");
-    let expected = if era_2026 { "2026-07-28" } else { "2025-11-25" };
-    assert_eq!(client.protocol_version().as_str(), expected);
-    client
-}
-
-/// Serves one session of `server` on `transport`, in the 2026-07-28 era when `era_2026`.
-fn serve<T: Transport>(server: &Server, transport: T, era_2026: bool) {
-    if era_2026 {
-        server.serve_with(
-            transport,
-            SessionConfig::server().unstable_stateless_era(true),
-        );
-    } else {
-        server.serve(transport);
-    }
-}
 
 /// The text of the resource at `uri`, read over the wire.
 async fn read_text(client: &Client, uri: &str) -> String {
@@ -162,7 +103,7 @@ async fn sep_2640_skills_enumeration() {
             s.page_size(3)
                 .cache_hints(Duration::from_secs(30), CacheScope::Public)
         });
-        let client = connect(&connector, &server).await;
+        let client = connect(&connector, &server, "skills-conformance", |b| b).await;
         let declared = &client.server_capabilities().extensions.as_ref().unwrap()[EXTENSION_ID];
         assert_eq!(
             Value::Object(declared.clone()),
@@ -251,7 +192,13 @@ async fn sep_2640_skills_enumeration() {
 async fn sep_2640_skills_directory() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let client = connect(&connector, &skills_server(|s| s.page_size(1))).await;
+        let client = connect(
+            &connector,
+            &skills_server(|s| s.page_size(1)),
+            "skills-conformance",
+            |b| b,
+        )
+        .await;
         let children = |result: &Value| -> Vec<(String, Option<String>)> {
             result["resources"]
                 .as_array()
@@ -323,7 +270,13 @@ async fn sep_2640_skills_directory() {
 async fn sep_2640_server_negative_cases() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let client = connect(&connector, &skills_server(|s| s.directory_read(false))).await;
+        let client = connect(
+            &connector,
+            &skills_server(|s| s.directory_read(false)),
+            "skills-conformance",
+            |b| b,
+        )
+        .await;
         let declared = &client.server_capabilities().extensions.as_ref().unwrap()[EXTENSION_ID];
         assert_eq!(Value::Object(declared.clone()), json!({}), "{at}");
         assert_eq!(
@@ -337,7 +290,7 @@ async fn sep_2640_server_negative_cases() {
             .skills(Skills::new())
             .unwrap()
             .build();
-        let client = connect(&connector, &plain).await;
+        let client = connect(&connector, &plain, "skills-conformance", |b| b).await;
         assert!(
             client
                 .server_capabilities()
@@ -363,7 +316,13 @@ async fn sep_2640_server_negative_cases() {
 async fn sep_2640_client_capabilities() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let client = connect(&connector, &skills_server(|s| s)).await;
+        let client = connect(
+            &connector,
+            &skills_server(|s| s),
+            "skills-conformance",
+            |b| b,
+        )
+        .await;
         let caps = client.server_capabilities();
         assert!(
             caps.extensions.as_ref().unwrap().contains_key(EXTENSION_ID),
@@ -374,7 +333,7 @@ async fn sep_2640_client_capabilities() {
         client.close().await;
 
         let mock = SkillsMock::honest();
-        let client = connect(&connector, &mock.server(false)).await;
+        let client = connect(&connector, &mock.server(false), "skills-conformance", |b| b).await;
         let skills = client.skills("undeclared");
         assert!(!skills.is_offered(), "{at}");
         for err in [
@@ -403,7 +362,7 @@ async fn sep_2640_client_no_prefetch() {
     for connector in cells() {
         let at = connector.cell().to_string();
         let mock = SkillsMock::honest();
-        let client = connect(&connector, &mock.server(true)).await;
+        let client = connect(&connector, &mock.server(true), "skills-conformance", |b| b).await;
         let skills = client.skills("mock");
         let listing = skills.list().await.unwrap();
         let entry = skills.get(SKILL_URI).await.unwrap();
@@ -452,7 +411,7 @@ async fn sep_2640_client_verification() {
                     *mock.entry.lock().unwrap() = entry;
                 }
             }
-            let client = connect(&connector, &mock.server(true)).await;
+            let client = connect(&connector, &mock.server(true), "skills-conformance", |b| b).await;
             let skills = client.skills("mock");
             let entry = skills.list().await.unwrap().skills.remove(0);
             let outcome = match skills.load(&entry).await {
@@ -470,7 +429,7 @@ async fn sep_2640_client_verification() {
 
         let at = format!("{} unlisted", connector.cell());
         let mock = SkillsMock::honest();
-        let client = connect(&connector, &mock.server(true)).await;
+        let client = connect(&connector, &mock.server(true), "skills-conformance", |b| b).await;
         let skills = client.skills("mock");
         let entry = skills.get(SKILL_URI).await.unwrap();
         let err = skills.read_file(&entry, UNLISTED_URI).await.unwrap_err();
