@@ -1,7 +1,8 @@
 //! The programs of the README's line-count table, run as a user would: the HTTP server
 //! with a tool, a resource template and a completing prompt; the typed client and the
 //! stdio server it starts; the OAuth-protected server, refused without a token. And the
-//! table's modelctx counts, checked against the files.
+//! table's modelctx counts (and rmcp's row (3), a program of the bench crate), checked
+//! against the files.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -194,4 +195,18 @@ fn the_readme_table_counts_the_example_files() {
             "{bin}: the README says {modelctx}"
         );
     }
+    // Row (3)'s rmcp program is written here too (the bench crate, which builds rmcp;
+    // `cargo xtask interop` runs it): its count is checked the same way.
+    let path = format!("{root}/crates/modelctx-bench/src/bin/rmcp-divider-client.rs");
+    let lines = counted_lines(&std::fs::read_to_string(&path).unwrap());
+    let row = readme
+        .lines()
+        .find(|line| line.starts_with("| (3)"))
+        .expect("the README's row (3)");
+    let rmcp = row.split('|').nth(3).unwrap().trim();
+    assert_eq!(
+        rmcp,
+        lines.to_string(),
+        "rmcp's row (3): the README says {rmcp}"
+    );
 }

@@ -14,7 +14,8 @@ pub(super) enum Peer {
     /// `mcp` 2.3.0 (PyPI): `py-client.py` / `py-server.py`.
     Python,
     /// rmcp 3.11.0 (crates.io, its `skills-fs` feature): `rmcp-skills-peer client` /
-    /// `server`, a bin of `modelctx-bench` built in the interop step (the skills legs).
+    /// `server` (the skills legs) and `rmcp-divider-client` (the README's row (3)),
+    /// bins of `modelctx-bench` built in the interop step.
     Rmcp,
 }
 
@@ -38,7 +39,7 @@ impl Peer {
     }
 
     /// The script of the usual flow (for rmcp, which takes part in the skills legs
-    /// only: the peer program's mode).
+    /// and the README's row only: the peer program's mode).
     pub(super) fn script(self, role: Role) -> &'static str {
         match (self, role) {
             (Peer::TypeScriptV1, Role::Client) => "ts-client.mjs",
@@ -123,9 +124,25 @@ impl Wire {
     }
 }
 
+/// What a leg runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flow {
+    /// The usual flow of the peer's script against `conformance-server`, or of
+    /// `conformance-client --interop` against the peer's server.
+    Usual,
+    /// Both sides run their tasks flow (`--tasks`), in the peer's default era.
+    Tasks,
+    /// The skills flow (SEP-2640, `skills.rs`): the peer's skills client against the
+    /// `skills-server` example, or `conformance-client --interop --skills` against
+    /// the peer's skills server.
+    Skills,
+    /// The README's line-count row (3) as the peer writes it (`rmcp-divider-client`)
+    /// against the `divider-server` example: typed arguments, structured output.
+    Readme,
+}
+
 /// One cross-SDK leg: who is the client, over which transport, the era the peer
-/// client is told to use (`None`: its default mode), and whether it runs the tasks or
-/// the skills flow instead of the usual one.
+/// client is told to use (`None`: its default mode), and the flow it runs.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Leg {
     pub(super) peer: Peer,
@@ -134,12 +151,7 @@ pub(super) struct Leg {
     pub(super) peer_role: Role,
     pub(super) wire: Wire,
     pub(super) era: Option<&'static str>,
-    /// Both sides run their tasks flow (`--tasks`), in the peer's default era.
-    pub(super) tasks: bool,
-    /// The skills flow (SEP-2640, `skills.rs`): the peer's skills client against the
-    /// `skills-server` example, or `conformance-client --interop --skills` against
-    /// the peer's skills server.
-    pub(super) skills: bool,
+    pub(super) flow: Flow,
 }
 
 impl Leg {
@@ -154,15 +166,14 @@ impl Leg {
             peer_role,
             wire,
             era,
-            tasks: false,
-            skills: false,
+            flow: Flow::Usual,
         }
     }
 
     /// A leg running the tasks flow (protocol 2025-11-25).
     pub(super) const fn tasks(peer: Peer, peer_role: Role, wire: Wire) -> Self {
         Self {
-            tasks: true,
+            flow: Flow::Tasks,
             ..Self::new(peer, peer_role, wire, None)
         }
     }
@@ -175,22 +186,24 @@ impl Leg {
         era: Option<&'static str>,
     ) -> Self {
         Self {
-            skills: true,
+            flow: Flow::Skills,
             ..Self::new(peer, peer_role, wire, era)
         }
     }
 
+    /// A leg running the README's row (3) against the `divider-server` example.
+    pub(super) const fn readme(peer: Peer) -> Self {
+        Self {
+            flow: Flow::Readme,
+            ..Self::new(peer, Role::Client, Wire::Stdio, None)
+        }
+    }
+
     /// `python-client -> modelctx-server (http)`, with `@<era>` when the era is forced
-    /// and `, tasks` or `, skills` for those flows.
+    /// and `, tasks`, `, skills` or `, readme (3)` for those flows.
     pub(super) fn id(&self) -> String {
         let era = self.era.map(|e| format!("@{e}")).unwrap_or_default();
-        let flow = if self.tasks {
-            ", tasks"
-        } else if self.skills {
-            ", skills"
-        } else {
-            ""
-        };
+        let flow = self.flow.suffix();
         match self.peer_role {
             Role::Client => format!(
                 "{}-client{era} -> modelctx-server ({}{flow})",
@@ -206,11 +219,22 @@ impl Leg {
     }
 }
 
+impl Flow {
+    fn suffix(self) -> &'static str {
+        match self {
+            Flow::Usual => "",
+            Flow::Tasks => ", tasks",
+            Flow::Skills => ", skills",
+            Flow::Readme => ", readme (3)",
+        }
+    }
+}
+
 use Peer::{Python, Rmcp, TypeScriptV1, TypeScriptV2};
 use Wire::{Http, OAuthHttp, Sse, SseFallback, Stdio as StdioWire};
 
 use super::process::{free_port, run_logged, start_both_eras_server, start_http};
-use super::skills::{RMCP_PEER, run_skills_leg};
+use super::skills::{RMCP_DIVIDER_CLIENT, RMCP_PEER, run_skills_leg};
 use super::suite::Expected;
 use super::{ERA_LINE, LEG_LIMIT, Paths, Role};
 
@@ -261,6 +285,7 @@ pub(super) const LEGS: &[Leg] = &[
     Leg::skills(Rmcp, Role::Client, StdioWire, Some("2025-11-25")),
     Leg::skills(Rmcp, Role::Server, StdioWire, None),
     Leg::skills(Rmcp, Role::Server, StdioWire, Some("2025-11-25")),
+    Leg::readme(Rmcp),
 ];
 
 /// The user the OAuth legs log in as at the consent page, and the password the
@@ -308,12 +333,11 @@ pub(super) fn cross_sdk(
             leg.peer_role.name(),
             leg.era.map(|e| format!("-{e}")).unwrap_or_default(),
             leg.wire.name(),
-            if leg.tasks {
-                "-tasks"
-            } else if leg.skills {
-                "-skills"
-            } else {
-                ""
+            match leg.flow {
+                Flow::Usual => "",
+                Flow::Tasks => "-tasks",
+                Flow::Skills => "-skills",
+                Flow::Readme => "-readme",
             }
         );
         let started = Instant::now();
@@ -343,8 +367,10 @@ pub(super) fn run_leg(
     leg: &Leg,
     log_name: &str,
 ) -> Result<(ExitStatus, String), String> {
-    if leg.skills {
-        return run_skills_leg(paths, leg, log_name);
+    match leg.flow {
+        Flow::Skills => return run_skills_leg(paths, leg, log_name),
+        Flow::Readme => return run_readme_leg(paths, leg, log_name),
+        Flow::Usual | Flow::Tasks => {}
     }
     let server_bin = paths.bin.join("conformance-server");
     let client_bin = paths.bin.join("conformance-client");
@@ -372,7 +398,7 @@ pub(super) fn run_leg(
             if let Some(era) = leg.era {
                 client.args(["--era", era]);
             }
-            if leg.tasks {
+            if leg.flow == Flow::Tasks {
                 client.arg("--tasks");
             }
             // One endpoint serving both eras: the peer's mode picks its era.
@@ -412,7 +438,7 @@ pub(super) fn run_leg(
             if let Some(era) = leg.era {
                 ours.args(["--era", era]);
             }
-            if leg.tasks {
+            if leg.flow == Flow::Tasks {
                 ours.arg("--tasks");
             }
             match leg.wire {
@@ -455,6 +481,34 @@ pub(super) fn run_leg(
 }
 
 /// The legacy transport's event stream on the origin of `start_http`'s `/mcp` URL.
+/// What `divider-client` and its rmcp twin print for `divide(17, 5)`.
+const DIVISION_LINE: &str = "17 / 5 = 3 remainder 2";
+
+/// The peer's row (3) program against the `divider-server` example: it must exit 0
+/// having printed the division read from the structured output.
+fn run_readme_leg(
+    paths: &Paths,
+    leg: &Leg,
+    log_name: &str,
+) -> Result<(ExitStatus, String), String> {
+    if leg.peer != Rmcp {
+        return Err(format!(
+            "{}: only rmcp's row (3) is a program here",
+            leg.id()
+        ));
+    }
+    let mut client = Command::new(paths.bin.join(RMCP_DIVIDER_CLIENT));
+    client.arg(paths.bin.join("divider-server"));
+    let (status, output) = run_logged(paths, &mut client, log_name, LEG_LIMIT)?;
+    if status.success() && !output.contains(DIVISION_LINE) {
+        return Err(format!(
+            "{}: exited 0 without printing {DIVISION_LINE:?}",
+            leg.id()
+        ));
+    }
+    Ok((status, output))
+}
+
 pub(super) fn sse_url(mcp_url: &str) -> String {
     format!("{}/sse", mcp_url.trim_end_matches("/mcp"))
 }

@@ -42,7 +42,10 @@
 //!    the TypeScript SDK v2 and rmcp 3.11 (`rmcp-skills-peer`, a bin of
 //!    `modelctx-bench` built from the registry with its `rmcp-skills` feature): each
 //!    peer's client against the `skills-server` example, and `conformance-client
-//!    --interop --skills` against each peer's skills server.
+//!    --interop --skills` against each peer's skills server. The `readme (3)` leg runs
+//!    the README's line-count row (3) as rmcp writes it (`rmcp-divider-client`, the
+//!    same bench crate) against the `divider-server` example: the division must come
+//!    back typed from the structured output.
 //! 5. The official suite's `authorization` command (the authorization-server scenarios)
 //!    against the bundled authorization server of `oauth-server`, the user's consent
 //!    given by `xtask/interop/as-consent.mjs`; every scenario must pass.
@@ -234,22 +237,28 @@ fn run(paths: &Paths, only: Option<&str>) -> Result<Outcomes, String> {
     std::fs::create_dir_all(&paths.logs)
         .map_err(|e| format!("cannot create {}: {e}", paths.logs.display()))?;
 
-    eprintln!("== interop: building the conformance examples and the rmcp peer");
+    eprintln!("== interop: building the conformance examples and the rmcp programs");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    // One build, so that the examples and the rmcp peer share one feature resolution
+    // One build, so that the examples and the rmcp programs share one feature resolution
     // (and the artifacts of `cargo build -p modelctx-examples`).
     let status = Command::new(cargo)
         .current_dir(&paths.root)
         .args(["build", "-p", "modelctx-examples"])
         .args(["--bin", "conformance-server", "--bin", "conformance-client"])
         .args(["--bin", "oauth-server", "--bin", "skills-server"])
+        .args(["--bin", "divider-server"])
         .args([
             "-p",
             "modelctx-bench",
             "--features",
             "modelctx-bench/rmcp-skills",
         ])
-        .args(["--bin", skills::RMCP_PEER])
+        .args([
+            "--bin",
+            skills::RMCP_PEER,
+            "--bin",
+            skills::RMCP_DIVIDER_CLIENT,
+        ])
         .stdout(Stdio::null())
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;

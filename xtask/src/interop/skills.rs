@@ -20,6 +20,8 @@ use super::{LEG_LIMIT, Paths, Role};
 
 /// The rmcp peer program (a bin of `modelctx-bench`, feature `rmcp-skills`).
 pub(super) const RMCP_PEER: &str = "rmcp-skills-peer";
+/// The README's row (3) written with rmcp (a bin of `modelctx-bench`, feature `rmcp`).
+pub(super) const RMCP_DIVIDER_CLIENT: &str = "rmcp-divider-client";
 
 /// The skills every server of these legs serves (relative to the repository root).
 const SKILLS: &str = "examples/skills";

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::json;
 
-use super::legs::{LEGS, Leg};
+use super::legs::{Flow, LEGS, Leg};
 use super::suite::{
     ScenarioResult, judge, parse_expected, parse_requirements, read, scenario_name, scenario_result,
 };
@@ -149,7 +149,7 @@ fn leg_ids_are_unique() {
 #[test]
 fn the_skills_legs_run_both_ways_with_each_skills_peer() {
     use super::legs::{Peer, Wire};
-    let skills: Vec<&Leg> = LEGS.iter().filter(|l| l.skills).collect();
+    let skills: Vec<&Leg> = LEGS.iter().filter(|l| l.flow == Flow::Skills).collect();
     for peer in [Peer::TypeScriptV2, Peer::Rmcp] {
         for role in Role::ALL {
             assert!(
@@ -161,7 +161,6 @@ fn the_skills_legs_run_both_ways_with_each_skills_peer() {
         }
     }
     for leg in &skills {
-        assert!(!leg.tasks, "{}", leg.id());
         assert!(leg.id().ends_with(", skills)"), "{}", leg.id());
         // The skills-server example and rmcp's peer are served over stdio only.
         assert!(
@@ -171,10 +170,11 @@ fn the_skills_legs_run_both_ways_with_each_skills_peer() {
             leg.id()
         );
     }
+    // rmcp takes part in the skills legs and runs the README's row (3) program.
     assert!(
         LEGS.iter()
             .filter(|l| l.peer == Peer::Rmcp)
-            .all(|l| l.skills)
+            .all(|l| matches!(l.flow, Flow::Skills | Flow::Readme))
     );
 }
 
