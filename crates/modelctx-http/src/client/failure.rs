@@ -1,8 +1,8 @@
 //! How the client transport fails a request, and when it tries again: the prefixes of
 //! its failure reasons (undelivered, interrupted, session gone) and the connect backoff.
 
+use crate::sse::SseTooLarge;
 use http::StatusCode;
-use modelctx_transport::sse::SseTooLarge;
 use modelctx_transport::{ConnectionState, TransportError, TransportMessage};
 use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, RequestId};
 
