@@ -6,7 +6,8 @@
 //!   package, `--sdk`), behind the Rust `AppBridge` and behind the official TypeScript
 //!   `AppBridge` (`app-bridge.js` of `@modelcontextprotocol/ext-apps`, bundled for the
 //!   browser with esbuild): the view initializes, shows the tool input (the label) and
-//!   result (the count); its "+1" button calls the app-only `increment`, and the count
+//!   result (the count); it runs sandboxed (the frame's `sandbox` attribute, an opaque
+//!   origin, a fetch blocked by its CSP's `connect-src 'none'`); its "+1" button calls the app-only `increment`, and the count
 //!   the server returns is shown; the view's call of the model-only `reset_counter` is
 //!   refused with `-32602` (the answer the view gets, and the host's log), and the next
 //!   "+1" shows the server was never reset.
@@ -335,6 +336,7 @@ fn counter(driver: &WebDriver, url: &str) -> Result<(), Failure> {
         str::is_empty,
         deadline,
     )?;
+    sandboxed(driver, url, deadline)?;
 
     // "+1" calls the app-only `increment` through the host; the server counts.
     driver.click("#increment", deadline)?;
@@ -363,6 +365,41 @@ fn counter(driver: &WebDriver, url: &str) -> Result<(), Failure> {
         deadline,
     )?;
     driver.leave_frames()
+}
+
+/// The view runs sandboxed: the frame carries `sandbox="allow-scripts"` (host DOM); the
+/// view's origin is opaque and the host page's location unreadable; its CSP (the
+/// restrictive default: the counter declares no origin) makes Chromium block a fetch
+/// with a `connect-src` violation.
+fn sandboxed(driver: &WebDriver, host: &str, deadline: Instant) -> Result<(), Failure> {
+    const INSIDE: &str = r#"
+        const [host, done] = arguments;
+        (async () => {
+            let parentReadable = true;
+            try { void window.parent.location.href; } catch { parentReadable = false; }
+            const violation = new Promise((resolve) => document.addEventListener(
+                "securitypolicyviolation", (e) => resolve(e.effectiveDirective), { once: true }));
+            let fetched = "fetched";
+            try { await fetch(host); } catch { fetched = "refused"; }
+            done({ origin: window.origin, parentReadable, fetched, directive: await violation });
+        })();
+    "#;
+    let seen = driver.execute_async(INSIDE, &[json!(host)])?;
+    let expected = json!({"origin": "null", "parentReadable": false, "fetched": "refused",
+        "directive": "connect-src"});
+    if seen != expected {
+        return Err(flow(format!(
+            "the view is not sandboxed as it should be: {seen}, expected {expected}"
+        )));
+    }
+    driver.leave_frames()?;
+    let sandbox = driver.attribute("#view", "sandbox", deadline)?;
+    if sandbox != "allow-scripts" {
+        return Err(flow(format!(
+            "the view's frame has sandbox={sandbox}, expected \"allow-scripts\""
+        )));
+    }
+    driver.enter_frame("#view", deadline)
 }
 
 /// An official example's view at `url`: the time from the tool result, a later one

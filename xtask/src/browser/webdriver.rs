@@ -136,6 +136,17 @@ impl WebDriver {
         }
     }
 
+    /// The attribute `name` of the first element matching `css` (null when absent).
+    pub(super) fn attribute(
+        &self,
+        css: &str,
+        name: &str,
+        deadline: Instant,
+    ) -> Result<Value, Failure> {
+        let element = self.wait_element(css, deadline)?;
+        self.command("GET", &format!("/element/{element}/attribute/{name}"), None)
+    }
+
     /// Clicks the first element matching `css`.
     pub(super) fn click(&self, css: &str, deadline: Instant) -> Result<(), Failure> {
         let element = self.wait_element(css, deadline)?;
