@@ -240,6 +240,30 @@ async fn the_rust_bridge_is_reached_through_the_page_requests() {
     .await
     .unwrap();
     assert_eq!(not_json.status(), 400);
+    // Another site's page, or another name for this address, is refused.
+    let elsewhere = within(
+        WITHIN,
+        "an answer",
+        host.http
+            .post(format!("{}/views", host.base))
+            .header("origin", "http://attacker.example")
+            .body(json!({"tool": "show_counter"}).to_string())
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(elsewhere.status(), 403);
+    let renamed = within(
+        WITHIN,
+        "an answer",
+        host.http
+            .get(format!("{}/", host.base))
+            .header("host", "rebound.example")
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(renamed.status(), 403);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

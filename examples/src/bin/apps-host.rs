@@ -23,7 +23,9 @@
 //! ```
 //!
 //! then open `http://127.0.0.1:8080/?tool=show_counter&arguments={"label":"visits"}`.
-//! It listens on loopback only: the page can make it call the server's tools.
+//! It listens on loopback only, and answers only requests addressed to a loopback name
+//! and, when a browser says where they come from, from its own pages: its page can make
+//! it call the server's tools, other sites cannot.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -32,8 +34,9 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -412,6 +415,26 @@ async fn official_bundle(State(host): State<Shared>) -> Response {
     }
 }
 
+/// Refuses a request addressed to another name than loopback's (DNS rebinding) or sent
+/// by another site's page (its `Origin` is not this host's).
+async fn own_pages_only(request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let loopback = ["127.0.0.1:", "localhost:", "[::1]:"]
+        .iter()
+        .any(|name| host.starts_with(name));
+    let own = headers
+        .get(header::ORIGIN)
+        .is_none_or(|origin| origin.to_str().ok() == Some(&format!("http://{host}")));
+    if !(loopback && own) {
+        return fail(StatusCode::FORBIDDEN, "not one of this host's pages");
+    }
+    next.run(request).await
+}
+
 const USAGE: &str = "usage: apps-host [--port N] [--app-bridge PATH] -- COMMAND [ARGS...]";
 
 #[tokio::main]
@@ -459,6 +482,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .route("/views/{id}/messages", post(message))
         .route("/views/{id}/run", post(run))
         .route("/views/{id}/call", post(call_for_view))
+        .layer(middleware::from_fn(own_pages_only))
         .with_state(host.clone());
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     eprintln!("apps-host: listening on http://{}", listener.local_addr()?);
