@@ -180,8 +180,7 @@ async fn open(State(host): State<Shared>, body: Bytes) -> Response {
     json_response(&answer)
 }
 
-/// Starts the Rust bridge for a view and runs its tool: the input and result are held
-/// by the bridge until the view has initialized.
+/// Starts the Rust bridge for a view and runs its tool.
 fn start(host: &Shared, view: &UiView, arguments: JsonObject, id: u64) -> RustView {
     let (events_tx, events) = mpsc::unbounded_channel::<Sent>();
     let (to_view, mut from_bridge) = mpsc::channel::<Value>(64);
@@ -225,16 +224,22 @@ fn start(host: &Shared, view: &UiView, arguments: JsonObject, id: u64) -> RustVi
             }
         }
     });
+    let watched = bridge.clone();
+    let told = log.clone();
+    tokio::spawn(async move {
+        if watched.initialized().await.is_ok() {
+            told("view initialized".into());
+        }
+    });
+    // The tool runs while the view loads: the bridge holds its input and result until
+    // the view has initialized.
     let running = bridge.clone();
     let name = view.tool().name.clone();
     tokio::spawn(async move {
-        if running.initialized().await.is_ok() {
-            log("view initialized".into());
-        }
         match running.call_tool(arguments).await {
             Ok(result) => log(format!(
                 "{name} answered (is_error: {}); result sent to the view",
-                result.is_error.unwrap_or(false)
+                result.is_error()
             )),
             Err(e) => log(format!("{name} failed: {e}")),
         }
