@@ -1,5 +1,6 @@
-//! The `apps-host` example without a browser: the requests its page makes, made here
-//! (`cargo xtask browser` runs the page itself in Chromium). It hosts `apps-server`.
+//! The `apps-host` example without a browser: the requests its page and its sandbox
+//! proxy make, made here (`cargo xtask browser` runs the pages themselves in Chromium).
+//! It hosts `apps-server`.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -152,20 +153,18 @@ async fn the_rust_bridge_is_reached_through_the_page_requests() {
     );
     assert!(csp.contains("connect-src 'none';"), "{csp}");
 
-    // The document, under the bridge's policy.
-    let document = host.get(opened["src"].as_str().unwrap()).await;
-    assert_eq!(
-        document.headers()["content-security-policy"]
-            .to_str()
-            .unwrap(),
-        csp
-    );
+    // The sandbox proxy is served on an origin of its own.
+    let sandbox = opened["sandbox"].as_str().unwrap();
+    assert!(sandbox.starts_with("http://127.0.0.1:") && !sandbox.starts_with(&host.base));
+    let proxy = within(WITHIN, "the proxy page", host.http.get(sandbox).send())
+        .await
+        .unwrap();
     assert!(
-        document
+        proxy
             .text()
             .await
             .unwrap()
-            .contains("<title>Counter</title>")
+            .contains("ui/notifications/sandbox-")
     );
 
     let response = host.get(&format!("/views/{id}/events")).await;
@@ -179,6 +178,24 @@ async fn the_rust_bridge_is_reached_through_the_page_requests() {
 
     let mut logs = Vec::new();
     let messages = format!("/views/{id}/messages");
+    // The proxy announces itself and gets the view's HTML and declared origins.
+    host.post(
+        &messages,
+        &json!({"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready", "params": {}}),
+    )
+    .await;
+    let ready = events.for_view(&mut logs).await;
+    assert_eq!(ready["method"], "ui/notifications/sandbox-resource-ready");
+    assert!(
+        ready["params"]["html"]
+            .as_str()
+            .unwrap()
+            .contains("<title>Counter</title>")
+    );
+    assert_eq!(
+        ready["params"]["csp"]["resourceDomains"],
+        json!(["https://unpkg.com"])
+    );
     let sent = host
         .post(
             &messages,
@@ -238,7 +255,7 @@ async fn the_rust_bridge_is_reached_through_the_page_requests() {
         host.post("/views", &json!({"tool": "nope"})).await.status(),
         404
     );
-    assert_eq!(host.get("/views/999/document").await.status(), 404);
+    assert_eq!(host.get("/views/999/events").await.status(), 404);
     let not_json = within(
         WITHIN,
         "an answer",
@@ -306,6 +323,17 @@ async fn the_official_bridge_page_calls_through_the_host_with_the_same_rule() {
         )
         .await;
     let id = opened["id"].as_u64().unwrap();
+    // What the page's bridge sends the proxy.
+    assert!(
+        opened["html"]
+            .as_str()
+            .unwrap()
+            .contains("<title>Counter</title>")
+    );
+    assert_eq!(
+        opened["domains"]["resourceDomains"],
+        json!(["https://unpkg.com"])
+    );
     // No Rust bridge behind this view.
     assert_eq!(host.get(&format!("/views/{id}/events")).await.status(), 404);
 

@@ -1,21 +1,25 @@
 //! A web host for MCP Apps (SEP-1865, `io.modelcontextprotocol/ui`): it connects to an
-//! MCP server started as a stdio child, and shows a tool's UI in a browser page, in a
-//! sandboxed frame, with the Rust `AppBridge` as the host end of the View<->Host
-//! dialect.
+//! MCP server started as a stdio child, and shows a tool's UI in a browser page, with the
+//! Rust `AppBridge` as the host end of the View<->Host dialect.
 //!
-//! The page (`examples/apps/host.html`) is only the renderer: it asks this program to
-//! open a view, loads the view's document into `<iframe sandbox="allow-scripts">` (an
-//! opaque origin; the document is served with the bridge's Content Security Policy as
-//! a header), and relays the frame's `postMessage` traffic: the frame's messages are
-//! POSTed here and go to the bridge, the bridge's come back as server-sent events. The
-//! bridge does the rest: it answers `ui/initialize`, sends the tool's input and result,
-//! forwards the view's calls to the server through the client (only tools whose
-//! visibility includes `app`), and refuses everything else.
+//! The page (`examples/apps/host.html`) is only the renderer, built as the extension asks
+//! of a web host: the view runs inside a *sandbox proxy*, a frame of another origin (a
+//! second loopback port of this program, `examples/apps/sandbox.html`) with the
+//! permissions `allow-scripts allow-same-origin`. The proxy announces itself
+//! (`ui/notifications/sandbox-proxy-ready`); the bridge answers with the view's HTML and
+//! declared origins (`ui/notifications/sandbox-resource-ready`); the proxy loads the HTML
+//! into an inner `<iframe sandbox="allow-scripts">` under a Content Security Policy built
+//! from those origins, and passes every other message between the view and the page. The
+//! page POSTs what comes from the proxy to this program, for the bridge, and posts the
+//! bridge's messages back from a server-sent event stream. The bridge does the rest: it
+//! answers `ui/initialize`, sends the tool's input and result, forwards the view's calls
+//! to the server through the client (only tools whose visibility includes `app`), and
+//! refuses everything else.
 //!
 //! With `--app-bridge PATH` the same program also serves `/official`, where the page
 //! uses the official TypeScript `AppBridge` (`@modelcontextprotocol/ext-apps`, bundled
-//! for the browser into the file at PATH) instead; its calls to the server come here
-//! and go through the same client, with the same visibility rule.
+//! for the browser into the file at PATH) instead, with the same proxy; its calls to the
+//! server come here and go through the same client, with the same visibility rule.
 //!
 //! ```text
 //! cargo run -p modelctx-examples --bin apps-host -- --port 8080 -- \
@@ -40,9 +44,7 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use modelctx::apps::bridge::{
-    AppBridge, Decision, HostContext, Platform, SandboxPolicy, Theme, UiView, ViewLink,
-};
+use modelctx::apps::bridge::{AppBridge, Decision, HostContext, Platform, Theme, UiView, ViewLink};
 use modelctx::apps::{EXTENSION_ID, callable_by_app, client_settings};
 use modelctx::client::{Client, ClientExtension};
 use modelctx::stdio::{ChildProcess, Stderr};
@@ -52,6 +54,7 @@ use tokio::sync::mpsc;
 
 const HOST_PAGE: &str = include_str!("../../apps/host.html");
 const OFFICIAL_PAGE: &str = include_str!("../../apps/official-host.html");
+const SANDBOX_PAGE: &str = include_str!("../../apps/sandbox.html");
 
 /// What the page is sent on a view's event stream.
 enum Sent {
@@ -64,7 +67,6 @@ enum Sent {
 /// One open view.
 struct Opened {
     view: UiView,
-    policy: SandboxPolicy,
     arguments: JsonObject,
     /// The Rust bridge and the channel to it (absent for the official bridge's page).
     bridge: Option<RustView>,
@@ -84,6 +86,8 @@ struct Host {
     next: AtomicU64,
     /// The bundled official `AppBridge`, for `/official`.
     official: Option<String>,
+    /// The sandbox proxy's URL, on an origin of its own.
+    sandbox: String,
 }
 
 type Shared = Arc<Host>;
@@ -156,14 +160,23 @@ async fn open(State(host): State<Shared>, body: Bytes) -> Response {
     };
     let id = host.next.fetch_add(1, Ordering::Relaxed);
     let policy = view.sandbox(Default::default());
-    let answer = json!({
+    let mut answer = json!({
         "id": id,
-        "src": format!("/views/{id}/document"),
-        "allow": policy.allow(),
+        "sandbox": host.sandbox,
         "csp": policy.csp(),
         "tool": serde_json::to_value(view.tool()).unwrap_or(Value::Null),
         "arguments": arguments,
     });
+    if official {
+        // What the official bridge's page sends the proxy (the Rust bridge sends it
+        // itself).
+        answer["html"] = json!(view.html());
+        answer["domains"] = serde_json::to_value(policy.domains()).unwrap_or(Value::Null);
+        if !policy.permissions().is_empty() {
+            answer["permissions"] =
+                serde_json::to_value(policy.permissions()).unwrap_or(Value::Null);
+        }
+    }
     for origin in policy.ignored() {
         eprintln!("apps-host: the view's declared origin {origin} is left out of its sandbox");
     }
@@ -172,7 +185,6 @@ async fn open(State(host): State<Shared>, body: Bytes) -> Response {
         id,
         Opened {
             view,
-            policy,
             arguments,
             bridge,
         },
@@ -249,23 +261,6 @@ fn start(host: &Shared, view: &UiView, arguments: JsonObject, id: u64) -> RustVi
         to_bridge,
         events: Some(events),
     }
-}
-
-/// `GET /views/{id}/document`: the view's HTML under its Content Security Policy.
-async fn document(State(host): State<Shared>, Path(id): Path<u64>) -> Response {
-    let views = host.views.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(opened) = views.get(&id) else {
-        return fail(StatusCode::NOT_FOUND, "no such view");
-    };
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-            (header::CONTENT_SECURITY_POLICY, opened.policy.csp()),
-        ],
-        opened.view.html().to_owned(),
-    )
-        .into_response()
 }
 
 /// `GET /views/{id}/events`: the bridge's messages for the view (unnamed events) and
@@ -471,18 +466,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .extension(ClientExtension::new(EXTENSION_ID).settings(client_settings()))
         .connect(child)
         .await?;
+    // The sandbox proxy's origin: another port, so another origin than the host's.
+    let sandbox_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    let sandbox = format!("http://{}/sandbox", sandbox_listener.local_addr()?);
     let host = Arc::new(Host {
         client,
         views: Mutex::new(HashMap::new()),
         next: AtomicU64::new(1),
         official,
+        sandbox,
     });
+    let proxy = Router::new()
+        .route("/sandbox", get(|| async { html(SANDBOX_PAGE) }))
+        .layer(middleware::from_fn(own_pages_only));
+    tokio::spawn(async move { axum::serve(sandbox_listener, proxy).await });
     let app = Router::new()
         .route("/", get(|| async { html(HOST_PAGE) }))
         .route("/official", get(official_page))
         .route("/official/app-bridge.js", get(official_bundle))
         .route("/views", post(open))
-        .route("/views/{id}/document", get(document))
         .route("/views/{id}/events", get(events))
         .route("/views/{id}/messages", post(message))
         .route("/views/{id}/run", post(run))

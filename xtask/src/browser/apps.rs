@@ -6,8 +6,11 @@
 //!   package, `--sdk`), behind the Rust `AppBridge` and behind the official TypeScript
 //!   `AppBridge` (`app-bridge.js` of `@modelcontextprotocol/ext-apps`, bundled for the
 //!   browser with esbuild): the view initializes, shows the tool input (the label) and
-//!   result (the count); it runs sandboxed (the frame's `sandbox` attribute, an opaque
-//!   origin, a fetch blocked by its CSP's `connect-src 'none'`); its "+1" button calls the app-only `increment`, and the count
+//!   result (the count); it runs as the extension asks of a web host (in a sandbox proxy
+//!   of another origin that announced itself and got the HTML, in a frame of its own
+//!   with an opaque origin, under the bridge's CSP, a fetch blocked by its `connect-src
+//!   'none'`); its "+1"
+//!   button calls the app-only `increment`, and the count
 //!   the server returns is shown; the view's call of the model-only `reset_counter` is
 //!   refused with `-32602` (the answer the view gets, and the host's log), and the next
 //!   "+1" shows the server was never reset.
@@ -261,8 +264,14 @@ fn open_view(driver: &WebDriver, url: &str) -> Result<Instant, Failure> {
         |t| t == "initialized",
         deadline,
     )?;
-    driver.enter_frame("#view", deadline)?;
+    enter_view(driver, deadline)?;
     Ok(deadline)
+}
+
+/// From the host page into the view: the sandbox proxy's frame, then the view's.
+fn enter_view(driver: &WebDriver, deadline: Instant) -> Result<(), Failure> {
+    driver.enter_frame("#sandbox", deadline)?;
+    driver.enter_frame("#view", deadline)
 }
 
 /// The view sends `tools/call` for `tool` itself, as any script in the frame may; the
@@ -306,8 +315,7 @@ fn refused(
         |t| t.contains(&line),
         deadline,
     )?;
-    driver.enter_frame("#view", deadline)?;
-    Ok(())
+    enter_view(driver, deadline)
 }
 
 /// `apps-server`'s counter at `url` (the host page of one bridge).
@@ -367,10 +375,12 @@ fn counter(driver: &WebDriver, url: &str) -> Result<(), Failure> {
     driver.leave_frames()
 }
 
-/// The view runs sandboxed: the frame carries `sandbox="allow-scripts"` (host DOM); the
-/// view's origin is opaque and the host page's location unreadable; its CSP (the
-/// restrictive default: the counter declares no origin) makes Chromium block a fetch
-/// with a `connect-src` violation.
+/// The view runs as the extension asks of a web host: inside a sandbox proxy of another
+/// origin framed with `allow-scripts allow-same-origin`, which announced itself and got
+/// the view's HTML (the host page's log), in a frame of its own with
+/// `sandbox="allow-scripts"`, under the policy the bridge built; the view's origin is
+/// opaque and its parent's location unreadable; its CSP (the restrictive default: the counter declares no origin) makes
+/// Chromium block a fetch with a `connect-src` violation.
 fn sandboxed(driver: &WebDriver, host: &str, deadline: Instant) -> Result<(), Failure> {
     const INSIDE: &str = r#"
         const [host, done] = arguments;
@@ -385,6 +395,10 @@ fn sandboxed(driver: &WebDriver, host: &str, deadline: Instant) -> Result<(), Fa
         })();
     "#;
     let seen = driver.execute_async(INSIDE, &[json!(host)])?;
+    let applied = driver.execute_async(
+        r#"arguments[0](document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content)"#,
+        &[],
+    )?;
     let expected = json!({"origin": "null", "parentReadable": false, "fetched": "refused",
         "directive": "connect-src"});
     if seen != expected {
@@ -393,10 +407,52 @@ fn sandboxed(driver: &WebDriver, host: &str, deadline: Instant) -> Result<(), Fa
         )));
     }
     driver.leave_frames()?;
-    let sandbox = driver.attribute("#view", "sandbox", deadline)?;
-    if sandbox != "allow-scripts" {
+    let outer = driver.attribute("#sandbox", "sandbox", deadline)?;
+    if outer != "allow-scripts allow-same-origin" {
         return Err(flow(format!(
-            "the view's frame has sandbox={sandbox}, expected \"allow-scripts\""
+            "the proxy's frame has sandbox={outer}, expected \"allow-scripts allow-same-origin\""
+        )));
+    }
+    // The policy the proxy applied is the bridge's, built from the same declaration.
+    let log = driver.wait_text(
+        "#log",
+        "the view's CSP",
+        |t| t.contains("; CSP: "),
+        deadline,
+    )?;
+    let policy = log
+        .lines()
+        .find_map(|l| l.split_once("; CSP: ").map(|(_, csp)| csp))
+        .unwrap_or_default();
+    if applied != policy {
+        return Err(flow(format!(
+            "the proxy applied the CSP {applied}, the bridge's is {policy:?}"
+        )));
+    }
+    for line in [
+        "from the proxy: ui/notifications/sandbox-proxy-ready",
+        "to the proxy: ui/notifications/sandbox-resource-ready",
+    ] {
+        driver.wait_text("#log", line, |t| t.contains(line), deadline)?;
+    }
+    driver.enter_frame("#sandbox", deadline)?;
+    let origin = driver.execute_async("arguments[0](window.origin)", &[])?;
+    let host_origin = host
+        .trim_end_matches('/')
+        .split('/')
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("/");
+    let origin = origin.as_str().unwrap_or_default();
+    if !origin.starts_with("http://127.0.0.1:") || origin == host_origin {
+        return Err(flow(format!(
+            "the proxy's origin {origin:?} is not one of its own (the host is {host_origin})"
+        )));
+    }
+    let inner = driver.attribute("#view", "sandbox", deadline)?;
+    if inner != "allow-scripts" {
+        return Err(flow(format!(
+            "the view's frame has sandbox={inner}, expected \"allow-scripts\""
         )));
     }
     driver.enter_frame("#view", deadline)
