@@ -64,18 +64,13 @@ impl Server {
     /// now.
     ///
     /// ```
-    /// use modelctx::prelude::*;
+    /// use modelctx_server::{NoArgs, Server, ToolDef};
     ///
-    /// /// Says hello.
-    /// #[tool]
-    /// fn hello() -> &'static str {
-    ///     "hello"
-    /// }
-    ///
-    /// let server = Server::builder("demo", "1.0.0").tool(hello_tool())?.build();
+    /// let hello = ToolDef::from_fn("hello", |_: NoArgs| async { "hello" }).description("Says hello.");
+    /// let server = Server::builder("demo", "1.0.0").tool(hello)?.build();
     /// assert_eq!(server.tool("hello").unwrap().description.as_deref(), Some("Says hello."));
     /// assert!(server.tool("goodbye").is_none());
-    /// # Ok::<(), modelctx::server::RegistrationError>(())
+    /// # Ok::<(), modelctx_server::RegistrationError>(())
     /// ```
     pub fn tool(&self, name: &str) -> Option<Tool> {
         self.inner.registry.tool(name)
