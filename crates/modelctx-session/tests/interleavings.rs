@@ -15,6 +15,11 @@
 //! refuse it as a duplicate), the in-flight bound admits its full count of new requests
 //! (a leftover would answer -32005), and every outbound id can be chosen again (a
 //! leftover would refuse it locally).
+//!
+//! Not covered: a request cancelled while it waits for a handler slot (it never reaches the
+//! service, so the model cannot tell when its entry goes; here the bound on running
+//! handlers equals the in-flight bound), and races between threads (one thread by design:
+//! the model must be exact).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
