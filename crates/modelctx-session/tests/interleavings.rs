@@ -1,5 +1,4 @@
-//! A state-machine property test of the session runtime (issue 25, "Fuzzing", the
-//! property-test point): under arbitrary interleavings of requests both ways, responses
+//! A state-machine property test of the session runtime: under arbitrary interleavings of requests both ways, responses
 //! (late, duplicate, for unknown ids), cancellations both ways, reused ids, the in-flight
 //! bound and a disconnect from either side, the session answers every request exactly
 //! once (a request cancelled while it runs, or cut off by the disconnect, never), every
