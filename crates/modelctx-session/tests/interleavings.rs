@@ -1,8 +1,8 @@
-//! A state-machine property test of the session runtime: under arbitrary interleavings of requests both ways, responses
-//! (late, duplicate, for unknown ids), cancellations both ways, reused ids, the in-flight
-//! bound and a disconnect from either side, the session answers every request exactly
-//! once (a request cancelled while it runs, or cut off by the disconnect, never), every
-//! call it made ends once, and no entry is left behind.
+//! A state-machine property test of the session runtime: under arbitrary interleavings of
+//! requests both ways, responses (late, duplicate, for unknown ids), cancellations both
+//! ways, reused ids, the in-flight bound and a disconnect from either side, the session
+//! answers every request exactly once (a request cancelled while it runs, or cut off by the
+//! disconnect, never), every call it made ends once, and no entry is left behind.
 //!
 //! One session (client or server role, handshake skipped) faces the scripted
 //! [`MockPeer`] on a current-thread runtime with paused time, so a message that never
