@@ -28,8 +28,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx::http::StreamableHttpServerConfig;
+use modelctx::http::sse::{SseEvent, SseParser};
 use modelctx::server::{Context, Server, ToolDef};
-use modelctx::transport::sse::{SseEvent, SseParser};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ErrorCode, JsonObject, RequestMethod,
     Tool,

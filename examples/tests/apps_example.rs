@@ -13,7 +13,12 @@ use serde_json::json;
 const WAIT: Duration = Duration::from_secs(30);
 
 async fn start(builder: ClientBuilder) -> Client {
+    start_with(builder, &[]).await
+}
+
+async fn start_with(builder: ClientBuilder, args: &[&str]) -> Client {
     let child = ChildProcess::new(env!("CARGO_BIN_EXE_apps-server"))
+        .args(args)
         .stderr(Stderr::lines(|line| eprintln!("[server] {line}")))
         .spawn()
         .expect("the example starts");
@@ -42,9 +47,13 @@ async fn the_apps_example_serves_its_view_and_tools_in_both_eras() {
             .unwrap()
             .unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["increment", "show_counter"], "{version}");
+        assert_eq!(
+            names,
+            ["increment", "reset_counter", "show_counter"],
+            "{version}"
+        );
         let model: Vec<String> = model_tools(tools).into_iter().map(|t| t.name).collect();
-        assert_eq!(model, ["show_counter"], "{version}");
+        assert_eq!(model, ["reset_counter", "show_counter"], "{version}");
 
         let read = tokio::time::timeout(WAIT, client.read_resource("ui://counter/view"))
             .await
@@ -82,9 +91,9 @@ async fn a_client_without_the_extension_sees_the_counter_as_text() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(tools.len(), 1);
-    assert_eq!(tools[0].name, "show_counter");
-    assert!(tools[0].meta.is_none());
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["reset_counter", "show_counter"]);
+    assert!(tools.iter().all(|t| t.meta.is_none()));
     let shown = client.call_tool("show_counter", json!({})).await.unwrap();
     assert!(shown.structured_content.is_none());
     let refused = client.call_tool("increment", json!({})).await.unwrap_err();
@@ -159,4 +168,91 @@ async fn the_counter_view_runs_behind_the_host_bridge() {
         count + 1,
         "{clicked}"
     );
+}
+
+/// The view refuses the model-only tool too (checked by the bridge, before the server).
+#[tokio::test]
+async fn the_model_only_tool_is_refused_to_the_view() {
+    use modelctx::apps::bridge::{AppBridge, UiView, ViewLink};
+
+    let client = start(host(ConnectMode::Handshake)).await;
+    let tools = tokio::time::timeout(WAIT, client.list_all_tools())
+        .await
+        .unwrap()
+        .unwrap();
+    let show = tools.iter().find(|t| t.name == "show_counter").unwrap();
+    let view = UiView::load(&client, show).await.unwrap();
+    let (host_end, mut page) = ViewLink::pair(16);
+    let _bridge = AppBridge::builder(client.clone(), view).start(host_end);
+    page.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
+        "protocolVersion": "2026-01-26", "appInfo": {"name": "counter", "version": "1"},
+        "appCapabilities": {}}}),
+    )
+    .await;
+    tokio::time::timeout(WAIT, page.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    page.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "reset_counter", "arguments": {}}}))
+        .await;
+    let refused = tokio::time::timeout(WAIT, page.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "the tool reset_counter is not visible to apps"
+    );
+    // The model may call it.
+    let reset = client.call_tool("reset_counter", json!({})).await.unwrap();
+    assert_eq!(reset.structured_content.unwrap()["count"], 0);
+}
+
+/// `--sdk PATH`: the SDK's code replaces the page's import (its `App` export taken
+/// from the bundle's export list), and the page declares no origin.
+#[tokio::test]
+async fn the_sdk_can_be_inlined_from_a_file() {
+    let dir = std::env::temp_dir().join(format!("apps-sdk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sdk = dir.join("app-with-deps.js");
+    std::fs::write(
+        &sdk,
+        "class Qx { marker() {} }\nvar zz = 1;\nexport{zz as other,Qx as App};\n",
+    )
+    .unwrap();
+    let client = start_with(
+        host(ConnectMode::Handshake),
+        &["--sdk", sdk.to_str().unwrap()],
+    )
+    .await;
+    let read = tokio::time::timeout(WAIT, client.read_resource("ui://counter/view"))
+        .await
+        .unwrap()
+        .unwrap();
+    let TextOrBlobResourceContents::Text(view) = &read.contents[0] else {
+        panic!("the view is text");
+    };
+    assert!(!view.text.contains("unpkg.com"), "the import is replaced");
+    assert!(view.text.contains("class Qx { marker() {} }"));
+    assert!(view.text.contains("return { App: Qx };"));
+    assert!(!view.text.contains("export{"));
+    let meta = UiResourceMeta::of(view.meta.as_ref().unwrap()).unwrap();
+    assert!(meta.csp.is_none_or(|csp| csp.resource_domains.is_empty()));
+
+    // A file that is not the SDK bundle stops the server with the reason.
+    std::fs::write(&sdk, "console.log('not a module')").unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_apps-server"))
+        .arg("--sdk")
+        .arg(&sdk)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no export list"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

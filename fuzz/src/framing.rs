@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use modelctx_stdio::{Diagnostic, StdioOptions, StdioTransport};
-use modelctx_transport::framing::{FrameError, LineDecoder};
+use modelctx_stdio::framing::{FrameError, LineDecoder};
 use modelctx_transport::{MessageStream, Transport};
 use modelctx_types::JsonRpcMessage;
 use tokio::io::{AsyncRead, ReadBuf};

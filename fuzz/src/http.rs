@@ -28,7 +28,7 @@ use http::{HeaderName, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use modelctx_http::{StreamableHttpServerConfig, StreamableHttpService};
 use modelctx_server::{Server, ToolDef};
-use modelctx_transport::sse::SseParser;
+use modelctx_http::sse::SseParser;
 use modelctx_types::{CallToolResult, JsonRpcMessageV2025_03_26, Tool};
 use tower::ServiceExt;
 

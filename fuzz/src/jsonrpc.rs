@@ -9,7 +9,7 @@
 //! the same value; the envelope's error must say -32700 exactly when the input is not
 //! JSON; an encoded line never holds an embedded newline.
 
-use modelctx_transport::framing::encode_line;
+use modelctx_stdio::framing::encode_line;
 use modelctx_types::ext_tasks;
 use modelctx_types::{
     ClientNotification, ClientRequest, ClientResult, ErrorData, JsonRpcMessage,

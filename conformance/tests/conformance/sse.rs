@@ -4,13 +4,13 @@
 //! Checked on the wire with a raw HTTP client, and end to end with the SDK's clients.
 
 use modelctx::client::Client;
+use modelctx::http::sse::{SseEvent, SseParser};
 use modelctx::http::{StreamableHttpService, hosting};
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{Context, Server, ServerSession, ToolDef};
 use modelctx::sse::{
     ActiveTransport, FallbackClientTransport, SseClientTransport, SseServerConfig, SseService,
 };
-use modelctx::transport::sse::{SseEvent, SseParser};
 use modelctx::types::ErrorCode;
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde::Deserialize;

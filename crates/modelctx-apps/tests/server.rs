@@ -7,7 +7,7 @@ use modelctx_apps::{
     Apps, AppsErrorKind, Csp, EXTENSION_ID, MIME_TYPE, ServerBuilderAppsExt, ToolUi, UiResource,
     UiResourceMeta, Visibility, model_tools,
 };
-use modelctx_client::{Client, ClientBuilder, ConnectMode};
+use modelctx_client::{Client, ClientBuilder, ConnectMode, ToolResultExt};
 use modelctx_server::{Context, NoArgs, Server, ToolDef};
 use modelctx_session::SessionConfig;
 use modelctx_test::apps::{
@@ -106,6 +106,66 @@ async fn a_plain_client_sees_no_app_only_tool_and_no_ui_metadata() {
             .unwrap();
         assert!(result.structured_content.is_none());
         assert_eq!(clock.calls(), [SHOW_TIME]);
+    }
+}
+
+/// Visibility follows each tool's own `_meta.ui`, however it was registered: on the
+/// builder beside the apps, or while the server runs.
+#[tokio::test]
+async fn app_only_tools_registered_outside_the_apps_are_hidden_from_a_plain_client_too() {
+    for (mode, era) in ERAS {
+        let apps = Apps::new().resource(page("ui://a/page")).unwrap();
+        let app_only = |name: &str| {
+            ToolUi::new("ui://a/page")
+                .visibility([Visibility::App])
+                .link(noop(name))
+        };
+        let server = Server::builder("s", "1")
+            .tool(app_only("on_builder"))
+            .unwrap()
+            .tool(noop("for_all"))
+            .unwrap()
+            .apps(apps)
+            .unwrap()
+            .build();
+        server.add_tool(app_only("added_later")).unwrap();
+        let client = connect(
+            &server,
+            Client::builder("plain", "1.0.0").mode(mode.clone()),
+            era,
+        )
+        .await;
+        let tools = within(WAIT, "tools/list", client.list_all_tools())
+            .await
+            .unwrap();
+        assert_eq!(names(&tools), ["for_all"], "{era}");
+        for hidden in ["on_builder", "added_later"] {
+            let refused = within(WAIT, "tools/call", client.call_tool(hidden, json!({})))
+                .await
+                .unwrap_err();
+            let error = refused.protocol_error().expect("a JSON-RPC error");
+            assert_eq!(error.code.0, -32602, "{era} {hidden}");
+            assert!(error.message.contains("Unknown tool"), "{}", error.message);
+        }
+        // A client with the extension sees and calls them.
+        let host = connect(
+            &server,
+            with_ui(Client::builder("host", "1.0.0").mode(mode)),
+            era,
+        )
+        .await;
+        let tools = within(WAIT, "tools/list", host.list_all_tools())
+            .await
+            .unwrap();
+        assert_eq!(
+            names(&tools),
+            ["added_later", "for_all", "on_builder"],
+            "{era}"
+        );
+        let result = within(WAIT, "tools/call", host.call_tool("on_builder", json!({})))
+            .await
+            .unwrap();
+        assert_eq!(result.text(), "ok", "{era}");
     }
 }
 

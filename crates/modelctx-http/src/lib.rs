@@ -76,6 +76,8 @@ pub mod headers;
 mod server;
 #[cfg(any(feature = "client", feature = "server"))]
 mod shared;
+#[cfg(any(feature = "client", feature = "server"))]
+pub mod sse;
 #[cfg(feature = "rustls")]
 pub mod tls;
 

@@ -35,7 +35,7 @@ use modelctx_session::announce::{Announcement, AnnouncementBus, AnnouncementRece
 use modelctx_transport::table::shrink_drained;
 use modelctx_types::{
     Cursor, ErrorData, PromptListChangedNotification, ResourceListChangedNotification,
-    ResourceUpdatedNotification, ResourceUpdatedNotificationParams, SubscriptionFilter,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParams, SubscriptionFilter, Tool,
     ToolListChangedNotification,
 };
 
@@ -163,6 +163,10 @@ impl Registry {
     pub(crate) fn add_tool(&self, def: ToolDef) -> Result<(), RegistrationError> {
         let entry = RegisteredTool::new(def).map_err(RegistrationError::invalid)?;
         insert(&self.tools, "tool", entry.tool.name.clone(), entry)
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<Tool> {
+        lookup(&self.tools, name).map(|t| t.tool.clone())
     }
 
     pub(crate) fn remove_tool(&self, name: &str) -> bool {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use modelctx_session::SessionConfig;
 use modelctx_transport::Transport;
-use modelctx_types::{Implementation, ServerCapabilities};
+use modelctx_types::{Implementation, ServerCapabilities, Tool};
 
 use crate::builder::ServerBuilder;
 use crate::inner::{Server, WeakServer};
@@ -58,6 +58,22 @@ impl Server {
         self.inner.registry.add_tool(tool)?;
         self.inner.announcer.changed(ListKind::Tools);
         Ok(())
+    }
+
+    /// The definition of the tool called `name` as it is listed, if one is registered
+    /// now.
+    ///
+    /// ```
+    /// use modelctx_server::{NoArgs, Server, ToolDef};
+    ///
+    /// let hello = ToolDef::from_fn("hello", |_: NoArgs| async { "hello" }).description("Says hello.");
+    /// let server = Server::builder("demo", "1.0.0").tool(hello)?.build();
+    /// assert_eq!(server.tool("hello").unwrap().description.as_deref(), Some("Says hello."));
+    /// assert!(server.tool("goodbye").is_none());
+    /// # Ok::<(), modelctx_server::RegistrationError>(())
+    /// ```
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        self.inner.registry.tool(name)
     }
 
     /// Removes the tool called `name`; returns whether there was one (and then tells

@@ -55,7 +55,7 @@ async fn an_endless_refusal_body_is_cut_at_the_cap() {
         .route(
             "/sse",
             axum::routing::get(|| async {
-                let endpoint = modelctx_transport::sse::encode_event("endpoint", "/messages");
+                let endpoint = modelctx_http::sse::encode_event("endpoint", "/messages");
                 let events = futures::StreamExt::chain(
                     futures::stream::once(async move { Ok::<_, std::io::Error>(endpoint) }),
                     futures::stream::pending(),

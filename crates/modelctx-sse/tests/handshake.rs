@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
+use modelctx_http::sse::SseParser;
 use modelctx_sse::{SseServerConfig, SseService};
 use modelctx_test::within;
-use modelctx_transport::sse::SseParser;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx_types::JsonRpcMessage;
 

@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use axum::response::IntoResponse;
+use modelctx_http::sse::SseParser;
 use modelctx_sse::{SseClientTransport, SseServerConfig, SseService};
 use modelctx_test::within;
-use modelctx_transport::sse::SseParser;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx_types::JsonRpcMessage;
 use tokio::sync::mpsc;

@@ -18,7 +18,7 @@
 //! # The wire
 //!
 //! One message per line, `\n`-terminated; an outgoing message never contains an
-//! embedded newline (see `modelctx_transport::framing`). Inbound:
+//! embedded newline (see [`framing`]). Inbound:
 //!
 //! | input line | what happens |
 //! |---|---|
@@ -85,6 +85,7 @@
 
 #[cfg(feature = "child")]
 mod child;
+pub mod framing;
 mod options;
 mod pipe;
 
@@ -95,7 +96,7 @@ pub use child::{
 };
 #[cfg(feature = "child")]
 pub use child::{RestartHandle, RestartPolicy, RestartingChild, RestartingSink, RestartingStream};
-pub use modelctx_transport::framing::DEFAULT_MAX_LINE;
+pub use framing::DEFAULT_MAX_LINE;
 pub use options::{
     DEFAULT_CLOSE_TIMEOUT, DEFAULT_QUEUE, DEFAULT_WRITE_TIMEOUT, Diagnostic, StdioOptions,
 };

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use modelctx_transport::framing::DEFAULT_MAX_LINE;
+use crate::framing::DEFAULT_MAX_LINE;
 
 /// The default number of encoded lines that may wait for the writer before a sender
 /// waits.

@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
+use crate::framing::{FrameError, LineDecoder, encode_line};
 use futures::future::BoxFuture;
-use modelctx_transport::framing::{FrameError, LineDecoder, encode_line};
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportError, TransportMessage};
 use modelctx_types::JsonRpcMessage;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use modelctx_server::Server;
+use modelctx_stdio::framing::LineDecoder;
 use modelctx_stdio::{Diagnostic, StdioOptions, StdioTransport};
-use modelctx_transport::framing::LineDecoder;
 use modelctx_types::JsonRpcMessage;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 

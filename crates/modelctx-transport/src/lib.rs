@@ -10,14 +10,16 @@
 //! (`modelctx-session`) drives any transport through these traits.
 //!
 //! ```
-//! use modelctx_transport::framing::{LineDecoder, encode_line};
-//! use modelctx_types::JsonRpcMessage;
+//! use modelctx_transport::TransportMessage;
+//! use modelctx_types::{JsonRpcMessage, RequestId};
 //!
-//! let msg = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.parse::<JsonRpcMessage>().unwrap();
-//! let mut decoder = LineDecoder::new(1024);
-//! decoder.extend(&encode_line(&msg));
-//! let line = decoder.next_line().unwrap().unwrap();
-//! assert_eq!(JsonRpcMessage::from_slice(&line).unwrap().method(), Some("notifications/initialized"));
+//! let msg = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#
+//!     .parse::<JsonRpcMessage>()
+//!     .unwrap();
+//! // A notification sent while handling request 7: streamable HTTP puts it on that
+//! // request's response stream; stdio and in-memory transports ignore the relation.
+//! let outbound = TransportMessage::new(msg).related_to(Some(RequestId::Number(7)));
+//! assert_eq!(outbound.related_request, Some(RequestId::Number(7)));
 //! ```
 //!
 //! # How it works
@@ -61,11 +63,9 @@
 mod clock;
 mod error;
 mod extensions;
-pub mod framing;
 mod reconnect;
 mod replay;
 mod shared;
-pub mod sse;
 
 use std::cell::Cell;
 use std::fmt;

@@ -9,11 +9,21 @@
 //! - `increment` is visible to the app only: the page's "+1" button calls it through
 //!   the host; the model never sees it, and a client without the extension can neither
 //!   list nor call it.
+//! - `reset_counter` is visible to the model only: a host refuses it to the page.
 //!
-//! Both tools answer a host that declared the extension with `structuredContent` for
+//! The tools answer a host that declared the extension with `structuredContent` for
 //! the page, and anyone else with text that stands alone.
 //!
 //! `cargo run -p modelctx-examples --bin apps-server`
+//!
+//! Offline, or where the host's network cannot reach unpkg: `--sdk PATH` inlines the
+//! App SDK from a copy on disk into the page, which then declares no origin at all
+//! (the sandbox's restrictive default applies). The file is `app-with-deps.js` of the
+//! npm package `@modelcontextprotocol/ext-apps` 2.0.4 (`npm pack
+//! @modelcontextprotocol/ext-apps@2.0.4` and unpack it, or any `node_modules`):
+//!
+//! `cargo run -p modelctx-examples --bin apps-server -- --sdk
+//! node_modules/@modelcontextprotocol/ext-apps/dist/src/app-with-deps.js`
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -26,6 +36,8 @@ use modelctx::stdio::StdioOptions;
 use modelctx::types::{CallToolResult, Meta};
 
 const VIEW: &str = "ui://counter/view";
+/// How the page imports the App SDK when it is not inlined.
+const SDK_IMPORT: &str = r#"import { App } from "https://unpkg.com/@modelcontextprotocol/ext-apps@2.0.4/app-with-deps";"#;
 
 static COUNT: AtomicI64 = AtomicI64::new(0);
 
@@ -64,17 +76,77 @@ async fn increment(cx: Context) -> CallToolResult {
     counted(COUNT.fetch_add(1, Ordering::Relaxed) + 1, None, &cx)
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let view = UiResource::html(VIEW, "Counter", include_str!("../../apps/counter.html"))
+fn model_only() -> Meta {
+    ToolUi::new(VIEW)
+        .visibility([Visibility::Model])
+        .into_meta()
+}
+
+/// Sets the counter back to zero (for the model: the view may not call it).
+#[tool(meta = model_only)]
+async fn reset_counter(cx: Context) -> CallToolResult {
+    COUNT.store(0, Ordering::Relaxed);
+    counted(0, None, &cx)
+}
+
+/// The page with the SDK module inlined in place of its import: the bundle's code runs
+/// in a function of its own (its top-level names stay its own) that returns the
+/// bundle's `App` export.
+fn inline_sdk(page: &str, sdk: &str) -> Result<String, String> {
+    let at = sdk
+        .rfind("export{")
+        .ok_or("the SDK file has no export list: expected app-with-deps.js")?;
+    let list = sdk[at + "export{".len()..]
+        .trim_end()
+        .trim_end_matches(';')
+        .strip_suffix('}')
+        .ok_or("the SDK file does not end with its export list")?;
+    let app = list
+        .split(',')
+        .find_map(|entry| match entry.trim().split_once(" as ") {
+            Some((local, "App")) => Some(local.trim()),
+            None if entry.trim() == "App" => Some("App"),
+            _ => None,
+        })
+        .ok_or("the SDK file does not export App")?;
+    if !page.contains(SDK_IMPORT) {
+        return Err("the page does not import the SDK as expected".into());
+    }
+    let body = &sdk[..at];
+    let inlined = format!("const {{ App }} = (() => {{\n{body}\nreturn {{ App: {app} }};\n}})();");
+    Ok(page.replacen(SDK_IMPORT, &inlined, 1))
+}
+
+/// The view: importing the SDK from unpkg, or with `--sdk PATH` inlining it.
+fn view() -> Result<UiResource, Box<dyn std::error::Error>> {
+    let page = include_str!("../../apps/counter.html");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let resource = match args.as_slice() {
+        [] => UiResource::html(VIEW, "Counter", page).csp(Csp::new().resource("https://unpkg.com")),
+        [flag, path] if flag == "--sdk" => {
+            let sdk = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read the App SDK at {path}: {e}"))?;
+            UiResource::html(
+                VIEW,
+                "Counter",
+                inline_sdk(page, &sdk).map_err(|e| format!("{path}: {e}"))?,
+            )
+        }
+        _ => return Err("usage: apps-server [--sdk PATH-TO-app-with-deps.js]".into()),
+    };
+    Ok(resource
         .title("Counter")
         .description("The counter, with a button that adds one")
-        .csp(Csp::new().resource("https://unpkg.com"))
-        .prefers_border(true);
+        .prefers_border(true))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let apps = Apps::new()
-        .resource(view)?
+        .resource(view()?)?
         .tool(show_counter_tool())?
-        .tool(increment_tool())?;
+        .tool(increment_tool())?
+        .tool(reset_counter_tool())?;
     let server = Server::builder("modelctx-apps-example", env!("CARGO_PKG_VERSION"))
         .instructions("show_counter renders an interactive counter where MCP Apps are supported.")
         .apps(apps)?

@@ -388,12 +388,6 @@ impl ServerBuilderAppsExt for ServerBuilder {
                 format!("points at the UI resource {uri}, which these apps do not have"),
             ));
         }
-        let app_only = apps
-            .tools
-            .iter()
-            .filter(|def| !crate::meta::visible_to_model(def.tool()))
-            .map(|def| def.tool().name.clone())
-            .collect();
         let mut builder = self;
         for resource in apps.resources.values() {
             builder = builder
@@ -408,7 +402,7 @@ impl ServerBuilderAppsExt for ServerBuilder {
         settings.insert("mimeTypes".into(), Value::from(vec![MIME_TYPE]));
         Ok(builder
             .extension(EXTENSION_ID, settings)
-            .layer(negotiate::NegotiateLayer::new(app_only)))
+            .layer(negotiate::NegotiateLayer))
     }
 }
 

@@ -2,8 +2,6 @@
 //! the extension gets no app-only tool in `tools/list` (nor may call one) and no
 //! `_meta.ui` on the others. It reads the answers of every tool, however registered.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
@@ -13,38 +11,23 @@ use serde::Deserialize;
 use serde_json::Value;
 use tower::{Layer, Service, ServiceExt};
 
-use crate::meta::{FLAT_RESOURCE_URI_KEY, supports_ui};
+use crate::meta::{FLAT_RESOURCE_URI_KEY, supports_ui, visible_to_model};
 
 /// Wraps the server's answering in [`Negotiate`].
-#[derive(Debug, Clone)]
-pub(super) struct NegotiateLayer {
-    app_only: Arc<BTreeSet<String>>,
-}
-
-impl NegotiateLayer {
-    pub(super) fn new(app_only: BTreeSet<String>) -> Self {
-        Self {
-            app_only: Arc::new(app_only),
-        }
-    }
-}
+#[derive(Debug, Clone, Default)]
+pub(super) struct NegotiateLayer;
 
 impl Layer<Next> for NegotiateLayer {
     type Service = Negotiate;
 
     fn layer(&self, next: Next) -> Negotiate {
-        Negotiate {
-            next,
-            app_only: self.app_only.clone(),
-        }
+        Negotiate { next }
     }
 }
 
 #[derive(Debug, Clone)]
 pub(super) struct Negotiate {
     next: Next,
-    /// The installed tools visible to the app only.
-    app_only: Arc<BTreeSet<String>>,
 }
 
 #[derive(Deserialize)]
@@ -70,10 +53,14 @@ impl Service<McpRequest> for Negotiate {
                 reshape_list(raw, ui)
             }),
             "tools/call" if !ui => {
-                let hidden = request
-                    .params_as::<CallName>()
-                    .ok()
-                    .filter(|p| self.app_only.contains(&p.name));
+                // The tool's own definition decides, however it was registered (through
+                // `Apps`, on the builder, or while the server runs).
+                let server = request.context().server();
+                let hidden = request.params_as::<CallName>().ok().filter(|p| {
+                    server
+                        .tool(&p.name)
+                        .is_some_and(|tool| !visible_to_model(&tool))
+                });
                 match hidden {
                     // Answered as for a tool that does not exist: to this client it
                     // does not.

@@ -16,8 +16,8 @@
 //!
 //! The default policy, `ReconnectPolicy::never()`, keeps failures fast.
 
+use crate::sse::SseTooLarge;
 use http::StatusCode;
-use modelctx_transport::sse::SseTooLarge;
 use modelctx_transport::{ConnectionState, TransportError, TransportMessage};
 use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, RequestId};
 

@@ -19,7 +19,7 @@ use super::failure::{
 };
 use super::{ClientInner, is_response};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
-use modelctx_transport::sse::{SseParser, SseTooLarge};
+use crate::sse::{SseParser, SseTooLarge};
 
 /// How long closing waits for the server to acknowledge the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);

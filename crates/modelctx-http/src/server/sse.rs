@@ -1,5 +1,5 @@
 //! The server's SSE encoder, for event ids of this transport (the parser, and the
-//! encoder of events without an id, are `modelctx_transport::sse`).
+//! encoder of events without an id, are `crate::sse`).
 
 use std::time::Duration;
 
@@ -51,7 +51,7 @@ pub(crate) fn encode(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use modelctx_transport::sse::SseParser;
+    use crate::sse::SseParser;
 
     #[test]
     fn round_trips_split_anywhere() {

@@ -22,7 +22,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use modelctx_http::AuthHook;
-use modelctx_transport::sse::{SseEvent, SseParser};
+use modelctx_http::sse::{SseEvent, SseParser};
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportError, TransportMessage};
 use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;

@@ -332,7 +332,7 @@ async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Respo
         tick
     });
     let stream = EventStream {
-        endpoint: Some(modelctx_transport::sse::encode_event("endpoint", &endpoint)),
+        endpoint: Some(modelctx_http::sse::encode_event("endpoint", &endpoint)),
         events: out_rx,
         keep_alive,
         ended: Box::pin(closed.cancelled_owned()),
@@ -514,7 +514,7 @@ async fn refuse_on_stream(
     );
     let answer = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(request.id.clone()), error));
     let json = serde_json::to_string(&answer).unwrap_or_default();
-    let event = modelctx_transport::sse::encode_event("message", &json);
+    let event = modelctx_http::sse::encode_event("message", &json);
     let Some(out) = session.outbound.upgrade() else {
         return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
     };

@@ -121,7 +121,7 @@ impl MessageSink for SseServerSink {
             };
             let json = serde_json::to_string(&message.message)
                 .map_err(|e| TransportError::other(format!("cannot encode a message: {e}")))?;
-            let event = modelctx_transport::sse::encode_event("message", &json);
+            let event = modelctx_http::sse::encode_event("message", &json);
             let outcome = self.handshake.outbound(&message.message);
             // A full queue waits for the reader (backpressure); one that stays full
             // ends the session, since nothing could resume the stream.

@@ -516,6 +516,25 @@ fn holds<S: Strategy>(
     }
 }
 
+/// Generated values of the union `$union` of revision `$rev` go to the generic envelope
+/// and back as the same value (the request and notification unions share the calls).
+macro_rules! survives_the_envelope {
+    ($name:expr, $rev:expr, $union:ident) => {
+        holds(
+            $name,
+            48,
+            arbitrary::<$union>($rev, stringify!($union)),
+            |message| {
+                let envelope = message
+                    .to_json_rpc()
+                    .expect("a generated message has an envelope");
+                prop_assert_eq!($union::from_json_rpc(&envelope), Ok(message));
+                Ok(())
+            },
+        )
+    };
+}
+
 /// Issue 25, "Fuzzing", property tests: the typed unions of each side (what the role
 /// crates decode a request or notification into) go to the generic envelope and back
 /// (`to_json_rpc`, `from_json_rpc`) as the same value, in both revisions.
@@ -524,51 +543,11 @@ fn arbitrary_requests_and_notifications_survive_the_envelope() {
     use modelctx_types::{ClientNotification, ClientRequest, ServerNotification, ServerRequest};
     for name in FULL {
         let rev = revision(name);
-        holds(
-            name,
-            48,
-            arbitrary::<ClientRequest>(rev, "ClientRequest"),
-            |r| {
-                let envelope = r
-                    .to_json_rpc()
-                    .expect("a request with an id has an envelope");
-                prop_assert_eq!(ClientRequest::from_json_rpc(&envelope), Ok(r));
-                Ok(())
-            },
-        );
+        survives_the_envelope!(name, rev, ClientRequest);
         if rev.definitions.contains_key("ServerRequest") {
-            holds(
-                name,
-                48,
-                arbitrary::<ServerRequest>(rev, "ServerRequest"),
-                |r| {
-                    let envelope = r
-                        .to_json_rpc()
-                        .expect("a request with an id has an envelope");
-                    prop_assert_eq!(ServerRequest::from_json_rpc(&envelope), Ok(r));
-                    Ok(())
-                },
-            );
+            survives_the_envelope!(name, rev, ServerRequest);
         }
-        holds(
-            name,
-            48,
-            arbitrary::<ClientNotification>(rev, "ClientNotification"),
-            |n| {
-                let envelope = n.to_json_rpc().expect("a notification serialises");
-                prop_assert_eq!(ClientNotification::from_json_rpc(&envelope), Ok(n));
-                Ok(())
-            },
-        );
-        holds(
-            name,
-            48,
-            arbitrary::<ServerNotification>(rev, "ServerNotification"),
-            |n| {
-                let envelope = n.to_json_rpc().expect("a notification serialises");
-                prop_assert_eq!(ServerNotification::from_json_rpc(&envelope), Ok(n));
-                Ok(())
-            },
-        );
+        survives_the_envelope!(name, rev, ClientNotification);
+        survives_the_envelope!(name, rev, ServerNotification);
     }
 }

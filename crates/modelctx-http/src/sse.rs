@@ -1,12 +1,12 @@
 //! Server-sent events, sans-IO: an incremental parser with a cap on one event's size
 //! and an encoder for one event.
 //!
-//! Both HTTP transports use it: streamable HTTP (`modelctx-http`) for its response and
+//! Both HTTP transports use it: streamable HTTP (this crate) for its response and
 //! standalone streams, and the legacy HTTP+SSE transport (`modelctx-sse`), whose
 //! `endpoint` event is the reason the event type is kept.
 //!
 //! ```
-//! use modelctx_transport::sse::{SseParser, encode_event};
+//! use modelctx_http::sse::{SseParser, encode_event};
 //!
 //! let bytes = encode_event("endpoint", "/messages?session_id=ab12");
 //! let mut parser = SseParser::new(1024);

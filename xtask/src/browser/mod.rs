@@ -1,44 +1,50 @@
-//! `cargo xtask browser`: the OAuth authorization-code flow end to end in a real browser.
+//! `cargo xtask browser`: two flows end to end in headless Chromium.
 //!
 //! 1. Installs Debian's `chromium` and `chromium-driver` (`xtask/system/chromium.sh`,
-//!    which does nothing when they are installed).
-//! 2. Builds and starts the `oauth-server` example (resource server + bundled
+//!    which does nothing when they are installed), and builds the examples it runs.
+//! 2. Starts `chromedriver` and drives headless Chromium over WebDriver (W3C, plain
+//!    JSON over HTTP on loopback, spoken here with `std::net` — no dependency:
+//!    `webdriver.rs`).
+//! 3. OAuth: starts the `oauth-server` example (resource server + bundled
 //!    authorization server) on free loopback ports, and runs the `oauth-client` example
 //!    against it: it prints the authorization URL (its "login") and waits on its
-//!    loopback redirect listener.
-//! 3. Starts `chromedriver` and drives headless Chromium over WebDriver (W3C, plain
-//!    JSON over HTTP on loopback, spoken here with `std::net` — no dependency): for
-//!    each authorization URL the client prints, open it, fill the consent page's user
-//!    name and password, press "Allow", and wait until the browser lands on the
-//!    client's `/callback`. The client asks twice: once to connect and call `whoami`,
-//!    once more (step-up) when `admin` answers 403 `insufficient_scope`.
-//! 4. The client must exit 0 having printed `whoami` for the user and the `admin`
-//!    result, both calls made with the tokens the browser's consent produced.
+//!    loopback redirect listener. For each authorization URL the client prints, the
+//!    browser opens it, fills the consent page's user name and password, presses
+//!    "Allow", and waits until it lands on the client's `/callback`. The client asks
+//!    twice: once to connect and call `whoami`, once more (step-up) when `admin`
+//!    answers 403 `insufficient_scope`. The client must exit 0 having printed `whoami`
+//!    for the user and the `admin` result, both calls made with the tokens the
+//!    browser's consent produced.
+//! 4. MCP Apps (`apps.rs`): the `apps-host` example renders tool UIs in sandboxed
+//!    frames, with the Rust `AppBridge`, for the `apps-server` example and two official
+//!    example servers from npm, and with the official TypeScript `AppBridge` for
+//!    `apps-server`; the browser checks what each view shows and does.
 //!
-//! When Chromium cannot be installed or started, the run fails if `CI=true`; elsewhere
-//! it says so loudly and ends without failing (a developer machine without root).
-//! Logs: `.tools/browser/`.
+//! When Chromium cannot be installed or started (or npm is missing, for the MCP Apps
+//! part), the run fails if `CI=true`; elsewhere it says so loudly and ends without
+//! failing (a developer machine without root). Logs: `.tools/browser/`.
 
 use std::fs::File;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::interop::{KillOnDrop, free_port, wait_listening};
+use webdriver::{COMMAND_LIMIT, WebDriver};
 
-pub(crate) const USAGE: &str = "cargo xtask browser: the OAuth authorization-code flow through the consent page in headless Chromium (WebDriver)";
+mod apps;
+mod webdriver;
+
+pub(crate) const USAGE: &str = "cargo xtask browser: in headless Chromium (WebDriver), the OAuth authorization-code flow through the consent page, then MCP Apps views behind the Rust and the official AppBridge";
 
 /// The user the browser logs in as, and the password `oauth-server` takes.
 const USER: (&str, &str) = ("browser-user", "browser-password");
 /// How long the whole flow may take once everything is started.
 const FLOW_LIMIT: Duration = Duration::from_secs(120);
-/// How long one WebDriver command may take.
-const COMMAND_LIMIT: Duration = Duration::from_secs(60);
 /// What `LoopbackRedirect` prints before the URL.
 const URL_LINE: &str = "Open this URL in a browser to authorize: ";
 
@@ -46,9 +52,19 @@ pub(crate) fn main(root: &Path) -> ExitCode {
     let ci = std::env::var("CI").is_ok_and(|v| v == "true");
     let started = Instant::now();
     match run(root) {
-        Ok(()) => {
+        Ok(times) => {
             println!(
-                "browser: ok — consent in headless Chromium, then whoami and admin (step-up) with the tokens, in {:.1} s",
+                "browser: ok — OAuth: consent in headless Chromium, then whoami and admin (step-up) with the tokens, in {:.1} s",
+                times.oauth.as_secs_f64()
+            );
+            println!(
+                "browser: ok — MCP Apps: {} views rendered and driven ({}), in {:.1} s",
+                times.apps.len(),
+                times.apps.join("; "),
+                times.apps_time.as_secs_f64()
+            );
+            println!(
+                "browser: ok — in {:.1} s in all",
                 started.elapsed().as_secs_f64()
             );
             ExitCode::SUCCESS
@@ -67,7 +83,7 @@ pub(crate) fn main(root: &Path) -> ExitCode {
 }
 
 enum Failure {
-    /// Chromium or its driver could not be installed or started.
+    /// Chromium, its driver or npm could not be installed or started.
     NoBrowser(String),
     /// The flow itself went wrong.
     Flow(String),
@@ -77,7 +93,21 @@ fn flow(why: impl Into<String>) -> Failure {
     Failure::Flow(why.into())
 }
 
-fn run(root: &Path) -> Result<(), Failure> {
+/// What each part took, and the MCP Apps views checked.
+struct Times {
+    oauth: Duration,
+    apps: Vec<String>,
+    apps_time: Duration,
+}
+
+/// Where a run finds things.
+struct Paths {
+    root: PathBuf,
+    logs: PathBuf,
+    bin: PathBuf,
+}
+
+fn run(root: &Path) -> Result<Times, Failure> {
     let logs = root.join(".tools/browser");
     std::fs::create_dir_all(&logs)
         .map_err(|e| flow(format!("cannot create the log folder: {e}")))?;
@@ -100,6 +130,7 @@ fn run(root: &Path) -> Result<(), Failure> {
         .current_dir(root)
         .args(["build", "-p", "modelctx-examples"])
         .args(["--bin", "oauth-server", "--bin", "oauth-client"])
+        .args(["--bin", "apps-server", "--bin", "apps-host"])
         .stdout(Stdio::null())
         .status()
         .map_err(|e| flow(format!("cannot run cargo: {e}")))?;
@@ -110,11 +141,51 @@ fn run(root: &Path) -> Result<(), Failure> {
         "== browser: examples built ({:.1} s)",
         phase.elapsed().as_secs_f64()
     );
-    let bin = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map_or_else(|| root.join("target"), |t| root.join(t))
-        .join("debug");
+    let paths = Paths {
+        root: root.to_owned(),
+        bin: std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .map_or_else(|| root.join("target"), |t| root.join(t))
+            .join("debug"),
+        logs,
+    };
 
+    // The browser's driver, for both parts.
+    let driver_port = free_port().map_err(flow)?;
+    let mut driver = KillOnDrop(
+        Command::new("chromedriver")
+            .arg(format!("--port={driver_port}"))
+            .stdin(Stdio::null())
+            .stdout(log_file(&paths.logs, "chromedriver.log")?)
+            .stderr(log_file(&paths.logs, "chromedriver.err.log")?)
+            .spawn()
+            .map_err(|e| Failure::NoBrowser(format!("cannot start chromedriver: {e}")))?,
+    );
+    wait_listening(&mut driver.0, driver_port)
+        .map_err(|e| Failure::NoBrowser(format!("chromedriver: {e}")))?;
+    let webdriver = WebDriver::start(driver_port)?;
+
+    let phase = Instant::now();
+    oauth(&paths, &webdriver)?;
+    let oauth_time = phase.elapsed();
+    eprintln!(
+        "== browser: OAuth flow done ({:.1} s)",
+        oauth_time.as_secs_f64()
+    );
+
+    let phase = Instant::now();
+    let apps = apps::run(&paths, &webdriver)?;
+    Ok(Times {
+        oauth: oauth_time,
+        apps,
+        apps_time: phase.elapsed(),
+    })
+}
+
+/// The OAuth flow: `oauth-client` against `oauth-server`, each consent given in the
+/// browser.
+fn oauth(paths: &Paths, webdriver: &WebDriver) -> Result<(), Failure> {
+    let (bin, logs) = (&paths.bin, &paths.logs);
     // The server: MCP endpoint and authorization server.
     let (as_port, mcp_port) = (free_port().map_err(flow)?, free_port().map_err(flow)?);
     let mut server = KillOnDrop(
@@ -124,27 +195,12 @@ fn run(root: &Path) -> Result<(), Failure> {
             .args(["--mcp-port", &mcp_port.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(log_file(&logs, "oauth-server.log")?)
+            .stderr(log_file(logs, "oauth-server.log")?)
             .spawn()
             .map_err(|e| flow(format!("cannot start oauth-server: {e}")))?,
     );
     wait_listening(&mut server.0, mcp_port).map_err(flow)?;
     wait_listening(&mut server.0, as_port).map_err(flow)?;
-
-    // The browser's driver.
-    let driver_port = free_port().map_err(flow)?;
-    let mut driver = KillOnDrop(
-        Command::new("chromedriver")
-            .arg(format!("--port={driver_port}"))
-            .stdin(Stdio::null())
-            .stdout(log_file(&logs, "chromedriver.log")?)
-            .stderr(log_file(&logs, "chromedriver.err.log")?)
-            .spawn()
-            .map_err(|e| Failure::NoBrowser(format!("cannot start chromedriver: {e}")))?,
-    );
-    wait_listening(&mut driver.0, driver_port)
-        .map_err(|e| Failure::NoBrowser(format!("chromedriver: {e}")))?;
-    let webdriver = WebDriver::start(driver_port)?;
 
     // The client: its login is the authorization URL on stderr.
     let mcp = format!("http://127.0.0.1:{mcp_port}/mcp");
@@ -163,7 +219,7 @@ fn run(root: &Path) -> Result<(), Failure> {
         .stderr
         .take()
         .ok_or_else(|| flow("no client stderr"))?;
-    let mut client_log = log_file(&logs, "oauth-client.log")?;
+    let mut client_log = log_file(logs, "oauth-client.log")?;
     let reader = std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             let _ = writeln!(client_log, "{line}");
@@ -208,7 +264,6 @@ fn run(root: &Path) -> Result<(), Failure> {
     let out = printer.join().unwrap_or_default();
     std::fs::write(logs.join("oauth-client.out"), &out)
         .map_err(|e| flow(format!("cannot write the client's output: {e}")))?;
-    drop(webdriver);
     if !status.success() {
         return Err(flow(format!(
             "oauth-client exited with {status}; see .tools/browser/oauth-client.log"
@@ -243,62 +298,7 @@ fn log_file(logs: &Path, name: &str) -> Result<File, Failure> {
     File::create(logs.join(name)).map_err(|e| flow(format!("cannot create {name}: {e}")))
 }
 
-/// A W3C WebDriver session of headless Chromium.
-struct WebDriver {
-    port: u16,
-    session: String,
-}
-
-/// The key under which WebDriver returns an element reference.
-const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
-
 impl WebDriver {
-    fn start(port: u16) -> Result<Self, Failure> {
-        let capabilities = json!({"capabilities": {"alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": "/usr/bin/chromium",
-                // --no-sandbox: CI containers run as root, where Chromium's sandbox
-                // cannot start; the pages opened are our own loopback servers.
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                    "--disable-dev-shm-usage", "--no-first-run"],
-            },
-        }}});
-        let answer = http(port, "POST", "/session", Some(&capabilities))
-            .map_err(|e| Failure::NoBrowser(format!("chromedriver: {e}")))?;
-        let session = answer["value"]["sessionId"]
-            .as_str()
-            .ok_or_else(|| {
-                Failure::NoBrowser(format!("Chromium did not start: {}", answer["value"]))
-            })?
-            .to_owned();
-        Ok(Self { port, session })
-    }
-
-    fn command(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value, Failure> {
-        let path = format!("/session/{}{path}", self.session);
-        let answer = http(self.port, method, &path, body).map_err(flow)?;
-        if answer["value"].get("error").is_some() {
-            return Err(flow(format!(
-                "WebDriver {method} {path}: {}",
-                answer["value"]
-            )));
-        }
-        Ok(answer["value"].clone())
-    }
-
-    fn element(&self, css: &str) -> Result<String, Failure> {
-        let found = self.command(
-            "POST",
-            "/element",
-            Some(&json!({"using": "css selector", "value": css})),
-        )?;
-        found[ELEMENT]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| flow(format!("no {css} on the page")))
-    }
-
     /// Opens the authorization URL, logs in, presses "Allow", and waits for the
     /// redirect to the client's callback.
     fn consent(&self, url: &str, n: usize) -> Result<(), Failure> {
@@ -347,80 +347,6 @@ impl WebDriver {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-}
-
-impl Drop for WebDriver {
-    /// Ends the session, which closes the browser (stopping chromedriver alone leaves
-    /// Chromium running).
-    fn drop(&mut self) {
-        let _ = http(
-            self.port,
-            "DELETE",
-            &format!("/session/{}", self.session),
-            None,
-        );
-    }
-}
-
-/// One request to the driver on loopback and its JSON answer. HTTP/1.1 (chromedriver
-/// answers HTTP/1.0 requests with nothing) with `Connection: close`; the body is read
-/// by its `Content-Length`.
-fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Value, String> {
-    let what = format!("{method} {path}");
-    let mut stream = TcpStream::connect(("127.0.0.1", port))
-        .map_err(|e| format!("{what}: cannot reach the driver: {e}"))?;
-    stream
-        .set_read_timeout(Some(COMMAND_LIMIT))
-        .and_then(|()| stream.set_write_timeout(Some(COMMAND_LIMIT)))
-        .map_err(|e| e.to_string())?;
-    let body = body.map(Value::to_string).unwrap_or_default();
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream
-        .write_all(request.as_bytes())
-        .map_err(|e| format!("{what}: {e}"))?;
-    let mut reader = BufReader::new(stream);
-    let mut length = None;
-    let mut status = String::new();
-    reader
-        .read_line(&mut status)
-        .map_err(|e| format!("{what}: {e}"))?;
-    if !status.starts_with("HTTP/1.") {
-        return Err(format!("{what}: no HTTP answer"));
-    }
-    loop {
-        let mut line = String::new();
-        let n = reader
-            .read_line(&mut line)
-            .map_err(|e| format!("{what}: {e}"))?;
-        let line = line.trim_end();
-        if n == 0 || line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.trim().eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse::<usize>().ok();
-        }
-    }
-    let mut json = Vec::new();
-    match length {
-        Some(n) => {
-            json.resize(n, 0);
-            reader
-                .read_exact(&mut json)
-                .map_err(|e| format!("{what}: {e}"))?;
-        }
-        None => {
-            reader
-                .read_to_end(&mut json)
-                .map_err(|e| format!("{what}: {e}"))?;
-        }
-    }
-    serde_json::from_slice(&json)
-        .map_err(|e| format!("{what}: not JSON ({e}): {}", String::from_utf8_lossy(&json)))
 }
 
 /// Just enough URL reading for the authorization URL.
