@@ -1,4 +1,13 @@
 //! The [`Connector`]: what a conformance test is handed, one per transport of the matrix.
+//!
+//! On the shared leg `serve_shared_http` starts a `redis-server` per trial (the test kit's
+//! `RedisServer`), opens the session on the first service (`open_shared_session`) and
+//! returns the client transport plus a watch on the client's GET stream; the tests'
+//! `connect` serves the `Server` on both services and takes the first service's copy as
+//! `Pair::server()`. Carved out there, each with an "ours:" note: tests on a raw transport
+//! pair or a scripted server. The lifecycle tests of the server before
+//! `notifications/initialized` run there in a shared variant instead: raw POSTs through the
+//! round-robin proxy, each refusal compared with one service's answer to the same POST.
 
 use modelctx_transport::{BoxTransport, boxed};
 

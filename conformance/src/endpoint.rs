@@ -2,6 +2,17 @@
 //! resumption, client-transport and OAuth tests) serves it, once per instance of its
 //! cell: one on every leg but the shared one, two sharing one Redis behind a
 //! round-robin reverse proxy on `streamable-http-shared`.
+//!
+//! An origin is bound first (an OAuth resource names itself), then `serve(config, app)`
+//! builds the app once, or on the shared leg twice, each time from `config` given a session
+//! registry and an event store of its own on the trial's Redis, behind the test kit's
+//! round-robin reverse proxy (`modelctx_test::round_robin`): every request goes to the next
+//! instance whatever connection it came on, so a test's pooled client alternates too.
+//! `sibling()` is a second origin on the same Redis (two instances of the bundled
+//! authorization server sharing one store), `redis_url()` serves other stores,
+//! `shared_session_count()` reads the registry (a service's own count sees only its
+//! copies), and `forget_shared_sessions()` empties the Redis. Legs a test cannot run on two
+//! instances (a scripted raw server, the legacy SSE flows) keep an "ours:" note.
 
 use std::sync::Arc;
 use std::time::Duration;

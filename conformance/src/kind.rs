@@ -1,5 +1,29 @@
 //! The matrix: transports by name, spec versions, and the (transport, version) cells a
 //! test runs in.
+//!
+//! The matrix is data at the top of `requirements.toml`: `spec_versions` (the era axis),
+//! `transport_versions` (the reference's era locks: legacy SSE and the session-less HTTP
+//! leg run 2025-11-25 only) and `sdk_cells`, the cells the SDK runs today. A requirement's
+//! cells come from its `transports`, its `[added_in, removed_in)` window, the era locks and
+//! its `arm_exclusions` (typed reasons from the reference's vocabulary; ours each carry a
+//! note starting "ours:"). The era lock of our own legs is built in
+//! (`TransportKind::era_lock`), so a manifest need not list it.
+//!
+//! The legs: in-memory, stdio (the real framing over in-process pipes) and streamable HTTP
+//! run both eras. Streamable HTTP stateless (a server session per POST) and streamable HTTP
+//! at 2026-07-28 have no raw transport pair: each POST is served on its own, and tests that
+//! drive a raw pair or close a server session carve those cells out with an "ours:"
+//! exclusion. Legacy SSE has a pair like streamable HTTP's: an `SseService` on loopback
+//! whose first stream is the server side, and an `SseClientTransport` connected to it.
+//!
+//! The shared leg, `streamable-http-shared` (ours, 2025-11-25 only), is two
+//! `StreamableHttpService`s sharing sessions through one Redis (a session registry and an
+//! event store each, as two processes would have) behind a loopback round-robin forwarder,
+//! with a client whose pool keeps no idle connection, so consecutive requests alternate. It
+//! is a variant of `streamable-http` (`TransportKind::variant_of`): every requirement on
+//! streamable HTTP and every transport-independent one applies to it, and an exclusion
+//! naming `streamable-http` carves it out too; the reference never names it (`is_wire` is
+//! false), so the comparison with the reference is unchanged.
 
 use std::fmt;
 

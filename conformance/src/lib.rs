@@ -113,6 +113,25 @@
 //! [`report`] need only serde, toml and sha2. `xtask` depends on it that way, so
 //! `cargo xtask tidy` builds no SDK crate, and the report shares one implementation with
 //! the harness instead of a copy in xtask.
+//!
+//! # Writing tests that hold in every cell
+//!
+//! - Where the spec makes a behaviour era-specific (an error code, a removed notification),
+//!   a test branches on what the *client negotiated* (`support::stateless_era`), never on
+//!   the cell. An era-specific test says so through its requirements' windows.
+//! - A test that also names a requirement confined to fewer cells is registered a second
+//!   time for the wider ones (`conformance_test!(alias => fn, [...])`).
+//! - Servers that ask the client for input do it from a tool (`support::work_tool`): the
+//!   2026-07-28 era carries input requests only on `tools/call`, `prompts/get` and
+//!   `resources/read` results. Test payloads are compared without the envelope and
+//!   `resultType` (`support::payload`).
+//! - `Pair::server()` panics on the stateless legs: a test that needs it names a
+//!   requirement that excludes them.
+//! - Trap: a test that ignores its `Connector` (builds its own HTTP server) runs
+//!   unchanged in every cell of its requirements, so name only HTTP-specific requirements
+//!   from such a test, or the transport-independent ones look covered on legs that never
+//!   ran them. A test that builds its own HTTP app takes its origin from
+//!   `Connector::http_endpoint()`, or the shared leg runs it on one service.
 
 pub mod contract;
 mod kind;

@@ -5,6 +5,26 @@
 //! service answers every request with a status in bounded time, ...).
 //!
 //! Run them with `cargo xtask fuzz [--secs N] [TARGET]` from the workspace root.
+//!
+//! # How it is built
+//!
+//! A crate and a workspace of its own (the root manifest `exclude`s it), so `cargo test
+//! --workspace` and stable builds never see it; it needs the nightly toolchain and
+//! cargo-fuzz (`cargo xtask fuzz` installs the pinned version into the ignored
+//! `.tools/cargo-fuzz` when the machine has none). `fuzz_targets/` holds the one-line entry
+//! points, `corpus/<target>/` the checked-in seeds. The HTTP target's inputs are text:
+//! `METHOD path`, headers, a blank line, the body, `===` between requests, and `$session`
+//! for the last `Mcp-Session-Id`. cargo-fuzz always builds in `fuzz/target` (xtask drops
+//! `CARGO_TARGET_DIR` for it); runs grow their corpus in `fuzz/scratch/<target>/` and write
+//! crashing inputs to `fuzz/artifacts/<target>/`, all ignored. A run fails on a crash, an
+//! input that takes 10 s, or 2 GiB. Every finding becomes a regression test in the crate
+//! concerned, named after it.
+//!
+//! Async targets share one current-thread tokio runtime per process with time paused: a
+//! wait nothing can end resolves its timeout at once, so a hang is a failed assertion
+//! rather than a stuck fuzzer, and an open SSE stream is read until it goes quiet.
+//!
+//! `cargo xtask test` runs every target for 3 s as a smoke run.
 
 pub mod elicitation;
 pub mod era;

@@ -5,6 +5,12 @@
 //! xtask browser`: installs Debian's Chromium on first use). Before the tests,
 //! `xtask/system/redis.sh` installs Debian's `redis-server` when it is missing (the
 //! modelctx-redis tests start their own servers and fail, never skip, without it).
+//!
+//! Before the tests it runs `xtask/system/redis.sh`, which installs Debian's `redis-server`
+//! when it is missing (one `apt-get update` on failure; sudo when not root) and prints its
+//! version, so the modelctx-redis tests and the shared conformance leg find a server to
+//! start. Clippy, docs and tests run with the opt-in features no member turns on
+//! (`modelctx-redis/oauth`, `modelctx/redis`, `modelctx-cli/rustls`) in the same build.
 
 use std::path::Path;
 use std::process::{Command, ExitCode};

@@ -27,6 +27,21 @@
 //! let stats = modelctx_bench::stats::Latencies::from_micros(vec![3.0, 1.0, 2.0]);
 //! assert_eq!(stats.percentile(50.0), 2.0);
 //! ```
+//!
+//! # How it works
+//!
+//! rmcp appears only here (pinned, default features off). `bench-load` runs once per
+//! (scenario, target, round) as a fresh process, and the targets (modelctx, rmcp, the raw
+//! baseline) are interleaved each round; the table shows medians and the ratios to rmcp and
+//! to the baseline. `--scale-out` runs modelctx alone on `modelctx_side::serve_scale`: one
+//! instance with the in-memory stores against the Redis stores, and one instance against
+//! two sharing one Redis; `bench-load` then starts its own `redis-server`. The soak server
+//! answers `count` on its stdin with tokio's live-task count and its live heap, which
+//! cannot be counted from outside; RSS, threads and descriptors are read from `/proc`. The
+//! compile-cost servers under `compile/` are separate workspaces with their own lock files.
+//! `rmcp-skills-peer` (feature `rmcp-skills`) is not a benchmark: it is rmcp's side of the
+//! skills legs of `cargo xtask interop`, here because this crate is where rmcp is a
+//! dependency. `bench-uri-template` is run by hand.
 
 pub mod baseline;
 pub mod modelctx_side;

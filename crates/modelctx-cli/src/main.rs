@@ -11,6 +11,30 @@
 //! `modelctx-oauth`'s client): the connection is `modelctx::pool::ServerConfig::connect`,
 //! the requests are `Client`'s typed calls. `modelctx --help` has the whole grammar and
 //! the exit codes.
+//!
+//! # How it works
+//!
+//! `main` connects through `ServerConfig::connect` (a `-- COMMAND ARGS` target is a stdio
+//! server, a URL an HTTP server with `-H` headers, `--server NAME` an entry of `--config`
+//! or `$MODELCTX_CONFIG`), runs the command with the client's typed calls and closes (a
+//! child is shut down gracefully). `KEY=VALUE` is JSON when it parses, else a string, but
+//! always a string where the tool's `inputSchema` types the property `string` (the tool
+//! list is fetched first), so `zip=01234` reaches a string field intact; `KEY:=JSON` is
+//! strict.
+//!
+//! For HTTP targets an OAuth client with a loopback redirect is attached unless
+//! `--no-login`: it adds nothing until a server answers 401, then prints the authorization
+//! URL on stderr. There is no connect time limit (a login may take minutes; the request
+//! clocks are held meanwhile). Progress goes to stderr, redrawn in place on a terminal and
+//! a line per update otherwise; a stdio child's stderr is inherited (`--quiet` drops it and
+//! the progress).
+//!
+//! TLS is the feature `rustls`: `--ca-cert FILE` or `$MODELCTX_CA_CERT` adds roots to every
+//! HTTP transport and to the OAuth client's own reqwest client. Without the feature the CLI
+//! refuses an `https://` target and `--ca-cert` itself (exit 2, naming the feature) rather
+//! than relying on the transport's refusal, since feature unification in a workspace build
+//! may give the transport TLS the CLI was not built for; the variable alone is ignored
+//! there, so it does not break plain HTTP.
 
 mod args;
 mod render;

@@ -10,6 +10,16 @@
 //! Without a callback the client answers as the spec says: `roots/list` `-32601`,
 //! `elicitation/create` `-32602` (also for a mode it did not declare), and
 //! `sampling/createMessage` `-32601`.
+//!
+//! The builder keeps the callbacks until `connect`; there `Callbacks::declare` adds the
+//! capabilities they imply (a declared `elicitation: {}` stays as it is), `install`
+//! registers the request handlers plus a `-32602` fallback for `elicitation/create` and the
+//! `notifications/elicitation/complete` filter, and `attach` starts notifying a managed
+//! `RootsList` after the handshake.
+//!
+//! Trap: server and client each check sampling tool messages (tool_use/tool_result balance,
+//! no mixed tool_result content) with their own copy of the check, since neither crate may
+//! depend on the other; keep the two in step.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -2,6 +2,9 @@
 //! defaults prefilled), the checks a form schema and its answer go through, URL mode,
 //! `notifications/elicitation/complete`, and the `-32042` error read as the URL
 //! elicitations to complete before a retry.
+//!
+//! Defaults are filled in, then the answer is validated before it is sent. URL elicitation
+//! ids are tracked here, so completion notifications for unknown ids are dropped.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;

@@ -2,6 +2,20 @@
 //! result types it claims (protocol 2026-07-28's `resultType` is extensible: a declared
 //! extension may add values, and the client finishes a result of such a type with the
 //! extension's resolver), and the vendor notifications it binds.
+//!
+//! At `connect`, `declare` builds two capability ads: the era's per-request one
+//! (`clientCapabilities.extensions` in `_meta`: every extension with its settings) and the
+//! handshake's `initialize` one, which leaves out every extension that claims a result
+//! type, since no claim can activate there (2025 results have no `resultType`) and
+//! advertising one would invite shapes the client then rejects. `Client::capabilities()` is
+//! the ad of the negotiated era. A claimed type on `tools/call` goes to its resolver with
+//! the whole answer, the extension's settings and a `Client` clone, and the resolver's
+//! `CallToolResult` is what `call_tool` returns (validated as usual); a claimed type on
+//! another method is an invalid result. The resolver gets a `Client` rather than a `Peer`
+//! because follow-ups need the envelope and rounds like any request of the era, and a typed
+//! `request::<M>` for vendor methods. Bindings are ordinary notification handlers: parsed
+//! as their params type (a misfit is dropped) and run on the session's ordered notification
+//! path, one at a time in arrival order.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

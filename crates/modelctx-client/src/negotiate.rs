@@ -21,6 +21,22 @@
 //! When nothing works the error says what was sent and what came back, in order.
 //!
 //! [`probe_timeout`]: crate::ClientBuilder::probe_timeout
+//!
+//! Details of `ConnectMode::Auto`: `server/discover` is allowed in phase `New` and retried
+//! once after a `-32022` that lists 2026-07-28; a `-32022` naming 2026-07-28 on
+//! `initialize` sends one more probe. Entering the era moves the session to
+//! `Phase::Stateless` and builds the `initialize`-shaped view from the discover answer
+//! (kept: `Client::discover_result`); a failed `initialize` puts the session back in `New`.
+//! An *undelivered* request (the POST never reached a server) or an *interrupted* one (the
+//! connection dropped under it) is returned as the error: an outage is no verdict on the
+//! era. When the handshake was refused after a probe (a proxy that opened its own upstream
+//! session on the probe), the error says to pin the era.
+//!
+//! The other modes: `Discover` is 2026 only; `Handshake` never probes (the conformance
+//! suite's and the load bench's client use it, so the wires of 2025 cells start with
+//! `initialize`); `Pin(2026-07-28)` sends nothing before the caller's first request and
+//! skips the local capability checks (nothing is known of the server); `Prior` rebuilds the
+//! view from a kept discover answer with no traffic.
 
 use std::fmt::Write as _;
 use std::time::Duration;

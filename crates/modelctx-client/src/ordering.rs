@@ -6,6 +6,10 @@
 //! messages as the transport yields them (in wire order) and as its handler finishes
 //! them; a call waits, after its reply, until the handled count reaches the count
 //! received so far — every one of those is already queued for the handler.
+//!
+//! Known debt: this ordering belongs in the session runtime (complete a response only after
+//! the notifications queued before it), which would cover every request; it needs a
+//! re-entrancy rule for notification handlers that themselves await a request.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

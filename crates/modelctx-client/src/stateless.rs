@@ -3,6 +3,40 @@
 //! `prompts/get` or `resources/read` the server answers with an `InputRequiredResult`
 //! is retried (a new request) with the answers to its input requests, which the same
 //! callbacks give as to requests from a server in a session.
+//!
+//! Every request carries the envelope (capabilities, info, the log level
+//! `set_logging_level` chose) in `_meta`, and `ping` becomes `server/discover`. A caller's
+//! own `_meta` keeps its keys (and its own `logLevel`), but the envelope's
+//! `protocolVersion`, `clientCapabilities` and `clientInfo` are the client's to state and
+//! win.
+//!
+//! - Rounds: `request_with` loops over `InputRequiredResult`s of `tools/call`,
+//!   `prompts/get` and `resources/read`: each input request goes to the handler a server's
+//!   request would (`RequestContext::unstable_detached`), and the request is sent again
+//!   (new id) with `inputResponses` and the echoed `requestState`, at most 16 rounds.
+//!   `Client::request_round` sends one attempt and returns the answer as it came, for a
+//!   caller that answers input itself.
+//! - Mirrored headers: a `tools/list` answer loses every tool whose `x-mcp-header`
+//!   annotations break the rules (an empty or non-token name, not on a string, integer or
+//!   boolean, reachable other than through `properties`, a name twice) before anything sees
+//!   it; a `tools/call` refused with `-32020` lists the tools again straight through the
+//!   session (so the HTTP transport learns the current mirrored parameters) and is sent
+//!   once more.
+//! - Caching hints: a complete answer of a list method or `resources/read` with `ttlMs` > 0
+//!   is kept (`Cache`, keyed by method and params without `_meta`, on tokio's clock) and
+//!   served again until it expires; a list-changed or resource-updated notification drops
+//!   the stale entries before anything else sees it; answers to retries with input are
+//!   never kept; `unstable_clear_cache` bypasses it.
+//! - Result types: every answer goes through `resolve_claim` first. Absent, `complete` and
+//!   `input_required` are core; a type an extension claims, on `tools/call`, goes to its
+//!   resolver (see `extensions`); anything else is `SessionError::invalid_result`.
+//! - Tasks: `ClientBuilder::tasks` registers `tasks_extension()`, a client extension
+//!   claiming `resultType: "task"` whose resolver follows the task to its end
+//!   (`follow_task`: `tasks/get` at `pollIntervalMs`, input requests answered once per key
+//!   by the callbacks through `tasks/update`, the inlined result decoded as the call's
+//!   result; a `CancelOnDrop` guard sends `tasks/cancel` when the caller stops waiting). A
+//!   task answer to another method than `tools/call`, or to a client that did not declare
+//!   the extension, is an error.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

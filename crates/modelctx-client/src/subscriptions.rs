@@ -2,6 +2,37 @@
 //! stream carries the change notifications its filter asks for, each tagged with the
 //! subscription's id (the request's id). The client routes those notifications to the
 //! [`Subscription`] they belong to, so several run at once on one client.
+//!
+//! `Client::subscribe` refuses the handshake era. It registers the request's id before the
+//! request goes out (a `RequestHandle` sends on its first poll, so the acknowledgement
+//! cannot arrive first) and returns once the server acknowledged (`Subscription::honored`,
+//! the subset it will send). The client's service hands every notification whose `_meta`
+//! names an open subscription to that [`Subscription`] *and* to the usual handlers, so
+//! caching, reactions and observers keep working. After the server's closing answer `next`
+//! drains what came before and ends; a stream that ends without that answer is reported
+//! once as an error; nothing reopens it (its error says `is_interrupted`, and reopening is
+//! the caller's call). Dropping it cancels the request.
+//!
+//! Invariant: what the server sent on the request reaches the caller in its order, the
+//! acknowledgement and the changes before the end. `subscribe` waits on the channel and the
+//! request in one select; when the request has ended it looks in the channel again before
+//! reporting "ended before acknowledging", and an acknowledgement found there still opens
+//! the subscription, already ended. `Watch::next` likewise drains its channel when the
+//! session's end wins the select.
+//!
+//! `Client::watch` serves one filter in both eras: a subscription in 2026-07-28; in a
+//! session, a `Watchers` entry fed from the session's own notifications (list changes the
+//! server declared `listChanged` for, `notifications/resources/updated` for subscribed
+//! URIs), unsubscribed when the watch is dropped.
+//!
+//! List changes in the era travel only on a listen stream: when the application reacts to a
+//! list kind and the server advertises `listChanged` for it, `connect` opens one listen
+//! request for those kinds (`watch_lists`) and waits (bounded) for its acknowledgement, so
+//! a change right after `connect` is not missed; its notifications reach the same handlers
+//! a session's would. Dropping the client ends it. A stream the server ends is not
+//! reopened, but one that failed as interrupted (a restarted server, with a transport that
+//! reconnects) is opened again, up to 8 times in a row without a change in between. Changes
+//! made while no stream was open are not replayed.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

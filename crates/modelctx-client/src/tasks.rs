@@ -1,6 +1,13 @@
 //! Tasks (protocol 2025-11-25) on the client: as the requestor of task-augmented
 //! `tools/call`, and as the receiver of the server's task-augmented sampling and
 //! elicitation requests, served by the same callbacks as plain ones.
+//!
+//! `ClientBuilder::tasks` wraps the sampling and elicitation handlers: a request with
+//! `task` (from a server that creates tasks on the client) answers `CreateTaskResult` at
+//! once and runs the same callback in the background; the four task methods are answered
+//! from the client's own `TaskHost`. `call_tool_as_task` and `list_tasks` are the 2025
+//! requestor API and are refused in the 2026 era, where the server decides (see
+//! `stateless`).
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -23,6 +23,8 @@
 //! // ... `service.serve_tls(listener, config, shutdown)` ...
 //! # drop(config); Ok(()) }
 //! ```
+//!
+//! The client hands its `ClientConfig` to reqwest (`use_preconfigured_tls`).
 
 use std::fmt;
 use std::sync::Arc;

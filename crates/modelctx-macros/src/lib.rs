@@ -336,6 +336,23 @@
 //! [`PromptDef`]: https://docs.rs/modelctx-server/latest/modelctx_server/struct.PromptDef.html
 //! [`ResourceDef`]: https://docs.rs/modelctx-server/latest/modelctx_server/struct.ResourceDef.html
 //! [`TemplateDef`]: https://docs.rs/modelctx-server/latest/modelctx_server/struct.TemplateDef.html
+//!
+//! # How it is built
+//!
+//! The code this crate emits names `::modelctx::server::...`, so it is reached only through
+//! the facade's `macros` feature and depends on no internal crate. The expansion names only
+//! `modelctx_server::__private` (doc-hidden: the Send assertions and a `serde` re-export),
+//! which may change with the macros. Loose parameters are the default because they make the
+//! shortest tool (no struct per tool) and put per-argument docs where they are read; the
+//! generated argument struct derives through the server crate's re-exports
+//! (`#[serde(crate)]`, `#[schemars(crate)]`), so users need neither crate for it. `ToolSet`
+//! is not implemented for `Arc<T>` (the orphan rule: `Arc` is not fundamental); share state
+//! through `Arc` fields.
+//!
+//! The compile-fail cases (`tests/macros_ui.rs` in the facade, trybuild) compare rustc's
+//! own wording: a toolchain that words an error differently fails them
+//! (`TRYBUILD=overwrite`, then review). trybuild checks the facade's dependency tree in a
+//! project of its own, so keep the cases few.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod block;

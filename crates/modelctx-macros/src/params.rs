@@ -1,6 +1,16 @@
 //! A macro function's signature, analysed: which parameter is `&self`, which the
 //! `Context`, which the arguments (or template variables); and the closure that calls
 //! the function from a definition's handler.
+//!
+//! Send: each call's future goes through `__private::tool_future_must_be_send`, spanned on
+//! the function's name, and a `#[tools]` type through `tools_type_must_be_send_and_sync`,
+//! spanned on the type, so rustc reports one readable error ("future cannot be sent between
+//! threads safely", naming the value held across the `.await`) instead of one deep in
+//! `ToolDef::new`'s bounds. The helper returns a boxed `dyn Future + Send`, so the handler
+//! is `Send` by its signature and the failure is not reported twice, at one allocation per
+//! call. Trap: `#[diagnostic::on_unimplemented]` does not help here: on a trait
+//! blanket-implemented for `F: Future + Send`, rustc reports the failing `Send` obligation
+//! with its own text, never the outer trait's message.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};

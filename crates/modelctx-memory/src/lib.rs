@@ -26,6 +26,18 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `mock` | `MockPeer`, a scripted peer for tests |
+//!
+//! # How it works
+//!
+//! Two bounded tokio channels; messages move as Rust values, never serialised. With a
+//! session on the other end, requests and responses are delivered directly on the sender's
+//! task (see `modelctx_transport::DirectReceiver`); nesting (a handler whose first poll
+//! sends a request whose handler does the same) is bounded per thread
+//! (`modelctx_transport::MAX_DIRECT_DEPTH`), and deeper messages queue.
+//!
+//! Trap: params must be a JSON object or array. Since nothing is serialised here, the
+//! session refuses other params locally (`serialize_params`) instead of leaving a wire to
+//! find out.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "mock")]

@@ -1,4 +1,6 @@
 //! A scripted peer for runtime tests.
+//!
+//! It asserts the next message and replies deterministically; every wait is bounded.
 
 use std::time::Duration;
 

@@ -1,5 +1,11 @@
 //! The `mcpServers` configuration: what Claude Desktop, Cursor, VS Code and most agent
 //! hosts read to know which servers to start.
+//!
+//! Only the document's shape fails the parse: a wrong entry is kept as that entry's
+//! `ConfigError`, so one bad server does not hide the others. `"disabled": true` entries
+//! are dropped; `${VAR}` is not expanded. `env` is added to the inherited environment. An
+//! HTTP entry with `"type": "http"` or no type connects through the fallback transport
+//! (streamable HTTP, then legacy SSE).
 
 use std::collections::BTreeMap;
 use std::fmt;

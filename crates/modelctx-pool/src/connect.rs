@@ -1,4 +1,12 @@
 //! Connecting to one configured server.
+//!
+//! One server, used by the pool and by the CLI: an optional auth hook (HTTP), a stderr line
+//! callback (children), an optional overall time limit (dropping the attempt drops the
+//! child's transport, which shuts it down), a reconnect policy (stdio children then
+//! restart, streamable HTTP transports reconnect; a legacy SSE server has none), and with
+//! `rustls` extra trusted roots for every HTTP transport. A `Connection` is the `Client`
+//! plus the child's handle; it keeps the transport's `ConnectionState` watch, and `child()`
+//! returns the *running* child (owned: it changes with restarts).
 
 use std::fmt;
 use std::sync::Arc;

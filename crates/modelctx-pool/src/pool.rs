@@ -1,4 +1,16 @@
 //! `ClientPool`: every server of a configuration, one namespace of tools.
+//!
+//! `connect` connects every entry concurrently and never fails: each member is a
+//! `Connection` or its `ConnectError`. `health()` is derived, not stored: `Failed`,
+//! `Closed` when the client's peer reports closed, `Reconnecting` while the transport says
+//! so, else `Connected`.
+//!
+//! Invariant: a server whose name contains the separator (default `__`) is not connected (a
+//! config error), so a namespaced name splits at its *first* separator into exactly one
+//! server and that server's own tool name (which may contain the separator): no collision
+//! is possible and routing needs no listing. `list_tools` lists every live server at once
+//! and reports the servers whose listing failed beside the tools; a call to an unknown or
+//! unconnected server is refused locally, a call to a closed one fails as closed.
 
 use std::collections::BTreeMap;
 use std::fmt;

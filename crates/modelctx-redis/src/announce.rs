@@ -1,5 +1,17 @@
 //! [`Announcements`]: list changes and resource updates carried between server
 //! processes on Redis pub/sub.
+//!
+//! Channel `<prefix>announce`; a message is JSON `{"from": <instance>, "kind", "uri"}`, the
+//! instance being 128 random bits drawn at `connect`, and a subscriber drops its own
+//! instance's messages (the server told its own sessions already). `publish` is a
+//! `try_send` into a bounded queue (full: dropped) drained by a task that sends `PUBLISH`,
+//! once more after a failure. A task on a dedicated pub/sub connection (`connect` returns
+//! once it is subscribed) hands each announcement to the live receivers (weak references).
+//! An idle subscriber pings; the stream's end or a failed ping makes it reconnect with
+//! backoff. Pub/sub is at most once, so after a reconnect the subscriber hands its
+//! receivers all three list changes: a client re-reads its lists once rather than missing a
+//! change made while this process was away; resource updates missed then are lost. The
+//! tasks end when the last clone of the bus is dropped.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};

@@ -1,4 +1,24 @@
 //! [`EventStore`]: the SSE events of resumable streams, one Redis Stream per stream.
+//!
+//! One Redis Stream per SSE stream, `<prefix>ev:{<session>}:<stream>`, entry id `0-<seq+1>`
+//! (so `XRANGE (0-<n>` is the replay), trimmed with exact `MAXLEN` per append and expiring
+//! `ttl` after its last event. A sorted set per session, `<prefix>ev:{<session>}`, lists
+//! its streams (scored by the instance's clock when first stored), evicts the oldest over
+//! `max_streams_per_session`, and is what `forget_session` walks. Append and eviction are
+//! one Lua script; the braces keep a session's keys in one hash slot.
+//!
+//! `store` and `forget_session` go into a channel to the store's writer task, counted
+//! against `max_queued`; the writer drains up to 256 operations and sends them as one
+//! pipeline. A replay flushes the pipeline, then reads (`MULTI`: first entry, last entry,
+//! the range), so it sees every earlier write; a barrier (`EventStore::flushed`) flushes
+//! the pipeline and answers once Redis has, so every earlier write is readable from any
+//! service. The replay refuses what the in-memory store refuses (an unknown session or
+//! stream, an id past the end, an id before the first kept event but one).
+//!
+//! Invariant: a replay is exact or refused. A write Redis refused, or one dropped because
+//! the queue was full, marks its (session, stream) damaged in this process; replays of a
+//! damaged stream answer `None` (the transport answers 400) and its later events are not
+//! written. `forget_session` clears the marks.
 
 use std::collections::HashSet;
 use std::fmt;

@@ -65,6 +65,25 @@
 //! |---|---|
 //! | — | the event and task stores, the session registry and the announcement bus, on redis-rs with tokio and its reconnecting `ConnectionManager`; no TLS |
 //! | `oauth` | `AuthorizationStore`, for modelctx-oauth's `authorization-server` |
+//!
+//! # How it works
+//!
+//! The crate uses redis-rs (`tokio-comp`, `connection-manager`, `streams`, `script`;
+//! default features off): the most used Rust client, whose `ConnectionManager` reconnects
+//! by itself and multiplexes one connection for every caller (short commands, no blocking
+//! reads), and whose tree with these features has no C code. No TLS feature: redis-rs'
+//! rustls feature brings the aws-lc C build and its native-tls feature OpenSSL.
+//! `connect(url)` bounds connecting and each response (5 s), so a Redis that stops
+//! answering makes calls fail, never hang. A script whose connection broke (Redis
+//! restarted) is tried once more on the reconnected manager, and every write pipeline
+//! starts by loading its scripts, so a restarted Redis never answers `NOSCRIPT`.
+//!
+//! Registries of tools and prompts are built per process: a dynamic change is the
+//! application's to apply on every instance (the bus carries the notification, not the
+//! tool). 2025-era resource subscriptions live in each copy of a session, kept alike by the
+//! registry's acknowledged state relays, so an update reaches a subscribed session wherever
+//! it lives. Relays and announcements are pub/sub, at most once: one lost to a Redis
+//! failure is not retried.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 

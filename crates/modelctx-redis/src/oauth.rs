@@ -1,5 +1,15 @@
 //! [`AuthorizationStore`]: the bundled authorization server's clients and grants,
 //! shared by every process of it.
+//!
+//! A client is a JSON value (`oauth:client:<id>`, its id in the set `oauth:clients`,
+//! bounded by `limits`), a grant a JSON value (`oauth:grant:<kind>:<sha256>`) with `PXAT`
+//! at its `expires_at` and a place in the sorted set `oauth:grants` (purged of expired ones
+//! on every insert, bounded). Taking a grant is get-and-delete in one script, so a code or
+//! refresh token is used once even when two processes race for it. Unlike the in-memory
+//! store, an expired grant is gone (`None`) rather than handed back for the server to
+//! refuse; the client gets `invalid_grant` either way. The feature is turned on by no
+//! workspace member: `cargo xtask test` builds and tests it through `--features
+//! modelctx-redis/oauth`.
 
 use std::fmt;
 

@@ -1,5 +1,38 @@
 //! [`SessionRegistry`]: the records of 2025-era streamable HTTP sessions, shared by
 //! several server processes.
+//!
+//! A session is a hash `<prefix>sess:{<id>}` (`rev`, and `state`: the `SessionSnapshot` as
+//! JSON once `initialize` is answered) expiring its idle time after the last request on any
+//! service. `<prefix>sessions` is a sorted set of live ids scored by their expiry in
+//! Redis's clock (`TIME` inside the scripts: no skew between services), purged of expired
+//! entries on create and count; the cap across services is its `ZCARD`. Every operation is
+//! one Lua script: `create` (purge, refuse at the cap or a taken id, write), `save` (only
+//! if the record exists: a session deleted meanwhile is never brought back), `touch`
+//! (answers missing, new, same, or the state when its revision differs from the caller's),
+//! `remove`, `count`. A request of a shared session costs one round trip (the touch); a
+//! state change two more (the save and its `PUBLISH`); opening the GET stream one more.
+//!
+//! Relays are pub/sub on `<prefix>relay:<instance>` or `<prefix>relay`; `listen` opens one
+//! pub/sub connection subscribed to both, which is why the registry keeps the `Client`.
+//! `relay_acknowledged` tags the message with the sender's instance and a token, reads from
+//! `PUBLISH` how many listeners got it, and waits (a `watch` counter per token, registered
+//! before the `PUBLISH`, since an acknowledgement may come first) until as many have
+//! acknowledged, or its bound. A listener acknowledges when its service asks for the next
+//! relayed message, by which time the service has taken the last one in; the sender's own
+//! listener counts too. Trap: another client subscribed to the channel (a `PSUBSCRIBE *`
+//! monitor) is counted and never acknowledges, so every state change waits the bound.
+//!
+//! The GET stream's holder is `<prefix>sess:{<id>}:get`, a lease: `hold_stream` sets it
+//! (never past the record's TTL) only when it is absent, of the same instance, or on a
+//! take-over (`Last-Event-ID`), else answers busy (409); `renew_stream` extends it only
+//! while it is the caller's (or absent: a lapsed hold no one took), else lost; `touch` does
+//! not extend it (a dead holder must lapse); `release_stream` compare-and-deletes it.
+//! Messages kept while none holds it are the list `<prefix>sess:{<id>}:out` (trimmed to
+//! `keep`). `to_client` is one script (no record: dropped; a holder: published on its
+//! instance's channel from inside the script, or dropped for an announcement; none: kept,
+//! an announcement only when no identical one is). `hold_stream` and `renew_stream` take
+//! and delete the list; `hold_stream` also answers the holder it replaced. `remove` deletes
+//! all three keys.
 
 use std::collections::HashMap;
 use std::fmt;

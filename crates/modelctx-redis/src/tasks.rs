@@ -1,4 +1,25 @@
 //! [`TaskStore`]: tasks shared by every server process that uses the same Redis.
+//!
+//! A task is one JSON value `<prefix>task:<id>` (the `Task`, its owner's session and
+//! principal, method, outcome, `expires_at` in Unix ms) with `PXAT` at its expiry, capped
+//! by `max_ttl` so a task with no `ttl` cannot live forever in a shared Redis.
+//! `tasks:order` (creation number, from `INCR tasks:next`), `tasks:done` (terminal tasks,
+//! evicted first when full) and `tasks:expiry` (purged at every insert) are sorted sets.
+//! Insert is one Lua script (purge expired, refuse a taken id, make room or refuse `-32603`
+//! as the in-memory store does, number, write). An update reads, runs `TaskUpdate::apply`
+//! in Rust (the one status machine), and writes back through a compare-and-set script on
+//! the whole record text, retried up to 64 times: two processes racing to finish and cancel
+//! a task cannot both win. `list` walks `tasks:order` from the cursor (`tasks-after-<n>`,
+//! as the in-memory store), `MGET`s the records, filters by owner, and drops index entries
+//! whose record is gone. A Redis error is `-32603` "The task store is unavailable" on
+//! insert and list, "not found" on get and update; the Redis error text is not passed on.
+//!
+//! Not shared: the live state of a running task (its cancellation token, side-channel
+//! queue, input requests) stays in the process running it. `tasks/get`, `tasks/list` and
+//! `tasks/result` work anywhere (`result` polls the store at `poll_interval` for a task not
+//! run here); `tasks/cancel` elsewhere makes the task `cancelled` in the store (the work's
+//! late finish is refused) but does not stop the work; answers to a task's input requests
+//! must reach its own process.
 
 use std::fmt;
 use std::time::{Duration, SystemTime};

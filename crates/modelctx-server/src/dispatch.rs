@@ -1,5 +1,16 @@
 //! The high-level server's answers to the feature methods, served from its registries
 //! when no low-level handler was registered for the method.
+//!
+//! Cursors are opaque (base64 of `list#offset`); a cursor this server did not issue for
+//! that list is `-32602`.
+//!
+//! Per-entry caching hints (`cache_hints` on `ToolDef`, `PromptDef`, `ResourceDef`,
+//! `TemplateDef`) are set here on the built-in answers, in the stateless era only: a list
+//! page is fresh for the shortest `ttl` among its entries (an entry without hints has the
+//! server's), and its scope is computed over the *whole* list (`public` only when every
+//! entry is), because the spec wants one scope on every page of a list; a read carries its
+//! resource's or template's hints. The era's finishing then fills in the server's hints
+//! only where none were set.
 
 use std::future::Future;
 use std::sync::Arc;

@@ -1,6 +1,10 @@
 //! The built server's internals: its identity, capabilities, registries, handlers and
 //! settings, shared by every session it serves; and [`Server`], the handle on them
 //! (whose methods are in `server`).
+//!
+//! A [`Server`] is an `Arc` of these internals, held by every clone and every running
+//! session. `WeakServer` (`Server::downgrade`) lets a background task (a skills watch) work
+//! on the server without keeping it alive, and end once `upgrade` finds it gone.
 
 use std::any::Any;
 use std::borrow::Cow;

@@ -83,6 +83,19 @@
 //! the function as sent, and `structuredContent` is not checked against the
 //! `outputSchema`; constraints a decode does not see (`minimum`, `pattern`, `format`,
 //! ... from `#[schemars(...)]` attributes) are not enforced.
+//!
+//! The two features exist for build cost: jsonschema and its regex tree are most of a
+//! minimal server's clean build. Without `schemars`, `PromptDef` and `TemplateDef` have no
+//! constructor (use low-level handlers); the crate's doctests need the default features.
+//!
+//! # How it works
+//!
+//! The server answers `initialize` itself: it negotiates the version (echoes a supported
+//! one, else offers the latest), records the client's info and capabilities per session,
+//! and advertises the capabilities derived from its handlers and registries. The stateless
+//! era (2026-07-28) is served beside the handshake era by default
+//! (`ServerBuilder::stateless_era(false)` turns it off), from the same handlers; see the
+//! `stateless` and `mrtr` modules. Each module's doc holds its own rules.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod base64;

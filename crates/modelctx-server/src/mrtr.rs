@@ -39,6 +39,18 @@
 //! is refused with `-32602`, and so is a state sealed without an id. A retry that
 //! fails after its check (a dropped connection) has used its state: the client starts
 //! the request over without one.
+//!
+//! On `tools/call`, `prompts/get` and `resources/read` the dispatcher opens a `Round` from
+//! the params' `inputResponses` and `requestState` (both removed before the handler sees
+//! the params). An input call whose answer the round has returns it; otherwise it registers
+//! the input request and never returns: `run_round` sees the wake-up, polls the handler
+//! once more (so inputs asked concurrently land in one round), drops it, and answers
+//! `InputRequiredResult`. The state's digest is written into one buffer from the params
+//! read as members (`_meta` skipped, never decoded); the keyed HMAC is built once per key.
+//! Asking for input the client did not declare fails the request with `-32021` (the round's
+//! fatal slot wins over whatever the handler does with the error). The key is random per
+//! process unless `ServerBuilder::request_state_key` gives one: processes behind one
+//! endpoint must share it.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

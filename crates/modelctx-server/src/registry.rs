@@ -2,6 +2,29 @@
 //! changeable while clients are connected, and the debounced `list_changed`
 //! announcements to every live session (and, through an [`AnnouncementBus`], to the
 //! sessions of other processes).
+//!
+//! Registries are `BTreeMap<id, Arc<Registered*>>`: schemas are generated and compiled
+//! once, at registration; a request clones an `Arc` out and no lock is held across an
+//! await.
+//!
+//! The server keeps weak references to its live sessions ([`Announcer`], a map by a number
+//! each session gets). A session's entry goes when its service is dropped (`Tracking` in
+//! the session's service), so an ended session's state is freed at once; the map and the
+//! listeners' list give their room back as they drain. Trap: `Tracking::drop` takes the
+//! announcer's session lock, so nothing that may drop a session's service runs under it
+//! (the lock covers only the map; `Announcer::live` upgrades under it and filters after).
+//!
+//! A registry change sets a pending flag per kind, and one task sends a single
+//! `list_changed` per kind to every live session after the debounce window, only for kinds
+//! that advertised `listChanged`. With `ServerBuilder::announcements` the kinds changed
+//! here are also published once per window (resource updates at once), and other processes'
+//! announcements are delivered here and never published again, so two processes do not echo
+//! them between them. Without a bus nothing else happens.
+//!
+//! `subscriptions/listen` (2026-07-28): the request's own stream carries the
+//! acknowledgement, then the changes its filter asks for ([`Announcer`] keeps listeners
+//! beside sessions), each tagged with the subscription id (the request id), until the
+//! client closes the stream (cancellation) or a send fails.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

@@ -2,6 +2,10 @@
 //! running them stopped before answering (see [`SharedSession::on_rerun`]).
 //!
 //! [`SharedSession::on_rerun`]: modelctx_transport::SharedSession::on_rerun
+//!
+//! Yes for a `tools/call` (not task-augmented) of a tool annotated `readOnlyHint` or
+//! `idempotentHint`, and for the built-in reads and idempotent settings; no for a method
+//! with an application handler, and for anything else.
 
 use std::sync::Weak;
 

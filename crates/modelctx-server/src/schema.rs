@@ -1,6 +1,11 @@
 //! JSON Schema: generation from Rust types (schemars, 2020-12; feature `schemars`),
 //! validation (jsonschema, local references only — a `$ref` is never fetched; feature
 //! `schema-validation`), and the few schema reads the registries need either way.
+//!
+//! A validation report (`Compiled::check`: tool arguments and output, prompt arguments,
+//! template variables) names the first 10 violations, each cut to 300 characters, then "and
+//! more", and stops the validator there: it goes back to the caller, so it must not grow
+//! with the input.
 
 use modelctx_types::JsonObject;
 #[cfg(feature = "schemars")]

@@ -1,6 +1,18 @@
 //! Per-session state: what the client declared, its log level and resource
 //! subscriptions. It lives in the session's service, never in a global; a
 //! [`ServerSession`] is the handle an application holds on it.
+//!
+//! When the transport shares the session (`Transport::shared_session`), `serve_with` starts
+//! from the restored snapshot (pre-initialised when the snapshot says the client's
+//! `notifications/initialized` arrived; otherwise in `Initializing`, refusing requests but
+//! `ping`), registers `apply` for changes made elsewhere, and its rerun check (see
+//! `rerun`). `initialize`, `logging/setLevel` and `resources/(un)subscribe` save the
+//! snapshot and await it before answering (a failure is `-32603`), so the client's next
+//! request sees the change on any process. Two processes changing one session's state at
+//! once: the last save wins; each change is answered only once stored. A shared session's
+//! task key (the owner of its tasks when no `Principal` is given) is a SHA-256 of its
+//! session id, the same on every process, so a task created through one copy is the
+//! session's on every other.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};

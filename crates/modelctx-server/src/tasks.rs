@@ -1,5 +1,31 @@
 //! Task-augmented `tools/call` and the task methods (protocol 2025-11-25): the server
 //! as the receiver of tasks, on `modelctx_session::tasks`.
+//!
+//! A tool is written once; the era and the client decide how it runs.
+//!
+//! - 2025-11-25: `ServerBuilder::tasks` declares `tasks`; the tool-level negotiation
+//!   (`ToolDef::task_support`: a task for a forbidding tool, or none for a requiring one,
+//!   is `-32601`; a server without tasks ignores the `task` field) precedes the call, and a
+//!   task-augmented call answers `CreateTaskResult` at once while the handler runs on its
+//!   own tokio task with a `Context` bound to the task: its sampling, elicitation and roots
+//!   go through the side channel, its cancellation is the task's (`tasks/cancel`), its
+//!   progress keeps the original token (best effort once the request is answered).
+//! - 2026-07-28 (the tasks extension, for a request that declares it): the server decides.
+//!   A task-supporting call runs as an MRTR round and *escalates* to a task when it has run
+//!   its window (`TaskConfig::sync_window`, per tool `ToolDef::task_window`; zero: before
+//!   the handler is first polled) without answering or asking for input; the `Escalation`
+//!   stores the task, sets the `Context`'s slot (its later input asks are the task's
+//!   `inputRequests`), spawns the rest of the handler and answers `CreateTaskResult`.
+//!
+//! A window rather than a flag on the handler, because some flows need input gathered in
+//! rounds *before* the task exists and others a task *before* the first ask; a per-tool
+//! window expresses both without the handler knowing the era. The handler's cancellation
+//! token is the same before and after escalation, so a handler that took it early still
+//! hears `tasks/cancel`. A tool error completes a 2026 task (`isError` in its result); only
+//! a JSON-RPC error fails it (in 2025 both fail it). `server/discover` shows
+//! `extensions["io.modelcontextprotocol/tasks"]` instead of the 2025 `tasks` slot; the
+//! extension's methods are gated with `-32021` before the task is looked up, and
+//! `tasks/result` and `tasks/list` stay removed.
 
 use std::sync::Arc;
 use std::time::Duration;

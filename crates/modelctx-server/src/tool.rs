@@ -1,5 +1,10 @@
 //! Tools of the high-level server: typed arguments in (validated against a generated
 //! JSON Schema), content or a typed value out.
+//!
+//! Arguments are validated before the function runs; an `Err`, a panic or a validation
+//! failure becomes `isError: true`, except `-32042` (URL elicitation required), which stays
+//! a JSON-RPC error with its elicitations intact. Output is checked against the output
+//! schema (not for `isError`).
 
 use std::fmt;
 use std::future::Future;

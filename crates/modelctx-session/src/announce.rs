@@ -14,5 +14,8 @@
 //!
 //! The items' home is modelctx-store, with the other seams a multi-process deployment
 //! implements.
+//!
+//! The seam lives here, not in `modelctx-server`, because a backend crate implements it and
+//! may not depend on the server role; the server's side is `registry::Announcer`.
 
 pub use modelctx_store::{Announcement, AnnouncementBus, AnnouncementReceiver};

@@ -52,6 +52,22 @@
 //! - A handler that panics answers `-32603 Internal error`; the session lives on.
 //! - When the transport closes, every pending request fails with
 //!   [`SessionError::is_closed`] and every running handler is cancelled.
+//!
+//! # How it works
+//!
+//! The modules: `pending` (the sans-IO table of outbound requests), `lifecycle` (the phase
+//! rules), `peer` (the outbound side), `runtime` (the receive loop), `service` (what a role
+//! plugs in), `tasks`, `announce` and `middleware`. Each module's doc holds its rules.
+//!
+//! Invariants across them:
+//!
+//! - A response is never answered, not even one that cannot be read; the call it names
+//!   fails when it arrives.
+//! - No lock is held across an await (std mutexes guard only map operations).
+//! - Disconnect is not cancellation: only `notifications/cancelled` or the end of the
+//!   session cancels a handler.
+//! - Per-session state lives in the session (the role crates' per-session service objects),
+//!   never in globals.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod announce;

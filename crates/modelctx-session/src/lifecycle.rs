@@ -8,6 +8,13 @@
 //! per-request envelope (`_meta["io.modelcontextprotocol/protocolVersion"]`): no
 //! handshake, every request stands alone, and the server sends no requests of its own.
 //! Pure functions over the phase, so the rules are tested without any I/O.
+//!
+//! A server session starts in `New`, in `Operational` (`SessionConfig::pre_initialized`),
+//! or in `Initializing` (`SessionConfig::initialize_answered`: a shared session whose
+//! `initialize` another process answered; a second `initialize` is then refused, as on the
+//! process that answered it). A server that receives `notifications/initialized` while it
+//! is still answering `initialize` (a pipelining client) becomes operational as soon as the
+//! answer is out; requests sent before the answer are still refused.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 

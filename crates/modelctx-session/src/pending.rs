@@ -5,6 +5,15 @@
 //! routes progress tokens to their request. It does no I/O and
 //! knows nothing of channels beyond the slot values it stores, so its races (a response
 //! after cancellation, a response for an unknown id) are tested directly.
+//!
+//! The table is keyed by `RequestId`, not by the allocated number: a caller may choose a
+//! request's id (`RequestOptions::id`, string or number; it is then the wire id, so a
+//! `subscriptions/listen` stream is known by it before any answer). A chosen id is refused
+//! locally when one like it is in flight, or when it is a number at or below the allocator
+//! (the session may have used it, and ids never repeat); a higher number moves the
+//! allocator past it. The progress token of a request is its id. Each entry holds its
+//! request's deadline and whether it went on the wire; the table keeps the one deadline the
+//! session's timer is set for.
 
 use std::collections::HashMap;
 use std::sync::Arc;

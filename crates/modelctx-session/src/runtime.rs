@@ -1,5 +1,51 @@
 //! The receive loop: one task owns the transport's stream and dispatches every inbound
 //! message without ever awaiting user code.
+//!
+//! Each request's job (its handler, then its response) is polled once on the receive task
+//! and gets a task of its own only if it is still pending: most handlers answer in their
+//! first poll, so there is no spawn and one hand-off less per call. The job's own task
+//! polls it again at once, so its wakers are registered there. Jobs run under a semaphore.
+//! A handler that *blocks* in its first poll holds up the receive loop (or, taken directly,
+//! the connection it arrived on), as it would hold up a worker thread: blocking work
+//! belongs in `spawn_blocking`.
+//!
+//! Notification handlers run in arrival order: each is polled once on the receive task
+//! until one is still pending after that poll, which starts the session's notification task
+//! (it finishes that handler, then runs every later notification in order). Every handler
+//! is *called* at arrival, so what it does before its first await (the client routes a
+//! subscription's notifications and drops stale cache entries there) happens before any
+//! later response is handled. Most sessions never start that task. Ping,
+//! `notifications/cancelled` and progress for our own requests are handled by the runtime.
+//!
+//! `Core` is what admitting a request needs, shared by the receive task and transports that
+//! deliver directly (`DirectReceiver`): a request taken directly gets the same checks
+//! (phase, duplicate id, semaphore) and the same poll-once-then-spawn treatment
+//! (`poll_once_or_spawn`, a no-op waker for the first poll). A request taken directly while
+//! the session ends is cancelled: the end marks the session closed before it cancels what
+//! is in flight, so whichever comes second sees the other.
+//!
+//! Responses from the peer:
+//!
+//! - An error response without id (`"id": null`) answers none of our requests; it goes to
+//!   `Service::handle_peer_error` in order with the notifications and is never answered.
+//! - A response that cannot be read (`TransportError::invalid` with
+//!   `InvalidMessage::is_response`: an error without `message`, a non-integer `code`, both
+//!   `result` and `error`) is never answered either: the request it names fails at once
+//!   (`SessionError::is_invalid_response`) instead of waiting for its timeout, and the
+//!   service hears of it through `handle_peer_error`. The HTTP and legacy SSE servers
+//!   refuse such a POST with 400 and hand the decode error to the session it names, in
+//!   order with the messages.
+//! - A message with an id and none of `method`, `result`, `error` is not taken for a
+//!   response: it is answered `-32600` and fails no call even when one of ours has that id,
+//!   because both directions number their requests from the same small integers.
+//!
+//! Nothing waits without a bound for a peer that does not read: a handler's answer that
+//! does not go out in its first poll counts in `answers_waiting`, against
+//! `max_requests_in_flight` (the in-flight entry is removed before the answer is sent, so a
+//! duplicate id right after an answer is not refused); answers the runtime gives itself
+//! (ping, refusals, errors for invalid messages) are sent in one poll or on a task of their
+//! own, at most `MAX_WAITING_RUNTIME_ANSWERS` at once, dropped beyond that. The session's
+//! end still waits for those tasks, under `SEND_FLUSH_LIMIT`.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;

@@ -1,5 +1,17 @@
 //! What a role crate plugs into the runtime: the [`Service`] that answers inbound
 //! requests and notifications, and the per-request [`RequestContext`].
+//!
+//! [`RequestContext`] keeps a request's `_meta` as text: the `FoundMeta` that came with the
+//! request (streamable HTTP in the stateless era, shared, no scan), or found by
+//! `members::find` (serde for what the scan does not settle). It decodes the map on the
+//! first `meta()` call, or at once when the text may name a `progressToken`, which the
+//! reporter needs; the server reads the era's envelope from the text
+//! (`unstable_meta_text`). The context also keeps where that text stands in the params
+//! (`MetaPlace`), so `unstable_parse_params` decodes the params with the member cut out and
+//! puts the shared text into the params' `_meta` field, when the method has that field
+//! (`RequestMethod::UNSTABLE_META_SLOT`). The place is checked before use; anything else
+//! (no slot, params rebuilt by an MRTR retry, params that do not decode) is decoded whole,
+//! so outcomes and error messages are `parse_params`'s.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};

@@ -1,9 +1,8 @@
-//! A state-machine property test of the session runtime (issue 25, "Fuzzing", the
-//! property-test point): under arbitrary interleavings of requests both ways, responses
-//! (late, duplicate, for unknown ids), cancellations both ways, reused ids, the in-flight
-//! bound and a disconnect from either side, the session answers every request exactly
-//! once (a request cancelled while it runs, or cut off by the disconnect, never), every
-//! call it made ends once, and no entry is left behind.
+//! A state-machine property test of the session runtime: under arbitrary interleavings of
+//! requests both ways, responses (late, duplicate, for unknown ids), cancellations both
+//! ways, reused ids, the in-flight bound and a disconnect from either side, the session
+//! answers every request exactly once (a request cancelled while it runs, or cut off by the
+//! disconnect, never), every call it made ends once, and no entry is left behind.
 //!
 //! One session (client or server role, handshake skipped) faces the scripted
 //! [`MockPeer`] on a current-thread runtime with paused time, so a message that never
@@ -15,6 +14,11 @@
 //! refuse it as a duplicate), the in-flight bound admits its full count of new requests
 //! (a leftover would answer -32005), and every outbound id can be chosen again (a
 //! leftover would refuse it locally).
+//!
+//! Not covered: a request cancelled while it waits for a handler slot (it never reaches the
+//! service, so the model cannot tell when its entry goes; here the bound on running
+//! handlers equals the in-flight bound), and races between threads (one thread by design:
+//! the model must be exact).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

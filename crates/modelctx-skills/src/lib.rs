@@ -52,6 +52,16 @@
 //! |---|---|
 //! | `server` | [`Skills`], [`Skill`], [`ServerBuilderSkillsExt`], [`SkillsWatcher`] |
 //! | `client` | [`SkillsClient`], [`ClientSkillsExt`], [`SkillCache`], [`SkillsError`] |
+//!
+//! # How it is built
+//!
+//! A crate of its own because the halves share the frontmatter, path and wire code, and the
+//! server and client roles may not depend on each other; tidy lets this crate see both. On
+//! the server, files are held in memory: a URI is looked up, never mapped to a disk path,
+//! so a read cannot escape; from disk, symbolic links and special files are refused, hidden
+//! entries skipped. A watch polls file metadata rather than using an OS notification crate:
+//! none is in the lock, and a poll of metadata is cheap at skill sizes; a skill that fails
+//! its checks after a change keeps its last good version until a later poll reads it whole.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Each half uses part of the shared code; only both halves use all of it.

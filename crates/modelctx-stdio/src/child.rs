@@ -1,4 +1,8 @@
 //! The client side: a server run as a child process, spoken to over its stdin/stdout.
+//!
+//! A supervisor task owns the `Child` and is the only place signals are sent from, so a pid
+//! is never signalled after it was reaped. The child's stderr is inherited, handed line by
+//! line to a callback, or written to a file, never swallowed.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;

@@ -78,6 +78,9 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `child` | `ChildProcess`, `StdioClient`, `ChildHandle`: run a server as a child process (tokio's `process` module; `SIGTERM` through `nix`, its `signal` module only, on unix). Off by default: a server never needs it, and it is a sizeable part of a minimal server's build. The facade turns it on with its `client` feature. |
+//!
+//! Trap: `ServerSession::closed()` resolves before the sink has flushed; a stdio `main`
+//! should `close().await` after it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "child")]

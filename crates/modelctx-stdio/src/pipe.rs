@@ -1,5 +1,20 @@
 //! The transport over any byte pipe pair: stdin/stdout, a child's pipes, in-process
 //! duplex streams.
+//!
+//! Writing: one writer task per sink, started on the first send, flushing whenever its
+//! queue runs empty; `close` drains it within a bounded time. A write that waits longer
+//! than `StdioOptions::write_timeout` for a peer that does not read gives the output up:
+//! later sends fail closed and the stream ends with `Diagnostic::OutputStalled` (a `watch`
+//! flag the stream's read selects on), which ends the session. The timer is armed only when
+//! a write does not complete in its first poll (the pipe is full), never on the common
+//! path, since arming a tokio timer per write would wake the timer driver.
+//!
+//! Reading happens inside `recv` (cancel-safe, no reader task), paced by the session.
+//!
+//! [`stdio()`]: when stdin and stdout are pipes (a host spawned us) they are driven by the
+//! reactor in non-blocking mode (`tokio::net::unix::pipe`); tokio's `stdin()`/`stdout()`
+//! send every read and write through the blocking thread pool, which costs about half the
+//! stdio throughput. Other kinds (a terminal, a file) keep tokio's.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};

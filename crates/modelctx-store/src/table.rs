@@ -4,6 +4,18 @@
 //! sessions (or streams, or requests) that once held 10,000 entries keeps room for
 //! them after every one of them ended. [`shrink_drained`], called where entries are
 //! removed, gives that room back once the table is mostly empty.
+//!
+//! Invariant: a table that grows with the number of sessions, streams or requests gives its
+//! memory back as it drains. Every such table calls [`shrink_drained`] where entries leave
+//! (or is dropped with its session): the streamable HTTP service's sessions, the in-memory
+//! event store's sessions, a hosted session's routes, the legacy SSE service's sessions,
+//! the server's announcer, the session runtime's in-flight requests and pending table, the
+//! task host's live tasks and the in-memory task store. A new table of that kind must do
+//! the same.
+//!
+//! An empty table frees its memory altogether rather than keeping a small floor: a small
+//! table reallocated while a round's last sessions end lands wherever malloc finds room,
+//! often near the top of an arena about to be trimmed, and pins it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};

@@ -21,6 +21,43 @@
 //! let outbound = TransportMessage::new(msg).related_to(Some(RequestId::Number(7)));
 //! assert_eq!(outbound.related_request, Some(RequestId::Number(7)));
 //! ```
+//!
+//! # How it works
+//!
+//! [`MessageSink`] (`send(&self)`, `close`) is shared by every sender; [`MessageStream`]
+//! (`recv(&mut self)`, cancel-safe) is owned by the session's receive task. Both are
+//! dyn-compatible (boxed futures), so the session erases the transport type once, at start.
+//!
+//! A message's `extensions` ([`Extensions`], a small type map, empty and allocation-free
+//! unless a transport fills it) carry what the transport knows of it beyond its JSON.
+//! Streamable HTTP copies the `Extensions` that layers in front of the endpoint put in the
+//! HTTP request onto each message of the POST; the session hands it to the request context
+//! untouched, and the server's `Context::extensions` exposes it. That is how the OAuth
+//! resource server's verified caller reaches handlers without the session or server crates
+//! knowing OAuth. [`Permissions`] is the same idea for listings: a layer that knows what
+//! the caller may use puts one there, and the server leaves out of its lists what it does
+//! not allow.
+//!
+//! Facts of the transport that the server applies on top of any session settings
+//! (`Server::serve_with`): `Transport::starts_initialized` and
+//! `Transport::allows_outbound_requests` (session-less streamable HTTP starts initialised
+//! and cannot carry requests to the client), so a plain `server.serve(transport)` works on
+//! any transport. `Transport::kind` and `Transport::session_id` only name the session's
+//! tracing span; wrappers may forward them. A sink that will not carry a message for a
+//! protocol reason says so with `TransportError::refused`: the sender's caller gets that
+//! error as if the peer had answered with it.
+//!
+//! Direct delivery: the session runtime offers each stream a [`DirectReceiver`]
+//! (`MessageStream::offer_direct`). A transport whose messages arrive on tasks of their own
+//! (streamable HTTP: the POST's connection task; in-memory: the sender's task) may hand a
+//! message to it there instead of queueing it for the receive task, saving the two task
+//! wake-ups that are most of a fast call's time. The runtime takes requests and responses
+//! once the session is operational and gives everything else back (the handshake and
+//! notifications, whose order relative to the receive task matters). The transport delivers
+//! directly only while nothing it queued earlier is unhandled, so a direct message never
+//! overtakes an earlier one; that rule lives in one place, [`DirectSlot`]. Wrappers that
+//! must see every message (the conformance recorder) keep the default, which ignores the
+//! offer.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;

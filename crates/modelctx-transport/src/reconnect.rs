@@ -1,5 +1,18 @@
 //! What a client transport does when it loses its server: how often and how fast it
 //! tries again, and which requests it may send a second time.
+//!
+//! The backoff doubles from `initial_delay` up to `max_delay` with "equal" jitter (a draw
+//! between half the wait and all of it, from std's `RandomState`: no RNG crate), for
+//! `max_attempts` in a row. Requests sent again are the `IDEMPOTENT_METHODS` (lists, reads,
+//! `ping`, `server/discover`, `completion/complete`, `tasks/get` and `tasks/list`) plus
+//! vendor methods the caller names; never `tools/call`. A request that was sent and whose
+//! connection dropped fails as `interrupted` (`-32000` with `data.interrupted`: it may or
+//! may not have run), one never sent as `undelivered`.
+//!
+//! Reconnection lives in the transports, not in the client role, because only the transport
+//! knows that a new session began (a 404, a new child) and whether a request reached the
+//! wire; the client keeps its negotiated state, so nothing above notices a restart except
+//! the requests that failed as interrupted.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};

@@ -1,5 +1,8 @@
 //! What a reconnecting client transport repeats to a new server session besides
 //! `initialize`.
+//!
+//! That is the state a 2025-era session built with requests: the log level and the resource
+//! subscriptions (answered `resources/subscribe` minus `unsubscribe`).
 
 use std::collections::{BTreeMap, HashMap};
 

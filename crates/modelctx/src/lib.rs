@@ -55,6 +55,16 @@
 //! (`ToolDef::with_schema`) or answered by typed request handlers. See the
 //! `modelctx-server` feature table for exactly what is and is not checked without
 //! `schema-validation`.
+//!
+//! # How it is built
+//!
+//! One module and one feature per crate; this is the only crate that picks defaults.
+//! `modelctx::schemars` (features `server` and `schemars`) is the path users'
+//! `#[derive(JsonSchema)]` should name. The [`guide`] is one Markdown page per feature,
+//! each an empty module with `#[doc = include_str!(..)]`, so its examples are doctests that
+//! cannot drift from the API; a page is compiled only with the features its examples use,
+//! so `cargo test -p modelctx` on the default features skips the transport, auth and
+//! scale-out pages, which the workspace build has.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(inline)]

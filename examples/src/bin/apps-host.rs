@@ -30,6 +30,14 @@
 //! It listens on loopback only, and answers only requests addressed to a loopback name
 //! and, when a browser says where they come from, from its own pages: its page can make
 //! it call the server's tools, other sites cannot.
+//!
+//! The proxy places the CSP `<meta>` right after the doctype, before any of the view's
+//! markup, with the same directives as `SandboxPolicy` (the browser run checks that the two
+//! are equal), and passes messages to and from the host page's origin only. The page POSTs
+//! the proxy's messages in order (one promise chain). Fetch and server-sent events rather
+//! than a WebSocket: axum's `ws` feature would bring in tokio-tungstenite for what two
+//! plain requests do. `tests/apps_host.rs` makes the pages' requests without a browser;
+//! `cargo xtask browser` is the test in headless Chromium.
 
 use std::collections::HashMap;
 use std::convert::Infallible;

@@ -1,4 +1,9 @@
 //! The cross-SDK legs: which peer drives which side over which wire, and running them.
+//!
+//! Trap: the TypeScript client can drop a progress notification that arrives in the same
+//! read as its response, so cross-SDK checks must not demand the last one over stdio. The
+//! `tasks` legs end a task when `open_gate` opens the gate `wait_for_gate` waits on, so
+//! each side decides when a task completes and no step depends on timing.
 
 use std::process::{Command, ExitStatus};
 use std::time::Instant;

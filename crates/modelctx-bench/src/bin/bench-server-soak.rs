@@ -22,6 +22,14 @@
 //! measurement to the next (CI: 4 threads after round 1, 7 after round 3, 12 blocks
 //! more). The server runs no blocking-pool work now: its threads are the runtime's
 //! workers, this thread and the main one, the same at every measurement.
+//!
+//! It is its own program because it counts its live heap: `#[global_allocator]` is a
+//! `stats_alloc` wrapper around the system allocator (two atomic additions per allocation,
+//! kept out of the server `cargo xtask bench` times). It answers `count` on a plain thread
+//! of its own with blocking I/O, since tokio's stdin and stdout run on the blocking pool,
+//! whose threads come and go and whose thread-local allocations would show in the heap; so
+//! the server's threads are fixed (main, two workers, the control thread) and the verdict
+//! checks them too.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;

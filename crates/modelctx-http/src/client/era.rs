@@ -1,5 +1,15 @@
 //! The headers of the stateless era (protocol 2026-07-28): what a request mirrors from
 //! its body, and which tool arguments go into `Mcp-Param-*` headers.
+//!
+//! A request is of the era when the protocol version in its `_meta` says so: it gets its
+//! own POST without session, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (core methods
+//! by name, any other from the message's `name_param`) and `Mcp-Param-*` (from the
+//! `x-mcp-header` arguments of the tools the last `tools/list` named; values that cannot
+//! travel plain in the `=?base64?…?=` form). A refusal with an HTTP error status is read as
+//! the JSON-RPC error it carries. Each such POST runs on a task whose abort handle the
+//! transport keeps: the session's `notifications/cancelled` for it aborts the task (closing
+//! the response stream, the era's cancellation over HTTP) instead of being POSTed; a
+//! cancellation naming no open POST is dropped.
 
 use modelctx_types::{JsonRpcRequest, mirror};
 

@@ -1,5 +1,20 @@
 //! How the client transport fails a request, and when it tries again: the prefixes of
 //! its failure reasons (undelivered, interrupted, session gone) and the connect backoff.
+//!
+//! A send error is split by reqwest's `is_connect()` (`after_send_error`):
+//!
+//! - the request never left (refused, unreachable, TLS handshake): any request may be tried
+//!   again after the backoff, reporting `Reconnecting` through
+//!   `HttpClientHandle::connection_state`, and it fails as `undelivered` once the attempts
+//!   are used up;
+//! - it may have run (the body went out, then the answer or its stream broke and could not
+//!   be resumed, a resume GET failed, or the session ended meanwhile): the reason starts
+//!   with `INTERRUPTED` and the request fails as `interrupted`, unless the policy calls it
+//!   idempotent, in which case it is sent again (same id, new POST, after re-initialising
+//!   when the session is gone) and the session sees one answer. Losing the session leaves
+//!   such requests to their own tasks (the `retryable` set).
+//!
+//! The default policy, `ReconnectPolicy::never()`, keeps failures fast.
 
 use crate::sse::SseTooLarge;
 use http::StatusCode;

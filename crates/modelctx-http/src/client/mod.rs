@@ -1,4 +1,20 @@
 //! The client side: a `Transport` over reqwest.
+//!
+//! The transport reads the session id and negotiated version from the `initialize` exchange
+//! and sends them on every request. Inbound messages carry their SSE event id as
+//! `resumption_token`; an outbound request with a token resumes with GET and
+//! `Last-Event-ID` instead of being sent again. A 404 fails the session's in-flight
+//! requests as interrupted, then the saved `initialize` is repeated, followed by the old
+//! session's log level and resource subscriptions (`SessionReplay`), before the next
+//! request goes out; a request whose own POST got the 404 never ran and goes to the new
+//! session once. Under a policy that reconnects, the standalone GET stream that finds its
+//! session gone starts the new session itself, so the server's own messages come again
+//! without waiting for the client's next request. `HttpClientHandle::initialize_status` is
+//! the status of the latest `initialize` POST, on which the legacy fallback
+//! (`modelctx-sse`) decides.
+//!
+//! The body is serialised once per request (`Bytes`, cloned per attempt); nothing is cloned
+//! on the hot path when the policy retries nothing.
 
 mod body;
 mod era;

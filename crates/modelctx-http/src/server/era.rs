@@ -3,6 +3,16 @@
 //! must match the body, else `400` with `-32020`), and the HTTP status an answer gets
 //! from the JSON-RPC error it carries (`404` for an unknown method, `400` for a request
 //! the server refused as malformed).
+//!
+//! Checks, in the order the official suite expects: header missing, then header ≠ body
+//! version, then `Mcp-Method` and (for `tools/call`, `prompts/get`, `resources/read`)
+//! `Mcp-Name` (trimmed, `=?base64?…?=` decoded strictly), each `-32020`, echoing the
+//! request id. The mirrored members and `_meta` come from one quick scan of the params
+//! (`members::find_with`); [`MetaCache`] keeps up to 16 plain `_meta` texts (keys without
+//! escapes, no `progressToken`), and a request whose `_meta` text starts with a kept one
+//! takes it by comparing bytes (an object's text is never a proper prefix of another
+//! value's). Anything the scan does not settle as serde would goes through the serde pass
+//! and hands no `_meta` down, so edge cases behave alike.
 
 use axum::body::Body;
 use axum::response::Response;

@@ -6,6 +6,15 @@
 //! has no handshake, no `logging/setLevel`, no `resources/subscribe`; tasks are not
 //! bound to a session without an id), so one session serves POST after POST, one at a
 //! time, and a POST skips starting and ending a session runtime.
+//!
+//! A session goes back to the pool when its POST ends only if it is idle (no route, no
+//! stream), open, and its answer did not stream, up to `KEPT_ERA_SESSIONS`; otherwise it
+//! ends with its last answer. A session that served `initialize` is never kept. Shutdown
+//! (`close_all_sessions`) and the service's drop end the kept sessions. One request at a
+//! time per lent session, so ids never meet; a request of the era that has ended fires its
+//! token, and the sink drops its late notifications (see `session::outbound`). What
+//! remains: a handler that keeps its `Context` and closes the session later ends whichever
+//! POST holds it then.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 

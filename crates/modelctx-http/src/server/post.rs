@@ -2,6 +2,9 @@
 //! [`super::post_era`]; any other is of the handshake era (2025-11-25 and
 //! before): an `initialize` starts a session, every other message goes to the session
 //! its `Mcp-Session-Id` names (or, in session-less mode, to a session of its own).
+//!
+//! Session-less mode makes a session per POST; the transport tells the factory to start it
+//! pre-initialised and without outbound requests.
 
 use std::sync::Arc;
 

@@ -1,5 +1,23 @@
 //! POST of the stateless era (protocol 2026-07-28): one request per POST, no session id,
 //! served by a kept session of the era (see [`kept`](super::kept)).
+//!
+//! A POST names the era when its `MCP-Protocol-Version` names no handshake-era version and
+//! it names no session (without the header: when its request carries the envelope); a
+//! version neither era knows on a request of a session is the handshake era's to refuse
+//! (`400`, "Unsupported protocol version", the literal other SDKs' clients match). What the
+//! endpoint read (headers, `_meta`) travels down with the message (`EraRead`, `FoundMeta`),
+//! so the request context does not scan the params again.
+//!
+//! The answer's route (`Route::Era`) stays a oneshot until the handler sends something that
+//! is not its response. A lone response goes out as JSON with the status its error implies,
+//! with no stream or channel built; the first progress or log message builds the SSE
+//! stream; a handler with nothing sent when the head is due gets its stream then
+//! (`settle_era_answer`). The response carries its error code to the POST
+//! (`EraAnswer::Json`), so its status is known without reading the body, and it is
+//! serialised once. An SSE stream complete with one event is still sent as JSON. Dropping a
+//! streaming body before its end (the client closed the stream) pushes
+//! `notifications/cancelled` for its request into the session: the era's cancellation,
+//! which also ends a `subscriptions/listen` handler.
 
 use std::sync::Arc;
 

@@ -1,6 +1,10 @@
 //! Reading a request: its `Accept` and `MCP-Protocol-Version` headers, its body, and
 //! the session it names (this service's own, or, with a session registry, one shared
 //! with other services).
+//!
+//! Trap: peers may send any *supported* `MCP-Protocol-Version` on a session that negotiated
+//! another (the official suite does); the server accepts it and keeps the negotiated
+//! revision. Only malformed or unsupported values get 400.
 
 use std::sync::Arc;
 

@@ -1,5 +1,21 @@
 //! The service and serving: [`StreamableHttpService`], its axum router and listener
 //! loops, and the dispatch of each HTTP request to its method's handler.
+//!
+//! `serve()` calls the endpoint straight from hyper (generic over the body type);
+//! `router()` is the same endpoint behind axum for users who mount it. Two traps of
+//! serving:
+//!
+//! - `axum::serve` leaves `TCP_NODELAY` off, which stalls small SSE writes by about 40 ms
+//!   each; `serve()` sets it on every connection (through `hosting`'s accept loop, which
+//!   the legacy SSE transport shares).
+//! - hyper's header read timeout arms a tokio timer per request head; `serve()` runs a one
+//!   second heartbeat timer so that arming it never has to wake the timer driver.
+//!
+//! `serve_tls` and `hosting::serve_router_tls` use the same accept loop with a TLS
+//! acceptor. For the conformance matrix, `open_session()` starts a session ahead of
+//! `initialize` (the client's `.session(id)` and `.close_on_session_end(true)` then make
+//! the HTTP leg behave like a pipe); `open_shared_session()` is its counterpart with a
+//! session registry.
 
 use std::convert::Infallible;
 use std::fmt;

@@ -1,6 +1,14 @@
 //! Client authentication at the token, revocation and introspection endpoints:
 //! `client_secret_basic`, `client_secret_post`, `none` (RFC 6749 §2.3) and
 //! `private_key_jwt` (RFC 7523 §2.2, OpenID Connect Core §9).
+//!
+//! A public `client_id` alone is accepted only for `none` clients (a `private_key_jwt`
+//! client has no secret either). A client assertion needs `iss` = `sub` = a client
+//! registered with that method, `aud` the issuer or the token endpoint, an `exp` at most
+//! five minutes ahead (the cap keeps what is remembered short), and a `jti` used once; it
+//! is checked with ES256 against the client's `jwks`, or its `jwks_uri`, fetched under the
+//! same rule as a client ID metadata document, at registration and at each assertion (the
+//! key set is not cached). One authentication method per request; two is `invalid_request`.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,14 @@
 //! The bundled authorization server (feature `authorization-server`).
+//!
+//! Codes, refresh tokens and pending consents are stored under a SHA-256 of their value and
+//! taken out on use, which is what makes them single-use. The `jti`s of ID-JAGs, client
+//! assertions and token-endpoint DPoP proofs go through the store's `first_use`, kept until
+//! the assertion's `exp` plus the clock skew or the proof window, so every single-use check
+//! holds across the processes sharing one store (`InMemoryStore` does it in its process
+//! only). Access tokens are ES256 JWTs (`jose`, shared with the verifier; RustCrypto
+//! `p256`, no C). `/authorize` takes `dpop_jkt`: the code's grant carries it, and the token
+//! request must bring a DPoP proof by that key (else `invalid_dpop_proof`; the code is
+//! spent either way, as for any failed exchange).
 
 mod cimd;
 mod client_auth;

@@ -1,5 +1,7 @@
 //! DPoP proofs (RFC 9449): a proof-of-possession key per client, a fresh proof per
 //! request, the servers' nonces.
+//!
+//! The key lives with the client and is not persisted.
 
 use serde_json::json;
 

@@ -1,6 +1,9 @@
 //! The guarded HTTP client of discovery, registration and token requests: `https` only
 //! (plain `http` for loopback hosts), redirects within the same origin only, bounded
 //! bodies, a time limit per exchange.
+//!
+//! A private-network guard refuses private addresses, on unless the MCP server itself is
+//! local.
 
 use std::net::IpAddr;
 use std::time::Duration;

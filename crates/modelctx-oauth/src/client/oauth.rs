@@ -1,4 +1,11 @@
 //! [`OAuthClient`]: the flows, tied to the HTTP client transport's [`AuthHook`].
+//!
+//! The authorization flow runs on a task of its own, so a request that times out or is
+//! cancelled while the user is still authorizing does not abort it; the token serves the
+//! next requests. `max_retries` is 2 (a DPoP nonce challenge may follow a fresh token), and
+//! the hook refuses a second authorization for the same 401. With DPoP on, the
+//! authorization request carries `dpop_jkt`, so the code is bound to the key that will
+//! redeem it.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,4 +1,24 @@
 //! The tower layer that checks bearer tokens in front of the MCP endpoint.
+//!
+//! Tokens come from the `Authorization` header only. Invariant: the audience is checked by
+//! the layer itself, after whatever verifier, against the configured resource URI; nothing
+//! can turn it off. Per-operation scopes read the POST body (bounded) to find the
+//! `tools/call`, `resources/read` and `prompts/get` targets, each message of a batch on its
+//! own. The verified `AuthInfo` goes into the request's `modelctx_transport::Extensions`.
+//!
+//! With `Listing::Permitted` the layer also inserts a `modelctx_transport::Permissions`
+//! built from the token's scopes; the server's built-in `*/list` answers filter by it
+//! *before* paging, so a cursor's offset is into what that caller sees, and in the
+//! 2026-07-28 era such a list's `cacheScope` is `private` whatever the caching hints say.
+//! Calls are checked by the layer either way; the filter only shapes what is shown.
+//!
+//! DPoP (RFC 9449): a token with `cnf.jkt` passes only as `Authorization: DPoP` with a
+//! proof for this method and the resource URI, bound to the token (`ath`), fresh, signed by
+//! the bound key, and with an unseen `jti`: in this process by default, or through
+//! `ResourceServerConfig::replay_store` in a store every instance shares (a store that does
+//! not answer: 503, as for an unverifiable token). As a bearer token it is refused. The
+//! resource server's ids are the SHA-256 of `resource-dpop <jkt>.<jti>`, apart from the
+//! authorization server's by the tag, so one store serves both.
 
 use std::collections::BTreeSet;
 use std::convert::Infallible;

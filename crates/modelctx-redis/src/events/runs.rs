@@ -7,6 +7,13 @@
 //! it for [`liveness`](crate::EventStoreConfig::liveness) every quarter of that.
 //! Writes go through the event store's ordered queue with its events; reads and the
 //! take-over flush it first.
+//!
+//! `begin` (`HSET` and `PEXPIRE`), `end` (delete if the owner still holds it) and `release`
+//! (owner emptied if it still holds it) go into the writer's pipeline with the events, in
+//! call order; `state` (no record, owner alive, orphaned) and `take_over` (one script:
+//! orphaned → owner := caller, answering the request text and the stream's last entry id)
+//! flush it first. A liveness key per service rather than a lease per run: one write per
+//! service per interval however many calls run, and a run's record is written once.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,4 +1,7 @@
 //! Typed forms: the restricted form schema of a Rust type (feature `schemars`).
+//!
+//! `form_schema::<T>` reduces schemars' output to the spec's restricted subset, and an
+//! accepted form is checked again against it before the handler sees the values.
 
 use modelctx_types::RequestedSchema;
 use schemars::JsonSchema;

@@ -1,5 +1,13 @@
 //! The envelopes a server has read, shared by the requests that carry the same: found
 //! by the text of their members, or by the transport's shared copy of the `_meta` text.
+//!
+//! A client sends the same envelope with every request, so a hit costs a hash and a lock
+//! instead of decoding the capabilities and client info again. Keys are the four members'
+//! text, hashed with a per-server random key; at most 64 envelopes of at most 4 KiB of
+//! text, starting over when full. A `_meta` the transport hands down as shared text
+//! (`RequestContext::unstable_shared_meta`) is also kept by the `Arc`'s address: the entry
+//! holds the `Arc`, so the address cannot name another text while it lives, and a hit reads
+//! nothing at all.
 
 use modelctx_types::{ErrorData, Meta};
 

@@ -1,5 +1,11 @@
 //! A request's envelope: what its `_meta` says about its client (protocol version,
 //! capabilities, optionally client info and log level), read and checked.
+//!
+//! The envelope is read once, from the `_meta` text: its four members are taken as raw text
+//! in one quick scan (`members::find`; serde's pass for a key spelled with escapes; other
+//! keys skipped unread) and each decoded straight into its type. A `_meta` the scan does
+//! not take (not an object, a key twice) goes through the decoded map, so the outcome and
+//! the error messages are the same either way.
 
 use modelctx_types::{
     ClientCapabilities, ErrorCode, ErrorData, Implementation, LoggingLevel, Meta, ProtocolVersion,

@@ -1,6 +1,14 @@
 //! Finishing a result for the era: its `resultType`, the server's identity in `_meta`
 //! and, for cacheable results, caching hints; appended to the result's text when it
 //! can be, else through the general path.
+//!
+//! A result that names none of the members added is not read (one loop over its bytes,
+//! `may_name`); a name or an escape anywhere takes the quick top-level scan, and what that
+//! does not settle the map. The new members are written into a string of the exact final
+//! size, which becomes the result's `RawValue` without a second parse (see `built_raw`).
+//! `tools/call`'s `Mcp-Param-*` check (`check_param_headers`) reads only the tool's name
+//! unless the tool marks arguments with `x-mcp-header` (found once at registration,
+//! `RegisteredTool::mirrored`).
 
 use modelctx_types::{ErrorData, Meta, RawValue, members, to_raw};
 use serde_json::{Map, Value};

@@ -6,6 +6,16 @@
 //! era changes (`server/discover`; methods the era removed are unknown methods), and
 //! finishes every result the way the era wants it (`resultType`, the server's identity
 //! in `_meta`, caching hints) and every error (resource-not-found is `-32602`).
+//!
+//! The session decides the era: a server session configured for it
+//! (`SessionConfig::unstable_stateless_era`, set by `serve_with`) moves from `New` to
+//! `Phase::Stateless` on a first request whose `_meta` carries
+//! `io.modelcontextprotocol/protocolVersion`, or starts there when its transport says it
+//! carries one such request (`Transport::carries_stateless_era`). In that phase the session
+//! answers no ping itself, sends no requests, and sends notifications only through a peer
+//! related to a request. `Context` takes client info, capabilities, version and log level
+//! from the envelope (no `logLevel`: no log messages). Missing envelope keys are `-32602`;
+//! a version the server does not serve is `-32022` with `data.supported` and `requested`.
 
 mod cache;
 mod envelope;

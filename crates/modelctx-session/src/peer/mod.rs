@@ -1,5 +1,15 @@
 //! The outbound side: the [`Peer`] handle, typed requests with cancellation, progress and
 //! timeouts, and notifications.
+//!
+//! `start_request::<M>` copies `M::NAME_PARAM` (which params key a vendor request's
+//! `Mcp-Name` header mirrors; default none) into the options, and the request's
+//! `TransportMessage::name_param` carries it to the transport: a transport sees JSON plus
+//! routing metadata, never a Rust type, and needs no list of vendor methods.
+//!
+//! Hot-path rules: no lock shared by all callers on the per-call path (the session's closed
+//! check is an atomic, not the `CancellationToken`'s mutex); one boxed future per outbound
+//! request (typed results are decoded through a plain `fn` pointer); whether a request went
+//! on the wire is kept in its pending-table entry, not in a separate `Arc`.
 
 mod outbound;
 mod progress_queue;

@@ -1,5 +1,13 @@
 //! The state one session's handles share with its receive loop: the sink, the table of
 //! pending requests and its deadlines, in-flight handlers and the session's phase.
+//!
+//! Request clocks: the session offers its transport its `RequestClocks`
+//! (`MessageStream::offer_clocks`, kept weakly). A transport that waits on something other
+//! than the peer for one request holds that request's timeout (`RequestClock::hold`, a
+//! guard): the pending entry puts its deadline aside with the budget left and gets it back
+//! on release. The HTTP client hands the clock to its auth hook, and `modelctx-oauth` holds
+//! it only while the user is at the authorization server. A stream that wraps another must
+//! forward the offer.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,5 +1,14 @@
 //! The receiver side of tasks: creating them, running the side channel, and answering
 //! `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`.
+//!
+//! Ids are 128 bits from the operating system's CSPRNG. `tasks/result` drains the task's
+//! queued requests in order over *its own* peer (so streamable HTTP carries them on that
+//! POST's stream), waiting on a per-task `watch` version bumped at every change (subscribe,
+//! then read: no lost wake-up). The tasks extension (2026-07-28) uses the same host:
+//! `TaskRun::ask_input` waits under a key, unique over the task's life, among the task's
+//! `inputRequests`; `TaskHost::answer` (`tasks/update`) removes answered keys before it
+//! returns (the next `tasks/get` must not show them) and moves the task back to `working`
+//! when none is left.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};

@@ -13,6 +13,21 @@
 //!   task drops what still waits.
 //! - The requestor: [`start_task`] sends a request augmented with `task` and returns a
 //!   [`TaskHandle`] to poll, await and cancel.
+//!
+//! The status machine is one function, `TaskUpdate::apply`, that every store calls, so no
+//! store can allow an illegal transition (terminal is final; a cancelled task stays
+//! cancelled whatever its work does later). The in-memory store is bounded: capacity,
+//! expiry from `ttl`, the oldest terminal task evicted first, and `-32603` when it is full
+//! of running tasks.
+//!
+//! Who reaches a task is [`TaskOwner`]'s rule, the same in every store: its principal when
+//! it has one (a layer put it in the message's `Extensions`, as `modelctx-oauth` does),
+//! else its session, else (unauthenticated stateless-era requests, stateless transports
+//! marked `Sessionless`) only a requestor without either, through the unguessable id.
+//! `tasks/list` never shows an ownerless task and an anonymous requestor lists nothing; a
+//! task the requestor may not reach answers as an unknown id. The HTTP endpoint marks a
+//! POST it serves with a session of its own as `Sessionless` while building the POST's
+//! extensions; one found to be so only after its body is read is marked on delivery.
 
 mod handle;
 mod host;

@@ -2,6 +2,12 @@
 //! `initialize` POST answered 400, 404 or 405 means a server that may speak only the
 //! legacy transport, so the same URL is opened as a legacy event stream and
 //! `initialize` is sent again there.
+//!
+//! The decision reads `HttpClientHandle::initialize_status`, set before the failure reaches
+//! the stream; the sink then routes to the legacy sink. The fallback lives in this crate
+//! because `modelctx-http` cannot name the legacy transport (this crate depends on it for
+//! the protections and the auth hook), the client role knows no transports, and the facade
+//! holds no logic. In the fallback a probe goes to the streamable URL and is refused there.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,15 @@
 //! The client side: the legacy SSE client transport, and the streamable HTTP client
 //! that falls back to it.
+//!
+//! `connect` waits for `endpoint` under one bound and resolves it against the stream URL,
+//! refusing another origin (messages carry the same credentials); a stream that ends,
+//! answers non-SSE or never sends `endpoint` is an error that says which. A refused request
+//! is answered with the JSON-RPC error of the refusal (or one naming the status), a refused
+//! notification fails the send.
+//!
+//! Trap: the client side does not pin the era. Over this transport an `Auto` client adopts
+//! 2026-07-28 when the server answers `server/discover`, as the Python SDK's SSE server
+//! does; `ConnectMode::Handshake` keeps the handshake.
 
 mod fallback;
 

@@ -1,5 +1,24 @@
 //! The server side: `GET /sse` opens a session's event stream, `POST /messages`
 //! delivers a message to it.
+//!
+//! The session (128 random bits, hex) is registered before its `endpoint` event, the body's
+//! first chunk, goes out. POST checks come from `modelctx_http::hosting`, the code
+//! streamable HTTP runs (Origin/Host 403, 415, 413, 408), then a missing or malformed
+//! session id is 400 and an unknown one 404. One message per body (a batch is 400); an
+//! invalid body is 400 with its JSON-RPC error (a response that cannot be read is also
+//! queued for the session, whose call it names then fails at once); otherwise 202 once
+//! queued, or 503 if the session does not take it within the body timeout.
+//!
+//! A request carrying the 2026-07-28 envelope (that era has no session to ride on) is 202
+//! too, and refused on the event stream (`-32600`, its id echoed) without reaching the
+//! session. Trap: the refusal must not be an HTTP error. Legacy clients read answers only
+//! on the stream, and some (the Python SDK's) take any non-2xx POST for a dead transport,
+//! so a client that probes `server/discover` first could not connect at all.
+//!
+//! Serving both transports: `sse.router().nest_service("/mcp", http.router())` with one
+//! server behind both factories, served by `modelctx_http::hosting::serve_router`. Streams
+//! last as long as their sessions: call `close_all_sessions` on both services before the
+//! shutdown future resolves, or the graceful wait lasts as long as they do.
 
 mod config;
 mod handshake;

@@ -1,5 +1,16 @@
 //! One session's transport: the sink writes `message` events onto its event stream,
 //! the stream yields what was POSTed for it.
+//!
+//! The body stream owns a `SessionGuard`: when hyper drops it (the client is gone) or it
+//! ends (the sink closed, after what was queued), the session is forgotten, *then* its
+//! token cancelled, so whoever sees the end finds a later POST answered 404.
+//!
+//! The outbound queue is bounded: a full queue makes the sender wait, and one full for
+//! `send_timeout` ends the session (there is no `Last-Event-ID` to resume with, so
+//! disconnecting a slow reader would lose the session anyway). The session is forgotten
+//! right then, not when its event stream is dropped: hyper polls the stream again only
+//! after the client reads, so a client that stopped reading would otherwise keep its
+//! session counted under the cap for as long as it kept the connection open.
 
 use std::fmt;
 use std::future::Future;

@@ -7,6 +7,17 @@
 //! `notifications/initialized`) when the session made one — protocol 2025; a session of
 //! the 2026-07-28 era has no handshake, its requests carry everything — then sends the
 //! idempotent requests that were in flight again, then what the session sent meanwhile.
+//!
+//! A child that closed stdout and kept running is shut down after 5 s. Only a failure (a
+//! non-zero status, a signal) under `RestartPolicy::OnFailure` restarts; status 0, `close`
+//! and `RestartHandle::shutdown` never do. The builder is borrowed for each start (the
+//! stderr file is `try_clone`d). The repeated `initialize` goes under an id of its own,
+//! followed by the log level and subscriptions (`SessionReplay`). Each idempotent request
+//! is sent again at most `max_attempts` times, so a request that kills the server cannot
+//! loop, and the limit counts restarts *in a row without an answered request*, not spawn
+//! failures alone: a child that starts and dies at once (no handshake to fail) still
+//! reaches it. Giving up fails what is pending (interrupted if sent, undelivered if
+//! queued), sets `ConnectionState::Failed`, and ends the stream, which closes the session.
 
 use std::collections::HashMap;
 use std::fmt;

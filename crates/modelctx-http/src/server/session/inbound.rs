@@ -1,5 +1,16 @@
 //! The messages of POSTs handed to the session's runtime: directly on the POST's task
 //! while nothing waits in the queue, else through the queue, in order.
+//!
+//! A POST's requests are normally taken directly on its connection task (see
+//! `modelctx-transport`): a handler that answers in its first poll has answered when `push`
+//! returns, and an SSE answer whose stream is then complete goes out as one body of known
+//! length (no chunked framing, nothing left to poll). When messages go through the queue
+//! instead (`initialize`, notifications, a batch behind one), an SSE answer's head waits
+//! until the runtime has handled the POST's messages: the runtime asking for its next
+//! message (`HttpServerStream::recv`), the stream's first event or its end releases it
+//! (`StreamState::handled`). A handler that answers in its first poll has then queued its
+//! event and ended the stream, so hyper writes head, event and end in one `writev` instead
+//! of three wake-ups of the client.
 
 use modelctx_transport::{EraRead, Extensions, TransportError, TransportMessage};
 use modelctx_types::{InvalidMessage, JsonRpcMessage};

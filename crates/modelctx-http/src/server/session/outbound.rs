@@ -1,6 +1,30 @@
 //! What the session's runtime sends, routed: a response ends its request's answer, a
 //! message tied to a request goes on that request's stream, any other on the standalone
 //! GET stream (or, for a shared session whose stream is held elsewhere, to the registry).
+//!
+//! Routing follows `related_request`: a response and the messages related to a request go
+//! on that request's POST stream (or its JSON body), everything else on the standalone GET
+//! stream, never on both. An error without an id goes on the stream of the request it
+//! relates to, else nowhere: the GET stream carries no responses. In JSON-response mode the
+//! body carries the response only: a related request is refused at once (`-32600`,
+//! `TransportError::refused`), a related notification (progress, a log message) is dropped,
+//! and unrelated messages still use the GET stream. Routing happens under one std mutex per
+//! session, never held across an await.
+//!
+//! A cancelled request (`notifications/cancelled` for a request in flight) gets no answer
+//! from the session (the spec's rule), but this wire ends a request's answer only with a
+//! response for its id, so the transport answers it itself with `-32800`
+//! (`ErrorCode::REQUEST_CANCELLED`: the JSON body, or the last event of its SSE stream)
+//! once the POST carrying the cancellation is queued; a late answer of the handler then
+//! finds no route and is dropped. `initialize` is never cancelled this way. Only this
+//! transport does so (stdio, in-memory and legacy SSE send nothing, and the 2026-07-28 era
+//! cancels by closing the stream): it is the one divergence of `protocol:cancel:in-flight`,
+//! as in the reference SDK.
+//!
+//! A notification carries its request's `request_over` token when the request came with an
+//! `EraRead`; the sink drops one whose token has fired, checked under the lock that routes
+//! it, so a handler's leftovers never reach a later request with the same id on a kept
+//! session.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -1,5 +1,20 @@
 //! The answers a session gives: the SSE stream (or JSON bodies) answering a POST's
 //! requests, the standalone GET stream, and their resumption from the event store.
+//!
+//! Per-connection queues are bounded: a reader that falls behind is disconnected and
+//! resumes from the `EventStore`. Event ids are `stream-seq` (stream 0 is the GET stream),
+//! and every stream starts with a priming event carrying `retry`.
+//!
+//! `EventStore::store` and `forget_session` are synchronous, called under the session's
+//! routing mutex (a remote store queues them and writes behind); `replay_after` returns a
+//! future awaited with no lock held, so a store may read over the network. A resumption
+//! reads the store, *then* puts the new connection in place and notes the stream's next
+//! sequence number (the cutoff); if events were routed while it read (to the replaced
+//! connection, or nowhere) it reads once more up to the cutoff. Everything from the cutoff
+//! on goes to the new connection, so each event reaches the client once, in order. This
+//! needs the store's contract: a replay reflects every `store` made before it (a
+//! write-behind store sends reads through its write queue), and `EventStore::flushed`
+//! resolves once every earlier `store` is readable from any service.
 
 use std::sync::atomic::Ordering;
 

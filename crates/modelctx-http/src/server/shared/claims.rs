@@ -2,6 +2,12 @@
 //! when a GET connects here, recorded or refused by the registry, released when its
 //! connection ends, lost to a resumption elsewhere, and handed over; and the end of a
 //! shared session for every service.
+//!
+//! What is routed here while the hold is being recorded waits behind it
+//! (`StreamState::claiming`/`pending`), so one copy's messages keep their order; a shared
+//! copy's backlog waits for the hold, not for the GET's head. A holder whose connection has
+//! ended gives its hold up (`release_stream`, through the relay queue, before the message
+//! that found it ended, which goes back to `to_client`); so does a copy that ends.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -2,6 +2,39 @@
 //! registry when a GET opens or resumes it here, renewed while its connection is open,
 //! given up when it ends, and taken over from another service's hold by a resumption,
 //! with a hand-over of what the old holder sent on the lost connection.
+//!
+//! The hold is recorded (`hold_stream`, naming `"<instance>/<n>"`) before the GET's head
+//! goes out. A plain GET is held only if no service holds the stream (or this one does,
+//! having checked that none is open here); otherwise it draws the same 409 as on one
+//! service and its connection is undone (`unclaim`: what waited for it goes to
+//! `to_client`). A GET with `Last-Event-ID` takes the stream over, as a resumption replaces
+//! the connection on one service; a `Last-Event-ID` of another copy's standalone stream
+//! (low 32 bits zero) replays that stream's stored events, then continues on this copy's.
+//!
+//! The hold is a lease (`StreamableHttpServerConfig::stream_lease`): the holder renews it
+//! every third of it, ends its connection when another service has taken the stream over,
+//! and gives it up as soon as the response body is dropped (`HoldGuard`); a killed holder
+//! blocks new GETs for at most the lease.
+//!
+//! The take-over is a lossless, ordered hand-over. `hold_stream` answers the hold it
+//! replaced; when that is another service's, the new holder, still claiming (what its copy
+//! sends waits in `pending`), relays `RelayedKind::HandOver` with the last event the client
+//! has. The old holder lets go at once (what it sends next goes to `to_client`, hence
+//! behind, to the new holder) and answers `HandedOver` with what its hold stored after the
+//! client's position (read back from its own event store); relayed messages that reached it
+//! before the hold moved come before the `HandOver`, since pub/sub keeps one channel's
+//! order. The new holder puts them first, then what was kept, then `pending`. An old holder
+//! that does not answer within `HAND_OVER_WAIT` is taken as stopped, and the stream the
+//! client named is read once more from the store. A relayed message that finds no stream
+//! open here goes back to `to_client` for the holder now, instead of being dropped.
+//!
+//! A hold released before a take-over has nothing to hand over, and its store writes behind
+//! on another connection than the registry's, so the release waits for the store's barrier
+//! (`EventStore::flushed`, at most `FLUSH_WAIT`, in the outbox's order) before
+//! `release_stream`; the release deletes only its own holder, so a late release never ends
+//! a newer hold. The taking side reads once more after its hold is recorded
+//! (`stored_behind`), because `resume` reads the replay before `hold_stream`. Both halves
+//! are tested without timing, with a store that holds writes behind a gate.
 
 use std::sync::{Arc, Weak};
 

@@ -16,6 +16,33 @@
 //!
 //! The service ([`Host`]) owns a `Sharing` when it has a registry, and calls it where a
 //! request meets a shared session; nothing here knows the service's own types.
+//!
+//! Without a registry (`StreamableHttpServerConfig::session_registry`, `None` by default)
+//! nothing here runs: the service keeps its own map, and the POST path has no I/O,
+//! suspension or allocation it would not have otherwise (`resolve_session` is ready at its
+//! first poll, `hand_note_first` and `note_from_client` return at their first line). With
+//! one, every stateful request resolves its session through it: `touch(id, idle, known
+//! revision)` refreshes the record's expiry and answers `Missing` (the local copy ends;
+//! 404), `Uninitialized` (400 unless the session is local: its `initialize` is still
+//! running elsewhere), `Unchanged`, or `State` (taken into the local copy through the
+//! server's `on_change`, or a local copy started from it). A registry error is 503, never a
+//! guess.
+//!
+//! The local copy of a shared session is a cache: it ends after the idle time here (records
+//! then live 24 h when `session_idle_timeout` is `None`) without touching the record or the
+//! event store, since other services may still serve the session; while it holds a stream
+//! open it touches the record every `idle / 2`, and ends when the record is gone. Its
+//! streams are numbered from a random base (`u32 << 32`, the standalone stream known as the
+//! base in event ids), so the streams several services open for one session never share
+//! event ids in a shared event store.
+//!
+//! The end of a shared session is everybody's: DELETE, or the server closing its copy
+//! (`end_everywhere` removes the record, holder and kept messages and forgets the events),
+//! relays `RelayedKind::Ended`, and every other copy ends with its streams and in-flight
+//! requests (a copy that misses it ends at its next request or keepalive, finding the
+//! record gone). A copy ending on its own (idle, or told of the end) leaves the record be.
+//! Delivery between services is at most once throughout: a relayed answer that is lost
+//! becomes its request's timeout; a full queue or a registry error is reported and dropped.
 
 mod claims;
 mod hold;

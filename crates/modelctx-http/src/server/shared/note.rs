@@ -2,6 +2,26 @@
 //! service, and the registry records it; a copy elsewhere whose runtime still waits for
 //! it is handed one in its place (only then: a client that sent none is refused as by
 //! one service).
+//!
+//! The record says whether the note arrived (`SessionSnapshot::initialized`). Until it
+//! does, every copy refuses the session's requests but `ping` (`-32600`) and sends only
+//! pings and logging: the copy that ran `initialize` is `Initializing` as on one service,
+//! and a copy made from the record starts there too (`SessionConfig::initialize_answered`).
+//! The service the note reaches hands it to its runtime *first*, then records it (a new
+//! revision, relayed as `Changed` and acknowledged) before answering its POST: recorded
+//! first, the note could still be queued when the 202 went out, and a request of the
+//! server's own right after it would be refused. Every later save keeps the flag (it never
+//! goes back).
+//!
+//! A copy is handed a note in the client's place only when the record says the client sent
+//! it: at once on the `Changed` relay, or before the first later POST or GET that learns it
+//! through `touch`. Two traps, both from the client's GET racing its note: a copy started
+//! from a record read just before the note was recorded misses that relay (no copy in the
+//! map yet), so a copy started without the note touches the record once more after it is in
+//! the map; and a task handing a note and a POST's task push separately, so deciding and
+//! pushing happen under a per-session gate (`hand_note_first`, a tokio mutex held until the
+//! messages are queued), never held across registry I/O (the relay listener takes it too,
+//! and holding it across an acknowledgement would deadlock until `CHANGE_WAIT`).
 
 use std::sync::atomic::Ordering;
 

@@ -1,6 +1,14 @@
 //! A shared session's record: a new session recorded before it starts, a copy started
 //! here from the record of a session another service began, the record kept alive while
 //! a stream is open here, and removed by DELETE.
+//!
+//! `initialize` without a session id creates the record first (the session cap counts every
+//! service's records). A copy is started from a record with `create_session`, the id and
+//! the restored state, under the map's lock, so two requests racing to restore start one
+//! copy; `needs_pre_initialized_session()` is true for it once the record says the client's
+//! `notifications/initialized` arrived, `needs_initialize_answered_session()` before.
+//! DELETE removes the record (every service then answers 404), forgets the session's
+//! events, and ends the local copy.
 
 use std::sync::{Arc, Weak};
 

@@ -2,6 +2,32 @@
 //! others relay here, the task sending on this service's messages for GET streams held
 //! elsewhere, the liveness this service records for its runs, and the messages of a
 //! POST that belong to another service.
+//!
+//! A service listens (once, before it creates or restores its first shared session, so a
+//! message relayed to a holder finds it listening) for messages to its instance name
+//! (random, 16 hex digits) or to all. A shared session's outbound request ids are
+//! `"<instance>/<n>"` (`Transport::request_id_prefix`; progress tokens are the ids), so a
+//! POST's response, error or progress naming another instance is relayed to it, and a
+//! `notifications/cancelled` for a request not in flight here is broadcast; the receiver
+//! pushes it into its local copy (a cancellation only if that request is in flight there).
+//!
+//! A message not tied to a request, on a session whose GET stream is not open here, goes
+//! through a bounded per-service queue and one task (so in order) to
+//! `SessionRegistry::to_client`: relayed to the holder, which delivers it with its own
+//! event ids, or, with no holder, kept in the registry (at most `stream_queue` per session,
+//! the oldest dropped) for the next `hold_stream`. List changes and resource updates
+//! (`is_announcement`) are sent by every copy of a session; `to_client` drops the others'
+//! while a holder exists and keeps one of each text while none does, so the client hears
+//! each once.
+//!
+//! A state saved by one copy is relayed (`RelayedKind::Changed`, with the snapshot) and
+//! acknowledged: the request that changed it is answered only once every listening service
+//! has taken it in (at most `CHANGE_WAIT`; a service that stopped answering costs the
+//! request that wait, never its answer). So a subscription made through one copy holds for
+//! the holder's, and an update raised after `resources/unsubscribe` is answered finds no
+//! copy still subscribed. Acknowledging the rare state change costs one round trip per
+//! service on it alone, where having the raising side check the state would cost one per
+//! session per update.
 
 use std::sync::{Arc, Weak};
 

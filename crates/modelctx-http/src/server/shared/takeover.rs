@@ -15,6 +15,31 @@
 //!   that reports differently from the first run is not detected.
 //! - otherwise: the request is answered with an error saying it was interrupted and may
 //!   or may not have run; it is not run again.
+//!
+//! Only a shared session whose `EventStore::runs()` is `Some` records runs; otherwise none
+//! of this runs. A POST's single request (not `initialize`, not a batch) still in flight
+//! once the POST is handled is recorded under the routing lock, so a request answered at
+//! once costs nothing; `terminate` gives the session's runs up at once (graceful shutdown).
+//! Every listening service says it is alive every `keep_alive_interval`. A follower polls
+//! `state` and `replay_after` (50 ms doubling to 500 ms while nothing is new) until the
+//! client leaves, the session ends, the record is gone, or ten store errors in a row. On
+//! `Orphaned` it tries `take_over`; the winner reads the store once more, then ends the
+//! record if the response was stored, or installs the stream here under its wire number and
+//! either pushes the request into its local copy (after the missed
+//! `notifications/initialized`, as a POST would) or answers it `-32603` with `INTERRUPTED`.
+//!
+//! Trap: the store writes behind what the service sends, so a killed service may have sent
+//! events it never stored, and the client's `Last-Event-ID` is then *ahead* of the store. A
+//! follower therefore sends nothing until the store catches up while a run is recorded, and
+//! `take_over` says how far the stream is stored (`TakenRun::last_stored`): a client ahead
+//! of it goes on from its own position; a stream stored beyond the client but no longer
+//! replayable ends the run unanswered. A re-run's notifications at positions up to
+//! `skip_until` are dropped, its response and requests moved past them.
+//!
+//! Invariant: each position of a stream is sent once; the store refuses a second write of a
+//! position, which fences a stalled owner's late events. Limits: a stalled owner past the
+//! liveness time is taken over while it runs (an idempotent call then runs twice); a
+//! relayed cancellation that arrives while no service holds the request is lost.
 
 use std::collections::HashSet;
 use std::sync::Arc;
