@@ -1,4 +1,4 @@
-//! Faults under scale-out (issue 26): two `http-server --redis` processes behind a
+//! Faults under scale-out: two `http-server --redis` processes behind a
 //! round-robin load balancer, a 2025-era client (sessions shared through Redis).
 //!
 //! - An instance is killed (SIGKILL) in the middle of a streamed tool call; the client

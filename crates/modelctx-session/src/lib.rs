@@ -234,7 +234,7 @@ impl SessionConfig {
     /// Lets a server session serve the stateless era (2026-07-28): a first request that
     /// carries `_meta["io.modelcontextprotocol/protocolVersion"]` needs no handshake, and
     /// the session then serves every request on its own envelope and sends no requests
-    /// of its own. Unstable: the era is being built (issue 19) and off by default.
+    /// of its own. Unstable: the era is being built and off by default.
     #[doc(hidden)]
     #[must_use]
     pub fn unstable_stateless_era(mut self, on: bool) -> Self {

@@ -1839,7 +1839,7 @@ async fn peer_error(h: &mut Harness) -> ErrorData {
     }
 }
 
-/// Found by the property tests (issue 25): a response whose error object could not be
+/// Found by the property tests: a response whose error object could not be
 /// read was taken for an invalid request — the session answered the peer's *response*
 /// with `-32600`, and the call waited for its timeout. Now the call fails as soon as the
 /// response arrives (with a one-hour timeout, the bounded wait shows it did not time

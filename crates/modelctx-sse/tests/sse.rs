@@ -296,7 +296,7 @@ async fn a_server_that_is_not_sse_is_a_clear_error() {
     assert!(err.to_string().contains("HTTP 404"), "{err}");
 }
 
-/// Found by the property tests (issue 25): a response that cannot be read (an error
+/// Found by the property tests: a response that cannot be read (an error
 /// object without `message`) on the event stream was skipped, and the call it answered
 /// waited for its timeout (the stream stays open). It fails at once now, with a clear
 /// error, and the next call is answered.

@@ -12,7 +12,7 @@ use serde_json::Value;
 /// (application-defined codes, the `-32000..=-32099` server range) is kept as is. An
 /// `i64`: JSON-RPC and the MCP schema bound a code no further than "integer", and a
 /// peer's code beyond 32 bits once made its whole error response unreadable, so the
-/// call it answered got nothing (found by the property tests, issue 25).
+/// call it answered got nothing (found by the property tests).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ErrorCode(pub i64);

@@ -824,7 +824,7 @@ mod tests {
         assert_eq!(err.id, Some(RequestId::Number(7)));
     }
 
-    /// Found by the session property tests (issue 25): a response whose error object
+    /// Found by the session property tests: a response whose error object
     /// could not be read was an invalid request, which a receiver answers.
     #[test]
     fn a_malformed_response_is_told_apart_from_a_request() {

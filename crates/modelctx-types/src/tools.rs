@@ -166,7 +166,7 @@ mod tests {
     use crate::tool_definition::TaskSupport;
     use serde_json::json;
 
-    /// Found by the property tests (issue 25, `tests/schema/properties.rs`, a deep run):
+    /// Found by the property tests (`tests/schema/properties.rs`, a deep run):
     /// a `"structuredContent": null` (any JSON value in 2026-07-28) was dropped.
     #[test]
     fn a_null_structured_result_survives_a_round_trip() {

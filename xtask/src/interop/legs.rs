@@ -8,7 +8,6 @@
 use std::process::{Command, ExitStatus};
 use std::time::Instant;
 
-/// The official suite's package and the exact version `package.json` pins.
 /// Another SDK taking part in a leg.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Peer {

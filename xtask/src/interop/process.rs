@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::{Paths, STARTUP_LIMIT};
 
-/// The official suite's package and the exact version `package.json` pins.
 /// Starts `conformance-server` (one endpoint serving both eras; the
-/// 2026-07-28 era is still behind that switch, issue 19) on a free loopback port, its
+/// 2026-07-28 era is still behind that switch) on a free loopback port, its
 /// stderr in `logs/<log_name>`, and waits until it listens; returns it (killed when
 /// dropped) and its URL.
 pub(super) fn start_both_eras_server(

@@ -389,7 +389,7 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
-    /// Found by the property tests (issue 25, `tests/schema/properties.rs`): a
+    /// Found by the property tests (`tests/schema/properties.rs`): a
     /// `"structuredContent": null` (any JSON value in 2026-07-28) was dropped.
     #[test]
     fn a_null_structured_tool_result_survives_a_round_trip() {
