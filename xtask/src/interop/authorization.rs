@@ -9,7 +9,6 @@ use super::process::{KillOnDrop, free_port, run_logged, start_http};
 use super::suite::read_results;
 use super::{LEG_LIMIT, Paths, Role};
 
-/// The official suite's package and the exact version `package.json` pins.
 /// The official suite's `authorization` run against the bundled authorization server.
 #[derive(Debug)]
 pub(super) struct AuthorizationOutcome {

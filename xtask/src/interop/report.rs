@@ -14,7 +14,6 @@ use super::{Role, SUITE_PACKAGE, SUITE_VERSION};
 /// What the id of a skills leg contains (`Leg::id`).
 const SKILLS_FLOW: &str = ", skills)";
 
-/// The official suite's package and the exact version `package.json` pins.
 /// `(passed, total)` over every frozen set for one role: the tier score.
 pub(super) fn tier(sets: &[SetOutcome], role: Role) -> (usize, usize) {
     sets.iter()

@@ -21,7 +21,6 @@ use serde_json::{Value, json};
 use super::process::{run_logged, start_both_eras_server};
 use super::{Paths, Role, SUITE_LIMIT, SUITE_PACKAGE, SUITE_VERSION};
 
-/// The official suite's package and the exact version `package.json` pins.
 /// A frozen requirement set (`requirements/<revision>.yaml` of the suite package).
 #[derive(Debug, Default, PartialEq)]
 pub(super) struct Requirements {
