@@ -81,9 +81,6 @@ pub mod sse;
 #[cfg(feature = "rustls")]
 pub mod tls;
 
-#[cfg(all(feature = "client", not(feature = "rustls")))]
-#[doc(hidden)]
-pub use client::NO_TLS;
 #[cfg(feature = "client")]
 pub use client::{
     AuthHook, HttpClientHandle, HttpClientSink, HttpClientStream, StreamableHttpClientBuilder,
@@ -91,7 +88,7 @@ pub use client::{
 };
 #[cfg(feature = "client")]
 #[doc(hidden)]
-pub use client::{BodyError, default_client, error_chain, read_capped, refusal_text};
+pub use client::{BodyError, TlsRoots, client_for, error_chain, read_capped, refusal_text};
 #[cfg(feature = "server")]
 pub use server::{
     ErrorCallback, EventId, EventStore, HostPolicy, HttpServerSink, HttpServerStream,

@@ -248,8 +248,7 @@ pub struct StreamableHttpClientBuilder {
     policy: ReconnectPolicy,
     session: Option<String>,
     protocol_version: Option<String>,
-    #[cfg(feature = "rustls")]
-    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    roots: TlsRoots,
 }
 
 impl fmt::Debug for StreamableHttpClientBuilder {
@@ -418,18 +417,7 @@ impl StreamableHttpClientBuilder {
         }
         let http = match self.http {
             Some(c) => c,
-            None => {
-                #[cfg(not(feature = "rustls"))]
-                if parsed.scheme() == "https" {
-                    return Err(TransportError::other(NO_TLS));
-                }
-                #[cfg(feature = "rustls")]
-                let tls = crate::tls::client_config(&self.roots)
-                    .map_err(|e| TransportError::other(format!("TLS: {e}")))?;
-                #[cfg(not(feature = "rustls"))]
-                let tls = ();
-                default_client(tls)?
-            }
+            None => client_for(&parsed, &self.roots)?,
         };
         let (tx, rx) = mpsc::channel(256);
         let closed = CancellationToken::new();
@@ -464,11 +452,9 @@ impl StreamableHttpClientBuilder {
     }
 }
 
-/// Why an `https` endpoint cannot be reached by a build without TLS (also the legacy
-/// SSE client's).
-#[doc(hidden)]
+/// Why an `https` endpoint cannot be reached by a build without TLS.
 #[cfg(not(feature = "rustls"))]
-pub const NO_TLS: &str = "an https endpoint needs TLS: enable the `rustls` feature \
+const NO_TLS: &str = "an https endpoint needs TLS: enable the `rustls` feature \
     (of modelctx-http, modelctx-sse or modelctx), or pass a reqwest client built with TLS \
     to `client`";
 
@@ -490,10 +476,49 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-/// A client that follows redirects only within the original origin; with `rustls`,
-/// over the given TLS configuration. Shared with the legacy SSE client.
+/// The certificates a default client trusts besides the built-in roots: empty, and
+/// nothing to add, in a build without `rustls`. Shared with the legacy SSE client,
+/// whose own `rustls` feature may be off while this crate's is on (features unify).
 #[doc(hidden)]
-pub fn default_client(
+#[derive(Debug, Clone, Default)]
+pub struct TlsRoots {
+    #[cfg(feature = "rustls")]
+    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+}
+
+impl TlsRoots {
+    /// Trusts `root` too.
+    #[cfg(feature = "rustls")]
+    pub fn push(&mut self, root: rustls::pki_types::CertificateDer<'static>) {
+        self.roots.push(root);
+    }
+}
+
+/// The default client for `url`: redirects only within its origin, over rustls with
+/// `roots` besides the built-in ones in a build with `rustls`; refused for an `https`
+/// URL in a build without it. Shared with the legacy SSE client.
+#[doc(hidden)]
+pub fn client_for(url: &reqwest::Url, roots: &TlsRoots) -> Result<reqwest::Client, TransportError> {
+    #[cfg(not(feature = "rustls"))]
+    {
+        let _ = roots;
+        if url.scheme() == "https" {
+            return Err(TransportError::other(NO_TLS));
+        }
+        default_client(())
+    }
+    #[cfg(feature = "rustls")]
+    {
+        let _ = url;
+        let tls = crate::tls::client_config(&roots.roots)
+            .map_err(|e| TransportError::other(format!("TLS: {e}")))?;
+        default_client(tls)
+    }
+}
+
+/// A client that follows redirects only within the original origin; with `rustls`,
+/// over the given TLS configuration.
+fn default_client(
     #[cfg(feature = "rustls")] tls: rustls::ClientConfig,
     #[cfg(not(feature = "rustls"))] _tls: (),
 ) -> Result<reqwest::Client, TransportError> {
@@ -559,8 +584,7 @@ impl StreamableHttpClientTransport {
             policy: ReconnectPolicy::never(),
             session: None,
             protocol_version: None,
-            #[cfg(feature = "rustls")]
-            roots: Vec::new(),
+            roots: TlsRoots::default(),
         }
     }
 

@@ -46,8 +46,7 @@ pub struct SseClientBuilder {
     endpoint_timeout: Duration,
     max_event_bytes: usize,
     max_body_bytes: usize,
-    #[cfg(feature = "rustls")]
-    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    roots: modelctx_http::TlsRoots,
 }
 
 impl fmt::Debug for SseClientBuilder {
@@ -69,8 +68,7 @@ impl SseClientBuilder {
             endpoint_timeout: Duration::from_secs(10),
             max_event_bytes: 16 * 1024 * 1024,
             max_body_bytes: 16 * 1024 * 1024,
-            #[cfg(feature = "rustls")]
-            roots: Vec::new(),
+            roots: modelctx_http::TlsRoots::default(),
         }
     }
 
@@ -165,18 +163,7 @@ impl SseClientBuilder {
         }
         let http = match self.http {
             Some(c) => c,
-            None => {
-                #[cfg(not(feature = "rustls"))]
-                if url.scheme() == "https" {
-                    return Err(TransportError::other(modelctx_http::NO_TLS));
-                }
-                #[cfg(feature = "rustls")]
-                let tls = modelctx_http::tls::client_config(&self.roots)
-                    .map_err(|e| TransportError::other(format!("TLS: {e}")))?;
-                #[cfg(not(feature = "rustls"))]
-                let tls = ();
-                modelctx_http::default_client(tls)?
-            }
+            None => modelctx_http::client_for(&url, &self.roots)?,
         };
         let conn = Connection {
             http,
