@@ -168,8 +168,39 @@ impl SseParser {
 /// `data:` line (a `\r` before a line break is dropped), so any text travels intact;
 /// `event` must be one line.
 pub fn encode_event(event: &str, data: &str) -> bytes::Bytes {
+    encode(event, None, data, None)
+}
+
+/// Encodes one `message` event of streamable HTTP's server: its event id (`stream-seq`,
+/// resumable) and its `retry`, when given.
+#[cfg(feature = "server")]
+pub(crate) fn encode_message(
+    id: Option<modelctx_store::EventId>,
+    data: &str,
+    retry: Option<Duration>,
+) -> bytes::Bytes {
+    encode("message", id, data, retry)
+}
+
+/// The encoder behind both: the buffer is sized exactly, so the `Bytes` takes it over
+/// without a second allocation (this is on the path of every message streamed).
+fn encode(
+    event: &str,
+    id: Option<modelctx_store::EventId>,
+    data: &str,
+    retry: Option<Duration>,
+) -> bytes::Bytes {
+    use std::fmt::Write;
+    fn digits(n: u128) -> usize {
+        n.checked_ilog10().map_or(1, |d| d as usize + 1)
+    }
+    let retry = retry.map(|r| r.as_millis());
     let lines = data.split('\n').map(|l| l.trim_end_matches('\r'));
-    let len = "event: \n".len()
+    let len = retry.map_or(0, |ms| "retry: \n".len() + digits(ms))
+        + id.map_or(0, |id| {
+            "id: -\n".len() + digits(id.stream.into()) + digits(id.seq.into())
+        })
+        + "event: \n".len()
         + event.len()
         + lines
             .clone()
@@ -177,6 +208,12 @@ pub fn encode_event(event: &str, data: &str) -> bytes::Bytes {
             .sum::<usize>()
         + 1;
     let mut out = String::with_capacity(len);
+    if let Some(ms) = retry {
+        let _ = writeln!(out, "retry: {ms}");
+    }
+    if let Some(id) = id {
+        let _ = writeln!(out, "id: {id}");
+    }
     out.push_str("event: ");
     out.push_str(event);
     out.push('\n');
@@ -186,12 +223,33 @@ pub fn encode_event(event: &str, data: &str) -> bytes::Bytes {
         out.push('\n');
     }
     out.push('\n');
+    debug_assert_eq!(out.len(), len);
     bytes::Bytes::from(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "server")]
+    #[test]
+    fn messages_with_ids_and_retry_round_trip_split_anywhere() {
+        let id = |seq| Some(modelctx_store::EventId { stream: 0, seq });
+        let a = encode_message(id(1), "", Some(Duration::from_millis(250)));
+        let b = encode_message(id(2), r#"{"jsonrpc":"2.0","method":"x"}"#, None);
+        let all = [a.as_ref(), b.as_ref()].concat();
+        for split in 0..all.len() {
+            let mut p = SseParser::new(1024);
+            let mut got = p.push(&all[..split]).unwrap();
+            got.extend(p.push(&all[split..]).unwrap());
+            assert_eq!(got.len(), 2, "split at {split}");
+            assert_eq!(got[0].id.as_deref(), Some("0-1"));
+            assert_eq!(got[0].data, "");
+            assert_eq!(got[0].retry, Some(Duration::from_millis(250)));
+            assert_eq!(got[1].id.as_deref(), Some("0-2"));
+            assert_eq!(got[1].data, r#"{"jsonrpc":"2.0","method":"x"}"#);
+        }
+    }
 
     #[test]
     fn round_trips_split_anywhere() {

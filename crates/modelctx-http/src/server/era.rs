@@ -941,7 +941,7 @@ mod tests {
         let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
         let not_found = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}"#;
         let one = |data: &str| {
-            let event = crate::server::sse::encode(None, data, None);
+            let event = crate::sse::encode_message(None, data, None);
             futures::stream::iter(vec![event]).boxed()
         };
         let never = || -> Box<dyn FnOnce() + Send> { panic!("a complete answer has no stream") };
@@ -962,8 +962,8 @@ mod tests {
         );
         // Two events: an SSE body with both.
         let two = futures::stream::iter(vec![
-            crate::server::sse::encode(None, r#"{"jsonrpc":"2.0","method":"n"}"#, None),
-            crate::server::sse::encode(None, answer, None),
+            crate::sse::encode_message(None, r#"{"jsonrpc":"2.0","method":"n"}"#, None),
+            crate::sse::encode_message(None, answer, None),
         ])
         .boxed();
         let (_, kind, text) = body(response(two, never)).await;

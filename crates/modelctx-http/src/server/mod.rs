@@ -34,7 +34,6 @@ mod run_store;
 mod service;
 mod session;
 mod shared;
-mod sse;
 mod table;
 
 pub use admission::SessionRateLimit;

@@ -39,7 +39,6 @@ use tokio::sync::mpsc;
 use super::{EraAnswer, Route, Routes, STANDALONE, SessionState, StreamState};
 use crate::server::event_store::EventId;
 use crate::server::shared::state::is_announcement;
-use crate::server::sse;
 
 impl SessionState {
     /// An inbound `notifications/cancelled` for request `id`. The session sends no
@@ -111,7 +110,7 @@ impl SessionState {
             }
             _ => None,
         };
-        let event = sse::encode(id, data, None);
+        let event = crate::sse::encode_message(id, data, None);
         if let Some(conn) = &stream.conn {
             match conn.try_send(event) {
                 Ok(()) => return,

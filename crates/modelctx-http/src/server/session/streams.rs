@@ -25,7 +25,6 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Answer, EraAnswer, Route, Routes, STANDALONE, SessionState, StreamState, chain};
 use crate::server::event_store::EventId;
-use crate::server::sse;
 
 impl SessionState {
     /// Opens the answer for a POST carrying `ids` (SSE stream or JSON waiters).
@@ -133,7 +132,11 @@ impl SessionState {
         };
         stream.next_seq += 1;
         store.store(&self.id, id, self.empty.clone());
-        Some(sse::encode(Some(id), "", Some(self.config.retry_interval)))
+        Some(crate::sse::encode_message(
+            Some(id),
+            "",
+            Some(self.config.retry_interval),
+        ))
     }
 
     /// Opens the standalone GET stream; `None` when one is already connected.
@@ -233,7 +236,7 @@ impl SessionState {
             .iter()
             .map(|(id, data)| {
                 let retry = (id.seq == 0).then_some(self.config.retry_interval);
-                sse::encode(Some(*id), data, retry)
+                crate::sse::encode_message(Some(*id), data, retry)
             })
             .collect();
         Ok(match rx {

@@ -52,7 +52,6 @@ use tokio::sync::mpsc;
 
 use crate::server::event_store::{EventId, EventStore};
 use crate::server::session::{Route, Routes, SessionState, StreamState, chain};
-use crate::server::sse;
 
 /// The first pause between two polls of a followed stream; it doubles up to
 /// [`MAX_PAUSE`] while nothing new is stored.
@@ -418,7 +417,7 @@ impl Follower {
                     _ => {}
                 }
                 let retry = (id.seq == 0).then_some(self.retry);
-                sse::encode(Some(id), &data, retry)
+                crate::sse::encode_message(Some(id), &data, retry)
             })
             .collect()
     }
