@@ -10,6 +10,8 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
+use crate::tools::{Tool, with_tool};
+
 pub(crate) const USAGE: &str = "cargo xtask fuzz [--secs N] [TARGET]   (targets: jsonrpc_decode, stdio_framing, http_service, elicitation_schema, uri_template, sse_parser, era_envelope, skill_uri_path)";
 
 /// Every target of `fuzz/Cargo.toml`, in the order they run (a test checks the list).
@@ -103,11 +105,7 @@ fn failure_lines(output: &str) -> Vec<&str> {
 fn nightly_cargo(root: &Path) -> Command {
     let mut cmd = Command::new("cargo");
     // A cargo-fuzz this command installed (see `check_tools`) is found first.
-    let own = root.join(FUZZ_TOOL_DIR).join("bin");
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let path = std::env::join_paths(std::iter::once(own).chain(std::env::split_paths(&path)))
-        .unwrap_or(path);
-    cmd.env("PATH", path);
+    with_tool(&mut cmd, &CARGO_FUZZ.bin(root));
     cmd.arg("+nightly")
         .current_dir(root)
         .env_remove("CARGO_TARGET_DIR")
@@ -119,11 +117,12 @@ fn nightly_cargo(root: &Path) -> Command {
     cmd
 }
 
-/// Where `check_tools` installs cargo-fuzz when the machine has none (ignored by git).
-const FUZZ_TOOL_DIR: &str = ".tools/cargo-fuzz";
-
-/// The cargo-fuzz version installed when the machine has none.
-const CARGO_FUZZ_VERSION: &str = "0.13.2";
+/// cargo-fuzz, pinned, installed into `.tools/cargo-fuzz` when the machine has none.
+const CARGO_FUZZ: Tool = Tool {
+    krate: "cargo-fuzz",
+    version: "0.13.2",
+    subcommand: "fuzz",
+};
 
 /// Whether `cargo +nightly` is there (the error says what to install), and cargo-fuzz:
 /// when it is missing, it is installed, pinned, into `.tools/cargo-fuzz`.
@@ -138,36 +137,7 @@ pub(crate) fn check_tools(root: &Path) -> Result<(), String> {
             );
         }
     }
-    let present = |root: &Path| {
-        nightly_cargo(root)
-            .args(["fuzz", "--version"])
-            .output()
-            .is_ok_and(|out| out.status.success())
-    };
-    if present(root) {
-        return Ok(());
-    }
-    println!("xtask fuzz: installing cargo-fuzz {CARGO_FUZZ_VERSION} into {FUZZ_TOOL_DIR}");
-    let status = nightly_cargo(root)
-        .args([
-            "install",
-            "cargo-fuzz",
-            "--locked",
-            "--version",
-            CARGO_FUZZ_VERSION,
-            "--root",
-        ])
-        .arg(root.join(FUZZ_TOOL_DIR))
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if status.success() && present(root) {
-        Ok(())
-    } else {
-        Err(format!(
-            "cargo-fuzz is missing and installing it failed ({status}): \
-             install it with `cargo install cargo-fuzz --locked --version {CARGO_FUZZ_VERSION}`"
-        ))
-    }
+    crate::tools::install(root, &CARGO_FUZZ, || nightly_cargo(root), "xtask fuzz").map(drop)
 }
 
 /// Builds every target.

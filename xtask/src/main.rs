@@ -34,6 +34,7 @@ mod soak;
 mod sources;
 mod test;
 mod tidy;
+mod tools;
 
 use std::process::ExitCode;
 

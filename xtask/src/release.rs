@@ -19,12 +19,13 @@
 //!
 //! `cargo xtask release-check [publish|features|docs|api|deny]...` runs the named parts
 //! (all by default). cargo-hack, cargo-public-api and cargo-deny are installed, pinned,
-//! into `.tools/` when missing (their build uses a temporary target directory, removed
-//! afterwards).
+//! into `.tools/` when missing (see `tools.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
+
+use crate::tools::{Tool, with_tool};
 
 pub(crate) const USAGE: &str = "\
 cargo xtask release-check [publish|features|docs|api|deny]... [--bless]
@@ -33,14 +34,6 @@ cargo xtask release-check [publish|features|docs|api|deny]... [--bless]
                                              crate's docs alone, the recorded public API
                                              (--bless rewrites api/), the licence and
                                              source policy (deny.toml)";
-
-/// A tool from the registry, installed pinned into `.tools/<name>`.
-struct Tool {
-    krate: &'static str,
-    version: &'static str,
-    /// The cargo subcommand it provides (`cargo <subcommand>`).
-    subcommand: &'static str,
-}
 
 const CARGO_HACK: Tool = Tool {
     krate: "cargo-hack",
@@ -223,6 +216,12 @@ fn deny(root: &Path) -> Result<(), String> {
     let bin = install(root, &CARGO_DENY)?;
     let mut c = cargo(root);
     with_tool(&mut c, &bin);
+    // cargo-deny reads `cargo metadata` for every platform, offline (it must not fetch
+    // its advisory database, which is not checked here): the crates of the other
+    // platforms are fetched first, as a clean machine has only those it built.
+    let mut fetch = cargo(root);
+    fetch.args(["fetch", "--locked"]);
+    run(fetch, "cargo fetch --locked")?;
     c.args(["deny", "--offline", "check", "licenses", "bans", "sources"]);
     run(c, "cargo deny check licenses bans sources")
 }
@@ -376,64 +375,9 @@ fn line_diff(old: &str, new: &str) -> String {
     out
 }
 
-fn with_tool(c: &mut Command, bin: &Path) {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let path = std::env::join_paths(
-        std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&path)),
-    )
-    .unwrap_or(path);
-    c.env("PATH", path);
-}
-
 /// Installs `tool` into `.tools/<crate>` unless it is there; returns its `bin` directory.
 fn install(root: &Path, tool: &Tool) -> Result<PathBuf, String> {
-    let dir = root.join(".tools").join(tool.krate);
-    let bin = dir.join("bin");
-    let present = || {
-        let mut c = cargo(root);
-        with_tool(&mut c, &bin);
-        c.args([tool.subcommand, "--version"])
-            .output()
-            .is_ok_and(|o| {
-                o.status.success() && String::from_utf8_lossy(&o.stdout).contains(tool.version)
-            })
-    };
-    if present() {
-        return Ok(bin);
-    }
-    println!(
-        "release-check: installing {} {} into {}",
-        tool.krate,
-        tool.version,
-        dir.display()
-    );
-    let scratch = std::env::temp_dir().join(format!(
-        "xtask-install-{}-{}",
-        tool.krate,
-        std::process::id()
-    ));
-    let mut c = cargo(root);
-    c.args([
-        "install",
-        tool.krate,
-        "--locked",
-        "--version",
-        tool.version,
-        "--root",
-    ])
-    .arg(&dir)
-    .env("CARGO_TARGET_DIR", &scratch);
-    let outcome = run(c, &format!("cargo install {}", tool.krate));
-    let _ = std::fs::remove_dir_all(&scratch);
-    outcome?;
-    if present() {
-        Ok(bin)
-    } else {
-        Err(format!(
-            "{} {} installed but does not run",
-            tool.krate, tool.version
-        ))
-    }
+    crate::tools::install(root, tool, || cargo(root), "release-check")
 }
 
 #[cfg(test)]

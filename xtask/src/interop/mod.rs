@@ -15,7 +15,8 @@
 //!    scenario's `wire-schema-valid` check must pass wherever the scenario ran. The
 //!    scenarios a set does not score (extensions such as tasks and the auth extensions,
 //!    pending ones, ones added after the release) run in the same pass and are reported,
-//!    never scored.
+//!    never scored. A set whose run fails is run once more; the report gives the first
+//!    run's findings beside the second's outcome, which is the one that counts.
 //! 4. Cross-SDK legs ([`legs::LEGS`]): the TypeScript SDK (v1 and v2) and the Python SDK drive
 //!    `conformance-server`, and `conformance-client --interop` drives their servers, over
 //!    streamable HTTP, stdio and the legacy HTTP+SSE transport; each side asserts on every result, and each leg reports
@@ -206,10 +207,20 @@ pub(crate) fn main(root: &Path, args: &[String]) -> ExitCode {
             human_report(&sets, &legs, auth.as_ref(), started.elapsed())
         );
     }
+    for set in sets.iter().filter(|s| s.first_run.is_some()) {
+        eprintln!(
+            "interop: official suite, {} {}: the first run failed ({}), the second {}",
+            set.role.name(),
+            set.revision,
+            set.first_run.as_deref().unwrap_or_default().join("; "),
+            if set.ok() { "passed" } else { "failed too" }
+        );
+    }
     if ok {
         eprintln!("interop: ok");
         ExitCode::SUCCESS
     } else {
+        eprint!("{}", failure_digest(&paths, &sets, &legs, auth.as_ref()));
         eprintln!("interop: FAILED; logs in {}", paths.logs.display());
         ExitCode::FAILURE
     }
@@ -301,3 +312,58 @@ fn run(paths: &Paths, only: Option<&str>) -> Result<Outcomes, String> {
     let auth = authorization_suite(paths)?;
     Ok((sets, legs, Some(auth)))
 }
+
+/// What failed, last, where a CI log's tail shows it: each failing suite run with its
+/// findings and the end of its logs, each failing leg with the end of its log.
+fn failure_digest(
+    paths: &Paths,
+    sets: &[SetOutcome],
+    legs: &[LegOutcome],
+    auth: Option<&AuthorizationOutcome>,
+) -> String {
+    let mut out = String::from("interop: what failed\n");
+    let tail = |out: &mut String, name: &str| {
+        let file = paths.logs.join(name);
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let from = lines.len().saturating_sub(DIGEST_LINES);
+        out.push_str(&format!("  --- last lines of {}\n", file.display()));
+        for line in &lines[from..] {
+            out.push_str(&format!("  | {line}\n"));
+        }
+    };
+    for set in sets.iter().filter(|s| !s.ok()) {
+        let (role, revision) = (set.role.name(), set.revision);
+        out.push_str(&format!("  official suite, {role} {revision}:\n"));
+        for finding in set.findings() {
+            out.push_str(&format!("    {finding}\n"));
+        }
+        tail(&mut out, &format!("{role}-{revision}.log"));
+        if set.role == Role::Server {
+            tail(&mut out, &format!("conformance-server-{revision}.log"));
+        }
+    }
+    for leg in legs.iter().filter(|l| !l.ok()) {
+        out.push_str(&format!(
+            "  cross-SDK leg {}: see its log in {}\n",
+            leg.id,
+            paths.logs.display()
+        ));
+    }
+    if let Some(auth) = auth.filter(|a| !a.ok()) {
+        let failed: Vec<&str> = auth
+            .scenarios
+            .iter()
+            .filter(|(_, ok)| !ok)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        out.push_str(&format!(
+            "  authorization: failed {failed:?}, suite exit ok: {}\n",
+            auth.suite_status_ok
+        ));
+    }
+    out
+}
+
+/// How many lines of a failing run's log the digest shows.
+const DIGEST_LINES: usize = 40;

@@ -124,22 +124,14 @@ pub(super) fn human_report(
             },
             if s.ok() { "" } else { "  <-- FAILED" },
         );
-        for u in &s.unexpected {
-            let _ = writeln!(out, "      unexpected failure: {u}");
+        for finding in s.findings() {
+            let _ = writeln!(out, "      {finding}");
         }
-        for u in &s.stale {
+        if let Some(first) = &s.first_run {
             let _ = writeln!(
                 out,
-                "      passes but is listed as an expected failure: {u}"
-            );
-        }
-        for w in &s.wire_violations {
-            let _ = writeln!(out, "      wire-schema-valid failed: {w}");
-        }
-        if !s.suite_status_ok {
-            let _ = writeln!(
-                out,
-                "      the suite's own baseline check failed (see its log)"
+                "      the first run failed and this is the second: {}",
+                first.join("; ")
             );
         }
         let unscored: Vec<String> = s

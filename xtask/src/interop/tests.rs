@@ -93,8 +93,17 @@ fn judging_scores_the_set_and_enforces_the_expected_failures_both_ways() {
             ..result(true)
         },
     );
-    let outcome = judge("2026-07-28", Role::Server, &req, &none, &results, true);
+    let outcome = judge("2026-07-28", Role::Server, &req, &none, &results, false);
     assert_eq!(outcome.wire_violations, ["tools-list"]);
+    // What a failing run's digest and its rerun notice say, one line per finding.
+    assert_eq!(
+        outcome.findings(),
+        [
+            "unexpected failure: caching (no results)",
+            "wire-schema-valid failed: tools-list",
+            "the suite's own baseline check failed (see its log)",
+        ]
+    );
 }
 
 #[test]
