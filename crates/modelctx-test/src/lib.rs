@@ -79,4 +79,4 @@ pub use text::text_of;
 #[cfg(feature = "tls")]
 pub use tls::TestCa;
 pub use transcript::Transcript;
-pub use wait::{WAIT, within};
+pub use wait::{WAIT, soon, within};

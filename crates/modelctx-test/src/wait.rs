@@ -29,6 +29,22 @@ pub async fn within<F: Future>(limit: Duration, what: &str, future: F) -> F::Out
     }
 }
 
+/// Awaits `future` for at most [`WAIT`]: [`within`] with the usual bound.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let answer = modelctx_test::soon("the answer", async { 42 }).await;
+/// assert_eq!(answer, 42);
+/// # }
+/// ```
+///
+/// # Panics
+///
+/// When `future` has not finished within [`WAIT`], naming `what` was awaited.
+pub async fn soon<F: Future>(what: &str, future: F) -> F::Output {
+    within(WAIT, what, future).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -341,11 +341,7 @@ mod primitives {
     use serde_json::{Value, json};
 
     use super::find;
-
-    /// Bounds every wait of these tests.
-    async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-        modelctx_test::within(std::time::Duration::from_secs(5), what, f).await
-    }
+    use modelctx_test::soon;
 
     fn obj(value: Value) -> JsonObject {
         value.as_object().cloned().unwrap_or_default()
@@ -552,7 +548,7 @@ mod primitives {
         for mode in [ConnectMode::Handshake, ConnectMode::Auto] {
             let (client_side, server_side) = modelctx::memory::pair();
             let _session = server.serve(server_side);
-            let client = within(
+            let client = soon(
                 "connect",
                 Client::builder("macro-tests", "1.0.0")
                     .mode(mode)
@@ -575,7 +571,7 @@ mod primitives {
     #[tokio::test]
     async fn tool_options_appear_in_the_list() {
         for client in clients(&server()).await {
-            let tools = within("list", client.list_all_tools()).await.unwrap();
+            let tools = soon("list", client.list_all_tools()).await.unwrap();
             let delete = find(&tools, "delete");
             assert_eq!(delete.title.as_deref(), Some("Delete"));
             assert_eq!(delete.description.as_deref(), Some("Deletes a file."));
@@ -627,7 +623,7 @@ mod primitives {
             );
             assert_eq!(forecast.output_schema, Some(forecast_schema()));
 
-            let result = within(
+            let result = soon(
                 "delete",
                 client.call_tool(
                     "delete",
@@ -637,7 +633,7 @@ mod primitives {
             .await
             .unwrap();
             assert_eq!(result.content[0].as_text(), Some("deleted /tmp/x in eu ()"));
-            let result = within(
+            let result = soon(
                 "forecast",
                 client.call_tool("forecast", obj(json!({"city": "Oslo"}))),
             )
@@ -654,7 +650,7 @@ mod primitives {
     #[tokio::test]
     async fn prompts_list_their_arguments_and_fill_in() {
         for client in clients(&server()).await {
-            let prompts = within("list", client.list_all_prompts()).await.unwrap();
+            let prompts = soon("list", client.list_all_prompts()).await.unwrap();
             let review = prompts.iter().find(|p| p.name == "review").unwrap();
             assert_eq!(review.title.as_deref(), Some("Code review"));
             assert_eq!(
@@ -673,7 +669,7 @@ mod primitives {
             assert!(prompts.iter().any(|p| p.name == "greet"));
             assert!(prompts.iter().any(|p| p.name == "next_read"));
 
-            let got = within(
+            let got = soon(
                 "review",
                 client.get_prompt("review", args(&[("language", "rust"), ("points", "2")])),
             )
@@ -686,7 +682,7 @@ mod primitives {
             assert_eq!(got.messages.len(), 2);
             // A missing required argument, and a value of the wrong type, are refused.
             for bad in [args(&[]), args(&[("language", "rust"), ("points", "many")])] {
-                let error = within("review", client.get_prompt("review", bad))
+                let error = soon("review", client.get_prompt("review", bad))
                     .await
                     .unwrap_err();
                 assert_eq!(
@@ -694,20 +690,20 @@ mod primitives {
                     Some(ErrorCode::INVALID_PARAMS)
                 );
             }
-            let got = within(
+            let got = soon(
                 "greet",
                 client.get_prompt("greet", args(&[("name", "Ada")])),
             )
             .await
             .unwrap();
             assert_eq!(got.messages[0].content.as_text(), Some("Say hello to Ada."));
-            let error = within("greet", client.get_prompt("greet", args(&[("name", "")])))
+            let error = soon("greet", client.get_prompt("greet", args(&[("name", "")])))
                 .await
                 .unwrap_err();
             let message = error.protocol_error().map(|e| e.message.clone());
             assert!(message.unwrap().contains("a name, please"));
 
-            let got = within(
+            let got = soon(
                 "complete",
                 client.complete(PromptReference::new("review"), "language", "r", args(&[])),
             )
@@ -721,7 +717,7 @@ mod primitives {
     #[tokio::test]
     async fn resources_are_listed_and_read() {
         for client in clients(&server()).await {
-            let resources = within("list", client.list_all_resources()).await.unwrap();
+            let resources = soon("list", client.list_all_resources()).await.unwrap();
             let notes = resources
                 .iter()
                 .find(|r| r.uri == "file:///notes.txt")
@@ -732,13 +728,13 @@ mod primitives {
             assert_eq!(notes.mime_type.as_deref(), Some("text/plain"));
             assert!(resources.iter().any(|r| r.name == "dot"));
 
-            let read = within("notes", client.read_resource("file:///notes.txt"))
+            let read = soon("notes", client.read_resource("file:///notes.txt"))
                 .await
                 .unwrap();
             let text = serde_json::to_value(&read.contents[0]).unwrap();
             assert_eq!(text["text"], "buy milk");
             assert_eq!(text["mimeType"], "text/plain");
-            let read = within("dot", client.read_resource("file:///dot.png"))
+            let read = soon("dot", client.read_resource("file:///dot.png"))
                 .await
                 .unwrap();
             let blob = serde_json::to_value(&read.contents[0]).unwrap();
@@ -751,7 +747,7 @@ mod primitives {
     #[tokio::test]
     async fn templates_parse_their_variables() {
         for client in clients(&server()).await {
-            let templates = within("list", client.list_all_resource_templates())
+            let templates = soon("list", client.list_all_resource_templates())
                 .await
                 .unwrap();
             let profile = templates.iter().find(|t| t.name == "profile").unwrap();
@@ -759,7 +755,7 @@ mod primitives {
             assert_eq!(profile.description.as_deref(), Some("A user's profile."));
             assert_eq!(profile.mime_type.as_deref(), Some("application/json"));
 
-            let read = within("profile", client.read_resource("users://42/profile"))
+            let read = soon("profile", client.read_resource("users://42/profile"))
                 .await
                 .unwrap();
             let contents = serde_json::to_value(&read.contents[0]).unwrap();
@@ -768,7 +764,7 @@ mod primitives {
             assert_eq!(contents["mimeType"], "application/json");
 
             // A variable that does not parse: `-32602`, naming it, its value and type.
-            let error = within("profile", client.read_resource("users://abc/profile"))
+            let error = soon("profile", client.read_resource("users://abc/profile"))
                 .await
                 .unwrap_err();
             let error = error.protocol_error().unwrap();
@@ -781,7 +777,7 @@ mod primitives {
                 error.message
             );
             // The function's own `Err`.
-            let error = within("profile", client.read_resource("users://0/profile"))
+            let error = soon("profile", client.read_resource("users://0/profile"))
                 .await
                 .unwrap_err();
             assert!(
@@ -792,7 +788,7 @@ mod primitives {
                     .contains("user 0 does not exist")
             );
 
-            let read = within(
+            let read = soon(
                 "page",
                 client.read_resource("books://dune/pages/12?lang=fr"),
             )
@@ -800,13 +796,13 @@ mod primitives {
             .unwrap();
             let text = serde_json::to_value(&read.contents[0]).unwrap();
             assert_eq!(text["text"], "dune p12 [fr]");
-            let read = within("page", client.read_resource("books://dune/pages/3"))
+            let read = soon("page", client.read_resource("books://dune/pages/3"))
                 .await
                 .unwrap();
             let text = serde_json::to_value(&read.contents[0]).unwrap();
             assert_eq!(text["text"], "dune p3 [en]");
 
-            let got = within(
+            let got = soon(
                 "complete",
                 client.complete(
                     ResourceTemplateReference::new("users://{id}/profile"),
@@ -827,14 +823,14 @@ mod primitives {
         // A server of its own in each era: the loans change.
         for era in 0..2 {
             let client = clients(&server()).await.swap_remove(era);
-            let result = within(
+            let result = soon(
                 "lend",
                 client.call_tool("lend", obj(json!({"title": "Emma"}))),
             )
             .await
             .unwrap();
             assert_eq!(result.content[0].as_text(), Some("2 on loan"));
-            let tools = within("list", client.list_all_tools()).await.unwrap();
+            let tools = soon("list", client.list_all_tools()).await.unwrap();
             assert_eq!(
                 find(&tools, "lend")
                     .annotations
@@ -843,7 +839,7 @@ mod primitives {
                 Some(true)
             );
 
-            let got = within(
+            let got = soon(
                 "next_read",
                 client.get_prompt("next_read", args(&[("genre", "poetry")])),
             )
@@ -853,17 +849,17 @@ mod primitives {
             assert!(text.starts_with("I read Dune, Emma"), "{text}");
             assert!(text.ends_with("what poetry next?"), "{text}");
 
-            let read = within("loans", client.read_resource("library://loans"))
+            let read = soon("loans", client.read_resource("library://loans"))
                 .await
                 .unwrap();
             let text = serde_json::to_value(&read.contents[0]).unwrap();
             assert!(text["text"].as_str().unwrap().starts_with("Dune\nEmma"));
-            let read = within("loan", client.read_resource("library://loans/1"))
+            let read = soon("loan", client.read_resource("library://loans/1"))
                 .await
                 .unwrap();
             let text = serde_json::to_value(&read.contents[0]).unwrap();
             assert_eq!(text["text"], "Dune");
-            let error = within("loan", client.read_resource("library://loans/99"))
+            let error = soon("loan", client.read_resource("library://loans/99"))
                 .await
                 .unwrap_err();
             assert!(

@@ -3,17 +3,13 @@
 //! resources, paged with them, in both eras.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use modelctx::client::{Client, ConnectMode};
 use modelctx::macros::resource_template;
 use modelctx::schemars::{self, JsonSchema};
 use modelctx::server::{Context, ResourceDef, Server, TemplateDef};
 use modelctx::types::{ErrorCode, Resource};
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    modelctx_test::within(Duration::from_secs(5), what, f).await
-}
+use modelctx_test::soon;
 
 /// The books of the shelf, listed by the template below.
 async fn shelf(_cx: Context) -> Result<Vec<Resource>, String> {
@@ -73,7 +69,7 @@ fn server(notes: Arc<Mutex<Vec<u32>>>) -> Server {
 async fn connect(server: &Server, mode: ConnectMode) -> Client {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
-    within(
+    soon(
         "connect",
         Client::builder("listing-tests", "1.0.0")
             .mode(mode)
@@ -91,11 +87,11 @@ async fn listed_resources_follow_the_fixed_ones_page_by_page_in_both_eras() {
         let client = connect(&server, mode).await;
         // Fixed first, then the templates in URI-template order, each template's
         // resources in the order its function gave them.
-        let first = within("page 1", client.list_resources(None)).await.unwrap();
+        let first = soon("page 1", client.list_resources(None)).await.unwrap();
         let uris: Vec<_> = first.resources.iter().map(|r| r.uri.as_str()).collect();
         assert_eq!(uris, ["file:///README", "books://dune", "books://emma"]);
         let cursor = first.next_cursor.expect("a second page");
-        let second = within("page 2", client.list_resources(Some(cursor)))
+        let second = soon("page 2", client.list_resources(Some(cursor)))
             .await
             .unwrap();
         let uris: Vec<_> = second.resources.iter().map(|r| r.uri.as_str()).collect();
@@ -111,7 +107,7 @@ async fn listed_resources_follow_the_fixed_ones_page_by_page_in_both_eras() {
         assert_eq!(second.resources[1].mime_type, None);
 
         // What is listed is read through the template.
-        let read = within("read", client.read_resource("books://emma"))
+        let read = soon("read", client.read_resource("books://emma"))
             .await
             .unwrap();
         let contents = serde_json::to_value(&read.contents[0]).unwrap();
@@ -122,11 +118,11 @@ async fn listed_resources_follow_the_fixed_ones_page_by_page_in_both_eras() {
     // The listing is asked anew on each request.
     notes.lock().unwrap().push(5);
     let client = connect(&server, ConnectMode::Auto).await;
-    let all = within("all", client.list_all_resources()).await.unwrap();
+    let all = soon("all", client.list_all_resources()).await.unwrap();
     assert_eq!(all.len(), 6);
     assert_eq!(all[5].uri, "notes://5");
     // The templates list stays the templates.
-    let templates = within("templates", client.list_all_resource_templates())
+    let templates = soon("templates", client.list_all_resource_templates())
         .await
         .unwrap();
     assert_eq!(templates.len(), 2);
@@ -138,9 +134,7 @@ async fn a_failing_listing_fails_the_list_with_its_message() {
     let server = server(Arc::new(Mutex::new(vec![0])));
     for mode in [ConnectMode::Handshake, ConnectMode::Auto] {
         let client = connect(&server, mode).await;
-        let error = within("list", client.list_resources(None))
-            .await
-            .unwrap_err();
+        let error = soon("list", client.list_resources(None)).await.unwrap_err();
         let error = error.protocol_error().expect("a JSON-RPC error");
         assert_eq!(error.code, ErrorCode::INTERNAL_ERROR);
         assert!(
@@ -149,7 +143,7 @@ async fn a_failing_listing_fails_the_list_with_its_message() {
             error.message
         );
         // Reading still works: only the listing failed.
-        let read = within("read", client.read_resource("notes://9")).await;
+        let read = soon("read", client.read_resource("notes://9")).await;
         assert!(read.is_ok(), "{read:?}");
         client.close().await;
     }

@@ -3,19 +3,12 @@
 //! completion helpers and the log callback — in both eras.
 
 use std::sync::mpsc;
-use std::time::Duration;
 
 use modelctx::client::ConnectMode;
 use modelctx::prelude::*;
 use modelctx::types::LoggingLevel;
+use modelctx_test::soon;
 use serde::{Deserialize, Serialize};
-
-/// Bounds every wait of these tests.
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(5), f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: timed out"))
-}
 
 #[derive(Serialize, Deserialize, JsonSchema)]
 struct Square {
@@ -100,7 +93,7 @@ fn server() -> Server {
 async fn connect(server: &Server, mode: ConnectMode, log: mpsc::Sender<String>) -> Client {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
-    within(
+    soon(
         "connect",
         Client::builder("typed-tests", "1.0.0")
             .mode(mode)
@@ -122,7 +115,7 @@ async fn arguments_come_from_any_serialize_and_results_read_as_text_or_a_type() 
         let (log, _) = mpsc::channel();
         let client = connect(&server, mode, log).await;
 
-        let result = within("square", client.call_tool("square", Square { n: 7 }))
+        let result = soon("square", client.call_tool("square", Square { n: 7 }))
             .await
             .unwrap();
         assert_eq!(
@@ -134,7 +127,7 @@ async fn arguments_come_from_any_serialize_and_results_read_as_text_or_a_type() 
             Err(StructuredError::Mismatch(_))
         ));
 
-        let result = within(
+        let result = soon(
             "shout",
             client.call_tool("shout", json!({"language": "rust"})),
         )
@@ -143,7 +136,7 @@ async fn arguments_come_from_any_serialize_and_results_read_as_text_or_a_type() 
         assert_eq!(result.text(), "RUST");
 
         // No arguments at all.
-        let result = within("fail", client.call_tool("fail", ())).await.unwrap();
+        let result = soon("fail", client.call_tool("fail", ())).await.unwrap();
         assert!(result.is_error());
         assert_eq!(result.text(), "the disk is full");
         assert_eq!(
@@ -159,13 +152,13 @@ async fn arguments_that_are_not_an_object_are_refused_before_anything_is_sent() 
     let server = server();
     let (log, _) = mpsc::channel();
     let client = connect(&server, ConnectMode::Auto, log).await;
-    let err = within("a list", client.call_tool("square", [1, 2]))
+    let err = soon("a list", client.call_tool("square", [1, 2]))
         .await
         .unwrap_err();
     assert!(err.is_refused(), "{err}");
     assert!(err.to_string().contains("JSON object"), "{err}");
     // The session goes on.
-    let result = within("square", client.call_tool("square", Square { n: 2 }))
+    let result = soon("square", client.call_tool("square", Square { n: 2 }))
         .await
         .unwrap();
     assert_eq!(result.structured::<Squared>().unwrap().square, 4);
@@ -181,25 +174,23 @@ async fn a_typed_tool_gives_its_output_or_says_which_step_failed() {
 
         let square = client.tool::<Square, Squared>("square");
         assert_eq!(square.name(), "square");
-        let out = within("square", square.call(&Square { n: 9 }))
-            .await
-            .unwrap();
+        let out = soon("square", square.call(&Square { n: 9 })).await.unwrap();
         assert_eq!(out, Squared { square: 81 });
 
         let fail = client.tool::<(), Squared>("fail");
-        match within("fail", fail.call(&())).await {
+        match soon("fail", fail.call(&())).await {
             Err(ToolCallError::Tool(result)) => assert_eq!(result.text(), "the disk is full"),
             other => panic!("expected the tool's error, got {other:?}"),
         }
 
         let wrong = client.tool::<Square, Other>("square");
-        let err = within("wrong output", wrong.call(&Square { n: 1 }))
+        let err = soon("wrong output", wrong.call(&Square { n: 1 }))
             .await
             .unwrap_err();
         assert!(matches!(err, ToolCallError::Output(_)), "{err}");
 
         let missing = client.tool::<(), Squared>("no-such-tool");
-        let err = within("missing", missing.call(&())).await.unwrap_err();
+        let err = soon("missing", missing.call(&())).await.unwrap_err();
         assert!(
             matches!(&err, ToolCallError::Session(_) | ToolCallError::Tool(_)),
             "{err}"
@@ -219,7 +210,7 @@ async fn prompt_arguments_come_from_a_struct_and_completions_from_one_call() {
             language: "rust".into(),
             lines: Some(12),
         };
-        let got = within("review", client.get_prompt("review", &args))
+        let got = soon("review", client.get_prompt("review", &args))
             .await
             .unwrap();
         assert_eq!(
@@ -231,7 +222,7 @@ async fn prompt_arguments_come_from_a_struct_and_completions_from_one_call() {
             language: "go".into(),
             lines: None,
         };
-        let got = within("review", client.get_prompt("review", &args))
+        let got = soon("review", client.get_prompt("review", &args))
             .await
             .unwrap();
         assert_eq!(
@@ -239,14 +230,14 @@ async fn prompt_arguments_come_from_a_struct_and_completions_from_one_call() {
             Some("Review this go code (all lines).")
         );
 
-        let values = within(
+        let values = soon(
             "complete",
             client.complete_prompt_argument("review", "language", "r"),
         )
         .await
         .unwrap();
         assert_eq!(values, ["rust", "ruby"]);
-        let values = within(
+        let values = soon(
             "complete",
             client.complete_template_variable("users://{id}/profile", "id", "7"),
         )
@@ -263,10 +254,10 @@ async fn the_log_callback_has_heard_a_calls_messages_when_its_answer_arrives() {
     for mode in MODES {
         let (log, heard) = mpsc::channel();
         let client = connect(&server, mode, log).await;
-        within("level", client.set_logging_level(LoggingLevel::Debug))
+        soon("level", client.set_logging_level(LoggingLevel::Debug))
             .await
             .unwrap();
-        let result = within("chatty", client.call_tool("chatty", ()))
+        let result = soon("chatty", client.call_tool("chatty", ()))
             .await
             .unwrap();
         assert_eq!(result.text(), "done");

@@ -53,7 +53,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use modelctx::client::{Client, ConnectMode, FormAnswer, SamplingSupport};
+use modelctx::client::{Client, ConnectMode, FormAnswer, SamplingSupport, ToolResultExt};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
 use modelctx::sse::{ActiveTransport, FallbackClientTransport, SseClientTransport};
@@ -342,10 +342,6 @@ fn ensure(ok: bool, what: impl std::fmt::Display) -> Result<(), Error> {
     }
 }
 
-fn text_of(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text()).collect()
-}
-
 /// Drives another SDK's interop server (see the module docs) over `transport`;
 /// `connected` checks the transport once the client is connected.
 async fn interop<T: Transport>(
@@ -419,10 +415,7 @@ async fn interop<T: Transport>(
     let sum = client
         .request_with::<CallToolRequest>(params, options)
         .await?;
-    ensure(
-        text_of(&sum) == "5",
-        format!("add(2, 3) = {:?}", text_of(&sum)),
-    )?;
+    ensure(sum.text() == "5", format!("add(2, 3) = {:?}", sum.text()))?;
     let progress = progress.lock().unwrap_or_else(|e| e.into_inner()).clone();
     ensure(progress == [1.0, 2.0], format!("progress {progress:?}"))?;
     let log = tokio::time::timeout(Duration::from_secs(5), logs.recv()).await;
@@ -465,7 +458,7 @@ async fn interop<T: Transport>(
     let llm = client
         .call_tool("ask_llm", arguments(json!({"question": "ping?"})))
         .await?;
-    let llm = text_of(&llm);
+    let llm = llm.text();
     ensure(
         llm == "LLM said: echo: ping? (model modelctx-test-model)",
         format!("ask_llm: {llm:?}"),
@@ -474,7 +467,7 @@ async fn interop<T: Transport>(
     let user = client
         .call_tool("ask_user", arguments(json!({"message": "Who are you?"})))
         .await?;
-    let user = text_of(&user);
+    let user = user.text();
     let content = user
         .strip_prefix("accept: ")
         .and_then(|c| serde_json::from_str::<serde_json::Value>(c).ok());
@@ -598,8 +591,8 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
         .call_tool("open_gate", arguments(json!({"gate": first})))
         .await?;
     ensure(
-        text_of(&opened) == format!("opened {first}"),
-        format!("open_gate: {:?}", text_of(&opened)),
+        opened.text() == format!("opened {first}"),
+        format!("open_gate: {:?}", opened.text()),
     )?;
     let mut seen = vec![created.status.clone(), polled.status.clone()];
     let mut statuses = handle.statuses();
@@ -615,7 +608,7 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     )?;
     let result = within("tasks/result", waiting).await???;
     ensure(
-        text_of(&result) == first_opened && result.is_error != Some(true),
+        result.text() == first_opened && result.is_error != Some(true),
         format!("tasks/result {result:?}"),
     )?;
     let related = result
@@ -640,7 +633,7 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     // Asked again once terminal, it answers at once with the same result.
     let again = within("tasks/result again", handle.result()).await??;
     ensure(
-        text_of(&again) == first_opened,
+        again.text() == first_opened,
         format!("tasks/result again {again:?}"),
     )?;
 
@@ -690,7 +683,7 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
     )?;
     let answered = within("tasks/result of side_channel_task", asking.result()).await??;
     ensure(
-        text_of(&answered) == r#"accept: {"name":"Ada"}"#,
+        answered.text() == r#"accept: {"name":"Ada"}"#,
         format!("side_channel_task {answered:?}"),
     )?;
     let related = asked.try_recv();
@@ -732,7 +725,7 @@ async fn interop_tasks<T: Transport>(transport: T) -> Result<(), Error> {
         .call_tool("wait_for_gate", arguments(json!({"gate": first})))
         .await?;
     ensure(
-        text_of(&plain) == first_opened,
+        plain.text() == first_opened,
         format!("plain wait_for_gate {plain:?}"),
     )?;
 
