@@ -110,7 +110,6 @@ pub use list_changed::{ListKind, ListUpdate};
 pub use middleware::{McpNotification, McpRequest, Next, NotificationNext};
 pub use modelctx_session::RequestContext as CallbackContext;
 pub use roots::{RootsError, RootsList};
-#[doc(hidden)]
 pub use subscriptions::{Subscription, Watch};
 pub use typed::{StructuredError, ToolCallError, ToolResultExt, TypedTool, tool_arguments};
 

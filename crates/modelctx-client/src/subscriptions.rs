@@ -85,6 +85,34 @@ pub(crate) fn route(routes: &Routes, notification: &JsonRpcNotification) {
 /// reactions. It ends when the server ends the subscription; a stream that breaks
 /// instead is reported as an error, and nothing opens a new one. Dropping it (or
 /// [`close`](Subscription::close)) ends the request.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+///
+/// use modelctx_client::Client;
+/// use modelctx_server::{Context, ResourceDef, Server};
+/// use modelctx_types::{ServerNotification, SubscriptionFilter};
+///
+/// let motd = ResourceDef::new("mem://motd", "motd", |_cx: Context| async { Ok::<_, String>("hello") });
+/// let server = Server::builder("news", "1.0.0").resource(motd)?.build();
+/// let (client_side, server_side) = modelctx_memory::pair();
+/// let _session = server.serve(server_side);
+/// // The client speaks protocol 2026-07-28 unless told otherwise.
+/// let client = Client::builder("me", "1.0.0").connect(client_side).await?;
+///
+/// let filter = SubscriptionFilter::new().with_resource_subscriptions(vec!["mem://motd".into()]);
+/// let mut subscription = client.subscribe(filter).await?;
+/// assert!(subscription.honored().resource_subscriptions.is_some());
+/// server.notify_resource_updated("mem://motd").await;
+/// let change = modelctx_test::within(Duration::from_secs(10), "the update", subscription.next()).await;
+/// match change {
+///     Some(Ok(ServerNotification::ResourceUpdated(n))) => assert_eq!(n.params.uri, "mem://motd"),
+///     other => panic!("expected an update, got {other:?}"),
+/// }
+/// subscription.close();
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Subscription {
     id: RequestId,
