@@ -22,6 +22,7 @@ mod lifecycle;
 mod list_changed;
 mod listen;
 mod logging;
+mod mrtr;
 mod pagination;
 mod prompts;
 mod protocol;
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
         surface::tests(),
         era_gates::tests(),
         listen::tests(),
+        mrtr::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

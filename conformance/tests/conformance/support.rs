@@ -346,6 +346,22 @@ pub(crate) async fn input_asking_server(
     method: &'static str,
     params: Value,
 ) -> (Client, Recording) {
+    let first = json!({
+        "resultType": "input_required",
+        "inputRequests": {"ask": {"method": method, "params": params}}
+    });
+    input_required_server(connector, client, first).await
+}
+
+/// A 2026-07-28 server played by hand whose first `tools/call` answer is `first` (an
+/// `input_required` result written out), and whose later ones complete; its
+/// `server/discover` offers tools. Returns the client connected to it with `client`,
+/// and its recorded wire.
+pub(crate) async fn input_required_server(
+    connector: &Connector,
+    client: ClientBuilder,
+    first: Value,
+) -> (Client, Recording) {
     // The first call asks; a retry (carrying the answer) completes.
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let answer = move |asked: &str| match asked {
@@ -357,10 +373,9 @@ pub(crate) async fn input_asking_server(
             "capabilities": {"tools": {}},
             "_meta": {Meta::SERVER_INFO: {"name": "asker", "version": "1.0.0"}}
         }),
-        "tools/call" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => json!({
-            "resultType": "input_required",
-            "inputRequests": {"ask": {"method": method, "params": params.clone()}}
-        }),
+        "tools/call" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
+            first.clone()
+        }
         "tools/call" => json!({"resultType": "complete", "content": []}),
         other => json!({"resultType": "complete", "unexpected": other}),
     };

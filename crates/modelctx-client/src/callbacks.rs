@@ -440,12 +440,14 @@ async fn answer_elicitation(
             }
         }
         ElicitRequestParams::Url(params) => {
-            // 2025-11-25 requires the id (only 2026-07-28 drops it).
-            let Some(id) = params.elicitation_id.clone() else {
+            // 2025-11-25 requires the id; 2026-07-28, which asks inside an answer,
+            // dropped it (the retry itself ends the flow: nothing to track).
+            let id = params.elicitation_id.clone();
+            if id.is_none() && !cx.is_embedded() {
                 return Err(ErrorData::invalid_params(
                     "Invalid params: missing field `elicitationId`",
                 ));
-            };
+            }
             let Some(callback) = url else {
                 return Err(ErrorData::invalid_params(
                     "this client did not declare URL-mode elicitation",
@@ -453,7 +455,9 @@ async fn answer_elicitation(
             };
             match callback(UrlRequest { params }, cx).await? {
                 UrlAnswer::Accept => {
-                    tracker.expect(&id);
+                    if let Some(id) = &id {
+                        tracker.expect(id);
+                    }
                     ElicitResult::new(modelctx_types::ElicitAction::Accept)
                 }
                 UrlAnswer::Decline => ElicitResult::decline(),

@@ -338,8 +338,10 @@ async fn run<M: RequestMethod>(
             if M::METHOD == "tools/list" {
                 drop_tools_with_bad_headers(&mut value);
             }
-            // A retry's answer depends on its answers: never cached.
-            if let Some(key) = cache_key.filter(|_| !params.contains_key("inputResponses")) {
+            // A retry's answer depends on its answers and state: never cached.
+            let retry =
+                params.contains_key("inputResponses") || params.contains_key("requestState");
+            if let Some(key) = cache_key.filter(|_| !retry) {
                 client.inner.cache.put(key, &value);
             }
             return serde_json::from_value::<M::Result>(value)
@@ -355,8 +357,17 @@ async fn run<M: RequestMethod>(
                     SessionError::refused(format!("the input-required answer does not decode: {e}"))
                 });
         }
-        let responses = answer_inputs(client, value.get("inputRequests")).await?;
-        params.insert("inputResponses".to_owned(), Value::Object(responses));
+        // Answers only to questions asked: a state-only round is retried with the state
+        // alone.
+        match value.get("inputRequests").filter(|r| !r.is_null()) {
+            Some(requests) => {
+                let responses = answer_inputs(client, Some(requests)).await?;
+                params.insert("inputResponses".to_owned(), Value::Object(responses));
+            }
+            None => {
+                params.remove("inputResponses");
+            }
+        }
         match value.get("requestState") {
             Some(state) => params.insert("requestState".to_owned(), state.clone()),
             None => params.remove("requestState"),

@@ -125,22 +125,27 @@ impl std::fmt::Display for RepeatedHeader {
 /// once. The server refuses such a request rather than pick one of the values (see
 /// [`RepeatedHeader`]).
 pub fn repeated_header(headers: &http::HeaderMap) -> Option<RepeatedHeader> {
-    // One look at each distinct name: most requests carry none of these twice.
-    for name in headers.keys() {
-        let name = name.as_str();
-        if !SINGLE_VALUED.contains(&name) && !name.starts_with(PARAM_PREFIX) {
-            continue;
-        }
-        let mut values = headers.get_all(name).iter();
-        let first = values.next();
-        if values.next().is_some() {
-            return Some(RepeatedHeader::new(name, false));
-        }
-        if NEVER_A_LIST.contains(&name) && first.is_some_and(|v| v.as_bytes().contains(&b',')) {
-            return Some(RepeatedHeader::new(name, true));
+    // A name on more than one line makes the map hold more values than names: only then
+    // is each name looked up (most requests repeat nothing).
+    if headers.len() != headers.keys_len() {
+        for key in headers.keys() {
+            let name = key.as_str();
+            if !SINGLE_VALUED.contains(&name) && !name.starts_with(PARAM_PREFIX) {
+                continue;
+            }
+            // By the map's own key: a `&str` would be parsed into a header name again.
+            if headers.get_all(key).iter().nth(1).is_some() {
+                return Some(RepeatedHeader::new(name, false));
+            }
         }
     }
-    None
+    // One pass over the values, no lookups: a list where the protocol allows one value.
+    headers
+        .iter()
+        .find(|(name, value)| {
+            NEVER_A_LIST.contains(&name.as_str()) && value.as_bytes().contains(&b',')
+        })
+        .map(|(name, _)| RepeatedHeader::new(name.as_str(), true))
 }
 
 #[cfg(test)]

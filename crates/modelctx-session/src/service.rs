@@ -104,6 +104,9 @@ pub struct RequestContext {
     /// The request's `Mcp-Param-*` headers, when its transport gave them with it (see
     /// [`EraRead`]).
     mirrored: Option<Vec<(String, String)>>,
+    /// Whether the request was embedded in a server's answer (see
+    /// [`RequestContext::is_embedded`]).
+    embedded: bool,
 }
 
 impl fmt::Debug for RequestContext {
@@ -181,6 +184,7 @@ impl RequestContext {
             peer,
             extensions: Extensions::new(),
             mirrored,
+            embedded: false,
         }
     }
 
@@ -215,7 +219,24 @@ impl RequestContext {
             progress: None,
             extensions: Extensions::new(),
             mirrored: None,
+            embedded: true,
         }
+    }
+
+    /// Whether this request came embedded in a server's `input_required` answer
+    /// (protocol 2026-07-28) rather than over the session. Such a request has no
+    /// `_meta`, no progress and no id of the server's own: its rules are the 2026-07-28
+    /// ones (a URL-mode elicitation carries no `elicitationId`, for one).
+    ///
+    /// ```
+    /// use modelctx_session::RequestContext;
+    ///
+    /// fn note(cx: &RequestContext) -> &'static str {
+    ///     if cx.is_embedded() { "asked inside an answer" } else { "asked over the session" }
+    /// }
+    /// ```
+    pub fn is_embedded(&self) -> bool {
+        self.embedded
     }
 
     /// The request id.
