@@ -181,10 +181,12 @@ fn mirrored(request: &JsonRpcRequest) -> Mirrored<'_> {
 }
 
 fn body_version(request: &JsonRpcRequest) -> Option<String> {
+    // Built once: `str::contains` would rebuild its searcher for this long key on every
+    // request.
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(Meta::PROTOCOL_VERSION));
     let raw = request.params.as_deref()?;
-    if !raw.get().contains(Meta::PROTOCOL_VERSION) {
-        return None;
-    }
+    KEY.find(raw.get().as_bytes())?;
     mirrored(request)
         .meta?
         .protocol_version()
