@@ -11,6 +11,7 @@ mod context;
 mod elicitation;
 mod era_gates;
 mod extensions;
+mod header_defs;
 mod hosting_auth;
 mod http_client;
 mod http_headers;
@@ -18,10 +19,13 @@ mod http_modern;
 mod http_resume;
 mod http_server;
 mod http_support;
+mod input_gates;
 mod lifecycle;
 mod list_changed;
 mod listen;
 mod logging;
+mod negotiation;
+mod output_schema;
 mod pagination;
 mod prompts;
 mod protocol;
@@ -65,6 +69,10 @@ fn main() -> ExitCode {
         surface::tests(),
         era_gates::tests(),
         listen::tests(),
+        output_schema::tests(),
+        header_defs::tests(),
+        input_gates::tests(),
+        negotiation::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)
