@@ -11,6 +11,7 @@ mod context;
 mod elicitation;
 mod era_gates;
 mod extensions;
+mod header_defs;
 mod hosting_auth;
 mod http_client;
 mod http_headers;
@@ -18,11 +19,14 @@ mod http_modern;
 mod http_resume;
 mod http_server;
 mod http_support;
+mod input_gates;
 mod lifecycle;
 mod list_changed;
 mod listen;
 mod logging;
 mod mrtr;
+mod negotiation;
+mod output_schema;
 mod pagination;
 mod prompts;
 mod protocol;
@@ -67,6 +71,10 @@ fn main() -> ExitCode {
         era_gates::tests(),
         listen::tests(),
         mrtr::tests(),
+        output_schema::tests(),
+        header_defs::tests(),
+        input_gates::tests(),
+        negotiation::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

@@ -197,7 +197,9 @@ impl Client {
     /// tool's `outputSchema` (the tool list is fetched once if the client has not listed
     /// tools yet; if that fails, results go unchecked): a result without
     /// `structuredContent`, or with one that breaks the schema, fails the call with a
-    /// refusal. Results flagged `isError` are returned as they are.
+    /// refusal, and so does any result of a tool whose schema the client cannot use (a
+    /// `$schema` dialect other than 2020-12, 2019-09 and draft-07/06/04, or a `$ref` it
+    /// would have to fetch). Results flagged `isError` are returned as they are.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {

@@ -19,7 +19,7 @@
 //! - Mirrored headers: a `tools/list` answer loses every tool whose `x-mcp-header`
 //!   annotations break the rules (an empty or non-token name, not on a string, integer or
 //!   boolean, reachable other than through `properties`, a name twice) before anything sees
-//!   it; a `tools/call` refused with `-32020` lists the tools again straight through the
+//!   it, each with a `tracing` warning; a `tools/call` refused with `-32020` lists the tools again straight through the
 //!   session (so the HTTP transport learns the current mirrored parameters) and is sent
 //!   once more.
 //! - Caching hints: a complete answer of a list method or `resources/read` with `ttlMs` > 0
@@ -584,12 +584,25 @@ async fn relist_tools(client: &Client, envelope: &Meta) -> Result<(), SessionErr
 
 /// Leaves out of a `tools/list` answer every tool whose `x-mcp-header` annotations
 /// break the spec's rules (a client must not use such a tool over HTTP, and a single
-/// bad definition must not cost the others).
+/// bad definition must not cost the others), with a warning (target `modelctx_client`)
+/// naming the tool and what is wrong.
 fn drop_tools_with_bad_headers(result: &mut Value) {
     if let Some(Value::Array(tools)) = result.get_mut("tools") {
         tools.retain(|tool| {
-            tool.get("inputSchema")
-                .is_none_or(|schema| modelctx_types::mirror::check_mirrored_params(schema).is_ok())
+            let Some(schema) = tool.get("inputSchema") else {
+                return true;
+            };
+            let Err(reason) = modelctx_types::mirror::check_mirrored_params(schema) else {
+                return true;
+            };
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            tracing::warn!(
+                target: "modelctx_client",
+                tool = name,
+                %reason,
+                "tool left out of tools/list: its x-mcp-header annotations are invalid"
+            );
+            false
         });
     }
 }

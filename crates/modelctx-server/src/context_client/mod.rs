@@ -288,7 +288,8 @@ impl Context {
     }
 
     /// Asks the user to open `url` out of band (`elicitation/create`, URL mode). Refused
-    /// locally when the client lacks URL mode or `url` is not an absolute URL. `Accepted`
+    /// locally when `url` is not an absolute URL (checked first, whoever the client is) or
+    /// the client lacks URL mode. `Accepted`
     /// only means the user agreed to open it; send
     /// [`notify_elicitation_complete`](Self::notify_elicitation_complete) when the flow
     /// ends.
@@ -298,6 +299,12 @@ impl Context {
         elicitation_id: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<Elicited<()>, ClientRequestError> {
+        let url = url.into();
+        if !is_absolute_url(&url) {
+            return Err(ClientRequestError::refused(format!(
+                "{url:?} is not an absolute URL"
+            )));
+        }
         let caps = self.declared()?;
         if !caps.elicitation.as_ref().is_some_and(|e| e.supports_url()) || !self.speaks_2025_11_25()
         {
@@ -305,12 +312,6 @@ impl Context {
                 "URL-mode elicitation",
                 serde_json::json!({"elicitation": {"url": {}}}),
             ));
-        }
-        let url = url.into();
-        if !is_absolute_url(&url) {
-            return Err(ClientRequestError::refused(format!(
-                "{url:?} is not an absolute URL"
-            )));
         }
         let params = if self.envelope.is_some() {
             // 2026-07-28 has no elicitation ids: the retry itself says the flow ended.

@@ -1,0 +1,284 @@
+//! What the client settles with a server and keeps: experimental capabilities carried
+//! both ways as declared, list calls for capabilities the server did not advertise, the
+//! `server/discover` answer adopted once per connection, a modern-only client against a
+//! server of the handshake era, an `initialize` dressed as a 2026-07-28 request, and the
+//! list refresh a 2026-07-28 client runs over `subscriptions/listen`.
+
+use modelctx::client::{ConnectMode, ListKind, ListUpdate};
+use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::types::{
+    ClientCapabilities, ErrorCode, ErrorData, ExperimentalCapabilities, ProtocolVersion,
+    ServerCapabilities,
+};
+use modelctx_conformance::{Connector, Recording, Test, conformance_test, record, within};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::http_modern::{both_eras, echo_server, modern_call, only_message, post_modern};
+use crate::http_support::{Raw, initialize};
+use crate::support::{call_work, client, connect, work_tool};
+
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        conformance_test!(
+            experimental_capabilities_cross_verbatim_both_ways,
+            ["lifecycle:capability:experimental-passthrough"]
+        ),
+        conformance_test!(
+            listing_a_kind_the_server_did_not_advertise_is_refused_unsent,
+            ["lifecycle:capability:list-empty-when-not-advertised"]
+        ),
+        conformance_test!(
+            the_discover_answer_is_adopted_once_and_kept,
+            ["lifecycle:discover:era-cached"]
+        ),
+        conformance_test!(
+            a_modern_only_client_probes_first_and_says_why_a_legacy_server_fails,
+            ["lifecycle:mode:modern-only-legacy-peer"]
+        ),
+        conformance_test!(
+            an_initialize_in_a_modern_envelope_is_not_a_handshake,
+            ["lifecycle:version:dual-era-precedence"]
+        ),
+        conformance_test!(
+            a_listened_change_brings_the_fresh_list_to_the_callback,
+            ["client:listen:auto-refresh"]
+        ),
+    ]
+}
+
+/// The methods of the requests and notifications the client sent, in order.
+fn sent_methods(wire: &Recording) -> Vec<String> {
+    wire.sent()
+        .iter()
+        .filter_map(|m| m.method().map(str::to_owned))
+        .collect()
+}
+
+fn experimental(value: Value) -> ExperimentalCapabilities {
+    serde_json::from_value(value).expect("experimental capabilities")
+}
+
+async fn experimental_capabilities_cross_verbatim_both_ways(connector: Connector) {
+    let server_side = experimental(json!({
+        "com.example/telemetry": {"sinks": ["otlp", "stdout"], "sample": 0.25},
+        "org.example.search/v2": {"nested": {"deep": [1, {"x": null}]}, "on": true}
+    }));
+    let client_side = experimental(json!({
+        "com.example/drafts": {"autosave": {"every_ms": 1500}, "formats": ["md"]},
+        "dev.example/empty": {}
+    }));
+    let server = Server::builder("experimental", "1.0.0")
+        .capabilities(
+            ServerCapabilities::new()
+                .with_tools(false)
+                .with_experimental(server_side.clone()),
+        )
+        .tool(work_tool("declared", |_: Value, cx: Context| async move {
+            json!({"experimental": cx.client_capabilities().and_then(|c| c.experimental.clone())})
+        }))
+        .expect("a valid tool")
+        .build();
+    let declaring =
+        client().capabilities(ClientCapabilities::new().with_experimental(client_side.clone()));
+    let pair = connect(&connector, &server, declaring).await;
+    // The server's, as the client reads them.
+    assert_eq!(
+        pair.client.server_capabilities().experimental.as_ref(),
+        Some(&server_side)
+    );
+    // The client's, as a handler reads them.
+    let seen = call_work(&pair, "declared", json!({})).await;
+    assert_eq!(
+        seen["experimental"],
+        serde_json::to_value(&client_side).unwrap()
+    );
+}
+
+async fn listing_a_kind_the_server_did_not_advertise_is_refused_unsent(connector: Connector) {
+    let only_tools = Server::builder("tools-only", "1.0.0")
+        .enable_tools()
+        .build();
+    let pair = connect(&connector, &only_tools, client()).await;
+    assert!(pair.client.server_capabilities().prompts.is_none());
+    assert!(pair.client.server_capabilities().resources.is_none());
+    let prompts = pair.client.list_prompts(None).await.unwrap_err();
+    let resources = pair.client.list_resources(None).await.unwrap_err();
+    let templates = pair.client.list_resource_templates(None).await.unwrap_err();
+    for refusal in [prompts, resources, templates] {
+        assert!(refusal.is_refused(), "refused locally: {refusal:?}");
+    }
+    // What was advertised is listed as usual.
+    assert!(pair.client.list_tools(None).await.unwrap().tools.is_empty());
+    let sent = sent_methods(&pair.wire);
+    for unsent in ["prompts/list", "resources/list", "resources/templates/list"] {
+        assert!(!sent.iter().any(|m| m == unsent), "{unsent} sent: {sent:?}");
+    }
+    assert!(sent.iter().any(|m| m == "tools/list"), "{sent:?}");
+}
+
+async fn the_discover_answer_is_adopted_once_and_kept(connector: Connector) {
+    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
+        Ok::<_, String>("hi")
+    });
+    let server = Server::builder("discoverable", "1.0.0")
+        .instructions("Say hello.")
+        .tool(hello)
+        .unwrap()
+        .build();
+    let (transport, _hosted) = crate::support::both_eras(&connector, &server).await;
+    let (transport, wire) = record(transport);
+    let client = within(
+        "the client to connect",
+        client().mode(ConnectMode::Auto).connect(transport),
+    )
+    .await
+    .expect("the client connects");
+    assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
+    let adopted = client
+        .discover_result()
+        .cloned()
+        .expect("the probe's answer is kept");
+    assert!(adopted.supported_versions.iter().any(|v| v == "2026-07-28"));
+    // Requests of every kind go out in the adopted era without asking again.
+    client.list_all_tools().await.unwrap();
+    client.call_tool("hello", json!({})).await.unwrap();
+    client.list_all_tools().await.unwrap();
+    let requests: Vec<Value> = wire
+        .sent()
+        .into_iter()
+        .filter_map(|m| serde_json::to_value(m).ok())
+        .filter(|m| m.get("id").is_some())
+        .collect();
+    let probes = requests
+        .iter()
+        .filter(|m| m["method"] == "server/discover")
+        .count();
+    assert_eq!(probes, 1, "one probe per connection: {requests:?}");
+    assert_eq!(requests[0]["method"], "server/discover");
+    for request in &requests[1..] {
+        assert_eq!(
+            request["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28",
+            "{request}"
+        );
+    }
+    // Reading the adopted answer again costs nothing on the wire.
+    let before = wire.sent().len();
+    assert_eq!(client.discover_result(), Some(&adopted));
+    assert_eq!(client.instructions(), Some("Say hello."));
+    assert_eq!(client.server_info().name, "discoverable");
+    assert_eq!(wire.sent().len(), before);
+}
+
+async fn a_modern_only_client_probes_first_and_says_why_a_legacy_server_fails(
+    connector: Connector,
+) {
+    // A server of the handshake era: it knows no server/discover.
+    let answer = |method: &str| -> Result<Value, ErrorData> {
+        match method {
+            "initialize" => Ok(json!({
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "serverInfo": {"name": "old", "version": "1"}
+            })),
+            other => Err(ErrorData::method_not_found(other)),
+        }
+    };
+    let transport = crate::support::scripted_server_with_errors(&connector, answer).await;
+    let (transport, wire) = record(transport);
+    let refused = within(
+        "the connection attempt",
+        client().mode(ConnectMode::Discover).connect(transport),
+    )
+    .await
+    .expect_err("a modern-only client does not settle with a legacy server");
+    // The probe went first, and the client never fell back to the handshake.
+    assert_eq!(sent_methods(&wire), ["server/discover"]);
+    let said = refused.to_string();
+    assert!(said.contains("2026-07-28"), "the era is named: {said}");
+    assert!(
+        said.contains("auto") && said.contains("legacy"),
+        "the way out is named: {said}"
+    );
+}
+
+async fn an_initialize_in_a_modern_envelope_is_not_a_handshake(_: Connector) {
+    let hosted = both_eras(echo_server()).await;
+    let raw = Raw::new(&hosted.url);
+    // A valid handshake in every field, in a frame that also is a 2026-07-28 request: the
+    // full envelope in `_meta`, and the modern headers.
+    let dual = modern_call(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "raw", "version": "0"}}),
+    );
+    let r = post_modern(&raw, &dual, None).await;
+    assert_eq!(r.status, 404, "{r:?}");
+    assert_eq!(r.header("mcp-session-id"), None, "no session: {r:?}");
+    let answer = only_message(&r);
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["error"]["code"], ErrorCode::METHOD_NOT_FOUND.0);
+    assert!(answer.get("result").is_none(), "{answer}");
+    assert_eq!(hosted.service.session_count(), 0);
+    // Without the envelope and headers, the same endpoint serves the handshake.
+    let session = raw
+        .init_with(&initialize(2, "2025-11-25"), "2025-11-25")
+        .await;
+    assert!(!session.is_empty());
+    assert_eq!(hosted.service.session_count(), 1);
+}
+
+async fn a_listened_change_brings_the_fresh_list_to_the_callback(connector: Connector) {
+    let tool = |name: &str| {
+        ToolDef::new(name, |_: NoArgs, _cx: Context| async move {
+            Ok::<_, String>("x")
+        })
+    };
+    let server = Server::builder("dynamic", "1.0.0")
+        .tool(tool("first"))
+        .unwrap()
+        .build();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let builder = client().on_list_refreshed(ListKind::Tools, move |update| {
+        let _ = tx.send(update);
+    });
+    let pair = connect(&connector, &server, builder).await;
+    // The client opened a stream for the tool list's changes.
+    let listen = pair
+        .wire
+        .sent()
+        .into_iter()
+        .filter_map(|m| serde_json::to_value(m).ok())
+        .find(|m| m["method"] == "subscriptions/listen")
+        .expect("a subscriptions/listen request");
+    assert_eq!(
+        listen["params"]["notifications"]["toolsListChanged"], true,
+        "{listen}"
+    );
+    for (added, expected) in [
+        ("second", vec!["first", "second"]),
+        ("third", vec!["first", "second", "third"]),
+    ] {
+        server.add_tool(tool(added)).unwrap();
+        let update = within("the refreshed list", rx.recv())
+            .await
+            .expect("the callback is kept")
+            .expect("the refresh succeeds");
+        let ListUpdate::Tools(tools) = update else {
+            panic!("expected tools, got {update:?}");
+        };
+        let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, expected);
+    }
+    // Each change was followed by a fresh tools/list.
+    let messages = pair.wire.messages();
+    let changed = messages
+        .iter()
+        .position(|r| r.message.message.method() == Some("notifications/tools/list_changed"))
+        .expect("the change arrived");
+    let listed = messages[changed..]
+        .iter()
+        .filter(|r| r.message.message.method() == Some("tools/list"))
+        .count();
+    assert!(listed >= 2, "a listing per change: {listed}");
+}
