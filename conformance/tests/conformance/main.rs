@@ -5,6 +5,7 @@
 //! and add its list to `main`.
 //! The harness adds the self-tests and the contract trials itself.
 
+mod caching;
 mod client_auth;
 mod client_auth_support;
 mod context;
@@ -21,7 +22,9 @@ mod http_support;
 mod lifecycle;
 mod list_changed;
 mod listen;
+mod listen_streams;
 mod logging;
+mod mrtr_limits;
 mod pagination;
 mod prompts;
 mod protocol;
@@ -65,6 +68,9 @@ fn main() -> ExitCode {
         surface::tests(),
         era_gates::tests(),
         listen::tests(),
+        caching::tests(),
+        listen_streams::tests(),
+        mrtr_limits::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)
