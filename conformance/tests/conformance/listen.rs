@@ -61,7 +61,7 @@ const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The notifications the client received stamped with subscription `id`, in order:
 /// their methods and their `params`.
-fn stamped(pair: &Pair, id: &RequestId) -> Vec<(String, Value)> {
+pub(crate) fn stamped(pair: &Pair, id: &RequestId) -> Vec<(String, Value)> {
     let id = serde_json::to_value(id).unwrap();
     pair.wire
         .received()
@@ -77,7 +77,7 @@ fn stamped(pair: &Pair, id: &RequestId) -> Vec<(String, Value)> {
         .collect()
 }
 
-fn dynamic() -> Server {
+pub(crate) fn dynamic() -> Server {
     Server::builder("dynamic", "1.0.0")
         .enable_tools()
         .enable_resources()

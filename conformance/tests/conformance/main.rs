@@ -5,6 +5,7 @@
 //! and add its list to `main`.
 //! The harness adds the self-tests and the contract trials itself.
 
+mod caching;
 mod client_auth;
 mod client_auth_support;
 mod context;
@@ -23,10 +24,12 @@ mod input_gates;
 mod lifecycle;
 mod list_changed;
 mod listen;
+mod listen_streams;
 mod logging;
 mod mrtr;
 mod negotiation;
 mod output_schema;
+mod mrtr_limits;
 mod pagination;
 mod prompts;
 mod protocol;
@@ -75,6 +78,9 @@ fn main() -> ExitCode {
         header_defs::tests(),
         input_gates::tests(),
         negotiation::tests(),
+        caching::tests(),
+        listen_streams::tests(),
+        mrtr_limits::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

@@ -170,6 +170,8 @@ pub struct ClientBuilder {
     layers: Vec<middleware::Wrap>,
     /// The layers around the handlers of notifications, outermost first.
     notification_layers: Vec<middleware::Wrap<McpNotification, ()>>,
+    /// What the cache of the stateless era reads the time from (tokio's clock unless set).
+    cache_clock: Option<stateless::Clock>,
 }
 
 /// One answer to a request that may ask for input ([`Client::request_round`]).
@@ -416,6 +418,20 @@ impl ClientBuilder {
         self
     }
 
+    /// The clock the protocol 2026-07-28 cache measures freshness by: an answer with a
+    /// `ttlMs` is served again while `clock()` is before the time it arrived plus
+    /// that many milliseconds (tokio's clock by default). For tests that move time on
+    /// without waiting. Unstable, with the era.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn unstable_cache_clock(
+        mut self,
+        clock: impl Fn() -> std::time::Instant + Send + Sync + 'static,
+    ) -> Self {
+        self.cache_clock = Some(Arc::new(clock));
+        self
+    }
+
     /// Connects over `transport`: runs the initialize handshake and returns the client.
     /// Fails when the server answers with an error, with a protocol revision this SDK
     /// does not speak (the session is then closed), or when the transport closes.
@@ -463,7 +479,7 @@ impl ClientBuilder {
         let requests = Arc::new(self.requests);
         let subscriptions = subscriptions::Routes::default();
         let watchers = subscriptions::Watchers::default();
-        let cache = Arc::new(stateless::Cache::default());
+        let cache = Arc::new(stateless::Cache::new(self.cache_clock.take()));
         let middleware = middleware::request_chain(self.layers);
         let service = Arc::new(ClientService {
             requests: requests.clone(),
@@ -744,6 +760,7 @@ impl Client {
             on_peer_error: None,
             layers: Vec::new(),
             notification_layers: Vec::new(),
+            cache_clock: None,
         }
     }
 

@@ -23,10 +23,12 @@
 //!   session (so the HTTP transport learns the current mirrored parameters) and is sent
 //!   once more.
 //! - Caching hints: a complete answer of a list method or `resources/read` with `ttlMs` > 0
-//!   is kept (`Cache`, keyed by method and params without `_meta`, on tokio's clock) and
-//!   served again until it expires; a list-changed or resource-updated notification drops
-//!   the stale entries before anything else sees it; answers to retries with input are
-//!   never kept; `unstable_clear_cache` bypasses it.
+//!   is kept (`Cache`, keyed by method and params without `_meta` — each page of a list by
+//!   its cursor — on tokio's clock unless `unstable_cache_clock` gives another) and served
+//!   again until it expires, looked at only when asked for; a list-changed or
+//!   resource-updated notification drops the stale entries before anything else sees it;
+//!   a list's cursor refused with `-32602` drops every page of that list; answers to
+//!   retries (with input or state) are never kept; `unstable_clear_cache` bypasses it.
 //! - Result types: every answer goes through `resolve_claim` first. Absent, `complete` and
 //!   `input_required` are core; a type an extension claims, on `tools/call`, goes to its
 //!   resolver (see `extensions`); anything else is `SessionError::invalid_result`.
@@ -64,14 +66,42 @@ const CACHEABLE: [&str; 5] = [
     "resources/read",
 ];
 
+/// What the cache reads the time from.
+pub(crate) type Clock = std::sync::Arc<dyn Fn() -> std::time::Instant + Send + Sync>;
+
 /// Fresh answers of cacheable requests, by method and params (without `_meta`): served
-/// again until their `ttlMs` runs out or a change notification drops them.
-#[derive(Debug, Default)]
-pub(crate) struct Cache(std::sync::Mutex<HashMap<String, (tokio::time::Instant, Value)>>);
+/// again until their `ttlMs` runs out or a change notification drops them. Freshness
+/// is looked at only when an answer is asked for: nothing is fetched in the background.
+pub(crate) struct Cache {
+    entries: std::sync::Mutex<HashMap<String, (std::time::Instant, Value)>>,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache").finish_non_exhaustive()
+    }
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        Self::new(None)
+    }
+}
 
 impl Cache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (tokio::time::Instant, Value)>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    /// A cache on `clock`, or on tokio's (which tests may pause) when none is given.
+    pub(crate) fn new(clock: Option<Clock>) -> Self {
+        let clock =
+            clock.unwrap_or_else(|| std::sync::Arc::new(|| tokio::time::Instant::now().into_std()));
+        Self {
+            entries: Default::default(),
+            clock,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (std::time::Instant, Value)>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn key(method: &str, params: &Map<String, Value>) -> String {
@@ -83,7 +113,7 @@ impl Cache {
     fn get(&self, key: &str) -> Option<Value> {
         let mut cache = self.lock();
         match cache.get(key) {
-            Some((expires, value)) if tokio::time::Instant::now() < *expires => Some(value.clone()),
+            Some((expires, value)) if (self.clock)() < *expires => Some(value.clone()),
             Some(_) => {
                 cache.remove(key);
                 None
@@ -97,7 +127,7 @@ impl Cache {
         if ttl == 0 || value.get("resultType").and_then(Value::as_str) != Some("complete") {
             return;
         }
-        let expires = tokio::time::Instant::now() + std::time::Duration::from_millis(ttl);
+        let expires = (self.clock)() + std::time::Duration::from_millis(ttl);
         self.lock().insert(key, (expires, value.clone()));
     }
 
@@ -128,6 +158,13 @@ impl Cache {
             !stale
                 .iter()
                 .any(|m| key.starts_with(m) && key[m.len()..].starts_with('\u{0}'))
+        });
+    }
+
+    /// Drops every answer of `method` (each page of a list).
+    fn forget(&self, method: &str) {
+        self.lock().retain(|key, _| {
+            !(key.starts_with(method) && key[method.len()..].starts_with('\u{0}'))
         });
     }
 
@@ -325,7 +362,19 @@ async fn run<M: RequestMethod>(
                 relist_tools(client, &envelope).await?;
                 continue;
             }
-            Err(e) => return Err(e),
+            Err(e) => {
+                // A cursor the server no longer takes: the pages kept are of a list that
+                // is gone, so none is served again (the next access starts over).
+                if M::METHOD != "resources/read"
+                    && cache_key.is_some()
+                    && params.contains_key("cursor")
+                    && e.protocol_error()
+                        .is_some_and(|e| e.code == modelctx_types::ErrorCode::INVALID_PARAMS)
+                {
+                    client.inner.cache.forget(M::METHOD);
+                }
+                return Err(e);
+            }
         };
         round += 1;
         let value: Value = serde_json::from_str(answer.get())

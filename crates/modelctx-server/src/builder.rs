@@ -73,6 +73,7 @@ pub struct ServerBuilder {
     state_key: Option<mrtr::StateKey>,
     single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
     cache_hints: stateless::CacheHints,
+    max_subscriptions: Option<usize>,
     tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
     on_peer_error: Option<Arc<PeerErrorFn>>,
     handler_limit: Option<modelctx_session::HandlerLimit>,
@@ -119,6 +120,7 @@ impl ServerBuilder {
             state_key: None,
             single_use: None,
             cache_hints: stateless::CacheHints::default(),
+            max_subscriptions: None,
             tasks: None,
             on_peer_error: None,
             handler_limit: None,
@@ -430,6 +432,15 @@ impl ServerBuilder {
         self
     }
 
+    /// At most `limit` `subscriptions/listen` streams (protocol 2026-07-28) open at once
+    /// across the server's connections (default: no limit). One more is refused with a
+    /// JSON-RPC error (`-32603`) before it is acknowledged; the open ones go on.
+    #[must_use]
+    pub fn max_subscriptions(mut self, limit: usize) -> Self {
+        self.max_subscriptions = Some(limit);
+        self
+    }
+
     /// Runs task-augmented `tools/call` (the tasks utility of protocol 2025-11-25) for
     /// tools whose [`ToolDef::task_support`] allows it, keeping tasks in a bounded
     /// [`InMemoryTaskStore`] unless [`ServerBuilder::task_store`] gives another; declares
@@ -585,7 +596,13 @@ impl ServerBuilder {
                 notifications: self.notifications,
                 session: self.session,
                 registry: self.registry,
-                announcer: Announcer::new(self.debounce, enabled, self.announcements),
+                announcer: {
+                    let announcer = Announcer::new(self.debounce, enabled, self.announcements);
+                    if let Some(limit) = self.max_subscriptions {
+                        announcer.limit_listeners(limit);
+                    }
+                    announcer
+                },
                 state: self.state,
                 page_size: self.page_size,
                 stateless_era: self.stateless_era,

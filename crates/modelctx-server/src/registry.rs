@@ -308,6 +308,9 @@ pub(crate) struct Announcer {
     sessions: Mutex<Tracked>,
     listeners: Mutex<Vec<Listener>>,
     next_listener: std::sync::atomic::AtomicU64,
+    /// How many `subscriptions/listen` streams may be open at once (`usize::MAX`: no
+    /// limit).
+    listen_limit: std::sync::atomic::AtomicUsize,
     pending: Mutex<Pending>,
     debounce: Duration,
     /// Which kinds advertise `listChanged: true` (tools, resources, prompts).
@@ -398,6 +401,7 @@ impl Announcer {
                 sessions: Mutex::new(Tracked::default()),
                 listeners: Mutex::new(Vec::new()),
                 next_listener: std::sync::atomic::AtomicU64::new(0),
+                listen_limit: std::sync::atomic::AtomicUsize::new(usize::MAX),
                 pending: Mutex::new(Pending::default()),
                 debounce,
                 enabled,
@@ -422,27 +426,44 @@ impl Announcer {
         }
     }
 
+    /// At most `limit` `subscriptions/listen` streams open at once.
+    pub(crate) fn limit_listeners(&self, limit: usize) {
+        self.listen_limit
+            .store(limit, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Opens a `subscriptions/listen` stream: the changes `filter` asks for go to `tx`
-    /// until the returned guard is dropped.
+    /// until the returned guard is dropped. `None` when the limit of open streams is
+    /// reached.
     pub(crate) fn listen(
         self: &Arc<Self>,
         filter: SubscriptionFilter,
         tx: tokio::sync::mpsc::UnboundedSender<Change>,
-    ) -> Listening {
+    ) -> Option<Listening> {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let _ = self.runtime.set(runtime);
         }
         let id = self
             .next_listener
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.listeners
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Listener { id, filter, tx });
-        Listening {
+        let mut listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+        if listeners.len() >= self.listen_limit.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        listeners.push(Listener { id, filter, tx });
+        Some(Listening {
             announcer: Arc::downgrade(self),
             id,
-        }
+        })
+    }
+
+    /// Ends every open `subscriptions/listen` stream: each gets no more changes, and is
+    /// answered once those already sent to it are delivered. Returns how many there were.
+    pub(crate) fn end_listeners(&self) -> usize {
+        let mut listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+        let ended = listeners.len();
+        listeners.clear();
+        ended
     }
 
     /// Tells every listener that asked for `change`; returns how many were told.

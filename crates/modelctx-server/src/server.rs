@@ -141,6 +141,15 @@ impl Server {
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
         self.inner.announcer.resource_updated(uri).await
     }
+
+    /// Ends every open `subscriptions/listen` stream (protocol 2026-07-28) of this
+    /// process, as at shutdown: each is answered with the empty result naming its
+    /// subscription once the changes already sent on it, so its client knows the
+    /// stream ended on purpose rather than broke. Returns how many were ended. Streams
+    /// opened afterwards are served as usual.
+    pub fn end_subscriptions(&self) -> usize {
+        self.inner.announcer.end_listeners()
+    }
 }
 
 impl WeakServer {

@@ -4,6 +4,10 @@
 //! `resources/templates/list`, `resources/read` and `server/discover` carry a freshness
 //! hint and a cache scope. On the shared result types the two members are `Option`s
 //! (absent in earlier revisions); [`CacheableResult`] is the schema's base shape.
+//!
+//! A server must send a `ttlMs` of 0 or more; one that sends a negative value (or a
+//! fraction) is read as 0 (or the whole milliseconds below it), as the spec tells a
+//! client to, rather than failing the whole result.
 
 use std::fmt;
 
@@ -75,6 +79,63 @@ impl<'de> Deserialize<'de> for CacheScope {
     }
 }
 
+/// Reads a `ttlMs`: a negative value is 0, a fraction its whole milliseconds.
+pub(crate) fn ttl<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    deserializer.deserialize_any(TtlVisitor)
+}
+
+/// [`ttl`] for an optional member: `null` is absent.
+pub(crate) fn optional_ttl<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u64>, D::Error> {
+    deserializer.deserialize_option(OptionalTtl)
+}
+
+struct TtlVisitor;
+
+impl serde::de::Visitor<'_> for TtlVisitor {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number of milliseconds")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+        Ok(v)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u64, E> {
+        Ok(u64::try_from(v).unwrap_or(0))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<u64, E> {
+        // `as` saturates: NaN and negatives are 0, beyond u64 is its maximum.
+        Ok(v as u64)
+    }
+}
+
+struct OptionalTtl;
+
+impl<'de> serde::de::Visitor<'de> for OptionalTtl {
+    type Value = Option<u64>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number of milliseconds or null")
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        ttl(d).map(Some)
+    }
+}
+
 /// The schema's `CacheableResult`: a result with a time-to-live hint (2026-07-28).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -87,6 +148,7 @@ pub struct CacheableResult {
     pub result_type: ResultType,
     /// How long the client may consider the result fresh, in milliseconds (0: stale at
     /// once).
+    #[serde(deserialize_with = "ttl")]
     pub ttl_ms: u64,
     /// Who may cache it.
     pub cache_scope: CacheScope,
@@ -126,7 +188,11 @@ macro_rules! list_result {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub result_type: Option<$crate::base::ResultType>,
             /// How long the client may cache this result, in milliseconds (2026-07-28).
-            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[serde(
+                default,
+                skip_serializing_if = "Option::is_none",
+                deserialize_with = "crate::cache::optional_ttl"
+            )]
             pub ttl_ms: Option<u64>,
             /// Who may cache this result: one authorization context or anyone (2026-07-28).
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,3 +229,44 @@ macro_rules! list_result {
 }
 
 pub(crate) use list_result;
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{DiscoverResult, ListToolsResult, ReadResourceResult};
+
+    #[test]
+    fn a_negative_ttl_reads_as_zero() {
+        let page: ListToolsResult =
+            serde_json::from_value(json!({"tools": [], "ttlMs": -5})).unwrap();
+        assert_eq!(page.ttl_ms, Some(0));
+        let read: ReadResourceResult =
+            serde_json::from_value(json!({"contents": [], "ttlMs": -1})).unwrap();
+        assert_eq!(read.ttl_ms, Some(0));
+        let found: DiscoverResult = serde_json::from_value(json!({
+            "resultType": "complete", "ttlMs": -1, "cacheScope": "public",
+            "supportedVersions": [], "capabilities": {}
+        }))
+        .unwrap();
+        assert_eq!(found.ttl_ms, 0);
+    }
+
+    #[test]
+    fn an_absent_or_null_ttl_is_none_and_others_read_as_given() {
+        let absent: ListToolsResult = serde_json::from_value(json!({"tools": []})).unwrap();
+        assert_eq!(absent.ttl_ms, None);
+        let null: ListToolsResult =
+            serde_json::from_value(json!({"tools": [], "ttlMs": null})).unwrap();
+        assert_eq!(null.ttl_ms, None);
+        let given: ListToolsResult =
+            serde_json::from_value(json!({"tools": [], "ttlMs": 1500})).unwrap();
+        assert_eq!(given.ttl_ms, Some(1500));
+        let fraction: ListToolsResult =
+            serde_json::from_value(json!({"tools": [], "ttlMs": 2.5})).unwrap();
+        assert_eq!(fraction.ttl_ms, Some(2));
+        assert!(
+            serde_json::from_value::<ListToolsResult>(json!({"tools": [], "ttlMs": "x"})).is_err()
+        );
+    }
+}

@@ -65,6 +65,7 @@ pub struct DiscoverResult {
     /// The kind of result (`complete`).
     pub result_type: ResultType,
     /// How long the client may cache this answer, in milliseconds.
+    #[serde(deserialize_with = "crate::cache::ttl")]
     pub ttl_ms: u64,
     /// Who may cache it.
     pub cache_scope: CacheScope,

@@ -203,7 +203,11 @@ pub struct ReadResourceResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,
     /// How long the client may cache this result, in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::cache::optional_ttl"
+    )]
     pub ttl_ms: Option<u64>,
     /// Who may cache this result: one authorization context or anyone (2026-07-28).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -82,7 +82,10 @@ impl SessionService {
     /// `subscriptions/listen` (protocol 2026-07-28): acknowledges with the filter, then
     /// sends the changes it asks for, each tagged with the subscription's id (the
     /// request's id), on the request's own stream until the client closes it (which
-    /// cancels the request: no answer follows) or the stream breaks.
+    /// cancels the request: no answer follows) or the stream breaks. When the server
+    /// ends it (`Server::end_subscriptions`) the request is answered with the empty
+    /// result naming the subscription. Over `ServerBuilder::max_subscriptions` it is
+    /// refused (`-32603`) before any acknowledgement.
     ///
     /// With the tasks extension, `taskIds` asks for `notifications/tasks` (the task as
     /// `tasks/get` would show it) at every change of those tasks the caller may see; the
@@ -120,7 +123,12 @@ impl SessionService {
         let announcer = self.server.announcer.clone();
         Box::pin(async move {
             let (tx, mut changes) = tokio::sync::mpsc::unbounded_channel();
-            let _listening = announcer.listen(filter.clone(), tx);
+            // Refused before any acknowledgement: the streams already open go on.
+            let Some(_listening) = announcer.listen(filter.clone(), tx) else {
+                return Err(ErrorData::internal_error(
+                    "subscription limit reached: this server serves no more subscriptions/listen streams at once",
+                ));
+            };
             let mut task_changes = host.as_ref().map(|h| h.watch());
             let mut watched = std::collections::HashSet::new();
             if let (Some(host), Some(ids)) = (&host, filter.task_ids.as_mut()) {

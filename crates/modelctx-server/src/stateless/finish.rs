@@ -67,6 +67,10 @@ fn finish_by_appending(
         ttl_ms: ttl_ms.is_some(),
         cache_scope: cache_scope.is_some(),
     };
+    if present.result_type.as_deref() == Some("input_required") {
+        // Checked and cleaned on the general path.
+        return None;
+    }
     let head = text[..text.len() - 1].trim_end();
     let info = server_info.get();
     let complete = match &present.result_type {
@@ -179,6 +183,9 @@ pub(crate) fn finish_result(
         }
         Some(kind) => kind == "complete",
     };
+    if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        check_input_required(&mut result)?;
+    }
     if complete && CACHEABLE.contains(&method) {
         result
             .entry("ttlMs")
@@ -198,6 +205,28 @@ pub(crate) fn finish_result(
         meta.insert(Meta::SERVER_INFO.to_owned(), info);
     }
     to_raw(&result).map_err(|e| ErrorData::internal_error(format!("cannot encode: {e}")))
+}
+
+/// An interim `input_required` result names at least one input request or carries
+/// `requestState` (else the client has nothing to answer and nothing to echo: an
+/// internal error, never sent as it is), and carries no caching hints.
+fn check_input_required(result: &mut Map<String, Value>) -> Result<(), ErrorData> {
+    let asks = result
+        .get("inputRequests")
+        .and_then(Value::as_object)
+        .is_some_and(|requests| !requests.is_empty());
+    let state = result
+        .get("requestState")
+        .and_then(Value::as_str)
+        .is_some_and(|state| !state.is_empty());
+    if !asks && !state {
+        return Err(ErrorData::internal_error(
+            "the handler's input_required result carries neither inputRequests nor requestState",
+        ));
+    }
+    result.remove("ttlMs");
+    result.remove("cacheScope");
+    Ok(())
 }
 
 #[cfg(test)]
@@ -291,7 +320,7 @@ mod tests {
         let done = finish(r#"{"\u005fmeta":{"a":1},"content":[]}"#);
         assert_eq!(done["_meta"]["a"], 1, "{done}");
         assert_eq!(done["_meta"][Meta::SERVER_INFO]["name"], "s", "{done}");
-        let done = finish(r#"{"result\u0054ype":"input_required","content":[]}"#);
+        let done = finish(r#"{"result\u0054ype":"input_required","requestState":"s"}"#);
         assert_eq!(done["resultType"], "input_required", "{done}");
         // Escapes elsewhere, and the names as values, change nothing.
         let done = finish(r#"{"content":[{"type":"text","text":"say \"_meta\""}]}"#);
@@ -339,6 +368,39 @@ mod tests {
         assert!(
             done.get("ttlMs").is_none(),
             "interim results are not cacheable"
+        );
+    }
+
+    #[test]
+    fn an_interim_result_asks_or_carries_state_and_has_no_hints() {
+        let info = to_raw(&Implementation::new("s", "1")).unwrap();
+        let hints = CacheHints::default();
+        for empty in [
+            json!({"resultType": "input_required"}),
+            json!({"resultType": "input_required", "inputRequests": {}}),
+            json!({"resultType": "input_required", "requestState": ""}),
+        ] {
+            let raw = to_raw(&empty).unwrap();
+            let refused = finish_result("tools/call", &raw, &info, &hints).unwrap_err();
+            assert_eq!(
+                refused.code,
+                modelctx_types::ErrorCode::INTERNAL_ERROR,
+                "{empty}"
+            );
+        }
+        let raw = to_raw(&json!({"resultType": "input_required", "requestState": "x",
+            "ttlMs": 5, "cacheScope": "public"}))
+        .unwrap();
+        let done: Value = serde_json::from_str(
+            finish_result("resources/read", &raw, &info, &hints)
+                .unwrap()
+                .get(),
+        )
+        .unwrap();
+        assert_eq!(done["requestState"], "x");
+        assert!(
+            done.get("ttlMs").is_none() && done.get("cacheScope").is_none(),
+            "{done}"
         );
     }
 }
