@@ -17,7 +17,8 @@
 //!
 //! The answers of earlier rounds travel in `requestState`, which the client echoes:
 //! sealed with HMAC-SHA256 under the server's key, bound to a digest of the method and
-//! the request's params (canonical JSON without `_meta`), and expiring. A state that
+//! the request's params (canonical JSON without `_meta`) and of the authenticated caller
+//! when a layer in front names one (`modelctx_transport::Principal`), and expiring. A state that
 //! fails any check is refused with `-32602`, never trusted. The state is small bytes
 //! (a layout byte, the expiry, the digest, the answers as JSON), so that every POST of
 //! the exchange carries and scans little.
@@ -243,8 +244,11 @@ pub(crate) struct Round {
     /// digest is known).
     params: Option<Box<RawValue>>,
     /// The digest, computed when a state is checked or sealed (most requests that may
-    /// ask for input never do).
+    /// ask for input never do), bound to the caller when one is known.
     digest: std::sync::OnceLock<Digest32>,
+    /// The authenticated caller ([`modelctx_transport::Principal`]) the state is bound
+    /// to: another caller's retry with the same params is another request.
+    principal: Option<Arc<str>>,
     /// What the client answered so far, by key.
     answers: BTreeMap<String, Value>,
     inner: Mutex<Asking>,
@@ -285,6 +289,7 @@ impl Round {
         key: &StateKey,
         method: &str,
         split: &mut Split,
+        principal: Option<&str>,
         now: SystemTime,
     ) -> Result<Self, ErrorData> {
         let digest = std::sync::OnceLock::new();
@@ -294,8 +299,10 @@ impl Round {
             let sealed = unseal(key, state)?;
             let now = seconds(now);
             let own = match split.digest.take() {
-                Some(known) => digest.get_or_init(|| known),
-                None => digest.get_or_init(|| self::digest(method, split.params.as_deref())),
+                Some(known) => digest.get_or_init(|| bound(known, principal)),
+                None => digest.get_or_init(|| {
+                    bound(self::digest(method, split.params.as_deref()), principal)
+                }),
             };
             if sealed.digest != *own {
                 return Err(ErrorData::invalid_params(
@@ -330,6 +337,7 @@ impl Round {
                 None => split.params.clone(),
             },
             digest,
+            principal: principal.map(Arc::from),
             answers,
             inner: Mutex::new(Asking::default()),
             wake: tokio::sync::Notify::new(),
@@ -401,9 +409,12 @@ impl Round {
             return Err(error.clone());
         }
         let sealed = Sealed {
-            digest: *self
-                .digest
-                .get_or_init(|| digest(&self.method, self.params.as_deref())),
+            digest: *self.digest.get_or_init(|| {
+                bound(
+                    digest(&self.method, self.params.as_deref()),
+                    self.principal.as_deref(),
+                )
+            }),
             expires: seconds(now) + STATE_LIFETIME.as_secs(),
             // Only what the handler asked for (see the module's docs).
             answers: self
@@ -465,6 +476,22 @@ fn digest(method: &str, params: Option<&RawValue>) -> Digest32 {
             let mut text = digest_start(method, params.get().len());
             write_canonical(&value, &mut text);
             Sha256::digest(text.as_bytes()).into()
+        }
+    }
+}
+
+/// A request's digest bound to its authenticated caller, when there is one: a state
+/// sealed for one caller belongs to another request for any other (the spec's defence
+/// against replay binds the principal into the state).
+fn bound(digest: Digest32, principal: Option<&str>) -> Digest32 {
+    match principal {
+        None => digest,
+        Some(principal) => {
+            let mut hash = Sha256::new();
+            hash.update(digest);
+            hash.update(b"\0principal\0");
+            hash.update(principal.as_bytes());
+            hash.finalize().into()
         }
     }
 }
@@ -654,6 +681,7 @@ mod tests {
             &key(),
             "tools/call",
             &mut split("tools/call", params).unwrap(),
+            None,
             now,
         )
         .unwrap();
@@ -670,7 +698,7 @@ mod tests {
             params(json!({"name": "greet", "arguments": {}})),
         )
         .unwrap();
-        let round = Round::open(&key(), "tools/call", &mut first, now).unwrap();
+        let round = Round::open(&key(), "tools/call", &mut first, None, now).unwrap();
         assert!(matches!(
             round
                 .ask::<ElicitResult>(Some("user_name"), elicit)
@@ -698,7 +726,7 @@ mod tests {
         .unwrap();
         let seen: Value = serde_json::from_str(retry.params.as_deref().unwrap().get()).unwrap();
         assert_eq!(seen, json!({"name": "greet", "arguments": {}}));
-        let round = Round::open(&key(), "tools/call", &mut retry, now).unwrap();
+        let round = Round::open(&key(), "tools/call", &mut retry, None, now).unwrap();
         let Asked::Answered(answer) = round
             .ask::<ElicitResult>(Some("user_name"), elicit)
             .unwrap()
@@ -732,7 +760,7 @@ mod tests {
             params["inputResponses"] = Value::Object(responses);
             params["requestState"] = json!(state);
             let mut retry = split("tools/call", self::params(params)).unwrap();
-            let round = Round::open(&key(), "tools/call", &mut retry, now).unwrap();
+            let round = Round::open(&key(), "tools/call", &mut retry, None, now).unwrap();
             assert!(matches!(
                 round.ask::<ElicitResult>(Some("first"), elicit).unwrap(),
                 Asked::Answered(_)
@@ -763,7 +791,7 @@ mod tests {
             params(json!({"name": "greet", "arguments": {}, "requestState": next})),
         )
         .unwrap();
-        let round = Round::open(&key(), "tools/call", &mut retry, now).unwrap();
+        let round = Round::open(&key(), "tools/call", &mut retry, None, now).unwrap();
         assert!(matches!(
             round.ask::<ElicitResult>(Some("other"), elicit).unwrap(),
             Asked::Pending
@@ -792,10 +820,55 @@ mod tests {
             (retry("b", state.clone()), key(), now),
             (retry("a", state.clone()), key(), now + STATE_LIFETIME * 2),
         ] {
-            let error = Round::open(&key, "tools/call", &mut split, at).unwrap_err();
+            let error = Round::open(&key, "tools/call", &mut split, None, at).unwrap_err();
             assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         }
-        assert!(Round::open(&key(), "tools/call", &mut retry("a", state), now).is_ok());
+        assert!(Round::open(&key(), "tools/call", &mut retry("a", state), None, now).is_ok());
+    }
+
+    #[test]
+    fn a_state_is_bound_to_the_caller_it_was_sealed_for() {
+        let now = SystemTime::now();
+        let seal_for = |principal: Option<&str>| {
+            let mut first = split("tools/call", params(json!({"name": "a"}))).unwrap();
+            let round = Round::open(&key(), "tools/call", &mut first, principal, now).unwrap();
+            let _ = round.ask::<ElicitResult>(None, elicit).unwrap();
+            let interim: Value =
+                serde_json::from_str(round.end(&key(), now).unwrap().get()).unwrap();
+            interim["requestState"].as_str().unwrap().to_owned()
+        };
+        let retry = |state: &str| {
+            split(
+                "tools/call",
+                params(json!({"name": "a", "requestState": state})),
+            )
+            .unwrap()
+        };
+        let ada = seal_for(Some("issuer ada"));
+        let own = Round::open(
+            &key(),
+            "tools/call",
+            &mut retry(&ada),
+            Some("issuer ada"),
+            now,
+        );
+        assert!(own.is_ok());
+        // Another caller, or none, presenting it: another request.
+        for other in [Some("issuer bob"), None] {
+            let error =
+                Round::open(&key(), "tools/call", &mut retry(&ada), other, now).unwrap_err();
+            assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        }
+        // Nor does a state sealed for no known caller serve an authenticated one.
+        let anyone = seal_for(None);
+        let error = Round::open(
+            &key(),
+            "tools/call",
+            &mut retry(&anyone),
+            Some("issuer ada"),
+            now,
+        );
+        assert!(error.is_err());
     }
 
     #[test]
@@ -817,13 +890,13 @@ mod tests {
             json!({"name": "é", "arguments": {"a": 1.5, "b": [1, {"x": "\"q\"", "y": 2}]},
                 "_meta": {"other": true}})
         );
-        assert!(Round::open(&key(), "tools/call", &mut retry, now).is_ok());
+        assert!(Round::open(&key(), "tools/call", &mut retry, None, now).is_ok());
         // Other params: refused.
         let other = format!(
             r#"{{"requestState":{state},"name":"é","arguments":{{"b":[1,{{"y":2,"x":"\"q\""}}],"a":1.25}}}}"#
         );
         let mut retry = split("tools/call", raw(&other)).unwrap();
-        let error = Round::open(&key(), "tools/call", &mut retry, now).unwrap_err();
+        let error = Round::open(&key(), "tools/call", &mut retry, None, now).unwrap_err();
         assert!(
             error.message.contains("another request"),
             "{}",
@@ -833,13 +906,13 @@ mod tests {
         let state = serde_json::to_string(&first_state(None, None, now)).unwrap();
         let mut empty =
             split("tools/call", raw(&format!(r#"{{"requestState":{state}}}"#))).unwrap();
-        assert!(Round::open(&key(), "tools/call", &mut empty, now).is_ok());
+        assert!(Round::open(&key(), "tools/call", &mut empty, None, now).is_ok());
         let mut more = split(
             "tools/call",
             raw(&format!(r#"{{"requestState":{state},"a":1}}"#)),
         )
         .unwrap();
-        assert!(Round::open(&key(), "tools/call", &mut more, now).is_err());
+        assert!(Round::open(&key(), "tools/call", &mut more, None, now).is_err());
     }
 
     #[test]
@@ -944,7 +1017,7 @@ mod tests {
         )
         .unwrap();
         // The digest covers the params without the two MRTR fields: none here either.
-        let round = Round::open(&key(), "tools/call", &mut retry, now).unwrap();
+        let round = Round::open(&key(), "tools/call", &mut retry, None, now).unwrap();
         assert!(round.ask::<ElicitResult>(Some("k"), elicit).is_err());
         assert_eq!(round.fatal().unwrap().code, ErrorCode::INVALID_PARAMS);
     }

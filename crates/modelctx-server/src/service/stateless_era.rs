@@ -353,8 +353,14 @@ impl SessionService {
         if mrtr::METHODS.contains(&method.as_ref()) {
             let opened = self.state_key().and_then(|key| {
                 let mut split = mrtr::split(&method, params.take())?;
-                let opened = mrtr::Round::open(&key, &method, &mut split, SystemTime::now())?
-                    .single_use(self.server.single_use.clone());
+                let principal = cx
+                    .request
+                    .extensions()
+                    .get::<modelctx_transport::Principal>()
+                    .map(|p| p.id());
+                let opened =
+                    mrtr::Round::open(&key, &method, &mut split, principal, SystemTime::now())?
+                        .single_use(self.server.single_use.clone());
                 Ok((key, split.params, Arc::new(opened)))
             });
             match opened {
