@@ -14,8 +14,8 @@ use modelctx_types::{
 use super::body::read_capped;
 use super::era::{era_headers, era_version, learn_param_headers, param_headers};
 use super::failure::{
-    INTERRUPTED, SESSION_GONE, after_send_error, body_reason, event_too_large, fail_request,
-    status_reason,
+    ANSWERED, BrokenBody, INTERRUPTED, SESSION_GONE, after_send_error, body_reason,
+    event_too_large, fail_request, fail_request_with, status_reason,
 };
 use super::{ClientInner, is_response};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
@@ -53,9 +53,13 @@ pub(super) async fn send(
                     () = task_inner.closed.cancelled() => Ok(()),
                     r = run_stateless_retrying(&task_inner, request, name_param) => r,
                 };
-                task_inner.state().stateless_posts.remove(&id);
+                let broken = {
+                    let mut st = task_inner.state();
+                    st.stateless_posts.remove(&id);
+                    st.broken_bodies.remove(&id)
+                };
                 if let Err(reason) = outcome {
-                    fail_request(&task_inner, id, reason).await;
+                    fail_request_with(&task_inner, id, reason, broken).await;
                 }
             });
             st.stateless_posts.insert(id, task.abort_handle());
@@ -97,12 +101,16 @@ pub(super) async fn send(
                     () = task_inner.closed.cancelled() => Ok(()),
                     r = run_request_retrying(&task_inner, request, token, generation, retryable) => r,
                 };
-                if retryable {
-                    task_inner.state().retryable.remove(&id);
-                }
+                let broken = {
+                    let mut st = task_inner.state();
+                    if retryable {
+                        st.retryable.remove(&id);
+                    }
+                    st.broken_bodies.remove(&id)
+                };
                 match outcome {
                     Ok(()) => maybe_start_standalone(&task_inner),
-                    Err(reason) => fail_request(&task_inner, id, reason).await,
+                    Err(reason) => fail_request_with(&task_inner, id, reason, broken).await,
                 }
             });
             Ok(())
@@ -374,7 +382,8 @@ async fn run_stateless(
             Err(event_too_large(&too_large))
         } else {
             Err(format!(
-                "{INTERRUPTED}: the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed)"
+                "{INTERRUPTED}: the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed){}",
+                broke(inner, id, read.broken)
             ))
         };
     }
@@ -397,9 +406,7 @@ async fn run_stateless(
             .await;
             Ok(())
         }
-        _ => Err(format!(
-            "the server answered HTTP {status} without a JSON-RPC answer"
-        )),
+        _ => Err(format!("{ANSWERED}{status} without a JSON-RPC answer")),
     }
 }
 
@@ -443,6 +450,7 @@ async fn standalone(inner: &Arc<ClientInner>, generation: u64) {
     let mut last_id: Option<String> = None;
     let mut retry = inner.reconnect_delay;
     let mut failures = 0u32;
+    let mut last_failure = String::from("the stream ended without an event");
     loop {
         if inner.state().generation != generation {
             return;
@@ -460,7 +468,10 @@ async fn standalone(inner: &Arc<ClientInner>, generation: u64) {
                     failures += 1;
                 }
             }
-            Ok(_) => failures += 1,
+            Ok(response) => {
+                failures += 1;
+                last_failure = format!("HTTP {} and no event stream", response.status());
+            }
             Err(e) if inner.state().generation != generation => {
                 // The server forgot the session (restarted, say). Under a policy that
                 // reconnects, a new session starts now rather than at the next request,
@@ -474,9 +485,19 @@ async fn standalone(inner: &Arc<ClientInner>, generation: u64) {
                 }
                 return;
             }
-            Err(_) => failures += 1,
+            Err(e) => {
+                failures += 1;
+                last_failure = e.to_string();
+            }
         }
         if failures > inner.max_reconnects {
+            // Given up: said where the transport's failures go (the handle's
+            // `connection_state`), not kept for a request that has nothing to do with it.
+            // The next request reports `Connected` again, and opens a new stream.
+            inner.state().standalone_started = false;
+            inner.set_connection(ConnectionState::Failed(format!(
+                "the standalone GET stream could not be reopened ({failures} attempts): {last_failure}"
+            )));
             return;
         }
         tokio::time::sleep(retry).await;
@@ -623,7 +644,8 @@ async fn run_request(
             // No priming event id: the stream cannot be resumed.
             None => {
                 return Err(format!(
-                    "{INTERRUPTED}: the response stream ended before the response"
+                    "{INTERRUPTED}: the response stream ended before the response{}",
+                    broke(inner, id, read.broken)
                 ));
             }
             Some(token) if !inner.resume_streams => {
@@ -715,8 +737,21 @@ fn capture_session_id(inner: &ClientInner, headers: &HeaderMap, generation: u64)
     }
 }
 
+/// What broke the response body of request `id` (if something did), kept for the
+/// error that fails the request; the words to add to its reason.
+fn broke(inner: &ClientInner, id: &RequestId, broken: Option<BrokenBody>) -> String {
+    let Some(broken) = broken else {
+        return String::new();
+    };
+    let words = format!(": {}", broken.message);
+    inner.state().broken_bodies.insert(id.clone(), broken);
+    words
+}
+
 struct Read {
     answered: bool,
+    /// The error that broke the body, if one did (not its orderly end).
+    broken: Option<BrokenBody>,
     events: usize,
     retry: Option<Duration>,
     /// The stream ended because an event went over the cap.
@@ -734,6 +769,7 @@ async fn read_sse(
 ) -> Read {
     let mut read = Read {
         answered: false,
+        broken: None,
         events: 0,
         retry: None,
         too_large: None,
@@ -741,7 +777,13 @@ async fn read_sse(
     let mut parser = SseParser::new(inner.max_event_bytes);
     let mut body = response.bytes_stream();
     while let Some(chunk) = body.next().await {
-        let Ok(chunk) = chunk else { break };
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(error) => {
+                read.broken = Some(BrokenBody::of(&error));
+                break;
+            }
+        };
         let events = match parser.push(&chunk) {
             Ok(events) => events,
             Err(too_large) => {

@@ -68,6 +68,9 @@ where
     if inner.config.stateless_era && era_request {
         return post_era::post(inner, headers, extensions, messages, batch).await;
     }
+    if !inner.config.handshake_era {
+        return era::refuse_handshake_era(&inner.config, headers, &messages);
+    }
     // Only a request starts a handshake: a notification named `initialize` is no
     // handshake, and goes to the session its POST names like any other.
     let init = messages
