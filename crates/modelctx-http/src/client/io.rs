@@ -17,6 +17,7 @@ use super::failure::{
     ANSWERED, BrokenBody, INTERRUPTED, SESSION_GONE, after_send_error, body_reason,
     event_too_large, fail_request, fail_request_with, status_reason,
 };
+use super::standalone::maybe_start_standalone;
 use super::{ClientInner, is_response};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::sse::{SseParser, SseTooLarge};
@@ -179,7 +180,7 @@ pub(super) async fn close(inner: Arc<ClientInner>) {
 /// Sends one HTTP request with the session headers, custom headers and credentials;
 /// retries (once, or as often as the hook allows) when the auth hook asks to after a
 /// 401/403.
-async fn request(
+pub(super) async fn request(
     inner: &ClientInner,
     method: Method,
     body: Option<bytes::Bytes>,
@@ -423,88 +424,7 @@ async fn post_message(inner: &ClientInner, message: &JsonRpcMessage) -> Result<(
     )))
 }
 
-fn maybe_start_standalone(inner: &Arc<ClientInner>) {
-    if !inner.standalone {
-        return;
-    }
-    let generation = {
-        let mut st = inner.state();
-        if st.standalone_started || st.session_id.is_none() || st.expired {
-            return;
-        }
-        st.standalone_started = true;
-        st.generation
-    };
-    let inner = inner.clone();
-    tokio::spawn(async move {
-        tokio::select! {
-            biased;
-            () = inner.closed.cancelled() => {}
-            () = standalone(&inner, generation) => {}
-        }
-    });
-}
-
-/// Keeps the standalone GET stream open, reconnecting with `Last-Event-ID`.
-async fn standalone(inner: &Arc<ClientInner>, generation: u64) {
-    let mut last_id: Option<String> = None;
-    let mut retry = inner.reconnect_delay;
-    let mut failures = 0u32;
-    let mut last_failure = String::from("the stream ended without an event");
-    loop {
-        if inner.state().generation != generation {
-            return;
-        }
-        match request(inner, Method::GET, None, last_id.as_deref(), None).await {
-            Ok(response) if response.status() == StatusCode::METHOD_NOT_ALLOWED => return,
-            Ok(response) if is_sse(&response) => {
-                let read = read_sse(inner, response, None, None, &mut last_id).await;
-                if let Some(r) = read.retry {
-                    retry = r;
-                }
-                if read.events > 0 {
-                    failures = 0;
-                } else {
-                    failures += 1;
-                }
-            }
-            Ok(response) => {
-                failures += 1;
-                last_failure = format!("HTTP {} and no event stream", response.status());
-            }
-            Err(e) if inner.state().generation != generation => {
-                // The server forgot the session (restarted, say). Under a policy that
-                // reconnects, a new session starts now rather than at the next request,
-                // so that the server's own messages (resource updates, list changes)
-                // come again; it opens its own standalone stream.
-                if e.to_string().contains(SESSION_GONE)
-                    && inner.policy.attempts() > 0
-                    && inner.state().expired
-                {
-                    let _ = reinitialize(inner).await;
-                }
-                return;
-            }
-            Err(e) => {
-                failures += 1;
-                last_failure = e.to_string();
-            }
-        }
-        if failures > inner.max_reconnects {
-            // Given up: said where the transport's failures go (the handle's
-            // `connection_state`), not kept for a request that has nothing to do with it.
-            // The next request reports `Connected` again, and opens a new stream.
-            inner.state().standalone_started = false;
-            inner.set_connection(ConnectionState::Failed(format!(
-                "the standalone GET stream could not be reopened ({failures} attempts): {last_failure}"
-            )));
-            return;
-        }
-        tokio::time::sleep(retry).await;
-    }
-}
-
-fn is_sse(response: &reqwest::Response) -> bool {
+pub(super) fn is_sse(response: &reqwest::Response) -> bool {
     content_type(response.headers()).eq_ignore_ascii_case("text/event-stream")
 }
 
@@ -748,19 +668,19 @@ fn broke(inner: &ClientInner, id: &RequestId, broken: Option<BrokenBody>) -> Str
     words
 }
 
-struct Read {
-    answered: bool,
+pub(super) struct Read {
+    pub(super) answered: bool,
     /// The error that broke the body, if one did (not its orderly end).
-    broken: Option<BrokenBody>,
-    events: usize,
-    retry: Option<Duration>,
+    pub(super) broken: Option<BrokenBody>,
+    pub(super) events: usize,
+    pub(super) retry: Option<Duration>,
     /// The stream ended because an event went over the cap.
-    too_large: Option<SseTooLarge>,
+    pub(super) too_large: Option<SseTooLarge>,
 }
 
 /// Reads an SSE body, delivering its messages, until it ends or `want`'s response
 /// arrived. `rewrite`: responses on this stream answer that (resumed) request.
-async fn read_sse(
+pub(super) async fn read_sse(
     inner: &ClientInner,
     response: reqwest::Response,
     want: Option<&RequestId>,
@@ -946,7 +866,7 @@ async fn session_lost(inner: &ClientInner, generation: u64, spare: Option<&Reque
 }
 
 /// Starts a new session by repeating the initialize handshake this transport saw.
-async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
+pub(super) async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
     let _guard = inner.reinit.lock().await;
     let (init, generation) = {
         let mut st = inner.state();

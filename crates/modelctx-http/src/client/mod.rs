@@ -20,6 +20,7 @@ mod body;
 mod era;
 mod failure;
 mod io;
+mod standalone;
 
 #[doc(hidden)]
 pub use body::{BodyError, read_capped, refusal_text};
