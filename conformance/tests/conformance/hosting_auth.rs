@@ -106,17 +106,17 @@ pub(crate) fn tests() -> Vec<Test> {
 
 /// The private key the authorization server signs with (fixed, so a test can sign an
 /// expired token with it).
-const KEY: [u8; 32] = [0x2a; 32];
-const REDIRECT: &str = "http://127.0.0.1:9/callback";
+pub(crate) const KEY: [u8; 32] = [0x2a; 32];
+pub(crate) const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
 /// A protected MCP server and its authorization server.
-struct Protected {
-    mcp: String,
+pub(crate) struct Protected {
+    pub(crate) mcp: String,
     other: String,
-    issuer: String,
-    auth: AuthorizationServer,
-    version: SpecVersion,
-    http: reqwest::Client,
+    pub(crate) issuer: String,
+    pub(crate) auth: AuthorizationServer,
+    pub(crate) version: SpecVersion,
+    pub(crate) http: reqwest::Client,
 }
 
 /// The enterprise identity provider the bundled authorization server trusts, and its
@@ -157,7 +157,7 @@ fn id_jag_claims(issuer: &str, resource: &str, jti: &str) -> Value {
     })
 }
 
-fn key_pem() -> String {
+pub(crate) fn key_pem() -> String {
     use p256::pkcs8::EncodePrivateKey as _;
     let key = p256::SecretKey::from_slice(&KEY).expect("a valid scalar");
     key.to_pkcs8_pem(p256::pkcs8::LineEnding::LF)
@@ -190,7 +190,7 @@ fn server(version: SpecVersion) -> Server {
         .build()
 }
 
-async fn protected(connect: &Connector) -> Protected {
+pub(crate) async fn protected(connect: &Connector) -> Protected {
     let version = connect.version();
     // The resource and its authorization server: each once, or on the shared leg each
     // twice behind a round-robin proxy, the authorization server's instances sharing a
@@ -289,7 +289,7 @@ async fn protected(connect: &Connector) -> Protected {
 impl Protected {
     /// A request the MCP endpoint serves in this cell's revision (`initialize`, or a
     /// 2026-07-28 `tools/list` standing on its own), to `url`, with `authorization`.
-    async fn probe(&self, url: &str, authorization: Option<&str>) -> RawResponse {
+    pub(crate) async fn probe(&self, url: &str, authorization: Option<&str>) -> RawResponse {
         let mut rb = self
             .http
             .post(url)
@@ -313,7 +313,7 @@ impl Protected {
     }
 
     /// A client-credentials token for `resource` with `scope`.
-    async fn token(&self, resource: &str, scope: &str) -> String {
+    pub(crate) async fn token(&self, resource: &str, scope: &str) -> String {
         let r = send(
             self.http
                 .post(format!("{}/token", self.issuer))
@@ -329,7 +329,7 @@ impl Protected {
         r.json()["access_token"].as_str().unwrap().to_owned()
     }
 
-    fn metadata_url(&self) -> String {
+    pub(crate) fn metadata_url(&self) -> String {
         format!(
             "{}/.well-known/oauth-protected-resource/mcp",
             self.mcp.trim_end_matches("/mcp")
@@ -380,7 +380,7 @@ impl Protected {
     }
 }
 
-fn param(url: &str, name: &str) -> Option<String> {
+pub(crate) fn param(url: &str, name: &str) -> Option<String> {
     url::Url::parse(url)
         .ok()?
         .query_pairs()
@@ -389,7 +389,7 @@ fn param(url: &str, name: &str) -> Option<String> {
 }
 
 /// Opens the consent page at `url`, logs in as alice and approves; the redirect.
-async fn approve(http: &reqwest::Client, url: &str) -> String {
+pub(crate) async fn approve(http: &reqwest::Client, url: &str) -> String {
     let page = send(http.get(url)).await;
     assert_eq!(page.status, 200, "{}", page.body);
     let marker = "name=\"txn\" value=\"";
@@ -406,14 +406,14 @@ async fn approve(http: &reqwest::Client, url: &str) -> String {
     answer.header("location").unwrap().to_owned()
 }
 
-fn pkce() -> (String, String) {
+pub(crate) fn pkce() -> (String, String) {
     use sha2::Digest as _;
     let verifier = URL_SAFE_NO_PAD.encode([7u8; 32]);
     let challenge = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()));
     (verifier, challenge)
 }
 
-fn challenge_of(r: &RawResponse) -> &str {
+pub(crate) fn challenge_of(r: &RawResponse) -> &str {
     r.header("www-authenticate")
         .expect("a WWW-Authenticate challenge")
 }

@@ -14,8 +14,12 @@ mod era_gates;
 mod extensions;
 mod header_defs;
 mod hosting_auth;
+mod hosting_auth_cimd;
+mod hosting_auth_scopes;
 mod http_client;
+mod http_client_wire;
 mod http_headers;
+mod http_hosting_modern;
 mod http_modern;
 mod http_resume;
 mod http_server;
@@ -38,6 +42,7 @@ mod roots;
 mod sampling;
 mod sse;
 mod stdio;
+mod stdio_eras;
 mod support;
 mod surface;
 mod tasks;
@@ -81,6 +86,11 @@ fn main() -> ExitCode {
         caching::tests(),
         listen_streams::tests(),
         mrtr_limits::tests(),
+        http_client_wire::tests(),
+        http_hosting_modern::tests(),
+        hosting_auth_cimd::tests(),
+        hosting_auth_scopes::tests(),
+        stdio_eras::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

@@ -84,7 +84,7 @@ pub mod tls;
 #[cfg(feature = "client")]
 pub use client::{
     AuthHook, HttpClientHandle, HttpClientSink, HttpClientStream, StreamableHttpClientBuilder,
-    StreamableHttpClientTransport,
+    StreamableHttpClientTransport, http_status,
 };
 #[cfg(feature = "client")]
 #[doc(hidden)]

@@ -68,7 +68,7 @@
 //! JWKS, or [`IntrospectionVerifier`]), then **always** checks the audience against the
 //! server's own resource URI, then the scopes (for every request, and per tool,
 //! resource or prompt: [`Operation`]; listings show all of them, or only what the
-//! caller may use: [`Listing`]). Refusals are 401 / 403 with the
+//! caller may use: [`Listing`]). Refusals are 401 / 403 (400 for a malformed request) with the
 //! `WWW-Authenticate: Bearer` challenge a client needs (`resource_metadata`, `error`,
 //! `scope`). Handlers read the caller as `cx.extensions().get::<AuthInfo>()`.
 //!

@@ -127,7 +127,8 @@ async fn the_headers_the_resource_server_reads_are_read_once() {
     let id = session_of(&app, "alice").await;
     let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
     let version = ("mcp-protocol-version", "2025-11-25");
-    // Two Authorization lines, either of which alone is good.
+    // Two Authorization lines, either of which alone is good: a malformed request
+    // (RFC 6750 §3.1 `invalid_request`), refused before either token is read.
     let (status, _) = post(
         &app,
         &[
@@ -139,7 +140,7 @@ async fn the_headers_the_resource_server_reads_are_read_once() {
         &ping,
     )
     .await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     // Two DPoP proofs, even with a bearer token that needs none.
     let (status, _) = post(
         &app,

@@ -34,6 +34,40 @@ pub(super) const INTERRUPTED: &str =
 /// How a refusal for a session the server no longer knows begins.
 pub(super) const SESSION_GONE: &str = "the server ended the session (HTTP 404)";
 
+/// How a failure by an HTTP error status without a JSON-RPC answer begins; the status
+/// code follows.
+pub(super) const ANSWERED: &str = "the server answered HTTP ";
+
+/// The HTTP status a failure reason names, if it is a failure by status.
+fn status_of(reason: &str) -> Option<u16> {
+    if reason.starts_with(SESSION_GONE) || reason.contains(&format!(": {SESSION_GONE}")) {
+        return Some(404);
+    }
+    let code = reason.strip_prefix(ANSWERED)?.get(..3)?;
+    code.parse().ok().filter(|c| (100..600).contains(c))
+}
+
+/// The HTTP status of the response that failed a request, when the streamable HTTP
+/// client transport failed it because of one (an error status without a JSON-RPC
+/// answer: 401 or 403 the auth hook did not resolve, a 404 for a session the server
+/// ended, a 5xx): read from `data.httpStatus`, which the transport sets on such errors.
+/// `None` for a server's own JSON-RPC error and for failures of the connection.
+pub fn http_status(error: &ErrorData) -> Option<u16> {
+    error
+        .data
+        .as_ref()?
+        .get(HTTP_STATUS)?
+        .as_u64()
+        .and_then(|s| u16::try_from(s).ok())
+}
+
+/// The key of `data` that carries the HTTP status of a failure by status.
+const HTTP_STATUS: &str = "httpStatus";
+
+/// The key of `data` that carries what broke a response body mid-read: the original
+/// error's kind (and the kind of the I/O error under it) and its chain of causes.
+const CAUSE: &str = "cause";
+
 /// A request could not be sent (`error`). The connection could not even be made, so
 /// nothing left: waits the policy's backoff for `attempt` (counted here) and returns
 /// `Ok` to try again, or the reason to fail with once attempts are used up. Any other
@@ -65,18 +99,43 @@ pub(super) async fn after_send_error(
 
 /// Fails request `id` with a transport error, unless it was answered meanwhile.
 pub(super) async fn fail_request(inner: &ClientInner, id: RequestId, reason: String) {
+    fail_request_with(inner, id, reason, None).await;
+}
+
+/// [`fail_request`], with the error that broke the request's response body (its
+/// kind and chain of causes go into `data.cause`).
+pub(super) async fn fail_request_with(
+    inner: &ClientInner,
+    id: RequestId,
+    reason: String,
+    cause: Option<BrokenBody>,
+) {
     inner.state().tool_lists.remove(&id);
     // A closed transport fails everything pending as closed, through the session.
     if inner.state().inflight.remove(&id).is_none() || inner.closed.is_cancelled() {
         return;
     }
-    let error = if reason.starts_with(UNDELIVERED) {
+    let status = status_of(&reason);
+    let mut error = if reason.starts_with(UNDELIVERED) {
         modelctx_transport::undelivered(reason)
     } else if reason.starts_with(INTERRUPTED) {
         modelctx_transport::interrupted(reason)
     } else {
         ErrorData::new(TRANSPORT_ERROR, reason)
     };
+    let data = error.data.get_or_insert_with(|| serde_json::json!({}));
+    if let Some(status) = status {
+        data[HTTP_STATUS] = status.into();
+    }
+    if let Some(cause) = cause {
+        data[CAUSE] = serde_json::json!({"kind": cause.kind, "message": cause.message});
+        if let Some(io_kind) = cause.io_kind {
+            data[CAUSE]["ioKind"] = io_kind.into();
+        }
+    }
+    if data.as_object().is_some_and(serde_json::Map::is_empty) {
+        error.data = None;
+    }
     let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error));
     let _ = inner.tx.send(TransportMessage::new(message)).await;
 }
@@ -112,5 +171,41 @@ pub(super) async fn status_reason(
             _ => None,
         })
         .unwrap_or_default();
-    format!("the server answered HTTP {status}: {detail}")
+    format!("{ANSWERED}{status}: {detail}")
+}
+
+/// The error that broke a response body while it was read: what kind of failure it
+/// was (`timeout`; `io`, the connection failed underneath, with the I/O error's kind
+/// in `ioKind`; else `body`) and its message with every cause.
+#[derive(Debug, Clone)]
+pub(crate) struct BrokenBody {
+    kind: &'static str,
+    io_kind: Option<String>,
+    pub(super) message: String,
+}
+
+impl BrokenBody {
+    pub(super) fn of(error: &reqwest::Error) -> Self {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+        let mut io_kind = None;
+        while let Some(e) = source {
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                io_kind = Some(format!("{:?}", io.kind()));
+                break;
+            }
+            source = e.source();
+        }
+        let kind = if error.is_timeout() {
+            "timeout"
+        } else if io_kind.is_some() {
+            "io"
+        } else {
+            "body"
+        };
+        Self {
+            kind,
+            io_kind,
+            message: super::error_chain(error),
+        }
+    }
 }

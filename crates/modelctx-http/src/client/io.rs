@@ -14,9 +14,10 @@ use modelctx_types::{
 use super::body::read_capped;
 use super::era::{era_headers, era_version, learn_param_headers, param_headers};
 use super::failure::{
-    INTERRUPTED, SESSION_GONE, after_send_error, body_reason, event_too_large, fail_request,
-    status_reason,
+    ANSWERED, BrokenBody, INTERRUPTED, SESSION_GONE, after_send_error, body_reason,
+    event_too_large, fail_request, fail_request_with, status_reason,
 };
+use super::standalone::maybe_start_standalone;
 use super::{ClientInner, is_response};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::sse::{SseParser, SseTooLarge};
@@ -53,9 +54,13 @@ pub(super) async fn send(
                     () = task_inner.closed.cancelled() => Ok(()),
                     r = run_stateless_retrying(&task_inner, request, name_param) => r,
                 };
-                task_inner.state().stateless_posts.remove(&id);
+                let broken = {
+                    let mut st = task_inner.state();
+                    st.stateless_posts.remove(&id);
+                    st.broken_bodies.remove(&id)
+                };
                 if let Err(reason) = outcome {
-                    fail_request(&task_inner, id, reason).await;
+                    fail_request_with(&task_inner, id, reason, broken).await;
                 }
             });
             st.stateless_posts.insert(id, task.abort_handle());
@@ -97,12 +102,16 @@ pub(super) async fn send(
                     () = task_inner.closed.cancelled() => Ok(()),
                     r = run_request_retrying(&task_inner, request, token, generation, retryable) => r,
                 };
-                if retryable {
-                    task_inner.state().retryable.remove(&id);
-                }
+                let broken = {
+                    let mut st = task_inner.state();
+                    if retryable {
+                        st.retryable.remove(&id);
+                    }
+                    st.broken_bodies.remove(&id)
+                };
                 match outcome {
                     Ok(()) => maybe_start_standalone(&task_inner),
-                    Err(reason) => fail_request(&task_inner, id, reason).await,
+                    Err(reason) => fail_request_with(&task_inner, id, reason, broken).await,
                 }
             });
             Ok(())
@@ -171,7 +180,7 @@ pub(super) async fn close(inner: Arc<ClientInner>) {
 /// Sends one HTTP request with the session headers, custom headers and credentials;
 /// retries (once, or as often as the hook allows) when the auth hook asks to after a
 /// 401/403.
-async fn request(
+pub(super) async fn request(
     inner: &ClientInner,
     method: Method,
     body: Option<bytes::Bytes>,
@@ -374,7 +383,8 @@ async fn run_stateless(
             Err(event_too_large(&too_large))
         } else {
             Err(format!(
-                "{INTERRUPTED}: the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed)"
+                "{INTERRUPTED}: the response stream ended before the response (protocol 2026-07-28 streams cannot be resumed){}",
+                broke(inner, id, read.broken)
             ))
         };
     }
@@ -397,9 +407,7 @@ async fn run_stateless(
             .await;
             Ok(())
         }
-        _ => Err(format!(
-            "the server answered HTTP {status} without a JSON-RPC answer"
-        )),
+        _ => Err(format!("{ANSWERED}{status} without a JSON-RPC answer")),
     }
 }
 
@@ -416,74 +424,7 @@ async fn post_message(inner: &ClientInner, message: &JsonRpcMessage) -> Result<(
     )))
 }
 
-fn maybe_start_standalone(inner: &Arc<ClientInner>) {
-    if !inner.standalone {
-        return;
-    }
-    let generation = {
-        let mut st = inner.state();
-        if st.standalone_started || st.session_id.is_none() || st.expired {
-            return;
-        }
-        st.standalone_started = true;
-        st.generation
-    };
-    let inner = inner.clone();
-    tokio::spawn(async move {
-        tokio::select! {
-            biased;
-            () = inner.closed.cancelled() => {}
-            () = standalone(&inner, generation) => {}
-        }
-    });
-}
-
-/// Keeps the standalone GET stream open, reconnecting with `Last-Event-ID`.
-async fn standalone(inner: &Arc<ClientInner>, generation: u64) {
-    let mut last_id: Option<String> = None;
-    let mut retry = inner.reconnect_delay;
-    let mut failures = 0u32;
-    loop {
-        if inner.state().generation != generation {
-            return;
-        }
-        match request(inner, Method::GET, None, last_id.as_deref(), None).await {
-            Ok(response) if response.status() == StatusCode::METHOD_NOT_ALLOWED => return,
-            Ok(response) if is_sse(&response) => {
-                let read = read_sse(inner, response, None, None, &mut last_id).await;
-                if let Some(r) = read.retry {
-                    retry = r;
-                }
-                if read.events > 0 {
-                    failures = 0;
-                } else {
-                    failures += 1;
-                }
-            }
-            Ok(_) => failures += 1,
-            Err(e) if inner.state().generation != generation => {
-                // The server forgot the session (restarted, say). Under a policy that
-                // reconnects, a new session starts now rather than at the next request,
-                // so that the server's own messages (resource updates, list changes)
-                // come again; it opens its own standalone stream.
-                if e.to_string().contains(SESSION_GONE)
-                    && inner.policy.attempts() > 0
-                    && inner.state().expired
-                {
-                    let _ = reinitialize(inner).await;
-                }
-                return;
-            }
-            Err(_) => failures += 1,
-        }
-        if failures > inner.max_reconnects {
-            return;
-        }
-        tokio::time::sleep(retry).await;
-    }
-}
-
-fn is_sse(response: &reqwest::Response) -> bool {
+pub(super) fn is_sse(response: &reqwest::Response) -> bool {
     content_type(response.headers()).eq_ignore_ascii_case("text/event-stream")
 }
 
@@ -623,7 +564,8 @@ async fn run_request(
             // No priming event id: the stream cannot be resumed.
             None => {
                 return Err(format!(
-                    "{INTERRUPTED}: the response stream ended before the response"
+                    "{INTERRUPTED}: the response stream ended before the response{}",
+                    broke(inner, id, read.broken)
                 ));
             }
             Some(token) if !inner.resume_streams => {
@@ -715,17 +657,30 @@ fn capture_session_id(inner: &ClientInner, headers: &HeaderMap, generation: u64)
     }
 }
 
-struct Read {
-    answered: bool,
-    events: usize,
-    retry: Option<Duration>,
+/// What broke the response body of request `id` (if something did), kept for the
+/// error that fails the request; the words to add to its reason.
+fn broke(inner: &ClientInner, id: &RequestId, broken: Option<BrokenBody>) -> String {
+    let Some(broken) = broken else {
+        return String::new();
+    };
+    let words = format!(": {}", broken.message);
+    inner.state().broken_bodies.insert(id.clone(), broken);
+    words
+}
+
+pub(super) struct Read {
+    pub(super) answered: bool,
+    /// The error that broke the body, if one did (not its orderly end).
+    pub(super) broken: Option<BrokenBody>,
+    pub(super) events: usize,
+    pub(super) retry: Option<Duration>,
     /// The stream ended because an event went over the cap.
-    too_large: Option<SseTooLarge>,
+    pub(super) too_large: Option<SseTooLarge>,
 }
 
 /// Reads an SSE body, delivering its messages, until it ends or `want`'s response
 /// arrived. `rewrite`: responses on this stream answer that (resumed) request.
-async fn read_sse(
+pub(super) async fn read_sse(
     inner: &ClientInner,
     response: reqwest::Response,
     want: Option<&RequestId>,
@@ -734,6 +689,7 @@ async fn read_sse(
 ) -> Read {
     let mut read = Read {
         answered: false,
+        broken: None,
         events: 0,
         retry: None,
         too_large: None,
@@ -741,7 +697,13 @@ async fn read_sse(
     let mut parser = SseParser::new(inner.max_event_bytes);
     let mut body = response.bytes_stream();
     while let Some(chunk) = body.next().await {
-        let Ok(chunk) = chunk else { break };
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(error) => {
+                read.broken = Some(BrokenBody::of(&error));
+                break;
+            }
+        };
         let events = match parser.push(&chunk) {
             Ok(events) => events,
             Err(too_large) => {
@@ -904,7 +866,7 @@ async fn session_lost(inner: &ClientInner, generation: u64, spare: Option<&Reque
 }
 
 /// Starts a new session by repeating the initialize handshake this transport saw.
-async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
+pub(super) async fn reinitialize(inner: &Arc<ClientInner>) -> Result<(), TransportError> {
     let _guard = inner.reinit.lock().await;
     let (init, generation) = {
         let mut st = inner.state();

@@ -20,9 +20,11 @@ mod body;
 mod era;
 mod failure;
 mod io;
+mod standalone;
 
 #[doc(hidden)]
 pub use body::{BodyError, read_capped, refusal_text};
+pub use failure::http_status;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -161,6 +163,8 @@ pub(crate) struct State {
     /// Per tool, the arguments its `inputSchema` marks with `x-mcp-header`: the header
     /// name and the path of `properties` keys to the value (stateless era).
     pub(crate) param_headers: HashMap<String, Vec<modelctx_types::mirror::MirroredParam>>,
+    /// What broke a request's response body, for the error that fails the request.
+    pub(crate) broken_bodies: HashMap<RequestId, failure::BrokenBody>,
 }
 
 pub(crate) struct ClientInner {

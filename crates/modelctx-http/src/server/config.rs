@@ -121,6 +121,9 @@ pub struct StreamableHttpServerConfig {
     /// Serve protocol 2026-07-28 (the stateless era) beside the session era; see
     /// [`StreamableHttpServerConfig::stateless_era`].
     pub(crate) stateless_era: bool,
+    /// Serve the handshake era (2025-11-25 and before) too; see
+    /// [`StreamableHttpServerConfig::handshake_era`].
+    pub(crate) handshake_era: bool,
 }
 
 impl fmt::Debug for StreamableHttpServerConfig {
@@ -161,6 +164,7 @@ impl Default for StreamableHttpServerConfig {
             stream_lease: Duration::from_secs(30),
             session_rate_limit: None,
             stateless_era: true,
+            handshake_era: true,
         }
     }
 }
@@ -181,6 +185,19 @@ impl StreamableHttpServerConfig {
     #[must_use]
     pub fn stateless_era(mut self, on: bool) -> Self {
         self.stateless_era = on;
+        self
+    }
+
+    /// Whether the endpoint also serves the handshake era (protocol 2025-11-25 and
+    /// before; on by default). Off, it serves protocol 2026-07-28 only (the stateless
+    /// era, which must then be on): a POST of the handshake era (an `initialize`, or
+    /// any message without the era's headers and envelope) is answered `400` with
+    /// `-32022`, naming the revisions served in `data.supported`, and GET and DELETE
+    /// are `405 Method Not Allowed` (`Allow: POST`) whatever `Mcp-Session-Id` or
+    /// `Last-Event-ID` they carry; no session is ever made.
+    #[must_use]
+    pub fn handshake_era(mut self, on: bool) -> Self {
+        self.handshake_era = on;
         self
     }
 

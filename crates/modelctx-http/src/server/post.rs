@@ -68,6 +68,9 @@ where
     if inner.config.stateless_era && era_request {
         return post_era::post(inner, headers, extensions, messages, batch).await;
     }
+    if !inner.config.handshake_era {
+        return refuse_handshake_era(&inner.config, headers, &messages);
+    }
     // Only a request starts a handshake: a notification named `initialize` is no
     // handshake, and goes to the session its POST names like any other.
     let init = messages
@@ -169,4 +172,47 @@ async fn hand_over_invalid_responses(
             return;
         }
     }
+}
+
+/// The answer of an endpoint that serves only the stateless era (its config's
+/// `handshake_era` off) to a POST of the handshake era: `400` with `-32022`, naming the revisions it serves in `data.supported` and what the
+/// POST asked for in `data.requested` (an `initialize`'s `protocolVersion`, else the
+/// `MCP-Protocol-Version` header), answering the POST's first request.
+fn refuse_handshake_era(
+    config: &super::config::StreamableHttpServerConfig,
+    headers: &HeaderMap,
+    messages: &[JsonRpcMessage],
+) -> Response {
+    let request = messages.iter().find_map(|m| match m {
+        JsonRpcMessage::Request(r) => Some(r),
+        _ => None,
+    });
+    let from_initialize = request
+        .filter(|r| r.method == "initialize")
+        .and_then(|r| r.params.as_ref())
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
+        .and_then(|p| p["protocolVersion"].as_str().map(str::to_owned));
+    let requested = from_initialize
+        .or_else(|| {
+            headers
+                .get(crate::headers::MCP_PROTOCOL_VERSION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let supported = [modelctx_types::ProtocolVersion::V2026_07_28.as_str()];
+    let error = ErrorData::new(
+        modelctx_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        format!(
+            "Unsupported protocol version {requested:?}: this server serves only {}, \
+             without the initialize handshake",
+            supported.join(", ")
+        ),
+    )
+    .with_data(serde_json::json!({"supported": supported, "requested": requested}));
+    super::reply::report(config, StatusCode::BAD_REQUEST, error.message.to_string());
+    super::reply::error_response(
+        StatusCode::BAD_REQUEST,
+        modelctx_types::JsonRpcErrorResponse::new(request.map(|r| r.id.clone()), error),
+    )
 }

@@ -273,6 +273,21 @@ where
             let headers = extensions.get::<http::HeaderMap>().unwrap_or(&none);
             post::post(inner, headers, &extensions, body, era_by_headers, peer).await
         }
+        // Serving only the stateless era: neither method means anything, whatever
+        // `Mcp-Session-Id` or `Last-Event-ID` the request carries.
+        Method::GET | Method::DELETE if !inner.config.handshake_era => {
+            let mut response = inner.reject(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!(
+                    "method {} is not allowed: this endpoint serves protocol 2026-07-28 only",
+                    parts.method
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            response
+        }
         Method::GET => get::get(inner, &parts.headers, &parts.extensions).await,
         Method::DELETE => delete::delete(inner, &parts.headers, &parts.extensions).await,
         _ => {

@@ -103,7 +103,8 @@ pub struct AuthorizationServerConfig {
     /// Whether `/register` takes dynamic registrations (RFC 7591; on by default).
     pub dynamic_registration: bool,
     /// Whether a `client_id` that is an `https` URL names a client ID metadata document
-    /// (fetched at each authorization request; on by default).
+    /// (fetched at an authorization request, and reused while its `Cache-Control`
+    /// `max-age` allows; on by default).
     pub client_metadata_documents: bool,
     /// Whether those documents may live on loopback and private-network addresses (and
     /// plain `http` on loopback): off by default, so that the server fetches only from
@@ -261,9 +262,10 @@ impl std::error::Error for SetupError {}
 /// - `/register`: dynamic registration (RFC 7591), redirect URIs `https` or loopback
 ///   `http` only, the registered metadata echoed;
 /// - client ID metadata documents: a `client_id` that is an `https` URL with a path is
-///   fetched at each authorization request (no redirects, at most 64 KiB, five seconds,
-///   public addresses only unless allowed) and must name itself, list its redirect URIs
-///   and be a public client;
+///   fetched at an authorization request (no redirects, at most 64 KiB, five seconds,
+///   public addresses only unless allowed; reused while its `Cache-Control` `max-age`
+///   allows, at most a day, and fetched anew under `no-store`, `no-cache` or no
+///   `max-age`) and must name itself, list its redirect URIs and be a public client;
 /// - `/revoke` (RFC 7009, refresh tokens) and `/introspect` (RFC 7662).
 ///
 /// Access tokens are ES256 JWTs (RFC 9068) with `aud` set to the resource, which
@@ -286,6 +288,8 @@ pub(crate) struct Inner {
     /// Fetches client ID metadata documents (no redirects, the private-network guard
     /// unless turned off).
     pub(crate) documents: reqwest::Client,
+    /// The documents fetched lately that their `Cache-Control` lets this server reuse.
+    pub(crate) document_cache: cimd::DocumentCache,
 }
 
 impl fmt::Debug for AuthorizationServer {
@@ -365,6 +369,7 @@ impl AuthorizationServer {
                 kid,
                 prefix,
                 documents,
+                document_cache: cimd::DocumentCache::default(),
             }),
         })
     }

@@ -168,6 +168,16 @@ async fn admit(rs: &Arc<Inner>, request: Request<Body>) -> Result<Request<Body>,
                 "authentication required",
             ));
         }
+        // RFC 6750 §3.1: a request that repeats its credentials is malformed as a
+        // request (`invalid_request`, 400), whatever the tokens say.
+        Bearer::Repeated => {
+            return Err(challenge(
+                rs,
+                StatusCode::BAD_REQUEST,
+                Some("invalid_request"),
+                "the request carries more than one Authorization header",
+            ));
+        }
         Bearer::Malformed => {
             return Err(challenge(
                 rs,
@@ -254,6 +264,8 @@ fn permissions(rs: Arc<Inner>, scopes: BTreeSet<String>) -> Permissions {
 
 enum Bearer {
     Missing,
+    /// More than one `Authorization` header: a malformed request.
+    Repeated,
     Malformed,
     Token(String),
     /// `Authorization: DPoP` (RFC 9449 §7.1).
@@ -361,7 +373,7 @@ fn bearer_token(headers: &http::HeaderMap) -> Bearer {
         return Bearer::Missing;
     };
     if values.next().is_some() {
-        return Bearer::Malformed;
+        return Bearer::Repeated;
     }
     let Ok(value) = value.to_str() else {
         return Bearer::Malformed;
@@ -577,7 +589,7 @@ mod tests {
         ));
         assert!(matches!(
             bearer_token(&headers(&["Bearer a", "Bearer b"])),
-            Bearer::Malformed
+            Bearer::Repeated
         ));
         match bearer_token(&headers(&["bearer abc.DEF-_~+/="])) {
             Bearer::Token(t) => assert_eq!(t, "abc.DEF-_~+/="),

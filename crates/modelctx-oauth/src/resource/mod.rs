@@ -364,7 +364,10 @@ impl std::error::Error for ConfigError {}
 ///   query string is ignored (the request is then unauthenticated).
 /// - No token, or a malformed one: 401 with
 ///   `WWW-Authenticate: Bearer resource_metadata="…"` (plus `error="invalid_token"`
-///   when one was sent but refused: bad signature, expired, wrong issuer, revoked).
+///   when one was sent but refused: bad signature, expired, wrong issuer, revoked);
+///   the `scope` every request needs, when there is one.
+/// - A malformed request (two `Authorization` headers, two `Mcp-Session-Id`): 400,
+///   with `error="invalid_request"` for the credentials.
 /// - The audience is always checked: a token whose `aud` does not name this
 ///   server's resource URI is refused (401 `invalid_token`). There is no switch.
 /// - Missing scopes: 403 with `error="insufficient_scope"` and the `scope` needed.
@@ -409,14 +412,28 @@ impl fmt::Debug for ResourceServer {
     }
 }
 
+/// The scope that asks for a refresh token (OpenID Connect Core §11).
+const OFFLINE_ACCESS: &str = "offline_access";
+
 impl ResourceServer {
     /// A resource server checking tokens with `verifier`. `Err` when the resource URI
     /// is not an absolute `http(s)` URI without fragment, or no authorization server is
     /// named.
+    ///
+    /// `offline_access` is dropped from every scope list of `config`: refresh tokens
+    /// are the client's business with its authorization server, never something a
+    /// resource requires, so it is neither advertised (`scopes_supported`), nor named
+    /// in a challenge's `scope`, nor asked of a token.
     pub fn new(
-        config: ResourceServerConfig,
+        mut config: ResourceServerConfig,
         verifier: impl TokenVerifier,
     ) -> Result<Self, ConfigError> {
+        let resource_scope = |s: &String| s != OFFLINE_ACCESS;
+        config.scopes_supported.retain(resource_scope);
+        config.required_scopes.retain(resource_scope);
+        for scopes in config.operation_scopes.values_mut() {
+            scopes.retain(resource_scope);
+        }
         let url = url::Url::parse(&config.resource)
             .map_err(|e| ConfigError(format!("the resource URI is not a URL: {e}")))?;
         if !matches!(url.scheme(), "https" | "http") || url.fragment().is_some() {

@@ -25,7 +25,8 @@ pub(super) async fn authorize(State(inner): Shared, RawQuery(query): RawQuery) -
         );
     };
     let client = if cimd::is_document_url(&inner, client_id) {
-        // A client ID metadata document, fetched anew for each authorization request.
+        // A client ID metadata document, fetched (or reused while its cache headers
+        // allow).
         match cimd::fetch(&inner, client_id).await {
             Ok(client) => {
                 if inner.store.put_client(client.clone()).await.is_err() {
