@@ -6,6 +6,9 @@
 //! The harness adds the self-tests and the contract trials itself.
 
 mod client_auth;
+mod client_auth_binding;
+mod client_auth_renewal;
+mod client_auth_response;
 mod client_auth_support;
 mod context;
 mod elicitation;
@@ -58,6 +61,9 @@ fn main() -> ExitCode {
         http_headers::tests(),
         http_resume::tests(),
         client_auth::tests(),
+        client_auth_binding::tests(),
+        client_auth_response::tests(),
+        client_auth_renewal::tests(),
         hosting_auth::tests(),
         tasks::tests(),
         extensions::tests(),

@@ -19,7 +19,8 @@ pub enum ErrorKind {
     /// The protected-resource metadata names another resource than the server.
     ResourceMismatch,
     /// An issuer that does not match: the authorization-server metadata's `issuer`,
-    /// or the `iss` of an authorization response (RFC 9207).
+    /// the `iss` of an authorization response (RFC 9207), or the issuer of configured
+    /// credentials after the resource moved to another authorization server.
     IssuerMismatch,
     /// The authorization server does not advertise PKCE with `S256`.
     PkceUnsupported,

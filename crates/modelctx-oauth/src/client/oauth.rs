@@ -64,6 +64,8 @@ pub(super) struct Inner {
     pub(super) store: Arc<dyn CredentialStore>,
     pub(super) client_name: String,
     pub(super) client_uri: Option<String>,
+    pub(super) application_type: Option<String>,
+    pub(super) grant_types: Option<Vec<String>>,
     pub(super) metadata_document: Option<String>,
     pub(super) pre_registered: Vec<(Option<String>, ClientRegistration)>,
     pub(super) client_key: Option<SigningKey>,
@@ -106,7 +108,8 @@ impl OAuthClient {
         }
     }
 
-    /// The error of the last flow that failed.
+    /// The error of the last flow that failed, a refused refresh included (even when a
+    /// new authorization then took its place).
     pub fn last_error(&self) -> Option<OAuthError> {
         self.inner
             .last_error
@@ -139,6 +142,7 @@ impl OAuthClient {
             && st.discovered.is_some()
             && let Err(e) = inner.refresh(&mut st).await
         {
+            inner.record(&e);
             inner.forget_after(&mut st, &e).await;
             if e.oauth_error().is_none() {
                 return Err(e);
@@ -219,7 +223,7 @@ impl OAuthClient {
             match handled {
                 Ok(retry) => retry,
                 Err(e) => {
-                    *inner.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+                    inner.record(&e);
                     st.pending = Some(e);
                     // The retry fails at once with the flow's error.
                     true
@@ -227,6 +231,16 @@ impl OAuthClient {
             }
         });
         flow.await.unwrap_or(false)
+    }
+}
+
+/// The `application_type` of a client with `redirect_uri` (OpenID Connect Dynamic
+/// Registration): `native` for a loopback host or a custom (private-use) scheme, `web`
+/// for any other host.
+fn application_type_of(redirect_uri: &str) -> &'static str {
+    match Url::parse(redirect_uri) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && !super::fetch::is_loopback(&u) => "web",
+        _ => "native",
     }
 }
 
@@ -310,6 +324,11 @@ impl Inner {
         };
         let key = CredentialKey::new(&discovered.server.issuer, &discovered.resource);
         if st.key.as_ref() != Some(&key) {
+            if let Some(old) = &st.key
+                && old.issuer != key.issuer
+            {
+                self.check_moved(&st.creds, &old.issuer, &key.issuer)?;
+            }
             if let Some(old) = st.key.take() {
                 // The resource moved to another authorization server (or resource
                 // identifier): what was bound to the old one is void.
@@ -359,6 +378,7 @@ impl Inner {
             match self.refresh(st).await {
                 Ok(()) => return Ok(true),
                 Err(e) => {
+                    self.record(&e);
                     self.forget_after(st, &e).await;
                     if e.oauth_error().is_none() {
                         return Err(e);
@@ -379,6 +399,39 @@ impl Inner {
         let wanted = union(&st.creds.requested_scopes, &base);
         self.obtain(st, wanted).await?;
         Ok(true)
+    }
+
+    /// The resource moved from the authorization server `from` to `to`: configured
+    /// credentials in use at `from` are not carried over (nor silently replaced by a
+    /// registration at `to`) unless the configuration has a registration for `to`.
+    fn check_moved(
+        &self,
+        creds: &StoredCredentials,
+        from: &str,
+        to: &str,
+    ) -> Result<(), OAuthError> {
+        let configured = creds.registration.as_ref().is_some_and(|reg| {
+            self.pre_registered
+                .iter()
+                .any(|(_, r)| r.client_id == reg.client_id)
+        });
+        let has_own = self
+            .pre_registered
+            .iter()
+            .any(|(issuer, _)| issuer.as_deref() == Some(to));
+        if configured && !has_own {
+            return Err(OAuthError::new(
+                ErrorKind::IssuerMismatch,
+                format!(
+                    "the resource's authorization server is now {to}, but the client's configured credentials are those of {from}: not using them there"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn record(&self, e: &OAuthError) {
+        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
     }
 
     /// After a failed token request: `invalid_grant` drops the tokens,
@@ -435,7 +488,12 @@ impl Inner {
             Grant::AuthorizationCode(handler) => {
                 let handler = handler.clone();
                 let meta = &self.discovered(st)?.server;
-                if meta.supports_scope("offline_access")
+                let refreshes = self
+                    .grant_types
+                    .as_ref()
+                    .is_none_or(|g| g.iter().any(|g| g == "refresh_token"));
+                if refreshes
+                    && meta.supports_scope("offline_access")
                     && !scopes.is_empty()
                     && !scopes.iter().any(|s| s == "offline_access")
                 {
@@ -538,15 +596,21 @@ impl Inner {
             .into_iter()
             .find(|m| supported.iter().any(|s| s == m))
             .unwrap_or("client_secret_basic");
-        let native = Url::parse(redirect_uri).is_ok_and(|u| super::fetch::is_loopback(&u))
-            || !redirect_uri.starts_with("https:");
+        let application_type = self
+            .application_type
+            .clone()
+            .unwrap_or_else(|| application_type_of(redirect_uri).to_owned());
+        let grant_types = self
+            .grant_types
+            .clone()
+            .unwrap_or_else(|| vec!["authorization_code".to_owned(), "refresh_token".to_owned()]);
         let mut body = json!({
             "client_name": self.client_name,
             "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
+            "grant_types": grant_types,
             "response_types": ["code"],
             "token_endpoint_auth_method": method,
-            "application_type": if native { "native" } else { "web" },
+            "application_type": application_type,
         });
         if let Some(uri) = &self.client_uri {
             body["client_uri"] = uri.clone().into();
@@ -919,5 +983,20 @@ impl AuthHook for OAuthClient {
     /// add a scope all answer false).
     fn max_retries(&self) -> u32 {
         2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::application_type_of;
+
+    #[test]
+    fn the_application_type_follows_the_redirect_uri() {
+        assert_eq!(application_type_of("http://127.0.0.1:8080/cb"), "native");
+        assert_eq!(application_type_of("http://localhost/cb"), "native");
+        assert_eq!(application_type_of("http://[::1]:9/cb"), "native");
+        assert_eq!(application_type_of("com.example.app:/oauth"), "native");
+        assert_eq!(application_type_of("https://app.example/cb"), "web");
+        assert_eq!(application_type_of("http://app.example/cb"), "web");
     }
 }
