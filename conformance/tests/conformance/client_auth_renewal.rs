@@ -3,6 +3,7 @@
 //! not repeated for a scope already refused.
 
 use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_oauth::ErrorKind;
 use serde_json::json;
 
 use crate::client_auth_support::{Config, Event, World, connect_and_call};
@@ -25,6 +26,14 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             a_scope_asked_for_and_refused_is_not_asked_for_again,
             ["client-auth:stepup:attempt-tracking"]
+        ),
+        conformance_test!(
+            a_step_up_beyond_the_grant_authorizes_one_within_it_refreshes,
+            ["client-auth:stepup:refresh-bypass-on-superset"]
+        ),
+        conformance_test!(
+            without_step_ups_the_challenge_reaches_the_caller_as_a_typed_error,
+            ["client-auth:stepup:throw-mode"]
         ),
     ]
 }
@@ -189,4 +198,87 @@ async fn a_scope_asked_for_and_refused_is_not_asked_for_again(connector: Connect
         assert_eq!(forbidden(&world) - refused, 1, "no retry");
     }
     assert_eq!(scopes_asked(&world), ["read", "read admin"]);
+}
+
+async fn without_step_ups_the_challenge_reaches_the_caller_as_a_typed_error(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            challenge_scope: Some("read".into()),
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world.oauth().max_step_ups(0).build().unwrap();
+    let client = connect_and_call(&world, &oauth).await;
+    world.set(|c| c.required_scope = Some("write".into()));
+    let refused = forbidden(&world);
+    let error = within(
+        "the call needing write",
+        client.request::<Echo>(json!({"w": 1})),
+    )
+    .await
+    .expect_err("no step-up");
+    let e = oauth.last_error().expect("the OAuth client's error");
+    assert_eq!(e.kind(), ErrorKind::InsufficientScope, "{e}");
+    assert_eq!(e.scopes(), ["write"]);
+    let origin = world.server.trim_end_matches("/mcp");
+    assert_eq!(
+        e.resource_metadata(),
+        Some(format!("{origin}/.well-known/oauth-protected-resource/mcp").as_str())
+    );
+    assert!(e.message().contains("this needs write"), "{e}");
+    assert_eq!(e.status(), Some(403));
+    assert!(error.to_string().contains(e.message()), "{error}");
+    // The user was not sent to authorize again, and the call was not retried.
+    assert_eq!(scopes_asked(&world), ["read"]);
+    assert_eq!(forbidden(&world) - refused, 1);
+}
+
+async fn a_step_up_beyond_the_grant_authorizes_one_within_it_refreshes(connector: Connector) {
+    let world = World::start(
+        &connector,
+        Config {
+            challenge_scope: Some("read".into()),
+            ..Config::default()
+        },
+    )
+    .await;
+    let oauth = world.oauth().build().unwrap();
+    let client = connect_and_call(&world, &oauth).await;
+    assert!(oauth.tokens().await.unwrap().refresh_token.is_some());
+    // `write` is beyond the token's grant: the user authorizes the union, no refresh.
+    world.set(|c| c.required_scope = Some("write".into()));
+    let answer = within(
+        "the call needing write",
+        client.request::<Echo>(json!({"w": 1})),
+    )
+    .await
+    .expect("answered after the step-up");
+    assert_eq!(answer["w"], 1);
+    assert_eq!(scopes_asked(&world), ["read", "read write"]);
+    assert!(refreshes(&world).is_empty());
+    // The endpoint stops honouring the scopes of the token, which was granted `read
+    // write`: a challenge for `read` is within the grant, so the token is refreshed.
+    let granted = oauth.tokens().await.unwrap();
+    assert_eq!(granted.scope.as_deref(), Some("read write"));
+    world.forget_scopes();
+    world.set(|c| c.required_scope = Some("read".into()));
+    let answer = within(
+        "the call needing read",
+        client.request::<Echo>(json!({"r": 1})),
+    )
+    .await
+    .expect("answered with the refreshed token");
+    assert_eq!(answer["r"], 1);
+    assert_eq!(refreshes(&world), [granted.refresh_token.unwrap()]);
+    assert_eq!(
+        scopes_asked(&world),
+        ["read", "read write"],
+        "no user this time"
+    );
+    assert_ne!(
+        oauth.tokens().await.unwrap().access_token,
+        granted.access_token
+    );
 }

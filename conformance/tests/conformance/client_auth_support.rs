@@ -178,6 +178,8 @@ struct Shared {
     tokens: Mutex<HashMap<String, Vec<String>>>,
     /// Per authorization code: the PKCE challenge and the scope asked for.
     codes: Mutex<HashMap<String, (String, Vec<String>)>>,
+    /// Issued refresh tokens and the scopes they renew.
+    refreshable: Mutex<HashMap<String, Vec<String>>>,
     counter: Mutex<u32>,
     /// The MCP endpoint's URL.
     server: Mutex<String>,
@@ -405,6 +407,13 @@ impl World {
         self.shared.tokens.lock().unwrap().clear();
     }
 
+    /// The MCP endpoint takes the tokens issued so far as granting no scope at all.
+    pub(crate) fn forget_scopes(&self) {
+        for scopes in self.shared.tokens.lock().unwrap().values_mut() {
+            scopes.clear();
+        }
+    }
+
     /// Accepts tokens issued by `other`'s authorization server too (the resource moved
     /// there).
     pub(crate) fn trust(&self, other: &World) {
@@ -529,7 +538,9 @@ async fn gate(shared: &Shared, request: Request, next: Next) -> Response {
     let response = match granted {
         Some(granted) => match &required {
             Some(required) if !granted.contains(required) => {
-                let mut value = format!(r#"Bearer error="insufficient_scope", scope="{required}""#);
+                let mut value = format!(
+                    r#"Bearer error="insufficient_scope", scope="{required}", error_description="this needs {required}""#
+                );
                 if c.hint {
                     value.push_str(", ");
                     value.push_str(&resource_metadata);
@@ -782,7 +793,11 @@ fn token(shared: &Shared, c: &Config, headers: &HeaderMap, body: &str) -> Respon
             (scopes, c.code_expires_in)
         }
         "refresh_token" => match c.refresh {
-            "ok" => (Vec::new(), 3600),
+            "ok" => {
+                let presented = form.get("refresh_token").cloned().unwrap_or_default();
+                let scopes = shared.refreshable.lock().unwrap().get(&presented).cloned();
+                (scopes.unwrap_or_default(), 3600)
+            }
             other => return oauth_error(other),
         },
         "client_credentials" => (
@@ -809,6 +824,11 @@ fn token(shared: &Shared, c: &Config, headers: &HeaderMap, body: &str) -> Respon
         .lock()
         .unwrap()
         .insert(access.clone(), scopes.clone());
+    shared
+        .refreshable
+        .lock()
+        .unwrap()
+        .insert(format!("rt-{n}"), scopes.clone());
     let mut answer = json!({
         "access_token": access,
         "token_type": "Bearer",

@@ -257,7 +257,9 @@ impl OAuthClientBuilder {
     /// How many step-up authorizations (403 `insufficient_scope`) may follow one
     /// another, each token refused again on its first use, before the refusal is let
     /// through (default 1: one step-up and one retry per request). A step-up that would
-    /// add no scope is never made.
+    /// add no scope is never made. With 0, a 403 `insufficient_scope` fails the request
+    /// with an [`ErrorKind::InsufficientScope`] error carrying the challenge's scopes,
+    /// `resource_metadata` and description, for the application to handle.
     #[must_use]
     pub fn max_step_ups(mut self, max: u32) -> Self {
         self.max_step_ups = max;

@@ -234,16 +234,6 @@ impl OAuthClient {
     }
 }
 
-/// The `application_type` of a client with `redirect_uri` (OpenID Connect Dynamic
-/// Registration): `native` for a loopback host or a custom (private-use) scheme, `web`
-/// for any other host.
-fn application_type_of(redirect_uri: &str) -> &'static str {
-    match Url::parse(redirect_uri) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && !super::fetch::is_loopback(&u) => "web",
-        _ => "native",
-    }
-}
-
 fn union(a: &[String], b: &[String]) -> Vec<String> {
     let mut out = a.to_vec();
     for s in b {
@@ -284,23 +274,59 @@ impl Inner {
             });
         }
         if status == 403 {
+            if challenge.error() == Some("insufficient_scope") && self.max_step_ups == 0 {
+                // Not stepping up: the challenge is the caller's to handle.
+                return Err(OAuthError::insufficient_scope(
+                    challenge.scopes(),
+                    challenge.resource_metadata().map(str::to_owned),
+                    challenge.param("error_description"),
+                ));
+            }
             if challenge.error() != Some("insufficient_scope") || st.discovered.is_none() {
                 return Ok(false);
-            }
-            let wanted = union(&st.creds.requested_scopes, &challenge.scopes());
-            if wanted.len() == st.creds.requested_scopes.len() {
-                return Ok(self.refusal(
-                    "the server wants scopes already asked for: another authorization would not help",
-                ));
             }
             if st.uses >= 2 {
                 // The token served other requests since the last step-up: this is
                 // another operation's challenge, not the same one repeated.
                 st.step_ups = 0;
             }
+            let challenged = challenge.scopes();
+            let wanted = union(&st.creds.requested_scopes, &challenged);
+            let granted: Vec<String> = match st.creds.tokens.as_ref().and_then(|t| t.scope.as_ref())
+            {
+                Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
+                // RFC 6749 §5.1: no `scope` in the answer, the scopes asked for.
+                None => st.creds.requested_scopes.clone(),
+            };
+            let refreshable = st
+                .creds
+                .tokens
+                .as_ref()
+                .is_some_and(|t| t.refresh_token.is_some());
+            if !challenged.is_empty() && challenged.iter().all(|s| granted.contains(s)) {
+                // The token was granted the scope already: a refreshed token (no user
+                // involved) may be one the server takes.
+                if !refreshable || st.step_ups >= self.max_step_ups {
+                    return Ok(self.refusal(
+                        "the server wants scopes the token was granted: another authorization would not help",
+                    ));
+                }
+                st.step_ups += 1;
+                if let Err(e) = self.refresh(st).await {
+                    self.forget_after(st, &e).await;
+                    return Err(e);
+                }
+                return Ok(true);
+            }
+            if wanted.len() == st.creds.requested_scopes.len() {
+                return Ok(self.refusal(
+                    "the server wants scopes already asked for: another authorization would not help",
+                ));
+            }
             if st.step_ups >= self.max_step_ups {
                 return Ok(self.refusal("the step-up authorization limit was reached"));
             }
+            // Scopes beyond the grant: a new authorization (a refresh cannot widen it).
             st.step_ups += 1;
             self.obtain(st, wanted).await?;
             return Ok(true);
@@ -582,108 +608,6 @@ impl Inner {
         st.creds.registration = Some(registration.clone());
         self.save(st).await?;
         Ok(registration)
-    }
-
-    /// Dynamic client registration (RFC 7591).
-    async fn register(
-        &self,
-        endpoint: &str,
-        redirect_uri: &str,
-        supported: &[String],
-    ) -> Result<ClientRegistration, OAuthError> {
-        let url = parse_url(endpoint, "registration endpoint")?;
-        let method = ["none", "client_secret_basic", "client_secret_post"]
-            .into_iter()
-            .find(|m| supported.iter().any(|s| s == m))
-            .unwrap_or("client_secret_basic");
-        let application_type = self
-            .application_type
-            .clone()
-            .unwrap_or_else(|| application_type_of(redirect_uri).to_owned());
-        let grant_types = self
-            .grant_types
-            .clone()
-            .unwrap_or_else(|| vec!["authorization_code".to_owned(), "refresh_token".to_owned()]);
-        let mut body = json!({
-            "client_name": self.client_name,
-            "redirect_uris": [redirect_uri],
-            "grant_types": grant_types,
-            "response_types": ["code"],
-            "token_endpoint_auth_method": method,
-            "application_type": application_type,
-        });
-        if let Some(uri) = &self.client_uri {
-            body["client_uri"] = uri.clone().into();
-        }
-        let answer = self.fetcher.post_json(&url, &body).await?;
-        if !answer.status.is_success() {
-            return Err(oauth_failure(
-                ErrorKind::Registration,
-                "dynamic client registration",
-                &answer,
-            ));
-        }
-        #[derive(serde::Deserialize)]
-        struct Registered {
-            client_id: String,
-            client_secret: Option<String>,
-            token_endpoint_auth_method: Option<String>,
-            client_secret_expires_at: Option<u64>,
-            redirect_uris: Option<Vec<String>>,
-        }
-        let r: Registered = serde_json::from_slice(&answer.body).map_err(|e| {
-            OAuthError::new(
-                ErrorKind::Registration,
-                format!("the registration answer is not valid: {e}"),
-            )
-        })?;
-        if r.client_id.is_empty() {
-            return Err(OAuthError::new(
-                ErrorKind::Registration,
-                "the registration answer has an empty client_id",
-            ));
-        }
-        if let Some(uris) = &r.redirect_uris
-            && !uris.iter().any(|u| u == redirect_uri)
-        {
-            return Err(OAuthError::new(
-                ErrorKind::Registration,
-                format!("the server registered other redirect URIs than {redirect_uri}"),
-            ));
-        }
-        // The server may substitute metadata (RFC 7591 §3.2.1): what it answers wins,
-        // and what it leaves out stays as requested. Metadata the flow does not depend
-        // on (application_type, grant_types…) is taken as is; credentials it could not
-        // apply are refused here, before anything is stored or the user is involved.
-        let registered = r
-            .token_endpoint_auth_method
-            .unwrap_or_else(|| method.to_owned());
-        let unusable = match registered.as_str() {
-            "none" => None,
-            "client_secret_basic" | "client_secret_post" if r.client_secret.is_none() => {
-                Some("but issued no client_secret")
-            }
-            "client_secret_basic" | "client_secret_post" => None,
-            "private_key_jwt" if self.client_key.is_none() => {
-                Some("but this client has no key to sign its assertions")
-            }
-            "private_key_jwt" => None,
-            _ => Some("which this client does not implement"),
-        };
-        if let Some(why) = unusable {
-            return Err(OAuthError::new(
-                ErrorKind::Registration,
-                format!(
-                    "the server registered the client with token_endpoint_auth_method {registered:?}, {why}"
-                ),
-            ));
-        }
-        Ok(ClientRegistration {
-            client_id: r.client_id,
-            client_secret: r.client_secret,
-            token_endpoint_auth_method: Some(registered),
-            client_secret_expires_at: r.client_secret_expires_at,
-        })
     }
 
     /// The authorization-code flow: authorization request through the handler, the
@@ -983,20 +907,5 @@ impl AuthHook for OAuthClient {
     /// add a scope all answer false).
     fn max_retries(&self) -> u32 {
         2
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::application_type_of;
-
-    #[test]
-    fn the_application_type_follows_the_redirect_uri() {
-        assert_eq!(application_type_of("http://127.0.0.1:8080/cb"), "native");
-        assert_eq!(application_type_of("http://localhost/cb"), "native");
-        assert_eq!(application_type_of("http://[::1]:9/cb"), "native");
-        assert_eq!(application_type_of("com.example.app:/oauth"), "native");
-        assert_eq!(application_type_of("https://app.example/cb"), "web");
-        assert_eq!(application_type_of("http://app.example/cb"), "web");
     }
 }
