@@ -15,7 +15,10 @@ use modelctx_oauth::{
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
-use crate::client_auth_support::{Browser, Config, Event, Hold, ID_JAG, JWT_BEARER, PrmAt, World};
+use crate::client_auth_support::{
+    Browser, Config, Event, Hold, ID_JAG, JWT_BEARER, PrmAt, World, connect_and_call,
+    connect_fails, presented,
+};
 use crate::support::Echo;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -167,41 +170,6 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-/// Connecting through `oauth` fails, with the OAuth client's error (of `kind`) in the
-/// error the caller sees; returns that error.
-async fn connect_fails(world: &World, oauth: &OAuthClient, kind: ErrorKind) -> OAuthError {
-    let error = match world.connect(oauth).await {
-        Ok(_) => panic!("the connection must fail with {kind:?}"),
-        Err(e) => e,
-    };
-    let oauth_error = oauth.last_error().expect("the OAuth client's error");
-    assert_eq!(oauth_error.kind(), kind, "{oauth_error}");
-    assert!(
-        error.to_string().contains(oauth_error.message()),
-        "the caller sees the OAuth error: {error} / {oauth_error}"
-    );
-    oauth_error
-}
-
-/// Connects and makes one call: the endpoint answers through the token. In
-/// 2025-11-25 it also waits for the standalone GET stream to be open, so that what the
-/// test does next meets no request of the client's own making.
-async fn connect_and_call(world: &World, oauth: &OAuthClient) -> modelctx::client::Client {
-    let client = world.connect(oauth).await.expect("the client connects");
-    let answer = within("the echo", client.request::<Echo>(json!({"k": 1})))
-        .await
-        .expect("the protected endpoint answers");
-    assert_eq!(answer["k"], 1);
-    if !world.era_2026 {
-        world
-            .wait_for("the standalone GET stream", |e| {
-                matches!(e, Event::Mcp { method, status: 200, .. } if method == http::Method::GET)
-            })
-            .await;
-    }
-    client
-}
-
 fn base64url_sha256(text: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(text.as_bytes()))
 }
@@ -211,15 +179,6 @@ fn basic(id: &str, secret: &str) -> String {
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
     )
-}
-
-/// Whether the endpoint ever saw `Authorization: Bearer <token>`.
-fn presented(world: &World, token: &str) -> bool {
-    let expected = format!("Bearer {token}");
-    world
-        .mcp_requests()
-        .iter()
-        .any(|(_, a, _, _)| a.as_deref() == Some(expected.as_str()))
 }
 
 async fn a_401_runs_one_authorization_code_flow(connector: Connector) {
@@ -969,11 +928,7 @@ async fn a_new_authorization_server_gets_a_new_registration(connector: Connector
     let first_id = world.authorizations()[0]["client_id"].clone();
     // The resource moves to another authorization server; its old tokens are refused.
     let other = World::start(&connector, Config::default()).await;
-    other.count_from(100);
-    world.trust(&other);
-    let new_issuer = other.issuer.clone();
-    world.set(|c| c.prm_issuer = Some(new_issuer));
-    world.revoke_all();
+    world.move_to(&other);
     let answer = within(
         "the call after the move",
         client.request::<Echo>(json!({"m": 1})),

@@ -11,6 +11,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
+use futures::future::BoxFuture;
 use modelctx::client::Client;
 use modelctx::http::{
     StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
@@ -18,7 +19,9 @@ use modelctx::http::{
 use modelctx::server::Server;
 use modelctx::session::SessionError;
 use modelctx_conformance::{Connector, SpecVersion, within};
-use modelctx_oauth::OAuthClient;
+use modelctx_oauth::{
+    AuthorizationHandler, AuthorizationResponse, ErrorKind, OAuthClient, OAuthError,
+};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 use tokio::sync::Notify;
@@ -92,6 +95,15 @@ pub(crate) struct Config {
     pub(crate) refresh: &'static str,
     /// Whether the JWT-bearer grant is enabled.
     pub(crate) jwt_bearer: bool,
+    /// Whether a refresh answer carries a new refresh token.
+    pub(crate) refresh_rotates: bool,
+    /// The scope a GET (the standalone stream) needs, instead of `required_scope`.
+    pub(crate) get_scope: Option<String>,
+    /// Every request with a token is refused with 403 `insufficient_scope` naming a
+    /// scope never named before.
+    pub(crate) escalate: bool,
+    /// The metadata's `token_endpoint` (default: the issuer's `/token`).
+    pub(crate) token_endpoint: Option<String>,
 }
 
 impl Default for Config {
@@ -122,6 +134,10 @@ impl Default for Config {
             code_expires_in: 3600,
             refresh: "ok",
             jwt_bearer: true,
+            refresh_rotates: true,
+            get_scope: None,
+            escalate: false,
+            token_endpoint: None,
         }
     }
 }
@@ -162,6 +178,8 @@ struct Shared {
     tokens: Mutex<HashMap<String, Vec<String>>>,
     /// Per authorization code: the PKCE challenge and the scope asked for.
     codes: Mutex<HashMap<String, (String, Vec<String>)>>,
+    /// Issued refresh tokens and the scopes they renew.
+    refreshable: Mutex<HashMap<String, Vec<String>>>,
     counter: Mutex<u32>,
     /// The MCP endpoint's URL.
     server: Mutex<String>,
@@ -389,6 +407,13 @@ impl World {
         self.shared.tokens.lock().unwrap().clear();
     }
 
+    /// The MCP endpoint takes the tokens issued so far as granting no scope at all.
+    pub(crate) fn forget_scopes(&self) {
+        for scopes in self.shared.tokens.lock().unwrap().values_mut() {
+            scopes.clear();
+        }
+    }
+
     /// Accepts tokens issued by `other`'s authorization server too (the resource moved
     /// there).
     pub(crate) fn trust(&self, other: &World) {
@@ -402,6 +427,16 @@ impl World {
     /// Starts counting issued ids from `n` (two worlds then issue distinct ids).
     pub(crate) fn count_from(&self, n: u32) {
         *self.shared.counter.lock().unwrap() = n;
+    }
+
+    /// The resource moves to `other`'s authorization server: its metadata names that
+    /// issuer, the endpoint takes that server's tokens and no longer those issued so far.
+    pub(crate) fn move_to(&self, other: &World) {
+        other.count_from(100);
+        self.trust(other);
+        let issuer = other.issuer.clone();
+        self.set(|c| c.prm_issuer = Some(issuer));
+        self.revoke_all();
     }
 
     /// The OAuth client of this endpoint, authorization code through an honest user.
@@ -426,6 +461,57 @@ impl World {
     }
 }
 
+/// Connecting through `oauth` fails, with the OAuth client's error (of `kind`) in the
+/// error the caller sees; returns that error.
+pub(crate) async fn connect_fails(
+    world: &World,
+    oauth: &OAuthClient,
+    kind: ErrorKind,
+) -> OAuthError {
+    let error = match world.connect(oauth).await {
+        Ok(_) => panic!("the connection must fail with {kind:?}"),
+        Err(e) => e,
+    };
+    let oauth_error = oauth.last_error().expect("the OAuth client's error");
+    assert_eq!(oauth_error.kind(), kind, "{oauth_error}");
+    assert!(
+        error.to_string().contains(oauth_error.message()),
+        "the caller sees the OAuth error: {error} / {oauth_error}"
+    );
+    oauth_error
+}
+
+/// Connects and makes one call: the endpoint answers through the token. In
+/// 2025-11-25 it also waits for the standalone GET stream to be open, so that what the
+/// test does next meets no request of the client's own making.
+pub(crate) async fn connect_and_call(
+    world: &World,
+    oauth: &OAuthClient,
+) -> modelctx::client::Client {
+    let client = world.connect(oauth).await.expect("the client connects");
+    let answer = within("the echo", client.request::<Echo>(json!({"k": 1})))
+        .await
+        .expect("the protected endpoint answers");
+    assert_eq!(answer["k"], 1);
+    if !world.era_2026 {
+        world
+            .wait_for("the standalone GET stream", |e| {
+                matches!(e, Event::Mcp { method, status: 200, .. } if method == http::Method::GET)
+            })
+            .await;
+    }
+    client
+}
+
+/// Whether the endpoint ever saw `Authorization: Bearer <token>`.
+pub(crate) fn presented(world: &World, token: &str) -> bool {
+    let expected = format!("Bearer {token}");
+    world
+        .mcp_requests()
+        .iter()
+        .any(|(_, a, _, _)| a.as_deref() == Some(expected.as_str()))
+}
+
 /// The bearer-token gate in front of the MCP endpoint: 401 without a token it issued
 /// (or with any, when told to refuse all), 403 `insufficient_scope` without the
 /// required scope, else the MCP endpoint's own answer.
@@ -444,10 +530,17 @@ async fn gate(shared: &Shared, request: Request, next: Next) -> Response {
         .and_then(|t| shared.granted(t))
         .filter(|_| !c.refuse_all);
     let resource_metadata = format!(r#"resource_metadata="{}""#, shared.prm_url());
+    let required = match &c.get_scope {
+        Some(scope) if method == http::Method::GET => Some(scope.clone()),
+        _ if c.escalate => Some(format!("level-{}", shared.next())),
+        _ => c.required_scope.clone(),
+    };
     let response = match granted {
-        Some(granted) => match &c.required_scope {
+        Some(granted) => match &required {
             Some(required) if !granted.contains(required) => {
-                let mut value = format!(r#"Bearer error="insufficient_scope", scope="{required}""#);
+                let mut value = format!(
+                    r#"Bearer error="insufficient_scope", scope="{required}", error_description="this needs {required}""#
+                );
                 if c.hint {
                     value.push_str(", ");
                     value.push_str(&resource_metadata);
@@ -585,7 +678,7 @@ fn metadata(shared: &Shared, c: &Config, issuer: &str, path: String) -> Response
     let mut doc = json!({
         "issuer": c.metadata_issuer.clone().unwrap_or(issuer.to_owned()),
         "authorization_endpoint": format!("{issuer}/authorize"),
-        "token_endpoint": format!("{issuer}/token"),
+        "token_endpoint": c.token_endpoint.clone().unwrap_or(format!("{issuer}/token")),
         "registration_endpoint": format!("{issuer}/register"),
         "response_types_supported": ["code"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
@@ -700,7 +793,11 @@ fn token(shared: &Shared, c: &Config, headers: &HeaderMap, body: &str) -> Respon
             (scopes, c.code_expires_in)
         }
         "refresh_token" => match c.refresh {
-            "ok" => (Vec::new(), 3600),
+            "ok" => {
+                let presented = form.get("refresh_token").cloned().unwrap_or_default();
+                let scopes = shared.refreshable.lock().unwrap().get(&presented).cloned();
+                (scopes.unwrap_or_default(), 3600)
+            }
             other => return oauth_error(other),
         },
         "client_credentials" => (
@@ -727,13 +824,21 @@ fn token(shared: &Shared, c: &Config, headers: &HeaderMap, body: &str) -> Respon
         .lock()
         .unwrap()
         .insert(access.clone(), scopes.clone());
-    let answer = json!({
+    shared
+        .refreshable
+        .lock()
+        .unwrap()
+        .insert(format!("rt-{n}"), scopes.clone());
+    let mut answer = json!({
         "access_token": access,
         "token_type": "Bearer",
         "refresh_token": format!("rt-{n}"),
         "expires_in": expires_in,
         "scope": scopes.join(" "),
     });
+    if grant == "refresh_token" && !c.refresh_rotates {
+        answer.as_object_mut().unwrap().remove("refresh_token");
+    }
     json_response(StatusCode::OK, &answer)
 }
 
@@ -750,4 +855,64 @@ fn idp_token(shared: &Shared, body: &str) -> Response {
         "token_type": "N_A",
     });
     json_response(StatusCode::OK, &answer)
+}
+
+/// A user agent with its own redirect URI: it follows the authorization URL to the
+/// authorization server's redirect and hands the client the redirect's query as is, or
+/// as `rewrite` makes it (the raw query in, the raw query out).
+#[derive(Clone)]
+pub(crate) struct Redirected {
+    pub(crate) redirect_uri: String,
+    pub(crate) rewrite: Arc<dyn Fn(&str) -> String + Send + Sync>,
+}
+
+impl Redirected {
+    pub(crate) fn to(redirect_uri: &str) -> Self {
+        Self::rewriting(redirect_uri, str::to_owned)
+    }
+
+    pub(crate) fn rewriting(
+        redirect_uri: &str,
+        rewrite: impl Fn(&str) -> String + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            redirect_uri: redirect_uri.to_owned(),
+            rewrite: Arc::new(rewrite),
+        }
+    }
+}
+
+impl AuthorizationHandler for Redirected {
+    fn redirect_uri(&self) -> String {
+        self.redirect_uri.clone()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
+        Box::pin(async move {
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| OAuthError::application(e.to_string()))?;
+            let answer = http
+                .get(authorization_url)
+                .send()
+                .await
+                .map_err(|e| OAuthError::application(e.to_string()))?;
+            let location = answer
+                .headers()
+                .get(header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or_else(|| OAuthError::application("the AS did not redirect"))?;
+            let query = location.split_once('?').map_or("", |(_, q)| q);
+            Ok(AuthorizationResponse::from_query(&(self.rewrite)(query)))
+        })
+    }
+}
+
+/// The value of `name` in the form-encoded `query`.
+pub(crate) fn query_param(query: &str, name: &str) -> Option<String> {
+    form_of(query).remove(name)
 }

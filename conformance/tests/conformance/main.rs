@@ -7,6 +7,9 @@
 
 mod caching;
 mod client_auth;
+mod client_auth_binding;
+mod client_auth_renewal;
+mod client_auth_response;
 mod client_auth_support;
 mod context;
 mod elicitation;
@@ -71,6 +74,9 @@ fn main() -> ExitCode {
         http_headers::tests(),
         http_resume::tests(),
         client_auth::tests(),
+        client_auth_binding::tests(),
+        client_auth_response::tests(),
+        client_auth_renewal::tests(),
         hosting_auth::tests(),
         tasks::tests(),
         extensions::tests(),

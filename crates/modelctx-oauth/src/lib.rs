@@ -29,7 +29,7 @@
 //!   `none`, `private_key_jwt` (a registration answer naming another, or a secret
 //!   method without a secret, is refused); refresh before expiry; `invalid_grant` drops
 //!   the tokens, `invalid_client` and `unauthorized_client` the registration too; 403 `insufficient_scope` step-up with the
-//!   union of scopes, within a limit; a 401 right after a new token is not answered by
+//!   union of scopes, one per request, never again for a scope already refused; a 401 right after a new token is not answered by
 //!   another authorization.
 //! - **Without a user**: client credentials, RFC 7523 JWT-bearer grants (workload
 //!   identity, or an enterprise ID-JAG that [`IdJagExchange`] obtains by token
@@ -41,7 +41,10 @@
 //!   server's own origin.
 //!
 //! Credentials live in a [`CredentialStore`] keyed by (authorization-server issuer,
-//! resource): [`InMemoryCredentialStore`] (default) or [`FileCredentialStore`].
+//! resource): [`InMemoryCredentialStore`] (default) or [`FileCredentialStore`]. When the
+//! resource moves to another authorization server, what was registered and obtained at
+//! the old one is dropped; configured credentials are not carried over (the flow fails
+//! with [`ErrorKind::IssuerMismatch`]), a client ID metadata document URL is.
 //!
 //! ```no_run
 //! # #[cfg(feature = "client")]

@@ -725,14 +725,21 @@ async fn step_up_asks_for_the_union_within_a_limit() {
     assert!(rejected(&oauth, 403, &world.insufficient("write")).await);
     assert_eq!(world.authorizations()[1]["scope"], "read write");
     headers_for(&oauth, &world.server).await.unwrap();
-    // The same challenge again: nothing new to ask for.
-    assert!(!rejected(&oauth, 403, &world.insufficient("write")).await);
+    // The same challenge again: the token was granted write, so no authorization would
+    // help; a refreshed token is tried instead (no user).
+    assert!(rejected(&oauth, 403, &world.insufficient("write")).await);
+    assert_eq!(world.authorizations().len(), 2);
+    headers_for(&oauth, &world.server).await.unwrap();
+    // Refused again on its first use: the limit (2) is reached.
     assert!(!rejected(&oauth, 403, &world.insufficient("read write")).await);
+    // Another operation's challenge, then the one of its retry; then the limit.
+    headers_for(&oauth, &world.server).await.unwrap();
     assert!(rejected(&oauth, 403, &world.insufficient("admin")).await);
     headers_for(&oauth, &world.server).await.unwrap();
-    // The limit (2) is reached.
-    assert!(!rejected(&oauth, 403, &world.insufficient("root")).await);
-    assert_eq!(world.authorizations().len(), 3);
+    assert!(rejected(&oauth, 403, &world.insufficient("root")).await);
+    headers_for(&oauth, &world.server).await.unwrap();
+    assert!(!rejected(&oauth, 403, &world.insufficient("more")).await);
+    assert_eq!(world.authorizations().len(), 4);
     // A 403 without insufficient_scope is not a scope problem.
     let mut plain = HeaderMap::new();
     plain.insert(

@@ -70,13 +70,15 @@ impl OAuthClient {
             http: None,
             client_name: "modelctx client".to_owned(),
             client_uri: None,
+            application_type: None,
+            grant_types: None,
             metadata_document: None,
             pre_registered: Vec::new(),
             client_key: None,
             scopes: None,
             authorization_server: None,
             dpop: false,
-            max_step_ups: 3,
+            max_step_ups: 1,
             refresh_margin: Duration::from_secs(60),
             timeout: Duration::from_secs(30),
             max_body: 1024 * 1024,
@@ -93,6 +95,8 @@ pub struct OAuthClientBuilder {
     http: Option<reqwest::Client>,
     client_name: String,
     client_uri: Option<String>,
+    application_type: Option<String>,
+    grant_types: Option<Vec<String>>,
     metadata_document: Option<String>,
     pre_registered: Vec<(Option<String>, ClientRegistration)>,
     client_key: Option<SigningKey>,
@@ -139,8 +143,10 @@ impl OAuthClientBuilder {
         self
     }
 
-    /// A registration to use at whichever authorization server the resource names
-    /// (for machine-to-machine clients configured for their server).
+    /// A registration for the authorization server the resource names (for
+    /// machine-to-machine clients configured for their server). It is bound to the
+    /// first authorization server it is used at: should the resource later name another
+    /// one, the flow fails ([`ErrorKind::IssuerMismatch`]) rather than present it there.
     #[must_use]
     pub fn client(mut self, registration: ClientRegistration) -> Self {
         self.pre_registered.push((None, registration));
@@ -148,7 +154,9 @@ impl OAuthClientBuilder {
     }
 
     /// A registration valid at the authorization server `issuer` only: never sent to
-    /// another one.
+    /// another one. Should a resource that used it move to another authorization server
+    /// (one without a registration of its own here), the flow fails
+    /// ([`ErrorKind::IssuerMismatch`]) instead of registering there.
     #[must_use]
     pub fn pre_registered(
         mut self,
@@ -180,6 +188,23 @@ impl OAuthClientBuilder {
     pub fn client_name(mut self, name: impl Into<String>, uri: Option<String>) -> Self {
         self.client_name = name.into();
         self.client_uri = uri;
+        self
+    }
+
+    /// The `application_type` of dynamic registration, sent as given. Default: derived
+    /// from the redirect URI, `native` for a loopback host or a custom scheme, else `web`.
+    #[must_use]
+    pub fn application_type(mut self, application_type: impl Into<String>) -> Self {
+        self.application_type = Some(application_type.into());
+        self
+    }
+
+    /// The `grant_types` of dynamic registration, sent as given. Default:
+    /// `authorization_code` and `refresh_token` (so the server may issue refresh tokens);
+    /// without `refresh_token`, `offline_access` is never asked for.
+    #[must_use]
+    pub fn grant_types(mut self, grant_types: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.grant_types = Some(grant_types.into_iter().map(Into::into).collect());
         self
     }
 
@@ -231,7 +256,10 @@ impl OAuthClientBuilder {
 
     /// How many step-up authorizations (403 `insufficient_scope`) may follow one
     /// another, each token refused again on its first use, before the refusal is let
-    /// through (default 3). A step-up that would add no scope is never made.
+    /// through (default 1: one step-up and one retry per request). A step-up that would
+    /// add no scope is never made. With 0, a 403 `insufficient_scope` fails the request
+    /// with an [`ErrorKind::InsufficientScope`] error carrying the challenge's scopes,
+    /// `resource_metadata` and description, for the application to handle.
     #[must_use]
     pub fn max_step_ups(mut self, max: u32) -> Self {
         self.max_step_ups = max;
@@ -305,6 +333,8 @@ impl OAuthClientBuilder {
                 .unwrap_or_else(|| Arc::new(InMemoryCredentialStore::new())),
             client_name: self.client_name,
             client_uri: self.client_uri,
+            application_type: self.application_type,
+            grant_types: self.grant_types,
             metadata_document: self.metadata_document,
             pre_registered: self.pre_registered,
             client_key: self.client_key,

@@ -19,7 +19,8 @@ pub enum ErrorKind {
     /// The protected-resource metadata names another resource than the server.
     ResourceMismatch,
     /// An issuer that does not match: the authorization-server metadata's `issuer`,
-    /// or the `iss` of an authorization response (RFC 9207).
+    /// the `iss` of an authorization response (RFC 9207), or the issuer of configured
+    /// credentials after the resource moved to another authorization server.
     IssuerMismatch,
     /// The authorization server does not advertise PKCE with `S256`.
     PkceUnsupported,
@@ -33,6 +34,10 @@ pub enum ErrorKind {
     StateMismatch,
     /// The token endpoint refused (see [`OAuthError::oauth_error`]).
     TokenEndpoint,
+    /// The MCP server answered 403 `insufficient_scope` and the client was configured
+    /// not to step up (`max_step_ups(0)`): see [`OAuthError::scopes`] and
+    /// [`OAuthError::resource_metadata`]; the message holds the server's description.
+    InsufficientScope,
     /// An HTTP exchange failed (connection, unexpected status, redirect refused).
     Http,
     /// A time limit ran out.
@@ -55,6 +60,8 @@ pub struct OAuthError {
     message: String,
     status: Option<u16>,
     oauth_error: Option<String>,
+    scopes: Vec<String>,
+    resource_metadata: Option<String>,
 }
 
 impl OAuthError {
@@ -64,7 +71,31 @@ impl OAuthError {
             message: message.into(),
             status: None,
             oauth_error: None,
+            scopes: Vec::new(),
+            resource_metadata: None,
         }
+    }
+
+    /// A 403 `insufficient_scope` challenge, for the caller to handle.
+    pub(crate) fn insufficient_scope(
+        scopes: Vec<String>,
+        resource_metadata: Option<String>,
+        description: Option<&str>,
+    ) -> Self {
+        let mut message = format!(
+            "the server needs the scope {:?}; not stepping up (max_step_ups is 0)",
+            scopes.join(" ")
+        );
+        if let Some(d) = description {
+            message.push_str(": ");
+            message.push_str(&excerpt(d.as_bytes()));
+        }
+        let mut e = Self::new(ErrorKind::InsufficientScope, message)
+            .with_status(403)
+            .with_oauth_error("insufficient_scope");
+        e.scopes = scopes;
+        e.resource_metadata = resource_metadata;
+        e
     }
 
     /// The error of an application-supplied handler or assertion provider.
@@ -101,6 +132,18 @@ impl OAuthError {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The scopes a 403 `insufficient_scope` challenge asked for
+    /// ([`ErrorKind::InsufficientScope`]); empty otherwise.
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// The `resource_metadata` URL of a 403 `insufficient_scope` challenge, if it had
+    /// one.
+    pub fn resource_metadata(&self) -> Option<&str> {
+        self.resource_metadata.as_deref()
+    }
 }
 
 impl fmt::Debug for OAuthError {
@@ -110,6 +153,8 @@ impl fmt::Debug for OAuthError {
             .field("message", &self.message)
             .field("status", &self.status)
             .field("oauth_error", &self.oauth_error)
+            .field("scopes", &self.scopes)
+            .field("resource_metadata", &self.resource_metadata)
             .finish()
     }
 }

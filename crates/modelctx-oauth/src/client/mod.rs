@@ -12,6 +12,7 @@ mod fetch;
 mod metadata;
 mod oauth;
 mod redirect;
+mod registration;
 
 pub use builder::{AssertionRequest, JwtBearerAssertion, OAuthClientBuilder};
 pub use credentials::{

@@ -64,6 +64,8 @@ pub(super) struct Inner {
     pub(super) store: Arc<dyn CredentialStore>,
     pub(super) client_name: String,
     pub(super) client_uri: Option<String>,
+    pub(super) application_type: Option<String>,
+    pub(super) grant_types: Option<Vec<String>>,
     pub(super) metadata_document: Option<String>,
     pub(super) pre_registered: Vec<(Option<String>, ClientRegistration)>,
     pub(super) client_key: Option<SigningKey>,
@@ -106,7 +108,8 @@ impl OAuthClient {
         }
     }
 
-    /// The error of the last flow that failed.
+    /// The error of the last flow that failed, a refused refresh included (even when a
+    /// new authorization then took its place).
     pub fn last_error(&self) -> Option<OAuthError> {
         self.inner
             .last_error
@@ -139,6 +142,7 @@ impl OAuthClient {
             && st.discovered.is_some()
             && let Err(e) = inner.refresh(&mut st).await
         {
+            inner.record(&e);
             inner.forget_after(&mut st, &e).await;
             if e.oauth_error().is_none() {
                 return Err(e);
@@ -219,7 +223,7 @@ impl OAuthClient {
             match handled {
                 Ok(retry) => retry,
                 Err(e) => {
-                    *inner.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+                    inner.record(&e);
                     st.pending = Some(e);
                     // The retry fails at once with the flow's error.
                     true
@@ -270,23 +274,59 @@ impl Inner {
             });
         }
         if status == 403 {
+            if challenge.error() == Some("insufficient_scope") && self.max_step_ups == 0 {
+                // Not stepping up: the challenge is the caller's to handle.
+                return Err(OAuthError::insufficient_scope(
+                    challenge.scopes(),
+                    challenge.resource_metadata().map(str::to_owned),
+                    challenge.param("error_description"),
+                ));
+            }
             if challenge.error() != Some("insufficient_scope") || st.discovered.is_none() {
                 return Ok(false);
-            }
-            let wanted = union(&st.creds.requested_scopes, &challenge.scopes());
-            if wanted.len() == st.creds.requested_scopes.len() {
-                return Ok(self.refusal(
-                    "the server wants scopes already asked for: another authorization would not help",
-                ));
             }
             if st.uses >= 2 {
                 // The token served other requests since the last step-up: this is
                 // another operation's challenge, not the same one repeated.
                 st.step_ups = 0;
             }
+            let challenged = challenge.scopes();
+            let wanted = union(&st.creds.requested_scopes, &challenged);
+            let granted: Vec<String> = match st.creds.tokens.as_ref().and_then(|t| t.scope.as_ref())
+            {
+                Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
+                // RFC 6749 §5.1: no `scope` in the answer, the scopes asked for.
+                None => st.creds.requested_scopes.clone(),
+            };
+            let refreshable = st
+                .creds
+                .tokens
+                .as_ref()
+                .is_some_and(|t| t.refresh_token.is_some());
+            if !challenged.is_empty() && challenged.iter().all(|s| granted.contains(s)) {
+                // The token was granted the scope already: a refreshed token (no user
+                // involved) may be one the server takes.
+                if !refreshable || st.step_ups >= self.max_step_ups {
+                    return Ok(self.refusal(
+                        "the server wants scopes the token was granted: another authorization would not help",
+                    ));
+                }
+                st.step_ups += 1;
+                if let Err(e) = self.refresh(st).await {
+                    self.forget_after(st, &e).await;
+                    return Err(e);
+                }
+                return Ok(true);
+            }
+            if wanted.len() == st.creds.requested_scopes.len() {
+                return Ok(self.refusal(
+                    "the server wants scopes already asked for: another authorization would not help",
+                ));
+            }
             if st.step_ups >= self.max_step_ups {
                 return Ok(self.refusal("the step-up authorization limit was reached"));
             }
+            // Scopes beyond the grant: a new authorization (a refresh cannot widen it).
             st.step_ups += 1;
             self.obtain(st, wanted).await?;
             return Ok(true);
@@ -310,6 +350,11 @@ impl Inner {
         };
         let key = CredentialKey::new(&discovered.server.issuer, &discovered.resource);
         if st.key.as_ref() != Some(&key) {
+            if let Some(old) = &st.key
+                && old.issuer != key.issuer
+            {
+                self.check_moved(&st.creds, &old.issuer, &key.issuer)?;
+            }
             if let Some(old) = st.key.take() {
                 // The resource moved to another authorization server (or resource
                 // identifier): what was bound to the old one is void.
@@ -359,6 +404,7 @@ impl Inner {
             match self.refresh(st).await {
                 Ok(()) => return Ok(true),
                 Err(e) => {
+                    self.record(&e);
                     self.forget_after(st, &e).await;
                     if e.oauth_error().is_none() {
                         return Err(e);
@@ -379,6 +425,39 @@ impl Inner {
         let wanted = union(&st.creds.requested_scopes, &base);
         self.obtain(st, wanted).await?;
         Ok(true)
+    }
+
+    /// The resource moved from the authorization server `from` to `to`: configured
+    /// credentials in use at `from` are not carried over (nor silently replaced by a
+    /// registration at `to`) unless the configuration has a registration for `to`.
+    fn check_moved(
+        &self,
+        creds: &StoredCredentials,
+        from: &str,
+        to: &str,
+    ) -> Result<(), OAuthError> {
+        let configured = creds.registration.as_ref().is_some_and(|reg| {
+            self.pre_registered
+                .iter()
+                .any(|(_, r)| r.client_id == reg.client_id)
+        });
+        let has_own = self
+            .pre_registered
+            .iter()
+            .any(|(issuer, _)| issuer.as_deref() == Some(to));
+        if configured && !has_own {
+            return Err(OAuthError::new(
+                ErrorKind::IssuerMismatch,
+                format!(
+                    "the resource's authorization server is now {to}, but the client's configured credentials are those of {from}: not using them there"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn record(&self, e: &OAuthError) {
+        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
     }
 
     /// After a failed token request: `invalid_grant` drops the tokens,
@@ -435,7 +514,12 @@ impl Inner {
             Grant::AuthorizationCode(handler) => {
                 let handler = handler.clone();
                 let meta = &self.discovered(st)?.server;
-                if meta.supports_scope("offline_access")
+                let refreshes = self
+                    .grant_types
+                    .as_ref()
+                    .is_none_or(|g| g.iter().any(|g| g == "refresh_token"));
+                if refreshes
+                    && meta.supports_scope("offline_access")
                     && !scopes.is_empty()
                     && !scopes.iter().any(|s| s == "offline_access")
                 {
@@ -524,102 +608,6 @@ impl Inner {
         st.creds.registration = Some(registration.clone());
         self.save(st).await?;
         Ok(registration)
-    }
-
-    /// Dynamic client registration (RFC 7591).
-    async fn register(
-        &self,
-        endpoint: &str,
-        redirect_uri: &str,
-        supported: &[String],
-    ) -> Result<ClientRegistration, OAuthError> {
-        let url = parse_url(endpoint, "registration endpoint")?;
-        let method = ["none", "client_secret_basic", "client_secret_post"]
-            .into_iter()
-            .find(|m| supported.iter().any(|s| s == m))
-            .unwrap_or("client_secret_basic");
-        let native = Url::parse(redirect_uri).is_ok_and(|u| super::fetch::is_loopback(&u))
-            || !redirect_uri.starts_with("https:");
-        let mut body = json!({
-            "client_name": self.client_name,
-            "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": method,
-            "application_type": if native { "native" } else { "web" },
-        });
-        if let Some(uri) = &self.client_uri {
-            body["client_uri"] = uri.clone().into();
-        }
-        let answer = self.fetcher.post_json(&url, &body).await?;
-        if !answer.status.is_success() {
-            return Err(oauth_failure(
-                ErrorKind::Registration,
-                "dynamic client registration",
-                &answer,
-            ));
-        }
-        #[derive(serde::Deserialize)]
-        struct Registered {
-            client_id: String,
-            client_secret: Option<String>,
-            token_endpoint_auth_method: Option<String>,
-            client_secret_expires_at: Option<u64>,
-            redirect_uris: Option<Vec<String>>,
-        }
-        let r: Registered = serde_json::from_slice(&answer.body).map_err(|e| {
-            OAuthError::new(
-                ErrorKind::Registration,
-                format!("the registration answer is not valid: {e}"),
-            )
-        })?;
-        if r.client_id.is_empty() {
-            return Err(OAuthError::new(
-                ErrorKind::Registration,
-                "the registration answer has an empty client_id",
-            ));
-        }
-        if let Some(uris) = &r.redirect_uris
-            && !uris.iter().any(|u| u == redirect_uri)
-        {
-            return Err(OAuthError::new(
-                ErrorKind::Registration,
-                format!("the server registered other redirect URIs than {redirect_uri}"),
-            ));
-        }
-        // The server may substitute metadata (RFC 7591 §3.2.1): what it answers wins,
-        // and what it leaves out stays as requested. Metadata the flow does not depend
-        // on (application_type, grant_types…) is taken as is; credentials it could not
-        // apply are refused here, before anything is stored or the user is involved.
-        let registered = r
-            .token_endpoint_auth_method
-            .unwrap_or_else(|| method.to_owned());
-        let unusable = match registered.as_str() {
-            "none" => None,
-            "client_secret_basic" | "client_secret_post" if r.client_secret.is_none() => {
-                Some("but issued no client_secret")
-            }
-            "client_secret_basic" | "client_secret_post" => None,
-            "private_key_jwt" if self.client_key.is_none() => {
-                Some("but this client has no key to sign its assertions")
-            }
-            "private_key_jwt" => None,
-            _ => Some("which this client does not implement"),
-        };
-        if let Some(why) = unusable {
-            return Err(OAuthError::new(
-                ErrorKind::Registration,
-                format!(
-                    "the server registered the client with token_endpoint_auth_method {registered:?}, {why}"
-                ),
-            ));
-        }
-        Ok(ClientRegistration {
-            client_id: r.client_id,
-            client_secret: r.client_secret,
-            token_endpoint_auth_method: Some(registered),
-            client_secret_expires_at: r.client_secret_expires_at,
-        })
     }
 
     /// The authorization-code flow: authorization request through the handler, the
