@@ -8,6 +8,7 @@
 mod client_auth;
 mod client_auth_support;
 mod context;
+mod custom_methods;
 mod elicitation;
 mod era_gates;
 mod extensions;
@@ -22,6 +23,7 @@ mod lifecycle;
 mod list_changed;
 mod listen;
 mod logging;
+mod modern_results;
 mod pagination;
 mod prompts;
 mod protocol;
@@ -30,6 +32,7 @@ mod roots;
 mod sampling;
 mod sse;
 mod stdio;
+mod structured_output;
 mod support;
 mod surface;
 mod tasks;
@@ -65,6 +68,9 @@ fn main() -> ExitCode {
         surface::tests(),
         era_gates::tests(),
         listen::tests(),
+        custom_methods::tests(),
+        modern_results::tests(),
+        structured_output::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

@@ -107,6 +107,7 @@ mod context_client;
 mod dispatch;
 mod error;
 mod inner;
+mod legacy_output;
 mod middleware;
 mod mrtr;
 mod prompt;
