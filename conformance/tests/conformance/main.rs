@@ -26,6 +26,7 @@ mod logging;
 mod modern_results;
 mod pagination;
 mod prompts;
+mod registrations;
 mod protocol;
 mod resources;
 mod roots;
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
         custom_methods::tests(),
         modern_results::tests(),
         structured_output::tests(),
+        registrations::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)
