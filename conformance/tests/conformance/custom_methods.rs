@@ -1,7 +1,8 @@
 //! Vendor methods and the errors around them, through the role APIs: a server's own
 //! request handler beside its registered tools, a vendor request the client serves and a
-//! vendor notification it hears, a handler's error reaching the caller as chosen, and an
-//! operation the other side did not declare refused before anything is sent.
+//! vendor notification it hears, a handler's error reaching the caller as chosen, an
+//! operation the other side did not declare refused before anything is sent, and a
+//! cancelled handler's last words kept off the wire.
 
 use modelctx::client::{CallbackContext, SamplingSupport};
 use modelctx::server::{Context, NoArgs, Server, ToolDef, ToolError};
@@ -15,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{Echo, call_work, client, connect, payload, stateless_era, work_tool};
+use crate::support::{
+    Block, Echo, call_work, client, connect, payload, stateless_era, work_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -46,6 +49,10 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             an_undeclared_capability_is_refused_before_sending,
             ["errors:capability:sdkerror-capability-not-supported"]
+        ),
+        conformance_test!(
+            a_cancelled_handler_sends_nothing_more,
+            ["protocol:cancel:no-further-notifications"]
         ),
     ]
 }
@@ -421,4 +428,74 @@ fn refusal(cx: &Context, outcome: Result<(), modelctx::server::ClientRequestErro
         "knows_client": cx.client_capabilities().is_some(),
         "message": outcome.err().map(|e| e.to_error_data().message),
     })
+}
+
+/// Tries a log message from a task of its own when dropped (as a cancelled handler's
+/// future is), and reports whether it was sent.
+struct LastWords {
+    cx: Context,
+    sent: mpsc::UnboundedSender<bool>,
+}
+
+impl Drop for LastWords {
+    fn drop(&mut self) {
+        let (cx, sent) = (self.cx.clone(), self.sent.clone());
+        tokio::spawn(async move {
+            let outcome = cx.info("unwinding").await;
+            let _ = sent.send(outcome.is_ok());
+        });
+    }
+}
+
+async fn a_cancelled_handler_sends_nothing_more(connector: Connector) {
+    let (sent_tx, mut sent) = mpsc::unbounded_channel();
+    let server = Server::builder("quiet", "1.0.0")
+        .logging()
+        .request_handler::<Block, _, _>(move |_: Value, cx: Context| {
+            let sent = sent_tx.clone();
+            async move {
+                cx.info("working").await.map_err(|e| e.to_error_data())?;
+                let _last_words = LastWords {
+                    cx: cx.clone(),
+                    sent,
+                };
+                // A handler that also tries while it sees the cancellation.
+                cx.cancellation().cancelled().await;
+                let _ = cx.info("cancelled, still talking").await;
+                std::future::pending::<Result<Value, ErrorData>>().await
+            }
+        })
+        .build();
+    let (logs_tx, mut logs) = mpsc::unbounded_channel();
+    let builder = client().on_log(move |message| {
+        let _ = logs_tx.send(message.data);
+    });
+    let pair = connect(&connector, &server, builder).await;
+
+    let call = pair
+        .client
+        .start_request::<Block>(json!({}), modelctx::session::RequestOptions::new())
+        .unwrap();
+    let canceller = call.canceller();
+    let waiting = tokio::spawn(call);
+    assert_eq!(
+        within("the handler's first message", logs.recv()).await,
+        Some(json!("working"))
+    );
+    canceller.cancel("enough").await;
+    let _ = waiting.await;
+
+    // The handler's future was dropped; what it tried on the way out was refused.
+    let outcome = within("the last words' outcome", sent.recv()).await;
+    assert_eq!(outcome, Some(false), "a notification about a cancelled request");
+    // A request answered after that attempt: anything it had sent would be here first.
+    pair.client.ping().await.expect("the session goes on");
+    assert!(logs.try_recv().is_err(), "nothing more reached the client");
+    for message in pair.wire.received() {
+        let text = serde_json::to_string(&message).unwrap();
+        assert!(
+            !text.contains("unwinding") && !text.contains("still talking"),
+            "{text}"
+        );
+    }
 }
