@@ -16,9 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{
-    Block, Echo, call_work, client, connect, payload, stateless_era, work_tool,
-};
+use crate::support::{Block, Echo, call_work, client, connect, payload, stateless_era, work_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -260,9 +258,7 @@ async fn a_handlers_error_reaches_the_caller_as_chosen(connector: Connector) {
     let server = Server::builder("vaults", "1.0.0")
         .tool(vault)
         .unwrap()
-        .request_handler::<Echo, _, _>(move |_: Value, _cx: Context| async move {
-            Err(refusal())
-        })
+        .request_handler::<Echo, _, _>(move |_: Value, _cx: Context| async move { Err(refusal()) })
         .build();
     let pair = connect(&connector, &server, client()).await;
 
@@ -271,7 +267,11 @@ async fn a_handlers_error_reaches_the_caller_as_chosen(connector: Connector) {
     let error = raw.protocol_error().expect("a JSON-RPC error");
     assert_eq!(
         (error.code, &*error.message, &error.data),
-        (ErrorCode(4_711), "the vault is sealed", &Some(json!({"retry": false})))
+        (
+            ErrorCode(4_711),
+            "the vault is sealed",
+            &Some(json!({"retry": false}))
+        )
     );
     // ...and from a tool that fails the call with a protocol error.
     let params = CallToolRequestParams::new("open-vault");
@@ -283,7 +283,11 @@ async fn a_handlers_error_reaches_the_caller_as_chosen(connector: Connector) {
     let error = call.protocol_error().expect("a JSON-RPC error");
     assert_eq!(
         (error.code, &*error.message, &error.data),
-        (ErrorCode(4_711), "the vault is sealed", &Some(json!({"retry": false})))
+        (
+            ErrorCode(4_711),
+            "the vault is sealed",
+            &Some(json!({"retry": false}))
+        )
     );
 }
 
@@ -293,8 +297,10 @@ async fn legacy_server_error_codes_cross_untouched(connector: Connector) {
     let server = Server::builder("legacy", "1.0.0")
         .request_handler::<Echo, _, _>(|params: Value, _cx: Context| async move {
             let code = params["code"].as_i64().unwrap_or_default();
-            Err(ErrorData::new(ErrorCode(code), format!("vendor failure {code}"))
-                .with_data(json!({"detail": [code, "kept"]})))
+            Err(
+                ErrorData::new(ErrorCode(code), format!("vendor failure {code}"))
+                    .with_data(json!({"detail": [code, "kept"]})),
+            )
         })
         .build();
     let pair = connect(&connector, &server, client()).await;
@@ -404,7 +410,12 @@ async fn an_undeclared_capability_is_refused_before_sending(connector: Connector
         } else {
             // The handshake era: the handler's request fails locally, typed as a
             // refusal naming the capability (when the server knows the client's).
-            let got = payload(answer.unwrap().structured_content.expect("the tool's report"));
+            let got = payload(
+                answer
+                    .unwrap()
+                    .structured_content
+                    .expect("the tool's report"),
+            );
             assert_eq!(got["refused"], json!(true), "{tool}: {got}");
             if got["knows_client"] == json!(true) {
                 let message = got["message"].as_str().unwrap_or_default();
@@ -487,7 +498,11 @@ async fn a_cancelled_handler_sends_nothing_more(connector: Connector) {
 
     // The handler's future was dropped; what it tried on the way out was refused.
     let outcome = within("the last words' outcome", sent.recv()).await;
-    assert_eq!(outcome, Some(false), "a notification about a cancelled request");
+    assert_eq!(
+        outcome,
+        Some(false),
+        "a notification about a cancelled request"
+    );
     // A request answered after that attempt: anything it had sent would be here first.
     pair.client.ping().await.expect("the session goes on");
     assert!(logs.try_recv().is_err(), "nothing more reached the client");

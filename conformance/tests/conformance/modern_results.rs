@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx::client::{CallbackContext, FormAnswer, Round};
-use modelctx::server::{Context, Elicited, PromptDef, ResourceDef, Server, TemplateDef};
 use modelctx::server::schemars::JsonSchema;
+use modelctx::server::{Context, Elicited, PromptDef, ResourceDef, Server, TemplateDef};
 use modelctx::session::RequestOptions;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, ElicitValue, ErrorCode, GetPromptRequest,
@@ -292,7 +292,10 @@ async fn the_client_only_asks_and_the_server_only_answers(connector: Connector) 
     );
     for message in &sent {
         assert!(
-            !matches!(message, JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_)),
+            !matches!(
+                message,
+                JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_)
+            ),
             "the client never answers: {message:?}"
         );
     }
@@ -340,10 +343,13 @@ fn greeting(answer: Elicited<modelctx::server::FormValues>) -> String {
 }
 
 fn greeting_prompt() -> PromptDef {
-    PromptDef::new("greet", |_: modelctx::server::NoArgs, cx: Context| async move {
-        let answer = cx.elicit_form_schema("Who are you?", name_schema()).await?;
-        Ok::<_, modelctx::server::ClientRequestError>(greeting(answer))
-    })
+    PromptDef::new(
+        "greet",
+        |_: modelctx::server::NoArgs, cx: Context| async move {
+            let answer = cx.elicit_form_schema("Who are you?", name_schema()).await?;
+            Ok::<_, modelctx::server::ClientRequestError>(greeting(answer))
+        },
+    )
 }
 
 /// The `prompts/get` (or `resources/read`) requests the client sent, as JSON.
@@ -421,7 +427,10 @@ async fn a_resource_asks_for_input_and_completes_on_the_retry(connector: Connect
     let reads = sent_as_json(&pair.wire, "resources/read");
     assert_eq!(reads.len(), 2, "the request, then its retry: {reads:?}");
     assert_eq!(reads[1]["params"]["uri"], "file:///diary.txt");
-    assert!(reads[1]["params"]["inputResponses"].is_object(), "{reads:?}");
+    assert!(
+        reads[1]["params"]["inputResponses"].is_object(),
+        "{reads:?}"
+    );
     let answers = answers_as_json(&pair.wire);
     let first = answers
         .iter()

@@ -108,7 +108,11 @@ async fn call(pair: &Pair, tool: &str) -> CallToolResult {
 
 /// The texts of a result's content.
 fn texts(result: &CallToolResult) -> Vec<&str> {
-    result.content.iter().filter_map(ContentBlock::as_text).collect()
+    result
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .collect()
 }
 
 async fn a_non_object_schema_is_listed_wrapped_to_the_handshake_era(connector: Connector) {
@@ -131,7 +135,10 @@ async fn a_non_object_schema_is_listed_wrapped_to_the_handshake_era(connector: C
         .build();
     let pair = connect(&connector, &server, client()).await;
 
-    assert_eq!(listed_schema(&pair, "numbers").await, Some(wrapped(natural)));
+    assert_eq!(
+        listed_schema(&pair, "numbers").await,
+        Some(wrapped(natural))
+    );
     // The dialect goes to the root of the wrapper.
     assert_eq!(
         listed_schema(&pair, "word").await,
@@ -275,10 +282,18 @@ async fn a_schemaless_non_object_value_is_wrapped_by_its_shape(connector: Connec
         .build();
     let pair = connect(&connector, &server, client()).await;
 
-    assert_eq!(listed_schema(&pair, "pair").await, None, "no schema is made up");
+    assert_eq!(
+        listed_schema(&pair, "pair").await,
+        None,
+        "no schema is made up"
+    );
     let result = call(&pair, "pair").await;
     assert_eq!(result.structured_content, Some(json!({"result": [1, 2]})));
-    assert_eq!(texts(&result), ["two numbers"], "the author's text stays alone");
+    assert_eq!(
+        texts(&result),
+        ["two numbers"],
+        "the author's text stays alone"
+    );
     let result = call(&pair, "bare-pair").await;
     assert_eq!(result.structured_content, Some(json!({"result": [1, 2]})));
     assert_eq!(texts(&result), [r#"{"result":[1,2]}"#]);
@@ -336,7 +351,8 @@ async fn a_non_object_schema_wraps_object_values_too(connector: Connector) {
 
 async fn an_array_gets_a_text_fallback_unless_the_author_gave_text(connector: Connector) {
     let schema = json!({"type": "array", "items": {"type": "string"}});
-    let authored = CallToolResult::text("two fruits").with_structured_content(json!(["fig", "kiwi"]));
+    let authored =
+        CallToolResult::text("two fruits").with_structured_content(json!(["fig", "kiwi"]));
     let server = Server::builder("arrays", "1.0.0")
         .tool(raw_tool(
             "fruits",
@@ -355,7 +371,11 @@ async fn an_array_gets_a_text_fallback_unless_the_author_gave_text(connector: Co
     assert_eq!(texts(&result), [r#"["fig","kiwi"]"#]);
     let result = call(&pair, "described").await;
     assert_eq!(result.structured_content, Some(json!(["fig", "kiwi"])));
-    assert_eq!(texts(&result), ["two fruits"], "no fallback beside the author's");
+    assert_eq!(
+        texts(&result),
+        ["two fruits"],
+        "no fallback beside the author's"
+    );
 }
 
 async fn primitive_values_arrive_unwrapped_with_their_text(connector: Connector) {
@@ -391,7 +411,11 @@ async fn a_union_schema_and_both_arms_arrive_natural(connector: Connector) {
     assert_eq!(result.structured_content, Some(json!({"total": 6})));
     let result = call(&pair, "parts").await;
     assert_eq!(result.structured_content, Some(json!([1, 2, 3])));
-    assert_eq!(texts(&result), ["[1,2,3]"], "the fallback for the array arm");
+    assert_eq!(
+        texts(&result),
+        ["[1,2,3]"],
+        "the fallback for the array arm"
+    );
 }
 
 async fn arguments_are_checked_under_2020_12_when_no_dialect_is_named(connector: Connector) {

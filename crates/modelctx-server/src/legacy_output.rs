@@ -142,7 +142,9 @@ pub(crate) fn project(result: &mut CallToolResult, legacy: bool, wraps: bool) {
     // tool gave text of its own.
     let fallback = wrap || !structured.is_object();
     if fallback && !result.content.iter().any(|c| c.as_text().is_some()) {
-        result.content.push(ContentBlock::text(structured.to_string()));
+        result
+            .content
+            .push(ContentBlock::text(structured.to_string()));
     }
     result.structured_content = Some(structured);
 }
@@ -210,21 +212,27 @@ mod tests {
 
     #[test]
     fn each_era_gets_its_shape() {
-        let text = |r: &CallToolResult| r.content.iter().find_map(|c| c.as_text().map(str::to_owned));
+        let text = |r: &CallToolResult| {
+            r.content
+                .iter()
+                .find_map(|c| c.as_text().map(str::to_owned))
+        };
         // 2026-07-28: natural, with a text fallback for a non-object value.
         let mut modern = CallToolResult::new(vec![]).with_structured_content(json!([1, 2]));
         project(&mut modern, false, true);
         assert_eq!(modern.structured_content, Some(json!([1, 2])));
         assert_eq!(text(&modern).as_deref(), Some("[1,2]"));
         // The handshake era: wrapped by the schema, objects too.
-        let mut object_value =
-            CallToolResult::new(vec![]).with_structured_content(json!({"a": 1}));
+        let mut object_value = CallToolResult::new(vec![]).with_structured_content(json!({"a": 1}));
         project(&mut object_value, true, true);
         assert_eq!(
             object_value.structured_content,
             Some(json!({"result": {"a": 1}}))
         );
-        assert_eq!(text(&object_value).as_deref(), Some(r#"{"result":{"a":1}}"#));
+        assert_eq!(
+            text(&object_value).as_deref(),
+            Some(r#"{"result":{"a":1}}"#)
+        );
         // Without a schema, by the value's shape; an author's text stays alone.
         let mut shaped = CallToolResult::text("mine").with_structured_content(json!(null));
         project(&mut shaped, true, false);

@@ -171,12 +171,33 @@ macro_rules! entry {
     };
 }
 
-entry!(RegisteredTool, ToolDef, "tool", Tools, tools, |e| &e.tool.name);
-entry!(RegisteredResource, ResourceDef, "resource", Resources, resources, |e| &e.resource.uri);
-entry!(RegisteredTemplate, TemplateDef, "resource template", Resources, templates, |e| &e
-    .template
-    .uri_template);
-entry!(RegisteredPrompt, PromptDef, "prompt", Prompts, prompts, |e| &e.prompt.name);
+entry!(RegisteredTool, ToolDef, "tool", Tools, tools, |e| &e
+    .tool
+    .name);
+entry!(
+    RegisteredResource,
+    ResourceDef,
+    "resource",
+    Resources,
+    resources,
+    |e| &e.resource.uri
+);
+entry!(
+    RegisteredTemplate,
+    TemplateDef,
+    "resource template",
+    Resources,
+    templates,
+    |e| &e.template.uri_template
+);
+entry!(
+    RegisteredPrompt,
+    PromptDef,
+    "prompt",
+    Prompts,
+    prompts,
+    |e| &e.prompt.name
+);
 
 fn held<T>(map: &Held<T>) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<T>>> {
     map.lock().unwrap_or_else(|p| p.into_inner())

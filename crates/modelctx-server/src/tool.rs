@@ -24,10 +24,10 @@ use serde::de::DeserializeOwned;
 #[cfg(any(feature = "schemars", feature = "schema-validation"))]
 use serde_json::Value;
 
+use crate::legacy_output::{legacy_schema, project};
 use crate::request::Context;
 #[cfg(feature = "schema-validation")]
 use crate::schema::Compiled;
-use crate::legacy_output::{legacy_schema, project};
 use crate::schema::is_object_schema;
 #[cfg(feature = "schemars")]
 use crate::schema::{schema_of, wrap_as_result};
@@ -474,6 +474,9 @@ mod tests {
         let registered = RegisteredTool::new(def).unwrap();
         assert_eq!(registered.listed(false).output_schema, Some(natural));
         let wrapped = registered.listed(true).output_schema.unwrap();
-        assert_eq!(wrapped["properties"]["result"], serde_json::json!({"type": "array"}));
+        assert_eq!(
+            wrapped["properties"]["result"],
+            serde_json::json!({"type": "array"})
+        );
     }
 }
