@@ -12,6 +12,7 @@ mod client_auth_renewal;
 mod client_auth_response;
 mod client_auth_support;
 mod context;
+mod custom_methods;
 mod elicitation;
 mod era_gates;
 mod extensions;
@@ -33,6 +34,7 @@ mod list_changed;
 mod listen;
 mod listen_streams;
 mod logging;
+mod modern_results;
 mod mrtr;
 mod mrtr_limits;
 mod negotiation;
@@ -40,12 +42,14 @@ mod output_schema;
 mod pagination;
 mod prompts;
 mod protocol;
+mod registrations;
 mod resources;
 mod roots;
 mod sampling;
 mod sse;
 mod stdio;
 mod stdio_eras;
+mod structured_output;
 mod support;
 mod surface;
 mod tasks;
@@ -97,6 +101,10 @@ fn main() -> ExitCode {
         hosting_auth_cimd::tests(),
         hosting_auth_scopes::tests(),
         stdio_eras::tests(),
+        custom_methods::tests(),
+        modern_results::tests(),
+        structured_output::tests(),
+        registrations::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

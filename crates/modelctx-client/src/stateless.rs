@@ -15,7 +15,8 @@
 //!   request would (`RequestContext::unstable_detached`), and the request is sent again
 //!   (new id) with `inputResponses` and the echoed `requestState`, at most 16 rounds.
 //!   `Client::request_round` sends one attempt and returns the answer as it came, for a
-//!   caller that answers input itself.
+//!   caller that answers input itself. An `input_required` answer to any other method
+//!   is an invalid result, never decoded as that method's result.
 //! - Mirrored headers: a `tools/list` answer loses every tool whose `x-mcp-header`
 //!   annotations break the rules (an empty or non-token name, not on a string, integer or
 //!   boolean, reachable other than through `properties`, a name twice) before anything sees
@@ -382,7 +383,16 @@ async fn run<M: RequestMethod>(
         let value = resolve_claim::<M>(client, value).await?;
         let input_required =
             value.get("resultType").and_then(Value::as_str) == Some("input_required");
-        if !input_required || !ROUND_TRIP_METHODS.contains(&M::METHOD) {
+        if input_required && !ROUND_TRIP_METHODS.contains(&M::METHOD) {
+            // Only the round-trip methods may ask for input: decoded as the method's
+            // result, such an answer could pass for an empty success.
+            return Err(SessionError::invalid_result(format!(
+                "the {} answer asks for input (resultType \"input_required\"), which only \
+                 tools/call, prompts/get and resources/read may",
+                M::METHOD
+            )));
+        }
+        if !input_required {
             let mut value = value;
             if M::METHOD == "tools/list" {
                 drop_tools_with_bad_headers(&mut value);

@@ -171,7 +171,8 @@ async fn list_tools(
         server.page_size,
         "tools/list",
     )?;
-    let mut result = ListToolsResult::new(items.iter().map(|t| t.tool.clone()).collect());
+    let legacy = crate::tool::is_legacy(&cx);
+    let mut result = ListToolsResult::new(items.iter().map(|t| t.listed(legacy)).collect());
     result.next_cursor = next;
     if let Some(scope) = scope {
         result.ttl_ms = Some(page_ttl(&server, &items, |t| t.cache.as_ref()));

@@ -113,33 +113,197 @@ pub(crate) enum ListKind {
 /// Tools, resources, templates and prompts, each keyed by its identifier and listed in
 /// identifier order. Entries are shared (`Arc`): a request clones what it needs and
 /// never holds a lock across an await.
+///
+/// A registration a handle disabled waits in `parked` (no request sees it) until it is
+/// enabled again; its identifier stays taken.
 #[derive(Default)]
 pub(crate) struct Registry {
     pub(crate) tools: RwLock<BTreeMap<String, Arc<RegisteredTool>>>,
     pub(crate) resources: RwLock<BTreeMap<String, Arc<RegisteredResource>>>,
     pub(crate) templates: RwLock<BTreeMap<String, Arc<RegisteredTemplate>>>,
     pub(crate) prompts: RwLock<BTreeMap<String, Arc<RegisteredPrompt>>>,
+    parked: Parked,
 }
 
-fn insert<T>(
-    map: &RwLock<BTreeMap<String, Arc<T>>>,
-    what: &str,
-    id: String,
-    entry: T,
-) -> Result<(), RegistrationError> {
-    let mut map = map.write().unwrap_or_else(|p| p.into_inner());
-    if map.contains_key(&id) {
-        return Err(RegistrationError::duplicate(what, &id));
+/// The disabled registrations of each kind.
+#[derive(Default)]
+struct Parked {
+    tools: Mutex<BTreeMap<String, Arc<RegisteredTool>>>,
+    resources: Mutex<BTreeMap<String, Arc<RegisteredResource>>>,
+    templates: Mutex<BTreeMap<String, Arc<RegisteredTemplate>>>,
+    prompts: Mutex<BTreeMap<String, Arc<RegisteredPrompt>>>,
+}
+
+type Live<T> = RwLock<BTreeMap<String, Arc<T>>>;
+type Held<T> = Mutex<BTreeMap<String, Arc<T>>>;
+
+/// A kind of registration: how it is built from its definition, named, kept and
+/// announced.
+pub(crate) trait Entry: Sized + Send + Sync + 'static {
+    /// What the application registers.
+    type Def;
+    /// How errors name it.
+    const WHAT: &'static str;
+    /// The list a change to it changes.
+    const LIST: ListKind;
+    fn build(def: Self::Def) -> Result<Self, String>;
+    fn id(&self) -> &str;
+    fn slots(registry: &Registry) -> (&Live<Self>, &Held<Self>);
+}
+
+macro_rules! entry {
+    ($entry:ty, $def:ty, $what:literal, $list:ident, $field:ident, |$e:ident| $id:expr) => {
+        impl Entry for $entry {
+            type Def = $def;
+            const WHAT: &'static str = $what;
+            const LIST: ListKind = ListKind::$list;
+            fn build(def: $def) -> Result<Self, String> {
+                <$entry>::new(def)
+            }
+            fn id(&self) -> &str {
+                let $e = self;
+                $id
+            }
+            fn slots(registry: &Registry) -> (&Live<Self>, &Held<Self>) {
+                (&registry.$field, &registry.parked.$field)
+            }
+        }
+    };
+}
+
+entry!(RegisteredTool, ToolDef, "tool", Tools, tools, |e| &e
+    .tool
+    .name);
+entry!(
+    RegisteredResource,
+    ResourceDef,
+    "resource",
+    Resources,
+    resources,
+    |e| &e.resource.uri
+);
+entry!(
+    RegisteredTemplate,
+    TemplateDef,
+    "resource template",
+    Resources,
+    templates,
+    |e| &e.template.uri_template
+);
+entry!(
+    RegisteredPrompt,
+    PromptDef,
+    "prompt",
+    Prompts,
+    prompts,
+    |e| &e.prompt.name
+);
+
+fn held<T>(map: &Held<T>) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<T>>> {
+    map.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn insert<E: Entry>(registry: &Registry, entry: E) -> Result<(), RegistrationError> {
+    let (live, parked) = E::slots(registry);
+    let id = entry.id().to_owned();
+    let parked = held(parked);
+    let mut map = live.write().unwrap_or_else(|p| p.into_inner());
+    if map.contains_key(&id) || parked.contains_key(&id) {
+        return Err(RegistrationError::duplicate(E::WHAT, &id));
     }
     map.insert(id, Arc::new(entry));
     Ok(())
 }
 
-fn remove<T>(map: &RwLock<BTreeMap<String, Arc<T>>>, id: &str) -> bool {
-    map.write()
+/// Removes the registration `id`, enabled or not.
+fn remove<E: Entry>(registry: &Registry, id: &str) -> bool {
+    let (live, parked) = E::slots(registry);
+    let parked = held(parked).remove(id).is_some();
+    let live = live
+        .write()
         .unwrap_or_else(|p| p.into_inner())
         .remove(id)
-        .is_some()
+        .is_some();
+    live || parked
+}
+
+impl Registry {
+    /// Registers `def`.
+    pub(crate) fn add<E: Entry>(&self, def: E::Def) -> Result<String, RegistrationError> {
+        let entry = E::build(def).map_err(RegistrationError::invalid)?;
+        let id = entry.id().to_owned();
+        insert(self, entry)?;
+        Ok(id)
+    }
+
+    /// Removes the registration `id`, enabled or not; whether there was one.
+    pub(crate) fn discard<E: Entry>(&self, id: &str) -> bool {
+        remove::<E>(self, id)
+    }
+
+    /// Whether `id` is registered and enabled (`Some(true)`), disabled
+    /// (`Some(false)`), or not registered.
+    pub(crate) fn state<E: Entry>(&self, id: &str) -> Option<bool> {
+        let (live, parked) = E::slots(self);
+        let parked = held(parked);
+        if live
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(id)
+        {
+            return Some(true);
+        }
+        parked.contains_key(id).then_some(false)
+    }
+
+    /// Moves the registration `id` between the enabled and the disabled; whether it
+    /// moved (it exists and was in the other state).
+    pub(crate) fn set_enabled<E: Entry>(&self, id: &str, enabled: bool) -> bool {
+        let (live, parked) = E::slots(self);
+        let mut parked = held(parked);
+        let mut live = live.write().unwrap_or_else(|p| p.into_inner());
+        let (from, to) = if enabled {
+            (&mut *parked, &mut *live)
+        } else {
+            (&mut *live, &mut *parked)
+        };
+        match from.remove(id) {
+            Some(entry) => {
+                to.insert(id.to_owned(), entry);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Replaces the registration `id` with `def`, in the state it was in; returns the
+    /// new identifier (`def`'s, which may differ).
+    pub(crate) fn replace<E: Entry>(
+        &self,
+        id: &str,
+        def: E::Def,
+    ) -> Result<String, RegistrationError> {
+        let entry = E::build(def).map_err(RegistrationError::invalid)?;
+        let new_id = entry.id().to_owned();
+        let (live, parked) = E::slots(self);
+        let mut parked = held(parked);
+        let mut live = live.write().unwrap_or_else(|p| p.into_inner());
+        if new_id != id && (live.contains_key(&new_id) || parked.contains_key(&new_id)) {
+            return Err(RegistrationError::duplicate(E::WHAT, &new_id));
+        }
+        let home = if live.remove(id).is_some() {
+            &mut *live
+        } else if parked.remove(id).is_some() {
+            &mut *parked
+        } else {
+            return Err(RegistrationError::invalid(format!(
+                "{} {id:?} is no longer registered",
+                E::WHAT
+            )));
+        };
+        home.insert(new_id.clone(), Arc::new(entry));
+        Ok(new_id)
+    }
 }
 
 /// A snapshot of a registry's entries.
@@ -161,49 +325,23 @@ pub(crate) fn lookup<T>(map: &RwLock<BTreeMap<String, Arc<T>>>, id: &str) -> Opt
 
 impl Registry {
     pub(crate) fn add_tool(&self, def: ToolDef) -> Result<(), RegistrationError> {
-        let entry = RegisteredTool::new(def).map_err(RegistrationError::invalid)?;
-        insert(&self.tools, "tool", entry.tool.name.clone(), entry)
+        self.add::<RegisteredTool>(def).map(drop)
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<Tool> {
         lookup(&self.tools, name).map(|t| t.tool.clone())
     }
 
-    pub(crate) fn remove_tool(&self, name: &str) -> bool {
-        remove(&self.tools, name)
-    }
-
     pub(crate) fn add_resource(&self, def: ResourceDef) -> Result<(), RegistrationError> {
-        let entry = RegisteredResource::new(def).map_err(RegistrationError::invalid)?;
-        insert(
-            &self.resources,
-            "resource",
-            entry.resource.uri.clone(),
-            entry,
-        )
-    }
-
-    pub(crate) fn remove_resource(&self, uri: &str) -> bool {
-        remove(&self.resources, uri)
+        self.add::<RegisteredResource>(def).map(drop)
     }
 
     pub(crate) fn add_template(&self, def: TemplateDef) -> Result<(), RegistrationError> {
-        let entry = RegisteredTemplate::new(def).map_err(RegistrationError::invalid)?;
-        let id = entry.template.uri_template.clone();
-        insert(&self.templates, "resource template", id, entry)
-    }
-
-    pub(crate) fn remove_template(&self, uri_template: &str) -> bool {
-        remove(&self.templates, uri_template)
+        self.add::<RegisteredTemplate>(def).map(drop)
     }
 
     pub(crate) fn add_prompt(&self, def: PromptDef) -> Result<(), RegistrationError> {
-        let entry = RegisteredPrompt::new(def).map_err(RegistrationError::invalid)?;
-        insert(&self.prompts, "prompt", entry.prompt.name.clone(), entry)
-    }
-
-    pub(crate) fn remove_prompt(&self, name: &str) -> bool {
-        remove(&self.prompts, name)
+        self.add::<RegisteredPrompt>(def).map(drop)
     }
 
     pub(crate) fn has_completions(&self) -> bool {

@@ -235,7 +235,9 @@ impl ResourceDef {
 /// A URI template and the async function that reads every resource fitting it. The
 /// template's variables reach the function as the fields of `T` (strings are converted
 /// to the numbers and booleans `T`'s schema asks for); values that do not fit `T`
-/// answer `-32602`.
+/// answer `-32602`. So does a `file:` template's variable whose value holds a `..` path
+/// segment (`..`, `a/../b`, `%2E%2E%2F` decoded): the function never sees a path that
+/// climbs out of the directory the template names.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -511,6 +513,12 @@ impl RegisteredTemplate {
         cx: Context,
     ) -> Option<BoxFuture<'static, Result<Vec<TextOrBlobResourceContents>, ErrorData>>> {
         let vars = self.parsed.match_uri(uri)?;
+        if let Some(name) = self.climbing_variable(&vars) {
+            let error = ErrorData::invalid_params(format!(
+                "Invalid variables in {uri}: {name} holds a `..` path segment"
+            ));
+            return Some(Box::pin(async move { Err(error) }));
+        }
         let value = coerce_strings(&self.schema, vars);
         #[cfg(feature = "schema-validation")]
         if let Err(problems) = self.compiled.check(&value) {
@@ -520,6 +528,21 @@ impl RegisteredTemplate {
         }
         let fut = (self.handler)(value, uri.to_owned(), cx);
         Some(with_mime_type(fut, self.template.mime_type.clone()))
+    }
+}
+
+impl RegisteredTemplate {
+    /// For a `file:` template, the first variable whose value (decoded) holds a `..`
+    /// path segment: read as a path, it would climb out of the directory the template
+    /// names, so the read is refused before the function runs.
+    fn climbing_variable<'a>(&self, vars: &'a BTreeMap<String, String>) -> Option<&'a str> {
+        let scheme = self.template.uri_template.split(':').next()?;
+        if !scheme.eq_ignore_ascii_case("file") {
+            return None;
+        }
+        vars.iter()
+            .find(|(_, value)| value.split(['/', '\\']).any(|segment| segment == ".."))
+            .map(|(name, _)| name.as_str())
     }
 }
 

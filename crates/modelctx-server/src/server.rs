@@ -8,13 +8,14 @@ use modelctx_transport::Transport;
 use modelctx_types::{Implementation, ServerCapabilities, Tool};
 
 use crate::builder::ServerBuilder;
+use crate::handle::{PromptHandle, ResourceHandle, TemplateHandle, ToolHandle};
 use crate::inner::{Server, WeakServer};
-use crate::prompt::PromptDef;
-use crate::registry::{ListKind, RegistrationError};
-use crate::resource::{ResourceDef, TemplateDef};
+use crate::prompt::{PromptDef, RegisteredPrompt};
+use crate::registry::{Entry, ListKind, RegistrationError};
+use crate::resource::{RegisteredResource, RegisteredTemplate, ResourceDef, TemplateDef};
 use crate::service;
 use crate::session::ServerSession;
-use crate::tool::ToolDef;
+use crate::tool::{RegisteredTool, ToolDef};
 
 impl Server {
     /// Starts building a server with this name and version.
@@ -53,11 +54,13 @@ impl Server {
     }
 
     /// Adds a tool while the server runs; connected sessions are told (debounced
-    /// `notifications/tools/list_changed`) when `tools.listChanged` was advertised.
-    pub fn add_tool(&self, tool: ToolDef) -> Result<(), RegistrationError> {
-        self.inner.registry.add_tool(tool)?;
+    /// `notifications/tools/list_changed`) when `tools.listChanged` was advertised. The
+    /// handle disables, enables, updates or removes it later, each change told the same
+    /// way.
+    pub fn add_tool(&self, tool: ToolDef) -> Result<ToolHandle, RegistrationError> {
+        let id = self.inner.registry.add::<RegisteredTool>(tool)?;
         self.inner.announcer.changed(ListKind::Tools);
-        Ok(())
+        Ok(ToolHandle::new(self.clone(), id))
     }
 
     /// The definition of the tool called `name` as it is listed, if one is registered
@@ -76,60 +79,55 @@ impl Server {
         self.inner.registry.tool(name)
     }
 
-    /// Removes the tool called `name`; returns whether there was one (and then tells
-    /// connected sessions, as [`Server::add_tool`] does).
+    /// Removes the tool called `name`, enabled or not; returns whether there was one
+    /// (and then tells connected sessions, as [`Server::add_tool`] does).
     pub fn remove_tool(&self, name: &str) -> bool {
-        let removed = self.inner.registry.remove_tool(name);
-        if removed {
-            self.inner.announcer.changed(ListKind::Tools);
-        }
-        removed
+        self.discard::<RegisteredTool>(name)
     }
 
     /// Adds a fixed resource while the server runs (announced like [`Server::add_tool`]).
-    pub fn add_resource(&self, resource: ResourceDef) -> Result<(), RegistrationError> {
-        self.inner.registry.add_resource(resource)?;
+    pub fn add_resource(&self, resource: ResourceDef) -> Result<ResourceHandle, RegistrationError> {
+        let id = self.inner.registry.add::<RegisteredResource>(resource)?;
         self.inner.announcer.changed(ListKind::Resources);
-        Ok(())
+        Ok(ResourceHandle::new(self.clone(), id))
     }
 
-    /// Removes the resource at `uri`; returns whether there was one.
+    /// Removes the resource at `uri`, enabled or not; returns whether there was one.
     pub fn remove_resource(&self, uri: &str) -> bool {
-        let removed = self.inner.registry.remove_resource(uri);
-        if removed {
-            self.inner.announcer.changed(ListKind::Resources);
-        }
-        removed
+        self.discard::<RegisteredResource>(uri)
     }
 
     /// Adds a resource template while the server runs (announced as a resources change).
-    pub fn add_resource_template(&self, template: TemplateDef) -> Result<(), RegistrationError> {
-        self.inner.registry.add_template(template)?;
+    pub fn add_resource_template(
+        &self,
+        template: TemplateDef,
+    ) -> Result<TemplateHandle, RegistrationError> {
+        let id = self.inner.registry.add::<RegisteredTemplate>(template)?;
         self.inner.announcer.changed(ListKind::Resources);
-        Ok(())
+        Ok(TemplateHandle::new(self.clone(), id))
     }
 
-    /// Removes the template `uri_template`; returns whether there was one.
+    /// Removes the template `uri_template`, enabled or not; returns whether there was one.
     pub fn remove_resource_template(&self, uri_template: &str) -> bool {
-        let removed = self.inner.registry.remove_template(uri_template);
-        if removed {
-            self.inner.announcer.changed(ListKind::Resources);
-        }
-        removed
+        self.discard::<RegisteredTemplate>(uri_template)
     }
 
     /// Adds a prompt while the server runs (announced like [`Server::add_tool`]).
-    pub fn add_prompt(&self, prompt: PromptDef) -> Result<(), RegistrationError> {
-        self.inner.registry.add_prompt(prompt)?;
+    pub fn add_prompt(&self, prompt: PromptDef) -> Result<PromptHandle, RegistrationError> {
+        let id = self.inner.registry.add::<RegisteredPrompt>(prompt)?;
         self.inner.announcer.changed(ListKind::Prompts);
-        Ok(())
+        Ok(PromptHandle::new(self.clone(), id))
     }
 
-    /// Removes the prompt called `name`; returns whether there was one.
+    /// Removes the prompt called `name`, enabled or not; returns whether there was one.
     pub fn remove_prompt(&self, name: &str) -> bool {
-        let removed = self.inner.registry.remove_prompt(name);
+        self.discard::<RegisteredPrompt>(name)
+    }
+
+    fn discard<E: Entry>(&self, id: &str) -> bool {
+        let removed = self.inner.registry.discard::<E>(id);
         if removed {
-            self.inner.announcer.changed(ListKind::Prompts);
+            self.inner.announcer.changed(E::LIST);
         }
         removed
     }

@@ -24,6 +24,7 @@ use serde::de::DeserializeOwned;
 #[cfg(any(feature = "schemars", feature = "schema-validation"))]
 use serde_json::Value;
 
+use crate::legacy_output::{legacy_schema, project};
 use crate::request::Context;
 #[cfg(feature = "schema-validation")]
 use crate::schema::Compiled;
@@ -152,6 +153,15 @@ impl ToolDef {
     /// before `f` sees them, and `structuredContent` against `outputSchema` before the
     /// result leaves. Without it `f` gets the arguments unchecked, and a result only
     /// needs `structuredContent` when there is an `outputSchema`.
+    ///
+    /// The `outputSchema` may have any root (an array, a primitive, a union), as
+    /// 2026-07-28 allows, and the result any `structuredContent`: clients of that
+    /// revision get both as given. Clients of the handshake era, whose structured
+    /// output describes objects, get such a schema wrapped as
+    /// `{"type": "object", "properties": {"result": <schema>}, "required": ["result"]}`
+    /// (its `#/...` references rewritten to match) and every value under `result`, as
+    /// they get a non-object value of a tool without a schema. A non-object or wrapped
+    /// value whose result has no text block gets its JSON as one.
     pub fn with_schema<F, Fut>(tool: Tool, f: F) -> Self
     where
         F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
@@ -255,6 +265,9 @@ impl ToolDef {
 /// `schema-validation`).
 pub(crate) struct RegisteredTool {
     pub(crate) tool: Tool,
+    /// Its `outputSchema` as the handshake era lists it, when the natural one does not
+    /// describe objects (see `legacy_output`).
+    legacy_output: Option<JsonObject>,
     /// How long a call runs before it becomes a task (tasks extension), if set.
     pub(crate) task_window: Option<std::time::Duration>,
     /// Its caching hints in `tools/list`, if it has its own.
@@ -288,14 +301,8 @@ impl RegisteredTool {
         #[cfg(feature = "schema-validation")]
         let input = Compiled::new(&tool.input_schema)
             .map_err(|e| format!("inputSchema of tool {:?}: {e}", tool.name))?;
-        if let Some(schema) = &tool.output_schema
-            && !is_object_schema(schema)
-        {
-            return Err(format!(
-                "the outputSchema of tool {:?} must have \"type\": \"object\"",
-                tool.name
-            ));
-        }
+        // Any root from 2026-07-28; listed wrapped to the handshake era.
+        let legacy_output = tool.output_schema.as_ref().and_then(legacy_schema);
         #[cfg(feature = "schema-validation")]
         let output = match &tool.output_schema {
             Some(schema) => Some(
@@ -309,6 +316,7 @@ impl RegisteredTool {
         ));
         Ok(Self {
             tool,
+            legacy_output,
             task_window,
             cache,
             mirrored,
@@ -328,6 +336,7 @@ impl RegisteredTool {
         cx: Context,
     ) -> Result<CallToolResult, ErrorData> {
         let name = &self.tool.name;
+        let legacy = is_legacy(&cx);
         let args = params.arguments.unwrap_or_default();
         #[cfg(feature = "schema-validation")]
         if let Err(problems) = self.input.check(&Value::Object(args.clone())) {
@@ -336,7 +345,7 @@ impl RegisteredTool {
             )));
         }
         let run = AssertUnwindSafe((self.handler)(args, cx)).catch_unwind();
-        let result = match run.await {
+        let mut result = match run.await {
             Ok(Ok(result)) => result,
             Ok(Err(ToolError::Execution(message))) => {
                 return Ok(CallToolResult::error(message));
@@ -349,6 +358,7 @@ impl RegisteredTool {
             }
         };
         if result.is_error() {
+            project(&mut result, legacy, self.legacy_output.is_some());
             return Ok(result);
         }
         if self.tool.output_schema.is_some() && result.structured_content.is_none() {
@@ -364,8 +374,26 @@ impl RegisteredTool {
                 "Tool {name} returned structuredContent that does not match its outputSchema: {problems}"
             )));
         }
+        project(&mut result, legacy, self.legacy_output.is_some());
         Ok(result)
     }
+
+    /// The tool as `tools/list` shows it to a client of the handshake era (`legacy`)
+    /// or of 2026-07-28.
+    pub(crate) fn listed(&self, legacy: bool) -> Tool {
+        let mut tool = self.tool.clone();
+        if legacy && let Some(wrapped) = &self.legacy_output {
+            tool.output_schema = Some(wrapped.clone());
+        }
+        tool
+    }
+}
+
+/// Whether the request comes from a client of the handshake era, whose structured
+/// output must describe objects (anything but 2026-07-28).
+pub(crate) fn is_legacy(cx: &Context) -> bool {
+    !cx.protocol_version()
+        .is_some_and(modelctx_types::ProtocolVersion::is_stateless)
 }
 
 /// The spec's tool naming rules: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
@@ -432,23 +460,23 @@ mod tests {
     }
 
     #[test]
-    fn output_schemas_must_describe_objects() {
+    fn output_schemas_of_any_root_are_listed_wrapped_to_the_handshake_era() {
         let mut tool = Tool::new(
             "list-out",
             serde_json::Map::from_iter([("type".to_owned(), serde_json::Value::from("object"))]),
         );
-        tool.output_schema = Some(serde_json::Map::from_iter([(
-            "type".to_owned(),
-            serde_json::Value::from("array"),
-        )]));
+        let natural =
+            serde_json::Map::from_iter([("type".to_owned(), serde_json::Value::from("array"))]);
+        tool.output_schema = Some(natural.clone());
         let def = ToolDef::with_schema(tool, |_: JsonObject, _cx: Context| async move {
             Ok::<_, String>("never")
         });
-        assert!(
-            RegisteredTool::new(def)
-                .err()
-                .unwrap()
-                .contains("outputSchema")
+        let registered = RegisteredTool::new(def).unwrap();
+        assert_eq!(registered.listed(false).output_schema, Some(natural));
+        let wrapped = registered.listed(true).output_schema.unwrap();
+        assert_eq!(
+            wrapped["properties"]["result"],
+            serde_json::json!({"type": "array"})
         );
     }
 }

@@ -145,6 +145,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         shared: shared.clone(),
         related: None,
         request_over: None,
+        cancelled: None,
     };
     let core = Arc::new(Core {
         shared,

@@ -165,7 +165,7 @@ impl RequestContext {
         let peer = if shares_session {
             peer.related_to_era_request(request.id.clone(), cancellation.clone())
         } else {
-            peer.related_to(Some(request.id.clone()))
+            peer.related_to_request(request.id.clone(), cancellation.clone())
         };
         Self {
             id: request.id.clone(),

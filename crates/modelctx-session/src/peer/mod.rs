@@ -214,6 +214,10 @@ pub struct Peer {
     /// request next). It travels with them (`TransportMessage::request_over`): the
     /// transport checks it where it routes them, under the lock that routes them.
     pub(crate) request_over: Option<CancellationToken>,
+    /// For the peer handed to a request's handler, the request's cancellation: once it
+    /// fires (the caller cancelled the request, the session ended) notifications about
+    /// the request are no longer sent, whatever the handler still tries on its way out.
+    pub(crate) cancelled: Option<CancellationToken>,
 }
 
 impl fmt::Debug for Peer {
@@ -238,6 +242,18 @@ impl Peer {
             shared: self.shared.clone(),
             related: id,
             request_over: None,
+            cancelled: None,
+        }
+    }
+
+    /// This peer related to inbound request `id`, whose cancellation `cancelled` ends
+    /// the notifications about it.
+    pub(crate) fn related_to_request(&self, id: RequestId, cancelled: CancellationToken) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            related: Some(id),
+            request_over: None,
+            cancelled: Some(cancelled),
         }
     }
 
@@ -247,6 +263,7 @@ impl Peer {
         Self {
             shared: self.shared.clone(),
             related: Some(id),
+            cancelled: Some(over.clone()),
             request_over: Some(over),
         }
     }
@@ -457,6 +474,14 @@ impl Peer {
         let shared = &self.shared;
         if self.is_closed() {
             return Err(SessionError::closed());
+        }
+        if self
+            .cancelled
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+        {
+            // The spec: nothing more about a cancelled request.
+            return Err(SessionError::cancelled());
         }
         let phase = shared.phase.get();
         // In the stateless era a notification travels with the request it belongs to.
