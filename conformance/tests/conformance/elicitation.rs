@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{
-    Pair, Work, call_work, client, connect, input_asking_server, stateless_era, work_tool,
+    Pair, Work, answers_of, asked_of, call_work, client, connect, input_asking_server,
+    stateless_era, work_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -32,6 +33,18 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             a_form_crosses_unaltered_in_input_required => a_form_crosses_unaltered_and_its_answer_comes_back,
             ["elicitation:mrtr:form:basic"]
+        ),
+        conformance_test!(
+            form_decline_and_cancel_in_input_required => form_decline_and_cancel_carry_no_content,
+            ["elicitation:mrtr:form:action:decline", "elicitation:mrtr:form:action:cancel"]
+        ),
+        conformance_test!(
+            url_answers_in_input_required_carry_no_content => url_decline_and_cancel_carry_no_content,
+            ["elicitation:mrtr:url:action-no-content"]
+        ),
+        conformance_test!(
+            several_rounds_of_questions_complete => a_tool_asks_several_questions,
+            ["mrtr:multi-round:complete"]
         ),
         conformance_test!(
             enum_forms_in_input_required => enum_forms_reach_the_callback_as_sent,
@@ -254,24 +267,12 @@ fn url_client(answer: UrlAnswer) -> (ClientBuilder, mpsc::UnboundedReceiver<UrlR
 }
 
 fn elicitations_sent(pair: &Pair) -> usize {
-    pair.wire
-        .received()
-        .iter()
-        .filter(|m| m.method() == Some("elicitation/create"))
-        .count()
+    asked_of(pair, "elicitation/create").len()
 }
 
-/// The `result` of the client's last response, as JSON.
+/// The client's last answer to the server, as JSON.
 fn last_result(pair: &Pair) -> Value {
-    pair.wire
-        .sent()
-        .into_iter()
-        .rev()
-        .find_map(|m| match m {
-            JsonRpcMessage::Response(r) => serde_json::from_str(r.result.get()).ok(),
-            _ => None,
-        })
-        .expect("a response")
+    answers_of(pair).pop().expect("an answer")
 }
 
 fn contact_form() -> Value {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{
-    Pair, Work, call_work, client, connect, input_asking_server, stateless_era, work_tool,
+    Pair, Work, asked_of, call_work, client, connect, input_asking_server, stateless_era, work_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -27,6 +27,10 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             request_fields_cross_in_input_required => the_callback_sees_the_request_fields_as_sent,
             ["sampling:mrtr:create:include-context", "sampling:mrtr:create:model-preferences"]
+        ),
+        conformance_test!(
+            media_crosses_in_input_required => media_and_both_content_forms_cross_intact,
+            ["sampling:mrtr:create:audio-content", "sampling:mrtr:create:image-content"]
         ),
         conformance_test!(
             a_sampling_callback_declares_the_capability,
@@ -173,10 +177,7 @@ fn recording_client(
 }
 
 fn sampling_sent(pair: &Pair) -> bool {
-    pair.wire
-        .received()
-        .iter()
-        .any(|m| m.method() == Some("sampling/createMessage"))
+    !asked_of(pair, "sampling/createMessage").is_empty()
 }
 
 /// The params of a request or notification, as JSON.
@@ -377,13 +378,10 @@ async fn media_and_both_content_forms_cross_intact(connector: Connector) {
         SamplingContent::Multiple(_)
     ));
     // On the wire: a lone object, then an array.
-    let request = pair
-        .wire
-        .received()
-        .into_iter()
-        .find(|m| m.method() == Some("sampling/createMessage"))
-        .unwrap();
-    let messages = &params_of(&request)["messages"];
+    let request = asked_of(&pair, "sampling/createMessage")
+        .pop()
+        .expect("a sampling request");
+    let messages = &request["messages"];
     assert_eq!(
         messages[0]["content"],
         json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"})

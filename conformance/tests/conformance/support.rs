@@ -38,6 +38,45 @@ impl Pair {
     }
 }
 
+/// The params of every `method` request the server put to the client, in order: sent
+/// over the session (handshake era) or embedded in its `input_required` answers
+/// (2026-07-28), so one test reads the conversation of either era.
+pub(crate) fn asked_of(pair: &Pair, method: &str) -> Vec<Value> {
+    let mut asked = Vec::new();
+    for message in pair.wire.received() {
+        let message = serde_json::to_value(&message).expect("a message serialises");
+        if message["method"] == method {
+            asked.push(message["params"].clone());
+        } else if message["result"]["resultType"] == "input_required"
+            && let Some(requests) = message["result"]["inputRequests"].as_object()
+        {
+            asked.extend(
+                requests
+                    .values()
+                    .filter(|r| r["method"] == method)
+                    .map(|r| r["params"].clone()),
+            );
+        }
+    }
+    asked
+}
+
+/// The client's answers to what the server asked, in order: the results of its
+/// responses (handshake era) or the answers its retries carry in `inputResponses`
+/// (2026-07-28).
+pub(crate) fn answers_of(pair: &Pair) -> Vec<Value> {
+    let mut answers = Vec::new();
+    for message in pair.wire.sent() {
+        let message = serde_json::to_value(&message).expect("a message serialises");
+        if message.get("method").is_none() && message.get("result").is_some() {
+            answers.push(message["result"].clone());
+        } else if let Some(responses) = message["params"]["inputResponses"].as_object() {
+            answers.extend(responses.values().cloned());
+        }
+    }
+    answers
+}
+
 /// Serves `server` on the connector's server side and connects `client` to it. On the
 /// session-less HTTP leg the server serves each POST on a session of its own.
 pub(crate) async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {
