@@ -65,6 +65,10 @@ pub(crate) fn tests() -> Vec<Test> {
             malformed_answers_are_refused_before_the_handler_runs,
             ["mrtr:input-responses:invalid-rejected"]
         ),
+        conformance_test!(
+            an_embedded_form_that_is_not_flat_is_never_shown,
+            ["elicitation:mrtr:form:schema:restricted-subset"]
+        ),
     ]
 }
 
@@ -440,4 +444,42 @@ async fn malformed_answers_are_refused_before_the_handler_runs(connector: Connec
         1,
         "the handler never ran again"
     );
+}
+
+async fn an_embedded_form_that_is_not_flat_is_never_shown(connector: Connector) {
+    for nested in [
+        json!({"type": "object", "properties": {"address": {"type": "object", "properties": {}}}}),
+        json!({"type": "object", "properties": {"people": {"type": "array", "items": {"type": "object"}}}}),
+    ] {
+        // Our server cannot even build it: the typed form holds primitives only.
+        assert!(serde_json::from_value::<RequestedSchema>(nested.clone()).is_err());
+        // A server that embeds it anyway: the client refuses the request before its
+        // callback sees it, and sends no answer back.
+        let shown = Arc::new(AtomicUsize::new(0));
+        let counted = shown.clone();
+        let builder = client().form_elicitation(move |_request, _cx: CallbackContext| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async move { Ok(FormAnswer::Decline) }
+        });
+        let first = json!({
+            "resultType": "input_required",
+            "inputRequests": {"who": {"method": "elicitation/create", "params": {
+                "mode": "form", "message": "Where?", "requestedSchema": nested
+            }}}
+        });
+        let (client, wire) = input_required_server(&connector, builder, first).await;
+        let refused = within(
+            "the call",
+            client.request::<CallToolRequest>(CallToolRequestParams::new("signup")),
+        )
+        .await
+        .expect_err("a form that is not flat is refused");
+        let said = refused.to_string();
+        assert!(
+            said.contains("\"who\"") && said.contains("-32602"),
+            "{said}"
+        );
+        assert_eq!(shown.load(Ordering::SeqCst), 0, "the callback never saw it");
+        assert_eq!(calls_sent(&wire).len(), 1, "no retry carried an answer");
+    }
 }

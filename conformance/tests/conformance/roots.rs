@@ -11,13 +11,19 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{Pair, Work, call_work, client, connect, stateless_era, work_tool};
+use crate::support::{
+    Pair, Work, answers_of, asked_of, call_work, client, connect, stateless_era, work_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
         conformance_test!(
             no_roots_in_input_required => no_roots_is_an_empty_list,
             ["roots:mrtr:list:empty"]
+        ),
+        conformance_test!(
+            the_roots_reach_the_handler_on_the_retry,
+            ["roots:mrtr:list:basic"]
         ),
         conformance_test!(a_handler_lists_the_client_roots, ["roots:list:basic"]),
         conformance_test!(no_roots_is_an_empty_list, ["roots:list:empty"]),
@@ -93,6 +99,35 @@ async fn a_handler_lists_the_client_roots(connector: Connector) {
             {"uri": "file:///home/user/repos/frontend", "name": "Frontend"},
             {"uri": "file:///home/user/repos/backend", "name": "Backend"}
         ]})
+    );
+}
+
+async fn the_roots_reach_the_handler_on_the_retry(connector: Connector) {
+    let roots = RootsList::new(project_roots()).unwrap();
+    let pair = connect(&connector, &roots_server().0, client().roots(roots, false)).await;
+    let got = list(&pair).await;
+    assert_eq!(
+        got,
+        json!({"ok": [
+            {"uri": "file:///home/user/repos/frontend", "name": "Frontend"},
+            {"uri": "file:///home/user/repos/backend", "name": "Backend"}
+        ]})
+    );
+    // The server asked once, inside its answer; the client answered on the retry.
+    assert_eq!(asked_of(&pair, "roots/list").len(), 1);
+    assert_eq!(
+        answers_of(&pair),
+        [json!({"roots": [
+            {"uri": "file:///home/user/repos/frontend", "name": "Frontend"},
+            {"uri": "file:///home/user/repos/backend", "name": "Backend"}
+        ]})]
+    );
+    assert!(
+        pair.wire
+            .received()
+            .iter()
+            .all(|m| m.method() != Some("roots/list")),
+        "no request from the server in this era"
     );
 }
 

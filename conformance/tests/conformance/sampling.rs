@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{
-    Pair, Work, asked_of, call_work, client, connect, input_asking_server, stateless_era, work_tool,
+    Pair, Work, asked_of, call_work, client, connect, input_asking_server, input_required_server,
+    stateless_era, work_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -27,6 +28,10 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             request_fields_cross_in_input_required => the_callback_sees_the_request_fields_as_sent,
             ["sampling:mrtr:create:include-context", "sampling:mrtr:create:model-preferences"]
+        ),
+        conformance_test!(
+            mixed_tool_results_never_cross_in_input_required,
+            ["sampling:mrtr:tool-result:no-mixed-content"]
         ),
         conformance_test!(
             media_crosses_in_input_required => media_and_both_content_forms_cross_intact,
@@ -541,6 +546,60 @@ async fn tool_results_mixed_with_other_content_are_refused(connector: Connector)
     assert!(got.get("ok").is_some(), "{got}");
     let seen = within("the callback", seen.recv()).await.unwrap();
     assert_eq!(seen, clean, "only the valid request reached the callback");
+}
+
+/// A request whose last user message mixes a tool result with text.
+fn mixed_tool_results() -> CreateMessageRequestParams {
+    CreateMessageRequestParams::new(
+        vec![
+            SamplingMessage::user_text("weather?"),
+            tool_use_turn(&["call_1"]),
+            SamplingMessage::new(
+                Role::User,
+                vec![
+                    SamplingMessageContentBlock::text("Here:"),
+                    tool_result("call_1"),
+                ],
+            ),
+        ],
+        50,
+    )
+    .with_tools(vec![weather_tool()])
+}
+
+async fn mixed_tool_results_never_cross_in_input_required(connector: Connector) {
+    // Our server refuses to ask it: the handler hears `-32602`, nothing is asked.
+    let answer = CreateMessageResult::assistant_text("ok", "m");
+    let (builder, _seen) = recording_client(SamplingSupport::new().with_tools(), answer.clone());
+    let pair = connect(&connector, &sampler(), builder).await;
+    let got = sample(&pair, &mixed_tool_results()).await;
+    assert_eq!(got["refused"], json!(true), "{got}");
+    assert_eq!(got["code"], json!(-32602));
+    assert!(!sampling_sent(&pair));
+
+    // A server that embeds it anyway: our client refuses the request, its callback never
+    // sees it, and nothing is sent back as an answer.
+    let first = json!({
+        "resultType": "input_required",
+        "inputRequests": {"ask": {"method": "sampling/createMessage", "params": mixed_tool_results()}}
+    });
+    let (builder, mut seen) = recording_client(SamplingSupport::new().with_tools(), answer);
+    let (client, wire) = input_required_server(&connector, builder, first).await;
+    let refused = within(
+        "the call",
+        client.request::<CallToolRequest>(CallToolRequestParams::new("weather")),
+    )
+    .await
+    .expect_err("an embedded request mixing tool results is refused");
+    let said = refused.to_string();
+    assert!(said.contains("Tool results mixed"), "{said}");
+    assert!(seen.try_recv().is_err(), "the callback never saw it");
+    let retried = wire
+        .sent()
+        .iter()
+        .filter(|m| m.method() == Some("tools/call"))
+        .count();
+    assert_eq!(retried, 1, "no retry carried an answer");
 }
 
 async fn unanswered_tool_use_is_refused(connector: Connector) {
