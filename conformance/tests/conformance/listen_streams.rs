@@ -30,6 +30,13 @@ pub(crate) fn tests() -> Vec<Test> {
             ["subscriptions:listen:graceful-close"]
         ),
         conformance_test!(
+            a_stream_the_server_ends_is_answered_never_cancelled,
+            [
+                "protocol:cancel:listen-teardown-cancelled",
+                "protocol:cancel:server-listen-only"
+            ]
+        ),
+        conformance_test!(
             a_listen_over_the_limit_is_refused_before_any_acknowledgement,
             ["subscriptions:listen:capacity-guard"]
         ),
@@ -179,6 +186,37 @@ async fn a_stream_the_server_ends_is_answered_before_it_closes(connector: Connec
         .filter(|k| *k != "_meta" && *k != "resultType")
         .collect();
     assert!(own.is_empty(), "{answer}");
+}
+
+async fn a_stream_the_server_ends_is_answered_never_cancelled(connector: Connector) {
+    let server = library();
+    let pair = connect(&connector, &server, client()).await;
+    let mut subscription = within("the acknowledgement", pair.client.subscribe(updates_of_a()))
+        .await
+        .unwrap();
+    assert_eq!(server.end_subscriptions(), 1);
+    assert!(within("the end", subscription.next()).await.is_none());
+    // Ended with an answer to the listen request, and no cancellation from the server,
+    // for the stream or anything else.
+    let id = serde_json::to_value(subscription.id()).unwrap();
+    let received: Vec<Value> = pair
+        .wire
+        .received()
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect();
+    assert!(
+        received
+            .iter()
+            .any(|m| m["id"] == id && m.get("result").is_some()),
+        "{received:?}"
+    );
+    assert!(
+        received
+            .iter()
+            .all(|m| m["method"] != "notifications/cancelled"),
+        "{received:?}"
+    );
 }
 
 async fn a_listen_over_the_limit_is_refused_before_any_acknowledgement(connector: Connector) {
