@@ -144,8 +144,8 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     let peer = Peer {
         shared: shared.clone(),
         related: None,
-        request_over: None,
         cancelled: None,
+        over_travels: false,
     };
     let core = Arc::new(Core {
         shared,
@@ -578,7 +578,7 @@ impl Core {
         let service = self.service.clone();
         let peer = self.peer.clone();
         // A request that came with what its transport read of it may share its session
-        // with later requests of other clients (see `Peer::request_over`).
+        // with later requests of other clients (see `Peer::over_travels`).
         let over = era.is_some().then(|| token.clone());
         let job = async move {
             let id = request.id.clone();
@@ -599,7 +599,7 @@ impl Core {
             }
             if let Some(over) = over {
                 // The request has ended: what its handler's leftovers would still send
-                // about it is dropped (see `Peer::request_over`). Before its answer goes:
+                // about it is dropped (see `Peer::over_travels`). Before its answer goes:
                 // a leftover routed after the answer finds it fired.
                 over.cancel();
             }

@@ -207,17 +207,18 @@ impl fmt::Debug for RequestOptions {
 pub struct Peer {
     pub(crate) shared: Arc<Shared>,
     pub(crate) related: Option<RequestId>,
-    /// For a request of the stateless era that came with what its transport read of it
-    /// (`TransportMessage::era`: streamable HTTP, whose sessions of the era serve request
-    /// after request), the request's token: fired once the request has ended, after
-    /// which notifications about it are dropped (its id may name another client's
-    /// request next). It travels with them (`TransportMessage::request_over`): the
-    /// transport checks it where it routes them, under the lock that routes them.
-    pub(crate) request_over: Option<CancellationToken>,
-    /// For the peer handed to a request's handler, the request's cancellation: once it
-    /// fires (the caller cancelled the request, the session ended) notifications about
-    /// the request are no longer sent, whatever the handler still tries on its way out.
+    /// For the peer handed to a request's handler, the request's token: it fires when
+    /// the caller cancels the request, when the session ends and, in the stateless era,
+    /// once the request has ended. Notifications about the request are then refused,
+    /// whatever the handler still tries on its way out.
     pub(crate) cancelled: Option<CancellationToken>,
+    /// Whether `cancelled` also travels with those notifications
+    /// (`TransportMessage::request_over`): for a request of the stateless era that came
+    /// with what its transport read of it (`TransportMessage::era`: streamable HTTP, whose
+    /// sessions of the era serve request after request, so its id may name another
+    /// client's request next), the transport checks it again under the lock that routes
+    /// them.
+    pub(crate) over_travels: bool,
 }
 
 impl fmt::Debug for Peer {
@@ -241,8 +242,8 @@ impl Peer {
         Self {
             shared: self.shared.clone(),
             related: id,
-            request_over: None,
             cancelled: None,
+            over_travels: false,
         }
     }
 
@@ -252,8 +253,8 @@ impl Peer {
         Self {
             shared: self.shared.clone(),
             related: Some(id),
-            request_over: None,
             cancelled: Some(cancelled),
+            over_travels: false,
         }
     }
 
@@ -263,8 +264,8 @@ impl Peer {
         Self {
             shared: self.shared.clone(),
             related: Some(id),
-            cancelled: Some(over.clone()),
-            request_over: Some(over),
+            cancelled: Some(over),
+            over_travels: true,
         }
     }
 
@@ -500,7 +501,11 @@ impl Peer {
         }
         let msg = JsonRpcMessage::Notification(JsonRpcNotification::new(method, params));
         shared
-            .send_about(msg, self.related.clone(), self.request_over.clone())
+            .send_about(
+                msg,
+                self.related.clone(),
+                self.cancelled.clone().filter(|_| self.over_travels),
+            )
             .await?;
         Ok(())
     }
