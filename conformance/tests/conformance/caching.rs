@@ -13,12 +13,12 @@ use modelctx::client::{Client, ClientBuilder, RootsList};
 use modelctx::server::{Context, NoArgs, ResourceDef, Server, ToolDef};
 use modelctx::types::{
     CacheScope, ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcResultResponse,
-    Meta, ServerNotification, SubscriptionFilter, to_raw,
+    ServerNotification, SubscriptionFilter, to_raw,
 };
-use modelctx_conformance::{Connector, Recording, Test, conformance_test, record, within};
+use modelctx_conformance::{Connector, Recording, Test, conformance_test, within};
 use serde_json::{Value, json};
 
-use crate::support::{Pair, Script, client, connect, raw_server};
+use crate::support::{Pair, Script, client, connect, connect_discovering, discovered, raw_server};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -201,14 +201,7 @@ where
             .as_deref()
             .map_or(Value::Null, |p| serde_json::from_str(p.get()).unwrap());
         let reply = match request.method.as_ref() {
-            "server/discover" => Ok(json!({
-                "resultType": "complete",
-                "supportedVersions": ["2026-07-28"],
-                "ttlMs": 0,
-                "cacheScope": "private",
-                "capabilities": {"tools": {}, "resources": {}},
-                "_meta": {Meta::SERVER_INFO: {"name": "played", "version": "1.0.0"}}
-            })),
+            "server/discover" => Ok(discovered("played", json!({"tools": {}, "resources": {}}))),
             method => answer(method, &params),
         };
         let reply: JsonRpcMessage = match reply {
@@ -218,16 +211,7 @@ where
         Box::pin(async move { (vec![reply], None) }) as futures::future::BoxFuture<'static, _>
     });
     let transport = raw_server(connector, script).await;
-    let (transport, wire) = record(transport);
-    let client = within(
-        "the client to connect",
-        client()
-            .mode(modelctx::client::ConnectMode::Discover)
-            .connect(transport),
-    )
-    .await
-    .expect("the client connects");
-    (client, wire)
+    connect_discovering(transport, client()).await
 }
 
 async fn a_negative_ttl_is_read_as_zero(connector: Connector) {

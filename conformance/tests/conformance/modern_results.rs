@@ -12,14 +12,16 @@ use modelctx::server::{Context, Elicited, PromptDef, ResourceDef, Server, Templa
 use modelctx::session::RequestOptions;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, ElicitValue, ErrorCode, GetPromptRequest,
-    GetPromptRequestParams, JsonRpcMessage, JsonRpcResultResponse, Meta, RequestedSchema,
+    GetPromptRequestParams, JsonRpcMessage, JsonRpcResultResponse, RequestedSchema,
     TextOrBlobResourceContents, to_raw,
 };
-use modelctx_conformance::{Connector, Recording, Test, conformance_test, record, within};
+use modelctx_conformance::{Connector, Recording, Test, conformance_test, within};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::support::{Echo, Script, client, connect, raw_server, scripted_server};
+use crate::support::{
+    Echo, Script, client, connect, connect_discovering, discovered, raw_server, scripted_server,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -58,39 +60,17 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-/// What a hand-played 2026-07-28 server answers `server/discover` with: it offers
-/// tools and prompts.
-fn discovered() -> Value {
-    json!({
-        "resultType": "complete",
-        "supportedVersions": ["2026-07-28"],
-        "ttlMs": 0,
-        "cacheScope": "private",
-        "capabilities": {"tools": {}, "prompts": {}},
-        "_meta": {Meta::SERVER_INFO: {"name": "by-hand", "version": "1.0.0"}}
-    })
-}
-
 /// A client in discover mode connected to a server played by `answer` (by method).
 async fn hand_played<A>(connector: &Connector, answer: A) -> (modelctx::client::Client, Recording)
 where
     A: Fn(&str) -> Value + Send + Sync + 'static,
 {
     let transport = scripted_server(connector, move |method| match method {
-        "server/discover" => discovered(),
+        "server/discover" => discovered("by-hand", json!({"tools": {}, "prompts": {}})),
         other => answer(other),
     })
     .await;
-    let (transport, wire) = record(transport);
-    let client = within(
-        "the client to connect",
-        client()
-            .mode(modelctx::client::ConnectMode::Discover)
-            .connect(transport),
-    )
-    .await
-    .expect("the client connects");
-    (client, wire)
+    connect_discovering(transport, client()).await
 }
 
 fn the_form() -> Value {
@@ -224,7 +204,7 @@ async fn an_empty_cursor_is_sent_back_for_the_next_page(connector: Connector) {
             .as_deref()
             .map_or(Value::Null, |p| serde_json::from_str(p.get()).unwrap());
         let result = match request.method.as_ref() {
-            "server/discover" => discovered(),
+            "server/discover" => discovered("by-hand", json!({"tools": {}, "prompts": {}})),
             "tools/list" => match params.get("cursor") {
                 None => json!({"resultType": "complete", "nextCursor": "",
                     "tools": [{"name": "first", "inputSchema": {"type": "object"}}]}),
@@ -240,15 +220,7 @@ async fn an_empty_cursor_is_sent_back_for_the_next_page(connector: Connector) {
         Box::pin(async move { (vec![reply], None) }) as futures::future::BoxFuture<'static, _>
     });
     let transport = raw_server(&connector, script).await;
-    let (transport, wire) = record(transport);
-    let client = within(
-        "the client to connect",
-        client()
-            .mode(modelctx::client::ConnectMode::Discover)
-            .connect(transport),
-    )
-    .await
-    .expect("the client connects");
+    let (client, wire) = connect_discovering(transport, client()).await;
 
     let tools = within("every page", client.list_all_tools()).await.unwrap();
     assert_eq!(

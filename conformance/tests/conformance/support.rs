@@ -404,14 +404,7 @@ pub(crate) async fn input_required_server(
     // The first call asks; a retry (carrying the answer) completes.
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let answer = move |asked: &str| match asked {
-        "server/discover" => json!({
-            "resultType": "complete",
-            "supportedVersions": ["2026-07-28"],
-            "ttlMs": 0,
-            "cacheScope": "private",
-            "capabilities": {"tools": {}},
-            "_meta": {Meta::SERVER_INFO: {"name": "asker", "version": "1.0.0"}}
-        }),
+        "server/discover" => discovered("asker", json!({"tools": {}})),
         "tools/call" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
             first.clone()
         }
@@ -419,6 +412,28 @@ pub(crate) async fn input_required_server(
         other => json!({"resultType": "complete", "unexpected": other}),
     };
     let transport = scripted_server(connector, answer).await;
+    connect_discovering(transport, client).await
+}
+
+/// What a 2026-07-28 server played by hand answers `server/discover` with: that
+/// revision alone, uncached, its `capabilities`, and `name` 1.0.0 as its info.
+pub(crate) fn discovered(name: &str, capabilities: Value) -> Value {
+    json!({
+        "resultType": "complete",
+        "supportedVersions": ["2026-07-28"],
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "capabilities": capabilities,
+        "_meta": {Meta::SERVER_INFO: {"name": name, "version": "1.0.0"}}
+    })
+}
+
+/// Connects `client` in the 2026-07-28 way (`server/discover`) over `transport`, a
+/// server played by hand, recording its wire.
+pub(crate) async fn connect_discovering(
+    transport: BoxTransport,
+    client: ClientBuilder,
+) -> (Client, Recording) {
     let (transport, wire) = record(transport);
     let client = within(
         "the client to connect",
