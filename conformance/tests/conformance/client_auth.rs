@@ -17,7 +17,7 @@ use sha2::Digest as _;
 
 use crate::client_auth_support::{
     Browser, Config, Event, Hold, ID_JAG, JWT_BEARER, PrmAt, World, connect_and_call,
-    connect_fails, presented,
+    connect_fails, presented, reading,
 };
 use crate::support::Echo;
 
@@ -293,9 +293,8 @@ async fn a_403_steps_up_once_with_the_union_of_scopes(connector: Connector) {
     let world = World::start(
         &connector,
         Config {
-            challenge_scope: Some("read".into()),
             withheld_scopes: vec!["admin".into()],
-            ..Config::default()
+            ..reading()
         },
     )
     .await;
@@ -1150,14 +1149,7 @@ async fn tokens_from_elsewhere_are_never_presented(connector: Connector) {
 /// authorization until released; the client is connected with a token for `read`, and
 /// the endpoint now needs `write` (a step-up through the user).
 async fn held_login(connector: &Connector) -> (World, OAuthClient, modelctx::client::Client, Hold) {
-    let world = World::start(
-        connector,
-        Config {
-            challenge_scope: Some("read".into()),
-            ..Config::default()
-        },
-    )
-    .await;
+    let world = World::start(connector, Config { ..reading() }).await;
     let hold = Hold::default();
     let oauth = OAuthClient::builder(&world.server)
         .authorization_code(Browser {

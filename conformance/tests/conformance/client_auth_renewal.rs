@@ -6,7 +6,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use modelctx_oauth::ErrorKind;
 use serde_json::json;
 
-use crate::client_auth_support::{Config, Event, World, connect_and_call};
+use crate::client_auth_support::{Config, Event, World, connect_and_call, reading};
 use crate::support::Echo;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -103,9 +103,8 @@ async fn a_standalone_stream_refused_for_scope_steps_up_like_a_post(connector: C
     let world = World::start(
         &connector,
         Config {
-            challenge_scope: Some("read".into()),
             get_scope: Some("stream".into()),
-            ..Config::default()
+            ..reading()
         },
     )
     .await;
@@ -134,14 +133,7 @@ async fn a_standalone_stream_refused_for_scope_steps_up_like_a_post(connector: C
 }
 
 async fn a_request_gets_one_step_up_and_one_retry(connector: Connector) {
-    let world = World::start(
-        &connector,
-        Config {
-            challenge_scope: Some("read".into()),
-            ..Config::default()
-        },
-    )
-    .await;
+    let world = World::start(&connector, reading()).await;
     let oauth = world.oauth().build().unwrap();
     let client = connect_and_call(&world, &oauth).await;
     // From now on every answer asks for a scope never asked for before.
@@ -169,9 +161,8 @@ async fn a_scope_asked_for_and_refused_is_not_asked_for_again(connector: Connect
     let world = World::start(
         &connector,
         Config {
-            challenge_scope: Some("read".into()),
             withheld_scopes: vec!["admin".into()],
-            ..Config::default()
+            ..reading()
         },
     )
     .await;
@@ -201,14 +192,7 @@ async fn a_scope_asked_for_and_refused_is_not_asked_for_again(connector: Connect
 }
 
 async fn without_step_ups_the_challenge_reaches_the_caller_as_a_typed_error(connector: Connector) {
-    let world = World::start(
-        &connector,
-        Config {
-            challenge_scope: Some("read".into()),
-            ..Config::default()
-        },
-    )
-    .await;
+    let world = World::start(&connector, reading()).await;
     let oauth = world.oauth().max_step_ups(0).build().unwrap();
     let client = connect_and_call(&world, &oauth).await;
     world.set(|c| c.required_scope = Some("write".into()));
@@ -236,14 +220,7 @@ async fn without_step_ups_the_challenge_reaches_the_caller_as_a_typed_error(conn
 }
 
 async fn a_step_up_beyond_the_grant_authorizes_one_within_it_refreshes(connector: Connector) {
-    let world = World::start(
-        &connector,
-        Config {
-            challenge_scope: Some("read".into()),
-            ..Config::default()
-        },
-    )
-    .await;
+    let world = World::start(&connector, reading()).await;
     let oauth = world.oauth().build().unwrap();
     let client = connect_and_call(&world, &oauth).await;
     assert!(oauth.tokens().await.unwrap().refresh_token.is_some());

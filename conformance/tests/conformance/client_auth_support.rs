@@ -106,6 +106,14 @@ pub(crate) struct Config {
     pub(crate) token_endpoint: Option<String>,
 }
 
+/// The usual endpoint: it challenges for `read` and the rest is the defaults.
+pub(crate) fn reading() -> Config {
+    Config {
+        challenge_scope: Some("read".into()),
+        ..Config::default()
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
