@@ -31,10 +31,12 @@
 //! every table that held the round's sessions, streams and requests gives its room
 //! back as it drains (`modelctx_transport::table`), so what a round leaves is what
 //! it leaked (a left-over object per session is some 10,000 blocks; a table kept at
-//! its peak, 0.4–1.6 MB). From round 2 on, the resident set, with every session open
-//! and after the round, within [`RSS_TOLERANCE`] of round 1's peak (plus whatever more
-//! live heap the round's sessions held): each round runs in the memory the first one
-//! took.
+//! its peak, 0.4–1.6 MB). The resident set (with every session open, and after the
+//! round, plus whatever more live heap the round's sessions held) must stop rising:
+//! from round 2 on within [`RSS_CEILING`] of round 1's peak, and the last round within
+//! [`RSS_TOLERANCE`] of the highest round before it. Where a block lands among glibc's
+//! arenas depends on which thread allocated it, so one round may sit a few per cent
+//! above another with the same live heap; memory that creeps rises round after round.
 //!
 //! The server runs with [`MALLOC_TUNING`]. With glibc's defaults the second round does
 //! not fit in the first's memory although its live heap is the same: the blocks the
@@ -62,12 +64,17 @@ pub const CHURN_EVERY: u64 = 10;
 pub const RECONNECT_EVERY: u64 = 2_000;
 /// How long the server may take to release a round's sessions and connections.
 pub const SETTLE: Duration = Duration::from_secs(60);
-/// How far the resident set of a later round may rise above round 1's peak: a
-/// fraction of that peak, or an absolute floor (KiB) for small runs, whichever is
-/// larger (plus whatever more the round's sessions held on the heap). Measured with
-/// [`MALLOC_TUNING`] at 10,000 sessions: round 2 -0.2 %, round 3 +1.1 % (with +0.9 %
-/// more live heap); with glibc's defaults +3.5 to +9 % (see BENCHMARKS.md).
+/// How far the resident set of the last round may rise above the highest of the
+/// rounds before it: a fraction of that peak, or an absolute floor (KiB) for small
+/// runs, whichever is larger (plus whatever more the round's sessions held on the
+/// heap). Measured with [`MALLOC_TUNING`] at 10,000 sessions, round over round:
+/// -1.4 % to +4.1 % for round 2, then -0.7 % to +1.1 %.
 pub const RSS_TOLERANCE: (f64, f64) = (0.02, 1_024.0);
+/// How far the resident set of any round from the second on may rise above round 1's
+/// peak (a fraction, with [`RSS_TOLERANCE`]'s floor; plus whatever more the round's
+/// sessions held on the heap). With glibc's defaults rounds rose +3.5 to +9 % each
+/// (see BENCHMARKS.md).
+pub const RSS_CEILING: f64 = 0.08;
 /// How far the live heap after a round may rise above the baseline's (before round 1):
 /// a fraction, or an absolute floor (KiB), whichever is larger.
 pub const HEAP_TOLERANCE: (f64, f64) = (0.01, 64.0);
@@ -99,8 +106,9 @@ pub struct Plan {
     pub connections: usize,
     /// Length of each round's churn.
     pub churn: Duration,
-    /// Rounds (at least 2). With 3 or more, every round from the third on is held to the
-    /// memory of the round before it; with 2, the second to the first's.
+    /// Rounds (at least 2). Every round from the second on is held to round 1's memory
+    /// ([`RSS_CEILING`]); with 3 or more, the last also to the highest round before it
+    /// ([`RSS_TOLERANCE`]).
     pub rounds: usize,
 }
 
@@ -270,12 +278,14 @@ pub fn verdict(before: &Resources, rounds: &[Round]) -> Vec<String> {
     let Some(first) = rounds.first() else {
         return failures;
     };
-    let peak = first.loaded.rss_kib.max(first.after.rss_kib);
+    let peak_of = |r: &Round| r.loaded.rss_kib.max(r.after.rss_kib);
+    // What a round's sessions held beyond another's may show in its resident set.
+    let more_held =
+        |r: &Round, than: &Round| (kib(r.loaded.heap_bytes) - kib(than.loaded.heap_bytes)).max(0.0);
+    let peak = peak_of(first);
     for (i, round) in rounds.iter().enumerate().skip(1) {
         let n = i + 1;
-        // What the round's sessions held beyond round 1's may show in its resident set.
-        let more_held = (kib(round.loaded.heap_bytes) - kib(first.loaded.heap_bytes)).max(0.0);
-        let allowed = peak + (peak * RSS_TOLERANCE.0).max(RSS_TOLERANCE.1) + more_held;
+        let allowed = peak + (peak * RSS_CEILING).max(RSS_TOLERANCE.1) + more_held(round, first);
         for (what, rss) in [
             ("with every session open", round.loaded.rss_kib),
             ("after the round", round.after.rss_kib),
@@ -285,6 +295,26 @@ pub fn verdict(before: &Resources, rounds: &[Round]) -> Vec<String> {
                     "resident memory grew {what}: {rss:.0} KiB in round {n}, round 1's peak {peak:.0} KiB (at most {allowed:.0} allowed)"
                 ));
             }
+        }
+    }
+    if let [earlier @ .., last] = rounds
+        && earlier.len() >= 2
+    {
+        let (highest, top) = earlier
+            .iter()
+            .enumerate()
+            .max_by(|a, b| peak_of(a.1).total_cmp(&peak_of(b.1)))
+            .map(|(i, r)| (r, i + 1))
+            .expect("two rounds or more");
+        let high = peak_of(highest);
+        let allowed =
+            high + (high * RSS_TOLERANCE.0).max(RSS_TOLERANCE.1) + more_held(last, highest);
+        let rss = peak_of(last);
+        if rss > allowed {
+            failures.push(format!(
+                "resident memory still rising: {rss:.0} KiB in round {}, round {top}'s peak {high:.0} KiB (at most {allowed:.0} allowed)",
+                rounds.len()
+            ));
         }
     }
     failures
@@ -712,7 +742,7 @@ mod tests {
         assert!(failures[3].contains("blocks grew: 850 after round 2"));
         assert!(failures[4].contains("round 3: 7 threads after the round, 4 before"));
 
-        // A table kept at its peak (CI, 2026-11-26: 2,308 KiB in 162 blocks after
+        // A table kept at its peak (measured in CI: 2,308 KiB in 162 blocks after
         // round 1, 164 before it): the same blocks, 2.2 MB more, fails in round 1
         // already; so does one left-over object per session (10,000 blocks of 48 B).
         let kept = [
@@ -737,16 +767,38 @@ mod tests {
             "{failures:?}"
         );
 
-        // Round 2 is held to round 1's resident set: 3 % more for the same live heap
+        // Round 2 is held to round 1's resident set: 9 % more for the same live heap
         // fails with every session open and after.
-        let growing = [
+        let grown = [
             round((200_000.0, 100_000), back(200_000.0, 85, 160)),
-            round((206_000.0, 100_000), back(206_000.0, 85, 160)),
+            round((218_000.0, 100_000), back(218_000.0, 85, 160)),
         ];
-        let failures = verdict(&before, &growing);
+        let failures = verdict(&before, &grown);
         assert_eq!(failures.len(), 2, "{failures:?}");
         assert!(failures[0].contains("every session open"), "{failures:?}");
         assert!(failures[1].contains("after the round"), "{failures:?}");
+
+        // One round a few per cent up (as CI measured round 2 once: +4.1 %) and back
+        // is not growth; rising round after round is, although within the ceiling.
+        let settling = [
+            round((200_000.0, 100_000), back(20_000.0, 85, 160)),
+            round((208_200.0, 100_000), back(20_000.0, 85, 160)),
+            round((207_000.0, 100_000), back(20_000.0, 85, 160)),
+        ];
+        assert_eq!(verdict(&before, &settling), Vec::<String>::new());
+        let creeping = [
+            round((200_000.0, 100_000), back(20_000.0, 85, 160)),
+            round((205_000.0, 100_000), back(20_000.0, 85, 160)),
+            round((210_000.0, 100_000), back(20_000.0, 85, 160)),
+        ];
+        let failures = verdict(&before, &creeping);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(
+            failures[0].contains(
+                "still rising: 210000 KiB in round 3, round 2's peak 205000 KiB (at most 209100 allowed)"
+            ),
+            "{failures:?}"
+        );
 
         // More held by the round's sessions (4 MiB of live heap) may show as more
         // resident memory.

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use modelctx_bench::soak::{
-    self, BLOCK_TOLERANCE, HEAP_TOLERANCE, Plan, RSS_TOLERANCE, Report, Resources,
+    self, BLOCK_TOLERANCE, HEAP_TOLERANCE, Plan, RSS_CEILING, RSS_TOLERANCE, Report, Resources,
 };
 
 const USAGE: &str = "usage: bench-soak [--seconds N] [--sessions N] [--connections N] [--rounds N]";
@@ -127,7 +127,9 @@ fn print_report(report: &Report) {
         BLOCK_TOLERANCE,
     );
     eprintln!(
-        "  held from round 2 on: resident set within max({:.0} %, {:.0} KiB) of round 1's peak (plus what more the sessions held)",
+        "  held from round 2 on: resident set within max({:.0} %, {:.0} KiB) of round 1's peak, and the last round's within max({:.0} %, {:.0} KiB) of the highest before it (plus what more the sessions held)",
+        RSS_CEILING * 100.0,
+        RSS_TOLERANCE.1,
         RSS_TOLERANCE.0 * 100.0,
         RSS_TOLERANCE.1,
     );
