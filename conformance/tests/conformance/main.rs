@@ -36,6 +36,7 @@ mod listen_streams;
 mod logging;
 mod modern_results;
 mod mrtr;
+mod mrtr_binding;
 mod mrtr_limits;
 mod negotiation;
 mod output_schema;
@@ -105,6 +106,7 @@ fn main() -> ExitCode {
         modern_results::tests(),
         structured_output::tests(),
         registrations::tests(),
+        mrtr_binding::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

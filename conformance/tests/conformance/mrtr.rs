@@ -94,7 +94,7 @@ fn name_form() -> Value {
 }
 
 /// A client that answers every form with `name` = Ada.
-fn ada() -> modelctx::client::ClientBuilder {
+pub(crate) fn ada() -> modelctx::client::ClientBuilder {
     client().form_elicitation(|_request, _cx: CallbackContext| async move {
         let mut content = std::collections::BTreeMap::new();
         content.insert("name".to_owned(), ElicitValue::String("Ada".to_owned()));
@@ -220,6 +220,11 @@ async fn a_calls_state_never_rides_on_another_call(connector: Connector) {
 /// A server whose `login` tool asks the user to open a URL, and whose `greet` tool asks
 /// for a name; `runs` counts the handler's runs.
 fn asking_server(runs: Arc<AtomicUsize>) -> Server {
+    asking_builder(runs).build()
+}
+
+/// [`asking_server`]'s builder, for settings of a test's own.
+pub(crate) fn asking_builder(runs: Arc<AtomicUsize>) -> modelctx::server::ServerBuilder {
     let login = ToolDef::with_schema(
         Tool::new(
             "login",
@@ -267,7 +272,6 @@ fn asking_server(runs: Arc<AtomicUsize>) -> Server {
         .unwrap()
         .tool(greet)
         .unwrap()
-        .build()
 }
 
 async fn a_url_elicitation_rides_an_input_required_result_named_as_such(connector: Connector) {
@@ -305,7 +309,7 @@ async fn a_url_elicitation_rides_an_input_required_result_named_as_such(connecto
 
 /// The first round of `greet` by hand (the client declares form elicitation, so the
 /// server may ask): the input it asks for, under its one key.
-async fn first_round(
+pub(crate) async fn first_round(
     client: &modelctx::client::Client,
 ) -> (CallToolRequestParams, InputRequiredResult, String) {
     let params = CallToolRequestParams::new("greet");
@@ -326,13 +330,13 @@ async fn first_round(
     (params, asked.clone(), key.clone())
 }
 
-fn grace() -> InputResponse {
+pub(crate) fn grace() -> InputResponse {
     let mut content = std::collections::BTreeMap::new();
     content.insert("name".to_owned(), ElicitValue::String("Grace".to_owned()));
     InputResponse::from(ElicitResult::accept(content))
 }
 
-async fn round(
+pub(crate) async fn round(
     client: &modelctx::client::Client,
     params: CallToolRequestParams,
 ) -> Result<Round<CallToolResult>, modelctx::session::SessionError> {

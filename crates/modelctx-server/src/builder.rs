@@ -71,6 +71,7 @@ pub struct ServerBuilder {
     state: Option<Arc<dyn Any + Send + Sync>>,
     stateless_era: bool,
     state_key: Option<mrtr::StateKey>,
+    state_lifetime: std::time::Duration,
     single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
     cache_hints: stateless::CacheHints,
     max_subscriptions: Option<usize>,
@@ -118,6 +119,7 @@ impl ServerBuilder {
             state: None,
             stateless_era: true,
             state_key: None,
+            state_lifetime: mrtr::STATE_LIFETIME,
             single_use: None,
             cache_hints: stateless::CacheHints::default(),
             max_subscriptions: None,
@@ -419,6 +421,18 @@ impl ServerBuilder {
         self
     }
 
+    /// How long the `requestState` of a round stays valid (default 15 minutes, counted
+    /// in whole seconds): a retry that brings it back later is refused (`-32602`) and
+    /// must send the request again without it. The state also names the request it
+    /// belongs to and, when a layer in front authenticated the caller
+    /// ([`Principal`](modelctx_transport::Principal)), that caller: another request
+    /// or another caller presenting it is refused the same way.
+    #[must_use]
+    pub fn request_state_lifetime(mut self, lifetime: std::time::Duration) -> Self {
+        self.state_lifetime = lifetime;
+        self
+    }
+
     /// The caching hints of this server's cacheable results in protocol 2026-07-28
     /// (`server/discover`, the four lists, `resources/read`) when a handler does not set
     /// its own: how long a client may keep one (`ttl`, in whole milliseconds) and who
@@ -607,6 +621,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 stateless_era: self.stateless_era,
                 state_key: self.state_key,
+                state_lifetime: self.state_lifetime,
                 single_use: self.single_use,
                 cache_hints: self.cache_hints,
                 envelopes: stateless::EnvelopeCache::default(),
@@ -700,7 +715,7 @@ impl ServerBuilder {
     /// the `requestState` a round ends with is good for one retry, remembered as used in
     /// `store` before the handler runs again, and refused (`-32602`) when sent again.
     /// For rounds whose retry has effects (an approval, a payment), which a replayed
-    /// state would otherwise repeat for the state's whole lifetime (15 minutes).
+    /// state would otherwise repeat for the state's whole lifetime ([`request_state_lifetime`](Self::request_state_lifetime)).
     ///
     /// [`InMemorySingleUseIds`](modelctx_transport::InMemorySingleUseIds) remembers the
     /// states of one process; with several processes behind one endpoint (and the same

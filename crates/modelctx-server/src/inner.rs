@@ -101,6 +101,8 @@ pub(crate) struct Inner {
     /// Seals the `requestState` of multi round-trip requests (the process's key unless
     /// given).
     pub(crate) state_key: Option<mrtr::StateKey>,
+    /// How long a sealed `requestState` stays valid.
+    pub(crate) state_lifetime: std::time::Duration,
     /// Where the ids of single-use rounds are remembered, when rounds are single-use.
     pub(crate) single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
     /// The caching hints of cacheable results in the 2026-07-28 era.

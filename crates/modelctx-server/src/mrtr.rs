@@ -76,8 +76,9 @@ use once::{OnceStore, once_id};
 /// The methods that may answer with an `InputRequiredResult`.
 pub(crate) const METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
-/// How long a `requestState` stays valid.
-const STATE_LIFETIME: Duration = Duration::from_secs(15 * 60);
+/// How long a `requestState` stays valid unless the server is told otherwise
+/// (`ServerBuilder::request_state_lifetime`).
+pub(crate) const STATE_LIFETIME: Duration = Duration::from_secs(15 * 60);
 
 /// The key `requestState` is sealed with: one random key per process unless the server
 /// is given one (servers in several processes behind one endpoint share one). Held as
@@ -259,6 +260,8 @@ pub(crate) struct Round {
     /// The state the retry brought back: its id (none for a state of a round that was
     /// not single-use) and expiry.
     presented: Option<(Option<OnceId>, u64)>,
+    /// How long the state this round ends with stays valid.
+    lifetime: Duration,
 }
 
 #[derive(Debug, Default)]
@@ -309,7 +312,9 @@ impl Round {
                     "Invalid params: requestState belongs to another request",
                 ));
             }
-            if now > sealed.expires {
+            // Valid while `now` is before the expiry, to the second: a lifetime of zero
+            // is over at once.
+            if now >= sealed.expires {
                 return Err(ErrorData::invalid_params(
                     "Invalid params: requestState has expired; send the request again without it",
                 ));
@@ -343,7 +348,14 @@ impl Round {
             wake: tokio::sync::Notify::new(),
             once: None,
             presented,
+            lifetime: STATE_LIFETIME,
         })
+    }
+
+    /// Sets how long the state this round ends with stays valid (whole seconds).
+    pub(crate) fn lifetime(mut self, lifetime: Duration) -> Self {
+        self.lifetime = lifetime;
+        self
     }
 
     /// Makes this round single-use when `store` is given: the state it brought back
@@ -415,7 +427,7 @@ impl Round {
                     self.principal.as_deref(),
                 )
             }),
-            expires: seconds(now) + STATE_LIFETIME.as_secs(),
+            expires: seconds(now).saturating_add(self.lifetime.as_secs()),
             // Only what the handler asked for (see the module's docs).
             answers: self
                 .answers

@@ -360,7 +360,8 @@ impl SessionService {
                     .map(|p| p.id());
                 let opened =
                     mrtr::Round::open(&key, &method, &mut split, principal, SystemTime::now())?
-                        .single_use(self.server.single_use.clone());
+                        .single_use(self.server.single_use.clone())
+                        .lifetime(self.server.state_lifetime);
                 Ok((key, split.params, Arc::new(opened)))
             });
             match opened {
