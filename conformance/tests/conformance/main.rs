@@ -39,6 +39,7 @@ mod mrtr;
 mod mrtr_binding;
 mod mrtr_limits;
 mod negotiation;
+mod on_error;
 mod output_schema;
 mod pagination;
 mod prompts;
@@ -107,6 +108,7 @@ fn main() -> ExitCode {
         structured_output::tests(),
         registrations::tests(),
         mrtr_binding::tests(),
+        on_error::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

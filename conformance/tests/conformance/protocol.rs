@@ -723,7 +723,7 @@ fn unattributed_error() -> JsonRpcMessage {
 
 /// A server played by hand reports an error it cannot attribute (on the stream of the
 /// request it was serving), then answers the request: the client hands the error to
-/// `on_peer_error` and the call still gets its own answer.
+/// `on_error` and the call still gets its own answer.
 async fn an_error_without_id_reaches_the_client(connector: Connector) {
     let script: Script = Arc::new(|request: modelctx::types::JsonRpcRequest| {
         let result = match request.method.as_ref() {
@@ -748,7 +748,7 @@ async fn an_error_without_id_reaches_the_client(connector: Connector) {
     });
     let transport = crate::support::raw_server(&connector, script).await;
     let (errors_tx, mut errors) = mpsc::unbounded_channel();
-    let builder = client().on_peer_error(move |error, _peer| {
+    let builder = client().on_error(move |error, _peer| {
         let _ = errors_tx.send(error);
     });
     // A hand-played server has no era of its own: the client speaks the cell's.
@@ -774,11 +774,11 @@ async fn an_error_without_id_reaches_the_client(connector: Connector) {
 }
 
 /// A client reports an error it cannot attribute: the server hands it to
-/// `on_peer_error`, answers nothing, and serves on.
+/// `on_error`, answers nothing, and serves on.
 async fn an_error_without_id_reaches_the_server(connector: Connector) {
     let (errors_tx, mut errors) = mpsc::unbounded_channel();
     let server = Server::builder("listener", "1.0.0")
-        .on_peer_error(move |error, _peer| {
+        .on_error(move |error, _peer| {
             let _ = errors_tx.send(error);
         })
         .build();

@@ -121,7 +121,7 @@ type RequestFn = dyn Fn(
     + Sync;
 pub(crate) type NotificationFn =
     dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
-type PeerErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
+type ErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
 
 /// Builds and connects a [`Client`].
 ///
@@ -165,7 +165,7 @@ pub struct ClientBuilder {
     /// The extensions the client takes part in.
     extensions: Vec<ClientExtension>,
     /// Hears errors the server could not attribute to a request.
-    on_peer_error: Option<Arc<PeerErrorFn>>,
+    on_error: Option<Arc<ErrorFn>>,
     /// The layers around the handlers of requests from the server, outermost first.
     layers: Vec<middleware::Wrap>,
     /// The layers around the handlers of notifications, outermost first.
@@ -336,20 +336,26 @@ impl ClientBuilder {
         self
     }
 
-    /// Hears every error response the server sends without a request id
-    /// (`"id": null`): the server reporting a failure it could not attribute to a
-    /// request, such as a message from this client it could not parse. Without it such
-    /// errors are dropped (they answer no request, and are never answered). It also
-    /// hears every response from the server that could not be read, as a `-32603`
-    /// naming the request it answered (which has already failed) and what was wrong.
-    /// The callback runs in arrival order with the server's notifications, with the
-    /// session's peer; it must not block.
+    /// Hears the session's errors that belong to no request, which nothing else reports:
+    /// - an error response the server sends without a request id (`"id": null`): the
+    ///   server reporting a failure it could not attribute to a request, such as a
+    ///   message from this client it could not parse;
+    /// - a response from the server that could not be read, as a `-32603` naming the
+    ///   request it answered (which has already failed) and what was wrong;
+    /// - a response to no request this client is waiting on (unknown, already
+    ///   answered, timed out or cancelled), as a `-32600` naming its id;
+    /// - a handler given to [`notification_handler`](Self::notification_handler) that
+    ///   panicked, as a `-32603` naming the notification.
+    ///
+    /// Without it they are dropped. The callback runs with the session's peer, in
+    /// arrival order with the server's notifications (a response to no request, as it
+    /// is taken); it must not block.
     #[must_use]
-    pub fn on_peer_error<F>(mut self, callback: F) -> Self
+    pub fn on_error<F>(mut self, callback: F) -> Self
     where
         F: Fn(ErrorData, &Peer) + Send + Sync + 'static,
     {
-        self.on_peer_error = Some(Arc::new(callback));
+        self.on_error = Some(Arc::new(callback));
         self
     }
 
@@ -490,7 +496,7 @@ impl ClientBuilder {
             subscriptions: subscriptions.clone(),
             watchers: watchers.clone(),
             cache: cache.clone(),
-            on_peer_error: self.on_peer_error,
+            on_error: self.on_error,
         });
         let peer = modelctx_session::start(transport, service.clone(), self.session);
         let envelope = stateless::envelope(&declared.modern, &self.info);
@@ -608,7 +614,7 @@ pub(crate) struct ClientService {
     notification_middleware: Option<Arc<middleware::Chain<McpNotification, ()>>>,
     /// Counts the log messages delivered, for calls that wait for them.
     log_order: Arc<ordering::LogOrder>,
-    on_peer_error: Option<Arc<PeerErrorFn>>,
+    on_error: Option<Arc<ErrorFn>>,
 }
 
 impl Service for ClientService {
@@ -638,10 +644,10 @@ impl Service for ClientService {
         self.deliver(notification, peer)
     }
 
-    fn handle_peer_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
+    fn handle_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
         // Called in the future, so the runtime catches a panic of the callback.
         Box::pin(async move {
-            if let Some(callback) = &self.on_peer_error {
+            if let Some(callback) = &self.on_error {
                 callback(error, &peer);
             }
         })
@@ -757,7 +763,7 @@ impl Client {
             probe_timeout: None,
             tasks: None,
             extensions: Vec::new(),
-            on_peer_error: None,
+            on_error: None,
             layers: Vec::new(),
             notification_layers: Vec::new(),
             cache_clock: None,

@@ -18,7 +18,7 @@ use modelctx_types::{
     to_raw,
 };
 
-use crate::inner::{Inner, NotificationFn, PeerErrorFn, RequestFn, Server};
+use crate::inner::{ErrorFn, Inner, NotificationFn, RequestFn, Server};
 use crate::middleware::{self, McpNotification, McpRequest, Next, NotificationNext};
 use crate::mrtr;
 use crate::prompt::PromptDef;
@@ -76,7 +76,7 @@ pub struct ServerBuilder {
     cache_hints: stateless::CacheHints,
     max_subscriptions: Option<usize>,
     tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
-    on_peer_error: Option<Arc<PeerErrorFn>>,
+    on_error: Option<Arc<ErrorFn>>,
     handler_limit: Option<modelctx_session::HandlerLimit>,
     announcements: Option<Arc<dyn AnnouncementBus>>,
     extensions: Vec<(String, modelctx_types::JsonObject)>,
@@ -124,7 +124,7 @@ impl ServerBuilder {
             cache_hints: stateless::CacheHints::default(),
             max_subscriptions: None,
             tasks: None,
-            on_peer_error: None,
+            on_error: None,
             handler_limit: None,
             announcements: None,
             extensions: Vec::new(),
@@ -381,20 +381,26 @@ impl ServerBuilder {
         self
     }
 
-    /// Hears every error response a client sends without a request id (`"id": null`):
-    /// the client reporting a failure it could not attribute to a request, such as a
-    /// message from this server it could not parse. Without it such errors are dropped
-    /// (they answer no request, and are never answered). It also hears every response
-    /// from the client that could not be read, as a `-32603` naming the request it
-    /// answered (which has already failed) and what was wrong. The callback runs in
-    /// arrival order with the session's notifications, with the session's peer; it
-    /// must not block.
+    /// Hears the session's errors that belong to no request, which nothing else reports:
+    /// - an error response the client sends without a request id (`"id": null`): the
+    ///   client reporting a failure it could not attribute to a request, such as a
+    ///   message from this server it could not parse;
+    /// - a response from the client that could not be read, as a `-32603` naming the
+    ///   request it answered (which has already failed) and what was wrong;
+    /// - a response to no request this server is waiting on (unknown, already
+    ///   answered, timed out or cancelled), as a `-32600` naming its id;
+    /// - a handler given to [`notification_handler`](Self::notification_handler) that
+    ///   panicked, as a `-32603` naming the notification.
+    ///
+    /// Without it they are dropped. The callback runs with the session's peer, in
+    /// arrival order with the session's notifications (a response to no request, as
+    /// it is taken); it must not block.
     #[must_use]
-    pub fn on_peer_error<F>(mut self, callback: F) -> Self
+    pub fn on_error<F>(mut self, callback: F) -> Self
     where
         F: Fn(ErrorData, &Peer) + Send + Sync + 'static,
     {
-        self.on_peer_error = Some(Arc::new(callback));
+        self.on_error = Some(Arc::new(callback));
         self
     }
 
@@ -629,7 +635,7 @@ impl ServerBuilder {
                     let store = store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::default()));
                     TaskHost::new(store, config)
                 }),
-                on_peer_error: self.on_peer_error,
+                on_error: self.on_error,
                 handler_limit: self.handler_limit,
                 middleware: middleware::request_chain(self.layers),
                 notification_middleware: middleware::notification_chain(self.notification_layers),

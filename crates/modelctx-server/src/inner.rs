@@ -28,7 +28,7 @@ pub(crate) type RequestFn = dyn Fn(Option<Box<RawValue>>, Context) -> BoxFuture<
     + Sync;
 pub(crate) type NotificationFn =
     dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
-pub(crate) type PeerErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
+pub(crate) type ErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
 
 /// An MCP server: its identity, capabilities, registries and handlers. Cheap to clone;
 /// serve it on as many transports as you like.
@@ -113,7 +113,7 @@ pub(crate) struct Inner {
     /// Runs task-augmented requests (2025-11-25 tasks), when enabled.
     pub(crate) tasks: Option<Arc<TaskHost>>,
     /// Hears errors a client could not attribute to a request.
-    pub(crate) on_peer_error: Option<Arc<PeerErrorFn>>,
+    pub(crate) on_error: Option<Arc<ErrorFn>>,
     /// The bound on running handlers every session of this server shares.
     pub(crate) handler_limit: Option<modelctx_session::HandlerLimit>,
     /// The layers around the server's answering, when it has any.

@@ -27,14 +27,21 @@
 //! Responses from the peer:
 //!
 //! - An error response without id (`"id": null`) answers none of our requests; it goes to
-//!   `Service::handle_peer_error` in order with the notifications and is never answered.
+//!   `Service::handle_error` in order with the notifications and is never answered.
 //! - A response that cannot be read (`TransportError::invalid` with
 //!   `InvalidMessage::is_response`: an error without `message`, a non-integer `code`, both
 //!   `result` and `error`) is never answered either: the request it names fails at once
 //!   (`SessionError::is_invalid_response`) instead of waiting for its timeout, and the
-//!   service hears of it through `handle_peer_error`. The HTTP and legacy SSE servers
+//!   service hears of it through `handle_error`. The HTTP and legacy SSE servers
 //!   refuse such a POST with 400 and hand the decode error to the session it names, in
 //!   order with the messages.
+//! - A response whose id names no request of ours waiting for one (unknown, answered
+//!   already, timed out, cancelled) is dropped, and the service hears of it through
+//!   `handle_error` (in order with the notifications when the receive task took it, at
+//!   once when a transport delivered it directly).
+//!
+//! A notification handler that panics loses that notification only; the service hears
+//! of the panic through `handle_error`.
 //! - A message with an id and none of `method`, `result`, `error` is not taken for a
 //!   response: it is answered `-32600` and fails no call even when one of ours has that id,
 //!   because both directions number their requests from the same small integers.
@@ -175,22 +182,52 @@ fn role_name(role: Role) -> &'static str {
 /// peer could not attribute to a request.
 enum Delivery {
     Notification(JsonRpcNotification),
-    /// An error response without id (`"id": null`): see [`Service::handle_peer_error`].
-    PeerError(ErrorData),
+    /// An error response without id (`"id": null`): see [`Service::handle_error`].
+    Error(ErrorData),
 }
 
-/// A notification handler (or peer-error handler), its panic caught: a panicking
-/// handler loses that message only.
-type NotificationJob = futures::future::CatchUnwind<AssertUnwindSafe<BoxFuture<'static, ()>>>;
+/// A notification handler (or error handler), its panic caught: a panicking handler
+/// loses that message only, and a notification handler's panic is reported to
+/// [`Service::handle_error`].
+type NotificationJob = BoxFuture<'static, ()>;
 
 fn notification_job(core: &Core, delivery: Delivery) -> NotificationJob {
     let service = core.service.clone();
     let peer = core.peer.clone();
-    let handler = match delivery {
-        Delivery::Notification(n) => service.handle_notification(n, peer),
-        Delivery::PeerError(e) => service.handle_peer_error(e, peer),
-    };
-    AssertUnwindSafe(handler).catch_unwind()
+    match delivery {
+        Delivery::Notification(n) => {
+            let method = n.method.clone();
+            let handler = service.clone().handle_notification(n, peer.clone());
+            Box::pin(async move {
+                if let Err(panic) = AssertUnwindSafe(handler).catch_unwind().await {
+                    let error = ErrorData::internal_error(format!(
+                        "the handler of notification {method} panicked: {}",
+                        panic_text(&*panic)
+                    ));
+                    report(service, error, peer).await;
+                }
+            })
+        }
+        Delivery::Error(e) => Box::pin(report(service, e, peer)),
+    }
+}
+
+/// Hands `error` to the service's error handler, its panic caught (and not reported
+/// again).
+async fn report(service: Arc<dyn Service>, error: ErrorData, peer: Peer) {
+    let _ = AssertUnwindSafe(service.handle_error(error, peer))
+        .catch_unwind()
+        .await;
+}
+
+/// What a panic said, when it said it with a string.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    match panic.downcast_ref::<&str>() {
+        Some(text) => text,
+        None => panic
+            .downcast_ref::<String>()
+            .map_or("(no message)", String::as_str),
+    }
 }
 
 /// Runs notification handlers one after another, in arrival order: first the handler
@@ -266,9 +303,13 @@ impl Receiver {
                     // An error the peer could not attribute to a request: in arrival
                     // order with the notifications, to the service (never answered).
                     JsonRpcMessage::Error(e) if e.id.is_none() => {
-                        self.deliver(Delivery::PeerError(e.error));
+                        self.deliver(Delivery::Error(e.error));
                     }
-                    _ => self.core.take(message),
+                    _ => {
+                        if let Some(unmatched) = self.core.take(message) {
+                            self.deliver(Delivery::Error(unmatched));
+                        }
+                    }
                 },
             }
         }
@@ -357,7 +398,7 @@ impl Receiver {
             Some(id) => format!("invalid response from peer to request {id}: {reason}"),
             None => format!("invalid response from peer: {reason}"),
         };
-        self.deliver(Delivery::PeerError(ErrorData::internal_error(described)));
+        self.deliver(Delivery::Error(ErrorData::internal_error(described)));
     }
 
     fn on_notification(&mut self, notification: JsonRpcNotification) {
@@ -424,32 +465,54 @@ impl DirectReceiver for Core {
         if !direct {
             return Some(message);
         }
-        self.take(message);
+        if let Some(unmatched) = self.take(message) {
+            // Not in order with the notifications (those are the receive task's), as
+            // the response it reports was not.
+            let service = self.service.clone();
+            let peer = self.peer.clone();
+            tokio::spawn(report(service, unmatched, peer));
+        }
         None
     }
 }
 
 impl Core {
     /// Handles a request (its handler polled once here, spawned if still pending) or
-    /// a response to one of our requests; notifications are the receive task's.
-    fn take(&self, message: TransportMessage) {
-        match message.message {
+    /// a response to one of our requests; notifications are the receive task's. A
+    /// response that answers no request of ours comes back as the error to report.
+    fn take(&self, message: TransportMessage) -> Option<ErrorData> {
+        let (id, answered) = match message.message {
             JsonRpcMessage::Request(r) => {
                 if let Some(job) = self.on_request(r, message.extensions, message.era) {
                     poll_once_or_spawn(job);
                 }
+                return None;
             }
             JsonRpcMessage::Response(r) => {
-                self.shared.complete(&r.id, Outcome::Result(r.result));
+                let answered = self.shared.complete(&r.id, Outcome::Result(r.result));
+                (r.id, answered)
             }
-            JsonRpcMessage::Error(e) => {
-                // (Errors without id are the receive task's, see `receive`.)
-                if let Some(id) = &e.id {
-                    self.shared.complete(id, Outcome::Error(e.error));
+            // (Errors without id are the receive task's, see `receive`.)
+            JsonRpcMessage::Error(e) => match e.id {
+                Some(id) => {
+                    let answered = self.shared.complete(&id, Outcome::Error(e.error));
+                    (id, answered)
                 }
-            }
-            JsonRpcMessage::Notification(_) => {}
-        }
+                None => return None,
+            },
+            JsonRpcMessage::Notification(_) => return None,
+        };
+        (!answered).then(|| {
+            tracing::debug!(
+                target: "modelctx_session",
+                parent: &self.shared.span,
+                %id,
+                "response to no request of ours"
+            );
+            ErrorData::invalid_request(format!(
+                "response from peer to request {id}, which is not waiting for one (unknown, answered, timed out or cancelled)"
+            ))
+        })
     }
 
     /// Sends an answer the runtime gave itself: at once when the sink takes it in one

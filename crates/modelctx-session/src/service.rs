@@ -35,7 +35,7 @@ use crate::peer::{Peer, Progress};
 /// The runtime calls [`Service::handle_request`] on a task of its own for every inbound
 /// request (except `ping`, which it answers itself), under the session's concurrency
 /// bound, and never waits for it on the receive loop. Notifications (and errors without
-/// id, [`Service::handle_peer_error`]) are delivered in arrival order on one task.
+/// id, [`Service::handle_error`]) are delivered in arrival order on one task.
 /// `notifications/cancelled` and progress for the session's own requests are consumed
 /// by the runtime and not delivered here.
 pub trait Service: Send + Sync + 'static {
@@ -65,9 +65,12 @@ pub trait Service: Send + Sync + 'static {
     /// an integer, both `result` and `error`) comes here too, as a
     /// `-32603` naming the request and what was wrong; that request has already failed
     /// ([`SessionError::is_invalid_response`](crate::SessionError::is_invalid_response)).
-    /// Delivered in arrival order with the notifications. The default ignores it; the role crates hand it to
-    /// the application (`ServerBuilder::on_peer_error`, `ClientBuilder::on_peer_error`).
-    fn handle_peer_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
+    /// A response to none of our requests waiting for one, and a panic of
+    /// [`handle_notification`](Self::handle_notification)'s future, come here too
+    /// (`-32600` and `-32603`). Delivered in arrival order with the notifications. The
+    /// default ignores it; the role crates hand it to
+    /// the application (`ServerBuilder::on_error`, `ClientBuilder::on_error`).
+    fn handle_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
         let _ = (error, peer);
         Box::pin(async {})
     }

@@ -169,7 +169,7 @@ impl Service for TestService {
         })
     }
 
-    fn handle_peer_error(self: Arc<Self>, error: ErrorData, _peer: Peer) -> BoxFuture<'static, ()> {
+    fn handle_error(self: Arc<Self>, error: ErrorData, _peer: Peer) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             let _ = self.events.send(Event::PeerError(error));
         })

@@ -154,7 +154,7 @@ async fn a_response_that_cannot_be_read_fails_the_servers_call_and_is_never_answ
     let (mut client, server_end) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_end);
     let server = Server::builder("bad-response", "1.0.0")
-        .on_peer_error(move |e, _| log.lock().unwrap().push(e))
+        .on_error(move |e, _| log.lock().unwrap().push(e))
         .build();
     let session = server.serve(StdioTransport::new(read, write));
     let mut decoder = initialize(&mut client).await;

@@ -251,10 +251,10 @@ impl Service for SessionService {
         }
     }
 
-    fn handle_peer_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
+    fn handle_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
         // Called in the future, so the runtime catches a panic of the callback.
         Box::pin(async move {
-            if let Some(callback) = &self.server.on_peer_error {
+            if let Some(callback) = &self.server.on_error {
                 callback(error, &peer);
             }
         })
