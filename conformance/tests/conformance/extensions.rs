@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{client, connect, payload};
+use modelctx::types::Tool;
+use modelctx_test::apps::{ClockServer, FACE_URI, MODEL_NOTE, PLAIN, SHOW_TIME, TICK, with_ui};
 use modelctx_test::text_of;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -42,6 +44,14 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             bound_notifications_are_checked_and_delivered_one_at_a_time_in_order,
             ["extensions:client:notification-binding-delivery"]
+        ),
+        conformance_test!(
+            a_peer_without_the_extension_is_refused => a_server_extension_gates_on_the_ad_and_sees_its_settings,
+            ["lifecycle:extensions:peer-unsupported-fallback"]
+        ),
+        conformance_test!(
+            a_client_without_the_extension_gets_core_behaviour,
+            ["lifecycle:extensions:peer-unsupported-fallback"]
         ),
     ]
 }
@@ -400,4 +410,37 @@ async fn bound_notifications_are_checked_and_delivered_one_at_a_time_in_order(
         .flat_map(|n| [format!("start {n}"), format!("end {n}")])
         .collect();
     assert_eq!(*log.lock().unwrap(), expected, "serially");
+}
+
+/// Reverting to core behaviour: a server with MCP Apps (`io.modelcontextprotocol/ui`)
+/// gives a client that declared the extension its tools' UI links, and one that did
+/// not plain tools: no `_meta.ui`, no tool meant for apps only, and text results.
+async fn a_client_without_the_extension_gets_core_behaviour(connector: Connector) {
+    let clock = ClockServer::new();
+    let server = clock.server();
+    let names = |tools: &[Tool]| tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+
+    let host = connect(&connector, &server, with_ui(client())).await;
+    let tools = within("tools/list", host.client.list_all_tools())
+        .await
+        .unwrap();
+    let show = tools.iter().find(|t| t.name == SHOW_TIME).unwrap();
+    assert_eq!(
+        show.meta.as_ref().unwrap().get("ui").unwrap()["resourceUri"],
+        FACE_URI
+    );
+    assert!(names(&tools).contains(&TICK.to_owned()), "{tools:?}");
+
+    let plain = connect(&connector, &server, client()).await;
+    let tools = within("tools/list", plain.client.list_all_tools())
+        .await
+        .unwrap();
+    assert!(tools.iter().all(|t| t.meta.is_none()), "{tools:?}");
+    assert_eq!(names(&tools), [MODEL_NOTE, PLAIN, SHOW_TIME]);
+    let result = within("tools/call", plain.client.call_tool(SHOW_TIME, json!({})))
+        .await
+        .expect("the linked tool answers in plain text");
+    assert!(result.structured_content.is_none(), "{result:?}");
+    assert!(!text_of(&result).is_empty(), "{result:?}");
+    assert_eq!(clock.calls(), [SHOW_TIME]);
 }
