@@ -183,14 +183,6 @@ impl Connector {
     pub async fn http_endpoint(&self) -> HttpEndpoint {
         HttpEndpoint::bind(matches!(self.backend, Backend::StreamableHttpShared)).await
     }
-
-    // Role-level helpers go here once modelctx-server and modelctx-client land, built on
-    // `transport_pair` (or, for HTTP, on a server bound to 127.0.0.1:0), e.g.
-    //
-    //     pub async fn serve(&self, server: Server) -> Served;       // server side running
-    //     impl Served { pub async fn client(self, options: ClientOptions) -> Client }
-    //
-    // so tests read: `let client = connect.serve(server).await.client(options).await;`.
 }
 
 /// The client side of the shared HTTP leg ([`Connector::serve_shared_http`]).
