@@ -42,6 +42,7 @@ mod negotiation;
 mod on_error;
 mod output_schema;
 mod pagination;
+mod progress;
 mod prompts;
 mod protocol;
 mod registrations;
@@ -63,6 +64,7 @@ fn main() -> ExitCode {
     let tests = [
         lifecycle::tests(),
         protocol::tests(),
+        progress::tests(),
         sampling::tests(),
         elicitation::tests(),
         roots::tests(),
