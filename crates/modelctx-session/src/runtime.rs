@@ -39,12 +39,12 @@
 //!   already, timed out, cancelled) is dropped, and the service hears of it through
 //!   `handle_error` (in order with the notifications when the receive task took it, at
 //!   once when a transport delivered it directly).
-//!
-//! A notification handler that panics loses that notification only; the service hears
-//! of the panic through `handle_error`.
 //! - A message with an id and none of `method`, `result`, `error` is not taken for a
 //!   response: it is answered `-32600` and fails no call even when one of ours has that id,
 //!   because both directions number their requests from the same small integers.
+//!
+//! A notification handler that panics loses that notification only; the service hears
+//! of the panic through `handle_error`.
 //!
 //! Nothing waits without a bound for a peer that does not read: a handler's answer that
 //! does not go out in its first poll counts in `answers_waiting`, against
@@ -182,7 +182,8 @@ fn role_name(role: Role) -> &'static str {
 /// peer could not attribute to a request.
 enum Delivery {
     Notification(JsonRpcNotification),
-    /// An error response without id (`"id": null`): see [`Service::handle_error`].
+    /// An error that belongs to no request (an error response without id, a response
+    /// that could not be read or that answers nothing): see [`Service::handle_error`].
     Error(ErrorData),
 }
 
