@@ -54,6 +54,7 @@ mod stdio;
 mod stdio_eras;
 mod structured_output;
 mod support;
+mod supported_versions;
 mod surface;
 mod tasks;
 mod tools;
@@ -111,6 +112,7 @@ fn main() -> ExitCode {
         registrations::tests(),
         mrtr_binding::tests(),
         on_error::tests(),
+        supported_versions::tests(),
     ]
     .concat();
     modelctx_conformance::harness::main(tests)

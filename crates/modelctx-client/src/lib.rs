@@ -157,6 +157,8 @@ pub struct ClientBuilder {
     list_changed: list_changed::Reactions,
     /// How `connect` settles the revision.
     mode: ConnectMode,
+    /// The revisions the client accepts, when the application named them.
+    versions: Option<Vec<ProtocolVersion>>,
     /// How long `ConnectMode::Auto` gives a silent server (`None`: the default of the
     /// transport).
     probe_timeout: Option<std::time::Duration>,
@@ -260,6 +262,32 @@ impl ClientBuilder {
     #[must_use]
     pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.protocol_version = version;
+        self
+    }
+
+    /// The protocol revisions this client accepts, in place of every revision this SDK
+    /// speaks (the default). `initialize` offers
+    /// [`protocol_version`](Self::protocol_version) when it is among them and the newest
+    /// handshake revision among them otherwise; the stateless era (2026-07-28) is used
+    /// only when it is among them, and a [`ConnectMode`] that needs an era they leave
+    /// out fails at once. A server that settles on a revision outside them fails
+    /// `connect`, and no session is left open. A revision this SDK does not speak, or
+    /// an empty list, fails `connect` too.
+    ///
+    /// ```
+    /// use modelctx_client::Client;
+    /// use modelctx_types::ProtocolVersion;
+    ///
+    /// let builder = Client::builder("careful", "1.0.0")
+    ///     .supported_versions([ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18]);
+    /// # let _ = builder;
+    /// ```
+    #[must_use]
+    pub fn supported_versions(
+        mut self,
+        versions: impl IntoIterator<Item = ProtocolVersion>,
+    ) -> Self {
+        self.versions = Some(versions.into_iter().collect());
         self
     }
 
@@ -442,6 +470,9 @@ impl ClientBuilder {
     /// Fails when the server answers with an error, with a protocol revision this SDK
     /// does not speak (the session is then closed), or when the transport closes.
     pub async fn connect<T: Transport>(mut self, transport: T) -> Result<Client, SessionError> {
+        let accepted = negotiate::Accepted::new(self.versions.take())?;
+        self.protocol_version = accepted.offer(self.protocol_version);
+        self.mode = accepted.mode(self.mode)?;
         let capabilities = self.callbacks.declare(self.capabilities);
         let elicitations = Arc::new(elicitation::Tracker::default());
         self.callbacks.install(
@@ -508,7 +539,7 @@ impl ClientBuilder {
             legacy_capabilities.clone(),
             self.info.clone(),
         );
-        let negotiation = negotiate::Negotiation::new(&peer, &envelope, init_params);
+        let negotiation = negotiate::Negotiation::new(&peer, &envelope, init_params, accepted);
         let settled = match self.mode {
             ConnectMode::Handshake => negotiation.legacy_only().await,
             ConnectMode::Auto => negotiation.auto(probe_wait).await,
@@ -760,6 +791,7 @@ impl Client {
             callbacks: callbacks::Callbacks::default(),
             list_changed: list_changed::Reactions::default(),
             mode: ConnectMode::default(),
+            versions: None,
             probe_timeout: None,
             tasks: None,
             extensions: Vec::new(),

@@ -48,7 +48,7 @@ use modelctx_types::{
 };
 use serde_json::Value;
 
-use crate::stateless;
+use crate::{ConnectMode, stateless};
 
 /// How long auto mode gives a silent server before it sends `initialize` beside its
 /// `server/discover` probe.
@@ -76,6 +76,87 @@ pub(crate) struct Negotiation<'a> {
     probes: usize,
     /// What was sent and what came back, in order.
     report: Vec<String>,
+    /// The revisions the client accepts.
+    accepted: Accepted,
+}
+
+/// The revisions a client accepts: every one this SDK speaks, or those the application
+/// named (`ClientBuilder::supported_versions`).
+#[derive(Debug, Clone)]
+pub(crate) struct Accepted(Option<Vec<ProtocolVersion>>);
+
+impl Accepted {
+    /// The application's list checked: not empty, every revision one this SDK speaks.
+    pub(crate) fn new(named: Option<Vec<ProtocolVersion>>) -> Result<Self, SessionError> {
+        if let Some(named) = &named {
+            if named.is_empty() {
+                return Err(SessionError::refused(
+                    "supported_versions names no protocol version",
+                ));
+            }
+            if let Some(unknown) = named
+                .iter()
+                .find(|v| !v.is_handshake() && !v.is_stateless())
+            {
+                return Err(SessionError::refused(format!(
+                    "supported_versions names protocol version {unknown}, which this SDK does not speak"
+                )));
+            }
+        }
+        Ok(Self(named))
+    }
+
+    /// Whether `version` is accepted.
+    pub(crate) fn contains(&self, version: &ProtocolVersion) -> bool {
+        self.0.as_ref().is_none_or(|named| named.contains(version))
+    }
+
+    /// The revision `initialize` offers: `wanted` when accepted, else the newest
+    /// accepted handshake revision (or `wanted`, when none is: the handshake is then
+    /// never sent).
+    pub(crate) fn offer(&self, wanted: ProtocolVersion) -> ProtocolVersion {
+        if self.contains(&wanted) {
+            return wanted;
+        }
+        ProtocolVersion::HANDSHAKE
+            .into_iter()
+            .find(|v| self.contains(v))
+            .unwrap_or(wanted)
+    }
+
+    /// `mode` within the accepted revisions: auto mode without the era it cannot use,
+    /// and an error for a mode that needs an era they leave out.
+    pub(crate) fn mode(&self, mode: ConnectMode) -> Result<ConnectMode, SessionError> {
+        let modern_ok = self.contains(&modern());
+        let handshake_ok = ProtocolVersion::HANDSHAKE.iter().any(|v| self.contains(v));
+        let refused = |needs: &str| {
+            Err(SessionError::refused(format!(
+                "the connect mode needs {needs}, which this client's supported versions ({}) leave out",
+                self.listed()
+            )))
+        };
+        match mode {
+            ConnectMode::Auto if !modern_ok => Ok(ConnectMode::Handshake),
+            ConnectMode::Auto if !handshake_ok => Ok(ConnectMode::Discover),
+            ConnectMode::Handshake if !handshake_ok => refused("a handshake revision"),
+            ConnectMode::Discover | ConnectMode::Pin(_) | ConnectMode::Prior(_) if !modern_ok => {
+                refused("protocol 2026-07-28")
+            }
+            mode => Ok(mode),
+        }
+    }
+
+    /// The accepted revisions, for an error.
+    fn listed(&self) -> String {
+        match &self.0 {
+            Some(named) => named
+                .iter()
+                .map(ProtocolVersion::as_str)
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => "every revision this SDK speaks".to_owned(),
+        }
+    }
 }
 
 /// The modern revision, the only one of the stateless era this client speaks.
@@ -84,7 +165,12 @@ fn modern() -> ProtocolVersion {
 }
 
 impl<'a> Negotiation<'a> {
-    pub(crate) fn new(peer: &'a Peer, envelope: &'a Meta, init: InitializeRequestParams) -> Self {
+    pub(crate) fn new(
+        peer: &'a Peer,
+        envelope: &'a Meta,
+        init: InitializeRequestParams,
+        accepted: Accepted,
+    ) -> Self {
         Self {
             peer,
             envelope,
@@ -92,6 +178,7 @@ impl<'a> Negotiation<'a> {
             offered: Vec::new(),
             probes: 0,
             report: Vec::new(),
+            accepted,
         }
     }
 
@@ -210,9 +297,11 @@ impl<'a> Negotiation<'a> {
     /// The newest handshake revision in `named` that this client speaks and has not
     /// offered yet.
     fn legacy_named(&self, named: &[String]) -> Option<ProtocolVersion> {
-        ProtocolVersion::HANDSHAKE
-            .into_iter()
-            .find(|v| named.iter().any(|n| n == v.as_str()) && !self.offered.contains(v))
+        ProtocolVersion::HANDSHAKE.into_iter().find(|v| {
+            named.iter().any(|n| n == v.as_str())
+                && !self.offered.contains(v)
+                && self.accepted.contains(v)
+        })
     }
 
     /// The stateless era from a discover answer that offers it.
@@ -253,6 +342,21 @@ impl<'a> Negotiation<'a> {
         let offered = self.init.protocol_version.clone();
         let what = format!("initialize ({offered})");
         match answer {
+            Ok(init)
+                if !self.accepted.contains(&init.protocol_version)
+                    && init.protocol_version.is_handshake() =>
+            {
+                self.note(format!(
+                    "{what}: chose {}, which is not among this client's supported versions ({})",
+                    init.protocol_version,
+                    self.accepted.listed()
+                ));
+                Init::Failed(SessionError::refused(format!(
+                    "the server chose protocol version {}, which is not among this client's supported versions ({})",
+                    init.protocol_version,
+                    self.accepted.listed()
+                )))
+            }
             Ok(init) if init.protocol_version.is_handshake() => {
                 self.note(format!("{what}: chose {}", init.protocol_version));
                 Init::Done(Box::new(init))

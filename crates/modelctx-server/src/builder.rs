@@ -14,8 +14,8 @@ use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskHost, TaskStore
 use modelctx_session::{Peer, SessionConfig, parse_params};
 use modelctx_transport::SingleUseIds;
 use modelctx_types::{
-    ErrorData, Implementation, NotificationMethod, RawValue, RequestMethod, ServerCapabilities,
-    to_raw,
+    ErrorData, Implementation, NotificationMethod, ProtocolVersion, RawValue, RequestMethod,
+    ServerCapabilities, to_raw,
 };
 
 use crate::inner::{ErrorFn, Inner, NotificationFn, RequestFn, Server};
@@ -70,6 +70,7 @@ pub struct ServerBuilder {
     debounce: Duration,
     state: Option<Arc<dyn Any + Send + Sync>>,
     stateless_era: bool,
+    versions: Option<Vec<ProtocolVersion>>,
     state_key: Option<mrtr::StateKey>,
     state_lifetime: std::time::Duration,
     single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
@@ -118,6 +119,7 @@ impl ServerBuilder {
             debounce: ServerBuilder::DEFAULT_DEBOUNCE,
             state: None,
             stateless_era: true,
+            versions: None,
             state_key: None,
             state_lifetime: mrtr::STATE_LIFETIME,
             single_use: None,
@@ -417,6 +419,33 @@ impl ServerBuilder {
         self
     }
 
+    /// The protocol revisions this server speaks, in place of every revision this SDK
+    /// speaks (the default). `initialize` answers a client with the revision it asked
+    /// for when it is one of these, and otherwise with the newest handshake revision
+    /// among them (the client then decides whether it can go on); with no handshake
+    /// revision among them `initialize` is refused with `-32022` listing them. The
+    /// stateless era is served only when 2026-07-28 is among them (and
+    /// [`stateless_era`](Self::stateless_era) is on). Revisions this SDK does not
+    /// speak are ignored.
+    ///
+    /// ```
+    /// use modelctx_server::Server;
+    /// use modelctx_types::ProtocolVersion;
+    ///
+    /// let server = Server::builder("settled", "1.0.0")
+    ///     .supported_versions([ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18])
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn supported_versions(
+        mut self,
+        versions: impl IntoIterator<Item = ProtocolVersion>,
+    ) -> Self {
+        self.versions = Some(versions.into_iter().collect());
+        self
+    }
+
     /// The key that seals the `requestState` of requests that ask the client for input
     /// in rounds (protocol 2026-07-28): every process serving one endpoint must use the
     /// same key, since a retry may reach any of them. Without it, each process draws a
@@ -625,7 +654,15 @@ impl ServerBuilder {
                 },
                 state: self.state,
                 page_size: self.page_size,
-                stateless_era: self.stateless_era,
+                stateless_era: self.stateless_era
+                    && self
+                        .versions
+                        .as_ref()
+                        .is_none_or(|v| v.contains(&ProtocolVersion::V2026_07_28)),
+                versions: self.versions.map(|mut v| {
+                    v.retain(ProtocolVersion::is_handshake);
+                    v
+                }),
                 state_key: self.state_key,
                 state_lifetime: self.state_lifetime,
                 single_use: self.single_use,

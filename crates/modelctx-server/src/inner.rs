@@ -15,7 +15,7 @@ use std::sync::{Arc, Weak};
 use futures::future::BoxFuture;
 use modelctx_session::tasks::TaskHost;
 use modelctx_session::{Peer, SessionConfig};
-use modelctx_types::{ErrorData, Implementation, RawValue, ServerCapabilities};
+use modelctx_types::{ErrorData, Implementation, ProtocolVersion, RawValue, ServerCapabilities};
 
 use crate::middleware;
 use crate::mrtr;
@@ -98,6 +98,9 @@ pub(crate) struct Inner {
     pub(crate) page_size: usize,
     /// Serves the stateless era (2026-07-28) beside the handshake era.
     pub(crate) stateless_era: bool,
+    /// The handshake revisions `initialize` negotiates, when the application named
+    /// them (`None`: every one this SDK speaks).
+    pub(crate) versions: Option<Vec<ProtocolVersion>>,
     /// Seals the `requestState` of multi round-trip requests (the process's key unless
     /// given).
     pub(crate) state_key: Option<mrtr::StateKey>,

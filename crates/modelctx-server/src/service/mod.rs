@@ -105,8 +105,18 @@ impl SessionService {
         }
     }
 
-    fn initialize(&self, params: InitializeRequestParams) -> InitializeResult {
-        let version = ProtocolVersion::negotiate(&params.protocol_version);
+    fn initialize(&self, params: InitializeRequestParams) -> Result<InitializeResult, ErrorData> {
+        let version = match &self.server.versions {
+            None => ProtocolVersion::negotiate(&params.protocol_version),
+            Some(versions) if versions.contains(&params.protocol_version) => {
+                params.protocol_version.clone()
+            }
+            // Listed newest first or not, the newest.
+            Some(versions) => match versions.iter().max_by(|a, b| a.as_str().cmp(b.as_str())) {
+                Some(newest) => newest.clone(),
+                None => return Err(unsupported(&params.protocol_version, &self.server)),
+            },
+        };
         let _ = self.state.info.set(params.client_info);
         let _ = self.state.capabilities.set(params.capabilities);
         let _ = self.state.protocol_version.set(version.clone());
@@ -116,7 +126,7 @@ impl SessionService {
             self.server.info.clone(),
         );
         result.instructions = self.server.instructions.clone();
-        result
+        Ok(result)
     }
 
     /// `logging/setLevel`: an unknown level is `-32602`; a known one becomes the
@@ -166,7 +176,7 @@ impl Service for SessionService {
         }
         if request.method == <InitializeRequest as RequestMethod>::METHOD {
             let result = parse_params::<InitializeRequestParams>(request.params.as_deref())
-                .map(|params| self.initialize(params))
+                .and_then(|params| self.initialize(params))
                 .and_then(|r| to_raw(&r).map_err(|e| ErrorData::internal_error(e.to_string())));
             // A shared session is stored before the answer goes out: the client's next
             // request may land on another process.
@@ -259,6 +269,18 @@ impl Service for SessionService {
             }
         })
     }
+}
+
+/// `-32022` for an `initialize` this server cannot answer: no handshake revision is
+/// among its supported versions (`data.supported` lists what it does serve).
+fn unsupported(requested: &ProtocolVersion, server: &Inner) -> ErrorData {
+    let supported = ProtocolVersion::STATELESS
+        .iter()
+        .filter(|_| server.stateless_era)
+        .map(|v| v.as_str().to_owned())
+        .collect();
+    modelctx_types::UnsupportedProtocolVersionError::new(None, supported, requested.as_str())
+        .to_error_data()
 }
 
 /// The server's own answer to `method`: its low-level handler, else the registries'
