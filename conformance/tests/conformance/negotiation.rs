@@ -7,8 +7,8 @@
 use modelctx::client::{ConnectMode, ListKind, ListUpdate};
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::types::{
-    ClientCapabilities, ErrorCode, ErrorData, ExperimentalCapabilities, ProtocolVersion,
-    ServerCapabilities,
+    CallToolRequest, ClientCapabilities, ErrorCode, ErrorData, ExperimentalCapabilities,
+    ProtocolVersion, ServerCapabilities,
 };
 use modelctx_conformance::{Connector, Recording, Test, conformance_test, record, within};
 use serde_json::{Value, json};
@@ -43,6 +43,10 @@ pub(crate) fn tests() -> Vec<Test> {
         conformance_test!(
             a_listened_change_brings_the_fresh_list_to_the_callback,
             ["client:listen:auto-refresh"]
+        ),
+        conformance_test!(
+            a_kept_discover_answer_that_went_stale_is_asked_again,
+            ["lifecycle:mode:prior-discover-stale-reprobe"]
         ),
     ]
 }
@@ -281,4 +285,76 @@ async fn a_listened_change_brings_the_fresh_list_to_the_callback(connector: Conn
         .filter(|r| r.message.message.method() == Some("tools/list"))
         .count();
     assert!(listed >= 2, "a listing per change: {listed}");
+}
+
+/// A server played by hand whose `tools/call` is refused with `-32022` the first time,
+/// and whose `server/discover` offers `offered`; later calls answer "fresh".
+async fn refusing_once(
+    connector: &Connector,
+    offered: &'static str,
+) -> modelctx::transport::BoxTransport {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    crate::support::scripted_server_with_errors(connector, move |method| match method {
+        "server/discover" => {
+            let mut found = crate::support::discovered("moved", json!({"tools": {}}));
+            found["supportedVersions"] = json!([offered]);
+            Ok(found)
+        }
+        "tools/call" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
+            Err(ErrorData::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version: 2026-07-28",
+            )
+            .with_data(json!({"supported": [offered], "requested": "2026-07-28"})))
+        }
+        "tools/call" => {
+            Ok(json!({"resultType": "complete", "content": [{"type": "text", "text": "fresh"}]}))
+        }
+        other => Err(ErrorData::method_not_found(other)),
+    })
+    .await
+}
+
+async fn a_kept_discover_answer_that_went_stale_is_asked_again(connector: Connector) {
+    let kept: modelctx::types::DiscoverResult =
+        serde_json::from_value(crate::support::discovered("moved", json!({"tools": {}}))).unwrap();
+    let prior = || client().mode(ConnectMode::Prior(Box::new(kept.clone())));
+    // The bare request: `call_tool` would list the tools too.
+    let call = || modelctx::types::CallToolRequestParams::new("work");
+
+    // The server still offers the era: the call is sent again and answered; the caller
+    // never sees the refusal.
+    let (transport, wire) = record(refusing_once(&connector, "2026-07-28").await);
+    let client = within("the client to connect", prior().connect(transport))
+        .await
+        .expect("no traffic to connect");
+    let result = within("the call", client.request::<CallToolRequest>(call()))
+        .await
+        .expect("the call is answered after the server is asked again");
+    assert_eq!(modelctx_test::text_of(&result), "fresh");
+    assert_eq!(
+        sent_methods(&wire),
+        ["tools/call", "server/discover", "tools/call"]
+    );
+
+    // It offers the era no longer: the error says what it offers now, not the stale
+    // refusal.
+    let (transport, wire) = record(refusing_once(&connector, "2025-11-25").await);
+    let client = within("the client to connect", prior().connect(transport))
+        .await
+        .expect("no traffic to connect");
+    let err = within("the call", client.request::<CallToolRequest>(call()))
+        .await
+        .expect_err("the server no longer serves the era");
+    assert!(
+        err.protocol_error().is_none(),
+        "not the stale -32022: {err:?}"
+    );
+    let said = err.to_string();
+    assert!(
+        said.contains("no longer serves protocol 2026-07-28"),
+        "{said}"
+    );
+    assert!(said.contains("now offers 2025-11-25"), "{said}");
+    assert_eq!(sent_methods(&wire), ["tools/call", "server/discover"]);
 }

@@ -220,7 +220,10 @@ pub enum ConnectMode {
     /// refused locally for a capability it might lack.
     Pin(ProtocolVersion),
     /// No probe and no handshake, with what an earlier `server/discover` answered (see
-    /// [`Client::discover_result`]): its capabilities, identity and instructions.
+    /// [`Client::discover_result`]): its capabilities, identity and instructions. When
+    /// the kept answer went stale (a request is refused with `-32022`), the client sends
+    /// `server/discover` again, and the request once more if the server still offers
+    /// 2026-07-28; otherwise the error says what it offers now.
     Prior(Box<DiscoverResult>),
 }
 

@@ -259,6 +259,28 @@ pub(crate) fn negotiated(found: &DiscoverResult) -> Result<InitializeResult, Ses
     Ok(init)
 }
 
+/// `server/discover` again after a `-32022` on a request of the era: `Ok` when the
+/// server still offers 2026-07-28, else an error that says what it offers now.
+async fn reprobe(client: &Client, envelope: &Meta) -> Result<(), SessionError> {
+    let version = ProtocolVersion::V2026_07_28;
+    let found = discover(client.peer(), envelope, None).await.map_err(|e| {
+        SessionError::refused(format!(
+            "the server refused protocol {version} (-32022), and server/discover, sent again, failed: {e}"
+        ))
+    })?;
+    if found
+        .supported_versions
+        .iter()
+        .any(|v| v == version.as_str())
+    {
+        return Ok(());
+    }
+    Err(SessionError::refused(format!(
+        "the server no longer serves protocol {version}: server/discover now offers {}; connect again to settle another era",
+        found.supported_versions.join(", ")
+    )))
+}
+
 /// Whether `error` is a `-32022` whose `data.supported` lists `version`.
 fn offers(error: &SessionError, version: &str) -> bool {
     error.protocol_error().is_some_and(|e| {
@@ -330,6 +352,7 @@ async fn run<M: RequestMethod>(
     }
     let mut options = Some(options);
     let mut relisted = false;
+    let mut reprobed = false;
     let mut round = 0;
     while round <= MAX_ROUNDS {
         // The caller's options (progress, timeout) go with the first attempt; retries
@@ -361,6 +384,21 @@ async fn run<M: RequestMethod>(
                     .cache
                     .invalidate("notifications/tools/list_changed", None);
                 relist_tools(client, &envelope).await?;
+                continue;
+            }
+            // The era this connection assumed (a kept discover answer, a pinned
+            // revision, or what it learnt at connect) no longer holds: ask the server
+            // what it speaks now, and send the request once more when it still
+            // offers the era.
+            Err(e)
+                if M::METHOD != "server/discover"
+                    && !reprobed
+                    && e.protocol_error().is_some_and(|e| {
+                        e.code == modelctx_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+                    }) =>
+            {
+                reprobed = true;
+                reprobe(client, &envelope).await?;
                 continue;
             }
             Err(e) => {
