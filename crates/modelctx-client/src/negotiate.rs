@@ -48,7 +48,8 @@ use modelctx_types::{
 };
 use serde_json::Value;
 
-use crate::{ConnectMode, stateless};
+use crate::mode::ConnectMode;
+use crate::stateless;
 
 /// How long auto mode gives a silent server before it sends `initialize` beside its
 /// `server/discover` probe.
