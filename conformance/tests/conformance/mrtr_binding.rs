@@ -8,18 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use modelctx::client::{Client, ConnectMode, Round};
-use modelctx::http::{
-    StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
-};
+use modelctx::client::{ConnectMode, Round};
 use modelctx::session::SessionError;
 use modelctx::types::{CallToolResult, ErrorCode, ErrorData};
-use modelctx_conformance::{Connector, Test, TransportKind, conformance_test, within};
-use modelctx_test::task_isolation::as_user;
+use modelctx_conformance::{Connector, Test, TransportKind, conformance_test};
 use serde_json::json;
 
 use crate::mrtr::{ada, asking_builder, first_round, grace, round};
-use crate::support::connect;
+use crate::support::{connect, connect_as, serve_as_users};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![conformance_test!(
@@ -100,37 +96,14 @@ async fn a_state_is_good_for_its_request_its_lifetime_and_its_caller(connector: 
         return;
     }
     let mut endpoint = connector.http_endpoint().await;
-    let url = format!("{}/mcp", endpoint.origin());
     let runs = Arc::new(AtomicUsize::new(0));
     let server = asking_builder(runs.clone())
         .request_state_key([7; 32])
         .build();
-    endpoint
-        .serve(StreamableHttpServerConfig::default(), move |config| {
-            let server = server.clone();
-            let service = StreamableHttpService::with_config(config, move |transport| {
-                server.serve(transport);
-            });
-            let router = service.router().layer(axum::middleware::from_fn(as_user));
-            axum::Router::new().nest_service("/mcp", router)
-        })
-        .await;
-    let connect_as = |user: &'static str| {
-        let url = url.clone();
-        async move {
-            let transport = StreamableHttpClientTransport::builder(&url)
-                .header(
-                    http::HeaderName::from_static("x-user"),
-                    http::HeaderValue::from_static(user),
-                )
-                .build()
-                .unwrap();
-            let client = ada().mode(ConnectMode::Discover).connect(transport);
-            within("connecting", client).await.unwrap()
-        }
-    };
-    let alice: Client = connect_as("alice").await;
-    let bob: Client = connect_as("bob").await;
+    let url = serve_as_users(&mut endpoint, vec![server]).await;
+    let caller = || ada().mode(ConnectMode::Discover);
+    let alice = connect_as(&url, "alice", caller()).await;
+    let bob = connect_as(&url, "bob", caller()).await;
     let (mut params, asked, key) = first_round(&alice).await;
     params.request_state = asked.request_state;
     params.input_responses = Some([(key, grace())].into_iter().collect());

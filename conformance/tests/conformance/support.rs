@@ -548,3 +548,43 @@ pub(crate) async fn raw_server(connector: &Connector, script: Script) -> BoxTran
         })
         .await
 }
+
+/// Serves `servers` at `endpoint`'s `/mcp` (the next of them for each instance) behind
+/// a stand-in for an authentication layer: the `x-user` header names the caller
+/// ([`modelctx_test::task_isolation::as_user`]). Returns the endpoint's URL.
+pub(crate) async fn serve_as_users(
+    endpoint: &mut modelctx_conformance::HttpEndpoint,
+    servers: Vec<Server>,
+) -> String {
+    use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
+    let url = format!("{}/mcp", endpoint.origin());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    endpoint
+        .serve(StreamableHttpServerConfig::default(), move |config| {
+            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let server = servers[at % servers.len()].clone();
+            let service = StreamableHttpService::with_config(config, move |transport| {
+                server.serve(transport);
+            });
+            let router = service.router().layer(axum::middleware::from_fn(
+                modelctx_test::task_isolation::as_user,
+            ));
+            axum::Router::new().nest_service("/mcp", router)
+        })
+        .await;
+    url
+}
+
+/// Connects `client` to `url` (served by [`serve_as_users`]) as `user`.
+pub(crate) async fn connect_as(url: &str, user: &'static str, client: ClientBuilder) -> Client {
+    let transport = modelctx::http::StreamableHttpClientTransport::builder(url)
+        .header(
+            http::HeaderName::from_static("x-user"),
+            http::HeaderValue::from_static(user),
+        )
+        .build()
+        .unwrap();
+    within("connecting", client.connect(transport))
+        .await
+        .unwrap()
+}

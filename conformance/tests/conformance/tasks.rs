@@ -10,9 +10,6 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use modelctx::client::{CallbackContext, FormAnswer, FormContent, SamplingSupport};
-use modelctx::http::{
-    StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
-};
 use modelctx::server::{Context, NoArgs, Server, TaskConfig, TaskStore, ToolDef};
 use modelctx::session::RequestOptions;
 use modelctx::session::tasks::TaskHandle;
@@ -23,11 +20,10 @@ use modelctx::types::{
     Task, TaskMetadata, TaskStatus, TaskStatusNotification, TaskSupport,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
-use modelctx_test::task_isolation::as_user;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use crate::support::{Pair, client, connect, work_tool};
+use crate::support::{Pair, client, connect, connect_as, serve_as_users, work_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -852,7 +848,6 @@ async fn the_server_runs_a_sampling_task_on_the_client(connector: Connector) {
 async fn tasks_belong_to_the_caller_that_created_them(connect: Connector) {
     let gate = Gate::new();
     let mut endpoint = connect.http_endpoint().await;
-    let url = format!("{}/mcp", endpoint.origin());
     // One server per instance; on the shared leg each keeps its tasks in the trial's
     // Redis, as two processes would.
     let mut servers = Vec::new();
@@ -873,32 +868,8 @@ async fn tasks_belong_to_the_caller_that_created_them(connect: Connector) {
         let tools = vec![gated("slow", &gate, TaskSupport::Optional)];
         servers.push(tasks_server_on(tools, store));
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    endpoint
-        .serve(StreamableHttpServerConfig::default(), move |config| {
-            let server = servers[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)].clone();
-            let service = StreamableHttpService::with_config(config, move |transport| {
-                server.serve(transport);
-            });
-            let router = service.router().layer(axum::middleware::from_fn(as_user));
-            axum::Router::new().nest_service("/mcp", router)
-        })
-        .await;
-    let connect_as = |user: &'static str| {
-        let url = url.clone();
-        async move {
-            let transport = StreamableHttpClientTransport::builder(&url)
-                .header(
-                    http::HeaderName::from_static("x-user"),
-                    http::HeaderValue::from_static(user),
-                )
-                .build()
-                .unwrap();
-            within("connecting", client().connect(transport))
-                .await
-                .unwrap()
-        }
-    };
+    let url = serve_as_users(&mut endpoint, servers).await;
+    let connect_as = |user: &'static str| connect_as(&url, user, client());
     let alice = connect_as("alice").await;
     let bob = connect_as("bob").await;
     let handle = alice
