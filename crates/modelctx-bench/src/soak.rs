@@ -29,7 +29,7 @@
 //! allocations would show in the live heap), and the live heap back to the
 //! baseline's, within [`HEAP_TOLERANCE`] in bytes and [`BLOCK_TOLERANCE`] in blocks:
 //! every table that held the round's sessions, streams and requests gives its room
-//! back as it drains (`modelctx_transport::table`), so what a round leaves is what
+//! back as it drains (`modelctx_store::table`), so what a round leaves is what
 //! it leaked (a left-over object per session is some 10,000 blocks; a table kept at
 //! its peak, 0.4–1.6 MB). The resident set (with every session open, and after the
 //! round, plus whatever more live heap the round's sessions held) must stop rising:

@@ -47,7 +47,7 @@ use std::sync::{Arc, RwLock};
 
 use futures::future::BoxFuture;
 use modelctx_transport::{
-    DirectReceiver, DirectSlot, Holding, MessageSink, MessageStream, Transport, TransportError,
+    DirectReceiver, DirectSlot, MessageSink, MessageStream, Transport, TransportError,
     TransportMessage,
 };
 use tokio::sync::mpsc;
@@ -187,25 +187,20 @@ impl MessageSink for MemorySink {
 pub struct MemoryStream {
     rx: mpsc::Receiver<TransportMessage>,
     direct: Arc<DirectSlot>,
-    holding: Holding,
 }
 
 impl MemoryStream {
     fn new(rx: mpsc::Receiver<TransportMessage>, direct: Arc<DirectSlot>) -> Self {
-        Self {
-            rx,
-            direct,
-            holding: Holding::default(),
-        }
+        Self { rx, direct }
     }
 }
 
 impl MessageStream for MemoryStream {
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {
-        self.holding.next(&self.direct);
+        self.direct.next();
         Box::pin(async move {
             let message = self.rx.recv().await?;
-            self.holding.took();
+            self.direct.took();
             Some(Ok(message))
         })
     }

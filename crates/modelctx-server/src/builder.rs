@@ -12,7 +12,7 @@ use std::time::Duration;
 use modelctx_session::announce::AnnouncementBus;
 use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskHost, TaskStore};
 use modelctx_session::{Peer, SessionConfig, parse_params};
-use modelctx_transport::SingleUseIds;
+use modelctx_store::SingleUseIds;
 use modelctx_types::{
     ErrorData, Implementation, NotificationMethod, ProtocolVersion, RawValue, RequestMethod,
     ServerCapabilities, to_raw,
@@ -73,7 +73,7 @@ pub struct ServerBuilder {
     versions: Option<Vec<ProtocolVersion>>,
     state_key: Option<mrtr::StateKey>,
     state_lifetime: std::time::Duration,
-    single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
+    single_use: Option<Arc<dyn modelctx_store::SingleUseIds>>,
     cache_hints: stateless::CacheHints,
     max_subscriptions: Option<usize>,
     tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
@@ -760,7 +760,7 @@ impl ServerBuilder {
     /// For rounds whose retry has effects (an approval, a payment), which a replayed
     /// state would otherwise repeat for the state's whole lifetime ([`request_state_lifetime`](Self::request_state_lifetime)).
     ///
-    /// [`InMemorySingleUseIds`](modelctx_transport::InMemorySingleUseIds) remembers the
+    /// [`InMemorySingleUseIds`](modelctx_store::InMemorySingleUseIds) remembers the
     /// states of one process; with several processes behind one endpoint (and the same
     /// [`request_state_key`](Self::request_state_key)), give each the same shared store
     /// (`modelctx_redis::SingleUseIds`), so a state used at one is refused at

@@ -107,7 +107,7 @@ pub(crate) struct Inner {
     /// How long a sealed `requestState` stays valid.
     pub(crate) state_lifetime: std::time::Duration,
     /// Where the ids of single-use rounds are remembered, when rounds are single-use.
-    pub(crate) single_use: Option<Arc<dyn modelctx_transport::SingleUseIds>>,
+    pub(crate) single_use: Option<Arc<dyn modelctx_store::SingleUseIds>>,
     /// The caching hints of cacheable results in the 2026-07-28 era.
     pub(crate) cache_hints: stateless::CacheHints,
     /// The envelopes of 2026-07-28 requests read so far, shared by requests that carry

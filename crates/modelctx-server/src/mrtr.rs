@@ -59,7 +59,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, Mac};
-use modelctx_transport::SingleUseIds;
+use modelctx_store::SingleUseIds;
 use modelctx_types::{
     ErrorCode, ErrorData, InputRequest, InputRequests, InputRequiredResult, RawValue, to_raw,
 };

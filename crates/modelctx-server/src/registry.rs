@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use modelctx_session::announce::{Announcement, AnnouncementBus, AnnouncementReceiver};
-use modelctx_transport::table::shrink_drained;
+use modelctx_store::table::shrink_drained;
 use modelctx_types::{
     Cursor, ErrorData, PromptListChangedNotification, ResourceListChangedNotification,
     ResourceUpdatedNotification, ResourceUpdatedNotificationParams, SubscriptionFilter, Tool,

@@ -1,7 +1,7 @@
 //! Which requests of a shared session may run again in another process, when the one
 //! running them stopped before answering (see [`SharedSession::on_rerun`]).
 //!
-//! [`SharedSession::on_rerun`]: modelctx_transport::SharedSession::on_rerun
+//! [`SharedSession::on_rerun`]: modelctx_store::SharedSession::on_rerun
 //!
 //! Yes for a `tools/call` (not task-augmented) of a tool annotated `readOnlyHint` or
 //! `idempotentHint`, and for the built-in reads and idempotent settings; no for a method

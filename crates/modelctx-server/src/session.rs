@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::future::BoxFuture;
 use modelctx_session::{CancellationToken, Peer, SessionError};
-use modelctx_transport::{SessionSnapshot, SharedSession};
+use modelctx_store::{SessionSnapshot, SharedSession};
 use modelctx_types::{
     ClientCapabilities, ErrorData, Implementation, LoggingLevel, NotificationMethod,
     ProtocolVersion, RequestMethod,

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx_memory::MockPeer;
 use modelctx_server::{Context, Server, ServerSession, ToolDef};
-use modelctx_transport::{InMemorySingleUseIds, SingleUseIds};
+use modelctx_store::{InMemorySingleUseIds, SingleUseIds};
 use modelctx_types::{CallToolResult, ErrorCode, RequestId, RequestedSchema, Tool};
 use serde_json::{Value, json};
 

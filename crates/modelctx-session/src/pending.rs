@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use modelctx_transport::table::shrink_drained;
+use modelctx_store::table::shrink_drained;
 use modelctx_types::{ProgressToken, RequestId};
 use tokio::time::Instant;
 

@@ -659,7 +659,7 @@ impl Core {
             {
                 let mut inflight = shared.inflight.lock().unwrap_or_else(|p| p.into_inner());
                 inflight.remove(&id);
-                modelctx_transport::table::shrink_drained(&mut *inflight);
+                modelctx_store::table::shrink_drained(&mut *inflight);
             }
             if let Some(over) = over {
                 // The request has ended: what its handler's leftovers would still send

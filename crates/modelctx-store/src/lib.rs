@@ -10,6 +10,7 @@
 //! | [`RunStore`]: requests running on shared sessions' streams, taken over when their process stops | modelctx-http's server, through [`EventStore::runs`] | — |
 //! | [`TaskStore`]: tasks, their status and results | modelctx-session's task host | [`InMemoryTaskStore`] |
 //! | [`AnnouncementBus`]: list changes and resource updates raised in one process | modelctx-server | — (nothing is published) |
+//! | [`SharedSession`]: one 2025-era session's state, as the server role saves and restores it | modelctx-http's server, for modelctx-server | — |
 //! | [`SingleUseIds`]: single-use rounds of multi round-trip requests | modelctx-server | [`InMemorySingleUseIds`] |
 //! | [`SingleUseStore`]: `jti`s of OAuth assertions and DPoP proofs | modelctx-oauth | every `AuthorizationStore` (feature `authorization`) |
 //! | `AuthorizationStore` (feature `authorization`): clients and grants | modelctx-oauth's authorization server | `InMemoryStore` |
@@ -32,6 +33,7 @@ mod authorization;
 mod events;
 mod registry;
 mod runs;
+mod shared;
 mod single_use;
 mod snapshot;
 #[doc(hidden)]
@@ -44,6 +46,7 @@ pub use authorization::{AuthorizationStore, Grant, GrantKind, InMemoryStore, Reg
 pub use events::{EventId, EventStore, InMemoryEventStore, InvalidEventId, Replay};
 pub use registry::{Lookup, RegistryError, Relayed, RelayedKind, SessionRegistry, StreamHold};
 pub use runs::{RunState, RunStore, TakenRun};
+pub use shared::{ApplySnapshot, RerunCheck, SharedSession};
 pub use single_use::{
     InMemorySingleUseIds, SingleUseError, SingleUseIds, SingleUseStore, StoreError,
 };

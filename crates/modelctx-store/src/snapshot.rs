@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 /// `notifications/initialized` arrived, and what it asked of the server since (its
 /// log level, its resource subscriptions).
 ///
-/// A server role exports it through modelctx-transport's `SharedSession::save` after
+/// A server role exports it through [`SharedSession::save`](crate::SharedSession::save) after
 /// `initialize` and after each change; a process that takes over the session starts
-/// from it (`SharedSession::restored`) without a handshake. The transport records
+/// from it ([`SharedSession::restored`](crate::SharedSession::restored)) without a handshake. The transport records
 /// `initialized` when the client's note reaches it, and keeps it in every later save.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -2,6 +2,7 @@
 //! peer: a user at an authorization server, say.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Weak};
 
 use modelctx_types::RequestId;
@@ -16,7 +17,7 @@ pub trait RequestClocks: Send + Sync + 'static {
     fn resume(&self, id: &RequestId);
 }
 
-/// One request's timeout, for a transport to [`hold`](Self::hold) while the request
+/// One request's timeout, for a transport to [`pause`](Self::paused) while the request
 /// waits on something other than the peer. Holds nothing once the session is gone.
 #[derive(Clone)]
 pub struct RequestClock {
@@ -58,29 +59,30 @@ impl RequestClock {
         &self.id
     }
 
-    /// Stops the request's timeout until the returned guard is dropped.
-    pub fn hold(&self) -> ClockHold {
-        if let Some(clocks) = self.clocks.upgrade() {
-            clocks.pause(&self.id);
-        }
-        ClockHold {
-            clock: self.clone(),
-        }
+    /// Runs `work` with the request's timeout stopped: it restarts, with what was left,
+    /// when `work` finishes or is dropped.
+    pub async fn paused<F: Future>(&self, work: F) -> F::Output {
+        let _held = Held::new(self);
+        work.await
     }
 }
 
-/// Keeps a request's timeout stopped; dropping it restarts the timeout with what was
-/// left.
-#[derive(Debug)]
-#[must_use = "the timeout restarts when the hold is dropped"]
-pub struct ClockHold {
-    clock: RequestClock,
+/// Keeps a request's timeout stopped until dropped.
+struct Held<'a>(&'a RequestClock);
+
+impl<'a> Held<'a> {
+    fn new(clock: &'a RequestClock) -> Self {
+        if let Some(clocks) = clock.clocks.upgrade() {
+            clocks.pause(&clock.id);
+        }
+        Self(clock)
+    }
 }
 
-impl Drop for ClockHold {
+impl Drop for Held<'_> {
     fn drop(&mut self) {
-        if let Some(clocks) = self.clock.clocks.upgrade() {
-            clocks.resume(&self.clock.id);
+        if let Some(clocks) = self.0.clocks.upgrade() {
+            clocks.resume(&self.0.id);
         }
     }
 }

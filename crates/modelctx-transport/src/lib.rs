@@ -65,17 +65,16 @@ mod error;
 mod extensions;
 mod reconnect;
 mod replay;
-mod shared;
 
 use std::cell::Cell;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 use futures::future::BoxFuture;
 use modelctx_types::{JsonRpcMessage, RequestId};
 
-pub use clock::{ClockHold, RequestClock, RequestClocks};
+pub use clock::{RequestClock, RequestClocks};
 pub use error::{TransportError, TransportErrorKind};
 pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
 pub use reconnect::{
@@ -83,11 +82,6 @@ pub use reconnect::{
 };
 #[doc(hidden)]
 pub use replay::SessionReplay;
-// Their home is modelctx-store, with the other seams a multi-process deployment implements.
-#[doc(hidden)]
-pub use modelctx_store::table;
-pub use modelctx_store::{InMemorySingleUseIds, SessionSnapshot, SingleUseError, SingleUseIds};
-pub use shared::{ApplySnapshot, RerunCheck, SharedSession};
 
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a
@@ -249,7 +243,7 @@ pub trait MessageStream: Send + 'static {
     /// Offers the session's [`RequestClocks`]: a transport whose sending of a request
     /// may wait on something other than the peer (the HTTP client's auth hook, while
     /// the user authorizes) holds that request's timeout meanwhile
-    /// ([`RequestClock::hold`]). Keep only a [`Weak`] reference (the clocks belong to
+    /// ([`RequestClock::paused`]). Keep only a [`Weak`] reference (the clocks belong to
     /// the session, which holds the sink). The default ignores the offer.
     fn offer_clocks(&mut self, clocks: Arc<dyn RequestClocks>) {
         let _ = clocks;
@@ -291,13 +285,16 @@ thread_local! {
 /// The ordering rule lives here: a message is delivered directly only while that count
 /// is zero, so it never overtakes one sent before it. The transport calls
 /// [`queue`](Self::queue) before it queues a message (and [`unqueue`](Self::unqueue) if
-/// queueing failed), and its stream calls [`handled`](Self::handled) when the receiver
-/// asks for the next message after taking one (the receiver handles a message until it
-/// asks again) — [`Holding`] does that bookkeeping for a stream.
+/// queueing failed). Its stream calls [`next`](Self::next) at the start of every `recv`
+/// and [`took`](Self::took) when `recv` yields a queued message: the receiver handles a
+/// message it took until it asks for the next one.
 #[derive(Default)]
 pub struct DirectSlot {
     receiver: OnceLock<Weak<dyn DirectReceiver>>,
     queued: AtomicUsize,
+    /// Whether the receiver holds a queued message it took (only its stream's task
+    /// touches it).
+    holding: AtomicBool,
 }
 
 impl fmt::Debug for DirectSlot {
@@ -345,29 +342,17 @@ impl DirectSlot {
         self.queued.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// The receiver has handled a queued message it took.
-    pub fn handled(&self) {
-        self.queued.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// A stream's half of [`DirectSlot`] bookkeeping: whether the receiver holds a message
-/// it took from the queue. Call [`next`](Self::next) at the start of every `recv` and
-/// [`took`](Self::took) when `recv` yields a queued message.
-#[derive(Debug, Default)]
-pub struct Holding(bool);
-
-impl Holding {
-    /// The receiver asks for the next message: the one it held is handled.
-    pub fn next(&mut self, slot: &DirectSlot) {
-        if std::mem::take(&mut self.0) {
-            slot.handled();
+    /// The receiver asks for the next message: the queued one it took, if any, is
+    /// handled.
+    pub fn next(&self) {
+        if self.holding.swap(false, Ordering::Relaxed) {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
     /// `recv` yields a queued message.
-    pub fn took(&mut self) {
-        self.0 = true;
+    pub fn took(&self) {
+        self.holding.store(true, Ordering::Relaxed);
     }
 }
 
@@ -484,7 +469,7 @@ pub trait Transport: Send + 'static {
     /// The session's state shared with other processes, when the transport keeps it
     /// beyond this one (streamable HTTP with a shared session registry): the server
     /// role then starts from the stored state and saves its changes. Default `None`.
-    fn shared_session(&self) -> Option<Arc<dyn SharedSession>> {
+    fn shared_session(&self) -> Option<Arc<dyn modelctx_store::SharedSession>> {
         None
     }
 

@@ -73,6 +73,9 @@ pub use modelctx_types as types;
 #[doc(inline)]
 pub use modelctx_transport as transport;
 
+#[doc(inline)]
+pub use modelctx_store as store;
+
 #[cfg(feature = "session")]
 #[doc(inline)]
 pub use modelctx_session as session;

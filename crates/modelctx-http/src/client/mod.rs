@@ -56,7 +56,7 @@ pub trait AuthHook: Send + Sync + 'static {
 
     /// [`on_rejected`](Self::on_rejected) for a request whose timeout is `clock`: a
     /// hook that waits on the user (an authorization in a browser) holds the clock
-    /// meanwhile ([`RequestClock::hold`](modelctx_transport::RequestClock::hold)), so
+    /// meanwhile ([`RequestClock::paused`](modelctx_transport::RequestClock::paused)), so
     /// the user's time does not count against the request, and the request resumes with
     /// the budget it had left; its own HTTP calls still count. The transport calls this
     /// one; the default ignores the clock.

@@ -140,7 +140,7 @@ impl StreamableHttpService {
         let sessions: Vec<_> = {
             let mut sessions = self.inner.lock_sessions();
             let ended = sessions.drain().map(|(_, s)| s).collect();
-            modelctx_transport::table::shrink_drained(&mut *sessions);
+            modelctx_store::table::shrink_drained(&mut *sessions);
             ended
         };
         for s in sessions {

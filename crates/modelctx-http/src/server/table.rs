@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
-use modelctx_transport::{Extensions, Principal, SessionSnapshot};
+use modelctx_store::SessionSnapshot;
+use modelctx_transport::{Extensions, Principal};
 use tokio::time::Instant;
 
 use super::admission::{RateLimiter, Reservation};
@@ -121,7 +122,7 @@ impl Inner {
                 if let Some(inner) = weak.upgrade() {
                     let mut sessions = inner.lock_sessions();
                     sessions.remove(id);
-                    modelctx_transport::table::shrink_drained(&mut *sessions);
+                    modelctx_store::table::shrink_drained(&mut *sessions);
                 }
             }) as OnEnd
         });
@@ -225,7 +226,7 @@ impl Inner {
         let pending: Vec<_> = {
             let mut handshaking = self.handshaking.lock().unwrap_or_else(|p| p.into_inner());
             let pending = handshaking.drain().map(|(_, s)| s).collect();
-            modelctx_transport::table::shrink_drained(&mut *handshaking);
+            modelctx_store::table::shrink_drained(&mut *handshaking);
             pending
         };
         for session in pending.iter().filter_map(Weak::upgrade) {
@@ -258,7 +259,7 @@ impl Inner {
             {
                 let mut handshaking = inner.handshaking.lock().unwrap_or_else(|p| p.into_inner());
                 handshaking.remove(&session.id);
-                modelctx_transport::table::shrink_drained(&mut *handshaking);
+                modelctx_store::table::shrink_drained(&mut *handshaking);
             }
             if !ok {
                 drop(reservation);

@@ -667,14 +667,12 @@ impl Inner {
         }
         let issuer = meta.issuer.clone();
         let iss_required = meta.authorization_response_iss_parameter_supported == Some(true);
-        let response = {
-            // The user's time at the authorization server is not the challenged
-            // request's: its timeout waits (this flow's own HTTP calls still count).
-            let _held = st
-                .user_clock
-                .as_ref()
-                .map(modelctx_transport::RequestClock::hold);
-            handler.authorize(url.as_str()).await?
+        // The user's time at the authorization server is not the challenged request's:
+        // its timeout waits (this flow's own HTTP calls still count).
+        let authorizing = handler.authorize(url.as_str());
+        let response = match &st.user_clock {
+            Some(clock) => clock.paused(authorizing).await?,
+            None => authorizing.await?,
         };
         let code = check_response(&response, &state, &issuer, iss_required)?;
         let form = vec![

@@ -18,7 +18,7 @@ use modelctx::server::Elicited;
 use modelctx::server::{Server, TaskConfig, ToolDef};
 use modelctx::session::Peer;
 use modelctx::session::announce::AnnouncementBus;
-use modelctx::transport::SessionSnapshot;
+use modelctx::store::SessionSnapshot;
 use modelctx::types::{
     ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
     NotificationMethod, ProtocolVersion, RequestMethod, RequestedSchema, SetLevelRequest,

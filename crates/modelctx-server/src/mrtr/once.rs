@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use modelctx_transport::SingleUseIds;
+use modelctx_store::SingleUseIds;
 use modelctx_types::ErrorData;
 
 use super::{OnceId, Round};

@@ -3,8 +3,8 @@
 //!
 //! Request clocks: the session offers its transport its `RequestClocks`
 //! (`MessageStream::offer_clocks`, kept weakly). A transport that waits on something other
-//! than the peer for one request holds that request's timeout (`RequestClock::hold`, a
-//! guard): the pending entry puts its deadline aside with the budget left and gets it back
+//! than the peer for one request holds that request's timeout (`RequestClock::paused`):
+//! the pending entry puts its deadline aside with the budget left and gets it back
 //! on release. The HTTP client hands the clock to its auth hook, and `modelctx-oauth` holds
 //! it only while the user is at the authorization server. A stream that wraps another must
 //! forward the offer.

@@ -214,7 +214,7 @@ impl TaskHost {
     fn forget_live(&self, id: &str) {
         let mut live = self.lock_live();
         live.remove(id);
-        modelctx_transport::table::shrink_drained(&mut *live);
+        modelctx_store::table::shrink_drained(&mut *live);
     }
 
     fn live(&self, id: &str) -> Option<Arc<Live>> {

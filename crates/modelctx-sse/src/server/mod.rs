@@ -125,7 +125,7 @@ impl SseService {
         let sessions: Vec<_> = {
             let mut sessions = self.inner.lock_sessions();
             let ended = sessions.drain().map(|(_, s)| s).collect();
-            modelctx_transport::table::shrink_drained(&mut *sessions);
+            modelctx_store::table::shrink_drained(&mut *sessions);
             ended
         };
         for s in sessions {
@@ -180,7 +180,7 @@ impl Inner {
     pub(crate) fn forget(&self, id: &str) {
         let mut sessions = self.lock_sessions();
         sessions.remove(id);
-        modelctx_transport::table::shrink_drained(&mut *sessions);
+        modelctx_store::table::shrink_drained(&mut *sessions);
     }
 
     pub(crate) fn report(&self, status: StatusCode, reason: String) {

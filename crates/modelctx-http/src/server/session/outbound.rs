@@ -289,12 +289,12 @@ impl SessionState {
                     if let Some(stream) = routes.streams.remove(&stream_id) {
                         self.end_run(stream_id, &stream);
                     }
-                    modelctx_transport::table::shrink_drained(&mut routes.streams);
+                    modelctx_store::table::shrink_drained(&mut routes.streams);
                 }
             }
             None => return false,
         }
-        modelctx_transport::table::shrink_drained(&mut routes.requests);
+        modelctx_store::table::shrink_drained(&mut routes.requests);
         if !self.stateful && routes.requests.is_empty() && !self.reusable.load(Ordering::Acquire) {
             // A stateless session serves one POST: it is done.
             self.finish_inbound();

@@ -59,7 +59,7 @@ async fn the_routes_give_their_room_back_as_requests_end() {
     for id in 1..=2_000 {
         sink.send(answer(id)).await.unwrap();
     }
-    let kept = modelctx_transport::table::KEPT_CAPACITY;
+    let kept = modelctx_store::table::KEPT_CAPACITY;
     assert!(room().0 <= kept && room().1 <= kept, "{:?}", room());
 }
 

@@ -5,9 +5,9 @@ use std::fmt;
 use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
+use modelctx_store::SharedSession;
 use modelctx_transport::{
-    DirectReceiver, Holding, MessageSink, MessageStream, SharedSession, Transport, TransportError,
-    TransportMessage,
+    DirectReceiver, MessageSink, MessageStream, Transport, TransportError, TransportMessage,
 };
 use modelctx_types::RequestId;
 use tokio::sync::mpsc;
@@ -131,7 +131,6 @@ impl Transport for HttpServerTransport {
                 closed: self.state.closed.clone(),
                 state: self.state.clone(),
                 taken: None,
-                holding: Holding::default(),
             },
         )
     }
@@ -203,7 +202,6 @@ pub struct HttpServerStream {
     /// The answer stream of the previous message, released when the runtime asks for
     /// the next one.
     taken: Option<u64>,
-    holding: Holding,
 }
 
 impl fmt::Debug for HttpServerStream {
@@ -217,7 +215,7 @@ impl MessageStream for HttpServerStream {
         if let Some(stream) = self.taken.take() {
             self.state.release(stream);
         }
-        self.holding.next(&self.state.direct);
+        self.state.direct.next();
         Box::pin(async move {
             let inbound = tokio::select! {
                 biased;
@@ -225,7 +223,7 @@ impl MessageStream for HttpServerStream {
                 () = self.closed.cancelled() => return None,
             };
             self.taken = inbound.taken;
-            self.holding.took();
+            self.state.direct.took();
             Some(inbound.message)
         })
     }

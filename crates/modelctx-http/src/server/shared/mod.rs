@@ -59,7 +59,7 @@ use std::time::Duration;
 
 use axum::response::Response;
 use http::StatusCode;
-use modelctx_transport::SessionSnapshot;
+use modelctx_store::SessionSnapshot;
 use tokio::sync::{OnceCell, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 

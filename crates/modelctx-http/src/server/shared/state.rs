@@ -8,9 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use modelctx_transport::{
-    ApplySnapshot, RerunCheck, SessionSnapshot, SharedSession, TransportError,
-};
+use modelctx_store::{ApplySnapshot, RerunCheck, SessionSnapshot, SharedSession};
 use modelctx_types::JsonRpcMessage;
 
 use crate::server::event_store::EventId;
@@ -297,13 +295,13 @@ impl SharedSession for SharedState {
         self.restored.clone()
     }
 
-    fn save(&self, snapshot: SessionSnapshot) -> BoxFuture<'static, Result<(), TransportError>> {
+    fn save(&self, snapshot: SessionSnapshot) -> BoxFuture<'static, Result<(), RegistryError>> {
         let storing = self.store(snapshot);
         Box::pin(async move {
             match storing.await {
                 Ok(Some(_)) => Ok(()),
-                Ok(None) => Err(TransportError::closed()),
-                Err(e) => Err(TransportError::other(e.to_string())),
+                Ok(None) => Err(RegistryError::new("the session is gone")),
+                Err(e) => Err(e),
             }
         })
     }

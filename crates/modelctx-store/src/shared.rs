@@ -1,8 +1,7 @@
 //! Sessions shared by several server processes: how a server role exports its
-//! per-session state ([`SessionSnapshot`], whose home is modelctx-store) to the
-//! transport and imports it from it.
+//! per-session state ([`SessionSnapshot`]) to the transport and imports it from it.
 //!
-//! `Transport::shared_session` (default `None`) is the seam between a transport that keeps
+//! modelctx-transport's `Transport::shared_session` (default `None`) is the seam between a transport that keeps
 //! sessions beyond one process (streamable HTTP with a session registry) and the server
 //! role: a [`SharedSession`] hands the role the state to continue from (`restored`), takes
 //! its changes (`save`, awaited by the role before it answers the request that made the
@@ -13,7 +12,7 @@
 use futures::future::BoxFuture;
 use modelctx_types::JsonRpcRequest;
 
-use crate::{SessionSnapshot, TransportError};
+use crate::{RegistryError, SessionSnapshot};
 
 /// Applies a [`SessionSnapshot`] changed by another process to the local session.
 pub type ApplySnapshot = Box<dyn Fn(SessionSnapshot) + Send + Sync>;
@@ -23,7 +22,7 @@ pub type ApplySnapshot = Box<dyn Fn(SessionSnapshot) + Send + Sync>;
 pub type RerunCheck = Box<dyn Fn(&JsonRpcRequest) -> bool + Send + Sync>;
 
 /// A session whose state lives beyond this process, as a transport offers it
-/// ([`Transport::shared_session`](crate::Transport::shared_session)): streamable HTTP
+/// (modelctx-transport's `Transport::shared_session`): streamable HTTP
 /// with a shared session registry, where each request may land on another process.
 ///
 /// The server role is the only user: it starts from [`restored`](Self::restored),
@@ -40,8 +39,9 @@ pub trait SharedSession: Send + Sync {
     fn restored(&self) -> Option<SessionSnapshot>;
 
     /// Stores the session's state. An error means other processes will not see it (the
-    /// request that changed it should fail).
-    fn save(&self, snapshot: SessionSnapshot) -> BoxFuture<'static, Result<(), TransportError>>;
+    /// request that changed it should fail), because the registry failed or the session
+    /// is gone from it.
+    fn save(&self, snapshot: SessionSnapshot) -> BoxFuture<'static, Result<(), RegistryError>>;
 
     /// How to apply state another process saved: the transport calls it before it
     /// hands on the first message after it learned of the change.
