@@ -873,7 +873,7 @@ async fn case_16_responses_for_unknown_ids_are_ignored() {
 /// `error` is no response: case 6 answers it.) It was answered with
 /// `-32600`; a response is never answered, and the session goes on. (A response that
 /// answers one of the server's own calls fails that call at once: `modelctx-session`
-/// `tests/runtime.rs`, `modelctx-stdio` `tests/session.rs`, and the two tests below for
+/// `tests/integration/runtime/`, `modelctx-stdio` `tests/session.rs`, and the two tests below for
 /// streamable HTTP and legacy SSE, which refuse such a POST with 400 and hand it to the
 /// session.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1259,7 +1259,7 @@ fn post_target(wire: &Wire) -> (String, Vec<(String, String)>) {
 
 /// Case 24: a request body that stalls is cut off after the body timeout with 408, on
 /// streamable HTTP and legacy SSE, and the session goes on. (Slow headers:
-/// `modelctx-http` `tests/limits.rs`; a stalled SSE reader: `server::session` tests.)
+/// `modelctx-http` `tests/integration/limits.rs`; a stalled SSE reader: `server::session` tests.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case_24_a_stalled_request_body_is_cut_off() {
     let timeout = std::time::Duration::from_millis(200);

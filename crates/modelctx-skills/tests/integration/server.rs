@@ -3,7 +3,7 @@
 //! test names the scenario of the official suite's pending SEP-2640 set it mirrors
 //! (`src/scenarios/server/skills/`).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! official suite's pending SEP-2640 client set it mirrors
 //! (`src/scenarios/client/skills/`).
 
-mod support;
+use crate::support;
 
 use modelctx_client::ConnectMode;
 use modelctx_server::{Context, NoArgs, Server, ToolDef};

@@ -3,7 +3,7 @@
 //! as it now is, and clients hear of it as a resources list change. Each step waits
 //! on the announcement (bounded), never on a sleep.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

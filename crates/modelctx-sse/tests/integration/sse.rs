@@ -2,6 +2,8 @@
 //! protections and refusals, and the client's clear errors for a stream that never
 //! becomes usable.
 
+#![cfg(all(feature = "server", feature = "client"))]
+
 use std::time::Duration;
 
 use axum::response::IntoResponse;

@@ -1,0 +1,4 @@
+//! The integration tests of the session runtime, one module per subject, in one test binary.
+
+mod interleavings;
+mod runtime;
