@@ -148,9 +148,13 @@ mod endpoint;
 #[cfg(feature = "runner")]
 pub mod harness;
 #[cfg(feature = "runner")]
+pub mod http_support;
+#[cfg(feature = "runner")]
 mod registry;
 #[cfg(feature = "runner")]
 mod selftest;
+#[cfg(feature = "runner")]
+pub mod support;
 #[cfg(feature = "runner")]
 mod wait;
 

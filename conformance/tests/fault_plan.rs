@@ -17,13 +17,6 @@
 //!
 //! Every wait is bounded (`within`); nothing sleeps.
 
-#[allow(dead_code)]
-#[path = "conformance/http_support.rs"]
-mod http_support;
-#[allow(dead_code)]
-#[path = "conformance/support.rs"]
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -39,9 +32,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Barrier, Notify, mpsc};
 
-use http_support::{Raw, host, send};
+use modelctx_conformance::http_support::{self, Raw, host, send};
+use modelctx_conformance::support::{client, connect, payload};
 use modelctx_test::text_of;
-use support::{client, connect, payload};
 
 /// Declares a test-only request method taking and returning any JSON value.
 macro_rules! test_method {

@@ -3,7 +3,10 @@
 //! Each feature area lives in `tests/conformance/<area>.rs`, next to this file, with a
 //! `pub(crate) fn tests() -> Vec<Test>` list; declare the module here (`mod <area>;`)
 //! and add its list to `main`.
-//! The harness adds the self-tests and the contract trials itself.
+//! The harness adds the self-tests and the contract trials itself. What every test
+//! binary shares lives in the library (`modelctx_conformance::{support, http_support}`).
+
+use modelctx_conformance::{http_support, support};
 
 mod caching;
 mod client_auth;
@@ -27,7 +30,6 @@ mod http_hosting_modern;
 mod http_modern;
 mod http_resume;
 mod http_server;
-mod http_support;
 mod input_gates;
 mod lifecycle;
 mod list_changed;
@@ -53,7 +55,6 @@ mod sse;
 mod stdio;
 mod stdio_eras;
 mod structured_output;
-mod support;
 mod supported_versions;
 mod surface;
 mod tasks;

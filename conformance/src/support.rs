@@ -1,6 +1,7 @@
 //! Shared pieces of the conformance tests: connecting a server and a client over a
 //! connector, and test-only request methods whose behaviour each test decides.
 
+use crate::{Connector, Recording, TransportKind, record, within};
 use modelctx::client::{Client, ClientBuilder};
 use modelctx::server::{Context, Server, ServerSession, ToolDef};
 use modelctx::session::RequestOptions;
@@ -11,14 +12,16 @@ use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, JsonObject, Meta, ProtocolVersion, Tool,
 };
 use modelctx::types::{JsonRpcMessage, JsonRpcResultResponse, to_raw};
-use modelctx_conformance::{Connector, Recording, TransportKind, record, within};
 use serde_json::{Value, json};
 
 /// A connected pair, with the client side's wire recorded.
-pub(crate) struct Pair {
-    pub(crate) client: Client,
+#[allow(missing_debug_implementations)] // a test fixture, never printed
+pub struct Pair {
+    /// The client.
+    pub client: Client,
     server: Option<ServerSession>,
-    pub(crate) wire: Recording,
+    /// What crossed the client's transport.
+    pub wire: Recording,
 }
 
 impl Pair {
@@ -30,7 +33,7 @@ impl Pair {
     /// shared leg, where each service serves its own copy of the session: a test that
     /// needs the server's session belongs to a requirement that excludes that leg
     /// (`requires-session` or `server-initiated-request`).
-    pub(crate) fn server(&self) -> &ServerSession {
+    pub fn server(&self) -> &ServerSession {
         self.server.as_ref().expect(
             "no single server session on the session-less HTTP leg (one per POST) nor on the \
              shared leg (one per service): the requirement must exclude the cell",
@@ -41,7 +44,7 @@ impl Pair {
 /// The params of every `method` request the server put to the client, in order: sent
 /// over the session (handshake era) or embedded in its `input_required` answers
 /// (2026-07-28), so one test reads the conversation of either era.
-pub(crate) fn asked_of(pair: &Pair, method: &str) -> Vec<Value> {
+pub fn asked_of(pair: &Pair, method: &str) -> Vec<Value> {
     let mut asked = Vec::new();
     for message in pair.wire.received() {
         let message = serde_json::to_value(&message).expect("a message serialises");
@@ -64,7 +67,7 @@ pub(crate) fn asked_of(pair: &Pair, method: &str) -> Vec<Value> {
 /// The client's answers to what the server asked, in order: the results of its
 /// responses (handshake era) or the answers its retries carry in `inputResponses`
 /// (2026-07-28).
-pub(crate) fn answers_of(pair: &Pair) -> Vec<Value> {
+pub fn answers_of(pair: &Pair) -> Vec<Value> {
     let mut answers = Vec::new();
     for message in pair.wire.sent() {
         let message = serde_json::to_value(&message).expect("a message serialises");
@@ -79,7 +82,7 @@ pub(crate) fn answers_of(pair: &Pair) -> Vec<Value> {
 
 /// Serves `server` on the connector's server side and connects `client` to it. On the
 /// session-less HTTP leg the server serves each POST on a session of its own.
-pub(crate) async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {
+pub async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {
     try_connect(connect, server, client)
         .await
         .expect("the client connects")
@@ -87,7 +90,7 @@ pub(crate) async fn connect(connect: &Connector, server: &Server, client: Client
 
 /// [`connect`], with the client's failure to connect (a handshake cut off by the
 /// client's own default timeout, say) as the outcome.
-pub(crate) async fn try_connect(
+pub async fn try_connect(
     connect: &Connector,
     server: &Server,
     client: ClientBuilder,
@@ -115,7 +118,7 @@ pub(crate) async fn try_connect(
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .expect("the factory ran for the opened session");
-        let modelctx_conformance::SharedHttp {
+        let crate::SharedHttp {
             transport,
             mut get_stream,
             ..
@@ -133,7 +136,7 @@ pub(crate) async fn try_connect(
     }
     if !connect.cell().has_transport_pair() {
         let per_post = server.clone();
-        let era_2026 = connect.version() == modelctx_conformance::SpecVersion::V2026_07_28;
+        let era_2026 = connect.version() == crate::SpecVersion::V2026_07_28;
         let client_side = connect
             .serve_stateless_http(move |transport| {
                 // The 2026-07-28 cell serves the test's server in that era whether or
@@ -162,7 +165,7 @@ pub(crate) async fn try_connect(
     }
     let (client_side, server_side) = connect.transport_pair().await;
     let (client_side, wire) = record(client_side);
-    let stateless_era = connect.version() == modelctx_conformance::SpecVersion::V2026_07_28;
+    let stateless_era = connect.version() == crate::SpecVersion::V2026_07_28;
     let (session, client) = if stateless_era {
         let config = SessionConfig::server().unstable_stateless_era(true);
         (
@@ -191,7 +194,7 @@ pub(crate) async fn try_connect(
 /// result and ignores everything else. For tests that need a server no `Server` is (one
 /// that answers `initialize` with an older version, say). On the session-less HTTP leg it
 /// plays each POST's session the same way. Returns the client's side.
-pub(crate) async fn scripted_server<A>(connector: &Connector, answer: A) -> BoxTransport
+pub async fn scripted_server<A>(connector: &Connector, answer: A) -> BoxTransport
 where
     A: Fn(&str) -> Value + Send + Sync + 'static,
 {
@@ -199,7 +202,7 @@ where
 }
 
 /// [`scripted_server`] whose script may also answer with an error.
-pub(crate) async fn scripted_server_with_errors<A>(connector: &Connector, answer: A) -> BoxTransport
+pub async fn scripted_server_with_errors<A>(connector: &Connector, answer: A) -> BoxTransport
 where
     A: Fn(&str) -> Result<Value, modelctx::types::ErrorData> + Send + Sync + 'static,
 {
@@ -207,10 +210,7 @@ where
 }
 
 /// [`scripted_server`] whose script may leave a request unanswered (`None`).
-pub(crate) async fn scripted_server_with_silence<A>(
-    connector: &Connector,
-    answer: A,
-) -> BoxTransport
+pub async fn scripted_server_with_silence<A>(connector: &Connector, answer: A) -> BoxTransport
 where
     A: Fn(&str) -> Option<Value> + Send + Sync + 'static,
 {
@@ -243,14 +243,14 @@ where
 /// Whether `client` negotiated the stateless era (2026-07-28), where some behaviours
 /// the manifest names differ by the spec's own rules (an error code, a removed
 /// notification); tests branch on what the client negotiated, never on the cell.
-pub(crate) fn stateless_era(client: &Client) -> bool {
+pub fn stateless_era(client: &Client) -> bool {
     client.protocol_version() == &ProtocolVersion::V2026_07_28
 }
 
 /// Request options for sending through [`Client::peer`] what the typed API would refuse
 /// to send: in the stateless era they carry the envelope the client stamps on its own
 /// requests, so the server judges the request itself, not a missing envelope.
-pub(crate) fn raw_options(client: &Client) -> RequestOptions {
+pub fn raw_options(client: &Client) -> RequestOptions {
     if !stateless_era(client) {
         return RequestOptions::new();
     }
@@ -270,14 +270,14 @@ pub(crate) fn raw_options(client: &Client) -> RequestOptions {
 /// A client of the handshake era (`ConnectMode::Handshake`: `initialize` is its first
 /// message, as the 2025-11-25 cells' wires expect); [`connect`] makes it speak
 /// 2026-07-28 in those cells, and tests of the other modes choose theirs.
-pub(crate) fn client() -> ClientBuilder {
+pub fn client() -> ClientBuilder {
     Client::builder("conformance-client", "1.0.0").mode(modelctx::client::ConnectMode::Handshake)
 }
 
 /// A test payload without what the protocol adds around it: `_meta` (2026-07-28 stamps
 /// its envelope on every request and the server's identity on every result) and a
 /// result's `resultType`.
-pub(crate) fn payload(mut value: Value) -> Value {
+pub fn payload(mut value: Value) -> Value {
     if let Some(object) = value.as_object_mut() {
         object.remove("_meta");
         object.remove("resultType");
@@ -291,7 +291,8 @@ pub(crate) fn payload(mut value: Value) -> Value {
 macro_rules! test_method {
     ($name:ident = $method:literal) => {
         #[doc = concat!("The test-only request `", $method, "`.")]
-        pub(crate) struct $name;
+        #[derive(Debug)]
+        pub struct $name;
         impl RequestMethod for $name {
             const METHOD: &'static str = $method;
             type Params = Value;
@@ -306,13 +307,15 @@ test_method!(Work = "test/work");
 
 /// Sends `value` on `tx` when dropped: proves a handler future was stopped, since a
 /// cancelled handler is dropped rather than resumed.
-pub(crate) struct DropSignal<T> {
+#[derive(Debug)]
+pub struct DropSignal<T> {
     tx: tokio::sync::mpsc::UnboundedSender<T>,
     value: Option<T>,
 }
 
 impl<T> DropSignal<T> {
-    pub(crate) fn new(tx: tokio::sync::mpsc::UnboundedSender<T>, value: T) -> Self {
+    /// Sends `value` on `tx` once dropped.
+    pub fn new(tx: tokio::sync::mpsc::UnboundedSender<T>, value: T) -> Self {
         Self {
             tx,
             value: Some(value),
@@ -332,7 +335,7 @@ impl<T> Drop for DropSignal<T> {
 /// of it as its structured content. A handler that asks the client for input
 /// (sampling, elicitation, roots) runs in a tool: 2026-07-28 carries input requests
 /// only on the results of `tools/call`, `prompts/get` and `resources/read`.
-pub(crate) fn work_tool<F, Fut>(name: &str, work: F) -> ToolDef
+pub fn work_tool<F, Fut>(name: &str, work: F) -> ToolDef
 where
     F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Value> + Send + 'static,
@@ -359,7 +362,7 @@ where
 /// Calls the [`work_tool`] `name` with `arguments` (the bare request: `call_tool`
 /// would list the tools first, which tests of the wire would see) and returns its
 /// structured content.
-pub(crate) async fn call_work(pair: &Pair, name: &str, arguments: Value) -> Value {
+pub async fn call_work(pair: &Pair, name: &str, arguments: Value) -> Value {
     let Value::Object(arguments) = arguments else {
         panic!("work arguments are an object")
     };
@@ -379,7 +382,7 @@ pub(crate) async fn call_work(pair: &Pair, name: &str, arguments: Value) -> Valu
 /// send) under the key `ask`, and whose later ones complete; its `server/discover`
 /// offers tools. Returns the client connected to
 /// it with `client`, and its recorded wire.
-pub(crate) async fn input_asking_server(
+pub async fn input_asking_server(
     connector: &Connector,
     client: ClientBuilder,
     method: &'static str,
@@ -396,7 +399,7 @@ pub(crate) async fn input_asking_server(
 /// `input_required` result written out), and whose later ones complete; its
 /// `server/discover` offers tools. Returns the client connected to it with `client`,
 /// and its recorded wire.
-pub(crate) async fn input_required_server(
+pub async fn input_required_server(
     connector: &Connector,
     client: ClientBuilder,
     first: Value,
@@ -417,7 +420,7 @@ pub(crate) async fn input_required_server(
 
 /// What a 2026-07-28 server played by hand answers `server/discover` with: that
 /// revision alone, uncached, its `capabilities`, and `name` 1.0.0 as its info.
-pub(crate) fn discovered(name: &str, capabilities: Value) -> Value {
+pub fn discovered(name: &str, capabilities: Value) -> Value {
     json!({
         "resultType": "complete",
         "supportedVersions": ["2026-07-28"],
@@ -430,7 +433,7 @@ pub(crate) fn discovered(name: &str, capabilities: Value) -> Value {
 
 /// Connects `client` in the 2026-07-28 way (`server/discover`) over `transport`, a
 /// server played by hand, recording its wire.
-pub(crate) async fn connect_discovering(
+pub async fn connect_discovering(
     transport: BoxTransport,
     client: ClientBuilder,
 ) -> (Client, Recording) {
@@ -448,7 +451,7 @@ pub(crate) async fn connect_discovering(
 
 /// The first piece of 2026-07-28 wire vocabulary in `text` (a frame or a header name),
 /// if any: what a session of an earlier revision must never carry.
-pub(crate) fn modern_vocabulary(text: &str) -> Option<&'static str> {
+pub fn modern_vocabulary(text: &str) -> Option<&'static str> {
     const MODERN: [&str; 9] = [
         "\"resultType\"",
         "\"ttlMs\"",
@@ -470,7 +473,7 @@ pub(crate) fn modern_vocabulary(text: &str) -> Option<&'static str> {
 /// no client behaviour chosen yet: over a transport pair where the cell has one,
 /// else (streamable HTTP in 2026-07-28) an endpoint serving both eras, returned too so
 /// the caller can look at what it saw.
-pub(crate) async fn both_eras(
+pub async fn both_eras(
     connector: &Connector,
     server: &Server,
 ) -> (BoxTransport, Option<crate::http_support::Hosted>) {
@@ -488,7 +491,7 @@ pub(crate) async fn both_eras(
 /// How a hand-played server answers one request: the messages to send back, in order
 /// and related to the request, then, if given, a future after which it closes (the
 /// connection, or over session-less HTTP the request's own stream) instead of going on.
-pub(crate) type Script = std::sync::Arc<
+pub type Script = std::sync::Arc<
     dyn Fn(
             modelctx::types::JsonRpcRequest,
         ) -> futures::future::BoxFuture<'static, (Vec<JsonRpcMessage>, Option<Close>)>
@@ -497,11 +500,11 @@ pub(crate) type Script = std::sync::Arc<
 >;
 
 /// What a [`Script`] waits for before it closes.
-pub(crate) type Close = futures::future::BoxFuture<'static, ()>;
+pub type Close = futures::future::BoxFuture<'static, ()>;
 
 /// A server played by hand, answering each request on a task of its own with `script`.
 /// Returns the client's side.
-pub(crate) async fn raw_server(connector: &Connector, script: Script) -> BoxTransport {
+pub async fn raw_server(connector: &Connector, script: Script) -> BoxTransport {
     fn serve((sink, mut stream): BoxTransport, script: Script) {
         let sink: std::sync::Arc<dyn MessageSink> = std::sync::Arc::from(sink);
         tokio::spawn(async move {
@@ -552,10 +555,7 @@ pub(crate) async fn raw_server(connector: &Connector, script: Script) -> BoxTran
 /// Serves `servers` at `endpoint`'s `/mcp` (the next of them for each instance) behind
 /// a stand-in for an authentication layer: the `x-user` header names the caller
 /// ([`modelctx_test::task_isolation::as_user`]). Returns the endpoint's URL.
-pub(crate) async fn serve_as_users(
-    endpoint: &mut modelctx_conformance::HttpEndpoint,
-    servers: Vec<Server>,
-) -> String {
+pub async fn serve_as_users(endpoint: &mut crate::HttpEndpoint, servers: Vec<Server>) -> String {
     use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
     let url = format!("{}/mcp", endpoint.origin());
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -576,11 +576,11 @@ pub(crate) async fn serve_as_users(
 }
 
 /// Connects `client` to `url` (served by [`serve_as_users`]) as `user`.
-pub(crate) async fn connect_as(url: &str, user: &'static str, client: ClientBuilder) -> Client {
+pub async fn connect_as(url: &str, user: &'static str, client: ClientBuilder) -> Client {
     let transport = modelctx::http::StreamableHttpClientTransport::builder(url)
         .header(
-            http::HeaderName::from_static("x-user"),
-            http::HeaderValue::from_static(user),
+            axum::http::HeaderName::from_static("x-user"),
+            axum::http::HeaderValue::from_static(user),
         )
         .build()
         .unwrap();

@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::{Cell, Connector, HttpEndpoint, SpecVersion, TransportKind, within};
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
@@ -13,52 +14,64 @@ use modelctx::http::{
 };
 use modelctx::server::{Server, ServerSession};
 use modelctx::types::NotificationMethod;
-use modelctx_conformance::{Cell, Connector, HttpEndpoint, SpecVersion, TransportKind, within};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 /// A test-only notification `test/note` carrying any JSON.
-pub(crate) struct Note;
+#[derive(Debug)]
+pub struct Note;
 impl NotificationMethod for Note {
     const METHOD: &'static str = "test/note";
     type Params = Value;
 }
 
 /// One session the hosted server started.
-pub(crate) struct Started {
-    pub(crate) session: ServerSession,
-    pub(crate) id: Option<String>,
+#[derive(Debug)]
+pub struct Started {
+    /// The server's handle on it.
+    pub session: ServerSession,
+    /// Its `Mcp-Session-Id`, when it has one.
+    pub id: Option<String>,
 }
 
 /// What a request looked like when it reached the server.
 #[derive(Debug, Clone)]
-pub(crate) struct Seen {
-    pub(crate) method: http::Method,
-    pub(crate) headers: http::HeaderMap,
-    pub(crate) status: http::StatusCode,
-    pub(crate) at: tokio::time::Instant,
+pub struct Seen {
+    /// The request's method.
+    pub method: axum::http::Method,
+    /// The request's headers.
+    pub headers: axum::http::HeaderMap,
+    /// The status it was answered with.
+    pub status: axum::http::StatusCode,
+    /// When it arrived.
+    pub at: tokio::time::Instant,
 }
 
 impl Seen {
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    /// The request's header `name`, when it is text.
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 
 /// Answers some requests itself instead of the MCP endpoint.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Script {
-    pub(crate) get_405: bool,
-    pub(crate) delete_405: bool,
+pub struct Script {
+    /// Answer `GET` with 405 (a server without a standalone stream).
+    pub get_405: bool,
+    /// Answer `DELETE` with 405 (a server that does not let clients end sessions).
+    pub delete_405: bool,
 }
 
 /// A `Server` hosted over streamable HTTP on a loopback port: by one service, or on the
 /// shared leg by two sharing one Redis behind a round-robin proxy (see
 /// [`HttpEndpoint`]).
-pub(crate) struct Hosted {
-    pub(crate) url: String,
+#[allow(missing_debug_implementations)] // a test fixture, never printed
+pub struct Hosted {
+    /// The MCP endpoint's URL.
+    pub url: String,
     /// The (first) service.
-    pub(crate) service: StreamableHttpService,
+    pub service: StreamableHttpService,
     /// Every instance's service.
     services: Vec<StreamableHttpService>,
     endpoint: HttpEndpoint,
@@ -68,16 +81,16 @@ pub(crate) struct Hosted {
     seen: Arc<Mutex<Vec<Seen>>>,
     seen_changed: Arc<tokio::sync::Notify>,
     /// The stream control of every session's every copy, as they start.
-    pub(crate) controls: Controls,
+    pub controls: Controls,
     /// The same, with the session id of each (stateful sessions only).
     by_session: Arc<Mutex<Vec<(String, StreamControl)>>>,
 }
 
 /// Stream controls, one per copy of a session (two on the shared leg).
-pub(crate) type Controls = Arc<Mutex<Vec<StreamControl>>>;
+pub type Controls = Arc<Mutex<Vec<StreamControl>>>;
 
 /// Closes the stream of request `id` on whichever copy holds it; whether one did.
-pub(crate) fn close_request_stream(controls: &Controls, id: &modelctx::types::RequestId) -> bool {
+pub fn close_request_stream(controls: &Controls, id: &modelctx::types::RequestId) -> bool {
     controls
         .lock()
         .unwrap()
@@ -89,7 +102,7 @@ impl Hosted {
     /// The next session the server started: on the shared leg the first copy of it
     /// (the other instance's copy, started when a request first reaches it there, is
     /// not a new session).
-    pub(crate) async fn session(&mut self) -> Started {
+    pub async fn session(&mut self) -> Started {
         loop {
             let started = within("the server to start a session", self.sessions.recv())
                 .await
@@ -104,7 +117,7 @@ impl Hosted {
     /// The next copy of a session the server started, whether or not an earlier copy
     /// of the same session was reported (on the shared leg each instance starts its
     /// own copy, where a request of the session first reaches it).
-    pub(crate) async fn next_copy(&mut self) -> Started {
+    pub async fn next_copy(&mut self) -> Started {
         let started = within("the server to start a copy", self.sessions.recv())
             .await
             .expect("the service is alive");
@@ -115,17 +128,17 @@ impl Hosted {
     }
 
     /// How many sessions each instance holds a copy of, in instance order.
-    pub(crate) fn copies_per_instance(&self) -> Vec<usize> {
+    pub fn copies_per_instance(&self) -> Vec<usize> {
         self.services.iter().map(|s| s.session_count()).collect()
     }
 
     /// Every request that reached the server so far.
-    pub(crate) fn seen(&self) -> Vec<Seen> {
+    pub fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 
     /// Waits until a request matching `pred` reached the server; returns it.
-    pub(crate) async fn wait_for(&self, what: &str, pred: impl Fn(&Seen) -> bool) -> Seen {
+    pub async fn wait_for(&self, what: &str, pred: impl Fn(&Seen) -> bool) -> Seen {
         within(what, async {
             loop {
                 let changed = self.seen_changed.notified();
@@ -140,7 +153,7 @@ impl Hosted {
 
     /// Closes the standalone GET stream of `session` on whichever copy holds it;
     /// whether one did.
-    pub(crate) fn close_standalone_stream(&self, session: &str) -> bool {
+    pub fn close_standalone_stream(&self, session: &str) -> bool {
         self.by_session
             .lock()
             .unwrap()
@@ -151,7 +164,7 @@ impl Hosted {
 
     /// How many sessions are alive: the service's, or on the shared leg the shared
     /// registry's count (each session once, whichever instances hold a copy).
-    pub(crate) async fn session_count(&self) -> usize {
+    pub async fn session_count(&self) -> usize {
         match self.endpoint.shared_session_count().await {
             Some(n) => n,
             None => self.service.session_count(),
@@ -160,7 +173,7 @@ impl Hosted {
 
     /// Forgets every session: on the shared leg the shared records go first, then
     /// every instance ends its copies.
-    pub(crate) async fn close_all_sessions(&self) {
+    pub async fn close_all_sessions(&self) {
         self.endpoint.forget_shared_sessions().await;
         for service in &self.services {
             service.close_all_sessions();
@@ -168,7 +181,7 @@ impl Hosted {
     }
 
     /// A client transport to this server with a quick reconnect.
-    pub(crate) fn transport(&self) -> (StreamableHttpClientTransport, HttpClientHandle) {
+    pub fn transport(&self) -> (StreamableHttpClientTransport, HttpClientHandle) {
         let t = StreamableHttpClientTransport::builder(&self.url)
             .reconnect(std::time::Duration::from_millis(50), 5)
             .build()
@@ -179,7 +192,7 @@ impl Hosted {
 }
 
 /// Hosts `server` with `config` (default: the service's defaults) on one service.
-pub(crate) async fn host(server: Server, config: StreamableHttpServerConfig) -> Hosted {
+pub async fn host(server: Server, config: StreamableHttpServerConfig) -> Hosted {
     let single = Connector::new(Cell::new(
         TransportKind::StreamableHttp,
         SpecVersion::V2025_11_25,
@@ -189,7 +202,7 @@ pub(crate) async fn host(server: Server, config: StreamableHttpServerConfig) -> 
 }
 
 /// Hosts `server` with `config` once per instance of `connect`'s cell.
-pub(crate) async fn host_on(
+pub async fn host_on(
     connect: &Connector,
     server: Server,
     config: StreamableHttpServerConfig,
@@ -198,7 +211,7 @@ pub(crate) async fn host_on(
 }
 
 /// Hosts `server`, recording every request and answering per `script`.
-pub(crate) async fn host_scripted(
+pub async fn host_scripted(
     connect: &Connector,
     server: Server,
     config: StreamableHttpServerConfig,
@@ -218,7 +231,7 @@ pub(crate) async fn host_scripted(
 /// Hosts whatever `start` runs on each session's transport, once per instance of
 /// `connect`'s cell (each instance's copy of a session is started, and reported by
 /// [`Hosted::session`], where it is first served).
-pub(crate) async fn host_with(
+pub async fn host_with(
     connect: &Connector,
     start: impl Fn(modelctx::http::HttpServerTransport) -> ServerSession + Send + Sync + 'static,
     config: StreamableHttpServerConfig,
@@ -287,11 +300,11 @@ fn recorded(
                 let method = request.method().clone();
                 let headers = request.headers().clone();
                 let at = tokio::time::Instant::now();
-                let scripted = (script.get_405 && method == http::Method::GET)
-                    || (script.delete_405 && method == http::Method::DELETE);
+                let scripted = (script.get_405 && method == axum::http::Method::GET)
+                    || (script.delete_405 && method == axum::http::Method::DELETE);
                 let response: Response = if scripted {
                     let mut r = Response::new(axum::body::Body::empty());
-                    *r.status_mut() = http::StatusCode::METHOD_NOT_ALLOWED;
+                    *r.status_mut() = axum::http::StatusCode::METHOD_NOT_ALLOWED;
                     r
                 } else {
                     next.run(request).await
@@ -311,20 +324,24 @@ fn recorded(
 
 /// One parsed SSE event.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Event {
-    pub(crate) id: Option<String>,
-    pub(crate) data: String,
-    pub(crate) retry: Option<u64>,
+pub struct Event {
+    /// Its `id` field.
+    pub id: Option<String>,
+    /// Its `data` lines, joined.
+    pub data: String,
+    /// Its `retry` field, in milliseconds.
+    pub retry: Option<u64>,
 }
 
 impl Event {
-    pub(crate) fn json(&self) -> Option<Value> {
+    /// Its data as JSON, when it is.
+    pub fn json(&self) -> Option<Value> {
         serde_json::from_str(&self.data).ok()
     }
 }
 
 /// Parses a complete SSE body.
-pub(crate) fn parse_sse(body: &str) -> Vec<Event> {
+pub fn parse_sse(body: &str) -> Vec<Event> {
     let mut events = Vec::new();
     for block in body.split("\n\n") {
         let mut e = Event::default();
@@ -359,35 +376,43 @@ pub(crate) fn parse_sse(body: &str) -> Vec<Event> {
 }
 
 /// A raw HTTP client for wire-level assertions.
-#[derive(Clone)]
-pub(crate) struct Raw {
-    pub(crate) http: reqwest::Client,
-    pub(crate) url: String,
+#[derive(Debug, Clone)]
+pub struct Raw {
+    /// The client it sends with.
+    pub http: reqwest::Client,
+    /// The MCP endpoint's URL.
+    pub url: String,
 }
 
 /// A raw response, body read to the end.
 #[derive(Debug)]
-pub(crate) struct RawResponse {
-    pub(crate) status: u16,
-    pub(crate) headers: http::HeaderMap,
-    pub(crate) body: String,
+pub struct RawResponse {
+    /// The status code.
+    pub status: u16,
+    /// The headers.
+    pub headers: axum::http::HeaderMap,
+    /// The whole body.
+    pub body: String,
 }
 
 impl RawResponse {
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    /// The header `name`, when it is text.
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    pub(crate) fn events(&self) -> Vec<Event> {
+    /// The body's SSE events.
+    pub fn events(&self) -> Vec<Event> {
         parse_sse(&self.body)
     }
 
-    pub(crate) fn json(&self) -> Value {
+    /// The body as JSON (`null` when it is not).
+    pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or(Value::Null)
     }
 
     /// Every JSON-RPC message in the body (JSON or SSE).
-    pub(crate) fn messages(&self) -> Vec<Value> {
+    pub fn messages(&self) -> Vec<Value> {
         if self
             .header("content-type")
             .is_some_and(|c| c.starts_with("text/event-stream"))
@@ -403,10 +428,12 @@ impl RawResponse {
     }
 }
 
-pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// The `Accept` header of a streamable HTTP POST.
+pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 impl Raw {
-    pub(crate) fn new(url: &str) -> Self {
+    /// A raw client for the endpoint at `url`.
+    pub fn new(url: &str) -> Self {
         Self {
             http: reqwest::Client::new(),
             url: url.to_owned(),
@@ -414,17 +441,17 @@ impl Raw {
     }
 
     /// A request builder with nothing set.
-    pub(crate) fn request(&self, method: http::Method) -> reqwest::RequestBuilder {
+    pub fn request(&self, method: axum::http::Method) -> reqwest::RequestBuilder {
         self.http.request(method, &self.url)
     }
 
     /// A well-formed POST of `body` for `session` (if any; then with version 2025-11-25).
-    pub(crate) fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    pub fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
         self.post_as(session, session.map(|_| "2025-11-25"), body)
     }
 
     /// A well-formed POST naming `version` (if any).
-    pub(crate) fn post_as(
+    pub fn post_as(
         &self,
         session: Option<&str>,
         version: Option<&str>,
@@ -439,13 +466,13 @@ impl Raw {
     }
 
     /// A POST with exactly these `Accept` and `Content-Type` headers.
-    pub(crate) fn bare_post(
+    pub fn bare_post(
         &self,
         accept: Option<&str>,
         content_type: Option<&str>,
         body: String,
     ) -> reqwest::RequestBuilder {
-        let mut rb = self.request(http::Method::POST).body(body);
+        let mut rb = self.request(axum::http::Method::POST).body(body);
         if let Some(a) = accept {
             rb = rb.header("accept", a);
         }
@@ -456,30 +483,30 @@ impl Raw {
     }
 
     /// A GET for the standalone stream (or a resumption) of a 2025-11-25 session.
-    pub(crate) fn get(&self, session: &str) -> reqwest::RequestBuilder {
+    pub fn get(&self, session: &str) -> reqwest::RequestBuilder {
         self.get_as(session, "text/event-stream", Some("2025-11-25"))
     }
 
     /// A GET with exactly this `Accept` and version.
-    pub(crate) fn get_as(
+    pub fn get_as(
         &self,
         session: &str,
         accept: &str,
         version: Option<&str>,
     ) -> reqwest::RequestBuilder {
-        self.request(http::Method::GET)
+        self.request(axum::http::Method::GET)
             .header("accept", accept)
             .headers(session_headers(Some(session), version))
     }
 
     /// Initializes a session (with `version`) and sends `initialized`; the session id.
-    pub(crate) async fn init_version(&self, version: &str) -> String {
+    pub async fn init_version(&self, version: &str) -> String {
         self.init_with(&initialize(1, version), version).await
     }
 
     /// Sends `initialize` (a request naming `version`) and then `initialized`; the
     /// session id.
-    pub(crate) async fn init_with(&self, initialize: &Value, version: &str) -> String {
+    pub async fn init_with(&self, initialize: &Value, version: &str) -> String {
         let response = send(self.post(None, initialize)).await;
         assert_eq!(response.status, 200, "{response:?}");
         let id = response
@@ -493,24 +520,24 @@ impl Raw {
     }
 
     /// Initializes a 2025-11-25 session.
-    pub(crate) async fn init(&self) -> String {
+    pub async fn init(&self) -> String {
         self.init_version("2025-11-25").await
     }
 }
 
-fn session_headers(session: Option<&str>, version: Option<&str>) -> http::HeaderMap {
-    let mut h = http::HeaderMap::new();
-    if let Some(s) = session.and_then(|s| http::HeaderValue::from_str(s).ok()) {
+fn session_headers(session: Option<&str>, version: Option<&str>) -> axum::http::HeaderMap {
+    let mut h = axum::http::HeaderMap::new();
+    if let Some(s) = session.and_then(|s| axum::http::HeaderValue::from_str(s).ok()) {
         h.insert("mcp-session-id", s);
     }
-    if let Some(v) = version.and_then(|v| http::HeaderValue::from_str(v).ok()) {
+    if let Some(v) = version.and_then(|v| axum::http::HeaderValue::from_str(v).ok()) {
         h.insert("mcp-protocol-version", v);
     }
     h
 }
 
 /// An initialize request.
-pub(crate) fn initialize(id: i64, version: &str) -> Value {
+pub fn initialize(id: i64, version: &str) -> Value {
     serde_json::json!({
         "jsonrpc": "2.0", "id": id, "method": "initialize",
         "params": {
@@ -522,12 +549,12 @@ pub(crate) fn initialize(id: i64, version: &str) -> Value {
 }
 
 /// A request `method` with `params`.
-pub(crate) fn call(id: i64, method: &str, params: Value) -> Value {
+pub fn call(id: i64, method: &str, params: Value) -> Value {
     serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 /// Sends and reads the whole body, bounded.
-pub(crate) async fn send(rb: reqwest::RequestBuilder) -> RawResponse {
+pub async fn send(rb: reqwest::RequestBuilder) -> RawResponse {
     within("an HTTP exchange", async {
         let response = rb.send().await.expect("the server answers");
         let status = response.status().as_u16();
@@ -550,7 +577,7 @@ pub(crate) async fn send(rb: reqwest::RequestBuilder) -> RawResponse {
 /// connection under a client still writing, and a client that reads only after
 /// writing (reqwest) then reports the broken write instead of the answer. So a write
 /// cut short is no failure here: the answer is the outcome.
-pub(crate) async fn post_watching_the_answer(url: &str, body: &[u8]) -> u16 {
+pub async fn post_watching_the_answer(url: &str, body: &[u8]) -> u16 {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let rest = url.strip_prefix("http://").expect("an http URL");
     let (authority, path) = rest.split_at(rest.find('/').expect("a path"));
@@ -588,7 +615,7 @@ pub(crate) async fn post_watching_the_answer(url: &str, body: &[u8]) -> u16 {
 
 /// Reads SSE events from a live response until `until` says stop; returns them and the
 /// response (still open).
-pub(crate) async fn read_events_until(
+pub async fn read_events_until(
     response: &mut reqwest::Response,
     mut until: impl FnMut(&[Event]) -> bool,
 ) -> Vec<Event> {
