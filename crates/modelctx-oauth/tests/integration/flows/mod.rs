@@ -1,0 +1,191 @@
+//! The OAuth client against an in-test authorization server and MCP resource server on
+//! 127.0.0.1 (two origins), driven through the HTTP client transport or its auth hook.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::support::{Browser, Config, Event, World};
+use axum::http::{HeaderMap, Method, header};
+use base64::Engine as _;
+use futures::future::BoxFuture;
+use modelctx_http::{AuthHook, StreamableHttpClientTransport};
+use modelctx_oauth::{
+    AuthorizationHandler, AuthorizationResponse, ClientRegistration, CredentialKey,
+    CredentialStore, ErrorKind, FileCredentialStore, IdJagExchange, InMemoryCredentialStore,
+    LoopbackRedirect, OAuthClient, OAuthError, SigningKey, TokenSet,
+};
+use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
+use modelctx_types::JsonRpcMessage;
+use serde_json::{Value, json};
+use sha2::Digest as _;
+
+mod grants;
+mod refusals;
+mod registration;
+mod step_up;
+mod transport;
+
+const LIMIT: Duration = Duration::from_secs(10);
+
+fn client(world: &World) -> modelctx_oauth::OAuthClientBuilder {
+    OAuthClient::builder(&world.server)
+        .authorization_code(Browser::honest())
+        .client_name("flow-tests", None)
+}
+
+async fn rejected(hook: &OAuthClient, status: u16, headers: &HeaderMap) -> bool {
+    tokio::time::timeout(LIMIT, hook.on_rejected(status, headers))
+        .await
+        .expect("on_rejected answered in time")
+}
+
+async fn headers_for(hook: &OAuthClient, url: &str) -> Result<HeaderMap, String> {
+    tokio::time::timeout(LIMIT, hook.headers_for(&Method::POST, url))
+        .await
+        .expect("headers answered in time")
+        .map_err(|e| e.to_string())
+}
+
+fn bearer(h: &HeaderMap) -> Option<String> {
+    h.get(header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap().to_owned())
+}
+
+/// Sends `initialize` through a transport authenticated by `oauth`: the id of the
+/// (successful) response, or the error.
+async fn initialize(world: &World, oauth: &OAuthClient) -> Result<String, String> {
+    let transport = StreamableHttpClientTransport::builder(&world.server)
+        .auth(oauth.clone())
+        .standalone_stream(false)
+        .build()
+        .unwrap();
+    let (sink, mut stream) = transport.split();
+    let init = r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#;
+    let sent = sink
+        .send(TransportMessage::new(init.parse().unwrap()))
+        .await;
+    let outcome = match sent {
+        Err(e) => Err(e.to_string()),
+        Ok(()) => {
+            let reply = tokio::time::timeout(LIMIT, stream.recv())
+                .await
+                .expect("a reply in time");
+            match reply {
+                Some(Ok(m)) => match m.message {
+                    JsonRpcMessage::Response(r) => Ok(r.id.to_string()),
+                    other => Err(format!("{other:?}")),
+                },
+                Some(Err(e)) => Err(e.to_string()),
+                None => Err("closed".into()),
+            }
+        }
+    };
+    sink.close().await;
+    outcome
+}
+
+/// The `jwk` of the DPoP proof a client attaches to a request to `url`.
+async fn proof_key(oauth: &OAuthClient, url: &str) -> Value {
+    let headers = headers_for(oauth, url).await.unwrap();
+    let proof = headers["dpop"].to_str().unwrap();
+    let header = proof.split('.').next().unwrap();
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header)
+        .unwrap();
+    serde_json::from_slice::<Value>(&header).unwrap()["jwk"].clone()
+}
+
+/// A flow that fails: on_rejected asks for the retry, whose headers carry the error.
+async fn failing_flow(world: &World, oauth: &OAuthClient) -> OAuthError {
+    assert!(rejected(oauth, 401, &world.challenge(None)).await);
+    let e = headers_for(oauth, &world.server).await.unwrap_err();
+    let last = oauth.last_error().expect("the flow's error");
+    assert!(e.contains(last.message()), "{e} / {last}");
+    assert!(oauth.tokens().await.is_none());
+    last
+}
+
+/// A user who authorizes at once, or, while `holding`, says so and waits for a release.
+#[derive(Clone, Default)]
+struct HeldUser {
+    holding: Arc<std::sync::atomic::AtomicBool>,
+    opened: Arc<tokio::sync::Notify>,
+    release: Arc<tokio::sync::Notify>,
+}
+
+impl AuthorizationHandler for HeldUser {
+    fn redirect_uri(&self) -> String {
+        Browser::honest().redirect_uri()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
+        Box::pin(async move {
+            if self.holding.load(std::sync::atomic::Ordering::SeqCst) {
+                let released = self.release.notified();
+                self.opened.notify_one();
+                released.await;
+            }
+            Browser::honest().authorize(authorization_url).await
+        })
+    }
+}
+
+/// A browser whose user takes their time: it says when it is open, and goes on only
+/// when released.
+struct SlowUser {
+    opened: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    release: tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+}
+
+impl AuthorizationHandler for SlowUser {
+    fn redirect_uri(&self) -> String {
+        Browser::honest().redirect_uri()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
+        Box::pin(async move {
+            if let Some(opened) = self.opened.lock().unwrap().take() {
+                let _ = opened.send(());
+            }
+            if let Some(release) = self.release.lock().await.take() {
+                let _ = release.await;
+            }
+            Browser::honest().authorize(authorization_url).await
+        })
+    }
+}
+
+fn jwt_part(jwt: &str, i: usize) -> Value {
+    let part = jwt.split('.').nth(i).unwrap();
+    serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(part)
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+/// Verifies an ES256 JWT with the JWK and returns its claims.
+fn verify_es256(jwt: &str, jwk: &Value) -> Value {
+    use p256::ecdsa::signature::Verifier as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let x = b64.decode(jwk["x"].as_str().unwrap()).unwrap();
+    let y = b64.decode(jwk["y"].as_str().unwrap()).unwrap();
+    let point = p256::EncodedPoint::from_affine_coordinates(
+        x.as_slice().into(),
+        y.as_slice().into(),
+        false,
+    );
+    let key = p256::ecdsa::VerifyingKey::from_encoded_point(&point).unwrap();
+    let (input, signature) = jwt.rsplit_once('.').unwrap();
+    let signature = p256::ecdsa::Signature::from_slice(&b64.decode(signature).unwrap()).unwrap();
+    key.verify(input.as_bytes(), &signature).unwrap();
+    assert_eq!(jwt_part(jwt, 0)["alg"], "ES256");
+    jwt_part(jwt, 1)
+}

@@ -1,0 +1,137 @@
+//! DPoP-bound tokens (RFC 9449): our client gets and uses them, and a proof fits one
+//! request once.
+
+use super::*;
+
+#[tokio::test]
+async fn our_client_gets_and_uses_dpop_bound_tokens() {
+    let world = World::start(None).await;
+    let user = User::alice();
+    let oauth = OAuthClient::builder(&world.mcp)
+        .authorization_code(user.clone())
+        .client_name("e2e-dpop", None)
+        .dpop(true)
+        .build()
+        .unwrap();
+    let transport = StreamableHttpClientTransport::builder(&world.mcp)
+        .auth(oauth.clone())
+        .build()
+        .unwrap();
+    let client = within(
+        LIMIT,
+        "the client to connect",
+        Client::builder("e2e", "1.0.0").connect(transport),
+    )
+    .await
+    .expect("connected with DPoP");
+    let who = within(
+        LIMIT,
+        "whoami",
+        client.call_tool("whoami", JsonObject::new()),
+    )
+    .await
+    .unwrap();
+    assert!(text_of(&who).starts_with("alice via "));
+    let tokens = oauth.tokens().await.unwrap();
+    assert_eq!(tokens.token_type, "DPoP");
+    // Stolen, the bound token is of no use as a bearer token, nor with a proof by
+    // another key.
+    let r = world
+        .initialize(&world.mcp, Some(&format!("Bearer {}", tokens.access_token)))
+        .await;
+    assert_eq!(r.status(), 401);
+    assert!(challenge(&r).contains("invalid_token"));
+    let thief = p256::ecdsa::SigningKey::from_slice(&[12u8; 32]).unwrap();
+    let r = world
+        .http
+        .post(&world.mcp)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("authorization", format!("DPoP {}", tokens.access_token))
+        .header(
+            "dpop",
+            dpop_proof(&thief, "POST", &world.mcp, Some(&tokens.access_token)),
+        )
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let c = challenge(&r);
+    assert!(c.starts_with("DPoP "), "{c}");
+    assert!(c.contains("invalid_dpop_proof"), "{c}");
+}
+
+#[tokio::test]
+async fn a_dpop_proof_fits_one_request_once() {
+    let world = World::start(None).await;
+    world
+        .auth
+        .register_client(RegisteredClient::confidential(
+            "svc",
+            "svc-secret",
+            Vec::<String>::new(),
+        ))
+        .await
+        .unwrap();
+    let key = p256::ecdsa::SigningKey::from_slice(&[13u8; 32]).unwrap();
+    let token_url = format!("{}/token", world.issuer);
+    let answer: Value = world
+        .http
+        .post(&token_url)
+        .basic_auth("svc", Some("svc-secret"))
+        .header("dpop", dpop_proof(&key, "POST", &token_url, None))
+        .form(&[("grant_type", "client_credentials"), ("scope", "mcp:tools")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["token_type"], "DPoP");
+    let token = answer["access_token"].as_str().unwrap().to_owned();
+    let post = |proof: String| {
+        world
+            .http
+            .post(&world.mcp)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("authorization", format!("DPoP {token}"))
+            .header("dpop", proof)
+            .body(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}})
+                .to_string(),
+            )
+            .send()
+    };
+    let proof = dpop_proof(&key, "POST", &world.mcp, Some(&token));
+    let first = post(proof.clone()).await.unwrap();
+    assert_eq!(
+        first.status(),
+        200,
+        "{:?}",
+        first.headers().get("www-authenticate")
+    );
+    // The same proof again: a replay.
+    let replay = post(proof).await.unwrap();
+    assert_eq!(replay.status(), 401);
+    assert!(challenge(&replay).contains("used before"));
+    // For another method, another URL, another token.
+    for (what, proof) in [
+        ("htm", dpop_proof(&key, "GET", &world.mcp, Some(&token))),
+        ("htu", dpop_proof(&key, "POST", &world.other, Some(&token))),
+        ("ath", dpop_proof(&key, "POST", &world.mcp, Some("another"))),
+        ("no ath", dpop_proof(&key, "POST", &world.mcp, None)),
+    ] {
+        let r = post(proof).await.unwrap();
+        assert_eq!(r.status(), 401, "{what}");
+        assert!(challenge(&r).contains("invalid_dpop_proof"), "{what}");
+    }
+    // Without a proof at all.
+    let r = world
+        .initialize(&world.mcp, Some(&format!("DPoP {token}")))
+        .await;
+    assert_eq!(r.status(), 401);
+}

@@ -1,0 +1,502 @@
+//! The server half end to end: our OAuth client against our resource server (in front
+//! of a real MCP server over streamable HTTP) and our bundled authorization server, on
+//! two loopback origins; then the refusals, request by request.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures::future::BoxFuture;
+use modelctx_client::Client;
+use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService};
+use modelctx_oauth::{
+    AuthInfo, AuthorizationHandler, AuthorizationResponse, AuthorizationServer,
+    AuthorizationServerConfig, InMemoryStore, IntrospectionVerifier, JwtVerifier, Login,
+    OAuthClient, OAuthError, Operation, RegisteredClient, ResourceServer, ResourceServerConfig,
+    TokenVerifier,
+};
+use modelctx_server::{Context, Server, ToolDef};
+use modelctx_test::{text_of, within};
+use modelctx_types::{JsonObject, Tool};
+use p256::ecdsa::signature::Signer as _;
+use serde_json::{Value, json};
+use sha2::Digest as _;
+
+mod authorization_server;
+mod callers;
+mod client_assertions;
+mod dpop;
+mod dpop_jkt;
+mod end_to_end;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// The MCP server: `whoami` answers with the verified caller, `admin` needs a scope of
+/// its own.
+fn mcp_server() -> Server {
+    let whoami = ToolDef::with_schema(
+        Tool::without_arguments("whoami"),
+        |_args: JsonObject, cx: Context| async move {
+            let who = cx
+                .extensions()
+                .get::<AuthInfo>()
+                .ok_or("no verified caller reached the handler")?;
+            let scopes: Vec<&str> = who.scopes.iter().map(String::as_str).collect();
+            Ok::<_, String>(format!(
+                "{} via {} [{}]",
+                who.subject.as_deref().unwrap_or("?"),
+                who.client_id.as_deref().unwrap_or("?"),
+                scopes.join(" ")
+            ))
+        },
+    );
+    let admin = ToolDef::with_schema(
+        Tool::without_arguments("admin"),
+        |_args: JsonObject, _cx: Context| async move { Ok::<_, String>("admin done".to_owned()) },
+    );
+    Server::builder("protected", "1.0.0")
+        .tool(whoami)
+        .unwrap()
+        .tool(admin)
+        .unwrap()
+        .build()
+}
+
+/// Makes the resource server's verifier, given the issuer.
+type MakeVerifier = Box<dyn Fn(&str) -> Box<dyn TokenVerifier>>;
+
+struct World {
+    /// The MCP endpoint (the protected resource).
+    mcp: String,
+    /// A resource this authorization server also issues tokens for.
+    other: String,
+    issuer: String,
+    auth: AuthorizationServer,
+    rs: ResourceServer,
+    http: reqwest::Client,
+}
+
+async fn listener() -> (tokio::net::TcpListener, String) {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", l.local_addr().unwrap());
+    (l, origin)
+}
+
+fn serve(l: tokio::net::TcpListener, app: axum::Router) {
+    tokio::spawn(async move { axum::serve(l, app).await });
+}
+
+impl World {
+    /// The authorization server on one origin and, on another, the MCP server behind
+    /// the resource server with `verifier` (the JWT verifier fetching the JWKS when
+    /// `None`).
+    async fn start(verifier: Option<MakeVerifier>) -> Self {
+        let (as_listener, issuer) = listener().await;
+        let (mcp_listener, mcp_origin) = listener().await;
+        let mcp = format!("{mcp_origin}/mcp");
+        let other = format!("{mcp_origin}/other");
+        let config = AuthorizationServerConfig::new(&issuer, &mcp)
+            .scopes_supported(["mcp:tools", "mcp:admin"]);
+        let mut config = config;
+        config.resources.push(other.clone());
+        let auth = AuthorizationServer::new(config, InMemoryStore::new(), |login: &Login<'_>| {
+            (login.username == "alice" && login.password == "wonderland")
+                .then(|| "alice".to_owned())
+        })
+        .unwrap();
+        serve(as_listener, auth.router());
+
+        let verifier: Box<dyn TokenVerifier> = match verifier {
+            Some(make) => make(&issuer),
+            None => Box::new(JwtVerifier::new(&issuer, format!("{issuer}/jwks"))),
+        };
+        let rs = ResourceServer::new(
+            ResourceServerConfig::new(&mcp, &issuer)
+                .scopes_supported(["mcp:tools"])
+                .required_scopes(["mcp:tools"])
+                .operation_scopes(Operation::Tool("admin".into()), ["mcp:admin"])
+                .resource_name("protected test server")
+                .max_body_bytes(64 * 1024),
+            verifier,
+        )
+        .unwrap();
+        let server = mcp_server();
+        let service = StreamableHttpService::new(move |t| {
+            server.serve(t);
+        });
+        let app = axum::Router::new()
+            .nest_service("/mcp", service.router().layer(rs.layer()))
+            .merge(rs.metadata_router());
+        serve(mcp_listener, app);
+        World {
+            mcp,
+            other,
+            issuer,
+            auth,
+            rs,
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+        }
+    }
+
+    /// An MCP `initialize` POST to the endpoint with `auth` as the Authorization header.
+    async fn initialize(&self, url: &str, auth: Option<&str>) -> reqwest::Response {
+        let mut rb = self
+            .http
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}})
+                .to_string(),
+            );
+        if let Some(auth) = auth {
+            rb = rb.header("authorization", auth);
+        }
+        within(LIMIT, "an answer", rb.send()).await.unwrap()
+    }
+
+    /// A confidential client registered ahead of time, and a client-credentials token
+    /// for `resource` with `scope`.
+    async fn service_token(&self, resource: &str, scope: &str) -> String {
+        self.auth
+            .register_client(RegisteredClient::confidential(
+                "svc",
+                "svc-secret",
+                Vec::<String>::new(),
+            ))
+            .await
+            .unwrap();
+        let answer = self
+            .http
+            .post(format!("{}/token", self.issuer))
+            .basic_auth("svc", Some("svc-secret"))
+            .form(&[
+                ("grant_type", "client_credentials"),
+                ("scope", scope),
+                ("resource", resource),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let body: Value = answer.json().await.unwrap();
+        body["access_token"].as_str().unwrap().to_owned()
+    }
+}
+
+fn challenge(r: &reqwest::Response) -> String {
+    r.headers()
+        .get("www-authenticate")
+        .expect("a WWW-Authenticate challenge")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// A user at a browser: opens the authorization URL, logs in on the consent page and
+/// approves, and hands back the redirect's parameters.
+#[derive(Clone)]
+struct User {
+    password: &'static str,
+    consents: Arc<AtomicUsize>,
+    scopes_asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl User {
+    fn alice() -> Self {
+        Self {
+            password: "wonderland",
+            consents: Arc::default(),
+            scopes_asked: Arc::default(),
+        }
+    }
+}
+
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+/// The value of the hidden `name` field of a page.
+fn field(page: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = page.find(&marker).expect("the field is on the page") + marker.len();
+    let end = start + page[start..].find('"').unwrap();
+    page[start..end].to_owned()
+}
+
+fn query_param(url: &str, name: &str) -> Option<String> {
+    let url = url::Url::parse(url).unwrap();
+    url.query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// Logs in on the consent page at `url` and approves; the redirect's `Location`.
+async fn consent(http: &reqwest::Client, url: &str, password: &str) -> String {
+    let page = http.get(url).send().await.unwrap();
+    assert_eq!(page.status(), 200, "the consent page");
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let page = page.text().await.unwrap();
+    let action = url.split('?').next().unwrap().to_owned();
+    let answer = http
+        .post(action)
+        .form(&[
+            ("txn", field(&page, "txn").as_str()),
+            ("username", "alice"),
+            ("password", password),
+            ("decision", "approve"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 302, "approval redirects back");
+    answer.headers()["location"].to_str().unwrap().to_owned()
+}
+
+impl AuthorizationHandler for User {
+    fn redirect_uri(&self) -> String {
+        REDIRECT.into()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
+        Box::pin(async move {
+            self.consents.fetch_add(1, Ordering::SeqCst);
+            self.scopes_asked
+                .lock()
+                .unwrap()
+                .push(query_param(authorization_url, "scope").unwrap_or_default());
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap();
+            let location = consent(&http, authorization_url, self.password).await;
+            AuthorizationResponse::from_redirect_url(&location)
+        })
+    }
+}
+
+/// A P-256 key of the test's own, and a JWT it signs.
+fn signed(key: &p256::ecdsa::SigningKey, kid: &str, claims: &Value) -> String {
+    let header = json!({"alg": "ES256", "typ": "at+jwt", "kid": kid});
+    let input = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
+}
+
+fn jwk(key: &p256::ecdsa::SigningKey, kid: &str) -> Value {
+    let point = key.verifying_key().to_encoded_point(false);
+    json!({"kty": "EC", "crv": "P-256", "kid": kid,
+        "x": URL_SAFE_NO_PAD.encode(point.x().unwrap()),
+        "y": URL_SAFE_NO_PAD.encode(point.y().unwrap())})
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn pkce() -> (String, String) {
+    let verifier = URL_SAFE_NO_PAD.encode([42u8; 32]);
+    let challenge = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()));
+    (verifier, challenge)
+}
+
+impl World {
+    async fn register(&self, body: Value) -> reqwest::Response {
+        self.http
+            .post(format!("{}/register", self.issuer))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A public client registered with `REDIRECT`.
+    async fn public_client(&self) -> String {
+        let r = self
+            .register(
+                json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"], "client_name": "raw"}),
+            )
+            .await;
+        assert_eq!(r.status(), 201);
+        let body: Value = r.json().await.unwrap();
+        body["client_id"].as_str().unwrap().to_owned()
+    }
+
+    fn authorize_url(&self, client_id: &str, extra: &[(&str, &str)]) -> String {
+        let mut url = url::Url::parse(&format!("{}/authorize", self.issuer)).unwrap();
+        url.query_pairs_mut()
+            .append_pair("response_type", "code")
+            .append_pair("client_id", client_id)
+            .append_pair("state", "st-1")
+            .append_pair("scope", "mcp:tools")
+            .append_pair("resource", &self.mcp)
+            .extend_pairs(extra);
+        url.to_string()
+    }
+
+    /// A code for `client_id` with `challenge`, through the consent page.
+    async fn code(&self, client_id: &str, challenge: &str) -> String {
+        let url = self.authorize_url(
+            client_id,
+            &[
+                ("redirect_uri", REDIRECT),
+                ("code_challenge", challenge),
+                ("code_challenge_method", "S256"),
+            ],
+        );
+        let location = consent(&self.http, &url, "wonderland").await;
+        assert!(location.starts_with(REDIRECT), "{location}");
+        assert_eq!(query_param(&location, "state").as_deref(), Some("st-1"));
+        assert_eq!(
+            query_param(&location, "iss").as_deref(),
+            Some(self.issuer.as_str())
+        );
+        query_param(&location, "code").expect("a code")
+    }
+
+    async fn exchange(&self, form: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap, Value) {
+        let r = self
+            .http
+            .post(format!("{}/token", self.issuer))
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        (status, headers, r.json().await.unwrap())
+    }
+}
+
+/// A DPoP proof by `key` for `htm` `htu`, bound to `token` when given.
+fn dpop_proof(key: &p256::ecdsa::SigningKey, htm: &str, htu: &str, token: Option<&str>) -> String {
+    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk(key, "")});
+    let mut jwk_only = header.clone();
+    jwk_only["jwk"].as_object_mut().unwrap().remove("kid");
+    // Unique per proof, however fast they are made.
+    static PROOFS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = PROOFS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let jti = format!("{}-{n}", URL_SAFE_NO_PAD.encode(now().to_be_bytes()));
+    let mut claims = json!({"htm": htm, "htu": htu, "iat": now(), "jti": jti});
+    if let Some(token) = token {
+        claims["ath"] = URL_SAFE_NO_PAD
+            .encode(sha2::Sha256::digest(token.as_bytes()))
+            .into();
+    }
+    let input = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(jwk_only.to_string()),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
+}
+
+/// The RFC 7638 thumbprint of a P-256 key.
+fn thumbprint(key: &p256::ecdsa::SigningKey) -> String {
+    let jwk = jwk(key, "");
+    let canonical = format!(
+        r#"{{"crv":"P-256","kty":"EC","x":"{}","y":"{}"}}"#,
+        jwk["x"].as_str().unwrap(),
+        jwk["y"].as_str().unwrap()
+    );
+    URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(canonical.as_bytes()))
+}
+
+/// The claims of a JWT (signature not checked).
+fn claims_of(jwt: &str) -> Value {
+    let part = jwt.split('.').nth(1).unwrap();
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(part).unwrap()).unwrap()
+}
+
+impl World {
+    /// A code for `client_id` bound to the DPoP key `jkt`.
+    async fn bound_code(&self, client_id: &str, challenge: &str, jkt: &str) -> String {
+        let url = self.authorize_url(
+            client_id,
+            &[
+                ("redirect_uri", REDIRECT),
+                ("code_challenge", challenge),
+                ("code_challenge_method", "S256"),
+                ("dpop_jkt", jkt),
+            ],
+        );
+        let location = consent(&self.http, &url, "wonderland").await;
+        query_param(&location, "code").expect("a code")
+    }
+
+    /// Exchanges `code`, with a DPoP proof by `key` when given.
+    async fn exchange_with_proof(
+        &self,
+        client_id: &str,
+        code: &str,
+        verifier: &str,
+        key: Option<&p256::ecdsa::SigningKey>,
+    ) -> (u16, Value) {
+        let token_url = format!("{}/token", self.issuer);
+        let mut rb = self.http.post(&token_url).form(&[
+            ("grant_type", "authorization_code"),
+            ("client_id", client_id),
+            ("code", code),
+            ("code_verifier", verifier),
+            ("redirect_uri", REDIRECT),
+        ]);
+        if let Some(key) = key {
+            rb = rb.header("dpop", dpop_proof(key, "POST", &token_url, None));
+        }
+        let r = within(LIMIT, "the token endpoint", rb.send())
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+}
+
+/// A user that also keeps the authorization URLs it was sent to.
+#[derive(Clone, Default)]
+struct Recorder {
+    urls: Arc<Mutex<Vec<String>>>,
+}
+
+impl AuthorizationHandler for Recorder {
+    fn redirect_uri(&self) -> String {
+        REDIRECT.into()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
+        self.urls.lock().unwrap().push(authorization_url.to_owned());
+        Box::pin(async move { User::alice().authorize(authorization_url).await })
+    }
+}
+
+/// A client assertion by `key` with these claims.
+fn assertion(key: &p256::ecdsa::SigningKey, claims: &Value) -> String {
+    let header = json!({"alg": "ES256", "typ": "JWT"});
+    let input = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
+}
+
+const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
