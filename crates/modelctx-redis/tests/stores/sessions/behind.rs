@@ -1,0 +1,77 @@
+//! Events written behind a hold, and the resumption that reads them again.
+
+use super::*;
+
+/// The taking side of issue #26: B's resumption reads its replay before A's write
+/// behind lands, A's hold is then released (after its store flushed), and only then
+/// is B's hold recorded, with no hold to hand over. B reads the stream the client
+/// named once more after its hold is recorded: n=2 comes once, then n=3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumption_reads_again_what_a_released_hold_wrote_behind() {
+    let redis = RedisServer::start();
+    let on_a_store = gated_store(redis.connection().await, "again:");
+    let on_b_store = gated_store(redis.connection().await, "again:");
+    let a = start_gated(&redis, "again:", on_a_store.clone()).await;
+    let b = start_gated(&redis, "again:", on_b_store.clone()).await;
+    let session = open(&a.url).await;
+    let peer = a.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
+
+    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
+    assert_eq!(status, 200);
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
+    let last = event_id_of(&seen, r#""n":1"#);
+
+    on_a_store.close();
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 2})))
+        .await
+        .unwrap()
+        .unwrap();
+    on_a_store.until_held(1).await;
+    drop(on_a);
+    until_released_or_flushing(&redis, "again:", &session, &on_a_store).await;
+
+    // B's resumption reads the stream (without n=2) and waits there.
+    let (read, go) = on_b_store.pause_next_replay();
+    let resuming = {
+        let (url, session, last) = (b.url.clone(), session.clone(), last.clone());
+        tokio::spawn(async move { try_get_stream(&url, &session, Some(&last)).await })
+    };
+    tokio::time::timeout(WITHIN, read)
+        .await
+        .expect("B's resumption reads its replay")
+        .unwrap();
+    // A's write lands, then its release.
+    on_a_store.open();
+    let released = async {
+        while holder(&redis, "again:", &session).await.is_some() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, released)
+        .await
+        .expect("A's hold is released once its store flushed");
+    let _ = go.send(());
+    let (status, mut on_b, mut resumed) = tokio::time::timeout(WITHIN, resuming)
+        .await
+        .expect("B's resumption is answered")
+        .unwrap();
+    assert_eq!(status, 200);
+
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
+        .await
+        .unwrap()
+        .unwrap();
+    read_until(&mut on_b, &mut resumed, r#""n":3"#).await;
+    assert_eq!(resumed.matches(r#""n":2"#).count(), 1, "{resumed}");
+    assert_eq!(resumed.matches(r#""n":3"#).count(), 1, "{resumed}");
+    assert!(
+        resumed.find(r#""n":2"#) < resumed.find(r#""n":3"#),
+        "in order: {resumed}"
+    );
+    assert!(!resumed.contains(r#""n":1"#), "{resumed}");
+}
