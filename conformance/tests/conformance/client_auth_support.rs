@@ -924,3 +924,12 @@ impl AuthorizationHandler for Redirected {
 pub(crate) fn query_param(query: &str, name: &str) -> Option<String> {
     form_of(query).remove(name)
 }
+
+/// The `Authorization` value of HTTP Basic authentication for `id` and `secret`.
+pub(crate) fn basic(id: &str, secret: &str) -> String {
+    use base64::Engine as _;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
+    )
+}

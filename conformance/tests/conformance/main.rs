@@ -11,6 +11,7 @@ use modelctx_conformance::{http_support, support};
 mod caching;
 mod client_auth;
 mod client_auth_binding;
+mod client_auth_grants;
 mod client_auth_renewal;
 mod client_auth_response;
 mod client_auth_support;
@@ -32,6 +33,7 @@ mod http_resume;
 mod http_server;
 mod input_gates;
 mod lifecycle;
+mod lifecycle_modes;
 mod list_changed;
 mod listen;
 mod listen_streams;
@@ -65,6 +67,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let tests = [
         lifecycle::tests(),
+        lifecycle_modes::tests(),
         protocol::tests(),
         progress::tests(),
         sampling::tests(),
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         http_resume::tests(),
         client_auth::tests(),
         client_auth_binding::tests(),
+        client_auth_grants::tests(),
         client_auth_response::tests(),
         client_auth_renewal::tests(),
         hosting_auth::tests(),
