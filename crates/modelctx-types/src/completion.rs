@@ -9,26 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::base::ResultType;
 use crate::base::{JsonObject, from_object, str_member};
 use crate::common::Meta;
-use crate::tag::{FixedStr, Tag};
+use crate::tag::fixed_tag;
 
-/// The `"ref/prompt"` member value.
-pub(crate) type PromptRefTag = Tag<PromptRefValue>;
-
-/// Names `"ref/prompt"`.
-pub(crate) enum PromptRefValue {}
-
-impl FixedStr for PromptRefValue {
-    const VALUE: &'static str = "ref/prompt";
-}
-
-/// The `"ref/resource"` member value.
-pub(crate) type ResourceRefTag = Tag<ResourceRefValue>;
-
-/// Names `"ref/resource"`.
-pub(crate) enum ResourceRefValue {}
-
-impl FixedStr for ResourceRefValue {
-    const VALUE: &'static str = "ref/resource";
+fixed_tag! {
+    PromptRefTag, PromptRefValue = "ref/prompt";
+    ResourceRefTag, ResourceRefValue = "ref/resource";
 }
 
 /// Identifies a prompt (`"type": "ref/prompt"`).

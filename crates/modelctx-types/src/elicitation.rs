@@ -16,26 +16,11 @@ use crate::common::Meta;
 use crate::elicitation_schema::{ElicitValue, RequestedSchema};
 use crate::error::{ErrorCode, ErrorData};
 use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
-use crate::tag::{FixedStr, Tag};
+use crate::tag::fixed_tag;
 
-/// The `"form"` member value.
-pub(crate) type FormModeTag = Tag<FormModeValue>;
-
-/// Names `"form"`.
-pub(crate) enum FormModeValue {}
-
-impl FixedStr for FormModeValue {
-    const VALUE: &'static str = "form";
-}
-
-/// The `"url"` member value.
-pub(crate) type UrlModeTag = Tag<UrlModeValue>;
-
-/// Names `"url"`.
-pub(crate) enum UrlModeValue {}
-
-impl FixedStr for UrlModeValue {
-    const VALUE: &'static str = "url";
+fixed_tag! {
+    FormModeTag, FormModeValue = "form";
+    UrlModeTag, UrlModeValue = "url";
 }
 
 /// Parameters of a form-mode `elicitation/create`.

@@ -23,6 +23,24 @@ pub(crate) trait FixedStr {
     const VALUE: &'static str;
 }
 
+/// Declares fixed-string members: `fixed_tag! { TextTag, TextValue = "text"; }` is the
+/// tag type `TextTag`, a [`Tag`] of the marker `TextValue` naming `"text"`.
+macro_rules! fixed_tag {
+    ($($tag:ident, $marker:ident = $value:literal;)+) => {$(
+        #[doc = concat!("The `\"", $value, "\"` member value.")]
+        pub(crate) type $tag = $crate::tag::Tag<$marker>;
+
+        #[doc = concat!("Names `\"", $value, "\"`.")]
+        pub(crate) enum $marker {}
+
+        impl $crate::tag::FixedStr for $marker {
+            const VALUE: &'static str = $value;
+        }
+    )+};
+}
+
+pub(crate) use fixed_tag;
+
 /// A member whose value is always `T::VALUE`.
 pub(crate) struct Tag<T>(PhantomData<fn() -> T>);
 

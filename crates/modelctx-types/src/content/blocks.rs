@@ -9,76 +9,16 @@ use super::resource_contents::TextOrBlobResourceContents;
 use crate::base::JsonObject;
 use crate::common::Meta;
 use crate::lifecycle::Icon;
-use crate::tag::{FixedStr, Tag};
+use crate::tag::fixed_tag;
 
-/// The `"text"` member value.
-pub(crate) type TextTag = Tag<TextValue>;
-
-/// Names `"text"`.
-pub(crate) enum TextValue {}
-
-impl FixedStr for TextValue {
-    const VALUE: &'static str = "text";
-}
-
-/// The `"image"` member value.
-pub(crate) type ImageTag = Tag<ImageValue>;
-
-/// Names `"image"`.
-pub(crate) enum ImageValue {}
-
-impl FixedStr for ImageValue {
-    const VALUE: &'static str = "image";
-}
-
-/// The `"audio"` member value.
-pub(crate) type AudioTag = Tag<AudioValue>;
-
-/// Names `"audio"`.
-pub(crate) enum AudioValue {}
-
-impl FixedStr for AudioValue {
-    const VALUE: &'static str = "audio";
-}
-
-/// The `"resource_link"` member value.
-pub(crate) type ResourceLinkTag = Tag<ResourceLinkValue>;
-
-/// Names `"resource_link"`.
-pub(crate) enum ResourceLinkValue {}
-
-impl FixedStr for ResourceLinkValue {
-    const VALUE: &'static str = "resource_link";
-}
-
-/// The `"resource"` member value.
-pub(crate) type EmbeddedResourceTag = Tag<EmbeddedResourceValue>;
-
-/// Names `"resource"`.
-pub(crate) enum EmbeddedResourceValue {}
-
-impl FixedStr for EmbeddedResourceValue {
-    const VALUE: &'static str = "resource";
-}
-
-/// The `"tool_use"` member value.
-pub(crate) type ToolUseTag = Tag<ToolUseValue>;
-
-/// Names `"tool_use"`.
-pub(crate) enum ToolUseValue {}
-
-impl FixedStr for ToolUseValue {
-    const VALUE: &'static str = "tool_use";
-}
-
-/// The `"tool_result"` member value.
-pub(crate) type ToolResultTag = Tag<ToolResultValue>;
-
-/// Names `"tool_result"`.
-pub(crate) enum ToolResultValue {}
-
-impl FixedStr for ToolResultValue {
-    const VALUE: &'static str = "tool_result";
+fixed_tag! {
+    TextTag, TextValue = "text";
+    ImageTag, ImageValue = "image";
+    AudioTag, AudioValue = "audio";
+    ResourceLinkTag, ResourceLinkValue = "resource_link";
+    EmbeddedResourceTag, EmbeddedResourceValue = "resource";
+    ToolUseTag, ToolUseValue = "tool_use";
+    ToolResultTag, ToolResultValue = "tool_result";
 }
 
 /// Text provided to or from an LLM (`"type": "text"`).

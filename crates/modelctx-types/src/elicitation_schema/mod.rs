@@ -20,47 +20,14 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::base::{JsonObject, from_object, str_member};
-use crate::tag::{FixedStr, Tag};
+use crate::tag::fixed_tag;
 use enums::enum_from_object;
 
-/// The `"string"` member value.
-pub(crate) type StringTypeTag = Tag<StringTypeValue>;
-
-/// Names `"string"`.
-pub(crate) enum StringTypeValue {}
-
-impl FixedStr for StringTypeValue {
-    const VALUE: &'static str = "string";
-}
-
-/// The `"boolean"` member value.
-pub(crate) type BooleanTypeTag = Tag<BooleanTypeValue>;
-
-/// Names `"boolean"`.
-pub(crate) enum BooleanTypeValue {}
-
-impl FixedStr for BooleanTypeValue {
-    const VALUE: &'static str = "boolean";
-}
-
-/// The `"array"` member value.
-pub(crate) type ArrayTypeTag = Tag<ArrayTypeValue>;
-
-/// Names `"array"`.
-pub(crate) enum ArrayTypeValue {}
-
-impl FixedStr for ArrayTypeValue {
-    const VALUE: &'static str = "array";
-}
-
-/// The `"object"` member value.
-pub(crate) type ObjectTypeTag = Tag<ObjectTypeValue>;
-
-/// Names `"object"`.
-pub(crate) enum ObjectTypeValue {}
-
-impl FixedStr for ObjectTypeValue {
-    const VALUE: &'static str = "object";
+fixed_tag! {
+    StringTypeTag, StringTypeValue = "string";
+    BooleanTypeTag, BooleanTypeValue = "boolean";
+    ArrayTypeTag, ArrayTypeValue = "array";
+    ObjectTypeTag, ObjectTypeValue = "object";
 }
 
 /// The `format` of a string field.

@@ -15,6 +15,7 @@
 mod notifications;
 mod requests;
 mod results;
+mod union;
 
 pub use notifications::{ClientNotification, ServerNotification};
 pub use requests::{ClientRequest, ServerRequest};
