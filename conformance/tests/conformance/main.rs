@@ -9,6 +9,7 @@
 use modelctx_conformance::{http_support, support};
 
 mod caching;
+mod cancellation;
 mod client_auth;
 mod client_auth_binding;
 mod client_auth_grants;
@@ -50,6 +51,7 @@ mod progress;
 mod prompts;
 mod protocol;
 mod registrations;
+mod resource_listen;
 mod resources;
 mod roots;
 mod sampling;
@@ -60,6 +62,7 @@ mod structured_output;
 mod supported_versions;
 mod surface;
 mod tasks;
+mod tool_checks;
 mod tools;
 
 use std::process::ExitCode;
@@ -69,13 +72,16 @@ fn main() -> ExitCode {
         lifecycle::tests(),
         lifecycle_modes::tests(),
         protocol::tests(),
+        cancellation::tests(),
         progress::tests(),
         sampling::tests(),
         elicitation::tests(),
         roots::tests(),
         stdio::tests(),
         tools::tests(),
+        tool_checks::tests(),
         resources::tests(),
+        resource_listen::tests(),
         prompts::tests(),
         logging::tests(),
         pagination::tests(),

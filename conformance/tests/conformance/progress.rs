@@ -14,7 +14,7 @@ use modelctx_conformance::{Connector, Direction, Test, conformance_test, within}
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::protocol::{blocking_server, cancellations_sent};
+use crate::cancellation::{blocking_server, cancellations_sent};
 use crate::support::{Block, Echo, Work, client, connect, payload, try_connect};
 
 pub(crate) fn tests() -> Vec<Test> {

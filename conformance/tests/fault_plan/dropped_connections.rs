@@ -97,7 +97,7 @@ async fn dropped_connections_mid_stream_end_every_call_once() {
 /// end of input is dropped and the session ends (the server closes its side); on
 /// streamable HTTP and legacy SSE a POST whose body ends early is refused (400) without
 /// reaching the session, which goes on. Either way the cut request never runs. (Pending
-/// requests failing when the peer goes: `protocol::closing_fails_every_pending_request`.)
+/// requests failing when the peer goes: `cancellation::closing_fails_every_pending_request`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case_03_a_truncated_message_is_dropped() {
     let (server, controls, _) = fault_server();
