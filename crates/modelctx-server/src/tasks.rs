@@ -257,12 +257,7 @@ pub(crate) fn serve_extension(
             }
             "tasks/update" => {
                 let p = parse_params::<UpdateProbe>(params.as_deref())?;
-                let responses = p
-                    .input_responses
-                    .into_iter()
-                    .filter_map(|(k, v)| Some((k, serde_json::from_value(v).ok()?)))
-                    .collect();
-                host.answer(&owner, &p.task_id, responses).await?;
+                host.answer(&owner, &p.task_id, p.input_responses).await?;
                 to_raw(&ext_tasks::Acknowledgement::new()).map_err(encode)
             }
             _ => {

@@ -155,7 +155,125 @@ impl<'de> Deserialize<'de> for InputResponse {
 
 /// The client's answers, by the keys of the server's [`InputRequests`] (the schema's
 /// `InputResponses`).
-pub type InputResponses = BTreeMap<String, InputResponse>;
+///
+/// Each answer is kept as the JSON it came in and decoded when it is read
+/// ([`InputResponses::get`], [`InputResponses::get_as`]): a server whose handlers never
+/// ask for input carries no code to decode sampling, roots or elicitation results.
+/// Reading the map checks each answer's shape only (an object with `model`, `roots` or
+/// `action`).
+///
+/// ```
+/// use modelctx_types::{ElicitResult, InputResponse, InputResponses};
+///
+/// let answers = InputResponses::new().with("name", ElicitResult::decline());
+/// let answer: ElicitResult = answers.get_as("name").unwrap().unwrap();
+/// assert_eq!(answer, ElicitResult::decline());
+/// assert!(matches!(answers.get("name"), Some(Ok(InputResponse::Elicit(_)))));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct InputResponses(BTreeMap<String, Value>);
+
+impl InputResponses {
+    /// No answers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `response` as the answer under `key`, replacing an earlier one.
+    pub fn insert(&mut self, key: impl Into<String>, response: impl Into<InputResponse>) {
+        let value = serde_json::to_value(response.into()).unwrap_or(Value::Null);
+        self.0.insert(key.into(), value);
+    }
+
+    /// These answers and `response` under `key`.
+    pub fn with(mut self, key: impl Into<String>, response: impl Into<InputResponse>) -> Self {
+        self.insert(key, response);
+        self
+    }
+
+    /// The answer under `key`, decoded (`None`: no answer under that key).
+    pub fn get(&self, key: &str) -> Option<Result<InputResponse, serde_json::Error>> {
+        self.get_as(key)
+    }
+
+    /// The answer under `key` decoded as `R`, such as [`ElicitResult`] (`None`: no
+    /// answer under that key).
+    pub fn get_as<R: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Option<Result<R, serde_json::Error>> {
+        self.0.get(key).map(R::deserialize)
+    }
+
+    /// The answer under `key` as it was sent.
+    pub fn raw(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+
+    /// The keys answered, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
+    /// How many answers there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'de> Deserialize<'de> for InputResponses {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, Value>::deserialize(deserializer)?;
+        match map.values().all(has_answer_shape) {
+            true => Ok(Self(map)),
+            false => Err(de::Error::custom(
+                "an input response is an object with `model`, `roots` or `action`",
+            )),
+        }
+    }
+}
+
+/// Whether `value` is shaped like an input response (what [`InputResponse`] tells its
+/// variants apart by), without decoding it.
+fn has_answer_shape(value: &Value) -> bool {
+    value.as_object().is_some_and(|o| {
+        ["model", "roots", "action"]
+            .iter()
+            .any(|k| o.contains_key(*k))
+    })
+}
+
+impl<K: Into<String>, R: Into<InputResponse>> FromIterator<(K, R)> for InputResponses {
+    fn from_iter<I: IntoIterator<Item = (K, R)>>(iter: I) -> Self {
+        let mut responses = Self::new();
+        for (key, response) in iter {
+            responses.insert(key, response);
+        }
+        responses
+    }
+}
+
+impl From<BTreeMap<String, InputResponse>> for InputResponses {
+    fn from(map: BTreeMap<String, InputResponse>) -> Self {
+        map.into_iter().collect()
+    }
+}
+
+/// The answers as sent, by key.
+impl IntoIterator for InputResponses {
+    type Item = (String, Value);
+    type IntoIter = std::collections::btree_map::IntoIter<String, Value>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
 
 /// The schema's `InputResponseRequestParams`: the members a retried request adds to
 /// its params. `tools/call`, `prompts/get` and `resources/read` carry them as
@@ -327,9 +445,18 @@ mod tests {
     fn input_responses_by_shape() {
         let v = json!({"a": {"action": "decline"}, "b": {"roots": []}});
         let r: InputResponses = serde_json::from_value(v.clone()).unwrap();
-        assert!(matches!(r["a"], InputResponse::Elicit(_)));
-        assert!(matches!(r["b"], InputResponse::ListRoots(_)));
+        assert!(matches!(r.get("a"), Some(Ok(InputResponse::Elicit(_)))));
+        assert!(matches!(r.get("b"), Some(Ok(InputResponse::ListRoots(_)))));
+        assert!(r.get("c").is_none());
+        assert_eq!(r.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(serde_json::to_value(&r).unwrap(), v);
         assert!(serde_json::from_value::<InputResponse>(json!({})).is_err());
+        // The map checks each answer's shape; a well-shaped answer with bad members
+        // fails when it is read.
+        assert!(serde_json::from_value::<InputResponses>(json!({"a": {}})).is_err());
+        assert!(serde_json::from_value::<InputResponses>(json!({"a": 5})).is_err());
+        let late: InputResponses = serde_json::from_value(json!({"a": {"action": 5}})).unwrap();
+        assert!(late.get("a").unwrap().is_err());
+        assert!(late.get_as::<ElicitResult>("a").unwrap().is_err());
     }
 }

@@ -23,9 +23,9 @@ use futures::stream::FuturesUnordered;
 use modelctx_types::ext_tasks;
 use modelctx_types::{
     CancelTaskRequestParams, CancelTaskResult, ErrorData, GetTaskPayloadRequestParams,
-    GetTaskRequestParams, GetTaskResult, InputRequest, InputRequests, InputResponses,
-    ListTasksResult, Meta, PaginatedRequestParams, RawValue, RelatedTaskMetadata, Task,
-    TaskMetadata, TaskStatus, TaskStatusNotification, TaskStatusNotificationParams,
+    GetTaskRequestParams, GetTaskResult, InputRequest, InputRequests, ListTasksResult, Meta,
+    PaginatedRequestParams, RawValue, RelatedTaskMetadata, Task, TaskMetadata, TaskStatus,
+    TaskStatusNotification, TaskStatusNotificationParams,
 };
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
@@ -456,13 +456,16 @@ impl TaskHost {
     }
 
     /// `tasks/update` of the tasks extension: answers the task's outstanding input
-    /// requests by key; keys not outstanding (never issued, already answered) are
-    /// ignored. The answered keys are gone from the task before this returns.
+    /// requests by key with the answers as sent (such as an
+    /// [`InputResponses`](modelctx_types::InputResponses)); keys not outstanding (never
+    /// issued, already answered) are ignored, and an answer that does not decode fails
+    /// the request that waited for it. The answered keys are gone from the task before
+    /// this returns.
     pub async fn answer(
         &self,
         requestor: &TaskOwner,
         id: &str,
-        responses: InputResponses,
+        responses: impl IntoIterator<Item = (String, Value)>,
     ) -> Result<(), ErrorData> {
         self.record(requestor, id).await?;
         let Some(live) = self.live(id) else {
@@ -488,8 +491,7 @@ impl TaskHost {
             let _ = self.update(id, to).await;
         }
         for (reply, response) in answered {
-            let value = serde_json::to_value(&response).unwrap_or(Value::Null);
-            let _ = reply.send(value);
+            let _ = reply.send(response);
         }
         Ok(())
     }
