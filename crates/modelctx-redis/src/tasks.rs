@@ -24,7 +24,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
-use async_trait::async_trait;
+use futures::future::BoxFuture;
 use modelctx_store::{
     self as store, TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskUpdate, UpdateError,
 };
@@ -257,176 +257,187 @@ fn store_error(_: &redis::RedisError) -> ErrorData {
     ErrorData::internal_error("The task store is unavailable")
 }
 
-#[async_trait]
 impl store::TaskStore for TaskStore {
-    async fn insert(&self, record: TaskRecord) -> Result<(), ErrorData> {
-        let now = SystemTime::now();
-        let now_ms = unix_ms(now);
-        let cap = now_ms.saturating_add(millis(self.config.max_ttl));
-        let deadline = record
-            .expires_at
-            .map_or(cap, |at| unix_ms(at).min(cap))
-            .max(1);
-        let text = serde_json::to_string(&Stored::from_record(&record))
-            .map_err(|_| ErrorData::internal_error("The task cannot be stored"))?;
-        let id = &record.task.task_id;
-        let n: i64 = self
-            .insert
-            .key(self.keys.task_order())
-            .key(self.keys.task_done())
-            .key(self.keys.task_expiry())
-            .key(self.keys.task_counter())
-            .key(self.keys.task(id))
-            .arg(now_ms)
-            .arg(self.config.capacity)
-            .arg(self.keys.task_prefix())
-            .arg(id)
-            .arg(text)
-            .arg(deadline)
-            .invoke_async(&mut self.conn.clone())
-            .await
-            .map_err(|e| store_error(&e))?;
-        match n {
-            -1 => Err(ErrorData::internal_error(
-                "Too many running tasks: try again later",
-            )),
-            -2 => Err(ErrorData::internal_error("A task with this id exists")),
-            _ => Ok(()),
-        }
-    }
-
-    async fn get(&self, id: &str) -> Option<TaskRecord> {
-        self.load(id).await.ok().flatten().map(|(_, record)| record)
-    }
-
-    async fn update(&self, id: &str, update: TaskUpdate) -> Result<TaskRecord, UpdateError> {
-        for _ in 0..MAX_SWAPS {
-            // A store that cannot be read knows no such task: the requestor gets
-            // "not found" (-32602), the task's own work finds its update refused.
-            let (old, mut record) = self
-                .load(id)
-                .await
-                .ok()
-                .flatten()
-                .ok_or(UpdateError::NotFound)?;
+    fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), ErrorData>> {
+        Box::pin(async move {
             let now = SystemTime::now();
-            update.clone().apply(&mut record, now)?;
-            let Ok(text) = serde_json::to_string(&Stored::from_record(&record)) else {
-                return Err(UpdateError::NotFound);
-            };
-            let terminal = if record.task.status.is_terminal() {
-                "1"
-            } else {
-                "0"
-            };
-            let swapped: i64 = self
-                .swap
-                .key(self.keys.task(id))
+            let now_ms = unix_ms(now);
+            let cap = now_ms.saturating_add(millis(self.config.max_ttl));
+            let deadline = record
+                .expires_at
+                .map_or(cap, |at| unix_ms(at).min(cap))
+                .max(1);
+            let text = serde_json::to_string(&Stored::from_record(&record))
+                .map_err(|_| ErrorData::internal_error("The task cannot be stored"))?;
+            let id = &record.task.task_id;
+            let n: i64 = self
+                .insert
                 .key(self.keys.task_order())
                 .key(self.keys.task_done())
-                .arg(old)
-                .arg(text)
-                .arg(terminal)
+                .key(self.keys.task_expiry())
+                .key(self.keys.task_counter())
+                .key(self.keys.task(id))
+                .arg(now_ms)
+                .arg(self.config.capacity)
+                .arg(self.keys.task_prefix())
                 .arg(id)
+                .arg(text)
+                .arg(deadline)
                 .invoke_async(&mut self.conn.clone())
                 .await
-                .map_err(|_| UpdateError::NotFound)?;
-            match swapped {
-                1 => return Ok(record),
-                -1 => return Err(UpdateError::NotFound),
-                // Another process changed it first: apply the update to what it wrote.
-                _ => continue,
+                .map_err(|e| store_error(&e))?;
+            match n {
+                -1 => Err(ErrorData::internal_error(
+                    "Too many running tasks: try again later",
+                )),
+                -2 => Err(ErrorData::internal_error("A task with this id exists")),
+                _ => Ok(()),
             }
-        }
-        Err(UpdateError::NotFound)
+        })
     }
 
-    async fn list(
-        &self,
-        requestor: &TaskOwner,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<TaskPage, ErrorData> {
-        let after = match cursor {
-            None => None,
-            Some(c) => Some(
-                c.strip_prefix(CURSOR_PREFIX)
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .ok_or_else(|| ErrorData::invalid_params("Invalid cursor for tasks/list"))?,
-            ),
-        };
-        if requestor.is_anonymous() {
-            // Listed to no one: nothing to walk.
-            return Ok(TaskPage::default());
-        }
-        let limit = limit.max(1);
-        let chunk = limit.saturating_add(1).min(1000);
-        let mut conn = self.conn.clone();
-        let mut page = TaskPage::default();
-        let mut last: Option<u64> = None;
-        let mut from = after.map_or(0, |n| n.saturating_add(1));
-        let now = SystemTime::now();
-        loop {
-            let ids: Vec<(String, u64)> = redis::cmd("ZRANGE")
-                .arg(self.keys.task_order())
-                .arg(from)
-                .arg("+inf")
-                .arg("BYSCORE")
-                .arg("LIMIT")
-                .arg(0)
-                .arg(chunk)
-                .arg("WITHSCORES")
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| store_error(&e))?;
-            let Some(&(_, top)) = ids.last() else {
-                return Ok(page);
-            };
-            let keys: Vec<String> = ids.iter().map(|(id, _)| self.keys.task(id)).collect();
-            let texts: Vec<Option<String>> = redis::cmd("MGET")
-                .arg(&keys)
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| store_error(&e))?;
-            let mut gone = Vec::new();
-            for ((id, n), text) in ids.iter().zip(texts) {
-                let Some(record) = text.as_deref().and_then(|t| live(t, now)) else {
-                    gone.push(id.clone());
-                    continue;
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move { self.load(id).await.ok().flatten().map(|(_, record)| record) })
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        update: TaskUpdate,
+    ) -> BoxFuture<'a, Result<TaskRecord, UpdateError>> {
+        Box::pin(async move {
+            for _ in 0..MAX_SWAPS {
+                // A store that cannot be read knows no such task: the requestor gets
+                // "not found" (-32602), the task's own work finds its update refused.
+                let (old, mut record) = self
+                    .load(id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .ok_or(UpdateError::NotFound)?;
+                let now = SystemTime::now();
+                update.clone().apply(&mut record, now)?;
+                let Ok(text) = serde_json::to_string(&Stored::from_record(&record)) else {
+                    return Err(UpdateError::NotFound);
                 };
-                if !requestor.may_list(&record.owner) {
-                    continue;
+                let terminal = if record.task.status.is_terminal() {
+                    "1"
+                } else {
+                    "0"
+                };
+                let swapped: i64 = self
+                    .swap
+                    .key(self.keys.task(id))
+                    .key(self.keys.task_order())
+                    .key(self.keys.task_done())
+                    .arg(old)
+                    .arg(text)
+                    .arg(terminal)
+                    .arg(id)
+                    .invoke_async(&mut self.conn.clone())
+                    .await
+                    .map_err(|_| UpdateError::NotFound)?;
+                match swapped {
+                    1 => return Ok(record),
+                    -1 => return Err(UpdateError::NotFound),
+                    // Another process changed it first: apply the update to what it wrote.
+                    _ => continue,
                 }
-                if page.tasks.len() == limit {
-                    page.next_cursor = last.map(|n| format!("{CURSOR_PREFIX}{n}"));
+            }
+            Err(UpdateError::NotFound)
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        requestor: &'a TaskOwner,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<TaskPage, ErrorData>> {
+        Box::pin(async move {
+            let after = match cursor {
+                None => None,
+                Some(c) => Some(
+                    c.strip_prefix(CURSOR_PREFIX)
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .ok_or_else(|| {
+                            ErrorData::invalid_params("Invalid cursor for tasks/list")
+                        })?,
+                ),
+            };
+            if requestor.is_anonymous() {
+                // Listed to no one: nothing to walk.
+                return Ok(TaskPage::default());
+            }
+            let limit = limit.max(1);
+            let chunk = limit.saturating_add(1).min(1000);
+            let mut conn = self.conn.clone();
+            let mut page = TaskPage::default();
+            let mut last: Option<u64> = None;
+            let mut from = after.map_or(0, |n| n.saturating_add(1));
+            let now = SystemTime::now();
+            loop {
+                let ids: Vec<(String, u64)> = redis::cmd("ZRANGE")
+                    .arg(self.keys.task_order())
+                    .arg(from)
+                    .arg("+inf")
+                    .arg("BYSCORE")
+                    .arg("LIMIT")
+                    .arg(0)
+                    .arg(chunk)
+                    .arg("WITHSCORES")
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(|e| store_error(&e))?;
+                let Some(&(_, top)) = ids.last() else {
+                    return Ok(page);
+                };
+                let keys: Vec<String> = ids.iter().map(|(id, _)| self.keys.task(id)).collect();
+                let texts: Vec<Option<String>> = redis::cmd("MGET")
+                    .arg(&keys)
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(|e| store_error(&e))?;
+                let mut gone = Vec::new();
+                for ((id, n), text) in ids.iter().zip(texts) {
+                    let Some(record) = text.as_deref().and_then(|t| live(t, now)) else {
+                        gone.push(id.clone());
+                        continue;
+                    };
+                    if !requestor.may_list(&record.owner) {
+                        continue;
+                    }
+                    if page.tasks.len() == limit {
+                        page.next_cursor = last.map(|n| format!("{CURSOR_PREFIX}{n}"));
+                        return Ok(page);
+                    }
+                    page.tasks.push(record.task);
+                    last = Some(*n);
+                }
+                if !gone.is_empty() {
+                    // Expired (or evicted by Redis itself): drop them from the indexes.
+                    let _: redis::RedisResult<()> = redis::pipe()
+                        .cmd("ZREM")
+                        .arg(self.keys.task_order())
+                        .arg(&gone)
+                        .ignore()
+                        .cmd("ZREM")
+                        .arg(self.keys.task_done())
+                        .arg(&gone)
+                        .ignore()
+                        .cmd("ZREM")
+                        .arg(self.keys.task_expiry())
+                        .arg(&gone)
+                        .ignore()
+                        .query_async(&mut conn)
+                        .await;
+                }
+                if ids.len() < chunk {
                     return Ok(page);
                 }
-                page.tasks.push(record.task);
-                last = Some(*n);
+                from = top.saturating_add(1);
             }
-            if !gone.is_empty() {
-                // Expired (or evicted by Redis itself): drop them from the indexes.
-                let _: redis::RedisResult<()> = redis::pipe()
-                    .cmd("ZREM")
-                    .arg(self.keys.task_order())
-                    .arg(&gone)
-                    .ignore()
-                    .cmd("ZREM")
-                    .arg(self.keys.task_done())
-                    .arg(&gone)
-                    .ignore()
-                    .cmd("ZREM")
-                    .arg(self.keys.task_expiry())
-                    .arg(&gone)
-                    .ignore()
-                    .query_async(&mut conn)
-                    .await;
-            }
-            if ids.len() < chunk {
-                return Ok(page);
-            }
-            from = top.saturating_add(1);
-        }
+        })
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use async_trait::async_trait;
+use futures::future::BoxFuture;
 use modelctx_types::{ErrorData, RawValue, Task, TaskStatus};
 
 /// Who may reach a task, and whose `tasks/list` shows it:
@@ -230,24 +230,28 @@ pub struct TaskPage {
 }
 
 /// Keeps tasks: their state, owner and outcome. The session's task host drives it; a
-/// store shared by several server processes (the Redis issue) implements the same
-/// trait. Expired tasks are invisible (`get` answers `None`, `list` skips them).
-#[async_trait]
+/// store shared by several server processes (such as `modelctx-redis`'s) implements
+/// the same trait. Expired tasks are invisible (`get` answers `None`, `list` skips
+/// them).
 pub trait TaskStore: Send + Sync + 'static {
     /// Keeps a new task; refused (`-32603`) when the store is full.
-    async fn insert(&self, record: TaskRecord) -> Result<(), ErrorData>;
+    fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), ErrorData>>;
     /// The task `id`, unless unknown or expired.
-    async fn get(&self, id: &str) -> Option<TaskRecord>;
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Option<TaskRecord>>;
     /// Applies `update` to task `id` atomically and returns the task after it.
-    async fn update(&self, id: &str, update: TaskUpdate) -> Result<TaskRecord, UpdateError>;
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        update: TaskUpdate,
+    ) -> BoxFuture<'a, Result<TaskRecord, UpdateError>>;
     /// The tasks `requestor` may list ([`TaskOwner::may_list`]: none for an anonymous
     /// requestor), `limit` per page, after `cursor` (an invalid cursor is `-32602`).
-    async fn list(
-        &self,
-        requestor: &TaskOwner,
-        cursor: Option<&str>,
+    fn list<'a>(
+        &'a self,
+        requestor: &'a TaskOwner,
+        cursor: Option<&'a str>,
         limit: usize,
-    ) -> Result<TaskPage, ErrorData>;
+    ) -> BoxFuture<'a, Result<TaskPage, ErrorData>>;
 }
 
 /// A [`TaskStore`] in this process's memory, bounded: at most `capacity` tasks (expired
@@ -337,96 +341,107 @@ impl Tasks {
 
 const CURSOR_PREFIX: &str = "tasks-after-";
 
-#[async_trait]
 impl TaskStore for InMemoryTaskStore {
-    async fn insert(&self, record: TaskRecord) -> Result<(), ErrorData> {
-        let now = SystemTime::now();
-        let mut tasks = self.lock();
-        if tasks.by_id.len() >= self.capacity {
-            tasks.purge(now);
-        }
-        if tasks.by_id.len() >= self.capacity {
-            let oldest_done = tasks
-                .order
-                .iter()
-                .find(|(_, id)| {
-                    tasks
-                        .by_id
-                        .get(*id)
-                        .is_some_and(|(_, r)| r.task.status.is_terminal())
-                })
-                .map(|(seq, id)| (*seq, id.clone()));
-            match oldest_done {
-                Some((seq, id)) => {
-                    tasks.order.remove(&seq);
-                    tasks.by_id.remove(&id);
-                }
-                None => {
-                    return Err(ErrorData::internal_error(
-                        "Too many running tasks: try again later",
-                    ));
+    fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), ErrorData>> {
+        Box::pin(async move {
+            let now = SystemTime::now();
+            let mut tasks = self.lock();
+            if tasks.by_id.len() >= self.capacity {
+                tasks.purge(now);
+            }
+            if tasks.by_id.len() >= self.capacity {
+                let oldest_done = tasks
+                    .order
+                    .iter()
+                    .find(|(_, id)| {
+                        tasks
+                            .by_id
+                            .get(*id)
+                            .is_some_and(|(_, r)| r.task.status.is_terminal())
+                    })
+                    .map(|(seq, id)| (*seq, id.clone()));
+                match oldest_done {
+                    Some((seq, id)) => {
+                        tasks.order.remove(&seq);
+                        tasks.by_id.remove(&id);
+                    }
+                    None => {
+                        return Err(ErrorData::internal_error(
+                            "Too many running tasks: try again later",
+                        ));
+                    }
                 }
             }
-        }
-        let seq = tasks.next;
-        tasks.next += 1;
-        tasks.order.insert(seq, record.task.task_id.clone());
-        tasks
-            .by_id
-            .insert(record.task.task_id.clone(), (seq, record));
-        Ok(())
+            let seq = tasks.next;
+            tasks.next += 1;
+            tasks.order.insert(seq, record.task.task_id.clone());
+            tasks
+                .by_id
+                .insert(record.task.task_id.clone(), (seq, record));
+            Ok(())
+        })
     }
 
-    async fn get(&self, id: &str) -> Option<TaskRecord> {
-        self.lock().live(id, SystemTime::now()).cloned()
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move { self.lock().live(id, SystemTime::now()).cloned() })
     }
 
-    async fn update(&self, id: &str, update: TaskUpdate) -> Result<TaskRecord, UpdateError> {
-        let now = SystemTime::now();
-        let mut tasks = self.lock();
-        let record = tasks.live(id, now).ok_or(UpdateError::NotFound)?;
-        update.apply(record, now)?;
-        Ok(record.clone())
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        update: TaskUpdate,
+    ) -> BoxFuture<'a, Result<TaskRecord, UpdateError>> {
+        Box::pin(async move {
+            let now = SystemTime::now();
+            let mut tasks = self.lock();
+            let record = tasks.live(id, now).ok_or(UpdateError::NotFound)?;
+            update.apply(record, now)?;
+            Ok(record.clone())
+        })
     }
 
-    async fn list(
-        &self,
-        requestor: &TaskOwner,
-        cursor: Option<&str>,
+    fn list<'a>(
+        &'a self,
+        requestor: &'a TaskOwner,
+        cursor: Option<&'a str>,
         limit: usize,
-    ) -> Result<TaskPage, ErrorData> {
-        let after = match cursor {
-            None => None,
-            Some(c) => Some(
-                c.strip_prefix(CURSOR_PREFIX)
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .ok_or_else(|| ErrorData::invalid_params("Invalid cursor for tasks/list"))?,
-            ),
-        };
-        if requestor.is_anonymous() {
-            // Listed to no one: nothing to walk.
-            return Ok(TaskPage::default());
-        }
-        let mut tasks = self.lock();
-        tasks.purge(SystemTime::now());
-        let start = after.map_or(0, |n| n + 1);
-        let mut page = TaskPage::default();
-        let mut last = None;
-        for (seq, id) in tasks.order.range(start..) {
-            let Some((_, record)) = tasks.by_id.get(id) else {
-                continue;
+    ) -> BoxFuture<'a, Result<TaskPage, ErrorData>> {
+        Box::pin(async move {
+            let after = match cursor {
+                None => None,
+                Some(c) => Some(
+                    c.strip_prefix(CURSOR_PREFIX)
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .ok_or_else(|| {
+                            ErrorData::invalid_params("Invalid cursor for tasks/list")
+                        })?,
+                ),
             };
-            if !requestor.may_list(&record.owner) {
-                continue;
+            if requestor.is_anonymous() {
+                // Listed to no one: nothing to walk.
+                return Ok(TaskPage::default());
             }
-            if page.tasks.len() == limit.max(1) {
-                page.next_cursor = last.map(|n: u64| format!("{CURSOR_PREFIX}{n}"));
-                break;
+            let mut tasks = self.lock();
+            tasks.purge(SystemTime::now());
+            let start = after.map_or(0, |n| n + 1);
+            let mut page = TaskPage::default();
+            let mut last = None;
+            for (seq, id) in tasks.order.range(start..) {
+                let Some((_, record)) = tasks.by_id.get(id) else {
+                    continue;
+                };
+                if !requestor.may_list(&record.owner) {
+                    continue;
+                }
+                if page.tasks.len() == limit.max(1) {
+                    page.next_cursor = last.map(|n: u64| format!("{CURSOR_PREFIX}{n}"));
+                    break;
+                }
+                page.tasks.push(record.task.clone());
+                last = Some(*seq);
             }
-            page.tasks.push(record.task.clone());
-            last = Some(*seq);
-        }
-        Ok(page)
+            Ok(page)
+        })
     }
 }
 
