@@ -320,6 +320,38 @@ async fn input_waits_in_the_task_and_tasks_update_answers_it_key_by_key() {
 }
 
 #[tokio::test]
+async fn an_answer_that_does_not_decode_fails_the_input_request_that_waited_for_it() {
+    let (_session, mut mock) = serve(&server(&Gate::new()));
+    let created = call(&mut mock, 1, "tools/call", json!({"name": "asks"})).await;
+    let task = created["taskId"].as_str().unwrap().to_owned();
+    let mut id = 1;
+    poll_until(&mut mock, &mut id, &task, |t| {
+        t["inputRequests"].as_object().is_some_and(|r| r.len() == 2)
+    })
+    .await;
+    // `first` gets an answer shaped like an elicitation result whose action is not one;
+    // `second` a good one. The bad answer fails the tool's first ask instead of leaving
+    // it waiting, so the task finishes.
+    let ack = call(
+        &mut mock,
+        60,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": {
+            "first": {"action": 5},
+            "second": {"action": "accept", "content": {"name": "Grace"}},
+        }}),
+    )
+    .await;
+    assert_eq!(ack["resultType"], "complete");
+    let mut id = 60;
+    let done = poll_until(&mut mock, &mut id, &task, |t| t["status"] == "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        r#"None Some(String("Grace"))"#
+    );
+}
+
+#[tokio::test]
 async fn cancelling_a_waiting_task_settles_it_cancelled() {
     let gate = Gate::new();
     let (_session, mut mock) = serve(&server(&gate));
