@@ -139,18 +139,24 @@ impl Serialize for InputResponse {
 impl<'de> Deserialize<'de> for InputResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let map = JsonObject::deserialize(deserializer)?;
-        if map.contains_key("model") {
-            from_object(map).map(Self::CreateMessage)
-        } else if map.contains_key("roots") {
-            from_object(map).map(Self::ListRoots)
-        } else if map.contains_key("action") {
-            from_object(map).map(Self::Elicit)
-        } else {
-            Err(de::Error::custom(
-                "an input response has `model`, `roots` or `action`",
-            ))
+        match answer_member(&map) {
+            Some("model") => from_object(map).map(Self::CreateMessage),
+            Some("roots") => from_object(map).map(Self::ListRoots),
+            Some(_) => from_object(map).map(Self::Elicit),
+            None => Err(de::Error::custom(ANSWER_SHAPE)),
         }
     }
+}
+
+/// What an input response must have to be told apart.
+const ANSWER_SHAPE: &str = "an input response is an object with `model`, `roots` or `action`";
+
+/// The member that tells an input response's kind: `model` (sampling), `roots` or
+/// `action` (elicitation), looked for in that order.
+fn answer_member(map: &JsonObject) -> Option<&'static str> {
+    ["model", "roots", "action"]
+        .into_iter()
+        .find(|k| map.contains_key(*k))
 }
 
 /// The client's answers, by the keys of the server's [`InputRequests`] (the schema's
@@ -230,23 +236,15 @@ impl InputResponses {
 impl<'de> Deserialize<'de> for InputResponses {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let map = BTreeMap::<String, Value>::deserialize(deserializer)?;
-        match map.values().all(has_answer_shape) {
-            true => Ok(Self(map)),
-            false => Err(de::Error::custom(
-                "an input response is an object with `model`, `roots` or `action`",
-            )),
+        if map
+            .values()
+            .all(|v| v.as_object().and_then(answer_member).is_some())
+        {
+            Ok(Self(map))
+        } else {
+            Err(de::Error::custom(ANSWER_SHAPE))
         }
     }
-}
-
-/// Whether `value` is shaped like an input response (what [`InputResponse`] tells its
-/// variants apart by), without decoding it.
-fn has_answer_shape(value: &Value) -> bool {
-    value.as_object().is_some_and(|o| {
-        ["model", "roots", "action"]
-            .iter()
-            .any(|k| o.contains_key(*k))
-    })
 }
 
 impl<K: Into<String>, R: Into<InputResponse>> FromIterator<(K, R)> for InputResponses {
