@@ -190,7 +190,6 @@ fn encode(
     data: &str,
     retry: Option<Duration>,
 ) -> bytes::Bytes {
-    use std::fmt::Write;
     fn digits(n: u128) -> usize {
         n.checked_ilog10().map_or(1, |d| d as usize + 1)
     }
@@ -208,11 +207,18 @@ fn encode(
             .sum::<usize>()
         + 1;
     let mut out = String::with_capacity(len);
+    let mut number = itoa::Buffer::new();
     if let Some(ms) = retry {
-        let _ = writeln!(out, "retry: {ms}");
+        out.push_str("retry: ");
+        out.push_str(number.format(ms));
+        out.push('\n');
     }
     if let Some(id) = id {
-        let _ = writeln!(out, "id: {id}");
+        out.push_str("id: ");
+        out.push_str(number.format(id.stream));
+        out.push('-');
+        out.push_str(number.format(id.seq));
+        out.push('\n');
     }
     out.push_str("event: ");
     out.push_str(event);

@@ -83,7 +83,7 @@ impl SessionState {
         if let Some(id) = session_id {
             use sha2::{Digest, Sha256};
             let digest = Sha256::digest(format!("modelctx task owner\n{id}").as_bytes());
-            let key: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            let key = base16ct::lower::encode_string(&digest);
             let _ = self.task_key.set(Some(key.into()));
         }
         let restored = shared.restored();
@@ -195,13 +195,7 @@ impl SessionState {
             .get_or_init(|| {
                 let mut bytes = [0u8; 16];
                 getrandom::fill(&mut bytes).ok()?;
-                Some(
-                    bytes
-                        .iter()
-                        .map(|b| format!("{b:02x}"))
-                        .collect::<String>()
-                        .into(),
-                )
+                Some(base16ct::lower::encode_string(&bytes).into())
             })
             .clone()
     }

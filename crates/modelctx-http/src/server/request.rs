@@ -24,14 +24,16 @@ use super::{era, hosting};
 /// Whether `Accept` allows `mime` (`type/subtype`), wildcards included.
 pub(super) fn accepts(headers: &HeaderMap, mime: &str) -> bool {
     let (kind, _) = mime.split_once('/').unwrap_or((mime, ""));
+    // Bytes, not text: a media range is ASCII, and this runs twice on every request.
     headers.get_all(header::ACCEPT).iter().any(|v| {
-        v.to_str().unwrap_or("").split(',').any(|item| {
-            let range = item.split(';').next().unwrap_or("").trim();
-            range.eq_ignore_ascii_case(mime)
-                || range == "*/*"
+        v.as_bytes().split(|&b| b == b',').any(|item| {
+            let range = item.split(|&b| b == b';').next().unwrap_or_default();
+            let range = range.trim_ascii();
+            range.eq_ignore_ascii_case(mime.as_bytes())
+                || range == b"*/*"
                 || range
-                    .strip_suffix("/*")
-                    .is_some_and(|k| k.eq_ignore_ascii_case(kind))
+                    .strip_suffix(b"/*")
+                    .is_some_and(|k| k.eq_ignore_ascii_case(kind.as_bytes()))
         })
     })
 }
@@ -229,5 +231,9 @@ mod tests {
         assert!(accepts(&h, "text/event-stream") && !accepts(&h, "application/json"));
         h.insert(header::ACCEPT, HeaderValue::from_static("text/"));
         assert!(!accepts(&h, "text/event-stream"));
+        // Bytes outside ASCII in another media range (obs-text) spoil only that range.
+        let value = HeaderValue::from_bytes(b"text/caf\xe9, application/json").unwrap();
+        h.insert(header::ACCEPT, value);
+        assert!(accepts(&h, "application/json") && !accepts(&h, "text/event-stream"));
     }
 }

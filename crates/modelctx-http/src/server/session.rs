@@ -389,5 +389,5 @@ pub(crate) fn chain(
 pub(crate) fn new_session_id() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Some(base16ct::lower::encode_string(&bytes))
 }

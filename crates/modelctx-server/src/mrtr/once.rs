@@ -35,10 +35,7 @@ impl Round {
         // Tagged, so no other single-use id of a shared store can name it.
         let mut key = String::with_capacity(10 + 32);
         key.push_str("mrtr-once:");
-        for b in id {
-            use std::fmt::Write;
-            let _ = write!(key, "{b:02x}");
-        }
+        key.push_str(&base16ct::lower::encode_string(&id));
         match store.first_use(&key, expires).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(ErrorData::invalid_params(

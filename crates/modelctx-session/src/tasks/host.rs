@@ -754,12 +754,16 @@ fn new_task_id() -> Result<String, ErrorData> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes)
         .map_err(|_| ErrorData::internal_error("no randomness available for a task id"))?;
+    let hex = base16ct::lower::encode_string(&bytes);
     let mut id = String::with_capacity(36);
-    for (i, b) in bytes.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
+    for (i, part) in [0..8, 8..12, 12..16, 16..20, 20..32]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
             id.push('-');
         }
-        id.push_str(&format!("{b:02x}"));
+        id.push_str(&hex[part]);
     }
     Ok(id)
 }
@@ -813,7 +817,7 @@ mod tests {
         let b = new_task_id().unwrap();
         assert_ne!(a, b);
         assert_eq!(a.len(), 36);
-        assert_eq!(a.matches('-').count(), 4);
+        assert!(a.split('-').map(str::len).eq([8, 4, 4, 4, 12]), "{a}");
         // 128 bits: 32 hex digits, and no two of many ids alike.
         let ids: std::collections::HashSet<String> =
             (0..1000).map(|_| new_task_id().unwrap()).collect();

@@ -225,7 +225,7 @@ fn json_response(status: StatusCode, error: &JsonRpcErrorResponse) -> Response {
 fn new_session_id() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Some(base16ct::lower::encode_string(&bytes))
 }
 
 /// Whether `id` has the shape of an id this service mints.
