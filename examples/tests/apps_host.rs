@@ -23,7 +23,7 @@ async fn start(bundle: &std::path::Path) -> Host {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let child = Command::new(env!("CARGO_BIN_EXE_apps-host"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apps-host"))
         .args(["--port", &port.to_string(), "--app-bridge"])
         .arg(bundle)
         .arg("--")
@@ -34,16 +34,7 @@ async fn start(bundle: &std::path::Path) -> Host {
         .spawn()
         .expect("apps-host starts");
     let addr = format!("127.0.0.1:{port}");
-    within(WITHIN, "apps-host to listen", async {
-        let mut tick = tokio::time::interval(Duration::from_millis(20));
-        loop {
-            tick.tick().await;
-            if tokio::net::TcpStream::connect(&addr).await.is_ok() {
-                return;
-            }
-        }
-    })
-    .await;
+    modelctx_test::listening(&mut child, &addr, WITHIN).await;
     Host {
         _child: child,
         base: format!("http://{addr}"),

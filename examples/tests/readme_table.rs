@@ -31,21 +31,7 @@ async fn start_listening(program: &str, args: &[&str], env: &[(&str, &str)], add
         .kill_on_drop(true)
         .spawn()
         .expect("the server starts");
-    within(WITHIN, "the server to listen", async {
-        // No readiness line to wait for (the program is the README's, with nothing
-        // extra): poll the port, a connect attempt every 20 ms.
-        let mut tick = tokio::time::interval(Duration::from_millis(20));
-        loop {
-            tick.tick().await;
-            if tokio::net::TcpStream::connect(addr).await.is_ok() {
-                return;
-            }
-            if let Some(status) = child.try_wait().expect("the server's status") {
-                panic!("{program} exited before it listened ({status})");
-            }
-        }
-    })
-    .await;
+    modelctx_test::listening(&mut child, addr, WITHIN).await;
     child
 }
 

@@ -7,6 +7,8 @@
 //!   `modelctx_server::Server` with typed calls, and the [`Transcript`] of its
 //!   conversation to snapshot with `insta::assert_snapshot!`.
 //! - [`record`]: a transport wrapper that records every message crossing it.
+//! - `listening` (feature `process`): waits until a server run as a child process
+//!   accepts connections.
 //! - `RedisServer` (feature `redis`): a `redis-server` per test.
 //! - `round_robin::RoundRobin` (feature `round-robin`): an HTTP forwarder with no
 //!   affinity, standing for a load balancer in front of several instances.
@@ -41,6 +43,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `client` (default) | `TestClient`, `Transcript` |
+//! | `process` | `listening` |
 //! | `redis` | `RedisServer` |
 //! | `round-robin` | `round_robin::RoundRobin` |
 //! | `task-isolation` | `task_isolation` |
@@ -52,6 +55,8 @@
 pub mod apps;
 #[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "process")]
+mod listen;
 #[cfg(feature = "oauth")]
 mod oauth;
 pub mod record;
@@ -71,6 +76,8 @@ mod wait;
 
 #[cfg(feature = "client")]
 pub use client::TestClient;
+#[cfg(feature = "process")]
+pub use listen::listening;
 #[cfg(feature = "oauth")]
 pub use oauth::{Browser, Hold, ISSUER, REDIRECT_URI, TokenPerUser};
 #[cfg(feature = "redis")]
