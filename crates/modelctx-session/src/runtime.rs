@@ -802,7 +802,8 @@ async fn handle(
         std::pin::pin!(AssertUnwindSafe(service.handle_request(request, context)).catch_unwind());
     // The handler first: one that answers in its first poll never registers a waiter on
     // the token (the check below still drops its answer if the request was cancelled).
-    let result = match futures::poll!(fut.as_mut()) {
+    let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+    let result = match first {
         Poll::Ready(result) => result,
         Poll::Pending => tokio::select! {
             biased;

@@ -61,7 +61,11 @@ async fn run_round(
         Some(result) => Some(result),
         // Inputs asked for concurrently register in the same poll; one more poll lets
         // a handler that finishes anyway do so.
-        None => match futures::poll!(&mut answer) {
+        None => match std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::future::Future::poll(answer.as_mut(), cx))
+        })
+        .await
+        {
             std::task::Poll::Ready(result) => Some(result),
             std::task::Poll::Pending => None,
         },
