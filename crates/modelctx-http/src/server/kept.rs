@@ -1,6 +1,5 @@
 //! The kept sessions of the stateless era (2026-07-28): idle sessions an endpoint keeps
-//! between POSTs, each lent to one POST at a time. Session-less mode's JSON POSTs of the
-//! handshake era have a pool of their own (see [`post`](super::post)).
+//! between POSTs, each lent to one POST at a time.
 //!
 //! A request of the era brings everything it needs (its envelope, its headers in
 //! [`EraRead`](modelctx_transport::EraRead)) and leaves nothing in its session (the era
