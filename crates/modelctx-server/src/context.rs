@@ -92,12 +92,9 @@ impl Context {
 
     /// The session this request arrived on.
     pub fn session(&self) -> ServerSession {
-        let peer = self
-            .session
-            .peer
-            .get()
-            .cloned()
-            .unwrap_or_else(|| self.request.peer().related_to(None));
+        // The request's own handle, related to no request: on a session that serves
+        // several clients in turn, it cannot end the session once the request is over.
+        let peer = self.request.peer().related_to(None);
         ServerSession {
             peer,
             state: self.session.clone(),

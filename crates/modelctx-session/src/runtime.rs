@@ -641,9 +641,10 @@ impl Core {
         let shared = shared.clone();
         let service = self.service.clone();
         let peer = self.peer.clone();
-        // A request that came with what its transport read of it may share its session
-        // with later requests of other clients (see `Peer::over_travels`).
-        let over = era.is_some().then(|| token.clone());
+        // A request that came with what its transport read of it, or that stands alone
+        // (`Sessionless`), may share its session with later requests of other clients
+        // (see `Peer::over_travels`).
+        let over = shares_session(&extensions, era.as_deref()).then(|| token.clone());
         let job = async move {
             let id = request.id.clone();
             let outcome = handle(
@@ -698,6 +699,17 @@ impl Core {
 
 /// Whether a request's `_meta` carries the stateless era's protocol version key (read
 /// only for a session's first request).
+/// Whether a request may share its session with later requests of other clients: one of
+/// the stateless era (its transport read it: `era`), or one that stands alone
+/// ([`Sessionless`](modelctx_transport::Sessionless)), whose session a transport may
+/// lend to the next such request.
+fn shares_session(extensions: &Extensions, era: Option<&EraRead>) -> bool {
+    era.is_some()
+        || extensions
+            .get::<modelctx_transport::Sessionless>()
+            .is_some()
+}
+
 fn carries_envelope(request: &JsonRpcRequest) -> bool {
     let Some(params) = request.params.as_deref() else {
         return false;
@@ -796,8 +808,9 @@ async fn handle(
             },
         },
     };
+    let shares = shares_session(&extensions, era.as_deref());
     let context =
-        RequestContext::new(&request, token.clone(), peer, era).with_extensions(extensions);
+        RequestContext::new(&request, token.clone(), peer, era, shares).with_extensions(extensions);
     let mut fut =
         std::pin::pin!(AssertUnwindSafe(service.handle_request(request, context)).catch_unwind());
     // The handler first: one that answers in its first poll never registers a waiter on

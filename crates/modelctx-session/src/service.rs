@@ -128,11 +128,11 @@ impl RequestContext {
         cancellation: CancellationToken,
         peer: Peer,
         era: Option<Box<EraRead>>,
+        shares_session: bool,
     ) -> Self {
         // The transport may have found `_meta` already (streamable HTTP in the
         // stateless era): then it is not looked for again, and a `_meta` it read as
         // plain has no progress token.
-        let shares_session = era.is_some();
         let (mirrored, era_meta) = match era {
             Some(era) => {
                 let EraRead { mirrored, meta } = *era;

@@ -1,5 +1,6 @@
 //! The kept sessions of the stateless era (2026-07-28): idle sessions an endpoint keeps
-//! between POSTs, each lent to one POST at a time.
+//! between POSTs, each lent to one POST at a time. Session-less mode's JSON POSTs of the
+//! handshake era have a pool of their own (see [`post`](super::post)).
 //!
 //! A request of the era brings everything it needs (its envelope, its headers in
 //! [`EraRead`](modelctx_transport::EraRead)) and leaves nothing in its session (the era
@@ -10,12 +11,13 @@
 //! A session goes back to the pool when its POST ends only if it is idle (no route, no
 //! stream), open, and its answer did not stream, up to `KEPT_ERA_SESSIONS`; otherwise it
 //! ends with its last answer. A session that served `initialize` is never kept. Shutdown
-//! (`close_all_sessions`) and the service's drop end the kept sessions. One request at a
-//! time per lent session, so ids never meet; a request of the era that has ended fires its
-//! token, and the sink drops its late notifications (see `session::outbound`). What
-//! remains: a handler that keeps its `Context` and closes the session later ends whichever
-//! POST holds it then.
+//! (`close_all_sessions`) and the service's drop end the kept sessions, and a session lent
+//! meanwhile ends with its POST. One request at a time per lent session, so ids never
+//! meet; a request that has ended fires its token, the sink drops its late notifications
+//! (see `session::outbound`), and a handler that keeps its `Context` cannot close the
+//! session through it later (see `Peer::close`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::session::SessionState;
@@ -31,6 +33,9 @@ pub(super) const KEPT_ERA_SESSIONS: usize = 64;
 #[derive(Default)]
 pub(super) struct KeptSessions {
     idle: Mutex<Vec<Arc<SessionState>>>,
+    /// How many times [`end_all`](Self::end_all) ended the pool: a session lent before
+    /// the last time is not kept when its POST ends.
+    ends: AtomicU64,
 }
 
 impl KeptSessions {
@@ -47,13 +52,18 @@ impl KeptSessions {
         new: impl FnOnce() -> Option<Arc<SessionState>>,
     ) -> Option<KeptSession<'_>> {
         loop {
-            let kept = self.lock().pop();
+            // The count read with the pop, under the pool's lock (see `end_all`).
+            let (kept, lent_at) = {
+                let mut idle = self.lock();
+                (idle.pop(), self.ends.load(Ordering::Acquire))
+            };
             match kept {
                 Some(session) if session.is_open() => {
                     return Some(KeptSession {
                         pool: self,
                         session,
                         keep,
+                        lent_at,
                     });
                 }
                 // Ended meanwhile (its runtime stopped): dropped.
@@ -61,19 +71,26 @@ impl KeptSessions {
                 None => break,
             }
         }
+        let lent_at = self.ends.load(Ordering::Acquire);
         let session = new()?;
         session.lend_era();
         Some(KeptSession {
             pool: self,
             session,
             keep,
+            lent_at,
         })
     }
 
     /// Ends the kept sessions (a kept session's runtime holds the session: it ends only
     /// when told).
     pub(super) fn end_all(&self) {
-        let kept = std::mem::take(&mut *self.lock());
+        let kept = {
+            let mut idle = self.lock();
+            // Under the lock: a lease handed back after this sees the new count.
+            self.ends.fetch_add(1, Ordering::AcqRel);
+            std::mem::take(&mut *idle)
+        };
         for session in kept {
             session.end_era();
         }
@@ -99,6 +116,8 @@ pub(super) struct KeptSession<'a> {
     session: Arc<SessionState>,
     /// Whether the POST's request leaves its session as it found it.
     keep: bool,
+    /// The pool's count of ends when the session was lent.
+    lent_at: u64,
 }
 
 impl KeptSession<'_> {
@@ -114,7 +133,8 @@ impl Drop for KeptSession<'_> {
             return;
         }
         let mut kept = self.pool.lock();
-        if kept.len() < KEPT_ERA_SESSIONS {
+        let ended_since = self.pool.ends.load(Ordering::Acquire) != self.lent_at;
+        if !ended_since && kept.len() < KEPT_ERA_SESSIONS {
             kept.push(self.session.clone());
         } else {
             drop(kept);

@@ -4,7 +4,10 @@
 //! its `Mcp-Session-Id` names (or, in session-less mode, to a session of its own).
 //!
 //! Session-less mode makes a session per POST; the transport tells the factory to start it
-//! pre-initialised and without outbound requests.
+//! pre-initialised and without outbound requests. With JSON answers, a POST of one request
+//! that leaves its session as it found it is lent a kept session instead (see
+//! [`kept`](super::kept)): its answer is one JSON body, so nothing of the request can reach
+//! a later POST, and tasks of session-less mode are bound to no session.
 
 use std::sync::Arc;
 
@@ -20,6 +23,14 @@ use super::table::Inner;
 use super::{dispatch, era, hosting, post_era};
 
 const INITIALIZE: &str = "initialize";
+
+/// The requests of the handshake era that change their session's state: a POST carrying
+/// one of them in session-less mode gets a session of its own, which ends with it.
+const CHANGES_ITS_SESSION: [&str; 3] = [
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
 
 /// `era_by_headers`: whether the headers alone put the POST in the stateless era
 /// ([`era::stateless_by_headers`], when that era is served). `peer`: the client's
@@ -122,6 +133,23 @@ where
                 )),
             );
         }
+    }
+    if session.is_none()
+        && !stateful
+        && !init
+        && inner.config.json_response
+        && let [JsonRpcMessage::Request(request)] = messages.as_slice()
+        && !CHANGES_ITS_SESSION.contains(&request.method.as_ref())
+    {
+        let new = || inner.create_session(None, false, true, false, None, None);
+        let Some(lease) = inner.kept_sessionless.acquire(true, new) else {
+            return inner.reject(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the session could not be created",
+            );
+        };
+        let session = lease.session().clone();
+        return dispatch::dispatch(inner, session, messages, extensions, false, None).await;
     }
     let session = match session {
         Some(s) => s,

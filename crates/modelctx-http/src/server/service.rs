@@ -148,6 +148,7 @@ impl StreamableHttpService {
         }
         self.inner.end_handshakes();
         self.inner.kept.end_all();
+        self.inner.kept_sessionless.end_all();
     }
 
     /// The MCP endpoint as an axum router answering on every path it is mounted at.

@@ -43,6 +43,9 @@ pub(super) struct Inner {
     pub(super) metas: MetaCache,
     /// Idle sessions of the stateless era, kept for the next POST.
     pub(super) kept: KeptSessions,
+    /// Idle sessions of session-less mode's JSON POSTs (the handshake era), kept for
+    /// the next POST.
+    pub(super) kept_sessionless: KeptSessions,
     /// The sharing of sessions with other services, with a
     /// [session registry](StreamableHttpServerConfig::session_registry).
     pub(super) sharing: Option<Sharing>,
@@ -51,6 +54,7 @@ pub(super) struct Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.kept.end_all();
+        self.kept_sessionless.end_all();
     }
 }
 
@@ -68,6 +72,7 @@ impl Inner {
             stateless_id: Arc::from("stateless"),
             metas: MetaCache::default(),
             kept: KeptSessions::default(),
+            kept_sessionless: KeptSessions::default(),
             sharing,
         }
     }

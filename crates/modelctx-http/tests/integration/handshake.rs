@@ -1,6 +1,7 @@
 //! A session exists only once its `initialize` was answered with a result: failed
 //! handshakes, notifications named `initialize` and clients that leave mid-handshake
 //! take no place under the session cap; new sessions can be limited per address.
+//! Session-less JSON POSTs are served by kept sessions unless they change theirs.
 
 #![cfg(all(feature = "server", feature = "client"))]
 
@@ -336,4 +337,52 @@ async fn closing_the_service_ends_sessions_mid_handshake() {
         .unwrap();
     assert_eq!(status, 200, "the answer's head had gone out");
     assert_eq!(svc.session_count(), 0);
+}
+
+const CALL: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#;
+const SET_LEVEL: &str =
+    r#"{"jsonrpc":"2.0","id":8,"method":"logging/setLevel","params":{"level":"error"}}"#;
+
+/// Session-less mode with JSON answers: POSTs of one request that leaves its session as
+/// it found it are served, one after another, by one kept session; a POST that changes
+/// its session (`logging/setLevel`) gets a session of its own, which ends with it.
+#[tokio::test]
+async fn sessionless_json_posts_share_a_kept_session_unless_they_change_it() {
+    let config = StreamableHttpServerConfig::default()
+        .sessionless()
+        .json_response();
+    let (svc, mut seen) = service(config);
+    let url = start(svc.clone()).await;
+    let http = reqwest::Client::new();
+    let started = |seen: &Seen| seen.started.load(Ordering::SeqCst);
+
+    for _ in 0..5 {
+        let (status, id, body) = post(&http, &url, CALL).await;
+        assert_eq!((status, id), (200, None));
+        assert_eq!(body, r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+    }
+    assert_eq!(started(&seen), 1, "one kept session served the five POSTs");
+
+    let (status, _, body) = post(&http, &url, SET_LEVEL).await;
+    assert_eq!(status, 200);
+    assert!(body.contains(r#""id":8"#), "{body}");
+    assert_eq!(started(&seen), 2, "logging/setLevel: a session of its own");
+    tokio::time::timeout(WAIT, seen.ended.recv())
+        .await
+        .expect("the setLevel POST's session ends with it");
+
+    let (status, _, body) = post(&http, &url, CALL).await;
+    assert_eq!(status, 200);
+    assert!(body.contains(r#""id":7"#), "{body}");
+    assert_eq!(started(&seen), 2, "the kept session serves on");
+    assert!(seen.ended.try_recv().is_err(), "and it did not end");
+
+    // Closing every session ends the kept one too.
+    svc.close_all_sessions();
+    tokio::time::timeout(WAIT, seen.ended.recv())
+        .await
+        .expect("the kept session ends with close_all_sessions");
+    let (status, ..) = post(&http, &url, CALL).await;
+    assert_eq!(status, 200);
+    assert_eq!(started(&seen), 3, "the next POST: a new kept session");
 }

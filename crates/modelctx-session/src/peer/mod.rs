@@ -208,16 +208,18 @@ pub struct Peer {
     pub(crate) shared: Arc<Shared>,
     pub(crate) related: Option<RequestId>,
     /// For the peer handed to a request's handler, the request's token: it fires when
-    /// the caller cancels the request, when the session ends and, in the stateless era,
-    /// once the request has ended. Notifications about the request are then refused,
-    /// whatever the handler still tries on its way out.
+    /// the caller cancels the request, when the session ends and, on a session that
+    /// serves requests of several clients in turn, once the request has ended.
+    /// Notifications about the request are then refused, whatever the handler still
+    /// tries on its way out.
     pub(crate) cancelled: Option<CancellationToken>,
     /// Whether `cancelled` also travels with those notifications
-    /// (`TransportMessage::request_over`): for a request of the stateless era that came
-    /// with what its transport read of it (`TransportMessage::era`: streamable HTTP, whose
-    /// sessions of the era serve request after request, so its id may name another
-    /// client's request next), the transport checks it again under the lock that routes
-    /// them.
+    /// (`TransportMessage::request_over`): for a request that may share its session with
+    /// later requests of other clients — one of the stateless era that came with what its
+    /// transport read of it (`TransportMessage::era`), or one that stands alone
+    /// (`Sessionless`); streamable HTTP lends such sessions POST after POST, so the id
+    /// may name another client's request next — the transport checks it again under the
+    /// lock that routes them.
     pub(crate) over_travels: bool,
 }
 
@@ -238,10 +240,31 @@ impl Peer {
     }
 
     /// A handle whose messages are related to inbound request `id`.
+    ///
+    /// Related to no request (`None`), a handle given to a request's handler on a
+    /// session that serves requests of several clients in turn (the stateless era's, or
+    /// session-less streamable HTTP's) keeps that request's end: once the request has
+    /// ended, what the handler's leftovers send through it is refused and
+    /// [`close`](Self::close) leaves the session be.
     pub fn related_to(&self, id: Option<RequestId>) -> Self {
+        let over = self
+            .cancelled
+            .clone()
+            .filter(|_| self.over_travels && id.is_none());
         Self {
             shared: self.shared.clone(),
             related: id,
+            over_travels: over.is_some(),
+            cancelled: over,
+        }
+    }
+
+    /// This handle, related to no request and bound to no request's end: for what
+    /// outlives the request it came from by design (a task's status notifications).
+    pub(crate) fn detached(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            related: None,
             cancelled: None,
             over_travels: false,
         }
@@ -269,6 +292,16 @@ impl Peer {
         }
     }
 
+    /// Whether this handle belongs to a request that has ended, on a session that serves
+    /// requests of several clients in turn.
+    fn request_over(&self) -> bool {
+        self.over_travels
+            && self
+                .cancelled
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
+    }
+
     /// Whether the session has ended.
     pub fn is_closed(&self) -> bool {
         self.shared.closed_flag.load(Ordering::Acquire)
@@ -281,7 +314,14 @@ impl Peer {
 
     /// Ends the session: closes the transport and fails every pending request with a
     /// connection-closed error.
+    ///
+    /// Except from a handler's leftovers: a handle given to a request's handler on a
+    /// session that serves requests of several clients in turn does nothing once its
+    /// request has ended (the session may serve another client's request by then).
     pub async fn close(&self) {
+        if self.request_over() {
+            return;
+        }
         self.shared.sink.close().await;
         self.shared.mark_closed();
         self.shared.fail_all_pending();

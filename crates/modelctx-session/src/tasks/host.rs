@@ -265,7 +265,7 @@ impl TaskHost {
             waiting: AtomicUsize::new(0),
             cancelled,
             inputs: Mutex::new(Inputs::default()),
-            notify: notify.map(|p| p.related_to(None)),
+            notify: notify.as_ref().map(Peer::detached),
         });
         self.lock_live().insert(id.clone(), live.clone());
         Ok(TaskRun {

@@ -40,7 +40,9 @@ impl HttpServerTransport {
         self.state.stateful.then_some(&*self.state.id)
     }
 
-    /// Whether this transport serves one stateless POST.
+    /// Whether this transport serves stateless POSTs: one, or in turn several of
+    /// different clients (see
+    /// [`StreamableHttpServerConfig::sessionless`](crate::StreamableHttpServerConfig::sessionless)).
     pub fn is_stateless(&self) -> bool {
         !self.state.stateful
     }
