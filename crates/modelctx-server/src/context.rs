@@ -107,7 +107,9 @@ impl Context {
         self.server.state()?.clone().downcast::<T>().ok()
     }
 
-    /// Fires when the client cancels this request or the session ends; for a request
+    /// Fires when the client cancels this request or the session ends, and, on a
+    /// session that may serve requests of several clients in turn (the stateless era,
+    /// session-less streamable HTTP), when the request has ended; for a request
     /// running as a task, when the client cancels the task (`tasks/cancel`) — neither
     /// cancelling the original request nor the session ending stops a task.
     pub fn cancellation(&self) -> &CancellationToken {

@@ -697,8 +697,6 @@ impl Core {
     }
 }
 
-/// Whether a request's `_meta` carries the stateless era's protocol version key (read
-/// only for a session's first request).
 /// Whether a request may share its session with later requests of other clients: one of
 /// the stateless era (its transport read it: `era`), or one that stands alone
 /// ([`Sessionless`](modelctx_transport::Sessionless)), whose session a transport may
@@ -710,6 +708,8 @@ fn shares_session(extensions: &Extensions, era: Option<&EraRead>) -> bool {
             .is_some()
 }
 
+/// Whether a request's `_meta` carries the stateless era's protocol version key (read
+/// only for a session's first request).
 fn carries_envelope(request: &JsonRpcRequest) -> bool {
     let Some(params) = request.params.as_deref() else {
         return false;

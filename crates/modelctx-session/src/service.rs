@@ -313,7 +313,9 @@ impl RequestContext {
         &self.peer
     }
 
-    /// Fires when the caller cancels the request or the session ends.
+    /// Fires when the caller cancels the request or the session ends, and, on a session
+    /// that may serve requests of several clients in turn (the stateless era,
+    /// session-less streamable HTTP), when the request has ended.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancellation
     }

@@ -205,10 +205,10 @@ impl StreamableHttpServerConfig {
     /// POST, no GET stream, and handlers cannot send requests to the client. With
     /// [`json_response`](Self::json_response), a POST of one request that changes no
     /// session state (not `initialize`, `logging/setLevel` or a resource subscription)
-    /// is served by an idle session kept from an earlier POST, as in the stateless era:
-    /// a handler's request context is then good for that request only (its cancellation
-    /// fires when the request ends; what it sends or closes afterwards is refused or
-    /// ignored). The stateless era (protocol 2026-07-28,
+    /// is served by an idle session kept from an earlier POST, as in the stateless era.
+    /// In either answer mode a handler's request context is good for its request only:
+    /// its cancellation fires when the request ends, and what it sends or closes
+    /// afterwards is refused or ignored. The stateless era (protocol 2026-07-28,
     /// [`stateless_era`](Self::stateless_era)) is another thing: it needs no session by
     /// design and is on in either mode.
     #[must_use]

@@ -241,16 +241,13 @@ impl Peer {
 
     /// A handle whose messages are related to inbound request `id`.
     ///
-    /// Related to no request (`None`), a handle given to a request's handler on a
-    /// session that serves requests of several clients in turn (the stateless era's, or
-    /// session-less streamable HTTP's) keeps that request's end: once the request has
-    /// ended, what the handler's leftovers send through it is refused and
+    /// A handle given to a request's handler on a session that may serve requests of
+    /// several clients in turn (the stateless era's, or session-less streamable HTTP's)
+    /// keeps that request's end, whatever it is related to: once the request has ended,
+    /// what the handler's leftovers send through it is refused and
     /// [`close`](Self::close) leaves the session be.
     pub fn related_to(&self, id: Option<RequestId>) -> Self {
-        let over = self
-            .cancelled
-            .clone()
-            .filter(|_| self.over_travels && id.is_none());
+        let over = self.cancelled.clone().filter(|_| self.over_travels);
         Self {
             shared: self.shared.clone(),
             related: id,

@@ -232,7 +232,11 @@ async fn a_kept_session_serves_each_request_alone_in_session_less_json_mode() {
     next(&mut signals.holding, "hold to run again").await;
     service.close_all_sessions();
     signals.release.send(()).unwrap();
-    let _ = held.await.unwrap();
+    assert_eq!(
+        held.await.unwrap(),
+        "held",
+        "a lent session finishes its POST"
+    );
     assert_eq!(text_of(&client, "hello").await, "hi");
     assert_eq!(
         started.load(Ordering::SeqCst),
