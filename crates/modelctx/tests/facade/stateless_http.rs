@@ -46,6 +46,16 @@ async fn stateless_url() -> String {
     url
 }
 
+/// A client of `url` at protocol 2025-11-25 (with its handshake).
+async fn connect_2025(url: &str) -> Client {
+    let transport = StreamableHttpClientTransport::new(url).unwrap();
+    Client::builder("t", "1.0.0")
+        .mode(ConnectMode::Handshake)
+        .connect(transport)
+        .await
+        .unwrap()
+}
+
 async fn text_of(client: &Client, tool: &str) -> String {
     let result = tokio::time::timeout(WAIT, client.call_tool(tool, serde_json::Map::new()))
         .await
@@ -80,12 +90,7 @@ async fn a_stateless_service_serves_a_plainly_served_server_in_both_eras() {
 #[tokio::test]
 async fn a_request_to_the_client_over_stateless_http_2025_fails_at_once() {
     let url = stateless_url().await;
-    let transport = StreamableHttpClientTransport::new(&url).unwrap();
-    let client = Client::builder("t", "1.0.0")
-        .mode(ConnectMode::Handshake)
-        .connect(transport)
-        .await
-        .unwrap();
+    let client = connect_2025(&url).await;
     // Nothing could carry the request back: it is refused, not left waiting.
     let answer = text_of(&client, "ask").await;
     assert!(
@@ -200,12 +205,7 @@ async fn a_kept_session_serves_each_request_alone_in_session_less_json_mode() {
             .clone()
             .serve(listener, std::future::pending::<()>()),
     );
-    let transport = StreamableHttpClientTransport::new(&url).unwrap();
-    let client = Client::builder("t", "1.0.0")
-        .mode(ConnectMode::Handshake)
-        .connect(transport)
-        .await
-        .unwrap();
+    let client = connect_2025(&url).await;
     // (The handshake's POSTs change or build sessions of their own.)
     let after_handshake = started.load(Ordering::SeqCst);
 
