@@ -644,7 +644,8 @@ impl Core {
         // A request that came with what its transport read of it, or that stands alone
         // (`Sessionless`), may share its session with later requests of other clients
         // (see `Peer::over_travels`).
-        let over = shares_session(&extensions, era.as_deref()).then(|| token.clone());
+        let shares = shares_session(&extensions, era.as_deref());
+        let over = shares.then(|| token.clone());
         let job = async move {
             let id = request.id.clone();
             let outcome = handle(
@@ -652,7 +653,7 @@ impl Core {
                 service,
                 peer,
                 request,
-                (extensions, era),
+                (extensions, era, shares),
                 token,
                 is_initialize,
             )
@@ -783,7 +784,7 @@ async fn handle(
     service: Arc<dyn Service>,
     peer: Peer,
     request: JsonRpcRequest,
-    (extensions, era): (Extensions, Option<Box<EraRead>>),
+    (extensions, era, shares): (Extensions, Option<Box<EraRead>>, bool),
     token: CancellationToken,
     is_initialize: bool,
 ) -> Option<Result<Box<RawValue>, ErrorData>> {
@@ -808,7 +809,6 @@ async fn handle(
             },
         },
     };
-    let shares = shares_session(&extensions, era.as_deref());
     let context =
         RequestContext::new(&request, token.clone(), peer, era, shares).with_extensions(extensions);
     let mut fut =

@@ -134,8 +134,7 @@ where
             );
         }
     }
-    if session.is_none()
-        && !stateful
+    if !stateful
         && !init
         && inner.config.json_response
         && let [JsonRpcMessage::Request(request)] = messages.as_slice()

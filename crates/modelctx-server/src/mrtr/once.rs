@@ -33,9 +33,7 @@ impl Round {
             ));
         };
         // Tagged, so no other single-use id of a shared store can name it.
-        let mut key = String::with_capacity(10 + 32);
-        key.push_str("mrtr-once:");
-        key.push_str(&base16ct::lower::encode_string(&id));
+        let key = format!("mrtr-once:{}", base16ct::lower::encode_string(&id));
         match store.first_use(&key, expires).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(ErrorData::invalid_params(

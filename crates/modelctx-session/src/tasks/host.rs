@@ -755,17 +755,14 @@ fn new_task_id() -> Result<String, ErrorData> {
     getrandom::fill(&mut bytes)
         .map_err(|_| ErrorData::internal_error("no randomness available for a task id"))?;
     let hex = base16ct::lower::encode_string(&bytes);
-    let mut id = String::with_capacity(36);
-    for (i, part) in [0..8, 8..12, 12..16, 16..20, 20..32]
-        .into_iter()
-        .enumerate()
-    {
-        if i > 0 {
-            id.push('-');
-        }
-        id.push_str(&hex[part]);
-    }
-    Ok(id)
+    let (a, b, c, d, e) = (
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..],
+    );
+    Ok(format!("{a}-{b}-{c}-{d}-{e}"))
 }
 
 fn to_raw<T: serde::Serialize>(value: &T) -> Result<Box<RawValue>, ErrorData> {
