@@ -1,17 +1,20 @@
 //! The [`Connector`]: what a conformance test is handed, one per transport of the matrix.
 //!
-//! On the shared leg `serve_shared_http` starts a `redis-server` per trial (the test kit's
+//! On the two-instance legs `serve_shared_http` starts a `redis-server` per trial (the test kit's
 //! `RedisServer`), opens the session on the first service (`open_shared_session`) and
 //! returns the client transport plus a watch on the client's GET stream; the tests'
 //! `connect` serves the `Server` on both services and takes the first service's copy as
 //! `Pair::server()`. Carved out there, each with an "ours:" note: tests on a raw transport
 //! pair or a scripted server. The lifecycle tests of the server before
 //! `notifications/initialized` run there in a shared variant instead: raw POSTs through the
-//! round-robin proxy, each refusal compared with one service's answer to the same POST.
+//! leg's front, each refusal compared with one service's answer to the same POST.
 
 use modelctx_transport::{BoxTransport, boxed};
 
+use modelctx_test::BalancerKind;
+
 use crate::endpoint::HttpEndpoint;
+use crate::front::Front;
 use crate::kind::{Cell, SpecVersion, TransportKind};
 
 /// The in-process pipe buffer of the stdio leg, in bytes (a pipe's usual size).
@@ -46,8 +49,8 @@ enum Backend {
     /// The legacy HTTP+SSE transport over real loopback sockets.
     Sse,
     /// Streamable HTTP served by two services sharing sessions through a Redis, behind
-    /// a round-robin forwarder.
-    StreamableHttpShared,
+    /// a round-robin forwarder or a real balancer.
+    Shared(Front),
 }
 
 impl Connector {
@@ -60,7 +63,9 @@ impl Connector {
             TransportKind::StreamableHttp => Backend::StreamableHttp,
             TransportKind::StreamableHttpStateless => Backend::StreamableHttpStateless,
             TransportKind::Sse => Backend::Sse,
-            TransportKind::StreamableHttpShared => Backend::StreamableHttpShared,
+            TransportKind::StreamableHttpShared
+            | TransportKind::StreamableHttpNginx
+            | TransportKind::StreamableHttpHaproxy => Backend::Shared(Front::of(cell.transport)?),
         };
         Some(Self {
             backend,
@@ -76,7 +81,11 @@ impl Connector {
             Backend::StreamableHttp => TransportKind::StreamableHttp,
             Backend::StreamableHttpStateless => TransportKind::StreamableHttpStateless,
             Backend::Sse => TransportKind::Sse,
-            Backend::StreamableHttpShared => TransportKind::StreamableHttpShared,
+            Backend::Shared(Front::Forwarder) => TransportKind::StreamableHttpShared,
+            Backend::Shared(Front::Balancer(BalancerKind::Nginx)) => {
+                TransportKind::StreamableHttpNginx
+            }
+            Backend::Shared(Front::Balancer(_)) => TransportKind::StreamableHttpHaproxy,
         }
     }
 
@@ -122,38 +131,46 @@ impl Connector {
                 http::pair().await
             }
             Backend::Sse => sse::pair().await,
-            Backend::StreamableHttp
-            | Backend::StreamableHttpStateless
-            | Backend::StreamableHttpShared => panic!(
-                "{}: no single server-side transport on this leg; a test that drives the \
+            Backend::StreamableHttp | Backend::StreamableHttpStateless | Backend::Shared(_) => {
+                panic!(
+                    "{}: no single server-side transport on this leg; a test that drives the \
                  transport directly excludes this cell (drives-transport-directly)",
-                self.cell()
-            ),
+                    self.cell()
+                )
+            }
         }
     }
 
     /// The session-less HTTP leg, and streamable HTTP in 2026-07-28: starts a
     /// `StreamableHttpService` on 127.0.0.1:0 (stateless, or serving the stateless era)
     /// whose `factory` serves each POST's transport, and returns a client transport for
-    /// it. The server runs until the test's runtime ends.
+    /// it. The server runs until the test's runtime ends. On a balancer leg in
+    /// 2026-07-28, two such services on one Redis behind the balancer, each request to
+    /// the next of them.
     pub async fn serve_stateless_http<F>(&self, factory: F) -> BoxTransport
     where
         F: Fn(modelctx_http::HttpServerTransport) + Send + Sync + 'static,
     {
-        http::stateless(factory, self.version == SpecVersion::V2026_07_28).await
+        let era_2026 = self.version == SpecVersion::V2026_07_28;
+        match self.backend {
+            Backend::Shared(front) if era_2026 => shared::stateless(factory, front).await,
+            _ => http::stateless(factory, era_2026).await,
+        }
     }
 
-    /// The shared leg (`streamable-http-shared`): starts a `redis-server` and two
-    /// `StreamableHttpService`s on 127.0.0.1:0 sharing their sessions through it (one
-    /// `modelctx_redis::SessionRegistry` configuration, a `modelctx_redis::EventStore`), each calling
+    /// The two-instance legs (`streamable-http-shared`, `-nginx`, `-haproxy`): starts a
+    /// `redis-server` and two `StreamableHttpService`s on 127.0.0.1 sharing their
+    /// sessions through it (a `modelctx_redis::SessionRegistry` and a
+    /// `modelctx_redis::EventStore` each), each calling
     /// `factory` with the transport of every session it serves, its own copy of a
     /// session started elsewhere included (`needs_pre_initialized_session`, or
     /// `needs_initialize_answered_session` while the client's
     /// `notifications/initialized` has not arrived). A session
     /// is opened up front on the first service (`open_shared_session`), and the client
-    /// transport returned is attached to it through a round-robin forwarder, opening a
-    /// connection per request (no idle pool): its requests alternate between the
-    /// services. All of it runs until the test's runtime ends.
+    /// transport returned is attached to it through the leg's front (the round-robin
+    /// forwarder, nginx or HAProxy), opening a connection per request (no idle pool):
+    /// its requests alternate between the services. All of it runs until the test's
+    /// runtime ends.
     ///
     /// A message for the GET stream sent before any service holds it is kept in Redis
     /// and delivered when the stream opens, as one service keeps it;
@@ -161,27 +178,34 @@ impl Connector {
     ///
     /// # Panics
     ///
-    /// When `redis-server` cannot be started (the message says how to install it), or
-    /// the services cannot reach it.
+    /// On a leg of one instance; when `redis-server` or the balancer cannot be started
+    /// (the message says how to install it), or the services cannot reach Redis.
     pub async fn serve_shared_http<F>(&self, factory: F) -> SharedHttp
     where
         F: Fn(modelctx_http::HttpServerTransport) + Send + Sync + 'static,
     {
-        shared::serve(factory).await
+        let Backend::Shared(front) = self.backend else {
+            panic!("{}: not a two-instance leg", self.cell());
+        };
+        shared::serve(factory, front).await
     }
 
     /// For a test that builds its own streamable HTTP app (a service with its own
     /// settings, middleware or routes, driven by hand): an origin to serve it at, once
-    /// on every leg but `streamable-http-shared`, where two instances share one Redis
-    /// behind a round-robin reverse proxy (see [`HttpEndpoint`]). Such a test then runs
-    /// its one body against one instance and against two.
+    /// on every leg but the two-instance ones, where two instances share one Redis
+    /// behind the leg's front (see [`HttpEndpoint`]). Such a test then runs its one
+    /// body against one instance and against two.
     ///
     /// # Panics
     ///
-    /// On the shared leg, when `redis-server` cannot be started (the message says how
-    /// to install it).
+    /// On a two-instance leg, when `redis-server` or the balancer cannot be started
+    /// (the message says how to install it).
     pub async fn http_endpoint(&self) -> HttpEndpoint {
-        HttpEndpoint::bind(matches!(self.backend, Backend::StreamableHttpShared)).await
+        let front = match self.backend {
+            Backend::Shared(front) => Some(front),
+            _ => None,
+        };
+        HttpEndpoint::bind(front).await
     }
 }
 
@@ -281,25 +305,82 @@ mod http {
     }
 }
 
-/// The shared streamable HTTP leg: two services, one Redis, a round-robin forwarder.
+/// The two-instance streamable HTTP legs: two services, one Redis, a round-robin
+/// forwarder or a real balancer in front.
 mod shared {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    use axum::extract::Request;
+    use axum::http::{Method, StatusCode};
+    use axum::middleware::Next;
     use modelctx_http::{
         HttpServerTransport, StreamableHttpClientTransport, StreamableHttpServerConfig,
         StreamableHttpService,
     };
-    use modelctx_transport::boxed;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use modelctx_transport::{BoxTransport, boxed};
     use tokio::net::{TcpListener, TcpStream};
     use tokio::sync::watch;
 
     use modelctx_test::RedisServer;
 
     use crate::endpoint::{event_store, session_registry};
+    use crate::front::{self, Front};
 
-    pub(super) async fn serve<F>(factory: F) -> super::SharedHttp
+    pub(super) async fn serve<F>(factory: F, front: Front) -> super::SharedHttp
+    where
+        F: Fn(HttpServerTransport) + Send + Sync + 'static,
+    {
+        let started = start(factory, front).await;
+        let session = started.services[0]
+            .open_shared_session()
+            .await
+            .expect("a shared session");
+        let client = StreamableHttpClientTransport::builder(&started.url)
+            .client(unpooled())
+            .session(session)
+            .close_on_session_end(true)
+            .build()
+            .expect("a valid URL");
+        super::SharedHttp {
+            transport: boxed(client),
+            get_stream: super::GetStream(started.opened),
+        }
+    }
+
+    /// The 2026-07-28 era on two services behind `front`: no session opened, each
+    /// request served on its own by the next service.
+    pub(super) async fn stateless<F>(factory: F, front: Front) -> BoxTransport
+    where
+        F: Fn(HttpServerTransport) + Send + Sync + 'static,
+    {
+        let started = start(factory, front).await;
+        let client = StreamableHttpClientTransport::builder(&started.url)
+            .client(unpooled())
+            .build()
+            .expect("a valid URL");
+        boxed(client)
+    }
+
+    /// A client opening a connection per request (no idle pool): behind the forwarder,
+    /// which balances connections, its requests alternate too.
+    fn unpooled() -> reqwest::Client {
+        reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .build()
+            .expect("a reqwest client")
+    }
+
+    /// Two services on one Redis behind `front`, serving until the trial's runtime ends.
+    struct Started {
+        services: Vec<StreamableHttpService>,
+        /// The MCP endpoint's URL, at the front.
+        url: String,
+        /// How many GET streams a service has answered `200`.
+        opened: watch::Receiver<usize>,
+    }
+
+    async fn start<F>(factory: F, front: Front) -> Started
     where
         F: Fn(HttpServerTransport) + Send + Sync + 'static,
     {
@@ -309,9 +390,19 @@ mod shared {
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
         let redis = Arc::new(redis);
         let factory = Arc::new(factory);
+        let listeners = front::instance_listeners(2).await;
+        let backends: Vec<_> = listeners
+            .iter()
+            .map(|l| l.local_addr().expect("local addr"))
+            .collect();
+        let balancer = match front {
+            Front::Balancer(kind) => Some(front::start_balancer(kind, &listeners).await),
+            Front::Forwarder => None,
+        };
+        // Every GET a service answers `200` is a GET stream opened: the client's.
+        let (opened_tx, opened) = watch::channel(0usize);
         let mut services = Vec::new();
-        let mut backends = Vec::new();
-        for _ in 0..2 {
+        for listener in listeners {
             // Each service its own connections to Redis, as two processes would have.
             let config = StreamableHttpServerConfig::default()
                 .session_registry(Arc::new(session_registry(&redis).await))
@@ -319,88 +410,74 @@ mod shared {
             let factory = factory.clone();
             let service =
                 StreamableHttpService::with_config(config, move |transport| factory(transport));
-            let listener = TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind 127.0.0.1:0");
-            backends.push(listener.local_addr().expect("local addr"));
-            // The Redis lives as long as the services that use it: until the trial's
-            // runtime ends and drops these tasks (the last one kills it).
-            let held = redis.clone();
-            let serving = service.clone().serve(listener, std::future::pending());
+            let opened = opened_tx.clone();
+            let router = service.router().layer(axum::middleware::from_fn(
+                move |request: Request, next: Next| {
+                    let opened = opened.clone();
+                    async move {
+                        let get = request.method() == Method::GET;
+                        let response = next.run(request).await;
+                        if get && response.status() == StatusCode::OK {
+                            opened.send_modify(|count| *count += 1);
+                        }
+                        response
+                    }
+                },
+            ));
+            // The Redis and the balancer live as long as the services that use them:
+            // until the trial's runtime ends and drops these tasks (the last one kills
+            // them).
+            let held = (redis.clone(), balancer.clone());
+            let listener = axum::serve::ListenerExt::tap_io(listener, |s| {
+                let _ = s.set_nodelay(true);
+            });
             tokio::spawn(async move {
-                let _redis = held;
-                serving.await
+                let _held = held;
+                axum::serve(listener, router).await
             });
             services.push(service);
         }
-        let session = services[0]
-            .open_shared_session()
-            .await
-            .expect("a shared session");
-        let (url, get_streams) = round_robin(backends).await;
-        let http = reqwest::Client::builder()
-            .pool_max_idle_per_host(0)
-            .build()
-            .expect("a reqwest client");
-        let client = StreamableHttpClientTransport::builder(&url)
-            .client(http)
-            .session(session)
-            .close_on_session_end(true)
-            .build()
-            .expect("a valid URL");
-        super::SharedHttp {
-            transport: boxed(client),
-            get_stream: super::GetStream(get_streams),
+        let url = match &balancer {
+            Some(balancer) => format!("{}/mcp", balancer.origin()),
+            None => round_robin(backends).await,
+        };
+        Started {
+            services,
+            url,
+            opened,
         }
     }
 
     /// A loopback TCP forwarder sending each new connection to the next backend in
-    /// turn: its URL, and how many GET streams a service has answered with `200`. With
-    /// a client opening a connection per request, every request goes to the next
-    /// service.
-    async fn round_robin(backends: Vec<std::net::SocketAddr>) -> (String, watch::Receiver<usize>) {
+    /// turn; its URL. With a client opening a connection per request, every request
+    /// goes to the next service.
+    async fn round_robin(backends: Vec<std::net::SocketAddr>) -> String {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
-        let (opened_tx, opened) = watch::channel(0usize);
-        let opened_tx = Arc::new(opened_tx);
         let next = AtomicUsize::new(0);
         tokio::spawn(async move {
             while let Ok((inbound, _)) = listener.accept().await {
                 let backend = backends[next.fetch_add(1, Ordering::Relaxed) % backends.len()];
-                let opened = opened_tx.clone();
                 tokio::spawn(async move {
                     if let Ok(outbound) = TcpStream::connect(backend).await {
-                        forward(inbound, outbound, &opened).await;
+                        forward(inbound, outbound).await;
                     }
                 });
             }
         });
-        (format!("http://{addr}/mcp"), opened)
+        format!("http://{addr}/mcp")
     }
 
-    /// Copies both ways until either side ends; a GET answered `200` counts as an
-    /// opened GET stream.
-    async fn forward(inbound: TcpStream, outbound: TcpStream, opened: &watch::Sender<usize>) {
+    /// Copies both ways until either side ends.
+    async fn forward(inbound: TcpStream, outbound: TcpStream) {
         let _ = inbound.set_nodelay(true);
         let _ = outbound.set_nodelay(true);
-        let mut head = [0u8; 4];
-        let is_get = matches!(inbound.peek(&mut head).await, Ok(4) if &head == b"GET ");
         let (mut in_read, mut in_write) = inbound.into_split();
         let (mut out_read, mut out_write) = outbound.into_split();
         let up = tokio::io::copy(&mut in_read, &mut out_write);
-        let down = async {
-            let mut first = vec![0u8; 4096];
-            let n = out_read.read(&mut first).await.unwrap_or(0);
-            if n == 0 || in_write.write_all(&first[..n]).await.is_err() {
-                return;
-            }
-            if is_get && first[..n].starts_with(b"HTTP/1.1 200") {
-                opened.send_modify(|count| *count += 1);
-            }
-            let _ = tokio::io::copy(&mut out_read, &mut in_write).await;
-        };
+        let down = tokio::io::copy(&mut out_read, &mut in_write);
         let _ = tokio::join!(up, down);
     }
 }

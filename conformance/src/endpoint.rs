@@ -1,13 +1,16 @@
 //! [`HttpEndpoint`]: where a test that builds its own streamable HTTP app (the hosting,
 //! resumption, client-transport and OAuth tests) serves it, once per instance of its
-//! cell: one on every leg but the shared one, two sharing one Redis behind a
-//! round-robin reverse proxy on `streamable-http-shared`.
+//! cell: one on every leg but the two-instance ones, two sharing one Redis behind a
+//! round-robin reverse proxy on `streamable-http-shared`, behind nginx or HAProxy on
+//! `streamable-http-nginx` and `streamable-http-haproxy`.
 //!
 //! An origin is bound first (an OAuth resource names itself), then `serve(config, app)`
-//! builds the app once, or on the shared leg twice, each time from `config` given a session
-//! registry and an event store of its own on the trial's Redis, behind the test kit's
-//! round-robin reverse proxy (`modelctx_test::round_robin`): every request goes to the next
-//! instance whatever connection it came on, so a test's pooled client alternates too.
+//! builds the app once, or on a two-instance leg twice, each time from `config` given a
+//! session registry and an event store of its own on the trial's Redis, behind the test
+//! kit's round-robin reverse proxy (`modelctx_test::round_robin`) or a real balancer
+//! (`modelctx_test::Balancer`, started at bind time in front of the instances'
+//! listeners): every request goes to the next instance whatever connection it came on,
+//! so a test's pooled client alternates too.
 //! `sibling()` is a second origin on the same Redis (two instances of the bundled
 //! authorization server sharing one store), `redis_url()` serves other stores,
 //! `shared_session_count()` reads the registry (a service's own count sees only its
@@ -20,8 +23,10 @@ use std::time::Duration;
 use modelctx_http::{SessionRegistry, StreamableHttpServerConfig};
 use tokio::net::TcpListener;
 
-use modelctx_test::RedisServer;
 use modelctx_test::round_robin::RoundRobin;
+use modelctx_test::{Balancer, RedisServer};
+
+use crate::front::{self, Front};
 
 /// How long connecting to the trial's Redis may take.
 const CONNECT_WITHIN: Duration = Duration::from_secs(10);
@@ -31,21 +36,26 @@ const CONNECT_WITHIN: Duration = Duration::from_secs(10);
 /// from [`Connector::http_endpoint`](crate::Connector::http_endpoint), then
 /// [`serve`](Self::serve) the app.
 ///
-/// On the shared leg the origin is a reverse proxy sending each request to the next of
-/// two instances of the app, in turn (no affinity, whatever connection it came on), and
-/// each instance's configuration gets a `modelctx_redis::SessionRegistry` and, if it keeps events,
-/// a `modelctx_redis::EventStore` on the trial's `redis-server`, as two processes would have. On
-/// every other leg the app is served once, at the origin itself.
+/// On a two-instance leg the origin is a reverse proxy (the forwarder, nginx or HAProxy)
+/// sending each request to the next of two instances of the app, in turn (no affinity,
+/// whatever connection it came on), and each instance's configuration gets a
+/// `modelctx_redis::SessionRegistry` and, if it keeps events, a
+/// `modelctx_redis::EventStore` on the trial's `redis-server`, as two processes would
+/// have. On every other leg the app is served once, at the origin itself.
 pub struct HttpEndpoint {
     origin: String,
-    listener: Option<TcpListener>,
+    /// Where the app is served: the origin itself, or the two instances' listeners
+    /// behind the front; empty once served.
+    listeners: Vec<TcpListener>,
     shared: Option<Shared>,
 }
 
-/// The shared leg's parts: the trial's Redis, and a registry to read its count.
+/// A two-instance leg's parts: the trial's Redis, a registry to read its count, and the
+/// balancer in front of the instances (none when the forwarder is served at the origin).
 struct Shared {
     redis: Arc<RedisServer>,
     registry: Option<Arc<modelctx_redis::SessionRegistry>>,
+    balancer: Option<Arc<Balancer>>,
 }
 
 impl std::fmt::Debug for HttpEndpoint {
@@ -58,44 +68,63 @@ impl std::fmt::Debug for HttpEndpoint {
 }
 
 impl HttpEndpoint {
-    /// Binds 127.0.0.1:0; with `shared`, starts the trial's `redis-server` too.
-    pub(crate) async fn bind(shared: bool) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let origin = format!("http://{}", listener.local_addr().expect("local addr"));
-        let shared = if shared {
-            // Started on a blocking thread: it waits for the server's log and PING.
-            let redis = tokio::task::spawn_blocking(RedisServer::start)
-                .await
-                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-            Some(Shared {
-                redis: Arc::new(redis),
-                registry: None,
-            })
-        } else {
-            None
+    /// Binds 127.0.0.1:0; on a two-instance leg (`front`), starts the trial's
+    /// `redis-server` too, and a balancer in front of the instances' listeners.
+    pub(crate) async fn bind(front: Option<Front>) -> Self {
+        let redis = match front {
+            Some(_) => {
+                // Started on a blocking thread: it waits for the server's log and PING.
+                let redis = tokio::task::spawn_blocking(RedisServer::start)
+                    .await
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+                Some(Arc::new(redis))
+            }
+            None => None,
+        };
+        Self::bind_on(front, redis).await
+    }
+
+    async fn bind_on(front: Option<Front>, redis: Option<Arc<RedisServer>>) -> Self {
+        let (origin, listeners, balancer) = match (front, &redis) {
+            (Some(Front::Balancer(kind)), Some(_)) => {
+                let instances = front::instance_listeners(2).await;
+                let balancer = front::start_balancer(kind, &instances).await;
+                (balancer.origin(), instances, Some(balancer))
+            }
+            _ => {
+                let listener = TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind 127.0.0.1:0");
+                let origin = format!("http://{}", listener.local_addr().expect("local addr"));
+                (origin, vec![listener], None)
+            }
         };
         Self {
             origin,
-            listener: Some(listener),
-            shared,
+            listeners,
+            shared: redis.map(|redis| Shared {
+                redis,
+                registry: None,
+                balancer,
+            }),
         }
     }
 
     /// Another origin of the same cell, for a second app of the test (an
-    /// authorization server beside the resource): on the shared leg its instances
-    /// share this endpoint's Redis.
+    /// authorization server beside the resource): on a two-instance leg its instances
+    /// share this endpoint's Redis, behind a front of the same kind.
     pub async fn sibling(&self) -> HttpEndpoint {
-        let mut sibling = Self::bind(false).await;
-        sibling.shared = self.shared.as_ref().map(|s| Shared {
-            redis: s.redis.clone(),
-            registry: None,
-        });
-        sibling
+        let Some(shared) = &self.shared else {
+            return Self::bind_on(None, None).await;
+        };
+        let front = match &shared.balancer {
+            Some(balancer) => Front::Balancer(balancer.kind()),
+            None => Front::Forwarder,
+        };
+        Self::bind_on(Some(front), Some(shared.redis.clone())).await
     }
 
-    /// On the shared leg, the URL of the trial's Redis (`redis://127.0.0.1:<port>/`),
+    /// On a two-instance leg, the URL of the trial's Redis (`redis://127.0.0.1:<port>/`),
     /// for the app's other stores; `None` on the other legs.
     pub fn redis_url(&self) -> Option<String> {
         self.shared.as_ref().map(|s| s.redis.url())
@@ -106,13 +135,13 @@ impl HttpEndpoint {
         &self.origin
     }
 
-    /// How many instances serve the app: 2 on the shared leg, else 1.
+    /// How many instances serve the app: 2 on a two-instance leg, else 1.
     pub fn instances(&self) -> usize {
         if self.shared.is_some() { 2 } else { 1 }
     }
 
     /// Serves `app` built from `config` at [`origin`](Self::origin), once per
-    /// [instance](Self::instances): on the shared leg `app` is called twice, each time
+    /// [instance](Self::instances): on a two-instance leg `app` is called twice, each time
     /// with `config` given a session registry and (unless `config` keeps no events) an
     /// event store of its own on the trial's Redis. Build the app's
     /// `StreamableHttpService`s from the configuration `app` is handed. Everything runs
@@ -125,16 +154,23 @@ impl HttpEndpoint {
     where
         A: Fn(StreamableHttpServerConfig) -> axum::Router,
     {
-        let listener = self
-            .listener
-            .take()
-            .expect("an HttpEndpoint serves one app");
+        assert!(!self.listeners.is_empty(), "an HttpEndpoint serves one app");
+        let mut listeners = std::mem::take(&mut self.listeners);
         let Some(shared) = &mut self.shared else {
-            spawn_serve(listener, app(config));
+            spawn_serve(listeners.remove(0), app(config));
             return;
         };
+        // Behind the forwarder, the origin's listener serves it and the instances get
+        // listeners of their own; behind a balancer, they were bound with it.
+        let forwarder = match shared.balancer {
+            Some(_) => None,
+            None => Some(listeners.remove(0)),
+        };
+        if listeners.is_empty() {
+            listeners = front::instance_listeners(2).await;
+        }
         let mut backends = Vec::new();
-        for _ in 0..2 {
+        for backend in listeners {
             // Each instance its own connections to Redis, as two processes would have.
             let registry = Arc::new(session_registry(&shared.redis).await);
             shared.registry.get_or_insert_with(|| registry.clone());
@@ -142,22 +178,23 @@ impl HttpEndpoint {
             if config.event_store.is_some() {
                 config = config.event_store(Arc::new(event_store(&shared.redis).await));
             }
-            let backend = TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind 127.0.0.1:0");
             backends.push(format!(
                 "http://{}",
                 backend.local_addr().expect("local addr")
             ));
-            // The Redis lives as long as the instances that use it: until the trial's
-            // runtime ends and drops these tasks.
-            let router = app(config).layer(axum::Extension(shared.redis.clone()));
+            // The Redis and the balancer live as long as the instances that use them:
+            // until the trial's runtime ends and drops these tasks.
+            let router = app(config)
+                .layer(axum::Extension(shared.redis.clone()))
+                .layer(axum::Extension(shared.balancer.clone()));
             spawn_serve(backend, router);
         }
-        spawn_serve(listener, RoundRobin::new(backends, |_, _, _| {}).router());
+        if let Some(forwarder) = forwarder {
+            spawn_serve(forwarder, RoundRobin::new(backends, |_, _, _| {}).router());
+        }
     }
 
-    /// On the shared leg, empties the trial's Redis (every instance then forgets every
+    /// On a two-instance leg, empties the trial's Redis (every instance then forgets every
     /// session record and stored event, as after a Redis restart); nothing on the
     /// other legs. With each instance's local copies closed too, the endpoint has
     /// forgotten its sessions, as one service closing them all has.
@@ -174,7 +211,7 @@ impl HttpEndpoint {
             .unwrap_or_else(|e| panic!("cannot empty the trial's redis-server: {e}"));
     }
 
-    /// On the shared leg, how many sessions the shared registry records (every
+    /// On a two-instance leg, how many sessions the shared registry records (every
     /// instance's, each once); `None` on the other legs, where the app's own service
     /// counts them.
     ///
@@ -246,8 +283,9 @@ mod tests {
 
     /// Serves an app answering which instance it is; four requests on one pooled
     /// client's connection.
-    async fn four_answers(shared: bool) -> (Vec<String>, Option<usize>) {
-        let mut endpoint = HttpEndpoint::bind(shared).await;
+    async fn four_answers(front: Option<Front>) -> (Vec<String>, Option<usize>) {
+        let shared = front.is_some();
+        let mut endpoint = HttpEndpoint::bind(front).await;
         let built = Arc::new(AtomicUsize::new(0));
         let count = built.clone();
         endpoint
@@ -280,14 +318,19 @@ mod tests {
             .build()
             .expect("a runtime");
         runtime.block_on(async {
-            assert_eq!(four_answers(false).await, (vec!["0".to_owned(); 4], None));
-            let (answers, count) = four_answers(true).await;
-            assert_eq!(
-                answers,
-                ["0", "1", "0", "1"],
-                "per request, not per connection"
-            );
-            assert_eq!(count, Some(0), "the shared registry is counted");
+            assert_eq!(four_answers(None).await, (vec!["0".to_owned(); 4], None));
+            for front in [
+                Front::Forwarder,
+                Front::Balancer(modelctx_test::BalancerKind::Nginx),
+                Front::Balancer(modelctx_test::BalancerKind::Haproxy),
+            ] {
+                let (answers, count) = four_answers(Some(front)).await;
+                assert!(
+                    answers == ["0", "1", "0", "1"] || answers == ["1", "0", "1", "0"],
+                    "{front:?}: per request, not per connection: {answers:?}"
+                );
+                assert_eq!(count, Some(0), "the shared registry is counted");
+            }
         });
     }
 }

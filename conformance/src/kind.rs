@@ -24,6 +24,15 @@
 //! streamable HTTP and every transport-independent one applies to it, and an exclusion
 //! naming `streamable-http` carves it out too; the reference never names it (`is_wire` is
 //! false), so the comparison with the reference is unchanged.
+//!
+//! The balancer legs, `streamable-http-nginx` and `streamable-http-haproxy` (ours), are
+//! the shared leg with a real load balancer in place of the forwarder: nginx or HAProxy
+//! from the distribution's packages, started per trial with the test kit's
+//! configuration (round robin, no affinity, unbuffered streams, upstream keep-alive).
+//! Each is a variant of the shared leg, so whatever applies to it or is carved out of it
+//! applies or is carved out there too. They run both eras: in 2025-11-25 the two
+//! services share sessions, in 2026-07-28 each request stands alone and may land on
+//! either service (a multi round-trip retry, a task's polls).
 
 use std::fmt;
 
@@ -57,15 +66,23 @@ pub enum TransportKind {
     /// [`StreamableHttp`](Self::StreamableHttp): every requirement on streamable HTTP
     /// applies to it too (see [`variant_of`](Self::variant_of)).
     StreamableHttpShared,
+    /// Ours: the shared leg behind nginx instead of the forwarder. A variant of
+    /// [`StreamableHttpShared`](Self::StreamableHttpShared).
+    StreamableHttpNginx,
+    /// Ours: the shared leg behind HAProxy instead of the forwarder. A variant of
+    /// [`StreamableHttpShared`](Self::StreamableHttpShared).
+    StreamableHttpHaproxy,
 }
 
 impl TransportKind {
     /// Every transport kind, in report order.
-    pub const ALL: [TransportKind; 6] = [
+    pub const ALL: [TransportKind; 8] = [
         TransportKind::InMemory,
         TransportKind::Stdio,
         TransportKind::StreamableHttp,
         TransportKind::StreamableHttpShared,
+        TransportKind::StreamableHttpNginx,
+        TransportKind::StreamableHttpHaproxy,
         TransportKind::StreamableHttpStateless,
         TransportKind::Sse,
     ];
@@ -79,6 +96,8 @@ impl TransportKind {
             TransportKind::StreamableHttpStateless => "streamable-http-stateless",
             TransportKind::Sse => "sse",
             TransportKind::StreamableHttpShared => "streamable-http-shared",
+            TransportKind::StreamableHttpNginx => "streamable-http-nginx",
+            TransportKind::StreamableHttpHaproxy => "streamable-http-haproxy",
         }
     }
 
@@ -88,27 +107,40 @@ impl TransportKind {
     }
 
     /// Whether a requirement's `transports` may name this transport (in-memory and the
-    /// shared streamable HTTP leg are ours, not the spec's).
+    /// multi-instance streamable HTTP legs are ours, not the spec's).
     pub const fn is_wire(self) -> bool {
-        !matches!(
+        !matches!(self, TransportKind::InMemory) && !self.is_shared()
+    }
+
+    /// Whether this is a leg of several services sharing sessions through Redis (behind
+    /// the forwarder or a real balancer).
+    pub const fn is_shared(self) -> bool {
+        matches!(
             self,
-            TransportKind::InMemory | TransportKind::StreamableHttpShared
+            TransportKind::StreamableHttpShared
+                | TransportKind::StreamableHttpNginx
+                | TransportKind::StreamableHttpHaproxy
         )
     }
 
-    /// The wire transport this one is a deployment of, if any: a requirement naming
-    /// that transport applies to this one too, and an arm exclusion naming it carves
-    /// this one out as well.
+    /// The transport this one is a deployment of, if any: a requirement naming that
+    /// transport applies to this one too, and an arm exclusion naming it carves this
+    /// one out as well (transitively: the balancer legs are variants of the shared
+    /// leg, itself a variant of streamable HTTP).
     pub const fn variant_of(self) -> Option<TransportKind> {
         match self {
             TransportKind::StreamableHttpShared => Some(TransportKind::StreamableHttp),
+            TransportKind::StreamableHttpNginx | TransportKind::StreamableHttpHaproxy => {
+                Some(TransportKind::StreamableHttpShared)
+            }
             _ => None,
         }
     }
 
     /// The versions this transport runs in when the manifest's `[transport_versions]`
     /// does not say (a lock of ours: the reference never names the transport). The
-    /// shared leg shares 2025-era sessions: 2025-11-25 only.
+    /// forwarder's leg shares 2025-era sessions: 2025-11-25 only; the balancer legs
+    /// run both eras.
     pub const fn era_lock(self) -> Option<&'static [SpecVersion]> {
         match self {
             TransportKind::StreamableHttpShared => Some(&[SpecVersion::V2025_11_25]),
@@ -117,9 +149,16 @@ impl TransportKind {
     }
 
     /// Whether a requirement on `wire` applies to this transport: it is `wire`, or a
-    /// deployment of it.
+    /// deployment of it (directly or through another deployment).
     pub fn serves(self, wire: TransportKind) -> bool {
-        self == wire || self.variant_of() == Some(wire)
+        let mut kind = Some(self);
+        while let Some(k) = kind {
+            if k == wire {
+                return true;
+            }
+            kind = k.variant_of();
+        }
+        false
     }
 }
 
@@ -199,9 +238,16 @@ impl Cell {
         !matches!(
             (self.transport, self.version),
             (TransportKind::StreamableHttpStateless, _)
-                | (TransportKind::StreamableHttpShared, _)
                 | (TransportKind::StreamableHttp, SpecVersion::V2026_07_28)
-        )
+        ) && !self.transport.is_shared()
+    }
+}
+
+impl Cell {
+    /// Whether the cell's services share 2025-era sessions: a two-instance leg in
+    /// 2025-11-25 (in 2026-07-28 they share no session; each request stands alone).
+    pub fn shares_sessions(self) -> bool {
+        self.transport.is_shared() && self.version == SpecVersion::V2025_11_25
     }
 }
 
@@ -243,6 +289,16 @@ mod tests {
         assert!(TransportKind::StreamableHttpShared.serves(TransportKind::StreamableHttp));
         assert!(!TransportKind::StreamableHttp.serves(TransportKind::StreamableHttpShared));
         assert!(!TransportKind::Stdio.serves(TransportKind::StreamableHttp));
+        for balanced in [
+            TransportKind::StreamableHttpNginx,
+            TransportKind::StreamableHttpHaproxy,
+        ] {
+            assert!(!balanced.is_wire());
+            assert!(balanced.serves(TransportKind::StreamableHttpShared));
+            assert!(balanced.serves(TransportKind::StreamableHttp));
+            assert!(!TransportKind::StreamableHttpShared.serves(balanced));
+            assert_eq!(balanced.era_lock(), None);
+        }
         for v in SpecVersion::ALL {
             assert_eq!(SpecVersion::from_name(v.name()), Some(v));
             assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{v}\""));

@@ -146,6 +146,8 @@ mod connect;
 #[cfg(feature = "runner")]
 mod endpoint;
 #[cfg(feature = "runner")]
+mod front;
+#[cfg(feature = "runner")]
 pub mod harness;
 #[cfg(feature = "runner")]
 pub mod http_support;

@@ -1,7 +1,8 @@
 //! The system programs some cells need, and what happens on a machine without them.
 //!
 //! A bare machine has only the Rust toolchain. A cell whose transport needs a program
-//! from outside it (the two-instance leg needs `redis-server`) is then **not run**: the
+//! from outside it (the two-instance legs need `redis-server`, the balancer legs nginx or
+//! HAProxy too) is then **not run**: the
 //! harness makes no trial for it, writes why to the results file, and the report shows
 //! the cell as not run with the command that enables it. It is never counted as passed
 //! or failed. Where the cell must run — `CI=true`, or [`REQUIRE_ENV`] set to `1` (what
@@ -40,12 +41,28 @@ pub const REDIS: Service = Service {
     enable: "sh xtask/system/redis.sh (or: cargo xtask conformance --shared)",
 };
 
+/// nginx, for the two-instance leg behind nginx.
+pub const NGINX: Service = Service {
+    program: "nginx",
+    needed_by: "two services behind nginx",
+    enable: "sh xtask/system/balancers.sh (or: cargo xtask conformance --shared)",
+};
+
+/// HAProxy, for the two-instance leg behind HAProxy.
+pub const HAPROXY: Service = Service {
+    program: "haproxy",
+    needed_by: "two services behind HAProxy",
+    enable: "sh xtask/system/balancers.sh (or: cargo xtask conformance --shared)",
+};
+
 impl TransportKind {
-    /// The program this transport's cells need besides the Rust toolchain, if any.
-    pub const fn needs_service(self) -> Option<Service> {
+    /// The programs this transport's cells need besides the Rust toolchain.
+    pub const fn needs_services(self) -> &'static [Service] {
         match self {
-            TransportKind::StreamableHttpShared => Some(REDIS),
-            _ => None,
+            TransportKind::StreamableHttpShared => &[REDIS],
+            TransportKind::StreamableHttpNginx => &[REDIS, NGINX],
+            TransportKind::StreamableHttpHaproxy => &[REDIS, HAPROXY],
+            _ => &[],
         }
     }
 }
@@ -96,8 +113,12 @@ pub fn not_run(cells: &[Cell], path: &std::ffi::OsStr, required: bool) -> Vec<No
     cells
         .iter()
         .filter_map(|&cell| {
-            let service = cell.transport.needs_service()?;
-            (!on_path(service.program, path)).then(|| NotRun {
+            let service = cell
+                .transport
+                .needs_services()
+                .iter()
+                .find(|s| !on_path(s.program, path))?;
+            Some(NotRun {
                 cell,
                 reason: format!(
                     "{} not found on PATH ({} needs it)",
@@ -122,6 +143,18 @@ mod tests {
                 SpecVersion::V2025_11_25,
             ),
         ]
+    }
+
+    #[test]
+    fn a_balancer_cell_needs_redis_and_its_balancer() {
+        let dir = fake_bin("balancer");
+        let path = std::env::join_paths([dir.clone()]).unwrap();
+        let nginx = Cell::new(TransportKind::StreamableHttpNginx, SpecVersion::V2025_11_25);
+        let missing = not_run(&[nginx], &path, false);
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert!(missing[0].reason.contains("nginx not found"), "{missing:?}");
+        assert!(missing[0].enable.contains("sh xtask/system/balancers.sh"));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     /// A directory holding one executable `redis-server` (a shell script) and one

@@ -1,7 +1,7 @@
 //! Shared pieces of the conformance tests: connecting a server and a client over a
 //! connector, and test-only request methods whose behaviour each test decides.
 
-use crate::{Connector, Recording, TransportKind, record, within};
+use crate::{Connector, Recording, record, within};
 use modelctx::client::{Client, ClientBuilder};
 use modelctx::server::{Context, Server, ServerSession, ToolDef};
 use modelctx::session::RequestOptions;
@@ -95,7 +95,7 @@ pub async fn try_connect(
     server: &Server,
     client: ClientBuilder,
 ) -> Result<Pair, SessionError> {
-    if connect.kind() == TransportKind::StreamableHttpShared {
+    if connect.cell().shares_sessions() {
         // Each service serves its own copy of the session; a copy made from the shared
         // record starts past `initialize` (operational once the record says the
         // client's `notifications/initialized` arrived). The first is the session opened up front on the
@@ -535,7 +535,7 @@ pub async fn raw_server(connector: &Connector, script: Script) -> BoxTransport {
         serve(server_side, script);
         return client_side;
     }
-    if connector.kind() == TransportKind::StreamableHttpShared {
+    if connector.cell().shares_sessions() {
         return connector
             .serve_shared_http(move |transport| {
                 let (sink, stream) = transport.split();

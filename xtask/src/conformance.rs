@@ -10,9 +10,10 @@
 //! reference manifest adds, removes and changes against the pinned one, the review
 //! before a move, with each removed ID's fate when the next manifest records one.
 //!
-//! A cell that needs a program the machine lacks (the two-instance leg needs
-//! `redis-server`) is reported as not run, with the command that enables it; `--shared`
-//! installs `redis-server` (`xtask/system/redis.sh`) and makes that cell run.
+//! A cell that needs a program the machine lacks (the two-instance legs need
+//! `redis-server`, those behind a real balancer nginx or HAProxy too) is reported as not
+//! run, with the command that enables it; `--shared` installs them
+//! (`xtask/system/redis.sh`, `xtask/system/balancers.sh`) and makes those cells run.
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -30,12 +31,14 @@ pub(crate) const USAGE: &str = "\
 cargo xtask conformance [--shared] [--json PATH]
                                              run the conformance suite and report; a cell
                                              needing a program this machine lacks is shown
-                                             as not run; --shared installs redis-server and
-                                             runs the two-instance cell too
+                                             as not run; --shared installs redis-server,
+                                             nginx and HAProxy and runs the two-instance
+                                             cells too
 cargo xtask conformance --bare               the same as on a machine with only the Rust
-                                             toolchain (redis-server, node, python hidden
-                                             from PATH, CI unset): must pass, the
-                                             two-instance cell shown as not run
+                                             toolchain (redis-server, nginx, HAProxy,
+                                             node, python hidden from PATH, CI unset):
+                                             must pass, the two-instance cells shown as
+                                             not run
 cargo xtask conformance --manifest-diff PATH what a candidate reference manifest changes
 cargo xtask conformance --update-lock [--reference PATH]
                                              re-pin conformance/requirements.lock (= cargo
@@ -240,8 +243,8 @@ pub(crate) enum Machine {
 }
 
 /// `cargo xtask conformance` as a new user runs it on a machine with only a Rust
-/// toolchain (redis-server, node and python hidden from `PATH`, `CI` unset): it must
-/// pass, and show the two-instance cell as not run rather than failed.
+/// toolchain (redis-server, nginx, HAProxy, node and python hidden from `PATH`, `CI`
+/// unset): it must pass, and show the two-instance cells as not run rather than failed.
 pub(crate) fn on_a_bare_machine(root: &std::path::Path) -> Result<(), String> {
     let path = needs::path_without(&needs::bare_path_dir(root), needs::ABSENT_ON_A_BARE_MACHINE)?;
     let json = needs::bare_path_dir(root).with_extension("json");
@@ -250,33 +253,42 @@ pub(crate) fn on_a_bare_machine(root: &std::path::Path) -> Result<(), String> {
     }
     let text = std::fs::read_to_string(&json).map_err(|e| format!("{}: {e}", json.display()))?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    let shared = "streamable-http-shared@2025-11-25";
     let not_run = &value["summary"]["cells_not_run"];
-    let shown = not_run
-        .as_array()
-        .is_some_and(|cells| cells.iter().any(|c| c["cell"] == shared));
-    if !shown {
-        return Err(format!(
-            "on a bare machine the report should show {shared} as not run; it has {not_run}"
-        ));
+    for shared in [
+        "streamable-http-shared@2025-11-25",
+        "streamable-http-nginx@2025-11-25",
+        "streamable-http-nginx@2026-07-28",
+        "streamable-http-haproxy@2025-11-25",
+        "streamable-http-haproxy@2026-07-28",
+    ] {
+        let shown = not_run
+            .as_array()
+            .is_some_and(|cells| cells.iter().any(|c| c["cell"] == shared));
+        if !shown {
+            return Err(format!(
+                "on a bare machine the report should show {shared} as not run; it has {not_run}"
+            ));
+        }
     }
-    println!("conformance on a bare machine: passed, {shared} shown as not run");
+    println!("conformance on a bare machine: passed, the two-instance cells shown as not run");
     Ok(())
 }
 
 fn report(json: Option<PathBuf>, machine: &Machine) -> ExitCode {
     let paths = Paths::workspace();
     if let Machine::Shared = machine {
-        let script = pin::workspace_root().join("xtask/system/redis.sh");
-        match Command::new("sh").arg(&script).status() {
-            Ok(s) if s.success() => {}
-            Ok(s) => {
-                eprintln!("conformance: --shared: {} failed ({s})", script.display());
-                return ExitCode::FAILURE;
-            }
-            Err(e) => {
-                eprintln!("conformance: --shared: cannot run sh: {e}");
-                return ExitCode::FAILURE;
+        for script in ["xtask/system/redis.sh", "xtask/system/balancers.sh"] {
+            let script = pin::workspace_root().join(script);
+            match Command::new("sh").arg(&script).status() {
+                Ok(s) if s.success() => {}
+                Ok(s) => {
+                    eprintln!("conformance: --shared: {} failed ({s})", script.display());
+                    return ExitCode::FAILURE;
+                }
+                Err(e) => {
+                    eprintln!("conformance: --shared: cannot run sh: {e}");
+                    return ExitCode::FAILURE;
+                }
             }
         }
     }

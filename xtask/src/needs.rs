@@ -40,6 +40,8 @@ pub(crate) fn require(command: &str, needs: &[Need]) -> Result<(), String> {
 pub(crate) const ABSENT_ON_A_BARE_MACHINE: &[&str] = &[
     "redis-server",
     "redis-cli",
+    "nginx",
+    "haproxy",
     "node",
     "nodejs",
     "npm",

@@ -2,14 +2,13 @@
 //! every test of the workspace, the layering, the conformance report, the benchmarks'
 //! smoke run, the one-minute soak, the external proof (`cargo xtask interop`: installs its pinned tools
 //! into `.tools/` on first use) and the OAuth flow and MCP Apps views in a real browser (`cargo
-//! xtask browser`: installs Debian's Chromium on first use). Before the tests,
-//! `xtask/system/redis.sh` installs Debian's `redis-server` when it is missing (the
-//! modelctx-redis tests start their own servers and fail, never skip, without it).
+//! xtask browser`: installs Debian's Chromium on first use).
 //!
-//! Before the tests it runs `xtask/system/redis.sh`, which installs Debian's `redis-server`
-//! when it is missing (one `apt-get update` on failure; sudo when not root) and prints its
-//! version, so the modelctx-redis tests and the shared conformance leg find a server to
-//! start. Clippy, docs and tests run with the opt-in features no member turns on
+//! Before the tests it runs `xtask/system/redis.sh` and `xtask/system/balancers.sh`,
+//! which install Debian's `redis-server`, nginx and HAProxy when they are missing (one
+//! `apt-get update` on failure; sudo when not root) and print their versions, so the
+//! modelctx-redis tests and the two-instance conformance legs find what to start (they
+//! fail, never skip, without it). Clippy, docs and tests run with the opt-in features no member turns on
 //! (`modelctx-redis/oauth`, `modelctx/redis`, `modelctx-cli/rustls`) in the same build.
 
 use std::path::Path;
@@ -34,8 +33,9 @@ struct Step {
 /// A step that is a function of xtask's own.
 type StepFn = fn(&Path) -> Result<(), String>;
 
-/// Every cell of the conformance suite runs here, the two-instance one included (its
-/// `redis-server` is installed by the step before): never reported as not run.
+/// Every cell of the conformance suite runs here, the two-instance ones included (their
+/// `redis-server`, nginx and HAProxy are installed by the steps before): never reported
+/// as not run.
 const EVERY_CELL: &[(&str, &str)] = &[(services::REQUIRE_ENV, "1")];
 
 /// Features no workspace member turns on that CI must still build, lint and test:
@@ -94,7 +94,7 @@ const STEPS: &[Step] = &[
         run: None,
     },
     Step {
-        what: "the main command on a bare machine: `cargo xtask conformance` with redis-server, node and python hidden from PATH and CI unset passes, the two-instance cell shown as not run",
+        what: "the main command on a bare machine: `cargo xtask conformance` with redis-server, nginx, HAProxy, node and python hidden from PATH and CI unset passes, the two-instance cells shown as not run",
         args: &[],
         env: &[],
         script: None,
@@ -105,6 +105,13 @@ const STEPS: &[Step] = &[
         args: &[],
         env: &[],
         script: Some("xtask/system/redis.sh"),
+        run: None,
+    },
+    Step {
+        what: "system packages the tests need (nginx, HAProxy)",
+        args: &[],
+        env: &[],
+        script: Some("xtask/system/balancers.sh"),
         run: None,
     },
     Step {

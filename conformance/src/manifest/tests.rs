@@ -87,9 +87,9 @@ fn a_valid_manifest_loads_and_looks_up() {
     assert!(http.is_deferred());
     assert!(http.runs_in().is_empty());
     let text = m.get("tools:call:content:text").unwrap();
-    // Every transport in every version, less the era locks (the shared HTTP leg's
-    // is built in: 2025-11-25 only).
-    assert_eq!(text.applies_to().len(), 2 + 2 + 2 + 1 + 1 + 1);
+    // Every transport in every version, less the era locks (the forwarder leg's is
+    // built in: 2025-11-25 only; the balancer legs run both eras).
+    assert_eq!(text.applies_to().len(), 2 + 2 + 2 + 1 + 2 + 2 + 1 + 1);
     assert_eq!(text.runs_in(), m.sdk_cells());
     assert!(m.get("tools:call:nope").is_none());
     assert!(m.get("tools:list:order").unwrap().is_divergent());
@@ -107,6 +107,7 @@ spec_versions = ["2025-11-25", "2026-07-28"]
 [sdk_cells]
 streamable-http = ["2025-11-25", "2026-07-28"]
 streamable-http-shared = ["2025-11-25"]
+streamable-http-nginx = ["2025-11-25"]
 
 [[requirement]]
 id = "a:http"
@@ -132,17 +133,19 @@ arm_exclusions = [{ transport = "streamable-http-shared", reason = "requires-ses
 behavior = "x"
 "#;
     let m = Manifest::parse(text).unwrap();
-    // A requirement on streamable HTTP applies to the shared leg, in 2025-11-25 only.
+    // A requirement on streamable HTTP applies to the shared leg and the balancer leg
+    // (a variant of the shared one), in 2025-11-25 only.
     assert_eq!(
         m.get("a:http").unwrap().runs_in(),
         cells(&[
             "streamable-http@2025-11-25",
             "streamable-http@2026-07-28",
-            "streamable-http-shared@2025-11-25"
+            "streamable-http-shared@2025-11-25",
+            "streamable-http-nginx@2025-11-25"
         ])
     );
-    // An exclusion of streamable HTTP carves the shared leg out too; one of the
-    // shared leg, only that leg.
+    // An exclusion of streamable HTTP carves the two-instance legs out too; one of the
+    // shared leg, that leg and its balancer variant.
     assert_eq!(
         m.get("a:carved").unwrap().runs_in(),
         [cell("streamable-http@2026-07-28")]
@@ -179,7 +182,9 @@ fn windows_and_exclusions_shape_the_cells() {
         cells(&[
             "in-memory@2026-07-28",
             "stdio@2026-07-28",
-            "streamable-http@2026-07-28"
+            "streamable-http@2026-07-28",
+            "streamable-http-nginx@2026-07-28",
+            "streamable-http-haproxy@2026-07-28"
         ])
     );
     assert!(m.cells_for(&["lifecycle:old", "lifecycle:new"]).is_empty());

@@ -12,7 +12,7 @@ use modelctx::types::{
     RootsListChangedNotification, to_raw,
 };
 use modelctx_conformance::{
-    Connector, Direction, Test, TransportKind, conformance_test, record, within,
+    Connector, Direction, SpecVersion, Test, TransportKind, conformance_test, record, within,
 };
 use serde_json::{Value, json};
 
@@ -313,7 +313,7 @@ async fn the_server_pings_the_client(connector: Connector) {
 }
 
 async fn requests_before_initialization_are_rejected(connector: Connector) {
-    if connector.kind() == TransportKind::StreamableHttpShared {
+    if connector.cell().shares_sessions() {
         return requests_before_initialization_are_rejected_on_every_instance(connector).await;
     }
     let (client_side, server_side) = connector.transport_pair().await;
@@ -337,7 +337,7 @@ async fn requests_before_initialization_are_rejected(connector: Connector) {
 }
 
 async fn nothing_but_ping_and_logging_flows_before_initialized(connector: Connector) {
-    if connector.kind() == TransportKind::StreamableHttpShared {
+    if connector.cell().shares_sessions() {
         the_server_sends_nothing_but_ping_and_logging_on_every_instance(&connector).await;
     } else {
         the_server_sends_nothing_but_ping_and_logging(&connector).await;
@@ -420,7 +420,7 @@ async fn a_supported_version_is_echoed(connector: Connector) {
 }
 
 async fn an_unknown_version_is_answered_with_the_latest(connector: Connector) {
-    if connector.kind() == TransportKind::StreamableHttpShared {
+    if connector.cell().shares_sessions() {
         return an_unknown_version_is_answered_with_the_latest_on_every_instance(connector).await;
     }
     let (client_side, server_side) = connector.transport_pair().await;
@@ -757,10 +757,13 @@ async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) 
             .await
             .unwrap();
         (client, wire)
-    } else if connector.kind() == TransportKind::StreamableHttp {
-        // 2026-07-28 over HTTP, stateless: an endpoint that serves both eras.
+    } else if connector.kind().serves(TransportKind::StreamableHttp)
+        && connector.version() == SpecVersion::V2026_07_28
+    {
+        // 2026-07-28 over HTTP, stateless: an endpoint that serves both eras (once per
+        // instance of the cell).
         let config = StreamableHttpServerConfig::default();
-        let hosted = host(server, config).await;
+        let hosted = host_on(&connector, server, config).await;
         let (transport, _) = hosted.transport();
         let (client_side, wire) = record(modelctx::transport::boxed(transport));
         let client = within("the client to connect", client().connect(client_side))

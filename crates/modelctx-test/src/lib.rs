@@ -10,6 +10,8 @@
 //! - `listening` (feature `process`): waits until a server run as a child process
 //!   accepts connections.
 //! - `RedisServer` (feature `redis`): a `redis-server` per test.
+//! - `Balancer` (feature `balancer`): nginx or HAProxy in front of several instances,
+//!   round robin with no affinity, configured by the files in `balancers/`.
 //! - `round_robin::RoundRobin` (feature `round-robin`): an HTTP forwarder with no
 //!   affinity, standing for a load balancer in front of several instances.
 //! - `task_isolation` (feature `task-isolation`): requestors of either protocol
@@ -45,6 +47,7 @@
 //! | `client` (default) | `TestClient`, `Transcript` |
 //! | `process` | `listening` |
 //! | `redis` | `RedisServer` |
+//! | `balancer` | `Balancer`, `BalancerKind` |
 //! | `round-robin` | `round_robin::RoundRobin` |
 //! | `task-isolation` | `task_isolation` |
 //! | `tls` | `TestCa` |
@@ -53,6 +56,8 @@
 
 #[cfg(feature = "apps")]
 pub mod apps;
+#[cfg(feature = "balancer")]
+mod balancer;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(feature = "process")]
@@ -74,6 +79,8 @@ mod tls;
 mod transcript;
 mod wait;
 
+#[cfg(feature = "balancer")]
+pub use balancer::{Balancer, BalancerKind};
 #[cfg(feature = "client")]
 pub use client::TestClient;
 #[cfg(feature = "process")]

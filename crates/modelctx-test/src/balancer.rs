@@ -1,0 +1,368 @@
+//! A real load balancer for tests: nginx or HAProxy, from the distribution's packages,
+//! in front of several instances of a server, round robin with no affinity. Started on
+//! a free loopback port with a configuration of its own (the files in this crate's
+//! `balancers/` directory, which are also the deployment configurations the README
+//! points to), ready once it accepts connections, killed on drop. Starting one that
+//! cannot start fails loudly with the install command; a test needing it is never
+//! skipped.
+//!
+//! Std only, like [`RedisServer`](crate::RedisServer); on an async runtime, start it on
+//! a blocking thread when other tasks must go on meanwhile.
+//!
+//! ```no_run
+//! use modelctx_test::{Balancer, BalancerKind};
+//!
+//! // Two instances listening already (their listeners bound, say).
+//! let instances = ["127.0.0.1:8001".parse().unwrap(), "127.0.0.1:8002".parse().unwrap()];
+//! let nginx = Balancer::start(BalancerKind::Nginx, &instances);
+//! let url = format!("{}/mcp", nginx.origin()); // http://127.0.0.1:<port>/mcp
+//! # drop(url);
+//! ```
+
+use std::fmt;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a balancer may take to accept connections.
+const READY_WITHIN: Duration = Duration::from_secs(10);
+
+/// How often a starting balancer is probed.
+const PROBE_EVERY: Duration = Duration::from_millis(5);
+
+/// Which load balancer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BalancerKind {
+    /// nginx (Debian's `nginx` package), configured by `balancers/nginx.conf`.
+    Nginx,
+    /// HAProxy (Debian's `haproxy` package), configured by `balancers/haproxy.cfg`.
+    Haproxy,
+}
+
+impl BalancerKind {
+    /// Every balancer.
+    pub const ALL: [BalancerKind; 2] = [BalancerKind::Nginx, BalancerKind::Haproxy];
+
+    /// The executable looked up on `PATH`.
+    pub const fn program(self) -> &'static str {
+        match self {
+            BalancerKind::Nginx => "nginx",
+            BalancerKind::Haproxy => "haproxy",
+        }
+    }
+
+    /// The configuration with its placeholders (`{{dir}}`, `{{listen}}`, `{{servers}}`).
+    pub const fn template(self) -> &'static str {
+        match self {
+            BalancerKind::Nginx => include_str!("../balancers/nginx.conf"),
+            BalancerKind::Haproxy => include_str!("../balancers/haproxy.cfg"),
+        }
+    }
+
+    /// The configuration of a balancer listening on `listen`, in front of `backends`,
+    /// keeping its files in `dir`.
+    pub fn config(self, listen: SocketAddr, backends: &[SocketAddr], dir: &Path) -> String {
+        let servers: Vec<String> = backends
+            .iter()
+            .enumerate()
+            .map(|(i, backend)| match self {
+                BalancerKind::Nginx => format!("        server {backend};"),
+                BalancerKind::Haproxy => format!("    server instance{i} {backend}"),
+            })
+            .collect();
+        self.template()
+            .replace("{{dir}}", &dir.display().to_string())
+            .replace("{{listen}}", &listen.to_string())
+            .replace("{{servers}}", &servers.join("\n"))
+    }
+
+    fn file_name(self) -> &'static str {
+        match self {
+            BalancerKind::Nginx => "nginx.conf",
+            BalancerKind::Haproxy => "haproxy.cfg",
+        }
+    }
+
+    fn command(self, dir: &Path, config: &Path) -> Command {
+        let mut command = Command::new(self.program());
+        match self {
+            BalancerKind::Nginx => {
+                // `-e`: errors before the configuration's own log is open go there too,
+                // not to the distribution's log directory.
+                command
+                    .arg("-p")
+                    .arg(dir)
+                    .arg("-e")
+                    .arg(dir.join("error.log"))
+                    .arg("-c")
+                    .arg(config);
+            }
+            BalancerKind::Haproxy => {
+                // `-db`: in the foreground, as the test's child.
+                command.arg("-db").arg("-f").arg(config);
+            }
+        }
+        command
+    }
+}
+
+impl fmt::Display for BalancerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.program())
+    }
+}
+
+/// A load balancer child process on 127.0.0.1, killed (and its directory removed) on
+/// drop.
+#[derive(Debug)]
+pub struct Balancer {
+    kind: BalancerKind,
+    child: Child,
+    dir: PathBuf,
+    addr: SocketAddr,
+}
+
+impl Balancer {
+    /// Starts `kind` in front of `backends`, which should be listening already (bound
+    /// listeners are enough: a connection waits in their backlog until served).
+    ///
+    /// # Panics
+    ///
+    /// When none can be started (say the program is not on `PATH`), with what went
+    /// wrong and how to install it.
+    pub fn start(kind: BalancerKind, backends: &[SocketAddr]) -> Self {
+        let mut last = String::new();
+        // The free port is found by binding :0 and closing; another process may take it
+        // before the balancer binds it, so a failure is retried.
+        for _ in 0..3 {
+            match Self::try_start(kind, backends) {
+                Ok(balancer) => return balancer,
+                Err(e) => last = e,
+            }
+        }
+        panic!(
+            "cannot start {kind}: {last}\n\
+             install it: Debian's {kind} package (`apt-get install {kind}`; in the \
+             modelctx repository, `sh xtask/system/balancers.sh`)"
+        );
+    }
+
+    /// Which balancer it is.
+    pub fn kind(&self) -> BalancerKind {
+        self.kind
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its origin, `http://127.0.0.1:<port>`.
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn try_start(kind: BalancerKind, backends: &[SocketAddr]) -> Result<Self, String> {
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let started = STARTED.fetch_add(1, Ordering::Relaxed);
+        let addr = free_port(started)?;
+        let dir =
+            std::env::temp_dir().join(format!("modelctx-{kind}-{}-{started}", std::process::id()));
+        Self::spawn(kind, backends, addr, &dir).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&dir);
+        })
+    }
+
+    fn spawn(
+        kind: BalancerKind,
+        backends: &[SocketAddr],
+        addr: SocketAddr,
+        dir: &Path,
+    ) -> Result<Self, String> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // nginx started as root runs its worker as `nobody`, which writes its temporary
+        // files here.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777));
+        }
+        let config = dir.join(kind.file_name());
+        std::fs::write(&config, kind.config(addr, backends, dir))
+            .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
+        let output = dir.join("output.log");
+        let log = std::fs::File::create(&output)
+            .map_err(|e| format!("cannot create {}: {e}", output.display()))?;
+        let child = kind
+            .command(dir, &config)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("cannot run {kind}: {e}"))?;
+        let mut balancer = Self {
+            kind,
+            child,
+            dir: dir.to_owned(),
+            addr,
+        };
+        match balancer.ready() {
+            Ok(()) => Ok(balancer),
+            Err(e) => {
+                // Killed first, so that its logs are complete; dropping it removes them.
+                let _ = balancer.child.kill();
+                let _ = balancer.child.wait();
+                let logs: String = [output, dir.join("error.log")]
+                    .iter()
+                    .filter_map(|f| std::fs::read_to_string(f).ok())
+                    .collect();
+                Err(format!("{e}\n{}", logs.trim()))
+            }
+        }
+    }
+
+    /// Waits until it accepts a connection on its port (it prints no readiness line),
+    /// or exits, or [`READY_WITHIN`] passes.
+    fn ready(&mut self) -> Result<(), String> {
+        let start = Instant::now();
+        loop {
+            // A connection from the port to itself (Linux's simultaneous open when the
+            // probe's own port is the one probed) does not count.
+            let connected = TcpStream::connect_timeout(&self.addr, READY_WITHIN)
+                .is_ok_and(|stream| stream.local_addr().ok() != stream.peer_addr().ok());
+            if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
+                return Err(format!("{} exited ({status})", self.kind));
+            }
+            if connected {
+                return Ok(());
+            }
+            if start.elapsed() > READY_WITHIN {
+                return Err(format!(
+                    "{} not listening on {} within {READY_WITHIN:?}",
+                    self.kind, self.addr
+                ));
+            }
+            std::thread::sleep(PROBE_EVERY);
+        }
+    }
+}
+
+/// A loopback address to listen on that was free a moment ago, below the kernel's
+/// ephemeral port range where it can: a port found by binding :0 is one the kernel may
+/// hand to the next socket bound to :0 (another test's listener, say) before the
+/// balancer binds it, and the balancer's readiness probe would then reach that socket.
+/// Below the range only another explicit choice can take it, and a balancer that
+/// cannot bind its port exits, which the start sees and retries.
+fn free_port(started: usize) -> Result<SocketAddr, String> {
+    let lowest_ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok());
+    if let Some(top) = lowest_ephemeral.filter(|&low| low > 11_000) {
+        // Spread by process, time and count, so parallel tests seldom try the same one.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let seed = nanos ^ std::process::id().rotate_left(16) ^ (started as u32).wrapping_mul(7919);
+        let span = top - 10_000;
+        for i in 0..64 {
+            let port = 10_000 + (seed.wrapping_add(i * 104_729) % span);
+            let addr = SocketAddr::from(([127, 0, 0, 1], port as u16));
+            if TcpListener::bind(addr).is_ok() {
+                return Ok(addr);
+            }
+        }
+    }
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free loopback port: {e}"))
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_configuration_lists_every_instance_and_keeps_no_placeholder() {
+        let listen: SocketAddr = "127.0.0.1:9000".parse().unwrap();
+        let backends: Vec<SocketAddr> = vec![
+            "127.0.0.1:9001".parse().unwrap(),
+            "127.0.0.1:9002".parse().unwrap(),
+        ];
+        for kind in BalancerKind::ALL {
+            let config = kind.config(listen, &backends, Path::new("/tmp/lb"));
+            assert!(!config.contains("{{"), "{kind}: {config}");
+            assert!(config.contains("127.0.0.1:9000"), "{kind}");
+            assert!(config.contains("127.0.0.1:9001"), "{kind}");
+            assert!(config.contains("127.0.0.1:9002"), "{kind}");
+            assert!(config.contains("/tmp/lb/"), "{kind}");
+        }
+    }
+
+    /// An instance answering every request on a connection with its own number.
+    fn instance(me: usize) -> SocketAddr {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(conn.try_clone().unwrap());
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        match reader.read_line(&mut line) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if line == "\r\n" => {
+                                let answer =
+                                    format!("HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n{me}");
+                                if conn.write_all(answer.as_bytes()).is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(_) => {}
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    /// Sends a GET to `addr` on a connection of its own; the body of the answer.
+    fn get(addr: SocketAddr) -> String {
+        use std::io::{Read, Write};
+        let mut conn = TcpStream::connect(addr).unwrap();
+        conn.set_read_timeout(Some(READY_WITHIN)).unwrap();
+        conn.write_all(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+            .unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        answer.rsplit("\r\n\r\n").next().unwrap().to_owned()
+    }
+
+    #[test]
+    fn each_balancer_sends_each_request_to_the_next_instance() {
+        let backends = [instance(0), instance(1)];
+        for kind in BalancerKind::ALL {
+            let balancer = Balancer::start(kind, &backends);
+            let answers: Vec<String> = (0..4).map(|_| get(balancer.addr())).collect();
+            assert_ne!(answers[0], answers[1], "{kind}: {answers:?}");
+            assert_eq!(answers[0], answers[2], "{kind}: {answers:?}");
+            assert_eq!(answers[1], answers[3], "{kind}: {answers:?}");
+        }
+    }
+}
