@@ -48,8 +48,8 @@ enum Backend {
     StreamableHttpStateless,
     /// The legacy HTTP+SSE transport over real loopback sockets.
     Sse,
-    /// Streamable HTTP served by two services sharing sessions through a Redis, behind
-    /// a round-robin forwarder or a real balancer.
+    /// Streamable HTTP served by two (or three) services sharing sessions through a
+    /// Redis, behind a round-robin forwarder or a real balancer.
     Shared(Front),
 }
 
@@ -305,8 +305,8 @@ mod http {
     }
 }
 
-/// The two-instance streamable HTTP legs: two services, one Redis, a round-robin
-/// forwarder or a real balancer in front.
+/// The two-instance streamable HTTP legs: two services (three behind HAProxy), one
+/// Redis, a round-robin forwarder or a real balancer in front.
 mod shared {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -325,7 +325,7 @@ mod shared {
     use modelctx_test::RedisServer;
 
     use crate::endpoint::{event_store, session_registry};
-    use crate::front::{self, Front};
+    use crate::front::Front;
 
     pub(super) async fn serve<F>(factory: F, front: Front) -> super::SharedHttp
     where
@@ -348,7 +348,7 @@ mod shared {
         }
     }
 
-    /// The 2026-07-28 era on two services behind `front`: no session opened, each
+    /// The 2026-07-28 era on the services behind `front`: no session opened, each
     /// request served on its own by the next service.
     pub(super) async fn stateless<F>(factory: F, front: Front) -> BoxTransport
     where
@@ -371,7 +371,8 @@ mod shared {
             .expect("a reqwest client")
     }
 
-    /// Two services on one Redis behind `front`, serving until the trial's runtime ends.
+    /// The services of `front` on one Redis behind it, serving until the trial's runtime
+    /// ends.
     struct Started {
         services: Vec<StreamableHttpService>,
         /// The MCP endpoint's URL, at the front.
@@ -390,15 +391,11 @@ mod shared {
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
         let redis = Arc::new(redis);
         let factory = Arc::new(factory);
-        let listeners = front::instance_listeners(2).await;
+        let (listeners, balancer) = front.start().await;
         let backends: Vec<_> = listeners
             .iter()
             .map(|l| l.local_addr().expect("local addr"))
             .collect();
-        let balancer = match front {
-            Front::Balancer(kind) => Some(front::start_balancer(kind, &listeners).await),
-            Front::Forwarder => None,
-        };
         // Every GET a service answers `200` is a GET stream opened: the client's.
         let (opened_tx, opened) = watch::channel(0usize);
         let mut services = Vec::new();

@@ -30,9 +30,10 @@
 //! from the distribution's packages, started per trial with the test kit's
 //! configuration (round robin, no affinity, unbuffered streams, upstream keep-alive).
 //! Each is a variant of the shared leg, so whatever applies to it or is carved out of it
-//! applies or is carved out there too. They run both eras: in 2025-11-25 the two
-//! services share sessions, in 2026-07-28 each request stands alone and may land on
-//! either service (a multi round-trip retry, a task's polls).
+//! applies or is carved out there too. nginx faces two services and an upstream that
+//! refuses connections (it retries past it), HAProxy three services. They run both
+//! eras: in 2025-11-25 the services share sessions, in 2026-07-28 each request stands
+//! alone and may land on any service (a multi round-trip retry, a task's polls).
 
 use std::fmt;
 

@@ -468,9 +468,10 @@ fn only_message(answer: &RawResponse) -> Value {
 }
 
 /// A session's requests other than `ping`, before the client's
-/// `notifications/initialized`: refused on the instance that continues the session from
+/// `notifications/initialized`: refused on each instance that continues the session from
 /// its record and on the one that ran the handshake, each with the answer one service
-/// gives; `ping` answered on both; after the note (on one instance), served on both.
+/// gives; `ping` answered on every instance; after the note (on one instance), served on
+/// every instance.
 async fn requests_before_initialization_are_rejected_on_every_instance(connector: Connector) {
     let config = StreamableHttpServerConfig::default;
     // What one service answers a request sent before the note, to compare with.
@@ -482,42 +483,52 @@ async fn requests_before_initialization_are_rejected_on_every_instance(connector
     let hosted = host_on(&connector, list_tools_server(), config()).await;
     let raw = Raw::new(&hosted.url);
     let session = session_of(&send(raw.post(None, &initialize_request(1, "2025-11-25"))).await);
-    assert_eq!(hosted.copies_per_instance(), [1, 0], "A ran the handshake");
+    let instances = hosted.copies_per_instance().len();
+    let mut copies = vec![0; instances];
+    copies[0] = 1;
+    assert_eq!(hosted.copies_per_instance(), copies, "A ran the handshake");
 
-    // B: continues the session from its record, and refuses as one service does.
-    let on_b = post(&raw, &session, &call(7, "tools/list", json!({}))).await;
-    assert_eq!(hosted.copies_per_instance(), [1, 1], "B holds a copy now");
-    assert_refused(&on_b, 7);
-    assert_same_answer(&on_b, &one_answer);
-    // A: the instance that ran the handshake refuses too (nothing stands in for the
-    // note the client never sent).
-    let on_a = post(&raw, &session, &call(8, "tools/list", json!({}))).await;
-    assert_refused(&on_a, 8);
+    // B (and C, with three instances): each continues the session from its record, and
+    // refuses (B as one service does). Then A, the instance that ran the handshake, refuses
+    // too (nothing stands in for the note the client never sent).
+    let mut id = 7;
+    for instance in (1..instances).chain([0]) {
+        let answer = post(&raw, &session, &call(id, "tools/list", json!({}))).await;
+        copies[instance] = 1;
+        assert_eq!(hosted.copies_per_instance(), copies, "a copy on {instance}");
+        assert_refused(&answer, id);
+        if id == 7 {
+            assert_same_answer(&answer, &one_answer);
+        }
+        id += 1;
+    }
 
-    // `ping` is answered on B, then on A.
-    for id in [9, 10] {
+    // `ping` is answered on every instance.
+    for _ in 0..instances {
         let pong = post(&raw, &session, &call(id, "ping", json!({}))).await;
         assert_eq!(pong.status, 200, "{pong:?}");
         assert_eq!(
             only_message(&pong),
             json!({"jsonrpc": "2.0", "id": id, "result": {}})
         );
+        id += 1;
     }
 
-    // The note reaches B; then a request is served on A, and on B.
+    // The note reaches one instance; then a request is served on every instance.
     let noted = post(&raw, &session, &initialized_note()).await;
     assert_eq!(noted.status, 202, "{noted:?}");
-    for id in [11, 12] {
+    for _ in 0..instances {
         let listed = post(&raw, &session, &call(id, "tools/list", json!({}))).await;
         assert_eq!(listed.status, 200, "{listed:?}");
         assert_eq!(
             only_message(&listed),
             json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}})
         );
+        id += 1;
     }
     assert_eq!(
         hosted.copies_per_instance(),
-        [1, 1],
+        vec![1; instances],
         "one session, a copy on each"
     );
 }

@@ -260,7 +260,9 @@ impl SessionConfig {
     /// `notifications/initialized` arrived): as on the process that answered it, only
     /// `ping` is served (anything else, another `initialize` included, is answered
     /// with `-32600`) and only pings and logging are sent, until that notification
-    /// arrives. [`pre_initialized`](Self::pre_initialized) wins over it.
+    /// arrives. With [`pre_initialized`](Self::pre_initialized) too, the session starts
+    /// operational (the notification arrived elsewhere) and still refuses another
+    /// `initialize`.
     #[must_use]
     pub fn initialize_answered(mut self) -> Self {
         self.initialize_answered = true;

@@ -108,7 +108,10 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     } else {
         Phase::New
     };
-    let initialize_answered = phase == Phase::Initializing;
+    // `initialize` was answered elsewhere (a shared session continued here) whether or
+    // not the client's `notifications/initialized` has arrived since: another one is
+    // refused.
+    let initialize_seen = config.initialize_answered && phase != Phase::Stateless;
     // The era is known here only for a stateless request or a pre-initialised session;
     // otherwise it is recorded when the first request shows it (`on_request`). The
     // fields are evaluated only when a subscriber enables the span. The session id is
@@ -141,7 +144,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         closed_flag: AtomicBool::new(false),
         deadline_changed: tokio::sync::Notify::new(),
         deadline_watcher: AtomicBool::new(false),
-        initialize_seen: AtomicBool::new(initialize_answered),
+        initialize_seen: AtomicBool::new(initialize_seen),
         initialized_early: AtomicBool::new(false),
         sends_in_flight: std::sync::atomic::AtomicUsize::new(0),
         sends_idle: tokio::sync::Notify::new(),

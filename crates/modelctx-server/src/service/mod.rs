@@ -56,8 +56,11 @@ pub(crate) fn start<T: Transport>(
         shared.on_rerun(Box::new(move |request| rerun::may_rerun(&weak, request)));
         match state.share(shared, transport.session_id().as_deref()) {
             session::Resumed::No => {}
-            // Another process ran the handshake: this one continues the session.
-            session::Resumed::Operational => config = config.pre_initialized(),
+            // Another process ran the handshake: this one continues the session
+            // (and refuses another `initialize`, as that one does).
+            session::Resumed::Operational => {
+                config = config.pre_initialized().initialize_answered();
+            }
             // Another process answered `initialize`: this one refuses requests
             // until the client's `notifications/initialized` arrives, as that one
             // does.
