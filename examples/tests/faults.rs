@@ -1,5 +1,6 @@
-//! Faults under scale-out: two `http-server --redis` processes behind a
-//! round-robin load balancer, a 2025-era client (sessions shared through Redis).
+//! Faults under scale-out: two `http-server --redis` processes behind a round-robin
+//! load balancer — the test kit's forwarder, nginx and HAProxy in turn — and a
+//! 2025-era client (sessions shared through Redis).
 //!
 //! - An instance is killed (SIGKILL) in the middle of a streamed tool call; the client
 //!   resumes the call's stream (GET + `Last-Event-ID`) on the other instance. A call
@@ -11,7 +12,8 @@
 //!   session continues on both instances; without persistence the session is gone,
 //!   both instances answer 404 for it, and the client starts a new one.
 //!
-//! Needs `redis-server` (`sh xtask/system/redis.sh`); fails, never skips, without it.
+//! Needs `redis-server` (`sh xtask/system/redis.sh`), nginx and HAProxy
+//! (`sh xtask/system/balancers.sh`); fails, never skips, without them.
 
 mod support;
 
@@ -22,23 +24,22 @@ use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
 use modelctx::types::{CallToolRequestParams, JsonObject};
 use modelctx_test::within;
-use support::{Instance, RedisServer, Served, WITHIN, round_robin, served};
+use support::{Front, Instance, RedisServer, Served, WITHIN, served};
 use tokio::sync::{mpsc, watch};
 
-/// Two instances on `redis` behind a round-robin balancer, and a 2025-era client
-/// connected through it.
+/// Two instances on `redis` behind `front`, and a 2025-era client connected through
+/// it.
 struct Deployment {
     instances: Vec<Instance>,
     seen: watch::Receiver<Vec<Served>>,
     client: Client,
     transport: modelctx::http::HttpClientHandle,
+    _deployed: support::Deployment,
 }
 
-async fn deploy(redis: &RedisServer) -> Deployment {
-    let a = Instance::start(redis).await;
-    let b = Instance::start(redis).await;
-    let (endpoint, seen) = round_robin(vec![a.base.clone(), b.base.clone()]).await;
-    let transport = StreamableHttpClientTransport::builder(&endpoint)
+async fn deploy(redis: &RedisServer, front: Front) -> Deployment {
+    let mut deployed = support::Deployment::start(redis, front, 2).await;
+    let transport = StreamableHttpClientTransport::builder(&deployed.endpoint)
         .build()
         .unwrap();
     let handle = transport.handle();
@@ -48,10 +49,11 @@ async fn deploy(redis: &RedisServer) -> Deployment {
     let client = within(WITHIN, "connect", client).await.unwrap();
     assert_eq!(client.protocol_version().as_str(), "2025-11-25");
     Deployment {
-        instances: vec![a, b],
-        seen,
+        instances: std::mem::take(&mut deployed.instances),
+        seen: deployed.seen.clone(),
         client,
         transport: handle,
+        _deployed: deployed,
     }
 }
 
@@ -96,10 +98,14 @@ async fn kill_mid_call(
     (outcome, values, running_on)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_idempotent_call_resumes_on_the_other_instance_with_every_event_once() {
+behind_each_front!(
+    an_idempotent_call_resumes_on_the_other_instance_with_every_event_once,
+    an_idempotent_call_resumes
+);
+
+async fn an_idempotent_call_resumes(front: Front) {
     let redis = RedisServer::start();
-    let mut d = deploy(&redis).await;
+    let mut d = deploy(&redis, front).await;
     let (outcome, progress, killed) =
         kill_mid_call(&mut d, "countdown", serde_json::json!({"from": 6})).await;
     let result = outcome.expect("the call is finished on the other instance");
@@ -127,10 +133,14 @@ async fn an_idempotent_call_resumes_on_the_other_instance_with_every_event_once(
     assert_eq!(again.content[0].as_text(), Some("liftoff"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_not_safe_to_repeat_is_answered_interrupted_and_not_run_again() {
+behind_each_front!(
+    a_call_not_safe_to_repeat_is_answered_interrupted_and_not_run_again,
+    a_call_not_safe_to_repeat_is_not_run_again
+);
+
+async fn a_call_not_safe_to_repeat_is_not_run_again(front: Front) {
     let redis = RedisServer::start();
-    let mut d = deploy(&redis).await;
+    let mut d = deploy(&redis, front).await;
     let (outcome, progress, _) =
         kill_mid_call(&mut d, "ticket", serde_json::json!({"steps": 6})).await;
     let error = outcome.expect_err("an interrupted ticket is an error");
@@ -150,7 +160,7 @@ async fn a_call_not_safe_to_repeat_is_answered_interrupted_and_not_run_again() {
 }
 
 /// Calls `countdown` until each instance has served one call after `since` (the
-/// balancer's log length); bounded.
+/// access log's length); bounded.
 async fn call_on_both(d: &mut Deployment, since: usize) {
     for _ in 0..8 {
         let result = within(
@@ -174,10 +184,14 @@ async fn call_on_both(d: &mut Deployment, since: usize) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sessions_redis_kept_continue_after_a_redis_restart() {
+behind_each_front!(
+    sessions_redis_kept_continue_after_a_redis_restart,
+    sessions_continue_after_a_redis_restart
+);
+
+async fn sessions_continue_after_a_redis_restart(front: Front) {
     let mut redis = RedisServer::start_persistent();
-    let mut d = deploy(&redis).await;
+    let mut d = deploy(&redis, front).await;
     call_on_both(&mut d, 0).await;
     let session = d.transport.session_id().unwrap();
     redis.restart();
@@ -202,10 +216,14 @@ async fn probe(base: &str, session: &str) -> reqwest::StatusCode {
         .status()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_redis_lost_is_404_everywhere_and_the_client_starts_anew() {
+behind_each_front!(
+    a_session_redis_lost_is_404_everywhere_and_the_client_starts_anew,
+    a_lost_session_is_404_everywhere
+);
+
+async fn a_lost_session_is_404_everywhere(front: Front) {
     let mut redis = RedisServer::start();
-    let mut d = deploy(&redis).await;
+    let mut d = deploy(&redis, front).await;
     call_on_both(&mut d, 0).await;
     let session = d.transport.session_id().unwrap();
     redis.restart();

@@ -1,10 +1,12 @@
 //! Two `http-server` processes sharing one Redis (`--redis`) behind a round-robin load
-//! balancer, run as a user would (README, "Several instances behind a load balancer"):
-//! a 2026-07-28 client lists the tools and calls `countdown`, which outlasts its
-//! synchronous window and becomes a task on one instance; the client follows it with
-//! `tasks/get` on both instances until its result, read from Redis.
+//! balancer — the test kit's forwarder, nginx and HAProxy in turn — run as a user would
+//! (README, "Several instances behind a load balancer"): a 2026-07-28 client lists the
+//! tools and calls `countdown`, which outlasts its synchronous window and becomes a task
+//! on one instance; the client follows it with `tasks/get` on both instances until its
+//! result, read from Redis.
 //!
-//! Needs `redis-server` (`sh xtask/system/redis.sh`); fails, never skips, without it.
+//! Needs `redis-server` (`sh xtask/system/redis.sh`), nginx and HAProxy
+//! (`sh xtask/system/balancers.sh`); fails, never skips, without them.
 
 mod support;
 
@@ -12,16 +14,19 @@ use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::server::TaskConfig;
 use modelctx_test::within;
-use support::{Instance, RedisServer, WITHIN, round_robin, served};
+use support::{Deployment, Front, RedisServer, WITHIN, served};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_http_servers_share_one_redis_behind_a_round_robin_balancer() {
+behind_each_front!(
+    two_http_servers_share_one_redis_behind_a_round_robin_balancer,
+    a_task_started_on_one_instance_is_followed_on_the_other
+);
+
+async fn a_task_started_on_one_instance_is_followed_on_the_other(front: Front) {
     let redis = RedisServer::start();
-    let a = Instance::start(&redis).await;
-    let b = Instance::start(&redis).await;
-    let (endpoint, mut seen) = round_robin(vec![a.base.clone(), b.base.clone()]).await;
+    let d = Deployment::start(&redis, front, 2).await;
+    let mut seen = d.seen.clone();
 
-    let transport = StreamableHttpClientTransport::builder(&endpoint)
+    let transport = StreamableHttpClientTransport::builder(&d.endpoint)
         .build()
         .unwrap();
     let client = Client::builder("scale-out-test", "1.0.0")

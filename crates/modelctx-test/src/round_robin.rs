@@ -132,6 +132,18 @@ pub struct Served {
     pub method: String,
 }
 
+impl Served {
+    /// What an instance served: its index, the HTTP method and the MCP method (empty
+    /// for none), for a log kept another way (an instance's own access log, say).
+    pub fn new(instance: usize, http: impl Into<String>, method: impl Into<String>) -> Self {
+        Self {
+            instance,
+            http: http.into(),
+            method: method.into(),
+        }
+    }
+}
+
 /// The backends that served `method`, in order.
 pub fn served(log: &[Served], method: &str) -> Vec<usize> {
     log.iter()

@@ -7,7 +7,8 @@
 //! speak only that.
 //!
 //! Run it with `cargo run -p modelctx-examples --bin http-server -- [--sessionless] [--json]
-//! [--port N] [--redis URL]` (default port 8000; `--port 0` picks a free one), then the
+//! [--port N] [--redis URL] [--access-log]` (default port 8000; `--port 0` picks a free
+//! one), then the
 //! `http-client` example against it (with `http://127.0.0.1:8000/sse` as its URL it
 //! falls back to the legacy transport).
 //!
@@ -24,6 +25,8 @@
 //!   already sent is not repeated), an interrupted `ticket` is answered with an error
 //!   saying it may or may not have run (see README, "Several instances behind a load
 //!   balancer").
+//! - `--access-log`: a line on stderr for each request as it arrives, `access: <HTTP
+//!   method> <MCP method>`, to see which instance serves what behind a load balancer.
 //!
 //! It binds 127.0.0.1 only; the default Origin and Host checks admit loopback names.
 
@@ -31,6 +34,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService, hosting};
 use modelctx::macros::tool;
 use modelctx::redis;
@@ -176,6 +184,7 @@ async fn main() -> Result<(), Error> {
         .on_error(|rejection| eprintln!("rejected ({}): {}", rejection.status, rejection.reason));
     let mut port = 8000u16;
     let mut redis = std::env::var("MCP_REDIS_URL").ok();
+    let mut access_log = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -188,6 +197,7 @@ async fn main() -> Result<(), Error> {
                     .ok_or("--port needs a number")?;
             }
             "--redis" => redis = Some(args.next().ok_or("--redis needs a URL")?),
+            "--access-log" => access_log = true,
             other => return Err(format!("unknown argument {other:?}").into()),
         }
     }
@@ -219,6 +229,7 @@ async fn main() -> Result<(), Error> {
     // same protections.
     let sse_config = SseServerConfig::matching(&config);
     let header_timeout = config.header_read_timeout;
+    let max_body = config.max_body_bytes;
     let for_http = server.clone();
     // A session-less transport's session starts initialised and sends no requests to the
     // client: `serve` applies what the transport says of itself.
@@ -228,7 +239,12 @@ async fn main() -> Result<(), Error> {
     let sse = SseService::with_config(sse_config, move |transport| {
         server.serve(transport);
     });
-    let router = sse.router().nest_service("/mcp", http.router());
+    let mut router = sse.router().nest_service("/mcp", http.router());
+    if access_log {
+        router = router.layer(axum::middleware::from_fn(move |request, next| {
+            log_access(request, next, max_body)
+        }));
+    }
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     // Logs go to stderr; stdout stays free for whatever runs this.
     let addr = listener.local_addr()?;
@@ -248,4 +264,28 @@ async fn main() -> Result<(), Error> {
     // TCP_NODELAY on every connection, the header read timeout, graceful shutdown.
     hosting::serve_router(listener, router, header_timeout, shutdown).await?;
     Ok(())
+}
+
+/// Writes `access: <HTTP method> <MCP method>` to stderr as a request arrives: the
+/// `Mcp-Method` header (2026-07-28), else the body's `method`, else `-`. The body is
+/// read first (up to the endpoint's limit: a larger one is refused as the endpoint
+/// would) and handed on unchanged.
+async fn log_access(request: Request, next: Next, max_body: usize) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large").into_response();
+    };
+    let method = parts
+        .headers
+        .get("mcp-method")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| {
+            let message: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+            Some(message.get("method")?.as_str()?.to_owned())
+        })
+        .unwrap_or_else(|| "-".to_owned());
+    eprintln!("access: {} {method}", parts.method);
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }

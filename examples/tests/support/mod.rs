@@ -1,11 +1,15 @@
-//! What the multi-instance tests share: `http-server --redis` processes on the test
-//! kit's `redis-server`, and its round-robin load balancer in front of them.
+//! What the multi-instance tests share: `http-server --redis --access-log` processes on
+//! the test kit's `redis-server`, a load balancer in front of them (the test kit's
+//! round-robin forwarder, nginx or HAProxy), and the instances' access logs joined into
+//! one log of which instance served what.
 //!
-//! Needs `redis-server` (`sh xtask/system/redis.sh`); fails, never skips, without it.
+//! Needs `redis-server` (`sh xtask/system/redis.sh`), nginx and HAProxy
+//! (`sh xtask/system/balancers.sh`); fails, never skips, without them.
 
 #![allow(dead_code, unreachable_pub)]
 
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -15,11 +19,49 @@ use tokio::sync::watch;
 pub use modelctx_test::RedisServer;
 use modelctx_test::round_robin::RoundRobin;
 pub use modelctx_test::round_robin::{Served, served};
-use modelctx_test::within;
+use modelctx_test::{Balancer, BalancerKind, within};
 
 pub const WITHIN: Duration = Duration::from_secs(30);
 
-/// One `http-server --redis URL --port 0` process; killed on drop.
+/// What stands in front of the instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Front {
+    /// The test kit's round-robin forwarder.
+    Forwarder,
+    /// A real load balancer, with the test kit's configuration.
+    Balancer(BalancerKind),
+}
+
+/// Runs a multi-instance test's body once behind each front, one `#[tokio::test]` each:
+/// `behind_each_front!(name, body)` makes `name::forwarder`, `name::nginx` and
+/// `name::haproxy`.
+#[macro_export]
+macro_rules! behind_each_front {
+    ($name:ident, $body:ident) => {
+        mod $name {
+            use modelctx_test::BalancerKind;
+
+            use super::support::Front;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn forwarder() {
+                super::$body(Front::Forwarder).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn nginx() {
+                super::$body(Front::Balancer(BalancerKind::Nginx)).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn haproxy() {
+                super::$body(Front::Balancer(BalancerKind::Haproxy)).await;
+            }
+        }
+    };
+}
+
+/// One `http-server --redis URL --port 0 --access-log` process; killed on drop.
 pub struct Instance {
     pub child: Child,
     /// `http://127.0.0.1:<port>`.
@@ -27,9 +69,14 @@ pub struct Instance {
 }
 
 impl Instance {
-    pub async fn start(redis: &RedisServer) -> Self {
+    /// Starts instance number `index`, its access log joining `log`.
+    async fn start(
+        redis: &RedisServer,
+        index: usize,
+        log: Arc<watch::Sender<Vec<Served>>>,
+    ) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_http-server"))
-            .args(["--redis", &redis.url(), "--port", "0"])
+            .args(["--redis", &redis.url(), "--port", "0", "--access-log"])
             .env("MCP_STATE_KEY", "11".repeat(32))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -48,7 +95,16 @@ impl Instance {
             panic!("http-server exited before it listened");
         })
         .await;
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Some(access) = line.strip_prefix("access: ") else {
+                    continue;
+                };
+                let (http, method) = access.split_once(' ').unwrap_or((access, "-"));
+                let method = if method == "-" { "" } else { method };
+                log.send_modify(|log| log.push(Served::new(index, http, method)));
+            }
+        });
         Self { child, base }
     }
 
@@ -61,11 +117,46 @@ impl Instance {
     }
 }
 
-/// The load balancer in front of `backends` (the instances' origins): the test kit's
-/// round-robin forwarder, every request to the next instance, answers streamed back, an
-/// instance that refuses the connection (it stopped) skipped for the next one; answers
-/// its MCP endpoint URL and its log.
-pub async fn round_robin(backends: Vec<String>) -> (String, watch::Receiver<Vec<Served>>) {
-    let (origin, log) = RoundRobin::serve_logged(backends).await;
-    (format!("{origin}/mcp"), log)
+/// `count` instances on `redis` behind `front`.
+pub struct Deployment {
+    pub instances: Vec<Instance>,
+    /// The MCP endpoint's URL, at the front.
+    pub endpoint: String,
+    /// Every request an instance served, as their access logs show them.
+    pub seen: watch::Receiver<Vec<Served>>,
+    _balancer: Option<Balancer>,
+}
+
+impl Deployment {
+    pub async fn start(redis: &RedisServer, front: Front, count: usize) -> Self {
+        let (log, seen) = watch::channel(Vec::new());
+        let log = Arc::new(log);
+        let mut instances = Vec::with_capacity(count);
+        for index in 0..count {
+            instances.push(Instance::start(redis, index, log.clone()).await);
+        }
+        let origins: Vec<String> = instances.iter().map(|i| i.base.clone()).collect();
+        let (origin, balancer) = match front {
+            Front::Forwarder => {
+                let forwarder = RoundRobin::new(origins, |_, _, _| {});
+                (forwarder.serve().await, None)
+            }
+            Front::Balancer(kind) => {
+                let addrs: Vec<std::net::SocketAddr> = origins
+                    .iter()
+                    .map(|o| o.trim_start_matches("http://").parse().unwrap())
+                    .collect();
+                let balancer = tokio::task::spawn_blocking(move || Balancer::start(kind, &addrs))
+                    .await
+                    .unwrap();
+                (balancer.origin(), Some(balancer))
+            }
+        };
+        Self {
+            instances,
+            endpoint: format!("{origin}/mcp"),
+            seen,
+            _balancer: balancer,
+        }
+    }
 }
