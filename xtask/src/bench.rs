@@ -25,8 +25,9 @@ cargo xtask bench --scale-out [--quick] [--rounds N] [--calls N] [--json PATH]
     --compile    also time clean release builds of a minimal stdio server per SDK, 3 each,
                  interleaved (minutes); --compile-rounds sets how many
     --scale-out  instead: modelctx alone with the Redis stores against the in-memory ones,
-                 and two instances sharing one Redis against one (needs redis-server:
-                 `sh xtask/system/redis.sh`)";
+                 and two instances sharing one Redis against one, by round-robin clients
+                 and behind nginx and HAProxy (needs redis-server, nginx and HAProxy:
+                 `sh xtask/system/redis.sh`, `sh xtask/system/balancers.sh`)";
 
 const TARGETS: [&str; 3] = ["modelctx", "rmcp", "baseline"];
 
@@ -63,6 +64,16 @@ const SCALE_OUT: &[(&str, &[&str], [&str; 2])] = &[
         "2026-07-28 JSON, 32 round-robin clients: one instance vs two (Redis stores)",
         &["scale", "instances"],
         ["one", "two"],
+    ),
+    (
+        "2026-07-28 JSON, 32 clients: one instance vs two behind nginx (Redis stores)",
+        &["scale", "instances"],
+        ["one", "nginx"],
+    ),
+    (
+        "2026-07-28 JSON, 32 clients: one instance vs two behind HAProxy (Redis stores)",
+        &["scale", "instances"],
+        ["one", "haproxy"],
     ),
 ];
 
@@ -257,16 +268,21 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
 fn run_scale_out(options: &Options, root: &Path) -> Result<(), String> {
     let started = Instant::now();
     // Fail loudly, before building: these scenarios cannot run without it.
-    let found = Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if !found.is_ok_and(|s| s.success()) {
-        return Err(
-            "--scale-out needs redis-server on the PATH: install it with `sh xtask/system/redis.sh`"
-                .into(),
-        );
+    for (program, version, script) in [
+        ("redis-server", "--version", "redis.sh"),
+        ("nginx", "-v", "balancers.sh"),
+        ("haproxy", "-v", "balancers.sh"),
+    ] {
+        let found = Command::new(program)
+            .arg(version)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if !found.is_ok_and(|s| s.success()) {
+            return Err(format!(
+                "--scale-out needs {program} on the PATH: install it with `sh xtask/system/{script}`"
+            ));
+        }
     }
     let load = build(root, !options.quick)?;
     // samples[scenario][figure][variant] = one value per round

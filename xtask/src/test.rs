@@ -136,7 +136,7 @@ const STEPS: &[Step] = &[
         run: None,
     },
     Step {
-        what: "scale-out benchmarks smoke run (Redis stores, two instances; ~5 s)",
+        what: "scale-out benchmarks smoke run (Redis stores, two instances, behind nginx and HAProxy; ~6 s)",
         args: &["xtask", "bench", "--scale-out", "--quick"],
         env: &[],
         script: None,

@@ -10,13 +10,14 @@
 //! bench-load cold TARGET [--calls N]
 //! bench-load whole TARGET [--calls N]
 //! bench-load scale stores memory|redis [--calls N]
-//! bench-load scale instances one|two [--calls N]
+//! bench-load scale instances one|two|nginx|haproxy [--calls N]
 //! ```
 //!
 //! `scale` runs modelctx only, with its own `redis-server` (on a free loopback port,
 //! in a temporary directory; an error without one): `stores` compares one instance with
 //! the in-memory stores and with the Redis stores, `instances` one instance and two
-//! sharing one Redis, called by round-robin clients.
+//! sharing one Redis, called by round-robin clients or through nginx or HAProxy (the
+//! test kit's configuration; an error without them).
 //!
 //! TARGET is `modelctx`, `rmcp` or `baseline`; MODE is `stateful`, `json`, `stateless`,
 //! `modern` (protocol 2026-07-28, no handshake) or `mrtr` (2026-07-28, each call two
@@ -140,7 +141,7 @@ async fn run() -> Result<Figures, String> {
             http::http(mode, target(t)?, calls, clients).await
         }
         _ => Err(
-            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T | whole T | scale stores memory|redis | scale instances one|two> [--calls N] [--clients N]"
+            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T | whole T | scale stores memory|redis | scale instances one|two|nginx|haproxy> [--calls N] [--clients N]"
                 .into(),
         ),
     }

@@ -8,6 +8,8 @@ use modelctx_bench::{HttpMode, wire};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use modelctx_test::{Balancer, BalancerKind};
+
 use crate::http::{HttpClient, HttpServer, check_echo, first_message, http_load};
 use crate::{Figures, HTTP_CLIENTS, Target, WAIT};
 
@@ -192,24 +194,56 @@ pub(crate) async fn task_load(
     Ok((Latencies::from_durations(&samples), rate))
 }
 
-/// One instance (`one`) or two sharing one Redis (`two`), both with the Redis stores,
-/// called with 2026-07-28 JSON echo calls by 32 round-robin clients: each holds one
-/// connection per instance slot (two to the one instance, or one to each) and sends
-/// every call to the next.
+/// One instance (`one`), two sharing one Redis (`two`), or two behind nginx or HAProxy
+/// (`nginx`, `haproxy`, with the test kit's configuration), all with the Redis stores,
+/// called with 2026-07-28 JSON echo calls by 32 clients: without a balancer each holds
+/// one connection per instance slot (two to the one instance, or one to each) and sends
+/// every call to the next; behind one, each holds one connection to it, which balances
+/// every call.
 pub(crate) async fn scale_instances(variant: &str, calls: usize) -> Result<Figures, String> {
     let redis = RedisChild::start().await?;
     let first = scale_server(Some(&redis)).await?;
-    let second = match variant {
-        "one" => None,
-        "two" => Some(scale_server(Some(&redis)).await?),
-        other => return Err(format!("unknown instances {other:?} (one or two)")),
+    let (second, kind) = match variant {
+        "one" => (None, None),
+        "two" => (Some(scale_server(Some(&redis)).await?), None),
+        "nginx" => (
+            Some(scale_server(Some(&redis)).await?),
+            Some(BalancerKind::Nginx),
+        ),
+        "haproxy" => (
+            Some(scale_server(Some(&redis)).await?),
+            Some(BalancerKind::Haproxy),
+        ),
+        other => {
+            return Err(format!(
+                "unknown instances {other:?} (one, two, nginx or haproxy)"
+            ));
+        }
     };
-    let addrs = [
-        first.addr.clone(),
-        second
-            .as_ref()
-            .map_or(first.addr.clone(), |s| s.addr.clone()),
-    ];
+    let balancer = match (kind, &second) {
+        (Some(kind), Some(second)) => {
+            let upstreams = [first.addr.clone(), second.addr.clone()]
+                .iter()
+                .map(|a| a.parse().map_err(|e| format!("{a}: {e}")))
+                .collect::<Result<Vec<std::net::SocketAddr>, String>>()?;
+            let started = tokio::task::spawn_blocking(move || {
+                std::panic::catch_unwind(|| Balancer::start(kind, &upstreams))
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+            Some(started.map_err(|e| panic_text(&e))?)
+        }
+        _ => None,
+    };
+    let addrs: Vec<String> = match (&balancer, &second) {
+        (Some(balancer), _) => vec![balancer.addr().to_string()],
+        (None, second) => vec![
+            first.addr.clone(),
+            second
+                .as_ref()
+                .map_or(first.addr.clone(), |s| s.addr.clone()),
+        ],
+    };
     let per_client = calls / HTTP_CLIENTS;
     let mut connected = Vec::with_capacity(HTTP_CLIENTS);
     for _ in 0..HTTP_CLIENTS {
@@ -243,6 +277,7 @@ pub(crate) async fn scale_instances(variant: &str, calls: usize) -> Result<Figur
     }
     let rate = (per_client * HTTP_CLIENTS) as f64 / start.elapsed().as_secs_f64();
     let latencies = Latencies::from_durations(&samples);
+    drop(balancer);
     first.stop().await?;
     if let Some(second) = second {
         second.stop().await?;
@@ -253,4 +288,13 @@ pub(crate) async fn scale_instances(variant: &str, calls: usize) -> Result<Figur
         ("c32_p99_us", latencies.percentile(99.0)),
         ("c32_calls_per_s", rate),
     ])
+}
+
+/// What a panic said (the test kit's balancer panics with the install command).
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "the balancer did not start".to_owned())
 }
