@@ -11,6 +11,11 @@
 //! - Redis is restarted while the session is idle: with an append-only file the
 //!   session continues on both instances; without persistence the session is gone,
 //!   both instances answer 404 for it, and the client starts a new one.
+//! - Redis stalls (SIGSTOP): a call fails with the instance's 503 once its Redis
+//!   response timeout passes; when Redis goes on (SIGCONT) the session does too.
+//! - The balancer (nginx, HAProxy) is killed and started again in the middle of a
+//!   streamed call: the client resumes the stream through it and gets every progress
+//!   notification and the result once; the session goes on.
 //!
 //! Needs `redis-server` (`sh xtask/system/redis.sh`), nginx and HAProxy
 //! (`sh xtask/system/balancers.sh`); fails, never skips, without them.
@@ -34,7 +39,7 @@ struct Deployment {
     seen: watch::Receiver<Vec<Served>>,
     client: Client,
     transport: modelctx::http::HttpClientHandle,
-    _deployed: support::Deployment,
+    deployed: support::Deployment,
 }
 
 async fn deploy(redis: &RedisServer, front: Front) -> Deployment {
@@ -53,7 +58,7 @@ async fn deploy(redis: &RedisServer, front: Front) -> Deployment {
         seen: deployed.seen.clone(),
         client,
         transport: handle,
-        _deployed: deployed,
+        deployed,
     }
 }
 
@@ -61,13 +66,22 @@ fn args(arguments: serde_json::Value) -> JsonObject {
     arguments.as_object().unwrap().clone()
 }
 
+/// What happens to a call in the middle.
+enum Fault {
+    /// The instance running it is killed.
+    KillInstance,
+    /// The balancer is killed and started again.
+    RestartBalancer,
+}
+
 /// Starts a call of `tool` that reports progress, waits for its first two progress
-/// notifications, then kills the instance running it. Answers the call's outcome and
-/// every progress value the client got.
-async fn kill_mid_call(
+/// notifications, then does `fault`. Answers the call's outcome, every progress value
+/// the client got, and the instance that was running it.
+async fn fault_mid_call(
     d: &mut Deployment,
     tool: &str,
     arguments: serde_json::Value,
+    fault: Fault,
 ) -> (
     Result<modelctx::types::CallToolResult, modelctx::session::SessionError>,
     Vec<f64>,
@@ -86,19 +100,26 @@ async fn kill_mid_call(
     let params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
     let running = tokio::spawn(async move { client.call_tool_with(params, options).await });
     for _ in 0..2 {
-        within(WITHIN, "progress before the kill", progress.recv())
+        within(WITHIN, "progress before the fault", progress.recv())
             .await
             .unwrap();
     }
     let calls = served(&d.seen.borrow(), "tools/call");
     let running_on = *calls.last().unwrap();
-    d.instances[running_on].kill().await;
+    match fault {
+        Fault::KillInstance => d.instances[running_on].kill().await,
+        Fault::RestartBalancer => {
+            let balancer = d.deployed.balancer.as_mut().expect("a balancer in front");
+            // A few milliseconds of blocking work: start it and wait until it listens.
+            tokio::task::block_in_place(|| balancer.restart());
+        }
+    }
     let outcome = within(WITHIN, "the call's outcome", running).await.unwrap();
     let values = got.lock().unwrap().clone();
     (outcome, values, running_on)
 }
 
-behind_each_front!(
+behind!(
     an_idempotent_call_resumes_on_the_other_instance_with_every_event_once,
     an_idempotent_call_resumes
 );
@@ -106,8 +127,13 @@ behind_each_front!(
 async fn an_idempotent_call_resumes(front: Front) {
     let redis = RedisServer::start();
     let mut d = deploy(&redis, front).await;
-    let (outcome, progress, killed) =
-        kill_mid_call(&mut d, "countdown", serde_json::json!({"from": 6})).await;
+    let (outcome, progress, killed) = fault_mid_call(
+        &mut d,
+        "countdown",
+        serde_json::json!({"from": 6}),
+        Fault::KillInstance,
+    )
+    .await;
     let result = outcome.expect("the call is finished on the other instance");
     assert_eq!(result.content[0].as_text(), Some("liftoff"), "{result:?}");
     // Every step once, in order: those sent before the kill are not repeated by the
@@ -133,7 +159,7 @@ async fn an_idempotent_call_resumes(front: Front) {
     assert_eq!(again.content[0].as_text(), Some("liftoff"));
 }
 
-behind_each_front!(
+behind!(
     a_call_not_safe_to_repeat_is_answered_interrupted_and_not_run_again,
     a_call_not_safe_to_repeat_is_not_run_again
 );
@@ -141,8 +167,13 @@ behind_each_front!(
 async fn a_call_not_safe_to_repeat_is_not_run_again(front: Front) {
     let redis = RedisServer::start();
     let mut d = deploy(&redis, front).await;
-    let (outcome, progress, _) =
-        kill_mid_call(&mut d, "ticket", serde_json::json!({"steps": 6})).await;
+    let (outcome, progress, _) = fault_mid_call(
+        &mut d,
+        "ticket",
+        serde_json::json!({"steps": 6}),
+        Fault::KillInstance,
+    )
+    .await;
     let error = outcome.expect_err("an interrupted ticket is an error");
     let text = error.to_string();
     assert!(text.contains("may or may not have run"), "{text}");
@@ -184,7 +215,7 @@ async fn call_on_both(d: &mut Deployment, since: usize) {
     );
 }
 
-behind_each_front!(
+behind!(
     sessions_redis_kept_continue_after_a_redis_restart,
     sessions_continue_after_a_redis_restart
 );
@@ -216,7 +247,7 @@ async fn probe(base: &str, session: &str) -> reqwest::StatusCode {
         .status()
 }
 
-behind_each_front!(
+behind!(
     a_session_redis_lost_is_404_everywhere_and_the_client_starts_anew,
     a_lost_session_is_404_everywhere
 );
@@ -238,4 +269,60 @@ async fn a_lost_session_is_404_everywhere(front: Front) {
     call_on_both(&mut d, since).await;
     let renewed = d.transport.session_id().unwrap();
     assert_ne!(renewed, session, "a new session");
+}
+
+behind!(
+    a_balancer_restarted_mid_call_is_reconnected_to_and_the_call_goes_on,
+    a_balancer_restarted_mid_call,
+    nginx,
+    haproxy
+);
+
+async fn a_balancer_restarted_mid_call(front: Front) {
+    let redis = RedisServer::start();
+    let mut d = deploy(&redis, front).await;
+    let session = d.transport.session_id().unwrap();
+    let (outcome, progress, _) = fault_mid_call(
+        &mut d,
+        "countdown",
+        serde_json::json!({"from": 6}),
+        Fault::RestartBalancer,
+    )
+    .await;
+    // The client resumed the call's stream through the new balancer: every step once.
+    let result = outcome.expect("the call goes on");
+    assert_eq!(result.content[0].as_text(), Some("liftoff"), "{result:?}");
+    assert_eq!(progress, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let since = d.seen.borrow().len();
+    call_on_both(&mut d, since).await;
+    assert_eq!(d.transport.session_id(), Some(session), "the same session");
+}
+
+behind!(
+    a_stalled_redis_fails_requests_with_a_clear_error_and_they_recover,
+    a_stalled_redis
+);
+
+async fn a_stalled_redis(front: Front) {
+    let redis = RedisServer::start();
+    let mut d = deploy(&redis, front).await;
+    call_on_both(&mut d, 0).await;
+    let session = d.transport.session_id().unwrap();
+    redis.pause();
+    // Every request of a shared session asks Redis first: an instance gives up on it
+    // after its response timeout and answers 503, which the client reports.
+    let stalled = within(
+        WITHIN,
+        "a call while Redis stalls",
+        d.client
+            .call_tool("countdown", args(serde_json::json!({"from": 1}))),
+    )
+    .await;
+    redis.resume();
+    let error = stalled.expect_err("no answer without Redis");
+    assert!(error.to_string().contains("503"), "{error}");
+    // Once Redis answers again, so do the instances, in the same session.
+    let since = d.seen.borrow().len();
+    call_on_both(&mut d, since).await;
+    assert_eq!(d.transport.session_id(), Some(session), "the same session");
 }

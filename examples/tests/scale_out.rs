@@ -16,7 +16,7 @@ use modelctx::server::TaskConfig;
 use modelctx_test::within;
 use support::{Deployment, Front, RedisServer, WITHIN, served};
 
-behind_each_front!(
+behind!(
     two_http_servers_share_one_redis_behind_a_round_robin_balancer,
     a_task_started_on_one_instance_is_followed_on_the_other
 );

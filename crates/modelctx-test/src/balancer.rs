@@ -150,6 +150,24 @@ impl Balancer {
         );
     }
 
+    /// Kills the balancer (SIGKILL: every connection through it cut) and starts it again
+    /// on the same port with the same configuration, as after a crash and a restart by
+    /// its supervisor.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot start again (its port taken meanwhile, say).
+    pub fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = launch(self.kind, &self.dir)
+            .unwrap_or_else(|e| panic!("cannot restart {}: {e}", self.kind));
+        if let Err(e) = self.ready() {
+            let log = std::fs::read_to_string(self.dir.join(OUTPUT)).unwrap_or_default();
+            panic!("cannot restart {}: {e}\n{}", self.kind, log.trim());
+        }
+    }
+
     /// Which balancer it is.
     pub fn kind(&self) -> BalancerKind {
         self.kind
@@ -194,16 +212,8 @@ impl Balancer {
         let config = dir.join(kind.file_name());
         std::fs::write(&config, kind.config(addr, backends, dir))
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-        let output = dir.join("output.log");
-        let log = std::fs::File::create(&output)
-            .map_err(|e| format!("cannot create {}: {e}", output.display()))?;
-        let child = kind
-            .command(dir, &config)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
-            .stderr(log)
-            .spawn()
-            .map_err(|e| format!("cannot run {kind}: {e}"))?;
+        let output = dir.join(OUTPUT);
+        let child = launch(kind, dir)?;
         let mut balancer = Self {
             kind,
             child,
@@ -249,6 +259,22 @@ impl Balancer {
             std::thread::sleep(PROBE_EVERY);
         }
     }
+}
+
+/// The file in a balancer's directory that takes its standard output and error.
+const OUTPUT: &str = "output.log";
+
+/// Runs `kind` with the configuration written in `dir`, its output to [`OUTPUT`] there.
+fn launch(kind: BalancerKind, dir: &Path) -> Result<Child, String> {
+    let output = dir.join(OUTPUT);
+    let log = std::fs::File::create(&output)
+        .map_err(|e| format!("cannot create {}: {e}", output.display()))?;
+    kind.command(dir, &dir.join(kind.file_name()))
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("cannot run {kind}: {e}"))
 }
 
 /// A loopback address to listen on that was free a moment ago, below the kernel's

@@ -91,6 +91,25 @@ impl RedisServer {
             .unwrap_or_else(|e| panic!("cannot restart redis-server: {e}"));
     }
 
+    /// Stops the server without ending it (SIGSTOP): connections stay open and nothing
+    /// is answered, as when Redis stalls, until [`resume`](Self::resume).
+    ///
+    /// # Panics
+    ///
+    /// When the signal cannot be sent (the `kill` program is missing, say).
+    pub fn pause(&self) {
+        signal(&self.child, "-STOP");
+    }
+
+    /// Lets a [paused](Self::pause) server go on (SIGCONT): it answers what waited.
+    ///
+    /// # Panics
+    ///
+    /// As [`pause`](Self::pause).
+    pub fn resume(&self) {
+        signal(&self.child, "-CONT");
+    }
+
     /// Empties the server (`FLUSHALL`): what it held is gone, as after a restart, but
     /// the connections to it stay up.
     ///
@@ -130,6 +149,15 @@ impl RedisServer {
             persistent,
         })
     }
+}
+
+/// Sends `child` a signal with the `kill` program (std has no signals but SIGKILL).
+fn signal(child: &Child, which: &str) {
+    let status = Command::new("kill")
+        .args([which, &child.id().to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run kill {which}: {e}"));
+    assert!(status.success(), "kill {which} failed ({status})");
 }
 
 /// Runs `redis-server` on `port` with its files in `dir`; the child once its log says it

@@ -32,33 +32,41 @@ pub enum Front {
     Balancer(BalancerKind),
 }
 
-/// Runs a multi-instance test's body once behind each front, one `#[tokio::test]` each:
-/// `behind_each_front!(name, body)` makes `name::forwarder`, `name::nginx` and
-/// `name::haproxy`.
+/// Runs a multi-instance test's body once behind each of the fronts listed, one
+/// `#[tokio::test]` each: `behind!(name, body, nginx, haproxy)` makes `name::nginx` and
+/// `name::haproxy` (the fronts are named by [`Front`]'s constructors);
+/// `behind!(name, body)` runs it behind all three.
 #[macro_export]
-macro_rules! behind_each_front {
+macro_rules! behind {
     ($name:ident, $body:ident) => {
+        $crate::behind!($name, $body, forwarder, nginx, haproxy);
+    };
+    ($name:ident, $body:ident, $($front:ident),+) => {
         mod $name {
-            use modelctx_test::BalancerKind;
-
             use super::support::Front;
 
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn forwarder() {
-                super::$body(Front::Forwarder).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn nginx() {
-                super::$body(Front::Balancer(BalancerKind::Nginx)).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn haproxy() {
-                super::$body(Front::Balancer(BalancerKind::Haproxy)).await;
-            }
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $front() {
+                    super::$body(Front::$front()).await;
+                }
+            )+
         }
     };
+}
+
+impl Front {
+    pub fn forwarder() -> Self {
+        Front::Forwarder
+    }
+
+    pub fn nginx() -> Self {
+        Front::Balancer(BalancerKind::Nginx)
+    }
+
+    pub fn haproxy() -> Self {
+        Front::Balancer(BalancerKind::Haproxy)
+    }
 }
 
 /// One `http-server --redis URL --port 0 --access-log` process; killed on drop.
@@ -124,7 +132,8 @@ pub struct Deployment {
     pub endpoint: String,
     /// Every request an instance served, as their access logs show them.
     pub seen: watch::Receiver<Vec<Served>>,
-    _balancer: Option<Balancer>,
+    /// The balancer in front, if it is one.
+    pub balancer: Option<Balancer>,
 }
 
 impl Deployment {
@@ -156,7 +165,7 @@ impl Deployment {
             instances,
             endpoint: format!("{origin}/mcp"),
             seen,
-            _balancer: balancer,
+            balancer,
         }
     }
 }
