@@ -16,6 +16,9 @@
 //! - The balancer (nginx, HAProxy) is killed and started again in the middle of a
 //!   streamed call: the client resumes the stream through it and gets every progress
 //!   notification and the result once; the session goes on.
+//! - The instance running a task (2026-07-28, the tasks extension) is killed: once the
+//!   task's lease in Redis lapses, the client's next poll finds it failed, the work
+//!   interrupted and maybe or maybe not done.
 //!
 //! Needs `redis-server` (`sh xtask/system/redis.sh`), nginx and HAProxy
 //! (`sh xtask/system/balancers.sh`); fails, never skips, without them.
@@ -325,4 +328,43 @@ async fn a_stalled_redis(front: Front) {
     let since = d.seen.borrow().len();
     call_on_both(&mut d, since).await;
     assert_eq!(d.transport.session_id(), Some(session), "the same session");
+}
+
+behind!(
+    a_task_whose_instance_is_killed_fails_as_interrupted_once_its_lease_lapses,
+    a_task_whose_instance_is_killed,
+    nginx,
+    haproxy
+);
+
+async fn a_task_whose_instance_is_killed(front: Front) {
+    let redis = RedisServer::start();
+    let mut d = support::Deployment::start(&redis, front, 2).await;
+    let client = d.connect_modern().await;
+    // Ten seconds of countdown: a task of the tasks extension after its sync window.
+    let calling = client.clone();
+    let running = tokio::spawn(async move {
+        calling
+            .call_tool("countdown", args(serde_json::json!({"from": 20})))
+            .await
+    });
+    let mut seen = d.seen.clone();
+    let log = within(
+        WITHIN,
+        "the client polling the task",
+        seen.wait_for(|log| !served(log, "tasks/get").is_empty()),
+    )
+    .await
+    .unwrap()
+    .clone();
+    let running_on = served(&log, "tools/call")[0];
+    d.instances[running_on].kill().await;
+    // Nobody renews the task's lease in Redis any more: once it lapses, the other
+    // instance's answer to the next poll is the task failed as interrupted.
+    let outcome = within(WITHIN, "the task's outcome", running).await.unwrap();
+    let text = match outcome {
+        Ok(result) => format!("{result:?}"),
+        Err(error) => error.to_string(),
+    };
+    assert!(text.contains("may or may not have run"), "{text}");
 }

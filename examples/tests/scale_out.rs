@@ -10,9 +10,6 @@
 
 mod support;
 
-use modelctx::client::{Client, ConnectMode};
-use modelctx::http::StreamableHttpClientTransport;
-use modelctx::server::TaskConfig;
 use modelctx_test::within;
 use support::{Deployment, Front, RedisServer, WITHIN, served};
 
@@ -26,15 +23,7 @@ async fn a_task_started_on_one_instance_is_followed_on_the_other(front: Front) {
     let d = Deployment::start(&redis, front, 2).await;
     let mut seen = d.seen.clone();
 
-    let transport = StreamableHttpClientTransport::builder(&d.endpoint)
-        .build()
-        .unwrap();
-    let client = Client::builder("scale-out-test", "1.0.0")
-        .mode(ConnectMode::Discover)
-        .tasks(TaskConfig::new())
-        .connect(transport);
-    let client = within(WITHIN, "connect", client).await.unwrap();
-    assert_eq!(client.protocol_version().as_str(), "2026-07-28");
+    let client = d.connect_modern().await;
     let tools = within(WITHIN, "tools/list", client.list_all_tools())
         .await
         .unwrap();

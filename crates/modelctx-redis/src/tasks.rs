@@ -171,6 +171,8 @@ struct Stored {
     outcome: Option<StoredOutcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     expires_at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lease_until_ms: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -192,6 +194,7 @@ impl Stored {
                 Err(e) => StoredOutcome::Err(e.clone()),
             }),
             expires_at_ms: record.expires_at.map(unix_ms),
+            lease_until_ms: record.lease_until.map(unix_ms),
         }
     }
 
@@ -206,6 +209,9 @@ impl Stored {
         });
         record.expires_at = self
             .expires_at_ms
+            .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms));
+        record.lease_until = self
+            .lease_until_ms
             .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms));
         record
     }
@@ -346,6 +352,10 @@ impl store::TaskStore for TaskStore {
             }
             Err(UpdateError::NotFound)
         })
+    }
+
+    fn is_shared(&self) -> bool {
+        true
     }
 
     fn list<'a>(

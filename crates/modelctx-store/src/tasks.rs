@@ -105,6 +105,12 @@ pub struct TaskRecord {
     pub outcome: Option<TaskOutcome>,
     /// When the store may forget it (`None`: never).
     pub expires_at: Option<SystemTime>,
+    /// Until when the process running it vouches that it runs, in a store several
+    /// processes share ([`TaskStore::is_shared`]); the process renews it while the work
+    /// goes on. A task not yet terminal whose lease has passed lost its process: it is
+    /// failed as interrupted ([`TaskUpdate::Interrupt`]) when next read. `None`: no
+    /// lease (a store of one process, whose tasks end with it).
+    pub lease_until: Option<SystemTime>,
 }
 
 impl TaskRecord {
@@ -119,9 +125,14 @@ impl TaskRecord {
             method: method.into(),
             outcome: None,
             expires_at,
+            lease_until: None,
         }
     }
 }
+
+/// What a requestor reads of a task whose process stopped before it finished
+/// ([`TaskUpdate::Interrupt`]).
+const INTERRUPTED: &str = "The server process running the task stopped before it finished: the work may or may not have run.";
 
 /// A change to a task. Every store applies it with [`TaskUpdate::apply`], so the status
 /// machine is the same whatever keeps the tasks.
@@ -146,6 +157,17 @@ pub enum TaskUpdate {
     },
     /// `tasks/cancel`: a running task becomes `cancelled`.
     Cancel,
+    /// The process running the task still runs it: its lease lasts until `until`
+    /// (refused once the task is terminal; the task's times are left as they are).
+    Renew {
+        /// The new end of the lease.
+        until: SystemTime,
+    },
+    /// The task's lease has passed (its process stopped): a task not yet terminal
+    /// becomes `failed`, its message and error saying that the process running it
+    /// stopped and the work may or may not have run. Refused while the lease lasts or
+    /// when there is none.
+    Interrupt,
 }
 
 /// Why an update was not applied.
@@ -213,6 +235,22 @@ impl TaskUpdate {
                 record.task.status_message = Some("The task was cancelled by request.".to_owned());
                 record.outcome = Some(Err(ErrorData::internal_error("The task was cancelled.")));
             }
+            TaskUpdate::Renew { until } => {
+                if current.is_terminal() {
+                    return Err(UpdateError::Illegal(current));
+                }
+                record.lease_until = Some(until);
+                return Ok(());
+            }
+            TaskUpdate::Interrupt => {
+                let lapsed = record.lease_until.is_some_and(|until| until <= now);
+                if current.is_terminal() || !lapsed {
+                    return Err(UpdateError::Illegal(current));
+                }
+                record.task.status = TaskStatus::Failed;
+                record.task.status_message = Some(INTERRUPTED.to_owned());
+                record.outcome = Some(Err(ErrorData::internal_error(INTERRUPTED)));
+            }
         }
         record.task.last_updated_at = timestamp(now);
         Ok(())
@@ -252,6 +290,12 @@ pub trait TaskStore: Send + Sync + 'static {
         cursor: Option<&'a str>,
         limit: usize,
     ) -> BoxFuture<'a, Result<TaskPage, ErrorData>>;
+    /// Whether several processes share the store, so that a task may outlive the
+    /// process running it: that process then keeps a lease on it
+    /// ([`TaskRecord::lease_until`]). `false` unless a store says so.
+    fn is_shared(&self) -> bool {
+        false
+    }
 }
 
 /// A [`TaskStore`] in this process's memory, bounded: at most `capacity` tasks (expired
@@ -497,6 +541,35 @@ mod tests {
         assert_eq!(timestamp(t), "2025-11-25T10:30:00.123Z");
         let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
         assert_eq!(timestamp(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn a_task_whose_lease_lapsed_is_interrupted_and_only_then() {
+        let owner = TaskOwner::default();
+        let now = SystemTime::now();
+        let mut r = record("a", &owner);
+        // No lease (a store of one process): never interrupted.
+        assert!(TaskUpdate::Interrupt.apply(&mut r, now).is_err());
+        let until = now + Duration::from_secs(10);
+        TaskUpdate::Renew { until }.apply(&mut r, now).unwrap();
+        assert_eq!(r.lease_until, Some(until));
+        // While the lease lasts the process still vouches for it.
+        let during = now + Duration::from_secs(9);
+        assert!(TaskUpdate::Interrupt.apply(&mut r, during).is_err());
+        assert_eq!(r.task.status, TaskStatus::Working);
+        let after = now + Duration::from_secs(10);
+        TaskUpdate::Interrupt.apply(&mut r, after).unwrap();
+        assert_eq!(r.task.status, TaskStatus::Failed);
+        let Some(Err(error)) = &r.outcome else {
+            panic!("an error outcome: {:?}", r.outcome)
+        };
+        assert!(
+            error.message.contains("may or may not have run"),
+            "{error:?}"
+        );
+        // Terminal: neither renewed nor interrupted again.
+        assert!(TaskUpdate::Renew { until }.apply(&mut r, after).is_err());
+        assert!(TaskUpdate::Interrupt.apply(&mut r, after).is_err());
     }
 
     #[test]

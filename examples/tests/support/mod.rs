@@ -169,3 +169,19 @@ impl Deployment {
         }
     }
 }
+
+impl Deployment {
+    /// A 2026-07-28 client that takes tasks, connected through the front.
+    pub async fn connect_modern(&self) -> modelctx::client::Client {
+        let transport = modelctx::http::StreamableHttpClientTransport::builder(&self.endpoint)
+            .build()
+            .unwrap();
+        let client = modelctx::client::Client::builder("scale-out-test", "1.0.0")
+            .mode(modelctx::client::ConnectMode::Discover)
+            .tasks(modelctx::server::TaskConfig::new())
+            .connect(transport);
+        let client = within(WITHIN, "connect", client).await.unwrap();
+        assert_eq!(client.protocol_version().as_str(), "2026-07-28");
+        client
+    }
+}

@@ -416,3 +416,58 @@ async fn after_a_redis_restart_lost_tasks_are_unknown_and_new_ones_work() {
     }
     assert!(stored, "the store did not reconnect");
 }
+
+#[tokio::test]
+async fn a_lease_is_kept_renewed_and_lapses_into_an_interruption() {
+    let redis = RedisServer::start();
+    let store = modelctx_redis::TaskStore::new(
+        redis.connection().await,
+        modelctx_redis::TaskStoreConfig::default(),
+    );
+    assert!(TaskStore::is_shared(&store), "tasks outlive their process");
+    let owner = TaskOwner::new(Some("s1"), None);
+    let mut leased = record("leased", &owner);
+    // Whole milliseconds: what Redis keeps.
+    let start = SystemTime::UNIX_EPOCH + Duration::from_millis(unix_ms(SystemTime::now()));
+    leased.lease_until = Some(start + Duration::from_secs(60));
+    within(WITHIN, "insert", store.insert(leased))
+        .await
+        .unwrap();
+    let kept = within(WITHIN, "get", store.get("leased")).await.unwrap();
+    assert_eq!(kept.lease_until, Some(start + Duration::from_secs(60)));
+    // Renewed into the past (a process that stopped renewing long ago, as another
+    // process would find it): the next read's interruption applies.
+    let renew = TaskUpdate::Renew {
+        until: start - Duration::from_secs(1),
+    };
+    within(WITHIN, "renew", store.update("leased", renew))
+        .await
+        .unwrap();
+    let failed = within(
+        WITHIN,
+        "interrupt",
+        store.update("leased", TaskUpdate::Interrupt),
+    )
+    .await
+    .unwrap();
+    assert_eq!(failed.task.status, TaskStatus::Failed);
+    let again = within(
+        WITHIN,
+        "interrupt",
+        store.update("leased", TaskUpdate::Interrupt),
+    )
+    .await;
+    assert!(
+        matches!(again, Err(UpdateError::Illegal(TaskStatus::Failed))),
+        "{again:?}"
+    );
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    u64::try_from(
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use crate::service::parse_params;
 use crate::{Peer, RequestOptions, SessionError};
 use modelctx_store::{
-    TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskStore, TaskUpdate, timestamp,
+    TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskStore, TaskUpdate, UpdateError, timestamp,
 };
 
 /// How a task host treats the tasks it creates.
@@ -53,6 +53,11 @@ pub struct TaskConfig {
     /// tasks: how long a call that may become one runs before it does (default 100 ms;
     /// zero: at once). A call that answers sooner answers directly.
     pub sync_window: Duration,
+    /// In a task store shared by several processes: how long the process running a
+    /// task vouches for it without renewing (it renews every third of it). A task
+    /// whose lease passes without renewal lost its process and is failed as
+    /// interrupted when next read (default 10 s). Unused with a store of one process.
+    pub lease: Duration,
 }
 
 impl Default for TaskConfig {
@@ -63,6 +68,7 @@ impl Default for TaskConfig {
             poll_interval: Duration::from_secs(1),
             page_size: 50,
             sync_window: Duration::from_millis(100),
+            lease: Duration::from_secs(10),
         }
     }
 }
@@ -99,6 +105,14 @@ impl TaskConfig {
     #[must_use]
     pub fn sync_window(mut self, window: Duration) -> Self {
         self.sync_window = window;
+        self
+    }
+
+    /// Sets how long the process running a task vouches for it in a shared store
+    /// without renewing (see [`TaskConfig::lease`]; at least 30 ms).
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(30));
         self
     }
 
@@ -256,9 +270,12 @@ impl TaskHost {
         let task = Task::new(&id, TaskStatus::Working, &now, &now, Some(ttl_ms))
             .with_status_message("The operation is now in progress.")
             .with_poll_interval(poll);
-        self.store
-            .insert(TaskRecord::new(task.clone(), owner, method))
-            .await?;
+        let mut record = TaskRecord::new(task.clone(), owner, method);
+        let shared = self.store.is_shared();
+        if shared {
+            record.lease_until = Some(SystemTime::now() + self.config.lease);
+        }
+        self.store.insert(record).await?;
         let live = Arc::new(Live {
             version: watch::channel(0).0,
             queue: Mutex::new(VecDeque::new()),
@@ -268,6 +285,9 @@ impl TaskHost {
             notify: notify.as_ref().map(Peer::detached),
         });
         self.lock_live().insert(id.clone(), live.clone());
+        if shared {
+            self.keep_leased(&id, &live);
+        }
         Ok(TaskRun {
             host: self.clone(),
             id,
@@ -277,12 +297,60 @@ impl TaskHost {
         })
     }
 
+    /// Renews task `id`'s lease every third of it while it runs here: until the task
+    /// is terminal (the renewal is refused) or its live state is gone.
+    fn keep_leased(self: &Arc<Self>, id: &str, live: &Arc<Live>) {
+        let host = Arc::downgrade(self);
+        let live = Arc::downgrade(live);
+        let id = id.to_owned();
+        let lease = self.config.lease;
+        tokio::spawn(async move {
+            let mut renew = tokio::time::interval(lease / 3);
+            renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            renew.tick().await;
+            loop {
+                renew.tick().await;
+                let Some(host) = host.upgrade() else { return };
+                if live.strong_count() == 0 {
+                    return;
+                }
+                let until = SystemTime::now() + lease;
+                if let Err(UpdateError::Illegal(_)) =
+                    host.store.update(&id, TaskUpdate::Renew { until }).await
+                {
+                    return;
+                }
+            }
+        });
+    }
+
     async fn record(&self, requestor: &TaskOwner, id: &str) -> Result<TaskRecord, ErrorData> {
         match self.store.get(id).await {
-            Some(record) if requestor.may_access(&record.owner) => Ok(record),
+            Some(record) if requestor.may_access(&record.owner) => {
+                Ok(self.vouched_for(id, record).await)
+            }
             _ => Err(ErrorData::invalid_params(format!(
                 "Failed to retrieve task: Task not found: {id}"
             ))),
+        }
+    }
+
+    /// `record` as it stands, or, when its lease has passed and it does not run here
+    /// (the process running it stopped), failed as interrupted.
+    async fn vouched_for(&self, id: &str, record: TaskRecord) -> TaskRecord {
+        let lapsed = record
+            .lease_until
+            .is_some_and(|until| until <= SystemTime::now());
+        if !lapsed || record.task.status.is_terminal() || self.live(id).is_some() {
+            return record;
+        }
+        match self.store.update(id, TaskUpdate::Interrupt).await {
+            Ok(interrupted) => {
+                let _ = self.changes.send(id.to_owned());
+                interrupted
+            }
+            // Renewed or finished meanwhile, or gone: as the store has it now.
+            Err(_) => self.store.get(id).await.unwrap_or(record),
         }
     }
 
