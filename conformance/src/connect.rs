@@ -325,7 +325,7 @@ mod shared {
     use modelctx_test::RedisServer;
 
     use crate::endpoint::{event_store, session_registry};
-    use crate::front::Front;
+    use crate::front::{Aligner, Front};
 
     pub(super) async fn serve<F>(factory: F, front: Front) -> super::SharedHttp
     where
@@ -398,8 +398,10 @@ mod shared {
             .collect();
         // Every GET a service answers `200` is a GET stream opened: the client's.
         let (opened_tx, opened) = watch::channel(0usize);
+        let aligner = Aligner::new();
+        let count = listeners.len();
         let mut services = Vec::new();
-        for listener in listeners {
+        for (index, listener) in listeners.into_iter().enumerate() {
             // Each service its own connections to Redis, as two processes would have.
             let config = StreamableHttpServerConfig::default()
                 .session_registry(Arc::new(session_registry(&redis).await))
@@ -408,19 +410,22 @@ mod shared {
             let service =
                 StreamableHttpService::with_config(config, move |transport| factory(transport));
             let opened = opened_tx.clone();
-            let router = service.router().layer(axum::middleware::from_fn(
-                move |request: Request, next: Next| {
-                    let opened = opened.clone();
-                    async move {
-                        let get = request.method() == Method::GET;
-                        let response = next.run(request).await;
-                        if get && response.status() == StatusCode::OK {
-                            opened.send_modify(|count| *count += 1);
+            let router = aligner.tap(
+                service.router().layer(axum::middleware::from_fn(
+                    move |request: Request, next: Next| {
+                        let opened = opened.clone();
+                        async move {
+                            let get = request.method() == Method::GET;
+                            let response = next.run(request).await;
+                            if get && response.status() == StatusCode::OK {
+                                opened.send_modify(|count| *count += 1);
+                            }
+                            response
                         }
-                        response
-                    }
-                },
-            ));
+                    },
+                )),
+                index,
+            );
             // The Redis and the balancer live as long as the services that use them:
             // until the trial's runtime ends and drops these tasks (the last one kills
             // them).
@@ -435,7 +440,10 @@ mod shared {
             services.push(service);
         }
         let url = match &balancer {
-            Some(balancer) => format!("{}/mcp", balancer.origin()),
+            Some(balancer) => {
+                aligner.align(&balancer.origin(), count).await;
+                format!("{}/mcp", balancer.origin())
+            }
             None => round_robin(backends).await,
         };
         Started {

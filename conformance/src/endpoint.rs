@@ -174,8 +174,10 @@ impl HttpEndpoint {
         if listeners.is_empty() {
             listeners = Front::Forwarder.start().await.0;
         }
+        let aligner = front::Aligner::new();
+        let count = listeners.len();
         let mut backends = Vec::new();
-        for backend in listeners {
+        for (index, backend) in listeners.into_iter().enumerate() {
             // Each instance its own connections to Redis, as two processes would have.
             let registry = Arc::new(session_registry(&shared.redis).await);
             shared.registry.get_or_insert_with(|| registry.clone());
@@ -192,10 +194,13 @@ impl HttpEndpoint {
             let router = app(config)
                 .layer(axum::Extension(shared.redis.clone()))
                 .layer(axum::Extension(shared.balancer.clone()));
-            spawn_serve(backend, router);
+            spawn_serve(backend, aligner.tap(router, index));
         }
-        if let Some(forwarder) = forwarder {
-            spawn_serve(forwarder, RoundRobin::new(backends, |_, _, _| {}).router());
+        match forwarder {
+            Some(forwarder) => {
+                spawn_serve(forwarder, RoundRobin::new(backends, |_, _, _| {}).router());
+            }
+            None => aligner.align(&self.origin, count).await,
         }
     }
 

@@ -7,9 +7,20 @@
 //! third upstream that refuses every connection (an instance that is down and not yet
 //! known to be), so the balancer retries each request that lands there on another
 //! (nginx then leaves it out for its `fail_timeout`); HAProxy has three instances.
+//!
+//! Tests read "the first instance" as the one the first request reaches, as the
+//! forwarder does. A balancer's round robin may start anywhere, so before the test's
+//! first request the harness [aligns](Aligner::align) it: each instance answers a probe
+//! path itself ([`Aligner::tap`]) and probes go through the balancer until the last
+//! instance has answered one.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::IntoResponse;
 use modelctx_test::{Balancer, BalancerKind};
 use tokio::net::{TcpListener, TcpSocket};
 
@@ -107,5 +118,67 @@ impl Started {
     /// Which balancer it is.
     pub(crate) fn kind(&self) -> BalancerKind {
         self.balancer.kind()
+    }
+}
+
+/// The path an instance answers itself (`204`), never reaching the app.
+const PROBE: &str = "/.front-probe";
+
+/// Puts a balancer's round robin where the forwarder's starts: on the first instance.
+#[derive(Debug, Clone)]
+pub(crate) struct Aligner {
+    /// The index of the instance that answered the last probe.
+    last: Arc<AtomicUsize>,
+}
+
+impl Aligner {
+    pub(crate) fn new() -> Self {
+        Self {
+            last: Arc::new(AtomicUsize::new(usize::MAX)),
+        }
+    }
+
+    /// `router` as instance `index` serves it: it answers the probe path itself.
+    pub(crate) fn tap(&self, router: axum::Router, index: usize) -> axum::Router {
+        let last = self.last.clone();
+        router.layer(axum::middleware::from_fn(
+            move |request: Request, next: Next| {
+                let last = last.clone();
+                async move {
+                    if request.uri().path() == PROBE {
+                        last.store(index, Ordering::SeqCst);
+                        return StatusCode::NO_CONTENT.into_response();
+                    }
+                    next.run(request).await
+                }
+            },
+        ))
+    }
+
+    /// Sends probes to `origin` until the last of `instances` answers one: the next
+    /// request goes to the first.
+    ///
+    /// # Panics
+    ///
+    /// When a probe fails, or no probe reaches the last instance within four rounds.
+    pub(crate) async fn align(&self, origin: &str, instances: usize) {
+        let http = reqwest::Client::new();
+        for _ in 0..4 * instances {
+            let answer: Result<reqwest::Response, _> =
+                crate::within("a probe", http.get(format!("{origin}{PROBE}")).send()).await;
+            let answer = answer.unwrap_or_else(|e| panic!("a probe through the balancer: {e}"));
+            assert_eq!(
+                answer.status(),
+                reqwest::StatusCode::NO_CONTENT,
+                "{answer:?}"
+            );
+            if self.last.load(Ordering::SeqCst) == instances - 1 {
+                return;
+            }
+        }
+        panic!(
+            "{} probes never reached the last of {instances} instances",
+            4 * instances
+        );
     }
 }
