@@ -349,10 +349,13 @@ async fn a_task_whose_instance_is_killed(front: Front) {
             .await
     });
     let mut seen = d.seen.clone();
+    // Each instance's access log is read on its own: wait for both lines.
     let log = within(
         WITHIN,
-        "the client polling the task",
-        seen.wait_for(|log| !served(log, "tasks/get").is_empty()),
+        "the call and the client polling its task",
+        seen.wait_for(|log| {
+            !served(log, "tools/call").is_empty() && !served(log, "tasks/get").is_empty()
+        }),
     )
     .await
     .unwrap()

@@ -87,12 +87,23 @@ impl BalancerKind {
     }
 
     fn command(self, dir: &Path, config: &Path) -> Command {
-        let mut command = Command::new(self.program());
+        // Debian installs both in /usr/sbin, which a non-root PATH may lack.
+        let sbin = Path::new("/usr/sbin").join(self.program());
+        let on_path = std::env::var_os("PATH").is_some_and(|path| {
+            std::env::split_paths(&path).any(|dir| dir.join(self.program()).is_file())
+        });
+        let mut command = if !on_path && sbin.is_file() {
+            Command::new(sbin)
+        } else {
+            Command::new(self.program())
+        };
         match self {
             BalancerKind::Nginx => {
                 // `-e`: errors before the configuration's own log is open go there too,
-                // not to the distribution's log directory.
+                // not to the distribution's log directory. One process, no master: a
+                // worker outlives a killed master and would go on serving the port.
                 command
+                    .args(["-g", "master_process off;"])
                     .arg("-p")
                     .arg(dir)
                     .arg("-e")

@@ -114,7 +114,13 @@ fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
              `ticket` takes a numbered ticket.",
         )
         // Tasks are kept in memory (or Redis); clients are told to poll every 250 ms.
-        .tasks(TaskConfig::new().poll_interval(Duration::from_millis(250)))
+        // With Redis, a task whose instance stops is failed as interrupted once its
+        // 5 s lease lapses (renewed every 1.7 s while it runs).
+        .tasks(
+            TaskConfig::new()
+                .poll_interval(Duration::from_millis(250))
+                .lease(Duration::from_secs(5)),
+        )
         .tool(countdown_tool())?
         .tool(ticket_tool())?;
     if let Some(shared) = shared {

@@ -37,6 +37,19 @@ use modelctx_store::{
     TaskOutcome, TaskOwner, TaskPage, TaskRecord, TaskStore, TaskUpdate, UpdateError, timestamp,
 };
 
+/// The shortest and longest [`TaskConfig::lease`].
+const MIN_LEASE: Duration = Duration::from_millis(30);
+const MAX_LEASE: Duration = Duration::from_secs(86_400);
+
+/// How soon a renewal the store did not take is tried again.
+const RENEW_RETRY: Duration = Duration::from_secs(1);
+
+/// The end of a lease of `lease` taken now.
+fn lease_end(lease: Duration) -> SystemTime {
+    let now = SystemTime::now();
+    now.checked_add(lease).unwrap_or(now)
+}
+
 /// How a task host treats the tasks it creates.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -54,9 +67,12 @@ pub struct TaskConfig {
     /// zero: at once). A call that answers sooner answers directly.
     pub sync_window: Duration,
     /// In a task store shared by several processes: how long the process running a
-    /// task vouches for it without renewing (it renews every third of it). A task
-    /// whose lease passes without renewal lost its process and is failed as
-    /// interrupted when next read (default 10 s). Unused with a store of one process.
+    /// task vouches for it without renewing (it renews every third of it, and within a
+    /// second after a renewal the store did not take). A task whose lease passes
+    /// without renewal lost its process and is failed as interrupted when next read
+    /// (default 30 s). The lease's end is the renewing process's clock, read by the
+    /// others: their clocks must agree to well within a third of it. Unused with a
+    /// store of one process.
     pub lease: Duration,
 }
 
@@ -68,7 +84,7 @@ impl Default for TaskConfig {
             poll_interval: Duration::from_secs(1),
             page_size: 50,
             sync_window: Duration::from_millis(100),
-            lease: Duration::from_secs(10),
+            lease: Duration::from_secs(30),
         }
     }
 }
@@ -109,11 +125,16 @@ impl TaskConfig {
     }
 
     /// Sets how long the process running a task vouches for it in a shared store
-    /// without renewing (see [`TaskConfig::lease`]; at least 30 ms).
+    /// without renewing (see [`TaskConfig::lease`]; from 30 ms to a day).
     #[must_use]
     pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = lease.max(Duration::from_millis(30));
+        self.lease = lease.clamp(MIN_LEASE, MAX_LEASE);
         self
+    }
+
+    /// The lease as used: within [`MIN_LEASE`, `MAX_LEASE`] whatever the field says.
+    fn lease_in_use(&self) -> Duration {
+        self.lease.clamp(MIN_LEASE, MAX_LEASE)
     }
 
     /// Sets the number of tasks per `tasks/list` page.
@@ -273,7 +294,7 @@ impl TaskHost {
         let mut record = TaskRecord::new(task.clone(), owner, method);
         let shared = self.store.is_shared();
         if shared {
-            record.lease_until = Some(SystemTime::now() + self.config.lease);
+            record.lease_until = Some(lease_end(self.config.lease_in_use()));
         }
         self.store.insert(record).await?;
         let live = Arc::new(Live {
@@ -303,23 +324,29 @@ impl TaskHost {
         let host = Arc::downgrade(self);
         let live = Arc::downgrade(live);
         let id = id.to_owned();
-        let lease = self.config.lease;
+        let lease = self.config.lease_in_use();
         tokio::spawn(async move {
-            let mut renew = tokio::time::interval(lease / 3);
-            renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            renew.tick().await;
+            let mut next = lease / 3;
             loop {
-                renew.tick().await;
-                let Some(host) = host.upgrade() else { return };
-                if live.strong_count() == 0 {
+                tokio::time::sleep(next).await;
+                let (Some(host), Some(run)) = (host.upgrade(), live.upgrade()) else {
                     return;
-                }
-                let until = SystemTime::now() + lease;
-                if let Err(UpdateError::Illegal(_)) =
-                    host.store.update(&id, TaskUpdate::Renew { until }).await
-                {
-                    return;
-                }
+                };
+                let until = lease_end(lease);
+                next = match host.store.update(&id, TaskUpdate::Renew { until }).await {
+                    Ok(_) => lease / 3,
+                    // Terminal: finished here, or cancelled or interrupted elsewhere,
+                    // when whatever still runs here stops (its result would be refused).
+                    Err(UpdateError::Illegal(status)) => {
+                        if matches!(status, TaskStatus::Cancelled | TaskStatus::Failed) {
+                            run.cancelled.cancel();
+                        }
+                        return;
+                    }
+                    // The store did not answer (or lost the task): soon again, so that a
+                    // short outage does not let the lease lapse.
+                    Err(_) => RENEW_RETRY.min(lease / 3),
+                };
             }
         });
     }
