@@ -32,21 +32,19 @@ use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
 use modelctx::types::{CallToolRequestParams, JsonObject};
 use modelctx_test::within;
-use support::{Front, Instance, RedisServer, Served, WITHIN, served};
-use tokio::sync::{mpsc, watch};
+use support::{Front, RedisServer, WITHIN, served};
+use tokio::sync::mpsc;
 
 /// Two instances on `redis` behind `front`, and a 2025-era client connected through
 /// it.
 struct Deployment {
-    instances: Vec<Instance>,
-    seen: watch::Receiver<Vec<Served>>,
+    deployed: support::Deployment,
     client: Client,
     transport: modelctx::http::HttpClientHandle,
-    deployed: support::Deployment,
 }
 
 async fn deploy(redis: &RedisServer, front: Front) -> Deployment {
-    let mut deployed = support::Deployment::start(redis, front, 2).await;
+    let deployed = support::Deployment::start(redis, front, 2).await;
     let transport = StreamableHttpClientTransport::builder(&deployed.endpoint)
         .build()
         .unwrap();
@@ -57,11 +55,9 @@ async fn deploy(redis: &RedisServer, front: Front) -> Deployment {
     let client = within(WITHIN, "connect", client).await.unwrap();
     assert_eq!(client.protocol_version().as_str(), "2025-11-25");
     Deployment {
-        instances: std::mem::take(&mut deployed.instances),
-        seen: deployed.seen.clone(),
+        deployed,
         client,
         transport: handle,
-        deployed,
     }
 }
 
@@ -107,10 +103,10 @@ async fn fault_mid_call(
             .await
             .unwrap();
     }
-    let calls = served(&d.seen.borrow(), "tools/call");
+    let calls = served(&d.deployed.seen.borrow(), "tools/call");
     let running_on = *calls.last().unwrap();
     match fault {
-        Fault::KillInstance => d.instances[running_on].kill().await,
+        Fault::KillInstance => d.deployed.instances[running_on].kill().await,
         Fault::RestartBalancer => {
             let balancer = d.deployed.balancer.as_mut().expect("a balancer in front");
             // A few milliseconds of blocking work: start it and wait until it listens.
@@ -143,7 +139,7 @@ async fn an_idempotent_call_resumes(front: Front) {
     // run on the other instance.
     assert_eq!(progress, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     // The rest of the stream came from the surviving instance.
-    let log = d.seen.borrow().clone();
+    let log = d.deployed.seen.borrow().clone();
     let survivor = 1 - killed;
     assert!(
         log.iter()
@@ -206,7 +202,7 @@ async fn call_on_both(d: &mut Deployment, since: usize) {
         .await
         .unwrap();
         assert_eq!(result.content[0].as_text(), Some("liftoff"));
-        let log = d.seen.borrow().clone();
+        let log = d.deployed.seen.borrow().clone();
         let calls = served(&log[since..], "tools/call");
         if calls.contains(&0) && calls.contains(&1) {
             return;
@@ -214,7 +210,7 @@ async fn call_on_both(d: &mut Deployment, since: usize) {
     }
     panic!(
         "8 calls did not reach both instances: {:?}",
-        d.seen.borrow()
+        d.deployed.seen.borrow()
     );
 }
 
@@ -229,7 +225,7 @@ async fn sessions_continue_after_a_redis_restart(front: Front) {
     call_on_both(&mut d, 0).await;
     let session = d.transport.session_id().unwrap();
     redis.restart();
-    let since = d.seen.borrow().len();
+    let since = d.deployed.seen.borrow().len();
     call_on_both(&mut d, since).await;
     assert_eq!(d.transport.session_id(), Some(session), "the same session");
 }
@@ -263,12 +259,12 @@ async fn a_lost_session_is_404_everywhere(front: Front) {
     redis.restart();
     // Both instances ask the new Redis (their connections reconnect) and answer the
     // spec's 404 for a session they cannot find, at once.
-    for instance in &d.instances {
+    for instance in &d.deployed.instances {
         let status = within(WITHIN, "a probe", probe(&instance.base, &session)).await;
         assert_eq!(status, reqwest::StatusCode::NOT_FOUND, "{}", instance.base);
     }
     // The client's next call gets the 404, starts a new session and is sent there.
-    let since = d.seen.borrow().len();
+    let since = d.deployed.seen.borrow().len();
     call_on_both(&mut d, since).await;
     let renewed = d.transport.session_id().unwrap();
     assert_ne!(renewed, session, "a new session");
@@ -296,7 +292,7 @@ async fn a_balancer_restarted_mid_call(front: Front) {
     let result = outcome.expect("the call goes on");
     assert_eq!(result.content[0].as_text(), Some("liftoff"), "{result:?}");
     assert_eq!(progress, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
-    let since = d.seen.borrow().len();
+    let since = d.deployed.seen.borrow().len();
     call_on_both(&mut d, since).await;
     assert_eq!(d.transport.session_id(), Some(session), "the same session");
 }
@@ -325,7 +321,7 @@ async fn a_stalled_redis(front: Front) {
     let error = stalled.expect_err("no answer without Redis");
     assert!(error.to_string().contains("503"), "{error}");
     // Once Redis answers again, so do the instances, in the same session.
-    let since = d.seen.borrow().len();
+    let since = d.deployed.seen.borrow().len();
     call_on_both(&mut d, since).await;
     assert_eq!(d.transport.session_id(), Some(session), "the same session");
 }
