@@ -226,12 +226,11 @@ pub(crate) async fn scale_instances(variant: &str, calls: usize) -> Result<Figur
                 .iter()
                 .map(|a| a.parse().map_err(|e| format!("{a}: {e}")))
                 .collect::<Result<Vec<std::net::SocketAddr>, String>>()?;
-            let started = tokio::task::spawn_blocking(move || {
-                std::panic::catch_unwind(|| Balancer::start(kind, &upstreams))
-            })
-            .await
-            .map_err(|e| e.to_string())?;
-            Some(started.map_err(|e| panic_text(&e))?)
+            // It panics with what went wrong and how to install it (printed above).
+            let started = tokio::task::spawn_blocking(move || Balancer::start(kind, &upstreams))
+                .await
+                .map_err(|e| format!("{kind} did not start: {e}"))?;
+            Some(started)
         }
         _ => None,
     };
@@ -288,13 +287,4 @@ pub(crate) async fn scale_instances(variant: &str, calls: usize) -> Result<Figur
         ("c32_p99_us", latencies.percentile(99.0)),
         ("c32_calls_per_s", rate),
     ])
-}
-
-/// What a panic said (the test kit's balancer panics with the install command).
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_else(|| "the balancer did not start".to_owned())
 }
