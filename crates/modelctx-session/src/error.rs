@@ -76,6 +76,22 @@ pub enum SessionErrorKind {
 }
 
 impl SessionError {
+    /// The failure's name in telemetry (`error.type`) when it is no error response.
+    pub(crate) fn kind_name(&self) -> &'static str {
+        match self.kind() {
+            SessionErrorKind::Protocol => "protocol",
+            SessionErrorKind::Interrupted => "interrupted",
+            SessionErrorKind::Undelivered => "undelivered",
+            SessionErrorKind::Timeout => "timeout",
+            SessionErrorKind::Cancelled => "cancelled",
+            SessionErrorKind::Closed => "closed",
+            SessionErrorKind::Refused => "refused",
+            SessionErrorKind::InvalidResult => "invalid_result",
+            SessionErrorKind::InvalidResponse => "invalid_response",
+            SessionErrorKind::Transport => "transport",
+        }
+    }
+
     /// Which way the call failed (under any explanation added to it).
     pub fn kind(&self) -> SessionErrorKind {
         match self.root() {

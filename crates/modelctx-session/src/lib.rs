@@ -57,7 +57,9 @@
 //!
 //! The modules: `pending` (the sans-IO table of outbound requests), `lifecycle` (the phase
 //! rules), `peer` (the outbound side), `runtime` (the receive loop), `service` (what a role
-//! plugs in), `tasks`, `announce` and `middleware`. Each module's doc holds its rules.
+//! plugs in), `tasks`, `announce`, `middleware` and `trace` (the request spans; with the
+//! feature `otel`, W3C trace context carried in `_meta` and the MCP metrics). Each
+//! module's doc holds its rules.
 //!
 //! Invariants across them:
 //!
@@ -79,6 +81,7 @@ mod pending;
 mod runtime;
 mod service;
 pub mod tasks;
+mod trace;
 
 use std::time::Duration;
 
@@ -160,6 +163,8 @@ pub struct SessionConfig {
     /// Start with `initialize` answered elsewhere: see
     /// [`SessionConfig::initialize_answered`].
     initialize_answered: bool,
+    /// The protocol version agreed elsewhere: see [`SessionConfig::protocol_version`].
+    agreed_version: Option<Box<str>>,
 }
 
 impl SessionConfig {
@@ -181,6 +186,7 @@ impl SessionConfig {
             allow_outbound_requests: true,
             stateless_era: false,
             initialize_answered: false,
+            agreed_version: None,
         }
     }
 
@@ -266,6 +272,25 @@ impl SessionConfig {
     #[must_use]
     pub fn initialize_answered(mut self) -> Self {
         self.initialize_answered = true;
+        self
+    }
+
+    /// The protocol version of a session whose handshake happened elsewhere (a
+    /// [`pre_initialized`](Self::pre_initialized) session, or one shared by several
+    /// processes): its request spans name it (`mcp.protocol.version`), as a session that
+    /// ran the handshake learns it from the `initialize` answer.
+    ///
+    /// ```
+    /// use modelctx_session::SessionConfig;
+    ///
+    /// let config = SessionConfig::server()
+    ///     .pre_initialized()
+    ///     .protocol_version("2025-11-25");
+    /// # drop(config);
+    /// ```
+    #[must_use]
+    pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.agreed_version = Some(version.into().into_boxed_str());
         self
     }
 

@@ -79,6 +79,7 @@ use crate::lifecycle::{self, Phase, PhaseCell, Role};
 use crate::peer::{Outcome, Peer, Progress, Shared};
 use crate::pending::PendingTable;
 use crate::service::{RequestContext, Service};
+use crate::trace::{self, Direction, RequestTrace, SessionTrace};
 
 /// How long the session's end waits for answers it already gave to leave.
 const SEND_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -122,10 +123,16 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         "mcp.session",
         role = role_name(config.role),
         transport = transport.kind(),
-        session_id = transport
-            .session_id()
-            .map(|id| id.chars().take(8).collect::<String>()),
+        mcp.session.id = tracing::field::Empty,
         era = tracing::field::Empty,
+        mcp.protocol.version = tracing::field::Empty,
+    );
+    let trace = SessionTrace::start(
+        &span,
+        config.role,
+        phase != Phase::Stateless,
+        || transport.session_id(),
+        config.agreed_version.as_deref(),
     );
     if phase != Phase::New {
         span.record("era", phase.era());
@@ -150,6 +157,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         sends_idle: tokio::sync::Notify::new(),
         answers_waiting: std::sync::atomic::AtomicUsize::new(0),
         span,
+        trace,
     });
     let peer = Peer {
         shared: shared.clone(),
@@ -322,6 +330,8 @@ impl Receiver {
 
     async fn shutdown(&self) {
         let shared = &self.core.shared;
+        // Measured before the end is announced: whoever waits for it sees the count.
+        shared.trace.end();
         shared.mark_closed();
         shared.fail_all_pending();
         let inflight: Vec<_> = shared
@@ -632,14 +642,13 @@ impl Core {
         if self.peer.is_closed() {
             token.cancel();
         }
-        let span = tracing::info_span!(
-            target: "modelctx_session",
-            parent: &shared.span,
-            "mcp.request",
-            direction = "inbound",
-            method = %request.method,
-            id = %request.id,
-            era = shared.phase.get().era(),
+        let (span, trace) = RequestTrace::start(
+            (&shared.span, &shared.trace),
+            Direction::Inbound,
+            &request.method,
+            &request.id,
+            shared.phase.get().era(),
+            (request.params.as_deref(), None),
         );
         let shared = shared.clone();
         let service = self.service.clone();
@@ -672,11 +681,17 @@ impl Core {
                 // a leftover routed after the answer finds it fired.
                 over.cancel();
             }
+            trace.finish(match &outcome {
+                None => trace::Outcome::Failed("cancelled"),
+                Some(Ok(result)) => trace::Outcome::Result(result),
+                Some(Err(error)) => trace::Outcome::Error(error),
+            });
             let message = match outcome {
                 // Cancelled: the spec says no response.
                 None => return,
                 Some(Ok(result)) => {
                     if is_initialize {
+                        shared.trace.learn_version(&shared.span, &result);
                         shared.phase.advance(Phase::New, Phase::Initializing);
                         if shared.initialized_early.load(Ordering::Acquire) {
                             shared

@@ -1,6 +1,7 @@
-//! What the SDK tells a `tracing` subscriber: a span per session and per request (with
-//! the method, id and era), and an event for every transport-level rejection (with its
-//! status). A small subscriber written here records them; no tracing-subscriber.
+//! What the SDK tells a `tracing` subscriber: a span per session and per request (named
+//! as OpenTelemetry's MCP conventions name them: the operation, the method, the request
+//! id, the tool; and the era), and an event for every transport-level rejection (with
+//! its status). A small subscriber written here records them; no tracing-subscriber.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -185,12 +186,14 @@ fn sessions_requests_and_rejections_are_traced() {
     let call = requests
         .iter()
         .find(|s| {
-            s.fields.get("method").map(String::as_str) == Some("tools/call")
-                && s.fields.get("direction").map(String::as_str) == Some("inbound")
+            s.fields.get("mcp.method.name").map(String::as_str) == Some("tools/call")
+                && s.fields.get("otel.kind").map(String::as_str) == Some("server")
         })
         .unwrap_or_else(|| panic!("no inbound tools/call span in {requests:#?}"));
     assert_eq!(call.fields["era"], "2025");
-    assert!(call.fields.contains_key("id"), "{call:?}");
+    assert_eq!(call.fields["otel.name"], "tools/call traced");
+    assert_eq!(call.fields["gen_ai.tool.name"], "traced");
+    assert!(call.fields.contains_key("jsonrpc.request.id"), "{call:?}");
     let session = recorder
         .span(call.parent.expect("the request span has a parent"))
         .unwrap();
@@ -201,15 +204,15 @@ fn sessions_requests_and_rejections_are_traced() {
     assert!(
         session
             .fields
-            .get("session_id")
+            .get("mcp.session.id")
             .is_some_and(|id| id.chars().count() == 8),
         "{session:?}"
     );
     // The client's side of the same call.
     assert!(
         requests.iter().any(|s| {
-            s.fields.get("method").map(String::as_str) == Some("tools/call")
-                && s.fields.get("direction").map(String::as_str) == Some("outbound")
+            s.fields.get("mcp.method.name").map(String::as_str) == Some("tools/call")
+                && s.fields.get("otel.kind").map(String::as_str) == Some("client")
         }),
         "no outbound tools/call span in {requests:#?}"
     );

@@ -66,6 +66,9 @@ pub(crate) fn start<T: Transport>(
             // does.
             session::Resumed::AwaitingInitialized => config = config.initialize_answered(),
         }
+        if let Some(version) = state.protocol_version.get() {
+            config = config.protocol_version(version.as_str());
+        }
     }
     let service = Arc::new(SessionService {
         server: server.clone(),

@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::SessionError;
 use crate::lifecycle::{self, Phase, Role};
 use crate::pending::IdRefused;
+use crate::trace::{Direction, RequestTrace};
 
 use outbound::{
     DropGuard, attach_meta, decode_result, progress_token, run_request, serialize_params,
@@ -456,7 +457,16 @@ impl Peer {
             shared.lock_pending().remove(&id);
             return RequestHandle::failed(self.clone(), SessionError::closed());
         }
-        let params = match attach_meta(params, &id, &options) {
+        // The span first: an outbound request carries its trace context in `_meta`.
+        let (span, trace) = RequestTrace::start(
+            (&shared.span, &shared.trace),
+            Direction::Outbound,
+            &method,
+            &id,
+            shared.phase.get().era(),
+            (params.as_deref(), options.meta.as_ref()),
+        );
+        let params = match attach_meta(params, &id, &options, crate::trace::carried(&span)) {
             Ok(p) => p,
             Err(e) => {
                 shared.lock_pending().remove(&id);
@@ -472,17 +482,8 @@ impl Peer {
             id: id.clone(),
             method: method.clone(),
         };
-        let span = tracing::info_span!(
-            target: "modelctx_session",
-            parent: &shared.span,
-            "mcp.request",
-            direction = "outbound",
-            method = %method,
-            id = %id,
-            era = shared.phase.get().era(),
-        );
         let fut = tracing::Instrument::instrument(
-            run_request(guard, request, options, rx, progress_rx),
+            run_request(guard, request, options, rx, progress_rx, trace),
             span,
         );
         RequestHandle {

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use crate::error::SessionError;
 use crate::lifecycle::{self, Phase, Role};
+use crate::trace::{self, RequestTrace};
 
 use super::shared::{Outcome, ProgressSink, cancelled_notification};
 use super::{Peer, RequestOptions};
@@ -49,8 +50,9 @@ pub(super) fn attach_meta(
     params: Option<Box<RawValue>>,
     id: &RequestId,
     options: &RequestOptions,
+    trace: Vec<(&'static str, String)>,
 ) -> Result<Option<Box<RawValue>>, SessionError> {
-    if options.on_progress.is_none() && options.meta.is_none() {
+    if options.on_progress.is_none() && options.meta.is_none() && trace.is_empty() {
         return Ok(params);
     }
     let mut object = match params {
@@ -74,6 +76,10 @@ pub(super) fn attach_meta(
         for (k, v) in extra {
             meta.insert(k.clone(), v.clone());
         }
+    }
+    // Trace context the caller put in `_meta` itself is left as it is.
+    for (key, value) in trace {
+        meta.entry(key).or_insert(Value::String(value));
     }
     if options.on_progress.is_some() {
         let token = serde_json::to_value(progress_token(id))
@@ -130,99 +136,117 @@ pub(super) async fn run_request(
     options: RequestOptions,
     mut rx: oneshot::Receiver<Outcome>,
     progress_rx: Option<ProgressSink>,
+    trace: RequestTrace,
 ) -> Result<Box<RawValue>, SessionError> {
-    let Some(peer) = guard.peer.clone() else {
-        return Err(SessionError::closed());
-    };
-    let (id, method) = (guard.id.clone(), guard.method.clone());
-    let shared = peer.shared.clone();
-    let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
-    let start = Instant::now();
-    let hard = options.max_total_timeout.map(|m| start + m);
-    let cap = |t: Instant| hard.map_or(t, |h| t.min(h));
-    // Cancelled through its canceller (or the session closed) before the first poll:
-    // the request must not go out at all.
-    let marked =
-        shared
-            .lock_pending()
-            .mark_sent(&id, cap(start + timeout), method != lifecycle::INITIALIZE);
-    match marked {
-        None => {
-            guard.peer = None;
-            return Err(match rx.try_recv() {
-                Ok(Outcome::Cancelled) => SessionError::cancelled(),
-                _ => SessionError::closed(),
-            });
-        }
-        Some(true) => shared.rearm_deadlines(),
-        Some(false) => {}
-    }
-    let message = TransportMessage::new(JsonRpcMessage::Request(request))
-        .related_to(peer.related.clone())
-        .with_resumption_token(options.resumption_token.clone())
-        .with_name_param(options.name_param);
-    if let Err(e) = shared
-        .sink
-        .send(message)
-        .await
-        .map_err(SessionError::transport)
-    {
-        shared.lock_pending().remove(&id);
-        guard.peer = None;
-        return Err(e);
-    }
-    let outcome = loop {
-        let progress = async {
-            match progress_rx.as_deref() {
-                Some(queue) => Some(queue.pop().await),
-                None => std::future::pending().await,
-            }
+    // One future, no inner one: a request's future is boxed, and past 1 KiB its box
+    // leaves the allocator's fast path.
+    let result = 'sent: {
+        let Some(peer) = guard.peer.clone() else {
+            break 'sent Err(SessionError::closed());
         };
-        tokio::select! {
-            biased;
-            outcome = &mut rx => break outcome.unwrap_or(Outcome::Closed),
-            Some(p) = progress => {
-                if let Some(cb) = &options.on_progress {
-                    cb(p);
+        let (id, method) = (guard.id.clone(), guard.method.clone());
+        let shared = peer.shared.clone();
+        let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
+        let start = Instant::now();
+        let hard = options.max_total_timeout.map(|m| start + m);
+        let cap = |t: Instant| hard.map_or(t, |h| t.min(h));
+        // Cancelled through its canceller (or the session closed) before the first
+        // poll: the request must not go out at all.
+        let marked = shared.lock_pending().mark_sent(
+            &id,
+            cap(start + timeout),
+            method != lifecycle::INITIALIZE,
+        );
+        match marked {
+            None => {
+                guard.peer = None;
+                break 'sent Err(match rx.try_recv() {
+                    Ok(Outcome::Cancelled) => SessionError::cancelled(),
+                    _ => SessionError::closed(),
+                });
+            }
+            Some(true) => shared.rearm_deadlines(),
+            Some(false) => {}
+        }
+        let message = TransportMessage::new(JsonRpcMessage::Request(request))
+            .related_to(peer.related.clone())
+            .with_resumption_token(options.resumption_token.clone())
+            .with_name_param(options.name_param);
+        if let Err(e) = shared
+            .sink
+            .send(message)
+            .await
+            .map_err(SessionError::transport)
+        {
+            shared.lock_pending().remove(&id);
+            guard.peer = None;
+            break 'sent Err(e);
+        }
+        let outcome = loop {
+            let progress = async {
+                match progress_rx.as_deref() {
+                    Some(queue) => Some(queue.pop().await),
+                    None => std::future::pending().await,
                 }
-                if options.reset_timeout_on_progress {
-                    let deadline = cap(Instant::now() + timeout);
-                    if shared.lock_pending().set_deadline(&id, deadline) {
-                        shared.rearm_deadlines();
+            };
+            tokio::select! {
+                biased;
+                outcome = &mut rx => break outcome.unwrap_or(Outcome::Closed),
+                Some(p) = progress => {
+                    if let Some(cb) = &options.on_progress {
+                        cb(p);
+                    }
+                    if options.reset_timeout_on_progress {
+                        let deadline = cap(Instant::now() + timeout);
+                        if shared.lock_pending().set_deadline(&id, deadline) {
+                            shared.rearm_deadlines();
+                        }
                     }
                 }
             }
+        };
+        guard.peer = None;
+        // Updates that arrived before the response are still in the channel when the
+        // biased select above picks the response: deliver them, in order, before
+        // returning.
+        if let (
+            Outcome::Result(_) | Outcome::Error(_) | Outcome::InvalidResponse(_),
+            Some(rx),
+            Some(cb),
+        ) = (&outcome, progress_rx.as_deref(), &options.on_progress)
+        {
+            while let Some(p) = rx.try_pop() {
+                cb(p);
+            }
+        }
+        if method == lifecycle::INITIALIZE && shared.role == Role::Client {
+            match &outcome {
+                // The answer names the protocol version of the session's spans.
+                Outcome::Result(raw) => shared.trace.learn_version(&shared.span, raw),
+                // No session came of it: the client may send `initialize` again (another
+                // revision the server named) or turn to the stateless era.
+                _ => {
+                    shared.phase.advance(Phase::Initializing, Phase::New);
+                }
+            }
+        }
+        match outcome {
+            Outcome::Result(raw) => Ok(raw),
+            Outcome::Error(e) => Err(SessionError::protocol(e)),
+            Outcome::InvalidResponse(reason) => Err(SessionError::invalid_response(reason)),
+            Outcome::Closed => Err(SessionError::closed()),
+            Outcome::Cancelled => Err(SessionError::cancelled()),
+            Outcome::TimedOut => Err(SessionError::timeout()),
         }
     };
-    guard.peer = None;
-    // Updates that arrived before the response are still in the channel when the biased
-    // select above picks the response: deliver them, in order, before returning.
-    if let (
-        Outcome::Result(_) | Outcome::Error(_) | Outcome::InvalidResponse(_),
-        Some(rx),
-        Some(cb),
-    ) = (&outcome, progress_rx.as_deref(), &options.on_progress)
-    {
-        while let Some(p) = rx.try_pop() {
-            cb(p);
-        }
-    }
-    if method == lifecycle::INITIALIZE
-        && shared.role == Role::Client
-        && !matches!(outcome, Outcome::Result(_))
-    {
-        // No session came of it: the client may send `initialize` again (another
-        // revision the server named) or turn to the stateless era.
-        shared.phase.advance(Phase::Initializing, Phase::New);
-    }
-    match outcome {
-        Outcome::Result(raw) => Ok(raw),
-        Outcome::Error(e) => Err(SessionError::protocol(e)),
-        Outcome::InvalidResponse(reason) => Err(SessionError::invalid_response(reason)),
-        Outcome::Closed => Err(SessionError::closed()),
-        Outcome::Cancelled => Err(SessionError::cancelled()),
-        Outcome::TimedOut => Err(SessionError::timeout()),
-    }
+    trace.finish(match &result {
+        Ok(raw) => trace::Outcome::Result(raw),
+        Err(e) => match e.protocol_error() {
+            Some(error) => trace::Outcome::Error(error),
+            None => trace::Outcome::Failed(e.kind_name()),
+        },
+    });
+    result
 }
 
 #[cfg(test)]

@@ -84,6 +84,9 @@ pub(crate) struct Shared {
     /// The session's tracing span (`mcp.session`), the parent of its request spans;
     /// disabled (and free) when no subscriber wants it.
     pub(crate) span: tracing::Span,
+    /// What the session's request spans share (its tag, its protocol version) and, with
+    /// the feature `otel`, the session in the metrics.
+    pub(crate) trace: crate::trace::SessionTrace,
 }
 
 impl modelctx_transport::RequestClocks for Shared {

@@ -19,7 +19,7 @@
 //! | [`skills`] | Agent Skills served from a watched directory, read and verified by a client, materialised |
 //! | [`apps`] | MCP Apps: a tool with an interactive page, and a Rust host embedding it with `AppBridge` |
 //! | [`pool`] | many servers from an `mcpServers` config, reconnecting clients, the `modelctx` command |
-//! | [`tracing`] | spans and events, and exporting them to OpenTelemetry |
+//! | [`tracing`] | spans and events; one OpenTelemetry trace from the caller to the handler, and the MCP metrics |
 //! | [`from_rmcp`] | where rmcp's handler traits, macros and transports are in modelctx |
 //! | [`middleware`] | tower layers around the requests a server or client answers: timing, allow-lists, rate limits, rewriting; extension capabilities |
 //!
@@ -41,7 +41,7 @@
 //! The examples use the facade's default features (`server`, `client`, `memory`,
 //! `schemars`, `schema-validation`) plus `macros`; the transport pages need `stdio`,
 //! `http-server`, `http-client`, `sse` (and `rustls` for HTTPS), the scale-out page
-//! `redis`, the skills page `skills`, the apps page `apps`. A page whose features are off is left out of
+//! `redis`, the skills page `skills`, the apps page `apps`, the tracing page `otel`. A page whose features are off is left out of
 //! these docs; docs.rs shows them all. The runnable programs of `examples/` (`cargo run -p modelctx-examples --bin
 //! NAME`) are listed in the README.
 
@@ -58,7 +58,8 @@
         feature = "redis",
         feature = "pool",
         feature = "skills",
-        feature = "apps"
+        feature = "apps",
+        feature = "otel"
     )),
     allow(rustdoc::broken_intra_doc_links)
 )]
@@ -180,6 +181,12 @@ pub mod apps {}
 pub mod pool {}
 
 #[doc = include_str!("tracing.md")]
+#[cfg(all(
+    feature = "otel",
+    feature = "macros",
+    feature = "client",
+    feature = "memory"
+))]
 pub mod tracing {}
 
 #[doc = include_str!("from_rmcp.md")]
