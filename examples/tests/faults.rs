@@ -19,6 +19,10 @@
 //! - The instance running a task (2026-07-28, the tasks extension) is killed: once the
 //!   task's lease in Redis lapses, the client's next poll finds it failed, the work
 //!   interrupted and maybe or maybe not done.
+//! - The instance that asked the user a question (2026-07-28: the `input_required`
+//!   round of `greet`) is killed while the user answers: the client's retry, carrying
+//!   the answer and the sealed `requestState`, reaches the other instance, which opens
+//!   the state and completes the call.
 //!
 //! Needs `redis-server` (`sh xtask/system/redis.sh`), nginx and HAProxy
 //! (`sh xtask/system/balancers.sh`); fails, never skips, without them.
@@ -27,7 +31,7 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
-use modelctx::client::{Client, ConnectMode};
+use modelctx::client::{Client, ConnectMode, FormAnswer, FormContent};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
 use modelctx::types::{CallToolRequestParams, JsonObject};
@@ -366,4 +370,64 @@ async fn a_task_whose_instance_is_killed(front: Front) {
         Err(error) => error.to_string(),
     };
     assert!(text.contains("may or may not have run"), "{text}");
+}
+
+behind!(
+    an_input_round_whose_instance_is_killed_completes_on_the_other,
+    an_input_round_whose_instance_is_killed,
+    nginx,
+    haproxy
+);
+
+async fn an_input_round_whose_instance_is_killed(front: Front) {
+    let redis = RedisServer::start();
+    let mut d = support::Deployment::start(&redis, front, 2).await;
+    // The user answers once the test has killed the instance that asked.
+    let (asked_tx, mut asked) = mpsc::unbounded_channel();
+    let killed = Arc::new(tokio::sync::Semaphore::new(0));
+    let answering = killed.clone();
+    let client = d
+        .connect_modern_with(|client| {
+            client.form_elicitation(move |form, _cx| {
+                let _ = asked_tx.send(form.message().to_owned());
+                let answering = answering.clone();
+                async move {
+                    answering.acquire().await.unwrap().forget();
+                    let mut values = FormContent::new();
+                    values.insert("name".to_owned(), "Ada".into());
+                    Ok(FormAnswer::Accept(values))
+                }
+            })
+        })
+        .await;
+
+    let calling = client.clone();
+    let running = tokio::spawn(async move { calling.call_tool("greet", JsonObject::new()).await });
+    let question = within(WITHIN, "the question", asked.recv()).await.unwrap();
+    assert_eq!(question, "Who is there?");
+    let mut seen = d.seen.clone();
+    let asked_by = served(&seen.borrow_and_update(), "tools/call")[0];
+    d.instances[asked_by].kill().await;
+    killed.add_permits(1);
+
+    let result = within(WITHIN, "the call's outcome", running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        result.content[0].as_text(),
+        Some("Hello, Ada!"),
+        "{result:?}"
+    );
+    // The retry reached the instance still running (the balancer tried the dead one's
+    // address, was refused, and went on), which ran the tool again with the answer.
+    let log = within(
+        WITHIN,
+        "the retry in the access logs",
+        seen.wait_for(|log| served(log, "tools/call").len() == 2),
+    )
+    .await
+    .unwrap()
+    .clone();
+    assert_eq!(served(&log, "tools/call"), vec![asked_by, 1 - asked_by]);
 }

@@ -2,7 +2,8 @@
 //! `countdown`, which may run as a task (protocol 2025-11-25: the client gets the task
 //! at once, polls it, fetches the result when it is done, or cancels it) and has no
 //! effect (its annotations say it is read-only and idempotent), and `ticket`, which
-//! issues a new number every call (so nothing says it may be repeated). The same server is
+//! issues a new number every call (so nothing says it may be repeated); and `greet`,
+//! which asks the user who is there (a form) before it answers. The same server is
 //! reachable over the legacy HTTP+SSE transport (2024-11-05) at `/sse`, for hosts that
 //! speak only that.
 //!
@@ -42,7 +43,8 @@ use axum::response::{IntoResponse, Response};
 use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService, hosting};
 use modelctx::macros::tool;
 use modelctx::redis;
-use modelctx::server::{Context, Server, TaskConfig};
+use modelctx::server::schemars::JsonSchema;
+use modelctx::server::{Context, Elicited, Server, TaskConfig};
 use modelctx::session::Progress;
 use modelctx::sse::{SseServerConfig, SseService};
 
@@ -107,11 +109,31 @@ async fn ticket(
     Ok(format!("ticket {number}"))
 }
 
+/// The form `greet` asks the user to fill in.
+#[derive(serde::Deserialize, JsonSchema)]
+#[schemars(crate = "modelctx::server::schemars")]
+struct Visitor {
+    /// Who is there.
+    name: String,
+}
+
+/// Asks who is there, then greets them. In 2025-11-25 the question is a request to the
+/// client in the middle of the call; in 2026-07-28 it ends the call's first round, and
+/// the tool runs again with the answer on the client's retry — on whichever instance
+/// the retry reaches (with `--redis`, every instance opens the sealed `requestState`).
+#[tool]
+async fn greet(cx: Context) -> Result<String, Error> {
+    Ok(match cx.elicit_form::<Visitor>("Who is there?").await? {
+        Elicited::Accepted(visitor) => format!("Hello, {}!", visitor.name),
+        Elicited::Declined | Elicited::Cancelled => "Nobody there.".to_owned(),
+    })
+}
+
 fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
     let mut builder = Server::builder("countdown-http", "1.0.0")
         .instructions(
             "Call `countdown` with a starting number, as a task if it is a long one; \
-             `ticket` takes a numbered ticket.",
+             `ticket` takes a numbered ticket; `greet` asks who is there.",
         )
         // Tasks are kept in memory (or Redis); clients are told to poll every 250 ms.
         // With Redis, a task whose instance stops is failed as interrupted once its
@@ -122,7 +144,8 @@ fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
                 .lease(Duration::from_secs(5)),
         )
         .tool(countdown_tool())?
-        .tool(ticket_tool())?;
+        .tool(ticket_tool())?
+        .tool(greet_tool())?;
     if let Some(shared) = shared {
         builder = builder
             .task_store(shared.tasks.clone())

@@ -173,13 +173,21 @@ impl Deployment {
 impl Deployment {
     /// A 2026-07-28 client that takes tasks, connected through the front.
     pub async fn connect_modern(&self) -> modelctx::client::Client {
+        self.connect_modern_with(|client| client.tasks(modelctx::server::TaskConfig::new()))
+            .await
+    }
+
+    /// A 2026-07-28 client as `configure` sets it up, connected through the front.
+    pub async fn connect_modern_with(
+        &self,
+        configure: impl FnOnce(modelctx::client::ClientBuilder) -> modelctx::client::ClientBuilder,
+    ) -> modelctx::client::Client {
         let transport = modelctx::http::StreamableHttpClientTransport::builder(&self.endpoint)
             .build()
             .unwrap();
         let client = modelctx::client::Client::builder("scale-out-test", "1.0.0")
-            .mode(modelctx::client::ConnectMode::Discover)
-            .tasks(modelctx::server::TaskConfig::new())
-            .connect(transport);
+            .mode(modelctx::client::ConnectMode::Discover);
+        let client = configure(client).connect(transport);
         let client = within(WITHIN, "connect", client).await.unwrap();
         assert_eq!(client.protocol_version().as_str(), "2026-07-28");
         client

@@ -423,6 +423,18 @@ impl TaskHost {
             // listable task (its cursor was still checked).
             page = TaskPage::default();
         }
+        if self.store.is_shared() {
+            // A task still running on the list may have lost its process: as `tasks/get`
+            // would show it (one read per such task, in a store several processes share).
+            for task in &mut page.tasks {
+                if task.status.is_terminal() || self.live(&task.task_id).is_some() {
+                    continue;
+                }
+                if let Some(record) = self.store.get(&task.task_id).await {
+                    *task = self.vouched_for(&task.task_id, record).await.task;
+                }
+            }
+        }
         let mut result = ListTasksResult::new(page.tasks);
         if let Some(next) = page.next_cursor {
             result = result.with_next_cursor(next);
