@@ -24,6 +24,12 @@
 //!   the answer and the sealed `requestState`, reaches the other instance, which opens
 //!   the state and completes the call.
 //!
+//! - The instance holding the client's stream of changes is killed: in 2025-11-25 the
+//!   client opens its GET stream again (with `Last-Event-ID`) on the other instance,
+//!   and each update of a watched resource reaches it once; in 2026-07-28 the
+//!   `subscriptions/listen` stream is reported broken (interrupted), and a new one,
+//!   opened on the other instance, carries the next update.
+//!
 //! Needs `redis-server` (`sh xtask/system/redis.sh`), nginx and HAProxy
 //! (`sh xtask/system/balancers.sh`); fails, never skips, without them.
 
@@ -31,12 +37,16 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
+use modelctx::client::Watch;
 use modelctx::client::{Client, ConnectMode, FormAnswer, FormContent};
 use modelctx::http::StreamableHttpClientTransport;
 use modelctx::session::RequestOptions;
-use modelctx::types::{CallToolRequestParams, JsonObject};
+use modelctx::types::{
+    CallToolRequestParams, JsonObject, JsonRpcMessage, ServerNotification, SubscriptionFilter,
+};
+use modelctx_test::record::{Recording, record};
 use modelctx_test::within;
-use support::{Front, RedisServer, WITHIN, served};
+use support::{Front, RedisServer, Served, WITHIN, served};
 use tokio::sync::mpsc;
 
 /// Two instances on `redis` behind `front`, and a 2025-era client connected through
@@ -45,6 +55,8 @@ struct Deployment {
     deployed: support::Deployment,
     client: Client,
     transport: modelctx::http::HttpClientHandle,
+    /// Every message the client sent and received.
+    wire: Recording,
 }
 
 async fn deploy(redis: &RedisServer, front: Front) -> Deployment {
@@ -53,6 +65,7 @@ async fn deploy(redis: &RedisServer, front: Front) -> Deployment {
         .build()
         .unwrap();
     let handle = transport.handle();
+    let (transport, wire) = record(modelctx::transport::boxed(transport));
     let client = Client::builder("faults-test", "1.0.0")
         .mode(ConnectMode::Handshake)
         .connect(transport);
@@ -62,6 +75,7 @@ async fn deploy(redis: &RedisServer, front: Front) -> Deployment {
         deployed,
         client,
         transport: handle,
+        wire,
     }
 }
 
@@ -430,4 +444,114 @@ async fn an_input_round_whose_instance_is_killed(front: Front) {
     .unwrap()
     .clone();
     assert_eq!(served(&log, "tools/call"), vec![asked_by, 1 - asked_by]);
+}
+
+/// The resource `ticket` updates.
+const LAST_TICKET: &str = "tickets://last";
+
+/// The instances that served a GET (a stream of the session's own messages), in order.
+fn gets(log: &[Served]) -> Vec<usize> {
+    log.iter()
+        .filter(|s| s.http == "GET")
+        .map(|s| s.instance)
+        .collect()
+}
+
+/// Takes a ticket (one step) and waits for the update of `tickets://last` it makes.
+async fn ticket_and_update(client: &Client, watch: &mut Watch) {
+    let ticket = client.call_tool("ticket", args(serde_json::json!({"steps": 1})));
+    within(WITHIN, "a ticket", ticket).await.unwrap();
+    let update = within(WITHIN, "the update", watch.next()).await;
+    match update {
+        Some(Ok(ServerNotification::ResourceUpdated(n))) => assert_eq!(n.params.uri, LAST_TICKET),
+        other => panic!("expected the update of {LAST_TICKET}, got {other:?}"),
+    }
+}
+
+fn watching_tickets() -> SubscriptionFilter {
+    SubscriptionFilter::new().with_resource_subscriptions(vec![LAST_TICKET.to_owned()])
+}
+
+behind!(
+    a_get_stream_whose_instance_is_killed_opens_again_on_the_other,
+    a_get_stream_whose_instance_is_killed
+);
+
+async fn a_get_stream_whose_instance_is_killed(front: Front) {
+    let redis = RedisServer::start();
+    let mut d = deploy(&redis, front).await;
+    let watch = d.client.watch(watching_tickets());
+    let mut watch = within(WITHIN, "the watch", watch).await.unwrap();
+    let mut seen = d.deployed.seen.clone();
+    let log = within(
+        WITHIN,
+        "the GET stream",
+        seen.wait_for(|log| !gets(log).is_empty()),
+    )
+    .await
+    .unwrap()
+    .clone();
+    let holder = gets(&log)[0];
+    ticket_and_update(&d.client, &mut watch).await;
+
+    d.deployed.instances[holder].kill().await;
+    // The client opens its stream again, through the balancer, on the instance left.
+    within(
+        WITHIN,
+        "the GET stream on the other instance",
+        seen.wait_for(|log| gets(log).contains(&(1 - holder))),
+    )
+    .await
+    .unwrap();
+    ticket_and_update(&d.client, &mut watch).await;
+
+    // Each update once: the client's wire, once it is closed, shows two.
+    d.client.close().await;
+    let updates = d
+        .wire
+        .received()
+        .iter()
+        .filter(|m| matches!(m, JsonRpcMessage::Notification(n) if n.method == "notifications/resources/updated"))
+        .count();
+    assert_eq!(updates, 2);
+}
+
+behind!(
+    a_listen_stream_whose_instance_is_killed_is_reported_and_opened_again,
+    a_listen_stream_whose_instance_is_killed
+);
+
+async fn a_listen_stream_whose_instance_is_killed(front: Front) {
+    let redis = RedisServer::start();
+    let mut d = support::Deployment::start(&redis, front, 2).await;
+    let client = d.connect_modern().await;
+    let watch = client.watch(watching_tickets());
+    let mut watch = within(WITHIN, "the listen stream", watch).await.unwrap();
+    let mut seen = d.seen.clone();
+    let log = within(
+        WITHIN,
+        "the listen stream in the access logs",
+        seen.wait_for(|log| !served(log, "subscriptions/listen").is_empty()),
+    )
+    .await
+    .unwrap()
+    .clone();
+    let holder = served(&log, "subscriptions/listen")[0];
+    ticket_and_update(&client, &mut watch).await;
+
+    d.instances[holder].kill().await;
+    // The stream broke with its instance: reported once, as interrupted (a change made
+    // before a new stream opens is not replayed: the caller knows to read again).
+    match within(WITHIN, "the stream's end", watch.next()).await {
+        Some(Err(e)) => assert!(e.is_interrupted(), "{e}"),
+        other => panic!("expected the stream reported interrupted, got {other:?}"),
+    }
+    let watch = client.watch(watching_tickets());
+    let mut watch = within(WITHIN, "a new listen stream", watch).await.unwrap();
+    ticket_and_update(&client, &mut watch).await;
+    let log = seen.borrow().clone();
+    assert_eq!(
+        served(&log, "subscriptions/listen").last(),
+        Some(&(1 - holder))
+    );
 }

@@ -2,8 +2,9 @@
 //! `countdown`, which may run as a task (protocol 2025-11-25: the client gets the task
 //! at once, polls it, fetches the result when it is done, or cancels it) and has no
 //! effect (its annotations say it is read-only and idempotent), and `ticket`, which
-//! issues a new number every call (so nothing says it may be repeated); and `greet`,
-//! which asks the user who is there (a form) before it answers. The same server is
+//! issues a new number every call (so nothing says it may be repeated) and updates the
+//! resource `tickets://last`, which clients may watch; and `greet`, which asks the user
+//! who is there (a form) before it answers. The same server is
 //! reachable over the legacy HTTP+SSE transport (2024-11-05) at `/sse`, for hosts that
 //! speak only that.
 //!
@@ -44,7 +45,7 @@ use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService, hosting}
 use modelctx::macros::tool;
 use modelctx::redis;
 use modelctx::server::schemars::JsonSchema;
-use modelctx::server::{Context, Elicited, Server, TaskConfig};
+use modelctx::server::{Context, Elicited, ResourceDef, Server, TaskConfig};
 use modelctx::session::Progress;
 use modelctx::sse::{SseServerConfig, SseService};
 
@@ -106,7 +107,26 @@ async fn ticket(
     }
     // The effect: every call that gets here takes a new number.
     let number = TICKETS.fetch_add(1, Ordering::Relaxed) + 1;
+    // Clients watching the last ticket are told, whichever instance holds their stream.
+    cx.server().notify_resource_updated(LAST_TICKET).await;
     Ok(format!("ticket {number}"))
+}
+
+/// The resource `ticket` updates.
+const LAST_TICKET: &str = "tickets://last";
+
+/// The last ticket this process issued, as a resource a client may watch
+/// (`resources/subscribe` in 2025-11-25, `subscriptions/listen` in 2026-07-28).
+fn last_ticket() -> ResourceDef {
+    ResourceDef::new(LAST_TICKET, "last ticket", |_cx: Context| async {
+        let last = TICKETS.load(Ordering::Relaxed);
+        Ok::<_, Error>(if last == 0 {
+            "no ticket yet".to_owned()
+        } else {
+            format!("ticket {last}")
+        })
+    })
+    .mime_type("text/plain")
 }
 
 /// The form `greet` asks the user to fill in.
@@ -145,7 +165,8 @@ fn countdown_server(shared: Option<&Shared>) -> Result<Server, Error> {
         )
         .tool(countdown_tool())?
         .tool(ticket_tool())?
-        .tool(greet_tool())?;
+        .tool(greet_tool())?
+        .resource(last_ticket())?;
     if let Some(shared) = shared {
         builder = builder
             .task_store(shared.tasks.clone())
