@@ -19,7 +19,7 @@ use modelctx::server::{Context, Elicited, Server};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ContentBlock, ListRootsRequest, Root,
 };
-use modelctx_conformance::support::connect;
+use modelctx_conformance::support::{Work, connect};
 use modelctx_conformance::{Cell, Connector, SpecVersion, TransportKind, within};
 use opentelemetry::trace::{SpanId, SpanKind, TraceContextExt, TraceId, TracerProvider as _};
 use opentelemetry::{KeyValue, Value};
@@ -361,8 +361,10 @@ async fn a_traceparent_the_caller_set_is_kept_and_a_malformed_one_ignored() {
             );
             assert!(server_call.parent_span_is_remote);
         } else {
+            // A trace of its own: the request's span is a root, not a child of its
+            // session's (which would make one trace as long as the session).
             assert_ne!(server_call.span_context.trace_id(), wanted);
-            assert!(!server_call.parent_span_is_remote);
+            assert_eq!(server_call.parent_span_id, SpanId::INVALID);
         }
     }
     pair.client.close().await;
@@ -373,13 +375,20 @@ async fn requests_and_sessions_are_measured_on_both_sides() {
     let telemetry = telemetry();
     let connector = Connector::new(Cell::new(TransportKind::InMemory, SpecVersion::V2025_11_25))
         .expect("in-memory");
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
     let server = Server::builder("measured", "1.0.0")
-        .request_handler::<CallToolRequest, _, _>(|call, _cx: Context| async move {
-            Ok(if call.name == "fails" {
-                CallToolResult::error("no")
-            } else {
-                CallToolResult::new(vec![ContentBlock::text("yes")])
-            })
+        .request_handler::<CallToolRequest, _, _>(move |call, _cx: Context| {
+            let started = started_tx.clone();
+            async move {
+                match call.name.as_str() {
+                    "fails" => Ok(CallToolResult::error("no")),
+                    "hangs" => {
+                        let _ = started.send(());
+                        std::future::pending().await
+                    }
+                    _ => Ok(CallToolResult::new(vec![ContentBlock::text("yes")])),
+                }
+            }
         })
         .build();
     let pair = connect(&connector, &server, modelctx_conformance::support::client()).await;
@@ -392,8 +401,23 @@ async fn requests_and_sessions_are_measured_on_both_sides() {
         .await
         .unwrap();
     }
-    // Histogram points per (metric, tool, error type): their counts.
-    let points = || -> HashMap<(String, String, String), u64> {
+    // A method the server does not have: one series for every such method.
+    let unknown = pair.client.request::<Work>(serde_json::json!({}));
+    let refused = within("the unknown method", unknown).await.unwrap_err();
+    assert_eq!(refused.protocol_error().map(|e| e.code.0), Some(-32601));
+    // A call given up (its future dropped) once the tool runs.
+    let hanging = pair
+        .client
+        .request::<CallToolRequest>(CallToolRequestParams::new("hangs"));
+    within("the tool to start", async {
+        tokio::select! {
+            _ = hanging => panic!("the hanging tool answered"),
+            _ = started.recv() => {}
+        }
+    })
+    .await;
+    // Histogram points per (metric, method, tool, error type): their counts.
+    let points = || -> HashMap<[String; 4], u64> {
         telemetry.metrics.reset();
         telemetry.meters.force_flush().unwrap();
         let mut points = HashMap::new();
@@ -411,39 +435,50 @@ async fn requests_and_sessions_are_measured_on_both_sides() {
                                 .map(|kv| kv.value.to_string())
                                 .unwrap_or_default()
                         };
-                        points.insert(
-                            (
-                                metric.name().to_owned(),
-                                get("gen_ai.tool.name"),
-                                get("error.type"),
-                            ),
-                            point.count(),
-                        );
+                        let key = [
+                            metric.name().to_owned(),
+                            get("mcp.method.name"),
+                            get("gen_ai.tool.name"),
+                            get("error.type"),
+                        ];
+                        points.insert(key, point.count());
                     }
                 }
             }
         }
         points
     };
+    let point = |metric: &str, method: &str, tool: &str, error: &str| {
+        [metric, method, tool, error].map(str::to_owned)
+    };
     let seen = points();
     for side in [
         "mcp.client.operation.duration",
         "mcp.server.operation.duration",
     ] {
-        let key = (side.to_owned(), "measured-ok".to_owned(), String::new());
-        assert_eq!(seen.get(&key), Some(&1), "{side}: {seen:#?}");
-        let key = (side.to_owned(), "fails".to_owned(), "tool_error".to_owned());
-        assert_eq!(seen.get(&key), Some(&1), "{side}: {seen:#?}");
+        let ok = point(side, "tools/call", "measured-ok", "");
+        assert_eq!(seen.get(&ok), Some(&1), "{side}: {seen:#?}");
+        let failed = point(side, "tools/call", "fails", "tool_error");
+        assert_eq!(seen.get(&failed), Some(&1), "{side}: {seen:#?}");
     }
+    let other = point("mcp.server.operation.duration", "_OTHER", "", "-32601");
+    assert_eq!(seen.get(&other), Some(&1), "{seen:#?}");
+    let given_up = point(
+        "mcp.client.operation.duration",
+        "tools/call",
+        "hangs",
+        "cancelled",
+    );
+    assert_eq!(seen.get(&given_up), Some(&1), "{seen:#?}");
+
     pair.client.close().await;
     // The session's end is measured before it is announced.
     within("the server's session to end", pair.server().closed()).await;
     let ended = points()
         .into_keys()
-        .any(|(name, ..)| name == "mcp.server.session.duration");
+        .any(|[name, ..]| name == "mcp.server.session.duration");
     assert!(ended, "the server's session duration");
 }
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_of_the_servers_own_is_answered_in_the_trace_it_was_sent_from() {
     telemetry();

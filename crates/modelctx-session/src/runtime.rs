@@ -127,10 +127,13 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         era = tracing::field::Empty,
         mcp.protocol.version = tracing::field::Empty,
     );
+    // A conversation counts among the open sessions; one stateless request does not,
+    // nor one session-less POST (started initialised, allowed no request of its own).
+    let one_exchange = config.pre_initialized && !config.allow_outbound_requests;
     let trace = SessionTrace::start(
         &span,
         config.role,
-        phase != Phase::Stateless,
+        phase != Phase::Stateless && !one_exchange,
         || transport.session_id(),
         config.agreed_version.as_deref(),
     );
@@ -642,7 +645,7 @@ impl Core {
         if self.peer.is_closed() {
             token.cancel();
         }
-        let (span, trace) = RequestTrace::start(
+        let (span, mut trace) = RequestTrace::start(
             (&shared.span, &shared.trace),
             Direction::Inbound,
             &request.method,

@@ -18,6 +18,9 @@ use tracing::field::Empty;
 #[cfg(feature = "otel")]
 mod otel;
 
+/// The `_meta` keys of W3C trace context.
+pub(crate) const CARRIER_KEYS: [&str; 2] = ["traceparent", "tracestate"];
+
 /// Which way a request travels, seen from this side of the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Direction {
@@ -114,6 +117,8 @@ pub(crate) struct RequestTrace {
     /// finish.
     wanted: bool,
     tool_call: bool,
+    /// Finished: the outcome is recorded (a request dropped before is `cancelled`).
+    done: bool,
     #[cfg(feature = "otel")]
     metric: otel::Operation,
 }
@@ -164,12 +169,25 @@ impl RequestTrace {
         let wanted = !span.is_disabled();
         #[cfg(not(feature = "otel"))]
         if !wanted {
-            return (span, RequestTrace { wanted, tool_call });
+            return (
+                span,
+                RequestTrace {
+                    wanted,
+                    tool_call,
+                    done: false,
+                },
+            );
         }
         let described = describe(params);
         let target = target(method, &described);
         if wanted {
             match target {
+                // A URI would make span names as many as the resources: the name is
+                // the method's alone, the URI an attribute.
+                Some((key @ "mcp.resource.uri", value)) => {
+                    span.record("otel.name", method);
+                    span.record(key, value);
+                }
                 Some((key, value)) => {
                     span.record("otel.name", format!("{method} {value}"));
                     span.record(key, value);
@@ -207,23 +225,36 @@ impl RequestTrace {
             let trace = RequestTrace {
                 wanted,
                 tool_call,
+                done: false,
                 metric,
             };
             (span, trace)
         }
         #[cfg(not(feature = "otel"))]
         {
-            (span, RequestTrace { wanted, tool_call })
+            let trace = RequestTrace {
+                wanted,
+                tool_call,
+                done: false,
+            };
+            (span, trace)
         }
     }
 
     /// Records how the request ended — an error response (its code), a `tools/call`
     /// result with `isError` (`tool_error`), or a success — on the current span (the
     /// request's: called from inside its future), and its duration.
-    pub(crate) fn finish(&self, outcome: Outcome<'_>) {
-        if !self.wanted && !cfg!(feature = "otel") {
+    #[inline]
+    pub(crate) fn finish(&mut self, outcome: Outcome<'_>) {
+        if self.done || (!self.wanted && !cfg!(feature = "otel")) {
             return;
         }
+        self.done = true;
+        self.record(outcome);
+    }
+
+    /// [`finish`](Self::finish)'s work, when there is some.
+    fn record(&self, outcome: Outcome<'_>) {
         let span = if self.wanted {
             Span::current()
         } else {
@@ -263,6 +294,15 @@ pub(crate) fn carried(span: &Span) -> Vec<(&'static str, String)> {
     {
         let _ = span;
         Vec::new()
+    }
+}
+
+impl Drop for RequestTrace {
+    /// A request whose future is dropped before its outcome (its caller gave up, its
+    /// session ended) is recorded `cancelled`. The future's instrument enters the
+    /// request's span while it drops it.
+    fn drop(&mut self) {
+        self.finish(Outcome::Failed("cancelled"));
     }
 }
 

@@ -45,19 +45,23 @@ pub(super) fn progress_token(id: &RequestId) -> ProgressToken {
     }
 }
 
-/// Adds the progress token and caller `_meta` to the params, when there are any.
+/// Adds the progress token and caller `_meta` to the params, when there are any, and the
+/// trace context (`trace`: left out when the params cannot carry `_meta`, which only the
+/// caller's additions make an error).
 pub(super) fn attach_meta(
     params: Option<Box<RawValue>>,
     id: &RequestId,
     options: &RequestOptions,
     trace: Vec<(&'static str, String)>,
 ) -> Result<Option<Box<RawValue>>, SessionError> {
-    if options.on_progress.is_none() && options.meta.is_none() && trace.is_empty() {
+    let traced_only = options.on_progress.is_none() && options.meta.is_none();
+    if traced_only && trace.is_empty() {
         return Ok(params);
     }
-    let mut object = match params {
+    let mut object = match &params {
         Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
             Ok(Value::Object(map)) => map,
+            _ if traced_only => return Ok(params),
             _ => {
                 return Err(SessionError::refused(
                     "params must be an object to carry _meta",
@@ -70,6 +74,9 @@ pub(super) fn attach_meta(
         .entry("_meta")
         .or_insert_with(|| Value::Object(Default::default()));
     let Value::Object(meta) = meta else {
+        if traced_only {
+            return Ok(params);
+        }
         return Err(SessionError::refused("_meta must be an object"));
     };
     if let Some(extra) = &options.meta {
@@ -77,9 +84,15 @@ pub(super) fn attach_meta(
             meta.insert(k.clone(), v.clone());
         }
     }
-    // Trace context the caller put in `_meta` itself is left as it is.
-    for (key, value) in trace {
-        meta.entry(key).or_insert(Value::String(value));
+    // Trace context the caller put in `_meta` itself is left as it is, both keys: a
+    // `tracestate` belongs to its `traceparent`.
+    if !trace::CARRIER_KEYS
+        .iter()
+        .any(|key| meta.contains_key(*key))
+    {
+        for (key, value) in trace {
+            meta.insert(key.to_owned(), Value::String(value));
+        }
     }
     if options.on_progress.is_some() {
         let token = serde_json::to_value(progress_token(id))
@@ -136,7 +149,7 @@ pub(super) async fn run_request(
     options: RequestOptions,
     mut rx: oneshot::Receiver<Outcome>,
     progress_rx: Option<ProgressSink>,
-    trace: RequestTrace,
+    mut trace: RequestTrace,
 ) -> Result<Box<RawValue>, SessionError> {
     // One future, no inner one: a request's future is boxed, and past 1 KiB its box
     // leaves the allocator's fast path.
@@ -252,6 +265,48 @@ pub(super) async fn run_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn traced() -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "traceparent",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into(),
+            ),
+            ("tracestate", "k=v".into()),
+        ]
+    }
+
+    fn meta_of(params: Option<Box<RawValue>>) -> Value {
+        let params: Value = serde_json::from_str(params.unwrap().get()).unwrap();
+        params["_meta"].clone()
+    }
+
+    #[test]
+    fn trace_context_rides_in_meta_unless_the_caller_put_its_own() {
+        let id = RequestId::Number(1);
+        let options = RequestOptions::default();
+        let raw = |s: &str| Some(RawValue::from_string(s.to_owned()).unwrap());
+        let carried = attach_meta(raw(r#"{"name":"t"}"#), &id, &options, traced()).unwrap();
+        assert_eq!(meta_of(carried)["tracestate"], "k=v");
+        // The caller's own traceparent, without a tracestate: neither of ours is added.
+        let own = r#"{"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}"#;
+        let kept = meta_of(attach_meta(raw(own), &id, &options, traced()).unwrap());
+        assert_eq!(
+            kept,
+            serde_json::json!({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+        );
+    }
+
+    #[test]
+    fn params_that_cannot_carry_trace_context_go_as_they_are() {
+        let id = RequestId::Number(1);
+        let options = RequestOptions::default();
+        for params in [r#"[1,2]"#, r#"{"_meta":3}"#] {
+            let raw = RawValue::from_string(params.to_owned()).unwrap();
+            let sent = attach_meta(Some(raw), &id, &options, traced()).unwrap();
+            assert_eq!(sent.unwrap().get(), params);
+        }
+    }
 
     #[test]
     fn params_must_be_an_object_or_an_array() {

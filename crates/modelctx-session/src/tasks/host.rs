@@ -425,15 +425,18 @@ impl TaskHost {
         }
         if self.store.is_shared() {
             // A task still running on the list may have lost its process: as `tasks/get`
-            // would show it (one read per such task, in a store several processes share).
-            for task in &mut page.tasks {
-                if task.status.is_terminal() || self.live(&task.task_id).is_some() {
-                    continue;
-                }
+            // would show it (a read per such task not running here, all at once, in a
+            // store several processes share).
+            let checks = page
+                .tasks
+                .iter_mut()
+                .filter(|task| !task.status.is_terminal() && self.live(&task.task_id).is_none());
+            futures::future::join_all(checks.map(|task| async move {
                 if let Some(record) = self.store.get(&task.task_id).await {
                     *task = self.vouched_for(&task.task_id, record).await.task;
                 }
-            }
+            }))
+            .await;
         }
         let mut result = ListTasksResult::new(page.tasks);
         if let Some(next) = page.next_cursor {

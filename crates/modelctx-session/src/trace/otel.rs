@@ -19,31 +19,43 @@ use super::Direction;
 use crate::lifecycle::Role;
 
 /// The `_meta` keys of W3C trace context.
-const TRACEPARENT: &str = "traceparent";
-const TRACESTATE: &str = "tracestate";
+const TRACEPARENT: &str = super::CARRIER_KEYS[0];
+const TRACESTATE: &str = super::CARRIER_KEYS[1];
 
 /// Takes the trace context an inbound request carries as its span's remote parent. A
-/// `traceparent` that is not W3C version-00 text (or names the invalid all-zero ids) is
-/// ignored, as W3C asks: the request is served in a trace of its own.
+/// request without one, or with a `traceparent` that cannot be read (or names the
+/// invalid all-zero ids), starts a trace of its own (not its session's, which would
+/// make one trace as long as the session).
 pub(super) fn adopt_remote(span: &Span, traceparent: Option<&str>, tracestate: Option<&str>) {
-    let Some(context) = traceparent.and_then(|t| parse(t, tracestate)) else {
+    if span.is_disabled() {
         return;
+    }
+    let parent = match traceparent.and_then(|t| parse(t, tracestate)) {
+        Some(remote) => Context::new().with_remote_span_context(remote),
+        None => Context::new(),
     };
     // Fails only when no OpenTelemetry layer records the span: nothing to join then.
-    let _ = span.set_parent(Context::new().with_remote_span_context(context));
+    let _ = span.set_parent(parent);
 }
 
-/// Makes the span the caller is in the parent of an outbound request's span, when the
-/// caller is in a span OpenTelemetry records.
+/// Makes the span the caller is in the parent of an outbound request's span; a call
+/// made outside any span OpenTelemetry records starts a trace of its own.
 pub(super) fn adopt_current(span: &Span) {
-    let current = Span::current();
-    if current.is_disabled() {
+    if span.is_disabled() {
         return;
     }
-    let context = current.context();
-    if context.span().span_context().is_valid() {
-        let _ = span.set_parent(context);
-    }
+    let current = Span::current();
+    let context = if current.is_disabled() {
+        Context::new()
+    } else {
+        current.context()
+    };
+    let parent = if context.span().span_context().is_valid() {
+        context
+    } else {
+        Context::new()
+    };
+    let _ = span.set_parent(parent);
 }
 
 /// The `_meta` entries that carry the span's trace context to the peer.
@@ -73,8 +85,10 @@ pub(super) fn carried(span: &Span) -> Vec<(&'static str, String)> {
     carried
 }
 
-/// Reads a W3C `traceparent` (version 00: `00-<trace id>-<parent id>-<flags>`, lower-case
-/// hex) and its `tracestate` (dropped when malformed, as W3C allows).
+/// Reads a W3C `traceparent` (`<version>-<trace id>-<parent id>-<flags>`, lower-case
+/// hex; version 00 has exactly these four fields, a later version may add more after
+/// them, which are ignored, and version ff is invalid) and its `tracestate` (dropped
+/// when malformed, as W3C allows).
 fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<SpanContext> {
     let mut parts = traceparent.split('-');
     let (version, trace_id, span_id, flags) =
@@ -82,8 +96,10 @@ fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<SpanContext> {
     let lower_hex = |s: &str, len: usize| {
         s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     };
-    if version != "00"
-        || parts.next().is_some()
+    let more = parts.next().is_some();
+    if !lower_hex(version, 2)
+        || version == "ff"
+        || (version == "00" && more)
         || !lower_hex(trace_id, 32)
         || !lower_hex(span_id, 16)
         || !lower_hex(flags, 2)
@@ -162,6 +178,10 @@ fn instruments() -> &'static Instruments {
     })
 }
 
+/// The `error.type` of an unknown method and of invalid params.
+const METHOD_NOT_FOUND: &str = "-32601";
+const INVALID_PARAMS: &str = "-32602";
+
 /// A request being timed: its start and the attributes its duration is recorded with.
 pub(super) struct Operation {
     direction: Direction,
@@ -194,14 +214,20 @@ impl Operation {
             Direction::Outbound => &instruments.client_operation,
             Direction::Inbound => &instruments.server_operation,
         };
-        match error_type {
-            None => histogram.record(seconds, &self.attributes),
-            Some(error_type) => {
-                let mut attributes = self.attributes.clone();
-                attributes.push(KeyValue::new("error.type", error_type.to_owned()));
-                histogram.record(seconds, &attributes);
-            }
-        }
+        let Some(error_type) = error_type else {
+            histogram.record(seconds, &self.attributes);
+            return;
+        };
+        // The peer chooses the method and the tool or prompt name: one it does not
+        // have (method not found, invalid params) is not a series of its own, or a
+        // peer could make the metric grow without bound.
+        let mut attributes = match error_type {
+            METHOD_NOT_FOUND => vec![KeyValue::new("mcp.method.name", "_OTHER")],
+            INVALID_PARAMS => self.attributes[..1].to_vec(),
+            _ => self.attributes.clone(),
+        };
+        attributes.push(KeyValue::new("error.type", error_type.to_owned()));
+        histogram.record(seconds, &attributes);
     }
 }
 
@@ -281,7 +307,8 @@ mod tests {
         for bad in [
             "",
             "00",
-            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "0-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
             "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
             "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
@@ -291,6 +318,16 @@ mod tests {
         ] {
             assert!(parse(bad, None).is_none(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_later_version_is_read_by_its_first_four_fields() {
+        let sc = parse(
+            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-comes-next",
+            None,
+        )
+        .unwrap();
+        assert_eq!(sc.span_id().to_string(), "00f067aa0ba902b7");
     }
 
     #[test]
