@@ -46,7 +46,7 @@ use modelctx::types::{
 };
 use modelctx_test::record::{Recording, record};
 use modelctx_test::within;
-use support::{Front, RedisServer, Served, WITHIN, served};
+use support::{Front, RedisServer, Served, WITHIN, logged, served};
 use tokio::sync::mpsc;
 
 /// Two instances on `redis` behind `front`, and a 2025-era client connected through
@@ -364,16 +364,12 @@ async fn a_task_whose_instance_is_killed(front: Front) {
     });
     let mut seen = d.seen.clone();
     // Each instance's access log is read on its own: wait for both lines.
-    let log = within(
-        WITHIN,
+    let log = logged(
+        &mut seen,
         "the call and the client polling its task",
-        seen.wait_for(|log| {
-            !served(log, "tools/call").is_empty() && !served(log, "tasks/get").is_empty()
-        }),
+        |log| !served(log, "tools/call").is_empty() && !served(log, "tasks/get").is_empty(),
     )
-    .await
-    .unwrap()
-    .clone();
+    .await;
     let running_on = served(&log, "tools/call")[0];
     d.instances[running_on].kill().await;
     // Nobody renews the task's lease in Redis any more: once it lapses, the other
@@ -420,15 +416,10 @@ async fn an_input_round_whose_instance_is_killed(front: Front) {
     let question = within(WITHIN, "the question", asked.recv()).await.unwrap();
     assert_eq!(question, "Who is there?");
     let mut seen = d.seen.clone();
-    // The access logs are read on their own tasks: wait for the line.
-    let log = within(
-        WITHIN,
-        "the first round in the access logs",
-        seen.wait_for(|log| !served(log, "tools/call").is_empty()),
-    )
-    .await
-    .unwrap()
-    .clone();
+    let log = logged(&mut seen, "the first round in the access logs", |log| {
+        !served(log, "tools/call").is_empty()
+    })
+    .await;
     let asked_by = served(&log, "tools/call")[0];
     d.instances[asked_by].kill().await;
     killed.add_permits(1);
@@ -444,14 +435,10 @@ async fn an_input_round_whose_instance_is_killed(front: Front) {
     );
     // The retry reached the instance still running (the balancer tried the dead one's
     // address, was refused, and went on), which ran the tool again with the answer.
-    let log = within(
-        WITHIN,
-        "the retry in the access logs",
-        seen.wait_for(|log| served(log, "tools/call").len() == 2),
-    )
-    .await
-    .unwrap()
-    .clone();
+    let log = logged(&mut seen, "the retry in the access logs", |log| {
+        served(log, "tools/call").len() == 2
+    })
+    .await;
     assert_eq!(served(&log, "tools/call"), vec![asked_by, 1 - asked_by]);
 }
 
@@ -492,26 +479,16 @@ async fn a_get_stream_whose_instance_is_killed(front: Front) {
     let watch = d.client.watch(watching_tickets());
     let mut watch = within(WITHIN, "the watch", watch).await.unwrap();
     let mut seen = d.deployed.seen.clone();
-    let log = within(
-        WITHIN,
-        "the GET stream",
-        seen.wait_for(|log| !gets(log).is_empty()),
-    )
-    .await
-    .unwrap()
-    .clone();
+    let log = logged(&mut seen, "the GET stream", |log| !gets(log).is_empty()).await;
     let holder = gets(&log)[0];
     ticket_and_update(&d.client, &mut watch).await;
 
     d.deployed.instances[holder].kill().await;
     // The client opens its stream again, through the balancer, on the instance left.
-    within(
-        WITHIN,
-        "the GET stream on the other instance",
-        seen.wait_for(|log| gets(log).contains(&(1 - holder))),
-    )
-    .await
-    .unwrap();
+    logged(&mut seen, "the GET stream on the other instance", |log| {
+        gets(log).contains(&(1 - holder))
+    })
+    .await;
     ticket_and_update(&d.client, &mut watch).await;
 
     // Nothing twice: a replay of the first update when the stream opened again would
@@ -539,14 +516,10 @@ async fn a_listen_stream_whose_instance_is_killed(front: Front) {
     let watch = client.watch(watching_tickets());
     let mut watch = within(WITHIN, "the listen stream", watch).await.unwrap();
     let mut seen = d.seen.clone();
-    let log = within(
-        WITHIN,
-        "the listen stream in the access logs",
-        seen.wait_for(|log| !served(log, "subscriptions/listen").is_empty()),
-    )
-    .await
-    .unwrap()
-    .clone();
+    let log = logged(&mut seen, "the listen stream in the access logs", |log| {
+        !served(log, "subscriptions/listen").is_empty()
+    })
+    .await;
     let holder = served(&log, "subscriptions/listen")[0];
     ticket_and_update(&client, &mut watch).await;
 
@@ -561,14 +534,12 @@ async fn a_listen_stream_whose_instance_is_killed(front: Front) {
     let mut watch = within(WITHIN, "a new listen stream", watch).await.unwrap();
     ticket_and_update(&client, &mut watch).await;
     // The new stream is the other instance's (the killed one cannot have taken it).
-    let log = within(
-        WITHIN,
+    let log = logged(
+        &mut seen,
         "the new listen stream in the access logs",
-        seen.wait_for(|log| served(log, "subscriptions/listen").len() == 2),
+        |log| served(log, "subscriptions/listen").len() == 2,
     )
-    .await
-    .unwrap()
-    .clone();
+    .await;
     assert_eq!(
         served(&log, "subscriptions/listen"),
         vec![holder, 1 - holder]

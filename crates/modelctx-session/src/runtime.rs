@@ -115,9 +115,8 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     let initialize_seen = config.initialize_answered && phase != Phase::Stateless;
     // The era is known here only for a stateless request or a pre-initialised session;
     // otherwise it is recorded when the first request shows it (`on_request`). The
-    // fields are evaluated only when a subscriber enables the span. The session id is
-    // a bearer of the session (whoever has it may post to it): the span shows only its
-    // first 8 characters, enough to tell sessions apart in the logs.
+    // fields are evaluated only when a subscriber enables the span; the session id's
+    // tag is recorded by `SessionTrace::start`.
     let span = tracing::info_span!(
         target: "modelctx_session",
         "mcp.session",
@@ -684,11 +683,12 @@ impl Core {
                 // a leftover routed after the answer finds it fired.
                 over.cancel();
             }
-            trace.finish(match &outcome {
-                None => trace::Outcome::Failed("cancelled"),
-                Some(Ok(result)) => trace::Outcome::Result(result),
-                Some(Err(error)) => trace::Outcome::Error(error),
-            });
+            match &outcome {
+                // Cancelled: recorded so when `trace` drops.
+                None => {}
+                Some(Ok(result)) => trace.finish(trace::Outcome::Result(result)),
+                Some(Err(error)) => trace.finish(trace::Outcome::Error(error)),
+            }
             let message = match outcome {
                 // Cancelled: the spec says no response.
                 None => return,

@@ -2,9 +2,10 @@
 //! name them, and — with the `otel` feature — W3C trace context carried in `_meta` and
 //! the MCP metrics (`otel` below).
 //!
-//! Without a subscriber that wants the spans, a request costs one level check here; the
-//! description of a request (its target, its trace context) is read from the params only
-//! for a span something records, or for the metrics.
+//! Without the `otel` feature and without a subscriber that wants the spans, a request
+//! costs one level check here; the description of a request (its target, its trace
+//! context) is read from the params only for a span something records, or for the
+//! metrics.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -135,10 +136,10 @@ impl RequestTrace {
     /// The span of a request (`mcp.request`), a child of its session's span, which the
     /// request's future is to run in, and its trace.
     ///
-    /// Inbound, with the `otel` feature, a W3C `traceparent` in the request's `_meta`
-    /// becomes the span's remote parent; outbound, the span's parent is the span the
-    /// caller is in, when it has one (otherwise its session's). `meta` is what the
-    /// sender adds to the params' `_meta` (outbound).
+    /// With the `otel` feature, the span's OpenTelemetry parent is, inbound, the W3C
+    /// `traceparent` in the request's `_meta`, and outbound, the span the caller is in;
+    /// without either, the request is a trace of its own. `meta` is what the sender
+    /// adds to the params' `_meta` (outbound).
     pub(crate) fn start(
         (session, shared): (&Span, &SessionTrace),
         direction: Direction,

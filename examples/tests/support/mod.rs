@@ -170,6 +170,20 @@ impl Deployment {
     }
 }
 
+/// Waits (within [`WITHIN`]) until the instances' access logs, joined, satisfy `done`
+/// (each log is read on its own task: a line may come after what the client saw), and
+/// returns them then.
+pub async fn logged(
+    seen: &mut watch::Receiver<Vec<Served>>,
+    what: &str,
+    done: impl FnMut(&Vec<Served>) -> bool,
+) -> Vec<Served> {
+    within(WITHIN, what, seen.wait_for(done))
+        .await
+        .expect("the access logs' sender lives as long as the deployment")
+        .clone()
+}
+
 impl Deployment {
     /// A 2026-07-28 client that takes tasks, connected through the front.
     pub async fn connect_modern(&self) -> modelctx::client::Client {
