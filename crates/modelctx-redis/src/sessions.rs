@@ -26,7 +26,9 @@
 //! (never past the record's TTL) only when it is absent, of the same instance, or on a
 //! take-over (`Last-Event-ID`), else answers busy (409); `renew_stream` extends it only
 //! while it is the caller's (or absent: a lapsed hold no one took), else lost; `touch` does
-//! not extend it (a dead holder must lapse); `release_stream` compare-and-deletes it.
+//! not extend it (a dead holder must lapse); `release_stream` compare-and-deletes it and
+//! notes it in the record (`released`), which the next `hold_stream` answers as the hold
+//! it replaced when none is current, and clears.
 //! Messages kept while none holds it are the list `<prefix>sess:{<id>}:out` (trimmed to
 //! `keep`). `to_client` is one script (no record: dropped; a holder: published on its
 //! instance's channel from inside the script, or dropped for an announcement; none: kept,
@@ -250,9 +252,11 @@ local cur = redis.call('GET', KEYS[3])
 if cur and ARGV[3] ~= '1' and cur ~= ARGV[1] and string.sub(cur, 1, #ARGV[4]) ~= ARGV[4] then
   return {'busy'}
 end
+local released = redis.call('HGET', KEYS[1], 'released')
+redis.call('HDEL', KEYS[1], 'released')
 redis.call('SET', KEYS[3], ARGV[1], 'PX', lease(tonumber(ARGV[2])))
 local kept = take('held')
-table.insert(kept, 2, cur or '')
+table.insert(kept, 2, cur or released or '')
 return kept";
 
 /// ARGV: holder, lease ms. {'held', kept...} | {'lost'}: another holder, or no session.
@@ -266,7 +270,10 @@ return take('held')";
 
 /// ARGV: holder.
 const RELEASE: &str = "
-if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+if redis.call('GET', KEYS[3]) == ARGV[1] then
+  redis.call('DEL', KEYS[3])
+  if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'released', ARGV[1]) end
+end
 return 1";
 
 /// KEYS: index. The number of live sessions.

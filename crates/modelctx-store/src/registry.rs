@@ -111,9 +111,11 @@ pub trait SessionRegistry: Send + Sync {
     /// no stream of the session is open there), or `take_over` (a resumption with
     /// `Last-Event-ID`: the client lost its stream, even if its holder has not noticed
     /// yet): otherwise `None`, the stream is held elsewhere (409). The hold it
-    /// replaced, if any, comes back with it ([`StreamHold::previous`]: the service
-    /// taking over asks it for what it sent on the lost connection). A session that
-    /// is gone: held, nothing kept.
+    /// replaced comes back with it ([`StreamHold::previous`]): the current one, or,
+    /// when none is, the last one [released](Self::release_stream) since the previous
+    /// `hold_stream` (the service taking over asks it for what it sent on the lost
+    /// connection, and for what was relayed to it after its connection ended). A
+    /// session that is gone: held, nothing kept.
     fn hold_stream(
         &self,
         session: &str,
@@ -134,7 +136,8 @@ pub trait SessionRegistry: Send + Sync {
     ) -> BoxFuture<'static, Result<Option<Vec<String>>, RegistryError>>;
 
     /// Forgets `holder`'s hold on the session's GET stream (its connection ended),
-    /// unless another holder replaced it: later messages are kept again.
+    /// unless another holder replaced it: later messages are kept again, and the next
+    /// [`hold_stream`](Self::hold_stream) answers `holder` as the hold it replaced.
     fn release_stream(
         &self,
         session: &str,
@@ -159,7 +162,8 @@ pub trait SessionRegistry: Send + Sync {
 pub struct StreamHold {
     /// The messages kept for the stream while no service held it, oldest first.
     pub kept: Vec<String>,
-    /// The hold this one replaced (a take-over of a stream another hold still had).
+    /// The hold this one replaced: one that still had the stream (a take-over), or
+    /// the last one released since the hold before.
     pub previous: Option<String>,
 }
 

@@ -326,6 +326,7 @@ impl SessionState {
         {
             let mut routes = self.routes();
             self.release_hold(&mut routes);
+            self.late_to_registry(&mut routes);
             self.release_runs(&routes);
             routes.requests.clear();
             routes.streams.clear();

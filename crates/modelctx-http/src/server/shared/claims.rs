@@ -6,8 +6,9 @@
 //! What is routed here while the hold is being recorded waits behind it
 //! (`StreamState::claiming`/`pending`), so one copy's messages keep their order; a shared
 //! copy's backlog waits for the hold, not for the GET's head. A holder whose connection has
-//! ended gives its hold up (`release_stream`, through the relay queue, before the message
-//! that found it ended, which goes back to `to_client`); so does a copy that ends.
+//! ended gives its hold up (`release_stream`, through the relay queue); so does a copy
+//! that ends. A message the registry relayed to a hold that had ended is kept for the next
+//! hold (`Claim::late`), first on it, here or handed over (see `hold.rs`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -63,29 +64,38 @@ impl SessionState {
             .and_then(|s| s.claim.replayed_to)
     }
 
-    /// Another service took the standalone stream over from `holder` (see
-    /// [`RelayedKind::HandOver`](super::registry::RelayedKind::HandOver)); the client has
-    /// `after`, the last event it got. If `holder` is this copy's latest hold, its
-    /// connection ends (what waited for the hold goes to the registry, as in
-    /// [`unclaim`](Self::unclaim)), and the answer is where to read what it sent
-    /// that the client may not have: the events after the returned id and before
-    /// the returned position, on this copy's standalone stream.
-    pub(crate) fn let_go(&self, holder: &str, after: EventId) -> Option<(EventId, u64)> {
+    /// Another service took the standalone stream over from `holder`, or opened it
+    /// after `holder` was released (see
+    /// [`RelayedKind::HandOver`](super::registry::RelayedKind::HandOver)). If `holder`
+    /// is this copy's latest hold, its connection ends (what waited for the hold goes
+    /// to the registry, as in [`unclaim`](Self::unclaim)), and the answer is what the
+    /// new holder sends first: where to read what the hold sent that the client may
+    /// not have (with `after`, the last event the client has, in a resumption: the
+    /// events after the returned id and before the returned position, on this copy's
+    /// standalone stream), and the messages relayed to the hold after its connection
+    /// ended.
+    pub(crate) fn let_go(
+        &self,
+        holder: &str,
+        after: Option<EventId>,
+    ) -> (Option<(EventId, u64)>, Vec<String>) {
         let mut routes = self.routes();
-        let stream = routes.standalone()?;
-        let hold = stream
-            .claim
-            .last
-            .as_mut()
-            .filter(|h| &*h.holder == holder)?;
+        let Some(stream) = routes.standalone() else {
+            return (None, Vec::new());
+        };
+        let Some(hold) = stream.claim.last.as_mut().filter(|h| &*h.holder == holder) else {
+            return (None, Vec::new());
+        };
         let until = *hold.until.get_or_insert(stream.next_seq);
-        let from = if after.stream == self.stream_base {
-            hold.from.max(after.seq + 1)
-        } else {
-            hold.from
+        let from = match after {
+            Some(after) if after.stream == self.stream_base => hold.from.max(after.seq + 1),
+            Some(_) => hold.from,
+            // A plain GET: the client reads nothing of the old connection again.
+            None => until,
         };
         // Events that found no connection: stored, and handed over from the store.
         stream.backlog.clear();
+        let late = std::mem::take(&mut stream.claim.late).into();
         let mut pending = VecDeque::new();
         if stream.claim.holder.as_deref() == Some(holder) {
             stream.claim.holder = None;
@@ -95,13 +105,24 @@ impl SessionState {
         }
         drop(routes);
         self.pending_to_registry(pending);
-        (from >= 1 && from < until).then_some((
+        let stored = (from >= 1 && from < until).then_some((
             EventId {
                 stream: self.stream_base,
                 seq: from - 1,
             },
             until,
-        ))
+        ));
+        (stored, late)
+    }
+
+    /// This copy ends with messages relayed to its ended hold still kept for the next
+    /// hold: they go back to the registry (for the holder now, or kept for the next),
+    /// since no hand-over will ask this copy for them.
+    pub(crate) fn late_to_registry(&self, routes: &mut Routes) {
+        if let Some(stream) = routes.standalone() {
+            let late = std::mem::take(&mut stream.claim.late);
+            self.pending_to_registry(late.into_iter().map(|data| (data, false)).collect());
+        }
     }
 
     /// What waited for a hold that did not happen goes to the registry, which relays
@@ -149,8 +170,15 @@ impl SessionState {
                 let _ = conn.try_send(event);
             }
         }
+        // What reached this copy's previous hold too late for it was relayed before
+        // anything the registry kept since.
+        let late = std::mem::take(&mut stream.claim.late);
         let pending = std::mem::take(&mut stream.claim.pending);
-        for data in kept.iter().chain(pending.iter().map(|(data, _)| data)) {
+        for data in late
+            .iter()
+            .chain(&kept)
+            .chain(pending.iter().map(|(data, _)| data))
+        {
             self.deliver(&mut routes, STANDALONE, data);
         }
     }
@@ -218,18 +246,26 @@ impl SessionState {
     /// Delivers `data`, relayed by another service, on the GET stream, if it is open
     /// here. Otherwise (its connection ended, or another service took the stream
     /// over, after the registry relayed it here) the hold, if any, is released and
-    /// `data` goes back to the registry, for the holder now or kept for the next.
+    /// `data` is kept for the next hold: first on it when it is here, handed over
+    /// first when it is another service's (which asks this one, see
+    /// [`let_go`](Self::let_go)). Given back to the registry instead, it would go
+    /// behind what the registry kept after the release.
     pub(crate) fn deliver_relayed(&self, data: &str) {
         let mut routes = self.routes();
         if standalone_here(&routes) {
             // Relayed: never an announcement (the registry drops those while a
             // service holds the stream).
             self.deliver_standalone(&mut routes, data, false);
-        } else if let Some(shared) = &self.shared {
-            // Relayed while the registry still named a hold here that has ended (its
-            // release, or another service's take-over, came after): back to the
-            // registry, after the release, for the holder now.
-            self.to_registry(&mut routes, shared, data, false);
+            return;
+        }
+        self.release_hold(&mut routes);
+        if let Some(stream) = routes.standalone()
+            && stream.claim.keep_late(data, self.config.stream_queue)
+        {
+            self.report(format!(
+                "session {}: standalone stream backlog full, oldest message dropped",
+                self.id
+            ));
         }
     }
 

@@ -25,16 +25,23 @@
 //! before the hold moved come before the `HandOver`, since pub/sub keeps one channel's
 //! order. The new holder puts them first, then what was kept, then `pending`. An old holder
 //! that does not answer within `HAND_OVER_WAIT` is taken as stopped, and the stream the
-//! client named is read once more from the store. A relayed message that finds no stream
-//! open here goes back to `to_client` for the holder now, instead of being dropped.
+//! client named is read once more from the store.
 //!
-//! A hold released before a take-over has nothing to hand over, and its store writes behind
-//! on another connection than the registry's, so the release waits for the store's barrier
-//! (`EventStore::flushed`, at most `FLUSH_WAIT`, in the outbox's order) before
-//! `release_stream`; the release deletes only its own holder, so a late release never ends
-//! a newer hold. The taking side reads once more after its hold is recorded
-//! (`stored_behind`), because `resume` reads the replay before `hold_stream`. Both halves
-//! are tested without timing, with a store that holds writes behind a gate.
+//! A released hold is handed over too: the registry names the last released hold as the
+//! one replaced, and the next holder on another service asks it, with or without
+//! `Last-Event-ID`. The registry may have relayed messages to a hold just before its
+//! release, which reach it after its connection ended; the old holder keeps them
+//! (`Claim::late`, never back to `to_client`, where they would go behind what the registry
+//! kept after the release) and hands them over first, or sends them first itself when
+//! the next hold is its own. A copy that ends gives them back to `to_client`.
+//!
+//! A released hold's store writes behind on another connection than the registry's, so
+//! the release waits for the store's barrier (`EventStore::flushed`, at most `FLUSH_WAIT`,
+//! in the outbox's order) before `release_stream`; the release deletes only its own
+//! holder, so a late release never ends a newer hold. The taking side reads once more
+//! after its hold is recorded (`stored_behind`) when the old holder does not answer,
+//! because `resume` reads the replay before `hold_stream`. Both halves are tested without
+//! timing, with a store that holds writes behind a gate.
 
 use std::sync::{Arc, Weak};
 
@@ -89,18 +96,20 @@ impl Sharing {
             .await
         {
             // Taken over from another service's hold, whose connection the client
-            // lost: what it sent there after the client's last event comes first.
+            // lost, or opened after it was released: what it sent there after the
+            // client's last event (in a resumption) and what reached it too late
+            // come first.
             Ok(Some(held)) => match held.previous {
-                Some(previous) if take_over && instance_of(&previous) != &*self.instance => {
+                Some(previous) if instance_of(&previous) != &*self.instance => {
                     let mut unsent = self
-                        .take_over_from(config, session, &holder, &previous)
+                        .take_over_from(config, session, &holder, &previous, take_over)
                         .await;
                     unsent.extend(held.kept);
                     unsent
                 }
-                // No other service's hold to hand over (a hold released before this
-                // one was recorded, or none): what was stored on the stream the client
-                // named since the resumption read it comes first.
+                // No other service's hold to hand over (this service's own, or a
+                // hold that lapsed): what was stored on the stream the client named
+                // since the resumption read it comes first.
                 _ if take_over => {
                     let mut unsent = stored_behind(config, session).await;
                     unsent.extend(held.kept);
@@ -140,18 +149,23 @@ impl Sharing {
             .boxed())
     }
 
-    /// The GET stream of `session`, resumed here, was held by `previous` on another
-    /// service: asks it for what it sent on the connection the client lost after the
-    /// last event the client has, and answers it, oldest first. Waits at most
-    /// [`HAND_OVER_WAIT`]; without an answer (the old holder stopped), reads the
-    /// stream the client named once more from the store instead (what was stored on
-    /// it since the resumption read it).
+    /// The GET stream of `session`, opened here, was held by `previous` on another
+    /// service: asks it for what the new hold sends first, and answers it, oldest
+    /// first. That is what was relayed to `previous` after its connection ended, and,
+    /// when the GET `resumed` the stream, before it what `previous` sent on the
+    /// connection the client lost after the last event the client has. The old holder
+    /// hears this after every message the registry relayed to it before this hold was
+    /// recorded (pub/sub keeps one channel's order), so none of them is missed. Waits
+    /// at most [`HAND_OVER_WAIT`]; without an answer (the old holder stopped), reads
+    /// the stream the client named once more from the store instead (what was stored
+    /// on it since the resumption read it).
     async fn take_over_from(
         &self,
         config: &StreamableHttpServerConfig,
         session: &SessionState,
         holder: &Arc<str>,
         previous: &str,
+        resumed: bool,
     ) -> Vec<String> {
         let after = session.replayed_to().unwrap_or(EventId {
             stream: session.wire_standalone(),
@@ -167,6 +181,7 @@ impl Sharing {
             "to": &**holder,
             "stream": after.stream,
             "after": after.seq,
+            "resumed": resumed,
         })
         .to_string();
         let asked = Relayed::of_kind(RelayedKind::HandOver, session.id.to_string(), message);
@@ -196,7 +211,11 @@ impl Sharing {
                 session.id
             ),
         );
-        stored_behind(config, session).await
+        if resumed {
+            stored_behind(config, session).await
+        } else {
+            Vec::new()
+        }
     }
 }
 

@@ -189,13 +189,14 @@ impl Sharing {
         }
     }
 
-    /// Another service took over the GET stream of a session from a hold of this one
-    /// ([`RelayedKind::HandOver`]): the hold lets go at once (what the session sends
-    /// next goes to the registry, which relays it to the new holder), then what it
-    /// sent that the client may have missed is read back from the event store and
-    /// sent to the new holder, which puts it first on its stream. Always answered
-    /// (with nothing, when this copy has no such hold), so the new holder waits no
-    /// longer than a round trip.
+    /// Another service took over the GET stream of a session from a hold of this one,
+    /// or opened it after that hold was released ([`RelayedKind::HandOver`]): the
+    /// hold lets go at once (what the session sends next goes to the registry, which
+    /// relays it to the new holder), then what the new holder puts first on its stream
+    /// is sent to it: in a resumption, what the hold sent that the client may have
+    /// missed, read back from the event store; in either case, what was relayed to
+    /// the hold after its connection ended. Always answered (with nothing, when this
+    /// copy has no such hold), so the new holder waits no longer than a round trip.
     fn hand_over<H: Host>(&self, host: &H, relayed: Relayed) {
         #[derive(serde::Deserialize)]
         struct HandOver {
@@ -203,20 +204,28 @@ impl Sharing {
             to: String,
             stream: u64,
             after: u64,
+            /// False for a plain GET (no `Last-Event-ID`); absent from older services,
+            /// which ask only in a resumption.
+            #[serde(default = "resumed")]
+            resumed: bool,
+        }
+        fn resumed() -> bool {
+            true
         }
         let Ok(asked) = serde_json::from_str::<HandOver>(&relayed.message) else {
             return;
         };
         let registry = self.registry.clone();
         let session = host.local(relayed.session.as_str());
-        let after = EventId {
+        let after = asked.resumed.then_some(EventId {
             stream: asked.stream,
             seq: asked.after,
-        };
-        let unsent = session
+        });
+        let (unsent, late) = session
             .as_ref()
-            .and_then(|s| s.let_go(&asked.holder, after))
-            .zip(host.config().event_store.clone());
+            .map(|s| s.let_go(&asked.holder, after))
+            .unwrap_or_default();
+        let unsent = unsent.zip(host.config().event_store.clone());
         tokio::spawn(async move {
             let mut events = Vec::new();
             if let Some(((from, until), store)) = unsent
@@ -229,6 +238,7 @@ impl Sharing {
                         .map(|(_, data)| data.to_string()),
                 );
             }
+            events.extend(late);
             let to = instance_of(&asked.to).to_owned();
             let message = serde_json::json!({"holder": asked.to, "events": events}).to_string();
             let answer = Relayed::of_kind(RelayedKind::HandedOver, relayed.session, message);

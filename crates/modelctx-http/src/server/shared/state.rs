@@ -347,6 +347,11 @@ pub(crate) struct Claim {
     /// The last event a resumption of the standalone stream here replayed (on the
     /// stream the client named): what the client has, for the hand-over.
     pub(crate) replayed_to: Option<EventId>,
+    /// Messages the registry relayed to the `last` hold that reached it after its
+    /// connection ended, oldest first: they go to the next hold, first (handed over
+    /// when it is another service's), so they keep their place before what the
+    /// registry kept after the release.
+    pub(crate) late: VecDeque<String>,
 }
 
 impl Claim {
@@ -368,6 +373,17 @@ impl Claim {
         }
         self.pending.push_back((data.to_owned(), announcement));
         Some(full)
+    }
+
+    /// Keeps `data`, relayed to a hold that has ended, for the next hold (at most
+    /// `limit` messages, the oldest dropped): true when the oldest was dropped.
+    pub(crate) fn keep_late(&mut self, data: &str, limit: usize) -> bool {
+        let full = self.late.len() >= limit.max(1);
+        if full {
+            self.late.pop_front();
+        }
+        self.late.push_back(data.to_owned());
+        full
     }
 }
 

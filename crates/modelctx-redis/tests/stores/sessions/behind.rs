@@ -17,20 +17,10 @@ async fn a_resumption_reads_again_what_a_released_hold_wrote_behind() {
     let peer = a.peers.lock().unwrap()[0].clone();
     until_initialized(&peer).await;
 
-    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
-    assert_eq!(status, 200);
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
-        .await
-        .unwrap()
-        .unwrap();
-    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
-    let last = event_id_of(&seen, r#""n":1"#);
+    let (on_a, _, last) = stream_past_a_note(&a.url, &session, &peer).await;
 
     on_a_store.close();
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 2})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 2).await;
     on_a_store.until_held(1).await;
     drop(on_a);
     until_released_or_flushing(&redis, "again:", &session, &on_a_store).await;
@@ -62,16 +52,7 @@ async fn a_resumption_reads_again_what_a_released_hold_wrote_behind() {
         .unwrap();
     assert_eq!(status, 200);
 
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 3).await;
     read_until(&mut on_b, &mut resumed, r#""n":3"#).await;
-    assert_eq!(resumed.matches(r#""n":2"#).count(), 1, "{resumed}");
-    assert_eq!(resumed.matches(r#""n":3"#).count(), 1, "{resumed}");
-    assert!(
-        resumed.find(r#""n":2"#) < resumed.find(r#""n":3"#),
-        "in order: {resumed}"
-    );
-    assert!(!resumed.contains(r#""n":1"#), "{resumed}");
+    assert_two_then_three(&resumed);
 }

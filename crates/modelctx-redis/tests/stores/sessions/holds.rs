@@ -1,5 +1,5 @@
-//! The GET stream's hold: refused twice, taken over on resumption, handed over, and a
-//! vanished holder.
+//! The GET stream's hold: refused twice, taken over on resumption, handed over (what
+//! reached a released hold late included), and a vanished holder.
 
 use super::*;
 
@@ -18,19 +18,9 @@ async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
     let peer = a.peers.lock().unwrap()[0].clone();
     until_initialized(&peer).await;
 
-    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
-    assert_eq!(status, 200);
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
-        .await
-        .unwrap()
-        .unwrap();
-    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
-    let last = event_id_of(&seen, r#""n":1"#);
+    let (mut on_a, _, last) = stream_past_a_note(&a.url, &session, &peer).await;
     // The client stops reading; A still holds the stream and writes n=2 on it.
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 2})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 2).await;
 
     let (status, mut on_b, mut resumed) = try_get_stream(&b.url, &session, Some(&last)).await;
     assert_eq!(status, 200, "a resumption takes the stream over");
@@ -44,10 +34,7 @@ async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
     // A's connection ends (B handed it over); n=3 then goes to B, once.
     let rest = read_to_end(&mut on_a).await;
     assert!(!rest.contains(r#""n":3"#), "{rest}");
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 3).await;
     read_until(&mut on_b, &mut resumed, r#""n":3"#).await;
     assert_eq!(resumed.matches(r#""n":2"#).count(), 1, "{resumed}");
     assert_eq!(resumed.matches(r#""n":3"#).count(), 1, "{resumed}");
@@ -70,37 +57,18 @@ async fn a_taken_over_holder_hands_the_stream_over_at_once() {
     let session = open(&a.url).await;
     let peer = a.peers.lock().unwrap()[0].clone();
 
-    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
-    assert_eq!(status, 200);
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
-        .await
-        .unwrap()
-        .unwrap();
-    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
-    let last = event_id_of(&seen, r#""n":1"#);
+    let (mut on_a, _, last) = stream_past_a_note(&a.url, &session, &peer).await;
     // The client stops reading A's stream, which stays open: A writes n=2 on it.
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 2})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 2).await;
 
     let (status, mut on_b, mut resumed) = try_get_stream(&b.url, &session, Some(&last)).await;
     assert_eq!(status, 200, "a resumption takes the stream over");
     // A let go when B took over: its connection ends now, not at a renewal.
     let rest = read_to_end(&mut on_a).await;
     assert!(!rest.contains(r#""n":3"#), "{rest}");
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 3).await;
     read_until(&mut on_b, &mut resumed, r#""n":3"#).await;
-    assert_eq!(resumed.matches(r#""n":2"#).count(), 1, "{resumed}");
-    assert_eq!(resumed.matches(r#""n":3"#).count(), 1, "{resumed}");
-    assert!(
-        resumed.find(r#""n":2"#) < resumed.find(r#""n":3"#),
-        "in order: {resumed}"
-    );
-    assert!(!resumed.contains(r#""n":1"#), "{resumed}");
+    assert_two_then_three(&resumed);
 }
 
 /// A holder that vanished without giving its hold up (a killed process: its record in
@@ -161,21 +129,11 @@ async fn an_event_written_behind_before_the_hold_is_released_is_not_lost() {
     let peer = a.peers.lock().unwrap()[0].clone();
     until_initialized(&peer).await;
 
-    let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
-    assert_eq!(status, 200);
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
-        .await
-        .unwrap()
-        .unwrap();
-    read_until(&mut on_a, &mut seen, r#""n":1"#).await;
-    let last = event_id_of(&seen, r#""n":1"#);
+    let (on_a, _, last) = stream_past_a_note(&a.url, &session, &peer).await;
     let a_holds = holder(&redis, "behind:", &session).await.expect("A's hold");
 
     store.close();
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 2})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 2).await;
     store.until_held(1).await;
     drop(on_a);
     until_released_or_flushing(&redis, "behind:", &session, &store).await;
@@ -185,18 +143,9 @@ async fn an_event_written_behind_before_the_hold_is_released_is_not_lost() {
     assert_eq!(status, 200, "a resumption takes the stream over");
     let b_holds = holder(&redis, "behind:", &session).await.expect("B's hold");
     store.open();
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 3})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 3).await;
     read_until(&mut on_b, &mut resumed, r#""n":3"#).await;
-    assert_eq!(resumed.matches(r#""n":2"#).count(), 1, "{resumed}");
-    assert_eq!(resumed.matches(r#""n":3"#).count(), 1, "{resumed}");
-    assert!(
-        resumed.find(r#""n":2"#) < resumed.find(r#""n":3"#),
-        "in order: {resumed}"
-    );
-    assert!(!resumed.contains(r#""n":1"#), "{resumed}");
+    assert_two_then_three(&resumed);
     assert_eq!(
         held_while_flushing,
         Some(a_holds),
@@ -204,4 +153,75 @@ async fn an_event_written_behind_before_the_hold_is_released_is_not_lost() {
     );
     // A's release, sent before n=3, found B's hold and left it.
     assert_eq!(holder(&redis, "behind:", &session).await, Some(b_holds));
+}
+
+/// A message the registry relayed to A's hold just before A released it can reach A
+/// after its connection ended, and after a later message was kept for the stream (A's
+/// listener behind: the test publishes n=2 on A's channel itself, as the registry had).
+/// It keeps its place: the next hold, on B, gets n=2 first (A hands it over), then the
+/// kept n=3, each once, in a resumption and on a new stream alike. Before, A gave n=2
+/// back to the registry, which kept it behind n=3 (seen behind HAProxy, which passes a
+/// client's close on only at its next write).
+async fn a_late_relay_keeps_its_place(resume: bool) {
+    let redis = RedisServer::start();
+    let prefix = if resume {
+        "late-resumed:"
+    } else {
+        "late-plain:"
+    };
+    let a = start_holding(&redis, prefix, Duration::from_secs(60)).await;
+    let b = start_holding(&redis, prefix, Duration::from_secs(60)).await;
+    let session = open(&a.url).await;
+    let peer = a.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
+
+    let (on_a, _, last) = stream_past_a_note(&a.url, &session, &peer).await;
+    let a_holds = holder(&redis, prefix, &session).await.expect("A's hold");
+
+    // The client leaves; A releases its hold.
+    drop(on_a);
+    let released = async {
+        while holder(&redis, prefix, &session).await.is_some() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, released)
+        .await
+        .expect("A releases its hold");
+    // n=3, sent once no service holds the stream, is kept for the next hold.
+    note(&peer, 3).await;
+    let kept_once = async {
+        while kept(&redis, prefix, &session).await < 1 {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, kept_once)
+        .await
+        .expect("n=3 kept");
+    // n=2, relayed to A's hold before its release, reaches A now.
+    let (instance, _) = a_holds.rsplit_once('/').expect("<instance>/<n>");
+    let note = json!({"jsonrpc": "2.0", "method": "test/note", "params": {"n": 2}});
+    let mut conn = redis.connection().await;
+    let _: i64 = redis::cmd("PUBLISH")
+        .arg(format!("{prefix}relay:{instance}"))
+        .arg(format!("s\n{session}\n{note}"))
+        .query_async(&mut conn)
+        .await
+        .expect("PUBLISH");
+
+    let last = resume.then_some(last.as_str());
+    let (status, mut on_b, mut got) = try_get_stream(&b.url, &session, last).await;
+    assert_eq!(status, 200);
+    read_until(&mut on_b, &mut got, r#""n":3"#).await;
+    assert_two_then_three(&got);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_relay_keeps_its_place_in_a_resumption() {
+    a_late_relay_keeps_its_place(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_relay_keeps_its_place_on_a_new_stream() {
+    a_late_relay_keeps_its_place(false).await;
 }

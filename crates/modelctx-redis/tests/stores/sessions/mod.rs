@@ -430,6 +430,45 @@ async fn try_get_stream(
     (status, stream, seen)
 }
 
+/// Sends the note `{"n": n}` from `peer`, the copy of a session in one service.
+async fn note(peer: &Peer, n: u32) {
+    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({ "n": n })))
+        .await
+        .expect("the note is sent in time")
+        .expect("the note is sent");
+}
+
+/// What a client that had n=1 got on its next stream, `got`: n=2, then n=3, each once,
+/// and not n=1 again.
+fn assert_two_then_three(got: &str) {
+    assert_eq!(got.matches(r#""n":2"#).count(), 1, "{got}");
+    assert_eq!(got.matches(r#""n":3"#).count(), 1, "{got}");
+    assert!(
+        got.find(r#""n":2"#) < got.find(r#""n":3"#),
+        "in order: {got}"
+    );
+    assert!(!got.contains(r#""n":1"#), "{got}");
+}
+
+/// Opens `session`'s GET stream on `url`, whose copy is `peer`, and reads the note
+/// n=1 that `peer` sends on it: the stream, what it read, and n=1's event id.
+async fn stream_past_a_note(
+    url: &str,
+    session: &str,
+    peer: &Peer,
+) -> (
+    futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    String,
+    String,
+) {
+    let (status, mut stream, mut seen) = try_get_stream(url, session, None).await;
+    assert_eq!(status, 200);
+    note(peer, 1).await;
+    read_until(&mut stream, &mut seen, r#""n":1"#).await;
+    let last = event_id_of(&seen, r#""n":1"#);
+    (stream, seen, last)
+}
+
 /// The GET stream's holder recorded for `session`, if any.
 async fn holder(redis: &RedisServer, prefix: &str, session: &str) -> Option<String> {
     let mut conn = redis.connection().await;
