@@ -12,7 +12,10 @@
 //!   session continues on both instances; without persistence the session is gone,
 //!   both instances answer 404 for it, and the client starts a new one.
 //! - Redis stalls (SIGSTOP): a call fails with the instance's 503 once its Redis
-//!   response timeout passes; when Redis goes on (SIGCONT) the session does too.
+//!   response timeout passes; when Redis goes on (SIGCONT) the session does too. Under
+//!   load (clients calling without a pause), the calls after the first fail at once,
+//!   the instances' memory stays where it was over thousands of them, and every session
+//!   goes on once Redis is back.
 //! - The balancer (nginx, HAProxy) is killed and started again in the middle of a
 //!   streamed call: the client resumes the stream through it and gets every progress
 //!   notification and the result once; the session goes on.
@@ -342,6 +345,112 @@ async fn a_stalled_redis(front: Front) {
     let since = d.deployed.seen.borrow().len();
     call_on_both(&mut d, since).await;
     assert_eq!(d.transport.session_id(), Some(session), "the same session");
+}
+
+behind!(
+    under_load_a_stalled_redis_fails_calls_fast_holds_memory_and_recovers,
+    stalled_under_load,
+    nginx,
+    haproxy
+);
+
+/// Clients calling without a pause while Redis stalls.
+const LOADERS: usize = 8;
+/// Calls the loaders see fail while Redis stalls, together. Were each to wait for
+/// Redis's response timeout (5 s), `LOADERS` could not see a hundred fail within
+/// [`WITHIN`].
+const FAILED_WHILE_STALLED: usize = 4_000;
+/// How much an instance's resident memory may grow over those calls: a request that
+/// left 4 KiB behind would pass it.
+const GROWTH_KIB: u64 = 16 * 1024;
+
+async fn stalled_under_load(front: Front) {
+    let redis = RedisServer::start();
+    let deployed = support::Deployment::start(&redis, front, 2).await;
+    let mut clients = Vec::with_capacity(LOADERS);
+    for _ in 0..LOADERS {
+        let (client, handle) = connect_handshake(&deployed.endpoint).await;
+        countdown_once(&client)
+            .await
+            .expect("a call before the stall");
+        clients.push((client, handle));
+    }
+    let before: Vec<u64> = deployed.instances.iter().map(resident_kib).collect();
+
+    redis.pause();
+    // Every call asks Redis first. The first ones wait for the response timeout; from
+    // then on an instance sends one request at a time to Redis, and fails the others
+    // at once with 503.
+    let failed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let loaders: Vec<_> = clients
+        .iter()
+        .map(|(client, _)| {
+            let (client, failed) = (client.clone(), failed.clone());
+            tokio::spawn(async move {
+                use std::sync::atomic::Ordering;
+                while failed.load(Ordering::Relaxed) < FAILED_WHILE_STALLED {
+                    let error = countdown_once(&client)
+                        .await
+                        .expect_err("no answer without Redis");
+                    assert!(error.to_string().contains("503"), "{error}");
+                    failed.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for loader in loaders {
+        within(WITHIN, "calls failing while Redis stalls", loader)
+            .await
+            .unwrap();
+    }
+    let after: Vec<u64> = deployed.instances.iter().map(resident_kib).collect();
+    redis.resume();
+    for (before, after) in before.iter().zip(&after) {
+        assert!(
+            after.saturating_sub(*before) <= GROWTH_KIB,
+            "resident memory {before} KiB before the stall, {after} KiB after {FAILED_WHILE_STALLED} failed calls"
+        );
+    }
+    // Redis is back: every session goes on, without a restart of the instances. (A
+    // call may still find the probe of the stall in flight, and fail at once.)
+    for (client, handle) in &clients {
+        let session = handle.session_id();
+        let recovered = async { while countdown_once(client).await.is_err() {} };
+        within(WITHIN, "a call once Redis is back", recovered).await;
+        assert_eq!(handle.session_id(), session, "the same session");
+    }
+}
+
+/// A 2025-era client connected through `endpoint`, and its transport's handle.
+async fn connect_handshake(endpoint: &str) -> (Client, modelctx::http::HttpClientHandle) {
+    let transport = StreamableHttpClientTransport::builder(endpoint)
+        .build()
+        .unwrap();
+    let handle = transport.handle();
+    let connecting = Client::builder("faults-test", "1.0.0")
+        .mode(ConnectMode::Handshake)
+        .connect(transport);
+    (within(WITHIN, "connect", connecting).await.unwrap(), handle)
+}
+
+/// One call of `countdown` from 1 (one half-second step).
+async fn countdown_once(
+    client: &Client,
+) -> Result<modelctx::types::CallToolResult, modelctx::session::SessionError> {
+    client
+        .call_tool("countdown", args(serde_json::json!({"from": 1})))
+        .await
+}
+
+/// An instance's resident memory, in KiB.
+fn resident_kib(instance: &support::Instance) -> u64 {
+    let pid = instance.child.id().expect("the instance runs");
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("the instance's status")
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in KiB")
 }
 
 behind!(

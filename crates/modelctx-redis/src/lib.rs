@@ -74,9 +74,13 @@
 //! reads), and whose tree with these features has no C code. No TLS feature: redis-rs'
 //! rustls feature brings the aws-lc C build and its native-tls feature OpenSSL.
 //! `connect(url)` bounds connecting and each response (5 s), so a Redis that stops
-//! answering makes calls fail, never hang. A script whose connection broke (Redis
-//! restarted) is tried once more on the reconnected manager, and every write pipeline
-//! starts by loading its scripts, so a restarted Redis never answers `NOSCRIPT`.
+//! answering makes calls fail, never hang. Once one of its round trips gets no answer,
+//! the session registry sends nothing more until Redis answers a `PING` (asked every
+//! quarter second): meanwhile every request of a shared session fails at once with 503,
+//! instead of each waiting the 5 s, so requests do not pile up under load. A script whose
+//! connection broke (Redis restarted) is tried once more on the reconnected manager (not
+//! one that timed out), and every write pipeline starts by loading its scripts, so a
+//! restarted Redis never answers `NOSCRIPT`.
 //!
 //! Registries of tools and prompts are built per process: a dynamic change is the
 //! application's to apply on every instance (the bus carries the notification, not the
@@ -88,6 +92,7 @@
 #![deny(missing_docs)]
 
 mod announce;
+mod breaker;
 mod events;
 mod keys;
 #[cfg(feature = "oauth")]

@@ -50,6 +50,7 @@ use modelctx_store::{self as store, Lookup, RegistryError, Relayed, RelayedKind,
 use redis::aio::ConnectionManager;
 use tokio::sync::watch;
 
+use crate::breaker::{Breaker, Failed};
 use crate::keys::Keys;
 
 /// Key names of a [`SessionRegistry`].
@@ -111,6 +112,8 @@ pub struct SessionRegistry {
     keys: Keys,
     scripts: Arc<Scripts>,
     acks: Arc<Acks>,
+    /// Requests fail at once while Redis gives no answer (see `breaker.rs`).
+    breaker: Arc<Breaker>,
 }
 
 /// The acknowledgements [`SessionRegistry::relay_acknowledged`](store::SessionRegistry::relay_acknowledged) waits for: a counter
@@ -358,6 +361,7 @@ impl SessionRegistry {
     ) -> Self {
         Self {
             client,
+            breaker: Breaker::pinging(conn.clone()),
             conn,
             keys: Keys::new(&config.prefix),
             acks: Arc::default(),
@@ -401,6 +405,7 @@ impl SessionRegistry {
             self.keys.session_holder(session),
             self.keys.session_kept(session),
         ];
+        let breaker = self.breaker.clone();
         Box::pin(async move {
             let mut call = pick(&scripts).prepare_invoke();
             for key in &keys {
@@ -409,15 +414,24 @@ impl SessionRegistry {
             for arg in &args {
                 call.arg(arg);
             }
-            match call.invoke_async(&mut conn).await {
-                // The connection broke (Redis restarted): the manager reconnects, and
-                // one more try tells the request what the new Redis holds instead of
-                // failing it for the old connection.
-                Err(e) if e.is_connection_dropped() || e.is_io_error() => {
-                    call.invoke_async(&mut conn).await.map_err(unavailable)
+            let trip = async {
+                match call.invoke_async(&mut conn).await {
+                    // The connection broke (Redis restarted): the manager reconnects,
+                    // and one more try tells the request what the new Redis holds
+                    // instead of failing it for the old connection. Not after a time
+                    // out: Redis is away, and the request has waited long enough.
+                    Err(e) if !e.is_timeout() && (e.is_connection_dropped() || e.is_io_error()) => {
+                        call.invoke_async(&mut conn).await
+                    }
+                    other => other,
                 }
-                other => other.map_err(unavailable),
-            }
+            };
+            breaker.run(trip).await.map_err(|failed| match failed {
+                Failed::Away => RegistryError::new(
+                    "Redis: away (a round trip got no answer; nothing is sent until it answers again)",
+                ),
+                Failed::Redis(e) => unavailable(e),
+            })
         })
     }
 }
