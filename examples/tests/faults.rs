@@ -15,7 +15,8 @@
 //!   response timeout passes; when Redis goes on (SIGCONT) the session does too. Under
 //!   load (clients calling without a pause), the calls after the first fail at once,
 //!   the instances' memory stays where it was over thousands of them, and every session
-//!   goes on once Redis is back.
+//!   goes on once Redis is back. The same when Redis is killed under load and started
+//!   again.
 //! - The balancer (nginx, HAProxy) is killed and started again in the middle of a
 //!   streamed call: the client resumes the stream through it and gets every progress
 //!   notification and the result once; the session goes on.
@@ -349,38 +350,65 @@ async fn a_stalled_redis(front: Front) {
 
 behind!(
     under_load_a_stalled_redis_fails_calls_fast_holds_memory_and_recovers,
-    stalled_under_load,
+    a_stalled_redis_under_load,
     nginx,
     haproxy
 );
 
-/// Clients calling without a pause while Redis stalls.
+behind!(
+    under_load_a_redis_down_fails_calls_fast_holds_memory_and_recovers,
+    a_redis_down_under_load,
+    nginx,
+    haproxy
+);
+
+/// How Redis goes away.
+#[derive(Clone, Copy)]
+enum Outage {
+    /// It stops answering (SIGSTOP), then goes on (SIGCONT).
+    Stall,
+    /// It is killed, then started again on its append-only file.
+    Down,
+}
+
+async fn a_stalled_redis_under_load(front: Front) {
+    redis_away_under_load(front, Outage::Stall).await;
+}
+
+async fn a_redis_down_under_load(front: Front) {
+    redis_away_under_load(front, Outage::Down).await;
+}
+
+/// Clients calling without a pause while Redis is away.
 const LOADERS: usize = 8;
-/// Calls the loaders see fail while Redis stalls, together. Were each to wait for
+/// Calls the loaders see fail while Redis is away, together. Were each to wait for
 /// Redis's response timeout (5 s), `LOADERS` could not see a hundred fail within
 /// [`WITHIN`].
-const FAILED_WHILE_STALLED: usize = 4_000;
+const FAILED_WHILE_AWAY: usize = 4_000;
 /// How much an instance's resident memory may grow over those calls: a request that
 /// left 4 KiB behind would pass it.
 const GROWTH_KIB: u64 = 16 * 1024;
 
-async fn stalled_under_load(front: Front) {
-    let redis = RedisServer::start();
+async fn redis_away_under_load(front: Front, outage: Outage) {
+    let mut redis = RedisServer::start_persistent();
     let deployed = support::Deployment::start(&redis, front, 2).await;
     let mut clients = Vec::with_capacity(LOADERS);
     for _ in 0..LOADERS {
         let (client, handle) = connect_handshake(&deployed.endpoint).await;
         countdown_once(&client)
             .await
-            .expect("a call before the stall");
+            .expect("a call before the outage");
         clients.push((client, handle));
     }
     let before: Vec<u64> = deployed.instances.iter().map(resident_kib).collect();
 
-    redis.pause();
-    // Every call asks Redis first. The first ones wait for the response timeout; from
-    // then on an instance sends one request at a time to Redis, and fails the others
-    // at once with 503.
+    match outage {
+        Outage::Stall => redis.pause(),
+        Outage::Down => redis.kill(),
+    }
+    // Every call asks Redis first. Once one got no answer (timed out, or refused), an
+    // instance sends nothing to Redis until it answers a probe, and fails the calls at
+    // once with 503.
     let failed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let loaders: Vec<_> = clients
         .iter()
@@ -388,7 +416,7 @@ async fn stalled_under_load(front: Front) {
             let (client, failed) = (client.clone(), failed.clone());
             tokio::spawn(async move {
                 use std::sync::atomic::Ordering;
-                while failed.load(Ordering::Relaxed) < FAILED_WHILE_STALLED {
+                while failed.load(Ordering::Relaxed) < FAILED_WHILE_AWAY {
                     let error = countdown_once(&client)
                         .await
                         .expect_err("no answer without Redis");
@@ -399,20 +427,23 @@ async fn stalled_under_load(front: Front) {
         })
         .collect();
     for loader in loaders {
-        within(WITHIN, "calls failing while Redis stalls", loader)
+        within(WITHIN, "calls failing while Redis is away", loader)
             .await
             .unwrap();
     }
     let after: Vec<u64> = deployed.instances.iter().map(resident_kib).collect();
-    redis.resume();
+    match outage {
+        Outage::Stall => redis.resume(),
+        Outage::Down => tokio::task::block_in_place(|| redis.start_again()),
+    }
     for (before, after) in before.iter().zip(&after) {
         assert!(
             after.saturating_sub(*before) <= GROWTH_KIB,
-            "resident memory {before} KiB before the stall, {after} KiB after {FAILED_WHILE_STALLED} failed calls"
+            "resident memory {before} KiB before the outage, {after} KiB after {FAILED_WHILE_AWAY} failed calls"
         );
     }
     // Redis is back: every session goes on, without a restart of the instances. (A
-    // call may still find the probe of the stall in flight, and fail at once.)
+    // call may come before an instance's probe is answered, and fail at once.)
     for (client, handle) in &clients {
         let session = handle.session_id();
         let recovered = async { while countdown_once(client).await.is_err() {} };

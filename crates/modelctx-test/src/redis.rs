@@ -81,8 +81,25 @@ impl RedisServer {
     ///
     /// When the new one cannot start.
     pub fn restart(&mut self) {
+        self.kill();
+        self.start_again();
+    }
+
+    /// Kills the server (SIGKILL: nothing saved at the end): connections to it break,
+    /// and new ones are refused until [`start_again`](Self::start_again).
+    pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Starts a new server on the port of a [killed](Self::kill) one: what the old one
+    /// held is gone, unless it was started [persistent](Self::start_persistent), when
+    /// the new one reads its append-only file.
+    ///
+    /// # Panics
+    ///
+    /// When the new one cannot start.
+    pub fn start_again(&mut self) {
         if !self.persistent {
             let _ = std::fs::remove_dir_all(&self.dir);
             let _ = std::fs::create_dir_all(&self.dir);
