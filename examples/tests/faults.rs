@@ -19,7 +19,9 @@
 //!   again.
 //! - The balancer (nginx, HAProxy) is killed and started again in the middle of a
 //!   streamed call: the client resumes the stream through it and gets every progress
-//!   notification and the result once; the session goes on.
+//!   notification and the result once; the session goes on. Under load, a call caught
+//!   by the restart fails as interrupted or undelivered, and every client's calls then
+//!   succeed again in its own session.
 //! - The instance running a task (2026-07-28, the tasks extension) is killed: once the
 //!   task's lease in Redis lapses, the client's next poll finds it failed, the work
 //!   interrupted and maybe or maybe not done.
@@ -317,6 +319,70 @@ async fn a_balancer_restarted_mid_call(front: Front) {
     let since = d.deployed.seen.borrow().len();
     call_on_both(&mut d, since).await;
     assert_eq!(d.transport.session_id(), Some(session), "the same session");
+}
+
+behind!(
+    under_load_a_restarted_balancer_is_reconnected_to_and_every_session_goes_on,
+    a_balancer_restarted_under_load,
+    nginx,
+    haproxy
+);
+
+/// Loaders call `countdown` (two steps) without a pause while the balancer is killed and
+/// started again. A call caught by the restart fails as interrupted (it may or may not
+/// have run) or undelivered (never sent), never otherwise; once the balancer is back,
+/// each loader's calls succeed again in its own session.
+async fn a_balancer_restarted_under_load(front: Front) {
+    use modelctx::session::SessionErrorKind;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let redis = RedisServer::start();
+    let mut deployed = support::Deployment::start(&redis, front, 2).await;
+    // Successful calls, all loaders together.
+    let done = Arc::new(AtomicUsize::new(0));
+    let (restarted_tx, restarted) = tokio::sync::watch::channel(false);
+    let mut loaders = Vec::with_capacity(LOADERS);
+    for _ in 0..LOADERS {
+        let (client, handle) = connect_handshake(&deployed.endpoint).await;
+        let session = handle.session_id();
+        let (done, mut restarted) = (done.clone(), restarted.clone());
+        loaders.push(tokio::spawn(async move {
+            let mut after_restart = 0;
+            while after_restart < 2 {
+                let started_after = *restarted.borrow_and_update();
+                let calling = client.call_tool("countdown", args(serde_json::json!({"from": 2})));
+                match calling.await {
+                    Ok(result) => {
+                        assert_eq!(result.content[0].as_text(), Some("liftoff"));
+                        done.fetch_add(1, Ordering::Relaxed);
+                        after_restart += usize::from(started_after);
+                    }
+                    Err(error) => assert!(
+                        matches!(
+                            error.kind(),
+                            SessionErrorKind::Interrupted | SessionErrorKind::Undelivered
+                        ),
+                        "{error}"
+                    ),
+                }
+            }
+            assert_eq!(handle.session_id(), session, "the same session");
+        }));
+    }
+    let warm = async {
+        while done.load(Ordering::Relaxed) < LOADERS {
+            tokio::task::yield_now().await;
+        }
+    };
+    within(WITHIN, "calls before the restart", warm).await;
+    let balancer = deployed.balancer.as_mut().expect("a balancer in front");
+    tokio::task::block_in_place(|| balancer.restart());
+    restarted_tx.send_replace(true);
+    for loader in loaders {
+        within(WITHIN, "calls once the balancer is back", loader)
+            .await
+            .unwrap();
+    }
 }
 
 behind!(
