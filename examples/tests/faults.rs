@@ -249,6 +249,7 @@ async fn sessions_continue_after_a_redis_restart(front: Front) {
     call_on_both(&mut d, 0).await;
     let session = d.transport.session_id().unwrap();
     redis.restart();
+    until_answered(&d.client).await;
     let since = d.deployed.seen.borrow().len();
     call_on_both(&mut d, since).await;
     assert_eq!(d.transport.session_id(), Some(session), "the same session");
@@ -409,6 +410,7 @@ async fn a_stalled_redis(front: Front) {
     let error = stalled.expect_err("no answer without Redis");
     assert!(error.to_string().contains("503"), "{error}");
     // Once Redis answers again, so do the instances, in the same session.
+    until_answered(&d.client).await;
     let since = d.deployed.seen.borrow().len();
     call_on_both(&mut d, since).await;
     assert_eq!(d.transport.session_id(), Some(session), "the same session");
@@ -512,10 +514,16 @@ async fn redis_away_under_load(front: Front, outage: Outage) {
     // call may come before an instance's probe is answered, and fail at once.)
     for (client, handle) in &clients {
         let session = handle.session_id();
-        let recovered = async { while countdown_once(client).await.is_err() {} };
-        within(WITHIN, "a call once Redis is back", recovered).await;
+        until_answered(client).await;
         assert_eq!(handle.session_id(), session, "the same session");
     }
+}
+
+/// Calls `countdown` until a call succeeds (within [`WITHIN`]): once Redis is back, an
+/// instance that took it as away answers 503 until its next probe is answered.
+async fn until_answered(client: &Client) {
+    let answered = async { while countdown_once(client).await.is_err() {} };
+    within(WITHIN, "a call once Redis is back", answered).await;
 }
 
 /// A 2025-era client connected through `endpoint`, and its transport's handle.

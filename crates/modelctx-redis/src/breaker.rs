@@ -5,8 +5,10 @@
 //! pile up for as long as it is away. So once a round trip gets no answer (it timed
 //! out, or the connection was refused or broke), Redis is taken as *away*: round trips
 //! fail at once, without being sent, and one task asks Redis (`PING`) until it answers,
-//! every [`PROBE_EVERY`] after a try that got no answer. Its first answer ends it. A
-//! Redis that answers with an error (a script error, a full memory) is not away.
+//! [`PROBE_EVERY`] after each try that got no answer (each try bounded like any round
+//! trip: while Redis stalls, a try lasts the 5 s). Its first answer ends it. A Redis that
+//! answers with an error (a script error, a full memory, a `PING` its ACL refuses) is
+//! not away.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -50,12 +52,14 @@ impl Breaker {
             let mut conn = conn.clone();
             Box::pin(async move {
                 let ping = redis::cmd("PING");
+                let answered = |r: redis::RedisResult<String>| {
+                    r.as_ref().map_or_else(|e| !no_answer(e), |_| true)
+                };
                 match ping.query_async::<String>(&mut conn).await {
-                    Ok(_) => true,
                     Err(e) if !e.is_timeout() && (e.is_connection_dropped() || e.is_io_error()) => {
-                        ping.query_async::<String>(&mut conn).await.is_ok()
+                        answered(ping.query_async::<String>(&mut conn).await)
                     }
-                    Err(_) => false,
+                    first => answered(first),
                 }
             })
         })

@@ -74,10 +74,11 @@
 //! reads), and whose tree with these features has no C code. No TLS feature: redis-rs'
 //! rustls feature brings the aws-lc C build and its native-tls feature OpenSSL.
 //! `connect(url)` bounds connecting and each response (5 s), so a Redis that stops
-//! answering makes calls fail, never hang. Once one of its round trips gets no answer,
-//! the session registry sends nothing more until Redis answers a `PING` (asked every
-//! quarter second): meanwhile every request of a shared session fails at once with 503,
-//! instead of each waiting the 5 s, so requests do not pile up under load. A script whose
+//! answering makes calls fail, never hang. Once one of its scripts gets no answer, the
+//! session registry sends no more of them until Redis answers a `PING` (asked again a
+//! quarter second after each try that got none): meanwhile every request of a shared
+//! session fails at once with 503 at its lookup, instead of each waiting the 5 s, so
+//! requests do not pile up under load. Relays (pub/sub) are not held back. A script whose
 //! connection broke (Redis restarted) is tried once more on the reconnected manager (not
 //! one that timed out), and every write pipeline starts by loading its scripts, so a
 //! restarted Redis never answers `NOSCRIPT`.

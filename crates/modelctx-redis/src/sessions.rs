@@ -603,14 +603,20 @@ impl store::SessionRegistry for SessionRegistry {
             relayed.session,
             relayed.message
         );
+        let to = to.map(str::to_owned);
         Box::pin(async move {
-            let _: i64 = redis::cmd("PUBLISH")
+            let heard: i64 = redis::cmd("PUBLISH")
                 .arg(channel)
                 .arg(payload)
                 .query_async(&mut conn)
                 .await
                 .map_err(unavailable)?;
-            Ok(())
+            match to {
+                Some(instance) if heard == 0 => Err(RegistryError::new(format!(
+                    "no service listens as {instance}"
+                ))),
+                _ => Ok(()),
+            }
         })
     }
 

@@ -109,7 +109,7 @@ async fn a_line_over_the_cap_ends_the_stream_with_an_error() {
     ));
 }
 
-/// SECURITY.md case 13 (issue #25): a line that is not UTF-8 is skipped and reported
+/// SECURITY.md case 13: a line that is not UTF-8 is skipped and reported
 /// like any line that is not JSON; it used to end the stream.
 #[tokio::test]
 async fn invalid_utf8_is_skipped_and_reading_goes_on() {

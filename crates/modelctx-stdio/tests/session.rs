@@ -103,7 +103,7 @@ async fn a_session_skips_a_line_that_is_not_utf8_and_serves_the_next_request() {
         .expect("the session ends with its input");
 }
 
-/// Issue #25 (slow peers): a peer that sends requests but never reads its answers fills
+/// Slow peers: a peer that sends requests but never reads its answers fills
 /// the pipe; the first write that waits longer than the write timeout gives up on it,
 /// and the session ends (reported as `OutputStalled`) instead of holding its answers
 /// and handlers forever. Paused time: the timeout passes as soon as nothing else can

@@ -59,7 +59,8 @@ pub trait SessionRegistry: Send + Sync {
 
     /// Sends `relayed` to the service called `to`, or to every service listening
     /// (`None`). At most once: a message no service hears is lost (the request it
-    /// answers times out, a clear error).
+    /// answers times out, a clear error); sent to `to` when no service listens as it (it
+    /// stopped), an error says so.
     fn relay(
         &self,
         to: Option<&str>,
@@ -208,11 +209,14 @@ pub enum RelayedKind {
     /// subscription made through one copy holds for the copy holding the GET stream).
     Changed,
     /// A service took the session's GET stream over from the hold named in the
-    /// message, which the service it is sent to had: that service stops sending on
-    /// it and answers ([`HandedOver`](Self::HandedOver)) with what it sent there
-    /// that the client may have missed. `{"holder", "to", "stream", "after"}`: the
-    /// old hold, the new one, and the last event the client has (the new holder
-    /// replayed up to it).
+    /// message, which the service it is sent to had, or opened it after that hold was
+    /// released: that service stops sending on it and answers
+    /// ([`HandedOver`](Self::HandedOver)) with what the new hold sends first.
+    /// `{"holder", "to", "stream", "after", "resumed"}`: the old hold, the new one, the
+    /// last event the client has (the new holder replayed up to it), and whether the
+    /// client resumed the stream (`Last-Event-ID`; absent: true). In a resumption, what
+    /// the old hold sent that the client may have missed; in either case, what was
+    /// relayed to the old hold after its connection ended.
     HandOver,
     /// The answer to a [`HandOver`](Self::HandOver), to the new holder's service:
     /// `{"holder": <the new hold>, "events": [<message>, ..]}`, oldest first.

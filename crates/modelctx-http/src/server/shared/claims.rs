@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use modelctx_types::JsonRpcMessage;
 
+use super::hold::HAND_OVER_WAIT;
 use super::registry::Relayed;
 use super::state::{LastHold, SharedState, is_announcement};
 use crate::server::event_store::EventId;
@@ -83,19 +84,26 @@ impl SessionState {
         let Some(stream) = routes.standalone() else {
             return (None, Vec::new());
         };
+        let late = if stream.claim.late_for.as_deref() == Some(holder) {
+            stream.claim.late_for = None;
+            std::mem::take(&mut stream.claim.late).into()
+        } else {
+            Vec::new()
+        };
         let Some(hold) = stream.claim.last.as_mut().filter(|h| &*h.holder == holder) else {
-            return (None, Vec::new());
+            return (None, late);
         };
         let until = *hold.until.get_or_insert(stream.next_seq);
         let from = match after {
             Some(after) if after.stream == self.stream_base => hold.from.max(after.seq + 1),
             Some(_) => hold.from,
-            // A plain GET: the client reads nothing of the old connection again.
-            None => until,
+            // A plain GET: the client reads nothing of the old connection again but
+            // what never reached it (the backlog: the last events, which found the
+            // connection ended).
+            None => until.saturating_sub(stream.backlog.len() as u64),
         };
         // Events that found no connection: stored, and handed over from the store.
         stream.backlog.clear();
-        let late = std::mem::take(&mut stream.claim.late).into();
         let mut pending = VecDeque::new();
         if stream.claim.holder.as_deref() == Some(holder) {
             stream.claim.holder = None;
@@ -120,8 +128,37 @@ impl SessionState {
     /// since no hand-over will ask this copy for them.
     pub(crate) fn late_to_registry(&self, routes: &mut Routes) {
         if let Some(stream) = routes.standalone() {
+            stream.claim.late_for = None;
             let late = std::mem::take(&mut stream.claim.late);
             self.pending_to_registry(late.into_iter().map(|data| (data, false)).collect());
+        }
+    }
+
+    /// No hold asked for what reached `holder` late within the time a new GET and its
+    /// hand-over take (its release was lost, say, and the hold lapsed): it goes back
+    /// to the registry, for the holder now or kept for the next.
+    fn late_unasked(&self, holder: &str) {
+        let mut routes = self.routes();
+        if routes
+            .standalone()
+            .is_some_and(|s| s.claim.late_for.as_deref() == Some(holder))
+        {
+            self.late_to_registry(&mut routes);
+        }
+    }
+
+    /// A hand-over's answer that came after this service stopped waiting for it:
+    /// `events` go on the stream if `holder` still holds it here (after what it sent
+    /// meanwhile), else back to the registry. Late, but not lost.
+    pub(crate) fn deliver_handed(&self, holder: &str, events: Vec<String>) {
+        let mut routes = self.routes();
+        if standalone_claimed_by(&mut routes, holder).is_some() {
+            for data in &events {
+                self.deliver_standalone(&mut routes, data, false);
+            }
+        } else {
+            drop(routes);
+            self.pending_to_registry(events.into_iter().map(|data| (data, false)).collect());
         }
     }
 
@@ -153,12 +190,25 @@ impl SessionState {
     pub(crate) fn claimed(&self, holder: &Arc<str>, kept: Vec<String>) {
         let mut routes = self.routes();
         let Some(stream) = standalone_claimed_by(&mut routes, holder) else {
-            // Replaced meanwhile (the client reconnected): what was kept goes behind
-            // what waits for the newer hold, whose recording delivers it.
-            for data in &kept {
-                let announcement =
-                    serde_json::from_str::<JsonRpcMessage>(data).is_ok_and(|m| is_announcement(&m));
-                self.deliver_standalone(&mut routes, data, announcement);
+            let kept = kept.into_iter().map(|data| {
+                let announcement = serde_json::from_str::<JsonRpcMessage>(&data)
+                    .is_ok_and(|m| is_announcement(&m));
+                (data, announcement)
+            });
+            if routes
+                .standalone()
+                .is_some_and(|s| s.claim.holder.is_some())
+            {
+                // Replaced meanwhile (the client reconnected): what was kept goes
+                // behind what waits for the newer hold, whose recording delivers it.
+                for (data, announcement) in kept {
+                    self.deliver_standalone(&mut routes, &data, announcement);
+                }
+            } else {
+                // Let go meanwhile (another service took the stream over): to the
+                // registry, for the holder now.
+                drop(routes);
+                self.pending_to_registry(kept.collect());
             }
             return;
         };
@@ -172,6 +222,7 @@ impl SessionState {
         }
         // What reached this copy's previous hold too late for it was relayed before
         // anything the registry kept since.
+        stream.claim.late_for = None;
         let late = std::mem::take(&mut stream.claim.late);
         let pending = std::mem::take(&mut stream.claim.pending);
         for data in late
@@ -247,10 +298,12 @@ impl SessionState {
     /// here. Otherwise (its connection ended, or another service took the stream
     /// over, after the registry relayed it here) the hold, if any, is released and
     /// `data` is kept for the next hold: first on it when it is here, handed over
-    /// first when it is another service's (which asks this one, see
-    /// [`let_go`](Self::let_go)). Given back to the registry instead, it would go
-    /// behind what the registry kept after the release.
-    pub(crate) fn deliver_relayed(&self, data: &str) {
+    /// first when it is another service's (which asks this one: the registry names
+    /// the released hold, see [`let_go`](Self::let_go)). Given back to the registry at
+    /// once, it would go behind what the registry kept after the release; it goes
+    /// there only when no hold asks for it within the lease and a hand-over's wait
+    /// (the release was lost and the hold lapsed, say).
+    pub(crate) fn deliver_relayed(self: &Arc<Self>, data: &str) {
         let mut routes = self.routes();
         if standalone_here(&routes) {
             // Relayed: never an announcement (the registry drops those while a
@@ -259,6 +312,35 @@ impl SessionState {
             return;
         }
         self.release_hold(&mut routes);
+        let Some(holder) = routes
+            .standalone()
+            .and_then(|s| s.claim.last.as_ref().map(|h| h.holder.clone()))
+        else {
+            // No hold here to keep it for (one refused meanwhile): to the registry.
+            drop(routes);
+            self.pending_to_registry([(data.to_owned(), false)].into());
+            return;
+        };
+        if routes
+            .standalone()
+            .is_some_and(|s| s.claim.late_for.as_ref() != Some(&holder))
+        {
+            // The first for the hold that ended last here: what is still kept for an
+            // older one goes to the registry first; what no hold asks for in time
+            // goes there too.
+            self.late_to_registry(&mut routes);
+            if let Some(stream) = routes.standalone() {
+                stream.claim.late_for = Some(holder.clone());
+            }
+            let session = Arc::downgrade(self);
+            let unasked = self.config.stream_lease + HAND_OVER_WAIT;
+            tokio::spawn(async move {
+                tokio::time::sleep(unasked).await;
+                if let Some(session) = session.upgrade() {
+                    session.late_unasked(&holder);
+                }
+            });
+        }
         if let Some(stream) = routes.standalone()
             && stream.claim.keep_late(data, self.config.stream_queue)
         {

@@ -31,17 +31,21 @@
 //! one replaced, and the next holder on another service asks it, with or without
 //! `Last-Event-ID`. The registry may have relayed messages to a hold just before its
 //! release, which reach it after its connection ended; the old holder keeps them
-//! (`Claim::late`, never back to `to_client`, where they would go behind what the registry
-//! kept after the release) and hands them over first, or sends them first itself when
-//! the next hold is its own. A copy that ends gives them back to `to_client`.
+//! (`Claim::late`, not back to `to_client` at once, where they would go behind what the
+//! registry kept after the release) and hands them over first, or sends them first itself
+//! when the next hold is its own. A copy that ends gives them back to `to_client`, and so
+//! does one that no hold asked within the lease and `HAND_OVER_WAIT`. A hand-over sent
+//! to a service that no longer listens fails at once (no wait); an answer that comes
+//! after the wait is still delivered, late.
 //!
 //! A released hold's store writes behind on another connection than the registry's, so
 //! the release waits for the store's barrier (`EventStore::flushed`, at most `FLUSH_WAIT`,
 //! in the outbox's order) before `release_stream`; the release deletes only its own
-//! holder, so a late release never ends a newer hold. The taking side reads once more
-//! after its hold is recorded (`stored_behind`) when the old holder does not answer,
-//! because `resume` reads the replay before `hold_stream`. Both halves are tested without
-//! timing, with a store that holds writes behind a gate.
+//! holder, so a late release never ends a newer hold. The old holder's hand-over reads
+//! the store after the release, and the taking side reads once more after its hold is
+//! recorded (`stored_behind`) when no hold answers, because `resume` reads the replay
+//! before `hold_stream`. The hand-over half is tested without timing, with a store that
+//! holds writes behind a gate.
 
 use std::sync::{Arc, Weak};
 
@@ -62,7 +66,7 @@ use crate::server::session::SessionState;
 /// How long a service taking a GET stream over waits for the old holder's hand-over
 /// ([`RelayedKind::HandOver`]): a round trip through the registry when the old holder
 /// is well; only one that stopped answering costs this much.
-const HAND_OVER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+pub(super) const HAND_OVER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Sharing {
     /// Records the hold of `session`'s GET stream, whose `events` were just opened or

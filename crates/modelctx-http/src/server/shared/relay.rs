@@ -122,8 +122,15 @@ impl Sharing {
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .remove(handed.holder.as_str());
-                    if let Some(waiting) = waiting {
-                        let _ = waiting.send(handed.events);
+                    let unheard = match waiting {
+                        Some(waiting) => waiting.send(handed.events).err(),
+                        None => Some(handed.events),
+                    };
+                    // Came after the hold stopped waiting: late, not lost.
+                    if let Some(events) = unheard.filter(|e| !e.is_empty())
+                        && let Some(session) = host.local(relayed.session.as_str())
+                    {
+                        session.deliver_handed(&handed.holder, events);
                     }
                 }
                 return;
@@ -226,6 +233,8 @@ impl Sharing {
             .map(|s| s.let_go(&asked.holder, after))
             .unwrap_or_default();
         let unsent = unsent.zip(host.config().event_store.clone());
+        // What reached the hold late goes back to the registry if the answer cannot go.
+        let give_back = (!late.is_empty()).then(|| (session.clone(), late.clone()));
         tokio::spawn(async move {
             let mut events = Vec::new();
             if let Some(((from, until), store)) = unsent
@@ -244,6 +253,9 @@ impl Sharing {
             let answer = Relayed::of_kind(RelayedKind::HandedOver, relayed.session, message);
             if let Err(e) = registry.relay(Some(&to), answer).await {
                 tracing::warn!(target: "modelctx_http", %e, "a GET stream's hand-over was not answered");
+                if let Some((Some(session), late)) = give_back {
+                    session.pending_to_registry(late.into_iter().map(|d| (d, false)).collect());
+                }
             }
         });
     }

@@ -347,11 +347,13 @@ pub(crate) struct Claim {
     /// The last event a resumption of the standalone stream here replayed (on the
     /// stream the client named): what the client has, for the hand-over.
     pub(crate) replayed_to: Option<EventId>,
-    /// Messages the registry relayed to the `last` hold that reached it after its
-    /// connection ended, oldest first: they go to the next hold, first (handed over
-    /// when it is another service's), so they keep their place before what the
-    /// registry kept after the release.
+    /// Messages the registry relayed to a hold here that reached it after its
+    /// connection ended, oldest first, and that hold (`late_for`): they go to the next
+    /// hold, first (handed over when it is another service's, which asks for
+    /// `late_for`), so they keep their place before what the registry kept after the
+    /// release. Given back to the registry when no one asked for them in time.
     pub(crate) late: VecDeque<String>,
+    pub(crate) late_for: Option<Arc<str>>,
 }
 
 impl Claim {

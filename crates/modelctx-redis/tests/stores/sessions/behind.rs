@@ -2,10 +2,10 @@
 
 use super::*;
 
-/// The taking side of issue #26: B's resumption reads its replay before A's write
-/// behind lands, A's hold is then released (after its store flushed), and only then
-/// is B's hold recorded, with no hold to hand over. B reads the stream the client
-/// named once more after its hold is recorded: n=2 comes once, then n=3.
+/// The taking side of a write behind: B's resumption reads its replay before A's
+/// write behind lands, A's hold is then released (after its store flushed), and only
+/// then is B's hold recorded. B asks the released hold, whose hand-over reads the
+/// stream the client named after the release: n=2 comes once, then n=3.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumption_reads_again_what_a_released_hold_wrote_behind() {
     let redis = RedisServer::start();

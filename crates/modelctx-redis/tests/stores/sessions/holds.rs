@@ -113,7 +113,7 @@ async fn a_vanished_holder_stops_blocking_after_its_lease() {
     assert_eq!(status, 409, "B's hold, renewed, still blocks A");
 }
 
-/// Issue #26, nothing lost: A writes n=2 for its GET stream behind (its store's queue
+/// Nothing lost: A writes n=2 for its GET stream behind (its store's queue
 /// far behind), the client drops A's connection and resumes on B after n=1. A's hold
 /// is released only once its store has flushed n=2, so B finds A's hold and takes it
 /// over with a hand-over; n=2 reaches the client once, then n=3, in order. Before, the
