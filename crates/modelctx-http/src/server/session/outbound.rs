@@ -38,7 +38,7 @@ use tokio::sync::mpsc;
 
 use super::{EraAnswer, Route, Routes, STANDALONE, SessionState, StreamState};
 use crate::server::event_store::EventId;
-use crate::server::shared::state::is_announcement;
+use crate::server::shared::state::{is_announcement, push_bounded};
 
 impl SessionState {
     /// An inbound `notifications/cancelled` for request `id`. The session sends no
@@ -81,10 +81,7 @@ impl SessionState {
             .keep_back(data, announcement, self.config.stream_queue)
         {
             if dropped {
-                self.report(format!(
-                    "session {}: standalone stream backlog full, oldest message dropped",
-                    self.id
-                ));
+                self.backlog_full();
             }
             return;
         }
@@ -139,14 +136,17 @@ impl SessionState {
     }
 
     pub(crate) fn backlog(&self, stream: &mut StreamState, event: Bytes) {
-        if stream.backlog.len() >= self.config.stream_queue {
-            stream.backlog.pop_front();
-            self.report(format!(
-                "session {}: standalone stream backlog full, oldest message dropped",
-                self.id
-            ));
+        if push_bounded(&mut stream.backlog, event, self.config.stream_queue) {
+            self.backlog_full();
         }
-        stream.backlog.push_back(event);
+    }
+
+    /// Reports that the standalone stream's backlog dropped its oldest message.
+    pub(crate) fn backlog_full(&self) {
+        self.report(format!(
+            "session {}: standalone stream backlog full, oldest message dropped",
+            self.id
+        ));
     }
 
     pub(crate) fn route_outbound(&self, message: TransportMessage) -> Result<(), TransportError> {

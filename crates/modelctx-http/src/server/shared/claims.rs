@@ -84,12 +84,9 @@ impl SessionState {
         let Some(stream) = routes.standalone() else {
             return (None, Vec::new());
         };
-        let late = if stream.claim.late_for.as_deref() == Some(holder) {
-            stream.claim.late_for = None;
-            std::mem::take(&mut stream.claim.late).into()
-        } else {
-            Vec::new()
-        };
+        let late = (stream.claim.late)
+            .take_if(|late| &*late.holder == holder)
+            .map_or_else(Vec::new, |late| late.messages.into());
         let Some(hold) = stream.claim.last.as_mut().filter(|h| &*h.holder == holder) else {
             return (None, late);
         };
@@ -127,10 +124,8 @@ impl SessionState {
     /// hold: they go back to the registry (for the holder now, or kept for the next),
     /// since no hand-over will ask this copy for them.
     pub(crate) fn late_to_registry(&self, routes: &mut Routes) {
-        if let Some(stream) = routes.standalone() {
-            stream.claim.late_for = None;
-            let late = std::mem::take(&mut stream.claim.late);
-            self.pending_to_registry(late.into_iter().map(|data| (data, false)).collect());
+        if let Some(late) = routes.standalone().and_then(|s| s.claim.late.take()) {
+            self.relayed_to_registry(late.messages);
         }
     }
 
@@ -138,12 +133,10 @@ impl SessionState {
     /// hand-over take (its release was lost, say, and the hold lapsed): it goes back
     /// to the registry, for the holder now or kept for the next.
     fn late_unasked(&self, holder: &str) {
-        let mut routes = self.routes();
-        if routes
-            .standalone()
-            .is_some_and(|s| s.claim.late_for.as_deref() == Some(holder))
-        {
-            self.late_to_registry(&mut routes);
+        let unasked = (self.routes().standalone())
+            .and_then(|s| s.claim.late.take_if(|late| &*late.holder == holder));
+        if let Some(late) = unasked {
+            self.relayed_to_registry(late.messages);
         }
     }
 
@@ -158,13 +151,13 @@ impl SessionState {
             }
         } else {
             drop(routes);
-            self.pending_to_registry(events.into_iter().map(|data| (data, false)).collect());
+            self.relayed_to_registry(events);
         }
     }
 
     /// What waited for a hold that did not happen goes to the registry, which relays
     /// it to the holder.
-    pub(crate) fn pending_to_registry(&self, pending: VecDeque<(String, bool)>) {
+    pub(crate) fn pending_to_registry(&self, pending: impl IntoIterator<Item = (String, bool)>) {
         if let Some(shared) = &self.shared {
             for (data, announcement) in pending {
                 if !shared.to_client(&data, announcement) {
@@ -172,6 +165,12 @@ impl SessionState {
                 }
             }
         }
+    }
+
+    /// Messages another service relayed (never announcements) go back to the
+    /// registry, for the holder now or kept for the next.
+    pub(crate) fn relayed_to_registry(&self, messages: impl IntoIterator<Item = String>) {
+        self.pending_to_registry(messages.into_iter().map(|data| (data, false)));
     }
 
     /// The hold on the standalone stream being recorded, if any.
@@ -208,7 +207,7 @@ impl SessionState {
                 // Let go meanwhile (another service took the stream over): to the
                 // registry, for the holder now.
                 drop(routes);
-                self.pending_to_registry(kept.collect());
+                self.pending_to_registry(kept);
             }
             return;
         };
@@ -222,8 +221,12 @@ impl SessionState {
         }
         // What reached this copy's previous hold too late for it was relayed before
         // anything the registry kept since.
-        stream.claim.late_for = None;
-        let late = std::mem::take(&mut stream.claim.late);
+        let late = stream
+            .claim
+            .late
+            .take()
+            .map(|l| l.messages)
+            .unwrap_or_default();
         let pending = std::mem::take(&mut stream.claim.pending);
         for data in late
             .iter()
@@ -312,26 +315,33 @@ impl SessionState {
             return;
         }
         self.release_hold(&mut routes);
-        let Some(holder) = routes
-            .standalone()
-            .and_then(|s| s.claim.last.as_ref().map(|h| h.holder.clone()))
-        else {
+        let held = routes.standalone().and_then(|stream| {
+            let holder = stream.claim.last.as_ref()?.holder.clone();
+            Some((stream, holder))
+        });
+        let Some((stream, holder)) = held else {
             // No hold here to keep it for (one refused meanwhile): to the registry.
             drop(routes);
-            self.pending_to_registry([(data.to_owned(), false)].into());
+            self.relayed_to_registry([data.to_owned()]);
             return;
         };
-        if routes
-            .standalone()
-            .is_some_and(|s| s.claim.late_for.as_ref() != Some(&holder))
-        {
-            // The first for the hold that ended last here: what is still kept for an
-            // older one goes to the registry first; what no hold asks for in time
-            // goes there too.
-            self.late_to_registry(&mut routes);
-            if let Some(stream) = routes.standalone() {
-                stream.claim.late_for = Some(holder.clone());
-            }
+        let first = stream
+            .claim
+            .late
+            .as_ref()
+            .is_none_or(|l| l.holder != holder);
+        let (older, dropped) = stream
+            .claim
+            .keep_late(&holder, data, self.config.stream_queue);
+        drop(routes);
+        if let Some(older) = older {
+            self.relayed_to_registry(older.messages);
+        }
+        if dropped {
+            self.backlog_full();
+        }
+        if first {
+            // What no hold asks for in time goes to the registry.
             let session = Arc::downgrade(self);
             let unasked = self.config.stream_lease + HAND_OVER_WAIT;
             tokio::spawn(async move {
@@ -340,14 +350,6 @@ impl SessionState {
                     session.late_unasked(&holder);
                 }
             });
-        }
-        if let Some(stream) = routes.standalone()
-            && stream.claim.keep_late(data, self.config.stream_queue)
-        {
-            self.report(format!(
-                "session {}: standalone stream backlog full, oldest message dropped",
-                self.id
-            ));
         }
     }
 

@@ -254,7 +254,7 @@ impl Sharing {
             if let Err(e) = registry.relay(Some(&to), answer).await {
                 tracing::warn!(target: "modelctx_http", %e, "a GET stream's hand-over was not answered");
                 if let Some((Some(session), late)) = give_back {
-                    session.pending_to_registry(late.into_iter().map(|d| (d, false)).collect());
+                    session.relayed_to_registry(late);
                 }
             }
         });

@@ -348,12 +348,18 @@ pub(crate) struct Claim {
     /// stream the client named): what the client has, for the hand-over.
     pub(crate) replayed_to: Option<EventId>,
     /// Messages the registry relayed to a hold here that reached it after its
-    /// connection ended, oldest first, and that hold (`late_for`): they go to the next
-    /// hold, first (handed over when it is another service's, which asks for
-    /// `late_for`), so they keep their place before what the registry kept after the
-    /// release. Given back to the registry when no one asked for them in time.
-    pub(crate) late: VecDeque<String>,
-    pub(crate) late_for: Option<Arc<str>>,
+    /// connection ended: they go to the next hold, first (handed over when it is
+    /// another service's, which asks for that hold), so they keep their place before
+    /// what the registry kept after the release. Given back to the registry when no
+    /// one asked for them in time.
+    pub(crate) late: Option<Late>,
+}
+
+/// Messages relayed to hold `holder` that reached it after its connection ended,
+/// oldest first.
+pub(crate) struct Late {
+    pub(crate) holder: Arc<str>,
+    pub(crate) messages: VecDeque<String>,
 }
 
 impl Claim {
@@ -369,24 +375,41 @@ impl Claim {
         if !self.recording {
             return None;
         }
-        let full = self.pending.len() >= limit;
-        if full {
-            self.pending.pop_front();
-        }
-        self.pending.push_back((data.to_owned(), announcement));
-        Some(full)
+        Some(push_bounded(
+            &mut self.pending,
+            (data.to_owned(), announcement),
+            limit,
+        ))
     }
 
-    /// Keeps `data`, relayed to a hold that has ended, for the next hold (at most
-    /// `limit` messages, the oldest dropped): true when the oldest was dropped.
-    pub(crate) fn keep_late(&mut self, data: &str, limit: usize) -> bool {
-        let full = self.late.len() >= limit.max(1);
-        if full {
-            self.late.pop_front();
-        }
-        self.late.push_back(data.to_owned());
-        full
+    /// Keeps `data`, relayed to `holder` after its connection ended, for the next hold
+    /// (at most `limit` messages, the oldest dropped). Answers what was kept for an
+    /// older hold (for the registry), and whether the oldest was dropped.
+    pub(crate) fn keep_late(
+        &mut self,
+        holder: &Arc<str>,
+        data: &str,
+        limit: usize,
+    ) -> (Option<Late>, bool) {
+        let older = self.late.take_if(|late| late.holder != *holder);
+        let late = self.late.get_or_insert_with(|| Late {
+            holder: holder.clone(),
+            messages: VecDeque::new(),
+        });
+        let dropped = push_bounded(&mut late.messages, data.to_owned(), limit.max(1));
+        (older, dropped)
     }
+}
+
+/// Pushes `item` on `queue`, dropping the oldest when it holds `limit` already: true
+/// when it dropped one.
+pub(crate) fn push_bounded<T>(queue: &mut VecDeque<T>, item: T, limit: usize) -> bool {
+    let full = queue.len() >= limit;
+    if full {
+        queue.pop_front();
+    }
+    queue.push_back(item);
+    full
 }
 
 /// One hold of a shared session's standalone stream by this copy: its name, the
