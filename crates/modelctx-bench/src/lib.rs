@@ -8,7 +8,8 @@
 //!   caches or allocators for the next one.
 //! - `bench-server-modelctx`, `bench-server-rmcp`, `bench-server-baseline`: the same
 //!   `echo` tool (returns its `text` argument) served over stdio (`stdio`) or streamable
-//!   HTTP on loopback (`http <mode>`).
+//!   HTTP on loopback (`http <mode>`); with `shop`, the public benchmark's three shop
+//!   tools ([`shop`]) instead, which call a seeded `redis-server` and `bench-shop-api`.
 //!
 //! - `bench-soak`: the soak (`cargo xtask soak`, see [`soak`]): stateful HTTP sessions
 //!   with churn against `bench-server-soak` (the modelctx echo server with its live
@@ -48,6 +49,7 @@ pub mod modelctx_side;
 pub mod process;
 #[cfg(feature = "rmcp")]
 pub mod rmcp_side;
+pub mod shop;
 pub mod soak;
 pub mod stats;
 pub mod wire;
@@ -141,5 +143,24 @@ pub async fn stdin_closed() {
         if n == 0 {
             break;
         }
+    }
+}
+
+/// Serves on 127.0.0.1 for the load generator: binds an ephemeral port, prints
+/// `listening ADDR` on stdout, and runs `serve` on the listener until it ends or stdin
+/// closes (see [`stdin_closed`]).
+pub async fn serve_loopback<F, Fut>(serve: F) -> Result<(), String>
+where
+    F: FnOnce(tokio::net::TcpListener) -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    println!("listening {addr}");
+    tokio::select! {
+        outcome = serve(listener) => outcome,
+        () = stdin_closed() => Ok(()),
     }
 }

@@ -190,3 +190,35 @@ pub async fn serve_scale(listener: tokio::net::TcpListener, stores: Stores) -> R
     };
     serve_with(listener, config, server).await
 }
+
+/// The shop server of the public benchmark's workload: its three tools, each running
+/// [`Shop::call`](crate::shop::Shop::call) and answering its JSON as one text block.
+pub fn shop_server(shop: std::sync::Arc<crate::shop::Shop>) -> Result<Server, String> {
+    use modelctx::server::{Context, ToolDef};
+    let mut builder = Server::builder("bench-modelctx-shop", env!("CARGO_PKG_VERSION"));
+    for (name, description, schema) in crate::shop::tools() {
+        let shop = shop.clone();
+        let tool = Tool::new(name, schema).with_description(description);
+        let def = ToolDef::with_schema(tool, move |args, _cx: Context| {
+            let shop = shop.clone();
+            async move {
+                let answer = shop.call(name, &args).await?;
+                Ok::<_, String>(CallToolResult::text(answer.to_string()))
+            }
+        });
+        builder = builder.tool(def).map_err(|e| e.to_string())?;
+    }
+    Ok(builder.build())
+}
+
+/// Serves the shop server over session-less streamable HTTP with JSON answers (as the
+/// public benchmark's servers are set up) on `listener`, until the process ends.
+pub async fn serve_shop(
+    listener: tokio::net::TcpListener,
+    shop: std::sync::Arc<crate::shop::Shop>,
+) -> Result<(), String> {
+    let config = StreamableHttpServerConfig::default()
+        .sessionless()
+        .json_response();
+    serve_with(listener, config, shop_server(shop)?).await
+}

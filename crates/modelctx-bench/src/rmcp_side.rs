@@ -90,13 +90,18 @@ fn confirm(request: &CallToolRequestParams) -> Result<CallToolResponse, ErrorDat
     Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
 }
 
+/// What the bench servers offer: tools, nothing else.
+fn tools_only() -> ServerConfig {
+    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+}
+
 /// The echo server: `echo` returns its `text` argument as one text block.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Echo;
 
 impl ServerHandler for Echo {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        tools_only()
     }
 
     async fn list_tools(
@@ -227,11 +232,65 @@ pub async fn serve_stdio() -> Result<(), String> {
 
 /// Serves the echo tool over streamable HTTP on `listener` (until the process ends).
 pub async fn serve_http(listener: tokio::net::TcpListener, mode: HttpMode) -> Result<(), String> {
+    serve_handler(listener, mode, || Echo).await
+}
+
+/// The shop server of the public benchmark's workload: its three tools, each running
+/// [`Shop::call`](crate::shop::Shop::call) and answering its JSON as one text block.
+#[derive(Debug, Clone)]
+pub struct ShopServer(pub Arc<crate::shop::Shop>);
+
+impl ServerHandler for ShopServer {
+    fn get_info(&self) -> ServerConfig {
+        tools_only()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        let tools = crate::shop::tools()
+            .into_iter()
+            .map(|(name, description, schema)| Tool::new(name, description, schema))
+            .collect();
+        Ok(rmcp::model::ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        Ok(match self.0.call(&request.name, &args).await {
+            Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer.to_string())]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
+        }
+        .into())
+    }
+}
+
+/// Serves the shop server over session-less streamable HTTP with JSON answers (as the
+/// public benchmark's servers are set up) on `listener`, until the process ends.
+pub async fn serve_shop(
+    listener: tokio::net::TcpListener,
+    shop: Arc<crate::shop::Shop>,
+) -> Result<(), String> {
+    serve_handler(listener, HttpMode::Json, move || ShopServer(shop.clone())).await
+}
+
+/// Serves the handlers `make` makes over streamable HTTP in `mode` on `listener`.
+async fn serve_handler<H: ServerHandler>(
+    listener: tokio::net::TcpListener,
+    mode: HttpMode,
+    make: impl Fn() -> H + Send + Sync + 'static,
+) -> Result<(), String> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(mode.stateful())
         .with_json_response(mode.json());
     let service = StreamableHttpService::new(
-        || Ok(Echo),
+        move || Ok(make()),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -43,13 +43,11 @@ async fn stdio() -> Result<(), String> {
 }
 
 async fn http(mode: HttpMode) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| e.to_string())?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("listening {addr}");
-    tokio::select! {
-        outcome = async { { let _ = mode; modelctx_bench::baseline::serve_http(listener).await.map_err(|e| e.to_string()) } } => outcome,
-        () = modelctx_bench::stdin_closed() => Ok(()),
-    }
+    let _ = mode;
+    modelctx_bench::serve_loopback(|listener| async move {
+        modelctx_bench::baseline::serve_http(listener)
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await
 }

@@ -8,6 +8,9 @@
 //! bench-server-modelctx http-scale memory|redis URL
 //!                                 the scale-out server (both eras, a task-capable echo
 //!                                 tool) with in-memory or Redis stores, as `http`
+//! bench-server-modelctx shop REDIS_URL API_URL
+//!                                 the public benchmark's shop tools, session-less
+//!                                 with JSON answers, as `http`
 //! ```
 
 use std::process::ExitCode;
@@ -34,8 +37,9 @@ async fn main() -> ExitCode {
         ["http-scale", "redis", url] => {
             http_scale(modelctx_bench::modelctx_side::Stores::Redis((*url).to_owned())).await
         }
+        ["shop", redis, api] => shop(redis, api).await,
         _ => Err(
-            "usage: bench-server-modelctx <stdio | http stateful|json|stateless | http-scale memory|redis URL>"
+            "usage: bench-server-modelctx <stdio | http stateful|json|stateless | http-scale memory|redis URL | shop REDIS_URL API_URL>"
                 .into(),
         ),
     };
@@ -54,26 +58,24 @@ async fn stdio() -> Result<(), String> {
 }
 
 async fn http(mode: HttpMode) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| e.to_string())?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("listening {addr}");
-    tokio::select! {
-        outcome = async { modelctx_bench::modelctx_side::serve_http(listener, mode).await } => outcome,
-        () = modelctx_bench::stdin_closed() => Ok(()),
-    }
+    modelctx_bench::serve_loopback(|listener| {
+        modelctx_bench::modelctx_side::serve_http(listener, mode)
+    })
+    .await
 }
 
 async fn http_scale(stores: modelctx_bench::modelctx_side::Stores) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| e.to_string())?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
     // Calls that come before the stores are connected wait in the listen backlog.
-    println!("listening {addr}");
-    tokio::select! {
-        outcome = modelctx_bench::modelctx_side::serve_scale(listener, stores) => outcome,
-        () = modelctx_bench::stdin_closed() => Ok(()),
-    }
+    modelctx_bench::serve_loopback(|listener| {
+        modelctx_bench::modelctx_side::serve_scale(listener, stores)
+    })
+    .await
+}
+
+async fn shop(redis: &str, api: &str) -> Result<(), String> {
+    let shop = modelctx_bench::shop::Shop::connect(redis, &format!("http://{api}")).await?;
+    modelctx_bench::serve_loopback(|listener| {
+        modelctx_bench::modelctx_side::serve_shop(listener, shop)
+    })
+    .await
 }

@@ -5,6 +5,9 @@
 //! bench-server-rmcp http MODE    serve on 127.0.0.1 (an ephemeral port, printed as
 //!                                 "listening ADDR" on stdout) until stdin closes;
 //!                                 MODE is stateful, json or stateless
+//! bench-server-rmcp shop REDIS_URL API_URL
+//!                                 the public benchmark's shop tools, session-less
+//!                                 with JSON answers, as `http`
 //! ```
 
 use std::process::ExitCode;
@@ -25,7 +28,11 @@ async fn main() -> ExitCode {
             Some(mode) => http(mode).await,
             None => Err(format!("unknown HTTP mode {mode:?}")),
         },
-        _ => Err("usage: bench-server-rmcp <stdio | http stateful|json|stateless>".into()),
+        ["shop", redis, api] => shop(redis, api).await,
+        _ => Err(
+            "usage: bench-server-rmcp <stdio | http stateful|json|stateless | shop REDIS_URL API_URL>"
+                .into(),
+        ),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -41,13 +48,12 @@ async fn stdio() -> Result<(), String> {
 }
 
 async fn http(mode: HttpMode) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+    modelctx_bench::serve_loopback(|listener| modelctx_bench::rmcp_side::serve_http(listener, mode))
         .await
-        .map_err(|e| e.to_string())?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("listening {addr}");
-    tokio::select! {
-        outcome = async { modelctx_bench::rmcp_side::serve_http(listener, mode).await } => outcome,
-        () = modelctx_bench::stdin_closed() => Ok(()),
-    }
+}
+
+async fn shop(redis: &str, api: &str) -> Result<(), String> {
+    let shop = modelctx_bench::shop::Shop::connect(redis, &format!("http://{api}")).await?;
+    modelctx_bench::serve_loopback(|listener| modelctx_bench::rmcp_side::serve_shop(listener, shop))
+        .await
 }

@@ -9,6 +9,7 @@
 //! bench-load fairness TARGET [--calls N]
 //! bench-load cold TARGET [--calls N]
 //! bench-load whole TARGET [--calls N]
+//! bench-load shop TARGET [--calls N]
 //! bench-load scale stores memory|redis [--calls N]
 //! bench-load scale instances one|two|nginx|haproxy [--calls N]
 //! ```
@@ -18,6 +19,10 @@
 //! the in-memory stores and with the Redis stores, `instances` one instance and two
 //! sharing one Redis, called by round-robin clients or through nginx or HAProxy (the
 //! test kit's configuration; an error without them).
+//!
+//! `shop` is the public benchmark's I/O-bound workload (`modelctx_bench::shop`): its own
+//! seeded `redis-server`, the `bench-shop-api` next to this binary, and the target's
+//! shop server; modelctx and rmcp only.
 //!
 //! TARGET is `modelctx`, `rmcp` or `baseline`; MODE is `stateful`, `json`, `stateless`,
 //! `modern` (protocol 2026-07-28, no handshake) or `mrtr` (2026-07-28, each call two
@@ -40,6 +45,7 @@ mod http;
 mod memory;
 mod scale;
 mod sessions;
+mod shop;
 mod stdio;
 mod whole;
 
@@ -134,6 +140,7 @@ async fn run() -> Result<Figures, String> {
         ["fairness", t] => fairness(target(t)?, calls).await,
         ["cold", t] => sessions::cold(target(t)?, calls).await,
         ["whole", t] => whole::whole(target(t)?, calls).await,
+        ["shop", t] => shop::shop(target(t)?, calls).await,
         ["scale", "stores", variant] => scale_stores(variant, calls).await,
         ["scale", "instances", variant] => scale_instances(variant, calls).await,
         ["http", mode, t] => {
@@ -141,7 +148,7 @@ async fn run() -> Result<Figures, String> {
             http::http(mode, target(t)?, calls, clients).await
         }
         _ => Err(
-            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T | whole T | scale stores memory|redis | scale instances one|two|nginx|haproxy> [--calls N] [--clients N]"
+            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T | whole T | shop T | scale stores memory|redis | scale instances one|two|nginx|haproxy> [--calls N] [--clients N]"
                 .into(),
         ),
     }

@@ -47,7 +47,7 @@ impl RedisChild {
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
                 return Err(format!(
-                    "the scale-out scenarios need redis-server ({e}); install it with `sh xtask/system/redis.sh`"
+                    "this scenario needs redis-server ({e}); install it with `sh xtask/system/redis.sh`"
                 ));
             }
         };
