@@ -17,12 +17,11 @@
 // must run as a task and asks the client for a name through the task's side channel
 // (the request waits in the SDK's task message queue for a tasks/result to carry it).
 import http from 'node:http';
-import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { sessionful } from './ts-http.mjs';
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
@@ -240,28 +239,7 @@ const [mode, port] = process.argv.slice(2);
 if (mode === 'stdio') {
   await buildServer().connect(new StdioServerTransport());
 } else if (mode === 'http' && port) {
-  const sessions = new Map();
-  const httpServer = http.createServer(async (req, res) => {
-    if (!req.url?.startsWith('/mcp')) {
-      res.writeHead(404).end();
-      return;
-    }
-    const id = req.headers['mcp-session-id'];
-    let transport = id ? sessions.get(id) : undefined;
-    if (!transport) {
-      if (id) {
-        res.writeHead(404).end();
-        return;
-      }
-      transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sid) => sessions.set(sid, transport),
-      });
-      transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
-      await buildServer().connect(transport);
-    }
-    await transport.handleRequest(req, res);
-  });
+  const httpServer = http.createServer(sessionful(buildServer));
   httpServer.listen(Number(port), '127.0.0.1', () => {
     console.error(`ts-server: listening on http://127.0.0.1:${port}/mcp`);
   });

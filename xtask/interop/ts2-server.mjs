@@ -15,17 +15,15 @@
 // to the SDK's stateless `createMcpHandler`, where sampling and elicitation ride an
 // `input_required` result instead. Each session's era (each stateless request's, on
 // 2026-07-28) is reported on stderr as `negotiated protocol version: <version>`.
-import http from 'node:http';
-import { randomUUID } from 'node:crypto';
 import {
   PROTOCOL_VERSION_META_KEY,
   Server,
-  WebStandardStreamableHTTPServerTransport,
   createMcpHandler,
   inputRequired,
   isLegacyRequest,
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { serveMcp, sessionful } from './ts2-http.mjs';
 
 const NAMES = ['Alan', 'Alice', 'Bob'];
 const reportEra = (version) => console.error(`negotiated protocol version: ${version}`);
@@ -141,44 +139,6 @@ function buildServer() {
   return server;
 }
 
-// node:http <-> web-standard Request/Response, for the SDK's fetch-shaped HTTP handlers.
-async function toWebRequest(req, port) {
-  const chunks = [];
-  for await (const chunk of req) chunks.push(chunk);
-  const body = Buffer.concat(chunks);
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-  }
-  const hasBody = !['GET', 'HEAD'].includes(req.method) && body.length > 0;
-  let parsedBody;
-  if (hasBody) {
-    try {
-      parsedBody = JSON.parse(body.toString('utf8'));
-    } catch {
-      parsedBody = undefined;
-    }
-  }
-  const request = new Request(`http://127.0.0.1:${port}${req.url}`, {
-    method: req.method,
-    headers,
-    body: hasBody ? body : undefined,
-  });
-  return { request, parsedBody };
-}
-
-async function sendWebResponse(response, res) {
-  const headers = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  res.writeHead(response.status, headers);
-  if (response.body) {
-    for await (const chunk of response.body) res.write(chunk);
-  }
-  res.end();
-}
-
 const [mode, port] = process.argv.slice(2);
 if (mode === 'stdio') {
   await buildServer().connect(new StdioServerTransport());
@@ -187,39 +147,12 @@ if (mode === 'stdio') {
     legacy: 'reject',
     onerror: (e) => console.error(`ts2-server: ${e.message}`),
   });
-  const sessions = new Map();
-  const legacy = async (request, parsedBody) => {
-    const id = request.headers.get('mcp-session-id');
-    let transport = id ? sessions.get(id) : undefined;
-    if (!transport) {
-      if (id) return new Response(null, { status: 404 });
-      transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sid) => sessions.set(sid, transport),
-      });
-      transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
-      await buildServer().connect(transport);
-    }
-    return transport.handleRequest(request, { parsedBody });
-  };
-  const httpServer = http.createServer(async (req, res) => {
-    try {
-      if (!req.url?.startsWith('/mcp')) {
-        res.writeHead(404).end();
-        return;
-      }
-      const { request, parsedBody } = await toWebRequest(req, port);
-      const response = (await isLegacyRequest(request, parsedBody))
-        ? await legacy(request, parsedBody)
-        : await modern.fetch(request, { parsedBody });
-      await sendWebResponse(response, res);
-    } catch (e) {
-      console.error(`ts2-server: ${e.stack ?? e}`);
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    }
-  });
-  httpServer.listen(Number(port), '127.0.0.1', () => {
+  const legacy = sessionful(buildServer);
+  const handle = async (request, parsedBody) =>
+    (await isLegacyRequest(request, parsedBody))
+      ? legacy(request, parsedBody)
+      : modern.fetch(request, { parsedBody });
+  serveMcp('ts2-server', port, handle, () => {
     console.error(`ts2-server: listening on http://127.0.0.1:${port}/mcp`);
   });
 } else {

@@ -11,10 +11,10 @@
 // served by the SDK's `createMcpHandler`: 2026-07-28 requests as they come, the
 // `initialize` handshake era statelessly (`legacy: 'stateless'`); the skills methods need
 // no server-to-client request, so no session is kept.
-import http from 'node:http';
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { loadSkills } from '@modelcontextprotocol/server/ext/skills/node';
+import { serveMcp } from './ts2-http.mjs';
 
 const [dir, mode, port] = process.argv.slice(2);
 if (!dir || !(mode === 'stdio' || (mode === 'http' && port))) {
@@ -36,49 +36,7 @@ if (mode === 'stdio') {
     legacy: 'stateless',
     onerror: (e) => console.error(`ts2-skills-server: ${e.message}`),
   });
-  // node:http <-> the handler's web-standard Request/Response.
-  const httpServer = http.createServer(async (req, res) => {
-    try {
-      if (!req.url?.startsWith('/mcp')) {
-        res.writeHead(404).end();
-        return;
-      }
-      const chunks = [];
-      for await (const chunk of req) chunks.push(chunk);
-      const body = Buffer.concat(chunks);
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) {
-        for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-      }
-      const hasBody = !['GET', 'HEAD'].includes(req.method) && body.length > 0;
-      let parsedBody;
-      try {
-        parsedBody = hasBody ? JSON.parse(body.toString('utf8')) : undefined;
-      } catch {
-        parsedBody = undefined;
-      }
-      const request = new Request(`http://127.0.0.1:${port}${req.url}`, {
-        method: req.method,
-        headers,
-        body: hasBody ? body : undefined,
-      });
-      const response = await handler.fetch(request, { parsedBody });
-      const out = {};
-      response.headers.forEach((value, name) => {
-        out[name] = value;
-      });
-      res.writeHead(response.status, out);
-      if (response.body) {
-        for await (const chunk of response.body) res.write(chunk);
-      }
-      res.end();
-    } catch (e) {
-      console.error(`ts2-skills-server: ${e.stack ?? e}`);
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    }
-  });
-  httpServer.listen(Number(port), '127.0.0.1', () => {
+  serveMcp('ts2-skills-server', port, (request, parsedBody) => handler.fetch(request, { parsedBody }), () => {
     console.error(`ts2-skills-server: listening on http://127.0.0.1:${port}/mcp`);
   });
 }

@@ -1,7 +1,7 @@
 //! `cargo xtask test`: everything CI checks, in one command — formatting, lints, docs,
 //! every test of the workspace, the layering, the conformance report, the benchmarks'
 //! smoke run, the one-minute soak, the external proof (`cargo xtask interop`: installs its pinned tools
-//! into `.tools/` on first use) and the OAuth flow and MCP Apps views in a real browser (`cargo
+//! into `.tools/` on first use), the cross-SDK benchmarks' smoke run on those tools, and the OAuth flow and MCP Apps views in a real browser (`cargo
 //! xtask browser`: installs Debian's Chromium on first use).
 //!
 //! Before the tests it runs `xtask/system/redis.sh` and `xtask/system/balancers.sh`,
@@ -159,6 +159,13 @@ const STEPS: &[Step] = &[
     Step {
         what: "external proof: the official MCP conformance suite and cross-SDK interop",
         args: &["xtask", "interop"],
+        env: &[],
+        script: None,
+        run: None,
+    },
+    Step {
+        what: "cross-SDK benchmarks smoke run (the TypeScript and Python SDKs' echo servers the interop step installed, every shared scenario once, answers verified; ~30 s)",
+        args: &["xtask", "bench", "--sdks", "--quick"],
         env: &[],
         script: None,
         run: None,

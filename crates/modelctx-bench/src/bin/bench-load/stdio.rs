@@ -20,8 +20,9 @@ pub(crate) struct Pipes {
 
 impl Pipes {
     pub(crate) fn spawn(target: Target) -> Result<Self, String> {
-        let program = target.server()?;
+        let (program, args) = target.server()?;
         let mut child = Command::new(&program)
+            .args(args)
             .arg("stdio")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

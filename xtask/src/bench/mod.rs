@@ -14,10 +14,13 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+mod sdks;
+
 pub(crate) const USAGE: &str = "\
 cargo xtask bench [--quick] [--rounds N] [--calls N] [--compile] [--compile-rounds N] [--json PATH]
                   [--scenario NAME]... [--target modelctx|rmcp|baseline]...
 cargo xtask bench --scale-out [--quick] [--rounds N] [--calls N] [--json PATH]
+cargo xtask bench --sdks [--quick] [--rounds N] [--calls N] [--scenario NAME]... [--json PATH]
     --quick      a smoke run: dev profile, 1 round, few calls (figures not meaningful)
     --scenario   only the scenarios whose name contains NAME (repeatable; e.g. \"2026\",
                  \"stateless JSON\"); all by default
@@ -28,9 +31,20 @@ cargo xtask bench --scale-out [--quick] [--rounds N] [--calls N] [--json PATH]
                  and two instances sharing one Redis against one, by round-robin clients
                  and behind nginx and HAProxy (needs redis-server, nginx and HAProxy:
                  `sh xtask/system/redis.sh`, `sh xtask/system/balancers.sh`)
+    --sdks       instead: modelctx, rmcp 3.11, the TypeScript SDK 1.32.2 and 2.4.0 and the
+                 Python SDK 2.3.0 serving the same echo tool: stdio, stateful HTTP,
+                 sessions, whole sessions, cold start (3 rounds of 2,000 calls by
+                 default; installs the pinned SDKs with xtask/interop/install.sh, which
+                 needs npm and python3)
 The public workload scenario (the shop tools of the public cross-language MCP benchmark
 on a real Redis and HTTP API) runs modelctx and rmcp only and needs redis-server; without
 it the scenario is reported as not run (an error under CI).";
+
+/// What the Redis scenarios need.
+const NEED_REDIS: crate::needs::Need = crate::needs::Need {
+    program: "redis-server",
+    get_it: "install it with `sh xtask/system/redis.sh` (Debian's redis-server)",
+};
 
 const TARGETS: [&str; 3] = ["modelctx", "rmcp", "baseline"];
 
@@ -89,6 +103,8 @@ const SCALE_OUT: &[(&str, &[&str], [&str; 2])] = &[
 pub(crate) struct Options {
     quick: bool,
     scale_out: bool,
+    /// `--sdks`: the cross-SDK table instead of the comparison.
+    sdks: bool,
     compile: bool,
     compile_rounds: usize,
     rounds: usize,
@@ -118,6 +134,7 @@ impl Options {
 pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut quick = false;
     let mut scale_out = false;
+    let mut sdks = false;
     let mut compile = false;
     let mut compile_rounds = 3;
     let mut rounds = None;
@@ -135,6 +152,7 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
         match arg.as_str() {
             "--quick" => quick = true,
             "--scale-out" => scale_out = true,
+            "--sdks" => sdks = true,
             "--compile" => compile = true,
             "--compile-rounds" => {
                 compile = true;
@@ -169,8 +187,16 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    if scale_out && compile {
-        return Err("--scale-out and --compile are separate runs".into());
+    if [scale_out, sdks, compile]
+        .into_iter()
+        .filter(|on| *on)
+        .count()
+        > 1
+    {
+        return Err("--scale-out, --sdks and --compile are separate runs".into());
+    }
+    if sdks && !targets.is_empty() {
+        return Err("--sdks runs every SDK; --target selects among the comparison's".into());
     }
     if scale_out && !(scenarios.is_empty() && targets.is_empty()) {
         return Err("--scenario and --target select among the comparison's scenarios".into());
@@ -178,10 +204,19 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
     Ok(Options {
         quick,
         scale_out,
+        sdks,
         compile,
         compile_rounds,
-        rounds: rounds.unwrap_or(if quick { 1 } else { 7 }),
-        calls: calls.unwrap_or(if quick { 200 } else { 5000 }),
+        rounds: rounds.unwrap_or(match (quick, sdks) {
+            (true, _) => 1,
+            (false, true) => 3,
+            (false, false) => 7,
+        }),
+        calls: calls.unwrap_or(match (quick, sdks) {
+            (true, _) => 200,
+            (false, true) => 2000,
+            (false, false) => 5000,
+        }),
         json,
         scenarios,
         targets,
@@ -207,37 +242,28 @@ pub(crate) fn main(args: &[String], root: &Path) -> ExitCode {
 }
 
 fn run(options: &Options, root: &Path) -> Result<(), String> {
+    if options.sdks {
+        return sdks::run_sdks(options, root);
+    }
     if options.scale_out {
-        crate::needs::require(
-            "cargo xtask bench --scale-out",
-            &[crate::needs::Need {
-                program: "redis-server",
-                get_it: "install it with `sh xtask/system/redis.sh` (Debian's redis-server)",
-            }],
-        )?;
+        crate::needs::require("cargo xtask bench --scale-out", &[NEED_REDIS])?;
         return run_scale_out(options, root);
     }
     let started = Instant::now();
     let mut skip = Vec::new();
-    if options.runs(PUBLIC_WORKLOAD) {
-        let needs = [crate::needs::Need {
-            program: "redis-server",
-            get_it: "install it with `sh xtask/system/redis.sh` (Debian's redis-server)",
-        }];
-        if let Err(e) = crate::needs::require("the public workload", &needs) {
-            // Under CI the scenario must run; elsewhere it is reported as not run.
-            if std::env::var_os("CI").is_some() {
-                return Err(e);
-            }
-            eprintln!("bench: not run: {e}");
-            skip.push(PUBLIC_WORKLOAD);
+    if options.runs(PUBLIC_WORKLOAD)
+        && let Err(e) = crate::needs::require("the public workload", &[NEED_REDIS])
+    {
+        // Under CI the scenario must run; elsewhere it is reported as not run.
+        if std::env::var_os("CI").is_some() {
+            return Err(e);
         }
+        eprintln!("bench: not run: {e}");
+        skip.push(PUBLIC_WORKLOAD);
     }
     let load = build(root, !options.quick)?;
     // samples[scenario][figure][target] = one value per round
-    let mut samples: Vec<BTreeMap<String, BTreeMap<&str, Vec<f64>>>> =
-        vec![BTreeMap::new(); SCENARIOS.len()];
-    let mut order: Vec<Vec<String>> = vec![Vec::new(); SCENARIOS.len()];
+    let mut samples = Samples::new(SCENARIOS.len());
     for round in 0..options.rounds {
         eprintln!("bench: round {}/{}", round + 1, options.rounds);
         for (i, (name, args)) in SCENARIOS.iter().enumerate() {
@@ -252,40 +278,23 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
                 targets.reverse();
             }
             for target in targets {
-                let figures = run_load(&load, args, target, options.calls)
+                let figures = run_load(&load, args, target, options.calls, None)
                     .map_err(|e| format!("{name} / {target}: {e}"))?;
-                for (figure, value) in figures {
-                    if !order[i].contains(&figure) {
-                        order[i].push(figure.clone());
-                    }
-                    samples[i]
-                        .entry(figure)
-                        .or_default()
-                        .entry(target)
-                        .or_default()
-                        .push(value);
-                }
+                samples.record(i, target, figures);
             }
         }
     }
-    let mut rows = rows(&samples, &order);
+    let mut rows = rows(&samples);
     if options.compile {
         rows.extend(compile_cost(root, options.compile_rounds)?);
     }
     print_table(&rows, options);
-    eprintln!("bench: done in {:.1} s", started.elapsed().as_secs_f64());
-    if let Some(path) = &options.json {
-        let report = json!({
-            "machine": machine(),
-            "profile": if options.quick { "dev" } else { "release" },
-            "rounds": options.rounds,
-            "calls": options.calls,
-            "results": rows.iter().map(Row::to_json).collect::<Vec<_>>(),
-        });
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n")
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
+    finish(
+        options,
+        started,
+        "results",
+        json!(rows.iter().map(Row::to_json).collect::<Vec<_>>()),
+    )?;
     Ok(())
 }
 
@@ -322,7 +331,7 @@ fn run_scale_out(options: &Options, root: &Path) -> Result<(), String> {
                 turns.reverse();
             }
             for v in turns {
-                let figures = run_load(&load, args, variants[v], options.calls)
+                let figures = run_load(&load, args, variants[v], options.calls, None)
                     .map_err(|e| format!("{name} / {}: {e}", variants[v]))?;
                 for (figure, value) in figures {
                     if !order[i].contains(&figure) {
@@ -378,19 +387,7 @@ fn run_scale_out(options: &Options, root: &Path) -> Result<(), String> {
             }));
         }
     }
-    eprintln!("bench: done in {:.1} s", started.elapsed().as_secs_f64());
-    if let Some(path) = &options.json {
-        let report = json!({
-            "machine": machine(),
-            "profile": if options.quick { "dev" } else { "release" },
-            "rounds": options.rounds,
-            "calls": options.calls,
-            "scale_out": results,
-        });
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n")
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
+    finish(options, started, "scale_out", json!(results))?;
     Ok(())
 }
 
@@ -427,13 +424,20 @@ pub(crate) fn build(root: &Path, release: bool) -> Result<PathBuf, String> {
         .ok_or_else(|| "cargo built no bench-load executable".into())
 }
 
+/// Runs `bench-load ARGS TARGET --calls N` and returns its figures; `peers` is where the
+/// other SDKs' servers are (`--sdks`).
 fn run_load(
     load: &Path,
     args: &[&str],
     target: &str,
     calls: usize,
+    peers: Option<&Path>,
 ) -> Result<Vec<(String, f64)>, String> {
-    let out = Command::new(load)
+    let mut command = Command::new(load);
+    if let Some(peers) = peers {
+        command.env("MODELCTX_BENCH_PEERS", peers);
+    }
+    let out = command
         .args(args)
         .arg(target)
         .args(["--calls", &calls.to_string()])
@@ -491,11 +495,52 @@ impl Row {
     }
 }
 
-fn rows(samples: &[BTreeMap<String, BTreeMap<&str, Vec<f64>>>], order: &[Vec<String>]) -> Vec<Row> {
+/// Every figure's samples (one per round), per scenario and target.
+struct Samples {
+    /// `by[scenario][figure][target]`.
+    by: Vec<BTreeMap<String, BTreeMap<&'static str, Vec<f64>>>>,
+    /// Each scenario's figures in the order they first came.
+    order: Vec<Vec<String>>,
+}
+
+impl Samples {
+    fn new(scenarios: usize) -> Self {
+        Self {
+            by: vec![BTreeMap::new(); scenarios],
+            order: vec![Vec::new(); scenarios],
+        }
+    }
+
+    /// Adds one run's `figures` of `target` in scenario `scenario`.
+    fn record(&mut self, scenario: usize, target: &'static str, figures: Vec<(String, f64)>) {
+        for (figure, value) in figures {
+            if !self.order[scenario].contains(&figure) {
+                self.order[scenario].push(figure.clone());
+            }
+            self.by[scenario]
+                .entry(figure)
+                .or_default()
+                .entry(target)
+                .or_default()
+                .push(value);
+        }
+    }
+
+    /// Scenario `scenario`'s figures, in order, each with its samples by target.
+    fn figures(
+        &self,
+        scenario: usize,
+    ) -> impl Iterator<Item = (&String, &BTreeMap<&'static str, Vec<f64>>)> {
+        self.order[scenario]
+            .iter()
+            .map(move |figure| (figure, &self.by[scenario][figure]))
+    }
+}
+
+fn rows(samples: &Samples) -> Vec<Row> {
     let mut rows = Vec::new();
     for (i, (scenario, _)) in SCENARIOS.iter().enumerate() {
-        for figure in &order[i] {
-            let by_target = &samples[i][figure];
+        for (figure, by_target) in samples.figures(i) {
             let medians = TARGETS.map(|t| by_target.get(t).and_then(|v| median(v)));
             rows.push(Row {
                 scenario,
@@ -603,12 +648,6 @@ fn print_table(rows: &[Row], options: &Options) {
         "| scenario | figure | modelctx | rmcp | baseline | modelctx/rmcp | modelctx/baseline |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|");
-    let value = |v: Option<f64>| match v {
-        None => "-".to_owned(),
-        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
-        Some(v) if v.abs() >= 10.0 => format!("{v:.1}"),
-        Some(v) => format!("{v:.2}"),
-    };
     let ratio = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
     for row in rows {
         let arrow = if row.higher_is_better() { "↑" } else { "↓" };
@@ -616,12 +655,39 @@ fn print_table(rows: &[Row], options: &Options) {
             "| {} | {} {arrow} | {} | {} | {} | {} | {} |",
             row.scenario,
             row.figure,
-            value(row.medians[0]),
-            value(row.medians[1]),
-            value(row.medians[2]),
+            cell(row.medians[0]),
+            cell(row.medians[1]),
+            cell(row.medians[2]),
             ratio(row.ratio(1)),
             ratio(row.ratio(2)),
         );
+    }
+}
+
+/// Says how long the run took and writes the `--json` report, with `results` under `key`.
+fn finish(options: &Options, started: Instant, key: &str, results: Value) -> Result<(), String> {
+    eprintln!("bench: done in {:.1} s", started.elapsed().as_secs_f64());
+    let Some(path) = &options.json else {
+        return Ok(());
+    };
+    let report = json!({
+        "machine": machine(),
+        "profile": if options.quick { "dev" } else { "release" },
+        "rounds": options.rounds,
+        "calls": options.calls,
+        key: results,
+    });
+    let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// A table cell: a median to about three significant figures, `-` for none.
+fn cell(v: Option<f64>) -> String {
+    match v {
+        None => "-".to_owned(),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 10.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.2}"),
     }
 }
 
