@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+mod compile;
 mod sdks;
 
 pub(crate) const USAGE: &str = "\
@@ -25,8 +26,9 @@ cargo xtask bench --sdks [--quick] [--rounds N] [--calls N] [--scenario NAME]...
     --scenario   only the scenarios whose name contains NAME (repeatable; e.g. \"2026\",
                  \"stateless JSON\"); all by default
     --target     only this target (repeatable); all three by default
-    --compile    also time clean release builds of a minimal stdio server per SDK, 3 each,
-                 interleaved (minutes); --compile-rounds sets how many
+    --compile    also time clean release builds of a minimal stdio server per SDK, written
+                 by hand and with each SDK's tool macros, then a rebuild after touching
+                 the tool's file; 3 rounds, SDKs interleaved (minutes; --compile-rounds)
     --scale-out  instead: modelctx alone with the Redis stores against the in-memory ones,
                  and two instances sharing one Redis against one, by round-robin clients
                  and behind nginx and HAProxy (needs redis-server, nginx and HAProxy:
@@ -286,7 +288,7 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
     }
     let mut rows = rows(&samples);
     if options.compile {
-        rows.extend(compile_cost(root, options.compile_rounds)?);
+        rows.extend(compile::compile_cost(root, options.compile_rounds)?);
     }
     print_table(&rows, options);
     finish(
@@ -554,73 +556,6 @@ fn rows(samples: &Samples) -> Vec<Row> {
         }
     }
     rows
-}
-
-/// Scenario 6: clean release builds of `crates/modelctx-bench/compile/<sdk>` (a minimal
-/// stdio echo server, its own workspace), each in a fresh target directory, `rounds` per
-/// SDK, interleaved (modelctx, rmcp, then rmcp, modelctx, ...): the median wall time and
-/// the size of the binary.
-fn compile_cost(root: &Path, rounds: usize) -> Result<Vec<Row>, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut seconds: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut kib = [None; 3];
-    for round in 0..rounds {
-        let mut order = [(0, "modelctx"), (1, "rmcp")];
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for (i, sdk) in order {
-            let dir = root.join("crates/modelctx-bench/compile").join(sdk);
-            let target = std::env::temp_dir().join(format!(
-                "modelctx-bench-compile-{sdk}-{}",
-                std::process::id()
-            ));
-            let _ = std::fs::remove_dir_all(&target);
-            eprintln!(
-                "bench: clean release build of the minimal {sdk} server ({}/{rounds})",
-                round + 1
-            );
-            let start = Instant::now();
-            let status = Command::new(&cargo)
-                .args(["build", "--release", "--quiet", "--target-dir"])
-                .arg(&target)
-                .current_dir(&dir)
-                .env_remove("CARGO_TARGET_DIR")
-                .status()
-                .map_err(|e| format!("cannot run cargo: {e}"))?;
-            let elapsed = start.elapsed().as_secs_f64();
-            let binary = target.join("release").join(format!(
-                "compile-cost-{sdk}{}",
-                std::env::consts::EXE_SUFFIX
-            ));
-            let size = std::fs::metadata(&binary).map(|m| m.len());
-            let _ = std::fs::remove_dir_all(&target);
-            if !status.success() {
-                return Err(format!("the minimal {sdk} server did not build"));
-            }
-            seconds.entry(sdk.to_owned()).or_default().push(elapsed);
-            kib[i] = Some(size.map_err(|e| format!("{}: {e}", binary.display()))? as f64 / 1024.0);
-        }
-    }
-    let medians = [
-        seconds.get("modelctx").and_then(|v| median(v)),
-        seconds.get("rmcp").and_then(|v| median(v)),
-        None,
-    ];
-    Ok(vec![
-        Row {
-            scenario: "compile cost",
-            figure: "clean_release_build_s".into(),
-            medians,
-            samples: seconds,
-        },
-        Row {
-            scenario: "compile cost",
-            figure: "binary_kib".into(),
-            medians: kib,
-            samples: BTreeMap::new(),
-        },
-    ])
 }
 
 fn median(values: &[f64]) -> Option<f64> {
