@@ -44,11 +44,13 @@ def serve_http() -> None:
             try:
                 _, writer = await asyncio.open_connection("127.0.0.1", port)
                 writer.close()
+                print(f"listening 127.0.0.1:{port}", flush=True)
                 break
             except OSError:
                 await asyncio.sleep(0.01)
-        print(f"listening 127.0.0.1:{port}", flush=True)
+        # Raises (the process fails, nothing announced) if the server could not start.
         await serving
+        sys.exit(1)
 
     asyncio.run(main())
 

@@ -140,7 +140,9 @@ impl Shop {
                     .map_err(|e| format!("cannot connect to {redis_url}: {e}"))?,
             );
         }
+        // The API is on loopback: never through a proxy the environment names.
         let http = reqwest::Client::builder()
+            .no_proxy()
             .pool_max_idle_per_host(50)
             .tcp_nodelay(true)
             .build()
