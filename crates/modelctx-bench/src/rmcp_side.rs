@@ -237,8 +237,23 @@ pub async fn serve_http(listener: tokio::net::TcpListener, mode: HttpMode) -> Re
 
 /// The shop server of the public benchmark's workload: its three tools, each running
 /// [`Shop::call`](crate::shop::Shop::call) and answering its JSON as one text block.
+/// Its tool list is built once, as modelctx's registry and rmcp's tool router keep theirs.
 #[derive(Debug, Clone)]
-pub struct ShopServer(pub Arc<crate::shop::Shop>);
+pub struct ShopServer {
+    shop: Arc<crate::shop::Shop>,
+    tools: Arc<[Tool]>,
+}
+
+impl ShopServer {
+    /// The shop server over `shop`.
+    pub fn new(shop: Arc<crate::shop::Shop>) -> Self {
+        let tools = crate::shop::tools()
+            .into_iter()
+            .map(|(name, description, schema)| Tool::new(name, description, schema))
+            .collect();
+        Self { shop, tools }
+    }
+}
 
 impl ServerHandler for ShopServer {
     fn get_info(&self) -> ServerConfig {
@@ -250,11 +265,9 @@ impl ServerHandler for ShopServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
-        let tools = crate::shop::tools()
-            .into_iter()
-            .map(|(name, description, schema)| Tool::new(name, description, schema))
-            .collect();
-        Ok(rmcp::model::ListToolsResult::with_all_items(tools))
+        Ok(rmcp::model::ListToolsResult::with_all_items(
+            self.tools.to_vec(),
+        ))
     }
 
     async fn call_tool(
@@ -263,7 +276,7 @@ impl ServerHandler for ShopServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        Ok(match self.0.call(&request.name, &args).await {
+        Ok(match self.shop.call(&request.name, &args).await {
             Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer.to_string())]),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
         }
@@ -277,7 +290,8 @@ pub async fn serve_shop(
     listener: tokio::net::TcpListener,
     shop: Arc<crate::shop::Shop>,
 ) -> Result<(), String> {
-    serve_handler(listener, HttpMode::Json, move || ShopServer(shop.clone())).await
+    let server = ShopServer::new(shop);
+    serve_handler(listener, HttpMode::Json, move || server.clone()).await
 }
 
 /// Serves the handlers `make` makes over streamable HTTP in `mode` on `listener`.

@@ -100,10 +100,15 @@ pub fn check(tool: &str, answer: &Value) -> Result<(), String> {
         "get_user_cart" => {
             answer["cart"]["item_count"].as_u64().unwrap_or(0) >= 1 && len("recent_history") == 5
         }
+        // The order id and total come from the API, the rate-limit count from Redis: an
+        // answer missing either did not reach both.
         _ => {
-            answer["status"] == "confirmed"
+            answer["order_id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("ORD-"))
                 && answer["total"].as_f64().unwrap_or(0.0) > 0.0
                 && answer["items_count"] == 2
+                && answer["rate_limit_count"].as_u64().unwrap_or(0) >= 1
         }
     };
     if ok {

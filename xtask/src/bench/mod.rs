@@ -74,7 +74,9 @@ const SCENARIOS: &[(&str, &[&str])] = &[
 
 /// The public benchmark's I/O-bound workload: modelctx and rmcp only (no raw baseline),
 /// and only with `redis-server` on the machine.
-const PUBLIC_WORKLOAD: &str = "public workload (http, 50 workers: a whole session per call of 3 shop tools on Redis and an HTTP API)";
+/// Its name shares no word with another scenario's, so `--scenario` selects it alone.
+const PUBLIC_WORKLOAD: &str =
+    "public workload (50 workers, a new session per call of 3 shop tools on Redis and a local API)";
 
 /// The scale-out scenarios (`--scale-out`): `bench-load` arguments and the two variants
 /// compared (the second against the first).
@@ -252,7 +254,8 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
         return run_scale_out(options, root);
     }
     let started = Instant::now();
-    let mut skip = Vec::new();
+    // (scenario, why) for each selected scenario that cannot run here.
+    let mut not_run: Vec<(&str, String)> = Vec::new();
     if options.runs(PUBLIC_WORKLOAD)
         && let Err(e) = crate::needs::require("the public workload", &[NEED_REDIS])
     {
@@ -261,7 +264,7 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
             return Err(e);
         }
         eprintln!("bench: not run: {e}");
-        skip.push(PUBLIC_WORKLOAD);
+        not_run.push((PUBLIC_WORKLOAD, e));
     }
     let load = build(root, !options.quick)?;
     // samples[scenario][figure][target] = one value per round
@@ -269,7 +272,7 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
     for round in 0..options.rounds {
         eprintln!("bench: round {}/{}", round + 1, options.rounds);
         for (i, (name, args)) in SCENARIOS.iter().enumerate() {
-            if !options.runs(name) || skip.contains(name) {
+            if !options.runs(name) || not_run.iter().any(|(n, _)| n == name) {
                 continue;
             }
             let mut targets = options.targets();
@@ -291,11 +294,19 @@ fn run(options: &Options, root: &Path) -> Result<(), String> {
         rows.extend(compile::compile_cost(root, options.compile_rounds)?);
     }
     print_table(&rows, options);
+    for (name, why) in &not_run {
+        println!("\nnot run: {name}: {why}");
+    }
+    let not_run: Vec<Value> = not_run
+        .iter()
+        .map(|(name, why)| json!({ "scenario": name, "why": why }))
+        .collect();
     finish(
         options,
         started,
         "results",
         json!(rows.iter().map(Row::to_json).collect::<Vec<_>>()),
+        &not_run,
     )?;
     Ok(())
 }
@@ -389,7 +400,7 @@ fn run_scale_out(options: &Options, root: &Path) -> Result<(), String> {
             }));
         }
     }
-    finish(options, started, "scale_out", json!(results))?;
+    finish(options, started, "scale_out", json!(results), &[])?;
     Ok(())
 }
 
@@ -599,8 +610,15 @@ fn print_table(rows: &[Row], options: &Options) {
     }
 }
 
-/// Says how long the run took and writes the `--json` report, with `results` under `key`.
-fn finish(options: &Options, started: Instant, key: &str, results: Value) -> Result<(), String> {
+/// Ends a run: its duration on stderr, and with `--json` the report — the machine, the
+/// settings, `results` under `key` and the scenarios selected that could not run.
+fn finish(
+    options: &Options,
+    started: Instant,
+    key: &str,
+    results: Value,
+    not_run: &[Value],
+) -> Result<(), String> {
     eprintln!("bench: done in {:.1} s", started.elapsed().as_secs_f64());
     let Some(path) = &options.json else {
         return Ok(());
@@ -611,6 +629,7 @@ fn finish(options: &Options, started: Instant, key: &str, results: Value) -> Res
         "rounds": options.rounds,
         "calls": options.calls,
         key: results,
+        "not_run": not_run,
     });
     let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))

@@ -133,7 +133,7 @@ pub(super) fn run_sdks(options: &Options, root: &Path) -> Result<(), String> {
             }));
         }
     }
-    finish(options, started, "sdks", json!(results))?;
+    finish(options, started, "sdks", json!(results), &[])?;
     Ok(())
 }
 

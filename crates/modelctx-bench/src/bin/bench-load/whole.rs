@@ -44,45 +44,28 @@ const VERSIONS: [(&str, [&str; 6]); 2] = [
 /// `calls` whole sessions: `initialize`, `notifications/initialized`, one echo
 /// `tools/call`, `DELETE`. Figures: sessions per second, the latency of a whole session
 /// and of its call, and the server's CPU time per session.
+///
+/// A warm-up at every version comes first, untimed (a quarter of the work, one session
+/// per worker at least): the connections and the server's first use of each path (a
+/// JIT's, for the peers that have one) are not what a session costs, and the version
+/// timed first would otherwise pay for them.
 pub(crate) async fn whole(target: Target, calls: usize) -> Result<Figures, String> {
     let server = HttpServer::start(target, HttpMode::Stateful).await?;
     let pid = server.pid();
     let per_worker = (calls / WORKERS).max(1);
+    let mut workers = Vec::with_capacity(WORKERS);
+    for _ in 0..WORKERS {
+        workers.push(HttpClient::open(&server.addr).await?);
+    }
+    for (version, _) in VERSIONS {
+        workers = phase(workers, version, (per_worker / 4).max(1)).await?.0;
+    }
     let mut figures = Vec::new();
     for (version, names) in VERSIONS {
-        let mut workers = Vec::with_capacity(WORKERS);
-        for _ in 0..WORKERS {
-            let mut client = HttpClient::open(&server.addr).await?;
-            client.version = version;
-            // One session per connection first, untimed: the connection and the server's
-            // first use of each path are not what a session costs.
-            one_session(&mut client, version).await?;
-            workers.push(client);
-        }
         let cpu_before = cpu_time(Some(pid))?;
         let start = Instant::now();
-        let tasks: Vec<_> = workers
-            .into_iter()
-            .map(|mut client| {
-                tokio::spawn(async move {
-                    let mut sessions = Vec::with_capacity(per_worker);
-                    let mut calls = Vec::with_capacity(per_worker);
-                    for _ in 0..per_worker {
-                        let begin = Instant::now();
-                        calls.push(one_session(&mut client, version).await?);
-                        sessions.push(begin.elapsed());
-                    }
-                    Ok::<_, String>((sessions, calls))
-                })
-            })
-            .collect();
-        let mut sessions = Vec::with_capacity(per_worker * WORKERS);
-        let mut call_times = Vec::with_capacity(per_worker * WORKERS);
-        for task in tasks {
-            let (s, c) = task.await.map_err(|e| e.to_string())??;
-            sessions.extend(s);
-            call_times.extend(c);
-        }
+        let (back, sessions, call_times) = phase(workers, version, per_worker).await?;
+        workers = back;
         let elapsed = start.elapsed();
         let cpu = cpu_time(Some(pid))?.saturating_sub(cpu_before);
         let done = sessions.len() as f64;
@@ -99,6 +82,44 @@ pub(crate) async fn whole(target: Target, calls: usize) -> Result<Figures, Strin
     }
     server.stop().await?;
     Ok(figures)
+}
+
+/// What a phase gives back: the workers' clients, then each whole session's latency and
+/// each call's.
+type Phase = (Vec<HttpClient>, Vec<Duration>, Vec<Duration>);
+
+/// Every worker opens `per_worker` whole sessions at `version`, all workers at once.
+async fn phase(
+    workers: Vec<HttpClient>,
+    version: &'static str,
+    per_worker: usize,
+) -> Result<Phase, String> {
+    let tasks: Vec<_> = workers
+        .into_iter()
+        .map(|mut client| {
+            tokio::spawn(async move {
+                client.version = version;
+                let mut sessions = Vec::with_capacity(per_worker);
+                let mut calls = Vec::with_capacity(per_worker);
+                for _ in 0..per_worker {
+                    let begin = Instant::now();
+                    calls.push(one_session(&mut client, version).await?);
+                    sessions.push(begin.elapsed());
+                }
+                Ok::<_, String>((client, sessions, calls))
+            })
+        })
+        .collect();
+    let mut clients = Vec::with_capacity(tasks.len());
+    let mut sessions = Vec::with_capacity(per_worker * tasks.len());
+    let mut calls = Vec::with_capacity(per_worker * tasks.len());
+    for task in tasks {
+        let (client, s, c) = task.await.map_err(|e| e.to_string())??;
+        clients.push(client);
+        sessions.extend(s);
+        calls.extend(c);
+    }
+    Ok((clients, sessions, calls))
 }
 
 /// One whole session on `client`'s connection; returns how long its call took.
