@@ -18,7 +18,7 @@ use modelctx_types::{
     ServerCapabilities, to_raw,
 };
 
-use crate::inner::{ErrorFn, Inner, NotificationFn, RequestFn, Server};
+use crate::inner::{ErrorFn, Inner, NotificationFn, RequestFn, Server, encode_initialize_result};
 use crate::middleware::{self, McpNotification, McpRequest, Next, NotificationNext};
 use crate::mrtr;
 use crate::prompt::PromptDef;
@@ -632,6 +632,28 @@ impl ServerBuilder {
             listed(capabilities.resources.as_ref().map(|c| c.list_changed)),
             listed(capabilities.prompts.as_ref().map(|c| c.list_changed)),
         ];
+        let stateless_listed = self
+            .versions
+            .as_ref()
+            .is_none_or(|v| v.contains(&ProtocolVersion::V2026_07_28));
+        let versions = self.versions.map(|mut v| {
+            v.retain(ProtocolVersion::is_handshake);
+            v
+        });
+        let initialize_results = versions
+            .as_deref()
+            .unwrap_or(&ProtocolVersion::HANDSHAKE)
+            .iter()
+            .filter_map(|version| {
+                let raw = encode_initialize_result(
+                    version,
+                    &capabilities,
+                    &self.info,
+                    self.instructions.as_ref(),
+                );
+                Some((version.clone(), raw.ok()?))
+            })
+            .collect();
         Server {
             inner: Arc::new(Inner {
                 // Names and versions are strings: encoding them cannot fail.
@@ -641,6 +663,7 @@ impl ServerBuilder {
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,
+                initialize_results,
                 requests: self.requests,
                 notifications: self.notifications,
                 session: self.session,
@@ -654,15 +677,8 @@ impl ServerBuilder {
                 },
                 state: self.state,
                 page_size: self.page_size,
-                stateless_era: self.stateless_era
-                    && self
-                        .versions
-                        .as_ref()
-                        .is_none_or(|v| v.contains(&ProtocolVersion::V2026_07_28)),
-                versions: self.versions.map(|mut v| {
-                    v.retain(ProtocolVersion::is_handshake);
-                    v
-                }),
+                stateless_era: self.stateless_era && stateless_listed,
+                versions,
                 state_key: self.state_key,
                 state_lifetime: self.state_lifetime,
                 single_use: self.single_use,

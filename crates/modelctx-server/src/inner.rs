@@ -15,7 +15,9 @@ use std::sync::{Arc, Weak};
 use futures::future::BoxFuture;
 use modelctx_session::tasks::TaskHost;
 use modelctx_session::{Peer, SessionConfig};
-use modelctx_types::{ErrorData, Implementation, ProtocolVersion, RawValue, ServerCapabilities};
+use modelctx_types::{
+    ErrorData, Implementation, InitializeResult, ProtocolVersion, RawValue, ServerCapabilities,
+};
 
 use crate::middleware;
 use crate::mrtr;
@@ -89,6 +91,9 @@ pub(crate) struct Inner {
     pub(crate) info_json: Arc<RawValue>,
     pub(crate) instructions: Option<String>,
     pub(crate) capabilities: ServerCapabilities,
+    /// The `initialize` result for each revision `initialize` may negotiate, encoded
+    /// once: it depends on nothing else (see [`Inner::initialize_result`]).
+    pub(crate) initialize_results: Vec<(ProtocolVersion, Box<RawValue>)>,
     pub(crate) requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
     pub(crate) notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
     pub(crate) session: SessionConfig,
@@ -123,6 +128,39 @@ pub(crate) struct Inner {
     pub(crate) middleware: Option<middleware::Chain>,
     /// The layers around the server's notification handlers, when it has any.
     pub(crate) notification_middleware: Option<middleware::Chain<middleware::McpNotification, ()>>,
+}
+
+impl Inner {
+    /// The `initialize` result at `version`: encoded at build for every revision the
+    /// server negotiates, encoded here for any other.
+    pub(crate) fn initialize_result(
+        &self,
+        version: &ProtocolVersion,
+    ) -> Result<Box<RawValue>, ErrorData> {
+        match self.initialize_results.iter().find(|(v, _)| v == version) {
+            Some((_, raw)) => Ok(raw.clone()),
+            None => encode_initialize_result(
+                version,
+                &self.capabilities,
+                &self.info,
+                self.instructions.as_ref(),
+            )
+            .map_err(|e| ErrorData::internal_error(e.to_string())),
+        }
+    }
+}
+
+/// Encodes the `initialize` result a server with these capabilities, identity and
+/// instructions answers at `version`.
+pub(crate) fn encode_initialize_result(
+    version: &ProtocolVersion,
+    capabilities: &ServerCapabilities,
+    info: &Implementation,
+    instructions: Option<&String>,
+) -> Result<Box<RawValue>, serde_json::Error> {
+    let mut result = InitializeResult::new(version.clone(), capabilities.clone(), info.clone());
+    result.instructions = instructions.cloned();
+    modelctx_types::to_raw(&result)
 }
 
 impl fmt::Debug for Server {

@@ -12,9 +12,9 @@ use modelctx_session::tasks::TASK_METHODS;
 use modelctx_session::{Peer, RequestContext, Service, SessionConfig, parse_params};
 use modelctx_transport::Transport;
 use modelctx_types::{
-    EmptyResult, ErrorData, InitializeRequest, InitializeRequestParams, InitializeResult,
-    JsonRpcNotification, JsonRpcRequest, ProtocolVersion, RawValue, ReadResourceResult,
-    RequestMethod, SetLevelRequestParams, to_raw,
+    EmptyResult, ErrorData, InitializeRequest, InitializeRequestParams, JsonRpcNotification,
+    JsonRpcRequest, ProtocolVersion, RawValue, ReadResourceResult, RequestMethod,
+    SetLevelRequestParams, to_raw,
 };
 
 use crate::dispatch;
@@ -111,7 +111,7 @@ impl SessionService {
         }
     }
 
-    fn initialize(&self, params: InitializeRequestParams) -> Result<InitializeResult, ErrorData> {
+    fn initialize(&self, params: InitializeRequestParams) -> Result<Box<RawValue>, ErrorData> {
         let version = match &self.server.versions {
             None => ProtocolVersion::negotiate(&params.protocol_version),
             Some(versions) if versions.contains(&params.protocol_version) => {
@@ -125,14 +125,9 @@ impl SessionService {
         };
         let _ = self.state.info.set(params.client_info);
         let _ = self.state.capabilities.set(params.capabilities);
-        let _ = self.state.protocol_version.set(version.clone());
-        let mut result = InitializeResult::new(
-            version,
-            self.server.capabilities.clone(),
-            self.server.info.clone(),
-        );
-        result.instructions = self.server.instructions.clone();
-        Ok(result)
+        let result = self.server.initialize_result(&version);
+        let _ = self.state.protocol_version.set(version);
+        result
     }
 
     /// `logging/setLevel`: an unknown level is `-32602`; a known one becomes the
@@ -182,8 +177,7 @@ impl Service for SessionService {
         }
         if request.method == <InitializeRequest as RequestMethod>::METHOD {
             let result = parse_params::<InitializeRequestParams>(request.params.as_deref())
-                .and_then(|params| self.initialize(params))
-                .and_then(|r| to_raw(&r).map_err(|e| ErrorData::internal_error(e.to_string())));
+                .and_then(|params| self.initialize(params));
             // A shared session is stored before the answer goes out: the client's next
             // request may land on another process.
             let saving = result.is_ok().then(|| self.state.save()).flatten();
