@@ -103,7 +103,7 @@ async fn phase(
                 let mut calls = Vec::with_capacity(per_worker);
                 for _ in 0..per_worker {
                     let begin = Instant::now();
-                    calls.push(one_session(&mut client, version).await?);
+                    calls.push(one_session(&mut client).await?);
                     sessions.push(begin.elapsed());
                 }
                 Ok::<_, String>((client, sessions, calls))
@@ -122,11 +122,12 @@ async fn phase(
     Ok((clients, sessions, calls))
 }
 
-/// One whole session on `client`'s connection; returns how long its call took.
-async fn one_session(client: &mut HttpClient, version: &'static str) -> Result<Duration, String> {
+/// One whole session on `client`'s connection, at its version; returns how long its call
+/// took.
+async fn one_session(client: &mut HttpClient) -> Result<Duration, String> {
     client.session = None;
     client
-        .handshake_with(wire::initialize_at(version), HttpMode::Stateful)
+        .handshake_with(wire::initialize_at(client.version), HttpMode::Stateful)
         .await?;
     let begin = Instant::now();
     client.call(1).await?;
