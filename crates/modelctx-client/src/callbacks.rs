@@ -31,7 +31,7 @@ use modelctx_session::{Peer, RequestContext, parse_params};
 use modelctx_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationCompleteNotificationParams, ErrorCode, ErrorData, JsonObject,
-    ListRootsResult, RawValue, Role, Root, SamplingMessage, SamplingMessageContentBlock, to_raw,
+    ListRootsResult, RawValue, Root, SamplingMessageContentBlock,
 };
 
 use crate::elicitation::{
@@ -311,9 +311,7 @@ impl Callbacks {
     }
 }
 
-fn encode<T: serde::Serialize>(value: &T) -> Result<Box<RawValue>, ErrorData> {
-    to_raw(value).map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}")))
-}
+use modelctx_session::encode_result as encode;
 
 async fn answer_sampling(
     callback: Arc<Callback<CreateMessageRequestParams, CreateMessageResult>>,
@@ -328,7 +326,9 @@ async fn answer_sampling(
             "this client did not declare sampling.tools; the request carries tools",
         ));
     }
-    check_messages(&params.messages).map_err(ErrorData::invalid_params)?;
+    params
+        .check_tool_messages()
+        .map_err(ErrorData::invalid_params)?;
     let result = callback(params.clone(), cx).await?;
     if params.tools.is_none() {
         if matches!(result.content, modelctx_types::SamplingContent::Multiple(_)) {
@@ -348,58 +348,6 @@ async fn answer_sampling(
         }
     }
     encode(&result)
-}
-
-/// The spec's message rules for tools in sampling: a user message holding tool results
-/// holds nothing else, and every assistant tool use is answered, by id, in the user
-/// message right after it.
-pub(crate) fn check_messages(messages: &[SamplingMessage]) -> Result<(), String> {
-    for (i, message) in messages.iter().enumerate() {
-        let blocks = message.content.blocks();
-        let results = blocks
-            .iter()
-            .filter(|b| matches!(b, SamplingMessageContentBlock::ToolResult(_)))
-            .count();
-        if results > 0 && results < blocks.len() {
-            return Err(format!(
-                "Tool results mixed with other content in message {i}"
-            ));
-        }
-        let uses: Vec<&str> = blocks
-            .iter()
-            .filter_map(|b| match b {
-                SamplingMessageContentBlock::ToolUse(u) => Some(u.id.as_str()),
-                _ => None,
-            })
-            .collect();
-        if uses.is_empty() {
-            continue;
-        }
-        if message.role != Role::Assistant {
-            return Err(format!("tool use in a non-assistant message ({i})"));
-        }
-        let Some(next) = messages.get(i + 1) else {
-            // The conversation may end on the model's tool use only in a result.
-            return Err(format!(
-                "Tool result missing in request (after message {i})"
-            ));
-        };
-        let answered: Vec<&str> = next
-            .content
-            .blocks()
-            .iter()
-            .filter_map(|b| match b {
-                SamplingMessageContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
-                _ => None,
-            })
-            .collect();
-        if next.role != Role::User || uses.iter().any(|id| !answered.contains(id)) {
-            return Err(format!(
-                "Tool result missing in request (after message {i})"
-            ));
-        }
-    }
-    Ok(())
 }
 
 async fn answer_elicitation(
@@ -483,34 +431,6 @@ async fn answer_roots(source: RootsSource, cx: RequestContext) -> Result<Box<Raw
 #[cfg(test)]
 mod tests {
     use super::*;
-    use modelctx_types::{ToolResultContent, ToolUseContent};
-
-    fn tool_use(id: &str) -> SamplingMessageContentBlock {
-        ToolUseContent::new(id, "t", JsonObject::new()).into()
-    }
-    fn tool_result(id: &str) -> SamplingMessageContentBlock {
-        ToolResultContent::new(id, vec![]).into()
-    }
-
-    #[test]
-    fn tool_messages_must_balance_and_not_mix() {
-        let ask = SamplingMessage::user_text("go");
-        let uses = SamplingMessage::new(Role::Assistant, vec![tool_use("a"), tool_use("b")]);
-        let both = SamplingMessage::new(Role::User, vec![tool_result("a"), tool_result("b")]);
-        check_messages(&[ask.clone(), uses.clone(), both]).unwrap();
-        let one = SamplingMessage::new(Role::User, tool_result("a"));
-        assert!(
-            check_messages(&[ask.clone(), uses.clone(), one])
-                .unwrap_err()
-                .contains("missing")
-        );
-        assert!(check_messages(&[ask.clone(), uses.clone()]).is_err());
-        let mixed = SamplingMessage::new(
-            Role::User,
-            vec![SamplingMessageContentBlock::text("x"), tool_result("a")],
-        );
-        assert!(check_messages(&[mixed]).unwrap_err().contains("mixed"));
-    }
 
     #[test]
     fn declared_capabilities_follow_the_callbacks() {

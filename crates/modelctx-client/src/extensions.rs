@@ -24,7 +24,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use modelctx_session::{Peer, SessionError, parse_params};
+use modelctx_session::{Peer, SessionError};
 use modelctx_types::{CallToolResult, ClientCapabilities, JsonObject, NotificationMethod};
 use serde_json::Value;
 
@@ -179,19 +179,10 @@ impl NotificationBinding {
         F: Fn(N::Params, Peer) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let handler = Arc::new(handler);
-        let erased: Arc<NotificationFn> = Arc::new(move |params, peer| {
-            let handler = handler.clone();
-            Box::pin(async move {
-                // Validated against the binding's type: what does not decode is dropped.
-                if let Ok(params) = parse_params::<N::Params>(params.as_deref()) {
-                    handler(params, peer).await;
-                }
-            })
-        });
+        // Validated against the binding's type: what does not decode is dropped.
         Self {
             method: Cow::Borrowed(N::METHOD),
-            handler: erased,
+            handler: modelctx_session::notification_fn::<N, _, _>(handler),
         }
     }
 

@@ -91,14 +91,13 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use modelctx_session::{
     Peer, RequestContext, RequestHandle, RequestOptions, Service, SessionConfig, SessionError,
-    parse_params,
+    encode_result, notification_fn, parse_params,
 };
 use modelctx_transport::Transport;
 use modelctx_types::{
     ClientCapabilities, DiscoverResult, ErrorData, Implementation, InitializeRequestParams,
     InitializeResult, InitializedNotification, JsonRpcNotification, JsonRpcRequest, Meta,
     NotificationMethod, ProtocolVersion, RawValue, RequestMethod, ServerCapabilities, ext_tasks,
-    to_raw,
 };
 
 pub use callbacks::{SamplingSupport, sampling_rejected};
@@ -121,8 +120,7 @@ type RequestFn = dyn Fn(
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>>
     + Send
     + Sync;
-pub(crate) type NotificationFn =
-    dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
+pub(crate) use modelctx_session::NotificationFn;
 type ErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
 
 /// Builds and connects a [`Client`].
@@ -296,10 +294,7 @@ impl ClientBuilder {
             let handler = handler.clone();
             Box::pin(async move {
                 let params = parse_params::<M::Params>(params.as_deref())?;
-                let result = handler(params, cx).await?;
-                to_raw(&result).map_err(|e| {
-                    ErrorData::internal_error(format!("cannot encode the result: {e}"))
-                })
+                encode_result(&handler(params, cx).await?)
             })
         });
         self.requests.insert(Cow::Borrowed(M::METHOD), erased);
@@ -315,16 +310,10 @@ impl ClientBuilder {
         F: Fn(N::Params, Peer) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let handler = Arc::new(handler);
-        let erased: Arc<NotificationFn> = Arc::new(move |params, peer| {
-            let handler = handler.clone();
-            Box::pin(async move {
-                if let Ok(params) = parse_params::<N::Params>(params.as_deref()) {
-                    handler(params, peer).await;
-                }
-            })
-        });
-        self.notifications.insert(Cow::Borrowed(N::METHOD), erased);
+        self.notifications.insert(
+            Cow::Borrowed(N::METHOD),
+            notification_fn::<N, _, _>(handler),
+        );
         self
     }
 

@@ -9,14 +9,13 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
 use modelctx_session::{Extensions, Peer, RequestContext, parse_params};
 use modelctx_types::{ErrorData, RawValue, to_raw};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tower::Service;
+use tower::service_fn;
 
 use crate::{ClientBuilder, NotificationFn, RequestFn};
 
@@ -162,25 +161,12 @@ pub(crate) fn deliver(
 }
 
 /// The client's notification handlers, innermost in the notification chain.
-#[derive(Clone, Copy)]
-struct Deliver;
-
-impl Service<McpNotification> for Deliver {
-    type Response = ();
-    type Error = ErrorData;
-    type Future = BoxFuture<'static, Result<(), ErrorData>>;
-
-    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, n: McpNotification) -> Self::Future {
-        let delivered = deliver(&n.handlers, &n.method, n.params, n.peer);
-        Box::pin(async move {
-            delivered.await;
-            Ok(())
-        })
-    }
+fn deliver_last(n: McpNotification) -> BoxFuture<'static, Result<(), ErrorData>> {
+    let delivered = deliver(&n.handlers, &n.method, n.params, n.peer);
+    Box::pin(async move {
+        delivered.await;
+        Ok(())
+    })
 }
 
 /// The answer of the client's handler for `method`, or method not found.
@@ -200,26 +186,13 @@ pub(crate) fn answer(
 }
 
 /// The client's handlers, innermost in the chain.
-#[derive(Clone, Copy)]
-struct Dispatch;
-
-impl Service<McpRequest> for Dispatch {
-    type Response = Box<RawValue>;
-    type Error = ErrorData;
-    type Future = Answer;
-
-    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: McpRequest) -> Answer {
-        answer(
-            &request.handlers,
-            &request.method,
-            request.params,
-            request.context,
-        )
-    }
+fn dispatch(request: McpRequest) -> Answer {
+    answer(
+        &request.handlers,
+        &request.method,
+        request.params,
+        request.context,
+    )
 }
 
 impl ClientBuilder {
@@ -300,14 +273,14 @@ pub(crate) type Chain<R = McpRequest, T = Box<RawValue>> =
 
 /// The request chain of `layers`.
 pub(crate) fn request_chain(layers: Vec<Wrap>) -> Option<Arc<Chain>> {
-    Chain::stack(layers, Dispatch).map(Arc::new)
+    Chain::stack(layers, service_fn(dispatch)).map(Arc::new)
 }
 
 /// The notification chain of `layers`.
 pub(crate) fn notification_chain(
     layers: Vec<Wrap<McpNotification, ()>>,
 ) -> Option<Arc<Chain<McpNotification, ()>>> {
-    Chain::stack(layers, Deliver).map(Arc::new)
+    Chain::stack(layers, service_fn(deliver_last)).map(Arc::new)
 }
 
 /// The answer to a request from the server: through `chain` when the client has

@@ -152,8 +152,6 @@ end
 return 1
 ";
 
-const CURSOR_PREFIX: &str = "tasks-after-";
-
 /// Compare-and-set rounds before an update gives up (only under heavy contention on
 /// one task).
 const MAX_SWAPS: usize = 64;
@@ -365,16 +363,7 @@ impl store::TaskStore for TaskStore {
         limit: usize,
     ) -> BoxFuture<'a, Result<TaskPage, ErrorData>> {
         Box::pin(async move {
-            let after = match cursor {
-                None => None,
-                Some(c) => Some(
-                    c.strip_prefix(CURSOR_PREFIX)
-                        .and_then(|n| n.parse::<u64>().ok())
-                        .ok_or_else(|| {
-                            ErrorData::invalid_params("Invalid cursor for tasks/list")
-                        })?,
-                ),
-            };
+            let after = TaskPage::position_of(cursor)?;
             if requestor.is_anonymous() {
                 // Listed to no one: nothing to walk.
                 return Ok(TaskPage::default());
@@ -418,7 +407,7 @@ impl store::TaskStore for TaskStore {
                         continue;
                     }
                     if page.tasks.len() == limit {
-                        page.next_cursor = last.map(|n| format!("{CURSOR_PREFIX}{n}"));
+                        page.next_cursor = last.map(TaskPage::cursor_after);
                         return Ok(page);
                     }
                     page.tasks.push(record.task);

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use modelctx_session::announce::AnnouncementBus;
 use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskHost, TaskStore};
-use modelctx_session::{Peer, SessionConfig, parse_params};
+use modelctx_session::{Peer, SessionConfig, encode_result, notification_fn};
 use modelctx_store::SingleUseIds;
 use modelctx_types::{
     ErrorData, Implementation, NotificationMethod, ProtocolVersion, RawValue, RequestMethod,
@@ -352,10 +352,7 @@ impl ServerBuilder {
                 let params = cx
                     .request
                     .unstable_parse_params::<M::Params>(params.as_deref(), M::UNSTABLE_META_SLOT)?;
-                let result = handler(params, cx).await?;
-                to_raw(&result).map_err(|e| {
-                    ErrorData::internal_error(format!("cannot encode the result: {e}"))
-                })
+                encode_result(&handler(params, cx).await?)
             })
         });
         self.requests.insert(Cow::Borrowed(M::METHOD), erased);
@@ -370,16 +367,10 @@ impl ServerBuilder {
         F: Fn(N::Params, Peer) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let handler = Arc::new(handler);
-        let erased: Arc<NotificationFn> = Arc::new(move |params, peer| {
-            let handler = handler.clone();
-            Box::pin(async move {
-                if let Ok(params) = parse_params::<N::Params>(params.as_deref()) {
-                    handler(params, peer).await;
-                }
-            })
-        });
-        self.notifications.insert(Cow::Borrowed(N::METHOD), erased);
+        self.notifications.insert(
+            Cow::Borrowed(N::METHOD),
+            notification_fn::<N, _, _>(handler),
+        );
         self
     }
 

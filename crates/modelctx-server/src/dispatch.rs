@@ -16,6 +16,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use modelctx_session::encode_result;
 use modelctx_transport::{Offering, Permissions};
 use modelctx_types::{
     CacheScope, CallToolRequest, CallToolRequestParams, CompleteRequest, CompleteRequestParams,
@@ -24,7 +25,7 @@ use modelctx_types::{
     ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListToolsRequest,
     ListToolsResult, PaginatedRequestParams, RawValue, ReadResourceRequest,
     ReadResourceRequestParams, ReadResourceResult, RequestMethod, ResourceRequestParams,
-    SubscribeRequest, UnsubscribeRequest, to_raw,
+    SubscribeRequest, UnsubscribeRequest,
 };
 use serde::Serialize;
 
@@ -124,9 +125,7 @@ where
         let params = cx
             .request
             .unstable_parse_params::<M::Params>(params.as_deref(), M::UNSTABLE_META_SLOT)?;
-        let result = f(params, cx).await?;
-        to_raw(&result)
-            .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}")))
+        encode_result(&f(params, cx).await?)
     })
 }
 

@@ -28,8 +28,7 @@ use crate::stateless;
 pub(crate) type RequestFn = dyn Fn(Option<Box<RawValue>>, Context) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>>
     + Send
     + Sync;
-pub(crate) type NotificationFn =
-    dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
+pub(crate) use modelctx_session::NotificationFn;
 pub(crate) type ErrorFn = dyn Fn(ErrorData, &Peer) + Send + Sync;
 
 /// An MCP server: its identity, capabilities, registries and handlers. Cheap to clone;

@@ -7,14 +7,13 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
 use modelctx_session::{Extensions, Peer, parse_params};
 use modelctx_types::{ErrorData, RawValue, to_raw};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tower::Service;
+use tower::service_fn;
 
 use crate::request::{Context, Serving};
 
@@ -155,54 +154,28 @@ impl McpNotification {
 }
 
 /// The server's notification handlers, innermost in the notification chain.
-#[derive(Clone, Copy)]
-struct Deliver;
-
-impl Service<McpNotification> for Deliver {
-    type Response = ();
-    type Error = ErrorData;
-    type Future = BoxFuture<'static, Result<(), ErrorData>>;
-
-    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, notification: McpNotification) -> Self::Future {
-        let McpNotification {
-            method,
-            params,
-            peer,
-            server,
-        } = notification;
-        let delivered = server.notify(&method, params, peer);
-        Box::pin(async move {
-            delivered.await;
-            Ok(())
-        })
-    }
+fn deliver(notification: McpNotification) -> BoxFuture<'static, Result<(), ErrorData>> {
+    let McpNotification {
+        method,
+        params,
+        peer,
+        server,
+    } = notification;
+    let delivered = server.notify(&method, params, peer);
+    Box::pin(async move {
+        delivered.await;
+        Ok(())
+    })
 }
 
 /// The server's own answering, innermost in the chain.
-#[derive(Clone, Copy)]
-struct Dispatch;
-
-impl Service<McpRequest> for Dispatch {
-    type Response = Box<RawValue>;
-    type Error = ErrorData;
-    type Future = Answer;
-
-    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: McpRequest) -> Answer {
-        let McpRequest {
-            method,
-            params,
-            context,
-        } = request;
-        context.server.clone().dispatch(&method, params, context)
-    }
+fn dispatch(request: McpRequest) -> Answer {
+    let McpRequest {
+        method,
+        params,
+        context,
+    } = request;
+    context.server.clone().dispatch(&method, params, context)
 }
 
 /// One layer given to the builder, waiting for the chain inside it.
@@ -216,7 +189,7 @@ pub(crate) type Chain<R = McpRequest, T = Box<RawValue>> =
 
 /// The request chain of `layers`.
 pub(crate) fn request_chain(layers: Vec<Wrap>) -> Option<Chain> {
-    Chain::stack(layers, Dispatch)
+    Chain::stack(layers, service_fn(dispatch))
 }
 
 /// Runs `method` through the request chain.
@@ -233,7 +206,7 @@ pub(crate) fn call(
 pub(crate) fn notification_chain(
     layers: Vec<Wrap<McpNotification, ()>>,
 ) -> Option<Chain<McpNotification, ()>> {
-    Chain::stack(layers, Deliver)
+    Chain::stack(layers, service_fn(deliver))
 }
 
 /// Runs notification `method` through the chain, for `server`'s handlers.

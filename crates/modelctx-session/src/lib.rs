@@ -89,7 +89,10 @@ pub use error::{SessionError, SessionErrorKind};
 pub use lifecycle::Role;
 pub use peer::{Canceller, Peer, Progress, ProgressCallback, RequestHandle, RequestOptions};
 pub use runtime::start;
-pub use service::{ProgressReporter, RequestContext, Service, parse_params};
+pub use service::{
+    NotificationFn, ProgressReporter, RequestContext, Service, encode_result, notification_fn,
+    parse_params,
+};
 
 /// Re-exported for handlers that watch for cancellation.
 pub use tokio_util::sync::CancellationToken;

@@ -14,16 +14,17 @@
 //! so outcomes and error messages are `parse_params`'s.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::future::BoxFuture;
 use modelctx_transport::{EraRead, Extensions, MetaPlace};
 use modelctx_types::{
-    ErrorData, JsonRpcNotification, JsonRpcRequest, Meta, MetaSlot, ProgressToken, RawValue,
-    RequestId, members,
+    ErrorData, JsonRpcNotification, JsonRpcRequest, Meta, MetaSlot, NotificationMethod,
+    ProgressToken, RawValue, RequestId, members, to_raw,
 };
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::SessionError;
@@ -82,6 +83,47 @@ pub fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T,
     let text = params.map_or("null", RawValue::get);
     serde_json::from_str(text)
         .map_err(|e| ErrorData::invalid_params(format!("Invalid params: {e}")))
+}
+
+/// Encodes a handler's result as the raw JSON of its response; a value that cannot be
+/// encoded is `-32603 Internal error` (the handler's bug, not the caller's).
+pub fn encode_result<T: Serialize + ?Sized>(result: &T) -> Result<Box<RawValue>, ErrorData> {
+    to_raw(result).map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}")))
+}
+
+/// A notification handler that takes its params raw (see [`notification_fn`]).
+pub type NotificationFn =
+    dyn Fn(Option<Box<RawValue>>, Peer) -> BoxFuture<'static, ()> + Send + Sync;
+
+/// `handler` of notification method `N`, taking its params raw: they are decoded into
+/// `N::Params` first, and a notification whose params do not decode is dropped (a
+/// notification has no answer to refuse it with). Both roles store their typed
+/// notification handlers this way.
+///
+/// ```
+/// use modelctx_session::notification_fn;
+/// use modelctx_types::ProgressNotification;
+///
+/// let handler = notification_fn::<ProgressNotification, _, _>(|params, _peer| async move {
+///     println!("{} done", params.progress);
+/// });
+/// # let _ = handler;
+/// ```
+pub fn notification_fn<N, F, Fut>(handler: F) -> Arc<NotificationFn>
+where
+    N: NotificationMethod,
+    F: Fn(N::Params, Peer) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let handler = Arc::new(handler);
+    Arc::new(move |params, peer| {
+        let handler = handler.clone();
+        Box::pin(async move {
+            if let Ok(params) = parse_params::<N::Params>(params.as_deref()) {
+                handler(params, peer).await;
+            }
+        })
+    })
 }
 
 /// What a request handler knows about the request it serves.

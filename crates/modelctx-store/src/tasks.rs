@@ -267,6 +267,40 @@ pub struct TaskPage {
     pub next_cursor: Option<String>,
 }
 
+/// What every store's `tasks/list` cursors start with; the rest is the position
+/// (insertion sequence number) of the last task the page listed.
+const CURSOR_PREFIX: &str = "tasks-after-";
+
+impl TaskPage {
+    /// The position `cursor` continues after, as [`cursor_after`](Self::cursor_after)
+    /// made it (`None` for the first page); a cursor no store made is `-32602`. Every
+    /// store reads and writes its cursors with these two, so a cursor means the same
+    /// wherever it is used.
+    ///
+    /// ```
+    /// use modelctx_store::TaskPage;
+    ///
+    /// let cursor = TaskPage::cursor_after(41);
+    /// assert_eq!(TaskPage::position_of(Some(&cursor)).unwrap(), Some(41));
+    /// assert_eq!(TaskPage::position_of(None).unwrap(), None);
+    /// assert!(TaskPage::position_of(Some("page-2")).is_err());
+    /// ```
+    pub fn position_of(cursor: Option<&str>) -> Result<Option<u64>, ErrorData> {
+        cursor
+            .map(|c| {
+                c.strip_prefix(CURSOR_PREFIX)
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| ErrorData::invalid_params("Invalid cursor for tasks/list"))
+            })
+            .transpose()
+    }
+
+    /// The cursor of the page after the task at `position`.
+    pub fn cursor_after(position: u64) -> String {
+        format!("{CURSOR_PREFIX}{position}")
+    }
+}
+
 /// Keeps tasks: their state, owner and outcome. The session's task host drives it; a
 /// store shared by several server processes (such as `modelctx-redis`'s) implements
 /// the same trait. Expired tasks are invisible (`get` answers `None`, `list` skips
@@ -383,8 +417,6 @@ impl Tasks {
     }
 }
 
-const CURSOR_PREFIX: &str = "tasks-after-";
-
 impl TaskStore for InMemoryTaskStore {
     fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), ErrorData>> {
         Box::pin(async move {
@@ -451,16 +483,7 @@ impl TaskStore for InMemoryTaskStore {
         limit: usize,
     ) -> BoxFuture<'a, Result<TaskPage, ErrorData>> {
         Box::pin(async move {
-            let after = match cursor {
-                None => None,
-                Some(c) => Some(
-                    c.strip_prefix(CURSOR_PREFIX)
-                        .and_then(|n| n.parse::<u64>().ok())
-                        .ok_or_else(|| {
-                            ErrorData::invalid_params("Invalid cursor for tasks/list")
-                        })?,
-                ),
-            };
+            let after = TaskPage::position_of(cursor)?;
             if requestor.is_anonymous() {
                 // Listed to no one: nothing to walk.
                 return Ok(TaskPage::default());
@@ -478,7 +501,7 @@ impl TaskStore for InMemoryTaskStore {
                     continue;
                 }
                 if page.tasks.len() == limit.max(1) {
-                    page.next_cursor = last.map(|n: u64| format!("{CURSOR_PREFIX}{n}"));
+                    page.next_cursor = last.map(TaskPage::cursor_after);
                     break;
                 }
                 page.tasks.push(record.task.clone());

@@ -147,18 +147,6 @@ impl RequestMetaObject {
         self.progress_token = Some(token.into());
         self
     }
-
-    /// Reads it from a request's `_meta`; fails when a required key is missing or a
-    /// reserved key is malformed.
-    pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
-        Self::deserialize(&serde_json::Value::Object(meta.as_map().clone()))
-    }
-}
-
-impl From<RequestMetaObject> for Meta {
-    fn from(value: RequestMetaObject) -> Self {
-        to_meta(&value)
-    }
 }
 
 /// The `_meta` of a 2026-07-28 result (the schema's `ResultMetaObject`).
@@ -185,17 +173,6 @@ impl ResultMetaObject {
 
     crate::setters::setters! {
         with_server_info(server_info: impl Into<Implementation>),
-    }
-
-    /// Reads it from a result's `_meta`; fails when a reserved key is malformed.
-    pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
-        Self::deserialize(&serde_json::Value::Object(meta.as_map().clone()))
-    }
-}
-
-impl From<ResultMetaObject> for Meta {
-    fn from(value: ResultMetaObject) -> Self {
-        to_meta(&value)
     }
 }
 
@@ -224,17 +201,6 @@ impl NotificationMetaObject {
 
     crate::setters::setters! {
         with_subscription_id(subscription_id: impl Into<RequestId>),
-    }
-
-    /// Reads it from a notification's `_meta`; fails when a reserved key is malformed.
-    pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
-        Self::deserialize(&serde_json::Value::Object(meta.as_map().clone()))
-    }
-}
-
-impl From<NotificationMetaObject> for Meta {
-    fn from(value: NotificationMetaObject) -> Self {
-        to_meta(&value)
     }
 }
 
@@ -271,17 +237,32 @@ impl SubscriptionsListenResultMetaObject {
     crate::setters::setters! {
         with_server_info(server_info: impl Into<Implementation>),
     }
-
-    /// Reads it from a result's `_meta`; fails without a subscription id.
-    pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
-        Self::deserialize(&serde_json::Value::Object(meta.as_map().clone()))
-    }
 }
 
-impl From<SubscriptionsListenResultMetaObject> for Meta {
-    fn from(value: SubscriptionsListenResultMetaObject) -> Self {
-        to_meta(&value)
-    }
+/// Each typed `_meta` object reads from a [`Meta`] and becomes one the same way.
+macro_rules! meta_objects {
+    ($($ty:ident: $from:literal;)*) => {$(
+        impl $ty {
+            #[doc = concat!("Reads it from ", $from, "; fails when a reserved key is malformed ",
+                "or a key it requires is missing.")]
+            pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
+                Self::deserialize(meta.as_map())
+            }
+        }
+
+        impl From<$ty> for Meta {
+            fn from(value: $ty) -> Self {
+                to_meta(&value)
+            }
+        }
+    )*};
+}
+
+meta_objects! {
+    RequestMetaObject: "a request's `_meta`";
+    ResultMetaObject: "a result's `_meta`";
+    NotificationMetaObject: "a notification's `_meta`";
+    SubscriptionsListenResultMetaObject: "a `subscriptions/listen` result's `_meta`";
 }
 
 #[cfg(test)]

@@ -488,6 +488,74 @@ impl CreateMessageRequestParams {
         with_tools(tools: impl Into<Vec<Tool>>),
         with_tool_choice(tool_choice: impl Into<ToolChoice>),
     }
+
+    /// Checks the spec's rules for tools in the conversation: a message holding tool
+    /// results holds nothing else, and every tool use is the assistant's and is
+    /// answered, by id, in the user message right after it. The error names the first
+    /// message that breaks one (both roles check: a server before it asks, a client
+    /// before its callback sees the request).
+    ///
+    /// ```
+    /// use modelctx_types::{
+    ///     CreateMessageRequestParams, Role, SamplingMessage, SamplingMessageContentBlock,
+    ///     ToolUseContent,
+    /// };
+    ///
+    /// let call = ToolUseContent::new("a", "weather", Default::default());
+    /// let uses = SamplingMessage::new(Role::Assistant, SamplingMessageContentBlock::from(call));
+    /// let params = CreateMessageRequestParams::new(vec![uses], 100);
+    /// assert!(params.check_tool_messages().unwrap_err().contains("no tool result"));
+    /// ```
+    pub fn check_tool_messages(&self) -> Result<(), String> {
+        let messages = &self.messages;
+        for (i, message) in messages.iter().enumerate() {
+            let blocks = message.content.blocks();
+            let results = blocks
+                .iter()
+                .filter(|b| matches!(b, SamplingMessageContentBlock::ToolResult(_)))
+                .count();
+            if results > 0 && results < blocks.len() {
+                return Err(format!("message {i} mixes tool results with other content"));
+            }
+            let uses: Vec<&str> = blocks
+                .iter()
+                .filter_map(|b| match b {
+                    SamplingMessageContentBlock::ToolUse(u) => Some(u.id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if uses.is_empty() {
+                continue;
+            }
+            if message.role != Role::Assistant {
+                return Err(format!(
+                    "message {i} holds tool use but is not the assistant's"
+                ));
+            }
+            let answered: Vec<&str> = messages
+                .get(i + 1)
+                .filter(|next| next.role == Role::User)
+                .map(|next| {
+                    next.content
+                        .blocks()
+                        .iter()
+                        .filter_map(|b| match b {
+                            SamplingMessageContentBlock::ToolResult(r) => {
+                                Some(r.tool_use_id.as_str())
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(id) = uses.iter().find(|id| !answered.contains(id)) {
+                return Err(format!(
+                    "tool use {id:?} (message {i}) has no tool result in the user message after it"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 crate::envelope::requests! {
@@ -575,5 +643,40 @@ mod tests {
         assert!(
             serde_json::from_value::<CreateMessageRequestParams>(json!({"messages": []})).is_err()
         );
+    }
+
+    #[test]
+    fn tool_messages_must_balance_and_not_mix() {
+        use crate::{ToolResultContent, ToolUseContent};
+        let tool_use = |id: &str| -> SamplingMessageContentBlock {
+            ToolUseContent::new(id, "t", JsonObject::new()).into()
+        };
+        let tool_result =
+            |id: &str| -> SamplingMessageContentBlock { ToolResultContent::new(id, vec![]).into() };
+        let check = |messages: &[SamplingMessage]| {
+            CreateMessageRequestParams::new(messages.to_vec(), 10).check_tool_messages()
+        };
+        let ask = SamplingMessage::user_text("go");
+        let uses = SamplingMessage::new(Role::Assistant, vec![tool_use("a"), tool_use("b")]);
+        let both = SamplingMessage::new(Role::User, vec![tool_result("a"), tool_result("b")]);
+        check(&[ask.clone(), uses.clone(), both]).unwrap();
+        let one = SamplingMessage::new(Role::User, tool_result("a"));
+        let missing = check(&[ask.clone(), uses.clone(), one]).unwrap_err();
+        assert!(
+            missing.contains("\"b\"") && missing.contains("message 1"),
+            "{missing}"
+        );
+        assert!(check(&[ask.clone(), uses.clone()]).is_err());
+        let not_assistant = SamplingMessage::new(Role::User, tool_use("a"));
+        assert!(
+            check(&[not_assistant])
+                .unwrap_err()
+                .contains("not the assistant's")
+        );
+        let mixed = SamplingMessage::new(
+            Role::User,
+            vec![SamplingMessageContentBlock::text("x"), tool_result("a")],
+        );
+        assert!(check(&[mixed]).unwrap_err().contains("mixes"));
     }
 }

@@ -1,10 +1,10 @@
 //! The spec's rules a request to the client is checked against before anything is
-//! sent: form schemas a validator would compile, absolute URLs, and the tools of
-//! sampling messages.
+//! sent: form schemas a validator would compile and absolute URLs (the tools of
+//! sampling messages: `CreateMessageRequestParams::check_tool_messages`).
 
 use modelctx_types::{
-    EnumSchema, MultiSelectEnumSchema, PrimitiveSchemaDefinition, RequestedSchema, Role,
-    SamplingMessage, SamplingMessageContentBlock, SingleSelectEnumSchema,
+    EnumSchema, MultiSelectEnumSchema, PrimitiveSchemaDefinition, RequestedSchema,
+    SingleSelectEnumSchema,
 };
 
 use super::ClientRequestError;
@@ -89,61 +89,9 @@ pub(super) fn is_absolute_url(url: &str) -> bool {
     }
 }
 
-/// The spec's rules for tools in sampling messages: a message holding tool results holds
-/// nothing else, and every assistant tool use is answered, by id, in the user message
-/// right after it.
-pub(super) fn check_tool_messages(messages: &[SamplingMessage]) -> Result<(), String> {
-    for (i, message) in messages.iter().enumerate() {
-        let blocks = message.content.blocks();
-        let results = blocks
-            .iter()
-            .filter(|b| matches!(b, SamplingMessageContentBlock::ToolResult(_)))
-            .count();
-        if results > 0 && results < blocks.len() {
-            return Err(format!("message {i} mixes tool results with other content"));
-        }
-        let uses: Vec<&str> = blocks
-            .iter()
-            .filter_map(|b| match b {
-                SamplingMessageContentBlock::ToolUse(u) => Some(u.id.as_str()),
-                _ => None,
-            })
-            .collect();
-        if uses.is_empty() {
-            continue;
-        }
-        if message.role != Role::Assistant {
-            return Err(format!(
-                "message {i} holds tool use but is not the assistant's"
-            ));
-        }
-        let answered: Vec<&str> = messages
-            .get(i + 1)
-            .filter(|next| next.role == Role::User)
-            .map(|next| {
-                next.content
-                    .blocks()
-                    .iter()
-                    .filter_map(|b| match b {
-                        SamplingMessageContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(id) = uses.iter().find(|id| !answered.contains(id)) {
-            return Err(format!(
-                "tool use {id:?} (message {i}) has no tool result in the user message after it"
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
-    use modelctx_types::{ToolResultContent, ToolUseContent};
-    use serde_json::{Map, Value, json};
+    use serde_json::{Value, json};
 
     use super::*;
 
@@ -192,31 +140,7 @@ mod tests {
     }
 
     #[test]
-    fn tool_messages_are_checked() {
-        let uses = SamplingMessage::new(
-            Role::Assistant,
-            vec![
-                ToolUseContent::new("a", "t", Map::new()).into(),
-                ToolUseContent::new("b", "t", Map::new()).into(),
-            ],
-        );
-        let one = SamplingMessage::new(
-            Role::User,
-            SamplingMessageContentBlock::from(ToolResultContent::new("a", vec![])),
-        );
-        assert!(
-            check_tool_messages(&[uses.clone(), one])
-                .unwrap_err()
-                .contains("\"b\"")
-        );
-        let mixed = SamplingMessage::new(
-            Role::User,
-            vec![
-                SamplingMessageContentBlock::text("x"),
-                ToolResultContent::new("a", vec![]).into(),
-            ],
-        );
-        assert!(check_tool_messages(&[mixed]).unwrap_err().contains("mixes"));
+    fn absolute_urls_have_a_scheme() {
         assert!(is_absolute_url("https://a.test/x") && !is_absolute_url("a.test/x"));
     }
 }

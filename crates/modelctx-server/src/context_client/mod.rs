@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 pub use answer::{ClientRequestError, ClientRequestErrorKind, Elicited, FormValues};
-use checks::{check_form, check_tool_messages, is_absolute_url};
+use checks::{check_form, is_absolute_url};
 #[cfg(feature = "schemars")]
 pub use form::form_schema;
 
@@ -196,7 +196,9 @@ impl Context {
                 "tools in sampling need protocol 2025-11-25",
             ));
         }
-        check_tool_messages(&params.messages).map_err(ClientRequestError::refused)?;
+        params
+            .check_tool_messages()
+            .map_err(ClientRequestError::refused)?;
         let ask = || InputRequest::from(CreateMessageRequest::without_id(params.clone()));
         if let Some(answer) = self.input::<CreateMessageResult>(ask).await? {
             return Ok(answer);
