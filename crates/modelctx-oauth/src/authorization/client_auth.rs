@@ -18,7 +18,7 @@ use base64::engine::general_purpose::STANDARD;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::Value;
 
-use super::endpoints::{oauth_error, server_error};
+use super::endpoints::{oauth_error, required, server_error};
 use super::{Inner, RegisteredClient, hash, same};
 use crate::jose::{self, Jws};
 
@@ -134,13 +134,7 @@ async fn assertion_client(
             "client_assertion_type must be urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
         ));
     }
-    let Some(assertion) = p.get("client_assertion") else {
-        return Err(oauth_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "client_assertion is missing",
-        ));
-    };
+    let assertion = required(p, "client_assertion")?;
     let jws = Jws::parse(assertion).map_err(|_| refuse("the assertion is not a JWT"))?;
     let claim = |name: &str| jws.claims.get(name).and_then(Value::as_str);
     let Some(client_id) = claim("iss") else {
