@@ -139,6 +139,12 @@
 
 #[cfg(feature = "authorization-server")]
 mod authorization;
+#[cfg(any(
+    feature = "client",
+    feature = "resource-server",
+    feature = "authorization-server"
+))]
+mod body;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(any(feature = "resource-server", feature = "authorization-server"))]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::{Inner, RegisteredClient, secure_or_loopback};
+use crate::body::{BodyError, read_bounded};
 use crate::netguard::is_private;
 
 /// The largest document read.
@@ -139,7 +140,7 @@ async fn fetch_anew(
     inner: &Inner,
     client_id: &str,
 ) -> Result<(RegisteredClient, Option<Duration>), String> {
-    let mut response = inner
+    let response = inner
         .documents
         .get(client_id)
         .header(http::header::ACCEPT, "application/json")
@@ -153,17 +154,12 @@ async fn fetch_anew(
             response.status().as_u16()
         ));
     }
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
+    let body = read_bounded(response, MAX_DOCUMENT)
         .await
-        .map_err(|_| "the client's metadata document could not be read".to_owned())?
-    {
-        if body.len() + chunk.len() > MAX_DOCUMENT {
-            return Err("the client's metadata document is too large".into());
-        }
-        body.extend_from_slice(&chunk);
-    }
+        .map_err(|e| match e {
+            BodyError::Read(_) => "the client's metadata document could not be read".to_owned(),
+            BodyError::TooLarge => "the client's metadata document is too large".to_owned(),
+        })?;
     let Ok(Value::Object(doc)) = serde_json::from_slice::<Value>(&body) else {
         return Err("the client's metadata document is not a JSON object".into());
     };

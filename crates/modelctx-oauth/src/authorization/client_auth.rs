@@ -18,8 +18,9 @@ use base64::engine::general_purpose::STANDARD;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::Value;
 
-use super::endpoints::{oauth_error, server_error};
+use super::endpoints::{oauth_error, required, server_error};
 use super::{Inner, RegisteredClient, hash, same};
+use crate::body::{BodyError, read_bounded};
 use crate::jose::{self, Jws};
 
 /// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
@@ -134,13 +135,7 @@ async fn assertion_client(
             "client_assertion_type must be urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
         ));
     }
-    let Some(assertion) = p.get("client_assertion") else {
-        return Err(oauth_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "client_assertion is missing",
-        ));
-    };
+    let assertion = required(p, "client_assertion")?;
     let jws = Jws::parse(assertion).map_err(|_| refuse("the assertion is not a JWT"))?;
     let claim = |name: &str| jws.claims.get(name).and_then(Value::as_str);
     let Some(client_id) = claim("iss") else {
@@ -237,7 +232,7 @@ async fn fetch_jwks(inner: &Inner, uri: &str) -> Result<Value, String> {
     if !super::cimd::fetchable(inner, &url) {
         return Err("the client's jwks_uri is not an https URL on a public host".into());
     }
-    let mut response = inner
+    let response = inner
         .documents
         .get(url)
         .header(header::ACCEPT, "application/json")
@@ -247,17 +242,12 @@ async fn fetch_jwks(inner: &Inner, uri: &str) -> Result<Value, String> {
     if !response.status().is_success() {
         return Err("the client's key set could not be fetched".into());
     }
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
+    let body = read_bounded(response, MAX_JWKS)
         .await
-        .map_err(|_| "the client's key set could not be read".to_owned())?
-    {
-        if body.len() + chunk.len() > MAX_JWKS {
-            return Err("the client's key set is too large".into());
-        }
-        body.extend_from_slice(&chunk);
-    }
+        .map_err(|e| match e {
+            BodyError::Read(_) => "the client's key set could not be read".to_owned(),
+            BodyError::TooLarge => "the client's key set is too large".to_owned(),
+        })?;
     serde_json::from_slice(&body).map_err(|_| "the client's key set is not JSON".to_owned())
 }
 

@@ -232,13 +232,7 @@ pub(crate) async fn discover(
                 Some(meta) => meta,
                 None => AuthorizationServerMetadata::fallback(&origin),
             };
-            let mut resource = server.clone();
-            resource.set_fragment(None);
-            Ok(Discovered {
-                resource: resource.to_string(),
-                scopes_supported: None,
-                server: meta,
-            })
+            Ok(without_resource_metadata(server, meta))
         }
     }
 }
@@ -259,13 +253,19 @@ pub(crate) async fn discover_at(
                 format!("no authorization server metadata found for the configured {issuer}"),
             )
         })?;
+    Ok(without_resource_metadata(server, meta))
+}
+
+/// What is discovered without protected-resource metadata: the resource is the server
+/// URL (without fragment), its scopes unknown.
+fn without_resource_metadata(server: &Url, meta: AuthorizationServerMetadata) -> Discovered {
     let mut resource = server.clone();
     resource.set_fragment(None);
-    Ok(Discovered {
+    Discovered {
         resource: resource.to_string(),
         scopes_supported: None,
         server: meta,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -276,12 +276,13 @@ mod tests {
         Url::parse(s).unwrap()
     }
 
+    fn strings(urls: &[Url]) -> Vec<String> {
+        urls.iter().map(Url::to_string).collect()
+    }
+
     #[test]
     fn metadata_order_for_issuers_with_and_without_path() {
-        let with: Vec<String> = as_candidates(&url("https://as.example/tenant1"))
-            .iter()
-            .map(Url::to_string)
-            .collect();
+        let with = strings(&as_candidates(&url("https://as.example/tenant1")));
         assert_eq!(
             with,
             [
@@ -290,10 +291,7 @@ mod tests {
                 "https://as.example/tenant1/.well-known/openid-configuration",
             ]
         );
-        let root: Vec<String> = as_candidates(&url("https://as.example"))
-            .iter()
-            .map(Url::to_string)
-            .collect();
+        let root = strings(&as_candidates(&url("https://as.example")));
         assert_eq!(
             root,
             [
@@ -305,10 +303,7 @@ mod tests {
 
     #[test]
     fn prm_order_is_path_aware_then_root() {
-        let c: Vec<String> = prm_candidates(&url("https://mcp.example/api/mcp"))
-            .iter()
-            .map(Url::to_string)
-            .collect();
+        let c = strings(&prm_candidates(&url("https://mcp.example/api/mcp")));
         assert_eq!(
             c,
             [

@@ -13,6 +13,7 @@ use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
 use super::error::{ErrorKind, OAuthError, excerpt};
+use crate::body::{BodyError, read_bounded};
 use crate::netguard::PublicOnly;
 pub(crate) use crate::netguard::is_private;
 
@@ -152,7 +153,7 @@ impl Fetcher {
 
     async fn send(&self, rb: reqwest::RequestBuilder) -> Result<Answer, OAuthError> {
         let exchange = async {
-            let mut response = rb.send().await.map_err(|e| {
+            let response = rb.send().await.map_err(|e| {
                 OAuthError::new(ErrorKind::Http, format!("HTTP request failed: {e}"))
             })?;
             let status = response.status();
@@ -170,15 +171,14 @@ impl Fetcher {
                 return Err(too_large(self.max_body));
             }
             let headers = response.headers().clone();
-            let mut body = Vec::new();
-            while let Some(chunk) = response.chunk().await.map_err(|e| {
-                OAuthError::new(ErrorKind::Http, format!("reading the answer failed: {e}"))
-            })? {
-                if body.len() + chunk.len() > self.max_body {
-                    return Err(too_large(self.max_body));
-                }
-                body.extend_from_slice(&chunk);
-            }
+            let body = read_bounded(response, self.max_body)
+                .await
+                .map_err(|e| match e {
+                    BodyError::Read(e) => {
+                        OAuthError::new(ErrorKind::Http, format!("reading the answer failed: {e}"))
+                    }
+                    BodyError::TooLarge => too_large(self.max_body),
+                })?;
             Ok(Answer {
                 status,
                 headers,

@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::TokenError;
+use crate::body::{BodyError, read_bounded};
 
 /// The largest answer read.
 const MAX_ANSWER: usize = 256 * 1024;
@@ -19,24 +20,19 @@ pub(crate) async fn json(
 ) -> Result<Value, TokenError> {
     let unavailable = |detail: &str| TokenError::unavailable(format!("{what}: {detail}"));
     let exchange = async {
-        let mut response = request
+        let response = request
             .send()
             .await
             .map_err(|_| unavailable("the request failed"))?;
         if !response.status().is_success() {
             return Err(unavailable(&format!("HTTP {}", response.status().as_u16())));
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
+        let body = read_bounded(response, MAX_ANSWER)
             .await
-            .map_err(|_| unavailable("the answer could not be read"))?
-        {
-            if body.len() + chunk.len() > MAX_ANSWER {
-                return Err(unavailable("the answer is too large"));
-            }
-            body.extend_from_slice(&chunk);
-        }
+            .map_err(|e| match e {
+                BodyError::Read(_) => unavailable("the answer could not be read"),
+                BodyError::TooLarge => unavailable("the answer is too large"),
+            })?;
         match serde_json::from_slice::<Value>(&body) {
             Ok(v @ Value::Object(_)) => Ok(v),
             _ => Err(unavailable("the answer is not a JSON object")),

@@ -7,7 +7,7 @@ use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
 
-use super::{PENDING_TTL, Shared, params, pkce_text, redirect_to, resource_of, scopes_known};
+use super::{PENDING_TTL, Shared, asked_scope_and_resource, params, pkce_text, redirect_to};
 use crate::authorization::cimd;
 use crate::authorization::page::{self, Consent};
 use crate::authorization::{Grant, GrantKind, Inner, Login, RegisteredClient, hash, random_token};
@@ -93,23 +93,9 @@ pub(super) async fn authorize(State(inner): Shared, RawQuery(query): RawQuery) -
     if !pkce_text(challenge) {
         return fail("invalid_request", "the code_challenge is malformed");
     }
-    let scope = p
-        .get("scope")
-        .map(|s| {
-            s.split(' ')
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default();
-    if !scopes_known(&inner, &scope) {
-        return fail("invalid_scope", "a requested scope is not supported");
-    }
-    let Ok(resource) = resource_of(&inner, p.get("resource")) else {
-        return fail(
-            "invalid_target",
-            "the resource is not served by this authorization server",
-        );
+    let (scope, resource) = match asked_scope_and_resource(&inner, &p) {
+        Ok(asked) => asked,
+        Err((error, description)) => return fail(error, description),
     };
     // RFC 9449 §10: the code will be bound to this DPoP key (a JWK SHA-256 thumbprint,
     // 43 base64url characters).

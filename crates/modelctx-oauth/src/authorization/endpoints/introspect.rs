@@ -6,20 +6,15 @@ use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
-use super::{Shared, json_response, oauth_error, params};
-use crate::authorization::client_auth::authenticate_client;
+use super::{Shared, client_request, json_response, oauth_error, required};
 use crate::jose::{self, Jws};
 
 /// Token introspection (RFC 7662) of this server's access tokens, for confidential
 /// clients (resource servers).
 pub(super) async fn introspect(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Response {
-    let p = match params(&body) {
-        Ok(p) => p,
-        Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", &e),
-    };
-    let client = match authenticate_client(&inner, &headers, &p).await {
-        Ok(c) => c,
-        Err(r) => return r,
+    let (p, client) = match client_request(&inner, &headers, &body).await {
+        Ok(request) => request,
+        Err(refusal) => return refusal,
     };
     if client.auth_method == "none" {
         return oauth_error(
@@ -29,12 +24,9 @@ pub(super) async fn introspect(State(inner): Shared, headers: HeaderMap, body: B
         );
     }
     let inactive = || json_response(StatusCode::OK, &json!({"active": false}));
-    let Some(token) = p.get("token") else {
-        return oauth_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "token is missing",
-        );
+    let token = match required(&p, "token") {
+        Ok(token) => token,
+        Err(refusal) => return refusal,
     };
     let Ok(jws) = Jws::parse(token) else {
         return inactive();

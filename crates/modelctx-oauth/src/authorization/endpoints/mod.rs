@@ -1,5 +1,9 @@
 //! The routes of the bundled authorization server.
 
+// The request steps below fail with the HTTP response that answers the request; it is
+// built once per refused request, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -8,11 +12,12 @@ use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::response::Response;
 use axum::routing::{get, post};
-use http::{HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
-use super::Inner;
+use super::client_auth::authenticate_client;
 use super::page;
+use super::{Inner, RegisteredClient};
 
 mod authorize;
 mod introspect;
@@ -110,6 +115,33 @@ fn params(text: &[u8]) -> Result<HashMap<String, String>, String> {
     Ok(out)
 }
 
+/// The form of a request from a client and the client it authenticates as, or the
+/// answer refusing it: what the token, revocation and introspection endpoints start with.
+async fn client_request(
+    inner: &Inner,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(HashMap<String, String>, RegisteredClient), Response> {
+    let p =
+        params(body).map_err(|e| oauth_error(StatusCode::BAD_REQUEST, "invalid_request", &e))?;
+    let client = authenticate_client(inner, headers, &p).await?;
+    Ok((p, client))
+}
+
+/// The parameter `name` of a form, or the `invalid_request` answer saying it is missing.
+pub(crate) fn required<'a>(
+    p: &'a HashMap<String, String>,
+    name: &str,
+) -> Result<&'a String, Response> {
+    p.get(name).ok_or_else(|| {
+        oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &format!("{name} is missing"),
+        )
+    })
+}
+
 /// A redirect to the client with `pairs`, `state` and `iss` added to its URI's query.
 fn redirect_to(inner: &Inner, uri: &str, state: Option<&str>, pairs: &[(&str, &str)]) -> Response {
     let Ok(mut url) = url::Url::parse(uri) else {
@@ -151,6 +183,38 @@ fn pkce_text(text: &str) -> bool {
         && text
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+}
+
+/// The scopes of a space-separated list, separated by single spaces.
+fn normalized_scope(scope: &str) -> String {
+    scope
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The scopes and resource a new authorization asks for, checked against what this
+/// server supports; `Err`: the OAuth error code and description that refuse them (an
+/// error answer at the token endpoint, a redirect at the authorization endpoint).
+fn asked_scope_and_resource(
+    inner: &Inner,
+    p: &HashMap<String, String>,
+) -> Result<(String, Option<String>), (&'static str, &'static str)> {
+    let scope = p
+        .get("scope")
+        .map(|s| normalized_scope(s))
+        .unwrap_or_default();
+    if !scopes_known(inner, &scope) {
+        return Err(("invalid_scope", "a requested scope is not supported"));
+    }
+    let resource = resource_of(inner, p.get("resource")).map_err(|()| {
+        (
+            "invalid_target",
+            "the resource is not served by this authorization server",
+        )
+    })?;
+    Ok((scope, resource))
 }
 
 /// Whether every scope of `scope` may be asked for.

@@ -6,27 +6,19 @@ use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use serde_json::json;
 
-use super::{Shared, json_response, oauth_error, params, server_error};
-use crate::authorization::client_auth::authenticate_client;
+use super::{Shared, client_request, json_response, required, server_error};
 use crate::authorization::{GrantKind, hash};
 
 /// Token revocation (RFC 7009): refresh tokens stop working at once; access tokens are
 /// self-contained JWTs and stay valid until they expire (keep their lifetime short).
 pub(super) async fn revoke(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Response {
-    let p = match params(&body) {
-        Ok(p) => p,
-        Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", &e),
+    let (p, client) = match client_request(&inner, &headers, &body).await {
+        Ok(request) => request,
+        Err(refusal) => return refusal,
     };
-    let client = match authenticate_client(&inner, &headers, &p).await {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
-    let Some(token) = p.get("token") else {
-        return oauth_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "token is missing",
-        );
+    let token = match required(&p, "token") {
+        Ok(token) => token,
+        Err(refusal) => return refusal,
     };
     let key = hash(token);
     match inner.store.take_grant(GrantKind::Refresh, &key).await {

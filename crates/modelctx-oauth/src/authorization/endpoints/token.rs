@@ -10,20 +10,16 @@ use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
 use super::{
-    Shared, json_response, oauth_error, params, pkce_text, resource_of, scopes_known, server_error,
+    Shared, asked_scope_and_resource, client_request, json_response, normalized_scope, oauth_error,
+    pkce_text, required, resource_of, scopes_known, server_error,
 };
-use crate::authorization::client_auth::authenticate_client;
-use crate::authorization::{Grant, GrantKind, Inner, hash, random_token, same};
+use crate::authorization::{Grant, GrantKind, Inner, RegisteredClient, hash, random_token, same};
 use crate::jose;
 
 pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Response {
-    let p = match params(&body) {
-        Ok(p) => p,
-        Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", &e),
-    };
-    let client = match authenticate_client(&inner, &headers, &p).await {
-        Ok(c) => c,
-        Err(r) => return r,
+    let (p, client) = match client_request(&inner, &headers, &body).await {
+        Ok(request) => request,
+        Err(refusal) => return refusal,
     };
     // A DPoP proof binds the tokens to its key (RFC 9449 §5).
     let dpop_jkt = {
@@ -79,144 +75,15 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
             "the client may not use this grant type",
         );
     }
-    let invalid_grant = |why: &str| oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", why);
+    let presented = Presented {
+        inner: &inner,
+        p: &p,
+        client: &client,
+        proven_jkt: dpop_jkt.as_deref(),
+    };
     let grant = match grant_type {
-        "authorization_code" => {
-            let Some(code) = p.get("code") else {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    "code is missing",
-                );
-            };
-            // Taken out whatever follows: a code is good for one attempt.
-            let key = hash(code);
-            let grant = match inner.store.take_grant(GrantKind::Code, &key).await {
-                Ok(Some(g)) => g,
-                Ok(None) => {
-                    // A code presented again: what it was exchanged for is revoked.
-                    revoke_family_of(&inner, &key).await;
-                    return invalid_grant("the code is unknown or was already used");
-                }
-                Err(_) => return server_error(),
-            };
-            if grant.client_id != client.client_id || grant.expires_at <= jose::now_secs() {
-                return invalid_grant("the code is expired or was issued to another client");
-            }
-            if p.get("redirect_uri") != grant.redirect_uri.as_ref() {
-                return invalid_grant("the redirect URI differs from the authorization request's");
-            }
-            let verified = match (p.get("code_verifier"), &grant.code_challenge) {
-                (Some(v), Some(challenge)) => pkce_text(v) && same(&hash(v), challenge),
-                _ => false,
-            };
-            if !verified {
-                return invalid_grant("the code verifier does not match the code challenge");
-            }
-            if grant.dpop_jkt.is_some() && grant.dpop_jkt != dpop_jkt {
-                // RFC 9449 §10: a code bound by dpop_jkt goes only to its key.
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_dpop_proof",
-                    "the code is bound to a DPoP key (dpop_jkt); prove possession of it",
-                );
-            }
-            if let Some(asked) = p.get("resource")
-                && resource_of(&inner, Some(asked)).ok().flatten() != grant.resource
-            {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_target",
-                    "the resource differs from the authorization request's",
-                );
-            }
-            let mut spent = grant.clone();
-            spent.family = Some(key.clone());
-            spent.expires_at = jose::now_secs() + SPENT_TTL;
-            if inner
-                .store
-                .put_grant(GrantKind::Spent, &key, spent)
-                .await
-                .is_err()
-            {
-                return server_error();
-            }
-            let mut grant = grant;
-            grant.family = Some(key);
-            grant
-        }
-        "refresh_token" => {
-            let Some(refresh) = p.get("refresh_token") else {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    "refresh_token is missing",
-                );
-            };
-            // Rotation: the refresh token is spent, a new one comes with the answer.
-            let key = hash(refresh);
-            let mut grant = match inner.store.take_grant(GrantKind::Refresh, &key).await {
-                Ok(Some(g)) => g,
-                Ok(None) => {
-                    // A rotated refresh token presented again: one of its holders is
-                    // not the client; the whole family is revoked.
-                    revoke_family_of(&inner, &key).await;
-                    return invalid_grant("the refresh token is unknown or was already used");
-                }
-                Err(_) => return server_error(),
-            };
-            if family_revoked(&inner, grant.family.as_deref()).await {
-                return invalid_grant("the refresh token was revoked after a replay");
-            }
-            let spent = grant.clone();
-            if inner
-                .store
-                .put_grant(GrantKind::Spent, &key, spent)
-                .await
-                .is_err()
-            {
-                return server_error();
-            }
-            if grant.client_id != client.client_id || grant.expires_at <= jose::now_secs() {
-                return invalid_grant("the refresh token is expired or belongs to another client");
-            }
-            if grant.dpop_jkt.is_some() && grant.dpop_jkt != dpop_jkt {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_dpop_proof",
-                    "the refresh token is bound to a DPoP key; prove possession of it",
-                );
-            }
-            if let Some(scope) = p.get("scope") {
-                let granted: Vec<&str> = grant.scope.split(' ').collect();
-                if !scope
-                    .split(' ')
-                    .filter(|s| !s.is_empty())
-                    .all(|s| granted.contains(&s))
-                {
-                    return oauth_error(
-                        StatusCode::BAD_REQUEST,
-                        "invalid_scope",
-                        "a refresh may only narrow the granted scopes",
-                    );
-                }
-                grant.scope = scope
-                    .split(' ')
-                    .filter(|s| !s.is_empty())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-            }
-            if let Some(asked) = p.get("resource")
-                && resource_of(&inner, Some(asked)).ok().flatten() != grant.resource
-            {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_target",
-                    "the resource differs from the granted one",
-                );
-            }
-            grant
-        }
+        "authorization_code" => presented.exchange_code().await,
+        "refresh_token" => presented.refresh().await,
         "client_credentials" => {
             if client.auth_method == "none" {
                 return oauth_error(
@@ -225,33 +92,16 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
                     "client credentials need a confidential client",
                 );
             }
-            let scope = p
-                .get("scope")
-                .map(|s| {
-                    s.split(' ')
-                        .filter(|s| !s.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
-            if !scopes_known(&inner, &scope) {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_scope",
-                    "a requested scope is not supported",
-                );
-            }
-            let Ok(resource) = resource_of(&inner, p.get("resource")) else {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_target",
-                    "the resource is not served by this authorization server",
-                );
+            let (scope, resource) = match asked_scope_and_resource(&inner, &p) {
+                Ok(asked) => asked,
+                Err((error, description)) => {
+                    return oauth_error(StatusCode::BAD_REQUEST, error, description);
+                }
             };
             let mut grant =
                 Grant::new(client.client_id.clone(), client.client_id.clone(), scope, 0);
             grant.resource = resource;
-            grant
+            Ok(grant)
         }
         crate::authorization::JWT_BEARER if !inner.config.identity_providers.is_empty() => {
             if !client
@@ -265,32 +115,13 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
                     "the client may not use the jwt-bearer grant",
                 );
             }
-            let Some(assertion) = p.get("assertion") else {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    "assertion is missing",
-                );
+            let assertion = match required(&p, "assertion") {
+                Ok(assertion) => assertion,
+                Err(refusal) => return refusal,
             };
-            match identity_assertion(&inner, &client.client_id, assertion, &p).await {
-                Ok(grant) => grant,
-                Err(Refusal::Store) => return server_error(),
-                Err(Refusal::Target) => {
-                    return oauth_error(
-                        StatusCode::BAD_REQUEST,
-                        "invalid_target",
-                        "the resource is not served by this authorization server",
-                    );
-                }
-                Err(Refusal::Scope) => {
-                    return oauth_error(
-                        StatusCode::BAD_REQUEST,
-                        "invalid_scope",
-                        "a requested scope is not granted by the assertion or not supported",
-                    );
-                }
-                Err(Refusal::Grant(why)) => return invalid_grant(why),
-            }
+            identity_assertion(&inner, &client.client_id, assertion, &p)
+                .await
+                .map_err(Refusal::answer)
         }
         _ => {
             return oauth_error(
@@ -300,7 +131,10 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
             );
         }
     };
-    let mut grant = grant;
+    let mut grant = match grant {
+        Ok(grant) => grant,
+        Err(refusal) => return refusal,
+    };
     grant.dpop_jkt = dpop_jkt.or(grant.dpop_jkt.take());
     let (access, ttl) = inner.access_token(&grant);
     let token_type = if grant.dpop_jkt.is_some() {
@@ -349,6 +183,26 @@ enum Refusal {
     Scope,
     /// The store could not say whether the assertion was used before.
     Store,
+}
+
+impl Refusal {
+    /// The token endpoint's answer to the refused assertion.
+    fn answer(self) -> Response {
+        match self {
+            Self::Store => server_error(),
+            Self::Target => oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_target",
+                "the resource is not served by this authorization server",
+            ),
+            Self::Scope => oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_scope",
+                "a requested scope is not granted by the assertion or not supported",
+            ),
+            Self::Grant(why) => invalid_grant(why),
+        }
+    }
 }
 
 /// How far the clocks of the identity provider and this server may disagree.
@@ -418,9 +272,7 @@ async fn identity_assertion(
     let jti = claim("jti").ok_or(Refusal::Grant("the assertion has no jti"))?;
     let resource = resource_of(inner, claim("resource").map(str::to_owned).as_ref())
         .map_err(|()| Refusal::Target)?;
-    if let Some(asked) = p.get("resource")
-        && resource_of(inner, Some(asked)).ok().flatten() != resource
-    {
+    if names_other_resource(inner, p, &resource) {
         return Err(Refusal::Target);
     }
     let granted: Vec<&str> = claim("scope")
@@ -459,6 +311,172 @@ async fn identity_assertion(
 
 /// How long an exchanged code is remembered, to revoke its tokens if it comes again.
 const SPENT_TTL: u64 = 900;
+
+/// A token request presenting a code or a refresh token, each good once.
+struct Presented<'a> {
+    inner: &'a Inner,
+    p: &'a HashMap<String, String>,
+    client: &'a RegisteredClient,
+    /// The key of the request's DPoP proof, if it sent one.
+    proven_jkt: Option<&'a str>,
+}
+
+impl Presented<'_> {
+    /// Takes the code (`kind` [`GrantKind::Code`]) or refresh token the form presents out
+    /// of the store (whatever follows: it is good for one attempt), with its key; or
+    /// refuses it, and when it was presented before (spent, so no longer there) revokes
+    /// its family.
+    async fn take(&self, kind: GrantKind) -> Result<(String, Grant), Response> {
+        let (param, unknown) = if kind == GrantKind::Code {
+            ("code", "the code is unknown or was already used")
+        } else {
+            (
+                "refresh_token",
+                "the refresh token is unknown or was already used",
+            )
+        };
+        let key = hash(required(self.p, param)?);
+        match self.inner.store.take_grant(kind, &key).await {
+            Ok(Some(grant)) => Ok((key, grant)),
+            Ok(None) => {
+                revoke_family_of(self.inner, &key).await;
+                Err(invalid_grant(unknown))
+            }
+            Err(_) => Err(server_error()),
+        }
+    }
+
+    /// The grant of an authorization code (single-use, verifier checked, redirect URI,
+    /// client, DPoP key and resource bound), or the answer refusing it.
+    async fn exchange_code(&self) -> Result<Grant, Response> {
+        let (key, mut grant) = self.take(GrantKind::Code).await?;
+        if !usable_by(&grant, self.client) {
+            return Err(invalid_grant(
+                "the code is expired or was issued to another client",
+            ));
+        }
+        if self.p.get("redirect_uri") != grant.redirect_uri.as_ref() {
+            return Err(invalid_grant(
+                "the redirect URI differs from the authorization request's",
+            ));
+        }
+        let verified = match (self.p.get("code_verifier"), &grant.code_challenge) {
+            (Some(v), Some(challenge)) => pkce_text(v) && same(&hash(v), challenge),
+            _ => false,
+        };
+        if !verified {
+            return Err(invalid_grant(
+                "the code verifier does not match the code challenge",
+            ));
+        }
+        // RFC 9449 §10: a code bound by dpop_jkt goes only to its key.
+        check_key_binding(
+            &grant,
+            self.proven_jkt,
+            "the code is bound to a DPoP key (dpop_jkt); prove possession of it",
+        )?;
+        if names_other_resource(self.inner, self.p, &grant.resource) {
+            return Err(oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_target",
+                "the resource differs from the authorization request's",
+            ));
+        }
+        let mut spent = grant.clone();
+        spent.family = Some(key.clone());
+        spent.expires_at = jose::now_secs() + SPENT_TTL;
+        keep_spent(self.inner, &key, spent).await?;
+        grant.family = Some(key);
+        Ok(grant)
+    }
+
+    /// The grant of a refresh token (rotated: single-use; client, DPoP key and resource
+    /// bound; the scopes narrowed if asked), or the answer refusing it.
+    async fn refresh(&self) -> Result<Grant, Response> {
+        // Rotation: the refresh token is spent, a new one comes with the answer. One
+        // presented again means one of its holders is not the client.
+        let (key, mut grant) = self.take(GrantKind::Refresh).await?;
+        if family_revoked(self.inner, grant.family.as_deref()).await {
+            return Err(invalid_grant(
+                "the refresh token was revoked after a replay",
+            ));
+        }
+        keep_spent(self.inner, &key, grant.clone()).await?;
+        if !usable_by(&grant, self.client) {
+            return Err(invalid_grant(
+                "the refresh token is expired or belongs to another client",
+            ));
+        }
+        check_key_binding(
+            &grant,
+            self.proven_jkt,
+            "the refresh token is bound to a DPoP key; prove possession of it",
+        )?;
+        if let Some(scope) = self.p.get("scope") {
+            let granted: Vec<&str> = grant.scope.split(' ').collect();
+            if !scope
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .all(|s| granted.contains(&s))
+            {
+                return Err(oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_scope",
+                    "a refresh may only narrow the granted scopes",
+                ));
+            }
+            grant.scope = normalized_scope(scope);
+        }
+        if names_other_resource(self.inner, self.p, &grant.resource) {
+            return Err(oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_target",
+                "the resource differs from the granted one",
+            ));
+        }
+        Ok(grant)
+    }
+}
+
+fn invalid_grant(why: &str) -> Response {
+    oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", why)
+}
+
+/// Keeps an exchanged code or refresh token as spent, for [`revoke_family_of`].
+async fn keep_spent(inner: &Inner, key: &str, spent: Grant) -> Result<(), Response> {
+    inner
+        .store
+        .put_grant(GrantKind::Spent, key, spent)
+        .await
+        .map_err(|_| server_error())
+}
+
+/// Whether `grant` was given to `client` and has not expired.
+fn usable_by(grant: &Grant, client: &RegisteredClient) -> bool {
+    grant.client_id == client.client_id && grant.expires_at > jose::now_secs()
+}
+
+/// Refuses a grant bound to a DPoP key unless this request proved possession of it.
+fn check_key_binding(grant: &Grant, proven_jkt: Option<&str>, why: &str) -> Result<(), Response> {
+    if grant.dpop_jkt.is_some() && grant.dpop_jkt.as_deref() != proven_jkt {
+        return Err(oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_dpop_proof",
+            why,
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the request names a resource other than `granted`, the grant's.
+fn names_other_resource(
+    inner: &Inner,
+    p: &HashMap<String, String>,
+    granted: &Option<String>,
+) -> bool {
+    p.get("resource")
+        .is_some_and(|asked| resource_of(inner, Some(asked)).ok().flatten() != *granted)
+}
 
 /// After a replay of the spent code or refresh token under `key`: revokes its family.
 async fn revoke_family_of(inner: &Inner, key: &str) {

@@ -7,15 +7,7 @@ use super::*;
 async fn a_session_answers_only_the_caller_that_opened_it() {
     let world = World::start(None).await;
     let mine = world.service_token(&world.mcp, "mcp:tools").await;
-    world
-        .auth
-        .register_client(RegisteredClient::confidential(
-            "other",
-            "other-secret",
-            Vec::<String>::new(),
-        ))
-        .await
-        .unwrap();
+    world.register_confidential("other").await;
     let theirs: Value = world
         .http
         .post(format!("{}/token", world.issuer))

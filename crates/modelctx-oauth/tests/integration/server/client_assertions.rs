@@ -263,23 +263,8 @@ async fn our_client_authenticates_with_private_key_jwt_end_to_end() {
         .client_key(key)
         .build()
         .unwrap();
-    let transport = StreamableHttpClientTransport::builder(&world.mcp)
-        .auth(oauth.clone())
-        .build()
-        .unwrap();
-    let client = within(
-        LIMIT,
-        "the client to connect",
-        Client::builder("m2m", "1.0.0").connect(transport),
-    )
-    .await
-    .expect("connected with a client assertion");
-    let who = within(
-        LIMIT,
-        "whoami",
-        client.call_tool("whoami", JsonObject::new()),
-    )
-    .await
-    .unwrap();
-    assert_eq!(text_of(&who), "m2m via m2m [mcp:tools]");
+    let client = world
+        .connect(oauth, "m2m", "connected with a client assertion")
+        .await;
+    assert_eq!(whoami(&client).await, "m2m via m2m [mcp:tools]");
 }

@@ -6,34 +6,7 @@ use super::*;
 #[tokio::test]
 async fn our_client_gets_and_uses_dpop_bound_tokens() {
     let world = World::start(None).await;
-    let user = User::alice();
-    let oauth = OAuthClient::builder(&world.mcp)
-        .authorization_code(user.clone())
-        .client_name("e2e-dpop", None)
-        .dpop(true)
-        .build()
-        .unwrap();
-    let transport = StreamableHttpClientTransport::builder(&world.mcp)
-        .auth(oauth.clone())
-        .build()
-        .unwrap();
-    let client = within(
-        LIMIT,
-        "the client to connect",
-        Client::builder("e2e", "1.0.0").connect(transport),
-    )
-    .await
-    .expect("connected with DPoP");
-    let who = within(
-        LIMIT,
-        "whoami",
-        client.call_tool("whoami", JsonObject::new()),
-    )
-    .await
-    .unwrap();
-    assert!(text_of(&who).starts_with("alice via "));
-    let tokens = oauth.tokens().await.unwrap();
-    assert_eq!(tokens.token_type, "DPoP");
+    let tokens = dpop_tokens(&world, User::alice(), "e2e-dpop").await;
     // Stolen, the bound token is of no use as a bearer token, nor with a proof by
     // another key.
     let r = world
@@ -65,15 +38,7 @@ async fn our_client_gets_and_uses_dpop_bound_tokens() {
 #[tokio::test]
 async fn a_dpop_proof_fits_one_request_once() {
     let world = World::start(None).await;
-    world
-        .auth
-        .register_client(RegisteredClient::confidential(
-            "svc",
-            "svc-secret",
-            Vec::<String>::new(),
-        ))
-        .await
-        .unwrap();
+    world.register_confidential("svc").await;
     let key = p256::ecdsa::SigningKey::from_slice(&[13u8; 32]).unwrap();
     let token_url = format!("{}/token", world.issuer);
     let answer: Value = world

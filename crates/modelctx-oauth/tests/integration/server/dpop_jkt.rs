@@ -69,33 +69,7 @@ async fn a_code_bound_by_dpop_jkt_goes_only_to_that_key() {
 async fn our_dpop_client_binds_the_code_to_its_key() {
     let world = World::start(None).await;
     let user = Recorder::default();
-    let oauth = OAuthClient::builder(&world.mcp)
-        .authorization_code(user.clone())
-        .client_name("e2e-dpop-jkt", None)
-        .dpop(true)
-        .build()
-        .unwrap();
-    let transport = StreamableHttpClientTransport::builder(&world.mcp)
-        .auth(oauth.clone())
-        .build()
-        .unwrap();
-    let client = within(
-        LIMIT,
-        "the client to connect",
-        Client::builder("e2e", "1.0.0").connect(transport),
-    )
-    .await
-    .expect("connected with DPoP");
-    let who = within(
-        LIMIT,
-        "whoami",
-        client.call_tool("whoami", JsonObject::new()),
-    )
-    .await
-    .unwrap();
-    assert!(text_of(&who).starts_with("alice via "));
-    let tokens = oauth.tokens().await.unwrap();
-    assert_eq!(tokens.token_type, "DPoP");
+    let tokens = dpop_tokens(&world, user.clone(), "e2e-dpop-jkt").await;
     let urls = user.urls.lock().unwrap().clone();
     assert_eq!(urls.len(), 1);
     let sent = query_param(&urls[0], "dpop_jkt").expect("dpop_jkt on the authorization URL");
@@ -108,24 +82,8 @@ async fn our_dpop_client_binds_the_code_to_its_key() {
         .client_name("e2e-plain", None)
         .build()
         .unwrap();
-    let transport = StreamableHttpClientTransport::builder(&world.mcp)
-        .auth(plain)
-        .build()
-        .unwrap();
-    let client = within(
-        LIMIT,
-        "the client to connect",
-        Client::builder("e2e", "1.0.0").connect(transport),
-    )
-    .await
-    .expect("connected");
-    within(
-        LIMIT,
-        "whoami",
-        client.call_tool("whoami", JsonObject::new()),
-    )
-    .await
-    .unwrap();
+    let client = world.connect(plain, "e2e", "connected").await;
+    whoami(&client).await;
     let urls = plain_user.urls.lock().unwrap().clone();
     assert!(query_param(&urls[0], "dpop_jkt").is_none());
 }

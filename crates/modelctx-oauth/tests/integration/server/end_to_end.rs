@@ -12,27 +12,12 @@ async fn our_client_authorizes_calls_a_tool_and_steps_up() {
         .client_name("e2e", None)
         .build()
         .unwrap();
-    let transport = StreamableHttpClientTransport::builder(&world.mcp)
-        .auth(oauth.clone())
-        .build()
-        .unwrap();
-    let client = within(
-        LIMIT,
-        "the client to connect",
-        Client::builder("e2e", "1.0.0").connect(transport),
-    )
-    .await
-    .expect("connected through OAuth");
+    let client = world
+        .connect(oauth.clone(), "e2e", "connected through OAuth")
+        .await;
 
     // Discovery, dynamic registration, consent, token: the handler sees the caller.
-    let who = within(
-        LIMIT,
-        "whoami",
-        client.call_tool("whoami", JsonObject::new()),
-    )
-    .await
-    .unwrap();
-    let text = text_of(&who);
+    let text = whoami(&client).await;
     assert!(text.starts_with("alice via "), "{text}");
     assert!(text.ends_with("[mcp:tools]"), "{text}");
     assert_eq!(user.consents.load(Ordering::SeqCst), 1);
@@ -49,14 +34,8 @@ async fn our_client_authorizes_calls_a_tool_and_steps_up() {
     let mut asked: Vec<&str> = second.split(' ').collect();
     asked.sort_unstable();
     assert_eq!(asked, ["mcp:admin", "mcp:tools"]);
-    let who = within(
-        LIMIT,
-        "whoami",
-        client.call_tool("whoami", JsonObject::new()),
-    )
-    .await
-    .unwrap();
-    assert!(text_of(&who).ends_with("[mcp:admin mcp:tools]"));
+    let who = whoami(&client).await;
+    assert!(who.ends_with("[mcp:admin mcp:tools]"));
     let tokens = oauth.tokens().await.expect("tokens kept");
     assert!(tokens.refresh_token.is_some(), "a refresh token came too");
 }
@@ -354,15 +333,7 @@ async fn introspection_verifies_opaque_tokens_with_the_audience_checked() {
         )
     })))
     .await;
-    world
-        .auth
-        .register_client(RegisteredClient::confidential(
-            "rs",
-            "rs-secret",
-            Vec::<String>::new(),
-        ))
-        .await
-        .unwrap();
+    world.register_confidential("rs").await;
     let token = world.service_token(&world.mcp, "mcp:tools").await;
     let r = world
         .initialize(&world.mcp, Some(&format!("Bearer {token}")))

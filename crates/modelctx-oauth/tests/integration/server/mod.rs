@@ -15,7 +15,7 @@ use modelctx_oauth::{
     AuthInfo, AuthorizationHandler, AuthorizationResponse, AuthorizationServer,
     AuthorizationServerConfig, InMemoryStore, IntrospectionVerifier, JwtVerifier, Login,
     OAuthClient, OAuthError, Operation, RegisteredClient, ResourceServer, ResourceServerConfig,
-    TokenVerifier,
+    TokenSet, TokenVerifier,
 };
 use modelctx_server::{Context, Server, ToolDef};
 use modelctx_test::{text_of, within};
@@ -143,6 +143,22 @@ impl World {
         }
     }
 
+    /// An MCP client named `name` connected to the MCP endpoint through `oauth`; `how`
+    /// says what failed if it does not connect.
+    async fn connect(&self, oauth: OAuthClient, name: &str, how: &str) -> Client {
+        let transport = StreamableHttpClientTransport::builder(&self.mcp)
+            .auth(oauth)
+            .build()
+            .unwrap();
+        within(
+            LIMIT,
+            "the client to connect",
+            Client::builder(name, "1.0.0").connect(transport),
+        )
+        .await
+        .expect(how)
+    }
+
     /// An MCP `initialize` POST to the endpoint with `auth` as the Authorization header.
     async fn initialize(&self, url: &str, auth: Option<&str>) -> reqwest::Response {
         let mut rb = self
@@ -162,17 +178,23 @@ impl World {
         within(LIMIT, "an answer", rb.send()).await.unwrap()
     }
 
-    /// A confidential client registered ahead of time, and a client-credentials token
-    /// for `resource` with `scope`.
-    async fn service_token(&self, resource: &str, scope: &str) -> String {
+    /// Registers the confidential client `id`, its secret `{id}-secret`, without
+    /// redirect URIs.
+    async fn register_confidential(&self, id: &str) {
         self.auth
             .register_client(RegisteredClient::confidential(
-                "svc",
-                "svc-secret",
+                id,
+                &format!("{id}-secret"),
                 Vec::<String>::new(),
             ))
             .await
             .unwrap();
+    }
+
+    /// A confidential client registered ahead of time, and a client-credentials token
+    /// for `resource` with `scope`.
+    async fn service_token(&self, resource: &str, scope: &str) -> String {
+        self.register_confidential("svc").await;
         let answer = self
             .http
             .post(format!("{}/token", self.issuer))
@@ -189,6 +211,36 @@ impl World {
         let body: Value = answer.json().await.unwrap();
         body["access_token"].as_str().unwrap().to_owned()
     }
+}
+
+/// The tokens of our client with DPoP on, named `name` and authorizing through `user`
+/// (who logs in as alice), once it has connected and called as alice: bound to its key.
+async fn dpop_tokens(world: &World, user: impl AuthorizationHandler, name: &str) -> TokenSet {
+    let oauth = OAuthClient::builder(&world.mcp)
+        .authorization_code(user)
+        .client_name(name, None)
+        .dpop(true)
+        .build()
+        .unwrap();
+    let client = world
+        .connect(oauth.clone(), "e2e", "connected with DPoP")
+        .await;
+    assert!(whoami(&client).await.starts_with("alice via "));
+    let tokens = oauth.tokens().await.unwrap();
+    assert_eq!(tokens.token_type, "DPoP");
+    tokens
+}
+
+/// The answer of the `whoami` tool: the caller as the handler sees it.
+async fn whoami(client: &Client) -> String {
+    let who = within(
+        LIMIT,
+        "whoami",
+        client.call_tool("whoami", JsonObject::new()),
+    )
+    .await
+    .unwrap();
+    text_of(&who)
 }
 
 fn challenge(r: &reqwest::Response) -> String {
