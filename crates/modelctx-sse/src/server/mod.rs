@@ -141,13 +141,7 @@ impl SseService {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let router = self.router();
-        let timeout = self.inner.config.header_read_timeout;
-        let service = self.clone();
-        let shutdown = async move {
-            shutdown.await;
-            service.close_all_sessions();
-        };
+        let (router, timeout, shutdown) = self.hosted(shutdown);
         hosting::serve_router(listener, router, timeout, shutdown).await
     }
 
@@ -161,14 +155,28 @@ impl SseService {
         tls: Arc<rustls::ServerConfig>,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        let (router, timeout, shutdown) = self.hosted(shutdown);
+        hosting::serve_router_tls(listener, router, tls, timeout, shutdown).await
+    }
+
+    /// What [`serve`](Self::serve) and [`serve_tls`](Self::serve_tls) hand the accept
+    /// loop: the router, the header read timeout, and `shutdown` followed by the end of
+    /// every session (open streams would otherwise hold the loop's wait open).
+    fn hosted(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> (
+        Router,
+        std::time::Duration,
+        impl Future<Output = ()> + Send + 'static,
+    ) {
         let router = self.router();
         let timeout = self.inner.config.header_read_timeout;
-        let service = self.clone();
         let shutdown = async move {
             shutdown.await;
-            service.close_all_sessions();
+            self.close_all_sessions();
         };
-        hosting::serve_router_tls(listener, router, tls, timeout, shutdown).await
+        (router, timeout, shutdown)
     }
 }
 
