@@ -9,12 +9,20 @@ pub(crate) fn cancelled_id(message: &JsonRpcMessage) -> Option<RequestId> {
     struct Cancelled {
         request_id: RequestId,
     }
+    notification_params::<Cancelled>(message, "notifications/cancelled").map(|c| c.request_id)
+}
+
+/// The params of `message` read as `P`, when it is a notification of `method` whose
+/// params read so.
+pub(crate) fn notification_params<P: serde::de::DeserializeOwned>(
+    message: &JsonRpcMessage,
+    method: &str,
+) -> Option<P> {
     match message {
-        JsonRpcMessage::Notification(n) if n.method == "notifications/cancelled" => n
+        JsonRpcMessage::Notification(n) if n.method == method => n
             .params
             .as_deref()
-            .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
-            .map(|c| c.request_id),
+            .and_then(|p| serde_json::from_str::<P>(p.get()).ok()),
         _ => None,
     }
 }

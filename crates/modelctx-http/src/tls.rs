@@ -132,20 +132,11 @@ pub fn server_config_from_pem(
     cert_chain_pem: &[u8],
     key_pem: &[u8],
 ) -> Result<Arc<rustls::ServerConfig>, TlsError> {
-    let chain = CertificateDer::pem_slice_iter(cert_chain_pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            TlsError::new(
-                TlsErrorKind::Certificate,
-                format!("the certificate chain does not parse: {e}"),
-            )
-        })?;
-    if chain.is_empty() {
-        return Err(TlsError::new(
-            TlsErrorKind::Certificate,
-            "the certificate chain holds no certificate",
-        ));
-    }
+    let chain = parse_certificates(
+        cert_chain_pem,
+        "the certificate chain",
+        "the certificate chain holds no certificate",
+    )?;
     let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| {
         TlsError::new(
             TlsErrorKind::PrivateKey,
@@ -197,19 +188,26 @@ pub fn client_config(
 
 /// Parses every `CERTIFICATE` block of `pem` (for `add_root_certificate`).
 pub fn certificates_from_pem(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    parse_certificates(pem, "the certificate", "no certificate in the PEM text")
+}
+
+/// Every `CERTIFICATE` block of `pem`, at least one: `what` names them in the error
+/// of a block that does not parse, `none` is the error when there is no block.
+fn parse_certificates(
+    pem: &[u8],
+    what: &str,
+    none: &'static str,
+) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| {
             TlsError::new(
                 TlsErrorKind::Certificate,
-                format!("the certificate does not parse: {e}"),
+                format!("{what} does not parse: {e}"),
             )
         })?;
     if certs.is_empty() {
-        return Err(TlsError::new(
-            TlsErrorKind::Certificate,
-            "no certificate in the PEM text",
-        ));
+        return Err(TlsError::new(TlsErrorKind::Certificate, none));
     }
     Ok(certs)
 }

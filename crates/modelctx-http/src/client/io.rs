@@ -198,11 +198,7 @@ pub(super) async fn request(
                 st.generation,
             )
         };
-        let mut rb = inner.http.request(method.clone(), &inner.url);
-        rb = rb.headers(inner.headers.clone());
-        if let Some(auth) = &inner.auth {
-            rb = rb.headers(auth.headers_for(&method, &inner.url).await?);
-        }
+        let mut rb = authenticated(inner, &method).await?;
         let accept = if method == Method::POST {
             "application/json, text/event-stream"
         } else {
@@ -241,21 +237,10 @@ pub(super) async fn request(
             }
         };
         inner.set_connection(ConnectionState::Connected);
-        let status = response.status();
-        if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
-            && let Some(auth) = &inner.auth
-            && retries < auth.max_retries()
-            && auth
-                .on_rejected_for(
-                    status.as_u16(),
-                    response.headers(),
-                    inner.clock(for_request),
-                )
-                .await
-        {
-            retries += 1;
+        if auth_retries(inner, &response, &mut retries, for_request).await {
             continue;
         }
+        let status = response.status();
         if status == StatusCode::NOT_FOUND && session.is_some() {
             // Only the session this request named is gone (a newer one may exist). A
             // request whose own POST was refused never ran: it is spared, to be sent
@@ -269,6 +254,45 @@ pub(super) async fn request(
         }
         return Ok(response);
     }
+}
+
+/// A request to the endpoint with the configured headers and the auth hook's.
+async fn authenticated(
+    inner: &ClientInner,
+    method: &Method,
+) -> Result<reqwest::RequestBuilder, TransportError> {
+    let mut rb = inner.http.request(method.clone(), &inner.url);
+    rb = rb.headers(inner.headers.clone());
+    if let Some(auth) = &inner.auth {
+        rb = rb.headers(auth.headers_for(method, &inner.url).await?);
+    }
+    Ok(rb)
+}
+
+/// Whether a refused (401/403) `response` is to be sent again: the auth hook has
+/// retries left (`retries` counts them) and says it renewed the credentials.
+async fn auth_retries(
+    inner: &ClientInner,
+    response: &reqwest::Response,
+    retries: &mut u32,
+    for_request: Option<&RequestId>,
+) -> bool {
+    let status = response.status();
+    if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+        && let Some(auth) = &inner.auth
+        && *retries < auth.max_retries()
+        && auth
+            .on_rejected_for(
+                status.as_u16(),
+                response.headers(),
+                inner.clock(for_request),
+            )
+            .await
+    {
+        *retries += 1;
+        return true;
+    }
+    false
 }
 
 /// Sets `headers` on `rb`, each replacing any value of its name already there (the
@@ -337,12 +361,9 @@ async fn run_stateless(
     let mut retries = 0;
     let mut attempt = 0;
     let response = loop {
-        let mut rb = inner.http.request(Method::POST, &inner.url);
-        rb = rb.headers(inner.headers.clone());
-        if let Some(auth) = &inner.auth {
-            let headers = auth.headers_for(&Method::POST, &inner.url).await;
-            rb = rb.headers(headers.map_err(|e| e.to_string())?);
-        }
+        let mut rb = authenticated(inner, &Method::POST)
+            .await
+            .map_err(|e| e.to_string())?;
         let own = [
             (
                 header::ACCEPT.as_str(),
@@ -360,15 +381,7 @@ async fn run_stateless(
             }
         };
         inner.set_connection(ConnectionState::Connected);
-        let status = response.status();
-        if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
-            && let Some(auth) = &inner.auth
-            && retries < auth.max_retries()
-            && auth
-                .on_rejected_for(status.as_u16(), response.headers(), inner.clock(Some(id)))
-                .await
-        {
-            retries += 1;
+        if auth_retries(inner, &response, &mut retries, Some(id)).await {
             continue;
         }
         break response;
@@ -551,14 +564,8 @@ async fn run_request(
             ));
         }
         let read = read_sse(inner, response, Some(id), None, &mut last_id).await;
-        if read.answered {
-            return Ok(());
-        }
-        if let Some(too_large) = read.too_large {
-            return Err(event_too_large(&too_large));
-        }
-        if let Some(r) = read.retry {
-            retry = r;
+        if let Some(outcome) = read.settles(&mut retry) {
+            return outcome;
         }
         match &last_id {
             // No priming event id: the stream cannot be resumed.
@@ -610,14 +617,8 @@ async fn run_request(
             return Err(status_reason(inner, status, response).await);
         }
         let read = read_sse(inner, response, Some(id), rewrite.as_ref(), &mut last_id).await;
-        if read.answered {
-            return Ok(());
-        }
-        if let Some(too_large) = read.too_large {
-            return Err(event_too_large(&too_large));
-        }
-        if let Some(r) = read.retry {
-            retry = r;
+        if let Some(outcome) = read.settles(&mut retry) {
+            return outcome;
         }
         if read.events == 0 {
             failures += 1;
@@ -676,6 +677,24 @@ pub(super) struct Read {
     pub(super) retry: Option<Duration>,
     /// The stream ended because an event went over the cap.
     pub(super) too_large: Option<SseTooLarge>,
+}
+
+impl Read {
+    /// The outcome of a request whose stream this read was, when the read settled it
+    /// (answered, or broken by an event over the cap); otherwise `None`, with `retry`
+    /// set to the interval the server asked for, if it did.
+    fn settles(&self, retry: &mut Duration) -> Option<Result<(), String>> {
+        if self.answered {
+            return Some(Ok(()));
+        }
+        if let Some(too_large) = &self.too_large {
+            return Some(Err(event_too_large(too_large)));
+        }
+        if let Some(r) = self.retry {
+            *retry = r;
+        }
+        None
+    }
 }
 
 /// Reads an SSE body, delivering its messages, until it ends or `want`'s response

@@ -6,7 +6,7 @@ use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 
 use super::reply::status_only;
-use super::request::{caller_of, protocol_version, resolve_session};
+use super::request::named_session;
 use super::table::Inner;
 
 /// DELETE: ends the session the request names.
@@ -15,19 +15,11 @@ pub(super) async fn delete(
     headers: &HeaderMap,
     extensions: &http::Extensions,
 ) -> Response {
-    if !inner.config.stateful {
-        return inner.reject(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Method Not Allowed: a stateless server has no sessions to end",
-        );
-    }
-    let session = match resolve_session(inner, headers, caller_of(extensions)).await {
+    let stateless = "Method Not Allowed: a stateless server has no sessions to end";
+    let session = match named_session(inner, headers, extensions, stateless).await {
         Ok(s) => s,
         Err(r) => return r,
     };
-    if let Err(r) = protocol_version(inner, headers, Some(&session)) {
-        return r;
-    }
     if let Some(sharing) = &inner.sharing
         && session.shared.is_some()
     {

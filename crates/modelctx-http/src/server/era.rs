@@ -18,7 +18,7 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt;
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use modelctx_types::{
     ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, members,
     mirror,
@@ -554,14 +554,7 @@ pub(super) fn response(
             }
             SseData::Joined(text) => (status_of(&text), Body::from(text)),
         };
-        return Response::builder()
-            .status(status)
-            .header(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )
-            .body(body)
-            .unwrap_or_else(|_| Response::new(Body::empty()));
+        return reply::json_body(status, body);
     }
     let ready: Vec<Bytes> = first.into_iter().chain(ready).collect();
     let body = if complete {
@@ -574,13 +567,7 @@ pub(super) fn response(
         };
         Body::from_stream(events.map(Ok::<_, Infallible>))
     };
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        )
-        .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
+    reply::event_stream_head()
         .header("x-accel-buffering", HeaderValue::from_static("no"))
         .body(body)
         .unwrap_or_else(|_| Response::new(Body::empty()))
@@ -933,7 +920,7 @@ mod tests {
     async fn a_complete_answer_is_its_event_data_as_json() {
         let body = |r: Response| async move {
             let status = r.status();
-            let kind = r.headers()[header::CONTENT_TYPE]
+            let kind = r.headers()[http::header::CONTENT_TYPE]
                 .to_str()
                 .unwrap()
                 .to_owned();

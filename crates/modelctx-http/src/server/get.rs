@@ -9,7 +9,7 @@ use modelctx_transport::Extensions;
 use super::era;
 use super::event_store::EventId;
 use super::reply::sse_response;
-use super::request::{accepts, caller_of, header_str, protocol_version, resolve_session};
+use super::request::{accepts, header_str, named_session};
 use super::table::Inner;
 use crate::headers::LAST_EVENT_ID;
 
@@ -25,19 +25,11 @@ pub(super) async fn get(
             "Not Acceptable: the client must accept text/event-stream",
         );
     }
-    if !inner.config.stateful {
-        return inner.reject(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Method Not Allowed: a stateless server has no standalone stream",
-        );
-    }
-    let session = match resolve_session(inner, headers, caller_of(extensions)).await {
+    let stateless = "Method Not Allowed: a stateless server has no standalone stream";
+    let session = match named_session(inner, headers, extensions, stateless).await {
         Ok(s) => s,
         Err(r) => return r,
     };
-    if let Err(r) = protocol_version(inner, headers, Some(&session)) {
-        return r;
-    }
     // The client's `notifications/initialized` recorded by another service: the
     // runtime here takes it first (see `SessionState::missed_initialized`).
     session.hand_missed_initialized().await;

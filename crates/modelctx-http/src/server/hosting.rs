@@ -13,13 +13,6 @@ use http_body_util::BodyExt;
 
 use super::config::{HostPolicy, OriginPolicy, Rejection};
 
-fn rejection(status: StatusCode, reason: impl Into<String>) -> Rejection {
-    Rejection {
-        status,
-        reason: reason.into(),
-    }
-}
-
 /// Checks `Origin` (when present) against `origins` and `Host` against `hosts`; a
 /// refusal is `403 Forbidden`, to be sent before any session sees the request.
 pub fn check_origin_and_host(
@@ -30,7 +23,7 @@ pub fn check_origin_and_host(
     if let Some(origin) = headers.get(header::ORIGIN) {
         let ok = origin.to_str().is_ok_and(|o| origins.allows(o));
         if !ok {
-            return Err(rejection(
+            return Err(Rejection::new(
                 StatusCode::FORBIDDEN,
                 format!("origin {origin:?} is not allowed"),
             ));
@@ -39,11 +32,11 @@ pub fn check_origin_and_host(
     match headers.get(header::HOST).map(|h| h.to_str()) {
         Some(Ok(host)) if hosts.allows(host) => Ok(()),
         None if *hosts == HostPolicy::Any => Ok(()),
-        Some(host) => Err(rejection(
+        Some(host) => Err(Rejection::new(
             StatusCode::FORBIDDEN,
             format!("host {host:?} is not allowed"),
         )),
-        None => Err(rejection(
+        None => Err(Rejection::new(
             StatusCode::FORBIDDEN,
             "the request has no Host header",
         )),
@@ -64,7 +57,7 @@ pub fn check_json_content_type(headers: &HeaderMap) -> Result<(), Rejection> {
     if json {
         Ok(())
     } else {
-        Err(rejection(
+        Err(Rejection::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Unsupported Media Type: Content-Type must be application/json",
         ))
@@ -81,15 +74,15 @@ where
 {
     let limited = http_body_util::Limited::new(body, max);
     match tokio::time::timeout(timeout, limited.collect()).await {
-        Err(_) => Err(rejection(
+        Err(_) => Err(Rejection::new(
             StatusCode::REQUEST_TIMEOUT,
             "the request body was not received in time",
         )),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(rejection(
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Rejection::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("the request body exceeds {max} bytes"),
         )),
-        Ok(Err(e)) => Err(rejection(
+        Ok(Err(e)) => Err(Rejection::new(
             StatusCode::BAD_REQUEST,
             format!("the request body could not be read: {e}"),
         )),
@@ -117,17 +110,12 @@ pub async fn serve_router(
     header_read_timeout: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    accept_loop(
+    serve_router_with(
         listener,
-        Connections {
-            acceptor: Acceptor::Plain,
-            header_read_timeout,
-            peer_address: true,
-        },
+        router,
+        Acceptor::Plain,
+        header_read_timeout,
         shutdown,
-        router_service(router),
-        accept_failed,
-        || {},
     )
     .await
 }
@@ -144,10 +132,22 @@ pub async fn serve_router_tls(
     header_read_timeout: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let acceptor = Acceptor::Tls(tokio_rustls::TlsAcceptor::from(tls));
+    serve_router_with(listener, router, acceptor, header_read_timeout, shutdown).await
+}
+
+/// [`serve_router`] and [`serve_router_tls`], which differ only in `acceptor`.
+async fn serve_router_with(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    acceptor: Acceptor,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     accept_loop(
         listener,
         Connections {
-            acceptor: Acceptor::Tls(tokio_rustls::TlsAcceptor::from(tls)),
+            acceptor,
             header_read_timeout,
             peer_address: true,
         },

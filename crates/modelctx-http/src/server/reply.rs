@@ -69,13 +69,18 @@ pub(super) fn status_only(status: StatusCode) -> Response {
 
 /// A JSON answer (`body`: its text).
 pub(super) fn json_response(status: StatusCode, body: String) -> Response {
+    json_body(status, Body::from(body))
+}
+
+/// A JSON answer whose body is `body`, however it is held.
+pub(super) fn json_body(status: StatusCode, body: Body) -> Response {
     Response::builder()
         .status(status)
         .header(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )
-        .body(Body::from(body))
+        .body(body)
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
@@ -104,6 +109,13 @@ pub(super) fn sse_response(mut events: futures::stream::BoxStream<'static, Bytes
         let events = futures::stream::iter(ready).chain(events);
         Body::from_stream(events.map(Ok::<_, Infallible>))
     };
+    event_stream_head()
+        .body(body)
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// The head of every SSE answer: `200 OK`, the event-stream type, not to be cached.
+pub(super) fn event_stream_head() -> http::response::Builder {
     Response::builder()
         .status(StatusCode::OK)
         .header(
@@ -111,6 +123,4 @@ pub(super) fn sse_response(mut events: futures::stream::BoxStream<'static, Bytes
             HeaderValue::from_static("text/event-stream"),
         )
         .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
-        .body(body)
-        .unwrap_or_else(|_| Response::new(Body::empty()))
 }

@@ -85,9 +85,26 @@ pub(super) async fn resolve_session(
     Ok(session)
 }
 
+/// The session a GET or DELETE names, checked alike for both: in session-less mode
+/// the request is refused `405` with `stateless`; otherwise the session is resolved
+/// for the request's caller and its `MCP-Protocol-Version` checked.
+pub(super) async fn named_session(
+    inner: &Arc<Inner>,
+    headers: &HeaderMap,
+    extensions: &http::Extensions,
+    stateless: &'static str,
+) -> Result<Arc<SessionState>, Response> {
+    if !inner.config.stateful {
+        return Err(inner.reject(StatusCode::METHOD_NOT_ALLOWED, stateless));
+    }
+    let session = resolve_session(inner, headers, caller_of(extensions)).await?;
+    protocol_version(inner, headers, Some(&session))?;
+    Ok(session)
+}
+
 /// The authenticated caller a layer in front attached to a request (`extensions`: the
 /// HTTP request's).
-pub(super) fn caller_of(extensions: &http::Extensions) -> Option<&Principal> {
+fn caller_of(extensions: &http::Extensions) -> Option<&Principal> {
     extensions.get::<Extensions>()?.get::<Principal>()
 }
 

@@ -141,13 +141,7 @@ impl SseService {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let router = self.router();
-        let timeout = self.inner.config.header_read_timeout;
-        let service = self.clone();
-        let shutdown = async move {
-            shutdown.await;
-            service.close_all_sessions();
-        };
+        let (router, timeout, shutdown) = self.hosted(shutdown);
         hosting::serve_router(listener, router, timeout, shutdown).await
     }
 
@@ -161,14 +155,28 @@ impl SseService {
         tls: Arc<rustls::ServerConfig>,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        let (router, timeout, shutdown) = self.hosted(shutdown);
+        hosting::serve_router_tls(listener, router, tls, timeout, shutdown).await
+    }
+
+    /// What [`serve`](Self::serve) and [`serve_tls`](Self::serve_tls) hand the accept
+    /// loop: the router, the header read timeout, and `shutdown` followed by the end of
+    /// every session (open streams would otherwise hold the loop's wait open).
+    fn hosted(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> (
+        Router,
+        std::time::Duration,
+        impl Future<Output = ()> + Send + 'static,
+    ) {
         let router = self.router();
         let timeout = self.inner.config.header_read_timeout;
-        let service = self.clone();
         let shutdown = async move {
             shutdown.await;
-            service.close_all_sessions();
+            self.close_all_sessions();
         };
-        hosting::serve_router_tls(listener, router, tls, timeout, shutdown).await
+        (router, timeout, shutdown)
     }
 }
 
@@ -473,28 +481,41 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
     message
         .extensions
         .insert(modelctx_http::headers::sensitive_headers(parts.headers));
-    let queued = tokio::select! {
+    hand_on(
+        &inner,
+        &session,
+        config.body_timeout,
+        session.inbound.send(Ok(message)),
+        "Service Unavailable: the session did not take the message in time",
+    )
+    .await
+}
+
+/// Answers a POST by what became of handing its message on with `send`: `202` once
+/// taken within `within`; `404` when the session ended first (or `send` found it
+/// gone); `503`, saying `slow`, when it was not taken in time.
+async fn hand_on<E>(
+    inner: &Inner,
+    session: &Session,
+    within: std::time::Duration,
+    send: impl Future<Output = Result<(), E>>,
+    slow: &'static str,
+) -> Response {
+    let sent = tokio::select! {
         biased;
         () = session.closed.cancelled() => None,
-        r = tokio::time::timeout(config.body_timeout, session.inbound.send(Ok(message))) => Some(r),
+        r = tokio::time::timeout(within, send) => Some(r),
     };
-    match queued {
-        Some(Ok(Ok(()))) => accepted(),
+    match sent {
+        Some(Ok(Ok(()))) => Response::builder()
+            .status(StatusCode::ACCEPTED)
+            .body(Body::empty())
+            .unwrap_or_else(|_| Response::new(Body::empty())),
         None | Some(Ok(Err(_))) => {
             inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended")
         }
-        Some(Err(_)) => inner.reject(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Service Unavailable: the session did not take the message in time",
-        ),
+        Some(Err(_)) => inner.reject(StatusCode::SERVICE_UNAVAILABLE, slow),
     }
-}
-
-fn accepted() -> Response {
-    Response::builder()
-        .status(StatusCode::ACCEPTED)
-        .body(Body::empty())
-        .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
 /// Refuses a request of protocol 2026-07-28 (which has no session to travel in) the
@@ -518,21 +539,14 @@ async fn refuse_on_stream(
     let Some(out) = session.outbound.upgrade() else {
         return inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended");
     };
-    let sent = tokio::select! {
-        biased;
-        () = session.closed.cancelled() => None,
-        r = tokio::time::timeout(inner.config.send_timeout, out.send(event)) => Some(r),
-    };
-    match sent {
-        Some(Ok(Ok(()))) => accepted(),
-        None | Some(Ok(Err(_))) => {
-            inner.reject(StatusCode::NOT_FOUND, "Not Found: the session has ended")
-        }
-        Some(Err(_)) => inner.reject(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Service Unavailable: the session's stream did not take the answer in time",
-        ),
-    }
+    hand_on(
+        inner,
+        session,
+        inner.config.send_timeout,
+        out.send(event),
+        "Service Unavailable: the session's stream did not take the answer in time",
+    )
+    .await
 }
 
 #[cfg(test)]

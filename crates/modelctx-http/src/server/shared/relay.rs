@@ -44,7 +44,7 @@ use crate::server::event_store::{EventId, EventStore};
 use crate::server::reply::report;
 use crate::server::run_store::RunStore;
 use crate::server::session::{INITIALIZED, SessionState};
-use crate::shared::cancelled_id;
+use crate::shared::{cancelled_id, notification_params};
 
 /// How long the release of a GET stream's hold waits for the event store to flush
 /// what the hold stored ([`EventStore::flushed`]): one write round trip when the
@@ -329,14 +329,7 @@ fn progress_token(message: &JsonRpcMessage) -> Option<RequestId> {
     struct Progress {
         progress_token: RequestId,
     }
-    match message {
-        JsonRpcMessage::Notification(n) if n.method == "notifications/progress" => n
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str::<Progress>(p.get()).ok())
-            .map(|p| p.progress_token),
-        _ => None,
-    }
+    notification_params::<Progress>(message, "notifications/progress").map(|p| p.progress_token)
 }
 
 /// Sends on the service's messages for GET streams not held here, and the releases of
