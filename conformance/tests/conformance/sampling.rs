@@ -592,7 +592,7 @@ async fn mixed_tool_results_never_cross_in_input_required(connector: Connector) 
     .await
     .expect_err("an embedded request mixing tool results is refused");
     let said = refused.to_string();
-    assert!(said.contains("Tool results mixed"), "{said}");
+    assert!(said.contains("mixes tool results"), "{said}");
     assert!(seen.try_recv().is_err(), "the callback never saw it");
     let retried = wire
         .sent()

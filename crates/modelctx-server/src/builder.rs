@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx_session::announce::AnnouncementBus;
+#[cfg(feature = "tasks")]
 use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskHost, TaskStore};
 use modelctx_session::{Peer, SessionConfig, encode_result, notification_fn};
 use modelctx_store::SingleUseIds;
@@ -76,6 +77,7 @@ pub struct ServerBuilder {
     single_use: Option<Arc<dyn modelctx_store::SingleUseIds>>,
     cache_hints: stateless::CacheHints,
     max_subscriptions: Option<usize>,
+    #[cfg(feature = "tasks")]
     tasks: Option<(TaskConfig, Option<Arc<dyn TaskStore>>)>,
     on_error: Option<Arc<ErrorFn>>,
     handler_limit: Option<modelctx_session::HandlerLimit>,
@@ -125,6 +127,7 @@ impl ServerBuilder {
             single_use: None,
             cache_hints: stateless::CacheHints::default(),
             max_subscriptions: None,
+            #[cfg(feature = "tasks")]
             tasks: None,
             on_error: None,
             handler_limit: None,
@@ -498,6 +501,8 @@ impl ServerBuilder {
     /// principal or session, and is listed to no one: `tasks/list` shows a requestor
     /// only its own tasks, and a task it may not reach is answered as an unknown id
     /// (see [`TaskOwner`](modelctx_session::tasks::TaskOwner)).
+    #[cfg(feature = "tasks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tasks")))]
     #[must_use]
     pub fn tasks(mut self, config: TaskConfig) -> Self {
         let store = self.tasks.take().and_then(|(_, store)| store);
@@ -507,6 +512,8 @@ impl ServerBuilder {
 
     /// Keeps tasks in `store` (shared by several processes, say) and enables them as
     /// [`ServerBuilder::tasks`] does, with its configuration or the default one.
+    #[cfg(feature = "tasks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tasks")))]
     #[must_use]
     pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
         let config = self
@@ -675,7 +682,8 @@ impl ServerBuilder {
                 single_use: self.single_use,
                 cache_hints: self.cache_hints,
                 envelopes: stateless::EnvelopeCache::default(),
-                tasks: self.tasks.map(|(config, store)| {
+                #[cfg(feature = "tasks")]
+                task_host: self.tasks.map(|(config, store)| {
                     let store = store.unwrap_or_else(|| Arc::new(InMemoryTaskStore::default()));
                     TaskHost::new(store, config)
                 }),
@@ -725,6 +733,7 @@ impl ServerBuilder {
         if self.logging || tools || resources || prompts {
             caps = caps.with_logging();
         }
+        #[cfg(feature = "tasks")]
         if self.tasks.is_some() {
             caps = caps.with_tool_tasks();
             if !tools && let Some(tasks) = caps.tasks.as_mut() {

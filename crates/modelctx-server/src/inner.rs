@@ -118,7 +118,8 @@ pub(crate) struct Inner {
     /// the same (see `stateless::envelope_cached`).
     pub(crate) envelopes: stateless::EnvelopeCache,
     /// Runs task-augmented requests (2025-11-25 tasks), when enabled.
-    pub(crate) tasks: Option<Arc<TaskHost>>,
+    #[cfg(feature = "tasks")]
+    pub(crate) task_host: Option<Arc<TaskHost>>,
     /// Hears errors a client could not attribute to a request.
     pub(crate) on_error: Option<Arc<ErrorFn>>,
     /// The bound on running handlers every session of this server shares.
@@ -130,6 +131,17 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// Runs task-augmented requests and the tasks extension, when enabled. Always
+    /// `None` without the `tasks` feature: the code that serves tasks is then
+    /// unreachable and the compiler drops it.
+    #[inline]
+    pub(crate) fn tasks(&self) -> Option<&Arc<TaskHost>> {
+        #[cfg(feature = "tasks")]
+        return self.task_host.as_ref();
+        #[cfg(not(feature = "tasks"))]
+        None
+    }
+
     /// The `initialize` result at `version`: encoded at build for every revision the
     /// server negotiates, encoded here for any other.
     pub(crate) fn initialize_result(

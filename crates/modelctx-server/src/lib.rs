@@ -70,6 +70,7 @@
 //! |---|---|---|
 //! | `schemars` | yes | schemas derived from Rust types with schemars (2020-12): `ToolDef::new`, `Json` output, `PromptDef::new`, `TemplateDef::new`, `form_schema`, `Context::elicit_form`, `NoArgs`, and the `schemars` re-export |
 //! | `schema-validation` | yes | JSON Schema validation with jsonschema (never fetches a remote or file `$ref`): tool arguments against `inputSchema`, `structuredContent` against `outputSchema`, prompt arguments and template variables against their generated schemas; schemas must compile to register |
+//! | `tasks` | yes | tasks: `ServerBuilder::tasks` and `ServerBuilder::task_store` run task-augmented `tools/call` (2025-11-25) and the tasks extension (2026-07-28); without it the server declares no tasks and the code that serves them is not built into the program |
 //!
 //! Without `schema-validation` (e.g. `default-features = false`), the server still
 //! checks what does not need a JSON Schema engine: tool names, that tool schemas have
@@ -138,6 +139,8 @@ pub use handle::{PromptHandle, ResourceHandle, TemplateHandle, ToolHandle};
 pub use inner::{Server, WeakServer};
 pub use middleware::{McpNotification, McpRequest, Next, NotificationNext};
 pub use modelctx_session::Extensions;
+#[cfg(feature = "tasks")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tasks")))]
 pub use modelctx_session::tasks::{InMemoryTaskStore, TaskConfig, TaskStore};
 pub use prompt::{IntoPromptResult, PromptDef};
 pub use registry::{RegistrationError, RegistrationErrorKind};

@@ -154,7 +154,7 @@ pub(crate) fn extension_mode(
     struct Probe {
         name: String,
     }
-    let Some(host) = &server.tasks else {
+    let Some(host) = server.tasks() else {
         return Ok(None);
     };
     let Some(name) = params.and_then(|p| serde_json::from_str::<Probe>(p.get()).ok()) else {

@@ -195,10 +195,9 @@ impl ToolDef {
 
     /// Whether the tool may run as a task (protocol 2025-11-25), listed as
     /// `execution.taskSupport`: `forbidden` (the default, also when unset), `optional`
-    /// or `required`. Takes effect on a server built with
-    /// [`ServerBuilder::tasks`](crate::ServerBuilder::tasks), which refuses a
-    /// task-augmented call of a forbidding tool, and a plain call of a requiring one,
-    /// with `-32601`.
+    /// or `required`. Takes effect on a server built with `ServerBuilder::tasks`
+    /// (feature `tasks`), which refuses a task-augmented call of a forbidding tool, and
+    /// a plain call of a requiring one, with `-32601`.
     #[must_use]
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         let execution = self.tool.execution.take().unwrap_or_default();
@@ -210,7 +209,7 @@ impl ToolDef {
     /// tasks extension, for a client that declares it): a call of this tool becomes a
     /// task once it has run `window` without answering or asking for input (zero: at
     /// once, before it runs). Until then it answers directly, or asks for input in
-    /// rounds. Unset: the server's [`TaskConfig::sync_window`](crate::TaskConfig).
+    /// rounds. Unset: the server's `TaskConfig::sync_window` (feature `tasks`).
     /// Needs [`ToolDef::task_support`] `optional` or `required`.
     #[must_use]
     pub fn task_window(mut self, window: std::time::Duration) -> Self {

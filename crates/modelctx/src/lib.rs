@@ -33,6 +33,7 @@
 //! | `schemars` | `server` | schemas derived from Rust types for tools, prompts, templates and forms (`ToolDef::new`, `Json`, ...) | yes |
 //! | `macros` | `macros`, `schemars` | `modelctx-macros`: `#[tool]`, `#[prompt]`, `#[resource]`, `#[resource_template]` on a function, `#[tools]` and `#[primitives]` on an `impl` block (turns on `server` and `schemars`) | yes |
 //! | `schema-validation` | `server` | JSON Schema validation of tool arguments and results, prompt arguments and template variables (jsonschema) | yes |
+//! | `tasks` | `server` | tasks on the server: `ServerBuilder::tasks`, `TaskConfig`, `TaskStore` (task-augmented `tools/call` of 2025-11-25, the tasks extension of 2026-07-28); without it a server declares no tasks (turns on `server`) | yes |
 //! | `client` | `client` | `modelctx-client`: the client role | yes |
 //! | `memory` | `memory` | `modelctx-memory`: the in-process transport | yes |
 //! | `http-server` | `http` | `modelctx-http`: the streamable HTTP server (axum/tower); `server.serve_http(addr)`, `server.http_router()` (`ServeHttp`) | no |
@@ -51,7 +52,7 @@
 //! New here? The [`guide`] has a page per MCP feature, each with a complete example.
 //!
 //! A minimal server (`default-features = false, features = ["server", "stdio"]`) builds
-//! neither schemars nor jsonschema: its tools are described by hand
+//! neither schemars nor jsonschema, nor the code that serves tasks: its tools are described by hand
 //! (`ToolDef::with_schema`) or answered by typed request handlers. See the
 //! `modelctx-server` feature table for exactly what is and is not checked without
 //! `schema-validation`.

@@ -189,7 +189,7 @@ impl Service for SessionService {
             });
         }
         let handled_here = |m: &str| !self.server.requests.contains_key(m);
-        if let Some(host) = &self.server.tasks
+        if let Some(host) = self.server.tasks()
             && self.server.capabilities.tasks.is_some()
         {
             let method = request.method.as_ref();

@@ -107,7 +107,7 @@ impl SessionService {
         };
         let mut filter = params.notifications;
         narrow_to_advertised(&mut filter, &self.server.capabilities);
-        let host = match (&filter.task_ids, &self.server.tasks) {
+        let host = match (&filter.task_ids, self.server.tasks()) {
             (Some(_), Some(_)) if !declares_tasks => {
                 let error = tasks::missing_extension();
                 return Box::pin(async move { Err(error) });
@@ -287,7 +287,7 @@ impl SessionService {
             params: request_params,
             ..
         } = request;
-        if let Some(host) = self.server.tasks.clone()
+        if let Some(host) = self.server.tasks().cloned()
             && matches!(
                 method.as_ref(),
                 "tasks/get" | "tasks/update" | "tasks/cancel"
@@ -389,7 +389,7 @@ impl SessionService {
                 Err(error) => return Box::pin(async move { Err(error) }),
                 Ok(None) => {}
                 Ok(Some(window)) => {
-                    if let Some(host) = self.server.tasks.clone() {
+                    if let Some(host) = self.server.tasks().cloned() {
                         let slot = Arc::new(request::Escalating::default());
                         cx = cx.escalating(slot.clone());
                         escalation = Some(tasks::Escalation {

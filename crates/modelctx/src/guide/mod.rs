@@ -39,7 +39,7 @@
 //! # Features
 //!
 //! The examples use the facade's default features (`server`, `client`, `memory`,
-//! `schemars`, `schema-validation`) plus `macros`; the transport pages need `stdio`,
+//! `schemars`, `schema-validation`, `tasks`) plus `macros`; the transport pages need `stdio`,
 //! `http-server`, `http-client`, `sse` (and `rustls` for HTTPS), the scale-out page
 //! `redis`, the skills page `skills`, the apps page `apps`, the tracing page `otel`. A page whose features are off is left out of
 //! these docs; docs.rs shows them all. The runnable programs of `examples/` (`cargo run -p modelctx-examples --bin
@@ -59,7 +59,8 @@
         feature = "pool",
         feature = "skills",
         feature = "apps",
-        feature = "otel"
+        feature = "otel",
+        feature = "tasks"
     )),
     allow(rustdoc::broken_intra_doc_links)
 )]
@@ -124,7 +125,7 @@ pub mod roots {}
 
 #[doc = include_str!("tasks.md")]
 #[cfg(all(
-    feature = "server",
+    feature = "tasks",
     feature = "schemars",
     feature = "client",
     feature = "memory"
@@ -154,7 +155,7 @@ pub mod auth {}
 pub mod transports {}
 
 #[doc = include_str!("scale_out.md")]
-#[cfg(all(feature = "redis", feature = "server", feature = "client"))]
+#[cfg(all(feature = "redis", feature = "tasks", feature = "client"))]
 pub mod scale_out {}
 
 #[doc = include_str!("skills.md")]
