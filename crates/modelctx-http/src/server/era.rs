@@ -18,7 +18,7 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt;
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use http::{HeaderMap, HeaderName, StatusCode};
 use modelctx_types::{
     ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, Meta, ProtocolVersion, RawValue, members,
     mirror,
@@ -568,7 +568,6 @@ pub(super) fn response(
         Body::from_stream(events.map(Ok::<_, Infallible>))
     };
     reply::event_stream_head()
-        .header("x-accel-buffering", HeaderValue::from_static("no"))
         .body(body)
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
@@ -648,6 +647,7 @@ fn sse_data(event: &[u8]) -> Option<SseData<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::HeaderValue;
     use serde_json::{Value, json};
 
     fn request(method: &str, params: Value) -> JsonRpcRequest {

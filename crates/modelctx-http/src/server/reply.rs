@@ -114,7 +114,9 @@ pub(super) fn sse_response(mut events: futures::stream::BoxStream<'static, Bytes
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
-/// The head of every SSE answer: `200 OK`, the event-stream type, not to be cached.
+/// The head of every SSE answer, in both eras and on the GET stream: `200 OK`, the
+/// event-stream type, not to be cached, and `X-Accel-Buffering: no` so that a reverse
+/// proxy such as nginx passes each event on as it comes instead of holding the stream.
 pub(super) fn event_stream_head() -> http::response::Builder {
     Response::builder()
         .status(StatusCode::OK)
@@ -123,4 +125,5 @@ pub(super) fn event_stream_head() -> http::response::Builder {
             HeaderValue::from_static("text/event-stream"),
         )
         .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
+        .header("x-accel-buffering", HeaderValue::from_static("no"))
 }

@@ -386,3 +386,32 @@ async fn sessionless_json_posts_share_a_kept_session_unless_they_change_it() {
     assert_eq!(status, 200);
     assert_eq!(started(&seen), 3, "the next POST: a new kept session");
 }
+
+/// A handshake-era answer streamed as SSE asks reverse proxies not to buffer it, as the
+/// 2026-07-28 answers do: progress and other events reach the client as they are sent.
+#[tokio::test]
+async fn an_sse_answer_of_the_handshake_era_is_not_buffered_by_proxies() {
+    let (service, _seen) = service(StreamableHttpServerConfig::default());
+    let url = start(service).await;
+    let response = tokio::time::timeout(
+        WAIT,
+        reqwest::Client::new()
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(GOOD)
+            .send(),
+    )
+    .await
+    .expect("answered in time")
+    .unwrap();
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    assert_eq!(header("content-type").as_deref(), Some("text/event-stream"));
+    assert_eq!(header("x-accel-buffering").as_deref(), Some("no"));
+}
