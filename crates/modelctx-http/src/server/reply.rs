@@ -125,5 +125,9 @@ pub(super) fn event_stream_head() -> http::response::Builder {
             HeaderValue::from_static("text/event-stream"),
         )
         .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
-        .header("x-accel-buffering", HeaderValue::from_static("no"))
+        .header(
+            // A static name: a name given as a string is copied into a new buffer.
+            http::HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        )
 }

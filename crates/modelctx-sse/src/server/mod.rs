@@ -353,7 +353,11 @@ async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Respo
             HeaderValue::from_static("text/event-stream"),
         )
         .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
-        .header("x-accel-buffering", HeaderValue::from_static("no"))
+        .header(
+            // A static name: a name given as a string is copied into a new buffer.
+            http::HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        )
         .body(Body::from_stream(stream))
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
