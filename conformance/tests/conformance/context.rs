@@ -80,11 +80,5 @@ async fn a_tool_reads_a_resource_of_its_server(connector: Connector) {
         "{text}"
     );
     // Nothing was read over the wire: the tool read in-process.
-    assert!(
-        !pair
-            .wire
-            .sent()
-            .iter()
-            .any(|m| m.method() == Some("resources/read"))
-    );
+    assert_eq!(pair.wire.sent_count("resources/read"), 0);
 }

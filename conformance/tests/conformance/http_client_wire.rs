@@ -452,20 +452,16 @@ async fn a_tool_name_that_is_not_header_safe_travels_base64d_in_mcp_name(_: Conn
         .expect("the round trip completes");
     assert!(result.is_error != Some(true), "{result:?}");
     let post = hosted
-        .seen()
+        .posts_of("tools/call")
         .into_iter()
-        .find(|s| s.header("mcp-method") == Some("tools/call"))
+        .next()
         .expect("the call's POST");
     assert_eq!(
         post.header("mcp-name"),
         Some(format!("=?base64?{}?=", base64("café")).as_str())
     );
     // The body keeps the name as it is.
-    let call = wire
-        .sent()
-        .into_iter()
-        .find(|m| m.method() == Some("tools/call"))
-        .unwrap();
+    let call = wire.first_sent("tools/call").unwrap();
     assert_eq!(
         serde_json::to_value(&call).unwrap()["params"]["name"],
         "café"
@@ -488,19 +484,15 @@ async fn an_argument_that_looks_like_the_sentinel_is_base64d_in_its_header(_: Co
         literal
     );
     let post = hosted
-        .seen()
+        .posts_of("tools/call")
         .into_iter()
-        .find(|s| s.header("mcp-method") == Some("tools/call"))
+        .next()
         .expect("the call's POST");
     assert_eq!(
         post.header("mcp-param-label"),
         Some(format!("=?base64?{}?=", base64(literal)).as_str())
     );
-    let call = wire
-        .sent()
-        .into_iter()
-        .find(|m| m.method() == Some("tools/call"))
-        .unwrap();
+    let call = wire.first_sent("tools/call").unwrap();
     assert_eq!(
         serde_json::to_value(&call).unwrap()["params"]["arguments"]["label"],
         literal

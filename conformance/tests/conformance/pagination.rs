@@ -60,12 +60,7 @@ async fn walking_the_pages_visits_each_once(connector: Connector) {
     assert_eq!(unique, names);
     assert_eq!(cursors.len(), 3);
     assert!(cursors[0].is_some() && cursors[1].is_some() && cursors[2].is_none());
-    let requests = pair
-        .wire
-        .sent()
-        .iter()
-        .filter(|m| m.method() == Some("tools/list"))
-        .count();
+    let requests = pair.wire.sent_count("tools/list");
     assert_eq!(requests, 3);
 }
 

@@ -218,12 +218,7 @@ async fn a_prompt_without_arguments_needs_none(connector: Connector) {
         .await
         .unwrap();
     assert_eq!(text(&got.messages[0]), "Say hello.");
-    let sent = pair
-        .wire
-        .sent()
-        .into_iter()
-        .find(|m| m.method() == Some("prompts/get"))
-        .unwrap();
+    let sent = pair.wire.first_sent("prompts/get").unwrap();
     assert!(
         serde_json::to_value(&sent).unwrap()["params"]
             .get("arguments")
@@ -488,13 +483,7 @@ async fn prompt_arguments_complete_with_context(connector: Connector) {
         .await
         .unwrap();
     assert_eq!(frameworks.completion.values, ["flask", "fastapi"]);
-    let sent = pair
-        .wire
-        .sent()
-        .into_iter()
-        .filter(|m| m.method() == Some("completion/complete"))
-        .last()
-        .unwrap();
+    let sent = pair.wire.last_sent("completion/complete").unwrap();
     assert_eq!(
         serde_json::to_value(&sent).unwrap()["params"]["context"],
         json!({"arguments": {"language": "python"}})

@@ -576,13 +576,7 @@ async fn subscriptions_need_the_capability(connector: Connector) {
         .await
         .unwrap_err();
     assert!(local.is_refused(), "{local:?}");
-    assert!(
-        !pair
-            .wire
-            .sent()
-            .iter()
-            .any(|m| m.method() == Some("resources/subscribe"))
-    );
+    assert_eq!(pair.wire.sent_count("resources/subscribe"), 0);
     // ...and by the server when sent anyway.
     let remote = pair
         .client
@@ -649,9 +643,8 @@ async fn subscribers_hear_of_updates_until_they_unsubscribe(connector: Connector
     );
     let updates: Vec<Value> = pair
         .wire
-        .received()
+        .received_of("notifications/resources/updated")
         .iter()
-        .filter(|m| m.method() == Some("notifications/resources/updated"))
         .map(|m| serde_json::to_value(m).unwrap()["params"]["uri"].clone())
         .collect();
     assert_eq!(

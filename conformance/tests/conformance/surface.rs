@@ -13,7 +13,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test};
 use serde_json::Value;
 
-use crate::support::{Pair, client, connect};
+use crate::support::{Pair, client, connect, tool_names};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -290,13 +290,10 @@ async fn the_tool_listing_keeps_its_order(connector: Connector) {
             .unwrap();
     }
     let pair = connect(&connector, &builder.build(), client()).await;
-    let names = |tools: Vec<modelctx::types::Tool>| -> Vec<String> {
-        tools.into_iter().map(|t| t.name).collect()
-    };
-    let first = names(pair.client.list_all_tools().await.unwrap());
+    let first = tool_names(&pair.client).await;
     assert_eq!(first.len(), 6);
     for _ in 0..3 {
-        assert_eq!(names(pair.client.list_all_tools().await.unwrap()), first);
+        assert_eq!(tool_names(&pair.client).await, first);
     }
 }
 

@@ -224,9 +224,8 @@ async fn concurrent_calls_run_in_parallel(connector: Connector) {
     assert_eq!(b.unwrap().content, vec![ContentBlock::text("b")]);
     let ids: Vec<_> = pair
         .wire
-        .sent()
+        .sent_of("tools/call")
         .iter()
-        .filter(|m| m.method() == Some("tools/call"))
         .filter_map(|m| match m {
             JsonRpcMessage::Request(r) => Some(r.id.clone()),
             _ => None,
@@ -331,18 +330,12 @@ async fn progress_reaches_the_caller_before_the_reply(connector: Connector) {
     assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
     let tokens: Vec<Value> = pair
         .wire
-        .received()
+        .received_of("notifications/progress")
         .iter()
-        .filter(|m| m.method() == Some("notifications/progress"))
         .map(|m| serde_json::to_value(m).unwrap()["params"]["progressToken"].clone())
         .collect();
     // Each carries the token the client put in the request's `_meta`.
-    let call = pair
-        .wire
-        .sent()
-        .into_iter()
-        .find(|m| m.method() == Some("tools/call"))
-        .unwrap();
+    let call = pair.wire.first_sent("tools/call").unwrap();
     let token = serde_json::to_value(&call).unwrap()["params"]["_meta"]["progressToken"].clone();
     assert!(!token.is_null());
     assert_eq!(tokens, vec![token.clone(), token.clone(), token]);
@@ -663,12 +656,7 @@ async fn adding_a_tool_announces_list_changed(connector: Connector) {
         within("the list_changed callback", rx.recv()).await,
         Some(ListKind::Tools)
     );
-    assert!(
-        pair.wire
-            .received()
-            .iter()
-            .any(|m| m.method() == Some("notifications/tools/list_changed"))
-    );
+    assert!(pair.wire.received_count("notifications/tools/list_changed") > 0);
     let tools = pair.client.list_all_tools().await.unwrap();
     assert_eq!(tools[0].name, "late");
 }
