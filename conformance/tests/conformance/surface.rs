@@ -71,6 +71,13 @@ fn hello_prompt(name: &str) -> PromptDef {
     })
 }
 
+/// The resource `file:///notes.txt`, whose text is `notes`.
+fn notes() -> ResourceDef {
+    ResourceDef::new("file:///notes.txt", "notes", |_cx: Context| async move {
+        Ok::<_, String>("notes")
+    })
+}
+
 /// The names of the tools, the URIs of the resources, the names of the prompts.
 async fn lists(pair: &Pair) -> (Vec<String>, Vec<String>, Vec<String>) {
     let tools = pair.client.list_all_tools().await.unwrap();
@@ -89,11 +96,7 @@ async fn every_connection_sees_the_same_lists(connector: Connector) {
         .unwrap()
         .tool(ok_tool("fetch"))
         .unwrap()
-        .resource(ResourceDef::new(
-            "file:///notes.txt",
-            "notes",
-            |_cx: Context| async move { Ok::<_, String>("notes") },
-        ))
+        .resource(notes())
         .unwrap()
         .prompt(hello_prompt("greet"))
         .unwrap()
@@ -133,11 +136,7 @@ async fn discover_advertises_exactly_the_areas_served(connector: Connector) {
     let no_tools = Server::builder("content", "1.0.0")
         .prompt(hello_prompt("greet"))
         .unwrap()
-        .resource(ResourceDef::new(
-            "file:///notes.txt",
-            "notes",
-            |_cx: Context| async move { Ok::<_, String>("notes") },
-        ))
+        .resource(notes())
         .unwrap()
         .build();
     let pair = connect(&connector, &no_tools, client()).await;
