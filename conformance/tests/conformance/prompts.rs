@@ -476,19 +476,15 @@ async fn prompt_arguments_complete_with_context(connector: Connector) {
     let pair = connect_to(&connector, &server).await;
     assert!(pair.client.server_capabilities().completions.is_some());
 
-    let languages = completions(&pair, PromptReference::new("snippet"), "language", "p", &[])
+    let snippet = PromptReference::new("snippet");
+    let languages = completions(&pair, snippet.clone(), "language", "p", &[])
         .await
         .unwrap();
     assert_eq!(languages.completion.values, ["python", "perl", "php"]);
-    let frameworks = completions(
-        &pair,
-        PromptReference::new("snippet"),
-        "framework",
-        "f",
-        &[("language", "python")],
-    )
-    .await
-    .unwrap();
+    let python = [("language", "python")];
+    let frameworks = completions(&pair, snippet, "framework", "f", &python)
+        .await
+        .unwrap();
     assert_eq!(frameworks.completion.values, ["flask", "fastapi"]);
     let sent = pair.wire.last_sent("completion/complete").unwrap();
     assert_eq!(
@@ -530,29 +526,18 @@ async fn template_variables_complete(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let owners = completions(
-        &pair,
-        ResourceTemplateReference::new("github://{owner}/{repo}"),
-        "owner",
-        "ac",
-        &[],
-    )
-    .await
-    .unwrap();
+    let github = ResourceTemplateReference::new("github://{owner}/{repo}");
+    let owners = completions(&pair, github.clone(), "owner", "ac", &[])
+        .await
+        .unwrap();
     assert_eq!(owners.completion.values, ["ac-org", "ac-user"]);
     let owner_wire = serde_json::to_value(&owners).unwrap();
     assert!(owner_wire["completion"].get("total").is_none());
     assert!(owner_wire["completion"].get("hasMore").is_none());
 
-    let repos = completions(
-        &pair,
-        ResourceTemplateReference::new("github://{owner}/{repo}"),
-        "repo",
-        "",
-        &[("owner", "acme")],
-    )
-    .await
-    .unwrap();
+    let repos = completions(&pair, github, "repo", "", &[("owner", "acme")])
+        .await
+        .unwrap();
     let completion: &Completion = &repos.completion;
     assert_eq!(completion.values.len(), 100);
     assert_eq!(completion.values[0], "acme-repo-0");
