@@ -9,6 +9,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use tokio::sync::mpsc;
 
 use crate::support::{Pair, client, connect, tool_names};
+use crate::tools::call_without_arguments;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -86,11 +87,7 @@ async fn a_disabled_tool_is_gone_until_enabled_again(connector: Connector) {
     assert!(handle.enable());
     announced(&mut changes, ListKind::Tools, "the enabling").await;
     assert_eq!(tool_names(&pair.client).await, ["lamp"]);
-    let lit = pair
-        .client
-        .call_tool("lamp", JsonObject::new())
-        .await
-        .unwrap();
+    let lit = call_without_arguments(&pair, "lamp").await;
     assert_eq!(lit.content[0].as_text(), Some("on"));
     assert!(!handle.enable(), "already enabled");
 }

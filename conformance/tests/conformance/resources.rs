@@ -7,10 +7,10 @@ use modelctx::client::ListKind;
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{Blob, Context, NoArgs, ResourceDef, Server, TemplateDef, ToolDef};
 use modelctx::types::{
-    Annotations, ContentBlock, EmptyResult, ErrorCode, ErrorData, JsonObject,
-    ListResourceTemplatesRequest, ListResourcesRequest, Resource, ResourceLink,
-    ResourceRequestParams, ResourceUpdatedNotification, Role, SubscribeRequest,
-    TextOrBlobResourceContents, UnsubscribeRequest,
+    Annotations, ContentBlock, EmptyResult, ErrorCode, ErrorData, ListResourceTemplatesRequest,
+    ListResourcesRequest, Resource, ResourceLink, ResourceRequestParams,
+    ResourceUpdatedNotification, Role, SubscribeRequest, TextOrBlobResourceContents,
+    UnsubscribeRequest,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde::Deserialize;
@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{client, connect, raw_options, stateless_era};
-use crate::tools::{connect_to, error_code, from_json};
+use crate::tools::{call_without_arguments, connect_to, error_code, from_json};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -721,11 +721,7 @@ async fn a_resource_link_from_a_tool_can_be_read(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let result = pair
-        .client
-        .call_tool("make-report", JsonObject::new())
-        .await
-        .unwrap();
+    let result = call_without_arguments(&pair, "make-report").await;
     let uri = result
         .content
         .iter()

@@ -104,6 +104,15 @@ pub(crate) async fn connect_to(connector: &Connector, server: &Server) -> Pair {
     connect(connector, server, client()).await
 }
 
+/// Calls the tool `name` without arguments; the request succeeds (its result may
+/// still report an error).
+pub(crate) async fn call_without_arguments(pair: &Pair, name: &str) -> CallToolResult {
+    pair.client
+        .call_tool(name, JsonObject::new())
+        .await
+        .unwrap()
+}
+
 /// The JSON-RPC error code of a failed call.
 pub(crate) fn error_code(error: &modelctx::session::SessionError) -> ErrorCode {
     error
@@ -171,11 +180,7 @@ async fn every_content_kind_survives_in_order(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let result = pair
-        .client
-        .call_tool("media", JsonObject::new())
-        .await
-        .unwrap();
+    let result = call_without_arguments(&pair, "media").await;
     assert_eq!(result.content, expected);
     let kinds: Vec<&str> = result.content.iter().map(ContentBlock::kind).collect();
     assert_eq!(
@@ -291,11 +296,7 @@ async fn tool_failures_are_results_not_errors(connector: Connector) {
             .any(|m| matches!(m, JsonRpcMessage::Error(_)))
     );
     // The session lives on.
-    let fine = pair
-        .client
-        .call_tool("fine", JsonObject::new())
-        .await
-        .unwrap();
+    let fine = call_without_arguments(&pair, "fine").await;
     assert_eq!(fine.content, vec![ContentBlock::text("still here")]);
 }
 
@@ -342,11 +343,7 @@ async fn progress_reaches_the_caller_before_the_reply(connector: Connector) {
 
     // Without a token the same tool reports nothing and still succeeds.
     let before = pair.wire.received().len();
-    let result = pair
-        .client
-        .call_tool("work", JsonObject::new())
-        .await
-        .unwrap();
+    let result = call_without_arguments(&pair, "work").await;
     assert!(!result.is_error());
     let after = pair.wire.received();
     assert!(
@@ -389,11 +386,7 @@ async fn log_messages_reach_the_callback_before_the_reply(connector: Connector) 
         .await
         .unwrap();
     for round in 0..3 {
-        let result = pair
-            .client
-            .call_tool("busy", JsonObject::new())
-            .await
-            .unwrap();
+        let result = call_without_arguments(&pair, "busy").await;
         assert_eq!(result.content, vec![ContentBlock::text("done")]);
         // No waiting here: the messages were handled before the reply came back.
         let seen = seen.lock().unwrap();
@@ -471,17 +464,9 @@ async fn primitive_results_are_wrapped_under_result(connector: Connector) {
         let properties = schema["properties"].as_object().unwrap();
         assert_eq!(properties.keys().collect::<Vec<_>>(), ["result"]);
     }
-    let count = pair
-        .client
-        .call_tool("count", JsonObject::new())
-        .await
-        .unwrap();
+    let count = call_without_arguments(&pair, "count").await;
     assert_eq!(count.structured_content.unwrap(), json!({"result": 42}));
-    let letters = pair
-        .client
-        .call_tool("letters", JsonObject::new())
-        .await
-        .unwrap();
+    let letters = call_without_arguments(&pair, "letters").await;
     assert_eq!(
         letters.structured_content.unwrap(),
         json!({"result": ["a", "b"]})
