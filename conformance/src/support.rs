@@ -3,7 +3,7 @@
 
 use crate::{Connector, Recording, record, within};
 use modelctx::client::{Client, ClientBuilder};
-use modelctx::server::{Context, Server, ServerSession, ToolDef};
+use modelctx::server::{Context, ResourceDef, Server, ServerSession, ToolDef};
 use modelctx::session::RequestOptions;
 use modelctx::session::{SessionConfig, SessionError};
 use modelctx::transport::{BoxTransport, MessageSink, MessageStream, Transport, TransportMessage};
@@ -299,6 +299,13 @@ pub async fn connect_modern<T: Transport>(transport: T) -> Client {
 pub async fn tool_names(client: &Client) -> Vec<String> {
     let tools = client.list_all_tools().await.unwrap();
     tools.into_iter().map(|t| t.name).collect()
+}
+
+/// A resource at `uri` named `name` whose content is the text `text`.
+pub fn text_resource(uri: &str, name: &str, text: &'static str) -> ResourceDef {
+    ResourceDef::new(uri, name, move |_cx: Context| async move {
+        Ok::<_, String>(text)
+    })
 }
 
 /// A test payload without what the protocol adds around it: `_meta` (2026-07-28 stamps

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use modelctx::client::{ClientBuilder, ListKind, ListUpdate};
-use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server, ToolDef};
+use modelctx::server::{Context, NoArgs, PromptDef, Server, ToolDef};
 use modelctx::session::SessionError;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, LoggingLevel, LoggingMessageNotification,
@@ -14,7 +14,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect};
+use crate::support::{client, connect, text_resource};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -251,11 +251,7 @@ async fn registrations_after_connect_change_the_lists(connector: Connector) {
 
     server.add_tool(tool("t")).unwrap();
     server
-        .add_resource(ResourceDef::new(
-            "file:///r",
-            "r",
-            |_cx: Context| async move { Ok::<_, String>("r") },
-        ))
+        .add_resource(text_resource("file:///r", "r", "r"))
         .unwrap();
     server
         .add_prompt(PromptDef::new("p", |_: NoArgs, _cx: Context| async move {

@@ -3,12 +3,12 @@
 //! the kinds it asked for, each stamped with its listen request's id). The client's own
 //! handling of hand-played streams is in `resources.rs`.
 
-use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server, ToolDef};
+use modelctx::server::{Context, NoArgs, PromptDef, Server, ToolDef};
 use modelctx::types::{RequestId, ServerNotification, SubscriptionFilter};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::Value;
 
-use crate::support::{Pair, client, connect, next_change};
+use crate::support::{Pair, client, connect, next_change, text_resource};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -118,11 +118,7 @@ async fn each_stream_gets_the_list_changes_it_asked_for(connector: Connector) {
         "{first:?}"
     );
     server
-        .add_resource(ResourceDef::new(
-            "file:///r",
-            "r",
-            |_cx: Context| async move { Ok::<_, String>("r") },
-        ))
+        .add_resource(text_resource("file:///r", "r", "r"))
         .unwrap();
     let second = next_change("the resources change", all.next()).await;
     assert!(
@@ -180,11 +176,7 @@ async fn each_stream_gets_the_list_changes_it_asked_for(connector: Connector) {
 
 async fn an_update_of_a_listened_resource_arrives_with_its_uri(connector: Connector) {
     let server = Server::builder("docs", "1.0.0")
-        .resource(ResourceDef::new(
-            "file:///a.txt",
-            "a",
-            |_cx: Context| async move { Ok::<_, String>("a") },
-        ))
+        .resource(text_resource("file:///a.txt", "a", "a"))
         .unwrap()
         .build();
     let pair = connect(&connector, &server, client()).await;

@@ -5,14 +5,14 @@
 //! in `listen.rs`.
 
 use modelctx::client::ListKind;
-use modelctx::server::{Context, NoArgs, ResourceDef, Server, ToolDef};
+use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::types::{ErrorCode, ServerNotification, SubscriptionFilter};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::listen::{dynamic, stamped};
-use crate::support::{client, connect, next_change};
+use crate::support::{client, connect, next_change, text_resource};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -119,11 +119,7 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
 
 fn library() -> Server {
     Server::builder("library", "1.0.0")
-        .resource(ResourceDef::new(
-            "file:///a.txt",
-            "a",
-            |_cx: Context| async move { Ok::<_, String>("a") },
-        ))
+        .resource(text_resource("file:///a.txt", "a", "a"))
         .unwrap()
         .max_subscriptions(1)
         .build()

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect, raw_options, stateless_era};
+use crate::support::{client, connect, raw_options, stateless_era, text_resource};
 use crate::tools::{call_without_arguments, connect_to, error_code, from_json};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -299,11 +299,7 @@ async fn templates_are_listed_and_bind_typed_variables(connector: Connector) {
 
 async fn an_unknown_uri_is_resource_not_found(connector: Connector) {
     let server = Server::builder("library", "1.0.0")
-        .resource(ResourceDef::new(
-            "file:///known.txt",
-            "known",
-            |_cx: Context| async move { Ok::<_, String>("known") },
-        ))
+        .resource(text_resource("file:///known.txt", "known", "known"))
         .unwrap()
         .resource_template(TemplateDef::new(
             "notes://{id}",
@@ -559,11 +555,7 @@ async fn subscribe_handlers_get_the_uri(connector: Connector) {
 async fn subscriptions_need_the_capability(connector: Connector) {
     let server = Server::builder("no-subscribe", "1.0.0")
         .resource_subscriptions(false)
-        .resource(ResourceDef::new(
-            "file:///a",
-            "a",
-            |_cx: Context| async move { Ok::<_, String>("a") },
-        ))
+        .resource(text_resource("file:///a", "a", "a"))
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
@@ -676,11 +668,7 @@ async fn adding_a_resource_announces_list_changed(connector: Connector) {
         Some(true)
     );
     server
-        .add_resource(ResourceDef::new(
-            "file:///new",
-            "new",
-            |_cx: Context| async move { Ok::<_, String>("fresh") },
-        ))
+        .add_resource(text_resource("file:///new", "new", "fresh"))
         .unwrap();
     assert_eq!(
         within("list_changed", rx.recv()).await,

@@ -13,7 +13,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test};
 use serde_json::Value;
 
-use crate::support::{Pair, client, connect, tool_names};
+use crate::support::{Pair, client, connect, text_resource, tool_names};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -71,13 +71,6 @@ fn hello_prompt(name: &str) -> PromptDef {
     })
 }
 
-/// The resource `file:///notes.txt`, whose text is `notes`.
-fn notes() -> ResourceDef {
-    ResourceDef::new("file:///notes.txt", "notes", |_cx: Context| async move {
-        Ok::<_, String>("notes")
-    })
-}
-
 /// The names of the tools, the URIs of the resources, the names of the prompts.
 async fn lists(pair: &Pair) -> (Vec<String>, Vec<String>, Vec<String>) {
     let tools = pair.client.list_all_tools().await.unwrap();
@@ -96,7 +89,7 @@ async fn every_connection_sees_the_same_lists(connector: Connector) {
         .unwrap()
         .tool(ok_tool("fetch"))
         .unwrap()
-        .resource(notes())
+        .resource(text_resource("file:///notes.txt", "notes", "notes"))
         .unwrap()
         .prompt(hello_prompt("greet"))
         .unwrap()
@@ -136,7 +129,7 @@ async fn discover_advertises_exactly_the_areas_served(connector: Connector) {
     let no_tools = Server::builder("content", "1.0.0")
         .prompt(hello_prompt("greet"))
         .unwrap()
-        .resource(notes())
+        .resource(text_resource("file:///notes.txt", "notes", "notes"))
         .unwrap()
         .build();
     let pair = connect(&connector, &no_tools, client()).await;
