@@ -137,6 +137,13 @@ impl Hosted {
         self.seen.lock().unwrap().clone()
     }
 
+    /// Every request so far whose `Mcp-Method` header names `method`, in order.
+    pub fn posts_of(&self, method: &str) -> Vec<Seen> {
+        let mut seen = self.seen();
+        seen.retain(|s| s.header("mcp-method") == Some(method));
+        seen
+    }
+
     /// Waits until a request matching `pred` reached the server; returns it.
     pub async fn wait_for(&self, what: &str, pred: impl Fn(&Seen) -> bool) -> Seen {
         within(what, async {

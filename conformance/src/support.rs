@@ -3,7 +3,7 @@
 
 use crate::{Connector, Recording, record, within};
 use modelctx::client::{Client, ClientBuilder};
-use modelctx::server::{Context, Server, ServerSession, ToolDef};
+use modelctx::server::{Context, ResourceDef, Server, ServerSession, ToolDef};
 use modelctx::session::RequestOptions;
 use modelctx::session::{SessionConfig, SessionError};
 use modelctx::transport::{BoxTransport, MessageSink, MessageStream, Transport, TransportMessage};
@@ -11,7 +11,7 @@ use modelctx::types::RequestMethod;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, JsonObject, Meta, ProtocolVersion, Tool,
 };
-use modelctx::types::{JsonRpcMessage, JsonRpcResultResponse, to_raw};
+use modelctx::types::{JsonRpcMessage, JsonRpcResultResponse, ServerNotification, to_raw};
 use serde_json::{Value, json};
 
 /// A connected pair, with the client side's wire recorded.
@@ -78,6 +78,18 @@ pub fn answers_of(pair: &Pair) -> Vec<Value> {
         }
     }
     answers
+}
+
+/// Awaits `next`, the next change on a subscription or watch, and returns it; `what`
+/// names it should it not come, end the stream or fail.
+pub async fn next_change(
+    what: &str,
+    next: impl std::future::Future<Output = Option<Result<ServerNotification, SessionError>>>,
+) -> ServerNotification {
+    within(what, next)
+        .await
+        .unwrap_or_else(|| panic!("{what}: the stream ended"))
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
 /// Serves `server` on the connector's server side and connects `client` to it. On the
@@ -274,6 +286,28 @@ pub fn client() -> ClientBuilder {
     Client::builder("conformance-client", "1.0.0").mode(modelctx::client::ConnectMode::Handshake)
 }
 
+/// Connects [`client`] over `transport` in the 2026-07-28 way (`server/discover`).
+pub async fn connect_modern<T: Transport>(transport: T) -> Client {
+    client()
+        .mode(modelctx::client::ConnectMode::Discover)
+        .connect(transport)
+        .await
+        .unwrap()
+}
+
+/// The names of every tool `client` lists, in the order listed.
+pub async fn tool_names(client: &Client) -> Vec<String> {
+    let tools = client.list_all_tools().await.unwrap();
+    tools.into_iter().map(|t| t.name).collect()
+}
+
+/// A resource at `uri` named `name` whose content is the text `text`.
+pub fn text_resource(uri: &str, name: &str, text: &'static str) -> ResourceDef {
+    ResourceDef::new(uri, name, move |_cx: Context| async move {
+        Ok::<_, String>(text)
+    })
+}
+
 /// A test payload without what the protocol adds around it: `_meta` (2026-07-28 stamps
 /// its envelope on every request and the server's identity on every result) and a
 /// result's `resultType`.
@@ -283,6 +317,15 @@ pub fn payload(mut value: Value) -> Value {
         object.remove("resultType");
     }
     value
+}
+
+/// A server whose `test/echo` answers with the `_meta` its request carried.
+pub fn meta_echo_server() -> Server {
+    Server::builder("meta", "1.0.0")
+        .request_handler::<Echo, _, _>(|_, cx| async move {
+            Ok(serde_json::to_value(cx.meta()).unwrap())
+        })
+        .build()
 }
 
 /// Declares a test-only request method taking and returning any JSON object (params

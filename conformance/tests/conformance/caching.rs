@@ -18,7 +18,9 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Recording, Test, conformance_test, within};
 use serde_json::{Value, json};
 
-use crate::support::{Pair, Script, client, connect, connect_discovering, discovered, raw_server};
+use crate::support::{
+    Pair, Script, client, connect, connect_discovering, discovered, next_change, raw_server,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -111,9 +113,8 @@ impl Clock {
 
 /// The requests of `method` the client sent, as JSON.
 pub(crate) fn sent(wire: &Recording, method: &str) -> Vec<Value> {
-    wire.sent()
+    wire.sent_of(method)
         .iter()
-        .filter(|m| m.method() == Some(method))
         .map(|m| serde_json::to_value(m).unwrap())
         .collect()
 }
@@ -423,7 +424,7 @@ async fn a_change_notification_drops_a_fresh_list(connector: Connector) {
         .await
         .unwrap();
     server.add_tool(tool("second")).unwrap();
-    let change = within("the change", changes.next()).await.unwrap().unwrap();
+    let change = next_change("the change", changes.next()).await;
     assert!(
         matches!(change, ServerNotification::ToolListChanged(_)),
         "{change:?}"

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx::server::Server;
-use modelctx::session::RequestOptions;
+use modelctx::session::{Canceller, RequestOptions};
 use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
 use modelctx::types::{
     ErrorCode, JsonRpcMessage, JsonRpcResultResponse, ListRootsRequest, ListRootsResult, RequestId,
@@ -13,8 +13,9 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Direction, Test, TransportKind, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinHandle;
 
-use crate::support::{Block, DropSignal, Echo, Work, client, connect, payload};
+use crate::support::{Block, DropSignal, Echo, Pair, Work, client, connect, payload};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -97,6 +98,28 @@ pub(crate) fn blocking_server(
         .build()
 }
 
+/// Starts a `test/block` call with `params` and waits until its handler runs: the
+/// call's id, a canceller for it, and the task awaiting its outcome.
+pub(crate) async fn start_blocked(
+    pair: &Pair,
+    params: Value,
+    started: &mut mpsc::UnboundedReceiver<()>,
+) -> (
+    RequestId,
+    Canceller,
+    JoinHandle<Result<Value, modelctx::session::SessionError>>,
+) {
+    let call = pair
+        .client
+        .start_request::<Block>(params, RequestOptions::new())
+        .unwrap();
+    let id = call.id().unwrap();
+    let canceller = call.canceller();
+    let waiting = tokio::spawn(call);
+    within("the handler to start", started.recv()).await;
+    (id, canceller, waiting)
+}
+
 pub(crate) fn cancellations_sent(log: &[modelctx_conformance::Recorded]) -> Vec<Value> {
     log.iter()
         .filter(|r| r.direction == Direction::Sent)
@@ -115,14 +138,7 @@ async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Conn
     let server = blocking_server(cancelled_tx, started);
     let pair = connect(&connector, &server, client()).await;
 
-    let call = pair
-        .client
-        .start_request::<Block>(json!({"v": "job"}), RequestOptions::new())
-        .unwrap();
-    let id = call.id().unwrap();
-    let canceller = call.canceller();
-    let waiting = tokio::spawn(call);
-    within("the handler to start", started_rx.recv()).await;
+    let (id, canceller, waiting) = start_blocked(&pair, json!({"v": "job"}), &mut started_rx).await;
     canceller.cancel("the user gave up").await;
 
     let err = within("the call to fail", waiting)
@@ -158,13 +174,7 @@ async fn abandoning_a_call_stops_its_handler(connector: Connector) {
     let pair = connect(&connector, &server, client()).await;
 
     // The caller gives up by dropping the task that awaits the call.
-    let call = pair
-        .client
-        .start_request::<Block>(json!({"v": "abandoned"}), RequestOptions::new())
-        .unwrap();
-    let id = call.id().unwrap();
-    let waiting = tokio::spawn(call);
-    within("the handler to start", started_rx.recv()).await;
+    let (id, _, waiting) = start_blocked(&pair, json!({"v": "abandoned"}), &mut started_rx).await;
     waiting.abort();
 
     assert_eq!(
@@ -259,14 +269,8 @@ async fn cancellations_name_only_our_own_pending_requests(connector: Connector) 
     );
     late.cancel("too late").await;
 
-    let call = pair
-        .client
-        .start_request::<Block>(json!({"v": "pending"}), RequestOptions::new())
-        .unwrap();
-    let id = call.id().unwrap();
-    let canceller = call.canceller();
-    let waiting = tokio::spawn(call);
-    within("the handler to start", started_rx.recv()).await;
+    let (id, canceller, waiting) =
+        start_blocked(&pair, json!({"v": "pending"}), &mut started_rx).await;
     canceller.cancel("changed my mind").await;
     let err = within("the call to fail", waiting)
         .await
@@ -286,14 +290,7 @@ async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
     let server = blocking_server(cancelled_tx, started);
     let pair = connect(&connector, &server, client()).await;
 
-    let call = pair
-        .client
-        .start_request::<Block>(json!({"v": "a"}), RequestOptions::new())
-        .unwrap();
-    let id = call.id().unwrap();
-    let canceller = call.canceller();
-    let waiting = tokio::spawn(call);
-    within("the handler to start", started_rx.recv()).await;
+    let (id, canceller, waiting) = start_blocked(&pair, json!({"v": "a"}), &mut started_rx).await;
     canceller.cancel("stop").await;
     within("the handler to stop", cancelled_rx.recv()).await;
     let _ = waiting.await;

@@ -7,15 +7,15 @@ use std::sync::Arc;
 use base64::Engine as _;
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use modelctx_oauth::{
-    ClientRegistration, CredentialKey, CredentialStore, ErrorKind, InMemoryCredentialStore,
-    OAuthClient,
+    CredentialKey, CredentialStore, ErrorKind, InMemoryCredentialStore, OAuthClient,
 };
 use serde_json::json;
 use sha2::Digest as _;
 
-use crate::client_auth_support::{
-    Browser, Config, Event, PrmAt, World, basic, connect_and_call, connect_fails, reading,
+use crate::client_auth_steps::{
+    connect_and_call, connect_fails, connected_world, echoed, refused_world,
 };
+use crate::client_auth_support::{Browser, Config, Event, PrmAt, World, basic, withholding_admin};
 use crate::support::Echo;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -163,9 +163,7 @@ async fn a_401_runs_one_authorization_code_flow(connector: Connector) {
 }
 
 async fn every_request_after_authorization_carries_the_bearer_token(connector: Connector) {
-    let world = World::start(&connector, Config::default()).await;
-    let oauth = world.oauth().build().unwrap();
-    let client = connect_and_call(&world, &oauth).await;
+    let (world, oauth, client) = connected_world(&connector, Config::default()).await;
     client.close().await;
     if !world.era_2026 {
         world
@@ -224,25 +222,16 @@ async fn a_token_refused_right_after_authorization_fails_the_request(connector: 
 }
 
 async fn a_403_steps_up_once_with_the_union_of_scopes(connector: Connector) {
-    let world = World::start(
-        &connector,
-        Config {
-            withheld_scopes: vec!["admin".into()],
-            ..reading()
-        },
-    )
-    .await;
-    let oauth = world.oauth().build().unwrap();
-    let client = connect_and_call(&world, &oauth).await;
+    let (world, _, client) = connected_world(&connector, withholding_admin()).await;
     // The endpoint now needs `write`: one 403, one step-up, the call answered.
     world.set(|c| c.required_scope = Some("write".into()));
-    let answer = within(
+    echoed(
+        &client,
         "the stepped-up call",
-        client.request::<Echo>(json!({"w": 1})),
+        "w",
+        "answered after the step-up",
     )
-    .await
-    .expect("answered after the step-up");
-    assert_eq!(answer["w"], 1);
+    .await;
     let scopes: Vec<String> = world
         .authorizations()
         .iter()
@@ -436,16 +425,15 @@ async fn without_resource_metadata_the_server_origin_is_the_authorization_server
 }
 
 async fn resource_metadata_for_another_resource_aborts(connector: Connector) {
-    let world = World::start(
+    let (world, e) = refused_world(
         &connector,
         Config {
             prm_resource: Some("http://127.0.0.1:1/elsewhere".into()),
             ..Config::default()
         },
+        ErrorKind::ResourceMismatch,
     )
     .await;
-    let oauth = world.oauth().build().unwrap();
-    let e = connect_fails(&world, &oauth, ErrorKind::ResourceMismatch).await;
     assert!(e.message().contains("elsewhere"), "{e}");
     // Nothing was asked of the authorization server.
     assert!(
@@ -513,16 +501,15 @@ async fn authorization_server_metadata_is_probed_in_the_spec_order(connector: Co
 }
 
 async fn metadata_naming_another_issuer_is_refused(connector: Connector) {
-    let world = World::start(
+    let (world, e) = refused_world(
         &connector,
         Config {
             metadata_issuer: Some("https://attacker.example".into()),
             ..Config::default()
         },
+        ErrorKind::IssuerMismatch,
     )
     .await;
-    let oauth = world.oauth().build().unwrap();
-    let e = connect_fails(&world, &oauth, ErrorKind::IssuerMismatch).await;
     assert!(e.message().contains("attacker.example"), "{e}");
     assert!(world.registrations().is_empty());
     assert!(world.authorizations().is_empty());
@@ -531,16 +518,15 @@ async fn metadata_naming_another_issuer_is_refused(connector: Connector) {
 
 async fn without_s256_in_the_metadata_the_client_stops(connector: Connector) {
     for methods in [None, Some(vec!["plain".to_owned()])] {
-        let world = World::start(
+        let (world, e) = refused_world(
             &connector,
             Config {
                 pkce_methods: methods.clone(),
                 ..Config::default()
             },
+            ErrorKind::PkceUnsupported,
         )
         .await;
-        let oauth = world.oauth().build().unwrap();
-        let e = connect_fails(&world, &oauth, ErrorKind::PkceUnsupported).await;
         assert!(e.message().contains("S256"), "{methods:?}: {e}");
         assert!(world.authorizations().is_empty(), "{methods:?}");
         assert!(world.token_requests().is_empty(), "{methods:?}");
@@ -569,17 +555,16 @@ async fn a_missing_or_forged_state_is_discarded(connector: Connector) {
 async fn the_authorization_response_iss_is_checked(connector: Connector) {
     // Another issuer, or none where the server advertises it: refused.
     for (mode, supported) in [("wrong", true), ("wrong", false), ("omit", true)] {
-        let world = World::start(
+        let (world, _) = refused_world(
             &connector,
             Config {
                 iss_mode: mode,
                 iss_supported: supported,
                 ..Config::default()
             },
+            ErrorKind::IssuerMismatch,
         )
         .await;
-        let oauth = world.oauth().build().unwrap();
-        connect_fails(&world, &oauth, ErrorKind::IssuerMismatch).await;
         assert!(world.token_requests().is_empty(), "{mode} {supported}");
     }
     // The right one, or none where the server does not advertise it: accepted.
@@ -598,16 +583,15 @@ async fn the_authorization_response_iss_is_checked(connector: Connector) {
 }
 
 async fn an_error_redirect_aborts_before_the_token_request(connector: Connector) {
-    let world = World::start(
+    let (world, e) = refused_world(
         &connector,
         Config {
             authorize_error: Some("access_denied"),
             ..Config::default()
         },
+        ErrorKind::Authorization,
     )
     .await;
-    let oauth = world.oauth().build().unwrap();
-    let e = connect_fails(&world, &oauth, ErrorKind::Authorization).await;
     assert_eq!(e.oauth_error(), Some("access_denied"));
     assert!(e.message().contains("the user said no"), "{e}");
     assert_eq!(world.authorizations().len(), 1);
@@ -615,16 +599,15 @@ async fn an_error_redirect_aborts_before_the_token_request(connector: Connector)
 }
 
 async fn a_refused_registration_surfaces_status_and_body(connector: Connector) {
-    let world = World::start(
+    let (world, e) = refused_world(
         &connector,
         Config {
             register_status: 400,
             ..Config::default()
         },
+        ErrorKind::Registration,
     )
     .await;
-    let oauth = world.oauth().build().unwrap();
-    let e = connect_fails(&world, &oauth, ErrorKind::Registration).await;
     assert_eq!(e.status(), Some(400));
     assert_eq!(e.oauth_error(), Some("invalid_client_metadata"));
     assert!(e.message().contains("not allowed here"), "{e}");
@@ -713,14 +696,7 @@ async fn pre_registered_credentials_skip_registration(connector: Connector) {
         },
     )
     .await;
-    let oauth = world
-        .oauth()
-        .pre_registered(
-            world.issuer.clone(),
-            ClientRegistration::new("pre-registered").with_secret("pre-secret"),
-        )
-        .build()
-        .unwrap();
+    let oauth = world.pre_registered("pre-registered", "pre-secret");
     connect_and_call(&world, &oauth).await;
     assert!(world.registrations().is_empty());
     assert_eq!(world.authorizations()[0]["client_id"], "pre-registered");

@@ -12,9 +12,11 @@ use modelctx_oauth::{
 };
 use serde_json::{Value, json};
 
+use crate::client_auth_steps::{
+    answered_after_a_refused_refresh, connect_and_call, connect_fails, echoed, presented,
+};
 use crate::client_auth_support::{
-    Browser, Config, Event, Hold, ID_JAG, JWT_BEARER, World, basic, connect_and_call,
-    connect_fails, presented, reading,
+    Browser, Config, Event, Hold, ID_JAG, JWT_BEARER, World, basic, reading,
 };
 use crate::support::Echo;
 
@@ -172,13 +174,13 @@ async fn a_new_authorization_server_gets_a_new_registration(connector: Connector
     // The resource moves to another authorization server; its old tokens are refused.
     let other = World::start(&connector, Config::default()).await;
     world.move_to(&other);
-    let answer = within(
+    echoed(
+        &client,
         "the call after the move",
-        client.request::<Echo>(json!({"m": 1})),
+        "m",
+        "answered with a token of the new server",
     )
-    .await
-    .expect("answered with a token of the new server");
-    assert_eq!(answer["m"], 1);
+    .await;
     // A registration of its own at the new server, never the old client_id.
     let registrations = other.registrations();
     assert_eq!(registrations.len(), 1);
@@ -247,15 +249,7 @@ async fn refused_refresh(
     let client = connect_and_call(&world, &oauth).await;
     let old = oauth.tokens().await.expect("a token");
     let saved_before = store.saves.lock().unwrap().len();
-    world.revoke_all();
-    world.set(|c| c.refresh = error);
-    let answer = within(
-        "the call after the refused refresh",
-        client.request::<Echo>(json!({"r": 1})),
-    )
-    .await
-    .expect("answered after a new authorization");
-    assert_eq!(answer["r"], 1);
+    answered_after_a_refused_refresh(&world, &client, error).await;
     // The refresh was tried with the stored refresh token, and refused.
     let refreshes: Vec<_> = world
         .token_requests()
@@ -417,6 +411,40 @@ fn with_timeout(timeout: Duration) -> RequestOptions {
     RequestOptions::new().timeout(timeout)
 }
 
+/// Awaits `call`, a request queued behind the held login, and checks it ran out of its
+/// own clock.
+async fn times_out(
+    what: &str,
+    call: impl std::future::Future<Output = Result<Value, SessionError>>,
+) {
+    let queued = within(what, call).await;
+    assert!(
+        queued.as_ref().is_err_and(SessionError::is_timeout),
+        "{queued:?}"
+    );
+}
+
+/// Lets the held user finish: no later authorization waits, the waiting one goes on.
+fn let_the_user_through(hold: &Hold) {
+    hold.holding
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    hold.release.notify_one();
+}
+
+/// The challenged call `{"c": 1}` is answered once the second authorization is done.
+async fn the_challenged_call_is_answered(
+    world: &World,
+    challenged: tokio::task::JoinHandle<Result<Value, SessionError>>,
+    expect: &str,
+) {
+    let answer = within("the challenged call", challenged)
+        .await
+        .unwrap()
+        .expect(expect);
+    assert_eq!(answer["c"], 1);
+    assert_eq!(world.authorizations().len(), 2);
+}
+
 async fn a_login_holds_the_challenged_requests_clock(connector: Connector) {
     let (world, _oauth, client, hold) = held_login(&connector).await;
     let opened = hold.opened.notified();
@@ -431,29 +459,19 @@ async fn a_login_holds_the_challenged_requests_clock(connector: Connector) {
     within("the user to be sent to authorize", opened).await;
     // A call started after the challenged one, with the same budget, runs out of it
     // while the user is still at the authorization server…
-    let queued = within(
+    times_out(
         "the later call to time out",
         client.request_with::<Echo>(json!({"q": 1}), with_timeout(BUDGET)),
     )
     .await;
-    assert!(
-        queued.as_ref().is_err_and(SessionError::is_timeout),
-        "{queued:?}"
-    );
     // …while the challenged call, whose clock the login holds, still waits.
     assert!(
         !challenged.is_finished(),
         "the user's time does not count against the challenged call"
     );
-    hold.holding
-        .store(false, std::sync::atomic::Ordering::SeqCst);
-    hold.release.notify_one();
-    let answer = within("the challenged call", challenged)
-        .await
-        .unwrap()
-        .expect("answered within the budget it had left");
-    assert_eq!(answer["c"], 1);
-    assert_eq!(world.authorizations().len(), 2);
+    let_the_user_through(&hold);
+    the_challenged_call_is_answered(&world, challenged, "answered within the budget it had left")
+        .await;
 }
 
 async fn a_request_queued_behind_a_login_times_out_on_its_own_clock(connector: Connector) {
@@ -466,28 +484,17 @@ async fn a_request_queued_behind_a_login_times_out_on_its_own_clock(connector: C
     });
     within("the user to be sent to authorize", opened).await;
     // …and another call waiting behind it keeps its own, short clock.
-    let queued = within(
+    times_out(
         "the queued call to time out",
         client.request_with::<Echo>(json!({"q": 1}), with_timeout(SHORT)),
     )
     .await;
     assert!(
-        queued.as_ref().is_err_and(SessionError::is_timeout),
-        "{queued:?}"
-    );
-    assert!(
         !challenged.is_finished(),
         "the challenged call still waits for the login"
     );
-    hold.holding
-        .store(false, std::sync::atomic::Ordering::SeqCst);
-    hold.release.notify_one();
-    let answer = within("the challenged call", challenged)
-        .await
-        .unwrap()
-        .expect("answered after the login");
-    assert_eq!(answer["c"], 1);
-    assert_eq!(world.authorizations().len(), 2);
+    let_the_user_through(&hold);
+    the_challenged_call_is_answered(&world, challenged, "answered after the login").await;
 }
 
 /// The test IdP's token exchange, for the enterprise user `user-id-token`.

@@ -6,7 +6,8 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use modelctx_oauth::ErrorKind;
 use serde_json::json;
 
-use crate::client_auth_support::{Config, Event, World, connect_and_call, reading};
+use crate::client_auth_steps::{connect_and_call, connected_world, echoed};
+use crate::client_auth_support::{Config, Event, World, reading, withholding_admin};
 use crate::support::Echo;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -63,9 +64,7 @@ fn refreshes(world: &World) -> Vec<String> {
 }
 
 async fn a_refresh_token_is_replaced_only_by_a_new_one(connector: Connector) {
-    let world = World::start(&connector, Config::default()).await;
-    let oauth = world.oauth().build().unwrap();
-    let client = connect_and_call(&world, &oauth).await;
+    let (world, oauth, client) = connected_world(&connector, Config::default()).await;
     let first = oauth.tokens().await.unwrap().refresh_token.unwrap();
     // Each time the endpoint stops taking the token, the next call refreshes it.
     let call_after_refresh = |n: u32| {
@@ -133,9 +132,7 @@ async fn a_standalone_stream_refused_for_scope_steps_up_like_a_post(connector: C
 }
 
 async fn a_request_gets_one_step_up_and_one_retry(connector: Connector) {
-    let world = World::start(&connector, reading()).await;
-    let oauth = world.oauth().build().unwrap();
-    let client = connect_and_call(&world, &oauth).await;
+    let (world, _, client) = connected_world(&connector, reading()).await;
     // From now on every answer asks for a scope never asked for before.
     world.set(|c| c.escalate = true);
     for n in 1..=2 {
@@ -158,16 +155,7 @@ async fn a_request_gets_one_step_up_and_one_retry(connector: Connector) {
 
 async fn a_scope_asked_for_and_refused_is_not_asked_for_again(connector: Connector) {
     // The authorization server never grants `admin`.
-    let world = World::start(
-        &connector,
-        Config {
-            withheld_scopes: vec!["admin".into()],
-            ..reading()
-        },
-    )
-    .await;
-    let oauth = world.oauth().build().unwrap();
-    let client = connect_and_call(&world, &oauth).await;
+    let (world, _, client) = connected_world(&connector, withholding_admin()).await;
     world.set(|c| c.required_scope = Some("admin".into()));
     // The first call needing admin: one step-up, refused on its retry.
     within(
@@ -220,19 +208,17 @@ async fn without_step_ups_the_challenge_reaches_the_caller_as_a_typed_error(conn
 }
 
 async fn a_step_up_beyond_the_grant_authorizes_one_within_it_refreshes(connector: Connector) {
-    let world = World::start(&connector, reading()).await;
-    let oauth = world.oauth().build().unwrap();
-    let client = connect_and_call(&world, &oauth).await;
+    let (world, oauth, client) = connected_world(&connector, reading()).await;
     assert!(oauth.tokens().await.unwrap().refresh_token.is_some());
     // `write` is beyond the token's grant: the user authorizes the union, no refresh.
     world.set(|c| c.required_scope = Some("write".into()));
-    let answer = within(
+    echoed(
+        &client,
         "the call needing write",
-        client.request::<Echo>(json!({"w": 1})),
+        "w",
+        "answered after the step-up",
     )
-    .await
-    .expect("answered after the step-up");
-    assert_eq!(answer["w"], 1);
+    .await;
     assert_eq!(scopes_asked(&world), ["read", "read write"]);
     assert!(refreshes(&world).is_empty());
     // The endpoint stops honouring the scopes of the token, which was granted `read
@@ -241,13 +227,13 @@ async fn a_step_up_beyond_the_grant_authorizes_one_within_it_refreshes(connector
     assert_eq!(granted.scope.as_deref(), Some("read write"));
     world.forget_scopes();
     world.set(|c| c.required_scope = Some("read".into()));
-    let answer = within(
+    echoed(
+        &client,
         "the call needing read",
-        client.request::<Echo>(json!({"r": 1})),
+        "r",
+        "answered with the refreshed token",
     )
-    .await
-    .expect("answered with the refreshed token");
-    assert_eq!(answer["r"], 1);
+    .await;
     assert_eq!(refreshes(&world), [granted.refresh_token.unwrap()]);
     assert_eq!(
         scopes_asked(&world),

@@ -5,9 +5,11 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use modelctx_oauth::{ErrorKind, OAuthClient, OAuthError};
 use serde_json::json;
 
-use crate::client_auth_support::{
-    Config, Redirected, World, connect_and_call, connect_fails, query_param,
+use crate::client_auth_steps::{
+    answered_after_a_refused_refresh, connect_and_call, connect_fails, connected_world,
+    refused_world,
 };
+use crate::client_auth_support::{Config, Redirected, World, query_param};
 use crate::support::Echo;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -103,13 +105,11 @@ async fn an_advertised_iss_equal_to_the_issuer_lets_the_code_be_redeemed(connect
     connect_and_call(&world, &oauth).await;
     redeemed(&world);
     let token = oauth.tokens().await.expect("a token").access_token;
-    assert!(crate::client_auth_support::presented(&world, &token));
+    assert!(crate::client_auth_steps::presented(&world, &token));
 }
 
 async fn an_advertised_iss_that_is_missing_stops_the_flow(connector: Connector) {
-    let world = World::start(&connector, iss(true, "omit")).await;
-    let oauth = world.oauth().build().unwrap();
-    let e = connect_fails(&world, &oauth, ErrorKind::IssuerMismatch).await;
+    let (world, e) = refused_world(&connector, iss(true, "omit"), ErrorKind::IssuerMismatch).await;
     assert!(e.message().contains("iss"), "{e}");
     stopped_at_the_response(&world);
 }
@@ -120,9 +120,8 @@ async fn an_unadvertised_iss_is_still_checked_when_present(connector: Connector)
     connect_and_call(&world, &world.oauth().build().unwrap()).await;
     redeemed(&world);
     // Another issuer's: refused though the metadata never mentioned iss.
-    let world = World::start(&connector, iss(false, "wrong")).await;
-    let oauth = world.oauth().build().unwrap();
-    let e = connect_fails(&world, &oauth, ErrorKind::IssuerMismatch).await;
+    let (world, e) =
+        refused_world(&connector, iss(false, "wrong"), ErrorKind::IssuerMismatch).await;
     assert!(e.message().contains("attacker.example"), "{e}");
     stopped_at_the_response(&world);
 }
@@ -287,18 +286,8 @@ async fn token_endpoint_errors_carry_their_oauth_code(connector: Connector) {
     assert_eq!(e.status(), Some(400));
     // A refresh: refused, then replaced by a new authorization; the refusal is kept.
     for code in ["invalid_grant", "invalid_client"] {
-        let world = World::start(&connector, Config::default()).await;
-        let oauth = world.oauth().build().unwrap();
-        let client = connect_and_call(&world, &oauth).await;
-        world.revoke_all();
-        world.set(|c| c.refresh = code);
-        let answer = within(
-            "the call after the refused refresh",
-            client.request::<Echo>(json!({"r": 1})),
-        )
-        .await
-        .expect("answered after a new authorization");
-        assert_eq!(answer["r"], 1);
+        let (world, oauth, client) = connected_world(&connector, Config::default()).await;
+        answered_after_a_refused_refresh(&world, &client, code).await;
         let refreshes = world
             .token_requests()
             .into_iter()
@@ -330,9 +319,7 @@ async fn tokens_are_asked_for_over_https_or_loopback_only(connector: Connector) 
     assert!(world.authorizations().is_empty());
     assert!(world.token_requests().is_empty());
     // Loopback http is fine; a refresh is not sent once the endpoint moves off it.
-    let world = World::start(&connector, Config::default()).await;
-    let oauth = world.oauth().build().unwrap();
-    let client = connect_and_call(&world, &oauth).await;
+    let (world, oauth, client) = connected_world(&connector, Config::default()).await;
     assert_eq!(world.token_requests().len(), 1);
     world.set(|c| c.token_endpoint = Some(PLAIN_HTTP.into()));
     world.revoke_all();

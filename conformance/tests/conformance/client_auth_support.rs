@@ -19,9 +19,7 @@ use modelctx::http::{
 use modelctx::server::Server;
 use modelctx::session::SessionError;
 use modelctx_conformance::{Connector, SpecVersion, within};
-use modelctx_oauth::{
-    AuthorizationHandler, AuthorizationResponse, ErrorKind, OAuthClient, OAuthError,
-};
+use modelctx_oauth::{AuthorizationHandler, AuthorizationResponse, OAuthClient, OAuthError};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 use tokio::sync::Notify;
@@ -111,6 +109,14 @@ pub(crate) fn reading() -> Config {
     Config {
         challenge_scope: Some("read".into()),
         ..Config::default()
+    }
+}
+
+/// [`reading`], with an authorization server that never grants `admin`.
+pub(crate) fn withholding_admin() -> Config {
+    Config {
+        withheld_scopes: vec!["admin".into()],
+        ..reading()
     }
 }
 
@@ -454,6 +460,18 @@ impl World {
             .client_name("conformance", None)
     }
 
+    /// [`oauth`](Self::oauth) with the client `id` (and `secret`) pre-registered at this
+    /// endpoint's issuer.
+    pub(crate) fn pre_registered(&self, id: &str, secret: &str) -> OAuthClient {
+        self.oauth()
+            .pre_registered(
+                self.issuer.clone(),
+                modelctx_oauth::ClientRegistration::new(id).with_secret(secret),
+            )
+            .build()
+            .unwrap()
+    }
+
     /// Connects an MCP client in the endpoint's era through `oauth`.
     pub(crate) async fn connect(&self, oauth: &OAuthClient) -> Result<Client, SessionError> {
         let transport = StreamableHttpClientTransport::builder(&self.server)
@@ -467,57 +485,6 @@ impl World {
         };
         within("the client to connect", builder.connect(transport)).await
     }
-}
-
-/// Connecting through `oauth` fails, with the OAuth client's error (of `kind`) in the
-/// error the caller sees; returns that error.
-pub(crate) async fn connect_fails(
-    world: &World,
-    oauth: &OAuthClient,
-    kind: ErrorKind,
-) -> OAuthError {
-    let error = match world.connect(oauth).await {
-        Ok(_) => panic!("the connection must fail with {kind:?}"),
-        Err(e) => e,
-    };
-    let oauth_error = oauth.last_error().expect("the OAuth client's error");
-    assert_eq!(oauth_error.kind(), kind, "{oauth_error}");
-    assert!(
-        error.to_string().contains(oauth_error.message()),
-        "the caller sees the OAuth error: {error} / {oauth_error}"
-    );
-    oauth_error
-}
-
-/// Connects and makes one call: the endpoint answers through the token. In
-/// 2025-11-25 it also waits for the standalone GET stream to be open, so that what the
-/// test does next meets no request of the client's own making.
-pub(crate) async fn connect_and_call(
-    world: &World,
-    oauth: &OAuthClient,
-) -> modelctx::client::Client {
-    let client = world.connect(oauth).await.expect("the client connects");
-    let answer = within("the echo", client.request::<Echo>(json!({"k": 1})))
-        .await
-        .expect("the protected endpoint answers");
-    assert_eq!(answer["k"], 1);
-    if !world.era_2026 {
-        world
-            .wait_for("the standalone GET stream", |e| {
-                matches!(e, Event::Mcp { method, status: 200, .. } if method == http::Method::GET)
-            })
-            .await;
-    }
-    client
-}
-
-/// Whether the endpoint ever saw `Authorization: Bearer <token>`.
-pub(crate) fn presented(world: &World, token: &str) -> bool {
-    let expected = format!("Bearer {token}");
-    world
-        .mcp_requests()
-        .iter()
-        .any(|(_, a, _, _)| a.as_deref() == Some(expected.as_str()))
 }
 
 /// The bearer-token gate in front of the MCP endpoint: 401 without a token it issued

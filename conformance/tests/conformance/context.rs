@@ -1,12 +1,13 @@
 //! The request context of the high-level server: reading the server's own resources.
 
 use modelctx::server::schemars::JsonSchema;
-use modelctx::server::{Context, ResourceDef, Server, TemplateDef, ToolDef};
+use modelctx::server::{Context, Server, TemplateDef, ToolDef};
 use modelctx::types::{ErrorCode, TextOrBlobResourceContents};
 use modelctx_conformance::{Connector, Test, conformance_test};
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::support::text_resource;
 use crate::tools::{connect_to, obj};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -40,11 +41,7 @@ async fn a_tool_reads_a_resource_of_its_server(connector: Connector) {
         }
     });
     let server = Server::builder("self-reading", "1.0.0")
-        .resource(ResourceDef::new(
-            "config://app",
-            "config",
-            |_cx: Context| async move { Ok::<_, String>("debug=true") },
-        ))
+        .resource(text_resource("config://app", "config", "debug=true"))
         .unwrap()
         .resource_template(TemplateDef::new(
             "users://{id}",
@@ -80,11 +77,5 @@ async fn a_tool_reads_a_resource_of_its_server(connector: Connector) {
         "{text}"
     );
     // Nothing was read over the wire: the tool read in-process.
-    assert!(
-        !pair
-            .wire
-            .sent()
-            .iter()
-            .any(|m| m.method() == Some("resources/read"))
-    );
+    assert_eq!(pair.wire.sent_count("resources/read"), 0);
 }

@@ -361,12 +361,7 @@ async fn a_tool_samples_through_its_context(connector: Connector) {
     assert_eq!(asked.messages, vec![SamplingMessage::user_text("sky?")]);
     assert_eq!(asked.max_tokens, 20);
     // It went as `sampling/createMessage` from the server.
-    assert!(
-        pair.wire
-            .received()
-            .iter()
-            .any(|m| m.method() == Some("sampling/createMessage"))
-    );
+    assert!(pair.wire.received_count("sampling/createMessage") > 0);
 }
 
 async fn an_undeclared_capability_is_refused_before_sending(connector: Connector) {
@@ -389,10 +384,11 @@ async fn an_undeclared_capability_is_refused_before_sending(connector: Connector
     let refused = pair.client.list_prompts(None).await.unwrap_err();
     assert!(refused.is_refused(), "{refused:?}");
     assert!(refused.to_string().contains("prompts"), "{refused}");
-    let sent = pair.wire.sent();
-    assert!(
-        !sent.iter().any(|m| m.method() == Some("prompts/list")),
-        "nothing was sent: {sent:?}"
+    assert_eq!(
+        pair.wire.sent_count("prompts/list"),
+        0,
+        "nothing was sent: {:?}",
+        pair.wire.sent()
     );
 
     // The server's seat.

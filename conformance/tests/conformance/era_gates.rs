@@ -4,13 +4,13 @@
 //! auto-negotiating client opens.
 
 use modelctx::client::ConnectMode;
-use modelctx::server::{Context, ResourceDef, Server};
+use modelctx::server::Server;
 use modelctx::transport::TransportMessage;
 use modelctx::types::{ErrorCode, JsonRpcMessage};
 use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
-use crate::support::{both_eras, client};
+use crate::support::{both_eras, client, text_resource};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -57,11 +57,7 @@ fn library() -> Server {
     // A resource: the server declares `subscribe` and answers `resources/subscribe` in
     // the handshake era.
     Server::builder("library", "1.0.0")
-        .resource(ResourceDef::new(
-            "file:///a.txt",
-            "a",
-            |_cx: Context| async move { Ok::<_, String>("a") },
-        ))
+        .resource(text_resource("file:///a.txt", "a", "a"))
         .unwrap()
         .build()
 }

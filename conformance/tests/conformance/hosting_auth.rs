@@ -484,16 +484,21 @@ async fn malformed_or_unverifiable_tokens_draw_401(connect: Connector) {
     assert_eq!(r.status, 200, "{}", r.body);
 }
 
-async fn expired_tokens_draw_401_invalid_token(connect: Connector) {
-    let p = protected(&connect).await;
-    let jwks = p.auth.jwks();
-    let kid = jwks["keys"][0]["kid"].as_str().unwrap();
-    let now = std::time::SystemTime::now()
+/// Seconds since the epoch, as a token's `iat` and `exp` count them.
+pub(crate) fn seconds_now() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
-        .as_secs();
-    let claims = json!({"iss": p.issuer, "sub": "alice", "aud": p.mcp, "scope": "mcp:tools",
-        "iat": now - 7200, "exp": now - 3600});
+        .as_secs()
+}
+
+/// An access token of `p`'s authorization server (signed with its key) for `alice`,
+/// granting `scope`, issued at `iat` and expiring at `exp`.
+pub(crate) fn access_token(p: &Protected, scope: &str, iat: u64, exp: u64) -> String {
+    let jwks = p.auth.jwks();
+    let kid = jwks["keys"][0]["kid"].as_str().unwrap();
+    let claims = json!({"iss": p.issuer, "sub": "alice", "aud": p.mcp, "scope": scope,
+        "iat": iat, "exp": exp});
     let header = json!({"alg": "ES256", "typ": "at+jwt", "kid": kid});
     let input = format!(
         "{}.{}",
@@ -502,7 +507,13 @@ async fn expired_tokens_draw_401_invalid_token(connect: Connector) {
     );
     let key = p256::ecdsa::SigningKey::from_slice(&KEY).unwrap();
     let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
-    let expired = format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()));
+    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
+}
+
+async fn expired_tokens_draw_401_invalid_token(connect: Connector) {
+    let p = protected(&connect).await;
+    let now = seconds_now();
+    let expired = access_token(&p, "mcp:tools", now - 7200, now - 3600);
     let r = p.probe(&p.mcp, Some(&format!("Bearer {expired}"))).await;
     assert_eq!(r.status, 401);
     let c = challenge_of(&r);

@@ -2,8 +2,6 @@
 //! hint, one 403 naming everything an operation needs, never `offline_access`) and a
 //! malformed request's 400.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx_conformance::{Connector, Test, conformance_test};
@@ -11,10 +9,9 @@ use modelctx_oauth::{
     AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login, RegisteredClient,
     ResourceServer, ResourceServerConfig,
 };
-use p256::ecdsa::signature::Signer as _;
 use serde_json::{Value, json};
 
-use crate::hosting_auth::{KEY, Protected, challenge_of, protected};
+use crate::hosting_auth::{Protected, access_token, challenge_of, protected, seconds_now};
 use crate::http_support::{RawResponse, send};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -84,23 +81,8 @@ async fn a_request_with_two_authorization_headers_is_400_invalid_request(connect
 
 /// An access token of `p`'s authorization server (signed with its key) granting `scope`.
 fn token_with_scope(p: &Protected, scope: &str) -> String {
-    let jwks = p.auth.jwks();
-    let kid = jwks["keys"][0]["kid"].as_str().unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let claims = json!({"iss": p.issuer, "sub": "alice", "aud": p.mcp, "scope": scope,
-        "iat": now, "exp": now + 600});
-    let header = json!({"alg": "ES256", "typ": "at+jwt", "kid": kid});
-    let input = format!(
-        "{}.{}",
-        URL_SAFE_NO_PAD.encode(header.to_string()),
-        URL_SAFE_NO_PAD.encode(claims.to_string())
-    );
-    let key = p256::ecdsa::SigningKey::from_slice(&KEY).unwrap();
-    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
-    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
+    let now = seconds_now();
+    access_token(p, scope, now, now + 600)
 }
 
 /// A 2026-07-28 `tools/call` of `tool` with `token`.

@@ -16,8 +16,8 @@ use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex as AsyncMutex, mpsc};
 
-use crate::http_support::{Note, Raw, Script, Seen, call, host_on, host_scripted, send};
-use crate::support::{Block, Echo, Work, client, raw_options};
+use crate::http_support::{Hosted, Note, Raw, Script, Seen, call, host_on, host_scripted, send};
+use crate::support::{Block, Echo, Work, client, connect_modern, raw_options};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -221,33 +221,49 @@ async fn a_nested_server_request_round_trips(connect: Connector) {
     assert_eq!(r, json!({"client said": {"echo": {"q": {"n": 7}}}}));
 }
 
-pub(crate) fn session_of(s: &Seen) -> Option<&str> {
-    s.header("mcp-session-id")
+/// A server named `name` whose `test/echo` answers with its params.
+pub(crate) fn echo_server(name: &str) -> Server {
+    Server::builder(name, "1.0.0")
+        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
+        .build()
 }
 
-async fn every_request_carries_headers_session_and_version(connect: Connector) {
-    let hosted = host_on(
-        &connect,
-        Server::builder("h", "1.0.0")
-            .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-            .build(),
+/// Hosts [`echo_server`] named `name` with the default configuration.
+async fn host_echo(connect: &Connector, name: &str) -> Hosted {
+    host_on(
+        connect,
+        echo_server(name),
         StreamableHttpServerConfig::default(),
     )
-    .await;
+    .await
+}
+
+/// A transport to `url` whose reqwest client adds `x-from-client: yes` and which adds
+/// `x-custom: 42` itself.
+fn transport_with_extra_headers(url: &str) -> StreamableHttpClientTransport {
     let mut defaults = http::HeaderMap::new();
     defaults.insert("x-from-client", http::HeaderValue::from_static("yes"));
     let http_client = reqwest::Client::builder()
         .default_headers(defaults)
         .build()
         .unwrap();
-    let transport = StreamableHttpClientTransport::builder(&hosted.url)
+    StreamableHttpClientTransport::builder(url)
         .client(http_client)
         .header(
             http::HeaderName::from_static("x-custom"),
             http::HeaderValue::from_static("42"),
         )
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+pub(crate) fn session_of(s: &Seen) -> Option<&str> {
+    s.header("mcp-session-id")
+}
+
+async fn every_request_carries_headers_session_and_version(connect: Connector) {
+    let hosted = host_echo(&connect, "h").await;
+    let transport = transport_with_extra_headers(&hosted.url);
     let handle = transport.handle();
     let client = client().connect(transport).await.unwrap();
     client.request::<Echo>(json!({})).await.unwrap();
@@ -429,14 +445,7 @@ async fn a_404_fails_in_flight_calls_and_starts_a_new_session(connect: Connector
 }
 
 async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(connect: Connector) {
-    let hosted = host_on(
-        &connect,
-        Server::builder("r", "1.0.0")
-            .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-            .build(),
-        StreamableHttpServerConfig::default(),
-    )
-    .await;
+    let hosted = host_echo(&connect, "r").await;
     // No standalone GET stream: the call alone finds the session gone (a GET stream
     // reconnecting after the server ended it may find it first, and then the client
     // starts the new session before the call is sent: no refusal to see).
@@ -476,14 +485,7 @@ async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(connect: Conne
 }
 
 async fn after_delete_a_new_connection_gets_a_new_session(connect: Connector) {
-    let mut hosted = host_on(
-        &connect,
-        Server::builder("d", "1.0.0")
-            .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-            .build(),
-        StreamableHttpServerConfig::default(),
-    )
-    .await;
+    let mut hosted = host_echo(&connect, "d").await;
     let (transport, a) = hosted.transport();
     let first = client().connect(transport).await.unwrap();
     let started = hosted.session().await;
@@ -508,9 +510,7 @@ async fn a_405_on_get_leaves_the_connection_working(connect: Connector) {
         get_405: true,
         ..Script::default()
     };
-    let server = Server::builder("nostream", "1.0.0")
-        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-        .build();
+    let server = echo_server("nostream");
     let hosted = host_scripted(
         &connect,
         server,
@@ -673,29 +673,9 @@ async fn a_url_elicitation_right_after_initialization(connect: Connector) {
 /// transport's own and its reqwest client's headers, and `MCP-Protocol-Version`, and no
 /// session id; a 404 (here: a method 2026-07-28 removed) reaches the caller as an error.
 async fn a_stateless_era_client_sends_the_standard_headers(connect: Connector) {
-    let server = Server::builder("h", "1.0.0")
-        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-        .build();
-    let hosted = host_on(&connect, server, StreamableHttpServerConfig::default()).await;
-    let mut defaults = http::HeaderMap::new();
-    defaults.insert("x-from-client", http::HeaderValue::from_static("yes"));
-    let http_client = reqwest::Client::builder()
-        .default_headers(defaults)
-        .build()
-        .unwrap();
-    let transport = StreamableHttpClientTransport::builder(&hosted.url)
-        .client(http_client)
-        .header(
-            http::HeaderName::from_static("x-custom"),
-            http::HeaderValue::from_static("42"),
-        )
-        .build()
-        .unwrap();
-    let client = client()
-        .mode(modelctx::client::ConnectMode::Discover)
-        .connect(transport)
-        .await
-        .unwrap();
+    let hosted = host_echo(&connect, "h").await;
+    let transport = transport_with_extra_headers(&hosted.url);
+    let client = connect_modern(transport).await;
     client.request::<Echo>(json!({"k": 1})).await.unwrap();
     let removed = client
         .peer()

@@ -21,7 +21,7 @@ use modelctx_conformance::{Connector, SpecVersion, Test, conformance_test, recor
 use serde_json::{Value, json};
 
 use crate::http_modern::{both_eras, echo_server};
-use crate::http_support::{Note, host};
+use crate::http_support::{Hosted, Note, Seen, host};
 use crate::support::{Echo, client};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -443,6 +443,15 @@ async fn modern_client(
     (client, wire)
 }
 
+/// The POST that carried the `tools/call`.
+fn the_call_post(hosted: &Hosted) -> Seen {
+    hosted
+        .posts_of("tools/call")
+        .into_iter()
+        .next()
+        .expect("the call's POST")
+}
+
 async fn a_tool_name_that_is_not_header_safe_travels_base64d_in_mcp_name(_: Connector) {
     let hosted = host(unicode_tool_server(), StreamableHttpServerConfig::default()).await;
     let (modern, wire) = modern_client(&hosted).await;
@@ -451,21 +460,13 @@ async fn a_tool_name_that_is_not_header_safe_travels_base64d_in_mcp_name(_: Conn
         .await
         .expect("the round trip completes");
     assert!(result.is_error != Some(true), "{result:?}");
-    let post = hosted
-        .seen()
-        .into_iter()
-        .find(|s| s.header("mcp-method") == Some("tools/call"))
-        .expect("the call's POST");
+    let post = the_call_post(&hosted);
     assert_eq!(
         post.header("mcp-name"),
         Some(format!("=?base64?{}?=", base64("café")).as_str())
     );
     // The body keeps the name as it is.
-    let call = wire
-        .sent()
-        .into_iter()
-        .find(|m| m.method() == Some("tools/call"))
-        .unwrap();
+    let call = wire.first_sent("tools/call").unwrap();
     assert_eq!(
         serde_json::to_value(&call).unwrap()["params"]["name"],
         "café"
@@ -487,20 +488,12 @@ async fn an_argument_that_looks_like_the_sentinel_is_base64d_in_its_header(_: Co
         result.structured_content.expect("the echoed arguments")["label"],
         literal
     );
-    let post = hosted
-        .seen()
-        .into_iter()
-        .find(|s| s.header("mcp-method") == Some("tools/call"))
-        .expect("the call's POST");
+    let post = the_call_post(&hosted);
     assert_eq!(
         post.header("mcp-param-label"),
         Some(format!("=?base64?{}?=", base64(literal)).as_str())
     );
-    let call = wire
-        .sent()
-        .into_iter()
-        .find(|m| m.method() == Some("tools/call"))
-        .unwrap();
+    let call = wire.first_sent("tools/call").unwrap();
     assert_eq!(
         serde_json::to_value(&call).unwrap()["params"]["arguments"]["label"],
         literal

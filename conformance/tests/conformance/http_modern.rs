@@ -12,7 +12,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
 use crate::http_support::{ACCEPT_BOTH, Hosted, Raw, RawResponse, call, host, send};
-use crate::support::{Echo, client};
+use crate::support::{Echo, client, connect_modern};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -366,11 +366,7 @@ async fn the_client_mirrors_the_body_in_its_headers(_: Connector) {
     let hosted = both_eras(echo_server()).await;
     let (transport, _) = hosted.transport();
     let (transport, wire) = record(modelctx::transport::boxed(transport));
-    let modern = client()
-        .mode(modelctx::client::ConnectMode::Discover)
-        .connect(transport)
-        .await
-        .unwrap();
+    let modern = connect_modern(transport).await;
     modern.list_all_tools().await.unwrap();
     modern.call_tool("hello", JsonObject::new()).await.unwrap();
     modern.request::<Echo>(json!({"k": 1})).await.unwrap();
@@ -442,11 +438,7 @@ pub(crate) fn regional_server() -> Server {
 async fn annotated_arguments_travel_as_param_headers(_: Connector) {
     let hosted = both_eras(regional_server()).await;
     let (transport, _) = hosted.transport();
-    let modern = client()
-        .mode(modelctx::client::ConnectMode::Discover)
-        .connect(transport)
-        .await
-        .unwrap();
+    let modern = connect_modern(transport).await;
     modern.list_all_tools().await.unwrap();
     let arguments = json!({"region": "eu-west1", "shards": 12, "dry": true,
                            "note": "naïve\ncafé", "plain": "not mirrored"});
@@ -494,11 +486,7 @@ async fn annotated_arguments_travel_as_param_headers(_: Connector) {
 async fn a_header_mismatch_is_relearned_and_retried_once(_: Connector) {
     let hosted = both_eras(regional_server()).await;
     let (transport, _) = hosted.transport();
-    let modern = client()
-        .mode(modelctx::client::ConnectMode::Discover)
-        .connect(transport)
-        .await
-        .unwrap();
+    let modern = connect_modern(transport).await;
     // Called bare, before any listing: the first POST lacks Mcp-Param-Region and is
     // refused (-32020); the client lists the tools and sends the call once more.
     let params = modelctx::types::CallToolRequestParams::new("regional")
@@ -546,11 +534,7 @@ async fn an_unreachable_server_is_an_error_not_the_handshake_era(_: Connector) {
     .unwrap_err();
     // The transport's own report of the failed POST, not a server's answer.
     assert!(err.to_string().contains("HTTP request failed"), "{err:?}");
-    let sent: Vec<_> = wire
-        .sent()
-        .iter()
-        .filter_map(|m| m.method().map(str::to_owned))
-        .collect();
+    let sent = wire.sent_methods();
     assert_eq!(sent, ["server/discover"], "no fallback to initialize");
 }
 
@@ -574,11 +558,7 @@ async fn abandoning_a_call_closes_its_stream_and_posts_nothing(_: Connector) {
         .build();
     let hosted = both_eras(server).await;
     let (transport, _) = hosted.transport();
-    let modern = client()
-        .mode(modelctx::client::ConnectMode::Discover)
-        .connect(transport)
-        .await
-        .unwrap();
+    let modern = connect_modern(transport).await;
     let call = tokio::spawn({
         let modern = modern.clone();
         async move {
@@ -649,11 +629,7 @@ async fn a_stray_session_id_is_never_echoed(_: Connector) {
 
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
     let handle = transport.handle();
-    let modern = client()
-        .mode(modelctx::client::ConnectMode::Discover)
-        .connect(transport)
-        .await
-        .unwrap();
+    let modern = connect_modern(transport).await;
     modern.list_all_tools().await.unwrap();
     modern.request::<Echo>(json!({"k": 1})).await.unwrap();
     modern.close().await;
@@ -690,11 +666,7 @@ async fn a_vendor_request_mirrors_the_param_its_type_names(_: Connector) {
     let hosted = both_eras(server).await;
     let (transport, _) = hosted.transport();
     // Nothing tells the client about the method: its type alone does.
-    let modern = client()
-        .mode(modelctx::client::ConnectMode::Discover)
-        .connect(transport)
-        .await
-        .unwrap();
+    let modern = connect_modern(transport).await;
     let answer = modern
         .request::<GetWidget>(json!({"widgetId": "w-42", "depth": 2}))
         .await
@@ -705,11 +677,7 @@ async fn a_vendor_request_mirrors_the_param_its_type_names(_: Connector) {
         .request::<GetWidget>(json!({"widgetId": "wïdget"}))
         .await
         .unwrap();
-    let posts: Vec<_> = hosted
-        .seen()
-        .into_iter()
-        .filter(|s| s.header("mcp-method") == Some("com.example/widgets/get"))
-        .collect();
+    let posts = hosted.posts_of("com.example/widgets/get");
     assert_eq!(posts.len(), 2, "{posts:?}");
     assert_eq!(posts[0].header("mcp-name"), Some("w-42"));
     let encoded = posts[1].header("mcp-name").expect("the mirrored name");
@@ -717,9 +685,9 @@ async fn a_vendor_request_mirrors_the_param_its_type_names(_: Connector) {
     // A vendor request whose type names nothing sends no Mcp-Name.
     modern.request::<Echo>(json!({"k": 1})).await.unwrap();
     let echo = hosted
-        .seen()
+        .posts_of("test/echo")
         .into_iter()
-        .find(|s| s.header("mcp-method") == Some("test/echo"))
+        .next()
         .expect("the echo POST");
     assert_eq!(echo.header("mcp-name"), None);
 }

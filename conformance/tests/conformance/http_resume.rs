@@ -14,7 +14,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::http_client::{gate, internal, noting_client, quick, session_of};
+use crate::http_client::{echo_server, gate, internal, noting_client, quick, session_of};
 use crate::http_support::{
     Controls, Note, Raw, Seen, call, close_request_stream, host_on, read_events_until, send,
 };
@@ -239,14 +239,7 @@ async fn the_server_retry_sets_the_reconnect_delay(connect: Connector) {
 }
 
 async fn no_reconnect_after_the_response_or_after_close(connect: Connector) {
-    let mut hosted = host_on(
-        &connect,
-        Server::builder("r", "1.0.0")
-            .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-            .build(),
-        quick(),
-    )
-    .await;
+    let mut hosted = host_on(&connect, echo_server("r"), quick()).await;
     let (transport, _) = hosted.transport();
     let done = client().connect(transport).await.unwrap();
     let done_session = hosted.session().await;

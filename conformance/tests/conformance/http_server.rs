@@ -11,6 +11,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::http_modern::{modern_call, post_modern};
 use crate::http_support::{
     ACCEPT_BOTH, Note, Raw, call, host_on, initialize, post_watching_the_answer, read_events_until,
     send,
@@ -938,27 +939,11 @@ async fn a_2025_exchange_carries_no_modern_vocabulary(connect: Connector) {
 /// 2026-07-28 over HTTP: a request's answer is the body of the POST that carried it
 /// (no session, no other stream to put it on).
 async fn a_stateless_era_answer_comes_back_on_its_own_post(connect: Connector) {
-    let server = Server::builder("echo", "1.0.0")
-        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .build();
-    let hosted = host_on(&connect, server, default_config()).await;
+    let hosted = host_on(&connect, echo_server(), default_config()).await;
     let raw = Raw::new(&hosted.url);
-    let envelope = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
-    });
     for id in [7, 8] {
-        let body = call(id, "test/echo", json!({"n": id, "_meta": envelope}));
-        let r = send(
-            raw.request(http::Method::POST)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2026-07-28")
-                .header("mcp-method", "test/echo")
-                .body(body.to_string()),
-        )
-        .await;
+        let body = modern_call(id, "test/echo", json!({"n": id}));
+        let r = post_modern(&raw, &body, None).await;
         assert_eq!(r.status, 200, "{r:?}");
         assert_eq!(r.header("mcp-session-id"), None);
         let messages = r.messages();

@@ -21,7 +21,8 @@ use crate::http_support::{
     read_events_until, send,
 };
 use crate::support::{
-    DropSignal, Echo, Pair, client, connect, modern_vocabulary, scripted_server, stateless_era,
+    DropSignal, Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, scripted_server,
+    stateless_era,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -280,10 +281,7 @@ async fn initialized_is_sent_once_before_any_other_request(connector: Connector)
     let pair = connect_to(&connector, &list_tools_server()).await;
     pair.client.request::<ListToolsRequest>(None).await.unwrap();
     let sent = pair.wire.sent();
-    let methods: Vec<_> = sent
-        .iter()
-        .filter_map(|m| m.method().map(str::to_owned))
-        .collect();
+    let methods = pair.wire.sent_methods();
     assert_eq!(
         methods,
         ["initialize", "notifications/initialized", "tools/list"],
@@ -836,8 +834,8 @@ async fn every_request_says_who_is_asking(connector: Connector) {
     within("the handler to stop", cancelled_rx.recv()).await;
     let _ = waiting.await;
 
+    assert_eq!(pair.wire.sent_count("initialize"), 0);
     let sent = pair.wire.sent();
-    assert!(!sent.iter().any(|m| m.method() == Some("initialize")));
     let requests: Vec<Value> = sent
         .iter()
         .filter(|m| matches!(m, JsonRpcMessage::Request(_)))
@@ -873,12 +871,7 @@ async fn every_request_says_who_is_asking(connector: Connector) {
 /// The caller's own `_meta` keys reach the handler; the envelope's keys are the
 /// client's to state, whatever the caller put there.
 async fn the_callers_meta_survives_the_envelope(connector: Connector) {
-    let server = Server::builder("meta", "1.0.0")
-        .request_handler::<Echo, _, _>(|_, cx| async move {
-            Ok(serde_json::to_value(cx.meta()).unwrap())
-        })
-        .build();
-    let pair = connect(&connector, &server, client()).await;
+    let pair = connect(&connector, &meta_echo_server(), client()).await;
     let mut meta = Meta::new();
     meta.insert("example.com/trace", json!("abc"));
     meta.insert(Meta::PROTOCOL_VERSION, json!("1999-01-01"));

@@ -1,13 +1,13 @@
 //! Lifecycle: how a client connects in each mode (probing for 2026-07-28, legacy, pinned,\n//! with a kept `server/discover` answer), and what `server/discover` answers.
 
-use modelctx::client::ConnectMode;
+use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpServerConfig;
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::types::{ErrorCode, ErrorData, JsonObject, JsonRpcMessage, Meta, ProtocolVersion};
-use modelctx_conformance::{Connector, Test, conformance_test, record, within};
+use modelctx_conformance::{Connector, Recording, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
-use crate::http_support::host;
+use crate::http_support::{Hosted, host};
 use crate::support::{both_eras, client};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -76,11 +76,7 @@ async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: C
     if let Some(session) = session {
         within("the handshake to finish", session.initialized()).await;
     }
-    let sent: Vec<_> = wire
-        .sent()
-        .iter()
-        .filter_map(|m| m.method().map(str::to_owned))
-        .collect();
+    let sent = wire.sent_methods();
     assert_eq!(
         sent,
         ["server/discover", "initialize", "notifications/initialized"]
@@ -104,42 +100,46 @@ fn two_era_server() -> Server {
         .build()
 }
 
-/// The methods a wire's sent messages name, in order.
-fn sent_methods(wire: &modelctx_conformance::Recording) -> Vec<String> {
-    wire.sent()
-        .iter()
-        .filter_map(|m| m.method().map(str::to_owned))
-        .collect()
+/// Serves `server` in both eras and connects a client in `mode` to it (`what` names
+/// the wait), recording the client's wire; the last item keeps the server hosted.
+async fn connect_recorded(
+    connector: &Connector,
+    server: &Server,
+    what: &str,
+    mode: ConnectMode,
+) -> (Client, Recording, Option<Hosted>) {
+    let (transport, hosted) = both_eras(connector, server).await;
+    let (transport, wire) = record(transport);
+    let client = within(what, client().mode(mode).connect(transport))
+        .await
+        .unwrap();
+    (client, wire, hosted)
 }
 
 async fn the_legacy_mode_never_probes(connector: Connector) {
-    let (transport, _hosted) = both_eras(&connector, &two_era_server()).await;
-    let (transport, wire) = record(transport);
-    let legacy = within(
+    let (legacy, wire, _hosted) = connect_recorded(
+        &connector,
+        &two_era_server(),
         "the client to connect",
-        client().mode(ConnectMode::Handshake).connect(transport),
+        ConnectMode::Handshake,
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(legacy.protocol_version(), &ProtocolVersion::V2025_11_25);
     legacy.list_all_tools().await.unwrap();
     assert_eq!(
-        sent_methods(&wire),
+        wire.sent_methods(),
         ["initialize", "notifications/initialized", "tools/list"]
     );
 }
 
 async fn a_pinned_client_starts_with_the_callers_first_request(connector: Connector) {
-    let (transport, _hosted) = both_eras(&connector, &two_era_server()).await;
-    let (transport, wire) = record(transport);
-    let pinned = within(
+    let (pinned, wire, _hosted) = connect_recorded(
+        &connector,
+        &two_era_server(),
         "the client to connect",
-        client()
-            .mode(ConnectMode::Pin(ProtocolVersion::V2026_07_28))
-            .connect(transport),
+        ConnectMode::Pin(ProtocolVersion::V2026_07_28),
     )
-    .await
-    .unwrap();
+    .await;
     // Born connected: nothing crossed the wire, and the revision is the pinned one.
     assert!(wire.messages().is_empty(), "{:?}", wire.messages());
     assert_eq!(pinned.protocol_version(), &ProtocolVersion::V2026_07_28);
@@ -155,7 +155,7 @@ async fn a_pinned_client_starts_with_the_callers_first_request(connector: Connec
     assert_eq!(meta[Meta::PROTOCOL_VERSION], "2026-07-28");
     assert!(meta[Meta::CLIENT_CAPABILITIES].is_object(), "{first}");
     assert_eq!(meta[Meta::CLIENT_INFO]["name"], "conformance-client");
-    let methods = sent_methods(&wire);
+    let methods = wire.sent_methods();
     assert!(
         !methods
             .iter()
@@ -189,16 +189,13 @@ async fn a_kept_discover_answer_saves_the_probe(connector: Connector) {
         .expect("the discover answer");
     first.close().await;
 
-    let (transport, _hosted) = both_eras(&connector, &server).await;
-    let (transport, wire) = record(transport);
-    let again = within(
+    let (again, wire, _hosted) = connect_recorded(
+        &connector,
+        &server,
         "the second client to connect",
-        client()
-            .mode(ConnectMode::Prior(Box::new(kept)))
-            .connect(transport),
+        ConnectMode::Prior(Box::new(kept)),
     )
-    .await
-    .unwrap();
+    .await;
     assert!(wire.messages().is_empty(), "no negotiation traffic");
     assert_eq!(again.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(again.server_info().name, "two-eras");
@@ -206,20 +203,17 @@ async fn a_kept_discover_answer_saves_the_probe(connector: Connector) {
     assert_eq!(again.instructions(), Some("Both eras, one server."));
     assert!(again.server_capabilities().tools.is_some());
     again.call_tool("hello", JsonObject::new()).await.unwrap();
-    assert!(!sent_methods(&wire).iter().any(|m| m == "server/discover"));
+    assert!(!wire.sent_methods().iter().any(|m| m == "server/discover"));
 }
 
 async fn discover_says_what_the_server_speaks(connector: Connector) {
-    let (transport, _hosted) = both_eras(&connector, &two_era_server()).await;
-    let (transport, wire) = record(transport);
-    let modern = within(
+    let (modern, wire, _hosted) = connect_recorded(
+        &connector,
+        &two_era_server(),
         "the client to connect",
-        client()
-            .mode(ConnectMode::Pin(ProtocolVersion::V2026_07_28))
-            .connect(transport),
+        ConnectMode::Pin(ProtocolVersion::V2026_07_28),
     )
-    .await
-    .unwrap();
+    .await;
     let found = modern.discover().await.unwrap();
     assert!(found.supported_versions.iter().any(|v| v == "2026-07-28"));
     assert!(found.capabilities.tools.is_some());
@@ -282,7 +276,7 @@ async fn a_version_refusal_that_lists_ours_is_asked_again(connector: Connector) 
     .unwrap();
     assert_eq!(modern.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(modern.server_info().name, "picky");
-    assert_eq!(sent_methods(&wire), ["server/discover", "server/discover"]);
+    assert_eq!(wire.sent_methods(), ["server/discover", "server/discover"]);
 
     // Listing nothing we speak: the refusal stands, and auto mode falls back.
     let answer = |method: &str| -> Result<Value, ErrorData> {
@@ -309,7 +303,7 @@ async fn a_version_refusal_that_lists_ours_is_asked_again(connector: Connector) 
     .unwrap();
     assert_eq!(fallback.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(
-        sent_methods(&wire),
+        wire.sent_methods(),
         ["server/discover", "initialize", "notifications/initialized"]
     );
 }
@@ -343,7 +337,7 @@ async fn a_silent_server_gets_the_handshake_after_the_probe_wait(connector: Conn
     // The handshake beside the open probe, which is cancelled once the handshake
     // answered (a late answer would still have counted).
     assert_eq!(
-        sent_methods(&wire),
+        wire.sent_methods(),
         [
             "server/discover",
             "initialize",

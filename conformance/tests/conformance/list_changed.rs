@@ -4,16 +4,17 @@
 
 use std::sync::{Arc, Mutex};
 
-use modelctx::client::{ListKind, ListUpdate};
-use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server, ToolDef};
+use modelctx::client::{ClientBuilder, ListKind, ListUpdate};
+use modelctx::server::{Context, NoArgs, PromptDef, Server, ToolDef};
+use modelctx::session::SessionError;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, LoggingLevel, LoggingMessageNotification,
     ToolListChangedNotification,
 };
-use modelctx_conformance::{Connector, Recording, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Test, conformance_test, within};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect};
+use crate::support::{client, connect, text_resource};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -40,17 +41,11 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-fn tool(name: &str) -> ToolDef {
+/// A tool named `name` that answers `x`.
+pub(crate) fn tool(name: &str) -> ToolDef {
     ToolDef::new(name, |_: NoArgs, _cx: Context| async move {
         Ok::<_, String>("x")
     })
-}
-
-fn count(wire: &Recording, method: &str) -> usize {
-    wire.received()
-        .iter()
-        .filter(|m| m.method() == Some(method))
-        .count()
 }
 
 async fn signal_only_does_not_refetch(connector: Connector) {
@@ -63,13 +58,20 @@ async fn signal_only_does_not_refetch(connector: Connector) {
     server.add_tool(tool("one")).unwrap();
     assert_eq!(within("the signal", rx.recv()).await, Some(ListKind::Tools));
     // The callback ran on the notification; the client asked for no list.
-    assert!(
-        !pair
-            .wire
-            .sent()
-            .iter()
-            .any(|m| m.method() == Some("tools/list"))
-    );
+    assert_eq!(pair.wire.sent_count("tools/list"), 0);
+}
+
+/// A client that re-lists the tools on their change: each fresh list (or the failure
+/// to get it) arrives on the receiver.
+pub(crate) fn refreshing_tools() -> (
+    ClientBuilder,
+    mpsc::UnboundedReceiver<Result<ListUpdate, SessionError>>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let builder = client().on_list_refreshed(ListKind::Tools, move |update| {
+        let _ = tx.send(update);
+    });
+    (builder, rx)
 }
 
 async fn auto_refresh_delivers_the_fresh_list(connector: Connector) {
@@ -78,10 +80,7 @@ async fn auto_refresh_delivers_the_fresh_list(connector: Connector) {
         .tool(tool("first"))
         .unwrap()
         .build();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let builder = client().on_list_refreshed(ListKind::Tools, move |update| {
-        let _ = tx.send(update);
-    });
+    let (builder, mut rx) = refreshing_tools();
     let pair = connect(&connector, &server, builder).await;
     server.add_tool(tool("second")).unwrap();
     let update = within("the refreshed list", rx.recv())
@@ -166,14 +165,11 @@ async fn reactions_need_the_advertised_capability(connector: Connector) {
     // before it was handled too.
     assert_eq!(within("the marker", log_rx.recv()).await.unwrap(), "marker");
     assert!(signals.lock().unwrap().is_empty());
-    assert!(
-        !pair
-            .wire
-            .sent()
-            .iter()
-            .any(|m| m.method() == Some("tools/list"))
+    assert_eq!(pair.wire.sent_count("tools/list"), 0);
+    assert_eq!(
+        pair.wire.received_count("notifications/tools/list_changed"),
+        1
     );
-    assert_eq!(count(&pair.wire, "notifications/tools/list_changed"), 1);
 }
 
 async fn a_burst_of_changes_is_announced_once(connector: Connector) {
@@ -223,8 +219,15 @@ async fn a_burst_of_changes_is_announced_once(connector: Connector) {
         Some(ListKind::Prompts)
     );
     for pair in [&first, &second] {
-        assert_eq!(count(&pair.wire, "notifications/tools/list_changed"), 1);
-        assert_eq!(count(&pair.wire, "notifications/prompts/list_changed"), 1);
+        assert_eq!(
+            pair.wire.received_count("notifications/tools/list_changed"),
+            1
+        );
+        assert_eq!(
+            pair.wire
+                .received_count("notifications/prompts/list_changed"),
+            1
+        );
         assert_eq!(pair.client.list_all_tools().await.unwrap().len(), 9);
     }
 }
@@ -248,11 +251,7 @@ async fn registrations_after_connect_change_the_lists(connector: Connector) {
 
     server.add_tool(tool("t")).unwrap();
     server
-        .add_resource(ResourceDef::new(
-            "file:///r",
-            "r",
-            |_cx: Context| async move { Ok::<_, String>("r") },
-        ))
+        .add_resource(text_resource("file:///r", "r", "r"))
         .unwrap();
     server
         .add_prompt(PromptDef::new("p", |_: NoArgs, _cx: Context| async move {

@@ -3,12 +3,12 @@
 //! the kinds it asked for, each stamped with its listen request's id). The client's own
 //! handling of hand-played streams is in `resources.rs`.
 
-use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server, ToolDef};
+use modelctx::server::{Context, NoArgs, PromptDef, Server, ToolDef};
 use modelctx::types::{RequestId, ServerNotification, SubscriptionFilter};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::Value;
 
-use crate::support::{Pair, client, connect};
+use crate::support::{Pair, client, connect, next_change, text_resource};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -112,25 +112,15 @@ async fn each_stream_gets_the_list_changes_it_asked_for(connector: Connector) {
             Ok::<_, String>("t")
         }))
         .unwrap();
-    let first = within("the tools change", all.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let first = next_change("the tools change", all.next()).await;
     assert!(
         matches!(first, ServerNotification::ToolListChanged(_)),
         "{first:?}"
     );
     server
-        .add_resource(ResourceDef::new(
-            "file:///r",
-            "r",
-            |_cx: Context| async move { Ok::<_, String>("r") },
-        ))
+        .add_resource(text_resource("file:///r", "r", "r"))
         .unwrap();
-    let second = within("the resources change", all.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let second = next_change("the resources change", all.next()).await;
     assert!(
         matches!(second, ServerNotification::ResourceListChanged(_)),
         "{second:?}"
@@ -140,20 +130,14 @@ async fn each_stream_gets_the_list_changes_it_asked_for(connector: Connector) {
             Ok::<_, String>("p".to_owned())
         }))
         .unwrap();
-    let third = within("the prompts change", all.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let third = next_change("the prompts change", all.next()).await;
     assert!(
         matches!(third, ServerNotification::PromptListChanged(_)),
         "{third:?}"
     );
     // The prompts-only stream's first change is the prompts one: the tools and
     // resources changes never came on it.
-    let only = within("the prompts-only change", prompts.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let only = next_change("the prompts-only change", prompts.next()).await;
     assert!(
         matches!(only, ServerNotification::PromptListChanged(_)),
         "{only:?}"
@@ -192,11 +176,7 @@ async fn each_stream_gets_the_list_changes_it_asked_for(connector: Connector) {
 
 async fn an_update_of_a_listened_resource_arrives_with_its_uri(connector: Connector) {
     let server = Server::builder("docs", "1.0.0")
-        .resource(ResourceDef::new(
-            "file:///a.txt",
-            "a",
-            |_cx: Context| async move { Ok::<_, String>("a") },
-        ))
+        .resource(text_resource("file:///a.txt", "a", "a"))
         .unwrap()
         .build();
     let pair = connect(&connector, &server, client()).await;
@@ -206,10 +186,7 @@ async fn an_update_of_a_listened_resource_arrives_with_its_uri(connector: Connec
         .await
         .unwrap();
     server.notify_resource_updated("file:///a.txt").await;
-    let change = within("the update", subscription.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let change = next_change("the update", subscription.next()).await;
     match change {
         ServerNotification::ResourceUpdated(n) => assert_eq!(n.params.uri, "file:///a.txt"),
         other => panic!("expected the update, got {other:?}"),

@@ -5,14 +5,14 @@
 //! in `listen.rs`.
 
 use modelctx::client::ListKind;
-use modelctx::server::{Context, NoArgs, ResourceDef, Server, ToolDef};
+use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::types::{ErrorCode, ServerNotification, SubscriptionFilter};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::listen::{dynamic, stamped};
-use crate::support::{client, connect};
+use crate::support::{client, connect, next_change, text_resource};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -77,14 +77,8 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
     assert_ne!(a.id(), b.id());
 
     server.add_tool(tool("one")).unwrap();
-    let on_a = within("the tools change on a", a.next())
-        .await
-        .unwrap()
-        .unwrap();
-    let on_b = within("the tools change on b", b.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let on_a = next_change("the tools change on a", a.next()).await;
+    let on_b = next_change("the tools change on b", b.next()).await;
     assert_eq!((kind(&on_a), kind(&on_b)), ("tools", "tools"));
     server
         .add_prompt(modelctx::server::PromptDef::new(
@@ -92,21 +86,12 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
             |_: NoArgs, _cx: Context| async move { Ok::<_, String>("p".to_owned()) },
         ))
         .unwrap();
-    let on_b = within("the prompts change on b", b.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let on_b = next_change("the prompts change on b", b.next()).await;
     assert_eq!(kind(&on_b), "prompts");
     server.add_tool(tool("two")).unwrap();
     // a's next is the second tools change: the prompts change never reached it.
-    let on_a = within("the second tools change on a", a.next())
-        .await
-        .unwrap()
-        .unwrap();
-    let on_b = within("the second tools change on b", b.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let on_a = next_change("the second tools change on a", a.next()).await;
+    let on_b = next_change("the second tools change on b", b.next()).await;
     assert_eq!((kind(&on_a), kind(&on_b)), ("tools", "tools"));
 
     // On the one connection each notification named its own stream; each stream got
@@ -134,11 +119,7 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
 
 fn library() -> Server {
     Server::builder("library", "1.0.0")
-        .resource(ResourceDef::new(
-            "file:///a.txt",
-            "a",
-            |_cx: Context| async move { Ok::<_, String>("a") },
-        ))
+        .resource(text_resource("file:///a.txt", "a", "a"))
         .unwrap()
         .max_subscriptions(1)
         .build()
@@ -158,10 +139,7 @@ async fn a_stream_the_server_ends_is_answered_before_it_closes(connector: Connec
     // The server ends its streams (at shutdown, say): the change already sent comes
     // first, then the end, with no error.
     assert_eq!(server.end_subscriptions(), 1);
-    let change = within("the update", subscription.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let change = next_change("the update", subscription.next()).await;
     assert_eq!(kind(&change), "updated");
     assert!(within("the end", subscription.next()).await.is_none());
     // On the wire the listen request was answered: an empty result naming the
@@ -236,13 +214,10 @@ async fn a_listen_over_the_limit_is_refused_before_any_acknowledgement(connector
     // Only the open stream was ever acknowledged, and it goes on.
     let acknowledged = pair
         .wire
-        .received()
-        .iter()
-        .filter(|m| m.method() == Some("notifications/subscriptions/acknowledged"))
-        .count();
+        .received_count("notifications/subscriptions/acknowledged");
     assert_eq!(acknowledged, 1);
     assert_eq!(server.notify_resource_updated("file:///a.txt").await, 1);
-    let change = within("the update", open.next()).await.unwrap().unwrap();
+    let change = next_change("the update", open.next()).await;
     assert_eq!(kind(&change), "updated");
 }
 
@@ -276,9 +251,5 @@ async fn a_reconnected_stdio_client_listens_again(connector: Connector) {
 
 /// How many `subscriptions/listen` requests the client sent.
 fn listens(pair: &crate::support::Pair) -> usize {
-    pair.wire
-        .sent()
-        .iter()
-        .filter(|m| m.method() == Some("subscriptions/listen"))
-        .count()
+    pair.wire.sent_count("subscriptions/listen")
 }

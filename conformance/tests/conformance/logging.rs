@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use modelctx::client::Client;
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::session::RequestOptions;
 use modelctx::types::{
@@ -113,14 +114,8 @@ async fn set_level_reaches_the_handler(connector: Connector) {
         .build();
     let pair = connect_to(&connector, &server).await;
     assert!(pair.client.server_capabilities().logging.is_some());
-    pair.client
-        .set_logging_level(LoggingLevel::Warning)
-        .await
-        .unwrap();
-    pair.client
-        .set_logging_level(LoggingLevel::Debug)
-        .await
-        .unwrap();
+    set_level(&pair.client, LoggingLevel::Warning).await;
+    set_level(&pair.client, LoggingLevel::Debug).await;
     assert_eq!(*seen.lock().unwrap(), ["warning", "debug"]);
     let last = serde_json::to_value(pair.wire.received().pop().unwrap()).unwrap();
     assert_eq!(last["result"], json!({}));
@@ -166,15 +161,9 @@ async fn every_level_arrives_with_its_fields(connector: Connector) {
     let pair = connect(&connector, &server, builder).await;
     assert!(pair.client.server_capabilities().logging.is_some());
     // Every level asked for (2026-07-28 sends none to a request that does not opt in).
-    pair.client
-        .set_logging_level(LoggingLevel::Debug)
-        .await
-        .unwrap();
+    set_level(&pair.client, LoggingLevel::Debug).await;
 
-    pair.client
-        .call_tool("chatter", JsonObject::new())
-        .await
-        .unwrap();
+    chatter(&pair.client).await;
     for (i, level) in LEVELS.iter().enumerate() {
         let message = within("a log message", rx.recv()).await.unwrap();
         assert_eq!(message.level.as_str(), *level);
@@ -203,55 +192,39 @@ async fn messages_below_the_level_are_withheld(connector: Connector) {
     let server = chatty();
     let pair = connect_to(&connector, &server).await;
     let other = connect_to(&connector, &server).await;
-    pair.client
-        .set_logging_level(LoggingLevel::Error)
-        .await
-        .unwrap();
-    pair.client
-        .call_tool("chatter", JsonObject::new())
-        .await
-        .unwrap();
+    set_level(&pair.client, LoggingLevel::Error).await;
+    chatter(&pair.client).await;
     // The notifications precede the reply on the wire, so they are all recorded now.
-    let levels = |wire: &modelctx_conformance::Recording| -> Vec<String> {
-        wire.received()
-            .iter()
-            .filter(|m| m.method() == Some("notifications/message"))
-            .map(|m| {
-                serde_json::to_value(m).unwrap()["params"]["level"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned()
-            })
-            .collect()
-    };
     assert_eq!(
-        levels(&pair.wire),
+        received_levels(&pair.wire),
         ["error", "critical", "alert", "emergency"]
     );
     // The level is per session: another client still hears everything.
-    other
-        .client
-        .call_tool("chatter", JsonObject::new())
-        .await
-        .unwrap();
-    assert_eq!(levels(&other.wire), LEVELS);
+    chatter(&other.client).await;
+    assert_eq!(received_levels(&other.wire), LEVELS);
     // Lowering the level lets everything through again.
-    pair.client
-        .set_logging_level(LoggingLevel::Debug)
-        .await
-        .unwrap();
-    pair.client
+    set_level(&pair.client, LoggingLevel::Debug).await;
+    chatter(&pair.client).await;
+    assert_eq!(received_levels(&pair.wire).len(), 4 + 8);
+}
+
+/// Calls `chatter`, which logs one message at each level.
+async fn chatter(client: &Client) {
+    client
         .call_tool("chatter", JsonObject::new())
         .await
         .unwrap();
-    assert_eq!(levels(&pair.wire).len(), 4 + 8);
+}
+
+/// Asks for log messages at `level` and above.
+async fn set_level(client: &Client, level: LoggingLevel) {
+    client.set_logging_level(level).await.unwrap();
 }
 
 /// The levels of the log messages `wire` received, in order.
 fn received_levels(wire: &modelctx_conformance::Recording) -> Vec<String> {
-    wire.received()
+    wire.received_of("notifications/message")
         .iter()
-        .filter(|m| m.method() == Some("notifications/message"))
         .map(|m| {
             serde_json::to_value(m).unwrap()["params"]["level"]
                 .as_str()
@@ -267,41 +240,23 @@ fn received_levels(wire: &modelctx_conformance::Recording) -> Vec<String> {
 async fn each_request_opts_in_to_its_own_level(connector: Connector) {
     let (builder, mut rx) = listening();
     let pair = connect(&connector, &chatty(), builder).await;
-    pair.client
-        .call_tool("chatter", JsonObject::new())
-        .await
-        .unwrap();
+    chatter(&pair.client).await;
     // Messages precede the reply on the wire: none came.
     assert_eq!(received_levels(&pair.wire), Vec::<String>::new());
     assert!(rx.try_recv().is_err());
 
-    pair.client
-        .set_logging_level(LoggingLevel::Error)
-        .await
-        .unwrap();
-    assert!(
-        !pair
-            .wire
-            .sent()
-            .iter()
-            .any(|m| m.method() == Some("logging/setLevel")),
+    set_level(&pair.client, LoggingLevel::Error).await;
+    assert_eq!(
+        pair.wire.sent_count("logging/setLevel"),
+        0,
         "the level travels on each request instead"
     );
-    pair.client
-        .call_tool("chatter", JsonObject::new())
-        .await
-        .unwrap();
+    chatter(&pair.client).await;
     assert_eq!(
         received_levels(&pair.wire),
         ["error", "critical", "alert", "emergency"]
     );
-    let call = pair
-        .wire
-        .sent()
-        .into_iter()
-        .filter(|m| m.method() == Some("tools/call"))
-        .last()
-        .unwrap();
+    let call = pair.wire.last_sent("tools/call").unwrap();
     let call = serde_json::to_value(&call).unwrap();
     assert_eq!(call["params"]["_meta"][Meta::LOG_LEVEL], "error");
 }

@@ -15,6 +15,7 @@ mod client_auth_binding;
 mod client_auth_grants;
 mod client_auth_renewal;
 mod client_auth_response;
+mod client_auth_steps;
 mod client_auth_support;
 mod context;
 mod custom_methods;

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use modelctx::client::{CallbackContext, FormAnswer, Round};
+use modelctx::client::{CallbackContext, Client, FormAnswer, Round};
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{Context, Elicited, PromptDef, ResourceDef, Server, TemplateDef};
-use modelctx::session::RequestOptions;
+use modelctx::session::{RequestOptions, SessionError};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, ElicitValue, ErrorCode, GetPromptRequest,
     GetPromptRequestParams, JsonRpcMessage, JsonRpcResultResponse, RequestedSchema,
@@ -20,7 +20,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::support::{
-    Echo, Script, client, connect, connect_discovering, discovered, raw_server, scripted_server,
+    Echo, Pair, Script, client, connect, connect_discovering, discovered, raw_server,
+    scripted_server,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -73,7 +74,8 @@ where
     connect_discovering(transport, client()).await
 }
 
-fn the_form() -> Value {
+/// An elicitation form that asks who the user is: a required string `name`.
+pub(crate) fn the_form() -> Value {
     json!({
         "mode": "form",
         "message": "Who are you?",
@@ -111,6 +113,16 @@ async fn a_result_without_a_type_is_complete(connector: Connector) {
     assert_eq!(tools.tools[0].name, "t");
 }
 
+/// Calls the tool `t` through the plain request path, which must fail: the error.
+async fn calling_t_fails(client: &Client) -> SessionError {
+    within(
+        "the call",
+        client.request::<CallToolRequest>(CallToolRequestParams::new("t")),
+    )
+    .await
+    .unwrap_err()
+}
+
 async fn an_unknown_result_type_is_an_invalid_result(connector: Connector) {
     // Each answer would decode as the method's result but for its `resultType`.
     let (client, _wire) = hand_played(&connector, |method| match method {
@@ -120,12 +132,7 @@ async fn an_unknown_result_type_is_an_invalid_result(connector: Connector) {
     })
     .await;
 
-    let call = within(
-        "the call",
-        client.request::<CallToolRequest>(CallToolRequestParams::new("t")),
-    )
-    .await
-    .unwrap_err();
+    let call = calling_t_fails(&client).await;
     assert!(call.is_invalid_result(), "{call:?}");
     assert!(call.to_string().contains("deferred"), "{call}");
     let prompt = within(
@@ -152,12 +159,7 @@ async fn a_request_for_input_never_passes_for_a_result(connector: Connector) {
 
     // A caller of the plain request path gets an error saying what was asked, not an
     // empty `content`.
-    let call = within(
-        "the call",
-        client.request::<CallToolRequest>(CallToolRequestParams::new("t")),
-    )
-    .await
-    .unwrap_err();
+    let call = calling_t_fails(&client).await;
     assert!(call.is_refused(), "{call:?}");
     assert!(call.to_string().contains("elicitation"), "{call}");
     // A method that may not ask for input: an invalid result, even where any JSON
@@ -188,11 +190,7 @@ async fn a_request_for_input_never_passes_for_a_result(connector: Connector) {
         "{asked:?}"
     );
     // Nothing was retried without an answer.
-    let calls = wire
-        .sent()
-        .iter()
-        .filter(|m| m.method() == Some("tools/call"))
-        .count();
+    let calls = wire.sent_count("tools/call");
     assert_eq!(calls, 2, "one call per path, no retry");
 }
 
@@ -229,9 +227,8 @@ async fn an_empty_cursor_is_sent_back_for_the_next_page(connector: Connector) {
         "the empty cursor did not end the listing"
     );
     let cursors: Vec<Option<Value>> = wire
-        .sent()
+        .sent_of("tools/list")
         .iter()
-        .filter(|m| m.method() == Some("tools/list"))
         .map(|m| {
             let value = serde_json::to_value(m).unwrap();
             value["params"].get("cursor").cloned()
@@ -240,26 +237,30 @@ async fn an_empty_cursor_is_sent_back_for_the_next_page(connector: Connector) {
     assert_eq!(cursors, [None, Some(json!(""))], "sent back verbatim");
 }
 
-async fn the_client_only_asks_and_the_server_only_answers(connector: Connector) {
-    // A prompt that needs the user's name: in the handshake era a request from the
-    // server, answered by the client.
+/// Connects Ada's client to a greeter and gets the prompt that asks for her name: it
+/// comes back greeting her. The pair, for its wire.
+async fn ada_is_greeted(connector: &Connector) -> Pair {
     let server = Server::builder("greeter", "1.0.0")
         .prompt(greeting_prompt())
         .unwrap()
         .build();
-    let pair = connect(&connector, &server, ada()).await;
+    let pair = connect(connector, &server, ada()).await;
     let got = within("the prompt", pair.client.get_prompt("greet", ()))
         .await
         .unwrap();
     assert_eq!(got.messages[0].content.as_text(), Some("Hello, Ada!"));
+    pair
+}
+
+async fn the_client_only_asks_and_the_server_only_answers(connector: Connector) {
+    // A prompt that needs the user's name: in the handshake era a request from the
+    // server, answered by the client.
+    let pair = ada_is_greeted(&connector).await;
 
     let sent = pair.wire.sent();
     let received = pair.wire.received();
     assert!(
-        sent.iter()
-            .filter(|m| m.method() == Some("prompts/get"))
-            .count()
-            >= 2,
+        pair.wire.sent_count("prompts/get") >= 2,
         "the exchange took a retry: {sent:?}"
     );
     for message in &sent {
@@ -326,9 +327,8 @@ fn greeting_prompt() -> PromptDef {
 
 /// The `prompts/get` (or `resources/read`) requests the client sent, as JSON.
 fn sent_as_json(wire: &Recording, method: &str) -> Vec<Value> {
-    wire.sent()
+    wire.sent_of(method)
         .iter()
-        .filter(|m| m.method() == Some(method))
         .map(|m| serde_json::to_value(m).unwrap())
         .collect()
 }
@@ -343,15 +343,7 @@ fn answers_as_json(wire: &Recording) -> Vec<Value> {
 }
 
 async fn a_prompt_asks_for_input_and_completes_on_the_retry(connector: Connector) {
-    let server = Server::builder("greeter", "1.0.0")
-        .prompt(greeting_prompt())
-        .unwrap()
-        .build();
-    let pair = connect(&connector, &server, ada()).await;
-    let got = within("the prompt", pair.client.get_prompt("greet", ()))
-        .await
-        .unwrap();
-    assert_eq!(got.messages[0].content.as_text(), Some("Hello, Ada!"));
+    let pair = ada_is_greeted(&connector).await;
 
     let gets = sent_as_json(&pair.wire, "prompts/get");
     assert_eq!(gets.len(), 2, "the request, then its retry: {gets:?}");

@@ -19,6 +19,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 
+use crate::modern_results::the_form;
 use crate::support::{client, connect, input_required_server, raw_options};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -74,23 +75,10 @@ pub(crate) fn tests() -> Vec<Test> {
 
 /// The `tools/call` requests the client sent, as JSON, in order.
 fn calls_sent(wire: &modelctx_conformance::Recording) -> Vec<Value> {
-    wire.sent()
-        .into_iter()
-        .filter(|m| m.method() == Some("tools/call"))
-        .map(|m| serde_json::to_value(&m).expect("a message serialises"))
+    wire.sent_of("tools/call")
+        .iter()
+        .map(|m| serde_json::to_value(m).expect("a message serialises"))
         .collect()
-}
-
-fn name_form() -> Value {
-    json!({
-        "mode": "form",
-        "message": "Who are you?",
-        "requestedSchema": {
-            "type": "object",
-            "properties": {"name": {"type": "string"}},
-            "required": ["name"]
-        }
-    })
 }
 
 /// A client that answers every form with `name` = Ada.
@@ -118,7 +106,7 @@ async fn a_retry_carries_the_answers_under_the_keys_asked_and_the_state_as_sent(
     let first = json!({
         "resultType": "input_required",
         "inputRequests": {
-            "who": {"method": "elicitation/create", "params": name_form()},
+            "who": {"method": "elicitation/create", "params": the_form()},
             "where": {"method": "roots/list", "params": {}}
         },
         "requestState": "opaque+/=state, kept byte for byte"
@@ -149,7 +137,7 @@ async fn a_retry_carries_the_answers_under_the_keys_asked_and_the_state_as_sent(
 async fn without_a_state_the_retry_has_no_state_key(connector: Connector) {
     let first = json!({
         "resultType": "input_required",
-        "inputRequests": {"who": {"method": "elicitation/create", "params": name_form()}}
+        "inputRequests": {"who": {"method": "elicitation/create", "params": the_form()}}
     });
     let (client, wire) = input_required_server(&connector, ada(), first).await;
     call(&client, "signup").await;
@@ -174,7 +162,7 @@ async fn a_state_alone_is_sent_back_with_no_answers(connector: Connector) {
 async fn a_calls_state_never_rides_on_another_call(connector: Connector) {
     let first = json!({
         "resultType": "input_required",
-        "inputRequests": {"who": {"method": "elicitation/create", "params": name_form()}},
+        "inputRequests": {"who": {"method": "elicitation/create", "params": the_form()}},
         "requestState": "for-signup-only"
     });
     let (client, wire) = input_required_server(&connector, ada(), first).await;
@@ -250,7 +238,7 @@ pub(crate) fn asking_builder(runs: Arc<AtomicUsize>) -> modelctx::server::Server
             runs.fetch_add(1, Ordering::SeqCst);
             async move {
                 let schema: RequestedSchema =
-                    serde_json::from_value(name_form()["requestedSchema"].clone()).unwrap();
+                    serde_json::from_value(the_form()["requestedSchema"].clone()).unwrap();
                 let answer = cx
                     .elicit_form_schema("Who are you?", schema)
                     .await

@@ -4,18 +4,18 @@
 //! server of the handshake era, an `initialize` dressed as a 2026-07-28 request, and the
 //! list refresh a 2026-07-28 client runs over `subscriptions/listen`.
 
-use modelctx::client::{ConnectMode, ListKind, ListUpdate};
+use modelctx::client::{ConnectMode, ListUpdate};
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::types::{
     CallToolRequest, ClientCapabilities, ErrorCode, ErrorData, ExperimentalCapabilities,
     ProtocolVersion, ServerCapabilities,
 };
-use modelctx_conformance::{Connector, Recording, Test, conformance_test, record, within};
+use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::http_modern::{both_eras, echo_server, modern_call, only_message, post_modern};
 use crate::http_support::{Raw, initialize};
+use crate::list_changed::{refreshing_tools, tool};
 use crate::support::{call_work, client, connect, work_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -49,14 +49,6 @@ pub(crate) fn tests() -> Vec<Test> {
             ["lifecycle:mode:prior-discover-stale-reprobe"]
         ),
     ]
-}
-
-/// The methods of the requests and notifications the client sent, in order.
-fn sent_methods(wire: &Recording) -> Vec<String> {
-    wire.sent()
-        .iter()
-        .filter_map(|m| m.method().map(str::to_owned))
-        .collect()
 }
 
 fn experimental(value: Value) -> ExperimentalCapabilities {
@@ -114,7 +106,7 @@ async fn listing_a_kind_the_server_did_not_advertise_is_refused_unsent(connector
     }
     // What was advertised is listed as usual.
     assert!(pair.client.list_tools(None).await.unwrap().tools.is_empty());
-    let sent = sent_methods(&pair.wire);
+    let sent = pair.wire.sent_methods();
     for unsent in ["prompts/list", "resources/list", "resources/templates/list"] {
         assert!(!sent.iter().any(|m| m == unsent), "{unsent} sent: {sent:?}");
     }
@@ -196,7 +188,7 @@ async fn a_modern_only_client_probes_first_and_says_why_a_legacy_server_fails(
     .await
     .expect_err("a modern-only client does not settle with a legacy server");
     // The probe went first, and the client never fell back to the handshake.
-    assert_eq!(sent_methods(&wire), ["server/discover"]);
+    assert_eq!(wire.sent_methods(), ["server/discover"]);
     let said = refused.to_string();
     assert!(said.contains("2026-07-28"), "the era is named: {said}");
     assert!(
@@ -233,19 +225,11 @@ async fn an_initialize_in_a_modern_envelope_is_not_a_handshake(_: Connector) {
 }
 
 async fn a_listened_change_brings_the_fresh_list_to_the_callback(connector: Connector) {
-    let tool = |name: &str| {
-        ToolDef::new(name, |_: NoArgs, _cx: Context| async move {
-            Ok::<_, String>("x")
-        })
-    };
     let server = Server::builder("dynamic", "1.0.0")
         .tool(tool("first"))
         .unwrap()
         .build();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let builder = client().on_list_refreshed(ListKind::Tools, move |update| {
-        let _ = tx.send(update);
-    });
+    let (builder, mut rx) = refreshing_tools();
     let pair = connect(&connector, &server, builder).await;
     // The client opened a stream for the tool list's changes.
     let listen = pair
@@ -333,7 +317,7 @@ async fn a_kept_discover_answer_that_went_stale_is_asked_again(connector: Connec
         .expect("the call is answered after the server is asked again");
     assert_eq!(modelctx_test::text_of(&result), "fresh");
     assert_eq!(
-        sent_methods(&wire),
+        wire.sent_methods(),
         ["tools/call", "server/discover", "tools/call"]
     );
 
@@ -356,5 +340,5 @@ async fn a_kept_discover_answer_that_went_stale_is_asked_again(connector: Connec
         "{said}"
     );
     assert!(said.contains("now offers 2025-11-25"), "{said}");
-    assert_eq!(sent_methods(&wire), ["tools/call", "server/discover"]);
+    assert_eq!(wire.sent_methods(), ["tools/call", "server/discover"]);
 }

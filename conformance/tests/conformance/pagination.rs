@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server, TemplateDef, ToolDef};
+use modelctx::server::{Context, NoArgs, PromptDef, Server, TemplateDef, ToolDef};
 use modelctx::types::{
     Cursor, ErrorCode, ListPromptsRequest, ListPromptsResult, ListResourceTemplatesRequest,
     ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, Prompt,
@@ -10,6 +10,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test};
 use serde_json::Value;
 
+use crate::support::text_resource;
 use crate::tools::{connect_to, error_code};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -60,12 +61,7 @@ async fn walking_the_pages_visits_each_once(connector: Connector) {
     assert_eq!(unique, names);
     assert_eq!(cursors.len(), 3);
     assert!(cursors[0].is_some() && cursors[1].is_some() && cursors[2].is_none());
-    let requests = pair
-        .wire
-        .sent()
-        .iter()
-        .filter(|m| m.method() == Some("tools/list"))
-        .count();
+    let requests = pair.wire.sent_count("tools/list");
     assert_eq!(requests, 3);
 }
 
@@ -80,11 +76,7 @@ async fn a_bad_cursor_is_invalid_params(connector: Connector) {
             Ok::<_, String>("x")
         }))
         .unwrap()
-        .resource(ResourceDef::new(
-            "file:///a",
-            "a",
-            |_cx: Context| async move { Ok::<_, String>("x") },
-        ))
+        .resource(text_resource("file:///a", "a", "x"))
         .unwrap()
         .resource_template(TemplateDef::new(
             "t://{x}",

@@ -212,12 +212,7 @@ async fn without_a_callback_no_token_and_no_progress(connector: Connector) {
             .get()
             .contains("progressToken")
     );
-    let progress = pair
-        .wire
-        .received()
-        .iter()
-        .filter(|m| m.method() == Some("notifications/progress"))
-        .count();
+    let progress = pair.wire.received_count("notifications/progress");
     assert_eq!(progress, 0);
 }
 

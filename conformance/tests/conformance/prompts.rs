@@ -8,17 +8,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use modelctx::client::ListKind;
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{CompletionInput, Context, NoArgs, PromptDef, Server, TemplateDef};
+use modelctx::session::SessionError;
 use modelctx::types::{
-    CompleteArgument, CompleteRequest, CompleteRequestParams, Completion, ErrorCode,
-    GetPromptRequest, GetPromptRequestParams, PromptMessage, PromptReference,
-    ResourceTemplateReference, Role,
+    CompleteArgument, CompleteRequest, CompleteRequestParams, CompleteResult, Completion,
+    CompletionReference, ErrorCode, GetPromptRequest, GetPromptRequestParams, PromptMessage,
+    PromptReference, ResourceTemplateReference, Role,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect, raw_options};
+use crate::support::{Pair, client, connect, raw_options};
 use crate::tools::{connect_to, error_code, from_json};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -128,6 +129,20 @@ fn review_prompt() -> PromptDef {
     .description("Reviews code")
 }
 
+/// Asks for completions of `argument` (typed so far: `value`) of `reference`, with the
+/// `resolved` arguments' values.
+async fn completions(
+    pair: &Pair,
+    reference: impl Into<CompletionReference>,
+    argument: &str,
+    value: &str,
+    resolved: &[(&str, &str)],
+) -> Result<CompleteResult, SessionError> {
+    pair.client
+        .complete(reference, argument, value, args(resolved))
+        .await
+}
+
 fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
@@ -218,12 +233,7 @@ async fn a_prompt_without_arguments_needs_none(connector: Connector) {
         .await
         .unwrap();
     assert_eq!(text(&got.messages[0]), "Say hello.");
-    let sent = pair
-        .wire
-        .sent()
-        .into_iter()
-        .find(|m| m.method() == Some("prompts/get"))
-        .unwrap();
+    let sent = pair.wire.first_sent("prompts/get").unwrap();
     assert!(
         serde_json::to_value(&sent).unwrap()["params"]
             .get("arguments")
@@ -466,35 +476,17 @@ async fn prompt_arguments_complete_with_context(connector: Connector) {
     let pair = connect_to(&connector, &server).await;
     assert!(pair.client.server_capabilities().completions.is_some());
 
-    let languages = pair
-        .client
-        .complete(
-            PromptReference::new("snippet"),
-            "language",
-            "p",
-            BTreeMap::new(),
-        )
+    let snippet = PromptReference::new("snippet");
+    let languages = completions(&pair, snippet.clone(), "language", "p", &[])
         .await
         .unwrap();
     assert_eq!(languages.completion.values, ["python", "perl", "php"]);
-    let frameworks = pair
-        .client
-        .complete(
-            PromptReference::new("snippet"),
-            "framework",
-            "f",
-            args(&[("language", "python")]),
-        )
+    let python = [("language", "python")];
+    let frameworks = completions(&pair, snippet, "framework", "f", &python)
         .await
         .unwrap();
     assert_eq!(frameworks.completion.values, ["flask", "fastapi"]);
-    let sent = pair
-        .wire
-        .sent()
-        .into_iter()
-        .filter(|m| m.method() == Some("completion/complete"))
-        .last()
-        .unwrap();
+    let sent = pair.wire.last_sent("completion/complete").unwrap();
     assert_eq!(
         serde_json::to_value(&sent).unwrap()["params"]["context"],
         json!({"arguments": {"language": "python"}})
@@ -534,14 +526,8 @@ async fn template_variables_complete(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let owners = pair
-        .client
-        .complete(
-            ResourceTemplateReference::new("github://{owner}/{repo}"),
-            "owner",
-            "ac",
-            BTreeMap::new(),
-        )
+    let github = ResourceTemplateReference::new("github://{owner}/{repo}");
+    let owners = completions(&pair, github.clone(), "owner", "ac", &[])
         .await
         .unwrap();
     assert_eq!(owners.completion.values, ["ac-org", "ac-user"]);
@@ -549,14 +535,7 @@ async fn template_variables_complete(connector: Connector) {
     assert!(owner_wire["completion"].get("total").is_none());
     assert!(owner_wire["completion"].get("hasMore").is_none());
 
-    let repos = pair
-        .client
-        .complete(
-            ResourceTemplateReference::new("github://{owner}/{repo}"),
-            "repo",
-            "",
-            args(&[("owner", "acme")]),
-        )
+    let repos = completions(&pair, github, "repo", "", &[("owner", "acme")])
         .await
         .unwrap();
     let completion: &Completion = &repos.completion;
@@ -586,43 +565,26 @@ async fn completion_of_unknown_references_is_invalid_params(connector: Connector
             .unwrap()
             .build();
     let pair = connect_to(&connector, &server).await;
-    let unknown_prompt = pair
-        .client
-        .complete(
-            PromptReference::new("nope"),
-            "language",
-            "r",
-            BTreeMap::new(),
-        )
+    let unknown_prompt = completions(&pair, PromptReference::new("nope"), "language", "r", &[])
         .await
         .unwrap_err();
     assert_eq!(error_code(&unknown_prompt), ErrorCode::INVALID_PARAMS);
-    let unknown_template = pair
-        .client
-        .complete(
-            ResourceTemplateReference::new("gitlab://{group}"),
-            "group",
-            "a",
-            BTreeMap::new(),
-        )
-        .await
-        .unwrap_err();
+    let unknown_template = completions(
+        &pair,
+        ResourceTemplateReference::new("gitlab://{group}"),
+        "group",
+        "a",
+        &[],
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error_code(&unknown_template), ErrorCode::INVALID_PARAMS);
-    let unknown_argument = pair
-        .client
-        .complete(
-            PromptReference::new("review"),
-            "colour",
-            "r",
-            BTreeMap::new(),
-        )
+    let unknown_argument = completions(&pair, PromptReference::new("review"), "colour", "r", &[])
         .await
         .unwrap_err();
     assert_eq!(error_code(&unknown_argument), ErrorCode::INVALID_PARAMS);
     // A known argument without a source completes to nothing.
-    let none = pair
-        .client
-        .complete(PromptReference::new("review"), "code", "x", BTreeMap::new())
+    let none = completions(&pair, PromptReference::new("review"), "code", "x", &[])
         .await
         .unwrap();
     assert!(none.completion.values.is_empty());

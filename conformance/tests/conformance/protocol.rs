@@ -14,7 +14,7 @@ use modelctx_conformance::{Connector, SpecVersion, Test, conformance_test, withi
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{Echo, Script, Work, client, connect, payload};
+use crate::support::{Echo, Script, Work, client, connect, meta_echo_server, next_change, payload};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -338,12 +338,7 @@ async fn an_unknown_method_answers_method_not_found(connector: Connector) {
 }
 
 async fn request_meta_reaches_the_handler(connector: Connector) {
-    let server = Server::builder("meta", "1.0.0")
-        .request_handler::<Echo, _, _>(|_, cx| async move {
-            Ok(serde_json::to_value(cx.meta()).unwrap())
-        })
-        .build();
-    let pair = connect(&connector, &server, client()).await;
+    let pair = connect(&connector, &meta_echo_server(), client()).await;
     let mut meta = Meta::new();
     meta.insert("example.com/trace", json!({"span": "abc", "depth": [1, 2]}));
     let seen = pair
@@ -465,19 +460,13 @@ async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Co
             |_: NoArgs, _cx: modelctx::server::Context| async move { Ok::<_, String>("x") },
         ))
         .unwrap();
-    let change = within("the tools change", watch_tools.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let change = next_change("the tools change", watch_tools.next()).await;
     assert!(
         matches!(change, ServerNotification::ToolListChanged(_)),
         "{change:?}"
     );
     server.add_prompt(prompt("second")).unwrap();
-    let change = within("the prompts change", watch_prompts.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let change = next_change("the prompts change", watch_prompts.next()).await;
     assert!(
         matches!(change, ServerNotification::PromptListChanged(_)),
         "{change:?}"
@@ -488,10 +477,7 @@ async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Co
             |_: NoArgs, _cx: modelctx::server::Context| async move { Ok::<_, String>("x") },
         ))
         .unwrap();
-    let change = within("the next tools change", watch_tools.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let change = next_change("the next tools change", watch_tools.next()).await;
     assert!(
         matches!(change, ServerNotification::ToolListChanged(_)),
         "the prompts change went to its own subscription only: {change:?}"

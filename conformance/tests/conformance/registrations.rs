@@ -8,7 +8,8 @@ use modelctx::types::{JsonObject, TextOrBlobResourceContents};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use tokio::sync::mpsc;
 
-use crate::support::{Pair, client, connect};
+use crate::support::{Pair, client, connect, tool_names};
+use crate::tools::call_without_arguments;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -52,26 +53,21 @@ fn echo_tool(name: &str, answer: &'static str) -> ToolDef {
     })
 }
 
-async fn tool_names(pair: &Pair) -> Vec<String> {
-    let tools = pair.client.list_all_tools().await.unwrap();
-    tools.into_iter().map(|t| t.name).collect()
-}
-
 async fn a_disabled_tool_is_gone_until_enabled_again(connector: Connector) {
     let server = Server::builder("switches", "1.0.0").enable_tools().build();
     let (pair, mut changes) = watching(&connector, &server, ListKind::Tools).await;
-    assert!(tool_names(&pair).await.is_empty());
+    assert!(tool_names(&pair.client).await.is_empty());
 
     let handle = server.add_tool(echo_tool("lamp", "on")).unwrap();
     announced(&mut changes, ListKind::Tools, "the registration").await;
     assert!(handle.is_enabled());
-    assert_eq!(tool_names(&pair).await, ["lamp"]);
+    assert_eq!(tool_names(&pair.client).await, ["lamp"]);
 
     // Disabled: out of the list, and a call is refused like one to an unknown tool.
     assert!(handle.disable());
     announced(&mut changes, ListKind::Tools, "the disabling").await;
     assert!(!handle.is_enabled() && handle.is_registered());
-    assert!(tool_names(&pair).await.is_empty());
+    assert!(tool_names(&pair.client).await.is_empty());
     let refused = pair
         .client
         .call_tool("lamp", JsonObject::new())
@@ -90,12 +86,8 @@ async fn a_disabled_tool_is_gone_until_enabled_again(connector: Connector) {
     // Enabled again: listed and served as before.
     assert!(handle.enable());
     announced(&mut changes, ListKind::Tools, "the enabling").await;
-    assert_eq!(tool_names(&pair).await, ["lamp"]);
-    let lit = pair
-        .client
-        .call_tool("lamp", JsonObject::new())
-        .await
-        .unwrap();
+    assert_eq!(tool_names(&pair.client).await, ["lamp"]);
+    let lit = call_without_arguments(&pair, "lamp").await;
     assert_eq!(lit.content[0].as_text(), Some("on"));
     assert!(!handle.enable(), "already enabled");
 }

@@ -8,7 +8,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect};
+use crate::support::{client, connect, next_change};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -197,18 +197,12 @@ async fn a_subscription_is_a_stream_of_typed_changes(connector: Connector) {
     let mut subscription = within("the acknowledgement", client.subscribe(filter))
         .await
         .unwrap();
-    let first = within("the first change", subscription.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let first = next_change("the first change", subscription.next()).await;
     assert!(
         matches!(first, ServerNotification::ToolListChanged(_)),
         "{first:?}"
     );
-    let second = within("the second change", subscription.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let second = next_change("the second change", subscription.next()).await;
     match second {
         ServerNotification::ResourceUpdated(n) => assert_eq!(n.params.uri, "file:///a"),
         other => panic!("{other:?}"),
@@ -255,10 +249,7 @@ async fn the_servers_closing_answer_ends_a_subscription_cleanly(connector: Conne
         .await
         .unwrap();
     // The change sent before the end is delivered, then the end: no error.
-    let change = within("the change", subscription.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let change = next_change("the change", subscription.next()).await;
     assert!(
         matches!(change, ServerNotification::PromptListChanged(_)),
         "{change:?}"
@@ -280,10 +271,7 @@ async fn a_broken_subscription_stream_is_an_error(connector: Connector) {
     let mut subscription = within("the acknowledgement", client.subscribe(filter))
         .await
         .unwrap();
-    let change = within("the change", subscription.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let change = next_change("the change", subscription.next()).await;
     assert!(
         matches!(change, ServerNotification::ToolListChanged(_)),
         "{change:?}"

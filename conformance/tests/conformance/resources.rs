@@ -7,18 +7,18 @@ use modelctx::client::ListKind;
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{Blob, Context, NoArgs, ResourceDef, Server, TemplateDef, ToolDef};
 use modelctx::types::{
-    Annotations, ContentBlock, EmptyResult, ErrorCode, ErrorData, JsonObject,
-    ListResourceTemplatesRequest, ListResourcesRequest, Resource, ResourceLink,
-    ResourceRequestParams, ResourceUpdatedNotification, Role, SubscribeRequest,
-    TextOrBlobResourceContents, UnsubscribeRequest,
+    Annotations, ContentBlock, EmptyResult, ErrorCode, ErrorData, ListResourceTemplatesRequest,
+    ListResourcesRequest, Resource, ResourceLink, ResourceRequestParams,
+    ResourceUpdatedNotification, Role, SubscribeRequest, TextOrBlobResourceContents,
+    UnsubscribeRequest,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect, raw_options, stateless_era};
-use crate::tools::{connect_to, error_code, from_json};
+use crate::support::{client, connect, raw_options, stateless_era, text_resource};
+use crate::tools::{call_without_arguments, connect_to, error_code, from_json};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -299,11 +299,7 @@ async fn templates_are_listed_and_bind_typed_variables(connector: Connector) {
 
 async fn an_unknown_uri_is_resource_not_found(connector: Connector) {
     let server = Server::builder("library", "1.0.0")
-        .resource(ResourceDef::new(
-            "file:///known.txt",
-            "known",
-            |_cx: Context| async move { Ok::<_, String>("known") },
-        ))
+        .resource(text_resource("file:///known.txt", "known", "known"))
         .unwrap()
         .resource_template(TemplateDef::new(
             "notes://{id}",
@@ -559,11 +555,7 @@ async fn subscribe_handlers_get_the_uri(connector: Connector) {
 async fn subscriptions_need_the_capability(connector: Connector) {
     let server = Server::builder("no-subscribe", "1.0.0")
         .resource_subscriptions(false)
-        .resource(ResourceDef::new(
-            "file:///a",
-            "a",
-            |_cx: Context| async move { Ok::<_, String>("a") },
-        ))
+        .resource(text_resource("file:///a", "a", "a"))
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
@@ -576,13 +568,7 @@ async fn subscriptions_need_the_capability(connector: Connector) {
         .await
         .unwrap_err();
     assert!(local.is_refused(), "{local:?}");
-    assert!(
-        !pair
-            .wire
-            .sent()
-            .iter()
-            .any(|m| m.method() == Some("resources/subscribe"))
-    );
+    assert_eq!(pair.wire.sent_count("resources/subscribe"), 0);
     // ...and by the server when sent anyway.
     let remote = pair
         .client
@@ -649,9 +635,8 @@ async fn subscribers_hear_of_updates_until_they_unsubscribe(connector: Connector
     );
     let updates: Vec<Value> = pair
         .wire
-        .received()
+        .received_of("notifications/resources/updated")
         .iter()
-        .filter(|m| m.method() == Some("notifications/resources/updated"))
         .map(|m| serde_json::to_value(m).unwrap()["params"]["uri"].clone())
         .collect();
     assert_eq!(
@@ -683,11 +668,7 @@ async fn adding_a_resource_announces_list_changed(connector: Connector) {
         Some(true)
     );
     server
-        .add_resource(ResourceDef::new(
-            "file:///new",
-            "new",
-            |_cx: Context| async move { Ok::<_, String>("fresh") },
-        ))
+        .add_resource(text_resource("file:///new", "new", "fresh"))
         .unwrap();
     assert_eq!(
         within("list_changed", rx.recv()).await,
@@ -728,11 +709,7 @@ async fn a_resource_link_from_a_tool_can_be_read(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let result = pair
-        .client
-        .call_tool("make-report", JsonObject::new())
-        .await
-        .unwrap();
+    let result = call_without_arguments(&pair, "make-report").await;
     let uri = result
         .content
         .iter()

@@ -85,6 +85,14 @@ fn project_roots() -> Vec<Root> {
     ]
 }
 
+/// [`project_roots`] as the wire carries them.
+fn project_roots_json() -> Value {
+    json!([
+        {"uri": "file:///home/user/repos/frontend", "name": "Frontend"},
+        {"uri": "file:///home/user/repos/backend", "name": "Backend"}
+    ])
+}
+
 async fn a_handler_lists_the_client_roots(connector: Connector) {
     let roots = RootsList::new(project_roots()).unwrap();
     let pair = connect(&connector, &roots_server().0, client().roots(roots, false)).await;
@@ -92,36 +100,16 @@ async fn a_handler_lists_the_client_roots(connector: Connector) {
         serde_json::to_value(pair.server().client_capabilities().unwrap()).unwrap(),
         json!({"roots": {"listChanged": false}})
     );
-    let got = list(&pair).await;
-    assert_eq!(
-        got,
-        json!({"ok": [
-            {"uri": "file:///home/user/repos/frontend", "name": "Frontend"},
-            {"uri": "file:///home/user/repos/backend", "name": "Backend"}
-        ]})
-    );
+    assert_eq!(list(&pair).await, json!({"ok": project_roots_json()}));
 }
 
 async fn the_roots_reach_the_handler_on_the_retry(connector: Connector) {
     let roots = RootsList::new(project_roots()).unwrap();
     let pair = connect(&connector, &roots_server().0, client().roots(roots, false)).await;
-    let got = list(&pair).await;
-    assert_eq!(
-        got,
-        json!({"ok": [
-            {"uri": "file:///home/user/repos/frontend", "name": "Frontend"},
-            {"uri": "file:///home/user/repos/backend", "name": "Backend"}
-        ]})
-    );
+    assert_eq!(list(&pair).await, json!({"ok": project_roots_json()}));
     // The server asked once, inside its answer; the client answered on the retry.
     assert_eq!(asked_of(&pair, "roots/list").len(), 1);
-    assert_eq!(
-        answers_of(&pair),
-        [json!({"roots": [
-            {"uri": "file:///home/user/repos/frontend", "name": "Frontend"},
-            {"uri": "file:///home/user/repos/backend", "name": "Backend"}
-        ]})]
-    );
+    assert_eq!(answers_of(&pair), [json!({"roots": project_roots_json()})]);
     assert!(
         pair.wire
             .received()
@@ -164,21 +152,12 @@ async fn roots_without_the_capability_is_method_not_found(connector: Connector) 
     // Through the context, it is refused before anything is sent.
     let got = list(&pair).await;
     assert_eq!(got["refused"], json!(true), "{got}");
-    let asked = pair
-        .wire
-        .received()
-        .iter()
-        .filter(|m| m.method() == Some("roots/list"))
-        .count();
+    let asked = pair.wire.received_count("roots/list");
     assert_eq!(asked, 1, "only the raw request reached the client");
 }
 
 fn changes_sent(pair: &Pair) -> usize {
-    pair.wire
-        .sent()
-        .iter()
-        .filter(|m| m.method() == Some("notifications/roots/list_changed"))
-        .count()
+    pair.wire.sent_count("notifications/roots/list_changed")
 }
 
 async fn every_change_notifies_the_server(connector: Connector) {

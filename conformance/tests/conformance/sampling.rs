@@ -510,21 +510,7 @@ async fn tool_results_mixed_with_other_content_are_refused(connector: Connector)
     let answer = CreateMessageResult::assistant_text("ok", "m");
     let (builder, mut seen) = recording_client(SamplingSupport::new().with_tools(), answer);
     let pair = connect(&connector, &sampler(), builder).await;
-    let mixed = CreateMessageRequestParams::new(
-        vec![
-            SamplingMessage::user_text("weather?"),
-            tool_use_turn(&["call_1"]),
-            SamplingMessage::new(
-                Role::User,
-                vec![
-                    SamplingMessageContentBlock::text("Here:"),
-                    tool_result("call_1"),
-                ],
-            ),
-        ],
-        50,
-    )
-    .with_tools(vec![weather_tool()]);
+    let mixed = mixed_tool_results();
     let got = sample(&pair, &mixed).await;
     assert_eq!(got["refused"], json!(true), "{got}");
     assert_eq!(got["code"], json!(-32602));
@@ -594,11 +580,7 @@ async fn mixed_tool_results_never_cross_in_input_required(connector: Connector) 
     let said = refused.to_string();
     assert!(said.contains("mixes tool results"), "{said}");
     assert!(seen.try_recv().is_err(), "the callback never saw it");
-    let retried = wire
-        .sent()
-        .iter()
-        .filter(|m| m.method() == Some("tools/call"))
-        .count();
+    let retried = wire.sent_count("tools/call");
     assert_eq!(retried, 1, "no retry carried an answer");
 }
 

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::http_support::{call, initialize};
-use crate::support::client;
+use crate::support::{client, tool_names};
 use crate::tools::obj;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -308,13 +308,7 @@ async fn one_server_serves_both_transports_with_the_same_tools(_: Connector) {
     let names = |c: &Client| {
         let c = c.clone();
         async move {
-            let mut names: Vec<String> = c
-                .list_all_tools()
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|t| t.name)
-                .collect();
+            let mut names = tool_names(&c).await;
             names.sort();
             names
         }

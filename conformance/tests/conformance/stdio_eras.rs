@@ -82,11 +82,7 @@ async fn one_server_program_serves_either_era_on_its_own_connection(_: Connector
         "no handshake: {methods:?}"
     );
     // Its requests carry the era's envelope.
-    let call = modern_wire
-        .sent()
-        .into_iter()
-        .find(|m| m.method() == Some("tools/call"))
-        .unwrap();
+    let call = modern_wire.first_sent("tools/call").unwrap();
     let call = serde_json::to_value(&call).unwrap();
     assert_eq!(
         call["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],

@@ -156,6 +156,22 @@ async fn a_non_object_schema_is_listed_wrapped_to_the_handshake_era(connector: C
     );
 }
 
+/// Connects to a server named `name` with a tool for each case: the tool of the case's
+/// name declares its output schema and returns its value bare.
+async fn connect_returning(
+    connector: &Connector,
+    name: &str,
+    cases: &[(&str, Value, Value)],
+) -> Pair {
+    let mut builder = Server::builder(name, "1.0.0");
+    for (name, schema, value) in cases {
+        builder = builder
+            .tool(raw_tool(name, Some(schema.clone()), bare(value.clone())))
+            .unwrap();
+    }
+    connect(connector, &builder.build(), client()).await
+}
+
 async fn non_object_values_arrive_wrapped_with_their_text(connector: Connector) {
     let cases = [
         ("numbers", json!({"type": "array"}), json!([1, 2, 3])),
@@ -164,13 +180,7 @@ async fn non_object_values_arrive_wrapped_with_their_text(connector: Connector) 
         ("flag", json!({"type": "boolean"}), json!(false)),
         ("nothing", json!({"type": "null"}), Value::Null),
     ];
-    let mut builder = Server::builder("values", "1.0.0");
-    for (name, schema, value) in &cases {
-        builder = builder
-            .tool(raw_tool(name, Some(schema.clone()), bare(value.clone())))
-            .unwrap();
-    }
-    let pair = connect(&connector, &builder.build(), client()).await;
+    let pair = connect_returning(&connector, "values", &cases).await;
 
     for (name, _, value) in cases {
         let result = call(&pair, name).await;
@@ -385,13 +395,7 @@ async fn primitive_values_arrive_unwrapped_with_their_text(connector: Connector)
         ("flag", json!({"type": "boolean"}), json!(true)),
         ("nothing", json!({"type": "null"}), Value::Null),
     ];
-    let mut builder = Server::builder("primitives", "1.0.0");
-    for (name, schema, value) in &cases {
-        builder = builder
-            .tool(raw_tool(name, Some(schema.clone()), bare(value.clone())))
-            .unwrap();
-    }
-    let pair = connect(&connector, &builder.build(), client()).await;
+    let pair = connect_returning(&connector, "primitives", &cases).await;
 
     for (name, _, value) in cases {
         let result = call(&pair, name).await;

@@ -13,7 +13,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test};
 use serde_json::Value;
 
-use crate::support::{Pair, client, connect};
+use crate::support::{Pair, client, connect, text_resource, tool_names};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -89,11 +89,7 @@ async fn every_connection_sees_the_same_lists(connector: Connector) {
         .unwrap()
         .tool(ok_tool("fetch"))
         .unwrap()
-        .resource(ResourceDef::new(
-            "file:///notes.txt",
-            "notes",
-            |_cx: Context| async move { Ok::<_, String>("notes") },
-        ))
+        .resource(text_resource("file:///notes.txt", "notes", "notes"))
         .unwrap()
         .prompt(hello_prompt("greet"))
         .unwrap()
@@ -133,11 +129,7 @@ async fn discover_advertises_exactly_the_areas_served(connector: Connector) {
     let no_tools = Server::builder("content", "1.0.0")
         .prompt(hello_prompt("greet"))
         .unwrap()
-        .resource(ResourceDef::new(
-            "file:///notes.txt",
-            "notes",
-            |_cx: Context| async move { Ok::<_, String>("notes") },
-        ))
+        .resource(text_resource("file:///notes.txt", "notes", "notes"))
         .unwrap()
         .build();
     let pair = connect(&connector, &no_tools, client()).await;
@@ -290,13 +282,10 @@ async fn the_tool_listing_keeps_its_order(connector: Connector) {
             .unwrap();
     }
     let pair = connect(&connector, &builder.build(), client()).await;
-    let names = |tools: Vec<modelctx::types::Tool>| -> Vec<String> {
-        tools.into_iter().map(|t| t.name).collect()
-    };
-    let first = names(pair.client.list_all_tools().await.unwrap());
+    let first = tool_names(&pair.client).await;
     assert_eq!(first.len(), 6);
     for _ in 0..3 {
-        assert_eq!(names(pair.client.list_all_tools().await.unwrap()), first);
+        assert_eq!(tool_names(&pair.client).await, first);
     }
 }
 

@@ -190,6 +190,14 @@ async fn raw(pair: &Pair, method: &'static str, params: Value) -> Result<Value, 
     }
 }
 
+/// Calls the tool `name` as a task, which the server accepts: the task's handle.
+async fn start_task(pair: &Pair, name: &str) -> TaskHandle<CallToolResult> {
+    pair.client
+        .call_tool_as_task(call(name), TaskMetadata::new())
+        .await
+        .unwrap()
+}
+
 /// Waits until the task reports `want`, polling at the interval it suggests.
 async fn reaches<R>(handle: &TaskHandle<R>, want: TaskStatus) -> Task
 where
@@ -208,9 +216,15 @@ where
     .await
 }
 
+/// A tasks server whose one tool, `slow`, may run as a task and finishes once `gate`
+/// opens.
+fn slow_tasks_server(gate: &Gate) -> Server {
+    tasks_server(vec![gated("slow", gate, TaskSupport::Optional)])
+}
+
 async fn a_task_augmented_call_answers_with_a_task_and_its_result_later(connector: Connector) {
     let gate = Gate::new();
-    let server = tasks_server(vec![gated("slow", &gate, TaskSupport::Optional)]);
+    let server = slow_tasks_server(&gate);
     let pair = connect(&connector, &server, client()).await;
     let declared = pair.client.server_capabilities().tasks.clone().unwrap();
     assert!(declared.list.is_some() && declared.cancel.is_some());
@@ -301,11 +315,7 @@ async fn tool_level_task_support_is_enforced(connector: Connector) {
     .await
     .unwrap_err();
     assert_eq!(refused.code, ErrorCode::METHOD_NOT_FOUND);
-    let handle = pair
-        .client
-        .call_tool_as_task(call("must"), TaskMetadata::new())
-        .await
-        .unwrap();
+    let handle = start_task(&pair, "must").await;
     within("the task's result", handle.result()).await.unwrap();
 }
 
@@ -341,11 +351,7 @@ async fn a_failing_tool_makes_a_failed_task_with_its_result(connector: Connector
     })
     .task_support(TaskSupport::Optional);
     let pair = connect(&connector, &tasks_server(vec![fails]), client()).await;
-    let handle = pair
-        .client
-        .call_tool_as_task(call("fails"), TaskMetadata::new())
-        .await
-        .unwrap();
+    let handle = start_task(&pair, "fails").await;
     let failed = reaches(&handle, TaskStatus::Failed).await;
     assert!(failed.status_message.is_some());
     let result: CallToolResult = within("the task's result", handle.result()).await.unwrap();
@@ -381,11 +387,7 @@ async fn cancelling_a_task_ends_it_for_good_while_its_work_goes_on(connector: Co
         gated("quick", &open, TaskSupport::Optional)
     };
     let pair = connect(&connector, &tasks_server(vec![stubborn, quick]), client()).await;
-    let handle = pair
-        .client
-        .call_tool_as_task(call("stubborn"), TaskMetadata::new())
-        .await
-        .unwrap();
+    let handle = start_task(&pair, "stubborn").await;
     let cancelled = handle.cancel().await.unwrap();
     assert_eq!(cancelled.status, TaskStatus::Cancelled);
     assert_eq!(handle.status().await.unwrap().status, TaskStatus::Cancelled);
@@ -408,11 +410,7 @@ async fn cancelling_a_task_ends_it_for_good_while_its_work_goes_on(connector: Co
         again.protocol_error().unwrap().code,
         ErrorCode::INVALID_PARAMS
     );
-    let done = pair
-        .client
-        .call_tool_as_task(call("quick"), TaskMetadata::new())
-        .await
-        .unwrap();
+    let done = start_task(&pair, "quick").await;
     within("the quick task", done.result()).await.unwrap();
     let refused = done.cancel().await.unwrap_err();
     assert_eq!(
@@ -433,19 +431,10 @@ async fn unknown_task_ids_are_invalid_params(connector: Connector) {
 
 async fn tasks_are_listed_a_page_at_a_time(connector: Connector) {
     let gate = Gate::new();
-    let pair = connect(
-        &connector,
-        &tasks_server(vec![gated("slow", &gate, TaskSupport::Optional)]),
-        client(),
-    )
-    .await;
+    let pair = connect(&connector, &slow_tasks_server(&gate), client()).await;
     let mut created = BTreeSet::new();
     for _ in 0..3 {
-        let handle = pair
-            .client
-            .call_tool_as_task(call("slow"), TaskMetadata::new())
-            .await
-            .unwrap();
+        let handle = start_task(&pair, "slow").await;
         created.insert(handle.id().to_owned());
     }
     let first = pair.client.list_tasks(None).await.unwrap();
@@ -482,17 +471,8 @@ async fn status_notifications_carry_the_whole_task(connector: Connector) {
             let _ = tx.send(serde_json::to_value(&params).unwrap());
             async {}
         });
-    let pair = connect(
-        &connector,
-        &tasks_server(vec![gated("slow", &gate, TaskSupport::Optional)]),
-        builder,
-    )
-    .await;
-    let handle = pair
-        .client
-        .call_tool_as_task(call("slow"), TaskMetadata::new())
-        .await
-        .unwrap();
+    let pair = connect(&connector, &slow_tasks_server(&gate), builder).await;
+    let handle = start_task(&pair, "slow").await;
     gate.open();
     let done = within("the completion's notification", async {
         loop {
@@ -552,12 +532,7 @@ async fn progress_keeps_its_token_after_the_task_is_created(connector: Connector
 
 async fn cancelling_the_creating_request_leaves_the_task_running(connector: Connector) {
     let gate = Gate::new();
-    let pair = connect(
-        &connector,
-        &tasks_server(vec![gated("slow", &gate, TaskSupport::Optional)]),
-        client(),
-    )
-    .await;
+    let pair = connect(&connector, &slow_tasks_server(&gate), client()).await;
     let params = serde_json::value::to_raw_value(&json!({"name": "slow", "task": {}})).unwrap();
     let request = pair.client.peer().start_raw(
         Cow::Borrowed("tools/call"),
@@ -641,11 +616,7 @@ async fn an_elicitation_waits_for_tasks_result_and_travels_inside_it(connector: 
             async {}
         });
     let pair = connect(&connector, &tasks_server(vec![asking(&["Who?"])]), builder).await;
-    let handle = pair
-        .client
-        .call_tool_as_task(call("ask"), TaskMetadata::new())
-        .await
-        .unwrap();
+    let handle = start_task(&pair, "ask").await;
     reaches(&handle, TaskStatus::InputRequired).await;
     // Nothing reached the client while no tasks/result was open.
     assert!(forms.try_recv().is_err(), "the elicitation waited");
@@ -709,11 +680,7 @@ async fn a_sampling_request_travels_inside_tasks_result(connector: Connector) {
         },
     );
     let pair = connect(&connector, &tasks_server(vec![tool]), builder).await;
-    let handle = pair
-        .client
-        .call_tool_as_task(call("summarise"), TaskMetadata::new())
-        .await
-        .unwrap();
+    let handle = start_task(&pair, "summarise").await;
     reaches(&handle, TaskStatus::InputRequired).await;
     let result = within("the task's result", handle.result()).await.unwrap();
     assert_eq!(result.structured_content, Some(json!({"model": "model-x"})));
@@ -724,11 +691,7 @@ async fn queued_requests_reach_the_client_in_order(connector: Connector) {
     let (builder, mut forms) = naming_client();
     let server = tasks_server(vec![asking(&["first", "second", "third"])]);
     let pair = connect(&connector, &server, builder).await;
-    let handle = pair
-        .client
-        .call_tool_as_task(call("ask"), TaskMetadata::new())
-        .await
-        .unwrap();
+    let handle = start_task(&pair, "ask").await;
     reaches(&handle, TaskStatus::InputRequired).await;
     let result = within("the task's result", handle.result()).await.unwrap();
     let order: Vec<String> = std::iter::from_fn(|| forms.try_recv().ok())
@@ -754,11 +717,7 @@ async fn queued_requests_are_dropped_when_the_task_is_cancelled(connector: Conne
     .task_support(TaskSupport::Optional);
     let (builder, mut forms) = naming_client();
     let pair = connect(&connector, &tasks_server(vec![tool]), builder).await;
-    let handle = pair
-        .client
-        .call_tool_as_task(call("ask"), TaskMetadata::new())
-        .await
-        .unwrap();
+    let handle = start_task(&pair, "ask").await;
     reaches(&handle, TaskStatus::InputRequired).await;
     handle.cancel().await.unwrap();
     assert_eq!(

@@ -1,5 +1,6 @@
 //! Tool checks: structured content checked against the output schema by the client and by the server, bad registrations refused, arguments checked before the function runs, and the request a tool function sees.
 
+use crate::support::tool_names;
 use crate::tools::{connect_to, error_code, obj};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -92,13 +93,7 @@ async fn the_client_checks_structured_content(connector: Connector) {
         .unwrap();
     assert_eq!(good.structured_content.unwrap(), json!({"meters": 3.5}));
     // The first call listed the tools to learn the output schema; no call since has.
-    let lists = || {
-        pair.wire
-            .sent()
-            .iter()
-            .filter(|m| m.method() == Some("tools/list"))
-            .count()
-    };
+    let lists = || pair.wire.sent_count("tools/list");
     assert_eq!(lists(), 1);
 
     // A declared output schema and no structuredContent: refused.
@@ -211,14 +206,7 @@ async fn bad_tool_registrations_are_refused(connector: Connector) {
     server.add_tool(tool("ok_name-1.2")).unwrap();
 
     let pair = connect_to(&connector, &server).await;
-    let mut names: Vec<String> = pair
-        .client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let mut names = tool_names(&pair.client).await;
     names.sort();
     assert_eq!(
         names,

@@ -104,6 +104,15 @@ pub(crate) async fn connect_to(connector: &Connector, server: &Server) -> Pair {
     connect(connector, server, client()).await
 }
 
+/// Calls the tool `name` without arguments; the request succeeds (its result may
+/// still report an error).
+pub(crate) async fn call_without_arguments(pair: &Pair, name: &str) -> CallToolResult {
+    pair.client
+        .call_tool(name, JsonObject::new())
+        .await
+        .unwrap()
+}
+
 /// The JSON-RPC error code of a failed call.
 pub(crate) fn error_code(error: &modelctx::session::SessionError) -> ErrorCode {
     error
@@ -171,11 +180,7 @@ async fn every_content_kind_survives_in_order(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let result = pair
-        .client
-        .call_tool("media", JsonObject::new())
-        .await
-        .unwrap();
+    let result = call_without_arguments(&pair, "media").await;
     assert_eq!(result.content, expected);
     let kinds: Vec<&str> = result.content.iter().map(ContentBlock::kind).collect();
     assert_eq!(
@@ -224,9 +229,8 @@ async fn concurrent_calls_run_in_parallel(connector: Connector) {
     assert_eq!(b.unwrap().content, vec![ContentBlock::text("b")]);
     let ids: Vec<_> = pair
         .wire
-        .sent()
+        .sent_of("tools/call")
         .iter()
-        .filter(|m| m.method() == Some("tools/call"))
         .filter_map(|m| match m {
             JsonRpcMessage::Request(r) => Some(r.id.clone()),
             _ => None,
@@ -292,11 +296,7 @@ async fn tool_failures_are_results_not_errors(connector: Connector) {
             .any(|m| matches!(m, JsonRpcMessage::Error(_)))
     );
     // The session lives on.
-    let fine = pair
-        .client
-        .call_tool("fine", JsonObject::new())
-        .await
-        .unwrap();
+    let fine = call_without_arguments(&pair, "fine").await;
     assert_eq!(fine.content, vec![ContentBlock::text("still here")]);
 }
 
@@ -331,29 +331,19 @@ async fn progress_reaches_the_caller_before_the_reply(connector: Connector) {
     assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
     let tokens: Vec<Value> = pair
         .wire
-        .received()
+        .received_of("notifications/progress")
         .iter()
-        .filter(|m| m.method() == Some("notifications/progress"))
         .map(|m| serde_json::to_value(m).unwrap()["params"]["progressToken"].clone())
         .collect();
     // Each carries the token the client put in the request's `_meta`.
-    let call = pair
-        .wire
-        .sent()
-        .into_iter()
-        .find(|m| m.method() == Some("tools/call"))
-        .unwrap();
+    let call = pair.wire.first_sent("tools/call").unwrap();
     let token = serde_json::to_value(&call).unwrap()["params"]["_meta"]["progressToken"].clone();
     assert!(!token.is_null());
     assert_eq!(tokens, vec![token.clone(), token.clone(), token]);
 
     // Without a token the same tool reports nothing and still succeeds.
     let before = pair.wire.received().len();
-    let result = pair
-        .client
-        .call_tool("work", JsonObject::new())
-        .await
-        .unwrap();
+    let result = call_without_arguments(&pair, "work").await;
     assert!(!result.is_error());
     let after = pair.wire.received();
     assert!(
@@ -396,11 +386,7 @@ async fn log_messages_reach_the_callback_before_the_reply(connector: Connector) 
         .await
         .unwrap();
     for round in 0..3 {
-        let result = pair
-            .client
-            .call_tool("busy", JsonObject::new())
-            .await
-            .unwrap();
+        let result = call_without_arguments(&pair, "busy").await;
         assert_eq!(result.content, vec![ContentBlock::text("done")]);
         // No waiting here: the messages were handled before the reply came back.
         let seen = seen.lock().unwrap();
@@ -478,17 +464,9 @@ async fn primitive_results_are_wrapped_under_result(connector: Connector) {
         let properties = schema["properties"].as_object().unwrap();
         assert_eq!(properties.keys().collect::<Vec<_>>(), ["result"]);
     }
-    let count = pair
-        .client
-        .call_tool("count", JsonObject::new())
-        .await
-        .unwrap();
+    let count = call_without_arguments(&pair, "count").await;
     assert_eq!(count.structured_content.unwrap(), json!({"result": 42}));
-    let letters = pair
-        .client
-        .call_tool("letters", JsonObject::new())
-        .await
-        .unwrap();
+    let letters = call_without_arguments(&pair, "letters").await;
     assert_eq!(
         letters.structured_content.unwrap(),
         json!({"result": ["a", "b"]})
@@ -663,12 +641,7 @@ async fn adding_a_tool_announces_list_changed(connector: Connector) {
         within("the list_changed callback", rx.recv()).await,
         Some(ListKind::Tools)
     );
-    assert!(
-        pair.wire
-            .received()
-            .iter()
-            .any(|m| m.method() == Some("notifications/tools/list_changed"))
-    );
+    assert!(pair.wire.received_count("notifications/tools/list_changed") > 0);
     let tools = pair.client.list_all_tools().await.unwrap();
     assert_eq!(tools[0].name, "late");
 }

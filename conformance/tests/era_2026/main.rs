@@ -63,46 +63,70 @@ fn era_client(pinned: bool) -> modelctx::client::ClientBuilder {
 /// Bounds every wait of these tests.
 pub(crate) const WAIT: Duration = Duration::from_secs(10);
 
-#[tokio::test]
-async fn a_client_that_speaks_both_eras_finds_the_stateless_one_and_answers_input_requests() {
+/// Serves `server` on an in-memory pair and connects `client` to it; the session lives
+/// as long as the returned handle.
+async fn connect_in_memory(
+    server: &Server,
+    client: modelctx::client::ClientBuilder,
+) -> (Client, modelctx::server::ServerSession) {
     let (client_side, server_side) = modelctx::memory::pair();
-    let _session = greeter(true).serve(server_side);
-    let client = within(WAIT, "connect", era_client(false).connect(client_side))
+    let session = server.serve(server_side);
+    let client = within(WAIT, "connect", client.connect(client_side))
         .await
         .unwrap();
+    (client, session)
+}
+
+/// Connects `client` to the endpoint at `url` over streamable HTTP.
+async fn connect_http(url: &str, client: modelctx::client::ClientBuilder) -> Client {
+    let transport = modelctx::http::StreamableHttpClientTransport::new(url).unwrap();
+    within(WAIT, "connect", client.connect(transport))
+        .await
+        .unwrap()
+}
+
+/// Awaits `next`, the next change on a subscription or watch, and returns it.
+async fn next_change(
+    what: &str,
+    next: impl std::future::Future<
+        Output = Option<
+            Result<modelctx::types::ServerNotification, modelctx::session::SessionError>,
+        >,
+    >,
+) -> modelctx::types::ServerNotification {
+    within(WAIT, what, next).await.unwrap().unwrap()
+}
+
+/// Calls `greet` and checks the greeting the server answers with.
+async fn greets(client: &Client) {
+    let result = within(
+        WAIT,
+        "tools/call",
+        client.call_tool("greet", serde_json::Map::new()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+}
+
+#[tokio::test]
+async fn a_client_that_speaks_both_eras_finds_the_stateless_one_and_answers_input_requests() {
+    let (client, _session) = connect_in_memory(&greeter(true), era_client(false)).await;
     assert_eq!(client.protocol_version().as_str(), "2026-07-28");
     assert_eq!(client.server_info().name, "greeter");
     let tools = within(WAIT, "tools/list", client.list_all_tools())
         .await
         .unwrap();
     assert_eq!(tools[0].name, "greet");
-    let result = within(
-        WAIT,
-        "tools/call",
-        client.call_tool("greet", serde_json::Map::new()),
-    )
-    .await
-    .unwrap();
-    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+    greets(&client).await;
     within(WAIT, "ping", client.ping()).await.unwrap();
 }
 
 #[tokio::test]
 async fn against_a_handshake_only_server_it_falls_back_unless_pinned() {
-    let (client_side, server_side) = modelctx::memory::pair();
-    let _session = greeter(false).serve(server_side);
-    let client = within(WAIT, "connect", era_client(false).connect(client_side))
-        .await
-        .unwrap();
+    let (client, _session) = connect_in_memory(&greeter(false), era_client(false)).await;
     assert_eq!(client.protocol_version().as_str(), "2025-11-25");
-    let result = within(
-        WAIT,
-        "tools/call",
-        client.call_tool("greet", serde_json::Map::new()),
-    )
-    .await
-    .unwrap();
-    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+    greets(&client).await;
 
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = greeter(false).serve(server_side);
@@ -131,19 +155,9 @@ async fn http_endpoint(server: Server) -> String {
 #[tokio::test]
 async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds() {
     let url = http_endpoint(greeter(true)).await;
-    let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
-    let client = within(WAIT, "connect", era_client(true).connect(transport))
-        .await
-        .unwrap();
+    let client = connect_http(&url, era_client(true)).await;
     assert_eq!(client.protocol_version().as_str(), "2026-07-28");
-    let result = within(
-        WAIT,
-        "tools/call",
-        client.call_tool("greet", serde_json::Map::new()),
-    )
-    .await
-    .unwrap();
-    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+    greets(&client).await;
     // A refusal sent with an HTTP error status (400 here) comes back as the JSON-RPC
     // error in its body.
     let error = within(
@@ -216,11 +230,7 @@ fn waiting_server() -> (
 #[tokio::test]
 async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
     let (server, mut started, mut stopped) = waiting_server();
-    let (client_side, server_side) = modelctx::memory::pair();
-    let _session = server.serve(server_side);
-    let client = within(WAIT, "connect", era_client(true).connect(client_side))
-        .await
-        .unwrap();
+    let (client, _session) = connect_in_memory(&server, era_client(true)).await;
     let call = {
         let client = client.clone();
         tokio::spawn(async move { client.call_tool("wait", serde_json::Map::new()).await })
@@ -325,10 +335,7 @@ async fn listen_for_tool_changes(client: &Client, server: &Server) {
     assert_eq!(tools.honored().tools_list_changed, Some(true));
     assert_eq!(prompts.honored().prompts_list_changed, Some(true));
     server.add_tool(extra_tool("extra")).unwrap();
-    let changed = within(WAIT, "the change", tools.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let changed = next_change("the change", tools.next()).await;
     assert!(
         matches!(changed, ServerNotification::ToolListChanged(_)),
         "{changed:?}"
@@ -342,10 +349,7 @@ async fn listen_for_tool_changes(client: &Client, server: &Server) {
             },
         ))
         .unwrap();
-    let changed = within(WAIT, "the prompt change", prompts.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let changed = next_change("the prompt change", prompts.next()).await;
     assert!(
         matches!(changed, ServerNotification::PromptListChanged(_)),
         "{changed:?}"
@@ -357,11 +361,7 @@ async fn listen_for_tool_changes(client: &Client, server: &Server) {
 #[tokio::test]
 async fn subscriptions_deliver_the_changes_they_asked_for() {
     let server = listed_server();
-    let (client_side, server_side) = modelctx::memory::pair();
-    let _session = server.serve(server_side);
-    let client = within(WAIT, "connect", era_client(true).connect(client_side))
-        .await
-        .unwrap();
+    let (client, _session) = connect_in_memory(&server, era_client(true)).await;
     listen_for_tool_changes(&client, &server).await;
 }
 
@@ -369,10 +369,7 @@ async fn subscriptions_deliver_the_changes_they_asked_for() {
 async fn subscriptions_deliver_the_changes_they_asked_for_over_http() {
     let server = listed_server();
     let url = http_endpoint(server.clone()).await;
-    let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
-    let client = within(WAIT, "connect", era_client(true).connect(transport))
-        .await
-        .unwrap();
+    let client = connect_http(&url, era_client(true)).await;
     listen_for_tool_changes(&client, &server).await;
 }
 
@@ -419,12 +416,8 @@ async fn a_caller_can_answer_input_requests_itself_round_by_round() {
     use modelctx::types::{
         CallToolRequest, CallToolRequestParams, ElicitResult, InputRequest, InputResponse,
     };
-    let (client_side, server_side) = modelctx::memory::pair();
-    let _session = greeter(true).serve(server_side);
     // Declares form elicitation, but answers it by hand rather than from a callback.
-    let client = within(WAIT, "connect", era_client(true).connect(client_side))
-        .await
-        .unwrap();
+    let (client, _session) = connect_in_memory(&greeter(true), era_client(true)).await;
     let mut params = CallToolRequestParams::new("greet");
     let asked = match within(
         WAIT,
@@ -554,16 +547,12 @@ async fn watch_in(legacy: bool) {
         }))
         .unwrap()
         .build();
-    let (client_side, server_side) = modelctx::memory::pair();
-    let _session = server.serve(server_side);
     let client = era_client(true).mode(if legacy {
         modelctx::client::ConnectMode::Handshake
     } else {
         modelctx::client::ConnectMode::Discover
     });
-    let client = within(WAIT, "connect", client.connect(client_side))
-        .await
-        .unwrap();
+    let (client, _session) = connect_in_memory(&server, client).await;
     let filter = SubscriptionFilter::new()
         .with_tools_list_changed(true)
         .with_resource_subscriptions(vec!["file:///a.txt".to_owned()]);
@@ -576,19 +565,13 @@ async fn watch_in(legacy: bool) {
         Some(&["file:///a.txt".to_owned()][..])
     );
     server.notify_resource_updated("file:///a.txt").await;
-    let updated = within(WAIT, "the update", watch.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let updated = next_change("the update", watch.next()).await;
     assert!(
         matches!(&updated, ServerNotification::ResourceUpdated(n) if n.params.uri == "file:///a.txt"),
         "{updated:?}"
     );
     server.add_tool(extra_tool("late")).unwrap();
-    let changed = within(WAIT, "the list change", watch.next())
-        .await
-        .unwrap()
-        .unwrap();
+    let changed = next_change("the list change", watch.next()).await;
     assert!(
         matches!(changed, ServerNotification::ToolListChanged(_)),
         "{changed:?}"

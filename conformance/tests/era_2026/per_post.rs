@@ -143,6 +143,13 @@ async fn text_of(post: reqwest::RequestBuilder) -> (u16, String) {
     )
 }
 
+/// Sends `post` and checks it is answered (200) with a result whose text is `text`.
+async fn answered_with(post: reqwest::RequestBuilder, text: &str) {
+    let (status, answer) = answer_of(post).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], text);
+}
+
 /// The status and the JSON answer of a POST (an SSE answer's first event).
 pub(crate) async fn answer_of(post: reqwest::RequestBuilder) -> (u16, serde_json::Value) {
     let (status, text) = text_of(post).await;
@@ -174,29 +181,21 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     let http = reqwest::Client::new();
 
     // POST after POST: each request is served with its own envelope and headers.
-    let (status, answer) = answer_of(era_call(
-        &http,
-        &url,
-        (1, "alice"),
-        ("where", "eu", Some("eu")),
-    ))
+    answered_with(
+        era_call(&http, &url, (1, "alice"), ("where", "eu", Some("eu"))),
+        "alice@eu",
+    )
     .await;
-    assert_eq!(status, 200, "{answer}");
-    assert_eq!(answer["result"]["content"][0]["text"], "alice@eu");
     // The header the last request had is not this one's: without its own, refused.
     let (status, answer) =
         answer_of(era_call(&http, &url, (1, "bob"), ("where", "eu", None))).await;
     assert_eq!(status, 400, "{answer}");
     assert_eq!(answer["error"]["code"], -32020, "{answer}");
-    let (status, answer) = answer_of(era_call(
-        &http,
-        &url,
-        (1, "carol"),
-        ("where", "us", Some("us")),
-    ))
+    answered_with(
+        era_call(&http, &url, (1, "carol"), ("where", "us", Some("us"))),
+        "carol@us",
+    )
     .await;
-    assert_eq!(status, 200, "{answer}");
-    assert_eq!(answer["result"]["content"][0]["text"], "carol@us");
     // One session served the three (the same request id each time, one after another).
     assert_eq!(made(), 1);
 
@@ -208,15 +207,11 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
         ("hold", "-", None),
     )));
     within(WAIT, "the held call to start", gates.started.notified()).await;
-    let (status, answer) = answer_of(era_call(
-        &http,
-        &url,
-        (7, "erin"),
-        ("where", "ap", Some("ap")),
-    ))
+    answered_with(
+        era_call(&http, &url, (7, "erin"), ("where", "ap", Some("ap"))),
+        "erin@ap",
+    )
     .await;
-    assert_eq!(status, 200, "{answer}");
-    assert_eq!(answer["result"]["content"][0]["text"], "erin@ap");
     assert_eq!(made(), 2);
     gates.release.notify_one();
     let (status, answer) = within(WAIT, "the held call", held).await.unwrap();
@@ -246,15 +241,11 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
         one_ends(&served),
     )
     .await;
-    let (status, answer) = answer_of(era_call(
-        &http,
-        &url,
-        (8, "grace"),
-        ("where", "eu", Some("eu")),
-    ))
+    answered_with(
+        era_call(&http, &url, (8, "grace"), ("where", "eu", Some("eu"))),
+        "grace@eu",
+    )
     .await;
-    assert_eq!(status, 200, "{answer}");
-    assert_eq!(answer["result"]["content"][0]["text"], "grace@eu");
 
     // Closing every session ends the kept ones too.
     service.close_all_sessions();

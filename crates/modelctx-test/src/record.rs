@@ -107,6 +107,51 @@ impl Recording {
         self.only(Direction::Received)
     }
 
+    /// The messages of `method` the wrapped side sent so far, in order.
+    pub fn sent_of(&self, method: &str) -> Vec<JsonRpcMessage> {
+        self.of(Direction::Sent, method)
+    }
+
+    /// The messages of `method` the wrapped side received so far, in order.
+    pub fn received_of(&self, method: &str) -> Vec<JsonRpcMessage> {
+        self.of(Direction::Received, method)
+    }
+
+    /// How many messages of `method` the wrapped side sent so far.
+    pub fn sent_count(&self, method: &str) -> usize {
+        self.sent_of(method).len()
+    }
+
+    /// How many messages of `method` the wrapped side received so far.
+    pub fn received_count(&self, method: &str) -> usize {
+        self.received_of(method).len()
+    }
+
+    /// The first message of `method` the wrapped side sent, if any.
+    pub fn first_sent(&self, method: &str) -> Option<JsonRpcMessage> {
+        self.sent_of(method).into_iter().next()
+    }
+
+    /// The last message of `method` the wrapped side sent so far, if any.
+    pub fn last_sent(&self, method: &str) -> Option<JsonRpcMessage> {
+        self.sent_of(method).pop()
+    }
+
+    /// The methods of the requests and notifications the wrapped side sent so far, in
+    /// order.
+    pub fn sent_methods(&self) -> Vec<String> {
+        self.sent()
+            .iter()
+            .filter_map(|m| m.method().map(str::to_owned))
+            .collect()
+    }
+
+    fn of(&self, direction: Direction, method: &str) -> Vec<JsonRpcMessage> {
+        let mut messages = self.only(direction);
+        messages.retain(|m| m.method() == Some(method));
+        messages
+    }
+
     fn only(&self, direction: Direction) -> Vec<JsonRpcMessage> {
         self.log
             .borrow()
