@@ -578,7 +578,7 @@ impl Core {
         if shared.role == Role::Server
             && shared.config.serves_stateless_era()
             && shared.phase.get() == Phase::New
-            && carries_envelope(&request)
+            && request.carries_envelope()
         {
             // The stateless era: this request and every later one stand on their own
             // envelope (the server checks it); there is no handshake to wait for.
@@ -728,29 +728,6 @@ fn shares_session(extensions: &Extensions, era: Option<&EraRead>) -> bool {
         || extensions
             .get::<modelctx_transport::Sessionless>()
             .is_some()
-}
-
-/// Whether a request's `_meta` carries the stateless era's protocol version key (read
-/// only for a session's first request).
-fn carries_envelope(request: &JsonRpcRequest) -> bool {
-    let Some(params) = request.params.as_deref() else {
-        return false;
-    };
-    if !params
-        .get()
-        .contains(modelctx_types::Meta::PROTOCOL_VERSION)
-    {
-        return false;
-    }
-    #[derive(Deserialize)]
-    struct MetaOnly {
-        #[serde(rename = "_meta")]
-        meta: Option<modelctx_types::Meta>,
-    }
-    serde_json::from_str::<MetaOnly>(params.get())
-        .ok()
-        .and_then(|m| m.meta)
-        .is_some_and(|m| m.protocol_version().is_some())
 }
 
 /// Polls a request's job once, on whichever task received the request (the receive

@@ -85,27 +85,3 @@ pub use client::{
 };
 #[cfg(feature = "server")]
 pub use server::{SseServerConfig, SseServerSink, SseServerStream, SseServerTransport, SseService};
-
-/// Whether `request` carries the envelope of protocol 2026-07-28 in its `_meta` (that
-/// era has no session to carry it over this transport).
-#[cfg(feature = "server")]
-fn carries_stateless_era(request: &modelctx_types::JsonRpcRequest) -> bool {
-    let Some(params) = request.params.as_deref() else {
-        return false;
-    };
-    if !params
-        .get()
-        .contains(modelctx_types::Meta::PROTOCOL_VERSION)
-    {
-        return false;
-    }
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "_meta")]
-        meta: Option<modelctx_types::Meta>,
-    }
-    serde_json::from_str::<Params>(params.get())
-        .ok()
-        .and_then(|p| p.meta)
-        .is_some_and(|m| m.protocol_version().is_some())
-}

@@ -14,6 +14,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::common::Meta;
 use crate::error::{ErrorCode, ErrorData};
 
 /// The only JSON-RPC version MCP speaks.
@@ -165,6 +166,48 @@ impl JsonRpcRequest {
             method: method.into(),
             params,
         }
+    }
+
+    /// Whether this request carries the per-request envelope of 2026-07-28: a protocol
+    /// version in its `_meta`. That era has no handshake, so a transport or session
+    /// recognises it from the request alone.
+    ///
+    /// ```
+    /// use modelctx_types::{JsonRpcRequest, RawValue, RequestId};
+    ///
+    /// let params = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
+    /// let params = RawValue::from_string(params.to_owned()).unwrap();
+    /// let request = JsonRpcRequest::new(RequestId::Number(1), "tools/list", Some(params));
+    /// assert!(request.carries_envelope());
+    /// assert_eq!(request.envelope_version().as_deref(), Some("2026-07-28"));
+    ///
+    /// let bare = JsonRpcRequest::new(RequestId::Number(2), "tools/list", None);
+    /// assert!(!bare.carries_envelope());
+    /// ```
+    pub fn carries_envelope(&self) -> bool {
+        self.envelope_meta()
+            .is_some_and(|meta| meta.protocol_version().is_some())
+    }
+
+    /// The protocol version the per-request envelope of 2026-07-28 names, if this
+    /// request carries one (see [`carries_envelope`](Self::carries_envelope)).
+    pub fn envelope_version(&self) -> Option<String> {
+        self.envelope_meta()?.protocol_version().map(str::to_owned)
+    }
+
+    /// The `_meta` of the params, decoded only when the raw text names a protocol
+    /// version: most requests are answered without decoding anything.
+    fn envelope_meta(&self) -> Option<Meta> {
+        let params = self.params.as_deref()?;
+        if !params.get().contains(Meta::PROTOCOL_VERSION) {
+            return None;
+        }
+        #[derive(Deserialize)]
+        struct MetaOnly {
+            #[serde(rename = "_meta")]
+            meta: Option<Meta>,
+        }
+        serde_json::from_str::<MetaOnly>(params.get()).ok()?.meta
     }
 }
 

@@ -16,27 +16,6 @@ use modelctx_types::{JsonRpcRequest, mirror};
 use super::ClientInner;
 use crate::headers::MCP_PROTOCOL_VERSION;
 
-/// The protocol version a request of the stateless era carries in its `_meta`.
-pub(super) fn era_version(request: &JsonRpcRequest) -> Option<String> {
-    let params = request.params.as_deref()?;
-    if !params
-        .get()
-        .contains(modelctx_types::Meta::PROTOCOL_VERSION)
-    {
-        return None;
-    }
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "_meta")]
-        meta: Option<modelctx_types::Meta>,
-    }
-    serde_json::from_str::<Params>(params.get())
-        .ok()?
-        .meta?
-        .protocol_version()
-        .map(str::to_owned)
-}
-
 /// The headers a request of the stateless era mirrors from its body:
 /// `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for the methods that name a
 /// tool, prompt, resource or (the tasks extension) task (Base64 in the `=?base64?…?=` form when the value is not a

@@ -12,7 +12,7 @@ use modelctx_types::{
 };
 
 use super::body::read_capped;
-use super::era::{era_headers, era_version, learn_param_headers, param_headers};
+use super::era::{era_headers, learn_param_headers, param_headers};
 use super::failure::{
     ANSWERED, BrokenBody, INTERRUPTED, SESSION_GONE, after_send_error, body_reason,
     event_too_large, fail_request, fail_request_with, status_reason,
@@ -35,7 +35,7 @@ pub(super) async fn send(
     let token = message.resumption_token.clone();
     let name_param = message.name_param;
     match message.message {
-        JsonRpcMessage::Request(request) if era_version(&request).is_some() => {
+        JsonRpcMessage::Request(request) if request.carries_envelope() => {
             // The stateless era (2026-07-28): no session, the headers mirror the body.
             // The state stays locked until the task is registered, so it cannot finish
             // (and forget itself) before it is known.
@@ -325,7 +325,7 @@ async fn run_stateless_retrying(
     request: JsonRpcRequest,
     name_param: Option<&'static str>,
 ) -> Result<(), String> {
-    let version = era_version(&request).unwrap_or_default();
+    let version = request.envelope_version().unwrap_or_default();
     let mut headers = era_headers(&request, &version, name_param);
     if request.method == "tools/call" {
         headers.extend(param_headers(inner, &request));

@@ -472,7 +472,7 @@ async fn post_message(State(inner): State<Arc<Inner>>, request: Request) -> Resp
         }
     };
     if let JsonRpcMessage::Request(request) = &message
-        && crate::carries_stateless_era(request)
+        && request.carries_envelope()
     {
         return refuse_on_stream(&inner, &session, request).await;
     }
