@@ -27,7 +27,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use modelctx_session::{Peer, RequestContext, parse_params};
+use modelctx_session::{Peer, RequestContext, encode_result, parse_params};
 use modelctx_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationCompleteNotificationParams, ErrorCode, ErrorData, JsonObject,
@@ -311,8 +311,6 @@ impl Callbacks {
     }
 }
 
-use modelctx_session::encode_result as encode;
-
 async fn answer_sampling(
     callback: Arc<Callback<CreateMessageRequestParams, CreateMessageResult>>,
     tools_declared: bool,
@@ -347,7 +345,7 @@ async fn answer_sampling(
             ));
         }
     }
-    encode(&result)
+    encode_result(&result)
 }
 
 async fn answer_elicitation(
@@ -413,7 +411,7 @@ async fn answer_elicitation(
             }
         }
     };
-    encode(&result)
+    encode_result(&result)
 }
 
 async fn answer_roots(source: RootsSource, cx: RequestContext) -> Result<Box<RawValue>, ErrorData> {
@@ -425,7 +423,7 @@ async fn answer_roots(source: RootsSource, cx: RequestContext) -> Result<Box<Raw
             roots
         }
     };
-    encode(&ListRootsResult::new(roots))
+    encode_result(&ListRootsResult::new(roots))
 }
 
 #[cfg(test)]

@@ -6,6 +6,9 @@ pub const MCP_SESSION_ID: &str = "mcp-session-id";
 pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// The SSE resumption header (`Last-Event-ID`).
 pub const LAST_EVENT_ID: &str = "last-event-id";
+/// Asks a reverse proxy not to buffer a response (`X-Accel-Buffering: no`): every SSE
+/// answer of both HTTP transports sends it, so its events pass on as they come.
+pub const X_ACCEL_BUFFERING: &str = "x-accel-buffering";
 
 /// The headers of a request as its handlers see them
 /// (`Context::extensions().get::<http::HeaderMap>()`): the credentials in them

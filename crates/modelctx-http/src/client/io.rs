@@ -34,8 +34,15 @@ pub(super) async fn send(
     }
     let token = message.resumption_token.clone();
     let name_param = message.name_param;
+    // The revision a request of the stateless era names, read once: it picks the path
+    // and is the `MCP-Protocol-Version` header of every attempt.
+    let mut era = match &message.message {
+        JsonRpcMessage::Request(request) => request.envelope_version(),
+        _ => None,
+    };
     match message.message {
-        JsonRpcMessage::Request(request) if request.carries_envelope() => {
+        JsonRpcMessage::Request(request) if era.is_some() => {
+            let version = era.take().unwrap_or_default();
             // The stateless era (2026-07-28): no session, the headers mirror the body.
             // The state stays locked until the task is registered, so it cannot finish
             // (and forget itself) before it is known.
@@ -52,7 +59,7 @@ pub(super) async fn send(
                 let outcome = tokio::select! {
                     biased;
                     () = task_inner.closed.cancelled() => Ok(()),
-                    r = run_stateless_retrying(&task_inner, request, name_param) => r,
+                    r = run_stateless_retrying(&task_inner, request, &version, name_param) => r,
                 };
                 let broken = {
                     let mut st = task_inner.state();
@@ -323,10 +330,10 @@ fn with_headers<'a>(
 async fn run_stateless_retrying(
     inner: &ClientInner,
     request: JsonRpcRequest,
+    version: &str,
     name_param: Option<&'static str>,
 ) -> Result<(), String> {
-    let version = request.envelope_version().unwrap_or_default();
-    let mut headers = era_headers(&request, &version, name_param);
+    let mut headers = era_headers(&request, version, name_param);
     if request.method == "tools/call" {
         headers.extend(param_headers(inner, &request));
     }

@@ -126,8 +126,7 @@ pub(super) fn event_stream_head() -> http::response::Builder {
         )
         .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
         .header(
-            // A static name: a name given as a string is copied into a new buffer.
-            http::HeaderName::from_static("x-accel-buffering"),
+            http::HeaderName::from_static(crate::headers::X_ACCEL_BUFFERING),
             HeaderValue::from_static("no"),
         )
 }

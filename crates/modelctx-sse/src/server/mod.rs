@@ -354,8 +354,7 @@ async fn open_stream(State(inner): State<Arc<Inner>>, request: Request) -> Respo
         )
         .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
         .header(
-            // A static name: a name given as a string is copied into a new buffer.
-            http::HeaderName::from_static("x-accel-buffering"),
+            http::HeaderName::from_static(modelctx_http::headers::X_ACCEL_BUFFERING),
             HeaderValue::from_static("no"),
         )
         .body(Body::from_stream(stream))
