@@ -7,6 +7,7 @@ use modelctx::types::{
     ListToolsResult, RequestedSchema, Tool,
 };
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 use crate::{ASK_TOOL, HttpMode, TEXT, TOOL};
 
@@ -14,7 +15,7 @@ use crate::{ASK_TOOL, HttpMode, TEXT, TOOL};
 /// asks the user to confirm (a form elicitation) before it does the same — the same
 /// handler in both eras, one multi round-trip request in protocol 2026-07-28.
 pub fn server() -> Server {
-    let form: RequestedSchema = serde_json::from_value(json!({
+    let form: Arc<RequestedSchema> = serde_json::from_value(json!({
         "type": "object",
         "properties": {"confirm": {"type": "boolean"}},
         "required": ["confirm"]
@@ -32,11 +33,13 @@ pub fn server() -> Server {
             async move { Ok(ListToolsResult::new(vec![tool])) }
         })
         .request_handler::<CallToolRequest, _, _>(move |params, cx| {
-            let form = form.clone();
+            // Shared, and copied only for the call that asks: the echo allocates no more
+            // than rmcp's does.
+            let form = Arc::clone(&form);
             async move {
                 if params.name == ASK_TOOL {
                     let answer = cx
-                        .elicit_form_schema("Echo it?", form)
+                        .elicit_form_schema("Echo it?", RequestedSchema::clone(&form))
                         .await
                         .map_err(|e| ErrorData::internal_error(e.to_string()))?;
                     let confirmed = answer

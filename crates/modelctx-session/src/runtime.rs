@@ -54,7 +54,6 @@
 //! own, at most `MAX_WAITING_RUNTIME_ANSWERS` at once, dropped beyond that. The session's
 //! end still waits for those tasks, under `SEND_FLUSH_LIMIT`.
 
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -148,7 +147,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         sink: Box::new(sink),
         phase: PhaseCell::new(phase),
         pending: Mutex::new(PendingTable::with_id_prefix(id_prefix)),
-        inflight: Mutex::new(HashMap::new()),
+        inflight: Mutex::default(),
         closed: CancellationToken::new(),
         closed_flag: AtomicBool::new(false),
         deadline_changed: tokio::sync::Notify::new(),

@@ -1,7 +1,7 @@
 //! Resumability of the streamable HTTP transport: SSE event ids and the store that
 //! replays missed events.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
@@ -111,12 +111,12 @@ pub trait EventStore: Send + Sync + 'static {
 pub struct InMemoryEventStore {
     max_events_per_stream: usize,
     max_streams_per_session: usize,
-    sessions: Mutex<HashMap<Arc<str>, SessionEvents>>,
+    sessions: Mutex<foldhash::HashMap<Arc<str>, SessionEvents>>,
 }
 
 #[derive(Debug, Default)]
 struct SessionEvents {
-    streams: HashMap<u64, VecDeque<(u64, Arc<str>)>>,
+    streams: foldhash::HashMap<u64, VecDeque<(u64, Arc<str>)>>,
     /// Stream ids, oldest first, for eviction.
     order: VecDeque<u64>,
 }
@@ -141,7 +141,7 @@ impl InMemoryEventStore {
         Self {
             max_events_per_stream: events.max(1),
             max_streams_per_session: streams.max(1),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::default(),
         }
     }
 }

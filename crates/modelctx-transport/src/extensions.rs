@@ -27,11 +27,52 @@ use std::sync::Arc;
 pub struct Extensions {
     /// One entry per type, in insertion order. A list, not a hash map: a message
     /// carries a handful of values at most, and comparing a few `TypeId`s costs less
-    /// than hashing one (the map's SipHash was ~1k instructions per HTTP request).
-    map: Option<Arc<Vec<Entry>>>,
+    /// than hashing one (the map's SipHash was ~1k instructions per HTTP request). The
+    /// first few entries live in the shared allocation itself, so the usual one or two
+    /// values cost one allocation for the list and one per value.
+    map: Option<Arc<Entries>>,
 }
 
 type Entry = (TypeId, Arc<dyn Any + Send + Sync>);
+
+/// The entries of [`Extensions`]: the first [`Entries::INLINE`] in place, the rest in a
+/// vector.
+#[derive(Clone, Default)]
+struct Entries {
+    inline: [Option<Entry>; Entries::INLINE],
+    more: Vec<Entry>,
+}
+
+impl Entries {
+    const INLINE: usize = 3;
+
+    fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.inline
+            .iter()
+            .map_while(Option::as_ref)
+            .chain(&self.more)
+    }
+
+    fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    fn insert(&mut self, entry: Entry) {
+        let existing = self
+            .inline
+            .iter_mut()
+            .map_while(Option::as_mut)
+            .chain(&mut self.more)
+            .find(|(k, _)| *k == entry.0);
+        match existing {
+            Some(slot) => *slot = entry,
+            None => match self.inline.iter_mut().find(|slot| slot.is_none()) {
+                Some(slot) => *slot = Some(entry),
+                None => self.more.push(entry),
+            },
+        }
+    }
+}
 
 impl Extensions {
     /// No values.
@@ -42,12 +83,7 @@ impl Extensions {
     /// Stores `value`, replacing the value of the same type, if any.
     pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
         let entries = Arc::make_mut(self.map.get_or_insert_with(Default::default));
-        let key = TypeId::of::<T>();
-        let value: Arc<dyn Any + Send + Sync> = Arc::new(value);
-        match entries.iter_mut().find(|(k, _)| *k == key) {
-            Some(entry) => entry.1 = value,
-            None => entries.push((key, value)),
-        }
+        entries.insert((TypeId::of::<T>(), Arc::new(value)));
     }
 
     /// The value of type `T`, if one was stored.
@@ -62,7 +98,7 @@ impl Extensions {
 
     /// Whether no value is stored.
     pub fn is_empty(&self) -> bool {
-        self.map.as_ref().is_none_or(|m| m.is_empty())
+        self.map.as_ref().is_none_or(|m| m.inline[0].is_none())
     }
 }
 
@@ -94,6 +130,16 @@ mod tests {
         assert!(a.get::<&str>().is_none());
         assert!(Extensions::new().is_empty());
         assert_eq!(format!("{a:?}"), "Extensions { len: 1 }");
+        // Past the entries kept in place, and replacing one there.
+        b.insert(4u8);
+        b.insert(5u16);
+        b.insert(6u8);
+        b.insert("y");
+        assert_eq!(format!("{b:?}"), "Extensions { len: 4 }");
+        assert_eq!(b.get::<u8>(), Some(&6));
+        assert_eq!(b.get::<u16>(), Some(&5));
+        assert_eq!(b.get::<&str>(), Some(&"y"));
+        assert_eq!(b.get::<u32>(), Some(&3));
     }
 }
 

@@ -288,16 +288,22 @@ impl JsonRpcMessage {
     /// when the bytes are not JSON, [`ErrorCode::INVALID_REQUEST`] when they are JSON but
     /// not a message (with the request id when it could be read).
     pub fn from_slice(bytes: &[u8]) -> Result<Self, InvalidMessage> {
-        // JSON text is UTF-8, and serde_json does not check the strings it skips.
-        if let Err(e) = std::str::from_utf8(bytes) {
-            return Err(InvalidMessage::new(
+        // JSON text is UTF-8, and serde_json does not check the strings it skips. Checked
+        // once, here: the text is then read as a `str`, whose strings and raw values
+        // need no second check.
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Self::parse(text),
+            Err(e) => Err(InvalidMessage::new(
                 None,
                 ErrorData::parse_error(format!("Parse error: not UTF-8: {e}")),
-            ));
+            )),
         }
-        match serde_json::from_slice::<Object>(bytes) {
+    }
+
+    fn parse(text: &str) -> Result<Self, InvalidMessage> {
+        match serde_json::from_str::<Object>(text) {
             Ok(Object(envelope)) => envelope.classify(),
-            Err(err) => Err(InvalidMessage::from_serde(bytes, err)),
+            Err(err) => Err(InvalidMessage::from_serde(text, err)),
         }
     }
 
@@ -333,7 +339,7 @@ impl std::str::FromStr for JsonRpcMessage {
 
     /// Parses one message from a string; see [`JsonRpcMessage::from_slice`].
     fn from_str(text: &str) -> Result<Self, InvalidMessage> {
-        Self::from_slice(text.as_bytes())
+        Self::parse(text)
     }
 }
 
@@ -468,7 +474,7 @@ impl InvalidMessage {
         self.response
     }
 
-    fn from_serde(bytes: &[u8], err: serde_json::Error) -> Self {
+    fn from_serde(text: &str, err: serde_json::Error) -> Self {
         use serde_json::error::Category;
         match err.classify() {
             Category::Syntax | Category::Eof | Category::Io => {
@@ -476,14 +482,14 @@ impl InvalidMessage {
             }
             // The reader stops at the first member of the wrong shape: what follows may
             // still not be JSON, which is a parse error whatever came before.
-            Category::Data if serde_json::from_slice::<de::IgnoredAny>(bytes).is_err() => {
+            Category::Data if serde_json::from_str::<de::IgnoredAny>(text).is_err() => {
                 Self::new(None, ErrorData::parse_error(format!("Parse error: {err}")))
             }
             Category::Data => {
                 // Valid JSON of the wrong shape (only here, off the path of well-formed
                 // messages, is it read a second time): recover the id to answer it, and
                 // whether it was meant as a response, which is never answered.
-                match serde_json::from_slice::<Shape>(bytes) {
+                match serde_json::from_str::<Shape>(text) {
                     Ok(shape) if shape.is_response() => match shape.error_fault() {
                         Some(fault) => Self::invalid_response(shape.id, fault),
                         None => Self::invalid_response(shape.id, err),

@@ -19,7 +19,7 @@ pub(super) async fn get(
     headers: &HeaderMap,
     extensions: &http::Extensions,
 ) -> Response {
-    if !accepts(headers, "text/event-stream") {
+    if !accepts(headers, ["text/event-stream"]) {
         return inner.reject(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: the client must accept text/event-stream",

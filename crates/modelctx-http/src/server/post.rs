@@ -47,7 +47,7 @@ where
     B: hyper::body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+    if !accepts(headers, ["application/json", "text/event-stream"]) {
         return inner.reject(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: the client must accept both application/json and text/event-stream",

@@ -21,21 +21,64 @@ use super::session::SessionState;
 use super::table::Inner;
 use super::{era, hosting};
 
-/// Whether `Accept` allows `mime` (`type/subtype`), wildcards included.
-pub(super) fn accepts(headers: &HeaderMap, mime: &str) -> bool {
-    let (kind, _) = mime.split_once('/').unwrap_or((mime, ""));
-    // Bytes, not text: a media range is ASCII, and this runs twice on every request.
-    headers.get_all(header::ACCEPT).iter().any(|v| {
-        v.as_bytes().split(|&b| b == b',').any(|item| {
-            let range = item.split(|&b| b == b';').next().unwrap_or_default();
-            let range = range.trim_ascii();
-            range.eq_ignore_ascii_case(mime.as_bytes())
-                || range == b"*/*"
-                || range
-                    .strip_suffix(b"/*")
-                    .is_some_and(|k| k.eq_ignore_ascii_case(kind.as_bytes()))
-        })
-    })
+/// Whether `Accept` allows every one of `mimes` (`type/subtype`), wildcards included.
+/// One pass over the header's media ranges, as bytes (a media range is ASCII), that stops
+/// once all are allowed: it runs on every request.
+pub(super) fn accepts<const N: usize>(headers: &HeaderMap, mimes: [&str; N]) -> bool {
+    let mut allowed = [false; N];
+    for value in headers.get_all(header::ACCEPT) {
+        if lists_exactly(value.as_bytes(), &mimes) {
+            return true;
+        }
+        let mut rest = value.as_bytes();
+        while !rest.is_empty() {
+            // One media range: up to its parameters (`;`) or the next range (`,`).
+            let end = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
+            let item = &rest[..end];
+            rest = rest.get(end + 1..).unwrap_or_default();
+            let range = match item.iter().position(|&b| b == b';') {
+                Some(at) => &item[..at],
+                None => item,
+            }
+            .trim_ascii();
+            if range == b"*/*" {
+                return true;
+            }
+            let kind = range.strip_suffix(b"/*");
+            for (mime, allowed) in mimes.iter().zip(&mut allowed) {
+                *allowed = *allowed
+                    || range.eq_ignore_ascii_case(mime.as_bytes())
+                    || kind.is_some_and(|k| {
+                        mime.len() > k.len()
+                            && mime.as_bytes()[k.len()] == b'/'
+                            && k.eq_ignore_ascii_case(&mime.as_bytes()[..k.len()])
+                    });
+            }
+            if !allowed.contains(&false) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether `value` is `mimes` joined with `", "`: what clients send (the types a
+/// transport asks for, in its order), settled with a comparison instead of a parse.
+fn lists_exactly(value: &[u8], mimes: &[&str]) -> bool {
+    let mut rest = value;
+    for (i, mime) in mimes.iter().enumerate() {
+        if i > 0 {
+            let Some(after) = rest.strip_prefix(b", ") else {
+                return false;
+            };
+            rest = after;
+        }
+        let Some(after) = rest.strip_prefix(mime.as_bytes()) else {
+            return false;
+        };
+        rest = after;
+    }
+    rest.is_empty() && !mimes.is_empty()
 }
 
 pub(super) fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
@@ -239,18 +282,40 @@ mod tests {
             header::ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
         );
-        assert!(accepts(&h, "application/json") && accepts(&h, "text/event-stream"));
+        assert!(accepts(&h, ["application/json", "text/event-stream"]));
         h.insert(header::ACCEPT, HeaderValue::from_static("text/html"));
-        assert!(!accepts(&h, "application/json"));
+        assert!(!accepts(&h, ["application/json"]));
         h.insert(header::ACCEPT, HeaderValue::from_static("*/*;q=0.8"));
-        assert!(accepts(&h, "text/event-stream"));
+        assert!(accepts(&h, ["text/event-stream"]));
+        assert!(accepts(&h, ["application/json", "text/event-stream"]));
         h.insert(header::ACCEPT, HeaderValue::from_static("Text/*"));
-        assert!(accepts(&h, "text/event-stream") && !accepts(&h, "application/json"));
+        assert!(accepts(&h, ["text/event-stream"]) && !accepts(&h, ["application/json"]));
         h.insert(header::ACCEPT, HeaderValue::from_static("text/"));
-        assert!(!accepts(&h, "text/event-stream"));
+        assert!(!accepts(&h, ["text/event-stream"]));
         // Bytes outside ASCII in another media range (obs-text) spoil only that range.
         let value = HeaderValue::from_bytes(b"text/caf\xe9, application/json").unwrap();
         h.insert(header::ACCEPT, value);
-        assert!(accepts(&h, "application/json") && !accepts(&h, "text/event-stream"));
+        assert!(accepts(&h, ["application/json"]) && !accepts(&h, ["text/event-stream"]));
+        // The common form, settled without a parse, and the same types in another order.
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream, application/json"),
+        );
+        assert!(accepts(&h, ["application/json", "text/event-stream"]));
+        assert!(lists_exactly(
+            b"application/json, text/event-stream",
+            &["application/json", "text/event-stream"]
+        ));
+        assert!(!lists_exactly(
+            b"application/json, text/event-streams",
+            &["application/json", "text/event-stream"]
+        ));
+        h.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        // Each type may come in a header line of its own.
+        h.append(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        assert!(accepts(&h, ["application/json", "text/event-stream"]));
     }
 }

@@ -12,7 +12,7 @@
 //! client's `notifications/initialized` seen elsewhere, runs taken over) is in
 //! [`shared`](super::shared).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
@@ -102,8 +102,8 @@ impl StreamState {
 #[derive(Default)]
 pub(crate) struct Routes {
     pub(crate) next_stream: u64,
-    pub(crate) requests: HashMap<RequestId, Route>,
-    pub(crate) streams: HashMap<u64, StreamState>,
+    pub(crate) requests: foldhash::HashMap<RequestId, Route>,
+    pub(crate) streams: foldhash::HashMap<u64, StreamState>,
 }
 
 /// One inbound message on its way to the session runtime.

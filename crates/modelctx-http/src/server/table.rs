@@ -2,7 +2,6 @@
 //! table of the sessions it hosts, their creation, their admission under the cap (and
 //! the rate of new sessions per address), and their idle expiry.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -28,12 +27,12 @@ pub(super) type Factory = dyn Fn(HttpServerTransport) + Send + Sync;
 pub(super) struct Inner {
     pub(super) config: Arc<StreamableHttpServerConfig>,
     factory: Box<Factory>,
-    sessions: Mutex<HashMap<Arc<str>, Arc<SessionState>>>,
+    sessions: Mutex<foldhash::HashMap<Arc<str>, Arc<SessionState>>>,
     /// Places under the session cap held by new sessions whose `initialize` is not
     /// answered yet (see [`Reservation`]).
     reserved: Arc<AtomicUsize>,
     /// The sessions holding those places, so that the service's end ends them too.
-    handshaking: Mutex<HashMap<Arc<str>, Weak<SessionState>>>,
+    handshaking: Mutex<foldhash::HashMap<Arc<str>, Weak<SessionState>>>,
     /// New sessions per client address, when limited.
     rate: RateLimiter,
     /// The id every stateless session shares (one allocation, not one per POST).
@@ -65,9 +64,9 @@ impl Inner {
         Self {
             config: Arc::new(config),
             factory,
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::default(),
             reserved: Arc::new(AtomicUsize::new(0)),
-            handshaking: Mutex::new(HashMap::new()),
+            handshaking: Mutex::default(),
             rate: RateLimiter::default(),
             stateless_id: Arc::from("stateless"),
             metas: MetaCache::default(),
@@ -83,7 +82,9 @@ impl Inner {
             >= self.config.max_sessions
     }
 
-    pub(super) fn lock_sessions(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<SessionState>>> {
+    pub(super) fn lock_sessions(
+        &self,
+    ) -> MutexGuard<'_, foldhash::HashMap<Arc<str>, Arc<SessionState>>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 

@@ -69,14 +69,13 @@ pub(crate) fn envelope_cached<'m>(
 #[derive(Default)]
 pub(crate) struct EnvelopeCache {
     hasher: std::hash::RandomState,
-    entries: std::sync::Mutex<std::collections::HashMap<u64, Cached>>,
+    entries: std::sync::Mutex<foldhash::HashMap<u64, Cached>>,
     shared: std::sync::Mutex<SharedEntries>,
 }
 
 /// The envelopes of [`EnvelopeCache`] by the address of the shared text they were read
 /// from, each with the text (which keeps the address from being reused).
-type SharedEntries =
-    std::collections::HashMap<usize, (std::sync::Arc<str>, std::sync::Arc<Envelope>)>;
+type SharedEntries = foldhash::HashMap<usize, (std::sync::Arc<str>, std::sync::Arc<Envelope>)>;
 
 /// One envelope of the cache and the member texts it was read from.
 struct Cached {
@@ -95,7 +94,7 @@ impl EnvelopeCache {
         self.hasher.hash_one(members)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, Cached>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, foldhash::HashMap<u64, Cached>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 

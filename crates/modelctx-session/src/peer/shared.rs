@@ -9,7 +9,6 @@
 //! it only while the user is at the authorization server. A stream that wraps another must
 //! forward the offer.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -54,7 +53,7 @@ pub(crate) struct Shared {
     pub(crate) phase: PhaseCell,
     pub(crate) pending: Mutex<PendingTable<Slot, ProgressSink>>,
     /// Inbound requests being handled: id -> cancellation token.
-    pub(crate) inflight: Mutex<HashMap<RequestId, CancellationToken>>,
+    pub(crate) inflight: Mutex<foldhash::HashMap<RequestId, CancellationToken>>,
     pub(crate) semaphore: Arc<Semaphore>,
     /// Fires when the session ends, for whatever reason.
     pub(crate) closed: CancellationToken,
