@@ -567,9 +567,7 @@ pub(super) fn response(
         };
         Body::from_stream(events.map(Ok::<_, Infallible>))
     };
-    reply::event_stream_head()
-        .body(body)
-        .unwrap_or_else(|_| Response::new(Body::empty()))
+    reply::event_stream(body)
 }
 
 /// An SSE body that, dropped before its end (the client closed the stream), runs

@@ -74,14 +74,16 @@ pub(super) fn json_response(status: StatusCode, body: String) -> Response {
 
 /// A JSON answer whose body is `body`, however it is held.
 pub(super) fn json_body(status: StatusCode, body: Body) -> Response {
-    Response::builder()
-        .status(status)
-        .header(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )
-        .body(body)
-        .unwrap_or_else(|_| Response::new(Body::empty()))
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    // Room for the type and the session id some answers add, in one allocation.
+    let headers = response.headers_mut();
+    headers.reserve(2);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// An SSE answer. The events already queued are taken at once; when the stream has
@@ -109,24 +111,26 @@ pub(super) fn sse_response(mut events: futures::stream::BoxStream<'static, Bytes
         let events = futures::stream::iter(ready).chain(events);
         Body::from_stream(events.map(Ok::<_, Infallible>))
     };
-    event_stream_head()
-        .body(body)
-        .unwrap_or_else(|_| Response::new(Body::empty()))
+    event_stream(body)
 }
 
-/// The head of every SSE answer, in both eras and on the GET stream: `200 OK`, the
-/// event-stream type, not to be cached, and `X-Accel-Buffering: no` so that a reverse
-/// proxy such as nginx passes each event on as it comes instead of holding the stream.
-pub(super) fn event_stream_head() -> http::response::Builder {
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        )
-        .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
-        .header(
-            http::HeaderName::from_static(crate::headers::X_ACCEL_BUFFERING),
-            HeaderValue::from_static("no"),
-        )
+/// Every SSE answer, in both eras and on the GET stream: `200 OK`, the event-stream
+/// type, not to be cached, and `X-Accel-Buffering: no` so that a reverse proxy such as
+/// nginx passes each event on as it comes instead of holding the stream.
+pub(super) fn event_stream(body: Body) -> Response {
+    let mut response = Response::new(body);
+    // Room for these and the session id some answers add, in one allocation (a
+    // builder grows the map and checks each header again).
+    let headers = response.headers_mut();
+    headers.reserve(4);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(
+        http::HeaderName::from_static(crate::headers::X_ACCEL_BUFFERING),
+        HeaderValue::from_static("no"),
+    );
+    response
 }
