@@ -194,17 +194,20 @@ fn encode(
         n.checked_ilog10().map_or(1, |d| d as usize + 1)
     }
     let retry = retry.map(|r| r.as_millis());
-    let lines = data.split('\n').map(|l| l.trim_end_matches('\r'));
+    let lines = || data.split('\n').map(|l| l.trim_end_matches('\r'));
+    // JSON text has no raw line break: its one line is found without splitting.
+    let single = (!data.as_bytes().contains(&b'\n')).then(|| data.trim_end_matches('\r'));
+    let data_len = match single {
+        Some(line) => "data: \n".len() + line.len(),
+        None => lines().map(|l| "data: \n".len() + l.len()).sum::<usize>(),
+    };
     let len = retry.map_or(0, |ms| "retry: \n".len() + digits(ms))
         + id.map_or(0, |id| {
             "id: -\n".len() + digits(id.stream.into()) + digits(id.seq.into())
         })
         + "event: \n".len()
         + event.len()
-        + lines
-            .clone()
-            .map(|l| "data: \n".len() + l.len())
-            .sum::<usize>()
+        + data_len
         + 1;
     let mut out = String::with_capacity(len);
     let mut number = itoa::Buffer::new();
@@ -223,10 +226,14 @@ fn encode(
     out.push_str("event: ");
     out.push_str(event);
     out.push('\n');
-    for line in lines {
+    let mut push_line = |line: &str| {
         out.push_str("data: ");
         out.push_str(line);
         out.push('\n');
+    };
+    match single {
+        Some(line) => push_line(line),
+        None => lines().for_each(push_line),
     }
     out.push('\n');
     debug_assert_eq!(out.len(), len);
@@ -316,5 +323,14 @@ mod tests {
         let mut p = SseParser::new(1024);
         let got = p.push(&encoded).unwrap();
         assert_eq!(got[0].data, "a\nb\nc");
+        // One line (the JSON case) is written as it is, but for a trailing `\r`.
+        assert_eq!(
+            &encode_event("message", "x\r")[..],
+            b"event: message\ndata: x\n\n"
+        );
+        assert_eq!(
+            &encode_event("message", "")[..],
+            b"event: message\ndata: \n\n"
+        );
     }
 }
