@@ -287,12 +287,15 @@ pub(crate) fn dpop_replay_until() -> u64 {
 
 /// Single-use ids (DPoP proof, assertion `jti`s) remembered until their expiry, in
 /// this process only. Bounded: past `MAX` live entries new ids are refused (expiry
-/// empties it).
+/// empties it). The resource server's (the authorization server keeps its single-use
+/// ids in its store).
+#[cfg(feature = "resource-server")]
 #[derive(Debug, Default)]
 pub(crate) struct ReplayCache {
     seen: std::sync::Mutex<(std::collections::HashMap<String, u64>, usize)>,
 }
 
+#[cfg(feature = "resource-server")]
 impl ReplayCache {
     const MAX: usize = 100_000;
 
@@ -374,12 +377,15 @@ mod tests {
         let mut plain = header.clone();
         plain["typ"] = "JWT".into();
         assert!(check_dpop(&sign(plain, claims("POST", url, now)), "POST", url, None).is_err());
-        let cache = ReplayCache::default();
-        assert!(cache.first_use(&proof.replay_key, dpop_replay_until()));
-        assert!(!cache.first_use(&proof.replay_key, dpop_replay_until()));
-        // Remembered until its expiry only.
-        assert!(cache.first_use("gone", now - 1));
-        assert!(cache.first_use("gone", now + 60));
+        #[cfg(feature = "resource-server")]
+        {
+            let cache = ReplayCache::default();
+            assert!(cache.first_use(&proof.replay_key, dpop_replay_until()));
+            assert!(!cache.first_use(&proof.replay_key, dpop_replay_until()));
+            // Remembered until its expiry only.
+            assert!(cache.first_use("gone", now - 1));
+            assert!(cache.first_use("gone", now + 60));
+        }
     }
 
     #[test]
