@@ -36,13 +36,12 @@ pub(super) async fn send(
     let name_param = message.name_param;
     // The revision a request of the stateless era names, read once: it picks the path
     // and is the `MCP-Protocol-Version` header of every attempt.
-    let mut era = match &message.message {
+    let era = match &message.message {
         JsonRpcMessage::Request(request) => request.envelope_version(),
         _ => None,
     };
-    match message.message {
-        JsonRpcMessage::Request(request) if era.is_some() => {
-            let version = era.take().unwrap_or_default();
+    match (message.message, era) {
+        (JsonRpcMessage::Request(request), Some(version)) => {
             // The stateless era (2026-07-28): no session, the headers mirror the body.
             // The state stays locked until the task is registered, so it cannot finish
             // (and forget itself) before it is known.
@@ -73,7 +72,7 @@ pub(super) async fn send(
             st.stateless_posts.insert(id, task.abort_handle());
             Ok(())
         }
-        JsonRpcMessage::Request(request) => {
+        (JsonRpcMessage::Request(request), None) => {
             if request.method == "initialize" {
                 let mut st = inner.state();
                 if !std::mem::take(&mut st.attached) {
@@ -123,7 +122,7 @@ pub(super) async fn send(
             });
             Ok(())
         }
-        other => {
+        (other, _) => {
             let cancellation = cancelled_id(&other);
             if let Some(id) = cancellation.clone() {
                 let post = {

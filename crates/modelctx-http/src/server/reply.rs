@@ -74,16 +74,7 @@ pub(super) fn json_response(status: StatusCode, body: String) -> Response {
 
 /// A JSON answer whose body is `body`, however it is held.
 pub(super) fn json_body(status: StatusCode, body: Body) -> Response {
-    let mut response = Response::new(body);
-    *response.status_mut() = status;
-    // Room for the type and the session id some answers add, in one allocation.
-    let headers = response.headers_mut();
-    headers.reserve(2);
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    with_head(status, body, [(header::CONTENT_TYPE, "application/json")])
 }
 
 /// An SSE answer. The events already queued are taken at once; when the stream has
@@ -118,19 +109,34 @@ pub(super) fn sse_response(mut events: futures::stream::BoxStream<'static, Bytes
 /// type, not to be cached, and `X-Accel-Buffering: no` so that a reverse proxy such as
 /// nginx passes each event on as it comes instead of holding the stream.
 pub(super) fn event_stream(body: Body) -> Response {
+    with_head(
+        StatusCode::OK,
+        body,
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+            (
+                http::HeaderName::from_static(crate::headers::X_ACCEL_BUFFERING),
+                "no",
+            ),
+        ],
+    )
+}
+
+/// An answer of `status` with `body` and the static `headers`, built in place: the map
+/// is allocated once, with room for the session id some answers add after (a builder
+/// grows it and checks each header again).
+fn with_head<const N: usize>(
+    status: StatusCode,
+    body: Body,
+    headers: [(http::HeaderName, &'static str); N],
+) -> Response {
     let mut response = Response::new(body);
-    // Room for these and the session id some answers add, in one allocation (a
-    // builder grows the map and checks each header again).
-    let headers = response.headers_mut();
-    headers.reserve(4);
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert(
-        http::HeaderName::from_static(crate::headers::X_ACCEL_BUFFERING),
-        HeaderValue::from_static("no"),
-    );
+    *response.status_mut() = status;
+    let map = response.headers_mut();
+    map.reserve(N + 1);
+    for (name, value) in headers {
+        map.insert(name, HeaderValue::from_static(value));
+    }
     response
 }
