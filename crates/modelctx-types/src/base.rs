@@ -1,8 +1,6 @@
 //! The generic shapes every message builds on: the base request, notification and
 //! result, the common parameter objects, pagination.
 
-use std::fmt;
-
 use serde::de::{self, DeserializeOwned, Deserializer};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
@@ -62,73 +60,24 @@ pub(crate) fn ser_opt_f64<S: Serializer>(
     }
 }
 
-/// What kind of result a response carries (the schema's `ResultType`, 2026-07-28).
-///
-/// Every result of 2026-07-28 names its kind in `resultType`; a result without the
-/// member (every earlier revision) is to be read as [`ResultType::Complete`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ResultType {
-    /// `"complete"`: the request is done and the result is final.
-    Complete,
-    /// `"input_required"`: an [`InputRequiredResult`](crate::InputRequiredResult); the
-    /// client answers its input requests and retries the request.
-    InputRequired,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
+crate::open_enum::open_enum! {
+    /// What kind of result a response carries (the schema's `ResultType`, 2026-07-28).
+    ///
+    /// Every result of 2026-07-28 names its kind in `resultType`; a result without the
+    /// member (every earlier revision) is to be read as [`ResultType::Complete`].
+    pub enum ResultType {
+        /// `"complete"`: the request is done and the result is final.
+        Complete = "complete",
+        /// `"input_required"`: an [`InputRequiredResult`](crate::InputRequiredResult); the
+        /// client answers its input requests and retries the request.
+        InputRequired = "input_required",
+    }
 }
 
 impl ResultType {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Complete => "complete",
-            Self::InputRequired => "input_required",
-            Self::Unknown(s) => s,
-        }
-    }
-
     /// The kind of a result whose `resultType` is `value` (absent means complete).
     pub fn or_complete(value: Option<&Self>) -> Self {
         value.cloned().unwrap_or(Self::Complete)
-    }
-}
-
-impl fmt::Display for ResultType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for ResultType {
-    fn from(s: &str) -> Self {
-        match s {
-            "complete" => Self::Complete,
-            "input_required" => Self::InputRequired,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for ResultType {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "complete" => Self::Complete,
-            "input_required" => Self::InputRequired,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for ResultType {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for ResultType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
     }
 }
 

@@ -12,70 +12,18 @@
 use std::fmt;
 
 use serde::de::Deserializer;
-use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::base::ResultType;
 use crate::common::Meta;
 
-/// Who may cache a result, like HTTP `Cache-Control: public` / `private`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CacheScope {
-    /// `"private"`: only within the same authorization context.
-    Private,
-    /// `"public"`: no user-specific data; shared caches may serve it to anyone.
-    Public,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl CacheScope {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Private => "private",
-            Self::Public => "public",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for CacheScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for CacheScope {
-    fn from(s: &str) -> Self {
-        match s {
-            "private" => Self::Private,
-            "public" => Self::Public,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for CacheScope {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "private" => Self::Private,
-            "public" => Self::Public,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for CacheScope {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for CacheScope {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+crate::open_enum::open_enum! {
+    /// Who may cache a result, like HTTP `Cache-Control: public` / `private`.
+    pub enum CacheScope {
+        /// `"private"`: only within the same authorization context.
+        Private = "private",
+        /// `"public"`: no user-specific data; shared caches may serve it to anyone.
+        Public = "public",
     }
 }
 

@@ -4,7 +4,6 @@
 //! error.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::de::{self, Deserializer};
 use serde::ser::Serializer;
@@ -197,69 +196,15 @@ crate::envelope::requests! {
     ElicitRequest = Elicit("elicitation/create", required ElicitRequestParams) -> ElicitResult;
 }
 
-/// What the user did.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ElicitAction {
-    /// Submitted or confirmed.
-    Accept,
-    /// Explicitly declined.
-    Decline,
-    /// Dismissed without choosing.
-    Cancel,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl ElicitAction {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Accept => "accept",
-            Self::Decline => "decline",
-            Self::Cancel => "cancel",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for ElicitAction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for ElicitAction {
-    fn from(s: &str) -> Self {
-        match s {
-            "accept" => Self::Accept,
-            "decline" => Self::Decline,
-            "cancel" => Self::Cancel,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for ElicitAction {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "accept" => Self::Accept,
-            "decline" => Self::Decline,
-            "cancel" => Self::Cancel,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for ElicitAction {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for ElicitAction {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+crate::open_enum::open_enum! {
+    /// What the user did.
+    pub enum ElicitAction {
+        /// Submitted or confirmed.
+        Accept = "accept",
+        /// Explicitly declined.
+        Decline = "decline",
+        /// Dismissed without choosing.
+        Cancel = "cancel",
     }
 }
 

@@ -114,6 +114,7 @@ pub mod mirror;
 mod mrtr;
 mod named_errors;
 mod notifications;
+mod open_enum;
 mod prompts;
 mod resources;
 mod responses;

@@ -1,10 +1,6 @@
 //! Lifecycle: `initialize`, `notifications/initialized`, `ping`, and the descriptions
 //! of implementations (names, titles, icons).
 
-use std::fmt;
-
-use serde::de::Deserializer;
-use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::base::{EmptyResult, NotificationParams, RequestParams};
@@ -12,64 +8,13 @@ use crate::capabilities::{ClientCapabilities, ServerCapabilities};
 use crate::common::Meta;
 use crate::version::ProtocolVersion;
 
-/// The background an icon is designed for.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum IconTheme {
-    /// A light background.
-    Light,
-    /// A dark background.
-    Dark,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl IconTheme {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Light => "light",
-            Self::Dark => "dark",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for IconTheme {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for IconTheme {
-    fn from(s: &str) -> Self {
-        match s {
-            "light" => Self::Light,
-            "dark" => Self::Dark,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for IconTheme {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "light" => Self::Light,
-            "dark" => Self::Dark,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for IconTheme {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for IconTheme {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+crate::open_enum::open_enum! {
+    /// The background an icon is designed for.
+    pub enum IconTheme {
+        /// A light background.
+        Light = "light",
+        /// A dark background.
+        Dark = "dark",
     }
 }
 

@@ -1,103 +1,30 @@
 //! Logging: `logging/setLevel` and `notifications/message`.
 
-use std::fmt;
-
-use serde::de::Deserializer;
-use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::EmptyResult;
 use crate::common::Meta;
 
-/// The severity of a log message (RFC 5424).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum LoggingLevel {
-    /// Debug-level messages.
-    Debug,
-    /// Informational messages.
-    Info,
-    /// Normal but significant conditions.
-    Notice,
-    /// Warning conditions.
-    Warning,
-    /// Error conditions.
-    Error,
-    /// Critical conditions.
-    Critical,
-    /// Action must be taken immediately.
-    Alert,
-    /// The system is unusable.
-    Emergency,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl LoggingLevel {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Debug => "debug",
-            Self::Info => "info",
-            Self::Notice => "notice",
-            Self::Warning => "warning",
-            Self::Error => "error",
-            Self::Critical => "critical",
-            Self::Alert => "alert",
-            Self::Emergency => "emergency",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for LoggingLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for LoggingLevel {
-    fn from(s: &str) -> Self {
-        match s {
-            "debug" => Self::Debug,
-            "info" => Self::Info,
-            "notice" => Self::Notice,
-            "warning" => Self::Warning,
-            "error" => Self::Error,
-            "critical" => Self::Critical,
-            "alert" => Self::Alert,
-            "emergency" => Self::Emergency,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for LoggingLevel {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "debug" => Self::Debug,
-            "info" => Self::Info,
-            "notice" => Self::Notice,
-            "warning" => Self::Warning,
-            "error" => Self::Error,
-            "critical" => Self::Critical,
-            "alert" => Self::Alert,
-            "emergency" => Self::Emergency,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for LoggingLevel {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for LoggingLevel {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+crate::open_enum::open_enum! {
+    /// The severity of a log message (RFC 5424).
+    pub enum LoggingLevel {
+        /// Debug-level messages.
+        Debug = "debug",
+        /// Informational messages.
+        Info = "info",
+        /// Normal but significant conditions.
+        Notice = "notice",
+        /// Warning conditions.
+        Warning = "warning",
+        /// Error conditions.
+        Error = "error",
+        /// Critical conditions.
+        Critical = "critical",
+        /// Action must be taken immediately.
+        Alert = "alert",
+        /// The system is unusable.
+        Emergency = "emergency",
     }
 }
 

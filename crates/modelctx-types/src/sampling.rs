@@ -1,8 +1,6 @@
 //! Sampling: `sampling/createMessage` (server asks the client to call an LLM), with
 //! tools and tool choice (2025-11-25).
 
-use std::fmt;
-
 use serde::de::Deserializer;
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
@@ -14,206 +12,41 @@ use crate::common::Meta;
 use crate::content::{Role, SamplingMessageContentBlock};
 use crate::tool_definition::Tool;
 
-/// Which servers' context to include in a sampling prompt (`includeContext`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum IncludeContext {
-    /// No context (the default).
-    None,
-    /// The requesting server's context (soft-deprecated; needs `sampling.context`).
-    ThisServer,
-    /// Every server's context (soft-deprecated; needs `sampling.context`).
-    AllServers,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl IncludeContext {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::None => "none",
-            Self::ThisServer => "thisServer",
-            Self::AllServers => "allServers",
-            Self::Unknown(s) => s,
-        }
+crate::open_enum::open_enum! {
+    /// Which servers' context to include in a sampling prompt (`includeContext`).
+    pub enum IncludeContext {
+        /// No context (the default).
+        None = "none",
+        /// The requesting server's context (soft-deprecated; needs `sampling.context`).
+        ThisServer = "thisServer",
+        /// Every server's context (soft-deprecated; needs `sampling.context`).
+        AllServers = "allServers",
     }
 }
 
-impl fmt::Display for IncludeContext {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+crate::open_enum::open_enum! {
+    /// Why sampling stopped: an open string with these standard values.
+    pub enum StopReason {
+        /// The assistant's turn ended naturally.
+        EndTurn = "endTurn",
+        /// A stop sequence was met.
+        StopSequence = "stopSequence",
+        /// The token limit was reached.
+        MaxTokens = "maxTokens",
+        /// The model wants to use tools.
+        ToolUse = "toolUse",
     }
 }
 
-impl From<&str> for IncludeContext {
-    fn from(s: &str) -> Self {
-        match s {
-            "none" => Self::None,
-            "thisServer" => Self::ThisServer,
-            "allServers" => Self::AllServers,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for IncludeContext {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "none" => Self::None,
-            "thisServer" => Self::ThisServer,
-            "allServers" => Self::AllServers,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for IncludeContext {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for IncludeContext {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
-    }
-}
-
-/// Why sampling stopped: an open string with these standard values.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum StopReason {
-    /// The assistant's turn ended naturally.
-    EndTurn,
-    /// A stop sequence was met.
-    StopSequence,
-    /// The token limit was reached.
-    MaxTokens,
-    /// The model wants to use tools.
-    ToolUse,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl StopReason {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::EndTurn => "endTurn",
-            Self::StopSequence => "stopSequence",
-            Self::MaxTokens => "maxTokens",
-            Self::ToolUse => "toolUse",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for StopReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for StopReason {
-    fn from(s: &str) -> Self {
-        match s {
-            "endTurn" => Self::EndTurn,
-            "stopSequence" => Self::StopSequence,
-            "maxTokens" => Self::MaxTokens,
-            "toolUse" => Self::ToolUse,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for StopReason {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "endTurn" => Self::EndTurn,
-            "stopSequence" => Self::StopSequence,
-            "maxTokens" => Self::MaxTokens,
-            "toolUse" => Self::ToolUse,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for StopReason {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for StopReason {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
-    }
-}
-
-/// How the model may use tools (`toolChoice.mode`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ToolChoiceMode {
-    /// The model decides (the default).
-    Auto,
-    /// The model must use at least one tool.
-    Required,
-    /// The model must not use tools.
-    None,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl ToolChoiceMode {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Auto => "auto",
-            Self::Required => "required",
-            Self::None => "none",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for ToolChoiceMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for ToolChoiceMode {
-    fn from(s: &str) -> Self {
-        match s {
-            "auto" => Self::Auto,
-            "required" => Self::Required,
-            "none" => Self::None,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for ToolChoiceMode {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "auto" => Self::Auto,
-            "required" => Self::Required,
-            "none" => Self::None,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for ToolChoiceMode {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolChoiceMode {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+crate::open_enum::open_enum! {
+    /// How the model may use tools (`toolChoice.mode`).
+    pub enum ToolChoiceMode {
+        /// The model decides (the default).
+        Auto = "auto",
+        /// The model must use at least one tool.
+        Required = "required",
+        /// The model must not use tools.
+        None = "none",
     }
 }
 

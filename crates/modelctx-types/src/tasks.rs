@@ -1,89 +1,26 @@
 //! Tasks (experimental in 2025-11-25): task-augmented requests, `tasks/get`,
 //! `tasks/result`, `tasks/list`, `tasks/cancel` and `notifications/tasks/status`.
 
-use std::fmt;
-
 use serde::de::{DeserializeOwned, Deserializer};
-use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::{JsonObject, PaginatedRequestParams};
 use crate::common::{Cursor, Meta};
 
-/// The status of a task.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TaskStatus {
-    /// Being processed.
-    Working,
-    /// Waiting for input (an elicitation or a sampling request).
-    InputRequired,
-    /// Finished; the result is available.
-    Completed,
-    /// Did not complete successfully.
-    Failed,
-    /// Cancelled before completion.
-    Cancelled,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl TaskStatus {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Working => "working",
-            Self::InputRequired => "input_required",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Cancelled => "cancelled",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for TaskStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for TaskStatus {
-    fn from(s: &str) -> Self {
-        match s {
-            "working" => Self::Working,
-            "input_required" => Self::InputRequired,
-            "completed" => Self::Completed,
-            "failed" => Self::Failed,
-            "cancelled" => Self::Cancelled,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for TaskStatus {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "working" => Self::Working,
-            "input_required" => Self::InputRequired,
-            "completed" => Self::Completed,
-            "failed" => Self::Failed,
-            "cancelled" => Self::Cancelled,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for TaskStatus {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for TaskStatus {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+crate::open_enum::open_enum! {
+    /// The status of a task.
+    pub enum TaskStatus {
+        /// Being processed.
+        Working = "working",
+        /// Waiting for input (an elicitation or a sampling request).
+        InputRequired = "input_required",
+        /// Finished; the result is available.
+        Completed = "completed",
+        /// Did not complete successfully.
+        Failed = "failed",
+        /// Cancelled before completion.
+        Cancelled = "cancelled",
     }
 }
 

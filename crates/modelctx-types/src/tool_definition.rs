@@ -1,9 +1,6 @@
 //! One tool as a server lists it: its name, schemas, annotations and execution hints.
 
-use std::fmt;
-
 use serde::de::{self, Deserializer};
-use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -23,69 +20,15 @@ fn object_schema<'de, D: Deserializer<'de>>(deserializer: D) -> Result<JsonObjec
     }
 }
 
-/// Whether a tool supports task-augmented execution.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// Never (the default when absent).
-    Forbidden,
-    /// The client may ask for a task.
-    Optional,
-    /// The client must ask for a task.
-    Required,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl TaskSupport {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Forbidden => "forbidden",
-            Self::Optional => "optional",
-            Self::Required => "required",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for TaskSupport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for TaskSupport {
-    fn from(s: &str) -> Self {
-        match s {
-            "forbidden" => Self::Forbidden,
-            "optional" => Self::Optional,
-            "required" => Self::Required,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for TaskSupport {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "forbidden" => Self::Forbidden,
-            "optional" => Self::Optional,
-            "required" => Self::Required,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for TaskSupport {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for TaskSupport {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+crate::open_enum::open_enum! {
+    /// Whether a tool supports task-augmented execution.
+    pub enum TaskSupport {
+        /// Never (the default when absent).
+        Forbidden = "forbidden",
+        /// The client may ask for a task.
+        Optional = "optional",
+        /// The client must ask for a task.
+        Required = "required",
     }
 }
 

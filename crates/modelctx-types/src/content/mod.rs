@@ -17,8 +17,6 @@ pub use resource_contents::{
     BlobResourceContents, ResourceContents, TextOrBlobResourceContents, TextResourceContents,
 };
 
-use std::fmt;
-
 use serde::de::{self, Deserializer};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
@@ -28,64 +26,13 @@ use blocks::{
     AudioTag, EmbeddedResourceTag, ImageTag, ResourceLinkTag, TextTag, ToolResultTag, ToolUseTag,
 };
 
-/// The sender or recipient of messages and data in a conversation.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Role {
-    /// The user.
-    User,
-    /// The assistant (the model).
-    Assistant,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl Role {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::User => "user",
-            Self::Assistant => "assistant",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for Role {
-    fn from(s: &str) -> Self {
-        match s {
-            "user" => Self::User,
-            "assistant" => Self::Assistant,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for Role {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "user" => Self::User,
-            "assistant" => Self::Assistant,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for Role {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+crate::open_enum::open_enum! {
+    /// The sender or recipient of messages and data in a conversation.
+    pub enum Role {
+        /// The user.
+        User = "user",
+        /// The assistant (the model).
+        Assistant = "assistant",
     }
 }
 

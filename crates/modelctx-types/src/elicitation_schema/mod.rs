@@ -30,74 +30,17 @@ fixed_tag! {
     ObjectTypeTag, ObjectTypeValue = "object";
 }
 
-/// The `format` of a string field.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum StringFormat {
-    /// An email address.
-    Email,
-    /// A URI.
-    Uri,
-    /// A date.
-    Date,
-    /// A date and time.
-    DateTime,
-    /// A value this SDK does not know, kept verbatim.
-    Unknown(String),
-}
-
-impl StringFormat {
-    /// The wire string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Email => "email",
-            Self::Uri => "uri",
-            Self::Date => "date",
-            Self::DateTime => "date-time",
-            Self::Unknown(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for StringFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<&str> for StringFormat {
-    fn from(s: &str) -> Self {
-        match s {
-            "email" => Self::Email,
-            "uri" => Self::Uri,
-            "date" => Self::Date,
-            "date-time" => Self::DateTime,
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-}
-
-impl From<String> for StringFormat {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "email" => Self::Email,
-            "uri" => Self::Uri,
-            "date" => Self::Date,
-            "date-time" => Self::DateTime,
-            _ => Self::Unknown(s),
-        }
-    }
-}
-
-impl Serialize for StringFormat {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for StringFormat {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Self::from)
+crate::open_enum::open_enum! {
+    /// The `format` of a string field.
+    pub enum StringFormat {
+        /// An email address.
+        Email = "email",
+        /// A URI.
+        Uri = "uri",
+        /// A date.
+        Date = "date",
+        /// A date and time.
+        DateTime = "date-time",
     }
 }
 
