@@ -144,9 +144,11 @@ pub(super) async fn dispatch(
             }
             status_only(StatusCode::ACCEPTED)
         }
-        Some(Answer::Sse { events, .. }) if stateless_era => era_stream(&session, &ids, events),
+        Some(Answer::Sse { events, .. }) if stateless_era => {
+            era_stream(&session, &ids, events.boxed())
+        }
         Some(Answer::Sse { events, .. }) => match handshake.take() {
-            Some(guard) => sse_response(guarded(events, guard)),
+            Some(guard) => sse_response(guarded(events.boxed(), guard)),
             None => sse_response(events),
         },
         Some(Answer::Json(waiters)) => {

@@ -17,7 +17,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use bytes::Bytes;
-use futures::StreamExt;
 use modelctx_transport::{DirectSlot, TransportError, TransportMessage};
 use modelctx_types::{ErrorCode, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot};
@@ -173,7 +172,7 @@ pub(crate) enum Answer {
     /// SSE events, starting with the priming event (when resumable).
     Sse {
         /// The events.
-        events: futures::stream::BoxStream<'static, Bytes>,
+        events: Events,
         /// The stream's id, to pass to [`SessionState::push`].
         stream: u64,
         /// Resolves when the head may go out (see [`StreamState::handled`]).
@@ -376,13 +375,35 @@ impl Routes {
 }
 
 /// The events `first`, then what comes on `rx`.
-pub(crate) fn chain(
-    first: Vec<Bytes>,
+pub(crate) fn chain(first: Vec<Bytes>, rx: mpsc::Receiver<Bytes>) -> Events {
+    Events {
+        first: first.into_iter(),
+        rx,
+    }
+}
+
+/// The events of one connection of a stream: those ready when it opened, then what
+/// the session routes to it; they end when the stream ends (its sender is dropped).
+/// One type, not a chain of stream adapters behind a box: an answer built at once
+/// is read without an allocation or a future for it.
+pub(crate) struct Events {
+    first: std::vec::IntoIter<Bytes>,
     rx: mpsc::Receiver<Bytes>,
-) -> futures::stream::BoxStream<'static, Bytes> {
-    let rest =
-        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
-    futures::stream::iter(first).chain(rest).boxed()
+}
+
+impl futures::Stream for Events {
+    type Item = Bytes;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Bytes>> {
+        let this = self.get_mut();
+        match this.first.next() {
+            Some(event) => std::task::Poll::Ready(Some(event)),
+            None => this.rx.poll_recv(cx),
+        }
+    }
 }
 
 /// A session id: 128 random bits from the OS, as 32 hex digits (visible ASCII).

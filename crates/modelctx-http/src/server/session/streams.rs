@@ -117,7 +117,7 @@ impl SessionState {
             },
         );
         routes.requests.insert(id.clone(), Route::Sse(stream_id));
-        (stream_id, chain(Vec::new(), rx))
+        (stream_id, chain(Vec::new(), rx).boxed())
     }
 
     /// The priming event of a new stream (id, empty data, `retry`), when resumable.
@@ -158,7 +158,7 @@ impl SessionState {
         }
         stream.conn = Some(tx);
         self.start_claim(stream);
-        Some(chain(first, rx))
+        Some(chain(first, rx).boxed())
     }
 
     /// Resumes the stream `after` belongs to: its later events, then (if the stream is
@@ -240,7 +240,7 @@ impl SessionState {
             })
             .collect();
         Ok(match rx {
-            Some(rx) => chain(first, rx),
+            Some(rx) => chain(first, rx).boxed(),
             None => futures::stream::iter(first).boxed(),
         })
     }

@@ -192,7 +192,7 @@ impl SessionState {
         let first = follower.take(replay);
         let (tx, rx) = mpsc::channel(self.config.stream_queue.max(1));
         tokio::spawn(self.clone().follow_run(store, follower, tx, extensions));
-        Ok(chain(first, rx))
+        Ok(futures::StreamExt::boxed(chain(first, rx)))
     }
 
     async fn follow_run(
