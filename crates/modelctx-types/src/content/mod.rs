@@ -17,11 +17,8 @@ pub use resource_contents::{
     BlobResourceContents, ResourceContents, TextOrBlobResourceContents, TextResourceContents,
 };
 
-use serde::de::{self, Deserializer};
-use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
-use crate::base::{JsonObject, str_member};
 use blocks::{
     AudioTag, EmbeddedResourceTag, ImageTag, ResourceLinkTag, TextTag, ToolResultTag, ToolUseTag,
 };
@@ -69,23 +66,21 @@ impl Annotations {
     }
 }
 
-/// Content of prompts and tool results: text, image, audio, resource link or embedded
-/// resource, tagged by `type`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ContentBlock {
-    /// `"text"`.
-    Text(TextContent),
-    /// `"image"`.
-    Image(ImageContent),
-    /// `"audio"`.
-    Audio(AudioContent),
-    /// `"resource_link"`.
-    ResourceLink(ResourceLink),
-    /// `"resource"`.
-    Resource(EmbeddedResource),
-    /// A block of a type this SDK does not know, kept whole.
-    Unknown(JsonObject),
+tagged::tagged_union! {
+    /// Content of prompts and tool results: text, image, audio, resource link or embedded
+    /// resource, tagged by `type`.
+    pub enum ContentBlock: "a content block (an object with a `type`)" {
+        /// `"text"`.
+        Text(TextContent) = TextTag,
+        /// `"image"`.
+        Image(ImageContent) = ImageTag,
+        /// `"audio"`.
+        Audio(AudioContent) = AudioTag,
+        /// `"resource_link"`.
+        ResourceLink(ResourceLink) = ResourceLinkTag,
+        /// `"resource"`.
+        Resource(EmbeddedResource) = EmbeddedResourceTag,
+    }
 }
 
 impl ContentBlock {
@@ -114,18 +109,6 @@ impl ContentBlock {
         Self::Resource(EmbeddedResource::new(contents))
     }
 
-    /// The `type` tag.
-    pub fn kind(&self) -> &str {
-        match self {
-            Self::Text(_) => TextTag::VALUE,
-            Self::Image(_) => ImageTag::VALUE,
-            Self::Audio(_) => AudioTag::VALUE,
-            Self::ResourceLink(_) => ResourceLinkTag::VALUE,
-            Self::Resource(_) => EmbeddedResourceTag::VALUE,
-            Self::Unknown(m) => str_member(m, "type").unwrap_or(""),
-        }
-    }
-
     /// The text of a text block.
     pub fn as_text(&self) -> Option<&str> {
         match self {
@@ -135,98 +118,21 @@ impl ContentBlock {
     }
 }
 
-impl From<TextContent> for ContentBlock {
-    fn from(c: TextContent) -> Self {
-        Self::Text(c)
+tagged::tagged_union! {
+    /// Content of sampling messages: text, image, audio, tool use or tool result, tagged by
+    /// `type`.
+    pub enum SamplingMessageContentBlock: "a sampling content block (an object with a `type`)" {
+        /// `"text"`.
+        Text(TextContent) = TextTag,
+        /// `"image"`.
+        Image(ImageContent) = ImageTag,
+        /// `"audio"`.
+        Audio(AudioContent) = AudioTag,
+        /// `"tool_use"`.
+        ToolUse(ToolUseContent) = ToolUseTag,
+        /// `"tool_result"`.
+        ToolResult(ToolResultContent) = ToolResultTag,
     }
-}
-impl From<ImageContent> for ContentBlock {
-    fn from(c: ImageContent) -> Self {
-        Self::Image(c)
-    }
-}
-impl From<AudioContent> for ContentBlock {
-    fn from(c: AudioContent) -> Self {
-        Self::Audio(c)
-    }
-}
-impl From<ResourceLink> for ContentBlock {
-    fn from(c: ResourceLink) -> Self {
-        Self::ResourceLink(c)
-    }
-}
-impl From<EmbeddedResource> for ContentBlock {
-    fn from(c: EmbeddedResource) -> Self {
-        Self::Resource(c)
-    }
-}
-
-impl Serialize for ContentBlock {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Text(c) => c.serialize(serializer),
-            Self::Image(c) => c.serialize(serializer),
-            Self::Audio(c) => c.serialize(serializer),
-            Self::ResourceLink(c) => c.serialize(serializer),
-            Self::Resource(c) => c.serialize(serializer),
-            Self::Unknown(m) => m.serialize(serializer),
-        }
-    }
-}
-
-impl tagged::TaggedUnion for ContentBlock {
-    const EXPECTING: &'static str = "a content block (an object with a `type`)";
-
-    fn is_known(tag: &str) -> bool {
-        matches!(
-            tag,
-            TextTag::VALUE
-                | ImageTag::VALUE
-                | AudioTag::VALUE
-                | ResourceLinkTag::VALUE
-                | EmbeddedResourceTag::VALUE
-        )
-    }
-
-    fn decode<'de, D: Deserializer<'de>>(tag: &str, object: D) -> Result<Self, D::Error> {
-        Ok(match tag {
-            TextTag::VALUE => Self::Text(Deserialize::deserialize(object)?),
-            ImageTag::VALUE => Self::Image(Deserialize::deserialize(object)?),
-            AudioTag::VALUE => Self::Audio(Deserialize::deserialize(object)?),
-            ResourceLinkTag::VALUE => Self::ResourceLink(Deserialize::deserialize(object)?),
-            EmbeddedResourceTag::VALUE => Self::Resource(Deserialize::deserialize(object)?),
-            _ => return Err(de::Error::custom(format!("unknown content type {tag}"))),
-        })
-    }
-
-    fn unknown(object: JsonObject) -> Self {
-        Self::Unknown(object)
-    }
-}
-
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        tagged::deserialize(deserializer)
-    }
-}
-
-/// Content of sampling messages: text, image, audio, tool use or tool result, tagged by
-/// `type`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum SamplingMessageContentBlock {
-    /// `"text"`.
-    Text(TextContent),
-    /// `"image"`.
-    Image(ImageContent),
-    /// `"audio"`.
-    Audio(AudioContent),
-    /// `"tool_use"`.
-    ToolUse(ToolUseContent),
-    /// `"tool_result"`.
-    ToolResult(ToolResultContent),
-    /// A block of a type this SDK does not know, kept whole.
-    Unknown(JsonObject),
 }
 
 impl SamplingMessageContentBlock {
@@ -235,99 +141,12 @@ impl SamplingMessageContentBlock {
         Self::Text(TextContent::new(text))
     }
 
-    /// The `type` tag.
-    pub fn kind(&self) -> &str {
-        match self {
-            Self::Text(_) => TextTag::VALUE,
-            Self::Image(_) => ImageTag::VALUE,
-            Self::Audio(_) => AudioTag::VALUE,
-            Self::ToolUse(_) => ToolUseTag::VALUE,
-            Self::ToolResult(_) => ToolResultTag::VALUE,
-            Self::Unknown(m) => str_member(m, "type").unwrap_or(""),
-        }
-    }
-
     /// The text of a text block.
     pub fn as_text(&self) -> Option<&str> {
         match self {
             Self::Text(t) => Some(&t.text),
             _ => None,
         }
-    }
-}
-
-impl From<TextContent> for SamplingMessageContentBlock {
-    fn from(c: TextContent) -> Self {
-        Self::Text(c)
-    }
-}
-impl From<ImageContent> for SamplingMessageContentBlock {
-    fn from(c: ImageContent) -> Self {
-        Self::Image(c)
-    }
-}
-impl From<AudioContent> for SamplingMessageContentBlock {
-    fn from(c: AudioContent) -> Self {
-        Self::Audio(c)
-    }
-}
-impl From<ToolUseContent> for SamplingMessageContentBlock {
-    fn from(c: ToolUseContent) -> Self {
-        Self::ToolUse(c)
-    }
-}
-impl From<ToolResultContent> for SamplingMessageContentBlock {
-    fn from(c: ToolResultContent) -> Self {
-        Self::ToolResult(c)
-    }
-}
-
-impl Serialize for SamplingMessageContentBlock {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Text(c) => c.serialize(serializer),
-            Self::Image(c) => c.serialize(serializer),
-            Self::Audio(c) => c.serialize(serializer),
-            Self::ToolUse(c) => c.serialize(serializer),
-            Self::ToolResult(c) => c.serialize(serializer),
-            Self::Unknown(m) => m.serialize(serializer),
-        }
-    }
-}
-
-impl tagged::TaggedUnion for SamplingMessageContentBlock {
-    const EXPECTING: &'static str = "a sampling content block (an object with a `type`)";
-
-    fn is_known(tag: &str) -> bool {
-        matches!(
-            tag,
-            TextTag::VALUE
-                | ImageTag::VALUE
-                | AudioTag::VALUE
-                | ToolUseTag::VALUE
-                | ToolResultTag::VALUE
-        )
-    }
-
-    fn decode<'de, D: Deserializer<'de>>(tag: &str, object: D) -> Result<Self, D::Error> {
-        Ok(match tag {
-            TextTag::VALUE => Self::Text(Deserialize::deserialize(object)?),
-            ImageTag::VALUE => Self::Image(Deserialize::deserialize(object)?),
-            AudioTag::VALUE => Self::Audio(Deserialize::deserialize(object)?),
-            ToolUseTag::VALUE => Self::ToolUse(Deserialize::deserialize(object)?),
-            ToolResultTag::VALUE => Self::ToolResult(Deserialize::deserialize(object)?),
-            _ => return Err(de::Error::custom(format!("unknown content type {tag}"))),
-        })
-    }
-
-    fn unknown(object: JsonObject) -> Self {
-        Self::Unknown(object)
-    }
-}
-
-impl<'de> Deserialize<'de> for SamplingMessageContentBlock {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        tagged::deserialize(deserializer)
     }
 }
 

@@ -116,3 +116,86 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Prepend<'_, A> {
             .map(|n| n + usize::from(self.tag.is_some()))
     }
 }
+
+/// Declares a `type`-tagged union of content structs: the `#[non_exhaustive]` enum with
+/// one variant per struct and a last `Unknown(JsonObject)` that keeps a block of a type
+/// this SDK does not know whole; `kind` (the `type` tag); `From` each struct; and the
+/// serde impls (through [`TaggedUnion`]: a block whose `type` comes first is decoded
+/// straight into its struct). Each variant names its struct and its struct's tag type:
+/// `Text(TextContent) = TextTag`.
+macro_rules! tagged_union {
+    (
+        $(#[$attr:meta])*
+        pub enum $name:ident: $expecting:literal {
+            $($(#[$vattr:meta])* $variant:ident($ty:ty) = $tag:ident,)+
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub enum $name {
+            $($(#[$vattr])* $variant($ty),)+
+            /// A block of a type this SDK does not know, kept whole.
+            Unknown($crate::base::JsonObject),
+        }
+
+        impl $name {
+            /// The `type` tag.
+            pub fn kind(&self) -> &str {
+                match self {
+                    $(Self::$variant(_) => $tag::VALUE,)+
+                    Self::Unknown(m) => $crate::base::str_member(m, "type").unwrap_or(""),
+                }
+            }
+        }
+
+        $(impl From<$ty> for $name {
+            fn from(c: $ty) -> Self {
+                Self::$variant(c)
+            }
+        })+
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(Self::$variant(c) => c.serialize(serializer),)+
+                    Self::Unknown(m) => m.serialize(serializer),
+                }
+            }
+        }
+
+        impl $crate::content::tagged::TaggedUnion for $name {
+            const EXPECTING: &'static str = $expecting;
+
+            fn is_known(tag: &str) -> bool {
+                matches!(tag, $($tag::VALUE)|+)
+            }
+
+            fn decode<'de, D: ::serde::Deserializer<'de>>(
+                tag: &str,
+                object: D,
+            ) -> Result<Self, D::Error> {
+                Ok(match tag {
+                    $($tag::VALUE => Self::$variant(::serde::Deserialize::deserialize(object)?),)+
+                    _ => {
+                        return Err(::serde::de::Error::custom(format!(
+                            "unknown content type {tag}"
+                        )));
+                    }
+                })
+            }
+
+            fn unknown(object: $crate::base::JsonObject) -> Self {
+                Self::Unknown(object)
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::content::tagged::deserialize(deserializer)
+            }
+        }
+    };
+}
+
+pub(crate) use tagged_union;
