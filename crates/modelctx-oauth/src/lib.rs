@@ -148,6 +148,8 @@ mod body;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(any(feature = "resource-server", feature = "authorization-server"))]
+mod config_error;
+#[cfg(any(feature = "resource-server", feature = "authorization-server"))]
 mod jose;
 #[cfg(any(feature = "client", feature = "authorization-server"))]
 mod netguard;
@@ -166,15 +168,17 @@ pub use client::{
 
 #[cfg(feature = "resource-server")]
 pub use resource::{
-    AuthInfo, ConfigError, IntrospectionVerifier, JwtVerifier, Listing, Operation, RequireBearer,
+    AuthInfo, IntrospectionVerifier, JwtVerifier, Listing, Operation, RequireBearer,
     RequireBearerLayer, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier,
 };
 
+#[cfg(any(feature = "resource-server", feature = "authorization-server"))]
+pub use config_error::ConfigError;
 #[cfg(any(feature = "resource-server", feature = "authorization-server"))]
 pub use single_use::{SingleUseStore, StoreError};
 
 #[cfg(feature = "authorization-server")]
 pub use authorization::{
     AuthorizationServer, AuthorizationServerConfig, AuthorizationStore, Grant, GrantKind,
-    InMemoryStore, Login, RegisteredClient, SetupError, TrustedIdentityProvider, UserAuthenticator,
+    InMemoryStore, Login, RegisteredClient, TrustedIdentityProvider, UserAuthenticator,
 };

@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 pub(crate) use store::StoreError;
 pub use store::{AuthorizationStore, Grant, GrantKind, InMemoryStore, RegisteredClient};
 
+use crate::ConfigError;
 use crate::jose;
 
 /// What the user typed into the consent page, and the request that carried it.
@@ -231,18 +232,6 @@ impl AuthorizationServerConfig {
     }
 }
 
-/// Why an [`AuthorizationServer`] could not be set up.
-#[derive(Debug, Clone)]
-pub struct SetupError(String);
-
-impl fmt::Display for SetupError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SetupError {}
-
 /// A small OAuth 2.1 authorization server for MCP servers, as an axum [`Router`]
 /// (for development, tests and small deployments; put a real identity provider in
 /// front of larger ones).
@@ -310,7 +299,7 @@ impl AuthorizationServer {
         config: AuthorizationServerConfig,
         store: impl AuthorizationStore,
         users: impl UserAuthenticator,
-    ) -> Result<Self, SetupError> {
+    ) -> Result<Self, ConfigError> {
         let key = loop {
             let bytes = random_bytes::<32>()?;
             // Out-of-range scalars (probability ~2^-32) are drawn again.
@@ -328,9 +317,9 @@ impl AuthorizationServer {
         store: impl AuthorizationStore,
         users: impl UserAuthenticator,
         pkcs8_pem: &str,
-    ) -> Result<Self, SetupError> {
+    ) -> Result<Self, ConfigError> {
         let key = SigningKey::from_pkcs8_pem(pkcs8_pem)
-            .map_err(|_| SetupError("the signing key is not a P-256 PKCS#8 PEM key".into()))?;
+            .map_err(|_| ConfigError("the signing key is not a P-256 PKCS#8 PEM key".into()))?;
         Self::build(config, store, users, key)
     }
 
@@ -339,11 +328,11 @@ impl AuthorizationServer {
         store: impl AuthorizationStore,
         users: impl UserAuthenticator,
         key: SigningKey,
-    ) -> Result<Self, SetupError> {
+    ) -> Result<Self, ConfigError> {
         let url = url::Url::parse(&config.issuer)
-            .map_err(|e| SetupError(format!("the issuer is not a URL: {e}")))?;
+            .map_err(|e| ConfigError(format!("the issuer is not a URL: {e}")))?;
         if !secure_or_loopback(&url) || url.query().is_some() || url.fragment().is_some() {
-            return Err(SetupError(
+            return Err(ConfigError(
                 "the issuer must be an https URL (http only on loopback) without query or fragment"
                     .into(),
             ));
@@ -357,7 +346,7 @@ impl AuthorizationServer {
         }
         let documents = documents
             .build()
-            .map_err(|e| SetupError(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
         let jwk = jose::public_jwk(key.verifying_key(), "");
         let kid = hash(&format!("{}{}", jwk["x"], jwk["y"]))[..16].to_owned();
         Ok(Self {
@@ -513,15 +502,15 @@ pub(crate) fn hash(text: &str) -> String {
     jose::single_use_id(text)
 }
 
-fn random_bytes<const N: usize>() -> Result<[u8; N], SetupError> {
+fn random_bytes<const N: usize>() -> Result<[u8; N], ConfigError> {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes)
-        .map_err(|e| SetupError(format!("the system random source failed: {e}")))?;
+        .map_err(|e| ConfigError(format!("the system random source failed: {e}")))?;
     Ok(bytes)
 }
 
 /// 256 random bits, base64url: codes, tokens, client ids and secrets.
-pub(crate) fn random_token() -> Result<String, SetupError> {
+pub(crate) fn random_token() -> Result<String, ConfigError> {
     random_bytes::<32>().map(|b| jose::b64url(&b))
 }
 

@@ -7,7 +7,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::{AuthInfo, ConfigError, DEFAULT_LEEWAY_SECS, TokenError, TokenVerifier, fetch};
+use super::{AuthInfo, DEFAULT_LEEWAY_SECS, TokenError, TokenVerifier, fetch};
+use crate::ConfigError;
 use crate::jose::{self, Jws, PublicKey};
 
 /// Verifies JWT access tokens: an ES256 or RS256 signature by a key of the authorization

@@ -18,6 +18,7 @@ pub use introspection::IntrospectionVerifier;
 pub use jwt::JwtVerifier;
 pub use layer::{RequireBearer, RequireBearerLayer};
 
+use crate::ConfigError;
 use crate::jose;
 
 /// What a verified access token says about the caller. The resource server puts it in
@@ -343,18 +344,6 @@ impl ResourceServerConfig {
         self
     }
 }
-
-/// Why a [`ResourceServer`] could not be set up.
-#[derive(Debug, Clone)]
-pub struct ConfigError(String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// An OAuth 2.1 resource server for an MCP endpoint: [`layer`](Self::layer) checks the
 /// bearer token of every request, [`metadata_router`](Self::metadata_router) serves the
