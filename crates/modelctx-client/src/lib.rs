@@ -454,7 +454,7 @@ impl ClientBuilder {
         let list_gate = self.list_changed.install(&mut self.notifications);
         // A streamable HTTP server answers every request with a status: its silence is
         // slowness, never the handshake era.
-        let probe_wait = match transport.kind() {
+        let probe_wait = match transport.info().kind {
             "streamable-http" => None,
             _ => Some(self.probe_timeout.unwrap_or(negotiate::PROBE_TIMEOUT)),
         };

@@ -96,8 +96,8 @@ impl Transport for MemoryTransport {
     type Sink = MemorySink;
     type Stream = MemoryStream;
 
-    fn kind(&self) -> &'static str {
-        "memory"
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        modelctx_transport::TransportInfo::new("memory")
     }
 
     fn split(self) -> (MemorySink, MemoryStream) {

@@ -2,7 +2,7 @@
 //! subscriptions. It lives in the session's service, never in a global; a
 //! [`ServerSession`] is the handle an application holds on it.
 //!
-//! When the transport shares the session (`Transport::shared_session`), `serve_with` starts
+//! When the transport shares the session (`TransportInfo::shared_session`), `serve_with` starts
 //! from the restored snapshot (pre-initialised when the snapshot says the client's
 //! `notifications/initialized` arrived; otherwise in `Initializing`, refusing requests but
 //! `ping`), registers `apply` for changes made elsewhere, and its rerun check (see
@@ -54,7 +54,7 @@ pub(crate) struct SessionState {
     /// The session's key for binding tasks to it: random, made on first use.
     task_key: OnceLock<Option<Arc<str>>>,
     /// Where the state is kept for the server's other processes, when the transport
-    /// shares the session (`Transport::shared_session`).
+    /// shares the session (`TransportInfo::shared_session`).
     shared: OnceLock<Arc<dyn SharedSession>>,
 }
 

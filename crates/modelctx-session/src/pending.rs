@@ -79,7 +79,7 @@ pub(crate) enum IdRefused {
 pub(crate) struct PendingTable<S, P> {
     next_id: i64,
     /// Allocated ids are `"<prefix><n>"` strings when set (a transport that must tell
-    /// where a response belongs, see `Transport::request_id_prefix`).
+    /// where a response belongs, see `TransportInfo::request_id_prefix`).
     prefix: Option<Arc<str>>,
     slots: HashMap<RequestId, Entry<S>>,
     /// The deadline the session's timer is set for: no later than any deadline in the

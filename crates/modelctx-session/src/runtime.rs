@@ -98,7 +98,8 @@ pub(crate) const MAX_WAITING_RUNTIME_ANSWERS: usize = 64;
 /// outbound request then fails with a connection-closed error and every running handler
 /// is cancelled.
 pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: SessionConfig) -> Peer {
-    let stateless_era = config.serves_stateless_era() && transport.stateless_era();
+    let info = transport.info();
+    let stateless_era = config.serves_stateless_era() && info.stateless_era;
     let phase = if stateless_era {
         Phase::Stateless
     } else if config.pre_initialized {
@@ -120,7 +121,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         target: "modelctx_session",
         "mcp.session",
         role = role_name(config.role),
-        transport = transport.kind(),
+        transport = info.kind,
         mcp.session.id = tracing::field::Empty,
         era = tracing::field::Empty,
         mcp.protocol.version = tracing::field::Empty,
@@ -132,13 +133,13 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         &span,
         config.role,
         phase != Phase::Stateless && !one_exchange,
-        || transport.session_id(),
+        || info.session_id.as_deref().map(str::to_owned),
         config.agreed_version.as_deref(),
     );
     if phase != Phase::New {
         span.record("era", phase.era());
     }
-    let id_prefix = transport.request_id_prefix();
+    let id_prefix = info.request_id_prefix;
     let (sink, stream) = transport.split();
     let shared = Arc::new(Shared {
         role: config.role,

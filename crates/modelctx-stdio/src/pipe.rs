@@ -101,8 +101,8 @@ impl Transport for StdioTransport {
     type Sink = StdioSink;
     type Stream = StdioStream;
 
-    fn kind(&self) -> &'static str {
-        "stdio"
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        modelctx_transport::TransportInfo::new("stdio")
     }
 
     fn split(self) -> (StdioSink, StdioStream) {

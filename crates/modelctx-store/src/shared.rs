@@ -1,8 +1,8 @@
 //! Sessions shared by several server processes: how a server role exports its
 //! per-session state ([`SessionSnapshot`]) to the transport and imports it from it.
 //!
-//! modelctx-transport's `Transport::shared_session` (default `None`) is the seam between a transport that keeps
-//! sessions beyond one process (streamable HTTP with a session registry) and the server
+//! modelctx-transport's `TransportInfo::shared_session` (default `None`) is the seam
+//! between a transport that keeps sessions beyond one process (streamable HTTP with a session registry) and the server
 //! role: a [`SharedSession`] hands the role the state to continue from (`restored`), takes
 //! its changes (`save`, awaited by the role before it answers the request that made the
 //! change), tells it of changes made elsewhere (`on_change`), and may say which requests
@@ -22,7 +22,7 @@ pub type ApplySnapshot = Box<dyn Fn(SessionSnapshot) + Send + Sync>;
 pub type RerunCheck = Box<dyn Fn(&JsonRpcRequest) -> bool + Send + Sync>;
 
 /// A session whose state lives beyond this process, as a transport offers it
-/// (modelctx-transport's `Transport::shared_session`): streamable HTTP
+/// (modelctx-transport's `TransportInfo::shared_session`): streamable HTTP
 /// with a shared session registry, where each request may land on another process.
 ///
 /// The server role is the only user: it starts from [`restored`](Self::restored),

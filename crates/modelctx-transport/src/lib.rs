@@ -38,12 +38,12 @@
 //! the caller may use puts one there, and the server leaves out of its lists what it does
 //! not allow.
 //!
-//! Facts of the transport that the server applies on top of any session settings
-//! (`Server::serve_with`): `Transport::starts_initialized` and
-//! `Transport::allows_outbound_requests` (session-less streamable HTTP starts initialised
-//! and cannot carry requests to the client), so a plain `server.serve(transport)` works on
-//! any transport. `Transport::kind` and `Transport::session_id` only name the session's
-//! tracing span; wrappers may forward them. A sink that will not carry a message for a
+//! What a transport tells the session is one [`TransportInfo`] (`Transport::info`), read
+//! once at the start: the facts the server applies on top of any session settings
+//! (`Server::serve_with`: session-less streamable HTTP starts initialised and cannot
+//! carry requests to the client), so a plain `server.serve(transport)` works on any
+//! transport; its name and session id, which only name the session's tracing span; and
+//! what a shared session needs. A wrapper forwards it in one call. A sink that will not carry a message for a
 //! protocol reason says so with `TransportError::refused`: the sender's caller gets that
 //! error as if the peer had answered with it.
 //!
@@ -63,6 +63,7 @@
 mod clock;
 mod error;
 mod extensions;
+mod info;
 mod reconnect;
 mod replay;
 
@@ -77,6 +78,7 @@ use modelctx_types::{JsonRpcMessage, RequestId};
 pub use clock::{RequestClock, RequestClocks};
 pub use error::{TransportError, TransportErrorKind};
 pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
+pub use info::TransportInfo;
 pub use reconnect::{
     ConnectionState, IDEMPOTENT_METHODS, ReconnectPolicy, interrupted, is_interrupted,
 };
@@ -442,59 +444,11 @@ pub trait Transport: Send + 'static {
     /// Splits the transport into its two halves.
     fn split(self) -> (Self::Sink, Self::Stream);
 
-    /// Whether this transport's session serves requests of the stateless era
-    /// (protocol 2026-07-28), which need no handshake: a session that serves the era
-    /// starts serving at once. Each such request comes with what the transport read of
-    /// it ([`TransportMessage::era`]). `false` unless the transport knows (streamable
-    /// HTTP does, from the request's headers). Unstable.
-    #[doc(hidden)]
-    fn stateless_era(&self) -> bool {
-        false
-    }
-
-    /// A short name of the transport (`"stdio"`, `"memory"`, `"streamable-http"`,
-    /// `"sse"`), for diagnostics: the session runtime records it in the session's
-    /// tracing span. Default `"custom"`.
-    fn kind(&self) -> &'static str {
-        "custom"
-    }
-
-    /// The transport's own session id, when it has one when the session starts (the
-    /// servers of streamable HTTP and legacy SSE): recorded in the session's tracing
-    /// span. Default `None`.
-    fn session_id(&self) -> Option<String> {
-        None
-    }
-
-    /// The session's state shared with other processes, when the transport keeps it
-    /// beyond this one (streamable HTTP with a shared session registry): the server
-    /// role then starts from the stored state and saves its changes. Default `None`.
-    fn shared_session(&self) -> Option<Arc<dyn modelctx_store::SharedSession>> {
-        None
-    }
-
-    /// What the ids of the session's outbound requests start with, when the transport
-    /// needs them to name where they were sent from: the session then numbers its
-    /// requests `"<prefix><n>"` (strings) instead of `n`, so that a response reaching
-    /// another process of the same server can be sent on to this one (streamable HTTP
-    /// with a shared session registry). Default `None` (numbers).
-    fn request_id_prefix(&self) -> Option<Arc<str>> {
-        None
-    }
-
-    /// Whether the session over this transport starts already initialised, with no
-    /// handshake of its own: true for a session-less streamable HTTP POST (every POST is
-    /// a fresh session that serves at once). The server applies it whatever session
-    /// settings it was given. Default `false`.
-    fn starts_initialized(&self) -> bool {
-        false
-    }
-
-    /// Whether the session may send requests to the peer over this transport: false
-    /// when nothing can carry them (session-less streamable HTTP has no stream back to the
-    /// client), so a handler's request fails at once instead of waiting. Default `true`.
-    fn allows_outbound_requests(&self) -> bool {
-        true
+    /// What the transport tells the session that runs over it (see
+    /// [`TransportInfo`]); read once, when the session starts. Default: a `"custom"`
+    /// transport with nothing else to tell. A wrapper forwards its inner transport's.
+    fn info(&self) -> TransportInfo {
+        TransportInfo::default()
     }
 }
 

@@ -660,8 +660,8 @@ impl Transport for StreamableHttpClientTransport {
     type Sink = HttpClientSink;
     type Stream = HttpClientStream;
 
-    fn kind(&self) -> &'static str {
-        "streamable-http"
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        modelctx_transport::TransportInfo::new("streamable-http")
     }
 
     fn split(self) -> (HttpClientSink, HttpClientStream) {

@@ -37,10 +37,11 @@ pub(crate) fn start<T: Transport>(
     } else {
         config
     };
-    if transport.starts_initialized() {
+    let info = transport.info();
+    if info.starts_initialized {
         config = config.pre_initialized();
     }
-    if !transport.allows_outbound_requests() {
+    if !info.allows_outbound_requests {
         config = config.without_outbound_requests();
     }
     if config.handler_limit.is_none()
@@ -49,12 +50,12 @@ pub(crate) fn start<T: Transport>(
         config = config.handler_limit(limit.clone());
     }
     let state = Arc::new(SessionState::default());
-    if let Some(shared) = transport.shared_session() {
+    if let Some(shared) = info.shared_session {
         // A request another process stopped running before it answered may run
         // again here only when running it twice is harmless.
         let weak = Arc::downgrade(server);
         shared.on_rerun(Box::new(move |request| rerun::may_rerun(&weak, request)));
-        match state.share(shared, transport.session_id().as_deref()) {
+        match state.share(shared, info.session_id.as_deref()) {
             session::Resumed::No => {}
             // Another process ran the handshake: this one continues the session
             // (and refuses another `initialize`, as that one does).

@@ -243,8 +243,8 @@ impl Transport for FallbackClientTransport {
     type Sink = FallbackSink;
     type Stream = FallbackStream;
 
-    fn kind(&self) -> &'static str {
-        "streamable-http"
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        modelctx_transport::TransportInfo::new("streamable-http")
     }
 
     fn split(self) -> (FallbackSink, FallbackStream) {

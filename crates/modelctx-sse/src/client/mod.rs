@@ -463,8 +463,8 @@ impl Transport for SseClientTransport {
     type Sink = SseClientSink;
     type Stream = SseClientStream;
 
-    fn kind(&self) -> &'static str {
-        "sse"
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        modelctx_transport::TransportInfo::new("sse")
     }
 
     fn split(self) -> (SseClientSink, SseClientStream) {

@@ -70,12 +70,8 @@ impl Transport for SseServerTransport {
     type Sink = SseServerSink;
     type Stream = SseServerStream;
 
-    fn kind(&self) -> &'static str {
-        "sse"
-    }
-
-    fn session_id(&self) -> Option<String> {
-        Some(self.sink.id.to_string())
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        modelctx_transport::TransportInfo::new("sse").with_session_id(self.sink.id.clone())
     }
 
     fn split(self) -> (SseServerSink, SseServerStream) {

@@ -100,8 +100,8 @@ impl Transport for RestartingChild {
     type Sink = RestartingSink;
     type Stream = RestartingStream;
 
-    fn kind(&self) -> &'static str {
-        "stdio"
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        modelctx_transport::TransportInfo::new("stdio")
     }
 
     fn split(self) -> (RestartingSink, RestartingStream) {

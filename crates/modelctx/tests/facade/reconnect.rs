@@ -523,8 +523,8 @@ impl<T: Transport> Transport for Spy<T> {
         )
     }
 
-    fn stateless_era(&self) -> bool {
-        self.inner.stateless_era()
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        self.inner.info()
     }
 }
 

@@ -52,7 +52,8 @@ impl HttpServerTransport {
     /// a shared session another process initialised, the client's
     /// `notifications/initialized` included (see
     /// [`SessionRegistry`](crate::SessionRegistry); the server role then starts from
-    /// the state in [`Transport::shared_session`]).
+    /// the state in
+    /// [`TransportInfo::shared_session`](modelctx_transport::TransportInfo::shared_session)).
     pub fn needs_pre_initialized_session(&self) -> bool {
         self.pre_initialized
             || self
@@ -92,35 +93,20 @@ impl Transport for HttpServerTransport {
     type Sink = HttpServerSink;
     type Stream = HttpServerStream;
 
-    fn kind(&self) -> &'static str {
-        "streamable-http"
-    }
-
-    fn session_id(&self) -> Option<String> {
-        HttpServerTransport::session_id(self).map(str::to_owned)
-    }
-
-    fn stateless_era(&self) -> bool {
-        self.stateless_era
-    }
-
-    fn request_id_prefix(&self) -> Option<Arc<str>> {
-        self.state.shared.as_ref().map(|s| s.id_prefix().clone())
-    }
-
-    fn shared_session(&self) -> Option<Arc<dyn SharedSession>> {
-        self.state
-            .shared
-            .clone()
-            .map(|s| s as Arc<dyn SharedSession>)
-    }
-
-    fn starts_initialized(&self) -> bool {
-        self.pre_initialized
-    }
-
-    fn allows_outbound_requests(&self) -> bool {
-        HttpServerTransport::allows_outbound_requests(self)
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        let mut info = modelctx_transport::TransportInfo::new("streamable-http")
+            .with_stateless_era(self.stateless_era)
+            .with_starts_initialized(self.pre_initialized)
+            .with_allows_outbound_requests(HttpServerTransport::allows_outbound_requests(self));
+        if self.state.stateful {
+            info = info.with_session_id(self.state.id.clone());
+        }
+        if let Some(shared) = &self.state.shared {
+            info = info
+                .with_request_id_prefix(shared.id_prefix().clone())
+                .with_shared_session(shared.clone() as Arc<dyn SharedSession>);
+        }
+        info
     }
 
     fn split(self) -> (HttpServerSink, HttpServerStream) {

@@ -6,7 +6,7 @@
 //! A service listens (once, before it creates or restores its first shared session, so a
 //! message relayed to a holder finds it listening) for messages to its instance name
 //! (random, 16 hex digits) or to all. A shared session's outbound request ids are
-//! `"<instance>/<n>"` (`Transport::request_id_prefix`; progress tokens are the ids), so a
+//! `"<instance>/<n>"` (`TransportInfo::request_id_prefix`; progress tokens are the ids), so a
 //! POST's response, error or progress naming another instance is relayed to it, and a
 //! `notifications/cancelled` for a request not in flight here is broadcast; the receiver
 //! pushes it into its local copy (a cancellation only if that request is in flight there).

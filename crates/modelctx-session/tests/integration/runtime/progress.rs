@@ -163,8 +163,8 @@ impl Transport for EraTransport {
         (sink, EraStream { inner, meta })
     }
 
-    fn stateless_era(&self) -> bool {
-        true
+    fn info(&self) -> modelctx_transport::TransportInfo {
+        modelctx_transport::TransportInfo::new("memory").with_stateless_era(true)
     }
 }
 
