@@ -2,22 +2,14 @@
 //! accepted by one is refused by the other.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use modelctx_oauth::{AuthInfo, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
-use crate::oauth::{b64, jwt};
+use crate::oauth::{b64, jwt, now};
 use crate::support::{RedisServer, WITHIN};
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
 
 /// Takes one token, bound to the key whose thumbprint is `jkt`, for `resource`.
 struct BoundToken {
