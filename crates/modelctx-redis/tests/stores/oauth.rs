@@ -3,21 +3,14 @@
 //! identity and client assertions).
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::support::{RedisServer, race, store_call};
 use modelctx_oauth::{
     AuthorizationServer, AuthorizationServerConfig, AuthorizationStore, Grant, GrantKind,
     InMemoryStore, Login, RegisteredClient, TrustedIdentityProvider,
 };
+use modelctx_test::jose::{es256_jwt, now, public_jwk};
 use serde_json::{Value, json};
-
-pub(crate) fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
 
 fn grant(expires_at: u64) -> Grant {
     serde_json::from_value(json!({
@@ -207,29 +200,6 @@ const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 const IDP: &str = "https://idp.example";
 
-pub(crate) fn b64(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
-/// A JWT with `header` and `claims`, signed (ES256) by `key`.
-pub(crate) fn jwt(key: &p256::ecdsa::SigningKey, header: &Value, claims: &Value) -> String {
-    use p256::ecdsa::signature::Signer as _;
-    let input = format!(
-        "{}.{}",
-        b64(header.to_string().as_bytes()),
-        b64(claims.to_string().as_bytes())
-    );
-    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
-    format!("{input}.{}", b64(&sig.to_bytes()))
-}
-
-fn jwk(key: &p256::ecdsa::SigningKey, kid: &str) -> Value {
-    let point = key.verifying_key().to_encoded_point(false);
-    json!({"kty": "EC", "crv": "P-256", "kid": kid,
-        "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap())})
-}
-
 /// Two processes of one authorization server (same issuer, same configuration), each
 /// with its own `modelctx_redis::AuthorizationStore` on `redis`, each on its own port: their
 /// token endpoints, and the issuer.
@@ -249,7 +219,8 @@ async fn two_instances(
     let config = AuthorizationServerConfig::new(&issuer, format!("{issuer}/mcp"))
         .scopes_supported(["mcp:tools"])
         .trust_identity_provider(
-            TrustedIdentityProvider::new(IDP, &json!({"keys": [jwk(idp, "idp-1")]})).unwrap(),
+            TrustedIdentityProvider::new(IDP, &json!({"keys": [public_jwk(idp, Some("idp-1"))]}))
+                .unwrap(),
         );
     let users = |_: &Login<'_>| None::<String>;
     let mut first = None;
@@ -271,7 +242,7 @@ async fn two_instances(
         .unwrap();
     store_call(server.register_client(RegisteredClient::private_key_jwt(
         "signer",
-        json!({"keys": [jwk(client, "c-1")]}),
+        json!({"keys": [public_jwk(client, Some("c-1"))]}),
         Vec::<String>::new(),
     )))
     .await
@@ -336,7 +307,7 @@ async fn an_identity_assertion_replayed_to_the_other_process_is_refused() {
     let client = p256::ecdsa::SigningKey::from_slice(&[42u8; 32]).unwrap();
     let (tokens, issuer) = two_instances(&redis, &idp, &client).await;
     let id_jag = |jti: &str| {
-        jwt(
+        es256_jwt(
             &idp,
             &json!({"alg": "ES256", "typ": "oauth-id-jag+jwt", "kid": "idp-1"}),
             &json!({"iss": IDP, "sub": "alice", "aud": issuer, "client_id": "enterprise",
@@ -368,7 +339,7 @@ async fn a_client_assertion_replayed_to_the_other_process_is_refused() {
     let (tokens, issuer) = two_instances(&redis, &idp, &client).await;
     for round in 0..5 {
         let (first, second) = (&tokens[round % 2], &tokens[(round + 1) % 2]);
-        let assertion = jwt(
+        let assertion = es256_jwt(
             &client,
             &json!({"alg": "ES256", "typ": "JWT", "kid": "c-1"}),
             &json!({"iss": "signer", "sub": "signer", "aud": issuer,

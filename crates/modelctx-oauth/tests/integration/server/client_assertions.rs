@@ -11,7 +11,7 @@ async fn private_key_jwt_clients_sign_once_per_request() {
         .auth
         .register_client(RegisteredClient::private_key_jwt(
             "signer",
-            json!({"keys": [jwk(&key, "k1")]}),
+            json!({"keys": [public_jwk(&key, Some("k1"))]}),
             Vec::<String>::new(),
         ))
         .await
@@ -143,7 +143,7 @@ async fn private_key_jwt_clients_sign_once_per_request() {
 async fn registration_takes_private_key_jwt_with_keys_only() {
     let world = World::start(None).await;
     let key = p256::ecdsa::SigningKey::from_slice(&[33u8; 32]).unwrap();
-    let jwks = json!({"keys": [jwk(&key, "k1")]});
+    let jwks = json!({"keys": [public_jwk(&key, Some("k1"))]});
     let r = world
         .register(
             json!({"token_endpoint_auth_method": "private_key_jwt", "jwks": jwks,
@@ -197,7 +197,7 @@ async fn registration_takes_private_key_jwt_with_keys_only() {
 async fn a_jwks_uri_is_fetched_for_the_assertion() {
     let key = p256::ecdsa::SigningKey::from_slice(&[34u8; 32]).unwrap();
     let (keys_listener, keys_origin) = listener().await;
-    let jwks = json!({"keys": [jwk(&key, "k1")]});
+    let jwks = json!({"keys": [public_jwk(&key, Some("k1"))]});
     serve(
         keys_listener,
         axum::Router::new().route(

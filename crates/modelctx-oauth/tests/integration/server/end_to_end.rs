@@ -158,7 +158,7 @@ async fn a_tool_scope_is_a_403_with_the_scopes_needed() {
 async fn the_jwt_verifier_checks_lifetime_issuer_and_signature() {
     let key = p256::ecdsa::SigningKey::from_slice(&[3u8; 32]).unwrap();
     let stranger = p256::ecdsa::SigningKey::from_slice(&[4u8; 32]).unwrap();
-    let jwks = json!({"keys": [jwk(&key, "k1")]});
+    let jwks = json!({"keys": [public_jwk(&key, Some("k1"))]});
     let verifier = JwtVerifier::with_jwks("https://as.example", &jwks).unwrap();
     let claims = |over: Value| {
         let mut c = json!({"iss": "https://as.example", "sub": "bob", "aud": "https://mcp.example/mcp",
@@ -216,7 +216,7 @@ async fn the_jwt_verifier_checks_lifetime_issuer_and_signature() {
 async fn the_jwks_is_fetched_again_for_an_unknown_key_id() {
     let old = p256::ecdsa::SigningKey::from_slice(&[5u8; 32]).unwrap();
     let new = p256::ecdsa::SigningKey::from_slice(&[6u8; 32]).unwrap();
-    let jwks = Arc::new(Mutex::new(json!({"keys": [jwk(&old, "old")]})));
+    let jwks = Arc::new(Mutex::new(json!({"keys": [public_jwk(&old, Some("old"))]})));
     let fetches = Arc::new(AtomicUsize::new(0));
     let (l, origin) = listener().await;
     let served = jwks.clone();
@@ -245,7 +245,8 @@ async fn the_jwks_is_fetched_again_for_an_unknown_key_id() {
         .unwrap();
     assert_eq!(fetches.load(Ordering::SeqCst), 1, "cached");
     // The authorization server rotates its key.
-    *jwks.lock().unwrap() = json!({"keys": [jwk(&old, "old"), jwk(&new, "new")]});
+    *jwks.lock().unwrap() =
+        json!({"keys": [public_jwk(&old, Some("old")), public_jwk(&new, Some("new"))]});
     verifier
         .verify(&signed(&new, "new", &claims))
         .await

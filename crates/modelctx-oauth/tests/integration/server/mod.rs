@@ -18,11 +18,11 @@ use modelctx_oauth::{
     TokenSet, TokenVerifier,
 };
 use modelctx_server::{Context, Server, ToolDef};
+use modelctx_test::jose::{es256_jwt, now, public_jwk, thumbprint};
 use modelctx_test::{text_of, within};
 
 use crate::loopback::{client_credentials, granted, listener, serve};
 use modelctx_types::{JsonObject, Tool};
-use p256::ecdsa::signature::Signer as _;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
@@ -376,17 +376,6 @@ impl AuthorizationHandler for User {
     }
 }
 
-/// A JWT with `header` and `claims`, signed (ES256) by `key`.
-fn es256_jwt(key: &p256::ecdsa::SigningKey, header: &Value, claims: &Value) -> String {
-    let input = format!(
-        "{}.{}",
-        URL_SAFE_NO_PAD.encode(header.to_string()),
-        URL_SAFE_NO_PAD.encode(claims.to_string())
-    );
-    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
-    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
-}
-
 /// An access token with these claims, signed by a P-256 key of the test's own.
 fn signed(key: &p256::ecdsa::SigningKey, kid: &str, claims: &Value) -> String {
     es256_jwt(
@@ -394,20 +383,6 @@ fn signed(key: &p256::ecdsa::SigningKey, kid: &str, claims: &Value) -> String {
         &json!({"alg": "ES256", "typ": "at+jwt", "kid": kid}),
         claims,
     )
-}
-
-fn jwk(key: &p256::ecdsa::SigningKey, kid: &str) -> Value {
-    let point = key.verifying_key().to_encoded_point(false);
-    json!({"kty": "EC", "crv": "P-256", "kid": kid,
-        "x": URL_SAFE_NO_PAD.encode(point.x().unwrap()),
-        "y": URL_SAFE_NO_PAD.encode(point.y().unwrap())})
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
 }
 
 fn pkce() -> (String, String) {
@@ -487,9 +462,7 @@ impl World {
 
 /// A DPoP proof by `key` for `htm` `htu`, bound to `token` when given.
 fn dpop_proof(key: &p256::ecdsa::SigningKey, htm: &str, htu: &str, token: Option<&str>) -> String {
-    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk(key, "")});
-    let mut jwk_only = header.clone();
-    jwk_only["jwk"].as_object_mut().unwrap().remove("kid");
+    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": public_jwk(key, None)});
     // Unique per proof, however fast they are made.
     static PROOFS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = PROOFS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -500,18 +473,7 @@ fn dpop_proof(key: &p256::ecdsa::SigningKey, htm: &str, htu: &str, token: Option
             .encode(sha2::Sha256::digest(token.as_bytes()))
             .into();
     }
-    es256_jwt(key, &jwk_only, &claims)
-}
-
-/// The RFC 7638 thumbprint of a P-256 key.
-fn thumbprint(key: &p256::ecdsa::SigningKey) -> String {
-    let jwk = jwk(key, "");
-    let canonical = format!(
-        r#"{{"crv":"P-256","kty":"EC","x":"{}","y":"{}"}}"#,
-        jwk["x"].as_str().unwrap(),
-        jwk["y"].as_str().unwrap()
-    );
-    URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(canonical.as_bytes()))
+    es256_jwt(key, &header, &claims)
 }
 
 /// A token endpoint's answer as a refusal is checked: its status and OAuth error code.
