@@ -157,31 +157,24 @@ impl World {
 
 /// Everything `client` is shown, each kind through every page.
 async fn listed(client: &Client) -> Vec<String> {
-    let mut seen = Vec::new();
-    for tool in within(LIMIT, "tools", client.list_all_tools())
-        .await
-        .unwrap()
-    {
-        seen.push(format!("tool {}", tool.name));
-    }
-    for r in within(LIMIT, "resources", client.list_all_resources())
-        .await
-        .unwrap()
-    {
-        seen.push(format!("resource {}", r.uri));
-    }
-    for t in within(LIMIT, "templates", client.list_all_resource_templates())
-        .await
-        .unwrap()
-    {
-        seen.push(format!("template {}", t.uri_template));
-    }
-    for p in within(LIMIT, "prompts", client.list_all_prompts())
-        .await
-        .unwrap()
-    {
-        seen.push(format!("prompt {}", p.name));
-    }
+    let every_page = async {
+        (
+            client.list_all_tools().await.unwrap(),
+            client.list_all_resources().await.unwrap(),
+            client.list_all_resource_templates().await.unwrap(),
+            client.list_all_prompts().await.unwrap(),
+        )
+    };
+    let (tools, resources, templates, prompts) = within(LIMIT, "every list", every_page).await;
+    let mut seen: Vec<String> = (tools.iter().map(|t| format!("tool {}", t.name)))
+        .chain(resources.iter().map(|r| format!("resource {}", r.uri)))
+        .chain(
+            templates
+                .iter()
+                .map(|t| format!("template {}", t.uri_template)),
+        )
+        .chain(prompts.iter().map(|p| format!("prompt {}", p.name)))
+        .collect();
     seen.sort();
     seen
 }

@@ -33,6 +33,13 @@ fn client(world: &World) -> modelctx_oauth::OAuthClientBuilder {
         .client_name("flow-tests", None)
 }
 
+/// Our usual client, authorized after the MCP server's first 401.
+async fn authorized(world: &World) -> OAuthClient {
+    let oauth = client(world).build().unwrap();
+    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    oauth
+}
+
 /// Our client, unnamed, authorizing through `browser`.
 fn client_through(world: &World, browser: Browser) -> OAuthClient {
     OAuthClient::builder(&world.server)

@@ -39,8 +39,7 @@ async fn a_403_for_an_older_token_is_retried_with_the_stepped_up_one() {
 #[tokio::test]
 async fn a_401_right_after_a_new_token_does_not_authorize_again() {
     let world = World::start(Config::default()).await;
-    let oauth = client(&world).build().unwrap();
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    let oauth = authorized(&world).await;
     // The retry carries the new token and is refused again.
     headers_for(&oauth, &world.server).await.unwrap();
     assert!(!rejected(&oauth, 401, &world.challenge(None)).await);
@@ -90,8 +89,7 @@ async fn authorization_outlives_the_request_that_started_it() {
 #[tokio::test]
 async fn tokens_never_go_to_another_origin() {
     let world = World::start(Config::default()).await;
-    let oauth = client(&world).build().unwrap();
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    let oauth = authorized(&world).await;
     let other = format!("{}/mcp", world.issuer);
     assert!(headers_for(&oauth, &other).await.unwrap().is_empty());
     assert!(

@@ -9,9 +9,8 @@ async fn our_client_gets_and_uses_dpop_bound_tokens() {
     let tokens = dpop_tokens(&world, User::alice(), "e2e-dpop").await;
     // Stolen, the bound token is of no use as a bearer token, nor with a proof by
     // another key.
-    let r = world.initialize_as(&tokens.access_token).await;
-    assert_eq!(r.status(), 401);
-    assert!(challenge(&r).contains("invalid_token"));
+    let c = world.challenge_to(&tokens.access_token, 401).await;
+    assert!(c.contains("invalid_token"), "{c}");
     let thief = p256::ecdsa::SigningKey::from_slice(&[12u8; 32]).unwrap();
     let r = world
         .post(&format!("DPoP {}", tokens.access_token))

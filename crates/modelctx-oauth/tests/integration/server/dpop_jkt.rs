@@ -29,21 +29,18 @@ async fn a_code_bound_by_dpop_jkt_goes_only_to_that_key() {
         Some("invalid_request")
     );
 
-    // Without a proof, or with another key's: refused (and the code is spent).
-    let code = world.bound_code(&client_id, &challenge, &jkt).await;
-    let (status, body) = world
-        .exchange_with_proof(&client_id, &code, &verifier, None)
-        .await;
-    assert_eq!(error_of(status, &body), (400, Some("invalid_dpop_proof")));
-    let code = world.bound_code(&client_id, &challenge, &jkt).await;
-    let (status, body) = world
-        .exchange_with_proof(&client_id, &code, &verifier, Some(&other))
-        .await;
-    assert_eq!(error_of(status, &body), (400, Some("invalid_dpop_proof")));
-    let (status, body) = world
-        .exchange_with_proof(&client_id, &code, &verifier, Some(&key))
-        .await;
-    assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
+    // Without a proof, or with another key's: refused, and the code is spent.
+    for wrong in [None, Some(&other)] {
+        let code = world.bound_code(&client_id, &challenge, &jkt).await;
+        let (status, body) = world
+            .exchange_with_proof(&client_id, &code, &verifier, wrong)
+            .await;
+        assert_eq!(error_of(status, &body), (400, Some("invalid_dpop_proof")));
+        let (status, body) = world
+            .exchange_with_proof(&client_id, &code, &verifier, Some(&key))
+            .await;
+        assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
+    }
 
     // With a proof by the bound key: a DPoP token bound to it.
     let code = world.bound_code(&client_id, &challenge, &jkt).await;

@@ -105,9 +105,7 @@ async fn requests_without_a_good_token_are_challenged() {
 
     // A token of this issuer for another resource: refused on audience.
     let elsewhere = world.service_token(&world.other, "mcp:tools").await;
-    let r = world.initialize_as(&elsewhere).await;
-    assert_eq!(r.status(), 401);
-    let c = challenge(&r);
+    let c = world.challenge_to(&elsewhere, 401).await;
     assert!(c.contains("error=\"invalid_token\""), "{c}");
     assert!(c.contains("audience"), "{c}");
     // Nothing about the token is echoed.
@@ -115,9 +113,7 @@ async fn requests_without_a_good_token_are_challenged() {
 
     // Valid token without the scope every request needs: 403.
     let weak = world.service_token(&world.mcp, "").await;
-    let r = world.initialize_as(&weak).await;
-    assert_eq!(r.status(), 403);
-    let c = challenge(&r);
+    let c = world.challenge_to(&weak, 403).await;
     assert!(c.contains("error=\"insufficient_scope\""), "{c}");
     assert!(c.contains("scope=\"mcp:tools\""), "{c}");
     assert!(c.contains(&format!("resource_metadata=\"{prm}\"")), "{c}");
@@ -296,9 +292,12 @@ async fn introspection_verifies_opaque_tokens_with_the_audience_checked() {
     let r = world.initialize_as(&token).await;
     assert_eq!(r.status(), 200);
     let elsewhere = world.service_token(&world.other, "mcp:tools").await;
-    let r = world.initialize_as(&elsewhere).await;
-    assert_eq!(r.status(), 401);
-    assert!(challenge(&r).contains("invalid_token"));
+    assert!(
+        world
+            .challenge_to(&elsewhere, 401)
+            .await
+            .contains("invalid_token")
+    );
     let r = world
         .initialize(&world.mcp, Some("Bearer forged.token.here"))
         .await;

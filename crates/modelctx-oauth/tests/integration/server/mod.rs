@@ -176,6 +176,14 @@ impl World {
             .await
     }
 
+    /// The challenge refusing an `initialize` with `token` as its bearer token, the
+    /// refusal's status checked to be `status`.
+    async fn challenge_to(&self, token: &str, status: u16) -> String {
+        let r = self.initialize_as(token).await;
+        assert_eq!(r.status(), status);
+        challenge(&r)
+    }
+
     /// A POST to the MCP endpoint as a client sends it, `authorization` its
     /// Authorization header; its body still to add.
     fn post(&self, authorization: &str) -> reqwest::RequestBuilder {
