@@ -18,7 +18,8 @@
 //!   revision that check two clients keep their tasks apart over streamable HTTP.
 //! - `TestCa` (feature `tls`): a certificate authority and a server certificate.
 //! - `TokenPerUser` and `Browser` (feature `oauth`): a stand-in token verifier for the
-//!   resource server and a headless browser for the client's authorization flow.
+//!   resource server and a headless browser for the client's authorization flow; `jose`:
+//!   ES256 JWTs signed by a key of the test's own, its JWK and thumbprint.
 //!
 //! A server under test, its conversation snapshotted:
 //!
@@ -51,7 +52,7 @@
 //! | `round-robin` | `round_robin::RoundRobin` |
 //! | `task-isolation` | `task_isolation` |
 //! | `tls` | `TestCa` |
-//! | `oauth` | `TokenPerUser`, `Browser` |
+//! | `oauth` | `TokenPerUser`, `Browser`, `jose` |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "apps")]
@@ -60,6 +61,8 @@ pub mod apps;
 mod balancer;
 #[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "oauth")]
+pub mod jose;
 #[cfg(feature = "process")]
 mod listen;
 #[cfg(feature = "oauth")]

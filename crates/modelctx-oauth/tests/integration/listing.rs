@@ -15,7 +15,9 @@ use modelctx_server::{Context, PromptDef, ResourceDef, Server, TemplateDef, Tool
 use modelctx_test::within;
 use modelctx_types::{CacheScope, JsonObject, Tool};
 use reqwest::header::{AUTHORIZATION, HeaderValue};
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use crate::loopback::{client_credentials, granted, listener, serve};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -76,12 +78,6 @@ struct World {
     http: reqwest::Client,
 }
 
-async fn listener() -> (tokio::net::TcpListener, String) {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", l.local_addr().unwrap());
-    (l, origin)
-}
-
 impl World {
     async fn start() -> Self {
         let (as_listener, issuer) = listener().await;
@@ -123,9 +119,8 @@ impl World {
                 .nest_service(path, service.router().layer(rs.layer()))
                 .merge(rs.metadata_router());
         }
-        let as_app = auth.router();
-        tokio::spawn(async move { axum::serve(as_listener, as_app).await });
-        tokio::spawn(async move { axum::serve(mcp_listener, app).await });
+        serve(as_listener, auth.router());
+        serve(mcp_listener, app);
         World {
             all,
             permitted,
@@ -136,21 +131,8 @@ impl World {
 
     /// A client-credentials token for `resource` with `scope`.
     async fn token(&self, resource: &str, scope: &str) -> String {
-        let answer = self
-            .http
-            .post(format!("{}/token", self.issuer))
-            .basic_auth("svc", Some("svc-secret"))
-            .form(&[
-                ("grant_type", "client_credentials"),
-                ("scope", scope),
-                ("resource", resource),
-            ])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 200);
-        let body: Value = answer.json().await.unwrap();
-        body["access_token"].as_str().unwrap().to_owned()
+        let fields = [("scope", scope), ("resource", resource)];
+        granted(client_credentials(&self.http, &self.issuer, "svc", &fields)).await
     }
 
     /// A client connected to `endpoint` with a token granting `scope`.
@@ -175,33 +157,45 @@ impl World {
 
 /// Everything `client` is shown, each kind through every page.
 async fn listed(client: &Client) -> Vec<String> {
-    let mut seen = Vec::new();
-    for tool in within(LIMIT, "tools", client.list_all_tools())
-        .await
-        .unwrap()
-    {
-        seen.push(format!("tool {}", tool.name));
-    }
-    for r in within(LIMIT, "resources", client.list_all_resources())
-        .await
-        .unwrap()
-    {
-        seen.push(format!("resource {}", r.uri));
-    }
-    for t in within(LIMIT, "templates", client.list_all_resource_templates())
-        .await
-        .unwrap()
-    {
-        seen.push(format!("template {}", t.uri_template));
-    }
-    for p in within(LIMIT, "prompts", client.list_all_prompts())
-        .await
-        .unwrap()
-    {
-        seen.push(format!("prompt {}", p.name));
-    }
+    let every_page = async {
+        (
+            client.list_all_tools().await.unwrap(),
+            client.list_all_resources().await.unwrap(),
+            client.list_all_resource_templates().await.unwrap(),
+            client.list_all_prompts().await.unwrap(),
+        )
+    };
+    let (tools, resources, templates, prompts) = within(LIMIT, "every list", every_page).await;
+    let mut seen: Vec<String> = (tools.iter().map(|t| format!("tool {}", t.name)))
+        .chain(resources.iter().map(|r| format!("resource {}", r.uri)))
+        .chain(
+            templates
+                .iter()
+                .map(|t| format!("template {}", t.uri_template)),
+        )
+        .chain(prompts.iter().map(|p| format!("prompt {}", p.name)))
+        .collect();
     seen.sort();
     seen
+}
+
+/// What a page of tools and a read of `file:///open` tell caches.
+async fn cache_scopes(client: &Client) -> [Option<CacheScope>; 2] {
+    let page = within(LIMIT, "a page", client.list_tools(None))
+        .await
+        .unwrap();
+    let read = within(LIMIT, "open", client.read_resource("file:///open"))
+        .await
+        .unwrap();
+    [page.cache_scope, read.cache_scope]
+}
+
+/// The text the tool `name` answers, or `None` when the call is refused.
+async fn call(client: &Client, name: &str) -> Option<Value> {
+    let answer = within(LIMIT, name, client.call_tool(name, JsonObject::new()))
+        .await
+        .ok()?;
+    Some(serde_json::to_value(&answer).unwrap()["content"][0]["text"].clone())
 }
 
 const EVERYTHING: [&str; 7] = [
@@ -219,28 +213,14 @@ async fn by_default_listings_show_everything_and_calls_are_still_checked() {
     let world = World::start().await;
     let client = world.client(&world.all, "mcp:tools").await;
     assert_eq!(listed(&client).await, EVERYTHING);
-    let page = within(LIMIT, "a page", client.list_tools(None))
-        .await
-        .unwrap();
-    assert_eq!(page.cache_scope, Some(CacheScope::Public));
-    let read = within(LIMIT, "open", client.read_resource("file:///open"))
-        .await
-        .unwrap();
-    assert_eq!(read.cache_scope, Some(CacheScope::Public));
+    assert_eq!(
+        cache_scopes(&client).await,
+        [Some(CacheScope::Public), Some(CacheScope::Public)]
+    );
     // Listed is not callable: the layer refuses the call without the scope (403, which
     // a client without an OAuth hook sees as a failed request).
-    assert!(
-        within(LIMIT, "admin", client.call_tool("admin", JsonObject::new()))
-            .await
-            .is_err()
-    );
-    let open = within(LIMIT, "open", client.call_tool("open", JsonObject::new()))
-        .await
-        .unwrap();
-    assert_eq!(
-        serde_json::to_value(&open).unwrap()["content"][0]["text"],
-        "open"
-    );
+    assert_eq!(call(&client, "admin").await, None);
+    assert_eq!(call(&client, "open").await, Some(json!("open")));
 }
 
 #[tokio::test]
@@ -256,22 +236,14 @@ async fn permitted_listings_hide_what_the_token_cannot_use() {
             "tool open",
         ]
     );
-    // What this caller is shown is its own: never for a shared cache.
-    let page = within(LIMIT, "a page", weak.list_tools(None))
-        .await
-        .unwrap();
-    assert_eq!(page.cache_scope, Some(CacheScope::Private));
-    // So is what a read checked against its permissions returns.
-    let read = within(LIMIT, "open", weak.read_resource("file:///open"))
-        .await
-        .unwrap();
-    assert_eq!(read.cache_scope, Some(CacheScope::Private));
-    // Hidden is not callable either.
-    assert!(
-        within(LIMIT, "admin", weak.call_tool("admin", JsonObject::new()))
-            .await
-            .is_err()
+    // What this caller is shown is its own: never for a shared cache; so is what a
+    // read checked against its permissions returns.
+    assert_eq!(
+        cache_scopes(&weak).await,
+        [Some(CacheScope::Private), Some(CacheScope::Private)]
     );
+    // Hidden is not callable either.
+    assert_eq!(call(&weak, "admin").await, None);
     assert!(
         within(LIMIT, "secret", weak.read_resource("file:///secret"))
             .await
@@ -281,11 +253,5 @@ async fn permitted_listings_hide_what_the_token_cannot_use() {
     // With the scope, the same endpoint lists (and serves) everything.
     let strong = world.client(&world.permitted, "mcp:tools mcp:admin").await;
     assert_eq!(listed(&strong).await, EVERYTHING);
-    let admin = within(LIMIT, "admin", strong.call_tool("admin", JsonObject::new()))
-        .await
-        .unwrap();
-    assert_eq!(
-        serde_json::to_value(&admin).unwrap()["content"][0]["text"],
-        "admin"
-    );
+    assert_eq!(call(&strong, "admin").await, Some(json!("admin")));
 }

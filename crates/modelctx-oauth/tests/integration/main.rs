@@ -5,6 +5,8 @@
 mod flows;
 #[cfg(all(feature = "resource-server", feature = "authorization-server"))]
 mod listing;
+#[cfg(all(feature = "resource-server", feature = "authorization-server"))]
+mod loopback;
 #[cfg(all(
     feature = "client",
     feature = "resource-server",

@@ -83,11 +83,17 @@ async fn session_of(app: &axum::Router, who: &str) -> String {
 /// A `ping` in session `id` by `who`: its status.
 async fn ping(app: &axum::Router, who: &str, id: &str) -> StatusCode {
     let bearer = format!("Bearer {who}-token");
-    let lines = [
-        ("authorization", bearer.as_str()),
-        ("mcp-session-id", id),
-        ("mcp-protocol-version", "2025-11-25"),
-    ];
+    ping_with(
+        app,
+        &[("authorization", bearer.as_str()), ("mcp-session-id", id)],
+    )
+    .await
+}
+
+/// A `ping` with `lines` (and the protocol version) as headers: its status.
+async fn ping_with(app: &axum::Router, lines: &[(&str, &str)]) -> StatusCode {
+    let mut lines = lines.to_vec();
+    lines.push(("mcp-protocol-version", "2025-11-25"));
     let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
     post(app, &lines, &ping).await.0
 }
@@ -125,60 +131,21 @@ async fn a_flood_of_session_ids_does_not_unbind_a_session() {
 async fn the_headers_the_resource_server_reads_are_read_once() {
     let app = endpoint();
     let id = session_of(&app, "alice").await;
-    let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
-    let version = ("mcp-protocol-version", "2025-11-25");
+    let alice = ("authorization", "Bearer alice-token");
+    let session = ("mcp-session-id", id.as_str());
     // Two Authorization lines, either of which alone is good: a malformed request
     // (RFC 6750 §3.1 `invalid_request`), refused before either token is read.
-    let (status, _) = post(
-        &app,
-        &[
-            ("authorization", "Bearer alice-token"),
-            ("authorization", "Bearer mallory-token"),
-            ("mcp-session-id", &id),
-            version,
-        ],
-        &ping,
-    )
-    .await;
+    let mallory = ("authorization", "Bearer mallory-token");
+    let status = ping_with(&app, &[alice, mallory, session]).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     // Two DPoP proofs, even with a bearer token that needs none.
-    let (status, _) = post(
-        &app,
-        &[
-            ("authorization", "Bearer alice-token"),
-            ("dpop", "a.b.c"),
-            ("dpop", "d.e.f"),
-            ("mcp-session-id", &id),
-            version,
-        ],
-        &ping,
-    )
-    .await;
+    let proofs = [("dpop", "a.b.c"), ("dpop", "d.e.f")];
+    let status = ping_with(&app, &[alice, proofs[0], proofs[1], session]).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     // Two session ids, the owner's first.
     let other = session_of(&app, "alice").await;
-    let (status, _) = post(
-        &app,
-        &[
-            ("authorization", "Bearer alice-token"),
-            ("mcp-session-id", &id),
-            ("mcp-session-id", &other),
-            version,
-        ],
-        &ping,
-    )
-    .await;
+    let status = ping_with(&app, &[alice, session, ("mcp-session-id", &other)]).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     // Each once: served.
-    let (status, _) = post(
-        &app,
-        &[
-            ("authorization", "Bearer alice-token"),
-            ("mcp-session-id", &id),
-            version,
-        ],
-        &ping,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ping_with(&app, &[alice, session]).await, StatusCode::OK);
 }

@@ -13,6 +13,7 @@ use modelctx::http::{
 };
 use modelctx::server::{Context, ResourceDef, Server, ToolDef};
 use modelctx::session::announce::{Announcement, AnnouncementBus, AnnouncementReceiver};
+use modelctx::transport::Transport;
 use modelctx::types::{CallToolResult, ServerNotification, SubscriptionFilter, Tool};
 use modelctx_test::within;
 use serde_json::json;
@@ -21,14 +22,7 @@ use tokio::sync::mpsc;
 const URI: &str = "file:///shared.txt";
 
 async fn bus(redis: &RedisServer) -> Arc<modelctx_redis::Announcements> {
-    let config = modelctx_redis::AnnouncementsConfig::default().prefix("fan:");
-    let bus = within(
-        WITHIN,
-        "connect",
-        modelctx_redis::Announcements::connect(&redis.url(), config),
-    )
-    .await;
-    Arc::new(bus.expect("the bus connects"))
+    Arc::new(redis.announcements("fan:").await)
 }
 
 /// One instance's server: tools and a subscribable resource, announcing through `bus`.
@@ -74,8 +68,8 @@ fn filter() -> SubscriptionFilter {
         .with_resource_subscriptions(vec![URI.to_owned()])
 }
 
-async fn http_watch(url: &str, mode: ConnectMode) -> (Client, Watch) {
-    let transport = StreamableHttpClientTransport::builder(url).build().unwrap();
+/// A client connected over `transport` in `mode`, watching [`filter`].
+async fn watch(transport: impl Transport, mode: ConnectMode) -> (Client, Watch) {
     let client = Client::builder("watcher", "1.0.0").mode(mode);
     let client = within(WITHIN, "connect", client.connect(transport))
         .await
@@ -86,17 +80,18 @@ async fn http_watch(url: &str, mode: ConnectMode) -> (Client, Watch) {
     (client, watch)
 }
 
+async fn http_watch(url: &str, mode: ConnectMode) -> (Client, Watch) {
+    watch(
+        StreamableHttpClientTransport::builder(url).build().unwrap(),
+        mode,
+    )
+    .await
+}
+
 async fn memory_watch(server: &Server, mode: ConnectMode) -> (Client, Watch) {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
-    let client = Client::builder("watcher", "1.0.0").mode(mode);
-    let client = within(WITHIN, "connect", client.connect(client_side))
-        .await
-        .unwrap();
-    let watch = within(WITHIN, "the watch", client.watch(filter()))
-        .await
-        .unwrap();
-    (client, watch)
+    watch(client_side, mode).await
 }
 
 /// The next change a watch hears.

@@ -48,6 +48,22 @@ async fn both(
     ]
 }
 
+/// A Redis event store whose stream 1 of session `s` holds a priming event and one
+/// message, which it replays.
+async fn with_one_message(redis: &RedisServer) -> modelctx_redis::EventStore {
+    let store = modelctx_redis::EventStore::new(
+        redis.connection().await,
+        modelctx_redis::EventStoreConfig::default(),
+    );
+    store.store("s", id(1, 0), data(""));
+    store.store("s", id(1, 1), data("m"));
+    assert_eq!(
+        replay(&store, "s", id(1, 0)).await.map(|r| r.len()),
+        Some(1)
+    );
+    store
+}
+
 #[tokio::test]
 async fn replays_only_its_stream_and_refuses_gaps() {
     let redis = RedisServer::start();
@@ -142,16 +158,7 @@ async fn another_process_replays_what_one_stored() {
 #[tokio::test]
 async fn a_redis_that_is_gone_refuses_replays_without_hanging() {
     let redis = RedisServer::start();
-    let store = modelctx_redis::EventStore::new(
-        redis.connection().await,
-        modelctx_redis::EventStoreConfig::default(),
-    );
-    store.store("s", id(1, 0), data(""));
-    store.store("s", id(1, 1), data("m"));
-    assert_eq!(
-        replay(&store, "s", id(1, 0)).await.map(|r| r.len()),
-        Some(1)
-    );
+    let store = with_one_message(&redis).await;
     drop(redis);
     // The write fails: its stream is damaged, and a replay is refused, not partial.
     store.store("s", id(1, 2), data("lost"));
@@ -161,16 +168,7 @@ async fn a_redis_that_is_gone_refuses_replays_without_hanging() {
 #[tokio::test]
 async fn after_a_redis_restart_lost_streams_are_refused_and_new_ones_work() {
     let mut redis = RedisServer::start();
-    let store = modelctx_redis::EventStore::new(
-        redis.connection().await,
-        modelctx_redis::EventStoreConfig::default(),
-    );
-    store.store("s", id(1, 0), data(""));
-    store.store("s", id(1, 1), data("m"));
-    assert_eq!(
-        replay(&store, "s", id(1, 0)).await.map(|r| r.len()),
-        Some(1)
-    );
+    let store = with_one_message(&redis).await;
     redis.restart();
     // What Redis lost is refused, never replayed with a gap.
     assert_eq!(replay(&store, "s", id(1, 0)).await, None);

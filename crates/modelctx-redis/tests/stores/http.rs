@@ -5,22 +5,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::support::{RedisServer, WITHIN};
+use crate::support::{RedisServer, WITHIN, hearing, json_request};
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::{
     StreamControl, StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
 };
 use modelctx::server::Server;
-use modelctx::types::{ErrorData, NotificationMethod, RequestMethod};
+use modelctx::types::{ErrorData, NotificationMethod};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
-struct Work;
-impl RequestMethod for Work {
-    const METHOD: &'static str = "test/work";
-    type Params = Value;
-    type Result = Value;
-}
+json_request!(Work, "test/work");
 
 struct Note;
 impl NotificationMethod for Note {
@@ -74,16 +68,9 @@ async fn a_broken_call_resumes_from_redis_with_every_event_once() {
         .reconnect(Duration::from_millis(50), 5)
         .build()
         .unwrap();
-    let (tx, mut notes) = mpsc::unbounded_channel();
-    let client = Client::builder("resumer", "1.0.0")
-        .mode(ConnectMode::Handshake)
-        .notification_handler::<Note, _, _>(move |params, _| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(params);
-            }
-        })
-        .connect(transport);
+    let (client, mut notes) =
+        hearing::<Note>(Client::builder("resumer", "1.0.0").mode(ConnectMode::Handshake));
+    let client = client.connect(transport);
     let client = tokio::time::timeout(WITHIN, client).await.unwrap().unwrap();
 
     let answer = tokio::time::timeout(WITHIN, client.request::<Work>(json!({})))

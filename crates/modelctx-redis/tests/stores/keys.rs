@@ -9,24 +9,6 @@ use modelctx_store::{EventId, EventStore};
 use modelctx_store::{TaskOwner, TaskRecord, TaskStore, TaskUpdate};
 use modelctx_types::{Task, TaskStatus};
 
-async fn pttl(redis: &RedisServer, key: &str) -> i64 {
-    let mut conn = redis.connection().await;
-    redis::cmd("PTTL")
-        .arg(key)
-        .query_async(&mut conn)
-        .await
-        .unwrap()
-}
-
-async fn zcard(redis: &RedisServer, key: &str) -> usize {
-    let mut conn = redis.connection().await;
-    redis::cmd("ZCARD")
-        .arg(key)
-        .query_async(&mut conn)
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn event_keys_go_with_their_sessions_and_expire_without_them() {
     let redis = RedisServer::start();
@@ -64,7 +46,7 @@ async fn event_keys_go_with_their_sessions_and_expire_without_them() {
     assert_eq!(keys.len(), 50 * (1 + 3), "{keys:?}");
     for key in &keys {
         assert!(key.starts_with("churn:ev:{s"), "{key}");
-        let left = pttl(&redis, key).await;
+        let left: i64 = redis.query_key("PTTL", key).await;
         assert!(left > 0 && left <= 600_000, "{key} expires: {left}");
     }
     for session in (0..100).filter(|s| s % 2 == 0) {
@@ -75,12 +57,7 @@ async fn event_keys_go_with_their_sessions_and_expire_without_them() {
         );
     }
     // Each remaining stream is trimmed to its last 4 events.
-    let mut conn = redis.connection().await;
-    let len: usize = redis::cmd("XLEN")
-        .arg("churn:ev:{s99}:5")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let len: usize = redis.query_key("XLEN", "churn:ev:{s99}:5").await;
     assert_eq!(len, 4);
 }
 
@@ -122,12 +99,13 @@ async fn task_keys_stay_within_capacity() {
         "churn:tasks:done",
         "churn:tasks:expiry",
     ] {
-        assert!(zcard(&redis, index).await <= capacity, "{index}");
+        let len: usize = redis.query_key("ZCARD", index).await;
+        assert!(len <= capacity, "{index}");
     }
     // Nothing else: the records, three indexes and the counter.
     assert!(keys.len() <= capacity + 4, "{keys:?}");
     for key in records {
-        let left = pttl(&redis, key).await;
+        let left: i64 = redis.query_key("PTTL", key).await;
         assert!(left > 0 && left <= 3_600_000, "{key} expires: {left}");
     }
 }

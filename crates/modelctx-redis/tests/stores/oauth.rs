@@ -3,22 +3,14 @@
 //! identity and client assertions).
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::support::{RedisServer, WITHIN};
+use crate::support::{RedisServer, race, store_call};
 use modelctx_oauth::{
     AuthorizationServer, AuthorizationServerConfig, AuthorizationStore, Grant, GrantKind,
     InMemoryStore, Login, RegisteredClient, TrustedIdentityProvider,
 };
-use modelctx_test::within;
+use modelctx_test::jose::{es256_jwt, now, public_jwk};
 use serde_json::{Value, json};
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
 
 fn grant(expires_at: u64) -> Grant {
     serde_json::from_value(json!({
@@ -44,112 +36,66 @@ async fn the_store_is_bounded_and_grants_are_taken_once() {
         ),
     ];
     for (name, store) in stores {
-        within(
-            WITHIN,
-            "a store call",
-            store.put_client(RegisteredClient::public("a", ["https://a/cb"])),
-        )
-        .await
-        .unwrap();
-        // Replacing is fine; a second client is not.
-        within(
-            WITHIN,
-            "a store call",
-            store.put_client(RegisteredClient::public("a", ["https://a/cb2"])),
-        )
-        .await
-        .unwrap();
-        let got = within(WITHIN, "a store call", store.client("a"))
+        store_call(store.put_client(RegisteredClient::public("a", ["https://a/cb"])))
             .await
-            .unwrap()
-            .expect(name);
+            .unwrap();
+        // Replacing is fine; a second client is not.
+        store_call(store.put_client(RegisteredClient::public("a", ["https://a/cb2"])))
+            .await
+            .unwrap();
+        let got = store_call(store.client("a")).await.unwrap().expect(name);
         assert_eq!(got.redirect_uris, ["https://a/cb2"], "{name}");
         assert!(
-            within(
-                WITHIN,
-                "a store call",
-                store.put_client(RegisteredClient::public("b", ["https://b/cb"]))
-            )
-            .await
-            .is_err(),
+            store_call(store.put_client(RegisteredClient::public("b", ["https://b/cb"])))
+                .await
+                .is_err(),
             "{name}"
         );
         assert!(
-            within(WITHIN, "a store call", store.client("b"))
-                .await
-                .unwrap()
-                .is_none(),
+            store_call(store.client("b")).await.unwrap().is_none(),
             "{name}"
         );
 
         let live = now() + 600;
         for i in 0..50 {
-            within(
-                WITHIN,
-                "a store call",
-                store.put_grant(GrantKind::Code, &i.to_string(), grant(live)),
-            )
-            .await
-            .unwrap();
+            store_call(store.put_grant(GrantKind::Code, &i.to_string(), grant(live)))
+                .await
+                .unwrap();
         }
         assert!(
-            within(
-                WITHIN,
-                "a store call",
-                store.put_grant(GrantKind::Code, "full", grant(live))
-            )
-            .await
-            .is_err(),
+            store_call(store.put_grant(GrantKind::Code, "full", grant(live)))
+                .await
+                .is_err(),
             "{name}"
         );
-        let taken = within(
-            WITHIN,
-            "a store call",
-            store.take_grant(GrantKind::Code, "7"),
-        )
-        .await
-        .unwrap();
+        let taken = store_call(store.take_grant(GrantKind::Code, "7"))
+            .await
+            .unwrap();
         assert_eq!(taken, Some(grant(live)), "{name}");
         assert!(
-            within(
-                WITHIN,
-                "a store call",
-                store.take_grant(GrantKind::Code, "7")
-            )
-            .await
-            .unwrap()
-            .is_none(),
+            store_call(store.take_grant(GrantKind::Code, "7"))
+                .await
+                .unwrap()
+                .is_none(),
             "{name}"
         );
         // Kinds are separate.
         assert!(
-            within(
-                WITHIN,
-                "a store call",
-                store.take_grant(GrantKind::Refresh, "8")
-            )
-            .await
-            .unwrap()
-            .is_none(),
+            store_call(store.take_grant(GrantKind::Refresh, "8"))
+                .await
+                .unwrap()
+                .is_none(),
             "{name}"
         );
         // A taken grant made room.
-        within(
-            WITHIN,
-            "a store call",
-            store.put_grant(GrantKind::Refresh, "8", grant(live)),
-        )
-        .await
-        .unwrap();
-        assert!(
-            within(
-                WITHIN,
-                "a store call",
-                store.take_grant(GrantKind::Refresh, "8")
-            )
+        store_call(store.put_grant(GrantKind::Refresh, "8", grant(live)))
             .await
-            .unwrap()
-            .is_some(),
+            .unwrap();
+        assert!(
+            store_call(store.take_grant(GrantKind::Refresh, "8"))
+                .await
+                .unwrap()
+                .is_some(),
             "{name}"
         );
     }
@@ -169,45 +115,31 @@ async fn a_code_is_used_once_across_processes() {
     ));
     for round in 0..20 {
         let key = format!("code-{round}");
-        within(
-            WITHIN,
-            "a store call",
-            a.put_grant(GrantKind::Code, &key, grant(now() + 600)),
-        )
-        .await
-        .unwrap();
+        store_call(a.put_grant(GrantKind::Code, &key, grant(now() + 600)))
+            .await
+            .unwrap();
         let (ka, kb) = (key.clone(), key.clone());
         let (sa, sb) = (a.clone(), b.clone());
-        let (ra, rb) = within(WITHIN, "a store call", async move {
-            tokio::join!(
-                tokio::spawn(async move { sa.take_grant(GrantKind::Code, &ka).await }),
-                tokio::spawn(async move { sb.take_grant(GrantKind::Code, &kb).await }),
-            )
-        })
+        let (ra, rb) = race(
+            async move { sa.take_grant(GrantKind::Code, &ka).await },
+            async move { sb.take_grant(GrantKind::Code, &kb).await },
+        )
         .await;
-        let (ra, rb) = (ra.unwrap().unwrap(), rb.unwrap().unwrap());
+        let (ra, rb) = (ra.unwrap(), rb.unwrap());
         assert!(
             ra.is_some() != rb.is_some(),
             "exactly one process gets the code"
         );
     }
     // Expired grants leave nothing behind (Redis drops them at their expiry).
-    within(
-        WITHIN,
-        "a store call",
-        a.put_grant(GrantKind::Pending, "old", grant(1)),
-    )
-    .await
-    .unwrap();
-    assert!(
-        within(
-            WITHIN,
-            "a store call",
-            b.take_grant(GrantKind::Pending, "old")
-        )
+    store_call(a.put_grant(GrantKind::Pending, "old", grant(1)))
         .await
-        .unwrap()
-        .is_none()
+        .unwrap();
+    assert!(
+        store_call(b.take_grant(GrantKind::Pending, "old"))
+            .await
+            .unwrap()
+            .is_none()
     );
     let keys = redis.keys().await;
     assert!(
@@ -224,18 +156,18 @@ async fn single_use_ids_are_new_once_and_expire() {
         modelctx_redis::AuthorizationStoreConfig::default().prefix("t:"),
     );
     assert!(
-        within(WITHIN, "a store call", store.first_use("id-1", now() + 600))
+        store_call(store.first_use("id-1", now() + 600))
             .await
             .unwrap()
     );
     assert!(
-        !within(WITHIN, "a store call", store.first_use("id-1", now() + 600))
+        !store_call(store.first_use("id-1", now() + 600))
             .await
             .unwrap()
     );
     // Past its expiry there is nothing to remember.
     assert!(
-        within(WITHIN, "a store call", store.first_use("id-0", now() - 1))
+        store_call(store.first_use("id-0", now() - 1))
             .await
             .unwrap()
     );
@@ -243,12 +175,12 @@ async fn single_use_ids_are_new_once_and_expire() {
     // Redis drops a remembered id at its expiry (one to two seconds from now): waited
     // for by watching the keys, within a bound.
     assert!(
-        within(WITHIN, "a store call", store.first_use("id-2", now() + 2))
+        store_call(store.first_use("id-2", now() + 2))
             .await
             .unwrap()
     );
     assert_eq!(redis.keys().await.len(), 2);
-    within(WITHIN, "a store call", async {
+    store_call(async {
         while redis.keys().await.len() > 1 {
             tokio::task::yield_now().await;
         }
@@ -256,7 +188,7 @@ async fn single_use_ids_are_new_once_and_expire() {
     .await;
     assert_eq!(redis.keys().await, ["t:oauth:seen:id-1"]);
     assert!(
-        within(WITHIN, "a store call", store.first_use("id-2", now() + 600))
+        store_call(store.first_use("id-2", now() + 600))
             .await
             .unwrap()
     );
@@ -267,29 +199,6 @@ async fn single_use_ids_are_new_once_and_expire() {
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 const IDP: &str = "https://idp.example";
-
-pub(crate) fn b64(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
-/// A JWT with `header` and `claims`, signed (ES256) by `key`.
-pub(crate) fn jwt(key: &p256::ecdsa::SigningKey, header: &Value, claims: &Value) -> String {
-    use p256::ecdsa::signature::Signer as _;
-    let input = format!(
-        "{}.{}",
-        b64(header.to_string().as_bytes()),
-        b64(claims.to_string().as_bytes())
-    );
-    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
-    format!("{input}.{}", b64(&sig.to_bytes()))
-}
-
-fn jwk(key: &p256::ecdsa::SigningKey, kid: &str) -> Value {
-    let point = key.verifying_key().to_encoded_point(false);
-    json!({"kty": "EC", "crv": "P-256", "kid": kid,
-        "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap())})
-}
 
 /// Two processes of one authorization server (same issuer, same configuration), each
 /// with its own `modelctx_redis::AuthorizationStore` on `redis`, each on its own port: their
@@ -310,7 +219,8 @@ async fn two_instances(
     let config = AuthorizationServerConfig::new(&issuer, format!("{issuer}/mcp"))
         .scopes_supported(["mcp:tools"])
         .trust_identity_provider(
-            TrustedIdentityProvider::new(IDP, &json!({"keys": [jwk(idp, "idp-1")]})).unwrap(),
+            TrustedIdentityProvider::new(IDP, &json!({"keys": [public_jwk(idp, Some("idp-1"))]}))
+                .unwrap(),
         );
     let users = |_: &Login<'_>| None::<String>;
     let mut first = None;
@@ -327,18 +237,14 @@ async fn two_instances(
     let mut enterprise =
         RegisteredClient::confidential("enterprise", "ent-secret", Vec::<String>::new());
     enterprise.grant_types = vec![JWT_BEARER.to_owned()];
-    within(WITHIN, "a store call", server.register_client(enterprise))
+    store_call(server.register_client(enterprise))
         .await
         .unwrap();
-    within(
-        WITHIN,
-        "a store call",
-        server.register_client(RegisteredClient::private_key_jwt(
-            "signer",
-            json!({"keys": [jwk(client, "c-1")]}),
-            Vec::<String>::new(),
-        )),
-    )
+    store_call(server.register_client(RegisteredClient::private_key_jwt(
+        "signer",
+        json!({"keys": [public_jwk(client, Some("c-1"))]}),
+        Vec::<String>::new(),
+    )))
     .await
     .unwrap();
     (origins.map(|o| format!("{o}/token")), issuer)
@@ -346,7 +252,7 @@ async fn two_instances(
 
 /// POSTs `form` to `url`: the status and the JSON answer.
 async fn post(url: &str, form: &[(&str, &str)]) -> (u16, Value) {
-    within(WITHIN, "a store call", async {
+    store_call(async {
         let r = reqwest::Client::new()
             .post(url)
             .form(form)
@@ -362,21 +268,36 @@ async fn post(url: &str, form: &[(&str, &str)]) -> (u16, Value) {
     .await
 }
 
-/// The `oauth:seen:` keys and their remaining lives (ms).
-async fn seen_keys(redis: &RedisServer) -> Vec<(String, i64)> {
-    let mut conn = redis.connection().await;
-    let mut out = Vec::new();
+/// Sends `form` to `first`, granted a token; then again to `second` and to `first`,
+/// refused each time as a replay with `refusal`'s status and error code.
+async fn granted_once(first: &str, second: &str, form: &[(&str, &str)], refusal: (u16, &str)) {
+    let (status, body) = post(first, form).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["access_token"].is_string(), "{body}");
+    for again in [second, first] {
+        let (status, body) = post(again, form).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (refusal.0, Some(refusal.1)),
+            "{again}"
+        );
+    }
+}
+
+/// `count` `oauth:seen:` keys, each expiring within `longest` ms.
+async fn assert_seen_once_each(redis: &RedisServer, count: usize, longest: i64) {
+    let mut seen = Vec::new();
     for key in redis.keys().await {
         if key.contains("oauth:seen:") {
-            let ttl: i64 = redis::cmd("PTTL")
-                .arg(&key)
-                .query_async(&mut conn)
-                .await
-                .unwrap();
-            out.push((key, ttl));
+            let ttl: i64 = redis.query_key("PTTL", &key).await;
+            seen.push((key, ttl));
         }
     }
-    out
+    assert_eq!(seen.len(), count, "{seen:?}");
+    assert!(
+        seen.iter().all(|(_, ttl)| (1..=longest).contains(ttl)),
+        "{seen:?}"
+    );
 }
 
 #[tokio::test]
@@ -386,51 +307,28 @@ async fn an_identity_assertion_replayed_to_the_other_process_is_refused() {
     let client = p256::ecdsa::SigningKey::from_slice(&[42u8; 32]).unwrap();
     let (tokens, issuer) = two_instances(&redis, &idp, &client).await;
     let id_jag = |jti: &str| {
-        jwt(
+        es256_jwt(
             &idp,
             &json!({"alg": "ES256", "typ": "oauth-id-jag+jwt", "kid": "idp-1"}),
             &json!({"iss": IDP, "sub": "alice", "aud": issuer, "client_id": "enterprise",
                 "jti": jti, "scope": "mcp:tools", "iat": now(), "exp": now() + 300}),
         )
     };
-    let exchange = |url: &str, assertion: &str| {
-        let form = [
-            ("grant_type", JWT_BEARER),
-            ("assertion", assertion),
-            ("client_id", "enterprise"),
-            ("client_secret", "ent-secret"),
-        ]
-        .map(|(k, v)| (k.to_owned(), v.to_owned()));
-        let url = url.to_owned();
-        async move {
-            let form: Vec<(&str, &str)> =
-                form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            post(&url, &form).await
-        }
-    };
     for round in 0..5 {
         // Each assertion first to one process, then again to the other, and again to
         // the first: a token once, then invalid_grant (RFC 7523 §3.1).
         let (first, second) = (&tokens[round % 2], &tokens[(round + 1) % 2]);
         let assertion = id_jag(&format!("jag-{round}"));
-        let (status, body) = exchange(first, &assertion).await;
-        assert_eq!(status, 200, "{body}");
-        assert!(body["access_token"].is_string(), "{body}");
-        for again in [second, first] {
-            let (status, body) = exchange(again, &assertion).await;
-            assert_eq!(
-                (status, body["error"].as_str()),
-                (400, Some("invalid_grant"))
-            );
-        }
+        let form = [
+            ("grant_type", JWT_BEARER),
+            ("assertion", assertion.as_str()),
+            ("client_id", "enterprise"),
+            ("client_secret", "ent-secret"),
+        ];
+        granted_once(first, second, &form, (400, "invalid_grant")).await;
     }
     // One key per assertion, each expiring (with the clock skew) after the assertion.
-    let seen = seen_keys(&redis).await;
-    assert_eq!(seen.len(), 5, "{seen:?}");
-    assert!(
-        seen.iter().all(|(_, ttl)| (1..=360_000).contains(ttl)),
-        "{seen:?}"
-    );
+    assert_seen_once_each(&redis, 5, 360_000).await;
 }
 
 #[tokio::test]
@@ -441,7 +339,7 @@ async fn a_client_assertion_replayed_to_the_other_process_is_refused() {
     let (tokens, issuer) = two_instances(&redis, &idp, &client).await;
     for round in 0..5 {
         let (first, second) = (&tokens[round % 2], &tokens[(round + 1) % 2]);
-        let assertion = jwt(
+        let assertion = es256_jwt(
             &client,
             &json!({"alg": "ES256", "typ": "JWT", "kid": "c-1"}),
             &json!({"iss": "signer", "sub": "signer", "aud": issuer,
@@ -453,21 +351,8 @@ async fn a_client_assertion_replayed_to_the_other_process_is_refused() {
             ("client_assertion_type", ASSERTION_TYPE),
             ("client_assertion", assertion.as_str()),
         ];
-        let (status, body) = post(first, &form).await;
-        assert_eq!(status, 200, "{body}");
         // Client authentication failed: invalid_client (RFC 6749 §5.2, RFC 7523 §3.2).
-        for again in [second, first] {
-            let (status, body) = post(again, &form).await;
-            assert_eq!(
-                (status, body["error"].as_str()),
-                (401, Some("invalid_client"))
-            );
-        }
+        granted_once(first, second, &form, (401, "invalid_client")).await;
     }
-    let seen = seen_keys(&redis).await;
-    assert_eq!(seen.len(), 5, "{seen:?}");
-    assert!(
-        seen.iter().all(|(_, ttl)| (1..=180_000).contains(ttl)),
-        "{seen:?}"
-    );
+    assert_seen_once_each(&redis, 5, 180_000).await;
 }

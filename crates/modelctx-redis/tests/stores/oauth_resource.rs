@@ -2,22 +2,14 @@
 //! accepted by one is refused by the other.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use modelctx_oauth::{AuthInfo, ResourceServer, ResourceServerConfig, TokenError, TokenVerifier};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
-use crate::oauth::{b64, jwt};
 use crate::support::{RedisServer, WITHIN};
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
+use modelctx_test::jose::{b64, es256_jwt, now, public_jwk, thumbprint};
 
 /// Takes one token, bound to the key whose thumbprint is `jkt`, for `resource`.
 struct BoundToken {
@@ -44,24 +36,10 @@ impl TokenVerifier for BoundToken {
 /// A DPoP proof (RFC 9449 §4.2) by `key` for a POST to `htu` with the token, its
 /// `jti` `jti`.
 fn proof(key: &p256::ecdsa::SigningKey, htu: &str, jti: &str) -> String {
-    let point = key.verifying_key().to_encoded_point(false);
-    let jwk = json!({"kty": "EC", "crv": "P-256",
-        "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap())});
-    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk});
+    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": public_jwk(key, None)});
     let claims = json!({"htm": "POST", "htu": htu, "iat": now(), "jti": jti,
         "ath": b64(&sha2::Sha256::digest(b"the-token"))});
-    jwt(key, &header, &claims)
-}
-
-/// The key's RFC 7638 thumbprint.
-fn thumbprint(key: &p256::ecdsa::SigningKey) -> String {
-    let point = key.verifying_key().to_encoded_point(false);
-    let canonical = format!(
-        r#"{{"crv":"P-256","kty":"EC","x":"{}","y":"{}"}}"#,
-        b64(point.x().unwrap()),
-        b64(point.y().unwrap())
-    );
-    b64(&sha2::Sha256::digest(canonical.as_bytes()))
+    es256_jwt(key, &header, &claims)
 }
 
 /// One instance of the resource on a port of its own, taking the token bound to `key`;

@@ -12,7 +12,8 @@ use std::time::Duration;
 use modelctx::client::{Client, ConnectMode, FormAnswer};
 use modelctx::http::{StreamableHttpClientTransport, StreamableHttpService};
 use modelctx::server::{Context, Elicited, Server, TaskConfig, ToolDef};
-use modelctx::types::{ElicitValue, RequestedSchema, TaskSupport, Tool};
+use modelctx::session::SessionError;
+use modelctx::types::{CallToolResult, ElicitValue, RequestedSchema, TaskSupport, Tool};
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -74,13 +75,10 @@ fn instance(
 
 /// Serves `server` over streamable HTTP on loopback; returns its base URL.
 async fn serve(server: Server) -> String {
-    let service = StreamableHttpService::new(move |transport| {
+    crate::support::serve(StreamableHttpService::new(move |transport| {
         server.serve(transport);
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending::<()>()));
-    url
+    }))
+    .await
 }
 
 async fn task_store(redis: &RedisServer) -> modelctx_redis::TaskStore {
@@ -119,6 +117,24 @@ async fn setup(
     (client, log, open)
 }
 
+/// A call of `greet`, the elicitation in it answered.
+async fn greet(client: &Client) -> Result<CallToolResult, SessionError> {
+    within(
+        WITHIN,
+        "greet",
+        client.call_tool("greet", serde_json::Map::new()),
+    )
+    .await
+}
+
+/// The instances that served `tools/call`: two rounds, the retry on the other instance.
+fn two_rounds_on_both(log: &watch::Receiver<Vec<Served>>) -> Vec<usize> {
+    let calls = served(&log.borrow(), "tools/call");
+    assert_eq!(calls.len(), 2, "two rounds: {:?}", log.borrow());
+    assert_ne!(calls[0], calls[1], "the retry went to the other instance");
+    calls
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_behind_a_round_robin_serve_the_stateless_era() {
     let redis = RedisServer::start();
@@ -127,16 +143,8 @@ async fn two_instances_behind_a_round_robin_serve_the_stateless_era() {
 
     // The elicitation: the first round is answered InputRequired by one instance, the
     // retry with the answer reaches the other, which opens the requestState.
-    let greeting = within(
-        WITHIN,
-        "greet",
-        client.call_tool("greet", serde_json::Map::new()),
-    )
-    .await
-    .unwrap();
-    let calls = served(&log.borrow(), "tools/call");
-    assert_eq!(calls.len(), 2, "two rounds: {:?}", log.borrow());
-    assert_ne!(calls[0], calls[1], "the retry went to the other instance");
+    let greeting = greet(&client).await.unwrap();
+    let calls = two_rounds_on_both(&log);
     let second = ["a", "b"][calls[1]];
     assert_eq!(
         greeting.content[0].as_text(),
@@ -188,16 +196,8 @@ async fn two_instances_behind_a_round_robin_serve_the_stateless_era() {
 async fn a_retry_sealed_with_another_instances_key_is_refused() {
     let redis = RedisServer::start();
     let (client, log, _open) = setup(&redis, [1; 32], [2; 32]).await;
-    let refused = within(
-        WITHIN,
-        "greet",
-        client.call_tool("greet", serde_json::Map::new()),
-    )
-    .await
-    .unwrap_err();
-    let calls = served(&log.borrow(), "tools/call");
-    assert_eq!(calls.len(), 2, "{:?}", log.borrow());
-    assert_ne!(calls[0], calls[1]);
+    let refused = greet(&client).await.unwrap_err();
+    two_rounds_on_both(&log);
     let error = refused.protocol_error().expect("a JSON-RPC error");
     assert_eq!(
         error.code,

@@ -20,14 +20,7 @@ const RESOURCE: &str = "http://127.0.0.1/mcp";
 
 /// One service on the shared registry, behind its own resource server.
 async fn service(redis: &RedisServer) -> axum::Router {
-    let config = modelctx_redis::SessionRegistryConfig::default().prefix("bind:");
-    let registry = tokio::time::timeout(
-        WITHIN,
-        modelctx_redis::SessionRegistry::connect(&redis.url(), config),
-    )
-    .await
-    .expect("connecting timed out")
-    .expect("cannot connect to the test's redis-server");
+    let registry = redis.session_registry("bind:").await;
     let server = Server::builder("bound", "1.0.0").build();
     let service = StreamableHttpService::with_config(
         StreamableHttpServerConfig::default().session_registry(Arc::new(registry)),
@@ -81,8 +74,10 @@ async fn post(
     (parts.status, session)
 }
 
-fn ping() -> Value {
-    json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+/// A `ping` by `who` in session `id`: its status.
+async fn ping(app: &axum::Router, who: &str, id: &str) -> StatusCode {
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    post(app, who, Some(id), &ping).await.0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,20 +97,8 @@ async fn the_owner_of_a_shared_session_holds_on_every_service() {
         StatusCode::ACCEPTED
     );
     // B has never seen the session: mallory names it there first, and is refused.
-    assert_eq!(
-        post(&b, "mallory", Some(&id), &ping()).await.0,
-        StatusCode::NOT_FOUND
-    );
-    assert_eq!(
-        post(&b, "alice", Some(&id), &ping()).await.0,
-        StatusCode::OK
-    );
-    assert_eq!(
-        post(&a, "mallory", Some(&id), &ping()).await.0,
-        StatusCode::NOT_FOUND
-    );
-    assert_eq!(
-        post(&a, "alice", Some(&id), &ping()).await.0,
-        StatusCode::OK
-    );
+    assert_eq!(ping(&b, "mallory", &id).await, StatusCode::NOT_FOUND);
+    assert_eq!(ping(&b, "alice", &id).await, StatusCode::OK);
+    assert_eq!(ping(&a, "mallory", &id).await, StatusCode::NOT_FOUND);
+    assert_eq!(ping(&a, "alice", &id).await, StatusCode::OK);
 }

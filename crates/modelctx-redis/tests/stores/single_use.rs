@@ -9,7 +9,7 @@ use modelctx::server::{Context, Server, ToolDef};
 use modelctx::types::{CallToolResult, RequestedSchema, Tool};
 use serde_json::{Value, json};
 
-use crate::support::{RedisServer, WITHIN};
+use crate::support::{RedisServer, WITHIN, serve};
 
 /// An instance serving `pay` (asks for approval, then pays: counted in `paid`), its
 /// rounds single-use through Redis; its URL.
@@ -43,10 +43,7 @@ async fn instance(redis: &RedisServer, paid: Arc<AtomicUsize>) -> String {
     let service = StreamableHttpService::new(move |t| {
         server.serve(t);
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending::<()>()));
-    url
+    format!("{}/mcp", serve(service).await)
 }
 
 /// A `tools/call` of `pay` POSTed to `url` with `extra` params; the answer's JSON.

@@ -2,9 +2,14 @@
 //! connections these tests read the stores through. A test that cannot start one fails
 //! and says why; it is never skipped.
 
+use std::future::Future;
 use std::time::Duration;
 
+use modelctx::client::ClientBuilder;
+use modelctx::http::StreamableHttpService;
+use modelctx::types::NotificationMethod;
 use redis::aio::ConnectionManager;
+use tokio::sync::mpsc;
 
 /// Every wait of a test on the stores.
 pub(crate) const WITHIN: Duration = Duration::from_secs(10);
@@ -29,10 +34,33 @@ impl RedisServer {
 
     /// A fresh reconnecting connection.
     pub(crate) async fn connection(&self) -> ConnectionManager {
-        tokio::time::timeout(WITHIN, modelctx_redis::connect(&self.url()))
+        connected(modelctx_redis::connect(&self.url())).await
+    }
+
+    /// What `command` (`PTTL`, `LLEN`, `GET`…) answers about `key`.
+    pub(crate) async fn query_key<T: redis::FromRedisValue>(&self, command: &str, key: &str) -> T {
+        let mut conn = self.connection().await;
+        redis::cmd(command)
+            .arg(key)
+            .query_async(&mut conn)
             .await
-            .expect("connecting timed out")
-            .expect("cannot connect to the test's redis-server")
+            .unwrap_or_else(|e| panic!("{command} {key}: {e}"))
+    }
+
+    /// A session registry on this server, its keys under `prefix`.
+    pub(crate) async fn session_registry(&self, prefix: &str) -> modelctx_redis::SessionRegistry {
+        let config = modelctx_redis::SessionRegistryConfig::default().prefix(prefix);
+        connected(modelctx_redis::SessionRegistry::connect(
+            &self.url(),
+            config,
+        ))
+        .await
+    }
+
+    /// An announcement bus on this server, its channel under `prefix`.
+    pub(crate) async fn announcements(&self, prefix: &str) -> modelctx_redis::Announcements {
+        let config = modelctx_redis::AnnouncementsConfig::default().prefix(prefix);
+        connected(modelctx_redis::Announcements::connect(&self.url(), config)).await
     }
 
     /// Every key, sorted.
@@ -47,3 +75,69 @@ impl RedisServer {
         keys
     }
 }
+
+/// A call of a store, bounded by [`WITHIN`].
+pub(crate) async fn store_call<F: Future>(call: F) -> F::Output {
+    modelctx_test::within(WITHIN, "a store call", call).await
+}
+
+/// Runs `a` and `b` at once, each a task of its own (as two processes would), bounded
+/// by [`WITHIN`]: their outputs.
+pub(crate) async fn race<A, B>(a: A, b: B) -> (A::Output, B::Output)
+where
+    A: Future + Send + 'static,
+    A::Output: Send + 'static,
+    B: Future + Send + 'static,
+    B::Output: Send + 'static,
+{
+    let (a, b) = modelctx_test::within(WITHIN, "both at once", async {
+        tokio::join!(tokio::spawn(a), tokio::spawn(b))
+    })
+    .await;
+    (a.unwrap(), b.unwrap())
+}
+
+/// What `connecting` to the test's `redis-server` gives, bounded by [`WITHIN`].
+async fn connected<T, E: std::fmt::Debug>(connecting: impl Future<Output = Result<T, E>>) -> T {
+    tokio::time::timeout(WITHIN, connecting)
+        .await
+        .expect("connecting timed out")
+        .expect("cannot connect to the test's redis-server")
+}
+
+/// Serves `service` on a free loopback port for the rest of the test: its origin.
+pub(crate) async fn serve(service: StreamableHttpService) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(service.serve(listener, std::future::pending::<()>()));
+    origin
+}
+
+/// `client` handing the params of each `N` notification it gets to the receiver.
+pub(crate) fn hearing<N: NotificationMethod>(
+    client: ClientBuilder,
+) -> (ClientBuilder, mpsc::UnboundedReceiver<N::Params>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let client = client.notification_handler::<N, _, _>(move |params, _| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(params);
+        }
+    });
+    (client, rx)
+}
+
+/// Declares the request method `$method` of the tests' servers, its params and result
+/// any JSON.
+macro_rules! json_request {
+    ($(#[$doc:meta])* $name:ident, $method:literal) => {
+        $(#[$doc])*
+        struct $name;
+        impl modelctx::types::RequestMethod for $name {
+            const METHOD: &'static str = $method;
+            type Params = serde_json::Value;
+            type Result = serde_json::Value;
+        }
+    };
+}
+pub(crate) use json_request;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::support::{RedisServer, WITHIN};
+use crate::support::{RedisServer, WITHIN, race, store_call};
 use modelctx_store::{
     InMemoryTaskStore, TaskOwner, TaskRecord, TaskStore, TaskUpdate, UpdateError,
 };
@@ -41,90 +41,51 @@ async fn the_store_pages_bounds_and_expires() {
         let me = TaskOwner::new(Some("s1"), None);
         let other = TaskOwner::new(Some("s2"), None);
         for id in ["a", "b"] {
-            within(WITHIN, "a store call", store.insert(record(id, &me)))
-                .await
-                .unwrap();
+            store_call(store.insert(record(id, &me))).await.unwrap();
         }
-        within(WITHIN, "a store call", store.insert(record("x", &other)))
-            .await
-            .unwrap();
+        store_call(store.insert(record("x", &other))).await.unwrap();
         // Full of running tasks: refused.
-        let full = within(WITHIN, "a store call", store.insert(record("c", &me)))
+        let full = store_call(store.insert(record("c", &me)))
             .await
             .unwrap_err();
         assert_eq!(full.code, ErrorCode::INTERNAL_ERROR, "{name}");
-        let first = within(WITHIN, "a store call", store.list(&me, None, 1))
-            .await
-            .unwrap();
+        let first = store_call(store.list(&me, None, 1)).await.unwrap();
         assert_eq!(first.tasks.len(), 1, "{name}");
         assert_eq!(first.tasks[0].task_id, "a", "{name}");
         let next = first.next_cursor.expect(name);
-        let second = within(WITHIN, "a store call", store.list(&me, Some(&next), 1))
-            .await
-            .unwrap();
+        let second = store_call(store.list(&me, Some(&next), 1)).await.unwrap();
         assert_eq!(second.tasks[0].task_id, "b", "{name}");
         assert!(second.next_cursor.is_none(), "{name}");
-        let bad = within(WITHIN, "a store call", store.list(&me, Some("nonsense"), 1))
+        let bad = store_call(store.list(&me, Some("nonsense"), 1))
             .await
             .unwrap_err();
         assert_eq!(bad.code, ErrorCode::INVALID_PARAMS, "{name}");
         // The other session sees only its own.
-        let theirs = within(WITHIN, "a store call", store.list(&other, None, 10))
-            .await
-            .unwrap();
+        let theirs = store_call(store.list(&other, None, 10)).await.unwrap();
         let ids: Vec<_> = theirs.tasks.iter().map(|t| t.task_id.as_str()).collect();
         assert_eq!(ids, ["x"], "{name}");
         // A terminal task makes room.
-        within(
-            WITHIN,
-            "a store call",
-            store.update("a", TaskUpdate::Cancel),
-        )
-        .await
-        .unwrap();
-        within(WITHIN, "a store call", store.insert(record("c", &me)))
+        store_call(store.update("a", TaskUpdate::Cancel))
             .await
             .unwrap();
-        assert!(
-            within(WITHIN, "a store call", store.get("a"))
-                .await
-                .is_none(),
-            "{name}"
-        );
+        store_call(store.insert(record("c", &me))).await.unwrap();
+        assert!(store_call(store.get("a")).await.is_none(), "{name}");
         // Expiry.
         let mut gone = record("d", &me);
         gone.expires_at = Some(SystemTime::now() - Duration::from_secs(1));
-        within(
-            WITHIN,
-            "a store call",
-            store.update("c", TaskUpdate::Cancel),
-        )
-        .await
-        .unwrap();
-        within(WITHIN, "a store call", store.insert(gone))
+        store_call(store.update("c", TaskUpdate::Cancel))
             .await
             .unwrap();
-        assert!(
-            within(WITHIN, "a store call", store.get("d"))
-                .await
-                .is_none(),
-            "{name}"
-        );
+        store_call(store.insert(gone)).await.unwrap();
+        assert!(store_call(store.get("d")).await.is_none(), "{name}");
         assert!(
             matches!(
-                within(
-                    WITHIN,
-                    "a store call",
-                    store.update("d", TaskUpdate::Cancel)
-                )
-                .await,
+                store_call(store.update("d", TaskUpdate::Cancel)).await,
                 Err(UpdateError::NotFound)
             ),
             "{name}"
         );
-        let page = within(WITHIN, "a store call", store.list(&me, None, 10))
-            .await
-            .unwrap();
+        let page = store_call(store.list(&me, None, 10)).await.unwrap();
         let ids: Vec<_> = page.tasks.iter().map(|t| t.task_id.as_str()).collect();
         assert_eq!(ids, ["b"], "{name}");
     }
@@ -137,25 +98,17 @@ async fn a_listing_shows_only_the_requestors_own_tasks() {
         let anonymous = TaskOwner::default();
         let s1 = TaskOwner::new(Some("s1"), None);
         let alice = TaskOwner::new(None, Some("alice"));
-        within(
-            WITHIN,
-            "a store call",
-            store.insert(record("anon", &anonymous)),
-        )
-        .await
-        .unwrap();
-        within(WITHIN, "a store call", store.insert(record("mine", &s1)))
+        store_call(store.insert(record("anon", &anonymous)))
             .await
             .unwrap();
-        within(WITHIN, "a store call", store.insert(record("hers", &alice)))
+        store_call(store.insert(record("mine", &s1))).await.unwrap();
+        store_call(store.insert(record("hers", &alice)))
             .await
             .unwrap();
         let ids = |requestor: TaskOwner| {
             let store = store.clone();
             async move {
-                let page = within(WITHIN, "a store call", store.list(&requestor, None, 10))
-                    .await
-                    .unwrap();
+                let page = store_call(store.list(&requestor, None, 10)).await.unwrap();
                 page.tasks
                     .into_iter()
                     .map(|t| t.task_id)
@@ -175,24 +128,15 @@ async fn a_listing_shows_only_the_requestors_own_tasks() {
             "{name}"
         );
         assert!(ids(anonymous.clone()).await.is_empty(), "{name}");
-        let bad = within(
-            WITHIN,
-            "a store call",
-            store.list(&anonymous, Some("nonsense"), 1),
-        )
-        .await;
+        let bad = store_call(store.list(&anonymous, Some("nonsense"), 1)).await;
         assert_eq!(bad.unwrap_err().code, ErrorCode::INVALID_PARAMS, "{name}");
         // By id, the stored owner keeps the rule: the anonymous task only to another
         // anonymous requestor, the session's only to the session.
-        let got = within(WITHIN, "a store call", store.get("anon"))
-            .await
-            .expect(name);
+        let got = store_call(store.get("anon")).await.expect(name);
         assert!(TaskOwner::default().may_access(&got.owner), "{name}");
         assert!(!s1.may_access(&got.owner), "{name}");
         assert!(!alice.may_access(&got.owner), "{name}");
-        let got = within(WITHIN, "a store call", store.get("mine"))
-            .await
-            .expect(name);
+        let got = store_call(store.get("mine")).await.expect(name);
         assert!(!TaskOwner::default().may_access(&got.owner), "{name}");
     }
 }
@@ -202,31 +146,21 @@ async fn status_results_and_the_status_machine() {
     let redis = RedisServer::start();
     for (name, store) in both(&redis, 10).await {
         let alice = TaskOwner::new(Some("s1"), Some("alice"));
-        within(WITHIN, "a store call", store.insert(record("t", &alice)))
-            .await
-            .unwrap();
+        store_call(store.insert(record("t", &alice))).await.unwrap();
         let to = |status| TaskUpdate::Status {
             status,
             message: Some("waiting".into()),
         };
-        let r = within(
-            WITHIN,
-            "a store call",
-            store.update("t", to(TaskStatus::InputRequired)),
-        )
-        .await
-        .unwrap();
+        let r = store_call(store.update("t", to(TaskStatus::InputRequired)))
+            .await
+            .unwrap();
         assert_eq!(r.task.status, TaskStatus::InputRequired, "{name}");
         let done = TaskUpdate::Finish {
             outcome: Ok(result(r#"{"content":[]}"#)),
             failed: false,
         };
-        within(WITHIN, "a store call", store.update("t", done))
-            .await
-            .unwrap();
-        let got = within(WITHIN, "a store call", store.get("t"))
-            .await
-            .expect(name);
+        store_call(store.update("t", done)).await.unwrap();
+        let got = store_call(store.get("t")).await.expect(name);
         assert_eq!(got.task.status, TaskStatus::Completed, "{name}");
         assert_eq!(got.method, "tools/call", "{name}");
         assert_eq!(
@@ -247,39 +181,24 @@ async fn status_results_and_the_status_machine() {
         );
         // Terminal is final.
         assert_eq!(
-            within(
-                WITHIN,
-                "a store call",
-                store.update("t", TaskUpdate::Cancel)
-            )
-            .await
-            .unwrap_err(),
+            store_call(store.update("t", TaskUpdate::Cancel))
+                .await
+                .unwrap_err(),
             UpdateError::Illegal(TaskStatus::Completed),
             "{name}"
         );
         // A failure keeps its error.
-        within(WITHIN, "a store call", store.insert(record("f", &alice)))
-            .await
-            .unwrap();
+        store_call(store.insert(record("f", &alice))).await.unwrap();
         let failed = TaskUpdate::Finish {
             outcome: Err(modelctx_types::ErrorData::invalid_params("bad")),
             failed: true,
         };
-        within(WITHIN, "a store call", store.update("f", failed))
-            .await
-            .unwrap();
-        let got = within(WITHIN, "a store call", store.get("f"))
-            .await
-            .expect(name);
+        store_call(store.update("f", failed)).await.unwrap();
+        let got = store_call(store.get("f")).await.expect(name);
         assert_eq!(got.task.status, TaskStatus::Failed, "{name}");
         let error = got.outcome.expect(name).unwrap_err();
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS, "{name}");
-        assert!(
-            within(WITHIN, "a store call", store.get("nope"))
-                .await
-                .is_none(),
-            "{name}"
-        );
+        assert!(store_call(store.get("nope")).await.is_none(), "{name}");
     }
 }
 
@@ -298,11 +217,9 @@ async fn two_processes_share_tasks_and_only_one_move_wins() {
     let owner = TaskOwner::new(Some("s"), None);
     for round in 0..20 {
         let id = format!("race-{round}");
-        within(WITHIN, "a store call", a.insert(record(&id, &owner)))
-            .await
-            .unwrap();
+        store_call(a.insert(record(&id, &owner))).await.unwrap();
         assert!(
-            within(WITHIN, "a store call", b.get(&id)).await.is_some(),
+            store_call(b.get(&id)).await.is_some(),
             "created on a, seen on b"
         );
         // One process finishes the task while the other cancels it: exactly one wins,
@@ -313,20 +230,12 @@ async fn two_processes_share_tasks_and_only_one_move_wins() {
         };
         let (fa, fb) = (a.clone(), b.clone());
         let (ia, ib) = (id.clone(), id.clone());
-        let (ra, rb) = within(WITHIN, "a store call", async move {
-            tokio::join!(
-                tokio::spawn(async move { fa.update(&ia, finish).await }),
-                tokio::spawn(async move { fb.update(&ib, TaskUpdate::Cancel).await }),
-            )
+        let (ra, rb) = race(async move { fa.update(&ia, finish).await }, async move {
+            fb.update(&ib, TaskUpdate::Cancel).await
         })
         .await;
-        let (ra, rb) = (ra.unwrap(), rb.unwrap());
         assert!(ra.is_ok() != rb.is_ok(), "exactly one wins: {ra:?} {rb:?}");
-        let end = within(WITHIN, "a store call", a.get(&id))
-            .await
-            .unwrap()
-            .task
-            .status;
+        let end = store_call(a.get(&id)).await.unwrap().task.status;
         match (ra, rb) {
             (Ok(_), Err(e)) => {
                 assert_eq!(end, TaskStatus::Completed);
@@ -346,13 +255,9 @@ async fn two_processes_share_tasks_and_only_one_move_wins() {
     loop {
         let store = if turn % 2 == 0 { &a } else { &b };
         turn += 1;
-        let page = within(
-            WITHIN,
-            "a store call",
-            store.list(&owner, cursor.as_deref(), 3),
-        )
-        .await
-        .unwrap();
+        let page = store_call(store.list(&owner, cursor.as_deref(), 3))
+            .await
+            .unwrap();
         seen.extend(page.tasks.into_iter().map(|t| t.task_id));
         match page.next_cursor {
             Some(c) => cursor = Some(c),
@@ -371,41 +276,27 @@ async fn after_a_redis_restart_lost_tasks_are_unknown_and_new_ones_work() {
         modelctx_redis::TaskStoreConfig::default(),
     );
     let owner = TaskOwner::new(Some("s"), None);
-    within(WITHIN, "a store call", store.insert(record("kept", &owner)))
+    store_call(store.insert(record("kept", &owner)))
         .await
         .unwrap();
     redis.restart();
     // Unknown (not a hang, not a panic): `tasks/get` answers -32602 "not found".
-    assert!(
-        within(WITHIN, "a store call", store.get("kept"))
-            .await
-            .is_none()
-    );
+    assert!(store_call(store.get("kept")).await.is_none());
     assert_eq!(
-        within(
-            WITHIN,
-            "a store call",
-            store.update("kept", TaskUpdate::Cancel)
-        )
-        .await
-        .unwrap_err(),
+        store_call(store.update("kept", TaskUpdate::Cancel))
+            .await
+            .unwrap_err(),
         UpdateError::NotFound
     );
     // The connection comes back: a new task is stored (a first attempt may still meet
     // the old connection and be refused with -32603, which a caller sees as such).
     let mut stored = false;
     for attempt in 0..3 {
-        match within(
-            WITHIN,
-            "a store call",
-            store.insert(record(&format!("new-{attempt}"), &owner)),
-        )
-        .await
-        {
+        match store_call(store.insert(record(&format!("new-{attempt}"), &owner))).await {
             Ok(()) => {
                 stored = true;
                 assert!(
-                    within(WITHIN, "a store call", store.get(&format!("new-{attempt}")))
+                    store_call(store.get(&format!("new-{attempt}")))
                         .await
                         .is_some()
                 );

@@ -28,7 +28,7 @@ async fn file_store_keeps_credentials_between_clients() {
         .unwrap();
     assert!(rejected(&second, 401, &world.challenge(None)).await);
     assert_eq!(
-        bearer(&headers_for(&second, &world.server).await.unwrap()).as_deref(),
+        authorization_to(&second, &world.server).await.as_deref(),
         Some("Bearer at-2")
     );
     assert_eq!(world.authorizations().len(), 1);
@@ -71,11 +71,7 @@ async fn migration_to_another_authorization_server_registers_anew() {
 
 #[tokio::test]
 async fn client_credentials_with_private_key_jwt() {
-    let world = World::start(Config {
-        auth_methods: vec!["private_key_jwt".into()],
-        ..Config::default()
-    })
-    .await;
+    let world = World::start_with(|c| c.auth_methods = vec!["private_key_jwt".into()]).await;
     let key = SigningKey::generate().unwrap();
     let oauth = OAuthClient::builder(&world.server)
         .client_credentials()
@@ -133,22 +129,21 @@ async fn jwt_bearer_grant_with_the_application_assertion() {
 
 #[tokio::test]
 async fn enterprise_id_jag_by_token_exchange_then_jwt_bearer() {
-    let world = World::start(Config {
-        auth_methods: vec!["client_secret_basic".into()],
-        ..Config::default()
-    })
-    .await;
-    let idp = IdJagExchange::new(
-        &format!("{}/idp/token", world.issuer),
+    let world = World::start_with(|c| c.auth_methods = vec!["client_secret_basic".into()]).await;
+    // The MCP client, which exchanges `id_token` at the test IdP as `at_idp`.
+    let enterprise_client = |at_idp: ClientRegistration, id_token: &str| {
+        let idp =
+            IdJagExchange::new(&format!("{}/idp/token", world.issuer), at_idp, id_token).unwrap();
+        OAuthClient::builder(&world.server)
+            .jwt_bearer(idp)
+            .client(ClientRegistration::new("mcp-client").with_secret("mcp-secret"))
+            .build()
+            .unwrap()
+    };
+    let oauth = enterprise_client(
         ClientRegistration::new("idp-client").with_secret("idp-secret"),
         "user-id-token",
-    )
-    .unwrap();
-    let oauth = OAuthClient::builder(&world.server)
-        .jwt_bearer(idp)
-        .client(ClientRegistration::new("mcp-client").with_secret("mcp-secret"))
-        .build()
-        .unwrap();
+    );
     assert!(rejected(&oauth, 401, &world.challenge(Some("files"))).await);
     let exchange = world
         .events()
@@ -188,31 +183,17 @@ async fn enterprise_id_jag_by_token_exchange_then_jwt_bearer() {
         authorization.as_deref(),
         Some(format!("Basic {basic}").as_str())
     );
-    assert!(bearer(&headers_for(&oauth, &world.server).await.unwrap()).is_some());
+    assert!(authorization_to(&oauth, &world.server).await.is_some());
 
     // An IdP refusal surfaces with its code.
-    let idp = IdJagExchange::new(
-        &format!("{}/idp/token", world.issuer),
-        ClientRegistration::new("idp-client"),
-        "expired-id-token",
-    )
-    .unwrap();
-    let oauth = OAuthClient::builder(&world.server)
-        .jwt_bearer(idp)
-        .client(ClientRegistration::new("mcp-client").with_secret("mcp-secret"))
-        .build()
-        .unwrap();
+    let oauth = enterprise_client(ClientRegistration::new("idp-client"), "expired-id-token");
     let e = failing_flow(&world, &oauth).await;
     assert_eq!(e.oauth_error(), Some("invalid_grant"));
 }
 
 #[tokio::test]
 async fn dpop_binds_token_and_resource_requests() {
-    let world = World::start(Config {
-        dpop_algs: Some(vec!["ES256".into()]),
-        ..Config::default()
-    })
-    .await;
+    let world = World::start_with(|c| c.dpop_algs = Some(vec!["ES256".into()])).await;
     let oauth = client(&world).dpop(true).build().unwrap();
     assert!(rejected(&oauth, 401, &world.challenge(None)).await);
     let (_, _, proof) = &world.token_requests()[0];
@@ -278,7 +259,7 @@ async fn loopback_redirect_receives_the_callback() {
     assert!(rejected(&oauth, 401, &world.challenge(None)).await);
     assert_eq!(world.authorizations()[0]["redirect_uri"], redirect_uri);
     assert_eq!(world.token_requests()[0].0["redirect_uri"], redirect_uri);
-    assert!(bearer(&headers_for(&oauth, &world.server).await.unwrap()).is_some());
+    assert!(authorization_to(&oauth, &world.server).await.is_some());
 }
 
 #[tokio::test]

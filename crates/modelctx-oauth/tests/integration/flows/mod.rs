@@ -7,13 +7,13 @@ use std::time::Duration;
 use crate::support::{Browser, Config, Event, World};
 use axum::http::{HeaderMap, Method, header};
 use base64::Engine as _;
-use futures::future::BoxFuture;
 use modelctx_http::{AuthHook, StreamableHttpClientTransport};
 use modelctx_oauth::{
     AuthorizationHandler, AuthorizationResponse, ClientRegistration, CredentialKey,
     CredentialStore, ErrorKind, FileCredentialStore, IdJagExchange, InMemoryCredentialStore,
     LoopbackRedirect, OAuthClient, OAuthError, SigningKey, TokenSet,
 };
+use modelctx_test::Hold;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx_types::JsonRpcMessage;
 use serde_json::{Value, json};
@@ -33,6 +33,37 @@ fn client(world: &World) -> modelctx_oauth::OAuthClientBuilder {
         .client_name("flow-tests", None)
 }
 
+/// Our usual client, authorized after the MCP server's first 401.
+async fn authorized(world: &World) -> OAuthClient {
+    let oauth = client(world).build().unwrap();
+    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    oauth
+}
+
+/// Our client, unnamed, authorizing through `browser`.
+fn client_through(world: &World, browser: Browser) -> OAuthClient {
+    OAuthClient::builder(&world.server)
+        .authorization_code(browser)
+        .build()
+        .unwrap()
+}
+
+/// A browser whose user, while `hold` is holding, waits for the test to let them go on.
+fn held_by(hold: &Hold) -> Browser {
+    Browser {
+        hold: Some(hold.clone()),
+        ..Browser::honest()
+    }
+}
+
+/// A browser that hands the redirect back with its `name` parameter set to `value`.
+fn tampering(name: &'static str, value: &'static str) -> Browser {
+    Browser {
+        tamper: Some((name, value)),
+        ..Browser::honest()
+    }
+}
+
 async fn rejected(hook: &OAuthClient, status: u16, headers: &HeaderMap) -> bool {
     tokio::time::timeout(LIMIT, hook.on_rejected(status, headers))
         .await
@@ -49,6 +80,11 @@ async fn headers_for(hook: &OAuthClient, url: &str) -> Result<HeaderMap, String>
 fn bearer(h: &HeaderMap) -> Option<String> {
     h.get(header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap().to_owned())
+}
+
+/// The `Authorization` header `oauth` sends with a request to `url`, if any.
+async fn authorization_to(oauth: &OAuthClient, url: &str) -> Option<String> {
+    bearer(&headers_for(oauth, url).await.unwrap())
 }
 
 /// Sends `initialize` through a transport authenticated by `oauth`: the id of the
@@ -105,60 +141,13 @@ async fn failing_flow(world: &World, oauth: &OAuthClient) -> OAuthError {
     last
 }
 
-/// A user who authorizes at once, or, while `holding`, says so and waits for a release.
-#[derive(Clone, Default)]
-struct HeldUser {
-    holding: Arc<std::sync::atomic::AtomicBool>,
-    opened: Arc<tokio::sync::Notify>,
-    release: Arc<tokio::sync::Notify>,
-}
-
-impl AuthorizationHandler for HeldUser {
-    fn redirect_uri(&self) -> String {
-        Browser::honest().redirect_uri()
-    }
-
-    fn authorize<'a>(
-        &'a self,
-        authorization_url: &'a str,
-    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
-        Box::pin(async move {
-            if self.holding.load(std::sync::atomic::Ordering::SeqCst) {
-                let released = self.release.notified();
-                self.opened.notify_one();
-                released.await;
-            }
-            Browser::honest().authorize(authorization_url).await
-        })
-    }
-}
-
-/// A browser whose user takes their time: it says when it is open, and goes on only
-/// when released.
-struct SlowUser {
-    opened: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
-    release: tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
-}
-
-impl AuthorizationHandler for SlowUser {
-    fn redirect_uri(&self) -> String {
-        Browser::honest().redirect_uri()
-    }
-
-    fn authorize<'a>(
-        &'a self,
-        authorization_url: &'a str,
-    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
-        Box::pin(async move {
-            if let Some(opened) = self.opened.lock().unwrap().take() {
-                let _ = opened.send(());
-            }
-            if let Some(release) = self.release.lock().await.take() {
-                let _ = release.await;
-            }
-            Browser::honest().authorize(authorization_url).await
-        })
-    }
+/// The flow of our usual client against servers configured by `change`, which fails:
+/// the servers, and the flow's error.
+async fn refused_flow(change: impl FnOnce(&mut Config)) -> (World, OAuthError) {
+    let world = World::start_with(change).await;
+    let oauth = client(&world).build().unwrap();
+    let e = failing_flow(&world, &oauth).await;
+    (world, e)
 }
 
 fn jwt_part(jwt: &str, i: usize) -> Value {

@@ -4,21 +4,15 @@ use super::*;
 
 #[tokio::test]
 async fn offline_access_only_when_the_server_offers_it() {
-    let world = World::start(Config {
-        as_scopes: Some(vec!["mcp".into(), "offline_access".into()]),
-        ..Config::default()
-    })
-    .await;
+    let world =
+        World::start_with(|c| c.as_scopes = Some(vec!["mcp".into(), "offline_access".into()]))
+            .await;
     let oauth = client(&world).build().unwrap();
     assert!(rejected(&oauth, 401, &world.challenge(Some("mcp"))).await);
     assert_eq!(world.authorizations()[0]["scope"], "mcp offline_access");
     assert_eq!(world.authorizations()[0]["prompt"], "consent");
 
-    let world = World::start(Config {
-        as_scopes: Some(vec!["mcp".into()]),
-        ..Config::default()
-    })
-    .await;
+    let world = World::start_with(|c| c.as_scopes = Some(vec!["mcp".into()])).await;
     let oauth = client(&world).build().unwrap();
     assert!(rejected(&oauth, 401, &world.challenge(Some("mcp"))).await);
     assert_eq!(world.authorizations()[0]["scope"], "mcp");
@@ -27,26 +21,15 @@ async fn offline_access_only_when_the_server_offers_it() {
 
 #[tokio::test]
 async fn pkce_without_s256_is_refused_before_authorization() {
-    let world = World::start(Config {
-        pkce_methods: vec!["plain".into()],
-        ..Config::default()
-    })
-    .await;
-    let oauth = client(&world).build().unwrap();
-    let e = failing_flow(&world, &oauth).await;
+    let (world, e) = refused_flow(|c| c.pkce_methods = vec!["plain".into()]).await;
     assert_eq!(e.kind(), ErrorKind::PkceUnsupported);
     assert!(world.authorizations().is_empty());
 }
 
 #[tokio::test]
 async fn metadata_with_another_issuer_is_refused() {
-    let world = World::start(Config {
-        metadata_issuer: Some("https://attacker.example".into()),
-        ..Config::default()
-    })
-    .await;
-    let oauth = client(&world).build().unwrap();
-    let e = failing_flow(&world, &oauth).await;
+    let (world, e) =
+        refused_flow(|c| c.metadata_issuer = Some("https://attacker.example".into())).await;
     assert_eq!(e.kind(), ErrorKind::IssuerMismatch);
     assert!(world.registrations().is_empty());
     assert!(world.authorizations().is_empty());
@@ -54,13 +37,8 @@ async fn metadata_with_another_issuer_is_refused() {
 
 #[tokio::test]
 async fn prm_for_another_resource_is_refused() {
-    let world = World::start(Config {
-        prm_resource: Some("https://evil.example/mcp".into()),
-        ..Config::default()
-    })
-    .await;
-    let oauth = client(&world).build().unwrap();
-    let e = failing_flow(&world, &oauth).await;
+    let (world, e) =
+        refused_flow(|c| c.prm_resource = Some("https://evil.example/mcp".into())).await;
     assert_eq!(e.kind(), ErrorKind::ResourceMismatch);
     assert!(
         !world
@@ -72,13 +50,7 @@ async fn prm_for_another_resource_is_refused() {
 
 #[tokio::test]
 async fn insecure_authorization_server_is_refused() {
-    let world = World::start(Config {
-        prm_issuer: Some("http://as.example".into()),
-        ..Config::default()
-    })
-    .await;
-    let oauth = client(&world).build().unwrap();
-    let e = failing_flow(&world, &oauth).await;
+    let (world, e) = refused_flow(|c| c.prm_issuer = Some("http://as.example".into())).await;
     assert_eq!(e.kind(), ErrorKind::InsecureUrl);
     // With the private-network guard forced on, even this loopback setup is refused
     // before anything is fetched.
@@ -106,13 +78,7 @@ async fn dangerous_authorization_endpoints_are_refused_before_the_browser() {
         "data:text/html,<script>alert(1)</script>",
         "http://as.example/authorize",
     ] {
-        let world = World::start(Config {
-            authorization_endpoint: Some(endpoint.into()),
-            ..Config::default()
-        })
-        .await;
-        let oauth = client(&world).build().unwrap();
-        let e = failing_flow(&world, &oauth).await;
+        let (world, e) = refused_flow(|c| c.authorization_endpoint = Some(endpoint.into())).await;
         assert_eq!(e.kind(), ErrorKind::InsecureUrl, "{endpoint}: {e}");
         assert!(
             !world
@@ -126,11 +92,7 @@ async fn dangerous_authorization_endpoints_are_refused_before_the_browser() {
 
 #[tokio::test]
 async fn oversize_metadata_is_refused() {
-    let world = World::start(Config {
-        prm_padding: 64 * 1024,
-        ..Config::default()
-    })
-    .await;
+    let world = World::start_with(|c| c.prm_padding = 64 * 1024).await;
     let oauth = client(&world).limits(LIMIT, 16 * 1024).build().unwrap();
     let e = failing_flow(&world, &oauth).await;
     assert_eq!(e.kind(), ErrorKind::InvalidResponse);
@@ -140,13 +102,7 @@ async fn oversize_metadata_is_refused() {
 #[tokio::test]
 async fn tampered_state_is_refused_before_the_token_request() {
     let world = World::start(Config::default()).await;
-    let oauth = OAuthClient::builder(&world.server)
-        .authorization_code(Browser {
-            tamper: Some(("state", "forged")),
-            ..Browser::honest()
-        })
-        .build()
-        .unwrap();
+    let oauth = client_through(&world, tampering("state", "forged"));
     let e = failing_flow(&world, &oauth).await;
     assert_eq!(e.kind(), ErrorKind::StateMismatch);
     assert!(world.token_requests().is_empty());
@@ -155,39 +111,28 @@ async fn tampered_state_is_refused_before_the_token_request() {
 #[tokio::test]
 async fn wrong_or_missing_iss_is_refused() {
     for (mode, supported) in [("wrong", true), ("wrong", false), ("omit", true)] {
-        let world = World::start(Config {
-            iss_mode: mode,
-            iss_supported: supported,
-            ..Config::default()
+        let (world, e) = refused_flow(|c| {
+            c.iss_mode = mode;
+            c.iss_supported = supported;
         })
         .await;
-        let oauth = client(&world).build().unwrap();
-        let e = failing_flow(&world, &oauth).await;
         assert_eq!(e.kind(), ErrorKind::IssuerMismatch, "{mode} {supported}");
         assert!(world.token_requests().is_empty());
     }
     // Not advertised and absent: fine.
-    let world = World::start(Config {
-        iss_mode: "omit",
-        iss_supported: false,
-        ..Config::default()
+    let world = World::start_with(|c| {
+        c.iss_mode = "omit";
+        c.iss_supported = false;
     })
     .await;
-    let oauth = client(&world).build().unwrap();
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
-    assert!(bearer(&headers_for(&oauth, &world.server).await.unwrap()).is_some());
+    let oauth = authorized(&world).await;
+    assert!(authorization_to(&oauth, &world.server).await.is_some());
 }
 
 #[tokio::test]
 async fn authorization_error_surfaces() {
     let world = World::start(Config::default()).await;
-    let oauth = OAuthClient::builder(&world.server)
-        .authorization_code(Browser {
-            tamper: Some(("error", "access_denied")),
-            ..Browser::honest()
-        })
-        .build()
-        .unwrap();
+    let oauth = client_through(&world, tampering("error", "access_denied"));
     let e = failing_flow(&world, &oauth).await;
     assert_eq!(e.kind(), ErrorKind::Authorization);
     assert_eq!(e.oauth_error(), Some("access_denied"));
@@ -195,13 +140,7 @@ async fn authorization_error_surfaces() {
 
 #[tokio::test]
 async fn registration_errors_surface_status_and_body() {
-    let world = World::start(Config {
-        register_status: 400,
-        ..Config::default()
-    })
-    .await;
-    let oauth = client(&world).build().unwrap();
-    let e = failing_flow(&world, &oauth).await;
+    let (_, e) = refused_flow(|c| c.register_status = 400).await;
     assert_eq!(e.kind(), ErrorKind::Registration);
     assert_eq!(e.status(), Some(400));
     assert_eq!(e.oauth_error(), Some("invalid_redirect_uri"));
@@ -210,13 +149,7 @@ async fn registration_errors_surface_status_and_body() {
 
 #[tokio::test]
 async fn substituted_redirect_uris_are_refused() {
-    let world = World::start(Config {
-        substitute_redirect: true,
-        ..Config::default()
-    })
-    .await;
-    let oauth = client(&world).build().unwrap();
-    let e = failing_flow(&world, &oauth).await;
+    let (world, e) = refused_flow(|c| c.substitute_redirect = true).await;
     assert_eq!(e.kind(), ErrorKind::Registration);
     assert!(world.authorizations().is_empty());
 }
@@ -224,11 +157,7 @@ async fn substituted_redirect_uris_are_refused() {
 #[tokio::test]
 async fn client_id_metadata_document_where_supported_else_registration() {
     const DOC: &str = "https://app.example/client.json";
-    let world = World::start(Config {
-        cimd: true,
-        ..Config::default()
-    })
-    .await;
+    let world = World::start_with(|c| c.cimd = true).await;
     let oauth = client(&world)
         .client_metadata_document(DOC)
         .build()

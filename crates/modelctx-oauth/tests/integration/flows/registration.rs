@@ -5,11 +5,7 @@ use super::*;
 
 #[tokio::test]
 async fn pre_registered_credentials_with_basic_auth_only_at_their_issuer() {
-    let world = World::start(Config {
-        auth_methods: vec!["client_secret_basic".into()],
-        ..Config::default()
-    })
-    .await;
+    let world = World::start_with(|c| c.auth_methods = vec!["client_secret_basic".into()]).await;
     let oauth = client(&world)
         .pre_registered(
             "https://other-as.example",
@@ -36,13 +32,8 @@ async fn pre_registered_credentials_with_basic_auth_only_at_their_issuer() {
 
 #[tokio::test]
 async fn client_secret_post_when_that_is_all_the_server_takes() {
-    let world = World::start(Config {
-        auth_methods: vec!["client_secret_post".into()],
-        ..Config::default()
-    })
-    .await;
-    let oauth = client(&world).build().unwrap();
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    let world = World::start_with(|c| c.auth_methods = vec!["client_secret_post".into()]).await;
+    authorized(&world).await;
     let (form, authorization, _) = &world.token_requests()[0];
     assert_eq!(form["client_secret"], "secret-1");
     assert_eq!(form["client_id"], "client-1");
@@ -51,16 +42,13 @@ async fn client_secret_post_when_that_is_all_the_server_takes() {
 
 #[tokio::test]
 async fn refresh_before_expiry_is_transparent() {
-    let world = World::start(Config {
-        expires_in: 10,
-        ..Config::default()
-    })
-    .await;
-    let oauth = client(&world).build().unwrap();
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    let world = World::start_with(|c| c.expires_in = 10).await;
+    let oauth = authorized(&world).await;
     // The token expires within the refresh margin: the next request refreshes first.
-    let h = headers_for(&oauth, &world.server).await.unwrap();
-    assert_eq!(bearer(&h).as_deref(), Some("Bearer at-3"));
+    assert_eq!(
+        authorization_to(&oauth, &world.server).await.as_deref(),
+        Some("Bearer at-3")
+    );
     let requests = world.token_requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[1].0["grant_type"], "refresh_token");
@@ -69,39 +57,34 @@ async fn refresh_before_expiry_is_transparent() {
     assert_eq!(world.authorizations().len(), 1);
 }
 
-#[tokio::test]
-async fn invalid_grant_clears_tokens_only_and_invalid_client_the_registration() {
-    let store = Arc::new(InMemoryCredentialStore::new());
-    let world = World::start(Config {
-        expires_in: 10,
-        refresh: "invalid_grant",
-        ..Config::default()
+/// A client whose refresh the token endpoint refuses with `refusal`, once it has
+/// tried: no token went out. The servers, the client and what its store kept.
+async fn refused_refresh(
+    refusal: &'static str,
+) -> (World, OAuthClient, modelctx_oauth::StoredCredentials) {
+    let world = World::start_with(|c| {
+        c.expires_in = 10;
+        c.refresh = refusal;
     })
     .await;
+    let store = Arc::new(InMemoryCredentialStore::new());
     let oauth = client(&world).store(store.clone()).build().unwrap();
     assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    assert!(authorization_to(&oauth, &world.server).await.is_none());
     let key = CredentialKey::new(&world.issuer, &world.server);
-    // The refresh is refused: no token goes out, the registration stays.
-    let h = headers_for(&oauth, &world.server).await.unwrap();
-    assert!(bearer(&h).is_none());
     let stored = store.load(&key).await.unwrap().unwrap();
+    (world, oauth, stored)
+}
+
+#[tokio::test]
+async fn invalid_grant_clears_tokens_only_and_invalid_client_the_registration() {
+    // The refresh is refused: no token goes out, the registration stays.
+    let (_, _, stored) = refused_refresh("invalid_grant").await;
     assert!(stored.tokens.is_none());
     assert_eq!(stored.registration.unwrap().client_id, "client-1");
 
     for refusal in ["invalid_client", "unauthorized_client"] {
-        let world = World::start(Config {
-            expires_in: 10,
-            refresh: refusal,
-            ..Config::default()
-        })
-        .await;
-        let store = Arc::new(InMemoryCredentialStore::new());
-        let oauth = client(&world).store(store.clone()).build().unwrap();
-        assert!(rejected(&oauth, 401, &world.challenge(None)).await);
-        let h = headers_for(&oauth, &world.server).await.unwrap();
-        assert!(bearer(&h).is_none());
-        let key = CredentialKey::new(&world.issuer, &world.server);
-        let stored = store.load(&key).await.unwrap().unwrap();
+        let (world, oauth, stored) = refused_refresh(refusal).await;
         assert!(stored.tokens.is_none(), "{refusal}");
         assert!(stored.registration.is_none(), "{refusal}");
         // The next 401 registers anew.
@@ -114,11 +97,7 @@ async fn invalid_grant_clears_tokens_only_and_invalid_client_the_registration() 
 async fn a_configured_authorization_server_is_used_alone() {
     // The resource names another authorization server; the configured one is used,
     // and the resource server is not asked.
-    let world = World::start(Config {
-        prm_issuer: Some("http://127.0.0.1:1".into()),
-        ..Config::default()
-    })
-    .await;
+    let world = World::start_with(|c| c.prm_issuer = Some("http://127.0.0.1:1".into())).await;
     let oauth = client(&world)
         .authorization_server(world.issuer.clone())
         .build()
@@ -126,14 +105,11 @@ async fn a_configured_authorization_server_is_used_alone() {
     assert!(rejected(&oauth, 401, &world.challenge(None)).await);
     assert!(!world.events().iter().any(|e| matches!(e, Event::Prm(_))));
     assert_eq!(world.authorizations()[0]["resource"], world.server);
-    assert!(bearer(&headers_for(&oauth, &world.server).await.unwrap()).is_some());
+    assert!(authorization_to(&oauth, &world.server).await.is_some());
 
     // Its metadata must name it: else no assertion is asked for, nothing is sent.
-    let world = World::start(Config {
-        metadata_issuer: Some("https://attacker.example".into()),
-        ..Config::default()
-    })
-    .await;
+    let world =
+        World::start_with(|c| c.metadata_issuer = Some("https://attacker.example".into())).await;
     let asked = Arc::new(Mutex::new(0));
     let count = asked.clone();
     let oauth = OAuthClient::builder(&world.server)

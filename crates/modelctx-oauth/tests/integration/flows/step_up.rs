@@ -5,18 +5,15 @@ use super::*;
 #[tokio::test]
 async fn a_403_for_an_older_token_is_retried_with_the_stepped_up_one() {
     let world = World::start(Config::default()).await;
-    let user = HeldUser::default();
-    let oauth = OAuthClient::builder(&world.server)
-        .authorization_code(user.clone())
-        .build()
-        .unwrap();
+    let hold = Hold::default();
+    let oauth = client_through(&world, held_by(&hold));
     assert!(rejected(&oauth, 401, &world.challenge(Some("read"))).await);
     headers_for(&oauth, &world.server).await.unwrap();
     headers_for(&oauth, &world.server).await.unwrap();
     // One request's 403 starts a step-up; the user takes their time.
-    user.holding
+    hold.holding
         .store(true, std::sync::atomic::Ordering::SeqCst);
-    let opened = user.opened.notified();
+    let opened = hold.opened.notified();
     let hook = oauth.clone();
     let insufficient = world.insufficient("write");
     let first = tokio::spawn(async move { hook.on_rejected(403, &insufficient).await });
@@ -26,15 +23,15 @@ async fn a_403_for_an_older_token_is_retried_with_the_stepped_up_one() {
     let second = oauth.on_rejected(403, &stale);
     futures::pin_mut!(second);
     assert!(futures::poll!(&mut second).is_pending());
-    user.holding
+    hold.holding
         .store(false, std::sync::atomic::Ordering::SeqCst);
-    user.release.notify_one();
+    hold.release.notify_one();
     assert!(tokio::time::timeout(LIMIT, first).await.unwrap().unwrap());
     // It is retried with the new token instead of failing: nothing new to ask for.
     assert!(tokio::time::timeout(LIMIT, second).await.unwrap());
     assert_eq!(world.authorizations().len(), 2);
     assert_eq!(
-        bearer(&headers_for(&oauth, &world.server).await.unwrap()).as_deref(),
+        authorization_to(&oauth, &world.server).await.as_deref(),
         Some("Bearer at-3")
     );
 }
@@ -42,8 +39,7 @@ async fn a_403_for_an_older_token_is_retried_with_the_stepped_up_one() {
 #[tokio::test]
 async fn a_401_right_after_a_new_token_does_not_authorize_again() {
     let world = World::start(Config::default()).await;
-    let oauth = client(&world).build().unwrap();
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    let oauth = authorized(&world).await;
     // The retry carries the new token and is refused again.
     headers_for(&oauth, &world.server).await.unwrap();
     assert!(!rejected(&oauth, 401, &world.challenge(None)).await);
@@ -60,33 +56,32 @@ async fn a_401_right_after_a_new_token_does_not_authorize_again() {
 #[tokio::test]
 async fn authorization_outlives_the_request_that_started_it() {
     let world = World::start(Config::default()).await;
-    let (opened_tx, opened_rx) = tokio::sync::oneshot::channel();
-    let (release_tx, release_rx) = tokio::sync::oneshot::channel();
-    let oauth = OAuthClient::builder(&world.server)
-        .authorization_code(SlowUser {
-            opened: Mutex::new(Some(opened_tx)),
-            release: tokio::sync::Mutex::new(Some(release_rx)),
-        })
-        .build()
-        .unwrap();
+    // A user who takes their time: the browser says when it is open, and goes on only
+    // when released.
+    let hold = Hold::default();
+    hold.holding
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let oauth = client_through(&world, held_by(&hold));
+    let opened = hold.opened.notified();
     let hook = oauth.clone();
     let challenge = world.challenge(None);
     let request = tokio::spawn(async move { hook.on_rejected(401, &challenge).await });
-    tokio::time::timeout(LIMIT, opened_rx)
+    tokio::time::timeout(LIMIT, opened)
         .await
-        .expect("the user was sent to authorize")
-        .unwrap();
+        .expect("the user was sent to authorize");
     // The request gives up (its timeout) while the user is still at it.
     request.abort();
     assert!(request.await.unwrap_err().is_cancelled());
-    release_tx.send(()).unwrap();
+    hold.holding
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    hold.release.notify_one();
     // The authorization completes all the same; the next request has the token.
     let tokens = tokio::time::timeout(LIMIT, oauth.tokens())
         .await
         .expect("the flow finished in time");
     assert_eq!(tokens.map(|t| t.access_token).as_deref(), Some("at-2"));
     assert_eq!(
-        bearer(&headers_for(&oauth, &world.server).await.unwrap()).as_deref(),
+        authorization_to(&oauth, &world.server).await.as_deref(),
         Some("Bearer at-2")
     );
 }
@@ -94,8 +89,7 @@ async fn authorization_outlives_the_request_that_started_it() {
 #[tokio::test]
 async fn tokens_never_go_to_another_origin() {
     let world = World::start(Config::default()).await;
-    let oauth = client(&world).build().unwrap();
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    let oauth = authorized(&world).await;
     let other = format!("{}/mcp", world.issuer);
     assert!(headers_for(&oauth, &other).await.unwrap().is_empty());
     assert!(
@@ -104,5 +98,5 @@ async fn tokens_never_go_to_another_origin() {
             .unwrap()
             .is_empty()
     );
-    assert!(bearer(&headers_for(&oauth, &world.server).await.unwrap()).is_some());
+    assert!(authorization_to(&oauth, &world.server).await.is_some());
 }

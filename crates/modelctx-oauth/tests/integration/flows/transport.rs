@@ -5,32 +5,13 @@ use super::*;
 
 #[tokio::test]
 async fn authorization_code_through_the_transport() {
-    let world = World::start(Config {
-        prm_scopes: Some(vec!["mcp:read".into(), "mcp:write".into()]),
-        challenge_scope: Some("mcp:read".into()),
-        ..Config::default()
+    let world = World::start_with(|c| {
+        c.prm_scopes = Some(vec!["mcp:read".into(), "mcp:write".into()]);
+        c.challenge_scope = Some("mcp:read".into());
     })
     .await;
     let oauth = client(&world).build().unwrap();
-    let transport = StreamableHttpClientTransport::builder(&world.server)
-        .auth(oauth.clone())
-        .standalone_stream(false)
-        .build()
-        .unwrap();
-    let (sink, mut stream) = transport.split();
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
-    sink.send(TransportMessage::new(init.parse().unwrap()))
-        .await
-        .unwrap();
-    let reply = tokio::time::timeout(LIMIT, stream.recv())
-        .await
-        .expect("a reply in time")
-        .expect("a reply")
-        .expect("not an error");
-    assert_eq!(
-        reply.message.id().map(|i| i.to_string()),
-        Some("1".to_owned())
-    );
+    assert_eq!(initialize(&world, &oauth).await.unwrap(), "7");
 
     // Discovery from the challenge, registration as a native public client.
     let events = world.events();
@@ -83,15 +64,13 @@ async fn authorization_code_through_the_transport() {
         "{last:?}"
     );
     assert_eq!(oauth.tokens().await.unwrap().access_token, "at-2");
-    sink.close().await;
 }
 
 #[tokio::test]
 async fn step_up_within_one_request_through_the_transport() {
-    let world = World::start(Config {
-        challenge_scope: Some("read".into()),
-        required_scope: Some("write".into()),
-        ..Config::default()
+    let world = World::start_with(|c| {
+        c.challenge_scope = Some("read".into());
+        c.required_scope = Some("write".into());
     })
     .await;
     let oauth = client(&world).build().unwrap();
@@ -108,10 +87,9 @@ async fn step_up_within_one_request_through_the_transport() {
 
 #[tokio::test]
 async fn dpop_nonce_right_after_a_new_token_through_the_transport() {
-    let world = World::start(Config {
-        dpop_algs: Some(vec!["ES256".into()]),
-        rs_nonce: Some("rs-nonce-1".into()),
-        ..Config::default()
+    let world = World::start_with(|c| {
+        c.dpop_algs = Some(vec!["ES256".into()]);
+        c.rs_nonce = Some("rs-nonce-1".into());
     })
     .await;
     let oauth = client(&world).dpop(true).build().unwrap();
@@ -135,17 +113,17 @@ async fn dpop_nonce_right_after_a_new_token_through_the_transport() {
 
 #[tokio::test]
 async fn dpop_bound_tokens_of_an_earlier_run_keep_their_key() {
-    let world = World::start(Config {
-        dpop_algs: Some(vec!["ES256".into()]),
-        ..Config::default()
-    })
-    .await;
+    let world = World::start_with(|c| c.dpop_algs = Some(vec!["ES256".into()])).await;
     let store = Arc::new(InMemoryCredentialStore::new());
-    let first = client(&world)
-        .dpop(true)
-        .store(store.clone())
-        .build()
-        .unwrap();
+    // A run of the application: a client with DPoP on, and the one store.
+    let run = || {
+        client(&world)
+            .dpop(true)
+            .store(store.clone())
+            .build()
+            .unwrap()
+    };
+    let first = run();
     assert_eq!(initialize(&world, &first).await.unwrap(), "7");
     let key = proof_key(&first, &world.server).await;
     // The stored credentials hold the key (and their Debug form does not show it).
@@ -159,11 +137,7 @@ async fn dpop_bound_tokens_of_an_earlier_run_keep_their_key() {
 
     // A later run with the same store: the stored DPoP token, proofs by the same key,
     // no new authorization.
-    let later = client(&world)
-        .dpop(true)
-        .store(store.clone())
-        .build()
-        .unwrap();
+    let later = run();
     assert_eq!(initialize(&world, &later).await.unwrap(), "7");
     assert_eq!(proof_key(&later, &world.server).await, key);
     assert_eq!(world.authorizations().len(), 1);
@@ -171,12 +145,8 @@ async fn dpop_bound_tokens_of_an_earlier_run_keep_their_key() {
 
 #[tokio::test]
 async fn a_server_refusing_every_token_fails_the_request_without_looping() {
-    let world = World::start(Config {
-        // Without DPoP the nonce never comes: every authenticated request is refused.
-        rs_nonce: Some("never-sent".into()),
-        ..Config::default()
-    })
-    .await;
+    // Without DPoP the nonce never comes: every authenticated request is refused.
+    let world = World::start_with(|c| c.rs_nonce = Some("never-sent".into())).await;
     let oauth = client(&world).build().unwrap();
     let e = initialize(&world, &oauth).await;
     assert!(e.is_err(), "{e:?}");
@@ -194,17 +164,11 @@ async fn a_server_refusing_every_token_fails_the_request_without_looping() {
 
 #[tokio::test]
 async fn scope_falls_back_to_scopes_supported_then_none() {
-    let world = World::start(Config {
-        prm_scopes: Some(vec!["a".into(), "b".into()]),
-        ..Config::default()
-    })
-    .await;
-    let oauth = client(&world).build().unwrap();
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    let world = World::start_with(|c| c.prm_scopes = Some(vec!["a".into(), "b".into()])).await;
+    authorized(&world).await;
     assert_eq!(world.authorizations()[0]["scope"], "a b");
 
     let world = World::start(Config::default()).await;
-    let oauth = client(&world).build().unwrap();
-    assert!(rejected(&oauth, 401, &world.challenge(None)).await);
+    authorized(&world).await;
     assert!(!world.authorizations()[0].contains_key("scope"));
 }

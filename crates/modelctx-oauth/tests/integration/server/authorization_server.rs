@@ -34,17 +34,12 @@ async fn codes_are_single_use_verifier_bound_and_redirect_bound() {
     let access = body["access_token"].as_str().unwrap().to_owned();
     let refresh = body["refresh_token"].as_str().unwrap().to_owned();
     // The token works at the resource server (audience = the MCP endpoint).
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {access}")))
-        .await;
+    let r = world.initialize_as(&access).await;
     assert_eq!(r.status(), 200);
 
     // Replayed code.
     let (status, headers, body) = send(good).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
+    assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
     assert_eq!(headers["cache-control"], "no-store");
     assert_eq!(headers["pragma"], "no-cache");
 
@@ -52,20 +47,14 @@ async fn codes_are_single_use_verifier_bound_and_redirect_bound() {
     let code = world.code(&client_id, &challenge).await;
     let wrong = URL_SAFE_NO_PAD.encode([1u8; 32]);
     let (status, _, body) = send(form(&code, &wrong, REDIRECT)).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
+    assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
     let (status, _, _) = send(form(&code, &verifier, REDIRECT)).await;
     assert_eq!(status, 400);
 
     // Redirect URI differing from the authorization request's.
     let code = world.code(&client_id, &challenge).await;
     let (status, _, body) = send(form(&code, &verifier, "http://127.0.0.1:9/other")).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
+    assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
 
     // Refresh tokens rotate: the new one works, the old one is spent.
     let refresh_form = |token: &str| {
@@ -77,10 +66,7 @@ async fn codes_are_single_use_verifier_bound_and_redirect_bound() {
     };
     // The first code was presented twice: what it gave is revoked.
     let (status, _, body) = send(refresh_form(&refresh)).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
+    assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
 
     let code = world.code(&client_id, &challenge).await;
     let (status, _, body) = send(form(&code, &verifier, REDIRECT)).await;
@@ -95,15 +81,9 @@ async fn codes_are_single_use_verifier_bound_and_redirect_bound() {
     let newest = body["refresh_token"].as_str().unwrap().to_owned();
     // A spent refresh token presented again: refused, and its family with it.
     let (status, _, body) = send(refresh_form(&refresh)).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
+    assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
     let (status, _, body) = send(refresh_form(&newest)).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
+    assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
 }
 
 #[tokio::test]
@@ -167,15 +147,7 @@ async fn authorize_refuses_without_pkce_and_never_redirects_to_unregistered_uris
             ("code_challenge_method", "S256"),
         ],
     );
-    let page = world
-        .http
-        .get(&url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = page(&world.http, &url).await;
     let txn = field(&page, "txn");
     let post = |decision: &'static str, password: &'static str| {
         world
@@ -278,9 +250,7 @@ async fn registration_checks_redirect_uris_and_echoes_the_metadata() {
 async fn client_credentials_need_the_secret_and_revoked_refresh_tokens_stop() {
     let world = World::start(None).await;
     let token = world.service_token(&world.mcp, "mcp:tools").await;
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {token}")))
-        .await;
+    let r = world.initialize_as(&token).await;
     assert_eq!(r.status(), 200);
     let bad = world
         .http
@@ -304,10 +274,7 @@ async fn client_credentials_need_the_secret_and_revoked_refresh_tokens_stop() {
             ("resource", "https://unknown.example/mcp"),
         ])
         .await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_target"))
-    );
+    assert_eq!(error_of(status, &body), (400, Some("invalid_target")));
 
     // Revocation of a refresh token.
     let client_id = world.public_client().await;
@@ -341,8 +308,5 @@ async fn client_credentials_need_the_secret_and_revoked_refresh_tokens_stop() {
             ("refresh_token", &refresh),
         ])
         .await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
+    assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
 }

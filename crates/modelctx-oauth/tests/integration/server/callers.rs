@@ -8,33 +8,14 @@ async fn a_session_answers_only_the_caller_that_opened_it() {
     let world = World::start(None).await;
     let mine = world.service_token(&world.mcp, "mcp:tools").await;
     world.register_confidential("other").await;
-    let theirs: Value = world
-        .http
-        .post(format!("{}/token", world.issuer))
-        .basic_auth("other", Some("other-secret"))
-        .form(&[("grant_type", "client_credentials"), ("scope", "mcp:tools")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let theirs = theirs["access_token"].as_str().unwrap().to_owned();
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {mine}")))
-        .await;
+    let theirs = granted(world.client_credentials("other", &[("scope", "mcp:tools")])).await;
+    let r = world.initialize_as(&mine).await;
     assert_eq!(r.status(), 200);
     let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let tools_list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
     let list = |token: &str| {
         world
-            .http
-            .post(&world.mcp)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("authorization", format!("Bearer {token}"))
-            .header("mcp-session-id", &session)
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string())
+            .post_in(&session, &format!("Bearer {token}"), &tools_list)
             .send()
     };
     // Another caller with a valid token and the leaked session id: no such session.
@@ -74,20 +55,10 @@ async fn rs256_tokens_of_an_identity_provider_verify_too() {
     assert!(info.has_scopes(["a", "b"]));
     // The same RSA signature under another algorithm's name is refused, and so is a
     // token for another issuer.
-    assert!(
-        verifier
-            .verify(&sign("ES256", &claims))
-            .await
-            .unwrap_err()
-            .is_invalid()
-    );
-    assert!(
-        verifier
-            .verify(&sign("RS512", &claims))
-            .await
-            .unwrap_err()
-            .is_invalid()
-    );
+    for alg in ["ES256", "RS512"] {
+        let e = verifier.verify(&sign(alg, &claims)).await.unwrap_err();
+        assert!(e.is_invalid(), "{alg}");
+    }
     let mut other = claims.clone();
     other["iss"] = "https://evil.example".into();
     assert!(verifier.verify(&sign("RS256", &other)).await.is_err());
@@ -101,9 +72,7 @@ async fn an_unreachable_key_set_is_a_503_not_a_refused_token() {
     })))
     .await;
     let token = world.service_token(&world.mcp, "mcp:tools").await;
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {token}")))
-        .await;
+    let r = world.initialize_as(&token).await;
     assert_eq!(r.status(), 503);
     assert!(r.headers().get("www-authenticate").is_none());
     // A malformed token is still refused as such, without asking for keys.
@@ -151,10 +120,7 @@ async fn a_client_id_metadata_document_stands_in_for_registration() {
         true
     );
     serve(as_listener, auth.router());
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let http = no_redirects();
     let (verifier, challenge) = pkce();
     let authorize = |client_id: &str, redirect: &str| {
         let mut url = url::Url::parse(&format!("{issuer}/authorize")).unwrap();
@@ -167,14 +133,7 @@ async fn a_client_id_metadata_document_stands_in_for_registration() {
             .append_pair("state", "s");
         url.to_string()
     };
-    let page = http
-        .get(authorize(&doc_url, REDIRECT))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = page(&http, &authorize(&doc_url, REDIRECT)).await;
     assert!(page.contains("Doc App"), "{page}");
     let location = consent(&http, &authorize(&doc_url, REDIRECT), "any").await;
     let code = query_param(&location, "code").unwrap();

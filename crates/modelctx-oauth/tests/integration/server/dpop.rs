@@ -9,18 +9,11 @@ async fn our_client_gets_and_uses_dpop_bound_tokens() {
     let tokens = dpop_tokens(&world, User::alice(), "e2e-dpop").await;
     // Stolen, the bound token is of no use as a bearer token, nor with a proof by
     // another key.
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {}", tokens.access_token)))
-        .await;
-    assert_eq!(r.status(), 401);
-    assert!(challenge(&r).contains("invalid_token"));
+    let c = world.challenge_to(&tokens.access_token, 401).await;
+    assert!(c.contains("invalid_token"), "{c}");
     let thief = p256::ecdsa::SigningKey::from_slice(&[12u8; 32]).unwrap();
     let r = world
-        .http
-        .post(&world.mcp)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("authorization", format!("DPoP {}", tokens.access_token))
+        .post(&format!("DPoP {}", tokens.access_token))
         .header(
             "dpop",
             dpop_proof(&thief, "POST", &world.mcp, Some(&tokens.access_token)),
@@ -41,34 +34,17 @@ async fn a_dpop_proof_fits_one_request_once() {
     world.register_confidential("svc").await;
     let key = p256::ecdsa::SigningKey::from_slice(&[13u8; 32]).unwrap();
     let token_url = format!("{}/token", world.issuer);
-    let answer: Value = world
-        .http
-        .post(&token_url)
-        .basic_auth("svc", Some("svc-secret"))
-        .header("dpop", dpop_proof(&key, "POST", &token_url, None))
-        .form(&[("grant_type", "client_credentials"), ("scope", "mcp:tools")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let request = world
+        .client_credentials("svc", &[("scope", "mcp:tools")])
+        .header("dpop", dpop_proof(&key, "POST", &token_url, None));
+    let answer = json_answer(request).await;
     assert_eq!(answer["token_type"], "DPoP");
     let token = answer["access_token"].as_str().unwrap().to_owned();
     let post = |proof: String| {
         world
-            .http
-            .post(&world.mcp)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("authorization", format!("DPoP {token}"))
+            .post(&format!("DPoP {token}"))
             .header("dpop", proof)
-            .body(
-                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                    "protocolVersion": "2025-11-25", "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"}}})
-                .to_string(),
-            )
+            .body(initialize().to_string())
             .send()
     };
     let proof = dpop_proof(&key, "POST", &world.mcp, Some(&token));

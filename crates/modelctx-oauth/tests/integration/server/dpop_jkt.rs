@@ -29,30 +29,18 @@ async fn a_code_bound_by_dpop_jkt_goes_only_to_that_key() {
         Some("invalid_request")
     );
 
-    // Without a proof, or with another key's: refused (and the code is spent).
-    let code = world.bound_code(&client_id, &challenge, &jkt).await;
-    let (status, body) = world
-        .exchange_with_proof(&client_id, &code, &verifier, None)
-        .await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_dpop_proof"))
-    );
-    let code = world.bound_code(&client_id, &challenge, &jkt).await;
-    let (status, body) = world
-        .exchange_with_proof(&client_id, &code, &verifier, Some(&other))
-        .await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_dpop_proof"))
-    );
-    let (status, body) = world
-        .exchange_with_proof(&client_id, &code, &verifier, Some(&key))
-        .await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
+    // Without a proof, or with another key's: refused, and the code is spent.
+    for wrong in [None, Some(&other)] {
+        let code = world.bound_code(&client_id, &challenge, &jkt).await;
+        let (status, body) = world
+            .exchange_with_proof(&client_id, &code, &verifier, wrong)
+            .await;
+        assert_eq!(error_of(status, &body), (400, Some("invalid_dpop_proof")));
+        let (status, body) = world
+            .exchange_with_proof(&client_id, &code, &verifier, Some(&key))
+            .await;
+        assert_eq!(error_of(status, &body), (400, Some("invalid_grant")));
+    }
 
     // With a proof by the bound key: a DPoP token bound to it.
     let code = world.bound_code(&client_id, &challenge, &jkt).await;
@@ -68,7 +56,7 @@ async fn a_code_bound_by_dpop_jkt_goes_only_to_that_key() {
 #[tokio::test]
 async fn our_dpop_client_binds_the_code_to_its_key() {
     let world = World::start(None).await;
-    let user = Recorder::default();
+    let user = User::alice();
     let tokens = dpop_tokens(&world, user.clone(), "e2e-dpop-jkt").await;
     let urls = user.urls.lock().unwrap().clone();
     assert_eq!(urls.len(), 1);
@@ -76,10 +64,8 @@ async fn our_dpop_client_binds_the_code_to_its_key() {
     assert_eq!(claims_of(&tokens.access_token)["cnf"]["jkt"], sent.as_str());
 
     // Without DPoP, no dpop_jkt.
-    let plain_user = Recorder::default();
-    let plain = OAuthClient::builder(&world.mcp)
-        .authorization_code(plain_user.clone())
-        .client_name("e2e-plain", None)
+    let plain_user = User::alice();
+    let plain = our_client(&world, plain_user.clone(), "e2e-plain")
         .build()
         .unwrap();
     let client = world.connect(plain, "e2e", "connected").await;

@@ -7,11 +7,7 @@ use super::*;
 async fn our_client_authorizes_calls_a_tool_and_steps_up() {
     let world = World::start(None).await;
     let user = User::alice();
-    let oauth = OAuthClient::builder(&world.mcp)
-        .authorization_code(user.clone())
-        .client_name("e2e", None)
-        .build()
-        .unwrap();
+    let oauth = our_client(&world, user.clone(), "e2e").build().unwrap();
     let client = world
         .connect(oauth.clone(), "e2e", "connected through OAuth")
         .await;
@@ -46,33 +42,15 @@ async fn metadata_documents_describe_both_servers() {
     let origin = world.mcp.trim_end_matches("/mcp");
     let prm_url = format!("{origin}/.well-known/oauth-protected-resource/mcp");
     assert_eq!(world.rs.metadata_url(), prm_url);
-    let prm: Value = world
-        .http
-        .get(&prm_url)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let prm = json_answer(world.http.get(&prm_url)).await;
     assert_eq!(prm["resource"], world.mcp.as_str());
     assert_eq!(prm["authorization_servers"], json!([world.issuer]));
     assert_eq!(prm["scopes_supported"], json!(["mcp:tools", "mcp:admin"]));
     assert_eq!(prm["bearer_methods_supported"], json!(["header"]));
     assert_eq!(prm["resource_name"], "protected test server");
 
-    let asm: Value = world
-        .http
-        .get(format!(
-            "{}/.well-known/oauth-authorization-server",
-            world.issuer
-        ))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let asm_url = format!("{}/.well-known/oauth-authorization-server", world.issuer);
+    let asm = json_answer(world.http.get(asm_url)).await;
     assert_eq!(asm["issuer"], world.issuer.as_str());
     for endpoint in [
         "authorization",
@@ -111,9 +89,7 @@ async fn requests_without_a_good_token_are_challenged() {
     assert_eq!(r.status(), 401);
     assert!(!challenge(&r).contains("error="));
     // The same token in the header is accepted.
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {token}")))
-        .await;
+    let r = world.initialize_as(&token).await;
     assert_eq!(r.status(), 200);
 
     // Malformed: not a JWT, bad characters, two tokens.
@@ -129,11 +105,7 @@ async fn requests_without_a_good_token_are_challenged() {
 
     // A token of this issuer for another resource: refused on audience.
     let elsewhere = world.service_token(&world.other, "mcp:tools").await;
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {elsewhere}")))
-        .await;
-    assert_eq!(r.status(), 401);
-    let c = challenge(&r);
+    let c = world.challenge_to(&elsewhere, 401).await;
     assert!(c.contains("error=\"invalid_token\""), "{c}");
     assert!(c.contains("audience"), "{c}");
     // Nothing about the token is echoed.
@@ -141,11 +113,7 @@ async fn requests_without_a_good_token_are_challenged() {
 
     // Valid token without the scope every request needs: 403.
     let weak = world.service_token(&world.mcp, "").await;
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {weak}")))
-        .await;
-    assert_eq!(r.status(), 403);
-    let c = challenge(&r);
+    let c = world.challenge_to(&weak, 403).await;
     assert!(c.contains("error=\"insufficient_scope\""), "{c}");
     assert!(c.contains("scope=\"mcp:tools\""), "{c}");
     assert!(c.contains(&format!("resource_metadata=\"{prm}\"")), "{c}");
@@ -156,24 +124,13 @@ async fn a_tool_scope_is_a_403_with_the_scopes_needed() {
     let world = World::start(None).await;
     let token = world.service_token(&world.mcp, "mcp:tools").await;
     let bearer = format!("Bearer {token}");
-    let r = world.initialize(&world.mcp, Some(&bearer)).await;
+    let r = world.initialize_as(&token).await;
     assert_eq!(r.status(), 200);
     let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
     let call = |name: &str| {
-        world
-            .http
-            .post(&world.mcp)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("authorization", &bearer)
-            .header("mcp-session-id", &session)
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(
-                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                    "params": {"name": name, "arguments": {}}})
-                .to_string(),
-            )
-            .send()
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": name, "arguments": {}}});
+        world.post_in(&session, &bearer, &call).send()
     };
     let r = within(LIMIT, "admin", call("admin")).await.unwrap();
     assert_eq!(r.status(), 403);
@@ -185,11 +142,7 @@ async fn a_tool_scope_is_a_403_with_the_scopes_needed() {
 
     // A body larger than the resource server reads to find the operation: 413.
     let big = world
-        .http
-        .post(&world.mcp)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("authorization", &bearer)
+        .post(&bearer)
         .body(vec![b' '; 65 * 1024])
         .send()
         .await
@@ -201,7 +154,7 @@ async fn a_tool_scope_is_a_403_with_the_scopes_needed() {
 async fn the_jwt_verifier_checks_lifetime_issuer_and_signature() {
     let key = p256::ecdsa::SigningKey::from_slice(&[3u8; 32]).unwrap();
     let stranger = p256::ecdsa::SigningKey::from_slice(&[4u8; 32]).unwrap();
-    let jwks = json!({"keys": [jwk(&key, "k1")]});
+    let jwks = json!({"keys": [public_jwk(&key, Some("k1"))]});
     let verifier = JwtVerifier::with_jwks("https://as.example", &jwks).unwrap();
     let claims = |over: Value| {
         let mut c = json!({"iss": "https://as.example", "sub": "bob", "aud": "https://mcp.example/mcp",
@@ -259,7 +212,7 @@ async fn the_jwt_verifier_checks_lifetime_issuer_and_signature() {
 async fn the_jwks_is_fetched_again_for_an_unknown_key_id() {
     let old = p256::ecdsa::SigningKey::from_slice(&[5u8; 32]).unwrap();
     let new = p256::ecdsa::SigningKey::from_slice(&[6u8; 32]).unwrap();
-    let jwks = Arc::new(Mutex::new(json!({"keys": [jwk(&old, "old")]})));
+    let jwks = Arc::new(Mutex::new(json!({"keys": [public_jwk(&old, Some("old"))]})));
     let fetches = Arc::new(AtomicUsize::new(0));
     let (l, origin) = listener().await;
     let served = jwks.clone();
@@ -288,7 +241,8 @@ async fn the_jwks_is_fetched_again_for_an_unknown_key_id() {
         .unwrap();
     assert_eq!(fetches.load(Ordering::SeqCst), 1, "cached");
     // The authorization server rotates its key.
-    *jwks.lock().unwrap() = json!({"keys": [jwk(&old, "old"), jwk(&new, "new")]});
+    *jwks.lock().unwrap() =
+        json!({"keys": [public_jwk(&old, Some("old")), public_jwk(&new, Some("new"))]});
     verifier
         .verify(&signed(&new, "new", &claims))
         .await
@@ -335,16 +289,15 @@ async fn introspection_verifies_opaque_tokens_with_the_audience_checked() {
     .await;
     world.register_confidential("rs").await;
     let token = world.service_token(&world.mcp, "mcp:tools").await;
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {token}")))
-        .await;
+    let r = world.initialize_as(&token).await;
     assert_eq!(r.status(), 200);
     let elsewhere = world.service_token(&world.other, "mcp:tools").await;
-    let r = world
-        .initialize(&world.mcp, Some(&format!("Bearer {elsewhere}")))
-        .await;
-    assert_eq!(r.status(), 401);
-    assert!(challenge(&r).contains("invalid_token"));
+    assert!(
+        world
+            .challenge_to(&elsewhere, 401)
+            .await
+            .contains("invalid_token")
+    );
     let r = world
         .initialize(&world.mcp, Some("Bearer forged.token.here"))
         .await;

@@ -18,9 +18,11 @@ use modelctx_oauth::{
     TokenSet, TokenVerifier,
 };
 use modelctx_server::{Context, Server, ToolDef};
+use modelctx_test::jose::{es256_jwt, now, public_jwk, thumbprint};
 use modelctx_test::{text_of, within};
+
+use crate::loopback::{client_credentials, granted, listener, serve};
 use modelctx_types::{JsonObject, Tool};
-use p256::ecdsa::signature::Signer as _;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
@@ -78,14 +80,12 @@ struct World {
     http: reqwest::Client,
 }
 
-async fn listener() -> (tokio::net::TcpListener, String) {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", l.local_addr().unwrap());
-    (l, origin)
-}
-
-fn serve(l: tokio::net::TcpListener, app: axum::Router) {
-    tokio::spawn(async move { axum::serve(l, app).await });
+/// An HTTP client that follows no redirect: the tests read them.
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
 }
 
 impl World {
@@ -136,10 +136,7 @@ impl World {
             issuer,
             auth,
             rs,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: no_redirects(),
         }
     }
 
@@ -166,16 +163,49 @@ impl World {
             .post(url)
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
-            .body(
-                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                    "protocolVersion": "2025-11-25", "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"}}})
-                .to_string(),
-            );
+            .body(initialize().to_string());
         if let Some(auth) = auth {
             rb = rb.header("authorization", auth);
         }
         within(LIMIT, "an answer", rb.send()).await.unwrap()
+    }
+
+    /// An MCP `initialize` POST to the endpoint with `token` as its bearer token.
+    async fn initialize_as(&self, token: &str) -> reqwest::Response {
+        self.initialize(&self.mcp, Some(&format!("Bearer {token}")))
+            .await
+    }
+
+    /// The challenge refusing an `initialize` with `token` as its bearer token, the
+    /// refusal's status checked to be `status`.
+    async fn challenge_to(&self, token: &str, status: u16) -> String {
+        let r = self.initialize_as(token).await;
+        assert_eq!(r.status(), status);
+        challenge(&r)
+    }
+
+    /// A POST to the MCP endpoint as a client sends it, `authorization` its
+    /// Authorization header; its body still to add.
+    fn post(&self, authorization: &str) -> reqwest::RequestBuilder {
+        self.http
+            .post(&self.mcp)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("authorization", authorization)
+    }
+
+    /// A POST of `body` in the 2025-11-25 session `session`.
+    fn post_in(&self, session: &str, authorization: &str, body: &Value) -> reqwest::RequestBuilder {
+        self.post(authorization)
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body.to_string())
+    }
+
+    /// A client-credentials token request by the confidential client `client`
+    /// (registered with [`World::register_confidential`]) with `fields` added.
+    fn client_credentials(&self, client: &str, fields: &[(&str, &str)]) -> reqwest::RequestBuilder {
+        client_credentials(&self.http, &self.issuer, client, fields)
     }
 
     /// Registers the confidential client `id`, its secret `{id}-secret`, without
@@ -195,33 +225,52 @@ impl World {
     /// for `resource` with `scope`.
     async fn service_token(&self, resource: &str, scope: &str) -> String {
         self.register_confidential("svc").await;
-        let answer = self
-            .http
-            .post(format!("{}/token", self.issuer))
-            .basic_auth("svc", Some("svc-secret"))
-            .form(&[
-                ("grant_type", "client_credentials"),
-                ("scope", scope),
-                ("resource", resource),
-            ])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 200);
-        let body: Value = answer.json().await.unwrap();
-        body["access_token"].as_str().unwrap().to_owned()
+        granted(self.client_credentials("svc", &[("scope", scope), ("resource", resource)])).await
     }
+}
+
+/// An MCP `initialize` request of a 2025-11-25 client.
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+}
+
+/// The JSON answer to `request`.
+async fn json_answer(request: reqwest::RequestBuilder) -> Value {
+    within(LIMIT, "a JSON answer", request.send())
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// The text of the page at `url`.
+async fn page(http: &reqwest::Client, url: &str) -> String {
+    within(LIMIT, "a page", http.get(url).send())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// Our client for the MCP endpoint, named `name`, authorizing through `user`.
+fn our_client(
+    world: &World,
+    user: impl AuthorizationHandler,
+    name: &str,
+) -> modelctx_oauth::OAuthClientBuilder {
+    OAuthClient::builder(&world.mcp)
+        .authorization_code(user)
+        .client_name(name, None)
 }
 
 /// The tokens of our client with DPoP on, named `name` and authorizing through `user`
 /// (who logs in as alice), once it has connected and called as alice: bound to its key.
 async fn dpop_tokens(world: &World, user: impl AuthorizationHandler, name: &str) -> TokenSet {
-    let oauth = OAuthClient::builder(&world.mcp)
-        .authorization_code(user)
-        .client_name(name, None)
-        .dpop(true)
-        .build()
-        .unwrap();
+    let oauth = our_client(world, user, name).dpop(true).build().unwrap();
     let client = world
         .connect(oauth.clone(), "e2e", "connected with DPoP")
         .await;
@@ -259,6 +308,8 @@ struct User {
     password: &'static str,
     consents: Arc<AtomicUsize>,
     scopes_asked: Arc<Mutex<Vec<String>>>,
+    /// The authorization URLs the user was sent to.
+    urls: Arc<Mutex<Vec<String>>>,
 }
 
 impl User {
@@ -267,6 +318,7 @@ impl User {
             password: "wonderland",
             consents: Arc::default(),
             scopes_asked: Arc::default(),
+            urls: Arc::default(),
         }
     }
 }
@@ -321,44 +373,24 @@ impl AuthorizationHandler for User {
     ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
         Box::pin(async move {
             self.consents.fetch_add(1, Ordering::SeqCst);
+            self.urls.lock().unwrap().push(authorization_url.to_owned());
             self.scopes_asked
                 .lock()
                 .unwrap()
                 .push(query_param(authorization_url, "scope").unwrap_or_default());
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap();
-            let location = consent(&http, authorization_url, self.password).await;
+            let location = consent(&no_redirects(), authorization_url, self.password).await;
             AuthorizationResponse::from_redirect_url(&location)
         })
     }
 }
 
-/// A P-256 key of the test's own, and a JWT it signs.
+/// An access token with these claims, signed by a P-256 key of the test's own.
 fn signed(key: &p256::ecdsa::SigningKey, kid: &str, claims: &Value) -> String {
-    let header = json!({"alg": "ES256", "typ": "at+jwt", "kid": kid});
-    let input = format!(
-        "{}.{}",
-        URL_SAFE_NO_PAD.encode(header.to_string()),
-        URL_SAFE_NO_PAD.encode(claims.to_string())
-    );
-    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
-    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
-}
-
-fn jwk(key: &p256::ecdsa::SigningKey, kid: &str) -> Value {
-    let point = key.verifying_key().to_encoded_point(false);
-    json!({"kty": "EC", "crv": "P-256", "kid": kid,
-        "x": URL_SAFE_NO_PAD.encode(point.x().unwrap()),
-        "y": URL_SAFE_NO_PAD.encode(point.y().unwrap())})
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
+    es256_jwt(
+        key,
+        &json!({"alg": "ES256", "typ": "at+jwt", "kid": kid}),
+        claims,
+    )
 }
 
 fn pkce() -> (String, String) {
@@ -438,9 +470,7 @@ impl World {
 
 /// A DPoP proof by `key` for `htm` `htu`, bound to `token` when given.
 fn dpop_proof(key: &p256::ecdsa::SigningKey, htm: &str, htu: &str, token: Option<&str>) -> String {
-    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk(key, "")});
-    let mut jwk_only = header.clone();
-    jwk_only["jwk"].as_object_mut().unwrap().remove("kid");
+    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": public_jwk(key, None)});
     // Unique per proof, however fast they are made.
     static PROOFS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = PROOFS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -451,24 +481,12 @@ fn dpop_proof(key: &p256::ecdsa::SigningKey, htm: &str, htu: &str, token: Option
             .encode(sha2::Sha256::digest(token.as_bytes()))
             .into();
     }
-    let input = format!(
-        "{}.{}",
-        URL_SAFE_NO_PAD.encode(jwk_only.to_string()),
-        URL_SAFE_NO_PAD.encode(claims.to_string())
-    );
-    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
-    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
+    es256_jwt(key, &header, &claims)
 }
 
-/// The RFC 7638 thumbprint of a P-256 key.
-fn thumbprint(key: &p256::ecdsa::SigningKey) -> String {
-    let jwk = jwk(key, "");
-    let canonical = format!(
-        r#"{{"crv":"P-256","kty":"EC","x":"{}","y":"{}"}}"#,
-        jwk["x"].as_str().unwrap(),
-        jwk["y"].as_str().unwrap()
-    );
-    URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(canonical.as_bytes()))
+/// A token endpoint's answer as a refusal is checked: its status and OAuth error code.
+fn error_of(status: u16, body: &Value) -> (u16, Option<&str>) {
+    (status, body["error"].as_str())
 }
 
 /// The claims of a JWT (signature not checked).
@@ -519,36 +537,9 @@ impl World {
     }
 }
 
-/// A user that also keeps the authorization URLs it was sent to.
-#[derive(Clone, Default)]
-struct Recorder {
-    urls: Arc<Mutex<Vec<String>>>,
-}
-
-impl AuthorizationHandler for Recorder {
-    fn redirect_uri(&self) -> String {
-        REDIRECT.into()
-    }
-
-    fn authorize<'a>(
-        &'a self,
-        authorization_url: &'a str,
-    ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
-        self.urls.lock().unwrap().push(authorization_url.to_owned());
-        Box::pin(async move { User::alice().authorize(authorization_url).await })
-    }
-}
-
 /// A client assertion by `key` with these claims.
 fn assertion(key: &p256::ecdsa::SigningKey, claims: &Value) -> String {
-    let header = json!({"alg": "ES256", "typ": "JWT"});
-    let input = format!(
-        "{}.{}",
-        URL_SAFE_NO_PAD.encode(header.to_string()),
-        URL_SAFE_NO_PAD.encode(claims.to_string())
-    );
-    let sig: p256::ecdsa::Signature = key.sign(input.as_bytes());
-    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
+    es256_jwt(key, &json!({"alg": "ES256", "typ": "JWT"}), claims)
 }
 
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";

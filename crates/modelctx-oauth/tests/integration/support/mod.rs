@@ -169,6 +169,13 @@ impl World {
         }
     }
 
+    /// [`World::start`] with the default configuration changed by `change`.
+    pub(crate) async fn start_with(change: impl FnOnce(&mut Config)) -> World {
+        let mut config = Config::default();
+        change(&mut config);
+        World::start(config).await
+    }
+
     pub(crate) fn events(&self) -> Vec<Event> {
         self.shared.events.lock().unwrap().clone()
     }
@@ -375,30 +382,40 @@ pub(crate) fn url_with(base: &str, pairs: &[(&str, &str)]) -> String {
     u.to_string()
 }
 
+/// A form-urlencoded body's fields.
+fn form_of(body: &str) -> HashMap<String, String> {
+    reqwest::Url::parse(&format!("http://x/?{body}"))
+        .unwrap()
+        .query_pairs()
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+/// A request header's value, when it is text.
+fn header_of(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// A token endpoint's refusal with the OAuth error `code`.
+fn token_error(code: &str) -> Response {
+    (StatusCode::BAD_REQUEST, axum::Json(json!({"error": code}))).into_response()
+}
+
 pub(crate) async fn token(
     State(s): State<Arc<Shared>>,
     headers: HeaderMap,
     body: String,
 ) -> Response {
     let c = s.config();
-    let form: HashMap<String, String> = reqwest::Url::parse(&format!("http://x/?{body}"))
-        .unwrap()
-        .query_pairs()
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    let header_of = |name: header::HeaderName| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
+    let form = form_of(&body);
     s.push(Event::Token {
         form: form.clone(),
-        authorization: header_of(header::AUTHORIZATION),
-        dpop: header_of(header::HeaderName::from_static("dpop")),
+        authorization: header_of(&headers, header::AUTHORIZATION),
+        dpop: header_of(&headers, header::HeaderName::from_static("dpop")),
     });
-    let error =
-        |code: &str| (StatusCode::BAD_REQUEST, axum::Json(json!({"error": code}))).into_response();
     let grant = form
         .get("grant_type")
         .map(String::as_str)
@@ -409,7 +426,7 @@ pub(crate) async fn token(
             let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD
                 .encode(sha2::Sha256::digest(verifier.as_bytes()));
             if Some(computed) != *s.challenge.lock().unwrap() || form["code"] != "the-code" {
-                return error("invalid_grant");
+                return token_error("invalid_grant");
             }
             s.tokens
                 .lock()
@@ -420,7 +437,7 @@ pub(crate) async fn token(
         }
         "refresh_token" => match c.refresh {
             "ok" => vec![],
-            other => return error(other),
+            other => return token_error(other),
         },
         "client_credentials" => form
             .get("scope")
@@ -434,7 +451,7 @@ pub(crate) async fn token(
         {
             vec![]
         }
-        _ => return error("unsupported_grant_type"),
+        _ => return token_error("unsupported_grant_type"),
     };
     let n = s.next();
     let access = format!("at-{n}");
@@ -463,22 +480,13 @@ pub(crate) async fn idp_token(
     headers: HeaderMap,
     body: String,
 ) -> Response {
-    let form: HashMap<String, String> = reqwest::Url::parse(&format!("http://x/?{body}"))
-        .unwrap()
-        .query_pairs()
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    s.push(Event::Exchange(form.clone(), authorization));
+    let form = form_of(&body);
+    s.push(Event::Exchange(
+        form.clone(),
+        header_of(&headers, header::AUTHORIZATION),
+    ));
     if form.get("subject_token").map(String::as_str) != Some("user-id-token") {
-        return (
-            StatusCode::BAD_REQUEST,
-            axum::Json(json!({"error": "invalid_grant"})),
-        )
-            .into_response();
+        return token_error("invalid_grant");
     }
     axum::Json(json!({
         "access_token": "id-jag-1",
@@ -494,10 +502,7 @@ pub(crate) async fn mcp(
     body: String,
 ) -> Response {
     let c = s.config();
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let authorization = header_of(&headers, header::AUTHORIZATION);
     s.push(Event::Mcp {
         authorization: authorization.clone(),
     });

@@ -14,8 +14,7 @@ async fn a_resumption_reads_again_what_a_released_hold_wrote_behind() {
     let a = start_gated(&redis, "again:", on_a_store.clone()).await;
     let b = start_gated(&redis, "again:", on_b_store.clone()).await;
     let session = open(&a.url).await;
-    let peer = a.peers.lock().unwrap()[0].clone();
-    until_initialized(&peer).await;
+    let peer = first_copy(&a).await;
 
     let (on_a, _, last) = stream_past_a_note(&a.url, &session, &peer).await;
 
@@ -37,14 +36,13 @@ async fn a_resumption_reads_again_what_a_released_hold_wrote_behind() {
         .unwrap();
     // A's write lands, then its release.
     on_a_store.open();
-    let released = async {
-        while holder(&redis, "again:", &session).await.is_some() {
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::time::timeout(WITHIN, released)
-        .await
-        .expect("A's hold is released once its store flushed");
+    until_released(
+        &redis,
+        "again:",
+        &session,
+        "A's hold is released once its store flushed",
+    )
+    .await;
     let _ = go.send(());
     let (status, mut on_b, mut resumed) = tokio::time::timeout(WITHIN, resuming)
         .await

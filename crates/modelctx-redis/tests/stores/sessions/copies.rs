@@ -30,13 +30,9 @@ async fn messages_sent_before_the_get_stream_opens_are_kept_for_it() {
 
     // No GET stream anywhere: A's copy sends six notes; Redis keeps the last four. It
     // sends once it knows the client is initialised (B relays the note to it).
-    let peer = a.peers.lock().unwrap()[0].clone();
-    until_initialized(&peer).await;
+    let peer = first_copy(&a).await;
     for n in 1..=6 {
-        tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": n})))
-            .await
-            .unwrap()
-            .unwrap();
+        note(&peer, n).await;
     }
     let stored = async {
         loop {
@@ -64,10 +60,7 @@ async fn messages_sent_before_the_get_stream_opens_are_kept_for_it() {
     let (status, _) = raw(reqwest::Method::POST, &url, Some(&session), Some(ping())).await;
     assert_eq!(status, 200);
     let mut stream = get_stream(&url, &session).await;
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 7})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 7).await;
     let mut seen = String::new();
     read_until(&mut stream, &mut seen, r#""n":7"#).await;
     let mut at = 0;
@@ -90,8 +83,7 @@ async fn messages_sent_before_the_get_stream_opens_are_kept_for_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_end_of_a_session_reaches_every_service() {
     let redis = RedisServer::start();
-    let a = Instance::start(registry(&redis, "end:").await, 100).await;
-    let mut b = Instance::start(registry(&redis, "end:").await, 100).await;
+    let (a, mut b) = Instance::two(&redis, "end:", 100).await;
     let wait = json!({"jsonrpc": "2.0", "id": 9, "method": "test/wait"});
 
     // DELETE on A while B holds the GET stream and a request.
@@ -159,9 +151,7 @@ async fn one_server_behind_both_services_announces_once() {
             let session = server.serve(transport);
             started.lock().unwrap().push(session.peer().clone());
         });
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        urls.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
-        tokio::spawn(service.serve(listener, std::future::pending()));
+        urls.push(format!("{}/mcp", serve(service).await));
     }
     let (a, b) = (&urls[0], &urls[1]);
     let session = open(a).await;
@@ -172,15 +162,7 @@ async fn one_server_behind_both_services_announces_once() {
     let (status, _) = raw(reqwest::Method::POST, a, Some(&session), Some(subscribe)).await;
     assert_eq!(status, 200);
 
-    let tool = Tool::new(
-        "added",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    server
-        .add_tool(ToolDef::with_schema(tool, |_args, _cx| async move {
-            Ok::<_, String>(modelctx::types::CallToolResult::text("added"))
-        }))
-        .unwrap();
+    server.add_tool(added_tool()).unwrap();
     let mut seen = String::new();
     read_until(&mut stream, &mut seen, "notifications/tools/list_changed").await;
     server.notify_resource_updated("test://r").await;
@@ -188,10 +170,7 @@ async fn one_server_behind_both_services_announces_once() {
     // Each copy sends its messages in order: once A's note is here, a copy of the
     // announcements A's copy sent before it would be too.
     let first = peers.lock().unwrap()[0].clone();
-    tokio::time::timeout(WITHIN, first.notify::<Note>(json!({"n": 1})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&first, 1).await;
     read_until(&mut stream, &mut seen, r#""n":1"#).await;
     assert_eq!(
         seen.matches("notifications/tools/list_changed").count(),
@@ -211,8 +190,7 @@ async fn one_server_behind_both_services_announces_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_get_stream_is_refused_on_either_service() {
     let redis = RedisServer::start();
-    let a = start_holding(&redis, "one:", Duration::from_secs(30)).await;
-    let b = start_holding(&redis, "one:", Duration::from_secs(30)).await;
+    let (a, b) = two_holding(&redis, "one:", Duration::from_secs(30)).await;
     let session = open(&a.url).await;
 
     let (status, first, _) = try_get_stream(&a.url, &session, None).await;
@@ -226,14 +204,13 @@ async fn a_second_get_stream_is_refused_on_either_service() {
 
     // A's stream closes: its hold leaves Redis, and B opens the stream.
     drop(first);
-    let released = async {
-        while holder(&redis, "one:", &session).await.is_some() {
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::time::timeout(WITHIN, released)
-        .await
-        .expect("the hold is given up when A's stream closes");
+    until_released(
+        &redis,
+        "one:",
+        &session,
+        "the hold is given up when A's stream closes",
+    )
+    .await;
     let (status, on_b, _) = try_get_stream(&b.url, &session, None).await;
     assert_eq!(status, 200, "a new GET on B after the first stream closed");
     let (status, _, _) = try_get_stream(&a.url, &session, None).await;
@@ -241,20 +218,16 @@ async fn a_second_get_stream_is_refused_on_either_service() {
 
     // And back on A once B's closes; what A's copy sends then reaches A's stream.
     drop(on_b);
-    let released = async {
-        while holder(&redis, "one:", &session).await.is_some() {
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::time::timeout(WITHIN, released)
-        .await
-        .expect("the hold is given up when B's stream closes");
+    until_released(
+        &redis,
+        "one:",
+        &session,
+        "the hold is given up when B's stream closes",
+    )
+    .await;
     let (status, mut on_a, mut seen) = try_get_stream(&a.url, &session, None).await;
     assert_eq!(status, 200, "a new GET on A after B's stream closed");
     let peer = b.peers.lock().unwrap()[0].clone();
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 1).await;
     read_until(&mut on_a, &mut seen, r#""n":1"#).await;
 }

@@ -12,11 +12,9 @@ async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
     let redis = RedisServer::start();
     // A short lease: were B's hand-over lost, A would learn of the takeover at its next
     // renewal (a third of it).
-    let a = start_holding(&redis, "over:", Duration::from_millis(600)).await;
-    let b = start_holding(&redis, "over:", Duration::from_millis(600)).await;
+    let (a, b) = two_holding(&redis, "over:", Duration::from_millis(600)).await;
     let session = open(&a.url).await;
-    let peer = a.peers.lock().unwrap()[0].clone();
-    until_initialized(&peer).await;
+    let peer = first_copy(&a).await;
 
     let (mut on_a, _, last) = stream_past_a_note(&a.url, &session, &peer).await;
     // The client stops reading; A still holds the stream and writes n=2 on it.
@@ -52,8 +50,7 @@ async fn a_resuming_get_takes_the_stream_over_on_the_other_service() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_taken_over_holder_hands_the_stream_over_at_once() {
     let redis = RedisServer::start();
-    let a = start_holding(&redis, "hand:", Duration::from_secs(60)).await;
-    let b = start_holding(&redis, "hand:", Duration::from_secs(60)).await;
+    let (a, b) = two_holding(&redis, "hand:", Duration::from_secs(60)).await;
     let session = open(&a.url).await;
     let peer = a.peers.lock().unwrap()[0].clone();
 
@@ -76,8 +73,7 @@ async fn a_taken_over_holder_hands_the_stream_over_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vanished_holder_stops_blocking_after_its_lease() {
     let redis = RedisServer::start();
-    let a = start_holding(&redis, "gone:", Duration::from_secs(3)).await;
-    let b = start_holding(&redis, "gone:", Duration::from_secs(3)).await;
+    let (a, b) = two_holding(&redis, "gone:", Duration::from_secs(3)).await;
     let session = open(&a.url).await;
 
     // A killed process's hold, as its `hold_stream` left it: its lease, then nothing.
@@ -126,8 +122,7 @@ async fn an_event_written_behind_before_the_hold_is_released_is_not_lost() {
     let a = start_gated(&redis, "behind:", store.clone()).await;
     let b = start_holding(&redis, "behind:", Duration::from_secs(60)).await;
     let session = open(&a.url).await;
-    let peer = a.peers.lock().unwrap()[0].clone();
-    until_initialized(&peer).await;
+    let peer = first_copy(&a).await;
 
     let (on_a, _, last) = stream_past_a_note(&a.url, &session, &peer).await;
     let a_holds = holder(&redis, "behind:", &session).await.expect("A's hold");
@@ -169,25 +164,16 @@ async fn a_late_relay_keeps_its_place(resume: bool) {
     } else {
         "late-plain:"
     };
-    let a = start_holding(&redis, prefix, Duration::from_secs(60)).await;
-    let b = start_holding(&redis, prefix, Duration::from_secs(60)).await;
+    let (a, b) = two_holding(&redis, prefix, Duration::from_secs(60)).await;
     let session = open(&a.url).await;
-    let peer = a.peers.lock().unwrap()[0].clone();
-    until_initialized(&peer).await;
+    let peer = first_copy(&a).await;
 
     let (on_a, _, last) = stream_past_a_note(&a.url, &session, &peer).await;
     let a_holds = holder(&redis, prefix, &session).await.expect("A's hold");
 
     // The client leaves; A releases its hold.
     drop(on_a);
-    let released = async {
-        while holder(&redis, prefix, &session).await.is_some() {
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::time::timeout(WITHIN, released)
-        .await
-        .expect("A releases its hold");
+    until_released(&redis, prefix, &session, "A releases its hold").await;
     // n=3, sent once no service holds the stream, is kept for the next hold.
     note(&peer, 3).await;
     let kept_once = async {

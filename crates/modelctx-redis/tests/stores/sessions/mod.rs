@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::support::{RedisServer, WITHIN};
+use crate::support::{RedisServer, WITHIN, hearing, json_request, serve};
 use futures::future::BoxFuture;
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::{
@@ -21,8 +21,8 @@ use modelctx::session::announce::AnnouncementBus;
 use modelctx::store::SessionSnapshot;
 use modelctx::types::{
     ClientCapabilities, ErrorData, Implementation, LoggingLevel, LoggingMessageNotification,
-    NotificationMethod, ProtocolVersion, RequestMethod, RequestedSchema, SetLevelRequest,
-    SetLevelRequestParams, TaskSupport, Tool,
+    NotificationMethod, ProtocolVersion, RequestedSchema, SetLevelRequest, SetLevelRequestParams,
+    TaskSupport, Tool,
 };
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
@@ -34,31 +34,25 @@ mod holds;
 mod registry;
 mod relays;
 
-/// Answers what the session knows of its client, after logging once at `info` and once
-/// at `error`.
-struct Probe;
-impl RequestMethod for Probe {
-    const METHOD: &'static str = "test/probe";
-    type Params = Value;
-    type Result = Value;
-}
+json_request!(
+    /// Answers what the session knows of its client, after logging once at `info` and
+    /// once at `error`.
+    Probe,
+    "test/probe"
+);
 
-/// Asks the client for a form (elicitation) and answers what it said.
-struct Ask;
-impl RequestMethod for Ask {
-    const METHOD: &'static str = "test/ask";
-    type Params = Value;
-    type Result = Value;
-}
+json_request!(
+    /// Asks the client for a form (elicitation) and answers what it said.
+    Ask,
+    "test/ask"
+);
 
-/// Runs until cancelled (the session drops a cancelled handler), saying so on the
-/// instance's `events`.
-struct Wait;
-impl RequestMethod for Wait {
-    const METHOD: &'static str = "test/wait";
-    type Params = Value;
-    type Result = Value;
-}
+json_request!(
+    /// Runs until cancelled (the session drops a cancelled handler), saying so on the
+    /// instance's `events`.
+    Wait,
+    "test/wait"
+);
 
 /// Says "cancelled" when `test/wait`'s handler stops, however it stops.
 struct Stopped(mpsc::UnboundedSender<&'static str>);
@@ -87,6 +81,14 @@ impl Instance {
             .max_sessions(max_sessions)
             .session_registry(registry);
         Self::start_with(config, None).await
+    }
+
+    /// Two services sharing sessions under `prefix`, each with its own connection to
+    /// Redis (as two processes would be) and capped at `max_sessions`.
+    async fn two(redis: &RedisServer, prefix: &str, max_sessions: usize) -> (Self, Self) {
+        let a = Self::start(registry(redis, prefix).await, max_sessions).await;
+        let b = Self::start(registry(redis, prefix).await, max_sessions).await;
+        (a, b)
     }
 
     async fn start_idle(registry: Arc<dyn SessionRegistry>, idle: Duration) -> Self {
@@ -317,6 +319,25 @@ async fn until_initialized(peer: &Peer) {
         .expect("the session learns the client is initialised");
 }
 
+/// `instance`'s copy of the first session opened there, once it has taken in the
+/// client's `notifications/initialized`.
+async fn first_copy(instance: &Instance) -> Peer {
+    let peer = instance.peers.lock().unwrap()[0].clone();
+    until_initialized(&peer).await;
+    peer
+}
+
+/// A tool whose addition changes the tool list.
+fn added_tool() -> ToolDef {
+    let tool = Tool::new(
+        "added",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    ToolDef::with_schema(tool, |_args, _cx| async move {
+        Ok::<_, String>(modelctx::types::CallToolResult::text("added"))
+    })
+}
+
 /// A notification not tied to a request.
 struct Note;
 impl NotificationMethod for Note {
@@ -337,15 +358,7 @@ fn ping() -> Value {
 }
 
 async fn registry(redis: &RedisServer, prefix: &str) -> Arc<dyn SessionRegistry> {
-    let config = modelctx_redis::SessionRegistryConfig::default().prefix(prefix);
-    let registry = tokio::time::timeout(
-        WITHIN,
-        modelctx_redis::SessionRegistry::connect(&redis.url(), config),
-    )
-    .await
-    .expect("connecting timed out")
-    .expect("cannot connect to the test's redis-server");
-    Arc::new(registry)
+    Arc::new(redis.session_registry(prefix).await)
 }
 
 /// Opens the session's GET stream on `url` and reads its priming event.
@@ -377,12 +390,8 @@ async fn read_to_end(
 
 /// The length of the list of messages Redis keeps for `session`'s GET stream.
 async fn kept(redis: &RedisServer, prefix: &str, session: &str) -> usize {
-    let mut conn = redis.connection().await;
-    redis::cmd("LLEN")
-        .arg(format!("{prefix}sess:{{{session}}}:out"))
-        .query_async(&mut conn)
-        .await
-        .expect("LLEN")
+    let key = format!("{prefix}sess:{{{session}}}:out");
+    redis.query_key("LLEN", &key).await
 }
 
 /// A service sharing sessions and events under `prefix`, its GET stream's hold lasting
@@ -395,6 +404,23 @@ async fn start_holding(redis: &RedisServer, prefix: &str, lease: Duration) -> In
         .event_store(Arc::new(events))
         .stream_lease(lease);
     Instance::start_with(config, None).await
+}
+
+/// Two services like [`start_holding`]'s.
+async fn two_holding(redis: &RedisServer, prefix: &str, lease: Duration) -> (Instance, Instance) {
+    let a = start_holding(redis, prefix, lease).await;
+    let b = start_holding(redis, prefix, lease).await;
+    (a, b)
+}
+
+/// Waits until no service holds `session`'s GET stream; `what` says why it should.
+async fn until_released(redis: &RedisServer, prefix: &str, session: &str, what: &str) {
+    let released = async {
+        while holder(redis, prefix, session).await.is_some() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(WITHIN, released).await.expect(what);
 }
 
 /// A GET for `session`'s stream on `url`, `Last-Event-ID` `last` if any: its status,
@@ -471,12 +497,8 @@ async fn stream_past_a_note(
 
 /// The GET stream's holder recorded for `session`, if any.
 async fn holder(redis: &RedisServer, prefix: &str, session: &str) -> Option<String> {
-    let mut conn = redis.connection().await;
-    redis::cmd("GET")
-        .arg(format!("{prefix}sess:{{{session}}}:get"))
-        .query_async(&mut conn)
-        .await
-        .expect("GET")
+    let key = format!("{prefix}sess:{{{session}}}:get");
+    redis.query_key("GET", &key).await
 }
 
 /// The event id of the event whose data contains `needle` in `seen`.

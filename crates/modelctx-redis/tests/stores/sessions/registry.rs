@@ -3,11 +3,19 @@
 
 use super::*;
 
+/// A session's state once its `initialize` is answered.
+fn snapshot() -> SessionSnapshot {
+    SessionSnapshot::new(
+        ProtocolVersion::V2025_11_25,
+        Implementation::new("c", "1"),
+        ClientCapabilities::default(),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cap_counts_every_service_and_records_expire() {
     let redis = RedisServer::start();
-    let a = Instance::start(registry(&redis, "cap:").await, 2).await;
-    let b = Instance::start(registry(&redis, "cap:").await, 2).await;
+    let (a, b) = Instance::two(&redis, "cap:", 2).await;
     let (status, first) = raw(reqwest::Method::POST, &a.url, None, Some(initialize())).await;
     assert_eq!(status, 200);
     let (status, _) = raw(reqwest::Method::POST, &b.url, None, Some(initialize())).await;
@@ -26,14 +34,9 @@ async fn the_cap_counts_every_service_and_records_expire() {
     );
 
     // Every record expires on its own, after the idle timeout (300 s by default).
-    let mut conn = redis.connection().await;
     for key in redis.keys().await {
         if key.starts_with("cap:sess:") {
-            let ttl: i64 = redis::cmd("PTTL")
-                .arg(&key)
-                .query_async(&mut conn)
-                .await
-                .unwrap();
+            let ttl: i64 = redis.query_key("PTTL", &key).await;
             assert!(ttl > 0 && ttl <= 300_000, "{key} expires: {ttl}");
         }
     }
@@ -44,8 +47,7 @@ async fn the_cap_counts_every_service_and_records_expire() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_initialize_leaves_no_record() {
     let redis = RedisServer::start();
-    let a = Instance::start(registry(&redis, "fail:").await, 1).await;
-    let b = Instance::start(registry(&redis, "fail:").await, 1).await;
+    let (a, b) = Instance::two(&redis, "fail:", 1).await;
     let bad = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
     let (status, _) = raw(reqwest::Method::POST, &a.url, None, Some(bad)).await;
     assert_eq!(status, 200, "the error is the answer");
@@ -74,11 +76,7 @@ async fn records_do_not_pile_up_after_churn() {
     let redis = RedisServer::start();
     let registry = registry(&redis, "churn:").await;
     let idle = Duration::from_secs(60);
-    let snapshot = SessionSnapshot::new(
-        ProtocolVersion::V2025_11_25,
-        Implementation::new("c", "1"),
-        ClientCapabilities::default(),
-    );
+    let snapshot = snapshot();
     for i in 0..200 {
         let id = format!("s{i}");
         assert!(registry.create(&id, idle, 1000).await.unwrap());
@@ -135,11 +133,7 @@ async fn the_initialized_note_is_recorded_in_the_state() {
     let a = registry(&redis, "note:").await;
     let b = registry(&redis, "note:").await;
     let idle = Duration::from_secs(60);
-    let answered = SessionSnapshot::new(
-        ProtocolVersion::V2025_11_25,
-        Implementation::new("c", "1"),
-        ClientCapabilities::default(),
-    );
+    let answered = snapshot();
     assert!(a.create("s", idle, 10).await.unwrap());
     assert_eq!(a.save("s", &answered, idle).await.unwrap(), Some(1));
     let Lookup::State { revision, snapshot } = b.touch("s", idle, 0).await.unwrap() else {
@@ -179,40 +173,18 @@ async fn the_initialized_note_is_recorded_in_the_state() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_initialized_note_reaches_the_copy_that_ran_the_handshake() {
     let redis = RedisServer::start();
-    let a = Instance::start(registry(&redis, "init:").await, 100).await;
-    let b = Instance::start(registry(&redis, "init:").await, 100).await;
+    let (a, b) = Instance::two(&redis, "init:", 100).await;
     let (url, forwarded) = round_robin(vec![host_port(&a.url), host_port(&b.url)]).await;
 
     // A connection per request through the forwarder: initialize on A, the note on B.
-    let (status, session) = raw(reqwest::Method::POST, &url, None, Some(initialize())).await;
-    assert_eq!(status, 200);
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let (status, _) = raw(
-        reqwest::Method::POST,
-        &url,
-        Some(&session),
-        Some(initialized),
-    )
-    .await;
-    assert_eq!(status, 202);
+    let session = open(&url).await;
     assert_eq!(forwarded.load(Ordering::Relaxed), 2);
     assert_eq!(b.service.session_count(), 1, "the note went to B's copy");
 
-    let peer = a.peers.lock().unwrap()[0].clone();
-    let told = async {
-        while !peer.is_initialized() {
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::time::timeout(WITHIN, told)
-        .await
-        .expect("A's copy learns the client is initialised");
+    let peer = first_copy(&a).await;
     // So it sends its own messages (refused before initialisation): a note, kept until
     // the GET stream opens (on A, the forwarder's next).
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
-        .await
-        .unwrap()
-        .expect("A's copy sends its own notification");
+    note(&peer, 1).await;
     let mut stream = get_stream(&url, &session).await;
     let mut seen = String::new();
     read_until(&mut stream, &mut seen, r#""n":1"#).await;

@@ -6,8 +6,7 @@ use super::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_posted_to_the_other_service_reaches_the_handler_that_asked() {
     let redis = RedisServer::start();
-    let a = Instance::start(registry(&redis, "ask:").await, 100).await;
-    let b = Instance::start(registry(&redis, "ask:").await, 100).await;
+    let (a, b) = Instance::two(&redis, "ask:", 100).await;
     let session = open(&a.url).await;
 
     // The handler on A asks; its request's id names A.
@@ -35,8 +34,7 @@ async fn an_answer_posted_to_the_other_service_reaches_the_handler_that_asked() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancellation_posted_to_the_other_service_stops_the_request() {
     let redis = RedisServer::start();
-    let mut a = Instance::start(registry(&redis, "cancel:").await, 100).await;
-    let b = Instance::start(registry(&redis, "cancel:").await, 100).await;
+    let (mut a, b) = Instance::two(&redis, "cancel:", 100).await;
     let session = open(&a.url).await;
 
     let wait = json!({"jsonrpc": "2.0", "id": 9, "method": "test/wait"});
@@ -62,11 +60,9 @@ async fn a_cancellation_posted_to_the_other_service_stops_the_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
     let redis = RedisServer::start();
-    let a = Instance::start(registry(&redis, "get:").await, 100).await;
-    let b = Instance::start(registry(&redis, "get:").await, 100).await;
+    let (a, b) = Instance::two(&redis, "get:", 100).await;
     let session = open(&a.url).await;
-    let peer = a.peers.lock().unwrap()[0].clone();
-    until_initialized(&peer).await;
+    let peer = first_copy(&a).await;
 
     // The GET stream is open on B, with its priming event.
     let (status, mut stream, mut seen) = try_get_stream(&b.url, &session, None).await;
@@ -74,10 +70,7 @@ async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
 
     // A, whose copy has no GET stream, sends two notes: B delivers them, in order.
     for n in 1..=2 {
-        tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": n})))
-            .await
-            .unwrap()
-            .unwrap();
+        note(&peer, n).await;
     }
     read_until(&mut stream, &mut seen, r#""n":2"#).await;
     let first = seen.find(r#""n":1"#).expect("the first note");
@@ -91,44 +84,21 @@ async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
     let redis = RedisServer::start();
-    let bus = |redis: &RedisServer| {
-        let url = redis.url();
-        async move {
-            let config = modelctx_redis::AnnouncementsConfig::default().prefix("once:");
-            let bus =
-                tokio::time::timeout(WITHIN, modelctx_redis::Announcements::connect(&url, config))
-                    .await
-                    .expect("the bus connects in time")
-                    .expect("the bus connects");
-            Arc::new(bus) as Arc<dyn AnnouncementBus>
-        }
-    };
-    let a = Instance::start_announcing(registry(&redis, "once:").await, bus(&redis).await).await;
-    let b = Instance::start_announcing(registry(&redis, "once:").await, bus(&redis).await).await;
+    let bus = || async { Arc::new(redis.announcements("once:").await) };
+    let a = Instance::start_announcing(registry(&redis, "once:").await, bus().await).await;
+    let b = Instance::start_announcing(registry(&redis, "once:").await, bus().await).await;
     let session = open(&a.url).await;
     // A's copy announces and sends (the note below) only once initialised.
-    let peer = a.peers.lock().unwrap()[0].clone();
-    until_initialized(&peer).await;
+    let peer = first_copy(&a).await;
 
     let (status, mut stream, mut seen) = try_get_stream(&b.url, &session, None).await;
     assert_eq!(status, 200);
 
-    let tool = Tool::new(
-        "added",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    a.server
-        .add_tool(ToolDef::with_schema(tool, |_args, _cx| async move {
-            Ok::<_, String>(modelctx::types::CallToolResult::text("added"))
-        }))
-        .unwrap();
+    a.server.add_tool(added_tool()).unwrap();
     read_until(&mut stream, &mut seen, "notifications/tools/list_changed").await;
     // A relays its own messages in order: once its note is here, a relayed copy of the
     // list change (sent before it) would be too.
-    tokio::time::timeout(WITHIN, peer.notify::<Note>(json!({"n": 1})))
-        .await
-        .unwrap()
-        .unwrap();
+    note(&peer, 1).await;
     read_until(&mut stream, &mut seen, r#""n":1"#).await;
     assert_eq!(
         seen.matches("notifications/tools/list_changed").count(),
@@ -194,8 +164,7 @@ async fn an_idle_session_expires_on_every_service() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_lost_with_a_restarted_redis_answer_404_and_new_ones_work() {
     let mut redis = RedisServer::start();
-    let a = Instance::start(registry(&redis, "restart:").await, 100).await;
-    let b = Instance::start(registry(&redis, "restart:").await, 100).await;
+    let (a, b) = Instance::two(&redis, "restart:", 100).await;
     let session = open(&a.url).await;
     redis.restart();
     // The registries reconnect; the session's record is gone with the old Redis: a
@@ -237,10 +206,7 @@ async fn a_task_created_on_one_service_is_the_sessions_on_the_other() {
             let service = StreamableHttpService::with_config(config, move |transport| {
                 server.serve(transport);
             });
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-            tokio::spawn(service.serve(listener, std::future::pending()));
-            url
+            format!("{}/mcp", serve(service).await)
         }
     };
     let a = start("tasks:").await;
@@ -270,8 +236,7 @@ async fn a_task_created_on_one_service_is_the_sessions_on_the_other() {
 async fn one_session_runs_across_two_services_round_robin() {
     let redis = RedisServer::start();
     // Two services, as two processes would be: each its own connection to Redis.
-    let a = Instance::start(registry(&redis, "rr:").await, 100).await;
-    let b = Instance::start(registry(&redis, "rr:").await, 100).await;
+    let (a, b) = Instance::two(&redis, "rr:", 100).await;
     let (url, forwarded) = round_robin(vec![host_port(&a.url), host_port(&b.url)]).await;
 
     // A connection per request: the forwarder sends each to the next service.
@@ -283,16 +248,10 @@ async fn one_session_runs_across_two_services_round_robin() {
         .client(http)
         .build()
         .unwrap();
-    let (tx, mut logs) = mpsc::unbounded_channel();
-    let client = Client::builder("round-robin", "1.0.0")
-        .mode(ConnectMode::Handshake)
-        .notification_handler::<LoggingMessageNotification, _, _>(move |params, _| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(params.level);
-            }
-        })
-        .connect(transport);
+    let (client, mut logs) = hearing::<LoggingMessageNotification>(
+        Client::builder("round-robin", "1.0.0").mode(ConnectMode::Handshake),
+    );
+    let client = client.connect(transport);
     let client = tokio::time::timeout(WITHIN, client).await.unwrap().unwrap();
 
     // Only errors from now on, wherever this lands; then a probe on each service.
@@ -318,8 +277,8 @@ async fn one_session_runs_across_two_services_round_robin() {
     assert_eq!(b.service.session_count(), 1, "service B holds it too");
     // Four probes, each an error only: the level set on one service held on both.
     for _ in 0..4 {
-        let level = tokio::time::timeout(WITHIN, logs.recv()).await.unwrap();
-        assert_eq!(level, Some(LoggingLevel::Error));
+        let log = tokio::time::timeout(WITHIN, logs.recv()).await.unwrap();
+        assert_eq!(log.map(|log| log.level), Some(LoggingLevel::Error));
     }
     assert!(logs.try_recv().is_err(), "no info message passed");
     drop(client);
