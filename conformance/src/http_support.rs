@@ -13,17 +13,14 @@ use modelctx::http::{
     StreamableHttpService,
 };
 use modelctx::server::{Server, ServerSession};
-use modelctx::types::NotificationMethod;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-/// A test-only notification `test/note` carrying any JSON.
-#[derive(Debug)]
-pub struct Note;
-impl NotificationMethod for Note {
-    const METHOD: &'static str = "test/note";
-    type Params = Value;
-}
+crate::notification_method!(
+    /// A test-only notification `test/note` carrying any JSON.
+    #[derive(Debug)]
+    pub Note = "test/note"
+);
 
 /// One session the hosted server started.
 #[derive(Debug)]

@@ -16,6 +16,7 @@ use crate::http_modern::{
     both_eras, echo_server, envelope, modern_call, only_message, post_modern, regional_server,
 };
 use crate::http_support::{ACCEPT_BOTH, Raw, RawResponse, send};
+use crate::support::server_with_tool;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -86,10 +87,7 @@ fn progressing() -> Server {
             .map_err(|e| e.to_string())?;
         Ok::<_, String>("done")
     });
-    Server::builder("progressing", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build()
+    server_with_tool("progressing", tool)
 }
 
 async fn json_response_mode_sends_the_answer_alone(_: Connector) {
@@ -127,10 +125,7 @@ async fn a_request_header_reaches_the_handler_in_both_eras(connector: Connector)
                 .unwrap_or_else(|| "none".to_owned()),
         )
     });
-    let server = Server::builder("tenants", "1.0.0")
-        .tool(tenant)
-        .unwrap()
-        .build();
+    let server = server_with_tool("tenants", tenant);
     let hosted = crate::http_support::host_on(
         &connector,
         server,

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::http_modern::{echo_server, modern_call, only_message, post_modern};
 use crate::http_support::{ACCEPT_BOTH, Note, Raw, RawResponse, host, initialize, send};
-use crate::support::{DropSignal, Work, client};
+use crate::support::{DropSignal, Work, client, server_with_tool, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -218,9 +218,7 @@ async fn a_notification_travels_only_on_its_own_requests_stream(_: Connector) {
 }
 
 async fn cacheable_results_carry_the_handlers_hints_or_the_defaults(_: Connector) {
-    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
+    let hello = text_tool("hello", "hi");
     let server = Server::builder("cached", "1.0.0")
         .tool(hello)
         .unwrap()
@@ -277,10 +275,7 @@ async fn closing_the_response_stream_stops_the_handler(_: Connector) {
             Ok::<_, String>("finished")
         }
     });
-    let server = Server::builder("waiter", "1.0.0")
-        .tool(wait)
-        .unwrap()
-        .build();
+    let server = server_with_tool("waiter", wait);
     let hosted = host(server, StreamableHttpServerConfig::default()).await;
     let raw = Raw::new(&hosted.url);
     let body = modern_call(1, "tools/call", json!({"name": "wait", "arguments": {}}));

@@ -12,7 +12,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
 use crate::http_support::{ACCEPT_BOTH, Hosted, Raw, RawResponse, call, host, send};
-use crate::support::{Echo, client, connect_modern};
+use crate::support::{Echo, client, connect_modern, server_with_tool, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -99,9 +99,7 @@ pub(crate) async fn both_eras(server: Server) -> Hosted {
 }
 
 pub(crate) fn echo_server() -> Server {
-    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
+    let hello = text_tool("hello", "hi");
     Server::builder("modern", "1.0.0")
         .tool(hello)
         .unwrap()
@@ -429,10 +427,7 @@ pub(crate) fn regional_server() -> Server {
             )))
         },
     );
-    Server::builder("regions", "1.0.0")
-        .tool(regional)
-        .unwrap()
-        .build()
+    server_with_tool("regions", regional)
 }
 
 async fn annotated_arguments_travel_as_param_headers(_: Connector) {

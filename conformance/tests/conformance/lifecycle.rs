@@ -22,7 +22,7 @@ use crate::http_support::{
 };
 use crate::support::{
     DropSignal, Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, scripted_server,
-    stateless_era,
+    server_with_tool, stateless_era, text_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -751,13 +751,8 @@ async fn client_refuses_notifications_it_did_not_declare(connector: Connector) {
 /// every revision: they agree on 2025-11-25, and no frame either way carries 2026-07-28
 /// vocabulary — not the server's result stamps, not the client's envelope.
 async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) {
-    let tool = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
-    let server = Server::builder("both-eras", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build();
+    let tool = text_tool("hello", "hi");
+    let server = server_with_tool("both-eras", tool);
     let client = if connector.cell().has_transport_pair() {
         let (client_side, server_side) = connector.transport_pair().await;
         server.serve(server_side);

@@ -2,13 +2,13 @@
 
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpServerConfig;
-use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::server::Server;
 use modelctx::types::{ErrorCode, ErrorData, JsonObject, JsonRpcMessage, Meta, ProtocolVersion};
 use modelctx_conformance::{Connector, Recording, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
 use crate::http_support::{Hosted, host};
-use crate::support::{both_eras, client};
+use crate::support::{both_eras, client, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -90,9 +90,7 @@ async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: C
 
 /// A server that speaks both eras, with a tool and instructions to recognise it by.
 fn two_era_server() -> Server {
-    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
+    let hello = text_tool("hello", "hi");
     Server::builder("two-eras", "2.0.0")
         .instructions("Both eras, one server.")
         .tool(hello)

@@ -5,14 +5,14 @@
 //! in `listen.rs`.
 
 use modelctx::client::ListKind;
-use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::server::{Context, NoArgs, Server};
 use modelctx::types::{ErrorCode, ServerNotification, SubscriptionFilter};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::listen::{dynamic, stamped};
-use crate::support::{client, connect, next_change, text_resource};
+use crate::support::{client, connect, next_change, text_resource, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -47,12 +47,6 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-fn tool(name: &'static str) -> ToolDef {
-    ToolDef::new(name, move |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>(name)
-    })
-}
-
 fn kind(change: &ServerNotification) -> &'static str {
     match change {
         ServerNotification::ToolListChanged(_) => "tools",
@@ -76,7 +70,7 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
         .unwrap();
     assert_ne!(a.id(), b.id());
 
-    server.add_tool(tool("one")).unwrap();
+    server.add_tool(text_tool("one", "one")).unwrap();
     let on_a = next_change("the tools change on a", a.next()).await;
     let on_b = next_change("the tools change on b", b.next()).await;
     assert_eq!((kind(&on_a), kind(&on_b)), ("tools", "tools"));
@@ -88,7 +82,7 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
         .unwrap();
     let on_b = next_change("the prompts change on b", b.next()).await;
     assert_eq!(kind(&on_b), "prompts");
-    server.add_tool(tool("two")).unwrap();
+    server.add_tool(text_tool("two", "two")).unwrap();
     // a's next is the second tools change: the prompts change never reached it.
     let on_a = next_change("the second tools change on a", a.next()).await;
     let on_b = next_change("the second tools change on b", b.next()).await;
@@ -244,7 +238,7 @@ async fn a_reconnected_stdio_client_listens_again(connector: Connector) {
     let (builder, mut changes) = reacting();
     let second = connect(&connector, &server, builder).await;
     assert_eq!(listens(&second), 1);
-    server.add_tool(tool("new")).unwrap();
+    server.add_tool(text_tool("new", "new")).unwrap();
     let changed = within("the change", changes.recv()).await.unwrap();
     assert_eq!(changed, ListKind::Tools);
 }

@@ -5,7 +5,7 @@
 //! list refresh a 2026-07-28 client runs over `subscriptions/listen`.
 
 use modelctx::client::{ConnectMode, ListUpdate};
-use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::server::{Context, Server};
 use modelctx::types::{
     CallToolRequest, ClientCapabilities, ErrorCode, ErrorData, ExperimentalCapabilities,
     ProtocolVersion, ServerCapabilities,
@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use crate::http_modern::{both_eras, echo_server, modern_call, only_message, post_modern};
 use crate::http_support::{Raw, initialize};
-use crate::list_changed::{refreshing_tools, tool};
-use crate::support::{call_work, client, connect, work_tool};
+use crate::list_changed::refreshing_tools;
+use crate::support::{call_work, client, connect, server_with_tool, text_tool, work_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -114,9 +114,7 @@ async fn listing_a_kind_the_server_did_not_advertise_is_refused_unsent(connector
 }
 
 async fn the_discover_answer_is_adopted_once_and_kept(connector: Connector) {
-    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
+    let hello = text_tool("hello", "hi");
     let server = Server::builder("discoverable", "1.0.0")
         .instructions("Say hello.")
         .tool(hello)
@@ -225,10 +223,7 @@ async fn an_initialize_in_a_modern_envelope_is_not_a_handshake(_: Connector) {
 }
 
 async fn a_listened_change_brings_the_fresh_list_to_the_callback(connector: Connector) {
-    let server = Server::builder("dynamic", "1.0.0")
-        .tool(tool("first"))
-        .unwrap()
-        .build();
+    let server = server_with_tool("dynamic", text_tool("first", "x"));
     let (builder, mut rx) = refreshing_tools();
     let pair = connect(&connector, &server, builder).await;
     // The client opened a stream for the tool list's changes.
@@ -247,7 +242,7 @@ async fn a_listened_change_brings_the_fresh_list_to_the_callback(connector: Conn
         ("second", vec!["first", "second"]),
         ("third", vec!["first", "second", "third"]),
     ] {
-        server.add_tool(tool(added)).unwrap();
+        server.add_tool(text_tool(added, "x")).unwrap();
         let update = within("the refreshed list", rx.recv())
             .await
             .expect("the callback is kept")

@@ -10,12 +10,7 @@ use super::*;
 /// (a call is never silently re-sent).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_connections_mid_stream_end_every_call_once() {
-    struct Chatty;
-    impl RequestMethod for Chatty {
-        const METHOD: &'static str = "test/chatty";
-        type Params = Value;
-        type Result = Value;
-    }
+    request_method!(Chatty = "test/chatty");
     let runs: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>> = Arc::default();
     let counted = runs.clone();
     let server = Server::builder("chatty", "1.0.0")
