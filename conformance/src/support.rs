@@ -352,6 +352,32 @@ pub fn payload(mut value: Value) -> Value {
     value
 }
 
+/// A server named `name` whose `test/echo` answers with its params.
+pub fn echo_server(name: &str) -> Server {
+    Server::builder(name, "1.0.0")
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build()
+}
+
+/// A tool that never answers: it sends on `started` once called, and on `stopped` once
+/// its call is dropped (cancelled, or its session gone).
+pub fn pending_tool(
+    name: &str,
+    stopped: tokio::sync::mpsc::UnboundedSender<()>,
+    started: tokio::sync::mpsc::UnboundedSender<()>,
+) -> ToolDef {
+    ToolDef::new(name, move |_: NoArgs, _cx: Context| {
+        let stopped = DropSignal::new(stopped.clone(), ());
+        let started = started.clone();
+        async move {
+            let _stopped = stopped;
+            let _ = started.send(());
+            std::future::pending::<()>().await;
+            Ok::<_, String>("unreachable")
+        }
+    })
+}
+
 /// A server whose `test/echo` answers with the `_meta` its request carried.
 pub fn meta_echo_server() -> Server {
     Server::builder("meta", "1.0.0")
@@ -562,15 +588,19 @@ pub async fn connect_discovering(
     transport: BoxTransport,
     client: ClientBuilder,
 ) -> (Client, Recording) {
+    connect_recorded(transport, client.mode(ConnectMode::Discover)).await
+}
+
+/// Connects `client`, in the mode it was built with, over `transport`, recording its
+/// wire.
+pub async fn connect_recorded(
+    transport: BoxTransport,
+    client: ClientBuilder,
+) -> (Client, Recording) {
     let (transport, wire) = record(transport);
-    let client = within(
-        "the client to connect",
-        client
-            .mode(modelctx::client::ConnectMode::Discover)
-            .connect(transport),
-    )
-    .await
-    .expect("the client connects");
+    let client = within("the client to connect", client.connect(transport))
+        .await
+        .expect("the client connects");
     (client, wire)
 }
 

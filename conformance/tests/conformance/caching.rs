@@ -22,6 +22,7 @@ use crate::support::{
     Pair, Script, client, connect, connect_discovering, discovered, next_change, raw_server,
     server_with_tool, text_tool,
 };
+use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -503,11 +504,7 @@ async fn a_refused_cursor_drops_the_cached_pages(connector: Connector) {
     assert_eq!(client.tool_names().await.unwrap(), ["a", "b"]);
     // The walk again: the first page is served, the cursor is refused.
     let refused = client.tool_names().await.unwrap_err();
-    assert_eq!(
-        refused.protocol_error().map(|e| e.code),
-        Some(ErrorCode::INVALID_PARAMS),
-        "{refused}"
-    );
+    assert_eq!(error_code(&refused), ErrorCode::INVALID_PARAMS, "{refused}");
     assert_eq!(
         cursors(&wire, 0),
         [None, Some(json!("page-2")), Some(json!("page-2"))]

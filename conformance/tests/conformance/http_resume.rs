@@ -14,11 +14,11 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::http_client::{echo_server, gate, internal, noting_client, quick, session_of};
+use crate::http_client::{gate, internal, noting_client, quick, session_of};
 use crate::http_support::{
     Controls, Note, Raw, Seen, call, close_request_stream, host_on, read_events_until, send,
 };
-use crate::support::{Echo, Work, client};
+use crate::support::{Echo, Work, client, echo_server};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![

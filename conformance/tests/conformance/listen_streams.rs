@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use crate::listen::{dynamic, stamped};
 use crate::support::{client, connect, next_change, text_resource, text_tool};
+use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -200,11 +201,7 @@ async fn a_listen_over_the_limit_is_refused_before_any_acknowledgement(connector
     let refused = within("the refusal", pair.client.subscribe(updates_of_a()))
         .await
         .unwrap_err();
-    assert_eq!(
-        refused.protocol_error().map(|e| e.code),
-        Some(ErrorCode::INTERNAL_ERROR),
-        "{refused}"
-    );
+    assert_eq!(error_code(&refused), ErrorCode::INTERNAL_ERROR, "{refused}");
     // Only the open stream was ever acknowledged, and it goes on.
     let acknowledged = pair
         .wire

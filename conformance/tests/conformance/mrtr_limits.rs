@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::caching::{played, sent};
 use crate::support::{call_work, client, connect, work_tool};
+use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -69,11 +70,7 @@ async fn an_interim_result_with_nothing_to_answer_or_echo_is_an_error(connector:
         .request::<CallToolRequest>(CallToolRequestParams::new("anything"))
         .await
         .unwrap_err();
-    assert_eq!(
-        refused.protocol_error().map(|e| e.code),
-        Some(ErrorCode::INTERNAL_ERROR),
-        "{refused}"
-    );
+    assert_eq!(error_code(&refused), ErrorCode::INTERNAL_ERROR, "{refused}");
     // On the wire the answer is a JSON-RPC error, never an interim result.
     let asked = serde_json::to_value(sent(&pair.wire, "tools/call")[0]["id"].clone()).unwrap();
     let answers: Vec<Value> = pair

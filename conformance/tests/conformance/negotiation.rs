@@ -13,10 +13,12 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
-use crate::http_modern::{both_eras, echo_server, modern_call, only_message, post_modern};
+use crate::http_modern::{both_eras, echo_server, modern_call, post_modern};
 use crate::http_support::{Raw, initialize};
 use crate::list_changed::refreshing_tools;
-use crate::support::{call_work, client, connect, server_with_tool, text_tool, work_tool};
+use crate::support::{
+    call_work, client, connect, connect_recorded, server_with_tool, text_tool, work_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -121,13 +123,7 @@ async fn the_discover_answer_is_adopted_once_and_kept(connector: Connector) {
         .unwrap()
         .build();
     let (transport, _hosted) = crate::support::both_eras(&connector, &server).await;
-    let (transport, wire) = record(transport);
-    let client = within(
-        "the client to connect",
-        client().mode(ConnectMode::Auto).connect(transport),
-    )
-    .await
-    .expect("the client connects");
+    let (client, wire) = connect_recorded(transport, client().mode(ConnectMode::Auto)).await;
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     let adopted = client
         .discover_result()
@@ -209,7 +205,7 @@ async fn an_initialize_in_a_modern_envelope_is_not_a_handshake(_: Connector) {
     let r = post_modern(&raw, &dual, None).await;
     assert_eq!(r.status, 404, "{r:?}");
     assert_eq!(r.header("mcp-session-id"), None, "no session: {r:?}");
-    let answer = only_message(&r);
+    let answer = r.only_message();
     assert_eq!(answer["id"], 1);
     assert_eq!(answer["error"]["code"], ErrorCode::METHOD_NOT_FOUND.0);
     assert!(answer.get("result").is_none(), "{answer}");

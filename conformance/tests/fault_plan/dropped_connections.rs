@@ -106,9 +106,7 @@ async fn case_03_a_truncated_message_is_dropped() {
         let status = raw_post(&url, &headers, cut.len() + 50, cut.to_vec(), true).await;
         assert!(status.starts_with("HTTP/1.1 400"), "{name}: {status}");
         probe += 1;
-        let reply = wire
-            .send(br#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#, probe)
-            .await;
+        let reply = wire.ping_after(probe).await;
         assert_eq!(
             reply.messages.len(),
             1,

@@ -397,6 +397,12 @@ impl Wire {
         }
     }
 
+    /// A `ping` with the id `after`, then the probe: the session goes on.
+    async fn ping_after(&mut self, probe: u32) -> Reply {
+        self.send(br#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#, probe)
+            .await
+    }
+
     /// Sends `input` as one message's worth of bytes (a line, a POST body) and returns
     /// what came of it; then checks, with a `ping`, that the session still serves.
     async fn send(&mut self, input: &[u8], probe: u32) -> Reply {
