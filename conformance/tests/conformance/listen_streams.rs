@@ -4,7 +4,7 @@
 //! and a stdio client listening again after it reconnects. What one stream carries is
 //! in `listen.rs`.
 
-use modelctx::client::ListKind;
+use modelctx::client::{ListKind, Subscription};
 use modelctx::server::{Context, NoArgs, Server};
 use modelctx::types::{ErrorCode, ServerNotification, SubscriptionFilter};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::listen::{dynamic, stamped};
-use crate::support::{client, connect, next_change, text_resource, text_tool};
+use crate::support::{Pair, client, connect, next_change, text_resource, text_tool};
 use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -112,6 +112,16 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
     );
 }
 
+/// A client of [`library`] listening for updates of `file:///a.txt`, acknowledged.
+async fn subscribed_to_a(connector: &Connector) -> (Server, Pair, Subscription) {
+    let server = library();
+    let pair = connect(connector, &server, client()).await;
+    let subscription = within("the acknowledgement", pair.client.subscribe(updates_of_a()))
+        .await
+        .unwrap();
+    (server, pair, subscription)
+}
+
 fn library() -> Server {
     Server::builder("library", "1.0.0")
         .resource(text_resource("file:///a.txt", "a", "a"))
@@ -125,11 +135,7 @@ fn updates_of_a() -> SubscriptionFilter {
 }
 
 async fn a_stream_the_server_ends_is_answered_before_it_closes(connector: Connector) {
-    let server = library();
-    let pair = connect(&connector, &server, client()).await;
-    let mut subscription = within("the acknowledgement", pair.client.subscribe(updates_of_a()))
-        .await
-        .unwrap();
+    let (server, pair, mut subscription) = subscribed_to_a(&connector).await;
     assert_eq!(server.notify_resource_updated("file:///a.txt").await, 1);
     // The server ends its streams (at shutdown, say): the change already sent comes
     // first, then the end, with no error.
@@ -162,11 +168,7 @@ async fn a_stream_the_server_ends_is_answered_before_it_closes(connector: Connec
 }
 
 async fn a_stream_the_server_ends_is_answered_never_cancelled(connector: Connector) {
-    let server = library();
-    let pair = connect(&connector, &server, client()).await;
-    let mut subscription = within("the acknowledgement", pair.client.subscribe(updates_of_a()))
-        .await
-        .unwrap();
+    let (server, pair, mut subscription) = subscribed_to_a(&connector).await;
     assert_eq!(server.end_subscriptions(), 1);
     assert!(within("the end", subscription.next()).await.is_none());
     // Ended with an answer to the listen request, and no cancellation from the server,

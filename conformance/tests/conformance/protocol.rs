@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::support::{
     Echo, Script, Work, assert_echoes, client, connect, meta_echo_server, next_change, payload,
+    text_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -367,7 +368,7 @@ async fn result_meta_reaches_the_client(connector: Connector) {
 }
 
 async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Connector) {
-    use modelctx::server::{NoArgs, PromptDef, ToolDef};
+    use modelctx::server::{NoArgs, PromptDef};
     use modelctx::types::{
         CallToolRequest, CallToolRequestParams, JsonRpcMessage, Meta, RequestId,
         ServerNotification, SubscriptionFilter,
@@ -448,12 +449,7 @@ async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Co
 
     // Each change reaches the subscription whose id it is tagged with, and only it: a
     // tools change, a prompts change, another tools change.
-    server
-        .add_tool(ToolDef::new(
-            "added",
-            |_: NoArgs, _cx: modelctx::server::Context| async move { Ok::<_, String>("x") },
-        ))
-        .unwrap();
+    server.add_tool(text_tool("added", "x")).unwrap();
     let change = next_change("the tools change", watch_tools.next()).await;
     assert!(
         matches!(change, ServerNotification::ToolListChanged(_)),
@@ -465,12 +461,7 @@ async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Co
         matches!(change, ServerNotification::PromptListChanged(_)),
         "{change:?}"
     );
-    server
-        .add_tool(ToolDef::new(
-            "again",
-            |_: NoArgs, _cx: modelctx::server::Context| async move { Ok::<_, String>("x") },
-        ))
-        .unwrap();
+    server.add_tool(text_tool("again", "x")).unwrap();
     let change = next_change("the next tools change", watch_tools.next()).await;
     assert!(
         matches!(change, ServerNotification::ToolListChanged(_)),
