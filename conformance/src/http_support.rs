@@ -13,17 +13,14 @@ use modelctx::http::{
     StreamableHttpService,
 };
 use modelctx::server::{Server, ServerSession};
-use modelctx::types::NotificationMethod;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-/// A test-only notification `test/note` carrying any JSON.
-#[derive(Debug)]
-pub struct Note;
-impl NotificationMethod for Note {
-    const METHOD: &'static str = "test/note";
-    type Params = Value;
-}
+crate::notification_method!(
+    /// A test-only notification `test/note` carrying any JSON.
+    #[derive(Debug)]
+    pub Note = "test/note"
+);
 
 /// One session the hosted server started.
 #[derive(Debug)]
@@ -88,6 +85,15 @@ pub struct Hosted {
 
 /// Stream controls, one per copy of a session (two on the shared leg).
 pub type Controls = Arc<Mutex<Vec<StreamControl>>>;
+
+/// An HTTP client that hands redirects back instead of following them: an
+/// authorization server's answers are redirects to look at.
+pub fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
 
 /// Closes the stream of request `id` on whichever copy holds it; whether one did.
 pub fn close_request_stream(controls: &Controls, id: &modelctx::types::RequestId) -> bool {
@@ -416,6 +422,20 @@ impl RawResponse {
     /// The body as JSON (`null` when it is not).
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// The one JSON-RPC message in the body, asserted to be alone.
+    pub fn only_message(&self) -> Value {
+        let messages = self.messages();
+        assert_eq!(messages.len(), 1, "{self:?}");
+        messages.into_iter().next().unwrap()
+    }
+
+    /// Asserts the body is one JSON-RPC error alone, `code` answering request `id`.
+    pub fn assert_error_answer(&self, id: i64, code: modelctx::types::ErrorCode) {
+        let answer = self.only_message();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], code.0, "{answer}");
     }
 
     /// Every JSON-RPC message in the body (JSON or SSE).

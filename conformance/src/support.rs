@@ -2,16 +2,17 @@
 //! connector, and test-only request methods whose behaviour each test decides.
 
 use crate::{Connector, Recording, record, within};
-use modelctx::client::{Client, ClientBuilder};
-use modelctx::server::{Context, ResourceDef, Server, ServerSession, ToolDef};
+use modelctx::client::{Client, ClientBuilder, ConnectMode};
+use modelctx::server::{Context, NoArgs, ResourceDef, Server, ServerSession, ToolDef};
 use modelctx::session::RequestOptions;
 use modelctx::session::{SessionConfig, SessionError};
 use modelctx::transport::{BoxTransport, MessageSink, MessageStream, Transport, TransportMessage};
-use modelctx::types::RequestMethod;
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, JsonObject, Meta, ProtocolVersion, Tool,
 };
-use modelctx::types::{JsonRpcMessage, JsonRpcResultResponse, ServerNotification, to_raw};
+use modelctx::types::{
+    JsonRpcMessage, JsonRpcResultResponse, RequestMethod, ServerNotification, to_raw,
+};
 use serde_json::{Value, json};
 
 /// A connected pair, with the client side's wire recorded.
@@ -308,6 +309,38 @@ pub fn text_resource(uri: &str, name: &str, text: &'static str) -> ResourceDef {
     })
 }
 
+/// A tool taking no arguments that answers with the text `answer`.
+pub fn text_tool(name: &str, answer: &'static str) -> ToolDef {
+    ToolDef::new(name, move |_: NoArgs, _cx: Context| async move {
+        Ok::<_, String>(answer)
+    })
+}
+
+/// A server named `name` whose one offer is `tool`.
+pub fn server_with_tool(name: &str, tool: ToolDef) -> Server {
+    Server::builder(name, "1.0.0").tool(tool).unwrap().build()
+}
+
+/// How a client of `version` connects: by `server/discover` in 2026-07-28, by the
+/// `initialize` handshake before it.
+pub fn connect_mode(version: crate::SpecVersion) -> ConnectMode {
+    if version == crate::SpecVersion::V2026_07_28 {
+        ConnectMode::Discover
+    } else {
+        ConnectMode::Handshake
+    }
+}
+
+/// Sends `value` as an `M` request (one whose handler answers with its params) and
+/// asserts the answer is `value` again: the session still serves requests.
+pub async fn assert_echoes<M>(client: &Client, value: Value)
+where
+    M: RequestMethod<Params = Value, Result = Value>,
+{
+    let answer = client.request::<M>(value.clone()).await.unwrap();
+    assert_eq!(payload(answer), value);
+}
+
 /// A test payload without what the protocol adds around it: `_meta` (2026-07-28 stamps
 /// its envelope on every request and the server's identity on every result) and a
 /// result's `resultType`.
@@ -319,6 +352,32 @@ pub fn payload(mut value: Value) -> Value {
     value
 }
 
+/// A server named `name` whose `test/echo` answers with its params.
+pub fn echo_server(name: &str) -> Server {
+    Server::builder(name, "1.0.0")
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build()
+}
+
+/// A tool that never answers: it sends on `started` once called, and on `stopped` once
+/// its call is dropped (cancelled, or its session gone).
+pub fn pending_tool(
+    name: &str,
+    stopped: tokio::sync::mpsc::UnboundedSender<()>,
+    started: tokio::sync::mpsc::UnboundedSender<()>,
+) -> ToolDef {
+    ToolDef::new(name, move |_: NoArgs, _cx: Context| {
+        let stopped = DropSignal::new(stopped.clone(), ());
+        let started = started.clone();
+        async move {
+            let _stopped = stopped;
+            let _ = started.send(());
+            std::future::pending::<()>().await;
+            Ok::<_, String>("unreachable")
+        }
+    })
+}
+
 /// A server whose `test/echo` answers with the `_meta` its request carried.
 pub fn meta_echo_server() -> Server {
     Server::builder("meta", "1.0.0")
@@ -328,25 +387,74 @@ pub fn meta_echo_server() -> Server {
         .build()
 }
 
-/// Declares a test-only request method taking and returning any JSON object (params
-/// must be an object to carry the 2026-07-28 envelope in `_meta`, and a result an
-/// object to carry `resultType`; [`payload`] strips both off again).
-macro_rules! test_method {
-    ($name:ident = $method:literal) => {
-        #[doc = concat!("The test-only request `", $method, "`.")]
-        #[derive(Debug)]
-        pub struct $name;
-        impl RequestMethod for $name {
+/// What [`request_method!`](crate::request_method) and
+/// [`notification_method!`](crate::notification_method) expand to, reachable from any test
+/// crate.
+#[doc(hidden)]
+pub mod __method {
+    pub use modelctx::types::{NotificationMethod, RequestMethod};
+    pub use serde_json::Value;
+}
+
+/// Declares a request method for a test, a unit struct naming `method`:
+/// `request_method!(Echo = "test/echo")` takes and returns any JSON (params must be an
+/// object to carry the 2026-07-28 envelope in `_meta`, and a result an object to carry
+/// `resultType`; [`payload`] strips both off again);
+/// `request_method!(Measure = "com.example/measure", Dimensions => Area)` is typed both
+/// ways. Attributes and a visibility go before the name.
+#[macro_export]
+macro_rules! request_method {
+    ($(#[$attr:meta])* $vis:vis $name:ident = $method:literal) => {
+        $crate::request_method!(
+            $(#[$attr])* $vis $name = $method,
+            $crate::support::__method::Value => $crate::support::__method::Value
+        );
+    };
+    ($(#[$attr:meta])* $vis:vis $name:ident = $method:literal, $params:ty => $result:ty) => {
+        $(#[$attr])*
+        $vis struct $name;
+        impl $crate::support::__method::RequestMethod for $name {
             const METHOD: &'static str = $method;
-            type Params = Value;
-            type Result = Value;
+            type Params = $params;
+            type Result = $result;
         }
     };
 }
 
-test_method!(Echo = "test/echo");
-test_method!(Block = "test/block");
-test_method!(Work = "test/work");
+/// Declares a notification method for a test, as [`request_method!`](crate::request_method)
+/// does a request: with params of any JSON, or of the type given after the method.
+#[macro_export]
+macro_rules! notification_method {
+    ($(#[$attr:meta])* $vis:vis $name:ident = $method:literal) => {
+        $crate::notification_method!(
+            $(#[$attr])* $vis $name = $method, $crate::support::__method::Value
+        );
+    };
+    ($(#[$attr:meta])* $vis:vis $name:ident = $method:literal, $params:ty) => {
+        $(#[$attr])*
+        $vis struct $name;
+        impl $crate::support::__method::NotificationMethod for $name {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+        }
+    };
+}
+
+crate::request_method!(
+    /// The test-only request `test/echo`.
+    #[derive(Debug)]
+    pub Echo = "test/echo"
+);
+crate::request_method!(
+    /// The test-only request `test/block`.
+    #[derive(Debug)]
+    pub Block = "test/block"
+);
+crate::request_method!(
+    /// The test-only request `test/work`.
+    #[derive(Debug)]
+    pub Work = "test/work"
+);
 
 /// Sends `value` on `tx` when dropped: proves a handler future was stopped, since a
 /// cancelled handler is dropped rather than resumed.
@@ -480,15 +588,19 @@ pub async fn connect_discovering(
     transport: BoxTransport,
     client: ClientBuilder,
 ) -> (Client, Recording) {
+    connect_recorded(transport, client.mode(ConnectMode::Discover)).await
+}
+
+/// Connects `client`, in the mode it was built with, over `transport`, recording its
+/// wire.
+pub async fn connect_recorded(
+    transport: BoxTransport,
+    client: ClientBuilder,
+) -> (Client, Recording) {
     let (transport, wire) = record(transport);
-    let client = within(
-        "the client to connect",
-        client
-            .mode(modelctx::client::ConnectMode::Discover)
-            .connect(transport),
-    )
-    .await
-    .expect("the client connects");
+    let client = within("the client to connect", client.connect(transport))
+        .await
+        .expect("the client connects");
     (client, wire)
 }
 

@@ -1,10 +1,11 @@
 //! What the extension tests (`apps.rs`, `skills.rs`) share: the cells they run in and a
 //! client connected to a server in a cell's era.
 
-use modelctx::client::{Client, ClientBuilder, ConnectMode};
+use modelctx::client::{Client, ClientBuilder};
 use modelctx::server::Server;
 use modelctx::session::SessionConfig;
 use modelctx::transport::Transport;
+use modelctx_conformance::support::connect_mode;
 use modelctx_conformance::{Cell, Connector, SpecVersion, TransportKind, within};
 
 /// The transports the extension tests run over, each in both eras.
@@ -43,11 +44,7 @@ pub(crate) async fn connect(
             .serve_stateless_http(move |transport| serve(&server, transport, era_2026))
             .await
     };
-    let mode = if era_2026 {
-        ConnectMode::Discover
-    } else {
-        ConnectMode::Handshake
-    };
+    let mode = connect_mode(connector.version());
     let client = within(
         "the client to connect",
         builder(Client::builder(name, "1.0.0").mode(mode)).connect(client_side),

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use modelctx::client::{Client, ClientBuilder, RootsList};
-use modelctx::server::{Context, NoArgs, ResourceDef, Server, ToolDef};
+use modelctx::server::{Context, ResourceDef, Server};
 use modelctx::types::{
     CacheScope, ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcResultResponse,
     ServerNotification, SubscriptionFilter, to_raw,
@@ -20,7 +20,9 @@ use serde_json::{Value, json};
 
 use crate::support::{
     Pair, Script, client, connect, connect_discovering, discovered, next_change, raw_server,
+    server_with_tool, text_tool,
 };
+use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -145,12 +147,6 @@ fn counted(
     .cache_hints(hints, CacheScope::Public)
 }
 
-fn tool(name: &'static str) -> ToolDef {
-    ToolDef::new(name, move |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>(name)
-    })
-}
-
 fn text_of(result: &modelctx::types::ReadResourceResult) -> String {
     serde_json::to_value(&result.contents[0]).unwrap()["text"]
         .as_str()
@@ -160,7 +156,7 @@ fn text_of(result: &modelctx::types::ReadResourceResult) -> String {
 
 async fn a_positive_ttl_serves_the_answer_again_without_asking(connector: Connector) {
     let server = Server::builder("tools", "1.0.0")
-        .tool(tool("t"))
+        .tool(text_tool("t", "t"))
         .unwrap()
         .cache_hints(Duration::from_secs(60), CacheScope::Public)
         .build();
@@ -175,10 +171,7 @@ async fn a_positive_ttl_serves_the_answer_again_without_asking(connector: Connec
 
 async fn a_zero_ttl_asks_the_server_every_time(connector: Connector) {
     // The server's default hints: `ttlMs` 0.
-    let server = Server::builder("tools", "1.0.0")
-        .tool(tool("t"))
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", text_tool("t", "t"));
     let pair = connect(&connector, &server, client()).await;
     for access in 1..=3 {
         let page = pair.client.list_tools(None).await.unwrap();
@@ -231,10 +224,7 @@ async fn a_negative_ttl_is_read_as_zero(connector: Connector) {
 
 async fn a_result_without_ttl_is_stale_at_once(connector: Connector) {
     // A server of the handshake era: its results carry no hints.
-    let server = Server::builder("tools", "1.0.0")
-        .tool(tool("t"))
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", text_tool("t", "t"));
     let pair = connect(&connector, &server, client()).await;
     let first = pair.client.list_tools(None).await.unwrap();
     assert_eq!(first.ttl_ms, None, "no hint, none made up");
@@ -411,7 +401,7 @@ async fn the_interim_answer_has_no_hints_and_the_final_one_both(connector: Conne
 
 async fn a_change_notification_drops_a_fresh_list(connector: Connector) {
     let server = Server::builder("tools", "1.0.0")
-        .tool(tool("first"))
+        .tool(text_tool("first", "first"))
         .unwrap()
         .cache_hints(Duration::from_secs(60), CacheScope::Public)
         .build();
@@ -423,7 +413,7 @@ async fn a_change_notification_drops_a_fresh_list(connector: Connector) {
     let mut changes = within("the acknowledgement", pair.client.subscribe(filter))
         .await
         .unwrap();
-    server.add_tool(tool("second")).unwrap();
+    server.add_tool(text_tool("second", "second")).unwrap();
     let change = next_change("the change", changes.next()).await;
     assert!(
         matches!(change, ServerNotification::ToolListChanged(_)),
@@ -439,9 +429,9 @@ async fn a_change_notification_drops_a_fresh_list(connector: Connector) {
 fn two_pages() -> Server {
     Server::builder("tools", "1.0.0")
         .page_size(1)
-        .tool(tool("a").cache_hints(Duration::from_secs(5), CacheScope::Public))
+        .tool(text_tool("a", "a").cache_hints(Duration::from_secs(5), CacheScope::Public))
         .unwrap()
-        .tool(tool("b").cache_hints(Duration::from_secs(1), CacheScope::Public))
+        .tool(text_tool("b", "b").cache_hints(Duration::from_secs(1), CacheScope::Public))
         .unwrap()
         .build()
 }
@@ -514,11 +504,7 @@ async fn a_refused_cursor_drops_the_cached_pages(connector: Connector) {
     assert_eq!(client.tool_names().await.unwrap(), ["a", "b"]);
     // The walk again: the first page is served, the cursor is refused.
     let refused = client.tool_names().await.unwrap_err();
-    assert_eq!(
-        refused.protocol_error().map(|e| e.code),
-        Some(ErrorCode::INVALID_PARAMS),
-        "{refused}"
-    );
+    assert_eq!(error_code(&refused), ErrorCode::INVALID_PARAMS, "{refused}");
     assert_eq!(
         cursors(&wire, 0),
         [None, Some(json!("page-2")), Some(json!("page-2"))]

@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::support::{Block, DropSignal, Echo, Pair, Work, client, connect, payload};
+use crate::support::{
+    Block, DropSignal, Echo, Pair, Work, assert_echoes, client, connect, payload,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -296,15 +298,7 @@ async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
     let _ = waiting.await;
 
     // The session still serves requests, and nothing ever answered the cancelled one.
-    assert_eq!(
-        payload(
-            pair.client
-                .request::<Echo>(json!({"v": "after"}))
-                .await
-                .unwrap()
-        ),
-        json!({"v": "after"})
-    );
+    assert_echoes::<Echo>(&pair.client, json!({"v": "after"})).await;
     let answers_it = |m: &JsonRpcMessage| match m {
         JsonRpcMessage::Response(r) => r.id == id,
         JsonRpcMessage::Error(e) => e.id.as_ref() == Some(&id),

@@ -53,23 +53,15 @@ async fn a_tool_reads_a_resource_of_its_server(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let config = pair
-        .client
-        .call_tool("read", obj(json!({"uri": "config://app"})))
-        .await
-        .unwrap();
+    let read = |uri: &str| {
+        let call = pair.client.call_tool("read", obj(json!({"uri": uri})));
+        async move { call.await.unwrap() }
+    };
+    let config = read("config://app").await;
     assert_eq!(config.content[0].as_text(), Some("debug=true"));
-    let user = pair
-        .client
-        .call_tool("read", obj(json!({"uri": "users://7"})))
-        .await
-        .unwrap();
+    let user = read("users://7").await;
     assert_eq!(user.content[0].as_text(), Some("user #7"));
-    let missing = pair
-        .client
-        .call_tool("read", obj(json!({"uri": "nowhere://x"})))
-        .await
-        .unwrap();
+    let missing = read("nowhere://x").await;
     assert!(missing.is_error());
     let text = missing.content[0].as_text().unwrap();
     assert!(

@@ -8,15 +8,18 @@ use modelctx::client::{CallbackContext, SamplingSupport};
 use modelctx::server::{Context, NoArgs, Server, ToolDef, ToolError};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CreateMessageRequestParams, CreateMessageResult,
-    ErrorCode, ErrorData, JsonObject, NotificationMethod, RequestMethod, SamplingMessage,
-    StopReason,
+    ErrorCode, ErrorData, JsonObject, SamplingMessage, StopReason,
 };
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{
+    Connector, Test, conformance_test, notification_method, request_method, within,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{Block, Echo, call_work, client, connect, payload, stateless_era, work_tool};
+use crate::support::{
+    Block, Echo, call_work, client, connect, payload, stateless_era, text_tool, work_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -68,56 +71,41 @@ struct Area {
     area: u32,
 }
 
-/// A vendor request the server sends and the client serves, typed both ways.
-struct Measure;
-impl RequestMethod for Measure {
-    const METHOD: &'static str = "com.example/measure";
-    type Params = Dimensions;
-    type Result = Area;
-}
+request_method!(
+    /// A vendor request the server sends and the client serves, typed both ways.
+    Measure = "com.example/measure", Dimensions => Area
+);
 
-/// The same method with params of any shape: what a server may send that the client's
-/// handler type does not accept.
-struct MeasureAnyhow;
-impl RequestMethod for MeasureAnyhow {
-    const METHOD: &'static str = "com.example/measure";
-    type Params = Value;
-    type Result = Value;
-}
+request_method!(
+    /// The same method with params of any shape: what a server may send that the client's
+    /// handler type does not accept.
+    MeasureAnyhow = "com.example/measure"
+);
 
-/// A vendor request whose client handler answers any JSON (`com.example/guess`).
-struct GuessLoosely;
-impl RequestMethod for GuessLoosely {
-    const METHOD: &'static str = "com.example/guess";
-    type Params = Dimensions;
-    type Result = Value;
-}
+request_method!(
+    /// A vendor request whose client handler answers any JSON (`com.example/guess`).
+    GuessLoosely = "com.example/guess", Dimensions => Value
+);
 
-/// The same method as the server expects its answer: an [`Area`].
-struct Guess;
-impl RequestMethod for Guess {
-    const METHOD: &'static str = "com.example/guess";
-    type Params = Dimensions;
-    type Result = Area;
-}
+request_method!(
+    /// The same method as the server expects its answer: an [`Area`].
+    Guess = "com.example/guess", Dimensions => Area
+);
 
-/// A vendor notification, typed.
-struct Tick;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct TickParams {
     seq: u32,
 }
-impl NotificationMethod for Tick {
-    const METHOD: &'static str = "com.example/tick";
-    type Params = TickParams;
-}
 
-/// The same notification with params of any shape.
-struct TickAnyhow;
-impl NotificationMethod for TickAnyhow {
-    const METHOD: &'static str = "com.example/tick";
-    type Params = Value;
-}
+notification_method!(
+    /// A vendor notification, typed.
+    Tick = "com.example/tick", TickParams
+);
+
+notification_method!(
+    /// The same notification with params of any shape.
+    TickAnyhow = "com.example/tick"
+);
 
 /// A handler's view of a request it made, as JSON.
 fn outcome<T: Serialize>(result: Result<T, modelctx::session::SessionError>) -> Value {
@@ -131,9 +119,7 @@ fn outcome<T: Serialize>(result: Result<T, modelctx::session::SessionError>) -> 
 }
 
 async fn a_raw_handler_serves_beside_the_registered_tools(connector: Connector) {
-    let add = ToolDef::new("add", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("added")
-    });
+    let add = text_tool("add", "added");
     let server = Server::builder("mixed", "1.0.0")
         .tool(add)
         .unwrap()

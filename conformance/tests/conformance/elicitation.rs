@@ -17,15 +17,15 @@ use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock,
     ElicitRequest, ElicitRequestFormParams, ElicitRequestUrlParams, ElicitResult, ElicitValue,
     ElicitationCompleteNotification, ElicitationCompleteNotificationParams, ErrorData,
-    JsonRpcMessage, RequestMethod, RequestedSchema,
+    JsonRpcMessage, RequestedSchema,
 };
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Test, conformance_test, request_method, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{
     Pair, Work, answers_of, asked_of, call_work, client, connect, input_asking_server,
-    stateless_era, work_tool,
+    server_with_tool, stateless_era, work_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -200,15 +200,11 @@ fn elicitor() -> Server {
         .build()
 }
 
-/// `elicitation/create` with any JSON as params, for requests the typed API refuses to
-/// build.
-struct RawElicit;
-
-impl RequestMethod for RawElicit {
-    const METHOD: &'static str = "elicitation/create";
-    type Params = Value;
-    type Result = Value;
-}
+request_method!(
+    /// `elicitation/create` with any JSON as params, for requests the typed API refuses to
+    /// build.
+    RawElicit = "elicitation/create"
+);
 
 fn outcome(result: Result<Elicited<FormValues>, ClientRequestError>) -> Value {
     match result {
@@ -864,10 +860,7 @@ async fn a_typed_form_from_a_tool_context(connector: Connector) {
             Elicited::Cancelled => "cancelled".to_owned(),
         })
     });
-    let server = Server::builder("hotel", "1.0.0")
-        .tool(book)
-        .unwrap()
-        .build();
+    let server = server_with_tool("hotel", book);
     let (tx, mut seen) = mpsc::unbounded_channel();
     let answering = move |answer: FormAnswer| {
         let tx = tx.clone();

@@ -7,10 +7,10 @@ use modelctx::client::ConnectMode;
 use modelctx::server::Server;
 use modelctx::transport::TransportMessage;
 use modelctx::types::{ErrorCode, JsonRpcMessage};
-use modelctx_conformance::{Connector, Test, conformance_test, record, within};
+use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 
-use crate::support::{both_eras, client, text_resource};
+use crate::support::{both_eras, client, connect_recorded, text_resource};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -31,13 +31,7 @@ pub(crate) fn tests() -> Vec<Test> {
 
 async fn an_auto_client_opens_with_discover(connector: Connector) {
     let (transport, _hosted) = both_eras(&connector, &library()).await;
-    let (transport, wire) = record(transport);
-    let auto = within(
-        "the client to connect",
-        client().mode(ConnectMode::Auto).connect(transport),
-    )
-    .await
-    .unwrap();
+    let (auto, wire) = connect_recorded(transport, client().mode(ConnectMode::Auto)).await;
     auto.list_all_resources().await.unwrap();
     let sent: Vec<Value> = wire
         .sent()

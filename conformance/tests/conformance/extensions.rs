@@ -10,15 +10,16 @@ use modelctx::client::{Claimed, ClientExtension, NotificationBinding};
 use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ErrorCode,
-    ErrorData, JsonObject, JsonRpcMessage, MissingRequiredClientCapabilityError,
-    NotificationMethod, RequestMethod,
+    ErrorData, JsonObject, JsonRpcMessage, MissingRequiredClientCapabilityError, RequestMethod,
 };
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{
+    Connector, Test, conformance_test, notification_method, request_method, within,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect, payload};
+use crate::support::{client, connect, payload, server_with_tool, text_tool};
 use modelctx::types::Tool;
 use modelctx_test::apps::{ClockServer, FACE_URI, MODEL_NOTE, PLAIN, SHOW_TIME, TICK, with_ui};
 use modelctx_test::text_of;
@@ -63,22 +64,16 @@ const TICKET: &str = "com.example/ticket";
 /// A claim-less vendor extension with settings.
 const WIDGETS: &str = "com.example/widgets";
 
-/// `tools/call` as the server extension sees it: any params, any result (what a tool
-/// registry would not let it answer: a claimed shape).
-struct ExtendedCall;
-impl RequestMethod for ExtendedCall {
-    const METHOD: &'static str = "tools/call";
-    type Params = Value;
-    type Result = Value;
-}
+request_method!(
+    /// `tools/call` as the server extension sees it: any params, any result (what a tool
+    /// registry would not let it answer: a claimed shape).
+    ExtendedCall = "tools/call"
+);
 
-/// The extension's follow-up request: redeems a ticket for the call's result.
-struct Redeem;
-impl RequestMethod for Redeem {
-    const METHOD: &'static str = "com.example/tickets/redeem";
-    type Params = Value;
-    type Result = Value;
-}
+request_method!(
+    /// The extension's follow-up request: redeems a ticket for the call's result.
+    Redeem = "com.example/tickets/redeem"
+);
 
 /// The extensions a request's capability ad declares, with their settings.
 fn declared(cx: &Context) -> JsonObject {
@@ -96,9 +91,7 @@ fn declared(cx: &Context) -> JsonObject {
 /// (`resultType: "com.example/ticket"`) — to a request whose ad declares the extension,
 /// or, `always`, to any (a server that ignores the ad) — and redeems tickets.
 fn ticket_server(always: bool) -> Server {
-    let ticketed = ToolDef::new("ticketed", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("never: the extension answers this tool")
-    });
+    let ticketed = text_tool("ticketed", "never: the extension answers this tool");
     Server::builder("tickets", "1.0.0")
         .tool(ticketed)
         .unwrap()
@@ -205,9 +198,7 @@ async fn a_claimed_shape_the_client_did_not_declare_is_invalid(connector: Connec
 /// declares the widgets extension, and answers with the settings it was declared with;
 /// anything else is refused with -32021 naming the extension.
 fn gated_server() -> Server {
-    let gated = ToolDef::new("gated", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("never: the extension answers this tool")
-    });
+    let gated = text_tool("gated", "never: the extension answers this tool");
     Server::builder("gated", "1.0.0")
         .tool(gated)
         .unwrap()
@@ -324,24 +315,21 @@ async fn the_handshake_ad_leaves_out_extensions_that_claim_results(connector: Co
     assert!(!sent_methods(&pair.wire).iter().any(|m| m == Redeem::METHOD));
 }
 
-/// A vendor notification bound by the widgets extension.
-struct WidgetChanged;
 #[derive(Debug, Serialize, Deserialize)]
 struct WidgetChange {
     seq: u32,
 }
-impl NotificationMethod for WidgetChanged {
-    const METHOD: &'static str = "com.example/widgets/changed";
-    type Params = WidgetChange;
-}
 
-/// The same method with params of any shape: what a server may send that the binding's
-/// type does not accept.
-struct WidgetChangedAnyhow;
-impl NotificationMethod for WidgetChangedAnyhow {
-    const METHOD: &'static str = "com.example/widgets/changed";
-    type Params = Value;
-}
+notification_method!(
+    /// A vendor notification bound by the widgets extension.
+    WidgetChanged = "com.example/widgets/changed", WidgetChange
+);
+
+notification_method!(
+    /// The same method with params of any shape: what a server may send that the binding's
+    /// type does not accept.
+    WidgetChangedAnyhow = "com.example/widgets/changed"
+);
 
 async fn bound_notifications_are_checked_and_delivered_one_at_a_time_in_order(
     connector: Connector,
@@ -364,10 +352,7 @@ async fn bound_notifications_are_checked_and_delivered_one_at_a_time_in_order(
         }
         Ok::<_, String>("sent")
     });
-    let server = Server::builder("emitter", "1.0.0")
-        .tool(emit)
-        .unwrap()
-        .build();
+    let server = server_with_tool("emitter", emit);
 
     // Each handler runs through several suspension points; a handler that started
     // before the previous one ended would interleave in the log.

@@ -23,7 +23,8 @@ use modelctx_oauth::{
 use p256::ecdsa::signature::Signer as _;
 use serde_json::{Value, json};
 
-use crate::http_support::{RawResponse, send};
+use crate::http_support::{RawResponse, no_redirects, send};
+use crate::support::connect_mode;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -279,10 +280,7 @@ pub(crate) async fn protected(connect: &Connector) -> Protected {
         issuer,
         auth,
         version,
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap(),
+        http: no_redirects(),
     }
 }
 
@@ -573,10 +571,7 @@ impl AuthorizationHandler for Alice {
     ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
         Box::pin(async move {
             self.asked.fetch_add(1, Ordering::SeqCst);
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap();
+            let http = no_redirects();
             AuthorizationResponse::from_redirect_url(&approve(&http, url).await)
         })
     }
@@ -590,18 +585,12 @@ async fn the_authorization_code_flow_reaches_a_handler_and_reconnects(connect: C
         .client_name("conformance", None)
         .build()
         .unwrap();
-    let era_2026 = p.version == SpecVersion::V2026_07_28;
     let connect_client = || async {
         let transport = StreamableHttpClientTransport::builder(&p.mcp)
             .auth(oauth.clone())
             .build()
             .unwrap();
-        let builder = Client::builder("conformance", "1.0.0");
-        let builder = builder.mode(if era_2026 {
-            modelctx::client::ConnectMode::Discover
-        } else {
-            modelctx::client::ConnectMode::Handshake
-        });
+        let builder = Client::builder("conformance", "1.0.0").mode(connect_mode(p.version));
         within("the client to connect", builder.connect(transport))
             .await
             .expect("connected")
@@ -660,15 +649,10 @@ async fn identity_assertions_are_advertised_and_exchanged_for_tokens(connect: Co
         .auth(oauth)
         .build()
         .unwrap();
-    let mode = if p.version == SpecVersion::V2026_07_28 {
-        modelctx::client::ConnectMode::Discover
-    } else {
-        modelctx::client::ConnectMode::Handshake
-    };
     let client = within(
         "the client to connect",
         Client::builder("conformance", "1.0.0")
-            .mode(mode)
+            .mode(connect_mode(p.version))
             .connect(transport),
     )
     .await

@@ -12,7 +12,7 @@ use modelctx_oauth::{AuthorizationServer, AuthorizationServerConfig, InMemorySto
 use serde_json::{Value, json};
 
 use crate::hosting_auth::{REDIRECT, approve, param, pkce};
-use crate::http_support::{RawResponse, send};
+use crate::http_support::{RawResponse, no_redirects, send};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -112,10 +112,7 @@ async fn cimd() -> Cimd {
         docs,
         documents,
         fetches,
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap(),
+        http: no_redirects(),
     }
 }
 

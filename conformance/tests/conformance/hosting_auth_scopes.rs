@@ -3,7 +3,6 @@
 //! malformed request's 400.
 
 use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
-use modelctx::server::{Context, NoArgs, Server, ToolDef};
 use modelctx_conformance::{Connector, Test, conformance_test};
 use modelctx_oauth::{
     AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login, RegisteredClient,
@@ -13,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::hosting_auth::{Protected, access_token, challenge_of, protected, seconds_now};
 use crate::http_support::{RawResponse, send};
+use crate::support::{server_with_tool, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -148,13 +148,8 @@ async fn offline_access_is_neither_advertised_nor_asked_for(_: Connector) {
         auth.verifier(),
     )
     .unwrap();
-    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
-    let server = Server::builder("offline", "1.0.0")
-        .tool(hello)
-        .unwrap()
-        .build();
+    let hello = text_tool("hello", "hi");
+    let server = server_with_tool("offline", hello);
     let service = StreamableHttpService::with_config(StreamableHttpServerConfig::default(), {
         move |t| {
             server.serve(t);

@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 use tokio::sync::{Mutex as AsyncMutex, mpsc};
 
 use crate::http_support::{Hosted, Note, Raw, Script, Seen, call, host_on, host_scripted, send};
-use crate::support::{Block, Echo, Work, client, connect_modern, raw_options};
+use crate::support::{Block, Echo, Work, client, connect_modern, echo_server, raw_options};
+use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -219,13 +220,6 @@ async fn a_nested_server_request_round_trips(connect: Connector) {
     .await
     .unwrap();
     assert_eq!(r, json!({"client said": {"echo": {"q": {"n": 7}}}}));
-}
-
-/// A server named `name` whose `test/echo` answers with its params.
-pub(crate) fn echo_server(name: &str) -> Server {
-    Server::builder(name, "1.0.0")
-        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-        .build()
 }
 
 /// Hosts [`echo_server`] named `name` with the default configuration.
@@ -683,8 +677,8 @@ async fn a_stateless_era_client_sends_the_standard_headers(connect: Connector) {
         .await
         .unwrap_err();
     assert_eq!(
-        removed.protocol_error().map(|e| e.code),
-        Some(modelctx::types::ErrorCode::METHOD_NOT_FOUND),
+        error_code(&removed),
+        modelctx::types::ErrorCode::METHOD_NOT_FOUND,
         "{removed}"
     );
     client.close().await;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use futures::StreamExt as _;
-use modelctx::client::{Client, ConnectMode};
+use modelctx::client::Client;
 use modelctx::http::{StreamableHttpClientTransport, StreamableHttpServerConfig};
 use modelctx::server::Server;
 use modelctx::transport::ConnectionState;
@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::http_modern::{both_eras, echo_server};
 use crate::http_support::{Hosted, Note, Seen, host};
-use crate::support::{Echo, client};
+use crate::support::{Echo, client, connect_discovering, connect_mode};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -150,19 +150,14 @@ fn sse(body: Body) -> Response {
 /// A client of the cell's era connected to `url`, with its recorded wire.
 async fn connect_to(
     url: &str,
-    era_2026: bool,
+    version: SpecVersion,
     builder: modelctx::client::ClientBuilder,
 ) -> (Client, modelctx_conformance::Recording) {
     let transport = StreamableHttpClientTransport::new(url).unwrap();
     let (transport, wire) = record(modelctx::transport::boxed(transport));
-    let mode = if era_2026 {
-        ConnectMode::Discover
-    } else {
-        ConnectMode::Handshake
-    };
     let client = within(
         "the client to connect",
-        builder.mode(mode).connect(transport),
+        builder.mode(connect_mode(version)).connect(transport),
     )
     .await
     .expect("the client connects");
@@ -170,7 +165,6 @@ async fn connect_to(
 }
 
 async fn sse_comment_lines_on_a_response_stream_are_skipped(connect: Connector) {
-    let era_2026 = connect.version() == SpecVersion::V2026_07_28;
     let answer: Answer = Arc::new(|request| {
         let response = result_for(request, request["params"].clone());
         sse(Body::from(format!(
@@ -178,7 +172,7 @@ async fn sse_comment_lines_on_a_response_stream_are_skipped(connect: Connector) 
         )))
     });
     let url = played(answer).await;
-    let (client, wire) = connect_to(&url, era_2026, client()).await;
+    let (client, wire) = connect_to(&url, connect.version(), client()).await;
     for n in 1..=2 {
         let echoed = within("the echo", client.request::<Echo>(json!({"n": n})))
             .await
@@ -199,7 +193,6 @@ async fn sse_comment_lines_on_a_response_stream_are_skipped(connect: Connector) 
 }
 
 async fn a_body_that_breaks_mid_read_fails_the_call_with_its_cause(connect: Connector) {
-    let era_2026 = connect.version() == SpecVersion::V2026_07_28;
     // The stream opens with a notification; once the client has it, the server's side
     // of the stream fails: the connection is cut before the response, and no event id
     // was given to resume from.
@@ -221,7 +214,7 @@ async fn a_body_that_breaks_mid_read_fails_the_call_with_its_cause(connect: Conn
         async {}
     });
     let url = played(answer).await;
-    let (client, _) = connect_to(&url, era_2026, client).await;
+    let (client, _) = connect_to(&url, connect.version(), client).await;
     let err = within("the call to fail", client.request::<Echo>(json!({})))
         .await
         .expect_err("the body broke before the response");
@@ -246,7 +239,7 @@ async fn an_error_status_without_an_answer_is_an_error_carrying_the_status(conne
         code => status(http::StatusCode::from_u16(code).unwrap()),
     });
     let url = played(answer).await;
-    let (client, _) = connect_to(&url, era_2026, client()).await;
+    let (client, _) = connect_to(&url, connect.version(), client()).await;
     assert!(client.request::<Echo>(json!({})).await.is_ok());
     // 404 on a session is the session's end (the client starts a new one), so it is
     // the stateless era's status here; 401 and 403 without an auth hook, and a 5xx,
@@ -433,14 +426,7 @@ async fn modern_client(
     hosted: &crate::http_support::Hosted,
 ) -> (Client, modelctx_conformance::Recording) {
     let (transport, _) = hosted.transport();
-    let (transport, wire) = record(modelctx::transport::boxed(transport));
-    let client = within(
-        "the client to connect",
-        client().mode(ConnectMode::Discover).connect(transport),
-    )
-    .await
-    .unwrap();
-    (client, wire)
+    connect_discovering(modelctx::transport::boxed(transport), client()).await
 }
 
 /// The POST that carried the `tools/call`.

@@ -13,9 +13,10 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::http_modern::{
-    both_eras, echo_server, envelope, modern_call, only_message, post_modern, regional_server,
+    both_eras, echo_server, envelope, modern_call, post_modern, regional_server,
 };
 use crate::http_support::{ACCEPT_BOTH, Raw, RawResponse, send};
+use crate::support::server_with_tool;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -86,10 +87,7 @@ fn progressing() -> Server {
             .map_err(|e| e.to_string())?;
         Ok::<_, String>("done")
     });
-    Server::builder("progressing", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build()
+    server_with_tool("progressing", tool)
 }
 
 async fn json_response_mode_sends_the_answer_alone(_: Connector) {
@@ -110,7 +108,7 @@ async fn json_response_mode_sends_the_answer_alone(_: Connector) {
         "{r:?}"
     );
     // The terminal response only: the progress notification was dropped.
-    let answer = only_message(&r);
+    let answer = r.only_message();
     assert_eq!(answer["id"], 1, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
 }
@@ -127,10 +125,7 @@ async fn a_request_header_reaches_the_handler_in_both_eras(connector: Connector)
                 .unwrap_or_else(|| "none".to_owned()),
         )
     });
-    let server = Server::builder("tenants", "1.0.0")
-        .tool(tenant)
-        .unwrap()
-        .build();
+    let server = server_with_tool("tenants", tenant);
     let hosted = crate::http_support::host_on(
         &connector,
         server,
@@ -167,7 +162,7 @@ async fn a_request_header_reaches_the_handler_in_both_eras(connector: Connector)
         .header("x-tenant", "globex");
     let r = send(rb.body(body.to_string())).await;
     assert_eq!(r.status, 200, "{r:?}");
-    assert_eq!(only_message(&r)["result"]["content"][0]["text"], "globex");
+    assert_eq!(r.only_message()["result"]["content"][0]["text"], "globex");
 }
 
 async fn discover_carries_caching_hints(_: Connector) {
@@ -181,7 +176,7 @@ async fn discover_carries_caching_hints(_: Connector) {
     let raw = Raw::new(&hosted.url);
     let r = post_modern(&raw, &modern_call(1, "server/discover", json!({})), None).await;
     assert_eq!(r.status, 200, "{r:?}");
-    let result = only_message(&r)["result"].clone();
+    let result = r.only_message()["result"].clone();
     assert_eq!(result["resultType"], "complete", "{result}");
     assert_eq!(result["ttlMs"], 30_000, "{result}");
     assert_eq!(result["cacheScope"], "public", "{result}");
@@ -189,7 +184,7 @@ async fn discover_carries_caching_hints(_: Connector) {
     let hosted = both_eras(echo_server()).await;
     let raw = Raw::new(&hosted.url);
     let r = post_modern(&raw, &modern_call(2, "server/discover", json!({})), None).await;
-    let result = only_message(&r)["result"].clone();
+    let result = r.only_message()["result"].clone();
     assert_eq!(result["ttlMs"], 0, "{result}");
     assert_eq!(result["cacheScope"], "private", "{result}");
 }
@@ -197,13 +192,7 @@ async fn discover_carries_caching_hints(_: Connector) {
 /// `400` with a JSON-RPC `-32020` (`HeaderMismatch`) answering request `id`.
 fn assert_header_mismatch(r: &RawResponse, id: i64) {
     assert_eq!(r.status, 400, "{r:?}");
-    let answer = only_message(r);
-    assert_eq!(answer["id"], id, "{answer}");
-    assert_eq!(
-        answer["error"]["code"],
-        ErrorCode::HEADER_MISMATCH.0,
-        "{answer}"
-    );
+    r.assert_error_answer(id, ErrorCode::HEADER_MISMATCH);
 }
 
 /// A POST of `body` with exactly the headers `headers` (besides the content ones).
@@ -217,6 +206,13 @@ async fn post_with(raw: &Raw, body: &Value, headers: &[(&str, &[u8])]) -> RawRes
         rb = rb.header(*name, value);
     }
     send(rb.body(body.to_string())).await
+}
+
+/// A `tools/call` of `hello` (request 1) with exactly the headers `headers`, to a server
+/// of both eras.
+async fn hello_posted_with(headers: &[(&str, &[u8])]) -> RawResponse {
+    let hosted = both_eras(echo_server()).await;
+    post_with(&Raw::new(&hosted.url), &hello_call(1), headers).await
 }
 
 fn hello_call(id: i64) -> Value {
@@ -254,7 +250,7 @@ async fn a_standard_header_that_contradicts_the_body_is_400(_: Connector) {
     // The same request with agreeing headers is served.
     let r = post_modern(&raw, &hello_call(3), Some("hello")).await;
     assert_eq!(r.status, 200, "{r:?}");
-    assert_eq!(only_message(&r)["result"]["content"][0]["text"], "hi");
+    assert_eq!(r.only_message()["result"]["content"][0]["text"], "hi");
 }
 
 async fn a_missing_standard_header_is_400(_: Connector) {
@@ -279,36 +275,23 @@ async fn a_missing_standard_header_is_400(_: Connector) {
 }
 
 async fn a_request_without_the_version_header_is_400(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
     // A 2026-07-28 envelope in the body, every other header right, no version header:
     // this server serves no client older than the header, so it refuses.
-    let r = post_with(
-        &raw,
-        &hello_call(1),
-        &[("mcp-method", b"tools/call"), ("mcp-name", b"hello")],
-    )
-    .await;
+    let r = hello_posted_with(&[("mcp-method", b"tools/call"), ("mcp-name", b"hello")]).await;
     assert_header_mismatch(&r, 1);
 }
 
 async fn a_version_header_contradicting_the_envelope_is_400(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
     // Both values are revisions the server serves; they disagree. The mismatch is what
     // is refused, before any check of the version itself.
-    let r = post_with(
-        &raw,
-        &hello_call(1),
-        &[
-            ("mcp-protocol-version", b"2025-11-25"),
-            ("mcp-method", b"tools/call"),
-            ("mcp-name", b"hello"),
-        ],
-    )
+    let r = hello_posted_with(&[
+        ("mcp-protocol-version", b"2025-11-25"),
+        ("mcp-method", b"tools/call"),
+        ("mcp-name", b"hello"),
+    ])
     .await;
     assert_header_mismatch(&r, 1);
-    let message = only_message(&r)["error"]["message"].to_string();
+    let message = r.only_message()["error"]["message"].to_string();
     assert!(message.contains("MCP-Protocol-Version"), "{message}");
 }
 
@@ -318,7 +301,7 @@ async fn a_base64_name_is_decoded_before_it_is_compared(_: Connector) {
     // "hello" in the spec's Base64 sentinel: the same name once decoded.
     let r = post_modern(&raw, &hello_call(1), Some("=?base64?aGVsbG8=?=")).await;
     assert_eq!(r.status, 200, "{r:?}");
-    assert_eq!(only_message(&r)["result"]["content"][0]["text"], "hi");
+    assert_eq!(r.only_message()["result"]["content"][0]["text"], "hi");
     // Decoding to another name is a mismatch.
     let r = post_modern(&raw, &hello_call(2), Some("=?base64?aGVsbA==?=")).await;
     assert_header_mismatch(&r, 2);
@@ -343,7 +326,7 @@ async fn regional(raw: &Raw, id: i64, arguments: Value, params: &[(&str, &[u8])]
 
 fn ran_in(r: &RawResponse) -> Value {
     assert_eq!(r.status, 200, "{r:?}");
-    only_message(r)["result"]["content"][0]["text"].clone()
+    r.only_message()["result"]["content"][0]["text"].clone()
 }
 
 async fn a_param_header_contradicting_its_argument_is_400(_: Connector) {
@@ -380,7 +363,7 @@ async fn null_or_absent_arguments_need_no_param_header(_: Connector) {
     // refuses a null string in its own terms, as a tool error.
     let r = regional(&raw, 2, json!({"region": null, "shards": null}), &[]).await;
     assert_eq!(r.status, 200, "{r:?}");
-    let answer = only_message(&r);
+    let answer = r.only_message();
     assert!(answer.get("error").is_none(), "{answer}");
     assert_eq!(answer["result"]["isError"], true, "{answer}");
 }

@@ -14,9 +14,9 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 
-use crate::http_modern::{echo_server, modern_call, only_message, post_modern};
+use crate::http_modern::{echo_server, modern_call, post_modern};
 use crate::http_support::{ACCEPT_BOTH, Note, Raw, RawResponse, host, initialize, send};
-use crate::support::{DropSignal, Work, client};
+use crate::support::{DropSignal, Work, client, server_with_tool, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -66,7 +66,7 @@ async fn an_endpoint_serving_only_2026_refuses_initialize_naming_what_it_serves(
     // A client of the handshake era opens with `initialize`, no version header.
     let r = send(raw.post(None, &initialize(7, "2025-11-25"))).await;
     assert_eq!(r.status, 400, "{r:?}");
-    let answer = only_message(&r);
+    let answer = r.only_message();
     assert_eq!(answer["id"], 7, "{answer}");
     let error = &answer["error"];
     assert_eq!(error["code"], ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0);
@@ -88,7 +88,7 @@ async fn an_endpoint_serving_only_2026_refuses_initialize_naming_what_it_serves(
     let r = post_modern(&raw, &modern_call(8, "server/discover", json!({})), None).await;
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(
-        only_message(&r)["result"]["supportedVersions"],
+        r.only_message()["result"]["supportedVersions"],
         json!(["2026-07-28"])
     );
 }
@@ -123,7 +123,7 @@ async fn an_endpoint_serving_only_2026_answers_get_and_delete_405(_: Connector) 
     )
     .await;
     assert_eq!(r.status, 200, "{r:?}");
-    assert_eq!(only_message(&r)["result"]["k"], 1);
+    assert_eq!(r.only_message()["result"]["k"], 1);
     assert_eq!(r.header("mcp-session-id"), None);
     assert_eq!(hosted.service.session_count(), 0);
 }
@@ -152,7 +152,7 @@ async fn a_result_is_one_json_body_until_the_handler_says_something_first(_: Con
     let r = post_modern(&raw, &quiet, None).await;
     assert_eq!(r.status, 200, "{r:?}");
     assert!(content_type(&r).starts_with("application/json"), "{r:?}");
-    assert_eq!(only_message(&r)["result"]["who"], "quiet");
+    assert_eq!(r.only_message()["result"]["who"], "quiet");
 
     // Notifications first: a stream, them in order, the response last.
     let chatty = modern_call(2, "test/work", json!({"who": "chatty", "notes": 3}));
@@ -218,9 +218,7 @@ async fn a_notification_travels_only_on_its_own_requests_stream(_: Connector) {
 }
 
 async fn cacheable_results_carry_the_handlers_hints_or_the_defaults(_: Connector) {
-    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
+    let hello = text_tool("hello", "hi");
     let server = Server::builder("cached", "1.0.0")
         .tool(hello)
         .unwrap()
@@ -237,7 +235,7 @@ async fn cacheable_results_carry_the_handlers_hints_or_the_defaults(_: Connector
     // Authored by the handler: through unchanged.
     let read = modern_call(1, "resources/read", json!({"uri": "file:///a"}));
     let r = post_modern(&raw, &read, Some("file:///a")).await;
-    let result = only_message(&r)["result"].clone();
+    let result = r.only_message()["result"].clone();
     assert_eq!(result["resultType"], "complete", "{result}");
     assert_eq!(result["ttlMs"], 60_000, "{result}");
     assert_eq!(result["cacheScope"], "public", "{result}");
@@ -245,7 +243,7 @@ async fn cacheable_results_carry_the_handlers_hints_or_the_defaults(_: Connector
     // Left unset: the defaults.
     let list = modern_call(2, "tools/list", json!({}));
     let r = post_modern(&raw, &list, None).await;
-    let result = only_message(&r)["result"].clone();
+    let result = r.only_message()["result"].clone();
     assert_eq!(result["resultType"], "complete", "{result}");
     assert_eq!(result["ttlMs"], 0, "{result}");
     assert_eq!(result["cacheScope"], "private", "{result}");
@@ -253,7 +251,7 @@ async fn cacheable_results_carry_the_handlers_hints_or_the_defaults(_: Connector
     // Not cacheable: no hints.
     let body = modern_call(3, "tools/call", json!({"name": "hello", "arguments": {}}));
     let r = post_modern(&raw, &body, Some("hello")).await;
-    let result = only_message(&r)["result"].clone();
+    let result = r.only_message()["result"].clone();
     assert_eq!(result["resultType"], "complete", "{result}");
     assert!(result.get("ttlMs").is_none(), "{result}");
     assert!(result.get("cacheScope").is_none(), "{result}");
@@ -277,10 +275,7 @@ async fn closing_the_response_stream_stops_the_handler(_: Connector) {
             Ok::<_, String>("finished")
         }
     });
-    let server = Server::builder("waiter", "1.0.0")
-        .tool(wait)
-        .unwrap()
-        .build();
+    let server = server_with_tool("waiter", wait);
     let hosted = host(server, StreamableHttpServerConfig::default()).await;
     let raw = Raw::new(&hosted.url);
     let body = modern_call(1, "tools/call", json!({"name": "wait", "arguments": {}}));

@@ -12,7 +12,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
 use crate::http_support::{ACCEPT_BOTH, Hosted, Raw, RawResponse, call, host, send};
-use crate::support::{Echo, client, connect_modern};
+use crate::support::{Echo, client, connect_modern, pending_tool, server_with_tool, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -99,9 +99,7 @@ pub(crate) async fn both_eras(server: Server) -> Hosted {
 }
 
 pub(crate) fn echo_server() -> Server {
-    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
+    let hello = text_tool("hello", "hi");
     Server::builder("modern", "1.0.0")
         .tool(hello)
         .unwrap()
@@ -142,12 +140,6 @@ pub(crate) fn modern_call(id: i64, method: &str, mut params: Value) -> Value {
     call(id, method, params)
 }
 
-pub(crate) fn only_message(r: &RawResponse) -> Value {
-    let messages = r.messages();
-    assert_eq!(messages.len(), 1, "{r:?}");
-    messages.into_iter().next().unwrap()
-}
-
 async fn a_tool_call_needs_no_handshake_and_no_session(_: Connector) {
     let hosted = both_eras(echo_server()).await;
     let raw = Raw::new(&hosted.url);
@@ -156,7 +148,7 @@ async fn a_tool_call_needs_no_handshake_and_no_session(_: Connector) {
         let r = post_modern(&raw, &body, Some("hello")).await;
         assert_eq!(r.status, 200, "{r:?}");
         assert_eq!(r.header("mcp-session-id"), None);
-        let answer = only_message(&r);
+        let answer = r.only_message();
         assert_eq!(answer["id"], id);
         assert_eq!(answer["result"]["resultType"], "complete");
         assert_eq!(answer["result"]["content"][0]["text"], "hi");
@@ -181,7 +173,7 @@ async fn initialize_and_the_other_removed_methods_are_404(_: Connector) {
     ] {
         let r = post_modern(&raw, &body, None).await;
         assert_eq!(r.status, 404, "{} {r:?}", body["method"]);
-        let answer = only_message(&r);
+        let answer = r.only_message();
         assert_eq!(answer["id"], body["id"]);
         assert_eq!(answer["error"]["code"], ErrorCode::METHOD_NOT_FOUND.0);
     }
@@ -236,7 +228,7 @@ async fn a_panicking_handler_is_a_generic_internal_error(_: Connector) {
     let hosted = both_eras(server).await;
     let raw = Raw::new(&hosted.url);
     let r = post_modern(&raw, &modern_call(1, "test/work", json!({})), None).await;
-    let answer = only_message(&r);
+    let answer = r.only_message();
     assert_eq!(
         answer["error"]["code"],
         ErrorCode::INTERNAL_ERROR.0,
@@ -250,7 +242,7 @@ async fn a_panicking_handler_is_a_generic_internal_error(_: Connector) {
     // The endpoint goes on serving.
     let body = modern_call(3, "test/echo", json!({"still": true}));
     let r = post_modern(&raw, &body, None).await;
-    assert_eq!(only_message(&r)["result"]["still"], true);
+    assert_eq!(r.only_message()["result"]["still"], true);
 }
 
 async fn discover_answers_versions_capabilities_and_server_info(_: Connector) {
@@ -258,7 +250,7 @@ async fn discover_answers_versions_capabilities_and_server_info(_: Connector) {
     let raw = Raw::new(&hosted.url);
     let r = post_modern(&raw, &modern_call(1, "server/discover", json!({})), None).await;
     assert_eq!(r.status, 200, "{r:?}");
-    let result = only_message(&r)["result"].clone();
+    let result = r.only_message()["result"].clone();
     let versions = result["supportedVersions"].as_array().unwrap();
     assert!(versions.contains(&json!("2026-07-28")), "{result}");
     assert!(result["capabilities"]["tools"].is_object(), "{result}");
@@ -287,7 +279,7 @@ async fn an_envelope_without_a_required_key_is_400(_: Connector) {
         .remove("io.modelcontextprotocol/clientCapabilities");
     let r = post_modern(&raw, &body, None).await;
     assert_eq!(r.status, 400, "{r:?}");
-    let answer = only_message(&r);
+    let answer = r.only_message();
     assert_eq!(answer["error"]["code"], ErrorCode::INVALID_PARAMS.0);
     assert!(
         answer["error"]["message"]
@@ -321,7 +313,7 @@ async fn a_handlers_error_keeps_its_data_and_takes_the_tables_status(_: Connecto
         )
         .await;
         assert_eq!(r.status, status, "{code}: {r:?}");
-        let answer = only_message(&r);
+        let answer = r.only_message();
         assert_eq!(answer["error"]["code"], code);
         assert_eq!(answer["error"]["data"], json!({"why": "test"}));
         assert!(answer.get("result").is_none());
@@ -348,7 +340,7 @@ async fn a_posted_notification_is_202_and_a_posted_response_400(_: Connector) {
     let r = post_modern(&raw, &response, None).await;
     assert_eq!(r.status, 400, "{r:?}");
     assert_eq!(
-        only_message(&r)["error"]["code"],
+        r.only_message()["error"]["code"],
         ErrorCode::INVALID_REQUEST.0
     );
     // A request afterwards is served: nothing was dispatched for either.
@@ -429,10 +421,7 @@ pub(crate) fn regional_server() -> Server {
             )))
         },
     );
-    Server::builder("regions", "1.0.0")
-        .tool(regional)
-        .unwrap()
-        .build()
+    server_with_tool("regions", regional)
 }
 
 async fn annotated_arguments_travel_as_param_headers(_: Connector) {
@@ -541,16 +530,7 @@ async fn an_unreachable_server_is_an_error_not_the_handshake_era(_: Connector) {
 async fn abandoning_a_call_closes_its_stream_and_posts_nothing(_: Connector) {
     let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
     let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
-    let wait = ToolDef::new("wait", move |_: NoArgs, _cx: Context| {
-        let stopped = crate::support::DropSignal::new(stopped_tx.clone(), ());
-        let started = started_tx.clone();
-        async move {
-            let _stopped = stopped;
-            let _ = started.send(());
-            std::future::pending::<()>().await;
-            Ok::<_, String>("unreachable")
-        }
-    });
+    let wait = pending_tool("wait", stopped_tx, started_tx);
     let server = Server::builder("waiter", "1.0.0")
         .tool(wait)
         .unwrap()

@@ -14,11 +14,11 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::http_client::{echo_server, gate, internal, noting_client, quick, session_of};
+use crate::http_client::{gate, internal, noting_client, quick, session_of};
 use crate::http_support::{
     Controls, Note, Raw, Seen, call, close_request_stream, host_on, read_events_until, send,
 };
-use crate::support::{Echo, Work, client};
+use crate::support::{Echo, Work, client, echo_server};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -86,6 +86,17 @@ fn last_event_id(s: &Seen) -> Option<EventId> {
     s.header("last-event-id").and_then(|v| v.parse().ok())
 }
 
+/// Sends the note `{"n": n}` from `session` and awaits the client's receipt of it.
+async fn note_arrives(
+    session: &modelctx::server::ServerSession,
+    notes: &mut mpsc::UnboundedReceiver<Value>,
+    n: u64,
+) {
+    session.notify::<Note>(json!({"n": n})).await.unwrap();
+    let what = format!("note {n}");
+    assert_eq!(within(&what, notes.recv()).await.unwrap(), json!({"n": n}));
+}
+
 async fn the_standalone_stream_reconnects_with_last_event_id(connect: Connector) {
     let mut hosted = host_on(&connect, Server::builder("push", "1.0.0").build(), quick()).await;
     let (transport, _) = hosted.transport();
@@ -96,15 +107,7 @@ async fn the_standalone_stream_reconnects_with_last_event_id(connect: Connector)
     hosted
         .wait_for("the standalone GET", |s| s.method == http::Method::GET)
         .await;
-    started
-        .session
-        .notify::<Note>(json!({"n": 1}))
-        .await
-        .unwrap();
-    assert_eq!(
-        within("note 1", notes.recv()).await.unwrap(),
-        json!({"n": 1})
-    );
+    note_arrives(&started.session, &mut notes, 1).await;
     let session = started.id.clone().expect("a session id");
     assert!(hosted.close_standalone_stream(&session));
     let again = hosted
@@ -118,15 +121,7 @@ async fn the_standalone_stream_reconnects_with_last_event_id(connect: Connector)
         id.seq >= 1,
         "the id of the last event received, past the priming one"
     );
-    started
-        .session
-        .notify::<Note>(json!({"n": 2}))
-        .await
-        .unwrap();
-    assert_eq!(
-        within("note 2", notes.recv()).await.unwrap(),
-        json!({"n": 2})
-    );
+    note_arrives(&started.session, &mut notes, 2).await;
 }
 
 /// A server whose `test/work` sends a note, closes its own stream's connection, then

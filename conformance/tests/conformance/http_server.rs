@@ -13,10 +13,10 @@ use tokio::sync::mpsc;
 
 use crate::http_modern::{modern_call, post_modern};
 use crate::http_support::{
-    ACCEPT_BOTH, Note, Raw, call, host_on, initialize, post_watching_the_answer, read_events_until,
-    send,
+    ACCEPT_BOTH, Hosted, Note, Raw, call, host_on, initialize, post_watching_the_answer,
+    read_events_until, send,
 };
-use crate::support::{Block, DropSignal, Echo, Work, client, modern_vocabulary};
+use crate::support::{Block, DropSignal, Echo, Work, client, echo_server, modern_vocabulary};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -143,10 +143,9 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-fn echo_server() -> Server {
-    Server::builder("echo", "1.0.0")
-        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .build()
+/// Hosts [`echo_server`] with `config` in the connector's cell.
+async fn host_echo(connect: &Connector, config: StreamableHttpServerConfig) -> Hosted {
+    host_on(connect, echo_server("echo"), config).await
 }
 
 fn default_config() -> StreamableHttpServerConfig {
@@ -154,7 +153,7 @@ fn default_config() -> StreamableHttpServerConfig {
 }
 
 async fn initialize_mints_a_visible_ascii_session_id(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let mut ids = Vec::new();
     for _ in 0..3 {
@@ -204,7 +203,7 @@ async fn requests_reach_their_session_with_its_state(connect: Connector) {
 }
 
 async fn delete_ends_the_session_and_its_transport(connect: Connector) {
-    let mut hosted = host_on(&connect, echo_server(), default_config()).await;
+    let mut hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let started = hosted.session().await;
@@ -225,7 +224,7 @@ async fn delete_ends_the_session_and_its_transport(connect: Connector) {
 }
 
 async fn unknown_session_ids_draw_404(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let _live = raw.init().await;
     let bogus = "no-such-session";
@@ -240,7 +239,7 @@ async fn unknown_session_ids_draw_404(connect: Connector) {
 }
 
 async fn missing_session_id_draws_400(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let _live = raw.init().await;
     let r = send(raw.post(None, &call(2, "test/echo", json!({"n": 1})))).await;
@@ -260,7 +259,7 @@ async fn missing_session_id_draws_400(connect: Connector) {
 }
 
 async fn a_second_initialize_is_refused(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let r = send(raw.post(Some(&id), &initialize(5, "2025-11-25"))).await;
@@ -278,7 +277,7 @@ async fn a_second_initialize_is_refused(connect: Connector) {
 async fn cors_layer_exposes_the_session_id(connect: Connector) {
     let mut endpoint = connect.http_endpoint().await;
     let url = format!("{}/mcp", endpoint.origin());
-    let server = echo_server();
+    let server = echo_server("echo");
     endpoint
         .serve(default_config(), move |config| {
             let server = server.clone();
@@ -320,7 +319,7 @@ async fn cors_layer_exposes_the_session_id(connect: Connector) {
 }
 
 async fn stateless_serves_concurrent_clients_without_session_ids(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config().sessionless()).await;
+    let hosted = host_echo(&connect, default_config().sessionless()).await;
     let clients = (0..5).map(|i| {
         let (transport, handle) = hosted.transport();
         async move {
@@ -349,7 +348,7 @@ async fn stateless_serves_concurrent_clients_without_session_ids(connect: Connec
 }
 
 async fn a_stateless_transport_serves_one_request(connect: Connector) {
-    let mut hosted = host_on(&connect, echo_server(), default_config().sessionless()).await;
+    let mut hosted = host_echo(&connect, default_config().sessionless()).await;
     let raw = Raw::new(&hosted.url);
     for i in 0..2 {
         let r = send(raw.post(None, &call(i, "test/echo", json!({"i": i})))).await;
@@ -388,7 +387,7 @@ async fn stateless_handlers_cannot_call_the_client(connect: Connector) {
 }
 
 async fn post_without_both_media_types_draws_406(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     for accept in ["application/json", "text/event-stream", "text/html"] {
         let body = initialize(1, "2025-11-25").to_string();
@@ -406,7 +405,7 @@ async fn post_without_both_media_types_draws_406(connect: Connector) {
 }
 
 async fn batches_only_for_2025_03_26(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let batch = json!([
         call(2, "test/echo", json!({"v": "a"})),
@@ -428,7 +427,7 @@ async fn batches_only_for_2025_03_26(connect: Connector) {
 }
 
 async fn non_json_content_type_draws_415(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     for ct in [
         Some("text/plain"),
@@ -455,7 +454,7 @@ async fn non_json_content_type_draws_415(connect: Connector) {
 }
 
 async fn foreign_origin_or_host_draws_403_before_any_session(connect: Connector) {
-    let mut hosted = host_on(&connect, echo_server(), default_config()).await;
+    let mut hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let r = send(
         raw.post(None, &initialize(1, "2025-11-25"))
@@ -484,7 +483,7 @@ async fn foreign_origin_or_host_draws_403_before_any_session(connect: Connector)
 }
 
 async fn json_response_mode_answers_with_one_json_body(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config().json_response()).await;
+    let hosted = host_echo(&connect, default_config().json_response()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let r = send(raw.post(Some(&id), &call(2, "test/echo", json!({"k": 1})))).await;
@@ -663,7 +662,7 @@ async fn json_response_mode_keeps_request_scoped_messages_off_the_wire(connect: 
 }
 
 async fn other_http_methods_draw_405(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     for method in [http::Method::PUT, http::Method::PATCH] {
         let r = send(raw.request(method.clone()).header("accept", ACCEPT_BOTH)).await;
@@ -672,7 +671,7 @@ async fn other_http_methods_draw_405(connect: Connector) {
 }
 
 async fn notifications_and_responses_draw_202(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let note = json!({"jsonrpc":"2.0","method":"notifications/roots/list_changed"});
@@ -687,7 +686,7 @@ async fn rejections_reach_the_error_callback(connect: Connector) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let config = default_config().on_error(move |r| log.lock().unwrap().push(r.status.as_u16()));
-    let hosted = host_on(&connect, echo_server(), config).await;
+    let hosted = host_echo(&connect, config).await;
     let raw = Raw::new(&hosted.url);
     let init = initialize(1, "2025-11-25").to_string();
     send(raw.bare_post(Some("text/html"), Some("application/json"), init.clone())).await;
@@ -703,7 +702,7 @@ async fn rejections_reach_the_error_callback(connect: Connector) {
 }
 
 async fn bad_bodies_draw_400(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let post = |body: &'static str| {
         raw.bare_post(Some(ACCEPT_BOTH), Some("application/json"), body.to_owned())
@@ -730,7 +729,7 @@ async fn bad_bodies_draw_400(connect: Connector) {
 }
 
 async fn bad_protocol_version_header_draws_400(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     for version in ["2099-01-01", "garbage"] {
@@ -756,7 +755,7 @@ async fn bad_protocol_version_header_draws_400(connect: Connector) {
 
 async fn absent_protocol_version_means_2025_03_26(connect: Connector) {
     // Stateless: no session to tell the revision, so only the header can.
-    let hosted = host_on(&connect, echo_server(), default_config().sessionless()).await;
+    let hosted = host_echo(&connect, default_config().sessionless()).await;
     let raw = Raw::new(&hosted.url);
     let batch = json!([
         call(1, "test/echo", json!({})),
@@ -772,7 +771,7 @@ async fn absent_protocol_version_means_2025_03_26(connect: Connector) {
 }
 
 async fn a_second_standalone_stream_is_rejected(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     let id = raw.init().await;
     let first = within("the GET", raw.get(&id).send()).await.unwrap();
@@ -939,7 +938,7 @@ async fn a_2025_exchange_carries_no_modern_vocabulary(connect: Connector) {
 /// 2026-07-28 over HTTP: a request's answer is the body of the POST that carried it
 /// (no session, no other stream to put it on).
 async fn a_stateless_era_answer_comes_back_on_its_own_post(connect: Connector) {
-    let hosted = host_on(&connect, echo_server(), default_config()).await;
+    let hosted = host_echo(&connect, default_config()).await;
     let raw = Raw::new(&hosted.url);
     for id in [7, 8] {
         let body = modern_call(id, "test/echo", json!({"n": id}));

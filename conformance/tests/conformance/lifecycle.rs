@@ -1,7 +1,7 @@
 //! Lifecycle & version negotiation.
 
 use modelctx::http::StreamableHttpServerConfig;
-use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::server::Server;
 use modelctx::session::RequestOptions;
 use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
 use modelctx::types::{
@@ -21,8 +21,8 @@ use crate::http_support::{
     read_events_until, send,
 };
 use crate::support::{
-    DropSignal, Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, scripted_server,
-    stateless_era,
+    Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, pending_tool,
+    scripted_server, server_with_tool, stateless_era, text_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -458,13 +458,6 @@ async fn post(raw: &Raw, session: &str, body: &Value) -> RawResponse {
     send(raw.post(Some(session), body)).await
 }
 
-/// The one JSON-RPC message an answer carries.
-fn only_message(answer: &RawResponse) -> Value {
-    let messages = answer.messages();
-    assert_eq!(messages.len(), 1, "{answer:?}");
-    messages.into_iter().next().unwrap()
-}
-
 /// A session's requests other than `ping`, before the client's
 /// `notifications/initialized`: refused on each instance that continues the session from
 /// its record and on the one that ran the handshake, each with the answer one service
@@ -494,7 +487,7 @@ async fn requests_before_initialization_are_rejected_on_every_instance(connector
         let answer = post(&raw, &session, &call(id, "tools/list", json!({}))).await;
         copies[instance] = 1;
         assert_eq!(hosted.copies_per_instance(), copies, "a copy on {instance}");
-        assert_refused(&answer, id);
+        answer.assert_error_answer(id, ErrorCode::INVALID_REQUEST);
         if id == 7 {
             assert_same_answer(&answer, &one_answer);
         }
@@ -506,7 +499,7 @@ async fn requests_before_initialization_are_rejected_on_every_instance(connector
         let pong = post(&raw, &session, &call(id, "ping", json!({}))).await;
         assert_eq!(pong.status, 200, "{pong:?}");
         assert_eq!(
-            only_message(&pong),
+            pong.only_message(),
             json!({"jsonrpc": "2.0", "id": id, "result": {}})
         );
         id += 1;
@@ -519,7 +512,7 @@ async fn requests_before_initialization_are_rejected_on_every_instance(connector
         let listed = post(&raw, &session, &call(id, "tools/list", json!({}))).await;
         assert_eq!(listed.status, 200, "{listed:?}");
         assert_eq!(
-            only_message(&listed),
+            listed.only_message(),
             json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}})
         );
         id += 1;
@@ -528,17 +521,6 @@ async fn requests_before_initialization_are_rejected_on_every_instance(connector
         hosted.copies_per_instance(),
         vec![1; instances],
         "one session, a copy on each"
-    );
-}
-
-/// A JSON-RPC `-32600` error answering request `id`.
-fn assert_refused(answer: &RawResponse, id: i64) {
-    let error = only_message(answer);
-    assert_eq!(error["id"], id, "{answer:?}");
-    assert_eq!(
-        error["error"]["code"],
-        ErrorCode::INVALID_REQUEST.0,
-        "{answer:?}"
     );
 }
 
@@ -636,7 +618,7 @@ async fn an_unknown_version_is_answered_with_the_latest_on_every_instance(connec
     let answer = send(raw.post(None, &initialize_request(1, "1999-12-31"))).await;
     let session = session_of(&answer);
     assert_eq!(
-        only_message(&answer)["result"]["protocolVersion"],
+        answer.only_message()["result"]["protocolVersion"],
         ProtocolVersion::LATEST_HANDSHAKE.as_str()
     );
     let a = hosted.session().await.session;
@@ -751,13 +733,8 @@ async fn client_refuses_notifications_it_did_not_declare(connector: Connector) {
 /// every revision: they agree on 2025-11-25, and no frame either way carries 2026-07-28
 /// vocabulary — not the server's result stamps, not the client's envelope.
 async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) {
-    let tool = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
-    let server = Server::builder("both-eras", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build();
+    let tool = text_tool("hello", "hi");
+    let server = server_with_tool("both-eras", tool);
     let client = if connector.cell().has_transport_pair() {
         let (client_side, server_side) = connector.transport_pair().await;
         server.serve(server_side);
@@ -800,16 +777,7 @@ async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) 
 async fn every_request_says_who_is_asking(connector: Connector) {
     let (cancelled, mut cancelled_rx) = tokio::sync::mpsc::unbounded_channel();
     let (started, mut started_rx) = tokio::sync::mpsc::unbounded_channel();
-    let waits = ToolDef::new("waits", move |_: NoArgs, _cx: Context| {
-        let stopped = DropSignal::new(cancelled.clone(), ());
-        let started = started.clone();
-        async move {
-            let _stopped = stopped;
-            let _ = started.send(());
-            std::future::pending::<()>().await;
-            Ok::<_, String>("unreachable")
-        }
-    });
+    let waits = pending_tool("waits", cancelled, started);
     let server = Server::builder("envelope", "1.0.0")
         .tool(waits)
         .unwrap()

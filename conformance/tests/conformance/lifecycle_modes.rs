@@ -2,13 +2,13 @@
 
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpServerConfig;
-use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::server::Server;
 use modelctx::types::{ErrorCode, ErrorData, JsonObject, JsonRpcMessage, Meta, ProtocolVersion};
 use modelctx_conformance::{Connector, Recording, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
 use crate::http_support::{Hosted, host};
-use crate::support::{both_eras, client};
+use crate::support::{both_eras, client, connect_recorded, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -63,15 +63,11 @@ async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: C
         let (transport, _) = hosted.transport();
         (modelctx::transport::boxed(transport), None, Some(hosted))
     };
-    let (client_side, wire) = record(client_side);
-    let client = within(
-        "the client to connect",
-        client()
-            .mode(modelctx::client::ConnectMode::Auto)
-            .connect(client_side),
+    let (client, wire) = connect_recorded(
+        client_side,
+        client().mode(modelctx::client::ConnectMode::Auto),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
     if let Some(session) = session {
         within("the handshake to finish", session.initialized()).await;
@@ -90,9 +86,7 @@ async fn a_handshake_only_server_gets_the_handshake_after_the_probe(connector: C
 
 /// A server that speaks both eras, with a tool and instructions to recognise it by.
 fn two_era_server() -> Server {
-    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
+    let hello = text_tool("hello", "hi");
     Server::builder("two-eras", "2.0.0")
         .instructions("Both eras, one server.")
         .tool(hello)
@@ -100,30 +94,21 @@ fn two_era_server() -> Server {
         .build()
 }
 
-/// Serves `server` in both eras and connects a client in `mode` to it (`what` names
-/// the wait), recording the client's wire; the last item keeps the server hosted.
-async fn connect_recorded(
+/// Serves `server` in both eras and connects a client in `mode` to it, recording the
+/// client's wire; the last item keeps the server hosted.
+async fn connect_to_both_eras(
     connector: &Connector,
     server: &Server,
-    what: &str,
     mode: ConnectMode,
 ) -> (Client, Recording, Option<Hosted>) {
     let (transport, hosted) = both_eras(connector, server).await;
-    let (transport, wire) = record(transport);
-    let client = within(what, client().mode(mode).connect(transport))
-        .await
-        .unwrap();
+    let (client, wire) = connect_recorded(transport, client().mode(mode)).await;
     (client, wire, hosted)
 }
 
 async fn the_legacy_mode_never_probes(connector: Connector) {
-    let (legacy, wire, _hosted) = connect_recorded(
-        &connector,
-        &two_era_server(),
-        "the client to connect",
-        ConnectMode::Handshake,
-    )
-    .await;
+    let (legacy, wire, _hosted) =
+        connect_to_both_eras(&connector, &two_era_server(), ConnectMode::Handshake).await;
     assert_eq!(legacy.protocol_version(), &ProtocolVersion::V2025_11_25);
     legacy.list_all_tools().await.unwrap();
     assert_eq!(
@@ -133,10 +118,9 @@ async fn the_legacy_mode_never_probes(connector: Connector) {
 }
 
 async fn a_pinned_client_starts_with_the_callers_first_request(connector: Connector) {
-    let (pinned, wire, _hosted) = connect_recorded(
+    let (pinned, wire, _hosted) = connect_to_both_eras(
         &connector,
         &two_era_server(),
-        "the client to connect",
         ConnectMode::Pin(ProtocolVersion::V2026_07_28),
     )
     .await;
@@ -189,13 +173,8 @@ async fn a_kept_discover_answer_saves_the_probe(connector: Connector) {
         .expect("the discover answer");
     first.close().await;
 
-    let (again, wire, _hosted) = connect_recorded(
-        &connector,
-        &server,
-        "the second client to connect",
-        ConnectMode::Prior(Box::new(kept)),
-    )
-    .await;
+    let (again, wire, _hosted) =
+        connect_to_both_eras(&connector, &server, ConnectMode::Prior(Box::new(kept))).await;
     assert!(wire.messages().is_empty(), "no negotiation traffic");
     assert_eq!(again.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(again.server_info().name, "two-eras");
@@ -207,10 +186,9 @@ async fn a_kept_discover_answer_saves_the_probe(connector: Connector) {
 }
 
 async fn discover_says_what_the_server_speaks(connector: Connector) {
-    let (modern, wire, _hosted) = connect_recorded(
+    let (modern, wire, _hosted) = connect_to_both_eras(
         &connector,
         &two_era_server(),
-        "the client to connect",
         ConnectMode::Pin(ProtocolVersion::V2026_07_28),
     )
     .await;
@@ -267,13 +245,7 @@ async fn a_version_refusal_that_lists_ours_is_asked_again(connector: Connector) 
         }
     };
     let transport = crate::support::scripted_server_with_errors(&connector, answer).await;
-    let (transport, wire) = record(transport);
-    let modern = within(
-        "the client to connect",
-        client().mode(ConnectMode::Auto).connect(transport),
-    )
-    .await
-    .unwrap();
+    let (modern, wire) = connect_recorded(transport, client().mode(ConnectMode::Auto)).await;
     assert_eq!(modern.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(modern.server_info().name, "picky");
     assert_eq!(wire.sent_methods(), ["server/discover", "server/discover"]);
@@ -294,13 +266,7 @@ async fn a_version_refusal_that_lists_ours_is_asked_again(connector: Connector) 
         }
     };
     let transport = crate::support::scripted_server_with_errors(&connector, answer).await;
-    let (transport, wire) = record(transport);
-    let fallback = within(
-        "the client to connect",
-        client().mode(ConnectMode::Auto).connect(transport),
-    )
-    .await
-    .unwrap();
+    let (fallback, wire) = connect_recorded(transport, client().mode(ConnectMode::Auto)).await;
     assert_eq!(fallback.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(
         wire.sent_methods(),

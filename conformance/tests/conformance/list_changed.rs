@@ -14,7 +14,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect, text_resource};
+use crate::support::{client, connect, text_resource, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -41,13 +41,6 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-/// A tool named `name` that answers `x`.
-pub(crate) fn tool(name: &str) -> ToolDef {
-    ToolDef::new(name, |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("x")
-    })
-}
-
 async fn signal_only_does_not_refetch(connector: Connector) {
     let server = Server::builder("dynamic", "1.0.0").enable_tools().build();
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -55,7 +48,7 @@ async fn signal_only_does_not_refetch(connector: Connector) {
         let _ = tx.send(kind);
     });
     let pair = connect(&connector, &server, builder).await;
-    server.add_tool(tool("one")).unwrap();
+    server.add_tool(text_tool("one", "x")).unwrap();
     assert_eq!(within("the signal", rx.recv()).await, Some(ListKind::Tools));
     // The callback ran on the notification; the client asked for no list.
     assert_eq!(pair.wire.sent_count("tools/list"), 0);
@@ -77,12 +70,12 @@ pub(crate) fn refreshing_tools() -> (
 async fn auto_refresh_delivers_the_fresh_list(connector: Connector) {
     let server = Server::builder("dynamic", "1.0.0")
         .page_size(1)
-        .tool(tool("first"))
+        .tool(text_tool("first", "x"))
         .unwrap()
         .build();
     let (builder, mut rx) = refreshing_tools();
     let pair = connect(&connector, &server, builder).await;
-    server.add_tool(tool("second")).unwrap();
+    server.add_tool(text_tool("second", "x")).unwrap();
     let update = within("the refreshed list", rx.recv())
         .await
         .unwrap()
@@ -117,7 +110,7 @@ async fn reactions_need_the_advertised_capability(connector: Connector) {
     });
     let server = Server::builder("static", "1.0.0")
         .list_changed(false)
-        .tool(tool("fixed"))
+        .tool(text_tool("fixed", "x"))
         .unwrap()
         .tool(stray)
         .unwrap()
@@ -149,7 +142,7 @@ async fn reactions_need_the_advertised_capability(connector: Connector) {
         Some(true)
     );
     // A registry change is not announced without the capability...
-    server.add_tool(tool("late")).unwrap();
+    server.add_tool(text_tool("late", "x")).unwrap();
     // ...and a stray announcement does not trigger the client's reactions.
     pair.client
         .set_logging_level(LoggingLevel::Info)
@@ -192,7 +185,7 @@ async fn a_burst_of_changes_is_announced_once(connector: Connector) {
     let first = connect(&connector, &server, listen(tx)).await;
     let second = connect(&connector, &server, listen(tx2)).await;
     for i in 0..10 {
-        server.add_tool(tool(&format!("t{i}"))).unwrap();
+        server.add_tool(text_tool(&format!("t{i}"), "x")).unwrap();
     }
     assert!(server.remove_tool("t3"));
     assert_eq!(
@@ -249,7 +242,7 @@ async fn registrations_after_connect_change_the_lists(connector: Connector) {
     let pair = connect(&connector, &server, builder).await;
     assert!(pair.client.list_all_tools().await.unwrap().is_empty());
 
-    server.add_tool(tool("t")).unwrap();
+    server.add_tool(text_tool("t", "x")).unwrap();
     server
         .add_resource(text_resource("file:///r", "r", "r"))
         .unwrap();

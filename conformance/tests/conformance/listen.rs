@@ -3,12 +3,12 @@
 //! the kinds it asked for, each stamped with its listen request's id). The client's own
 //! handling of hand-played streams is in `resources.rs`.
 
-use modelctx::server::{Context, NoArgs, PromptDef, Server, ToolDef};
+use modelctx::server::{Context, NoArgs, PromptDef, Server};
 use modelctx::types::{RequestId, ServerNotification, SubscriptionFilter};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::Value;
 
-use crate::support::{Pair, client, connect, next_change, text_resource};
+use crate::support::{Pair, client, connect, next_change, text_resource, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -107,11 +107,7 @@ async fn each_stream_gets_the_list_changes_it_asked_for(connector: Connector) {
     .unwrap();
     assert_eq!(prompts.honored(), &prompts_only);
 
-    server
-        .add_tool(ToolDef::new("t", |_: NoArgs, _cx: Context| async move {
-            Ok::<_, String>("t")
-        }))
-        .unwrap();
+    server.add_tool(text_tool("t", "t")).unwrap();
     let first = next_change("the tools change", all.next()).await;
     assert!(
         matches!(first, ServerNotification::ToolListChanged(_)),

@@ -4,15 +4,16 @@
 //! and a stdio client listening again after it reconnects. What one stream carries is
 //! in `listen.rs`.
 
-use modelctx::client::ListKind;
-use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::client::{ListKind, Subscription};
+use modelctx::server::{Context, NoArgs, Server};
 use modelctx::types::{ErrorCode, ServerNotification, SubscriptionFilter};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::listen::{dynamic, stamped};
-use crate::support::{client, connect, next_change, text_resource};
+use crate::support::{Pair, client, connect, next_change, text_resource, text_tool};
+use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -47,12 +48,6 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-fn tool(name: &'static str) -> ToolDef {
-    ToolDef::new(name, move |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>(name)
-    })
-}
-
 fn kind(change: &ServerNotification) -> &'static str {
     match change {
         ServerNotification::ToolListChanged(_) => "tools",
@@ -76,7 +71,7 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
         .unwrap();
     assert_ne!(a.id(), b.id());
 
-    server.add_tool(tool("one")).unwrap();
+    server.add_tool(text_tool("one", "one")).unwrap();
     let on_a = next_change("the tools change on a", a.next()).await;
     let on_b = next_change("the tools change on b", b.next()).await;
     assert_eq!((kind(&on_a), kind(&on_b)), ("tools", "tools"));
@@ -88,7 +83,7 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
         .unwrap();
     let on_b = next_change("the prompts change on b", b.next()).await;
     assert_eq!(kind(&on_b), "prompts");
-    server.add_tool(tool("two")).unwrap();
+    server.add_tool(text_tool("two", "two")).unwrap();
     // a's next is the second tools change: the prompts change never reached it.
     let on_a = next_change("the second tools change on a", a.next()).await;
     let on_b = next_change("the second tools change on b", b.next()).await;
@@ -117,6 +112,16 @@ async fn concurrent_streams_each_get_only_their_own_notifications(connector: Con
     );
 }
 
+/// A client of [`library`] listening for updates of `file:///a.txt`, acknowledged.
+async fn subscribed_to_a(connector: &Connector) -> (Server, Pair, Subscription) {
+    let server = library();
+    let pair = connect(connector, &server, client()).await;
+    let subscription = within("the acknowledgement", pair.client.subscribe(updates_of_a()))
+        .await
+        .unwrap();
+    (server, pair, subscription)
+}
+
 fn library() -> Server {
     Server::builder("library", "1.0.0")
         .resource(text_resource("file:///a.txt", "a", "a"))
@@ -130,11 +135,7 @@ fn updates_of_a() -> SubscriptionFilter {
 }
 
 async fn a_stream_the_server_ends_is_answered_before_it_closes(connector: Connector) {
-    let server = library();
-    let pair = connect(&connector, &server, client()).await;
-    let mut subscription = within("the acknowledgement", pair.client.subscribe(updates_of_a()))
-        .await
-        .unwrap();
+    let (server, pair, mut subscription) = subscribed_to_a(&connector).await;
     assert_eq!(server.notify_resource_updated("file:///a.txt").await, 1);
     // The server ends its streams (at shutdown, say): the change already sent comes
     // first, then the end, with no error.
@@ -167,11 +168,7 @@ async fn a_stream_the_server_ends_is_answered_before_it_closes(connector: Connec
 }
 
 async fn a_stream_the_server_ends_is_answered_never_cancelled(connector: Connector) {
-    let server = library();
-    let pair = connect(&connector, &server, client()).await;
-    let mut subscription = within("the acknowledgement", pair.client.subscribe(updates_of_a()))
-        .await
-        .unwrap();
+    let (server, pair, mut subscription) = subscribed_to_a(&connector).await;
     assert_eq!(server.end_subscriptions(), 1);
     assert!(within("the end", subscription.next()).await.is_none());
     // Ended with an answer to the listen request, and no cancellation from the server,
@@ -206,11 +203,7 @@ async fn a_listen_over_the_limit_is_refused_before_any_acknowledgement(connector
     let refused = within("the refusal", pair.client.subscribe(updates_of_a()))
         .await
         .unwrap_err();
-    assert_eq!(
-        refused.protocol_error().map(|e| e.code),
-        Some(ErrorCode::INTERNAL_ERROR),
-        "{refused}"
-    );
+    assert_eq!(error_code(&refused), ErrorCode::INTERNAL_ERROR, "{refused}");
     // Only the open stream was ever acknowledged, and it goes on.
     let acknowledged = pair
         .wire
@@ -244,7 +237,7 @@ async fn a_reconnected_stdio_client_listens_again(connector: Connector) {
     let (builder, mut changes) = reacting();
     let second = connect(&connector, &server, builder).await;
     assert_eq!(listens(&second), 1);
-    server.add_tool(tool("new")).unwrap();
+    server.add_tool(text_tool("new", "new")).unwrap();
     let changed = within("the change", changes.recv()).await.unwrap();
     assert_eq!(changed, ListKind::Tools);
 }

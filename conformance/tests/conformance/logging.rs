@@ -16,7 +16,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect, raw_options};
+use crate::support::{client, connect, raw_options, server_with_tool};
 use crate::tools::{connect_to, error_code};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -81,10 +81,7 @@ fn chatty() -> Server {
         }
         Ok::<_, String>("logged")
     });
-    Server::builder("chatty", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build()
+    server_with_tool("chatty", tool)
 }
 
 /// A client that forwards every log message to a channel.

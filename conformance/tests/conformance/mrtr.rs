@@ -346,7 +346,12 @@ async fn answers_to_questions_never_asked_are_ignored(connector: Connector) {
             .collect(),
     );
     params.request_state = asked.request_state;
-    match round(&pair.client, params).await.expect("the retry") {
+    greets_grace(round(&pair.client, params).await.expect("the retry"));
+}
+
+/// Asserts `round` completed the call with the greeting for the answer `grace()`.
+fn greets_grace(round: Round<CallToolResult>) {
+    match round {
         Round::Complete(result) => assert_eq!(result.content[0].as_text(), Some("Hello, Grace!")),
         other => panic!("expected the result, got {other:?}"),
     }
@@ -368,10 +373,7 @@ async fn a_retry_without_the_answer_is_asked_again(connector: Connector) {
     // Answered this time, the call completes.
     params.input_responses = Some([(key, grace())].into_iter().collect());
     params.request_state = again.request_state;
-    match round(&pair.client, params).await.expect("the retry") {
-        Round::Complete(result) => assert_eq!(result.content[0].as_text(), Some("Hello, Grace!")),
-        other => panic!("expected the result, got {other:?}"),
-    }
+    greets_grace(round(&pair.client, params).await.expect("the retry"));
 }
 
 async fn a_tampered_state_is_refused(connector: Connector) {

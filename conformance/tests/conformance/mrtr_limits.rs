@@ -7,13 +7,14 @@ use modelctx::server::{Context, Server};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CreateMessageRequest, CreateMessageRequestParams,
     CreateMessageResult, ElicitRequest, ErrorCode, InputRequiredResult, ListRootsRequest,
-    RequestMethod, SamplingMessage,
+    SamplingMessage,
 };
-use modelctx_conformance::{Connector, Test, conformance_test};
+use modelctx_conformance::{Connector, Test, conformance_test, request_method};
 use serde_json::{Value, json};
 
 use crate::caching::{played, sent};
 use crate::support::{call_work, client, connect, work_tool};
+use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -48,14 +49,10 @@ async fn a_server_that_keeps_asking_is_given_up_after_sixteen_rounds(connector: 
     assert_eq!(sent(&wire, "tools/call").len(), 17);
 }
 
-/// `tools/call` with a handler of its own, answering any JSON result.
-struct RawCall;
-
-impl RequestMethod for RawCall {
-    const METHOD: &'static str = "tools/call";
-    type Params = Value;
-    type Result = InputRequiredResult;
-}
+request_method!(
+    /// `tools/call` with a handler of its own, answering any JSON result.
+    RawCall = "tools/call", Value => InputRequiredResult
+);
 
 async fn an_interim_result_with_nothing_to_answer_or_echo_is_an_error(connector: Connector) {
     let server = Server::builder("raw", "1.0.0")
@@ -73,11 +70,7 @@ async fn an_interim_result_with_nothing_to_answer_or_echo_is_an_error(connector:
         .request::<CallToolRequest>(CallToolRequestParams::new("anything"))
         .await
         .unwrap_err();
-    assert_eq!(
-        refused.protocol_error().map(|e| e.code),
-        Some(ErrorCode::INTERNAL_ERROR),
-        "{refused}"
-    );
+    assert_eq!(error_code(&refused), ErrorCode::INTERNAL_ERROR, "{refused}");
     // On the wire the answer is a JSON-RPC error, never an interim result.
     let asked = serde_json::to_value(sent(&pair.wire, "tools/call")[0]["id"].clone()).unwrap();
     let answers: Vec<Value> = pair

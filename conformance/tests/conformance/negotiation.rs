@@ -5,7 +5,7 @@
 //! list refresh a 2026-07-28 client runs over `subscriptions/listen`.
 
 use modelctx::client::{ConnectMode, ListUpdate};
-use modelctx::server::{Context, NoArgs, Server, ToolDef};
+use modelctx::server::{Context, Server};
 use modelctx::types::{
     CallToolRequest, ClientCapabilities, ErrorCode, ErrorData, ExperimentalCapabilities,
     ProtocolVersion, ServerCapabilities,
@@ -13,10 +13,12 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
-use crate::http_modern::{both_eras, echo_server, modern_call, only_message, post_modern};
+use crate::http_modern::{both_eras, echo_server, modern_call, post_modern};
 use crate::http_support::{Raw, initialize};
-use crate::list_changed::{refreshing_tools, tool};
-use crate::support::{call_work, client, connect, work_tool};
+use crate::list_changed::refreshing_tools;
+use crate::support::{
+    call_work, client, connect, connect_recorded, server_with_tool, text_tool, work_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -114,22 +116,14 @@ async fn listing_a_kind_the_server_did_not_advertise_is_refused_unsent(connector
 }
 
 async fn the_discover_answer_is_adopted_once_and_kept(connector: Connector) {
-    let hello = ToolDef::new("hello", |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("hi")
-    });
+    let hello = text_tool("hello", "hi");
     let server = Server::builder("discoverable", "1.0.0")
         .instructions("Say hello.")
         .tool(hello)
         .unwrap()
         .build();
     let (transport, _hosted) = crate::support::both_eras(&connector, &server).await;
-    let (transport, wire) = record(transport);
-    let client = within(
-        "the client to connect",
-        client().mode(ConnectMode::Auto).connect(transport),
-    )
-    .await
-    .expect("the client connects");
+    let (client, wire) = connect_recorded(transport, client().mode(ConnectMode::Auto)).await;
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     let adopted = client
         .discover_result()
@@ -211,7 +205,7 @@ async fn an_initialize_in_a_modern_envelope_is_not_a_handshake(_: Connector) {
     let r = post_modern(&raw, &dual, None).await;
     assert_eq!(r.status, 404, "{r:?}");
     assert_eq!(r.header("mcp-session-id"), None, "no session: {r:?}");
-    let answer = only_message(&r);
+    let answer = r.only_message();
     assert_eq!(answer["id"], 1);
     assert_eq!(answer["error"]["code"], ErrorCode::METHOD_NOT_FOUND.0);
     assert!(answer.get("result").is_none(), "{answer}");
@@ -225,10 +219,7 @@ async fn an_initialize_in_a_modern_envelope_is_not_a_handshake(_: Connector) {
 }
 
 async fn a_listened_change_brings_the_fresh_list_to_the_callback(connector: Connector) {
-    let server = Server::builder("dynamic", "1.0.0")
-        .tool(tool("first"))
-        .unwrap()
-        .build();
+    let server = server_with_tool("dynamic", text_tool("first", "x"));
     let (builder, mut rx) = refreshing_tools();
     let pair = connect(&connector, &server, builder).await;
     // The client opened a stream for the tool list's changes.
@@ -247,7 +238,7 @@ async fn a_listened_change_brings_the_fresh_list_to_the_callback(connector: Conn
         ("second", vec!["first", "second"]),
         ("third", vec!["first", "second", "third"]),
     ] {
-        server.add_tool(tool(added)).unwrap();
+        server.add_tool(text_tool(added, "x")).unwrap();
         let update = within("the refreshed list", rx.recv())
             .await
             .expect("the callback is kept")

@@ -7,10 +7,12 @@ use modelctx::server::{Context, Server, ToolDef};
 use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest,
-    JsonRpcResultResponse, NotificationMethod, RequestId, Tool, to_raw,
+    JsonRpcResultResponse, RequestId, Tool, to_raw,
 };
-use modelctx_conformance::{Connector, SpecVersion, Test, TransportKind, conformance_test, within};
-use serde_json::{Value, json};
+use modelctx_conformance::{
+    Connector, SpecVersion, Test, TransportKind, conformance_test, notification_method, within,
+};
+use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::support::{client, connect};
@@ -22,12 +24,10 @@ pub(crate) fn tests() -> Vec<Test> {
     )]
 }
 
-/// A vendor notification whose server handler panics.
-struct Boom;
-impl NotificationMethod for Boom {
-    const METHOD: &'static str = "com.example/boom";
-    type Params = Value;
-}
+notification_method!(
+    /// A vendor notification whose server handler panics.
+    Boom = "com.example/boom"
+);
 
 async fn reported(errors: &mut mpsc::UnboundedReceiver<ErrorData>, what: &str) -> ErrorData {
     within(what, errors.recv())

@@ -10,7 +10,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test};
 use serde_json::Value;
 
-use crate::support::text_resource;
+use crate::support::{text_resource, text_tool};
 use crate::tools::{connect_to, error_code};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -68,13 +68,9 @@ async fn walking_the_pages_visits_each_once(connector: Connector) {
 async fn a_bad_cursor_is_invalid_params(connector: Connector) {
     let server = Server::builder("paged", "1.0.0")
         .page_size(1)
-        .tool(ToolDef::new("a", |_: NoArgs, _cx: Context| async move {
-            Ok::<_, String>("x")
-        }))
+        .tool(text_tool("a", "x"))
         .unwrap()
-        .tool(ToolDef::new("b", |_: NoArgs, _cx: Context| async move {
-            Ok::<_, String>("x")
-        }))
+        .tool(text_tool("b", "x"))
         .unwrap()
         .resource(text_resource("file:///a", "a", "x"))
         .unwrap()

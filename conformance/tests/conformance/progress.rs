@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::cancellation::{blocking_server, cancellations_sent};
-use crate::support::{Block, Echo, Work, client, connect, payload, try_connect};
+use crate::support::{Block, Echo, Work, assert_echoes, client, connect, payload, try_connect};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -269,15 +269,7 @@ async fn a_request_times_out_cancels_and_the_session_survives(connector: Connect
         serde_json::to_value(call.expect("the call was sent")).unwrap()
     );
     within("the handler to be cancelled", cancelled_rx.recv()).await;
-    assert_eq!(
-        payload(
-            pair.client
-                .request::<Echo>(json!({"v": "ok"}))
-                .await
-                .unwrap()
-        ),
-        json!({"v": "ok"})
-    );
+    assert_echoes::<Echo>(&pair.client, json!({"v": "ok"})).await;
 }
 
 async fn the_session_default_timeout_applies(connector: Connector) {

@@ -14,7 +14,10 @@ use modelctx_conformance::{Connector, SpecVersion, Test, conformance_test, withi
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{Echo, Script, Work, client, connect, meta_echo_server, next_change, payload};
+use crate::support::{
+    Echo, Script, Work, assert_echoes, client, connect, meta_echo_server, next_change, payload,
+    text_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -288,15 +291,7 @@ async fn a_panicking_handler_answers_internal_error(connector: Connector) {
     let err = err.protocol_error().expect("a JSON-RPC error");
     assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
     assert!(!err.message.contains("secret"), "{err:?}");
-    assert_eq!(
-        payload(
-            pair.client
-                .request::<Work>(json!({"v": "fine"}))
-                .await
-                .unwrap()
-        ),
-        json!({"v": "fine"})
-    );
+    assert_echoes::<Work>(&pair.client, json!({"v": "fine"})).await;
 }
 
 async fn malformed_params_answer_invalid_params(connector: Connector) {
@@ -373,7 +368,7 @@ async fn result_meta_reaches_the_client(connector: Connector) {
 }
 
 async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Connector) {
-    use modelctx::server::{NoArgs, PromptDef, ToolDef};
+    use modelctx::server::{NoArgs, PromptDef};
     use modelctx::types::{
         CallToolRequest, CallToolRequestParams, JsonRpcMessage, Meta, RequestId,
         ServerNotification, SubscriptionFilter,
@@ -454,12 +449,7 @@ async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Co
 
     // Each change reaches the subscription whose id it is tagged with, and only it: a
     // tools change, a prompts change, another tools change.
-    server
-        .add_tool(ToolDef::new(
-            "added",
-            |_: NoArgs, _cx: modelctx::server::Context| async move { Ok::<_, String>("x") },
-        ))
-        .unwrap();
+    server.add_tool(text_tool("added", "x")).unwrap();
     let change = next_change("the tools change", watch_tools.next()).await;
     assert!(
         matches!(change, ServerNotification::ToolListChanged(_)),
@@ -471,12 +461,7 @@ async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Co
         matches!(change, ServerNotification::PromptListChanged(_)),
         "{change:?}"
     );
-    server
-        .add_tool(ToolDef::new(
-            "again",
-            |_: NoArgs, _cx: modelctx::server::Context| async move { Ok::<_, String>("x") },
-        ))
-        .unwrap();
+    server.add_tool(text_tool("again", "x")).unwrap();
     let change = next_change("the next tools change", watch_tools.next()).await;
     assert!(
         matches!(change, ServerNotification::ToolListChanged(_)),

@@ -3,12 +3,12 @@
 //! clients as a list change.
 
 use modelctx::client::ListKind;
-use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server, ToolDef};
+use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server};
 use modelctx::types::{JsonObject, TextOrBlobResourceContents};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use tokio::sync::mpsc;
 
-use crate::support::{Pair, client, connect, tool_names};
+use crate::support::{Pair, client, connect, text_tool, tool_names};
 use crate::tools::call_without_arguments;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -47,18 +47,12 @@ async fn announced(changes: &mut mpsc::UnboundedReceiver<ListKind>, kind: ListKi
     assert_eq!(within(what, changes.recv()).await, Some(kind), "{what}");
 }
 
-fn echo_tool(name: &str, answer: &'static str) -> ToolDef {
-    ToolDef::new(name, move |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>(answer)
-    })
-}
-
 async fn a_disabled_tool_is_gone_until_enabled_again(connector: Connector) {
     let server = Server::builder("switches", "1.0.0").enable_tools().build();
     let (pair, mut changes) = watching(&connector, &server, ListKind::Tools).await;
     assert!(tool_names(&pair.client).await.is_empty());
 
-    let handle = server.add_tool(echo_tool("lamp", "on")).unwrap();
+    let handle = server.add_tool(text_tool("lamp", "on")).unwrap();
     announced(&mut changes, ListKind::Tools, "the registration").await;
     assert!(handle.is_enabled());
     assert_eq!(tool_names(&pair.client).await, ["lamp"]);
@@ -78,7 +72,7 @@ async fn a_disabled_tool_is_gone_until_enabled_again(connector: Connector) {
     // The name stays taken while disabled.
     assert!(
         server
-            .add_tool(echo_tool("lamp", "other"))
+            .add_tool(text_tool("lamp", "other"))
             .unwrap_err()
             .is_duplicate()
     );

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::http_support::{call, initialize};
-use crate::support::{client, tool_names};
+use crate::support::{client, server_with_tool, tool_names};
 use crate::tools::obj;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -57,10 +57,7 @@ fn shouting_server() -> Server {
     let shout = ToolDef::new("shout", |w: Words, _cx: Context| async move {
         Ok::<_, String>(w.text.to_uppercase())
     });
-    Server::builder("shouter", "1.0.0")
-        .tool(shout)
-        .unwrap()
-        .build()
+    server_with_tool("shouter", shout)
 }
 
 /// A `Server` hosted over legacy SSE on a loopback port; each session it starts is

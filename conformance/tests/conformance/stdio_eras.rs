@@ -8,11 +8,11 @@ use modelctx::client::{Client, ConnectMode};
 use modelctx::stdio::{ChildProcess, RestartPolicy};
 use modelctx::transport::ReconnectPolicy;
 use modelctx::types::{CallToolRequest, CallToolRequestParams, JsonRpcMessage};
-use modelctx_conformance::{Connector, Test, conformance_test, record, within};
+use modelctx_conformance::{Connector, Test, conformance_test, within};
 use modelctx_test::text_of;
 use serde_json::json;
 
-use crate::support::client;
+use crate::support::{client, connect_recorded};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -40,13 +40,8 @@ async fn connect(mode: ConnectMode) -> (Client, modelctx_conformance::Recording)
     let spawned = ChildProcess::new(FIXTURE)
         .spawn()
         .expect("the fixture spawns");
-    let (transport, wire) = record(modelctx::transport::boxed(spawned));
-    let client = within(
-        "the client to connect",
-        client().mode(mode).connect(transport),
-    )
-    .await
-    .expect("the client connects");
+    let (client, wire) =
+        connect_recorded(modelctx::transport::boxed(spawned), client().mode(mode)).await;
     (client, wire)
 }
 

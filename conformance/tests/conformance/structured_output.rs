@@ -12,7 +12,7 @@ use modelctx::types::{CallToolResult, ContentBlock, JsonObject, Tool};
 use modelctx_conformance::{Connector, Test, conformance_test};
 use serde_json::{Value, json};
 
-use crate::support::{Pair, client, connect};
+use crate::support::{Pair, client, connect, server_with_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -251,10 +251,10 @@ async fn the_rewrite_keeps_to_schema_positions_and_own_bases(connector: Connecto
         }
     });
     let value = json!(["ada", 3]);
-    let server = Server::builder("scoped", "1.0.0")
-        .tool(raw_tool("names", Some(natural), bare(value.clone())))
-        .unwrap()
-        .build();
+    let server = server_with_tool(
+        "scoped",
+        raw_tool("names", Some(natural), bare(value.clone())),
+    );
     let pair = connect(&connector, &server, client()).await;
 
     let listed = listed_schema(&pair, "names").await.unwrap();
@@ -441,10 +441,7 @@ async fn arguments_are_checked_under_2020_12_when_no_dialect_is_named(connector:
         counted.fetch_add(1, Ordering::SeqCst);
         async move { Ok::<_, String>(format!("got {}", args["pair"])) }
     });
-    let server = Server::builder("dialects", "1.0.0")
-        .tool(def)
-        .unwrap()
-        .build();
+    let server = server_with_tool("dialects", def);
     let pair = connect(&connector, &server, client()).await;
     let listed = pair.client.list_all_tools().await.unwrap();
     assert_eq!(Value::Object(listed[0].input_schema.clone()), input);

@@ -13,7 +13,9 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test};
 use serde_json::Value;
 
-use crate::support::{Pair, client, connect, text_resource, tool_names};
+use crate::support::{
+    Pair, client, connect, server_with_tool, text_resource, text_tool, tool_names,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -59,12 +61,6 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-fn ok_tool(name: &str) -> ToolDef {
-    ToolDef::new(name, |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>("ok")
-    })
-}
-
 fn hello_prompt(name: &str) -> PromptDef {
     PromptDef::new(name, |_: NoArgs, _cx: Context| async move {
         Ok::<_, String>("Say hello.".to_owned())
@@ -85,9 +81,9 @@ async fn lists(pair: &Pair) -> (Vec<String>, Vec<String>, Vec<String>) {
 
 async fn every_connection_sees_the_same_lists(connector: Connector) {
     let server = Server::builder("shared", "1.0.0")
-        .tool(ok_tool("search"))
+        .tool(text_tool("search", "ok"))
         .unwrap()
-        .tool(ok_tool("fetch"))
+        .tool(text_tool("fetch", "ok"))
         .unwrap()
         .resource(text_resource("file:///notes.txt", "notes", "notes"))
         .unwrap()
@@ -111,10 +107,7 @@ async fn every_connection_sees_the_same_lists(connector: Connector) {
 }
 
 async fn discover_advertises_exactly_the_areas_served(connector: Connector) {
-    let tools_only = Server::builder("tools", "1.0.0")
-        .tool(ok_tool("search"))
-        .unwrap()
-        .build();
+    let tools_only = server_with_tool("tools", text_tool("search", "ok"));
     let pair = connect(&connector, &tools_only, client()).await;
     let caps = &pair
         .client
@@ -185,7 +178,7 @@ async fn every_page_of_a_list_has_one_scope(connector: Connector) {
     // Four public tools and one private (the server's default): the list as a whole
     // is private, so every page says so, the public ones' pages too.
     let public =
-        |name: &str| ok_tool(name).cache_hints(Duration::from_secs(60), CacheScope::Public);
+        |name: &str| text_tool(name, "ok").cache_hints(Duration::from_secs(60), CacheScope::Public);
     let server = Server::builder("paged", "1.0.0")
         .page_size(2)
         .tool(public("a"))
@@ -196,7 +189,7 @@ async fn every_page_of_a_list_has_one_scope(connector: Connector) {
         .unwrap()
         .tool(public("d"))
         .unwrap()
-        .tool(ok_tool("e"))
+        .tool(text_tool("e", "ok"))
         .unwrap()
         .build();
     let pair = connect(&connector, &server, client()).await;

@@ -23,7 +23,9 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use crate::support::{Pair, client, connect, connect_as, serve_as_users, work_tool};
+use crate::support::{
+    Pair, client, connect, connect_as, serve_as_users, server_with_tool, work_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -322,10 +324,7 @@ async fn tool_level_task_support_is_enforced(connector: Connector) {
 async fn a_server_without_tasks_answers_task_calls_normally(connector: Connector) {
     let gate = Gate::new();
     gate.open();
-    let server = Server::builder("no tasks", "1.0.0")
-        .tool(gated("slow", &gate, TaskSupport::Optional))
-        .unwrap()
-        .build();
+    let server = server_with_tool("no tasks", gated("slow", &gate, TaskSupport::Optional));
     let pair = connect(&connector, &server, client()).await;
     assert!(pair.client.server_capabilities().tasks.is_none());
     let answer = raw(
@@ -779,10 +778,7 @@ async fn the_server_runs_a_sampling_task_on_the_client(connector: Connector) {
             .await
             .unwrap_or_else(|e| json!({"error": e.to_string()}))
     });
-    let server = Server::builder("delegator", "1.0.0")
-        .tool(delegate)
-        .unwrap()
-        .build();
+    let server = server_with_tool("delegator", delegate);
     let pair = connect(&connector, &server, builder).await;
     let declared = pair.client.capabilities().tasks.clone().unwrap();
     assert!(declared.list.is_some() && declared.cancel.is_some());

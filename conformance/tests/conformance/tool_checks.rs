@@ -1,6 +1,6 @@
 //! Tool checks: structured content checked against the output schema by the client and by the server, bad registrations refused, arguments checked before the function runs, and the request a tool function sees.
 
-use crate::support::tool_names;
+use crate::support::{server_with_tool, tool_names};
 use crate::tools::{connect_to, error_code, obj};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -185,10 +185,7 @@ async fn bad_tool_registrations_are_refused(connector: Connector) {
     assert!(duplicate.is_duplicate(), "{duplicate}");
     assert!(duplicate.to_string().contains("unique"));
 
-    let server = Server::builder("tools", "1.0.0")
-        .tool(tool("unique"))
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", tool("unique"));
     let long = "x".repeat(129);
     for bad in [
         "",
@@ -255,10 +252,7 @@ async fn arguments_are_checked_before_the_function_runs(connector: Connector) {
             Ok::<_, String>(format!("{} x {} {area}", args.copies, args.style.color))
         }
     });
-    let server = Server::builder("tools", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", tool);
     let pair = connect_to(&connector, &server).await;
     let schema = &pair.client.list_all_tools().await.unwrap()[0].input_schema;
     assert_eq!(schema["properties"]["copies"]["maximum"], 10);

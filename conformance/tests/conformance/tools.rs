@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::{Barrier, mpsc};
 
-use crate::support::{Pair, client, connect};
+use crate::support::{Pair, client, connect, server_with_tool, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -133,10 +133,7 @@ async fn a_typed_tool_is_listed_and_called(connector: Connector) {
         Ok::<_, String>(format!("Hello, {}!", args.name))
     })
     .description("Greets someone");
-    let server = Server::builder("tools", "1.0.0")
-        .tool(greet)
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", greet);
     let pair = connect_to(&connector, &server).await;
     assert!(pair.client.server_capabilities().tools.is_some());
 
@@ -175,10 +172,7 @@ async fn every_content_kind_survives_in_order(connector: Connector) {
         let blocks = blocks.clone();
         async move { Ok::<_, String>(blocks) }
     });
-    let server = Server::builder("tools", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", tool);
     let pair = connect_to(&connector, &server).await;
     let result = call_without_arguments(&pair, "media").await;
     assert_eq!(result.content, expected);
@@ -213,10 +207,7 @@ async fn concurrent_calls_run_in_parallel(connector: Connector) {
             Ok::<_, String>(args.tag)
         }
     });
-    let server = Server::builder("tools", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", tool);
     let pair = connect_to(&connector, &server).await;
     let a = pair
         .client
@@ -268,9 +259,7 @@ async fn tool_failures_are_results_not_errors(connector: Connector) {
             Ok::<String, String>(String::new())
         }))
         .unwrap()
-        .tool(ToolDef::new("fine", |_: NoArgs, _cx: Context| async move {
-            Ok::<_, String>("still here")
-        }))
+        .tool(text_tool("fine", "still here"))
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
@@ -313,10 +302,7 @@ async fn progress_reaches_the_caller_before_the_reply(connector: Connector) {
         }
         Ok::<_, String>("done")
     });
-    let server = Server::builder("tools", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", tool);
     let pair = connect_to(&connector, &server).await;
 
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -362,10 +348,7 @@ async fn log_messages_reach_the_callback_before_the_reply(connector: Connector) 
         }
         Ok::<_, String>("done")
     });
-    let server = Server::builder("tools", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", tool);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     // A slow callback: the reply must still wait for it.
@@ -417,10 +400,7 @@ async fn typed_results_are_structured_and_mirrored(connector: Connector) {
             sunny: true,
         }))
     });
-    let server = Server::builder("tools", "1.0.0")
-        .tool(tool)
-        .unwrap()
-        .build();
+    let server = server_with_tool("tools", tool);
     let pair = connect_to(&connector, &server).await;
     let tools = pair.client.list_all_tools().await.unwrap();
     let schema = tools[0].output_schema.clone().expect("an outputSchema");
@@ -632,11 +612,7 @@ async fn adding_a_tool_announces_list_changed(connector: Connector) {
     assert_eq!(caps.tools.as_ref().unwrap().list_changed, Some(true));
     assert!(pair.client.list_all_tools().await.unwrap().is_empty());
 
-    server
-        .add_tool(ToolDef::new("late", |_: NoArgs, _cx: Context| async move {
-            Ok::<_, String>("here")
-        }))
-        .unwrap();
+    server.add_tool(text_tool("late", "here")).unwrap();
     assert_eq!(
         within("the list_changed callback", rx.recv()).await,
         Some(ListKind::Tools)

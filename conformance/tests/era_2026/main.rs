@@ -13,6 +13,7 @@ use serde_json::json;
 
 mod per_post;
 
+use modelctx_conformance::support::server_with_tool;
 use per_post::{answer_of, era_post};
 
 /// A server whose tool asks for a name; `stateless`: it also serves 2026-07-28.
@@ -220,10 +221,7 @@ fn waiting_server() -> (
             Ok::<_, String>(CallToolResult::text("cancelled"))
         }
     });
-    let server = Server::builder("waiter", "1.0.0")
-        .tool(wait)
-        .unwrap()
-        .build();
+    let server = server_with_tool("waiter", wait);
     (server, started, stopped)
 }
 

@@ -479,9 +479,7 @@ async fn case_04_oversized_body_is_413_and_an_oversized_line_ends_stdio() {
         assert!(status.starts_with("HTTP/1.1 413"), "{name}: {status}");
         // The session goes on, and the refused request was never answered.
         probe += 1;
-        let reply = wire
-            .send(br#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#, probe)
-            .await;
+        let reply = wire.ping_after(probe).await;
         assert!(
             reply.messages.iter().all(|m| m["id"] != json!(4)),
             "{name}: never answered as a request: {reply:?}"

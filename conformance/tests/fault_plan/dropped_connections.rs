@@ -10,12 +10,7 @@ use super::*;
 /// (a call is never silently re-sent).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_connections_mid_stream_end_every_call_once() {
-    struct Chatty;
-    impl RequestMethod for Chatty {
-        const METHOD: &'static str = "test/chatty";
-        type Params = Value;
-        type Result = Value;
-    }
+    request_method!(Chatty = "test/chatty");
     let runs: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>> = Arc::default();
     let counted = runs.clone();
     let server = Server::builder("chatty", "1.0.0")
@@ -111,9 +106,7 @@ async fn case_03_a_truncated_message_is_dropped() {
         let status = raw_post(&url, &headers, cut.len() + 50, cut.to_vec(), true).await;
         assert!(status.starts_with("HTTP/1.1 400"), "{name}: {status}");
         probe += 1;
-        let reply = wire
-            .send(br#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#, probe)
-            .await;
+        let reply = wire.ping_after(probe).await;
         assert_eq!(
             reply.messages.len(),
             1,

@@ -24,35 +24,20 @@ use modelctx::http::StreamableHttpServerConfig;
 use modelctx::http::sse::{SseEvent, SseParser};
 use modelctx::server::{Context, Server, ToolDef};
 use modelctx::types::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ErrorCode, JsonObject, RequestMethod,
-    Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ErrorCode, JsonObject, Tool,
 };
-use modelctx_conformance::{Cell, Connector, SpecVersion, TransportKind, within};
+use modelctx_conformance::{Cell, Connector, SpecVersion, TransportKind, request_method, within};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Barrier, Notify, mpsc};
 
 use modelctx_conformance::http_support::{self, Raw, host, send};
-use modelctx_conformance::support::{client, connect, payload};
+use modelctx_conformance::support::{Echo, client, connect, payload};
 use modelctx_test::text_of;
 
-/// Declares a test-only request method taking and returning any JSON value.
-macro_rules! test_method {
-    ($name:ident = $method:literal) => {
-        #[doc = concat!("The test-only request `", $method, "`.")]
-        struct $name;
-        impl RequestMethod for $name {
-            const METHOD: &'static str = $method;
-            type Params = Value;
-            type Result = Value;
-        }
-    };
-}
-
-test_method!(Echo = "test/echo");
-test_method!(Explode = "test/explode");
-test_method!(Wait = "test/wait");
-test_method!(Rendezvous = "test/rendezvous");
+request_method!(Explode = "test/explode");
+request_method!(Wait = "test/wait");
+request_method!(Rendezvous = "test/rendezvous");
 
 /// What the fault plan's server lets a test observe and steer.
 #[derive(Clone)]
@@ -412,6 +397,12 @@ impl Wire {
         }
     }
 
+    /// A `ping` with the id `after`, then the probe: the session goes on.
+    async fn ping_after(&mut self, probe: u32) -> Reply {
+        self.send(br#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#, probe)
+            .await
+    }
+
     /// Sends `input` as one message's worth of bytes (a line, a POST body) and returns
     /// what came of it; then checks, with a `ping`, that the session still serves.
     async fn send(&mut self, input: &[u8], probe: u32) -> Reply {
@@ -534,8 +525,8 @@ fn rejected(name: &str) -> Option<u16> {
     (name != "stdio").then_some(400)
 }
 
-test_method!(Ask = "test/ask");
-test_method!(AskRoots = "test/ask-roots");
+request_method!(Ask = "test/ask");
+request_method!(AskRoots = "test/ask-roots");
 
 /// A server whose `test/ask` asks the client to fill in a form and answers with what
 /// came of it: `{"accepted": …}`, or `{"invalid_response": …, "error": …}` when the
