@@ -59,9 +59,8 @@ async fn messages_sent_before_the_get_stream_opens_are_kept_for_it() {
     // A sends next reaches it too.
     let (status, _) = raw(reqwest::Method::POST, &url, Some(&session), Some(ping())).await;
     assert_eq!(status, 200);
-    let mut stream = get_stream(&url, &session).await;
+    let (mut stream, mut seen) = get_stream(&url, &session).await;
     note(&peer, 7).await;
-    let mut seen = String::new();
     read_until(&mut stream, &mut seen, r#""n":7"#).await;
     let mut at = 0;
     for n in 3..=7 {
@@ -88,7 +87,7 @@ async fn the_end_of_a_session_reaches_every_service() {
 
     // DELETE on A while B holds the GET stream and a request.
     let session = open(&a.url).await;
-    let mut get = get_stream(&b.url, &session).await;
+    let (mut get, _) = get_stream(&b.url, &session).await;
     let mut pending = post_stream(&b.url, &session, wait.clone()).await;
     let started = tokio::time::timeout(WITHIN, b.events.recv()).await.unwrap();
     assert_eq!(started, Some("started"));
@@ -156,14 +155,13 @@ async fn one_server_behind_both_services_announces_once() {
     let (a, b) = (&urls[0], &urls[1]);
     let session = open(a).await;
     // B holds the GET stream; the subscription is made through A's copy.
-    let mut stream = get_stream(b, &session).await;
+    let (mut stream, mut seen) = get_stream(b, &session).await;
     let subscribe = json!({"jsonrpc": "2.0", "id": 5, "method": "resources/subscribe",
         "params": {"uri": "test://r"}});
     let (status, _) = raw(reqwest::Method::POST, a, Some(&session), Some(subscribe)).await;
     assert_eq!(status, 200);
 
     server.add_tool(added_tool()).unwrap();
-    let mut seen = String::new();
     read_until(&mut stream, &mut seen, "notifications/tools/list_changed").await;
     server.notify_resource_updated("test://r").await;
     read_until(&mut stream, &mut seen, "notifications/resources/updated").await;

@@ -361,14 +361,18 @@ async fn registry(redis: &RedisServer, prefix: &str) -> Arc<dyn SessionRegistry>
     Arc::new(redis.session_registry(prefix).await)
 }
 
-/// Opens the session's GET stream on `url` and reads its priming event.
+/// Opens the session's GET stream on `url` and reads its priming event: the stream,
+/// and what was read with it (events already waiting may come in the same chunk).
 async fn get_stream(
     url: &str,
     session: &str,
-) -> futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>> {
-    let (status, stream, _) = try_get_stream(url, session, None).await;
+) -> (
+    futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    String,
+) {
+    let (status, stream, seen) = try_get_stream(url, session, None).await;
     assert_eq!(status, 200);
-    stream
+    (stream, seen)
 }
 
 /// Reads `stream` to its end (bounded): everything it carried.

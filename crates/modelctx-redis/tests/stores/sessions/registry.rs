@@ -185,7 +185,6 @@ async fn the_initialized_note_reaches_the_copy_that_ran_the_handshake() {
     // So it sends its own messages (refused before initialisation): a note, kept until
     // the GET stream opens (on A, the forwarder's next).
     note(&peer, 1).await;
-    let mut stream = get_stream(&url, &session).await;
-    let mut seen = String::new();
+    let (mut stream, mut seen) = get_stream(&url, &session).await;
     read_until(&mut stream, &mut seen, r#""n":1"#).await;
 }
