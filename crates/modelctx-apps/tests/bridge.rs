@@ -3,7 +3,6 @@
 //! requirements of the ext-apps conformance catalogue it covers (`area/name`).
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use modelctx_apps::bridge::{
     AppBridge, AppBridgeBuilder, BridgeErrorKind, ContainerDimensions, Decision, DisplayMode,
@@ -12,40 +11,21 @@ use modelctx_apps::bridge::{
 use modelctx_apps::{EXTENSION_ID, MIME_TYPE, UiPermissions, model_tools};
 use modelctx_client::{Client, ConnectMode};
 use modelctx_server::Server;
-use modelctx_session::SessionConfig;
 use modelctx_test::apps::{
     BLOB_URI, CONNECT_ORIGIN, ClockServer, FACE_HTML, FACE_URI, MODEL_NOTE, PLAIN, RESOURCE_ORIGIN,
-    SHOW_TIME, TICK, with_ui,
+    SHOW_TIME, TICK,
 };
 use modelctx_test::within;
 use modelctx_types::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-const WAIT: Duration = Duration::from_secs(20);
+mod support;
 
-const ERAS: [(ConnectMode, &str); 2] = [
-    (ConnectMode::Handshake, "2025-11-25"),
-    (ConnectMode::Discover, "2026-07-28"),
-];
+use support::{ERAS, WAIT, list_tools};
 
 async fn host_client(server: &Server, mode: ConnectMode) -> Client {
-    let (client_end, server_end) = modelctx_memory::pair();
-    if matches!(mode, ConnectMode::Discover) {
-        server.serve_with(
-            server_end,
-            SessionConfig::server().unstable_stateless_era(true),
-        );
-    } else {
-        server.serve(server_end);
-    }
-    within(
-        WAIT,
-        "the host to connect",
-        with_ui(Client::builder("test-host", "1.0.0").mode(mode)).connect(client_end),
-    )
-    .await
-    .expect("connects")
+    support::host(server, "test-host", mode).await
 }
 
 /// The fake view: sends what a page would, keeps the host's notifications apart from
@@ -137,10 +117,11 @@ async fn open(
     build: impl FnOnce(AppBridgeBuilder) -> AppBridgeBuilder,
 ) -> (AppBridge, Page, Client) {
     let client = host_client(&clock.server(), mode).await;
-    let tools = within(WAIT, "tools/list", client.list_all_tools())
+    let tool = list_tools(&client)
         .await
+        .into_iter()
+        .find(|t| t.name == tool)
         .unwrap();
-    let tool = tools.into_iter().find(|t| t.name == tool).unwrap();
     let view = within(WAIT, "the UI resource", UiView::load(&client, &tool))
         .await
         .unwrap();

@@ -1,44 +1,36 @@
 //! The server half through the public API, in memory, in both eras: UI resources as
 //! read, tools as each kind of client sees them, and what installing apps refuses.
 
-use std::time::Duration;
-
 use modelctx_apps::{
     Apps, AppsErrorKind, Csp, EXTENSION_ID, MIME_TYPE, ServerBuilderAppsExt, ToolUi, UiResource,
     UiResourceMeta, Visibility, model_tools,
 };
-use modelctx_client::{Client, ClientBuilder, ConnectMode, ToolResultExt};
+use modelctx_client::{Client, ConnectMode, ToolResultExt};
 use modelctx_server::{Context, NoArgs, Server, ToolDef};
-use modelctx_session::SessionConfig;
 use modelctx_test::apps::{
     BLOB_URI, CONNECT_ORIGIN, ClockServer, FACE_HTML, FACE_URI, MODEL_NOTE, PLAIN, RESOURCE_ORIGIN,
-    SHOW_TIME, TICK, with_ui,
+    SHOW_TIME, TICK,
 };
 use modelctx_test::within;
 use modelctx_types::TextOrBlobResourceContents;
 use serde_json::json;
 
-const WAIT: Duration = Duration::from_secs(20);
+mod support;
 
-/// Both eras: the handshake (2025-11-25) and per-request envelopes (2026-07-28).
-const ERAS: [(ConnectMode, &str); 2] = [
-    (ConnectMode::Handshake, "2025-11-25"),
-    (ConnectMode::Discover, "2026-07-28"),
-];
+use support::{ERAS, WAIT, list_tools};
 
-async fn connect(server: &Server, builder: ClientBuilder, era: &str) -> Client {
-    let (client_end, server_end) = modelctx_memory::pair();
-    if era == "2026-07-28" {
-        server.serve_with(
-            server_end,
-            SessionConfig::server().unstable_stateless_era(true),
-        );
-    } else {
-        server.serve(server_end);
-    }
-    let client = within(WAIT, "the client to connect", builder.connect(client_end))
-        .await
-        .expect("connects");
+/// A host (a client that declares the apps extension) of `server` in `mode`, which
+/// lands on revision `era`.
+async fn host(server: &Server, mode: ConnectMode, era: &str) -> Client {
+    let client = support::host(server, "host", mode).await;
+    assert_eq!(client.protocol_version().as_str(), era);
+    client
+}
+
+/// A client of `server` that does not declare the extension, in `mode`, which lands on
+/// revision `era`.
+async fn plain_client(server: &Server, mode: ConnectMode, era: &str) -> Client {
+    let client = support::connect(server, mode, Client::builder("plain", "1.0.0")).await;
     assert_eq!(client.protocol_version().as_str(), era);
     client
 }
@@ -52,15 +44,8 @@ async fn a_ui_client_sees_every_linked_tool_with_its_metadata() {
     for (mode, era) in ERAS {
         let clock = ClockServer::new();
         let server = clock.server();
-        let client = connect(
-            &server,
-            with_ui(Client::builder("host", "1.0.0").mode(mode)),
-            era,
-        )
-        .await;
-        let tools = within(WAIT, "tools/list", client.list_all_tools())
-            .await
-            .unwrap();
+        let client = host(&server, mode, era).await;
+        let tools = list_tools(&client).await;
         assert_eq!(names(&tools), [MODEL_NOTE, PLAIN, SHOW_TIME, TICK], "{era}");
         let tick = tools.iter().find(|t| t.name == TICK).unwrap();
         assert_eq!(
@@ -87,10 +72,8 @@ async fn a_plain_client_sees_no_app_only_tool_and_no_ui_metadata() {
     for (mode, era) in ERAS {
         let clock = ClockServer::new();
         let server = clock.server();
-        let client = connect(&server, Client::builder("plain", "1.0.0").mode(mode), era).await;
-        let tools = within(WAIT, "tools/list", client.list_all_tools())
-            .await
-            .unwrap();
+        let client = plain_client(&server, mode, era).await;
+        let tools = list_tools(&client).await;
         assert_eq!(names(&tools), [MODEL_NOTE, PLAIN, SHOW_TIME], "{era}");
         assert!(tools.iter().all(|t| t.meta.is_none()), "{era}: {tools:?}");
         // The app-only tool does not exist for it, and never runs.
@@ -129,15 +112,8 @@ async fn app_only_tools_registered_outside_the_apps_are_hidden_from_a_plain_clie
             .unwrap()
             .build();
         server.add_tool(app_only("added_later")).unwrap();
-        let client = connect(
-            &server,
-            Client::builder("plain", "1.0.0").mode(mode.clone()),
-            era,
-        )
-        .await;
-        let tools = within(WAIT, "tools/list", client.list_all_tools())
-            .await
-            .unwrap();
+        let client = plain_client(&server, mode.clone(), era).await;
+        let tools = list_tools(&client).await;
         assert_eq!(names(&tools), ["for_all"], "{era}");
         for hidden in ["on_builder", "added_later"] {
             let refused = within(WAIT, "tools/call", client.call_tool(hidden, json!({})))
@@ -148,15 +124,8 @@ async fn app_only_tools_registered_outside_the_apps_are_hidden_from_a_plain_clie
             assert!(error.message.contains("Unknown tool"), "{}", error.message);
         }
         // A client with the extension sees and calls them.
-        let host = connect(
-            &server,
-            with_ui(Client::builder("host", "1.0.0").mode(mode)),
-            era,
-        )
-        .await;
-        let tools = within(WAIT, "tools/list", host.list_all_tools())
-            .await
-            .unwrap();
+        let host = host(&server, mode, era).await;
+        let tools = list_tools(&host).await;
         assert_eq!(
             names(&tools),
             ["added_later", "for_all", "on_builder"],
@@ -173,12 +142,7 @@ async fn app_only_tools_registered_outside_the_apps_are_hidden_from_a_plain_clie
 async fn ui_resources_read_with_mime_type_and_metadata() {
     for (mode, era) in ERAS {
         let server = ClockServer::new().server();
-        let client = connect(
-            &server,
-            with_ui(Client::builder("host", "1.0.0").mode(mode)),
-            era,
-        )
-        .await;
+        let client = host(&server, mode, era).await;
         let listed = within(WAIT, "resources/list", client.list_all_resources())
             .await
             .unwrap();

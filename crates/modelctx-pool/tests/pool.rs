@@ -4,16 +4,15 @@
 //! The harness is libtest-mimic (`harness = false`) so that `main` can be the child
 //! server: libtest would write its banner on stdout, the child's protocol stream.
 
-use std::future::Future;
 use std::time::Duration;
 
-use libtest_mimic::{Arguments, Trial};
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::StreamableHttpService;
 use modelctx::server::{Server, ToolDef};
 use modelctx::transport::{ConnectionState, ReconnectPolicy};
 use modelctx::types::{CallToolResult, JsonObject, Tool};
 use modelctx_pool::{ClientPool, Health, McpServers};
+use modelctx_test::trials::{self, trial};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -63,16 +62,28 @@ fn serve_stdio() {
     });
 }
 
-/// Serves `server("web")` on 127.0.0.1 until the returned sender is dropped.
-async fn serve_http() -> (String, tokio::sync::oneshot::Sender<()>) {
+/// A listener on a loopback port, and the `http://` URL of its address.
+async fn loopback() -> (tokio::net::TcpListener, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    (listener, base)
+}
+
+/// The streamable HTTP service of `server("web")`.
+fn web_service() -> StreamableHttpService {
     let web = server("web");
-    let service = StreamableHttpService::new(move |transport| {
+    StreamableHttpService::new(move |transport| {
         web.serve(transport);
-    });
+    })
+}
+
+/// Serves `server("web")` on 127.0.0.1 until the returned sender is dropped.
+async fn serve_http() -> (String, tokio::sync::oneshot::Sender<()>) {
+    let (listener, base) = loopback().await;
+    let url = format!("{base}/mcp");
+    let service = web_service();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(service.serve(listener, async move {
         let _ = stopped.await;
@@ -90,7 +101,20 @@ fn config(url: &str) -> McpServers {
         "a__b": {"command": exe, "args": ["serve-stdio"]},
         "off": {"command": exe, "disabled": true}
     }});
+    servers(&doc)
+}
+
+/// The servers of the configuration `doc` (the `mcpServers` file format).
+fn servers(doc: &Value) -> McpServers {
     McpServers::from_json(&doc.to_string()).expect("config parses")
+}
+
+/// The arguments of `echo`: `{"text": text}`.
+fn echo_args(text: &str) -> JsonObject {
+    json!({"text": text})
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn text(result: &CallToolResult) -> String {
@@ -154,28 +178,30 @@ async fn connects_lists_routes_and_reports_health() {
         ("web", "echo")
     );
 
-    let args = |t: &str| json!({"text": t}).as_object().cloned().unwrap_or_default();
     let (local, web) = tokio::join!(
-        pool.call_tool("local__echo", args("hi")),
-        pool.call_tool("web__echo", args("there"))
+        pool.call_tool("local__echo", echo_args("hi")),
+        pool.call_tool("web__echo", echo_args("there"))
     );
     assert_eq!(text(&local.expect("local call")), "local: hi");
     assert_eq!(text(&web.expect("web call")), "web: there");
 
     let unknown = pool
-        .call_tool("nowhere__echo", args("x"))
+        .call_tool("nowhere__echo", echo_args("x"))
         .await
         .unwrap_err();
     assert!(unknown.is_refused(), "{unknown}");
-    let no_sep = pool.call_tool("echo", args("x")).await.unwrap_err();
+    let no_sep = pool.call_tool("echo", echo_args("x")).await.unwrap_err();
     assert!(no_sep.is_refused(), "{no_sep}");
-    let down = pool.call_tool("broken__echo", args("x")).await.unwrap_err();
+    let down = pool
+        .call_tool("broken__echo", echo_args("x"))
+        .await
+        .unwrap_err();
     assert!(
         down.is_refused() && down.to_string().contains("not connected"),
         "{down}"
     );
     // A tool the server does not have is the server's answer, not the pool's.
-    let missing = pool.call_tool("web__nope", args("x")).await;
+    let missing = pool.call_tool("web__nope", echo_args("x")).await;
     assert!(
         missing
             .as_ref()
@@ -213,10 +239,7 @@ async fn a_child_that_exits_is_reported_closed_and_the_rest_keep_working() {
     let listing = pool.list_tools().await;
     let names: Vec<_> = listing.tools.iter().map(|t| t.tool.name.as_str()).collect();
     assert_eq!(names, ["web__echo", "web__only_web"]);
-    let args = json!({"text": "still"})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+    let args = echo_args("still");
     let web = pool
         .call_tool("web__echo", args.clone())
         .await
@@ -230,14 +253,11 @@ async fn a_child_that_exits_is_reported_closed_and_the_rest_keep_working() {
 async fn a_custom_separator_namespaces_and_routes() {
     let (url, _stop) = serve_http().await;
     let doc = json!({"mcpServers": {"web": {"url": url}, "a__b": {"url": url}}});
-    let config = McpServers::from_json(&doc.to_string()).expect("config");
+    let config = servers(&doc);
     let pool = ClientPool::builder().separator(".").connect(&config).await;
     assert!(pool.health().values().all(Health::is_connected));
     assert_eq!(pool.route("a__b.echo"), Some(("a__b", "echo")));
-    let args = json!({"text": "dot"})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+    let args = echo_args("dot");
     let result = pool.call_tool("a__b.echo", args).await.expect("call");
     assert_eq!(text(&result), "web: dot");
     pool.close().await;
@@ -247,10 +267,7 @@ async fn a_custom_separator_namespaces_and_routes() {
 /// `sse` reaches it directly, an untyped URL through the fallback (its POST to `/sse`
 /// is refused with 405).
 async fn legacy_sse_directly_and_through_the_fallback() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (listener, base) = loopback().await;
     let old = server("old");
     let sse = modelctx::sse::SseService::new(move |transport| {
         old.serve(transport);
@@ -268,15 +285,12 @@ async fn legacy_sse_directly_and_through_the_fallback() {
         "direct": {"type": "sse", "url": format!("{base}/sse")},
         "fallback": {"url": format!("{base}/sse")}
     }});
-    let config = McpServers::from_json(&doc.to_string()).expect("config");
+    let config = servers(&doc);
     let pool = ClientPool::builder().connect(&config).await;
     for (name, health) in pool.health() {
         assert!(health.is_connected(), "{name}: {health}");
     }
-    let args = json!({"text": "legacy"})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+    let args = echo_args("legacy");
     for tool in ["direct__echo", "fallback__echo"] {
         let result = pool.call_tool(tool, args.clone()).await.expect(tool);
         assert_eq!(text(&result), "old: legacy", "{tool}");
@@ -293,7 +307,7 @@ async fn a_failed_child_comes_back_under_the_reconnect_policy() {
         "local": {"command": exe, "args": ["serve-stdio"],
                   "env": {"POOL_TEST_WHO": "local", "POOL_TEST_BLOCK": block}},
     }});
-    let servers = McpServers::from_json(&doc.to_string()).expect("config parses");
+    let config = servers(&doc);
     let policy = ReconnectPolicy::new()
         .initial_delay(Duration::from_millis(10))
         .max_delay(Duration::from_millis(50))
@@ -301,7 +315,7 @@ async fn a_failed_child_comes_back_under_the_reconnect_policy() {
     let pool = ClientPool::builder()
         .client(|_| Client::builder("pool-test", "1.0.0").mode(ConnectMode::Handshake))
         .reconnect(policy)
-        .connect(&servers)
+        .connect(&config)
         .await;
     assert!(
         pool.health()["local"].is_connected(),
@@ -340,32 +354,12 @@ async fn a_failed_child_comes_back_under_the_reconnect_policy() {
         .await
         .expect("state");
     assert!(pool.health()["local"].is_connected());
-    let args = json!({"text": "again"})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+    let args = echo_args("again");
     let result = pool.call_tool("local__echo", args).await.expect("call");
     assert_eq!(text(&result), "local: again");
     assert_ne!(local.child().and_then(|c| c.id()), Some(pid));
     assert_eq!(local.restarts().map(|r| r.restarts()), Some(1));
     pool.close().await;
-}
-
-fn trial<F, Fut>(name: &'static str, test: F) -> Trial
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: Future<Output = ()>,
-{
-    Trial::test(name, move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        runtime
-            .block_on(async { tokio::time::timeout(WAIT, test()).await })
-            .map_err(|_| format!("{name} did not finish within {WAIT:?}").into())
-    })
 }
 
 /// An entry's `mode` wins over the client builder's (auto by default, which a server
@@ -378,7 +372,7 @@ async fn an_entrys_mode_reaches_the_client() {
         "web": {"url": url, "mode": "2025-06-18"},
         "modern": {"url": url}
     }});
-    let config = McpServers::from_json(&doc.to_string()).expect("config parses");
+    let config = servers(&doc);
     let pool = ClientPool::builder().connect(&config).await;
     let version = |name: &str| {
         pool.client(name)
@@ -397,14 +391,9 @@ async fn an_entrys_mode_reaches_the_client() {
 /// bound, its service starts after a while): the probe is awaited, not given up on,
 /// whatever the probe wait, so the client lands in the era the server offers.
 async fn an_http_server_slow_to_accept_is_connected_in_its_era() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-    let web = server("web");
-    let service = StreamableHttpService::new(move |transport| {
-        web.serve(transport);
-    });
+    let (listener, base) = loopback().await;
+    let url = format!("{base}/mcp");
+    let service = web_service();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         // The server is busy starting: connections wait in the listen backlog.
@@ -435,39 +424,42 @@ async fn an_http_server_slow_to_accept_is_connected_in_its_era() {
 }
 
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some("serve-stdio") {
-        serve_stdio();
-        return;
-    }
     let trials = vec![
         trial(
             "connects_lists_routes_and_reports_health",
+            WAIT,
             connects_lists_routes_and_reports_health,
         ),
         trial(
             "a_child_that_exits_is_reported_closed_and_the_rest_keep_working",
+            WAIT,
             a_child_that_exits_is_reported_closed_and_the_rest_keep_working,
         ),
         trial(
             "a_custom_separator_namespaces_and_routes",
+            WAIT,
             a_custom_separator_namespaces_and_routes,
         ),
         trial(
             "a_failed_child_comes_back_under_the_reconnect_policy",
+            WAIT,
             a_failed_child_comes_back_under_the_reconnect_policy,
         ),
         trial(
             "legacy_sse_directly_and_through_the_fallback",
+            WAIT,
             legacy_sse_directly_and_through_the_fallback,
         ),
         trial(
             "an_entrys_mode_reaches_the_client",
+            WAIT,
             an_entrys_mode_reaches_the_client,
         ),
         trial(
             "an_http_server_slow_to_accept_is_connected_in_its_era",
+            WAIT,
             an_http_server_slow_to_accept_is_connected_in_its_era,
         ),
     ];
-    libtest_mimic::run(&Arguments::from_args(), trials).exit();
+    trials::main(serve_stdio, trials);
 }

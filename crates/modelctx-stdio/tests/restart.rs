@@ -7,13 +7,12 @@
 //! `main` can be the child: libtest would write its banner on stdout, the child's
 //! protocol stream).
 
-use std::future::Future;
 use std::time::Duration;
 
-use libtest_mimic::{Arguments, Trial};
 use modelctx_client::{Client, ConnectMode};
 use modelctx_server::{Context, ResourceDef, Server, ToolDef};
 use modelctx_stdio::{ChildProcess, RestartHandle, RestartPolicy};
+use modelctx_test::trials::{self, trial};
 use modelctx_transport::{ConnectionState, ReconnectPolicy};
 use modelctx_types::{CallToolResult, JsonObject, ListToolsRequest, ListToolsResult, Tool};
 
@@ -287,45 +286,28 @@ async fn a_list_in_flight_when_the_child_dies_is_sent_again_and_answered_once() 
     }
 }
 
-fn trial<F, Fut>(name: &'static str, test: F) -> Trial
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: Future<Output = ()>,
-{
-    Trial::test(name, move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        runtime
-            .block_on(async { tokio::time::timeout(WAIT, test()).await })
-            .map_err(|_| format!("{name} did not finish within {WAIT:?}").into())
-    })
-}
-
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some("serve-stdio") {
-        serve_stdio();
-        return;
-    }
     let trials = vec![
         trial(
             "a_killed_child_is_started_again_and_calls_go_on",
+            WAIT,
             a_killed_child_is_started_again_and_calls_go_on,
         ),
         trial(
             "a_call_in_flight_when_the_child_dies_fails_as_interrupted_and_is_not_sent_again",
+            WAIT,
             a_call_in_flight_when_the_child_dies_fails_as_interrupted_and_is_not_sent_again,
         ),
         trial(
             "a_list_in_flight_when_the_child_dies_is_sent_again_and_answered_once",
+            WAIT,
             a_list_in_flight_when_the_child_dies_is_sent_again_and_answered_once,
         ),
         trial(
             "a_child_that_cannot_be_started_again_ends_the_session_with_a_clear_error",
+            WAIT,
             a_child_that_cannot_be_started_again_ends_the_session_with_a_clear_error,
         ),
     ];
-    libtest_mimic::run(&Arguments::from_args(), trials).exit();
+    trials::main(serve_stdio, trials);
 }

@@ -16,6 +16,8 @@
 //!   affinity, standing for a load balancer in front of several instances.
 //! - `task_isolation` (feature `task-isolation`): requestors of either protocol
 //!   revision that check two clients keep their tasks apart over streamable HTTP.
+//! - `trials` (feature `trials`): the `main` of a test binary that is also the stdio
+//!   server its tests start, its tests run with libtest-mimic, each bounded.
 //! - `TestCa` (feature `tls`): a certificate authority and a server certificate.
 //! - `TokenPerUser` and `Browser` (feature `oauth`): a stand-in token verifier for the
 //!   resource server and a headless browser for the client's authorization flow; `jose`:
@@ -51,6 +53,7 @@
 //! | `balancer` | `Balancer`, `BalancerKind` |
 //! | `round-robin` | `round_robin::RoundRobin` |
 //! | `task-isolation` | `task_isolation` |
+//! | `trials` | `trials` |
 //! | `tls` | `TestCa` |
 //! | `oauth` | `TokenPerUser`, `Browser`, `jose` |
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -80,6 +83,8 @@ mod text;
 #[cfg(feature = "tls")]
 mod tls;
 mod transcript;
+#[cfg(feature = "trials")]
+pub mod trials;
 mod wait;
 
 #[cfg(feature = "balancer")]

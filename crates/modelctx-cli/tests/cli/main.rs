@@ -6,15 +6,14 @@
 //! The harness is libtest-mimic (`harness = false`) so that `main` can be the stdio
 //! server: libtest would write its banner on stdout, the child's protocol stream.
 
-use std::future::Future;
 use std::process::Stdio;
 use std::time::Duration;
 
-use libtest_mimic::{Arguments, Trial};
 use modelctx::http::StreamableHttpService;
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{Context, Json, PromptDef, ResourceDef, Server, ToolDef};
 use modelctx::session::Progress;
+use modelctx_test::trials::{self, trial};
 use serde_json::{Value, json};
 
 mod secured;
@@ -443,15 +442,19 @@ async fn read_and_prompt() {
     assert_eq!(run.json()["messages"][0]["content"]["text"], "Hello, Ada!");
 }
 
+/// Runs `modelctx skills <args> --mode <mode>` against this binary serving skills.
+async fn skills(args: &[&str], mode: &str) -> Run {
+    let args: Vec<&str> = ["skills"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .chain(["--mode", mode])
+        .collect();
+    modelctx_with_env(&args, &stdio_target(), &[("CLI_TEST_SKILLS", "1")]).await
+}
+
 async fn skills_list_get_and_pull() {
-    let env = [("CLI_TEST_SKILLS", "1")];
     for mode in ["handshake", "auto"] {
-        let run = modelctx_with_env(
-            &["skills", "list", "--json", "--mode", mode],
-            &stdio_target(),
-            &env,
-        )
-        .await;
+        let run = skills(&["list", "--json"], mode).await;
         assert_eq!(run.code, 0, "{}", run.stderr);
         let listed = run.json();
         assert_eq!(
@@ -459,8 +462,7 @@ async fn skills_list_get_and_pull() {
             ["skill://acme/refunds/SKILL.md"],
             "{mode}"
         );
-        let run =
-            modelctx_with_env(&["skills", "list", "--mode", mode], &stdio_target(), &env).await;
+        let run = skills(&["list"], mode).await;
         assert!(
             run.stdout
                 .contains("refunds  skill://acme/refunds/SKILL.md  (2 files)"),
@@ -468,27 +470,10 @@ async fn skills_list_get_and_pull() {
             run.stdout
         );
 
-        let run = modelctx_with_env(
-            &[
-                "skills",
-                "get",
-                "skill://internal/SKILL.md",
-                "--json",
-                "--mode",
-                mode,
-            ],
-            &stdio_target(),
-            &env,
-        )
-        .await;
+        let run = skills(&["get", "skill://internal/SKILL.md", "--json"], mode).await;
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert_eq!(run.json()["frontmatter"]["name"], "internal");
-        let run = modelctx_with_env(
-            &["skills", "get", "skill://nope/SKILL.md", "--mode", mode],
-            &stdio_target(),
-            &env,
-        )
-        .await;
+        let run = skills(&["get", "skill://nope/SKILL.md"], mode).await;
         assert_eq!(run.code, 3, "{}", run.stderr);
         assert!(run.stderr.contains("-32602"), "{}", run.stderr);
 
@@ -496,18 +481,9 @@ async fn skills_list_get_and_pull() {
             std::env::temp_dir().join(format!("modelctx-cli-pull-{}-{mode}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let to = dir.to_string_lossy().into_owned();
-        let run = modelctx_with_env(
-            &[
-                "skills",
-                "pull",
-                "skill://acme/refunds/SKILL.md",
-                "--to",
-                &to,
-                "--mode",
-                mode,
-            ],
-            &stdio_target(),
-            &env,
+        let run = skills(
+            &["pull", "skill://acme/refunds/SKILL.md", "--to", &to],
+            mode,
         )
         .await;
         assert_eq!(run.code, 0, "{}", run.stderr);
@@ -707,61 +683,65 @@ async fn the_mode_pins_a_revision_and_failures_say_what_was_tried() {
     );
 }
 
-fn trial<F, Fut>(name: &'static str, test: F) -> Trial
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: Future<Output = ()>,
-{
-    Trial::test(name, move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        runtime
-            .block_on(async { tokio::time::timeout(4 * WAIT, test()).await })
-            .map_err(|_| format!("{name} did not finish").into())
-    })
-}
-
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some("serve-stdio") {
-        serve_stdio();
-        return;
-    }
     let trials = vec![
-        trial("list_json_over_stdio", list_json_over_stdio),
-        trial("list_human_output", list_human_output),
-        trial("call_over_http_in_both_eras", call_over_http_in_both_eras),
+        trial("list_json_over_stdio", 4 * WAIT, list_json_over_stdio),
+        trial("list_human_output", 4 * WAIT, list_human_output),
+        trial(
+            "call_over_http_in_both_eras",
+            4 * WAIT,
+            call_over_http_in_both_eras,
+        ),
         trial(
             "a_string_property_keeps_what_looks_like_json",
+            4 * WAIT,
             a_string_property_keeps_what_looks_like_json,
         ),
-        trial("a_tool_error_exits_1", a_tool_error_exits_1),
-        trial("progress_goes_to_stderr", progress_goes_to_stderr),
-        trial("read_and_prompt", read_and_prompt),
-        trial("a_server_from_a_config_file", a_server_from_a_config_file),
-        trial("skills_list_get_and_pull", skills_list_get_and_pull),
-        trial("usage_and_failure_exit_codes", usage_and_failure_exit_codes),
+        trial("a_tool_error_exits_1", 4 * WAIT, a_tool_error_exits_1),
+        trial("progress_goes_to_stderr", 4 * WAIT, progress_goes_to_stderr),
+        trial("read_and_prompt", 4 * WAIT, read_and_prompt),
+        trial(
+            "a_server_from_a_config_file",
+            4 * WAIT,
+            a_server_from_a_config_file,
+        ),
+        trial(
+            "skills_list_get_and_pull",
+            4 * WAIT,
+            skills_list_get_and_pull,
+        ),
+        trial(
+            "usage_and_failure_exit_codes",
+            4 * WAIT,
+            usage_and_failure_exit_codes,
+        ),
         trial(
             "call_a_slow_starting_stdio_server_in_auto_mode",
+            4 * WAIT,
             call_a_slow_starting_stdio_server_in_auto_mode,
         ),
         trial(
             "the_mode_pins_a_revision_and_failures_say_what_was_tried",
+            4 * WAIT,
             the_mode_pins_a_revision_and_failures_say_what_was_tried,
         ),
-        trial("logs_in_when_the_server_asks", logs_in_when_the_server_asks),
+        trial(
+            "logs_in_when_the_server_asks",
+            4 * WAIT,
+            logs_in_when_the_server_asks,
+        ),
         #[cfg(feature = "rustls")]
         trial(
             "https_with_a_ca_given_by_flag_or_env",
+            4 * WAIT,
             https_with_a_ca_given_by_flag_or_env,
         ),
         #[cfg(not(feature = "rustls"))]
         trial(
             "https_needs_the_rustls_feature",
+            4 * WAIT,
             https_needs_the_rustls_feature,
         ),
     ];
-    libtest_mimic::run(&Arguments::from_args(), trials).exit();
+    trials::main(serve_stdio, trials);
 }

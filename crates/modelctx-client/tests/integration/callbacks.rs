@@ -3,12 +3,13 @@
 
 use std::time::Duration;
 
-use modelctx_client::{Client, ConnectMode, SamplingSupport};
-use modelctx_server::Server;
+use modelctx_client::{CallbackContext, Client, ConnectMode, SamplingSupport};
+use modelctx_server::{Server, ServerSession};
 use modelctx_session::RequestOptions;
 use modelctx_test::within;
 use modelctx_types::{
-    CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, SamplingMessage,
+    CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ErrorData,
+    SamplingMessage,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -16,6 +17,26 @@ const WAIT: Duration = Duration::from_secs(5);
 
 fn hello() -> CreateMessageRequestParams {
     CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hello")], 10)
+}
+
+/// A server's session with a client that answers its sampling requests with
+/// `callback`, once the handshake is done.
+async fn connected_sampling_with<F, Fut>(callback: F) -> (ServerSession, Client)
+where
+    F: Fn(CreateMessageRequestParams, CallbackContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<CreateMessageResult, ErrorData>> + Send + 'static,
+{
+    let (client_side, server_side) = modelctx_memory::pair();
+    let session = Server::builder("s", "1").build().serve(server_side);
+    let client = Client::builder("c", "1")
+        // Requests from the server: the handshake era.
+        .mode(ConnectMode::Handshake)
+        .sampling(SamplingSupport::new(), callback)
+        .connect(client_side)
+        .await
+        .unwrap();
+    within(WAIT, "initialized", session.initialized()).await;
+    (session, client)
 }
 
 /// Sends on drop: proves the callback's future was dropped (stopped), not finished.
@@ -33,24 +54,16 @@ impl Drop for Dropped {
 async fn a_slow_callback_does_not_block_the_session() {
     let (gate_tx, gate_rx) = oneshot::channel::<()>();
     let gate = std::sync::Mutex::new(Some(gate_rx));
-    let (client_side, server_side) = modelctx_memory::pair();
-    let session = Server::builder("s", "1").build().serve(server_side);
-    let _client = Client::builder("c", "1")
-        // Requests from the server: the handshake era.
-        .mode(ConnectMode::Handshake)
-        .sampling(SamplingSupport::new(), move |_params, _cx| {
-            let gate = gate.lock().unwrap().take();
-            async move {
-                if let Some(gate) = gate {
-                    let _ = gate.await;
-                }
-                Ok(CreateMessageResult::assistant_text("done", "m"))
+    let (session, _client) = connected_sampling_with(move |_params, _cx| {
+        let gate = gate.lock().unwrap().take();
+        async move {
+            if let Some(gate) = gate {
+                let _ = gate.await;
             }
-        })
-        .connect(client_side)
-        .await
-        .unwrap();
-    within(WAIT, "initialized", session.initialized()).await;
+            Ok(CreateMessageResult::assistant_text("done", "m"))
+        }
+    })
+    .await;
 
     let pending = session
         .peer()
@@ -69,26 +82,18 @@ async fn the_server_can_cancel_a_callback() {
     let (started_tx, mut started) = mpsc::unbounded_channel();
     let (dropped_tx, dropped) = oneshot::channel();
     let dropped_tx = std::sync::Mutex::new(Some(dropped_tx));
-    let (client_side, server_side) = modelctx_memory::pair();
-    let session = Server::builder("s", "1").build().serve(server_side);
-    let _client = Client::builder("c", "1")
-        // Requests from the server: the handshake era.
-        .mode(ConnectMode::Handshake)
-        .sampling(SamplingSupport::new(), move |_params, cx| {
-            let guard = Dropped(dropped_tx.lock().unwrap().take());
-            let started = started_tx.clone();
-            async move {
-                let _guard = guard;
-                let _ = started.send(());
-                // Never answers on its own: only cancellation ends it.
-                cx.cancellation().cancelled().await;
-                std::future::pending::<Result<CreateMessageResult, _>>().await
-            }
-        })
-        .connect(client_side)
-        .await
-        .unwrap();
-    within(WAIT, "initialized", session.initialized()).await;
+    let (session, _client) = connected_sampling_with(move |_params, cx| {
+        let guard = Dropped(dropped_tx.lock().unwrap().take());
+        let started = started_tx.clone();
+        async move {
+            let _guard = guard;
+            let _ = started.send(());
+            // Never answers on its own: only cancellation ends it.
+            cx.cancellation().cancelled().await;
+            std::future::pending::<Result<CreateMessageResult, _>>().await
+        }
+    })
+    .await;
 
     let handle = session
         .peer()

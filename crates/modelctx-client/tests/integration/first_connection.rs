@@ -11,8 +11,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use modelctx_client::{Client, ConnectMode};
+use modelctx_client::{Client, ClientBuilder, ConnectMode};
 use modelctx_server::{Context, Server, ToolDef};
+use modelctx_session::SessionError;
 use modelctx_stdio::StdioTransport;
 use modelctx_test::within;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
@@ -158,6 +159,19 @@ fn unsupported(supported: &[&str]) -> Reply {
     )
 }
 
+/// Connects a client with the default settings (auto mode) over `transport`.
+async fn connect(transport: impl Transport) -> Result<Client, SessionError> {
+    connect_with(Client::builder("c", "1"), transport).await
+}
+
+/// Connects the client `builder` makes over `transport`.
+async fn connect_with(
+    builder: ClientBuilder,
+    transport: impl Transport,
+) -> Result<Client, SessionError> {
+    within(WAIT, "connect", builder.connect(transport)).await
+}
+
 async fn tool_names(client: &Client) -> Vec<String> {
     within(WAIT, "tools/list", client.list_all_tools())
         .await
@@ -178,13 +192,7 @@ async fn a_child_still_importing_past_the_probe_wait_is_connected_in_its_era() {
         "tools/list" => Reply::Result(tools()),
         _ => Reply::Error(-32601, "Method not found", None),
     });
-    let client = within(
-        WAIT,
-        "connect",
-        Client::builder("c", "1").connect(transport),
-    )
-    .await
-    .unwrap();
+    let client = connect(transport).await.unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(client.server_info().name, "py-server");
     assert_eq!(tool_names(&client).await, ["echo"]);
@@ -208,9 +216,7 @@ async fn a_late_discover_answer_still_connects() {
         _ => Reply::Silent,
     });
     let client = Client::builder("c", "1").probe_timeout(Duration::from_secs(1));
-    let client = within(WAIT, "connect", client.connect(transport))
-        .await
-        .unwrap();
+    let client = connect_with(client, transport).await.unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(tool_names(&client).await, ["echo"]);
     assert_eq!(
@@ -229,13 +235,7 @@ async fn a_handshake_left_unanswered_after_a_late_probe_answer_leaves_the_statel
         _ => Reply::Silent,
     });
     let started = tokio::time::Instant::now();
-    let client = within(
-        WAIT,
-        "connect",
-        Client::builder("c", "1").connect(transport),
-    )
-    .await
-    .unwrap();
+    let client = connect(transport).await.unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(
         started.elapsed(),
@@ -261,13 +261,7 @@ async fn an_accepted_handshake_wins_over_a_late_discover_answer() {
         ]})),
         _ => Reply::Silent,
     });
-    let client = within(
-        WAIT,
-        "connect",
-        Client::builder("c", "1").connect(transport),
-    )
-    .await
-    .unwrap();
+    let client = connect(transport).await.unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(tool_names(&client).await, ["echo"]);
     assert_eq!(
@@ -290,13 +284,7 @@ async fn a_silent_server_gets_the_handshake_after_the_probe_wait() {
         _ => Reply::Silent,
     });
     let started = tokio::time::Instant::now();
-    let client = within(
-        WAIT,
-        "connect",
-        Client::builder("c", "1").connect(transport),
-    )
-    .await
-    .unwrap();
+    let client = connect(transport).await.unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(
         started.elapsed(),
@@ -325,13 +313,7 @@ async fn an_initialize_refusal_naming_2026_switches_to_it() {
         ("tools/list", _) => Reply::Result(tools()),
         _ => Reply::Silent,
     });
-    let client = within(
-        WAIT,
-        "connect",
-        Client::builder("c", "1").connect(transport),
-    )
-    .await
-    .unwrap();
+    let client = connect(transport).await.unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2026_07_28);
     assert_eq!(tool_names(&client).await, ["echo"]);
     assert_eq!(
@@ -355,9 +337,7 @@ async fn an_initialize_refusal_naming_an_older_revision_is_asked_again_with_it()
         _ => Reply::Silent,
     });
     let client = Client::builder("c", "1").mode(ConnectMode::Handshake);
-    let client = within(WAIT, "connect", client.connect(transport))
-        .await
-        .unwrap();
+    let client = connect_with(client, transport).await.unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_06_18);
     assert_eq!(
         heard.first(3).await,
@@ -371,9 +351,7 @@ async fn an_initialize_refusal_naming_an_older_revision_is_asked_again_with_it()
 async fn legacy_mode_against_a_modern_only_server_says_which_mode_works() {
     let (transport, _heard) = played_child(Duration::ZERO, |_, _| unsupported(&["2026-07-28"]));
     let client = Client::builder("c", "1").mode(ConnectMode::Handshake);
-    let error = within(WAIT, "connect", client.connect(transport))
-        .await
-        .unwrap_err();
+    let error = connect_with(client, transport).await.unwrap_err();
     let text = error.to_string();
     assert!(
         text.contains("sent initialize (2025-11-25): error -32022: Unsupported protocol version")
@@ -391,13 +369,7 @@ async fn a_failed_connection_says_what_was_tried_and_what_came_back() {
         "server/discover" => Reply::Error(-32601, "Method not found", None),
         _ => Reply::Error(-32603, "the database is down", None),
     });
-    let error = within(
-        WAIT,
-        "connect",
-        Client::builder("c", "1").connect(transport),
-    )
-    .await
-    .unwrap_err();
+    let error = connect(transport).await.unwrap_err();
     let text = error.to_string();
     assert!(
         text.contains(
@@ -502,24 +474,12 @@ fn proxied(kind: Proxy) -> impl Transport {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_proxy_that_took_the_probe_for_its_session_start_connects_or_asks_to_pin_the_era() {
     let transport = proxied(Proxy::AnswersFromItsSession);
-    let client = within(
-        WAIT,
-        "connect",
-        Client::builder("c", "1").connect(transport),
-    )
-    .await
-    .unwrap();
+    let client = connect(transport).await.unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(tool_names(&client).await, ["echo"]);
 
     let transport = proxied(Proxy::Relays);
-    let error = within(
-        WAIT,
-        "connect",
-        Client::builder("c", "1").connect(transport),
-    )
-    .await
-    .unwrap_err();
+    let error = connect(transport).await.unwrap_err();
     let text = error.to_string();
     assert!(
         text.contains("sent server/discover (2026-07-28): error -32601: Method not found")
@@ -530,9 +490,7 @@ async fn a_proxy_that_took_the_probe_for_its_session_start_connects_or_asks_to_p
 
     let transport = proxied(Proxy::Relays);
     let client = Client::builder("c", "1").mode(ConnectMode::Handshake);
-    let client = within(WAIT, "connect", client.connect(transport))
-        .await
-        .unwrap();
+    let client = connect_with(client, transport).await.unwrap();
     assert_eq!(client.protocol_version(), &ProtocolVersion::V2025_11_25);
     assert_eq!(tool_names(&client).await, ["echo"]);
 }

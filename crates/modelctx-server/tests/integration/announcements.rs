@@ -12,6 +12,8 @@ use modelctx_types::{CallToolResult, Tool};
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use crate::support::{handshake, serve};
+
 const URI: &str = "file:///watched.txt";
 
 /// A bus in this process: records what is published, hands on what a test delivers.
@@ -78,17 +80,8 @@ async fn setup() -> (
         .unwrap()
         .announcements(bus.clone())
         .build();
-    let (transport, mut mock) = MockPeer::pair();
-    let _session = server.serve(transport);
-    mock.request(
-        "init",
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "c", "version": "1"}}),
-    )
-    .await;
-    mock.expect_result("init").await;
-    mock.notify("notifications/initialized", json!({})).await;
+    let (_session, mut mock) = serve(&server);
+    handshake(&mut mock, json!({})).await;
     mock.request("sub", "resources/subscribe", json!({"uri": URI}))
         .await;
     mock.expect_result("sub").await;

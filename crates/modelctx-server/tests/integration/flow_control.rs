@@ -3,29 +3,18 @@
 
 use std::sync::{Arc, Mutex};
 
-use modelctx_memory::MockPeer;
 use modelctx_server::{Context, Server, ToolDef};
 use modelctx_types::{CallToolResult, Tool};
 use serde_json::json;
 use tokio::sync::Notify;
+
+use crate::support::{handshake, serve};
 
 fn tool(name: &str) -> Tool {
     Tool::new(
         name,
         json!({"type": "object"}).as_object().cloned().unwrap(),
     )
-}
-
-async fn handshake(mock: &mut MockPeer) {
-    mock.request(
-        "init",
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "c", "version": "1"}}),
-    )
-    .await;
-    mock.expect_result("init").await;
-    mock.notify("notifications/initialized", json!({})).await;
 }
 
 #[tokio::test]
@@ -63,12 +52,10 @@ async fn sessions_of_one_server_share_its_bound_on_running_handlers() {
         .tool(quick)
         .unwrap()
         .build();
-    let (a_transport, mut a) = MockPeer::pair();
-    let (b_transport, mut b) = MockPeer::pair();
-    let _a_session = server.serve(a_transport);
-    let _b_session = server.serve(b_transport);
-    handshake(&mut a).await;
-    handshake(&mut b).await;
+    let (_a_session, mut a) = serve(&server);
+    let (_b_session, mut b) = serve(&server);
+    handshake(&mut a, json!({})).await;
+    handshake(&mut b, json!({})).await;
 
     a.request(1, "tools/call", json!({"name": "hold", "arguments": {}}))
         .await;

@@ -4,5 +4,6 @@ mod announcements;
 mod flow_control;
 mod single_use_rounds;
 mod stateless_era;
+mod support;
 mod supported_versions;
 mod tasks_extension;

@@ -7,10 +7,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx_memory::MockPeer;
-use modelctx_server::{Context, Server, ServerSession, ToolDef};
+use modelctx_server::{Context, Server, ToolDef};
 use modelctx_store::{InMemorySingleUseIds, SingleUseIds};
 use modelctx_types::{CallToolResult, ErrorCode, RequestId, RequestedSchema, Tool};
 use serde_json::{Value, json};
+
+use crate::support::{envelope, serve};
 
 /// `pay`: asks for approval, then pays (counted in `paid`) and says so.
 fn payer(paid: Arc<AtomicUsize>, single_use: Option<Arc<dyn SingleUseIds>>) -> Server {
@@ -44,17 +46,8 @@ fn payer(paid: Arc<AtomicUsize>, single_use: Option<Arc<dyn SingleUseIds>>) -> S
     .build()
 }
 
-fn serve(server: &Server) -> (ServerSession, MockPeer) {
-    let (transport, mock) = MockPeer::pair();
-    (server.serve(transport), mock)
-}
-
 fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-        "io.modelcontextprotocol/clientInfo": {"name": "scripted", "version": "1.0.0"},
-    })
+    envelope(json!({"elicitation": {}}))
 }
 
 /// Calls `pay` and answers with the state of its first round.

@@ -3,21 +3,31 @@
 //! order of the conversation. Every wait is bounded by the mock's timeout.
 
 use modelctx_memory::MockPeer;
-use modelctx_server::{Context, Server, ServerSession, ToolDef};
+use modelctx_server::{Context, Server, ToolDef};
 use modelctx_types::{CallToolResult, ErrorCode, RequestId, Tool};
 use serde_json::{Value, json};
 
+use crate::support::{envelope, handshake, serve};
+
 /// The envelope every request of the era carries in `_meta`, plus `extra` keys.
 fn meta(extra: Value) -> Value {
-    let mut meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "scripted", "version": "1.0.0"},
-    });
+    let mut meta = envelope(json!({}));
     if let (Value::Object(m), Value::Object(e)) = (&mut meta, extra) {
         m.extend(e);
     }
     meta
+}
+
+/// Sends request `id` of the era: `params` with the envelope in `_meta`.
+async fn send_in_era(mock: &MockPeer, id: i64, method: &'static str, mut params: Value) {
+    params["_meta"] = envelope(json!({}));
+    mock.request(id, method, params).await;
+}
+
+/// Sends request `id` of the era and awaits its result.
+async fn ask(mock: &mut MockPeer, id: i64, method: &'static str, params: Value) -> Value {
+    send_in_era(mock, id, method, params).await;
+    mock.expect_result(id).await
 }
 
 fn logging_tool() -> ToolDef {
@@ -41,17 +51,10 @@ fn server(stateless: bool) -> Server {
     builder.build()
 }
 
-fn serve(server: &Server) -> (ServerSession, MockPeer) {
-    let (transport, mock) = MockPeer::pair();
-    (server.serve(transport), mock)
-}
-
 #[tokio::test]
 async fn discover_answers_versions_capabilities_and_identity_without_a_handshake() {
     let (_session, mut mock) = serve(&server(true));
-    mock.request(1, "server/discover", json!({"_meta": meta(json!({}))}))
-        .await;
-    let result = mock.expect_result(1).await;
+    let result = ask(&mut mock, 1, "server/discover", json!({})).await;
     assert_eq!(result["resultType"], "complete");
     assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
     assert!(result["capabilities"]["tools"].is_object());
@@ -67,9 +70,7 @@ async fn discover_answers_versions_capabilities_and_identity_without_a_handshake
 #[tokio::test]
 async fn each_request_stands_on_its_own_envelope() {
     let (session, mut mock) = serve(&server(true));
-    mock.request(1, "tools/list", json!({"_meta": meta(json!({}))}))
-        .await;
-    let listed = mock.expect_result(1).await;
+    let listed = ask(&mut mock, 1, "tools/list", json!({})).await;
     assert_eq!(listed["tools"][0]["name"], "chatty");
     assert_eq!(listed["resultType"], "complete");
     assert_eq!(listed["ttlMs"], 0);
@@ -81,13 +82,13 @@ async fn each_request_stands_on_its_own_envelope() {
     assert!(session.is_initialized(), "no handshake is needed");
 
     // No log level on the request: the handler's log message is not sent.
-    mock.request(
+    let called = ask(
+        &mut mock,
         2,
         "tools/call",
-        json!({"name": "chatty", "arguments": {}, "_meta": meta(json!({}))}),
+        json!({"name": "chatty", "arguments": {}}),
     )
     .await;
-    let called = mock.expect_result(2).await;
     assert_eq!(called["content"][0]["text"], "done");
     assert_eq!(called["resultType"], "complete");
     assert!(called.get("ttlMs").is_none(), "tools/call is not cacheable");
@@ -150,8 +151,7 @@ async fn methods_the_era_removed_are_unknown_methods() {
         (3, "resources/subscribe"),
         (4, "initialize"),
     ] {
-        mock.request(id, method, json!({"_meta": meta(json!({}))}))
-            .await;
+        send_in_era(&mock, id, method, json!({})).await;
         let error = mock.expect_error(Some(RequestId::from(id))).await;
         assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND, "{method}");
     }
@@ -160,12 +160,7 @@ async fn methods_the_era_removed_are_unknown_methods() {
 #[tokio::test]
 async fn a_missing_resource_is_invalid_params_with_its_uri() {
     let (_session, mut mock) = serve(&server(true));
-    mock.request(
-        1,
-        "resources/read",
-        json!({"uri": "test://nowhere", "_meta": meta(json!({}))}),
-    )
-    .await;
+    send_in_era(&mock, 1, "resources/read", json!({"uri": "test://nowhere"})).await;
     let error = mock.expect_error(Some(RequestId::from(1))).await;
     assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
     assert_eq!(error.data, Some(json!({"uri": "test://nowhere"})));
@@ -174,17 +169,9 @@ async fn a_missing_resource_is_invalid_params_with_its_uri() {
 #[tokio::test]
 async fn the_handshake_era_is_unchanged_on_the_same_server() {
     let (session, mut mock) = serve(&server(true));
-    mock.request(
-        "init",
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "old", "version": "1"}}),
-    )
-    .await;
-    let init = mock.expect_result("init").await;
+    let init = handshake(&mut mock, json!({})).await;
     assert_eq!(init["protocolVersion"], "2025-11-25");
     assert!(init.get("resultType").is_none());
-    mock.notify("notifications/initialized", json!({})).await;
     mock.request(1, "ping", json!({})).await;
     assert_eq!(mock.expect_result(1).await, json!({}));
     mock.request(2, "tools/list", json!({})).await;
@@ -197,8 +184,7 @@ async fn the_handshake_era_is_unchanged_on_the_same_server() {
 #[tokio::test]
 async fn without_the_era_switched_on_an_envelope_is_no_handshake() {
     let (_session, mut mock) = serve(&server(false));
-    mock.request(1, "server/discover", json!({"_meta": meta(json!({}))}))
-        .await;
+    send_in_era(&mock, 1, "server/discover", json!({})).await;
     let error = mock.expect_error(Some(RequestId::from(1))).await;
     assert_eq!(error.code, ErrorCode::INVALID_REQUEST);
 }
@@ -214,13 +200,13 @@ async fn read_results_carry_caching_hints() {
         ))
         .unwrap();
     let (_session, mut mock) = serve(&server);
-    mock.request(
+    let read = ask(
+        &mut mock,
         1,
         "resources/read",
-        json!({"uri": "test://here", "_meta": meta(json!({}))}),
+        json!({"uri": "test://here"}),
     )
     .await;
-    let read = mock.expect_result(1).await;
     assert_eq!(read["contents"][0]["text"], "hello");
     assert_eq!(read["ttlMs"], 0);
     assert_eq!(read["cacheScope"], "private");
@@ -411,15 +397,7 @@ async fn input_the_client_cannot_give_fails_the_request_with_missing_capability(
 #[tokio::test]
 async fn the_same_handler_sends_a_request_in_a_session() {
     let (_session, mut mock) = serve(&greeter());
-    mock.request(
-        "init",
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "old", "version": "1"}}),
-    )
-    .await;
-    mock.expect_result("init").await;
-    mock.notify("notifications/initialized", json!({})).await;
+    handshake(&mut mock, json!({"elicitation": {}})).await;
     mock.request(1, "tools/call", json!({"name": "greet", "arguments": {}}))
         .await;
     let asked = mock.expect_request("elicitation/create").await;
@@ -445,14 +423,10 @@ async fn a_server_may_let_clients_keep_its_lists() {
         )
         .build();
     let (_session, mut mock) = serve(&server);
-    mock.request(1, "tools/list", json!({"_meta": meta(json!({}))}))
-        .await;
-    let listed = mock.expect_result(1).await;
+    let listed = ask(&mut mock, 1, "tools/list", json!({})).await;
     assert_eq!(listed["ttlMs"], 300_000);
     assert_eq!(listed["cacheScope"], "public");
-    mock.request(2, "server/discover", json!({"_meta": meta(json!({}))}))
-        .await;
-    let found = mock.expect_result(2).await;
+    let found = ask(&mut mock, 2, "server/discover", json!({})).await;
     assert_eq!(found["ttlMs"], 300_000);
     assert_eq!(found["cacheScope"], "public");
 }
@@ -520,64 +494,46 @@ async fn entries_with_hints_of_their_own_set_the_hints_of_the_lists_and_reads_th
 
     // Page one (`fresh`, `mine`): fresh for the shorter of one second and the server's
     // ten; every tool of the list is public, so the page is.
-    mock.request(1, "tools/list", json!({"_meta": meta(json!({}))}))
-        .await;
-    let first = mock.expect_result(1).await;
+    let first = ask(&mut mock, 1, "tools/list", json!({})).await;
     assert_eq!(first["tools"][0]["name"], "fresh");
     assert_eq!(first["ttlMs"], 1_000);
     assert_eq!(first["cacheScope"], "public");
 
     // Page two (`stable`) has its own five minutes.
     let cursor = first["nextCursor"].clone();
-    mock.request(
-        2,
-        "tools/list",
-        json!({"cursor": cursor, "_meta": meta(json!({}))}),
-    )
-    .await;
-    let second = mock.expect_result(2).await;
+    let second = ask(&mut mock, 2, "tools/list", json!({"cursor": cursor})).await;
     assert_eq!(second["tools"][0]["name"], "stable");
     assert_eq!(second["ttlMs"], 300_000);
     assert_eq!(second["cacheScope"], "public");
 
     // A private prompt makes its list private.
-    mock.request(3, "prompts/list", json!({"_meta": meta(json!({}))}))
-        .await;
-    let prompts = mock.expect_result(3).await;
+    let prompts = ask(&mut mock, 3, "prompts/list", json!({})).await;
     assert_eq!(prompts["ttlMs"], 60_000);
     assert_eq!(prompts["cacheScope"], "private");
 
     // A resource's hints cover its listing and its reads.
-    mock.request(4, "resources/list", json!({"_meta": meta(json!({}))}))
-        .await;
-    let listed = mock.expect_result(4).await;
+    let listed = ask(&mut mock, 4, "resources/list", json!({})).await;
     assert_eq!(hints_of(&listed), (json!(30_000), json!("public")));
-    mock.request(
+    let read = ask(
+        &mut mock,
         5,
         "resources/read",
-        json!({"uri": "test://motd", "_meta": meta(json!({}))}),
+        json!({"uri": "test://motd"}),
     )
     .await;
-    let read = mock.expect_result(5).await;
     assert_eq!(read["contents"][0]["text"], "hello");
     assert_eq!(hints_of(&read), (json!(30_000), json!("public")));
 
     // And a template's cover its listing and every read it serves.
-    mock.request(
-        6,
-        "resources/templates/list",
-        json!({"_meta": meta(json!({}))}),
-    )
-    .await;
-    let templates = mock.expect_result(6).await;
+    let templates = ask(&mut mock, 6, "resources/templates/list", json!({})).await;
     assert_eq!(hints_of(&templates), (json!(5_000), json!("private")));
-    mock.request(
+    let user = ask(
+        &mut mock,
         7,
         "resources/read",
-        json!({"uri": "test://users/ada", "_meta": meta(json!({}))}),
+        json!({"uri": "test://users/ada"}),
     )
     .await;
-    let user = mock.expect_result(7).await;
     assert_eq!(user["contents"][0]["text"], "user ada");
     assert_eq!(hints_of(&user), (json!(5_000), json!("private")));
 }
@@ -585,15 +541,7 @@ async fn entries_with_hints_of_their_own_set_the_hints_of_the_lists_and_reads_th
 #[tokio::test]
 async fn entries_with_hints_of_their_own_add_nothing_in_the_handshake_era() {
     let (_session, mut mock) = serve(&hinted_server());
-    mock.request(
-        "init",
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "old", "version": "1"}}),
-    )
-    .await;
-    mock.expect_result("init").await;
-    mock.notify("notifications/initialized", json!({})).await;
+    handshake(&mut mock, json!({})).await;
     for (id, method, params) in [
         (1, "tools/list", json!({})),
         (2, "prompts/list", json!({})),

@@ -2,10 +2,11 @@
 //! and whether the stateless era is served, from one list. A scripted client
 //! (`MockPeer`) sends raw messages.
 
-use modelctx_memory::MockPeer;
 use modelctx_server::Server;
 use modelctx_types::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::json;
+
+use crate::support::{envelope, serve};
 
 fn initialize(version: &str) -> serde_json::Value {
     json!({
@@ -20,8 +21,7 @@ async fn a_server_of_the_stateless_era_only_refuses_initialize_with_what_it_serv
     let server = Server::builder("modern", "1.0.0")
         .supported_versions([ProtocolVersion::V2026_07_28])
         .build();
-    let (transport, mut mock) = MockPeer::pair();
-    let _session = server.serve(transport);
+    let (_session, mut mock) = serve(&server);
     mock.request(1, "initialize", initialize("2025-11-25"))
         .await;
     let error = mock.expect_error(Some(RequestId::from(1))).await;
@@ -37,21 +37,14 @@ async fn a_server_without_the_stateless_era_settles_on_its_newest_handshake_revi
         .supported_versions([ProtocolVersion::V2025_03_26, ProtocolVersion::V2025_11_25])
         .build();
     // The stateless era is not served: a discover request is not the start of one.
-    let (transport, mut mock) = MockPeer::pair();
-    let _session = server.serve(transport);
-    let envelope = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "scripted", "version": "1.0.0"},
-    });
-    mock.request(1, "server/discover", json!({"_meta": envelope}))
+    let (_session, mut mock) = serve(&server);
+    mock.request(1, "server/discover", json!({"_meta": envelope(json!({}))}))
         .await;
     let error = mock.expect_error(Some(RequestId::from(1))).await;
     assert_eq!(error.code, ErrorCode::INVALID_REQUEST);
 
     // A revision it does not list gets the newest it does.
-    let (transport, mut mock) = MockPeer::pair();
-    let _session = server.serve(transport);
+    let (_session, mut mock) = serve(&server);
     mock.request(1, "initialize", initialize("2025-06-18"))
         .await;
     let result = mock.expect_result(1).await;

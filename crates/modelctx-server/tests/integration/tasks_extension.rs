@@ -8,11 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx_memory::MockPeer;
-use modelctx_server::{Context, NoArgs, Server, ServerSession, TaskConfig, ToolDef};
+use modelctx_server::{Context, NoArgs, Server, TaskConfig, ToolDef};
 use modelctx_test::within;
 use modelctx_types::{ErrorCode, RequestedSchema, TaskSupport, ext_tasks::EXTENSION_ID};
 use serde_json::{Value, json};
 use tokio::sync::watch;
+
+use crate::support::{envelope, serve};
 
 /// The envelope of a request, declaring the tasks extension when `tasks`.
 fn meta(tasks: bool) -> Value {
@@ -21,11 +23,7 @@ fn meta(tasks: bool) -> Value {
     } else {
         json!({})
     };
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-        "io.modelcontextprotocol/clientInfo": {"name": "scripted", "version": "1.0.0"},
-    })
+    envelope(capabilities)
 }
 
 fn with_meta(mut params: Value, tasks: bool) -> Value {
@@ -117,11 +115,6 @@ fn server(gate: &Gate) -> Server {
         builder = builder.tool(tool).unwrap();
     }
     builder.build()
-}
-
-fn serve(server: &Server) -> (ServerSession, MockPeer) {
-    let (transport, mock) = MockPeer::pair();
-    (server.serve(transport), mock)
 }
 
 /// Sends `method` with `params` and the envelope, and returns its result.

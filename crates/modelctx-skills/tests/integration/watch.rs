@@ -7,13 +7,13 @@ use crate::support;
 
 use std::time::Duration;
 
-use modelctx_client::{Client, ListKind};
+use modelctx_client::{Client, ConnectMode, ListKind};
 use modelctx_server::Server;
-use modelctx_skills::{ServerBuilderSkillsExt, SkillEntry, SkillResources, Skills};
+use modelctx_skills::{ServerBuilderSkillsExt, SkillEntry, SkillResources, Skills, SkillsWatch};
 use modelctx_test::skills::{RawGet, RawList, raw};
 use modelctx_types::TextOrBlobResourceContents;
 use serde_json::{Value, json};
-use support::{Scratch, WAIT, client, connect_with, matrix, skill_md};
+use support::{Scratch, Via, WAIT, client, connect_with, matrix, skill_md};
 use tokio::sync::mpsc;
 
 const INVALID_PARAMS: i64 = -32602;
@@ -46,6 +46,33 @@ async fn text(client: &Client, uri: &str) -> String {
         TextOrBlobResourceContents::Text(t) => t.text.clone(),
         TextOrBlobResourceContents::Blob(_) => panic!("{uri} is not text"),
     }
+}
+
+/// A server of the skills in `dir` that announces list changes after 5 ms, and the
+/// watch that keeps it in step with the disk (polling every 10 ms).
+fn watched(dir: &Scratch) -> (Server, SkillsWatch) {
+    let skills = Skills::new().dir(dir.path()).unwrap();
+    let watcher = skills.watcher();
+    let server = Server::builder("watched", "1.0.0")
+        .list_changed_debounce(Duration::from_millis(5))
+        .skills(skills)
+        .unwrap()
+        .build();
+    let watch = watcher.watch(&server, Duration::from_millis(10)).unwrap();
+    (server, watch)
+}
+
+/// A client of `server` over `via` in `mode`, and the list changes it hears of.
+async fn hearing_changes(
+    server: Server,
+    via: Via,
+    mode: ConnectMode,
+) -> (Client, mpsc::UnboundedReceiver<ListKind>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let builder = client(mode).on_list_changed(ListKind::Resources, move |kind| {
+        let _ = tx.send(kind);
+    });
+    (connect_with(server, via, builder).await, rx)
 }
 
 /// Waits for announcements until `check` holds (each wait bounded).
@@ -85,19 +112,8 @@ async fn a_watched_directory_is_served_as_it_changes_over_every_transport_and_er
         dir.write("alpha/notes.md", "one\n");
         dir.write("beta/SKILL.md", skill_md("beta", "Second"));
 
-        let skills = Skills::new().dir(dir.path()).unwrap();
-        let watcher = skills.watcher();
-        let server = Server::builder("watched", "1.0.0")
-            .list_changed_debounce(Duration::from_millis(5))
-            .skills(skills)
-            .unwrap()
-            .build();
-        let _watch = watcher.watch(&server, Duration::from_millis(10)).unwrap();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let builder = client(mode).on_list_changed(ListKind::Resources, move |kind| {
-            let _ = tx.send(kind);
-        });
-        let client = connect_with(server, via, builder).await;
+        let (server, _watch) = watched(&dir);
+        let (client, mut rx) = hearing_changes(server, via, mode).await;
         assert_eq!(client.protocol_version().as_str(), version, "{at}");
         let beta_before = entry(&client, "skill://beta/SKILL.md").await.unwrap();
 
@@ -188,22 +204,8 @@ async fn a_watched_directory_is_served_as_it_changes_over_every_transport_and_er
 async fn a_skill_broken_on_disk_keeps_its_last_good_version() {
     let dir = Scratch::new("watch-broken");
     dir.write("alpha/SKILL.md", skill_md("alpha", "First"));
-    let skills = Skills::new().dir(dir.path()).unwrap();
-    let watcher = skills.watcher();
-    let server = Server::builder("watched", "1.0.0")
-        .list_changed_debounce(Duration::from_millis(5))
-        .skills(skills)
-        .unwrap()
-        .build();
-    let _watch = watcher.watch(&server, Duration::from_millis(10)).unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let builder = client(modelctx_client::ConnectMode::Handshake).on_list_changed(
-        ListKind::Resources,
-        move |k| {
-            let _ = tx.send(k);
-        },
-    );
-    let client = connect_with(server, support::Via::Memory, builder).await;
+    let (server, _watch) = watched(&dir);
+    let (client, mut rx) = hearing_changes(server, Via::Memory, ConnectMode::Handshake).await;
 
     // Broken (a name that does not match its directory), then fixed with a new
     // description: the only announcement is the fix's, and the broken version was
@@ -259,22 +261,9 @@ async fn a_watch_starts_only_when_asked() {
 async fn a_watch_ends_when_the_server_is_gone() {
     let dir = Scratch::new("watch-ends");
     dir.write("alpha/SKILL.md", skill_md("alpha", "First"));
-    let skills = Skills::new().dir(dir.path()).unwrap();
-    let watcher = skills.watcher();
-    let server = Server::builder("watched", "1.0.0")
-        .list_changed_debounce(Duration::from_millis(5))
-        .skills(skills)
-        .unwrap()
-        .build();
-    let watch = watcher.watch(&server, Duration::from_millis(10)).unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let builder = client(modelctx_client::ConnectMode::Handshake).on_list_changed(
-        ListKind::Resources,
-        move |k| {
-            let _ = tx.send(k);
-        },
-    );
-    let client = connect_with(server.clone(), support::Via::Memory, builder).await;
+    let (server, watch) = watched(&dir);
+    let (client, mut rx) =
+        hearing_changes(server.clone(), Via::Memory, ConnectMode::Handshake).await;
     let weak = server.downgrade();
     drop(server);
 

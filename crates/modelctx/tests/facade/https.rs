@@ -4,15 +4,19 @@
 //! a client that does not trust it fails, saying why. The legacy HTTP+SSE transport
 //! likewise.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use modelctx::client::Client;
+use modelctx::client::{Client, ClientBuilder};
 use modelctx::server::{Context, Server, ToolDef};
+use modelctx::session::SessionError;
+use modelctx::transport::Transport;
 use modelctx::types::{JsonObject, Tool};
 use modelctx_http::tls::rustls::pki_types::CertificateDer;
 use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService, tls};
 use modelctx_test::within;
 use modelctx_test::{TestCa, text_of};
+use tokio::net::TcpListener;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -32,21 +36,51 @@ fn server() -> Server {
         .build()
 }
 
+/// The TLS configuration that presents `certs`' server certificate.
+fn server_tls(certs: &TestCa) -> Arc<tls::rustls::ServerConfig> {
+    tls::server_config_from_pem(certs.chain_pem.as_bytes(), certs.key_pem.as_bytes()).unwrap()
+}
+
+/// A listener on a loopback port, and the `https://` URL of `path` on it.
+async fn https_listener(path: &str) -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}{path}",
+        listener.local_addr().unwrap().port()
+    );
+    (listener, url)
+}
+
 /// Serves the MCP endpoint over HTTPS on a loopback port; returns its URL.
 async fn serve_https(certs: &TestCa) -> String {
-    let config =
-        tls::server_config_from_pem(certs.chain_pem.as_bytes(), certs.key_pem.as_bytes()).unwrap();
+    let config = server_tls(certs);
     let server = server();
     let service = StreamableHttpService::new(move |t| {
         server.serve(t);
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!(
-        "https://127.0.0.1:{}/mcp",
-        listener.local_addr().unwrap().port()
-    );
+    let (listener, url) = https_listener("/mcp").await;
     tokio::spawn(service.serve_tls(listener, config, std::future::pending()));
     url
+}
+
+/// Connects the client `builder` makes over `transport`.
+async fn connect(
+    builder: ClientBuilder,
+    transport: impl Transport,
+) -> Result<Client, SessionError> {
+    within(LIMIT, "the client to connect", builder.connect(transport)).await
+}
+
+/// Calls `secure-echo`; the text it answered.
+async fn secure_echo(client: &Client) -> String {
+    let result = within(
+        LIMIT,
+        "the call",
+        client.call_tool("secure-echo", JsonObject::new()),
+    )
+    .await
+    .unwrap();
+    text_of(&result)
 }
 
 #[tokio::test]
@@ -61,21 +95,10 @@ async fn a_client_that_trusts_the_ca_calls_a_tool_over_https() {
         .add_root_certificate(roots[0].clone())
         .build()
         .unwrap();
-    let client = within(
-        LIMIT,
-        "the client to connect",
-        Client::builder("tls-client", "1.0.0").connect(transport),
-    )
-    .await
-    .expect("connected over https");
-    let result = within(
-        LIMIT,
-        "the call",
-        client.call_tool("secure-echo", JsonObject::new()),
-    )
-    .await
-    .unwrap();
-    assert_eq!(text_of(&result), "over TLS");
+    let client = connect(Client::builder("tls-client", "1.0.0"), transport)
+        .await
+        .expect("connected over https");
+    assert_eq!(secure_echo(&client).await, "over TLS");
 }
 
 #[tokio::test]
@@ -119,37 +142,21 @@ async fn a_plain_http_client_on_the_tls_port_gets_no_answer_and_the_server_survi
         .add_root_certificate(CertificateDer::from(certs.ca_der))
         .build()
         .unwrap();
-    let client = within(
-        LIMIT,
-        "the client to connect",
-        Client::builder("tls-client", "1.0.0").connect(transport),
-    )
-    .await
-    .unwrap();
-    let result = within(
-        LIMIT,
-        "the call",
-        client.call_tool("secure-echo", JsonObject::new()),
-    )
-    .await
-    .unwrap();
-    assert_eq!(text_of(&result), "over TLS");
+    let client = connect(Client::builder("tls-client", "1.0.0"), transport)
+        .await
+        .unwrap();
+    assert_eq!(secure_echo(&client).await, "over TLS");
 }
 
 #[tokio::test]
 async fn the_legacy_sse_transport_serves_and_connects_over_https() {
     let certs = certificates();
-    let config =
-        tls::server_config_from_pem(certs.chain_pem.as_bytes(), certs.key_pem.as_bytes()).unwrap();
+    let config = server_tls(&certs);
     let server = server();
     let service = modelctx_sse::SseService::new(move |t| {
         server.serve(t);
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!(
-        "https://127.0.0.1:{}/sse",
-        listener.local_addr().unwrap().port()
-    );
+    let (listener, url) = https_listener("/sse").await;
     tokio::spawn(service.serve_tls(listener, config, std::future::pending()));
 
     let transport = within(
@@ -161,23 +168,13 @@ async fn the_legacy_sse_transport_serves_and_connects_over_https() {
     )
     .await
     .expect("the SSE stream opens over https");
-    let client = within(
-        LIMIT,
-        "the client to connect",
-        Client::builder("tls-client", "1.0.0")
-            .mode(modelctx::client::ConnectMode::Handshake)
-            .connect(transport),
+    let client = connect(
+        Client::builder("tls-client", "1.0.0").mode(modelctx::client::ConnectMode::Handshake),
+        transport,
     )
     .await
     .unwrap();
-    let result = within(
-        LIMIT,
-        "the call",
-        client.call_tool("secure-echo", JsonObject::new()),
-    )
-    .await
-    .unwrap();
-    assert_eq!(text_of(&result), "over TLS");
+    assert_eq!(secure_echo(&client).await, "over TLS");
 
     // Without the CA: the stream does not open, and the error says why.
     let error = within(

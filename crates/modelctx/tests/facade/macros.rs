@@ -561,6 +561,12 @@ mod primitives {
         clients
     }
 
+    /// Reads `uri`: its first contents, as JSON.
+    async fn first_contents(client: &Client, uri: &str) -> Value {
+        let read = soon(uri, client.read_resource(uri)).await.unwrap();
+        serde_json::to_value(&read.contents[0]).unwrap()
+    }
+
     fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
@@ -728,16 +734,10 @@ mod primitives {
             assert_eq!(notes.mime_type.as_deref(), Some("text/plain"));
             assert!(resources.iter().any(|r| r.name == "dot"));
 
-            let read = soon("notes", client.read_resource("file:///notes.txt"))
-                .await
-                .unwrap();
-            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            let text = first_contents(&client, "file:///notes.txt").await;
             assert_eq!(text["text"], "buy milk");
             assert_eq!(text["mimeType"], "text/plain");
-            let read = soon("dot", client.read_resource("file:///dot.png"))
-                .await
-                .unwrap();
-            let blob = serde_json::to_value(&read.contents[0]).unwrap();
+            let blob = first_contents(&client, "file:///dot.png").await;
             assert_eq!(blob["blob"], "iVBORw==");
             assert_eq!(blob["mimeType"], "image/png");
             client.close().await;
@@ -755,10 +755,7 @@ mod primitives {
             assert_eq!(profile.description.as_deref(), Some("A user's profile."));
             assert_eq!(profile.mime_type.as_deref(), Some("application/json"));
 
-            let read = soon("profile", client.read_resource("users://42/profile"))
-                .await
-                .unwrap();
-            let contents = serde_json::to_value(&read.contents[0]).unwrap();
+            let contents = first_contents(&client, "users://42/profile").await;
             let body: Value = serde_json::from_str(contents["text"].as_str().unwrap()).unwrap();
             assert_eq!(body, json!({"id": 42, "name": "user 42"}));
             assert_eq!(contents["mimeType"], "application/json");
@@ -788,18 +785,9 @@ mod primitives {
                     .contains("user 0 does not exist")
             );
 
-            let read = soon(
-                "page",
-                client.read_resource("books://dune/pages/12?lang=fr"),
-            )
-            .await
-            .unwrap();
-            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            let text = first_contents(&client, "books://dune/pages/12?lang=fr").await;
             assert_eq!(text["text"], "dune p12 [fr]");
-            let read = soon("page", client.read_resource("books://dune/pages/3"))
-                .await
-                .unwrap();
-            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            let text = first_contents(&client, "books://dune/pages/3").await;
             assert_eq!(text["text"], "dune p3 [en]");
 
             let got = soon(
@@ -849,15 +837,9 @@ mod primitives {
             assert!(text.starts_with("I read Dune, Emma"), "{text}");
             assert!(text.ends_with("what poetry next?"), "{text}");
 
-            let read = soon("loans", client.read_resource("library://loans"))
-                .await
-                .unwrap();
-            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            let text = first_contents(&client, "library://loans").await;
             assert!(text["text"].as_str().unwrap().starts_with("Dune\nEmma"));
-            let read = soon("loan", client.read_resource("library://loans/1"))
-                .await
-                .unwrap();
-            let text = serde_json::to_value(&read.contents[0]).unwrap();
+            let text = first_contents(&client, "library://loans/1").await;
             assert_eq!(text["text"], "Dune");
             let error = soon("loan", client.read_resource("library://loans/99"))
                 .await

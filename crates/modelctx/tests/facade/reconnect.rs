@@ -14,12 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use modelctx::client::{Client, ConnectMode, ListKind};
+use modelctx::client::{Client, ClientBuilder, ConnectMode, ListKind};
 use modelctx::server::{Context, ResourceDef, Server, ToolDef};
+use modelctx::session::SessionError;
 use modelctx::transport::{
     ConnectionState, MessageStream, ReconnectPolicy, Transport, TransportError, TransportMessage,
 };
-use modelctx::types::{JsonObject, ListToolsRequest, ListToolsResult, Tool};
+use modelctx::types::{CallToolResult, JsonObject, ListToolsRequest, ListToolsResult, Tool};
 use modelctx_http::{HttpClientHandle, StreamableHttpClientTransport, StreamableHttpService};
 use modelctx_test::{text_of, within};
 use tokio::net::{TcpListener, TcpStream};
@@ -127,22 +128,39 @@ fn policy() -> ReconnectPolicy {
         .max_attempts(100)
 }
 
-async fn connect(url: &str, mode: ConnectMode) -> (Client, HttpClientHandle) {
-    let transport = StreamableHttpClientTransport::builder(url)
+/// A transport to `url` that reconnects by [`policy`].
+fn reconnecting(url: &str) -> StreamableHttpClientTransport {
+    StreamableHttpClientTransport::builder(url)
         .reconnect_policy(policy())
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// Connects the client `builder` makes over `transport`; the client, and the
+/// transport's handle.
+async fn connect_with(
+    builder: ClientBuilder,
+    transport: StreamableHttpClientTransport,
+) -> (Client, HttpClientHandle) {
     let handle = transport.handle();
-    let client = within(
-        LIMIT,
-        "connecting",
-        Client::builder("survivor", "1.0.0")
-            .mode(mode)
-            .connect(transport),
+    let client = within(LIMIT, "connecting", builder.connect(transport))
+        .await
+        .unwrap();
+    (client, handle)
+}
+
+/// Connects a client in `mode` to `url` through a transport that reconnects.
+async fn connect(url: &str, mode: ConnectMode) -> (Client, HttpClientHandle) {
+    connect_with(
+        Client::builder("survivor", "1.0.0").mode(mode),
+        reconnecting(url),
     )
     .await
-    .unwrap();
-    (client, handle)
+}
+
+/// Calls `hello`, waiting for `what` at most [`LIMIT`].
+async fn call_hello(client: &Client, what: &str) -> Result<CallToolResult, SessionError> {
+    within(LIMIT, what, client.call_tool("hello", JsonObject::new())).await
 }
 
 /// The call after a restart: the new server answers `hello` with "second"; in 2025 through
@@ -153,13 +171,9 @@ async fn the_new_server_answers(
     before: &Option<String>,
     era: &str,
 ) {
-    let second = within(
-        LIMIT,
-        "the call after the restart",
-        client.call_tool("hello", JsonObject::new()),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{era}: {e}"));
+    let second = call_hello(client, "the call after the restart")
+        .await
+        .unwrap_or_else(|e| panic!("{era}: {e}"));
     assert_eq!(text_of(&second), "second", "{era}");
     if era == "2025" {
         let now = handle.session_id();
@@ -183,13 +197,7 @@ async fn a_server_restarted_on_the_same_port_between_calls_is_used_again() {
     for (mode, era) in eras() {
         let proxy = Proxy::start(serve(plain("first")).await).await;
         let (client, handle) = connect(&proxy.url(), mode).await;
-        let first = within(
-            LIMIT,
-            "the first call",
-            client.call_tool("hello", JsonObject::new()),
-        )
-        .await
-        .unwrap();
+        let first = call_hello(&client, "the first call").await.unwrap();
         assert_eq!(text_of(&first), "first", "{era}");
         let session = handle.session_id();
         assert_eq!(session.is_some(), era == "2025", "{era}: {session:?}");
@@ -212,10 +220,7 @@ async fn a_refused_connection_is_tried_again_until_the_server_comes_up() {
         // A port nobody listens on yet.
         let proxy = Proxy::start(serve(plain("up")).await).await;
         proxy.down().await;
-        let transport = StreamableHttpClientTransport::builder(&proxy.url())
-            .reconnect_policy(policy())
-            .build()
-            .unwrap();
+        let transport = reconnecting(&proxy.url());
         let handle = transport.handle();
         let mut state = handle.connection_state();
         let connecting = tokio::spawn(
@@ -236,13 +241,7 @@ async fn a_refused_connection_is_tried_again_until_the_server_comes_up() {
             .await
             .unwrap()
             .unwrap_or_else(|e| panic!("{era}: {e}"));
-        let result = within(
-            LIMIT,
-            "a call",
-            client.call_tool("hello", JsonObject::new()),
-        )
-        .await
-        .unwrap();
+        let result = call_hello(&client, "a call").await.unwrap();
         assert_eq!(text_of(&result), "up", "{era}");
         assert_eq!(
             *handle.connection_state().borrow(),
@@ -292,35 +291,19 @@ async fn a_refused_connection_fails_as_undelivered_once_the_attempts_are_used_up
 async fn without_a_policy_a_call_fails_at_once_and_the_next_one_reaches_the_new_server() {
     for (mode, era) in eras() {
         let proxy = Proxy::start(serve(plain("first")).await).await;
-        let transport = StreamableHttpClientTransport::new(&proxy.url()).unwrap();
-        let handle = transport.handle();
-        let client = within(
-            LIMIT,
-            "connecting",
-            Client::builder("plain", "1.0.0")
-                .mode(mode)
-                .connect(transport),
+        let (client, handle) = connect_with(
+            Client::builder("plain", "1.0.0").mode(mode),
+            StreamableHttpClientTransport::new(&proxy.url()).unwrap(),
         )
-        .await
-        .unwrap();
-        let first = within(
-            LIMIT,
-            "a call",
-            client.call_tool("hello", JsonObject::new()),
-        )
-        .await
-        .unwrap();
+        .await;
+        let first = call_hello(&client, "a call").await.unwrap();
         assert_eq!(text_of(&first), "first", "{era}");
         let session = handle.session_id();
 
         proxy.down().await;
-        let error = within(
-            LIMIT,
-            "the call while the server is down",
-            client.call_tool("hello", JsonObject::new()),
-        )
-        .await
-        .unwrap_err();
+        let error = call_hello(&client, "the call while the server is down")
+            .await
+            .unwrap_err();
         assert!(error.is_undelivered(), "{era}: {error}");
 
         proxy.up(serve(plain("second")).await).await;
@@ -383,13 +366,7 @@ async fn a_tool_call_in_flight_at_the_drop_fails_as_interrupted_and_is_not_sent_
             "{era}: {error}"
         );
         // The client goes on with the new server, and the call ran once in all.
-        let after = within(
-            LIMIT,
-            "a call after",
-            client.call_tool("hello", JsonObject::new()),
-        )
-        .await
-        .unwrap();
+        let after = call_hello(&client, "a call after").await.unwrap();
         assert_eq!(text_of(&after), "after", "{era}");
         assert_eq!(calls.load(Ordering::SeqCst), 1, "{era}");
         client.close().await;
@@ -481,13 +458,9 @@ async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old()
     proxy.down().await;
     proxy.up(serve(second.clone()).await).await;
     // The next request starts a new session, which is subscribed again before it goes.
-    within(
-        LIMIT,
-        "a call after the restart",
-        client.call_tool("hello", JsonObject::new()),
-    )
-    .await
-    .unwrap();
+    call_hello(&client, "a call after the restart")
+        .await
+        .unwrap();
     assert_eq!(second.notify_resource_updated("test://watched").await, 1);
     client.close().await;
 }
@@ -566,21 +539,11 @@ async fn the_clients_list_watch_listens_again_on_a_restarted_server() {
     )
     .await;
     let (changed_tx, mut changed) = tokio::sync::mpsc::unbounded_channel();
-    let transport = StreamableHttpClientTransport::builder(&proxy.url())
-        .reconnect_policy(policy())
-        .build()
-        .unwrap();
-    let client = within(
-        LIMIT,
-        "connecting",
-        Client::builder("watcher", "1.0.0")
-            .on_list_changed(ListKind::Tools, move |kind| {
-                let _ = changed_tx.send(kind);
-            })
-            .connect(transport),
-    )
-    .await
-    .unwrap();
+    let watcher =
+        Client::builder("watcher", "1.0.0").on_list_changed(ListKind::Tools, move |kind| {
+            let _ = changed_tx.send(kind);
+        });
+    let (client, _handle) = connect_with(watcher, reconnecting(&proxy.url())).await;
     assert_eq!(
         client.protocol_version(),
         &modelctx::types::ProtocolVersion::V2026_07_28

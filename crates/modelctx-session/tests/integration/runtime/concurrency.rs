@@ -37,15 +37,10 @@ async fn the_concurrency_bound_queues_requests_but_never_ping() {
     assert!(h.started_so_far().is_empty());
 
     h.release.notify_one();
-    let mut ids = Vec::new();
-    for _ in 0..2 {
-        match h.mock.next_message().await {
-            JsonRpcMessage::Response(r) => ids.push(r.id),
-            other => panic!("expected a response, got {other:?}"),
-        }
-    }
-    ids.sort_by_key(id_num);
-    assert_eq!(ids, [RequestId::from(1), RequestId::from(2)]);
+    assert_eq!(
+        h.next_responses(2).await,
+        [RequestId::from(1), RequestId::from(2)]
+    );
     assert_eq!(h.started_so_far(), ["echo"]);
 }
 
@@ -73,15 +68,10 @@ async fn beyond_the_in_flight_bound_a_request_is_refused_at_once() {
 
     h.release.notify_one();
     h.release.notify_one();
-    let mut ids = Vec::new();
-    for _ in 0..2 {
-        match h.mock.next_message().await {
-            JsonRpcMessage::Response(r) => ids.push(r.id),
-            other => panic!("expected a response, got {other:?}"),
-        }
-    }
-    ids.sort_by_key(id_num);
-    assert_eq!(ids, [RequestId::from(1), RequestId::from(2)]);
+    assert_eq!(
+        h.next_responses(2).await,
+        [RequestId::from(1), RequestId::from(2)]
+    );
     // Room again: the refused request, sent again, runs.
     h.mock.request(3, "echo", json!({"again": 3})).await;
     assert_eq!(h.mock.expect_result(3).await, json!({"again": 3}));

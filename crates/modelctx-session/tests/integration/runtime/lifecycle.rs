@@ -44,13 +44,7 @@ async fn server_answers_ping_in_every_phase_and_pings_out() {
     h.mock.request("p", "ping", Value::Null).await;
     assert_eq!(h.mock.expect_result("p").await, json!({}));
 
-    let ping = tokio::spawn({
-        let peer = h.peer.clone();
-        async move { peer.ping().await }
-    });
-    let req = h.mock.expect_request("ping").await;
-    h.mock.respond(req.id, json!({})).await;
-    ping.await.unwrap().unwrap();
+    h.ping_out().await;
 }
 
 #[tokio::test]
@@ -76,13 +70,7 @@ async fn client_answers_ping_in_every_phase_and_pings_out() {
     init.await.unwrap().unwrap();
     h.mock.request(3, "ping", Value::Null).await;
     assert_eq!(h.mock.expect_result(3).await, json!({}));
-    let ping = tokio::spawn({
-        let peer = h.peer.clone();
-        async move { peer.ping().await }
-    });
-    let req = h.mock.expect_request("ping").await;
-    h.mock.respond(req.id, json!({})).await;
-    ping.await.unwrap().unwrap();
+    h.ping_out().await;
 
     // Operational.
     h.peer
@@ -109,8 +97,7 @@ async fn server_rejects_requests_before_initialize() {
 
     // The handshake still works afterwards, and the rejected request never ran.
     h.serve_handshake().await;
-    h.mock.request(2, "echo", json!({ "x": 2 })).await;
-    assert_eq!(h.mock.expect_result(2).await, json!({ "x": 2 }));
+    h.echo(2).await;
     let started = h.started_so_far();
     assert_eq!(started, ["initialize", "echo"]);
 }
@@ -134,8 +121,7 @@ async fn a_server_started_past_an_initialize_answered_elsewhere_waits_for_initia
         .notify("notifications/initialized", Value::Null)
         .await;
     assert_eq!(h.notified("notifications/initialized").await, Value::Null);
-    h.mock.request(4, "echo", json!({ "x": 4 })).await;
-    assert_eq!(h.mock.expect_result(4).await, json!({ "x": 4 }));
+    h.echo(4).await;
     assert!(h.peer.is_initialized());
 }
 
@@ -161,8 +147,7 @@ async fn server_serves_initialize_once_then_waits_for_initialized() {
         .notify("notifications/initialized", Value::Null)
         .await;
     assert_eq!(h.notified("notifications/initialized").await, Value::Null);
-    h.mock.request(4, "echo", json!({ "x": 4 })).await;
-    assert_eq!(h.mock.expect_result(4).await, json!({ "x": 4 }));
+    h.echo(4).await;
     assert!(h.peer.is_initialized());
 
     // Still only once, even when operational.
@@ -185,8 +170,7 @@ async fn a_pipelined_handshake_still_becomes_operational() {
     assert_eq!(h.notified("notifications/initialized").await, Value::Null);
 
     // Once the answer is out, the session is operational: no second notification needed.
-    h.mock.request(2, "echo", json!({ "x": 2 })).await;
-    assert_eq!(h.mock.expect_result(2).await, json!({ "x": 2 }));
+    h.echo(2).await;
     assert!(h.peer.is_initialized());
 }
 

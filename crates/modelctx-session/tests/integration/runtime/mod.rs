@@ -266,6 +266,38 @@ impl Harness {
         assert_eq!(self.mock.expect_result(id).await, json!({}));
     }
 
+    /// The session pings the mock, which answers: the ping is the next message the
+    /// session sends, so nothing went out before it.
+    async fn ping_out(&mut self) {
+        let ping = tokio::spawn({
+            let peer = self.peer.clone();
+            async move { peer.ping().await }
+        });
+        let req = self.mock.expect_request("ping").await;
+        self.mock.respond(req.id, json!({})).await;
+        ping.await.unwrap().unwrap();
+    }
+
+    /// Sends `echo` with `{"x": id}` from the mock and expects it echoed: the service
+    /// serves requests.
+    async fn echo(&mut self, id: i64) {
+        self.mock.request(id, "echo", json!({ "x": id })).await;
+        assert_eq!(self.mock.expect_result(id).await, json!({ "x": id }));
+    }
+
+    /// The ids of the next `n` messages from the session, each a response, sorted.
+    async fn next_responses(&mut self, n: usize) -> Vec<RequestId> {
+        let mut ids = Vec::new();
+        for _ in 0..n {
+            match self.mock.next_message().await {
+                JsonRpcMessage::Response(r) => ids.push(r.id),
+                other => panic!("expected a response, got {other:?}"),
+            }
+        }
+        ids.sort_by_key(id_num);
+        ids
+    }
+
     /// Sends a request from the mock and expects it refused as an invalid request
     /// (`-32600`).
     async fn expect_invalid_request(

@@ -93,13 +93,7 @@ async fn the_canceller_sends_cancelled_and_fails_the_call() {
 
     // Cancelling again sends nothing: the next message is the ping sent after it.
     canceller.cancel("again").await;
-    let ping = tokio::spawn({
-        let peer = h.peer.clone();
-        async move { peer.ping().await }
-    });
-    let req = h.mock.expect_request("ping").await;
-    h.mock.respond(req.id, json!({})).await;
-    ping.await.unwrap().unwrap();
+    h.ping_out().await;
 }
 
 #[tokio::test]
@@ -194,13 +188,7 @@ async fn a_cancelled_initialize_fails_locally_without_announcement() {
     canceller.cancel("giving up").await;
     assert!(call.await.unwrap().unwrap_err().is_cancelled());
     // Nothing was sent for it: the next message is the ping sent afterwards.
-    let ping = tokio::spawn({
-        let peer = h.peer.clone();
-        async move { peer.ping().await }
-    });
-    let req = h.mock.expect_request("ping").await;
-    h.mock.respond(req.id, json!({})).await;
-    ping.await.unwrap().unwrap();
+    h.ping_out().await;
 }
 
 #[tokio::test]
