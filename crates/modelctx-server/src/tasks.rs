@@ -51,10 +51,7 @@ pub(crate) fn owner(cx: &modelctx_session::RequestContext, session: &SessionStat
     let principal = extensions
         .get::<modelctx_transport::Principal>()
         .map(|p| p.id().to_owned());
-    let session = if extensions
-        .get::<modelctx_transport::Sessionless>()
-        .is_some()
-    {
+    let session = if cx.peer().is_sessionless() {
         None
     } else {
         session.task_key()

@@ -147,6 +147,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         config,
         sink: Box::new(sink),
         phase: PhaseCell::new(phase),
+        sessionless: info.sessionless,
         pending: Mutex::new(PendingTable::with_id_prefix(id_prefix)),
         inflight: Mutex::default(),
         closed: CancellationToken::new(),
@@ -655,10 +656,10 @@ impl Core {
         let shared = shared.clone();
         let service = self.service.clone();
         let peer = self.peer.clone();
-        // A request that came with what its transport read of it, or that stands alone
-        // (`Sessionless`), may share its session with later requests of other clients
-        // (see `Peer::over_travels`).
-        let shares = shares_session(&extensions, era.as_deref());
+        // A request that came with what its transport read of it, or one of a session
+        // that is not a lasting one, may share its session with later requests of other
+        // clients (see `Peer::over_travels`).
+        let shares = era.is_some() || shared.sessionless;
         let over = shares.then(|| token.clone());
         let job = async move {
             let id = request.id.clone();
@@ -717,17 +718,6 @@ impl Core {
         };
         Some(Box::pin(tracing::Instrument::instrument(job, span)))
     }
-}
-
-/// Whether a request may share its session with later requests of other clients: one of
-/// the stateless era (its transport read it: `era`), or one that stands alone
-/// ([`Sessionless`](modelctx_transport::Sessionless)), whose session a transport may
-/// lend to the next such request.
-fn shares_session(extensions: &Extensions, era: Option<&EraRead>) -> bool {
-    era.is_some()
-        || extensions
-            .get::<modelctx_transport::Sessionless>()
-            .is_some()
 }
 
 /// Polls a request's job once, on whichever task received the request (the receive

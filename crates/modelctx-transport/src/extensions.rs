@@ -168,12 +168,6 @@ impl fmt::Debug for Principal {
     }
 }
 
-/// Marks a message that arrived without a lasting session (session-less streamable HTTP,
-/// where every POST is served by a session of its own): state bound to "the session"
-/// cannot be, and binds to the [`Principal`] alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Sessionless;
-
 /// Something a server offers that a caller may or may not be allowed to use: what
 /// [`Permissions`] is asked about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -47,6 +47,12 @@ pub struct TransportInfo {
     /// them (session-less streamable HTTP has no stream back to the client), so a
     /// handler's request fails at once instead of waiting. True unless set.
     pub allows_outbound_requests: bool,
+    /// Whether the session is not a lasting one: it serves requests that each stand
+    /// alone, possibly of several clients in turn (session-less streamable HTTP, and a
+    /// session of the 2026-07-28 era that streamable HTTP lends POST after POST). State
+    /// bound to "the session" cannot be: tasks bind to the caller's
+    /// [`Principal`](crate::Principal) alone.
+    pub sessionless: bool,
     /// Whether this transport's session serves requests of the stateless era (protocol
     /// 2026-07-28), which need no handshake: a session that serves the era starts
     /// serving at once, and each such request comes with what the transport read of it
@@ -66,6 +72,7 @@ impl TransportInfo {
             request_id_prefix: None,
             starts_initialized: false,
             allows_outbound_requests: true,
+            sessionless: false,
             stateless_era: false,
         }
     }
@@ -105,6 +112,13 @@ impl TransportInfo {
         self
     }
 
+    /// Sets whether the session is not a lasting one.
+    #[must_use]
+    pub fn with_sessionless(mut self, on: bool) -> Self {
+        self.sessionless = on;
+        self
+    }
+
     /// Sets whether the session serves requests of the stateless era. Unstable.
     #[doc(hidden)]
     #[must_use]
@@ -130,6 +144,7 @@ impl fmt::Debug for TransportInfo {
             .field("request_id_prefix", &self.request_id_prefix)
             .field("starts_initialized", &self.starts_initialized)
             .field("allows_outbound_requests", &self.allows_outbound_requests)
+            .field("sessionless", &self.sessionless)
             .finish()
     }
 }

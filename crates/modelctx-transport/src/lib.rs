@@ -77,7 +77,7 @@ use modelctx_types::{JsonRpcMessage, RequestId};
 
 pub use clock::{RequestClock, RequestClocks};
 pub use error::{TransportError, TransportErrorKind};
-pub use extensions::{Extensions, Offering, Permissions, Principal, Sessionless};
+pub use extensions::{Extensions, Offering, Permissions, Principal};
 pub use info::TransportInfo;
 pub use reconnect::{
     ConnectionState, IDEMPOTENT_METHODS, ReconnectPolicy, interrupted, is_interrupted,

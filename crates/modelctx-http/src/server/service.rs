@@ -256,17 +256,11 @@ where
                 .get::<Extensions>()
                 .cloned()
                 .unwrap_or_default();
-            // A POST that will be served by a session of its own is marked so here,
-            // while the map is still this POST's alone (marking it later copies it).
             let era_by_headers = inner
                 .config
                 .stateless_era
                 .then(|| era::stateless_by_headers(&parts.headers))
                 .flatten();
-            let sessionless = !inner.config.stateful || era_by_headers == Some(true);
-            if sessionless {
-                extensions.insert(modelctx_transport::Sessionless);
-            }
             let limited = inner.config.session_rate_limit.is_some();
             let peer = admission::peer(limited, &parts.extensions);
             extensions.insert(crate::headers::sensitive_headers(parts.headers));

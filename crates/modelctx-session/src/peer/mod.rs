@@ -217,8 +217,9 @@ pub struct Peer {
     /// Whether `cancelled` also travels with those notifications
     /// (`TransportMessage::request_over`): for a request that may share its session with
     /// later requests of other clients — one of the stateless era that came with what its
-    /// transport read of it (`TransportMessage::era`), or one that stands alone
-    /// (`Sessionless`); streamable HTTP lends such sessions POST after POST, so the id
+    /// transport read of it (`TransportMessage::era`), or one of a session that is not a
+    /// lasting one (`TransportInfo::sessionless`); streamable HTTP lends such sessions
+    /// POST after POST, so the id
     /// may name another client's request next — the transport checks it again under the
     /// lock that routes them.
     pub(crate) over_travels: bool,
@@ -342,6 +343,14 @@ impl Peer {
         self.shared.role == Role::Client
             && (phase.advance(Phase::New, Phase::Stateless)
                 || phase.advance(Phase::Initializing, Phase::Stateless))
+    }
+
+    /// Whether the session is not a lasting one: its transport serves requests that each
+    /// stand alone, possibly of several clients in turn (session-less streamable HTTP;
+    /// see [`TransportInfo::sessionless`](modelctx_transport::TransportInfo::sessionless)).
+    /// State bound to "the session" cannot be.
+    pub fn is_sessionless(&self) -> bool {
+        self.shared.sessionless
     }
 
     /// Whether the session serves the stateless era (2026-07-28): its first request

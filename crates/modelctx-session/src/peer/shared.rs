@@ -51,6 +51,9 @@ pub(crate) struct Shared {
     pub(crate) config: SessionConfig,
     pub(crate) sink: Box<dyn MessageSink>,
     pub(crate) phase: PhaseCell,
+    /// Whether the session is not a lasting one (its transport said so:
+    /// [`TransportInfo::sessionless`](modelctx_transport::TransportInfo::sessionless)).
+    pub(crate) sessionless: bool,
     pub(crate) pending: Mutex<PendingTable<Slot, ProgressSink>>,
     /// Inbound requests being handled: id -> cancellation token.
     pub(crate) inflight: Mutex<foldhash::HashMap<RequestId, CancellationToken>>,

@@ -22,12 +22,11 @@
 //!
 //! Who reaches a task is [`TaskOwner`]'s rule, the same in every store: its principal when
 //! it has one (a layer put it in the message's `Extensions`, as `modelctx-oauth` does),
-//! else its session, else (unauthenticated stateless-era requests, stateless transports
-//! marked `Sessionless`) only a requestor without either, through the unguessable id.
-//! `tasks/list` never shows an ownerless task and an anonymous requestor lists nothing; a
-//! task the requestor may not reach answers as an unknown id. The HTTP endpoint marks a
-//! POST it serves with a session of its own as `Sessionless` while building the POST's
-//! extensions; one found to be so only after its body is read is marked on delivery.
+//! else its session, else (unauthenticated stateless-era requests, sessions that are not
+//! lasting ones: `Peer::is_sessionless`) only a requestor without either, through the
+//! unguessable id. `tasks/list` never shows an ownerless task and an anonymous requestor
+//! lists nothing; a task the requestor may not reach answers as an unknown id. The HTTP
+//! endpoint says which of its sessions are not lasting ones in `TransportInfo`.
 
 mod handle;
 mod host;

@@ -46,19 +46,6 @@ impl SessionState {
         mut era: Option<EraRead>,
     ) -> Result<bool, ()> {
         let tx = self.sender()?;
-        let owned;
-        let extensions = if self.stateful
-            || extensions
-                .get::<modelctx_transport::Sessionless>()
-                .is_some()
-        {
-            extensions
-        } else {
-            let mut marked = extensions.clone();
-            marked.insert(modelctx_transport::Sessionless);
-            owned = marked;
-            &owned
-        };
         let mut messages = messages.into_iter();
         let mut queued = Vec::new();
         for message in messages.by_ref() {

@@ -97,7 +97,8 @@ impl Transport for HttpServerTransport {
         let mut info = modelctx_transport::TransportInfo::new("streamable-http")
             .with_stateless_era(self.stateless_era)
             .with_starts_initialized(self.pre_initialized)
-            .with_allows_outbound_requests(HttpServerTransport::allows_outbound_requests(self));
+            .with_allows_outbound_requests(HttpServerTransport::allows_outbound_requests(self))
+            .with_sessionless(!self.state.stateful);
         if self.state.stateful {
             info = info.with_session_id(self.state.id.clone());
         }
