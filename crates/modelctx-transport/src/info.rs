@@ -48,9 +48,9 @@ pub struct TransportInfo {
     /// handler's request fails at once instead of waiting. True unless set.
     pub allows_outbound_requests: bool,
     /// Whether the session is not a lasting one: it serves requests that each stand
-    /// alone, possibly of several clients in turn (session-less streamable HTTP, and a
-    /// session of the 2026-07-28 era that streamable HTTP lends POST after POST). State
-    /// bound to "the session" cannot be: tasks bind to the caller's
+    /// alone, possibly of several clients in turn (a session-less streamable HTTP POST,
+    /// and a session of the 2026-07-28 era that streamable HTTP lends POST after POST).
+    /// State bound to "the session" cannot be: tasks bind to the caller's
     /// [`Principal`](crate::Principal) alone.
     pub sessionless: bool,
     /// Whether this transport's session serves requests of the stateless era (protocol

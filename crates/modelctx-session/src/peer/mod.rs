@@ -346,8 +346,10 @@ impl Peer {
     }
 
     /// Whether the session is not a lasting one: its transport serves requests that each
-    /// stand alone, possibly of several clients in turn (session-less streamable HTTP;
-    /// see [`TransportInfo::sessionless`](modelctx_transport::TransportInfo::sessionless)).
+    /// stand alone, possibly of several clients in turn (a session-less streamable HTTP
+    /// POST, or a session of the 2026-07-28 era that streamable HTTP lends POST after
+    /// POST; see
+    /// [`TransportInfo::sessionless`](modelctx_transport::TransportInfo::sessionless)).
     /// State bound to "the session" cannot be.
     pub fn is_sessionless(&self) -> bool {
         self.shared.sessionless
