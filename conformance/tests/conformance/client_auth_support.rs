@@ -588,14 +588,6 @@ fn json_response(status: StatusCode, value: &Value) -> Response {
         .into_response()
 }
 
-fn form_of(body: &str) -> HashMap<String, String> {
-    reqwest::Url::parse(&format!("http://x/?{body}"))
-        .unwrap()
-        .query_pairs()
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect()
-}
-
 fn oauth_error(code: &str) -> Response {
     json_response(
         StatusCode::BAD_REQUEST,
@@ -705,7 +697,7 @@ fn register(shared: &Shared, c: &Config, issuer: String, body: &str) -> Response
 }
 
 fn authorize(shared: &Shared, c: &Config, issuer: String, query: &str) -> Response {
-    let q = form_of(query);
+    let q = modelctx_test::form_fields(query);
     shared.push(Event::Authorize { query: q.clone() });
     let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
     let state = q.get("state").cloned().unwrap_or_default();
@@ -744,7 +736,7 @@ fn authorize(shared: &Shared, c: &Config, issuer: String, query: &str) -> Respon
 }
 
 fn token(shared: &Shared, c: &Config, headers: &HeaderMap, body: &str) -> Response {
-    let form = form_of(body);
+    let form = modelctx_test::form_fields(body);
     shared.push(Event::Token {
         form: form.clone(),
         authorization: headers
@@ -819,7 +811,7 @@ fn token(shared: &Shared, c: &Config, headers: &HeaderMap, body: &str) -> Respon
 
 /// The enterprise IdP: RFC 8693 exchange of the user's ID token for an ID-JAG.
 fn idp_token(shared: &Shared, body: &str) -> Response {
-    let form = form_of(body);
+    let form = modelctx_test::form_fields(body);
     shared.push(Event::Exchange(form.clone()));
     if form.get("subject_token").map(String::as_str) != Some("user-id-token") {
         return oauth_error("invalid_grant");
@@ -889,7 +881,7 @@ impl AuthorizationHandler for Redirected {
 
 /// The value of `name` in the form-encoded `query`.
 pub(crate) fn query_param(query: &str, name: &str) -> Option<String> {
-    form_of(query).remove(name)
+    modelctx_test::form_fields(query).remove(name)
 }
 
 /// The `Authorization` value of HTTP Basic authentication for `id` and `secret`.

@@ -94,7 +94,7 @@ pub use client::TestClient;
 #[cfg(feature = "process")]
 pub use listen::listening;
 #[cfg(feature = "oauth")]
-pub use oauth::{Browser, Hold, ISSUER, REDIRECT_URI, TokenPerUser};
+pub use oauth::{Browser, Hold, ISSUER, REDIRECT_URI, TokenPerUser, form_fields};
 #[cfg(feature = "redis")]
 pub use redis::RedisServer;
 pub use text::text_of;

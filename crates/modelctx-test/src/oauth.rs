@@ -165,3 +165,21 @@ impl AuthorizationHandler for Browser {
         })
     }
 }
+
+/// The fields of a form-urlencoded body or query (a token request, an authorization
+/// request), decoded; a repeated name keeps its last value.
+///
+/// ```
+/// let form = modelctx_test::form_fields("grant_type=authorization_code&code=a%2Bb");
+/// assert_eq!(form["grant_type"], "authorization_code");
+/// assert_eq!(form["code"], "a+b");
+/// ```
+pub fn form_fields(body: &str) -> std::collections::HashMap<String, String> {
+    reqwest::Url::parse(&format!("http://x/?{body}"))
+        .map(|url| {
+            url.query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}

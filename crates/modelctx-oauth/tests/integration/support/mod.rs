@@ -382,15 +382,6 @@ pub(crate) fn url_with(base: &str, pairs: &[(&str, &str)]) -> String {
     u.to_string()
 }
 
-/// A form-urlencoded body's fields.
-fn form_of(body: &str) -> HashMap<String, String> {
-    reqwest::Url::parse(&format!("http://x/?{body}"))
-        .unwrap()
-        .query_pairs()
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect()
-}
-
 /// A request header's value, when it is text.
 fn header_of(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
     headers
@@ -410,7 +401,7 @@ pub(crate) async fn token(
     body: String,
 ) -> Response {
     let c = s.config();
-    let form = form_of(&body);
+    let form = modelctx_test::form_fields(&body);
     s.push(Event::Token {
         form: form.clone(),
         authorization: header_of(&headers, header::AUTHORIZATION),
@@ -480,7 +471,7 @@ pub(crate) async fn idp_token(
     headers: HeaderMap,
     body: String,
 ) -> Response {
-    let form = form_of(&body);
+    let form = modelctx_test::form_fields(&body);
     s.push(Event::Exchange(
         form.clone(),
         header_of(&headers, header::AUTHORIZATION),
