@@ -2,12 +2,12 @@
 //! per-session state ([`SessionSnapshot`]) to the transport and imports it from it.
 //!
 //! modelctx-transport's `TransportInfo::shared_session` (default `None`) is the seam
-//! between a transport that keeps sessions beyond one process (streamable HTTP with a session registry) and the server
-//! role: a [`SharedSession`] hands the role the state to continue from (`restored`), takes
-//! its changes (`save`, awaited by the role before it answers the request that made the
-//! change), tells it of changes made elsewhere (`on_change`), and may say which requests
-//! are safe to run again when the process running them stopped before answering
-//! (`on_rerun`; by default none is).
+//! between a transport that keeps sessions beyond one process (streamable HTTP with a
+//! session registry) and the server role: a [`SharedSession`] hands the role the state
+//! to continue from (`restored`), takes its changes (`save`, awaited by the role before
+//! it answers the request that made the change), tells it of changes made elsewhere
+//! (`on_change`), and may say which requests are safe to run again when the process
+//! running them stopped before answering (`on_rerun`; by default none is).
 
 use futures::future::BoxFuture;
 use modelctx_types::JsonRpcRequest;

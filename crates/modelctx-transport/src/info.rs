@@ -3,10 +3,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// What a transport tells the session that runs over it, read once when the session
-/// starts ([`Transport::info`](crate::Transport::info)): its name, its own session id,
-/// and the facts of the transport that the server applies on top of any session
-/// settings. A wrapper forwards it in one call.
+/// What a transport tells the session that runs over it, read as the session starts
+/// (by the role and by the session runtime, before the transport is split:
+/// [`Transport::info`](crate::Transport::info)); never on a message's path. Its name,
+/// its own session id, and the facts of the transport that the server applies on top
+/// of any session settings. A wrapper forwards it in one call.
 ///
 /// ```
 /// use modelctx_transport::TransportInfo;

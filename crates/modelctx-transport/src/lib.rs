@@ -39,13 +39,15 @@
 //! not allow.
 //!
 //! What a transport tells the session is one [`TransportInfo`] (`Transport::info`), read
-//! once at the start: the facts the server applies on top of any session settings
+//! as the session starts: the facts the server applies on top of any session settings
 //! (`Server::serve_with`: session-less streamable HTTP starts initialised and cannot
 //! carry requests to the client), so a plain `server.serve(transport)` works on any
 //! transport; its name and session id, which only name the session's tracing span; and
-//! what a shared session needs. A wrapper forwards it in one call. A sink that will not carry a message for a
-//! protocol reason says so with `TransportError::refused`: the sender's caller gets that
-//! error as if the peer had answered with it.
+//! what a shared session needs. A wrapper forwards it in one call.
+//!
+//! A sink that will not carry a message for a protocol reason says so with
+//! `TransportError::refused`: the sender's caller gets that error as if the peer had
+//! answered with it.
 //!
 //! Direct delivery: the session runtime offers each stream a [`DirectReceiver`]
 //! (`MessageStream::offer_direct`). A transport whose messages arrive on tasks of their own
@@ -445,7 +447,7 @@ pub trait Transport: Send + 'static {
     fn split(self) -> (Self::Sink, Self::Stream);
 
     /// What the transport tells the session that runs over it (see
-    /// [`TransportInfo`]); read once, when the session starts. Default: a `"custom"`
+    /// [`TransportInfo`]); read as the session starts. Default: a `"custom"`
     /// transport with nothing else to tell. A wrapper forwards its inner transport's.
     fn info(&self) -> TransportInfo {
         TransportInfo::default()

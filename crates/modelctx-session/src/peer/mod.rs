@@ -219,9 +219,8 @@ pub struct Peer {
     /// later requests of other clients — one of the stateless era that came with what its
     /// transport read of it (`TransportMessage::era`), or one of a session that is not a
     /// lasting one (`TransportInfo::sessionless`); streamable HTTP lends such sessions
-    /// POST after POST, so the id
-    /// may name another client's request next — the transport checks it again under the
-    /// lock that routes them.
+    /// POST after POST, so the id may name another client's request next — the
+    /// transport checks it again under the lock that routes them.
     pub(crate) over_travels: bool,
 }
 

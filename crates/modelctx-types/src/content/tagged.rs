@@ -191,7 +191,9 @@ macro_rules! tagged_union {
         }
 
         impl<'de> ::serde::Deserialize<'de> for $name {
-            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> Result<Self, D::Error> {
                 $crate::content::tagged::deserialize(deserializer)
             }
         }
