@@ -441,7 +441,9 @@ mod shared {
         }
         let url = match &balancer {
             Some(balancer) => {
-                aligner.align(&balancer.origin(), count).await;
+                aligner
+                    .align(&balancer.origin(), count, || balancer.logs())
+                    .await;
                 format!("{}/mcp", balancer.origin())
             }
             None => round_robin(backends).await,

@@ -200,7 +200,16 @@ impl HttpEndpoint {
             Some(forwarder) => {
                 spawn_serve(forwarder, RoundRobin::new(backends, |_, _, _| {}).router());
             }
-            None => aligner.align(&self.origin, count).await,
+            None => {
+                let logs = || {
+                    shared
+                        .balancer
+                        .as_ref()
+                        .map(|b| b.logs())
+                        .unwrap_or_default()
+                };
+                aligner.align(&self.origin, count, logs).await;
+            }
         }
     }
 

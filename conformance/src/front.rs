@@ -119,6 +119,11 @@ impl Started {
     pub(crate) fn kind(&self) -> BalancerKind {
         self.balancer.kind()
     }
+
+    /// What the balancer has logged so far.
+    pub(crate) fn logs(&self) -> String {
+        self.balancer.logs()
+    }
 }
 
 /// The path an instance answers itself (`204`), never reaching the app.
@@ -160,8 +165,14 @@ impl Aligner {
     ///
     /// # Panics
     ///
-    /// When a probe fails, or no probe reaches the last instance within four rounds.
-    pub(crate) async fn align(&self, origin: &str, instances: usize) {
+    /// When a probe fails, or no probe reaches the last instance within four rounds (the
+    /// message then carries `logs()`, the balancer's own account).
+    pub(crate) async fn align(
+        &self,
+        origin: &str,
+        instances: usize,
+        logs: impl FnOnce() -> String,
+    ) {
         let http = reqwest::Client::new();
         for _ in 0..4 * instances {
             let answer: Result<reqwest::Response, _> =
@@ -177,8 +188,9 @@ impl Aligner {
             }
         }
         panic!(
-            "{} probes never reached the last of {instances} instances",
-            4 * instances
+            "{} probes never reached the last of {instances} instances; the balancer's log:\n{}",
+            4 * instances,
+            logs()
         );
     }
 }

@@ -605,39 +605,61 @@ pub async fn send(rb: reqwest::RequestBuilder) -> RawResponse {
 /// writing (reqwest) then reports the broken write instead of the answer. So a write
 /// cut short is no failure here: the answer is the outcome.
 pub async fn post_watching_the_answer(url: &str, body: &[u8]) -> u16 {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let rest = url.strip_prefix("http://").expect("an http URL");
-    let (authority, path) = rest.split_at(rest.find('/').expect("a path"));
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
-         accept: {ACCEPT_BOTH}\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    );
-    let socket = within("the connection", tokio::net::TcpStream::connect(authority))
-        .await
-        .expect("the server accepts");
-    let (read, mut write) = socket.into_split();
-    let writing = async move {
-        // Cut short by the server's close: not this test's concern.
-        if write.write_all(head.as_bytes()).await.is_ok() {
-            let _ = write.write_all(body).await;
-        }
-        // Kept open until the answer has been read.
-        write
-    };
-    let mut reader = tokio::io::BufReader::new(read);
-    let mut status_line = String::new();
-    let reading = reader.read_line(&mut status_line);
-    let (_, read) = within("the server's answer", async {
-        tokio::join!(writing, reading)
-    })
-    .await;
-    read.expect("the status line reads");
+    let status_line = raw_post(url, &[], body.len(), body.to_vec(), false).await;
     status_line
         .split(' ')
         .nth(1)
         .and_then(|code| code.parse().ok())
         .unwrap_or_else(|| panic!("a status line: {status_line:?}"))
+}
+
+/// POSTs `body` to `url` by hand, announced as `announced` bytes, with these extra
+/// headers, and returns the status line. The body is written while the answer is read,
+/// and a write the server cut short is no failure: a server refusing a body (413, 408)
+/// answers before it has read it all, and may close the connection then. With
+/// `hang_up`, the client shuts its sending side after the body (a peer that exits).
+pub async fn raw_post(
+    url: &str,
+    headers: &[(String, String)],
+    announced: usize,
+    body: Vec<u8>,
+    hang_up: bool,
+) -> String {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (authority, path) = rest.split_at(rest.find('/').expect("a path"));
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
+         accept: {ACCEPT_BOTH}\r\ncontent-length: {announced}\r\n"
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let socket = within("the connection", tokio::net::TcpStream::connect(authority))
+        .await
+        .expect("the server accepts");
+    let (read, mut write) = socket.into_split();
+    let writing = async move {
+        // Cut short by the server's close: not the caller's concern.
+        if write.write_all(head.as_bytes()).await.is_ok()
+            && write.write_all(&body).await.is_ok()
+            && hang_up
+        {
+            let _ = write.shutdown().await;
+        }
+        // Kept open (a stalled body stays stalled) until the answer has been read.
+        write
+    };
+    let mut status = String::new();
+    let mut reader = tokio::io::BufReader::new(read);
+    let reading = reader.read_line(&mut status);
+    let (_, read) = within("the server's answer", async {
+        tokio::join!(writing, reading)
+    })
+    .await;
+    read.expect("the status line reads");
+    status
 }
 
 /// Reads SSE events from a live response until `until` says stop; returns them and the

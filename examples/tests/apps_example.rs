@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
+use modelctx::apps::bridge::{UiView, ViewLink};
 use modelctx::apps::{EXTENSION_ID, MIME_TYPE, UiResourceMeta, client_settings, model_tools};
 use modelctx::client::{Client, ClientBuilder, ClientExtension, ConnectMode};
 use modelctx::stdio::{ChildProcess, Stderr};
-use modelctx::types::TextOrBlobResourceContents;
+use modelctx::types::{TextOrBlobResourceContents, TextResourceContents};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -34,6 +35,43 @@ fn host(mode: ConnectMode) -> ClientBuilder {
         .extension(ClientExtension::new(EXTENSION_ID).settings(client_settings()))
 }
 
+/// The counter's view resource, read as the text it must be.
+async fn counter_page(client: &Client) -> TextResourceContents {
+    let read = tokio::time::timeout(WAIT, client.read_resource("ui://counter/view"))
+        .await
+        .unwrap()
+        .unwrap();
+    let Some(TextOrBlobResourceContents::Text(view)) = read.contents.into_iter().next() else {
+        panic!("the view is text");
+    };
+    view
+}
+
+/// The view of `show_counter`, as a host loads it before opening the bridge.
+async fn counter_view(client: &Client) -> UiView {
+    let tools = tokio::time::timeout(WAIT, client.list_all_tools())
+        .await
+        .unwrap()
+        .unwrap();
+    let show = tools.iter().find(|t| t.name == "show_counter").unwrap();
+    UiView::load(client, show).await.unwrap()
+}
+
+/// The view's `ui/initialize`, as the counter page sends it.
+fn ui_initialize() -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
+    "protocolVersion": "2026-01-26", "appInfo": {"name": "counter", "version": "1"},
+    "appCapabilities": {}}})
+}
+
+/// The next message the bridge sends the page.
+async fn next(page: &mut ViewLink) -> serde_json::Value {
+    tokio::time::timeout(WAIT, page.recv())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn the_apps_example_serves_its_view_and_tools_in_both_eras() {
     for (mode, version) in [
@@ -55,13 +93,7 @@ async fn the_apps_example_serves_its_view_and_tools_in_both_eras() {
         let model: Vec<String> = model_tools(tools).into_iter().map(|t| t.name).collect();
         assert_eq!(model, ["reset_counter", "show_counter"], "{version}");
 
-        let read = tokio::time::timeout(WAIT, client.read_resource("ui://counter/view"))
-            .await
-            .unwrap()
-            .unwrap();
-        let TextOrBlobResourceContents::Text(view) = &read.contents[0] else {
-            panic!("the view is text");
-        };
+        let view = counter_page(&client).await;
         assert_eq!(view.mime_type.as_deref(), Some(MIME_TYPE));
         assert!(
             view.text.contains("@modelcontextprotocol/ext-apps@2.0.4"),
@@ -105,24 +137,13 @@ async fn a_client_without_the_extension_sees_the_counter_as_text() {
 /// app-only `increment` through the bridge, which reaches the server.
 #[tokio::test]
 async fn the_counter_view_runs_behind_the_host_bridge() {
-    use modelctx::apps::bridge::{AppBridge, UiView, ViewLink};
+    use modelctx::apps::bridge::AppBridge;
 
     let client = start(host(ConnectMode::Handshake)).await;
-    let tools = tokio::time::timeout(WAIT, client.list_all_tools())
-        .await
-        .unwrap()
-        .unwrap();
-    let show = tools.iter().find(|t| t.name == "show_counter").unwrap();
-    let view = UiView::load(&client, show).await.unwrap();
+    let view = counter_view(&client).await;
     assert!(view.html().contains("callServerTool"));
     let (host_end, mut page) = ViewLink::pair(16);
     let bridge = AppBridge::builder(client.clone(), view).start(host_end);
-    async fn next(page: &mut ViewLink) -> serde_json::Value {
-        tokio::time::timeout(WAIT, page.recv())
-            .await
-            .unwrap()
-            .unwrap()
-    }
     assert!(
         bridge
             .sandbox()
@@ -130,12 +151,7 @@ async fn the_counter_view_runs_behind_the_host_bridge() {
             .contains("script-src 'self' 'unsafe-inline' https://unpkg.com;")
     );
 
-    page.send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
-        "protocolVersion": "2026-01-26", "appInfo": {"name": "counter", "version": "1"},
-        "appCapabilities": {}}}),
-    )
-    .await;
+    page.send(ui_initialize()).await;
     assert_eq!(
         next(&mut page).await["result"]["hostCapabilities"]["serverTools"],
         json!({})
@@ -173,34 +189,18 @@ async fn the_counter_view_runs_behind_the_host_bridge() {
 /// The view refuses the model-only tool too (checked by the bridge, before the server).
 #[tokio::test]
 async fn the_model_only_tool_is_refused_to_the_view() {
-    use modelctx::apps::bridge::{AppBridge, UiView, ViewLink};
+    use modelctx::apps::bridge::AppBridge;
 
     let client = start(host(ConnectMode::Handshake)).await;
-    let tools = tokio::time::timeout(WAIT, client.list_all_tools())
-        .await
-        .unwrap()
-        .unwrap();
-    let show = tools.iter().find(|t| t.name == "show_counter").unwrap();
-    let view = UiView::load(&client, show).await.unwrap();
+    let view = counter_view(&client).await;
     let (host_end, mut page) = ViewLink::pair(16);
     let _bridge = AppBridge::builder(client.clone(), view).start(host_end);
-    page.send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
-        "protocolVersion": "2026-01-26", "appInfo": {"name": "counter", "version": "1"},
-        "appCapabilities": {}}}),
-    )
-    .await;
-    tokio::time::timeout(WAIT, page.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    page.send(ui_initialize()).await;
+    next(&mut page).await;
     page.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                      "params": {"name": "reset_counter", "arguments": {}}}))
         .await;
-    let refused = tokio::time::timeout(WAIT, page.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let refused = next(&mut page).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
     assert_eq!(
         refused["error"]["message"],
@@ -228,13 +228,7 @@ async fn the_sdk_can_be_inlined_from_a_file() {
         &["--sdk", sdk.to_str().unwrap()],
     )
     .await;
-    let read = tokio::time::timeout(WAIT, client.read_resource("ui://counter/view"))
-        .await
-        .unwrap()
-        .unwrap();
-    let TextOrBlobResourceContents::Text(view) = &read.contents[0] else {
-        panic!("the view is text");
-    };
+    let view = counter_page(&client).await;
     assert!(!view.text.contains("unpkg.com"), "the import is replaced");
     assert!(view.text.contains("class Qx { marker() {} }"));
     assert!(view.text.contains("return { App: Qx };"));

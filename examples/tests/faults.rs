@@ -171,14 +171,9 @@ async fn an_idempotent_call_resumes(front: Front) {
         "{log:?}"
     );
     // The session goes on there.
-    let again = within(
-        WITHIN,
-        "a call after the kill",
-        d.client
-            .call_tool("countdown", args(serde_json::json!({"from": 1}))),
-    )
-    .await
-    .unwrap();
+    let again = within(WITHIN, "a call after the kill", countdown_once(&d.client))
+        .await
+        .unwrap();
     assert_eq!(again.content[0].as_text(), Some("liftoff"));
 }
 
@@ -217,14 +212,9 @@ async fn a_call_not_safe_to_repeat_is_not_run_again(front: Front) {
 /// access log's length); bounded.
 async fn call_on_both(d: &mut Deployment, since: usize) {
     for _ in 0..8 {
-        let result = within(
-            WITHIN,
-            "countdown",
-            d.client
-                .call_tool("countdown", args(serde_json::json!({"from": 1}))),
-        )
-        .await
-        .unwrap();
+        let result = within(WITHIN, "countdown", countdown_once(&d.client))
+            .await
+            .unwrap();
         assert_eq!(result.content[0].as_text(), Some("liftoff"));
         let log = d.deployed.seen.borrow().clone();
         let calls = served(&log[since..], "tools/call");
@@ -402,8 +392,7 @@ async fn a_stalled_redis(front: Front) {
     let stalled = within(
         WITHIN,
         "a call while Redis stalls",
-        d.client
-            .call_tool("countdown", args(serde_json::json!({"from": 1}))),
+        countdown_once(&d.client),
     )
     .await;
     redis.resume();

@@ -3,16 +3,15 @@
 
 use std::sync::{Arc, Mutex};
 
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Test, conformance_test};
 use modelctx_oauth::{
     AssertionRequest, ClientRegistration, CredentialKey, CredentialStore, ErrorKind,
     InMemoryCredentialStore, OAuthClient,
 };
 use serde_json::{Value, json};
 
-use crate::client_auth_steps::{connect_and_call, connected_world, echoed, presented};
+use crate::client_auth_steps::{call_fails, connect_and_call, connected_world, echoed, presented};
 use crate::client_auth_support::{Config, ID_JAG, Redirected, World};
-use crate::support::Echo;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -75,13 +74,14 @@ async fn call_after_the_move_fails(
     world: &World,
     other: &World,
 ) {
-    let error = within(
+    let (error, e) = call_fails(
+        client,
+        oauth,
         "the call after the move",
-        client.request::<Echo>(json!({"m": 1})),
+        json!({"m": 1}),
+        "the credentials are not the new server's",
     )
-    .await
-    .expect_err("the credentials are not the new server's");
-    let e = oauth.last_error().expect("the OAuth client's error");
+    .await;
     assert_eq!(e.kind(), ErrorKind::IssuerMismatch, "{e}");
     assert!(e.message().contains(&other.issuer), "{e}");
     assert!(e.message().contains(&world.issuer), "{e}");

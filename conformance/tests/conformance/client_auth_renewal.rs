@@ -6,7 +6,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use modelctx_oauth::ErrorKind;
 use serde_json::json;
 
-use crate::client_auth_steps::{connect_and_call, connected_world, echoed};
+use crate::client_auth_steps::{call_fails, connect_and_call, connected_world, echoed};
 use crate::client_auth_support::{Config, Event, World, reading, withholding_admin};
 use crate::support::Echo;
 
@@ -185,13 +185,14 @@ async fn without_step_ups_the_challenge_reaches_the_caller_as_a_typed_error(conn
     let client = connect_and_call(&world, &oauth).await;
     world.set(|c| c.required_scope = Some("write".into()));
     let refused = forbidden(&world);
-    let error = within(
+    let (error, e) = call_fails(
+        &client,
+        &oauth,
         "the call needing write",
-        client.request::<Echo>(json!({"w": 1})),
+        json!({"w": 1}),
+        "no step-up",
     )
-    .await
-    .expect_err("no step-up");
-    let e = oauth.last_error().expect("the OAuth client's error");
+    .await;
     assert_eq!(e.kind(), ErrorKind::InsufficientScope, "{e}");
     assert_eq!(e.scopes(), ["write"]);
     let origin = world.server.trim_end_matches("/mcp");

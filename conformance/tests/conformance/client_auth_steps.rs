@@ -1,9 +1,10 @@
 //! What a client-auth test does against a [`World`]: connect (and fail to), call
 //! through the token, and what the endpoint saw of it.
 
+use modelctx::session::SessionError;
 use modelctx_conformance::{Connector, within};
 use modelctx_oauth::{ErrorKind, OAuthClient, OAuthError};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::client_auth_support::{Config, Event, World};
 use crate::support::Echo;
@@ -26,6 +27,22 @@ pub(crate) async fn connect_fails(
         "the caller sees the OAuth error: {error} / {oauth_error}"
     );
     oauth_error
+}
+
+/// A call through `client` that fails (`why`) once the OAuth client gives up: the
+/// error the caller sees and the OAuth client's own, for the test to check.
+pub(crate) async fn call_fails(
+    client: &modelctx::client::Client,
+    oauth: &OAuthClient,
+    what: &str,
+    arguments: Value,
+    why: &str,
+) -> (SessionError, OAuthError) {
+    let error = within(what, client.request::<Echo>(arguments))
+        .await
+        .expect_err(why);
+    let oauth_error = oauth.last_error().expect("the OAuth client's error");
+    (error, oauth_error)
 }
 
 /// Starts a world with `config`, where connecting with its default OAuth client fails

@@ -233,13 +233,7 @@ pub(crate) async fn protected(connect: &Connector) -> Protected {
     }
     // One registration: the instances share their store.
     let auth = instances[0].clone();
-    auth.register_client(RegisteredClient::confidential(
-        "svc",
-        "svc-secret",
-        Vec::<String>::new(),
-    ))
-    .await
-    .unwrap();
+    register_service_client(&auth).await;
     let mut enterprise =
         RegisteredClient::confidential("enterprise", "ent-secret", Vec::<String>::new());
     enterprise.grant_types = vec![JWT_BEARER_GRANT.to_owned()];
@@ -312,19 +306,7 @@ impl Protected {
 
     /// A client-credentials token for `resource` with `scope`.
     pub(crate) async fn token(&self, resource: &str, scope: &str) -> String {
-        let r = send(
-            self.http
-                .post(format!("{}/token", self.issuer))
-                .basic_auth("svc", Some("svc-secret"))
-                .form(&[
-                    ("grant_type", "client_credentials"),
-                    ("scope", scope),
-                    ("resource", resource),
-                ]),
-        )
-        .await;
-        assert_eq!(r.status, 200, "{}", r.body);
-        r.json()["access_token"].as_str().unwrap().to_owned()
+        service_token(&self.http, &self.issuer, resource, scope).await
     }
 
     pub(crate) fn metadata_url(&self) -> String {
@@ -384,6 +366,39 @@ pub(crate) fn param(url: &str, name: &str) -> Option<String> {
         .query_pairs()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.into_owned())
+}
+
+/// Registers `svc`, the confidential client whose client-credentials tokens the checks
+/// use.
+pub(crate) async fn register_service_client(auth: &AuthorizationServer) {
+    auth.register_client(RegisteredClient::confidential(
+        "svc",
+        "svc-secret",
+        Vec::<String>::new(),
+    ))
+    .await
+    .unwrap();
+}
+
+/// A client-credentials token `svc` gets from `issuer` for `resource` with `scope`.
+pub(crate) async fn service_token(
+    http: &reqwest::Client,
+    issuer: &str,
+    resource: &str,
+    scope: &str,
+) -> String {
+    let r = send(
+        http.post(format!("{issuer}/token"))
+            .basic_auth("svc", Some("svc-secret"))
+            .form(&[
+                ("grant_type", "client_credentials"),
+                ("scope", scope),
+                ("resource", resource),
+            ]),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["access_token"].as_str().unwrap().to_owned()
 }
 
 /// Opens the consent page at `url`, logs in as alice and approves; the redirect.

@@ -5,12 +5,15 @@
 use modelctx::http::{StreamableHttpServerConfig, StreamableHttpService};
 use modelctx_conformance::{Connector, Test, conformance_test};
 use modelctx_oauth::{
-    AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login, RegisteredClient,
-    ResourceServer, ResourceServerConfig,
+    AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login, ResourceServer,
+    ResourceServerConfig,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::hosting_auth::{Protected, access_token, challenge_of, protected, seconds_now};
+use crate::hosting_auth::{
+    Protected, access_token, challenge_of, protected, register_service_client, seconds_now,
+    service_token,
+};
 use crate::http_support::{RawResponse, send};
 use crate::support::{server_with_tool, text_tool};
 
@@ -132,13 +135,7 @@ async fn offline_access_is_neither_advertised_nor_asked_for(_: Connector) {
         .scopes_supported(["mcp:tools", "offline_access"]);
     let users = |_: &Login<'_>| None;
     let auth = AuthorizationServer::new(config, InMemoryStore::new(), users).unwrap();
-    auth.register_client(RegisteredClient::confidential(
-        "svc",
-        "svc-secret",
-        Vec::<String>::new(),
-    ))
-    .await
-    .unwrap();
+    register_service_client(&auth).await;
     let router = auth.router();
     tokio::spawn(async move { axum::serve(issuer_listener, router).await });
     let rs = ResourceServer::new(
@@ -179,18 +176,7 @@ async fn offline_access_is_neither_advertised_nor_asked_for(_: Connector) {
     assert_eq!(r.status, 401, "{r:?}");
     assert_eq!(scope_of(challenge_of(&r)), Some("mcp:tools"), "{r:?}");
     // A token without a refresh grant is all the resource asks for.
-    let token = send(
-        http.post(format!("{issuer}/token"))
-            .basic_auth("svc", Some("svc-secret"))
-            .form(&[
-                ("grant_type", "client_credentials"),
-                ("scope", "mcp:tools"),
-                ("resource", mcp.as_str()),
-            ]),
-    )
-    .await;
-    assert_eq!(token.status, 200, "{}", token.body);
-    let token: Value = token.json();
-    let r = send(probe(token["access_token"].as_str().map(str::to_owned))).await;
+    let token = service_token(&http, &issuer, &mcp, "mcp:tools").await;
+    let r = send(probe(Some(token))).await;
     assert_eq!(r.status, 200, "{r:?}");
 }

@@ -145,15 +145,7 @@ async fn the_client_echoes_cursors_untouched(connector: Connector) {
             let log = log.clone();
             let script = script.clone();
             async move {
-                let cursor = params.and_then(|p| p.cursor).map(|c| c.0);
-                log.lock().unwrap().push(cursor.clone());
-                let index = match cursor.as_deref() {
-                    None => 0,
-                    Some(c) => {
-                        let issued = script.iter().position(|(_, next)| *next == Some(c));
-                        1 + issued.expect("only cursors this handler issued come back")
-                    }
-                };
+                let index = page_asked(&log, params, script.iter().map(|(_, next)| *next));
                 let (names, next) = &script[index];
                 let mut page =
                     ListPromptsResult::new(names.iter().map(|n| Prompt::new(*n)).collect());
@@ -178,4 +170,23 @@ async fn the_client_echoes_cursors_untouched(connector: Connector) {
     // Nothing is kept between walks: a new walk starts without a cursor.
     pair.client.list_all_prompts().await.unwrap();
     assert_eq!(seen.lock().unwrap()[4], None);
+}
+
+/// Logs the cursor a list request carries and returns the page it asks for: the first
+/// without a cursor, else the one after the page that issued it (`issued[i]` ends
+/// page `i`). Shared by the handlers that check cursors come back untouched.
+pub(crate) fn page_asked<'a>(
+    seen: &Mutex<Vec<Option<String>>>,
+    params: Option<PaginatedRequestParams>,
+    issued: impl IntoIterator<Item = Option<&'a str>>,
+) -> usize {
+    let cursor = params.and_then(|p| p.cursor).map(|c| c.0);
+    seen.lock().unwrap().push(cursor.clone());
+    match cursor.as_deref() {
+        None => 0,
+        Some(c) => {
+            let page = issued.into_iter().position(|next| next == Some(c));
+            1 + page.expect("only cursors this handler issued come back")
+        }
+    }
 }

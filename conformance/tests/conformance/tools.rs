@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::{Barrier, mpsc};
 
+use crate::pagination::page_asked;
 use crate::support::{Pair, client, connect, server_with_tool, text_tool};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -566,17 +567,7 @@ async fn tools_list_cursors_travel_verbatim(connector: Connector) {
         .request_handler::<ListToolsRequest, _, _>(move |params, _cx| {
             let log = log.clone();
             async move {
-                let cursor = params.and_then(|p| p.cursor).map(|c| c.0);
-                log.lock().unwrap().push(cursor.clone());
-                let index = match cursor.as_deref() {
-                    None => 0,
-                    Some(c) => {
-                        1 + cursors
-                            .iter()
-                            .position(|k| *k == c)
-                            .expect("a cursor we issued")
-                    }
-                };
+                let index = page_asked(&log, params, cursors.iter().map(|c| Some(*c)));
                 let tool = Tool::new(format!("tool-{index}"), obj(json!({"type": "object"})));
                 let mut page = ListToolsResult::new(vec![tool]);
                 page.next_cursor = cursors

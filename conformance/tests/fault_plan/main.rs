@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Barrier, Notify, mpsc};
 
-use modelctx_conformance::http_support::{self, Raw, host, send};
+use modelctx_conformance::http_support::{self, Raw, host, raw_post, send};
 use modelctx_conformance::support::{Echo, client, connect, payload};
 use modelctx_test::text_of;
 
@@ -598,53 +598,6 @@ async fn answer_to(stream: &mut reqwest::Response, id: i64) -> Value {
         .into_iter()
         .find(|m| m["id"] == json!(id))
         .expect("the call's answer")
-}
-
-/// POSTs `body` to `url` by hand, announced as `announced` bytes, with these extra
-/// headers, and returns the status line. The body is written while the answer is read,
-/// and a write the server cut short is no failure: a server refusing a body (413, 408)
-/// answers before it has read it all, and may close the connection then. With
-/// `hang_up`, the client shuts its sending side after the body (a peer that exits).
-async fn raw_post(
-    url: &str,
-    headers: &[(String, String)],
-    announced: usize,
-    body: Vec<u8>,
-    hang_up: bool,
-) -> String {
-    let rest = url.strip_prefix("http://").expect("an http URL");
-    let (authority, path) = rest.split_at(rest.find('/').expect("a path"));
-    let mut head = format!(
-        "POST {path} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\ncontent-length: {announced}\r\n"
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    let socket = tokio::net::TcpStream::connect(authority)
-        .await
-        .expect("the server accepts");
-    let (read, mut write) = socket.into_split();
-    let writing = async move {
-        if write.write_all(head.as_bytes()).await.is_ok()
-            && write.write_all(&body).await.is_ok()
-            && hang_up
-        {
-            let _ = write.shutdown().await;
-        }
-        // Keep the connection open (a stalled body stays stalled) until the answer.
-        write
-    };
-    let mut status = String::new();
-    let mut reader = BufReader::new(read);
-    let reading = reader.read_line(&mut status);
-    let (_, read) = within("the server's answer", async {
-        tokio::join!(writing, reading)
-    })
-    .await;
-    read.expect("the status line reads");
-    status
 }
 
 /// Where a POST goes on an HTTP wire: the URL and the session's headers.

@@ -71,6 +71,23 @@ pub const TEXT: &str = "the quick brown fox jumps over the lazy dog";
 /// The protocol version the raw load generators ask for; both SDKs speak it.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
 
+/// The arguments of one echo call, `{"text": TEXT}`, for either SDK's request type.
+pub fn echo_arguments() -> serde_json::Map<String, serde_json::Value> {
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("text".into(), TEXT.into());
+    arguments
+}
+
+/// Checks that an echo result from `sdk`, serialised, carries [`TEXT`].
+pub fn check_echo(sdk: &str, result: &impl serde::Serialize) -> Result<(), String> {
+    let text = serde_json::to_string(result).map_err(|e| e.to_string())?;
+    if text.contains(TEXT) {
+        Ok(())
+    } else {
+        Err(format!("{sdk} echo returned {text}"))
+    }
+}
+
 /// How a streamable HTTP server is configured for a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HttpMode {
@@ -154,13 +171,71 @@ where
     F: FnOnce(tokio::net::TcpListener) -> Fut,
     Fut: std::future::Future<Output = Result<(), String>>,
 {
+    let listener = bind_loopback().await?;
+    tokio::select! {
+        outcome = serve(listener) => outcome,
+        () = stdin_closed() => Ok(()),
+    }
+}
+
+/// Binds an ephemeral port on 127.0.0.1 and prints `listening ADDR` on stdout, which is
+/// how the load generator learns where a server child listens.
+pub async fn bind_loopback() -> Result<tokio::net::TcpListener, String> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     println!("listening {addr}");
-    tokio::select! {
-        outcome = serve(listener) => outcome,
-        () = stdin_closed() => Ok(()),
+    Ok(listener)
+}
+
+/// The scenarios the load generator names on every `bench-server-*` command line, parsed
+/// in one place so that each side accepts the same words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario<'a> {
+    /// `stdio`: serve on stdin/stdout.
+    Stdio,
+    /// `http MODE`: serve streamable HTTP on loopback (see [`serve_loopback`]).
+    Http(HttpMode),
+    /// `shop REDIS_URL API_ADDR`: the public benchmark's shop tools, as `http`.
+    Shop {
+        /// The seeded Redis's URL.
+        redis: &'a str,
+        /// `bench-shop-api`'s address, without a scheme.
+        api: &'a str,
+    },
+    /// Any other words: a program's own extras, or a usage error.
+    Other(&'a [String]),
+}
+
+impl<'a> Scenario<'a> {
+    /// Parses a server's arguments (without the program name); an unknown HTTP mode is an
+    /// error.
+    pub fn parse(args: &'a [String]) -> Result<Self, String> {
+        Ok(match args {
+            [word] if word == "stdio" => Scenario::Stdio,
+            [word, mode] if word == "http" => Scenario::Http(
+                HttpMode::parse(mode).ok_or_else(|| format!("unknown HTTP mode {mode:?}"))?,
+            ),
+            [word, redis, api] if word == "shop" => Scenario::Shop { redis, api },
+            other => Scenario::Other(other),
+        })
     }
+}
+
+/// A bench program's exit: success, or its error on stderr under its name and a failing
+/// code.
+pub fn exit(program: &str, outcome: Result<(), String>) -> std::process::ExitCode {
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The arguments a program was started with, without its own name.
+pub fn args() -> Vec<String> {
+    std::env::args().skip(1).collect()
 }

@@ -9,7 +9,7 @@ use modelctx::types::{
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-use crate::{ASK_TOOL, HttpMode, TEXT, TOOL};
+use crate::{ASK_TOOL, HttpMode, TOOL};
 
 /// The echo server: `echo` returns its `text` argument as one text block; `confirm`
 /// asks the user to confirm (a form elicitation) before it does the same — the same
@@ -66,22 +66,12 @@ pub fn server() -> Server {
 
 /// The parameters of one echo call.
 pub fn call_params() -> CallToolRequestParams {
-    CallToolRequestParams::new(TOOL).with_arguments(
-        json!({"text": TEXT})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-    )
+    CallToolRequestParams::new(TOOL).with_arguments(crate::echo_arguments())
 }
 
-/// Checks that a result echoes [`TEXT`].
+/// Checks that a result echoes [`TEXT`](crate::TEXT).
 pub fn check(result: &CallToolResult) -> Result<(), String> {
-    let text = serde_json::to_string(result).map_err(|e| e.to_string())?;
-    if text.contains(TEXT) {
-        Ok(())
-    } else {
-        Err(format!("modelctx echo returned {text}"))
-    }
+    crate::check_echo("modelctx", result)
 }
 
 /// Serves the echo tool on this process's stdin/stdout until stdin closes.

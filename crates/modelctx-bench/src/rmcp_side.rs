@@ -18,7 +18,7 @@ use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::{ASK_KEY, ASK_TOOL, HttpMode, TEXT, TOOL};
+use crate::{ASK_KEY, ASK_TOOL, HttpMode, TOOL};
 
 /// What the confirming tool binds its sealed `requestState` to.
 const STATE_BINDING: &[u8] = b"tools/call confirm";
@@ -145,22 +145,12 @@ impl ServerHandler for Echo {
 
 /// The parameters of one echo call.
 pub fn call_params() -> CallToolRequestParams {
-    CallToolRequestParams::new(TOOL).with_arguments(
-        json!({"text": TEXT})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-    )
+    CallToolRequestParams::new(TOOL).with_arguments(crate::echo_arguments())
 }
 
-/// Checks that a result echoes [`TEXT`].
+/// Checks that a result echoes [`TEXT`](crate::TEXT).
 pub fn check(result: &CallToolResult) -> Result<(), String> {
-    let text = serde_json::to_string(result).map_err(|e| e.to_string())?;
-    if text.contains(TEXT) {
-        Ok(())
-    } else {
-        Err(format!("rmcp echo returned {text}"))
-    }
+    crate::check_echo("rmcp", result)
 }
 
 /// One end of an in-process rmcp connection: messages move as Rust values through

@@ -313,18 +313,12 @@ pub(crate) fn notify(
     peer: Peer,
 ) -> BoxFuture<'static, ()> {
     match chain {
-        Some(chain) => {
-            let ran = chain.run(McpNotification {
-                method,
-                params,
-                peer,
-                handlers: handlers.clone(),
-            });
-            Box::pin(async move {
-                // A notification has no answer: a layer's error has nowhere to go.
-                let _ = ran.await;
-            })
-        }
+        Some(chain) => chain.notify(McpNotification {
+            method,
+            params,
+            peer,
+            handlers: handlers.clone(),
+        }),
         None => deliver(handlers, &method, params, peer),
     }
 }

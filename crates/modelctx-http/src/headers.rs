@@ -65,6 +65,17 @@ pub fn is_single_valued(name: &http::HeaderName) -> bool {
         || name == "dpop"
 }
 
+/// Adds `name: value` to `map`, the extra headers a client transport sends: one of a
+/// single meaning ([`is_single_valued`]) replaces the value given before, any other is
+/// added beside the values it has, so none of one meaning is ever sent on two lines.
+pub fn add_header(map: &mut http::HeaderMap, name: http::HeaderName, value: http::HeaderValue) {
+    if is_single_valued(&name) {
+        map.insert(name, value);
+    } else {
+        map.append(name, value);
+    }
+}
+
 /// A header the protocol gives one meaning, sent more than once: on several lines, or
 /// as a comma-separated list on one (see [`repeated_header`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

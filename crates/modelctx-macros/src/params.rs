@@ -17,6 +17,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, Ident, LitStr, Meta, Pat, ReturnType, Signature, Type};
 
+use crate::options::CommonOptions;
 use crate::util::{context_type, header_case, is_header_token, take_attr, unfit_return, unraw};
 
 /// Which attribute a function carries.
@@ -81,6 +82,37 @@ pub(crate) struct Function {
     is_async: bool,
     /// The written return type, checked where it is written.
     pub(crate) output: Option<Type>,
+}
+
+/// A tool, prompt, resource or template function, analysed: its signature, its
+/// attribute's options, and the definition's name and description.
+pub(crate) struct Analysed<O> {
+    pub(crate) function: Function,
+    pub(crate) options: O,
+    pub(crate) name: LitStr,
+    pub(crate) description: Option<LitStr>,
+}
+
+impl<O> Analysed<O> {
+    /// Reads `sig` as a function of `kind`; the name and description are the ones
+    /// `common` picks from the options, else the function's own name and doc comment.
+    pub(crate) fn new(
+        sig: &mut Signature,
+        attrs: &[Attribute],
+        kind: Kind,
+        in_impl: bool,
+        options: O,
+        common: impl FnOnce(&O) -> &CommonOptions,
+    ) -> syn::Result<Self> {
+        let function = Function::analyse(sig, kind, in_impl)?;
+        let (name, description) = common(&options).name_and_description(&sig.ident, attrs);
+        Ok(Self {
+            function,
+            options,
+            name,
+            description,
+        })
+    }
 }
 
 impl Function {

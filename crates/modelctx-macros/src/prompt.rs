@@ -7,16 +7,11 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Ident, LitStr, Path, Signature};
 
 use crate::options::PromptOptions;
-use crate::params::{Function, Kind, idents};
+use crate::params::{Analysed, Kind, idents};
 use crate::util::unraw;
 
 /// A prompt function, analysed.
-pub(crate) struct PromptFn {
-    function: Function,
-    options: PromptOptions,
-    name: LitStr,
-    description: Option<LitStr>,
-}
+pub(crate) type PromptFn = Analysed<PromptOptions>;
 
 impl PromptFn {
     /// Reads a prompt function's signature, docs and options; each completion must name
@@ -27,18 +22,12 @@ impl PromptFn {
         options: PromptOptions,
         in_impl: bool,
     ) -> syn::Result<Self> {
-        let function = Function::analyse(sig, Kind::Prompt, in_impl)?;
-        if function.whole().is_none() {
-            let names: Vec<String> = function.fields().map(|(i, _, _)| unraw(i)).collect();
-            check_completed(&options.complete, &names, "argument", "prompt")?;
+        let prompt = Analysed::new(sig, attrs, Kind::Prompt, in_impl, options, |o| &o.common)?;
+        if prompt.function.whole().is_none() {
+            let names: Vec<String> = prompt.function.fields().map(|(i, _, _)| unraw(i)).collect();
+            check_completed(&prompt.options.complete, &names, "argument", "prompt")?;
         }
-        let (name, description) = options.common.name_and_description(&sig.ident, attrs);
-        Ok(Self {
-            function,
-            options,
-            name,
-            description,
-        })
+        Ok(prompt)
     }
 
     /// The expression building this prompt's `PromptDef`.

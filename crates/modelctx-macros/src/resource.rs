@@ -8,17 +8,12 @@ use syn::spanned::Spanned;
 use syn::{Attribute, LitStr, Signature};
 
 use crate::options::{ResourceOptions, TemplateOptions};
-use crate::params::{Function, Kind, idents};
+use crate::params::{Analysed, Function, Kind, idents};
 use crate::prompt::{check_completed, completions};
 use crate::util::{option_inner, unraw};
 
 /// A resource function, analysed.
-pub(crate) struct ResourceFn {
-    function: Function,
-    options: ResourceOptions,
-    name: LitStr,
-    description: Option<LitStr>,
-}
+pub(crate) type ResourceFn = Analysed<ResourceOptions>;
 
 impl ResourceFn {
     /// Reads a resource function's signature, docs and options.
@@ -28,14 +23,7 @@ impl ResourceFn {
         options: ResourceOptions,
         in_impl: bool,
     ) -> syn::Result<Self> {
-        let function = Function::analyse(sig, Kind::Resource, in_impl)?;
-        let (name, description) = options.common.name_and_description(&sig.ident, attrs);
-        Ok(Self {
-            function,
-            options,
-            name,
-            description,
-        })
+        Analysed::new(sig, attrs, Kind::Resource, in_impl, options, |o| &o.common)
     }
 
     /// The expression building this resource's `ResourceDef`.
@@ -48,11 +36,7 @@ impl ResourceFn {
         let name = &self.name;
         let uri = &self.options.uri;
         let common = self.options.common.builder_calls(self.description.as_ref());
-        let mime_type = self
-            .options
-            .mime_type
-            .as_ref()
-            .map(|m| quote!(let def = def.mime_type(#m);));
+        let mime_type = mime_type(self.options.mime_type.as_ref());
         let output_check = output_check(&self.function);
         quote! {{
             #output_check
@@ -65,12 +49,7 @@ impl ResourceFn {
 }
 
 /// A resource template function, analysed.
-pub(crate) struct TemplateFn {
-    function: Function,
-    options: TemplateOptions,
-    name: LitStr,
-    description: Option<LitStr>,
-}
+pub(crate) type TemplateFn = Analysed<TemplateOptions>;
 
 impl TemplateFn {
     /// Reads a template function's signature, docs and options; its parameters (besides
@@ -81,7 +60,8 @@ impl TemplateFn {
         options: TemplateOptions,
         in_impl: bool,
     ) -> syn::Result<Self> {
-        let function = Function::analyse(sig, Kind::Template, in_impl)?;
+        let analysed = Analysed::new(sig, attrs, Kind::Template, in_impl, options, |o| &o.common)?;
+        let (function, options) = (&analysed.function, &analysed.options);
         let template = options
             .uri_template
             .as_ref()
@@ -118,13 +98,7 @@ impl TemplateFn {
             }
         }
         check_completed(&options.complete, &variables, "variable", "template")?;
-        let (name, description) = options.common.name_and_description(&sig.ident, attrs);
-        Ok(Self {
-            function,
-            options,
-            name,
-            description,
-        })
+        Ok(analysed)
     }
 
     /// The expression building this template's `TemplateDef`: the variables arrive as
@@ -175,11 +149,7 @@ impl TemplateFn {
         let name = &self.name;
         let template = &self.options.uri_template;
         let common = self.options.common.builder_calls(self.description.as_ref());
-        let mime_type = self
-            .options
-            .mime_type
-            .as_ref()
-            .map(|m| quote!(let def = def.mime_type(#m);));
+        let mime_type = mime_type(self.options.mime_type.as_ref());
         let complete = completions(&self.options.complete);
         // Spanned on the path, so that a function of the wrong shape is reported there.
         let list = self
@@ -199,6 +169,11 @@ impl TemplateFn {
             def
         }}
     }
+}
+
+/// The builder call setting the MIME type, when the options give one.
+fn mime_type(mime_type: Option<&LitStr>) -> Option<TokenStream> {
+    mime_type.map(|m| quote!(let def = def.mime_type(#m);))
 }
 
 /// The check that a resource function returns contents, spanned on its return type.

@@ -4,18 +4,13 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Attribute, LitStr, Signature};
+use syn::{Attribute, Signature};
 
 use crate::options::ToolOptions;
-use crate::params::{Function, Kind, idents};
+use crate::params::{Analysed, Kind, idents};
 
 /// A tool function, analysed.
-pub(crate) struct ToolFn {
-    function: Function,
-    options: ToolOptions,
-    name: LitStr,
-    description: Option<LitStr>,
-}
+pub(crate) type ToolFn = Analysed<ToolOptions>;
 
 impl ToolFn {
     /// Reads a tool function's signature, docs and options.
@@ -25,14 +20,7 @@ impl ToolFn {
         options: ToolOptions,
         in_impl: bool,
     ) -> syn::Result<Self> {
-        let function = Function::analyse(sig, Kind::Tool, in_impl)?;
-        let (name, description) = options.common.name_and_description(&sig.ident, attrs);
-        Ok(Self {
-            function,
-            options,
-            name,
-            description,
-        })
+        Analysed::new(sig, attrs, Kind::Tool, in_impl, options, |o| &o.common)
     }
 
     /// The expression building this tool's `ToolDef`. In an `impl` block, `__this` is

@@ -4,27 +4,16 @@
 //! Only ES256: the bundled authorization server signs with it and it needs no C code.
 //! A token with any other `alg` (including `none`) is refused.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use p256::ecdsa::{Signature, VerifyingKey};
 use serde_json::{Map, Value};
 
+pub(crate) use crate::jws::now_secs;
+use crate::jws::sha256_b64url;
+
 /// The largest token looked at: longer ones are refused before any decoding.
 pub(crate) const MAX_TOKEN_LEN: usize = 16 * 1024;
-
-#[cfg_attr(not(feature = "authorization-server"), allow(dead_code))]
-pub(crate) fn b64url(bytes: &[u8]) -> String {
-    URL_SAFE_NO_PAD.encode(bytes)
-}
-
-pub(crate) fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
 
 /// A JWS split and decoded, signature not yet checked.
 #[derive(Debug)]
@@ -151,9 +140,7 @@ pub(crate) fn p256_key(jwk: &Value) -> Option<VerifyingKey> {
 /// The public JWK of a P-256 key, with `kid`, `use` sig and `alg` ES256.
 #[cfg(feature = "authorization-server")]
 pub(crate) fn public_jwk(key: &VerifyingKey, kid: &str) -> Value {
-    let point = key.to_encoded_point(false);
-    let x = point.x().map(|x| b64url(x)).unwrap_or_default();
-    let y = point.y().map(|y| b64url(y)).unwrap_or_default();
+    let (x, y) = crate::jws::jwk_coordinates(key);
     serde_json::json!({
         "kty": "EC", "crv": "P-256", "x": x, "y": y,
         "kid": kid, "use": "sig", "alg": "ES256",
@@ -168,15 +155,8 @@ pub(crate) fn sign_es256(
     typ: &str,
     claims: &Value,
 ) -> String {
-    use p256::ecdsa::signature::Signer as _;
     let header = serde_json::json!({"alg": "ES256", "typ": typ, "kid": kid});
-    let input = format!(
-        "{}.{}",
-        b64url(header.to_string().as_bytes()),
-        b64url(claims.to_string().as_bytes())
-    );
-    let signature: Signature = key.sign(input.as_bytes());
-    format!("{input}.{}", b64url(&signature.to_bytes()))
+    crate::jws::sign_es256(key, &header, claims)
 }
 
 /// How old a DPoP proof may be (its `iat`), and so how long its `jti` is remembered.
@@ -194,12 +174,11 @@ pub(crate) struct DpopProof {
 
 /// The RFC 7638 SHA-256 thumbprint of a P-256 JWK (`crv`, `kty`, `x`, `y`, in order).
 pub(crate) fn thumbprint(jwk: &Value) -> String {
-    use sha2::Digest as _;
     let canonical = serde_json::json!({
         "crv": jwk["crv"], "kty": jwk["kty"], "x": jwk["x"], "y": jwk["y"],
     })
     .to_string();
-    b64url(&sha2::Sha256::digest(canonical.as_bytes()))
+    sha256_b64url(&canonical)
 }
 
 /// Whether two URLs are the same `htu` (RFC 9449 §4.3: scheme, host, port and path;
@@ -224,7 +203,6 @@ pub(crate) fn check_dpop(
     htu: &str,
     access_token: Option<&str>,
 ) -> Result<DpopProof, &'static str> {
-    use sha2::Digest as _;
     let jws = Jws::parse(proof)?;
     if jws.header.get("typ").and_then(Value::as_str) != Some("dpop+jwt") {
         return Err("the proof's typ is not dpop+jwt");
@@ -261,7 +239,7 @@ pub(crate) fn check_dpop(
         .filter(|j| !j.is_empty() && j.len() <= 256)
         .ok_or("the proof has no usable jti")?;
     if let Some(token) = access_token {
-        let ath = b64url(&sha2::Sha256::digest(token.as_bytes()));
+        let ath = sha256_b64url(token);
         if claims.get("ath").and_then(Value::as_str) != Some(ath.as_str()) {
             return Err("the proof is for another access token (ath)");
         }
@@ -275,8 +253,7 @@ pub(crate) fn check_dpop(
 
 /// The id a shared single-use store keeps for `value`: its SHA-256, base64url.
 pub(crate) fn single_use_id(value: &str) -> String {
-    use sha2::Digest as _;
-    b64url(&sha2::Sha256::digest(value.as_bytes()))
+    sha256_b64url(value)
 }
 
 /// When a DPoP proof checked now stops being acceptable (its `iat` window and the
@@ -344,18 +321,9 @@ mod tests {
     #[cfg(feature = "authorization-server")]
     #[test]
     fn dpop_proofs_are_checked_claim_by_claim() {
-        use p256::ecdsa::signature::Signer as _;
         let key = p256::ecdsa::SigningKey::from_slice(&[11u8; 32]).unwrap();
         let jwk = public_jwk(key.verifying_key(), "");
-        let sign = |header: Value, claims: Value| {
-            let input = format!(
-                "{}.{}",
-                b64url(header.to_string().as_bytes()),
-                b64url(claims.to_string().as_bytes())
-            );
-            let sig: Signature = key.sign(input.as_bytes());
-            format!("{input}.{}", b64url(&sig.to_bytes()))
-        };
+        let sign = |header: Value, claims: Value| crate::jws::sign_es256(&key, &header, &claims);
         let header = serde_json::json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk});
         let claims = |htm: &str, htu: &str, iat: u64| serde_json::json!({"htm": htm, "htu": htu, "iat": iat, "jti": "j1"});
         let now = now_secs();
@@ -412,7 +380,10 @@ mod tests {
         assert!(!jws.verifies_with(other.verifying_key()));
         // The same signature under a header claiming another algorithm is refused.
         let (_, rest) = token.split_once('.').unwrap();
-        let none = format!("{}.{rest}", b64url(br#"{"alg":"none","kid":"k1"}"#));
+        let none = format!(
+            "{}.{rest}",
+            crate::jws::b64url(br#"{"alg":"none","kid":"k1"}"#)
+        );
         assert!(!Jws::parse(&none).unwrap().verifies_with(&public));
     }
 }

@@ -151,6 +151,12 @@ mod client;
 mod config_error;
 #[cfg(any(feature = "resource-server", feature = "authorization-server"))]
 mod jose;
+#[cfg(any(
+    feature = "client",
+    feature = "resource-server",
+    feature = "authorization-server"
+))]
+mod jws;
 #[cfg(any(feature = "client", feature = "authorization-server"))]
 mod netguard;
 #[cfg(feature = "resource-server")]

@@ -257,12 +257,7 @@ impl StdioServer {
     }
 
     fn from_entry(entry: &Map<String, Value>) -> Result<Self, String> {
-        let command = match entry.get("command") {
-            Some(Value::String(c)) if !c.is_empty() => c.clone(),
-            Some(Value::String(_)) => return Err("`command` is empty".into()),
-            Some(_) => return Err("`command` must be a string".into()),
-            None => return Err("a stdio server needs `command`".into()),
-        };
+        let command = required_string(entry, "command", "a stdio server needs `command`")?;
         let args = match entry.get("args") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(args)) => args
@@ -367,12 +362,7 @@ impl HttpServer {
     }
 
     fn from_entry(entry: &Map<String, Value>, transport: HttpTransport) -> Result<Self, String> {
-        let url = match entry.get("url") {
-            Some(Value::String(u)) if !u.is_empty() => u.clone(),
-            Some(Value::String(_)) => return Err("`url` is empty".into()),
-            Some(_) => return Err("`url` must be a string".into()),
-            None => return Err("an HTTP server needs `url`".into()),
-        };
+        let url = required_string(entry, "url", "an HTTP server needs `url`")?;
         let headers = string_map(entry.get("headers"), "headers")?;
         let (mode, probe_timeout) = mode::from_entry(entry)?;
         Ok(Self {
@@ -382,6 +372,16 @@ impl HttpServer {
             mode,
             probe_timeout,
         })
+    }
+}
+
+/// The non-empty string `key` of `entry`; `missing` is the error when it is absent.
+fn required_string(entry: &Map<String, Value>, key: &str, missing: &str) -> Result<String, String> {
+    match entry.get(key) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        Some(Value::String(_)) => Err(format!("`{key}` is empty")),
+        Some(_) => Err(format!("`{key}` must be a string")),
+        None => Err(missing.to_owned()),
     }
 }
 

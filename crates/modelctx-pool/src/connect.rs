@@ -267,6 +267,25 @@ async fn connect_stdio(
     }
 }
 
+/// `builder` with the headers, extra roots and auth hook every HTTP transport takes
+/// alike: the three builders have these methods but share no trait.
+macro_rules! with_options {
+    ($builder:expr, $headers:ident, $options:ident, $auth:ident) => {{
+        let mut builder = $builder;
+        for (name, value) in $headers {
+            builder = builder.header(name, value);
+        }
+        #[cfg(feature = "rustls")]
+        for root in &$options.roots {
+            builder = builder.add_root_certificate(root.clone());
+        }
+        if let Some(hook) = &$options.auth {
+            builder = builder.$auth(hook.clone());
+        }
+        builder
+    }};
+}
+
 async fn connect_http(
     server: &HttpServer,
     client: ClientBuilder,
@@ -296,16 +315,7 @@ async fn connect_http(
             if let Some(policy) = policy {
                 builder = builder.streamable(|b| b.reconnect_policy(policy));
             }
-            for (name, value) in headers {
-                builder = builder.header(name, value);
-            }
-            #[cfg(feature = "rustls")]
-            for root in &options.roots {
-                builder = builder.add_root_certificate(root.clone());
-            }
-            if let Some(hook) = &options.auth {
-                builder = builder.auth(hook.clone());
-            }
+            builder = with_options!(builder, headers, options, auth);
             let transport = builder.build().map_err(transport)?;
             state = Some(transport.handle().streamable().connection_state());
             client.connect(transport).await
@@ -315,32 +325,18 @@ async fn connect_http(
             if let Some(policy) = policy {
                 builder = builder.reconnect_policy(policy);
             }
-            for (name, value) in headers {
-                builder = builder.header(name, value);
-            }
-            #[cfg(feature = "rustls")]
-            for root in &options.roots {
-                builder = builder.add_root_certificate(root.clone());
-            }
-            if let Some(hook) = &options.auth {
-                builder = builder.auth(hook.clone());
-            }
+            builder = with_options!(builder, headers, options, auth);
             let transport = builder.build().map_err(transport)?;
             state = Some(transport.handle().connection_state());
             client.connect(transport).await
         }
         HttpTransport::Sse => {
-            let mut builder = SseClientTransport::builder(&server.url);
-            for (name, value) in headers {
-                builder = builder.header(name, value);
-            }
-            #[cfg(feature = "rustls")]
-            for root in &options.roots {
-                builder = builder.add_root_certificate(root.clone());
-            }
-            if let Some(hook) = &options.auth {
-                builder = builder.auth_shared(hook.clone());
-            }
+            let builder = with_options!(
+                SseClientTransport::builder(&server.url),
+                headers,
+                options,
+                auth_shared
+            );
             client
                 .connect(builder.connect().await.map_err(transport)?)
                 .await

@@ -454,7 +454,7 @@ impl ServerBuilder {
     /// in whole seconds): a retry that brings it back later is refused (`-32602`) and
     /// must send the request again without it. The state also names the request it
     /// belongs to and, when a layer in front authenticated the caller
-    /// ([`Principal`](modelctx_transport::Principal)), that caller: another request
+    /// ([`Principal`](modelctx_types::Principal)), that caller: another request
     /// or another caller presenting it is refused the same way.
     #[must_use]
     pub fn request_state_lifetime(mut self, lifetime: std::time::Duration) -> Self {
@@ -494,7 +494,7 @@ impl ServerBuilder {
     /// [`Context::task_id`] is set, its requests to the client (sampling, elicitation,
     /// roots) go through the task's side channel, and its cancellation is the task's.
     /// Tasks are bound to the authenticated caller when there is one
-    /// ([`modelctx_transport::Principal`]), else to the session (protocol 2025-11-25 on
+    /// ([`modelctx_types::Principal`]), else to the session (protocol 2025-11-25 on
     /// a transport with sessions); a task created with neither (every unauthenticated
     /// request of protocol 2026-07-28, and of a stateless transport) is reachable only
     /// through its id (128 bits from the system's CSPRNG), by a requestor without

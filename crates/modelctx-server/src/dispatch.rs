@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use modelctx_session::encode_result;
-use modelctx_transport::{Offering, Permissions};
 use modelctx_types::{
     CacheScope, CallToolRequest, CallToolRequestParams, CompleteRequest, CompleteRequestParams,
     CompleteResult, Completion, CompletionReference, EmptyResult, ErrorData, GetPromptRequest,
@@ -27,6 +26,7 @@ use modelctx_types::{
     ReadResourceRequestParams, ReadResourceResult, RequestMethod, ResourceRequestParams,
     SubscribeRequest, UnsubscribeRequest,
 };
+use modelctx_types::{Offering, Permissions};
 use serde::Serialize;
 
 use crate::completion::CompletionInput;

@@ -39,7 +39,7 @@
 //!   every connected session then gets one debounced `notifications/*/list_changed` per
 //!   kind; resource subscriptions are kept per session ([`Server::notify_resource_updated`]);
 //!   `logging/setLevel` is honoured per session. A request whose extensions carry
-//!   [`modelctx_transport::Permissions`] (an OAuth resource server set to list only
+//!   [`modelctx_types::Permissions`] (an OAuth resource server set to list only
 //!   what the caller may use puts one there) is shown only the tools, resources,
 //!   templates and prompts they allow.
 //! - **Low level** — a typed handler per method ([`ServerBuilder::request_handler`]),
@@ -105,6 +105,7 @@ mod built_raw;
 mod completion;
 mod context;
 mod context_client;
+mod def_setters;
 mod dispatch;
 mod error;
 mod handle;

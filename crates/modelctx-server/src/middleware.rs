@@ -217,14 +217,10 @@ pub(crate) fn notify(
     peer: Peer,
     server: Arc<dyn Serving>,
 ) -> BoxFuture<'static, ()> {
-    let ran = chain.run(McpNotification {
+    chain.notify(McpNotification {
         method,
         params,
         peer,
         server,
-    });
-    Box::pin(async move {
-        // A notification has no answer: a layer's error has nowhere to go.
-        let _ = ran.await;
     })
 }

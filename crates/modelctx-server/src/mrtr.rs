@@ -18,7 +18,7 @@
 //! The answers of earlier rounds travel in `requestState`, which the client echoes:
 //! sealed with HMAC-SHA256 under the server's key, bound to a digest of the method and
 //! the request's params (canonical JSON without `_meta`) and of the authenticated caller
-//! when a layer in front names one (`modelctx_transport::Principal`), and expiring. A state that
+//! when a layer in front names one (`modelctx_types::Principal`), and expiring. A state that
 //! fails any check is refused with `-32602`, never trusted. The state is small bytes
 //! (a layout byte, the expiry, the digest, the answers as JSON), so that every POST of
 //! the exchange carries and scans little.
@@ -262,7 +262,7 @@ pub(crate) struct Round {
     /// The digest, computed when a state is checked or sealed (most requests that may
     /// ask for input never do), bound to the caller when one is known.
     digest: std::sync::OnceLock<Digest32>,
-    /// The authenticated caller ([`modelctx_transport::Principal`]) the state is bound
+    /// The authenticated caller ([`modelctx_types::Principal`]) the state is bound
     /// to: another caller's retry with the same params is another request.
     principal: Option<Arc<str>>,
     /// What the client answered so far, by key.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 #[cfg(feature = "schemars")]
 use modelctx_types::PromptArgument;
-use modelctx_types::{ErrorData, GetPromptResult, Icon, JsonObject, Meta, Prompt, PromptMessage};
+use modelctx_types::{ErrorData, GetPromptResult, JsonObject, Meta, Prompt, PromptMessage};
 #[cfg(feature = "schemars")]
 use schemars::JsonSchema;
 #[cfg(feature = "schemars")]
@@ -151,39 +151,12 @@ impl PromptDef {
         &self.prompt
     }
 
-    /// Sets the description.
-    #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.prompt.description = Some(description.into());
-        self
-    }
-
-    /// Sets the caching hints this prompt's entry in `prompts/list` carries in protocol 2026-07-28: how long a client
-    /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
-    /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
-    /// A list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is.
-    #[must_use]
-    pub fn cache_hints(
-        mut self,
-        ttl: std::time::Duration,
-        scope: modelctx_types::CacheScope,
-    ) -> Self {
-        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
-        self
-    }
-
-    /// Sets the display title.
-    #[must_use]
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.prompt.title = Some(title.into());
-        self
-    }
-
-    /// Sets the icons.
-    #[must_use]
-    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
-        self.prompt.icons = Some(icons);
-        self
+    crate::def_setters::entry_setters! {
+        prompt, icons;
+        /// Sets the caching hints this prompt's entry in `prompts/list` carries in protocol 2026-07-28: how long a client
+        /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
+        /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
+        /// A list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is.
     }
 
     /// Sets the prompt's `_meta`.

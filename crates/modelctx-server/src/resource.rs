@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use modelctx_types::{
-    Annotations, BlobResourceContents, ErrorData, Icon, JsonObject, Meta, Resource,
-    ResourceTemplate, TextOrBlobResourceContents, TextResourceContents,
+    Annotations, BlobResourceContents, ErrorData, JsonObject, Meta, Resource, ResourceTemplate,
+    TextOrBlobResourceContents, TextResourceContents,
 };
 #[cfg(feature = "schemars")]
 use schemars::JsonSchema;
@@ -167,31 +167,18 @@ impl ResourceDef {
         &self.resource
     }
 
-    /// Sets the description.
-    #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.resource.description = Some(description.into());
-        self
+    crate::def_setters::entry_setters! {
+        resource, icons;
+        /// Sets the caching hints this resource carries in protocol 2026-07-28: how long a client
+        /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
+        /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
+        /// They cover the entry in `resources/list` (a list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is) and every `resources/read` of it.
     }
 
-    /// Sets the caching hints this resource carries in protocol 2026-07-28: how long a client
-    /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
-    /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
-    /// They cover the entry in `resources/list` (a list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is) and every `resources/read` of it.
+    /// Sets the resource's `_meta`.
     #[must_use]
-    pub fn cache_hints(
-        mut self,
-        ttl: std::time::Duration,
-        scope: modelctx_types::CacheScope,
-    ) -> Self {
-        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
-        self
-    }
-
-    /// Sets the display title.
-    #[must_use]
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.resource.title = Some(title.into());
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.resource.meta = Some(meta);
         self
     }
 
@@ -214,20 +201,6 @@ impl ResourceDef {
     #[must_use]
     pub fn size(mut self, size: u64) -> Self {
         self.resource.size = Some(size);
-        self
-    }
-
-    /// Sets the icons.
-    #[must_use]
-    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
-        self.resource.icons = Some(icons);
-        self
-    }
-
-    /// Sets the resource's `_meta`.
-    #[must_use]
-    pub fn meta(mut self, meta: Meta) -> Self {
-        self.resource.meta = Some(meta);
         self
     }
 }
@@ -325,31 +298,18 @@ impl TemplateDef {
         &self.template
     }
 
-    /// Sets the description.
-    #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.template.description = Some(description.into());
-        self
+    crate::def_setters::entry_setters! {
+        template;
+        /// Sets the caching hints this template carries in protocol 2026-07-28: how long a client
+        /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
+        /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
+        /// They cover the entry in `resources/templates/list` (a list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is) and every `resources/read` it serves.
     }
 
-    /// Sets the caching hints this template carries in protocol 2026-07-28: how long a client
-    /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
-    /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
-    /// They cover the entry in `resources/templates/list` (a list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is) and every `resources/read` it serves.
+    /// Sets the template's `_meta`.
     #[must_use]
-    pub fn cache_hints(
-        mut self,
-        ttl: std::time::Duration,
-        scope: modelctx_types::CacheScope,
-    ) -> Self {
-        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
-        self
-    }
-
-    /// Sets the display title.
-    #[must_use]
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.template.title = Some(title.into());
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.template.meta = Some(meta);
         self
     }
 
@@ -364,13 +324,6 @@ impl TemplateDef {
     #[must_use]
     pub fn annotations(mut self, annotations: Annotations) -> Self {
         self.template.annotations = Some(annotations);
-        self
-    }
-
-    /// Sets the template's `_meta`.
-    #[must_use]
-    pub fn meta(mut self, meta: Meta) -> Self {
-        self.template.meta = Some(meta);
         self
     }
 

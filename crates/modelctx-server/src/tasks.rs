@@ -49,7 +49,7 @@ type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
 pub(crate) fn owner(cx: &modelctx_session::RequestContext, session: &SessionState) -> TaskOwner {
     let extensions = cx.extensions();
     let principal = extensions
-        .get::<modelctx_transport::Principal>()
+        .get::<modelctx_types::Principal>()
         .map(|p| p.id().to_owned());
     let session = if cx.peer().is_sessionless() {
         None

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use modelctx_types::{
-    CallToolRequestParams, CallToolResult, ErrorData, Icon, JsonObject, Meta, TaskSupport, Tool,
+    CallToolRequestParams, CallToolResult, ErrorData, JsonObject, Meta, TaskSupport, Tool,
     ToolAnnotations,
 };
 #[cfg(feature = "schemars")]
@@ -186,10 +186,18 @@ impl ToolDef {
         &self.tool
     }
 
-    /// Sets the description.
+    crate::def_setters::entry_setters! {
+        tool, icons;
+        /// Sets the caching hints this tool's entry in `tools/list` carries in protocol 2026-07-28: how long a client
+        /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
+        /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
+        /// A list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is.
+    }
+
+    /// Sets the tool's `_meta`.
     #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.tool.description = Some(description.into());
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.tool.meta = Some(meta);
         self
     }
 
@@ -217,45 +225,10 @@ impl ToolDef {
         self
     }
 
-    /// Sets the caching hints this tool's entry in `tools/list` carries in protocol 2026-07-28: how long a client
-    /// may keep it (`ttl`, whole milliseconds) and who may share it. Without them the
-    /// server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)) apply.
-    /// A list's page is fresh for the shortest `ttl` among its entries and `public` only when every entry of the whole list is.
-    #[must_use]
-    pub fn cache_hints(
-        mut self,
-        ttl: std::time::Duration,
-        scope: modelctx_types::CacheScope,
-    ) -> Self {
-        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
-        self
-    }
-
-    /// Sets the display title.
-    #[must_use]
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.tool.title = Some(title.into());
-        self
-    }
-
     /// Sets the behaviour hints.
     #[must_use]
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
-        self
-    }
-
-    /// Sets the icons.
-    #[must_use]
-    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
-        self.tool.icons = Some(icons);
-        self
-    }
-
-    /// Sets the tool's `_meta`.
-    #[must_use]
-    pub fn meta(mut self, meta: Meta) -> Self {
-        self.tool.meta = Some(meta);
         self
     }
 }

@@ -94,3 +94,14 @@ impl<R: Send + 'static, T: 'static> Chain<R, T> {
         Box::pin(service.oneshot(request))
     }
 }
+
+impl<R: Send + 'static> Chain<R, ()> {
+    /// Runs `notification` through the chain. A notification has no answer, so a
+    /// layer's error has nowhere to go and is dropped.
+    pub fn notify(&self, notification: R) -> BoxFuture<'static, ()> {
+        let ran = self.run(notification);
+        Box::pin(async move {
+            let _ = ran.await;
+        })
+    }
+}

@@ -126,15 +126,21 @@ mod pipes {
     type Reader = Box<dyn AsyncRead + Send + Unpin>;
     type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
+    /// A copy of `fd` opened with `open` (a pipe end of the runtime's reactor); `None`
+    /// without a runtime, or when `fd` is not a pipe.
+    #[cfg(unix)]
+    fn on_reactor<T>(
+        fd: impl std::os::fd::AsFd,
+        open: impl FnOnce(std::os::fd::OwnedFd) -> std::io::Result<T>,
+    ) -> Option<T> {
+        tokio::runtime::Handle::try_current().ok()?;
+        open(fd.as_fd().try_clone_to_owned().ok()?).ok()
+    }
+
     #[cfg(unix)]
     pub(crate) fn stdin() -> Reader {
-        use std::os::fd::AsFd;
         use tokio::net::unix::pipe;
-        let pipe = tokio::runtime::Handle::try_current()
-            .ok()
-            .and_then(|_| std::io::stdin().as_fd().try_clone_to_owned().ok())
-            .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
-        match pipe {
+        match on_reactor(std::io::stdin(), pipe::Receiver::from_owned_fd) {
             Some(pipe) => Box::new(pipe),
             None => Box::new(tokio::io::stdin()),
         }
@@ -142,13 +148,8 @@ mod pipes {
 
     #[cfg(unix)]
     pub(crate) fn stdout() -> Writer {
-        use std::os::fd::AsFd;
         use tokio::net::unix::pipe;
-        let pipe = tokio::runtime::Handle::try_current()
-            .ok()
-            .and_then(|_| std::io::stdout().as_fd().try_clone_to_owned().ok())
-            .and_then(|fd| pipe::Sender::from_owned_fd(fd).ok());
-        match pipe {
+        match on_reactor(std::io::stdout(), pipe::Sender::from_owned_fd) {
             Some(pipe) => Box::new(pipe),
             None => Box::new(tokio::io::stdout()),
         }

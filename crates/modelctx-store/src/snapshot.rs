@@ -37,7 +37,7 @@ pub struct SessionSnapshot {
     /// The URIs the client subscribed to (`resources/subscribe`), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subscriptions: Vec<String>,
-    /// The id of the caller (modelctx-transport's `Principal`) the session belongs to:
+    /// The id of the caller (`modelctx_types::Principal`) the session belongs to:
     /// the one whose `initialize` made it. Every process sharing the session serves it
     /// to that caller only. `None`: a session made without an authenticated caller,
     /// served to whoever names it (or recorded by a version that did not bind sessions).

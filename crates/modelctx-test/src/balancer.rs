@@ -174,8 +174,7 @@ impl Balancer {
         self.child = launch(self.kind, &self.dir)
             .unwrap_or_else(|e| panic!("cannot restart {}: {e}", self.kind));
         if let Err(e) = self.ready() {
-            let log = std::fs::read_to_string(self.dir.join(OUTPUT)).unwrap_or_default();
-            panic!("cannot restart {}: {e}\n{}", self.kind, log.trim());
+            panic!("cannot restart {}: {e}\n{}", self.kind, self.logs());
         }
     }
 
@@ -192,6 +191,16 @@ impl Balancer {
     /// Its origin, `http://127.0.0.1:<port>`.
     pub fn origin(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// What it has written so far: its output, then its error log (nginx notes there,
+    /// among others, each upstream it took out of the rotation), for a failure message.
+    pub fn logs(&self) -> String {
+        let logs: String = [self.dir.join(OUTPUT), self.dir.join("error.log")]
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .collect();
+        logs.trim().to_owned()
     }
 
     fn try_start(kind: BalancerKind, backends: &[SocketAddr]) -> Result<Self, String> {
@@ -223,7 +232,6 @@ impl Balancer {
         let config = dir.join(kind.file_name());
         std::fs::write(&config, kind.config(addr, backends, dir))
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-        let output = dir.join(OUTPUT);
         let child = launch(kind, dir)?;
         let mut balancer = Self {
             kind,
@@ -237,11 +245,7 @@ impl Balancer {
                 // Killed first, so that its logs are complete; dropping it removes them.
                 let _ = balancer.child.kill();
                 let _ = balancer.child.wait();
-                let logs: String = [output, dir.join("error.log")]
-                    .iter()
-                    .filter_map(|f| std::fs::read_to_string(f).ok())
-                    .collect();
-                Err(format!("{e}\n{}", logs.trim()))
+                Err(format!("{e}\n{}", balancer.logs()))
             }
         }
     }

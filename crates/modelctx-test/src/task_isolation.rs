@@ -84,7 +84,7 @@ pub async fn as_user(
         .map(str::to_owned);
     if let Some(user) = user {
         let mut extensions = modelctx_session::Extensions::new();
-        extensions.insert(modelctx_transport::Principal::new(user));
+        extensions.insert(modelctx_types::Principal::new(user));
         request.extensions_mut().insert(extensions);
     }
     next.run(request).await

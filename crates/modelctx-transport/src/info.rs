@@ -52,7 +52,7 @@ pub struct TransportInfo {
     /// alone, possibly of several clients in turn (a session-less streamable HTTP POST,
     /// and a session of the 2026-07-28 era that streamable HTTP lends POST after POST).
     /// State bound to "the session" cannot be: tasks bind to the caller's
-    /// [`Principal`](crate::Principal) alone.
+    /// [`Principal`](modelctx_types::Principal) alone.
     pub sessionless: bool,
     /// Whether this transport's session serves requests of the stateless era (protocol
     /// 2026-07-28), which need no handshake: a session that serves the era starts

@@ -33,10 +33,10 @@
 //! Streamable HTTP copies the `Extensions` that layers in front of the endpoint put in the
 //! HTTP request onto each message of the POST; the session hands it to the request context
 //! untouched, and the server's `Context::extensions` exposes it. That is how the OAuth
-//! resource server's verified caller reaches handlers without the session or server crates
-//! knowing OAuth. [`Permissions`] is the same idea for listings: a layer that knows what
-//! the caller may use puts one there, and the server leaves out of its lists what it does
-//! not allow.
+//! resource server's verified caller (`modelctx_types::Principal`) reaches handlers
+//! without the session or server crates knowing OAuth. `modelctx_types::Permissions` is
+//! the same idea for listings: a layer that knows what the caller may use puts one
+//! there, and the server leaves out of its lists what it does not allow.
 //!
 //! What a transport tells the session is one [`TransportInfo`] (`Transport::info`), read
 //! as the session starts: the facts the server applies on top of any session settings
@@ -79,7 +79,7 @@ use modelctx_types::{JsonRpcMessage, RequestId};
 
 pub use clock::{RequestClock, RequestClocks};
 pub use error::{TransportError, TransportErrorKind};
-pub use extensions::{Extensions, Offering, Permissions, Principal};
+pub use extensions::Extensions;
 pub use info::TransportInfo;
 pub use reconnect::{
     ConnectionState, IDEMPOTENT_METHODS, ReconnectPolicy, interrupted, is_interrupted,

@@ -90,6 +90,7 @@
 
 mod base;
 mod cache;
+mod caller;
 mod capabilities;
 mod common;
 mod completion;
@@ -134,6 +135,7 @@ pub use base::{
     RequestParams, ResultType, TaskAugmentedRequestParams, TaskMetadata,
 };
 pub use cache::{CacheScope, CacheableResult};
+pub use caller::{Offering, Permissions, Principal};
 pub use capabilities::{
     ClientCapabilities, ClientTaskRequestsCapability, ClientTasksCapability, ElicitationCapability,
     ElicitationTaskCapability, ExperimentalCapabilities, PromptsCapability, ResourcesCapability,

@@ -133,6 +133,75 @@ macro_rules! code_error {
     };
 }
 
+/// Declares an MCP error response with a fixed code and typed `data`: the request id, the
+/// message, the data, and the conversions to and from [`JsonRpcErrorResponse`] and JSON.
+/// Each constructor is written beside it.
+macro_rules! data_error {
+    (
+        $(#[$doc:meta])* $name:ident, $data:ident, $code:ident, $code_text:literal,
+        $(#[$data_doc:meta])*
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub struct $name {
+            /// The id of the request this answers, when it could be read.
+            pub id: Option<RequestId>,
+            /// The error message.
+            pub message: String,
+            $(#[$data_doc])*
+            pub data: $data,
+        }
+
+        impl $name {
+            #[doc = concat!("The code, `", $code_text, "`.")]
+            pub const CODE: ErrorCode = ErrorCode::$code;
+
+            /// The generic error object.
+            pub fn to_error_data(&self) -> ErrorData {
+                let mut error = ErrorData::new(Self::CODE, self.message.clone());
+                error.data = serde_json::to_value(&self.data).ok();
+                error
+            }
+
+            /// The generic error response.
+            pub fn to_response(&self) -> JsonRpcErrorResponse {
+                JsonRpcErrorResponse::new(self.id.clone(), self.to_error_data())
+            }
+
+            #[doc = concat!("Reads it from a generic error response, if it is a well-formed `", $code_text, "`.")]
+            pub fn from_response(response: &JsonRpcErrorResponse) -> Option<Self> {
+                if response.error.code != Self::CODE {
+                    return None;
+                }
+                Some(Self {
+                    id: response.id.clone(),
+                    message: response.error.message.clone().into_owned(),
+                    data: read_data::<_, serde_json::Error>(&response.error).ok()?,
+                })
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                self.to_response().serialize(serializer)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let response = read_response(deserializer, Self::CODE)?;
+                let data = read_data(&response.error)?;
+                Ok(Self {
+                    id: response.id,
+                    message: response.error.message.into_owned(),
+                    data,
+                })
+            }
+        }
+    };
+}
+
 code_error!(
     /// A `-32700` error object: the message is not valid JSON (the schema's `ParseError`).
     ParseError, PARSE_ERROR, "-32700"
@@ -245,24 +314,16 @@ impl MissingRequiredClientCapabilityData {
     }
 }
 
-/// A `-32021` error response: the request needs a client capability the request's
-/// `_meta` did not declare (the schema's `MissingRequiredClientCapabilityError`,
-/// 2026-07-28).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct MissingRequiredClientCapabilityError {
-    /// The id of the request this answers, when it could be read.
-    pub id: Option<RequestId>,
-    /// The error message.
-    pub message: String,
+data_error!(
+    /// A `-32021` error response: the request needs a client capability the request's
+    /// `_meta` did not declare (the schema's `MissingRequiredClientCapabilityError`,
+    /// 2026-07-28).
+    MissingRequiredClientCapabilityError, MissingRequiredClientCapabilityData,
+    MISSING_REQUIRED_CLIENT_CAPABILITY, "-32021",
     /// The capabilities that were needed.
-    pub data: MissingRequiredClientCapabilityData,
-}
+);
 
 impl MissingRequiredClientCapabilityError {
-    /// The code, `-32021`.
-    pub const CODE: ErrorCode = ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY;
-
     /// An error answering `id`, naming the capabilities it needed.
     pub fn new(
         id: Option<RequestId>,
@@ -274,48 +335,6 @@ impl MissingRequiredClientCapabilityError {
             message: message.into(),
             data: MissingRequiredClientCapabilityData::new(required_capabilities),
         }
-    }
-
-    /// The generic error object.
-    pub fn to_error_data(&self) -> ErrorData {
-        let mut error = ErrorData::new(Self::CODE, self.message.clone());
-        error.data = serde_json::to_value(&self.data).ok();
-        error
-    }
-
-    /// The generic error response.
-    pub fn to_response(&self) -> JsonRpcErrorResponse {
-        JsonRpcErrorResponse::new(self.id.clone(), self.to_error_data())
-    }
-
-    /// Reads it from a generic error response, if it is a well-formed `-32021`.
-    pub fn from_response(response: &JsonRpcErrorResponse) -> Option<Self> {
-        if response.error.code != Self::CODE {
-            return None;
-        }
-        Some(Self {
-            id: response.id.clone(),
-            message: response.error.message.clone().into_owned(),
-            data: read_data::<_, serde_json::Error>(&response.error).ok()?,
-        })
-    }
-}
-
-impl Serialize for MissingRequiredClientCapabilityError {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_response().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for MissingRequiredClientCapabilityError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let response = read_response(deserializer, Self::CODE)?;
-        let data = read_data(&response.error)?;
-        Ok(Self {
-            id: response.id,
-            message: response.error.message.into_owned(),
-            data,
-        })
     }
 }
 
@@ -344,23 +363,15 @@ impl UnsupportedProtocolVersionData {
     }
 }
 
-/// A `-32022` error response: the server does not speak the request's protocol
-/// revision (the schema's `UnsupportedProtocolVersionError`, 2026-07-28).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct UnsupportedProtocolVersionError {
-    /// The id of the request this answers, when it could be read.
-    pub id: Option<RequestId>,
-    /// The error message.
-    pub message: String,
+data_error!(
+    /// A `-32022` error response: the server does not speak the request's protocol
+    /// revision (the schema's `UnsupportedProtocolVersionError`, 2026-07-28).
+    UnsupportedProtocolVersionError, UnsupportedProtocolVersionData,
+    UNSUPPORTED_PROTOCOL_VERSION, "-32022",
     /// The supported and the requested revisions.
-    pub data: UnsupportedProtocolVersionData,
-}
+);
 
 impl UnsupportedProtocolVersionError {
-    /// The code, `-32022`.
-    pub const CODE: ErrorCode = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
-
     /// An error answering `id`: `requested` is not among `supported`.
     pub fn new(
         id: Option<RequestId>,
@@ -373,48 +384,6 @@ impl UnsupportedProtocolVersionError {
             message: format!("Unsupported protocol version: {}", data.requested),
             data,
         }
-    }
-
-    /// The generic error object.
-    pub fn to_error_data(&self) -> ErrorData {
-        let mut error = ErrorData::new(Self::CODE, self.message.clone());
-        error.data = serde_json::to_value(&self.data).ok();
-        error
-    }
-
-    /// The generic error response.
-    pub fn to_response(&self) -> JsonRpcErrorResponse {
-        JsonRpcErrorResponse::new(self.id.clone(), self.to_error_data())
-    }
-
-    /// Reads it from a generic error response, if it is a well-formed `-32022`.
-    pub fn from_response(response: &JsonRpcErrorResponse) -> Option<Self> {
-        if response.error.code != Self::CODE {
-            return None;
-        }
-        Some(Self {
-            id: response.id.clone(),
-            message: response.error.message.clone().into_owned(),
-            data: read_data::<_, serde_json::Error>(&response.error).ok()?,
-        })
-    }
-}
-
-impl Serialize for UnsupportedProtocolVersionError {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_response().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for UnsupportedProtocolVersionError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let response = read_response(deserializer, Self::CODE)?;
-        let data = read_data(&response.error)?;
-        Ok(Self {
-            id: response.id,
-            message: response.error.message.into_owned(),
-            data,
-        })
     }
 }
 

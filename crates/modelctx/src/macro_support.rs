@@ -117,6 +117,9 @@ pub trait TemplateVariable: Sized {
     fn parse_variable(name: &str, text: String) -> Result<Self, BoxError>;
 }
 
+// Not recommended in errors: a type that is not `FromStr` gets the trait's own message,
+// not the compiler's list of every `FromStr` type in the build (which varies with it).
+#[diagnostic::do_not_recommend]
 impl<T> TemplateVariable for T
 where
     T: FromStr,

@@ -2,10 +2,9 @@
 
 use std::fs::File;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use super::legs::{OAUTH_USER, Peer};
-use super::process::{KillOnDrop, free_port, run_logged, start_http};
+use super::process::{KillOnDrop, free_port, run_logged, start_http, wait_within};
 use super::suite::read_results;
 use super::{LEG_LIMIT, Paths, Role};
 
@@ -97,20 +96,7 @@ pub(super) fn authorization_suite(paths: &Paths) -> Result<AuthorizationOutcome,
         consent.args([authorization_url.as_str(), OAUTH_USER.0, OAUTH_USER.1]);
         run_logged(paths, &mut consent, "authorization-consent.log", LEG_LIMIT)?;
     }
-    let deadline = Instant::now() + LEG_LIMIT;
-    let status = loop {
-        match child.0.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                return Err(format!(
-                    "the authorization suite ran over {LEG_LIMIT:?}; its output is in {}",
-                    log_path.display()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => return Err(format!("waiting for the authorization suite: {e}")),
-        }
-    };
+    let status = wait_within(&mut child, "the authorization suite", LEG_LIMIT, &log_path)?;
     let _ = reader.join();
     drop(server);
     let scenarios = read_results(&out_dir, Role::Client)?

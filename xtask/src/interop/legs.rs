@@ -237,7 +237,7 @@ impl Flow {
 use Peer::{Python, Rmcp, TypeScriptV1, TypeScriptV2};
 use Wire::{Http, OAuthHttp, Sse, SseFallback, Stdio as StdioWire};
 
-use super::process::{free_port, run_logged, start_both_eras_server, start_http};
+use super::process::{KillOnDrop, free_port, run_logged, start_both_eras_server, start_http};
 use super::skills::{RMCP_DIVIDER_CLIENT, RMCP_PEER, run_skills_leg};
 use super::suite::Expected;
 use super::{ERA_LINE, LEG_LIMIT, Paths, Role};
@@ -391,40 +391,27 @@ pub(super) fn run_leg(
                 &free_port()?.to_string(),
                 "--mcp-port",
             ]);
-            let (server, url) = start_http(paths, server, &format!("server-for-{log_name}"))?;
+            let (server, url) = start_http(paths, server, &server_log(log_name))?;
             client.args([url.as_str(), OAUTH_USER.0, OAUTH_USER.1]);
-            let outcome = run_logged(paths, &mut client, log_name, LEG_LIMIT);
-            drop(server);
-            outcome
+            run_while_serving(paths, server, &mut client, log_name)
         }
         Role::Client => {
             let mut client = leg.peer.command(paths, Role::Client)?;
-            if let Some(era) = leg.era {
-                client.args(["--era", era]);
-            }
-            if leg.flow == Flow::Tasks {
-                client.arg("--tasks");
-            }
+            era_and_flow(&mut client, leg);
             // One endpoint serving both eras: the peer's mode picks its era.
             match leg.wire {
                 Http => {
-                    let (server, url) =
-                        start_both_eras_server(paths, &format!("server-for-{log_name}"))?;
+                    let (server, url) = start_both_eras_server(paths, &server_log(log_name))?;
                     client.args(["http", &url]);
-                    let outcome = run_logged(paths, &mut client, log_name, LEG_LIMIT);
-                    drop(server);
-                    outcome
+                    run_while_serving(paths, server, &mut client, log_name)
                 }
                 OAuthHttp => Err("an OAuth leg runs against oauth-server (above)".into()),
                 Sse => {
                     let mut server = Command::new(&server_bin);
                     server.args(["--sse", "--port"]);
-                    let (server, url) =
-                        start_http(paths, server, &format!("server-for-{log_name}"))?;
+                    let (server, url) = start_http(paths, server, &server_log(log_name))?;
                     client.args(["sse", &sse_url(&url)]);
-                    let outcome = run_logged(paths, &mut client, log_name, LEG_LIMIT);
-                    drop(server);
-                    outcome
+                    run_while_serving(paths, server, &mut client, log_name)
                 }
                 SseFallback => Err(format!(
                     "{}: the fallback legs run modelctx's client",
@@ -439,22 +426,14 @@ pub(super) fn run_leg(
         Role::Server => {
             let mut ours = Command::new(&client_bin);
             ours.arg("--interop");
-            if let Some(era) = leg.era {
-                ours.args(["--era", era]);
-            }
-            if leg.flow == Flow::Tasks {
-                ours.arg("--tasks");
-            }
+            era_and_flow(&mut ours, leg);
             match leg.wire {
                 Http => {
                     let mut server = leg.peer.command(paths, Role::Server)?;
                     server.arg("http");
-                    let (server, url) =
-                        start_http(paths, server, &format!("server-for-{log_name}"))?;
+                    let (server, url) = start_http(paths, server, &server_log(log_name))?;
                     ours.args(["http", &url]);
-                    let outcome = run_logged(paths, &mut ours, log_name, LEG_LIMIT);
-                    drop(server);
-                    outcome
+                    run_while_serving(paths, server, &mut ours, log_name)
                 }
                 OAuthHttp => Err(format!(
                     "{}: OAuth legs drive modelctx's server only",
@@ -465,13 +444,10 @@ pub(super) fn run_leg(
                 Sse | SseFallback => {
                     let mut server = leg.peer.command(paths, Role::Server)?;
                     server.arg("sse");
-                    let (server, url) =
-                        start_http(paths, server, &format!("server-for-{log_name}"))?;
+                    let (server, url) = start_http(paths, server, &server_log(log_name))?;
                     let kind = if leg.wire == Sse { "sse" } else { "fallback" };
                     ours.args([kind, &sse_url(&url)]);
-                    let outcome = run_logged(paths, &mut ours, log_name, LEG_LIMIT);
-                    drop(server);
-                    outcome
+                    run_while_serving(paths, server, &mut ours, log_name)
                 }
                 StdioWire => {
                     let server = leg.peer.command(paths, Role::Server)?;
@@ -511,6 +487,34 @@ fn run_readme_leg(
         ));
     }
     Ok((status, output))
+}
+
+/// The options that give a conformance client (modelctx's or a peer's) the leg's era and
+/// flow.
+fn era_and_flow(client: &mut Command, leg: &Leg) {
+    if let Some(era) = leg.era {
+        client.args(["--era", era]);
+    }
+    if leg.flow == Flow::Tasks {
+        client.arg("--tasks");
+    }
+}
+
+/// Runs `client` (see [`run_logged`]) while `server` serves it, then stops the server.
+fn run_while_serving(
+    paths: &Paths,
+    server: KillOnDrop,
+    client: &mut Command,
+    log_name: &str,
+) -> Result<(ExitStatus, String), String> {
+    let outcome = run_logged(paths, client, log_name, LEG_LIMIT);
+    drop(server);
+    outcome
+}
+
+/// The log of the server a leg's client runs against.
+fn server_log(log_name: &str) -> String {
+    format!("server-for-{log_name}")
 }
 
 pub(super) fn sse_url(mcp_url: &str) -> String {

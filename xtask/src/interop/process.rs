@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -69,25 +70,36 @@ pub(super) fn run_logged(
         .spawn()
         .map_err(|e| format!("cannot start {log_name}: {e}"))?;
     let mut child = KillOnDrop(child);
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.0.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                return Err(format!(
-                    "{log_name} ran over {limit:?}; its output is in {}",
-                    log.display()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => return Err(format!("waiting for {log_name}: {e}")),
-        }
-    };
+    let status = wait_within(&mut child, log_name, limit, &log)?;
     let mut output = String::new();
     File::open(&log)
         .and_then(|mut f| f.read_to_string(&mut output))
         .map_err(|e| format!("cannot read {}: {e}", log.display()))?;
     Ok((status, output))
+}
+
+/// Waits for `child` (`what`, its output in `log`) to exit, for at most `limit`; when it
+/// runs over, the error says so and where its output is (the child is killed when dropped).
+pub(super) fn wait_within(
+    child: &mut KillOnDrop,
+    what: &str,
+    limit: Duration,
+    log: &Path,
+) -> Result<ExitStatus, String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.0.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if Instant::now() >= deadline => {
+                return Err(format!(
+                    "{what} ran over {limit:?}; its output is in {}",
+                    log.display()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(format!("waiting for {what}: {e}")),
+        }
+    }
 }
 
 /// A loopback port nobody listens on right now.

@@ -9,29 +9,19 @@
 
 use std::process::ExitCode;
 
-use modelctx_bench::HttpMode;
+use modelctx_bench::{HttpMode, Scenario};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let outcome = match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        ["stdio"] => stdio().await,
-        ["http", mode] => match HttpMode::parse(mode) {
-            Some(mode) => http(mode).await,
-            None => Err(format!("unknown HTTP mode {mode:?}")),
-        },
-        _ => Err("usage: bench-server-baseline <stdio | http stateful|json|stateless>".into()),
-    };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bench-server-baseline: {e}");
-            ExitCode::FAILURE
+    modelctx_bench::exit("bench-server-baseline", run(&modelctx_bench::args()).await)
+}
+
+async fn run(args: &[String]) -> Result<(), String> {
+    match Scenario::parse(args)? {
+        Scenario::Stdio => stdio().await,
+        Scenario::Http(mode) => http(mode).await,
+        Scenario::Shop { .. } | Scenario::Other(_) => {
+            Err("usage: bench-server-baseline <stdio | http stateful|json|stateless>".into())
         }
     }
 }

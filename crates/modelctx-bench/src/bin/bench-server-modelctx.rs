@@ -15,40 +15,32 @@
 
 use std::process::ExitCode;
 
-use modelctx_bench::HttpMode;
+use modelctx_bench::modelctx_side::Stores;
+use modelctx_bench::{HttpMode, Scenario};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let outcome = match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        ["stdio"] => stdio().await,
-        ["http", mode] => match HttpMode::parse(mode) {
-            Some(mode) => http(mode).await,
-            None => Err(format!("unknown HTTP mode {mode:?}")),
+    modelctx_bench::exit("bench-server-modelctx", run(&modelctx_bench::args()).await)
+}
+
+async fn run(args: &[String]) -> Result<(), String> {
+    match Scenario::parse(args)? {
+        Scenario::Stdio => stdio().await,
+        Scenario::Http(mode) => http(mode).await,
+        Scenario::Shop { redis, api } => shop(redis, api).await,
+        Scenario::Other(args) => match args
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            ["http-scale", "memory"] => http_scale(Stores::Memory).await,
+            ["http-scale", "redis", url] => http_scale(Stores::Redis((*url).to_owned())).await,
+            _ => Err(
+                "usage: bench-server-modelctx <stdio | http stateful|json|stateless | http-scale memory|redis URL | shop REDIS_URL API_URL>"
+                    .into(),
+            ),
         },
-        ["http-scale", "memory"] => {
-            http_scale(modelctx_bench::modelctx_side::Stores::Memory).await
-        }
-        ["http-scale", "redis", url] => {
-            http_scale(modelctx_bench::modelctx_side::Stores::Redis((*url).to_owned())).await
-        }
-        ["shop", redis, api] => shop(redis, api).await,
-        _ => Err(
-            "usage: bench-server-modelctx <stdio | http stateful|json|stateless | http-scale memory|redis URL | shop REDIS_URL API_URL>"
-                .into(),
-        ),
-    };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bench-server-modelctx: {e}");
-            ExitCode::FAILURE
-        }
     }
 }
 
@@ -64,7 +56,7 @@ async fn http(mode: HttpMode) -> Result<(), String> {
     .await
 }
 
-async fn http_scale(stores: modelctx_bench::modelctx_side::Stores) -> Result<(), String> {
+async fn http_scale(stores: Stores) -> Result<(), String> {
     // Calls that come before the stores are connected wait in the listen backlog.
     modelctx_bench::serve_loopback(|listener| {
         modelctx_bench::modelctx_side::serve_scale(listener, stores)

@@ -41,30 +41,19 @@ static HEAP: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let outcome = match args.as_slice() {
+    let outcome = match modelctx_bench::args().as_slice() {
         [max] => match max.parse() {
             Ok(max) => serve(max).await,
             Err(_) => Err(format!("MAX must be a session count, not {max:?}")),
         },
         _ => Err("usage: bench-server-soak MAX".into()),
     };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bench-server-soak: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    modelctx_bench::exit("bench-server-soak", outcome)
 }
 
 /// Serves until stdin closes, answering each `count` line.
 async fn serve(max_sessions: usize) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| e.to_string())?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("listening {addr}");
+    let listener = modelctx_bench::bind_loopback().await?;
     let metrics = tokio::runtime::Handle::current().metrics();
     let (closed, stdin_closed) = tokio::sync::oneshot::channel::<()>();
     std::thread::Builder::new()

@@ -21,13 +21,7 @@ use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    match serve().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bench-shop-api: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    modelctx_bench::exit("bench-shop-api", serve().await)
 }
 
 async fn serve() -> Result<(), String> {

@@ -295,11 +295,7 @@ impl StreamableHttpClientBuilder {
     /// version, ...) replace these: none is ever sent on two lines.
     #[must_use]
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
-        if crate::headers::is_single_valued(&name) {
-            self.headers.insert(name, value);
-        } else {
-            self.headers.append(name, value);
-        }
+        crate::headers::add_header(&mut self.headers, name, value);
         self
     }
 

@@ -333,7 +333,7 @@ impl StreamableHttpServerConfig {
     /// address may start: `limit.burst` at once, then one more every `limit.every`;
     /// beyond it the POST draws `429 Too Many Requests` with `Retry-After`. An IPv6
     /// address counts by its /64. A POST whose caller a layer in front authenticated
-    /// (one that put a [`Principal`](modelctx_transport::Principal) in its
+    /// (one that put a [`Principal`](modelctx_types::Principal) in its
     /// [`Extensions`](modelctx_transport::Extensions), as `modelctx-oauth` does) is not
     /// limited: an authenticated caller is accountable by its token.
     ///

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use modelctx_transport::{Extensions, Principal};
+use modelctx_transport::Extensions;
+use modelctx_types::Principal;
 use modelctx_types::{ErrorData, InvalidMessage, JsonRpcMessage};
 
 use super::reply::bad_message;

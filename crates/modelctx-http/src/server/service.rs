@@ -43,7 +43,7 @@ use super::{admission, delete, era, get, hosting, post};
 /// it on a listener with [`serve`](Self::serve).
 ///
 /// A stateful session belongs to the authenticated caller of its `initialize` (the
-/// [`Principal`](modelctx_transport::Principal) a layer in front attached, as `modelctx-oauth`'s resource server
+/// [`Principal`](modelctx_types::Principal) a layer in front attached, as `modelctx-oauth`'s resource server
 /// does) for as long as it lives, on every service sharing it through a
 /// [`SessionRegistry`](crate::SessionRegistry): a request naming it with another caller
 /// is answered `404`, as for an unknown session.

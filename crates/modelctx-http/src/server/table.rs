@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 use modelctx_store::SessionSnapshot;
-use modelctx_transport::{Extensions, Principal};
+use modelctx_transport::Extensions;
+use modelctx_types::Principal;
 use tokio::time::Instant;
 
 use super::admission::{RateLimiter, Reservation};

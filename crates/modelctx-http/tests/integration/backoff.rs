@@ -7,6 +7,7 @@
 //! reason no server runs on the paused clock (its header and heartbeat timers would
 //! jump ahead while a socket is read): the server coming up during the backoff is
 //! `crates/modelctx/tests/facade/reconnect.rs`'s, on the real clock with short waits.
+#![cfg(feature = "client")]
 
 use std::time::Duration;
 

@@ -117,6 +117,24 @@ async fn post(
     (status, id, response.text().await.unwrap())
 }
 
+/// POSTs [`HOLD`] on a task of its own and returns once its session has received the
+/// `initialize`: that session's handshake is then under way, the POST waiting.
+async fn hold_a_handshake(
+    http: &reqwest::Client,
+    url: &str,
+    seen: &mut Seen,
+) -> tokio::task::JoinHandle<(u16, Option<String>, String)> {
+    let posting = tokio::spawn({
+        let (http, url) = (http.clone(), url.to_owned());
+        async move { post(&http, &url, HOLD).await }
+    });
+    tokio::time::timeout(WAIT, seen.initializing.recv())
+        .await
+        .expect("the session received initialize")
+        .unwrap();
+    posting
+}
+
 /// A ping on session `id`: its status.
 async fn ping(http: &reqwest::Client, url: &str, id: &str) -> u16 {
     http.post(url)
@@ -208,14 +226,7 @@ async fn a_client_that_leaves_mid_handshake_gives_its_place_back() {
     let (svc, mut seen) = service(config);
     let url = start(svc.clone()).await;
     let http = reqwest::Client::new();
-    let leaving = tokio::spawn({
-        let (http, url) = (http.clone(), url.clone());
-        async move { post(&http, &url, HOLD).await }
-    });
-    tokio::time::timeout(WAIT, seen.initializing.recv())
-        .await
-        .expect("the session received initialize")
-        .unwrap();
+    let leaving = hold_a_handshake(&http, &url, &mut seen).await;
     // Meanwhile the place is taken.
     assert_eq!(post(&http, &url, GOOD).await.0, 503);
     leaving.abort();
@@ -278,7 +289,7 @@ async fn authenticated_callers_are_not_limited_by_address() {
             |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
                 if request.headers().contains_key("x-test-user") {
                     let mut extensions = modelctx_transport::Extensions::new();
-                    extensions.insert(modelctx_transport::Principal::new("alice"));
+                    extensions.insert(modelctx_types::Principal::new("alice"));
                     request.extensions_mut().insert(extensions);
                 }
                 next.run(request).await
@@ -318,14 +329,7 @@ async fn closing_the_service_ends_sessions_mid_handshake() {
     let (svc, mut seen) = service(StreamableHttpServerConfig::default());
     let url = start(svc.clone()).await;
     let http = reqwest::Client::new();
-    let waiting = tokio::spawn({
-        let (http, url) = (http.clone(), url.clone());
-        async move { post(&http, &url, HOLD).await }
-    });
-    tokio::time::timeout(WAIT, seen.initializing.recv())
-        .await
-        .expect("the session received initialize")
-        .unwrap();
+    let waiting = hold_a_handshake(&http, &url, &mut seen).await;
     svc.close_all_sessions();
     tokio::time::timeout(WAIT, seen.ended.recv())
         .await

@@ -511,7 +511,7 @@ fn random_bytes<const N: usize>() -> Result<[u8; N], ConfigError> {
 
 /// 256 random bits, base64url: codes, tokens, client ids and secrets.
 pub(crate) fn random_token() -> Result<String, ConfigError> {
-    random_bytes::<32>().map(|b| jose::b64url(&b))
+    random_bytes::<32>().map(|b| crate::jws::b64url(&b))
 }
 
 /// Equality of two strings in time independent of where they differ.

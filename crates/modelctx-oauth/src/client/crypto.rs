@@ -1,20 +1,15 @@
 //! Randomness, PKCE (RFC 7636), base64url, and ES256 JWTs (private_key_jwt, DPoP).
 
 use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use p256::ecdsa::signature::Signer as _;
-use p256::ecdsa::{Signature, SigningKey as EcKey};
+use base64::engine::general_purpose::STANDARD;
+use p256::ecdsa::SigningKey as EcKey;
 use p256::pkcs8::DecodePrivateKey as _;
-use sha2::{Digest as _, Sha256};
 
 use super::error::{ErrorKind, OAuthError};
-
-pub(crate) fn b64url(bytes: &[u8]) -> String {
-    URL_SAFE_NO_PAD.encode(bytes)
-}
+use crate::jws::b64url;
+pub(crate) use crate::jws::{now_secs, sha256_b64url};
 
 pub(crate) fn b64(bytes: &[u8]) -> String {
     STANDARD.encode(bytes)
@@ -32,23 +27,11 @@ pub(crate) fn random_string(n: usize) -> Result<String, OAuthError> {
     Ok(b64url(&buf))
 }
 
-/// base64url(SHA-256(`text`)).
-pub(crate) fn sha256_b64url(text: &str) -> String {
-    b64url(&Sha256::digest(text.as_bytes()))
-}
-
 /// A PKCE verifier (43 characters from 32 random bytes) and its S256 challenge.
 pub(crate) fn pkce() -> Result<(String, String), OAuthError> {
     let verifier = random_string(32)?;
     let challenge = sha256_b64url(&verifier);
     Ok((verifier, challenge))
-}
-
-pub(crate) fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 /// A P-256 private key that signs ES256 JWTs: `private_key_jwt` client assertions
@@ -120,9 +103,7 @@ impl SigningKey {
 
     /// The public key as a JWK (RFC 7517) object.
     pub fn public_jwk(&self) -> serde_json::Value {
-        let point = self.key.verifying_key().to_encoded_point(false);
-        let x = point.x().map(|x| b64url(x)).unwrap_or_default();
-        let y = point.y().map(|y| b64url(y)).unwrap_or_default();
+        let (x, y) = crate::jws::jwk_coordinates(self.key.verifying_key());
         serde_json::json!({ "kty": "EC", "crv": "P-256", "x": x, "y": y })
     }
 
@@ -148,20 +129,15 @@ impl SigningKey {
         if let Some(kid) = &self.kid {
             header.entry("kid").or_insert_with(|| kid.clone().into());
         }
-        let header = serde_json::Value::Object(header).to_string();
-        let input = format!(
-            "{}.{}",
-            b64url(header.as_bytes()),
-            b64url(claims.to_string().as_bytes())
-        );
-        let signature: Signature = self.key.sign(input.as_bytes());
-        format!("{input}.{}", b64url(&signature.to_bytes()))
+        crate::jws::sign_es256(&self.key, &serde_json::Value::Object(header), claims)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use p256::ecdsa::Signature;
     use p256::ecdsa::signature::Verifier as _;
 
     #[test]

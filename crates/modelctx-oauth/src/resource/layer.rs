@@ -6,7 +6,7 @@
 //! `tools/call`, `resources/read` and `prompts/get` targets, each message of a batch on its
 //! own. The verified `AuthInfo` goes into the request's `modelctx_transport::Extensions`.
 //!
-//! With `Listing::Permitted` the layer also inserts a `modelctx_transport::Permissions`
+//! With `Listing::Permitted` the layer also inserts a `modelctx_types::Permissions`
 //! built from the token's scopes; the server's built-in `*/list` answers filter by it
 //! *before* paging, so a cursor's offset is into what that caller sees, and in the
 //! 2026-07-28 era such a list's `cacheScope` is `private` whatever the caching hints say.
@@ -30,7 +30,8 @@ use axum::body::Body;
 use axum::response::Response;
 use futures::future::BoxFuture;
 use http::{HeaderValue, Method, Request, StatusCode, header};
-use modelctx_transport::{Extensions, Offering, Permissions};
+use modelctx_transport::Extensions;
+use modelctx_types::{Offering, Permissions};
 use serde_json::Value;
 
 use super::{AuthInfo, Inner, Listing, Operation, TokenError, check_audience};

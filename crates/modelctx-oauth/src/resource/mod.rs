@@ -57,19 +57,17 @@ impl fmt::Debug for AuthInfo {
 }
 
 impl AuthInfo {
-    /// The caller as state is bound to it (see [`modelctx_transport::Principal`]): the
+    /// The caller as state is bound to it (see [`modelctx_types::Principal`]): the
     /// issuer with the subject, or with the client when the token names no subject;
     /// `None` for a token naming neither.
-    pub fn principal(&self) -> Option<modelctx_transport::Principal> {
+    pub fn principal(&self) -> Option<modelctx_types::Principal> {
         let issuer = self.issuer.as_deref().unwrap_or("");
         let who = match (&self.subject, &self.client_id) {
             (Some(subject), _) => format!("sub:{subject}"),
             (None, Some(client)) => format!("client:{client}"),
             (None, None) => return None,
         };
-        Some(modelctx_transport::Principal::new(format!(
-            "{issuer} {who}"
-        )))
+        Some(modelctx_types::Principal::new(format!("{issuer} {who}")))
     }
 
     /// Reads the standard claims out of a JWT's claims or an introspection answer.
@@ -248,7 +246,7 @@ pub enum Listing {
     #[default]
     All,
     /// A tool, resource or prompt is listed only when the caller's token has the scopes
-    /// its operation needs. The layer puts a [`modelctx_transport::Permissions`] in the
+    /// its operation needs. The layer puts a [`modelctx_types::Permissions`] in the
     /// request's extensions, which modelctx's server honours when listing.
     Permitted,
 }
@@ -369,7 +367,7 @@ impl ResourceServerConfig {
 ///   sharing a [`replay_store`](ResourceServerConfig::replay_store)); presented as a
 ///   bearer token it is refused.
 /// - An MCP session belongs to the caller that created it: the layer attaches the
-///   caller as a [`Principal`](modelctx_transport::Principal) (issuer with subject, or
+///   caller as a [`Principal`](modelctx_types::Principal) (issuer with subject, or
 ///   client), and modelctx-http's streamable HTTP service binds each session to the
 ///   `Principal` of its `initialize` for as long as the session lives (on every
 ///   service sharing it through a session registry). Its `Mcp-Session-Id` with another

@@ -360,7 +360,7 @@ impl SessionService {
                 let principal = cx
                     .request
                     .extensions()
-                    .get::<modelctx_transport::Principal>()
+                    .get::<modelctx_types::Principal>()
                     .map(|p| p.id());
                 let opened =
                     mrtr::Round::open(&key, &method, &mut split, principal, SystemTime::now())?

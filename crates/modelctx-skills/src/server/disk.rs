@@ -52,7 +52,7 @@ pub(super) type SkillFileBytes = (String, Vec<u8>);
 /// and the fingerprint of what was read (taken before each file is read, so a write
 /// racing the read shows at the next poll).
 pub(super) fn read_skill_dir(dir: &Path) -> Result<(Vec<SkillFileBytes>, Fingerprint), SkillError> {
-    check_is_dir(dir)?;
+    check_is_dir(dir, NOT_A_SKILL_DIR)?;
     let mut out = Vec::new();
     let mut fingerprint = Fingerprint::default();
     let mut total = 0u64;
@@ -80,7 +80,7 @@ pub(super) fn read_skill_dir(dir: &Path) -> Result<(Vec<SkillFileBytes>, Fingerp
 
 /// The fingerprint of the skill in `dir`, from metadata alone (nothing is read).
 pub(super) fn fingerprint(dir: &Path) -> Result<Fingerprint, SkillError> {
-    check_is_dir(dir)?;
+    check_is_dir(dir, NOT_A_SKILL_DIR)?;
     let mut fingerprint = Fingerprint::default();
     walk(dir, &mut Vec::new(), &mut |relative, _path, meta| {
         fingerprint
@@ -91,15 +91,31 @@ pub(super) fn fingerprint(dir: &Path) -> Result<Fingerprint, SkillError> {
     Ok(fingerprint)
 }
 
-fn check_is_dir(dir: &Path) -> Result<(), SkillError> {
+/// Refuses `dir` unless it is a directory itself (not a link to one); `refusal` says
+/// what it should have been.
+fn check_is_dir(dir: &Path, refusal: &'static str) -> Result<(), SkillError> {
     let meta = fs::symlink_metadata(dir)
         .map_err(|e| SkillError::io(dir.display().to_string(), e.to_string()))?;
     if !meta.is_dir() {
-        return Err(SkillError::invalid(
-            dir.display().to_string(),
-            "a skill is a directory (this is not one, or is a symbolic link)",
+        return Err(SkillError::invalid(dir.display().to_string(), refusal));
+    }
+    Ok(())
+}
+
+/// The refusal of a skill path that is not a directory.
+const NOT_A_SKILL_DIR: &str = "a skill is a directory (this is not one, or is a symbolic link)";
+
+/// Adds the directory `name` (at `path`) to a walk's `prefix`, refusing depth beyond
+/// [`MAX_PATH_DEPTH`]; the caller pops it when done below it.
+fn step_in(prefix: &mut Vec<String>, name: String, path: &Path) -> Result<(), SkillError> {
+    if prefix.len() + 1 >= MAX_PATH_DEPTH {
+        return Err(SkillError::of(
+            super::SkillErrorKind::Limit,
+            path.display().to_string(),
+            format!("deeper than {MAX_PATH_DEPTH} path segments"),
         ));
     }
+    prefix.push(name);
     Ok(())
 }
 
@@ -113,14 +129,7 @@ fn walk(
 ) -> Result<(), SkillError> {
     for (name, path, meta) in entries(dir)? {
         if meta.is_dir() {
-            if prefix.len() + 1 >= MAX_PATH_DEPTH {
-                return Err(SkillError::of(
-                    super::SkillErrorKind::Limit,
-                    path.display().to_string(),
-                    format!("deeper than {MAX_PATH_DEPTH} path segments"),
-                ));
-            }
-            prefix.push(name);
+            step_in(prefix, name, &path)?;
             walk(&path, prefix, visit)?;
             prefix.pop();
         } else if meta.is_file() {
@@ -142,14 +151,10 @@ fn walk(
 
 /// Every skill below `root`: (skill path, directory), in path order.
 pub(super) fn find_skills(root: &Path) -> Result<Vec<(String, PathBuf)>, SkillError> {
-    let meta = fs::symlink_metadata(root)
-        .map_err(|e| SkillError::io(root.display().to_string(), e.to_string()))?;
-    if !meta.is_dir() {
-        return Err(SkillError::invalid(
-            root.display().to_string(),
-            "the skills root is a directory (this is not one, or is a symbolic link)",
-        ));
-    }
+    check_is_dir(
+        root,
+        "the skills root is a directory (this is not one, or is a symbolic link)",
+    )?;
     if root.join(SKILL_MD).exists() {
         return Err(SkillError::invalid(
             root.join(SKILL_MD).display().to_string(),
@@ -178,14 +183,7 @@ fn search(
         if !meta.is_dir() {
             continue;
         }
-        if prefix.len() + 1 >= MAX_PATH_DEPTH {
-            return Err(SkillError::of(
-                super::SkillErrorKind::Limit,
-                path.display().to_string(),
-                format!("deeper than {MAX_PATH_DEPTH} path segments"),
-            ));
-        }
-        prefix.push(name);
+        step_in(prefix, name, &path)?;
         search(&path, prefix, found)?;
         prefix.pop();
     }

@@ -100,11 +100,7 @@ impl SseClientBuilder {
     /// value given before: none is ever sent on two lines.
     #[must_use]
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
-        if modelctx_http::headers::is_single_valued(&name) {
-            self.headers.insert(name, value);
-        } else {
-            self.headers.append(name, value);
-        }
+        modelctx_http::headers::add_header(&mut self.headers, name, value);
         self
     }
 

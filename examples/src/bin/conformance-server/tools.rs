@@ -10,13 +10,13 @@ use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{Context, Elicited, NoArgs, ToolDef};
 use modelctx::session::Progress;
 use modelctx::types::{
-    ContentBlock, CreateMessageRequestParams, RequestedSchema, SamplingMessage,
-    SamplingMessageContentBlock, TaskSupport, TextResourceContents, Tool,
+    ContentBlock, CreateMessageRequestParams, RequestedSchema, SamplingMessage, TaskSupport,
+    TextResourceContents, Tool,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::era_2026::era_2026_tools;
+use crate::era_2026::{era_2026_tools, sampled_text};
 use crate::tasks::task_tools;
 use crate::{Error, PNG, WAV};
 
@@ -253,17 +253,7 @@ pub(crate) fn all() -> Vec<ToolDef> {
                     100,
                 );
                 let result = cx.sample(params).await.map_err(|e| e.to_string())?;
-                let text = result
-                    .content
-                    .blocks()
-                    .iter()
-                    .filter_map(|b| match b {
-                        SamplingMessageContentBlock::Text(t) => Some(t.text.as_str()),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join("");
-                Ok::<_, Error>(format!("LLM response: {text}"))
+                Ok::<_, Error>(format!("LLM response: {}", sampled_text(&result)))
             },
         )
         .description("Asks the client's LLM"),

@@ -303,24 +303,8 @@ pub(crate) async fn http_load(
     let server_before = server.map(|pid| cpu_time(Some(pid))).transpose()?;
     let load_before = cpu_time(None)?;
     let start = Instant::now();
-    let tasks: Vec<_> = connected
-        .into_iter()
-        .map(|mut client| {
-            tokio::spawn(async move {
-                let mut samples = Vec::with_capacity(per_client);
-                for id in 1..=per_client as u64 {
-                    let begin = Instant::now();
-                    client.call_in(mode, 1000 + id).await?;
-                    samples.push(begin.elapsed());
-                }
-                Ok::<_, String>(samples)
-            })
-        })
-        .collect();
-    let mut samples = Vec::with_capacity(calls);
-    for task in tasks {
-        samples.extend(task.await.map_err(|e| e.to_string())??);
-    }
+    let samples = timed_calls!(connected, per_client, |client, k| client
+        .call_in(mode, 1001 + k));
     let elapsed = start.elapsed();
     let done = (per_client * clients) as f64;
     let per_call = |d: Duration| d.as_secs_f64() * 1e6 / done;

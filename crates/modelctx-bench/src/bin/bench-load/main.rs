@@ -43,6 +43,35 @@ use modelctx_bench::stats::Latencies;
 use crate::scale::{scale_instances, scale_stores};
 use crate::sessions::fairness;
 
+/// Runs each of `$clients` on a task of its own, all at once, each making `$per_client`
+/// timed calls `$call` (`$k` counts them from 0), and evaluates to every call's latency.
+/// A macro, not a function: the call borrows its client across an await, which a closure
+/// cannot express, and boxing it would add an allocation to every timed call.
+macro_rules! timed_calls {
+    ($clients:expr, $per_client:expr, |$client:ident, $k:ident| $call:expr) => {{
+        let per_client: usize = $per_client;
+        let tasks: Vec<_> = $clients
+            .into_iter()
+            .map(|mut $client| {
+                tokio::spawn(async move {
+                    let mut samples = Vec::with_capacity(per_client);
+                    for $k in 0..per_client as u64 {
+                        let begin = std::time::Instant::now();
+                        $call.await?;
+                        samples.push(begin.elapsed());
+                    }
+                    Ok::<_, String>(samples)
+                })
+            })
+            .collect();
+        let mut samples = Vec::with_capacity(tasks.len() * per_client);
+        for task in tasks {
+            samples.extend(task.await.map_err(|e| e.to_string())??);
+        }
+        samples
+    }};
+}
+
 mod http;
 mod memory;
 mod scale;

@@ -172,24 +172,8 @@ pub(crate) async fn task_load(
         connected.push(client);
     }
     let start = Instant::now();
-    let tasks: Vec<_> = connected
-        .into_iter()
-        .map(|mut client| {
-            tokio::spawn(async move {
-                let mut samples = Vec::with_capacity(per_client);
-                for k in 1..=per_client as u64 {
-                    let begin = Instant::now();
-                    client.task_round(100_000 + 2 * k).await?;
-                    samples.push(begin.elapsed());
-                }
-                Ok::<_, String>(samples)
-            })
-        })
-        .collect();
-    let mut samples = Vec::with_capacity(calls);
-    for task in tasks {
-        samples.extend(task.await.map_err(|e| e.to_string())??);
-    }
+    let samples = timed_calls!(connected, per_client, |client, k| client
+        .task_round(100_002 + 2 * k));
     let rate = (per_client * clients) as f64 / start.elapsed().as_secs_f64();
     Ok((Latencies::from_durations(&samples), rate))
 }
@@ -255,25 +239,11 @@ pub(crate) async fn scale_instances(variant: &str, calls: usize) -> Result<Figur
         connected.push(pair);
     }
     let start = Instant::now();
-    let tasks: Vec<_> = connected
-        .into_iter()
-        .map(|mut pair| {
-            tokio::spawn(async move {
-                let mut samples = Vec::with_capacity(per_client);
-                for k in 0..per_client {
-                    let begin = Instant::now();
-                    let slots = pair.len();
-                    pair[k % slots].call(1000 + k as u64).await?;
-                    samples.push(begin.elapsed());
-                }
-                Ok::<_, String>(samples)
-            })
-        })
-        .collect();
-    let mut samples = Vec::with_capacity(calls);
-    for task in tasks {
-        samples.extend(task.await.map_err(|e| e.to_string())??);
-    }
+    // Each client sends every call to the next of its connections.
+    let samples = timed_calls!(connected, per_client, |pair, k| {
+        let slots = pair.len() as u64;
+        pair[(k % slots) as usize].call(1000 + k)
+    });
     let rate = (per_client * HTTP_CLIENTS) as f64 / start.elapsed().as_secs_f64();
     let latencies = Latencies::from_durations(&samples);
     drop(balancer);

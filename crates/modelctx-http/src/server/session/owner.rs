@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use modelctx_transport::Principal;
+use modelctx_types::Principal;
 
 use super::SessionState;
 

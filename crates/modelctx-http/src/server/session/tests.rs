@@ -28,6 +28,20 @@ fn answer(id: i64) -> TransportMessage {
     TransportMessage::new(text.parse().unwrap())
 }
 
+/// A stateful session with the default configuration, past its handshake: its state,
+/// and its transport as the runtime holds it.
+fn initialized_session() -> (Arc<SessionState>, HttpServerTransport) {
+    let config = StreamableHttpServerConfig::default();
+    let (state, rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
+    let transport = HttpServerTransport {
+        state: state.clone(),
+        rx,
+        pre_initialized: true,
+        stateless_era: false,
+    };
+    (state, transport)
+}
+
 fn open(state: &SessionState, id: i64) -> (u64, oneshot::Receiver<()>) {
     match state.open_answer(&[RequestId::Number(id)]) {
         Answer::Sse {
@@ -39,14 +53,7 @@ fn open(state: &SessionState, id: i64) -> (u64, oneshot::Receiver<()>) {
 
 #[tokio::test]
 async fn the_routes_give_their_room_back_as_requests_end() {
-    let config = StreamableHttpServerConfig::default();
-    let (state, rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
-    let transport = HttpServerTransport {
-        state: state.clone(),
-        rx,
-        pre_initialized: true,
-        stateless_era: false,
-    };
+    let (state, transport) = initialized_session();
     let (sink, _stream) = transport.split();
     for id in 1..=2_000 {
         open(&state, id);
@@ -65,14 +72,7 @@ async fn the_routes_give_their_room_back_as_requests_end() {
 
 #[tokio::test]
 async fn an_sse_head_waits_until_the_runtime_handled_the_post() {
-    let config = StreamableHttpServerConfig::default();
-    let (state, rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
-    let transport = HttpServerTransport {
-        state: state.clone(),
-        rx,
-        pre_initialized: true,
-        stateless_era: false,
-    };
+    let (state, transport) = initialized_session();
     let (sink, mut stream) = transport.split();
 
     // Released when the runtime comes back for the next message (a handler that

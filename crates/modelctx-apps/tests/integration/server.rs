@@ -15,9 +15,7 @@ use modelctx_test::within;
 use modelctx_types::TextOrBlobResourceContents;
 use serde_json::json;
 
-mod support;
-
-use support::{ERAS, WAIT, list_tools};
+use crate::support::{self, ERAS, WAIT, list_tools};
 
 /// A host (a client that declares the apps extension) of `server` in `mode`, which
 /// lands on revision `era`.

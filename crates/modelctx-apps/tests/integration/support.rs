@@ -1,7 +1,7 @@
 //! Shared by the apps tests: the two eras, and a host (a client that declares the
 //! extension) or a plain client connected in memory in either.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(unreachable_pub)]
 
 use std::time::Duration;
 

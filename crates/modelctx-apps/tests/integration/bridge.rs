@@ -20,9 +20,7 @@ use modelctx_types::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-mod support;
-
-use support::{ERAS, WAIT, list_tools};
+use crate::support::{self, ERAS, WAIT, list_tools};
 
 async fn host_client(server: &Server, mode: ConnectMode) -> Client {
     support::host(server, "test-host", mode).await
@@ -128,6 +126,13 @@ async fn open(
     let (host_end, page_end) = ViewLink::pair(64);
     let bridge = build(AppBridge::builder(client.clone(), view)).start(host_end);
     (bridge, Page::new(page_end), client)
+}
+
+/// A host callback that hands what the bridge reports to the test, through `tx`.
+fn forward<T: Send + 'static>(tx: mpsc::UnboundedSender<T>) -> impl Fn(T) + Send + Sync + 'static {
+    move |event| {
+        let _ = tx.send(event);
+    }
 }
 
 fn args(value: Value) -> JsonObject {
@@ -436,10 +441,8 @@ async fn the_view_calls_only_tools_visible_to_apps_on_its_own_server() {
 async fn resources_and_logging_pass_through() {
     let clock = ClockServer::new();
     let (logs_tx, mut logs) = mpsc::unbounded_channel();
-    let (_bridge, mut page, _client) = open(&clock, ConnectMode::Handshake, SHOW_TIME, move |b| {
-        b.on_log(move |log| {
-            let _ = logs_tx.send(log);
-        })
+    let (_bridge, mut page, _client) = open(&clock, ConnectMode::Handshake, SHOW_TIME, |b| {
+        b.on_log(forward(logs_tx))
     })
     .await;
     page.initialize(json!({})).await;
@@ -655,10 +658,8 @@ async fn display_modes_change_only_where_host_and_view_agree() {
 async fn the_host_hears_the_views_size() {
     let clock = ClockServer::new();
     let (sizes_tx, mut sizes) = mpsc::unbounded_channel();
-    let (bridge, mut page, _client) = open(&clock, ConnectMode::Handshake, SHOW_TIME, move |b| {
-        b.on_size_changed(move |size| {
-            let _ = sizes_tx.send(size);
-        })
+    let (bridge, mut page, _client) = open(&clock, ConnectMode::Handshake, SHOW_TIME, |b| {
+        b.on_size_changed(forward(sizes_tx))
     })
     .await;
     page.initialize(json!({})).await;
