@@ -129,30 +129,67 @@ where
     })
 }
 
-/// In protocol 2026-07-28 (`None` before it), the scope of a list whose entries are
-/// `all` (see [`CacheHints::list_scope`]); `private` whatever the hints say when the
-/// list was filtered by the caller's [`Permissions`].
-fn list_scope<T>(
+/// A page of a list as a request asks for it: its entries, the cursor of the next
+/// page, and in protocol 2026-07-28 its caching hints (see [`list_page`]).
+struct Page<E> {
+    entries: Vec<E>,
+    next: Option<modelctx_types::Cursor>,
+    fresh: Option<(u64, CacheScope)>,
+}
+
+impl<E> Page<E> {
+    /// The entries, and the members a list result carries beside them: `nextCursor`,
+    /// `ttlMs`, `cacheScope`.
+    #[allow(clippy::type_complexity)]
+    fn into_parts(
+        self,
+    ) -> (
+        Vec<E>,
+        (
+            Option<modelctx_types::Cursor>,
+            Option<u64>,
+            Option<CacheScope>,
+        ),
+    ) {
+        let (ttl, scope) = self.fresh.unzip();
+        (self.entries, (self.next, ttl, scope))
+    }
+}
+
+/// The page of `method`'s list `all` the request asks for: the items the caller may
+/// see (`offering`, see [`permitted`]) cut at the request's cursor, each listed by
+/// `entry`. In protocol 2026-07-28 the page carries caching hints: fresh for the
+/// shortest `ttl` among its items (`hints`, see [`CacheHints::page_ttl`]), scoped over
+/// the whole list (see [`CacheHints::list_scope`]) and `private` whatever the hints say
+/// when the list was filtered by the caller's [`Permissions`].
+#[allow(clippy::too_many_arguments)]
+fn list_page<T, E>(
     server: &Inner,
     cx: &Context,
-    all: &[T],
+    params: Option<PaginatedRequestParams>,
+    method: &str,
+    all: Vec<T>,
+    offering: impl Fn(&T) -> Offering<'_>,
     hints: impl Fn(&T) -> Option<&CacheHints>,
-) -> Option<CacheScope> {
-    cx.envelope.as_ref()?;
-    if cx.extensions().get::<Permissions>().is_some() {
-        // Shaped by the caller's permissions: never for a shared cache.
-        return Some(CacheScope::Private);
-    }
-    Some(server.cache_hints.list_scope(all.iter().map(hints)))
-}
-
-/// How long a page of a list, `page`, stays fresh (see [`CacheHints::page_ttl`]).
-fn page_ttl<T>(server: &Inner, page: &[T], hints: impl Fn(&T) -> Option<&CacheHints>) -> u64 {
-    server.cache_hints.page_ttl(page.iter().map(hints))
-}
-
-fn cursor_of(params: Option<&PaginatedRequestParams>) -> Option<&modelctx_types::Cursor> {
-    params.and_then(|p| p.cursor.as_ref())
+    entry: impl Fn(&T) -> E,
+) -> Result<Page<E>, ErrorData> {
+    let all = permitted(cx, all, offering);
+    let scope = cx.envelope.as_ref().map(|_| {
+        if cx.extensions().get::<Permissions>().is_some() {
+            // Shaped by the caller's permissions: never for a shared cache.
+            CacheScope::Private
+        } else {
+            server.cache_hints.list_scope(all.iter().map(&hints))
+        }
+    });
+    let cursor = params.as_ref().and_then(|p| p.cursor.as_ref());
+    let (items, next) = page(all, cursor, server.page_size, method)?;
+    let fresh = scope.map(|scope| (server.cache_hints.page_ttl(items.iter().map(&hints)), scope));
+    Ok(Page {
+        entries: items.iter().map(entry).collect(),
+        next,
+        fresh,
+    })
 }
 
 async fn list_tools(
@@ -160,23 +197,20 @@ async fn list_tools(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListToolsResult, ErrorData> {
-    let all = permitted(&cx, snapshot(&server.registry.tools), |t| {
-        Offering::Tool(&t.tool.name)
-    });
-    let scope = list_scope(&server, &cx, &all, |t| t.cache.as_ref());
-    let (items, next) = page(
-        all,
-        cursor_of(params.as_ref()),
-        server.page_size,
-        "tools/list",
-    )?;
     let legacy = crate::tool::is_legacy(&cx);
-    let mut result = ListToolsResult::new(items.iter().map(|t| t.listed(legacy)).collect());
-    result.next_cursor = next;
-    if let Some(scope) = scope {
-        result.ttl_ms = Some(page_ttl(&server, &items, |t| t.cache.as_ref()));
-        result.cache_scope = Some(scope);
-    }
+    let page = list_page(
+        &server,
+        &cx,
+        params,
+        "tools/list",
+        snapshot(&server.registry.tools),
+        |t| Offering::Tool(&t.tool.name),
+        |t| t.cache.as_ref(),
+        |t| t.listed(legacy),
+    )?;
+    let (entries, members) = page.into_parts();
+    let mut result = ListToolsResult::new(entries);
+    (result.next_cursor, result.ttl_ms, result.cache_scope) = members;
     Ok(result)
 }
 
@@ -242,20 +276,19 @@ async fn list_resources(
     cx: Context,
 ) -> Result<ListResourcesResult, ErrorData> {
     let all = listed_resources(&server, &cx).await?;
-    let all = permitted(&cx, all, |r| Offering::Resource(&r.resource().uri));
-    let scope = list_scope(&server, &cx, &all, Listed::cache);
-    let (items, next) = page(
-        all,
-        cursor_of(params.as_ref()),
-        server.page_size,
+    let page = list_page(
+        &server,
+        &cx,
+        params,
         "resources/list",
+        all,
+        |r| Offering::Resource(&r.resource().uri),
+        Listed::cache,
+        |r| r.resource().clone(),
     )?;
-    let mut result = ListResourcesResult::new(items.iter().map(|r| r.resource().clone()).collect());
-    result.next_cursor = next;
-    if let Some(scope) = scope {
-        result.ttl_ms = Some(page_ttl(&server, &items, Listed::cache));
-        result.cache_scope = Some(scope);
-    }
+    let (entries, members) = page.into_parts();
+    let mut result = ListResourcesResult::new(entries);
+    (result.next_cursor, result.ttl_ms, result.cache_scope) = members;
     Ok(result)
 }
 
@@ -264,23 +297,19 @@ async fn list_templates(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
-    let all = permitted(&cx, snapshot(&server.registry.templates), |t| {
-        Offering::ResourceTemplate(&t.template.uri_template)
-    });
-    let scope = list_scope(&server, &cx, &all, |t| t.cache.as_ref());
-    let (items, next) = page(
-        all,
-        cursor_of(params.as_ref()),
-        server.page_size,
+    let page = list_page(
+        &server,
+        &cx,
+        params,
         "resources/templates/list",
+        snapshot(&server.registry.templates),
+        |t| Offering::ResourceTemplate(&t.template.uri_template),
+        |t| t.cache.as_ref(),
+        |t| t.template.clone(),
     )?;
-    let mut result =
-        ListResourceTemplatesResult::new(items.iter().map(|t| t.template.clone()).collect());
-    result.next_cursor = next;
-    if let Some(scope) = scope {
-        result.ttl_ms = Some(page_ttl(&server, &items, |t| t.cache.as_ref()));
-        result.cache_scope = Some(scope);
-    }
+    let (entries, members) = page.into_parts();
+    let mut result = ListResourceTemplatesResult::new(entries);
+    (result.next_cursor, result.ttl_ms, result.cache_scope) = members;
     Ok(result)
 }
 
@@ -372,22 +401,19 @@ async fn list_prompts(
     params: Option<PaginatedRequestParams>,
     cx: Context,
 ) -> Result<ListPromptsResult, ErrorData> {
-    let all = permitted(&cx, snapshot(&server.registry.prompts), |p| {
-        Offering::Prompt(&p.prompt.name)
-    });
-    let scope = list_scope(&server, &cx, &all, |p| p.cache.as_ref());
-    let (items, next) = page(
-        all,
-        cursor_of(params.as_ref()),
-        server.page_size,
+    let page = list_page(
+        &server,
+        &cx,
+        params,
         "prompts/list",
+        snapshot(&server.registry.prompts),
+        |p| Offering::Prompt(&p.prompt.name),
+        |p| p.cache.as_ref(),
+        |p| p.prompt.clone(),
     )?;
-    let mut result = ListPromptsResult::new(items.iter().map(|p| p.prompt.clone()).collect());
-    result.next_cursor = next;
-    if let Some(scope) = scope {
-        result.ttl_ms = Some(page_ttl(&server, &items, |p| p.cache.as_ref()));
-        result.cache_scope = Some(scope);
-    }
+    let (entries, members) = page.into_parts();
+    let mut result = ListPromptsResult::new(entries);
+    (result.next_cursor, result.ttl_ms, result.cache_scope) = members;
     Ok(result)
 }
 
