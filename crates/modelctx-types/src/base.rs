@@ -141,32 +141,18 @@ impl GenericNotification {
     }
 }
 
-/// The generic result (the schema's `Result`): `_meta` plus any other keys, all kept.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct GenericResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// Every other key of the result.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl GenericResult {
-    /// An empty result, `{}`.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
+crate::setters::optional_members! {
+    /// The generic result (the schema's `Result`): `_meta` plus any other keys, all kept.
+    pub struct GenericResult {
+        meta,
+        /// The kind of result (2026-07-28; absent before, which means complete).
         with_result_type(result_type: impl Into<ResultType>),
+        ..
+        /// Every other key of the result.
+        extra,
     }
+    /// An empty result, `{}`.
+    new;
 
     /// Adds a key.
     #[must_use]
@@ -179,25 +165,15 @@ impl GenericResult {
 /// A result that carries no data (the schema's `EmptyResult`, an alias of `Result`).
 pub type EmptyResult = GenericResult;
 
-/// Parameters every request may carry: `_meta` (with `progressToken`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct RequestParams {
-    /// Metadata; `progressToken` asks for progress notifications.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl RequestParams {
-    /// Empty parameters.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// Parameters every request may carry: `_meta` (with `progressToken`).
+    pub struct RequestParams {
+        /// Metadata; `progressToken` asks for progress notifications.
+        #[serde(rename = "_meta")]
         with_meta(meta: impl Into<Meta>),
     }
+    /// Empty parameters.
+    new;
 
     /// Asks for progress notifications with this token.
     #[must_use]
@@ -209,80 +185,40 @@ impl RequestParams {
     }
 }
 
-/// Parameters every notification may carry: `_meta`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct NotificationParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl NotificationParams {
+crate::setters::optional_members! {
+    /// Parameters every notification may carry: `_meta`.
+    pub struct NotificationParams {
+        meta,
+    }
     /// Empty parameters.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
+    new;
 }
 
-/// Parameters of a request that may be task-augmented (the schema's
-/// `TaskAugmentedRequestParams`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TaskAugmentedRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// When present, asks for task-augmented execution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<TaskMetadata>,
-}
-
-impl TaskAugmentedRequestParams {
-    /// Empty parameters.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
+crate::setters::optional_members! {
+    /// Parameters of a request that may be task-augmented (the schema's
+    /// `TaskAugmentedRequestParams`).
+    pub struct TaskAugmentedRequestParams {
+        meta,
+        /// When present, asks for task-augmented execution.
         with_task(task: impl Into<TaskMetadata>),
     }
+    /// Empty parameters.
+    new;
 }
 
-/// Parameters of a paginated list request.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PaginatedRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Where to continue listing, from a previous result's `nextCursor`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<Cursor>,
-}
-
-impl PaginatedRequestParams {
-    /// Parameters asking for the first page.
-    pub fn new() -> Self {
-        Self::default()
+crate::setters::optional_members! {
+    /// Parameters of a paginated list request.
+    pub struct PaginatedRequestParams {
+        meta,
+        /// Where to continue listing, from a previous result's `nextCursor`.
+        with_cursor(cursor: impl Into<Cursor>),
     }
+    /// Parameters asking for the first page.
+    new;
 
     /// Parameters asking for the page after `cursor`.
     pub fn after(cursor: impl Into<Cursor>) -> Self {
         Self::new().with_cursor(cursor)
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_cursor(cursor: impl Into<Cursor>),
     }
 }
 
@@ -323,54 +259,27 @@ impl PaginatedRequest {
     }
 }
 
-/// The generic paginated result (the schema's `PaginatedResult`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PaginatedResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// Present when there may be more results.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-}
-
-impl PaginatedResult {
-    /// A last page.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
+crate::setters::optional_members! {
+    /// The generic paginated result (the schema's `PaginatedResult`).
+    pub struct PaginatedResult {
+        meta,
+        /// The kind of result (2026-07-28; absent before, which means complete).
         with_result_type(result_type: impl Into<ResultType>),
+        /// Present when there may be more results.
         with_next_cursor(next_cursor: impl Into<Cursor>),
     }
+    /// A last page.
+    new;
 }
 
-/// Asks for task-augmented execution (the `task` member of request parameters).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TaskMetadata {
-    /// Requested retention from creation, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl: Option<u64>,
-}
-
-impl TaskMetadata {
-    /// No requested retention.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// Asks for task-augmented execution (the `task` member of request parameters).
+    pub struct TaskMetadata {
+        /// Requested retention from creation, in milliseconds.
         with_ttl(ttl: impl Into<u64>),
     }
+    /// No requested retention.
+    new;
 }
 
 #[cfg(test)]

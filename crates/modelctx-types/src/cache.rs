@@ -124,59 +124,90 @@ impl CacheableResult {
 /// `ListName("method") { items: Item } "what"`; `what` names the items in the docs.
 macro_rules! list_result {
     ($name:ident($method:literal) { $items:ident: $item:ty } $what:literal) => {
-        #[doc = concat!("The answer to `", $method, "`.")]
-        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        #[non_exhaustive]
-        pub struct $name {
-            /// Metadata.
-            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-            pub meta: Option<$crate::common::Meta>,
-            /// The kind of result (2026-07-28; absent before, which means complete).
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub result_type: Option<$crate::base::ResultType>,
-            /// How long the client may cache this result, in milliseconds (2026-07-28).
-            #[serde(
-                default,
-                skip_serializing_if = "Option::is_none",
-                deserialize_with = "crate::cache::optional_ttl"
-            )]
-            pub ttl_ms: Option<u64>,
-            /// Who may cache this result: one authorization context or anyone (2026-07-28).
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub cache_scope: Option<$crate::cache::CacheScope>,
-            #[doc = concat!("Present when there may be more ", $what, ".")]
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub next_cursor: Option<$crate::common::Cursor>,
+        $crate::cache::cacheable_result! {
+            $name($method) {
+                #[doc = concat!("Present when there may be more ", $what, ".")]
+                next_cursor: $crate::common::Cursor,
+            }
             #[doc = concat!("The ", $what, ".")]
-            pub $items: Vec<$item>,
+            $items: Vec<$item>,
+            #[doc = concat!("A page of ", $what, ".")]
+            new;
+            $crate::setters::setters! {
+                with_next_cursor(next_cursor: impl Into<$crate::common::Cursor>),
+            }
+        }
+    };
+}
+
+/// Declares a cacheable result of `method` (2026-07-28 members optional): `_meta`,
+/// `result_type`, `ttl_ms`, `cache_scope`, the optional members in braces, then the
+/// required one, with `new(required)`, the setters of the four shared members, and the
+/// items that follow.
+macro_rules! cacheable_result {
+    (
+        $name:ident($method:literal) {
+            $($(#[$opt_doc:meta])* $opt:ident: $opt_ty:ty,)*
+        }
+        $(#[$items_doc:meta])*
+        $items:ident: $items_ty:ty,
+        $(#[$new_doc:meta])*
+        new;
+        $($extra:tt)*
+    ) => {
+        $crate::setters::wire_struct! {
+            #[doc = concat!("The answer to `", $method, "`.")]
+            pub struct $name {
+                meta,
+                /// The kind of result (2026-07-28; absent before, which means complete).
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub result_type: Option<$crate::base::ResultType>,
+                /// How long the client may cache this result, in milliseconds (2026-07-28).
+                #[serde(
+                    default,
+                    skip_serializing_if = "Option::is_none",
+                    deserialize_with = "crate::cache::optional_ttl"
+                )]
+                pub ttl_ms: Option<u64>,
+                /// Who may cache this result: one authorization context or anyone (2026-07-28).
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub cache_scope: Option<$crate::cache::CacheScope>,
+                $(
+                    $(#[$opt_doc])*
+                    #[serde(default, skip_serializing_if = "Option::is_none")]
+                    pub $opt: Option<$opt_ty>,
+                )*
+                $(#[$items_doc])*
+                pub $items: $items_ty,
+            }
         }
 
         impl $name {
-            #[doc = concat!("A page of ", $what, ".")]
-            pub fn new($items: Vec<$item>) -> Self {
+            $(#[$new_doc])*
+            pub fn new($items: $items_ty) -> Self {
                 Self {
                     meta: None,
                     result_type: None,
                     ttl_ms: None,
                     cache_scope: None,
-                    next_cursor: None,
+                    $($opt: None,)*
                     $items,
                 }
             }
 
             $crate::setters::setters! {
                 with_meta(meta: impl Into<$crate::common::Meta>),
-                with_next_cursor(next_cursor: impl Into<$crate::common::Cursor>),
                 with_result_type(result_type: impl Into<$crate::base::ResultType>) "2026-07-28",
                 with_ttl_ms(ttl_ms: u64) "2026-07-28",
                 with_cache_scope(cache_scope: impl Into<$crate::cache::CacheScope>) "2026-07-28",
             }
+
+            $($extra)*
         }
     };
 }
 
-pub(crate) use list_result;
+pub(crate) use {cacheable_result, list_result};
 
 #[cfg(test)]
 mod tests {

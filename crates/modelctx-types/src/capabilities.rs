@@ -5,56 +5,72 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::base::JsonObject;
 
 /// Experimental, non-standard capabilities: name → open object.
 pub type ExperimentalCapabilities = BTreeMap<String, JsonObject>;
 
-/// `roots` client capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct RootsCapability {
-    /// Whether the client notifies when its roots change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list_changed: Option<bool>,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+/// Declares capability objects: each member optional (written only when set), the
+/// object `Default` (no member); a last member after `..` is the flattened
+/// [`JsonObject`] that keeps the keys this SDK does not know.
+macro_rules! capabilities {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident {
+            $($(#[$field_doc:meta])* $field:ident: $ty:ty,)*
+            $(.. $(#[$extra_doc:meta])* $extra:ident,)?
+        }
+    )+) => {$(
+        $crate::setters::wire_struct! {
+            $(#[$doc])*
+            #[derive(Default)]
+            pub struct $name {
+                $(
+                    $(#[$field_doc])*
+                    #[serde(default, skip_serializing_if = "Option::is_none")]
+                    pub $field: Option<$ty>,
+                )*
+                $(
+                    $(#[$extra_doc])*
+                    #[serde(flatten)]
+                    pub $extra: JsonObject,
+                )?
+            }
+        }
+    )+};
 }
 
-/// `sampling` client capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SamplingCapability {
-    /// Present if the client supports `includeContext` other than `"none"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<JsonObject>,
-    /// Present if the client supports `tools` and `toolChoice` in sampling.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<JsonObject>,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
+capabilities! {
+    /// `roots` client capability.
+    RootsCapability {
+        /// Whether the client notifies when its roots change.
+        list_changed: bool,
+        ..
+        /// Other keys.
+        extra,
+    }
 
-/// `elicitation` client capability. An empty object means form mode only.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationCapability {
-    /// Present if the client supports form mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub form: Option<JsonObject>,
-    /// Present if the client supports URL mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<JsonObject>,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+    /// `sampling` client capability.
+    SamplingCapability {
+        /// Present if the client supports `includeContext` other than `"none"`.
+        context: JsonObject,
+        /// Present if the client supports `tools` and `toolChoice` in sampling.
+        tools: JsonObject,
+        ..
+        /// Other keys.
+        extra,
+    }
+
+    /// `elicitation` client capability. An empty object means form mode only.
+    ElicitationCapability {
+        /// Present if the client supports form mode.
+        form: JsonObject,
+        /// Present if the client supports URL mode.
+        url: JsonObject,
+        ..
+        /// Other keys.
+        extra,
+    }
 }
 
 impl ElicitationCapability {
@@ -69,131 +85,114 @@ impl ElicitationCapability {
     }
 }
 
-/// `tasks.requests.sampling` of the client.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SamplingTaskCapability {
-    /// Present if `sampling/createMessage` may be task-augmented.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub create_message: Option<JsonObject>,
+capabilities! {
+    /// `tasks.requests.sampling` of the client.
+    SamplingTaskCapability {
+        /// Present if `sampling/createMessage` may be task-augmented.
+        create_message: JsonObject,
+    }
+
+    /// `tasks.requests.elicitation` of the client.
+    ElicitationTaskCapability {
+        /// Present if `elicitation/create` may be task-augmented.
+        create: JsonObject,
+    }
+
+    /// `tasks.requests` of the client.
+    ClientTaskRequestsCapability {
+        /// Sampling requests.
+        sampling: SamplingTaskCapability,
+        /// Elicitation requests.
+        elicitation: ElicitationTaskCapability,
+    }
+
+    /// `tasks` client capability.
+    ClientTasksCapability {
+        /// Present if the client supports `tasks/list`.
+        list: JsonObject,
+        /// Present if the client supports `tasks/cancel`.
+        cancel: JsonObject,
+        /// Which requests may be task-augmented.
+        requests: ClientTaskRequestsCapability,
+    }
+
+    /// `tasks.requests.tools` of the server.
+    ToolsTaskCapability {
+        /// Present if `tools/call` may be task-augmented.
+        call: JsonObject,
+    }
+
+    /// `tasks.requests` of the server.
+    ServerTaskRequestsCapability {
+        /// Tool requests.
+        tools: ToolsTaskCapability,
+    }
+
+    /// `tasks` server capability.
+    ServerTasksCapability {
+        /// Present if the server supports `tasks/list`.
+        list: JsonObject,
+        /// Present if the server supports `tasks/cancel`.
+        cancel: JsonObject,
+        /// Which requests may be task-augmented.
+        requests: ServerTaskRequestsCapability,
+    }
+
+    /// Capabilities a client may support.
+    ClientCapabilities {
+        /// Experimental, non-standard capabilities.
+        experimental: ExperimentalCapabilities,
+        /// Present if the client can list roots.
+        roots: RootsCapability,
+        /// Present if the client can sample an LLM.
+        sampling: SamplingCapability,
+        /// Present if the client supports elicitation.
+        elicitation: ElicitationCapability,
+        /// Present if the client supports task-augmented requests.
+        tasks: ClientTasksCapability,
+        /// Extensions supported, by extension id (2026-07-28), each with its settings.
+        extensions: BTreeMap<String, JsonObject>,
+        ..
+        /// Capabilities this SDK does not know.
+        extra,
+    }
 }
 
-/// `tasks.requests.elicitation` of the client.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationTaskCapability {
-    /// Present if `elicitation/create` may be task-augmented.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub create: Option<JsonObject>,
-}
+/// The methods [`ClientCapabilities`] and [`ServerCapabilities`] share: `new`, and the
+/// setters of `tasks` (of type `$tasks`), `extensions` and `experimental`.
+macro_rules! shared_methods {
+    ($tasks:ty) => {
+        /// No capabilities.
+        pub fn new() -> Self {
+            Self::default()
+        }
 
-/// `tasks.requests` of the client.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ClientTaskRequestsCapability {
-    /// Sampling requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampling: Option<SamplingTaskCapability>,
-    /// Elicitation requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elicitation: Option<ElicitationTaskCapability>,
-}
+        crate::setters::setters! {
+            with_tasks(tasks: impl Into<$tasks>),
+        }
 
-/// `tasks` client capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ClientTasksCapability {
-    /// Present if the client supports `tasks/list`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list: Option<JsonObject>,
-    /// Present if the client supports `tasks/cancel`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cancel: Option<JsonObject>,
-    /// Which requests may be task-augmented.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requests: Option<ClientTaskRequestsCapability>,
-}
+        /// Declares the extension `id` (2026-07-28) with these settings.
+        #[must_use]
+        pub fn with_extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
+            self.extensions
+                .get_or_insert_with(BTreeMap::new)
+                .insert(id.into(), settings);
+            self
+        }
 
-/// `tasks.requests.tools` of the server.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolsTaskCapability {
-    /// Present if `tools/call` may be task-augmented.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<JsonObject>,
-}
-
-/// `tasks.requests` of the server.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ServerTaskRequestsCapability {
-    /// Tool requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<ToolsTaskCapability>,
-}
-
-/// `tasks` server capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ServerTasksCapability {
-    /// Present if the server supports `tasks/list`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list: Option<JsonObject>,
-    /// Present if the server supports `tasks/cancel`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cancel: Option<JsonObject>,
-    /// Which requests may be task-augmented.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requests: Option<ServerTaskRequestsCapability>,
-}
-
-/// Capabilities a client may support.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ClientCapabilities {
-    /// Experimental, non-standard capabilities.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub experimental: Option<ExperimentalCapabilities>,
-    /// Present if the client can list roots.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub roots: Option<RootsCapability>,
-    /// Present if the client can sample an LLM.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampling: Option<SamplingCapability>,
-    /// Present if the client supports elicitation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elicitation: Option<ElicitationCapability>,
-    /// Present if the client supports task-augmented requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tasks: Option<ClientTasksCapability>,
-    /// Extensions supported, by extension id (2026-07-28), each with its settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extensions: Option<BTreeMap<String, JsonObject>>,
-    /// Capabilities this SDK does not know.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+        crate::setters::setters! {
+            with_experimental(experimental: impl Into<ExperimentalCapabilities>),
+        }
+    };
 }
 
 impl ClientCapabilities {
-    /// No capabilities.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Declares `roots`.
     #[must_use]
     pub fn with_roots(mut self, list_changed: bool) -> Self {
         self.roots = Some(RootsCapability {
             list_changed: Some(list_changed),
-            extra: JsonObject::new(),
+            ..Default::default()
         });
         self
     }
@@ -233,112 +232,70 @@ impl ClientCapabilities {
         self
     }
 
-    crate::setters::setters! {
-        with_tasks(tasks: impl Into<ClientTasksCapability>),
+    shared_methods!(ClientTasksCapability);
+}
+
+capabilities! {
+    /// `prompts` server capability.
+    PromptsCapability {
+        /// Whether the server notifies when its prompts change.
+        list_changed: bool,
+        ..
+        /// Other keys.
+        extra,
     }
 
-    /// Declares the extension `id` (2026-07-28) with these settings.
-    #[must_use]
-    pub fn with_extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
-        self.extensions
-            .get_or_insert_with(BTreeMap::new)
-            .insert(id.into(), settings);
-        self
+    /// `resources` server capability.
+    ResourcesCapability {
+        /// Whether clients may subscribe to resource updates.
+        subscribe: bool,
+        /// Whether the server notifies when its resources change.
+        list_changed: bool,
+        ..
+        /// Other keys.
+        extra,
     }
 
-    crate::setters::setters! {
-        with_experimental(experimental: impl Into<ExperimentalCapabilities>),
+    /// `tools` server capability.
+    ToolsCapability {
+        /// Whether the server notifies when its tools change.
+        list_changed: bool,
+        ..
+        /// Other keys.
+        extra,
     }
-}
 
-/// `prompts` server capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PromptsCapability {
-    /// Whether the server notifies when its prompts change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list_changed: Option<bool>,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-/// `resources` server capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResourcesCapability {
-    /// Whether clients may subscribe to resource updates.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subscribe: Option<bool>,
-    /// Whether the server notifies when its resources change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list_changed: Option<bool>,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-/// `tools` server capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolsCapability {
-    /// Whether the server notifies when its tools change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list_changed: Option<bool>,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-/// Capabilities a server may support.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ServerCapabilities {
-    /// Experimental, non-standard capabilities.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub experimental: Option<ExperimentalCapabilities>,
-    /// Present if the server sends log messages.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub logging: Option<JsonObject>,
-    /// Present if the server offers argument completion.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub completions: Option<JsonObject>,
-    /// Present if the server offers prompts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompts: Option<PromptsCapability>,
-    /// Present if the server offers resources.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<ResourcesCapability>,
-    /// Present if the server offers tools.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<ToolsCapability>,
-    /// Present if the server supports task-augmented requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tasks: Option<ServerTasksCapability>,
-    /// Extensions supported, by extension id (2026-07-28), each with its settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extensions: Option<BTreeMap<String, JsonObject>>,
-    /// Capabilities this SDK does not know.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+    /// Capabilities a server may support.
+    ServerCapabilities {
+        /// Experimental, non-standard capabilities.
+        experimental: ExperimentalCapabilities,
+        /// Present if the server sends log messages.
+        logging: JsonObject,
+        /// Present if the server offers argument completion.
+        completions: JsonObject,
+        /// Present if the server offers prompts.
+        prompts: PromptsCapability,
+        /// Present if the server offers resources.
+        resources: ResourcesCapability,
+        /// Present if the server offers tools.
+        tools: ToolsCapability,
+        /// Present if the server supports task-augmented requests.
+        tasks: ServerTasksCapability,
+        /// Extensions supported, by extension id (2026-07-28), each with its settings.
+        extensions: BTreeMap<String, JsonObject>,
+        ..
+        /// Capabilities this SDK does not know.
+        extra,
+    }
 }
 
 impl ServerCapabilities {
-    /// No capabilities.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Declares `tools`.
     #[must_use]
     pub fn with_tools(mut self, list_changed: bool) -> Self {
         self.tools = Some(ToolsCapability {
             list_changed: Some(list_changed),
-            extra: JsonObject::new(),
+            ..Default::default()
         });
         self
     }
@@ -348,7 +305,7 @@ impl ServerCapabilities {
     pub fn with_prompts(mut self, list_changed: bool) -> Self {
         self.prompts = Some(PromptsCapability {
             list_changed: Some(list_changed),
-            extra: JsonObject::new(),
+            ..Default::default()
         });
         self
     }
@@ -359,7 +316,7 @@ impl ServerCapabilities {
         self.resources = Some(ResourcesCapability {
             subscribe: Some(subscribe),
             list_changed: Some(list_changed),
-            extra: JsonObject::new(),
+            ..Default::default()
         });
         self
     }
@@ -393,22 +350,7 @@ impl ServerCapabilities {
         self
     }
 
-    crate::setters::setters! {
-        with_tasks(tasks: impl Into<ServerTasksCapability>),
-    }
-
-    /// Declares the extension `id` (2026-07-28) with these settings.
-    #[must_use]
-    pub fn with_extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
-        self.extensions
-            .get_or_insert_with(BTreeMap::new)
-            .insert(id.into(), settings);
-        self
-    }
-
-    crate::setters::setters! {
-        with_experimental(experimental: impl Into<ExperimentalCapabilities>),
-    }
+    shared_methods!(ServerTasksCapability);
 }
 
 #[cfg(test)]

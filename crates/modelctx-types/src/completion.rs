@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use serde::de::{self, Deserializer};
-use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::base::ResultType;
@@ -67,33 +66,14 @@ impl ResourceTemplateReference {
     }
 }
 
-/// `PromptReference | ResourceTemplateReference`, told apart by `type`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CompletionReference {
-    /// A prompt.
-    Prompt(PromptReference),
-    /// A resource template.
-    Resource(ResourceTemplateReference),
-}
-
-impl From<PromptReference> for CompletionReference {
-    fn from(r: PromptReference) -> Self {
-        Self::Prompt(r)
-    }
-}
-
-impl From<ResourceTemplateReference> for CompletionReference {
-    fn from(r: ResourceTemplateReference) -> Self {
-        Self::Resource(r)
-    }
-}
-
-impl Serialize for CompletionReference {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Prompt(r) => r.serialize(serializer),
-            Self::Resource(r) => r.serialize(serializer),
-        }
+crate::setters::untagged_union! {
+    /// `PromptReference | ResourceTemplateReference`, told apart by `type`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum CompletionReference {
+        /// A prompt.
+        Prompt(PromptReference),
+        /// A resource template.
+        Resource(ResourceTemplateReference),
     }
 }
 
@@ -133,25 +113,14 @@ impl CompleteArgument {
     }
 }
 
-/// Extra context for a completion.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CompleteContext {
-    /// Already-resolved arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<BTreeMap<String, String>>,
-}
-
-impl CompleteContext {
-    /// No context.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// Extra context for a completion.
+    pub struct CompleteContext {
+        /// Already-resolved arguments.
         with_arguments(arguments: impl Into<BTreeMap<String, String>>),
     }
+    /// No context.
+    new;
 }
 
 /// Parameters of `completion/complete`.

@@ -129,14 +129,16 @@ impl ElicitRequestUrlParams {
     }
 }
 
-/// `ElicitRequestFormParams | ElicitRequestURLParams`, told apart by `mode` (absent or
-/// `"form"`: form; `"url"`: URL; anything else is an error).
-#[derive(Debug, Clone, PartialEq)]
-pub enum ElicitRequestParams {
-    /// Form mode.
-    Form(ElicitRequestFormParams),
-    /// URL mode.
-    Url(ElicitRequestUrlParams),
+crate::setters::untagged_union! {
+    /// `ElicitRequestFormParams | ElicitRequestURLParams`, told apart by `mode` (absent or
+    /// `"form"`: form; `"url"`: URL; anything else is an error).
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ElicitRequestParams {
+        /// Form mode.
+        Form(ElicitRequestFormParams),
+        /// URL mode.
+        Url(ElicitRequestUrlParams),
+    }
 }
 
 impl ElicitRequestParams {
@@ -153,26 +155,6 @@ impl ElicitRequestParams {
         match self {
             Self::Form(p) => &p.message,
             Self::Url(p) => &p.message,
-        }
-    }
-}
-
-impl From<ElicitRequestFormParams> for ElicitRequestParams {
-    fn from(p: ElicitRequestFormParams) -> Self {
-        Self::Form(p)
-    }
-}
-impl From<ElicitRequestUrlParams> for ElicitRequestParams {
-    fn from(p: ElicitRequestUrlParams) -> Self {
-        Self::Url(p)
-    }
-}
-
-impl Serialize for ElicitRequestParams {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Form(x) => x.serialize(serializer),
-            Self::Url(x) => x.serialize(serializer),
         }
     }
 }

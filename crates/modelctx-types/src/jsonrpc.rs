@@ -268,17 +268,19 @@ impl JsonRpcErrorResponse {
     }
 }
 
-/// Any JSON-RPC message that can be decoded off the wire or encoded to be sent.
-#[derive(Debug, Clone)]
-pub enum JsonRpcMessage {
-    /// A request.
-    Request(JsonRpcRequest),
-    /// A notification.
-    Notification(JsonRpcNotification),
-    /// A successful response.
-    Response(JsonRpcResultResponse),
-    /// An error response.
-    Error(JsonRpcErrorResponse),
+crate::setters::untagged_union! {
+    /// Any JSON-RPC message that can be decoded off the wire or encoded to be sent.
+    #[derive(Debug, Clone)]
+    pub enum JsonRpcMessage {
+        /// A request.
+        Request(JsonRpcRequest),
+        /// A notification.
+        Notification(JsonRpcNotification),
+        /// A successful response.
+        Response(JsonRpcResultResponse),
+        /// An error response.
+        Error(JsonRpcErrorResponse),
+    }
 }
 
 impl JsonRpcMessage {
@@ -343,36 +345,17 @@ impl std::str::FromStr for JsonRpcMessage {
     }
 }
 
-impl From<JsonRpcRequest> for JsonRpcMessage {
-    fn from(m: JsonRpcRequest) -> Self {
-        Self::Request(m)
+crate::setters::untagged_union! {
+    /// A response to a request: a result or an error (the schema's `JSONRPCResponse`; in
+    /// revisions before 2025-11-25 that name meant the result response only, which the
+    /// `Result` variant carries).
+    #[derive(Debug, Clone)]
+    pub enum JsonRpcResponse {
+        /// A successful response.
+        Result(JsonRpcResultResponse),
+        /// An error response.
+        Error(JsonRpcErrorResponse),
     }
-}
-impl From<JsonRpcNotification> for JsonRpcMessage {
-    fn from(m: JsonRpcNotification) -> Self {
-        Self::Notification(m)
-    }
-}
-impl From<JsonRpcResultResponse> for JsonRpcMessage {
-    fn from(m: JsonRpcResultResponse) -> Self {
-        Self::Response(m)
-    }
-}
-impl From<JsonRpcErrorResponse> for JsonRpcMessage {
-    fn from(m: JsonRpcErrorResponse) -> Self {
-        Self::Error(m)
-    }
-}
-
-/// A response to a request: a result or an error (the schema's `JSONRPCResponse`; in
-/// revisions before 2025-11-25 that name meant the result response only, which the
-/// `Result` variant carries).
-#[derive(Debug, Clone)]
-pub enum JsonRpcResponse {
-    /// A successful response.
-    Result(JsonRpcResultResponse),
-    /// An error response.
-    Error(JsonRpcErrorResponse),
 }
 
 impl JsonRpcResponse {
@@ -385,32 +368,11 @@ impl JsonRpcResponse {
     }
 }
 
-impl From<JsonRpcResultResponse> for JsonRpcResponse {
-    fn from(r: JsonRpcResultResponse) -> Self {
-        Self::Result(r)
-    }
-}
-
-impl From<JsonRpcErrorResponse> for JsonRpcResponse {
-    fn from(e: JsonRpcErrorResponse) -> Self {
-        Self::Error(e)
-    }
-}
-
 impl From<JsonRpcResponse> for JsonRpcMessage {
     fn from(r: JsonRpcResponse) -> Self {
         match r {
             JsonRpcResponse::Result(r) => Self::Response(r),
             JsonRpcResponse::Error(e) => Self::Error(e),
-        }
-    }
-}
-
-impl Serialize for JsonRpcResponse {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Result(r) => r.serialize(serializer),
-            Self::Error(e) => e.serialize(serializer),
         }
     }
 }
@@ -719,17 +681,6 @@ impl Serialize for JsonRpcErrorResponse {
         }
         s.serialize_field("error", &self.error)?;
         s.end()
-    }
-}
-
-impl Serialize for JsonRpcMessage {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Request(m) => m.serialize(serializer),
-            Self::Notification(m) => m.serialize(serializer),
-            Self::Response(m) => m.serialize(serializer),
-            Self::Error(m) => m.serialize(serializer),
-        }
     }
 }
 

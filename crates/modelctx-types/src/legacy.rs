@@ -54,25 +54,14 @@ pub type JsonRpcError = JsonRpcErrorResponse;
 /// `ResourceTemplateReference`.
 pub type ResourceReference = ResourceTemplateReference;
 
-/// The schema's `Annotated` (2024-11-05): the base of objects carrying annotations.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Annotated {
-    /// The annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-}
-
-impl Annotated {
-    /// No annotations.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// The schema's `Annotated` (2024-11-05): the base of objects carrying annotations.
+    pub struct Annotated {
+        /// The annotations.
         with_annotations(annotations: impl Into<Annotations>),
     }
+    /// No annotations.
+    new;
 }
 
 /// A batch of requests and notifications (2025-03-26 only).

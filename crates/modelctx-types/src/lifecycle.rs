@@ -57,26 +57,15 @@ impl Icon {
     }
 }
 
-/// The `icons` member shared by implementations, tools, prompts and resources (the
-/// schema's `Icons` base).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Icons {
-    /// Icons, in order of preference.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-}
-
-impl Icons {
-    /// No icons.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// The `icons` member shared by implementations, tools, prompts and resources (the
+    /// schema's `Icons` base).
+    pub struct Icons {
+        /// Icons, in order of preference.
         with_icons(icons: impl Into<Vec<Icon>>),
     }
+    /// No icons.
+    new;
 }
 
 /// A programmatic name and an optional display title (the schema's `BaseMetadata`).

@@ -15,57 +15,36 @@ use crate::jsonrpc::RequestId;
 use crate::lifecycle::Implementation;
 use crate::logging::LoggingLevel;
 
-/// Typed access to the members of the 2026-07-28 envelope kept in `_meta`.
-impl Meta {
-    /// `io.modelcontextprotocol/clientCapabilities`, when present and well formed.
-    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
-        self.typed(Self::CLIENT_CAPABILITIES)
-    }
+/// Declares typed accessors of `_meta` members: for each key (named by a constant on
+/// [`Meta`]), the getter (the member when present and well formed) and the setter.
+macro_rules! typed_members {
+    ($($key:literal = $const:ident: $get:ident, $set:ident($arg:ident: &$ty:ty);)+) => {
+        /// Typed access to the members of the 2026-07-28 envelope kept in `_meta`.
+        impl Meta {$(
+            #[doc = concat!("`", $key, "`, when present and well formed.")]
+            pub fn $get(&self) -> Option<$ty> {
+                self.typed(Self::$const)
+            }
 
-    /// Sets `io.modelcontextprotocol/clientCapabilities`.
-    pub fn set_client_capabilities(&mut self, capabilities: &ClientCapabilities) {
-        self.set_typed(Self::CLIENT_CAPABILITIES, capabilities);
-    }
+            #[doc = concat!("Sets `", $key, "`.")]
+            pub fn $set(&mut self, $arg: &$ty) {
+                self.set_typed(Self::$const, $arg);
+            }
+        )+}
+    };
+}
 
-    /// `io.modelcontextprotocol/clientInfo`, when present and well formed.
-    pub fn client_info(&self) -> Option<Implementation> {
-        self.typed(Self::CLIENT_INFO)
-    }
-
-    /// Sets `io.modelcontextprotocol/clientInfo`.
-    pub fn set_client_info(&mut self, info: &Implementation) {
-        self.set_typed(Self::CLIENT_INFO, info);
-    }
-
-    /// `io.modelcontextprotocol/logLevel`, when present and well formed.
-    pub fn log_level(&self) -> Option<LoggingLevel> {
-        self.typed(Self::LOG_LEVEL)
-    }
-
-    /// Sets `io.modelcontextprotocol/logLevel`.
-    pub fn set_log_level(&mut self, level: &LoggingLevel) {
-        self.set_typed(Self::LOG_LEVEL, level);
-    }
-
-    /// `io.modelcontextprotocol/serverInfo`, when present and well formed.
-    pub fn server_info(&self) -> Option<Implementation> {
-        self.typed(Self::SERVER_INFO)
-    }
-
-    /// Sets `io.modelcontextprotocol/serverInfo`.
-    pub fn set_server_info(&mut self, info: &Implementation) {
-        self.set_typed(Self::SERVER_INFO, info);
-    }
-
-    /// `io.modelcontextprotocol/subscriptionId`, when present and well formed.
-    pub fn subscription_id(&self) -> Option<RequestId> {
-        self.typed(Self::SUBSCRIPTION_ID)
-    }
-
-    /// Sets `io.modelcontextprotocol/subscriptionId`.
-    pub fn set_subscription_id(&mut self, id: &RequestId) {
-        self.set_typed(Self::SUBSCRIPTION_ID, id);
-    }
+typed_members! {
+    "io.modelcontextprotocol/clientCapabilities" = CLIENT_CAPABILITIES:
+        client_capabilities, set_client_capabilities(capabilities: &ClientCapabilities);
+    "io.modelcontextprotocol/clientInfo" = CLIENT_INFO:
+        client_info, set_client_info(info: &Implementation);
+    "io.modelcontextprotocol/logLevel" = LOG_LEVEL:
+        log_level, set_log_level(level: &LoggingLevel);
+    "io.modelcontextprotocol/serverInfo" = SERVER_INFO:
+        server_info, set_server_info(info: &Implementation);
+    "io.modelcontextprotocol/subscriptionId" = SUBSCRIPTION_ID:
+        subscription_id, set_subscription_id(id: &RequestId);
 }
 
 /// The schema's `MetaObject`: any `_meta` (an open object).
@@ -149,59 +128,33 @@ impl RequestMetaObject {
     }
 }
 
-/// The `_meta` of a 2026-07-28 result (the schema's `ResultMetaObject`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ResultMetaObject {
-    /// Who the server is (servers should say so on every result).
-    #[serde(
-        rename = "io.modelcontextprotocol/serverInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub server_info: Option<Implementation>,
-    /// Every other key.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl ResultMetaObject {
-    /// An empty `_meta`.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// The `_meta` of a 2026-07-28 result (the schema's `ResultMetaObject`).
+    pub struct ResultMetaObject {
+        /// Who the server is (servers should say so on every result).
+        #[serde(rename = "io.modelcontextprotocol/serverInfo")]
         with_server_info(server_info: impl Into<Implementation>),
+        ..
+        /// Every other key.
+        extra,
     }
-}
-
-/// The `_meta` of a 2026-07-28 notification (the schema's `NotificationMetaObject`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct NotificationMetaObject {
-    /// The `subscriptions/listen` stream this notification belongs to: the id of the
-    /// `subscriptions/listen` request.
-    #[serde(
-        rename = "io.modelcontextprotocol/subscriptionId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub subscription_id: Option<RequestId>,
-    /// Every other key.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl NotificationMetaObject {
     /// An empty `_meta`.
-    pub fn new() -> Self {
-        Self::default()
-    }
+    new;
+}
 
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// The `_meta` of a 2026-07-28 notification (the schema's `NotificationMetaObject`).
+    pub struct NotificationMetaObject {
+        /// The `subscriptions/listen` stream this notification belongs to: the id of the
+        /// `subscriptions/listen` request.
+        #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
         with_subscription_id(subscription_id: impl Into<RequestId>),
+        ..
+        /// Every other key.
+        extra,
     }
+    /// An empty `_meta`.
+    new;
 }
 
 /// The `_meta` of a `subscriptions/listen` result (the schema's

@@ -21,17 +21,19 @@ use crate::elicitation::{ElicitRequest, ElicitResult};
 use crate::roots::{ListRootsRequest, ListRootsResult};
 use crate::sampling::{CreateMessageRequest, CreateMessageResult};
 
-/// A request a server needs answered before it can finish (the schema's
-/// `InputRequest`), told apart by `method`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum InputRequest {
-    /// `sampling/createMessage`.
-    CreateMessage(CreateMessageRequest),
-    /// `roots/list`.
-    ListRoots(ListRootsRequest),
-    /// `elicitation/create`.
-    Elicit(ElicitRequest),
+crate::setters::untagged_union! {
+    /// A request a server needs answered before it can finish (the schema's
+    /// `InputRequest`), told apart by `method`.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub enum InputRequest {
+        /// `sampling/createMessage`.
+        CreateMessage(CreateMessageRequest),
+        /// `roots/list`.
+        ListRoots(ListRootsRequest),
+        /// `elicitation/create`.
+        Elicit(ElicitRequest),
+    }
 }
 
 impl InputRequest {
@@ -41,34 +43,6 @@ impl InputRequest {
             Self::CreateMessage(_) => CreateMessageRequest::METHOD,
             Self::ListRoots(_) => ListRootsRequest::METHOD,
             Self::Elicit(_) => ElicitRequest::METHOD,
-        }
-    }
-}
-
-impl From<CreateMessageRequest> for InputRequest {
-    fn from(r: CreateMessageRequest) -> Self {
-        Self::CreateMessage(r)
-    }
-}
-
-impl From<ListRootsRequest> for InputRequest {
-    fn from(r: ListRootsRequest) -> Self {
-        Self::ListRoots(r)
-    }
-}
-
-impl From<ElicitRequest> for InputRequest {
-    fn from(r: ElicitRequest) -> Self {
-        Self::Elicit(r)
-    }
-}
-
-impl Serialize for InputRequest {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::CreateMessage(r) => r.serialize(serializer),
-            Self::ListRoots(r) => r.serialize(serializer),
-            Self::Elicit(r) => r.serialize(serializer),
         }
     }
 }
@@ -92,47 +66,21 @@ impl<'de> Deserialize<'de> for InputRequest {
 /// (the schema's `InputRequests`).
 pub type InputRequests = BTreeMap<String, InputRequest>;
 
-/// The client's answer to one [`InputRequest`] (the schema's `InputResponse`).
-///
-/// Deserialisation picks the variant from the members present: `model` →
-/// `CreateMessage`, `roots` → `ListRoots`, `action` → `Elicit`; anything else is an
-/// error.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum InputResponse {
-    /// The answer to `sampling/createMessage`.
-    CreateMessage(CreateMessageResult),
-    /// The answer to `roots/list`.
-    ListRoots(ListRootsResult),
-    /// The answer to `elicitation/create`.
-    Elicit(ElicitResult),
-}
-
-impl From<CreateMessageResult> for InputResponse {
-    fn from(r: CreateMessageResult) -> Self {
-        Self::CreateMessage(r)
-    }
-}
-
-impl From<ListRootsResult> for InputResponse {
-    fn from(r: ListRootsResult) -> Self {
-        Self::ListRoots(r)
-    }
-}
-
-impl From<ElicitResult> for InputResponse {
-    fn from(r: ElicitResult) -> Self {
-        Self::Elicit(r)
-    }
-}
-
-impl Serialize for InputResponse {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::CreateMessage(r) => r.serialize(serializer),
-            Self::ListRoots(r) => r.serialize(serializer),
-            Self::Elicit(r) => r.serialize(serializer),
-        }
+crate::setters::untagged_union! {
+    /// The client's answer to one [`InputRequest`] (the schema's `InputResponse`).
+    ///
+    /// Deserialisation picks the variant from the members present: `model` →
+    /// `CreateMessage`, `roots` → `ListRoots`, `action` → `Elicit`; anything else is an
+    /// error.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub enum InputResponse {
+        /// The answer to `sampling/createMessage`.
+        CreateMessage(CreateMessageResult),
+        /// The answer to `roots/list`.
+        ListRoots(ListRootsResult),
+        /// The answer to `elicitation/create`.
+        Elicit(ElicitResult),
     }
 }
 
@@ -273,35 +221,79 @@ impl IntoIterator for InputResponses {
     }
 }
 
-/// The schema's `InputResponseRequestParams`: the members a retried request adds to
-/// its params. `tools/call`, `prompts/get` and `resources/read` carry them as
-/// `input_responses` and `request_state` on their own params types.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct InputResponseRequestParams {
-    /// Metadata (the request's `io.modelcontextprotocol/*` keys).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_responses: Option<InputResponses>,
-    /// The `requestState` of the `InputRequiredResult`, echoed back unchanged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_state: Option<String>,
+/// Declares the params of a request that may be retried with input responses
+/// (`tools/call`, `prompts/get`, `resources/read`): `_meta`, `input_responses` and
+/// `request_state` (2026-07-28), then the request's own members as written, with
+/// `new` (its arguments and the own members' values), the three setters, and the
+/// items that follow.
+macro_rules! retryable_params {
+    (
+        $(#[$doc:meta])*
+        pub struct $name:ident {
+            $($(#[$field_attr:meta])* pub $field:ident: $ty:ty,)+
+        }
+        $(#[$new_doc:meta])*
+        pub fn new($($arg:ident: $arg_ty:ty),*) { $($init:tt)* }
+        $($items:tt)*
+    ) => {
+        $crate::setters::wire_struct! {
+            $(#[$doc])*
+            pub struct $name {
+                meta,
+                /// The client's answers to the input requests of an earlier `InputRequiredResult`,
+                /// by key (2026-07-28, multi round-trip requests).
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub input_responses: Option<$crate::mrtr::InputResponses>,
+                /// The opaque `requestState` of an earlier `InputRequiredResult`, echoed back
+                /// (2026-07-28, multi round-trip requests).
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub request_state: Option<String>,
+                $(
+                    $(#[$field_attr])*
+                    pub $field: $ty,
+                )+
+            }
+        }
+
+        impl $name {
+            $(#[$new_doc])*
+            pub fn new($($arg: $arg_ty),*) -> Self {
+                Self {
+                    meta: None,
+                    input_responses: None,
+                    request_state: None,
+                    $($init)*
+                }
+            }
+
+            $crate::setters::setters! {
+                with_meta(meta: impl Into<$crate::common::Meta>),
+                with_input_responses(input_responses: impl Into<$crate::mrtr::InputResponses>) "2026-07-28",
+                with_request_state(request_state: impl Into<String>) "2026-07-28",
+            }
+
+            $($items)*
+        }
+    };
 }
 
-impl InputResponseRequestParams {
-    /// Empty parameters.
-    pub fn new() -> Self {
-        Self::default()
-    }
+pub(crate) use retryable_params;
 
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// The schema's `InputResponseRequestParams`: the members a retried request adds to
+    /// its params. `tools/call`, `prompts/get` and `resources/read` carry them as
+    /// `input_responses` and `request_state` on their own params types.
+    pub struct InputResponseRequestParams {
+        /// Metadata (the request's `io.modelcontextprotocol/*` keys).
+        #[serde(rename = "_meta")]
         with_meta(meta: impl Into<Meta>),
+        /// The answers.
         with_input_responses(input_responses: impl Into<InputResponses>),
+        /// The `requestState` of the `InputRequiredResult`, echoed back unchanged.
         with_request_state(request_state: impl Into<String>),
     }
+    /// Empty parameters.
+    new;
 }
 
 /// The interim answer of a multi round-trip request: the server needs input first

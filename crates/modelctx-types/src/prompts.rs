@@ -9,7 +9,6 @@ use crate::base::{NotificationParams, PaginatedRequestParams};
 use crate::common::Meta;
 use crate::content::{ContentBlock, Role};
 use crate::lifecycle::Icon;
-use crate::mrtr::InputResponses;
 
 /// An argument a prompt accepts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,43 +99,22 @@ crate::envelope::requests! {
 
 crate::cache::list_result!(ListPromptsResult("prompts/list") { prompts: Prompt } "prompts");
 
-/// Parameters of `prompts/get`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct GetPromptRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The client's answers to the input requests of an earlier `InputRequiredResult`,
-    /// by key (2026-07-28, multi round-trip requests).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_responses: Option<InputResponses>,
-    /// The opaque `requestState` of an earlier `InputRequiredResult`, echoed back
-    /// (2026-07-28, multi round-trip requests).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_state: Option<String>,
-    /// The prompt's name.
-    pub name: String,
-    /// Template arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<BTreeMap<String, String>>,
-}
-
-impl GetPromptRequestParams {
+crate::mrtr::retryable_params! {
+    /// Parameters of `prompts/get`.
+    pub struct GetPromptRequestParams {
+        /// The prompt's name.
+        pub name: String,
+        /// Template arguments.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub arguments: Option<BTreeMap<String, String>>,
+    }
     /// Parameters asking for `name` without arguments.
-    pub fn new(name: impl Into<String>) -> Self {
-        Self {
-            meta: None,
-            input_responses: None,
-            request_state: None,
-            name: name.into(),
-            arguments: None,
-        }
+    pub fn new(name: impl Into<String>) {
+        name: name.into(),
+        arguments: None,
     }
 
     crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
         with_arguments(arguments: impl Into<BTreeMap<String, String>>),
     }
 
@@ -147,11 +125,6 @@ impl GetPromptRequestParams {
             .get_or_insert_with(BTreeMap::new)
             .insert(name.into(), value.into());
         self
-    }
-
-    crate::setters::setters! {
-        with_input_responses(input_responses: impl Into<InputResponses>) "2026-07-28",
-        with_request_state(request_state: impl Into<String>) "2026-07-28",
     }
 }
 

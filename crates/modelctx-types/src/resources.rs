@@ -3,125 +3,33 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::base::ResultType;
 use crate::base::{EmptyResult, NotificationParams, PaginatedRequestParams};
-use crate::cache::CacheScope;
 use crate::common::Meta;
-use crate::content::{Annotations, ResourceLink, TextOrBlobResourceContents};
-use crate::lifecycle::Icon;
-use crate::mrtr::InputResponses;
+use crate::content::{ResourceLink, TextOrBlobResourceContents};
 
-/// A resource the server can read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Resource {
-    /// The URI.
-    pub uri: String,
-    /// The programmatic name.
-    pub name: String,
-    /// A display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the resource represents.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The MIME type, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// The size in bytes of the raw content, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
-    /// Icons.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl Resource {
+crate::content::resource! {
+    /// A resource the server can read.
+    pub struct Resource {
+        /// The URI.
+        uri,
+        description: "What the resource represents.",
+        mime_type: "The MIME type, if known.",
+        size,
+    }
     /// A resource at `uri` named `name`.
-    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            name: name.into(),
-            title: None,
-            description: None,
-            mime_type: None,
-            annotations: None,
-            size: None,
-            icons: None,
-            meta: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_mime_type(mime_type: impl Into<String>),
-        with_annotations(annotations: impl Into<Annotations>),
-        with_size(size: impl Into<u64>),
-        with_icons(icons: impl Into<Vec<Icon>>),
-        with_meta(meta: impl Into<Meta>),
-    }
+    new;
 }
 
-/// A template (RFC 6570) for resources the server can read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResourceTemplate {
-    /// The URI template.
-    pub uri_template: String,
-    /// The programmatic name.
-    pub name: String,
-    /// A display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the template is for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The MIME type of every matching resource, if they share one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// Icons.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl ResourceTemplate {
+crate::content::resource! {
+    /// A template (RFC 6570) for resources the server can read.
+    pub struct ResourceTemplate {
+        /// The URI template.
+        uri_template,
+        description: "What the template is for.",
+        mime_type: "The MIME type of every matching resource, if they share one.",
+    }
     /// A template with a URI template and a name.
-    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
-        Self {
-            uri_template: uri_template.into(),
-            name: name.into(),
-            title: None,
-            description: None,
-            mime_type: None,
-            annotations: None,
-            icons: None,
-            meta: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_mime_type(mime_type: impl Into<String>),
-        with_annotations(annotations: impl Into<Annotations>),
-        with_icons(icons: impl Into<Vec<Icon>>),
-        with_meta(meta: impl Into<Meta>),
-    }
+    new;
 }
 
 crate::envelope::requests! {
@@ -138,44 +46,18 @@ crate::envelope::requests! {
 
 crate::cache::list_result!(ListResourceTemplatesResult("resources/templates/list") { resource_templates: ResourceTemplate } "templates");
 
-/// Parameters naming one resource (the schema's `ResourceRequestParams`; also
-/// `ReadResourceRequestParams`, `SubscribeRequestParams`, `UnsubscribeRequestParams`).
-///
-/// `input_responses` and `request_state` belong to `resources/read` only (2026-07-28).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResourceRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The client's answers to the input requests of an earlier `InputRequiredResult`,
-    /// by key (2026-07-28, multi round-trip requests).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_responses: Option<InputResponses>,
-    /// The opaque `requestState` of an earlier `InputRequiredResult`, echoed back
-    /// (2026-07-28, multi round-trip requests).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_state: Option<String>,
-    /// The resource URI.
-    pub uri: String,
-}
-
-impl ResourceRequestParams {
-    /// Parameters naming `uri`.
-    pub fn new(uri: impl Into<String>) -> Self {
-        Self {
-            meta: None,
-            input_responses: None,
-            request_state: None,
-            uri: uri.into(),
-        }
+crate::mrtr::retryable_params! {
+    /// Parameters naming one resource (the schema's `ResourceRequestParams`; also
+    /// `ReadResourceRequestParams`, `SubscribeRequestParams`, `UnsubscribeRequestParams`).
+    ///
+    /// `input_responses` and `request_state` belong to `resources/read` only (2026-07-28).
+    pub struct ResourceRequestParams {
+        /// The resource URI.
+        pub uri: String,
     }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_input_responses(input_responses: impl Into<InputResponses>) "2026-07-28",
-        with_request_state(request_state: impl Into<String>) "2026-07-28",
+    /// Parameters naming `uri`.
+    pub fn new(uri: impl Into<String>) {
+        uri: uri.into(),
     }
 }
 
@@ -191,49 +73,12 @@ crate::envelope::requests! {
     ReadResourceRequest = ReadResource("resources/read", required ReadResourceRequestParams) -> ReadResourceResult, meta |p| Some(&mut p.meta);
 }
 
-/// The answer to `resources/read`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ReadResourceResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// How long the client may cache this result, in milliseconds (2026-07-28).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::cache::optional_ttl"
-    )]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache this result: one authorization context or anyone (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
+crate::cache::cacheable_result! {
+    ReadResourceResult("resources/read") {}
     /// The contents (a resource may have sub-resources).
-    pub contents: Vec<TextOrBlobResourceContents>,
-}
-
-impl ReadResourceResult {
+    contents: Vec<TextOrBlobResourceContents>,
     /// A result with these contents.
-    pub fn new(contents: Vec<TextOrBlobResourceContents>) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            ttl_ms: None,
-            cache_scope: None,
-            contents,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
-        with_ttl_ms(ttl_ms: u64) "2026-07-28",
-        with_cache_scope(cache_scope: impl Into<CacheScope>) "2026-07-28",
-    }
+    new;
 }
 
 crate::envelope::notifications! {

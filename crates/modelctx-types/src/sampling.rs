@@ -2,7 +2,6 @@
 //! tools and tool choice (2025-11-25).
 
 use serde::de::Deserializer;
-use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -136,14 +135,16 @@ impl ModelPreferences {
     }
 }
 
-/// The content of a sampling message: one block, or (2025-11-25) an array of blocks.
-/// Earlier revisions only use the single form.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SamplingContent {
-    /// One block.
-    Single(SamplingMessageContentBlock),
-    /// Several blocks.
-    Multiple(Vec<SamplingMessageContentBlock>),
+crate::setters::untagged_union! {
+    /// The content of a sampling message: one block, or (2025-11-25) an array of blocks.
+    /// Earlier revisions only use the single form.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum SamplingContent {
+        /// One block.
+        Single(SamplingMessageContentBlock),
+        /// Several blocks.
+        Multiple(Vec<SamplingMessageContentBlock>),
+    }
 }
 
 impl SamplingContent {
@@ -152,27 +153,6 @@ impl SamplingContent {
         match self {
             Self::Single(b) => std::slice::from_ref(b),
             Self::Multiple(v) => v,
-        }
-    }
-}
-
-impl From<SamplingMessageContentBlock> for SamplingContent {
-    fn from(b: SamplingMessageContentBlock) -> Self {
-        Self::Single(b)
-    }
-}
-
-impl From<Vec<SamplingMessageContentBlock>> for SamplingContent {
-    fn from(v: Vec<SamplingMessageContentBlock>) -> Self {
-        Self::Multiple(v)
-    }
-}
-
-impl Serialize for SamplingContent {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Single(b) => b.serialize(serializer),
-            Self::Multiple(v) => v.serialize(serializer),
         }
     }
 }

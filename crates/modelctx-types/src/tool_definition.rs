@@ -32,62 +32,32 @@ crate::open_enum::open_enum! {
     }
 }
 
-/// Execution-related properties of a tool.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolExecution {
-    /// Task support (`forbidden` when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_support: Option<TaskSupport>,
-}
-
-impl ToolExecution {
-    /// No execution properties.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// Execution-related properties of a tool.
+    pub struct ToolExecution {
+        /// Task support (`forbidden` when absent).
         with_task_support(task_support: impl Into<TaskSupport>),
     }
+    /// No execution properties.
+    new;
 }
 
-/// Hints describing a tool's behaviour. Untrusted unless the server is trusted.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolAnnotations {
-    /// A human-readable title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// The tool does not modify its environment (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_only_hint: Option<bool>,
-    /// The tool may perform destructive updates (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub destructive_hint: Option<bool>,
-    /// Repeated calls with the same arguments have no further effect (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotent_hint: Option<bool>,
-    /// The tool interacts with an open world of external entities (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open_world_hint: Option<bool>,
-}
-
-impl ToolAnnotations {
-    /// No hints.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    crate::setters::setters! {
+crate::setters::optional_members! {
+    /// Hints describing a tool's behaviour. Untrusted unless the server is trusted.
+    pub struct ToolAnnotations {
+        /// A human-readable title.
         with_title(title: impl Into<String>),
+        /// The tool does not modify its environment (default false).
         with_read_only_hint(read_only_hint: impl Into<bool>),
+        /// The tool may perform destructive updates (default true).
         with_destructive_hint(destructive_hint: impl Into<bool>),
+        /// Repeated calls with the same arguments have no further effect (default false).
         with_idempotent_hint(idempotent_hint: impl Into<bool>),
+        /// The tool interacts with an open world of external entities (default true).
         with_open_world_hint(open_world_hint: impl Into<bool>),
     }
+    /// No hints.
+    new;
 }
 
 /// A tool the client can call.

@@ -8,7 +8,6 @@ use crate::base::TaskMetadata;
 use crate::base::{JsonObject, NotificationParams, PaginatedRequestParams};
 use crate::common::Meta;
 use crate::content::ContentBlock;
-use crate::mrtr::InputResponses;
 use crate::tool_definition::Tool;
 
 crate::envelope::requests! {
@@ -18,51 +17,28 @@ crate::envelope::requests! {
 
 crate::cache::list_result!(ListToolsResult("tools/list") { tools: Tool } "tools");
 
-/// Parameters of `tools/call`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CallToolRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The client's answers to the input requests of an earlier `InputRequiredResult`,
-    /// by key (2026-07-28, multi round-trip requests).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_responses: Option<InputResponses>,
-    /// The opaque `requestState` of an earlier `InputRequiredResult`, echoed back
-    /// (2026-07-28, multi round-trip requests).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_state: Option<String>,
-    /// When present, asks for task-augmented execution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<TaskMetadata>,
-    /// The tool to call.
-    pub name: String,
-    /// The arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<JsonObject>,
-}
-
-impl CallToolRequestParams {
+crate::mrtr::retryable_params! {
+    /// Parameters of `tools/call`.
+    pub struct CallToolRequestParams {
+        /// When present, asks for task-augmented execution.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub task: Option<TaskMetadata>,
+        /// The tool to call.
+        pub name: String,
+        /// The arguments.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub arguments: Option<JsonObject>,
+    }
     /// A call of `name` without arguments.
-    pub fn new(name: impl Into<String>) -> Self {
-        Self {
-            meta: None,
-            input_responses: None,
-            request_state: None,
-            task: None,
-            name: name.into(),
-            arguments: None,
-        }
+    pub fn new(name: impl Into<String>) {
+        task: None,
+        name: name.into(),
+        arguments: None,
     }
 
     crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
         with_task(task: impl Into<TaskMetadata>),
         with_arguments(arguments: impl Into<JsonObject>),
-        with_input_responses(input_responses: impl Into<InputResponses>) "2026-07-28",
-        with_request_state(request_state: impl Into<String>) "2026-07-28",
     }
 }
 

@@ -8,7 +8,6 @@ use super::ContentBlock;
 use super::resource_contents::TextOrBlobResourceContents;
 use crate::base::JsonObject;
 use crate::common::Meta;
-use crate::lifecycle::Icon;
 use crate::tag::fixed_tag;
 
 fixed_tag! {
@@ -21,209 +20,191 @@ fixed_tag! {
     ToolResultTag, ToolResultValue = "tool_result";
 }
 
-/// Text provided to or from an LLM (`"type": "text"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TextContent {
-    #[serde(rename = "type")]
-    kind: TextTag,
-    /// The text.
-    pub text: String,
-    /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+/// Declares content blocks of one `type` that carry annotations: the tag, the members
+/// given, then `annotations` and `_meta`, with `new` taking each member given (as
+/// `impl Into`) and the setters of the two.
+macro_rules! annotated_blocks {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident($tag:ident) {
+            $($(#[$field_doc:meta])* $field:ident: $ty:ty,)+
+        }
+        $(#[$new_doc:meta])*
+        new;
+    )+) => {$(
+        $crate::setters::wire_struct! {
+            $(#[$doc])*
+            pub struct $name {
+                #[serde(rename = "type")]
+                kind: $tag,
+                $(
+                    $(#[$field_doc])*
+                    pub $field: $ty,
+                )+
+                /// Annotations.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub annotations: Option<Annotations>,
+                /// Metadata.
+                #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+                pub meta: Option<Meta>,
+            }
+        }
+
+        impl $name {
+            $(#[$new_doc])*
+            pub fn new($($field: impl Into<$ty>),+) -> Self {
+                Self {
+                    kind: $tag::new(),
+                    $($field: $field.into(),)+
+                    annotations: None,
+                    meta: None,
+                }
+            }
+
+            crate::setters::setters! {
+                with_annotations(annotations: impl Into<Annotations>),
+                with_meta(meta: impl Into<Meta>),
+            }
+        }
+    )+};
 }
 
-impl TextContent {
+annotated_blocks! {
+    /// Text provided to or from an LLM (`"type": "text"`).
+    TextContent(TextTag) {
+        /// The text.
+        text: String,
+    }
     /// A text block.
-    pub fn new(text: impl Into<String>) -> Self {
-        Self {
-            kind: TextTag::new(),
-            text: text.into(),
-            annotations: None,
-            meta: None,
-        }
+    new;
+
+    /// An image, base64-encoded (`"type": "image"`).
+    ImageContent(ImageTag) {
+        /// The base64-encoded image data.
+        data: String,
+        /// The MIME type of the image.
+        mime_type: String,
     }
-
-    crate::setters::setters! {
-        with_annotations(annotations: impl Into<Annotations>),
-        with_meta(meta: impl Into<Meta>),
-    }
-}
-
-/// An image, base64-encoded (`"type": "image"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ImageContent {
-    #[serde(rename = "type")]
-    kind: ImageTag,
-    /// The base64-encoded image data.
-    pub data: String,
-    /// The MIME type of the image.
-    pub mime_type: String,
-    /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl ImageContent {
     /// An image block from base64 data and a MIME type.
-    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        Self {
-            kind: ImageTag::new(),
-            data: data.into(),
-            mime_type: mime_type.into(),
-            annotations: None,
-            meta: None,
-        }
+    new;
+
+    /// Audio, base64-encoded (`"type": "audio"`).
+    AudioContent(AudioTag) {
+        /// The base64-encoded audio data.
+        data: String,
+        /// The MIME type of the audio.
+        mime_type: String,
     }
-
-    crate::setters::setters! {
-        with_annotations(annotations: impl Into<Annotations>),
-        with_meta(meta: impl Into<Meta>),
-    }
-}
-
-/// Audio, base64-encoded (`"type": "audio"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AudioContent {
-    #[serde(rename = "type")]
-    kind: AudioTag,
-    /// The base64-encoded audio data.
-    pub data: String,
-    /// The MIME type of the audio.
-    pub mime_type: String,
-    /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl AudioContent {
     /// An audio block from base64 data and a MIME type.
-    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        Self {
-            kind: AudioTag::new(),
-            data: data.into(),
-            mime_type: mime_type.into(),
-            annotations: None,
-            meta: None,
-        }
+    new;
+
+    /// A resource's contents embedded in a prompt or tool result (`"type": "resource"`).
+    EmbeddedResource(EmbeddedResourceTag) {
+        /// The contents.
+        resource: TextOrBlobResourceContents,
     }
-
-    crate::setters::setters! {
-        with_annotations(annotations: impl Into<Annotations>),
-        with_meta(meta: impl Into<Meta>),
-    }
-}
-
-/// A link to a resource the server can read (`"type": "resource_link"`): a
-/// [`Resource`](crate::Resource) with a type tag.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResourceLink {
-    #[serde(rename = "type")]
-    kind: ResourceLinkTag,
-    /// The URI of the resource.
-    pub uri: String,
-    /// The programmatic name.
-    pub name: String,
-    /// A display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the resource represents.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The MIME type, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// The size in bytes of the raw content, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
-    /// Icons.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl ResourceLink {
-    /// A link to `uri` named `name`.
-    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Self {
-            kind: ResourceLinkTag::new(),
-            uri: uri.into(),
-            name: name.into(),
-            title: None,
-            description: None,
-            mime_type: None,
-            annotations: None,
-            size: None,
-            icons: None,
-            meta: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_mime_type(mime_type: impl Into<String>),
-        with_annotations(annotations: impl Into<Annotations>),
-        with_size(size: impl Into<u64>),
-        with_icons(icons: impl Into<Vec<Icon>>),
-        with_meta(meta: impl Into<Meta>),
-    }
-}
-
-/// A resource's contents embedded in a prompt or tool result (`"type": "resource"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct EmbeddedResource {
-    #[serde(rename = "type")]
-    kind: EmbeddedResourceTag,
-    /// The contents.
-    pub resource: TextOrBlobResourceContents,
-    /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl EmbeddedResource {
     /// Embeds these contents.
-    pub fn new(resource: impl Into<TextOrBlobResourceContents>) -> Self {
-        Self {
-            kind: EmbeddedResourceTag::new(),
-            resource: resource.into(),
-            annotations: None,
-            meta: None,
-        }
-    }
+    new;
+}
 
-    crate::setters::setters! {
-        with_annotations(annotations: impl Into<Annotations>),
-        with_meta(meta: impl Into<Meta>),
+/// Declares a resource description ([`Resource`], [`ResourceTemplate`], and with a
+/// `type` tag, given after the name, [`ResourceLink`](crate::ResourceLink)): its address (`uri` or
+/// `uri_template`), name, title, description, MIME type, annotations, size (when
+/// `size` is named), icons and `_meta`, with `new(address, name)` and the setters.
+macro_rules! resource {
+    (
+        $(#[$doc:meta])*
+        pub struct $name:ident $(($tag:ident))? {
+            $(#[$address_doc:meta])*
+            $address:ident,
+            description: $description_doc:literal,
+            mime_type: $mime_type_doc:literal,
+            $($size:ident,)?
+        }
+        $(#[$new_doc:meta])*
+        new;
+    ) => {
+        $crate::setters::wire_struct! {
+            $(#[$doc])*
+            pub struct $name {
+                $(
+                    #[serde(rename = "type")]
+                    kind: $tag,
+                )?
+                $(#[$address_doc])*
+                pub $address: String,
+                /// The programmatic name.
+                pub name: String,
+                /// A display name.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub title: Option<String>,
+                #[doc = $description_doc]
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub description: Option<String>,
+                #[doc = $mime_type_doc]
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub mime_type: Option<String>,
+                /// Annotations.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub annotations: Option<$crate::content::Annotations>,
+                $(
+                    /// The size in bytes of the raw content, if known.
+                    #[serde(default, skip_serializing_if = "Option::is_none")]
+                    pub $size: Option<u64>,
+                )?
+                /// Icons.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub icons: Option<Vec<$crate::lifecycle::Icon>>,
+                /// Metadata.
+                #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+                pub meta: Option<$crate::common::Meta>,
+            }
+        }
+
+        impl $name {
+            $(#[$new_doc])*
+            pub fn new($address: impl Into<String>, name: impl Into<String>) -> Self {
+                Self {
+                    $(kind: $tag::new(),)?
+                    $address: $address.into(),
+                    name: name.into(),
+                    title: None,
+                    description: None,
+                    mime_type: None,
+                    annotations: None,
+                    $($size: None,)?
+                    icons: None,
+                    meta: None,
+                }
+            }
+
+            $crate::setters::setters! {
+                with_title(title: impl Into<String>),
+                with_description(description: impl Into<String>),
+                with_mime_type(mime_type: impl Into<String>),
+                with_annotations(annotations: impl Into<$crate::content::Annotations>),
+                with_icons(icons: impl Into<Vec<$crate::lifecycle::Icon>>),
+                with_meta(meta: impl Into<$crate::common::Meta>),
+                $(with_size($size: impl Into<u64>),)?
+            }
+        }
+    };
+}
+
+pub(crate) use resource;
+
+resource! {
+    /// A link to a resource the server can read (`"type": "resource_link"`): a
+    /// [`Resource`](crate::Resource) with a type tag.
+    pub struct ResourceLink(ResourceLinkTag) {
+        /// The URI of the resource.
+        uri,
+        description: "What the resource represents.",
+        mime_type: "The MIME type, if known.",
+        size,
     }
+    /// A link to `uri` named `name`.
+    new;
 }
 
 /// A model's request to call a tool, in sampling (`"type": "tool_use"`).

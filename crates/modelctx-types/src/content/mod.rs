@@ -17,6 +17,8 @@ pub use resource_contents::{
     BlobResourceContents, ResourceContents, TextOrBlobResourceContents, TextResourceContents,
 };
 
+pub(crate) use blocks::resource;
+
 use serde::{Deserialize, Serialize};
 
 use blocks::{

@@ -1,119 +1,90 @@
 //! A resource's contents: text or binary.
 
+use serde::Deserialize;
 use serde::de::{self, Deserializer};
-use serde::ser::Serializer;
-use serde::{Deserialize, Serialize};
 
 use crate::base::{JsonObject, from_object};
 use crate::common::Meta;
 
-/// The common part of a resource's contents (the schema's `ResourceContents`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResourceContents {
-    /// The URI of the resource.
-    pub uri: String,
-    /// The MIME type, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+/// Declares the forms of a resource's contents: `uri`, `mime_type`, the form's own
+/// string member if it has one, and `_meta`, with `new(uri, own)` and the setters.
+macro_rules! resource_contents {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident { $($(#[$own_doc:meta])* $own:ident,)? }
+        $(#[$new_doc:meta])*
+        new;
+    )+) => {$(
+        crate::setters::wire_struct! {
+            $(#[$doc])*
+            pub struct $name {
+                /// The URI of the resource.
+                pub uri: String,
+                /// The MIME type, if known.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub mime_type: Option<String>,
+                $(
+                    $(#[$own_doc])*
+                    pub $own: String,
+                )?
+                /// Metadata.
+                #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+                pub meta: Option<Meta>,
+            }
+        }
+
+        impl $name {
+            $(#[$new_doc])*
+            pub fn new(uri: impl Into<String>$(, $own: impl Into<String>)?) -> Self {
+                Self {
+                    uri: uri.into(),
+                    mime_type: None,
+                    $($own: $own.into(),)?
+                    meta: None,
+                }
+            }
+
+            crate::setters::setters! {
+                with_mime_type(mime_type: impl Into<String>),
+                with_meta(meta: impl Into<Meta>),
+            }
+        }
+    )+};
 }
 
-impl ResourceContents {
+resource_contents! {
+    /// The common part of a resource's contents (the schema's `ResourceContents`).
+    ResourceContents {}
     /// Contents of `uri`.
-    pub fn new(uri: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            mime_type: None,
-            meta: None,
-        }
+    new;
+
+    /// A resource's contents as text.
+    TextResourceContents {
+        /// The text.
+        text,
     }
-
-    crate::setters::setters! {
-        with_mime_type(mime_type: impl Into<String>),
-        with_meta(meta: impl Into<Meta>),
-    }
-}
-
-/// A resource's contents as text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TextResourceContents {
-    /// The URI of the resource.
-    pub uri: String,
-    /// The MIME type, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// The text.
-    pub text: String,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl TextResourceContents {
     /// Text contents of `uri`.
-    pub fn new(uri: impl Into<String>, text: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            mime_type: None,
-            text: text.into(),
-            meta: None,
-        }
+    new;
+
+    /// A resource's contents as base64-encoded binary data.
+    BlobResourceContents {
+        /// The base64-encoded data.
+        blob,
     }
-
-    crate::setters::setters! {
-        with_mime_type(mime_type: impl Into<String>),
-        with_meta(meta: impl Into<Meta>),
-    }
-}
-
-/// A resource's contents as base64-encoded binary data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct BlobResourceContents {
-    /// The URI of the resource.
-    pub uri: String,
-    /// The MIME type, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// The base64-encoded data.
-    pub blob: String,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl BlobResourceContents {
     /// Binary contents of `uri`, already base64-encoded.
-    pub fn new(uri: impl Into<String>, blob: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            mime_type: None,
-            blob: blob.into(),
-            meta: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_mime_type(mime_type: impl Into<String>),
-        with_meta(meta: impl Into<Meta>),
-    }
+    new;
 }
 
-/// `TextResourceContents | BlobResourceContents`: told apart by a `text` or a `blob`
-/// member (an object with `text` is text contents).
-#[derive(Debug, Clone, PartialEq)]
-pub enum TextOrBlobResourceContents {
-    /// Text contents.
-    Text(TextResourceContents),
-    /// Binary contents.
-    Blob(BlobResourceContents),
+crate::setters::untagged_union! {
+    /// `TextResourceContents | BlobResourceContents`: told apart by a `text` or a `blob`
+    /// member (an object with `text` is text contents).
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum TextOrBlobResourceContents {
+        /// Text contents.
+        Text(TextResourceContents),
+        /// Binary contents.
+        Blob(BlobResourceContents),
+    }
 }
 
 impl TextOrBlobResourceContents {
@@ -130,26 +101,6 @@ impl TextOrBlobResourceContents {
         match self {
             Self::Text(t) => t.mime_type.as_deref(),
             Self::Blob(b) => b.mime_type.as_deref(),
-        }
-    }
-}
-
-impl From<TextResourceContents> for TextOrBlobResourceContents {
-    fn from(c: TextResourceContents) -> Self {
-        Self::Text(c)
-    }
-}
-impl From<BlobResourceContents> for TextOrBlobResourceContents {
-    fn from(c: BlobResourceContents) -> Self {
-        Self::Blob(c)
-    }
-}
-
-impl Serialize for TextOrBlobResourceContents {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Text(c) => c.serialize(serializer),
-            Self::Blob(c) => c.serialize(serializer),
         }
     }
 }

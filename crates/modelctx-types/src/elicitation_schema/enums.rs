@@ -2,10 +2,9 @@
 //! `enumNames` form.
 
 use serde::de::{self, Deserializer};
-use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
-use super::{ArrayTypeTag, StringTypeTag};
+use super::{ArrayTypeTag, StringTypeTag, field_schema};
 use crate::base::{JsonObject, from_object, str_member};
 
 /// One option of a titled enum: `{const, title}`.
@@ -30,82 +29,32 @@ impl TitledEnumOption {
     }
 }
 
-/// A single choice among plain values (`{"type":"string","enum":[...]}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct UntitledSingleSelectEnumSchema {
-    #[serde(rename = "type")]
-    kind: StringTypeTag,
-    /// A display title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// A description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The values.
-    #[serde(rename = "enum")]
-    pub values: Vec<String>,
-    /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
-}
-
-impl UntitledSingleSelectEnumSchema {
+field_schema! {
+    /// A single choice among plain values (`{"type":"string","enum":[...]}`).
+    pub struct UntitledSingleSelectEnumSchema {
+        kind: StringTypeTag,
+        /// The values.
+        #[serde(rename = "enum")]
+        pub values: Vec<String>,
+        default: String = "The default value.",
+    }
     /// A choice among `values`.
-    pub fn new(values: Vec<String>) -> Self {
-        Self {
-            kind: StringTypeTag::new(),
-            title: None,
-            description: None,
-            values,
-            default: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_default(default: impl Into<String>),
+    pub fn new(values: Vec<String>) {
+        values,
     }
 }
 
-/// A single choice among titled options (`{"type":"string","oneOf":[{const,title}]}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TitledSingleSelectEnumSchema {
-    #[serde(rename = "type")]
-    kind: StringTypeTag,
-    /// A display title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// A description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The options.
-    pub one_of: Vec<TitledEnumOption>,
-    /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
-}
-
-impl TitledSingleSelectEnumSchema {
+field_schema! {
+    /// A single choice among titled options (`{"type":"string","oneOf":[{const,title}]}`).
+    pub struct TitledSingleSelectEnumSchema {
+        kind: StringTypeTag,
+        /// The options.
+        pub one_of: Vec<TitledEnumOption>,
+        default: String = "The default value.",
+    }
     /// A choice among `options`.
-    pub fn new(options: Vec<TitledEnumOption>) -> Self {
-        Self {
-            kind: StringTypeTag::new(),
-            title: None,
-            description: None,
-            one_of: options,
-            default: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_default(default: impl Into<String>),
+    pub fn new(options: Vec<TitledEnumOption>) {
+        one_of: options,
     }
 }
 
@@ -147,205 +96,120 @@ impl TitledEnumItems {
     }
 }
 
-/// Several choices among plain values (`{"type":"array","items":{"enum":[...]}}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct UntitledMultiSelectEnumSchema {
-    #[serde(rename = "type")]
-    kind: ArrayTypeTag,
-    /// A display title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// A description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Minimum number of choices.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_items: Option<u64>,
-    /// Maximum number of choices.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_items: Option<u64>,
-    /// The values.
-    pub items: UntitledEnumItems,
-    /// The default choices.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<Vec<String>>,
-}
-
-impl UntitledMultiSelectEnumSchema {
+field_schema! {
+    /// Several choices among plain values (`{"type":"array","items":{"enum":[...]}}`).
+    pub struct UntitledMultiSelectEnumSchema {
+        kind: ArrayTypeTag,
+        /// Minimum number of choices.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub min_items: Option<u64>,
+        /// Maximum number of choices.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_items: Option<u64>,
+        /// The values.
+        pub items: UntitledEnumItems,
+        default: Vec<String> = "The default choices.",
+    }
     /// Choices among `values`.
-    pub fn new(values: Vec<String>) -> Self {
-        Self {
-            kind: ArrayTypeTag::new(),
-            title: None,
-            description: None,
-            min_items: None,
-            max_items: None,
-            items: UntitledEnumItems::new(values),
-            default: None,
-        }
+    pub fn new(values: Vec<String>) {
+        min_items: None,
+        max_items: None,
+        items: UntitledEnumItems::new(values),
     }
 
     crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
         with_min_items(min_items: impl Into<u64>),
         with_max_items(max_items: impl Into<u64>),
-        with_default(default: impl Into<Vec<String>>),
     }
 }
 
-/// Several choices among titled options (`{"type":"array","items":{"anyOf":[...]}}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TitledMultiSelectEnumSchema {
-    #[serde(rename = "type")]
-    kind: ArrayTypeTag,
-    /// A display title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// A description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Minimum number of choices.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_items: Option<u64>,
-    /// Maximum number of choices.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_items: Option<u64>,
-    /// The options.
-    pub items: TitledEnumItems,
-    /// The default choices.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<Vec<String>>,
-}
-
-impl TitledMultiSelectEnumSchema {
+field_schema! {
+    /// Several choices among titled options (`{"type":"array","items":{"anyOf":[...]}}`).
+    pub struct TitledMultiSelectEnumSchema {
+        kind: ArrayTypeTag,
+        /// Minimum number of choices.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub min_items: Option<u64>,
+        /// Maximum number of choices.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_items: Option<u64>,
+        /// The options.
+        pub items: TitledEnumItems,
+        default: Vec<String> = "The default choices.",
+    }
     /// Choices among `options`.
-    pub fn new(options: Vec<TitledEnumOption>) -> Self {
-        Self {
-            kind: ArrayTypeTag::new(),
-            title: None,
-            description: None,
-            min_items: None,
-            max_items: None,
-            items: TitledEnumItems::new(options),
-            default: None,
-        }
+    pub fn new(options: Vec<TitledEnumOption>) {
+        min_items: None,
+        max_items: None,
+        items: TitledEnumItems::new(options),
     }
 
     crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
         with_min_items(min_items: impl Into<u64>),
         with_max_items(max_items: impl Into<u64>),
-        with_default(default: impl Into<Vec<String>>),
     }
 }
 
-/// The deprecated titled enum (`enum` + non-standard `enumNames`); the only enum form
-/// of 2025-06-18, where it was the `EnumSchema` definition itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct LegacyTitledEnumSchema {
-    #[serde(rename = "type")]
-    kind: StringTypeTag,
-    /// A display title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// A description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The values.
-    #[serde(rename = "enum")]
-    pub values: Vec<String>,
-    /// Display names, parallel to `values`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enum_names: Option<Vec<String>>,
-    /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
-}
-
-impl LegacyTitledEnumSchema {
+field_schema! {
+    /// The deprecated titled enum (`enum` + non-standard `enumNames`); the only enum form
+    /// of 2025-06-18, where it was the `EnumSchema` definition itself.
+    pub struct LegacyTitledEnumSchema {
+        kind: StringTypeTag,
+        /// The values.
+        #[serde(rename = "enum")]
+        pub values: Vec<String>,
+        /// Display names, parallel to `values`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub enum_names: Option<Vec<String>>,
+        default: String = "The default value.",
+    }
     /// A choice among `values`.
-    pub fn new(values: Vec<String>) -> Self {
-        Self {
-            kind: StringTypeTag::new(),
-            title: None,
-            description: None,
-            values,
-            enum_names: None,
-            default: None,
-        }
+    pub fn new(values: Vec<String>) {
+        values,
+        enum_names: None,
     }
 
     crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
         with_enum_names(enum_names: impl Into<Vec<String>>),
-        with_default(default: impl Into<String>),
     }
 }
 
-/// `UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SingleSelectEnumSchema {
-    /// Plain values.
-    Untitled(UntitledSingleSelectEnumSchema),
-    /// Titled options.
-    Titled(TitledSingleSelectEnumSchema),
-}
-
-/// `UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum MultiSelectEnumSchema {
-    /// Plain values.
-    Untitled(UntitledMultiSelectEnumSchema),
-    /// Titled options.
-    Titled(TitledMultiSelectEnumSchema),
-}
-
-/// Every enum field form.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EnumSchema {
-    /// A single choice.
-    Single(SingleSelectEnumSchema),
-    /// Several choices.
-    Multi(MultiSelectEnumSchema),
-    /// The deprecated `enumNames` form.
-    LegacyTitled(LegacyTitledEnumSchema),
-}
-
-impl Serialize for SingleSelectEnumSchema {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Untitled(x) => x.serialize(serializer),
-            Self::Titled(x) => x.serialize(serializer),
-        }
+crate::setters::untagged_union! {
+    /// `UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum SingleSelectEnumSchema {
+        /// Plain values.
+        Untitled(UntitledSingleSelectEnumSchema),
+        /// Titled options.
+        Titled(TitledSingleSelectEnumSchema),
     }
+    no From;
 }
 
-impl Serialize for MultiSelectEnumSchema {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Untitled(x) => x.serialize(serializer),
-            Self::Titled(x) => x.serialize(serializer),
-        }
+crate::setters::untagged_union! {
+    /// `UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum MultiSelectEnumSchema {
+        /// Plain values.
+        Untitled(UntitledMultiSelectEnumSchema),
+        /// Titled options.
+        Titled(TitledMultiSelectEnumSchema),
     }
+    no From;
 }
 
-impl Serialize for EnumSchema {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Single(x) => x.serialize(serializer),
-            Self::Multi(x) => x.serialize(serializer),
-            Self::LegacyTitled(x) => x.serialize(serializer),
-        }
+crate::setters::untagged_union! {
+    /// Every enum field form.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum EnumSchema {
+        /// A single choice.
+        Single(SingleSelectEnumSchema),
+        /// Several choices.
+        Multi(MultiSelectEnumSchema),
+        /// The deprecated `enumNames` form.
+        LegacyTitled(LegacyTitledEnumSchema),
     }
+    no From;
 }
 
 pub(super) fn enum_from_object<E: de::Error>(map: JsonObject) -> Result<Option<EnumSchema>, E> {

@@ -44,46 +44,95 @@ crate::open_enum::open_enum! {
     }
 }
 
-/// A string field.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct StringSchema {
-    #[serde(rename = "type")]
-    kind: StringTypeTag,
-    /// A display title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// A description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Minimum length.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_length: Option<u64>,
-    /// Maximum length.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_length: Option<u64>,
-    /// The format.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<StringFormat>,
-    /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
+/// Declares a field form: its `type` tag, `title`, `description`, the members given
+/// (written as they are), then `default` (documented by the string after it), with
+/// `new` (its arguments and the members' values), the setters of the three shared
+/// members, and the items that follow.
+macro_rules! field_schema {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            kind: $tag:ident,
+            $($(#[$field_attr:meta])* pub $field:ident: $ty:ty,)*
+            default: $default:ty = $default_doc:literal,
+        }
+        $(#[$new_doc:meta])*
+        pub fn new($($arg:ident: $arg_ty:ty),*) { $($init:tt)* }
+        $($extra:tt)*
+    ) => {
+        $crate::setters::wire_struct! {
+            $(#[$attr])*
+            pub struct $name {
+                #[serde(rename = "type")]
+                kind: $tag,
+                /// A display title.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub title: Option<String>,
+                /// A description.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub description: Option<String>,
+                $(
+                    $(#[$field_attr])*
+                    pub $field: $ty,
+                )*
+                #[doc = $default_doc]
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub default: Option<$default>,
+            }
+        }
+
+        impl $name {
+            $(#[$new_doc])*
+            pub fn new($($arg: $arg_ty),*) -> Self {
+                Self {
+                    kind: $tag::new(),
+                    title: None,
+                    description: None,
+                    $($init)*
+                    default: None,
+                }
+            }
+
+            crate::setters::setters! {
+                with_title(title: impl Into<String>),
+                with_description(description: impl Into<String>),
+                with_default(default: impl Into<$default>),
+            }
+
+            $($extra)*
+        }
+    };
 }
 
-impl StringSchema {
+use field_schema;
+
+field_schema! {
     /// A string field.
-    pub fn new() -> Self {
-        Self::default()
+    #[derive(Default)]
+    pub struct StringSchema {
+        kind: StringTypeTag,
+        /// Minimum length.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub min_length: Option<u64>,
+        /// Maximum length.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_length: Option<u64>,
+        /// The format.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub format: Option<StringFormat>,
+        default: String = "The default value.",
+    }
+    /// A string field.
+    pub fn new() {
+        min_length: None,
+        max_length: None,
+        format: None,
     }
 
     crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
         with_min_length(min_length: impl Into<u64>),
         with_max_length(max_length: impl Into<u64>),
         with_format(format: impl Into<StringFormat>),
-        with_default(default: impl Into<String>),
     }
 }
 
@@ -153,63 +202,35 @@ impl NumberSchema {
     }
 }
 
-/// A boolean field.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct BooleanSchema {
-    #[serde(rename = "type")]
-    kind: BooleanTypeTag,
-    /// A display title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// A description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<bool>,
-}
-
-impl BooleanSchema {
+field_schema! {
     /// A boolean field.
-    pub fn new() -> Self {
-        Self::default()
+    #[derive(Default)]
+    pub struct BooleanSchema {
+        kind: BooleanTypeTag,
+        default: bool = "The default value.",
     }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_default(default: impl Into<bool>),
+    /// A boolean field.
+    pub fn new() {
     }
 }
 
-/// A field of an elicitation form: string, number, boolean or enum.
-///
-/// Told apart by `type` and the keys present: `boolean`; `number`/`integer`; `array`
-/// (multi-select, titled when `items.anyOf` is present); `string` with `oneOf` (titled
-/// single-select), with `enumNames` (legacy), with `enum` (untitled single-select), or
-/// else a plain string.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PrimitiveSchemaDefinition {
-    /// A string field.
-    String(StringSchema),
-    /// A number field.
-    Number(NumberSchema),
-    /// A boolean field.
-    Boolean(BooleanSchema),
-    /// An enum field.
-    Enum(EnumSchema),
-}
-
-impl Serialize for PrimitiveSchemaDefinition {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::String(x) => x.serialize(serializer),
-            Self::Number(x) => x.serialize(serializer),
-            Self::Boolean(x) => x.serialize(serializer),
-            Self::Enum(x) => x.serialize(serializer),
-        }
+crate::setters::untagged_union! {
+    /// A field of an elicitation form: string, number, boolean or enum.
+    ///
+    /// Told apart by `type` and the keys present: `boolean`; `number`/`integer`; `array`
+    /// (multi-select, titled when `items.anyOf` is present); `string` with `oneOf` (titled
+    /// single-select), with `enumNames` (legacy), with `enum` (untitled single-select), or
+    /// else a plain string.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum PrimitiveSchemaDefinition {
+        /// A string field.
+        String(StringSchema),
+        /// A number field.
+        Number(NumberSchema),
+        /// A boolean field.
+        Boolean(BooleanSchema),
+        /// An enum field.
+        Enum(EnumSchema),
     }
 }
 
@@ -235,26 +256,6 @@ impl<'de> Deserialize<'de> for PrimitiveSchemaDefinition {
     }
 }
 
-impl From<StringSchema> for PrimitiveSchemaDefinition {
-    fn from(s: StringSchema) -> Self {
-        Self::String(s)
-    }
-}
-impl From<NumberSchema> for PrimitiveSchemaDefinition {
-    fn from(s: NumberSchema) -> Self {
-        Self::Number(s)
-    }
-}
-impl From<BooleanSchema> for PrimitiveSchemaDefinition {
-    fn from(s: BooleanSchema) -> Self {
-        Self::Boolean(s)
-    }
-}
-impl From<EnumSchema> for PrimitiveSchemaDefinition {
-    fn from(s: EnumSchema) -> Self {
-        Self::Enum(s)
-    }
-}
 impl From<UntitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
     fn from(s: UntitledSingleSelectEnumSchema) -> Self {
         Self::Enum(EnumSchema::Single(SingleSelectEnumSchema::Untitled(s)))

@@ -1,9 +1,8 @@
 //! The result unions: [`ServerResult`] and [`ClientResult`], decoded by shape or by
 //! the request's method.
 
+use serde::Deserialize;
 use serde::de::Deserializer;
-use serde::ser::Serializer;
-use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::base::{EmptyResult, JsonObject, from_object};
@@ -43,196 +42,65 @@ fn is_subscriptions_listen(map: &JsonObject) -> bool {
         && map.keys().all(|k| k == "_meta" || k == "resultType")
 }
 
-/// Every result a server sends.
-///
-/// Deserialisation picks the variant from the members present, first match wins:
-/// `"resultType": "input_required"` → `InputRequired`, `supportedVersions` →
-/// `Discover`, `protocolVersion` → `Initialize`, `completion` → `Complete`, `messages` →
-/// `GetPrompt`, `prompts` → `ListPrompts`, `resourceTemplates` →
-/// `ListResourceTemplates`, `resources` → `ListResources`, `contents` →
-/// `ReadResource`, `tools` → `ListTools`, `content` → `CallTool`, `tasks` →
-/// `ListTasks`, `task` → `CreateTask`, `taskId` and `status` → `GetTask`, only `_meta`
-/// with `io.modelcontextprotocol/subscriptionId` (and `resultType`) →
-/// `SubscriptionsListen`, anything else → `Empty` (which keeps every member). If the
-/// chosen variant does not decode, that is the error. `CancelTask` (same shape as
-/// `GetTask`) and `GetTaskPayload`
-/// (the shape of another result) are never chosen: use
-/// [`ServerResult::from_method`] when the request's method is known.
-// `initialize` and its result are the large variants; they travel once per
-// session, so they are not boxed (matching stays `Initialize(request)`).
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ServerResult {
-    /// `initialize`.
-    Initialize(InitializeResult),
-    /// `completion/complete`.
-    Complete(CompleteResult),
-    /// `prompts/get`.
-    GetPrompt(GetPromptResult),
-    /// `prompts/list`.
-    ListPrompts(ListPromptsResult),
-    /// `resources/templates/list`.
-    ListResourceTemplates(ListResourceTemplatesResult),
-    /// `resources/list`.
-    ListResources(ListResourcesResult),
-    /// `resources/read`.
-    ReadResource(ReadResourceResult),
-    /// `tools/call`.
-    CallTool(CallToolResult),
-    /// `tools/list`.
-    ListTools(ListToolsResult),
-    /// A task-augmented request's immediate answer.
-    CreateTask(CreateTaskResult),
-    /// `tasks/get`.
-    GetTask(GetTaskResult),
-    /// `tasks/result`.
-    GetTaskPayload(GetTaskPayloadResult),
-    /// `tasks/list`.
-    ListTasks(ListTasksResult),
-    /// `tasks/cancel`.
-    CancelTask(CancelTaskResult),
-    /// The interim answer of `tools/call`, `prompts/get` or `resources/read`: input
-    /// is needed first (2026-07-28).
-    InputRequired(InputRequiredResult),
-    /// `server/discover` (2026-07-28).
-    Discover(DiscoverResult),
-    /// `subscriptions/listen` (2026-07-28).
-    SubscriptionsListen(SubscriptionsListenResult),
-    /// `ping`, `logging/setLevel`, `resources/subscribe`, ... (any other result).
-    Empty(EmptyResult),
-}
-
-impl From<InitializeResult> for ServerResult {
-    fn from(r: InitializeResult) -> Self {
-        Self::Initialize(r)
-    }
-}
-
-impl From<CompleteResult> for ServerResult {
-    fn from(r: CompleteResult) -> Self {
-        Self::Complete(r)
-    }
-}
-
-impl From<GetPromptResult> for ServerResult {
-    fn from(r: GetPromptResult) -> Self {
-        Self::GetPrompt(r)
-    }
-}
-
-impl From<ListPromptsResult> for ServerResult {
-    fn from(r: ListPromptsResult) -> Self {
-        Self::ListPrompts(r)
-    }
-}
-
-impl From<ListResourceTemplatesResult> for ServerResult {
-    fn from(r: ListResourceTemplatesResult) -> Self {
-        Self::ListResourceTemplates(r)
-    }
-}
-
-impl From<ListResourcesResult> for ServerResult {
-    fn from(r: ListResourcesResult) -> Self {
-        Self::ListResources(r)
-    }
-}
-
-impl From<ReadResourceResult> for ServerResult {
-    fn from(r: ReadResourceResult) -> Self {
-        Self::ReadResource(r)
-    }
-}
-
-impl From<CallToolResult> for ServerResult {
-    fn from(r: CallToolResult) -> Self {
-        Self::CallTool(r)
-    }
-}
-
-impl From<ListToolsResult> for ServerResult {
-    fn from(r: ListToolsResult) -> Self {
-        Self::ListTools(r)
-    }
-}
-
-impl From<CreateTaskResult> for ServerResult {
-    fn from(r: CreateTaskResult) -> Self {
-        Self::CreateTask(r)
-    }
-}
-
-impl From<GetTaskResult> for ServerResult {
-    fn from(r: GetTaskResult) -> Self {
-        Self::GetTask(r)
-    }
-}
-
-impl From<GetTaskPayloadResult> for ServerResult {
-    fn from(r: GetTaskPayloadResult) -> Self {
-        Self::GetTaskPayload(r)
-    }
-}
-
-impl From<ListTasksResult> for ServerResult {
-    fn from(r: ListTasksResult) -> Self {
-        Self::ListTasks(r)
-    }
-}
-
-impl From<CancelTaskResult> for ServerResult {
-    fn from(r: CancelTaskResult) -> Self {
-        Self::CancelTask(r)
-    }
-}
-
-impl From<InputRequiredResult> for ServerResult {
-    fn from(r: InputRequiredResult) -> Self {
-        Self::InputRequired(r)
-    }
-}
-
-impl From<DiscoverResult> for ServerResult {
-    fn from(r: DiscoverResult) -> Self {
-        Self::Discover(r)
-    }
-}
-
-impl From<SubscriptionsListenResult> for ServerResult {
-    fn from(r: SubscriptionsListenResult) -> Self {
-        Self::SubscriptionsListen(r)
-    }
-}
-
-impl From<EmptyResult> for ServerResult {
-    fn from(r: EmptyResult) -> Self {
-        Self::Empty(r)
-    }
-}
-
-impl Serialize for ServerResult {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Initialize(r) => r.serialize(serializer),
-            Self::Complete(r) => r.serialize(serializer),
-            Self::GetPrompt(r) => r.serialize(serializer),
-            Self::ListPrompts(r) => r.serialize(serializer),
-            Self::ListResourceTemplates(r) => r.serialize(serializer),
-            Self::ListResources(r) => r.serialize(serializer),
-            Self::ReadResource(r) => r.serialize(serializer),
-            Self::CallTool(r) => r.serialize(serializer),
-            Self::ListTools(r) => r.serialize(serializer),
-            Self::CreateTask(r) => r.serialize(serializer),
-            Self::GetTask(r) => r.serialize(serializer),
-            Self::GetTaskPayload(r) => r.serialize(serializer),
-            Self::ListTasks(r) => r.serialize(serializer),
-            Self::CancelTask(r) => r.serialize(serializer),
-            Self::InputRequired(r) => r.serialize(serializer),
-            Self::Discover(r) => r.serialize(serializer),
-            Self::SubscriptionsListen(r) => r.serialize(serializer),
-            Self::Empty(r) => r.serialize(serializer),
-        }
+crate::setters::untagged_union! {
+    /// Every result a server sends.
+    ///
+    /// Deserialisation picks the variant from the members present, first match wins:
+    /// `"resultType": "input_required"` → `InputRequired`, `supportedVersions` →
+    /// `Discover`, `protocolVersion` → `Initialize`, `completion` → `Complete`, `messages` →
+    /// `GetPrompt`, `prompts` → `ListPrompts`, `resourceTemplates` →
+    /// `ListResourceTemplates`, `resources` → `ListResources`, `contents` →
+    /// `ReadResource`, `tools` → `ListTools`, `content` → `CallTool`, `tasks` →
+    /// `ListTasks`, `task` → `CreateTask`, `taskId` and `status` → `GetTask`, only `_meta`
+    /// with `io.modelcontextprotocol/subscriptionId` (and `resultType`) →
+    /// `SubscriptionsListen`, anything else → `Empty` (which keeps every member). If the
+    /// chosen variant does not decode, that is the error. `CancelTask` (same shape as
+    /// `GetTask`) and `GetTaskPayload`
+    /// (the shape of another result) are never chosen: use
+    /// [`ServerResult::from_method`] when the request's method is known.
+    // `initialize` and its result are the large variants; they travel once per
+    // session, so they are not boxed (matching stays `Initialize(request)`).
+    #[allow(clippy::large_enum_variant)]
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub enum ServerResult {
+        /// `initialize`.
+        Initialize(InitializeResult),
+        /// `completion/complete`.
+        Complete(CompleteResult),
+        /// `prompts/get`.
+        GetPrompt(GetPromptResult),
+        /// `prompts/list`.
+        ListPrompts(ListPromptsResult),
+        /// `resources/templates/list`.
+        ListResourceTemplates(ListResourceTemplatesResult),
+        /// `resources/list`.
+        ListResources(ListResourcesResult),
+        /// `resources/read`.
+        ReadResource(ReadResourceResult),
+        /// `tools/call`.
+        CallTool(CallToolResult),
+        /// `tools/list`.
+        ListTools(ListToolsResult),
+        /// A task-augmented request's immediate answer.
+        CreateTask(CreateTaskResult),
+        /// `tasks/get`.
+        GetTask(GetTaskResult),
+        /// `tasks/result`.
+        GetTaskPayload(GetTaskPayloadResult),
+        /// `tasks/list`.
+        ListTasks(ListTasksResult),
+        /// `tasks/cancel`.
+        CancelTask(CancelTaskResult),
+        /// The interim answer of `tools/call`, `prompts/get` or `resources/read`: input
+        /// is needed first (2026-07-28).
+        InputRequired(InputRequiredResult),
+        /// `server/discover` (2026-07-28).
+        Discover(DiscoverResult),
+        /// `subscriptions/listen` (2026-07-28).
+        SubscriptionsListen(SubscriptionsListenResult),
+        /// `ping`, `logging/setLevel`, `resources/subscribe`, ... (any other result).
+        Empty(EmptyResult),
     }
 }
 
@@ -352,104 +220,36 @@ impl ServerResult {
     }
 }
 
-/// Every result a client sends.
-///
-/// Deserialisation picks the variant from the members present, first match wins:
-/// `model` → `CreateMessage`, `roots` → `ListRoots`, `action` → `Elicit`, `tasks` →
-/// `ListTasks`, `task` → `CreateTask`, `taskId` and `status` → `GetTask`, anything
-/// else → `Empty` (which keeps every member). If the chosen variant does not decode,
-/// that is the error. `CancelTask` and `GetTaskPayload` are never chosen: use
-/// [`ClientResult::from_method`] when the request's method is known.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ClientResult {
-    /// `sampling/createMessage`.
-    CreateMessage(CreateMessageResult),
-    /// `roots/list`.
-    ListRoots(ListRootsResult),
-    /// `elicitation/create`.
-    Elicit(ElicitResult),
-    /// A task-augmented request's immediate answer.
-    CreateTask(CreateTaskResult),
-    /// `tasks/get`.
-    GetTask(GetTaskResult),
-    /// `tasks/result`.
-    GetTaskPayload(GetTaskPayloadResult),
-    /// `tasks/list`.
-    ListTasks(ListTasksResult),
-    /// `tasks/cancel`.
-    CancelTask(CancelTaskResult),
-    /// `ping` (any other result).
-    Empty(EmptyResult),
-}
-
-impl From<CreateMessageResult> for ClientResult {
-    fn from(r: CreateMessageResult) -> Self {
-        Self::CreateMessage(r)
-    }
-}
-
-impl From<ListRootsResult> for ClientResult {
-    fn from(r: ListRootsResult) -> Self {
-        Self::ListRoots(r)
-    }
-}
-
-impl From<ElicitResult> for ClientResult {
-    fn from(r: ElicitResult) -> Self {
-        Self::Elicit(r)
-    }
-}
-
-impl From<CreateTaskResult> for ClientResult {
-    fn from(r: CreateTaskResult) -> Self {
-        Self::CreateTask(r)
-    }
-}
-
-impl From<GetTaskResult> for ClientResult {
-    fn from(r: GetTaskResult) -> Self {
-        Self::GetTask(r)
-    }
-}
-
-impl From<GetTaskPayloadResult> for ClientResult {
-    fn from(r: GetTaskPayloadResult) -> Self {
-        Self::GetTaskPayload(r)
-    }
-}
-
-impl From<ListTasksResult> for ClientResult {
-    fn from(r: ListTasksResult) -> Self {
-        Self::ListTasks(r)
-    }
-}
-
-impl From<CancelTaskResult> for ClientResult {
-    fn from(r: CancelTaskResult) -> Self {
-        Self::CancelTask(r)
-    }
-}
-
-impl From<EmptyResult> for ClientResult {
-    fn from(r: EmptyResult) -> Self {
-        Self::Empty(r)
-    }
-}
-
-impl Serialize for ClientResult {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::CreateMessage(r) => r.serialize(serializer),
-            Self::ListRoots(r) => r.serialize(serializer),
-            Self::Elicit(r) => r.serialize(serializer),
-            Self::CreateTask(r) => r.serialize(serializer),
-            Self::GetTask(r) => r.serialize(serializer),
-            Self::GetTaskPayload(r) => r.serialize(serializer),
-            Self::ListTasks(r) => r.serialize(serializer),
-            Self::CancelTask(r) => r.serialize(serializer),
-            Self::Empty(r) => r.serialize(serializer),
-        }
+crate::setters::untagged_union! {
+    /// Every result a client sends.
+    ///
+    /// Deserialisation picks the variant from the members present, first match wins:
+    /// `model` → `CreateMessage`, `roots` → `ListRoots`, `action` → `Elicit`, `tasks` →
+    /// `ListTasks`, `task` → `CreateTask`, `taskId` and `status` → `GetTask`, anything
+    /// else → `Empty` (which keeps every member). If the chosen variant does not decode,
+    /// that is the error. `CancelTask` and `GetTaskPayload` are never chosen: use
+    /// [`ClientResult::from_method`] when the request's method is known.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub enum ClientResult {
+        /// `sampling/createMessage`.
+        CreateMessage(CreateMessageResult),
+        /// `roots/list`.
+        ListRoots(ListRootsResult),
+        /// `elicitation/create`.
+        Elicit(ElicitResult),
+        /// A task-augmented request's immediate answer.
+        CreateTask(CreateTaskResult),
+        /// `tasks/get`.
+        GetTask(GetTaskResult),
+        /// `tasks/result`.
+        GetTaskPayload(GetTaskPayloadResult),
+        /// `tasks/list`.
+        ListTasks(ListTasksResult),
+        /// `tasks/cancel`.
+        CancelTask(CancelTaskResult),
+        /// `ping` (any other result).
+        Empty(EmptyResult),
     }
 }
 
