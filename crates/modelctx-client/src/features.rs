@@ -35,54 +35,28 @@ pub trait PagedMethod: RequestMethod<Params = Option<PaginatedRequestParams>> {
     fn into_items(result: Self::Result) -> Vec<Self::Item>;
 }
 
-impl PagedMethod for ListToolsRequest {
-    type Item = Tool;
-    fn next_cursor(result: &ListToolsResult) -> Option<&Cursor> {
-        result.next_cursor.as_ref()
-    }
-    fn into_items(result: ListToolsResult) -> Vec<Tool> {
-        result.tools
-    }
+/// `PagedMethod` for list request `$method`, whose result `$result` lists `$item`s in
+/// its field `$items`.
+macro_rules! paged {
+    ($($method:ty => $result:ty, $item:ty, $items:ident;)*) => {$(
+        impl PagedMethod for $method {
+            type Item = $item;
+            fn next_cursor(result: &$result) -> Option<&Cursor> {
+                result.next_cursor.as_ref()
+            }
+            fn into_items(result: $result) -> Vec<$item> {
+                result.$items
+            }
+        }
+    )*};
 }
 
-impl PagedMethod for ListResourcesRequest {
-    type Item = Resource;
-    fn next_cursor(result: &ListResourcesResult) -> Option<&Cursor> {
-        result.next_cursor.as_ref()
-    }
-    fn into_items(result: ListResourcesResult) -> Vec<Resource> {
-        result.resources
-    }
-}
-
-impl PagedMethod for ListResourceTemplatesRequest {
-    type Item = ResourceTemplate;
-    fn next_cursor(result: &ListResourceTemplatesResult) -> Option<&Cursor> {
-        result.next_cursor.as_ref()
-    }
-    fn into_items(result: ListResourceTemplatesResult) -> Vec<ResourceTemplate> {
-        result.resource_templates
-    }
-}
-
-impl PagedMethod for ListPromptsRequest {
-    type Item = Prompt;
-    fn next_cursor(result: &ListPromptsResult) -> Option<&Cursor> {
-        result.next_cursor.as_ref()
-    }
-    fn into_items(result: ListPromptsResult) -> Vec<Prompt> {
-        result.prompts
-    }
-}
-
-impl PagedMethod for modelctx_types::ListTasksRequest {
-    type Item = modelctx_types::Task;
-    fn next_cursor(result: &modelctx_types::ListTasksResult) -> Option<&Cursor> {
-        result.next_cursor.as_ref()
-    }
-    fn into_items(result: modelctx_types::ListTasksResult) -> Vec<modelctx_types::Task> {
-        result.tasks
-    }
+paged! {
+    ListToolsRequest => ListToolsResult, Tool, tools;
+    ListResourcesRequest => ListResourcesResult, Resource, resources;
+    ListResourceTemplatesRequest => ListResourceTemplatesResult, ResourceTemplate, resource_templates;
+    ListPromptsRequest => ListPromptsResult, Prompt, prompts;
+    modelctx_types::ListTasksRequest => modelctx_types::ListTasksResult, modelctx_types::Task, tasks;
 }
 
 /// Walks a paged list one page at a time: the first request carries no cursor, each

@@ -470,12 +470,16 @@ impl ClientBuilder {
         let subscriptions = subscriptions::Routes::default();
         let watchers = subscriptions::Watchers::default();
         let cache = Arc::new(stateless::Cache::new(self.cache_clock.take()));
-        let middleware = middleware::request_chain(self.layers);
+        let middleware = middleware::request_chain(self.layers, &requests);
+        let notifications = Arc::new(self.notifications);
         let service = Arc::new(ClientService {
             requests: requests.clone(),
             middleware: middleware.clone(),
-            notifications: Arc::new(self.notifications),
-            notification_middleware: middleware::notification_chain(self.notification_layers),
+            notification_middleware: middleware::notification_chain(
+                self.notification_layers,
+                &notifications,
+            ),
+            notifications,
             log_order: features.log_order.clone(),
             subscriptions: subscriptions.clone(),
             watchers: watchers.clone(),

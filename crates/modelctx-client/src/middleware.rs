@@ -7,88 +7,30 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use modelctx_session::{Extensions, Peer, RequestContext, parse_params};
-use modelctx_types::{ErrorData, RawValue, to_raw};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use modelctx_session::RequestContext;
+pub use modelctx_session::middleware::McpNotification;
+use modelctx_types::{ErrorData, RawValue};
 use tower::service_fn;
 
-use crate::{ClientBuilder, NotificationFn, RequestFn};
+use crate::{ClientBuilder, RequestFn};
 
 /// The client's handlers of requests from its server, by method.
 pub(crate) type Handlers = Arc<HashMap<Cow<'static, str>, Arc<RequestFn>>>;
 
-/// The client's handlers of notifications, by method.
-pub(crate) type NotificationHandlers = Arc<HashMap<Cow<'static, str>, Arc<NotificationFn>>>;
+pub(crate) use modelctx_session::middleware::NotificationHandlers;
 
 type Answer = BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
 
 /// One request from the server as the client's middleware sees it: its method, its
-/// params (raw JSON text) and its context (request id, `_meta`, cancellation, the
-/// transport's [`Extensions`], the peer). A layer may read it, rewrite its params,
-/// answer it itself or refuse it (an `Err(ErrorData)`, sent to the server as a
-/// JSON-RPC error) instead of calling the service it wraps.
-pub struct McpRequest {
-    method: Cow<'static, str>,
-    params: Option<Box<RawValue>>,
-    context: RequestContext,
-    handlers: Handlers,
-}
-
-impl fmt::Debug for McpRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("McpRequest")
-            .field("method", &self.method)
-            .field("params", &self.params)
-            .finish_non_exhaustive()
-    }
-}
-
-impl McpRequest {
-    /// The request's method, such as `sampling/createMessage`.
-    pub fn method(&self) -> &str {
-        &self.method
-    }
-
-    /// The request's params as sent (their JSON text), if it has any.
-    pub fn params(&self) -> Option<&RawValue> {
-        self.params.as_deref()
-    }
-
-    /// The request's params decoded into `T` (absent params decode as `null`); a
-    /// mismatch is `-32602 Invalid params`, ready to be returned as the answer.
-    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, ErrorData> {
-        parse_params(self.params.as_deref())
-    }
-
-    /// Replaces the request's params with `params` encoded: what the services inside
-    /// this layer, and the handler, receive.
-    pub fn set_params<T: Serialize>(&mut self, params: &T) -> Result<(), ErrorData> {
-        let raw = to_raw(params)
-            .map_err(|e| ErrorData::internal_error(format!("cannot encode the params: {e}")))?;
-        self.params = Some(raw);
-        Ok(())
-    }
-
-    /// Replaces the request's params with this raw JSON (or none).
-    pub fn set_raw_params(&mut self, params: Option<Box<RawValue>>) {
-        self.params = params;
-    }
-
-    /// The request's context, as its handler will see it.
-    pub fn context(&self) -> &RequestContext {
-        &self.context
-    }
-
-    /// What the transport attached to the request.
-    pub fn extensions(&self) -> &Extensions {
-        self.context.extensions()
-    }
-}
+/// params (raw JSON text) and its [`RequestContext`] (request id, `_meta`,
+/// cancellation, the transport's [`Extensions`](modelctx_session::Extensions), the
+/// peer). A layer may read it, rewrite its params, answer it itself or refuse it (an
+/// `Err(ErrorData)`, sent to the server as a JSON-RPC error) instead of calling the
+/// service it wraps.
+pub type McpRequest = modelctx_session::middleware::McpMessage<RequestContext>;
 
 /// The service a layer wraps: the layers inside it, then the client's handlers (a
 /// request without one is `-32601 Method not found`; for notifications,
@@ -99,75 +41,6 @@ pub type Next<R = McpRequest, T = Box<RawValue>> = modelctx_session::middleware:
 /// The service a notification layer wraps (see
 /// [`ClientBuilder::notification_layer`](crate::ClientBuilder::notification_layer)).
 pub type NotificationNext = Next<McpNotification, ()>;
-
-/// One notification from the server as the client's middleware sees it: its method,
-/// its params (raw JSON text) and the peer. A layer may read it, rewrite its params, or
-/// keep it from the application's handler by not calling the service it wraps; a
-/// notification has no answer, so an `Err` is dropped too.
-pub struct McpNotification {
-    method: Cow<'static, str>,
-    params: Option<Box<RawValue>>,
-    peer: Peer,
-    handlers: NotificationHandlers,
-}
-
-impl fmt::Debug for McpNotification {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("McpNotification")
-            .field("method", &self.method)
-            .field("params", &self.params)
-            .finish_non_exhaustive()
-    }
-}
-
-impl McpNotification {
-    /// The notification's method, such as `notifications/message`.
-    pub fn method(&self) -> &str {
-        &self.method
-    }
-
-    /// The notification's params as sent (their JSON text), if it has any.
-    pub fn params(&self) -> Option<&RawValue> {
-        self.params.as_deref()
-    }
-
-    /// The notification's params decoded into `T` (absent params decode as `null`).
-    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, ErrorData> {
-        parse_params(self.params.as_deref())
-    }
-
-    /// Replaces the notification's params with this raw JSON (or none).
-    pub fn set_raw_params(&mut self, params: Option<Box<RawValue>>) {
-        self.params = params;
-    }
-
-    /// The peer, to send to the server.
-    pub fn peer(&self) -> &Peer {
-        &self.peer
-    }
-}
-
-/// Hands a notification to the client's handler for its method, if any.
-pub(crate) fn deliver(
-    handlers: &NotificationHandlers,
-    method: &str,
-    params: Option<Box<RawValue>>,
-    peer: Peer,
-) -> BoxFuture<'static, ()> {
-    match handlers.get(method) {
-        Some(handler) => handler(params, peer),
-        None => Box::pin(async {}),
-    }
-}
-
-/// The client's notification handlers, innermost in the notification chain.
-fn deliver_last(n: McpNotification) -> BoxFuture<'static, Result<(), ErrorData>> {
-    let delivered = deliver(&n.handlers, &n.method, n.params, n.peer);
-    Box::pin(async move {
-        delivered.await;
-        Ok(())
-    })
-}
 
 /// The answer of the client's handler for `method`, or method not found.
 pub(crate) fn answer(
@@ -183,16 +56,6 @@ pub(crate) fn answer(
             Box::pin(async move { Err(error) })
         }
     }
-}
-
-/// The client's handlers, innermost in the chain.
-fn dispatch(request: McpRequest) -> Answer {
-    answer(
-        &request.handlers,
-        &request.method,
-        request.params,
-        request.context,
-    )
 }
 
 impl ClientBuilder {
@@ -271,16 +134,22 @@ pub(crate) use modelctx_session::middleware::wrap;
 pub(crate) type Chain<R = McpRequest, T = Box<RawValue>> =
     modelctx_session::middleware::Chain<R, T>;
 
-/// The request chain of `layers`.
-pub(crate) fn request_chain(layers: Vec<Wrap>) -> Option<Arc<Chain>> {
-    Chain::stack(layers, service_fn(dispatch)).map(Arc::new)
+/// The request chain of `layers`, around `handlers`.
+pub(crate) fn request_chain(layers: Vec<Wrap>, handlers: &Handlers) -> Option<Arc<Chain>> {
+    let handlers = handlers.clone();
+    let innermost = service_fn(move |request: McpRequest| {
+        let (method, params, context) = request.into_parts();
+        answer(&handlers, &method, params, context)
+    });
+    Chain::stack(layers, innermost).map(Arc::new)
 }
 
-/// The notification chain of `layers`.
+/// The notification chain of `layers`, around `handlers`.
 pub(crate) fn notification_chain(
     layers: Vec<Wrap<McpNotification, ()>>,
+    handlers: &NotificationHandlers,
 ) -> Option<Arc<Chain<McpNotification, ()>>> {
-    Chain::stack(layers, service_fn(deliver_last)).map(Arc::new)
+    Chain::around_handlers(layers, handlers).map(Arc::new)
 }
 
 /// The answer to a request from the server: through `chain` when the client has
@@ -293,32 +162,9 @@ pub(crate) fn serve(
     context: RequestContext,
 ) -> Answer {
     match chain {
-        Some(chain) => chain.run(McpRequest {
-            method,
-            params,
-            context,
-            handlers: handlers.clone(),
-        }),
+        Some(chain) => chain.run(McpRequest::new(method, params, context)),
         None => answer(handlers, &method, params, context),
     }
 }
 
-/// Delivers a notification from the server: through `chain` when the client has
-/// notification layers, else straight to its handler.
-pub(crate) fn notify(
-    chain: Option<&Chain<McpNotification, ()>>,
-    handlers: &NotificationHandlers,
-    method: Cow<'static, str>,
-    params: Option<Box<RawValue>>,
-    peer: Peer,
-) -> BoxFuture<'static, ()> {
-    match chain {
-        Some(chain) => chain.notify(McpNotification {
-            method,
-            params,
-            peer,
-            handlers: handlers.clone(),
-        }),
-        None => deliver(handlers, &method, params, peer),
-    }
-}
+pub(crate) use modelctx_session::middleware::notify;

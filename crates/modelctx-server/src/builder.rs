@@ -652,6 +652,7 @@ impl ServerBuilder {
                 Some((version.clone(), raw.ok()?))
             })
             .collect();
+        let notifications = Arc::new(self.notifications);
         Server {
             inner: Arc::new(Inner {
                 // Names and versions are strings: encoding them cannot fail.
@@ -663,7 +664,7 @@ impl ServerBuilder {
                 capabilities,
                 initialize_results,
                 requests: self.requests,
-                notifications: self.notifications,
+                notifications: notifications.clone(),
                 session: self.session,
                 registry: self.registry,
                 announcer: {
@@ -690,7 +691,10 @@ impl ServerBuilder {
                 on_error: self.on_error,
                 handler_limit: self.handler_limit,
                 middleware: middleware::request_chain(self.layers),
-                notification_middleware: middleware::notification_chain(self.notification_layers),
+                notification_middleware: middleware::Chain::around_handlers(
+                    self.notification_layers,
+                    &notifications,
+                ),
             }),
         }
     }

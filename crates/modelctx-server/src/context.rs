@@ -17,6 +17,15 @@ use crate::inner::{Inner, Server};
 use crate::request::Context;
 use crate::session::ServerSession;
 
+/// A request's [`Extensions`](modelctx_session::Extensions), as
+/// [`Context::extensions`]: what lets middleware read them from an
+/// [`McpRequest`](crate::McpRequest).
+impl AsRef<modelctx_session::Extensions> for Context {
+    fn as_ref(&self) -> &modelctx_session::Extensions {
+        self.extensions()
+    }
+}
+
 impl Context {
     /// The id of the task this request runs as, if it does: a task-augmented call
     /// (protocol 2025-11-25), or a call the server turned into a task of the tasks

@@ -94,7 +94,7 @@ pub(crate) struct Inner {
     /// once: it depends on nothing else (see [`Inner::initialize_result`]).
     pub(crate) initialize_results: Vec<(ProtocolVersion, Box<RawValue>)>,
     pub(crate) requests: HashMap<Cow<'static, str>, Arc<RequestFn>>,
-    pub(crate) notifications: HashMap<Cow<'static, str>, Arc<NotificationFn>>,
+    pub(crate) notifications: middleware::NotificationHandlers,
     pub(crate) session: SessionConfig,
     pub(crate) registry: Registry,
     pub(crate) announcer: Arc<Announcer>,

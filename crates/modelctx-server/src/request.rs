@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
 use modelctx_session::tasks::TaskRun;
-use modelctx_session::{CancellationToken, Peer, RequestContext};
+use modelctx_session::{CancellationToken, RequestContext};
 use modelctx_types::{ErrorData, RawValue, ReadResourceResult};
 
 use crate::mrtr::Round;
@@ -33,15 +33,6 @@ pub(crate) trait Serving: Any + Send + Sync {
         params: Option<Box<RawValue>>,
         cx: Context,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorData>>;
-
-    /// Hands a notification to the server's handler for its method, if any, inside any
-    /// middleware.
-    fn notify(
-        self: Arc<Self>,
-        method: &str,
-        params: Option<Box<RawValue>>,
-        peer: Peer,
-    ) -> BoxFuture<'static, ()>;
 
     /// Reads a resource the server registers, as `resources/read` would.
     fn read_resource<'a>(

@@ -1,16 +1,132 @@
-//! The chain of tower layers both roles put around what they answer: the service a
-//! layer wraps ([`Next`]), one layer boxed for the chain ([`Wrap`], [`wrap`]), and the
-//! chain itself ([`Chain`]), built once. The role crates give the request types and the
-//! innermost service (the server's dispatch, the client's handlers).
+//! The chain of tower layers both roles put around what they answer: what a layer
+//! sees ([`McpMessage`]: a request with its context, or a [`McpNotification`]), the
+//! service a layer wraps ([`Next`]), one layer boxed for the chain ([`Wrap`],
+//! [`wrap`]), and the chain itself ([`Chain`]), built once. The role crates give the
+//! request's context and the innermost service (the server's dispatch, the client's
+//! handlers); a notification's is the role's handlers ([`NotificationHandlers`]).
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
-use modelctx_types::ErrorData;
+use modelctx_transport::Extensions;
+use modelctx_types::{ErrorData, RawValue, to_raw};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use tower::util::BoxCloneService;
 use tower::{Layer, Service, ServiceExt};
+
+use crate::peer::Peer;
+use crate::service::{NotificationFn, RequestContext, parse_params};
+
+/// One message as a role's middleware sees it: its method, its params (raw JSON text)
+/// and what comes with it, `C`. For a request (the roles' `McpRequest`) that is its
+/// context (the server's `Context`, the client's [`RequestContext`]: request id,
+/// `_meta`, the transport's [`Extensions`], ...): a layer may read the request, rewrite
+/// its params, answer it itself or refuse it (an `Err(ErrorData)`, sent to the peer as
+/// a JSON-RPC error) instead of calling the service it wraps. For a notification
+/// ([`McpNotification`]) it is the session's [`Peer`]: a layer may read it, rewrite its
+/// params, or keep it from the application's handler by not calling the service it
+/// wraps; a notification has no answer, so an `Err` is dropped too.
+pub struct McpMessage<C> {
+    method: Cow<'static, str>,
+    params: Option<Box<RawValue>>,
+    with: C,
+}
+
+/// One notification as a role's middleware sees it, with the session's peer (see
+/// [`McpMessage`]).
+pub type McpNotification = McpMessage<Peer>;
+
+impl<C> fmt::Debug for McpMessage<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpMessage")
+            .field("method", &self.method)
+            .field("params", &self.params)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C> McpMessage<C> {
+    /// The message as the role's chain receives it. Public only because the role
+    /// crates, which make the messages, are other crates; not for applications.
+    #[doc(hidden)]
+    pub fn new(method: Cow<'static, str>, params: Option<Box<RawValue>>, with: C) -> Self {
+        Self {
+            method,
+            params,
+            with,
+        }
+    }
+
+    /// The message taken apart for the role's own answering, innermost in the chain.
+    /// Public for the same reason as [`new`](Self::new).
+    #[doc(hidden)]
+    pub fn into_parts(self) -> (Cow<'static, str>, Option<Box<RawValue>>, C) {
+        (self.method, self.params, self.with)
+    }
+
+    /// The message's method, such as `tools/call`, `sampling/createMessage` or
+    /// `notifications/message`.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The message's params as sent (their JSON text), if it has any. In protocol
+    /// 2026-07-28 a client's request's params include its `_meta` envelope.
+    pub fn params(&self) -> Option<&RawValue> {
+        self.params.as_deref()
+    }
+
+    /// The message's params decoded into `T` (absent params decode as `null`); a
+    /// mismatch is `-32602 Invalid params`, ready to be returned as a request's answer.
+    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, ErrorData> {
+        parse_params(self.params.as_deref())
+    }
+
+    /// Replaces the message's params with `params` encoded: what the services inside
+    /// this layer, and the handler, receive.
+    pub fn set_params<T: Serialize>(&mut self, params: &T) -> Result<(), ErrorData> {
+        let raw = to_raw(params)
+            .map_err(|e| ErrorData::internal_error(format!("cannot encode the params: {e}")))?;
+        self.params = Some(raw);
+        Ok(())
+    }
+
+    /// Replaces the message's params with this raw JSON (or none).
+    pub fn set_raw_params(&mut self, params: Option<Box<RawValue>>) {
+        self.params = params;
+    }
+}
+
+impl<C: AsRef<Extensions>> McpMessage<C> {
+    /// The request's context, as its handler will see it.
+    pub fn context(&self) -> &C {
+        &self.with
+    }
+
+    /// What the transport attached to the request (for streamable HTTP, what layers in
+    /// front of the endpoint put in the HTTP request's extensions).
+    pub fn extensions(&self) -> &Extensions {
+        self.with.as_ref()
+    }
+}
+
+impl McpMessage<Peer> {
+    /// The session's peer, to send to the other side.
+    pub fn peer(&self) -> &Peer {
+        &self.with
+    }
+}
+
+impl AsRef<Extensions> for RequestContext {
+    fn as_ref(&self) -> &Extensions {
+        self.extensions()
+    }
+}
 
 /// The service a layer wraps: the layers inside it, then the role's own answering.
 /// Cheap to clone, as tower's pattern of cloning a service for each call needs.
@@ -103,5 +219,56 @@ impl<R: Send + 'static> Chain<R, ()> {
         Box::pin(async move {
             let _ = ran.await;
         })
+    }
+}
+
+/// A role's notification handlers, by method: the innermost of its notification chain.
+pub type NotificationHandlers = Arc<HashMap<Cow<'static, str>, Arc<NotificationFn>>>;
+
+/// Hands a notification to the handler for its method, if any.
+fn deliver(
+    handlers: &NotificationHandlers,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    peer: Peer,
+) -> BoxFuture<'static, ()> {
+    match handlers.get(method) {
+        Some(handler) => handler(params, peer),
+        None => Box::pin(async {}),
+    }
+}
+
+impl Chain<McpNotification, ()> {
+    /// The notification chain of `layers` around `handlers` (see
+    /// [`stack`](Self::stack)); `None` without layers.
+    pub fn around_handlers(
+        layers: Vec<Wrap<McpNotification, ()>>,
+        handlers: &NotificationHandlers,
+    ) -> Option<Self> {
+        let handlers = handlers.clone();
+        let innermost = tower::service_fn(move |notification: McpNotification| {
+            let (method, params, peer) = notification.into_parts();
+            let delivered = deliver(&handlers, &method, params, peer);
+            async move {
+                delivered.await;
+                Ok(())
+            }
+        });
+        Self::stack(layers, innermost)
+    }
+}
+
+/// Delivers notification `method`: through `chain` when the role has notification
+/// layers, else straight to its handler in `handlers`, if any.
+pub fn notify(
+    chain: Option<&Chain<McpNotification, ()>>,
+    handlers: &NotificationHandlers,
+    method: Cow<'static, str>,
+    params: Option<Box<RawValue>>,
+    peer: Peer,
+) -> BoxFuture<'static, ()> {
+    match chain {
+        Some(chain) => chain.notify(McpNotification::new(method, params, peer)),
+        None => deliver(handlers, &method, params, peer),
     }
 }

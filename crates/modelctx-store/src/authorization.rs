@@ -373,18 +373,7 @@ mod tests {
     use super::*;
 
     fn grant(expires_at: u64) -> Grant {
-        Grant {
-            client_id: "c".into(),
-            subject: "s".into(),
-            scope: String::new(),
-            resource: None,
-            redirect_uri: None,
-            code_challenge: None,
-            state: None,
-            dpop_jkt: None,
-            family: None,
-            expires_at,
-        }
+        Grant::new("c", "s", "", expires_at)
     }
 
     #[tokio::test]
@@ -419,27 +408,13 @@ mod tests {
                 .await
                 .is_err()
         );
-        assert!(
-            store
-                .take_grant(GrantKind::Code, "7")
-                .await
-                .unwrap()
-                .is_some()
-        );
-        assert!(
-            store
-                .take_grant(GrantKind::Code, "7")
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            store
-                .take_grant(GrantKind::Refresh, "8")
-                .await
-                .unwrap()
-                .is_none()
-        );
+        let taken = |kind, key: &'static str| {
+            let store = &store;
+            async move { store.take_grant(kind, key).await.unwrap().is_some() }
+        };
+        assert!(taken(GrantKind::Code, "7").await);
+        assert!(!taken(GrantKind::Code, "7").await);
+        assert!(!taken(GrantKind::Refresh, "8").await);
 
         // Expired grants make room as new ones come.
         let store = InMemoryStore::new().limits(1, 1500);

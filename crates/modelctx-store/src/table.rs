@@ -7,11 +7,11 @@
 //!
 //! Invariant: a table that grows with the number of sessions, streams or requests gives its
 //! memory back as it drains. Every such table calls [`shrink_drained`] where entries leave
-//! (or is dropped with its session): the streamable HTTP service's sessions, the in-memory
-//! event store's sessions, a hosted session's routes, the legacy SSE service's sessions,
-//! the server's announcer, the session runtime's in-flight requests and pending table, the
-//! task host's live tasks and the in-memory task store. A new table of that kind must do
-//! the same.
+//! (directly, or through [`take_all`] when it is emptied at once), or is dropped with its
+//! session: the streamable HTTP service's sessions, the in-memory event store's sessions,
+//! a hosted session's routes, the legacy SSE service's sessions, the server's announcer,
+//! the session runtime's in-flight requests and pending table, the task host's live tasks
+//! and the in-memory task store. A new table of that kind must do the same.
 //!
 //! An empty table frees its memory altogether rather than keeping a small floor: a small
 //! table reallocated while a round's last sessions end lands wherever malloc finds room,
@@ -74,6 +74,17 @@ pub fn shrink_drained<T: Table + ?Sized>(table: &mut T) -> bool {
     }
     table.shrink_to(len.saturating_mul(2).max(KEPT_CAPACITY / 4));
     true
+}
+
+/// Removes every entry of `table` and gives its memory back (see
+/// [`shrink_drained`]): the values, for the caller to end once the table's lock is
+/// released.
+///
+/// Plumbing for the server transports of the modelctx crates.
+pub fn take_all<K: Eq + Hash, V, S: BuildHasher>(table: &mut HashMap<K, V, S>) -> Vec<V> {
+    let taken = table.drain().map(|(_, v)| v).collect();
+    shrink_drained(table);
+    taken
 }
 
 impl<K: Eq + Hash, V, S: BuildHasher> Table for HashMap<K, V, S> {

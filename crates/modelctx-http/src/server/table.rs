@@ -230,12 +230,9 @@ impl Inner {
     /// Ends the sessions whose handshake has not settled (the service is closing: their
     /// POSTs end too).
     pub(super) fn end_handshakes(&self) {
-        let pending: Vec<_> = {
-            let mut handshaking = self.handshaking.lock().unwrap_or_else(|p| p.into_inner());
-            let pending = handshaking.drain().map(|(_, s)| s).collect();
-            modelctx_store::table::shrink_drained(&mut *handshaking);
-            pending
-        };
+        let pending = modelctx_store::table::take_all(
+            &mut *self.handshaking.lock().unwrap_or_else(|p| p.into_inner()),
+        );
         for session in pending.iter().filter_map(Weak::upgrade) {
             session.terminate();
         }

@@ -242,24 +242,13 @@ impl Service for SessionService {
         if notification.method == "notifications/initialized" {
             self.state.initialized.cancel();
         }
-        match &self.server.notification_middleware {
-            Some(chain) => {
-                let server = self.server.clone();
-                crate::middleware::notify(
-                    chain,
-                    notification.method,
-                    notification.params,
-                    peer,
-                    server,
-                )
-            }
-            None => notify(
-                &self.server,
-                &notification.method,
-                notification.params,
-                peer,
-            ),
-        }
+        crate::middleware::notify(
+            self.server.notification_middleware.as_ref(),
+            &self.server.notifications,
+            notification.method,
+            notification.params,
+            peer,
+        )
     }
 
     fn handle_error(self: Arc<Self>, error: ErrorData, peer: Peer) -> BoxFuture<'static, ()> {
@@ -304,28 +293,7 @@ fn answer(
     }
 }
 
-/// Hands a notification to the server's handler for its method, if any.
-fn notify(
-    server: &Inner,
-    method: &str,
-    params: Option<Box<RawValue>>,
-    peer: Peer,
-) -> BoxFuture<'static, ()> {
-    match server.notifications.get(method) {
-        Some(handler) => handler(params, peer),
-        None => Box::pin(async {}),
-    }
-}
-
 impl Serving for Inner {
-    fn notify(
-        self: Arc<Self>,
-        method: &str,
-        params: Option<Box<RawValue>>,
-        peer: Peer,
-    ) -> BoxFuture<'static, ()> {
-        notify(&self, method, params, peer)
-    }
     fn dispatch(
         self: Arc<Self>,
         method: &str,

@@ -273,6 +273,17 @@ impl SessionService {
             })
     }
 
+    /// The envelope of a request of the stateless era, read from its `_meta` or found
+    /// in the server's cache.
+    fn envelope(&self, context: &RequestContext) -> Result<Arc<stateless::Envelope>, ErrorData> {
+        stateless::envelope_cached(
+            &self.server.envelopes,
+            context.unstable_shared_meta(),
+            context.unstable_meta_text(),
+            || context.meta(),
+        )
+    }
+
     /// A request of the stateless era: its envelope checked, the era's own methods
     /// answered here, every other one served by the same handlers as in a session, and
     /// the answer finished for the era.
@@ -293,12 +304,7 @@ impl SessionService {
                 "tasks/get" | "tasks/update" | "tasks/cancel"
             )
         {
-            let envelope = match stateless::envelope_cached(
-                &self.server.envelopes,
-                context.unstable_shared_meta(),
-                context.unstable_meta_text(),
-                || context.meta(),
-            ) {
+            let envelope = match self.envelope(&context) {
                 Ok(envelope) => envelope,
                 Err(error) => return Box::pin(async move { Err(error) }),
             };
@@ -319,12 +325,7 @@ impl SessionService {
             let error = ErrorData::method_not_found(&method);
             return Box::pin(async move { Err(error) });
         }
-        let envelope = match stateless::envelope_cached(
-            &self.server.envelopes,
-            context.unstable_shared_meta(),
-            context.unstable_meta_text(),
-            || context.meta(),
-        ) {
+        let envelope = match self.envelope(&context) {
             Ok(envelope) => envelope,
             Err(error) => return Box::pin(async move { Err(error) }),
         };

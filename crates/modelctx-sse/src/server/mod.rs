@@ -122,12 +122,7 @@ impl SseService {
 
     /// Ends every session (their streams end, their handlers see the transport end).
     pub fn close_all_sessions(&self) {
-        let sessions: Vec<_> = {
-            let mut sessions = self.inner.lock_sessions();
-            let ended = sessions.drain().map(|(_, s)| s).collect();
-            modelctx_store::table::shrink_drained(&mut *sessions);
-            ended
-        };
+        let sessions = modelctx_store::table::take_all(&mut *self.inner.lock_sessions());
         for s in sessions {
             s.closed.cancel();
         }
