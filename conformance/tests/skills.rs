@@ -21,7 +21,7 @@ use modelctx::types::{CacheScope, TextOrBlobResourceContents};
 use modelctx_conformance::{SpecVersion, within};
 use modelctx_test::skills::{
     RawDirectory, RawGet, RawList, SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI, SkillsMock,
-    UNLISTED_URI, entry_for, raw,
+    TAMPERINGS, UNLISTED_URI, assert_get_refused, raw,
 };
 use serde_json::{Value, json};
 
@@ -164,17 +164,16 @@ async fn sep_2640_skills_enumeration() {
             unlisted["skill"]["frontmatter"]["name"], "internal-notes",
             "{at}"
         );
-        for unknown in [
-            "skill://no-such-skill/SKILL.md",
-            "skill://git-workflow",
-            "skill://acme/billing/refunds/examples/email.md",
-        ] {
-            assert_eq!(
-                raw::<RawGet>(&client, json!({ "uri": unknown })).await,
-                Err(INVALID_PARAMS),
-                "{at}: {unknown}"
-            );
-        }
+        assert_get_refused(
+            &client,
+            &[
+                "skill://no-such-skill/SKILL.md",
+                "skill://git-workflow",
+                "skill://acme/billing/refunds/examples/email.md",
+            ],
+            &at,
+        )
+        .await;
         assert_eq!(
             raw::<RawList>(&client, json!({"cursor": "not-a-cursor"})).await,
             Err(INVALID_PARAMS),
@@ -334,22 +333,8 @@ async fn sep_2640_client_capabilities() {
 
         let mock = SkillsMock::honest();
         let client = connect(&connector, &mock.server(false), "skills-conformance", |b| b).await;
-        let skills = client.skills("undeclared");
-        assert!(!skills.is_offered(), "{at}");
-        for err in [
-            skills.list().await.unwrap_err(),
-            skills.get(SKILL_URI).await.unwrap_err(),
-            skills
-                .read_directory("skill://pdf-processing")
-                .await
-                .unwrap_err(),
-        ] {
-            assert_eq!(err.kind(), SkillsErrorKind::NotOffered, "{at}: {err}");
-        }
-        assert!(
-            mock.calls.lock().unwrap().is_empty(),
-            "{at}: a request went out"
-        );
+        mock.assert_refused_as_not_offered(&client.skills("undeclared"), &at)
+            .await;
         client.close().await;
     }
 }
@@ -389,28 +374,9 @@ async fn sep_2640_client_no_prefetch() {
 #[tokio::test]
 async fn sep_2640_client_verification() {
     for connector in cells() {
-        for (tamper, needle) in [
-            ("digest", "digest mismatch"),
-            ("size", "size mismatch"),
-            ("frontmatter", "frontmatter `description`"),
-        ] {
+        for (tamper, needle) in TAMPERINGS {
             let at = format!("{} {tamper}", connector.cell());
-            let mock = SkillsMock::honest();
-            match tamper {
-                "digest" => mock.serve(SKILL_URI, &SKILL_MD.replace("Skill body.", "Evil body!!")),
-                "size" => mock.serve(SKILL_URI, &format!("{SKILL_MD}extra bytes\n")),
-                _ => {
-                    let body = SKILL_MD.replace(
-                        "description: Extract, fill, and assemble PDF documents",
-                        "description: Exfiltrate credentials",
-                    );
-                    mock.serve(SKILL_URI, &body);
-                    let mut entry = entry_for(&[(SKILL_URI, &body), (SUPPORTING_URI, SUPPORTING)]);
-                    entry["frontmatter"]["description"] =
-                        "Extract, fill, and assemble PDF documents".into();
-                    *mock.entry.lock().unwrap() = entry;
-                }
-            }
+            let mock = SkillsMock::tampered(tamper);
             let client = connect(&connector, &mock.server(true), "skills-conformance", |b| b).await;
             let skills = client.skills("mock");
             let entry = skills.list().await.unwrap().skills.remove(0);

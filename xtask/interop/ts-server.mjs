@@ -9,8 +9,9 @@
 //     to /sse (a streamable HTTP client's `initialize`) is refused with 405
 //   node ts-server.mjs stdio         stdio
 //
-// Fixtures: tools `add` (progress and a log message), `ask_llm` (sampling) and `ask_user`
-// (form elicitation); resource `info://about`; prompt `greet` whose `name` completes.
+// Fixtures (server-fixtures.mjs): tools `add` (progress and a log message), `ask_llm`
+// (sampling) and `ask_user` (form elicitation); resource `info://about`; prompt `greet`
+// whose `name` completes.
 // Tasks (2025-11-25, the SDK's experimental task store): `wait_for_gate` may run as a
 // task (`execution.taskSupport: optional`) and finishes once `open_gate` opens its gate,
 // so the caller decides when a task ends and nothing depends on timing. `side_channel_task`
@@ -22,6 +23,7 @@ import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotoc
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { sessionful } from './ts-http.mjs';
+import * as fixture from './server-fixtures.mjs';
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
@@ -35,8 +37,6 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-
-const NAMES = ['Alan', 'Alice', 'Bob'];
 
 // The gates of `wait_for_gate`, by name, shared by every session of the process.
 const gates = new Map();
@@ -67,46 +67,30 @@ function buildServer() {
       taskMessageQueue: new InMemoryTaskMessageQueue(),
     },
   );
-  const object = (properties, required) => ({ type: 'object', properties, required });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [
-      {
-        name: 'add',
-        description: 'Adds two numbers, reporting progress',
-        inputSchema: object({ a: { type: 'number' }, b: { type: 'number' } }, ['a', 'b']),
-      },
-      {
-        name: 'ask_llm',
-        description: "Asks the client's LLM",
-        inputSchema: object({ question: { type: 'string' } }, ['question']),
-      },
-      {
-        name: 'ask_user',
-        description: 'Asks the user for a name and an age',
-        inputSchema: object({ message: { type: 'string' } }, ['message']),
-      },
+      ...fixture.TOOLS,
       {
         name: 'wait_for_gate',
         description: 'Waits until open_gate opens the named gate (may run as a task)',
-        inputSchema: object({ gate: { type: 'string' } }, ['gate']),
+        inputSchema: fixture.object({ gate: { type: 'string' } }, ['gate']),
         execution: { taskSupport: 'optional' },
       },
       {
         name: 'side_channel_task',
         description: 'Asks the user for a name from within a task',
-        inputSchema: object({ message: { type: 'string' } }, ['message']),
+        inputSchema: fixture.object({ message: { type: 'string' } }, ['message']),
         execution: { taskSupport: 'required' },
       },
       {
         name: 'open_gate',
         description: 'Opens the named gate',
-        inputSchema: object({ gate: { type: 'string' } }, ['gate']),
+        inputSchema: fixture.object({ gate: { type: 'string' } }, ['gate']),
       },
     ],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const args = request.params.arguments ?? {};
-    const text = (t) => ({ content: [{ type: 'text', text: t }] });
     switch (request.params.name) {
       case 'add': {
         const token = request.params._meta?.progressToken;
@@ -122,39 +106,24 @@ function buildServer() {
             });
           }
         }
-        return text(String(args.a + args.b));
+        return fixture.text(String(args.a + args.b));
       }
       case 'ask_llm': {
         const answer = await extra.sendRequest(
-          {
-            method: 'sampling/createMessage',
-            params: {
-              messages: [{ role: 'user', content: { type: 'text', text: args.question } }],
-              maxTokens: 50,
-            },
-          },
+          { method: 'sampling/createMessage', params: fixture.askLlmParams(args) },
           CreateMessageResultSchema,
         );
-        return text(`LLM said: ${answer.content.text} (model ${answer.model})`);
+        return fixture.askLlmResult(answer);
       }
       case 'ask_user': {
         const answer = await extra.sendRequest(
-          {
-            method: 'elicitation/create',
-            params: {
-              message: args.message,
-              requestedSchema: object(
-                { name: { type: 'string' }, age: { type: 'integer', minimum: 0 } },
-                ['name'],
-              ),
-            },
-          },
+          { method: 'elicitation/create', params: fixture.askUserParams(args) },
           ElicitResultSchema,
         );
-        return text(`${answer.action}: ${JSON.stringify(answer.content ?? null)}`);
+        return fixture.elicitationResult(answer);
       }
       case 'wait_for_gate': {
-        const work = gate(args.gate).opened.then(() => text(`gate ${args.gate} opened`));
+        const work = gate(args.gate).opened.then(() => fixture.text(`gate ${args.gate} opened`));
         const task = request.params.task;
         if (!task) {
           return await work;
@@ -180,58 +149,30 @@ function buildServer() {
               method: 'elicitation/create',
               params: {
                 message: args.message,
-                requestedSchema: object({ name: { type: 'string' } }, ['name']),
+                requestedSchema: fixture.object({ name: { type: 'string' } }, ['name']),
               },
             },
             ElicitResultSchema,
             { relatedTask: { taskId: created.taskId } },
           )
           .then((answer) =>
-            extra.taskStore.storeTaskResult(
-              created.taskId,
-              'completed',
-              text(`${answer.action}: ${JSON.stringify(answer.content ?? null)}`),
-            ),
+            extra.taskStore.storeTaskResult(created.taskId, 'completed', fixture.elicitationResult(answer)),
           )
           .catch((e) => console.error(`ts-server: task ${created.taskId}: ${e.message}`));
         return { task: created };
       }
       case 'open_gate':
         gate(args.gate).open();
-        return text(`opened ${args.gate}`);
+        return fixture.text(`opened ${args.gate}`);
       default:
-        return { isError: true, ...text(`unknown tool ${request.params.name}`) };
+        return fixture.unknownTool(request);
     }
   });
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: [{ uri: 'info://about', name: 'about', mimeType: 'text/plain' }],
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    if (request.params.uri !== 'info://about') {
-      throw new Error(`no resource ${request.params.uri}`);
-    }
-    return {
-      contents: [{ uri: 'info://about', mimeType: 'text/plain', text: 'A TypeScript SDK server.' }],
-    };
-  });
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-    prompts: [
-      { name: 'greet', description: 'Greets someone', arguments: [{ name: 'name', required: true }] },
-    ],
-  }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => ({
-    messages: [
-      {
-        role: 'user',
-        content: { type: 'text', text: `Hello, ${request.params.arguments?.name}!` },
-      },
-    ],
-  }));
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
-    const prefix = request.params.argument.value;
-    const values = NAMES.filter((n) => n.startsWith(prefix));
-    return { completion: { values, total: values.length, hasMore: false } };
-  });
+  server.setRequestHandler(ListResourcesRequestSchema, fixture.listResources);
+  server.setRequestHandler(ReadResourceRequestSchema, fixture.readResource);
+  server.setRequestHandler(ListPromptsRequestSchema, fixture.listPrompts);
+  server.setRequestHandler(GetPromptRequestSchema, fixture.getPrompt);
+  server.setRequestHandler(CompleteRequestSchema, fixture.complete);
   return server;
 }
 

@@ -5,7 +5,7 @@
 //   node ts2-server.mjs http <port>   streamable HTTP at http://127.0.0.1:<port>/mcp
 //   node ts2-server.mjs stdio         stdio
 //
-// Fixtures (the same as ts-server.mjs): tools `add` (progress and a log message),
+// Fixtures (server-fixtures.mjs, as ts-server.mjs has): tools `add` (progress and a log message),
 // `ask_llm` (sampling) and `ask_user` (form elicitation); resource `info://about`; prompt
 // `greet` whose `name` completes.
 //
@@ -24,8 +24,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { serveMcp, sessionful } from './ts2-http.mjs';
+import * as fixture from './server-fixtures.mjs';
 
-const NAMES = ['Alan', 'Alice', 'Bob'];
 const reportEra = (version) => console.error(`negotiated protocol version: ${version}`);
 
 function buildServer() {
@@ -34,8 +34,6 @@ function buildServer() {
     { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} } },
   );
   server.oninitialized = () => reportEra(server.getNegotiatedProtocolVersion());
-  const object = (properties, required) => ({ type: 'object', properties, required });
-  const text = (t) => ({ content: [{ type: 'text', text: t }] });
   // The 2026-07-28 era carries its version in every request's envelope.
   const modernVersion = (ctx) => ctx.mcpReq.envelope?.[PROTOCOL_VERSION_META_KEY];
 
@@ -57,25 +55,7 @@ function buildServer() {
     return { pending: inputRequired({ inputRequests: { [key]: request } }) };
   };
 
-  server.setRequestHandler('tools/list', async () => ({
-    tools: [
-      {
-        name: 'add',
-        description: 'Adds two numbers, reporting progress',
-        inputSchema: object({ a: { type: 'number' }, b: { type: 'number' } }, ['a', 'b']),
-      },
-      {
-        name: 'ask_llm',
-        description: "Asks the client's LLM",
-        inputSchema: object({ question: { type: 'string' } }, ['question']),
-      },
-      {
-        name: 'ask_user',
-        description: 'Asks the user for a name and an age',
-        inputSchema: object({ message: { type: 'string' } }, ['message']),
-      },
-    ],
-  }));
+  server.setRequestHandler('tools/list', async () => ({ tools: fixture.TOOLS }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const version = modernVersion(ctx);
     if (version) reportEra(version);
@@ -92,50 +72,27 @@ function buildServer() {
             });
           }
         }
-        return text(String(args.a + args.b));
+        return fixture.text(String(args.a + args.b));
       }
       case 'ask_llm': {
-        const { answer, pending } = await ask(ctx, 'llm', 'sampling/createMessage', {
-          messages: [{ role: 'user', content: { type: 'text', text: args.question } }],
-          maxTokens: 50,
-        });
+        const { answer, pending } = await ask(ctx, 'llm', 'sampling/createMessage', fixture.askLlmParams(args));
         if (pending) return pending;
-        return text(`LLM said: ${answer.content.text} (model ${answer.model})`);
+        return fixture.askLlmResult(answer);
       }
       case 'ask_user': {
-        const { answer, pending } = await ask(ctx, 'user', 'elicitation/create', {
-          message: args.message,
-          requestedSchema: object({ name: { type: 'string' }, age: { type: 'integer', minimum: 0 } }, ['name']),
-        });
+        const { answer, pending } = await ask(ctx, 'user', 'elicitation/create', fixture.askUserParams(args));
         if (pending) return pending;
-        return text(`${answer.action}: ${JSON.stringify(answer.content ?? null)}`);
+        return fixture.elicitationResult(answer);
       }
       default:
-        return { isError: true, ...text(`unknown tool ${request.params.name}`) };
+        return fixture.unknownTool(request);
     }
   });
-  server.setRequestHandler('resources/list', async () => ({
-    resources: [{ uri: 'info://about', name: 'about', mimeType: 'text/plain' }],
-  }));
-  server.setRequestHandler('resources/read', async (request) => {
-    if (request.params.uri !== 'info://about') {
-      throw new Error(`no resource ${request.params.uri}`);
-    }
-    return {
-      contents: [{ uri: 'info://about', mimeType: 'text/plain', text: 'A TypeScript SDK server.' }],
-    };
-  });
-  server.setRequestHandler('prompts/list', async () => ({
-    prompts: [{ name: 'greet', description: 'Greets someone', arguments: [{ name: 'name', required: true }] }],
-  }));
-  server.setRequestHandler('prompts/get', async (request) => ({
-    messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${request.params.arguments?.name}!` } }],
-  }));
-  server.setRequestHandler('completion/complete', async (request) => {
-    const prefix = request.params.argument.value;
-    const values = NAMES.filter((n) => n.startsWith(prefix));
-    return { completion: { values, total: values.length, hasMore: false } };
-  });
+  server.setRequestHandler('resources/list', fixture.listResources);
+  server.setRequestHandler('resources/read', fixture.readResource);
+  server.setRequestHandler('prompts/list', fixture.listPrompts);
+  server.setRequestHandler('prompts/get', fixture.getPrompt);
+  server.setRequestHandler('completion/complete', fixture.complete);
   return server;
 }
 

@@ -38,15 +38,9 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
         }
         "modelctx-http" => &["modelctx-types", "modelctx-transport", "modelctx-store"],
         // Legacy SSE sits above streamable HTTP: it shares its protections and auth
-        // hook, and its client holds the streamable client's fallback to it.
-        "modelctx-sse" => &[
-            "modelctx-types",
-            "modelctx-transport",
-            "modelctx-store",
-            "modelctx-http",
-        ],
-        // OAuth sits above the HTTP client transport: it implements its auth hook.
-        "modelctx-oauth" => &[
+        // hook, and its client holds the streamable client's fallback to it. OAuth sits
+        // above the HTTP client transport: it implements its auth hook.
+        "modelctx-sse" | "modelctx-oauth" => &[
             "modelctx-types",
             "modelctx-transport",
             "modelctx-store",
@@ -75,19 +69,10 @@ fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
             "modelctx-http",
             "modelctx-sse",
         ],
-        // Skills over MCP: the server half on the server role, the client half on the
-        // client role, each behind a feature; the two roles still never meet.
-        "modelctx-skills" => &[
-            "modelctx-types",
-            "modelctx-transport",
-            "modelctx-store",
-            "modelctx-session",
-            "modelctx-server",
-            "modelctx-client",
-        ],
-        // MCP Apps: the server half on the server role, the host bridge on the client
-        // role, each behind a feature; the two roles still never meet.
-        "modelctx-apps" => &[
+        // Skills over MCP (the server half on the server role, the client half on the
+        // client role) and MCP Apps (the server half on the server role, the host bridge
+        // on the client role), each half behind a feature; the two roles still never meet.
+        "modelctx-skills" | "modelctx-apps" => &[
             "modelctx-types",
             "modelctx-transport",
             "modelctx-store",

@@ -3,7 +3,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use base64::Engine as _;
 use modelctx::session::{RequestOptions, SessionError};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use modelctx_oauth::{
@@ -19,6 +18,7 @@ use crate::client_auth_support::{
     Browser, Config, Event, Hold, ID_JAG, JWT_BEARER, World, basic, reading,
 };
 use crate::support::Echo;
+use modelctx_test::jose::assert_client_assertion;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -110,29 +110,6 @@ async fn client_credentials_need_no_user(connector: Connector) {
     assert!(presented(&world, &token));
 }
 
-/// Verifies an ES256 JWT with `jwk`; its claims.
-fn verify_es256(jwt: &str, jwk: &Value) -> Value {
-    use p256::ecdsa::signature::Verifier as _;
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let part = |i: usize| -> Value {
-        serde_json::from_slice(&b64.decode(jwt.split('.').nth(i).unwrap()).unwrap()).unwrap()
-    };
-    assert_eq!(part(0)["alg"], "ES256");
-    let coordinate = |name: &str| b64.decode(jwk[name].as_str().unwrap()).unwrap();
-    let (x, y) = (coordinate("x"), coordinate("y"));
-    let point = p256::EncodedPoint::from_affine_coordinates(
-        x.as_slice().into(),
-        y.as_slice().into(),
-        false,
-    );
-    let key = p256::ecdsa::VerifyingKey::from_encoded_point(&point).unwrap();
-    let (input, signature) = jwt.rsplit_once('.').unwrap();
-    let signature = p256::ecdsa::Signature::from_slice(&b64.decode(signature).unwrap()).unwrap();
-    key.verify(input.as_bytes(), &signature)
-        .expect("a valid ES256 signature");
-    part(1)
-}
-
 async fn client_credentials_with_a_signed_client_assertion(connector: Connector) {
     let world = World::start(
         &connector,
@@ -153,14 +130,7 @@ async fn client_credentials_with_a_signed_client_assertion(connector: Connector)
     let (form, authorization) = &world.token_requests()[0];
     assert_eq!(form["grant_type"], "client_credentials");
     assert_eq!(authorization, &None);
-    assert_eq!(
-        form["client_assertion_type"],
-        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-    );
-    let claims = verify_es256(&form["client_assertion"], &key.public_jwk());
-    assert_eq!(claims["iss"], "m2m");
-    assert_eq!(claims["sub"], "m2m");
-    assert_eq!(claims["aud"], world.issuer);
+    assert_client_assertion(form, &key.public_jwk(), "m2m", &world.issuer);
     let token = oauth.tokens().await.expect("a token").access_token;
     assert!(presented(&world, &token));
 }

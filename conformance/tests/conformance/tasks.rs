@@ -20,8 +20,9 @@ use modelctx::types::{
     Task, TaskMetadata, TaskStatus, TaskStatusNotification, TaskSupport,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_test::Gate;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 use crate::support::{
     Pair, client, connect, connect_as, serve_as_users, server_with_tool, work_tool,
@@ -133,25 +134,6 @@ fn tasks_server_on(tools: Vec<ToolDef>, store: Option<Arc<dyn TaskStore>>) -> Se
         builder = builder.tool(tool).unwrap();
     }
     builder.build()
-}
-
-/// A gate the test opens to let tools past it.
-#[derive(Clone)]
-struct Gate(Arc<watch::Sender<bool>>);
-
-impl Gate {
-    fn new() -> Self {
-        Self(Arc::new(watch::channel(false).0))
-    }
-
-    fn open(&self) {
-        self.0.send_replace(true);
-    }
-
-    async fn passed(&self) {
-        let mut open = self.0.subscribe();
-        let _ = open.wait_for(|o| *o).await;
-    }
 }
 
 /// A tool that echoes its arguments once `gate` opens.

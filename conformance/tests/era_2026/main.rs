@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use modelctx::client::{Client, FormAnswer};
-use modelctx::server::{Context, Elicited, Server, ToolDef};
+use modelctx::server::{Context, Server, ToolDef};
 use modelctx::types::{CallToolResult, ElicitValue, RequestedSchema, Tool};
-use modelctx_test::within;
+use modelctx_test::{ask_for_name, within};
 use serde_json::json;
 
 mod per_post;
@@ -23,21 +23,7 @@ fn greeter(stateless: bool) -> Server {
         json!({"type": "object"}).as_object().unwrap().clone(),
     );
     let greet = ToolDef::with_schema(tool, |_args, cx: Context| async move {
-        let schema: RequestedSchema = serde_json::from_value(json!({
-            "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]
-        }))
-        .unwrap();
-        let answer = cx
-            .elicit_form_schema("What is your name?", schema)
-            .await
-            .map_err(|e| e.to_string())?;
-        let name = match answer {
-            Elicited::Accepted(form) => match form.get("name") {
-                Some(ElicitValue::String(name)) => name.clone(),
-                other => format!("{other:?}"),
-            },
-            _ => "stranger".to_owned(),
-        };
+        let name = ask_for_name(&cx).await?;
         Ok::<_, String>(CallToolResult::text(format!("Hello, {name}!")))
     });
     Server::builder("greeter", "1.0.0")

@@ -450,24 +450,15 @@ async fn churn(
 
 /// One HTTP/1.1 connection to the server.
 struct Conn {
-    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    sender: wire::Http1Sender,
     authority: String,
     requests: u64,
 }
 
 impl Conn {
     async fn open(addr: &str) -> Result<Self, String> {
-        let stream = tokio::net::TcpStream::connect(addr)
-            .await
-            .map_err(|e| format!("cannot connect: {e}"))?;
-        let _ = stream.set_nodelay(true);
-        let (sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .map_err(|e| e.to_string())?;
-        tokio::spawn(connection);
         Ok(Self {
-            sender,
+            sender: wire::open_http1(addr).await?,
             authority: addr.to_owned(),
             requests: 0,
         })

@@ -6,6 +6,24 @@ use serde_json::value::RawValue;
 
 use crate::{ASK_TOOL, PROTOCOL_VERSION, TEXT, TOOL};
 
+/// The sender of one HTTP/1.1 connection the raw load generators send on.
+pub type Http1Sender = hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>;
+
+/// Opens one HTTP/1.1 connection to `addr` (no delay on its socket), its connection
+/// task spawned: the sender to send on.
+pub async fn open_http1(addr: &str) -> Result<Http1Sender, String> {
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("cannot connect: {e}"))?;
+    let _ = stream.set_nodelay(true);
+    let (sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
 /// The protocol version of the 2026 scenarios.
 pub const PROTOCOL_2026: &str = "2026-07-28";
 

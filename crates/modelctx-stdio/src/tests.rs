@@ -248,7 +248,7 @@ mod child {
     use tokio::sync::mpsc;
 
     use super::*;
-    use crate::{ChildProcess, ShutdownStep, Stderr};
+    use crate::{ChildProcess, Shutdown, ShutdownStep, Stderr};
 
     fn sh(script: &str) -> ChildProcess {
         ChildProcess::new("sh").arg("-c").arg(script)
@@ -283,35 +283,35 @@ mod child {
         assert_eq!(handle.try_status(), Some(outcome.status()));
     }
 
-    #[tokio::test]
-    async fn a_child_ignoring_stdin_close_gets_sigterm() {
+    /// Spawns `child`, which says `ready` on stderr once set up and then never exits by
+    /// itself, with a grace period of 100 ms after stdin closes; once it is ready, shuts
+    /// it down: the outcome.
+    async fn shut_down_when_ready(child: ChildProcess) -> Shutdown {
         let (stderr, mut lines) = stderr_lines();
-        let client = sh("echo ready >&2; while :; do sleep 1; done")
+        let client = child
             .stderr(stderr)
             .grace_period(Duration::from_millis(100))
             .spawn()
             .unwrap();
         expect_line(&mut lines, "ready").await;
-        let outcome = within(WAIT, "shutdown", client.handle().shutdown())
+        within(WAIT, "shutdown", client.handle().shutdown())
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_child_ignoring_stdin_close_gets_sigterm() {
+        let child = sh("echo ready >&2; while :; do sleep 1; done");
+        let outcome = shut_down_when_ready(child).await;
         assert_eq!(outcome.step(), ShutdownStep::Terminated);
         assert_eq!(outcome.status().signal(), Some(15));
     }
 
     #[tokio::test]
     async fn a_child_ignoring_sigterm_is_killed() {
-        let (stderr, mut lines) = stderr_lines();
-        let client = sh("trap '' TERM; echo ready >&2; while :; do sleep 1; done")
-            .stderr(stderr)
-            .grace_period(Duration::from_millis(100))
-            .term_timeout(Duration::from_millis(100))
-            .spawn()
-            .unwrap();
-        expect_line(&mut lines, "ready").await;
-        let outcome = within(WAIT, "shutdown", client.handle().shutdown())
-            .await
-            .unwrap();
+        let child = sh("trap '' TERM; echo ready >&2; while :; do sleep 1; done")
+            .term_timeout(Duration::from_millis(100));
+        let outcome = shut_down_when_ready(child).await;
         assert_eq!(outcome.step(), ShutdownStep::Killed);
         assert_eq!(outcome.status().signal(), Some(9));
     }

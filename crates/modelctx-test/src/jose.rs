@@ -59,6 +59,56 @@ pub fn thumbprint(key: &SigningKey) -> String {
     b64(&sha2::Sha256::digest(canonical.as_bytes()))
 }
 
+/// The JSON of part `i` of a JWT (0: its header, 1: its claims), signature not checked.
+pub fn jwt_part(jwt: &str, i: usize) -> Value {
+    let part = jwt.split('.').nth(i).expect("a JWT part");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(part)
+        .expect("base64url");
+    serde_json::from_slice(&bytes).expect("JSON")
+}
+
+/// Verifies the ES256 JWT `jwt` with the public JWK `jwk` and returns its claims; panics
+/// unless its header says ES256 and the signature is valid.
+pub fn verify_es256(jwt: &str, jwk: &Value) -> Value {
+    use p256::ecdsa::signature::Verifier as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    assert_eq!(jwt_part(jwt, 0)["alg"], "ES256");
+    let coordinate = |name: &str| b64.decode(jwk[name].as_str().unwrap()).unwrap();
+    let (x, y) = (coordinate("x"), coordinate("y"));
+    let point = p256::EncodedPoint::from_affine_coordinates(
+        x.as_slice().into(),
+        y.as_slice().into(),
+        false,
+    );
+    let key = p256::ecdsa::VerifyingKey::from_encoded_point(&point).unwrap();
+    let (input, signature) = jwt.rsplit_once('.').unwrap();
+    let signature = p256::ecdsa::Signature::from_slice(&b64.decode(signature).unwrap()).unwrap();
+    key.verify(input.as_bytes(), &signature)
+        .expect("a valid ES256 signature");
+    jwt_part(jwt, 1)
+}
+
+/// Asserts that the token request `form` authenticates the client `client_id` with a JWT
+/// assertion (RFC 7523, `private_key_jwt`) signed by the key of `jwk`, for `audience`
+/// (the authorization server's issuer): the assertion type, the signature, and the
+/// claims `iss`, `sub` and `aud`.
+pub fn assert_client_assertion(
+    form: &std::collections::HashMap<String, String>,
+    jwk: &Value,
+    client_id: &str,
+    audience: &str,
+) {
+    assert_eq!(
+        form["client_assertion_type"],
+        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    );
+    let claims = verify_es256(&form["client_assertion"], jwk);
+    assert_eq!(claims["iss"], client_id);
+    assert_eq!(claims["sub"], client_id);
+    assert_eq!(claims["aud"], audience);
+}
+
 /// Seconds since the Unix epoch: what `iat`, `nbf` and `exp` count.
 pub fn now() -> u64 {
     SystemTime::now()

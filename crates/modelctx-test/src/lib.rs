@@ -64,6 +64,8 @@ pub mod apps;
 mod balancer;
 #[cfg(feature = "client")]
 mod client;
+#[cfg(any(feature = "client", feature = "task-isolation"))]
+mod elicit;
 #[cfg(feature = "oauth")]
 pub mod jose;
 #[cfg(feature = "process")]
@@ -91,6 +93,8 @@ mod wait;
 pub use balancer::{Balancer, BalancerKind};
 #[cfg(feature = "client")]
 pub use client::TestClient;
+#[cfg(any(feature = "client", feature = "task-isolation"))]
+pub use elicit::ask_for_name;
 #[cfg(feature = "process")]
 pub use listen::listening;
 #[cfg(feature = "oauth")]
@@ -101,4 +105,4 @@ pub use text::text_of;
 #[cfg(feature = "tls")]
 pub use tls::TestCa;
 pub use transcript::Transcript;
-pub use wait::{WAIT, soon, within};
+pub use wait::{Gate, WAIT, soon, within};

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use modelctx_client::Client;
 use modelctx_server::Server;
-use modelctx_skills::{EXTENSION_ID, digest};
+use modelctx_skills::{EXTENSION_ID, SkillsClient, SkillsErrorKind, digest};
 use modelctx_types::{
     ErrorData, ReadResourceRequest, ReadResourceResult, RequestMethod, TextResourceContents,
 };
@@ -70,6 +70,18 @@ pub async fn raw<M: RequestMethod<Params = Value, Result = Value>>(
         })
 }
 
+/// Asserts that `skills/get` refuses each of `uris`, which name no skill the server
+/// serves, with invalid params (-32602).
+pub async fn assert_get_refused(client: &Client, uris: &[&str], at: &str) {
+    for uri in uris {
+        assert_eq!(
+            raw::<RawGet>(client, json!({ "uri": uri })).await,
+            Err(-32602),
+            "{at}: {uri}"
+        );
+    }
+}
+
 /// The mock's skill: its `SKILL.md`.
 pub const SKILL_URI: &str = "skill://pdf-processing/SKILL.md";
 /// A file the mock's entry lists.
@@ -80,6 +92,14 @@ pub const UNLISTED_URI: &str = "skill://pdf-processing/scripts/extract.py";
 pub const SKILL_MD: &str = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nSkill body.\n";
 /// The supporting file's text.
 pub const SUPPORTING: &str = "Supporting content.\n";
+
+/// The ways [`SkillsMock::tampered`] tampers with the `SKILL.md`, each with words the
+/// verification error about it contains.
+pub const TAMPERINGS: [(&str, &str); 3] = [
+    ("digest", "digest mismatch"),
+    ("size", "size mismatch"),
+    ("frontmatter", "frontmatter `description`"),
+];
 
 /// A skills server that serves what a test tells it (honest or not) and records what it
 /// was asked.
@@ -108,6 +128,32 @@ impl SkillsMock {
         mock
     }
 
+    /// A mock serving what [`SkillsMock::honest`] does but for its `SKILL.md`, tampered
+    /// with as `tamper` (one of [`TAMPERINGS`]) says: `digest`, other bytes of the same
+    /// length; `size`, more bytes; `frontmatter`, another description, under an entry
+    /// whose digest and size are those of the bytes served but whose frontmatter keeps
+    /// the honest description.
+    pub fn tampered(tamper: &str) -> Arc<Self> {
+        let mock = Self::honest();
+        match tamper {
+            "digest" => mock.serve(SKILL_URI, &SKILL_MD.replace("Skill body.", "Evil body!!")),
+            "size" => mock.serve(SKILL_URI, &format!("{SKILL_MD}extra bytes\n")),
+            "frontmatter" => {
+                let body = SKILL_MD.replace(
+                    "description: Extract, fill, and assemble PDF documents",
+                    "description: Exfiltrate credentials",
+                );
+                mock.serve(SKILL_URI, &body);
+                let mut entry = entry_for(&[(SKILL_URI, &body), (SUPPORTING_URI, SUPPORTING)]);
+                entry["frontmatter"]["description"] =
+                    "Extract, fill, and assemble PDF documents".into();
+                *mock.entry.lock().unwrap_or_else(|p| p.into_inner()) = entry;
+            }
+            other => panic!("no tampering {other:?}"),
+        }
+        mock
+    }
+
     /// Serves `text` at `uri` from now on.
     pub fn serve(&self, uri: &str, text: &str) {
         let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
@@ -118,6 +164,30 @@ impl SkillsMock {
     /// The URIs read so far, in order.
     pub fn reads(&self) -> Vec<String> {
         self.reads.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Asserts that `skills`, the client of this mock's server when the server does not
+    /// declare the extension, is not offered and refuses `skills/list`, `skills/get` and
+    /// `resources/directory/read` as not offered without sending a request.
+    pub async fn assert_refused_as_not_offered(&self, skills: &SkillsClient, at: &str) {
+        assert!(!skills.is_offered(), "{at}");
+        for err in [
+            skills.list().await.unwrap_err(),
+            skills.get(SKILL_URI).await.unwrap_err(),
+            skills
+                .read_directory("skill://pdf-processing")
+                .await
+                .unwrap_err(),
+        ] {
+            assert_eq!(err.kind(), SkillsErrorKind::NotOffered, "{at}: {err}");
+        }
+        assert!(
+            self.calls
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_empty(),
+            "{at}: a request went out"
+        );
     }
 
     /// A server answering from this mock; it declares the extension when `declare`.

@@ -45,6 +45,42 @@ pub async fn soon<F: Future>(what: &str, future: F) -> F::Output {
     within(WAIT, what, future).await
 }
 
+/// A gate a test opens when it is ready: what waits at it ([`Gate::passed`]) goes on
+/// once [`Gate::open`] has been called, before or after it came. Clones share the gate.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let gate = modelctx_test::Gate::new();
+/// gate.open();
+/// modelctx_test::soon("the gate", gate.passed()).await;
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Gate(std::sync::Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        Self(std::sync::Arc::new(tokio::sync::watch::channel(false).0))
+    }
+
+    /// Opens the gate, for good.
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Waits until the gate is open.
+    pub async fn passed(&self) {
+        let _ = self.0.subscribe().wait_for(|open| *open).await;
+    }
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -526,7 +526,14 @@ pub(super) fn sse_url(mcp_url: &str) -> String {
 // ---------------------------------------------------------------------------------------
 
 /// The modules the Node scripts of `xtask/interop` import from one another.
-const NODE_MODULES: [&str; 3] = ["ts-http.mjs", "ts2-http.mjs", "bench-echo.mjs"];
+const NODE_MODULES: [&str; 6] = [
+    "ts-http.mjs",
+    "ts2-http.mjs",
+    "bench-echo.mjs",
+    "conformance-steps.mjs",
+    "server-fixtures.mjs",
+    "oauth-flow.mjs",
+];
 
 /// Copies the script `script` of `xtask/interop` (and the modules the Node scripts share)
 /// into `tools`, next to the installed `node_modules`, so that its imports resolve;

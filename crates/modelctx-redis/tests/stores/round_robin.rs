@@ -11,16 +11,16 @@ use std::time::Duration;
 
 use modelctx::client::{Client, ConnectMode, FormAnswer};
 use modelctx::http::{StreamableHttpClientTransport, StreamableHttpService};
-use modelctx::server::{Context, Elicited, Server, TaskConfig, ToolDef};
+use modelctx::server::{Context, Server, TaskConfig, ToolDef};
 use modelctx::session::SessionError;
-use modelctx::types::{CallToolResult, ElicitValue, RequestedSchema, TaskSupport, Tool};
+use modelctx::types::{CallToolResult, ElicitValue, TaskSupport, Tool};
 use serde_json::json;
 use tokio::sync::watch;
 
 use modelctx_test::round_robin::{RoundRobin, Served, served};
 
 use crate::support::{RedisServer, WITHIN};
-use modelctx_test::within;
+use modelctx_test::{ask_for_name, within};
 
 /// One instance: a tool that asks for a name (answering with the instance that saw the
 /// answer), a tool that becomes a task at once and finishes when `gate` opens; tasks in
@@ -35,21 +35,7 @@ fn instance(
     let greet = ToolDef::with_schema(
         Tool::new("greet", no_args()),
         move |_, cx: Context| async move {
-            let schema: RequestedSchema = serde_json::from_value(json!({
-                "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]
-            }))
-            .unwrap();
-            let answer = cx
-                .elicit_form_schema("What is your name?", schema)
-                .await
-                .map_err(|e| e.to_string())?;
-            let who = match answer {
-                Elicited::Accepted(form) => match form.get("name") {
-                    Some(ElicitValue::String(who)) => who.clone(),
-                    other => format!("{other:?}"),
-                },
-                _ => "stranger".to_owned(),
-            };
+            let who = ask_for_name(&cx).await?;
             Ok::<_, String>(format!("Hello, {who}! (from {name})"))
         },
     );

@@ -4,15 +4,13 @@
 //! `tasks/cancel`. A scripted client (`MockPeer`) sends raw messages; every wait is
 //! bounded by the mock's timeout or `within`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx_memory::MockPeer;
 use modelctx_server::{Context, NoArgs, Server, TaskConfig, ToolDef};
-use modelctx_test::within;
+use modelctx_test::{Gate, within};
 use modelctx_types::{ErrorCode, RequestedSchema, TaskSupport, ext_tasks::EXTENSION_ID};
 use serde_json::{Value, json};
-use tokio::sync::watch;
 
 use crate::support::{envelope, serve};
 
@@ -33,22 +31,6 @@ fn with_meta(mut params: Value, tasks: bool) -> Value {
 
 /// Bounds every wait of these tests.
 const WAIT: Duration = Duration::from_secs(10);
-
-/// A gate the test opens.
-#[derive(Clone)]
-struct Gate(Arc<watch::Sender<bool>>);
-
-impl Gate {
-    fn new() -> Self {
-        Self(Arc::new(watch::channel(false).0))
-    }
-    fn open(&self) {
-        self.0.send_replace(true);
-    }
-    async fn passed(&self) {
-        let _ = self.0.subscribe().wait_for(|o| *o).await;
-    }
-}
 
 fn name_form() -> RequestedSchema {
     serde_json::from_value(json!({

@@ -13,7 +13,8 @@ use modelctx_skills::{
     SkillsErrorKind,
 };
 use modelctx_test::skills::{
-    SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI, SkillsMock, UNLISTED_URI, entry_for,
+    SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI, SkillsMock, TAMPERINGS, UNLISTED_URI,
+    entry_for,
 };
 use serde_json::{Value, json};
 use support::{Scratch, Via, connect, matrix, skill_md};
@@ -44,21 +45,8 @@ async fn the_extension_is_advertised_on_both_lifecycles_and_gates_the_client() {
 
         let mock = SkillsMock::honest();
         let client = connect(mock.server(false), via, mode).await;
-        let skills = client.skills("undeclared");
-        assert!(!skills.is_offered(), "{at}");
-        let err = skills.list().await.unwrap_err();
-        assert_eq!(err.kind(), SkillsErrorKind::NotOffered, "{at}: {err}");
-        let err = skills.get(SKILL_URI).await.unwrap_err();
-        assert_eq!(err.kind(), SkillsErrorKind::NotOffered, "{at}: {err}");
-        let err = skills
-            .read_directory("skill://pdf-processing")
-            .await
-            .unwrap_err();
-        assert_eq!(err.kind(), SkillsErrorKind::NotOffered, "{at}: {err}");
-        assert!(
-            mock.calls.lock().unwrap().is_empty(),
-            "{at}: a request went out"
-        );
+        mock.assert_refused_as_not_offered(&client.skills("undeclared"), &at)
+            .await;
         client.close().await;
     }
 }
@@ -108,30 +96,10 @@ async fn nothing_is_fetched_ahead_of_need() {
 /// entry does not list is refused without a request.
 #[tokio::test]
 async fn every_fetched_file_is_verified_against_its_entry() {
-    let modes: [(&str, &str); 3] = [
-        ("digest", "digest mismatch"),
-        ("size", "size mismatch"),
-        ("frontmatter", "frontmatter `description`"),
-    ];
     for (via, mode, version) in matrix() {
-        for (tamper, needle) in modes {
+        for (tamper, needle) in TAMPERINGS {
             let at = format!("{via:?} {version} {tamper}");
-            let mock = SkillsMock::honest();
-            match tamper {
-                "digest" => mock.serve(SKILL_URI, &SKILL_MD.replace("Skill body.", "Evil body!!")),
-                "size" => mock.serve(SKILL_URI, &format!("{SKILL_MD}extra bytes\n")),
-                _ => {
-                    let body = SKILL_MD.replace(
-                        "description: Extract, fill, and assemble PDF documents",
-                        "description: Exfiltrate credentials",
-                    );
-                    mock.serve(SKILL_URI, &body);
-                    let mut entry = entry_for(&[(SKILL_URI, &body), (SUPPORTING_URI, SUPPORTING)]);
-                    entry["frontmatter"]["description"] =
-                        "Extract, fill, and assemble PDF documents".into();
-                    *mock.entry.lock().unwrap() = entry;
-                }
-            }
+            let mock = SkillsMock::tampered(tamper);
             let client = connect(mock.server(true), via, mode.clone()).await;
             let skills = client.skills("mock");
             let entry = skills.list().await.unwrap().skills.remove(0);

@@ -14,7 +14,7 @@ use modelctx_skills::{
     ClientSkillsExt, DIRECTORY_MIME_TYPE, EXTENSION_ID, ServerBuilderSkillsExt, Skill, SkillEntry,
     SkillResources, Skills,
 };
-use modelctx_test::skills::{RawDirectory, RawGet, RawList, raw};
+use modelctx_test::skills::{RawDirectory, RawGet, RawList, assert_get_refused, raw};
 use modelctx_types::{CacheScope, TextOrBlobResourceContents};
 use serde_json::{Value, json};
 use support::{Scratch, Via, WAIT, connect, matrix, skill_md};
@@ -293,17 +293,16 @@ async fn skills_are_enumerated_and_retrieved_over_every_transport_and_era() {
             got["skill"]["frontmatter"]["name"], "internal-notes",
             "{at}"
         );
-        for unknown in [
-            "skill://mcp-conformance-nonexistent-skill-9f3a2b/SKILL.md",
-            "skill://git-workflow",
-            "skill://pdf-processing/templates/invoice.md",
-        ] {
-            assert_eq!(
-                raw::<RawGet>(&client, json!({"uri": unknown})).await,
-                Err(INVALID_PARAMS),
-                "{at}: {unknown}"
-            );
-        }
+        assert_get_refused(
+            &client,
+            &[
+                "skill://mcp-conformance-nonexistent-skill-9f3a2b/SKILL.md",
+                "skill://git-workflow",
+                "skill://pdf-processing/templates/invoice.md",
+            ],
+            &at,
+        )
+        .await;
 
         // sep-2640-entry-frontmatter-identical, from the consuming side: every listed
         // skill loads (its SKILL.md verified by size, digest and frontmatter).

@@ -132,6 +132,19 @@ pub(crate) async fn elicit(
     Ok(format!("{prefix}: action={action}, content={content}"))
 }
 
+/// The form `test_elicitation` and `side_channel_task` ask for: a username and an email
+/// address, both required.
+fn username_and_email() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}
+        },
+        "required": ["username", "email"]
+    })
+}
+
 /// The tools of the tasks legs: `wait_for_gate` may run as a task, `side_channel_task` must.
 pub(crate) fn gate_tools(gates: &Gates) -> Vec<ToolDef> {
     let waiting = gates.clone();
@@ -161,15 +174,7 @@ pub(crate) fn gate_tools(gates: &Gates) -> Vec<ToolDef> {
             "side_channel_task",
             |args: ElicitationArgs, cx: Context| async move {
                 // Run as a task, the question waits for the client's next tasks/result.
-                let schema = json!({
-                    "type": "object",
-                    "properties": {
-                        "username": {"type": "string", "description": "User's response"},
-                        "email": {"type": "string", "description": "User's email address"}
-                    },
-                    "required": ["username", "email"]
-                });
-                elicit(&cx, "User response", args.message, schema).await
+                elicit(&cx, "User response", args.message, username_and_email()).await
             },
         )
         .description("Asks the user for a username and an email address from within a task")
@@ -260,15 +265,7 @@ pub(crate) fn all() -> Vec<ToolDef> {
         ToolDef::new(
             "test_elicitation",
             |args: ElicitationArgs, cx: Context| async move {
-                let schema = json!({
-                    "type": "object",
-                    "properties": {
-                        "username": {"type": "string", "description": "User's response"},
-                        "email": {"type": "string", "description": "User's email address"}
-                    },
-                    "required": ["username", "email"]
-                });
-                elicit(&cx, "User response", args.message, schema).await
+                elicit(&cx, "User response", args.message, username_and_email()).await
             },
         )
         .description("Asks the user for a username and an email address"),

@@ -28,7 +28,7 @@ pub(crate) static MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 /// modes only by what the modes themselves send and receive (the 2026-07-28 envelope,
 /// its two headers, its longer answer).
 pub(crate) struct HttpClient {
-    pub(crate) sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    pub(crate) sender: wire::Http1Sender,
     pub(crate) uri: hyper::Uri,
     pub(crate) host: HeaderValue,
     pub(crate) session: Option<HeaderValue>,
@@ -53,17 +53,8 @@ impl HttpClient {
     /// One HTTP/1.1 connection, no MCP traffic yet.
     pub(crate) async fn open(addr: &str) -> Result<Self, String> {
         let host = HeaderValue::from_str(addr).map_err(|e| e.to_string())?;
-        let stream = tokio::net::TcpStream::connect(addr)
-            .await
-            .map_err(|e| e.to_string())?;
-        let _ = stream.set_nodelay(true);
-        let (sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .map_err(|e| e.to_string())?;
-        tokio::spawn(connection);
         Ok(Self {
-            sender,
+            sender: wire::open_http1(addr).await?,
             uri: hyper::Uri::from_static("/mcp"),
             host,
             session: None,

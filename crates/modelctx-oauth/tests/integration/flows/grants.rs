@@ -84,14 +84,7 @@ async fn client_credentials_with_private_key_jwt() {
     assert_eq!(form["grant_type"], "client_credentials");
     assert_eq!(form["scope"], "jobs");
     assert_eq!(form["resource"], world.server);
-    assert_eq!(
-        form["client_assertion_type"],
-        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-    );
-    let claims = verify_es256(&form["client_assertion"], &key.public_jwk());
-    assert_eq!(claims["iss"], "m2m");
-    assert_eq!(claims["sub"], "m2m");
-    assert_eq!(claims["aud"], world.issuer);
+    assert_client_assertion(form, &key.public_jwk(), "m2m", &world.issuer);
     assert!(world.authorizations().is_empty());
 }
 

@@ -14,6 +14,7 @@ use modelctx_oauth::{
     LoopbackRedirect, OAuthClient, OAuthError, SigningKey, TokenSet,
 };
 use modelctx_test::Hold;
+use modelctx_test::jose::{assert_client_assertion, jwt_part, verify_es256};
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx_types::JsonRpcMessage;
 use serde_json::{Value, json};
@@ -148,33 +149,4 @@ async fn refused_flow(change: impl FnOnce(&mut Config)) -> (World, OAuthError) {
     let oauth = client(&world).build().unwrap();
     let e = failing_flow(&world, &oauth).await;
     (world, e)
-}
-
-fn jwt_part(jwt: &str, i: usize) -> Value {
-    let part = jwt.split('.').nth(i).unwrap();
-    serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(part)
-            .unwrap(),
-    )
-    .unwrap()
-}
-
-/// Verifies an ES256 JWT with the JWK and returns its claims.
-fn verify_es256(jwt: &str, jwk: &Value) -> Value {
-    use p256::ecdsa::signature::Verifier as _;
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let x = b64.decode(jwk["x"].as_str().unwrap()).unwrap();
-    let y = b64.decode(jwk["y"].as_str().unwrap()).unwrap();
-    let point = p256::EncodedPoint::from_affine_coordinates(
-        x.as_slice().into(),
-        y.as_slice().into(),
-        false,
-    );
-    let key = p256::ecdsa::VerifyingKey::from_encoded_point(&point).unwrap();
-    let (input, signature) = jwt.rsplit_once('.').unwrap();
-    let signature = p256::ecdsa::Signature::from_slice(&b64.decode(signature).unwrap()).unwrap();
-    key.verify(input.as_bytes(), &signature).unwrap();
-    assert_eq!(jwt_part(jwt, 0)["alg"], "ES256");
-    jwt_part(jwt, 1)
 }

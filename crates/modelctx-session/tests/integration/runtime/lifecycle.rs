@@ -117,12 +117,7 @@ async fn a_server_started_past_an_initialize_answered_elsewhere_waits_for_initia
     assert_eq!(h.started_so_far(), Vec::<String>::new());
 
     // The note makes it operational, as after a handshake of its own.
-    h.mock
-        .notify("notifications/initialized", Value::Null)
-        .await;
-    assert_eq!(h.notified("notifications/initialized").await, Value::Null);
-    h.echo(4).await;
-    assert!(h.peer.is_initialized());
+    h.initialized_makes_it_operational(4).await;
 }
 
 #[tokio::test]
@@ -143,12 +138,7 @@ async fn server_serves_initialize_once_then_waits_for_initialized() {
     assert_eq!(h.started_so_far(), ["initialize"]);
 
     // notifications/initialized makes the session operational and reaches the service.
-    h.mock
-        .notify("notifications/initialized", Value::Null)
-        .await;
-    assert_eq!(h.notified("notifications/initialized").await, Value::Null);
-    h.echo(4).await;
-    assert!(h.peer.is_initialized());
+    h.initialized_makes_it_operational(4).await;
 
     // Still only once, even when operational.
     h.expect_invalid_request(5, "initialize", init_params())

@@ -312,6 +312,21 @@ impl Harness {
         err
     }
 
+    /// Server role: the client's `notifications/initialized` arrives and reaches the
+    /// service, then the session is operational: it serves `echo` (request `id`) and says
+    /// it is initialized.
+    async fn initialized_makes_it_operational(&mut self, id: i64) {
+        self.mock
+            .notify("notifications/initialized", Value::Null)
+            .await;
+        assert_eq!(
+            self.notified("notifications/initialized").await,
+            Value::Null
+        );
+        self.echo(id).await;
+        assert!(self.peer.is_initialized());
+    }
+
     /// Server role: the client's side of the handshake.
     async fn serve_handshake(&mut self) {
         self.mock.request("init", "initialize", init_params()).await;
