@@ -129,31 +129,13 @@ where
     })
 }
 
-/// A page of a list as a request asks for it: its entries, the cursor of the next
-/// page, and in protocol 2026-07-28 its caching hints (see [`list_page`]).
+/// A page of a list as a request asks for it (see [`list_page`]): its entries and the
+/// members a list result carries beside them.
 struct Page<E> {
     entries: Vec<E>,
-    next: Option<modelctx_types::Cursor>,
-    fresh: Option<(u64, CacheScope)>,
-}
-
-impl<E> Page<E> {
-    /// The entries, and the members a list result carries beside them: `nextCursor`,
-    /// `ttlMs`, `cacheScope`.
-    #[allow(clippy::type_complexity)]
-    fn into_parts(
-        self,
-    ) -> (
-        Vec<E>,
-        (
-            Option<modelctx_types::Cursor>,
-            Option<u64>,
-            Option<CacheScope>,
-        ),
-    ) {
-        let (ttl, scope) = self.fresh.unzip();
-        (self.entries, (self.next, ttl, scope))
-    }
+    next_cursor: Option<modelctx_types::Cursor>,
+    ttl_ms: Option<u64>,
+    cache_scope: Option<CacheScope>,
 }
 
 /// The page of `method`'s list `all` the request asks for: the items the caller may
@@ -184,11 +166,13 @@ fn list_page<T, E>(
     });
     let cursor = params.as_ref().and_then(|p| p.cursor.as_ref());
     let (items, next) = page(all, cursor, server.page_size, method)?;
-    let fresh = scope.map(|scope| (server.cache_hints.page_ttl(items.iter().map(&hints)), scope));
     Ok(Page {
+        ttl_ms: scope
+            .as_ref()
+            .map(|_| server.cache_hints.page_ttl(items.iter().map(&hints))),
+        cache_scope: scope,
         entries: items.iter().map(entry).collect(),
-        next,
-        fresh,
+        next_cursor: next,
     })
 }
 
@@ -208,9 +192,9 @@ async fn list_tools(
         |t| t.cache.as_ref(),
         |t| t.listed(legacy),
     )?;
-    let (entries, members) = page.into_parts();
-    let mut result = ListToolsResult::new(entries);
-    (result.next_cursor, result.ttl_ms, result.cache_scope) = members;
+    let mut result = ListToolsResult::new(page.entries);
+    (result.next_cursor, result.ttl_ms, result.cache_scope) =
+        (page.next_cursor, page.ttl_ms, page.cache_scope);
     Ok(result)
 }
 
@@ -286,9 +270,9 @@ async fn list_resources(
         Listed::cache,
         |r| r.resource().clone(),
     )?;
-    let (entries, members) = page.into_parts();
-    let mut result = ListResourcesResult::new(entries);
-    (result.next_cursor, result.ttl_ms, result.cache_scope) = members;
+    let mut result = ListResourcesResult::new(page.entries);
+    (result.next_cursor, result.ttl_ms, result.cache_scope) =
+        (page.next_cursor, page.ttl_ms, page.cache_scope);
     Ok(result)
 }
 
@@ -307,9 +291,9 @@ async fn list_templates(
         |t| t.cache.as_ref(),
         |t| t.template.clone(),
     )?;
-    let (entries, members) = page.into_parts();
-    let mut result = ListResourceTemplatesResult::new(entries);
-    (result.next_cursor, result.ttl_ms, result.cache_scope) = members;
+    let mut result = ListResourceTemplatesResult::new(page.entries);
+    (result.next_cursor, result.ttl_ms, result.cache_scope) =
+        (page.next_cursor, page.ttl_ms, page.cache_scope);
     Ok(result)
 }
 
@@ -411,9 +395,9 @@ async fn list_prompts(
         |p| p.cache.as_ref(),
         |p| p.prompt.clone(),
     )?;
-    let (entries, members) = page.into_parts();
-    let mut result = ListPromptsResult::new(entries);
-    (result.next_cursor, result.ttl_ms, result.cache_scope) = members;
+    let mut result = ListPromptsResult::new(page.entries);
+    (result.next_cursor, result.ttl_ms, result.cache_scope) =
+        (page.next_cursor, page.ttl_ms, page.cache_scope);
     Ok(result)
 }
 
