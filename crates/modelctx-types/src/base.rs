@@ -1,9 +1,9 @@
 //! The generic shapes every message builds on: the base request, notification and
 //! result, the common parameter objects, pagination.
 
+use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, Deserializer};
 use serde::ser::Serializer;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::common::{Cursor, Meta, ProgressToken};
@@ -81,64 +81,34 @@ impl ResultType {
     }
 }
 
-/// The generic request shape (the schema's `Request`): a method and open parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct GenericRequest {
-    /// The method name.
-    pub method: String,
-    /// The parameters: an open object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<JsonObject>,
-    /// Any other member (e.g. `jsonrpc` and `id` of a full JSON-RPC message).
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl GenericRequest {
+crate::setters::wire_struct! {
+    /// The generic request shape (the schema's `Request`): a method and open parameters.
+    pub struct GenericRequest {
+        /// The method name.
+        pub method: String,
+        /// The parameters: an open object.
+        params?: JsonObject => with_params,
+        ..
+        /// Any other member (e.g. `jsonrpc` and `id` of a full JSON-RPC message).
+        extra,
+    }
     /// A request shape with a method and no parameters.
-    pub fn new(method: impl Into<String>) -> Self {
-        Self {
-            method: method.into(),
-            params: None,
-            extra: JsonObject::new(),
-        }
-    }
-
-    crate::setters::setters! {
-        with_params(params: impl Into<JsonObject>),
-    }
+    new(method: impl Into<String>);
 }
 
-/// The generic notification shape (the schema's `Notification`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct GenericNotification {
-    /// The method name.
-    pub method: String,
-    /// The parameters: an open object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<JsonObject>,
-    /// Any other member (e.g. `jsonrpc` and `id` of a full JSON-RPC message).
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl GenericNotification {
+crate::setters::wire_struct! {
+    /// The generic notification shape (the schema's `Notification`).
+    pub struct GenericNotification {
+        /// The method name.
+        pub method: String,
+        /// The parameters: an open object.
+        params?: JsonObject => with_params,
+        ..
+        /// Any other member (e.g. `jsonrpc` and `id` of a full JSON-RPC message).
+        extra,
+    }
     /// A notification shape with a method and no parameters.
-    pub fn new(method: impl Into<String>) -> Self {
-        Self {
-            method: method.into(),
-            params: None,
-            extra: JsonObject::new(),
-        }
-    }
-
-    crate::setters::setters! {
-        with_params(params: impl Into<JsonObject>),
-    }
+    new(method: impl Into<String>);
 }
 
 crate::setters::optional_members! {
@@ -222,28 +192,19 @@ crate::setters::optional_members! {
     }
 }
 
-/// The generic paginated request (the schema's `PaginatedRequest`): any list method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PaginatedRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    jsonrpc: Option<JsonRpcTag>,
-    /// The request id (`None` only in the bare form of earlier revisions).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "de_some_id"
-    )]
-    pub id: Option<RequestId>,
-    /// The list method.
-    pub method: String,
-    /// The parameters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<PaginatedRequestParams>,
-}
-
-impl PaginatedRequest {
+crate::setters::wire_struct! {
+    /// The generic paginated request (the schema's `PaginatedRequest`): any list method.
+    pub struct PaginatedRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        jsonrpc: Option<JsonRpcTag>,
+        /// The request id (`None` only in the bare form of earlier revisions).
+        #[serde(deserialize_with = "de_some_id")]
+        id?: RequestId,
+        /// The list method.
+        pub method: String,
+        /// The parameters.
+        params?: PaginatedRequestParams => with_params,
+    }
     /// A list request with an id and a method.
     pub fn new(id: impl Into<RequestId>, method: impl Into<String>) -> Self {
         Self {
@@ -252,10 +213,6 @@ impl PaginatedRequest {
             method: method.into(),
             params: None,
         }
-    }
-
-    crate::setters::setters! {
-        with_params(params: impl Into<PaginatedRequestParams>),
     }
 }
 

@@ -12,10 +12,8 @@
 use std::fmt;
 
 use serde::de::Deserializer;
-use serde::{Deserialize, Serialize};
 
 use crate::base::ResultType;
-use crate::common::Meta;
 
 crate::open_enum::open_enum! {
     /// Who may cache a result, like HTTP `Cache-Control: public` / `private`.
@@ -84,38 +82,22 @@ impl<'de> serde::de::Visitor<'de> for OptionalTtl {
     }
 }
 
-/// The schema's `CacheableResult`: a result with a time-to-live hint (2026-07-28).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CacheableResult {
-    /// Metadata (`io.modelcontextprotocol/serverInfo`, ...).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result.
-    pub result_type: ResultType,
-    /// How long the client may consider the result fresh, in milliseconds (0: stale at
-    /// once).
-    #[serde(deserialize_with = "ttl")]
-    pub ttl_ms: u64,
-    /// Who may cache it.
-    pub cache_scope: CacheScope,
-}
-
-impl CacheableResult {
+crate::setters::wire_struct! {
+    /// The schema's `CacheableResult`: a result with a time-to-live hint (2026-07-28).
+    pub struct CacheableResult {
+        /// Metadata (`io.modelcontextprotocol/serverInfo`, ...).
+        meta => with_meta,
+        /// The kind of result.
+        pub result_type: ResultType = ResultType::Complete,
+        /// How long the client may consider the result fresh, in milliseconds (0: stale at
+        /// once).
+        #[serde(deserialize_with = "ttl")]
+        pub ttl_ms: u64,
+        /// Who may cache it.
+        pub cache_scope: CacheScope,
+    }
     /// A complete result, fresh for `ttl_ms` milliseconds within `cache_scope`.
-    pub fn new(ttl_ms: u64, cache_scope: impl Into<CacheScope>) -> Self {
-        Self {
-            meta: None,
-            result_type: ResultType::Complete,
-            ttl_ms,
-            cache_scope: cache_scope.into(),
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
+    new(ttl_ms: u64, cache_scope: impl Into<CacheScope>);
 }
 
 /// Declares the cacheable page of a list method (`tools/list`, `prompts/list`,

@@ -2,12 +2,11 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
 use serde::de::{self, Deserializer};
-use serde::{Deserialize, Serialize};
 
 use crate::base::ResultType;
 use crate::base::{JsonObject, from_object, str_member};
-use crate::common::Meta;
 use crate::tag::fixed_tag;
 
 fixed_tag! {
@@ -15,55 +14,31 @@ fixed_tag! {
     ResourceRefTag, ResourceRefValue = "ref/resource";
 }
 
-/// Identifies a prompt (`"type": "ref/prompt"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PromptReference {
-    #[serde(rename = "type")]
-    kind: PromptRefTag,
-    /// The prompt's name.
-    pub name: String,
-    /// A display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-}
-
-impl PromptReference {
+crate::setters::wire_struct! {
+    /// Identifies a prompt (`"type": "ref/prompt"`).
+    pub struct PromptReference {
+        #[serde(rename = "type")]
+        kind: PromptRefTag = PromptRefTag::new(),
+        /// The prompt's name.
+        pub name: String,
+        /// A display name.
+        title?: String => with_title,
+    }
     /// A reference to the prompt `name`.
-    pub fn new(name: impl Into<String>) -> Self {
-        Self {
-            kind: PromptRefTag::new(),
-            name: name.into(),
-            title: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-    }
+    new(name: impl Into<String>);
 }
 
-/// Identifies a resource or resource template (`"type": "ref/resource"`; the
-/// `ResourceReference` of 2024-11-05 and 2025-03-26).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResourceTemplateReference {
-    #[serde(rename = "type")]
-    kind: ResourceRefTag,
-    /// The URI or URI template.
-    pub uri: String,
-}
-
-impl ResourceTemplateReference {
+crate::setters::wire_struct! {
+    /// Identifies a resource or resource template (`"type": "ref/resource"`; the
+    /// `ResourceReference` of 2024-11-05 and 2025-03-26).
+    pub struct ResourceTemplateReference {
+        #[serde(rename = "type")]
+        kind: ResourceRefTag = ResourceRefTag::new(),
+        /// The URI or URI template.
+        pub uri: String,
+    }
     /// A reference to `uri`.
-    pub fn new(uri: impl Into<String>) -> Self {
-        Self {
-            kind: ResourceRefTag::new(),
-            uri: uri.into(),
-        }
-    }
+    new(uri: impl Into<String>);
 }
 
 crate::setters::untagged_union! {
@@ -92,25 +67,16 @@ impl<'de> Deserialize<'de> for CompletionReference {
     }
 }
 
-/// The argument being completed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CompleteArgument {
-    /// The argument's name.
-    pub name: String,
-    /// The value typed so far.
-    pub value: String,
-}
-
-impl CompleteArgument {
-    /// The argument `name` with the partial `value`.
-    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            value: value.into(),
-        }
+crate::setters::wire_struct! {
+    /// The argument being completed.
+    pub struct CompleteArgument {
+        /// The argument's name.
+        pub name: String,
+        /// The value typed so far.
+        pub value: String,
     }
+    /// The argument `name` with the partial `value`.
+    new(name: impl Into<String>, value: impl Into<String>);
 }
 
 crate::setters::optional_members! {
@@ -123,39 +89,20 @@ crate::setters::optional_members! {
     new;
 }
 
-/// Parameters of `completion/complete`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CompleteRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// What is being completed.
-    #[serde(rename = "ref")]
-    pub reference: CompletionReference,
-    /// The argument.
-    pub argument: CompleteArgument,
-    /// Extra context.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<CompleteContext>,
-}
-
-impl CompleteRequestParams {
+crate::setters::wire_struct! {
+    /// Parameters of `completion/complete`.
+    pub struct CompleteRequestParams {
+        meta => with_meta,
+        /// What is being completed.
+        #[serde(rename = "ref")]
+        pub reference: CompletionReference,
+        /// The argument.
+        pub argument: CompleteArgument,
+        /// Extra context.
+        context?: CompleteContext => with_context,
+    }
     /// Parameters completing `argument` of `reference`.
-    pub fn new(reference: impl Into<CompletionReference>, argument: CompleteArgument) -> Self {
-        Self {
-            meta: None,
-            reference: reference.into(),
-            argument,
-            context: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_context(context: impl Into<CompleteContext>),
-    }
+    new(reference: impl Into<CompletionReference>, argument: CompleteArgument);
 }
 
 crate::envelope::requests! {
@@ -163,64 +110,35 @@ crate::envelope::requests! {
     CompleteRequest = Complete("completion/complete", required CompleteRequestParams) -> CompleteResult, meta |p| Some(&mut p.meta);
 }
 
-/// The completion options.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Completion {
-    /// The values (at most 100).
-    pub values: Vec<String>,
-    /// The total number of options, possibly more than sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<u64>,
-    /// Whether there are more options than sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub has_more: Option<bool>,
-}
+crate::setters::wire_struct! {
+    /// The completion options.
+    #[derive(Default)]
+    pub struct Completion {
+        /// The values (at most 100).
+        pub values: Vec<String>,
+        /// The total number of options, possibly more than sent.
+        total?: u64 => with_total,
+        /// Whether there are more options than sent.
+        has_more?: bool => with_has_more,
+    }
+    /// Options with these values.
+    new(values: Vec<String>);
 
-impl Completion {
     /// The largest number of values a result may carry.
     pub const MAX_VALUES: usize = 100;
-
-    /// Options with these values.
-    pub fn new(values: Vec<String>) -> Self {
-        Self {
-            values,
-            total: None,
-            has_more: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_total(total: impl Into<u64>),
-        with_has_more(has_more: impl Into<bool>),
-    }
 }
 
-/// The answer to `completion/complete`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CompleteResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The options.
-    pub completion: Completion,
-}
-
-impl CompleteResult {
+crate::setters::wire_struct! {
+    /// The answer to `completion/complete`.
+    pub struct CompleteResult {
+        meta => with_meta,
+        /// The kind of result (2026-07-28; absent before, which means complete).
+        result_type?: ResultType => with_result_type "2026-07-28",
+        /// The options.
+        pub completion: Completion,
+    }
     /// A result with these options.
-    pub fn new(completion: Completion) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            completion,
-        }
-    }
+    new(completion: Completion);
 
     /// A result with these values, truncated to 100 (`hasMore` set when truncated).
     pub fn values(mut values: Vec<String>) -> Self {
@@ -233,11 +151,6 @@ impl CompleteResult {
         };
         completion.total = Some(total as u64);
         Self::new(completion)
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
     }
 }
 

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use crate::base::{RequestParams, ResultType};
 use crate::cache::CacheScope;
 use crate::capabilities::ServerCapabilities;
-use crate::common::Meta;
 use crate::jsonrpc::RequestId;
 use crate::method::RequestMethod;
 use crate::tag::{JsonRpcTag, RequestTag};
@@ -54,52 +53,26 @@ impl RequestMethod for DiscoverRequest {
     type Result = DiscoverResult;
 }
 
-/// The answer to `server/discover`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct DiscoverResult {
-    /// Metadata (`io.modelcontextprotocol/serverInfo`, ...).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (`complete`).
-    pub result_type: ResultType,
-    /// How long the client may cache this answer, in milliseconds.
-    #[serde(deserialize_with = "crate::cache::ttl")]
-    pub ttl_ms: u64,
-    /// Who may cache it.
-    pub cache_scope: CacheScope,
-    /// The revisions the server speaks; the client picks one for its requests.
-    pub supported_versions: Vec<String>,
-    /// The server's capabilities.
-    pub capabilities: ServerCapabilities,
-    /// Guidance on using the server, e.g. for a system prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
-}
-
-impl DiscoverResult {
+crate::setters::wire_struct! {
+    /// The answer to `server/discover`.
+    pub struct DiscoverResult {
+        /// Metadata (`io.modelcontextprotocol/serverInfo`, ...).
+        meta => with_meta,
+        /// The kind of result (`complete`).
+        pub result_type: ResultType = ResultType::Complete,
+        /// How long the client may cache this answer, in milliseconds.
+        #[serde(deserialize_with = "crate::cache::ttl")]
+        pub ttl_ms: u64,
+        /// Who may cache it.
+        pub cache_scope: CacheScope,
+        /// The revisions the server speaks; the client picks one for its requests.
+        pub supported_versions: Vec<String>,
+        /// The server's capabilities.
+        pub capabilities: ServerCapabilities,
+        /// Guidance on using the server, e.g. for a system prompt.
+        instructions?: String => with_instructions,
+    }
     /// A complete answer listing these revisions and capabilities, fresh for `ttl_ms`
     /// milliseconds within `cache_scope`.
-    pub fn new(
-        supported_versions: Vec<String>,
-        capabilities: ServerCapabilities,
-        ttl_ms: u64,
-        cache_scope: impl Into<CacheScope>,
-    ) -> Self {
-        Self {
-            meta: None,
-            result_type: ResultType::Complete,
-            ttl_ms,
-            cache_scope: cache_scope.into(),
-            supported_versions,
-            capabilities,
-            instructions: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_instructions(instructions: impl Into<String>),
-    }
+    new(supported_versions: Vec<String>, capabilities: ServerCapabilities, ttl_ms: u64, cache_scope: impl Into<CacheScope>);
 }

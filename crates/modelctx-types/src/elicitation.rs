@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::TaskMetadata;
 use crate::base::{JsonObject, from_object};
-use crate::common::Meta;
 use crate::elicitation_schema::{ElicitValue, RequestedSchema};
 use crate::error::{ErrorCode, ErrorData};
 use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
@@ -22,36 +21,21 @@ fixed_tag! {
     UrlModeTag, UrlModeValue = "url";
 }
 
-/// Parameters of a form-mode `elicitation/create`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitRequestFormParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// When present, asks for task-augmented execution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<TaskMetadata>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    mode: Option<FormModeTag>,
-    /// What is asked and why.
-    pub message: String,
-    /// The form.
-    pub requested_schema: RequestedSchema,
-}
-
-impl ElicitRequestFormParams {
-    /// A form request (`mode` is written as `"form"`).
-    pub fn new(message: impl Into<String>, requested_schema: RequestedSchema) -> Self {
-        Self {
-            meta: None,
-            task: None,
-            mode: Some(FormModeTag::new()),
-            message: message.into(),
-            requested_schema,
-        }
+crate::setters::wire_struct! {
+    /// Parameters of a form-mode `elicitation/create`.
+    pub struct ElicitRequestFormParams {
+        meta => with_meta,
+        /// When present, asks for task-augmented execution.
+        task?: TaskMetadata => with_task,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<FormModeTag> = Some(FormModeTag::new()),
+        /// What is asked and why.
+        pub message: String,
+        /// The form.
+        pub requested_schema: RequestedSchema,
     }
+    /// A form request (`mode` is written as `"form"`).
+    new(message: impl Into<String>, requested_schema: RequestedSchema);
 
     /// Omits `mode` (the 2025-06-18 form, which had no modes).
     #[must_use]
@@ -59,36 +43,23 @@ impl ElicitRequestFormParams {
         self.mode = None;
         self
     }
+}
 
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_task(task: impl Into<TaskMetadata>),
+crate::setters::wire_struct! {
+    /// Parameters of a URL-mode `elicitation/create`.
+    pub struct ElicitRequestUrlParams {
+        meta => with_meta,
+        /// When present, asks for task-augmented execution.
+        task?: TaskMetadata => with_task,
+        mode: UrlModeTag,
+        /// Why the interaction is needed.
+        pub message: String,
+        /// An id unique within the server (opaque to the client). Required in 2025-11-25;
+        /// 2026-07-28 removed it (a server correlates retries through `requestState`).
+        elicitation_id?: String,
+        /// The URL the user should open.
+        pub url: String,
     }
-}
-
-/// Parameters of a URL-mode `elicitation/create`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitRequestUrlParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// When present, asks for task-augmented execution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<TaskMetadata>,
-    mode: UrlModeTag,
-    /// Why the interaction is needed.
-    pub message: String,
-    /// An id unique within the server (opaque to the client). Required in 2025-11-25;
-    /// 2026-07-28 removed it (a server correlates retries through `requestState`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elicitation_id: Option<String>,
-    /// The URL the user should open.
-    pub url: String,
-}
-
-impl ElicitRequestUrlParams {
     /// A URL request with an elicitation id (the 2025-11-25 form).
     pub fn new(
         message: impl Into<String>,
@@ -121,11 +92,6 @@ impl ElicitRequestUrlParams {
     /// The elicitation id, `""` when absent (2026-07-28).
     pub fn elicitation_id(&self) -> &str {
         self.elicitation_id.as_deref().unwrap_or_default()
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_task(task: impl Into<TaskMetadata>),
     }
 }
 
@@ -190,30 +156,17 @@ crate::open_enum::open_enum! {
     }
 }
 
-/// The client's answer to `elicitation/create`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// What the user did.
-    pub action: ElicitAction,
-    /// The submitted form (only for an accepted form).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<BTreeMap<String, ElicitValue>>,
-}
-
-impl ElicitResult {
-    /// A result with this action and no content.
-    pub fn new(action: ElicitAction) -> Self {
-        Self {
-            meta: None,
-            action,
-            content: None,
-        }
+crate::setters::wire_struct! {
+    /// The client's answer to `elicitation/create`.
+    pub struct ElicitResult {
+        meta => with_meta,
+        /// What the user did.
+        pub action: ElicitAction,
+        /// The submitted form (only for an accepted form).
+        content?: BTreeMap<String, ElicitValue> => with_content,
     }
+    /// A result with this action and no content.
+    new(action: ElicitAction);
 
     /// An accepted form with these values.
     pub fn accept(content: BTreeMap<String, ElicitValue>) -> Self {
@@ -229,33 +182,17 @@ impl ElicitResult {
     pub fn cancel() -> Self {
         Self::new(ElicitAction::Cancel)
     }
+}
 
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_content(content: impl Into<BTreeMap<String, ElicitValue>>),
+crate::setters::wire_struct! {
+    /// Parameters of `notifications/elicitation/complete` (inline in the schema).
+    pub struct ElicitationCompleteNotificationParams {
+        meta,
+        /// The completed elicitation.
+        pub elicitation_id: String,
     }
-}
-
-/// Parameters of `notifications/elicitation/complete` (inline in the schema).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationCompleteNotificationParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The completed elicitation.
-    pub elicitation_id: String,
-}
-
-impl ElicitationCompleteNotificationParams {
     /// Parameters for `elicitation_id`.
-    pub fn new(elicitation_id: impl Into<String>) -> Self {
-        Self {
-            meta: None,
-            elicitation_id: elicitation_id.into(),
-        }
-    }
+    new(elicitation_id: impl Into<String>);
 }
 
 crate::envelope::notifications! {
@@ -263,26 +200,17 @@ crate::envelope::notifications! {
     ElicitationCompleteNotification = ElicitationComplete("notifications/elicitation/complete", required ElicitationCompleteNotificationParams);
 }
 
-/// The `data` of a `-32042` error: the URL elicitations to complete first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct UrlElicitationRequiredData {
-    /// The elicitations (URL mode, with ids).
-    pub elicitations: Vec<ElicitRequestUrlParams>,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl UrlElicitationRequiredData {
-    /// Data listing `elicitations`.
-    pub fn new(elicitations: Vec<ElicitRequestUrlParams>) -> Self {
-        Self {
-            elicitations,
-            extra: JsonObject::new(),
-        }
+crate::setters::wire_struct! {
+    /// The `data` of a `-32042` error: the URL elicitations to complete first.
+    pub struct UrlElicitationRequiredData {
+        /// The elicitations (URL mode, with ids).
+        pub elicitations: Vec<ElicitRequestUrlParams>,
+        ..
+        /// Other keys.
+        extra,
     }
+    /// Data listing `elicitations`.
+    new(elicitations: Vec<ElicitRequestUrlParams>);
 
     /// Reads it from an error, if the error is a well-formed `-32042`.
     pub fn from_error(error: &ErrorData) -> Option<Self> {

@@ -7,7 +7,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::common::Meta;
 use crate::jsonrpc::RequestId;
 use crate::method::{NotificationMethod, RequestMethod};
 use crate::mrtr::{InputRequests, InputResponses};
@@ -39,23 +38,17 @@ crate::tasks::task! {
     }
 }
 
-/// The answer to a request the server runs as a task: `Result & Task`, with
-/// `resultType: "task"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CreateTaskResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Always `"task"`.
-    pub result_type: String,
-    /// The task.
-    #[serde(flatten)]
-    pub task: Task,
-}
-
-impl CreateTaskResult {
+crate::setters::wire_struct! {
+    /// The answer to a request the server runs as a task: `Result & Task`, with
+    /// `resultType: "task"`.
+    pub struct CreateTaskResult {
+        meta,
+        /// Always `"task"`.
+        pub result_type: String,
+        /// The task.
+        #[serde(flatten)]
+        pub task: Task,
+    }
     /// The handle of `task`.
     pub fn new(task: Task) -> Self {
         Self {
@@ -66,64 +59,38 @@ impl CreateTaskResult {
     }
 }
 
-/// A task with what its status carries (`tasks/get`, `notifications/tasks`): the
-/// outstanding input requests while `input_required`, the result once `completed`, the
-/// JSON-RPC error once `failed`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct DetailedTask {
-    /// The task.
-    #[serde(flatten)]
-    pub task: Task,
-    /// While `input_required`: every request the task waits on, by key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_requests: Option<InputRequests>,
-    /// Once `completed`: what the request would have answered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
-    /// Once `failed`: the JSON-RPC error (`code`, `message`, `data`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<Value>,
-}
-
-impl DetailedTask {
+crate::setters::wire_struct! {
+    /// A task with what its status carries (`tasks/get`, `notifications/tasks`): the
+    /// outstanding input requests while `input_required`, the result once `completed`, the
+    /// JSON-RPC error once `failed`.
+    pub struct DetailedTask {
+        /// The task.
+        #[serde(flatten)]
+        pub task: Task,
+        /// While `input_required`: every request the task waits on, by key.
+        input_requests?: InputRequests,
+        /// Once `completed`: what the request would have answered.
+        result?: Value,
+        /// Once `failed`: the JSON-RPC error (`code`, `message`, `data`).
+        error?: Value,
+    }
     /// `task` with nothing inlined.
-    pub fn new(task: Task) -> Self {
-        Self {
-            task,
-            input_requests: None,
-            result: None,
-            error: None,
-        }
+    new(task: Task);
+}
+
+crate::setters::wire_struct! {
+    /// The answer to `tasks/get`: `Result & DetailedTask` (`resultType: "complete"`).
+    pub struct GetTaskResult {
+        meta,
+        /// `"complete"`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub result_type: Option<String> = Some("complete".to_owned()),
+        /// The task.
+        #[serde(flatten)]
+        pub task: DetailedTask,
     }
-}
-
-/// The answer to `tasks/get`: `Result & DetailedTask` (`resultType: "complete"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct GetTaskResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `"complete"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<String>,
-    /// The task.
-    #[serde(flatten)]
-    pub task: DetailedTask,
-}
-
-impl GetTaskResult {
     /// The answer carrying `task`.
-    pub fn new(task: DetailedTask) -> Self {
-        Self {
-            meta: None,
-            result_type: Some("complete".to_owned()),
-            task,
-        }
-    }
+    new(task: DetailedTask);
 }
 
 crate::tasks::task_id_params! {
@@ -131,52 +98,30 @@ crate::tasks::task_id_params! {
     TaskIdParams { task_id: "The task." };
 }
 
-/// Parameters of `tasks/update`: answers to a task's outstanding input requests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct UpdateTaskRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The task.
-    pub task_id: String,
-    /// The answers, by the keys of the task's `inputRequests`.
-    pub input_responses: InputResponses,
-}
-
-impl UpdateTaskRequestParams {
+crate::setters::wire_struct! {
+    /// Parameters of `tasks/update`: answers to a task's outstanding input requests.
+    pub struct UpdateTaskRequestParams {
+        meta,
+        /// The task.
+        pub task_id: String,
+        /// The answers, by the keys of the task's `inputRequests`.
+        pub input_responses: InputResponses,
+    }
     /// Answers `input_responses` for task `task_id`.
-    pub fn new(task_id: impl Into<String>, input_responses: InputResponses) -> Self {
-        Self {
-            meta: None,
-            task_id: task_id.into(),
-            input_responses,
-        }
+    new(task_id: impl Into<String>, input_responses: InputResponses);
+}
+
+crate::setters::wire_struct! {
+    /// An empty acknowledgement (`tasks/update`, `tasks/cancel`): `resultType: "complete"`.
+    #[derive(Default)]
+    pub struct Acknowledgement {
+        meta,
+        /// `"complete"`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub result_type: Option<String> = Some("complete".to_owned()),
     }
-}
-
-/// An empty acknowledgement (`tasks/update`, `tasks/cancel`): `resultType: "complete"`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Acknowledgement {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `"complete"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<String>,
-}
-
-impl Acknowledgement {
     /// The acknowledgement.
-    pub fn new() -> Self {
-        Self {
-            meta: None,
-            result_type: Some("complete".to_owned()),
-        }
-    }
+    new();
 }
 
 /// Declares the extension's requests: each a struct of the whole JSON-RPC request

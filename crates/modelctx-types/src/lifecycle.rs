@@ -1,11 +1,8 @@
 //! Lifecycle: `initialize`, `notifications/initialized`, `ping`, and the descriptions
 //! of implementations (names, titles, icons).
 
-use serde::{Deserialize, Serialize};
-
 use crate::base::{EmptyResult, NotificationParams, RequestParams};
 use crate::capabilities::{ClientCapabilities, ServerCapabilities};
-use crate::common::Meta;
 use crate::version::ProtocolVersion;
 
 crate::open_enum::open_enum! {
@@ -18,43 +15,23 @@ crate::open_enum::open_enum! {
     }
 }
 
-/// An icon a user interface can display.
-///
-/// Consumers must treat `src` as untrusted: accept only `https:` and `data:` URIs and
-/// fetch without credentials.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Icon {
-    /// An `https:` URL or a `data:` URI.
-    pub src: String,
-    /// A MIME type override.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Sizes such as `"48x48"` or `"any"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sizes: Option<Vec<String>>,
-    /// The theme the icon is designed for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub theme: Option<IconTheme>,
-}
-
-impl Icon {
+crate::setters::wire_struct! {
+    /// An icon a user interface can display.
+    ///
+    /// Consumers must treat `src` as untrusted: accept only `https:` and `data:` URIs and
+    /// fetch without credentials.
+    pub struct Icon {
+        /// An `https:` URL or a `data:` URI.
+        pub src: String,
+        /// A MIME type override.
+        mime_type?: String => with_mime_type,
+        /// Sizes such as `"48x48"` or `"any"`.
+        sizes?: Vec<String> => with_sizes,
+        /// The theme the icon is designed for.
+        theme?: IconTheme => with_theme,
+    }
     /// An icon at `src`.
-    pub fn new(src: impl Into<String>) -> Self {
-        Self {
-            src: src.into(),
-            mime_type: None,
-            sizes: None,
-            theme: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_mime_type(mime_type: impl Into<String>),
-        with_sizes(sizes: impl Into<Vec<String>>),
-        with_theme(theme: impl Into<IconTheme>),
-    }
+    new(src: impl Into<String>);
 }
 
 crate::setters::optional_members! {
@@ -68,30 +45,16 @@ crate::setters::optional_members! {
     new;
 }
 
-/// A programmatic name and an optional display title (the schema's `BaseMetadata`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct BaseMetadata {
-    /// The programmatic name.
-    pub name: String,
-    /// A human-readable title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-}
-
-impl BaseMetadata {
+crate::setters::wire_struct! {
+    /// A programmatic name and an optional display title (the schema's `BaseMetadata`).
+    pub struct BaseMetadata {
+        /// The programmatic name.
+        pub name: String,
+        /// A human-readable title.
+        title?: String => with_title,
+    }
     /// Metadata with a name.
-    pub fn new(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            title: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-    }
+    new(name: impl Into<String>);
 
     /// What to display: the title, else the name.
     pub fn display_name(&self) -> &str {
@@ -99,84 +62,39 @@ impl BaseMetadata {
     }
 }
 
-/// Describes an MCP client or server implementation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Implementation {
-    /// The programmatic name.
-    pub name: String,
-    /// A human-readable title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// The version.
-    pub version: String,
-    /// What this implementation does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Icons.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// The implementation's website.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub website_url: Option<String>,
-}
-
-impl Implementation {
+crate::setters::wire_struct! {
+    /// Describes an MCP client or server implementation.
+    pub struct Implementation {
+        /// The programmatic name.
+        pub name: String,
+        /// A human-readable title.
+        title?: String => with_title,
+        /// The version.
+        pub version: String,
+        /// What this implementation does.
+        description?: String => with_description,
+        /// Icons.
+        icons?: Vec<Icon> => with_icons,
+        /// The implementation's website.
+        website_url?: String => with_website_url,
+    }
     /// An implementation with a name and a version.
-    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            title: None,
-            version: version.into(),
-            description: None,
-            icons: None,
-            website_url: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_icons(icons: impl Into<Vec<Icon>>),
-        with_website_url(website_url: impl Into<String>),
-    }
+    new(name: impl Into<String>, version: impl Into<String>);
 }
 
-/// Parameters of `initialize`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct InitializeRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The latest revision the client speaks.
-    pub protocol_version: ProtocolVersion,
-    /// What the client supports.
-    pub capabilities: ClientCapabilities,
-    /// The client.
-    pub client_info: Implementation,
-}
-
-impl InitializeRequestParams {
+crate::setters::wire_struct! {
+    /// Parameters of `initialize`.
+    pub struct InitializeRequestParams {
+        meta => with_meta,
+        /// The latest revision the client speaks.
+        pub protocol_version: ProtocolVersion,
+        /// What the client supports.
+        pub capabilities: ClientCapabilities,
+        /// The client.
+        pub client_info: Implementation,
+    }
     /// Parameters offering `protocol_version` with these capabilities.
-    pub fn new(
-        protocol_version: impl Into<ProtocolVersion>,
-        capabilities: ClientCapabilities,
-        client_info: Implementation,
-    ) -> Self {
-        Self {
-            meta: None,
-            protocol_version: protocol_version.into(),
-            capabilities,
-            client_info,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
+    new(protocol_version: impl Into<ProtocolVersion>, capabilities: ClientCapabilities, client_info: Implementation);
 }
 
 crate::envelope::requests! {
@@ -184,45 +102,21 @@ crate::envelope::requests! {
     InitializeRequest = Initialize("initialize", required InitializeRequestParams) -> InitializeResult;
 }
 
-/// The server's answer to `initialize`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct InitializeResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The revision the server wants to use.
-    pub protocol_version: ProtocolVersion,
-    /// What the server supports.
-    pub capabilities: ServerCapabilities,
-    /// The server.
-    pub server_info: Implementation,
-    /// How to use the server (a hint for the model).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
-}
-
-impl InitializeResult {
+crate::setters::wire_struct! {
+    /// The server's answer to `initialize`.
+    pub struct InitializeResult {
+        meta => with_meta,
+        /// The revision the server wants to use.
+        pub protocol_version: ProtocolVersion,
+        /// What the server supports.
+        pub capabilities: ServerCapabilities,
+        /// The server.
+        pub server_info: Implementation,
+        /// How to use the server (a hint for the model).
+        instructions?: String => with_instructions,
+    }
     /// A result choosing `protocol_version`.
-    pub fn new(
-        protocol_version: impl Into<ProtocolVersion>,
-        capabilities: ServerCapabilities,
-        server_info: Implementation,
-    ) -> Self {
-        Self {
-            meta: None,
-            protocol_version: protocol_version.into(),
-            capabilities,
-            server_info,
-            instructions: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_instructions(instructions: impl Into<String>),
-    }
+    new(protocol_version: impl Into<ProtocolVersion>, capabilities: ServerCapabilities, server_info: Implementation);
 }
 
 crate::envelope::notifications! {

@@ -1,10 +1,8 @@
 //! Logging: `logging/setLevel` and `notifications/message`.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::EmptyResult;
-use crate::common::Meta;
 
 crate::open_enum::open_enum! {
     /// The severity of a log message (RFC 5424).
@@ -54,27 +52,15 @@ impl LoggingLevel {
     }
 }
 
-/// Parameters of `logging/setLevel`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SetLevelRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The lowest level to send.
-    pub level: LoggingLevel,
-}
-
-impl SetLevelRequestParams {
+crate::setters::wire_struct! {
+    /// Parameters of `logging/setLevel`.
+    pub struct SetLevelRequestParams {
+        meta => with_meta,
+        /// The lowest level to send.
+        pub level: LoggingLevel,
+    }
     /// Parameters setting `level`.
-    pub fn new(level: LoggingLevel) -> Self {
-        Self { meta: None, level }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
+    new(level: LoggingLevel);
 }
 
 crate::envelope::requests! {
@@ -82,38 +68,19 @@ crate::envelope::requests! {
     SetLevelRequest = SetLevel("logging/setLevel", required SetLevelRequestParams) -> EmptyResult;
 }
 
-/// Parameters of `notifications/message`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct LoggingMessageNotificationParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The severity.
-    pub level: LoggingLevel,
-    /// The logger's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub logger: Option<String>,
-    /// The data: any JSON value.
-    pub data: Value,
-}
-
-impl LoggingMessageNotificationParams {
+crate::setters::wire_struct! {
+    /// Parameters of `notifications/message`.
+    pub struct LoggingMessageNotificationParams {
+        meta => with_meta,
+        /// The severity.
+        pub level: LoggingLevel,
+        /// The logger's name.
+        logger?: String => with_logger,
+        /// The data: any JSON value.
+        pub data: Value,
+    }
     /// A message at `level` carrying `data`.
-    pub fn new(level: LoggingLevel, data: impl Into<Value>) -> Self {
-        Self {
-            meta: None,
-            level,
-            logger: None,
-            data: data.into(),
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_logger(logger: impl Into<String>),
-    }
+    new(level: LoggingLevel, data: impl Into<Value>);
 }
 
 crate::envelope::notifications! {

@@ -296,28 +296,20 @@ crate::setters::optional_members! {
     new;
 }
 
-/// The interim answer of a multi round-trip request: the server needs input first
-/// (the schema's `InputRequiredResult`, `resultType: "input_required"`).
-///
-/// At least one of `input_requests` and `request_state` must be present.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct InputRequiredResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Always [`ResultType::InputRequired`] when built by this SDK.
-    pub result_type: ResultType,
-    /// What the client must answer, by key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_requests: Option<InputRequests>,
-    /// Opaque server state the client echoes back on the retry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_state: Option<String>,
-}
-
-impl InputRequiredResult {
+crate::setters::wire_struct! {
+    /// The interim answer of a multi round-trip request: the server needs input first
+    /// (the schema's `InputRequiredResult`, `resultType: "input_required"`).
+    ///
+    /// At least one of `input_requests` and `request_state` must be present.
+    pub struct InputRequiredResult {
+        meta => with_meta,
+        /// Always [`ResultType::InputRequired`] when built by this SDK.
+        pub result_type: ResultType,
+        /// What the client must answer, by key.
+        input_requests?: InputRequests,
+        /// Opaque server state the client echoes back on the retry.
+        request_state?: String => with_request_state,
+    }
     /// An interim result asking for these inputs.
     pub fn new(input_requests: impl Into<InputRequests>) -> Self {
         Self {
@@ -336,11 +328,6 @@ impl InputRequiredResult {
             input_requests: None,
             request_state: Some(request_state.into()),
         }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_request_state(request_state: impl Into<String>),
     }
 }
 

@@ -12,7 +12,6 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::base::JsonObject;
 use crate::capabilities::ClientCapabilities;
 use crate::error::{ErrorCode, ErrorData};
 use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
@@ -292,26 +291,17 @@ impl<'de> Deserialize<'de> for HeaderMismatchError {
     }
 }
 
-/// The `data` of a `-32021` error: the capabilities the request needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct MissingRequiredClientCapabilityData {
-    /// The client capabilities the request requires.
-    pub required_capabilities: ClientCapabilities,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl MissingRequiredClientCapabilityData {
-    /// Data naming these capabilities.
-    pub fn new(required_capabilities: ClientCapabilities) -> Self {
-        Self {
-            required_capabilities,
-            extra: JsonObject::new(),
-        }
+crate::setters::wire_struct! {
+    /// The `data` of a `-32021` error: the capabilities the request needs.
+    pub struct MissingRequiredClientCapabilityData {
+        /// The client capabilities the request requires.
+        pub required_capabilities: ClientCapabilities,
+        ..
+        /// Other keys.
+        extra,
     }
+    /// Data naming these capabilities.
+    new(required_capabilities: ClientCapabilities);
 }
 
 data_error!(
@@ -338,29 +328,19 @@ impl MissingRequiredClientCapabilityError {
     }
 }
 
-/// The `data` of a `-32022` error: what the server speaks and what was asked for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct UnsupportedProtocolVersionData {
-    /// The revisions the server speaks.
-    pub supported: Vec<String>,
-    /// The revision the request asked for.
-    pub requested: String,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl UnsupportedProtocolVersionData {
-    /// Data listing `supported` and echoing `requested`.
-    pub fn new(supported: Vec<String>, requested: impl Into<String>) -> Self {
-        Self {
-            supported,
-            requested: requested.into(),
-            extra: JsonObject::new(),
-        }
+crate::setters::wire_struct! {
+    /// The `data` of a `-32022` error: what the server speaks and what was asked for.
+    pub struct UnsupportedProtocolVersionData {
+        /// The revisions the server speaks.
+        pub supported: Vec<String>,
+        /// The revision the request asked for.
+        pub requested: String,
+        ..
+        /// Other keys.
+        extra,
     }
+    /// Data listing `supported` and echoing `requested`.
+    new(supported: Vec<String>, requested: impl Into<String>);
 }
 
 data_error!(

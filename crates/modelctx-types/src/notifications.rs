@@ -1,28 +1,19 @@
 //! Utility notifications either side may send: `notifications/cancelled` and
 //! `notifications/progress`.
 
-use serde::{Deserialize, Serialize};
-
-use crate::common::{Meta, ProgressToken};
+use crate::common::ProgressToken;
 use crate::jsonrpc::RequestId;
 
-/// Parameters of `notifications/cancelled`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CancelledNotificationParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The request to cancel (required for non-task requests; tasks use `tasks/cancel`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<RequestId>,
-    /// Why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-impl CancelledNotificationParams {
+crate::setters::wire_struct! {
+    /// Parameters of `notifications/cancelled`.
+    #[derive(Default)]
+    pub struct CancelledNotificationParams {
+        meta => with_meta,
+        /// The request to cancel (required for non-task requests; tasks use `tasks/cancel`).
+        request_id?: RequestId,
+        /// Why.
+        reason?: String => with_reason,
+    }
     /// Cancels `request_id`.
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
@@ -31,11 +22,6 @@ impl CancelledNotificationParams {
             reason: None,
         }
     }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_reason(reason: impl Into<String>),
-    }
 }
 
 crate::envelope::notifications! {
@@ -43,48 +29,23 @@ crate::envelope::notifications! {
     CancelledNotification = Cancelled("notifications/cancelled", required CancelledNotificationParams);
 }
 
-/// Parameters of `notifications/progress`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ProgressNotificationParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The token from the request's `_meta.progressToken`.
-    pub progress_token: ProgressToken,
-    /// Progress so far (must increase).
-    #[serde(serialize_with = "crate::base::ser_f64")]
-    pub progress: f64,
-    /// The total, if known.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::base::ser_opt_f64"
-    )]
-    pub total: Option<f64>,
-    /// A description of the progress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-impl ProgressNotificationParams {
+crate::setters::wire_struct! {
+    /// Parameters of `notifications/progress`.
+    pub struct ProgressNotificationParams {
+        meta => with_meta,
+        /// The token from the request's `_meta.progressToken`.
+        pub progress_token: ProgressToken,
+        /// Progress so far (must increase).
+        #[serde(serialize_with = "crate::base::ser_f64")]
+        pub progress: f64,
+        /// The total, if known.
+        #[serde(serialize_with = "crate::base::ser_opt_f64")]
+        total?: f64 => with_total,
+        /// A description of the progress.
+        message?: String => with_message,
+    }
     /// Progress `progress` for `progress_token`.
-    pub fn new(progress_token: impl Into<ProgressToken>, progress: f64) -> Self {
-        Self {
-            meta: None,
-            progress_token: progress_token.into(),
-            progress,
-            total: None,
-            message: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_total(total: impl Into<f64>),
-        with_message(message: impl Into<String>),
-    }
+    new(progress_token: impl Into<ProgressToken>, progress: f64);
 }
 
 crate::envelope::notifications! {

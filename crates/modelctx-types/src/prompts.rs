@@ -2,94 +2,44 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::base::ResultType;
 use crate::base::{NotificationParams, PaginatedRequestParams};
-use crate::common::Meta;
 use crate::content::{ContentBlock, Role};
 use crate::lifecycle::Icon;
 
-/// An argument a prompt accepts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PromptArgument {
-    /// The programmatic name.
-    pub name: String,
-    /// A display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the argument is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Whether it must be given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub required: Option<bool>,
-}
-
-impl PromptArgument {
+crate::setters::wire_struct! {
+    /// An argument a prompt accepts.
+    pub struct PromptArgument {
+        /// The programmatic name.
+        pub name: String,
+        /// A display name.
+        title?: String => with_title,
+        /// What the argument is.
+        description?: String => with_description,
+        /// Whether it must be given.
+        required?: bool => with_required,
+    }
     /// An argument named `name`.
-    pub fn new(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            title: None,
-            description: None,
-            required: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_required(required: impl Into<bool>),
-    }
+    new(name: impl Into<String>);
 }
 
-/// A prompt or prompt template the server offers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Prompt {
-    /// The programmatic name.
-    pub name: String,
-    /// A display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the prompt provides.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The arguments for templating.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<Vec<PromptArgument>>,
-    /// Icons.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl Prompt {
+crate::setters::wire_struct! {
+    /// A prompt or prompt template the server offers.
+    pub struct Prompt {
+        /// The programmatic name.
+        pub name: String,
+        /// A display name.
+        title?: String => with_title,
+        /// What the prompt provides.
+        description?: String => with_description,
+        /// The arguments for templating.
+        arguments?: Vec<PromptArgument> => with_arguments,
+        /// Icons.
+        icons?: Vec<Icon> => with_icons,
+        meta => with_meta,
+    }
     /// A prompt named `name`.
-    pub fn new(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            title: None,
-            description: None,
-            arguments: None,
-            icons: None,
-            meta: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_arguments(arguments: impl Into<Vec<PromptArgument>>),
-        with_icons(icons: impl Into<Vec<Icon>>),
-        with_meta(meta: impl Into<Meta>),
-    }
+    new(name: impl Into<String>);
 }
 
 crate::envelope::requests! {
@@ -133,25 +83,16 @@ crate::envelope::requests! {
     GetPromptRequest = GetPrompt("prompts/get", required GetPromptRequestParams) -> GetPromptResult, meta |p| Some(&mut p.meta);
 }
 
-/// A message of a prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PromptMessage {
-    /// Who speaks.
-    pub role: Role,
-    /// The content.
-    pub content: ContentBlock,
-}
-
-impl PromptMessage {
-    /// A message.
-    pub fn new(role: Role, content: impl Into<ContentBlock>) -> Self {
-        Self {
-            role,
-            content: content.into(),
-        }
+crate::setters::wire_struct! {
+    /// A message of a prompt.
+    pub struct PromptMessage {
+        /// Who speaks.
+        pub role: Role,
+        /// The content.
+        pub content: ContentBlock,
     }
+    /// A message.
+    new(role: Role, content: impl Into<ContentBlock>);
 
     /// A user message with text.
     pub fn user_text(text: impl Into<String>) -> Self {
@@ -164,40 +105,19 @@ impl PromptMessage {
     }
 }
 
-/// The answer to `prompts/get`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct GetPromptResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// A description of the prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The messages.
-    pub messages: Vec<PromptMessage>,
-}
-
-impl GetPromptResult {
+crate::setters::wire_struct! {
+    /// The answer to `prompts/get`.
+    pub struct GetPromptResult {
+        meta => with_meta,
+        /// The kind of result (2026-07-28; absent before, which means complete).
+        result_type?: ResultType => with_result_type "2026-07-28",
+        /// A description of the prompt.
+        description?: String => with_description,
+        /// The messages.
+        pub messages: Vec<PromptMessage>,
+    }
     /// A result with these messages.
-    pub fn new(messages: Vec<PromptMessage>) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            description: None,
-            messages,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_description(description: impl Into<String>),
-        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
-    }
+    new(messages: Vec<PromptMessage>);
 }
 
 crate::envelope::notifications! {

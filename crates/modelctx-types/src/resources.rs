@@ -1,10 +1,7 @@
 //! Resources: `resources/list`, `resources/templates/list`, `resources/read`,
 //! `resources/subscribe`, `resources/unsubscribe` and their notifications.
 
-use serde::{Deserialize, Serialize};
-
 use crate::base::{EmptyResult, NotificationParams, PaginatedRequestParams};
-use crate::common::Meta;
 use crate::content::{ResourceLink, TextOrBlobResourceContents};
 
 crate::content::resource! {
@@ -96,30 +93,15 @@ crate::envelope::requests! {
     UnsubscribeRequest = Unsubscribe("resources/unsubscribe", required UnsubscribeRequestParams) -> EmptyResult;
 }
 
-/// Parameters of `notifications/resources/updated`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResourceUpdatedNotificationParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The URI of the updated (sub-)resource.
-    pub uri: String,
-}
-
-impl ResourceUpdatedNotificationParams {
+crate::setters::wire_struct! {
+    /// Parameters of `notifications/resources/updated`.
+    pub struct ResourceUpdatedNotificationParams {
+        meta => with_meta,
+        /// The URI of the updated (sub-)resource.
+        pub uri: String,
+    }
     /// Parameters naming `uri`.
-    pub fn new(uri: impl Into<String>) -> Self {
-        Self {
-            meta: None,
-            uri: uri.into(),
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
+    new(uri: impl Into<String>);
 }
 
 crate::envelope::notifications! {

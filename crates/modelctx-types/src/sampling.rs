@@ -1,13 +1,12 @@
 //! Sampling: `sampling/createMessage` (server asks the client to call an LLM), with
 //! tools and tool choice (2025-11-25).
 
+use serde::Deserialize;
 use serde::de::Deserializer;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::JsonObject;
 use crate::base::TaskMetadata;
-use crate::common::Meta;
 use crate::content::{Role, SamplingMessageContentBlock};
 use crate::tool_definition::Tool;
 
@@ -49,38 +48,30 @@ crate::open_enum::open_enum! {
     }
 }
 
-/// Controls tool use in sampling.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolChoice {
-    /// The mode (`auto` when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<ToolChoiceMode>,
-}
-
-impl ToolChoice {
+crate::setters::wire_struct! {
+    /// Controls tool use in sampling.
+    #[derive(Default)]
+    pub struct ToolChoice {
+        /// The mode (`auto` when absent).
+        mode?: ToolChoiceMode,
+    }
     /// A choice with this mode.
     pub fn new(mode: ToolChoiceMode) -> Self {
         Self { mode: Some(mode) }
     }
 }
 
-/// A hint for model selection. Keys other than `name` are kept for the client to
-/// interpret.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ModelHint {
-    /// A (sub)string of a model name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Other keys.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl ModelHint {
+crate::setters::wire_struct! {
+    /// A hint for model selection. Keys other than `name` are kept for the client to
+    /// interpret.
+    #[derive(Default)]
+    pub struct ModelHint {
+        /// A (sub)string of a model name.
+        name?: String,
+        ..
+        /// Other keys.
+        extra,
+    }
     /// A hint naming a model.
     pub fn new(name: impl Into<String>) -> Self {
         Self {
@@ -90,48 +81,25 @@ impl ModelHint {
     }
 }
 
-/// The server's (advisory) model preferences; priorities are 0 to 1.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ModelPreferences {
-    /// Hints, evaluated in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hints: Option<Vec<ModelHint>>,
-    /// How much cost matters.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::base::ser_opt_f64"
-    )]
-    pub cost_priority: Option<f64>,
-    /// How much speed matters.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::base::ser_opt_f64"
-    )]
-    pub speed_priority: Option<f64>,
-    /// How much capability matters.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::base::ser_opt_f64"
-    )]
-    pub intelligence_priority: Option<f64>,
-}
-
-impl ModelPreferences {
+crate::setters::wire_struct! {
+    /// The server's (advisory) model preferences; priorities are 0 to 1.
+    #[derive(Default)]
+    pub struct ModelPreferences {
+        /// Hints, evaluated in order.
+        hints?: Vec<ModelHint> => with_hints,
+        /// How much cost matters.
+        #[serde(serialize_with = "crate::base::ser_opt_f64")]
+        cost_priority?: f64 => with_cost_priority,
+        /// How much speed matters.
+        #[serde(serialize_with = "crate::base::ser_opt_f64")]
+        speed_priority?: f64 => with_speed_priority,
+        /// How much capability matters.
+        #[serde(serialize_with = "crate::base::ser_opt_f64")]
+        intelligence_priority?: f64 => with_intelligence_priority,
+    }
     /// No preferences.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    crate::setters::setters! {
-        with_hints(hints: impl Into<Vec<ModelHint>>),
-        with_cost_priority(cost_priority: impl Into<f64>),
-        with_speed_priority(speed_priority: impl Into<f64>),
-        with_intelligence_priority(intelligence_priority: impl Into<f64>),
     }
 }
 
@@ -174,29 +142,17 @@ impl<'de> Deserialize<'de> for SamplingContent {
     }
 }
 
-/// A message sent to or received from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SamplingMessage {
-    /// Who speaks.
-    pub role: Role,
-    /// The content.
-    pub content: SamplingContent,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl SamplingMessage {
-    /// A message.
-    pub fn new(role: Role, content: impl Into<SamplingContent>) -> Self {
-        Self {
-            role,
-            content: content.into(),
-            meta: None,
-        }
+crate::setters::wire_struct! {
+    /// A message sent to or received from an LLM.
+    pub struct SamplingMessage {
+        /// Who speaks.
+        pub role: Role,
+        /// The content.
+        pub content: SamplingContent,
+        meta => with_meta,
     }
+    /// A message.
+    new(role: Role, content: impl Into<SamplingContent>);
 
     /// A user message with text.
     pub fn user_text(text: impl Into<String>) -> Self {
@@ -207,100 +163,38 @@ impl SamplingMessage {
     pub fn assistant_text(text: impl Into<String>) -> Self {
         Self::new(Role::Assistant, SamplingMessageContentBlock::text(text))
     }
+}
 
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
+crate::setters::wire_struct! {
+    /// Parameters of `sampling/createMessage`.
+    pub struct CreateMessageRequestParams {
+        meta => with_meta,
+        /// When present, asks for task-augmented execution.
+        task?: TaskMetadata => with_task,
+        /// The conversation.
+        pub messages: Vec<SamplingMessage>,
+        /// Model preferences.
+        model_preferences?: ModelPreferences => with_model_preferences,
+        /// A system prompt.
+        system_prompt?: String => with_system_prompt,
+        /// Context to include.
+        include_context?: IncludeContext => with_include_context,
+        /// Sampling temperature.
+        #[serde(serialize_with = "crate::base::ser_opt_f64")]
+        temperature?: f64 => with_temperature,
+        /// The maximum number of tokens to sample.
+        pub max_tokens: u64,
+        /// Stop sequences.
+        stop_sequences?: Vec<String> => with_stop_sequences,
+        /// Provider-specific metadata.
+        metadata?: JsonObject => with_metadata,
+        /// Tools the model may use (needs the client's `sampling.tools`).
+        tools?: Vec<Tool> => with_tools,
+        /// How the model may use tools.
+        tool_choice?: ToolChoice => with_tool_choice,
     }
-}
-
-/// Parameters of `sampling/createMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CreateMessageRequestParams {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// When present, asks for task-augmented execution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<TaskMetadata>,
-    /// The conversation.
-    pub messages: Vec<SamplingMessage>,
-    /// Model preferences.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_preferences: Option<ModelPreferences>,
-    /// A system prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_prompt: Option<String>,
-    /// Context to include.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_context: Option<IncludeContext>,
-    /// Sampling temperature.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::base::ser_opt_f64"
-    )]
-    pub temperature: Option<f64>,
-    /// The maximum number of tokens to sample.
-    pub max_tokens: u64,
-    /// Stop sequences.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_sequences: Option<Vec<String>>,
-    /// Provider-specific metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<JsonObject>,
-    /// Tools the model may use (needs the client's `sampling.tools`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<Vec<Tool>>,
-    /// How the model may use tools.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_choice: Option<ToolChoice>,
-}
-
-impl CreateMessageRequestParams {
     /// Parameters sampling at most `max_tokens` after `messages`.
-    pub fn new(messages: Vec<SamplingMessage>, max_tokens: u64) -> Self {
-        Self {
-            meta: None,
-            task: None,
-            messages,
-            model_preferences: None,
-            system_prompt: None,
-            include_context: None,
-            temperature: None,
-            max_tokens,
-            stop_sequences: None,
-            metadata: None,
-            tools: None,
-            tool_choice: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_task(task: impl Into<TaskMetadata>),
-    }
-
-    /// Sets `model_preferences`.
-    #[must_use]
-    pub fn with_model_preferences(
-        mut self,
-        model_preferences: impl Into<ModelPreferences>,
-    ) -> Self {
-        self.model_preferences = Some(model_preferences.into());
-        self
-    }
-
-    crate::setters::setters! {
-        with_system_prompt(system_prompt: impl Into<String>),
-        with_include_context(include_context: impl Into<IncludeContext>),
-        with_temperature(temperature: impl Into<f64>),
-        with_stop_sequences(stop_sequences: impl Into<Vec<String>>),
-        with_metadata(metadata: impl Into<JsonObject>),
-        with_tools(tools: impl Into<Vec<Tool>>),
-        with_tool_choice(tool_choice: impl Into<ToolChoice>),
-    }
+    new(messages: Vec<SamplingMessage>, max_tokens: u64);
 
     /// Checks the spec's rules for tools in the conversation: a message holding tool
     /// results holds nothing else, and every tool use is the assistant's and is
@@ -376,36 +270,21 @@ crate::envelope::requests! {
     CreateMessageRequest = CreateMessage("sampling/createMessage", required CreateMessageRequestParams) -> CreateMessageResult;
 }
 
-/// The client's answer to `sampling/createMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CreateMessageResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Who speaks (normally the assistant).
-    pub role: Role,
-    /// The sampled content.
-    pub content: SamplingContent,
-    /// The model that generated it.
-    pub model: String,
-    /// Why sampling stopped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_reason: Option<StopReason>,
-}
-
-impl CreateMessageResult {
-    /// A result.
-    pub fn new(role: Role, content: impl Into<SamplingContent>, model: impl Into<String>) -> Self {
-        Self {
-            meta: None,
-            role,
-            content: content.into(),
-            model: model.into(),
-            stop_reason: None,
-        }
+crate::setters::wire_struct! {
+    /// The client's answer to `sampling/createMessage`.
+    pub struct CreateMessageResult {
+        meta => with_meta,
+        /// Who speaks (normally the assistant).
+        pub role: Role,
+        /// The sampled content.
+        pub content: SamplingContent,
+        /// The model that generated it.
+        pub model: String,
+        /// Why sampling stopped.
+        stop_reason?: StopReason => with_stop_reason,
     }
+    /// A result.
+    new(role: Role, content: impl Into<SamplingContent>, model: impl Into<String>);
 
     /// An assistant text answer.
     pub fn assistant_text(text: impl Into<String>, model: impl Into<String>) -> Self {
@@ -414,11 +293,6 @@ impl CreateMessageResult {
             SamplingMessageContentBlock::text(text),
             model,
         )
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_stop_reason(stop_reason: impl Into<StopReason>),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The macros that write the wire types' repeated parts once: the `with_*` setters of
 //! optional members ([`setters!`]), structs of optional members only
-//! ([`optional_members!`]), the derives and attributes every wire struct has
+//! ([`optional_members!`]), a wire struct with its attributes, `new` and setters
 //! ([`wire_struct!`]), and unions told apart by their members ([`untagged_union!`]).
 
 /// Declares `#[must_use]` setters of `Option` fields inside an `impl` block, one
@@ -100,27 +100,141 @@ macro_rules! optional_members {
     };
 }
 
-/// Declares a wire struct: the attributes given, then what every wire struct has —
-/// `Debug, Clone, PartialEq, Serialize, Deserialize`, camelCase member names and
-/// `#[non_exhaustive]`. A body that starts with `meta,` starts with the usual `_meta`.
+/// Declares a wire struct once: the struct with what every wire struct has
+/// (`Debug, Clone, PartialEq, Serialize, Deserialize`, camelCase member names,
+/// `#[non_exhaustive]`), its `new` and its setters. Members, in wire order:
+/// - `meta,`: the usual `_meta`; `meta => with_meta,` adds its setter;
+/// - `name?: T`: an optional member, `pub name: Option<T>`, written only when set and
+///   `None` in `new`; `=> with_name` adds a setter taking `impl Into<T>`,
+///   `=> exact with_name` one taking `T`, and a string after it a note for its doc
+///   (see [`setters!`]); attributes given are kept (serde's among them);
+/// - `.. extra,` (last): the flattened [`JsonObject`](crate::JsonObject) of the keys
+///   this SDK does not know, empty in `new`;
+/// - anything else is written as given, `= value` being its value in `new`.
+///
+/// After the struct, `new(arg: T, ...);` (with its doc) declares `new`, each argument
+/// setting the member of its name; the items that follow join the `impl` block.
 macro_rules! wire_struct {
-    ($(#[$attr:meta])* pub struct $name:ident { meta, $($body:tt)* }) => {
-        $crate::setters::wire_struct! {
-            $(#[$attr])*
-            pub struct $name {
-                /// Metadata.
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident { $($body:tt)* }
+        $(#[$new_doc:meta])*
+        new($($arg:ident: $arg_ty:ty),* $(,)?);
+        $($items:tt)*
+    ) => {
+        $crate::setters::wire_struct!(@member
+            [($(#[$attr])* $name) [$(#[$new_doc])* ($($arg: $arg_ty),*)] { $($items)* }]
+            [] [] [] [] $($body)*
+        );
+    };
+    ($(#[$attr:meta])* pub struct $name:ident { $($body:tt)* } $($items:tt)*) => {
+        $crate::setters::wire_struct!(@member
+            [($(#[$attr])* $name) [] { $($items)* }]
+            [] [] [] [] $($body)*
+        );
+    };
+    // One member at a time: [the struct's members] [the members `None` in `new`]
+    // [the members' other values in `new`] [the setters].
+    (@member $head:tt $m:tt $none:tt $init:tt $set:tt
+        meta $(=> $meta_setter:ident)?, $($rest:tt)*
+    ) => {
+        $crate::setters::wire_struct!(@member $head $m $none $init $set
+            /// Metadata.
+            meta $(=> $meta_setter)?, $($rest)*
+        );
+    };
+    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
+        $(#[$a:meta])+ meta $(=> $meta_setter:ident)?, $($rest:tt)*
+    ) => {
+        $crate::setters::wire_struct!(@member $head
+            [$($m)*
+                $(#[$a])+
                 #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
                 pub meta: Option<$crate::common::Meta>,
-                $($body)*
-            }
-        }
+            ]
+            [$($none)* meta] [$($init)*]
+            [$($set)* $($meta_setter(meta: impl Into<$crate::common::Meta>),)?]
+            $($rest)*
+        );
     };
-    ($(#[$attr:meta])* pub struct $name:ident { $($body:tt)* }) => {
+    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
+        $(#[$a:meta])* $field:ident ?: $ty:ty => exact $setter:ident $($note:literal)?,
+        $($rest:tt)*
+    ) => {
+        $crate::setters::wire_struct!(@member $head
+            [$($m)*
+                $(#[$a])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $field: Option<$ty>,
+            ]
+            [$($none)* $field] [$($init)*]
+            [$($set)* $setter($field: $ty) $($note)?,]
+            $($rest)*
+        );
+    };
+    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
+        $(#[$a:meta])* $field:ident ?: $ty:ty $(=> $setter:ident $($note:literal)?)?,
+        $($rest:tt)*
+    ) => {
+        $crate::setters::wire_struct!(@member $head
+            [$($m)*
+                $(#[$a])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $field: Option<$ty>,
+            ]
+            [$($none)* $field] [$($init)*]
+            [$($set)* $($setter($field: impl Into<$ty>) $($note)?,)?]
+            $($rest)*
+        );
+    };
+    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
+        .. $(#[$a:meta])* $extra:ident,
+    ) => {
+        $crate::setters::wire_struct!(@member $head
+            [$($m)*
+                $(#[$a])*
+                #[serde(flatten)]
+                pub $extra: $crate::base::JsonObject,
+            ]
+            [$($none)*] [$($init)* $extra: $crate::base::JsonObject::new(),] [$($set)*]
+        );
+    };
+    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
+        $(#[$a:meta])* $vis:vis $field:ident: $ty:ty $(= $value:expr)?, $($rest:tt)*
+    ) => {
+        $crate::setters::wire_struct!(@member $head
+            [$($m)* $(#[$a])* $vis $field: $ty,]
+            [$($none)*] [$($init)* $($field: $value,)?] [$($set)*]
+            $($rest)*
+        );
+    };
+    (@member [($(#[$attr:meta])* $name:ident) $new:tt { $($items:tt)* }]
+        [$($m:tt)*] [$($none:ident)*] [$($init:tt)*] [$($set:tt)*]
+    ) => {
         $(#[$attr])*
         #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
         #[serde(rename_all = "camelCase")]
         #[non_exhaustive]
-        pub struct $name { $($body)* }
+        pub struct $name { $($m)* }
+
+        impl $name {
+            $crate::setters::wire_struct!(@new $new [$($none)*] [$($init)*]);
+
+            $crate::setters::setters! { $($set)* }
+
+            $($items)*
+        }
+    };
+    (@new [] $none:tt $init:tt) => {};
+    (@new [$(#[$new_doc:meta])* ($($arg:ident: $arg_ty:ty),*)] [$($none:ident)*] [$($init:tt)*]) => {
+        $(#[$new_doc])*
+        pub fn new($($arg: $arg_ty),*) -> Self {
+            Self {
+                $($arg: ::core::convert::Into::into($arg),)*
+                $($init)*
+                $($none: None,)*
+            }
+        }
     };
 }
 

@@ -10,103 +10,45 @@
 use serde::{Deserialize, Serialize};
 
 use crate::base::ResultType;
-use crate::common::Meta;
 use crate::jsonrpc::RequestId;
 use crate::meta::SubscriptionsListenResultMetaObject;
 use crate::method::{NotificationMethod, RequestMethod};
 use crate::tag::{JsonRpcTag, NotificationTag, RequestTag};
 
-/// The notifications a client opts in to (the schema's `SubscriptionFilter`); the
-/// server sends no kind the client did not ask for.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SubscriptionFilter {
-    /// `notifications/tools/list_changed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools_list_changed: Option<bool>,
-    /// `notifications/prompts/list_changed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompts_list_changed: Option<bool>,
-    /// `notifications/resources/list_changed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources_list_changed: Option<bool>,
-    /// `notifications/resources/updated` for these URIs (replaces
-    /// `resources/subscribe`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_subscriptions: Option<Vec<String>>,
-    /// The tasks extension: `notifications/tasks` for these tasks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_ids: Option<Vec<String>>,
-}
-
-impl SubscriptionFilter {
+crate::setters::wire_struct! {
+    /// The notifications a client opts in to (the schema's `SubscriptionFilter`); the
+    /// server sends no kind the client did not ask for.
+    #[derive(Default)]
+    pub struct SubscriptionFilter {
+        /// `notifications/tools/list_changed`.
+        tools_list_changed?: bool => exact with_tools_list_changed,
+        /// `notifications/prompts/list_changed`.
+        prompts_list_changed?: bool => exact with_prompts_list_changed,
+        /// `notifications/resources/list_changed`.
+        resources_list_changed?: bool => exact with_resources_list_changed,
+        /// `notifications/resources/updated` for these URIs (replaces
+        /// `resources/subscribe`).
+        resource_subscriptions?: Vec<String> => exact with_resource_subscriptions,
+        /// The tasks extension: `notifications/tasks` for these tasks.
+        task_ids?: Vec<String> => exact with_task_ids "the tasks extension",
+    }
     /// Opts in to nothing.
     pub fn new() -> Self {
         Self::default()
     }
-
-    /// Sets `tools_list_changed`.
-    #[must_use]
-    pub fn with_tools_list_changed(mut self, on: bool) -> Self {
-        self.tools_list_changed = Some(on);
-        self
-    }
-
-    /// Sets `prompts_list_changed`.
-    #[must_use]
-    pub fn with_prompts_list_changed(mut self, on: bool) -> Self {
-        self.prompts_list_changed = Some(on);
-        self
-    }
-
-    /// Sets `resources_list_changed`.
-    #[must_use]
-    pub fn with_resources_list_changed(mut self, on: bool) -> Self {
-        self.resources_list_changed = Some(on);
-        self
-    }
-
-    /// Sets `resource_subscriptions`.
-    #[must_use]
-    pub fn with_resource_subscriptions(mut self, uris: Vec<String>) -> Self {
-        self.resource_subscriptions = Some(uris);
-        self
-    }
-
-    /// Sets `task_ids` (the tasks extension).
-    #[must_use]
-    pub fn with_task_ids(mut self, ids: Vec<String>) -> Self {
-        self.task_ids = Some(ids);
-        self
-    }
 }
 
-/// Parameters of `subscriptions/listen`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SubscriptionsListenRequestParams {
-    /// Metadata: the request's revision and client capabilities. Required by the
-    /// schema; `None` is still read, and not written.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// What to receive.
-    pub notifications: SubscriptionFilter,
-}
-
-impl SubscriptionsListenRequestParams {
+crate::setters::wire_struct! {
+    /// Parameters of `subscriptions/listen`.
+    pub struct SubscriptionsListenRequestParams {
+        /// Metadata: the request's revision and client capabilities. Required by the
+        /// schema; `None` is still read, and not written.
+        meta => with_meta,
+        /// What to receive.
+        pub notifications: SubscriptionFilter,
+    }
     /// Parameters opting in to `notifications`.
-    pub fn new(notifications: SubscriptionFilter) -> Self {
-        Self {
-            meta: None,
-            notifications,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
+    new(notifications: SubscriptionFilter);
 }
 
 /// Opens the stream of change notifications (2026-07-28).
@@ -142,19 +84,15 @@ impl RequestMethod for SubscriptionsListenRequest {
     type Result = SubscriptionsListenResult;
 }
 
-/// The answer that ends a `subscriptions/listen` stream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SubscriptionsListenResult {
-    /// Metadata, naming the subscription.
-    #[serde(rename = "_meta")]
-    pub meta: SubscriptionsListenResultMetaObject,
-    /// The kind of result (`complete`).
-    pub result_type: ResultType,
-}
-
-impl SubscriptionsListenResult {
+crate::setters::wire_struct! {
+    /// The answer that ends a `subscriptions/listen` stream.
+    pub struct SubscriptionsListenResult {
+        /// Metadata, naming the subscription.
+        #[serde(rename = "_meta")]
+        pub meta: SubscriptionsListenResultMetaObject,
+        /// The kind of result (`complete`).
+        pub result_type: ResultType,
+    }
     /// The end of subscription `subscription_id`.
     pub fn new(subscription_id: impl Into<RequestId>) -> Self {
         Self {
@@ -171,30 +109,16 @@ impl SubscriptionsListenResult {
     }
 }
 
-/// Parameters of `notifications/subscriptions/acknowledged`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SubscriptionsAcknowledgedNotificationParams {
-    /// Metadata (`io.modelcontextprotocol/subscriptionId`).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The notifications the server will send on this stream.
-    pub notifications: SubscriptionFilter,
-}
-
-impl SubscriptionsAcknowledgedNotificationParams {
+crate::setters::wire_struct! {
+    /// Parameters of `notifications/subscriptions/acknowledged`.
+    pub struct SubscriptionsAcknowledgedNotificationParams {
+        /// Metadata (`io.modelcontextprotocol/subscriptionId`).
+        meta => with_meta,
+        /// The notifications the server will send on this stream.
+        pub notifications: SubscriptionFilter,
+    }
     /// Acknowledges `notifications`.
-    pub fn new(notifications: SubscriptionFilter) -> Self {
-        Self {
-            meta: None,
-            notifications,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
+    new(notifications: SubscriptionFilter);
 }
 
 /// The first message of a `subscriptions/listen` stream: what the server accepted.

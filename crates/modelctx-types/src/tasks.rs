@@ -31,25 +31,17 @@ impl TaskStatus {
     }
 }
 
-/// Associates a message with a task, under `_meta["io.modelcontextprotocol/related-task"]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct RelatedTaskMetadata {
-    /// The task id.
-    pub task_id: String,
-}
+crate::setters::wire_struct! {
+    /// Associates a message with a task, under `_meta["io.modelcontextprotocol/related-task"]`.
+    pub struct RelatedTaskMetadata {
+        /// The task id.
+        pub task_id: String,
+    }
+    /// Metadata relating to `task_id`.
+    new(task_id: impl Into<String>);
 
-impl RelatedTaskMetadata {
     /// The `_meta` key under which this travels.
     pub const META_KEY: &'static str = "io.modelcontextprotocol/related-task";
-
-    /// Metadata relating to `task_id`.
-    pub fn new(task_id: impl Into<String>) -> Self {
-        Self {
-            task_id: task_id.into(),
-        }
-    }
 
     /// Reads it from a `_meta`.
     pub fn from_meta(meta: &Meta) -> Option<Self> {
@@ -153,27 +145,15 @@ task! {
     }
 }
 
-/// The immediate answer to a task-augmented request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CreateTaskResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The created task.
-    pub task: Task,
-}
-
-impl CreateTaskResult {
+crate::setters::wire_struct! {
+    /// The immediate answer to a task-augmented request.
+    pub struct CreateTaskResult {
+        meta => with_meta,
+        /// The created task.
+        pub task: Task,
+    }
     /// A result for this task.
-    pub fn new(task: Task) -> Self {
-        Self { meta: None, task }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
+    new(task: Task);
 }
 
 /// Declares the parameters that name one task (inline in the schema): `_meta` and
@@ -308,35 +288,17 @@ crate::envelope::requests! {
     ListTasksRequest = ListTasks("tasks/list", optional PaginatedRequestParams) -> ListTasksResult;
 }
 
-/// The answer to `tasks/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListTasksResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Present when there may be more tasks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// The tasks.
-    pub tasks: Vec<Task>,
-}
-
-impl ListTasksResult {
+crate::setters::wire_struct! {
+    /// The answer to `tasks/list`.
+    pub struct ListTasksResult {
+        meta => with_meta,
+        /// Present when there may be more tasks.
+        next_cursor?: Cursor => with_next_cursor,
+        /// The tasks.
+        pub tasks: Vec<Task>,
+    }
     /// A page of tasks.
-    pub fn new(tasks: Vec<Task>) -> Self {
-        Self {
-            meta: None,
-            next_cursor: None,
-            tasks,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-        with_next_cursor(next_cursor: impl Into<Cursor>),
-    }
+    new(tasks: Vec<Task>);
 }
 
 with_task! {

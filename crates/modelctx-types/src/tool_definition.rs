@@ -1,11 +1,10 @@
 //! One tool as a server lists it: its name, schemas, annotations and execution hints.
 
+use serde::Deserialize;
 use serde::de::{self, Deserializer};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::JsonObject;
-use crate::common::Meta;
 use crate::lifecycle::Icon;
 
 /// Checks that a tool schema is an object whose `type` is `"object"`; every other key
@@ -60,60 +59,36 @@ crate::setters::optional_members! {
     new;
 }
 
-/// A tool the client can call.
-///
-/// `input_schema` and `output_schema` are kept as JSON objects, so every JSON Schema
-/// keyword (`$schema`, `$defs`, `additionalProperties`, ...) survives a round trip; on
-/// input the `type` of `input_schema` must be `"object"` (every revision says so).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Tool {
-    /// The programmatic name.
-    pub name: String,
-    /// A human-readable title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the tool does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// JSON Schema of the arguments (2020-12 unless `$schema` says otherwise).
-    #[serde(deserialize_with = "object_schema")]
-    pub input_schema: JsonObject,
-    /// Execution properties.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub execution: Option<ToolExecution>,
-    /// JSON Schema of `structuredContent` in results. Up to 2025-11-25 its `type` was
-    /// `"object"`; from 2026-07-28 it may be any JSON Schema 2020-12 object (SEP-2106),
-    /// so any object is read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<JsonObject>,
-    /// Behaviour hints.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<ToolAnnotations>,
-    /// Icons.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl Tool {
-    /// A tool with a name and an input schema (a JSON object with `"type": "object"`).
-    pub fn new(name: impl Into<String>, input_schema: JsonObject) -> Self {
-        Self {
-            name: name.into(),
-            title: None,
-            description: None,
-            input_schema,
-            execution: None,
-            output_schema: None,
-            annotations: None,
-            icons: None,
-            meta: None,
-        }
+crate::setters::wire_struct! {
+    /// A tool the client can call.
+    ///
+    /// `input_schema` and `output_schema` are kept as JSON objects, so every JSON Schema
+    /// keyword (`$schema`, `$defs`, `additionalProperties`, ...) survives a round trip; on
+    /// input the `type` of `input_schema` must be `"object"` (every revision says so).
+    pub struct Tool {
+        /// The programmatic name.
+        pub name: String,
+        /// A human-readable title.
+        title?: String => with_title,
+        /// What the tool does.
+        description?: String => with_description,
+        /// JSON Schema of the arguments (2020-12 unless `$schema` says otherwise).
+        #[serde(deserialize_with = "object_schema")]
+        pub input_schema: JsonObject,
+        /// Execution properties.
+        execution?: ToolExecution => with_execution,
+        /// JSON Schema of `structuredContent` in results. Up to 2025-11-25 its `type` was
+        /// `"object"`; from 2026-07-28 it may be any JSON Schema 2020-12 object (SEP-2106),
+        /// so any object is read.
+        output_schema?: JsonObject => with_output_schema,
+        /// Behaviour hints.
+        annotations?: ToolAnnotations => with_annotations,
+        /// Icons.
+        icons?: Vec<Icon> => with_icons,
+        meta => with_meta,
     }
+    /// A tool with a name and an input schema (a JSON object with `"type": "object"`).
+    new(name: impl Into<String>, input_schema: JsonObject);
 
     /// A tool taking no arguments: `{"type":"object","additionalProperties":false}`.
     pub fn without_arguments(name: impl Into<String>) -> Self {
@@ -121,16 +96,6 @@ impl Tool {
         schema.insert("type".to_owned(), Value::from("object"));
         schema.insert("additionalProperties".to_owned(), Value::Bool(false));
         Self::new(name, schema)
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_execution(execution: impl Into<ToolExecution>),
-        with_output_schema(output_schema: impl Into<JsonObject>),
-        with_annotations(annotations: impl Into<ToolAnnotations>),
-        with_icons(icons: impl Into<Vec<Icon>>),
-        with_meta(meta: impl Into<Meta>),
     }
 
     /// The input schema's `$schema` dialect, if declared.

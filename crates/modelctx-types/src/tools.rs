@@ -1,12 +1,10 @@
 //! Tools: `tools/list`, `tools/call` and `notifications/tools/list_changed`.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::base::ResultType;
 use crate::base::TaskMetadata;
 use crate::base::{JsonObject, NotificationParams, PaginatedRequestParams};
-use crate::common::Meta;
 use crate::content::ContentBlock;
 use crate::tool_definition::Tool;
 
@@ -47,48 +45,28 @@ crate::envelope::requests! {
     CallToolRequest = CallTool("tools/call", required CallToolRequestParams) -> CallToolResult, meta |p| Some(&mut p.meta);
 }
 
-/// The result of a tool call. Tool failures (including invalid arguments) are results
-/// with `isError: true`, not protocol errors.
-///
-/// `structuredContent` is an object up to 2025-11-25 and any JSON value from 2026-07-28
-/// (SEP-2106), so it is kept as a [`Value`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CallToolResult {
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// The kind of result (2026-07-28; absent before, which means complete).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The unstructured result.
-    pub content: Vec<ContentBlock>,
-    /// The structured result, conforming to the tool's `outputSchema`: a JSON object up
-    /// to 2025-11-25, any JSON value from 2026-07-28 (`null` included: kept as
-    /// `Some(Value::Null)`).
-    #[serde(
-        default,
-        deserialize_with = "crate::common::null_is_a_value",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub structured_content: Option<Value>,
-    /// Whether the call failed (false when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub is_error: Option<bool>,
-}
-
-impl CallToolResult {
-    /// A successful result with this content.
-    pub fn new(content: Vec<ContentBlock>) -> Self {
-        Self {
-            meta: None,
-            result_type: None,
-            content,
-            structured_content: None,
-            is_error: None,
-        }
+crate::setters::wire_struct! {
+    /// The result of a tool call. Tool failures (including invalid arguments) are results
+    /// with `isError: true`, not protocol errors.
+    ///
+    /// `structuredContent` is an object up to 2025-11-25 and any JSON value from 2026-07-28
+    /// (SEP-2106), so it is kept as a [`Value`].
+    pub struct CallToolResult {
+        meta => with_meta,
+        /// The kind of result (2026-07-28; absent before, which means complete).
+        result_type?: ResultType => with_result_type "2026-07-28",
+        /// The unstructured result.
+        pub content: Vec<ContentBlock>,
+        /// The structured result, conforming to the tool's `outputSchema`: a JSON object up
+        /// to 2025-11-25, any JSON value from 2026-07-28 (`null` included: kept as
+        /// `Some(Value::Null)`).
+        #[serde(deserialize_with = "crate::common::null_is_a_value")]
+        structured_content?: Value,
+        /// Whether the call failed (false when absent).
+        is_error?: bool => with_is_error,
     }
+    /// A successful result with this content.
+    new(content: Vec<ContentBlock>);
 
     /// A successful result with one text block.
     pub fn text(text: impl Into<String>) -> Self {
@@ -112,21 +90,12 @@ impl CallToolResult {
         self.is_error == Some(true)
     }
 
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
-
     /// Sets `structured_content`: a JSON object (a [`JsonObject`] or an object
     /// [`Value`]) for every revision; any other value only for 2026-07-28 clients.
     #[must_use]
     pub fn with_structured_content(mut self, structured_content: impl Into<Value>) -> Self {
         self.structured_content = Some(structured_content.into());
         self
-    }
-
-    crate::setters::setters! {
-        with_is_error(is_error: impl Into<bool>),
-        with_result_type(result_type: impl Into<ResultType>) "2026-07-28",
     }
 }
 

@@ -1,6 +1,5 @@
 //! The content block types, one per `type`, and their tags.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Annotations;
@@ -207,83 +206,46 @@ resource! {
     new;
 }
 
-/// A model's request to call a tool, in sampling (`"type": "tool_use"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolUseContent {
-    #[serde(rename = "type")]
-    kind: ToolUseTag,
-    /// A unique id matching tool results to this use.
-    pub id: String,
-    /// The tool to call.
-    pub name: String,
-    /// The arguments.
-    pub input: JsonObject,
-    /// Metadata (clients should preserve it in later sampling requests).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl ToolUseContent {
+crate::setters::wire_struct! {
+    /// A model's request to call a tool, in sampling (`"type": "tool_use"`).
+    pub struct ToolUseContent {
+        #[serde(rename = "type")]
+        kind: ToolUseTag = ToolUseTag::new(),
+        /// A unique id matching tool results to this use.
+        pub id: String,
+        /// The tool to call.
+        pub name: String,
+        /// The arguments.
+        pub input: JsonObject,
+        /// Metadata (clients should preserve it in later sampling requests).
+        meta => with_meta,
+    }
     /// A tool use with an id, a tool name and arguments.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, input: JsonObject) -> Self {
-        Self {
-            kind: ToolUseTag::new(),
-            id: id.into(),
-            name: name.into(),
-            input,
-            meta: None,
-        }
-    }
-
-    crate::setters::setters! {
-        with_meta(meta: impl Into<Meta>),
-    }
+    new(id: impl Into<String>, name: impl Into<String>, input: JsonObject);
 }
 
-/// The result of a tool use, given back to the model (`"type": "tool_result"`).
-///
-/// `structuredContent` is an object up to 2025-11-25 and any JSON value from 2026-07-28
-/// (SEP-2106), so it is kept as a [`Value`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolResultContent {
-    #[serde(rename = "type")]
-    kind: ToolResultTag,
-    /// The id of the tool use this answers.
-    pub tool_use_id: String,
-    /// The unstructured result.
-    pub content: Vec<ContentBlock>,
-    /// The structured result: a JSON object up to 2025-11-25, any JSON value from
-    /// 2026-07-28 (`null` included: kept as `Some(Value::Null)`).
-    #[serde(
-        default,
-        deserialize_with = "crate::common::null_is_a_value",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub structured_content: Option<Value>,
-    /// Whether the tool use failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub is_error: Option<bool>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl ToolResultContent {
+crate::setters::wire_struct! {
+    /// The result of a tool use, given back to the model (`"type": "tool_result"`).
+    ///
+    /// `structuredContent` is an object up to 2025-11-25 and any JSON value from 2026-07-28
+    /// (SEP-2106), so it is kept as a [`Value`].
+    pub struct ToolResultContent {
+        #[serde(rename = "type")]
+        kind: ToolResultTag = ToolResultTag::new(),
+        /// The id of the tool use this answers.
+        pub tool_use_id: String,
+        /// The unstructured result.
+        pub content: Vec<ContentBlock>,
+        /// The structured result: a JSON object up to 2025-11-25, any JSON value from
+        /// 2026-07-28 (`null` included: kept as `Some(Value::Null)`).
+        #[serde(deserialize_with = "crate::common::null_is_a_value")]
+        structured_content?: Value,
+        /// Whether the tool use failed.
+        is_error?: bool => with_is_error,
+        meta => with_meta,
+    }
     /// A tool result for `tool_use_id` with this content.
-    pub fn new(tool_use_id: impl Into<String>, content: Vec<ContentBlock>) -> Self {
-        Self {
-            kind: ToolResultTag::new(),
-            tool_use_id: tool_use_id.into(),
-            content,
-            structured_content: None,
-            is_error: None,
-            meta: None,
-        }
-    }
+    new(tool_use_id: impl Into<String>, content: Vec<ContentBlock>);
 
     /// Sets `structured_content`: a JSON object for every revision, any other value
     /// only for 2026-07-28.
@@ -291,10 +253,5 @@ impl ToolResultContent {
     pub fn with_structured_content(mut self, structured_content: impl Into<Value>) -> Self {
         self.structured_content = Some(structured_content.into());
         self
-    }
-
-    crate::setters::setters! {
-        with_is_error(is_error: impl Into<bool>),
-        with_meta(meta: impl Into<Meta>),
     }
 }

@@ -19,8 +19,6 @@ pub use resource_contents::{
 
 pub(crate) use blocks::resource;
 
-use serde::{Deserialize, Serialize};
-
 use blocks::{
     AudioTag, EmbeddedResourceTag, ImageTag, ResourceLinkTag, TextTag, ToolResultTag, ToolUseTag,
 };
@@ -35,36 +33,21 @@ crate::open_enum::open_enum! {
     }
 }
 
-/// Optional hints to the client about how to use or display an object.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Annotations {
-    /// Who the object is intended for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audience: Option<Vec<Role>>,
-    /// Importance from 0 (least) to 1 (most).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::base::ser_opt_f64"
-    )]
-    pub priority: Option<f64>,
-    /// When the object was last modified (ISO 8601).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_modified: Option<String>,
-}
-
-impl Annotations {
+crate::setters::wire_struct! {
+    /// Optional hints to the client about how to use or display an object.
+    #[derive(Default)]
+    pub struct Annotations {
+        /// Who the object is intended for.
+        audience?: Vec<Role> => with_audience,
+        /// Importance from 0 (least) to 1 (most).
+        #[serde(serialize_with = "crate::base::ser_opt_f64")]
+        priority?: f64 => with_priority,
+        /// When the object was last modified (ISO 8601).
+        last_modified?: String => with_last_modified,
+    }
     /// No annotations.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    crate::setters::setters! {
-        with_audience(audience: impl Into<Vec<Role>>),
-        with_priority(priority: impl Into<f64>),
-        with_last_modified(last_modified: impl Into<String>),
     }
 }
 

@@ -1,32 +1,23 @@
 //! The enum field forms: single- and multi-select, untitled and titled, and the legacy
 //! `enumNames` form.
 
+use serde::Deserialize;
 use serde::de::{self, Deserializer};
-use serde::{Deserialize, Serialize};
 
 use super::{ArrayTypeTag, StringTypeTag, field_schema};
 use crate::base::{JsonObject, from_object, str_member};
 
-/// One option of a titled enum: `{const, title}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TitledEnumOption {
-    /// The value.
-    #[serde(rename = "const")]
-    pub value: String,
-    /// The display label.
-    pub title: String,
-}
-
-impl TitledEnumOption {
-    /// An option.
-    pub fn new(value: impl Into<String>, title: impl Into<String>) -> Self {
-        Self {
-            value: value.into(),
-            title: title.into(),
-        }
+crate::setters::wire_struct! {
+    /// One option of a titled enum: `{const, title}`.
+    pub struct TitledEnumOption {
+        /// The value.
+        #[serde(rename = "const")]
+        pub value: String,
+        /// The display label.
+        pub title: String,
     }
+    /// An option.
+    new(value: impl Into<String>, title: impl Into<String>);
 }
 
 field_schema! {
@@ -58,38 +49,25 @@ field_schema! {
     }
 }
 
-/// `items` of an untitled multi-select: `{"type":"string","enum":[...]}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct UntitledEnumItems {
-    #[serde(rename = "type")]
-    kind: StringTypeTag,
-    /// The values.
-    #[serde(rename = "enum")]
-    pub values: Vec<String>,
-}
-
-impl UntitledEnumItems {
-    /// Items among `values`.
-    pub fn new(values: Vec<String>) -> Self {
-        Self {
-            kind: StringTypeTag::new(),
-            values,
-        }
+crate::setters::wire_struct! {
+    /// `items` of an untitled multi-select: `{"type":"string","enum":[...]}`.
+    pub struct UntitledEnumItems {
+        #[serde(rename = "type")]
+        kind: StringTypeTag = StringTypeTag::new(),
+        /// The values.
+        #[serde(rename = "enum")]
+        pub values: Vec<String>,
     }
+    /// Items among `values`.
+    new(values: Vec<String>);
 }
 
-/// `items` of a titled multi-select: `{"anyOf":[{const,title}]}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TitledEnumItems {
-    /// The options.
-    pub any_of: Vec<TitledEnumOption>,
-}
-
-impl TitledEnumItems {
+crate::setters::wire_struct! {
+    /// `items` of a titled multi-select: `{"anyOf":[{const,title}]}`.
+    pub struct TitledEnumItems {
+        /// The options.
+        pub any_of: Vec<TitledEnumOption>,
+    }
     /// Items among `options`.
     pub fn new(options: Vec<TitledEnumOption>) -> Self {
         Self { any_of: options }

@@ -147,58 +147,33 @@ pub enum NumberType {
     Integer,
 }
 
-/// A number or integer field.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct NumberSchema {
-    /// `number` or `integer`.
-    #[serde(rename = "type")]
-    pub kind: NumberType,
-    /// A display title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// A description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Minimum.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::base::ser_opt_f64"
-    )]
-    pub minimum: Option<f64>,
-    /// Maximum.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::base::ser_opt_f64"
-    )]
-    pub maximum: Option<f64>,
-    /// The default value.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::base::ser_opt_f64"
-    )]
-    pub default: Option<f64>,
-}
-
-impl NumberSchema {
+crate::setters::wire_struct! {
+    /// A number or integer field.
+    #[derive(Default)]
+    pub struct NumberSchema {
+        /// `number` or `integer`.
+        #[serde(rename = "type")]
+        pub kind: NumberType,
+        /// A display title.
+        title?: String => with_title,
+        /// A description.
+        description?: String => with_description,
+        /// Minimum.
+        #[serde(serialize_with = "crate::base::ser_opt_f64")]
+        minimum?: f64 => with_minimum,
+        /// Maximum.
+        #[serde(serialize_with = "crate::base::ser_opt_f64")]
+        maximum?: f64 => with_maximum,
+        /// The default value.
+        #[serde(serialize_with = "crate::base::ser_opt_f64")]
+        default?: f64 => with_default,
+    }
     /// A field of this numeric type.
     pub fn new(kind: NumberType) -> Self {
         Self {
             kind,
             ..Self::default()
         }
-    }
-
-    crate::setters::setters! {
-        with_title(title: impl Into<String>),
-        with_description(description: impl Into<String>),
-        with_minimum(minimum: impl Into<f64>),
-        with_maximum(maximum: impl Into<f64>),
-        with_default(default: impl Into<f64>),
     }
 }
 
@@ -327,24 +302,20 @@ impl<'de> Deserialize<'de> for SchemaProperties {
     }
 }
 
-/// The `requestedSchema` of a form: a flat object of primitive fields.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct RequestedSchema {
-    /// The declared dialect.
-    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
-    pub schema: Option<String>,
-    #[serde(rename = "type")]
-    kind: ObjectTypeTag,
-    /// The fields.
-    pub properties: SchemaProperties,
-    /// The required field names.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub required: Option<Vec<String>>,
-}
-
-impl RequestedSchema {
+crate::setters::wire_struct! {
+    /// The `requestedSchema` of a form: a flat object of primitive fields.
+    #[derive(Default)]
+    pub struct RequestedSchema {
+        /// The declared dialect.
+        #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+        pub schema: Option<String>,
+        #[serde(rename = "type")]
+        kind: ObjectTypeTag,
+        /// The fields.
+        pub properties: SchemaProperties,
+        /// The required field names.
+        required?: Vec<String>,
+    }
     /// An empty form.
     pub fn new() -> Self {
         Self::default()
