@@ -2,11 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-use serde::de::{self, Deserializer};
+use serde::de::{self};
 
 use crate::base::ResultType;
-use crate::base::{JsonObject, from_object, str_member};
+use crate::base::{from_object, str_member};
 use crate::tag::fixed_tag;
 
 fixed_tag! {
@@ -50,11 +49,7 @@ crate::setters::untagged_union! {
         /// A resource template.
         Resource(ResourceTemplateReference),
     }
-}
-
-impl<'de> Deserialize<'de> for CompletionReference {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
+    read |map| {
         match str_member(&map, "type") {
             Some(PromptRefTag::VALUE) => Ok(Self::Prompt(from_object(map)?)),
             Some(ResourceRefTag::VALUE) => Ok(Self::Resource(from_object(map)?)),

@@ -10,7 +10,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::base::TaskMetadata;
-use crate::base::{JsonObject, from_object};
+use crate::base::from_object;
 use crate::elicitation_schema::{ElicitValue, RequestedSchema};
 use crate::error::{ErrorCode, ErrorData};
 use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
@@ -105,6 +105,16 @@ crate::setters::untagged_union! {
         /// URL mode.
         Url(ElicitRequestUrlParams),
     }
+    read |map| {
+        match map.get("mode") {
+            None => Ok(Self::Form(from_object(map)?)),
+            Some(m) if m == FormModeTag::VALUE => Ok(Self::Form(from_object(map)?)),
+            Some(m) if m == UrlModeTag::VALUE => Ok(Self::Url(from_object(map)?)),
+            Some(other) => Err(de::Error::custom(format!(
+                "unsupported elicitation mode {other}"
+            ))),
+        }
+    }
 }
 
 impl ElicitRequestParams {
@@ -121,20 +131,6 @@ impl ElicitRequestParams {
         match self {
             Self::Form(p) => &p.message,
             Self::Url(p) => &p.message,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for ElicitRequestParams {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
-        match map.get("mode") {
-            None => Ok(Self::Form(from_object(map)?)),
-            Some(m) if m == FormModeTag::VALUE => Ok(Self::Form(from_object(map)?)),
-            Some(m) if m == UrlModeTag::VALUE => Ok(Self::Url(from_object(map)?)),
-            Some(other) => Err(de::Error::custom(format!(
-                "unsupported elicitation mode {other}"
-            ))),
         }
     }
 }

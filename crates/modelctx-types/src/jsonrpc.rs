@@ -684,41 +684,12 @@ impl Serialize for JsonRpcErrorResponse {
     }
 }
 
-impl<'de> Deserialize<'de> for JsonRpcRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match JsonRpcMessage::deserialize(deserializer)? {
-            JsonRpcMessage::Request(m) => Ok(m),
-            _ => Err(de::Error::custom("expected a JSON-RPC request")),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for JsonRpcNotification {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match JsonRpcMessage::deserialize(deserializer)? {
-            JsonRpcMessage::Notification(m) => Ok(m),
-            _ => Err(de::Error::custom("expected a JSON-RPC notification")),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for JsonRpcResultResponse {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match JsonRpcMessage::deserialize(deserializer)? {
-            JsonRpcMessage::Response(m) => Ok(m),
-            _ => Err(de::Error::custom("expected a JSON-RPC result response")),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for JsonRpcErrorResponse {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match JsonRpcMessage::deserialize(deserializer)? {
-            JsonRpcMessage::Error(m) => Ok(m),
-            _ => Err(de::Error::custom("expected a JSON-RPC error response")),
-        }
-    }
-}
+crate::setters::variant_of!(JsonRpcMessage {
+    Request(JsonRpcRequest) "expected a JSON-RPC request",
+    Notification(JsonRpcNotification) "expected a JSON-RPC notification",
+    Response(JsonRpcResultResponse) "expected a JSON-RPC result response",
+    Error(JsonRpcErrorResponse) "expected a JSON-RPC error response",
+});
 
 /// Serialises a value into a raw JSON value (for parameters and results).
 pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {

@@ -8,7 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::base::JsonObject;
 use crate::capabilities::ClientCapabilities;
 use crate::common::{Meta, ProgressToken};
 use crate::jsonrpc::RequestId;
@@ -58,74 +57,35 @@ fn to_meta<T: Serialize>(value: &T) -> Meta {
     }
 }
 
-/// The `_meta` of a 2026-07-28 request (the schema's `RequestMetaObject`): the
-/// protocol revision and client capabilities every request carries, now that there is
-/// no `initialize`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct RequestMetaObject {
-    /// The revision the request speaks (must match the `MCP-Protocol-Version` header on
-    /// HTTP).
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    pub protocol_version: String,
-    /// The client's capabilities for this request (servers must not infer them from
-    /// earlier requests).
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    pub client_capabilities: ClientCapabilities,
-    /// Who the client is (self-reported, for display and logs).
-    #[serde(
-        rename = "io.modelcontextprotocol/clientInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub client_info: Option<Implementation>,
-    /// The log level this request opts in to; absent, the server sends no
-    /// `notifications/message` for it.
-    #[serde(
-        rename = "io.modelcontextprotocol/logLevel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub log_level: Option<LoggingLevel>,
-    /// Asks for `notifications/progress` with this token.
-    #[serde(
-        rename = "progressToken",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub progress_token: Option<ProgressToken>,
-    /// Every other key.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl RequestMetaObject {
+crate::setters::wire_struct! {
+    /// The `_meta` of a 2026-07-28 request (the schema's `RequestMetaObject`): the
+    /// protocol revision and client capabilities every request carries, now that there is
+    /// no `initialize`.
+    pub struct RequestMetaObject {
+        /// The revision the request speaks (must match the `MCP-Protocol-Version` header on
+        /// HTTP).
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+        pub protocol_version: String,
+        /// The client's capabilities for this request (servers must not infer them from
+        /// earlier requests).
+        #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+        pub client_capabilities: ClientCapabilities,
+        /// Who the client is (self-reported, for display and logs).
+        #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+        client_info?: Implementation => with_client_info,
+        /// The log level this request opts in to; absent, the server sends no
+        /// `notifications/message` for it.
+        #[serde(rename = "io.modelcontextprotocol/logLevel")]
+        log_level?: LoggingLevel => exact with_log_level,
+        /// Asks for `notifications/progress` with this token.
+        #[serde(rename = "progressToken")]
+        progress_token?: ProgressToken => with_progress_token,
+        ..
+        /// Every other key.
+        extra,
+    }
     /// The required members: the revision and the client's capabilities.
-    pub fn new(
-        protocol_version: impl Into<String>,
-        client_capabilities: ClientCapabilities,
-    ) -> Self {
-        Self {
-            protocol_version: protocol_version.into(),
-            client_capabilities,
-            client_info: None,
-            log_level: None,
-            progress_token: None,
-            extra: JsonObject::new(),
-        }
-    }
-
-    crate::setters::setters! {
-        with_client_info(client_info: impl Into<Implementation>),
-        with_log_level(log_level: LoggingLevel),
-    }
-
-    /// Sets `progress_token`.
-    #[must_use]
-    pub fn with_progress_token(mut self, token: impl Into<ProgressToken>) -> Self {
-        self.progress_token = Some(token.into());
-        self
-    }
+    new(protocol_version: impl Into<String>, client_capabilities: ClientCapabilities);
 }
 
 crate::setters::optional_members! {
@@ -157,39 +117,22 @@ crate::setters::optional_members! {
     new;
 }
 
-/// The `_meta` of a `subscriptions/listen` result (the schema's
-/// `SubscriptionsListenResultMetaObject`): the subscription's id is required.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SubscriptionsListenResultMetaObject {
-    /// The subscription the stream carried (the `subscriptions/listen` request's id).
-    #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
-    pub subscription_id: RequestId,
-    /// Who the server is.
-    #[serde(
-        rename = "io.modelcontextprotocol/serverInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub server_info: Option<Implementation>,
-    /// Every other key.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
-impl SubscriptionsListenResultMetaObject {
+crate::setters::wire_struct! {
+    /// The `_meta` of a `subscriptions/listen` result (the schema's
+    /// `SubscriptionsListenResultMetaObject`): the subscription's id is required.
+    pub struct SubscriptionsListenResultMetaObject {
+        /// The subscription the stream carried (the `subscriptions/listen` request's id).
+        #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
+        pub subscription_id: RequestId,
+        /// Who the server is.
+        #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+        server_info?: Implementation => with_server_info,
+        ..
+        /// Every other key.
+        extra,
+    }
     /// A `_meta` naming the subscription.
-    pub fn new(subscription_id: impl Into<RequestId>) -> Self {
-        Self {
-            subscription_id: subscription_id.into(),
-            server_info: None,
-            extra: JsonObject::new(),
-        }
-    }
-
-    crate::setters::setters! {
-        with_server_info(server_info: impl Into<Implementation>),
-    }
+    new(subscription_id: impl Into<RequestId>);
 }
 
 /// Each typed `_meta` object reads from a [`Meta`] and becomes one the same way.

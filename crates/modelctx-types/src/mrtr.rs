@@ -34,6 +34,17 @@ crate::setters::untagged_union! {
         /// `elicitation/create`.
         Elicit(ElicitRequest),
     }
+    read |map| {
+        match str_member(&map, "method") {
+            Some(CreateMessageRequest::METHOD) => from_object(map).map(Self::CreateMessage),
+            Some(ListRootsRequest::METHOD) => from_object(map).map(Self::ListRoots),
+            Some(ElicitRequest::METHOD) => from_object(map).map(Self::Elicit),
+            Some(other) => Err(de::Error::custom(format!(
+                "unknown input request method {other:?}"
+            ))),
+            None => Err(de::Error::missing_field("method")),
+        }
+    }
 }
 
 impl InputRequest {
@@ -43,21 +54,6 @@ impl InputRequest {
             Self::CreateMessage(_) => CreateMessageRequest::METHOD,
             Self::ListRoots(_) => ListRootsRequest::METHOD,
             Self::Elicit(_) => ElicitRequest::METHOD,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for InputRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
-        match str_member(&map, "method") {
-            Some(CreateMessageRequest::METHOD) => from_object(map).map(Self::CreateMessage),
-            Some(ListRootsRequest::METHOD) => from_object(map).map(Self::ListRoots),
-            Some(ElicitRequest::METHOD) => from_object(map).map(Self::Elicit),
-            Some(other) => Err(de::Error::custom(format!(
-                "unknown input request method {other:?}"
-            ))),
-            None => Err(de::Error::missing_field("method")),
         }
     }
 }
@@ -82,11 +78,7 @@ crate::setters::untagged_union! {
         /// The answer to `elicitation/create`.
         Elicit(ElicitResult),
     }
-}
-
-impl<'de> Deserialize<'de> for InputResponse {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
+    read |map| {
         match answer_member(&map) {
             Some("model") => from_object(map).map(Self::CreateMessage),
             Some("roots") => from_object(map).map(Self::ListRoots),

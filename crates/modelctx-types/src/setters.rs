@@ -143,22 +143,17 @@ macro_rules! wire_struct {
             meta $(=> $meta_setter)?, $($rest)*
         );
     };
-    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
+    (@member $head:tt $m:tt $none:tt $init:tt $set:tt
         $(#[$a:meta])+ meta $(=> $meta_setter:ident)?, $($rest:tt)*
     ) => {
-        $crate::setters::wire_struct!(@member $head
-            [$($m)*
-                $(#[$a])+
-                #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-                pub meta: Option<$crate::common::Meta>,
-            ]
-            [$($none)* meta] [$($init)*]
-            [$($set)* $($meta_setter(meta: impl Into<$crate::common::Meta>),)?]
-            $($rest)*
+        $crate::setters::wire_struct!(@member $head $m $none $init $set
+            $(#[$a])+
+            #[serde(rename = "_meta")]
+            meta?: $crate::common::Meta $(=> $meta_setter)?, $($rest)*
         );
     };
     (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
-        $(#[$a:meta])* $field:ident ?: $ty:ty => exact $setter:ident $($note:literal)?,
+        $(#[$a:meta])* $field:ident ?: $ty:ty $(=> $($setter:ident)+ $($note:literal)?)?,
         $($rest:tt)*
     ) => {
         $crate::setters::wire_struct!(@member $head
@@ -168,22 +163,7 @@ macro_rules! wire_struct {
                 pub $field: Option<$ty>,
             ]
             [$($none)* $field] [$($init)*]
-            [$($set)* $setter($field: $ty) $($note)?,]
-            $($rest)*
-        );
-    };
-    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
-        $(#[$a:meta])* $field:ident ?: $ty:ty $(=> $setter:ident $($note:literal)?)?,
-        $($rest:tt)*
-    ) => {
-        $crate::setters::wire_struct!(@member $head
-            [$($m)*
-                $(#[$a])*
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub $field: Option<$ty>,
-            ]
-            [$($none)* $field] [$($init)*]
-            [$($set)* $($setter($field: impl Into<$ty>) $($note)?,)?]
+            [$($set)* $((($($setter)+) $field: $ty $(, $note)?))?]
             $($rest)*
         );
     };
@@ -220,10 +200,16 @@ macro_rules! wire_struct {
         impl $name {
             $crate::setters::wire_struct!(@new $new [$($none)*] [$($init)*]);
 
-            $crate::setters::setters! { $($set)* }
+            $($crate::setters::wire_struct!(@setter $set);)*
 
             $($items)*
         }
+    };
+    (@setter ((exact $setter:ident) $field:ident: $ty:ty $(, $note:literal)?)) => {
+        $crate::setters::setters!($setter($field: $ty) $($note)?);
+    };
+    (@setter (($setter:ident) $field:ident: $ty:ty $(, $note:literal)?)) => {
+        $crate::setters::setters!($setter($field: impl Into<$ty>) $($note)?);
     };
     (@new [] $none:tt $init:tt) => {};
     (@new [$(#[$new_doc:meta])* ($($arg:ident: $arg_ty:ty),*)] [$($none:ident)*] [$($init:tt)*]) => {
@@ -241,7 +227,8 @@ macro_rules! wire_struct {
 /// Declares a union told apart by its members rather than by a tag: the enum as
 /// written, its `Serialize` (a variant is written as its value) and `From` each
 /// variant's type, unless the declaration ends with `no From;`. The `Deserialize`, which
-/// picks the variant, is written beside it.
+/// picks the variant, is either `read |map| { ... }` at the end, a block that picks it
+/// from the JSON object `map`, or written beside it.
 macro_rules! untagged_union {
     (
         $(#[$attr:meta])*
@@ -249,6 +236,7 @@ macro_rules! untagged_union {
             $($(#[$variant_attr:meta])* $variant:ident($ty:ty),)+
         }
         $(no $from:ident;)?
+        $(read |$map:ident| $read:block)?
     ) => {
         $(#[$attr])*
         pub enum $name {
@@ -264,6 +252,19 @@ macro_rules! untagged_union {
         }
 
         $crate::setters::untagged_union!(@from [$($from)?] $name $($variant($ty))+);
+
+        $(
+            impl<'de> ::serde::Deserialize<'de> for $name {
+                fn deserialize<D: ::serde::Deserializer<'de>>(
+                    deserializer: D,
+                ) -> Result<Self, D::Error> {
+                    let $map = <$crate::base::JsonObject as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )?;
+                    $read
+                }
+            }
+        )?
     };
     (@from [] $name:ident $($variant:ident($ty:ty))+) => {$(
         impl From<$ty> for $name {
@@ -275,4 +276,19 @@ macro_rules! untagged_union {
     (@from [From] $name:ident $($variant:ident($ty:ty))+) => {};
 }
 
-pub(crate) use {optional_members, setters, untagged_union, wire_struct};
+/// Declares the `Deserialize` of types that are each one variant of a union: the union
+/// is read, and any other variant is an error saying what was expected.
+macro_rules! variant_of {
+    ($union:ident { $($variant:ident($ty:ty) $expected:literal,)+ }) => {$(
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                match <$union as ::serde::Deserialize>::deserialize(deserializer)? {
+                    $union::$variant(value) => Ok(value),
+                    _ => Err(::serde::de::Error::custom($expected)),
+                }
+            }
+        }
+    )+};
+}
+
+pub(crate) use {optional_members, setters, untagged_union, variant_of, wire_struct};

@@ -1,9 +1,8 @@
 //! A resource's contents: text or binary.
 
-use serde::Deserialize;
-use serde::de::{self, Deserializer};
+use serde::de::{self};
 
-use crate::base::{JsonObject, from_object};
+use crate::base::from_object;
 use crate::common::Meta;
 
 /// Declares the forms of a resource's contents: `uri`, `mime_type`, the form's own
@@ -85,6 +84,17 @@ crate::setters::untagged_union! {
         /// Binary contents.
         Blob(BlobResourceContents),
     }
+    read |map| {
+        if map.contains_key("text") {
+            Ok(Self::Text(from_object(map)?))
+        } else if map.contains_key("blob") {
+            Ok(Self::Blob(from_object(map)?))
+        } else {
+            Err(de::Error::custom(
+                "resource contents need a `text` or a `blob` member",
+            ))
+        }
+    }
 }
 
 impl TextOrBlobResourceContents {
@@ -101,21 +111,6 @@ impl TextOrBlobResourceContents {
         match self {
             Self::Text(t) => t.mime_type.as_deref(),
             Self::Blob(b) => b.mime_type.as_deref(),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for TextOrBlobResourceContents {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
-        if map.contains_key("text") {
-            Ok(Self::Text(from_object(map)?))
-        } else if map.contains_key("blob") {
-            Ok(Self::Blob(from_object(map)?))
-        } else {
-            Err(de::Error::custom(
-                "resource contents need a `text` or a `blob` member",
-            ))
         }
     }
 }

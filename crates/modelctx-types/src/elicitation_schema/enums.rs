@@ -223,20 +223,7 @@ impl<'de> Deserialize<'de> for EnumSchema {
     }
 }
 
-impl<'de> Deserialize<'de> for SingleSelectEnumSchema {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match EnumSchema::deserialize(deserializer)? {
-            EnumSchema::Single(s) => Ok(s),
-            _ => Err(de::Error::custom("not a single-select enum schema")),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for MultiSelectEnumSchema {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match EnumSchema::deserialize(deserializer)? {
-            EnumSchema::Multi(s) => Ok(s),
-            _ => Err(de::Error::custom("not a multi-select enum schema")),
-        }
-    }
-}
+crate::setters::variant_of!(EnumSchema {
+    Single(SingleSelectEnumSchema) "not a single-select enum schema",
+    Multi(MultiSelectEnumSchema) "not a multi-select enum schema",
+});

@@ -19,7 +19,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use crate::base::{JsonObject, from_object, str_member};
+use crate::base::{from_object, str_member};
 use crate::tag::fixed_tag;
 use enums::enum_from_object;
 
@@ -207,11 +207,7 @@ crate::setters::untagged_union! {
         /// An enum field.
         Enum(EnumSchema),
     }
-}
-
-impl<'de> Deserialize<'de> for PrimitiveSchemaDefinition {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
+    read |map| {
         match str_member(&map, "type") {
             Some("boolean") => Ok(Self::Boolean(from_object(map)?)),
             Some("number" | "integer") => Ok(Self::Number(from_object(map)?)),

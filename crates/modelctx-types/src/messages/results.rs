@@ -2,7 +2,6 @@
 //! the request's method.
 
 use serde::Deserialize;
-use serde::de::Deserializer;
 use serde_json::value::RawValue;
 
 use crate::base::{EmptyResult, JsonObject, from_object};
@@ -102,11 +101,7 @@ crate::setters::untagged_union! {
         /// `ping`, `logging/setLevel`, `resources/subscribe`, ... (any other result).
         Empty(EmptyResult),
     }
-}
-
-impl<'de> Deserialize<'de> for ServerResult {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
+    read |map| {
         Ok(if is_input_required(&map) {
             Self::InputRequired(from_object(map)?)
         } else if has(&map, "supportedVersions") {
@@ -251,11 +246,7 @@ crate::setters::untagged_union! {
         /// `ping` (any other result).
         Empty(EmptyResult),
     }
-}
-
-impl<'de> Deserialize<'de> for ClientResult {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = JsonObject::deserialize(deserializer)?;
+    read |map| {
         Ok(if has(&map, "model") {
             Self::CreateMessage(from_object(map)?)
         } else if has(&map, "roots") {
