@@ -81,34 +81,32 @@ impl ResultType {
     }
 }
 
-crate::setters::wire_struct! {
-    /// The generic request shape (the schema's `Request`): a method and open parameters.
-    pub struct GenericRequest {
-        /// The method name.
-        pub method: String,
-        /// The parameters: an open object.
-        params?: JsonObject => with_params,
-        ..
-        /// Any other member (e.g. `jsonrpc` and `id` of a full JSON-RPC message).
-        extra,
-    }
-    /// A request shape with a method and no parameters.
-    new(method: impl Into<String>);
+/// Declares the generic request and notification shapes: a method, open parameters and
+/// every other member, with `new(method)`.
+macro_rules! generic_messages {
+    ($($(#[$doc:meta])* $name:ident, $new_doc:literal;)+) => {$(
+        crate::setters::wire_struct! {
+            $(#[$doc])*
+            pub struct $name {
+                /// The method name.
+                pub method: String,
+                /// The parameters: an open object.
+                params?: JsonObject => with_params,
+                ..
+                /// Any other member (e.g. `jsonrpc` and `id` of a full JSON-RPC message).
+                extra,
+            }
+            #[doc = $new_doc]
+            new(method: impl Into<String>);
+        }
+    )+};
 }
 
-crate::setters::wire_struct! {
+generic_messages! {
+    /// The generic request shape (the schema's `Request`): a method and open parameters.
+    GenericRequest, "A request shape with a method and no parameters.";
     /// The generic notification shape (the schema's `Notification`).
-    pub struct GenericNotification {
-        /// The method name.
-        pub method: String,
-        /// The parameters: an open object.
-        params?: JsonObject => with_params,
-        ..
-        /// Any other member (e.g. `jsonrpc` and `id` of a full JSON-RPC message).
-        extra,
-    }
-    /// A notification shape with a method and no parameters.
-    new(method: impl Into<String>);
+    GenericNotification, "A notification shape with a method and no parameters.";
 }
 
 crate::setters::optional_members! {

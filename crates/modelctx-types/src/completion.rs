@@ -8,6 +8,11 @@ use crate::base::ResultType;
 use crate::base::{from_object, str_member};
 use crate::tag::fixed_tag;
 
+crate::envelope::requests! {
+    /// Asks the server for completion options.
+    CompleteRequest = Complete("completion/complete", required CompleteRequestParams) -> CompleteResult, meta |p| Some(&mut p.meta);
+}
+
 fixed_tag! {
     PromptRefTag, PromptRefValue = "ref/prompt";
     ResourceRefTag, ResourceRefValue = "ref/resource";
@@ -98,11 +103,6 @@ crate::setters::wire_struct! {
     }
     /// Parameters completing `argument` of `reference`.
     new(reference: impl Into<CompletionReference>, argument: CompleteArgument);
-}
-
-crate::envelope::requests! {
-    /// Asks the server for completion options.
-    CompleteRequest = Complete("completion/complete", required CompleteRequestParams) -> CompleteResult, meta |p| Some(&mut p.meta);
 }
 
 crate::setters::wire_struct! {

@@ -16,6 +16,16 @@ use crate::error::{ErrorCode, ErrorData};
 use crate::jsonrpc::{JsonRpcErrorResponse, RequestId};
 use crate::tag::fixed_tag;
 
+crate::envelope::requests! {
+    /// Asks the client to elicit information from the user.
+    ElicitRequest = Elicit("elicitation/create", required ElicitRequestParams) -> ElicitResult;
+}
+
+crate::envelope::notifications! {
+    /// Tells the client an out-of-band (URL) elicitation completed.
+    ElicitationCompleteNotification = ElicitationComplete("notifications/elicitation/complete", required ElicitationCompleteNotificationParams);
+}
+
 fixed_tag! {
     FormModeTag, FormModeValue = "form";
     UrlModeTag, UrlModeValue = "url";
@@ -135,11 +145,6 @@ impl ElicitRequestParams {
     }
 }
 
-crate::envelope::requests! {
-    /// Asks the client to elicit information from the user.
-    ElicitRequest = Elicit("elicitation/create", required ElicitRequestParams) -> ElicitResult;
-}
-
 crate::open_enum::open_enum! {
     /// What the user did.
     pub enum ElicitAction {
@@ -189,11 +194,6 @@ crate::setters::wire_struct! {
     }
     /// Parameters for `elicitation_id`.
     new(elicitation_id: impl Into<String>);
-}
-
-crate::envelope::notifications! {
-    /// Tells the client an out-of-band (URL) elicitation completed.
-    ElicitationCompleteNotification = ElicitationComplete("notifications/elicitation/complete", required ElicitationCompleteNotificationParams);
 }
 
 crate::setters::wire_struct! {

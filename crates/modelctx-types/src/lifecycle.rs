@@ -5,6 +5,18 @@ use crate::base::{EmptyResult, NotificationParams, RequestParams};
 use crate::capabilities::{ClientCapabilities, ServerCapabilities};
 use crate::version::ProtocolVersion;
 
+crate::envelope::requests! {
+    /// The first request of a session: the client offers a revision and capabilities.
+    InitializeRequest = Initialize("initialize", required InitializeRequestParams) -> InitializeResult;
+    /// A liveness check either side may send; answered with `{}`.
+    PingRequest = Ping("ping", optional RequestParams) -> EmptyResult;
+}
+
+crate::envelope::notifications! {
+    /// Sent by the client once initialization has finished.
+    InitializedNotification = Initialized("notifications/initialized", optional NotificationParams);
+}
+
 crate::open_enum::open_enum! {
     /// The background an icon is designed for.
     pub enum IconTheme {
@@ -97,11 +109,6 @@ crate::setters::wire_struct! {
     new(protocol_version: impl Into<ProtocolVersion>, capabilities: ClientCapabilities, client_info: Implementation);
 }
 
-crate::envelope::requests! {
-    /// The first request of a session: the client offers a revision and capabilities.
-    InitializeRequest = Initialize("initialize", required InitializeRequestParams) -> InitializeResult;
-}
-
 crate::setters::wire_struct! {
     /// The server's answer to `initialize`.
     pub struct InitializeResult {
@@ -117,16 +124,6 @@ crate::setters::wire_struct! {
     }
     /// A result choosing `protocol_version`.
     new(protocol_version: impl Into<ProtocolVersion>, capabilities: ServerCapabilities, server_info: Implementation);
-}
-
-crate::envelope::notifications! {
-    /// Sent by the client once initialization has finished.
-    InitializedNotification = Initialized("notifications/initialized", optional NotificationParams);
-}
-
-crate::envelope::requests! {
-    /// A liveness check either side may send; answered with `{}`.
-    PingRequest = Ping("ping", optional RequestParams) -> EmptyResult;
 }
 
 #[cfg(test)]

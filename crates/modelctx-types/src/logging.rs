@@ -4,6 +4,16 @@ use serde_json::Value;
 
 use crate::base::EmptyResult;
 
+crate::envelope::requests! {
+    /// Sets the lowest level of log messages the server sends.
+    SetLevelRequest = SetLevel("logging/setLevel", required SetLevelRequestParams) -> EmptyResult;
+}
+
+crate::envelope::notifications! {
+    /// A log message from the server.
+    LoggingMessageNotification = LoggingMessage("notifications/message", required LoggingMessageNotificationParams);
+}
+
 crate::open_enum::open_enum! {
     /// The severity of a log message (RFC 5424).
     pub enum LoggingLevel {
@@ -63,11 +73,6 @@ crate::setters::wire_struct! {
     new(level: LoggingLevel);
 }
 
-crate::envelope::requests! {
-    /// Sets the lowest level of log messages the server sends.
-    SetLevelRequest = SetLevel("logging/setLevel", required SetLevelRequestParams) -> EmptyResult;
-}
-
 crate::setters::wire_struct! {
     /// Parameters of `notifications/message`.
     pub struct LoggingMessageNotificationParams {
@@ -81,11 +86,6 @@ crate::setters::wire_struct! {
     }
     /// A message at `level` carrying `data`.
     new(level: LoggingLevel, data: impl Into<Value>);
-}
-
-crate::envelope::notifications! {
-    /// A log message from the server.
-    LoggingMessageNotification = LoggingMessage("notifications/message", required LoggingMessageNotificationParams);
 }
 
 #[cfg(test)]

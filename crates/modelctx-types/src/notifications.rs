@@ -4,6 +4,13 @@
 use crate::common::ProgressToken;
 use crate::jsonrpc::RequestId;
 
+crate::envelope::notifications! {
+    /// Cancels a request previously sent in the same direction.
+    CancelledNotification = Cancelled("notifications/cancelled", required CancelledNotificationParams);
+    /// Reports progress of a long-running request.
+    ProgressNotification = Progress("notifications/progress", required ProgressNotificationParams);
+}
+
 crate::setters::wire_struct! {
     /// Parameters of `notifications/cancelled`.
     #[derive(Default)]
@@ -24,11 +31,6 @@ crate::setters::wire_struct! {
     }
 }
 
-crate::envelope::notifications! {
-    /// Cancels a request previously sent in the same direction.
-    CancelledNotification = Cancelled("notifications/cancelled", required CancelledNotificationParams);
-}
-
 crate::setters::wire_struct! {
     /// Parameters of `notifications/progress`.
     pub struct ProgressNotificationParams {
@@ -46,11 +48,6 @@ crate::setters::wire_struct! {
     }
     /// Progress `progress` for `progress_token`.
     new(progress_token: impl Into<ProgressToken>, progress: f64);
-}
-
-crate::envelope::notifications! {
-    /// Reports progress of a long-running request.
-    ProgressNotification = Progress("notifications/progress", required ProgressNotificationParams);
 }
 
 #[cfg(test)]

@@ -7,14 +7,14 @@
 ///
 /// Each variant names its wire string: `Accept = "accept"`. The enum gets `as_str`
 /// (the wire string), `Display`, `From<&str>`, `From<String>`, and serde impls that
-/// read and write the bare string.
+/// read and write the bare string. One invocation may declare several enums.
 macro_rules! open_enum {
-    (
+    ($(
         $(#[$attr:meta])*
         pub enum $name:ident {
             $($(#[$vattr:meta])* $variant:ident = $wire:literal,)+
         }
-    ) => {
+    )+) => {$(
         $(#[$attr])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         #[non_exhaustive]
@@ -74,7 +74,7 @@ macro_rules! open_enum {
                 <String as ::serde::Deserialize>::deserialize(deserializer).map(Self::from)
             }
         }
-    };
+    )+};
 }
 
 pub(crate) use open_enum;

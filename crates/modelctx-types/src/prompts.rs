@@ -7,6 +7,18 @@ use crate::base::{NotificationParams, PaginatedRequestParams};
 use crate::content::{ContentBlock, Role};
 use crate::lifecycle::Icon;
 
+crate::envelope::requests! {
+    /// Lists the server's prompts (paginated).
+    ListPromptsRequest = ListPrompts("prompts/list", optional PaginatedRequestParams) -> ListPromptsResult, meta |p| p.as_mut().map(|p| &mut p.meta);
+    /// Gets a prompt, filled in with arguments.
+    GetPromptRequest = GetPrompt("prompts/get", required GetPromptRequestParams) -> GetPromptResult, meta |p| Some(&mut p.meta);
+}
+
+crate::envelope::notifications! {
+    /// Tells the client the prompt list changed.
+    PromptListChangedNotification = PromptListChanged("notifications/prompts/list_changed", optional NotificationParams);
+}
+
 crate::setters::wire_struct! {
     /// An argument a prompt accepts.
     pub struct PromptArgument {
@@ -42,11 +54,6 @@ crate::setters::wire_struct! {
     new(name: impl Into<String>);
 }
 
-crate::envelope::requests! {
-    /// Lists the server's prompts (paginated).
-    ListPromptsRequest = ListPrompts("prompts/list", optional PaginatedRequestParams) -> ListPromptsResult, meta |p| p.as_mut().map(|p| &mut p.meta);
-}
-
 crate::cache::list_result!(ListPromptsResult("prompts/list") { prompts: Prompt } "prompts");
 
 crate::mrtr::retryable_params! {
@@ -78,11 +85,6 @@ crate::mrtr::retryable_params! {
     }
 }
 
-crate::envelope::requests! {
-    /// Gets a prompt, filled in with arguments.
-    GetPromptRequest = GetPrompt("prompts/get", required GetPromptRequestParams) -> GetPromptResult, meta |p| Some(&mut p.meta);
-}
-
 crate::setters::wire_struct! {
     /// A message of a prompt.
     pub struct PromptMessage {
@@ -94,15 +96,7 @@ crate::setters::wire_struct! {
     /// A message.
     new(role: Role, content: impl Into<ContentBlock>);
 
-    /// A user message with text.
-    pub fn user_text(text: impl Into<String>) -> Self {
-        Self::new(Role::User, ContentBlock::text(text))
-    }
-
-    /// An assistant message with text.
-    pub fn assistant_text(text: impl Into<String>) -> Self {
-        Self::new(Role::Assistant, ContentBlock::text(text))
-    }
+    crate::content::text_messages!(ContentBlock);
 }
 
 crate::setters::wire_struct! {
@@ -118,11 +112,6 @@ crate::setters::wire_struct! {
     }
     /// A result with these messages.
     new(messages: Vec<PromptMessage>);
-}
-
-crate::envelope::notifications! {
-    /// Tells the client the prompt list changed.
-    PromptListChangedNotification = PromptListChanged("notifications/prompts/list_changed", optional NotificationParams);
 }
 
 #[cfg(test)]

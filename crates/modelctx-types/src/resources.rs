@@ -4,6 +4,26 @@
 use crate::base::{EmptyResult, NotificationParams, PaginatedRequestParams};
 use crate::content::{ResourceLink, TextOrBlobResourceContents};
 
+crate::envelope::requests! {
+    /// Lists the server's resources (paginated).
+    ListResourcesRequest = ListResources("resources/list", optional PaginatedRequestParams) -> ListResourcesResult, meta |p| p.as_mut().map(|p| &mut p.meta);
+    /// Lists the server's resource templates (paginated).
+    ListResourceTemplatesRequest = ListResourceTemplates("resources/templates/list", optional PaginatedRequestParams) -> ListResourceTemplatesResult, meta |p| p.as_mut().map(|p| &mut p.meta);
+    /// Reads a resource.
+    ReadResourceRequest = ReadResource("resources/read", required ReadResourceRequestParams) -> ReadResourceResult, meta |p| Some(&mut p.meta);
+    /// Subscribes to updates of a resource.
+    SubscribeRequest = Subscribe("resources/subscribe", required SubscribeRequestParams) -> EmptyResult;
+    /// Ends a subscription.
+    UnsubscribeRequest = Unsubscribe("resources/unsubscribe", required UnsubscribeRequestParams) -> EmptyResult;
+}
+
+crate::envelope::notifications! {
+    /// Tells the client the resource list changed.
+    ResourceListChangedNotification = ResourceListChanged("notifications/resources/list_changed", optional NotificationParams);
+    /// Tells a subscribed client a resource changed.
+    ResourceUpdatedNotification = ResourceUpdated("notifications/resources/updated", required ResourceUpdatedNotificationParams);
+}
+
 crate::content::resource! {
     /// A resource the server can read.
     pub struct Resource {
@@ -29,17 +49,7 @@ crate::content::resource! {
     new;
 }
 
-crate::envelope::requests! {
-    /// Lists the server's resources (paginated).
-    ListResourcesRequest = ListResources("resources/list", optional PaginatedRequestParams) -> ListResourcesResult, meta |p| p.as_mut().map(|p| &mut p.meta);
-}
-
 crate::cache::list_result!(ListResourcesResult("resources/list") { resources: Resource } "resources");
-
-crate::envelope::requests! {
-    /// Lists the server's resource templates (paginated).
-    ListResourceTemplatesRequest = ListResourceTemplates("resources/templates/list", optional PaginatedRequestParams) -> ListResourceTemplatesResult, meta |p| p.as_mut().map(|p| &mut p.meta);
-}
 
 crate::cache::list_result!(ListResourceTemplatesResult("resources/templates/list") { resource_templates: ResourceTemplate } "templates");
 
@@ -65,32 +75,12 @@ pub type SubscribeRequestParams = ResourceRequestParams;
 /// Parameters of `resources/unsubscribe`.
 pub type UnsubscribeRequestParams = ResourceRequestParams;
 
-crate::envelope::requests! {
-    /// Reads a resource.
-    ReadResourceRequest = ReadResource("resources/read", required ReadResourceRequestParams) -> ReadResourceResult, meta |p| Some(&mut p.meta);
-}
-
 crate::cache::cacheable_result! {
     ReadResourceResult("resources/read") {}
     /// The contents (a resource may have sub-resources).
     contents: Vec<TextOrBlobResourceContents>,
     /// A result with these contents.
     new;
-}
-
-crate::envelope::notifications! {
-    /// Tells the client the resource list changed.
-    ResourceListChangedNotification = ResourceListChanged("notifications/resources/list_changed", optional NotificationParams);
-}
-
-crate::envelope::requests! {
-    /// Subscribes to updates of a resource.
-    SubscribeRequest = Subscribe("resources/subscribe", required SubscribeRequestParams) -> EmptyResult;
-}
-
-crate::envelope::requests! {
-    /// Ends a subscription.
-    UnsubscribeRequest = Unsubscribe("resources/unsubscribe", required UnsubscribeRequestParams) -> EmptyResult;
 }
 
 crate::setters::wire_struct! {
@@ -104,38 +94,32 @@ crate::setters::wire_struct! {
     new(uri: impl Into<String>);
 }
 
-crate::envelope::notifications! {
-    /// Tells a subscribed client a resource changed.
-    ResourceUpdatedNotification = ResourceUpdated("notifications/resources/updated", required ResourceUpdatedNotificationParams);
+/// A link and the resource it names hold the same members: `$to` (built from the
+/// address and name) takes the others from `$from`.
+macro_rules! same_members {
+    ($from:ident => $to:expr) => {{
+        let mut to = $to;
+        to.title = $from.title;
+        to.description = $from.description;
+        to.mime_type = $from.mime_type;
+        to.annotations = $from.annotations;
+        to.size = $from.size;
+        to.icons = $from.icons;
+        to.meta = $from.meta;
+        to
+    }};
 }
 
-/// A link and the resource it names hold the same members.
 impl ResourceLink {
     /// The resource this links to, without the tag.
     pub fn into_resource(self) -> Resource {
-        let mut r = Resource::new(self.uri, self.name);
-        r.title = self.title;
-        r.description = self.description;
-        r.mime_type = self.mime_type;
-        r.annotations = self.annotations;
-        r.size = self.size;
-        r.icons = self.icons;
-        r.meta = self.meta;
-        r
+        same_members!(self => Resource::new(self.uri, self.name))
     }
 }
 
 impl From<Resource> for ResourceLink {
     fn from(r: Resource) -> Self {
-        let mut link = ResourceLink::new(r.uri, r.name);
-        link.title = r.title;
-        link.description = r.description;
-        link.mime_type = r.mime_type;
-        link.annotations = r.annotations;
-        link.size = r.size;
-        link.icons = r.icons;
-        link.meta = r.meta;
-        link
+        same_members!(r => ResourceLink::new(r.uri, r.name))
     }
 }
 

@@ -2,6 +2,16 @@
 
 use crate::base::{NotificationParams, RequestParams};
 
+crate::envelope::requests! {
+    /// Asks the client for its roots.
+    ListRootsRequest = ListRoots("roots/list", optional RequestParams) -> ListRootsResult;
+}
+
+crate::envelope::notifications! {
+    /// Tells the server the client's roots changed.
+    RootsListChangedNotification = RootsListChanged("notifications/roots/list_changed", optional NotificationParams);
+}
+
 crate::setters::wire_struct! {
     /// A directory or file the server may operate on.
     pub struct Root {
@@ -15,11 +25,6 @@ crate::setters::wire_struct! {
     new(uri: impl Into<String>);
 }
 
-crate::envelope::requests! {
-    /// Asks the client for its roots.
-    ListRootsRequest = ListRoots("roots/list", optional RequestParams) -> ListRootsResult;
-}
-
 crate::setters::wire_struct! {
     /// The answer to `roots/list`.
     pub struct ListRootsResult {
@@ -29,9 +34,4 @@ crate::setters::wire_struct! {
     }
     /// A result with these roots.
     new(roots: Vec<Root>);
-}
-
-crate::envelope::notifications! {
-    /// Tells the server the client's roots changed.
-    RootsListChangedNotification = RootsListChanged("notifications/roots/list_changed", optional NotificationParams);
 }

@@ -10,6 +10,11 @@ use crate::base::TaskMetadata;
 use crate::content::{Role, SamplingMessageContentBlock};
 use crate::tool_definition::Tool;
 
+crate::envelope::requests! {
+    /// Asks the client to sample an LLM.
+    CreateMessageRequest = CreateMessage("sampling/createMessage", required CreateMessageRequestParams) -> CreateMessageResult;
+}
+
 crate::open_enum::open_enum! {
     /// Which servers' context to include in a sampling prompt (`includeContext`).
     pub enum IncludeContext {
@@ -20,9 +25,7 @@ crate::open_enum::open_enum! {
         /// Every server's context (soft-deprecated; needs `sampling.context`).
         AllServers = "allServers",
     }
-}
 
-crate::open_enum::open_enum! {
     /// Why sampling stopped: an open string with these standard values.
     pub enum StopReason {
         /// The assistant's turn ended naturally.
@@ -34,9 +37,7 @@ crate::open_enum::open_enum! {
         /// The model wants to use tools.
         ToolUse = "toolUse",
     }
-}
 
-crate::open_enum::open_enum! {
     /// How the model may use tools (`toolChoice.mode`).
     pub enum ToolChoiceMode {
         /// The model decides (the default).
@@ -154,15 +155,7 @@ crate::setters::wire_struct! {
     /// A message.
     new(role: Role, content: impl Into<SamplingContent>);
 
-    /// A user message with text.
-    pub fn user_text(text: impl Into<String>) -> Self {
-        Self::new(Role::User, SamplingMessageContentBlock::text(text))
-    }
-
-    /// An assistant message with text.
-    pub fn assistant_text(text: impl Into<String>) -> Self {
-        Self::new(Role::Assistant, SamplingMessageContentBlock::text(text))
-    }
+    crate::content::text_messages!(SamplingMessageContentBlock);
 }
 
 crate::setters::wire_struct! {
@@ -263,11 +256,6 @@ crate::setters::wire_struct! {
         }
         Ok(())
     }
-}
-
-crate::envelope::requests! {
-    /// Asks the client to sample an LLM.
-    CreateMessageRequest = CreateMessage("sampling/createMessage", required CreateMessageRequestParams) -> CreateMessageResult;
 }
 
 crate::setters::wire_struct! {

@@ -8,6 +8,22 @@ use serde_json::Value;
 use crate::base::PaginatedRequestParams;
 use crate::common::{Cursor, Meta};
 
+crate::envelope::requests! {
+    /// Asks for a task's state.
+    GetTaskRequest = GetTask("tasks/get", required GetTaskRequestParams) -> GetTaskResult;
+    /// Asks for a task's result, blocking until the task is terminal.
+    GetTaskPayloadRequest = GetTaskPayload("tasks/result", required GetTaskPayloadRequestParams) -> GetTaskPayloadResult;
+    /// Cancels a task.
+    CancelTaskRequest = CancelTask("tasks/cancel", required CancelTaskRequestParams) -> CancelTaskResult;
+    /// Lists tasks (paginated).
+    ListTasksRequest = ListTasks("tasks/list", optional PaginatedRequestParams) -> ListTasksResult;
+}
+
+crate::envelope::notifications! {
+    /// Tells the requestor a task's status changed (optional; never rely on it).
+    TaskStatusNotification = TaskStatusChanged("notifications/tasks/status", required TaskStatusNotificationParams);
+}
+
 crate::open_enum::open_enum! {
     /// The status of a task.
     pub enum TaskStatus {
@@ -233,16 +249,6 @@ macro_rules! with_task {
     )+};
 }
 
-crate::envelope::requests! {
-    /// Asks for a task's state.
-    GetTaskRequest = GetTask("tasks/get", required GetTaskRequestParams) -> GetTaskResult;
-}
-
-crate::envelope::requests! {
-    /// Asks for a task's result, blocking until the task is terminal.
-    GetTaskPayloadRequest = GetTaskPayload("tasks/result", required GetTaskPayloadRequestParams) -> GetTaskPayloadResult;
-}
-
 crate::setters::optional_members! {
     /// The answer to `tasks/result`: exactly the underlying request's result, kept as an
     /// open object; decode it with [`GetTaskPayloadResult::decode`].
@@ -278,16 +284,6 @@ crate::setters::optional_members! {
     }
 }
 
-crate::envelope::requests! {
-    /// Cancels a task.
-    CancelTaskRequest = CancelTask("tasks/cancel", required CancelTaskRequestParams) -> CancelTaskResult;
-}
-
-crate::envelope::requests! {
-    /// Lists tasks (paginated).
-    ListTasksRequest = ListTasks("tasks/list", optional PaginatedRequestParams) -> ListTasksResult;
-}
-
 crate::setters::wire_struct! {
     /// The answer to `tasks/list`.
     pub struct ListTasksResult {
@@ -308,11 +304,6 @@ with_task! {
     CancelTaskResult;
     /// Parameters of `notifications/tasks/status`: `NotificationParams & Task`.
     TaskStatusNotificationParams;
-}
-
-crate::envelope::notifications! {
-    /// Tells the requestor a task's status changed (optional; never rely on it).
-    TaskStatusNotification = TaskStatusChanged("notifications/tasks/status", required TaskStatusNotificationParams);
 }
 
 #[cfg(test)]

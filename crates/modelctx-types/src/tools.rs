@@ -11,6 +11,13 @@ use crate::tool_definition::Tool;
 crate::envelope::requests! {
     /// Lists the server's tools (paginated).
     ListToolsRequest = ListTools("tools/list", optional PaginatedRequestParams) -> ListToolsResult, meta |p| p.as_mut().map(|p| &mut p.meta);
+    /// Calls a tool.
+    CallToolRequest = CallTool("tools/call", required CallToolRequestParams) -> CallToolResult, meta |p| Some(&mut p.meta);
+}
+
+crate::envelope::notifications! {
+    /// Tells the client the tool list changed.
+    ToolListChangedNotification = ToolListChanged("notifications/tools/list_changed", optional NotificationParams);
 }
 
 crate::cache::list_result!(ListToolsResult("tools/list") { tools: Tool } "tools");
@@ -38,11 +45,6 @@ crate::mrtr::retryable_params! {
         with_task(task: impl Into<TaskMetadata>),
         with_arguments(arguments: impl Into<JsonObject>),
     }
-}
-
-crate::envelope::requests! {
-    /// Calls a tool.
-    CallToolRequest = CallTool("tools/call", required CallToolRequestParams) -> CallToolResult, meta |p| Some(&mut p.meta);
 }
 
 crate::setters::wire_struct! {
@@ -97,11 +99,6 @@ crate::setters::wire_struct! {
         self.structured_content = Some(structured_content.into());
         self
     }
-}
-
-crate::envelope::notifications! {
-    /// Tells the client the tool list changed.
-    ToolListChangedNotification = ToolListChanged("notifications/tools/list_changed", optional NotificationParams);
 }
 
 #[cfg(test)]

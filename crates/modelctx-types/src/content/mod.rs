@@ -68,11 +68,26 @@ tagged::tagged_union! {
     }
 }
 
+/// Both unions start with text: `text` builds a text block, `as_text` reads one.
+macro_rules! text_block {
+    () => {
+        /// A text block.
+        pub fn text(text: impl Into<String>) -> Self {
+            Self::Text(TextContent::new(text))
+        }
+
+        /// The text of a text block.
+        pub fn as_text(&self) -> Option<&str> {
+            match self {
+                Self::Text(t) => Some(&t.text),
+                _ => None,
+            }
+        }
+    };
+}
+
 impl ContentBlock {
-    /// A text block.
-    pub fn text(text: impl Into<String>) -> Self {
-        Self::Text(TextContent::new(text))
-    }
+    text_block!();
 
     /// An image block.
     pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
@@ -92,14 +107,6 @@ impl ContentBlock {
     /// An embedded resource block.
     pub fn resource(contents: impl Into<TextOrBlobResourceContents>) -> Self {
         Self::Resource(EmbeddedResource::new(contents))
-    }
-
-    /// The text of a text block.
-    pub fn as_text(&self) -> Option<&str> {
-        match self {
-            Self::Text(t) => Some(&t.text),
-            _ => None,
-        }
     }
 }
 
@@ -121,19 +128,26 @@ tagged::tagged_union! {
 }
 
 impl SamplingMessageContentBlock {
-    /// A text block.
-    pub fn text(text: impl Into<String>) -> Self {
-        Self::Text(TextContent::new(text))
-    }
-
-    /// The text of a text block.
-    pub fn as_text(&self) -> Option<&str> {
-        match self {
-            Self::Text(t) => Some(&t.text),
-            _ => None,
-        }
-    }
+    text_block!();
 }
+
+/// The `user_text` and `assistant_text` of a message type with `new(role, content)`,
+/// its content a text block of the union given.
+macro_rules! text_messages {
+    ($union:ident) => {
+        /// A user message with text.
+        pub fn user_text(text: impl Into<String>) -> Self {
+            Self::new($crate::content::Role::User, $union::text(text))
+        }
+
+        /// An assistant message with text.
+        pub fn assistant_text(text: impl Into<String>) -> Self {
+            Self::new($crate::content::Role::Assistant, $union::text(text))
+        }
+    };
+}
+
+pub(crate) use text_messages;
 
 #[cfg(test)]
 mod tests {
