@@ -403,7 +403,7 @@ fn check_revision(name: &str) -> Vec<String> {
         .and_then(|n| n.parse().ok())
         .unwrap_or(CASES);
     let mut problems = Vec::new();
-    for (definition, round_trip) in mapping_for(name) {
+    for (definition, round_trip) in &mapping_for(name) {
         let strategy = instances(rev, &narrowed(definition, &rev.definitions[*definition]), 0);
         let mut runner = TestRunner::new(Config {
             cases,
