@@ -3,7 +3,6 @@
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, Deserializer};
-use serde::ser::Serializer;
 use serde_json::{Map, Value};
 
 use crate::common::{Cursor, Meta, ProgressToken};
@@ -37,27 +36,6 @@ pub(crate) fn from_object<T: DeserializeOwned, E: de::Error>(map: JsonObject) ->
 /// The string member `key` of an object, if it is a string.
 pub(crate) fn str_member<'a>(map: &'a JsonObject, key: &str) -> Option<&'a str> {
     map.get(key).and_then(Value::as_str)
-}
-
-/// Writes an `f64` that holds an integer as an integer (`3`, not `3.0`), so JSON
-/// numbers survive a round trip as they were written.
-pub(crate) fn ser_f64<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
-    if value.fract() == 0.0 && value.abs() < 9.0e15 {
-        serializer.serialize_i64(*value as i64)
-    } else {
-        serializer.serialize_f64(*value)
-    }
-}
-
-/// [`ser_f64`] for an optional number.
-pub(crate) fn ser_opt_f64<S: Serializer>(
-    value: &Option<f64>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(v) => ser_f64(v, serializer),
-        None => serializer.serialize_none(),
-    }
 }
 
 crate::open_enum::open_enum! {

@@ -215,56 +215,24 @@ impl IntoIterator for InputResponses {
 
 /// Declares the params of a request that may be retried with input responses
 /// (`tools/call`, `prompts/get`, `resources/read`): `_meta`, `input_responses` and
-/// `request_state` (2026-07-28), then the request's own members as written, with
-/// `new` (its arguments and the own members' values), the three setters, and the
+/// `request_state` (2026-07-28), then the request's own members (a
+/// [`wire_struct!`](crate::setters::wire_struct) body), with `new` as declared and the
 /// items that follow.
 macro_rules! retryable_params {
-    (
-        $(#[$doc:meta])*
-        pub struct $name:ident {
-            $($(#[$field_attr:meta])* pub $field:ident: $ty:ty,)+
-        }
-        $(#[$new_doc:meta])*
-        pub fn new($($arg:ident: $arg_ty:ty),*) { $($init:tt)* }
-        $($items:tt)*
-    ) => {
+    ($(#[$doc:meta])* pub struct $name:ident { $($body:tt)* } $($rest:tt)*) => {
         $crate::setters::wire_struct! {
             $(#[$doc])*
             pub struct $name {
-                meta,
+                meta => with_meta,
                 /// The client's answers to the input requests of an earlier `InputRequiredResult`,
                 /// by key (2026-07-28, multi round-trip requests).
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub input_responses: Option<$crate::mrtr::InputResponses>,
+                input_responses?: $crate::mrtr::InputResponses => with_input_responses "2026-07-28",
                 /// The opaque `requestState` of an earlier `InputRequiredResult`, echoed back
                 /// (2026-07-28, multi round-trip requests).
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub request_state: Option<String>,
-                $(
-                    $(#[$field_attr])*
-                    pub $field: $ty,
-                )+
+                request_state?: String => with_request_state "2026-07-28",
+                $($body)*
             }
-        }
-
-        impl $name {
-            $(#[$new_doc])*
-            pub fn new($($arg: $arg_ty),*) -> Self {
-                Self {
-                    meta: None,
-                    input_responses: None,
-                    request_state: None,
-                    $($init)*
-                }
-            }
-
-            $crate::setters::setters! {
-                with_meta(meta: impl Into<$crate::common::Meta>),
-                with_input_responses(input_responses: impl Into<$crate::mrtr::InputResponses>) "2026-07-28",
-                with_request_state(request_state: impl Into<String>) "2026-07-28",
-            }
-
-            $($items)*
+            $($rest)*
         }
     };
 }

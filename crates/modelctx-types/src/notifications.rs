@@ -38,10 +38,9 @@ crate::setters::wire_struct! {
         /// The token from the request's `_meta.progressToken`.
         pub progress_token: ProgressToken,
         /// Progress so far (must increase).
-        #[serde(serialize_with = "crate::base::ser_f64")]
+        #[serde(serialize_with = "crate::setters::ser_f64")]
         pub progress: f64,
         /// The total, if known.
-        #[serde(serialize_with = "crate::base::ser_opt_f64")]
         total?: f64 => with_total,
         /// A description of the progress.
         message?: String => with_message,

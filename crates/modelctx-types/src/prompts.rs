@@ -62,18 +62,10 @@ crate::mrtr::retryable_params! {
         /// The prompt's name.
         pub name: String,
         /// Template arguments.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub arguments: Option<BTreeMap<String, String>>,
+        arguments?: BTreeMap<String, String> => with_arguments,
     }
     /// Parameters asking for `name` without arguments.
-    pub fn new(name: impl Into<String>) {
-        name: name.into(),
-        arguments: None,
-    }
-
-    crate::setters::setters! {
-        with_arguments(arguments: impl Into<BTreeMap<String, String>>),
-    }
+    new(name: impl Into<String>);
 
     /// Adds one argument.
     #[must_use]

@@ -63,9 +63,7 @@ crate::mrtr::retryable_params! {
         pub uri: String,
     }
     /// Parameters naming `uri`.
-    pub fn new(uri: impl Into<String>) {
-        uri: uri.into(),
-    }
+    new(uri: impl Into<String>);
 }
 
 /// Parameters of `resources/read`.

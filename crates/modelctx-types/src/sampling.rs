@@ -89,13 +89,10 @@ crate::setters::wire_struct! {
         /// Hints, evaluated in order.
         hints?: Vec<ModelHint> => with_hints,
         /// How much cost matters.
-        #[serde(serialize_with = "crate::base::ser_opt_f64")]
         cost_priority?: f64 => with_cost_priority,
         /// How much speed matters.
-        #[serde(serialize_with = "crate::base::ser_opt_f64")]
         speed_priority?: f64 => with_speed_priority,
         /// How much capability matters.
-        #[serde(serialize_with = "crate::base::ser_opt_f64")]
         intelligence_priority?: f64 => with_intelligence_priority,
     }
     /// No preferences.
@@ -173,7 +170,6 @@ crate::setters::wire_struct! {
         /// Context to include.
         include_context?: IncludeContext => with_include_context,
         /// Sampling temperature.
-        #[serde(serialize_with = "crate::base::ser_opt_f64")]
         temperature?: f64 => with_temperature,
         /// The maximum number of tokens to sample.
         pub max_tokens: u64,

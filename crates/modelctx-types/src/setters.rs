@@ -1,7 +1,31 @@
 //! The macros that write the wire types' repeated parts once: the `with_*` setters of
 //! optional members ([`setters!`]), structs of optional members only
 //! ([`optional_members!`]), a wire struct with its attributes, `new` and setters
-//! ([`wire_struct!`]), and unions told apart by their members ([`untagged_union!`]).
+//! ([`wire_struct!`]), and unions told apart by their members ([`untagged_union!`]);
+//! with the writer of numbers they use ([`ser_f64`]).
+
+use serde::ser::Serializer;
+
+/// Writes an `f64` that holds an integer as an integer (`3`, not `3.0`), so JSON
+/// numbers survive a round trip as they were written.
+pub(crate) fn ser_f64<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        serializer.serialize_i64(*value as i64)
+    } else {
+        serializer.serialize_f64(*value)
+    }
+}
+
+/// [`ser_f64`] for an optional number.
+pub(crate) fn ser_opt_f64<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => ser_f64(v, serializer),
+        None => serializer.serialize_none(),
+    }
+}
 
 /// Declares `#[must_use]` setters of `Option` fields inside an `impl` block, one
 /// entry each, separated by commas:
@@ -107,23 +131,29 @@ macro_rules! optional_members {
 /// - `name?: T`: an optional member, `pub name: Option<T>`, written only when set and
 ///   `None` in `new`; `=> with_name` adds a setter taking `impl Into<T>`,
 ///   `=> exact with_name` one taking `T`, and a string after it a note for its doc
-///   (see [`setters!`]); attributes given are kept (serde's among them);
+///   (see [`setters!`]); attributes given are kept (serde's among them); an `f64` is
+///   written as an integer when it is whole, so numbers survive a round trip;
 /// - `.. extra,` (last): the flattened [`JsonObject`](crate::JsonObject) of the keys
 ///   this SDK does not know, empty in `new`;
 /// - anything else is written as given, `= value` being its value in `new`.
 ///
 /// After the struct, `new(arg: T, ...);` (with its doc) declares `new`, each argument
-/// setting the member of its name; the items that follow join the `impl` block.
+/// setting the member of its name, or the members given in `new(...) { member: value };`;
+/// the items that follow join the `impl` block.
 macro_rules! wire_struct {
     (
         $(#[$attr:meta])*
         pub struct $name:ident { $($body:tt)* }
         $(#[$new_doc:meta])*
-        new($($arg:ident: $arg_ty:ty),* $(,)?);
+        new($($arg:ident: $arg_ty:ty),* $(,)?) $({ $($set:tt)* })?;
         $($items:tt)*
     ) => {
         $crate::setters::wire_struct!(@member
-            [($(#[$attr])* $name) [$(#[$new_doc])* ($($arg: $arg_ty),*)] { $($items)* }]
+            [
+                ($(#[$attr])* $name)
+                [$(#[$new_doc])* ($($arg: $arg_ty),*) $({ $($set)* })?]
+                { $($items)* }
+            ]
             [] [] [] [] $($body)*
         );
     };
@@ -150,6 +180,17 @@ macro_rules! wire_struct {
             $(#[$a])+
             #[serde(rename = "_meta")]
             meta?: $crate::common::Meta $(=> $meta_setter)?, $($rest)*
+        );
+    };
+    (@member $head:tt $m:tt $none:tt $init:tt $set:tt
+        $(#[$a:meta])* $field:ident ?: f64 $(=> $($setter:ident)+ $($note:literal)?)?,
+        $($rest:tt)*
+    ) => {
+        $crate::setters::wire_struct!(@member $head $m $none $init $set
+            $(#[$a])*
+            #[serde(serialize_with = "crate::setters::ser_opt_f64")]
+            $field?: ::core::primitive::f64 $(=> $($setter)+ $($note)?)?,
+            $($rest)*
         );
     };
     (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
@@ -212,11 +253,22 @@ macro_rules! wire_struct {
         $crate::setters::setters!($setter($field: impl Into<$ty>) $($note)?);
     };
     (@new [] $none:tt $init:tt) => {};
-    (@new [$(#[$new_doc:meta])* ($($arg:ident: $arg_ty:ty),*)] [$($none:ident)*] [$($init:tt)*]) => {
+    (@new [$(#[$new_doc:meta])* ($($arg:ident: $arg_ty:ty),*)] $none:tt $init:tt) => {
+        $crate::setters::wire_struct!(@new
+            [$(#[$new_doc])* ($($arg: $arg_ty),*) {
+                $($arg: ::core::convert::Into::into($arg)),*
+            }]
+            $none $init
+        );
+    };
+    (@new
+        [$(#[$new_doc:meta])* ($($arg:ident: $arg_ty:ty),*) { $($member:ident: $value:expr),* $(,)? }]
+        [$($none:ident)*] [$($init:tt)*]
+    ) => {
         $(#[$new_doc])*
         pub fn new($($arg: $arg_ty),*) -> Self {
             Self {
-                $($arg: ::core::convert::Into::into($arg),)*
+                $($member: $value,)*
                 $($init)*
                 $($none: None,)*
             }

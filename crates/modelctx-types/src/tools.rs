@@ -26,25 +26,14 @@ crate::mrtr::retryable_params! {
     /// Parameters of `tools/call`.
     pub struct CallToolRequestParams {
         /// When present, asks for task-augmented execution.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub task: Option<TaskMetadata>,
+        task?: TaskMetadata => with_task,
         /// The tool to call.
         pub name: String,
         /// The arguments.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub arguments: Option<JsonObject>,
+        arguments?: JsonObject => with_arguments,
     }
     /// A call of `name` without arguments.
-    pub fn new(name: impl Into<String>) {
-        task: None,
-        name: name.into(),
-        arguments: None,
-    }
-
-    crate::setters::setters! {
-        with_task(task: impl Into<TaskMetadata>),
-        with_arguments(arguments: impl Into<JsonObject>),
-    }
+    new(name: impl Into<String>);
 }
 
 crate::setters::wire_struct! {

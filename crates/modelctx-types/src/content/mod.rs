@@ -40,7 +40,6 @@ crate::setters::wire_struct! {
         /// Who the object is intended for.
         audience?: Vec<Role> => with_audience,
         /// Importance from 0 (least) to 1 (most).
-        #[serde(serialize_with = "crate::base::ser_opt_f64")]
         priority?: f64 => with_priority,
         /// When the object was last modified (ISO 8601).
         last_modified?: String => with_last_modified,

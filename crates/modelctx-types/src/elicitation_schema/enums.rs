@@ -27,12 +27,11 @@ field_schema! {
         /// The values.
         #[serde(rename = "enum")]
         pub values: Vec<String>,
-        default: String = "The default value.",
+        /// The default value.
+        default?: String => with_default,
     }
     /// A choice among `values`.
-    pub fn new(values: Vec<String>) {
-        values,
-    }
+    new(values: Vec<String>);
 }
 
 field_schema! {
@@ -41,12 +40,11 @@ field_schema! {
         kind: StringTypeTag,
         /// The options.
         pub one_of: Vec<TitledEnumOption>,
-        default: String = "The default value.",
+        /// The default value.
+        default?: String => with_default,
     }
     /// A choice among `options`.
-    pub fn new(options: Vec<TitledEnumOption>) {
-        one_of: options,
-    }
+    new(options: Vec<TitledEnumOption>) { one_of: options };
 }
 
 crate::setters::wire_struct! {
@@ -79,26 +77,16 @@ field_schema! {
     pub struct UntitledMultiSelectEnumSchema {
         kind: ArrayTypeTag,
         /// Minimum number of choices.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub min_items: Option<u64>,
+        min_items?: u64 => with_min_items,
         /// Maximum number of choices.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub max_items: Option<u64>,
+        max_items?: u64 => with_max_items,
         /// The values.
         pub items: UntitledEnumItems,
-        default: Vec<String> = "The default choices.",
+        /// The default choices.
+        default?: Vec<String> => with_default,
     }
     /// Choices among `values`.
-    pub fn new(values: Vec<String>) {
-        min_items: None,
-        max_items: None,
-        items: UntitledEnumItems::new(values),
-    }
-
-    crate::setters::setters! {
-        with_min_items(min_items: impl Into<u64>),
-        with_max_items(max_items: impl Into<u64>),
-    }
+    new(values: Vec<String>) { items: UntitledEnumItems::new(values) };
 }
 
 field_schema! {
@@ -106,26 +94,16 @@ field_schema! {
     pub struct TitledMultiSelectEnumSchema {
         kind: ArrayTypeTag,
         /// Minimum number of choices.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub min_items: Option<u64>,
+        min_items?: u64 => with_min_items,
         /// Maximum number of choices.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub max_items: Option<u64>,
+        max_items?: u64 => with_max_items,
         /// The options.
         pub items: TitledEnumItems,
-        default: Vec<String> = "The default choices.",
+        /// The default choices.
+        default?: Vec<String> => with_default,
     }
     /// Choices among `options`.
-    pub fn new(options: Vec<TitledEnumOption>) {
-        min_items: None,
-        max_items: None,
-        items: TitledEnumItems::new(options),
-    }
-
-    crate::setters::setters! {
-        with_min_items(min_items: impl Into<u64>),
-        with_max_items(max_items: impl Into<u64>),
-    }
+    new(options: Vec<TitledEnumOption>) { items: TitledEnumItems::new(options) };
 }
 
 field_schema! {
@@ -137,19 +115,12 @@ field_schema! {
         #[serde(rename = "enum")]
         pub values: Vec<String>,
         /// Display names, parallel to `values`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub enum_names: Option<Vec<String>>,
-        default: String = "The default value.",
+        enum_names?: Vec<String> => with_enum_names,
+        /// The default value.
+        default?: String => with_default,
     }
     /// A choice among `values`.
-    pub fn new(values: Vec<String>) {
-        values,
-        enum_names: None,
-    }
-
-    crate::setters::setters! {
-        with_enum_names(enum_names: impl Into<Vec<String>>),
-    }
+    new(values: Vec<String>);
 }
 
 crate::setters::untagged_union! {

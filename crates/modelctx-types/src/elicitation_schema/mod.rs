@@ -44,62 +44,30 @@ crate::open_enum::open_enum! {
     }
 }
 
-/// Declares a field form: its `type` tag, `title`, `description`, the members given
-/// (written as they are), then `default` (documented by the string after it), with
-/// `new` (its arguments and the members' values), the setters of the three shared
-/// members, and the items that follow.
+/// Declares a field form: its `type` tag, `title` and `description`, then the members
+/// given (a [`wire_struct!`](crate::setters::wire_struct) body, `default` last), with
+/// `new` as declared and the items that follow.
 macro_rules! field_schema {
     (
         $(#[$attr:meta])*
         pub struct $name:ident {
             kind: $tag:ident,
-            $($(#[$field_attr:meta])* pub $field:ident: $ty:ty,)*
-            default: $default:ty = $default_doc:literal,
+            $($body:tt)*
         }
-        $(#[$new_doc:meta])*
-        pub fn new($($arg:ident: $arg_ty:ty),*) { $($init:tt)* }
-        $($extra:tt)*
+        $($rest:tt)*
     ) => {
         $crate::setters::wire_struct! {
             $(#[$attr])*
             pub struct $name {
                 #[serde(rename = "type")]
-                kind: $tag,
+                kind: $tag = $tag::new(),
                 /// A display title.
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub title: Option<String>,
+                title?: String => with_title,
                 /// A description.
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub description: Option<String>,
-                $(
-                    $(#[$field_attr])*
-                    pub $field: $ty,
-                )*
-                #[doc = $default_doc]
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub default: Option<$default>,
+                description?: String => with_description,
+                $($body)*
             }
-        }
-
-        impl $name {
-            $(#[$new_doc])*
-            pub fn new($($arg: $arg_ty),*) -> Self {
-                Self {
-                    kind: $tag::new(),
-                    title: None,
-                    description: None,
-                    $($init)*
-                    default: None,
-                }
-            }
-
-            crate::setters::setters! {
-                with_title(title: impl Into<String>),
-                with_description(description: impl Into<String>),
-                with_default(default: impl Into<$default>),
-            }
-
-            $($extra)*
+            $($rest)*
         }
     };
 }
@@ -112,28 +80,16 @@ field_schema! {
     pub struct StringSchema {
         kind: StringTypeTag,
         /// Minimum length.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub min_length: Option<u64>,
+        min_length?: u64 => with_min_length,
         /// Maximum length.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub max_length: Option<u64>,
+        max_length?: u64 => with_max_length,
         /// The format.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub format: Option<StringFormat>,
-        default: String = "The default value.",
+        format?: StringFormat => with_format,
+        /// The default value.
+        default?: String => with_default,
     }
     /// A string field.
-    pub fn new() {
-        min_length: None,
-        max_length: None,
-        format: None,
-    }
-
-    crate::setters::setters! {
-        with_min_length(min_length: impl Into<u64>),
-        with_max_length(max_length: impl Into<u64>),
-        with_format(format: impl Into<StringFormat>),
-    }
+    new();
 }
 
 /// The `type` of a [`NumberSchema`].
@@ -159,13 +115,10 @@ crate::setters::wire_struct! {
         /// A description.
         description?: String => with_description,
         /// Minimum.
-        #[serde(serialize_with = "crate::base::ser_opt_f64")]
         minimum?: f64 => with_minimum,
         /// Maximum.
-        #[serde(serialize_with = "crate::base::ser_opt_f64")]
         maximum?: f64 => with_maximum,
         /// The default value.
-        #[serde(serialize_with = "crate::base::ser_opt_f64")]
         default?: f64 => with_default,
     }
     /// A field of this numeric type.
@@ -182,11 +135,11 @@ field_schema! {
     #[derive(Default)]
     pub struct BooleanSchema {
         kind: BooleanTypeTag,
-        default: bool = "The default value.",
+        /// The default value.
+        default?: bool => with_default,
     }
     /// A boolean field.
-    pub fn new() {
-    }
+    new();
 }
 
 crate::setters::untagged_union! {
