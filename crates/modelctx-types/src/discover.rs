@@ -74,5 +74,10 @@ crate::setters::wire_struct! {
     }
     /// A complete answer listing these revisions and capabilities, fresh for `ttl_ms`
     /// milliseconds within `cache_scope`.
-    new(supported_versions: Vec<String>, capabilities: ServerCapabilities, ttl_ms: u64, cache_scope: impl Into<CacheScope>);
+    new(
+        supported_versions: Vec<String>,
+        capabilities: ServerCapabilities,
+        ttl_ms: u64,
+        cache_scope: impl Into<CacheScope>,
+    );
 }

@@ -106,7 +106,11 @@ crate::setters::wire_struct! {
         pub client_info: Implementation,
     }
     /// Parameters offering `protocol_version` with these capabilities.
-    new(protocol_version: impl Into<ProtocolVersion>, capabilities: ClientCapabilities, client_info: Implementation);
+    new(
+        protocol_version: impl Into<ProtocolVersion>,
+        capabilities: ClientCapabilities,
+        client_info: Implementation,
+    );
 }
 
 crate::setters::wire_struct! {
@@ -123,7 +127,11 @@ crate::setters::wire_struct! {
         instructions?: String => with_instructions,
     }
     /// A result choosing `protocol_version`.
-    new(protocol_version: impl Into<ProtocolVersion>, capabilities: ServerCapabilities, server_info: Implementation);
+    new(
+        protocol_version: impl Into<ProtocolVersion>,
+        capabilities: ServerCapabilities,
+        server_info: Implementation,
+    );
 }
 
 #[cfg(test)]

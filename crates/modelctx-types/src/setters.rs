@@ -127,7 +127,8 @@ macro_rules! optional_members {
 /// Declares a wire struct once: the struct with what every wire struct has
 /// (`Debug, Clone, PartialEq, Serialize, Deserialize`, camelCase member names,
 /// `#[non_exhaustive]`), its `new` and its setters. Members, in wire order:
-/// - `meta,`: the usual `_meta`; `meta => with_meta,` adds its setter;
+/// - `meta,`: the usual `_meta` (documented "Metadata." unless a doc is given before
+///   it); `meta => with_meta,` adds its setter;
 /// - `name?: T`: an optional member, `pub name: Option<T>`, written only when set and
 ///   `None` in `new`; `=> with_name` adds a setter taking `impl Into<T>`,
 ///   `=> exact with_name` one taking `T`, and a string after it a note for its doc
@@ -255,6 +256,7 @@ macro_rules! wire_struct {
     (@new [] $none:tt $init:tt) => {};
     (@new [$(#[$new_doc:meta])* ($($arg:ident: $arg_ty:ty),*)] $none:tt $init:tt) => {
         $crate::setters::wire_struct!(@new
+            // For an argument of the member's own type, `into` is the identity.
             [$(#[$new_doc])* ($($arg: $arg_ty),*) {
                 $($arg: ::core::convert::Into::into($arg)),*
             }]
@@ -262,7 +264,10 @@ macro_rules! wire_struct {
         );
     };
     (@new
-        [$(#[$new_doc:meta])* ($($arg:ident: $arg_ty:ty),*) { $($member:ident: $value:expr),* $(,)? }]
+        [
+            $(#[$new_doc:meta])*
+            ($($arg:ident: $arg_ty:ty),*) { $($member:ident: $value:expr),* $(,)? }
+        ]
         [$($none:ident)*] [$($init:tt)*]
     ) => {
         $(#[$new_doc])*
@@ -333,7 +338,9 @@ macro_rules! untagged_union {
 macro_rules! variant_of {
     ($union:ident { $($variant:ident($ty:ty) $expected:literal,)+ }) => {$(
         impl<'de> ::serde::Deserialize<'de> for $ty {
-            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> Result<Self, D::Error> {
                 match <$union as ::serde::Deserialize>::deserialize(deserializer)? {
                     $union::$variant(value) => Ok(value),
                     _ => Err(::serde::de::Error::custom($expected)),
