@@ -99,33 +99,20 @@ impl From<i64> for ErrorCode {
     }
 }
 
-/// The error object of a JSON-RPC error response (the schema's `Error`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ErrorData {
-    /// The error code.
-    pub code: ErrorCode,
-    /// A short description of the error, ideally one sentence.
-    pub message: Cow<'static, str>,
-    /// Additional information defined by the sender (`Some(Value::Null)` when it sent
-    /// `"data": null`).
-    #[serde(
-        default,
-        deserialize_with = "crate::common::null_is_a_value",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub data: Option<Value>,
-}
-
-impl ErrorData {
-    /// An error with any code and message.
-    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            data: None,
-        }
+crate::setters::wire_struct! {
+    /// The error object of a JSON-RPC error response (the schema's `Error`).
+    pub struct ErrorData {
+        /// The error code.
+        pub code: ErrorCode,
+        /// A short description of the error, ideally one sentence.
+        pub message: Cow<'static, str>,
+        /// Additional information defined by the sender (`Some(Value::Null)` when it sent
+        /// `"data": null`).
+        #[serde(deserialize_with = "crate::common::null_is_a_value")]
+        data?: Value,
     }
+    /// An error with any code and message.
+    new(code: ErrorCode, message: impl Into<Cow<'static, str>>);
 
     /// Attaches `data` to the error.
     #[must_use]
