@@ -25,16 +25,8 @@ macro_rules! capabilities {
             $(#[$doc])*
             #[derive(Default)]
             pub struct $name {
-                $(
-                    $(#[$field_doc])*
-                    #[serde(default, skip_serializing_if = "Option::is_none")]
-                    pub $field: Option<$ty>,
-                )*
-                $(
-                    $(#[$extra_doc])*
-                    #[serde(flatten)]
-                    pub $extra: JsonObject,
-                )?
+                $($(#[$field_doc])* $field?: $ty,)*
+                $(.. $(#[$extra_doc])* $extra,)?
             }
         }
     )+};

@@ -96,29 +96,11 @@ macro_rules! optional_members {
             $(#[$attr])*
             #[derive(Default)]
             pub struct $name {
-                $(
-                    $(#[$field_attr])*
-                    #[serde(default, skip_serializing_if = "Option::is_none")]
-                    pub $field: Option<$ty>,
-                )*
-                $(
-                    $(#[$extra_attr])*
-                    #[serde(flatten)]
-                    pub $extra: $crate::base::JsonObject,
-                )?
+                $($(#[$field_attr])* $field?: $ty => $setter $($note)?,)*
+                $(.. $(#[$extra_attr])* $extra,)?
             }
-        }
-
-        impl $name {
             $(#[$new_doc])*
-            pub fn new() -> Self {
-                Self::default()
-            }
-
-            $crate::setters::setters! {
-                $($setter($field: impl Into<$ty>) $($note)?,)*
-            }
-
+            new();
             $($items)*
         }
     };
