@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 
 use super::client_auth::authenticate_client;
 use super::page;
-use super::{Inner, RegisteredClient};
+use super::{Grant, GrantKind, Inner, RegisteredClient, hash, random_token};
+use crate::jose;
 
 mod authorize;
 mod introspect;
@@ -140,6 +141,24 @@ pub(crate) fn required<'a>(
             &format!("{name} is missing"),
         )
     })
+}
+
+/// Stores `grant` as a new grant of `kind` that lives `ttl` (at least a second) and
+/// returns its token, of which only the hash is stored; or why it could not.
+async fn issue(
+    inner: &Inner,
+    kind: GrantKind,
+    mut grant: Grant,
+    ttl: std::time::Duration,
+) -> Result<String, &'static str> {
+    let token = random_token().map_err(|_| "no randomness")?;
+    grant.expires_at = jose::now_secs() + ttl.as_secs().max(1);
+    inner
+        .store
+        .put_grant(kind, &hash(&token), grant)
+        .await
+        .map_err(|_| "the store failed")?;
+    Ok(token)
 }
 
 /// A redirect to the client with `pairs`, `state` and `iss` added to its URI's query.
