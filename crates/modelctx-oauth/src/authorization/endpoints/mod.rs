@@ -63,15 +63,11 @@ fn server(inner: &Arc<Inner>) -> super::AuthorizationServer {
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
-    let mut response = Response::new(Body::from(body.to_string()));
-    *response.status_mut() = status;
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    let body = Body::from(body.to_string());
+    let mut response = page::not_stored(status, body, "application/json");
+    response
+        .headers_mut()
+        .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
     response
 }
 
