@@ -30,13 +30,8 @@ enum Item {
 /// The framing rules, written out plainly.
 fn model(stream: &[u8], max: usize) -> Vec<Item> {
     let mut items = Vec::new();
-    let mut rest = stream;
-    while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
-        let mut line = &rest[..pos];
-        rest = &rest[pos + 1..];
-        if line.last() == Some(&b'\r') {
-            line = &line[..line.len() - 1];
-        }
+    let (lines, rest) = crate::split_lines(stream);
+    for line in lines {
         if line.len() > max {
             items.push(Item::TooLong);
             return items;

@@ -112,20 +112,20 @@ fn envelope(data: &[u8]) {
 
     match &message {
         JsonRpcMessage::Request(request) => {
-            if let Ok(r) = ClientRequest::from_json_rpc(request) {
-                assert_stable("ClientRequest (envelope)", &r);
-                assert_eq!(r.method(), &*request.method);
-                let back = r.to_json_rpc().expect("a request with an id re-enveloped");
-                assert_eq!(back.id, request.id);
-                assert_eq!(ClientRequest::from_json_rpc(&back).as_ref(), Ok(&r));
+            // The same checks for either role's request union (inherent methods, no trait).
+            macro_rules! request_round_trip {
+                ($union:ident) => {
+                    if let Ok(r) = $union::from_json_rpc(request) {
+                        assert_stable(concat!(stringify!($union), " (envelope)"), &r);
+                        assert_eq!(r.method(), &*request.method);
+                        let back = r.to_json_rpc().expect("a request with an id re-enveloped");
+                        assert_eq!(back.id, request.id);
+                        assert_eq!($union::from_json_rpc(&back).as_ref(), Ok(&r));
+                    }
+                };
             }
-            if let Ok(r) = ServerRequest::from_json_rpc(request) {
-                assert_stable("ServerRequest (envelope)", &r);
-                assert_eq!(r.method(), &*request.method);
-                let back = r.to_json_rpc().expect("a request with an id re-enveloped");
-                assert_eq!(back.id, request.id);
-                assert_eq!(ServerRequest::from_json_rpc(&back).as_ref(), Ok(&r));
-            }
+            request_round_trip!(ClientRequest);
+            request_round_trip!(ServerRequest);
         }
         JsonRpcMessage::Notification(notification) => {
             if let Ok(n) = ClientNotification::from_json_rpc(notification) {

@@ -40,6 +40,19 @@ use std::fmt::Debug;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+/// The complete lines of `stream` (split on `\n`, one trailing `\r` dropped), and what
+/// follows the last `\n`: how both line-based wire formats read their input.
+pub(crate) fn split_lines(stream: &[u8]) -> (Vec<&[u8]>, &[u8]) {
+    let mut lines = Vec::new();
+    let mut rest = stream;
+    while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
+        let line = &rest[..pos];
+        rest = &rest[pos + 1..];
+        lines.push(line.strip_suffix(b"\r").unwrap_or(line));
+    }
+    (lines, rest)
+}
+
 /// `value` encodes, the encoding decodes to an equal value, and re-encoding that gives
 /// the same bytes.
 pub fn assert_stable<T>(what: &str, value: &T)

@@ -23,13 +23,7 @@ fn model(stream: &[u8]) -> Vec<Event> {
     let mut events = Vec::new();
     let mut current: Event = (None, None, String::new(), None);
     let (mut fields, mut has_data) = (false, false);
-    let mut rest = stream;
-    while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
-        let mut line = &rest[..pos];
-        rest = &rest[pos + 1..];
-        if line.last() == Some(&b'\r') {
-            line = &line[..line.len() - 1];
-        }
+    for line in crate::split_lines(stream).0 {
         let line = String::from_utf8_lossy(line);
         if line.is_empty() {
             if fields {

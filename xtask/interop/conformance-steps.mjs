@@ -2,7 +2,7 @@
 // they drive modelctx's `conformance-server` example: the transport named on the command
 // line, the answers to the server's own requests, and the steps both run, each asserting
 // on the result. Each script passes its SDK's classes and calls where the versions differ.
-// Copied next to them.
+// ts2-skills-client.mjs connects and reports through it too. Copied next to them.
 import assert from 'node:assert/strict';
 
 // The text blocks of a tool result, joined.
@@ -21,6 +21,19 @@ export function clientTransport(mode, target, extra, sdk) {
         args: extra.length ? extra : ['--stdio'],
         stderr: 'inherit',
       });
+}
+
+// Connects `client` over `transport` (a failure goes to `fail`) and prints the protocol
+// version negotiated, the line `cargo xtask interop` reads each leg's era from; returns it.
+export async function connectAndReport(client, transport, fail) {
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    fail(e);
+  }
+  const version = client.getNegotiatedProtocolVersion();
+  console.log(`negotiated protocol version: ${version}`);
+  return version;
 }
 
 // Answers the server's sampling (an echo by `model`) and elicitation (a fixed user)

@@ -24,7 +24,13 @@ import {
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { answerServerRequests, assertConformanceServer, clientTransport, conformanceSteps } from './conformance-steps.mjs';
+import {
+  answerServerRequests,
+  assertConformanceServer,
+  clientTransport,
+  conformanceSteps,
+  connectAndReport,
+} from './conformance-steps.mjs';
 
 const USAGE =
   'usage: ts2-client.mjs [--era 2025-11-25|2026-07-28] (http <url> | sse <url> | stdio <server binary>)';
@@ -80,13 +86,7 @@ const transport = clientTransport(mode, target, extra, {
   StdioClientTransport,
 });
 
-try {
-  await client.connect(transport);
-} catch (e) {
-  fail(e);
-}
-const version = client.getNegotiatedProtocolVersion();
-console.log(`negotiated protocol version: ${version}`);
+const version = await connectAndReport(client, transport, fail);
 const modern = client.getProtocolEra() === 'modern';
 if (era !== 'default' && version !== era) {
   fail(new Error(`asked for ${era}, negotiated ${version}`));

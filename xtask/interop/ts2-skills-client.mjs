@@ -21,6 +21,7 @@ import { join, relative, sep } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { SkillsClient, SkillVerificationError } from '@modelcontextprotocol/client/ext/skills';
+import { connectAndReport } from './conformance-steps.mjs';
 
 const USAGE =
   'usage: ts2-skills-client.mjs [--era 2025-11-25|2026-07-28] --expect DIR... (http <url> | stdio <program> [args...])';
@@ -92,13 +93,7 @@ const transport =
   mode === 'http'
     ? new StreamableHTTPClientTransport(new URL(target))
     : new StdioClientTransport({ command: target, args: extra, stderr: 'inherit' });
-try {
-  await client.connect(transport);
-} catch (e) {
-  fail(e);
-}
-const version = client.getNegotiatedProtocolVersion();
-console.log(`negotiated protocol version: ${version}`);
+const version = await connectAndReport(client, transport, fail);
 if (era && version !== era) fail(new Error(`asked for ${era}, negotiated ${version}`));
 
 try {

@@ -142,16 +142,13 @@ pub(crate) fn check_tools(root: &Path) -> Result<(), String> {
 
 /// Builds every target.
 pub(crate) fn build(root: &Path) -> Result<(), String> {
-    let status = nightly_cargo(root)
-        .args(["fuzz", "build"])
-        .args(BUILD_FLAGS)
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("building the fuzz targets failed ({status})"))
-    }
+    crate::tools::run_to_end(
+        nightly_cargo(root)
+            .args(["fuzz", "build"])
+            .args(BUILD_FLAGS),
+        "cargo",
+        "building the fuzz targets",
+    )
 }
 
 /// Runs `target` for `secs` seconds; `Err` carries what went wrong.

@@ -77,3 +77,11 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// The parsed arguments of a subcommand; or, when they did not parse, `None` after
+/// saying why and how `command` is used.
+fn parsed_args<T>(command: &str, usage: &str, parsed: Result<T, String>) -> Option<T> {
+    parsed
+        .map_err(|e| eprintln!("{command}: {e}\nusage:\n{usage}"))
+        .ok()
+}

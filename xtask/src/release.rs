@@ -202,14 +202,7 @@ fn cargo(root: &Path) -> Command {
 }
 
 fn run(mut command: Command, what: &str) -> Result<(), String> {
-    let status = command
-        .status()
-        .map_err(|e| format!("cannot run {what}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{what} failed ({status})"))
-    }
+    crate::tools::run_to_end(&mut command, what, what)
 }
 
 fn deny(root: &Path) -> Result<(), String> {

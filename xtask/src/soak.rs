@@ -59,12 +59,8 @@ pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
 
 /// Runs the subcommand.
 pub(crate) fn main(args: &[String], root: &Path) -> ExitCode {
-    let options = match parse_args(args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("soak: {e}\nusage:\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let Some(options) = crate::parsed_args("soak", USAGE, parse_args(args)) else {
+        return ExitCode::from(2);
     };
     let load = match crate::bench::build(root, !options.dev) {
         Ok(path) => path,

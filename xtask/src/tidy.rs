@@ -26,78 +26,70 @@ const TRANSPORTS: &[&str] = &[
     "modelctx-sse",
 ];
 
-/// The internal crates each SDK crate may depend on (directly or not).
-fn allowed_internal(krate: &str) -> Option<&'static [&'static str]> {
-    Some(match krate {
-        "modelctx-types" => &[],
+/// The internal crates each SDK crate may depend on (directly or not): the crate it
+/// sits on, what that one may depend on, and the crates named beside it.
+fn allowed_internal(krate: &str) -> Option<Vec<&'static str>> {
+    let (on, beside): (Option<&'static str>, &[&'static str]) = match krate {
+        "modelctx-types" => (None, &[]),
         // The seams a multi-process deployment implements, under every crate using them.
-        "modelctx-store" => &["modelctx-types"],
-        "modelctx-transport" => &["modelctx-types", "modelctx-store"],
-        "modelctx-memory" | "modelctx-stdio" => {
-            &["modelctx-types", "modelctx-transport", "modelctx-store"]
-        }
-        "modelctx-http" => &["modelctx-types", "modelctx-transport", "modelctx-store"],
+        "modelctx-store" => (Some("modelctx-types"), &[]),
+        "modelctx-transport" => (Some("modelctx-store"), &[]),
+        "modelctx-memory" | "modelctx-stdio" | "modelctx-http" => (Some("modelctx-transport"), &[]),
         // Legacy SSE sits above streamable HTTP: it shares its protections and auth
         // hook, and its client holds the streamable client's fallback to it. OAuth sits
         // above the HTTP client transport: it implements its auth hook.
-        "modelctx-sse" | "modelctx-oauth" => &[
-            "modelctx-types",
-            "modelctx-transport",
-            "modelctx-store",
-            "modelctx-http",
-        ],
+        "modelctx-sse" | "modelctx-oauth" => (Some("modelctx-http"), &[]),
         // Shared stores implement the seams of the store crate, nothing above it.
-        "modelctx-redis" => &["modelctx-types", "modelctx-store"],
-        "modelctx-session" => &["modelctx-types", "modelctx-transport", "modelctx-store"],
+        "modelctx-redis" => (Some("modelctx-store"), &[]),
+        "modelctx-session" => (Some("modelctx-transport"), &[]),
         // The proc-macro crate only emits code naming the facade; it links none of it.
-        "modelctx-macros" => &[],
-        "modelctx-server" | "modelctx-client" => &[
-            "modelctx-types",
-            "modelctx-transport",
-            "modelctx-store",
-            "modelctx-session",
-        ],
+        "modelctx-macros" => (None, &[]),
+        "modelctx-server" | "modelctx-client" => (Some("modelctx-session"), &[]),
         // The multi-server host sits above the client role and every client transport
         // (it spawns children and opens HTTP connections); never the server role.
-        "modelctx-pool" => &[
-            "modelctx-types",
-            "modelctx-transport",
-            "modelctx-store",
-            "modelctx-session",
-            "modelctx-client",
-            "modelctx-stdio",
-            "modelctx-http",
-            "modelctx-sse",
-        ],
+        "modelctx-pool" => (
+            Some("modelctx-session"),
+            &[
+                "modelctx-client",
+                "modelctx-stdio",
+                "modelctx-http",
+                "modelctx-sse",
+            ],
+        ),
         // Skills over MCP (the server half on the server role, the client half on the
         // client role) and MCP Apps (the server half on the server role, the host bridge
         // on the client role), each half behind a feature; the two roles still never meet.
-        "modelctx-skills" | "modelctx-apps" => &[
-            "modelctx-types",
-            "modelctx-transport",
-            "modelctx-store",
-            "modelctx-session",
-            "modelctx-server",
-            "modelctx-client",
-        ],
+        "modelctx-skills" | "modelctx-apps" => (
+            Some("modelctx-session"),
+            &["modelctx-server", "modelctx-client"],
+        ),
         // The test kit sits on top: the roles and the in-memory transport for its
         // `TestClient`, and (behind a feature) the OAuth resource server its stand-in
         // verifier plugs into. Crates use it as a dev-dependency only.
-        "modelctx-test" => &[
-            "modelctx-types",
-            "modelctx-transport",
-            "modelctx-store",
-            "modelctx-session",
-            "modelctx-server",
-            "modelctx-client",
-            "modelctx-memory",
-            "modelctx-oauth",
-            "modelctx-http",
-            "modelctx-skills",
-            "modelctx-apps",
-        ],
+        "modelctx-test" => (
+            Some("modelctx-session"),
+            &[
+                "modelctx-server",
+                "modelctx-client",
+                "modelctx-memory",
+                "modelctx-oauth",
+                "modelctx-http",
+                "modelctx-skills",
+                "modelctx-apps",
+            ],
+        ),
         _ => return None,
-    })
+    };
+    let mut allowed = match on {
+        Some(below) => {
+            let mut allowed = allowed_internal(below)?;
+            allowed.push(below);
+            allowed
+        }
+        None => Vec::new(),
+    };
+    allowed.extend_from_slice(beside);
+    Some(allowed)
 }
 
 /// Runs every tidy check; the error lists each problem found.

@@ -24,6 +24,19 @@ impl Tool {
     }
 }
 
+/// Runs `command` to its end: the error says that `program` could not be run, or that
+/// `what` failed and with which status.
+pub(crate) fn run_to_end(command: &mut Command, program: &str, what: &str) -> Result<(), String> {
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed ({status})"))
+    }
+}
+
 /// Puts `bin` first on the `PATH` of `c`.
 pub(crate) fn with_tool(c: &mut Command, bin: &Path) {
     let path = std::env::var_os("PATH").unwrap_or_default();

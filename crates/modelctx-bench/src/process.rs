@@ -12,6 +12,24 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 /// How long a server may take to start or to exit.
 const WAIT: Duration = Duration::from_secs(30);
 
+/// Runs `command` (of `program`) with its stdin and stdout piped to us and its stderr
+/// ours, killed when dropped; returns it with its two pipes.
+pub fn spawn_piped(
+    command: &mut Command,
+    program: &Path,
+) -> Result<(Child, ChildStdin, BufReader<ChildStdout>), String> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    let stdin = child.stdin.take().ok_or("no stdin pipe")?;
+    let stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?);
+    Ok((child, stdin, stdout))
+}
+
 /// A running server child and the address it listens on.
 #[derive(Debug)]
 pub struct ServerProcess {
@@ -38,18 +56,11 @@ impl ServerProcess {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> Result<Self, String> {
-        let mut child = Command::new(program)
-            .args(args)
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        let mut command = Command::new(program);
+        command.args(args).envs(env.iter().copied());
+        let (child, stdin, stdout) = spawn_piped(&mut command, program)?;
         let pid = child.id().ok_or("the server exited at once")?;
-        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
-        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?).lines();
+        let mut stdout = stdout.lines();
         let line = tokio::time::timeout(WAIT, stdout.next_line())
             .await
             .map_err(|_| "the server did not start")?

@@ -399,35 +399,29 @@ async fn list(client: &Client, sections: &[Section]) -> Result<Value, Failure> {
     for section in sections {
         match section {
             Section::Tools => {
-                let tools = if caps.tools.is_some() || pinned {
-                    or_empty(client.list_all_tools().await, pinned)
-                        .map_err(|e| Failure::session("tools/list", &e))?
-                } else {
-                    Vec::new()
-                };
+                let offered = caps.tools.is_some() || pinned;
+                let tools = listed(offered, pinned, "tools/list", client.list_all_tools()).await?;
                 listing["tools"] = to_json(tools)?;
             }
             Section::Resources => {
-                let (resources, templates) = if caps.resources.is_some() || pinned {
-                    (
-                        or_empty(client.list_all_resources().await, pinned)
-                            .map_err(|e| Failure::session("resources/list", &e))?,
-                        or_empty(client.list_all_resource_templates().await, pinned)
-                            .map_err(|e| Failure::session("resources/templates/list", &e))?,
-                    )
-                } else {
-                    (Vec::new(), Vec::new())
-                };
+                let offered = caps.resources.is_some() || pinned;
+                let resources = listed(
+                    offered,
+                    pinned,
+                    "resources/list",
+                    client.list_all_resources(),
+                )
+                .await?;
+                let templates = client.list_all_resource_templates();
+                let templates =
+                    listed(offered, pinned, "resources/templates/list", templates).await?;
                 listing["resources"] = to_json(resources)?;
                 listing["resourceTemplates"] = to_json(templates)?;
             }
             Section::Prompts => {
-                let prompts = if caps.prompts.is_some() || pinned {
-                    or_empty(client.list_all_prompts().await, pinned)
-                        .map_err(|e| Failure::session("prompts/list", &e))?
-                } else {
-                    Vec::new()
-                };
+                let offered = caps.prompts.is_some() || pinned;
+                let prompts =
+                    listed(offered, pinned, "prompts/list", client.list_all_prompts()).await?;
                 listing["prompts"] = to_json(prompts)?;
             }
         }
@@ -437,6 +431,20 @@ async fn list(client: &Client, sections: &[Section]) -> Result<Value, Failure> {
 
 /// A listing, empty when a pinned connection's server does not have the method (it
 /// did not say what it offers).
+/// Every entry `list` (of `method`) lists when the kind is `offered`, else none; see
+/// [`or_empty`] for a `pinned` connection.
+async fn listed<T>(
+    offered: bool,
+    pinned: bool,
+    method: &str,
+    list: impl Future<Output = Result<Vec<T>, SessionError>>,
+) -> Result<Vec<T>, Failure> {
+    if !offered {
+        return Ok(Vec::new());
+    }
+    or_empty(list.await, pinned).map_err(|e| Failure::session(method, &e))
+}
+
 fn or_empty<T>(listed: Result<Vec<T>, SessionError>, pinned: bool) -> Result<Vec<T>, SessionError> {
     match listed {
         Err(e)

@@ -251,17 +251,13 @@ mod tests {
         let a = encode_message(id(1), "", Some(Duration::from_millis(250)));
         let b = encode_message(id(2), r#"{"jsonrpc":"2.0","method":"x"}"#, None);
         let all = [a.as_ref(), b.as_ref()].concat();
-        for split in 0..all.len() {
-            let mut p = SseParser::new(1024);
-            let mut got = p.push(&all[..split]).unwrap();
-            got.extend(p.push(&all[split..]).unwrap());
-            assert_eq!(got.len(), 2, "split at {split}");
+        two_events_at_every_split(&all, |got| {
             assert_eq!(got[0].id.as_deref(), Some("0-1"));
             assert_eq!(got[0].data, "");
             assert_eq!(got[0].retry, Some(Duration::from_millis(250)));
             assert_eq!(got[1].id.as_deref(), Some("0-2"));
             assert_eq!(got[1].data, r#"{"jsonrpc":"2.0","method":"x"}"#);
-        }
+        });
     }
 
     #[test]
@@ -269,17 +265,25 @@ mod tests {
         let a = b"retry: 250\nid: 0-1\ndata: \n\n".to_vec();
         let b = encode_event("message", r#"{"jsonrpc":"2.0","method":"x"}"#);
         let all = [a.as_slice(), b.as_ref()].concat();
-        for split in 0..all.len() {
-            let mut p = SseParser::new(1024);
-            let mut got = p.push(&all[..split]).unwrap();
-            got.extend(p.push(&all[split..]).unwrap());
-            assert_eq!(got.len(), 2, "split at {split}");
+        two_events_at_every_split(&all, |got| {
             assert_eq!(got[0].id.as_deref(), Some("0-1"));
             assert_eq!(got[0].data, "");
             assert_eq!(got[0].event_type(), "message");
             assert_eq!(got[0].retry, Some(Duration::from_millis(250)));
             assert_eq!(got[1].event.as_deref(), Some("message"));
             assert_eq!(got[1].data, r#"{"jsonrpc":"2.0","method":"x"}"#);
+        });
+    }
+
+    /// Parses `all` pushed in two parts, split at every position: each time two events
+    /// come out, which `check` looks at.
+    fn two_events_at_every_split(all: &[u8], check: impl Fn(&[SseEvent])) {
+        for split in 0..all.len() {
+            let mut p = SseParser::new(1024);
+            let mut got = p.push(&all[..split]).unwrap();
+            got.extend(p.push(&all[split..]).unwrap());
+            assert_eq!(got.len(), 2, "split at {split}");
+            check(&got);
         }
     }
 

@@ -9,6 +9,17 @@ pub(crate) enum BodyError {
     TooLarge,
 }
 
+#[cfg(any(feature = "resource-server", feature = "authorization-server"))]
+impl BodyError {
+    /// Why, in words, a body that is `what` (say "the client's key set") was not read.
+    pub(crate) fn describe(&self, what: &str) -> String {
+        match self {
+            BodyError::Read(_) => format!("{what} could not be read"),
+            BodyError::TooLarge => format!("{what} is too large"),
+        }
+    }
+}
+
 /// The body of `response`, read chunk by chunk and given up as soon as it would pass
 /// `max` bytes (whatever length the answer declared).
 pub(crate) async fn read_bounded(

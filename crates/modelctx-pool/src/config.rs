@@ -16,6 +16,26 @@ use serde_json::{Map, Value};
 
 use crate::mode::{self, ProtocolMode};
 
+/// The setters of how a server's client settles the era, the same for every kind of
+/// server: `with_mode` and `with_probe_timeout`.
+macro_rules! era_setters {
+    () => {
+        /// Connected in `mode`.
+        #[must_use]
+        pub fn with_mode(mut self, mode: ProtocolMode) -> Self {
+            self.mode = Some(mode);
+            self
+        }
+
+        /// With this probe wait (see `ClientBuilder::probe_timeout`).
+        #[must_use]
+        pub fn with_probe_timeout(mut self, wait: Duration) -> Self {
+            self.probe_timeout = Some(wait);
+            self
+        }
+    };
+}
+
 /// Every server of an `mcpServers` configuration, by name.
 ///
 /// The document is a JSON object with a `mcpServers` member (VS Code's `servers` is read
@@ -242,19 +262,7 @@ impl StdioServer {
         self
     }
 
-    /// Connected in `mode`.
-    #[must_use]
-    pub fn with_mode(mut self, mode: ProtocolMode) -> Self {
-        self.mode = Some(mode);
-        self
-    }
-
-    /// With this probe wait (see `ClientBuilder::probe_timeout`).
-    #[must_use]
-    pub fn with_probe_timeout(mut self, wait: Duration) -> Self {
-        self.probe_timeout = Some(wait);
-        self
-    }
+    era_setters!();
 
     fn from_entry(entry: &Map<String, Value>) -> Result<Self, String> {
         let command = required_string(entry, "command", "a stdio server needs `command`")?;
@@ -347,19 +355,7 @@ impl HttpServer {
         self
     }
 
-    /// Connected in `mode`.
-    #[must_use]
-    pub fn with_mode(mut self, mode: ProtocolMode) -> Self {
-        self.mode = Some(mode);
-        self
-    }
-
-    /// With this probe wait (see `ClientBuilder::probe_timeout`).
-    #[must_use]
-    pub fn with_probe_timeout(mut self, wait: Duration) -> Self {
-        self.probe_timeout = Some(wait);
-        self
-    }
+    era_setters!();
 
     fn from_entry(entry: &Map<String, Value>, transport: HttpTransport) -> Result<Self, String> {
         let url = required_string(entry, "url", "an HTTP server needs `url`")?;

@@ -44,9 +44,8 @@ pub struct ClientPoolBuilder {
     stderr: Option<Arc<StderrFn>>,
     separator: String,
     timeout: Option<Duration>,
-    #[cfg(feature = "rustls")]
-    roots: Vec<modelctx_http::tls::rustls::pki_types::CertificateDer<'static>>,
-    reconnect: Option<ReconnectPolicy>,
+    /// The options every server shares (trusted roots, reconnect policy).
+    shared: ConnectOptions,
 }
 
 impl fmt::Debug for ClientPoolBuilder {
@@ -120,7 +119,7 @@ impl ClientPoolBuilder {
         mut self,
         root: modelctx_http::tls::rustls::pki_types::CertificateDer<'static>,
     ) -> Self {
-        self.roots.push(root);
+        self.shared = self.shared.add_root_certificate(root);
         self
     }
 
@@ -130,7 +129,7 @@ impl ClientPoolBuilder {
     /// By default a lost server stays lost (`Closed`).
     #[must_use]
     pub fn reconnect(mut self, policy: ReconnectPolicy) -> Self {
-        self.reconnect = Some(policy);
+        self.shared = self.shared.reconnect(policy);
         self
     }
 
@@ -171,14 +170,7 @@ impl ClientPoolBuilder {
         name: &str,
         config: &ServerConfig,
     ) -> Result<Connection, ConnectError> {
-        let mut options = ConnectOptions::new();
-        #[cfg(feature = "rustls")]
-        for root in &self.roots {
-            options = options.add_root_certificate(root.clone());
-        }
-        if let Some(policy) = &self.reconnect {
-            options = options.reconnect(policy.clone());
-        }
+        let mut options = self.shared.clone();
         if let Some(limit) = self.timeout {
             options = options.timeout(limit);
         }
@@ -309,9 +301,7 @@ impl ClientPool {
             stderr: None,
             separator: DEFAULT_SEPARATOR.to_owned(),
             timeout: Some(DEFAULT_CONNECT_TIMEOUT),
-            #[cfg(feature = "rustls")]
-            roots: Vec::new(),
-            reconnect: None,
+            shared: ConnectOptions::new(),
         }
     }
 

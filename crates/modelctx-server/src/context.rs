@@ -26,6 +26,17 @@ impl AsRef<modelctx_session::Extensions> for Context {
     }
 }
 
+/// Declares `Context::<level>(data)` for each level: [`Context::log`] at that level,
+/// without a logger name.
+macro_rules! level_shortcuts {
+    ($($name:ident => $level:ident),* $(,)?) => {$(
+        #[doc = concat!("Logs at `", stringify!($name), "`; see [`Context::log`].")]
+        pub async fn $name(&self, data: impl Into<Value>) -> Result<(), SessionError> {
+            self.log(LoggingLevel::$level, None, data).await
+        }
+    )*};
+}
+
 impl Context {
     /// The id of the task this request runs as, if it does: a task-augmented call
     /// (protocol 2025-11-25), or a call the server turned into a task of the tasks
@@ -186,45 +197,16 @@ impl Context {
             .await
     }
 
-    /// Logs at `debug`; see [`Context::log`].
-    pub async fn debug(&self, data: impl Into<Value>) -> Result<(), SessionError> {
-        self.log(LoggingLevel::Debug, None, data).await
-    }
-
-    /// Logs at `info`; see [`Context::log`].
-    pub async fn info(&self, data: impl Into<Value>) -> Result<(), SessionError> {
-        self.log(LoggingLevel::Info, None, data).await
-    }
-
-    /// Logs at `notice`; see [`Context::log`].
-    pub async fn notice(&self, data: impl Into<Value>) -> Result<(), SessionError> {
-        self.log(LoggingLevel::Notice, None, data).await
-    }
-
-    /// Logs at `warning`; see [`Context::log`].
-    pub async fn warning(&self, data: impl Into<Value>) -> Result<(), SessionError> {
-        self.log(LoggingLevel::Warning, None, data).await
-    }
-
-    /// Logs at `error`; see [`Context::log`].
-    pub async fn error(&self, data: impl Into<Value>) -> Result<(), SessionError> {
-        self.log(LoggingLevel::Error, None, data).await
-    }
-
-    /// Logs at `critical`; see [`Context::log`].
-    pub async fn critical(&self, data: impl Into<Value>) -> Result<(), SessionError> {
-        self.log(LoggingLevel::Critical, None, data).await
-    }
-
-    /// Logs at `alert`; see [`Context::log`].
-    pub async fn alert(&self, data: impl Into<Value>) -> Result<(), SessionError> {
-        self.log(LoggingLevel::Alert, None, data).await
-    }
-
-    /// Logs at `emergency`; see [`Context::log`].
-    pub async fn emergency(&self, data: impl Into<Value>) -> Result<(), SessionError> {
-        self.log(LoggingLevel::Emergency, None, data).await
-    }
+    level_shortcuts!(
+        debug => Debug,
+        info => Info,
+        notice => Notice,
+        warning => Warning,
+        error => Error,
+        critical => Critical,
+        alert => Alert,
+        emergency => Emergency,
+    );
 
     /// Reads a resource this server registers (fixed or through a template), as
     /// `resources/read` would; an unknown URI is `-32002`.

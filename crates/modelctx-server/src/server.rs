@@ -11,7 +11,7 @@ use crate::builder::ServerBuilder;
 use crate::handle::{PromptHandle, ResourceHandle, TemplateHandle, ToolHandle};
 use crate::inner::{Server, WeakServer};
 use crate::prompt::{PromptDef, RegisteredPrompt};
-use crate::registry::{Entry, ListKind, RegistrationError};
+use crate::registry::{Entry, RegistrationError};
 use crate::resource::{RegisteredResource, RegisteredTemplate, ResourceDef, TemplateDef};
 use crate::service;
 use crate::session::ServerSession;
@@ -58,8 +58,7 @@ impl Server {
     /// handle disables, enables, updates or removes it later, each change told the same
     /// way.
     pub fn add_tool(&self, tool: ToolDef) -> Result<ToolHandle, RegistrationError> {
-        let id = self.inner.registry.add::<RegisteredTool>(tool)?;
-        self.inner.announcer.changed(ListKind::Tools);
+        let id = self.add::<RegisteredTool>(tool)?;
         Ok(ToolHandle::new(self.clone(), id))
     }
 
@@ -87,8 +86,7 @@ impl Server {
 
     /// Adds a fixed resource while the server runs (announced like [`Server::add_tool`]).
     pub fn add_resource(&self, resource: ResourceDef) -> Result<ResourceHandle, RegistrationError> {
-        let id = self.inner.registry.add::<RegisteredResource>(resource)?;
-        self.inner.announcer.changed(ListKind::Resources);
+        let id = self.add::<RegisteredResource>(resource)?;
         Ok(ResourceHandle::new(self.clone(), id))
     }
 
@@ -102,8 +100,7 @@ impl Server {
         &self,
         template: TemplateDef,
     ) -> Result<TemplateHandle, RegistrationError> {
-        let id = self.inner.registry.add::<RegisteredTemplate>(template)?;
-        self.inner.announcer.changed(ListKind::Resources);
+        let id = self.add::<RegisteredTemplate>(template)?;
         Ok(TemplateHandle::new(self.clone(), id))
     }
 
@@ -114,14 +111,20 @@ impl Server {
 
     /// Adds a prompt while the server runs (announced like [`Server::add_tool`]).
     pub fn add_prompt(&self, prompt: PromptDef) -> Result<PromptHandle, RegistrationError> {
-        let id = self.inner.registry.add::<RegisteredPrompt>(prompt)?;
-        self.inner.announcer.changed(ListKind::Prompts);
+        let id = self.add::<RegisteredPrompt>(prompt)?;
         Ok(PromptHandle::new(self.clone(), id))
     }
 
     /// Removes the prompt called `name`, enabled or not; returns whether there was one.
     pub fn remove_prompt(&self, name: &str) -> bool {
         self.discard::<RegisteredPrompt>(name)
+    }
+
+    /// Registers `def` and tells connected sessions its list changed; the id it got.
+    fn add<E: Entry>(&self, def: E::Def) -> Result<String, RegistrationError> {
+        let id = self.inner.registry.add::<E>(def)?;
+        self.inner.announcer.changed(E::LIST);
+        Ok(id)
     }
 
     fn discard<E: Entry>(&self, id: &str) -> bool {

@@ -87,53 +87,29 @@ pub fn take_all<K: Eq + Hash, V, S: BuildHasher>(table: &mut HashMap<K, V, S>) -
     taken
 }
 
-impl<K: Eq + Hash, V, S: BuildHasher> Table for HashMap<K, V, S> {
-    fn len(&self) -> usize {
-        HashMap::len(self)
-    }
-    fn capacity(&self) -> usize {
-        HashMap::capacity(self)
-    }
-    fn shrink_to(&mut self, min: usize) {
-        HashMap::shrink_to(self, min);
-    }
+/// Implements [`Table`] for collections through their own methods of the same names.
+macro_rules! collection_tables {
+    ($([$($generics:tt)*] $table:ty),* $(,)?) => {$(
+        impl<$($generics)*> Table for $table {
+            fn len(&self) -> usize {
+                <$table>::len(self)
+            }
+            fn capacity(&self) -> usize {
+                <$table>::capacity(self)
+            }
+            fn shrink_to(&mut self, min: usize) {
+                <$table>::shrink_to(self, min);
+            }
+        }
+    )*};
 }
 
-impl<T: Eq + Hash, S: BuildHasher> Table for HashSet<T, S> {
-    fn len(&self) -> usize {
-        HashSet::len(self)
-    }
-    fn capacity(&self) -> usize {
-        HashSet::capacity(self)
-    }
-    fn shrink_to(&mut self, min: usize) {
-        HashSet::shrink_to(self, min);
-    }
-}
-
-impl<T> Table for Vec<T> {
-    fn len(&self) -> usize {
-        Vec::len(self)
-    }
-    fn capacity(&self) -> usize {
-        Vec::capacity(self)
-    }
-    fn shrink_to(&mut self, min: usize) {
-        Vec::shrink_to(self, min);
-    }
-}
-
-impl<T> Table for VecDeque<T> {
-    fn len(&self) -> usize {
-        VecDeque::len(self)
-    }
-    fn capacity(&self) -> usize {
-        VecDeque::capacity(self)
-    }
-    fn shrink_to(&mut self, min: usize) {
-        VecDeque::shrink_to(self, min);
-    }
-}
+collection_tables!(
+    [K: Eq + Hash, V, S: BuildHasher] HashMap<K, V, S>,
+    [T: Eq + Hash, S: BuildHasher] HashSet<T, S>,
+    [T] Vec<T>,
+    [T] VecDeque<T>,
+);
 
 #[cfg(test)]
 mod tests {

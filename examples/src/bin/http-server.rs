@@ -68,7 +68,13 @@ async fn countdown(
     if !(1..=100).contains(&from) {
         return Err("`from` must be an integer in 1..=100".into());
     }
-    for step in 1..=from {
+    step_through(from, &cx).await?;
+    Ok("liftoff")
+}
+
+/// Waits `steps` half-second steps, reporting progress after each.
+async fn step_through(steps: u32, cx: &Context) -> Result<(), Error> {
+    for step in 1..=steps {
         tokio::select! {
             () = tokio::time::sleep(STEP) => {}
             // The client cancelled the call, or the task (`tasks/cancel`).
@@ -76,10 +82,10 @@ async fn countdown(
         }
         // Progress goes to the client's progress token, also once the call runs as a
         // task.
-        let progress = Progress::new(f64::from(step)).with_total(f64::from(from));
+        let progress = Progress::new(f64::from(step)).with_total(f64::from(steps));
         cx.report_progress(progress).await?;
     }
-    Ok("liftoff")
+    Ok(())
 }
 
 /// Tickets this process issued.
@@ -97,14 +103,7 @@ async fn ticket(
     if !(1..=100).contains(&steps) {
         return Err("`steps` must be an integer in 1..=100".into());
     }
-    for step in 1..=steps {
-        tokio::select! {
-            () = tokio::time::sleep(STEP) => {}
-            () = cx.cancellation().cancelled() => return Err("cancelled".into()),
-        }
-        let progress = Progress::new(f64::from(step)).with_total(f64::from(steps));
-        cx.report_progress(progress).await?;
-    }
+    step_through(steps, &cx).await?;
     // The effect: every call that gets here takes a new number.
     let number = TICKETS.fetch_add(1, Ordering::Relaxed) + 1;
     // Clients watching the last ticket are told, whichever instance holds their stream.

@@ -347,14 +347,7 @@ fn counter(driver: &WebDriver, url: &str) -> Result<(), Failure> {
     sandboxed(driver, url, deadline)?;
 
     // "+1" calls the app-only `increment` through the host; the server counts.
-    driver.click("#increment", deadline)?;
-    let one_more = (count + 1).to_string();
-    driver.wait_text(
-        "#count",
-        &format!("{one_more} once increment answered"),
-        |t| t == one_more,
-        deadline,
-    )?;
+    increment_to(driver, count + 1, " once increment answered", deadline)?;
 
     // The model-only tool is refused to the view, before the server.
     let answer = call_from_view(driver, "reset_counter")?;
@@ -364,15 +357,21 @@ fn counter(driver: &WebDriver, url: &str) -> Result<(), Failure> {
         "the tool reset_counter is not visible to apps",
         deadline,
     )?;
-    driver.click("#increment", deadline)?;
-    let two_more = (count + 2).to_string();
-    driver.wait_text(
-        "#count",
-        &format!("{two_more}: the counter was never reset"),
-        |t| t == two_more,
-        deadline,
-    )?;
+    increment_to(driver, count + 2, ": the counter was never reset", deadline)?;
     driver.leave_frames()
+}
+
+/// Presses "+1" and waits for the view to show `count` (`why` that is the count).
+fn increment_to(
+    driver: &WebDriver,
+    count: i64,
+    why: &str,
+    deadline: Instant,
+) -> Result<(), Failure> {
+    driver.click("#increment", deadline)?;
+    let shown = count.to_string();
+    driver.wait_text("#count", &format!("{shown}{why}"), |t| t == shown, deadline)?;
+    Ok(())
 }
 
 /// The view runs as the extension asks of a web host: inside a sandbox proxy of another

@@ -306,18 +306,8 @@ impl WebDriver {
             .ok_or_else(|| flow(format!("the authorization URL has no redirect_uri: {url}")))?;
         self.command("POST", "/url", Some(&json!({"url": url})))?;
         let title = self.command("GET", "/title", None)?;
-        let user = self.element("input[name=username]")?;
-        self.command(
-            "POST",
-            &format!("/element/{user}/value"),
-            Some(&json!({"text": USER.0})),
-        )?;
-        let password = self.element("input[name=password]")?;
-        self.command(
-            "POST",
-            &format!("/element/{password}/value"),
-            Some(&json!({"text": USER.1})),
-        )?;
+        self.type_into("input[name=username]", USER.0)?;
+        self.type_into("input[name=password]", USER.1)?;
         let allow = self.element("#approve")?;
         self.command("POST", &format!("/element/{allow}/click"), Some(&json!({})))?;
         // The click returns once the navigation it started has loaded; check where the

@@ -75,6 +75,17 @@ impl WebDriver {
             .ok_or_else(|| flow(format!("no {css} on the page")))
     }
 
+    /// Types `text` into the element `css`.
+    pub(super) fn type_into(&self, css: &str, text: &str) -> Result<(), Failure> {
+        let element = self.element(css)?;
+        self.command(
+            "POST",
+            &format!("/element/{element}/value"),
+            Some(&json!({"text": text})),
+        )?;
+        Ok(())
+    }
+
     /// Opens `url` in the current window.
     pub(super) fn open(&self, url: &str) -> Result<(), Failure> {
         self.command("POST", "/url", Some(&json!({"url": url})))

@@ -182,16 +182,11 @@ impl Leg {
         }
     }
 
-    /// A leg running the skills flow.
-    pub(super) const fn skills(
-        peer: Peer,
-        peer_role: Role,
-        wire: Wire,
-        era: Option<&'static str>,
-    ) -> Self {
+    /// This leg, running the skills flow.
+    pub(super) const fn skills(self) -> Self {
         Self {
             flow: Flow::Skills,
-            ..Self::new(peer, peer_role, wire, era)
+            ..self
         }
     }
 
@@ -280,15 +275,15 @@ pub(super) const LEGS: &[Leg] = &[
     Leg::new(Python, Role::Server, Sse, Some("2025-11-25")),
     Leg::new(TypeScriptV1, Role::Server, SseFallback, None),
     Leg::new(Python, Role::Server, SseFallback, None),
-    Leg::skills(TypeScriptV2, Role::Client, StdioWire, None),
-    Leg::skills(TypeScriptV2, Role::Client, StdioWire, Some("2026-07-28")),
-    Leg::skills(TypeScriptV2, Role::Server, StdioWire, None),
-    Leg::skills(TypeScriptV2, Role::Server, Http, None),
-    Leg::skills(TypeScriptV2, Role::Server, Http, Some("2025-11-25")),
-    Leg::skills(Rmcp, Role::Client, StdioWire, None),
-    Leg::skills(Rmcp, Role::Client, StdioWire, Some("2025-11-25")),
-    Leg::skills(Rmcp, Role::Server, StdioWire, None),
-    Leg::skills(Rmcp, Role::Server, StdioWire, Some("2025-11-25")),
+    Leg::new(TypeScriptV2, Role::Client, StdioWire, None).skills(),
+    Leg::new(TypeScriptV2, Role::Client, StdioWire, Some("2026-07-28")).skills(),
+    Leg::new(TypeScriptV2, Role::Server, StdioWire, None).skills(),
+    Leg::new(TypeScriptV2, Role::Server, Http, None).skills(),
+    Leg::new(TypeScriptV2, Role::Server, Http, Some("2025-11-25")).skills(),
+    Leg::new(Rmcp, Role::Client, StdioWire, None).skills(),
+    Leg::new(Rmcp, Role::Client, StdioWire, Some("2025-11-25")).skills(),
+    Leg::new(Rmcp, Role::Server, StdioWire, None).skills(),
+    Leg::new(Rmcp, Role::Server, StdioWire, Some("2025-11-25")).skills(),
     Leg::readme(Rmcp),
 ];
 

@@ -69,7 +69,9 @@ use serde_json::Value;
 use authorization::{AuthorizationOutcome, authorization_suite};
 use legs::{LegOutcome, cross_sdk};
 use report::{human_report, report_json};
-use suite::{SetOutcome, check_suite_version, parse_expected, parse_requirements, read, suite_run};
+use suite::{
+    SetOutcome, SuiteSet, check_suite_version, parse_expected, parse_requirements, read, suite_run,
+};
 
 mod authorization;
 mod legs;
@@ -299,14 +301,14 @@ fn run(paths: &Paths, only: Option<&str>) -> Result<Outcomes, String> {
         let expected_file = paths.expected(revision);
         let expected = read(&expected_file).and_then(|t| parse_expected(&t))?;
         for role in Role::ALL {
-            sets.push(suite_run(
-                paths,
+            let set = SuiteSet {
                 revision,
                 role,
-                &requirements,
-                &expected,
-                &expected_file,
-            )?);
+                requirements: &requirements,
+                expected: &expected,
+                expected_file: &expected_file,
+            };
+            sets.push(suite_run(paths, &set)?);
         }
     }
     let legs = cross_sdk(paths, &cross, None)?;

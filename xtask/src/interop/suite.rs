@@ -146,21 +146,26 @@ pub(super) fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
+/// What one suite run is judged by: the role and revision run, the revision's scored
+/// requirements and the expected failures (with the file they were read from).
+#[derive(Clone, Copy)]
+pub(super) struct SuiteSet<'a> {
+    pub(super) revision: &'static str,
+    pub(super) role: Role,
+    pub(super) requirements: &'a Requirements,
+    pub(super) expected: &'a Expected,
+    pub(super) expected_file: &'a Path,
+}
+
 /// One suite run: `<role> --requirements <revision>` with its expected-failures file.
 ///
 /// A run that fails is run once more, and the outcome is the second run's, with the first
 /// run's findings attached: the report shows both, so a scenario that fails only
 /// sometimes is seen (a suite run starts every scenario against fresh processes; a
 /// machine under load has made single checks time out).
-pub(super) fn suite_run(
-    paths: &Paths,
-    revision: &'static str,
-    role: Role,
-    requirements: &Requirements,
-    expected: &Expected,
-    expected_file: &Path,
-) -> Result<SetOutcome, String> {
-    let first = suite_attempt(paths, revision, role, requirements, expected, expected_file)?;
+pub(super) fn suite_run(paths: &Paths, set: &SuiteSet<'_>) -> Result<SetOutcome, String> {
+    let SuiteSet { revision, role, .. } = *set;
+    let first = suite_attempt(paths, set)?;
     if first.ok() {
         return Ok(first);
     }
@@ -183,19 +188,19 @@ pub(super) fn suite_run(
                 .map_err(|e| format!("cannot keep {}: {e}", from.display()))?;
         }
     }
-    let mut second = suite_attempt(paths, revision, role, requirements, expected, expected_file)?;
+    let mut second = suite_attempt(paths, set)?;
     second.first_run = Some(findings);
     Ok(second)
 }
 
-fn suite_attempt(
-    paths: &Paths,
-    revision: &'static str,
-    role: Role,
-    requirements: &Requirements,
-    expected: &Expected,
-    expected_file: &Path,
-) -> Result<SetOutcome, String> {
+fn suite_attempt(paths: &Paths, set: &SuiteSet<'_>) -> Result<SetOutcome, String> {
+    let SuiteSet {
+        revision,
+        role,
+        requirements,
+        expected,
+        expected_file,
+    } = *set;
     let out_dir = paths.logs.join(format!("{}-{revision}", role.name()));
     if out_dir.exists() {
         std::fs::remove_dir_all(&out_dir)
@@ -403,12 +408,8 @@ pub(super) fn scenario_result(checks: &Value) -> ScenarioResult {
 pub(super) fn parse_requirements(text: &str) -> Result<Requirements, String> {
     let mut req = Requirements::default();
     let mut section = "";
-    for (n, raw) in text.lines().enumerate() {
-        let line = strip_comment(raw);
-        if line.trim().is_empty() {
-            continue;
-        }
-        let bad = || format!("requirements line {}: unexpected {raw:?}", n + 1);
+    for (n, raw, line) in content_lines(text) {
+        let bad = || format!("requirements line {n}: unexpected {raw:?}");
         if !line.starts_with(' ') {
             section = match line.trim_end() {
                 "server:" => "server",
@@ -459,12 +460,8 @@ pub(super) fn parse_requirements(text: &str) -> Result<Requirements, String> {
 pub(super) fn parse_expected(text: &str) -> Result<Expected, String> {
     let mut expected = Expected::default();
     let mut section = None;
-    for (n, raw) in text.lines().enumerate() {
-        let line = strip_comment(raw);
-        if line.trim().is_empty() {
-            continue;
-        }
-        let bad = || format!("expected-failures line {}: unexpected {raw:?}", n + 1);
+    for (n, raw, line) in content_lines(text) {
+        let bad = || format!("expected-failures line {n}: unexpected {raw:?}");
         if !line.starts_with(' ') {
             let (key, rest) = line.split_once(':').ok_or_else(bad)?;
             if !matches!(rest.trim(), "" | "[]") {
@@ -509,6 +506,15 @@ pub(super) fn parse_expected(text: &str) -> Result<Expected, String> {
 
 /// The line without its `#` comment (a `#` inside quotes is not one; the files here
 /// do not quote `#`).
+/// The lines of `text` that say something: each with its number (from 1), as written
+/// and without its comment.
+fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(n, raw)| (n + 1, raw, strip_comment(raw)))
+        .filter(|(_, _, line)| !line.trim().is_empty())
+}
+
 pub(super) fn strip_comment(line: &str) -> &str {
     match line.find('#') {
         Some(i) if i == 0 || line[..i].ends_with(' ') => line[..i].trim_end(),

@@ -247,40 +247,7 @@ impl StreamableHttpServerConfig {
         self
     }
 
-    /// Sets the accepted origins.
-    #[must_use]
-    pub fn origins(mut self, origins: OriginPolicy) -> Self {
-        self.origins = origins;
-        self
-    }
-
-    /// Sets the accepted hosts.
-    #[must_use]
-    pub fn hosts(mut self, hosts: HostPolicy) -> Self {
-        self.hosts = hosts;
-        self
-    }
-
-    /// Sets the body cap.
-    #[must_use]
-    pub fn max_body_bytes(mut self, max: usize) -> Self {
-        self.max_body_bytes = max;
-        self
-    }
-
-    /// Sets the body read timeout.
-    #[must_use]
-    pub fn body_timeout(mut self, timeout: Duration) -> Self {
-        self.body_timeout = timeout;
-        self
-    }
-
-    /// Sets the header read timeout.
-    #[must_use]
-    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
-        self.header_read_timeout = timeout;
-        self
-    }
+    crate::__protection_setters!();
 
     /// Sets (or, with `None`, removes) the idle timeout of sessions.
     #[must_use]
@@ -362,13 +329,61 @@ impl StreamableHttpServerConfig {
         self.stream_queue = events.max(1);
         self
     }
+}
 
-    /// Hears about every transport-level rejection.
-    #[must_use]
-    pub fn on_error(mut self, callback: impl Fn(&Rejection) + Send + Sync + 'static) -> Self {
-        self.on_error = Some(Arc::new(callback));
-        self
-    }
+/// The setters of the protections every HTTP endpoint of the SDK shares (origins,
+/// hosts, body cap and timeout, header timeout, the rejection callback), inside the
+/// `impl` of a config with those fields: streamable HTTP's and legacy SSE's. Not a
+/// public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __protection_setters {
+    () => {
+        /// Sets the accepted origins.
+        #[must_use]
+        pub fn origins(mut self, origins: $crate::OriginPolicy) -> Self {
+            self.origins = origins;
+            self
+        }
+
+        /// Sets the accepted hosts.
+        #[must_use]
+        pub fn hosts(mut self, hosts: $crate::HostPolicy) -> Self {
+            self.hosts = hosts;
+            self
+        }
+
+        /// Sets the body cap.
+        #[must_use]
+        pub fn max_body_bytes(mut self, max: usize) -> Self {
+            self.max_body_bytes = max;
+            self
+        }
+
+        /// Sets the body read timeout.
+        #[must_use]
+        pub fn body_timeout(mut self, timeout: ::std::time::Duration) -> Self {
+            self.body_timeout = timeout;
+            self
+        }
+
+        /// Sets the header read timeout.
+        #[must_use]
+        pub fn header_read_timeout(mut self, timeout: ::std::time::Duration) -> Self {
+            self.header_read_timeout = timeout;
+            self
+        }
+
+        /// Hears about every transport-level rejection.
+        #[must_use]
+        pub fn on_error(
+            mut self,
+            callback: impl Fn(&$crate::Rejection) + Send + Sync + 'static,
+        ) -> Self {
+            self.on_error = Some(::std::sync::Arc::new(callback));
+            self
+        }
+    };
 }
 
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::{Inner, RegisteredClient, secure_or_loopback};
-use crate::body::{BodyError, read_bounded};
+use crate::body::read_bounded;
 use crate::netguard::is_private;
 
 /// The largest document read.
@@ -156,10 +156,7 @@ async fn fetch_anew(
     }
     let body = read_bounded(response, MAX_DOCUMENT)
         .await
-        .map_err(|e| match e {
-            BodyError::Read(_) => "the client's metadata document could not be read".to_owned(),
-            BodyError::TooLarge => "the client's metadata document is too large".to_owned(),
-        })?;
+        .map_err(|e| e.describe("the client's metadata document"))?;
     let Ok(Value::Object(doc)) = serde_json::from_slice::<Value>(&body) else {
         return Err("the client's metadata document is not a JSON object".into());
     };

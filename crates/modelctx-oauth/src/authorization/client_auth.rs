@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::endpoints::{oauth_error, required, server_error};
 use super::{Inner, RegisteredClient, hash, same};
-use crate::body::{BodyError, read_bounded};
+use crate::body::read_bounded;
 use crate::jose::{self, Jws};
 
 /// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
@@ -244,10 +244,7 @@ async fn fetch_jwks(inner: &Inner, uri: &str) -> Result<Value, String> {
     }
     let body = read_bounded(response, MAX_JWKS)
         .await
-        .map_err(|e| match e {
-            BodyError::Read(_) => "the client's key set could not be read".to_owned(),
-            BodyError::TooLarge => "the client's key set is too large".to_owned(),
-        })?;
+        .map_err(|e| e.describe("the client's key set"))?;
     serde_json::from_slice(&body).map_err(|_| "the client's key set is not JSON".to_owned())
 }
 

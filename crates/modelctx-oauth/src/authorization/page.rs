@@ -79,15 +79,19 @@ pub(crate) fn error(status: StatusCode, message: &str) -> Response {
     html_response(status, html)
 }
 
-fn html_response(status: StatusCode, html: String) -> Response {
-    let mut response = Response::new(Body::from(html));
+/// An answer of `status` with `body` of `content_type`, which nothing may store.
+pub(crate) fn not_stored(status: StatusCode, body: Body, content_type: &'static str) -> Response {
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn html_response(status: StatusCode, html: String) -> Response {
+    let mut response = not_stored(status, Body::from(html), "text/html; charset=utf-8");
+    let h = response.headers_mut();
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     // No script, no framing (clickjacking of the consent button).
     h.insert(

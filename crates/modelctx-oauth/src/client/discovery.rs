@@ -144,6 +144,19 @@ pub(crate) fn as_candidates(issuer: &Url) -> Vec<Url> {
 /// The authorization-server metadata of `issuer` (the string as the PRM names it),
 /// whose `issuer` must be that string exactly. `None` when no well-known URI answers.
 /// With `rfc8414_only`, only RFC 8414's URI is asked, not OpenID Connect's.
+/// The metadata found for `issuer` (as the error names it), or the error that none was.
+fn found(
+    meta: Option<AuthorizationServerMetadata>,
+    issuer: &str,
+) -> Result<AuthorizationServerMetadata, OAuthError> {
+    meta.ok_or_else(|| {
+        OAuthError::new(
+            ErrorKind::Discovery,
+            format!("no authorization server metadata found for {issuer}"),
+        )
+    })
+}
+
 pub(crate) async fn authorization_server(
     fetcher: &Fetcher,
     issuer: &str,
@@ -210,14 +223,8 @@ pub(crate) async fn discover(
                     "the protected resource metadata names no authorization server",
                 )
             })?;
-            let meta = authorization_server(fetcher, issuer, false)
-                .await?
-                .ok_or_else(|| {
-                    OAuthError::new(
-                        ErrorKind::Discovery,
-                        format!("no authorization server metadata found for {issuer}"),
-                    )
-                })?;
+            let meta = authorization_server(fetcher, issuer, false).await?;
+            let meta = found(meta, issuer)?;
             Ok(Discovered {
                 resource: prm.resource,
                 scopes_supported: prm.scopes_supported,
@@ -245,14 +252,8 @@ pub(crate) async fn discover_at(
     server: &Url,
     issuer: &str,
 ) -> Result<Discovered, OAuthError> {
-    let meta = authorization_server(fetcher, issuer, true)
-        .await?
-        .ok_or_else(|| {
-            OAuthError::new(
-                ErrorKind::Discovery,
-                format!("no authorization server metadata found for the configured {issuer}"),
-            )
-        })?;
+    let meta = authorization_server(fetcher, issuer, true).await?;
+    let meta = found(meta, &format!("the configured {issuer}"))?;
     Ok(without_resource_metadata(server, meta))
 }
 

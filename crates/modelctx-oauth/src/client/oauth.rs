@@ -497,10 +497,16 @@ impl Inner {
                 return Err(e);
             }
         };
+        st.creds.requested_scopes = scopes;
+        self.keep(st, tokens, true).await
+    }
+
+    /// Makes `tokens` the current ones (`fresh`: obtained by a grant, not refreshed),
+    /// not used yet, and saves the credentials.
+    async fn keep(&self, st: &mut State, tokens: TokenSet, fresh: bool) -> Result<(), OAuthError> {
         st.creds.tokens = Some(tokens);
         self.serial.fetch_add(1, Ordering::SeqCst);
-        st.creds.requested_scopes = scopes;
-        st.fresh = true;
+        st.fresh = fresh;
         st.uses = 0;
         self.save(st).await
     }
@@ -725,11 +731,7 @@ impl Inner {
         if tokens.scope.is_none() {
             tokens.scope = old.scope;
         }
-        st.creds.tokens = Some(tokens);
-        self.serial.fetch_add(1, Ordering::SeqCst);
-        st.fresh = false;
-        st.uses = 0;
-        self.save(st).await
+        self.keep(st, tokens, false).await
     }
 
     /// A token request with the client's authentication, the `resource`, and a DPoP

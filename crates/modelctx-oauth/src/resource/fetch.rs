@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::TokenError;
-use crate::body::{BodyError, read_bounded};
+use crate::body::read_bounded;
 
 /// The largest answer read.
 const MAX_ANSWER: usize = 256 * 1024;
@@ -29,10 +29,7 @@ pub(crate) async fn json(
         }
         let body = read_bounded(response, MAX_ANSWER)
             .await
-            .map_err(|e| match e {
-                BodyError::Read(_) => unavailable("the answer could not be read"),
-                BodyError::TooLarge => unavailable("the answer is too large"),
-            })?;
+            .map_err(|e| unavailable(&e.describe("the answer")))?;
         match serde_json::from_slice::<Value>(&body) {
             Ok(v @ Value::Object(_)) => Ok(v),
             _ => Err(unavailable("the answer is not a JSON object")),

@@ -336,35 +336,24 @@ mod tests {
     #[test]
     fn results_get_their_type_identity_and_caching_hints() {
         let info = to_raw(&Implementation::new("s", "1")).unwrap();
+        let finish = |method, raw: &RawValue| -> Value {
+            let done = finish_result(method, raw, &info, &CacheHints::default()).unwrap();
+            serde_json::from_str(done.get()).unwrap()
+        };
         let raw = to_raw(&json!({"tools": []})).unwrap();
-        let done: Value = serde_json::from_str(
-            finish_result("tools/list", &raw, &info, &CacheHints::default())
-                .unwrap()
-                .get(),
-        )
-        .unwrap();
+        let done = finish("tools/list", &raw);
         assert_eq!(
             done,
             json!({"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
                 "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}})
         );
         let raw = to_raw(&json!({"content": [], "_meta": {"k": 1}})).unwrap();
-        let done: Value = serde_json::from_str(
-            finish_result("tools/call", &raw, &info, &CacheHints::default())
-                .unwrap()
-                .get(),
-        )
-        .unwrap();
+        let done = finish("tools/call", &raw);
         assert_eq!(done["resultType"], "complete");
         assert_eq!(done["_meta"]["k"], 1);
         assert!(done.get("ttlMs").is_none());
         let raw = to_raw(&json!({"resultType": "input_required", "requestState": "x"})).unwrap();
-        let done: Value = serde_json::from_str(
-            finish_result("resources/read", &raw, &info, &CacheHints::default())
-                .unwrap()
-                .get(),
-        )
-        .unwrap();
+        let done = finish("resources/read", &raw);
         assert!(
             done.get("ttlMs").is_none(),
             "interim results are not cacheable"

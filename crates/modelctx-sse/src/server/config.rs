@@ -1,12 +1,9 @@
 //! Server settings.
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
-use modelctx_http::{
-    ErrorCallback, HostPolicy, OriginPolicy, Rejection, StreamableHttpServerConfig,
-};
+use modelctx_http::{ErrorCallback, HostPolicy, OriginPolicy, StreamableHttpServerConfig};
 
 /// Settings of an [`SseService`](super::SseService). The protections are those of
 /// streamable HTTP, on by default: Origin and Host limited to loopback names, a 4 MiB
@@ -122,40 +119,7 @@ impl SseServerConfig {
         self
     }
 
-    /// Sets the accepted origins.
-    #[must_use]
-    pub fn origins(mut self, origins: OriginPolicy) -> Self {
-        self.origins = origins;
-        self
-    }
-
-    /// Sets the accepted hosts.
-    #[must_use]
-    pub fn hosts(mut self, hosts: HostPolicy) -> Self {
-        self.hosts = hosts;
-        self
-    }
-
-    /// Sets the body cap.
-    #[must_use]
-    pub fn max_body_bytes(mut self, max: usize) -> Self {
-        self.max_body_bytes = max;
-        self
-    }
-
-    /// Sets the body read timeout.
-    #[must_use]
-    pub fn body_timeout(mut self, timeout: Duration) -> Self {
-        self.body_timeout = timeout;
-        self
-    }
-
-    /// Sets the header read timeout.
-    #[must_use]
-    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
-        self.header_read_timeout = timeout;
-        self
-    }
+    modelctx_http::__protection_setters!();
 
     /// Sets the session cap.
     #[must_use]
@@ -184,13 +148,6 @@ impl SseServerConfig {
     #[must_use]
     pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
         self.keep_alive = every;
-        self
-    }
-
-    /// Hears about every transport-level rejection.
-    #[must_use]
-    pub fn on_error(mut self, callback: impl Fn(&Rejection) + Send + Sync + 'static) -> Self {
-        self.on_error = Some(Arc::new(callback));
         self
     }
 }

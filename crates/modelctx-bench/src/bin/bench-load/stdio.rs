@@ -1,9 +1,9 @@
 //! stdio: the server as a child process, newline-delimited JSON-RPC on its pipes.
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Instant;
 
+use modelctx_bench::process::spawn_piped;
 use modelctx_bench::stats::Latencies;
 use modelctx_bench::wire;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -21,17 +21,9 @@ pub(crate) struct Pipes {
 impl Pipes {
     pub(crate) fn spawn(target: Target) -> Result<Self, String> {
         let (program, args) = target.server()?;
-        let mut child = Command::new(&program)
-            .args(args)
-            .arg("stdio")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
-        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?);
+        let mut command = Command::new(&program);
+        command.args(args).arg("stdio");
+        let (child, stdin, stdout) = spawn_piped(&mut command, &program)?;
         Ok(Self {
             child,
             stdin,

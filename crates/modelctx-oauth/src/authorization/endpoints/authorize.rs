@@ -7,7 +7,7 @@ use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
 
-use super::{PENDING_TTL, Shared, asked_scope_and_resource, params, pkce_text, redirect_to};
+use super::{PENDING_TTL, Shared, asked_scope_and_resource, issue, params, pkce_text, redirect_to};
 use crate::authorization::cimd;
 use crate::authorization::page::{self, Consent};
 use crate::authorization::{Grant, GrantKind, Inner, Login, RegisteredClient, hash, random_token};
@@ -217,20 +217,12 @@ pub(super) async fn consent(State(inner): Shared, headers: HeaderMap, body: Byte
         )
         .await;
     };
-    let Ok(code) = random_token() else {
-        return page::error(StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
-    };
     let mut code_grant = grant.clone();
     code_grant.subject = subject;
     code_grant.state = None;
-    code_grant.expires_at = jose::now_secs() + inner.config.code_ttl.as_secs().max(1);
-    if inner
-        .store
-        .put_grant(GrantKind::Code, &hash(&code), code_grant)
-        .await
-        .is_err()
-    {
-        return page::error(StatusCode::INTERNAL_SERVER_ERROR, "the store failed");
-    }
+    let code = match issue(&inner, GrantKind::Code, code_grant, inner.config.code_ttl).await {
+        Ok(code) => code,
+        Err(why) => return page::error(StatusCode::INTERNAL_SERVER_ERROR, why),
+    };
     redirect_to(&inner, &redirect_uri, state, &[("code", &code)])
 }

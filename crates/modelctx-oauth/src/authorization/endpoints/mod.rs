@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 
 use super::client_auth::authenticate_client;
 use super::page;
-use super::{Inner, RegisteredClient};
+use super::{Grant, GrantKind, Inner, RegisteredClient, hash, random_token};
+use crate::jose;
 
 mod authorize;
 mod introspect;
@@ -62,15 +63,11 @@ fn server(inner: &Arc<Inner>) -> super::AuthorizationServer {
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
-    let mut response = Response::new(Body::from(body.to_string()));
-    *response.status_mut() = status;
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    let body = Body::from(body.to_string());
+    let mut response = page::not_stored(status, body, "application/json");
+    response
+        .headers_mut()
+        .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
     response
 }
 
@@ -140,6 +137,24 @@ pub(crate) fn required<'a>(
             &format!("{name} is missing"),
         )
     })
+}
+
+/// Stores `grant` as a new grant of `kind` that lives `ttl` (at least a second) and
+/// returns its token, of which only the hash is stored; or why it could not.
+async fn issue(
+    inner: &Inner,
+    kind: GrantKind,
+    mut grant: Grant,
+    ttl: std::time::Duration,
+) -> Result<String, &'static str> {
+    let token = random_token().map_err(|_| "no randomness")?;
+    grant.expires_at = jose::now_secs() + ttl.as_secs().max(1);
+    inner
+        .store
+        .put_grant(kind, &hash(&token), grant)
+        .await
+        .map_err(|_| "the store failed")?;
+    Ok(token)
 }
 
 /// A redirect to the client with `pairs`, `state` and `iss` added to its URI's query.

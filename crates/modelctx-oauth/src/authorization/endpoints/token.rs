@@ -10,10 +10,10 @@ use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
 use super::{
-    Shared, asked_scope_and_resource, client_request, json_response, normalized_scope, oauth_error,
-    pkce_text, required, resource_of, scopes_known, server_error,
+    Shared, asked_scope_and_resource, client_request, issue, json_response, normalized_scope,
+    oauth_error, pkce_text, required, resource_of, scopes_known, server_error,
 };
-use crate::authorization::{Grant, GrantKind, Inner, RegisteredClient, hash, random_token, same};
+use crate::authorization::{Grant, GrantKind, Inner, RegisteredClient, hash, same};
 use crate::jose;
 
 pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes) -> Response {
@@ -155,22 +155,14 @@ pub(super) async fn token(State(inner): Shared, headers: HeaderMap, body: Bytes)
         "client_credentials" | crate::authorization::JWT_BEARER
     ) && client.grant_types.iter().any(|g| g == "refresh_token");
     if refreshable {
-        let Ok(refresh) = random_token() else {
-            return server_error();
-        };
         let mut stored = grant;
         stored.redirect_uri = None;
         stored.code_challenge = None;
         stored.state = None;
-        stored.expires_at = jose::now_secs() + inner.config.refresh_token_ttl.as_secs().max(1);
-        if inner
-            .store
-            .put_grant(GrantKind::Refresh, &hash(&refresh), stored)
-            .await
-            .is_err()
-        {
+        let ttl = inner.config.refresh_token_ttl;
+        let Ok(refresh) = issue(&inner, GrantKind::Refresh, stored, ttl).await else {
             return server_error();
-        }
+        };
         answer["refresh_token"] = refresh.into();
     }
     json_response(StatusCode::OK, &answer)
