@@ -16,6 +16,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex as AsyncMutex, mpsc};
 
+use crate::cancellation::blocking_server;
 use crate::http_support::{Hosted, Note, Raw, Script, Seen, call, host_on, host_scripted, send};
 use crate::support::{Block, Echo, Work, client, connect_modern, echo_server, raw_options};
 use crate::tools::error_code;
@@ -390,23 +391,14 @@ async fn concurrent_calls_each_get_their_own_answer(connect: Connector) {
     assert!(posts >= 22, "one POST per message: {posts}");
 }
 
-fn blocking_server(started: mpsc::UnboundedSender<()>) -> Server {
-    Server::builder("blocker", "1.0.0")
-        .request_handler::<Block, _, _>(move |_, cx| {
-            let started = started.clone();
-            async move {
-                let _ = started.send(());
-                cx.cancellation().cancelled().await;
-                Ok(json!("unreachable"))
-            }
-        })
-        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-        .build()
-}
-
 async fn a_404_fails_in_flight_calls_and_starts_a_new_session(connect: Connector) {
     let (started_tx, mut started) = mpsc::unbounded_channel();
-    let hosted = host_on(&connect, blocking_server(started_tx), quick()).await;
+    let hosted = host_on(
+        &connect,
+        blocking_server(mpsc::unbounded_channel().0, started_tx),
+        quick(),
+    )
+    .await;
     let (transport, handle) = hosted.transport();
     let client = client().connect(transport).await.unwrap();
     let first = handle.session_id().unwrap();

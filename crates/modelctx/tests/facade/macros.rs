@@ -335,8 +335,8 @@ mod primitives {
     use modelctx::macros::{primitives, prompt, resource, resource_template, tool};
     use modelctx::server::{Blob, CompletionInput, Context, Server};
     use modelctx::types::{
-        CallToolResult, ContentBlock, ErrorCode, JsonObject, Meta, PromptMessage, PromptReference,
-        ResourceTemplateReference, TaskSupport,
+        CallToolResult, CompletionReference, ContentBlock, ErrorCode, JsonObject, Meta,
+        PromptMessage, PromptReference, ResourceTemplateReference, TaskSupport,
     };
     use serde_json::{Value, json};
 
@@ -567,6 +567,22 @@ mod primitives {
         serde_json::to_value(&read.contents[0]).unwrap()
     }
 
+    /// The completions of `argument` from `value` for `reference`, with no context.
+    async fn completed(
+        client: &Client,
+        reference: impl Into<CompletionReference>,
+        argument: &str,
+        value: &str,
+    ) -> Vec<String> {
+        let got = soon(
+            "complete",
+            client.complete(reference, argument, value, args(&[])),
+        )
+        .await
+        .unwrap();
+        got.completion.values
+    }
+
     fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
@@ -709,13 +725,8 @@ mod primitives {
             let message = error.protocol_error().map(|e| e.message.clone());
             assert!(message.unwrap().contains("a name, please"));
 
-            let got = soon(
-                "complete",
-                client.complete(PromptReference::new("review"), "language", "r", args(&[])),
-            )
-            .await
-            .unwrap();
-            assert_eq!(got.completion.values, ["rust", "ruby"]);
+            let values = completed(&client, PromptReference::new("review"), "language", "r").await;
+            assert_eq!(values, ["rust", "ruby"]);
             client.close().await;
         }
     }
@@ -790,18 +801,8 @@ mod primitives {
             let text = first_contents(&client, "books://dune/pages/3").await;
             assert_eq!(text["text"], "dune p3 [en]");
 
-            let got = soon(
-                "complete",
-                client.complete(
-                    ResourceTemplateReference::new("users://{id}/profile"),
-                    "id",
-                    "4",
-                    args(&[]),
-                ),
-            )
-            .await
-            .unwrap();
-            assert_eq!(got.completion.values, ["42", "420"]);
+            let profile = ResourceTemplateReference::new("users://{id}/profile");
+            assert_eq!(completed(&client, profile, "id", "4").await, ["42", "420"]);
             client.close().await;
         }
     }

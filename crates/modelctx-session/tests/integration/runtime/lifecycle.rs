@@ -73,13 +73,7 @@ async fn client_answers_ping_in_every_phase_and_pings_out() {
     h.ping_out().await;
 
     // Operational.
-    h.peer
-        .notify_raw(Cow::Borrowed("notifications/initialized"), None)
-        .await
-        .unwrap();
-    h.mock
-        .expect_notification("notifications/initialized")
-        .await;
+    h.send_initialized().await;
     h.mock.request(4, "ping", Value::Null).await;
     assert_eq!(h.mock.expect_result(4).await, json!({}));
 }
@@ -266,13 +260,7 @@ async fn client_sends_initialize_once_then_initialized_then_anything() {
     assert!(!h.peer.is_initialized());
 
     // notifications/initialized: operational.
-    h.peer
-        .notify_raw(Cow::Borrowed("notifications/initialized"), None)
-        .await
-        .unwrap();
-    h.mock
-        .expect_notification("notifications/initialized")
-        .await;
+    h.send_initialized().await;
     assert!(h.peer.is_initialized());
     let call = tokio::spawn(request(&h.peer, "tools/list", Value::Null));
     let req = h.mock.expect_request("tools/list").await;

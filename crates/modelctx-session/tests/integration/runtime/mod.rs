@@ -343,6 +343,12 @@ impl Harness {
         let req = self.mock.expect_request("initialize").await;
         self.mock.respond(req.id, server_init_result()).await;
         assert_eq!(init.await.unwrap().unwrap(), server_init_result());
+        self.send_initialized().await;
+        assert!(self.peer.is_initialized());
+    }
+
+    /// Client role: the session sends `notifications/initialized`, and the mock gets it.
+    async fn send_initialized(&mut self) {
         self.peer
             .notify_raw(Cow::Borrowed("notifications/initialized"), None)
             .await
@@ -350,7 +356,6 @@ impl Harness {
         self.mock
             .expect_notification("notifications/initialized")
             .await;
-        assert!(self.peer.is_initialized());
     }
 }
 

@@ -271,27 +271,21 @@ async fn typed_params_are_handed_the_meta_the_context_read() {
         shared: true,
         at,
     };
-    let mut h = era_harness(found(Some(place)));
-    h.mock
-        .request(1, "handed", serde_json::from_str(params).unwrap())
-        .await;
-    assert_eq!(
-        h.mock.expect_result(1).await,
-        json!({ "name": "t", "meta": { "vendor/k": 1 }, "shared": true })
-    );
     // A place that does not hold the text: decoded whole.
     let moved = modelctx_transport::MetaPlace {
         offset: place.offset + 1,
         ..place
     };
-    let mut h = era_harness(found(Some(moved)));
-    h.mock
-        .request(1, "handed", serde_json::from_str(params).unwrap())
-        .await;
-    assert_eq!(
-        h.mock.expect_result(1).await,
-        json!({ "name": "t", "meta": { "vendor/k": 1 }, "shared": false })
-    );
+    for (at, shared) in [(place, true), (moved, false)] {
+        let mut h = era_harness(found(Some(at)));
+        h.mock
+            .request(1, "handed", serde_json::from_str(params).unwrap())
+            .await;
+        assert_eq!(
+            h.mock.expect_result(1).await,
+            json!({ "name": "t", "meta": { "vendor/k": 1 }, "shared": shared })
+        );
+    }
 }
 
 #[tokio::test]
