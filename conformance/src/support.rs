@@ -93,6 +93,21 @@ pub async fn next_change(
         .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
+/// Awaits `call`, which the client of `pair` must refuse on its own: its error, once
+/// checked to be a refusal with nothing sent.
+pub async fn refused_unsent<T>(
+    pair: &Pair,
+    call: impl std::future::Future<Output = Result<T, SessionError>>,
+) -> SessionError {
+    let before = pair.wire.messages().len();
+    let Err(err) = call.await else {
+        panic!("the client did not refuse");
+    };
+    assert!(err.is_refused(), "{err}");
+    assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
+    err
+}
+
 /// Serves `server` on the connector's server side and connects `client` to it. On the
 /// session-less HTTP leg the server serves each POST on a session of its own.
 pub async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {

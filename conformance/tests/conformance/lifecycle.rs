@@ -21,7 +21,7 @@ use crate::http_support::{
     read_events_until, send,
 };
 use crate::support::{
-    Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, pending_tool,
+    Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, pending_tool, refused_unsent,
     scripted_server, server_with_tool, stateless_era, text_tool,
 };
 
@@ -679,15 +679,8 @@ async fn a_client_refuses_a_version_it_cannot_speak(connector: Connector) {
 
 async fn client_refuses_methods_the_server_did_not_advertise(connector: Connector) {
     let pair = connect_to(&connector, &Server::builder("toolless", "1.0.0").build()).await;
-    let before = pair.wire.messages().len();
-    let err = pair
-        .client
-        .request::<ListToolsRequest>(None)
-        .await
-        .unwrap_err();
-    assert!(err.is_refused(), "{err}");
+    let err = refused_unsent(&pair, pair.client.request::<ListToolsRequest>(None)).await;
     assert!(err.to_string().contains("tools"), "{err}");
-    assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
 
     let pair = connect_to(&connector, &list_tools_server()).await;
     pair.client.request::<ListToolsRequest>(None).await.unwrap();
@@ -696,14 +689,8 @@ async fn client_refuses_methods_the_server_did_not_advertise(connector: Connecto
 async fn client_refuses_notifications_it_did_not_declare(connector: Connector) {
     let server = Server::builder("roots-watcher", "1.0.0").build();
     let pair = connect_to(&connector, &server).await;
-    let before = pair.wire.messages().len();
-    let err = pair
-        .client
-        .notify::<RootsListChangedNotification>(None)
-        .await
-        .unwrap_err();
-    assert!(err.is_refused(), "{err}");
-    assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
+    let roots_changed = pair.client.notify::<RootsListChangedNotification>(None);
+    refused_unsent(&pair, roots_changed).await;
 
     // Declared, it goes out, in an era that has it: 2026-07-28 has no client
     // notifications outside a request, and refuses this one whatever is declared.

@@ -296,13 +296,19 @@ async fn a_kept_discover_answer_that_went_stale_is_asked_again(connector: Connec
     let prior = || client().mode(ConnectMode::Prior(Box::new(kept.clone())));
     // The bare request: `call_tool` would list the tools too.
     let call = || modelctx::types::CallToolRequestParams::new("work");
+    // A client of the kept answer, to a server that refuses its era once and then offers
+    // `offered`; the client and its wire.
+    let connect_stale = async |offered: &'static str| {
+        let (transport, wire) = record(refusing_once(&connector, offered).await);
+        let client = within("the client to connect", prior().connect(transport))
+            .await
+            .expect("no traffic to connect");
+        (client, wire)
+    };
 
     // The server still offers the era: the call is sent again and answered; the caller
     // never sees the refusal.
-    let (transport, wire) = record(refusing_once(&connector, "2026-07-28").await);
-    let client = within("the client to connect", prior().connect(transport))
-        .await
-        .expect("no traffic to connect");
+    let (client, wire) = connect_stale("2026-07-28").await;
     let result = within("the call", client.request::<CallToolRequest>(call()))
         .await
         .expect("the call is answered after the server is asked again");
@@ -314,10 +320,7 @@ async fn a_kept_discover_answer_that_went_stale_is_asked_again(connector: Connec
 
     // It offers the era no longer: the error says what it offers now, not the stale
     // refusal.
-    let (transport, wire) = record(refusing_once(&connector, "2025-11-25").await);
-    let client = within("the client to connect", prior().connect(transport))
-        .await
-        .expect("no traffic to connect");
+    let (client, wire) = connect_stale("2025-11-25").await;
     let err = within("the call", client.request::<CallToolRequest>(call()))
         .await
         .expect_err("the server no longer serves the era");

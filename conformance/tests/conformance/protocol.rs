@@ -18,6 +18,7 @@ use crate::support::{
     Echo, Script, Work, assert_echoes, client, connect, meta_echo_server, next_change, payload,
     text_tool,
 };
+use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -308,10 +309,7 @@ async fn malformed_params_answer_invalid_params(connector: Connector) {
         .request::<UntypedToolCall>(bad)
         .await
         .unwrap_err();
-    assert_eq!(
-        err.protocol_error().unwrap().code,
-        ErrorCode::INVALID_PARAMS
-    );
+    assert_eq!(error_code(&err), ErrorCode::INVALID_PARAMS);
 }
 
 async fn an_unknown_method_answers_method_not_found(connector: Connector) {
@@ -326,10 +324,7 @@ async fn an_unknown_method_answers_method_not_found(connector: Connector) {
         .request::<NoSuchMethod>(json!({}))
         .await
         .unwrap_err();
-    assert_eq!(
-        err.protocol_error().unwrap().code,
-        ErrorCode::METHOD_NOT_FOUND
-    );
+    assert_eq!(error_code(&err), ErrorCode::METHOD_NOT_FOUND);
 }
 
 async fn request_meta_reaches_the_handler(connector: Connector) {

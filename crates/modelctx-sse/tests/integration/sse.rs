@@ -51,20 +51,8 @@ async fn serve_watched(
 
 /// Opens a raw stream and returns it with its message URL.
 async fn open(origin: &str) -> (reqwest::Response, String) {
-    let mut response = reqwest::get(format!("{origin}/sse")).await.unwrap();
-    assert_eq!(response.status(), 200);
-    let mut parser = SseParser::new(4096);
-    let endpoint = within(WAIT, "the endpoint", async {
-        loop {
-            let chunk = response.chunk().await.unwrap().unwrap();
-            if let Some(e) = parser.push(&chunk).unwrap().into_iter().next() {
-                return e;
-            }
-        }
-    })
-    .await;
-    assert_eq!(endpoint.event_type(), "endpoint");
-    (response, format!("{origin}{}", endpoint.data))
+    let (response, _, url) = crate::handshake::open(origin).await;
+    (response, url)
 }
 
 async fn post(url: &str, content_type: &str, body: impl Into<reqwest::Body>) -> (u16, String) {
