@@ -16,7 +16,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::support::{
-    Block, DropSignal, Echo, Pair, Work, assert_echoes, client, connect, payload,
+    Block, DropSignal, Echo, Pair, Work, assert_echoes, cancel_strays, client, connect, payload,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -484,14 +484,7 @@ async fn cancelling_an_unknown_id_is_ignored(connector: Connector) {
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(payload(params)) })
         .build();
     let pair = connect(&connector, &server, client()).await;
-    for id in [json!(999), json!("never-sent"), json!(1)] {
-        let params = to_raw(&json!({"requestId": id, "reason": "stray"})).unwrap();
-        pair.client
-            .peer()
-            .notify_raw("notifications/cancelled".into(), Some(params))
-            .await
-            .unwrap();
-    }
+    cancel_strays(&pair, [json!(999), json!("never-sent"), json!(1)]).await;
     assert_eq!(
         payload(pair.client.request::<Echo>(json!({"v": 5})).await.unwrap()),
         json!({"v": 5})

@@ -14,7 +14,9 @@ use modelctx::http::{
 };
 use modelctx::server::{Context, Server, ToolDef};
 use modelctx::types::{JsonObject, Tool};
-use modelctx_conformance::{Connector, SpecVersion, Test, conformance_test, within};
+use modelctx_conformance::{
+    Connector, SpecVersion, Test, conformance_test, redis_connected, within,
+};
 use modelctx_oauth::{
     AuthInfo, AuthorizationHandler, AuthorizationResponse, AuthorizationServer,
     AuthorizationServerConfig, InMemoryStore, JwtVerifier, Login, OAuthClient, OAuthError,
@@ -219,13 +221,10 @@ pub(crate) async fn protected(connect: &Connector) -> Protected {
                 &key_pem(),
             ),
             Some(url) => {
-                let store = modelctx_redis::AuthorizationStore::connect(
-                    &url,
-                    modelctx_redis::AuthorizationStoreConfig::default(),
-                );
-                let store = within("the store to reach the trial's Redis", store)
-                    .await
-                    .expect("the trial's redis-server accepts a connection");
+                let stored = modelctx_redis::AuthorizationStoreConfig::default();
+                let store =
+                    redis_connected(modelctx_redis::AuthorizationStore::connect(&url, stored))
+                        .await;
                 AuthorizationServer::with_signing_key(config.clone(), store, users, &key_pem())
             }
         };

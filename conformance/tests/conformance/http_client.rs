@@ -383,11 +383,7 @@ async fn concurrent_calls_each_get_their_own_answer(connect: Connector) {
     for (i, r) in results.into_iter().enumerate() {
         assert_eq!(r, json!({"answer": {"i": i}}));
     }
-    let posts = hosted
-        .seen()
-        .iter()
-        .filter(|s| s.method == http::Method::POST)
-        .count();
+    let posts = hosted.requests(&http::Method::POST).len();
     assert!(posts >= 22, "one POST per message: {posts}");
 }
 
@@ -453,11 +449,7 @@ async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(connect: Conne
         json!({"after": 1})
     );
     assert_ne!(handle.session_id().unwrap(), first);
-    let posts: Vec<Seen> = hosted
-        .seen()
-        .into_iter()
-        .filter(|s| s.method == http::Method::POST)
-        .collect();
+    let posts: Vec<Seen> = hosted.requests(&http::Method::POST);
     let refused = posts
         .iter()
         .filter(|s| s.status == http::StatusCode::NOT_FOUND)
@@ -515,11 +507,7 @@ async fn a_405_on_get_leaves_the_connection_working(connect: Connector) {
             json!({"i": i})
         );
     }
-    let gets = hosted
-        .seen()
-        .iter()
-        .filter(|s| s.method == http::Method::GET)
-        .count();
+    let gets = hosted.requests(&http::Method::GET).len();
     assert_eq!(gets, 1, "405 means no stream: the client does not retry");
     assert!(!client.peer().is_closed());
 }
@@ -647,11 +635,7 @@ async fn a_url_elicitation_right_after_initialization(connect: Connector) {
     let url = within("the elicitation", asked.recv()).await.unwrap();
     assert_eq!(url, "https://auth.example/sign-in");
     assert_eq!(action, ElicitAction::Accept);
-    let get = hosted
-        .seen()
-        .into_iter()
-        .filter(|s| s.method == http::Method::GET)
-        .count();
+    let get = hosted.requests(&http::Method::GET).len();
     assert!(get >= 1, "it travelled on the standalone GET stream");
 }
 

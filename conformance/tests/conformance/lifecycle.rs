@@ -21,8 +21,8 @@ use crate::http_support::{
     read_events_until, send,
 };
 use crate::support::{
-    Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, pending_tool, refused_unsent,
-    scripted_server, server_with_tool, stateless_era, text_tool,
+    Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, pending_tool_server,
+    refused_unsent, scripted_server, server_with_tool, stateless_era, text_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -762,14 +762,7 @@ async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) 
 /// 2026-07-28: no initialize; every request carries the envelope in `_meta`
 /// (protocolVersion, clientCapabilities and clientInfo), notifications do not.
 async fn every_request_says_who_is_asking(connector: Connector) {
-    let (cancelled, mut cancelled_rx) = tokio::sync::mpsc::unbounded_channel();
-    let (started, mut started_rx) = tokio::sync::mpsc::unbounded_channel();
-    let waits = pending_tool("waits", cancelled, started);
-    let server = Server::builder("envelope", "1.0.0")
-        .tool(waits)
-        .unwrap()
-        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .build();
+    let (server, mut cancelled_rx, mut started_rx) = pending_tool_server("envelope", "waits");
     let declared = ClientCapabilities::new().with_roots(true);
     let pair = connect(&connector, &server, client().capabilities(declared)).await;
     pair.client.list_all_tools().await.unwrap();

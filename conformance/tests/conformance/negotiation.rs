@@ -13,8 +13,8 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
-use crate::http_modern::{both_eras, echo_server, modern_call, post_modern};
-use crate::http_support::{Raw, initialize};
+use crate::http_modern::{echo_server, modern_call, post_modern, raw_both_eras};
+use crate::http_support::initialize;
 use crate::list_changed::refreshing_tools;
 use crate::support::{
     call_work, client, connect, connect_recorded, server_with_tool, text_tool, work_tool,
@@ -192,8 +192,7 @@ async fn a_modern_only_client_probes_first_and_says_why_a_legacy_server_fails(
 }
 
 async fn an_initialize_in_a_modern_envelope_is_not_a_handshake(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (hosted, raw) = raw_both_eras(echo_server()).await;
     // A valid handshake in every field, in a frame that also is a 2026-07-28 request: the
     // full envelope in `_meta`, and the modern headers.
     let dual = modern_call(

@@ -19,7 +19,7 @@ use modelctx::types::{
     ProgressNotification, ProgressToken, RelatedTaskMetadata, RequestedSchema, SamplingMessage,
     Task, TaskMetadata, TaskStatus, TaskStatusNotification, TaskSupport,
 };
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Test, conformance_test, redis_connected, within};
 use modelctx_test::Gate;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -787,13 +787,9 @@ async fn tasks_belong_to_the_caller_that_created_them(connect: Connector) {
         let store: Option<Arc<dyn TaskStore>> = match endpoint.redis_url() {
             None => None,
             Some(redis) => {
-                let store = modelctx_redis::TaskStore::connect(
-                    &redis,
-                    modelctx_redis::TaskStoreConfig::default(),
-                );
-                let store = within("the task store to reach the trial's Redis", store)
-                    .await
-                    .expect("the trial's redis-server accepts a connection");
+                let config = modelctx_redis::TaskStoreConfig::default();
+                let store =
+                    redis_connected(modelctx_redis::TaskStore::connect(&redis, config)).await;
                 Some(Arc::new(store))
             }
         };

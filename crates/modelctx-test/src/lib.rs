@@ -56,7 +56,7 @@
 //! | `task-isolation` | `task_isolation` |
 //! | `trials` | `trials` |
 //! | `tls` | `TestCa` |
-//! | `oauth` | `TokenPerUser`, `Browser`, `redirect_of`, `form_fields`, `jose` |
+//! | `oauth` | `TokenPerUser`, `Browser`, `redirect_of`, `form_fields`, `private_key_jwt_client`, `jose` |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "apps")]
@@ -95,11 +95,14 @@ pub use balancer::{Balancer, BalancerKind};
 #[cfg(feature = "client")]
 pub use client::TestClient;
 #[cfg(any(feature = "client", feature = "task-isolation"))]
-pub use elicit::ask_for_name;
+pub use elicit::{ask_for_name, pay_tool};
 #[cfg(feature = "process")]
 pub use listen::listening;
 #[cfg(feature = "oauth")]
-pub use oauth::{Browser, Hold, ISSUER, REDIRECT_URI, TokenPerUser, form_fields, redirect_of};
+pub use oauth::{
+    Browser, Hold, ISSUER, REDIRECT_URI, TokenPerUser, form_fields, private_key_jwt_client,
+    redirect_of,
+};
 #[cfg(feature = "redis")]
 pub use redis::RedisServer;
 pub use text::text_of;

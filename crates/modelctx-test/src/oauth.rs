@@ -8,7 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use modelctx_oauth::{
-    AuthInfo, AuthorizationHandler, AuthorizationResponse, OAuthError, TokenError, TokenVerifier,
+    AuthInfo, AuthorizationHandler, AuthorizationResponse, ClientRegistration, OAuthClient,
+    OAuthError, SigningKey, TokenError, TokenVerifier,
 };
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
@@ -170,6 +171,19 @@ pub async fn redirect_of(authorization_url: &str) -> Result<String, OAuthError> 
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .ok_or_else(|| OAuthError::application("the AS did not redirect"))
+}
+
+/// A client-credentials client `m2m` of the MCP server at `server` that authenticates
+/// with `private_key_jwt`, its assertions signed by a fresh key: the client and the key.
+pub fn private_key_jwt_client(server: &str) -> (OAuthClient, SigningKey) {
+    let key = SigningKey::generate().unwrap();
+    let oauth = OAuthClient::builder(server)
+        .client_credentials()
+        .client(ClientRegistration::new("m2m").with_auth_method("private_key_jwt"))
+        .client_key(key.clone())
+        .build()
+        .unwrap();
+    (oauth, key)
 }
 
 /// The fields of a form-urlencoded body or query (a token request, an authorization

@@ -7,34 +7,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx_memory::MockPeer;
-use modelctx_server::{Context, Server, ToolDef};
+use modelctx_server::Server;
 use modelctx_store::{InMemorySingleUseIds, SingleUseIds};
-use modelctx_types::{CallToolResult, ErrorCode, ErrorData, RequestId, RequestedSchema, Tool};
+use modelctx_types::{ErrorCode, ErrorData, RequestId};
 use serde_json::{Value, json};
 
 use crate::support::{envelope, serve};
 
-/// `pay`: asks for approval, then pays (counted in `paid`) and says so.
+/// The test kit's `pay` (asks for approval, then pays: counted in `paid`, it says
+/// `paid (<n>)`), its rounds single-use through `single_use` when given.
 fn payer(paid: Arc<AtomicUsize>, single_use: Option<Arc<dyn SingleUseIds>>) -> Server {
-    let tool = Tool::new(
-        "pay",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    let pay = ToolDef::with_schema(tool, move |_args, cx: Context| {
-        let paid = paid.clone();
-        async move {
-            let approval = cx
-                .with_input_key("approve")
-                .elicit_form_schema("Pay 10 EUR?", RequestedSchema::new())
-                .await
-                .map_err(|e| e.to_string())?;
-            if approval.accepted().is_none() {
-                return Ok::<_, String>(CallToolResult::text("not paid"));
-            }
-            let n = paid.fetch_add(1, Ordering::SeqCst) + 1;
-            Ok(CallToolResult::text(format!("paid ({n})")))
-        }
-    });
+    let pay = modelctx_test::pay_tool(paid);
     let builder = Server::builder("payer", "1.0.0")
         .request_state_key([3; 32])
         .tool(pay)

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::response::IntoResponse;
 use modelctx_http::sse::SseParser;
-use modelctx_sse::{SseClientTransport, SseServerConfig, SseService};
+use modelctx_sse::{SseClientBuilder, SseClientTransport, SseServerConfig, SseService};
 use modelctx_test::within;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx_types::JsonRpcMessage;
@@ -238,30 +238,28 @@ async fn scripted(body: &'static str, keep_open: bool) -> String {
     origin
 }
 
+/// Asserts that `builder` fails to connect with an error that says `why`.
+async fn assert_refused(builder: SseClientBuilder, why: &str) {
+    let err = builder.connect().await.unwrap_err();
+    assert!(err.to_string().contains(why), "{err}");
+}
+
 #[tokio::test]
 async fn a_stream_that_ends_before_its_endpoint_is_a_clear_error() {
     let origin = scripted(": hello\n\n", false).await;
-    let err = SseClientTransport::connect(&format!("{origin}/sse"))
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("ended before its endpoint"),
-        "{err}"
-    );
+    assert_refused(
+        SseClientTransport::builder(&format!("{origin}/sse")),
+        "ended before its endpoint",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_stream_without_an_endpoint_times_out_clearly() {
     let origin = scripted(": hello\n\n", true).await;
-    let err = SseClientTransport::builder(&format!("{origin}/sse"))
-        .endpoint_timeout(Duration::from_millis(200))
-        .connect()
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("no endpoint event within"),
-        "{err}"
-    );
+    let builder = SseClientTransport::builder(&format!("{origin}/sse"))
+        .endpoint_timeout(Duration::from_millis(200));
+    assert_refused(builder, "no endpoint event within").await;
 }
 
 #[tokio::test]
@@ -271,19 +269,21 @@ async fn an_endpoint_on_another_origin_is_refused() {
         true,
     )
     .await;
-    let err = SseClientTransport::connect(&format!("{origin}/sse"))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("not on the origin"), "{err}");
+    assert_refused(
+        SseClientTransport::builder(&format!("{origin}/sse")),
+        "not on the origin",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_server_that_is_not_sse_is_a_clear_error() {
     let (origin, _service) = serve(SseServerConfig::default()).await;
-    let err = SseClientTransport::connect(&format!("{origin}/nowhere"))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("HTTP 404"), "{err}");
+    assert_refused(
+        SseClientTransport::builder(&format!("{origin}/nowhere")),
+        "HTTP 404",
+    )
+    .await;
 }
 
 /// Found by the property tests: a response that cannot be read (an error

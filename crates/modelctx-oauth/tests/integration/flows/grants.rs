@@ -72,13 +72,7 @@ async fn migration_to_another_authorization_server_registers_anew() {
 #[tokio::test]
 async fn client_credentials_with_private_key_jwt() {
     let world = World::start_with(|c| c.auth_methods = vec!["private_key_jwt".into()]).await;
-    let key = SigningKey::generate().unwrap();
-    let oauth = OAuthClient::builder(&world.server)
-        .client_credentials()
-        .client(ClientRegistration::new("m2m").with_auth_method("private_key_jwt"))
-        .client_key(key.clone())
-        .build()
-        .unwrap();
+    let (oauth, key) = modelctx_test::private_key_jwt_client(&world.server);
     assert!(rejected(&oauth, 401, &world.challenge(Some("jobs"))).await);
     let (form, _, _) = &world.token_requests()[0];
     assert_eq!(form["grant_type"], "client_credentials");

@@ -11,7 +11,7 @@ use modelctx_http::{AuthHook, StreamableHttpClientTransport};
 use modelctx_oauth::{
     AuthorizationHandler, AuthorizationResponse, ClientRegistration, CredentialKey,
     CredentialStore, ErrorKind, FileCredentialStore, IdJagExchange, InMemoryCredentialStore,
-    LoopbackRedirect, OAuthClient, OAuthError, SigningKey, TokenSet,
+    LoopbackRedirect, OAuthClient, OAuthError, TokenSet,
 };
 use modelctx_test::Hold;
 use modelctx_test::jose::{assert_client_assertion, jwt_part, verify_es256};

@@ -306,10 +306,40 @@ impl Harness {
         method: &'static str,
         params: Value,
     ) -> ErrorData {
-        self.mock.request(id, method, params).await;
-        let err = self.mock.expect_error(Some(RequestId::from(id))).await;
+        let err = self.error_answer(id, method, params).await;
         assert_eq!(err.code, ErrorCode::INVALID_REQUEST, "{method}");
         err
+    }
+
+    /// The session refuses to send the notification `method` on its own.
+    async fn notify_refused(&self, method: &'static str) {
+        let err = self
+            .peer
+            .notify_raw(Cow::Borrowed(method), None)
+            .await
+            .unwrap_err();
+        assert!(err.is_refused(), "{err}");
+    }
+
+    /// The mock gets `notifications/cancelled` for request `id`.
+    async fn expect_cancelled(&mut self, id: i64) {
+        let note = self
+            .mock
+            .expect_notification("notifications/cancelled")
+            .await;
+        assert_eq!(cancelled_params(&note).0, id);
+    }
+
+    /// The mock sends request `id` and gets a result back for it: the result.
+    async fn answer(&mut self, id: i64, method: &'static str, params: Value) -> Value {
+        self.mock.request(id, method, params).await;
+        self.mock.expect_result(id).await
+    }
+
+    /// The mock sends request `id` and gets an error back for it: the error.
+    async fn error_answer(&mut self, id: i64, method: &'static str, params: Value) -> ErrorData {
+        self.mock.request(id, method, params).await;
+        self.mock.expect_error(Some(RequestId::from(id))).await
     }
 
     /// Server role: the client's `notifications/initialized` arrives and reaches the
