@@ -93,7 +93,7 @@ mod wait;
 #[cfg(feature = "balancer")]
 pub use balancer::{Balancer, BalancerKind};
 #[cfg(feature = "client")]
-pub use client::TestClient;
+pub use client::{TestClient, one_tool_server};
 #[cfg(any(feature = "client", feature = "task-isolation"))]
 pub use elicit::{ask_for_name, pay_tool};
 #[cfg(feature = "process")]

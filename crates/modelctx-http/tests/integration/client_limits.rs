@@ -11,9 +11,11 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::response::Response;
 use modelctx_http::StreamableHttpClientTransport;
-use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
+use modelctx_transport::{MessageSink, Transport};
 use modelctx_types::JsonRpcMessage;
 use tokio::sync::mpsc;
+
+use crate::roundtrip::{msg, next};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -121,19 +123,6 @@ async fn server() -> (String, Arc<AtomicUsize>, mpsc::UnboundedReceiver<usize>) 
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
     (url, sent, dropped)
-}
-
-fn msg(s: &str) -> TransportMessage {
-    TransportMessage::new(s.parse::<JsonRpcMessage>().unwrap())
-}
-
-async fn next(stream: &mut impl MessageStream) -> JsonRpcMessage {
-    tokio::time::timeout(WAIT, stream.recv())
-        .await
-        .expect("an answer in time")
-        .expect("the stream is open")
-        .expect("a message")
-        .message
 }
 
 /// The error message of an error answer to request `id`.

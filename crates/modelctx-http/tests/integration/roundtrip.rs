@@ -12,7 +12,8 @@ use tokio::sync::mpsc;
 
 const WAIT: Duration = Duration::from_secs(5);
 
-fn msg(s: &str) -> TransportMessage {
+/// A message parsed from its JSON text.
+pub(crate) fn msg(s: &str) -> TransportMessage {
     TransportMessage::new(s.parse::<JsonRpcMessage>().unwrap())
 }
 
@@ -75,8 +76,9 @@ async fn initialize(
     (sink, stream)
 }
 
-async fn next(stream: &mut impl MessageStream) -> JsonRpcMessage {
-    tokio::time::timeout(WAIT, stream.recv())
+/// The next message on `stream`, waited for twice [`WAIT`] at most (a loaded machine).
+pub(crate) async fn next(stream: &mut impl MessageStream) -> JsonRpcMessage {
+    tokio::time::timeout(2 * WAIT, stream.recv())
         .await
         .expect("a message in time")
         .expect("stream open")

@@ -8,7 +8,7 @@ use modelctx::http::StreamableHttpService;
 use modelctx::server::Server;
 use serde_json::{Value, json};
 
-use crate::support::{RedisServer, WITHIN, serve};
+use crate::support::{RedisServer, post_json, serve};
 
 /// An instance serving the test kit's `pay` (asks for approval, then pays: counted in
 /// `paid`), its rounds single-use through Redis; its URL.
@@ -38,21 +38,12 @@ async fn call(url: &str, id: i64, extra: Value) -> Value {
         params.extend(extra);
     }
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-    let answer = tokio::time::timeout(
-        WITHIN,
-        reqwest::Client::new()
-            .post(url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "pay")
-            .body(body.to_string())
-            .send(),
-    )
-    .await
-    .expect("answered in time")
-    .expect("answered");
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "pay"),
+    ];
+    let answer = post_json(url, &headers, &body).await;
     let text = answer.text().await.unwrap();
     let json = text
         .lines()

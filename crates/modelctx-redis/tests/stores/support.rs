@@ -141,3 +141,23 @@ macro_rules! json_request {
     };
 }
 pub(crate) use json_request;
+
+/// POSTs `body` as JSON to `url`, accepting JSON or an event stream, with `headers`
+/// besides: the response, bounded by [`WITHIN`].
+pub(crate) async fn post_json(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &serde_json::Value,
+) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    tokio::time::timeout(WITHIN, request.body(body.to_string()).send())
+        .await
+        .expect("the POST is answered in time")
+        .expect("the POST reaches the service")
+}

@@ -27,10 +27,7 @@ async fn file_store_keeps_credentials_between_clients() {
         .build()
         .unwrap();
     assert!(rejected(&second, 401, &world.challenge(None)).await);
-    assert_eq!(
-        authorization_to(&second, &world.server).await.as_deref(),
-        Some("Bearer at-2")
-    );
+    assert_sends(&second, &world.server, "Bearer at-2").await;
     assert_eq!(world.authorizations().len(), 1);
     // A corrupt file is an error, not a panic.
     std::fs::write(&path, "{not json").unwrap();

@@ -88,6 +88,14 @@ async fn authorization_to(oauth: &OAuthClient, url: &str) -> Option<String> {
     bearer(&headers_for(oauth, url).await.unwrap())
 }
 
+/// Asserts that `oauth` sends `Authorization: <expected>` with a request to `url`.
+async fn assert_sends(oauth: &OAuthClient, url: &str, expected: &str) {
+    assert_eq!(
+        authorization_to(oauth, url).await.as_deref(),
+        Some(expected)
+    );
+}
+
 /// Sends `initialize` through a transport authenticated by `oauth`: the id of the
 /// (successful) response, or the error.
 async fn initialize(world: &World, oauth: &OAuthClient) -> Result<String, String> {
