@@ -37,6 +37,17 @@ impl RedisServer {
         connected(modelctx_redis::connect(&self.url())).await
     }
 
+    /// Two stores of this server, as two processes have them: each made by `store` on
+    /// a connection of its own.
+    pub(crate) async fn two_stores<S>(
+        &self,
+        store: impl Fn(ConnectionManager) -> S,
+    ) -> (std::sync::Arc<S>, std::sync::Arc<S>) {
+        let a = store(self.connection().await);
+        let b = store(self.connection().await);
+        (std::sync::Arc::new(a), std::sync::Arc::new(b))
+    }
+
     /// What `command` (`PTTL`, `LLEN`, `GET`…) answers about `key`.
     pub(crate) async fn query_key<T: redis::FromRedisValue>(&self, command: &str, key: &str) -> T {
         let mut conn = self.connection().await;
