@@ -145,20 +145,15 @@ async fn a_request_of_protocol_2026_is_refused_on_the_stream_and_the_session_goe
 async fn foreign_origins_and_hosts_draw_403_and_open_no_session() {
     let (origin, service) = serve(SseServerConfig::default()).await;
     let client = reqwest::Client::new();
-    let r = client
-        .get(format!("{origin}/sse"))
-        .header("origin", "http://evil.example")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
-    let r = client
-        .get(format!("{origin}/sse"))
-        .header("host", "evil.example")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
+    for (name, value) in [("origin", "http://evil.example"), ("host", "evil.example")] {
+        let r = client
+            .get(format!("{origin}/sse"))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "{name}");
+    }
     assert_eq!(service.session_count(), 0);
     let (_stream, url) = open(&origin).await;
     let r = client
@@ -244,14 +239,16 @@ async fn assert_refused(builder: SseClientBuilder, why: &str) {
     assert!(err.to_string().contains(why), "{err}");
 }
 
+/// Asserts that connecting to `url` with default settings fails with an error that
+/// says `why`.
+async fn assert_refused_at(url: &str, why: &str) {
+    assert_refused(SseClientTransport::builder(url), why).await;
+}
+
 #[tokio::test]
 async fn a_stream_that_ends_before_its_endpoint_is_a_clear_error() {
     let origin = scripted(": hello\n\n", false).await;
-    assert_refused(
-        SseClientTransport::builder(&format!("{origin}/sse")),
-        "ended before its endpoint",
-    )
-    .await;
+    assert_refused_at(&format!("{origin}/sse"), "ended before its endpoint").await;
 }
 
 #[tokio::test]
@@ -269,21 +266,13 @@ async fn an_endpoint_on_another_origin_is_refused() {
         true,
     )
     .await;
-    assert_refused(
-        SseClientTransport::builder(&format!("{origin}/sse")),
-        "not on the origin",
-    )
-    .await;
+    assert_refused_at(&format!("{origin}/sse"), "not on the origin").await;
 }
 
 #[tokio::test]
 async fn a_server_that_is_not_sse_is_a_clear_error() {
     let (origin, _service) = serve(SseServerConfig::default()).await;
-    assert_refused(
-        SseClientTransport::builder(&format!("{origin}/nowhere")),
-        "HTTP 404",
-    )
-    .await;
+    assert_refused_at(&format!("{origin}/nowhere"), "HTTP 404").await;
 }
 
 /// Found by the property tests: a response that cannot be read (an error
