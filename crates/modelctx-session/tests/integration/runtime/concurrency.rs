@@ -11,8 +11,7 @@ async fn a_stuck_handler_delays_neither_ping_nor_other_requests() {
     let mut h = Harness::new(SessionConfig::server());
     h.serve_handshake().await;
 
-    h.mock.request(1, "slow", Value::Null).await;
-    h.started("slow").await;
+    h.start_slow(1).await;
     assert_eq!(
         h.answer(2, "echo", json!({ "n": 2 })).await,
         json!({ "n": 2 })
@@ -31,8 +30,7 @@ async fn the_concurrency_bound_queues_requests_but_never_ping() {
             .max_concurrent_requests(1),
     );
 
-    h.mock.request(1, "slow", Value::Null).await;
-    h.started("slow").await;
+    h.start_slow(1).await;
     h.mock.request(2, "echo", json!({ "n": 2 })).await;
     // Ping is answered while the only slot is taken, and the echo has not started.
     h.ping_sync(3).await;
@@ -54,10 +52,8 @@ async fn beyond_the_in_flight_bound_a_request_is_refused_at_once() {
             .max_requests_in_flight(2),
     );
 
-    h.mock.request(1, "slow", Value::Null).await;
-    h.started("slow").await;
-    h.mock.request(2, "slow", Value::Null).await;
-    h.started("slow").await;
+    h.start_slow(1).await;
+    h.start_slow(2).await;
     // A third is refused without running, with the bound in the error.
     let err = h.error_answer(3, "echo", json!({})).await;
     assert_eq!(err.code, modelctx_session::TOO_MANY_REQUESTS);
@@ -109,8 +105,7 @@ async fn a_shared_handler_limit_bounds_the_work_of_several_sessions() {
 async fn a_duplicate_inbound_id_in_flight_is_rejected() {
     let mut h = Harness::new(SessionConfig::server().pre_initialized());
 
-    h.mock.request(1, "slow", Value::Null).await;
-    h.started("slow").await;
+    h.start_slow(1).await;
     h.expect_invalid_request(1, "echo", json!({})).await;
     h.release.notify_one();
     assert_eq!(h.mock.expect_result(1).await, json!({ "released": true }));
@@ -130,8 +125,7 @@ async fn inbound_cancellation_fires_the_token_and_suppresses_the_response() {
     let mut h = Harness::new(SessionConfig::server());
     h.serve_handshake().await;
 
-    h.mock.request(1, "slow", Value::Null).await;
-    let (id, token1) = h.started("slow").await;
+    let (id, token1) = h.start_slow(1).await;
     assert_eq!(id, RequestId::from(1));
     h.mock
         .notify(
@@ -146,8 +140,7 @@ async fn inbound_cancellation_fires_the_token_and_suppresses_the_response() {
     h.ping_sync(3).await;
 
     // A second slow request, and cancellations for ids not in flight: ignored.
-    h.mock.request(2, "slow", Value::Null).await;
-    let (_, token2) = h.started("slow").await;
+    let (_, token2) = h.start_slow(2).await;
     h.mock
         .notify("notifications/cancelled", json!({ "requestId": 99 }))
         .await;

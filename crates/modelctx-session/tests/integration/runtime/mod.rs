@@ -237,6 +237,13 @@ impl Harness {
         }
     }
 
+    /// The mock sends `slow` (request `id`), and its handler starts: its id and
+    /// cancellation token.
+    async fn start_slow(&mut self, id: i64) -> (RequestId, CancellationToken) {
+        self.mock.request(id, "slow", Value::Null).await;
+        self.started("slow").await
+    }
+
     /// Waits until the service received a notification for `method`; its params.
     async fn notified(&mut self, method: &str) -> Value {
         loop {
