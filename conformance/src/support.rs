@@ -403,6 +403,17 @@ pub fn payload(mut value: Value) -> Value {
     value
 }
 
+/// A builder of a low-level server named `name` whose `tools/list` answers `tools` as
+/// given (a `Server`'s own registry would refuse bad definitions).
+pub fn listing_as_given(name: &str, tools: Vec<Tool>) -> modelctx::server::ServerBuilder {
+    Server::builder(name, "1.0.0").request_handler::<modelctx::types::ListToolsRequest, _, _>(
+        move |_, _| {
+            let tools = tools.clone();
+            async move { Ok(modelctx::types::ListToolsResult::new(tools)) }
+        },
+    )
+}
+
 /// A server named `name` whose `test/echo` answers with its params.
 pub fn echo_server(name: &str) -> Server {
     Server::builder(name, "1.0.0")
