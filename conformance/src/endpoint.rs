@@ -267,7 +267,7 @@ fn spawn_serve(listener: TcpListener, router: axum::Router) {
 /// When the server cannot be reached within [`CONNECT_WITHIN`].
 pub(crate) async fn session_registry(redis: &RedisServer) -> modelctx_redis::SessionRegistry {
     let config = modelctx_redis::SessionRegistryConfig::default();
-    connected(modelctx_redis::SessionRegistry::connect(
+    redis_connected(modelctx_redis::SessionRegistry::connect(
         &redis.url(),
         config,
     ))
@@ -281,11 +281,16 @@ pub(crate) async fn session_registry(redis: &RedisServer) -> modelctx_redis::Ses
 /// When the server cannot be reached within [`CONNECT_WITHIN`].
 pub(crate) async fn event_store(redis: &RedisServer) -> modelctx_redis::EventStore {
     let config = modelctx_redis::EventStoreConfig::default();
-    connected(modelctx_redis::EventStore::connect(&redis.url(), config)).await
+    redis_connected(modelctx_redis::EventStore::connect(&redis.url(), config)).await
 }
 
-/// What `connecting` to the trial's Redis gives, within [`CONNECT_WITHIN`].
-async fn connected<T, E: std::fmt::Debug>(
+/// What `connecting` to the trial's Redis gives (a store of the app's, say), within
+/// [`CONNECT_WITHIN`].
+///
+/// # Panics
+///
+/// When the server cannot be reached in that time, or refuses the connection.
+pub async fn redis_connected<T, E: std::fmt::Debug>(
     connecting: impl std::future::Future<Output = Result<T, E>>,
 ) -> T {
     tokio::time::timeout(CONNECT_WITHIN, connecting)

@@ -143,6 +143,13 @@ impl Hosted {
         self.seen.lock().unwrap().clone()
     }
 
+    /// Every request so far of the HTTP method `method`, in order.
+    pub fn requests(&self, method: &axum::http::Method) -> Vec<Seen> {
+        let mut seen = self.seen();
+        seen.retain(|s| s.method == method);
+        seen
+    }
+
     /// Every request so far whose `Mcp-Method` header names `method`, in order.
     pub fn posts_of(&self, method: &str) -> Vec<Seen> {
         let mut seen = self.seen();

@@ -165,7 +165,7 @@ pub use kind::{Cell, SpecVersion, TransportKind};
 #[cfg(feature = "runner")]
 pub use connect::{Connector, GetStream, SharedHttp};
 #[cfg(feature = "runner")]
-pub use endpoint::HttpEndpoint;
+pub use endpoint::{HttpEndpoint, redis_connected};
 #[cfg(feature = "runner")]
 pub use modelctx_test::record::{Direction, Recorded, Recording, record};
 #[cfg(feature = "runner")]

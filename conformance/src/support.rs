@@ -93,6 +93,57 @@ pub async fn next_change(
         .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
+/// Sends a `ping` (id 1) on `sink`, and returns the first message `stream` brings next
+/// (`what` names the wait).
+pub async fn ping_then_first<S, R>(sink: &S, stream: &mut R, what: &str) -> JsonRpcMessage
+where
+    S: MessageSink + ?Sized,
+    R: MessageStream + ?Sized,
+{
+    let params = to_raw(&json!({})).unwrap();
+    let ping = modelctx::types::JsonRpcRequest::new(
+        modelctx::types::RequestId::Number(1),
+        "ping",
+        Some(params),
+    );
+    sink.send(TransportMessage::new(ping.into()))
+        .await
+        .expect("the transport carries the ping");
+    within(what, stream.recv())
+        .await
+        .expect("the stream is open")
+        .expect("a valid message")
+        .message
+}
+
+/// Sends `notifications/cancelled` (reason `stray`) for each of `ids`, as the client of
+/// `pair`, naming no request of its own that is pending.
+pub async fn cancel_strays(pair: &Pair, ids: impl IntoIterator<Item = Value>) {
+    for id in ids {
+        let params = to_raw(&json!({"requestId": id, "reason": "stray"})).unwrap();
+        pair.client
+            .peer()
+            .notify_raw("notifications/cancelled".into(), Some(params))
+            .await
+            .unwrap();
+    }
+}
+
+/// Awaits `call`, which the client of `pair` must refuse on its own: its error, once
+/// checked to be a refusal with nothing sent.
+pub async fn refused_unsent<T>(
+    pair: &Pair,
+    call: impl std::future::Future<Output = Result<T, SessionError>>,
+) -> SessionError {
+    let before = pair.wire.messages().len();
+    let Err(err) = call.await else {
+        panic!("the client did not refuse");
+    };
+    assert!(err.is_refused(), "{err}");
+    assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
+    err
+}
+
 /// Serves `server` on the connector's server side and connects `client` to it. On the
 /// session-less HTTP leg the server serves each POST on a session of its own.
 pub async fn connect(connect: &Connector, server: &Server, client: ClientBuilder) -> Pair {
@@ -352,6 +403,17 @@ pub fn payload(mut value: Value) -> Value {
     value
 }
 
+/// A builder of a low-level server named `name` whose `tools/list` answers `tools` as
+/// given (a `Server`'s own registry would refuse bad definitions).
+pub fn listing_as_given(name: &str, tools: Vec<Tool>) -> modelctx::server::ServerBuilder {
+    Server::builder(name, "1.0.0").request_handler::<modelctx::types::ListToolsRequest, _, _>(
+        move |_, _| {
+            let tools = tools.clone();
+            async move { Ok(modelctx::types::ListToolsResult::new(tools)) }
+        },
+    )
+}
+
 /// A server named `name` whose `test/echo` answers with its params.
 pub fn echo_server(name: &str) -> Server {
     Server::builder(name, "1.0.0")
@@ -376,6 +438,26 @@ pub fn pending_tool(
             Ok::<_, String>("unreachable")
         }
     })
+}
+
+/// A server named `name` with a [`pending_tool`] named `tool` and a `test/echo` that
+/// answers with its params: the server, then the tool's `stopped` and `started` ends.
+pub fn pending_tool_server(
+    name: &str,
+    tool: &str,
+) -> (
+    Server,
+    tokio::sync::mpsc::UnboundedReceiver<()>,
+    tokio::sync::mpsc::UnboundedReceiver<()>,
+) {
+    let (stopped_tx, stopped) = tokio::sync::mpsc::unbounded_channel();
+    let (started_tx, started) = tokio::sync::mpsc::unbounded_channel();
+    let server = Server::builder(name, "1.0.0")
+        .tool(pending_tool(tool, stopped_tx, started_tx))
+        .unwrap()
+        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
+        .build();
+    (server, stopped, started)
 }
 
 /// A server whose `test/echo` answers with the `_meta` its request carried.

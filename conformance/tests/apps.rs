@@ -9,8 +9,9 @@ mod common;
 
 use common::{cells, connect};
 use modelctx::apps::{EXTENSION_ID, MIME_TYPE, UiResourceMeta, model_tools};
+use modelctx::client::{Client, ClientBuilder};
 use modelctx::types::{CacheScope, TextOrBlobResourceContents, Tool};
-use modelctx_conformance::{SpecVersion, within};
+use modelctx_conformance::{Connector, SpecVersion, within};
 use modelctx_test::apps::{
     BLOB_URI, CONNECT_ORIGIN, ClockServer, FACE_HTML, FACE_URI, MODEL_NOTE, PLAIN, SHOW_TIME, TICK,
     with_ui,
@@ -21,6 +22,17 @@ fn names(tools: &[Tool]) -> Vec<&str> {
     tools.iter().map(|t| t.name.as_str()).collect()
 }
 
+/// A fresh clock server, and a client of it over `connector` whose builder `declare`
+/// makes.
+async fn clock_and_client(
+    connector: &Connector,
+    declare: impl FnOnce(ClientBuilder) -> ClientBuilder,
+) -> (ClockServer, Client) {
+    let clock = ClockServer::new();
+    let client = connect(connector, &clock.server(), "apps-conformance", declare).await;
+    (clock, client)
+}
+
 /// A host that declared the extension sees every linked tool with its `_meta.ui`
 /// (app-only ones too: it needs them to proxy its apps' calls, and leaves them out of
 /// the model's list), reads the UI resource with its MIME type and `_meta.ui`, and sees
@@ -29,9 +41,7 @@ fn names(tools: &[Tool]) -> Vec<&str> {
 async fn a_host_with_the_extension_gets_ui_metadata() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let clock = ClockServer::new();
-        let server = clock.server();
-        let client = connect(&connector, &server, "apps-conformance", with_ui).await;
+        let (clock, client) = clock_and_client(&connector, with_ui).await;
         let declared = &client.server_capabilities().extensions.as_ref().unwrap()[EXTENSION_ID];
         assert_eq!(declared["mimeTypes"], json!([MIME_TYPE]), "{at}");
 
@@ -94,9 +104,7 @@ async fn a_host_with_the_extension_gets_ui_metadata() {
 async fn a_client_without_the_extension_gets_plain_tools() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let clock = ClockServer::new();
-        let server = clock.server();
-        let client = connect(&connector, &server, "apps-conformance", |b| b).await;
+        let (clock, client) = clock_and_client(&connector, |b| b).await;
         let tools = within("tools/list", client.list_all_tools()).await.unwrap();
         assert_eq!(names(&tools), [MODEL_NOTE, PLAIN, SHOW_TIME], "{at}");
         assert!(tools.iter().all(|t| t.meta.is_none()), "{at}");

@@ -15,13 +15,13 @@ use modelctx::client::Client;
 use modelctx::server::Server;
 use modelctx::skills::{
     ClientSkillsExt, DIRECTORY_MIME_TYPE, EXTENSION_ID, ServerBuilderSkillsExt, Skill, SkillEntry,
-    SkillResources, Skills, SkillsErrorKind, digest,
+    SkillResources, Skills, digest,
 };
 use modelctx::types::{CacheScope, TextOrBlobResourceContents};
 use modelctx_conformance::{SpecVersion, within};
 use modelctx_test::skills::{
-    RawDirectory, RawGet, RawList, SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI, SkillsMock,
-    TAMPERINGS, UNLISTED_URI, assert_get_refused, raw,
+    LISTED, RawDirectory, RawGet, RawList, SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI,
+    SkillsMock, TAMPERINGS, assert_get_refused, raw,
 };
 use serde_json::{Value, json};
 
@@ -81,13 +81,6 @@ fn skills_server(skills: impl FnOnce(Skills) -> Skills) -> Server {
         .unwrap()
         .build()
 }
-
-const LISTED: [&str; 4] = [
-    "skill://acme/billing/refunds/SKILL.md",
-    "skill://git-workflow/SKILL.md",
-    "skill://pdf-processing/SKILL.md",
-    "skill://pdf-processing/forms/SKILL.md",
-];
 
 /// Mirrors `sep-2640-skills-enumeration` (`server/enumeration.ts`): the capability an
 /// inline object committing to the methods, `skills/list` paginated with atomic
@@ -378,33 +371,16 @@ async fn sep_2640_client_verification() {
             let at = format!("{} {tamper}", connector.cell());
             let mock = SkillsMock::tampered(tamper);
             let client = connect(&connector, &mock.server(true), "skills-conformance", |b| b).await;
-            let skills = client.skills("mock");
-            let entry = skills.list().await.unwrap().skills.remove(0);
-            let outcome = match skills.load(&entry).await {
-                Ok(_) => skills.read_file(&entry, SUPPORTING_URI).await.map(|_| ()),
-                Err(e) => Err(e),
-            };
-            let err = outcome.expect_err(&at);
-            assert_eq!(err.kind(), SkillsErrorKind::Verification, "{at}: {err}");
-            assert_eq!(err.uri(), Some(SKILL_URI), "{at}");
-            assert!(err.to_string().contains(needle), "{at}: {err}");
-            assert_eq!(mock.reads(), [SKILL_URI], "{at}: went on past it");
-            assert!(skills.cache().is_empty(), "{at}: unverified bytes cached");
+            mock.assert_tampering_caught(&client.skills("mock"), needle, &at)
+                .await;
             client.close().await;
         }
 
         let at = format!("{} unlisted", connector.cell());
         let mock = SkillsMock::honest();
         let client = connect(&connector, &mock.server(true), "skills-conformance", |b| b).await;
-        let skills = client.skills("mock");
-        let entry = skills.get(SKILL_URI).await.unwrap();
-        let err = skills.read_file(&entry, UNLISTED_URI).await.unwrap_err();
-        assert_eq!(err.kind(), SkillsErrorKind::Unlisted, "{at}: {err}");
-        assert_eq!(err.uri(), Some(UNLISTED_URI), "{at}");
-        assert!(
-            mock.reads().is_empty(),
-            "{at}: the unlisted file was requested"
-        );
+        mock.assert_unlisted_refused(&client.skills("mock"), &at)
+            .await;
         client.close().await;
     }
 }

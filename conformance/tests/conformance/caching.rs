@@ -154,12 +154,18 @@ fn text_of(result: &modelctx::types::ReadResourceResult) -> String {
         .to_owned()
 }
 
-async fn a_positive_ttl_serves_the_answer_again_without_asking(connector: Connector) {
-    let server = Server::builder("tools", "1.0.0")
-        .tool(text_tool("t", "t"))
+/// A server of one tool, `name` (answering its name), whose answers are fresh for a
+/// minute.
+fn fresh_for_a_minute(name: &'static str) -> Server {
+    Server::builder("tools", "1.0.0")
+        .tool(text_tool(name, name))
         .unwrap()
         .cache_hints(Duration::from_secs(60), CacheScope::Public)
-        .build();
+        .build()
+}
+
+async fn a_positive_ttl_serves_the_answer_again_without_asking(connector: Connector) {
+    let server = fresh_for_a_minute("t");
     let pair = connect(&connector, &server, client()).await;
     let first = pair.client.list_tools(None).await.unwrap();
     assert_eq!(first.ttl_ms, Some(60_000));
@@ -241,15 +247,26 @@ async fn a_result_without_ttl_is_stale_at_once(connector: Connector) {
     }
 }
 
-async fn an_expired_answer_is_fetched_again_on_the_next_access(connector: Connector) {
+/// A session with a server of one counted resource, `file:///a` (text `a`, `hints`),
+/// its client on a test clock, and the resource read once: the reads so far, the
+/// clock, the pair.
+async fn read_once_on_a_clock(
+    connector: &Connector,
+    hints: Duration,
+) -> (Arc<AtomicUsize>, Clock, Pair) {
     let reads = Arc::new(AtomicUsize::new(0));
     let server = Server::builder("docs", "1.0.0")
-        .resource(counted("file:///a", "a", &reads, Duration::from_secs(1)))
+        .resource(counted("file:///a", "a", &reads, hints))
         .unwrap()
         .build();
     let clock = Clock::new();
-    let pair = connect(&connector, &server, clock.on(client())).await;
+    let pair = connect(connector, &server, clock.on(client())).await;
     pair.client.read_resource("file:///a").await.unwrap();
+    (reads, clock, pair)
+}
+
+async fn an_expired_answer_is_fetched_again_on_the_next_access(connector: Connector) {
+    let (reads, clock, pair) = read_once_on_a_clock(&connector, Duration::from_secs(1)).await;
     clock.advance(999);
     let served = pair.client.read_resource("file:///a").await.unwrap();
     assert_eq!(text_of(&served), "a");
@@ -262,14 +279,7 @@ async fn an_expired_answer_is_fetched_again_on_the_next_access(connector: Connec
 }
 
 async fn expiry_alone_fetches_nothing(connector: Connector) {
-    let reads = Arc::new(AtomicUsize::new(0));
-    let server = Server::builder("docs", "1.0.0")
-        .resource(counted("file:///a", "a", &reads, Duration::from_millis(1)))
-        .unwrap()
-        .build();
-    let clock = Clock::new();
-    let pair = connect(&connector, &server, clock.on(client())).await;
-    pair.client.read_resource("file:///a").await.unwrap();
+    let (reads, clock, pair) = read_once_on_a_clock(&connector, Duration::from_millis(1)).await;
     // Long past the expiry, with no access: the client fetches nothing by itself. A
     // round trip of another request comes after anything it could have sent before.
     clock.advance(60_000);
@@ -400,11 +410,7 @@ async fn the_interim_answer_has_no_hints_and_the_final_one_both(connector: Conne
 }
 
 async fn a_change_notification_drops_a_fresh_list(connector: Connector) {
-    let server = Server::builder("tools", "1.0.0")
-        .tool(text_tool("first", "first"))
-        .unwrap()
-        .cache_hints(Duration::from_secs(60), CacheScope::Public)
-        .build();
+    let server = fresh_for_a_minute("first");
     let pair = connect(&connector, &server, client()).await;
     pair.client.list_tools(None).await.unwrap();
     pair.client.list_tools(None).await.unwrap();

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use modelctx::server::Server;
+use modelctx::server::{Server, ServerBuilder};
 use modelctx::session::{Canceller, RequestOptions};
 use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
 use modelctx::types::{
@@ -16,7 +16,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::support::{
-    Block, DropSignal, Echo, Pair, Work, assert_echoes, client, connect, payload,
+    Block, DropSignal, Echo, Pair, Work, assert_echoes, cancel_strays, client, connect, payload,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -85,19 +85,44 @@ pub(crate) fn blocking_server(
     cancelled: mpsc::UnboundedSender<Value>,
     started: mpsc::UnboundedSender<()>,
 ) -> Server {
-    Server::builder("blocker", "1.0.0")
-        .request_handler::<Block, _, _>(move |params, cx| {
-            let cancelled = cancelled.clone();
-            let started = started.clone();
-            async move {
-                let _stopped = DropSignal::new(cancelled, payload(params));
-                let _ = started.send(());
-                cx.cancellation().cancelled().await;
-                Ok(json!({"unreachable": true}))
-            }
-        })
+    with_block(Server::builder("blocker", "1.0.0"), cancelled, started)
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(payload(params)) })
         .build()
+}
+
+/// A session with [`blocking_server`]: the pair, then what its stopped handlers report
+/// and the starts of its handlers.
+async fn connect_blocking(
+    connector: &Connector,
+) -> (
+    Pair,
+    mpsc::UnboundedReceiver<Value>,
+    mpsc::UnboundedReceiver<()>,
+) {
+    let (cancelled_tx, cancelled_rx) = mpsc::unbounded_channel();
+    let (started, started_rx) = mpsc::unbounded_channel();
+    let server = blocking_server(cancelled_tx, started);
+    let pair = connect(connector, &server, client()).await;
+    (pair, cancelled_rx, started_rx)
+}
+
+/// `builder` with a `test/block` handler that reports its start on `started`, never
+/// finishes on its own, and sends its params on `cancelled` when it is stopped.
+fn with_block(
+    builder: ServerBuilder,
+    cancelled: mpsc::UnboundedSender<Value>,
+    started: mpsc::UnboundedSender<()>,
+) -> ServerBuilder {
+    builder.request_handler::<Block, _, _>(move |params, cx| {
+        let cancelled = cancelled.clone();
+        let started = started.clone();
+        async move {
+            let _stopped = DropSignal::new(cancelled, payload(params));
+            let _ = started.send(());
+            cx.cancellation().cancelled().await;
+            Ok(json!({"unreachable": true}))
+        }
+    })
 }
 
 /// Starts a `test/block` call with `params` and waits until its handler runs: the
@@ -135,10 +160,7 @@ pub(crate) fn cancellations_sent(log: &[modelctx_conformance::Recorded]) -> Vec<
 }
 
 async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Connector) {
-    let (cancelled_tx, mut cancelled_rx) = mpsc::unbounded_channel();
-    let (started, mut started_rx) = mpsc::unbounded_channel();
-    let server = blocking_server(cancelled_tx, started);
-    let pair = connect(&connector, &server, client()).await;
+    let (pair, mut cancelled_rx, mut started_rx) = connect_blocking(&connector).await;
 
     let (id, canceller, waiting) = start_blocked(&pair, json!({"v": "job"}), &mut started_rx).await;
     canceller.cancel("the user gave up").await;
@@ -170,10 +192,7 @@ async fn cancelling_a_call_notifies_the_server_and_fails_locally(connector: Conn
 }
 
 async fn abandoning_a_call_stops_its_handler(connector: Connector) {
-    let (cancelled_tx, mut cancelled_rx) = mpsc::unbounded_channel();
-    let (started, mut started_rx) = mpsc::unbounded_channel();
-    let server = blocking_server(cancelled_tx, started);
-    let pair = connect(&connector, &server, client()).await;
+    let (pair, mut cancelled_rx, mut started_rx) = connect_blocking(&connector).await;
 
     // The caller gives up by dropping the task that awaits the call.
     let (id, _, waiting) = start_blocked(&pair, json!({"v": "abandoned"}), &mut started_rx).await;
@@ -203,27 +222,21 @@ async fn abandoning_one_call_leaves_the_others_running(connector: Connector) {
     let (work_started, mut work_started_rx) = mpsc::unbounded_channel();
     let release = Arc::new(Notify::new());
     let gate = release.clone();
-    let server = Server::builder("two-jobs", "1.0.0")
-        .request_handler::<Block, _, _>(move |params, cx| {
-            let cancelled = cancelled.clone();
-            let started = block_started.clone();
-            async move {
-                let _stopped = DropSignal::new(cancelled, payload(params));
-                let _ = started.send(());
-                cx.cancellation().cancelled().await;
-                Ok(json!({"unreachable": true}))
-            }
-        })
-        .request_handler::<Work, _, _>(move |params, _cx| {
-            let gate = gate.clone();
-            let started = work_started.clone();
-            async move {
-                let _ = started.send(());
-                gate.notified().await;
-                Ok(payload(params))
-            }
-        })
-        .build();
+    let server = with_block(
+        Server::builder("two-jobs", "1.0.0"),
+        cancelled,
+        block_started,
+    )
+    .request_handler::<Work, _, _>(move |params, _cx| {
+        let gate = gate.clone();
+        let started = work_started.clone();
+        async move {
+            let _ = started.send(());
+            gate.notified().await;
+            Ok(payload(params))
+        }
+    })
+    .build();
     let pair = connect(&connector, &server, client()).await;
 
     let kept = tokio::spawn({
@@ -255,10 +268,7 @@ async fn abandoning_one_call_leaves_the_others_running(connector: Connector) {
 /// sends, not at the handler (on the stateless leg the cancellation reaches a fresh
 /// session, which cannot stop the first POST's handler).
 async fn cancellations_name_only_our_own_pending_requests(connector: Connector) {
-    let (cancelled_tx, _cancelled_rx) = mpsc::unbounded_channel();
-    let (started, mut started_rx) = mpsc::unbounded_channel();
-    let server = blocking_server(cancelled_tx, started);
-    let pair = connect(&connector, &server, client()).await;
+    let (pair, _cancelled_rx, mut started_rx) = connect_blocking(&connector).await;
 
     let done = pair
         .client
@@ -287,10 +297,7 @@ async fn cancellations_name_only_our_own_pending_requests(connector: Connector) 
 }
 
 async fn a_cancelled_handler_stops_and_sends_no_response(connector: Connector) {
-    let (cancelled_tx, mut cancelled_rx) = mpsc::unbounded_channel();
-    let (started, mut started_rx) = mpsc::unbounded_channel();
-    let server = blocking_server(cancelled_tx, started);
-    let pair = connect(&connector, &server, client()).await;
+    let (pair, mut cancelled_rx, mut started_rx) = connect_blocking(&connector).await;
 
     let (id, canceller, waiting) = start_blocked(&pair, json!({"v": "a"}), &mut started_rx).await;
     canceller.cancel("stop").await;
@@ -477,14 +484,7 @@ async fn cancelling_an_unknown_id_is_ignored(connector: Connector) {
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(payload(params)) })
         .build();
     let pair = connect(&connector, &server, client()).await;
-    for id in [json!(999), json!("never-sent"), json!(1)] {
-        let params = to_raw(&json!({"requestId": id, "reason": "stray"})).unwrap();
-        pair.client
-            .peer()
-            .notify_raw("notifications/cancelled".into(), Some(params))
-            .await
-            .unwrap();
-    }
+    cancel_strays(&pair, [json!(999), json!("never-sent"), json!(1)]).await;
     assert_eq!(
         payload(pair.client.request::<Echo>(json!({"v": 5})).await.unwrap()),
         json!({"v": 5})
@@ -499,10 +499,7 @@ async fn cancelling_an_unknown_id_is_ignored(connector: Connector) {
 }
 
 async fn closing_fails_every_pending_request(connector: Connector) {
-    let (cancelled_tx, _cancelled_rx) = mpsc::unbounded_channel();
-    let (started, mut started_rx) = mpsc::unbounded_channel();
-    let server = blocking_server(cancelled_tx, started);
-    let pair = connect(&connector, &server, client()).await;
+    let (pair, _cancelled_rx, mut started_rx) = connect_blocking(&connector).await;
 
     let calls: Vec<_> = (0..3)
         .map(|i| {

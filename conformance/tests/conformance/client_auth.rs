@@ -263,7 +263,7 @@ async fn a_403_steps_up_once_with_the_union_of_scopes(connector: Connector) {
 async fn scopes_come_from_the_challenge_then_the_resource_then_none(connector: Connector) {
     let prm_scopes = Some(vec!["files:read".to_owned(), "files:write".to_owned()]);
     // The challenge's scope wins over scopes_supported.
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             challenge_scope: Some("files:read".into()),
@@ -272,10 +272,9 @@ async fn scopes_come_from_the_challenge_then_the_resource_then_none(connector: C
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     assert_eq!(world.authorizations()[0]["scope"], "files:read");
     // No scope in the challenge: the resource's scopes_supported.
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             prm_scopes,
@@ -283,16 +282,14 @@ async fn scopes_come_from_the_challenge_then_the_resource_then_none(connector: C
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     assert_eq!(world.authorizations()[0]["scope"], "files:read files:write");
     // Neither: no scope parameter at all.
-    let world = World::start(&connector, Config::default()).await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    let (world, _, _) = connected_world(&connector, Config::default()).await;
     assert!(!world.authorizations()[0].contains_key("scope"));
 }
 
 async fn offline_access_is_asked_for_with_consent_when_offered(connector: Connector) {
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             challenge_scope: Some("mcp".into()),
@@ -301,7 +298,6 @@ async fn offline_access_is_asked_for_with_consent_when_offered(connector: Connec
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     // The client registered for the refresh_token grant…
     let (_, registration) = &world.registrations()[0];
     assert!(
@@ -315,7 +311,7 @@ async fn offline_access_is_asked_for_with_consent_when_offered(connector: Connec
     assert_eq!(q["scope"], "mcp offline_access");
     assert_eq!(q["prompt"], "consent");
     // Not offered: neither.
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             challenge_scope: Some("mcp".into()),
@@ -324,7 +320,6 @@ async fn offline_access_is_asked_for_with_consent_when_offered(connector: Connec
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     let q = &world.authorizations()[0];
     assert_eq!(q["scope"], "mcp");
     assert!(!q.contains_key("prompt"));
@@ -344,7 +339,7 @@ fn prm_probes(world: &World) -> Vec<(String, bool)> {
 async fn resource_metadata_from_the_challenge_else_the_well_known_order(connector: Connector) {
     // The challenge names the document: only it is fetched.
     const CUSTOM: &str = "/meta/custom-prm.json";
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             prm_at: PrmAt::Custom(CUSTOM),
@@ -352,10 +347,9 @@ async fn resource_metadata_from_the_challenge_else_the_well_known_order(connecto
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     assert_eq!(prm_probes(&world), [(CUSTOM.to_owned(), true)]);
     // No hint: the path-aware well-known URI, then the root one.
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             hint: false,
@@ -364,7 +358,6 @@ async fn resource_metadata_from_the_challenge_else_the_well_known_order(connecto
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     assert_eq!(
         prm_probes(&world),
         [
@@ -376,7 +369,7 @@ async fn resource_metadata_from_the_challenge_else_the_well_known_order(connecto
         ]
     );
     // The path-aware one answering: the root one is not asked.
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             hint: false,
@@ -384,7 +377,6 @@ async fn resource_metadata_from_the_challenge_else_the_well_known_order(connecto
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     assert_eq!(
         prm_probes(&world),
         [("/.well-known/oauth-protected-resource/mcp".to_owned(), true)]
@@ -482,7 +474,7 @@ async fn authorization_server_metadata_is_probed_in_the_spec_order(connector: Co
         ]
     );
     // An issuer without a path: the root forms, OAuth then OpenID.
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             metadata_path: Some("/.well-known/openid-configuration".into()),
@@ -490,7 +482,6 @@ async fn authorization_server_metadata_is_probed_in_the_spec_order(connector: Co
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     assert_eq!(
         metadata_probes(&world),
         [
@@ -569,7 +560,7 @@ async fn the_authorization_response_iss_is_checked(connector: Connector) {
     }
     // The right one, or none where the server does not advertise it: accepted.
     for (mode, supported) in [("correct", true), ("omit", false)] {
-        let world = World::start(
+        connected_world(
             &connector,
             Config {
                 iss_mode: mode,
@@ -578,7 +569,6 @@ async fn the_authorization_response_iss_is_checked(connector: Connector) {
             },
         )
         .await;
-        connect_and_call(&world, &world.oauth().build().unwrap()).await;
     }
 }
 
@@ -618,7 +608,7 @@ async fn substituted_registration_metadata_completes_unusable_credentials_do_not
     connector: Connector,
 ) {
     // Metadata the server substituted but the flow does not depend on: it completes.
-    let world = World::start(
+    let (_world, _, _) = connected_world(
         &connector,
         Config {
             register_patch: json!({
@@ -630,7 +620,6 @@ async fn substituted_registration_metadata_completes_unusable_credentials_do_not
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     // Credentials the authorization-code flow cannot apply: a registration error before
     // anything is stored or the user is sent to authorize.
     let unusable = [
@@ -711,7 +700,7 @@ async fn pre_registered_credentials_skip_registration(connector: Connector) {
 async fn the_token_endpoint_auth_method_is_the_registered_one(connector: Connector) {
     // The client asks for client_secret_basic; the server registers it for
     // client_secret_post: the token request authenticates that way.
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             auth_methods: vec!["client_secret_basic".into(), "client_secret_post".into()],
@@ -720,7 +709,6 @@ async fn the_token_endpoint_auth_method_is_the_registered_one(connector: Connect
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     let (_, asked) = &world.registrations()[0];
     assert_eq!(asked["token_endpoint_auth_method"], "client_secret_basic");
     let (form, authorization) = &world.token_requests()[0];
@@ -728,7 +716,7 @@ async fn the_token_endpoint_auth_method_is_the_registered_one(connector: Connect
     assert_eq!(form["client_secret"], "secret-1");
     assert_eq!(authorization, &None);
     // Registered as asked: HTTP Basic, the secret not in the form.
-    let world = World::start(
+    let (world, _, _) = connected_world(
         &connector,
         Config {
             auth_methods: vec!["client_secret_basic".into(), "client_secret_post".into()],
@@ -736,7 +724,6 @@ async fn the_token_endpoint_auth_method_is_the_registered_one(connector: Connect
         },
     )
     .await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
     let (form, authorization) = &world.token_requests()[0];
     assert_eq!(
         authorization.as_deref(),

@@ -7,7 +7,7 @@ use modelctx::session::{RequestOptions, SessionError};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use modelctx_oauth::{
     AssertionRequest, ClientRegistration, CredentialKey, CredentialStore, ErrorKind, IdJagExchange,
-    InMemoryCredentialStore, OAuthClient, OAuthError, SigningKey, StoredCredentials, TokenSet,
+    InMemoryCredentialStore, OAuthClient, OAuthError, StoredCredentials, TokenSet,
 };
 use serde_json::{Value, json};
 
@@ -119,13 +119,7 @@ async fn client_credentials_with_a_signed_client_assertion(connector: Connector)
         },
     )
     .await;
-    let key = SigningKey::generate().unwrap();
-    let oauth = OAuthClient::builder(&world.server)
-        .client_credentials()
-        .client(ClientRegistration::new("m2m").with_auth_method("private_key_jwt"))
-        .client_key(key.clone())
-        .build()
-        .unwrap();
+    let (oauth, key) = modelctx_test::private_key_jwt_client(&world.server);
     connect_and_call(&world, &oauth).await;
     let (form, authorization) = &world.token_requests()[0];
     assert_eq!(form["grant_type"], "client_credentials");

@@ -115,8 +115,7 @@ async fn an_advertised_iss_that_is_missing_stops_the_flow(connector: Connector) 
 
 async fn an_unadvertised_iss_is_still_checked_when_present(connector: Connector) {
     // Equal to the issuer: the flow goes on.
-    let world = World::start(&connector, iss(false, "correct")).await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    let (world, _, _) = connected_world(&connector, iss(false, "correct")).await;
     redeemed(&world);
     // Another issuer's: refused though the metadata never mentioned iss.
     let (world, e) =
@@ -126,8 +125,7 @@ async fn an_unadvertised_iss_is_still_checked_when_present(connector: Connector)
 }
 
 async fn neither_advertised_nor_present_the_flow_goes_on(connector: Connector) {
-    let world = World::start(&connector, iss(false, "omit")).await;
-    connect_and_call(&world, &world.oauth().build().unwrap()).await;
+    let (world, _, _) = connected_world(&connector, iss(false, "omit")).await;
     redeemed(&world);
 }
 

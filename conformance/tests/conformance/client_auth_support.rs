@@ -354,66 +354,57 @@ impl World {
         .await;
     }
 
+    /// What `pick` takes from each event so far, in order (the events it passes over
+    /// left out).
+    fn picked<T>(&self, pick: impl FnMut(Event) -> Option<T>) -> Vec<T> {
+        self.events().into_iter().filter_map(pick).collect()
+    }
+
     /// The requests that reached the MCP endpoint.
     pub(crate) fn mcp_requests(&self) -> Vec<(http::Method, Option<String>, Option<String>, u16)> {
-        self.events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Mcp {
-                    method,
-                    authorization,
-                    query,
-                    status,
-                } => Some((method, authorization, query, status)),
-                _ => None,
-            })
-            .collect()
+        self.picked(|e| match e {
+            Event::Mcp {
+                method,
+                authorization,
+                query,
+                status,
+            } => Some((method, authorization, query, status)),
+            _ => None,
+        })
     }
 
     /// The well-known paths requested, in order.
     pub(crate) fn well_known(&self) -> Vec<(String, bool)> {
-        self.events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::WellKnown { path, found } => Some((path, found)),
-                _ => None,
-            })
-            .collect()
+        self.picked(|e| match e {
+            Event::WellKnown { path, found } => Some((path, found)),
+            _ => None,
+        })
     }
 
     pub(crate) fn registrations(&self) -> Vec<(String, Value)> {
-        self.events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Register { issuer, body } => Some((issuer, body)),
-                _ => None,
-            })
-            .collect()
+        self.picked(|e| match e {
+            Event::Register { issuer, body } => Some((issuer, body)),
+            _ => None,
+        })
     }
 
     pub(crate) fn authorizations(&self) -> Vec<HashMap<String, String>> {
-        self.events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Authorize { query, .. } => Some(query),
-                _ => None,
-            })
-            .collect()
+        self.picked(|e| match e {
+            Event::Authorize { query, .. } => Some(query),
+            _ => None,
+        })
     }
 
     /// Each token request: its form and `Authorization` header.
     pub(crate) fn token_requests(&self) -> Vec<(HashMap<String, String>, Option<String>)> {
-        self.events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Token {
-                    form,
-                    authorization,
-                    ..
-                } => Some((form, authorization)),
-                _ => None,
-            })
-            .collect()
+        self.picked(|e| match e {
+            Event::Token {
+                form,
+                authorization,
+                ..
+            } => Some((form, authorization)),
+            _ => None,
+        })
     }
 
     /// The MCP endpoint stops accepting every token issued so far.
@@ -859,20 +850,7 @@ impl AuthorizationHandler for Redirected {
         authorization_url: &'a str,
     ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
         Box::pin(async move {
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|e| OAuthError::application(e.to_string()))?;
-            let answer = http
-                .get(authorization_url)
-                .send()
-                .await
-                .map_err(|e| OAuthError::application(e.to_string()))?;
-            let location = answer
-                .headers()
-                .get(header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .ok_or_else(|| OAuthError::application("the AS did not redirect"))?;
+            let location = modelctx_test::redirect_of(authorization_url).await?;
             let query = location.split_once('?').map_or("", |(_, q)| q);
             Ok(AuthorizationResponse::from_query(&(self.rewrite)(query)))
         })

@@ -250,15 +250,9 @@ async fn a_handlers_error_reaches_the_caller_as_chosen(connector: Connector) {
 
     // From a raw request handler...
     let raw = pair.client.request::<Echo>(json!({})).await.unwrap_err();
+    // (Code, message and data: the whole error object.)
     let error = raw.protocol_error().expect("a JSON-RPC error");
-    assert_eq!(
-        (error.code, &*error.message, &error.data),
-        (
-            ErrorCode(4_711),
-            "the vault is sealed",
-            &Some(json!({"retry": false}))
-        )
-    );
+    assert_eq!(error, &refusal());
     // ...and from a tool that fails the call with a protocol error.
     let params = CallToolRequestParams::new("open-vault");
     let call = pair
@@ -267,14 +261,7 @@ async fn a_handlers_error_reaches_the_caller_as_chosen(connector: Connector) {
         .await
         .unwrap_err();
     let error = call.protocol_error().expect("a JSON-RPC error");
-    assert_eq!(
-        (error.code, &*error.message, &error.data),
-        (
-            ErrorCode(4_711),
-            "the vault is sealed",
-            &Some(json!({"retry": false}))
-        )
-    );
+    assert_eq!(error, &refusal());
 }
 
 async fn legacy_server_error_codes_cross_untouched(connector: Connector) {

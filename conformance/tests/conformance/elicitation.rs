@@ -768,6 +768,17 @@ async fn a_refused_call_succeeds_after_the_url_flow(connector: Connector) {
     assert_eq!(result.content[0].as_text(), Some("3 files"));
 }
 
+/// Calls `tool` with no arguments and checks it is not a tool error: its text.
+async fn answer_of(pair: &Pair, tool: &str) -> String {
+    let r = pair
+        .client
+        .request::<CallToolRequest>(CallToolRequestParams::new(tool))
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    r.content[0].as_text().unwrap().to_owned()
+}
+
 async fn a_tool_asks_several_questions(connector: Connector) {
     let server = Server::builder("party", "1.0.0")
         .request_handler::<CallToolRequest, _, _>(|_call, cx: Context| async move {
@@ -804,25 +815,21 @@ async fn a_tool_asks_several_questions(connector: Connector) {
             async move { Ok(answer) }
         })
     };
-    let call = |pair: &Pair| {
-        let client = pair.client.clone();
-        async move {
-            let r = client
-                .request::<CallToolRequest>(CallToolRequestParams::new("rsvp"))
-                .await
-                .unwrap();
-            r.content[0].as_text().unwrap().to_owned()
-        }
-    };
     let pair = connect(&connector, &server, answering(None)).await;
-    assert_eq!(call(&pair).await, "Ada +Integer(2)");
+    assert_eq!(answer_of(&pair, "rsvp").await, "Ada +Integer(2)");
     assert_eq!(elicitations_sent(&pair), 2);
 
     let pair = connect(&connector, &server, answering(Some(FormAnswer::Decline))).await;
-    assert_eq!(call(&pair).await, "stopped at step 2: Ada declined");
+    assert_eq!(
+        answer_of(&pair, "rsvp").await,
+        "stopped at step 2: Ada declined"
+    );
 
     let pair = connect(&connector, &server, form_client(FormAnswer::Cancel).0).await;
-    assert_eq!(call(&pair).await, "stopped at step 1: cancelled");
+    assert_eq!(
+        answer_of(&pair, "rsvp").await,
+        "stopped at step 1: cancelled"
+    );
     assert_eq!(
         elicitations_sent(&pair),
         1,
@@ -870,17 +877,6 @@ async fn a_typed_form_from_a_tool_context(connector: Connector) {
             async move { Ok(answer) }
         })
     };
-    let call = |pair: &Pair| {
-        let client = pair.client.clone();
-        async move {
-            let r = client
-                .request::<CallToolRequest>(CallToolRequestParams::new("book"))
-                .await
-                .unwrap();
-            assert_ne!(r.is_error, Some(true), "{r:?}");
-            r.content[0].as_text().unwrap().to_owned()
-        }
-    };
 
     let accept = FormAnswer::Accept(content(&[
         ("name", "Ada".into()),
@@ -888,7 +884,10 @@ async fn a_typed_form_from_a_tool_context(connector: Connector) {
         ("room", "double".into()),
     ]));
     let pair = connect(&connector, &server, answering(accept)).await;
-    assert_eq!(call(&pair).await, "Ada x2 Double breakfast=None");
+    assert_eq!(
+        answer_of(&pair, "book").await,
+        "Ada x2 Double breakfast=None"
+    );
     let schema = within("the form", seen.recv()).await.unwrap();
     assert_eq!(schema["type"], json!("object"));
     assert_eq!(
@@ -911,7 +910,7 @@ async fn a_typed_form_from_a_tool_context(connector: Connector) {
         (FormAnswer::Cancel, "cancelled"),
     ] {
         let pair = connect(&connector, &server, answering(answer)).await;
-        assert_eq!(call(&pair).await, text);
+        assert_eq!(answer_of(&pair, "book").await, text);
     }
 }
 

@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 
 use modelctx::server::Server;
-use modelctx::types::{CallToolRequest, CallToolResult, ListToolsRequest, ListToolsResult, Tool};
+use modelctx::types::{CallToolRequest, CallToolResult, Tool};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 
-use crate::support::{client, connect};
+use crate::support::{client, connect, listing_as_given};
 use crate::tools::obj;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -59,11 +59,7 @@ fn listing(tools: &[(&str, Value)]) -> Server {
         .iter()
         .map(|(name, schema)| Tool::new(*name, obj(schema.clone())))
         .collect();
-    Server::builder("annotated", "1.0.0")
-        .request_handler::<ListToolsRequest, _, _>(move |_, _cx| {
-            let tools = tools.clone();
-            async move { Ok(ListToolsResult::new(tools)) }
-        })
+    listing_as_given("annotated", tools)
         .request_handler::<CallToolRequest, _, _>(|params, _cx| async move {
             Ok(CallToolResult::text(format!("ran {}", params.name)))
         })

@@ -14,7 +14,9 @@ use modelctx::http::{
 };
 use modelctx::server::{Context, Server, ToolDef};
 use modelctx::types::{JsonObject, Tool};
-use modelctx_conformance::{Connector, SpecVersion, Test, conformance_test, within};
+use modelctx_conformance::{
+    Connector, SpecVersion, Test, conformance_test, redis_connected, within,
+};
 use modelctx_oauth::{
     AuthInfo, AuthorizationHandler, AuthorizationResponse, AuthorizationServer,
     AuthorizationServerConfig, InMemoryStore, JwtVerifier, Login, OAuthClient, OAuthError,
@@ -219,13 +221,10 @@ pub(crate) async fn protected(connect: &Connector) -> Protected {
                 &key_pem(),
             ),
             Some(url) => {
-                let store = modelctx_redis::AuthorizationStore::connect(
-                    &url,
-                    modelctx_redis::AuthorizationStoreConfig::default(),
-                );
-                let store = within("the store to reach the trial's Redis", store)
-                    .await
-                    .expect("the trial's redis-server accepts a connection");
+                let stored = modelctx_redis::AuthorizationStoreConfig::default();
+                let store =
+                    redis_connected(modelctx_redis::AuthorizationStore::connect(&url, stored))
+                        .await;
                 AuthorizationServer::with_signing_key(config.clone(), store, users, &key_pem())
             }
         };
@@ -344,6 +343,15 @@ impl Protected {
     }
 
     /// A code through the consent page, for a PKCE `challenge`.
+    /// A public client registered, a PKCE pair, and a code issued to the client:
+    /// `(client_id, verifier, code)`.
+    async fn public_client_with_code(&self) -> (String, String, String) {
+        let client_id = self.public_client().await;
+        let (verifier, challenge) = pkce();
+        let code = self.code(&client_id, &challenge).await;
+        (client_id, verifier, code)
+    }
+
     async fn code(&self, client_id: &str, challenge: &str) -> String {
         let url = self.authorize_url(&[
             ("client_id", client_id),
@@ -358,6 +366,29 @@ impl Protected {
     async fn exchange(&self, form: &[(&str, &str)]) -> RawResponse {
         send(self.http.post(format!("{}/token", self.issuer)).form(form)).await
     }
+}
+
+/// The token request redeeming `code` of `client_id` with `verifier`, naming
+/// `redirect_uri`.
+pub(crate) fn redeeming<'a>(
+    client_id: &'a str,
+    code: &'a str,
+    verifier: &'a str,
+    redirect_uri: &'a str,
+) -> [(&'static str, &'a str); 5] {
+    [
+        ("grant_type", "authorization_code"),
+        ("client_id", client_id),
+        ("code", code),
+        ("code_verifier", verifier),
+        ("redirect_uri", redirect_uri),
+    ]
+}
+
+/// Asserts that the token endpoint refused with `invalid_grant`.
+fn assert_invalid_grant(r: &RawResponse) {
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"], "invalid_grant");
 }
 
 pub(crate) fn param(url: &str, name: &str) -> Option<String> {
@@ -728,39 +759,18 @@ async fn authorize_without_pkce_is_invalid_request(connect: Connector) {
 
 async fn a_wrong_code_verifier_is_invalid_grant(connect: Connector) {
     let p = protected(&connect).await;
-    let client_id = p.public_client().await;
-    let (_, challenge) = pkce();
-    let code = p.code(&client_id, &challenge).await;
+    let (client_id, _, code) = p.public_client_with_code().await;
     let wrong = URL_SAFE_NO_PAD.encode([8u8; 32]);
-    let r = p
-        .exchange(&[
-            ("grant_type", "authorization_code"),
-            ("client_id", &client_id),
-            ("code", &code),
-            ("code_verifier", &wrong),
-            ("redirect_uri", REDIRECT),
-        ])
-        .await;
-    assert_eq!(r.status, 400);
-    assert_eq!(r.json()["error"], "invalid_grant");
+    let form = redeeming(&client_id, &code, &wrong, REDIRECT);
+    assert_invalid_grant(&p.exchange(&form).await);
 }
 
 async fn a_code_is_exchanged_once(connect: Connector) {
     let p = protected(&connect).await;
-    let client_id = p.public_client().await;
-    let (verifier, challenge) = pkce();
-    let code = p.code(&client_id, &challenge).await;
-    let form = [
-        ("grant_type", "authorization_code"),
-        ("client_id", client_id.as_str()),
-        ("code", code.as_str()),
-        ("code_verifier", verifier.as_str()),
-        ("redirect_uri", REDIRECT),
-    ];
+    let (client_id, verifier, code) = p.public_client_with_code().await;
+    let form = redeeming(&client_id, &code, &verifier, REDIRECT);
     assert_eq!(p.exchange(&form).await.status, 200);
-    let again = p.exchange(&form).await;
-    assert_eq!(again.status, 400);
-    assert_eq!(again.json()["error"], "invalid_grant");
+    assert_invalid_grant(&p.exchange(&form).await);
 }
 
 async fn redirect_uris_are_bound_exactly(connect: Connector) {
@@ -779,17 +789,8 @@ async fn redirect_uris_are_bound_exactly(connect: Connector) {
     assert!(r.header("location").is_none());
     // At the token endpoint, another redirect URI than at authorize.
     let code = p.code(&client_id, &challenge).await;
-    let r = p
-        .exchange(&[
-            ("grant_type", "authorization_code"),
-            ("client_id", &client_id),
-            ("code", &code),
-            ("code_verifier", &verifier),
-            ("redirect_uri", "http://127.0.0.1:9/elsewhere"),
-        ])
-        .await;
-    assert_eq!(r.status, 400);
-    assert_eq!(r.json()["error"], "invalid_grant");
+    let form = redeeming(&client_id, &code, &verifier, "http://127.0.0.1:9/elsewhere");
+    assert_invalid_grant(&p.exchange(&form).await);
 }
 
 async fn registration_takes_https_or_loopback_redirects_only(connect: Connector) {

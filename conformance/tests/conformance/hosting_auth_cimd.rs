@@ -11,7 +11,7 @@ use modelctx_conformance::{Connector, Test, conformance_test};
 use modelctx_oauth::{AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login};
 use serde_json::{Value, json};
 
-use crate::hosting_auth::{REDIRECT, approve, param, pkce};
+use crate::hosting_auth::{REDIRECT, approve, param, pkce, redeeming};
 use crate::http_support::{RawResponse, no_redirects, send};
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -216,14 +216,8 @@ async fn a_url_client_id_is_fetched_and_carried_through_to_a_token(_: Connector)
     let location = approve(&c.http, &url).await;
     assert!(location.starts_with(REDIRECT), "{location}");
     let code = param(&location, "code").expect("a code");
-    let token = send(c.http.post(format!("{}/token", c.issuer)).form(&[
-        ("grant_type", "authorization_code"),
-        ("client_id", client_id.as_str()),
-        ("code", code.as_str()),
-        ("code_verifier", verifier.as_str()),
-        ("redirect_uri", REDIRECT),
-    ]))
-    .await;
+    let form = redeeming(&client_id, &code, &verifier, REDIRECT);
+    let token = send(c.http.post(format!("{}/token", c.issuer)).form(&form)).await;
     assert_eq!(token.status, 200, "{}", token.body);
     assert!(token.json()["access_token"].is_string(), "{}", token.body);
 }

@@ -16,6 +16,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex as AsyncMutex, mpsc};
 
+use crate::cancellation::blocking_server;
 use crate::http_support::{Hosted, Note, Raw, Script, Seen, call, host_on, host_scripted, send};
 use crate::support::{Block, Echo, Work, client, connect_modern, echo_server, raw_options};
 use crate::tools::error_code;
@@ -382,31 +383,18 @@ async fn concurrent_calls_each_get_their_own_answer(connect: Connector) {
     for (i, r) in results.into_iter().enumerate() {
         assert_eq!(r, json!({"answer": {"i": i}}));
     }
-    let posts = hosted
-        .seen()
-        .iter()
-        .filter(|s| s.method == http::Method::POST)
-        .count();
+    let posts = hosted.requests(&http::Method::POST).len();
     assert!(posts >= 22, "one POST per message: {posts}");
-}
-
-fn blocking_server(started: mpsc::UnboundedSender<()>) -> Server {
-    Server::builder("blocker", "1.0.0")
-        .request_handler::<Block, _, _>(move |_, cx| {
-            let started = started.clone();
-            async move {
-                let _ = started.send(());
-                cx.cancellation().cancelled().await;
-                Ok(json!("unreachable"))
-            }
-        })
-        .request_handler::<Echo, _, _>(|p, _| async move { Ok(p) })
-        .build()
 }
 
 async fn a_404_fails_in_flight_calls_and_starts_a_new_session(connect: Connector) {
     let (started_tx, mut started) = mpsc::unbounded_channel();
-    let hosted = host_on(&connect, blocking_server(started_tx), quick()).await;
+    let hosted = host_on(
+        &connect,
+        blocking_server(mpsc::unbounded_channel().0, started_tx),
+        quick(),
+    )
+    .await;
     let (transport, handle) = hosted.transport();
     let client = client().connect(transport).await.unwrap();
     let first = handle.session_id().unwrap();
@@ -461,11 +449,7 @@ async fn a_call_refused_for_a_forgotten_session_goes_to_a_new_one(connect: Conne
         json!({"after": 1})
     );
     assert_ne!(handle.session_id().unwrap(), first);
-    let posts: Vec<Seen> = hosted
-        .seen()
-        .into_iter()
-        .filter(|s| s.method == http::Method::POST)
-        .collect();
+    let posts: Vec<Seen> = hosted.requests(&http::Method::POST);
     let refused = posts
         .iter()
         .filter(|s| s.status == http::StatusCode::NOT_FOUND)
@@ -523,11 +507,7 @@ async fn a_405_on_get_leaves_the_connection_working(connect: Connector) {
             json!({"i": i})
         );
     }
-    let gets = hosted
-        .seen()
-        .iter()
-        .filter(|s| s.method == http::Method::GET)
-        .count();
+    let gets = hosted.requests(&http::Method::GET).len();
     assert_eq!(gets, 1, "405 means no stream: the client does not retry");
     assert!(!client.peer().is_closed());
 }
@@ -655,11 +635,7 @@ async fn a_url_elicitation_right_after_initialization(connect: Connector) {
     let url = within("the elicitation", asked.recv()).await.unwrap();
     assert_eq!(url, "https://auth.example/sign-in");
     assert_eq!(action, ElicitAction::Accept);
-    let get = hosted
-        .seen()
-        .into_iter()
-        .filter(|s| s.method == http::Method::GET)
-        .count();
+    let get = hosted.requests(&http::Method::GET).len();
     assert!(get >= 1, "it travelled on the standalone GET stream");
 }
 

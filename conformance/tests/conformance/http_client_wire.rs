@@ -14,15 +14,14 @@ use modelctx::http::{StreamableHttpClientTransport, StreamableHttpServerConfig};
 use modelctx::server::Server;
 use modelctx::transport::ConnectionState;
 use modelctx::types::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, JsonObject, JsonRpcMessage,
-    ListToolsRequest, ListToolsResult, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, JsonObject, JsonRpcMessage, Tool,
 };
 use modelctx_conformance::{Connector, SpecVersion, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
 use crate::http_modern::{both_eras, echo_server};
 use crate::http_support::{Hosted, Note, Seen, host};
-use crate::support::{Echo, client, connect_discovering, connect_mode};
+use crate::support::{Echo, client, connect_discovering, connect_mode, listing_as_given};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -404,11 +403,7 @@ fn unicode_tool_server() -> Server {
             }})),
         ),
     ];
-    Server::builder("unicode", "1.0.0")
-        .request_handler::<ListToolsRequest, _, _>(move |_, _| {
-            let tools = tools.clone();
-            async move { Ok(ListToolsResult::new(tools)) }
-        })
+    listing_as_given("unicode", tools)
         .request_handler::<CallToolRequest, _, _>(|params, _| async move {
             Ok(CallToolResult::structured(
                 params.arguments.unwrap_or_default(),

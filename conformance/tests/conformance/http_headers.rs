@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::http_modern::{
-    both_eras, echo_server, envelope, modern_call, post_modern, regional_server,
+    both_eras, echo_server, envelope, modern_call, post_modern, raw_both_eras, regional_server,
 };
 use crate::http_support::{ACCEPT_BOTH, Raw, RawResponse, send};
 use crate::support::server_with_tool;
@@ -172,8 +172,7 @@ async fn discover_carries_caching_hints(_: Connector) {
             modelctx::types::CacheScope::Public,
         )
         .build();
-    let hosted = both_eras(server).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(server).await;
     let r = post_modern(&raw, &modern_call(1, "server/discover", json!({})), None).await;
     assert_eq!(r.status, 200, "{r:?}");
     let result = r.only_message()["result"].clone();
@@ -181,8 +180,7 @@ async fn discover_carries_caching_hints(_: Connector) {
     assert_eq!(result["ttlMs"], 30_000, "{result}");
     assert_eq!(result["cacheScope"], "public", "{result}");
     // Without hints of its own, a server still stamps them: 0, private.
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(echo_server()).await;
     let r = post_modern(&raw, &modern_call(2, "server/discover", json!({})), None).await;
     let result = r.only_message()["result"].clone();
     assert_eq!(result["ttlMs"], 0, "{result}");
@@ -215,47 +213,41 @@ async fn hello_posted_with(headers: &[(&str, &[u8])]) -> RawResponse {
     post_with(&Raw::new(&hosted.url), &hello_call(1), headers).await
 }
 
+/// Asserts that `r` is the `hello` tool's answer, served.
+fn assert_said_hi(r: &RawResponse) {
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.only_message()["result"]["content"][0]["text"], "hi");
+}
+
 fn hello_call(id: i64) -> Value {
     modern_call(id, "tools/call", json!({"name": "hello", "arguments": {}}))
 }
 
 async fn a_standard_header_that_contradicts_the_body_is_400(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(echo_server()).await;
     let version: &[u8] = b"2026-07-28";
-    // Mcp-Method names another method than the body.
-    let r = post_with(
-        &raw,
-        &hello_call(1),
-        &[
+    let contradicting: [(i64, &[u8], &[u8]); 2] = [
+        // Mcp-Method names another method than the body.
+        (1, b"tools/list", b"hello"),
+        // Mcp-Name names another tool than the body.
+        (2, b"tools/call", b"goodbye"),
+    ];
+    for (id, method, name) in contradicting {
+        let headers = [
             ("mcp-protocol-version", version),
-            ("mcp-method", b"tools/list"),
-            ("mcp-name", b"hello"),
-        ],
-    )
-    .await;
-    assert_header_mismatch(&r, 1);
-    // Mcp-Name names another tool than the body.
-    let r = post_with(
-        &raw,
-        &hello_call(2),
-        &[
-            ("mcp-protocol-version", version),
-            ("mcp-method", b"tools/call"),
-            ("mcp-name", b"goodbye"),
-        ],
-    )
-    .await;
-    assert_header_mismatch(&r, 2);
+            ("mcp-method", method),
+            ("mcp-name", name),
+        ];
+        let r = post_with(&raw, &hello_call(id), &headers).await;
+        assert_header_mismatch(&r, id);
+    }
     // The same request with agreeing headers is served.
     let r = post_modern(&raw, &hello_call(3), Some("hello")).await;
-    assert_eq!(r.status, 200, "{r:?}");
-    assert_eq!(r.only_message()["result"]["content"][0]["text"], "hi");
+    assert_said_hi(&r);
 }
 
 async fn a_missing_standard_header_is_400(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(echo_server()).await;
     let version: &[u8] = b"2026-07-28";
     // No Mcp-Method, on a request of any method.
     let discover = modern_call(1, "server/discover", json!({}));
@@ -296,12 +288,10 @@ async fn a_version_header_contradicting_the_envelope_is_400(_: Connector) {
 }
 
 async fn a_base64_name_is_decoded_before_it_is_compared(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(echo_server()).await;
     // "hello" in the spec's Base64 sentinel: the same name once decoded.
     let r = post_modern(&raw, &hello_call(1), Some("=?base64?aGVsbG8=?=")).await;
-    assert_eq!(r.status, 200, "{r:?}");
-    assert_eq!(r.only_message()["result"]["content"][0]["text"], "hi");
+    assert_said_hi(&r);
     // Decoding to another name is a mismatch.
     let r = post_modern(&raw, &hello_call(2), Some("=?base64?aGVsbA==?=")).await;
     assert_header_mismatch(&r, 2);
@@ -324,38 +314,29 @@ async fn regional(raw: &Raw, id: i64, arguments: Value, params: &[(&str, &[u8])]
     post_with(raw, &body, &headers).await
 }
 
+/// The `Mcp-Param-Region` header, with `value`.
+fn region(value: &[u8]) -> [(&'static str, &[u8]); 1] {
+    [("mcp-param-region", value)]
+}
+
 fn ran_in(r: &RawResponse) -> Value {
     assert_eq!(r.status, 200, "{r:?}");
     r.only_message()["result"]["content"][0]["text"].clone()
 }
 
 async fn a_param_header_contradicting_its_argument_is_400(_: Connector) {
-    let hosted = both_eras(regional_server()).await;
-    let raw = Raw::new(&hosted.url);
-    let r = regional(
-        &raw,
-        1,
-        json!({"region": "eu-west1"}),
-        &[("mcp-param-region", b"us-east1")],
-    )
-    .await;
+    let (_hosted, raw) = raw_both_eras(regional_server()).await;
+    let r = regional(&raw, 1, json!({"region": "eu-west1"}), &region(b"us-east1")).await;
     assert_header_mismatch(&r, 1);
     // The value in the body without its header: refused as well.
     let r = regional(&raw, 2, json!({"region": "eu-west1"}), &[]).await;
     assert_header_mismatch(&r, 2);
-    let r = regional(
-        &raw,
-        3,
-        json!({"region": "eu-west1"}),
-        &[("mcp-param-region", b"eu-west1")],
-    )
-    .await;
+    let r = regional(&raw, 3, json!({"region": "eu-west1"}), &region(b"eu-west1")).await;
     assert_eq!(ran_in(&r), "ran in eu-west1");
 }
 
 async fn null_or_absent_arguments_need_no_param_header(_: Connector) {
-    let hosted = both_eras(regional_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(regional_server()).await;
     // Absent: served.
     let r = regional(&raw, 1, json!({}), &[]).await;
     assert_eq!(ran_in(&r), "ran in ?");
@@ -369,22 +350,14 @@ async fn null_or_absent_arguments_need_no_param_header(_: Connector) {
 }
 
 async fn a_param_header_with_bytes_outside_visible_ascii_is_400(_: Connector) {
-    let hosted = both_eras(regional_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(regional_server()).await;
     // "café" as raw Latin-1 bytes: a value must be visible ASCII or the Base64 sentinel.
-    let r = regional(
-        &raw,
-        1,
-        json!({"region": "café"}),
-        &[("mcp-param-region", b"caf\xe9")],
-    )
-    .await;
+    let r = regional(&raw, 1, json!({"region": "café"}), &region(b"caf\xe9")).await;
     assert_header_mismatch(&r, 1);
 }
 
 async fn integer_params_compare_as_numbers(_: Connector) {
-    let hosted = both_eras(regional_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(regional_server()).await;
     for (id, header) in [(1, &b"42"[..]), (2, b"42.0")] {
         let r = regional(
             &raw,

@@ -12,7 +12,9 @@ use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
 use crate::http_support::{ACCEPT_BOTH, Hosted, Raw, RawResponse, call, host, send};
-use crate::support::{Echo, client, connect_modern, pending_tool, server_with_tool, text_tool};
+use crate::support::{
+    Echo, client, connect_modern, pending_tool_server, server_with_tool, text_tool,
+};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -98,6 +100,13 @@ pub(crate) async fn both_eras(server: Server) -> Hosted {
     host(server, StreamableHttpServerConfig::default()).await
 }
 
+/// [`both_eras`], and a raw client of it.
+pub(crate) async fn raw_both_eras(server: Server) -> (Hosted, Raw) {
+    let hosted = both_eras(server).await;
+    let raw = Raw::new(&hosted.url);
+    (hosted, raw)
+}
+
 pub(crate) fn echo_server() -> Server {
     let hello = text_tool("hello", "hi");
     Server::builder("modern", "1.0.0")
@@ -141,8 +150,7 @@ pub(crate) fn modern_call(id: i64, method: &str, mut params: Value) -> Value {
 }
 
 async fn a_tool_call_needs_no_handshake_and_no_session(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (hosted, raw) = raw_both_eras(echo_server()).await;
     for id in [1, 2] {
         let body = modern_call(id, "tools/call", json!({"name": "hello", "arguments": {}}));
         let r = post_modern(&raw, &body, Some("hello")).await;
@@ -157,8 +165,7 @@ async fn a_tool_call_needs_no_handshake_and_no_session(_: Connector) {
 }
 
 async fn initialize_and_the_other_removed_methods_are_404(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (hosted, raw) = raw_both_eras(echo_server()).await;
     let initialize = modern_call(
         1,
         "initialize",
@@ -225,8 +232,7 @@ async fn a_panicking_handler_is_a_generic_internal_error(_: Connector) {
         })
         .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
         .build();
-    let hosted = both_eras(server).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(server).await;
     let r = post_modern(&raw, &modern_call(1, "test/work", json!({})), None).await;
     let answer = r.only_message();
     assert_eq!(
@@ -246,8 +252,7 @@ async fn a_panicking_handler_is_a_generic_internal_error(_: Connector) {
 }
 
 async fn discover_answers_versions_capabilities_and_server_info(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(echo_server()).await;
     let r = post_modern(&raw, &modern_call(1, "server/discover", json!({})), None).await;
     assert_eq!(r.status, 200, "{r:?}");
     let result = r.only_message()["result"].clone();
@@ -270,8 +275,7 @@ async fn an_envelope_without_a_required_key_is_400(_: Connector) {
             async move { Ok(params) }
         })
         .build();
-    let hosted = both_eras(server).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(server).await;
     let mut body = modern_call(1, "test/echo", json!({}));
     body["params"]["_meta"]
         .as_object_mut()
@@ -301,8 +305,7 @@ async fn a_handlers_error_keeps_its_data_and_takes_the_tables_status(_: Connecto
             )
         })
         .build();
-    let hosted = both_eras(server).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(server).await;
     // The same table as the server's own refusals: invalid params 400, method not
     // found 404, an application error 200.
     for (code, status) in [(-32602, 400), (-32601, 404), (-32000, 200)] {
@@ -329,8 +332,7 @@ async fn a_posted_notification_is_202_and_a_posted_response_400(_: Connector) {
             async {}
         })
         .build();
-    let hosted = both_eras(server).await;
-    let raw = Raw::new(&hosted.url);
+    let (_hosted, raw) = raw_both_eras(server).await;
     let notification = json!({"jsonrpc": "2.0", "method": "notifications/progress",
         "params": {"progressToken": "t", "progress": 1}});
     let r = post_modern(&raw, &notification, None).await;
@@ -528,14 +530,7 @@ async fn an_unreachable_server_is_an_error_not_the_handshake_era(_: Connector) {
 }
 
 async fn abandoning_a_call_closes_its_stream_and_posts_nothing(_: Connector) {
-    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
-    let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
-    let wait = pending_tool("wait", stopped_tx, started_tx);
-    let server = Server::builder("waiter", "1.0.0")
-        .tool(wait)
-        .unwrap()
-        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .build();
+    let (server, mut stopped, mut started) = pending_tool_server("waiter", "wait");
     let hosted = both_eras(server).await;
     let (transport, _) = hosted.transport();
     let modern = connect_modern(transport).await;

@@ -11,12 +11,13 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::cancellation::blocking_server;
 use crate::http_modern::{modern_call, post_modern};
 use crate::http_support::{
     ACCEPT_BOTH, Hosted, Note, Raw, call, host_on, initialize, post_watching_the_answer,
     read_events_until, send,
 };
-use crate::support::{Block, DropSignal, Echo, Work, client, echo_server, modern_vocabulary};
+use crate::support::{Block, Echo, Work, client, echo_server, modern_vocabulary};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -503,27 +504,6 @@ async fn json_response_mode_answers_with_one_json_body(connect: Connector) {
             json!({"i": i})
         );
     }
-}
-
-/// A server whose `test/block` never answers on its own (it reports its start, and on
-/// `stopped` when it is dropped) and whose `test/echo` returns its params.
-fn blocking_server(
-    stopped: mpsc::UnboundedSender<()>,
-    started: mpsc::UnboundedSender<()>,
-) -> Server {
-    Server::builder("blocker", "1.0.0")
-        .request_handler::<Block, _, _>(move |_, cx| {
-            let stopped = stopped.clone();
-            let started = started.clone();
-            async move {
-                let _stopped = DropSignal::new(stopped, ());
-                let _ = started.send(());
-                cx.cancellation().cancelled().await;
-                Ok(json!({"unreachable": true}))
-            }
-        })
-        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .build()
 }
 
 /// A 2025-era session, in SSE and in JSON-response mode: `notifications/cancelled`

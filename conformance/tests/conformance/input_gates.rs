@@ -4,7 +4,7 @@
 //! the embedded sampling request crosses whole, each sampling request carries only its
 //! own messages, and a URL elicitation carries a valid URL.
 
-use modelctx::client::{CallbackContext, ClientBuilder, FormAnswer, RootsList, SamplingSupport};
+use modelctx::client::{CallbackContext, FormAnswer, RootsList, SamplingSupport};
 use modelctx::client::{UrlAnswer, UrlRequest};
 use modelctx::server::{ClientRequestError, Context, Elicited, Server};
 use modelctx::types::{
@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::sampling::recording_client;
 use crate::support::{Pair, call_work, client, connect, work_tool};
 use crate::tools::{error_code, obj};
 
@@ -142,21 +143,14 @@ fn missing_capability(outcome: Result<Value, modelctx::session::SessionError>) {
     );
 }
 
-/// A client whose sampling callback forwards each request's params to the returned
-/// channel and answers with one text.
-fn sampling_client(
-    builder: ClientBuilder,
-    support: SamplingSupport,
-) -> (
-    ClientBuilder,
-    mpsc::UnboundedReceiver<CreateMessageRequestParams>,
-) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let builder = builder.sampling(support, move |params, _cx: CallbackContext| {
-        let _ = tx.send(params);
-        async move { Ok(CreateMessageResult::assistant_text("noted", "m")) }
-    });
-    (builder, rx)
+/// A session with [`asker`] whose client's sampling callback forwards each request's
+/// params to the returned channel and answers with one text.
+async fn sampling_pair(
+    connector: &Connector,
+) -> (Pair, mpsc::UnboundedReceiver<CreateMessageRequestParams>) {
+    let noted = CreateMessageResult::assistant_text("noted", "m");
+    let (builder, seen) = recording_client(SamplingSupport::new(), noted);
+    (connect(connector, &asker(), builder).await, seen)
 }
 
 fn hello() -> CreateMessageRequestParams {
@@ -171,8 +165,7 @@ async fn sampling_is_not_asked_of_a_client_that_cannot_answer_it(connector: Conn
 
     // Sampling without its sub-capabilities: a request using tools, or another
     // server's context, is refused to the handler, and not asked either.
-    let (builder, _seen) = sampling_client(client(), SamplingSupport::new());
-    let pair = connect(&connector, &asker(), builder).await;
+    let (pair, _seen) = sampling_pair(&connector).await;
     let weather = Tool::new("weather", obj(json!({"type": "object"})));
     let with_tools = hello().with_tools(vec![weather]);
     let got = ask(&pair, json!({"sample": with_tools})).await.unwrap();
@@ -243,8 +236,7 @@ async fn roots_are_not_asked_of_a_client_without_roots(connector: Connector) {
 }
 
 async fn the_embedded_sampling_request_keeps_its_token_cap_and_system_prompt(connector: Connector) {
-    let (builder, mut seen) = sampling_client(client(), SamplingSupport::new());
-    let pair = connect(&connector, &asker(), builder).await;
+    let (pair, mut seen) = sampling_pair(&connector).await;
     let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Sum up.")], 321)
         .with_system_prompt("You are terse; answer in one line.");
     let got = call_work(&pair, "ask", json!({"sample": params})).await;
@@ -268,8 +260,7 @@ async fn the_embedded_sampling_request_keeps_its_token_cap_and_system_prompt(con
 }
 
 async fn an_embedded_message_holds_one_block_or_several(connector: Connector) {
-    let (builder, mut seen) = sampling_client(client(), SamplingSupport::new());
-    let pair = connect(&connector, &asker(), builder).await;
+    let (pair, mut seen) = sampling_pair(&connector).await;
     let params = CreateMessageRequestParams::new(
         vec![
             SamplingMessage::user_text("one block"),
@@ -311,8 +302,7 @@ async fn an_embedded_message_holds_one_block_or_several(connector: Connector) {
 }
 
 async fn each_sampling_request_brings_only_its_own_messages(connector: Connector) {
-    let (builder, mut seen) = sampling_client(client(), SamplingSupport::new());
-    let pair = connect(&connector, &asker(), builder).await;
+    let (pair, mut seen) = sampling_pair(&connector).await;
     let first = CreateMessageRequestParams::new(
         vec![
             SamplingMessage::user_text("What is 2 + 2?"),

@@ -21,8 +21,8 @@ use crate::http_support::{
     read_events_until, send,
 };
 use crate::support::{
-    Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, pending_tool,
-    scripted_server, server_with_tool, stateless_era, text_tool,
+    Echo, Pair, client, connect, meta_echo_server, modern_vocabulary, pending_tool_server,
+    refused_unsent, scripted_server, server_with_tool, stateless_era, text_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -679,15 +679,8 @@ async fn a_client_refuses_a_version_it_cannot_speak(connector: Connector) {
 
 async fn client_refuses_methods_the_server_did_not_advertise(connector: Connector) {
     let pair = connect_to(&connector, &Server::builder("toolless", "1.0.0").build()).await;
-    let before = pair.wire.messages().len();
-    let err = pair
-        .client
-        .request::<ListToolsRequest>(None)
-        .await
-        .unwrap_err();
-    assert!(err.is_refused(), "{err}");
+    let err = refused_unsent(&pair, pair.client.request::<ListToolsRequest>(None)).await;
     assert!(err.to_string().contains("tools"), "{err}");
-    assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
 
     let pair = connect_to(&connector, &list_tools_server()).await;
     pair.client.request::<ListToolsRequest>(None).await.unwrap();
@@ -696,14 +689,8 @@ async fn client_refuses_methods_the_server_did_not_advertise(connector: Connecto
 async fn client_refuses_notifications_it_did_not_declare(connector: Connector) {
     let server = Server::builder("roots-watcher", "1.0.0").build();
     let pair = connect_to(&connector, &server).await;
-    let before = pair.wire.messages().len();
-    let err = pair
-        .client
-        .notify::<RootsListChangedNotification>(None)
-        .await
-        .unwrap_err();
-    assert!(err.is_refused(), "{err}");
-    assert_eq!(pair.wire.messages().len(), before, "nothing was sent");
+    let roots_changed = pair.client.notify::<RootsListChangedNotification>(None);
+    refused_unsent(&pair, roots_changed).await;
 
     // Declared, it goes out, in an era that has it: 2026-07-28 has no client
     // notifications outside a request, and refuses this one whatever is declared.
@@ -775,14 +762,7 @@ async fn an_earlier_revision_carries_no_modern_vocabulary(connector: Connector) 
 /// 2026-07-28: no initialize; every request carries the envelope in `_meta`
 /// (protocolVersion, clientCapabilities and clientInfo), notifications do not.
 async fn every_request_says_who_is_asking(connector: Connector) {
-    let (cancelled, mut cancelled_rx) = tokio::sync::mpsc::unbounded_channel();
-    let (started, mut started_rx) = tokio::sync::mpsc::unbounded_channel();
-    let waits = pending_tool("waits", cancelled, started);
-    let server = Server::builder("envelope", "1.0.0")
-        .tool(waits)
-        .unwrap()
-        .request_handler::<Echo, _, _>(|params, _| async move { Ok(params) })
-        .build();
+    let (server, mut cancelled_rx, mut started_rx) = pending_tool_server("envelope", "waits");
     let declared = ClientCapabilities::new().with_roots(true);
     let pair = connect(&connector, &server, client().capabilities(declared)).await;
     pair.client.list_all_tools().await.unwrap();

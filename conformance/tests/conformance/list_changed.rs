@@ -188,14 +188,9 @@ async fn a_burst_of_changes_is_announced_once(connector: Connector) {
         server.add_tool(text_tool(&format!("t{i}"), "x")).unwrap();
     }
     assert!(server.remove_tool("t3"));
-    assert_eq!(
-        within("first client", rx.recv()).await,
-        Some(ListKind::Tools)
-    );
-    assert_eq!(
-        within("second client", rx2.recv()).await,
-        Some(ListKind::Tools)
-    );
+    for (rx, which) in [(&mut rx, "first client"), (&mut rx2, "second client")] {
+        assert_eq!(within(which, rx.recv()).await, Some(ListKind::Tools));
+    }
     // A later change of another kind is announced after the burst's one: any extra
     // tools announcement from the burst would have come before it.
     server
@@ -203,14 +198,9 @@ async fn a_burst_of_changes_is_announced_once(connector: Connector) {
             Ok::<_, String>("x".to_owned())
         }))
         .unwrap();
-    assert_eq!(
-        within("prompts, first", rx.recv()).await,
-        Some(ListKind::Prompts)
-    );
-    assert_eq!(
-        within("prompts, second", rx2.recv()).await,
-        Some(ListKind::Prompts)
-    );
+    for (rx, which) in [(&mut rx, "prompts, first"), (&mut rx2, "prompts, second")] {
+        assert_eq!(within(which, rx.recv()).await, Some(ListKind::Prompts));
+    }
     for pair in [&first, &second] {
         assert_eq!(
             pair.wire.received_count("notifications/tools/list_changed"),

@@ -59,6 +59,11 @@ async fn the_honoured_filter_is_what_the_server_can_send(connector: Connector) {
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
+/// The methods of `stamped` messages, in order.
+fn methods_of(stamped: &[(String, Value)]) -> Vec<&str> {
+    stamped.iter().map(|(m, _)| m.as_str()).collect()
+}
+
 /// The notifications the client received stamped with subscription `id`, in order:
 /// their methods and their `params`.
 pub(crate) fn stamped(pair: &Pair, id: &RequestId) -> Vec<(String, Value)> {
@@ -141,10 +146,8 @@ async fn each_stream_gets_the_list_changes_it_asked_for(connector: Connector) {
 
     // On the wire: each stream starts with its acknowledgement, and everything on it
     // names its listen request.
-    let on_all = stamped(&pair, all.id());
-    let methods: Vec<&str> = on_all.iter().map(|(m, _)| m.as_str()).collect();
     assert_eq!(
-        methods,
+        methods_of(&stamped(&pair, all.id())),
         [
             "notifications/subscriptions/acknowledged",
             "notifications/tools/list_changed",
@@ -153,9 +156,8 @@ async fn each_stream_gets_the_list_changes_it_asked_for(connector: Connector) {
         ]
     );
     let on_prompts = stamped(&pair, prompts.id());
-    let methods: Vec<&str> = on_prompts.iter().map(|(m, _)| m.as_str()).collect();
     assert_eq!(
-        methods,
+        methods_of(&on_prompts),
         [
             "notifications/subscriptions/acknowledged",
             "notifications/prompts/list_changed"

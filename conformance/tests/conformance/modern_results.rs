@@ -333,13 +333,18 @@ fn sent_as_json(wire: &Recording, method: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The answers the client received, as JSON, in order.
-fn answers_as_json(wire: &Recording) -> Vec<Value> {
-    wire.received()
+/// The answer the client received to `request` (as sent), checked to be an
+/// `input_required` result.
+fn asked_for_input(wire: &Recording, request: &Value) -> Value {
+    let first = wire
+        .received()
         .iter()
         .filter(|m| matches!(m, JsonRpcMessage::Response(_)))
         .map(|m| serde_json::to_value(m).unwrap())
-        .collect()
+        .find(|a| a["id"] == request["id"])
+        .expect("the first request's answer");
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    first
 }
 
 async fn a_prompt_asks_for_input_and_completes_on_the_retry(connector: Connector) {
@@ -355,12 +360,7 @@ async fn a_prompt_asks_for_input_and_completes_on_the_retry(connector: Connector
         Some(1),
         "{gets:?}"
     );
-    let answers = answers_as_json(&pair.wire);
-    let first = answers
-        .iter()
-        .find(|a| a["id"] == gets[0]["id"])
-        .expect("the first request's answer");
-    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let first = asked_for_input(&pair.wire, &gets[0]);
     let request = first["result"]["inputRequests"]
         .as_object()
         .and_then(|r| r.values().next())
@@ -395,12 +395,7 @@ async fn a_resource_asks_for_input_and_completes_on_the_retry(connector: Connect
         reads[1]["params"]["inputResponses"].is_object(),
         "{reads:?}"
     );
-    let answers = answers_as_json(&pair.wire);
-    let first = answers
-        .iter()
-        .find(|a| a["id"] == reads[0]["id"])
-        .expect("the first request's answer");
-    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    asked_for_input(&pair.wire, &reads[0]);
 }
 
 /// A `file:` template's one variable.

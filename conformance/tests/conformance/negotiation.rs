@@ -13,8 +13,8 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
-use crate::http_modern::{both_eras, echo_server, modern_call, post_modern};
-use crate::http_support::{Raw, initialize};
+use crate::http_modern::{echo_server, modern_call, post_modern, raw_both_eras};
+use crate::http_support::initialize;
 use crate::list_changed::refreshing_tools;
 use crate::support::{
     call_work, client, connect, connect_recorded, server_with_tool, text_tool, work_tool,
@@ -192,8 +192,7 @@ async fn a_modern_only_client_probes_first_and_says_why_a_legacy_server_fails(
 }
 
 async fn an_initialize_in_a_modern_envelope_is_not_a_handshake(_: Connector) {
-    let hosted = both_eras(echo_server()).await;
-    let raw = Raw::new(&hosted.url);
+    let (hosted, raw) = raw_both_eras(echo_server()).await;
     // A valid handshake in every field, in a frame that also is a 2026-07-28 request: the
     // full envelope in `_meta`, and the modern headers.
     let dual = modern_call(
@@ -296,13 +295,19 @@ async fn a_kept_discover_answer_that_went_stale_is_asked_again(connector: Connec
     let prior = || client().mode(ConnectMode::Prior(Box::new(kept.clone())));
     // The bare request: `call_tool` would list the tools too.
     let call = || modelctx::types::CallToolRequestParams::new("work");
+    // A client of the kept answer, to a server that refuses its era once and then offers
+    // `offered`; the client and its wire.
+    let connect_stale = async |offered: &'static str| {
+        let (transport, wire) = record(refusing_once(&connector, offered).await);
+        let client = within("the client to connect", prior().connect(transport))
+            .await
+            .expect("no traffic to connect");
+        (client, wire)
+    };
 
     // The server still offers the era: the call is sent again and answered; the caller
     // never sees the refusal.
-    let (transport, wire) = record(refusing_once(&connector, "2026-07-28").await);
-    let client = within("the client to connect", prior().connect(transport))
-        .await
-        .expect("no traffic to connect");
+    let (client, wire) = connect_stale("2026-07-28").await;
     let result = within("the call", client.request::<CallToolRequest>(call()))
         .await
         .expect("the call is answered after the server is asked again");
@@ -314,10 +319,7 @@ async fn a_kept_discover_answer_that_went_stale_is_asked_again(connector: Connec
 
     // It offers the era no longer: the error says what it offers now, not the stale
     // refusal.
-    let (transport, wire) = record(refusing_once(&connector, "2025-11-25").await);
-    let client = within("the client to connect", prior().connect(transport))
-        .await
-        .expect("no traffic to connect");
+    let (client, wire) = connect_stale("2025-11-25").await;
     let err = within("the call", client.request::<CallToolRequest>(call()))
         .await
         .expect_err("the server no longer serves the era");

@@ -4,9 +4,9 @@
 
 use modelctx::client::Client;
 use modelctx::server::{Context, Server, ToolDef};
-use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
+use modelctx::transport::{MessageSink, TransportMessage};
 use modelctx::types::{
-    CallToolRequest, CallToolRequestParams, ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest,
+    CallToolRequest, CallToolRequestParams, ErrorCode, ErrorData, JsonRpcMessage,
     JsonRpcResultResponse, RequestId, Tool, to_raw,
 };
 use modelctx_conformance::{
@@ -15,7 +15,7 @@ use modelctx_conformance::{
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect};
+use crate::support::{client, connect, ping_then_first};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![conformance_test!(
@@ -113,19 +113,7 @@ async fn errors_outside_any_request_reach_the_servers_callback(connector: Connec
         assert!(error.message.contains("not waiting"), "{error:?}");
         // A request sent after it is answered, and its answer is the first thing the
         // server sends: nothing answered the stray response.
-        let ping = JsonRpcRequest::new(
-            RequestId::Number(1),
-            "ping",
-            Some(to_raw(&json!({})).unwrap()),
-        );
-        sink.send(TransportMessage::new(ping.into()))
-            .await
-            .expect("the transport carries the request");
-        let first = within("the request's answer", stream.recv())
-            .await
-            .expect("the stream is open")
-            .expect("a valid message")
-            .message;
+        let first = ping_then_first(&sink, &mut stream, "the request's answer").await;
         let answered = match &first {
             JsonRpcMessage::Response(r) => Some(&r.id),
             JsonRpcMessage::Error(e) => e.id.as_ref(),

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx::server::Server;
-use modelctx::types::{CallToolRequest, CallToolResult, ListToolsRequest, ListToolsResult, Tool};
+use modelctx::types::{CallToolRequest, CallToolResult, Tool};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 
-use crate::support::{Pair, client, connect};
+use crate::support::{Pair, client, connect, listing_as_given};
 use crate::tools::obj;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -60,11 +60,7 @@ fn shaped(tools: &[(&str, Value)]) -> Server {
             tool
         })
         .collect();
-    Server::builder("shaped", "1.0.0")
-        .request_handler::<ListToolsRequest, _, _>(move |_, _cx| {
-            let tools = tools.clone();
-            async move { Ok(ListToolsResult::new(tools)) }
-        })
+    listing_as_given("shaped", tools)
         .request_handler::<CallToolRequest, _, _>(|params, _cx| async move {
             let args = params.arguments.unwrap_or_default();
             Ok(match args.get("give") {

@@ -87,24 +87,18 @@ async fn a_bad_cursor_is_invalid_params(connector: Connector) {
         .build();
     let pair = connect_to(&connector, &server).await;
     let bad = || Some(PaginatedRequestParams::after("not-a-cursor-we-issued"));
-    let errors = [
-        pair.client
-            .request::<ListToolsRequest>(bad())
-            .await
-            .unwrap_err(),
-        pair.client
-            .request::<ListResourcesRequest>(bad())
-            .await
-            .unwrap_err(),
-        pair.client
-            .request::<ListResourceTemplatesRequest>(bad())
-            .await
-            .unwrap_err(),
-        pair.client
-            .request::<ListPromptsRequest>(bad())
-            .await
-            .unwrap_err(),
-    ];
+    // The error of each list request with the bad cursor.
+    macro_rules! refused {
+        ($($request:ty),*) => {
+            [$(pair.client.request::<$request>(bad()).await.unwrap_err()),*]
+        };
+    }
+    let errors = refused!(
+        ListToolsRequest,
+        ListResourcesRequest,
+        ListResourceTemplatesRequest,
+        ListPromptsRequest
+    );
     for error in &errors {
         assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS, "{error:?}");
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use modelctx::server::Server;
 use modelctx::session::RequestOptions;
-use modelctx::transport::{MessageSink, MessageStream, TransportMessage};
+use modelctx::transport::{MessageSink, TransportMessage};
 use modelctx::types::{
     CallToolRequest, CallToolResult, ErrorCode, JsonRpcMessage, JsonRpcResultResponse, Meta,
     RequestId, to_raw,
@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{
-    Echo, Script, Work, assert_echoes, client, connect, meta_echo_server, next_change, payload,
-    text_tool,
+    Echo, Script, Work, assert_echoes, cancel_strays, client, connect, meta_echo_server,
+    next_change, payload, ping_then_first, text_tool,
 };
+use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -111,14 +112,7 @@ async fn notifications_are_never_answered(connector: Connector) {
     let pair = connect(&connector, &server, client()).await;
     // The notification both eras let a client send outside a request: cancellations,
     // here naming nothing pending.
-    for id in [4242, 4343] {
-        let stray = to_raw(&json!({"requestId": id, "reason": "stray"})).unwrap();
-        pair.client
-            .peer()
-            .notify_raw("notifications/cancelled".into(), Some(stray))
-            .await
-            .unwrap();
-    }
+    cancel_strays(&pair, [json!(4242), json!(4343)]).await;
     // A request sent after them: its answer proves the server read past them.
     pair.client
         .request::<Echo>(json!({"after": true}))
@@ -256,16 +250,7 @@ async fn an_error_without_id_reaches_the_server(connector: Connector) {
     assert_eq!(error.message, "Parse error: what you sent last");
     // A ping sent after it is answered, and its answer is the first thing the server
     // sends: nothing answered the error.
-    let ping = to_raw(&json!({})).unwrap();
-    let ping = modelctx::types::JsonRpcRequest::new(RequestId::Number(1), "ping", Some(ping));
-    sink.send(TransportMessage::new(ping.into()))
-        .await
-        .expect("the transport carries the ping");
-    let first = within("the ping's answer", stream.recv())
-        .await
-        .expect("the stream is open")
-        .expect("a valid message")
-        .message;
+    let first = ping_then_first(&sink, &mut stream, "the ping's answer").await;
     let JsonRpcMessage::Response(pong) = first else {
         panic!("expected the ping's answer first, got {first:?}");
     };
@@ -308,10 +293,7 @@ async fn malformed_params_answer_invalid_params(connector: Connector) {
         .request::<UntypedToolCall>(bad)
         .await
         .unwrap_err();
-    assert_eq!(
-        err.protocol_error().unwrap().code,
-        ErrorCode::INVALID_PARAMS
-    );
+    assert_eq!(error_code(&err), ErrorCode::INVALID_PARAMS);
 }
 
 async fn an_unknown_method_answers_method_not_found(connector: Connector) {
@@ -326,10 +308,7 @@ async fn an_unknown_method_answers_method_not_found(connector: Connector) {
         .request::<NoSuchMethod>(json!({}))
         .await
         .unwrap_err();
-    assert_eq!(
-        err.protocol_error().unwrap().code,
-        ErrorCode::METHOD_NOT_FOUND
-    );
+    assert_eq!(error_code(&err), ErrorCode::METHOD_NOT_FOUND);
 }
 
 async fn request_meta_reaches_the_handler(connector: Connector) {

@@ -162,7 +162,7 @@ async fn sample_raw(pair: &Pair, params: &CreateMessageRequestParams) -> Value {
 
 /// A client whose sampling callback forwards each request's params to the returned
 /// channel and answers with `answer`.
-fn recording_client(
+pub(crate) fn recording_client(
     support: SamplingSupport,
     answer: CreateMessageResult,
 ) -> (

@@ -362,16 +362,21 @@ async fn a_server_ignoring_stdin_close_is_terminated_then_killed(_connect: Conne
     }
 }
 
+/// Calls the fixture's `shout` tool with `text` (it writes the text on its stderr).
+async fn shout(client: &Client, text: &str) {
+    within(
+        "tools/call shout",
+        client.request::<CallToolRequest>(call("shout", json!({ "text": text }))),
+    )
+    .await
+    .unwrap();
+}
+
 async fn the_servers_stderr_reaches_the_client_side(connect_in: Connector) {
     // Line by line to a callback, while the protocol runs.
     let (child, mut stderr) = fixture(&[]);
     let (client, handle) = connect(child).await;
-    within(
-        "tools/call shout",
-        client.request::<CallToolRequest>(call("shout", json!({"text": "over here"}))),
-    )
-    .await
-    .unwrap();
+    shout(&client, "over here").await;
     stderr_line(&mut stderr, "stdio-fixture: over here").await;
     client.close().await;
     within("shutdown", handle.shutdown()).await.unwrap();
@@ -386,12 +391,7 @@ async fn the_servers_stderr_reaches_the_client_side(connect_in: Connector) {
     let file = std::fs::File::create(&path).unwrap();
     let child = ChildProcess::new(FIXTURE).stderr(Stderr::file(file));
     let (client, handle) = connect(child).await;
-    within(
-        "tools/call shout",
-        client.request::<CallToolRequest>(call("shout", json!({"text": "in the file"}))),
-    )
-    .await
-    .unwrap();
+    shout(&client, "in the file").await;
     client.close().await;
     within("shutdown", handle.shutdown()).await.unwrap();
     let text = std::fs::read_to_string(&path).unwrap();

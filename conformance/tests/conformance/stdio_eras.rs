@@ -53,23 +53,28 @@ fn sent_methods(wire: &modelctx_conformance::Recording) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that `client`'s call of `greet` for `name` is answered with the greeting.
+async fn greets(client: &Client, name: &str) {
+    let result = within("greet", client.request::<CallToolRequest>(greet(name)))
+        .await
+        .unwrap();
+    assert!(
+        text_of(&result).starts_with(&format!("Hello, {name}!")),
+        "{result:?}"
+    );
+}
+
 async fn one_server_program_serves_either_era_on_its_own_connection(_: Connector) {
     // A plain client of the handshake era.
     let (legacy, legacy_wire) = connect(ConnectMode::Handshake).await;
     assert_eq!(legacy.protocol_version().as_str(), "2025-11-25");
-    let result = within("greet", legacy.request::<CallToolRequest>(greet("old")))
-        .await
-        .unwrap();
-    assert!(text_of(&result).starts_with("Hello, old!"), "{result:?}");
+    greets(&legacy, "old").await;
     assert_eq!(sent_methods(&legacy_wire)[0], "initialize");
 
     // A client that negotiates, to the same program in a process of its own.
     let (modern, modern_wire) = connect(ConnectMode::Auto).await;
     assert_eq!(modern.protocol_version().as_str(), "2026-07-28");
-    let result = within("greet", modern.request::<CallToolRequest>(greet("new")))
-        .await
-        .unwrap();
-    assert!(text_of(&result).starts_with("Hello, new!"), "{result:?}");
+    greets(&modern, "new").await;
     let methods = sent_methods(&modern_wire);
     assert_eq!(methods[0], "server/discover", "{methods:?}");
     assert!(
@@ -105,10 +110,7 @@ async fn a_crashed_server_process_is_started_again_for_the_retry(_: Connector) {
     .await
     .expect("the client connects");
     let first = handle.current().and_then(|c| c.id()).expect("a child runs");
-    let result = within("greet", client.request::<CallToolRequest>(greet("a")))
-        .await
-        .unwrap();
-    assert!(text_of(&result).starts_with("Hello, a!"));
+    greets(&client, "a").await;
 
     // The server exits mid-request: that request is lost with it.
     let crash = CallToolRequestParams::new("crash");

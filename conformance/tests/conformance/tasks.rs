@@ -19,7 +19,7 @@ use modelctx::types::{
     ProgressNotification, ProgressToken, RelatedTaskMetadata, RequestedSchema, SamplingMessage,
     Task, TaskMetadata, TaskStatus, TaskStatusNotification, TaskSupport,
 };
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Test, conformance_test, redis_connected, within};
 use modelctx_test::Gate;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -157,6 +157,11 @@ fn ttl(ms: u64) -> TaskMetadata {
     TaskMetadata::new().with_ttl(ms)
 }
 
+/// [`raw`] `tools/call` with `params`.
+async fn call_raw(pair: &Pair, params: Value) -> Result<Value, ErrorData> {
+    raw(pair, "tools/call", params).await
+}
+
 /// Sends `method` as given, skipping the client's own checks; its result as JSON, or
 /// the JSON-RPC error it drew.
 async fn raw(pair: &Pair, method: &'static str, params: Value) -> Result<Value, ErrorData> {
@@ -214,9 +219,8 @@ async fn a_task_augmented_call_answers_with_a_task_and_its_result_later(connecto
     assert!(declared.list.is_some() && declared.cancel.is_some());
 
     // On the wire the answer is a CreateTaskResult, not the tool's result.
-    let created = raw(
+    let created = call_raw(
         &pair,
-        "tools/call",
         json!({"name": "slow", "arguments": {"n": 0}, "task": {"ttl": 60000}}),
     )
     .await
@@ -278,26 +282,18 @@ async fn tool_level_task_support_is_enforced(connector: Connector) {
     ]);
     let pair = connect(&connector, &server, client()).await;
     for name in ["plain", "unsaid"] {
-        let refused = raw(
-            &pair,
-            "tools/call",
-            json!({"name": name, "arguments": {}, "task": {}}),
-        )
-        .await
-        .unwrap_err();
+        let refused = call_raw(&pair, json!({"name": name, "arguments": {}, "task": {}}))
+            .await
+            .unwrap_err();
         assert_eq!(refused.code, ErrorCode::METHOD_NOT_FOUND, "{name}");
-        let plain = raw(&pair, "tools/call", json!({"name": name, "arguments": {}}))
+        let plain = call_raw(&pair, json!({"name": name, "arguments": {}}))
             .await
             .unwrap();
         assert!(plain.get("content").is_some(), "{plain}");
     }
-    let refused = raw(
-        &pair,
-        "tools/call",
-        json!({"name": "must", "arguments": {}}),
-    )
-    .await
-    .unwrap_err();
+    let refused = call_raw(&pair, json!({"name": "must", "arguments": {}}))
+        .await
+        .unwrap_err();
     assert_eq!(refused.code, ErrorCode::METHOD_NOT_FOUND);
     let handle = start_task(&pair, "must").await;
     within("the task's result", handle.result()).await.unwrap();
@@ -309,9 +305,8 @@ async fn a_server_without_tasks_answers_task_calls_normally(connector: Connector
     let server = server_with_tool("no tasks", gated("slow", &gate, TaskSupport::Optional));
     let pair = connect(&connector, &server, client()).await;
     assert!(pair.client.server_capabilities().tasks.is_none());
-    let answer = raw(
+    let answer = call_raw(
         &pair,
-        "tools/call",
         json!({"name": "slow", "arguments": {"n": 2}, "task": {"ttl": 1000}}),
     )
     .await
@@ -792,13 +787,9 @@ async fn tasks_belong_to_the_caller_that_created_them(connect: Connector) {
         let store: Option<Arc<dyn TaskStore>> = match endpoint.redis_url() {
             None => None,
             Some(redis) => {
-                let store = modelctx_redis::TaskStore::connect(
-                    &redis,
-                    modelctx_redis::TaskStoreConfig::default(),
-                );
-                let store = within("the task store to reach the trial's Redis", store)
-                    .await
-                    .expect("the trial's redis-server accepts a connection");
+                let config = modelctx_redis::TaskStoreConfig::default();
+                let store =
+                    redis_connected(modelctx_redis::TaskStore::connect(&redis, config)).await;
                 Some(Arc::new(store))
             }
         };

@@ -122,40 +122,23 @@ macro_rules! on_every_transport {
                 $body(connector).await;
             }
 
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn in_memory() {
-                run(TransportKind::InMemory, SpecVersion::V2025_11_25).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn stdio() {
-                run(TransportKind::Stdio, SpecVersion::V2025_11_25).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn streamable_http() {
-                run(TransportKind::StreamableHttp, SpecVersion::V2025_11_25).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn streamable_http_stateless() {
-                run(
-                    TransportKind::StreamableHttpStateless,
-                    SpecVersion::V2025_11_25,
-                )
-                .await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn streamable_http_2026_07_28() {
-                run(TransportKind::StreamableHttp, SpecVersion::V2026_07_28).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn legacy_sse() {
-                run(TransportKind::Sse, SpecVersion::V2025_11_25).await;
-            }
+            on_every_transport!(@cells
+                in_memory => InMemory, V2025_11_25;
+                stdio => Stdio, V2025_11_25;
+                streamable_http => StreamableHttp, V2025_11_25;
+                streamable_http_stateless => StreamableHttpStateless, V2025_11_25;
+                streamable_http_2026_07_28 => StreamableHttp, V2026_07_28;
+                legacy_sse => Sse, V2025_11_25;
+            );
         }
+    };
+    (@cells $($test:ident => $transport:ident, $version:ident;)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                run(TransportKind::$transport, SpecVersion::$version).await;
+            }
+        )*
     };
 }
 

@@ -44,11 +44,7 @@ fn server(who: &str) -> Server {
 }
 
 fn serve_stdio() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
+    modelctx_test::trials::serve_on_runtime(async {
         let who = std::env::var("POOL_TEST_WHO").unwrap_or_else(|_| "nobody".into());
         // While this file exists, the server fails at start.
         if let Ok(block) = std::env::var("POOL_TEST_BLOCK")

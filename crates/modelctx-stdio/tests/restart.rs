@@ -84,11 +84,7 @@ fn serve_stdio() {
         .and_then(|b| b.resource(watched))
         .expect("tools register")
         .build();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
+    trials::serve_on_runtime(async {
         let session = server.serve(modelctx_stdio::stdio());
         session.closed().await;
         session.close().await;

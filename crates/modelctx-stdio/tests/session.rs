@@ -31,6 +31,21 @@ async fn next(from: &mut DuplexStream, decoder: &mut LineDecoder) -> JsonRpcMess
         .expect("an answer from the server")
 }
 
+/// Sends a `ping` with `id` over `client`.
+async fn ping(client: &mut DuplexStream, id: i64) {
+    let ping = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+    client.write_all(ping.as_bytes()).await.unwrap();
+}
+
+/// Asserts that what the server writes next over `client` answers `id`.
+async fn next_answers(client: &mut DuplexStream, decoder: &mut LineDecoder, id: i64) {
+    let answer = next(client, decoder).await;
+    assert!(
+        matches!(&answer, JsonRpcMessage::Response(r) if r.id == id.into()),
+        "{answer:?}"
+    );
+}
+
 /// Initialises the session as a client over `client`: `initialize` (answered, id 1),
 /// then `notifications/initialized`; the decoder of what the server writes next.
 async fn initialize(client: &mut DuplexStream) -> LineDecoder {
@@ -47,8 +62,7 @@ async fn initialize(client: &mut DuplexStream) -> LineDecoder {
         .await
         .unwrap();
     let mut decoder = LineDecoder::new(1 << 20);
-    let init = next(client, &mut decoder).await;
-    assert!(matches!(&init, JsonRpcMessage::Response(r) if r.id == 1.into()));
+    next_answers(client, &mut decoder, 1).await;
     decoder
 }
 
@@ -70,16 +84,9 @@ async fn a_session_skips_a_line_that_is_not_utf8_and_serves_the_next_request() {
         .await
         .unwrap();
     client.write_all(b"INFO not a message\n").await.unwrap();
-    client
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n")
-        .await
-        .unwrap();
+    ping(&mut client, 3).await;
     // The first answer is the ping's: neither bad line was answered.
-    let answer = next(&mut client, &mut decoder).await;
-    assert!(
-        matches!(&answer, JsonRpcMessage::Response(r) if r.id == 3.into()),
-        "{answer:?}"
-    );
+    next_answers(&mut client, &mut decoder, 3).await;
     let skipped: Vec<Diagnostic> = seen.lock().unwrap().clone();
     assert!(
         matches!(
@@ -91,12 +98,8 @@ async fn a_session_skips_a_line_that_is_not_utf8_and_serves_the_next_request() {
     );
 
     // The session still serves.
-    client
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}\n")
-        .await
-        .unwrap();
-    let answer = next(&mut client, &mut decoder).await;
-    assert!(matches!(&answer, JsonRpcMessage::Response(r) if r.id == 4.into()));
+    ping(&mut client, 4).await;
+    next_answers(&mut client, &mut decoder, 4).await;
     drop(client);
     tokio::time::timeout(WAIT, session.closed())
         .await
@@ -126,8 +129,7 @@ async fn a_peer_that_never_reads_is_dropped_after_the_write_timeout() {
     // dropped), and its writer waits on the full pipe.
     let started = tokio::time::Instant::now();
     for id in 1..=2_000 {
-        let ping = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
-        client.write_all(ping.as_bytes()).await.unwrap();
+        ping(&mut client, id).await;
     }
     tokio::time::timeout(timeout + WAIT, session.closed())
         .await
@@ -179,15 +181,8 @@ async fn a_response_that_cannot_be_read_fails_the_servers_call_and_is_never_answ
     assert!(err.to_string().contains("`message`"), "{err}");
 
     // Nothing answered the response: the first answer is the client's ping's.
-    client
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
-        .await
-        .unwrap();
-    let answer = next(&mut client, &mut decoder).await;
-    assert!(
-        matches!(&answer, JsonRpcMessage::Response(r) if r.id == 2.into()),
-        "{answer:?}"
-    );
+    ping(&mut client, 2).await;
+    next_answers(&mut client, &mut decoder, 2).await;
     // The peer-error callback ran before that ping was read (in arrival order).
     let heard = heard.lock().unwrap().clone();
     assert_eq!(heard.len(), 1, "{heard:?}");

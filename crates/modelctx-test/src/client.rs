@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use modelctx_client::{Client, ClientBuilder};
-use modelctx_server::{Server, ServerSession};
+use modelctx_server::{Context, Server, ServerSession, ToolDef};
 use modelctx_session::SessionError;
 use modelctx_transport::boxed;
 use modelctx_types::{
@@ -213,4 +213,13 @@ fn object(tool: &str, arguments: Value) -> JsonObject {
         Value::Null => JsonObject::new(),
         other => panic!("the arguments of {tool} must be a JSON object, not {other}"),
     }
+}
+
+/// A server named `name` with one tool of no arguments, `tool`, that answers `text`.
+pub fn one_tool_server(name: &str, tool: &str, text: &'static str) -> Server {
+    let tool = ToolDef::with_schema(
+        Tool::without_arguments(tool),
+        move |_args: JsonObject, _cx: Context| async move { Ok::<_, String>(text.to_owned()) },
+    );
+    Server::builder(name, "1.0.0").tool(tool).unwrap().build()
 }

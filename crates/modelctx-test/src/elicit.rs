@@ -1,7 +1,10 @@
 //! Elicitation from within a tool, as the tests' servers ask for input.
 
-use modelctx_server::{Context, Elicited};
-use modelctx_types::{ElicitValue, RequestedSchema};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use modelctx_server::{Context, Elicited, ToolDef};
+use modelctx_types::{CallToolResult, ElicitValue, RequestedSchema, Tool};
 use serde_json::json;
 
 /// Asks the client for a name with a form elicitation ("What is your name?", one
@@ -22,5 +25,31 @@ pub async fn ask_for_name(cx: &Context) -> Result<String, String> {
             other => format!("{other:?}"),
         },
         _ => "stranger".to_owned(),
+    })
+}
+
+/// `pay`, a tool of any arguments that asks for approval (a form under the input key
+/// `approve`, "Pay 10 EUR?"), then pays: counted in `paid`, it answers `paid (<n>)`, the
+/// count so far; `not paid` when the form is not accepted. A retry with effects: what
+/// single-use rounds protect.
+pub fn pay_tool(paid: Arc<AtomicUsize>) -> ToolDef {
+    let tool = Tool::new(
+        "pay",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    ToolDef::with_schema(tool, move |_args, cx: Context| {
+        let paid = paid.clone();
+        async move {
+            let approval = cx
+                .with_input_key("approve")
+                .elicit_form_schema("Pay 10 EUR?", RequestedSchema::new())
+                .await
+                .map_err(|e| e.to_string())?;
+            if approval.accepted().is_none() {
+                return Ok::<_, String>(CallToolResult::text("not paid"));
+            }
+            let n = paid.fetch_add(1, Ordering::SeqCst) + 1;
+            Ok(CallToolResult::text(format!("paid ({n})")))
+        }
     })
 }

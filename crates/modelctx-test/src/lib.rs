@@ -20,7 +20,8 @@
 //!   server its tests start, its tests run with libtest-mimic, each bounded.
 //! - `TestCa` (feature `tls`): a certificate authority and a server certificate.
 //! - `TokenPerUser` and `Browser` (feature `oauth`): a stand-in token verifier for the
-//!   resource server and a headless browser for the client's authorization flow; `jose`:
+//!   resource server and a headless browser for the client's authorization flow
+//!   (`redirect_of`: where an approval at once lands); `jose`:
 //!   ES256 JWTs signed by a key of the test's own, its JWK and thumbprint.
 //!
 //! A server under test, its conversation snapshotted:
@@ -55,7 +56,7 @@
 //! | `task-isolation` | `task_isolation` |
 //! | `trials` | `trials` |
 //! | `tls` | `TestCa` |
-//! | `oauth` | `TokenPerUser`, `Browser`, `jose` |
+//! | `oauth` | `TokenPerUser`, `Browser`, `redirect_of`, `form_fields`, `private_key_jwt_client`, `jose` |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "apps")]
@@ -92,13 +93,16 @@ mod wait;
 #[cfg(feature = "balancer")]
 pub use balancer::{Balancer, BalancerKind};
 #[cfg(feature = "client")]
-pub use client::TestClient;
+pub use client::{TestClient, one_tool_server};
 #[cfg(any(feature = "client", feature = "task-isolation"))]
-pub use elicit::ask_for_name;
+pub use elicit::{ask_for_name, pay_tool};
 #[cfg(feature = "process")]
 pub use listen::listening;
 #[cfg(feature = "oauth")]
-pub use oauth::{Browser, Hold, ISSUER, REDIRECT_URI, TokenPerUser, form_fields};
+pub use oauth::{
+    Browser, Hold, ISSUER, REDIRECT_URI, TokenPerUser, form_fields, private_key_jwt_client,
+    redirect_of,
+};
 #[cfg(feature = "redis")]
 pub use redis::RedisServer;
 pub use text::text_of;

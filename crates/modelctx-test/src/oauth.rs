@@ -8,7 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use modelctx_oauth::{
-    AuthInfo, AuthorizationHandler, AuthorizationResponse, OAuthError, TokenError, TokenVerifier,
+    AuthInfo, AuthorizationHandler, AuthorizationResponse, ClientRegistration, OAuthClient,
+    OAuthError, SigningKey, TokenError, TokenVerifier,
 };
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
@@ -137,21 +138,7 @@ impl AuthorizationHandler for Browser {
                 hold.opened.notify_one();
                 released.await;
             }
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|e| OAuthError::application(e.to_string()))?;
-            let answer = http
-                .get(authorization_url)
-                .send()
-                .await
-                .map_err(|e| OAuthError::application(e.to_string()))?;
-            let location = answer
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .ok_or_else(|| OAuthError::application("the AS did not redirect"))?
-                .to_owned();
+            let location = redirect_of(authorization_url).await?;
             let mut response = AuthorizationResponse::from_redirect_url(&location)?;
             if let Some((name, value)) = self.tamper {
                 response
@@ -164,6 +151,39 @@ impl AuthorizationHandler for Browser {
             Ok(response)
         })
     }
+}
+
+/// Where the authorization server sends the browser back from `authorization_url`
+/// (its `Location`, the redirect not followed): what a user approving at once reaches.
+pub async fn redirect_of(authorization_url: &str) -> Result<String, OAuthError> {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| OAuthError::application(e.to_string()))?;
+    let answer = http
+        .get(authorization_url)
+        .send()
+        .await
+        .map_err(|e| OAuthError::application(e.to_string()))?;
+    answer
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .ok_or_else(|| OAuthError::application("the AS did not redirect"))
+}
+
+/// A client-credentials client `m2m` of the MCP server at `server` that authenticates
+/// with `private_key_jwt`, its assertions signed by a fresh key: the client and the key.
+pub fn private_key_jwt_client(server: &str) -> (OAuthClient, SigningKey) {
+    let key = SigningKey::generate().unwrap();
+    let oauth = OAuthClient::builder(server)
+        .client_credentials()
+        .client(ClientRegistration::new("m2m").with_auth_method("private_key_jwt"))
+        .client_key(key.clone())
+        .build()
+        .unwrap();
+    (oauth, key)
 }
 
 /// The fields of a form-urlencoded body or query (a token request, an authorization

@@ -93,6 +93,15 @@ pub const SKILL_MD: &str = "---\nname: pdf-processing\ndescription: Extract, fil
 /// The supporting file's text.
 pub const SUPPORTING: &str = "Supporting content.\n";
 
+/// The `SKILL.md` URIs the test servers of skills list (a nested skill, two plain ones
+/// and one under a prefix; an unlisted one left out), in listing order.
+pub const LISTED: [&str; 4] = [
+    "skill://acme/billing/refunds/SKILL.md",
+    "skill://git-workflow/SKILL.md",
+    "skill://pdf-processing/SKILL.md",
+    "skill://pdf-processing/forms/SKILL.md",
+];
+
 /// The ways [`SkillsMock::tampered`] tampers with the `SKILL.md`, each with words the
 /// verification error about it contains.
 pub const TAMPERINGS: [(&str, &str); 3] = [
@@ -187,6 +196,45 @@ impl SkillsMock {
                 .unwrap_or_else(|p| p.into_inner())
                 .is_empty(),
             "{at}: a request went out"
+        );
+    }
+
+    /// Asserts that `skills`, the client of this (tampered) mock's server, refuses a
+    /// host's flow (load the skill, then read its supporting file) with a verification
+    /// error naming the `SKILL.md` and containing `needle`, goes on past it to no other
+    /// read, and caches nothing.
+    pub async fn assert_tampering_caught(&self, skills: &SkillsClient, needle: &str, at: &str) {
+        let entry = skills.list().await.unwrap().skills.remove(0);
+        let outcome = match skills.load(&entry).await {
+            Ok(_) => skills.read_file(&entry, SUPPORTING_URI).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        let err = outcome.expect_err(at);
+        assert_eq!(err.kind(), SkillsErrorKind::Verification, "{at}: {err}");
+        assert!(err.is_verification_failure(), "{at}");
+        assert_eq!(err.uri(), Some(SKILL_URI), "{at}");
+        assert!(err.to_string().contains(needle), "{at}: {err}");
+        assert_eq!(
+            self.reads(),
+            [SKILL_URI],
+            "{at}: went on past the tampered file"
+        );
+        assert!(
+            skills.cache().is_empty(),
+            "{at}: unverified bytes were cached"
+        );
+    }
+
+    /// Asserts that `skills`, the client of this mock's server, refuses a file the
+    /// entry does not list without requesting it.
+    pub async fn assert_unlisted_refused(&self, skills: &SkillsClient, at: &str) {
+        let entry = skills.get(SKILL_URI).await.unwrap();
+        let err = skills.read_file(&entry, UNLISTED_URI).await.unwrap_err();
+        assert_eq!(err.kind(), SkillsErrorKind::Unlisted, "{at}: {err}");
+        assert_eq!(err.uri(), Some(UNLISTED_URI), "{at}");
+        assert!(
+            self.reads().is_empty(),
+            "{at}: the unlisted file was requested"
         );
     }
 

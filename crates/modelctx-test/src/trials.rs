@@ -50,6 +50,16 @@ where
     })
 }
 
+/// Runs `serve`, the child's side (a stdio server until its session ends), on a
+/// current-thread runtime of its own.
+pub fn serve_on_runtime(serve: impl Future<Output = ()>) {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(serve);
+}
+
 /// The `main` of such a binary: started with [`SERVE_STDIO`] as its first argument, it
 /// runs `serve` and returns; otherwise it runs `trials` as `cargo test` asks and exits
 /// with their outcome.

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use modelctx::client::{Client, ConnectMode};
-use modelctx::server::{Context, Server, ToolDef};
-use modelctx::types::{JsonObject, Tool};
+use modelctx::server::Server;
+use modelctx::types::JsonObject;
 use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -122,14 +122,7 @@ impl Shared {
 }
 
 fn server() -> Server {
-    let add = ToolDef::with_schema(
-        Tool::without_arguments("traced"),
-        |_args: JsonObject, _cx: Context| async move { Ok::<_, String>("done".to_owned()) },
-    );
-    Server::builder("traced-server", "1.0.0")
-        .tool(add)
-        .unwrap()
-        .build()
+    modelctx_test::one_tool_server("traced-server", "traced", "done")
 }
 
 /// One thread, one runtime, the recorder as that thread's default subscriber: every

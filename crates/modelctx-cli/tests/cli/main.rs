@@ -123,11 +123,7 @@ fn with_skills(name: &str) -> Server {
 }
 
 fn serve_stdio() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
+    modelctx_test::trials::serve_on_runtime(async {
         let name = std::env::var("CLI_TEST_NAME").unwrap_or_else(|_| "cli-test-stdio".into());
         // An interpreter importing its packages: nothing is read or written meanwhile.
         if let Some(ms) = std::env::var("CLI_TEST_STARTUP_MS")

@@ -33,23 +33,23 @@ async fn a_list_the_client_cannot_honour_fails_before_anything_is_sent() {
     assert!(said.contains("1999-01-01"), "{said}");
     assert!(said.contains("does not speak"), "{said}");
 
-    let handshake_only = client()
-        .supported_versions([ProtocolVersion::V2025_11_25])
-        .mode(ConnectMode::Discover);
-    let said = refused_unsent(handshake_only).await;
-    assert!(
-        said.contains("needs protocol 2026-07-28, which this client's supported versions (2025-11-25) leave out"),
-        "{said}"
-    );
-
-    let modern_only = client()
-        .supported_versions([ProtocolVersion::V2026_07_28])
-        .mode(ConnectMode::Handshake);
-    let said = refused_unsent(modern_only).await;
-    assert!(
-        said.contains("needs a handshake revision, which this client's supported versions (2026-07-28) leave out"),
-        "{said}"
-    );
+    // A mode that needs a revision the list leaves out: handshake-only, then modern-only.
+    let contradicting = [
+        (
+            ProtocolVersion::V2025_11_25,
+            ConnectMode::Discover,
+            "needs protocol 2026-07-28, which this client's supported versions (2025-11-25) leave out",
+        ),
+        (
+            ProtocolVersion::V2026_07_28,
+            ConnectMode::Handshake,
+            "needs a handshake revision, which this client's supported versions (2026-07-28) leave out",
+        ),
+    ];
+    for (only, mode, needs) in contradicting {
+        let said = refused_unsent(client().supported_versions([only]).mode(mode)).await;
+        assert!(said.contains(needs), "{said}");
+    }
 }
 
 /// Connects in auto mode with `versions` accepted: the client, and the first method it

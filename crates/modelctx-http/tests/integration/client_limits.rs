@@ -11,9 +11,11 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::response::Response;
 use modelctx_http::StreamableHttpClientTransport;
-use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
+use modelctx_transport::Transport;
 use modelctx_types::JsonRpcMessage;
 use tokio::sync::mpsc;
+
+use crate::roundtrip::{next, send_json};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -123,19 +125,6 @@ async fn server() -> (String, Arc<AtomicUsize>, mpsc::UnboundedReceiver<usize>) 
     (url, sent, dropped)
 }
 
-fn msg(s: &str) -> TransportMessage {
-    TransportMessage::new(s.parse::<JsonRpcMessage>().unwrap())
-}
-
-async fn next(stream: &mut impl MessageStream) -> JsonRpcMessage {
-    tokio::time::timeout(WAIT, stream.recv())
-        .await
-        .expect("an answer in time")
-        .expect("the stream is open")
-        .expect("a message")
-        .message
-}
-
 /// The error message of an error answer to request `id`.
 fn error_of(message: &JsonRpcMessage, id: &str) -> String {
     match message {
@@ -174,20 +163,18 @@ async fn endless_bodies_fail_their_request_at_the_cap() {
         .build()
         .unwrap();
     let (sink, mut stream) = transport.split();
-    sink.send(msg(
+    send_json(
+        &sink,
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-    ))
-    .await
-    .unwrap();
+    )
+    .await;
     assert!(matches!(
         next(&mut stream).await,
         JsonRpcMessage::Response(_)
     ));
 
     // A JSON answer (protocol 2025-11-25).
-    sink.send(msg(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#))
-        .await
-        .unwrap();
+    send_json(&sink, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
     let error = error_of(&next(&mut stream).await, "2");
     assert!(
         error.contains(&format!("exceeds the client's limit of {CAP} bytes")),
@@ -196,19 +183,17 @@ async fn endless_bodies_fail_their_request_at_the_cap() {
     hung_up(&mut dropped, &sent).await;
 
     // A refusal's body: the request fails with its status, the body unread.
-    sink.send(msg(r#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#))
-        .await
-        .unwrap();
+    send_json(
+        &sink,
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#,
+    )
+    .await;
     let error = error_of(&next(&mut stream).await, "3");
     assert!(error.contains("HTTP 500"), "{error}");
     hung_up(&mut dropped, &sent).await;
 
     // A JSON answer of the stateless era (protocol 2026-07-28).
-    sink.send(msg(
-        r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
-    ))
-    .await
-    .unwrap();
+    send_json(&sink, r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#).await;
     let error = error_of(&next(&mut stream).await, "4");
     assert!(
         error.contains(&format!("exceeds the client's limit of {CAP} bytes")),
@@ -218,9 +203,7 @@ async fn endless_bodies_fail_their_request_at_the_cap() {
 
     // An SSE event: the request fails, saying so (its stream is not resumed: the
     // event would be as large again).
-    sink.send(msg(r#"{"jsonrpc":"2.0","id":6,"method":"prompts/list"}"#))
-        .await
-        .unwrap();
+    send_json(&sink, r#"{"jsonrpc":"2.0","id":6,"method":"prompts/list"}"#).await;
     let error = error_of(&next(&mut stream).await, "6");
     assert!(
         error.contains(&format!("exceeds {CAP} bytes (max_event_bytes)")),
@@ -229,9 +212,7 @@ async fn endless_bodies_fail_their_request_at_the_cap() {
     hung_up(&mut dropped, &sent).await;
 
     // The session goes on.
-    sink.send(msg(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#))
-        .await
-        .unwrap();
+    send_json(&sink, r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#).await;
     assert!(matches!(
         next(&mut stream).await,
         JsonRpcMessage::Response(_)

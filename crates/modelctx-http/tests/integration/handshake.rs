@@ -82,6 +82,12 @@ fn service(config: StreamableHttpServerConfig) -> (StreamableHttpService, Seen) 
     )
 }
 
+/// [`service`], letting one address start `burst` sessions an hour.
+fn rate_limited(burst: u32) -> (StreamableHttpService, Seen) {
+    let limit = SessionRateLimit::new(burst, Duration::from_secs(3600));
+    service(StreamableHttpServerConfig::default().session_rate_limit(Some(limit)))
+}
+
 async fn start(service: StreamableHttpService) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -244,9 +250,7 @@ async fn a_client_that_leaves_mid_handshake_gives_its_place_back() {
 /// `Retry-After`; requests on the sessions it has are not limited.
 #[tokio::test]
 async fn new_sessions_are_limited_per_address() {
-    let limit = SessionRateLimit::new(2, Duration::from_secs(3600));
-    let config = StreamableHttpServerConfig::default().session_rate_limit(Some(limit));
-    let (svc, _seen) = service(config);
+    let (svc, _seen) = rate_limited(2);
     let url = start(svc.clone()).await;
     let http = reqwest::Client::new();
     let mut ids = Vec::new();
@@ -280,9 +284,7 @@ async fn new_sessions_are_limited_per_address() {
 /// `Extensions`) is not limited by address.
 #[tokio::test]
 async fn authenticated_callers_are_not_limited_by_address() {
-    let limit = SessionRateLimit::new(1, Duration::from_secs(3600));
-    let config = StreamableHttpServerConfig::default().session_rate_limit(Some(limit));
-    let (svc, _seen) = service(config);
+    let (svc, _seen) = rate_limited(1);
     let authenticated = axum::Router::new()
         .nest_service("/mcp", svc.router())
         .layer(axum::middleware::from_fn(

@@ -12,7 +12,13 @@ use tokio::sync::mpsc;
 
 const WAIT: Duration = Duration::from_secs(5);
 
-fn msg(s: &str) -> TransportMessage {
+/// Sends the message whose JSON text is `text` on `sink`.
+pub(crate) async fn send_json(sink: &impl MessageSink, text: &str) {
+    sink.send(msg(text)).await.unwrap();
+}
+
+/// A message parsed from its JSON text.
+pub(crate) fn msg(s: &str) -> TransportMessage {
     TransportMessage::new(s.parse::<JsonRpcMessage>().unwrap())
 }
 
@@ -67,16 +73,29 @@ async fn initialize(
     <StreamableHttpClientTransport as Transport>::Stream,
 ) {
     let (sink, stream) = transport.split();
-    sink.send(msg(
+    send_json(
+        &sink,
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-    ))
-    .await
-    .unwrap();
+    )
+    .await;
     (sink, stream)
 }
 
-async fn next(stream: &mut impl MessageStream) -> JsonRpcMessage {
-    tokio::time::timeout(WAIT, stream.recv())
+/// [`initialize`], answered: the sink and the stream after the answer.
+async fn initialized(
+    transport: StreamableHttpClientTransport,
+) -> (
+    <StreamableHttpClientTransport as Transport>::Sink,
+    <StreamableHttpClientTransport as Transport>::Stream,
+) {
+    let (sink, mut stream) = initialize(transport).await;
+    assert_eq!(next(&mut stream).await.id(), Some(&RequestId::Number(1)));
+    (sink, stream)
+}
+
+/// The next message on `stream`, waited for twice [`WAIT`] at most (a loaded machine).
+pub(crate) async fn next(stream: &mut impl MessageStream) -> JsonRpcMessage {
+    tokio::time::timeout(2 * WAIT, stream.recv())
         .await
         .expect("a message in time")
         .expect("stream open")
@@ -95,15 +114,13 @@ async fn handshake_requests_related_and_unrelated_messages() {
     let session = handle.session_id().expect("a session id");
     assert!(session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
     assert_eq!(handle.protocol_version().as_deref(), Some("2025-06-18"));
-    sink.send(msg(
+    send_json(
+        &sink,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-    ))
-    .await
-    .unwrap();
+    )
+    .await;
 
-    sink.send(msg(r#"{"jsonrpc":"2.0","id":2,"method":"notify"}"#))
-        .await
-        .unwrap();
+    send_json(&sink, r#"{"jsonrpc":"2.0","id":2,"method":"notify"}"#).await;
     let note = next(&mut stream).await;
     assert_eq!(note.method(), Some("note"));
     let reply = next(&mut stream).await;
@@ -229,11 +246,8 @@ async fn the_auth_hook_adds_credentials_and_reacts_to_401() {
         .standalone_stream(false)
         .build()
         .unwrap();
-    let (sink, mut stream) = initialize(transport).await;
-    assert_eq!(next(&mut stream).await.id(), Some(&RequestId::Number(1)));
-    sink.send(msg(r#"{"jsonrpc":"2.0","id":2,"method":"x"}"#))
-        .await
-        .unwrap();
+    let (sink, mut stream) = initialized(transport).await;
+    send_json(&sink, r#"{"jsonrpc":"2.0","id":2,"method":"x"}"#).await;
     assert_eq!(next(&mut stream).await.id(), Some(&RequestId::Number(2)));
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen[0], "Bearer bad");
@@ -330,11 +344,8 @@ async fn a_response_that_cannot_be_read_on_an_sse_stream_fails_its_call_at_once(
         .standalone_stream(false)
         .build()
         .unwrap();
-    let (sink, mut stream) = initialize(transport).await;
-    assert_eq!(next(&mut stream).await.id(), Some(&RequestId::Number(1)));
-    sink.send(msg(r#"{"jsonrpc":"2.0","id":2,"method":"bad"}"#))
-        .await
-        .unwrap();
+    let (sink, mut stream) = initialized(transport).await;
+    send_json(&sink, r#"{"jsonrpc":"2.0","id":2,"method":"bad"}"#).await;
     let JsonRpcMessage::Error(e) = next(&mut stream).await else {
         panic!("the call fails")
     };
@@ -344,9 +355,7 @@ async fn a_response_that_cannot_be_read_on_an_sse_stream_fails_its_call_at_once(
         "{}",
         e.error.message
     );
-    sink.send(msg(r#"{"jsonrpc":"2.0","id":3,"method":"good"}"#))
-        .await
-        .unwrap();
+    send_json(&sink, r#"{"jsonrpc":"2.0","id":3,"method":"good"}"#).await;
     assert!(matches!(
         next(&mut stream).await,
         JsonRpcMessage::Response(r) if r.id == RequestId::Number(3)

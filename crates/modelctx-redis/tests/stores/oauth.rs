@@ -2,8 +2,6 @@
 //! against `modelctx_redis::AuthorizationStore`, and single use across two processes (codes,
 //! identity and client assertions).
 
-use std::sync::Arc;
-
 use crate::support::{RedisServer, race, store_call};
 use modelctx_oauth::{
     AuthorizationServer, AuthorizationServerConfig, AuthorizationStore, Grant, GrantKind,
@@ -105,14 +103,9 @@ async fn the_store_is_bounded_and_grants_are_taken_once() {
 async fn a_code_is_used_once_across_processes() {
     let redis = RedisServer::start();
     let config = modelctx_redis::AuthorizationStoreConfig::default();
-    let a = Arc::new(modelctx_redis::AuthorizationStore::new(
-        redis.connection().await,
-        config.clone(),
-    ));
-    let b = Arc::new(modelctx_redis::AuthorizationStore::new(
-        redis.connection().await,
-        config,
-    ));
+    let (a, b) = redis
+        .two_stores(|c| modelctx_redis::AuthorizationStore::new(c, config.clone()))
+        .await;
     for round in 0..20 {
         let key = format!("code-{round}");
         store_call(a.put_grant(GrantKind::Code, &key, grant(now() + 600)))

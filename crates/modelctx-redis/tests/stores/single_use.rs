@@ -5,34 +5,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx::http::StreamableHttpService;
-use modelctx::server::{Context, Server, ToolDef};
-use modelctx::types::{CallToolResult, RequestedSchema, Tool};
+use modelctx::server::Server;
 use serde_json::{Value, json};
 
-use crate::support::{RedisServer, WITHIN, serve};
+use crate::support::{RedisServer, post_json, serve};
 
-/// An instance serving `pay` (asks for approval, then pays: counted in `paid`), its
-/// rounds single-use through Redis; its URL.
+/// An instance serving the test kit's `pay` (asks for approval, then pays: counted in
+/// `paid`), its rounds single-use through Redis; its URL.
 async fn instance(redis: &RedisServer, paid: Arc<AtomicUsize>) -> String {
-    let tool = Tool::new(
-        "pay",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    let pay = ToolDef::with_schema(tool, move |_args, cx: Context| {
-        let paid = paid.clone();
-        async move {
-            let approval = cx
-                .with_input_key("approve")
-                .elicit_form_schema("Pay 10 EUR?", RequestedSchema::new())
-                .await
-                .map_err(|e| e.to_string())?;
-            if approval.accepted().is_none() {
-                return Ok::<_, String>(CallToolResult::text("not paid"));
-            }
-            paid.fetch_add(1, Ordering::SeqCst);
-            Ok(CallToolResult::text("paid"))
-        }
-    });
+    let pay = modelctx_test::pay_tool(paid);
     let store = modelctx_redis::SingleUseIds::new(redis.connection().await).prefix("once-test:");
     let server = Server::builder("payer", "1.0.0")
         .request_state_key([5; 32])
@@ -57,21 +38,12 @@ async fn call(url: &str, id: i64, extra: Value) -> Value {
         params.extend(extra);
     }
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-    let answer = tokio::time::timeout(
-        WITHIN,
-        reqwest::Client::new()
-            .post(url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "pay")
-            .body(body.to_string())
-            .send(),
-    )
-    .await
-    .expect("answered in time")
-    .expect("answered");
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "pay"),
+    ];
+    let answer = post_json(url, &headers, &body).await;
     let text = answer.text().await.unwrap();
     let json = text
         .lines()
@@ -97,7 +69,7 @@ async fn a_round_used_at_one_instance_is_refused_at_the_other() {
         "requestState": state,
     });
     let done = call(&a, 2, approve.clone()).await;
-    assert_eq!(done["result"]["content"][0]["text"], "paid", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "paid (1)", "{done}");
     // The same retry at the other instance: refused, nothing paid twice.
     let replayed = call(&b, 3, approve.clone()).await;
     assert_eq!(replayed["error"]["code"], -32602, "{replayed}");

@@ -37,6 +37,17 @@ impl RedisServer {
         connected(modelctx_redis::connect(&self.url())).await
     }
 
+    /// Two stores of this server, as two processes have them: each made by `store` on
+    /// a connection of its own.
+    pub(crate) async fn two_stores<S>(
+        &self,
+        store: impl Fn(ConnectionManager) -> S,
+    ) -> (std::sync::Arc<S>, std::sync::Arc<S>) {
+        let a = store(self.connection().await);
+        let b = store(self.connection().await);
+        (std::sync::Arc::new(a), std::sync::Arc::new(b))
+    }
+
     /// What `command` (`PTTL`, `LLEN`, `GET`…) answers about `key`.
     pub(crate) async fn query_key<T: redis::FromRedisValue>(&self, command: &str, key: &str) -> T {
         let mut conn = self.connection().await;
@@ -141,3 +152,23 @@ macro_rules! json_request {
     };
 }
 pub(crate) use json_request;
+
+/// POSTs `body` as JSON to `url`, accepting JSON or an event stream, with `headers`
+/// besides: the response, bounded by [`WITHIN`].
+pub(crate) async fn post_json(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &serde_json::Value,
+) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    tokio::time::timeout(WITHIN, request.body(body.to_string()).send())
+        .await
+        .expect("the POST is answered in time")
+        .expect("the POST reaches the service")
+}

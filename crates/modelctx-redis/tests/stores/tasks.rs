@@ -205,15 +205,9 @@ async fn status_results_and_the_status_machine() {
 #[tokio::test]
 async fn two_processes_share_tasks_and_only_one_move_wins() {
     let redis = RedisServer::start();
-    let config = modelctx_redis::TaskStoreConfig::default();
-    let a = Arc::new(modelctx_redis::TaskStore::new(
-        redis.connection().await,
-        config.clone(),
-    ));
-    let b = Arc::new(modelctx_redis::TaskStore::new(
-        redis.connection().await,
-        config,
-    ));
+    let (a, b) = redis
+        .two_stores(|c| modelctx_redis::TaskStore::new(c, Default::default()))
+        .await;
     let owner = TaskOwner::new(Some("s"), None);
     for round in 0..20 {
         let id = format!("race-{round}");

@@ -7,34 +7,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx_memory::MockPeer;
-use modelctx_server::{Context, Server, ToolDef};
+use modelctx_server::Server;
 use modelctx_store::{InMemorySingleUseIds, SingleUseIds};
-use modelctx_types::{CallToolResult, ErrorCode, RequestId, RequestedSchema, Tool};
+use modelctx_types::{ErrorCode, ErrorData, RequestId};
 use serde_json::{Value, json};
 
 use crate::support::{envelope, serve};
 
-/// `pay`: asks for approval, then pays (counted in `paid`) and says so.
+/// The test kit's `pay` (asks for approval, then pays: counted in `paid`, it says
+/// `paid (<n>)`), its rounds single-use through `single_use` when given.
 fn payer(paid: Arc<AtomicUsize>, single_use: Option<Arc<dyn SingleUseIds>>) -> Server {
-    let tool = Tool::new(
-        "pay",
-        json!({"type": "object"}).as_object().unwrap().clone(),
-    );
-    let pay = ToolDef::with_schema(tool, move |_args, cx: Context| {
-        let paid = paid.clone();
-        async move {
-            let approval = cx
-                .with_input_key("approve")
-                .elicit_form_schema("Pay 10 EUR?", RequestedSchema::new())
-                .await
-                .map_err(|e| e.to_string())?;
-            if approval.accepted().is_none() {
-                return Ok::<_, String>(CallToolResult::text("not paid"));
-            }
-            let n = paid.fetch_add(1, Ordering::SeqCst) + 1;
-            Ok(CallToolResult::text(format!("paid ({n})")))
-        }
-    });
+    let pay = modelctx_test::pay_tool(paid);
     let builder = Server::builder("payer", "1.0.0")
         .request_state_key([3; 32])
         .tool(pay)
@@ -75,30 +58,33 @@ async fn approve(mock: &mut MockPeer, id: i64, state: &Value) {
     .await;
 }
 
+/// [`approve`], answered: the text of the result.
+async fn approved(mock: &mut MockPeer, id: i64, state: &Value) -> Value {
+    approve(mock, id, state).await;
+    mock.expect_result(id).await["content"][0]["text"].clone()
+}
+
+/// [`approve`], refused: the error.
+async fn refused(mock: &mut MockPeer, id: i64, state: &Value) -> ErrorData {
+    approve(mock, id, state).await;
+    mock.expect_error(Some(RequestId::from(id))).await
+}
+
 #[tokio::test]
 async fn a_replayed_state_is_refused_when_rounds_are_single_use() {
     let paid = Arc::new(AtomicUsize::new(0));
     let store: Arc<dyn SingleUseIds> = Arc::new(InMemorySingleUseIds::new());
     let (_session, mut mock) = serve(&payer(paid.clone(), Some(store)));
     let state = first_round(&mut mock, 1).await;
-    approve(&mut mock, 2, &state).await;
-    assert_eq!(
-        mock.expect_result(2).await["content"][0]["text"],
-        "paid (1)"
-    );
+    assert_eq!(approved(&mut mock, 2, &state).await, "paid (1)");
     // The same approval sent again: refused before the handler runs.
-    approve(&mut mock, 3, &state).await;
-    let error = mock.expect_error(Some(RequestId::from(3))).await;
+    let error = refused(&mut mock, 3, &state).await;
     assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
     assert!(error.message.contains("used before"), "{error}");
     assert_eq!(paid.load(Ordering::SeqCst), 1);
     // A new request goes through its rounds again.
     let state = first_round(&mut mock, 4).await;
-    approve(&mut mock, 5, &state).await;
-    assert_eq!(
-        mock.expect_result(5).await["content"][0]["text"],
-        "paid (2)"
-    );
+    assert_eq!(approved(&mut mock, 5, &state).await, "paid (2)");
 }
 
 #[tokio::test]
@@ -106,13 +92,8 @@ async fn without_the_option_a_state_serves_every_retry() {
     let paid = Arc::new(AtomicUsize::new(0));
     let (_session, mut mock) = serve(&payer(paid.clone(), None));
     let state = first_round(&mut mock, 1).await;
-    approve(&mut mock, 2, &state).await;
-    mock.expect_result(2).await;
-    approve(&mut mock, 3, &state).await;
-    assert_eq!(
-        mock.expect_result(3).await["content"][0]["text"],
-        "paid (2)"
-    );
+    approved(&mut mock, 2, &state).await;
+    assert_eq!(approved(&mut mock, 3, &state).await, "paid (2)");
 }
 
 #[tokio::test]
@@ -122,17 +103,14 @@ async fn a_state_used_at_one_server_is_refused_at_another_sharing_the_store() {
     let (_a, mut at_a) = serve(&payer(paid.clone(), Some(store.clone())));
     let (_b, mut at_b) = serve(&payer(paid.clone(), Some(store)));
     let state = first_round(&mut at_a, 1).await;
-    approve(&mut at_a, 2, &state).await;
-    at_a.expect_result(2).await;
-    approve(&mut at_b, 3, &state).await;
-    let error = at_b.expect_error(Some(RequestId::from(3))).await;
+    approved(&mut at_a, 2, &state).await;
+    let error = refused(&mut at_b, 3, &state).await;
     assert!(error.message.contains("used before"), "{error}");
     assert_eq!(paid.load(Ordering::SeqCst), 1);
     // A state sealed by a server whose rounds are not single-use has no id: refused.
     let (_c, mut at_c) = serve(&payer(paid.clone(), None));
     let plain = first_round(&mut at_c, 4).await;
-    approve(&mut at_b, 5, &plain).await;
-    let error = at_b.expect_error(Some(RequestId::from(5))).await;
+    let error = refused(&mut at_b, 5, &plain).await;
     assert!(error.message.contains("single-use"), "{error}");
     assert_eq!(paid.load(Ordering::SeqCst), 1);
 }

@@ -13,8 +13,7 @@ use modelctx_skills::{
     SkillsErrorKind,
 };
 use modelctx_test::skills::{
-    SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI, SkillsMock, TAMPERINGS, UNLISTED_URI,
-    entry_for,
+    SKILL_MD, SKILL_URI, SUPPORTING, SUPPORTING_URI, SkillsMock, TAMPERINGS, entry_for,
 };
 use serde_json::{Value, json};
 use support::{Scratch, Via, connect, matrix, skill_md};
@@ -101,42 +100,17 @@ async fn every_fetched_file_is_verified_against_its_entry() {
             let at = format!("{via:?} {version} {tamper}");
             let mock = SkillsMock::tampered(tamper);
             let client = connect(mock.server(true), via, mode.clone()).await;
-            let skills = client.skills("mock");
-            let entry = skills.list().await.unwrap().skills.remove(0);
             // A host's flow: load the skill, then read its supporting file.
-            let outcome = match skills.load(&entry).await {
-                Ok(_) => skills.read_file(&entry, SUPPORTING_URI).await.map(|_| ()),
-                Err(e) => Err(e),
-            };
-            let err = outcome.expect_err(&at);
-            assert_eq!(err.kind(), SkillsErrorKind::Verification, "{at}: {err}");
-            assert!(err.is_verification_failure(), "{at}");
-            assert_eq!(err.uri(), Some(SKILL_URI), "{at}");
-            assert!(err.to_string().contains(needle), "{at}: {err}");
-            assert_eq!(
-                mock.reads(),
-                [SKILL_URI],
-                "{at}: went on past the tampered file"
-            );
-            assert!(
-                skills.cache().is_empty(),
-                "{at}: unverified bytes were cached"
-            );
+            mock.assert_tampering_caught(&client.skills("mock"), needle, &at)
+                .await;
             client.close().await;
         }
 
         let at = format!("{via:?} {version} unlisted");
         let mock = SkillsMock::honest();
         let client = connect(mock.server(true), via, mode).await;
-        let skills = client.skills("mock");
-        let entry = skills.get(SKILL_URI).await.unwrap();
-        let err = skills.read_file(&entry, UNLISTED_URI).await.unwrap_err();
-        assert_eq!(err.kind(), SkillsErrorKind::Unlisted, "{at}: {err}");
-        assert_eq!(err.uri(), Some(UNLISTED_URI), "{at}");
-        assert!(
-            mock.reads().is_empty(),
-            "{at}: the unlisted file was requested"
-        );
+        mock.assert_unlisted_refused(&client.skills("mock"), &at)
+            .await;
         client.close().await;
     }
 }

@@ -14,7 +14,7 @@ use modelctx_skills::{
     ClientSkillsExt, DIRECTORY_MIME_TYPE, EXTENSION_ID, ServerBuilderSkillsExt, Skill, SkillEntry,
     SkillResources, Skills,
 };
-use modelctx_test::skills::{RawDirectory, RawGet, RawList, assert_get_refused, raw};
+use modelctx_test::skills::{LISTED, RawDirectory, RawGet, RawList, assert_get_refused, raw};
 use modelctx_types::{CacheScope, TextOrBlobResourceContents};
 use serde_json::{Value, json};
 use support::{Scratch, Via, WAIT, connect, matrix, skill_md};
@@ -87,13 +87,6 @@ fn server(dir: &Scratch, skills: impl FnOnce(Skills) -> Skills) -> Server {
         .unwrap()
         .build()
 }
-
-const LISTED: [&str; 4] = [
-    "skill://acme/billing/refunds/SKILL.md",
-    "skill://git-workflow/SKILL.md",
-    "skill://pdf-processing/SKILL.md",
-    "skill://pdf-processing/forms/SKILL.md",
-];
 
 /// The bytes of a resource as read over the wire.
 async fn read_bytes(client: &Client, uri: &str) -> (Vec<u8>, String) {

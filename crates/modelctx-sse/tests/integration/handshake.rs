@@ -45,8 +45,9 @@ async fn serve(config: SseServerConfig) -> (String, SseService) {
     (origin, service)
 }
 
-/// A raw stream, its parser, and its message URL.
-async fn open(origin: &str) -> (reqwest::Response, SseParser, String) {
+/// A raw stream, its parser, and its message URL (from the stream's first event, an
+/// `endpoint` event).
+pub(crate) async fn open(origin: &str) -> (reqwest::Response, SseParser, String) {
     let mut response = reqwest::get(format!("{origin}/sse")).await.unwrap();
     assert_eq!(response.status(), 200);
     let mut parser = SseParser::new(1 << 16);
@@ -59,6 +60,7 @@ async fn open(origin: &str) -> (reqwest::Response, SseParser, String) {
         }
     })
     .await;
+    assert_eq!(endpoint.event_type(), "endpoint");
     (response, parser, format!("{origin}{}", endpoint.data))
 }
 

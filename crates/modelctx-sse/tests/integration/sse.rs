@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::response::IntoResponse;
 use modelctx_http::sse::SseParser;
-use modelctx_sse::{SseClientTransport, SseServerConfig, SseService};
+use modelctx_sse::{SseClientBuilder, SseClientTransport, SseServerConfig, SseService};
 use modelctx_test::within;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportMessage};
 use modelctx_types::JsonRpcMessage;
@@ -51,20 +51,8 @@ async fn serve_watched(
 
 /// Opens a raw stream and returns it with its message URL.
 async fn open(origin: &str) -> (reqwest::Response, String) {
-    let mut response = reqwest::get(format!("{origin}/sse")).await.unwrap();
-    assert_eq!(response.status(), 200);
-    let mut parser = SseParser::new(4096);
-    let endpoint = within(WAIT, "the endpoint", async {
-        loop {
-            let chunk = response.chunk().await.unwrap().unwrap();
-            if let Some(e) = parser.push(&chunk).unwrap().into_iter().next() {
-                return e;
-            }
-        }
-    })
-    .await;
-    assert_eq!(endpoint.event_type(), "endpoint");
-    (response, format!("{origin}{}", endpoint.data))
+    let (response, _, url) = crate::handshake::open(origin).await;
+    (response, url)
 }
 
 async fn post(url: &str, content_type: &str, body: impl Into<reqwest::Body>) -> (u16, String) {
@@ -157,20 +145,15 @@ async fn a_request_of_protocol_2026_is_refused_on_the_stream_and_the_session_goe
 async fn foreign_origins_and_hosts_draw_403_and_open_no_session() {
     let (origin, service) = serve(SseServerConfig::default()).await;
     let client = reqwest::Client::new();
-    let r = client
-        .get(format!("{origin}/sse"))
-        .header("origin", "http://evil.example")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
-    let r = client
-        .get(format!("{origin}/sse"))
-        .header("host", "evil.example")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
+    for (name, value) in [("origin", "http://evil.example"), ("host", "evil.example")] {
+        let r = client
+            .get(format!("{origin}/sse"))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "{name}");
+    }
     assert_eq!(service.session_count(), 0);
     let (_stream, url) = open(&origin).await;
     let r = client
@@ -250,30 +233,30 @@ async fn scripted(body: &'static str, keep_open: bool) -> String {
     origin
 }
 
+/// Asserts that `builder` fails to connect with an error that says `why`.
+async fn assert_refused(builder: SseClientBuilder, why: &str) {
+    let err = builder.connect().await.unwrap_err();
+    assert!(err.to_string().contains(why), "{err}");
+}
+
+/// Asserts that connecting to `url` with default settings fails with an error that
+/// says `why`.
+async fn assert_refused_at(url: &str, why: &str) {
+    assert_refused(SseClientTransport::builder(url), why).await;
+}
+
 #[tokio::test]
 async fn a_stream_that_ends_before_its_endpoint_is_a_clear_error() {
     let origin = scripted(": hello\n\n", false).await;
-    let err = SseClientTransport::connect(&format!("{origin}/sse"))
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("ended before its endpoint"),
-        "{err}"
-    );
+    assert_refused_at(&format!("{origin}/sse"), "ended before its endpoint").await;
 }
 
 #[tokio::test]
 async fn a_stream_without_an_endpoint_times_out_clearly() {
     let origin = scripted(": hello\n\n", true).await;
-    let err = SseClientTransport::builder(&format!("{origin}/sse"))
-        .endpoint_timeout(Duration::from_millis(200))
-        .connect()
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("no endpoint event within"),
-        "{err}"
-    );
+    let builder = SseClientTransport::builder(&format!("{origin}/sse"))
+        .endpoint_timeout(Duration::from_millis(200));
+    assert_refused(builder, "no endpoint event within").await;
 }
 
 #[tokio::test]
@@ -283,19 +266,13 @@ async fn an_endpoint_on_another_origin_is_refused() {
         true,
     )
     .await;
-    let err = SseClientTransport::connect(&format!("{origin}/sse"))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("not on the origin"), "{err}");
+    assert_refused_at(&format!("{origin}/sse"), "not on the origin").await;
 }
 
 #[tokio::test]
 async fn a_server_that_is_not_sse_is_a_clear_error() {
     let (origin, _service) = serve(SseServerConfig::default()).await;
-    let err = SseClientTransport::connect(&format!("{origin}/nowhere"))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("HTTP 404"), "{err}");
+    assert_refused_at(&format!("{origin}/nowhere"), "HTTP 404").await;
 }
 
 /// Found by the property tests: a response that cannot be read (an error

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx::client::{Client, ClientBuilder};
-use modelctx::server::{Context, Server, ToolDef};
+use modelctx::server::Server;
 use modelctx::session::SessionError;
 use modelctx::transport::Transport;
-use modelctx::types::{JsonObject, Tool};
+use modelctx::types::JsonObject;
 use modelctx_http::tls::rustls::pki_types::CertificateDer;
 use modelctx_http::{StreamableHttpClientTransport, StreamableHttpService, tls};
 use modelctx_test::within;
@@ -26,14 +26,7 @@ fn certificates() -> TestCa {
 }
 
 fn server() -> Server {
-    let echo = ToolDef::with_schema(
-        Tool::without_arguments("secure-echo"),
-        |_args: JsonObject, _cx: Context| async move { Ok::<_, String>("over TLS".to_owned()) },
-    );
-    Server::builder("tls-server", "1.0.0")
-        .tool(echo)
-        .unwrap()
-        .build()
+    modelctx_test::one_tool_server("tls-server", "secure-echo", "over TLS")
 }
 
 /// The TLS configuration that presents `certs`' server certificate.

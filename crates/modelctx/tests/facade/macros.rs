@@ -335,8 +335,8 @@ mod primitives {
     use modelctx::macros::{primitives, prompt, resource, resource_template, tool};
     use modelctx::server::{Blob, CompletionInput, Context, Server};
     use modelctx::types::{
-        CallToolResult, ContentBlock, ErrorCode, JsonObject, Meta, PromptMessage, PromptReference,
-        ResourceTemplateReference, TaskSupport,
+        CallToolResult, CompletionReference, ContentBlock, ErrorCode, ErrorData, JsonObject, Meta,
+        PromptMessage, PromptReference, ResourceTemplateReference, TaskSupport,
     };
     use serde_json::{Value, json};
 
@@ -393,12 +393,17 @@ mod primitives {
             .with_structured_content(json!({"summary": format!("sunny in {city}")}))
     }
 
+    /// The `candidates` that start with `prefix`, in order.
+    fn starting_with(candidates: &[&str], prefix: &str) -> Vec<String> {
+        candidates
+            .iter()
+            .filter(|c| c.starts_with(prefix))
+            .map(|c| (*c).to_owned())
+            .collect()
+    }
+
     async fn languages(input: CompletionInput, _cx: Context) -> Result<Vec<String>, String> {
-        Ok(["rust", "ruby", "python"]
-            .into_iter()
-            .filter(|l| l.starts_with(&input.value))
-            .map(str::to_owned)
-            .collect())
+        Ok(starting_with(&["rust", "ruby", "python"], &input.value))
     }
 
     /// Asks for a code review.
@@ -444,11 +449,7 @@ mod primitives {
     }
 
     async fn user_ids(input: CompletionInput, _cx: Context) -> Result<Vec<String>, String> {
-        Ok(["7", "42", "420"]
-            .into_iter()
-            .filter(|id| id.starts_with(&input.value))
-            .map(str::to_owned)
-            .collect())
+        Ok(starting_with(&["7", "42", "420"], &input.value))
     }
 
     /// A user's profile.
@@ -565,6 +566,28 @@ mod primitives {
     async fn first_contents(client: &Client, uri: &str) -> Value {
         let read = soon(uri, client.read_resource(uri)).await.unwrap();
         serde_json::to_value(&read.contents[0]).unwrap()
+    }
+
+    /// Reads `uri`, which the server refuses: the protocol error.
+    async fn refused_read(client: &Client, uri: &str) -> ErrorData {
+        let error = soon(uri, client.read_resource(uri)).await.unwrap_err();
+        error.protocol_error().unwrap().clone()
+    }
+
+    /// The completions of `argument` from `value` for `reference`, with no context.
+    async fn completed(
+        client: &Client,
+        reference: impl Into<CompletionReference>,
+        argument: &str,
+        value: &str,
+    ) -> Vec<String> {
+        let got = soon(
+            "complete",
+            client.complete(reference, argument, value, args(&[])),
+        )
+        .await
+        .unwrap();
+        got.completion.values
     }
 
     fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -709,13 +732,8 @@ mod primitives {
             let message = error.protocol_error().map(|e| e.message.clone());
             assert!(message.unwrap().contains("a name, please"));
 
-            let got = soon(
-                "complete",
-                client.complete(PromptReference::new("review"), "language", "r", args(&[])),
-            )
-            .await
-            .unwrap();
-            assert_eq!(got.completion.values, ["rust", "ruby"]);
+            let values = completed(&client, PromptReference::new("review"), "language", "r").await;
+            assert_eq!(values, ["rust", "ruby"]);
             client.close().await;
         }
     }
@@ -761,10 +779,7 @@ mod primitives {
             assert_eq!(contents["mimeType"], "application/json");
 
             // A variable that does not parse: `-32602`, naming it, its value and type.
-            let error = soon("profile", client.read_resource("users://abc/profile"))
-                .await
-                .unwrap_err();
-            let error = error.protocol_error().unwrap();
+            let error = refused_read(&client, "users://abc/profile").await;
             assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
             assert!(
                 error.message.contains("Invalid variable id")
@@ -774,34 +789,16 @@ mod primitives {
                 error.message
             );
             // The function's own `Err`.
-            let error = soon("profile", client.read_resource("users://0/profile"))
-                .await
-                .unwrap_err();
-            assert!(
-                error
-                    .protocol_error()
-                    .unwrap()
-                    .message
-                    .contains("user 0 does not exist")
-            );
+            let message = refused_read(&client, "users://0/profile").await.message;
+            assert!(message.contains("user 0 does not exist"), "{message}");
 
             let text = first_contents(&client, "books://dune/pages/12?lang=fr").await;
             assert_eq!(text["text"], "dune p12 [fr]");
             let text = first_contents(&client, "books://dune/pages/3").await;
             assert_eq!(text["text"], "dune p3 [en]");
 
-            let got = soon(
-                "complete",
-                client.complete(
-                    ResourceTemplateReference::new("users://{id}/profile"),
-                    "id",
-                    "4",
-                    args(&[]),
-                ),
-            )
-            .await
-            .unwrap();
-            assert_eq!(got.completion.values, ["42", "420"]);
+            let profile = ResourceTemplateReference::new("users://{id}/profile");
+            assert_eq!(completed(&client, profile, "id", "4").await, ["42", "420"]);
             client.close().await;
         }
     }
@@ -841,16 +838,8 @@ mod primitives {
             assert!(text["text"].as_str().unwrap().starts_with("Dune\nEmma"));
             let text = first_contents(&client, "library://loans/1").await;
             assert_eq!(text["text"], "Dune");
-            let error = soon("loan", client.read_resource("library://loans/99"))
-                .await
-                .unwrap_err();
-            assert!(
-                error
-                    .protocol_error()
-                    .unwrap()
-                    .message
-                    .contains("no loan 99")
-            );
+            let message = refused_read(&client, "library://loans/99").await.message;
+            assert!(message.contains("no loan 99"), "{message}");
             client.close().await;
         }
     }

@@ -440,11 +440,8 @@ fn with_resource() -> Server {
         .build()
 }
 
-#[tokio::test]
-async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old() {
-    let first = with_resource();
-    let proxy = Proxy::start(serve(first.clone()).await).await;
-    let (client, _handle) = connect(&proxy.url(), ConnectMode::Handshake).await;
+/// Subscribes `client` to `test://watched`.
+async fn subscribe_to_watched(client: &Client) {
     within(
         LIMIT,
         "subscribing",
@@ -452,6 +449,14 @@ async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old()
     )
     .await
     .unwrap();
+}
+
+#[tokio::test]
+async fn a_new_session_of_a_restarted_server_gets_the_subscriptions_of_the_old() {
+    let first = with_resource();
+    let proxy = Proxy::start(serve(first.clone()).await).await;
+    let (client, _handle) = connect(&proxy.url(), ConnectMode::Handshake).await;
+    subscribe_to_watched(&client).await;
     assert_eq!(first.notify_resource_updated("test://watched").await, 1);
 
     let second = with_resource();
@@ -575,13 +580,7 @@ async fn a_session_forgotten_by_a_restarted_server_is_started_again_without_wait
 {
     let proxy = Proxy::start(serve(with_resource()).await).await;
     let (client, handle) = connect(&proxy.url(), ConnectMode::Handshake).await;
-    within(
-        LIMIT,
-        "subscribing",
-        client.subscribe_resource("test://watched"),
-    )
-    .await
-    .unwrap();
+    subscribe_to_watched(&client).await;
     let session = handle.session_id();
 
     let subscribed = Arc::new(Notify::new());

@@ -51,22 +51,22 @@ const USERS: &[(Option<&str>, Option<&str>)] = &[
     (Some("alice"), None),
 ];
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unauthenticated_clients_of_a_stateful_server_keep_their_tasks_apart() {
-    every_pair(true, false, ANONYMOUS).await;
+/// One test per row: its name, then whether the server keeps sessions, whether it
+/// authenticates callers, and the pairs of callers.
+macro_rules! isolation_tests {
+    ($($test:ident => $stateful:expr, $authenticated:expr, $pairs:expr;)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                every_pair($stateful, $authenticated, $pairs).await;
+            }
+        )*
+    };
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unauthenticated_clients_of_a_stateless_server_keep_their_tasks_apart() {
-    every_pair(false, false, ANONYMOUS).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn authenticated_callers_of_a_stateful_server_reach_only_their_own_tasks() {
-    every_pair(true, true, USERS).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn authenticated_callers_of_a_stateless_server_reach_only_their_own_tasks() {
-    every_pair(false, true, USERS).await;
+isolation_tests! {
+    unauthenticated_clients_of_a_stateful_server_keep_their_tasks_apart => true, false, ANONYMOUS;
+    unauthenticated_clients_of_a_stateless_server_keep_their_tasks_apart => false, false, ANONYMOUS;
+    authenticated_callers_of_a_stateful_server_reach_only_their_own_tasks => true, true, USERS;
+    authenticated_callers_of_a_stateless_server_reach_only_their_own_tasks => false, true, USERS;
 }

@@ -27,10 +27,7 @@ async fn file_store_keeps_credentials_between_clients() {
         .build()
         .unwrap();
     assert!(rejected(&second, 401, &world.challenge(None)).await);
-    assert_eq!(
-        authorization_to(&second, &world.server).await.as_deref(),
-        Some("Bearer at-2")
-    );
+    assert_sends(&second, &world.server, "Bearer at-2").await;
     assert_eq!(world.authorizations().len(), 1);
     // A corrupt file is an error, not a panic.
     std::fs::write(&path, "{not json").unwrap();
@@ -72,13 +69,7 @@ async fn migration_to_another_authorization_server_registers_anew() {
 #[tokio::test]
 async fn client_credentials_with_private_key_jwt() {
     let world = World::start_with(|c| c.auth_methods = vec!["private_key_jwt".into()]).await;
-    let key = SigningKey::generate().unwrap();
-    let oauth = OAuthClient::builder(&world.server)
-        .client_credentials()
-        .client(ClientRegistration::new("m2m").with_auth_method("private_key_jwt"))
-        .client_key(key.clone())
-        .build()
-        .unwrap();
+    let (oauth, key) = modelctx_test::private_key_jwt_client(&world.server);
     assert!(rejected(&oauth, 401, &world.challenge(Some("jobs"))).await);
     let (form, _, _) = &world.token_requests()[0];
     assert_eq!(form["grant_type"], "client_credentials");

@@ -11,7 +11,7 @@ use modelctx_http::{AuthHook, StreamableHttpClientTransport};
 use modelctx_oauth::{
     AuthorizationHandler, AuthorizationResponse, ClientRegistration, CredentialKey,
     CredentialStore, ErrorKind, FileCredentialStore, IdJagExchange, InMemoryCredentialStore,
-    LoopbackRedirect, OAuthClient, OAuthError, SigningKey, TokenSet,
+    LoopbackRedirect, OAuthClient, OAuthError, TokenSet,
 };
 use modelctx_test::Hold;
 use modelctx_test::jose::{assert_client_assertion, jwt_part, verify_es256};
@@ -86,6 +86,14 @@ fn bearer(h: &HeaderMap) -> Option<String> {
 /// The `Authorization` header `oauth` sends with a request to `url`, if any.
 async fn authorization_to(oauth: &OAuthClient, url: &str) -> Option<String> {
     bearer(&headers_for(oauth, url).await.unwrap())
+}
+
+/// Asserts that `oauth` sends `Authorization: <expected>` with a request to `url`.
+async fn assert_sends(oauth: &OAuthClient, url: &str, expected: &str) {
+    assert_eq!(
+        authorization_to(oauth, url).await.as_deref(),
+        Some(expected)
+    );
 }
 
 /// Sends `initialize` through a transport authenticated by `oauth`: the id of the

@@ -45,10 +45,7 @@ async fn refresh_before_expiry_is_transparent() {
     let world = World::start_with(|c| c.expires_in = 10).await;
     let oauth = authorized(&world).await;
     // The token expires within the refresh margin: the next request refreshes first.
-    assert_eq!(
-        authorization_to(&oauth, &world.server).await.as_deref(),
-        Some("Bearer at-3")
-    );
+    assert_sends(&oauth, &world.server, "Bearer at-3").await;
     let requests = world.token_requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[1].0["grant_type"], "refresh_token");

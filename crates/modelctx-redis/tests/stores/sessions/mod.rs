@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::support::{RedisServer, WITHIN, hearing, json_request, serve};
+use crate::support::{RedisServer, WITHIN, hearing, json_request, post_json, serve};
 use futures::future::BoxFuture;
 use modelctx::client::{Client, ConnectMode};
 use modelctx::http::{
@@ -253,20 +253,11 @@ async fn post_stream(
     body: Value,
 ) -> futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>> {
     use futures::StreamExt;
-    let response = tokio::time::timeout(
-        WITHIN,
-        reqwest::Client::new()
-            .post(url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", session)
-            .body(body.to_string())
-            .send(),
-    )
-    .await
-    .expect("the POST is answered")
-    .expect("the POST reaches the service");
+    let headers = [
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", session),
+    ];
+    let response = post_json(url, &headers, &body).await;
     assert_eq!(response.status().as_u16(), 200);
     response.bytes_stream().boxed()
 }

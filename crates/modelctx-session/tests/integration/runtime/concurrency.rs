@@ -11,10 +11,11 @@ async fn a_stuck_handler_delays_neither_ping_nor_other_requests() {
     let mut h = Harness::new(SessionConfig::server());
     h.serve_handshake().await;
 
-    h.mock.request(1, "slow", Value::Null).await;
-    h.started("slow").await;
-    h.mock.request(2, "echo", json!({ "n": 2 })).await;
-    assert_eq!(h.mock.expect_result(2).await, json!({ "n": 2 }));
+    h.start_slow(1).await;
+    assert_eq!(
+        h.answer(2, "echo", json!({ "n": 2 })).await,
+        json!({ "n": 2 })
+    );
     h.ping_sync(3).await;
 
     h.release.notify_one();
@@ -29,8 +30,7 @@ async fn the_concurrency_bound_queues_requests_but_never_ping() {
             .max_concurrent_requests(1),
     );
 
-    h.mock.request(1, "slow", Value::Null).await;
-    h.started("slow").await;
+    h.start_slow(1).await;
     h.mock.request(2, "echo", json!({ "n": 2 })).await;
     // Ping is answered while the only slot is taken, and the echo has not started.
     h.ping_sync(3).await;
@@ -52,13 +52,10 @@ async fn beyond_the_in_flight_bound_a_request_is_refused_at_once() {
             .max_requests_in_flight(2),
     );
 
-    h.mock.request(1, "slow", Value::Null).await;
-    h.started("slow").await;
-    h.mock.request(2, "slow", Value::Null).await;
-    h.started("slow").await;
+    h.start_slow(1).await;
+    h.start_slow(2).await;
     // A third is refused without running, with the bound in the error.
-    h.mock.request(3, "echo", json!({})).await;
-    let err = h.mock.expect_error(Some(RequestId::from(3))).await;
+    let err = h.error_answer(3, "echo", json!({})).await;
     assert_eq!(err.code, modelctx_session::TOO_MANY_REQUESTS);
     assert!(err.message.contains("at most 2"), "{}", err.message);
     assert_eq!(err.data, Some(json!({"limit": 2})));
@@ -73,8 +70,10 @@ async fn beyond_the_in_flight_bound_a_request_is_refused_at_once() {
         [RequestId::from(1), RequestId::from(2)]
     );
     // Room again: the refused request, sent again, runs.
-    h.mock.request(3, "echo", json!({"again": 3})).await;
-    assert_eq!(h.mock.expect_result(3).await, json!({"again": 3}));
+    assert_eq!(
+        h.answer(3, "echo", json!({"again": 3})).await,
+        json!({"again": 3})
+    );
 }
 
 #[tokio::test]
@@ -106,14 +105,15 @@ async fn a_shared_handler_limit_bounds_the_work_of_several_sessions() {
 async fn a_duplicate_inbound_id_in_flight_is_rejected() {
     let mut h = Harness::new(SessionConfig::server().pre_initialized());
 
-    h.mock.request(1, "slow", Value::Null).await;
-    h.started("slow").await;
+    h.start_slow(1).await;
     h.expect_invalid_request(1, "echo", json!({})).await;
     h.release.notify_one();
     assert_eq!(h.mock.expect_result(1).await, json!({ "released": true }));
     // Once answered, the id may be used again.
-    h.mock.request(1, "echo", json!({ "again": true })).await;
-    assert_eq!(h.mock.expect_result(1).await, json!({ "again": true }));
+    assert_eq!(
+        h.answer(1, "echo", json!({ "again": true })).await,
+        json!({ "again": true })
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -125,8 +125,7 @@ async fn inbound_cancellation_fires_the_token_and_suppresses_the_response() {
     let mut h = Harness::new(SessionConfig::server());
     h.serve_handshake().await;
 
-    h.mock.request(1, "slow", Value::Null).await;
-    let (id, token1) = h.started("slow").await;
+    let (id, token1) = h.start_slow(1).await;
     assert_eq!(id, RequestId::from(1));
     h.mock
         .notify(
@@ -141,8 +140,7 @@ async fn inbound_cancellation_fires_the_token_and_suppresses_the_response() {
     h.ping_sync(3).await;
 
     // A second slow request, and cancellations for ids not in flight: ignored.
-    h.mock.request(2, "slow", Value::Null).await;
-    let (_, token2) = h.started("slow").await;
+    let (_, token2) = h.start_slow(2).await;
     h.mock
         .notify("notifications/cancelled", json!({ "requestId": 99 }))
         .await;
@@ -164,6 +162,8 @@ async fn inbound_cancellation_fires_the_token_and_suppresses_the_response() {
     h.mock
         .notify("notifications/cancelled", json!({ "requestId": 2 }))
         .await;
-    h.mock.request(5, "echo", json!({ "alive": true })).await;
-    assert_eq!(h.mock.expect_result(5).await, json!({ "alive": true }));
+    assert_eq!(
+        h.answer(5, "echo", json!({ "alive": true })).await,
+        json!({ "alive": true })
+    );
 }

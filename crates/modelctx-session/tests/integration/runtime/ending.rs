@@ -10,8 +10,7 @@ use super::*;
 async fn closing_fails_pending_requests_and_cancels_handlers() {
     let mut h = Harness::new(SessionConfig::server().pre_initialized());
 
-    h.mock.request(1, "slow", Value::Null).await;
-    let (_, token) = h.started("slow").await;
+    let (_, token) = h.start_slow(1).await;
     let first = tokio::spawn(request(&h.peer, "sampling/createMessage", json!({})));
     h.mock.expect_request("sampling/createMessage").await;
     let (opts, _rx) = progress_options();

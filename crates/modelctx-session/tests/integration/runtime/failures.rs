@@ -10,35 +10,35 @@ use super::*;
 async fn a_panicking_handler_answers_internal_error_and_the_session_lives_on() {
     let mut h = Harness::new(SessionConfig::server().pre_initialized());
 
-    h.mock.request(1, "panic", Value::Null).await;
-    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
+    let err = h.error_answer(1, "panic", Value::Null).await;
     assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
     assert!(!err.message.contains("secret"), "{}", err.message);
     assert!(!err.message.contains("hunter2"), "{}", err.message);
     assert!(err.data.is_none());
 
-    h.mock.request(2, "echo", json!({ "after": "panic" })).await;
-    assert_eq!(h.mock.expect_result(2).await, json!({ "after": "panic" }));
+    assert_eq!(
+        h.answer(2, "echo", json!({ "after": "panic" })).await,
+        json!({ "after": "panic" })
+    );
 }
 
 #[tokio::test]
 async fn handler_errors_reach_the_wire_with_their_codes() {
     let mut h = Harness::new(SessionConfig::server().pre_initialized());
 
-    h.mock.request(1, "no/such/method", Value::Null).await;
-    let err = h.mock.expect_error(Some(RequestId::from(1))).await;
+    let err = h.error_answer(1, "no/such/method", Value::Null).await;
     assert_eq!(err.code, ErrorCode::METHOD_NOT_FOUND);
     assert!(err.message.contains("no/such/method"), "{}", err.message);
 
-    h.mock.request(2, "typed", json!({ "count": "many" })).await;
-    let err = h.mock.expect_error(Some(RequestId::from(2))).await;
+    let err = h.error_answer(2, "typed", json!({ "count": "many" })).await;
     assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
-    h.mock.request(3, "typed", Value::Null).await;
-    let err = h.mock.expect_error(Some(RequestId::from(3))).await;
+    let err = h.error_answer(3, "typed", Value::Null).await;
     assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
 
-    h.mock.request(4, "typed", json!({ "count": 3 })).await;
-    assert_eq!(h.mock.expect_result(4).await, json!({ "count": 3 }));
+    assert_eq!(
+        h.answer(4, "typed", json!({ "count": 3 })).await,
+        json!({ "count": 3 })
+    );
 }
 
 #[tokio::test]

@@ -11,8 +11,7 @@ async fn server_answers_ping_in_every_phase_and_pings_out() {
     let mut h = Harness::new(SessionConfig::server());
 
     // New: ping is answered with an empty object.
-    h.mock.request(1, "ping", Value::Null).await;
-    assert_eq!(h.mock.expect_result(1).await, json!({}));
+    assert_eq!(h.answer(1, "ping", Value::Null).await, json!({}));
 
     // The server's own ping goes out before initialize and resolves only on the answer.
     let mut ping = Box::pin(h.peer.ping());
@@ -29,16 +28,14 @@ async fn server_answers_ping_in_every_phase_and_pings_out() {
     // Initializing (initialize answered, notifications/initialized not yet received).
     h.mock.request(2, "initialize", init_params()).await;
     h.mock.expect_result(2).await;
-    h.mock.request(3, "ping", Value::Null).await;
-    assert_eq!(h.mock.expect_result(3).await, json!({}));
+    assert_eq!(h.answer(3, "ping", Value::Null).await, json!({}));
     assert!(!h.peer.is_initialized());
 
     // Operational.
     h.mock
         .notify("notifications/initialized", Value::Null)
         .await;
-    h.mock.request(4, "ping", Value::Null).await;
-    assert_eq!(h.mock.expect_result(4).await, json!({}));
+    assert_eq!(h.answer(4, "ping", Value::Null).await, json!({}));
     assert!(h.peer.is_initialized());
     // A string id is echoed as a string.
     h.mock.request("p", "ping", Value::Null).await;
@@ -53,8 +50,7 @@ async fn client_answers_ping_in_every_phase_and_pings_out() {
     assert_eq!(h.peer.role(), Role::Client);
 
     // New.
-    h.mock.request(1, "ping", Value::Null).await;
-    assert_eq!(h.mock.expect_result(1).await, json!({}));
+    assert_eq!(h.answer(1, "ping", Value::Null).await, json!({}));
     let mut ping = Box::pin(h.peer.ping());
     assert!(ping.as_mut().now_or_never().is_none());
     let req = h.mock.expect_request("ping").await;
@@ -64,24 +60,15 @@ async fn client_answers_ping_in_every_phase_and_pings_out() {
     // Initializing: initialize sent and answered, notifications/initialized not sent.
     let init = tokio::spawn(request(&h.peer, "initialize", init_params()));
     let req = h.mock.expect_request("initialize").await;
-    h.mock.request(2, "ping", Value::Null).await;
-    assert_eq!(h.mock.expect_result(2).await, json!({}));
+    assert_eq!(h.answer(2, "ping", Value::Null).await, json!({}));
     h.mock.respond(req.id, server_init_result()).await;
     init.await.unwrap().unwrap();
-    h.mock.request(3, "ping", Value::Null).await;
-    assert_eq!(h.mock.expect_result(3).await, json!({}));
+    assert_eq!(h.answer(3, "ping", Value::Null).await, json!({}));
     h.ping_out().await;
 
     // Operational.
-    h.peer
-        .notify_raw(Cow::Borrowed("notifications/initialized"), None)
-        .await
-        .unwrap();
-    h.mock
-        .expect_notification("notifications/initialized")
-        .await;
-    h.mock.request(4, "ping", Value::Null).await;
-    assert_eq!(h.mock.expect_result(4).await, json!({}));
+    h.send_initialized().await;
+    assert_eq!(h.answer(4, "ping", Value::Null).await, json!({}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -178,8 +165,10 @@ async fn server_failed_initialize_may_be_retried() {
 
     // The retry is served, and the session then completes its handshake.
     h.serve_handshake().await;
-    h.mock.request(3, "echo", json!({ "ok": true })).await;
-    assert_eq!(h.mock.expect_result(3).await, json!({ "ok": true }));
+    assert_eq!(
+        h.answer(3, "echo", json!({ "ok": true })).await,
+        json!({ "ok": true })
+    );
 }
 
 #[tokio::test]
@@ -191,12 +180,7 @@ async fn server_refuses_outbound_requests_until_initialized_but_may_log() {
     assert!(refused.id().is_none());
     let err = refused.await.unwrap_err();
     assert!(err.is_refused(), "{err}");
-    let err = h
-        .peer
-        .notify_raw(Cow::Borrowed("notifications/tools/list_changed"), None)
-        .await
-        .unwrap_err();
-    assert!(err.is_refused(), "{err}");
+    h.notify_refused("notifications/tools/list_changed").await;
     h.peer
         .notify_raw(
             Cow::Borrowed("notifications/message"),
@@ -240,12 +224,7 @@ async fn client_sends_initialize_once_then_initialized_then_anything() {
         .await
         .unwrap_err();
     assert!(err.is_refused(), "{err}");
-    let err = h
-        .peer
-        .notify_raw(Cow::Borrowed("notifications/initialized"), None)
-        .await
-        .unwrap_err();
-    assert!(err.is_refused(), "{err}");
+    h.notify_refused("notifications/initialized").await;
     // An inbound request other than ping is rejected before the handshake.
     h.expect_invalid_request(1, "roots/list", Value::Null).await;
 
@@ -266,13 +245,7 @@ async fn client_sends_initialize_once_then_initialized_then_anything() {
     assert!(!h.peer.is_initialized());
 
     // notifications/initialized: operational.
-    h.peer
-        .notify_raw(Cow::Borrowed("notifications/initialized"), None)
-        .await
-        .unwrap();
-    h.mock
-        .expect_notification("notifications/initialized")
-        .await;
+    h.send_initialized().await;
     assert!(h.peer.is_initialized());
     let call = tokio::spawn(request(&h.peer, "tools/list", Value::Null));
     let req = h.mock.expect_request("tools/list").await;
@@ -280,6 +253,8 @@ async fn client_sends_initialize_once_then_initialized_then_anything() {
     assert_eq!(call.await.unwrap().unwrap(), json!({ "tools": [] }));
 
     // Inbound requests are now served.
-    h.mock.request(2, "echo", json!({ "y": 1 })).await;
-    assert_eq!(h.mock.expect_result(2).await, json!({ "y": 1 }));
+    assert_eq!(
+        h.answer(2, "echo", json!({ "y": 1 })).await,
+        json!({ "y": 1 })
+    );
 }

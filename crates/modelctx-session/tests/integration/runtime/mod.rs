@@ -237,6 +237,13 @@ impl Harness {
         }
     }
 
+    /// The mock sends `slow` (request `id`), and its handler starts: its id and
+    /// cancellation token.
+    async fn start_slow(&mut self, id: i64) -> (RequestId, CancellationToken) {
+        self.mock.request(id, "slow", Value::Null).await;
+        self.started("slow").await
+    }
+
     /// Waits until the service received a notification for `method`; its params.
     async fn notified(&mut self, method: &str) -> Value {
         loop {
@@ -306,10 +313,40 @@ impl Harness {
         method: &'static str,
         params: Value,
     ) -> ErrorData {
-        self.mock.request(id, method, params).await;
-        let err = self.mock.expect_error(Some(RequestId::from(id))).await;
+        let err = self.error_answer(id, method, params).await;
         assert_eq!(err.code, ErrorCode::INVALID_REQUEST, "{method}");
         err
+    }
+
+    /// The session refuses to send the notification `method` on its own.
+    async fn notify_refused(&self, method: &'static str) {
+        let err = self
+            .peer
+            .notify_raw(Cow::Borrowed(method), None)
+            .await
+            .unwrap_err();
+        assert!(err.is_refused(), "{err}");
+    }
+
+    /// The mock gets `notifications/cancelled` for request `id`.
+    async fn expect_cancelled(&mut self, id: i64) {
+        let note = self
+            .mock
+            .expect_notification("notifications/cancelled")
+            .await;
+        assert_eq!(cancelled_params(&note).0, id);
+    }
+
+    /// The mock sends request `id` and gets a result back for it: the result.
+    async fn answer(&mut self, id: i64, method: &'static str, params: Value) -> Value {
+        self.mock.request(id, method, params).await;
+        self.mock.expect_result(id).await
+    }
+
+    /// The mock sends request `id` and gets an error back for it: the error.
+    async fn error_answer(&mut self, id: i64, method: &'static str, params: Value) -> ErrorData {
+        self.mock.request(id, method, params).await;
+        self.mock.expect_error(Some(RequestId::from(id))).await
     }
 
     /// Server role: the client's `notifications/initialized` arrives and reaches the
@@ -343,6 +380,12 @@ impl Harness {
         let req = self.mock.expect_request("initialize").await;
         self.mock.respond(req.id, server_init_result()).await;
         assert_eq!(init.await.unwrap().unwrap(), server_init_result());
+        self.send_initialized().await;
+        assert!(self.peer.is_initialized());
+    }
+
+    /// Client role: the session sends `notifications/initialized`, and the mock gets it.
+    async fn send_initialized(&mut self) {
         self.peer
             .notify_raw(Cow::Borrowed("notifications/initialized"), None)
             .await
@@ -350,7 +393,6 @@ impl Harness {
         self.mock
             .expect_notification("notifications/initialized")
             .await;
-        assert!(self.peer.is_initialized());
     }
 }
 

@@ -137,13 +137,10 @@ async fn late_and_unknown_responses_are_ignored() {
 async fn dropping_a_request_sends_cancelled() {
     let mut h = Harness::new(SessionConfig::client().pre_initialized());
 
-    let mut handle = start_req(&h.peer, "slow/thing", Value::Null, RequestOptions::new());
-    let id = id_num(&handle.id().unwrap());
-    assert!((&mut handle).now_or_never().is_none());
-    h.mock.expect_request("slow/thing").await;
+    let (handle, req) = sent(&mut h, "slow/thing", RequestOptions::new()).await;
+    let id = id_num(&req.id);
     drop(handle);
-    let note = h.mock.expect_notification("notifications/cancelled").await;
-    assert_eq!(cancelled_params(&note).0, id);
+    h.expect_cancelled(id).await;
 
     // The same when the task awaiting it is aborted.
     let handle = start_req(&h.peer, "slow/other", Value::Null, RequestOptions::new());
@@ -152,8 +149,7 @@ async fn dropping_a_request_sends_cancelled() {
     h.mock.expect_request("slow/other").await;
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
-    let note = h.mock.expect_notification("notifications/cancelled").await;
-    assert_eq!(cancelled_params(&note).0, id);
+    h.expect_cancelled(id).await;
 }
 
 #[tokio::test]
@@ -166,13 +162,10 @@ async fn initialize_is_never_announced_as_cancelled() {
     assert!((&mut init).now_or_never().is_none());
     let init_req = h.mock.expect_request("initialize").await;
     drop(init);
-    let mut ping = start_req(&h.peer, "ping", Value::Null, RequestOptions::new());
-    let ping_id = id_num(&ping.id().unwrap());
-    assert!((&mut ping).now_or_never().is_none());
-    h.mock.expect_request("ping").await;
+    let (ping, ping_req) = sent(&mut h, "ping", RequestOptions::new()).await;
+    let ping_id = id_num(&ping_req.id);
     drop(ping);
-    let note = h.mock.expect_notification("notifications/cancelled").await;
-    assert_eq!(cancelled_params(&note).0, ping_id);
+    h.expect_cancelled(ping_id).await;
     assert_ne!(ping_id, id_num(&init_req.id));
     h.ping_sync(1).await;
 }

@@ -126,11 +126,8 @@ async fn a_handler_reports_progress_only_with_a_token_and_only_increasing() {
     );
 
     // Without a token: every report succeeds and nothing is sent but the result.
-    h.mock
-        .request(2, "progress", json!({ "values": [1, 2] }))
-        .await;
     assert_eq!(
-        h.mock.expect_result(2).await,
+        h.answer(2, "progress", json!({ "values": [1, 2] })).await,
         json!({ "reports": ["ok", "ok"] })
     );
 }
@@ -207,9 +204,8 @@ async fn the_request_context_keeps_the_meta_its_transport_found() {
     // The request it was found for: the found text, the same `Arc`, and (plain) no
     // progress token.
     let mut h = era_harness(found(true));
-    h.mock.request(1, "found", params.clone()).await;
     assert_eq!(
-        h.mock.expect_result(1).await,
+        h.answer(1, "found", params.clone()).await,
         json!({ "text": &*text, "shared": address(&text), "progressToken": null })
     );
 
@@ -219,9 +215,8 @@ async fn the_request_context_keeps_the_meta_its_transport_found() {
         text: text_with_token.clone(),
         ..found(false)
     });
-    h.mock.request(1, "found", params.clone()).await;
     assert_eq!(
-        h.mock.expect_result(1).await,
+        h.answer(1, "found", params.clone()).await,
         json!({ "text": &*text_with_token, "shared": address(&text_with_token), "progressToken": 5 })
     );
 }
@@ -231,17 +226,14 @@ async fn typed_params_are_handed_the_meta_the_context_read() {
     // Read by the context from the params: the typed params get that text, not a copy.
     let mut h = Harness::new(SessionConfig::server().pre_initialized());
     let meta = json!({ "progressToken": 3, "vendor/k": [1, "}"] });
-    h.mock
-        .request(1, "handed", json!({ "name": "t", "_meta": meta }))
-        .await;
     assert_eq!(
-        h.mock.expect_result(1).await,
+        h.answer(1, "handed", json!({ "name": "t", "_meta": meta }))
+            .await,
         json!({ "name": "t", "meta": meta, "shared": true })
     );
     // Params that do not decode without their `_meta` get the decoder's refusal, as
     // when decoded whole.
-    h.mock.request(2, "handed", json!({ "_meta": meta })).await;
-    let error = h.mock.expect_error(Some(RequestId::from(2))).await;
+    let error = h.error_answer(2, "handed", json!({ "_meta": meta })).await;
     assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
     assert!(
         error.message.contains("missing field `name`"),
@@ -249,11 +241,9 @@ async fn typed_params_are_handed_the_meta_the_context_read() {
         error.message
     );
     // Without the method's slot the params are decoded whole: the same `_meta`, copied.
-    h.mock
-        .request(3, "decoded whole", json!({ "name": "t", "_meta": meta }))
-        .await;
     assert_eq!(
-        h.mock.expect_result(3).await,
+        h.answer(3, "decoded whole", json!({ "name": "t", "_meta": meta }))
+            .await,
         json!({ "name": "t", "meta": meta, "shared": false })
     );
 
@@ -271,27 +261,21 @@ async fn typed_params_are_handed_the_meta_the_context_read() {
         shared: true,
         at,
     };
-    let mut h = era_harness(found(Some(place)));
-    h.mock
-        .request(1, "handed", serde_json::from_str(params).unwrap())
-        .await;
-    assert_eq!(
-        h.mock.expect_result(1).await,
-        json!({ "name": "t", "meta": { "vendor/k": 1 }, "shared": true })
-    );
     // A place that does not hold the text: decoded whole.
     let moved = modelctx_transport::MetaPlace {
         offset: place.offset + 1,
         ..place
     };
-    let mut h = era_harness(found(Some(moved)));
-    h.mock
-        .request(1, "handed", serde_json::from_str(params).unwrap())
-        .await;
-    assert_eq!(
-        h.mock.expect_result(1).await,
-        json!({ "name": "t", "meta": { "vendor/k": 1 }, "shared": false })
-    );
+    for (at, shared) in [(place, true), (moved, false)] {
+        let mut h = era_harness(found(Some(at)));
+        h.mock
+            .request(1, "handed", serde_json::from_str(params).unwrap())
+            .await;
+        assert_eq!(
+            h.mock.expect_result(1).await,
+            json!({ "name": "t", "meta": { "vendor/k": 1 }, "shared": shared })
+        );
+    }
 }
 
 #[tokio::test]
@@ -300,16 +284,12 @@ async fn meta_passes_through_in_both_directions() {
 
     // Inbound: the handler sees `_meta` as sent, and the progress token in it.
     let meta = json!({ "progressToken": 7, "vendor/trace": { "span": "abc" } });
-    h.mock
-        .request(1, "meta", json!({ "x": 1, "_meta": meta }))
-        .await;
     assert_eq!(
-        h.mock.expect_result(1).await,
+        h.answer(1, "meta", json!({ "x": 1, "_meta": meta })).await,
         json!({ "meta": meta, "progressToken": 7 })
     );
-    h.mock.request(2, "meta", json!({ "x": 1 })).await;
     assert_eq!(
-        h.mock.expect_result(2).await,
+        h.answer(2, "meta", json!({ "x": 1 })).await,
         json!({ "meta": null, "progressToken": null })
     );
 

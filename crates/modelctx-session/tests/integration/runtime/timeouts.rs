@@ -98,10 +98,7 @@ async fn a_per_request_timeout_overrides_the_default() {
 async fn progress_resets_the_timeout() {
     let mut h = Harness::new(SessionConfig::client().pre_initialized());
 
-    let (opts, mut rx) = progress_options();
-    let opts = opts
-        .timeout(Duration::from_millis(1000))
-        .reset_timeout_on_progress(None);
+    let (opts, mut rx) = resetting_on_progress(None);
     let t0 = Instant::now();
     let (mut call, req) = sent(&mut h, "work", opts).await;
     let token = params_of(req.params.as_deref())["_meta"]["progressToken"].clone();
@@ -118,10 +115,7 @@ async fn progress_resets_the_timeout() {
     assert_about(t0.elapsed(), Duration::from_millis(1400));
 
     // Without updates, the same options time out after the plain timeout.
-    let (opts, _rx) = progress_options();
-    let opts = opts
-        .timeout(Duration::from_millis(1000))
-        .reset_timeout_on_progress(None);
+    let (opts, _rx) = resetting_on_progress(None);
     let (call, _) = sent(&mut h, "work", opts).await;
     assert_about(
         expect_timeout(&mut h.mock, call).await,
@@ -133,10 +127,7 @@ async fn progress_resets_the_timeout() {
 async fn the_max_total_timeout_holds_despite_progress() {
     let mut h = Harness::new(SessionConfig::client().pre_initialized());
 
-    let (opts, mut rx) = progress_options();
-    let opts = opts
-        .timeout(Duration::from_millis(1000))
-        .reset_timeout_on_progress(Some(Duration::from_millis(2500)));
+    let (opts, mut rx) = resetting_on_progress(Some(Duration::from_millis(2500)));
     let t0 = Instant::now();
     let (mut call, req) = sent(&mut h, "work", opts).await;
     let token = params_of(req.params.as_deref())["_meta"]["progressToken"].clone();
@@ -158,4 +149,16 @@ async fn the_max_total_timeout_holds_despite_progress() {
     let req = h.mock.expect_request("ping").await;
     h.mock.respond(req.id, json!({})).await;
     ping.await.unwrap();
+}
+
+/// Options with a 1000 ms timeout that each progress update resets (never past `max`
+/// in all), and the channel their progress callback forwards each value to.
+fn resetting_on_progress(
+    max: Option<Duration>,
+) -> (RequestOptions, tokio::sync::mpsc::UnboundedReceiver<f64>) {
+    let (opts, rx) = progress_options();
+    let opts = opts
+        .timeout(Duration::from_millis(1000))
+        .reset_timeout_on_progress(max);
+    (opts, rx)
 }
