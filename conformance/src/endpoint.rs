@@ -285,7 +285,7 @@ pub(crate) async fn event_store(redis: &RedisServer) -> modelctx_redis::EventSto
 }
 
 /// What `connecting` to the trial's Redis gives (a store of the app's, say), within
-/// [`CONNECT_WITHIN`].
+/// ten seconds.
 ///
 /// # Panics
 ///
