@@ -196,39 +196,22 @@ impl AuthorizationServerConfig {
         self
     }
 
-    /// Turns client ID metadata documents on or off.
-    #[must_use]
-    pub fn client_metadata_documents(mut self, on: bool) -> Self {
-        self.client_metadata_documents = on;
-        self
-    }
+    crate::builder::setters! {
+        /// Turns client ID metadata documents on or off.
+        client_metadata_documents(on: bool) => client_metadata_documents = on;
 
-    /// Lets client ID metadata documents live on loopback or private addresses.
-    #[must_use]
-    pub fn private_network_documents(mut self, allow: bool) -> Self {
-        self.private_network_documents = allow;
-        self
-    }
+        /// Lets client ID metadata documents live on loopback or private addresses.
+        private_network_documents(allow: bool) => private_network_documents = allow;
 
-    /// Limits and advertises the scopes.
-    #[must_use]
-    pub fn scopes_supported(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
-        self
-    }
+        /// Limits and advertises the scopes.
+        scopes_supported(scopes: impl IntoIterator<Item = impl Into<String>>)
+            => scopes_supported = scopes.into_iter().map(Into::into).collect();
 
-    /// Sets the lifetime of access tokens.
-    #[must_use]
-    pub fn access_token_ttl(mut self, ttl: Duration) -> Self {
-        self.access_token_ttl = ttl;
-        self
-    }
+        /// Sets the lifetime of access tokens.
+        access_token_ttl(ttl: Duration) => access_token_ttl = ttl;
 
-    /// Turns dynamic client registration on or off.
-    #[must_use]
-    pub fn dynamic_registration(mut self, on: bool) -> Self {
-        self.dynamic_registration = on;
-        self
+        /// Turns dynamic client registration on or off.
+        dynamic_registration(on: bool) => dynamic_registration = on;
     }
 }
 

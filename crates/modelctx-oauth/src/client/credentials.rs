@@ -44,18 +44,13 @@ impl ClientRegistration {
         }
     }
 
-    /// A confidential client's secret.
-    #[must_use]
-    pub fn with_secret(mut self, secret: impl Into<String>) -> Self {
-        self.client_secret = Some(secret.into());
-        self
-    }
+    crate::builder::setters! {
+        /// A confidential client's secret.
+        with_secret(secret: impl Into<String>) => client_secret = Some(secret.into());
 
-    /// The token endpoint authentication method to use.
-    #[must_use]
-    pub fn with_auth_method(mut self, method: impl Into<String>) -> Self {
-        self.token_endpoint_auth_method = Some(method.into());
-        self
+        /// The token endpoint authentication method to use.
+        with_auth_method(method: impl Into<String>)
+            => token_endpoint_auth_method = Some(method.into());
     }
 
     pub(crate) fn secret_expired(&self) -> bool {

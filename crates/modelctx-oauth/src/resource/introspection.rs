@@ -50,18 +50,12 @@ impl IntrospectionVerifier {
         }
     }
 
-    /// Also requires the answer's `iss` to be `issuer`.
-    #[must_use]
-    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
-        self.issuer = Some(issuer.into());
-        self
-    }
+    crate::builder::setters! {
+        /// Also requires the answer's `iss` to be `issuer`.
+        issuer(issuer: impl Into<String>) => issuer = Some(issuer.into());
 
-    /// The HTTP client that calls the endpoint (for TLS, proxies).
-    #[must_use]
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = client;
-        self
+        /// The HTTP client that calls the endpoint (for TLS, proxies).
+        http_client(client: reqwest::Client) => http = client;
     }
 
     async fn check(&self, token: &str) -> Result<AuthInfo, TokenError> {
