@@ -21,31 +21,19 @@ use redis::aio::ConnectionManager;
 use crate::keys::Keys;
 use crate::single_use::{now_ms, set_new_until};
 
-/// Bounds and key names of a [`AuthorizationStore`].
-#[derive(Debug, Clone)]
-pub struct AuthorizationStoreConfig {
-    pub(crate) prefix: String,
-    pub(crate) max_clients: usize,
-    pub(crate) max_grants: usize,
-}
-
-impl Default for AuthorizationStoreConfig {
-    fn default() -> Self {
-        Self {
-            prefix: crate::DEFAULT_PREFIX.to_owned(),
-            max_clients: 10_000,
-            max_grants: 100_000,
-        }
+crate::config::config! {
+    /// Bounds and key names of a [`AuthorizationStore`].
+    pub struct AuthorizationStoreConfig {
+        prefix: String = crate::DEFAULT_PREFIX.to_owned(),
+        max_clients: usize = 10_000,
+        max_grants: usize = 100_000,
     }
+
+    /// Every key starts with `prefix` (default `"modelctx:"`).
+    prefix(prefix: impl Into<String>) => prefix = prefix.into();
 }
 
 impl AuthorizationStoreConfig {
-    /// Every key starts with `prefix` (default `"modelctx:"`).
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
-
     /// Clients and live grants kept at most (defaults 10,000 and 100,000, as the
     /// in-memory store): anyone may register a client or open a consent page, so past
     /// that new ones are refused (the server answers `server_error`). At least one each.

@@ -53,27 +53,15 @@ use tokio::sync::watch;
 use crate::breaker::{Breaker, Failed};
 use crate::keys::Keys;
 
-/// Key names of a [`SessionRegistry`].
-#[derive(Debug, Clone)]
-pub struct SessionRegistryConfig {
-    pub(crate) prefix: String,
-}
-
-impl Default for SessionRegistryConfig {
-    fn default() -> Self {
-        Self {
-            prefix: crate::DEFAULT_PREFIX.to_owned(),
-        }
+crate::config::config! {
+    /// Key names of a [`SessionRegistry`].
+    pub struct SessionRegistryConfig {
+        prefix: String = crate::DEFAULT_PREFIX.to_owned(),
     }
-}
 
-impl SessionRegistryConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`); services share sessions
     /// only under the same prefix.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
+    prefix(prefix: impl Into<String>) => prefix = prefix.into();
 }
 
 /// A [`SessionRegistry`](store::SessionRegistry) in Redis: give the same one (same Redis, same prefix) to every

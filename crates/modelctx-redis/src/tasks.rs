@@ -34,46 +34,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys::Keys;
 
-/// Capacity, retention and key names of a [`TaskStore`].
-#[derive(Debug, Clone)]
-pub struct TaskStoreConfig {
-    pub(crate) prefix: String,
-    pub(crate) capacity: usize,
-    pub(crate) max_ttl: Duration,
-}
-
-impl Default for TaskStoreConfig {
-    fn default() -> Self {
-        Self {
-            prefix: crate::DEFAULT_PREFIX.to_owned(),
-            capacity: 10_000,
-            max_ttl: Duration::from_secs(24 * 3600),
-        }
+crate::config::config! {
+    /// Capacity, retention and key names of a [`TaskStore`].
+    pub struct TaskStoreConfig {
+        prefix: String = crate::DEFAULT_PREFIX.to_owned(),
+        capacity: usize = 10_000,
+        max_ttl: Duration = Duration::from_secs(24 * 3600),
     }
-}
 
-impl TaskStoreConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`).
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
+    prefix(prefix: impl Into<String>) => prefix = prefix.into();
 
     /// Tasks kept at most, across every process (default 10,000, as the in-memory
     /// store): expired tasks go first, then the oldest terminal one; a store full of
     /// running tasks refuses new ones (`-32603`).
-    pub fn capacity(mut self, tasks: usize) -> Self {
-        self.capacity = tasks.max(1);
-        self
-    }
+    capacity(tasks: usize) => capacity = tasks.max(1);
 
     /// The longest Redis keeps a task (default 24 hours), whatever its own `ttl`: a task
     /// with no `ttl` (unlimited) or a longer one is dropped from Redis then, so a shared
     /// store never grows without bound. Rounded up to 1 ms.
-    pub fn max_ttl(mut self, ttl: Duration) -> Self {
-        self.max_ttl = ttl.max(Duration::from_millis(1));
-        self
-    }
+    max_ttl(ttl: Duration) => max_ttl = ttl.max(Duration::from_millis(1));
 }
 
 /// A [`TaskStore`](store::TaskStore) in Redis: `tasks/get`, `tasks/result`, `tasks/cancel` and
