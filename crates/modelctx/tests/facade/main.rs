@@ -3,27 +3,58 @@
 //! that must be processes of their own stay apart: `serve_stdio` (its own stdio child),
 //! `tracing` (a subscriber for the whole process) and `macros_ui` (compile errors).
 
-/// Declares the modules after each list of features when all of them are on.
-macro_rules! modules_with {
-    ($([$($feature:literal),+] $($module:ident),+;)*) => {
-        $(modules_with!(@each [$($feature),+] $($module),+);)*
-    };
-    (@each $features:tt $($module:ident),+) => {
-        $(modules_with!(@one $features $module);)+
-    };
-    (@one [$($feature:literal),+] $module:ident) => {
-        #[cfg(all($(feature = $feature),+))]
-        mod $module;
-    };
-}
-
-modules_with! {
-    ["macros", "client", "memory"] everyday, middleware, template_listing;
-    ["server", "client", "http-server", "http-client", "sse"] http_headers;
-    ["server", "client"] https;
-    ["macros", "client", "memory", "schema-validation"] macros;
-    ["server", "client", "http-server", "http-client"] reconnect, serve_http, stateless_http;
-    ["server", "http-server", "sse"] single_valued_headers;
-    ["server", "http-server"] task_isolation;
-    ["server", "client", "memory", "schemars"] typed_client;
-}
+#[cfg(all(feature = "macros", feature = "client", feature = "memory"))]
+mod everyday;
+#[cfg(all(
+    feature = "server",
+    feature = "client",
+    feature = "http-server",
+    feature = "http-client",
+    feature = "sse"
+))]
+mod http_headers;
+#[cfg(all(feature = "server", feature = "client"))]
+mod https;
+#[cfg(all(
+    feature = "macros",
+    feature = "client",
+    feature = "memory",
+    feature = "schema-validation"
+))]
+mod macros;
+#[cfg(all(feature = "macros", feature = "client", feature = "memory"))]
+mod middleware;
+#[cfg(all(
+    feature = "server",
+    feature = "client",
+    feature = "http-server",
+    feature = "http-client"
+))]
+mod reconnect;
+#[cfg(all(
+    feature = "server",
+    feature = "client",
+    feature = "http-server",
+    feature = "http-client"
+))]
+mod serve_http;
+#[cfg(all(feature = "server", feature = "http-server", feature = "sse"))]
+mod single_valued_headers;
+#[cfg(all(
+    feature = "server",
+    feature = "client",
+    feature = "http-server",
+    feature = "http-client"
+))]
+mod stateless_http;
+#[cfg(all(feature = "server", feature = "http-server"))]
+mod task_isolation;
+#[cfg(all(feature = "macros", feature = "client", feature = "memory"))]
+mod template_listing;
+#[cfg(all(
+    feature = "server",
+    feature = "client",
+    feature = "memory",
+    feature = "schemars"
+))]
+mod typed_client;
