@@ -1,4 +1,5 @@
-//! The macro that writes the builders' one-member setters once.
+//! The macros that write the builders' one-member setters and the `Debug` of types
+//! that show only some members once.
 
 /// Declares `#[must_use]` builder methods inside an `impl` block, each with the doc
 /// given before it: `name(arg: T) => member = value;` takes `arg` and sets
@@ -14,4 +15,20 @@ macro_rules! setters {
     )*};
 }
 
-pub(crate) use setters;
+/// Implements `Debug` showing only the members listed (the others hold secrets, or
+/// nothing worth printing): `debug_shows!(Type, |value| { name: &value.member, ... });`
+/// prints `Type { name: ..., .. }`.
+macro_rules! debug_shows {
+    ($ty:ident, |$value:ident| { $($name:ident: $shown:expr),* $(,)? }) => {
+        impl ::std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                let $value = self;
+                f.debug_struct(stringify!($ty))
+                    $(.field(stringify!($name), $shown))*
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
+pub(crate) use {debug_shows, setters};

@@ -264,14 +264,10 @@ pub(crate) struct Inner {
     pub(crate) document_cache: cimd::DocumentCache,
 }
 
-impl fmt::Debug for AuthorizationServer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthorizationServer")
-            .field("issuer", &self.inner.config.issuer)
-            .field("kid", &self.inner.kid)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(AuthorizationServer, |v| {
+    issuer: &v.inner.config.issuer,
+    kid: &v.inner.kid,
+});
 
 impl AuthorizationServer {
     /// A server with a fresh signing key (tokens die with the process), the given

@@ -1,6 +1,5 @@
 //! [`OAuthClientBuilder`]: the configuration of an [`OAuthClient`].
 
-use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -110,13 +109,7 @@ pub struct OAuthClientBuilder {
     private_network_guard: Option<bool>,
 }
 
-impl fmt::Debug for OAuthClientBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OAuthClientBuilder")
-            .field("server", &self.server)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(OAuthClientBuilder, |v| { server: &v.server });
 
 impl OAuthClientBuilder {
     /// The authorization-code flow (with PKCE), the user reached through `handler`.

@@ -265,13 +265,7 @@ pub struct FileCredentialStore {
     lock: tokio::sync::Mutex<()>,
 }
 
-impl fmt::Debug for FileCredentialStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FileCredentialStore")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(FileCredentialStore, |v| { path: &v.path });
 
 #[derive(Default, Serialize, Deserialize)]
 struct FileContents {

@@ -115,14 +115,7 @@ pub struct LoopbackRedirect {
     announce: Announce,
 }
 
-impl fmt::Debug for LoopbackRedirect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LoopbackRedirect")
-            .field("port", &self.port)
-            .field("timeout", &self.timeout)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(LoopbackRedirect, |v| { port: &v.port, timeout: &v.timeout });
 
 /// The largest request head the loopback listener reads.
 const MAX_HEAD: usize = 16 * 1024;

@@ -1,8 +1,6 @@
 //! Opaque access tokens, checked with the authorization server's introspection
 //! endpoint (RFC 7662).
 
-use std::fmt;
-
 use futures::future::BoxFuture;
 use serde_json::Value;
 
@@ -25,14 +23,10 @@ pub struct IntrospectionVerifier {
     http: reqwest::Client,
 }
 
-impl fmt::Debug for IntrospectionVerifier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IntrospectionVerifier")
-            .field("endpoint", &self.endpoint)
-            .field("client_id", &self.client_id)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(IntrospectionVerifier, |v| {
+    endpoint: &v.endpoint,
+    client_id: &v.client_id,
+});
 
 impl IntrospectionVerifier {
     /// Asks `endpoint`, as the client `client_id` with `client_secret`.

@@ -1,6 +1,5 @@
 //! Access tokens as JWTs (RFC 9068), checked against the issuer's JWKS.
 
-use std::fmt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -42,14 +41,7 @@ struct Cache {
     fetched: Option<Instant>,
 }
 
-impl fmt::Debug for JwtVerifier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JwtVerifier")
-            .field("issuer", &self.issuer)
-            .field("jwks_uri", &self.jwks_uri)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(JwtVerifier, |v| { issuer: &v.issuer, jwks_uri: &v.jwks_uri });
 
 impl JwtVerifier {
     /// Tokens from `issuer`, whose keys are at `jwks_uri` (its metadata's `jwks_uri`).

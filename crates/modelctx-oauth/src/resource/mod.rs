@@ -46,15 +46,11 @@ pub struct AuthInfo {
     pub claims: Map<String, Value>,
 }
 
-impl fmt::Debug for AuthInfo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthInfo")
-            .field("subject", &self.subject)
-            .field("client_id", &self.client_id)
-            .field("scopes", &self.scopes)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(AuthInfo, |v| {
+    subject: &v.subject,
+    client_id: &v.client_id,
+    scopes: &v.scopes,
+});
 
 impl AuthInfo {
     /// The caller as state is bound to it (see [`modelctx_types::Principal`]): the
@@ -373,14 +369,10 @@ pub(crate) struct Inner {
     pub(crate) replay: jose::ReplayCache,
 }
 
-impl fmt::Debug for ResourceServer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourceServer")
-            .field("resource", &self.inner.config.resource)
-            .field("metadata_url", &self.inner.metadata_url)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(ResourceServer, |v| {
+    resource: &v.inner.config.resource,
+    metadata_url: &v.inner.metadata_url,
+});
 
 /// The scope that asks for a refresh token (OpenID Connect Core §11).
 const OFFLINE_ACCESS: &str = "offline_access";
