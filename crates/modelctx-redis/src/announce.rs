@@ -13,7 +13,6 @@
 //! change made while this process was away; resource updates missed then are lost. The
 //! tasks end when the last clone of the bus is dropped.
 
-use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -92,14 +91,10 @@ impl Receivers {
     }
 }
 
-impl fmt::Debug for Announcements {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Announcements")
-            .field("channel", &self.inner.channel)
-            .field("instance", &self.inner.instance)
-            .finish()
-    }
-}
+crate::config::debug_shows!(Announcements, |v| {
+    channel: &v.inner.channel,
+    instance: &v.inner.instance,
+});
 
 /// One message on the channel.
 #[derive(Debug, Serialize, Deserialize)]

@@ -21,7 +21,6 @@
 //! written. `forget_session` clears the marks.
 
 use std::collections::HashSet;
-use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -104,14 +103,10 @@ pub struct EventStore {
     shared: Arc<Shared>,
 }
 
-impl fmt::Debug for EventStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EventStore")
-            .field("prefix", &self.shared.keys.prefix())
-            .field("queued", &self.shared.queued.load(Ordering::Relaxed))
-            .finish()
-    }
-}
+crate::config::debug_shows!(EventStore, |v| {
+    prefix: &v.shared.keys.prefix(),
+    queued: &v.shared.queued.load(Ordering::Relaxed),
+});
 
 pub(crate) struct Shared {
     pub(crate) keys: Keys,

@@ -11,8 +11,6 @@
 //! workspace member: `cargo xtask test` builds and tests it through `--features
 //! modelctx-redis/oauth`.
 
-use std::fmt;
-
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use modelctx_store::{self as store, Grant, GrantKind, RegisteredClient, StoreError};
@@ -66,13 +64,7 @@ pub struct AuthorizationStore {
     take_grant: redis::Script,
 }
 
-impl fmt::Debug for AuthorizationStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthorizationStore")
-            .field("prefix", &self.keys.prefix())
-            .finish_non_exhaustive()
-    }
-}
+crate::config::debug_shows!(AuthorizationStore, |v| { prefix: &v.keys.prefix(), .. });
 
 /// KEYS: client, clients set. ARGV: id, JSON, max clients. -1 when full.
 const PUT_CLIENT: &str = r"

@@ -37,7 +37,6 @@
 //! all three keys.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -150,13 +149,7 @@ struct Scripts {
     release: redis::Script,
 }
 
-impl fmt::Debug for SessionRegistry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SessionRegistry")
-            .field("prefix", &self.keys.prefix())
-            .finish_non_exhaustive()
-    }
-}
+crate::config::debug_shows!(SessionRegistry, |v| { prefix: &v.keys.prefix(), .. });
 
 /// Redis's clock in milliseconds, the same for every service.
 const NOW: &str = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";

@@ -21,7 +21,6 @@
 //! late finish is refused) but does not stop the work; answers to a task's input requests
 //! must reach its own process.
 
-use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
@@ -80,14 +79,10 @@ pub struct TaskStore {
     swap: redis::Script,
 }
 
-impl fmt::Debug for TaskStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TaskStore")
-            .field("prefix", &self.keys.prefix())
-            .field("capacity", &self.config.capacity)
-            .finish()
-    }
-}
+crate::config::debug_shows!(TaskStore, |v| {
+    prefix: &v.keys.prefix(),
+    capacity: &v.config.capacity,
+});
 
 /// Purges expired tasks, makes room (or refuses), numbers the task and writes it.
 /// KEYS: order, done, expiry, counter, task. ARGV: now ms, capacity, task key prefix,
