@@ -29,17 +29,13 @@ crate::config::config! {
 
     /// Every key starts with `prefix` (default `"modelctx:"`).
     prefix(prefix: impl Into<String>) => prefix = prefix.into();
-}
 
-impl AuthorizationStoreConfig {
     /// Clients and live grants kept at most (defaults 10,000 and 100,000, as the
     /// in-memory store): anyone may register a client or open a consent page, so past
     /// that new ones are refused (the server answers `server_error`). At least one each.
-    pub fn limits(mut self, max_clients: usize, max_grants: usize) -> Self {
-        self.max_clients = max_clients.max(1);
-        self.max_grants = max_grants.max(1);
-        self
-    }
+    limits(max_clients: usize, max_grants: usize) =>
+        max_clients = max_clients.max(1),
+        max_grants = max_grants.max(1);
 }
 
 /// An [`AuthorizationStore`](store::AuthorizationStore) in Redis.
