@@ -15,17 +15,24 @@ macro_rules! setters {
     )*};
 }
 
-/// Implements `Debug` showing only the members listed (the others hold secrets, or
-/// nothing worth printing): `debug_shows!(Type, |value| { name: &value.member, ... });`
-/// prints `Type { name: ..., .. }`.
+/// Implements `Debug` showing what is listed (the members left out hold secrets, or
+/// nothing worth printing):
+/// `debug_shows!(Type, |value| { name: &value.member, ... })` prints
+/// `Type { name: ... }`, or `Type { name: ..., .. }` when the list ends with `..`.
 macro_rules! debug_shows {
+    ($ty:ident, |$value:ident| { $($name:ident: $shown:expr,)* .. }) => {
+        $crate::builder::debug_shows!(@impl $ty, $value, finish_non_exhaustive, $($name: $shown),*);
+    };
     ($ty:ident, |$value:ident| { $($name:ident: $shown:expr),* $(,)? }) => {
+        $crate::builder::debug_shows!(@impl $ty, $value, finish, $($name: $shown),*);
+    };
+    (@impl $ty:ident, $value:ident, $finish:ident, $($name:ident: $shown:expr),*) => {
         impl ::std::fmt::Debug for $ty {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 let $value = self;
                 f.debug_struct(stringify!($ty))
                     $(.field(stringify!($name), $shown))*
-                    .finish_non_exhaustive()
+                    .$finish()
             }
         }
     };

@@ -129,14 +129,10 @@ pub struct TrustedIdentityProvider {
     keys: Vec<(Option<String>, p256::ecdsa::VerifyingKey)>,
 }
 
-impl std::fmt::Debug for TrustedIdentityProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TrustedIdentityProvider")
-            .field("issuer", &self.issuer)
-            .field("keys", &self.keys.len())
-            .finish()
-    }
-}
+crate::builder::debug_shows!(TrustedIdentityProvider, |v| {
+    issuer: &v.issuer,
+    keys: &v.keys.len(),
+});
 
 impl TrustedIdentityProvider {
     /// The provider `issuer` signing with the P-256 keys of `jwks` (a JWK Set, as its
@@ -267,6 +263,7 @@ pub(crate) struct Inner {
 crate::builder::debug_shows!(AuthorizationServer, |v| {
     issuer: &v.inner.config.issuer,
     kid: &v.inner.kid,
+    ..
 });
 
 impl AuthorizationServer {

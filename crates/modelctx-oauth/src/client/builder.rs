@@ -109,7 +109,7 @@ pub struct OAuthClientBuilder {
     private_network_guard: Option<bool>,
 }
 
-crate::builder::debug_shows!(OAuthClientBuilder, |v| { server: &v.server });
+crate::builder::debug_shows!(OAuthClientBuilder, |v| { server: &v.server, .. });
 
 impl OAuthClientBuilder {
     /// The authorization-code flow (with PKCE), the user reached through `handler`.

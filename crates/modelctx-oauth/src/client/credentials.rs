@@ -137,16 +137,12 @@ pub struct StoredCredentials {
     pub dpop_key: Option<String>,
 }
 
-impl std::fmt::Debug for StoredCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoredCredentials")
-            .field("registration", &self.registration)
-            .field("tokens", &self.tokens)
-            .field("requested_scopes", &self.requested_scopes)
-            .field("dpop_key", &self.dpop_key.as_ref().map(|_| "<redacted>"))
-            .finish()
-    }
-}
+crate::builder::debug_shows!(StoredCredentials, |v| {
+    registration: &v.registration,
+    tokens: &v.tokens,
+    requested_scopes: &v.requested_scopes,
+    dpop_key: &v.dpop_key.as_ref().map(|_| "<redacted>"),
+});
 
 /// The key of stored credentials: credentials are bound to the authorization server
 /// that issued them and the resource they are for, and never used for another.
@@ -265,7 +261,7 @@ pub struct FileCredentialStore {
     lock: tokio::sync::Mutex<()>,
 }
 
-crate::builder::debug_shows!(FileCredentialStore, |v| { path: &v.path });
+crate::builder::debug_shows!(FileCredentialStore, |v| { path: &v.path, .. });
 
 #[derive(Default, Serialize, Deserialize)]
 struct FileContents {

@@ -33,6 +33,7 @@ pub struct IdJagExchange {
 crate::builder::debug_shows!(IdJagExchange, |v| {
     token_endpoint: &v.token_endpoint.as_str(),
     idp_client: &v.idp_client,
+    ..
 });
 
 impl IdJagExchange {

@@ -115,7 +115,7 @@ pub struct LoopbackRedirect {
     announce: Announce,
 }
 
-crate::builder::debug_shows!(LoopbackRedirect, |v| { port: &v.port, timeout: &v.timeout });
+crate::builder::debug_shows!(LoopbackRedirect, |v| { port: &v.port, timeout: &v.timeout, .. });
 
 /// The largest request head the loopback listener reads.
 const MAX_HEAD: usize = 16 * 1024;

@@ -26,6 +26,7 @@ pub struct IntrospectionVerifier {
 crate::builder::debug_shows!(IntrospectionVerifier, |v| {
     endpoint: &v.endpoint,
     client_id: &v.client_id,
+    ..
 });
 
 impl IntrospectionVerifier {

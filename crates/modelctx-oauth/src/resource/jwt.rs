@@ -41,7 +41,7 @@ struct Cache {
     fetched: Option<Instant>,
 }
 
-crate::builder::debug_shows!(JwtVerifier, |v| { issuer: &v.issuer, jwks_uri: &v.jwks_uri });
+crate::builder::debug_shows!(JwtVerifier, |v| { issuer: &v.issuer, jwks_uri: &v.jwks_uri, .. });
 
 impl JwtVerifier {
     /// Tokens from `issuer`, whose keys are at `jwks_uri` (its metadata's `jwks_uri`).

@@ -47,13 +47,7 @@ pub struct RequireBearerLayer {
     rs: Arc<Inner>,
 }
 
-impl fmt::Debug for RequireBearerLayer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequireBearerLayer")
-            .field("resource", &self.rs.config.resource)
-            .finish()
-    }
-}
+crate::builder::debug_shows!(RequireBearerLayer, |v| { resource: &v.rs.config.resource });
 
 impl RequireBearerLayer {
     pub(crate) fn new(rs: Arc<Inner>) -> Self {

@@ -50,6 +50,7 @@ crate::builder::debug_shows!(AuthInfo, |v| {
     subject: &v.subject,
     client_id: &v.client_id,
     scopes: &v.scopes,
+    ..
 });
 
 impl AuthInfo {
@@ -372,6 +373,7 @@ pub(crate) struct Inner {
 crate::builder::debug_shows!(ResourceServer, |v| {
     resource: &v.inner.config.resource,
     metadata_url: &v.inner.metadata_url,
+    ..
 });
 
 /// The scope that asks for a refresh token (OpenID Connect Core §11).
