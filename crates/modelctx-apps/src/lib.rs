@@ -63,6 +63,7 @@
 // The server half encodes, the bridge decodes.
 #[cfg_attr(not(all(feature = "server", feature = "bridge")), allow(dead_code))]
 mod base64;
+mod builder;
 mod meta;
 
 #[cfg(feature = "server")]

@@ -64,32 +64,18 @@ impl Csp {
         Self::default()
     }
 
-    /// Adds an origin for network requests.
-    #[must_use]
-    pub fn connect(mut self, origin: impl Into<String>) -> Self {
-        self.connect_domains.push(origin.into());
-        self
-    }
+    crate::builder::builder_methods! {
+        /// Adds an origin for network requests.
+        connect(origin: impl Into<String>) push connect_domains;
 
-    /// Adds an origin for static resources.
-    #[must_use]
-    pub fn resource(mut self, origin: impl Into<String>) -> Self {
-        self.resource_domains.push(origin.into());
-        self
-    }
+        /// Adds an origin for static resources.
+        resource(origin: impl Into<String>) push resource_domains;
 
-    /// Adds an origin for nested frames.
-    #[must_use]
-    pub fn frame(mut self, origin: impl Into<String>) -> Self {
-        self.frame_domains.push(origin.into());
-        self
-    }
+        /// Adds an origin for nested frames.
+        frame(origin: impl Into<String>) push frame_domains;
 
-    /// Adds an origin allowed as the base URI.
-    #[must_use]
-    pub fn base_uri(mut self, origin: impl Into<String>) -> Self {
-        self.base_uri_domains.push(origin.into());
-        self
+        /// Adds an origin allowed as the base URI.
+        base_uri(origin: impl Into<String>) push base_uri_domains;
     }
 
     /// Whether no origin is declared at all.
@@ -138,32 +124,18 @@ impl UiPermissions {
         Self::default()
     }
 
-    /// Asks for the camera.
-    #[must_use]
-    pub fn camera(mut self) -> Self {
-        self.camera = true;
-        self
-    }
+    crate::builder::builder_methods! {
+        /// Asks for the camera.
+        flag camera;
 
-    /// Asks for the microphone.
-    #[must_use]
-    pub fn microphone(mut self) -> Self {
-        self.microphone = true;
-        self
-    }
+        /// Asks for the microphone.
+        flag microphone;
 
-    /// Asks for geolocation.
-    #[must_use]
-    pub fn geolocation(mut self) -> Self {
-        self.geolocation = true;
-        self
-    }
+        /// Asks for geolocation.
+        flag geolocation;
 
-    /// Asks to write to the clipboard.
-    #[must_use]
-    pub fn clipboard_write(mut self) -> Self {
-        self.clipboard_write = true;
-        self
+        /// Asks to write to the clipboard.
+        flag clipboard_write;
     }
 
     /// Whether nothing is asked.
@@ -260,32 +232,18 @@ impl UiResourceMeta {
         Self::default()
     }
 
-    /// Sets the CSP origins.
-    #[must_use]
-    pub fn csp(mut self, csp: Csp) -> Self {
-        self.csp = Some(csp);
-        self
-    }
+    crate::builder::builder_methods! {
+        /// Sets the CSP origins.
+        csp(csp: Csp);
 
-    /// Sets the permissions asked.
-    #[must_use]
-    pub fn permissions(mut self, permissions: UiPermissions) -> Self {
-        self.permissions = Some(permissions);
-        self
-    }
+        /// Sets the permissions asked.
+        permissions(permissions: UiPermissions);
 
-    /// Sets the dedicated sandbox domain.
-    #[must_use]
-    pub fn domain(mut self, domain: impl Into<String>) -> Self {
-        self.domain = Some(domain.into());
-        self
-    }
+        /// Sets the dedicated sandbox domain.
+        domain(domain: impl Into<String>);
 
-    /// Sets the border preference.
-    #[must_use]
-    pub fn prefers_border(mut self, prefers: bool) -> Self {
-        self.prefers_border = Some(prefers);
-        self
+        /// Sets the border preference.
+        prefers_border(prefers: bool);
     }
 
     /// Checks the CSP origins and the domain.
@@ -356,11 +314,9 @@ impl ToolUi {
         }
     }
 
-    /// Sets who may call the tool.
-    #[must_use]
-    pub fn visibility(mut self, visibility: impl IntoIterator<Item = Visibility>) -> Self {
-        self.visibility = Some(visibility.into_iter().collect());
-        self
+    crate::builder::builder_methods! {
+        /// Sets who may call the tool.
+        visibility(visibility: impl IntoIterator<Item = Visibility>) collect;
     }
 
     /// Whether the model may see and call the tool.

@@ -145,6 +145,12 @@ mod authorization;
     feature = "authorization-server"
 ))]
 mod body;
+#[cfg(any(
+    feature = "client",
+    feature = "resource-server",
+    feature = "authorization-server"
+))]
+mod builder;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(any(feature = "resource-server", feature = "authorization-server"))]

@@ -13,7 +13,6 @@
 //! change made while this process was away; resource updates missed then are lost. The
 //! tasks end when the last clone of the bus is dropped.
 
-use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -23,36 +22,20 @@ use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
-/// Channel name and queue bound of a [`Announcements`].
-#[derive(Debug, Clone)]
-pub struct AnnouncementsConfig {
-    pub(crate) prefix: String,
-    pub(crate) max_queued: usize,
-}
-
-impl Default for AnnouncementsConfig {
-    fn default() -> Self {
-        Self {
-            prefix: crate::DEFAULT_PREFIX.to_owned(),
-            max_queued: 1024,
-        }
+crate::config::config! {
+    /// Channel name and queue bound of a [`Announcements`].
+    pub struct AnnouncementsConfig {
+        prefix: String = crate::DEFAULT_PREFIX.to_owned(),
+        max_queued: usize = 1024,
     }
-}
 
-impl AnnouncementsConfig {
     /// The channel is `<prefix>announce` (default prefix `"modelctx:"`): processes that
     /// serve one endpoint use the same prefix.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
+    prefix(prefix: impl Into<String>) => prefix = prefix.into();
 
     /// Announcements waiting to be published at most (default 1,024; at least 1): one
     /// more while Redis is slow or away is dropped, not queued without bound.
-    pub fn max_queued(mut self, announcements: usize) -> Self {
-        self.max_queued = announcements.max(1);
-        self
-    }
+    max_queued(announcements: usize) => max_queued = announcements.max(1);
 }
 
 /// An [`AnnouncementBus`] on Redis pub/sub: give it to every server of the processes
@@ -108,14 +91,10 @@ impl Receivers {
     }
 }
 
-impl fmt::Debug for Announcements {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Announcements")
-            .field("channel", &self.inner.channel)
-            .field("instance", &self.inner.instance)
-            .finish()
-    }
-}
+crate::config::debug_shows!(Announcements, |v| {
+    channel: &v.inner.channel,
+    instance: &v.inner.instance,
+});
 
 /// One message on the channel.
 #[derive(Debug, Serialize, Deserialize)]

@@ -21,7 +21,6 @@
 //! written. `forget_session` clears the marks.
 
 use std::collections::HashSet;
-use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -38,66 +37,37 @@ use runs::{RunOp, RunScripts};
 
 mod runs;
 
-/// Bounds and key names of a [`EventStore`].
-#[derive(Debug, Clone)]
-pub struct EventStoreConfig {
-    pub(crate) prefix: String,
-    pub(crate) ttl: Duration,
-    pub(crate) max_events_per_stream: usize,
-    pub(crate) max_streams_per_session: usize,
-    pub(crate) max_queued: usize,
-    pub(crate) liveness: Duration,
-}
-
-impl Default for EventStoreConfig {
-    fn default() -> Self {
-        Self {
-            prefix: crate::DEFAULT_PREFIX.to_owned(),
-            ttl: Duration::from_secs(3600),
-            max_events_per_stream: 1024,
-            max_streams_per_session: 256,
-            max_queued: 65_536,
-            liveness: Duration::from_secs(3),
-        }
+crate::config::config! {
+    /// Bounds and key names of a [`EventStore`].
+    pub struct EventStoreConfig {
+        prefix: String = crate::DEFAULT_PREFIX.to_owned(),
+        ttl: Duration = Duration::from_secs(3600),
+        max_events_per_stream: usize = 1024,
+        max_streams_per_session: usize = 256,
+        max_queued: usize = 65_536,
+        liveness: Duration = Duration::from_secs(3),
     }
-}
 
-impl EventStoreConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`), so several deployments can
     /// share one Redis.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
+    prefix(prefix: impl Into<String>) => prefix = prefix.into();
 
     /// How long a stream's events outlive its last event (default one hour): the key
     /// expires then, whether or not the session ended cleanly. Rounded up to 1 ms.
-    pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl.max(Duration::from_millis(1));
-        self
-    }
+    ttl(ttl: Duration) => ttl = ttl.max(Duration::from_millis(1));
 
     /// Events kept per stream (default 1024, as the in-memory store): older ones are
     /// trimmed, and a resumption from before them is refused.
-    pub fn max_events_per_stream(mut self, events: usize) -> Self {
-        self.max_events_per_stream = events.max(1);
-        self
-    }
+    max_events_per_stream(events: usize) => max_events_per_stream = events.max(1);
 
     /// Streams kept per session (default 256, as the in-memory store): the stream first
     /// stored longest ago is dropped first.
-    pub fn max_streams_per_session(mut self, streams: usize) -> Self {
-        self.max_streams_per_session = streams.max(1);
-        self
-    }
+    max_streams_per_session(streams: usize) => max_streams_per_session = streams.max(1);
 
     /// Writes queued for Redis at most (default 65,536). When Redis falls that far
     /// behind, further events are not stored and their streams are marked damaged: a
     /// resumption of a damaged stream is refused rather than replayed with a gap.
-    pub fn max_queued(mut self, writes: usize) -> Self {
-        self.max_queued = writes.max(1);
-        self
-    }
+    max_queued(writes: usize) => max_queued = writes.max(1);
 
     /// How long a service counts as alive after it last said so (default 3 s; it says
     /// so every quarter of that). A request answered on a stream of a shared session
@@ -105,10 +75,7 @@ impl EventStoreConfig {
     /// that a client resumes the stream on (see [`RunStore`](modelctx_store::RunStore)):
     /// shorter finishes an interrupted answer sooner, longer tolerates longer stalls
     /// of a live service. Rounded up to 4 ms.
-    pub fn liveness(mut self, liveness: Duration) -> Self {
-        self.liveness = liveness.max(Duration::from_millis(4));
-        self
-    }
+    liveness(liveness: Duration) => liveness = liveness.max(Duration::from_millis(4));
 }
 
 /// An [`EventStore`](store::EventStore) in Redis, for servers whose event streams must outlive the process
@@ -136,14 +103,10 @@ pub struct EventStore {
     shared: Arc<Shared>,
 }
 
-impl fmt::Debug for EventStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EventStore")
-            .field("prefix", &self.shared.keys.prefix())
-            .field("queued", &self.shared.queued.load(Ordering::Relaxed))
-            .finish()
-    }
-}
+crate::config::debug_shows!(EventStore, |v| {
+    prefix: &v.shared.keys.prefix(),
+    queued: &v.shared.queued.load(Ordering::Relaxed),
+});
 
 pub(crate) struct Shared {
     pub(crate) keys: Keys,

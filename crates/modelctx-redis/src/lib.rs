@@ -94,6 +94,7 @@
 
 mod announce;
 mod breaker;
+mod config;
 mod events;
 mod keys;
 #[cfg(feature = "oauth")]

@@ -11,8 +11,6 @@
 //! workspace member: `cargo xtask test` builds and tests it through `--features
 //! modelctx-redis/oauth`.
 
-use std::fmt;
-
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use modelctx_store::{self as store, Grant, GrantKind, RegisteredClient, StoreError};
@@ -21,39 +19,23 @@ use redis::aio::ConnectionManager;
 use crate::keys::Keys;
 use crate::single_use::{now_ms, set_new_until};
 
-/// Bounds and key names of a [`AuthorizationStore`].
-#[derive(Debug, Clone)]
-pub struct AuthorizationStoreConfig {
-    pub(crate) prefix: String,
-    pub(crate) max_clients: usize,
-    pub(crate) max_grants: usize,
-}
-
-impl Default for AuthorizationStoreConfig {
-    fn default() -> Self {
-        Self {
-            prefix: crate::DEFAULT_PREFIX.to_owned(),
-            max_clients: 10_000,
-            max_grants: 100_000,
-        }
+crate::config::config! {
+    /// Bounds and key names of a [`AuthorizationStore`].
+    pub struct AuthorizationStoreConfig {
+        prefix: String = crate::DEFAULT_PREFIX.to_owned(),
+        max_clients: usize = 10_000,
+        max_grants: usize = 100_000,
     }
-}
 
-impl AuthorizationStoreConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`).
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
+    prefix(prefix: impl Into<String>) => prefix = prefix.into();
 
     /// Clients and live grants kept at most (defaults 10,000 and 100,000, as the
     /// in-memory store): anyone may register a client or open a consent page, so past
     /// that new ones are refused (the server answers `server_error`). At least one each.
-    pub fn limits(mut self, max_clients: usize, max_grants: usize) -> Self {
-        self.max_clients = max_clients.max(1);
-        self.max_grants = max_grants.max(1);
-        self
-    }
+    limits(max_clients: usize, max_grants: usize) =>
+        max_clients = max_clients.max(1),
+        max_grants = max_grants.max(1);
 }
 
 /// An [`AuthorizationStore`](store::AuthorizationStore) in Redis.
@@ -78,13 +60,7 @@ pub struct AuthorizationStore {
     take_grant: redis::Script,
 }
 
-impl fmt::Debug for AuthorizationStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthorizationStore")
-            .field("prefix", &self.keys.prefix())
-            .finish_non_exhaustive()
-    }
-}
+crate::config::debug_shows!(AuthorizationStore, |v| { prefix: &v.keys.prefix(), .. });
 
 /// KEYS: client, clients set. ARGV: id, JSON, max clients. -1 when full.
 const PUT_CLIENT: &str = r"

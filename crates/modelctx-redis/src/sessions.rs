@@ -37,7 +37,6 @@
 //! all three keys.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -53,27 +52,15 @@ use tokio::sync::watch;
 use crate::breaker::{Breaker, Failed};
 use crate::keys::Keys;
 
-/// Key names of a [`SessionRegistry`].
-#[derive(Debug, Clone)]
-pub struct SessionRegistryConfig {
-    pub(crate) prefix: String,
-}
-
-impl Default for SessionRegistryConfig {
-    fn default() -> Self {
-        Self {
-            prefix: crate::DEFAULT_PREFIX.to_owned(),
-        }
+crate::config::config! {
+    /// Key names of a [`SessionRegistry`].
+    pub struct SessionRegistryConfig {
+        prefix: String = crate::DEFAULT_PREFIX.to_owned(),
     }
-}
 
-impl SessionRegistryConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`); services share sessions
     /// only under the same prefix.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
+    prefix(prefix: impl Into<String>) => prefix = prefix.into();
 }
 
 /// A [`SessionRegistry`](store::SessionRegistry) in Redis: give the same one (same Redis, same prefix) to every
@@ -162,13 +149,7 @@ struct Scripts {
     release: redis::Script,
 }
 
-impl fmt::Debug for SessionRegistry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SessionRegistry")
-            .field("prefix", &self.keys.prefix())
-            .finish_non_exhaustive()
-    }
-}
+crate::config::debug_shows!(SessionRegistry, |v| { prefix: &v.keys.prefix(), .. });
 
 /// Redis's clock in milliseconds, the same for every service.
 const NOW: &str = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";

@@ -1,6 +1,5 @@
 //! Single-use ids shared by every process on one Redis ([`SingleUseIds`](store::SingleUseIds)).
 
-use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
@@ -22,13 +21,7 @@ pub struct SingleUseIds {
     keys: Keys,
 }
 
-impl fmt::Debug for SingleUseIds {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SingleUseIds")
-            .field("prefix", &self.keys.prefix())
-            .finish_non_exhaustive()
-    }
-}
+crate::config::debug_shows!(SingleUseIds, |v| { prefix: &v.keys.prefix(), .. });
 
 impl SingleUseIds {
     /// A store on `conn`, its keys under [`DEFAULT_PREFIX`](crate::DEFAULT_PREFIX).

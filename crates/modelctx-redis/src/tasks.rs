@@ -21,7 +21,6 @@
 //! late finish is refused) but does not stop the work; answers to a task's input requests
 //! must reach its own process.
 
-use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
@@ -34,46 +33,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys::Keys;
 
-/// Capacity, retention and key names of a [`TaskStore`].
-#[derive(Debug, Clone)]
-pub struct TaskStoreConfig {
-    pub(crate) prefix: String,
-    pub(crate) capacity: usize,
-    pub(crate) max_ttl: Duration,
-}
-
-impl Default for TaskStoreConfig {
-    fn default() -> Self {
-        Self {
-            prefix: crate::DEFAULT_PREFIX.to_owned(),
-            capacity: 10_000,
-            max_ttl: Duration::from_secs(24 * 3600),
-        }
+crate::config::config! {
+    /// Capacity, retention and key names of a [`TaskStore`].
+    pub struct TaskStoreConfig {
+        prefix: String = crate::DEFAULT_PREFIX.to_owned(),
+        capacity: usize = 10_000,
+        max_ttl: Duration = Duration::from_secs(24 * 3600),
     }
-}
 
-impl TaskStoreConfig {
     /// Every key starts with `prefix` (default `"modelctx:"`).
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
+    prefix(prefix: impl Into<String>) => prefix = prefix.into();
 
     /// Tasks kept at most, across every process (default 10,000, as the in-memory
     /// store): expired tasks go first, then the oldest terminal one; a store full of
     /// running tasks refuses new ones (`-32603`).
-    pub fn capacity(mut self, tasks: usize) -> Self {
-        self.capacity = tasks.max(1);
-        self
-    }
+    capacity(tasks: usize) => capacity = tasks.max(1);
 
     /// The longest Redis keeps a task (default 24 hours), whatever its own `ttl`: a task
     /// with no `ttl` (unlimited) or a longer one is dropped from Redis then, so a shared
     /// store never grows without bound. Rounded up to 1 ms.
-    pub fn max_ttl(mut self, ttl: Duration) -> Self {
-        self.max_ttl = ttl.max(Duration::from_millis(1));
-        self
-    }
+    max_ttl(ttl: Duration) => max_ttl = ttl.max(Duration::from_millis(1));
 }
 
 /// A [`TaskStore`](store::TaskStore) in Redis: `tasks/get`, `tasks/result`, `tasks/cancel` and
@@ -100,14 +79,10 @@ pub struct TaskStore {
     swap: redis::Script,
 }
 
-impl fmt::Debug for TaskStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TaskStore")
-            .field("prefix", &self.keys.prefix())
-            .field("capacity", &self.config.capacity)
-            .finish()
-    }
-}
+crate::config::debug_shows!(TaskStore, |v| {
+    prefix: &v.keys.prefix(),
+    capacity: &v.config.capacity,
+});
 
 /// Purges expired tasks, makes room (or refuses), numbers the task and writes it.
 /// KEYS: order, done, expiry, counter, task. ARGV: now ms, capacity, task key prefix,

@@ -139,67 +139,33 @@ impl HostContext {
         Self::default()
     }
 
-    /// Sets the theme.
-    #[must_use]
-    pub fn theme(mut self, theme: Theme) -> Self {
-        self.theme = Some(theme);
-        self
-    }
+    crate::builder::builder_methods! {
+        /// Sets the theme.
+        theme(theme: Theme);
 
-    /// Sets the styles (`variables`, `css`).
-    #[must_use]
-    pub fn styles(mut self, styles: JsonObject) -> Self {
-        self.styles = Some(styles);
-        self
-    }
+        /// Sets the styles (`variables`, `css`).
+        styles(styles: JsonObject);
 
-    /// Sets the display mode.
-    #[must_use]
-    pub fn display_mode(mut self, mode: DisplayMode) -> Self {
-        self.display_mode = Some(mode);
-        self
-    }
+        /// Sets the display mode.
+        display_mode(mode: DisplayMode);
 
-    /// Sets the display modes the host offers.
-    #[must_use]
-    pub fn available_display_modes(mut self, modes: impl IntoIterator<Item = DisplayMode>) -> Self {
-        self.available_display_modes = Some(modes.into_iter().collect());
-        self
-    }
+        /// Sets the display modes the host offers.
+        available_display_modes(modes: impl IntoIterator<Item = DisplayMode>) collect;
 
-    /// Sets the container's size.
-    #[must_use]
-    pub fn container_dimensions(mut self, dimensions: ContainerDimensions) -> Self {
-        self.container_dimensions = Some(dimensions);
-        self
-    }
+        /// Sets the container's size.
+        container_dimensions(dimensions: ContainerDimensions);
 
-    /// Sets the locale.
-    #[must_use]
-    pub fn locale(mut self, locale: impl Into<String>) -> Self {
-        self.locale = Some(locale.into());
-        self
-    }
+        /// Sets the locale.
+        locale(locale: impl Into<String>);
 
-    /// Sets the time zone.
-    #[must_use]
-    pub fn time_zone(mut self, zone: impl Into<String>) -> Self {
-        self.time_zone = Some(zone.into());
-        self
-    }
+        /// Sets the time zone.
+        time_zone(zone: impl Into<String>);
 
-    /// Sets the host application's identifier.
-    #[must_use]
-    pub fn user_agent(mut self, agent: impl Into<String>) -> Self {
-        self.user_agent = Some(agent.into());
-        self
-    }
+        /// Sets the host application's identifier.
+        user_agent(agent: impl Into<String>);
 
-    /// Sets the platform.
-    #[must_use]
-    pub fn platform(mut self, platform: Platform) -> Self {
-        self.platform = Some(platform);
-        self
+        /// Sets the platform.
+        platform(platform: Platform);
     }
 
     /// Takes every field `change` sets.

@@ -128,6 +128,57 @@ async fn open(
     (bridge, Page::new(page_end), client)
 }
 
+/// [`open`]s `SHOW_TIME` with the handshake, `register` setting up a host callback with
+/// the sender of the receiver returned (see [`forward`]), and initializes the page.
+async fn open_hearing<T: Send + 'static>(
+    clock: &ClockServer,
+    register: impl FnOnce(AppBridgeBuilder, mpsc::UnboundedSender<T>) -> AppBridgeBuilder,
+) -> (AppBridge, Page, mpsc::UnboundedReceiver<T>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (bridge, mut page, _client) = open(clock, ConnectMode::Handshake, SHOW_TIME, |b| {
+        register(b, tx)
+    })
+    .await;
+    page.initialize(json!({})).await;
+    (bridge, page, rx)
+}
+
+/// The view's `ui/request-display-mode` for `mode`: the bridge's answer.
+async fn request_display_mode(page: &mut Page, mode: &str) -> Value {
+    page.request("ui/request-display-mode", json!({ "mode": mode }))
+        .await
+}
+
+/// The notification the view gets after `ui/notifications/tool-input`, checking that
+/// one comes first.
+async fn after_tool_input(page: &mut Page) -> Value {
+    assert_eq!(
+        page.notification().await["method"],
+        "ui/notifications/tool-input"
+    );
+    page.notification().await
+}
+
+/// The string `key` of each entry of the JSON array `list`.
+fn each<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry[key].as_str().unwrap())
+        .collect()
+}
+
+/// [`open`]s `SHOW_TIME` with the handshake and initializes the page, returning once
+/// the bridge says it is initialized.
+async fn open_initialized(clock: &ClockServer) -> (AppBridge, Page) {
+    let (bridge, mut page, _client) = open(clock, ConnectMode::Handshake, SHOW_TIME, |b| b).await;
+    page.initialize(json!({})).await;
+    within(WAIT, "initialized", bridge.initialized())
+        .await
+        .unwrap();
+    (bridge, page)
+}
+
 /// A host callback that hands what the bridge reports to the test, through `tx`.
 fn forward<T: Send + 'static>(tx: mpsc::UnboundedSender<T>) -> impl Fn(T) + Send + Sync + 'static {
     move |event| {
@@ -306,11 +357,7 @@ async fn a_run_tool_call_ends_in_a_result_or_a_cancellation() {
     .await
     .unwrap();
     assert_eq!(result.structured_content.as_ref().unwrap()["time"], "12:00");
-    assert_eq!(
-        page.notification().await["method"],
-        "ui/notifications/tool-input"
-    );
-    let sent = page.notification().await;
+    let sent = after_tool_input(&mut page).await;
     assert_eq!(sent["method"], "ui/notifications/tool-result");
     assert_eq!(
         sent["params"]["structuredContent"]["arguments"],
@@ -349,11 +396,7 @@ async fn a_run_tool_call_ends_in_a_result_or_a_cancellation() {
             .0,
         -32602
     );
-    assert_eq!(
-        page.notification().await["method"],
-        "ui/notifications/tool-input"
-    );
-    let cancelled = page.notification().await;
+    let cancelled = after_tool_input(&mut page).await;
     assert_eq!(cancelled["method"], "ui/notifications/tool-cancelled");
     assert!(
         cancelled["params"]["reason"]
@@ -420,12 +463,7 @@ async fn the_view_calls_only_tools_visible_to_apps_on_its_own_server() {
         );
 
         let listed = page.request("tools/list", json!({})).await;
-        let names: Vec<&str> = listed["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
+        let names = each(&listed["result"]["tools"], "name");
         assert_eq!(names, [PLAIN, SHOW_TIME, TICK], "{era}");
         let model: Vec<String> = model_tools(client.list_all_tools().await.unwrap())
             .into_iter()
@@ -440,19 +478,9 @@ async fn the_view_calls_only_tools_visible_to_apps_on_its_own_server() {
 #[tokio::test]
 async fn resources_and_logging_pass_through() {
     let clock = ClockServer::new();
-    let (logs_tx, mut logs) = mpsc::unbounded_channel();
-    let (_bridge, mut page, _client) = open(&clock, ConnectMode::Handshake, SHOW_TIME, |b| {
-        b.on_log(forward(logs_tx))
-    })
-    .await;
-    page.initialize(json!({})).await;
+    let (_bridge, mut page, mut logs) = open_hearing(&clock, |b, tx| b.on_log(forward(tx))).await;
     let listed = page.request("resources/list", json!({})).await;
-    let uris: Vec<&str> = listed["result"]["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["uri"].as_str().unwrap())
-        .collect();
+    let uris = each(&listed["result"]["resources"], "uri");
     assert_eq!(uris, [BLOB_URI, FACE_URI]);
     let read = page
         .request("resources/read", json!({"uri": FACE_URI}))
@@ -603,9 +631,7 @@ async fn display_modes_change_only_where_host_and_view_agree() {
     page.initialize(json!({"availableDisplayModes": ["inline", "fullscreen"]}))
         .await;
     // Declared by the view and offered: switched, and the view is told.
-    let full = page
-        .request("ui/request-display-mode", json!({"mode": "fullscreen"}))
-        .await;
+    let full = request_display_mode(&mut page, "fullscreen").await;
     assert_eq!(full["result"], json!({"mode": "fullscreen"}));
     assert_eq!(
         within(WAIT, "the decision", asked.recv()).await.unwrap(),
@@ -616,13 +642,9 @@ async fn display_modes_change_only_where_host_and_view_agree() {
     assert_eq!(changed["params"], json!({"displayMode": "fullscreen"}));
     assert_eq!(bridge.display_mode(), DisplayMode::Fullscreen);
     // Offered but not declared by the view: the current mode, without asking the host.
-    let pip = page
-        .request("ui/request-display-mode", json!({"mode": "pip"}))
-        .await;
+    let pip = request_display_mode(&mut page, "pip").await;
     assert_eq!(pip["result"], json!({"mode": "fullscreen"}));
-    let unknown = page
-        .request("ui/request-display-mode", json!({"mode": "cinema"}))
-        .await;
+    let unknown = request_display_mode(&mut page, "cinema").await;
     assert_eq!(error_code(&unknown), -32602);
     assert!(asked.try_recv().is_err());
     // The host cannot switch the view to a mode it did not declare either.
@@ -647,9 +669,7 @@ async fn display_modes_change_only_where_host_and_view_agree() {
     .await;
     page.initialize(json!({"availableDisplayModes": ["inline", "fullscreen"]}))
         .await;
-    let kept = page
-        .request("ui/request-display-mode", json!({"mode": "fullscreen"}))
-        .await;
+    let kept = request_display_mode(&mut page, "fullscreen").await;
     assert_eq!(kept["result"], json!({"mode": "inline"}));
 }
 
@@ -657,12 +677,8 @@ async fn display_modes_change_only_where_host_and_view_agree() {
 #[tokio::test]
 async fn the_host_hears_the_views_size() {
     let clock = ClockServer::new();
-    let (sizes_tx, mut sizes) = mpsc::unbounded_channel();
-    let (bridge, mut page, _client) = open(&clock, ConnectMode::Handshake, SHOW_TIME, |b| {
-        b.on_size_changed(forward(sizes_tx))
-    })
-    .await;
-    page.initialize(json!({})).await;
+    let (bridge, page, mut sizes) =
+        open_hearing(&clock, |b, tx| b.on_size_changed(forward(tx))).await;
     page.notify(
         "ui/notifications/size-changed",
         json!({"width": -5, "height": 1}),
@@ -682,11 +698,7 @@ async fn the_host_hears_the_views_size() {
 #[tokio::test]
 async fn teardown_is_announced_and_awaited() {
     let clock = ClockServer::new();
-    let (bridge, mut page, _client) = open(&clock, ConnectMode::Handshake, SHOW_TIME, |b| b).await;
-    page.initialize(json!({})).await;
-    within(WAIT, "initialized", bridge.initialized())
-        .await
-        .unwrap();
+    let (bridge, mut page) = open_initialized(&clock).await;
     let page_task = tokio::spawn(async move {
         let request = page.notification().await;
         assert_eq!(request["method"], "ui/resource-teardown");
@@ -714,11 +726,7 @@ async fn teardown_is_announced_and_awaited() {
     );
 
     // A view that answers the teardown with an error: reported, and torn down anyway.
-    let (bridge, mut page, _client) = open(&clock, ConnectMode::Handshake, SHOW_TIME, |b| b).await;
-    page.initialize(json!({})).await;
-    within(WAIT, "initialized", bridge.initialized())
-        .await
-        .unwrap();
+    let (bridge, mut page) = open_initialized(&clock).await;
     let page_task = tokio::spawn(async move {
         let request = page.notification().await;
         page.send(json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32000, "message": "unsaved"}}))

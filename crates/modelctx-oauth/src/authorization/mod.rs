@@ -129,14 +129,10 @@ pub struct TrustedIdentityProvider {
     keys: Vec<(Option<String>, p256::ecdsa::VerifyingKey)>,
 }
 
-impl std::fmt::Debug for TrustedIdentityProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TrustedIdentityProvider")
-            .field("issuer", &self.issuer)
-            .field("keys", &self.keys.len())
-            .finish()
-    }
-}
+crate::builder::debug_shows!(TrustedIdentityProvider, |v| {
+    issuer: &v.issuer,
+    keys: &v.keys.len(),
+});
 
 impl TrustedIdentityProvider {
     /// The provider `issuer` signing with the P-256 keys of `jwks` (a JWK Set, as its
@@ -196,39 +192,22 @@ impl AuthorizationServerConfig {
         self
     }
 
-    /// Turns client ID metadata documents on or off.
-    #[must_use]
-    pub fn client_metadata_documents(mut self, on: bool) -> Self {
-        self.client_metadata_documents = on;
-        self
-    }
+    crate::builder::setters! {
+        /// Turns client ID metadata documents on or off.
+        client_metadata_documents(on: bool) => client_metadata_documents = on;
 
-    /// Lets client ID metadata documents live on loopback or private addresses.
-    #[must_use]
-    pub fn private_network_documents(mut self, allow: bool) -> Self {
-        self.private_network_documents = allow;
-        self
-    }
+        /// Lets client ID metadata documents live on loopback or private addresses.
+        private_network_documents(allow: bool) => private_network_documents = allow;
 
-    /// Limits and advertises the scopes.
-    #[must_use]
-    pub fn scopes_supported(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
-        self
-    }
+        /// Limits and advertises the scopes.
+        scopes_supported(scopes: impl IntoIterator<Item = impl Into<String>>)
+            => scopes_supported = scopes.into_iter().map(Into::into).collect();
 
-    /// Sets the lifetime of access tokens.
-    #[must_use]
-    pub fn access_token_ttl(mut self, ttl: Duration) -> Self {
-        self.access_token_ttl = ttl;
-        self
-    }
+        /// Sets the lifetime of access tokens.
+        access_token_ttl(ttl: Duration) => access_token_ttl = ttl;
 
-    /// Turns dynamic client registration on or off.
-    #[must_use]
-    pub fn dynamic_registration(mut self, on: bool) -> Self {
-        self.dynamic_registration = on;
-        self
+        /// Turns dynamic client registration on or off.
+        dynamic_registration(on: bool) => dynamic_registration = on;
     }
 }
 
@@ -281,14 +260,11 @@ pub(crate) struct Inner {
     pub(crate) document_cache: cimd::DocumentCache,
 }
 
-impl fmt::Debug for AuthorizationServer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthorizationServer")
-            .field("issuer", &self.inner.config.issuer)
-            .field("kid", &self.inner.kid)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(AuthorizationServer, |v| {
+    issuer: &v.inner.config.issuer,
+    kid: &v.inner.kid,
+    ..
+});
 
 impl AuthorizationServer {
     /// A server with a fresh signing key (tokens die with the process), the given

@@ -1,6 +1,5 @@
 //! [`OAuthClientBuilder`]: the configuration of an [`OAuthClient`].
 
-use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -110,13 +109,7 @@ pub struct OAuthClientBuilder {
     private_network_guard: Option<bool>,
 }
 
-impl fmt::Debug for OAuthClientBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OAuthClientBuilder")
-            .field("server", &self.server)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(OAuthClientBuilder, |v| { server: &v.server, .. });
 
 impl OAuthClientBuilder {
     /// The authorization-code flow (with PKCE), the user reached through `handler`.
@@ -168,19 +161,13 @@ impl OAuthClientBuilder {
         self
     }
 
-    /// The key of `private_key_jwt` client authentication (RFC 7523).
-    #[must_use]
-    pub fn client_key(mut self, key: SigningKey) -> Self {
-        self.client_key = Some(key);
-        self
-    }
+    crate::builder::setters! {
+        /// The key of `private_key_jwt` client authentication (RFC 7523).
+        client_key(key: SigningKey) => client_key = Some(key);
 
-    /// The URL of this client's client-ID metadata document, used as its `client_id`
-    /// at authorization servers that support them (before dynamic registration).
-    #[must_use]
-    pub fn client_metadata_document(mut self, url: impl Into<String>) -> Self {
-        self.metadata_document = Some(url.into());
-        self
+        /// The URL of this client's client-ID metadata document, used as its `client_id`
+        /// at authorization servers that support them (before dynamic registration).
+        client_metadata_document(url: impl Into<String>) => metadata_document = Some(url.into());
     }
 
     /// The `client_name` (and optionally `client_uri`) of dynamic registration.
@@ -191,79 +178,53 @@ impl OAuthClientBuilder {
         self
     }
 
-    /// The `application_type` of dynamic registration, sent as given. Default: derived
-    /// from the redirect URI, `native` for a loopback host or a custom scheme, else `web`.
-    #[must_use]
-    pub fn application_type(mut self, application_type: impl Into<String>) -> Self {
-        self.application_type = Some(application_type.into());
-        self
-    }
+    crate::builder::setters! {
+        /// The `application_type` of dynamic registration, sent as given. Default: derived
+        /// from the redirect URI, `native` for a loopback host or a custom scheme, else `web`.
+        application_type(application_type: impl Into<String>)
+            => application_type = Some(application_type.into());
 
-    /// The `grant_types` of dynamic registration, sent as given. Default:
-    /// `authorization_code` and `refresh_token` (so the server may issue refresh tokens);
-    /// without `refresh_token`, `offline_access` is never asked for.
-    #[must_use]
-    pub fn grant_types(mut self, grant_types: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.grant_types = Some(grant_types.into_iter().map(Into::into).collect());
-        self
-    }
+        /// The `grant_types` of dynamic registration, sent as given. Default:
+        /// `authorization_code` and `refresh_token` (so the server may issue refresh tokens);
+        /// without `refresh_token`, `offline_access` is never asked for.
+        grant_types(grant_types: impl IntoIterator<Item = impl Into<String>>)
+            => grant_types = Some(grant_types.into_iter().map(Into::into).collect());
 
-    /// Where registrations and tokens are kept (default: in memory).
-    #[must_use]
-    pub fn store(mut self, store: impl CredentialStore) -> Self {
-        self.store = Some(Arc::new(store));
-        self
-    }
+        /// Where registrations and tokens are kept (default: in memory).
+        store(store: impl CredentialStore) => store = Some(Arc::new(store));
 
-    /// The HTTP client of discovery, registration and token requests (default: one
-    /// without TLS that follows same-origin redirects only). Build yours with a TLS
-    /// backend and `redirect::Policy::none()`.
-    #[must_use]
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = Some(client);
-        self
-    }
+        /// The HTTP client of discovery, registration and token requests (default: one
+        /// without TLS that follows same-origin redirects only). Build yours with a TLS
+        /// backend and `redirect::Policy::none()`.
+        http_client(client: reqwest::Client) => http = Some(client);
 
-    /// Scopes to ask for instead of the specification's selection (the challenge's
-    /// `scope`, else the resource's `scopes_supported`, else none).
-    #[must_use]
-    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.scopes = Some(scopes.into_iter().map(Into::into).collect());
-        self
-    }
+        /// Scopes to ask for instead of the specification's selection (the challenge's
+        /// `scope`, else the resource's `scopes_supported`, else none).
+        scopes(scopes: impl IntoIterator<Item = impl Into<String>>)
+            => scopes = Some(scopes.into_iter().map(Into::into).collect());
 
-    /// The authorization server, as configuration (an enterprise's, for the
-    /// JWT-bearer grant of an ID-JAG): its metadata is read from its own RFC 8414
-    /// well-known URI only, and must name this issuer exactly before any assertion or
-    /// secret is sent; the resource server is never asked which authorization server
-    /// to use (no protected-resource metadata; the `resource` is the server URL).
-    #[must_use]
-    pub fn authorization_server(mut self, issuer: impl Into<String>) -> Self {
-        self.authorization_server = Some(issuer.into());
-        self
-    }
+        /// The authorization server, as configuration (an enterprise's, for the
+        /// JWT-bearer grant of an ID-JAG): its metadata is read from its own RFC 8414
+        /// well-known URI only, and must name this issuer exactly before any assertion or
+        /// secret is sent; the resource server is never asked which authorization server
+        /// to use (no protected-resource metadata; the `resource` is the server URL).
+        authorization_server(issuer: impl Into<String>)
+            => authorization_server = Some(issuer.into());
 
-    /// Binds tokens to a per-client key with DPoP (RFC 9449) when the authorization
-    /// server supports ES256 proofs (default off): a fresh proof on every token and
-    /// resource request, server nonces honoured. The key is kept in the
-    /// [`CredentialStore`] with the tokens bound to it, so a later process goes on using
-    /// them (the file store keeps it as it keeps the tokens: a secret).
-    #[must_use]
-    pub fn dpop(mut self, enabled: bool) -> Self {
-        self.dpop = enabled;
-        self
-    }
+        /// Binds tokens to a per-client key with DPoP (RFC 9449) when the authorization
+        /// server supports ES256 proofs (default off): a fresh proof on every token and
+        /// resource request, server nonces honoured. The key is kept in the
+        /// [`CredentialStore`] with the tokens bound to it, so a later process goes on using
+        /// them (the file store keeps it as it keeps the tokens: a secret).
+        dpop(enabled: bool) => dpop = enabled;
 
-    /// How many step-up authorizations (403 `insufficient_scope`) may follow one
-    /// another, each token refused again on its first use, before the refusal is let
-    /// through (default 1: one step-up and one retry per request). A step-up that would
-    /// add no scope is never made. With 0, a 403 `insufficient_scope` fails the request
-    /// with an [`ErrorKind::InsufficientScope`] error carrying the challenge's scopes,
-    /// `resource_metadata` and description, for the application to handle.
-    #[must_use]
-    pub fn max_step_ups(mut self, max: u32) -> Self {
-        self.max_step_ups = max;
-        self
+        /// How many step-up authorizations (403 `insufficient_scope`) may follow one
+        /// another, each token refused again on its first use, before the refusal is let
+        /// through (default 1: one step-up and one retry per request). A step-up that would
+        /// add no scope is never made. With 0, a 403 `insufficient_scope` fails the request
+        /// with an [`ErrorKind::InsufficientScope`] error carrying the challenge's scopes,
+        /// `resource_metadata` and description, for the application to handle.
+        max_step_ups(max: u32) => max_step_ups = max;
     }
 
     /// Time limit of each discovery, registration and token exchange (default 30 s)

@@ -44,18 +44,13 @@ impl ClientRegistration {
         }
     }
 
-    /// A confidential client's secret.
-    #[must_use]
-    pub fn with_secret(mut self, secret: impl Into<String>) -> Self {
-        self.client_secret = Some(secret.into());
-        self
-    }
+    crate::builder::setters! {
+        /// A confidential client's secret.
+        with_secret(secret: impl Into<String>) => client_secret = Some(secret.into());
 
-    /// The token endpoint authentication method to use.
-    #[must_use]
-    pub fn with_auth_method(mut self, method: impl Into<String>) -> Self {
-        self.token_endpoint_auth_method = Some(method.into());
-        self
+        /// The token endpoint authentication method to use.
+        with_auth_method(method: impl Into<String>)
+            => token_endpoint_auth_method = Some(method.into());
     }
 
     pub(crate) fn secret_expired(&self) -> bool {
@@ -142,16 +137,12 @@ pub struct StoredCredentials {
     pub dpop_key: Option<String>,
 }
 
-impl std::fmt::Debug for StoredCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoredCredentials")
-            .field("registration", &self.registration)
-            .field("tokens", &self.tokens)
-            .field("requested_scopes", &self.requested_scopes)
-            .field("dpop_key", &self.dpop_key.as_ref().map(|_| "<redacted>"))
-            .finish()
-    }
-}
+crate::builder::debug_shows!(StoredCredentials, |v| {
+    registration: &v.registration,
+    tokens: &v.tokens,
+    requested_scopes: &v.requested_scopes,
+    dpop_key: &v.dpop_key.as_ref().map(|_| "<redacted>"),
+});
 
 /// The key of stored credentials: credentials are bound to the authorization server
 /// that issued them and the resource they are for, and never used for another.
@@ -270,13 +261,7 @@ pub struct FileCredentialStore {
     lock: tokio::sync::Mutex<()>,
 }
 
-impl fmt::Debug for FileCredentialStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FileCredentialStore")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(FileCredentialStore, |v| { path: &v.path, .. });
 
 #[derive(Default, Serialize, Deserialize)]
 struct FileContents {

@@ -1,7 +1,5 @@
 //! Randomness, PKCE (RFC 7636), base64url, and ES256 JWTs (private_key_jwt, DPoP).
 
-use std::fmt;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use p256::ecdsa::SigningKey as EcKey;
@@ -42,14 +40,7 @@ pub struct SigningKey {
     kid: Option<String>,
 }
 
-impl fmt::Debug for SigningKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SigningKey")
-            .field("alg", &"ES256")
-            .field("kid", &self.kid)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(SigningKey, |v| { alg: &"ES256", kid: &v.kid, .. });
 
 impl SigningKey {
     /// A key read from a PKCS#8 PEM document (`-----BEGIN PRIVATE KEY-----`).

@@ -2,7 +2,6 @@
 //! Identity Assertion JWT Authorization Grant (ID-JAG) that the enterprise identity
 //! provider issues by token exchange (RFC 8693) of the user's ID token.
 
-use std::fmt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -31,14 +30,11 @@ pub struct IdJagExchange {
     fetcher: Fetcher,
 }
 
-impl fmt::Debug for IdJagExchange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IdJagExchange")
-            .field("token_endpoint", &self.token_endpoint.as_str())
-            .field("idp_client", &self.idp_client)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(IdJagExchange, |v| {
+    token_endpoint: &v.token_endpoint.as_str(),
+    idp_client: &v.idp_client,
+    ..
+});
 
 impl IdJagExchange {
     /// Exchanges `id_token` at `idp_token_endpoint`, authenticating as `idp_client`

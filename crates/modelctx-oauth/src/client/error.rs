@@ -146,18 +146,14 @@ impl OAuthError {
     }
 }
 
-impl fmt::Debug for OAuthError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OAuthError")
-            .field("kind", &self.kind)
-            .field("message", &self.message)
-            .field("status", &self.status)
-            .field("oauth_error", &self.oauth_error)
-            .field("scopes", &self.scopes)
-            .field("resource_metadata", &self.resource_metadata)
-            .finish()
-    }
-}
+crate::builder::debug_shows!(OAuthError, |v| {
+    kind: &v.kind,
+    message: &v.message,
+    status: &v.status,
+    oauth_error: &v.oauth_error,
+    scopes: &v.scopes,
+    resource_metadata: &v.resource_metadata,
+});
 
 impl fmt::Display for OAuthError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

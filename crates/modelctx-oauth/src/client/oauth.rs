@@ -7,7 +7,6 @@
 //! authorization request carries `dpop_jkt`, so the code is bound to the key that will
 //! redeem it.
 
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -49,13 +48,7 @@ pub struct OAuthClient {
     inner: Arc<Inner>,
 }
 
-impl fmt::Debug for OAuthClient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OAuthClient")
-            .field("server", &self.inner.server.as_str())
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(OAuthClient, |v| { server: &v.inner.server.as_str(), .. });
 
 pub(super) struct Inner {
     pub(super) server: Url,

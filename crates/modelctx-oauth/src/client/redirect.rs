@@ -115,14 +115,7 @@ pub struct LoopbackRedirect {
     announce: Announce,
 }
 
-impl fmt::Debug for LoopbackRedirect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LoopbackRedirect")
-            .field("port", &self.port)
-            .field("timeout", &self.timeout)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(LoopbackRedirect, |v| { port: &v.port, timeout: &v.timeout, .. });
 
 /// The largest request head the loopback listener reads.
 const MAX_HEAD: usize = 16 * 1024;
@@ -150,18 +143,12 @@ impl LoopbackRedirect {
         })
     }
 
-    /// How long to wait for the user (default five minutes).
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
+    crate::builder::setters! {
+        /// How long to wait for the user (default five minutes).
+        timeout(timeout: Duration) => timeout = timeout;
 
-    /// Shows the authorization URL to the user (default: printed on standard error).
-    #[must_use]
-    pub fn on_url(mut self, announce: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        self.announce = Arc::new(announce);
-        self
+        /// Shows the authorization URL to the user (default: printed on standard error).
+        on_url(announce: impl Fn(&str) + Send + Sync + 'static) => announce = Arc::new(announce);
     }
 
     /// The port listened on.

@@ -1,8 +1,6 @@
 //! Opaque access tokens, checked with the authorization server's introspection
 //! endpoint (RFC 7662).
 
-use std::fmt;
-
 use futures::future::BoxFuture;
 use serde_json::Value;
 
@@ -25,14 +23,11 @@ pub struct IntrospectionVerifier {
     http: reqwest::Client,
 }
 
-impl fmt::Debug for IntrospectionVerifier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IntrospectionVerifier")
-            .field("endpoint", &self.endpoint)
-            .field("client_id", &self.client_id)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(IntrospectionVerifier, |v| {
+    endpoint: &v.endpoint,
+    client_id: &v.client_id,
+    ..
+});
 
 impl IntrospectionVerifier {
     /// Asks `endpoint`, as the client `client_id` with `client_secret`.
@@ -50,18 +45,12 @@ impl IntrospectionVerifier {
         }
     }
 
-    /// Also requires the answer's `iss` to be `issuer`.
-    #[must_use]
-    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
-        self.issuer = Some(issuer.into());
-        self
-    }
+    crate::builder::setters! {
+        /// Also requires the answer's `iss` to be `issuer`.
+        issuer(issuer: impl Into<String>) => issuer = Some(issuer.into());
 
-    /// The HTTP client that calls the endpoint (for TLS, proxies).
-    #[must_use]
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = client;
-        self
+        /// The HTTP client that calls the endpoint (for TLS, proxies).
+        http_client(client: reqwest::Client) => http = client;
     }
 
     async fn check(&self, token: &str) -> Result<AuthInfo, TokenError> {

@@ -1,6 +1,5 @@
 //! Access tokens as JWTs (RFC 9068), checked against the issuer's JWKS.
 
-use std::fmt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -42,14 +41,7 @@ struct Cache {
     fetched: Option<Instant>,
 }
 
-impl fmt::Debug for JwtVerifier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JwtVerifier")
-            .field("issuer", &self.issuer)
-            .field("jwks_uri", &self.jwks_uri)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(JwtVerifier, |v| { issuer: &v.issuer, jwks_uri: &v.jwks_uri, .. });
 
 impl JwtVerifier {
     /// Tokens from `issuer`, whose keys are at `jwks_uri` (its metadata's `jwks_uri`).
@@ -84,26 +76,16 @@ impl JwtVerifier {
         }
     }
 
-    /// How far past `exp` and before `nbf` a token is still taken (clock skew).
-    #[must_use]
-    pub fn leeway(mut self, leeway: Duration) -> Self {
-        self.leeway = leeway.as_secs();
-        self
-    }
+    crate::builder::setters! {
+        /// How far past `exp` and before `nbf` a token is still taken (clock skew).
+        leeway(leeway: Duration) => leeway = leeway.as_secs();
 
-    /// The shortest time between two JWKS fetches caused by unknown key ids.
-    #[must_use]
-    pub fn min_refresh_interval(mut self, interval: Duration) -> Self {
-        self.min_refresh = interval;
-        self
-    }
+        /// The shortest time between two JWKS fetches caused by unknown key ids.
+        min_refresh_interval(interval: Duration) => min_refresh = interval;
 
-    /// The HTTP client that fetches the JWKS (for TLS, proxies); a plain reqwest client
-    /// without TLS by default, enough for a loopback authorization server.
-    #[must_use]
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = client;
-        self
+        /// The HTTP client that fetches the JWKS (for TLS, proxies); a plain reqwest client
+        /// without TLS by default, enough for a loopback authorization server.
+        http_client(client: reqwest::Client) => http = client;
     }
 
     async fn keys_for(&self, kid: Option<&str>) -> Result<Vec<PublicKey>, TokenError> {

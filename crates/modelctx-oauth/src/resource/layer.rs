@@ -47,13 +47,7 @@ pub struct RequireBearerLayer {
     rs: Arc<Inner>,
 }
 
-impl fmt::Debug for RequireBearerLayer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequireBearerLayer")
-            .field("resource", &self.rs.config.resource)
-            .finish()
-    }
-}
+crate::builder::debug_shows!(RequireBearerLayer, |v| { resource: &v.rs.config.resource });
 
 impl RequireBearerLayer {
     pub(crate) fn new(rs: Arc<Inner>) -> Self {
@@ -263,6 +257,7 @@ fn permissions(rs: Arc<Inner>, scopes: BTreeSet<String>) -> Permissions {
     })
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 enum Bearer {
     Missing,
     /// More than one `Authorization` header: a malformed request.
@@ -571,30 +566,21 @@ mod tests {
 
     #[test]
     fn bearer_tokens_come_from_one_authorization_header() {
-        assert!(matches!(bearer_token(&headers(&[])), Bearer::Missing));
-        assert!(matches!(
-            bearer_token(&headers(&["Basic dXNlcjpwdw=="])),
-            Bearer::Missing
-        ));
-        assert!(matches!(
-            bearer_token(&headers(&["Bearer"])),
-            Bearer::Malformed
-        ));
-        assert!(matches!(
-            bearer_token(&headers(&["Bearer "])),
-            Bearer::Malformed
-        ));
-        assert!(matches!(
-            bearer_token(&headers(&["Bearer a b"])),
-            Bearer::Malformed
-        ));
-        assert!(matches!(
-            bearer_token(&headers(&["Bearer a", "Bearer b"])),
-            Bearer::Repeated
-        ));
-        match bearer_token(&headers(&["bearer abc.DEF-_~+/="])) {
-            Bearer::Token(t) => assert_eq!(t, "abc.DEF-_~+/="),
-            _ => panic!("a well-formed token"),
+        let cases: [(&[&str], Bearer); 7] = [
+            (&[], Bearer::Missing),
+            (&["Basic dXNlcjpwdw=="], Bearer::Missing),
+            (&["Bearer"], Bearer::Malformed),
+            (&["Bearer "], Bearer::Malformed),
+            (&["Bearer a b"], Bearer::Malformed),
+            (&["Bearer a", "Bearer b"], Bearer::Repeated),
+            // A well-formed token.
+            (
+                &["bearer abc.DEF-_~+/="],
+                Bearer::Token("abc.DEF-_~+/=".into()),
+            ),
+        ];
+        for (lines, want) in cases {
+            assert_eq!(bearer_token(&headers(lines)), want, "{lines:?}");
         }
     }
 

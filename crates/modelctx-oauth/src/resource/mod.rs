@@ -46,15 +46,12 @@ pub struct AuthInfo {
     pub claims: Map<String, Value>,
 }
 
-impl fmt::Debug for AuthInfo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthInfo")
-            .field("subject", &self.subject)
-            .field("client_id", &self.client_id)
-            .field("scopes", &self.scopes)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(AuthInfo, |v| {
+    subject: &v.subject,
+    client_id: &v.client_id,
+    scopes: &v.scopes,
+    ..
+});
 
 impl AuthInfo {
     /// The caller as state is bound to it (see [`modelctx_types::Principal`]): the
@@ -281,29 +278,22 @@ impl ResourceServerConfig {
         }
     }
 
-    /// Remembers the DPoP proofs accepted in `store` rather than in this process:
-    /// with several instances behind a load balancer, give each the same shared store
-    /// (`modelctx_redis::AuthorizationStore`, for one), and a proof replayed
-    /// to another instance within its window is refused there as well. A proof whose
-    /// check the store cannot answer is refused.
-    #[must_use]
-    pub fn replay_store(mut self, store: Arc<dyn crate::SingleUseStore>) -> Self {
-        self.replay_store = Some(ReplayStore(store));
-        self
-    }
+    crate::builder::setters! {
+        /// Remembers the DPoP proofs accepted in `store` rather than in this process:
+        /// with several instances behind a load balancer, give each the same shared store
+        /// (`modelctx_redis::AuthorizationStore`, for one), and a proof replayed
+        /// to another instance within its window is refused there as well. A proof whose
+        /// check the store cannot answer is refused.
+        replay_store(store: Arc<dyn crate::SingleUseStore>)
+            => replay_store = Some(ReplayStore(store));
 
-    /// Advertises `scopes` in the metadata.
-    #[must_use]
-    pub fn scopes_supported(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
-        self
-    }
+        /// Advertises `scopes` in the metadata.
+        scopes_supported(scopes: impl IntoIterator<Item = impl Into<String>>)
+            => scopes_supported = scopes.into_iter().map(Into::into).collect();
 
-    /// Requires `scopes` on every request.
-    #[must_use]
-    pub fn required_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.required_scopes = scopes.into_iter().map(Into::into).collect();
-        self
+        /// Requires `scopes` on every request.
+        required_scopes(scopes: impl IntoIterator<Item = impl Into<String>>)
+            => required_scopes = scopes.into_iter().map(Into::into).collect();
     }
 
     /// Requires `scopes` (besides the [required](Self::required_scopes) ones) for
@@ -321,25 +311,15 @@ impl ResourceServerConfig {
         self
     }
 
-    /// Sets what listings show a caller (see [`Listing`]; [`Listing::All`] by default).
-    #[must_use]
-    pub fn listing(mut self, listing: Listing) -> Self {
-        self.listing = listing;
-        self
-    }
+    crate::builder::setters! {
+        /// Sets what listings show a caller (see [`Listing`]; [`Listing::All`] by default).
+        listing(listing: Listing) => listing = listing;
 
-    /// Sets the `resource_name` of the metadata.
-    #[must_use]
-    pub fn resource_name(mut self, name: impl Into<String>) -> Self {
-        self.resource_name = Some(name.into());
-        self
-    }
+        /// Sets the `resource_name` of the metadata.
+        resource_name(name: impl Into<String>) => resource_name = Some(name.into());
 
-    /// Sets the largest body read to find a request's operation.
-    #[must_use]
-    pub fn max_body_bytes(mut self, max: usize) -> Self {
-        self.max_body_bytes = max;
-        self
+        /// Sets the largest body read to find a request's operation.
+        max_body_bytes(max: usize) => max_body_bytes = max;
     }
 }
 
@@ -390,14 +370,11 @@ pub(crate) struct Inner {
     pub(crate) replay: jose::ReplayCache,
 }
 
-impl fmt::Debug for ResourceServer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourceServer")
-            .field("resource", &self.inner.config.resource)
-            .field("metadata_url", &self.inner.metadata_url)
-            .finish_non_exhaustive()
-    }
-}
+crate::builder::debug_shows!(ResourceServer, |v| {
+    resource: &v.inner.config.resource,
+    metadata_url: &v.inner.metadata_url,
+    ..
+});
 
 /// The scope that asks for a refresh token (OpenID Connect Core §11).
 const OFFLINE_ACCESS: &str = "offline_access";

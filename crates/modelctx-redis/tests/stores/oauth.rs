@@ -19,6 +19,11 @@ fn grant(expires_at: u64) -> Grant {
     .unwrap()
 }
 
+/// The grant `store` takes under `kind` and `key`, if any; the call must succeed.
+async fn take(store: &dyn AuthorizationStore, kind: GrantKind, key: &str) -> Option<Grant> {
+    store_call(store.take_grant(kind, key)).await.unwrap()
+}
+
 #[tokio::test]
 async fn the_store_is_bounded_and_grants_are_taken_once() {
     let redis = RedisServer::start();
@@ -66,23 +71,15 @@ async fn the_store_is_bounded_and_grants_are_taken_once() {
                 .is_err(),
             "{name}"
         );
-        let taken = store_call(store.take_grant(GrantKind::Code, "7"))
-            .await
-            .unwrap();
+        let taken = take(&*store, GrantKind::Code, "7").await;
         assert_eq!(taken, Some(grant(live)), "{name}");
         assert!(
-            store_call(store.take_grant(GrantKind::Code, "7"))
-                .await
-                .unwrap()
-                .is_none(),
+            take(&*store, GrantKind::Code, "7").await.is_none(),
             "{name}"
         );
         // Kinds are separate.
         assert!(
-            store_call(store.take_grant(GrantKind::Refresh, "8"))
-                .await
-                .unwrap()
-                .is_none(),
+            take(&*store, GrantKind::Refresh, "8").await.is_none(),
             "{name}"
         );
         // A taken grant made room.
@@ -90,10 +87,7 @@ async fn the_store_is_bounded_and_grants_are_taken_once() {
             .await
             .unwrap();
         assert!(
-            store_call(store.take_grant(GrantKind::Refresh, "8"))
-                .await
-                .unwrap()
-                .is_some(),
+            take(&*store, GrantKind::Refresh, "8").await.is_some(),
             "{name}"
         );
     }
@@ -192,6 +186,11 @@ async fn single_use_ids_are_new_once_and_expire() {
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 const IDP: &str = "https://idp.example";
+
+/// The P-256 key whose secret is 32 bytes of `seed`.
+fn key(seed: u8) -> p256::ecdsa::SigningKey {
+    p256::ecdsa::SigningKey::from_slice(&[seed; 32]).unwrap()
+}
 
 /// Two processes of one authorization server (same issuer, same configuration), each
 /// with its own `modelctx_redis::AuthorizationStore` on `redis`, each on its own port: their
@@ -296,8 +295,7 @@ async fn assert_seen_once_each(redis: &RedisServer, count: usize, longest: i64) 
 #[tokio::test]
 async fn an_identity_assertion_replayed_to_the_other_process_is_refused() {
     let redis = RedisServer::start();
-    let idp = p256::ecdsa::SigningKey::from_slice(&[41u8; 32]).unwrap();
-    let client = p256::ecdsa::SigningKey::from_slice(&[42u8; 32]).unwrap();
+    let (idp, client) = (key(41), key(42));
     let (tokens, issuer) = two_instances(&redis, &idp, &client).await;
     let id_jag = |jti: &str| {
         es256_jwt(
@@ -327,8 +325,7 @@ async fn an_identity_assertion_replayed_to_the_other_process_is_refused() {
 #[tokio::test]
 async fn a_client_assertion_replayed_to_the_other_process_is_refused() {
     let redis = RedisServer::start();
-    let idp = p256::ecdsa::SigningKey::from_slice(&[43u8; 32]).unwrap();
-    let client = p256::ecdsa::SigningKey::from_slice(&[44u8; 32]).unwrap();
+    let (idp, client) = (key(43), key(44));
     let (tokens, issuer) = two_instances(&redis, &idp, &client).await;
     for round in 0..5 {
         let (first, second) = (&tokens[round % 2], &tokens[(round + 1) % 2]);

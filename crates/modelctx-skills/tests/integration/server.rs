@@ -107,6 +107,21 @@ async fn read_bytes(client: &Client, uri: &str) -> (Vec<u8>, String) {
     }
 }
 
+/// The caching attributes of a `skills/list` or `skills/get` answer: sent in
+/// 2026-07-28 (one minute, public), absent before.
+#[track_caller]
+fn assert_cache_hints(answer: &Value, version: &str, at: &str) {
+    if version == "2026-07-28" {
+        assert_eq!(answer["ttlMs"], 60_000, "{at}");
+        assert_eq!(answer["cacheScope"], "public", "{at}");
+    } else {
+        assert!(
+            answer.get("ttlMs").is_none() && answer.get("cacheScope").is_none(),
+            "{at}"
+        );
+    }
+}
+
 fn decode_base64(text: &str) -> Vec<u8> {
     let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut bits = 0u32;
@@ -170,15 +185,7 @@ async fn skills_are_enumerated_and_retrieved_over_every_transport_and_era() {
                 );
                 entries.push(entry.clone());
             }
-            if version == "2026-07-28" {
-                assert_eq!(page["ttlMs"], 60_000, "{at}");
-                assert_eq!(page["cacheScope"], "public", "{at}");
-            } else {
-                assert!(
-                    page.get("ttlMs").is_none() && page.get("cacheScope").is_none(),
-                    "{at}"
-                );
-            }
+            assert_cache_hints(page, version, &at);
         }
         assert_eq!(seen, LISTED.iter().map(|s| s.to_string()).collect(), "{at}");
         assert_eq!(
@@ -212,15 +219,7 @@ async fn skills_are_enumerated_and_retrieved_over_every_transport_and_era() {
             assert!(got.get("nextCursor").is_none(), "{at}");
             // The caching attributes the SEP leaves open on skills/get: sent in
             // 2026-07-28, as on skills/list.
-            if version == "2026-07-28" {
-                assert_eq!(got["ttlMs"], 60_000, "{at}");
-                assert_eq!(got["cacheScope"], "public", "{at}");
-            } else {
-                assert!(
-                    got.get("ttlMs").is_none() && got.get("cacheScope").is_none(),
-                    "{at}"
-                );
-            }
+            assert_cache_hints(&got, version, &at);
         }
 
         let pdf = entries

@@ -58,6 +58,15 @@ async fn connect(server: &Server, mode: ConnectMode) -> (Client, ServerSession) 
     (client, session)
 }
 
+/// What the `echo` tool answers `text` with, through every layer.
+async fn echoed(client: &Client, text: &str) -> String {
+    let said = client
+        .call_tool("echo", serde_json::json!({ "text": text }))
+        .await
+        .unwrap();
+    said.text()
+}
+
 fn text(result: &CallToolResult) -> String {
     result.text()
 }
@@ -132,11 +141,7 @@ async fn an_allow_list_refuses_other_tools() {
     let server = server(|b| b.layer(allow_list));
     for mode in [ConnectMode::Auto, ConnectMode::Handshake] {
         let (client, _session) = connect(&server, mode.clone()).await;
-        let said = client
-            .call_tool("echo", serde_json::json!({"text": "hi"}))
-            .await
-            .unwrap();
-        assert_eq!(text(&said), "hi");
+        assert_eq!(echoed(&client, "hi").await, "hi");
         let refused = client
             .call_tool("add", serde_json::json!({"a": 1, "b": 1}))
             .await
@@ -207,11 +212,7 @@ async fn a_layer_rewrites_params() {
     let server = server(|b| b.layer(shout));
     for mode in [ConnectMode::Auto, ConnectMode::Handshake] {
         let (client, _session) = connect(&server, mode.clone()).await;
-        let said = client
-            .call_tool("echo", serde_json::json!({"text": "quiet"}))
-            .await
-            .unwrap();
-        assert_eq!(text(&said), "QUIET", "{mode:?}");
+        assert_eq!(echoed(&client, "quiet").await, "QUIET", "{mode:?}");
         client.close().await;
     }
 }

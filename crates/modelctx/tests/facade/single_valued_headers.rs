@@ -48,10 +48,8 @@ async fn streamable_url() -> String {
     let service = StreamableHttpService::new(move |t| {
         server.serve(t);
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending::<()>()));
-    url
+    let base = spawn_on_loopback(|l| service.serve(l, std::future::pending::<()>())).await;
+    format!("{base}/mcp")
 }
 
 fn envelope() -> Value {
@@ -85,9 +83,21 @@ fn lines(pairs: &[(&'static str, &str)]) -> HeaderMap {
     map
 }
 
-/// The status and the body as JSON (an SSE body: its one `data:` line).
-async fn post(url: &str, headers: HeaderMap, body: &Value) -> (u16, Value) {
-    let answer = tokio::time::timeout(
+/// Spawns `serve` on a fresh loopback listener: the listener's `http://` base URL.
+async fn spawn_on_loopback<F, R>(serve: impl FnOnce(tokio::net::TcpListener) -> F) -> String
+where
+    F: std::future::Future<Output = R> + Send + 'static,
+    R: Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(serve(listener));
+    base
+}
+
+/// POSTs `body` to `url` with `headers`: the answer.
+async fn send(url: &str, headers: HeaderMap, body: &Value) -> reqwest::Response {
+    tokio::time::timeout(
         WAIT,
         reqwest::Client::new()
             .post(url)
@@ -97,7 +107,12 @@ async fn post(url: &str, headers: HeaderMap, body: &Value) -> (u16, Value) {
     )
     .await
     .expect("answered in time")
-    .expect("answered");
+    .expect("answered")
+}
+
+/// The status and the body as JSON (an SSE body: its one `data:` line).
+async fn post(url: &str, headers: HeaderMap, body: &Value) -> (u16, Value) {
+    let answer = send(url, headers, body).await;
     let status = answer.status().as_u16();
     let text = tokio::time::timeout(WAIT, answer.text())
         .await
@@ -140,55 +155,56 @@ async fn repeated_headers_of_the_2026_era_are_refused_with_header_mismatch() {
     ]);
     let mut refused = vec![("Mcp-Method", outcome(&post(&url, two_methods, &list).await))];
 
-    // Two `Mcp-Name` lines, the first matching the body.
-    let two_names = lines(&[
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "weather"),
-        ("mcp-name", "other"),
-        ("mcp-param-region", "north"),
-    ]);
-    refused.push((
-        "Mcp-Name",
-        outcome(&post(&url, two_names, &call_weather("north")).await),
-    ));
-
-    // Two `Mcp-Param-Region` lines, the first matching the body.
-    let two_regions = lines(&[
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "weather"),
-        ("mcp-param-region", "north"),
-        ("mcp-param-region", "south"),
-    ]);
-    refused.push((
-        "Mcp-Param-Region",
-        outcome(&post(&url, two_regions, &call_weather("north")).await),
-    ));
-
-    // Two `MCP-Protocol-Version` lines, the era's first.
-    let two_versions = lines(&[
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "weather"),
-        ("mcp-param-region", "north"),
-    ]);
-    refused.push((
-        "MCP-Protocol-Version",
-        outcome(&post(&url, two_versions, &call_weather("north")).await),
-    ));
-    // ... or as one list.
-    let listed = lines(&[
-        ("mcp-protocol-version", "2026-07-28, 2025-11-25"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "weather"),
-        ("mcp-param-region", "north"),
-    ]);
-    refused.push((
-        "MCP-Protocol-Version as a list",
-        outcome(&post(&url, listed, &call_weather("north")).await),
-    ));
+    // The tool call, each with one header doubled.
+    let doubled: [(&str, &[(&str, &str)]); 4] = [
+        // Two `Mcp-Name` lines, the first matching the body.
+        (
+            "Mcp-Name",
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "weather"),
+                ("mcp-name", "other"),
+                ("mcp-param-region", "north"),
+            ],
+        ),
+        // Two `Mcp-Param-Region` lines, the first matching the body.
+        (
+            "Mcp-Param-Region",
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "weather"),
+                ("mcp-param-region", "north"),
+                ("mcp-param-region", "south"),
+            ],
+        ),
+        // Two `MCP-Protocol-Version` lines, the era's first.
+        (
+            "MCP-Protocol-Version",
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-protocol-version", "2025-11-25"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "weather"),
+                ("mcp-param-region", "north"),
+            ],
+        ),
+        // ... or as one list.
+        (
+            "MCP-Protocol-Version as a list",
+            &[
+                ("mcp-protocol-version", "2026-07-28, 2025-11-25"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "weather"),
+                ("mcp-param-region", "north"),
+            ],
+        ),
+    ];
+    for (what, headers) in doubled {
+        let answer = post(&url, lines(headers), &call_weather("north")).await;
+        refused.push((what, outcome(&answer)));
+    }
     // Each refused with 400 and `HeaderMismatch`, none served from its first line.
     let want: Vec<_> = refused
         .iter()
@@ -202,17 +218,7 @@ async fn initialize(url: &str) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "1"}}});
-    let answer = tokio::time::timeout(
-        WAIT,
-        reqwest::Client::new()
-            .post(url)
-            .headers(lines(&[]))
-            .body(init.to_string())
-            .send(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let answer = send(url, lines(&[]), &init).await;
     assert_eq!(answer.status(), 200);
     answer.headers()["mcp-session-id"]
         .to_str()
@@ -289,9 +295,7 @@ async fn the_legacy_sse_transport_refuses_repeated_session_ids() {
     let service = SseService::new(move |t| {
         server.serve(t);
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(service.serve(listener, std::future::pending::<()>()));
+    let base = spawn_on_loopback(|l| service.serve(l, std::future::pending::<()>())).await;
     // Open a stream: its `endpoint` event names the message URL.
     let mut stream = tokio::time::timeout(WAIT, reqwest::get(format!("{base}/sse")))
         .await
@@ -336,17 +340,7 @@ async fn a_2026_request_naming_a_live_2025_session_is_served_in_its_era() {
         ("mcp-method", "tools/list"),
         ("mcp-session-id", &session),
     ]);
-    let answer = tokio::time::timeout(
-        WAIT,
-        reqwest::Client::new()
-            .post(&url)
-            .headers(headers)
-            .body(list.to_string())
-            .send(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let answer = send(&url, headers, &list).await;
     // The 2026-07-28 transport: "An `Mcp-Session-Id` header on a request: ignore it,
     // and do not mint or echo session IDs."
     assert_eq!(answer.status(), 200);

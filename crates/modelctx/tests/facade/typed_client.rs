@@ -90,10 +90,34 @@ fn server() -> Server {
         .build()
 }
 
+/// The text of the `review` prompt's first message, its arguments from a [`Review`].
+async fn review(client: &Client, language: &str, lines: Option<u32>) -> String {
+    let args = Review {
+        language: language.into(),
+        lines,
+    };
+    let got = soon_ok("review", client.get_prompt("review", &args)).await;
+    got.messages[0].content.as_text().unwrap().to_owned()
+}
+
+/// [`connect`] with no one hearing the log.
+async fn connect_quiet(server: &Server, mode: ConnectMode) -> Client {
+    let (log, _) = mpsc::channel();
+    connect(server, mode, log).await
+}
+
+/// `future`'s value within [`soon`]'s limit; it must succeed.
+async fn soon_ok<T, E: std::fmt::Debug>(
+    what: &str,
+    future: impl std::future::Future<Output = Result<T, E>>,
+) -> T {
+    soon(what, future).await.unwrap()
+}
+
 async fn connect(server: &Server, mode: ConnectMode, log: mpsc::Sender<String>) -> Client {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = server.serve(server_side);
-    soon(
+    soon_ok(
         "connect",
         Client::builder("typed-tests", "1.0.0")
             .mode(mode)
@@ -103,7 +127,6 @@ async fn connect(server: &Server, mode: ConnectMode, log: mpsc::Sender<String>) 
             .connect(client_side),
     )
     .await
-    .unwrap()
 }
 
 const MODES: [ConnectMode; 2] = [ConnectMode::Auto, ConnectMode::Handshake];
@@ -112,12 +135,9 @@ const MODES: [ConnectMode; 2] = [ConnectMode::Auto, ConnectMode::Handshake];
 async fn arguments_come_from_any_serialize_and_results_read_as_text_or_a_type() {
     let server = server();
     for mode in MODES {
-        let (log, _) = mpsc::channel();
-        let client = connect(&server, mode, log).await;
+        let client = connect_quiet(&server, mode).await;
 
-        let result = soon("square", client.call_tool("square", Square { n: 7 }))
-            .await
-            .unwrap();
+        let result = soon_ok("square", client.call_tool("square", Square { n: 7 })).await;
         assert_eq!(
             result.structured::<Squared>().unwrap(),
             Squared { square: 49 }
@@ -127,16 +147,15 @@ async fn arguments_come_from_any_serialize_and_results_read_as_text_or_a_type() 
             Err(StructuredError::Mismatch(_))
         ));
 
-        let result = soon(
+        let result = soon_ok(
             "shout",
             client.call_tool("shout", json!({"language": "rust"})),
         )
-        .await
-        .unwrap();
+        .await;
         assert_eq!(result.text(), "RUST");
 
         // No arguments at all.
-        let result = soon("fail", client.call_tool("fail", ())).await.unwrap();
+        let result = soon_ok("fail", client.call_tool("fail", ())).await;
         assert!(result.is_error());
         assert_eq!(result.text(), "the disk is full");
         assert_eq!(
@@ -150,17 +169,14 @@ async fn arguments_come_from_any_serialize_and_results_read_as_text_or_a_type() 
 #[tokio::test]
 async fn arguments_that_are_not_an_object_are_refused_before_anything_is_sent() {
     let server = server();
-    let (log, _) = mpsc::channel();
-    let client = connect(&server, ConnectMode::Auto, log).await;
+    let client = connect_quiet(&server, ConnectMode::Auto).await;
     let err = soon("a list", client.call_tool("square", [1, 2]))
         .await
         .unwrap_err();
     assert!(err.is_refused(), "{err}");
     assert!(err.to_string().contains("JSON object"), "{err}");
     // The session goes on.
-    let result = soon("square", client.call_tool("square", Square { n: 2 }))
-        .await
-        .unwrap();
+    let result = soon_ok("square", client.call_tool("square", Square { n: 2 })).await;
     assert_eq!(result.structured::<Squared>().unwrap().square, 4);
     client.close().await;
 }
@@ -169,12 +185,11 @@ async fn arguments_that_are_not_an_object_are_refused_before_anything_is_sent() 
 async fn a_typed_tool_gives_its_output_or_says_which_step_failed() {
     let server = server();
     for mode in MODES {
-        let (log, _) = mpsc::channel();
-        let client = connect(&server, mode, log).await;
+        let client = connect_quiet(&server, mode).await;
 
         let square = client.tool::<Square, Squared>("square");
         assert_eq!(square.name(), "square");
-        let out = soon("square", square.call(&Square { n: 9 })).await.unwrap();
+        let out = soon_ok("square", square.call(&Square { n: 9 })).await;
         assert_eq!(out, Squared { square: 81 });
 
         let fail = client.tool::<(), Squared>("fail");
@@ -203,46 +218,29 @@ async fn a_typed_tool_gives_its_output_or_says_which_step_failed() {
 async fn prompt_arguments_come_from_a_struct_and_completions_from_one_call() {
     let server = server();
     for mode in MODES {
-        let (log, _) = mpsc::channel();
-        let client = connect(&server, mode, log).await;
+        let client = connect_quiet(&server, mode).await;
 
-        let args = Review {
-            language: "rust".into(),
-            lines: Some(12),
-        };
-        let got = soon("review", client.get_prompt("review", &args))
-            .await
-            .unwrap();
         assert_eq!(
-            got.messages[0].content.as_text(),
-            Some("Review this rust code (12 lines).")
+            review(&client, "rust", Some(12)).await,
+            "Review this rust code (12 lines)."
         );
         // `None` members are left out: the handler sees the argument absent.
-        let args = Review {
-            language: "go".into(),
-            lines: None,
-        };
-        let got = soon("review", client.get_prompt("review", &args))
-            .await
-            .unwrap();
         assert_eq!(
-            got.messages[0].content.as_text(),
-            Some("Review this go code (all lines).")
+            review(&client, "go", None).await,
+            "Review this go code (all lines)."
         );
 
-        let values = soon(
+        let values = soon_ok(
             "complete",
             client.complete_prompt_argument("review", "language", "r"),
         )
-        .await
-        .unwrap();
+        .await;
         assert_eq!(values, ["rust", "ruby"]);
-        let values = soon(
+        let values = soon_ok(
             "complete",
             client.complete_template_variable("users://{id}/profile", "id", "7"),
         )
-        .await
-        .unwrap();
+        .await;
         assert_eq!(values, ["742"]);
         client.close().await;
     }
@@ -254,12 +252,8 @@ async fn the_log_callback_has_heard_a_calls_messages_when_its_answer_arrives() {
     for mode in MODES {
         let (log, heard) = mpsc::channel();
         let client = connect(&server, mode, log).await;
-        soon("level", client.set_logging_level(LoggingLevel::Debug))
-            .await
-            .unwrap();
-        let result = soon("chatty", client.call_tool("chatty", ()))
-            .await
-            .unwrap();
+        soon_ok("level", client.set_logging_level(LoggingLevel::Debug)).await;
+        let result = soon_ok("chatty", client.call_tool("chatty", ())).await;
         assert_eq!(result.text(), "done");
         assert_eq!(heard.try_recv().as_deref(), Ok("\"working\""));
         client.close().await;

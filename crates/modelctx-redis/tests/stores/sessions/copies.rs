@@ -170,16 +170,8 @@ async fn one_server_behind_both_services_announces_once() {
     let first = peers.lock().unwrap()[0].clone();
     note(&first, 1).await;
     read_until(&mut stream, &mut seen, r#""n":1"#).await;
-    assert_eq!(
-        seen.matches("notifications/tools/list_changed").count(),
-        1,
-        "once: {seen}"
-    );
-    assert_eq!(
-        seen.matches("notifications/resources/updated").count(),
-        1,
-        "once: {seen}"
-    );
+    assert_once(&seen, "notifications/tools/list_changed");
+    assert_once(&seen, "notifications/resources/updated");
 }
 
 /// `hosting:http:second-sse-rejected` across two services: while the GET stream is

@@ -262,6 +262,12 @@ async fn post_stream(
     response.bytes_stream().boxed()
 }
 
+/// Checks that `seen` holds `what` exactly once.
+#[track_caller]
+fn assert_once(seen: &str, what: &str) {
+    assert_eq!(seen.matches(what).count(), 1, "once: {seen}");
+}
+
 async fn read_until(
     stream: &mut futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     seen: &mut String,

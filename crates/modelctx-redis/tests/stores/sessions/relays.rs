@@ -75,7 +75,7 @@ async fn a_message_for_the_get_stream_reaches_it_on_the_other_service() {
     read_until(&mut stream, &mut seen, r#""n":2"#).await;
     let first = seen.find(r#""n":1"#).expect("the first note");
     assert!(first < seen.find(r#""n":2"#).unwrap(), "in order: {seen}");
-    assert_eq!(seen.matches(r#""n":1"#).count(), 1, "once: {seen}");
+    assert_once(&seen, r#""n":1"#);
 }
 
 /// With the session registry and the announcement bus together, a list change made on
@@ -100,11 +100,7 @@ async fn a_list_change_reaches_a_shared_sessions_get_stream_once() {
     // list change (sent before it) would be too.
     note(&peer, 1).await;
     read_until(&mut stream, &mut seen, r#""n":1"#).await;
-    assert_eq!(
-        seen.matches("notifications/tools/list_changed").count(),
-        1,
-        "once: {seen}"
-    );
+    assert_once(&seen, "notifications/tools/list_changed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
