@@ -150,7 +150,6 @@ mod body;
     feature = "resource-server",
     feature = "authorization-server"
 ))]
-mod builder;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(any(feature = "resource-server", feature = "authorization-server"))]

@@ -91,7 +91,7 @@ impl Receivers {
     }
 }
 
-crate::config::debug_shows!(Announcements, |v| {
+modelctx_types::__debug_shows!(Announcements, |v| {
     channel: &v.inner.channel,
     instance: &v.inner.instance,
 });

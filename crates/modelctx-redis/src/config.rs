@@ -1,4 +1,4 @@
-//! The macros that write the stores' configurations and their `Debug` once.
+//! The macro that writes the stores' configurations once.
 
 /// Declares a store's configuration: the struct (`Debug, Clone`, members `pub(crate)`)
 /// with each member's default value as its `Default`, then the setters, each with the
@@ -37,26 +37,4 @@ macro_rules! config {
     };
 }
 
-/// Implements `Debug` showing what is listed:
-/// `debug_shows!(Type, |value| { name: &value.member, ... })` prints
-/// `Type { name: ... }`, or `Type { name: ..., .. }` when the list ends with `..`.
-macro_rules! debug_shows {
-    ($ty:ident, |$value:ident| { $($name:ident: $shown:expr,)* .. }) => {
-        $crate::config::debug_shows!(@impl $ty, $value, finish_non_exhaustive, $($name: $shown),*);
-    };
-    ($ty:ident, |$value:ident| { $($name:ident: $shown:expr),* $(,)? }) => {
-        $crate::config::debug_shows!(@impl $ty, $value, finish, $($name: $shown),*);
-    };
-    (@impl $ty:ident, $value:ident, $finish:ident, $($name:ident: $shown:expr),*) => {
-        impl ::std::fmt::Debug for $ty {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                let $value = self;
-                f.debug_struct(stringify!($ty))
-                    $(.field(stringify!($name), $shown))*
-                    .$finish()
-            }
-        }
-    };
-}
-
-pub(crate) use {config, debug_shows};
+pub(crate) use config;

@@ -103,7 +103,7 @@ pub struct EventStore {
     shared: Arc<Shared>,
 }
 
-crate::config::debug_shows!(EventStore, |v| {
+modelctx_types::__debug_shows!(EventStore, |v| {
     prefix: &v.shared.keys.prefix(),
     queued: &v.shared.queued.load(Ordering::Relaxed),
 });

@@ -60,7 +60,7 @@ pub struct AuthorizationStore {
     take_grant: redis::Script,
 }
 
-crate::config::debug_shows!(AuthorizationStore, |v| { prefix: &v.keys.prefix(), .. });
+modelctx_types::__debug_shows!(AuthorizationStore, |v| { prefix: &v.keys.prefix(), .. });
 
 /// KEYS: client, clients set. ARGV: id, JSON, max clients. -1 when full.
 const PUT_CLIENT: &str = r"

@@ -149,7 +149,7 @@ struct Scripts {
     release: redis::Script,
 }
 
-crate::config::debug_shows!(SessionRegistry, |v| { prefix: &v.keys.prefix(), .. });
+modelctx_types::__debug_shows!(SessionRegistry, |v| { prefix: &v.keys.prefix(), .. });
 
 /// Redis's clock in milliseconds, the same for every service.
 const NOW: &str = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";

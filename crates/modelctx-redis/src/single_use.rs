@@ -21,7 +21,7 @@ pub struct SingleUseIds {
     keys: Keys,
 }
 
-crate::config::debug_shows!(SingleUseIds, |v| { prefix: &v.keys.prefix(), .. });
+modelctx_types::__debug_shows!(SingleUseIds, |v| { prefix: &v.keys.prefix(), .. });
 
 impl SingleUseIds {
     /// A store on `conn`, its keys under [`DEFAULT_PREFIX`](crate::DEFAULT_PREFIX).

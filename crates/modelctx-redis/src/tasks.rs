@@ -79,7 +79,7 @@ pub struct TaskStore {
     swap: redis::Script,
 }
 
-crate::config::debug_shows!(TaskStore, |v| {
+modelctx_types::__debug_shows!(TaskStore, |v| {
     prefix: &v.keys.prefix(),
     capacity: &v.config.capacity,
 });

@@ -2,7 +2,6 @@
 //! [`AuthorizationStore`] trait, its records, and the in-memory [`InMemoryStore`].
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -33,16 +32,13 @@ pub struct RegisteredClient {
     pub metadata: Map<String, Value>,
 }
 
-impl fmt::Debug for RegisteredClient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RegisteredClient")
-            .field("client_id", &self.client_id)
-            .field("auth_method", &self.auth_method)
-            .field("redirect_uris", &self.redirect_uris)
-            .field("grant_types", &self.grant_types)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(RegisteredClient, |v| {
+    client_id: &v.client_id,
+    auth_method: &v.auth_method,
+    redirect_uris: &v.redirect_uris,
+    grant_types: &v.grant_types,
+    ..
+});
 
 impl RegisteredClient {
     /// A public client (no secret, PKCE only) using the authorization code with

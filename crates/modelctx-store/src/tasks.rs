@@ -2,7 +2,6 @@
 //! the bounded in-memory store.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -28,15 +27,11 @@ pub struct TaskOwner {
     principal: Option<Arc<str>>,
 }
 
-impl fmt::Debug for TaskOwner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Session ids and principals are credentials of a sort: never printed.
-        f.debug_struct("TaskOwner")
-            .field("session", &self.session.is_some())
-            .field("principal", &self.principal.is_some())
-            .finish()
-    }
-}
+// Session ids and principals are credentials of a sort: never printed.
+modelctx_types::__debug_shows!(TaskOwner, |v| {
+    session: &v.session.is_some(),
+    principal: &v.principal.is_some(),
+});
 
 impl TaskOwner {
     /// The owner of a task created on `session` (its id, `None` when the transport has
@@ -347,14 +342,10 @@ struct Tasks {
     order: BTreeMap<u64, String>,
 }
 
-impl fmt::Debug for InMemoryTaskStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("InMemoryTaskStore")
-            .field("capacity", &self.capacity)
-            .field("tasks", &self.lock().by_id.len())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(InMemoryTaskStore, |v| {
+    capacity: &v.capacity,
+    tasks: &v.lock().by_id.len(),
+});
 
 impl Default for InMemoryTaskStore {
     fn default() -> Self {

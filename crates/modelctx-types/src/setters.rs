@@ -353,3 +353,28 @@ macro_rules! __setters {
         )*
     };
 }
+
+/// Implements `Debug` showing only what is listed (the members left out hold secrets,
+/// or nothing worth printing): `__debug_shows!(Type, |value| { name: &value.member, ... })`
+/// prints `Type { name: ... }`, or `Type { name: ..., .. }` when the list ends with `..`.
+/// Shared by the SDK's crates; not a public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __debug_shows {
+    ($ty:ident, |$value:ident| { $($name:ident: $shown:expr,)* .. }) => {
+        $crate::__debug_shows!(@impl $ty, $value, finish_non_exhaustive, $($name: $shown),*);
+    };
+    ($ty:ident, |$value:ident| { $($name:ident: $shown:expr),* $(,)? }) => {
+        $crate::__debug_shows!(@impl $ty, $value, finish, $($name: $shown),*);
+    };
+    (@impl $ty:ident, $value:ident, $finish:ident, $($name:ident: $shown:expr),*) => {
+        impl ::std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                let $value = self;
+                f.debug_struct(stringify!($ty))
+                    $(.field(stringify!($name), $shown))*
+                    .$finish()
+            }
+        }
+    };
+}

@@ -211,15 +211,12 @@ pub struct AppBridgeBuilder {
     max_requests: usize,
 }
 
-impl std::fmt::Debug for AppBridgeBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppBridgeBuilder")
-            .field("view", &self.view.uri())
-            .field("info", &self.info)
-            .field("context", &self.context)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(AppBridgeBuilder, |v| {
+    view: &v.view.uri(),
+    info: &v.info,
+    context: &v.context,
+    ..
+});
 
 impl AppBridgeBuilder {
     /// Names the host in `ui/initialize`'s answer (by default, the client's name).
@@ -447,14 +444,11 @@ pub struct AppBridge {
     teardown_wait: Duration,
 }
 
-impl std::fmt::Debug for AppBridge {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppBridge")
-            .field("view", &self.shared.view.uri())
-            .field("phase", &self.shared.phase())
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(AppBridge, |v| {
+    view: &v.shared.view.uri(),
+    phase: &v.shared.phase(),
+    ..
+});
 
 impl AppBridge {
     /// A bridge for `view` on `client` (the connection to the view's own server).

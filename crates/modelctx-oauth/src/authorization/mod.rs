@@ -129,7 +129,7 @@ pub struct TrustedIdentityProvider {
     keys: Vec<(Option<String>, p256::ecdsa::VerifyingKey)>,
 }
 
-crate::builder::debug_shows!(TrustedIdentityProvider, |v| {
+modelctx_types::__debug_shows!(TrustedIdentityProvider, |v| {
     issuer: &v.issuer,
     keys: &v.keys.len(),
 });
@@ -192,22 +192,22 @@ impl AuthorizationServerConfig {
         self
     }
 
-    crate::builder::setters! {
+    modelctx_types::__setters! {
         /// Turns client ID metadata documents on or off.
-        client_metadata_documents(on: bool) => client_metadata_documents = on;
+        client_metadata_documents(on: bool) { client_metadata_documents = on }
 
         /// Lets client ID metadata documents live on loopback or private addresses.
-        private_network_documents(allow: bool) => private_network_documents = allow;
+        private_network_documents(allow: bool) { private_network_documents = allow }
 
         /// Limits and advertises the scopes.
         scopes_supported(scopes: impl IntoIterator<Item = impl Into<String>>)
-            => scopes_supported = scopes.into_iter().map(Into::into).collect();
+            { scopes_supported = scopes.into_iter().map(Into::into).collect() }
 
         /// Sets the lifetime of access tokens.
-        access_token_ttl(ttl: Duration) => access_token_ttl = ttl;
+        access_token_ttl(ttl: Duration) { access_token_ttl = ttl }
 
         /// Turns dynamic client registration on or off.
-        dynamic_registration(on: bool) => dynamic_registration = on;
+        dynamic_registration(on: bool) { dynamic_registration = on }
     }
 }
 
@@ -260,7 +260,7 @@ pub(crate) struct Inner {
     pub(crate) document_cache: cimd::DocumentCache,
 }
 
-crate::builder::debug_shows!(AuthorizationServer, |v| {
+modelctx_types::__debug_shows!(AuthorizationServer, |v| {
     issuer: &v.inner.config.issuer,
     kid: &v.inner.kid,
     ..

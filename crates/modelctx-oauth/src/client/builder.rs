@@ -109,7 +109,7 @@ pub struct OAuthClientBuilder {
     private_network_guard: Option<bool>,
 }
 
-crate::builder::debug_shows!(OAuthClientBuilder, |v| { server: &v.server, .. });
+modelctx_types::__debug_shows!(OAuthClientBuilder, |v| { server: &v.server, .. });
 
 impl OAuthClientBuilder {
     /// The authorization-code flow (with PKCE), the user reached through `handler`.
@@ -161,13 +161,13 @@ impl OAuthClientBuilder {
         self
     }
 
-    crate::builder::setters! {
+    modelctx_types::__setters! {
         /// The key of `private_key_jwt` client authentication (RFC 7523).
-        client_key(key: SigningKey) => client_key = Some(key);
+        client_key(key: SigningKey) { client_key = Some(key) }
 
         /// The URL of this client's client-ID metadata document, used as its `client_id`
         /// at authorization servers that support them (before dynamic registration).
-        client_metadata_document(url: impl Into<String>) => metadata_document = Some(url.into());
+        client_metadata_document(url: impl Into<String>) { metadata_document = Some(url.into()) }
     }
 
     /// The `client_name` (and optionally `client_uri`) of dynamic registration.
@@ -178,30 +178,30 @@ impl OAuthClientBuilder {
         self
     }
 
-    crate::builder::setters! {
+    modelctx_types::__setters! {
         /// The `application_type` of dynamic registration, sent as given. Default: derived
         /// from the redirect URI, `native` for a loopback host or a custom scheme, else `web`.
         application_type(application_type: impl Into<String>)
-            => application_type = Some(application_type.into());
+            { application_type = Some(application_type.into()) }
 
         /// The `grant_types` of dynamic registration, sent as given. Default:
         /// `authorization_code` and `refresh_token` (so the server may issue refresh tokens);
         /// without `refresh_token`, `offline_access` is never asked for.
         grant_types(grant_types: impl IntoIterator<Item = impl Into<String>>)
-            => grant_types = Some(grant_types.into_iter().map(Into::into).collect());
+            { grant_types = Some(grant_types.into_iter().map(Into::into).collect()) }
 
         /// Where registrations and tokens are kept (default: in memory).
-        store(store: impl CredentialStore) => store = Some(Arc::new(store));
+        store(store: impl CredentialStore) { store = Some(Arc::new(store)) }
 
         /// The HTTP client of discovery, registration and token requests (default: one
         /// without TLS that follows same-origin redirects only). Build yours with a TLS
         /// backend and `redirect::Policy::none()`.
-        http_client(client: reqwest::Client) => http = Some(client);
+        http_client(client: reqwest::Client) { http = Some(client) }
 
         /// Scopes to ask for instead of the specification's selection (the challenge's
         /// `scope`, else the resource's `scopes_supported`, else none).
         scopes(scopes: impl IntoIterator<Item = impl Into<String>>)
-            => scopes = Some(scopes.into_iter().map(Into::into).collect());
+            { scopes = Some(scopes.into_iter().map(Into::into).collect()) }
 
         /// The authorization server, as configuration (an enterprise's, for the
         /// JWT-bearer grant of an ID-JAG): its metadata is read from its own RFC 8414
@@ -209,14 +209,14 @@ impl OAuthClientBuilder {
         /// secret is sent; the resource server is never asked which authorization server
         /// to use (no protected-resource metadata; the `resource` is the server URL).
         authorization_server(issuer: impl Into<String>)
-            => authorization_server = Some(issuer.into());
+            { authorization_server = Some(issuer.into()) }
 
         /// Binds tokens to a per-client key with DPoP (RFC 9449) when the authorization
         /// server supports ES256 proofs (default off): a fresh proof on every token and
         /// resource request, server nonces honoured. The key is kept in the
         /// [`CredentialStore`] with the tokens bound to it, so a later process goes on using
         /// them (the file store keeps it as it keeps the tokens: a secret).
-        dpop(enabled: bool) => dpop = enabled;
+        dpop(enabled: bool) { dpop = enabled }
 
         /// How many step-up authorizations (403 `insufficient_scope`) may follow one
         /// another, each token refused again on its first use, before the refusal is let
@@ -224,7 +224,7 @@ impl OAuthClientBuilder {
         /// add no scope is never made. With 0, a 403 `insufficient_scope` fails the request
         /// with an [`ErrorKind::InsufficientScope`] error carrying the challenge's scopes,
         /// `resource_metadata` and description, for the application to handle.
-        max_step_ups(max: u32) => max_step_ups = max;
+        max_step_ups(max: u32) { max_step_ups = max }
     }
 
     /// Time limit of each discovery, registration and token exchange (default 30 s)

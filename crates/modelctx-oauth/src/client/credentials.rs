@@ -44,13 +44,13 @@ impl ClientRegistration {
         }
     }
 
-    crate::builder::setters! {
+    modelctx_types::__setters! {
         /// A confidential client's secret.
-        with_secret(secret: impl Into<String>) => client_secret = Some(secret.into());
+        with_secret(secret: impl Into<String>) { client_secret = Some(secret.into()) }
 
         /// The token endpoint authentication method to use.
         with_auth_method(method: impl Into<String>)
-            => token_endpoint_auth_method = Some(method.into());
+            { token_endpoint_auth_method = Some(method.into()) }
     }
 
     pub(crate) fn secret_expired(&self) -> bool {
@@ -137,7 +137,7 @@ pub struct StoredCredentials {
     pub dpop_key: Option<String>,
 }
 
-crate::builder::debug_shows!(StoredCredentials, |v| {
+modelctx_types::__debug_shows!(StoredCredentials, |v| {
     registration: &v.registration,
     tokens: &v.tokens,
     requested_scopes: &v.requested_scopes,
@@ -261,7 +261,7 @@ pub struct FileCredentialStore {
     lock: tokio::sync::Mutex<()>,
 }
 
-crate::builder::debug_shows!(FileCredentialStore, |v| { path: &v.path, .. });
+modelctx_types::__debug_shows!(FileCredentialStore, |v| { path: &v.path, .. });
 
 #[derive(Default, Serialize, Deserialize)]
 struct FileContents {

@@ -40,7 +40,7 @@ pub struct SigningKey {
     kid: Option<String>,
 }
 
-crate::builder::debug_shows!(SigningKey, |v| { alg: &"ES256", kid: &v.kid, .. });
+modelctx_types::__debug_shows!(SigningKey, |v| { alg: &"ES256", kid: &v.kid, .. });
 
 impl SigningKey {
     /// A key read from a PKCS#8 PEM document (`-----BEGIN PRIVATE KEY-----`).

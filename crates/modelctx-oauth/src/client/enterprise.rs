@@ -30,7 +30,7 @@ pub struct IdJagExchange {
     fetcher: Fetcher,
 }
 
-crate::builder::debug_shows!(IdJagExchange, |v| {
+modelctx_types::__debug_shows!(IdJagExchange, |v| {
     token_endpoint: &v.token_endpoint.as_str(),
     idp_client: &v.idp_client,
     ..

@@ -146,7 +146,7 @@ impl OAuthError {
     }
 }
 
-crate::builder::debug_shows!(OAuthError, |v| {
+modelctx_types::__debug_shows!(OAuthError, |v| {
     kind: &v.kind,
     message: &v.message,
     status: &v.status,

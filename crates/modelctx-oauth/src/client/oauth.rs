@@ -48,7 +48,7 @@ pub struct OAuthClient {
     inner: Arc<Inner>,
 }
 
-crate::builder::debug_shows!(OAuthClient, |v| { server: &v.inner.server.as_str(), .. });
+modelctx_types::__debug_shows!(OAuthClient, |v| { server: &v.inner.server.as_str(), .. });
 
 pub(super) struct Inner {
     pub(super) server: Url,

@@ -115,7 +115,7 @@ pub struct LoopbackRedirect {
     announce: Announce,
 }
 
-crate::builder::debug_shows!(LoopbackRedirect, |v| { port: &v.port, timeout: &v.timeout, .. });
+modelctx_types::__debug_shows!(LoopbackRedirect, |v| { port: &v.port, timeout: &v.timeout, .. });
 
 /// The largest request head the loopback listener reads.
 const MAX_HEAD: usize = 16 * 1024;
@@ -143,12 +143,12 @@ impl LoopbackRedirect {
         })
     }
 
-    crate::builder::setters! {
+    modelctx_types::__setters! {
         /// How long to wait for the user (default five minutes).
-        timeout(timeout: Duration) => timeout = timeout;
+        timeout(timeout: Duration) { timeout = timeout }
 
         /// Shows the authorization URL to the user (default: printed on standard error).
-        on_url(announce: impl Fn(&str) + Send + Sync + 'static) => announce = Arc::new(announce);
+        on_url(announce: impl Fn(&str) + Send + Sync + 'static) { announce = Arc::new(announce) }
     }
 
     /// The port listened on.

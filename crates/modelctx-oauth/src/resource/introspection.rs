@@ -23,7 +23,7 @@ pub struct IntrospectionVerifier {
     http: reqwest::Client,
 }
 
-crate::builder::debug_shows!(IntrospectionVerifier, |v| {
+modelctx_types::__debug_shows!(IntrospectionVerifier, |v| {
     endpoint: &v.endpoint,
     client_id: &v.client_id,
     ..
@@ -45,12 +45,12 @@ impl IntrospectionVerifier {
         }
     }
 
-    crate::builder::setters! {
+    modelctx_types::__setters! {
         /// Also requires the answer's `iss` to be `issuer`.
-        issuer(issuer: impl Into<String>) => issuer = Some(issuer.into());
+        issuer(issuer: impl Into<String>) { issuer = Some(issuer.into()) }
 
         /// The HTTP client that calls the endpoint (for TLS, proxies).
-        http_client(client: reqwest::Client) => http = client;
+        http_client(client: reqwest::Client) { http = client }
     }
 
     async fn check(&self, token: &str) -> Result<AuthInfo, TokenError> {

@@ -41,7 +41,7 @@ struct Cache {
     fetched: Option<Instant>,
 }
 
-crate::builder::debug_shows!(JwtVerifier, |v| { issuer: &v.issuer, jwks_uri: &v.jwks_uri, .. });
+modelctx_types::__debug_shows!(JwtVerifier, |v| { issuer: &v.issuer, jwks_uri: &v.jwks_uri, .. });
 
 impl JwtVerifier {
     /// Tokens from `issuer`, whose keys are at `jwks_uri` (its metadata's `jwks_uri`).
@@ -76,16 +76,16 @@ impl JwtVerifier {
         }
     }
 
-    crate::builder::setters! {
+    modelctx_types::__setters! {
         /// How far past `exp` and before `nbf` a token is still taken (clock skew).
-        leeway(leeway: Duration) => leeway = leeway.as_secs();
+        leeway(leeway: Duration) { leeway = leeway.as_secs() }
 
         /// The shortest time between two JWKS fetches caused by unknown key ids.
-        min_refresh_interval(interval: Duration) => min_refresh = interval;
+        min_refresh_interval(interval: Duration) { min_refresh = interval }
 
         /// The HTTP client that fetches the JWKS (for TLS, proxies); a plain reqwest client
         /// without TLS by default, enough for a loopback authorization server.
-        http_client(client: reqwest::Client) => http = client;
+        http_client(client: reqwest::Client) { http = client }
     }
 
     async fn keys_for(&self, kid: Option<&str>) -> Result<Vec<PublicKey>, TokenError> {

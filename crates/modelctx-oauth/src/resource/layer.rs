@@ -47,7 +47,7 @@ pub struct RequireBearerLayer {
     rs: Arc<Inner>,
 }
 
-crate::builder::debug_shows!(RequireBearerLayer, |v| { resource: &v.rs.config.resource });
+modelctx_types::__debug_shows!(RequireBearerLayer, |v| { resource: &v.rs.config.resource });
 
 impl RequireBearerLayer {
     pub(crate) fn new(rs: Arc<Inner>) -> Self {

@@ -46,7 +46,7 @@ pub struct AuthInfo {
     pub claims: Map<String, Value>,
 }
 
-crate::builder::debug_shows!(AuthInfo, |v| {
+modelctx_types::__debug_shows!(AuthInfo, |v| {
     subject: &v.subject,
     client_id: &v.client_id,
     scopes: &v.scopes,
@@ -278,22 +278,22 @@ impl ResourceServerConfig {
         }
     }
 
-    crate::builder::setters! {
+    modelctx_types::__setters! {
         /// Remembers the DPoP proofs accepted in `store` rather than in this process:
         /// with several instances behind a load balancer, give each the same shared store
         /// (`modelctx_redis::AuthorizationStore`, for one), and a proof replayed
         /// to another instance within its window is refused there as well. A proof whose
         /// check the store cannot answer is refused.
         replay_store(store: Arc<dyn crate::SingleUseStore>)
-            => replay_store = Some(ReplayStore(store));
+            { replay_store = Some(ReplayStore(store)) }
 
         /// Advertises `scopes` in the metadata.
         scopes_supported(scopes: impl IntoIterator<Item = impl Into<String>>)
-            => scopes_supported = scopes.into_iter().map(Into::into).collect();
+            { scopes_supported = scopes.into_iter().map(Into::into).collect() }
 
         /// Requires `scopes` on every request.
         required_scopes(scopes: impl IntoIterator<Item = impl Into<String>>)
-            => required_scopes = scopes.into_iter().map(Into::into).collect();
+            { required_scopes = scopes.into_iter().map(Into::into).collect() }
     }
 
     /// Requires `scopes` (besides the [required](Self::required_scopes) ones) for
@@ -311,15 +311,15 @@ impl ResourceServerConfig {
         self
     }
 
-    crate::builder::setters! {
+    modelctx_types::__setters! {
         /// Sets what listings show a caller (see [`Listing`]; [`Listing::All`] by default).
-        listing(listing: Listing) => listing = listing;
+        listing(listing: Listing) { listing = listing }
 
         /// Sets the `resource_name` of the metadata.
-        resource_name(name: impl Into<String>) => resource_name = Some(name.into());
+        resource_name(name: impl Into<String>) { resource_name = Some(name.into()) }
 
         /// Sets the largest body read to find a request's operation.
-        max_body_bytes(max: usize) => max_body_bytes = max;
+        max_body_bytes(max: usize) { max_body_bytes = max }
     }
 }
 
@@ -370,7 +370,7 @@ pub(crate) struct Inner {
     pub(crate) replay: jose::ReplayCache,
 }
 
-crate::builder::debug_shows!(ResourceServer, |v| {
+modelctx_types::__debug_shows!(ResourceServer, |v| {
     resource: &v.inner.config.resource,
     metadata_url: &v.inner.metadata_url,
     ..

@@ -7,7 +7,6 @@ mod error;
 mod materialize;
 
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -62,13 +61,7 @@ struct Cached {
     bytes: Arc<[u8]>,
 }
 
-impl fmt::Debug for SkillCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SkillCache")
-            .field("files", &self.len())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(SkillCache, |v| { files: &v.len() });
 
 impl SkillCache {
     /// An empty cache.

@@ -152,18 +152,11 @@ pub(crate) struct DiskSource {
     pub(crate) fingerprint: disk::Fingerprint,
 }
 
-impl fmt::Debug for Skill {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Skill")
-            .field("path", &self.path)
-            .field(
-                "files",
-                &self.files.iter().map(|(p, _)| p).collect::<Vec<_>>(),
-            )
-            .field("listed", &self.listed)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(Skill, |v| {
+    path: &v.path,
+    files: &v.files.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+    listed: &v.listed,
+});
 
 impl Skill {
     /// A skill at `path` (`<prefix>/.../<name>`), with no files yet.

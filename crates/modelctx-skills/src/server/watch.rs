@@ -4,7 +4,6 @@
 //! list change, in both eras).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
@@ -36,13 +35,7 @@ pub struct SkillsWatcher {
     live: Arc<OnceLock<Arc<Live>>>,
 }
 
-impl fmt::Debug for SkillsWatcher {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SkillsWatcher")
-            .field("installed", &self.live.get().is_some())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(SkillsWatcher, |v| { installed: &v.live.get().is_some() });
 
 /// A running watch, from [`SkillsWatcher::watch`]: the polling stops when it is
 /// dropped, or on its own once the server is gone (every [`Server`] clone dropped and
@@ -152,11 +145,7 @@ pub(crate) struct Live {
     state: Mutex<State>,
 }
 
-impl fmt::Debug for Live {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Live").finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(Live, |_v| { .. });
 
 struct State {
     skills: BTreeMap<String, BuiltSkill>,
