@@ -87,6 +87,26 @@ pub use reconnect::{
 #[doc(hidden)]
 pub use replay::SessionReplay;
 
+/// Writes the plain setters of a builder or a config, inside its `impl`: each row
+/// `name(param: Type) { field = value }`, under its doc comment and attributes, becomes
+/// `#[must_use] pub fn name(mut self, param: Type) -> Self` that sets `self.field` to
+/// `value` and returns `self`. Shared by the builders and configs of the SDK's crates;
+/// not a public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __setters {
+    ($($(#[$attr:meta])* $name:ident($param:ident: $ty:ty) { $field:ident = $value:expr })*) => {
+        $(
+            $(#[$attr])*
+            #[must_use]
+            pub fn $name(mut self, $param: $ty) -> Self {
+                self.$field = $value;
+                self
+            }
+        )*
+    };
+}
+
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a
 /// name that does not resolve). Code `-32000`, `data: {"undelivered": true}`, so a
@@ -176,34 +196,20 @@ impl TransportMessage {
         }
     }
 
-    /// Names the params key the request's `Mcp-Name` header mirrors (see
-    /// [`name_param`](Self::name_param)).
-    #[must_use]
-    pub fn with_name_param(mut self, key: Option<&'static str>) -> Self {
-        self.name_param = key;
-        self
-    }
+    crate::__setters! {
+        /// Names the params key the request's `Mcp-Name` header mirrors (see
+        /// [`name_param`](Self::name_param)).
+        with_name_param(key: Option<&'static str>) { name_param = key }
 
-    /// Marks the message as belonging to inbound request `id`.
-    #[must_use]
-    pub fn related_to(mut self, id: Option<RequestId>) -> Self {
-        self.related_request = id;
-        self
-    }
+        /// Marks the message as belonging to inbound request `id`.
+        related_to(id: Option<RequestId>) { related_request = id }
 
-    /// Attaches a resumption token.
-    #[must_use]
-    pub fn with_resumption_token(mut self, token: Option<Arc<str>>) -> Self {
-        self.resumption_token = token;
-        self
-    }
+        /// Attaches a resumption token.
+        with_resumption_token(token: Option<Arc<str>>) { resumption_token = token }
 
-    /// Attaches what the transport knows about the message (see
-    /// [`extensions`](Self::extensions)).
-    #[must_use]
-    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
-        self.extensions = extensions;
-        self
+        /// Attaches what the transport knows about the message (see
+        /// [`extensions`](Self::extensions)).
+        with_extensions(extensions: Extensions) { extensions = extensions }
     }
 }
 
