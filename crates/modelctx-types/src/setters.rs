@@ -333,3 +333,23 @@ macro_rules! variant_of {
 }
 
 pub(crate) use {optional_members, setters, untagged_union, variant_of, wire_struct};
+
+/// Writes the plain setters of a builder or a config, inside its `impl`: each row
+/// `name(param: Type) { field = value }`, under its doc comment and attributes, becomes
+/// `#[must_use] pub fn name(mut self, param: Type) -> Self` that sets `self.field` to
+/// `value` and returns `self`. Shared by the builders and configs of the SDK's crates;
+/// not a public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __setters {
+    ($($(#[$attr:meta])* $name:ident($param:ident: $ty:ty) { $field:ident = $value:expr })*) => {
+        $(
+            $(#[$attr])*
+            #[must_use]
+            pub fn $name(mut self, $param: $ty) -> Self {
+                self.$field = $value;
+                self
+            }
+        )*
+    };
+}
