@@ -112,7 +112,7 @@ impl ClientExtension {
         }
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// The settings advertised with the identifier (an empty object by default).
         settings(settings: JsonObject) { settings = settings }
     }

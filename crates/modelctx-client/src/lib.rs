@@ -204,7 +204,7 @@ impl ClientBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the full implementation description.
         info(info: Implementation) { info = info }
 
@@ -243,7 +243,7 @@ impl ClientBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the session settings.
         session_config(config: SessionConfig) { session = config }
     }
@@ -321,7 +321,7 @@ impl ClientBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// How `connect` settles the protocol revision (default [`ConnectMode::Auto`]).
         mode(mode: ConnectMode) { mode = mode }
 
@@ -376,7 +376,7 @@ impl ClientBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// The clock the protocol 2026-07-28 cache measures freshness by: an answer with a
         /// `ttlMs` is served again while `clock()` is before the time it arrived plus
         /// that many milliseconds (tokio's clock by default). For tests that move time on

@@ -20,7 +20,7 @@ use crate::mode::{self, ProtocolMode};
 /// server: `with_mode` and `with_probe_timeout`.
 macro_rules! era_setters {
     () => {
-        modelctx_transport::__setters! {
+        modelctx_types::__setters! {
             /// Connected in `mode`.
             with_mode(mode: ProtocolMode) { mode = Some(mode) }
 
@@ -249,7 +249,7 @@ impl StdioServer {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// In the directory `cwd`.
         with_cwd(cwd: impl Into<PathBuf>) { cwd = Some(cwd.into()) }
     }
@@ -340,7 +340,7 @@ impl HttpServer {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Over `transport`.
         with_transport(transport: HttpTransport) { transport = transport }
     }

@@ -58,7 +58,7 @@ impl ConnectOptions {
         Self::default()
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Authenticates HTTP requests through `hook` (an `OAuthClient` of
         /// `modelctx-oauth`, which logs in when the server answers 401). Stdio servers
         /// ignore it.
@@ -84,7 +84,7 @@ impl ConnectOptions {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Survives lost servers with `policy`: a stdio child that fails is started again
         /// ([`RestartPolicy::OnFailure`]), a streamable HTTP transport (typed
         /// `streamable-http`, or untyped while it has not fallen back to legacy SSE)

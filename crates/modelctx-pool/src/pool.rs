@@ -58,7 +58,7 @@ impl fmt::Debug for ClientPoolBuilder {
 }
 
 impl ClientPoolBuilder {
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// The client every server sees: `make(server_name)` returns the builder to connect
         /// that server with (its identity, callbacks, era mode). By default
         /// `Client::builder("modelctx-pool", <crate version>)`.
@@ -89,7 +89,7 @@ impl ClientPoolBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// How long each server may take to connect (default
         /// [`DEFAULT_CONNECT_TIMEOUT`], 30 s); `None` for no limit (a user logging in).
         connect_timeout(limit: Option<Duration>) { timeout = limit }

@@ -145,7 +145,7 @@ impl ServerBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the full implementation description (name, version, title, icons, ...).
         info(info: Implementation) { info = info }
 
@@ -184,7 +184,7 @@ impl ServerBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Bounds the handlers running at once across every session this server serves
         /// (each session also keeps its own bound,
         /// [`SessionConfig::max_concurrent_requests`]): beyond it a request waits for a
@@ -269,7 +269,7 @@ impl ServerBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Whether `tools`, `resources` and `prompts` advertise `listChanged` (and registry
         /// changes are announced). By default the kinds served from registries do and
         /// those served only by low-level handlers do not; this sets it for every kind
@@ -366,7 +366,7 @@ impl ServerBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Whether the server also serves protocol 2026-07-28, the stateless era, from the
         /// same handlers (on by default): a request that carries the era's envelope in
         /// `_meta` needs no handshake and is served on its own; `server/discover` says what
@@ -424,7 +424,7 @@ impl ServerBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// At most `limit` `subscriptions/listen` streams (protocol 2026-07-28) open at once
         /// across the server's connections (default: no limit). One more is refused with a
         /// JSON-RPC error (`-32603`) before it is acknowledged; the open ones go on.
@@ -721,7 +721,7 @@ fn derive_capabilities<'a>(methods: impl Iterator<Item = &'a str>) -> ServerCapa
 }
 
 impl ServerBuilder {
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Makes every round of a multi round-trip request (protocol 2026-07-28) single-use:
         /// the `requestState` a round ends with is good for one retry, remembered as used in
         /// `store` before the handler runs again, and refused (`-32602`) when sent again.

@@ -213,7 +213,7 @@ impl ToolDef {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// In protocol 2026-07-28, where the server decides which calls become tasks (the
         /// tasks extension, for a client that declares it): a call of this tool becomes a
         /// task once it has run `window` without answering or asking for input (zero: at

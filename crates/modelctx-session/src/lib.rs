@@ -203,7 +203,7 @@ impl SessionConfig {
         Self::new(Role::Server)
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the default request timeout.
         request_timeout(timeout: Duration) { request_timeout = timeout }
 
@@ -260,7 +260,7 @@ impl SessionConfig {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// The protocol version of a session whose handshake happened elsewhere (a
         /// [`pre_initialized`](Self::pre_initialized) session, or one shared by several
         /// processes): its request spans name it (`mcp.protocol.version`), as a session that

@@ -179,7 +179,7 @@ impl ChildProcess {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// The child's working directory.
         current_dir(dir: impl Into<PathBuf>) { cwd = Some(dir.into()) }
 

@@ -54,7 +54,7 @@ impl StdioOptions {
         }
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Caps one inbound line at `bytes` (at least 1). A longer line is a fatal error:
         /// the stream reports it and ends.
         max_line(bytes: usize) { max_line = bytes.max(1) }
@@ -65,7 +65,7 @@ impl StdioOptions {
         self.max_line
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// How many encoded lines may wait for the writer (at least 1) before `send` waits.
         queue(lines: usize) { queue = lines.max(1) }
 

@@ -78,7 +78,7 @@ impl TransportInfo {
         }
     }
 
-    crate::__setters! {
+    modelctx_types::__setters! {
         /// Sets the transport's own session id.
         with_session_id(id: impl Into<Arc<str>>) { session_id = Some(id.into()) }
 

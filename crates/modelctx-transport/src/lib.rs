@@ -87,26 +87,6 @@ pub use reconnect::{
 #[doc(hidden)]
 pub use replay::SessionReplay;
 
-/// Writes the plain setters of a builder or a config, inside its `impl`: each row
-/// `name(param: Type) { field = value }`, under its doc comment and attributes, becomes
-/// `#[must_use] pub fn name(mut self, param: Type) -> Self` that sets `self.field` to
-/// `value` and returns `self`. Shared by the builders and configs of the SDK's crates;
-/// not a public API.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __setters {
-    ($($(#[$attr:meta])* $name:ident($param:ident: $ty:ty) { $field:ident = $value:expr })*) => {
-        $(
-            $(#[$attr])*
-            #[must_use]
-            pub fn $name(mut self, $param: $ty) -> Self {
-                self.$field = $value;
-                self
-            }
-        )*
-    };
-}
-
 /// The error a transport answers a request with, locally, when it could not deliver it
 /// at all (streamable HTTP: the POST never reached a server — a refused connection, a
 /// name that does not resolve). Code `-32000`, `data: {"undelivered": true}`, so a
@@ -196,7 +176,7 @@ impl TransportMessage {
         }
     }
 
-    crate::__setters! {
+    modelctx_types::__setters! {
         /// Names the params key the request's `Mcp-Name` header mirrors (see
         /// [`name_param`](Self::name_param)).
         with_name_param(key: Option<&'static str>) { name_param = key }

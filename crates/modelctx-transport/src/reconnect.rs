@@ -111,7 +111,7 @@ impl ReconnectPolicy {
         Self::new().max_attempts(0).retry_idempotent(false)
     }
 
-    crate::__setters! {
+    modelctx_types::__setters! {
         /// The wait before the first attempt (default 100 ms).
         initial_delay(delay: Duration) { initial_delay = delay }
 

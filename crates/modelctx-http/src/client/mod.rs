@@ -265,7 +265,7 @@ impl fmt::Debug for StreamableHttpClientBuilder {
 }
 
 impl StreamableHttpClientBuilder {
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sends everything through `client` (its TLS, proxy, timeouts and redirect policy).
         /// The default client follows redirects only within the endpoint's origin, so
         /// credentials are never replayed to another origin.
@@ -297,7 +297,7 @@ impl StreamableHttpClientBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Authenticates every request through `hook`.
         auth(hook: impl AuthHook) { auth = Some(Arc::new(hook)) }
 
@@ -314,7 +314,7 @@ impl StreamableHttpClientBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// How the transport behaves when the server cannot be reached or the connection
         /// drops (default [`ReconnectPolicy::never`]: a failure is reported at once).
         ///

@@ -173,7 +173,7 @@ impl StreamableHttpServerConfig {
     /// The default POST body cap: 4 MiB.
     pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Whether the endpoint also serves protocol 2026-07-28, the stateless era (on by
         /// default): a POST whose `MCP-Protocol-Version` names a version without a
         /// handshake and no session (or whose request carries the era's envelope in
@@ -220,7 +220,7 @@ impl StreamableHttpServerConfig {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Uses `store` for resumability.
         event_store(store: Arc<dyn EventStore>) { event_store = Some(store) }
     }
@@ -232,14 +232,14 @@ impl StreamableHttpServerConfig {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the `retry` interval sent to clients.
         retry_interval(retry: Duration) { retry_interval = retry }
     }
 
     crate::__protection_setters!();
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets (or, with `None`, removes) the idle timeout of sessions.
         session_idle_timeout(timeout: Option<Duration>) { session_idle_timeout = timeout }
 
@@ -307,7 +307,7 @@ impl StreamableHttpServerConfig {
 #[macro_export]
 macro_rules! __protection_setters {
     () => {
-        modelctx_transport::__setters! {
+        modelctx_types::__setters! {
             /// Sets the accepted origins.
             origins(origins: $crate::OriginPolicy) { origins = origins }
 

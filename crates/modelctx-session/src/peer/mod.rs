@@ -68,7 +68,7 @@ impl Progress {
         }
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the total.
         with_total(total: f64) { total = Some(total) }
 
@@ -118,7 +118,7 @@ impl RequestOptions {
         Self::default()
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the timeout of this request.
         timeout(timeout: Duration) { timeout = Some(timeout) }
     }
@@ -131,7 +131,7 @@ impl RequestOptions {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets a hard limit on the whole request.
         max_total_timeout(max_total: Duration) { max_total_timeout = Some(max_total) }
 

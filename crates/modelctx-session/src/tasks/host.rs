@@ -95,7 +95,7 @@ impl TaskConfig {
         Self::default()
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the retention of tasks whose requestor asked for none.
         default_ttl(ttl: Duration) { default_ttl = ttl }
 
@@ -119,7 +119,7 @@ impl TaskConfig {
         self.lease.clamp(MIN_LEASE, MAX_LEASE)
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the number of tasks per `tasks/list` page.
         page_size(size: usize) { page_size = size.max(1) }
     }

@@ -86,7 +86,7 @@ impl SseClientBuilder {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sends everything through `client` (its TLS, proxy and redirect policy). The
         /// default client follows redirects only within the URL's origin.
         client(client: reqwest::Client) { http = Some(client) }
@@ -109,7 +109,7 @@ impl SseClientBuilder {
         self.auth_shared(Arc::new(hook))
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// [`auth`](Self::auth) with a hook shared with other transports.
         auth_shared(hook: Arc<dyn AuthHook>) { auth = Some(hook) }
 

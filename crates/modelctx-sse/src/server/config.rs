@@ -121,7 +121,7 @@ impl SseServerConfig {
 
     modelctx_http::__protection_setters!();
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets the session cap.
         max_sessions(max: usize) { max_sessions = max }
     }
@@ -134,7 +134,7 @@ impl SseServerConfig {
         self
     }
 
-    modelctx_transport::__setters! {
+    modelctx_types::__setters! {
         /// Sets (or, with `None`, turns off) the handshake deadline (see
         /// [`handshake_timeout`](Self::handshake_timeout)).
         handshake_timeout(timeout: Option<Duration>) { handshake_timeout = timeout }
