@@ -112,11 +112,9 @@ impl ClientExtension {
         }
     }
 
-    /// The settings advertised with the identifier (an empty object by default).
-    #[must_use]
-    pub fn settings(mut self, settings: JsonObject) -> Self {
-        self.settings = settings;
-        self
+    modelctx_types::__setters! {
+        /// The settings advertised with the identifier (an empty object by default).
+        settings(settings: JsonObject) { settings = settings }
     }
 
     /// Claims result type `result_type` for `tools/call` answers: such an answer is

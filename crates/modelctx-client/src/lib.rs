@@ -204,53 +204,36 @@ impl ClientBuilder {
         self
     }
 
-    /// Sets the full implementation description.
-    #[must_use]
-    pub fn info(mut self, info: Implementation) -> Self {
-        self.info = info;
-        self
-    }
+    modelctx_types::__setters! {
+        /// Sets the full implementation description.
+        info(info: Implementation) { info = info }
 
-    /// Declares capabilities beyond those the registered handlers imply (e.g.
-    /// experimental ones). Handlers registered for sampling, elicitation or roots add
-    /// theirs on top.
-    #[must_use]
-    pub fn capabilities(mut self, capabilities: ClientCapabilities) -> Self {
-        self.capabilities = capabilities;
-        self
-    }
+        /// Declares capabilities beyond those the registered handlers imply (e.g.
+        /// experimental ones). Handlers registered for sampling, elicitation or roots add
+        /// theirs on top.
+        capabilities(capabilities: ClientCapabilities) { capabilities = capabilities }
 
-    /// Offers this protocol revision in `initialize` (default: the latest).
-    #[must_use]
-    pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
-        self.protocol_version = version;
-        self
-    }
+        /// Offers this protocol revision in `initialize` (default: the latest).
+        protocol_version(version: ProtocolVersion) { protocol_version = version }
 
-    /// The protocol revisions this client accepts, in place of every revision this SDK
-    /// speaks (the default). `initialize` offers
-    /// [`protocol_version`](Self::protocol_version) when it is among them and the newest
-    /// handshake revision among them otherwise; the stateless era (2026-07-28) is used
-    /// only when it is among them, and a [`ConnectMode`] that needs an era they leave
-    /// out fails at once. A server that settles on a revision outside them fails
-    /// `connect`, and no session is left open. A revision this SDK does not speak, or
-    /// an empty list, fails `connect` too.
-    ///
-    /// ```
-    /// use modelctx_client::Client;
-    /// use modelctx_types::ProtocolVersion;
-    ///
-    /// let builder = Client::builder("careful", "1.0.0")
-    ///     .supported_versions([ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18]);
-    /// # let _ = builder;
-    /// ```
-    #[must_use]
-    pub fn supported_versions(
-        mut self,
-        versions: impl IntoIterator<Item = ProtocolVersion>,
-    ) -> Self {
-        self.versions = Some(versions.into_iter().collect());
-        self
+        /// The protocol revisions this client accepts, in place of every revision this SDK
+        /// speaks (the default). `initialize` offers
+        /// [`protocol_version`](Self::protocol_version) when it is among them and the newest
+        /// handshake revision among them otherwise; the stateless era (2026-07-28) is used
+        /// only when it is among them, and a [`ConnectMode`] that needs an era they leave
+        /// out fails at once. A server that settles on a revision outside them fails
+        /// `connect`, and no session is left open. A revision this SDK does not speak, or
+        /// an empty list, fails `connect` too.
+        ///
+        /// ```
+        /// use modelctx_client::Client;
+        /// use modelctx_types::ProtocolVersion;
+        ///
+        /// let builder = Client::builder("careful", "1.0.0")
+        ///     .supported_versions([ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18]);
+        /// # let _ = builder;
+        /// ```
+        supported_versions(versions: impl IntoIterator<Item = ProtocolVersion>) { versions = Some(versions.into_iter().collect()) }
     }
 
     /// Sets the default timeout of every request.
@@ -260,11 +243,9 @@ impl ClientBuilder {
         self
     }
 
-    /// Sets the session settings.
-    #[must_use]
-    pub fn session_config(mut self, config: SessionConfig) -> Self {
-        self.session = config;
-        self
+    modelctx_types::__setters! {
+        /// Sets the session settings.
+        session_config(config: SessionConfig) { session = config }
     }
 
     /// Serves server-initiated request method `M` (e.g. `roots/list`). Registering the
@@ -340,58 +321,48 @@ impl ClientBuilder {
         self
     }
 
-    /// How `connect` settles the protocol revision (default [`ConnectMode::Auto`]).
-    #[must_use]
-    pub fn mode(mut self, mode: ConnectMode) -> Self {
-        self.mode = mode;
-        self
-    }
+    modelctx_types::__setters! {
+        /// How `connect` settles the protocol revision (default [`ConnectMode::Auto`]).
+        mode(mode: ConnectMode) { mode = mode }
 
-    /// How long [`ConnectMode::Auto`] gives a server that has not answered its
-    /// `server/discover` probe before it sends `initialize` too (default 10 s).
-    ///
-    /// Servers of the handshake era may ignore requests that come before `initialize`,
-    /// so silence must end somewhere; but a server that is still starting (a Python
-    /// interpreter importing its packages, `npx` fetching one) is silent too, and on
-    /// stdio it reads what was sent once it runs. So the wait gives up nothing: the
-    /// probe stays open past it, `initialize` goes beside it, and whichever answers
-    /// settle the era however late they come (`initialize` answered: the handshake
-    /// era; refused, or a `-32022` naming 2026-07-28, with the probe answered: the
-    /// stateless era). The default is generous because a wait that runs out costs a
-    /// dual-era server that starts slowly its newer era (it answers `initialize` too),
-    /// and a short one buys little: servers of the handshake era mostly answer the
-    /// probe with an error at once. The clock starts when `connect` is called: a child
-    /// process says nothing before it answers, so there is no earlier sign of life to
-    /// start it from.
-    ///
-    /// Not used over streamable HTTP, where every request gets an HTTP answer and a
-    /// server of the handshake era refuses the probe with one: there the probe is
-    /// awaited under the request timeout.
-    #[must_use]
-    pub fn probe_timeout(mut self, wait: std::time::Duration) -> Self {
-        self.probe_timeout = Some(wait);
-        self
-    }
+        /// How long [`ConnectMode::Auto`] gives a server that has not answered its
+        /// `server/discover` probe before it sends `initialize` too (default 10 s).
+        ///
+        /// Servers of the handshake era may ignore requests that come before `initialize`,
+        /// so silence must end somewhere; but a server that is still starting (a Python
+        /// interpreter importing its packages, `npx` fetching one) is silent too, and on
+        /// stdio it reads what was sent once it runs. So the wait gives up nothing: the
+        /// probe stays open past it, `initialize` goes beside it, and whichever answers
+        /// settle the era however late they come (`initialize` answered: the handshake
+        /// era; refused, or a `-32022` naming 2026-07-28, with the probe answered: the
+        /// stateless era). The default is generous because a wait that runs out costs a
+        /// dual-era server that starts slowly its newer era (it answers `initialize` too),
+        /// and a short one buys little: servers of the handshake era mostly answer the
+        /// probe with an error at once. The clock starts when `connect` is called: a child
+        /// process says nothing before it answers, so there is no earlier sign of life to
+        /// start it from.
+        ///
+        /// Not used over streamable HTTP, where every request gets an HTTP answer and a
+        /// server of the handshake era refuses the probe with one: there the probe is
+        /// awaited under the request timeout.
+        probe_timeout(wait: std::time::Duration) { probe_timeout = Some(wait) }
 
-    /// Takes part in tasks, in either era, with the same callbacks as plain requests.
-    ///
-    /// Protocol 2025-11-25: runs the server's task-augmented `sampling/createMessage`
-    /// and `elicitation/create`: declares `tasks` (`list`, `cancel`, and the request
-    /// kinds this client has callbacks for), answers with the task at once, runs the
-    /// callback in the background, and answers `tasks/get`, `tasks/result`,
-    /// `tasks/list` and `tasks/cancel` from the server (tasks kept in memory,
-    /// bounded). [`Client::call_tool_as_task`] asks the server for tasks.
-    ///
-    /// Protocol 2026-07-28: declares the tasks extension (`io.modelcontextprotocol/tasks`)
-    /// on every request, so the server may answer a `tools/call` with a task; the call
-    /// then follows it — polling `tasks/get` at the interval the server suggests,
-    /// answering its input requests through `tasks/update` with the callbacks — and
-    /// returns the tool's result as if it had come at once. Dropping the call cancels
-    /// the task.
-    #[must_use]
-    pub fn tasks(mut self, config: modelctx_session::tasks::TaskConfig) -> Self {
-        self.tasks = Some(config);
-        self
+        /// Takes part in tasks, in either era, with the same callbacks as plain requests.
+        ///
+        /// Protocol 2025-11-25: runs the server's task-augmented `sampling/createMessage`
+        /// and `elicitation/create`: declares `tasks` (`list`, `cancel`, and the request
+        /// kinds this client has callbacks for), answers with the task at once, runs the
+        /// callback in the background, and answers `tasks/get`, `tasks/result`,
+        /// `tasks/list` and `tasks/cancel` from the server (tasks kept in memory,
+        /// bounded). [`Client::call_tool_as_task`] asks the server for tasks.
+        ///
+        /// Protocol 2026-07-28: declares the tasks extension (`io.modelcontextprotocol/tasks`)
+        /// on every request, so the server may answer a `tools/call` with a task; the call
+        /// then follows it — polling `tasks/get` at the interval the server suggests,
+        /// answering its input requests through `tasks/update` with the callbacks — and
+        /// returns the tool's result as if it had come at once. Dropping the call cancels
+        /// the task.
+        tasks(config: modelctx_session::tasks::TaskConfig) { tasks = Some(config) }
     }
 
     /// Takes part in extension `extension` (SEP-2133): advertises its identifier and
@@ -405,18 +376,13 @@ impl ClientBuilder {
         self
     }
 
-    /// The clock the protocol 2026-07-28 cache measures freshness by: an answer with a
-    /// `ttlMs` is served again while `clock()` is before the time it arrived plus
-    /// that many milliseconds (tokio's clock by default). For tests that move time on
-    /// without waiting. Unstable, with the era.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn unstable_cache_clock(
-        mut self,
-        clock: impl Fn() -> std::time::Instant + Send + Sync + 'static,
-    ) -> Self {
-        self.cache_clock = Some(Arc::new(clock));
-        self
+    modelctx_types::__setters! {
+        /// The clock the protocol 2026-07-28 cache measures freshness by: an answer with a
+        /// `ttlMs` is served again while `clock()` is before the time it arrived plus
+        /// that many milliseconds (tokio's clock by default). For tests that move time on
+        /// without waiting. Unstable, with the era.
+        #[doc(hidden)]
+        unstable_cache_clock(clock: impl Fn() -> std::time::Instant + Send + Sync + 'static) { cache_clock = Some(Arc::new(clock)) }
     }
 
     /// Connects over `transport`: runs the initialize handshake and returns the client.

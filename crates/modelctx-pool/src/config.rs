@@ -20,18 +20,12 @@ use crate::mode::{self, ProtocolMode};
 /// server: `with_mode` and `with_probe_timeout`.
 macro_rules! era_setters {
     () => {
-        /// Connected in `mode`.
-        #[must_use]
-        pub fn with_mode(mut self, mode: ProtocolMode) -> Self {
-            self.mode = Some(mode);
-            self
-        }
+        modelctx_types::__setters! {
+            /// Connected in `mode`.
+            with_mode(mode: ProtocolMode) { mode = Some(mode) }
 
-        /// With this probe wait (see `ClientBuilder::probe_timeout`).
-        #[must_use]
-        pub fn with_probe_timeout(mut self, wait: Duration) -> Self {
-            self.probe_timeout = Some(wait);
-            self
+            /// With this probe wait (see `ClientBuilder::probe_timeout`).
+            with_probe_timeout(wait: Duration) { probe_timeout = Some(wait) }
         }
     };
 }
@@ -255,11 +249,9 @@ impl StdioServer {
         self
     }
 
-    /// In the directory `cwd`.
-    #[must_use]
-    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(cwd.into());
-        self
+    modelctx_types::__setters! {
+        /// In the directory `cwd`.
+        with_cwd(cwd: impl Into<PathBuf>) { cwd = Some(cwd.into()) }
     }
 
     era_setters!();
@@ -348,11 +340,9 @@ impl HttpServer {
         self
     }
 
-    /// Over `transport`.
-    #[must_use]
-    pub fn with_transport(mut self, transport: HttpTransport) -> Self {
-        self.transport = transport;
-        self
+    modelctx_types::__setters! {
+        /// Over `transport`.
+        with_transport(transport: HttpTransport) { transport = transport }
     }
 
     era_setters!();

@@ -58,30 +58,20 @@ impl ConnectOptions {
         Self::default()
     }
 
-    /// Authenticates HTTP requests through `hook` (an `OAuthClient` of
-    /// `modelctx-oauth`, which logs in when the server answers 401). Stdio servers
-    /// ignore it.
-    #[must_use]
-    pub fn auth(mut self, hook: Arc<dyn AuthHook>) -> Self {
-        self.auth = Some(hook);
-        self
-    }
+    modelctx_types::__setters! {
+        /// Authenticates HTTP requests through `hook` (an `OAuthClient` of
+        /// `modelctx-oauth`, which logs in when the server answers 401). Stdio servers
+        /// ignore it.
+        auth(hook: Arc<dyn AuthHook>) { auth = Some(hook) }
 
-    /// Hands each line a stdio server writes on its stderr to `f` (by default the
-    /// child inherits ours).
-    #[must_use]
-    pub fn stderr(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        self.stderr = Some(Arc::new(f));
-        self
-    }
+        /// Hands each line a stdio server writes on its stderr to `f` (by default the
+        /// child inherits ours).
+        stderr(f: impl Fn(&str) + Send + Sync + 'static) { stderr = Some(Arc::new(f)) }
 
-    /// Gives up when the server is not connected (spawned or reached, and the
-    /// handshake or discovery done) within `limit`. Leave it unset when a user may have
-    /// to log in first.
-    #[must_use]
-    pub fn timeout(mut self, limit: Duration) -> Self {
-        self.timeout = Some(limit);
-        self
+        /// Gives up when the server is not connected (spawned or reached, and the
+        /// handshake or discovery done) within `limit`. Leave it unset when a user may have
+        /// to log in first.
+        timeout(limit: Duration) { timeout = Some(limit) }
     }
 
     /// Trusts `root` (a private CA, or a self-signed server certificate) besides the
@@ -94,15 +84,13 @@ impl ConnectOptions {
         self
     }
 
-    /// Survives lost servers with `policy`: a stdio child that fails is started again
-    /// ([`RestartPolicy::OnFailure`]), a streamable HTTP transport (typed
-    /// `streamable-http`, or untyped while it has not fallen back to legacy SSE)
-    /// reconnects ([`StreamableHttpClientBuilder::reconnect_policy`](modelctx_http::StreamableHttpClientBuilder::reconnect_policy)).
-    /// A legacy SSE server does not reconnect. By default none of them does.
-    #[must_use]
-    pub fn reconnect(mut self, policy: ReconnectPolicy) -> Self {
-        self.reconnect = Some(policy);
-        self
+    modelctx_types::__setters! {
+        /// Survives lost servers with `policy`: a stdio child that fails is started again
+        /// ([`RestartPolicy::OnFailure`]), a streamable HTTP transport (typed
+        /// `streamable-http`, or untyped while it has not fallen back to legacy SSE)
+        /// reconnects ([`StreamableHttpClientBuilder::reconnect_policy`](modelctx_http::StreamableHttpClientBuilder::reconnect_policy)).
+        /// A legacy SSE server does not reconnect. By default none of them does.
+        reconnect(policy: ReconnectPolicy) { reconnect = Some(policy) }
     }
 
     pub(crate) fn stderr_fn(&self) -> Option<Arc<LineFn>> {

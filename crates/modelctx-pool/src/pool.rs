@@ -58,33 +58,20 @@ impl fmt::Debug for ClientPoolBuilder {
 }
 
 impl ClientPoolBuilder {
-    /// The client every server sees: `make(server_name)` returns the builder to connect
-    /// that server with (its identity, callbacks, era mode). By default
-    /// `Client::builder("modelctx-pool", <crate version>)`.
-    #[must_use]
-    pub fn client(mut self, make: impl Fn(&str) -> ClientBuilder + Send + Sync + 'static) -> Self {
-        self.client = Arc::new(make);
-        self
-    }
+    modelctx_types::__setters! {
+        /// The client every server sees: `make(server_name)` returns the builder to connect
+        /// that server with (its identity, callbacks, era mode). By default
+        /// `Client::builder("modelctx-pool", <crate version>)`.
+        client(make: impl Fn(&str) -> ClientBuilder + Send + Sync + 'static) { client = Arc::new(make) }
 
-    /// The auth hook of each HTTP server: `hook(name, server)`, `None` for none (an
-    /// OAuth client of `modelctx-oauth` per server that needs a login; a configured
-    /// `Authorization` header needs nothing here).
-    #[must_use]
-    pub fn auth(
-        mut self,
-        hook: impl Fn(&str, &HttpServer) -> Option<Arc<dyn AuthHook>> + Send + Sync + 'static,
-    ) -> Self {
-        self.auth = Some(Arc::new(hook));
-        self
-    }
+        /// The auth hook of each HTTP server: `hook(name, server)`, `None` for none (an
+        /// OAuth client of `modelctx-oauth` per server that needs a login; a configured
+        /// `Authorization` header needs nothing here).
+        auth(hook: impl Fn(&str, &HttpServer) -> Option<Arc<dyn AuthHook>> + Send + Sync + 'static) { auth = Some(Arc::new(hook)) }
 
-    /// Hands each line a stdio server writes on stderr to `f(server_name, line)`. By
-    /// default the children inherit our stderr.
-    #[must_use]
-    pub fn stderr(mut self, f: impl Fn(&str, &str) + Send + Sync + 'static) -> Self {
-        self.stderr = Some(Arc::new(f));
-        self
+        /// Hands each line a stdio server writes on stderr to `f(server_name, line)`. By
+        /// default the children inherit our stderr.
+        stderr(f: impl Fn(&str, &str) + Send + Sync + 'static) { stderr = Some(Arc::new(f)) }
     }
 
     /// The separator between server and tool names (default [`DEFAULT_SEPARATOR`],
@@ -102,12 +89,10 @@ impl ClientPoolBuilder {
         self
     }
 
-    /// How long each server may take to connect (default
-    /// [`DEFAULT_CONNECT_TIMEOUT`], 30 s); `None` for no limit (a user logging in).
-    #[must_use]
-    pub fn connect_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.timeout = limit;
-        self
+    modelctx_types::__setters! {
+        /// How long each server may take to connect (default
+        /// [`DEFAULT_CONNECT_TIMEOUT`], 30 s); `None` for no limit (a user logging in).
+        connect_timeout(limit: Option<Duration>) { timeout = limit }
     }
 
     /// Trusts `root` (a private CA, or a self-signed server certificate) besides the

@@ -145,26 +145,16 @@ impl ServerBuilder {
         self
     }
 
-    /// Sets the full implementation description (name, version, title, icons, ...).
-    #[must_use]
-    pub fn info(mut self, info: Implementation) -> Self {
-        self.info = info;
-        self
-    }
+    modelctx_types::__setters! {
+        /// Sets the full implementation description (name, version, title, icons, ...).
+        info(info: Implementation) { info = info }
 
-    /// Sets the instructions returned by `initialize`.
-    #[must_use]
-    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.instructions = Some(instructions.into());
-        self
-    }
+        /// Sets the instructions returned by `initialize`.
+        instructions(instructions: impl Into<String>) { instructions = Some(instructions.into()) }
 
-    /// Advertises exactly these capabilities instead of deriving them (extensions
-    /// declared with [`ServerBuilder::extension`] are added to them).
-    #[must_use]
-    pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
-        self.capabilities = Some(capabilities);
-        self
+        /// Advertises exactly these capabilities instead of deriving them (extensions
+        /// declared with [`ServerBuilder::extension`] are added to them).
+        capabilities(capabilities: ServerCapabilities) { capabilities = Some(capabilities) }
     }
 
     /// Declares the extension `id` (SEP-2133) with these settings under the
@@ -194,24 +184,18 @@ impl ServerBuilder {
         self
     }
 
-    /// Bounds the handlers running at once across every session this server serves
-    /// (each session also keeps its own bound,
-    /// [`SessionConfig::max_concurrent_requests`]): beyond it a request waits for a
-    /// slot, so one busy or flooding client cannot take more than its own bound of the
-    /// server's work. Unbounded across sessions unless set; a session whose
-    /// [`SessionConfig`] brings its own [`HandlerLimit`](modelctx_session::HandlerLimit)
-    /// keeps that one.
-    #[must_use]
-    pub fn max_concurrent_handlers(mut self, n: usize) -> Self {
-        self.handler_limit = Some(modelctx_session::HandlerLimit::new(n));
-        self
-    }
+    modelctx_types::__setters! {
+        /// Bounds the handlers running at once across every session this server serves
+        /// (each session also keeps its own bound,
+        /// [`SessionConfig::max_concurrent_requests`]): beyond it a request waits for a
+        /// slot, so one busy or flooding client cannot take more than its own bound of the
+        /// server's work. Unbounded across sessions unless set; a session whose
+        /// [`SessionConfig`] brings its own [`HandlerLimit`](modelctx_session::HandlerLimit)
+        /// keeps that one.
+        max_concurrent_handlers(n: usize) { handler_limit = Some(modelctx_session::HandlerLimit::new(n)) }
 
-    /// Sets the session settings used by [`Server::serve`].
-    #[must_use]
-    pub fn session_config(mut self, config: SessionConfig) -> Self {
-        self.session = config;
-        self
+        /// Sets the session settings used by [`Server::serve`].
+        session_config(config: SessionConfig) { session = config }
     }
 
     /// Registers a tool. Refused when the name is taken or breaks the naming rules
@@ -285,50 +269,32 @@ impl ServerBuilder {
         self
     }
 
-    /// Whether `tools`, `resources` and `prompts` advertise `listChanged` (and registry
-    /// changes are announced). By default the kinds served from registries do and
-    /// those served only by low-level handlers do not; this sets it for every kind
-    /// declared (low-level handlers then send the notifications themselves).
-    #[must_use]
-    pub fn list_changed(mut self, enabled: bool) -> Self {
-        self.list_changed = Some(enabled);
-        self
-    }
+    modelctx_types::__setters! {
+        /// Whether `tools`, `resources` and `prompts` advertise `listChanged` (and registry
+        /// changes are announced). By default the kinds served from registries do and
+        /// those served only by low-level handlers do not; this sets it for every kind
+        /// declared (low-level handlers then send the notifications themselves).
+        list_changed(enabled: bool) { list_changed = Some(enabled) }
 
-    /// How long registry changes are gathered into one announcement per kind.
-    #[must_use]
-    pub fn list_changed_debounce(mut self, window: Duration) -> Self {
-        self.debounce = window;
-        self
-    }
+        /// How long registry changes are gathered into one announcement per kind.
+        list_changed_debounce(window: Duration) { debounce = window }
 
-    /// Publishes this server's list changes and resource updates on `bus`, and tells
-    /// its sessions and `subscriptions/listen` streams about those other processes
-    /// publish there: what several processes serving one endpoint need (modelctx-redis
-    /// has a bus on Redis pub/sub). Without one (the default), a change reaches this
-    /// process's sessions only.
-    ///
-    /// A list change is published once per kind and debounce window; each process then
-    /// announces it to its own sessions after its own window. [`Server::notify_resource_updated`]
-    /// publishes at once and counts only the sessions of this process.
-    #[must_use]
-    pub fn announcements(mut self, bus: Arc<dyn AnnouncementBus>) -> Self {
-        self.announcements = Some(bus);
-        self
-    }
+        /// Publishes this server's list changes and resource updates on `bus`, and tells
+        /// its sessions and `subscriptions/listen` streams about those other processes
+        /// publish there: what several processes serving one endpoint need (modelctx-redis
+        /// has a bus on Redis pub/sub). Without one (the default), a change reaches this
+        /// process's sessions only.
+        ///
+        /// A list change is published once per kind and debounce window; each process then
+        /// announces it to its own sessions after its own window. [`Server::notify_resource_updated`]
+        /// publishes at once and counts only the sessions of this process.
+        announcements(bus: Arc<dyn AnnouncementBus>) { announcements = Some(bus) }
 
-    /// Whether high-level resources advertise and serve subscriptions (default: yes).
-    #[must_use]
-    pub fn resource_subscriptions(mut self, enabled: bool) -> Self {
-        self.subscriptions = enabled;
-        self
-    }
+        /// Whether high-level resources advertise and serve subscriptions (default: yes).
+        resource_subscriptions(enabled: bool) { subscriptions = enabled }
 
-    /// How many items each page of a list holds (at least 1).
-    #[must_use]
-    pub fn page_size(mut self, size: usize) -> Self {
-        self.page_size = size.max(1);
-        self
+        /// How many items each page of a list holds (at least 1).
+        page_size(size: usize) { page_size = size.max(1) }
     }
 
     /// Shares application state with every handler ([`Context::state`]).
@@ -400,66 +366,49 @@ impl ServerBuilder {
         self
     }
 
-    /// Whether the server also serves protocol 2026-07-28, the stateless era, from the
-    /// same handlers (on by default): a request that carries the era's envelope in
-    /// `_meta` needs no handshake and is served on its own; `server/discover` says what
-    /// the server speaks; a handler that asks the client for input (elicitation,
-    /// sampling, roots) ends the round with an input-required result and runs again on
-    /// the client's retry with the answers. Clients of the handshake era see no
-    /// difference. Off: the server answers only the handshake era.
-    #[must_use]
-    pub fn stateless_era(mut self, on: bool) -> Self {
-        self.stateless_era = on;
-        self
-    }
+    modelctx_types::__setters! {
+        /// Whether the server also serves protocol 2026-07-28, the stateless era, from the
+        /// same handlers (on by default): a request that carries the era's envelope in
+        /// `_meta` needs no handshake and is served on its own; `server/discover` says what
+        /// the server speaks; a handler that asks the client for input (elicitation,
+        /// sampling, roots) ends the round with an input-required result and runs again on
+        /// the client's retry with the answers. Clients of the handshake era see no
+        /// difference. Off: the server answers only the handshake era.
+        stateless_era(on: bool) { stateless_era = on }
 
-    /// The protocol revisions this server speaks, in place of every revision this SDK
-    /// speaks (the default). `initialize` answers a client with the revision it asked
-    /// for when it is one of these, and otherwise with the newest handshake revision
-    /// among them (the client then decides whether it can go on); with no handshake
-    /// revision among them `initialize` is refused with `-32022` listing them. The
-    /// stateless era is served only when 2026-07-28 is among them (and
-    /// [`stateless_era`](Self::stateless_era) is on). Revisions this SDK does not
-    /// speak are ignored.
-    ///
-    /// ```
-    /// use modelctx_server::Server;
-    /// use modelctx_types::ProtocolVersion;
-    ///
-    /// let server = Server::builder("settled", "1.0.0")
-    ///     .supported_versions([ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18])
-    ///     .build();
-    /// # let _ = server;
-    /// ```
-    #[must_use]
-    pub fn supported_versions(
-        mut self,
-        versions: impl IntoIterator<Item = ProtocolVersion>,
-    ) -> Self {
-        self.versions = Some(versions.into_iter().collect());
-        self
-    }
+        /// The protocol revisions this server speaks, in place of every revision this SDK
+        /// speaks (the default). `initialize` answers a client with the revision it asked
+        /// for when it is one of these, and otherwise with the newest handshake revision
+        /// among them (the client then decides whether it can go on); with no handshake
+        /// revision among them `initialize` is refused with `-32022` listing them. The
+        /// stateless era is served only when 2026-07-28 is among them (and
+        /// [`stateless_era`](Self::stateless_era) is on). Revisions this SDK does not
+        /// speak are ignored.
+        ///
+        /// ```
+        /// use modelctx_server::Server;
+        /// use modelctx_types::ProtocolVersion;
+        ///
+        /// let server = Server::builder("settled", "1.0.0")
+        ///     .supported_versions([ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18])
+        ///     .build();
+        /// # let _ = server;
+        /// ```
+        supported_versions(versions: impl IntoIterator<Item = ProtocolVersion>) { versions = Some(versions.into_iter().collect()) }
 
-    /// The key that seals the `requestState` of requests that ask the client for input
-    /// in rounds (protocol 2026-07-28): every process serving one endpoint must use the
-    /// same key, since a retry may reach any of them. Without it, each process draws a
-    /// random key of its own.
-    #[must_use]
-    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
-        self.state_key = Some(mrtr::StateKey::new(key));
-        self
-    }
+        /// The key that seals the `requestState` of requests that ask the client for input
+        /// in rounds (protocol 2026-07-28): every process serving one endpoint must use the
+        /// same key, since a retry may reach any of them. Without it, each process draws a
+        /// random key of its own.
+        request_state_key(key: [u8; 32]) { state_key = Some(mrtr::StateKey::new(key)) }
 
-    /// How long the `requestState` of a round stays valid (default 15 minutes, counted
-    /// in whole seconds): a retry that brings it back later is refused (`-32602`) and
-    /// must send the request again without it. The state also names the request it
-    /// belongs to and, when a layer in front authenticated the caller
-    /// ([`Principal`](modelctx_types::Principal)), that caller: another request
-    /// or another caller presenting it is refused the same way.
-    #[must_use]
-    pub fn request_state_lifetime(mut self, lifetime: std::time::Duration) -> Self {
-        self.state_lifetime = lifetime;
-        self
+        /// How long the `requestState` of a round stays valid (default 15 minutes, counted
+        /// in whole seconds): a retry that brings it back later is refused (`-32602`) and
+        /// must send the request again without it. The state also names the request it
+        /// belongs to and, when a layer in front authenticated the caller
+        /// ([`Principal`](modelctx_types::Principal)), that caller: another request
+        /// or another caller presenting it is refused the same way.
+        request_state_lifetime(lifetime: std::time::Duration) { state_lifetime = lifetime }
     }
 
     /// The caching hints of this server's cacheable results in protocol 2026-07-28
@@ -475,13 +424,11 @@ impl ServerBuilder {
         self
     }
 
-    /// At most `limit` `subscriptions/listen` streams (protocol 2026-07-28) open at once
-    /// across the server's connections (default: no limit). One more is refused with a
-    /// JSON-RPC error (`-32603`) before it is acknowledged; the open ones go on.
-    #[must_use]
-    pub fn max_subscriptions(mut self, limit: usize) -> Self {
-        self.max_subscriptions = Some(limit);
-        self
+    modelctx_types::__setters! {
+        /// At most `limit` `subscriptions/listen` streams (protocol 2026-07-28) open at once
+        /// across the server's connections (default: no limit). One more is refused with a
+        /// JSON-RPC error (`-32603`) before it is acknowledged; the open ones go on.
+        max_subscriptions(limit: usize) { max_subscriptions = Some(limit) }
     }
 
     /// Runs task-augmented `tools/call` (the tasks utility of protocol 2025-11-25) for
@@ -774,21 +721,19 @@ fn derive_capabilities<'a>(methods: impl Iterator<Item = &'a str>) -> ServerCapa
 }
 
 impl ServerBuilder {
-    /// Makes every round of a multi round-trip request (protocol 2026-07-28) single-use:
-    /// the `requestState` a round ends with is good for one retry, remembered as used in
-    /// `store` before the handler runs again, and refused (`-32602`) when sent again.
-    /// For rounds whose retry has effects (an approval, a payment), which a replayed
-    /// state would otherwise repeat for the state's whole lifetime ([`request_state_lifetime`](Self::request_state_lifetime)).
-    ///
-    /// [`InMemorySingleUseIds`](modelctx_store::InMemorySingleUseIds) remembers the
-    /// states of one process; with several processes behind one endpoint (and the same
-    /// [`request_state_key`](Self::request_state_key)), give each the same shared store
-    /// (`modelctx_redis::SingleUseIds`), so a state used at one is refused at
-    /// every other. A retry whose check the store cannot answer is refused
-    /// (`-32603`). Off by default.
-    #[must_use]
-    pub fn single_use_rounds(mut self, store: impl SingleUseIds) -> Self {
-        self.single_use = Some(Arc::new(store));
-        self
+    modelctx_types::__setters! {
+        /// Makes every round of a multi round-trip request (protocol 2026-07-28) single-use:
+        /// the `requestState` a round ends with is good for one retry, remembered as used in
+        /// `store` before the handler runs again, and refused (`-32602`) when sent again.
+        /// For rounds whose retry has effects (an approval, a payment), which a replayed
+        /// state would otherwise repeat for the state's whole lifetime ([`request_state_lifetime`](Self::request_state_lifetime)).
+        ///
+        /// [`InMemorySingleUseIds`](modelctx_store::InMemorySingleUseIds) remembers the
+        /// states of one process; with several processes behind one endpoint (and the same
+        /// [`request_state_key`](Self::request_state_key)), give each the same shared store
+        /// (`modelctx_redis::SingleUseIds`), so a state used at one is refused at
+        /// every other. A retry whose check the store cannot answer is refused
+        /// (`-32603`). Off by default.
+        single_use_rounds(store: impl SingleUseIds) { single_use = Some(Arc::new(store)) }
     }
 }

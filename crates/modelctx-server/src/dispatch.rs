@@ -138,6 +138,18 @@ struct Page<E> {
     cache_scope: Option<CacheScope>,
 }
 
+/// The list result `$result` holding `page`: its entries, and the members a list result
+/// carries beside them.
+macro_rules! page_result {
+    ($result:ident, $page:expr) => {{
+        let page: Page<_> = $page;
+        let mut result = $result::new(page.entries);
+        (result.next_cursor, result.ttl_ms, result.cache_scope) =
+            (page.next_cursor, page.ttl_ms, page.cache_scope);
+        result
+    }};
+}
+
 /// The page of `method`'s list `all` the request asks for: the items the caller may
 /// see (`offering`, see [`permitted`]) cut at the request's cursor, each listed by
 /// `entry`. In protocol 2026-07-28 the page carries caching hints: fresh for the
@@ -192,10 +204,7 @@ async fn list_tools(
         |t| t.cache.as_ref(),
         |t| t.listed(legacy),
     )?;
-    let mut result = ListToolsResult::new(page.entries);
-    (result.next_cursor, result.ttl_ms, result.cache_scope) =
-        (page.next_cursor, page.ttl_ms, page.cache_scope);
-    Ok(result)
+    Ok(page_result!(ListToolsResult, page))
 }
 
 async fn call_tool(
@@ -270,10 +279,7 @@ async fn list_resources(
         Listed::cache,
         |r| r.resource().clone(),
     )?;
-    let mut result = ListResourcesResult::new(page.entries);
-    (result.next_cursor, result.ttl_ms, result.cache_scope) =
-        (page.next_cursor, page.ttl_ms, page.cache_scope);
-    Ok(result)
+    Ok(page_result!(ListResourcesResult, page))
 }
 
 async fn list_templates(
@@ -291,10 +297,7 @@ async fn list_templates(
         |t| t.cache.as_ref(),
         |t| t.template.clone(),
     )?;
-    let mut result = ListResourceTemplatesResult::new(page.entries);
-    (result.next_cursor, result.ttl_ms, result.cache_scope) =
-        (page.next_cursor, page.ttl_ms, page.cache_scope);
-    Ok(result)
+    Ok(page_result!(ListResourceTemplatesResult, page))
 }
 
 /// Reads `uri`: a fixed resource first, then the first template (in template order)
@@ -395,10 +398,7 @@ async fn list_prompts(
         |p| p.cache.as_ref(),
         |p| p.prompt.clone(),
     )?;
-    let mut result = ListPromptsResult::new(page.entries);
-    (result.next_cursor, result.ttl_ms, result.cache_scope) =
-        (page.next_cursor, page.ttl_ms, page.cache_scope);
-    Ok(result)
+    Ok(page_result!(ListPromptsResult, page))
 }
 
 async fn get_prompt(

@@ -10,7 +10,7 @@
 //! The server keeps weak references to its live sessions ([`Announcer`], a map by a number
 //! each session gets). A session's entry goes when its service is dropped (`Tracking` in
 //! the session's service), so an ended session's state is freed at once; the map and the
-//! listeners' list give their room back as they drain. Trap: `Tracking::drop` takes the
+//! listeners' list give their room back as they drain. Trap: dropping a `Tracking` takes the
 //! announcer's session lock, so nothing that may drop a session's service runs under it
 //! (the lock covers only the map; `Announcer::live` upgrades under it and filters after).
 //!
@@ -421,24 +421,25 @@ impl Listener {
     }
 }
 
-/// Removes its listener when the stream it serves ends.
-pub(crate) struct Listening {
+/// A place in the [`Announcer`] (a session it counts, a `subscriptions/listen` stream it
+/// tells): dropping it takes the place out with `leave` (which takes the lock of the
+/// announcer's list of such places: never drop one under that lock).
+pub(crate) struct Place {
     announcer: Weak<Announcer>,
-    id: u64,
+    key: u64,
+    leave: fn(&Announcer, u64),
 }
 
-impl Drop for Listening {
+impl Drop for Place {
     fn drop(&mut self) {
         if let Some(announcer) = self.announcer.upgrade() {
-            let mut listeners = announcer
-                .listeners
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            listeners.retain(|l| l.id != self.id);
-            shrink_drained(&mut *listeners);
+            (self.leave)(&announcer, self.key);
         }
     }
 }
+
+/// Removes its listener when the stream it serves ends.
+pub(crate) type Listening = Place;
 
 /// The live sessions, the open `subscriptions/listen` streams, and the pending
 /// `list_changed` announcements.
@@ -499,20 +500,7 @@ struct Tracked {
 
 /// A session's place among the [`Announcer`]'s sessions: dropping it takes the session
 /// out (it takes the announcer's session lock: never drop one under that lock).
-pub(crate) struct Tracking {
-    announcer: Weak<Announcer>,
-    key: u64,
-}
-
-impl Drop for Tracking {
-    fn drop(&mut self) {
-        if let Some(announcer) = self.announcer.upgrade() {
-            let mut tracked = announcer.sessions.lock().unwrap_or_else(|p| p.into_inner());
-            tracked.sessions.remove(&self.key);
-            shrink_drained(&mut tracked.sessions);
-        }
-    }
-}
+pub(crate) type Tracking = Place;
 
 #[derive(Default)]
 struct Pending {
@@ -558,10 +546,18 @@ impl Announcer {
         let key = tracked.next;
         tracked.next += 1;
         tracked.sessions.insert(key, Arc::downgrade(session));
-        Tracking {
+        Place {
             announcer: Arc::downgrade(self),
             key,
+            leave: Self::untrack,
         }
+    }
+
+    /// Takes the session counted under `key` out.
+    fn untrack(&self, key: u64) {
+        let mut tracked = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        tracked.sessions.remove(&key);
+        shrink_drained(&mut tracked.sessions);
     }
 
     /// At most `limit` `subscriptions/listen` streams open at once.
@@ -589,10 +585,18 @@ impl Announcer {
             return None;
         }
         listeners.push(Listener { id, filter, tx });
-        Some(Listening {
+        Some(Place {
             announcer: Arc::downgrade(self),
-            id,
+            key: id,
+            leave: Self::unlisten,
         })
+    }
+
+    /// Takes listener `id` out (its stream ended).
+    fn unlisten(&self, id: u64) {
+        let mut listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+        listeners.retain(|l| l.id != id);
+        shrink_drained(&mut *listeners);
     }
 
     /// Ends every open `subscriptions/listen` stream: each gets no more changes, and is
@@ -623,7 +627,7 @@ impl Announcer {
                 .filter_map(Weak::upgrade)
                 .collect()
         };
-        // The lock covers only the map (`Tracking::drop` takes it too).
+        // The lock covers only the map (dropping a `Tracking` takes it too).
         sessions.retain(|s| !is_closed(s));
         sessions
     }

@@ -213,16 +213,14 @@ impl ToolDef {
         self
     }
 
-    /// In protocol 2026-07-28, where the server decides which calls become tasks (the
-    /// tasks extension, for a client that declares it): a call of this tool becomes a
-    /// task once it has run `window` without answering or asking for input (zero: at
-    /// once, before it runs). Until then it answers directly, or asks for input in
-    /// rounds. Unset: the server's `TaskConfig::sync_window` (feature `tasks`).
-    /// Needs [`ToolDef::task_support`] `optional` or `required`.
-    #[must_use]
-    pub fn task_window(mut self, window: std::time::Duration) -> Self {
-        self.task_window = Some(window);
-        self
+    modelctx_types::__setters! {
+        /// In protocol 2026-07-28, where the server decides which calls become tasks (the
+        /// tasks extension, for a client that declares it): a call of this tool becomes a
+        /// task once it has run `window` without answering or asking for input (zero: at
+        /// once, before it runs). Until then it answers directly, or asks for input in
+        /// rounds. Unset: the server's `TaskConfig::sync_window` (feature `tasks`).
+        /// Needs [`ToolDef::task_support`] `optional` or `required`.
+        task_window(window: std::time::Duration) { task_window = Some(window) }
     }
 
     /// Sets the behaviour hints.

@@ -203,52 +203,34 @@ impl SessionConfig {
         Self::new(Role::Server)
     }
 
-    /// Sets the default request timeout.
-    #[must_use]
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.request_timeout = timeout;
-        self
-    }
+    modelctx_types::__setters! {
+        /// Sets the default request timeout.
+        request_timeout(timeout: Duration) { request_timeout = timeout }
 
-    /// Sets the bound on concurrently running handlers.
-    #[must_use]
-    pub fn max_concurrent_requests(mut self, n: usize) -> Self {
-        self.max_concurrent_requests = n;
-        self
-    }
+        /// Sets the bound on concurrently running handlers.
+        max_concurrent_requests(n: usize) { max_concurrent_requests = n }
 
-    /// Sets the bound on inbound requests in flight (running, waiting their turn, or
-    /// answered but waiting for room to send the answer to a peer that does not read;
-    /// at least one); beyond it a request is answered at once with
-    /// [`TOO_MANY_REQUESTS`]. Such refusals, pings and other answers the session gives
-    /// by itself wait for a full sink at most 64 at a time; beyond that they are
-    /// dropped, so a peer that floods and never reads costs bounded memory.
-    #[must_use]
-    pub fn max_requests_in_flight(mut self, n: usize) -> Self {
-        self.max_requests_in_flight = n.max(1);
-        self
-    }
+        /// Sets the bound on inbound requests in flight (running, waiting their turn, or
+        /// answered but waiting for room to send the answer to a peer that does not read;
+        /// at least one); beyond it a request is answered at once with
+        /// [`TOO_MANY_REQUESTS`]. Such refusals, pings and other answers the session gives
+        /// by itself wait for a full sink at most 64 at a time; beyond that they are
+        /// dropped, so a peer that floods and never reads costs bounded memory.
+        max_requests_in_flight(n: usize) { max_requests_in_flight = n.max(1) }
 
-    /// Shares `limit` with every session given the same one: a handler runs only with
-    /// a slot of it (as well as one of this session's own
-    /// [`max_concurrent_requests`](Self::max_concurrent_requests)), so the work of all
-    /// those sessions together stays bounded. A session that floods takes at most its
-    /// own bound of the shared slots.
-    #[must_use]
-    pub fn handler_limit(mut self, limit: HandlerLimit) -> Self {
-        self.handler_limit = Some(limit);
-        self
-    }
+        /// Shares `limit` with every session given the same one: a handler runs only with
+        /// a slot of it (as well as one of this session's own
+        /// [`max_concurrent_requests`](Self::max_concurrent_requests)), so the work of all
+        /// those sessions together stays bounded. A session that floods takes at most its
+        /// own bound of the shared slots.
+        handler_limit(limit: HandlerLimit) { handler_limit = Some(limit) }
 
-    /// Lets a server session serve the stateless era (2026-07-28): a first request that
-    /// carries `_meta["io.modelcontextprotocol/protocolVersion"]` needs no handshake, and
-    /// the session then serves every request on its own envelope and sends no requests
-    /// of its own. Unstable: the era is being built and off by default.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn unstable_stateless_era(mut self, on: bool) -> Self {
-        self.stateless_era = on;
-        self
+        /// Lets a server session serve the stateless era (2026-07-28): a first request that
+        /// carries `_meta["io.modelcontextprotocol/protocolVersion"]` needs no handshake, and
+        /// the session then serves every request on its own envelope and sends no requests
+        /// of its own. Unstable: the era is being built and off by default.
+        #[doc(hidden)]
+        unstable_stateless_era(on: bool) { stateless_era = on }
     }
 
     /// Whether [`SessionConfig::unstable_stateless_era`] is on.
@@ -278,23 +260,21 @@ impl SessionConfig {
         self
     }
 
-    /// The protocol version of a session whose handshake happened elsewhere (a
-    /// [`pre_initialized`](Self::pre_initialized) session, or one shared by several
-    /// processes): its request spans name it (`mcp.protocol.version`), as a session that
-    /// ran the handshake learns it from the `initialize` answer.
-    ///
-    /// ```
-    /// use modelctx_session::SessionConfig;
-    ///
-    /// let config = SessionConfig::server()
-    ///     .pre_initialized()
-    ///     .protocol_version("2025-11-25");
-    /// # drop(config);
-    /// ```
-    #[must_use]
-    pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
-        self.agreed_version = Some(version.into().into_boxed_str());
-        self
+    modelctx_types::__setters! {
+        /// The protocol version of a session whose handshake happened elsewhere (a
+        /// [`pre_initialized`](Self::pre_initialized) session, or one shared by several
+        /// processes): its request spans name it (`mcp.protocol.version`), as a session that
+        /// ran the handshake learns it from the `initialize` answer.
+        ///
+        /// ```
+        /// use modelctx_session::SessionConfig;
+        ///
+        /// let config = SessionConfig::server()
+        ///     .pre_initialized()
+        ///     .protocol_version("2025-11-25");
+        /// # drop(config);
+        /// ```
+        protocol_version(version: impl Into<String>) { agreed_version = Some(version.into().into_boxed_str()) }
     }
 
     /// Refuses handler-initiated requests to the peer.

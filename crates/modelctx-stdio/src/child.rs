@@ -179,42 +179,24 @@ impl ChildProcess {
         self
     }
 
-    /// The child's working directory.
-    #[must_use]
-    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(dir.into());
-        self
-    }
+    modelctx_types::__setters! {
+        /// The child's working directory.
+        current_dir(dir: impl Into<PathBuf>) { cwd = Some(dir.into()) }
 
-    /// Where the child's stderr goes (default: inherited).
-    #[must_use]
-    pub fn stderr(mut self, stderr: Stderr) -> Self {
-        self.stderr = stderr;
-        self
-    }
+        /// Where the child's stderr goes (default: inherited).
+        stderr(stderr: Stderr) { stderr = stderr }
 
-    /// How long the child may take to exit after its stdin closes before it gets
-    /// `SIGTERM` (default [`DEFAULT_GRACE_PERIOD`]).
-    #[must_use]
-    pub fn grace_period(mut self, grace: Duration) -> Self {
-        self.grace = grace;
-        self
-    }
+        /// How long the child may take to exit after its stdin closes before it gets
+        /// `SIGTERM` (default [`DEFAULT_GRACE_PERIOD`]).
+        grace_period(grace: Duration) { grace = grace }
 
-    /// How long the child may take to exit after `SIGTERM` before it is killed
-    /// (default [`DEFAULT_TERM_TIMEOUT`]).
-    #[must_use]
-    pub fn term_timeout(mut self, timeout: Duration) -> Self {
-        self.term = timeout;
-        self
-    }
+        /// How long the child may take to exit after `SIGTERM` before it is killed
+        /// (default [`DEFAULT_TERM_TIMEOUT`]).
+        term_timeout(timeout: Duration) { term = timeout }
 
-    /// The framing options for the child's pipes (line cap, diagnostics for junk the
-    /// child prints on stdout).
-    #[must_use]
-    pub fn options(mut self, options: StdioOptions) -> Self {
-        self.options = options;
-        self
+        /// The framing options for the child's pipes (line cap, diagnostics for junk the
+        /// child prints on stdout).
+        options(options: StdioOptions) { options = options }
     }
 
     /// Spawns the child. Must run inside a Tokio runtime (it says so as an error

@@ -123,6 +123,11 @@ mod tests {
     use super::*;
     use modelctx_types::{JsonRpcNotification, RawValue};
 
+    /// The error the next line is read as.
+    fn next_error(d: &mut LineDecoder) -> FrameError {
+        d.next_line().unwrap().unwrap_err()
+    }
+
     #[test]
     fn splits_lines_across_chunks_and_skips_blank_ones() {
         let mut d = LineDecoder::new(100);
@@ -138,26 +143,17 @@ mod tests {
     fn caps_line_length_and_rejects_bad_utf8() {
         let mut d = LineDecoder::new(4);
         d.extend(b"123456");
-        assert_eq!(
-            d.next_line().unwrap().unwrap_err(),
-            FrameError::LineTooLong { max: 4 }
-        );
+        assert_eq!(next_error(&mut d), FrameError::LineTooLong { max: 4 });
         let mut d = LineDecoder::new(100);
         d.extend(b"\xff\xfe\n");
-        assert_eq!(
-            d.next_line().unwrap().unwrap_err(),
-            FrameError::InvalidUtf8 { len: 2 }
-        );
+        assert_eq!(next_error(&mut d), FrameError::InvalidUtf8 { len: 2 });
     }
 
     #[test]
     fn a_line_that_is_not_utf8_is_consumed_and_the_next_one_follows() {
         let mut d = LineDecoder::new(100);
         d.extend(b"{\"a\":\"\xc3\"}\n{\"b\":1}\n");
-        assert_eq!(
-            d.next_line().unwrap().unwrap_err(),
-            FrameError::InvalidUtf8 { len: 9 }
-        );
+        assert_eq!(next_error(&mut d), FrameError::InvalidUtf8 { len: 9 });
         assert_eq!(d.next_line().unwrap().unwrap(), b"{\"b\":1}");
         assert!(d.next_line().is_none());
     }
@@ -173,10 +169,7 @@ mod tests {
         d.extend(b"\n");
         assert_eq!(d.next_line().unwrap().unwrap(), b"1234");
         d.extend(b"1234\r5");
-        assert_eq!(
-            d.next_line().unwrap().unwrap_err(),
-            FrameError::LineTooLong { max: 4 }
-        );
+        assert_eq!(next_error(&mut d), FrameError::LineTooLong { max: 4 });
     }
 
     #[test]

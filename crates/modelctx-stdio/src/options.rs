@@ -54,12 +54,10 @@ impl StdioOptions {
         }
     }
 
-    /// Caps one inbound line at `bytes` (at least 1). A longer line is a fatal error:
-    /// the stream reports it and ends.
-    #[must_use]
-    pub fn max_line(mut self, bytes: usize) -> Self {
-        self.max_line = bytes.max(1);
-        self
+    modelctx_types::__setters! {
+        /// Caps one inbound line at `bytes` (at least 1). A longer line is a fatal error:
+        /// the stream reports it and ends.
+        max_line(bytes: usize) { max_line = bytes.max(1) }
     }
 
     /// The inbound line cap.
@@ -67,40 +65,26 @@ impl StdioOptions {
         self.max_line
     }
 
-    /// How many encoded lines may wait for the writer (at least 1) before `send` waits.
-    #[must_use]
-    pub fn queue(mut self, lines: usize) -> Self {
-        self.queue = lines.max(1);
-        self
-    }
+    modelctx_types::__setters! {
+        /// How many encoded lines may wait for the writer (at least 1) before `send` waits.
+        queue(lines: usize) { queue = lines.max(1) }
 
-    /// How long `close` waits for queued lines to be written (a peer that stopped
-    /// reading would otherwise hold it forever).
-    #[must_use]
-    pub fn close_timeout(mut self, timeout: Duration) -> Self {
-        self.close_timeout = timeout;
-        self
-    }
+        /// How long `close` waits for queued lines to be written (a peer that stopped
+        /// reading would otherwise hold it forever).
+        close_timeout(timeout: Duration) { close_timeout = timeout }
 
-    /// How long one write may wait for the peer to read (the pipe is full and nothing
-    /// drains it) before the output counts as dead: the writer stops, later sends fail
-    /// as closed, and the stream ends with [`Diagnostic::OutputStalled`], which ends the
-    /// session — a peer that never reads is dropped, rather than holding the session's
-    /// answers and handlers forever. `None` waits as long as it takes. A write that
-    /// completes at once arms no timer.
-    #[must_use]
-    pub fn write_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.write_timeout = timeout;
-        self
-    }
+        /// How long one write may wait for the peer to read (the pipe is full and nothing
+        /// drains it) before the output counts as dead: the writer stops, later sends fail
+        /// as closed, and the stream ends with [`Diagnostic::OutputStalled`], which ends the
+        /// session — a peer that never reads is dropped, rather than holding the session's
+        /// answers and handlers forever. `None` waits as long as it takes. A write that
+        /// completes at once arms no timer.
+        write_timeout(timeout: Option<Duration>) { write_timeout = timeout }
 
-    /// Calls `f` for every line the stream could not deliver and for the fault that ends
-    /// it (see [`Diagnostic`]). The callback runs on the receiving task: keep it short
-    /// (log it). Without one, diagnostics are dropped.
-    #[must_use]
-    pub fn on_diagnostic(mut self, f: impl Fn(&Diagnostic) + Send + Sync + 'static) -> Self {
-        self.on_diagnostic = Some(Arc::new(f));
-        self
+        /// Calls `f` for every line the stream could not deliver and for the fault that ends
+        /// it (see [`Diagnostic`]). The callback runs on the receiving task: keep it short
+        /// (log it). Without one, diagnostics are dropped.
+        on_diagnostic(f: impl Fn(&Diagnostic) + Send + Sync + 'static) { on_diagnostic = Some(Arc::new(f)) }
     }
 
     pub(crate) fn queue_len(&self) -> usize {

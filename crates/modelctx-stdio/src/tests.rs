@@ -24,6 +24,11 @@ fn reader(options: StdioOptions) -> (DuplexStream, StdioStream, Arc<Mutex<Vec<Di
     (ours, stream, seen)
 }
 
+/// Writes `bytes` to the pipe end the stream reads.
+async fn write(pipe: &mut DuplexStream, bytes: &[u8]) {
+    pipe.write_all(bytes).await.unwrap();
+}
+
 fn note(method: &str) -> TransportMessage {
     TransportMessage::new(JsonRpcNotification::new(method.to_owned(), None).into())
 }
@@ -39,15 +44,11 @@ async fn next_method(stream: &mut StdioStream) -> String {
 #[tokio::test]
 async fn partial_lines_and_crlf_are_reassembled() {
     let (mut pipe, mut stream, seen) = reader(StdioOptions::new());
-    pipe.write_all(br#"{"jsonrpc":"2.0","#).await.unwrap();
-    pipe.write_all(b"\"method\":\"a\"}\r\n\r\n\n")
-        .await
-        .unwrap();
-    pipe.write_all(br#"{"jsonrpc":"2.0","method":"b"}"#)
-        .await
-        .unwrap();
+    write(&mut pipe, br#"{"jsonrpc":"2.0","#).await;
+    write(&mut pipe, b"\"method\":\"a\"}\r\n\r\n\n").await;
+    write(&mut pipe, br#"{"jsonrpc":"2.0","method":"b"}"#).await;
     assert_eq!(next_method(&mut stream).await, "a");
-    pipe.write_all(b"\n").await.unwrap();
+    write(&mut pipe, b"\n").await;
     assert_eq!(next_method(&mut stream).await, "b");
     drop(pipe);
     assert!(within(WAIT, "the end", stream.recv()).await.is_none());
@@ -57,9 +58,11 @@ async fn partial_lines_and_crlf_are_reassembled() {
 #[tokio::test]
 async fn a_non_json_line_is_skipped_and_reading_goes_on() {
     let (mut pipe, mut stream, seen) = reader(StdioOptions::new());
-    pipe.write_all(b"INFO starting up\n{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n")
-        .await
-        .unwrap();
+    write(
+        &mut pipe,
+        b"INFO starting up\n{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n",
+    )
+    .await;
     assert_eq!(next_method(&mut stream).await, "a");
     let seen = seen.lock().unwrap().clone();
     assert!(
@@ -71,9 +74,7 @@ async fn a_non_json_line_is_skipped_and_reading_goes_on() {
 #[tokio::test]
 async fn a_json_line_that_is_not_a_message_is_reported_with_its_id() {
     let (mut pipe, mut stream, seen) = reader(StdioOptions::new());
-    pipe.write_all(b"{\"jsonrpc\":\"1.0\",\"id\":7,\"method\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n")
-        .await
-        .unwrap();
+    write(&mut pipe, b"{\"jsonrpc\":\"1.0\",\"id\":7,\"method\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n").await;
     let err = within(WAIT, "an error", stream.recv())
         .await
         .unwrap()
@@ -91,11 +92,9 @@ async fn a_json_line_that_is_not_a_message_is_reported_with_its_id() {
 #[tokio::test]
 async fn a_line_over_the_cap_ends_the_stream_with_an_error() {
     let (mut pipe, mut stream, seen) = reader(StdioOptions::new().max_line(64));
-    pipe.write_all(br#"{"jsonrpc":"2.0","method":"a"}"#)
-        .await
-        .unwrap();
-    pipe.write_all(b"\n").await.unwrap();
-    pipe.write_all(&[b'x'; 100]).await.unwrap();
+    write(&mut pipe, br#"{"jsonrpc":"2.0","method":"a"}"#).await;
+    write(&mut pipe, b"\n").await;
+    write(&mut pipe, &[b'x'; 100]).await;
     assert_eq!(next_method(&mut stream).await, "a");
     let err = within(WAIT, "the error", stream.recv())
         .await
@@ -132,9 +131,7 @@ async fn invalid_utf8_is_skipped_and_reading_goes_on() {
 #[tokio::test]
 async fn eof_inside_a_line_drops_it_and_ends_the_stream() {
     let (mut pipe, mut stream, seen) = reader(StdioOptions::new());
-    pipe.write_all(br#"{"jsonrpc":"2.0","method":"a"}"#)
-        .await
-        .unwrap();
+    write(&mut pipe, br#"{"jsonrpc":"2.0","method":"a"}"#).await;
     drop(pipe);
     assert!(within(WAIT, "the end", stream.recv()).await.is_none());
     assert!(matches!(

@@ -78,54 +78,28 @@ impl TransportInfo {
         }
     }
 
-    /// Sets the transport's own session id.
-    #[must_use]
-    pub fn with_session_id(mut self, id: impl Into<Arc<str>>) -> Self {
-        self.session_id = Some(id.into());
-        self
-    }
+    modelctx_types::__setters! {
+        /// Sets the transport's own session id.
+        with_session_id(id: impl Into<Arc<str>>) { session_id = Some(id.into()) }
 
-    /// Sets the session's state shared with other processes.
-    #[must_use]
-    pub fn with_shared_session(mut self, shared: Arc<dyn modelctx_store::SharedSession>) -> Self {
-        self.shared_session = Some(shared);
-        self
-    }
+        /// Sets the session's state shared with other processes.
+        with_shared_session(shared: Arc<dyn modelctx_store::SharedSession>) { shared_session = Some(shared) }
 
-    /// Sets what the ids of the session's outbound requests start with.
-    #[must_use]
-    pub fn with_request_id_prefix(mut self, prefix: Arc<str>) -> Self {
-        self.request_id_prefix = Some(prefix);
-        self
-    }
+        /// Sets what the ids of the session's outbound requests start with.
+        with_request_id_prefix(prefix: Arc<str>) { request_id_prefix = Some(prefix) }
 
-    /// Sets whether the session starts already initialised.
-    #[must_use]
-    pub fn with_starts_initialized(mut self, on: bool) -> Self {
-        self.starts_initialized = on;
-        self
-    }
+        /// Sets whether the session starts already initialised.
+        with_starts_initialized(on: bool) { starts_initialized = on }
 
-    /// Sets whether the session may send requests to the peer.
-    #[must_use]
-    pub fn with_allows_outbound_requests(mut self, on: bool) -> Self {
-        self.allows_outbound_requests = on;
-        self
-    }
+        /// Sets whether the session may send requests to the peer.
+        with_allows_outbound_requests(on: bool) { allows_outbound_requests = on }
 
-    /// Sets whether the session is not a lasting one.
-    #[must_use]
-    pub fn with_sessionless(mut self, on: bool) -> Self {
-        self.sessionless = on;
-        self
-    }
+        /// Sets whether the session is not a lasting one.
+        with_sessionless(on: bool) { sessionless = on }
 
-    /// Sets whether the session serves requests of the stateless era. Unstable.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn with_stateless_era(mut self, on: bool) -> Self {
-        self.stateless_era = on;
-        self
+        /// Sets whether the session serves requests of the stateless era. Unstable.
+        #[doc(hidden)]
+        with_stateless_era(on: bool) { stateless_era = on }
     }
 }
 

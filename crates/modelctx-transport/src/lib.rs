@@ -176,34 +176,20 @@ impl TransportMessage {
         }
     }
 
-    /// Names the params key the request's `Mcp-Name` header mirrors (see
-    /// [`name_param`](Self::name_param)).
-    #[must_use]
-    pub fn with_name_param(mut self, key: Option<&'static str>) -> Self {
-        self.name_param = key;
-        self
-    }
+    modelctx_types::__setters! {
+        /// Names the params key the request's `Mcp-Name` header mirrors (see
+        /// [`name_param`](Self::name_param)).
+        with_name_param(key: Option<&'static str>) { name_param = key }
 
-    /// Marks the message as belonging to inbound request `id`.
-    #[must_use]
-    pub fn related_to(mut self, id: Option<RequestId>) -> Self {
-        self.related_request = id;
-        self
-    }
+        /// Marks the message as belonging to inbound request `id`.
+        related_to(id: Option<RequestId>) { related_request = id }
 
-    /// Attaches a resumption token.
-    #[must_use]
-    pub fn with_resumption_token(mut self, token: Option<Arc<str>>) -> Self {
-        self.resumption_token = token;
-        self
-    }
+        /// Attaches a resumption token.
+        with_resumption_token(token: Option<Arc<str>>) { resumption_token = token }
 
-    /// Attaches what the transport knows about the message (see
-    /// [`extensions`](Self::extensions)).
-    #[must_use]
-    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
-        self.extensions = extensions;
-        self
+        /// Attaches what the transport knows about the message (see
+        /// [`extensions`](Self::extensions)).
+        with_extensions(extensions: Extensions) { extensions = extensions }
     }
 }
 

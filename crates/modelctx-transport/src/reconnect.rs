@@ -111,41 +111,23 @@ impl ReconnectPolicy {
         Self::new().max_attempts(0).retry_idempotent(false)
     }
 
-    /// The wait before the first attempt (default 100 ms).
-    #[must_use]
-    pub fn initial_delay(mut self, delay: Duration) -> Self {
-        self.initial_delay = delay;
-        self
-    }
+    modelctx_types::__setters! {
+        /// The wait before the first attempt (default 100 ms).
+        initial_delay(delay: Duration) { initial_delay = delay }
 
-    /// The longest wait between two attempts (default 5 s).
-    #[must_use]
-    pub fn max_delay(mut self, delay: Duration) -> Self {
-        self.max_delay = delay;
-        self
-    }
+        /// The longest wait between two attempts (default 5 s).
+        max_delay(delay: Duration) { max_delay = delay }
 
-    /// How many attempts in a row may fail before the transport gives up (default 6;
-    /// 0 never tries again).
-    #[must_use]
-    pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.max_attempts = attempts;
-        self
-    }
+        /// How many attempts in a row may fail before the transport gives up (default 6;
+        /// 0 never tries again).
+        max_attempts(attempts: u32) { max_attempts = attempts }
 
-    /// Whether each wait is randomised between half of it and all of it (default true).
-    #[must_use]
-    pub fn jitter(mut self, jitter: bool) -> Self {
-        self.jitter = jitter;
-        self
-    }
+        /// Whether each wait is randomised between half of it and all of it (default true).
+        jitter(jitter: bool) { jitter = jitter }
 
-    /// Whether an idempotent request in flight when the connection dropped is sent again
-    /// once the transport is back (default true).
-    #[must_use]
-    pub fn retry_idempotent(mut self, retry: bool) -> Self {
-        self.retry_idempotent = retry;
-        self
+        /// Whether an idempotent request in flight when the connection dropped is sent again
+        /// once the transport is back (default true).
+        retry_idempotent(retry: bool) { retry_idempotent = retry }
     }
 
     /// Counts `method` as idempotent besides [`IDEMPOTENT_METHODS`] (a vendor method

@@ -265,13 +265,11 @@ impl fmt::Debug for StreamableHttpClientBuilder {
 }
 
 impl StreamableHttpClientBuilder {
-    /// Sends everything through `client` (its TLS, proxy, timeouts and redirect policy).
-    /// The default client follows redirects only within the endpoint's origin, so
-    /// credentials are never replayed to another origin.
-    #[must_use]
-    pub fn client(mut self, client: reqwest::Client) -> Self {
-        self.http = Some(client);
-        self
+    modelctx_types::__setters! {
+        /// Sends everything through `client` (its TLS, proxy, timeouts and redirect policy).
+        /// The default client follows redirects only within the endpoint's origin, so
+        /// credentials are never replayed to another origin.
+        client(client: reqwest::Client) { http = Some(client) }
     }
 
     /// Trusts `root` (a private CA, or a self-signed server certificate) besides the
@@ -299,18 +297,12 @@ impl StreamableHttpClientBuilder {
         self
     }
 
-    /// Authenticates every request through `hook`.
-    #[must_use]
-    pub fn auth(mut self, hook: impl AuthHook) -> Self {
-        self.auth = Some(Arc::new(hook));
-        self
-    }
+    modelctx_types::__setters! {
+        /// Authenticates every request through `hook`.
+        auth(hook: impl AuthHook) { auth = Some(Arc::new(hook)) }
 
-    /// Whether to open the standalone GET stream after initialisation (default true).
-    #[must_use]
-    pub fn standalone_stream(mut self, open: bool) -> Self {
-        self.standalone = open;
-        self
+        /// Whether to open the standalone GET stream after initialisation (default true).
+        standalone_stream(open: bool) { standalone = open }
     }
 
     /// The wait before a reconnect when the server sent no `retry` (default 1 s), and
@@ -322,88 +314,62 @@ impl StreamableHttpClientBuilder {
         self
     }
 
-    /// How the transport behaves when the server cannot be reached or the connection
-    /// drops (default [`ReconnectPolicy::never`]: a failure is reported at once).
-    ///
-    /// With a policy that tries again:
-    /// - a request that could not connect (refused, unreachable, TLS handshake failed)
-    ///   was never sent, whatever its method: it is tried again after the policy's
-    ///   backoff, up to its attempts, then fails as undelivered
-    ///   (`SessionError::is_undelivered`);
-    /// - a request whose connection dropped after it was sent (the POST, its answer, or
-    ///   its response stream that cannot be resumed; the server forgot the session while
-    ///   it ran) is sent again only when its method is idempotent
-    ///   ([`ReconnectPolicy::is_idempotent`]: lists and reads; never `tools/call`),
-    ///   in a new session when the old one is gone (protocol 2025: the saved
-    ///   `initialize` is repeated first; 2026-07-28: nothing to repeat) and answered
-    ///   once; any other fails with [`modelctx_transport::interrupted`]
-    ///   (`SessionError::is_interrupted`: it may or may not have run);
-    /// - the standalone GET stream and resumed response streams reconnect with the
-    ///   same backoff when the server refuses connections.
-    ///
-    /// A request in flight at a drop fails as interrupted under any policy.
-    /// [`HttpClientHandle::connection_state`] reports `Reconnecting` meanwhile.
-    #[must_use]
-    pub fn reconnect_policy(mut self, policy: ReconnectPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
+    modelctx_types::__setters! {
+        /// How the transport behaves when the server cannot be reached or the connection
+        /// drops (default [`ReconnectPolicy::never`]: a failure is reported at once).
+        ///
+        /// With a policy that tries again:
+        /// - a request that could not connect (refused, unreachable, TLS handshake failed)
+        ///   was never sent, whatever its method: it is tried again after the policy's
+        ///   backoff, up to its attempts, then fails as undelivered
+        ///   (`SessionError::is_undelivered`);
+        /// - a request whose connection dropped after it was sent (the POST, its answer, or
+        ///   its response stream that cannot be resumed; the server forgot the session while
+        ///   it ran) is sent again only when its method is idempotent
+        ///   ([`ReconnectPolicy::is_idempotent`]: lists and reads; never `tools/call`),
+        ///   in a new session when the old one is gone (protocol 2025: the saved
+        ///   `initialize` is repeated first; 2026-07-28: nothing to repeat) and answered
+        ///   once; any other fails with [`modelctx_transport::interrupted`]
+        ///   (`SessionError::is_interrupted`: it may or may not have run);
+        /// - the standalone GET stream and resumed response streams reconnect with the
+        ///   same backoff when the server refuses connections.
+        ///
+        /// A request in flight at a drop fails as interrupted under any policy.
+        /// [`HttpClientHandle::connection_state`] reports `Reconnecting` meanwhile.
+        reconnect_policy(policy: ReconnectPolicy) { policy = policy }
 
-    /// The largest SSE event accepted (default 16 MiB). A larger one fails the request
-    /// whose stream carried it, saying so, and that stream is closed; the standalone
-    /// stream is opened again.
-    #[must_use]
-    pub fn max_event_bytes(mut self, max: usize) -> Self {
-        self.max_event_bytes = max;
-        self
-    }
+        /// The largest SSE event accepted (default 16 MiB). A larger one fails the request
+        /// whose stream carried it, saying so, and that stream is closed; the standalone
+        /// stream is opened again.
+        max_event_bytes(max: usize) { max_event_bytes = max }
 
-    /// The largest response body read whole (default 16 MiB): a JSON answer, or the
-    /// body of a refusal (an HTTP error status). The cap holds while the body streams:
-    /// a body whose `Content-Length` says more, or that grows past it as it arrives, is
-    /// not read further, and its request fails with an error that says so (other
-    /// requests, and the session, go on). SSE answers are read event by event, each
-    /// capped by [`max_event_bytes`](Self::max_event_bytes).
-    #[must_use]
-    pub fn max_body_bytes(mut self, max: usize) -> Self {
-        self.max_body_bytes = max;
-        self
-    }
+        /// The largest response body read whole (default 16 MiB): a JSON answer, or the
+        /// body of a refusal (an HTTP error status). The cap holds while the body streams:
+        /// a body whose `Content-Length` says more, or that grows past it as it arrives, is
+        /// not read further, and its request fails with an error that says so (other
+        /// requests, and the session, go on). SSE answers are read event by event, each
+        /// capped by [`max_event_bytes`](Self::max_event_bytes).
+        max_body_bytes(max: usize) { max_body_bytes = max }
 
-    /// Attaches to an existing session instead of starting a new one: requests carry
-    /// this `Mcp-Session-Id` from the start (the first `initialize`, if any, is sent on
-    /// it). With [`protocol_version`](Self::protocol_version), reattach to a session
-    /// that is already initialised, e.g. to resume a call with a saved token.
-    #[must_use]
-    pub fn session(mut self, id: impl Into<String>) -> Self {
-        self.session = Some(id.into());
-        self
-    }
+        /// Attaches to an existing session instead of starting a new one: requests carry
+        /// this `Mcp-Session-Id` from the start (the first `initialize`, if any, is sent on
+        /// it). With [`protocol_version`](Self::protocol_version), reattach to a session
+        /// that is already initialised, e.g. to resume a call with a saved token.
+        session(id: impl Into<String>) { session = Some(id.into()) }
 
-    /// The protocol version of an attached session (sent as `MCP-Protocol-Version`).
-    #[must_use]
-    pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
-        self.protocol_version = Some(version.into());
-        self
-    }
+        /// The protocol version of an attached session (sent as `MCP-Protocol-Version`).
+        protocol_version(version: impl Into<String>) { protocol_version = Some(version.into()) }
 
-    /// Whether a request's SSE stream that breaks before its response is resumed
-    /// automatically (GET with `Last-Event-ID`, default true). When false the request
-    /// fails, and the caller resumes it later with its
-    /// [resumption token](HttpClientHandle::resumption_token).
-    #[must_use]
-    pub fn resume_interrupted_streams(mut self, resume: bool) -> Self {
-        self.resume_streams = resume;
-        self
-    }
+        /// Whether a request's SSE stream that breaks before its response is resumed
+        /// automatically (GET with `Last-Event-ID`, default true). When false the request
+        /// fails, and the caller resumes it later with its
+        /// [resumption token](HttpClientHandle::resumption_token).
+        resume_interrupted_streams(resume: bool) { resume_streams = resume }
 
-    /// When the server forgets the session (HTTP 404), end the transport (the session
-    /// runtime then fails every pending request as closed) instead of failing the
-    /// in-flight requests and starting a new session on the next request (default).
-    #[must_use]
-    pub fn close_on_session_end(mut self, close: bool) -> Self {
-        self.close_on_session_end = close;
-        self
+        /// When the server forgets the session (HTTP 404), end the transport (the session
+        /// runtime then fails every pending request as closed) instead of failing the
+        /// in-flight requests and starting a new session on the next request (default).
+        close_on_session_end(close: bool) { close_on_session_end = close }
     }
 
     /// The transport. Fails on a URL that is not `http` or `https`.

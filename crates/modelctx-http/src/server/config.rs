@@ -173,32 +173,26 @@ impl StreamableHttpServerConfig {
     /// The default POST body cap: 4 MiB.
     pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-    /// Whether the endpoint also serves protocol 2026-07-28, the stateless era (on by
-    /// default): a POST whose `MCP-Protocol-Version` names a version without a
-    /// handshake and no session (or whose request carries the era's envelope in
-    /// `_meta`) is checked against the era's header rules and served by a session of
-    /// the era lent to it alone; every other POST is served as before. Such sessions
-    /// start serving at once and are kept (at most 64, idle) for later POSTs of the
-    /// era, so the factory runs once per session, not once per POST. The factory's
-    /// server must serve the era too (`ServerBuilder::stateless_era`, also on by
-    /// default).
-    #[must_use]
-    pub fn stateless_era(mut self, on: bool) -> Self {
-        self.stateless_era = on;
-        self
-    }
+    modelctx_types::__setters! {
+        /// Whether the endpoint also serves protocol 2026-07-28, the stateless era (on by
+        /// default): a POST whose `MCP-Protocol-Version` names a version without a
+        /// handshake and no session (or whose request carries the era's envelope in
+        /// `_meta`) is checked against the era's header rules and served by a session of
+        /// the era lent to it alone; every other POST is served as before. Such sessions
+        /// start serving at once and are kept (at most 64, idle) for later POSTs of the
+        /// era, so the factory runs once per session, not once per POST. The factory's
+        /// server must serve the era too (`ServerBuilder::stateless_era`, also on by
+        /// default).
+        stateless_era(on: bool) { stateless_era = on }
 
-    /// Whether the endpoint also serves the handshake era (protocol 2025-11-25 and
-    /// before; on by default). Off, it serves protocol 2026-07-28 only (the stateless
-    /// era, which must then be on): a POST of the handshake era (an `initialize`, or
-    /// any message without the era's headers and envelope) is answered `400` with
-    /// `-32022`, naming the revisions served in `data.supported`, and GET and DELETE
-    /// are `405 Method Not Allowed` (`Allow: POST`) whatever `Mcp-Session-Id` or
-    /// `Last-Event-ID` they carry; no session is ever made.
-    #[must_use]
-    pub fn handshake_era(mut self, on: bool) -> Self {
-        self.handshake_era = on;
-        self
+        /// Whether the endpoint also serves the handshake era (protocol 2025-11-25 and
+        /// before; on by default). Off, it serves protocol 2026-07-28 only (the stateless
+        /// era, which must then be on): a POST of the handshake era (an `initialize`, or
+        /// any message without the era's headers and envelope) is answered `400` with
+        /// `-32022`, naming the revisions served in `data.supported`, and GET and DELETE
+        /// are `405 Method Not Allowed` (`Allow: POST`) whatever `Mcp-Session-Id` or
+        /// `Last-Event-ID` they carry; no session is ever made.
+        handshake_era(on: bool) { handshake_era = on }
     }
 
     /// Session-less mode (handshake era): no session ids, a pre-initialised session per
@@ -226,11 +220,9 @@ impl StreamableHttpServerConfig {
         self
     }
 
-    /// Uses `store` for resumability.
-    #[must_use]
-    pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
-        self.event_store = Some(store);
-        self
+    modelctx_types::__setters! {
+        /// Uses `store` for resumability.
+        event_store(store: Arc<dyn EventStore>) { event_store = Some(store) }
     }
 
     /// Turns resumability off (no event ids, no priming events).
@@ -240,94 +232,70 @@ impl StreamableHttpServerConfig {
         self
     }
 
-    /// Sets the `retry` interval sent to clients.
-    #[must_use]
-    pub fn retry_interval(mut self, retry: Duration) -> Self {
-        self.retry_interval = retry;
-        self
+    modelctx_types::__setters! {
+        /// Sets the `retry` interval sent to clients.
+        retry_interval(retry: Duration) { retry_interval = retry }
     }
 
     crate::__protection_setters!();
 
-    /// Sets (or, with `None`, removes) the idle timeout of sessions.
-    #[must_use]
-    pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.session_idle_timeout = timeout;
-        self
-    }
+    modelctx_types::__setters! {
+        /// Sets (or, with `None`, removes) the idle timeout of sessions.
+        session_idle_timeout(timeout: Option<Duration>) { session_idle_timeout = timeout }
 
-    /// Shares sessions with every service given the same registry (processes behind one
-    /// load balancer, no sticky sessions): any of them serves any session's requests.
-    ///
-    /// Each session's record holds what the server role needs to continue it (the
-    /// negotiated revision, client info and capabilities, log level, subscriptions),
-    /// saved before the answer to the request that changed it goes out. A request for
-    /// a session this service does not hold starts a local session from the record,
-    /// already initialised. Every request refreshes the record's expiry
-    /// ([`session_idle_timeout`](Self::session_idle_timeout), 24 h when that is
-    /// `None`); [`max_sessions`](Self::max_sessions) counts the records of all services;
-    /// DELETE removes the record, and every service then answers 404. A registry that
-    /// cannot be reached draws 503. Stateful mode only.
-    #[must_use]
-    pub fn session_registry(mut self, registry: Arc<dyn SessionRegistry>) -> Self {
-        self.session_registry = Some(registry);
-        self
-    }
+        /// Shares sessions with every service given the same registry (processes behind one
+        /// load balancer, no sticky sessions): any of them serves any session's requests.
+        ///
+        /// Each session's record holds what the server role needs to continue it (the
+        /// negotiated revision, client info and capabilities, log level, subscriptions),
+        /// saved before the answer to the request that changed it goes out. A request for
+        /// a session this service does not hold starts a local session from the record,
+        /// already initialised. Every request refreshes the record's expiry
+        /// ([`session_idle_timeout`](Self::session_idle_timeout), 24 h when that is
+        /// `None`); [`max_sessions`](Self::max_sessions) counts the records of all services;
+        /// DELETE removes the record, and every service then answers 404. A registry that
+        /// cannot be reached draws 503. Stateful mode only.
+        session_registry(registry: Arc<dyn SessionRegistry>) { session_registry = Some(registry) }
 
-    /// With a [`session_registry`](Self::session_registry): how long the hold on a
-    /// session's GET stream lasts without a renewal. One GET stream per session holds
-    /// across services (a second GET draws 409 wherever it lands; a GET with
-    /// `Last-Event-ID` takes the stream over, as on one service); the service serving
-    /// the stream renews its hold every third of the lease and gives it up when the
-    /// connection ends, so one that dies without giving it up blocks new GETs for at
-    /// most the lease (at least 30 ms).
-    #[must_use]
-    pub fn stream_lease(mut self, lease: Duration) -> Self {
-        self.stream_lease = lease.max(Duration::from_millis(30));
-        self
-    }
+        /// With a [`session_registry`](Self::session_registry): how long the hold on a
+        /// session's GET stream lasts without a renewal. One GET stream per session holds
+        /// across services (a second GET draws 409 wherever it lands; a GET with
+        /// `Last-Event-ID` takes the stream over, as on one service); the service serving
+        /// the stream renews its hold every third of the lease and gives it up when the
+        /// connection ends, so one that dies without giving it up blocks new GETs for at
+        /// most the lease (at least 30 ms).
+        stream_lease(lease: Duration) { stream_lease = lease.max(Duration::from_millis(30)) }
 
-    /// Sets the session cap. Only sessions whose `initialize` was answered with a
-    /// result count (and a new session while its `initialize` runs): a failed
-    /// `initialize`, or a notification named `initialize`, leaves no session behind.
-    #[must_use]
-    pub fn max_sessions(mut self, max: usize) -> Self {
-        self.max_sessions = max;
-        self
-    }
+        /// Sets the session cap. Only sessions whose `initialize` was answered with a
+        /// result count (and a new session while its `initialize` runs): a failed
+        /// `initialize`, or a notification named `initialize`, leaves no session behind.
+        max_sessions(max: usize) { max_sessions = max }
 
-    /// Limits how many new sessions (`initialize` POSTs without a session) one client
-    /// address may start: `limit.burst` at once, then one more every `limit.every`;
-    /// beyond it the POST draws `429 Too Many Requests` with `Retry-After`. An IPv6
-    /// address counts by its /64. A POST whose caller a layer in front authenticated
-    /// (one that put a [`Principal`](modelctx_types::Principal) in its
-    /// [`Extensions`](modelctx_transport::Extensions), as `modelctx-oauth` does) is not
-    /// limited: an authenticated caller is accountable by its token.
-    ///
-    /// Off by default. A failed handshake already costs the server nothing past its
-    /// POST (see [`max_sessions`](Self::max_sessions)), so what this bounds is one
-    /// address opening valid sessions until the cap is reached; and behind a reverse
-    /// proxy every client has the proxy's address, where a per-address limit would
-    /// throttle everyone together (limit at the proxy there). Turn it on for a server
-    /// reachable without authentication, e.g. `SessionRateLimit::new(20,
-    /// Duration::from_secs(3))` (20 at once, then 20 a minute).
-    ///
-    /// The address is the connection's: [`serve`](super::StreamableHttpService::serve)
-    /// provides it; a router served elsewhere needs axum's
-    /// `into_make_service_with_connect_info::<SocketAddr>()` (or
-    /// [`hosting::serve_router`](super::hosting::serve_router)). Without it, no limit
-    /// applies.
-    #[must_use]
-    pub fn session_rate_limit(mut self, limit: Option<SessionRateLimit>) -> Self {
-        self.session_rate_limit = limit;
-        self
-    }
+        /// Limits how many new sessions (`initialize` POSTs without a session) one client
+        /// address may start: `limit.burst` at once, then one more every `limit.every`;
+        /// beyond it the POST draws `429 Too Many Requests` with `Retry-After`. An IPv6
+        /// address counts by its /64. A POST whose caller a layer in front authenticated
+        /// (one that put a [`Principal`](modelctx_types::Principal) in its
+        /// [`Extensions`](modelctx_transport::Extensions), as `modelctx-oauth` does) is not
+        /// limited: an authenticated caller is accountable by its token.
+        ///
+        /// Off by default. A failed handshake already costs the server nothing past its
+        /// POST (see [`max_sessions`](Self::max_sessions)), so what this bounds is one
+        /// address opening valid sessions until the cap is reached; and behind a reverse
+        /// proxy every client has the proxy's address, where a per-address limit would
+        /// throttle everyone together (limit at the proxy there). Turn it on for a server
+        /// reachable without authentication, e.g. `SessionRateLimit::new(20,
+        /// Duration::from_secs(3))` (20 at once, then 20 a minute).
+        ///
+        /// The address is the connection's: [`serve`](super::StreamableHttpService::serve)
+        /// provides it; a router served elsewhere needs axum's
+        /// `into_make_service_with_connect_info::<SocketAddr>()` (or
+        /// [`hosting::serve_router`](super::hosting::serve_router)). Without it, no limit
+        /// applies.
+        session_rate_limit(limit: Option<SessionRateLimit>) { session_rate_limit = limit }
 
-    /// Sets the per-connection event queue.
-    #[must_use]
-    pub fn stream_queue(mut self, events: usize) -> Self {
-        self.stream_queue = events.max(1);
-        self
+        /// Sets the per-connection event queue.
+        stream_queue(events: usize) { stream_queue = events.max(1) }
     }
 }
 
@@ -339,49 +307,24 @@ impl StreamableHttpServerConfig {
 #[macro_export]
 macro_rules! __protection_setters {
     () => {
-        /// Sets the accepted origins.
-        #[must_use]
-        pub fn origins(mut self, origins: $crate::OriginPolicy) -> Self {
-            self.origins = origins;
-            self
-        }
+        modelctx_types::__setters! {
+            /// Sets the accepted origins.
+            origins(origins: $crate::OriginPolicy) { origins = origins }
 
-        /// Sets the accepted hosts.
-        #[must_use]
-        pub fn hosts(mut self, hosts: $crate::HostPolicy) -> Self {
-            self.hosts = hosts;
-            self
-        }
+            /// Sets the accepted hosts.
+            hosts(hosts: $crate::HostPolicy) { hosts = hosts }
 
-        /// Sets the body cap.
-        #[must_use]
-        pub fn max_body_bytes(mut self, max: usize) -> Self {
-            self.max_body_bytes = max;
-            self
-        }
+            /// Sets the body cap.
+            max_body_bytes(max: usize) { max_body_bytes = max }
 
-        /// Sets the body read timeout.
-        #[must_use]
-        pub fn body_timeout(mut self, timeout: ::std::time::Duration) -> Self {
-            self.body_timeout = timeout;
-            self
-        }
+            /// Sets the body read timeout.
+            body_timeout(timeout: ::std::time::Duration) { body_timeout = timeout }
 
-        /// Sets the header read timeout.
-        #[must_use]
-        pub fn header_read_timeout(mut self, timeout: ::std::time::Duration) -> Self {
-            self.header_read_timeout = timeout;
-            self
-        }
+            /// Sets the header read timeout.
+            header_read_timeout(timeout: ::std::time::Duration) { header_read_timeout = timeout }
 
-        /// Hears about every transport-level rejection.
-        #[must_use]
-        pub fn on_error(
-            mut self,
-            callback: impl Fn(&$crate::Rejection) + Send + Sync + 'static,
-        ) -> Self {
-            self.on_error = Some(::std::sync::Arc::new(callback));
-            self
+            /// Hears about every transport-level rejection.
+            on_error(callback: impl Fn(&$crate::Rejection) + Send + Sync + 'static) { on_error = Some(::std::sync::Arc::new(callback)) }
         }
     };
 }

@@ -136,6 +136,12 @@ fn error_of(message: &JsonRpcMessage, id: &str) -> String {
     }
 }
 
+/// The message is an error answer to request `id` whose message says `says`.
+fn assert_error_says(message: &JsonRpcMessage, id: &str, says: &str) {
+    let error = error_of(message, id);
+    assert!(error.contains(says), "{error}");
+}
+
 /// Waits until the server saw the client hang up on an endless body; what it had
 /// handed to the connection by then is within the cap and the socket buffers.
 async fn hung_up(dropped: &mut mpsc::UnboundedReceiver<usize>, sent: &AtomicUsize) {
@@ -173,13 +179,12 @@ async fn endless_bodies_fail_their_request_at_the_cap() {
         JsonRpcMessage::Response(_)
     ));
 
+    // What the failure of a JSON answer over the cap says.
+    let over_cap = format!("exceeds the client's limit of {CAP} bytes");
+
     // A JSON answer (protocol 2025-11-25).
     send_json(&sink, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
-    let error = error_of(&next(&mut stream).await, "2");
-    assert!(
-        error.contains(&format!("exceeds the client's limit of {CAP} bytes")),
-        "{error}"
-    );
+    assert_error_says(&next(&mut stream).await, "2", &over_cap);
     hung_up(&mut dropped, &sent).await;
 
     // A refusal's body: the request fails with its status, the body unread.
@@ -188,26 +193,21 @@ async fn endless_bodies_fail_their_request_at_the_cap() {
         r#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#,
     )
     .await;
-    let error = error_of(&next(&mut stream).await, "3");
-    assert!(error.contains("HTTP 500"), "{error}");
+    assert_error_says(&next(&mut stream).await, "3", "HTTP 500");
     hung_up(&mut dropped, &sent).await;
 
     // A JSON answer of the stateless era (protocol 2026-07-28).
     send_json(&sink, r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#).await;
-    let error = error_of(&next(&mut stream).await, "4");
-    assert!(
-        error.contains(&format!("exceeds the client's limit of {CAP} bytes")),
-        "{error}"
-    );
+    assert_error_says(&next(&mut stream).await, "4", &over_cap);
     hung_up(&mut dropped, &sent).await;
 
     // An SSE event: the request fails, saying so (its stream is not resumed: the
     // event would be as large again).
     send_json(&sink, r#"{"jsonrpc":"2.0","id":6,"method":"prompts/list"}"#).await;
-    let error = error_of(&next(&mut stream).await, "6");
-    assert!(
-        error.contains(&format!("exceeds {CAP} bytes (max_event_bytes)")),
-        "{error}"
+    assert_error_says(
+        &next(&mut stream).await,
+        "6",
+        &format!("exceeds {CAP} bytes (max_event_bytes)"),
     );
     hung_up(&mut dropped, &sent).await;
 

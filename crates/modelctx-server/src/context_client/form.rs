@@ -287,22 +287,19 @@ mod tests {
             json!([{"const": "S", "title": "Small"}, {"const": "L", "title": "Large"}]),
             "{value}"
         );
+        // The multi-select schema of property `name`, if it is one.
+        let multi = |name: &str| match schema.properties.get(name) {
+            Some(PrimitiveSchemaDefinition::Enum(EnumSchema::Multi(multi))) => Some(multi),
+            _ => None,
+        };
+        let untitled = multi("colors");
         assert!(
-            matches!(
-                schema.properties.get("colors"),
-                Some(PrimitiveSchemaDefinition::Enum(EnumSchema::Multi(
-                    MultiSelectEnumSchema::Untitled(_)
-                )))
-            ),
+            matches!(untitled, Some(MultiSelectEnumSchema::Untitled(_))),
             "{value}"
         );
+        let titled = multi("sizes");
         assert!(
-            matches!(
-                schema.properties.get("sizes"),
-                Some(PrimitiveSchemaDefinition::Enum(EnumSchema::Multi(
-                    MultiSelectEnumSchema::Titled(_)
-                )))
-            ),
+            matches!(titled, Some(MultiSelectEnumSchema::Titled(_))),
             "{value}"
         );
         assert!(matches!(

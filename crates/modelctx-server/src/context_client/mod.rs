@@ -266,21 +266,36 @@ impl Context {
                 params.without_mode()
             })
         };
-        let ask = || InputRequest::from(ElicitRequest::without_id(form(message.clone())));
-        let result = match self.input::<ElicitResult>(ask).await? {
-            Some(answer) => answer,
-            None => self.ask_client::<ElicitRequest>(form(message)).await?,
-        };
-        match result.action {
-            ElicitAction::Accept => {
+        self.elicit(
+            || form(message.clone()),
+            |result| {
                 let values = result.content.unwrap_or_default();
                 if let Err(e) = schema.check_answer(&values) {
                     return Err(ClientRequestError::invalid_answer(format!(
                         "the form answer does not match the form: {e}"
                     )));
                 }
-                Ok(Elicited::Accepted(values))
-            }
+                Ok(values)
+            },
+        )
+        .await
+    }
+
+    /// Makes the elicitation `params` build: taken from the retry's answers in the
+    /// stateless era, asked of the client otherwise. An accepted answer is read by
+    /// `accepted`; a declined or cancelled one says so; any other action is refused.
+    async fn elicit<T>(
+        &self,
+        params: impl Fn() -> ElicitRequestParams,
+        accepted: impl FnOnce(ElicitResult) -> Result<T, ClientRequestError>,
+    ) -> Result<Elicited<T>, ClientRequestError> {
+        let ask = || InputRequest::from(ElicitRequest::without_id(params()));
+        let result = match self.input::<ElicitResult>(ask).await? {
+            Some(answer) => answer,
+            None => self.ask_client::<ElicitRequest>(params()).await?,
+        };
+        match result.action {
+            ElicitAction::Accept => accepted(result).map(Elicited::Accepted),
             ElicitAction::Decline => Ok(Elicited::Declined),
             ElicitAction::Cancel => Ok(Elicited::Cancelled),
             other => Err(ClientRequestError::invalid_answer(format!(
@@ -322,19 +337,7 @@ impl Context {
             ElicitRequestUrlParams::new(message, elicitation_id, url)
         };
         let params = ElicitRequestParams::Url(params);
-        let ask = || InputRequest::from(ElicitRequest::without_id(params.clone()));
-        let result = match self.input::<ElicitResult>(ask).await? {
-            Some(answer) => answer,
-            None => self.ask_client::<ElicitRequest>(params).await?,
-        };
-        match result.action {
-            ElicitAction::Accept => Ok(Elicited::Accepted(())),
-            ElicitAction::Decline => Ok(Elicited::Declined),
-            ElicitAction::Cancel => Ok(Elicited::Cancelled),
-            other => Err(ClientRequestError::invalid_answer(format!(
-                "unknown elicitation action {other:?}"
-            ))),
-        }
+        self.elicit(|| params.clone(), |_| Ok(())).await
     }
 
     /// Tells the client the URL elicitation `elicitation_id` completed

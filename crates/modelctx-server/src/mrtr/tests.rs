@@ -185,30 +185,19 @@ fn a_state_is_bound_to_the_caller_it_was_sealed_for() {
         )
         .unwrap()
     };
+    // The retry carrying `state`, presented by `caller`.
+    let open =
+        |state: &str, caller| Round::open(&key(), "tools/call", &mut retry(state), caller, now);
     let ada = seal_for(Some("issuer ada"));
-    let own = Round::open(
-        &key(),
-        "tools/call",
-        &mut retry(&ada),
-        Some("issuer ada"),
-        now,
-    );
-    assert!(own.is_ok());
+    assert!(open(&ada, Some("issuer ada")).is_ok());
     // Another caller, or none, presenting it: another request.
     for other in [Some("issuer bob"), None] {
-        let error = Round::open(&key(), "tools/call", &mut retry(&ada), other, now).unwrap_err();
+        let error = open(&ada, other).unwrap_err();
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
     }
     // Nor does a state sealed for no known caller serve an authenticated one.
     let anyone = seal_for(None);
-    let error = Round::open(
-        &key(),
-        "tools/call",
-        &mut retry(&anyone),
-        Some("issuer ada"),
-        now,
-    );
-    assert!(error.is_err());
+    assert!(open(&anyone, Some("issuer ada")).is_err());
 }
 
 #[test]

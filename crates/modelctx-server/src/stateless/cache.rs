@@ -168,20 +168,19 @@ mod tests {
         use std::sync::Arc;
         let cache = EnvelopeCache::default();
         let raw = |value: Value| to_raw(&value).unwrap();
-        let first = raw(json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
-            "progressToken": 1,
-        }));
+        // The same envelope members, under progress token `token`.
+        let meta = |token: i64| {
+            raw(json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+                "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+                "progressToken": token,
+            }))
+        };
+        let first = meta(1);
         let a = envelope_cached(&cache, None, Some(first.get()), || unreachable!()).unwrap();
         // The same members, other keys different: the same envelope.
-        let again = raw(json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
-            "progressToken": 2,
-        }));
+        let again = meta(2);
         let b = envelope_cached(&cache, None, Some(again.get()), || unreachable!()).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
         assert!(a.capabilities.elicitation.is_some());

@@ -30,6 +30,16 @@ async fn ask(mock: &mut MockPeer, id: i64, method: &'static str, params: Value) 
     mock.expect_result(id).await
 }
 
+/// Reads `uri` in the era and returns the result.
+async fn read_in_era(mock: &mut MockPeer, id: i64, uri: &str) -> Value {
+    ask(mock, id, "resources/read", json!({ "uri": uri })).await
+}
+
+/// The text of the first content of request `id`'s result.
+async fn result_text(mock: &mut MockPeer, id: i64) -> Value {
+    mock.expect_result(id).await["content"][0]["text"].clone()
+}
+
 fn logging_tool() -> ToolDef {
     let tool = Tool::new(
         "chatty",
@@ -104,7 +114,7 @@ async fn each_request_stands_on_its_own_envelope() {
     let log = mock.expect_notification("notifications/message").await;
     let params: Value = serde_json::from_str(log.params.unwrap().get()).unwrap();
     assert_eq!(params["data"], "working");
-    assert_eq!(mock.expect_result(3).await["content"][0]["text"], "done");
+    assert_eq!(result_text(&mut mock, 3).await, "done");
 }
 
 #[tokio::test]
@@ -200,13 +210,7 @@ async fn read_results_carry_caching_hints() {
         ))
         .unwrap();
     let (_session, mut mock) = serve(&server);
-    let read = ask(
-        &mut mock,
-        1,
-        "resources/read",
-        json!({"uri": "test://here"}),
-    )
-    .await;
+    let read = read_in_era(&mut mock, 1, "test://here").await;
     assert_eq!(read["contents"][0]["text"], "hello");
     assert_eq!(read["ttlMs"], 0);
     assert_eq!(read["cacheScope"], "private");
@@ -371,10 +375,7 @@ async fn inputs_asked_together_come_in_one_round() {
             "requestState": interim["requestState"]}),
     )
     .await;
-    assert_eq!(
-        mock.expect_result(2).await["content"][0]["text"],
-        "m-1 / 1 roots"
-    );
+    assert_eq!(result_text(&mut mock, 2).await, "m-1 / 1 roots");
 }
 
 #[tokio::test]
@@ -406,10 +407,7 @@ async fn the_same_handler_sends_a_request_in_a_session() {
         json!({"action": "accept", "content": {"name": "Grace"}}),
     )
     .await;
-    assert_eq!(
-        mock.expect_result(1).await["content"][0]["text"],
-        "Hello, Grace!"
-    );
+    assert_eq!(result_text(&mut mock, 1).await, "Hello, Grace!");
 }
 
 #[tokio::test]
@@ -514,26 +512,14 @@ async fn entries_with_hints_of_their_own_set_the_hints_of_the_lists_and_reads_th
     // A resource's hints cover its listing and its reads.
     let listed = ask(&mut mock, 4, "resources/list", json!({})).await;
     assert_eq!(hints_of(&listed), (json!(30_000), json!("public")));
-    let read = ask(
-        &mut mock,
-        5,
-        "resources/read",
-        json!({"uri": "test://motd"}),
-    )
-    .await;
+    let read = read_in_era(&mut mock, 5, "test://motd").await;
     assert_eq!(read["contents"][0]["text"], "hello");
     assert_eq!(hints_of(&read), (json!(30_000), json!("public")));
 
     // And a template's cover its listing and every read it serves.
     let templates = ask(&mut mock, 6, "resources/templates/list", json!({})).await;
     assert_eq!(hints_of(&templates), (json!(5_000), json!("private")));
-    let user = ask(
-        &mut mock,
-        7,
-        "resources/read",
-        json!({"uri": "test://users/ada"}),
-    )
-    .await;
+    let user = read_in_era(&mut mock, 7, "test://users/ada").await;
     assert_eq!(user["contents"][0]["text"], "user ada");
     assert_eq!(hints_of(&user), (json!(5_000), json!("private")));
 }

@@ -39,31 +39,34 @@ fn name_form() -> RequestedSchema {
     .unwrap()
 }
 
+/// Tool `name` (task support `support`): waits for the gate, then answers `answer`.
+fn gated(
+    gate: &Gate,
+    name: &str,
+    support: TaskSupport,
+    answer: Result<&'static str, &'static str>,
+) -> ToolDef {
+    let gate = gate.clone();
+    ToolDef::new(name, move |_: NoArgs, _cx: Context| {
+        let gate = gate.clone();
+        async move {
+            gate.passed().await;
+            answer.map_err(str::to_owned)
+        }
+    })
+    .task_support(support)
+}
+
 /// `slow` (optional; waits for the gate), `needs_task` (required), `asks` (optional, a
 /// task at once, asks for two names), `quick` (optional, answers at once), `plain`.
 fn server(gate: &Gate) -> Server {
-    let slow = {
-        let gate = gate.clone();
-        ToolDef::new("slow", move |_: NoArgs, _cx: Context| {
-            let gate = gate.clone();
-            async move {
-                gate.passed().await;
-                Ok::<_, String>("slow done")
-            }
-        })
-        .task_support(TaskSupport::Optional)
-    };
-    let needs_task = {
-        let gate = gate.clone();
-        ToolDef::new("needs_task", move |_: NoArgs, _cx: Context| {
-            let gate = gate.clone();
-            async move {
-                gate.passed().await;
-                Err::<String, _>("it went wrong".to_owned())
-            }
-        })
-        .task_support(TaskSupport::Required)
-    };
+    let slow = gated(gate, "slow", TaskSupport::Optional, Ok("slow done"));
+    let needs_task = gated(
+        gate,
+        "needs_task",
+        TaskSupport::Required,
+        Err("it went wrong"),
+    );
     let asks = ToolDef::new("asks", |_: NoArgs, cx: Context| async move {
         let (a, b) = (cx.with_input_key("first"), cx.with_input_key("second"));
         let (first, second) = tokio::join!(
@@ -103,6 +106,12 @@ fn server(gate: &Gate) -> Server {
 async fn call(mock: &mut MockPeer, id: i64, method: &'static str, params: Value) -> Value {
     mock.request(id, method, with_meta(params, true)).await;
     mock.expect_result(id).await
+}
+
+/// Calls tool `name` (request 1), which becomes a task, and returns the task's id.
+async fn start_task(mock: &mut MockPeer, name: &str) -> String {
+    let created = call(mock, 1, "tools/call", json!({"name": name})).await;
+    created["taskId"].as_str().unwrap().to_owned()
 }
 
 /// Polls `tasks/get` (ids from `id` on) until `done` holds.
@@ -236,8 +245,7 @@ async fn without_the_extension_tasks_are_refused_or_avoided() {
 async fn a_tool_error_completes_the_task_with_is_error() {
     let gate = Gate::new();
     let (_session, mut mock) = serve(&server(&gate));
-    let created = call(&mut mock, 1, "tools/call", json!({"name": "needs_task"})).await;
-    let task = created["taskId"].as_str().unwrap().to_owned();
+    let task = start_task(&mut mock, "needs_task").await;
     gate.open();
     let mut id = 1;
     let done = poll_until(&mut mock, &mut id, &task, |t| t["status"] != "working").await;
@@ -297,8 +305,7 @@ async fn input_waits_in_the_task_and_tasks_update_answers_it_key_by_key() {
 #[tokio::test]
 async fn an_answer_that_does_not_decode_fails_the_input_request_that_waited_for_it() {
     let (_session, mut mock) = serve(&server(&Gate::new()));
-    let created = call(&mut mock, 1, "tools/call", json!({"name": "asks"})).await;
-    let task = created["taskId"].as_str().unwrap().to_owned();
+    let task = start_task(&mut mock, "asks").await;
     let mut id = 1;
     poll_until(&mut mock, &mut id, &task, |t| {
         t["inputRequests"].as_object().is_some_and(|r| r.len() == 2)
@@ -330,8 +337,7 @@ async fn an_answer_that_does_not_decode_fails_the_input_request_that_waited_for_
 async fn cancelling_a_waiting_task_settles_it_cancelled() {
     let gate = Gate::new();
     let (_session, mut mock) = serve(&server(&gate));
-    let created = call(&mut mock, 1, "tools/call", json!({"name": "asks"})).await;
-    let task = created["taskId"].as_str().unwrap().to_owned();
+    let task = start_task(&mut mock, "asks").await;
     let mut id = 1;
     poll_until(&mut mock, &mut id, &task, |t| {
         t["status"] == "input_required"
@@ -348,8 +354,7 @@ async fn cancelling_a_waiting_task_settles_it_cancelled() {
 async fn a_listen_stream_carries_the_watched_tasks_changes() {
     let gate = Gate::new();
     let (_session, mut mock) = serve(&server(&gate));
-    let created = call(&mut mock, 1, "tools/call", json!({"name": "slow"})).await;
-    let task = created["taskId"].as_str().unwrap().to_owned();
+    let task = start_task(&mut mock, "slow").await;
 
     // Without the extension, asking for task notifications is refused.
     let asking = json!({"notifications": {"taskIds": [task]}});

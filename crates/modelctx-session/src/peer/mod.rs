@@ -68,18 +68,12 @@ impl Progress {
         }
     }
 
-    /// Sets the total.
-    #[must_use]
-    pub fn with_total(mut self, total: f64) -> Self {
-        self.total = Some(total);
-        self
-    }
+    modelctx_types::__setters! {
+        /// Sets the total.
+        with_total(total: f64) { total = Some(total) }
 
-    /// Sets the message.
-    #[must_use]
-    pub fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
+        /// Sets the message.
+        with_message(message: impl Into<String>) { message = Some(message.into()) }
     }
 }
 
@@ -124,11 +118,9 @@ impl RequestOptions {
         Self::default()
     }
 
-    /// Sets the timeout of this request.
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
+    modelctx_types::__setters! {
+        /// Sets the timeout of this request.
+        timeout(timeout: Duration) { timeout = Some(timeout) }
     }
 
     /// Restarts the timeout on each progress update, up to `max_total`.
@@ -139,48 +131,26 @@ impl RequestOptions {
         self
     }
 
-    /// Sets a hard limit on the whole request.
-    #[must_use]
-    pub fn max_total_timeout(mut self, max_total: Duration) -> Self {
-        self.max_total_timeout = Some(max_total);
-        self
-    }
+    modelctx_types::__setters! {
+        /// Sets a hard limit on the whole request.
+        max_total_timeout(max_total: Duration) { max_total_timeout = Some(max_total) }
 
-    /// Receives progress updates (and attaches a progress token).
-    #[must_use]
-    pub fn on_progress(mut self, callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
-        self.on_progress = Some(Arc::new(callback));
-        self
-    }
+        /// Receives progress updates (and attaches a progress token).
+        on_progress(callback: impl Fn(Progress) + Send + Sync + 'static) { on_progress = Some(Arc::new(callback)) }
 
-    /// Attaches `_meta` entries.
-    #[must_use]
-    pub fn meta(mut self, meta: Meta) -> Self {
-        self.meta = Some(meta);
-        self
-    }
+        /// Attaches `_meta` entries.
+        meta(meta: Meta) { meta = Some(meta) }
 
-    /// Resumes an interrupted request from a transport's resumption token.
-    #[must_use]
-    pub fn resume_from(mut self, token: Arc<str>) -> Self {
-        self.resumption_token = Some(token);
-        self
-    }
+        /// Resumes an interrupted request from a transport's resumption token.
+        resume_from(token: Arc<str>) { resumption_token = Some(token) }
 
-    /// Sends the request under this id instead of one the session allocates (see
-    /// [`id`](Self::id)): the caller knows it before any answer comes.
-    #[must_use]
-    pub fn id(mut self, id: impl Into<RequestId>) -> Self {
-        self.id = Some(id.into());
-        self
-    }
+        /// Sends the request under this id instead of one the session allocates (see
+        /// [`id`](Self::id)): the caller knows it before any answer comes.
+        id(id: impl Into<RequestId>) { id = Some(id.into()) }
 
-    /// Mirrors the params key `key` into the request's `Mcp-Name` header (see
-    /// [`name_param`](Self::name_param)).
-    #[must_use]
-    pub fn name_param(mut self, key: &'static str) -> Self {
-        self.name_param = Some(key);
-        self
+        /// Mirrors the params key `key` into the request's `Mcp-Name` header (see
+        /// [`name_param`](Self::name_param)).
+        name_param(key: &'static str) { name_param = Some(key) }
     }
 }
 

@@ -95,41 +95,23 @@ impl TaskConfig {
         Self::default()
     }
 
-    /// Sets the retention of tasks whose requestor asked for none.
-    #[must_use]
-    pub fn default_ttl(mut self, ttl: Duration) -> Self {
-        self.default_ttl = ttl;
-        self
-    }
+    modelctx_types::__setters! {
+        /// Sets the retention of tasks whose requestor asked for none.
+        default_ttl(ttl: Duration) { default_ttl = ttl }
 
-    /// Sets the longest retention granted.
-    #[must_use]
-    pub fn max_ttl(mut self, ttl: Duration) -> Self {
-        self.max_ttl = ttl;
-        self
-    }
+        /// Sets the longest retention granted.
+        max_ttl(ttl: Duration) { max_ttl = ttl }
 
-    /// Sets the polling interval suggested to requestors.
-    #[must_use]
-    pub fn poll_interval(mut self, interval: Duration) -> Self {
-        self.poll_interval = interval;
-        self
-    }
+        /// Sets the polling interval suggested to requestors.
+        poll_interval(interval: Duration) { poll_interval = interval }
 
-    /// Sets how long a call that may become a task of the tasks extension runs before
-    /// it does.
-    #[must_use]
-    pub fn sync_window(mut self, window: Duration) -> Self {
-        self.sync_window = window;
-        self
-    }
+        /// Sets how long a call that may become a task of the tasks extension runs before
+        /// it does.
+        sync_window(window: Duration) { sync_window = window }
 
-    /// Sets how long the process running a task vouches for it in a shared store
-    /// without renewing (see [`TaskConfig::lease`]; from 30 ms to a day).
-    #[must_use]
-    pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = lease.clamp(MIN_LEASE, MAX_LEASE);
-        self
+        /// Sets how long the process running a task vouches for it in a shared store
+        /// without renewing (see [`TaskConfig::lease`]; from 30 ms to a day).
+        lease(lease: Duration) { lease = lease.clamp(MIN_LEASE, MAX_LEASE) }
     }
 
     /// The lease as used: within [`MIN_LEASE`, `MAX_LEASE`] whatever the field says.
@@ -137,11 +119,9 @@ impl TaskConfig {
         self.lease.clamp(MIN_LEASE, MAX_LEASE)
     }
 
-    /// Sets the number of tasks per `tasks/list` page.
-    #[must_use]
-    pub fn page_size(mut self, size: usize) -> Self {
-        self.page_size = size.max(1);
-        self
+    modelctx_types::__setters! {
+        /// Sets the number of tasks per `tasks/list` page.
+        page_size(size: usize) { page_size = size.max(1) }
     }
 }
 

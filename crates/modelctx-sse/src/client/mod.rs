@@ -86,12 +86,10 @@ impl SseClientBuilder {
         self
     }
 
-    /// Sends everything through `client` (its TLS, proxy and redirect policy). The
-    /// default client follows redirects only within the URL's origin.
-    #[must_use]
-    pub fn client(mut self, client: reqwest::Client) -> Self {
-        self.http = Some(client);
-        self
+    modelctx_types::__setters! {
+        /// Sends everything through `client` (its TLS, proxy and redirect policy). The
+        /// default client follows redirects only within the URL's origin.
+        client(client: reqwest::Client) { http = Some(client) }
     }
 
     /// Adds a header to the stream's GET and to every POST. A header of one meaning
@@ -111,37 +109,23 @@ impl SseClientBuilder {
         self.auth_shared(Arc::new(hook))
     }
 
-    /// [`auth`](Self::auth) with a hook shared with other transports.
-    #[must_use]
-    pub fn auth_shared(mut self, hook: Arc<dyn AuthHook>) -> Self {
-        self.auth = Some(hook);
-        self
-    }
+    modelctx_types::__setters! {
+        /// [`auth`](Self::auth) with a hook shared with other transports.
+        auth_shared(hook: Arc<dyn AuthHook>) { auth = Some(hook) }
 
-    /// How long [`connect`](Self::connect) waits for the stream and its `endpoint`
-    /// event (default 10 s).
-    #[must_use]
-    pub fn endpoint_timeout(mut self, timeout: Duration) -> Self {
-        self.endpoint_timeout = timeout;
-        self
-    }
+        /// How long [`connect`](Self::connect) waits for the stream and its `endpoint`
+        /// event (default 10 s).
+        endpoint_timeout(timeout: Duration) { endpoint_timeout = timeout }
 
-    /// The largest event accepted (default 16 MiB); a larger one ends the stream.
-    #[must_use]
-    pub fn max_event_bytes(mut self, max: usize) -> Self {
-        self.max_event_bytes = max;
-        self
-    }
+        /// The largest event accepted (default 16 MiB); a larger one ends the stream.
+        max_event_bytes(max: usize) { max_event_bytes = max }
 
-    /// The largest response body read whole (default 16 MiB): the body of a refused
-    /// POST, read for the JSON-RPC error it carries. The cap holds while the body
-    /// streams: a larger one is not read further, and the refusal is reported without
-    /// its detail. (The event stream is read event by event, each capped by
-    /// [`max_event_bytes`](Self::max_event_bytes).)
-    #[must_use]
-    pub fn max_body_bytes(mut self, max: usize) -> Self {
-        self.max_body_bytes = max;
-        self
+        /// The largest response body read whole (default 16 MiB): the body of a refused
+        /// POST, read for the JSON-RPC error it carries. The cap holds while the body
+        /// streams: a larger one is not read further, and the refusal is reported without
+        /// its detail. (The event stream is read event by event, each capped by
+        /// [`max_event_bytes`](Self::max_event_bytes).)
+        max_body_bytes(max: usize) { max_body_bytes = max }
     }
 
     /// Opens the event stream and waits (at most the

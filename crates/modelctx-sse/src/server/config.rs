@@ -121,11 +121,9 @@ impl SseServerConfig {
 
     modelctx_http::__protection_setters!();
 
-    /// Sets the session cap.
-    #[must_use]
-    pub fn max_sessions(mut self, max: usize) -> Self {
-        self.max_sessions = max;
-        self
+    modelctx_types::__setters! {
+        /// Sets the session cap.
+        max_sessions(max: usize) { max_sessions = max }
     }
 
     /// Sets the per-stream event queue and how long a sender may wait on it.
@@ -136,18 +134,12 @@ impl SseServerConfig {
         self
     }
 
-    /// Sets (or, with `None`, turns off) the handshake deadline (see
-    /// [`handshake_timeout`](Self::handshake_timeout)).
-    #[must_use]
-    pub fn handshake_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.handshake_timeout = timeout;
-        self
-    }
+    modelctx_types::__setters! {
+        /// Sets (or, with `None`, turns off) the handshake deadline (see
+        /// [`handshake_timeout`](Self::handshake_timeout)).
+        handshake_timeout(timeout: Option<Duration>) { handshake_timeout = timeout }
 
-    /// Sets (or, with `None`, turns off) the keep-alive comment.
-    #[must_use]
-    pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
-        self.keep_alive = every;
-        self
+        /// Sets (or, with `None`, turns off) the keep-alive comment.
+        keep_alive(every: Option<Duration>) { keep_alive = every }
     }
 }

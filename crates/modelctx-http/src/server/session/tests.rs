@@ -51,6 +51,17 @@ fn open(state: &SessionState, id: i64) -> (u64, oneshot::Receiver<()>) {
     }
 }
 
+/// Opens the SSE answer of request `id` and pushes the request on it: the signal of
+/// the request's being handled.
+async fn open_and_push(state: &SessionState, id: i64) -> oneshot::Receiver<()> {
+    let (stream, handled) = open(state, id);
+    state
+        .push(vec![request(id)], Some(stream), &Extensions::new())
+        .await
+        .unwrap();
+    handled
+}
+
 #[tokio::test]
 async fn the_routes_give_their_room_back_as_requests_end() {
     let (state, transport) = initialized_session();
@@ -77,11 +88,7 @@ async fn an_sse_head_waits_until_the_runtime_handled_the_post() {
 
     // Released when the runtime comes back for the next message (a handler that
     // is still running).
-    let (id, mut handled) = open(&state, 1);
-    state
-        .push(vec![request(1)], Some(id), &Extensions::new())
-        .await
-        .unwrap();
+    let mut handled = open_and_push(&state, 1).await;
     stream.recv().await.unwrap().unwrap();
     assert!(handled.try_recv().is_err(), "not yet handled");
     let next = stream.recv();
@@ -90,22 +97,14 @@ async fn an_sse_head_waits_until_the_runtime_handled_the_post() {
 
     // Released by the stream's first event (a transport user that answers before
     // asking for more).
-    let (id, mut handled) = open(&state, 2);
-    state
-        .push(vec![request(2)], Some(id), &Extensions::new())
-        .await
-        .unwrap();
+    let mut handled = open_and_push(&state, 2).await;
     stream.recv().await.unwrap().unwrap();
     assert!(handled.try_recv().is_err(), "not yet handled");
     sink.send(answer(2)).await.unwrap();
     assert!(handled.await.is_err(), "released by the answer");
 
     // Released when the session ends.
-    let (id, handled) = open(&state, 3);
-    state
-        .push(vec![request(3)], Some(id), &Extensions::new())
-        .await
-        .unwrap();
+    let handled = open_and_push(&state, 3).await;
     state.terminate();
     assert!(handled.await.is_err(), "released by the end");
 }

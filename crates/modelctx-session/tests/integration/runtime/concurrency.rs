@@ -6,16 +6,18 @@ use super::*;
 // Concurrency
 // ---------------------------------------------------------------------------------------
 
+/// A harness on a pre-initialized server session, its settings adjusted by `adjust`.
+fn pre_initialized_server(adjust: impl FnOnce(SessionConfig) -> SessionConfig) -> Harness {
+    Harness::new(adjust(SessionConfig::server().pre_initialized()))
+}
+
 #[tokio::test]
 async fn a_stuck_handler_delays_neither_ping_nor_other_requests() {
     let mut h = Harness::new(SessionConfig::server());
     h.serve_handshake().await;
 
     h.start_slow(1).await;
-    assert_eq!(
-        h.answer(2, "echo", json!({ "n": 2 })).await,
-        json!({ "n": 2 })
-    );
+    h.assert_echoed(2, json!({ "n": 2 })).await;
     h.ping_sync(3).await;
 
     h.release.notify_one();
@@ -24,11 +26,7 @@ async fn a_stuck_handler_delays_neither_ping_nor_other_requests() {
 
 #[tokio::test]
 async fn the_concurrency_bound_queues_requests_but_never_ping() {
-    let mut h = Harness::new(
-        SessionConfig::server()
-            .pre_initialized()
-            .max_concurrent_requests(1),
-    );
+    let mut h = pre_initialized_server(|config| config.max_concurrent_requests(1));
 
     h.start_slow(1).await;
     h.mock.request(2, "echo", json!({ "n": 2 })).await;
@@ -46,11 +44,7 @@ async fn the_concurrency_bound_queues_requests_but_never_ping() {
 
 #[tokio::test]
 async fn beyond_the_in_flight_bound_a_request_is_refused_at_once() {
-    let mut h = Harness::new(
-        SessionConfig::server()
-            .pre_initialized()
-            .max_requests_in_flight(2),
-    );
+    let mut h = pre_initialized_server(|config| config.max_requests_in_flight(2));
 
     h.start_slow(1).await;
     h.start_slow(2).await;
@@ -70,10 +64,7 @@ async fn beyond_the_in_flight_bound_a_request_is_refused_at_once() {
         [RequestId::from(1), RequestId::from(2)]
     );
     // Room again: the refused request, sent again, runs.
-    assert_eq!(
-        h.answer(3, "echo", json!({"again": 3})).await,
-        json!({"again": 3})
-    );
+    h.assert_echoed(3, json!({"again": 3})).await;
 }
 
 #[tokio::test]
@@ -110,10 +101,7 @@ async fn a_duplicate_inbound_id_in_flight_is_rejected() {
     h.release.notify_one();
     assert_eq!(h.mock.expect_result(1).await, json!({ "released": true }));
     // Once answered, the id may be used again.
-    assert_eq!(
-        h.answer(1, "echo", json!({ "again": true })).await,
-        json!({ "again": true })
-    );
+    h.assert_echoed(1, json!({ "again": true })).await;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -162,8 +150,5 @@ async fn inbound_cancellation_fires_the_token_and_suppresses_the_response() {
     h.mock
         .notify("notifications/cancelled", json!({ "requestId": 2 }))
         .await;
-    assert_eq!(
-        h.answer(5, "echo", json!({ "alive": true })).await,
-        json!({ "alive": true })
-    );
+    h.assert_echoed(5, json!({ "alive": true })).await;
 }

@@ -6,6 +6,19 @@ use super::*;
 // Close
 // ---------------------------------------------------------------------------------------
 
+/// The request `call` runs fails as closed within `prompt`.
+async fn expect_closed_within<T: std::fmt::Debug>(
+    prompt: Duration,
+    call: tokio::task::JoinHandle<Result<T, modelctx_session::SessionError>>,
+) {
+    let err = tokio::time::timeout(prompt, call)
+        .await
+        .expect("fails promptly")
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_closed(), "{err}");
+}
+
 #[tokio::test]
 async fn closing_fails_pending_requests_and_cancels_handlers() {
     let mut h = Harness::new(SessionConfig::server().pre_initialized());
@@ -20,18 +33,8 @@ async fn closing_fails_pending_requests_and_cancels_handlers() {
 
     h.mock.close().await;
     let prompt = Duration::from_secs(1);
-    let err = tokio::time::timeout(prompt, first)
-        .await
-        .expect("fails promptly")
-        .unwrap()
-        .unwrap_err();
-    assert!(err.is_closed(), "{err}");
-    let err = tokio::time::timeout(prompt, second)
-        .await
-        .expect("fails promptly")
-        .unwrap()
-        .unwrap_err();
-    assert!(err.is_closed(), "{err}");
+    expect_closed_within(prompt, first).await;
+    expect_closed_within(prompt, second).await;
     tokio::time::timeout(prompt, h.peer.closed())
         .await
         .expect("closed() resolves");

@@ -16,10 +16,7 @@ async fn a_panicking_handler_answers_internal_error_and_the_session_lives_on() {
     assert!(!err.message.contains("hunter2"), "{}", err.message);
     assert!(err.data.is_none());
 
-    assert_eq!(
-        h.answer(2, "echo", json!({ "after": "panic" })).await,
-        json!({ "after": "panic" })
-    );
+    h.assert_echoed(2, json!({ "after": "panic" })).await;
 }
 
 #[tokio::test]

@@ -165,10 +165,7 @@ async fn server_failed_initialize_may_be_retried() {
 
     // The retry is served, and the session then completes its handshake.
     h.serve_handshake().await;
-    assert_eq!(
-        h.answer(3, "echo", json!({ "ok": true })).await,
-        json!({ "ok": true })
-    );
+    h.assert_echoed(3, json!({ "ok": true })).await;
 }
 
 #[tokio::test]
@@ -253,8 +250,5 @@ async fn client_sends_initialize_once_then_initialized_then_anything() {
     assert_eq!(call.await.unwrap().unwrap(), json!({ "tools": [] }));
 
     // Inbound requests are now served.
-    assert_eq!(
-        h.answer(2, "echo", json!({ "y": 1 })).await,
-        json!({ "y": 1 })
-    );
+    h.assert_echoed(2, json!({ "y": 1 })).await;
 }

@@ -343,6 +343,11 @@ impl Harness {
         self.mock.expect_result(id).await
     }
 
+    /// Asserts that `echo` request `id` answers its own `params`.
+    async fn assert_echoed(&mut self, id: i64, params: Value) {
+        assert_eq!(self.answer(id, "echo", params.clone()).await, params);
+    }
+
     /// The mock sends request `id` and gets an error back for it: the error.
     async fn error_answer(&mut self, id: i64, method: &'static str, params: Value) -> ErrorData {
         self.mock.request(id, method, params).await;

@@ -40,6 +40,15 @@ async fn expect_timeout(mock: &mut MockPeer, call: RawCall) -> Duration {
     elapsed
 }
 
+/// A harness on a pre-initialized client session whose requests time out after `timeout`.
+fn client_timing_out_after(timeout: Duration) -> Harness {
+    Harness::new(
+        SessionConfig::client()
+            .pre_initialized()
+            .request_timeout(timeout),
+    )
+}
+
 fn assert_about(elapsed: Duration, expected: Duration) {
     assert!(
         elapsed >= expected && elapsed < expected + Duration::from_millis(20),
@@ -49,11 +58,7 @@ fn assert_about(elapsed: Duration, expected: Duration) {
 
 #[tokio::test(start_paused = true)]
 async fn the_session_default_timeout_applies_and_the_session_survives() {
-    let mut h = Harness::new(
-        SessionConfig::client()
-            .pre_initialized()
-            .request_timeout(Duration::from_millis(300)),
-    );
+    let mut h = client_timing_out_after(Duration::from_millis(300));
 
     let (call, req) = sent(&mut h, "slow", RequestOptions::new()).await;
     let elapsed = expect_timeout(&mut h.mock, call).await;
@@ -72,11 +77,7 @@ async fn the_session_default_timeout_applies_and_the_session_survives() {
 
 #[tokio::test(start_paused = true)]
 async fn a_per_request_timeout_overrides_the_default() {
-    let mut h = Harness::new(
-        SessionConfig::client()
-            .pre_initialized()
-            .request_timeout(Duration::from_millis(100)),
-    );
+    let mut h = client_timing_out_after(Duration::from_millis(100));
 
     // Longer than the default: still pending past 100 ms, answered at 400 ms.
     let t0 = Instant::now();
