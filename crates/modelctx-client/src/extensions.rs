@@ -161,13 +161,7 @@ pub struct NotificationBinding {
     pub(crate) handler: Arc<NotificationFn>,
 }
 
-impl fmt::Debug for NotificationBinding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("NotificationBinding")
-            .field("method", &self.method)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(NotificationBinding, |v| { method: &v.method, .. });
 
 impl NotificationBinding {
     /// Binds notification `N` to `handler`.

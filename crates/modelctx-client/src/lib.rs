@@ -84,7 +84,6 @@ mod validation;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -186,15 +185,12 @@ pub enum Round<T> {
     InputRequired(modelctx_types::InputRequiredResult),
 }
 
-impl fmt::Debug for ClientBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientBuilder")
-            .field("info", &self.info)
-            .field("capabilities", &self.capabilities)
-            .field("protocol_version", &self.protocol_version)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(ClientBuilder, |v| {
+    info: &v.info,
+    capabilities: &v.capabilities,
+    protocol_version: &v.protocol_version,
+    ..
+});
 
 impl ClientBuilder {
     /// Sets the human-readable title.
@@ -692,14 +688,10 @@ struct Inner {
     _list_changes: Option<subscriptions::ListWatch>,
 }
 
-impl fmt::Debug for Client {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Client")
-            .field("server", &self.inner.init.server_info)
-            .field("protocol_version", &self.inner.init.protocol_version)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(Client, |v| {
+    server: &v.inner.init.server_info,
+    protocol_version: &v.inner.init.protocol_version,
+});
 
 impl Client {
     /// Starts describing a client with this name and version.

@@ -416,30 +416,22 @@ impl std::fmt::Debug for Names<'_> {
     }
 }
 
-impl std::fmt::Debug for StdioServer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StdioServer")
-            .field("command", &self.command)
-            .field("args", &self.args)
-            .field("env", &Names(&self.env))
-            .field("cwd", &self.cwd)
-            .field("mode", &self.mode)
-            .field("probe_timeout", &self.probe_timeout)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(StdioServer, |v| {
+    command: &v.command,
+    args: &v.args,
+    env: &Names(&v.env),
+    cwd: &v.cwd,
+    mode: &v.mode,
+    probe_timeout: &v.probe_timeout,
+});
 
-impl std::fmt::Debug for HttpServer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpServer")
-            .field("url", &self.url)
-            .field("headers", &Names(&self.headers))
-            .field("transport", &self.transport)
-            .field("mode", &self.mode)
-            .field("probe_timeout", &self.probe_timeout)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(HttpServer, |v| {
+    url: &v.url,
+    headers: &Names(&v.headers),
+    transport: &v.transport,
+    mode: &v.mode,
+    probe_timeout: &v.probe_timeout,
+});
 
 #[cfg(test)]
 mod tests {

@@ -40,16 +40,13 @@ pub struct ConnectOptions {
 #[cfg(feature = "rustls")]
 type Certificate = modelctx_http::tls::rustls::pki_types::CertificateDer<'static>;
 
-impl fmt::Debug for ConnectOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConnectOptions")
-            .field("auth", &self.auth.is_some())
-            .field("stderr", &self.stderr.is_some())
-            .field("timeout", &self.timeout)
-            .field("reconnect", &self.reconnect)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(ConnectOptions, |v| {
+    auth: &v.auth.is_some(),
+    stderr: &v.stderr.is_some(),
+    timeout: &v.timeout,
+    reconnect: &v.reconnect,
+    ..
+});
 
 impl ConnectOptions {
     /// No auth hook, the child's stderr inherited, no time limit beyond the client's

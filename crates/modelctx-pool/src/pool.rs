@@ -48,14 +48,11 @@ pub struct ClientPoolBuilder {
     shared: ConnectOptions,
 }
 
-impl fmt::Debug for ClientPoolBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientPoolBuilder")
-            .field("separator", &self.separator)
-            .field("timeout", &self.timeout)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(ClientPoolBuilder, |v| {
+    separator: &v.separator,
+    timeout: &v.timeout,
+    ..
+});
 
 impl ClientPoolBuilder {
     modelctx_types::__setters! {
@@ -268,14 +265,7 @@ pub struct ClientPool {
     separator: String,
 }
 
-impl fmt::Debug for ClientPool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientPool")
-            .field("health", &self.health())
-            .field("separator", &self.separator)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(ClientPool, |v| { health: &v.health(), separator: &v.separator });
 
 impl ClientPool {
     /// A builder with the defaults.

@@ -4,7 +4,6 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -87,13 +86,7 @@ pub struct ServerBuilder {
     notification_layers: Vec<middleware::Wrap<McpNotification, ()>>,
 }
 
-impl fmt::Debug for ServerBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServerBuilder")
-            .field("info", &self.info)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(ServerBuilder, |v| { info: &v.info, .. });
 
 impl ServerBuilder {
     /// How many items a list page holds unless [`ServerBuilder::page_size`] says

@@ -74,13 +74,7 @@ pub struct WeakServer {
     pub(crate) inner: Weak<Inner>,
 }
 
-impl fmt::Debug for WeakServer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WeakServer")
-            .field("alive", &(self.inner.strong_count() > 0))
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(WeakServer, |v| { alive: &(v.inner.strong_count() > 0) });
 
 /// What every session of one server shares: built once by the builder, read by the
 /// service, the request contexts and the answers served from the registries.

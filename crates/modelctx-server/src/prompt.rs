@@ -2,7 +2,6 @@
 //! before the function runs.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -101,13 +100,7 @@ pub struct PromptDef {
     pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
-impl fmt::Debug for PromptDef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PromptDef")
-            .field("prompt", &self.prompt)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(PromptDef, |v| { prompt: &v.prompt, .. });
 
 impl PromptDef {
     /// A prompt named `name`, filled in by `f` from arguments of type `T`. Needs

@@ -94,13 +94,7 @@ pub(crate) struct Escalating {
     pub(crate) cancelled: CancellationToken,
 }
 
-impl std::fmt::Debug for Context {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Context")
-            .field("request", &self.request)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(Context, |v| { request: &v.request, .. });
 
 impl Context {
     pub(crate) fn new(

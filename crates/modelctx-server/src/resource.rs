@@ -2,7 +2,6 @@
 //! variables reach the function as typed arguments.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -117,13 +116,7 @@ pub struct ResourceDef {
     pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
-impl fmt::Debug for ResourceDef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourceDef")
-            .field("resource", &self.resource)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(ResourceDef, |v| { resource: &v.resource, .. });
 
 impl ResourceDef {
     /// The resource at `uri`, called `name`, read by `f`.
@@ -245,13 +238,7 @@ pub struct TemplateDef {
     pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
-impl fmt::Debug for TemplateDef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TemplateDef")
-            .field("template", &self.template)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(TemplateDef, |v| { template: &v.template, .. });
 
 impl TemplateDef {
     /// The template `uri_template` (RFC 6570), called `name`, read by `f`. Needs

@@ -58,15 +58,12 @@ pub(crate) struct SessionState {
     shared: OnceLock<Arc<dyn SharedSession>>,
 }
 
-impl std::fmt::Debug for SessionState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionState")
-            .field("info", &self.info.get())
-            .field("protocol_version", &self.protocol_version.get())
-            .field("shared", &self.shared.get().is_some())
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(SessionState, |v| {
+    info: &v.info.get(),
+    protocol_version: &v.protocol_version.get(),
+    shared: &v.shared.get().is_some(),
+    ..
+});
 
 impl SessionState {
     /// Shares the session's state through `shared`: continues from its restored state

@@ -6,7 +6,6 @@
 //! a JSON-RPC error with its elicitations intact. Output is checked against the output
 //! schema (not for `isError`).
 
-use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -73,13 +72,7 @@ pub struct ToolDef {
     pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
-impl fmt::Debug for ToolDef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ToolDef")
-            .field("tool", &self.tool)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(ToolDef, |v| { tool: &v.tool, .. });
 
 impl ToolDef {
     /// A tool named `name` running `f` on arguments of type `A`, whose JSON Schema

@@ -127,13 +127,7 @@ impl HandlerLimit {
     }
 }
 
-impl std::fmt::Debug for HandlerLimit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HandlerLimit")
-            .field("available", &self.available())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(HandlerLimit, |v| { available: &v.available() });
 
 /// How a session behaves.
 #[derive(Debug, Clone)]

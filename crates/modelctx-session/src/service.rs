@@ -13,7 +13,6 @@
 //! (no slot, params rebuilt by an MRTR retry, params that do not decode) is decoded whole,
 //! so outcomes and error messages are `parse_params`'s.
 
-use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -154,15 +153,11 @@ pub struct RequestContext {
     embedded: bool,
 }
 
-impl fmt::Debug for RequestContext {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestContext")
-            .field("id", &self.id)
-            .field("meta", &self.meta())
-            .field("cancelled", &self.cancellation.is_cancelled())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(RequestContext, |v| {
+    id: &v.id,
+    meta: &v.meta(),
+    cancelled: &v.cancellation.is_cancelled(),
+});
 
 impl RequestContext {
     pub(crate) fn new(
@@ -396,13 +391,7 @@ pub struct ProgressReporter {
     peer: Peer,
 }
 
-impl fmt::Debug for ProgressReporter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProgressReporter")
-            .field("token", &self.token)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(ProgressReporter, |v| { token: &v.token });
 
 impl ProgressReporter {
     /// Reports progress; see [`RequestContext::report_progress`].

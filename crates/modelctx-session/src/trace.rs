@@ -124,13 +124,7 @@ pub(crate) struct RequestTrace {
     metric: otel::Operation,
 }
 
-impl std::fmt::Debug for RequestTrace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestTrace")
-            .field("wanted", &self.wanted)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(RequestTrace, |v| { wanted: &v.wanted, .. });
 
 impl RequestTrace {
     /// The span of a request (`mcp.request`), a child of its session's span, which the

@@ -395,14 +395,7 @@ struct HandleInner {
     term: Duration,
 }
 
-impl fmt::Debug for ChildHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ChildHandle")
-            .field("pid", &self.inner.pid)
-            .field("status", &self.try_status())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(ChildHandle, |v| { pid: &v.inner.pid, status: &v.try_status() });
 
 #[derive(Debug, Clone, Copy)]
 enum Signal {

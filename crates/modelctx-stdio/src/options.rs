@@ -130,17 +130,13 @@ impl Default for StdioOptions {
     }
 }
 
-impl fmt::Debug for StdioOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StdioOptions")
-            .field("max_line", &self.max_line)
-            .field("queue", &self.queue)
-            .field("close_timeout", &self.close_timeout)
-            .field("write_timeout", &self.write_timeout)
-            .field("on_diagnostic", &self.on_diagnostic.is_some())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(StdioOptions, |v| {
+    max_line: &v.max_line,
+    queue: &v.queue,
+    close_timeout: &v.close_timeout,
+    write_timeout: &v.write_timeout,
+    on_diagnostic: &v.on_diagnostic.is_some(),
+});
 
 /// Something the receiving side of a stdio transport noticed about its input.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -88,14 +88,7 @@ impl StdioTransport {
     }
 }
 
-impl fmt::Debug for StdioTransport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StdioTransport")
-            .field("sink", &self.sink)
-            .field("stream", &self.stream)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(StdioTransport, |v| { sink: &v.sink, stream: &v.stream });
 
 impl Transport for StdioTransport {
     type Sink = StdioSink;
@@ -450,15 +443,11 @@ async fn read_unless_stalled(
     }
 }
 
-impl fmt::Debug for StdioStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StdioStream")
-            .field("done", &self.done)
-            .field("buffered", &self.decoder.remainder().len())
-            .field("options", &self.options)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(StdioStream, |v| {
+    done: &v.done,
+    buffered: &v.decoder.remainder().len(),
+    options: &v.options,
+});
 
 impl MessageStream for StdioStream {
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<TransportMessage, TransportError>>> {

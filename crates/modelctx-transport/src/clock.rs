@@ -1,7 +1,6 @@
 //! Holding an outbound request's timeout while it waits on something that is not the
 //! peer: a user at an authorization server, say.
 
-use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Weak};
 
@@ -25,13 +24,7 @@ pub struct RequestClock {
     id: RequestId,
 }
 
-impl fmt::Debug for RequestClock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestClock")
-            .field("id", &self.id)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(RequestClock, |v| { id: &v.id });
 
 impl RequestClock {
     /// Request `id`'s timeout in `clocks`.

@@ -1,6 +1,5 @@
 //! What a transport tells the session that runs over it.
 
-use std::fmt;
 use std::sync::Arc;
 
 /// What a transport tells the session that runs over it, read as the session starts
@@ -110,16 +109,12 @@ impl Default for TransportInfo {
     }
 }
 
-impl fmt::Debug for TransportInfo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TransportInfo")
-            .field("kind", &self.kind)
-            .field("session_id", &self.session_id)
-            .field("shared_session", &self.shared_session.is_some())
-            .field("request_id_prefix", &self.request_id_prefix)
-            .field("starts_initialized", &self.starts_initialized)
-            .field("allows_outbound_requests", &self.allows_outbound_requests)
-            .field("sessionless", &self.sessionless)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(TransportInfo, |v| {
+    kind: &v.kind,
+    session_id: &v.session_id,
+    shared_session: &v.shared_session.is_some(),
+    request_id_prefix: &v.request_id_prefix,
+    starts_initialized: &v.starts_initialized,
+    allows_outbound_requests: &v.allows_outbound_requests,
+    sessionless: &v.sessionless,
+});

@@ -70,7 +70,6 @@ mod reconnect;
 mod replay;
 
 use std::cell::Cell;
-use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -287,14 +286,10 @@ pub struct DirectSlot {
     holding: AtomicBool,
 }
 
-impl fmt::Debug for DirectSlot {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DirectSlot")
-            .field("offered", &self.receiver.get().is_some())
-            .field("queued", &self.queued.load(Ordering::Relaxed))
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(DirectSlot, |v| {
+    offered: &v.receiver.get().is_some(),
+    queued: &v.queued.load(Ordering::Relaxed),
+});
 
 impl DirectSlot {
     /// Keeps the receiver's entry (weakly: the receiver holds the transport's sink);

@@ -255,14 +255,11 @@ pub struct StreamableHttpClientBuilder {
     roots: TlsRoots,
 }
 
-impl fmt::Debug for StreamableHttpClientBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StreamableHttpClientBuilder")
-            .field("url", &self.url)
-            .field("standalone", &self.standalone)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(StreamableHttpClientBuilder, |v| {
+    url: &v.url,
+    standalone: &v.standalone,
+    ..
+});
 
 impl StreamableHttpClientBuilder {
     modelctx_types::__setters! {
@@ -519,13 +516,7 @@ pub struct StreamableHttpClientTransport {
     closed: CancellationToken,
 }
 
-impl fmt::Debug for StreamableHttpClientTransport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StreamableHttpClientTransport")
-            .field("url", &self.inner.url)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(StreamableHttpClientTransport, |v| { url: &v.inner.url, .. });
 
 impl StreamableHttpClientTransport {
     /// A transport to `url` with default settings.
@@ -569,14 +560,10 @@ pub struct HttpClientHandle {
     inner: Arc<ClientInner>,
 }
 
-impl fmt::Debug for HttpClientHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HttpClientHandle")
-            .field("session_id", &self.session_id())
-            .field("protocol_version", &self.protocol_version())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(HttpClientHandle, |v| {
+    session_id: &v.session_id(),
+    protocol_version: &v.protocol_version(),
+});
 
 impl HttpClientHandle {
     /// The `Mcp-Session-Id` the server issued, while the session lives.

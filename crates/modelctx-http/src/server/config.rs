@@ -1,6 +1,5 @@
 //! Server settings, the Origin/Host checks and the CORS helper.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -126,22 +125,19 @@ pub struct StreamableHttpServerConfig {
     pub(crate) handshake_era: bool,
 }
 
-impl fmt::Debug for StreamableHttpServerConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StreamableHttpServerConfig")
-            .field("stateful", &self.stateful)
-            .field("json_response", &self.json_response)
-            .field("event_store", &self.event_store.is_some())
-            .field("origins", &self.origins)
-            .field("hosts", &self.hosts)
-            .field("max_body_bytes", &self.max_body_bytes)
-            .field("session_idle_timeout", &self.session_idle_timeout)
-            .field("max_sessions", &self.max_sessions)
-            .field("session_registry", &self.session_registry.is_some())
-            .field("session_rate_limit", &self.session_rate_limit)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(StreamableHttpServerConfig, |v| {
+    stateful: &v.stateful,
+    json_response: &v.json_response,
+    event_store: &v.event_store.is_some(),
+    origins: &v.origins,
+    hosts: &v.hosts,
+    max_body_bytes: &v.max_body_bytes,
+    session_idle_timeout: &v.session_idle_timeout,
+    max_sessions: &v.max_sessions,
+    session_registry: &v.session_registry.is_some(),
+    session_rate_limit: &v.session_rate_limit,
+    ..
+});
 
 impl Default for StreamableHttpServerConfig {
     fn default() -> Self {

@@ -18,7 +18,6 @@
 //! session registry.
 
 use std::convert::Infallible;
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -67,14 +66,10 @@ pub struct StreamableHttpService {
     pub(super) inner: Arc<Inner>,
 }
 
-impl fmt::Debug for StreamableHttpService {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StreamableHttpService")
-            .field("config", &self.inner.config)
-            .field("sessions", &self.session_count())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(StreamableHttpService, |v| {
+    config: &v.inner.config,
+    sessions: &v.session_count(),
+});
 
 impl StreamableHttpService {
     /// A service with the default settings (stateful, SSE answers, resumable, Origin

@@ -212,12 +212,7 @@ pub struct InMemoryCredentialStore {
     entries: Mutex<HashMap<CredentialKey, StoredCredentials>>,
 }
 
-impl fmt::Debug for InMemoryCredentialStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("InMemoryCredentialStore")
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(InMemoryCredentialStore, |_v| { .. });
 
 impl InMemoryCredentialStore {
     /// An empty store.

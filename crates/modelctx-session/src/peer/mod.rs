@@ -154,20 +154,16 @@ impl RequestOptions {
     }
 }
 
-impl fmt::Debug for RequestOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestOptions")
-            .field("timeout", &self.timeout)
-            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
-            .field("max_total_timeout", &self.max_total_timeout)
-            .field("on_progress", &self.on_progress.is_some())
-            .field("meta", &self.meta)
-            .field("resumption_token", &self.resumption_token)
-            .field("id", &self.id)
-            .field("name_param", &self.name_param)
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(RequestOptions, |v| {
+    timeout: &v.timeout,
+    reset_timeout_on_progress: &v.reset_timeout_on_progress,
+    max_total_timeout: &v.max_total_timeout,
+    on_progress: &v.on_progress.is_some(),
+    meta: &v.meta,
+    resumption_token: &v.resumption_token,
+    id: &v.id,
+    name_param: &v.name_param,
+});
 
 /// A handle on one session: sends requests and notifications to the peer.
 ///
@@ -194,15 +190,11 @@ pub struct Peer {
     pub(crate) over_travels: bool,
 }
 
-impl fmt::Debug for Peer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Peer")
-            .field("role", &self.shared.role)
-            .field("related", &self.related)
-            .field("closed", &self.is_closed())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(Peer, |v| {
+    role: &v.shared.role,
+    related: &v.related,
+    closed: &v.is_closed(),
+});
 
 impl Peer {
     /// The role this session plays.

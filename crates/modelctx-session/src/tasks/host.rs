@@ -187,14 +187,11 @@ pub struct TaskHost {
     changes: tokio::sync::broadcast::Sender<String>,
 }
 
-impl fmt::Debug for TaskHost {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TaskHost")
-            .field("config", &self.config)
-            .field("running", &self.lock_live().len())
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(TaskHost, |v| {
+    config: &v.config,
+    running: &v.lock_live().len(),
+    ..
+});
 
 /// The four methods a task host answers.
 pub const TASK_METHODS: [&str; 4] = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];

@@ -41,13 +41,7 @@ pub struct FallbackClientBuilder {
     sse: SseClientBuilder,
 }
 
-impl fmt::Debug for FallbackClientBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FallbackClientBuilder")
-            .field("sse", &self.sse)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(FallbackClientBuilder, |v| { sse: &v.sse, .. });
 
 impl FallbackClientBuilder {
     /// Sends everything through `client`.
@@ -180,14 +174,10 @@ pub struct FallbackClientTransport {
     shared: Arc<Shared>,
 }
 
-impl fmt::Debug for FallbackClientTransport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FallbackClientTransport")
-            .field("http", &self.http)
-            .field("active", &self.shared.active())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(FallbackClientTransport, |v| {
+    http: &v.http,
+    active: &v.shared.active(),
+});
 
 impl FallbackClientTransport {
     /// A transport to `url` with default settings.
@@ -218,13 +208,7 @@ pub struct FallbackHandle {
     shared: Arc<Shared>,
 }
 
-impl fmt::Debug for FallbackHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FallbackHandle")
-            .field("active", &self.active())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(FallbackHandle, |v| { active: &v.active() });
 
 impl FallbackHandle {
     /// The transport in use: `None` until the server answered `initialize` or any
@@ -307,13 +291,7 @@ pub struct FallbackStream {
     shared: Arc<Shared>,
 }
 
-impl fmt::Debug for FallbackStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FallbackStream")
-            .field("active", &self.shared.active())
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(FallbackStream, |v| { active: &v.shared.active(), .. });
 
 /// The statuses that send a client to the legacy transport.
 fn refused_streamable(status: Option<StatusCode>) -> bool {

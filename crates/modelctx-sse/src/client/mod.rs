@@ -49,14 +49,11 @@ pub struct SseClientBuilder {
     roots: modelctx_http::TlsRoots,
 }
 
-impl fmt::Debug for SseClientBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SseClientBuilder")
-            .field("url", &self.url)
-            .field("endpoint_timeout", &self.endpoint_timeout)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(SseClientBuilder, |v| {
+    url: &v.url,
+    endpoint_timeout: &v.endpoint_timeout,
+    ..
+});
 
 impl SseClientBuilder {
     fn new(url: &str) -> Self {
@@ -414,13 +411,10 @@ pub struct SseClientTransport {
     closed: CancellationToken,
 }
 
-impl fmt::Debug for SseClientTransport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SseClientTransport")
-            .field("endpoint", &self.inner.endpoint.as_str())
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(SseClientTransport, |v| {
+    endpoint: &v.inner.endpoint.as_str(),
+    ..
+});
 
 impl SseClientTransport {
     /// Connects to the event stream at `url` with default settings.
@@ -464,13 +458,7 @@ pub struct SseClientSink {
     inner: Arc<ClientInner>,
 }
 
-impl fmt::Debug for SseClientSink {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SseClientSink")
-            .field("endpoint", &self.inner.endpoint.as_str())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(SseClientSink, |v| { endpoint: &v.inner.endpoint.as_str() });
 
 impl MessageSink for SseClientSink {
     fn send(&self, message: TransportMessage) -> BoxFuture<'_, Result<(), TransportError>> {

@@ -1,6 +1,5 @@
 //! Server settings.
 
-use std::fmt;
 use std::time::Duration;
 
 use modelctx_http::{ErrorCallback, HostPolicy, OriginPolicy, StreamableHttpServerConfig};
@@ -56,20 +55,17 @@ pub struct SseServerConfig {
     pub handshake_timeout: Option<Duration>,
 }
 
-impl fmt::Debug for SseServerConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SseServerConfig")
-            .field("sse_path", &self.sse_path)
-            .field("message_path", &self.message_path)
-            .field("origins", &self.origins)
-            .field("hosts", &self.hosts)
-            .field("max_body_bytes", &self.max_body_bytes)
-            .field("max_sessions", &self.max_sessions)
-            .field("keep_alive", &self.keep_alive)
-            .field("handshake_timeout", &self.handshake_timeout)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(SseServerConfig, |v| {
+    sse_path: &v.sse_path,
+    message_path: &v.message_path,
+    origins: &v.origins,
+    hosts: &v.hosts,
+    max_body_bytes: &v.max_body_bytes,
+    max_sessions: &v.max_sessions,
+    keep_alive: &v.keep_alive,
+    handshake_timeout: &v.handshake_timeout,
+    ..
+});
 
 impl Default for SseServerConfig {
     fn default() -> Self {

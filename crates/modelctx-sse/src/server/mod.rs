@@ -25,7 +25,6 @@ mod handshake;
 mod transport;
 
 use std::collections::HashMap;
-use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
@@ -76,14 +75,10 @@ pub(crate) struct Inner {
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
 }
 
-impl fmt::Debug for SseService {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SseService")
-            .field("config", &self.inner.config)
-            .field("sessions", &self.session_count())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(SseService, |v| {
+    config: &v.inner.config,
+    sessions: &v.session_count(),
+});
 
 impl SseService {
     /// A service with the default settings.

@@ -51,13 +51,7 @@ pub struct SseServerTransport {
     pub(crate) stream: SseServerStream,
 }
 
-impl fmt::Debug for SseServerTransport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SseServerTransport")
-            .field("session_id", &self.sink.id)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(SseServerTransport, |v| { session_id: &v.sink.id, .. });
 
 impl SseServerTransport {
     /// The session id the `endpoint` event carries.
@@ -90,13 +84,7 @@ pub struct SseServerSink {
     pub(crate) handshake: Arc<Handshake>,
 }
 
-impl fmt::Debug for SseServerSink {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SseServerSink")
-            .field("session_id", &self.id)
-            .finish_non_exhaustive()
-    }
-}
+modelctx_types::__debug_shows!(SseServerSink, |v| { session_id: &v.id, .. });
 
 impl SseServerSink {
     fn sender(&self) -> Option<mpsc::Sender<Bytes>> {

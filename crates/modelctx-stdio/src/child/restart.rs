@@ -627,14 +627,10 @@ pub struct RestartHandle {
     shared: Arc<Shared>,
 }
 
-impl fmt::Debug for RestartHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RestartHandle")
-            .field("restarts", &self.restarts())
-            .field("state", &*self.shared.connection.borrow())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(RestartHandle, |v| {
+    restarts: &v.restarts(),
+    state: &*v.shared.connection.borrow(),
+});
 
 impl RestartHandle {
     /// The running child, if one runs (not while it is being replaced, nor after the

@@ -25,14 +25,10 @@ pub struct HttpServerTransport {
     pub(crate) stateless_era: bool,
 }
 
-impl fmt::Debug for HttpServerTransport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HttpServerTransport")
-            .field("session_id", &self.session_id())
-            .field("stateless", &self.is_stateless())
-            .finish()
-    }
-}
+modelctx_types::__debug_shows!(HttpServerTransport, |v| {
+    session_id: &v.session_id(),
+    stateless: &v.is_stateless(),
+});
 
 impl HttpServerTransport {
     /// The `Mcp-Session-Id` of this session (`None` in session-less mode).
