@@ -24,11 +24,8 @@ async fn serve_protected() -> String {
     let as_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let mcp_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let (mcp_listener, mcp) = crate::mcp_listener("http").await;
     let issuer = format!("http://{}", as_listener.local_addr().expect("addr"));
-    let mcp = format!("http://{}/mcp", mcp_listener.local_addr().expect("addr"));
     let users = |login: &Login<'_>| (login.password == "pw").then(|| login.username.to_owned());
     let auth = AuthorizationServer::new(
         AuthorizationServerConfig::new(&issuer, &mcp).scopes_supported(["mcp:tools"]),
@@ -176,10 +173,7 @@ async fn serve_https() -> (String, std::path::PathBuf) {
     let ca_file = dir.join("ca.pem");
     std::fs::write(&ca_file, &ca.ca_pem).expect("write the CA");
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("https://{}/mcp", listener.local_addr().expect("addr"));
+    let (listener, url) = crate::mcp_listener("https").await;
     let server = server("cli-test-https");
     let service = StreamableHttpService::new(move |transport| {
         server.serve(transport);
@@ -201,12 +195,7 @@ pub(crate) async fn https_with_a_ca_given_by_flag_or_env() {
         &[],
     )
     .await;
-    assert_eq!(
-        (run.code, run.stdout.as_str()),
-        (0, "secure\n"),
-        "{}",
-        run.stderr
-    );
+    run.assert_printed("secure\n");
     let run = modelctx_with_env(
         &["list", "tools", "--json", &url],
         &[],
