@@ -642,22 +642,12 @@ async fn the_authorization_code_flow_reaches_a_handler_and_reconnects(connect: C
             .expect("connected")
     };
     let client = connect_client().await;
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
-    let who = serde_json::to_value(&who).unwrap();
-    assert_eq!(who["content"][0]["text"], "alice");
+    assert_eq!(whoami(&client).await, "alice");
     assert_eq!(alice.asked.load(Ordering::SeqCst), 1, "challenged once");
     drop(client);
     // Reconnecting uses the token it has: no second authorization.
     let client = connect_client().await;
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
-    assert_eq!(
-        serde_json::to_value(&who).unwrap()["content"][0]["text"],
-        "alice"
-    );
+    assert_eq!(whoami(&client).await, "alice");
     assert_eq!(alice.asked.load(Ordering::SeqCst), 1);
 }
 
@@ -703,13 +693,7 @@ async fn identity_assertions_are_advertised_and_exchanged_for_tokens(connect: Co
     )
     .await
     .expect("connected with the assertion's token");
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
-    assert_eq!(
-        serde_json::to_value(&who).unwrap()["content"][0]["text"],
-        "employee-7"
-    );
+    assert_eq!(whoami(&client).await, "employee-7");
 
     // Refused: a replayed assertion, another client's, an untrusted signer's.
     let present = |assertion: String| {
@@ -861,4 +845,13 @@ async fn registration_echoes_the_client_metadata(connect: Connector) {
     assert!(body["client_id"].is_string());
     assert!(body["client_secret"].is_string());
     assert_eq!(body["client_secret_expires_at"], 0);
+}
+
+/// Calls the `whoami` tool and returns the text it answers with: the user the token
+/// names.
+async fn whoami(client: &Client) -> Value {
+    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
+        .await
+        .unwrap();
+    serde_json::to_value(&who).unwrap()["content"][0]["text"].take()
 }
