@@ -13,13 +13,21 @@ use crate::serve_http;
 use crate::server;
 use crate::{BIN, WAIT, modelctx, modelctx_with_env};
 
+/// The subject of the verified caller that reached the tool (`?` when the token names
+/// none).
+fn subject_of(cx: &Context) -> Result<String, &'static str> {
+    let caller = cx.extensions().get::<modelctx_oauth::AuthInfo>();
+    let subject = caller.ok_or("no verified caller")?.subject.clone();
+    Ok(subject.unwrap_or_else(|| "?".to_owned()))
+}
+
 /// A server behind the OAuth resource server, with the bundled authorization server
 /// (users: any name, password `pw`). Returns the MCP URL.
 async fn serve_protected() -> String {
     use modelctx::types::{JsonObject, Tool};
     use modelctx_oauth::{
-        AuthInfo, AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login,
-        ResourceServer, ResourceServerConfig,
+        AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login, ResourceServer,
+        ResourceServerConfig,
     };
     let as_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -43,14 +51,7 @@ async fn serve_protected() -> String {
     let whoami = ToolDef::with_schema(
         Tool::without_arguments("whoami"),
         |_: JsonObject, cx: Context| async move {
-            let caller = cx
-                .extensions()
-                .get::<AuthInfo>()
-                .ok_or("no verified caller")?;
-            Ok::<_, String>(format!(
-                "you are {}",
-                caller.subject.as_deref().unwrap_or("?")
-            ))
+            Ok::<_, String>(format!("you are {}", subject_of(&cx)?))
         },
     );
     let server = Server::builder("cli-test-oauth", "1.0.0")
