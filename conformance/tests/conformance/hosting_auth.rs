@@ -169,16 +169,19 @@ pub(crate) fn key_pem() -> String {
 }
 
 /// `whoami` answers with the verified caller; `admin` needs scope `mcp:admin`.
+/// The subject of the verified caller that reached the tool (empty when the token
+/// names none).
+fn verified_subject(cx: &Context) -> Result<String, String> {
+    match cx.extensions().get::<AuthInfo>() {
+        Some(who) => Ok(who.subject.clone().unwrap_or_default()),
+        None => Err("no caller reached the handler".to_owned()),
+    }
+}
+
 fn server(version: SpecVersion) -> Server {
     let whoami = ToolDef::with_schema(
         Tool::without_arguments("whoami"),
-        |_: JsonObject, cx: Context| async move {
-            let who = cx
-                .extensions()
-                .get::<AuthInfo>()
-                .ok_or("no caller reached the handler")?;
-            Ok::<_, String>(who.subject.clone().unwrap_or_default())
-        },
+        |_: JsonObject, cx: Context| async move { verified_subject(&cx) },
     );
     let admin = ToolDef::with_schema(Tool::without_arguments("admin"), |_: JsonObject, _| async {
         Ok::<_, String>("done")
@@ -402,13 +405,8 @@ pub(crate) fn param(url: &str, name: &str) -> Option<String> {
 /// Registers `svc`, the confidential client whose client-credentials tokens the checks
 /// use.
 pub(crate) async fn register_service_client(auth: &AuthorizationServer) {
-    auth.register_client(RegisteredClient::confidential(
-        "svc",
-        "svc-secret",
-        Vec::<String>::new(),
-    ))
-    .await
-    .unwrap();
+    let service = RegisteredClient::confidential("svc", "svc-secret", Vec::<String>::new());
+    auth.register_client(service).await.unwrap();
 }
 
 /// A client-credentials token `svc` gets from `issuer` for `resource` with `scope`.

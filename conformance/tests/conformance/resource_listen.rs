@@ -85,11 +85,9 @@ fn listening_script(listening: Listening) -> crate::support::Script {
         let listening = listening.clone();
         Box::pin(async move {
             use modelctx::types::{JsonRpcMessage, JsonRpcNotification, JsonRpcResultResponse};
-            let params: Value = request
-                .params
-                .as_deref()
-                .and_then(|p| serde_json::from_str(p.get()).ok())
-                .unwrap_or_default();
+            let params: Value = request.params.as_deref().map_or(Value::Null, |p| {
+                serde_json::from_str(p.get()).unwrap_or_default()
+            });
             if request.method != "subscriptions/listen" {
                 let answer = json!({"resultType": "complete", "content": [], "tools": []});
                 let reply = JsonRpcResultResponse::new(request.id, to_raw(&answer).unwrap());
