@@ -351,14 +351,14 @@ async fn duplicate_prompts_are_refused(connector: Connector) {
 }
 
 async fn prompt_lists_page_with_cursors(connector: Connector) {
+    let prompt = |i: usize| {
+        PromptDef::new(format!("p{i}"), |_: NoArgs, _cx: Context| async move {
+            Ok::<_, String>("x".to_owned())
+        })
+    };
     let mut builder = Server::builder("prompts", "1.0.0").page_size(3);
     for i in 0..7 {
-        builder = builder
-            .prompt(PromptDef::new(
-                format!("p{i}"),
-                |_: NoArgs, _cx: Context| async move { Ok::<_, String>("x".to_owned()) },
-            ))
-            .unwrap();
+        builder = builder.prompt(prompt(i)).unwrap();
     }
     let pair = connect_to(&connector, &builder.build()).await;
     let page = |cursor| pair.client.list_prompts(cursor);

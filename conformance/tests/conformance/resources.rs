@@ -296,14 +296,15 @@ async fn templates_are_listed_and_bind_typed_variables(connector: Connector) {
 }
 
 async fn an_unknown_uri_is_resource_not_found(connector: Connector) {
+    let notes = TemplateDef::new(
+        "notes://{id}",
+        "notes",
+        |_: NoteId, _cx: Context| async move { Ok::<_, String>("note") },
+    );
     let server = Server::builder("library", "1.0.0")
         .resource(text_resource("file:///known.txt", "known", "known"))
         .unwrap()
-        .resource_template(TemplateDef::new(
-            "notes://{id}",
-            "notes",
-            |_: NoteId, _cx: Context| async move { Ok::<_, String>("note") },
-        ))
+        .resource_template(notes)
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
@@ -416,16 +417,16 @@ async fn a_fixed_resource_can_be_not_found(connector: Connector) {
 async fn duplicate_resources_are_refused(connector: Connector) {
     let fixed =
         |uri: &str| ResourceDef::new(uri, "r", |_cx: Context| async move { Ok::<_, String>("x") });
-    let template = |t: &str| {
-        TemplateDef::new(t, "t", |_: NoteId, _cx: Context| async move {
-            Ok::<_, String>("x")
-        })
-    };
     let builder = Server::builder("dups", "1.0.0")
         .resource(fixed("file:///a"))
         .unwrap();
     let refused = builder.resource(fixed("file:///a")).unwrap_err();
     assert!(refused.is_duplicate(), "{refused}");
+    let template = |t: &str| {
+        TemplateDef::new(t, "t", |_: NoteId, _cx: Context| async move {
+            Ok::<_, String>("x")
+        })
+    };
     let server = Server::builder("dups", "1.0.0")
         .resource(fixed("file:///a"))
         .unwrap()
