@@ -217,20 +217,15 @@ async fn the_rust_bridge_is_reached_through_the_page_requests() {
         .as_i64()
         .unwrap();
 
-    host.post(
-        &messages,
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "increment", "arguments": {}}}),
-    )
-    .await;
+    // The view calls a tool of the server through the host.
+    let call = |id: u64, tool: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": tool, "arguments": {}}})
+    };
+    host.post(&messages, &call(2, "increment")).await;
     let clicked = events.for_view(&mut logs).await;
     assert_eq!(clicked["result"]["structuredContent"]["count"], count + 1);
-    host.post(
-        &messages,
-        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                "params": {"name": "reset_counter", "arguments": {}}}),
-    )
-    .await;
+    host.post(&messages, &call(3, "reset_counter")).await;
     let refused = events.for_view(&mut logs).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
     // The host's log says the view initialized (on its own schedule: read on until it
